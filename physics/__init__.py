@@ -1,0 +1,29 @@
+"""Numpy physics for transform hierarchies: exact local/global dynamics, rigid bodies, contacts.
+
+This package never imports anything graphical. Conventions (pinned by tests, stated once in
+`physics.rotation`): right-handed axes, column vectors, active rotations, quaternions (w, x, y, z)
+with the Hamilton product, angular velocity omega with dR/dt = hat(omega) R (parent frame).
+"""
+import importlib
+
+# Public names, imported on first use so that `import physics` stays cheap (numba compiles lazily).
+_EXPORTS = {
+    "Transform": "physics.transform",
+    "DynamicTransform": "physics.transform",
+    "Dual": "physics.dual",
+    "Hierarchy": "physics.hierarchy",
+    "ContiguousList": "physics.contiguous_list",
+    "pairs": "physics.pairs",
+    "distinct_pairs": "physics.pairs",
+    "Simulation": "physics.simulation",
+    "SceneError": "physics.scene",
+    "load_scene": "physics.scene",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'physics' has no attribute {name!r}")
