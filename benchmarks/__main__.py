@@ -1,0 +1,48 @@
+"""Run benchmarks and refresh docs/benchmarks.md: `python -m benchmarks [--quick] [NAME ...]`."""
+import argparse
+import importlib
+import pkgutil
+import re
+import sys
+from pathlib import Path
+
+import benchmarks
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+
+
+def available():
+    return sorted(m.name for m in pkgutil.iter_modules(benchmarks.__path__) if not m.name.startswith("_"))
+
+
+def replace_section(text, name, body):
+    begin, end = f"<!-- begin {name} -->", f"<!-- end {name} -->"
+    block = f"{begin}\n{body.strip()}\n{end}"
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+    if pattern.search(text):
+        return pattern.sub(lambda _: block, text)
+    return text.rstrip() + "\n\n" + block + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("names", nargs="*", help=f"benchmarks to run (default all): {', '.join(available())}")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats (a smoke run)")
+    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    args = parser.parse_args(argv)
+    names = args.names or available()
+    unknown = sorted(set(names) - set(available()))
+    if unknown:
+        parser.error(f"unknown benchmark(s) {unknown}; available: {available()}")
+    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n\nMedians on the 2-core CI machine; `make bench` refreshes every section.\n"
+    for name in names:
+        section = importlib.import_module(f"benchmarks.{name}").main(quick=args.quick)
+        print(section, flush=True)
+        text = replace_section(text, name, section)
+    if not args.no_write:
+        DOC.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
