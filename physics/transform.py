@@ -43,6 +43,8 @@ def _array(x):
 def _real(x):
     """The real part of a (possibly nested) Dual array, as a plain numpy array."""
     while not isinstance(x, np.ndarray):
+        if isinstance(x, (int, float, np.generic, list, tuple)):
+            return np.asarray(x)
         x = x.real
     return x
 
