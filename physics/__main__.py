@@ -1,0 +1,165 @@
+"""Headless runner: `python -m physics run SCENE.toml [options] --out FILE.npz|FILE.csv`.
+
+Loads a scene, applies command-line overrides to its settings, steps it, records row 0 (the
+initial state) and then one row every K steps, and writes the output atomically. Bad input (a
+scene error, a bad option value, an unknown output extension) prints one message to stderr and
+exits with code 2 without leaving any output file; a NaN during the run exits with code 1.
+"""
+import argparse
+import math
+import sys
+import time
+
+import numpy as np
+
+from physics.recording import FORMATS, Recording, write
+from physics.scene import SceneError
+from physics.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES
+
+DEFAULT_STEPS = 600
+PROGRESS_MIN_STEPS = 2000  # shorter runs finish before a bar is worth drawing
+
+
+def _integrator_help():
+    from physics.integrators import INTEGRATORS
+    return "\n".join(f"  {name:<22}{description}" for name, description in INTEGRATORS.items())
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="python -m physics", description="Physics sandbox, headless.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser(
+        "run", formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="simulate a scene file and write its states (.npz or .csv)",
+        description="Simulate SCENE.toml headless and write every node's world and local state.",
+        epilog="integrators:\n" + _integrator_help()
+               + "\n\noutput: row 0 is the initial state, then one row every K steps; see docs/scene-format.md.")
+    run.add_argument("scene", metavar="SCENE.toml")
+    length = run.add_mutually_exclusive_group()
+    length.add_argument("--steps", type=int, metavar="N", help=f"number of steps (default {DEFAULT_STEPS})")
+    length.add_argument("--duration", type=float, metavar="S", help="simulated seconds (rounded to whole steps)")
+    run.add_argument("--dt", type=float, metavar="H", help="time step, s (overrides [world] dt)")
+    run.add_argument("--substeps", type=int, metavar="N", help="sub-steps per step (overrides [world] substeps)")
+    run.add_argument("--integrator", metavar="NAME", help="dynamic-body integrator (listed below)")
+    run.add_argument("--gyroscopic", choices=GYROSCOPIC, help="the omega x L term")
+    run.add_argument("--rotation-update", choices=ROTATION_UPDATES, help="Magnus order for kinematic nodes")
+    run.add_argument("--exponential", choices=EXPONENTIALS, help="quaternion exponential for kinematic nodes")
+    run.add_argument("--counteract", choices=("on", "off"), help="impulses leave children's world motion")
+    run.add_argument("--record-every", type=int, default=1, metavar="K", help="record one row every K steps (default 1)")
+    run.add_argument("--out", required=True, metavar="FILE", help="output file, .npz or .csv (written atomically)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    return parser
+
+
+def _overrides(args):
+    values = {
+        "dt": args.dt, "substeps": args.substeps, "integrator": args.integrator,
+        "gyroscopic": args.gyroscopic, "rotation_update": args.rotation_update,
+        "exponential": args.exponential, "counteract": args.counteract,
+    }
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def _step_count(args, dt):
+    if args.steps is not None:
+        if args.steps < 0:
+            raise ValueError(f"--steps: got {args.steps}; expected an integer >= 0")
+        return args.steps
+    if args.duration is not None:
+        if not math.isfinite(args.duration) or args.duration < 0:
+            raise ValueError(f"--duration: got {args.duration}; expected a finite number >= 0")
+        return int(round(args.duration / dt))
+    return DEFAULT_STEPS
+
+
+class Progress:
+    """A one-line progress bar on stderr, redrawn at most every 0.2 s."""
+
+    def __init__(self, total, enabled):
+        self.total, self.enabled, self.start, self.last = total, enabled, time.perf_counter(), 0.0
+
+    def update(self, done, force=False):
+        now = time.perf_counter()
+        if not self.enabled or (not force and now - self.last < 0.2):
+            return
+        self.last = now
+        fraction = done / self.total if self.total else 1.0
+        bar = "#" * int(30 * fraction)
+        rate = done / max(now - self.start, 1e-9)
+        sys.stderr.write(f"\r[{bar:<30}] {done}/{self.total} steps  {rate:,.0f} steps/s")
+        if force:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _summary(arrays, steps, seconds):
+    energy = arrays["kinetic_energy"] + arrays["potential_energy"]
+    scale = max(abs(energy[0]), 1e-300)
+    lines = [f"{steps} steps in {seconds:.3f} s: {steps / max(seconds, 1e-9):,.0f} steps/s"]
+    lines.append(f"energy: {energy[0]:.9g} -> {energy[-1]:.9g} J (relative drift {(energy[-1] - energy[0]) / scale:+.3e})")
+    for name, unit in (("linear_momentum", "kg m/s"), ("angular_momentum", "kg m²/s")):
+        first, last = arrays[name][0], arrays[name][-1]
+        drift = np.linalg.norm(last - first) / max(np.linalg.norm(first), 1e-300)
+        lines.append(f"{name.replace('_', ' ')}: |Δ| = {np.linalg.norm(last - first):.3e} {unit} (relative {drift:.3e})")
+    return "\n".join(lines)
+
+
+def _first_nan(sim):
+    state = sim.world()
+    bad = ~np.isfinite(state.transform.translation).all(axis=-1) | ~np.isfinite(state.velocity).all(axis=-1)
+    return sim.names[int(np.argmax(bad))] if bad.any() else None
+
+
+def run(args):
+    from physics.simulation import Simulation
+
+    if not any(args.out.endswith(ext) for ext in FORMATS):
+        raise ValueError(f"--out: got {args.out!r}; expected a file name ending in .npz or .csv")
+    if args.record_every < 1:
+        raise ValueError(f"--record-every: got {args.record_every}; expected an integer >= 1")
+    sim = Simulation.from_file(args.scene)
+    for name, value in _overrides(args).items():
+        sim.set(name, value)
+    steps = _step_count(args, sim.settings.dt)
+    recording = Recording(sim, 1 + steps // args.record_every)
+    recording.record()
+    progress = Progress(steps, enabled=not args.quiet and steps >= PROGRESS_MIN_STEPS)
+    start = time.perf_counter()
+    done = 0
+    while done < steps:
+        chunk = min(args.record_every, steps - done)
+        sim.step(chunk)
+        done += chunk
+        if chunk == args.record_every:
+            recording.record()
+        progress.update(done)
+        if done % 1000 < chunk:  # a cheap NaN check every ~1000 steps and at the end
+            bad = _first_nan(sim)
+            if bad is not None:
+                print(f"error: node {bad!r} has a non-finite state at t = {sim.time:.6g} s", file=sys.stderr)
+                return 1
+    seconds = time.perf_counter() - start
+    progress.update(done, force=True)
+    bad = _first_nan(sim)
+    if bad is not None:
+        print(f"error: node {bad!r} has a non-finite state at t = {sim.time:.6g} s", file=sys.stderr)
+        return 1
+    arrays = recording.arrays()
+    write(args.out, arrays)
+    if not args.quiet:
+        print(_summary(arrays, steps, seconds))
+        print(f"wrote {arrays['time'].shape[0]} rows x {len(arrays['names'])} nodes to {args.out}")
+    return 0
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except (SceneError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,372 @@
+"""Scene files: TOML in, a validated `Scene` of node arrays out (format: docs/scene-format.md).
+
+Frames: every per-node quantity in a scene file is in the node's *parent* frame (the world for a
+root) except `applied_force`, `applied_torque` and event impulses/points, which are world-frame.
+Quaternions are (w, x, y, z); angular velocity omega satisfies dR/dt = hat(omega) R.
+
+Any bad input raises one `SceneError` naming the file, the node, the key and the value; nothing is
+half-loaded. Nodes may name a parent defined later in the file: the loader orders them parent
+before child (keeping file order where it can), which the hierarchy's arrays require.
+"""
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from physics.rigid_body import inertia_from_shape
+from physics.settings import Settings
+
+MOTIONS = ("fixed", "kinematic", "dynamic")
+SHAPES = {  # type -> required parameters (all in the node's own units, before its scale)
+    "box": ("size",),           # full extents along the node's x, y, z
+    "sphere": ("radius",),
+    "cylinder": ("radius", "height"),  # axis along the node's y
+    "capsule": ("radius", "height"),   # height of the cylindrical part, axis along y
+    "plane": ("normal", "offset"),     # points x with normal . x = offset; static geometry only
+}
+QUATERNION_TOLERANCE = 1e-3  # |q| may differ from 1 by this much (rounded decimals in files)
+
+NODE_KEYS = (
+    "name", "parent", "motion", "translation", "rotation", "scale", "velocity", "angular_velocity",
+    "acceleration", "angular_acceleration", "mass", "inertia", "shape", "color",
+    "applied_force", "applied_torque",
+)
+EVENT_KEYS = ("time", "node", "impulse", "point")
+TOP_LEVEL_KEYS = ("title", "description", "world", "node", "event")
+KINEMATIC_ONLY = ("acceleration", "angular_acceleration")
+MOVING_ONLY = ("velocity", "angular_velocity")  # kinematic or dynamic
+DYNAMIC_ONLY = ("mass", "inertia", "applied_force", "applied_torque")
+DEFAULT_COLOR = (0.7, 0.7, 0.72)
+
+
+class SceneError(ValueError):
+    """A scene file that cannot be loaded; `file`, `node`, `key`, `value` say where and what."""
+
+    def __init__(self, file, node, key, value, reason):
+        self.file, self.node, self.key, self.value, self.reason = str(file), node, key, value, reason
+        where = [f"{self.file}"]
+        if node is not None:
+            where.append(f"node {node!r}")
+        if key is not None:
+            where.append(f"key {key!r}")
+        if value is not None:
+            where.append(f"value {value!r}")
+        super().__init__(": ".join(where) + f": {reason}")
+
+
+@dataclass(frozen=True)
+class Event:
+    """A world-frame impulse (N s) on `node` at `time` (s), through `point_world` (None = its origin)."""
+
+    time: float
+    node: int
+    impulse_world: np.ndarray
+    point_world: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A loaded scene: node arrays in parent-before-child order (parent[i] < i) and world settings."""
+
+    path: str
+    title: str
+    description: str
+    world: dict                 # [world] values given in the file, validated by Settings
+    names: tuple
+    parent: np.ndarray          # (N,) int, -1 = the world
+    motion: np.ndarray          # (N,) str
+    translation: np.ndarray     # (N, 3) parent frame
+    rotation: np.ndarray        # (N, 4) unit quaternions (w, x, y, z), parent frame
+    scale: np.ndarray           # (N,)
+    velocity: np.ndarray        # (N, 3) parent frame
+    angular_velocity: np.ndarray        # (N, 3) parent frame
+    acceleration: np.ndarray            # (N, 3) parent frame, kinematic nodes only (else 0)
+    angular_acceleration: np.ndarray    # (N, 3) parent frame, kinematic nodes only (else 0)
+    mass: np.ndarray            # (N,) kg, 0 for non-dynamic nodes
+    inertia_body: np.ndarray    # (N, 3) principal moments along the node's axes, kg m², 0 if not dynamic
+    applied_force: np.ndarray   # (N, 3) world frame, constant, dynamic nodes only
+    applied_torque: np.ndarray  # (N, 3) world frame, constant, dynamic nodes only
+    shapes: list                # N dicts (or None)
+    colors: np.ndarray          # (N, 3) in [0, 1]
+    events: tuple = field(default_factory=tuple)
+
+    def settings(self):
+        """A fresh `Settings` with this file's [world] values applied over the defaults."""
+        settings = Settings()
+        settings.update(self.world)
+        return settings
+
+
+def scaled_shape(shape, scale):
+    """The shape dict with its lengths multiplied by `scale` (a node's world scale)."""
+    out = dict(shape)
+    for key in ("size", "radius", "height"):
+        if key in out:
+            out[key] = (np.asarray(out[key], float) * scale).tolist() if key == "size" else out[key] * scale
+    return out
+
+
+def load_scene(path):
+    """Read and validate a scene file; raises SceneError (file, node, key, value) on bad input."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as error:
+        raise SceneError(path, None, None, None, f"cannot read the file ({error.strerror or error})") from None
+    except UnicodeDecodeError as error:
+        raise SceneError(path, None, None, None, f"not UTF-8 text ({error.reason})") from None
+    except tomllib.TOMLDecodeError as error:
+        raise SceneError(path, None, None, None, f"TOML syntax error: {error}") from None
+    return scene_from_dict(data, path)
+
+
+def scene_from_dict(data, path="<scene>"):
+    """Validate an already-parsed TOML document (a dict) and build the Scene."""
+    return _Loader(path).load(data)
+
+
+class _Loader:
+    def __init__(self, path):
+        self.path = str(path)
+
+    def error(self, node, key, value, reason):
+        return SceneError(self.path, node, key, value, reason)
+
+    # --- value checks: each returns the clean value or raises SceneError ----------------------
+
+    def number(self, node, key, value, positive=False, nonnegative=False):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.error(node, key, value, f"expected a number, got {type(value).__name__}")
+        value = float(value)
+        if not math.isfinite(value):
+            raise self.error(node, key, value, "expected a finite number")
+        if positive and value <= 0.0:
+            raise self.error(node, key, value, "expected a number > 0")
+        if nonnegative and value < 0.0:
+            raise self.error(node, key, value, "expected a number >= 0")
+        return value
+
+    def vector(self, node, key, value, length=3, positive=False):
+        if not isinstance(value, list) or len(value) != length:
+            got = f"length {len(value)}" if isinstance(value, list) else type(value).__name__
+            raise self.error(node, key, value, f"expected a list of {length} numbers, got {got}")
+        for item in value:
+            if isinstance(item, bool) or not isinstance(item, (int, float)):
+                raise self.error(node, key, value, f"expected numbers, got {type(item).__name__} {item!r}")
+        array = np.array(value, dtype=float)
+        if not np.all(np.isfinite(array)):
+            raise self.error(node, key, value, "expected finite numbers (no nan or inf)")
+        if positive and np.any(array <= 0.0):
+            raise self.error(node, key, value, "expected numbers > 0")
+        return array
+
+    def string(self, node, key, value, choices=None):
+        if not isinstance(value, str):
+            raise self.error(node, key, value, f"expected a string, got {type(value).__name__}")
+        if choices is not None and value not in choices:
+            raise self.error(node, key, value, f"expected one of {', '.join(choices)}")
+        return value
+
+    def table(self, node, key, value, allowed):
+        if not isinstance(value, dict):
+            raise self.error(node, key, value, f"expected a table, got {type(value).__name__}")
+        for name in value:
+            if name not in allowed:
+                raise self.error(node, name, value[name], f"unknown key; allowed: {', '.join(allowed)}")
+        return value
+
+    def array_of_tables(self, key, value):
+        if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+            raise self.error(None, key, value, f"expected an array of tables ([[{key}]])")
+        return value
+
+    def quaternion(self, node, key, value):
+        q = self.vector(node, key, value, length=4)
+        norm = float(np.linalg.norm(q))
+        if abs(norm - 1.0) > QUATERNION_TOLERANCE:
+            raise self.error(node, key, value, f"quaternion norm is {norm:.6g}; expected 1 within {QUATERNION_TOLERANCE}")
+        return q / norm
+
+    def shape(self, node, value):
+        if not isinstance(value, dict):
+            raise self.error(node, "shape", value, f"expected a table such as {{ type = \"box\", size = [1, 1, 1] }}")
+        kind = self.string(node, "shape.type", value.get("type"), tuple(SHAPES))
+        required = SHAPES[kind]
+        for name in value:
+            if name != "type" and name not in required:
+                raise self.error(node, f"shape.{name}", value[name], f"unknown key for a {kind}; expected {', '.join(required)}")
+        clean = {"type": kind}
+        for name in required:
+            if name not in value:
+                raise self.error(node, f"shape.{name}", None, f"missing: a {kind} needs {', '.join(required)}")
+            item = value[name]
+            if name in ("size",):
+                clean[name] = self.vector(node, f"shape.{name}", item, positive=True).tolist()
+            elif name == "normal":
+                normal = self.vector(node, f"shape.{name}", item)
+                length = float(np.linalg.norm(normal))
+                if length == 0.0:
+                    raise self.error(node, "shape.normal", item, "expected a non-zero vector")
+                clean[name] = (normal / length).tolist()
+            elif name == "offset":
+                clean[name] = self.number(node, f"shape.{name}", item)
+            else:
+                clean[name] = self.number(node, f"shape.{name}", item, positive=True)
+        return clean
+
+    def color(self, node, value):
+        rgb = self.vector(node, "color", value)
+        if np.any(rgb < 0.0) or np.any(rgb > 1.0):
+            raise self.error(node, "color", value, "expected three numbers in [0, 1]")
+        return rgb
+
+    # --- the document ----------------------------------------------------------------------------
+
+    def load(self, data):
+        for key in data:
+            if key not in TOP_LEVEL_KEYS:
+                raise self.error(None, key, data[key], f"unknown top-level key; allowed: {', '.join(TOP_LEVEL_KEYS)}")
+        title = self.string(None, "title", data.get("title", Path(self.path).stem))
+        description = self.string(None, "description", data.get("description", ""))
+        world = self.world(data.get("world", {}))
+        nodes = [self.node(i, raw) for i, raw in enumerate(self.array_of_tables("node", data.get("node", [])))]
+        if not nodes:
+            raise self.error(None, "node", None, "a scene needs at least one [[node]]")
+        order = self.order(nodes)
+        nodes = [nodes[i] for i in order]
+        index = {node["name"]: i for i, node in enumerate(nodes)}
+        events = tuple(self.event(raw, index) for raw in self.array_of_tables("event", data.get("event", [])))
+        return self.build(title, description, world, nodes, index, events)
+
+    def world(self, raw):
+        raw = self.table("[world]", "world", raw, Settings.names())
+        settings = Settings()
+        clean = {}
+        for key, value in raw.items():
+            if key == "counteract" and not isinstance(value, bool):
+                raise self.error("[world]", key, value, "expected true or false")
+            try:
+                settings.set(key, value)
+            except ValueError as error:
+                raise self.error("[world]", key, value, str(error)) from None
+            clean[key] = getattr(settings, key)
+        return clean
+
+    def node(self, position, raw):
+        label = raw.get("name", f"#{position + 1}")
+        label = label if isinstance(label, str) else f"#{position + 1}"
+        self.table(label, "node", raw, NODE_KEYS)
+        if "name" not in raw:
+            raise self.error(label, "name", None, "every [[node]] needs a name")
+        name = self.string(label, "name", raw["name"])
+        if not name:
+            raise self.error(label, "name", name, "a name must not be empty")
+        motion = self.string(name, "motion", raw.get("motion", "fixed"), MOTIONS)
+        for keys, allowed, what in ((KINEMATIC_ONLY, ("kinematic",), "kinematic"),
+                                    (MOVING_ONLY, ("kinematic", "dynamic"), "kinematic or dynamic"),
+                                    (DYNAMIC_ONLY, ("dynamic",), "dynamic")):
+            for key in keys:
+                if key in raw and motion not in allowed:
+                    raise self.error(name, key, raw[key], f"only a {what} node has this key (motion is {motion!r})")
+        zero = [0.0, 0.0, 0.0]
+        node = {
+            "name": name,
+            "parent": self.string(name, "parent", raw["parent"]) if "parent" in raw else None,
+            "motion": motion,
+            "translation": self.vector(name, "translation", raw.get("translation", zero)),
+            "rotation": self.quaternion(name, "rotation", raw.get("rotation", [1.0, 0.0, 0.0, 0.0])),
+            "scale": self.number(name, "scale", raw.get("scale", 1.0), positive=True),
+            "velocity": self.vector(name, "velocity", raw.get("velocity", zero)),
+            "angular_velocity": self.vector(name, "angular_velocity", raw.get("angular_velocity", zero)),
+            "acceleration": self.vector(name, "acceleration", raw.get("acceleration", zero)),
+            "angular_acceleration": self.vector(name, "angular_acceleration", raw.get("angular_acceleration", zero)),
+            "shape": self.shape(name, raw["shape"]) if "shape" in raw else None,
+            "color": self.color(name, raw.get("color", list(DEFAULT_COLOR))),
+            "applied_force": self.vector(name, "applied_force", raw.get("applied_force", zero)),
+            "applied_torque": self.vector(name, "applied_torque", raw.get("applied_torque", zero)),
+            "mass": 0.0,
+            "inertia": None,
+        }
+        if motion == "dynamic":
+            node["mass"] = self.number(name, "mass", raw.get("mass", 1.0), positive=True)
+            if "inertia" in raw:
+                node["inertia"] = self.vector(name, "inertia", raw["inertia"], positive=True)
+            elif node["shape"] is not None and node["shape"]["type"] == "plane":
+                raise self.error(name, "shape", raw["shape"], "a dynamic node needs a finite shape or an explicit inertia")
+        return node
+
+    def order(self, nodes):
+        """Indices putting parents before children, file order otherwise; rejects bad parents."""
+        position = {}
+        for i, node in enumerate(nodes):
+            if node["name"] in position:
+                raise self.error(node["name"], "name", node["name"], "duplicate name")
+            position[node["name"]] = i
+        for node in nodes:
+            parent = node["parent"]
+            if parent is not None and parent not in position:
+                raise self.error(node["name"], "parent", parent, "unknown parent (no node has this name)")
+        order, state = [], [0] * len(nodes)  # 0 = unseen, 1 = on the current path, 2 = placed
+        for start in range(len(nodes)):
+            path, i = [], start
+            while i is not None and state[i] == 0:  # climb to a placed node or the world
+                state[i] = 1
+                path.append(i)
+                parent = nodes[i]["parent"]
+                i = None if parent is None else position[parent]
+                if i is not None and state[i] == 1:
+                    cycle = [nodes[j]["name"] for j in path[path.index(i):]]
+                    raise self.error(nodes[i]["name"], "parent", nodes[i]["parent"],
+                                     f"parent cycle: {' -> '.join(cycle + [cycle[0]])}")
+            for j in reversed(path):
+                state[j] = 2
+                order.append(j)
+        return order
+
+    def event(self, raw, index):
+        label = f"[[event]] at time {raw.get('time')!r}"
+        self.table(label, "event", raw, EVENT_KEYS)
+        for key in ("time", "node", "impulse"):
+            if key not in raw:
+                raise self.error(label, key, None, "an event needs time, node and impulse")
+        time = self.number(label, "time", raw["time"], nonnegative=True)
+        node = self.string(label, "node", raw["node"])
+        if node not in index:
+            raise self.error(label, "node", node, "unknown node")
+        return Event(time, index[node], self.vector(node, "impulse", raw["impulse"]),
+                     self.vector(node, "point", raw["point"]) if "point" in raw else None)
+
+    def build(self, title, description, world, nodes, index, events):
+        def stack(key):
+            return np.array([node[key] for node in nodes], dtype=float)
+
+        parent = np.array([-1 if node["parent"] is None else index[node["parent"]] for node in nodes], dtype=np.int64)
+        scale = stack("scale")
+        world_scale = scale.copy()
+        for i in range(len(nodes)):  # parents come first, so one pass accumulates the products
+            if parent[i] >= 0:
+                world_scale[i] *= world_scale[parent[i]]
+        inertia = np.zeros((len(nodes), 3))
+        for i, node in enumerate(nodes):
+            if node["motion"] != "dynamic":
+                continue
+            if node["inertia"] is not None:
+                inertia[i] = node["inertia"]
+            elif node["shape"] is not None:
+                inertia[i] = inertia_from_shape(scaled_shape(node["shape"], world_scale[i]), node["mass"])
+            else:  # no shape, no inertia: a unit cube of the same mass (documented default)
+                inertia[i] = node["mass"] / 6.0
+        return Scene(
+            path=self.path, title=title, description=description, world=world,
+            names=tuple(node["name"] for node in nodes), parent=parent,
+            motion=np.array([node["motion"] for node in nodes]),
+            translation=stack("translation"), rotation=stack("rotation"), scale=scale,
+            velocity=stack("velocity"), angular_velocity=stack("angular_velocity"),
+            acceleration=stack("acceleration"), angular_acceleration=stack("angular_acceleration"),
+            mass=stack("mass"), inertia_body=inertia,
+            applied_force=stack("applied_force"), applied_torque=stack("applied_torque"),
+            shapes=[node["shape"] for node in nodes], colors=stack("color"),
+            events=tuple(sorted(events, key=lambda event: event.time)),
+        )
