@@ -1,0 +1,160 @@
+"""Rigid bodies: inertia from shapes, Euler's equations, the gyroscopic term.
+
+Conventions (docs/architecture.md): a body's inertia is diagonal in its own axes (principal
+moments `inertia_body`, (..., 3)); `omega_body` is its angular velocity relative to the world,
+expressed in body axes; torques here are body-frame too. Seed 000, "From Torque to Angular
+Acceleration": `tau = I alpha + omega x L`, `L = I omega`, so in the body frame (where I is constant)
+
+    I d(omega_body)/dt = tau_body - omega_body x (I omega_body)          (Euler's equations)
+
+The term `omega x L` is the gyroscopic term. Modes (issue 4 §2):
+- `off`: dropped, so without torque omega_body is constant (no precession, no Dzhanibekov flip);
+- `explicit`: kept in the right-hand side and integrated like any force;
+- `implicit`: backward Euler on the torque-free part, `I w' + h w' x (I w') = I w`, solved by
+  Newton's method (Bullet's `computeGyroscopicImpulseImplicit_Body` takes one Newton step of this;
+  we iterate to convergence). Stable at any step, and it dissipates energy.
+"""
+import numpy as np
+from numba import njit
+
+GYROSCOPIC = {"off": 0, "explicit": 1, "implicit": 2}
+
+
+def _positive(shape, key, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(value) or value <= 0:
+        raise ValueError(f"shape {shape!r}: key {key!r} got {value!r}; expected a finite number > 0")
+    return float(value)
+
+
+def inertia_from_shape(shape, mass):
+    """Principal moments of inertia (3,) about the shape's centre, along its axes, uniform density.
+
+    box `size` (full extents a, b, c): m (b²+c², a²+c², a²+b²) / 12
+    sphere `radius` r: (2/5) m r²
+    cylinder `radius` r, `height` h, axis y: I_y = m r²/2, I_x = I_z = m (3r² + h²)/12
+    capsule `radius` r, `height` h (the cylinder between the hemisphere centres), axis y: the cylinder
+      (mass m_c) plus two hemispheres (together m_s, split by volume):
+      I_y = m_c r²/2 + (2/5) m_s r², I_x = I_z = m_c (3r² + h²)/12 + m_s (2r²/5 + h²/4 + 3hr/8)
+    """
+    if not isinstance(shape, dict) or "type" not in shape:
+        raise ValueError(f"shape: got {shape!r}; expected a dict with a 'type' key")
+    mass = _positive(shape, "mass", mass)
+    kind = shape["type"]
+    if kind == "box":
+        size = np.asarray(shape.get("size", ()), dtype=float)
+        if size.shape != (3,) or not np.all(np.isfinite(size)) or np.any(size <= 0):
+            raise ValueError(f"shape {shape!r}: key 'size' got {shape.get('size')!r}; expected 3 numbers > 0")
+        a2, b2, c2 = size ** 2
+        return mass / 12.0 * np.array([b2 + c2, a2 + c2, a2 + b2])
+    if kind == "sphere":
+        r = _positive(shape, "radius", shape.get("radius"))
+        return np.full(3, 0.4 * mass * r * r)
+    if kind in ("cylinder", "capsule"):
+        r = _positive(shape, "radius", shape.get("radius"))
+        h = _positive(shape, "height", shape.get("height"))
+        if kind == "cylinder":
+            side = mass * (3.0 * r * r + h * h) / 12.0
+            return np.array([side, 0.5 * mass * r * r, side])
+        volume_cylinder, volume_spheres = np.pi * r * r * h, 4.0 / 3.0 * np.pi * r ** 3
+        m_c = mass * volume_cylinder / (volume_cylinder + volume_spheres)
+        m_s = mass - m_c
+        side = m_c * (3.0 * r * r + h * h) / 12.0 + m_s * (0.4 * r * r + 0.25 * h * h + 0.375 * h * r)
+        return np.array([side, 0.5 * m_c * r * r + 0.4 * m_s * r * r, side])
+    raise ValueError(f"shape {shape!r}: key 'type' got {kind!r}; expected box, sphere, cylinder or capsule "
+                     "(a plane has no finite inertia: give the node an explicit inertia or make it fixed)")
+
+
+def _check_vectors(**arrays):
+    out = []
+    for name, value in arrays.items():
+        array = np.asarray(value, dtype=float)
+        if array.shape[-1:] != (3,):
+            raise ValueError(f"{name}: got shape {array.shape}; expected (..., 3)")
+        out.append(array)
+    return out
+
+
+def omega_body_dot(omega_body, inertia_body, torque_body, gyroscopic="explicit"):
+    """d(omega_body)/dt = (tau_body - g omega_body x (I omega_body)) / I, g = 0 if `off` else 1.
+
+    Batch (..., 3). `implicit` is a way of stepping, not a different derivative: it returns the
+    full derivative, like `explicit`.
+    """
+    omega_body, inertia_body, torque_body = _check_vectors(
+        omega_body=omega_body, inertia_body=inertia_body, torque_body=torque_body)
+    if gyroscopic not in GYROSCOPIC:
+        raise ValueError(f"gyroscopic: got {gyroscopic!r}; expected one of {', '.join(GYROSCOPIC)}")
+    if gyroscopic == "off":
+        return torque_body / inertia_body
+    return (torque_body - np.cross(omega_body, inertia_body * omega_body)) / inertia_body
+
+
+@njit(cache=True)
+def _solve3(m, r, out):
+    """out = m^-1 r for a 3x3 m, by Cramer's rule (the matrices here are near I, well conditioned)."""
+    c00 = m[1, 1] * m[2, 2] - m[1, 2] * m[2, 1]
+    c01 = m[1, 2] * m[2, 0] - m[1, 0] * m[2, 2]
+    c02 = m[1, 0] * m[2, 1] - m[1, 1] * m[2, 0]
+    inv_det = 1.0 / (m[0, 0] * c00 + m[0, 1] * c01 + m[0, 2] * c02)
+    c10 = m[0, 2] * m[2, 1] - m[0, 1] * m[2, 2]
+    c11 = m[0, 0] * m[2, 2] - m[0, 2] * m[2, 0]
+    c12 = m[0, 1] * m[2, 0] - m[0, 0] * m[2, 1]
+    c20 = m[0, 1] * m[1, 2] - m[0, 2] * m[1, 1]
+    c21 = m[0, 2] * m[1, 0] - m[0, 0] * m[1, 2]
+    c22 = m[0, 0] * m[1, 1] - m[0, 1] * m[1, 0]
+    r0, r1, r2 = r[0], r[1], r[2]
+    out[0] = (c00 * r0 + c10 * r1 + c20 * r2) * inv_det
+    out[1] = (c01 * r0 + c11 * r1 + c21 * r2) * inv_det
+    out[2] = (c02 * r0 + c12 * r1 + c22 * r2) * inv_det
+
+
+@njit(cache=True)
+def _gyroscopic_newton(inertia, rhs, h, x, jacobian, residual, dx):
+    """Solve I x + h x × (I x) = rhs for x by Newton's method, starting from the given x (in place).
+
+    Jacobian: I + h (hat(x) I - hat(I x)). Quadratic convergence: stop once an update is below
+    1e-9 of |x| (the next one would be ~1e-18) or after 12 iterations.
+    """
+    for _ in range(12):
+        l0, l1, l2 = inertia[0] * x[0], inertia[1] * x[1], inertia[2] * x[2]
+        residual[0] = l0 + h * (x[1] * l2 - x[2] * l1) - rhs[0]
+        residual[1] = l1 + h * (x[2] * l0 - x[0] * l2) - rhs[1]
+        residual[2] = l2 + h * (x[0] * l1 - x[1] * l0) - rhs[2]
+        # hat(x) I - hat(I x), column by column
+        jacobian[0, 0] = inertia[0]
+        jacobian[0, 1] = h * (-x[2] * inertia[1] + l2)
+        jacobian[0, 2] = h * (x[1] * inertia[2] - l1)
+        jacobian[1, 0] = h * (x[2] * inertia[0] - l2)
+        jacobian[1, 1] = inertia[1]
+        jacobian[1, 2] = h * (-x[0] * inertia[2] + l0)
+        jacobian[2, 0] = h * (-x[1] * inertia[0] + l1)
+        jacobian[2, 1] = h * (x[0] * inertia[1] - l0)
+        jacobian[2, 2] = inertia[2]
+        _solve3(jacobian, residual, dx)
+        x[0] -= dx[0]
+        x[1] -= dx[1]
+        x[2] -= dx[2]
+        step2 = dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2]
+        if step2 <= 1e-18 * (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]):
+            break
+
+
+@njit(cache=True)
+def _gyroscopic_implicit_batch(omega_body, inertia_body, h):
+    jacobian = np.empty((3, 3))
+    rhs, residual, dx = np.empty(3), np.empty(3), np.empty(3)
+    for i in range(omega_body.shape[0]):
+        for k in range(3):
+            rhs[k] = inertia_body[i, k] * omega_body[i, k]
+        _gyroscopic_newton(inertia_body[i], rhs, h, omega_body[i], jacobian, residual, dx)
+
+
+def gyroscopic_implicit(omega_body, inertia_body, dt):
+    """The implicit gyroscopic step: w' with I w' + dt w' x (I w') = I w. Batch (B, 3), returns new array."""
+    omega_body, inertia_body = _check_vectors(omega_body=omega_body, inertia_body=inertia_body)
+    omega_body, inertia_body = np.broadcast_arrays(omega_body, inertia_body)
+    shape = omega_body.shape
+    out = np.ascontiguousarray(omega_body.reshape(-1, 3), dtype=float).copy()
+    _gyroscopic_implicit_batch(out, np.ascontiguousarray(inertia_body.reshape(-1, 3)), float(dt))
+    return out.reshape(shape)
