@@ -70,8 +70,11 @@ def _array(x):
 
 
 def _real(x):
-    """The real part as a float ndarray (of a Dual its ``.real``), for branch decisions."""
-    return np.asarray(getattr(x, "real", x))
+    """The real part as a float ndarray (of a Dual, nested or not, its innermost ``.real``),
+    for branch decisions."""
+    while not isinstance(x, (np.ndarray, np.generic, float, int)) and hasattr(x, "real"):
+        x = x.real
+    return np.asarray(x)
 
 
 def _check_last(x, shape, name):
