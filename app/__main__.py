@@ -1,0 +1,67 @@
+"""`python -m app [SCENE] [options]` (console script `sandbox`): the desktop viewer.
+
+SCENE is a path, a file in assets/scenes, or a bare name (`tank`, the default). With
+`--frames N` the app runs N frames at a fixed 1/60 s each, saves `--screenshot FILE.png` if
+given, and exits 0 — for docs and tests.
+"""
+import argparse
+import sys
+
+GYROSCOPIC = ("off", "explicit", "implicit")
+
+
+def parse_args(argv=None):
+    from physics.settings import EXPONENTIALS, ROTATION_UPDATES, integrator_names
+
+    parser = argparse.ArgumentParser(prog="python -m app", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("scene", nargs="?", default=None, help="scene file or name (default: last opened, else tank)")
+    parser.add_argument("--integrator", choices=integrator_names())
+    parser.add_argument("--gyroscopic", choices=GYROSCOPIC)
+    parser.add_argument("--rotation-update", choices=ROTATION_UPDATES)
+    parser.add_argument("--exponential", choices=EXPONENTIALS)
+    parser.add_argument("--counteract", choices=("on", "off"))
+    parser.add_argument("--frames", type=int, default=None, help="run this many frames (1/60 s each), then exit")
+    parser.add_argument("--screenshot", default=None, help="with --frames: save the last frame to this PNG")
+    parser.add_argument("--size", default="1280x720", help="window size WxH (default 1280x720)")
+    args = parser.parse_args(argv)
+    try:
+        args.size = tuple(int(x) for x in args.size.lower().split("x"))
+        if len(args.size) != 2 or min(args.size) < 1:
+            raise ValueError
+    except ValueError:
+        parser.error(f"--size: expected WxH such as 1280x720, got {args.size!r}")
+    if args.screenshot and args.frames is None:
+        parser.error("--screenshot needs --frames N")
+    if args.frames is not None and args.frames < 1:
+        parser.error(f"--frames: expected a positive count, got {args.frames}")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    overrides = {name: getattr(args, name) for name in ("integrator", "gyroscopic", "rotation_update", "exponential")
+                 if getattr(args, name) is not None}
+    if args.counteract is not None:
+        overrides["counteract"] = args.counteract == "on"
+    from app.window import SandboxWindow, run
+
+    window = SandboxWindow(args.scene, overrides, size=args.size, vsync=args.frames is None)
+    viewer = window.viewer
+    if viewer.sim is None:
+        print(f"error: {viewer.error}", file=sys.stderr)
+        window.close()
+        return 2
+    if args.scene is not None and viewer.error:  # the requested scene failed, a fallback is showing
+        print(f"{'error' if args.frames else 'warning'}: {viewer.error}", file=sys.stderr)
+        if args.frames:  # a scripted run must not silently picture another scene
+            window.close()
+            return 2
+    run(window, frames=args.frames, screenshot=args.screenshot, fixed_step=1 / 60 if args.frames else None)
+    if window.viewer is not None:
+        window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

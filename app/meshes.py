@@ -1,0 +1,111 @@
+"""Unit meshes for the shape types, generated with numpy.
+
+Every mesh is `(vertices (V, 7) float32, indices (F*3,) uint32)`; a vertex is
+`position_shape (3), normal_shape (3), cap (1)`, in the shape's own frame (= the node frame).
+Triangles wind counter-clockwise seen from outside.
+
+Sizes, so that the renderer scales a unit mesh by the scene's numbers (issue 4's scene format):
+- box: extents 1 (half-extent 0.5); scaled by `size` (full extents).
+- sphere: radius 1; scaled by `radius`.
+- cylinder: radius 1, height 1 along y (y in [-0.5, 0.5]); scaled by (radius, height, radius).
+- capsule: two unit hemispheres, `cap` = ±1 on each; the vertex shader moves a vertex by
+  `cap * half_length` along y after scaling by the radius, so one mesh serves every
+  radius/length ratio.
+- plane: a square of side 1 in the xz plane, normal +y; scaled to a large extent.
+"""
+import numpy as np
+
+SHAPE_TYPES = ("box", "sphere", "cylinder", "capsule", "plane")
+
+
+def _pack(positions, normals, indices, cap=None):
+    cap = np.zeros(len(positions)) if cap is None else cap
+    vertices = np.column_stack([positions, normals, cap]).astype(np.float32)
+    return vertices, np.asarray(indices, dtype=np.uint32).ravel()
+
+
+def box():
+    """Unit cube [-0.5, 0.5]^3 with flat normals: 6 faces x 4 vertices."""
+    positions, normals, indices = [], [], []
+    for axis in range(3):
+        for sign in (-1.0, 1.0):
+            n = np.zeros(3)
+            n[axis] = sign
+            # u, v span the face with u x v = n: the quad below is counter-clockwise from outside
+            u = np.roll(np.eye(3)[axis], 1)
+            v = np.cross(n, u)
+            base = len(positions)
+            for du, dv in ((-1, -1), (1, -1), (1, 1), (-1, 1)):
+                positions.append(0.5 * (n + du * u + dv * v))
+                normals.append(n)
+            indices += [base, base + 1, base + 2, base, base + 2, base + 3]
+    return _pack(np.array(positions), np.array(normals), indices)
+
+
+def _grid_indices(rows, cols):
+    """Two triangles per cell of a (rows+1) x (cols+1) vertex grid (row-major)."""
+    r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    a = (r * (cols + 1) + c).ravel()
+    b, d = a + 1, a + cols + 1
+    return np.column_stack([a, d, b, b, d, d + 1]).ravel()
+
+
+def _sphere_grid(theta, segments):
+    """Vertices of a latitude/longitude grid at polar angles `theta` (from +y)."""
+    phi = np.linspace(0.0, 2.0 * np.pi, segments + 1)
+    t, p = np.meshgrid(theta, phi, indexing="ij")
+    # phi runs so that the grid winds counter-clockwise seen from outside
+    n = np.stack([np.sin(t) * np.sin(p), np.cos(t), np.sin(t) * np.cos(p)], axis=-1).reshape(-1, 3)
+    return n
+
+
+def sphere(rings=16, segments=24):
+    """Unit sphere, a latitude/longitude grid."""
+    n = _sphere_grid(np.linspace(0.0, np.pi, rings + 1), segments)
+    return _pack(n, n, _grid_indices(rings, segments))
+
+
+def capsule(rings=16, segments=24):
+    """Two unit hemispheres joined by a tube; cap = +1 on the upper half, -1 on the lower."""
+    half = rings // 2
+    theta = np.concatenate([np.linspace(0.0, np.pi / 2, half + 1), np.linspace(np.pi / 2, np.pi, half + 1)])
+    n = _sphere_grid(theta, segments)
+    cap = np.where(np.repeat(np.arange(len(theta)), segments + 1) <= half, 1.0, -1.0)
+    return _pack(n, n, _grid_indices(len(theta) - 1, segments), cap)
+
+
+def cylinder(segments=24):
+    """Unit cylinder: radius 1, y in [-0.5, 0.5]; a side tube and two flat caps."""
+    phi = np.linspace(0.0, 2.0 * np.pi, segments + 1)
+    ring = np.column_stack([np.sin(phi), np.zeros_like(phi), np.cos(phi)])
+    top, bottom = ring + [0, 0.5, 0], ring - [0, 0.5, 0]
+    side_p = np.concatenate([top, bottom])
+    side_n = np.concatenate([ring, ring])
+    side_i = _grid_indices(1, segments)
+    k = segments + 1
+    up, down = np.tile([0.0, 1.0, 0.0], (k, 1)), np.tile([0.0, -1.0, 0.0], (k, 1))
+    cap_p = np.concatenate([[[0, 0.5, 0]], top, [[0, -0.5, 0]], bottom])
+    cap_n = np.concatenate([up[:1], up, down[:1], down])
+    j = np.arange(segments)
+    top_i = np.column_stack([np.zeros(segments), 1 + j, 2 + j])
+    bottom_i = np.column_stack([np.full(segments, k + 1), k + 3 + j, k + 2 + j])
+    base = len(side_p)
+    positions = np.concatenate([side_p, cap_p])
+    normals = np.concatenate([side_n, cap_n])
+    indices = np.concatenate([side_i, (np.concatenate([top_i, bottom_i]) + base).ravel()])
+    return _pack(positions, normals, indices)
+
+
+def plane():
+    """Unit square in the xz plane, normal +y."""
+    p = np.array([[-0.5, 0, -0.5], [-0.5, 0, 0.5], [0.5, 0, 0.5], [0.5, 0, -0.5]])
+    n = np.tile([0.0, 1.0, 0.0], (4, 1))
+    return _pack(p, n, [0, 1, 2, 0, 2, 3])
+
+
+def mesh(shape_type):
+    """The unit mesh of a shape type (one of SHAPE_TYPES)."""
+    builders = {"box": box, "sphere": sphere, "cylinder": cylinder, "capsule": capsule, "plane": plane}
+    if shape_type not in builders:
+        raise ValueError(f"unknown shape type {shape_type!r}; expected one of {SHAPE_TYPES}")
+    return builders[shape_type]()

@@ -1,0 +1,78 @@
+"""Overlay geometry: node frames, arrows, contact markers, as line lists (segments (K, 2, 3), colours).
+
+Everything is world frame and batch-first; each overlay becomes one `Renderer.draw_lines` call.
+An arrow from `origin` along `vector` is its shaft plus two head strokes in a plane containing
+the shaft; arrows shorter than `MIN_LENGTH` are dropped so resting bodies show nothing.
+"""
+import numpy as np
+
+MIN_LENGTH = 1e-4  # m: shorter arrows are not drawn
+
+AXIS_COLORS = np.array([[0.9, 0.15, 0.15], [0.15, 0.8, 0.15], [0.2, 0.3, 0.95]])
+COLORS = {
+    "velocity": (1.0, 0.85, 0.1),
+    "angular_velocity": (0.95, 0.3, 0.95),
+    "angular_momentum": (0.1, 0.9, 0.9),
+    # inertial accelerations of dynamic children (physics' names), each its own colour
+    "frame": (1.0, 0.55, 0.0),
+    "euler": (0.55, 0.25, 0.9),
+    "centrifugal": (0.9, 0.1, 0.1),
+    "coriolis": (0.1, 0.65, 0.2),
+    "contact_point": (1.0, 0.1, 0.1),
+    "contact_normal": (1.0, 1.0, 1.0),
+}
+
+
+def frames(translation_world, rotation_world, length):
+    """Three axis segments per node: x red, y green, z blue; (N*3, 2, 3), (N*3, 3)."""
+    origin = np.asarray(translation_world, float)
+    axes_world = np.swapaxes(np.asarray(rotation_world, float), -1, -2)  # rows = the node's axes
+    tips = origin[:, None, :] + length * axes_world
+    segments = np.stack([np.broadcast_to(origin[:, None, :], tips.shape), tips], axis=2).reshape(-1, 2, 3)
+    return segments, np.tile(AXIS_COLORS, (len(origin), 1))
+
+
+def arrows(origin_world, vector_world, scale, color):
+    """Arrows `origin -> origin + scale * vector`: 3 segments each; (K, 2, 3), (K, 3)."""
+    origin = np.asarray(origin_world, float).reshape(-1, 3)
+    shaft = scale * np.asarray(vector_world, float).reshape(-1, 3)
+    length = np.linalg.norm(shaft, axis=1)
+    keep = np.isfinite(length) & (length > MIN_LENGTH)
+    origin, shaft, length = origin[keep], shaft[keep], length[keep, None]
+    tip = origin + shaft
+    direction = shaft / np.where(length > 0, length, 1.0)
+    # a side direction perpendicular to the shaft: cross with whichever axis is least parallel
+    helper = np.where(np.abs(direction[:, 1:2]) < 0.9, [[0.0, 1.0, 0.0]], [[1.0, 0.0, 0.0]])
+    side = np.cross(direction, helper)
+    side /= np.linalg.norm(side, axis=1, keepdims=True)
+    head = 0.2 * np.minimum(length, 1.0)
+    back = tip - head * direction
+    segments = np.stack([
+        np.stack([origin, tip], 1),
+        np.stack([tip, back + 0.5 * head * side], 1),
+        np.stack([tip, back - 0.5 * head * side], 1),
+    ], axis=1).reshape(-1, 2, 3)
+    return segments, np.broadcast_to(np.asarray(color, float), (len(segments), 3))
+
+
+def crosses(points_world, size, color):
+    """A small 3-axis cross at each point; (K*3, 2, 3), (K*3, 3)."""
+    points = np.asarray(points_world, float).reshape(-1, 3)
+    offsets = size * np.eye(3)
+    segments = np.stack([points[:, None, :] - offsets, points[:, None, :] + offsets], axis=2).reshape(-1, 2, 3)
+    return segments, np.broadcast_to(np.asarray(color, float), (len(segments), 3))
+
+
+def angular_momentum_world(rotation_world, inertia_body, omega_world):
+    """L = R diag(I_body) R^T omega per node: the display of each body's own spin momentum
+    about its origin (physics exposes only the total, `sim.momentum()`)."""
+    omega_body = np.einsum("nji,nj->ni", rotation_world, omega_world)
+    return np.einsum("nij,nj->ni", rotation_world, inertia_body * omega_body)
+
+
+def concatenate(parts):
+    """Join several (segments, colours) pairs into one line list (one draw call)."""
+    parts = [p for p in parts if len(p[0])]
+    if not parts:
+        return np.zeros((0, 2, 3)), np.zeros((0, 3))
+    return np.concatenate([p[0] for p in parts]), np.concatenate([np.asarray(p[1]) for p in parts])

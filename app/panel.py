@@ -1,0 +1,241 @@
+"""The Dear ImGui panel: scene browser, transport, physics settings, overlays, inspector, stats.
+
+Every physics widget writes through `Viewer.set(name, value)` (= `sim.set`), so a change takes
+effect on the next step without reloading. Settings are drawn from `sim.settings` itself: a
+field with a known set of choices is a combo, a bool a checkbox, an int or float an input, a
+3-vector three inputs — so solver settings appear as soon as physics adds them.
+
+`item_rects` keeps the screen rectangle (pixels, origin top left) of every button and widget
+drawn last frame, by label, so tests can click them with real X events.
+"""
+from dataclasses import fields
+
+import numpy as np
+from imgui_bundle import imgui
+
+from app import overlays
+from app.settings import OVERLAYS
+
+RED = imgui.ImVec4(1.0, 0.35, 0.3, 1.0)
+DIM = imgui.ImVec4(0.75, 0.75, 0.75, 1.0)
+PANEL_WIDTH = 360
+
+
+def _choices():
+    from physics import settings as s
+    return {"gyroscopic": s.GYROSCOPIC, "integrator": s.integrator_names(),
+            "rotation_update": s.ROTATION_UPDATES, "exponential": s.EXPONENTIALS}
+
+
+def _vec(v):
+    return "(" + ", ".join(f"{x:+.3f}" for x in np.asarray(v, float).ravel()) + ")"
+
+
+class Panel:
+    def __init__(self, viewer):
+        self.viewer = viewer
+        self.open_path = ""
+        self.item_rects = {}
+
+    def _remember(self, label):
+        lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+        self.item_rects[label] = (lo.x, lo.y, hi.x, hi.y)
+
+    def button(self, label):
+        pressed = imgui.button(label)
+        self._remember(label)
+        return pressed
+
+    def draw(self):
+        v = self.viewer
+        imgui.set_next_window_pos(imgui.ImVec2(8, 8), imgui.Cond_.first_use_ever)
+        imgui.set_next_window_size(imgui.ImVec2(PANEL_WIDTH, min(v.size[1] - 16, 700)), imgui.Cond_.first_use_ever)
+        imgui.begin("Sandbox")
+        if v.error:
+            imgui.push_text_wrap_pos(0.0)
+            imgui.text_colored(RED, v.error)
+            imgui.pop_text_wrap_pos()
+            if self.button("dismiss"):
+                v.error = None
+        if v.message:
+            imgui.text_colored(DIM, v.message)
+        if v.sim is not None:
+            self.transport()
+            if imgui.collapsing_header("Scenes", imgui.TreeNodeFlags_.default_open):
+                self.scenes()
+            if imgui.collapsing_header("Physics", imgui.TreeNodeFlags_.default_open):
+                self.physics()
+            if imgui.collapsing_header("Overlays"):
+                self.overlay_toggles()
+            if imgui.collapsing_header("Inspector", imgui.TreeNodeFlags_.default_open):
+                self.inspector()
+            if imgui.collapsing_header("Stats", imgui.TreeNodeFlags_.default_open):
+                self.stats()
+        else:
+            self.scenes()
+        imgui.end()
+        if v.prefs["overlays"]["inertial"]:
+            self.legend()
+        if v.prefs["overlays"]["names"] and v.state is not None:
+            self.names()
+        if v.show_help:
+            self.help()
+
+    def transport(self):
+        v = self.viewer
+        imgui.text(f"{v.scene_path.stem}   t = {v.sim.time:.3f} s")
+        if self.button("Play" if v.paused else "Pause"):
+            v.toggle_pause()
+        imgui.same_line()
+        if self.button("Step"):
+            v.single_step()
+        imgui.same_line()
+        if self.button("Reset"):
+            v.reset()
+        imgui.same_line()
+        if self.button("Frame"):
+            v.frame_scene()
+        changed, scale = imgui.slider_float("time scale", v.prefs["time_scale"], 0.01, 4.0, "%.2fx",
+                                            imgui.SliderFlags_.logarithmic)
+        self._remember("time scale")
+        if changed:
+            v.prefs["time_scale"] = float(np.clip(scale, 0.01, 4.0))
+
+    def scenes(self):
+        from app.viewer import scene_files
+        v = self.viewer
+        for i, path in enumerate(scene_files()):
+            label = f"{i + 1}  {path.stem}" if i < 9 else f"   {path.stem}"
+            clicked, _ = imgui.selectable(label, v.scene_path == path)
+            self._remember(path.stem)
+            if clicked:
+                v.load_scene(path)
+        _, self.open_path = imgui.input_text("##path", self.open_path)
+        self._remember("path")
+        imgui.same_line()
+        if self.button("Open") and self.open_path.strip():
+            v.load_scene(self.open_path.strip())
+
+    def physics(self):
+        v = self.viewer
+        settings, choices = v.sim.settings, _choices()
+        for field in fields(settings):
+            name = field.name
+            value = getattr(settings, name)
+            if name in choices:
+                options = list(choices[name])
+                index = options.index(value) if value in options else 0
+                changed, index = imgui.combo(name, index, options)
+                if changed:
+                    v.set(name, options[index])
+            elif isinstance(value, (bool, np.bool_)):
+                changed, new = imgui.checkbox(name, bool(value))
+                if changed:
+                    v.set(name, new)
+            elif isinstance(value, (int, np.integer)):
+                changed, new = imgui.input_int(name, int(value))
+                if changed and new >= 1:
+                    v.set(name, new)
+            elif isinstance(value, (float, np.floating)):
+                fmt = "%.6f" if name == "dt" else "%.4g"
+                changed, new = imgui.input_double(name, float(value), 0.0, 0.0, fmt)
+                if changed and new > 0:
+                    v.set(name, new)
+            elif np.shape(value) == (3,):
+                changed, new = imgui.input_float3(name, [float(x) for x in value])
+                if changed:
+                    v.set(name, np.array(new, dtype=float))
+            else:
+                imgui.text(f"{name}: {value}")
+            self._remember(name)
+
+    def overlay_toggles(self):
+        prefs = self.viewer.prefs
+        for name in OVERLAYS:
+            changed, on = imgui.checkbox(name.replace("_", " "), prefs["overlays"][name])
+            self._remember(name)
+            if changed:
+                prefs["overlays"][name] = on
+        changed, scale = imgui.slider_float("arrow scale", prefs["arrow_scale"], 0.01, 5.0, "%.2f",
+                                            imgui.SliderFlags_.logarithmic)
+        if changed:
+            prefs["arrow_scale"] = float(scale)
+
+    def inspector(self):
+        v = self.viewer
+        i = v.selected
+        if i is None:
+            imgui.text_colored(DIM, "click a body to inspect it")
+            return
+        sim, s = v.sim, v.state
+        imgui.text(f"{sim.names[i]}  ({sim.motion[i]}, parent {sim.names[sim.parent[i]] if sim.parent[i] >= 0 else 'world'})")
+        changed, v.follow = imgui.checkbox("follow (L)", v.follow)
+        try:
+            local = sim.local()
+            rows = [
+                ("T", local.transform.translation[i], s["T"][i]),
+                ("v", local.velocity[i], s["v"][i]),
+                ("a", local.acceleration[i], s["a"][i]),
+                ("w", local.omega_vector()[i], s["omega"][i]),
+                ("alpha", local.alpha_vector()[i], s["alpha"][i]),
+            ]
+        except Exception as error:  # noqa: BLE001 - the inspector is display only
+            imgui.text_colored(RED, f"local state unavailable: {error}")
+            return
+        imgui.text_colored(DIM, "            local (parent frame) | world")
+        for label, local_value, world_value in rows:
+            imgui.text(f"{label:>5} {_vec(local_value)}")
+            imgui.text(f"      {_vec(world_value)}")
+        R_local = np.asarray(local.transform.rotation[i])
+        for row in range(3):
+            imgui.text(f"{'R' if row == 0 else ' ':>5} {_vec(R_local[row])} | {_vec(s['R'][i][row])}")
+        mass = float(np.asarray(sim.mass)[i])
+        imgui.text(f" mass {mass:.4g} kg   I_body {_vec(np.asarray(sim.inertia_body)[i])}")
+        if sim.motion[i] == "dynamic":
+            omega_body = s["R"][i].T @ s["omega"][i]
+            kinetic = 0.5 * mass * s["v"][i] @ s["v"][i] + 0.5 * omega_body @ (np.asarray(sim.inertia_body)[i] * omega_body)
+            imgui.text(f" kinetic energy {kinetic:.6g} J")
+
+    def stats(self):
+        v = self.viewer
+        st = v.stats
+        imgui.text(f"FPS {st['fps']:.1f}   physics {st['physics_ms']:.2f} ms   render {st['render_ms']:.2f} ms")
+        imgui.text(f"nodes {st['nodes']}   steps {st['steps']}")
+        try:
+            energy = v.sim.energy()
+            imgui.text(f"energy: kinetic {energy['kinetic']:.6g}  potential {energy['potential']:.6g} J")
+        except Exception:  # noqa: BLE001 - optional display
+            pass
+
+    def legend(self):
+        v = self.viewer
+        imgui.set_next_window_pos(imgui.ImVec2(v.size[0] - 8, 8), imgui.Cond_.always, imgui.ImVec2(1.0, 0.0))
+        imgui.begin("Inertial accelerations", None, imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_move)
+        for name in ("frame", "euler", "centrifugal", "coriolis"):
+            r, g, b = overlays.COLORS[name]
+            imgui.text_colored(imgui.ImVec4(r, g, b, 1.0), f"-> {name}")
+        imgui.end()
+
+    def names(self):
+        v = self.viewer
+        s = v.state
+        clip = np.c_[s["T"], np.ones(len(s["T"]))] @ v.view_projection().T
+        visible = clip[:, 3] > 1e-6
+        ndc = clip[:, :2] / np.where(visible, clip[:, 3], 1.0)[:, None]
+        w, h = v.size
+        draw_list = imgui.get_foreground_draw_list()
+        white = imgui.color_convert_float4_to_u32(imgui.ImVec4(1, 1, 1, 1))
+        for i in np.flatnonzero(visible & np.all(np.abs(ndc) < 1, axis=1))[:500]:
+            x, y = (ndc[i, 0] + 1) / 2 * w, (1 - ndc[i, 1]) / 2 * h
+            draw_list.add_text(imgui.ImVec2(float(x) + 4, float(y) - 6), white, str(v.sim.names[i]))
+
+    def help(self):
+        from app.viewer import KEYS, MOUSE_HELP
+        v = self.viewer
+        imgui.set_next_window_pos(imgui.ImVec2(v.size[0] / 2, v.size[1] / 2), imgui.Cond_.always, imgui.ImVec2(0.5, 0.5))
+        imgui.begin("Keys (F1)", None, imgui.WindowFlags_.always_auto_resize)
+        for _, label, _, description in KEYS:
+            imgui.text(f"{label:>8}   {description}")
+        for label, description in MOUSE_HELP:
+            imgui.text(f"{label:>8}   {description}")
+        imgui.end()

@@ -1,0 +1,251 @@
+"""moderngl renderer: instanced shape meshes, coloured line lists, the ground grid, the sky.
+
+One draw call per shape type: every node with a box shape is one instance of the unit box, and
+so on. A node's model matrix is `M = [R diag(S) | T] @ M_shape` — the node's world transform
+(`x -> R S x + T`, docs/architecture.md) after the shape's own constant size matrix — built
+for all nodes at once with numpy (`model_matrices`). Matrices follow the column-vector
+convention; `app.camera.gl_bytes` writes them for GLSL.
+
+The scene is drawn into the renderer's own framebuffer (`Target`: 4x MSAA when the context
+has it, else none), resolved into a plain one that screenshots read and the window copies to
+the screen — reading the window's default framebuffer leaves a GL error pyglet then raises.
+"""
+from pathlib import Path
+
+import moderngl
+import numpy as np
+
+from app import meshes
+from app.camera import gl_bytes
+
+SHADERS = Path(__file__).resolve().parent.parent / "assets" / "shaders"
+SKY_RGB = (0.60, 0.76, 0.92)
+LIGHT_DIR_WORLD = np.array([-0.4, -1.0, -0.3]) / np.linalg.norm([-0.4, -1.0, -0.3])
+PLANE_EXTENT = 200.0  # m: a plane is drawn as a square this wide
+
+
+def load_program(ctx, name):
+    return ctx.program(
+        vertex_shader=(SHADERS / f"{name}.vert.glsl").read_text(),
+        fragment_shader=(SHADERS / f"{name}.frag.glsl").read_text(),
+    )
+
+
+def _rotation_y_to(normal):
+    """A rotation matrix taking +y to the unit vector `normal` (Rodrigues about y x n)."""
+    n = np.asarray(normal, dtype=float) / np.linalg.norm(normal)
+    y = np.array([0.0, 1.0, 0.0])
+    c = float(n @ y)
+    if c < -1 + 1e-12:
+        return np.diag([1.0, -1.0, -1.0])
+    k = np.cross(y, n)
+    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return np.eye(3) + K + K @ K / (1 + c)
+
+
+def shape_matrix(shape):
+    """(type, M_shape (4, 4), capsule half length in radii) of one scene shape dict (issue 4 format).
+
+    box: size = full extents; sphere: radius; cylinder, capsule: radius, height along y (a
+    capsule's height is the distance between its hemisphere centres); plane: normal, offset.
+    """
+    if not isinstance(shape, dict) or "type" not in shape:
+        raise ValueError(f"a shape must be a dict with a 'type', got {shape!r}")
+    kind = shape["type"]
+    matrix, half_length = np.eye(4), 0.0
+    try:
+        if kind == "box":
+            matrix[:3, :3] = np.diag(np.broadcast_to(np.asarray(shape["size"], float), 3))
+        elif kind == "sphere":
+            matrix[:3, :3] *= float(shape["radius"])
+        elif kind == "cylinder":
+            r, h = float(shape["radius"]), float(shape["height"])
+            matrix[:3, :3] = np.diag([r, h, r])
+        elif kind == "capsule":
+            r, h = float(shape["radius"]), float(shape["height"])
+            matrix[:3, :3] *= r
+            half_length = h / 2 / r
+        elif kind == "plane":
+            normal = np.asarray(shape.get("normal", [0.0, 1.0, 0.0]), float)
+            rotation = _rotation_y_to(normal)
+            matrix[:3, :3] = rotation * PLANE_EXTENT
+            matrix[:3, 3] = rotation[:, 1] * float(shape.get("offset", 0.0))
+        else:
+            raise ValueError(f"unknown shape type {kind!r}; expected one of {meshes.SHAPE_TYPES}")
+    except KeyError as missing:
+        raise ValueError(f"shape {shape!r} lacks the key {missing}") from None
+    return kind, matrix, half_length
+
+
+def model_matrices(translation_world, rotation_world, scale_world, shape_matrices):
+    """M = [R diag(S) | T] @ M_shape for a batch: (N, 3), (N, 3, 3), (N, 3), (N, 4, 4) -> (N, 4, 4)."""
+    n = len(translation_world)
+    node = np.zeros((n, 4, 4))
+    node[:, :3, :3] = rotation_world * scale_world[:, None, :]
+    node[:, :3, 3] = translation_world
+    node[:, 3, 3] = 1.0
+    return node @ shape_matrices
+
+
+class Target:
+    """An offscreen colour+depth target, multisampled when possible, with a resolved copy."""
+
+    def __init__(self, ctx, size, samples=4):
+        self.ctx = ctx
+        self.size = (max(int(size[0]), 1), max(int(size[1]), 1))
+        self.samples = samples if ctx.max_samples >= samples else 0
+        try:
+            self.msaa = self._framebuffer(self.samples)
+        except moderngl.Error:
+            self.samples, self.msaa = 0, None
+        if self.samples == 0:
+            self.msaa = None
+        self.resolved = self._framebuffer(0)
+
+    def _framebuffer(self, samples):
+        return self.ctx.framebuffer(
+            [self.ctx.renderbuffer(self.size, 4, samples=samples)],
+            self.ctx.depth_renderbuffer(self.size, samples=samples),
+        )
+
+    @property
+    def draw(self):
+        return self.msaa or self.resolved
+
+    def resolve(self):
+        if self.msaa is not None:
+            self.ctx.copy_framebuffer(self.resolved, self.msaa)
+
+    def read_rgb(self):
+        """The resolved picture as (height, width, 3) uint8, top row first."""
+        data = self.resolved.read(components=3, alignment=1)
+        return np.frombuffer(data, np.uint8).reshape(self.size[1], self.size[0], 3)[::-1].copy()
+
+    def release(self):
+        for fbo in (self.msaa, self.resolved):
+            if fbo is not None:
+                for attachment in (*fbo.color_attachments, fbo.depth_attachment):
+                    attachment.release()
+                fbo.release()
+
+
+class Renderer:
+    """Draws a scene's shapes (instanced), line lists and the grid into a `Target`."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.mesh_program = load_program(ctx, "mesh")
+        self.line_program = load_program(ctx, "lines")
+        self.meshes = {}
+        for kind in meshes.SHAPE_TYPES:
+            vertices, indices = meshes.mesh(kind)
+            self.meshes[kind] = (ctx.buffer(vertices.tobytes()), ctx.buffer(indices.tobytes()))
+        self.instance_buffers, self.vaos = {}, {}
+        self.line_buffer = ctx.buffer(reserve=1 << 16, dynamic=True)
+        self.line_vao = ctx.vertex_array(
+            self.line_program, [(self.line_buffer, "3f 3f", "in_position", "in_color")]
+        )
+        self.grid = grid_lines(half_size=20, spacing=1.0)
+        self.set_shapes([], np.zeros((0, 3)))
+
+    def set_shapes(self, shapes, colors):
+        """Per-scene constants: which nodes have which shape, their size matrices and colours."""
+        self.groups = {}
+        by_type = {}
+        for i, shape in enumerate(shapes):
+            if shape is None:
+                continue
+            kind, matrix, half_length = shape_matrix(shape)
+            by_type.setdefault(kind, []).append((i, matrix, half_length))
+        colors = np.asarray(colors, dtype=float).reshape(-1, 3)
+        for kind, items in by_type.items():
+            index = np.array([i for i, _, _ in items])
+            self.groups[kind] = {
+                "index": index,
+                "shape_matrices": np.array([m for _, m, _ in items]),
+                "half_length": np.array([h for _, _, h in items], dtype=np.float32),
+                "colors": colors[index].astype(np.float32) if len(colors) else np.full((len(index), 3), 0.7, np.float32),
+            }
+
+    def _vao(self, kind, count):
+        """The instanced vertex array of a shape type, its instance buffer grown to `count`."""
+        need = max(count, 1) * 20 * 4
+        buffer = self.instance_buffers.get(kind)
+        if buffer is None or buffer.size < need:
+            if buffer is not None:
+                self.vaos[kind].release()
+                buffer.release()
+            buffer = self.instance_buffers[kind] = self.ctx.buffer(reserve=need * 2, dynamic=True)
+            vertices, indices = self.meshes[kind]
+            self.vaos[kind] = self.ctx.vertex_array(
+                self.mesh_program,
+                [
+                    (vertices, "3f 3f 1f", "in_position", "in_normal", "in_cap"),
+                    (buffer, "16f 3f 1f/i", "in_model", "in_color", "in_half_length"),
+                ],
+                index_buffer=indices,
+                index_element_size=4,
+            )
+        return self.vaos[kind], buffer
+
+    def draw_shapes(self, translation_world, rotation_world, scale_world, view_projection, eye_world, highlight=None):
+        """One instanced draw per shape type; `highlight` (node index) is drawn brighter."""
+        self.ctx.enable(moderngl.DEPTH_TEST | moderngl.CULL_FACE)
+        self.mesh_program["u_view_projection"].write(gl_bytes(view_projection))
+        self.mesh_program["u_light_dir_world"].value = tuple(LIGHT_DIR_WORLD)
+        self.mesh_program["u_eye_world"].value = tuple(np.asarray(eye_world, float))
+        for kind, group in self.groups.items():
+            index = group["index"]
+            models = model_matrices(translation_world[index], rotation_world[index], scale_world[index], group["shape_matrices"])
+            instances = np.empty((len(index), 20), dtype=np.float32)
+            instances[:, :16] = models.transpose(0, 2, 1).reshape(-1, 16)
+            instances[:, 16:19] = group["colors"]
+            instances[:, 19] = group["half_length"]
+            if highlight is not None:
+                selected = index == highlight
+                instances[selected, 16:19] = 0.35 + 0.65 * instances[selected, 16:19]
+            vao, buffer = self._vao(kind, len(index))
+            buffer.write(instances.tobytes())
+            vao.render(moderngl.TRIANGLES, instances=len(index))
+        self.ctx.disable(moderngl.CULL_FACE)
+
+    def draw_lines(self, segments_world, colors, view_projection, depth_test=False):
+        """One draw call for a line list: segments (K, 2, 3) and colours (K, 3) or (3,)."""
+        segments_world = np.asarray(segments_world, dtype=np.float32).reshape(-1, 2, 3)
+        if len(segments_world) == 0:
+            return
+        colors = np.broadcast_to(np.asarray(colors, np.float32), (len(segments_world), 3))
+        vertices = np.empty((len(segments_world), 2, 6), dtype=np.float32)
+        vertices[:, :, :3] = segments_world
+        vertices[:, :, 3:] = colors[:, None, :]
+        data = vertices.tobytes()
+        if len(data) > self.line_buffer.size:
+            self.line_buffer.orphan(2 * len(data))
+        self.line_buffer.write(data)
+        if depth_test:
+            self.ctx.enable(moderngl.DEPTH_TEST)
+        else:
+            self.ctx.disable(moderngl.DEPTH_TEST)
+        self.line_program["u_view_projection"].write(gl_bytes(view_projection))
+        self.line_vao.render(moderngl.LINES, vertices=2 * len(segments_world))
+        self.ctx.enable(moderngl.DEPTH_TEST)
+
+    def draw_grid(self, view_projection):
+        segments, colors = self.grid
+        self.draw_lines(segments, colors, view_projection, depth_test=True)
+
+
+def grid_lines(half_size=20, spacing=1.0):
+    """Ground grid on y = 0: (segments (K, 2, 3), colours (K, 3)); every 5th line darker, axes tinted."""
+    ticks = np.arange(-half_size, half_size + 1) * spacing
+    extent = half_size * spacing
+    y = 0.002  # a hair above the ground plane so the lines win the depth test
+    along_x = np.stack([np.stack([-extent + 0 * ticks, y + 0 * ticks, ticks], -1),
+                        np.stack([extent + 0 * ticks, y + 0 * ticks, ticks], -1)], axis=1)
+    along_z = along_x[:, :, [2, 1, 0]]
+    segments = np.concatenate([along_x, along_z])
+    k = np.concatenate([np.arange(-half_size, half_size + 1)] * 2)
+    colors = np.where((k % 5 == 0)[:, None], [0.35, 0.38, 0.42], [0.5, 0.53, 0.56])
+    colors[:len(ticks)][k[:len(ticks)] == 0] = [0.8, 0.25, 0.25]   # the x axis (z = 0) reddish
+    colors[len(ticks):][k[len(ticks):] == 0] = [0.25, 0.35, 0.85]  # the z axis (x = 0) bluish
+    return segments, colors

@@ -1,0 +1,78 @@
+"""Viewer settings persisted between runs, as JSON.
+
+The file is `$HIERARCHY_SANDBOX_CONFIG_DIR/settings.json` when that variable is set (tests point
+it at a temporary directory), else `$XDG_CONFIG_HOME/hierarchy-sandbox/settings.json`, else
+`~/.config/hierarchy-sandbox/settings.json`. A missing or unreadable file gives the defaults;
+unknown keys are dropped and bad values fall back to their default, so a hand-edited file can
+never stop the app from starting.
+"""
+import json
+import os
+from pathlib import Path
+
+ENV_DIR = "HIERARCHY_SANDBOX_CONFIG_DIR"
+
+OVERLAYS = ("frames", "velocity", "angular_velocity", "angular_momentum", "inertial", "contacts", "names")
+
+# Physics choices the user makes in the panel or with keys; they are re-applied to every scene
+# loaded afterwards (command-line options win). dt, gravity and solver numbers belong to scenes.
+PHYSICS_KEYS = ("integrator", "gyroscopic", "rotation_update", "exponential", "counteract")
+
+DEFAULTS = {
+    "overlays": {"frames": False, "velocity": False, "angular_velocity": False, "angular_momentum": False,
+                 "inertial": True, "contacts": True, "names": False},
+    "arrow_scale": 0.25,   # m per (m/s, rad/s, m/s², kg m²/s) of an arrow
+    "time_scale": 1.0,
+    "physics": {},
+    "last_scene": None,
+}
+
+
+def config_path():
+    if os.environ.get(ENV_DIR):
+        return Path(os.environ[ENV_DIR]) / "settings.json"
+    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    return Path(base) / "hierarchy-sandbox" / "settings.json"
+
+
+def _clean(data):
+    """The defaults overlaid with every well-typed entry of `data`."""
+    result = json.loads(json.dumps(DEFAULTS))
+    if not isinstance(data, dict):
+        return result
+    overlays = data.get("overlays")
+    if isinstance(overlays, dict):
+        for name in OVERLAYS:
+            if isinstance(overlays.get(name), bool):
+                result["overlays"][name] = overlays[name]
+    for name in ("arrow_scale", "time_scale"):
+        value = data.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e3:
+            result[name] = float(value)
+    physics = data.get("physics")
+    if isinstance(physics, dict):
+        result["physics"] = {k: v for k, v in physics.items() if k in PHYSICS_KEYS and isinstance(v, (str, bool))}
+    if isinstance(data.get("last_scene"), str):
+        result["last_scene"] = data["last_scene"]
+    return result
+
+
+def load(path=None):
+    path = Path(path) if path else config_path()
+    try:
+        return _clean(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return _clean(None)
+
+
+def save(settings, path=None):
+    """Write atomically (temp file + rename); an unwritable location is not an error for the app."""
+    path = Path(path) if path else config_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_suffix(".tmp")
+        temp.write_text(json.dumps(_clean(settings), indent=2, sort_keys=True))
+        temp.replace(path)
+        return True
+    except OSError:
+        return False

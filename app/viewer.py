@@ -1,0 +1,444 @@
+"""The viewer's state and actions, independent of the window: one `Viewer` per GL context.
+
+It owns the simulation (it asks `physics` for state and never computes physics itself), the
+camera, the renderer, the panel and the overlays, and draws a frame into its own framebuffer
+(`Viewer.target`). `app.window` feeds it pyglet events and copies the frame to the screen; the
+offscreen test drives it with an EGL context and no window at all.
+
+Time: each frame adds `frame_seconds * time_scale` to an accumulator and takes as many
+`settings.dt` steps as fit (at most MAX_STEPS_PER_FRAME, the rest is dropped so a slow frame
+does not snowball). Any exception from physics, a NaN or a runaway node pauses the
+simulation and shows the error: the app never exits on a physics or input error.
+"""
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+from imgui_bundle import imgui
+from pyglet.window import key, mouse
+
+from app import overlays, picking, settings as settings_store
+from app.camera import Camera
+from app.imgui_renderer import ImGuiInput, ImGuiRenderer
+from app.renderer import SKY_RGB, Renderer, Target, model_matrices
+
+SCENES_DIR = Path(__file__).resolve().parent.parent / "assets" / "scenes"
+DEFAULT_SCENE = "tank"
+MAX_STEPS_PER_FRAME = 8
+RUNAWAY_DISTANCE = 1e5  # m from the origin: beyond this a node has exploded
+RUNAWAY_SPEED = 1e4     # m/s or rad/s
+
+# Every keyboard shortcut: (key, label, Viewer method); F1 lists them.
+KEYS = [
+    (key.SPACE, "Space", "toggle_pause", "play / pause"),
+    (key.PERIOD, ".", "single_step", "single step (pauses)"),
+    (key.R, "R", "reset", "reset the scene"),
+    (key.G, "G", "cycle_gyroscopic", "cycle gyroscopic: off / explicit / implicit"),
+    (key.I, "I", "cycle_integrator", "cycle integrator"),
+    (key.C, "C", "toggle_counteract", "counteraction on / off"),
+    (key.F, "F", "frame_scene", "frame the whole scene"),
+    (key.HOME, "Home", "reset_camera", "reset the camera"),
+    (key.L, "L", "toggle_follow", "follow the selected node"),
+    (key.F1, "F1", "toggle_help", "this help"),
+    (key.F12, "F12", "screenshot_key", "screenshot (sandbox-<time>.png in the working directory)"),
+]
+SCENE_KEYS = [getattr(key, f"_{i}") for i in range(1, 10)]
+MOUSE_HELP = [
+    ("left click", "select a node (again on empty space: deselect)"),
+    ("left drag", "orbit"), ("right or middle drag, shift + left drag", "pan"), ("wheel", "zoom"),
+    ("1 - 9", "open the n-th scene of the browser"),
+]
+
+
+def scene_files():
+    """Every scene file shipped in assets/scenes, sorted by name."""
+    return sorted(SCENES_DIR.glob("*.toml"))
+
+
+def resolve_scene(name):
+    """A scene given as a path, a file name or a bare name (`tank`) -> Path; ValueError if none."""
+    path = Path(name)
+    for candidate in (path, SCENES_DIR / path, SCENES_DIR / f"{name}.toml"):
+        if candidate.is_file():
+            return candidate
+    raise ValueError(f"no scene file {name!r} (looked for it as a path and in {SCENES_DIR})")
+
+
+def world_arrays(world):
+    """The arrays the viewer draws from a physics DynamicTransform of batch (N,).
+
+    T (N, 3), R (N, 3, 3), S (N, 3) (the uniform scale broadcast), v, a, omega, alpha (N, 3)."""
+    transform = world.transform
+    n = np.shape(transform.translation)[0]
+    scale = np.broadcast_to(np.asarray(transform.scale, float).reshape(n, -1), (n, 3))
+    return {
+        "T": np.asarray(transform.translation, float), "R": np.asarray(transform.rotation, float), "S": scale,
+        "v": np.asarray(world.velocity, float), "a": np.asarray(world.acceleration, float),
+        "omega": np.asarray(world.omega_vector(), float), "alpha": np.asarray(world.alpha_vector(), float),
+    }
+
+
+class Viewer:
+    def __init__(self, ctx, size, scene=None, overrides=None, store=True):
+        """`size` = (width, height) in pixels; `overrides` = physics settings from the command
+        line (win over persisted ones); `store` = persist settings (config file)."""
+        self.ctx = ctx
+        self.size = (max(int(size[0]), 1), max(int(size[1]), 1))
+        self.target = Target(ctx, self.size)
+        self.renderer = Renderer(ctx)
+        self.camera = Camera()
+        self.store = store
+        self.prefs = settings_store.load() if store else settings_store.load("/nonexistent/settings.json")
+        self.overrides = dict(overrides or {})
+        self.imgui_context = imgui.create_context()
+        imgui.get_io().set_ini_filename(None)  # window layout is ours, not imgui.ini in the cwd
+        imgui.get_io().display_size = self.size
+        self.imgui = ImGuiRenderer(ctx)
+        self.imgui_input = ImGuiInput(self.size[1])
+        from app.panel import Panel  # the panel calls back into the viewer
+        self.panel = Panel(self)
+        self.sim, self.scene_path, self.state = None, None, None
+        self.paused, self.accumulator = False, 0.0
+        self.selected, self.follow, self.show_help = None, False, False
+        self.error, self.message = None, None
+        self.stats = {"fps": 0.0, "physics_ms": 0.0, "render_ms": 0.0, "nodes": 0, "steps": 0}
+        self.frame_count, self._last_frame = 0, None
+        self.contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
+        scene = scene or self.prefs.get("last_scene") or DEFAULT_SCENE
+        if not self.load_scene(scene) and scene != DEFAULT_SCENE:
+            self.load_scene(DEFAULT_SCENE)
+
+    # --- scenes and settings -------------------------------------------------------------------
+    def load_scene(self, name):
+        """Load a scene; on any error keep the current one running and show the error. -> bool."""
+        try:
+            path = resolve_scene(name)
+            import physics
+            sim = physics.Simulation.from_file(path)
+            wanted = {**self.prefs["physics"], **self.overrides}
+            for setting, value in wanted.items():
+                try:
+                    sim.set(setting, value)
+                except ValueError as error:  # a stale persisted value: drop it, keep going
+                    self.prefs["physics"].pop(setting, None)
+                    if setting in self.overrides:
+                        raise
+                    self.message = f"ignored saved setting: {error}"
+        except Exception as error:  # noqa: BLE001 - a bad file of any kind must not stop the app
+            self.error = f"could not open {name}: {error}"
+            return False
+        self.sim, self.scene_path, self.error = sim, path, None
+        self.renderer.set_shapes(sim.shapes, sim.colors)
+        self.selected, self.accumulator, self.paused = None, 0.0, False
+        self.stats["nodes"] = len(sim.names)
+        self.prefs["last_scene"] = str(path)
+        self.refresh_state()
+        self.frame_scene()
+        self.on_scene_loaded(path)
+        return True
+
+    def on_scene_loaded(self, path):
+        """Hook: the window sets its title here."""
+
+    def set(self, name, value):
+        """Change one physics setting live; a bad value shows in the panel. -> bool."""
+        try:
+            self.sim.set(name, value)
+        except ValueError as error:
+            self.error = str(error)
+            return False
+        if name in settings_store.PHYSICS_KEYS:
+            self.prefs["physics"][name] = getattr(self.sim.settings, name)
+        return True
+
+    def save_prefs(self):
+        if self.store:
+            settings_store.save(self.prefs)
+
+    def _cycle(self, name, options):
+        current = getattr(self.sim.settings, name)
+        options = list(options)
+        nxt = options[(options.index(current) + 1) % len(options)] if current in options else options[0]
+        self.set(name, nxt)
+        self.message = f"{name}: {nxt}"
+
+    # --- actions (keys and panel) -------------------------------------------------------------
+    def toggle_pause(self):
+        self.paused = not self.paused
+
+    def single_step(self):
+        self.paused = True
+        self.step_physics(1)
+
+    def reset(self):
+        self.sim.reset()
+        self.accumulator, self.error = 0.0, None
+        self.refresh_state()
+
+    def cycle_gyroscopic(self):
+        self._cycle("gyroscopic", ("off", "explicit", "implicit"))
+
+    def cycle_integrator(self):
+        from physics.settings import integrator_names
+        self._cycle("integrator", integrator_names())
+
+    def toggle_counteract(self):
+        self.set("counteract", not self.sim.settings.counteract)
+        self.message = f"counteract: {'on' if self.sim.settings.counteract else 'off'}"
+
+    def toggle_help(self):
+        self.show_help = not self.show_help
+
+    def toggle_follow(self):
+        self.follow = not self.follow
+
+    def reset_camera(self):
+        self.camera.reset()
+        self.frame_scene()
+
+    def frame_scene(self):
+        """Fit the camera to the nodes that have a finite shape (planes excluded)."""
+        if self.state is None:
+            return
+        finite = [i for i, s in enumerate(self.sim.shapes) if s is not None and s["type"] != "plane"]
+        points = self.state["T"][finite] if finite else self.state["T"]
+        points = points[np.all(np.isfinite(points), axis=1)]
+        if len(points):
+            self.camera.frame(points.min(0) - 1.0, points.max(0) + 1.0, self.size[0] / self.size[1])
+
+    def screenshot_key(self):
+        path = Path.cwd() / time.strftime("sandbox-%Y%m%d-%H%M%S.png")
+        self.screenshot(path)
+        self.message = f"saved {path}"
+
+    def screenshot(self, path):
+        """Save the last frame (scene and panel) as a PNG."""
+        from app.png import write_png
+        write_png(path, self.target.read_rgb())
+
+    # --- physics ------------------------------------------------------------------------------
+    def step_physics(self, n):
+        if n <= 0 or self.sim is None:
+            return
+        start = time.perf_counter()
+        try:
+            self.sim.step(n)
+            self.refresh_state()
+            bad = self.runaway_node()
+            if bad is not None:
+                self.paused = True
+                self.error = (f"paused: node {self.sim.names[bad]!r} has a NaN or exploded "
+                              f"(t = {self.sim.time:.4f} s); press R to reset")
+                self.selected = bad
+        except Exception as error:  # noqa: BLE001 - physics errors pause, never end the app
+            self.paused = True
+            self.error = f"paused: physics raised {type(error).__name__}: {error}"
+            traceback.print_exc()
+        self.stats["physics_ms"] = 1e3 * (time.perf_counter() - start)
+        self.stats["steps"] += n
+
+    def refresh_state(self):
+        self.state = world_arrays(self.sim.world())
+        try:
+            self.contacts = self.sim.contacts()
+        except Exception:  # noqa: BLE001 - contacts are display only
+            self.contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
+
+    def runaway_node(self):
+        """Index of the first node with a non-finite or runaway position or velocity, else None."""
+        s = self.state
+        bad = ~np.all(np.isfinite(s["T"]) & np.isfinite(s["v"]) & np.isfinite(s["omega"]), axis=1)
+        bad |= np.linalg.norm(s["T"], axis=1) > RUNAWAY_DISTANCE
+        bad |= np.maximum(np.linalg.norm(s["v"], axis=1), np.linalg.norm(s["omega"], axis=1)) > RUNAWAY_SPEED
+        return int(np.argmax(bad)) if bad.any() else None
+
+    def advance(self, frame_seconds):
+        """Step physics for `frame_seconds` of real time, scaled by the time scale."""
+        if self.paused or self.sim is None:
+            self.stats["physics_ms"] = 0.0
+            return
+        dt = self.sim.settings.dt
+        self.accumulator += frame_seconds * self.prefs["time_scale"]
+        n = int(self.accumulator / dt + 1e-9)
+        self.accumulator -= n * dt
+        if n > MAX_STEPS_PER_FRAME:
+            n, self.accumulator = MAX_STEPS_PER_FRAME, 0.0
+        self.step_physics(n)
+
+    # --- a frame ------------------------------------------------------------------------------
+    def resize(self, width, height):
+        self.size = (max(int(width), 1), max(int(height), 1))
+        self.imgui_input.height = self.size[1]
+
+    def frame(self, frame_seconds=None):
+        """Advance and draw one frame into `self.target`. `frame_seconds` None = real time."""
+        now = time.perf_counter()
+        if frame_seconds is None:
+            frame_seconds = 0.0 if self._last_frame is None else min(now - self._last_frame, 0.25)
+        if self._last_frame is not None and now > self._last_frame:
+            fps = 1.0 / (now - self._last_frame)
+            self.stats["fps"] = fps if self.stats["fps"] == 0 else 0.9 * self.stats["fps"] + 0.1 * fps
+        self._last_frame = now
+        self.advance(frame_seconds)
+        if self.follow and self.selected is not None:
+            self.camera.follow(self.state["T"][self.selected])
+        start = time.perf_counter()
+        self.render_scene()
+        self.render_ui(frame_seconds)
+        self.target.resolve()
+        self.stats["render_ms"] = 1e3 * (time.perf_counter() - start)
+        self.frame_count += 1
+
+    def view_projection(self):
+        return self.camera.projection(self.size[0] / self.size[1]) @ self.camera.view()
+
+    def render_scene(self):
+        if self.target.size != self.size:
+            self.target.release()
+            self.target = Target(self.ctx, self.size)
+        fbo = self.target.draw
+        fbo.use()
+        fbo.clear(*SKY_RGB, 1.0, depth=1.0)
+        vp = self.view_projection()
+        self.renderer.draw_grid(vp)
+        s = self.state
+        if s is None:
+            return
+        self.renderer.draw_shapes(s["T"], s["R"], s["S"], vp, self.camera.eye_world, self.selected)
+        for segments, colors in self.overlay_lines():
+            self.renderer.draw_lines(segments, colors, vp)
+
+    def overlay_lines(self):
+        """One line list per enabled overlay (each one draw call)."""
+        s, on, scale = self.state, self.prefs["overlays"], self.prefs["arrow_scale"]
+        lines = []
+        if on["frames"]:
+            lines.append(overlays.frames(s["T"], s["R"], 0.5 * np.mean(s["S"], axis=1)[:, None, None]))
+        if on["velocity"]:
+            lines.append(overlays.arrows(s["T"], s["v"], scale, overlays.COLORS["velocity"]))
+        if on["angular_velocity"]:
+            lines.append(overlays.arrows(s["T"], s["omega"], scale, overlays.COLORS["angular_velocity"]))
+        dynamic = np.asarray(self.sim.motion) == "dynamic"
+        if on["angular_momentum"] and dynamic.any():
+            L = overlays.angular_momentum_world(s["R"][dynamic], np.asarray(self.sim.inertia_body)[dynamic], s["omega"][dynamic])
+            lines.append(overlays.arrows(s["T"][dynamic], L, scale, overlays.COLORS["angular_momentum"]))
+        if on["inertial"] and dynamic.any():
+            try:
+                accelerations = self.sim.inertial_accelerations()
+            except Exception as error:  # noqa: BLE001 - a display error must not stop physics
+                accelerations = {}
+                self.message = f"inertial accelerations unavailable: {error}"
+            lines.append(overlays.concatenate([
+                overlays.arrows(s["T"][dynamic], np.asarray(a)[dynamic], scale, overlays.COLORS.get(name, (1, 1, 1)))
+                for name, a in accelerations.items()
+            ]))
+        if on["contacts"] and len(self.contacts[0]):
+            points, normals = self.contacts
+            lines.append(overlays.concatenate([
+                overlays.crosses(points, 0.05, overlays.COLORS["contact_point"]),
+                overlays.arrows(points, normals, 0.3, overlays.COLORS["contact_normal"]),
+            ]))
+        return lines
+
+    def render_ui(self, frame_seconds):
+        imgui.set_current_context(self.imgui_context)
+        io = imgui.get_io()
+        io.display_size = self.size
+        io.delta_time = max(frame_seconds, 1e-4)
+        imgui.new_frame()
+        try:
+            self.panel.draw()
+        except Exception as error:  # noqa: BLE001 - a UI bug shows up as an error, not a crash
+            self.error = f"panel: {type(error).__name__}: {error}"
+            traceback.print_exc()
+        imgui.render()
+        self.imgui.render(imgui.get_draw_data(), self.target.draw)
+
+    # --- input (pyglet coordinates: origin bottom left) ---------------------------------------
+    def wants_keyboard(self):
+        imgui.set_current_context(self.imgui_context)
+        return imgui.get_io().want_text_input
+
+    def wants_mouse(self):
+        imgui.set_current_context(self.imgui_context)
+        return imgui.get_io().want_capture_mouse
+
+    def key_press(self, symbol, modifiers):
+        imgui.set_current_context(self.imgui_context)
+        self.imgui_input.key(symbol, True)
+        if self.wants_keyboard():
+            return
+        try:
+            for k, _, method, _ in KEYS:
+                if symbol == k:
+                    getattr(self, method)()
+                    return
+            if symbol in SCENE_KEYS:
+                files = scene_files()
+                i = SCENE_KEYS.index(symbol)
+                if i < len(files):
+                    self.load_scene(files[i])
+        except Exception as error:  # noqa: BLE001 - input errors show, never end the app
+            self.error = f"key {key.symbol_string(symbol)}: {type(error).__name__}: {error}"
+
+    def key_release(self, symbol, modifiers):
+        imgui.set_current_context(self.imgui_context)
+        self.imgui_input.key(symbol, False)
+
+    def text(self, text):
+        imgui.set_current_context(self.imgui_context)
+        self.imgui_input.text(text)
+
+    def mouse_motion(self, x, y):
+        imgui.set_current_context(self.imgui_context)
+        self.imgui_input.motion(x, y)
+
+    def mouse_press(self, x, y, button, modifiers):
+        imgui.set_current_context(self.imgui_context)
+        over_ui = self.wants_mouse()
+        self.imgui_input.button(x, y, button, True)
+        self._press = None if over_ui else (x, y)
+
+    def mouse_release(self, x, y, button, modifiers):
+        imgui.set_current_context(self.imgui_context)
+        self.imgui_input.button(x, y, button, False)
+        press = getattr(self, "_press", None)
+        if press is not None and button == mouse.LEFT and abs(x - press[0]) + abs(y - press[1]) <= 3:
+            self.pick(x, y)
+        self._press = None
+
+    def mouse_drag(self, x, y, dx, dy, buttons, modifiers):
+        imgui.set_current_context(self.imgui_context)
+        self.imgui_input.motion(x, y)
+        if getattr(self, "_press", None) is None:
+            return
+        if buttons & (mouse.RIGHT | mouse.MIDDLE) or (buttons & mouse.LEFT and modifiers & key.MOD_SHIFT):
+            self.camera.pan(dx, dy, self.size[1])
+        elif buttons & mouse.LEFT:
+            self.camera.orbit(dx, dy)
+
+    def mouse_scroll(self, x, y, scroll_x, scroll_y):
+        imgui.set_current_context(self.imgui_context)
+        if self.wants_mouse():
+            self.imgui_input.scroll(scroll_x, scroll_y)
+        else:
+            self.camera.zoom(scroll_y)
+
+    def pick(self, x, y):
+        """Select the node under window pixel (x, y); empty space deselects."""
+        origin, direction = self.camera.ray(x, y, *self.size)
+        s = self.state
+        instances = {
+            kind: (g["index"], model_matrices(s["T"][g["index"]], s["R"][g["index"]], s["S"][g["index"]], g["shape_matrices"]), g["half_length"])
+            for kind, g in self.renderer.groups.items()
+        }
+        self.selected, _ = picking.pick(origin, direction, instances)
+        return self.selected
+
+    def close(self):
+        self.save_prefs()
+        imgui.set_current_context(self.imgui_context)
+        self.imgui.release()
+        imgui.destroy_context(self.imgui_context)
+        self.target.release()

@@ -1,0 +1,104 @@
+"""The pyglet window: a 1280x720 resizable vsync window with a GL 3.3 core context.
+
+It creates the moderngl context, forwards pyglet's events to an `app.viewer.Viewer`, and copies
+the viewer's resolved framebuffer to the screen each frame (never reading the screen back:
+pyglet raises on the GL error that leaves). The frame loop is ours (`run`), the same for the
+interactive app and `--frames N`, so tests and the app share every code path.
+"""
+import time
+
+import moderngl
+import pyglet
+
+from app.viewer import Viewer
+
+TITLE = "Hierarchy Sandbox"
+
+
+def _config():
+    # No multisampling on the window itself: the viewer draws into its own 4x MSAA framebuffer
+    # (when the GL offers it, else none) and blits the resolved picture here, and a blit into a
+    # multisampled default framebuffer is GL_INVALID_OPERATION.
+    return pyglet.gl.Config(major_version=3, minor_version=3, forward_compatible=True,
+                            double_buffer=True, depth_size=0)
+
+
+class SandboxWindow(pyglet.window.Window):
+    def __init__(self, scene=None, overrides=None, size=(1280, 720), vsync=True, store=True, visible=True):
+        super().__init__(size[0], size[1], TITLE, resizable=True, vsync=vsync, config=_config(), visible=visible)
+        self.ctx = moderngl.create_context()
+        self.viewer = Viewer(self.ctx, self.get_framebuffer_size(), scene, overrides, store=store)
+        self.viewer.on_scene_loaded = self._title
+        if self.viewer.scene_path is not None:
+            self._title(self.viewer.scene_path)
+
+    def _title(self, path):
+        self.set_caption(f"{TITLE} - {path.stem}")
+
+    # pyglet events -> viewer (input errors never end the app: the viewer catches them)
+    def on_key_press(self, symbol, modifiers):
+        if symbol == pyglet.window.key.ESCAPE:
+            return pyglet.event.EVENT_HANDLED  # Escape closes pyglet windows by default: not ours
+        self.viewer.key_press(symbol, modifiers)
+        return pyglet.event.EVENT_HANDLED
+
+    def on_key_release(self, symbol, modifiers):
+        self.viewer.key_release(symbol, modifiers)
+
+    def on_text(self, text):
+        self.viewer.text(text)
+
+    def on_mouse_motion(self, x, y, dx, dy):
+        self.viewer.mouse_motion(x, y)
+
+    def on_mouse_press(self, x, y, button, modifiers):
+        self.viewer.mouse_press(x, y, button, modifiers)
+
+    def on_mouse_release(self, x, y, button, modifiers):
+        self.viewer.mouse_release(x, y, button, modifiers)
+
+    def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
+        self.viewer.mouse_drag(x, y, dx, dy, buttons, modifiers)
+
+    def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
+        self.viewer.mouse_scroll(x, y, scroll_x, scroll_y)
+
+    def on_resize(self, width, height):
+        self.viewer.resize(*self.get_framebuffer_size())
+        return pyglet.event.EVENT_HANDLED  # our viewport is set per framebuffer, not pyglet's
+
+    def on_draw(self):
+        pass  # drawing happens in `frame`, driven by `run`
+
+    def frame(self, frame_seconds=None):
+        """Dispatch pending events, draw one frame, show it."""
+        self.switch_to()
+        self.dispatch_events()
+        if self.has_exit:
+            return
+        self.viewer.frame(frame_seconds)
+        self.ctx.copy_framebuffer(self.ctx.screen, self.viewer.target.resolved)
+        self.flip()
+
+    def close(self):
+        if getattr(self, "viewer", None) is not None:
+            self.switch_to()
+            self.viewer.close()
+            self.viewer = None
+        super().close()
+
+
+def run(window, frames=None, screenshot=None, fixed_step=None):
+    """Run until the window closes, or for `frames` frames then save `screenshot` (if given).
+
+    `fixed_step` (s) advances physics by that much per frame instead of by real time, so a
+    `--frames N` run is reproducible."""
+    count = 0
+    while not window.has_exit and (frames is None or count < frames):
+        window.frame(fixed_step)
+        count += 1
+        if frames is None:
+            time.sleep(0)  # vsync paces the loop; yield to the OS between frames
+    if screenshot is not None and window.viewer is not None:
+        window.viewer.screenshot(screenshot)
+    return count
