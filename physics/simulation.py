@@ -1,0 +1,365 @@
+"""The Simulation: a hierarchy of fixed, kinematic and dynamic nodes, stepped as named stages.
+
+Seed 000, "The Dynamics of a Transform Hierarchy" (global -> local conversion, deltas,
+"Counteracting the Inherited Effect from the Parent") and "Numerical Integration for Rotational
+Dynamics"; interfaces in docs/architecture.md ("The Simulation interface", "Integrators interface").
+
+State (Model/Data split: the topology and body parameters are constant, the arrays below change):
+- `hierarchy.local`: every node's local state, parent frame (T1, R1, S1, v1, a1, omega_local, alpha1);
+- `_omega_body` (D, 3): each dynamic body's angular velocity relative to the world in body axes,
+  the integrators' own state (converting frames every step would add round-off drift); the
+  hierarchy's `omega_local` of a dynamic node is derived from it (`omega_local_from_body`);
+- kinematic nodes' constant local accelerations `_kin_acceleration`, `_kin_alpha` (K, 3).
+
+A dynamic body's local acceleration depends on its parent's world acceleration, which depends on
+the local accelerations of dynamic ancestors. Dynamic nodes are therefore grouped in generations
+(number of dynamic strict ancestors); `_sync` settles them one generation per compiled world pass,
+so no Python loop runs over nodes.
+
+Motion types: fixed (local state constant), kinematic (constant local a, alpha; exact translation
+and Magnus rotation, physics.kinematics), dynamic (rigid body, centre of mass at its origin,
+physics.integrators). Impulses change only dynamic bodies; with `counteract` their nearest dynamic
+descendants keep their world motion (the car crash), kinematic and fixed descendants always follow.
+"""
+from pathlib import Path
+
+import numpy as np
+
+from physics.hierarchy import Hierarchy, NodeState
+from physics.integrators import Frame, inertial_accelerations, local_accelerations, omega_local_from_body, step_bodies
+from physics.kinematics import step_kinematic
+from physics.scene import Scene, load_scene
+from physics.settings import Settings
+
+_STALE, _STEPPABLE, _COMPLETE = 0, 1, 2
+
+
+def _rows_times(matrices, vectors):
+    """(B,3,3) @ (B,3) -> (B,3)."""
+    return np.einsum("bij,bj->bi", matrices, vectors)
+
+
+def _rows_transposed_times(matrices, vectors):
+    """(B,3,3)^T @ (B,3) -> (B,3)."""
+    return np.einsum("bji,bj->bi", matrices, vectors)
+
+
+class Simulation:
+    """A scene being simulated; see docs/architecture.md for the interface the app and runner use."""
+
+    def __init__(self, scene: Scene, settings: Settings | None = None):
+        self.scene = scene
+        self.settings = scene.settings() if settings is None else settings
+        self.names = scene.names
+        self.parent = scene.parent.copy()
+        self.motion = scene.motion.copy()
+        self.shapes = scene.shapes
+        self.colors = scene.colors.copy()
+        self.mass = scene.mass.copy()
+        self.inertia_body = scene.inertia_body.copy()
+        self._index = {name: i for i, name in enumerate(self.names)}
+        self._kin = np.flatnonzero(self.motion == "kinematic")
+        self._dyn = np.flatnonzero(self.motion == "dynamic")
+        self._dyn_slot = np.full(len(self.names), -1)
+        self._dyn_slot[self._dyn] = np.arange(self._dyn.size)
+        self._dyn_parent = self.parent[self._dyn]
+        self._dyn_rooted = self._dyn_parent >= 0
+        self._nearest_dynamic_ancestor, generation = self._dynamic_ancestry()
+        # Slots (into _dyn) of each generation, and which generations steer a later one.
+        self._generations = [np.flatnonzero(generation[self._dyn] == g) for g in range(int(generation[self._dyn].max(initial=-1)) + 1)]
+        self._depth = self._depths()
+        self._force_applied = scene.applied_force[self._dyn].copy()
+        self._torque_applied = scene.applied_torque[self._dyn].copy()
+        self.reset()
+
+    @classmethod
+    def from_file(cls, path):
+        """Load a scene file (raises physics.SceneError naming file, node, key and value)."""
+        return cls(load_scene(Path(path)))
+
+    # ------------------------------------------------------------------ construction helpers
+    def _dynamic_ancestry(self):
+        """Nearest dynamic strict ancestor of every node (-1 if none) and its generation (count of
+        dynamic strict ancestors). One pass, since parents precede children; done once."""
+        count = len(self.names)
+        nearest = np.full(count, -1)
+        generation = np.zeros(count, dtype=np.int64)
+        for i in range(count):
+            p = self.parent[i]
+            if p < 0:
+                continue
+            parent_dynamic = self.motion[p] == "dynamic"
+            nearest[i] = p if parent_dynamic else nearest[p]
+            generation[i] = generation[p] + (1 if parent_dynamic else 0)
+        return nearest, generation
+
+    def _depths(self):
+        depth = np.zeros(len(self.names), dtype=np.int64)
+        for i in range(len(self.names)):
+            if self.parent[i] >= 0:
+                depth[i] = depth[self.parent[i]] + 1
+        return depth
+
+    def reset(self):
+        """Back to the state loaded from the file (the settings are kept)."""
+        scene = self.scene
+        local = NodeState(len(self.names))
+        local.translation = scene.translation
+        local.rotation = _matrices_from_quaternions(scene.rotation)
+        local.scale = scene.scale
+        local.velocity = scene.velocity
+        local.omega = scene.angular_velocity
+        local.acceleration = scene.acceleration
+        local.alpha = scene.angular_acceleration
+        self.hierarchy = Hierarchy(self.parent, local, names=self.names)
+        self._kin_acceleration = np.ascontiguousarray(scene.acceleration[self._kin])
+        self._kin_alpha = np.ascontiguousarray(scene.angular_acceleration[self._kin])
+        self.time = 0.0
+        self._next_event = 0
+        self._synced = _STALE
+        # omega_body from the file's parent-frame angular velocity, ancestors' world motion settled
+        # first: omega_body = R3^T omega3_world (generation by generation, see _sync).
+        self._omega_body = np.zeros((self._dyn.size, 3))
+        world = self.hierarchy.update_world()
+        for slots in self._generations:
+            nodes = self._dyn[slots]
+            self._omega_body[slots] = _rows_transposed_times(world.rotation[nodes], world.omega[nodes])
+            world = self.hierarchy.update_world()
+
+    # ------------------------------------------------------------------ settings
+    def set(self, name, value):
+        """Change one setting live (validated: ValueError naming the key and the value)."""
+        self.settings.set(name, value)
+        self._synced = _STALE
+
+    # ------------------------------------------------------------------ keeping derived state consistent
+    def _frame(self, slots):
+        """The parents' world motion (an integrators.Frame) for the dynamic bodies `slots`."""
+        world = self.hierarchy.world_state
+        parent = self._dyn_parent[slots]
+        rooted = parent >= 0
+        safe = np.where(rooted, parent, 0)
+        rotation = world.rotation[safe]
+        rotation[~rooted] = np.eye(3)
+        keep = rooted[:, None]
+        return Frame(rotation, np.where(rooted, world.scale[safe], 1.0),
+                     np.where(keep, world.acceleration[safe], 0.0), np.where(keep, world.omega[safe], 0.0),
+                     np.where(keep, world.alpha[safe], 0.0))
+
+    def _forces(self, slots=slice(None)):
+        """World force (gravity + applied) and torque on the dynamic bodies `slots`."""
+        return (self.mass[self._dyn][slots, None] * self.settings.gravity + self._force_applied[slots],
+                self._torque_applied[slots])
+
+    def _sync_generation(self, slots):
+        """Derive the hierarchy's omega_local and local accelerations of dynamic `slots` from
+        omega_body and the forces (seed's global-to-local conversion); parents must be settled."""
+        local, nodes = self.hierarchy.local, self._dyn[slots]
+        frame = self._frame(slots)
+        rotation = local.rotation[nodes]
+        local.omega[nodes] = omega_local_from_body(rotation, np.ascontiguousarray(self._omega_body[slots]), frame)
+        force, torque = self._forces(slots)
+        acceleration, alpha = local_accelerations(
+            local.translation[nodes], rotation, local.velocity[nodes], np.ascontiguousarray(self._omega_body[slots]),
+            self.mass[nodes], self.inertia_body[nodes], force, torque, self.settings.gyroscopic, frame)
+        local.acceleration[nodes] = acceleration
+        local.alpha[nodes] = alpha
+
+    def _sync(self, level):
+        """Bring the world state (and dynamic nodes' derived local values) up to `level`:
+        _STEPPABLE = every dynamic body's parent motion is right (what a step needs),
+        _COMPLETE = every node's world and local state is right (what queries need)."""
+        if self._synced >= level:
+            return
+        generations = self._generations if level == _COMPLETE else self._generations[:-1]
+        self.hierarchy.update_world()
+        for slots in generations:
+            self._sync_generation(slots)
+            self.hierarchy.update_world()
+        self._synced = level
+
+    # ------------------------------------------------------------------ the step
+    def step(self, n=1):
+        """Advance n steps of settings.dt, each in settings.substeps equal sub-steps."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"step: n must be an integer >= 0, got {n!r}")
+        substeps = self.settings.substeps
+        h = self.settings.dt / substeps
+        for _ in range(int(n) * substeps):
+            self._sync(_STEPPABLE)         # 1. world state at the start of the sub-step
+            self._stage_kinematic(h)       # 2. prescribed local motion (Magnus)
+            self._stage_dynamic(h)         # 3. forces -> local accelerations -> integrator
+            self._synced = _STALE
+            self.time += h
+            self._stage_events()           # 4. timed impulses that are due
+            self._stage_contacts(h)        # 5. contact and joint impulses (issue 5)
+
+    def _stage_kinematic(self, h):
+        if self._kin.size == 0:
+            return
+        local, nodes, settings = self.hierarchy.local, self._kin, self.settings
+        translation, rotation = local.translation[nodes], local.rotation[nodes]
+        velocity, omega = local.velocity[nodes], local.omega[nodes]
+        step_kinematic(translation, rotation, velocity, omega, self._kin_acceleration, self._kin_alpha, h,
+                       settings.rotation_update, settings.exponential)
+        local.translation[nodes], local.rotation[nodes] = translation, rotation
+        local.velocity[nodes], local.omega[nodes] = velocity, omega
+
+    def _stage_dynamic(self, h):
+        if self._dyn.size == 0:
+            return
+        local, nodes, settings = self.hierarchy.local, self._dyn, self.settings
+        frame = self._frame(slice(None)) if self._dyn_rooted.any() else None
+        translation, rotation, velocity = local.translation[nodes], local.rotation[nodes], local.velocity[nodes]
+        force, torque = self._forces()
+        step_bodies(translation, rotation, velocity, self._omega_body, self.mass[nodes], self.inertia_body[nodes],
+                    force, np.ascontiguousarray(torque), h, settings.integrator, settings.gyroscopic, frame)
+        local.translation[nodes], local.rotation[nodes], local.velocity[nodes] = translation, rotation, velocity
+
+    def _stage_events(self):
+        events = self.scene.events
+        while self._next_event < len(events) and events[self._next_event].time <= self.time + 1e-12:
+            event = events[self._next_event]
+            self._next_event += 1
+            self.apply_impulse(event.node, event.impulse_world, event.point_world)
+
+    def _stage_contacts(self, h):
+        """Where the contact and joint solver (issue 5) applies its impulses after integration;
+        until then there are no contacts and nothing to do."""
+
+    # ------------------------------------------------------------------ impulses
+    def _resolve(self, node):
+        if isinstance(node, (int, np.integer)) and not isinstance(node, bool):
+            if not 0 <= node < len(self.names):
+                raise ValueError(f"node index {node} out of range 0..{len(self.names) - 1}")
+            return int(node)
+        if node not in self._index:
+            raise ValueError(f"unknown node {node!r}")
+        return self._index[node]
+
+    def _descendants(self, node):
+        """Boolean mask (N,) of the strict descendants of `node` (vectorized climb, depth passes)."""
+        ancestor = self.parent.copy()
+        mask = np.zeros(len(self.names), dtype=bool)
+        for _ in range(int(self._depth.max(initial=0))):
+            mask |= ancestor == node
+            ancestor = np.where(ancestor >= 0, self.parent[np.maximum(ancestor, 0)], -1)
+        return mask
+
+    def apply_impulse(self, node, impulse_world, point_world=None):
+        """Apply a world-frame impulse J (N s) to dynamic `node`, through `point_world` (default its
+        centre of mass, the node origin). Seed 000, "Linear Impulses" and "Local and Global Deltas":
+
+            Δv3 = J / m,   Δω3 = I_world⁻¹ ((p − x3) × J),   I_world = R3 diag(I) R3ᵀ
+            Δv1 = J2⁻¹ Δv3                     (the node's own local change; Δa1 = −2 J2⁻¹ ω2 Δv3
+                                                follows from the new v1 through the Coriolis term)
+            omega_body += R3ᵀ Δω3              (its world angular velocity, body axes)
+
+        Descendants, with r = x_d − x3 and J_q the parent of descendant d:
+        - counteract on: each nearest dynamic descendant gets Δv1 = −J_q⁻¹ (Δv3 + Δω3 × r) and keeps
+          omega_body, so its world motion is unchanged (Δa1 = 2 J_q⁻¹ ω_q Δv again follows through
+          Coriolis); deeper nodes inherit the unchanged motion.
+        - off: local velocities are kept, so every descendant inherits Δv3 + Δω3 × r and Δω3;
+          dynamic ones record that in omega_body.
+        Kinematic and fixed descendants always follow the node.
+        """
+        i = self._resolve(node)
+        if self.motion[i] != "dynamic":
+            raise ValueError(f"apply_impulse: node {self.names[i]!r} is {self.motion[i]}; only dynamic nodes take impulses")
+        impulse = _vector3("impulse_world", impulse_world)
+        self._sync(_COMPLETE)
+        world, local, slot = self.hierarchy.world_state, self.hierarchy.local, self._dyn_slot[i]
+        dv_world = impulse / self.mass[i]
+        dw_world = np.zeros(3)
+        if point_world is not None:
+            arm = _vector3("point_world", point_world) - world.translation[i]
+            rotation = world.rotation[i]
+            dw_world = rotation @ ((rotation.T @ np.cross(arm, impulse)) / self.inertia_body[i])
+        p = self.parent[i]
+        if p >= 0:
+            local.velocity[i] += world.rotation[p].T @ dv_world / world.scale[p]
+        else:
+            local.velocity[i] += dv_world
+        self._omega_body[slot] += world.rotation[i].T @ dw_world
+
+        below = self._descendants(i) & (self.motion == "dynamic")
+        if self.settings.counteract:
+            nearest = np.flatnonzero(below & (self._nearest_dynamic_ancestor == i))
+            if nearest.size:
+                q = self.parent[nearest]
+                inherited = dv_world + np.cross(dw_world, world.translation[nearest] - world.translation[i])
+                local.velocity[nearest] -= _rows_transposed_times(world.rotation[q], inherited) / world.scale[q][:, None]
+        else:
+            deeper = np.flatnonzero(below)
+            if deeper.size:
+                self._omega_body[self._dyn_slot[deeper]] += _rows_transposed_times(world.rotation[deeper], np.broadcast_to(dw_world, (deeper.size, 3)))
+        self._synced = _STALE
+
+    # ------------------------------------------------------------------ queries
+    def world(self):
+        """DynamicTransform (batch N): every node relative to the world."""
+        self._sync(_COMPLETE)
+        return self.hierarchy.world_state.to_dynamic_transform()
+
+    def local(self):
+        """DynamicTransform (batch N): every node relative to its parent, in the parent frame."""
+        self._sync(_COMPLETE)
+        return self.hierarchy.local.to_dynamic_transform()
+
+    def inertial_accelerations(self):
+        """dict frame/euler/centrifugal/coriolis -> (N, 3) world-frame accelerations of each dynamic
+        body due to its parent's motion (zero for other nodes and for bodies parented to the world)."""
+        self._sync(_COMPLETE)
+        out = {name: np.zeros((len(self.names), 3)) for name in ("frame", "euler", "centrifugal", "coriolis")}
+        if self._dyn.size:
+            local = self.hierarchy.local
+            terms = inertial_accelerations(local.translation[self._dyn], local.velocity[self._dyn],
+                                           self._frame(slice(None)))
+            for name, values in terms.items():
+                out[name][self._dyn] = values
+        return out
+
+    def energy(self):
+        """dict kinetic, potential (J) of all dynamic bodies: ½ m v² + ½ ω_bᵀ I ω_b, −m g · x."""
+        self._sync(_STEPPABLE)
+        world, nodes = self.hierarchy.world_state, self._dyn
+        mass = self.mass[nodes]
+        velocity = world.velocity[nodes]
+        kinetic = 0.5 * (mass @ np.einsum("bi,bi->b", velocity, velocity)
+                         + np.sum(self.inertia_body[nodes] * self._omega_body ** 2))
+        potential = -mass @ (world.translation[nodes] @ self.settings.gravity)
+        return {"kinetic": float(kinetic), "potential": float(potential)}
+
+    def momentum(self):
+        """dict linear (3,), angular (3,) about the world origin, of all dynamic bodies:
+        P = Σ m v,  L = Σ x × m v + R3 (I ω_b)."""
+        self._sync(_STEPPABLE)
+        world, nodes = self.hierarchy.world_state, self._dyn
+        p = self.mass[nodes][:, None] * world.velocity[nodes]
+        spin = _rows_times(world.rotation[nodes], self.inertia_body[nodes] * self._omega_body)
+        return {"linear": p.sum(axis=0), "angular": (np.cross(world.translation[nodes], p) + spin).sum(axis=0)}
+
+    def contacts(self):
+        """(points (K, 3), normals (K, 3)) world frame; empty until the contact solver (issue 5)."""
+        return np.zeros((0, 3)), np.zeros((0, 3))
+
+    def first_non_finite(self):
+        """Name of the first node whose world state holds a NaN or infinity, else None."""
+        self._sync(_COMPLETE)
+        world = self.hierarchy.world_state
+        bad = ~(np.isfinite(world.translation).all(axis=1) & np.isfinite(world.velocity).all(axis=1)
+                & np.isfinite(world.rotation).all(axis=(1, 2)) & np.isfinite(world.omega).all(axis=1))
+        return self.names[int(np.argmax(bad))] if bad.any() else None
+
+
+def _vector3(name, value):
+    array = np.asarray(value, dtype=float)
+    if array.shape != (3,) or not np.all(np.isfinite(array)):
+        raise ValueError(f"{name}: got {value!r} (shape {array.shape}); expected 3 finite numbers")
+    return array
+
+
+def _matrices_from_quaternions(q):
+    """(N, 4) unit quaternions (w, x, y, z) -> (N, 3, 3) active rotation matrices."""
+    from physics.rotation import matrix_from_quaternion
+    return np.ascontiguousarray(matrix_from_quaternion(q))
