@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from physics.dual import Dual
 from physics.transform import (DynamicTransform, Transform, hat, vee, _real)
 
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -181,3 +182,262 @@ def test_vector_forms_and_conventions():
     assert_close(d.alpha_vector(), x, 0.0, "alpha round trip")
     d2 = DynamicTransform.from_vectors(Transform.identity(2, (3,)), omega=[1.0, 2.0, 3.0])
     assert d2.angular_velocity.shape == (3, 2, 2) and np.allclose(d2.omega_vector(), [1, 2, 3])
+
+
+# --- time derivatives of time-parameterized transforms -------------------------------------------
+
+def expm(x):
+    """Matrix exponential by scaling and squaring of its Taylor series, using only `@`, `+` and
+    scalar division so that Dual arrays flow through. The real part decides the scaling, so that
+    the scaled norm is ≤ 1/2 and 20 terms leave a truncation error ≤ 2^-21 / 21! ~ 1e-26."""
+    norm = np.abs(_real(x)).sum(axis=-1).max()
+    squarings = max(0, int(np.ceil(np.log2(norm / 0.5)))) if norm > 0 else 0
+    y = x / 2.0**squarings
+    identity = np.eye(x.shape[-1])
+    term, result = identity, identity
+    for k in range(1, 21):
+        term = (term @ y) / k
+        result = result + term
+    for _ in range(squarings):
+        result = result @ result
+    return result
+
+
+class Trajectory:
+    """A batch of transforms moving in time: `T(t) = c0 + c1 t + c2 t² + c3 t³`,
+    `R(t) = exp(t W1) exp(t W2) R0` (ω(t) = W1 + exp(t W1) W2 exp(-t W1) is not constant, so α ≠ 0),
+    constant scale S."""
+
+    def __init__(self, rng, n, batch=(), scaled=True, size=1.0):
+        self.c = rng.standard_normal((4,) + batch + (n,)) * size
+        self.w1, self.w2 = random_skew(rng, n, batch, size), random_skew(rng, n, batch, size)
+        self.r0 = random_rotation(rng, n, batch)
+        self.scale = rng.uniform(0.8, 1.25, batch) if scaled else np.ones(batch)
+
+    def __call__(self, t) -> Transform:
+        c0, c1, c2, c3 = self.c
+        translation = c0 + t * (c1 + t * (c2 + t * c3))
+        rotation = expm(t * self.w1) @ expm(t * self.w2) @ self.r0
+        return Transform(translation, rotation, self.scale, check=False)
+
+
+def taylor2(f, t0):
+    """`(f(t0), f'(t0), f''(t0))` for `f: float -> tuple of arrays`, by nested forward-mode duals
+    `t = (t0 + ε1) + ε2 (1 + 0 ε1)`: the ε1 part carries f', the ε1 ε2 part f'' — exact to rounding."""
+    t = Dual(Dual(np.float64(t0), np.float64(1.0)), Dual(np.float64(1.0), np.float64(0.0)))
+    # A result that does not depend on t (the scale) comes back as a plain array.
+    return [(y.real.real, y.real.dual, y.dual.dual) if isinstance(y, Dual) else (y, 0 * y, 0 * y)
+            for y in f(t)]
+
+
+def dynamics_of(trajectory, t0) -> DynamicTransform:
+    """The DynamicTransform of a moving transform at t0 from its definition (seed 000, "Dynamics of
+    the Transform"): v = Ṫ, a = T̈, ω = Ṙ Rᵀ, and α = R̈ Rᵀ - ω² because R̈ = (α + ω²) R."""
+    def parts(t):
+        a = trajectory(t)
+        return a.translation, a.rotation, a.scale
+    (T, v, acc), (R, dR, ddR), (S, dS, _) = taylor2(parts, t0)
+    # The seed's (and our) assumption: scale is constant. Recovered from a matrix it can carry a
+    # rounding-level derivative (~1e-16 S), hence the 1e-12 bound rather than exact zero.
+    assert np.all(np.abs(dS) <= 1e-12 * S)
+    Rt = np.swapaxes(R, -1, -2)
+    omega = dR @ Rt
+    # check=True also validates that ω and α came out skew, i.e. that R(t) stays a rotation.
+    return DynamicTransform(Transform(T, R, S), v, acc, omega, ddR @ Rt - omega @ omega)
+
+
+# Forward-mode derivatives are exact to rounding; through ~60 matmuls of the series exponential and
+# the composition the rounding grows to ~1e-13 relative. 1e-10 leaves a wide margin.
+DERIV_RTOL = 1e-10
+TIMES = st.floats(-1.0, 1.0)
+
+
+@SETTINGS
+@given(n=DIMS, seed=SEEDS, t0=TIMES, scaled=st.booleans())
+def test_composition_dynamics_match_time_derivatives(n, seed, t0, scaled):
+    rng = np.random.default_rng(seed)
+    parent, child = Trajectory(rng, n, scaled=scaled), Trajectory(rng, n, scaled=scaled)
+    expected = dynamics_of(lambda t: parent(t) @ child(t), t0)
+    assert_dynamics_close(dynamics_of(parent, t0) @ dynamics_of(child, t0), expected, DERIV_RTOL)
+
+
+@SETTINGS
+@given(n=DIMS, seed=SEEDS, t0=TIMES, scaled=st.booleans())
+def test_inverse_dynamics_match_time_derivatives(n, seed, t0, scaled):
+    rng = np.random.default_rng(seed)
+    a = Trajectory(rng, n, scaled=scaled)
+    expected = dynamics_of(lambda t: a(t).inverse(), t0)
+    assert_dynamics_close(dynamics_of(a, t0).inverse(), expected, DERIV_RTOL)
+
+
+@SETTINGS
+@given(n=DIMS, seed=SEEDS, t0=TIMES, scaled=st.booleans())
+def test_local_from_world_matches_time_derivatives(n, seed, t0, scaled):
+    rng = np.random.default_rng(seed)
+    parent, child = Trajectory(rng, n, scaled=scaled), Trajectory(rng, n, scaled=scaled)
+    parent_world = dynamics_of(parent, t0)
+    child_world = dynamics_of(lambda t: parent(t) @ child(t), t0)
+    local = DynamicTransform.local_from_world(parent_world, child_world)
+    assert_dynamics_close(local, dynamics_of(child, t0), DERIV_RTOL)
+    assert_dynamics_close(parent_world.inverse() @ child_world, local, GROUP_RTOL)
+
+
+@SETTINGS
+@given(n=DIMS, seed=SEEDS, t0=TIMES)
+def test_identity_dynamics_are_null(n, seed, t0):
+    rng = np.random.default_rng(seed)
+    a = Trajectory(rng, n)
+    # An object is at rest relative to itself: A⁻¹ ∘ A(t) is constant, so its derivatives vanish.
+    expected = dynamics_of(lambda t: a(t).inverse() @ a(t), t0)
+    identity = DynamicTransform.identity(n)
+    assert_dynamics_close(identity, expected, DERIV_RTOL)
+    d = dynamics_of(a, t0)
+    assert_dynamics_close(d @ d.inverse(), identity, GROUP_RTOL)
+    assert_dynamics_close(d.inverse() @ d, identity, GROUP_RTOL)
+    assert_dynamics_close(d @ identity, d, GROUP_RTOL)
+    assert_dynamics_close(identity @ d, d, GROUP_RTOL)
+
+
+@SETTINGS
+@given(n=DIMS, seed=SEEDS, scaled=st.booleans())
+def test_dynamic_group_laws(n, seed, scaled):
+    rng = np.random.default_rng(seed)
+    a, b, c = (random_dynamic(rng, n, scaled=scaled) for _ in range(3))
+    assert_dynamics_close((a @ b) @ c, a @ (b @ c), GROUP_RTOL)
+    assert_dynamics_close((a @ b).inverse(), b.inverse() @ a.inverse(), GROUP_RTOL)
+    assert_dynamics_close(a.inverse().inverse(), a, GROUP_RTOL)
+    # local -> global -> local round trip, and global -> local -> global.
+    assert_dynamics_close(DynamicTransform.local_from_world(a, a @ b), b, GROUP_RTOL)
+    assert_dynamics_close(a @ DynamicTransform.local_from_world(a, c), c, GROUP_RTOL)
+
+
+# --- delta rules: consistent with differences of compositions -------------------------------------
+
+def random_delta(rng, n, size=1.0):
+    return (rng.standard_normal(n) * size, rng.standard_normal(n) * size,
+            random_skew(rng, n, (), size), random_skew(rng, n, (), size))
+
+
+def difference(after, before):
+    return [getattr(after, k) - getattr(before, k)
+            for k in ("velocity", "acceleration", "angular_velocity", "angular_acceleration")]
+
+
+def assert_delta_close(delta, expected, rtol):
+    for name, x, y in zip(("Δv", "Δa", "Δω", "Δα"), delta, expected):
+        assert_close(x, y, rtol, name)
+
+
+def changed(d, dv, da, dw, dal):
+    return DynamicTransform(d.transform, d.velocity + dv, d.acceleration + da,
+                            d.angular_velocity + dw, d.angular_acceleration + dal)
+
+
+@SETTINGS
+@given(n=DIMS, seed=SEEDS, scaled=st.booleans())
+def test_delta_world_from_local_and_back(n, seed, scaled):
+    rng = np.random.default_rng(seed)
+    parent, child = random_dynamic(rng, n, scaled=scaled), random_dynamic(rng, n, scaled=scaled)
+    local_change = random_delta(rng, n)
+    expected = difference(parent @ changed(child, *local_change), parent @ child)
+    assert_delta_close(parent.delta_world_from_local(*local_change), expected, GROUP_RTOL)
+    # The inverse rule recovers the local change from the world change.
+    assert_delta_close(parent.delta_local_from_world(*expected), local_change, GROUP_RTOL)
+
+
+@SETTINGS
+@given(n=DIMS, seed=SEEDS, scaled=st.booleans())
+def test_delta_child_from_parent(n, seed, scaled):
+    rng = np.random.default_rng(seed)
+    parent, child = random_dynamic(rng, n, scaled=scaled), random_dynamic(rng, n, scaled=scaled)
+    parent_change = random_delta(rng, n)
+    expected = difference(changed(parent, *parent_change) @ child, parent @ child)
+    assert_delta_close(parent.delta_child_from_parent(child, *parent_change), expected, GROUP_RTOL)
+
+
+@SETTINGS
+@given(n=DIMS, seed=SEEDS, scaled=st.booleans(), linear_only=st.booleans())
+def test_counteract_keeps_child_and_grandchild_world_motion(n, seed, scaled, linear_only):
+    rng = np.random.default_rng(seed)
+    parent, child, grandchild = (random_dynamic(rng, n, scaled=scaled) for _ in range(3))
+    dv2, da2, dw2, dal2 = random_delta(rng, n)
+    if linear_only:  # the seed's case: an impulse on the parent changes only its velocity
+        da2, dw2, dal2 = None, None, None
+    correction = parent.counteract(child, dv2, dw2, da2, dal2)
+    if linear_only:  # the seed's closed form Δv1 = -J2⁻¹ Δv, Δa1 = 2 J2⁻¹ ω2 Δv
+        J2_inv = np.linalg.inv(parent.transform.linear())
+        assert_close(correction.velocity, -J2_inv @ dv2, GROUP_RTOL, "seed Δv1")
+        assert_close(correction.acceleration, 2 * J2_inv @ parent.angular_velocity @ dv2,
+                     GROUP_RTOL, "seed Δa1")
+    z_v, z_w = np.zeros(n), np.zeros((n, n))
+    new_parent = changed(parent, dv2, z_v if da2 is None else da2, z_w if dw2 is None else dw2,
+                         z_w if dal2 is None else dal2)
+    new_child = child.apply_delta(correction)
+    before, after = parent @ child, new_parent @ new_child
+    assert_dynamics_close(after, before, GROUP_RTOL)
+    # Grandchildren inherit the correction and need none of their own.
+    assert_dynamics_close(after @ grandchild, before @ grandchild, GROUP_RTOL)
+
+
+# --- inertial accelerations -------------------------------------------------------------------
+
+@SETTINGS
+@given(n=DIMS, seed=SEEDS, t0=TIMES, scaled=st.booleans())
+def test_inertial_terms_sum_to_local_acceleration(n, seed, t0, scaled):
+    rng = np.random.default_rng(seed)
+    parent, child = Trajectory(rng, n, scaled=scaled), Trajectory(rng, n, scaled=scaled)
+    parent_world = dynamics_of(parent, t0)
+    child_world = dynamics_of(lambda t: parent(t) @ child(t), t0)
+    terms = DynamicTransform.inertial_accelerations(parent_world, child_world)
+    assert_close(terms.total(), dynamics_of(child, t0).acceleration, DERIV_RTOL, "sum of terms")
+    if n in (2, 3):  # the cross-product (3D) and perpendicular (2D) forms give the same terms
+        vector = DynamicTransform.inertial_accelerations(parent_world, child_world, form="vector")
+        for name in terms._fields:
+            assert_close(getattr(vector, name), getattr(terms, name), GROUP_RTOL, name)
+
+
+def test_inertial_terms_named_physics_3d():
+    # A merry-go-round spinning at constant ω about y; a ball at rest in the world at r = (2, 0, 0),
+    # no force. Seen from the platform (parent frame at t = 0, R2 = I) the ball moves on a circle:
+    # v1 = -ω × r, the centrifugal term is ω² r outward, Coriolis -2 ω × v1 = -2 ω² r inward,
+    # and there is no Euler or frame acceleration: net a1 = -ω² r (the circle's centripetal one).
+    w = 0.5
+    platform = DynamicTransform.from_vectors(Transform.identity(3), omega=[0.0, w, 0.0])
+    ball = DynamicTransform(Transform(np.array([2.0, 0.0, 0.0]), np.eye(3), 1.0))
+    terms = DynamicTransform.inertial_accelerations(platform, ball, form="vector")
+    r = np.array([2.0, 0.0, 0.0])
+    # Tolerance: a handful of products of exact binary fractions, exact up to one rounding.
+    assert_close(terms.centrifugal, w**2 * r, 1e-15, "centrifugal")
+    assert_close(terms.coriolis, -2 * w**2 * r, 1e-15, "coriolis")
+    assert_close(terms.euler, 0 * r, 0.0, "euler")
+    assert_close(terms.frame, 0 * r, 0.0, "frame")
+    assert_close(terms.total(), -(w**2) * r, 1e-15, "net")
+
+
+def test_inertial_terms_named_physics_2d():
+    # A 2D frame with angular acceleration α only (ω = 0) and a point at rest at T1 = (1, 0):
+    # Euler term -α T1^⊥ = (0, -α); a frame accelerating with a2 = (0, g) gives frame = (0, -g).
+    platform = DynamicTransform.from_vectors(Transform.identity(2), acceleration=[0.0, 9.0], alpha=3.0)
+    point = DynamicTransform(Transform(np.array([1.0, 0.0]), np.eye(2), 1.0))
+    terms = DynamicTransform.inertial_accelerations(platform, point, form="vector")
+    assert_close(terms.euler, [0.0, -3.0], 0.0, "euler")
+    assert_close(terms.frame, [0.0, -9.0], 0.0, "frame")
+    assert_close(terms.centrifugal + terms.coriolis, [0.0, 0.0], 0.0, "no rotation")
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=DIMS, seed=SEEDS, t0=TIMES)
+def test_duals_flow_through_validated_constructors_and_matrices(n, seed, t0):
+    rng = np.random.default_rng(seed)
+    a = Trajectory(rng, n)
+    # Validation runs on the real part and lets the derivative parts through; the augmented matrix
+    # and back are differentiable too, so the round trip keeps the dynamics.
+    def round_trip(t):
+        moved = a(t)
+        return Transform.from_matrix(Transform(moved.translation, moved.rotation, moved.scale)
+                                     .as_matrix())
+    assert_dynamics_close(dynamics_of(round_trip, t0), dynamics_of(a, t0), DERIV_RTOL)
+    t = Dual(np.float64(t0), np.float64(1.0))
+    moved = a(t)
+    d = DynamicTransform(moved, moved.translation, moved.translation, random_skew(rng, n))
+    assert isinstance((d @ d).velocity, Dual)
