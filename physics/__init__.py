@@ -15,6 +15,7 @@ _EXPORTS = {
     "ContiguousList": "physics.contiguous_list",
     "pairs": "physics.pairs",
     "distinct_pairs": "physics.pairs",
+    "distinct_pair_indices": "physics.pairs",
     "Simulation": "physics.simulation",
     "SceneError": "physics.scene",
     "load_scene": "physics.scene",
