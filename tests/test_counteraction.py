@@ -1,0 +1,187 @@
+"""Impulses and counteraction (seed 000, "Linear Impulses", "Local and Global Deltas",
+"Counteracting the Inherited Effect from the Parent"), checked against conservation laws and
+against physics.transform's independent delta formulas."""
+import numpy as np
+import pytest
+
+from physics.scene import scene_from_dict
+from physics.simulation import Simulation
+from physics.transform import DynamicTransform, Transform, hat, vee
+
+# Round-off of a few 3x3 products on O(1) numbers: 1e-12 absolute leaves a wide margin while
+# catching any real (O(1e-3) or larger) inheritance error.
+TOL = 1e-12
+
+
+def _scene(counteract):
+    """A turning, accelerating turntable carrying a spinning puck, which carries a dynamic child
+    directly and another through a fixed, rotated, scaled bracket."""
+    return {
+        "world": {"gravity": [0.0, -9.81, 0.0], "counteract": counteract, "dt": 0.01},
+        "node": [
+            {"name": "table", "motion": "kinematic", "angular_velocity": [0.0, 1.3, 0.2],
+             "angular_acceleration": [0.1, 0.2, 0.0], "velocity": [0.4, 0.0, 0.0]},
+            {"name": "puck", "parent": "table", "motion": "dynamic", "translation": [2.0, 0.1, 0.5],
+             "rotation": [0.9, 0.1, 0.3, 0.3], "velocity": [0.3, 0.0, 0.5], "angular_velocity": [0.1, 0.4, -0.2],
+             "mass": 2.0, "inertia": [0.3, 0.5, 0.7]},
+            {"name": "child", "parent": "puck", "motion": "dynamic", "translation": [0.5, 0.3, -0.2],
+             "velocity": [0.1, -0.2, 0.3], "angular_velocity": [1.0, 0.0, 0.5], "mass": 0.5, "inertia": [0.1, 0.2, 0.15]},
+            {"name": "bracket", "parent": "puck", "translation": [-0.4, 0.2, 0.1], "rotation": [0.8, 0.6, 0.0, 0.0],
+             "scale": 1.5},
+            {"name": "grandchild", "parent": "bracket", "motion": "dynamic", "translation": [0.2, 0.1, 0.3],
+             "velocity": [0.0, 0.2, 0.0], "angular_velocity": [0.0, 0.3, 0.0], "mass": 0.2},
+        ],
+    }
+
+
+def _sim(counteract):
+    sim = Simulation(scene_from_dict(_scene(counteract)))
+    sim.step(7)  # a generic moving state, not the file's
+    return sim
+
+
+IMPULSE = np.array([0.7, -0.3, 1.1])
+
+
+def _states(sim):
+    return sim.world(), sim.local()
+
+
+@pytest.mark.parametrize("point", [None, "off-centre"])
+def test_counteraction_keeps_the_childrens_world_motion(point):
+    sim = _sim(True)
+    world0, local0 = _states(sim)
+    puck, child, grandchild = (sim.names.index(n) for n in ("puck", "child", "grandchild"))
+    p = None if point is None else world0.transform.translation[puck] + np.array([0.1, 0.2, -0.15])
+    sim.apply_impulse("puck", IMPULSE, p)
+    world1, local1 = _states(sim)
+    for node in (child, grandchild):
+        for name in ("velocity", "acceleration", "angular_velocity", "angular_acceleration"):
+            np.testing.assert_allclose(getattr(world1, name)[node], getattr(world0, name)[node], atol=TOL, err_msg=name)
+    # The puck itself: Δv3 = J / m exactly.
+    np.testing.assert_allclose(world1.velocity[puck] - world0.velocity[puck], IMPULSE / 2.0, atol=TOL)
+    # The child's local change matches DynamicTransform.counteract (the seed's formulas and their
+    # angular analogue), given the parent's world change as the simulation produced it.
+    parent_before = DynamicTransform(Transform(world0.transform.translation[puck], world0.transform.rotation[puck],
+                                               world0.transform.scale[puck]), world0.velocity[puck],
+                                     world0.acceleration[puck], world0.angular_velocity[puck],
+                                     world0.angular_acceleration[puck])
+    child_local = DynamicTransform(Transform(local0.transform.translation[child], local0.transform.rotation[child],
+                                             local0.transform.scale[child]), local0.velocity[child],
+                                   local0.acceleration[child], local0.angular_velocity[child],
+                                   local0.angular_acceleration[child])
+    delta = parent_before.counteract(
+        child_local, dv2=world1.velocity[puck] - world0.velocity[puck],
+        dw2=world1.angular_velocity[puck] - world0.angular_velocity[puck],
+        da2=world1.acceleration[puck] - world0.acceleration[puck],
+        dal2=world1.angular_acceleration[puck] - world0.angular_acceleration[puck])
+    np.testing.assert_allclose(local1.velocity[child] - local0.velocity[child], delta.velocity, atol=TOL)
+    np.testing.assert_allclose(local1.acceleration[child] - local0.acceleration[child], delta.acceleration, atol=TOL)
+    np.testing.assert_allclose(local1.angular_velocity[child] - local0.angular_velocity[child],
+                               delta.angular_velocity, atol=TOL)
+    np.testing.assert_allclose(local1.angular_acceleration[child] - local0.angular_acceleration[child],
+                               delta.angular_acceleration, atol=TOL)
+
+
+def test_seed_linear_impulse_rules():
+    """Through the centre of mass: the puck's Δv1 = J2⁻¹ Δv3, Δa1 = −2 J2⁻¹ ω2 Δv3 (ω2 the
+    turntable's); its counteracted child's Δv1 = −J⁻¹ Δv, Δa1 = 2 J⁻¹ ω Δv (ω the puck's)."""
+    sim = _sim(True)
+    world0, local0 = _states(sim)
+    table, puck, child = (sim.names.index(n) for n in ("table", "puck", "child"))
+    sim.apply_impulse("puck", IMPULSE)
+    world1, local1 = _states(sim)
+    dv = IMPULSE / 2.0
+    r_table = world0.transform.rotation[table]
+    w_table = vee(world0.angular_velocity[table])
+    np.testing.assert_allclose(local1.velocity[puck] - local0.velocity[puck], r_table.T @ dv, atol=TOL)
+    np.testing.assert_allclose(local1.acceleration[puck] - local0.acceleration[puck],
+                               -2.0 * r_table.T @ np.cross(w_table, dv), atol=TOL)
+    r_puck = world0.transform.rotation[puck]
+    w_puck = vee(world0.angular_velocity[puck])
+    np.testing.assert_allclose(world1.angular_velocity[puck], world0.angular_velocity[puck], atol=TOL)
+    np.testing.assert_allclose(local1.velocity[child] - local0.velocity[child], -r_puck.T @ dv, atol=TOL)
+    np.testing.assert_allclose(local1.acceleration[child] - local0.acceleration[child],
+                               2.0 * r_puck.T @ np.cross(w_puck, dv), atol=TOL)
+
+
+@pytest.mark.parametrize("point", [None, "off-centre"])
+def test_without_counteraction_the_children_inherit(point):
+    sim = _sim(False)
+    world0, local0 = _states(sim)
+    puck = sim.names.index("puck")
+    p = None if point is None else world0.transform.translation[puck] + np.array([0.1, 0.2, -0.15])
+    sim.apply_impulse("puck", IMPULSE, p)
+    world1, local1 = _states(sim)
+    dv2 = world1.velocity[puck] - world0.velocity[puck]
+    dw2 = vee(world1.angular_velocity[puck] - world0.angular_velocity[puck])
+    np.testing.assert_allclose(dv2, IMPULSE / 2.0, atol=TOL)
+    for name in ("child", "grandchild"):
+        node = sim.names.index(name)
+        offset = world0.transform.translation[node] - world0.transform.translation[puck]
+        # Δv3 = Δv2 + Δω2 × r, Δω3 = Δω2 (seed: "Global change in child due to global change in parent")
+        np.testing.assert_allclose(world1.velocity[node] - world0.velocity[node], dv2 + np.cross(dw2, offset), atol=TOL)
+        np.testing.assert_allclose(vee(world1.angular_velocity[node] - world0.angular_velocity[node]), dw2, atol=TOL)
+        for field in ("velocity", "angular_velocity"):
+            np.testing.assert_allclose(getattr(local1, field)[node], getattr(local0, field)[node], atol=TOL)
+    if point is None:
+        np.testing.assert_allclose(dw2, 0.0, atol=TOL)
+    else:
+        assert np.linalg.norm(dw2) > 0.1
+
+
+@pytest.mark.parametrize("counteract", [True, False])
+def test_impulse_changes_momenta_by_the_impulse(counteract):
+    """Independent of every frame formula: linear momentum changes by J and angular momentum about
+    the origin by p × J — with counteraction, where only the puck changes; without it, the children's
+    inherited changes are extra momentum the impulse alone does not explain, so only the puck's
+    own momentum is checked there."""
+    sim = _sim(counteract)
+    puck = sim.names.index("puck")
+    point = sim.world().transform.translation[puck] + np.array([0.1, 0.2, -0.15])
+    before = sim.momentum()
+    spin_before = _puck_momenta(sim, puck)
+    sim.apply_impulse("puck", IMPULSE, point)
+    after = sim.momentum()
+    spin_after = _puck_momenta(sim, puck)
+    np.testing.assert_allclose(spin_after[0] - spin_before[0], IMPULSE, atol=TOL)
+    np.testing.assert_allclose(spin_after[1] - spin_before[1], np.cross(point, IMPULSE), atol=TOL)
+    if counteract:
+        np.testing.assert_allclose(after["linear"] - before["linear"], IMPULSE, atol=TOL)
+        np.testing.assert_allclose(after["angular"] - before["angular"], np.cross(point, IMPULSE), atol=TOL)
+
+
+def _puck_momenta(sim, node):
+    """The puck's own linear and angular momentum (about the origin), from world state only."""
+    world = sim.world()
+    m = sim.mass[node]
+    r = world.transform.rotation[node]
+    inertia_world = r @ np.diag(sim.inertia_body[node]) @ r.T
+    p = m * world.velocity[node]
+    return p, np.cross(world.transform.translation[node], p) + inertia_world @ vee(world.angular_velocity[node])
+
+
+def test_scene_event_applies_the_impulse_once_at_its_time():
+    data = _scene(True)
+    data["world"]["gravity"] = [0.0, 0.0, 0.0]
+    # A still table and no nested bodies: the puck's momentum is conserved exactly between events.
+    data["node"] = [{"name": "table"}, data["node"][1]]
+    data["event"] = [{"time": 0.05, "node": "puck", "impulse": IMPULSE.tolist()}]
+    sim = Simulation(scene_from_dict(data))
+    p0 = sim.momentum()["linear"]
+    sim.step(4)  # t = 0.04 < 0.05
+    np.testing.assert_allclose(sim.momentum()["linear"], p0, atol=1e-12)
+    sim.step(1)
+    np.testing.assert_allclose(sim.momentum()["linear"], p0 + IMPULSE, atol=1e-12)
+    sim.step(10)
+    np.testing.assert_allclose(sim.momentum()["linear"], p0 + IMPULSE, atol=1e-12)
+
+
+def test_impulse_rejects_bad_input():
+    sim = _sim(True)
+    with pytest.raises(ValueError, match="table"):
+        sim.apply_impulse("table", IMPULSE)  # kinematic
+    with pytest.raises(ValueError, match="nope"):
+        sim.apply_impulse("nope", IMPULSE)
+    with pytest.raises(ValueError, match="impulse_world"):
+        sim.apply_impulse("puck", [1.0, np.nan, 0.0])
