@@ -441,3 +441,94 @@ def test_duals_flow_through_validated_constructors_and_matrices(n, seed, t0):
     moved = a(t)
     d = DynamicTransform(moved, moved.translation, moved.translation, random_skew(rng, n))
     assert isinstance((d @ d).velocity, Dual)
+
+
+# --- random trees: node-by-node composition against derivatives of the composed world transforms --
+
+MAX_DEPTH = 21
+
+
+def random_tree(rng, size, chain_bias):
+    """Parents with parent[i] < i (-1 = world) and depth ≤ MAX_DEPTH (a root has depth 1).
+    With probability `chain_bias` a node hangs below the previous one, which makes deep chains."""
+    parent, depth = np.full(size, -1), np.ones(size, dtype=int)
+    for i in range(1, size):
+        p = i - 1 if rng.random() < chain_bias else int(rng.integers(-1, i))
+        if p >= 0 and depth[p] >= MAX_DEPTH:
+            p = int(rng.integers(-1, i))
+            while p >= 0 and depth[p] >= MAX_DEPTH:
+                p = parent[p]
+        parent[i], depth[i] = p, (1 if p < 0 else depth[p] + 1)
+    return parent, depth
+
+
+def tree_world(local: Transform, parent, depth) -> Transform:
+    """World transforms of every node, level by level (batched over a level's nodes). Runs on
+    Dual arrays; this is the reference, so it composes plain Transforms, not the dynamics."""
+    translation = np.zeros_like(local.translation)
+    rotation = np.zeros_like(local.rotation)
+    scale = np.zeros_like(local.scale)
+    for level in range(1, depth.max() + 1):
+        nodes = np.flatnonzero(depth == level)
+        node_local = Transform(local.translation[nodes], local.rotation[nodes], local.scale[nodes],
+                               check=False)
+        if level == 1:
+            world = node_local
+        else:
+            p = parent[nodes]
+            world = Transform(translation[p], rotation[p], scale[p], check=False) @ node_local
+        translation[nodes], rotation[nodes], scale[nodes] = (world.translation, world.rotation,
+                                                             world.scale)
+    return Transform(translation, rotation, scale, check=False)
+
+
+def node(d: DynamicTransform, i) -> DynamicTransform:
+    a = d.transform
+    return DynamicTransform(Transform(a.translation[i], a.rotation[i], a.scale[i], check=False),
+                            d.velocity[i], d.acceleration[i], d.angular_velocity[i],
+                            d.angular_acceleration[i], check=False)
+
+
+# The acceptance check's bound. Errors measured by rel_error over the whole tree (relative to the
+# largest world value of that quantity); forward-mode derivatives are exact to rounding, and 21
+# levels of composition grow rounding to ~1e-13, so 1e-9 is met with a wide margin.
+TREE_RTOL = 1e-9
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=DIMS, seed=SEEDS, size=st.integers(1, 500), chain_bias=st.floats(0.0, 1.0),
+       scaled=st.booleans(), t0=TIMES)
+def test_random_tree_world_dynamics_match_time_derivatives(n, seed, size, chain_bias, scaled, t0):
+    check_tree(n, seed, size, chain_bias, scaled, t0)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+@pytest.mark.parametrize("scaled", [False, True])
+def test_largest_deepest_tree(n, scaled):
+    # The acceptance check's extreme: 500 nodes, depth 21, always run (hypothesis may not draw it).
+    assert check_tree(n, 1234 + n, 500, 0.9, scaled, 0.7) == MAX_DEPTH
+
+
+def check_tree(n, seed, size, chain_bias, scaled, t0):
+    rng = np.random.default_rng(seed)
+    parent, depth = random_tree(rng, size, chain_bias)
+    local = Trajectory(rng, n, (size,), scaled=scaled, size=0.5)
+    expected = dynamics_of(lambda t: tree_world(local(t), parent, depth), t0)
+
+    local_dynamics = dynamics_of(local, t0)
+    world = []
+    for i in range(size):  # node by node with @, as a user of the public API would
+        child = node(local_dynamics, i)
+        world.append(child if parent[i] < 0 else world[parent[i]] @ child)
+    for name in ("velocity", "acceleration", "angular_velocity", "angular_acceleration"):
+        got = np.stack([getattr(w, name) for w in world])
+        assert_close(got, getattr(expected, name), TREE_RTOL, name)
+    got_translation = np.stack([w.transform.translation for w in world])
+    assert_close(got_translation, expected.transform.translation, TREE_RTOL, "translation")
+    return depth.max()
+
+
+def test_random_tree_reaches_max_depth():
+    # The generator really produces the deepest trees the check asks for.
+    parent, depth = random_tree(np.random.default_rng(0), 500, 1.0)
+    assert depth.max() == MAX_DEPTH and np.all(parent < np.arange(500))
