@@ -42,7 +42,8 @@ import operator
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-__all__ = ["Dual", "derivative", "directional_derivative", "jacobian", "second_derivative"]
+__all__ = ["Dual", "real_part", "derivative", "directional_derivative", "jacobian",
+           "second_derivative"]
 
 
 class Dual(NDArrayOperatorsMixin):
@@ -331,7 +332,8 @@ _UFUNC_RULES = {
     np.arctan: _chain(np.arctan, lambda x, fx: 1.0 / (1.0 + x * x)),
     np.sinh: _chain(np.sinh, lambda x, fx: np.cosh(x)),
     np.cosh: _chain(np.cosh, lambda x, fx: np.sinh(x)),
-    np.tanh: _chain(np.tanh, lambda x, fx: 1.0 - fx * fx),
+    # 1/cosh² rather than 1 - tanh², which cancels for large |x|.
+    np.tanh: _chain(np.tanh, lambda x, fx: 1.0 / np.cosh(x) ** 2),
     np.arcsinh: _chain(np.arcsinh, lambda x, fx: 1.0 / np.sqrt(x * x + 1.0)),
     np.arccosh: _chain(np.arccosh, lambda x, fx: 1.0 / np.sqrt((x - 1.0) * (x + 1.0))),
     np.arctanh: _chain(np.arctanh, lambda x, fx: 1.0 / ((1.0 - x) * (1.0 + x))),
@@ -395,7 +397,7 @@ def _linear_in_first(func):
 
 for _name in ("reshape", "swapaxes", "moveaxis", "transpose", "permute_dims", "matrix_transpose",
               "linalg.matrix_transpose", "broadcast_to", "expand_dims", "squeeze", "trace",
-              "linalg.trace", "diagonal", "linalg.diagonal", "mean", "cumsum", "flip", "roll",
+              "linalg.trace", "diag", "diagonal", "linalg.diagonal", "mean", "cumsum", "flip", "roll",
               "ravel", "copy", "take", "take_along_axis", "repeat", "tile", "triu", "tril",
               "rot90"):
     _implements(_np(_name))(_linear_in_first(_np(_name)))
@@ -588,6 +590,14 @@ Dual.min = lambda self, *args, **kwargs: np.min(self, *args, **kwargs)
 
 
 # --- derivatives -------------------------------------------------------------------------------
+def real_part(x):
+    """The innermost real part of x as a plain array (x itself if it is not a Dual): the value to
+    take branch decisions on (`np.where(real_part(theta2) < eps, ...)`) at any nesting depth."""
+    while isinstance(x, Dual):
+        x = x.real
+    return np.asarray(x)
+
+
 def _tangent_of(y):
     """The dual part of f's result; a result that is not a Dual did not depend on x."""
     return y.dual if isinstance(y, Dual) else np.zeros(np.shape(y))
