@@ -24,6 +24,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from physics.rotation import hat, skew_from_vector, vector_from_skew, vee
+
 # Orthogonality / skew-symmetry tolerance of the validation: generous enough for matrices that
 # went through a few float operations, tight enough to catch a scaled or sheared "rotation".
 _TOLERANCE = 1e-6
@@ -70,33 +72,20 @@ def _batch_shape(what, *shapes):
         raise ValueError(f"{what}: batch shapes {shapes} do not broadcast") from None
 
 
-def hat(w, n=None):
-    """Skew matrix of a 2D scalar `(...)` -> `(..., 2, 2)` or a 3D vector `(..., 3)` -> `(..., 3, 3)`.
-
-    Tiny local helper (`hat(s) = [[0, -s], [s, 0]]`, `hat(w) x = w × x`); physics.rotation owns
-    the general one. Without `n`, a trailing axis of 3 means 3D and anything else 2D.
-    """
+def _skew(w, n, name):
+    """so(n) vector form -> skew matrix (None stays None)."""
+    if w is None:
+        return None
     w = _array(w)
-    if n is None:
-        n = 3 if w.ndim and w.shape[-1] == 3 else 2
-    if n == 3:
-        x, y, z = w[..., 0], w[..., 1], w[..., 2]
-        o = x * 0  # a zero that keeps w's type (Dual) and batch shape
-        rows = [np.stack([o, -z, y], axis=-1), np.stack([z, o, -x], axis=-1),
-                np.stack([-y, x, o], axis=-1)]
-        return np.stack(rows, axis=-2)
-    o = w * 0
-    return np.stack([np.stack([o, -w], axis=-1), np.stack([w, o], axis=-1)], axis=-2)
+    if n == 3 and (w.ndim < 1 or w.shape[-1] != 3):
+        raise ValueError(f"DynamicTransform.from_vectors: {name} must have shape (..., 3) in 3D, "
+                         f"got {w.shape}")
+    return hat(w, 2) if n == 2 else hat(w, 3) if n == 3 else skew_from_vector(w, n)
 
 
-def vee(omega):
-    """Inverse of `hat`: `(..., 2, 2)` -> scalar `(...)`, `(..., 3, 3)` -> `(..., 3)`."""
-    n = omega.shape[-1]
-    if n == 2:
-        return omega[..., 1, 0]
-    if n == 3:
-        return np.stack([omega[..., 2, 1], omega[..., 0, 2], omega[..., 1, 0]], axis=-1)
-    raise ValueError(f"vee: skew matrices have a vector form only in 2D and 3D, got shape {omega.shape}")
+def _vector(w):
+    n = w.shape[-1]
+    return vee(w) if n in (2, 3) else vector_from_skew(w)
 
 
 def _perp(x):
@@ -323,25 +312,20 @@ class DynamicTransform:
     @classmethod
     def from_vectors(cls, transform, velocity=None, acceleration=None, omega=None, alpha=None, *,
                      check=True) -> "DynamicTransform":
-        """Angular velocity/acceleration as 3-vectors `(..., 3)` in 3D or scalars `(...)` in 2D."""
+        """Angular velocity/acceleration as vectors: scalars `(...)` in 2D, 3-vectors `(..., 3)` in
+        3D (`hat`), so(n) coordinates `(..., n(n-1)/2)` in higher n (physics.rotation's
+        `skew_from_vector` ordering, which is `hat` in 2D and 3D)."""
         n = transform.n
-        if n not in (2, 3) and (omega is not None or alpha is not None):
-            raise ValueError(f"DynamicTransform.from_vectors: vector angular quantities exist only in "
-                             f"2D and 3D, the transform is {n}D")
-        for name, w in (("omega", omega), ("alpha", alpha)):
-            if w is not None and n == 3 and (_array(w).ndim < 1 or _array(w).shape[-1] != 3):
-                raise ValueError(f"DynamicTransform.from_vectors: {name} must be (..., 3) in 3D, "
-                                 f"got {_array(w).shape}")
-        return cls(transform, velocity, acceleration, None if omega is None else hat(omega, n),
-                   None if alpha is None else hat(alpha, n), check=check)
+        return cls(transform, velocity, acceleration, _skew(omega, n, "omega"),
+                   _skew(alpha, n, "alpha"), check=check)
 
     def omega_vector(self):
-        """Angular velocity as a 3-vector (3D) or scalar (2D)."""
-        return vee(self.angular_velocity)
+        """Angular velocity as a scalar (2D), a 3-vector (3D) or so(n) coordinates (n > 3)."""
+        return _vector(self.angular_velocity)
 
     def alpha_vector(self):
-        """Angular acceleration as a 3-vector (3D) or scalar (2D)."""
-        return vee(self.angular_acceleration)
+        """Angular acceleration as a scalar (2D), a 3-vector (3D) or so(n) coordinates (n > 3)."""
+        return _vector(self.angular_acceleration)
 
     @property
     def n(self) -> int:

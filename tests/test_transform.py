@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from physics.dual import Dual
-from physics.transform import (DynamicTransform, Transform, hat, vee, _real)
+from physics.rotation import hat, vee
+from physics.transform import DynamicTransform, Transform, _real
 
 SETTINGS = settings(max_examples=60, deadline=None)
 DIMS = st.sampled_from([2, 3, 4])
@@ -160,8 +161,10 @@ def test_dynamic_transform_rejects_bad_input():
         DynamicTransform(a, None, None, np.eye(3))
     with pytest.raises(ValueError, match=r"angular_acceleration.*3, 3\).*\(3,\)"):
         DynamicTransform(a, None, None, None, np.zeros(3))
-    with pytest.raises(ValueError, match="only in 2D and 3D"):
-        DynamicTransform.from_vectors(Transform.identity(4), omega=np.zeros(6))
+    with pytest.raises(ValueError, match=r"omega must have shape \(\.\.\., 3\).*\(2,\)"):
+        DynamicTransform.from_vectors(Transform.identity(3), omega=np.zeros(2))
+    with pytest.raises(ValueError, match=r"\(5,\)"):  # so(4) has 6 coordinates
+        DynamicTransform.from_vectors(Transform.identity(4), omega=np.zeros(5))
     with pytest.raises(ValueError, match="must be a Transform"):
         DynamicTransform(np.eye(4))
     with pytest.raises(ValueError, match="last row"):
@@ -176,12 +179,17 @@ def test_vector_forms_and_conventions():
     w, x = rng.standard_normal((2, 3))
     assert_close(hat(w) @ x, np.cross(w, x), 1e-15, "hat = cross")
     assert_close(vee(hat(w) @ hat(x) - hat(x) @ hat(w)), np.cross(w, x), 1e-15, "bracket = cross")
-    assert_close(hat(2.0) @ np.array([1.0, 0.0]), [0.0, 2.0], 0.0, "2D hat")
+    assert_close(hat(2.0, 2) @ np.array([1.0, 0.0]), [0.0, 2.0], 0.0, "2D hat")
     d = DynamicTransform.from_vectors(Transform.identity(3), omega=w, alpha=x)
     assert_close(d.omega_vector(), w, 0.0, "omega round trip")
     assert_close(d.alpha_vector(), x, 0.0, "alpha round trip")
     d2 = DynamicTransform.from_vectors(Transform.identity(2, (3,)), omega=[1.0, 2.0, 3.0])
     assert d2.angular_velocity.shape == (3, 2, 2) and np.allclose(d2.omega_vector(), [1, 2, 3])
+    # n > 3: so(n) coordinates, n(n-1)/2 of them, round trip.
+    w6 = rng.standard_normal(6)
+    d4 = DynamicTransform.from_vectors(Transform.identity(4), omega=w6, alpha=2 * w6)
+    assert_close(d4.omega_vector(), w6, 0.0, "so(4) omega")
+    assert_close(d4.alpha_vector(), 2 * w6, 0.0, "so(4) alpha")
 
 
 # --- time derivatives of time-parameterized transforms -------------------------------------------
