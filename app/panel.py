@@ -210,7 +210,7 @@ class Panel:
     def legend(self):
         v = self.viewer
         imgui.set_next_window_pos(imgui.ImVec2(v.size[0] - 8, 8), imgui.Cond_.always, imgui.ImVec2(1.0, 0.0))
-        imgui.begin("Inertial accelerations", None, imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_move)
+        imgui.begin("Legend", None, imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_move)
         for name in ("frame", "euler", "centrifugal", "coriolis"):
             r, g, b = overlays.COLORS[name]
             imgui.text_colored(imgui.ImVec4(r, g, b, 1.0), f"-> {name}")

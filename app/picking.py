@@ -25,7 +25,7 @@ def _sphere(o, d, center_y=0.0):
 
 
 def _box(o, d):
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         inv = 1.0 / d
         t0, t1 = (-0.5 - o) * inv, (0.5 - o) * inv
     near = np.nanmax(np.minimum(t0, t1), axis=1)
@@ -52,9 +52,9 @@ def _disks(o, d, half_height):
     """Hits of the cap disks y = ±half_height, x² + z² <= 1."""
     hits = []
     for y_cap in (-half_height, half_height):
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             t = (y_cap - o[:, 1]) / d[:, 1]
-        p = o + t[:, None] * d
+            p = o + t[:, None] * d
         ok = np.isfinite(t) & (t >= 0) & (p[:, 0] ** 2 + p[:, 2] ** 2 <= 1.0)
         hits.append(np.where(ok, t, _NO_HIT))
     return np.minimum(*hits)

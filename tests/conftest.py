@@ -1,0 +1,76 @@
+"""Shared fixtures. `display`: an X display for the viewer tests (marked `@pytest.mark.display`).
+
+Uses $DISPLAY when set; otherwise starts `Xvfb :N -screen 0 1280x720x24` on a free display
+number, waits until it accepts connections, and kills it at the end of the session. With no
+display to be had, the tests fail when CI=true (CI installs Xvfb: a missing display there is a
+broken setup, not a reason to skip) and skip with the reason elsewhere.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+
+def _free_display_number():
+    for n in range(90, 200):
+        if not Path(f"/tmp/.X{n}-lock").exists() and not Path(f"/tmp/.X11-unix/X{n}").exists():
+            return n
+    return None
+
+
+def _accepts_connections(n):
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        try:
+            s.connect(f"/tmp/.X11-unix/X{n}")
+            return True
+        except OSError:
+            return False
+
+
+def _no_display(reason):
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"no X display for the viewer tests in CI: {reason}")
+    pytest.skip(f"no X display: {reason} (install xvfb and libgl1-mesa-dri, or set DISPLAY)")
+
+
+@pytest.fixture(scope="session")
+def display():
+    """The X display name the viewer tests use (os.environ['DISPLAY'] is set to it)."""
+    if os.environ.get("DISPLAY"):
+        yield os.environ["DISPLAY"]
+        return
+    xvfb = shutil.which("Xvfb")
+    if xvfb is None:
+        _no_display("$DISPLAY is unset and Xvfb is not installed")
+    n = _free_display_number()
+    if n is None:
+        _no_display("no free display number in :90-:199")
+    process = subprocess.Popen([xvfb, f":{n}", "-screen", "0", "1280x720x24", "-nolisten", "tcp"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 15.0
+    while not _accepts_connections(n):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            _no_display(f"Xvfb :{n} did not start: {process.stderr.read().decode(errors='replace')[-500:]}")
+        time.sleep(0.05)
+    os.environ["DISPLAY"] = f":{n}"
+    try:
+        yield f":{n}"
+    finally:
+        del os.environ["DISPLAY"]
+        process.terminate()
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture
+def app_config(tmp_path, monkeypatch):
+    """Point the viewer's persisted settings at a fresh temporary directory."""
+    monkeypatch.setenv("HIERARCHY_SANDBOX_CONFIG_DIR", str(tmp_path / "config"))
+    return tmp_path / "config"
