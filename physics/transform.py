@@ -152,7 +152,7 @@ class Transform:
         """`(0, I, 1)` in n dimensions, broadcast to `batch_shape`."""
         if int(n) != n or n < 1:
             raise ValueError(f"Transform.identity: n must be a positive integer, got {n!r}")
-        batch_shape = (batch_shape,) if isinstance(batch_shape, int) else tuple(batch_shape)
+        batch_shape = (int(batch_shape),) if np.ndim(batch_shape) == 0 else tuple(batch_shape)
         return cls(np.zeros(batch_shape + (n,)), np.broadcast_to(np.eye(n), batch_shape + (n, n)).copy(),
                    np.ones(batch_shape), check=False)
 
@@ -212,7 +212,7 @@ class Transform:
         top = np.concatenate([np.broadcast_to(self.linear(), shape + (n, n)),
                               np.broadcast_to(self.translation, shape + (n,))[..., None]], axis=-1)
         bottom = np.broadcast_to(np.eye(n + 1)[n], shape + (1, n + 1))
-        return np.concatenate([top, bottom + top[..., :1, :] * 0], axis=-2)
+        return np.concatenate([top, bottom], axis=-2)
 
     @classmethod
     def from_matrix(cls, matrix, *, check=True) -> "Transform":
@@ -422,11 +422,16 @@ class DynamicTransform:
 
     # -- the four delta rules (seed 000, "Local and Global Deltas"); `self` is the parent's world
     #    dynamics (A2, ω2, ...); transforms are unchanged by the instantaneous change --
-    def _zeros_or(self, dv, da, dw, dal):
-        n = self.n
-        z_v, z_w = np.zeros(n), np.zeros((n, n))
-        return (z_v if dv is None else _array(dv), z_v if da is None else _array(da),
-                z_w if dw is None else _array(dw), z_w if dal is None else _array(dal))
+    def _deltas_or_zero(self, dv, da, dw, dal):
+        """The four changes as arrays, validated; None means no change."""
+        n, out = self.n, []
+        for name, x in (("Δv", dv), ("Δa", da)):
+            out.append(np.zeros(n) if x is None else _array(x))
+            _check_vector(f"delta {name}", out[-1], n)
+        for name, x in (("Δω", dw), ("Δα", dal)):
+            out.append(np.zeros((n, n)) if x is None else _array(x))
+            _check_skew(f"delta {name}", out[-1], n)
+        return out
 
     def delta_world_from_local(self, dv1=None, da1=None, dw1=None, dal1=None) -> Delta:
         """The child's world change caused by a change of its local dynamics:
@@ -436,7 +441,7 @@ class DynamicTransform:
             Δω3 = R2 Δω1 R2ᵀ
             Δα3 = R2 Δα1 R2ᵀ + [ω2, Δω3]
         """
-        dv1, da1, dw1, dal1 = self._zeros_or(dv1, da1, dw1, dal1)
+        dv1, da1, dw1, dal1 = self._deltas_or_zero(dv1, da1, dw1, dal1)
         A2, w2 = self.transform, self.angular_velocity
         R2, R2t = A2.rotation, _transpose(A2.rotation)
         dv3 = A2.apply_vector(dv1)
@@ -452,7 +457,7 @@ class DynamicTransform:
             Δω1 = R2ᵀ Δω3 R2
             Δα1 = R2ᵀ(Δα3 + [Δω3, ω2]) R2
         """
-        dv3, da3, dw3, dal3 = self._zeros_or(dv3, da3, dw3, dal3)
+        dv3, da3, dw3, dal3 = self._deltas_or_zero(dv3, da3, dw3, dal3)
         A2, w2 = self.transform, self.angular_velocity
         R2, R2t, J2_inv = A2.rotation, _transpose(A2.rotation), A2.linear_inverse()
         return Delta(_mv(J2_inv, dv3), _mv(J2_inv, da3 - 2.0 * _mv(w2, dv3)), R2t @ dw3 @ R2,
@@ -469,7 +474,7 @@ class DynamicTransform:
 
         Exact (not linearized): `Δω2 ω2 + ω2 Δω2 + Δω2² = (ω2 + Δω2)² - ω2²`.
         """
-        dv2, da2, dw2, dal2 = self._zeros_or(dv2, da2, dw2, dal2)
+        dv2, da2, dw2, dal2 = self._deltas_or_zero(dv2, da2, dw2, dal2)
         A2, w2 = self.transform, self.angular_velocity
         offset = A2.apply_vector(child_local.transform.translation)      # J2 T1
         w_rel = A2.rotation @ child_local.angular_velocity @ _transpose(A2.rotation)  # ω3 - ω2
@@ -496,7 +501,7 @@ class DynamicTransform:
         With only a linear change Δv2 = Δv this is the seed's `Δv1 = -J2⁻¹ Δv`,
         `Δa1 = 2 J2⁻¹ ω2 Δv`. The grandchildren inherit the correction and need none.
         """
-        dv2, da2, dw2, dal2 = self._zeros_or(dv2, da2, dw2, dal2)
+        dv2, da2, dw2, dal2 = self._deltas_or_zero(dv2, da2, dw2, dal2)
         A2, w2 = self.transform, self.angular_velocity
         R2, R2t, J2_inv = A2.rotation, _transpose(A2.rotation), A2.linear_inverse()
         r = A2.apply_vector(child_local.transform.translation)

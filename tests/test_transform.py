@@ -169,6 +169,10 @@ def test_dynamic_transform_rejects_bad_input():
         DynamicTransform(np.eye(4))
     with pytest.raises(ValueError, match="last row"):
         Transform.from_matrix(np.ones((4, 4)))
+    with pytest.raises(ValueError, match=r"delta Δv.*\(2,\)"):
+        DynamicTransform.identity(3).delta_world_from_local(np.zeros(2))
+    with pytest.raises(ValueError, match="delta Δω: not skew"):
+        DynamicTransform.identity(3).counteract(DynamicTransform.identity(3), None, np.ones((3, 3)))
     # check=False is the hot-path escape: no validation at all.
     Transform(np.zeros(3), 2 * np.eye(3), 1.0, check=False)
 
