@@ -165,7 +165,7 @@ _OPERAND_TYPES = (Dual, np.ndarray, np.generic, numbers.Number, list, tuple)
 
 
 def _as_part(x, name):
-    if isinstance(x, Dual):
+    if isinstance(x, Dual) or (type(x) is np.ndarray and x.dtype.kind in "fc"):
         return x
     a = np.asarray(x)
     if a.dtype.kind in "biu":

@@ -212,7 +212,25 @@ ARRAY_FUNCTIONS = {
     "mean_cumsum": lambda x: np.stack([np.mean(x ** 2) * np.ones(3), np.cumsum(x ** 3)]),
     "tensordot": lambda x: np.tensordot(np.outer(x, x), A, axes=2),
     "methods": lambda x: np.outer(x, x).T.reshape(3, 3).swapaxes(0, 1).sum(axis=1),
+    "mT_diag": lambda x: (A * np.diag(x)).mT @ x if isinstance(x, Dual) else (A * np.diag(x)).T @ x,
+    "split": lambda x: np.split(np.concatenate([x, x ** 2]), 2)[1] * np.split(x, 3)[0],
+    "broadcast_arrays": lambda x: np.broadcast_arrays(x[:, None], np.sin(x))[0] * 2.0,
+    "add_reduce": lambda x: np.add.reduce(np.outer(x, x ** 2), axis=1),
+    "sum_initial": lambda x: np.sum(x ** 2, initial=3.0),
+    "inner_vdot_kron": lambda x: np.concatenate([np.inner(x, A), np.vdot(x, x)[None], np.kron(x, x)]),
+    "take_roll_flip": lambda x: np.take(np.roll(np.flip(x ** 2), 1), [2, 0]),
+    "full_like": lambda x: np.full_like(x, 2.0) * x + np.ones_like(x) * x ** 2,
+    "fmod_remainder": lambda x: np.remainder(5 * x + 7, 2.5) + np.fmod(5 * x + 7, 3 + x),
+    "inplace": lambda x: _inplace(x),
 }
+
+
+def _inplace(x):
+    y = x * 1.0
+    y *= x
+    y += np.sin(x)
+    y[1] = x[0] ** 3
+    return y
 
 
 @pytest.mark.parametrize("name", sorted(ARRAY_FUNCTIONS))
@@ -222,6 +240,8 @@ def test_array_functions_against_central_differences(name, x, v):
     f = ARRAY_FUNCTIONS[name]
     if name == "clip":  # away from the kinks at 3x = ±1
         x = np.where(np.abs(np.abs(3 * x) - 1) < 1e-3, 0.0, x)
+    if name == "fmod_remainder":  # away from the jumps of the remainders
+        x = np.array([0.13, -0.45, 0.77]) + 0.01 * x
     if name == "max_min":  # distinct squares, so the arg max/min is unique
         x = np.array([0.1, -0.45, 0.8]) + 0.01 * x
     y = f(Dual(x, v))
@@ -352,6 +372,11 @@ def test_physics_rotation_differentiates_through_dual(w, t0):
     q = lambda t: rotation.quaternion_from_rotvec(t * w)
     expected = 0.5 * rotation.multiply(np.concatenate([[0.0], w]), q(t0))
     np.testing.assert_allclose(derivative(q, t0), expected, rtol=1e-12, atol=1e-12)
+    # Hyper-duals: d²/dt² exp(t hat(w)) = hat(w)² exp(t hat(w)), d²q/dt² = -|w|²/4 q.
+    np.testing.assert_allclose(second_derivative(R, t0), hat(w) @ hat(w) @ R(t0),
+                               rtol=1e-12, atol=1e-11)
+    np.testing.assert_allclose(second_derivative(q, t0), -0.25 * (w @ w) * q(t0),
+                               rtol=1e-12, atol=1e-11)
 
 
 # --- nesting: second derivatives -------------------------------------------------------------------
