@@ -163,6 +163,32 @@ class ContiguousList:
         return self._values[: self._size]
 
     @property
+    def links(self):
+        """The live links in storage order, a view of shape (len, 2): ``links[h] = (prev, next)``.
+
+        ``nil`` marks the ends. For compiled walks (``h = links[h, 1]`` until ``nil``); do not
+        write to it unless you keep the list a single chain.
+        """
+        return self._links[: self._size]
+
+    @property
+    def nil(self):
+        """The terminator: the largest value of the index dtype."""
+        return self._nil
+
+    def with_values(self, values):
+        """A new list with a copy of these links and ``values`` (storage order: slot h -> values[h]).
+
+        Carries another payload along the same list order without relinking (any dtype).
+        """
+        values = np.ascontiguousarray(values)
+        if values.shape != (self._size,):
+            raise ValueError(f"values must have shape ({self._size},), got {values.shape}")
+        out = self.copy()
+        out._values = values
+        return out
+
+    @property
     def dtype(self):
         return self._values.dtype
 

@@ -333,3 +333,14 @@ def test_bad_input_names_what_was_received():
         ContiguousList(RECORD).sort("nope")
     with pytest.raises(ValueError, match=r"\(0,\) mask"):
         lst.remove_if(lambda v: True)
+
+
+def test_with_values_carries_the_order():
+    lst = ContiguousList.from_array(np.arange(6))
+    lst.reverse()
+    lst.erase(2)
+    other = lst.with_values(np.asarray(lst.values * 10.0))
+    assert other.to_array().tolist() == [x * 10.0 for x in lst.to_array().tolist()]
+    assert lst.links.shape == (5, 2) and lst.nil == 255
+    with pytest.raises(ValueError, match=r"shape \(5,\), got \(4,\)"):
+        lst.with_values(np.zeros(4))
