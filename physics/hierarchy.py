@@ -178,19 +178,34 @@ def _cross(u, v):
 
 
 @njit(cache=True, inline="always")
-def _rotate(r, i, v):
-    """r[i] @ v"""
-    return (r[i, 0, 0] * v[0] + r[i, 0, 1] * v[1] + r[i, 0, 2] * v[2],
-            r[i, 1, 0] * v[0] + r[i, 1, 1] * v[1] + r[i, 1, 2] * v[2],
-            r[i, 2, 0] * v[0] + r[i, 2, 1] * v[1] + r[i, 2, 2] * v[2])
+def _get_matrix(r, i):
+    """r[i] as a tuple of rows."""
+    return ((r[i, 0, 0], r[i, 0, 1], r[i, 0, 2]),
+            (r[i, 1, 0], r[i, 1, 1], r[i, 1, 2]),
+            (r[i, 2, 0], r[i, 2, 1], r[i, 2, 2]))
 
 
 @njit(cache=True, inline="always")
-def _rotate_back(r, i, v):
-    """r[i].T @ v"""
-    return (r[i, 0, 0] * v[0] + r[i, 1, 0] * v[1] + r[i, 2, 0] * v[2],
-            r[i, 0, 1] * v[0] + r[i, 1, 1] * v[1] + r[i, 2, 1] * v[2],
-            r[i, 0, 2] * v[0] + r[i, 1, 2] * v[1] + r[i, 2, 2] * v[2])
+def _put_matrix(r, i, m):
+    r[i, 0, 0], r[i, 0, 1], r[i, 0, 2] = m[0]
+    r[i, 1, 0], r[i, 1, 1], r[i, 1, 2] = m[1]
+    r[i, 2, 0], r[i, 2, 1], r[i, 2, 2] = m[2]
+
+
+@njit(cache=True, inline="always")
+def _mv(m, v):
+    """m @ v"""
+    return (m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2],
+            m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2],
+            m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2])
+
+
+@njit(cache=True, inline="always")
+def _mtv(m, v):
+    """m.T @ v"""
+    return (m[0][0] * v[0] + m[1][0] * v[1] + m[2][0] * v[2],
+            m[0][1] * v[0] + m[1][1] * v[1] + m[2][1] * v[2],
+            m[0][2] * v[0] + m[1][2] * v[1] + m[2][2] * v[2])
 
 
 @njit(cache=True, fastmath=False)
@@ -215,30 +230,36 @@ def _world_from_local(order, parent,
         p = parent[i]
         if p < 0:
             _put(T3, i, _get(T1, i))
-            R3[i] = R1[i]
+            _put_matrix(R3, i, _get_matrix(R1, i))
             S3[i] = S1[i]
             _put(v3, i, _get(v1, i))
             _put(a3, i, _get(a1, i))
             _put(w3, i, _get(w1, i))
             _put(alpha3, i, _get(alpha1, i))
             continue
-        s2 = S3[p]
-        w2 = _get(w3, p)
-        alpha2 = _get(alpha3, p)
-        r = _mul(s2, _rotate(R3, p, _get(T1, i)))
-        J2v1 = _mul(s2, _rotate(R3, p, _get(v1, i)))
-        J2a1 = _mul(s2, _rotate(R3, p, _get(a1, i)))
-        _put(T3, i, _add(_get(T3, p), r))
-        _put(v3, i, _add(_add(_get(v3, p), J2v1), _cross(w2, r)))
-        _put(a3, i, _add(_add(_add(_get(a3, p), J2a1), _add(_cross(alpha2, r), _cross(w2, _cross(w2, r)))),
-                         _mul(2.0, _cross(w2, J2v1))))
-        omega3 = _add(w2, _rotate(R3, p, _get(w1, i)))
+        T2, R2, s2 = _get(T3, p), _get_matrix(R3, p), S3[p]
+        v2, a2, w2, alpha2 = _get(v3, p), _get(a3, p), _get(w3, p), _get(alpha3, p)
+        R1_i, S1_i = _get_matrix(R1, i), S1[i]
+        r = _mul(s2, _mv(R2, _get(T1, i)))
+        J2v1 = _mul(s2, _mv(R2, _get(v1, i)))
+        J2a1 = _mul(s2, _mv(R2, _get(a1, i)))
+        omega3 = _add(w2, _mv(R2, _get(w1, i)))
+        alpha3_i = _add(_add(alpha2, _mv(R2, _get(alpha1, i))), _cross(w2, omega3))
+        T3_i = _add(T2, r)
+        v3_i = _add(_add(v2, J2v1), _cross(w2, r))
+        euler_centripetal = _add(_cross(alpha2, r), _cross(w2, _cross(w2, r)))
+        coriolis = _mul(2.0, _cross(w2, J2v1))
+        a3_i = _add(_add(a2, J2a1), _add(euler_centripetal, coriolis))
+
+        _put(T3, i, T3_i)
+        _put(v3, i, v3_i)
+        _put(a3, i, a3_i)
         _put(w3, i, omega3)
-        _put(alpha3, i, _add(_add(alpha2, _rotate(R3, p, _get(alpha1, i))), _cross(w2, omega3)))
+        _put(alpha3, i, alpha3_i)
         for j in range(3):
             for k in range(3):
-                R3[i, j, k] = R3[p, j, 0] * R1[i, 0, k] + R3[p, j, 1] * R1[i, 1, k] + R3[p, j, 2] * R1[i, 2, k]
-        S3[i] = s2 * S1[i]
+                R3[i, j, k] = R2[j][0] * R1_i[0][k] + R2[j][1] * R1_i[1][k] + R2[j][2] * R1_i[2][k]
+        S3[i] = s2 * S1_i
 
 
 @njit(cache=True, fastmath=False)
@@ -262,29 +283,32 @@ def _local_from_world(nodes, parent,
         p = parent[i]
         if p < 0:
             _put(T1, i, _get(T3, i))
-            R1[i] = R3[i]
+            _put_matrix(R1, i, _get_matrix(R3, i))
             S1[i] = S3[i]
             _put(v1, i, _get(v3, i))
             _put(a1, i, _get(a3, i))
             _put(w1, i, _get(w3, i))
             _put(alpha1, i, _get(alpha3, i))
             continue
-        inv_s2 = 1.0 / S3[p]
-        w2 = _get(w3, p)
+        R2, inv_s2, w2, alpha2 = _get_matrix(R3, p), 1.0 / S3[p], _get(w3, p), _get(alpha3, p)
         omega3 = _get(w3, i)
         d = _sub(_get(T3, i), _get(T3, p))
         J2v1 = _sub(_sub(_get(v3, i), _get(v3, p)), _cross(w2, d))
-        J2a1 = _sub(_sub(_sub(_get(a3, i), _get(a3, p)), _add(_cross(_get(alpha3, p), d), _cross(w2, _cross(w2, d)))),
-                    _mul(2.0, _cross(w2, J2v1)))
-        _put(T1, i, _mul(inv_s2, _rotate_back(R3, p, d)))
-        _put(v1, i, _mul(inv_s2, _rotate_back(R3, p, J2v1)))
-        _put(a1, i, _mul(inv_s2, _rotate_back(R3, p, J2a1)))
-        _put(w1, i, _rotate_back(R3, p, _sub(omega3, w2)))
-        _put(alpha1, i, _rotate_back(R3, p, _sub(_sub(_get(alpha3, i), _get(alpha3, p)), _cross(w2, omega3))))
+        euler_centripetal = _add(_cross(alpha2, d), _cross(w2, _cross(w2, d)))
+        coriolis = _mul(2.0, _cross(w2, J2v1))
+        J2a1 = _sub(_sub(_get(a3, i), _get(a3, p)), _add(euler_centripetal, coriolis))
+        R3_i, S3_i = _get_matrix(R3, i), S3[i]
+        alpha1_i = _mtv(R2, _sub(_sub(_get(alpha3, i), alpha2), _cross(w2, omega3)))
+
+        _put(T1, i, _mul(inv_s2, _mtv(R2, d)))
+        _put(v1, i, _mul(inv_s2, _mtv(R2, J2v1)))
+        _put(a1, i, _mul(inv_s2, _mtv(R2, J2a1)))
+        _put(w1, i, _mtv(R2, _sub(omega3, w2)))
+        _put(alpha1, i, alpha1_i)
         for j in range(3):
             for k in range(3):
-                R1[i, j, k] = R3[p, 0, j] * R3[i, 0, k] + R3[p, 1, j] * R3[i, 1, k] + R3[p, 2, j] * R3[i, 2, k]
-        S1[i] = S3[i] * inv_s2
+                R1[i, j, k] = R2[0][j] * R3_i[0][k] + R2[1][j] * R3_i[1][k] + R2[2][j] * R3_i[2][k]
+        S1[i] = S3_i * inv_s2
 
 
 @njit(cache=True)
