@@ -1,0 +1,168 @@
+"""Scene files: every class of bad input gives one SceneError naming file, node, key and value."""
+import math
+
+import numpy as np
+import pytest
+
+from physics.rotation import matrix_from_quaternion
+from physics.scene import SceneError, load_scene
+from physics.settings import Settings
+
+GOOD = """
+title = "t"
+[world]
+gravity = [0.0, -9.81, 0.0]
+dt = 0.01
+integrator = "rk4"
+gyroscopic = "explicit"
+rotation_update = "magnus3"
+exponential = "truncated"
+counteract = false
+substeps = 2
+
+[[node]]
+name = "child"
+parent = "root"
+motion = "dynamic"
+translation = [1.0, 2.0, 3.0]
+rotation = [1.0005, 0.0, 0.0, 0.0]
+velocity = [0.1, 0.0, 0.0]
+angular_velocity = [0.0, 0.5, 0.0]
+mass = 2.0
+shape = { type = "box", size = [1.0, 2.0, 3.0] }
+color = [0.8, 0.2, 0.2]
+
+[[node]]
+name = "root"
+motion = "kinematic"
+scale = 2.0
+acceleration = [0.0, 0.0, 1.0]
+angular_acceleration = [0.0, 0.1, 0.0]
+
+[[event]]
+time = 0.5
+node = "child"
+impulse = [1.0, 0.0, 0.0]
+point = [0.0, 1.0, 0.0]
+"""
+
+
+def write(tmp_path, text, name="scene.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_good_scene_loads_in_parent_order(tmp_path):
+    scene = load_scene(write(tmp_path, GOOD))
+    assert scene.names == ("root", "child")  # a parent named later in the file comes first
+    assert scene.parent.tolist() == [-1, 0]
+    # normalized quaternion: the file's 1.0005 is within the 1e-3 tolerance
+    np.testing.assert_allclose(np.linalg.norm(scene.rotation, axis=1), 1.0, atol=1e-15)
+    # box inertia m/12 (b²+c², a²+c², a²+b²) with lengths scaled by the world scale 2 (the parent's)
+    np.testing.assert_allclose(scene.inertia_body[1], 2.0 / 12.0 * 4.0 * np.array([13.0, 10.0, 5.0]), rtol=1e-14)
+    settings = scene.settings()
+    assert (settings.integrator, settings.gyroscopic, settings.counteract, settings.substeps) == ("rk4", "explicit", False, 2)
+    assert scene.events[0].node == 1 and scene.events[0].point_world.tolist() == [0.0, 1.0, 0.0]
+
+
+def replace(old, new):
+    assert old in GOOD, old
+    return GOOD.replace(old, new, 1)
+
+
+# (scene text, node, key, value fragment expected in the message)
+BAD = {
+    "unknown node key": (replace('mass = 2.0', 'mass = 2.0\nmas = 3'), "child", "mas", "3"),
+    "unknown world key": (replace('dt = 0.01', 'dt = 0.01\nfoo = 1'), "[world]", "foo", "1"),
+    "unknown top-level key": (replace('title = "t"', 'title = "t"\nbogus = 1'), None, "bogus", "1"),
+    "unknown motion": (replace('motion = "dynamic"', 'motion = "floating"'), "child", "motion", "floating"),
+    "unknown integrator": (replace('"rk4"', '"rk5"'), "[world]", "integrator", "rk5"),
+    "unknown gyroscopic": (replace('"explicit"', '"sometimes"'), "[world]", "gyroscopic", "sometimes"),
+    "unknown rotation update": (replace('"magnus3"', '"magnus4"'), "[world]", "rotation_update", "magnus4"),
+    "unknown exponential": (replace('"truncated"', '"approx"'), "[world]", "exponential", "approx"),
+    "unknown shape type": (replace('type = "box"', 'type = "torus"'), "child", "shape.type", "torus"),
+    "wrong type": (replace('mass = 2.0', 'mass = "heavy"'), "child", "mass", "heavy"),
+    "bool for number": (replace('mass = 2.0', 'mass = true'), "child", "mass", "True"),
+    "wrong length": (replace('translation = [1.0, 2.0, 3.0]', 'translation = [1.0, 2.0]'), "child", "translation", "[1.0, 2.0]"),
+    "string in vector": (replace('velocity = [0.1, 0.0, 0.0]', 'velocity = [0.1, "x", 0.0]'), "child", "velocity", "x"),
+    "nan": (replace('velocity = [0.1, 0.0, 0.0]', 'velocity = [nan, 0.0, 0.0]'), "child", "velocity", "nan"),
+    "inf": (replace('dt = 0.01', 'dt = inf'), "[world]", "dt", "inf"),
+    "quaternion norm": (replace('rotation = [1.0005, 0.0, 0.0, 0.0]', 'rotation = [1.01, 0.0, 0.0, 0.0]'), "child", "rotation", "1.01"),
+    "zero quaternion": (replace('rotation = [1.0005, 0.0, 0.0, 0.0]', 'rotation = [0.0, 0.0, 0.0, 0.0]'), "child", "rotation", "0.0"),
+    "zero mass": (replace('mass = 2.0', 'mass = 0.0'), "child", "mass", "0.0"),
+    "negative mass": (replace('mass = 2.0', 'mass = -1.0'), "child", "mass", "-1.0"),
+    "zero scale": (replace('scale = 2.0', 'scale = 0.0'), "root", "scale", "0.0"),
+    "negative inertia": (replace('mass = 2.0', 'mass = 2.0\ninertia = [1.0, -2.0, 3.0]'), "child", "inertia", "-2.0"),
+    "unknown parent": (replace('parent = "root"', 'parent = "nobody"'), "child", "parent", "nobody"),
+    "self parent": (replace('scale = 2.0', 'scale = 2.0\nparent = "root"'), "root", "parent", "root"),
+    "cycle": (replace('scale = 2.0', 'scale = 2.0\nparent = "child"'), "child", "parent", "root"),
+    "duplicate name": (replace('name = "root"', 'name = "child"'), "child", "name", "child"),
+    "dynamic-only key on kinematic": (replace('scale = 2.0', 'scale = 2.0\nmass = 1.0'), "root", "mass", "1.0"),
+    "kinematic-only key on dynamic": (replace('mass = 2.0', 'mass = 2.0\nacceleration = [0.0, 0.0, 0.0]'), "child", "acceleration", "0.0"),
+    "negative dt": (replace('dt = 0.01', 'dt = -0.01'), "[world]", "dt", "-0.01"),
+    "counteract not bool": (replace('counteract = false', 'counteract = "yes"'), "[world]", "counteract", "yes"),
+    "substeps zero": (replace('substeps = 2', 'substeps = 0'), "[world]", "substeps", "0"),
+    "color out of range": (replace('color = [0.8, 0.2, 0.2]', 'color = [1.8, 0.2, 0.2]'), "child", "color", "1.8"),
+    "event unknown node": (replace('node = "child"\nimpulse', 'node = "ghost"\nimpulse'), "[[event]] at time 0.5", "node", "ghost"),
+    "missing name": (replace('name = "root"\n', ''), "#2", "name", None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_input_names_file_node_key_value(tmp_path, case):
+    text, node, key, value = BAD[case]
+    path = write(tmp_path, text)
+    with pytest.raises(SceneError) as info:
+        load_scene(path)
+    error = info.value
+    message = str(error)
+    assert str(path) in message and error.file == str(path)
+    assert error.node == node
+    assert error.key == key and repr(key) in message
+    if value is not None:
+        assert value in message, message
+
+
+def test_toml_syntax_error(tmp_path):
+    path = write(tmp_path, GOOD + "\n[[node]\nname = 'x'\n")
+    with pytest.raises(SceneError, match="TOML syntax error") as info:
+        load_scene(path)
+    assert str(path) in str(info.value) and "line" in str(info.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(SceneError, match="cannot read"):
+        load_scene(tmp_path / "absent.toml")
+
+
+def test_scene_error_is_a_value_error():
+    assert issubclass(SceneError, ValueError)
+
+
+def test_shipped_scenes_load():
+    from pathlib import Path
+    scenes = sorted((Path(__file__).resolve().parent.parent / "assets" / "scenes").glob("*.toml"))
+    assert len(scenes) >= 6
+    for path in scenes:
+        scene = load_scene(path)
+        assert len(scene.names) >= 1
+        assert all(shape is None or shape["type"] in ("box", "sphere", "cylinder", "capsule", "plane") for shape in scene.shapes)
+
+
+@pytest.mark.parametrize("name, bad", [("dt", 0.0), ("dt", math.nan), ("gravity", [0.0, 1.0]), ("integrator", "verlet"),
+                                       ("substeps", 1.5), ("counteract", "maybe"), ("nonsense", 1)])
+def test_settings_set_rejects_bad_values_and_keeps_the_old(name, bad):
+    settings = Settings()
+    before = repr(settings)
+    with pytest.raises(ValueError, match=name) as info:
+        settings.set(name, bad)
+    assert repr(bad)[:3] in str(info.value)
+    assert repr(settings) == before
+
+
+def test_rotation_quaternion_is_applied_as_active_rotation(tmp_path):
+    """90° about z: the child's x axis points along the parent's y (x_parent = R x_child)."""
+    text = '[[node]]\nname = "a"\nrotation = [0.7071067811865476, 0.0, 0.0, 0.7071067811865476]\n'
+    scene = load_scene(write(tmp_path, text))
+    np.testing.assert_allclose(matrix_from_quaternion(scene.rotation[0]) @ [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], atol=1e-15)
