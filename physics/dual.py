@@ -505,7 +505,8 @@ def _einsum(subscripts, *operands, **kwargs):
 
 @_implements(np.linalg.norm)
 def _norm(x, ord=None, axis=None, keepdims=False):
-    """Euclidean (vectors) or Frobenius (matrices) norm as sqrt(sum x²)."""
+    """Euclidean (vectors) or Frobenius (matrices) norm as sqrt(sum x²), like numpy: sums of
+    squares that underflow to 0 give value 0 and (for a nonzero tangent) derivative inf."""
     matrix = isinstance(axis, tuple) or (axis is None and x.ndim == 2)
     vector = isinstance(axis, numbers.Integral) or (axis is None and x.ndim == 1)
     if not (ord is None or (ord == 2 and vector) or (ord == "fro" and matrix)):

@@ -238,6 +238,9 @@ def _inplace(x):
 @given(x=vectors((3,), -1, 1), v=vectors((3,), -1, 1))
 def test_array_functions_against_central_differences(name, x, v):
     f = ARRAY_FUNCTIONS[name]
+    # Products of squares of numbers below ~1e-80 underflow (in numpy as here), which makes
+    # sqrt(sum) 0 with a nonzero tangent: flush them to 0, where the rule is exact.
+    x = np.where(np.abs(x) < 1e-50, 0.0, x)
     if name == "clip":  # away from the kinks at 3x = ±1
         x = np.where(np.abs(np.abs(3 * x) - 1) < 1e-3, 0.0, x)
     if name == "fmod_remainder":  # away from the jumps of the remainders
