@@ -98,7 +98,6 @@ def test_world_matches_seed_matrix_composition(tree):
 
 
 def test_world_matches_dynamic_transform_composition():
-    pytest.importorskip("physics.transform")
     rng = np.random.default_rng(1)
     parent = np.array([-1, 0, 1, 0, 3, -1, 5])
     local = random_state(len(parent), rng)
@@ -383,3 +382,29 @@ def test_node_state_assignment_checks_shape():
     s = NodeState(3)
     with pytest.raises(ValueError, match=r"NodeState.velocity must have shape \(3, 3\), got \(2, 3\)"):
         s.velocity = np.zeros((2, 3))
+
+
+def test_update_world_and_to_local_do_not_allocate_state_arrays():
+    import tracemalloc
+
+    n = 20_000
+    parent = np.arange(n) // 2 - 1  # parent[i] = i // 2 - 1 < i: a binary-ish forest
+    h = Hierarchy(parent, random_state(n, np.random.default_rng(12)))
+    world = h.update_world().copy()
+    h.to_local(world)  # compile before measuring
+    tracemalloc.start()
+    h.update_world()
+    h.to_local(world)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    # one fresh float64 (n, 3) array would be 480 kB; views and argument tuples are well under 20 kB
+    assert peak < 20_000, peak
+
+
+def test_to_local_accepts_a_dynamic_transform():
+    rng = np.random.default_rng(13)
+    parent = np.array([-1, 0, 1, 0])
+    local = random_state(4, rng)
+    h = Hierarchy(parent, local.to_dynamic_transform())
+    out = h.to_local(h.world(), out=NodeState(4))
+    assert_states_close(out, local, 1e-12)  # roundoff of a depth-3 round trip
