@@ -47,7 +47,11 @@ __all__ = ["Dual", "real_part", "derivative", "directional_derivative", "jacobia
 
 
 class Dual(NDArrayOperatorsMixin):
-    """real + ε dual, elementwise over arrays of one shape; the parts may be Duals (nesting)."""
+    """real + ε dual, elementwise over arrays of one shape; the parts may be Duals (nesting).
+
+    The parts are taken as given (float ndarrays are not copied); a part whose shape differs is
+    broadcast into a fresh array. `dual=None` means 0 (a constant).
+    """
 
     __slots__ = ("real", "dual")
     __array_priority__ = 1000.0
@@ -65,7 +69,10 @@ class Dual(NDArrayOperatorsMixin):
                     f"Dual: real part of shape {shape_real} and dual part of shape {shape_dual} "
                     "do not broadcast") from None
             # A copy, not a broadcast view, so that the parts stay writeable.
-            real, dual = np.broadcast_to(real, shape).copy(), np.broadcast_to(dual, shape).copy()
+            if shape_real != shape:
+                real = np.broadcast_to(real, shape).copy()
+            if shape_dual != shape:
+                dual = np.broadcast_to(dual, shape).copy()
         # Keep the nesting levels of the two parts equal, so that setitem and ops line up.
         if isinstance(real, Dual) != isinstance(dual, Dual):
             real, dual = _lift(real), _lift(dual)

@@ -449,6 +449,11 @@ def test_clear_errors():
         np.asarray(d)
     with pytest.raises(TypeError, match="float"):
         float(d[0])
+    plain = np.zeros(3)
+    with pytest.raises((TypeError, ValueError)):  # numpy reports "setting an array element ..."
+        plain[0] = d[0]
+    with pytest.raises(TypeError, match="derivative would be lost"):
+        plain[:] = d
     with pytest.raises(TypeError, match="np.fft"):  # a function without a Dual rule
         np.fft.fft(d)
     with pytest.raises(TypeError, match="gcd"):
