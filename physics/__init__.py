@@ -12,6 +12,7 @@ _EXPORTS = {
     "DynamicTransform": "physics.transform",
     "Dual": "physics.dual",
     "Hierarchy": "physics.hierarchy",
+    "NodeState": "physics.hierarchy",
     "ContiguousList": "physics.contiguous_list",
     "pairs": "physics.pairs",
     "distinct_pairs": "physics.pairs",

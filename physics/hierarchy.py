@@ -48,10 +48,10 @@ class NodeState:
 
     __slots__ = ("_n", "_buffers")
 
-    def __init__(self, n, capacity=None):
-        capacity = n if capacity is None else max(n, capacity)
+    def __init__(self, n):
+        """N nodes at rest at the identity: T = 0, R = I, S = 1, v = a = ω = α = 0."""
         self._n = n
-        self._buffers = {f: np.zeros((capacity, *shape)) for f, shape in _FIELDS.items()}
+        self._buffers = {f: np.zeros((n, *shape)) for f, shape in _FIELDS.items()}
         self._buffers["rotation"][:] = np.eye(3)
         self._buffers["scale"][:] = 1.0
 
