@@ -1,0 +1,146 @@
+"""The headless runner's contract: shapes, row 0 initial, atomic output, exit code 2, CSV."""
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from physics.__main__ import main
+from physics.recording import csv_columns
+from physics.simulation import Simulation
+
+ROOT = Path(__file__).resolve().parent.parent
+TANK = ROOT / "assets" / "scenes" / "tank.toml"
+
+
+def test_npz_contract(tmp_path):
+    out = tmp_path / "tank.npz"
+    assert main(["run", str(TANK), "--steps", "10", "--record-every", "3", "--out", str(out), "--quiet"]) == 0
+    data = np.load(out)
+    sim = Simulation.from_file(TANK)
+    rows, count = 1 + 10 // 3, len(sim.names)
+    assert data["time"].shape == (rows,)
+    np.testing.assert_allclose(data["time"], np.arange(rows) * 3 * sim.settings.dt, rtol=1e-12)
+    assert data["names"].tolist() == list(sim.names)
+    assert data["parent"].tolist() == sim.parent.tolist()
+    for prefix in ("", "local_"):
+        assert data[prefix + "translation"].shape == (rows, count, 3)
+        assert data[prefix + "rotation"].shape == (rows, count, 3, 3)
+        assert data[prefix + "scale"].shape == (rows, count)
+        for name in ("velocity", "acceleration", "angular_velocity", "angular_acceleration"):
+            assert data[prefix + name].shape == (rows, count, 3)
+    for name, shape in (("kinetic_energy", (rows,)), ("potential_energy", (rows,)),
+                        ("linear_momentum", (rows, 3)), ("angular_momentum", (rows, 3))):
+        assert data[name].shape == shape
+    # Row 0 is the state before any step: exactly what a freshly loaded simulation reports.
+    world, local = sim.world(), sim.local()
+    np.testing.assert_array_equal(data["translation"][0], world.transform.translation)
+    np.testing.assert_array_equal(data["local_velocity"][0], local.velocity)
+    np.testing.assert_array_equal(data["angular_velocity"][0], world.omega_vector())
+    # The last row is the state after 9 steps (3 rows of 3), not 10: one row every K steps.
+    sim.step(9)
+    np.testing.assert_allclose(data["translation"][-1], sim.world().transform.translation, atol=1e-12)
+    assert not list(tmp_path.glob(".*tmp"))  # no temporary file left behind
+
+
+def test_world_rows_compose_from_local_rows(tmp_path):
+    """Independent check of the two groups: world = parent world ∘ local (seed composition),
+    recomputed here in numpy from the recorded arrays."""
+    out = tmp_path / "tank.npz"
+    assert main(["run", str(TANK), "--steps", "30", "--record-every", "10", "--out", str(out), "--quiet"]) == 0
+    d = np.load(out)
+    for i, p in enumerate(d["parent"]):
+        if p < 0:
+            continue
+        r2, s2 = d["rotation"][:, p], d["scale"][:, p][:, None]
+        offset = s2 * np.einsum("tij,tj->ti", r2, d["local_translation"][:, i])
+        w2 = d["angular_velocity"][:, p]
+        expected_v = d["velocity"][:, p] + s2 * np.einsum("tij,tj->ti", r2, d["local_velocity"][:, i]) + np.cross(w2, offset)
+        # 1e-12: a handful of float products on O(10) numbers
+        np.testing.assert_allclose(d["translation"][:, i], d["translation"][:, p] + offset, atol=1e-12)
+        np.testing.assert_allclose(d["velocity"][:, i], expected_v, atol=1e-12)
+
+
+def test_csv_output(tmp_path):
+    out = tmp_path / "tank.csv"
+    assert main(["run", str(TANK), "--steps", "4", "--record-every", "2", "--out", str(out), "--quiet"]) == 0
+    with open(out, newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == csv_columns()
+    count = len(Simulation.from_file(TANK).names)
+    assert len(rows) == 1 + 3 * count
+    npz = tmp_path / "tank.npz"
+    main(["run", str(TANK), "--steps", "4", "--record-every", "2", "--out", str(npz), "--quiet"])
+    data = np.load(npz)
+    header = rows[0]
+    line = rows[1 + 2 * count + 5]  # last row, node 5
+    assert line[header.index("name")] == data["names"][5]
+    assert float(line[header.index("velocity_x")]) == data["velocity"][2, 5, 0]
+    assert float(line[header.index("local_rotation_12")]) == data["local_rotation"][2, 5, 1, 2]
+    assert float(line[header.index("kinetic_energy")]) == data["kinetic_energy"][2]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--steps", "5", "--out", "{tmp}/x.npz", "--dt", "-1"], "dt"),
+    (["--steps", "5", "--out", "{tmp}/x.txt"], ".npz or .csv"),
+    (["--steps", "5", "--out", "{tmp}/x.npz", "--integrator", "nope"], "nope"),
+    (["--steps", "5", "--out", "{tmp}/x.npz", "--record-every", "0"], "record-every"),
+])
+def test_bad_options_exit_2_without_output(tmp_path, capsys, args, message):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    assert main(["run", str(TANK)] + args) == 2
+    assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_scene_exits_2_names_file_node_key_value(tmp_path):
+    scene = tmp_path / "bad.toml"
+    scene.write_text('[[node]]\nname = "a"\nmotion = "dynamic"\nmass = -2.0\n')
+    out = tmp_path / "out.npz"
+    result = subprocess.run([sys.executable, "-m", "physics", "run", str(scene), "--steps", "3", "--out", str(out)],
+                            capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert result.returncode == 2
+    for part in (str(scene), "'a'", "'mass'", "-2.0"):
+        assert part in result.stderr
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
+
+
+def test_failed_write_leaves_nothing(tmp_path, monkeypatch):
+    """An error while writing removes the temporary file and leaves any old output untouched."""
+    out = tmp_path / "tank.npz"
+    out.write_bytes(b"old")
+
+    def explode(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(np, "savez_compressed", explode)
+    with pytest.raises(OSError):
+        main(["run", str(TANK), "--steps", "2", "--out", str(out), "--quiet"])
+    assert out.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tank.npz"]
+
+
+def test_help_lists_every_integrator():
+    from physics.integrators import INTEGRATORS
+    result = subprocess.run([sys.executable, "-m", "physics", "run", "--help"], capture_output=True, text=True,
+                            cwd=ROOT, timeout=300)
+    assert result.returncode == 0
+    for name, description in INTEGRATORS.items():
+        assert name in result.stdout and description.split(",")[0][:20] in result.stdout
+
+
+def test_overrides_and_summary(tmp_path, capsys):
+    out = tmp_path / "car.npz"
+    code = main(["run", str(ROOT / "assets/scenes/car.toml"), "--duration", "2.0", "--dt", "0.01",
+                 "--integrator", "rk4", "--counteract", "off", "--out", str(out)])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "steps/s" in text and "energy" in text and "momentum" in text
+    data = np.load(out)
+    assert data["time"].shape == (201,)
+    box = list(data["names"]).index("box_1")
+    # Counteraction off: after the crash impulse (t = 1.3 s) the cargo stops with the car.
+    np.testing.assert_allclose(data["velocity"][-1, box], 0.0, atol=1e-9)
