@@ -69,6 +69,27 @@ def seconds(fn, repeats):
     return float(np.median(times)), float(np.min(times))
 
 
+def edit_row(n, rng, calls=200):
+    h = Hierarchy(wide(n), state(n, rng, scaled=True))
+    h.names  # materialize the default names outside the timings
+    leaves = [h.names[i] for i in range(n - calls, n)]  # the last 200 nodes of a wide tree are leaves
+    targets = [h.names[i] for i in rng.integers(0, n - calls, calls)]
+
+    def per_call(fn, args):
+        times = []
+        for a in args:
+            t0 = time.perf_counter()
+            fn(*a)
+            times.append(time.perf_counter() - t0)
+        return 1e6 * float(np.median(times))
+
+    t_world = per_call(lambda a, b: h.reparent(a, b, keep="world"), list(zip(leaves, targets)))
+    t_local = per_call(lambda a, b: h.reparent(a, b, keep="local"), list(zip(leaves, targets[::-1])))
+    t_remove = per_call(h.remove, [(s,) for s in leaves])
+    t_add = per_call(h.add, [(f"new{k}", targets[k]) for k in range(calls)])
+    return f"| {n:,} | {t_add:.1f} | {t_remove:.1f} | {t_world:.1f} | {t_local:.1f} |"
+
+
 def main(quick: bool) -> str:
     rng = np.random.default_rng(0)
     big = 10**5 if quick else 10**6
@@ -98,6 +119,7 @@ def main(quick: bool) -> str:
         mark = "met" if ns_world <= target else f"missed by {ns_world / target:.2f}x"
         rows.append(f"| {label} | {n:,} | {depth(parent)} | {ns_world:.1f} | ≤ {target} | {mark} | "
                     f"{1e9 * best_world / n:.1f} | {1e3 * t_world:.3f} | {ns_local:.1f} | {1e9 * t_copy / n:.1f} | {h.nbytes() / n:.0f} |")
+    edit_rows = [edit_row(n, rng) for n in ((10**3, 10**5) if quick else (10**3, 10**5, 10**6))]
     load = os.getloadavg()[0]
     lines = [
         "## Hierarchy propagation (`physics.hierarchy`, issue 3 §5)",
@@ -114,6 +136,13 @@ def main(quick: bool) -> str:
         "| tree shape | N | depth | world ns/node | target | | best ns/node | world ms | to_local ns/node | copy floor ns/node | bytes/node |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
         *rows,
+        "",
+        "Topology edits on a wide tree, microseconds per call (median over 200 calls; no targets: "
+        "`remove` and `add` should not grow with N, `reparent` grows with depth + subtree):",
+        "",
+        "| N | add (leaf) | remove (leaf) | reparent leaf, keep world | reparent leaf, keep local |",
+        "|---|---|---|---|---|",
+        *edit_rows,
         "",
         f"Load average (1 min) when measured: {load:.2f} on {os.cpu_count()} cores"
         + (" — the machine was shared with other work, so these numbers are pessimistic." if load > 1.0 else ".")
