@@ -1,0 +1,941 @@
+"""Narrow phase: contact manifolds (points, normal, depth, feature ids) for every pair of shape kinds.
+
+Conventions (docs/architecture.md, "Collision interface"): every contact of a pair (a, b) has a unit
+`normal_world` pointing from a to b (moving b along it separates the shapes), a `depth` > 0 when
+the shapes overlap, and `point_world` midway between the two surface points: if p_a is a's surface
+point deepest inside b and p_b = p_a - depth n the matching point on b's surface, the point is
+(p_a + p_b) / 2. At most 4 points per pair. Shape frames and `params` as in `physics.shapes`.
+
+One numba kernel loops over the pairs and dispatches on the kinds (a pair is handled with its
+kinds in increasing order SPHERE < BOX < CAPSULE < CYLINDER < PLANE and the normal flipped back).
+Methods, and where they come from:
+- sphere–sphere/plane/box/capsule/cylinder: closest point on the other shape's core (Ericson,
+  Real-Time Collision Detection, 5.1); a centre inside the core leaves by the nearest face.
+- capsule–plane, box–plane, cylinder–plane: the endpoints / the 8 corners / 4 points on each cap
+  rim (at quarter turns from the rim point deepest along -n), the 4 deepest kept.
+- capsule–capsule: closest points of the two segments (Ericson 5.1.9); nearly parallel and
+  overlapping segments give two points (the ends of the overlap), so a capsule can rest on another.
+- box–box: separating-axis test on the 15 axes (3 + 3 faces, 9 edge cross products; edge axes must
+  beat faces by 5 %, ODE's fudge factor), then ODE's dBoxBox: for a face axis the incident face of
+  the other box is clipped (Sutherland–Hodgman) against the side planes of the reference face and
+  the points below it kept, culled to 4 (deepest, then farthest, then largest triangle and quad);
+  for an edge axis the closest points of the two edges. Feature ids name the reference face, the
+  incident face and the two clipping lines a point lies on (Box2D's ClipVertex idea), so they stay
+  the same while the configuration does.
+- box–capsule: the same separating axes for the segment (box faces, segment axis × box edges,
+  and the segment–box closest direction from GJK/EPA); along a box face normal the segment is
+  clipped to the face (two points, Box2D's capsule–polygon manifold), otherwise one GJK/EPA point.
+- cylinder–box, cylinder–capsule, cylinder–cylinder: GJK (boolean, on the Minkowski difference
+  A - B of support functions) then EPA (expanding polytope; van den Bergen 2001) for the normal,
+  depth and witness points, one point per step, merged into a persistent manifold kept in the
+  `ContactCache` (Bullet's btPersistentManifold: points stored in both shapes' frames, refreshed
+  each step, dropped once separated by more than `BREAK` or drifted tangentially more than
+  `BREAK`, at most 4 kept by keeping the deepest and maximizing the area).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from physics.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE, world_shapes
+
+__all__ = ["Contacts", "ContactCache", "contacts", "BREAK"]
+
+BREAK = 0.02  # m: Bullet's default contact breaking threshold for persistent manifolds
+_EPS = 1e-12
+_GJK_ITERATIONS = 64
+_EPA_ITERATIONS = 64
+_EPA_TOLERANCE = 1e-9  # m: EPA stops once a new support point moves the closest face by less
+
+
+# ----------------------------------------------------------------------------- small vector helpers
+@njit(cache=True, inline="always")
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(cache=True, inline="always")
+def _cross(a, b):
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+@njit(cache=True)
+def _unit(v, fallback):
+    n = np.sqrt(_dot(v, v))
+    if n < _EPS:
+        return fallback.copy()
+    return v / n
+
+
+@njit(cache=True)
+def _perpendicular(u):
+    """A unit vector perpendicular to the unit vector u."""
+    if abs(u[0]) < 0.57735:
+        return _unit(_cross(u, np.array([1.0, 0.0, 0.0])), u)
+    return _unit(_cross(u, np.array([0.0, 1.0, 0.0])), u)
+
+
+@njit(cache=True)
+def _emit(out_p, out_n, out_d, out_f, k, pa, pb, n, depth, feature):
+    """Store contact k: surface points pa on a, pb on b, normal n (a -> b), depth."""
+    out_p[k] = 0.5 * (pa + pb)
+    out_n[k] = n
+    out_d[k] = depth
+    out_f[k] = feature
+
+
+@njit(cache=True)
+def _keep_deepest(out_p, out_n, out_d, out_f, count, keep):
+    """Keep the `keep` deepest of the first `count` contacts (selection sort, count <= 8)."""
+    for i in range(min(keep, count)):
+        best = i
+        for j in range(i + 1, count):
+            if out_d[j] > out_d[best]:
+                best = j
+        if best != i:
+            for arr in (out_p, out_n):
+                tmp = arr[i].copy()
+                arr[i] = arr[best]
+                arr[best] = tmp
+            out_d[i], out_d[best] = out_d[best], out_d[i]
+            out_f[i], out_f[best] = out_f[best], out_f[i]
+    return min(keep, count)
+
+
+# ----------------------------------------------------------------------------- point cores
+@njit(cache=True)
+def _segment_closest(p, c, u, h):
+    """Parameter t in [-h, h] of the point c + t u closest to p (u unit)."""
+    t = _dot(p - c, u)
+    return min(max(t, -h), h)
+
+
+@njit(cache=True)
+def _sphere_core(centre, radius, q, inside, exit_normal, exit_depth, margin, out_p, out_n, out_d, out_f, k, feature):
+    """A sphere (centre, radius) against a core whose closest point to the centre is q.
+
+    Outside the core: n = (q - centre)/|q - centre|, depth = radius - |q - centre|. Inside: the centre
+    leaves the core along exit_normal (outward) after exit_depth, so n = -exit_normal,
+    depth = radius + exit_depth. Returns the number of contacts written (0 or 1)."""
+    if inside:
+        n = -exit_normal
+        depth = radius + exit_depth
+        pb = centre - exit_depth * n  # on b's surface
+    else:
+        d = q - centre
+        dist = np.sqrt(_dot(d, d))
+        n = _unit(d, np.array([0.0, 1.0, 0.0]))
+        depth = radius - dist
+        pb = q
+    if depth < -margin:
+        return 0
+    _emit(out_p, out_n, out_d, out_f, k, centre + radius * n, pb, n, depth, feature)
+    return 1
+
+
+@njit(cache=True)
+def _closest_on_box(p, c, R, h):
+    """(q, inside, exit_normal, exit_depth): closest point of the solid box to p, or how p leaves it."""
+    local = R.T @ (p - c)
+    clamped = np.minimum(np.maximum(local, -h), h)
+    if np.any(clamped != local):
+        return c + R @ clamped, False, np.zeros(3), 0.0
+    axis = 0
+    best = h[0] - abs(local[0])
+    for i in range(1, 3):
+        if h[i] - abs(local[i]) < best:
+            best = h[i] - abs(local[i])
+            axis = i
+    sign = 1.0 if local[axis] >= 0 else -1.0
+    return p, True, sign * R[:, axis], best
+
+
+@njit(cache=True)
+def _closest_on_cylinder(p, c, R, r, h):
+    local = R.T @ (p - c)
+    rho = np.sqrt(local[0] ** 2 + local[2] ** 2)
+    radial = np.array([local[0], 0.0, local[2]]) / rho if rho > _EPS else np.array([1.0, 0.0, 0.0])
+    if rho <= r and abs(local[1]) <= h:
+        side, cap = r - rho, h - abs(local[1])
+        if side < cap:
+            return p, True, R @ radial, side
+        return p, True, (1.0 if local[1] >= 0 else -1.0) * R[:, 1], cap
+    q = np.array([min(rho, r) * radial[0], min(max(local[1], -h), h), min(rho, r) * radial[2]])
+    return c + R @ q, False, np.zeros(3), 0.0
+
+
+# ----------------------------------------------------------------------------- plane pairs
+@njit(cache=True)
+def _points_plane(points, radius, plane, margin, out_p, out_n, out_d, out_f, k0, keep):
+    """Points (P, 3) of a (each the centre of a ball of `radius`) against plane b = (n, offset):
+    the solid side is n . x <= offset, so the normal a -> b is -n. Keeps the `keep` deepest."""
+    n_plane = plane[:3]
+    count = 0
+    for i in range(points.shape[0]):
+        depth = radius + plane[3] - _dot(n_plane, points[i])
+        if depth >= -margin:
+            pa = points[i] - radius * n_plane
+            _emit(out_p[k0:], out_n[k0:], out_d[k0:], out_f[k0:], count, pa, pa + depth * n_plane, -n_plane, depth, i)
+            count += 1
+    return _keep_deepest(out_p[k0:], out_n[k0:], out_d[k0:], out_f[k0:], count, keep)
+
+
+@njit(cache=True)
+def _box_corners(c, R, h):
+    corners = np.empty((8, 3))
+    for i in range(8):
+        s = np.array([1.0 if i & 1 else -1.0, 1.0 if i & 2 else -1.0, 1.0 if i & 4 else -1.0])
+        corners[i] = c + R @ (s * h)
+    return corners
+
+
+@njit(cache=True)
+def _cylinder_rim(c, R, r, h, direction):
+    """4 points on each cap rim, at quarter turns starting from the rim point furthest along
+    `direction` (index cap * 4 + quarter)."""
+    u = R[:, 1]
+    w = direction - _dot(direction, u) * u
+    w = _unit(w, R[:, 0])
+    v = _cross(u, w)
+    points = np.empty((8, 3))
+    for cap in range(2):
+        centre = c + (h if cap else -h) * u
+        points[4 * cap + 0] = centre + r * w
+        points[4 * cap + 1] = centre + r * v
+        points[4 * cap + 2] = centre - r * w
+        points[4 * cap + 3] = centre - r * v
+    return points
+
+
+# ----------------------------------------------------------------------------- capsule–capsule
+@njit(cache=True)
+def _segments_closest(ca, ua, ha, cb, ub, hb):
+    """Parameters (s, t) of the closest points ca + s ua, cb + t ub on two segments (Ericson 5.1.9)."""
+    r = ca - cb
+    b = _dot(ua, ub)
+    c = _dot(ua, r)
+    f = _dot(ub, r)
+    denom = 1.0 - b * b
+    s = min(max((b * f - c) / denom, -ha), ha) if denom > 1e-10 else 0.0
+    t = b * s + f
+    if t < -hb or t > hb:
+        t = min(max(t, -hb), hb)
+        s = min(max(b * t - c, -ha), ha)
+    return s, t
+
+
+@njit(cache=True)
+def _capsule_capsule(ca, Ra, pa, cb, Rb, pb, margin, out_p, out_n, out_d, out_f):
+    ua, ub = Ra[:, 1], Rb[:, 1]
+    ra, ha, rb, hb = pa[0], pa[1], pb[0], pb[1]
+    if abs(_dot(ua, ub)) > 1.0 - 1e-6:
+        # parallel: the overlap of b's projection on a's axis, if any, gives two points
+        t0 = _dot(cb - ub * hb - ca, ua)
+        t1 = _dot(cb + ub * hb - ca, ua)
+        lo, hi = max(min(t0, t1), -ha), min(max(t0, t1), ha)
+        if hi - lo > 1e-9:
+            count = 0
+            for i in range(2):
+                s = lo if i == 0 else hi
+                p = ca + s * ua
+                t = _segment_closest(p, cb, ub, hb)
+                q = cb + t * ub
+                d = q - p
+                dist = np.sqrt(_dot(d, d))
+                n = _unit(d, _perpendicular(ua))
+                depth = ra + rb - dist
+                if depth >= -margin:
+                    _emit(out_p, out_n, out_d, out_f, count, p + ra * n, q - rb * n, n, depth, i)
+                    count += 1
+            return count
+    s, t = _segments_closest(ca, ua, ha, cb, ub, hb)
+    p, q = ca + s * ua, cb + t * ub
+    d = q - p
+    n = _unit(d, _perpendicular(ua))
+    depth = ra + rb - np.sqrt(_dot(d, d))
+    if depth < -margin:
+        return 0
+    _emit(out_p, out_n, out_d, out_f, 0, p + ra * n, q - rb * n, n, depth, 2)
+    return 1
+
+
+# ----------------------------------------------------------------------------- box–box
+@njit(cache=True)
+def _clip(poly, tags, gens, count, axis, sign, limit, plane_gen, out_poly, out_tags, out_gens):
+    """Sutherland–Hodgman: keep the part of the polygon with sign * (axis . x) <= limit.
+
+    Each vertex carries a tag (the pair of generator lines it lies on) and the generator of its
+    outgoing edge; a point cut on edge g by this plane lies on (g, plane_gen)."""
+    m = 0
+    for i in range(count):
+        j = (i + 1) % count
+        di = sign * _dot(axis, poly[i]) - limit
+        dj = sign * _dot(axis, poly[j]) - limit
+        if di <= 0:
+            out_poly[m] = poly[i]
+            out_tags[m] = tags[i]
+            out_gens[m] = gens[i]
+            m += 1
+        if (di <= 0) != (dj <= 0):
+            x = poly[i] + (di / (di - dj)) * (poly[j] - poly[i])
+            g = gens[i]
+            out_poly[m] = x
+            out_tags[m] = min(g, plane_gen) * 16 + max(g, plane_gen)
+            out_gens[m] = plane_gen if di <= 0 else g
+            m += 1
+    return m
+
+
+@njit(cache=True)
+def _cull4(points, depths, tags, count, keep_index):
+    """Indices of up to 4 of `count` points: the deepest, the farthest from it, then the points
+    that maximize the triangle and then the quadrilateral area (Bullet's sortCachedPoints idea)."""
+    chosen = np.empty(4, dtype=np.int64)
+    if count <= 4:
+        for i in range(count):
+            chosen[i] = i
+        return chosen, count
+    first = 0
+    for i in range(count):
+        if depths[i] > depths[first]:
+            first = i
+    chosen[0] = first
+    best, second = -1.0, 0
+    for i in range(count):
+        d = points[i] - points[first]
+        if _dot(d, d) > best:
+            best, second = _dot(d, d), i
+    chosen[1] = second
+    best, third = -1.0, 0
+    for i in range(count):
+        a = _cross(points[second] - points[first], points[i] - points[first])
+        if _dot(a, a) > best:
+            best, third = _dot(a, a), i
+    chosen[2] = third
+    best, fourth = -1.0, 0
+    for i in range(count):
+        if i == first or i == second or i == third:
+            continue
+        # the area gained: the largest triangle the point makes with an edge of the triangle
+        area = 0.0
+        for e in range(3):
+            p0, p1 = points[chosen[e]], points[chosen[(e + 1) % 3]]
+            a = _cross(p1 - p0, points[i] - p0)
+            area = max(area, _dot(a, a))
+        if area > best:
+            best, fourth = area, i
+    chosen[3] = fourth
+    return chosen, 4
+
+
+@njit(cache=True)
+def _box_box(ca, Ra, ha, cb, Rb, hb, margin, out_p, out_n, out_d, out_f):
+    """ODE's dBoxBox (SAT on 15 axes, then face clipping or edge–edge closest points)."""
+    p = cb - ca
+    best_s = -np.inf
+    best_n = np.zeros(3)
+    code = -1
+    for i in range(6):  # faces of a (0..2), faces of b (3..5)
+        axis = Ra[:, i] if i < 3 else Rb[:, i - 3]
+        expr = _dot(axis, p)
+        extent = 0.0
+        for k in range(3):
+            extent += ha[k] * abs(_dot(axis, Ra[:, k])) + hb[k] * abs(_dot(axis, Rb[:, k]))
+        s = abs(expr) - extent
+        if s > margin:
+            return 0
+        if s > best_s:
+            best_s, code = s, i
+            best_n = axis if expr >= 0 else -axis
+    for i in range(3):
+        for j in range(3):
+            axis = _cross(Ra[:, i], Rb[:, j])
+            length = np.sqrt(_dot(axis, axis))
+            if length < 1e-6:  # parallel edges: the face axes already cover this direction
+                continue
+            axis = axis / length
+            expr = _dot(axis, p)
+            extent = 0.0
+            for k in range(3):
+                extent += ha[k] * abs(_dot(axis, Ra[:, k])) + hb[k] * abs(_dot(axis, Rb[:, k]))
+            s = abs(expr) - extent
+            if s > margin:
+                return 0
+            if s * 1.05 > best_s:  # (s < 0 when overlapping: the factor favours face axes)
+                best_s, code = s, 6 + 3 * i + j
+                best_n = axis if expr >= 0 else -axis
+    n = best_n
+    depth = -best_s
+    if code >= 6:
+        i, j = (code - 6) // 3, (code - 6) % 3
+        # the edges: a's support edge along n (axis i), b's along -n (axis j)
+        pa = ca.copy()
+        pb = cb.copy()
+        for k in range(3):
+            if k != i:
+                pa += (1.0 if _dot(n, Ra[:, k]) > 0 else -1.0) * ha[k] * Ra[:, k]
+            if k != j:
+                pb -= (1.0 if _dot(n, Rb[:, k]) > 0 else -1.0) * hb[k] * Rb[:, k]
+        s, t = _segments_closest(pa, Ra[:, i], ha[i], pb, Rb[:, j], hb[j])
+        qa, qb = pa + s * Ra[:, i], pb + t * Rb[:, j]
+        _emit(out_p, out_n, out_d, out_f, 0, qa, qb, n, depth, 1000 + code)
+        return 1
+    # face contact: reference box (ref) and incident box (inc), n_ref from ref towards inc
+    if code < 3:
+        c_ref, R_ref, h_ref, c_inc, R_inc, h_inc, n_ref, axis_ref = ca, Ra, ha, cb, Rb, hb, n, code
+    else:
+        c_ref, R_ref, h_ref, c_inc, R_inc, h_inc, n_ref, axis_ref = cb, Rb, hb, ca, Ra, ha, -n, code - 3
+    n_inc = R_inc.T @ n_ref
+    axis_inc = 0
+    for k in range(1, 3):
+        if abs(n_inc[k]) > abs(n_inc[axis_inc]):
+            axis_inc = k
+    sign_inc = -1.0 if n_inc[axis_inc] > 0 else 1.0  # the incident face looks back at ref
+    face_centre = c_inc - c_ref + sign_inc * h_inc[axis_inc] * R_inc[:, axis_inc]
+    e1, e2 = (axis_inc + 1) % 3, (axis_inc + 2) % 3
+    poly = np.empty((8, 3))
+    tags = np.empty(8, dtype=np.int64)
+    gens = np.empty(8, dtype=np.int64)
+    corner = ((1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0))
+    for v in range(4):
+        poly[v] = face_centre + corner[v][0] * h_inc[e1] * R_inc[:, e1] + corner[v][1] * h_inc[e2] * R_inc[:, e2]
+        gens[v] = v  # edge v runs from vertex v to v + 1
+        g_in = (v + 3) % 4
+        tags[v] = min(g_in, v) * 16 + max(g_in, v)
+    count = 4
+    tmp_poly = np.empty((8, 3))
+    tmp_tags = np.empty(8, dtype=np.int64)
+    tmp_gens = np.empty(8, dtype=np.int64)
+    r1, r2 = (axis_ref + 1) % 3, (axis_ref + 2) % 3
+    plane = 4
+    for axis_k in (r1, r2):
+        for sign in (1.0, -1.0):
+            count = _clip(poly, tags, gens, count, R_ref[:, axis_k], sign, h_ref[axis_k], plane,
+                          tmp_poly, tmp_tags, tmp_gens)
+            poly, tmp_poly = tmp_poly, poly
+            tags, tmp_tags = tmp_tags, tags
+            gens, tmp_gens = tmp_gens, gens
+            plane += 1
+            if count == 0:
+                return 0
+    depths = np.empty(count)
+    kept = 0
+    for v in range(count):
+        d = h_ref[axis_ref] - _dot(n_ref, poly[v])
+        if d >= -margin:
+            poly[kept] = poly[v]
+            tags[kept] = tags[v]
+            depths[kept] = d
+            kept += 1
+    chosen, m = _cull4(poly, depths, tags, kept, 0)
+    base = (code * 6 + 2 * axis_inc + (1 if sign_inc > 0 else 0)) * 256
+    for i in range(m):
+        v = chosen[i]
+        on_inc = c_ref + poly[v]
+        on_ref = on_inc + depths[v] * n_ref
+        if code < 3:  # a is the reference box: its surface point is on_ref... a's point deepest in b
+            _emit(out_p, out_n, out_d, out_f, i, on_ref, on_inc, n, depths[v], base + tags[v])
+        else:
+            _emit(out_p, out_n, out_d, out_f, i, on_inc, on_ref, n, depths[v], base + tags[v])
+    return m
+
+
+# ----------------------------------------------------------------------------- GJK + EPA
+@njit(cache=True)
+def _support(kind, c, R, prm, d):
+    """The point of the shape furthest along world direction d."""
+    dl = R.T @ d
+    if kind == SPHERE:
+        return c + prm[0] * _unit(d, np.array([0.0, 1.0, 0.0]))
+    if kind == BOX:
+        s = np.array([prm[0] if dl[0] >= 0 else -prm[0], prm[1] if dl[1] >= 0 else -prm[1],
+                      prm[2] if dl[2] >= 0 else -prm[2]])
+        return c + R @ s
+    if kind == CAPSULE:
+        return c + (prm[1] if dl[1] >= 0 else -prm[1]) * R[:, 1] + prm[0] * _unit(d, np.array([0.0, 1.0, 0.0]))
+    # cylinder
+    rho = np.sqrt(dl[0] ** 2 + dl[2] ** 2)
+    local = np.array([0.0, prm[1] if dl[1] >= 0 else -prm[1], 0.0])
+    if rho > _EPS:
+        local[0] = prm[0] * dl[0] / rho
+        local[2] = prm[0] * dl[2] / rho
+    return c + R @ local
+
+
+@njit(cache=True)
+def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb):
+    """(hit, normal a -> b, depth, witness on a, witness on b) by GJK on A - B then EPA."""
+    sa = np.empty((128, 3))
+    sb = np.empty((128, 3))
+    v = np.empty((128, 3))
+    d = cb - ca
+    if _dot(d, d) < _EPS:
+        d = np.array([1.0, 0.0, 0.0])
+    # GJK: the simplex in slots 0..n-1, newest last; search direction towards the origin
+    direction = -d
+    sa[0] = _support(ka, ca, Ra, pa, direction)
+    sb[0] = _support(kb, cb, Rb, pb, -direction)
+    v[0] = sa[0] - sb[0]
+    n = 1
+    direction = -v[0]
+    hit = False
+    for _ in range(_GJK_ITERATIONS):
+        if _dot(direction, direction) < 1e-30:
+            break  # the origin is on the simplex: touching, no depth
+        sa[n] = _support(ka, ca, Ra, pa, direction)
+        sb[n] = _support(kb, cb, Rb, pb, -direction)
+        v[n] = sa[n] - sb[n]
+        if _dot(v[n], direction) <= 0:
+            return False, direction, 0.0, ca.copy(), cb.copy()  # separated along `direction`
+        n += 1
+        # reduce the simplex to the feature closest to the origin (the newest point is kept)
+        a = v[n - 1].copy()
+        ao = -a
+        if n == 2:
+            ab = v[0] - a
+            direction = _cross(_cross(ab, ao), ab)
+            if _dot(direction, direction) < 1e-30:
+                direction = _perpendicular(_unit(ab, np.array([1.0, 0.0, 0.0])))
+                if _dot(direction, ao) < 0:
+                    direction = -direction
+        elif n == 3:
+            b, c = v[1].copy(), v[0].copy()
+            ab, ac = b - a, c - a
+            abc = _cross(ab, ac)
+            if _dot(_cross(abc, ac), ao) > 0:  # outside edge ac
+                sa[1], sb[1], v[1] = sa[2].copy(), sb[2].copy(), a
+                n = 2
+                direction = _cross(_cross(ac, ao), ac)
+            elif _dot(_cross(ab, abc), ao) > 0:  # outside edge ab
+                sa[0], sb[0], v[0] = sa[1].copy(), sb[1].copy(), b
+                sa[1], sb[1], v[1] = sa[2].copy(), sb[2].copy(), a
+                n = 2
+                direction = _cross(_cross(ab, ao), ab)
+            elif _dot(abc, ao) > 0:
+                direction = abc
+            else:  # below the triangle: flip its winding so the origin is on the normal's side
+                sa[0], sa[1] = sa[1].copy(), sa[0].copy()
+                sb[0], sb[1] = sb[1].copy(), sb[0].copy()
+                v[0], v[1] = b, c
+                direction = -abc
+        else:
+            b, c, dd = v[2].copy(), v[1].copy(), v[0].copy()
+            abc = _cross(b - a, c - a)
+            acd = _cross(c - a, dd - a)
+            adb = _cross(dd - a, b - a)
+            # slots: 0 = d, 1 = c, 2 = b, 3 = a; the triangle abc's normal points away from d
+            if _dot(abc, ao) > 0:
+                sa[0], sb[0], v[0] = sa[1].copy(), sb[1].copy(), c
+                sa[1], sb[1], v[1] = sa[2].copy(), sb[2].copy(), b
+                sa[2], sb[2], v[2] = sa[3].copy(), sb[3].copy(), a
+                n = 3
+                direction = abc
+            elif _dot(acd, ao) > 0:
+                sa[2], sb[2], v[2] = sa[3].copy(), sb[3].copy(), a  # (d, c, a)
+                n = 3
+                direction = acd
+            elif _dot(adb, ao) > 0:
+                sa[1], sb[1], v[1] = sa[0].copy(), sb[0].copy(), dd  # (b, d, a)
+                sa[0], sb[0], v[0] = sa[2].copy(), sb[2].copy(), b
+                sa[2], sb[2], v[2] = sa[3].copy(), sb[3].copy(), a
+                n = 3
+                direction = adb
+            else:
+                hit = True
+                break
+    if not hit:
+        return False, direction, 0.0, ca.copy(), cb.copy()
+    # EPA on the tetrahedron v[0..3]; faces oriented with outward normals (the origin is inside)
+    faces = np.empty((256, 3), dtype=np.int64)
+    normals = np.empty((256, 3))
+    dists = np.empty(256)
+    alive = np.zeros(256, dtype=np.bool_)
+    nf = 0
+    for f in ((0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2)):
+        nf = _epa_add_face(v, faces, normals, dists, alive, nf, f[0], f[1], f[2])
+    nv = 4
+    edges = np.empty((512, 2), dtype=np.int64)
+    best = 0
+    for _ in range(_EPA_ITERATIONS):
+        best = -1
+        for f in range(nf):
+            if alive[f] and (best < 0 or dists[f] < dists[best]):
+                best = f
+        direction = normals[best]
+        sa[nv] = _support(ka, ca, Ra, pa, direction)
+        sb[nv] = _support(kb, cb, Rb, pb, -direction)
+        v[nv] = sa[nv] - sb[nv]
+        if _dot(v[nv], direction) - dists[best] < _EPA_TOLERANCE or nv + 1 >= 128 or nf + 64 >= 256:
+            break
+        ne = 0
+        for f in range(nf):
+            if alive[f] and _dot(normals[f], v[nv] - v[faces[f, 0]]) > 0:
+                alive[f] = False
+                for e in range(3):
+                    i, j = faces[f, e], faces[f, (e + 1) % 3]
+                    shared = -1
+                    for m in range(ne):
+                        if edges[m, 0] == j and edges[m, 1] == i:
+                            shared = m
+                            break
+                    if shared >= 0:
+                        edges[shared] = edges[ne - 1]
+                        ne -= 1
+                    else:
+                        edges[ne, 0], edges[ne, 1] = i, j
+                        ne += 1
+        for m in range(ne):
+            nf = _epa_add_face(v, faces, normals, dists, alive, nf, edges[m, 0], edges[m, 1], nv)
+        nv += 1
+    normal = normals[best]
+    depth = dists[best]
+    # witness points: barycentric coordinates of the origin's projection on the closest face
+    i, j, k = faces[best, 0], faces[best, 1], faces[best, 2]
+    lam = _barycentric(normal * depth, v[i], v[j], v[k])
+    wa = lam[0] * sa[i] + lam[1] * sa[j] + lam[2] * sa[k]
+    wb = lam[0] * sb[i] + lam[1] * sb[j] + lam[2] * sb[k]
+    # A - B: its face nearest the origin has outward normal n; moving b along n separates them
+    return True, normal, depth, wa, wb
+
+
+@njit(cache=True)
+def _epa_add_face(v, faces, normals, dists, alive, nf, i, j, k):
+    nrm = _cross(v[j] - v[i], v[k] - v[i])
+    length = np.sqrt(_dot(nrm, nrm))
+    if length < 1e-18:
+        return nf
+    nrm = nrm / length
+    dist = _dot(nrm, v[i])
+    if dist < 0:  # wound inwards: flip so the normal points away from the origin
+        j, k = k, j
+        nrm, dist = -nrm, -dist
+    faces[nf, 0], faces[nf, 1], faces[nf, 2] = i, j, k
+    normals[nf] = nrm
+    dists[nf] = dist
+    alive[nf] = True
+    return nf + 1
+
+
+@njit(cache=True)
+def _barycentric(p, a, b, c):
+    v0, v1, v2 = b - a, c - a, p - a
+    d00, d01, d11 = _dot(v0, v0), _dot(v0, v1), _dot(v1, v1)
+    d20, d21 = _dot(v2, v0), _dot(v2, v1)
+    denom = d00 * d11 - d01 * d01
+    if abs(denom) < 1e-30:
+        return np.array([1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0])
+    lv = (d11 * d20 - d01 * d21) / denom
+    lw = (d00 * d21 - d01 * d20) / denom
+    return np.array([1.0 - lv - lw, lv, lw])
+
+
+# ----------------------------------------------------------------------------- box–capsule
+@njit(cache=True)
+def _box_capsule(ca, Ra, ha, cb, Rb, pb, margin, out_p, out_n, out_d, out_f):
+    """Box a, capsule b. GJK/EPA on the full shapes gives the normal; if it is (within 5°) a box face
+    normal, the capsule's segment is clipped to that face for two points, else one EPA point."""
+    hit, n, depth, wa, wb = _gjk_epa(BOX, ca, Ra, ha, CAPSULE, cb, Rb, pb)
+    r, h = pb[0], pb[1]
+    u = Rb[:, 1]
+    if not hit:
+        # separated: closest points of the segment and the box by alternating projection (convex)
+        t = 0.0
+        q = ca
+        for _ in range(32):
+            q, _, _, _ = _closest_on_box(cb + t * u, ca, Ra, ha)
+            t = _segment_closest(q, cb, u, h)
+        p = cb + t * u
+        d = p - q
+        dist = np.sqrt(_dot(d, d))
+        if r - dist < -margin or dist < _EPS:
+            return 0
+        n = d / dist
+        _emit(out_p, out_n, out_d, out_f, 0, q, p - r * n, n, r - dist, 2)
+        return 1
+    local = Ra.T @ n
+    axis = 0
+    for k in range(1, 3):
+        if abs(local[k]) > abs(local[axis]):
+            axis = k
+    if abs(local[axis]) > 0.996 and abs(_dot(u, Ra[:, axis])) < 0.1:
+        face_n = (1.0 if local[axis] > 0 else -1.0) * Ra[:, axis]
+        # clip the segment [cb - h u, cb + h u] to the face's slab in the two other axes
+        lo, hi = -h, h
+        for k in range(3):
+            if k == axis:
+                continue
+            e = Ra[:, k]
+            x0, du = _dot(cb - ca, e), _dot(u, e)
+            if abs(du) < _EPS:
+                if abs(x0) > ha[k]:
+                    lo, hi = 1.0, -1.0
+            else:
+                t0, t1 = (-ha[k] - x0) / du, (ha[k] - x0) / du
+                lo, hi = max(lo, min(t0, t1)), min(hi, max(t0, t1))
+        if hi >= lo:
+            count = 0
+            for i in range(2):
+                p = cb + (lo if i == 0 else hi) * u
+                dist = _dot(face_n, p - ca) - ha[axis]
+                dep = r - dist
+                if dep >= -margin:
+                    on_b = p - r * face_n
+                    _emit(out_p, out_n, out_d, out_f, count, on_b + dep * face_n, on_b, face_n, dep, i)
+                    count += 1
+            return count
+    _emit(out_p, out_n, out_d, out_f, 0, wa, wb, n, depth, 2)
+    return 1
+
+
+# ----------------------------------------------------------------------------- persistent manifold
+@njit(cache=True)
+def _manifold(ca, Ra, cb, Rb, hit, n, depth, wa, wb, local_a, local_b, feats, count, next_id,
+              out_p, out_n, out_d, out_f):
+    """Merge this step's GJK/EPA point into the pair's stored points (local to a and to b).
+    Updates local_a, local_b, feats (4, ...) in place; returns (count, next_id)."""
+    if not hit:
+        return 0, next_id
+    # refresh: keep stored points that are still touching and have not slid apart
+    kept = 0
+    for i in range(count):
+        pa_w = ca + Ra @ local_a[i]
+        pb_w = cb + Rb @ local_b[i]
+        d = _dot(pa_w - pb_w, n)
+        slide = (pa_w - pb_w) - d * n
+        if d > -BREAK and _dot(slide, slide) < BREAK * BREAK:
+            local_a[kept] = local_a[i]
+            local_b[kept] = local_b[i]
+            feats[kept] = feats[i]
+            kept += 1
+    count = kept
+    new_a, new_b = Ra.T @ (wa - ca), Rb.T @ (wb - cb)
+    # a stored point close to the new one is the same point: replace it, keep its id
+    slot = -1
+    for i in range(count):
+        d = (ca + Ra @ local_a[i]) - wa
+        if _dot(d, d) < BREAK * BREAK:
+            slot = i
+    if slot < 0:
+        if count < 4:
+            slot = count
+            count += 1
+        else:
+            # five points: drop the one whose removal keeps the largest area (never the new one)
+            pts = np.empty((5, 3))
+            for i in range(4):
+                pts[i] = ca + Ra @ local_a[i]
+            pts[4] = wa
+            best_area, slot = -1.0, 0
+            for drop in range(4):
+                idx = [m for m in range(5) if m != drop]
+                p0, p1, p2, p3 = pts[idx[0]], pts[idx[1]], pts[idx[2]], pts[idx[3]]
+                x = _cross(p2 - p0, p3 - p1)
+                area = _dot(x, x)
+                if area > best_area:
+                    best_area, slot = area, drop
+        feats[slot] = next_id
+        next_id += 1
+    local_a[slot] = new_a
+    local_b[slot] = new_b
+    for i in range(count):
+        pa_w = ca + Ra @ local_a[i]
+        pb_w = cb + Rb @ local_b[i]
+        _emit(out_p, out_n, out_d, out_f, i, pa_w, pb_w, n, _dot(pa_w - pb_w, n), feats[i])
+    return count, next_id
+
+
+# ----------------------------------------------------------------------------- the dispatch kernel
+@njit(cache=True)
+def _pair(ka, ca, Ra, pa, kb, cb, Rb, pb, margin, local_a, local_b, feats, count, next_id,
+          out_p, out_n, out_d, out_f):
+    """Contacts of shapes a, b with ka <= kb; returns (count, stored manifold count, next id)."""
+    if ka == SPHERE:
+        r = pa[0]
+        if kb == SPHERE:
+            d = cb - ca
+            dist = np.sqrt(_dot(d, d))
+            n = _unit(d, np.array([0.0, 1.0, 0.0]))
+            depth = r + pb[0] - dist
+            if depth < -margin:
+                return 0, 0, next_id
+            _emit(out_p, out_n, out_d, out_f, 0, ca + r * n, cb - pb[0] * n, n, depth, 0)
+            return 1, 0, next_id
+        if kb == BOX:
+            q, inside, m, e = _closest_on_box(ca, cb, Rb, pb[:3])
+            return _sphere_core(ca, r, q, inside, m, e, margin, out_p, out_n, out_d, out_f, 0, 0), 0, next_id
+        if kb == CAPSULE:
+            u = Rb[:, 1]
+            core = cb + _segment_closest(ca, cb, u, pb[1]) * u
+            d = core - ca
+            dist = np.sqrt(_dot(d, d))
+            n = _unit(d, _perpendicular(u))
+            depth = r + pb[0] - dist
+            if depth < -margin:
+                return 0, 0, next_id
+            _emit(out_p, out_n, out_d, out_f, 0, ca + r * n, core - pb[0] * n, n, depth, 0)
+            return 1, 0, next_id
+        if kb == CYLINDER:
+            q, inside, m, e = _closest_on_cylinder(ca, cb, Rb, pb[0], pb[1])
+            return _sphere_core(ca, r, q, inside, m, e, margin, out_p, out_n, out_d, out_f, 0, 0), 0, next_id
+        points = np.empty((1, 3))
+        points[0] = ca
+        return _points_plane(points, r, pb, margin, out_p, out_n, out_d, out_f, 0, 1), 0, next_id
+    if ka == BOX:
+        if kb == BOX:
+            return _box_box(ca, Ra, pa[:3], cb, Rb, pb[:3], margin, out_p, out_n, out_d, out_f), 0, next_id
+        if kb == CAPSULE:
+            return _box_capsule(ca, Ra, pa[:3], cb, Rb, pb, margin, out_p, out_n, out_d, out_f), 0, next_id
+        if kb == PLANE:
+            return _points_plane(_box_corners(ca, Ra, pa[:3]), 0.0, pb, margin, out_p, out_n, out_d, out_f, 0, 4), 0, next_id
+    if ka == CAPSULE:
+        if kb == CAPSULE:
+            return _capsule_capsule(ca, Ra, pa, cb, Rb, pb, margin, out_p, out_n, out_d, out_f), 0, next_id
+        if kb == PLANE:
+            u = Ra[:, 1]
+            points = np.empty((2, 3))
+            points[0] = ca - pa[1] * u
+            points[1] = ca + pa[1] * u
+            return _points_plane(points, pa[0], pb, margin, out_p, out_n, out_d, out_f, 0, 2), 0, next_id
+    if ka == CYLINDER and kb == PLANE:
+        rim = _cylinder_rim(ca, Ra, pa[0], pa[1], -pb[:3])
+        return _points_plane(rim, 0.0, pb, margin, out_p, out_n, out_d, out_f, 0, 4), 0, next_id
+    if kb == PLANE:  # (plane-plane never reaches the narrow phase)
+        return 0, 0, next_id
+    # cylinder–box, cylinder–capsule, cylinder–cylinder
+    hit, n, depth, wa, wb = _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb)
+    m, next_id = _manifold(ca, Ra, cb, Rb, hit, n, depth, wa, wb, local_a, local_b, feats, count, next_id,
+                           out_p, out_n, out_d, out_f)
+    return m, m, next_id
+
+
+@njit(cache=True)
+def _narrow(kind, centre, rotation, params, pairs, margin, local_a, local_b, feats, counts, next_ids,
+            out_p, out_n, out_d, out_f, out_count):
+    """Every pair: up to 4 contacts in rows 4k..4k+3 of the outputs; out_count[k] of them valid."""
+    for k in range(pairs.shape[0]):
+        a, b = pairs[k, 0], pairs[k, 1]
+        flip = kind[a] > kind[b]
+        if flip:
+            a, b = b, a
+        m, stored, next_id = _pair(kind[a], centre[a], rotation[a], params[a], kind[b], centre[b], rotation[b],
+                                   params[b], margin, local_a[k], local_b[k], feats[k], counts[k], next_ids[k],
+                                   out_p[4 * k:4 * k + 4], out_n[4 * k:4 * k + 4], out_d[4 * k:4 * k + 4],
+                                   out_f[4 * k:4 * k + 4])
+        counts[k] = stored
+        next_ids[k] = next_id
+        out_count[k] = m
+        if flip:
+            for i in range(m):
+                out_n[4 * k + i] = -out_n[4 * k + i]
+
+
+# ----------------------------------------------------------------------------- public interface
+@dataclass
+class Contacts:
+    """M contact points, world frame (see the module docstring for the conventions)."""
+
+    shape_a: np.ndarray
+    shape_b: np.ndarray
+    body_a: np.ndarray
+    body_b: np.ndarray
+    point_world: np.ndarray
+    normal_world: np.ndarray
+    depth: np.ndarray
+    feature_id: np.ndarray
+
+    def __len__(self):
+        return len(self.depth)
+
+    def keys(self, n_shapes):
+        """(M,) int64 keys (shape_a * S + shape_b) * 2^20 + feature_id, for matching across steps."""
+        return (self.shape_a * n_shapes + self.shape_b) * (1 << 20) + (self.feature_id & ((1 << 20) - 1))
+
+
+class ContactCache:
+    """State carried from one step to the next: the solver's accumulated impulses per contact point
+    (keyed by shape_a, shape_b, feature_id) and the persistent manifolds of GJK/EPA pairs (keyed by
+    the pair). Sorted key arrays, matched with `np.searchsorted` (no per-contact Python work)."""
+
+    def __init__(self):
+        self._impulse_keys = np.zeros(0, dtype=np.int64)
+        self._impulses = np.zeros((0, 3))
+        self._pair_keys = np.zeros(0, dtype=np.int64)
+        self._local_a = np.zeros((0, 4, 3))
+        self._local_b = np.zeros((0, 4, 3))
+        self._feats = np.zeros((0, 4), dtype=np.int64)
+        self._counts = np.zeros(0, dtype=np.int64)
+        self._next_ids = np.zeros(0, dtype=np.int64)
+        self._n_shapes = 0
+
+    def _match(self, keys, stored):
+        slot = np.searchsorted(stored, keys)
+        slot = np.minimum(slot, max(len(stored) - 1, 0))
+        found = (len(stored) > 0) & (stored[slot] == keys) if len(stored) else np.zeros(len(keys), dtype=bool)
+        return slot, found
+
+    def lookup(self, c):
+        """(M, 3) the impulses stored for these contact points last step; 0 for new points."""
+        out = np.zeros((len(c), 3))
+        slot, found = self._match(c.keys(self._n_shapes), self._impulse_keys)
+        out[found] = self._impulses[slot[found]]
+        return out
+
+    def store(self, c, impulse):
+        """Remember the solver's impulses (M, 3) for the contacts `c` (replaces the previous ones)."""
+        impulse = np.asarray(impulse, dtype=float)
+        if impulse.shape != (len(c), 3):
+            raise ValueError(f"impulse: got shape {impulse.shape}; expected ({len(c)}, 3)")
+        keys = c.keys(self._n_shapes)
+        order = np.argsort(keys, kind="stable")
+        self._impulse_keys, self._impulses = keys[order], impulse[order].copy()
+
+    def _manifolds(self, pair_keys):
+        """Stored manifold arrays for these pairs (fresh ones where the pair has none)."""
+        k = len(pair_keys)
+        local_a, local_b = np.zeros((k, 4, 3)), np.zeros((k, 4, 3))
+        feats, counts, next_ids = np.zeros((k, 4), dtype=np.int64), np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
+        slot, found = self._match(pair_keys, self._pair_keys)
+        s = slot[found]
+        local_a[found], local_b[found], feats[found] = self._local_a[s], self._local_b[s], self._feats[s]
+        counts[found], next_ids[found] = self._counts[s], self._next_ids[s]
+        return local_a, local_b, feats, counts, next_ids
+
+    def _keep_manifolds(self, pair_keys, local_a, local_b, feats, counts, next_ids):
+        keep = counts > 0
+        order = np.argsort(pair_keys[keep], kind="stable")
+        self._pair_keys = pair_keys[keep][order]
+        self._local_a, self._local_b = local_a[keep][order], local_b[keep][order]
+        self._feats, self._counts, self._next_ids = feats[keep][order], counts[keep][order], next_ids[keep][order]
+
+
+def contacts(shapes, world, pairs, cache=None, margin=0.0):
+    """Contact points of the candidate `pairs (K, 2)` (from `physics.broadphase.candidate_pairs`).
+
+    `world`: the nodes' world poses (see `physics.shapes.world_shapes`). `cache`: a `ContactCache`
+    holding the GJK/EPA pairs' persistent manifolds (updated in place); without one those pairs get
+    only this step's point. Points with depth >= -margin are returned. Returns `Contacts`.
+    """
+    pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2) if len(pairs) else np.zeros((0, 2), dtype=np.int64)
+    n_shapes = len(shapes)
+    if len(pairs) and (pairs.min() < 0 or pairs.max() >= n_shapes):
+        raise ValueError(f"pairs: got indices in [{pairs.min()}, {pairs.max()}]; expected [0, {n_shapes})")
+    if not np.isfinite(margin) or margin < 0:
+        raise ValueError(f"margin: got {margin!r}; expected a finite number >= 0")
+    centre, rotation, params = world_shapes(shapes, world)
+    pair_keys = pairs[:, 0] * n_shapes + pairs[:, 1]
+    if cache is None:
+        cache = ContactCache()
+    cache._n_shapes = n_shapes
+    local_a, local_b, feats, counts, next_ids = cache._manifolds(pair_keys)
+    k = len(pairs)
+    out_p, out_n = np.zeros((4 * k, 3)), np.zeros((4 * k, 3))
+    out_d, out_f = np.zeros(4 * k), np.zeros(4 * k, dtype=np.int64)
+    out_count = np.zeros(k, dtype=np.int64)
+    if k:
+        _narrow(shapes.kind, np.ascontiguousarray(centre), np.ascontiguousarray(rotation), np.ascontiguousarray(params),
+                pairs, float(margin), local_a, local_b, feats, counts, next_ids, out_p, out_n, out_d, out_f, out_count)
+    cache._keep_manifolds(pair_keys, local_a, local_b, feats, counts, next_ids)
+    rows = (np.arange(4)[None, :] < out_count[:, None]).ravel()
+    which = np.repeat(np.arange(k), 4)[rows]
+    a, b = pairs[which, 0], pairs[which, 1]
+    return Contacts(a, b, shapes.node[a], shapes.node[b], out_p[rows], out_n[rows], out_d[rows], out_f[rows])
