@@ -23,7 +23,7 @@ def parse_args(argv=None):
     parser.add_argument("--counteract", choices=("on", "off"))
     parser.add_argument("--frames", type=int, default=None, help="run this many frames (1/60 s each), then exit")
     parser.add_argument("--screenshot", default=None, help="with --frames: save the last frame to this PNG")
-    parser.add_argument("--msaa", type=int, default=4, choices=(0, 2, 4, 8), help="multisampling (default 4; 0 = off, faster on software GL)")
+    parser.add_argument("--msaa", type=int, default=None, choices=(0, 2, 4, 8), help="multisampling samples (default 4 on hardware GL, 0 on software GL)")
     parser.add_argument("--size", default="1280x720", help="window size WxH (default 1280x720)")
     args = parser.parse_args(argv)
     try:

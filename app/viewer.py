@@ -80,10 +80,13 @@ def world_arrays(world):
 
 
 class Viewer:
-    def __init__(self, ctx, size, scene=None, overrides=None, store=True, msaa=4):
+    def __init__(self, ctx, size, scene=None, overrides=None, store=True, msaa=None):
         """`size` = (width, height) in pixels; `overrides` = physics settings from the command
-        line (win over persisted ones); `store` = persist settings (config file); `msaa` = samples
-        (0 = off: on a software renderer the 4x resolve costs about as much as the scene)."""
+        line (win over persisted ones); `store` = persist settings (config file); `msaa` = samples,
+        None = 4 on a hardware GL and 0 on Mesa's software renderers (there 4x costs about ten
+        times the whole scene: docs/benchmarks.md, section viewer)."""
+        software = any(name in ctx.info["GL_RENDERER"].lower() for name in ("llvmpipe", "softpipe", "swrast"))
+        msaa = (0 if software else 4) if msaa is None else msaa
         self.msaa = msaa
         self.ctx = ctx
         self.size = (max(int(size[0]), 1), max(int(size[1]), 1))

@@ -24,7 +24,7 @@ def _config():
 
 
 class SandboxWindow(pyglet.window.Window):
-    def __init__(self, scene=None, overrides=None, size=(1280, 720), vsync=True, store=True, visible=True, msaa=4):
+    def __init__(self, scene=None, overrides=None, size=(1280, 720), vsync=True, store=True, visible=True, msaa=None):
         super().__init__(size[0], size[1], TITLE, resizable=True, vsync=vsync, config=_config(), visible=visible)
         self.ctx = moderngl.create_context()
         self.viewer = Viewer(self.ctx, self.get_framebuffer_size(), scene, overrides, store=store, msaa=msaa)
