@@ -51,7 +51,6 @@ Gyroscopic modes (physics.rigid_body): `off` g = 0; `explicit` g = 1; `implicit`
 gyroscopic step on w first, then the integrator with g = 0. For lie-midpoint(-4) the term is
 inherent: `explicit` and `implicit` both mean the conservative solve, `off` drops it (x = I^-1 L).
 """
-from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
@@ -121,19 +120,18 @@ def _frame_rotation(frame_rotation, frame_omega, frame_alpha, t, magnus, increme
 
 
 @njit(cache=True)
-def _translation_coefficients(moving, fr, fs, fa, fw, fal, force, mass, t, c, a_mat, c_mat, s):
-    """c, A, C of a1 = c + A T1 + C v1 at time t into the step (module docstring); s is scratch."""
+def _translation_coefficients(moving, fr, fs, fa, fw, fal, force, mass, t, c, a_mat, c_mat, r2, work33, work3):
+    """c, A, C of a1 = c + A T1 + C v1 at time t into the step (module docstring); R2(t) into r2."""
     if not moving:
         for k in range(3):
             c[k] = force[k] / mass
         return
-    r2 = s.r2
-    _frame_rotation(fr, fw, fal, t, s.magnus, s.increment, r2)
+    _frame_rotation(fr, fw, fal, t, work3[0], work33, r2)
     w0 = fw[0] + fal[0] * t
     w1 = fw[1] + fal[1] * t
     w2 = fw[2] + fal[2] * t
-    om = s.v1
-    al = s.v2
+    om = work3[1]
+    al = work3[2]
     for k in range(3):
         om[k] = r2[0, k] * w0 + r2[1, k] * w1 + r2[2, k] * w2
         al[k] = r2[0, k] * fal[0] + r2[1, k] * fal[1] + r2[2, k] * fal[2]
@@ -170,15 +168,15 @@ def _local_acceleration(moving, c, a_mat, c_mat, x, v, out):
 
 
 @njit(cache=True)
-def _translate_implicit(moving, c, a_mat, c_mat, x, v, h, theta, s):
+def _translate_implicit(moving, c, a_mat, c_mat, x, v, h, theta, m, work3):
     """Solve (1 - theta h C - theta^2 h^2 A) u = v + theta h (c + A x) for u: theta = 1 gives the
     implicit Euler velocity v' (x' = x + h u); theta = 1/2 the midpoint velocity (v' = 2u - v)."""
-    u = s.v3
+    u = work3[0]
     if not moving:
         for k in range(3):
             u[k] = v[k] + theta * h * c[k]
     else:
-        m, rhs = s.m, s.v4
+        rhs = work3[1]
         for r in range(3):
             rhs[r] = v[r] + theta * h * (c[r] + a_mat[r, 0] * x[0] + a_mat[r, 1] * x[1] + a_mat[r, 2] * x[2])
             for k in range(3):
@@ -196,16 +194,18 @@ def _right_multiply(rot, m, tmp):
     for r in range(3):
         for c in range(3):
             tmp[r, c] = rot[r, 0] * m[0, c] + rot[r, 1] * m[1, c] + rot[r, 2] * m[2, c]
-    rot[:, :] = tmp
+    for r in range(3):
+        for c in range(3):
+            rot[r, c] = tmp[r, c]
 
 
 @njit(cache=True)
-def _rotate_by_exp(rot, w, h, s):
+def _rotate_by_exp(rot, w, h, increment, tmp, hw):
     """rot = rot exp(h hat(w)) (body-frame angular velocity)."""
     for k in range(3):
-        s.v5[k] = h * w[k]
-    _exp_matrix(s.v5, s.increment)
-    _right_multiply(rot, s.increment, s.tmp)
+        hw[k] = h * w[k]
+    _exp_matrix(hw, increment)
+    _right_multiply(rot, increment, tmp)
 
 
 @njit(cache=True)
@@ -225,13 +225,13 @@ def _omega_dot(rot, w, inertia, torque, has_torque, gyro_on, out):
 
 
 @njit(cache=True)
-def _solve_omega(rot, w, inertia, torque, has_torque, gyro_on, h_force, h_rot, x, s):
+def _solve_omega(rot, w, inertia, torque, has_torque, gyro_on, h_force, h_rot, x, trial, work33, work3):
     """x with I x + h_force g x × I x = I w + h_force (R exp(h_rot x))^T tau.
 
     The torque-free part by Newton (rigid_body._gyroscopic_newton); the orientation dependence
     of the body torque, a perturbation of size h_force h_rot |tau|, by fixed-point iteration.
     """
-    rhs, trial = s.v6, s.trial
+    rhs, previous = work3[0], work3[1]
     g = h_force if gyro_on else 0.0
     for k in range(3):
         x[k] = w[k]
@@ -239,46 +239,49 @@ def _solve_omega(rot, w, inertia, torque, has_torque, gyro_on, h_force, h_rot, x
         for k in range(3):
             rhs[k] = inertia[k] * w[k]
         if has_torque:
-            trial[:, :] = rot
-            _rotate_by_exp(trial, x, h_rot, s)
+            for r in range(3):
+                for c in range(3):
+                    trial[r, c] = rot[r, c]
+            _rotate_by_exp(trial, x, h_rot, work33[0], work33[1], work3[2])
             for k in range(3):
                 rhs[k] += h_force * (trial[0, k] * torque[0] + trial[1, k] * torque[1] + trial[2, k] * torque[2])
         for k in range(3):
-            s.v7[k] = x[k]
-        _gyroscopic_newton(inertia, rhs, g, x, s.m, s.v8, s.v9)
+            previous[k] = x[k]
+        x[0], x[1], x[2] = _gyroscopic_newton(inertia[0], inertia[1], inertia[2], rhs[0], rhs[1], rhs[2], g,
+                                              x[0], x[1], x[2])
         if not has_torque:
             break
-        change = (x[0] - s.v7[0]) ** 2 + (x[1] - s.v7[1]) ** 2 + (x[2] - s.v7[2]) ** 2
+        change = (x[0] - previous[0]) ** 2 + (x[1] - previous[1]) ** 2 + (x[2] - previous[2]) ** 2
         if change <= 1e-28 * (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) + 1e-300:
             break
 
 
 @njit(cache=True)
-def _lie_midpoint_rotation(rot, w, inertia, torque, has_torque, gyro_on, h, s):
-    """One kick-drift-kick lie-midpoint step of (R3, omega_body), in place."""
-    big_l = s.v6
-    for k in range(3):
-        big_l[k] = inertia[k] * w[k]
-        if has_torque:
-            big_l[k] += 0.5 * h * (rot[0, k] * torque[0] + rot[1, k] * torque[1] + rot[2, k] * torque[2])
-    x = s.v7
-    if gyro_on:
-        for k in range(3):
-            x[k] = w[k]
-        _gyroscopic_newton(inertia, big_l, 0.5 * h, x, s.m, s.v8, s.v9)
-        for k in range(3):
-            big_l[k] = 2.0 * inertia[k] * x[k] - big_l[k]
+def _lie_midpoint_rotation(rot, w, inertia, torque, has_torque, gyro_on, h, increment, tmp):
+    """One kick-drift-kick lie-midpoint step of (R3, omega_body), in place (scalars: the hot path)."""
+    i0, i1, i2 = inertia[0], inertia[1], inertia[2]
+    l0, l1, l2 = i0 * w[0], i1 * w[1], i2 * w[2]
+    if has_torque:  # kick: half the torque impulse, in the body frame at the start
+        l0 += 0.5 * h * (rot[0, 0] * torque[0] + rot[1, 0] * torque[1] + rot[2, 0] * torque[2])
+        l1 += 0.5 * h * (rot[0, 1] * torque[0] + rot[1, 1] * torque[1] + rot[2, 1] * torque[2])
+        l2 += 0.5 * h * (rot[0, 2] * torque[0] + rot[1, 2] * torque[1] + rot[2, 2] * torque[2])
+    if gyro_on:  # drift: x = omega at the midpoint, I x + (h/2) x × I x = L; then L <- 2 I x - L
+        # start from the explicit midpoint guess: one or two Newton steps remain
+        g0, g1, g2 = l0 / i0, l1 / i1, l2 / i2
+        x0 = g0 - 0.5 * h * (g1 * l2 - g2 * l1) / i0
+        x1 = g1 - 0.5 * h * (g2 * l0 - g0 * l2) / i1
+        x2 = g2 - 0.5 * h * (g0 * l1 - g1 * l0) / i2
+        x0, x1, x2 = _gyroscopic_newton(i0, i1, i2, l0, l1, l2, 0.5 * h, x0, x1, x2)
+        l0, l1, l2 = 2.0 * i0 * x0 - l0, 2.0 * i1 * x1 - l1, 2.0 * i2 * x2 - l2
     else:
-        for k in range(3):
-            x[k] = big_l[k] / inertia[k]
-    for k in range(3):
-        s.v5[k] = h * x[k]
-    _cayley_matrix(s.v5, s.increment)
-    _right_multiply(rot, s.increment, s.tmp)
-    for k in range(3):
-        if has_torque:
-            big_l[k] += 0.5 * h * (rot[0, k] * torque[0] + rot[1, k] * torque[1] + rot[2, k] * torque[2])
-        w[k] = big_l[k] / inertia[k]
+        x0, x1, x2 = l0 / i0, l1 / i1, l2 / i2
+    _cayley_matrix(h * x0, h * x1, h * x2, increment)
+    _right_multiply(rot, increment, tmp)
+    if has_torque:  # kick: the other half, in the body frame at the end
+        l0 += 0.5 * h * (rot[0, 0] * torque[0] + rot[1, 0] * torque[1] + rot[2, 0] * torque[2])
+        l1 += 0.5 * h * (rot[0, 1] * torque[0] + rot[1, 1] * torque[1] + rot[2, 1] * torque[2])
+        l2 += 0.5 * h * (rot[0, 2] * torque[0] + rot[1, 2] * torque[1] + rot[2, 2] * torque[2])
+    w[0], w[1], w[2] = l0 / i0, l1 / i1, l2 / i2
 
 
 @njit(cache=True)
@@ -304,7 +307,7 @@ def _quaternion_from_matrix(m, q):
 
 
 @njit(cache=True)
-def _rk4_rotation_stage(q, w, inertia, torque, has_torque, gyro_on, dq, dw, s):
+def _rk4_rotation_stage(q, w, inertia, torque, has_torque, gyro_on, dq, dw, trial):
     """dq = q (0, w) / 2 (body-frame w), dw = Euler's equations at the normalized q."""
     dq[0] = 0.5 * (-q[1] * w[0] - q[2] * w[1] - q[3] * w[2])
     dq[1] = 0.5 * (q[0] * w[0] + q[2] * w[2] - q[3] * w[1])
@@ -312,13 +315,14 @@ def _rk4_rotation_stage(q, w, inertia, torque, has_torque, gyro_on, dq, dw, s):
     dq[3] = 0.5 * (q[0] * w[2] + q[1] * w[1] - q[2] * w[0])
     if has_torque:
         n = np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-        _matrix_from_quaternion(q[0] / n, q[1] / n, q[2] / n, q[3] / n, s.trial)
-    _omega_dot(s.trial, w, inertia, torque, has_torque, gyro_on, dw)
+        _matrix_from_quaternion(q[0] / n, q[1] / n, q[2] / n, q[3] / n, trial)
+    _omega_dot(trial, w, inertia, torque, has_torque, gyro_on, dw)
 
 
 @njit(cache=True)
-def _rk4_rotation(rot, w, inertia, torque, has_torque, gyro_on, h, s):
-    q0, qs, kq, kw, ws = s.q0, s.qs, s.kq, s.kw, s.ws
+def _rk4_rotation(rot, w, inertia, torque, has_torque, gyro_on, h, trial, work4, work3):
+    q0, qs, kq, acc_q = work4[0], work4[1], work4[2], work4[3]
+    kw, ws, acc_w = work3[0], work3[1], work3[2]
     _quaternion_from_matrix(rot, q0)
     for k in range(4):
         qs[k] = q0[k]
@@ -326,11 +330,10 @@ def _rk4_rotation(rot, w, inertia, torque, has_torque, gyro_on, h, s):
         ws[k] = w[k]
     weights = (1.0, 2.0, 2.0, 1.0)
     offsets = (0.5, 0.5, 1.0)
-    acc_q, acc_w = s.acc_q, s.acc_w
     acc_q[:] = 0.0
     acc_w[:] = 0.0
     for stage in range(4):
-        _rk4_rotation_stage(qs, ws, inertia, torque, has_torque, gyro_on, kq, kw, s)
+        _rk4_rotation_stage(qs, ws, inertia, torque, has_torque, gyro_on, kq, kw, trial)
         for k in range(4):
             acc_q[k] += weights[stage] * kq[k]
         for k in range(3):
@@ -349,16 +352,17 @@ def _rk4_rotation(rot, w, inertia, torque, has_torque, gyro_on, h, s):
 
 
 @njit(cache=True)
-def _rk4_translation(moving, fr, fs, fa, fw, fal, force, mass, x, v, h, s):
-    c, a_mat, c_mat = s.c, s.a_mat, s.c_mat
-    xs, vs, acc_x, acc_v, kv = s.xs, s.vs, s.acc_x, s.acc_v, s.kv
+def _rk4_translation(moving, fr, fs, fa, fw, fal, force, mass, x, v, h, work33, work3):
+    c, xs, vs, acc_x, acc_v, kv = work3[0], work3[1], work3[2], work3[3], work3[4], work3[5]
+    a_mat, c_mat = work33[0], work33[1]
     weights = (1.0, 2.0, 2.0, 1.0)
     times = (0.0, 0.5, 0.5, 1.0)
     for k in range(3):
         xs[k], vs[k], acc_x[k], acc_v[k] = x[k], v[k], 0.0, 0.0
     for stage in range(4):
         if stage != 2:  # stages 2 and 3 share the time h/2
-            _translation_coefficients(moving, fr, fs, fa, fw, fal, force, mass, times[stage] * h, c, a_mat, c_mat, s)
+            _translation_coefficients(moving, fr, fs, fa, fw, fal, force, mass, times[stage] * h, c, a_mat, c_mat,
+                                          work33[2], work33[3], work3[6:])
         _local_acceleration(moving, c, a_mat, c_mat, xs, vs, kv)
         for k in range(3):
             acc_x[k] += weights[stage] * vs[k]
@@ -373,21 +377,13 @@ def _rk4_translation(moving, fr, fs, fa, fw, fal, force, mass, x, v, h, s):
         v[k] += h / 6.0 * acc_v[k]
 
 
-_Scratch = namedtuple("_Scratch", "rot r2 trial increment tmp m a_mat c_mat magnus c kv kw ws xs vs acc_x acc_v "
-                                  "acc_w v1 v2 v3 v4 v5 v6 v7 v8 v9 q0 qs kq acc_q")
-
-
-def _scratch():
-    """Per-body work arrays for the kernels (a namedtuple, which numba passes by reference)."""
-    fields = _Scratch._fields
-    return _Scratch(*([np.empty((3, 3)) for _ in fields[:8]] + [np.empty(3) for _ in fields[8:-4]]
-                      + [np.empty(4) for _ in fields[-4:]]))
-
-
 @njit(cache=True)
 def _step(method, gyro, h, translation, rotation, velocity, omega_body, mass, inertia, force, torque,
-          moving, fr_all, fs_all, fa_all, fw_all, fal_all, s):
-    rot = s.rot
+          moving, fr_all, fs_all, fa_all, fw_all, fal_all):
+    # work arrays, allocated once per call; helpers get the rows they need (no aliasing)
+    rot, r2, trial, a_mat, c_mat = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    work33, work3, work4 = np.empty((4, 3, 3)), np.empty((9, 3)), np.empty((4, 4))
+    c, kv, kw, ws = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     for i in range(translation.shape[0]):
         j = i if moving else 0
         fr, fs, fa, fw, fal = fr_all[j], fs_all[j], fa_all[j], fw_all[j], fal_all[j]
@@ -396,67 +392,71 @@ def _step(method, gyro, h, translation, rotation, velocity, omega_body, mass, in
         # world rotation R3 = R2 R1
         if moving:
             for r in range(3):
-                for c in range(3):
-                    rot[r, c] = fr[r, 0] * rotation[i, 0, c] + fr[r, 1] * rotation[i, 1, c] + fr[r, 2] * rotation[i, 2, c]
+                for k in range(3):
+                    rot[r, k] = fr[r, 0] * rotation[i, 0, k] + fr[r, 1] * rotation[i, 1, k] + fr[r, 2] * rotation[i, 2, k]
         else:
-            rot[:, :] = rotation[i]
+            for r in range(3):
+                for k in range(3):
+                    rot[r, k] = rotation[i, r, k]
         gyro_on = gyro != 0
         if gyro == 2 and method < 5:
-            for k in range(3):
-                s.v6[k] = inert[k] * w[k]
-            _gyroscopic_newton(inert, s.v6, h, w, s.m, s.v8, s.v9)
+            w[0], w[1], w[2] = _gyroscopic_newton(inert[0], inert[1], inert[2], inert[0] * w[0], inert[1] * w[1],
+                                                  inert[2] * w[2], h, w[0], w[1], w[2])
             gyro_on = False
 
         if method == 0 or method == 1:
-            _translation_coefficients(moving, fr, fs, fa, fw, fal, f, m, 0.0, s.c, s.a_mat, s.c_mat, s)
-            _local_acceleration(moving, s.c, s.a_mat, s.c_mat, x, v, s.kv)
-            _omega_dot(rot, w, inert, tau, has_torque, gyro_on, s.kw)
+            _translation_coefficients(moving, fr, fs, fa, fw, fal, f, m, 0.0, c, a_mat, c_mat, r2, work33[0], work3)
+            _local_acceleration(moving, c, a_mat, c_mat, x, v, kv)
+            _omega_dot(rot, w, inert, tau, has_torque, gyro_on, kw)
             if method == 0:
-                _rotate_by_exp(rot, w, h, s)
+                _rotate_by_exp(rot, w, h, work33[0], work33[1], work3[0])
             for k in range(3):
                 if method == 0:
                     x[k] += h * v[k]
-                v[k] += h * s.kv[k]
+                v[k] += h * kv[k]
                 if method == 1:
                     x[k] += h * v[k]
-                w[k] += h * s.kw[k]
+                w[k] += h * kw[k]
             if method == 1:
-                _rotate_by_exp(rot, w, h, s)
-        elif method == 2:
-            _translation_coefficients(moving, fr, fs, fa, fw, fal, f, m, h, s.c, s.a_mat, s.c_mat, s)
-            _translate_implicit(moving, s.c, s.a_mat, s.c_mat, x, v, h, 1.0, s)
-            _solve_omega(rot, w, inert, tau, has_torque, gyro_on, h, h, s.ws, s)
+                _rotate_by_exp(rot, w, h, work33[0], work33[1], work3[0])
+        elif method == 2 or method == 3:
+            theta = 1.0 if method == 2 else 0.5
+            _translation_coefficients(moving, fr, fs, fa, fw, fal, f, m, theta * h, c, a_mat, c_mat, r2,
+                                      work33[0], work3)
+            _translate_implicit(moving, c, a_mat, c_mat, x, v, h, theta, work33[0], work3)
+            _solve_omega(rot, w, inert, tau, has_torque, gyro_on, theta * h, theta * h, ws, trial, work33, work3)
             for k in range(3):
-                w[k] = s.ws[k]
-            _rotate_by_exp(rot, w, h, s)
-        elif method == 3:
-            _translation_coefficients(moving, fr, fs, fa, fw, fal, f, m, 0.5 * h, s.c, s.a_mat, s.c_mat, s)
-            _translate_implicit(moving, s.c, s.a_mat, s.c_mat, x, v, h, 0.5, s)
-            _solve_omega(rot, w, inert, tau, has_torque, gyro_on, 0.5 * h, 0.5 * h, s.ws, s)
-            for k in range(3):
-                w[k] = 2.0 * s.ws[k] - w[k]
-            _rotate_by_exp(rot, s.ws, h, s)
+                w[k] = ws[k] if method == 2 else 2.0 * ws[k] - w[k]
+            _rotate_by_exp(rot, ws, h, work33[0], work33[1], work3[0])
         elif method == 4:
-            _rk4_translation(moving, fr, fs, fa, fw, fal, f, m, x, v, h, s)
-            _rk4_rotation(rot, w, inert, tau, has_torque, gyro_on, h, s)
+            _rk4_translation(moving, fr, fs, fa, fw, fal, f, m, x, v, h, work33, work3)
+            _rk4_rotation(rot, w, inert, tau, has_torque, gyro_on, h, trial, work4, work3)
         else:
             start = 0.0
             for sub in range(1 if method == 5 else 3):
                 hs = h if method == 5 else (_G2 * h if sub == 1 else _G1 * h)
-                _translation_coefficients(moving, fr, fs, fa, fw, fal, f, m, start + 0.5 * hs,
-                                          s.c, s.a_mat, s.c_mat, s)
-                _translate_implicit(moving, s.c, s.a_mat, s.c_mat, x, v, hs, 0.5, s)
-                _lie_midpoint_rotation(rot, w, inert, tau, has_torque, gyro_on, hs, s)
+                if moving:
+                    _translation_coefficients(moving, fr, fs, fa, fw, fal, f, m, start + 0.5 * hs, c, a_mat, c_mat,
+                                              r2, work33[0], work3)
+                    _translate_implicit(moving, c, a_mat, c_mat, x, v, hs, 0.5, work33[0], work3)
+                else:  # constant acceleration: the midpoint rule is exact; inlined, this is the hot path
+                    for k in range(3):
+                        dv = hs * f[k] / m
+                        x[k] += hs * (v[k] + 0.5 * dv)
+                        v[k] += dv
+                _lie_midpoint_rotation(rot, w, inert, tau, has_torque, gyro_on, hs, work33[0], work33[1])
                 start += hs
 
         # local rotation R1 = R2(h)^T R3
         if moving:
-            _frame_rotation(fr, fw, fal, h, s.magnus, s.increment, s.r2)
+            _frame_rotation(fr, fw, fal, h, work3[0], work33[0], r2)
             for r in range(3):
-                for c in range(3):
-                    rotation[i, r, c] = s.r2[0, r] * rot[0, c] + s.r2[1, r] * rot[1, c] + s.r2[2, r] * rot[2, c]
+                for k in range(3):
+                    rotation[i, r, k] = r2[0, r] * rot[0, k] + r2[1, r] * rot[1, k] + r2[2, r] * rot[2, k]
         else:
-            rotation[i] = rot
+            for r in range(3):
+                for k in range(3):
+                    rotation[i, r, k] = rot[r, k]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -495,7 +495,7 @@ def step_bodies(translation, rotation, velocity, omega_body, mass, inertia_body,
     frame = frame.checked(batch) if moving else _IDENTITY
     _step(_METHOD[integrator], GYROSCOPIC[gyroscopic], float(dt), translation, rotation, velocity, omega_body,
           mass, inertia_body, force_world, torque_world, moving, frame.rotation, frame.scale, frame.acceleration,
-          frame.angular_velocity, frame.angular_acceleration, _scratch())
+          frame.angular_velocity, frame.angular_acceleration)
 
 
 _IDENTITY = Frame.world(1)

@@ -65,21 +65,19 @@ def _exp_matrix(x, out):
         t = np.sqrt(t2)
         a = np.sin(t) / t
         b = (1.0 - np.cos(t)) / t2
-    _rotation_from_coefficients(x, a, b, out)
+    _rotation_from_coefficients(x[0], x[1], x[2], a, b, out)
 
 
 @njit(cache=True)
-def _cayley_matrix(x, out):
+def _cayley_matrix(x0, x1, x2, out):
     """out = cay(x) = (1 - hat(x)/2)^-1 (1 + hat(x)/2) = 1 + (hat(x) + hat(x)^2 / 2) / (1 + |x|^2/4)."""
-    t2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]
-    a = 1.0 / (1.0 + 0.25 * t2)
-    _rotation_from_coefficients(x, a, 0.5 * a, out)
+    a = 1.0 / (1.0 + 0.25 * (x0 * x0 + x1 * x1 + x2 * x2))
+    _rotation_from_coefficients(x0, x1, x2, a, 0.5 * a, out)
 
 
 @njit(cache=True, inline="always")
-def _rotation_from_coefficients(x, a, b, out):
+def _rotation_from_coefficients(x0, x1, x2, a, b, out):
     """out = 1 + a hat(x) + b hat(x)^2 (the shape of both exp and Cayley)."""
-    x0, x1, x2 = x[0], x[1], x[2]
     out[0, 0] = 1.0 - b * (x1 * x1 + x2 * x2)
     out[1, 1] = 1.0 - b * (x0 * x0 + x2 * x2)
     out[2, 2] = 1.0 - b * (x0 * x0 + x1 * x1)

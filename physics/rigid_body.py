@@ -110,44 +110,41 @@ def _solve3(m, r, out):
 
 
 @njit(cache=True)
-def _gyroscopic_newton(inertia, rhs, h, x, jacobian, residual, dx):
-    """Solve I x + h x × (I x) = rhs for x by Newton's method, starting from the given x (in place).
+def _gyroscopic_newton(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
+    """Solve I x + h x × (I x) = b for x by Newton's method from (x0, x1, x2); returns x.
 
-    Jacobian: I + h (hat(x) I - hat(I x)). Quadratic convergence: stop once an update is below
-    1e-9 of |x| (the next one would be ~1e-18) or after 12 iterations.
+    Jacobian: I + h (hat(x) I - hat(I x)), solved by Cramer's rule (it is I plus O(h), well
+    conditioned). Quadratic convergence: stop once an update is below 1e-9 of |x| (the next one
+    would be ~1e-18) or after 12 iterations. Scalars in and out, so that numba keeps them in registers.
     """
     for _ in range(12):
-        l0, l1, l2 = inertia[0] * x[0], inertia[1] * x[1], inertia[2] * x[2]
-        residual[0] = l0 + h * (x[1] * l2 - x[2] * l1) - rhs[0]
-        residual[1] = l1 + h * (x[2] * l0 - x[0] * l2) - rhs[1]
-        residual[2] = l2 + h * (x[0] * l1 - x[1] * l0) - rhs[2]
-        # hat(x) I - hat(I x), column by column
-        jacobian[0, 0] = inertia[0]
-        jacobian[0, 1] = h * (-x[2] * inertia[1] + l2)
-        jacobian[0, 2] = h * (x[1] * inertia[2] - l1)
-        jacobian[1, 0] = h * (x[2] * inertia[0] - l2)
-        jacobian[1, 1] = inertia[1]
-        jacobian[1, 2] = h * (-x[0] * inertia[2] + l0)
-        jacobian[2, 0] = h * (-x[1] * inertia[0] + l1)
-        jacobian[2, 1] = h * (x[0] * inertia[1] - l0)
-        jacobian[2, 2] = inertia[2]
-        _solve3(jacobian, residual, dx)
-        x[0] -= dx[0]
-        x[1] -= dx[1]
-        x[2] -= dx[2]
-        step2 = dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2]
-        if step2 <= 1e-18 * (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]):
+        l0, l1, l2 = i0 * x0, i1 * x1, i2 * x2
+        r0 = l0 + h * (x1 * l2 - x2 * l1) - b0
+        r1 = l1 + h * (x2 * l0 - x0 * l2) - b1
+        r2 = l2 + h * (x0 * l1 - x1 * l0) - b2
+        m00, m01, m02 = i0, h * (l2 - x2 * i1), h * (x1 * i2 - l1)
+        m10, m11, m12 = h * (x2 * i0 - l2), i1, h * (l0 - x0 * i2)
+        m20, m21, m22 = h * (l1 - x1 * i0), h * (x0 * i1 - l0), i2
+        c00, c01, c02 = m11 * m22 - m12 * m21, m12 * m20 - m10 * m22, m10 * m21 - m11 * m20
+        c10, c11, c12 = m02 * m21 - m01 * m22, m00 * m22 - m02 * m20, m01 * m20 - m00 * m21
+        c20, c21, c22 = m01 * m12 - m02 * m11, m02 * m10 - m00 * m12, m00 * m11 - m01 * m10
+        inv_det = 1.0 / (m00 * c00 + m01 * c01 + m02 * c02)
+        d0 = (c00 * r0 + c10 * r1 + c20 * r2) * inv_det
+        d1 = (c01 * r0 + c11 * r1 + c21 * r2) * inv_det
+        d2 = (c02 * r0 + c12 * r1 + c22 * r2) * inv_det
+        x0, x1, x2 = x0 - d0, x1 - d1, x2 - d2
+        if d0 * d0 + d1 * d1 + d2 * d2 <= 1e-18 * (x0 * x0 + x1 * x1 + x2 * x2):
             break
+    return x0, x1, x2
 
 
 @njit(cache=True)
 def _gyroscopic_implicit_batch(omega_body, inertia_body, h):
-    jacobian = np.empty((3, 3))
-    rhs, residual, dx = np.empty(3), np.empty(3), np.empty(3)
     for i in range(omega_body.shape[0]):
-        for k in range(3):
-            rhs[k] = inertia_body[i, k] * omega_body[i, k]
-        _gyroscopic_newton(inertia_body[i], rhs, h, omega_body[i], jacobian, residual, dx)
+        i0, i1, i2 = inertia_body[i, 0], inertia_body[i, 1], inertia_body[i, 2]
+        w0, w1, w2 = omega_body[i, 0], omega_body[i, 1], omega_body[i, 2]
+        omega_body[i, 0], omega_body[i, 1], omega_body[i, 2] = _gyroscopic_newton(
+            i0, i1, i2, i0 * w0, i1 * w1, i2 * w2, h, w0, w1, w2)
 
 
 def gyroscopic_implicit(omega_body, inertia_body, dt):
