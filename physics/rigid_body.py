@@ -109,19 +109,25 @@ def _solve3(m, r, out):
     out[2] = (c02 * r0 + c12 * r1 + c22 * r2) * inv_det
 
 
+@njit(cache=True, inline="always")
+def _gyroscopic_residual(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
+    l0, l1, l2 = i0 * x0, i1 * x1, i2 * x2
+    return (l0 + h * (x1 * l2 - x2 * l1) - b0, l1 + h * (x2 * l0 - x0 * l2) - b1,
+            l2 + h * (x0 * l1 - x1 * l0) - b2)
+
+
 @njit(cache=True)
-def _gyroscopic_newton(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
+def _gyroscopic_newton_core(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
     """Solve I x + h x × (I x) = b for x by Newton's method from (x0, x1, x2); returns x.
 
-    Jacobian: I + h (hat(x) I - hat(I x)), solved by Cramer's rule (it is I plus O(h), well
-    conditioned). Quadratic convergence: stop once an update is below 1e-9 of |x| (the next one
-    would be ~1e-18) or after 12 iterations. Scalars in and out, so that numba keeps them in registers.
+    Jacobian: I + h (hat(x) I - hat(I x)), solved by Cramer's rule. The step is halved while it
+    does not reduce the residual (needed when h |omega| is of order 1 or more; at game steps the
+    full step is always taken). Quadratic convergence: stop once an update is below 1e-9 of |x|
+    (the next one would be ~1e-18) or after 60 iterations. Scalars in and out, kept in registers.
     """
-    for _ in range(12):
+    r0, r1, r2 = _gyroscopic_residual(i0, i1, i2, b0, b1, b2, h, x0, x1, x2)
+    for _ in range(60):
         l0, l1, l2 = i0 * x0, i1 * x1, i2 * x2
-        r0 = l0 + h * (x1 * l2 - x2 * l1) - b0
-        r1 = l1 + h * (x2 * l0 - x0 * l2) - b1
-        r2 = l2 + h * (x0 * l1 - x1 * l0) - b2
         m00, m01, m02 = i0, h * (l2 - x2 * i1), h * (x1 * i2 - l1)
         m10, m11, m12 = h * (x2 * i0 - l2), i1, h * (l0 - x0 * i2)
         m20, m21, m22 = h * (l1 - x1 * i0), h * (x0 * i1 - l0), i2
@@ -132,10 +138,31 @@ def _gyroscopic_newton(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
         d0 = (c00 * r0 + c10 * r1 + c20 * r2) * inv_det
         d1 = (c01 * r0 + c11 * r1 + c21 * r2) * inv_det
         d2 = (c02 * r0 + c12 * r1 + c22 * r2) * inv_det
+        old = r0 * r0 + r1 * r1 + r2 * r2
+        for _ in range(30):
+            r0, r1, r2 = _gyroscopic_residual(i0, i1, i2, b0, b1, b2, h, x0 - d0, x1 - d1, x2 - d2)
+            if r0 * r0 + r1 * r1 + r2 * r2 <= old:
+                break
+            d0, d1, d2 = 0.5 * d0, 0.5 * d1, 0.5 * d2
         x0, x1, x2 = x0 - d0, x1 - d1, x2 - d2
         if d0 * d0 + d1 * d1 + d2 * d2 <= 1e-18 * (x0 * x0 + x1 * x1 + x2 * x2):
             break
-    return x0, x1, x2
+    return x0, x1, x2, r0 * r0 + r1 * r1 + r2 * r2 <= 1e-24 * (b0 * b0 + b1 * b1 + b2 * b2) + 1e-300
+
+
+@njit(cache=True)
+def _gyroscopic_newton(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
+    """Solve I x + h x × (I x) = b (see _gyroscopic_newton_core). A solution always exists, since
+    F(x)·x = x·I x grows like |x|²; if damped Newton stalls at a large h |omega|, continue in h:
+    solve for h/n, 2h/n, ..., h, each from the previous solution, n = 4, 16, 64."""
+    y0, y1, y2, ok = _gyroscopic_newton_core(i0, i1, i2, b0, b1, b2, h, x0, x1, x2)
+    n = 4
+    while not ok and n <= 64:
+        y0, y1, y2 = b0 / i0, b1 / i1, b2 / i2
+        for k in range(1, n + 1):
+            y0, y1, y2, ok = _gyroscopic_newton_core(i0, i1, i2, b0, b1, b2, h * k / n, y0, y1, y2)
+        n *= 4
+    return y0, y1, y2
 
 
 @njit(cache=True)
