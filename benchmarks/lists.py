@@ -377,6 +377,8 @@ def main(quick=False):
     list_vs_cl = "faster" if all(sorted_times[("list",) + k[1:]] < t for k, t in sorted_times.items()
                                  if k[0] == "CL") else "not always faster"
     trav_ratio = walks[("trav", "CL", "Random", 8, nmax)] / walks[("trav", "CL", "Back", 8, nmax)]
+    n_1k = max(m for m in sizes if ("trav", "CL", "Back", 1024, m) in walks)
+    best = factor(walks, "trav", "intrusive", "Random", 1024, n_1k)
     py_cl = walks[("trav", "CL (Python loop)", "Random", 8, nmax)] / nmax * 1e9
     py_nodes = walks[("trav", "nodes", "Random", 8, nmax)] / nmax * 1e9
     intr_ratio = walks[("trav", "intrusive", "Random", 1024 if nmax <= MAX_N_1K else 128, nmax)] / \
@@ -421,16 +423,22 @@ objects (a list of references); nodes: Python lower_bound by advancing, capped a
   CL itself (`push_back`, `insert`, `erase`, iterating `handles()` in Python) are ordinary Python calls and
   are not faster than the node list: a Python walk of `handles()` costs {py_cl:.0f} ns per element against
   {py_nodes:.0f} ns for the node objects (each step reads a numpy item).
-- The "intrusive" columns are the comparison the seed made (both compiled, only the layout differs). For
-  linear orders and small values they are near 1, as in C++; the advantage of separate small-index links
-  appears with large lists, large values and nonlinear orders, where every intrusive step touches a new
-  cache line ({intr_ratio:.1f}x slower Random than Back for the intrusive walk at the largest size and
-  value) while the CL's uint16/uint32 links of 10^5-10^6 elements stay in cache or close to it (CL Random
-  costs {trav_ratio:.1f}x its Back time at {nmax:.0e}, 8-byte values). Compare magnitudes with the seed's tables
-  (2014 Haswell, C++) only loosely: the hardware, the allocator (we place intrusive records exactly in
-  creation order, as a fresh heap would) and the index widths differ.
+- The "intrusive" columns are the comparison the seed made (both compiled, only the layout differs). Up to
+  16-byte values the factors stay near 1: the intrusive record is then at most 32 bytes and each step of the
+  walk waits on the load of the previous one, not on bandwidth. From 32 bytes up the separate links win and
+  the gain grows with the value size, up to {best:.0f}x at the largest value (pure traversal, Random), the same
+  trend as the seed's 25-40x for 1 KB in C++. The seed's "nonlinear" strategies are mild: Random is the
+  front-inserted half reversed followed by the back-inserted half, Mid two interleaved monotone runs, so a
+  walk is a few monotone sweeps the prefetcher follows; the CL barely pays for them (Random costs
+  {trav_ratio:.1f}x its Back time at {nmax:.0e}, 8-byte values) while the intrusive layout pays once a record
+  spans cache lines ({intr_ratio:.1f}x at the largest size and value). Accumulate gains less, as in the seed:
+  the CL then reads two streams (links and values) where the intrusive walk reads one. The machine was
+  shared by 8 engineers during the run (load ~6 on 2 cores), so single cells (e.g. accumulate, 1024 bytes,
+  Back) are noisy; rerun on a quiet machine before reading much into one number. Compare magnitudes with
+  the seed's tables (2014 Haswell, C++) only loosely: the hardware, the allocator (we place intrusive
+  records exactly in creation order, as a fresh heap would) and the index widths differ.
 - Sorted insertion: unlike C++, Python's list holds references, so its `insort` moves 8 bytes per element
-  whatever the value size, and it is {list_vs_cl} than the CL at every size measured; the numpy vector pays for the value size, as
-  std::vector does; the CL's cost is dominated by the link walks of the binary search and barely depends
+  whatever the value size, and it is {list_vs_cl} than the CL at every size measured; the numpy vector
+  pays for the value size, as std::vector does; the CL's cost is dominated by the link walks of the binary search and barely depends
   on the value size, as the seed found, and per insert it pays a few microseconds of Python call overhead.
 """
