@@ -112,6 +112,9 @@ class Simulation:
         local.acceleration = scene.acceleration
         local.alpha = scene.angular_acceleration
         self.hierarchy = Hierarchy(self.parent, local, names=self.names)
+        # Kinematic nodes' local state, owned here (contiguous, stepped in place) and copied into
+        # the hierarchy after each kinematic stage: nothing else writes it.
+        self._kin_state = tuple(getattr(local, name)[self._kin] for name in ("translation", "rotation", "velocity", "omega"))
         self._kin_acceleration = np.ascontiguousarray(scene.acceleration[self._kin])
         self._kin_alpha = np.ascontiguousarray(scene.angular_acceleration[self._kin])
         self.time = 0.0
@@ -134,17 +137,19 @@ class Simulation:
 
     # ------------------------------------------------------------------ keeping derived state consistent
     def _frame(self, slots):
-        """The parents' world motion (an integrators.Frame) for the dynamic bodies `slots`."""
+        """The parents' world motion (an integrators.Frame) for the dynamic bodies `slots`; bodies
+        parented to the world get the identity frame."""
         world = self.hierarchy.world_state
         parent = self._dyn_parent[slots]
-        rooted = parent >= 0
-        safe = np.where(rooted, parent, 0)
-        rotation = world.rotation[safe]
-        rotation[~rooted] = np.eye(3)
-        keep = rooted[:, None]
-        return Frame(rotation, np.where(rooted, world.scale[safe], 1.0),
-                     np.where(keep, world.acceleration[safe], 0.0), np.where(keep, world.omega[safe], 0.0),
-                     np.where(keep, world.alpha[safe], 0.0))
+        frame = Frame(world.rotation[parent], world.scale[parent], world.acceleration[parent],
+                      world.omega[parent], world.alpha[parent])
+        roots = np.flatnonzero(parent < 0)
+        if roots.size:
+            frame.rotation[roots] = np.eye(3)
+            frame.scale[roots] = 1.0
+            for values in (frame.acceleration, frame.angular_velocity, frame.angular_acceleration):
+                values[roots] = 0.0
+        return frame
 
     def _forces(self, slots=slice(None)):
         """World force (gravity + applied) and torque on the dynamic bodies `slots`."""
@@ -198,8 +203,7 @@ class Simulation:
         if self._kin.size == 0:
             return
         local, nodes, settings = self.hierarchy.local, self._kin, self.settings
-        translation, rotation = local.translation[nodes], local.rotation[nodes]
-        velocity, omega = local.velocity[nodes], local.omega[nodes]
+        translation, rotation, velocity, omega = self._kin_state
         step_kinematic(translation, rotation, velocity, omega, self._kin_acceleration, self._kin_alpha, h,
                        settings.rotation_update, settings.exponential)
         local.translation[nodes], local.rotation[nodes] = translation, rotation
