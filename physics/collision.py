@@ -361,7 +361,8 @@ def _box_box(ca, Ra, ha, cb, Rb, hb, margin, out_p, out_n, out_d, out_f):
             s = abs(expr) - extent
             if s > margin:
                 return 0
-            if s * 1.05 > best_s:  # (s < 0 when overlapping: the factor favours face axes)
+            # an edge axis must beat the faces by 5 % (more separated, or less penetrating)
+            if (s * 1.05 if s < 0 else s * 0.95) > best_s:
                 best_s, code = s, 6 + 3 * i + j
                 best_n = axis if expr >= 0 else -axis
     n = best_n
@@ -480,12 +481,24 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb):
     direction = -v[0]
     hit = False
     for _ in range(_GJK_ITERATIONS):
-        if _dot(direction, direction) < 1e-30:
-            break  # the origin is on the simplex: touching, no depth
+        if _dot(direction, direction) < 1e-20:
+            # the origin lies in the simplex's span (e.g. on the line through two sphere centres):
+            # step out of the span; if nothing lies beyond, the shapes only touch
+            if n == 1:
+                direction = np.array([1.0, 0.0, 0.0])
+            else:
+                if n == 3 and _dot(_cross(v[1] - v[0], v[2] - v[0]), _cross(v[1] - v[0], v[2] - v[0])) < 1e-24:
+                    sa[1], sb[1], v[1] = sa[2].copy(), sb[2].copy(), v[2].copy()
+                    n = 2
+                if n == 2:
+                    direction = _perpendicular(_unit(v[1] - v[0], np.array([1.0, 0.0, 0.0])))
+                else:
+                    direction = _cross(v[1] - v[0], v[2] - v[0])
+        direction = direction / np.sqrt(_dot(direction, direction))
         sa[n] = _support(ka, ca, Ra, pa, direction)
         sb[n] = _support(kb, cb, Rb, pb, -direction)
         v[n] = sa[n] - sb[n]
-        if _dot(v[n], direction) <= 0:
+        if _dot(v[n], direction) < 0:
             return False, direction, 0.0, ca.copy(), cb.copy()  # separated along `direction`
         n += 1
         # reduce the simplex to the feature closest to the origin (the newest point is kept)
@@ -551,8 +564,11 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb):
     dists = np.empty(256)
     alive = np.zeros(256, dtype=np.bool_)
     nf = 0
+    # faces are oriented away from a point inside the polytope: the first tetrahedron's centroid
+    # (the origin may lie on a face when the shapes just touch, so it cannot serve)
+    inside = 0.25 * (v[0] + v[1] + v[2] + v[3])
     for f in ((0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2)):
-        nf = _epa_add_face(v, faces, normals, dists, alive, nf, f[0], f[1], f[2])
+        nf = _epa_add_face(v, faces, normals, dists, alive, nf, f[0], f[1], f[2], inside)
     nv = 4
     edges = np.empty((512, 2), dtype=np.int64)
     best = 0
@@ -585,7 +601,7 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb):
                         edges[ne, 0], edges[ne, 1] = i, j
                         ne += 1
         for m in range(ne):
-            nf = _epa_add_face(v, faces, normals, dists, alive, nf, edges[m, 0], edges[m, 1], nv)
+            nf = _epa_add_face(v, faces, normals, dists, alive, nf, edges[m, 0], edges[m, 1], nv, inside)
         nv += 1
     normal = normals[best]
     depth = dists[best]
@@ -599,16 +615,16 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb):
 
 
 @njit(cache=True)
-def _epa_add_face(v, faces, normals, dists, alive, nf, i, j, k):
+def _epa_add_face(v, faces, normals, dists, alive, nf, i, j, k, inside):
     nrm = _cross(v[j] - v[i], v[k] - v[i])
     length = np.sqrt(_dot(nrm, nrm))
     if length < 1e-18:
         return nf
     nrm = nrm / length
-    dist = _dot(nrm, v[i])
-    if dist < 0:  # wound inwards: flip so the normal points away from the origin
+    if _dot(nrm, v[i] - inside) < 0:  # wound inwards: flip so the normal points outwards
         j, k = k, j
-        nrm, dist = -nrm, -dist
+        nrm = -nrm
+    dist = _dot(nrm, v[i])
     faces[nf, 0], faces[nf, 1], faces[nf, 2] = i, j, k
     normals[nf] = nrm
     dists[nf] = dist
