@@ -45,6 +45,7 @@ BREAK = 0.02  # m: Bullet's default contact breaking threshold for persistent ma
 _EPS = 1e-12
 _GJK_ITERATIONS = 64
 _EPA_ITERATIONS = 64
+_EPA_FACES = 2048  # dead faces are not reused: room for the faces made over all expansions
 _EPA_TOLERANCE = 1e-9  # m: EPA stops once a new support point moves the closest face by less
 
 
@@ -559,10 +560,10 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb):
     if not hit:
         return False, direction, 0.0, ca.copy(), cb.copy()
     # EPA on the tetrahedron v[0..3]; faces oriented with outward normals (the origin is inside)
-    faces = np.empty((256, 3), dtype=np.int64)
-    normals = np.empty((256, 3))
-    dists = np.empty(256)
-    alive = np.zeros(256, dtype=np.bool_)
+    faces = np.empty((_EPA_FACES, 3), dtype=np.int64)
+    normals = np.empty((_EPA_FACES, 3))
+    dists = np.empty(_EPA_FACES)
+    alive = np.zeros(_EPA_FACES, dtype=np.bool_)
     nf = 0
     # faces are oriented away from a point inside the polytope: the first tetrahedron's centroid
     # (the origin may lie on a face when the shapes just touch, so it cannot serve)
@@ -570,7 +571,7 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb):
     for f in ((0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2)):
         nf = _epa_add_face(v, faces, normals, dists, alive, nf, f[0], f[1], f[2], inside)
     nv = 4
-    edges = np.empty((512, 2), dtype=np.int64)
+    edges = np.empty((128, 2), dtype=np.int64)
     best = 0
     for _ in range(_EPA_ITERATIONS):
         best = -1
@@ -581,7 +582,7 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb):
         sa[nv] = _support(ka, ca, Ra, pa, direction)
         sb[nv] = _support(kb, cb, Rb, pb, -direction)
         v[nv] = sa[nv] - sb[nv]
-        if _dot(v[nv], direction) - dists[best] < _EPA_TOLERANCE or nv + 1 >= 128 or nf + 64 >= 256:
+        if _dot(v[nv], direction) - dists[best] < _EPA_TOLERANCE or nv + 1 >= 128 or nf + 128 >= _EPA_FACES:
             break
         ne = 0
         for f in range(nf):

@@ -1,0 +1,93 @@
+"""Broad phase: sweep-and-prune and brute force return exactly the overlapping AABB pairs; filter rules."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from physics.broadphase import BRUTE_FORCE_MAX, candidate_pairs, collision_filter
+from physics.shapes import ShapeSet, aabbs
+from types import SimpleNamespace
+
+
+def reference(lo, hi):
+    """All pairs i < j with overlapping boxes, by numpy broadcasting (independent of both methods)."""
+    overlap = np.all((lo[:, None] <= hi[None]) & (lo[None] <= hi[:, None]), axis=-1)
+    i, j = np.nonzero(np.triu(overlap, 1))
+    return np.column_stack([i, j])
+
+
+def boxes(n):
+    return ShapeSet.from_nodes([{"type": "box", "size": [1, 1, 1]}] * n)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 400), st.integers(0, 2 ** 32 - 1))
+def test_exact_overlapping_set(n, seed):
+    """Random AABBs (both methods: n ≤ 64 brute force, beyond sweep-and-prune): the exact set."""
+    rng = np.random.default_rng(seed)
+    centre = rng.uniform(0, 10, (n, 3)) * rng.uniform(0.2, 1.0, 3)  # anisotropic: exercises the axis choice
+    half = rng.uniform(0.01, 1.0, (n, 3))
+    lo, hi = centre - half, centre + half
+    shapes = boxes(n)
+    pairs = candidate_pairs(lo, hi, collision_filter(shapes, np.full(n, -1)))
+    np.testing.assert_array_equal(pairs, reference(lo, hi))
+
+
+def test_both_methods_used_and_touching_counts():
+    for n in (BRUTE_FORCE_MAX, BRUTE_FORCE_MAX + 1):
+        lo = np.column_stack([np.arange(n), np.zeros(n), np.zeros(n)]).astype(float)
+        hi = lo + 1.0  # neighbours touch exactly at a face
+        pairs = candidate_pairs(lo, hi, collision_filter(boxes(n), np.full(n, -1)))
+        np.testing.assert_array_equal(pairs, np.column_stack([np.arange(n - 1), np.arange(1, n)]))
+
+
+def test_planes_pair_with_everything_in_their_half_space():
+    shapes = ShapeSet.from_nodes([{"type": "plane", "normal": [0, 1, 0], "offset": 0},
+                                  {"type": "box", "size": [1, 1, 1]}, {"type": "box", "size": [1, 1, 1]},
+                                  {"type": "plane", "normal": [1, 1, 0], "offset": 0}])
+    world = SimpleNamespace(translation=np.array([[0, 0, 0], [0, 0.4, 0], [0, 3, 0], [0, 0, 0.0]]),
+                            rotation=np.broadcast_to(np.eye(3), (4, 3, 3)).copy(), scale=np.ones(4))
+    lo, hi = aabbs(shapes, world)
+    assert hi[0, 1] == 0 and np.isinf(lo[0]).all()  # the ground's half-space box
+    pairs = candidate_pairs(lo, hi, collision_filter(shapes, np.full(4, -1)))
+    # box 2 is above the ground: not a candidate; the tilted plane has an infinite box: both boxes
+    np.testing.assert_array_equal(pairs, [[0, 1], [1, 3], [2, 3]])
+
+
+def overlapping(n):
+    return np.zeros((n, 3)), np.ones((n, 3))
+
+
+def test_filter_rules():
+    box = {"type": "box", "size": [1, 1, 1]}
+    shapes = ShapeSet.from_nodes([
+        [box, box],                                   # shapes 0, 1: node 0 (the car)
+        box,                                          # 2: node 1, child of 0, default
+        dict(box, collide_with_parent=True),          # 3: node 2, child of 0, cargo
+        dict(box, group=2, mask=2),                   # 4: node 3, root, group 2 only
+        box,                                          # 5: node 4, fixed child of node 0 (car floor)
+    ])
+    parent = np.array([-1, 0, 0, -1, 0])
+    lo, hi = overlapping(6)
+    pairs = candidate_pairs(lo, hi, collision_filter(shapes, parent))
+    got = {tuple(p) for p in pairs}
+    assert (0, 1) not in got                      # same node
+    assert (0, 2) not in got and (1, 2) not in got  # node 1's parent is node 0
+    assert (0, 3) in got and (1, 3) in got        # collide_with_parent
+    assert not any(4 in p for p in got)           # group 2 vs mask 1 of the others
+    assert (2, 3) in got and (3, 5) in got        # siblings collide
+    motion = np.array(["dynamic", "dynamic", "dynamic", "dynamic", "fixed"])
+    got = {tuple(p) for p in candidate_pairs(lo, hi, collision_filter(shapes, parent, motion))}
+    assert (0, 5) not in got and (1, 5) not in got  # one rigid assembly (parent rule aside)
+    assert (3, 5) in got                          # cargo against the car's fixed floor
+    static = np.array(["fixed", "fixed", "fixed", "fixed", "fixed"])
+    assert len(candidate_pairs(lo, hi, collision_filter(shapes, parent, static))) == 0
+
+
+def test_bad_input():
+    shapes = boxes(3)
+    with pytest.raises(ValueError, match=r"lo, hi: got shapes \(3, 2\)"):
+        candidate_pairs(np.zeros((3, 2)), np.zeros((3, 2)), collision_filter(shapes, [-1, -1, -1]))
+    with pytest.raises(ValueError, match="motion: got"):
+        collision_filter(shapes, [-1, -1, -1], ["fixed", "dynamic", "flying"])
+    with pytest.raises(ValueError, match="parent: got shape"):
+        collision_filter(shapes, [-1])
