@@ -56,8 +56,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from physics.kinematics import _cayley_matrix, _check_batch, _exp_matrix, _magnus, _matrix_from_quaternion
-from physics.rigid_body import GYROSCOPIC, _gyroscopic_newton, _solve3
+from physics.kinematics import _check_batch
+from physics.rigid_body import GYROSCOPIC, _gyroscopic_newton
+from physics.rotation_kernels import (add, axpy, cayley, cross, dot, exp_so3, hadamard, is_zero, load3, load33, magnus,
+                                      matmul, matmul_tn, matrix_from_quaternion, matvec_t, mul,
+                                      quaternion_from_matrix, solve3, store3, store33, sub)
 
 INTEGRATORS = {
     "explicit-euler": "explicit Euler (1st order, gains energy)",
@@ -105,358 +108,272 @@ class Frame:
 
 
 # ---------------------------------------------------------------------------------------------
-# per-body kernels
+# per-body kernels: one loop over bodies on scalars (physics.rotation_kernels): vectors are
+# 3-tuples, matrices tuples of rows, so the loop keeps them in registers and allocates nothing
+
+_ZERO = (0.0, 0.0, 0.0)
+_EYE = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+
+# The midpoint rotor solve takes this many plain Newton steps before it hands over to the damped,
+# continued Newton of physics.rigid_body (only needed when h |omega| is of order 1 or more).
+_NEWTON_STEPS = 4
 
 
-@njit(cache=True)
-def _frame_rotation(frame_rotation, frame_omega, frame_alpha, t, magnus, increment, out):
-    """out = R2(t) = exp(hat(Omega1 + Omega2)) R2 (constant alpha2), or R2 itself at t = 0."""
-    _magnus(frame_omega, frame_alpha, t, 2, magnus)
-    _exp_matrix(magnus, increment)
-    for r in range(3):
-        for c in range(3):
-            out[r, c] = (increment[r, 0] * frame_rotation[0, c] + increment[r, 1] * frame_rotation[1, c]
-                         + increment[r, 2] * frame_rotation[2, c])
+@njit(cache=True, inline="always")
+def _frame_rotation(frame, t):
+    """R2(t) = exp(hat(Omega1 + Omega2)) R2 for constant alpha2 (the Magnus vector of physics.kinematics)."""
+    r2, _, _, omega2, alpha2 = frame
+    return matmul(exp_so3(magnus(omega2, alpha2, t, 2)), r2)
 
 
-@njit(cache=True)
-def _translation_coefficients(moving, fr, fs, fa, fw, fal, force, mass, t, c, a_mat, c_mat, r2, work33, work3):
-    """c, A, C of a1 = c + A T1 + C v1 at time t into the step (module docstring); R2(t) into r2."""
+@njit(cache=True, inline="always")
+def _coefficients(moving, frame, f_over_m, t):
+    """(c, omega~, alpha~) at time t into the step, parent frame, such that
+    a1 = c - alpha~ × T1 - omega~ × (omega~ × T1) - 2 omega~ × v1 (module docstring)."""
     if not moving:
-        for k in range(3):
-            c[k] = force[k] / mass
-        return
-    _frame_rotation(fr, fw, fal, t, work3[0], work33, r2)
-    w0 = fw[0] + fal[0] * t
-    w1 = fw[1] + fal[1] * t
-    w2 = fw[2] + fal[2] * t
-    om = work3[1]
-    al = work3[2]
-    for k in range(3):
-        om[k] = r2[0, k] * w0 + r2[1, k] * w1 + r2[2, k] * w2
-        al[k] = r2[0, k] * fal[0] + r2[1, k] * fal[1] + r2[2, k] * fal[2]
-        c[k] = (r2[0, k] * (force[0] / mass - fa[0]) + r2[1, k] * (force[1] / mass - fa[1])
-                + r2[2, k] * (force[2] / mass - fa[2])) / fs
-    # A = -hat(alpha) - hat(omega)^2 = -hat(alpha) - (omega omega^T - |omega|^2 1); C = -2 hat(omega)
-    n2 = om[0] * om[0] + om[1] * om[1] + om[2] * om[2]
-    for r in range(3):
-        for k in range(3):
-            a_mat[r, k] = -om[r] * om[k]
-            c_mat[r, k] = 0.0
-        a_mat[r, r] += n2
-    a_mat[0, 1] += al[2]
-    a_mat[0, 2] -= al[1]
-    a_mat[1, 0] -= al[2]
-    a_mat[1, 2] += al[0]
-    a_mat[2, 0] += al[1]
-    a_mat[2, 1] -= al[0]
-    c_mat[0, 1] = 2.0 * om[2]
-    c_mat[0, 2] = -2.0 * om[1]
-    c_mat[1, 0] = -2.0 * om[2]
-    c_mat[1, 2] = 2.0 * om[0]
-    c_mat[2, 0] = 2.0 * om[1]
-    c_mat[2, 1] = -2.0 * om[0]
+        return f_over_m, _ZERO, _ZERO
+    _, s2, a2, omega2, alpha2 = frame
+    r2t = _frame_rotation(frame, t)
+    return (mul(1.0 / s2, matvec_t(r2t, sub(f_over_m, a2))), matvec_t(r2t, axpy(t, alpha2, omega2)),
+            matvec_t(r2t, alpha2))
 
 
-@njit(cache=True)
-def _local_acceleration(moving, c, a_mat, c_mat, x, v, out):
-    for r in range(3):
-        out[r] = c[r]
-        if moving:
-            for k in range(3):
-                out[r] += a_mat[r, k] * x[k] + c_mat[r, k] * v[k]
+@njit(cache=True, inline="always")
+def _position_term(coefficients, x):
+    """c + A x = c - alpha~ × x - omega~ × (omega~ × x)."""
+    c, om, al = coefficients
+    return sub(c, add(cross(al, x), cross(om, cross(om, x))))
 
 
-@njit(cache=True)
-def _translate_implicit(moving, c, a_mat, c_mat, x, v, h, theta, m, work3):
-    """Solve (1 - theta h C - theta^2 h^2 A) u = v + theta h (c + A x) for u: theta = 1 gives the
-    implicit Euler velocity v' (x' = x + h u); theta = 1/2 the midpoint velocity (v' = 2u - v)."""
-    u = work3[0]
+@njit(cache=True, inline="always")
+def _acceleration(moving, coefficients, x, v):
+    """a1 = c + A x + C v, C v = -2 omega~ × v."""
     if not moving:
-        for k in range(3):
-            u[k] = v[k] + theta * h * c[k]
+        return coefficients[0]
+    return axpy(-2.0, cross(coefficients[1], v), _position_term(coefficients, x))
+
+
+@njit(cache=True, inline="always")
+def _translate_implicit(moving, coefficients, x, v, h, theta):
+    """(x + h u, v') with u from (1 - theta h C - theta² h² A) u = v + theta h (c + A x): theta = 1
+    is implicit Euler (v' = u), theta = 1/2 the midpoint rule (v' = 2u - v)."""
+    th = theta * h
+    if not moving:
+        u = axpy(th, coefficients[0], v)
     else:
-        rhs = work3[1]
-        for r in range(3):
-            rhs[r] = v[r] + theta * h * (c[r] + a_mat[r, 0] * x[0] + a_mat[r, 1] * x[1] + a_mat[r, 2] * x[2])
-            for k in range(3):
-                m[r, k] = -theta * h * c_mat[r, k] - theta * theta * h * h * a_mat[r, k]
-            m[r, r] += 1.0
-        _solve3(m, rhs, u)
-    for k in range(3):
-        x[k] += h * u[k]
-        v[k] = u[k] if theta == 1.0 else 2.0 * u[k] - v[k]
+        # 1 - th C - th² A = (1 - th² |om|²) 1 + hat(2 th om + th² al) + th² om om^T
+        _, om, al = coefficients
+        th2 = th * th
+        d = 1.0 - th2 * dot(om, om)
+        p = axpy(2.0 * th, om, mul(th2, al))
+        o0, o1, o2 = mul(th2, om)
+        m = ((d + o0 * om[0], -p[2] + o0 * om[1], p[1] + o0 * om[2]),
+             (p[2] + o1 * om[0], d + o1 * om[1], -p[0] + o1 * om[2]),
+             (-p[1] + o2 * om[0], p[0] + o2 * om[1], d + o2 * om[2]))
+        u = solve3(m, axpy(th, _position_term(coefficients, x), v))
+    return axpy(h, u, x), (u if theta == 1.0 else sub(mul(2.0, u), v))
 
 
-@njit(cache=True)
-def _right_multiply(rot, m, tmp):
-    """rot = rot m."""
-    for r in range(3):
-        for c in range(3):
-            tmp[r, c] = rot[r, 0] * m[0, c] + rot[r, 1] * m[1, c] + rot[r, 2] * m[2, c]
-    for r in range(3):
-        for c in range(3):
-            rot[r, c] = tmp[r, c]
+@njit(cache=True, inline="always")
+def _body_torque(rot, tau, has_torque):
+    """R3^T tau: the world torque in body axes."""
+    return matvec_t(rot, tau) if has_torque else _ZERO
 
 
-@njit(cache=True)
-def _rotate_by_exp(rot, w, h, increment, tmp, hw):
-    """rot = rot exp(h hat(w)) (body-frame angular velocity)."""
-    for k in range(3):
-        hw[k] = h * w[k]
-    _exp_matrix(hw, increment)
-    _right_multiply(rot, increment, tmp)
-
-
-@njit(cache=True)
-def _omega_dot(rot, w, inertia, torque, has_torque, gyro_on, out):
-    """out = (R^T tau - g w x I w) / I."""
-    for k in range(3):
-        out[k] = 0.0
-        if has_torque:
-            out[k] = rot[0, k] * torque[0] + rot[1, k] * torque[1] + rot[2, k] * torque[2]
+@njit(cache=True, inline="always")
+def _omega_dot(rot, w, inertia, tau, has_torque, gyro_on):
+    """Euler's equations: (R^T tau - g w × I w) / I."""
+    t = _body_torque(rot, tau, has_torque)
     if gyro_on:
-        l0, l1, l2 = inertia[0] * w[0], inertia[1] * w[1], inertia[2] * w[2]
-        out[0] -= w[1] * l2 - w[2] * l1
-        out[1] -= w[2] * l0 - w[0] * l2
-        out[2] -= w[0] * l1 - w[1] * l0
-    for k in range(3):
-        out[k] /= inertia[k]
+        t = sub(t, cross(w, hadamard(inertia, w)))
+    return (t[0] / inertia[0], t[1] / inertia[1], t[2] / inertia[2])
+
+
+@njit(cache=True, inline="always")
+def _gyroscopic_step(inertia, b, h, x):
+    """y with I y + h y × I y = b, from x (physics.rigid_body's damped, continued Newton)."""
+    return _gyroscopic_newton(inertia[0], inertia[1], inertia[2], b[0], b[1], b[2], h, x[0], x[1], x[2])
 
 
 @njit(cache=True)
-def _solve_omega(rot, w, inertia, torque, has_torque, gyro_on, h_force, h_rot, x, trial, work33, work3):
+def _solve_omega(rot, w, inertia, tau, has_torque, gyro_on, h_force, h_rot):
     """x with I x + h_force g x × I x = I w + h_force (R exp(h_rot x))^T tau.
 
     The torque-free part by Newton (rigid_body._gyroscopic_newton); the orientation dependence
     of the body torque, a perturbation of size h_force h_rot |tau|, by fixed-point iteration.
     """
-    rhs, previous = work3[0], work3[1]
     g = h_force if gyro_on else 0.0
-    for k in range(3):
-        x[k] = w[k]
+    momentum = hadamard(inertia, w)
+    x = _gyroscopic_step(inertia, momentum, g, w)
+    if not has_torque:
+        return x
     for _ in range(30):
-        for k in range(3):
-            rhs[k] = inertia[k] * w[k]
-        if has_torque:
-            for r in range(3):
-                for c in range(3):
-                    trial[r, c] = rot[r, c]
-            _rotate_by_exp(trial, x, h_rot, work33[0], work33[1], work3[2])
-            for k in range(3):
-                rhs[k] += h_force * (trial[0, k] * torque[0] + trial[1, k] * torque[1] + trial[2, k] * torque[2])
-        for k in range(3):
-            previous[k] = x[k]
-        x[0], x[1], x[2] = _gyroscopic_newton(inertia[0], inertia[1], inertia[2], rhs[0], rhs[1], rhs[2], g,
-                                              x[0], x[1], x[2])
-        if not has_torque:
+        b = axpy(h_force, matvec_t(matmul(rot, exp_so3(mul(h_rot, x))), tau), momentum)
+        previous = x
+        x = _gyroscopic_step(inertia, b, g, x)
+        change = sub(x, previous)
+        if dot(change, change) <= 1e-28 * dot(x, x) + 1e-300:
             break
-        change = (x[0] - previous[0]) ** 2 + (x[1] - previous[1]) ** 2 + (x[2] - previous[2]) ** 2
-        if change <= 1e-28 * (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) + 1e-300:
-            break
+    return x
 
 
-@njit(cache=True)
-def _lie_midpoint_rotation(rot, w, inertia, torque, has_torque, gyro_on, h, increment, tmp):
-    """One kick-drift-kick lie-midpoint step of (R3, omega_body), in place (scalars: the hot path)."""
-    i0, i1, i2 = inertia[0], inertia[1], inertia[2]
-    l0, l1, l2 = i0 * w[0], i1 * w[1], i2 * w[2]
+@njit(cache=True, inline="always")
+def _reciprocal(inertia):
+    """1 / I for the three principal moments with one division (divisions dominate a body's step)."""
+    i0, i1, i2 = inertia
+    p = 1.0 / (i0 * i1 * i2)
+    return (i1 * i2 * p, i0 * i2 * p, i0 * i1 * p)
+
+
+@njit(cache=True, inline="always")
+def _midpoint_rotor(inertia, inverse_inertia, w, hh):
+    """x with I x + hh x × I x = I w: the midpoint angular velocity of the free rotor's implicit
+    midpoint step of length 2 hh (body frame).
+
+    Start from the explicit midpoint x = w - hh I^-1 (w × I w) (error O(h²)); Newton with the
+    Jacobian I + hh (hat(x) I - hat(I x)) by Cramer's rule. Convergence is quadratic: once an
+    update is below 1e-9 |x|, the error left is of order 1e-18 |x|, below round-off, so at game
+    steps two updates suffice. Beyond _NEWTON_STEPS, hand over to the damped, continued Newton
+    of physics.rigid_body (h |omega| of order 1 or more).
+    """
+    i0, i1, i2 = inertia
+    l0, l1, l2 = hadamard(inertia, w)
+    x0, x1, x2 = sub(w, mul(hh, hadamard(inverse_inertia, cross(w, (l0, l1, l2)))))
+    for _ in range(_NEWTON_STEPS):
+        m0, m1, m2 = i0 * x0, i1 * x1, i2 * x2
+        residual = (m0 + hh * (x1 * m2 - x2 * m1) - l0, m1 + hh * (x2 * m0 - x0 * m2) - l1,
+                    m2 + hh * (x0 * m1 - x1 * m0) - l2)
+        jacobian = ((i0, hh * (m2 - x2 * i1), hh * (x1 * i2 - m1)),
+                    (hh * (x2 * i0 - m2), i1, hh * (m0 - x0 * i2)),
+                    (hh * (m1 - x1 * i0), hh * (x0 * i1 - m0), i2))
+        d0, d1, d2 = solve3(jacobian, residual)
+        x0, x1, x2 = x0 - d0, x1 - d1, x2 - d2
+        if d0 * d0 + d1 * d1 + d2 * d2 <= 1e-18 * (x0 * x0 + x1 * x1 + x2 * x2):
+            return x0, x1, x2
+    return _gyroscopic_newton(i0, i1, i2, l0, l1, l2, hh, x0, x1, x2)
+
+
+@njit(cache=True, inline="always")
+def _lie_midpoint_rotation(rot, w, inertia, inverse_inertia, tau, has_torque, gyro_on, h):
+    """One kick-drift-kick lie-midpoint step of (R3, omega_body) (module docstring), written on
+    w = I^-1 L: the drift L <- 2 I x - L is w <- 2 x - w, with no division."""
+    hh = 0.5 * h
     if has_torque:  # kick: half the torque impulse, in the body frame at the start
-        l0 += 0.5 * h * (rot[0, 0] * torque[0] + rot[1, 0] * torque[1] + rot[2, 0] * torque[2])
-        l1 += 0.5 * h * (rot[0, 1] * torque[0] + rot[1, 1] * torque[1] + rot[2, 1] * torque[2])
-        l2 += 0.5 * h * (rot[0, 2] * torque[0] + rot[1, 2] * torque[1] + rot[2, 2] * torque[2])
-    if gyro_on:  # drift: x = omega at the midpoint, I x + (h/2) x × I x = L; then L <- 2 I x - L
-        # start from the explicit midpoint guess: one or two Newton steps remain
-        g0, g1, g2 = l0 / i0, l1 / i1, l2 / i2
-        x0 = g0 - 0.5 * h * (g1 * l2 - g2 * l1) / i0
-        x1 = g1 - 0.5 * h * (g2 * l0 - g0 * l2) / i1
-        x2 = g2 - 0.5 * h * (g0 * l1 - g1 * l0) / i2
-        x0, x1, x2 = _gyroscopic_newton(i0, i1, i2, l0, l1, l2, 0.5 * h, x0, x1, x2)
-        l0, l1, l2 = 2.0 * i0 * x0 - l0, 2.0 * i1 * x1 - l1, 2.0 * i2 * x2 - l2
-    else:
-        x0, x1, x2 = l0 / i0, l1 / i1, l2 / i2
-    _cayley_matrix(h * x0, h * x1, h * x2, increment)
-    _right_multiply(rot, increment, tmp)
+        w = add(w, mul(hh, hadamard(inverse_inertia, matvec_t(rot, tau))))
+    x = _midpoint_rotor(inertia, inverse_inertia, w, hh) if gyro_on else w
+    if gyro_on:
+        w = sub(mul(2.0, x), w)
+    rot = matmul(rot, cayley(mul(h, x)))
     if has_torque:  # kick: the other half, in the body frame at the end
-        l0 += 0.5 * h * (rot[0, 0] * torque[0] + rot[1, 0] * torque[1] + rot[2, 0] * torque[2])
-        l1 += 0.5 * h * (rot[0, 1] * torque[0] + rot[1, 1] * torque[1] + rot[2, 1] * torque[2])
-        l2 += 0.5 * h * (rot[0, 2] * torque[0] + rot[1, 2] * torque[1] + rot[2, 2] * torque[2])
-    w[0], w[1], w[2] = l0 / i0, l1 / i1, l2 / i2
+        w = add(w, mul(hh, hadamard(inverse_inertia, matvec_t(rot, tau))))
+    return rot, w
 
 
-@njit(cache=True)
-def _quaternion_from_matrix(m, q):
-    """Unit quaternion (w, x, y, z) of a rotation matrix (Shepperd: the largest of 4 candidates)."""
-    tr = m[0, 0] + m[1, 1] + m[2, 2]
-    if tr >= m[0, 0] and tr >= m[1, 1] and tr >= m[2, 2]:
-        r = np.sqrt(1.0 + tr)
-        q[0], q[1], q[2], q[3] = 0.5 * r, 0.5 * (m[2, 1] - m[1, 2]) / r, 0.5 * (m[0, 2] - m[2, 0]) / r, \
-            0.5 * (m[1, 0] - m[0, 1]) / r
-    elif m[0, 0] >= m[1, 1] and m[0, 0] >= m[2, 2]:
-        r = np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
-        q[0], q[1], q[2], q[3] = 0.5 * (m[2, 1] - m[1, 2]) / r, 0.5 * r, 0.5 * (m[0, 1] + m[1, 0]) / r, \
-            0.5 * (m[0, 2] + m[2, 0]) / r
-    elif m[1, 1] >= m[2, 2]:
-        r = np.sqrt(1.0 - m[0, 0] + m[1, 1] - m[2, 2])
-        q[0], q[1], q[2], q[3] = 0.5 * (m[0, 2] - m[2, 0]) / r, 0.5 * (m[0, 1] + m[1, 0]) / r, 0.5 * r, \
-            0.5 * (m[1, 2] + m[2, 1]) / r
-    else:
-        r = np.sqrt(1.0 - m[0, 0] - m[1, 1] + m[2, 2])
-        q[0], q[1], q[2], q[3] = 0.5 * (m[1, 0] - m[0, 1]) / r, 0.5 * (m[0, 2] + m[2, 0]) / r, \
-            0.5 * (m[1, 2] + m[2, 1]) / r, 0.5 * r
+@njit(cache=True, inline="always")
+def _axpy4(s, u, v):
+    return (s * u[0] + v[0], s * u[1] + v[1], s * u[2] + v[2], s * u[3] + v[3])
 
 
-@njit(cache=True)
-def _rk4_rotation_stage(q, w, inertia, torque, has_torque, gyro_on, dq, dw, trial):
-    """dq = q (0, w) / 2 (body-frame w), dw = Euler's equations at the normalized q."""
-    dq[0] = 0.5 * (-q[1] * w[0] - q[2] * w[1] - q[3] * w[2])
-    dq[1] = 0.5 * (q[0] * w[0] + q[2] * w[2] - q[3] * w[1])
-    dq[2] = 0.5 * (q[0] * w[1] + q[3] * w[0] - q[1] * w[2])
-    dq[3] = 0.5 * (q[0] * w[2] + q[1] * w[1] - q[2] * w[0])
-    if has_torque:
-        n = np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-        _matrix_from_quaternion(q[0] / n, q[1] / n, q[2] / n, q[3] / n, trial)
-    _omega_dot(trial, w, inertia, torque, has_torque, gyro_on, dw)
+@njit(cache=True, inline="always")
+def _rk4_rotation_rates(q, w, inertia, tau, has_torque, gyro_on):
+    """(dq/dt, dw/dt): dq/dt = q (0, w) / 2 (body-frame w), Euler's equations at the rotation of q."""
+    rate = (0.5 * (-q[1] * w[0] - q[2] * w[1] - q[3] * w[2]), 0.5 * (q[0] * w[0] + q[2] * w[2] - q[3] * w[1]),
+            0.5 * (q[0] * w[1] + q[3] * w[0] - q[1] * w[2]), 0.5 * (q[0] * w[2] + q[1] * w[1] - q[2] * w[0]))
+    rot = matrix_from_quaternion(q) if has_torque else _EYE
+    return rate, _omega_dot(rot, w, inertia, tau, has_torque, gyro_on)
 
 
-@njit(cache=True)
-def _rk4_rotation(rot, w, inertia, torque, has_torque, gyro_on, h, trial, work4, work3):
-    q0, qs, kq, acc_q = work4[0], work4[1], work4[2], work4[3]
-    kw, ws, acc_w = work3[0], work3[1], work3[2]
-    _quaternion_from_matrix(rot, q0)
-    for k in range(4):
-        qs[k] = q0[k]
-    for k in range(3):
-        ws[k] = w[k]
-    weights = (1.0, 2.0, 2.0, 1.0)
-    offsets = (0.5, 0.5, 1.0)
-    acc_q[:] = 0.0
-    acc_w[:] = 0.0
-    for stage in range(4):
-        _rk4_rotation_stage(qs, ws, inertia, torque, has_torque, gyro_on, kq, kw, trial)
-        for k in range(4):
-            acc_q[k] += weights[stage] * kq[k]
-        for k in range(3):
-            acc_w[k] += weights[stage] * kw[k]
-        if stage < 3:
-            for k in range(4):
-                qs[k] = q0[k] + offsets[stage] * h * kq[k]
-            for k in range(3):
-                ws[k] = w[k] + offsets[stage] * h * kw[k]
-    for k in range(4):
-        q0[k] += h / 6.0 * acc_q[k]
-    for k in range(3):
-        w[k] += h / 6.0 * acc_w[k]
-    n = np.sqrt(q0[0] ** 2 + q0[1] ** 2 + q0[2] ** 2 + q0[3] ** 2)
-    _matrix_from_quaternion(q0[0] / n, q0[1] / n, q0[2] / n, q0[3] / n, rot)
+@njit(cache=True, inline="always")
+def _rk4_rotation(rot, w, inertia, tau, has_torque, gyro_on, h):
+    """Classical RK4 on (q, w), q from R3 and back (normalized by matrix_from_quaternion)."""
+    q = quaternion_from_matrix(rot)
+    kq1, kw1 = _rk4_rotation_rates(q, w, inertia, tau, has_torque, gyro_on)
+    kq2, kw2 = _rk4_rotation_rates(_axpy4(0.5 * h, kq1, q), axpy(0.5 * h, kw1, w), inertia, tau, has_torque, gyro_on)
+    kq3, kw3 = _rk4_rotation_rates(_axpy4(0.5 * h, kq2, q), axpy(0.5 * h, kw2, w), inertia, tau, has_torque, gyro_on)
+    kq4, kw4 = _rk4_rotation_rates(_axpy4(h, kq3, q), axpy(h, kw3, w), inertia, tau, has_torque, gyro_on)
+    kq = _axpy4(2.0, _axpy4(1.0, kq2, kq3), _axpy4(1.0, kq1, kq4))
+    kw = axpy(2.0, add(kw2, kw3), add(kw1, kw4))
+    return matrix_from_quaternion(_axpy4(h / 6.0, kq, q)), axpy(h / 6.0, kw, w)
 
 
-@njit(cache=True)
-def _rk4_translation(moving, fr, fs, fa, fw, fal, force, mass, x, v, h, work33, work3):
-    c, xs, vs, acc_x, acc_v, kv = work3[0], work3[1], work3[2], work3[3], work3[4], work3[5]
-    a_mat, c_mat = work33[0], work33[1]
-    weights = (1.0, 2.0, 2.0, 1.0)
-    times = (0.0, 0.5, 0.5, 1.0)
-    for k in range(3):
-        xs[k], vs[k], acc_x[k], acc_v[k] = x[k], v[k], 0.0, 0.0
-    for stage in range(4):
-        if stage != 2:  # stages 2 and 3 share the time h/2
-            _translation_coefficients(moving, fr, fs, fa, fw, fal, force, mass, times[stage] * h, c, a_mat, c_mat,
-                                          work33[2], work33[3], work3[6:])
-        _local_acceleration(moving, c, a_mat, c_mat, xs, vs, kv)
-        for k in range(3):
-            acc_x[k] += weights[stage] * vs[k]
-            acc_v[k] += weights[stage] * kv[k]
-        if stage < 3:
-            step = times[stage + 1] * h
-            for k in range(3):
-                xs[k] = x[k] + step * vs[k]
-                vs[k] = v[k] + step * kv[k]
-    for k in range(3):
-        x[k] += h / 6.0 * acc_x[k]
-        v[k] += h / 6.0 * acc_v[k]
+@njit(cache=True, inline="always")
+def _rk4_translation(moving, frame, f_over_m, x, v, h):
+    """Classical RK4 on (x, v); for a parent at rest the acceleration is constant and RK4 reduces
+    exactly to x + h v + h² a / 2, v + h a."""
+    if not moving:
+        return axpy(h, axpy(0.5 * h, f_over_m, v), x), axpy(h, f_over_m, v)
+    start = _coefficients(moving, frame, f_over_m, 0.0)
+    middle = _coefficients(moving, frame, f_over_m, 0.5 * h)
+    end = _coefficients(moving, frame, f_over_m, h)
+    kx1, kv1 = v, _acceleration(moving, start, x, v)
+    kx2 = axpy(0.5 * h, kv1, v)
+    kv2 = _acceleration(moving, middle, axpy(0.5 * h, kx1, x), kx2)
+    kx3 = axpy(0.5 * h, kv2, v)
+    kv3 = _acceleration(moving, middle, axpy(0.5 * h, kx2, x), kx3)
+    kx4 = axpy(h, kv3, v)
+    kv4 = _acceleration(moving, end, axpy(h, kx3, x), kx4)
+    return (axpy(h / 6.0, axpy(2.0, add(kx2, kx3), add(kx1, kx4)), x),
+            axpy(h / 6.0, axpy(2.0, add(kv2, kv3), add(kv1, kv4)), v))
 
 
-@njit(cache=True)
-def _step(method, gyro, h, translation, rotation, velocity, omega_body, mass, inertia, force, torque,
-          moving, fr_all, fs_all, fa_all, fw_all, fal_all):
-    # work arrays, allocated once per call; helpers get the rows they need (no aliasing)
-    rot, r2, trial, a_mat, c_mat = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-    work33, work3, work4 = np.empty((4, 3, 3)), np.empty((9, 3)), np.empty((4, 4))
-    c, kv, kw, ws = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+@njit(cache=True, fastmath=False)
+def _step(method, gyro, h, translation, rotation, velocity, omega_body, mass, inertia_body, force, torque,
+          moving, frame_rotation, frame_scale, frame_acceleration, frame_omega, frame_alpha):
+    """One step of every body (methods numbered as in INTEGRATORS; gyro as GYROSCOPIC)."""
     for i in range(translation.shape[0]):
-        j = i if moving else 0
-        fr, fs, fa, fw, fal = fr_all[j], fs_all[j], fa_all[j], fw_all[j], fal_all[j]
-        x, v, w, inert, tau, f, m = translation[i], velocity[i], omega_body[i], inertia[i], torque[i], force[i], mass[i]
-        has_torque = tau[0] != 0.0 or tau[1] != 0.0 or tau[2] != 0.0
-        # world rotation R3 = R2 R1
-        if moving:
-            for r in range(3):
-                for k in range(3):
-                    rot[r, k] = fr[r, 0] * rotation[i, 0, k] + fr[r, 1] * rotation[i, 1, k] + fr[r, 2] * rotation[i, 2, k]
+        x, v, w = load3(translation, i), load3(velocity, i), load3(omega_body, i)
+        inertia = load3(inertia_body, i)
+        f_over_m = mul(1.0 / mass[i], load3(force, i))
+        tau = load3(torque, i)
+        has_torque = not is_zero(tau)
+        if moving:  # world rotation R3 = R2 R1
+            frame = (load33(frame_rotation, i), frame_scale[i], load3(frame_acceleration, i), load3(frame_omega, i),
+                     load3(frame_alpha, i))
+            rot = matmul(frame[0], load33(rotation, i))
         else:
-            for r in range(3):
-                for k in range(3):
-                    rot[r, k] = rotation[i, r, k]
+            frame = (_EYE, 1.0, _ZERO, _ZERO, _ZERO)
+            rot = load33(rotation, i)
         gyro_on = gyro != 0
         if gyro == 2 and method < 5:
-            w[0], w[1], w[2] = _gyroscopic_newton(inert[0], inert[1], inert[2], inert[0] * w[0], inert[1] * w[1],
-                                                  inert[2] * w[2], h, w[0], w[1], w[2])
+            w = _gyroscopic_step(inertia, hadamard(inertia, w), h, w)
             gyro_on = False
 
-        if method == 0 or method == 1:
-            _translation_coefficients(moving, fr, fs, fa, fw, fal, f, m, 0.0, c, a_mat, c_mat, r2, work33[0], work3)
-            _local_acceleration(moving, c, a_mat, c_mat, x, v, kv)
-            _omega_dot(rot, w, inert, tau, has_torque, gyro_on, kw)
+        if method == 0 or method == 1:  # explicit / semi-implicit Euler
+            a = _acceleration(moving, _coefficients(moving, frame, f_over_m, 0.0), x, v)
+            w_dot = _omega_dot(rot, w, inertia, tau, has_torque, gyro_on)
             if method == 0:
-                _rotate_by_exp(rot, w, h, work33[0], work33[1], work3[0])
-            for k in range(3):
-                if method == 0:
-                    x[k] += h * v[k]
-                v[k] += h * kv[k]
-                if method == 1:
-                    x[k] += h * v[k]
-                w[k] += h * kw[k]
+                x, rot = axpy(h, v, x), matmul(rot, exp_so3(mul(h, w)))
+            v, w = axpy(h, a, v), axpy(h, w_dot, w)
             if method == 1:
-                _rotate_by_exp(rot, w, h, work33[0], work33[1], work3[0])
-        elif method == 2 or method == 3:
+                x, rot = axpy(h, v, x), matmul(rot, exp_so3(mul(h, w)))
+        elif method == 2 or method == 3:  # implicit Euler / implicit midpoint
             theta = 1.0 if method == 2 else 0.5
-            _translation_coefficients(moving, fr, fs, fa, fw, fal, f, m, theta * h, c, a_mat, c_mat, r2,
-                                      work33[0], work3)
-            _translate_implicit(moving, c, a_mat, c_mat, x, v, h, theta, work33[0], work3)
-            _solve_omega(rot, w, inert, tau, has_torque, gyro_on, theta * h, theta * h, ws, trial, work33, work3)
-            for k in range(3):
-                w[k] = ws[k] if method == 2 else 2.0 * ws[k] - w[k]
-            _rotate_by_exp(rot, ws, h, work33[0], work33[1], work3[0])
+            x, v = _translate_implicit(moving, _coefficients(moving, frame, f_over_m, theta * h), x, v, h, theta)
+            x_omega = _solve_omega(rot, w, inertia, tau, has_torque, gyro_on, theta * h, theta * h)
+            w = x_omega if method == 2 else sub(mul(2.0, x_omega), w)
+            rot = matmul(rot, exp_so3(mul(h, x_omega)))
         elif method == 4:
-            _rk4_translation(moving, fr, fs, fa, fw, fal, f, m, x, v, h, work33, work3)
-            _rk4_rotation(rot, w, inert, tau, has_torque, gyro_on, h, trial, work4, work3)
-        else:
+            x, v = _rk4_translation(moving, frame, f_over_m, x, v, h)
+            rot, w = _rk4_rotation(rot, w, inertia, tau, has_torque, gyro_on, h)
+        else:  # lie-midpoint, or its triple jump
+            inverse_inertia = _reciprocal(inertia)
             start = 0.0
-            for sub in range(1 if method == 5 else 3):
-                hs = h if method == 5 else (_G2 * h if sub == 1 else _G1 * h)
+            for sub_step in range(1 if method == 5 else 3):
+                hs = h if method == 5 else (_G2 * h if sub_step == 1 else _G1 * h)
                 if moving:
-                    _translation_coefficients(moving, fr, fs, fa, fw, fal, f, m, start + 0.5 * hs, c, a_mat, c_mat,
-                                              r2, work33[0], work3)
-                    _translate_implicit(moving, c, a_mat, c_mat, x, v, hs, 0.5, work33[0], work3)
-                else:  # constant acceleration: the midpoint rule is exact; inlined, this is the hot path
-                    for k in range(3):
-                        dv = hs * f[k] / m
-                        x[k] += hs * (v[k] + 0.5 * dv)
-                        v[k] += dv
-                _lie_midpoint_rotation(rot, w, inert, tau, has_torque, gyro_on, hs, work33[0], work33[1])
+                    x, v = _translate_implicit(moving, _coefficients(moving, frame, f_over_m, start + 0.5 * hs), x,
+                                               v, hs, 0.5)
+                else:  # constant acceleration: the midpoint rule is exact
+                    dv = mul(hs, f_over_m)
+                    x, v = axpy(hs, axpy(0.5, dv, v), x), add(v, dv)
+                rot, w = _lie_midpoint_rotation(rot, w, inertia, inverse_inertia, tau, has_torque, gyro_on, hs)
                 start += hs
 
+        store3(translation, i, x)
+        store3(velocity, i, v)
+        store3(omega_body, i, w)
         # local rotation R1 = R2(h)^T R3
-        if moving:
-            _frame_rotation(fr, fw, fal, h, work3[0], work33[0], r2)
-            for r in range(3):
-                for k in range(3):
-                    rotation[i, r, k] = r2[0, r] * rot[0, k] + r2[1, r] * rot[1, k] + r2[2, r] * rot[2, k]
-        else:
-            for r in range(3):
-                for k in range(3):
-                    rotation[i, r, k] = rot[r, k]
+        store33(rotation, i, matmul_tn(_frame_rotation(frame, h), rot) if moving else rot)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,244 @@
+"""Numba-compiled scalar kernels for 3-vectors, 3x3 matrices and rotations: the one home of the
+compiled rotation helpers (used by `physics.integrators` and `physics.kinematics`).
+
+They are the scalar versions of the vectorized formulas in `physics.rotation`, which states the
+conventions (active rotations of column vectors, quaternions (w, x, y, z) with the Hamilton
+product, `hat(w) x = w × x`) and which the tests compare them against.
+
+Inside a kernel a vector is a 3-tuple of floats and a matrix a 3-tuple of rows. Every helper is
+`inline="always"`, so a loop over bodies written with them compiles to straight-line code that
+keeps its vectors in registers: no temporary arrays, no array views (each view costs a reference
+count update), no allocation inside the loop. `load*`/`store*` move row `i` of a batch array in
+and out.
+"""
+import numpy as np
+from numba import njit
+
+# Below this angle² the sinc-type factors use their Taylor series in angle², as physics.rotation
+# does: terms through angle⁸ leave a truncation error below 1e-17 at angle 0.1.
+_SERIES_ANGLE2 = 1e-2
+
+
+# ---------------------------------------------------------------- batch rows in and out
+
+@njit(cache=True, inline="always")
+def load3(a, i):
+    return (a[i, 0], a[i, 1], a[i, 2])
+
+
+@njit(cache=True, inline="always")
+def store3(a, i, v):
+    a[i, 0], a[i, 1], a[i, 2] = v[0], v[1], v[2]
+
+
+@njit(cache=True, inline="always")
+def load33(a, i):
+    """a[i] as a tuple of rows."""
+    return ((a[i, 0, 0], a[i, 0, 1], a[i, 0, 2]),
+            (a[i, 1, 0], a[i, 1, 1], a[i, 1, 2]),
+            (a[i, 2, 0], a[i, 2, 1], a[i, 2, 2]))
+
+
+@njit(cache=True, inline="always")
+def store33(a, i, m):
+    a[i, 0, 0], a[i, 0, 1], a[i, 0, 2] = m[0][0], m[0][1], m[0][2]
+    a[i, 1, 0], a[i, 1, 1], a[i, 1, 2] = m[1][0], m[1][1], m[1][2]
+    a[i, 2, 0], a[i, 2, 1], a[i, 2, 2] = m[2][0], m[2][1], m[2][2]
+
+
+# ---------------------------------------------------------------- vectors
+
+@njit(cache=True, inline="always")
+def add(u, v):
+    return (u[0] + v[0], u[1] + v[1], u[2] + v[2])
+
+
+@njit(cache=True, inline="always")
+def sub(u, v):
+    return (u[0] - v[0], u[1] - v[1], u[2] - v[2])
+
+
+@njit(cache=True, inline="always")
+def mul(s, v):
+    return (s * v[0], s * v[1], s * v[2])
+
+
+@njit(cache=True, inline="always")
+def axpy(s, u, v):
+    """s u + v"""
+    return (s * u[0] + v[0], s * u[1] + v[1], s * u[2] + v[2])
+
+
+@njit(cache=True, inline="always")
+def hadamard(u, v):
+    """Componentwise u v (a diagonal matrix, such as principal moments of inertia, times v)."""
+    return (u[0] * v[0], u[1] * v[1], u[2] * v[2])
+
+
+@njit(cache=True, inline="always")
+def dot(u, v):
+    return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
+
+
+@njit(cache=True, inline="always")
+def cross(u, v):
+    """u × v = hat(u) v."""
+    return (u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0])
+
+
+@njit(cache=True, inline="always")
+def is_zero(v):
+    return v[0] == 0.0 and v[1] == 0.0 and v[2] == 0.0
+
+
+# ---------------------------------------------------------------- 3x3 matrices
+
+@njit(cache=True, inline="always")
+def matvec(m, v):
+    """m v"""
+    return (m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2],
+            m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2],
+            m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2])
+
+
+@njit(cache=True, inline="always")
+def matvec_t(m, v):
+    """m^T v"""
+    return (m[0][0] * v[0] + m[1][0] * v[1] + m[2][0] * v[2],
+            m[0][1] * v[0] + m[1][1] * v[1] + m[2][1] * v[2],
+            m[0][2] * v[0] + m[1][2] * v[1] + m[2][2] * v[2])
+
+
+@njit(cache=True, inline="always")
+def matmul(a, b):
+    """a b, row by row: row r of a b is b^T (row r of a)."""
+    return (matvec_t(b, a[0]), matvec_t(b, a[1]), matvec_t(b, a[2]))
+
+
+@njit(cache=True, inline="always")
+def transpose(a):
+    return ((a[0][0], a[1][0], a[2][0]), (a[0][1], a[1][1], a[2][1]), (a[0][2], a[1][2], a[2][2]))
+
+
+@njit(cache=True, inline="always")
+def matmul_tn(a, b):
+    """a^T b"""
+    return matmul(transpose(a), b)
+
+
+@njit(cache=True, inline="always")
+def solve3(m, r):
+    """m^-1 r by Cramer's rule (for the near-identity, well-conditioned systems of the integrators)."""
+    c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1]
+    c01 = m[1][2] * m[2][0] - m[1][0] * m[2][2]
+    c02 = m[1][0] * m[2][1] - m[1][1] * m[2][0]
+    c10 = m[0][2] * m[2][1] - m[0][1] * m[2][2]
+    c11 = m[0][0] * m[2][2] - m[0][2] * m[2][0]
+    c12 = m[0][1] * m[2][0] - m[0][0] * m[2][1]
+    c20 = m[0][1] * m[1][2] - m[0][2] * m[1][1]
+    c21 = m[0][2] * m[1][0] - m[0][0] * m[1][2]
+    c22 = m[0][0] * m[1][1] - m[0][1] * m[1][0]
+    inv_det = 1.0 / (m[0][0] * c00 + m[0][1] * c01 + m[0][2] * c02)
+    return ((c00 * r[0] + c10 * r[1] + c20 * r[2]) * inv_det,
+            (c01 * r[0] + c11 * r[1] + c21 * r[2]) * inv_det,
+            (c02 * r[0] + c12 * r[1] + c22 * r[2]) * inv_det)
+
+
+# ---------------------------------------------------------------- rotations
+
+@njit(cache=True, inline="always")
+def rotation_from_coefficients(x, a, b):
+    """1 + a hat(x) + b hat(x)²: the shape of both the exponential and the Cayley map."""
+    x0, x1, x2 = x
+    return ((1.0 - b * (x1 * x1 + x2 * x2), -a * x2 + b * x0 * x1, a * x1 + b * x0 * x2),
+            (a * x2 + b * x0 * x1, 1.0 - b * (x0 * x0 + x2 * x2), -a * x0 + b * x1 * x2),
+            (-a * x1 + b * x0 * x2, a * x0 + b * x1 * x2, 1.0 - b * (x0 * x0 + x1 * x1)))
+
+
+@njit(cache=True, inline="always")
+def sinc2(theta2):
+    """sin θ / θ as a function of θ² (physics.rotation._sinc: Taylor series below _SERIES_ANGLE2)."""
+    if theta2 < _SERIES_ANGLE2:
+        t = theta2
+        return 1.0 - t / 6.0 * (1.0 - t / 20.0 * (1.0 - t / 42.0 * (1.0 - t / 72.0)))
+    theta = np.sqrt(theta2)
+    return np.sin(theta) / theta
+
+
+@njit(cache=True, inline="always")
+def exp_so3(x):
+    """exp(hat(x)) by Rodrigues' formula (physics.rotation.exp_so3, seed 000 "Evaluating the
+    Exponential Map"): 1 + (sin θ/θ) hat(x) + ((1 - cos θ)/θ²) hat(x)², θ = |x|, with
+    (1 - cos θ)/θ² = ½ (sin(θ/2)/(θ/2))², free of cancellation."""
+    theta2 = dot(x, x)
+    half = sinc2(0.25 * theta2)
+    return rotation_from_coefficients(x, sinc2(theta2), 0.5 * half * half)
+
+
+@njit(cache=True, inline="always")
+def cayley(x):
+    """cay(x) = (1 - hat(x)/2)^-1 (1 + hat(x)/2) = 1 + (hat(x) + hat(x)²/2) / (1 + |x|²/4)
+    (physics.rotation.cayley)."""
+    a = 1.0 / (1.0 + 0.25 * dot(x, x))
+    return rotation_from_coefficients(x, a, 0.5 * a)
+
+
+@njit(cache=True, inline="always")
+def matrix_from_quaternion(q):
+    """The rotation of q = (w, x, y, z), not necessarily unit (physics.rotation.matrix_from_quaternion):
+    R = 1 + s [[-(y²+z²), xy - wz, xz + wy], [xy + wz, -(x²+z²), yz - wx], [xz - wy, yz + wx, -(x²+y²)]],
+    s = 2/|q|²."""
+    w, x, y, z = q
+    s = 2.0 / (w * w + x * x + y * y + z * z)
+    return ((1.0 - s * (y * y + z * z), s * (x * y - w * z), s * (x * z + w * y)),
+            (s * (x * y + w * z), 1.0 - s * (x * x + z * z), s * (y * z - w * x)),
+            (s * (x * z - w * y), s * (y * z + w * x), 1.0 - s * (x * x + y * y)))
+
+
+@njit(cache=True, inline="always")
+def quaternion_from_matrix(m):
+    """Unit quaternion (w >= 0) of a rotation matrix, Shepperd's method (physics.rotation.quaternion_from_matrix):
+    of the rows of the symmetric 4 q q^T, whose entries are linear in m, normalize the one with the
+    largest diagonal entry (|q_k| >= 1/2), so half turns lose no more than a few ulps."""
+    t = m[0][0] + m[1][1] + m[2][2]
+    wx, wy, wz = m[2][1] - m[1][2], m[0][2] - m[2][0], m[1][0] - m[0][1]
+    xy, xz, yz = m[0][1] + m[1][0], m[0][2] + m[2][0], m[1][2] + m[2][1]
+    d0, d1, d2, d3 = 1.0 + t, 1.0 + 2.0 * m[0][0] - t, 1.0 + 2.0 * m[1][1] - t, 1.0 + 2.0 * m[2][2] - t
+    if d0 >= d1 and d0 >= d2 and d0 >= d3:
+        q = (d0, wx, wy, wz)
+    elif d1 >= d2 and d1 >= d3:
+        q = (wx, d1, xy, xz)
+    elif d2 >= d3:
+        q = (wy, xy, d2, yz)
+    else:
+        q = (wz, xz, yz, d3)
+    s = 1.0 / np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    if q[0] < 0.0:
+        s = -s
+    return (q[0] * s, q[1] * s, q[2] * s, q[3] * s)
+
+
+@njit(cache=True, inline="always")
+def exp_truncated_matrix(x):
+    """The rotation of the seed's normalized third-order quaternion exponential of (0, x/2)
+    (physics.rotation.quaternion_exp_truncated; seed 000, "Numerical Integration for Rotational
+    Dynamics"): exp(X) ≈ ((1 - |X|²/2) + (1 - |X|²/6) X) / norm, X = x/2."""
+    t = 0.25 * dot(x, x)
+    a = 1.0 - 0.5 * t
+    b = 0.5 * (1.0 - t / 6.0)
+    return matrix_from_quaternion((a, b * x[0], b * x[1], b * x[2]))
+
+
+@njit(cache=True, inline="always")
+def magnus(omega, alpha, h, order):
+    """The seed's Magnus vector for dR/dt = hat(omega + alpha t) R over [0, h], truncated after
+    `order` terms (seed 000, "Numerical Integration for Rotational Dynamics"; the vectorized
+    physics.kinematics.magnus_vector):
+    Omega1 = (omega + omega') h / 2, Omega2 = alpha × omega h³/12, Omega3 = alpha × (alpha × omega) h⁵/240."""
+    out = mul(h, axpy(0.5 * h, alpha, omega))
+    if order >= 2:
+        c = cross(alpha, omega)
+        out = axpy(h * h * h / 12.0, c, out)
+        if order >= 3:
+            out = axpy(h ** 5 / 240.0, cross(alpha, c), out)
+    return out
