@@ -75,6 +75,13 @@ def frames(w, n):
         w.frame(1 / 60)
 
 
+def press(w, symbol):
+    """A key press through pyglet's event dispatch; the xlib window queues events dispatched
+    between frames and delivers them at its next `dispatch_events`, hence the frame."""
+    w.dispatch_event("on_key_press", symbol, 0)
+    frames(w, 1)
+
+
 def scenes():
     return sorted((ROOT / "assets" / "scenes").glob("*.toml"))
 
@@ -126,19 +133,19 @@ def test_key_toggles_change_settings_and_motion(window, tmp_path):
     assert v.sim.settings.gyroscopic == "implicit"
     frames(w, 120)
     omega_implicit = v.state["omega"][0].copy()
-    w.dispatch_event("on_key_press", key.G, 0)          # implicit -> off
+    press(w, key.G)          # implicit -> off
     assert v.sim.settings.gyroscopic == "off"
-    w.dispatch_event("on_key_press", key.R, 0)
-    frames(w, 120)
+    press(w, key.R)
+    frames(w, 119)
     omega_off = v.state["omega"][0]
     # off: omega is constant (1e-9: round-off of 120 steps); implicit: it has moved by far more
     np.testing.assert_allclose(omega_off, [0.01, 5.0, 0.0], atol=1e-9)
     assert np.linalg.norm(omega_implicit - [0.01, 5.0, 0.0]) > 1e-3
     integrator = v.sim.settings.integrator
-    w.dispatch_event("on_key_press", key.I, 0)
+    press(w, key.I)
     assert v.sim.settings.integrator != integrator
     counteract = v.sim.settings.counteract
-    w.dispatch_event("on_key_press", key.C, 0)
+    press(w, key.C)
     assert v.sim.settings.counteract == (not counteract)
 
 
@@ -153,7 +160,7 @@ def test_help_and_screenshot_keys(window, tmp_path, monkeypatch):
     assert w.viewer.show_help
     w.dispatch_event("on_key_press", key.SPACE, 0)  # pause so only the help changes the picture
     frames(w, 1)
-    w.dispatch_event("on_key_press", key.F12, 0)
+    press(w, key.F12)
     shots = list(tmp_path.glob("sandbox-*.png"))
     assert len(shots) == 1
     from app.png import read_png
@@ -192,10 +199,12 @@ def test_click_selects_and_empty_space_deselects(window):
     x, y = (clip[:2] / clip[3] + 1) / 2 * np.array(v.size)
     for event in ("on_mouse_press", "on_mouse_release"):
         w.dispatch_event(event, x, y, mouse.LEFT, 0)
+    frames(w, 1)  # queued events are delivered at the next frame
     assert v.selected is not None
     frames(w, 1)
     for event in ("on_mouse_press", "on_mouse_release"):
-        w.dispatch_event(event, v.size[0] - 5, v.size[1] - 100, mouse.LEFT, 0)  # the sky
+        w.dispatch_event(event, v.size[0] - 5, v.size[1] - 200, mouse.LEFT, 0)  # the sky
+    frames(w, 1)
     assert v.selected is None
 
 
@@ -240,7 +249,7 @@ def test_runaway_pauses_and_names_node(window, tmp_path):
 def test_settings_persist(window, app_config):
     from pyglet.window import key
     w = window()
-    w.dispatch_event("on_key_press", key.G, 0)
+    press(w, key.G)
     mode = w.viewer.sim.settings.gyroscopic
     w.close()
     w2 = window()
