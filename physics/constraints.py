@@ -1,0 +1,354 @@
+"""Constraint rows: contacts, Coulomb friction, joints — every one in the same row shape.
+
+Seed 002 §3 ("Constraints"): a velocity constraint J v = B on the bodies' world velocities
+v = (v_a, ω_a, v_b, ω_b); its impulse is Jᵀλ. Every row here is one scalar constraint of that form,
+Box2D v3 style ("one shape for every constraint row", src/revolute_joint.c, src/contact_solver.c):
+
+    C        position error (m or rad), C = 0 (equality) or C ≥ 0 (inequality, λ ≥ 0)
+    Ċ = J v  J = [J_a | J_b], each (linear (3), angular (3)), world frame
+    target   the velocity J v the solve stage aims for (bias, speculative margin, motor speed)
+    relax    the target of the relax stage (the bias removed, so position correction adds no energy)
+    bounds   lower ≤ λ ≤ upper (accumulated impulse, N s or N m s); a friction row's bounds are
+             ±μ λ_normal of its normal row (`friction_of`), updated as the solve goes
+
+Conventions: all vectors world frame; a point's velocity is v + ω × r with r from the body's
+centre of mass; body index −1 = static (the world, a fixed or a kinematic node — infinitely heavy,
+its known surface velocity moved into the target).
+
+Targets (where each piece comes from):
+- equality C = 0: target = −β C / h, Baumgarte (seed 002 §3.3.1, B = −β C) with β from ERP
+  (seed 002 §3.3.2): β = 1 − (1 − ERP)^(1/n), n = 1/h steps per second; relax target 0.
+- inequality C ≥ 0 (contact, rope, joint limit): speculative when separated, target = −C / h
+  (the gap may close within this step but no further; Catto, "Speculative contacts", GDC 2013 /
+  Box2D v3 `b2PrepareContactsTask`), and −β (C + slop) / h when penetrating deeper than the slop
+  (relax: −C/h when separated, else 0).
+- restitution (Box2D v3 `b2ApplyRestitutionTask`): after relax, normal rows with a prepare-time
+  relative normal velocity vn₀ < −threshold and an impulse > 0 are solved again for J v = −e vn₀.
+- friction: two tangent rows per contact, each |λ_t| ≤ μ λ_n ("box" Coulomb friction, Catto,
+  "Iterative Dynamics with Temporal Coherence", 2005).
+- CFM (ODE's constraint force mixing): J v = target − (CFM/h) λ, i.e. `softness = CFM / h` added to
+  the row's effective mass denominator.
+
+Joints (rows per joint; `a` may be the world): ball (3 point rows), hinge (3 point rows, 2 angular
+rows keeping the axes parallel, optional limit and motor about the axis), slider (2 linear rows
+⊥ axis, 3 angular rows, optional limit and motor along the axis), fixed (3 point + 3 angular),
+distance (1 row, |d| = L), rope (1 inequality row, |d| ≤ L). Chains and ropes are joints in series.
+A user constraint C(x_a, R_a, x_b, R_b) gets its Jacobian by forward AD (`physics.dual`).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from physics.rotation import hat, rotvec_from_matrix
+
+BALL, HINGE, SLIDER, FIXED, DISTANCE, ROPE = range(6)
+JOINT_KINDS = {"ball": BALL, "hinge": HINGE, "slider": SLIDER, "fixed": FIXED, "distance": DISTANCE, "rope": ROPE}
+ROWS_PER_JOINT = 8  # slots: 0-2 linear, 3-5 angular, 6 limit, 7 motor
+INF = np.inf
+
+
+def beta_from_erp(erp, h):
+    """Baumgarte β per step from ERP, the error fraction removed per second (seed 002 §3.3.2):
+    (1 − ERP) C₀ = (1 − β)ⁿ C₀ with n = 1/h, so β = 1 − (1 − ERP)^h."""
+    if not 0.0 <= erp < 1.0 or not h > 0.0:
+        raise ValueError(f"beta_from_erp: got erp={erp!r}, h={h!r}; expected 0 <= erp < 1 and h > 0")
+    return 1.0 - (1.0 - erp) ** h
+
+
+@dataclass
+class Rows:
+    """R constraint rows (module docstring). `impulse` is the accumulated λ (warm start in, result out)."""
+
+    body: np.ndarray            # (R, 2) int64 solver body of side a, b (−1 = static)
+    jacobian: np.ndarray        # (R, 2, 6) [lin, ang] per side
+    target: np.ndarray          # (R,) solve-stage J v target, m/s or rad/s
+    relax: np.ndarray           # (R,) relax-stage target
+    lower: np.ndarray           # (R,)
+    upper: np.ndarray           # (R,)
+    softness: np.ndarray        # (R,) CFM / h
+    friction_of: np.ndarray     # (R,) int64 index of the normal row bounding this one, −1 if none
+    mu: np.ndarray              # (R,) friction coefficient of a friction row
+    impulse: np.ndarray         # (R,) accumulated λ
+
+    def __len__(self):
+        return len(self.target)
+
+    @staticmethod
+    def empty():
+        return Rows(np.zeros((0, 2), np.int64), np.zeros((0, 2, 6)), *(np.zeros(0) for _ in range(5)),
+                    np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
+
+
+def concatenate(parts):
+    """One Rows from several (friction_of indices shifted to the new positions)."""
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return Rows.empty()
+    offsets = np.cumsum([0] + [len(p) for p in parts[:-1]])
+    friction = [np.where(p.friction_of >= 0, p.friction_of + o, -1) for p, o in zip(parts, offsets)]
+    cat = lambda name: np.concatenate([getattr(p, name) for p in parts])
+    return Rows(cat("body"), cat("jacobian"), cat("target"), cat("relax"), cat("lower"), cat("upper"),
+                cat("softness"), np.concatenate(friction), cat("mu"), cat("impulse"))
+
+
+def _targets(C, inequality, beta, h, slop):
+    """(solve, relax) targets for rows with position error C (module docstring)."""
+    equality_solve = -beta * C / h
+    separated = C > 0.0
+    inequality_solve = np.where(separated, -C / h, -beta * np.minimum(C + slop, 0.0) / h)
+    inequality_relax = np.where(separated, -C / h, 0.0)
+    return (np.where(inequality, inequality_solve, equality_solve),
+            np.where(inequality, inequality_relax, 0.0))
+
+
+def _linear_jacobian(direction, r_a, r_b):
+    """Rows for d/dt [direction · (p_b − p_a)] with p = x + r: J_a = [−u, −r_a × u], J_b = [u, r_b × u]."""
+    J = np.zeros(direction.shape[:-1] + (2, 6))
+    J[..., 0, :3], J[..., 0, 3:] = -direction, -np.cross(r_a, direction)
+    J[..., 1, :3], J[..., 1, 3:] = direction, np.cross(r_b, direction)
+    return J
+
+
+def _angular_jacobian(direction):
+    """Rows for direction · (ω_b − ω_a)."""
+    J = np.zeros(direction.shape[:-1] + (2, 6))
+    J[..., 0, 3:], J[..., 1, 3:] = -direction, direction
+    return J
+
+
+def tangent_basis(normal):
+    """Two unit tangents (t1, t2) with (n, t1, t2) right-handed; a fixed function of n, so a
+    contact's friction directions — and its warm-started friction impulses — persist across steps
+    (Duff et al., "Building an Orthonormal Basis, Revisited", 2017)."""
+    n = np.asarray(normal, float)
+    sign = np.where(n[..., 2] >= 0.0, 1.0, -1.0)
+    a = -1.0 / (sign + n[..., 2])
+    b = n[..., 0] * n[..., 1] * a
+    t1 = np.stack([1.0 + sign * n[..., 0] ** 2 * a, sign * b, -sign * n[..., 0]], axis=-1)
+    t2 = np.stack([b, sign + n[..., 1] ** 2 * a, -n[..., 1]], axis=-1)
+    return t1, t2
+
+
+def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
+                 h, beta, slop=0.0005, threshold=1.0, softness=0.0):
+    """Rows for M contact points: per point [t1, t2, n] (friction before the normal row, so the
+    non-penetration row, solved last, wins — Box2D v2.4's order).
+
+    point, normal (a→b) (M,3), depth (M,) (> 0 penetrating); body (M,2) solver bodies (−1 static);
+    centre (B,3) bodies' centres of mass; velocity (B,6) [v, ω] at the start of the step;
+    static_velocity (M,2,3) the surface velocity of static sides (kinematic nodes) at the point;
+    mu, restitution (M,); warm (M,3) stored (normal, t1, t2) impulses.
+    Returns (rows, restitution_target (M,)) — NaN where no restitution applies.
+    """
+    M = len(depth)
+    if M == 0:
+        return Rows.empty(), np.zeros(0)
+    t1, t2 = tangent_basis(normal)
+    dynamic = body >= 0
+    safe = np.where(dynamic, body, 0)
+    r = np.where(dynamic[..., None], point[:, None, :] - centre[safe], 0.0)       # (M,2,3)
+    directions = np.stack([t1, t2, normal], axis=1)                                  # (M,3,3)
+    J = _linear_jacobian(directions, r[:, None, 0], r[:, None, 1])                   # (M,3,2,6)
+    # Velocity of each side at the point: a dynamic body's own, or the static surface's.
+    v_point = np.where(dynamic[..., None], velocity[safe, :3] + np.cross(velocity[safe, 3:], r), static_velocity)
+    v_rel = v_point[:, 1] - v_point[:, 0]
+    static_part = np.einsum("mkd,md->mk", directions, np.where(dynamic[:, 1:2], 0.0, v_point[:, 1]) - np.where(dynamic[:, 0:1], 0.0, v_point[:, 0]))
+    J = np.where(dynamic[:, None, :, None], J, 0.0)
+    solve_n, relax_n = _targets(-depth, np.ones(M, bool), beta, h, slop)
+    target = np.stack([np.zeros(M), np.zeros(M), solve_n], axis=1) - static_part
+    relax = np.stack([np.zeros(M), np.zeros(M), relax_n], axis=1) - static_part
+    vn0 = np.einsum("md,md->m", v_rel, normal)
+    bounce = np.where(vn0 < -threshold, -restitution * vn0 - static_part[:, 2], np.nan)
+    base = 3 * np.arange(M)
+    friction_of = np.stack([base + 2, base + 2, np.full(M, -1)], axis=1)
+    lower = np.stack([np.zeros(M), np.zeros(M), np.zeros(M)], axis=1)
+    upper = np.stack([np.zeros(M), np.zeros(M), np.full(M, INF)], axis=1)
+    rows = Rows(np.repeat(body, 3, axis=0).astype(np.int64), J.reshape(3 * M, 2, 6), target.ravel(), relax.ravel(),
+                lower.ravel(), upper.ravel(), np.full(3 * M, float(softness)), friction_of.ravel(),
+                np.repeat(mu, 3).astype(float), warm[:, [1, 2, 0]].ravel().astype(float))
+    return rows, bounce
+
+
+@dataclass
+class Joints:
+    """J joints (model data: anchors and axes in each body's frame, fixed at load time), plus the
+    accumulated impulses of their rows (J, ROWS_PER_JOINT), kept across steps for warm starting."""
+
+    kind: np.ndarray            # (J,) int64, JOINT_KINDS values
+    body: np.ndarray            # (J, 2) int64 solver bodies (−1 = the world)
+    anchor: np.ndarray          # (J, 2, 3) anchor in each body's frame (world frame for −1)
+    axis: np.ndarray            # (J, 2, 3) unit axis in each body's frame (hinge, slider)
+    reference: np.ndarray       # (J, 2, 3) unit vector ⊥ axis in each body's frame (hinge angle 0)
+    rest: np.ndarray            # (J, 3, 3) R_aᵀ R_b at load (fixed, slider)
+    length: np.ndarray          # (J,) distance / rope length, m
+    lower: np.ndarray           # (J,) limit, rad (hinge) or m (slider); −inf = none
+    upper: np.ndarray           # (J,)
+    motor_speed: np.ndarray     # (J,) rad/s or m/s
+    motor_force: np.ndarray     # (J,) max motor torque (N m) or force (N); 0 = no motor
+    impulse: np.ndarray         # (J, ROWS_PER_JOINT)
+
+    def __len__(self):
+        return len(self.kind)
+
+    @staticmethod
+    def from_world(kind, body, anchor_world, axis_world, centre, rotation, anchor_b_world=None, length=None,
+                   lower=None, upper=None, motor_speed=None, motor_force=None):
+        """Joints given in world terms at the bodies' current poses (centre (B,3), rotation (B,3,3)).
+
+        kind (J,), body (J,2), anchor_world (J,3) (the anchor on a; for distance/rope the anchor on
+        a, with anchor_b_world (J,3) the one on b), axis_world (J,3); length (J,) defaults to the
+        current anchor distance."""
+        kind = np.asarray(kind, np.int64)
+        body = np.asarray(body, np.int64).reshape(-1, 2)
+        J = len(kind)
+        anchor_world = np.asarray(anchor_world, float).reshape(J, 3)
+        anchor_b_world = anchor_world if anchor_b_world is None else np.asarray(anchor_b_world, float).reshape(J, 3)
+        axis_world = np.asarray(axis_world, float).reshape(J, 3)
+        axis_world = axis_world / np.linalg.norm(axis_world, axis=1, keepdims=True)
+        dynamic = body >= 0
+        safe = np.where(dynamic, body, 0)
+        R = np.where(dynamic[..., None, None], rotation[safe], np.eye(3))
+        x = np.where(dynamic[..., None], centre[safe], 0.0)
+        points = np.stack([anchor_world, anchor_b_world], axis=1)
+        to_body = lambda v: np.einsum("jski,jsk->jsi", R, v)      # Rᵀ v per side
+        reference_world, _ = tangent_basis(axis_world)
+        d = anchor_b_world - anchor_world
+        fill = lambda value, default: np.full(J, default, float) if value is None else np.asarray(value, float).reshape(J)
+        return Joints(kind, body, to_body(points - x),
+                      to_body(np.broadcast_to(axis_world[:, None], (J, 2, 3))),
+                      to_body(np.broadcast_to(reference_world[:, None], (J, 2, 3))),
+                      np.einsum("jki,jkl->jil", R[:, 0], R[:, 1]),
+                      fill(length, 0.0) if length is not None else np.linalg.norm(d, axis=1),
+                      fill(lower, -INF), fill(upper, INF), fill(motor_speed, 0.0), fill(motor_force, 0.0),
+                      np.zeros((J, ROWS_PER_JOINT)))
+
+    def rows(self, centre, rotation, h, beta, slop=0.0, softness=0.0):
+        """The active rows of every joint at the bodies' current poses, and their (J, slot) indices
+        (to store the impulses back after the solve)."""
+        J = len(self)
+        if J == 0:
+            return Rows.empty(), np.zeros(0, np.int64)
+        kind = self.kind
+        dynamic = self.body >= 0
+        safe = np.where(dynamic, self.body, 0)
+        R = np.where(dynamic[..., None, None], rotation[safe], np.eye(3))                  # (J,2,3,3)
+        x = np.where(dynamic[..., None], centre[safe], 0.0)
+        world = lambda v: np.einsum("jsik,jsk->jsi", R, v)
+        r = world(self.anchor)                                                             # (J,2,3)
+        p = x + r
+        d = p[:, 1] - p[:, 0]
+        axis = world(self.axis)
+        ref = world(self.reference)
+        n_a, n_b = axis[:, 0], axis[:, 1]
+        u_a, w_a = tangent_basis(n_a)
+        eye = np.broadcast_to(np.eye(3), (J, 3, 3))
+
+        directions = np.zeros((J, ROWS_PER_JOINT, 3))
+        C = np.zeros((J, ROWS_PER_JOINT))
+        active = np.zeros((J, ROWS_PER_JOINT), bool)
+        inequality = np.zeros((J, ROWS_PER_JOINT), bool)
+        linear = np.zeros((J, ROWS_PER_JOINT), bool)
+        motor = np.zeros((J, ROWS_PER_JOINT), bool)
+        lever_a = np.broadcast_to(r[:, None, 0], (J, ROWS_PER_JOINT, 3)).copy()
+
+        point = np.isin(kind, (BALL, HINGE, FIXED))
+        directions[point, :3] = eye[point]
+        C[point, :3] = d[point]
+        active[point, :3] = linear[point, :3] = True
+
+        slider = kind == SLIDER
+        # Box2D's prismatic joint: the perpendicular rows use a's lever to b's anchor, r_a + d.
+        directions[slider, 0], directions[slider, 1] = u_a[slider], w_a[slider]
+        C[slider, 0], C[slider, 1] = np.einsum("ji,ji->j", d, u_a)[slider], np.einsum("ji,ji->j", d, w_a)[slider]
+        active[slider, :2] = linear[slider, :2] = True
+        lever_a[slider, :2] += d[slider, None]
+
+        rope_or_distance = np.isin(kind, (DISTANCE, ROPE))
+        length = np.linalg.norm(d, axis=1)
+        u = d / np.maximum(length, 1e-12)[:, None]
+        rope = kind == ROPE
+        # Rope: C = L − |d| ≥ 0 (an inequality, pulls only); distance: C = |d| − L = 0.
+        directions[rope_or_distance, 0] = np.where(rope[:, None], -u, u)[rope_or_distance]
+        C[rope_or_distance, 0] = np.where(rope, self.length - length, length - self.length)[rope_or_distance]
+        active[rope_or_distance, 0] = linear[rope_or_distance, 0] = True
+        inequality[rope, 0] = True
+
+        hinge = kind == HINGE
+        misalignment = np.cross(n_a, n_b)          # small-angle rotation taking a's axis to b's
+        directions[hinge, 3], directions[hinge, 4] = u_a[hinge], w_a[hinge]
+        C[hinge, 3] = np.einsum("ji,ji->j", misalignment, u_a)[hinge]
+        C[hinge, 4] = np.einsum("ji,ji->j", misalignment, w_a)[hinge]
+        active[hinge, 3:5] = True
+
+        locked = np.isin(kind, (FIXED, SLIDER))
+        # Orientation error: R_b should equal R_a R_rest; θ = log(R_b (R_a R_rest)ᵀ), world frame.
+        error = rotvec_from_matrix(R[:, 1] @ np.swapaxes(R[:, 0] @ self.rest, -1, -2))
+        directions[locked, 3:6] = eye[locked]
+        C[locked, 3:6] = error[locked]
+        active[locked, 3:6] = True
+
+        # Limits and motor on the free coordinate: hinge angle θ (ref_a → ref_b about the axis), slider s = d · n.
+        angle = np.arctan2(np.einsum("ji,ji->j", n_a, np.cross(ref[:, 0], ref[:, 1])), np.einsum("ji,ji->j", ref[:, 0], ref[:, 1]))
+        coordinate = np.where(hinge, angle, np.einsum("ji,ji->j", d, n_a))
+        limited = (hinge | slider) & (np.isfinite(self.lower) | np.isfinite(self.upper))
+        near_lower = (coordinate - self.lower) <= (self.upper - coordinate)
+        sign = np.where(near_lower, 1.0, -1.0)
+        directions[limited, 6] = (sign[:, None] * n_a)[limited]
+        C[limited, 6] = np.where(near_lower, coordinate - self.lower, self.upper - coordinate)[limited]
+        active[limited, 6] = inequality[limited, 6] = True
+        linear[slider, 6] = True
+        lever_a[slider, 6] += d[slider]
+        motorized = (hinge | slider) & (self.motor_force > 0)
+        directions[motorized, 7] = n_a[motorized]
+        active[motorized, 7] = motor[motorized, 7] = True
+        linear[slider, 7] = True
+        lever_a[slider, 7] += d[slider]
+
+        lever_b = np.broadcast_to(r[:, None, 1], (J, ROWS_PER_JOINT, 3))
+        jac = np.where(linear[..., None, None], _linear_jacobian(directions, lever_a, lever_b), _angular_jacobian(directions))
+        jac = np.where(dynamic[:, None, :, None], jac, 0.0)
+        target, relax = _targets(C, inequality, beta, h, slop)
+        speed = np.broadcast_to(self.motor_speed[:, None], C.shape)
+        target = np.where(motor, speed, target)
+        relax = np.where(motor, speed, relax)
+        cap = np.broadcast_to((self.motor_force * h)[:, None], C.shape)
+        lower = np.where(inequality, 0.0, np.where(motor, -cap, -INF))
+        upper = np.where(motor, cap, INF)
+        j_index, slot = np.nonzero(active)
+        rows = Rows(np.repeat(self.body[:, None], ROWS_PER_JOINT, axis=1)[j_index, slot], jac[j_index, slot],
+                    target[j_index, slot], relax[j_index, slot], lower[j_index, slot], upper[j_index, slot],
+                    np.where(motor, 0.0, softness)[j_index, slot], np.full(len(j_index), -1, np.int64),
+                    np.zeros(len(j_index)), self.impulse[j_index, slot])
+        return rows, j_index * ROWS_PER_JOINT + slot
+
+
+def function_rows(C, body, centre, rotation, h, beta, softness=0.0):
+    """Rows of a user constraint C(x_a, R_a, x_b, R_b) = 0 (values (K,) or scalar; bodies static
+    when −1), its Jacobian by forward AD with `physics.dual` (seed 000, "Dual Numbers"): the
+    derivative along each velocity coordinate of the perturbed poses x + δx, (I + hat δφ) R
+    (the first-order rotation with dR/dt = hat(ω) R, so δφ is ω dt, world frame).
+
+    Returns Rows for the one pair `body = (a, b)` (equality rows, Baumgarte target −β C/h)."""
+    from physics.dual import Dual
+
+    a, b = int(body[0]), int(body[1])
+    pose = lambda i: (centre[i], rotation[i]) if i >= 0 else (np.zeros(3), np.eye(3))
+    (x_a, R_a), (x_b, R_b) = pose(a), pose(b)
+
+    def perturbed(q):       # q = (δx_a, δφ_a, δx_b, δφ_b), shape (12,)
+        return C(x_a + q[0:3], R_a + hat(q[3:6]) @ R_a, x_b + q[6:9], R_b + hat(q[9:12]) @ R_b)
+
+    value = np.atleast_1d(np.asarray(C(x_a, R_a, x_b, R_b), float))
+    K = len(value)
+    jac = np.zeros((K, 12))
+    for j in range(12):     # 12 seeds: one directional derivative per velocity coordinate
+        seed = np.zeros(12)
+        seed[j] = 1.0
+        out = perturbed(Dual(np.zeros(12), seed))
+        jac[:, j] = np.atleast_1d(out.dual if isinstance(out, Dual) else np.zeros(K))
+    jac = jac.reshape(K, 2, 6)
+    jac[:, 0] *= a >= 0
+    jac[:, 1] *= b >= 0
+    return Rows(np.tile([a, b], (K, 1)).astype(np.int64), jac, -beta * value / h, np.zeros(K),
+                np.full(K, -INF), np.full(K, INF), np.full(K, float(softness)), np.full(K, -1, np.int64),
+                np.zeros(K), np.zeros(K))

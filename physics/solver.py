@@ -1,0 +1,287 @@
+"""The constraint solver: sequential impulses ≡ projected Gauss–Seidel with SOR on Γλ = η.
+
+Seed 002 §3 and §5: rows J v = B (physics.constraints), impulses Jᵀλ, Γ = J M⁻¹ Jᵀ,
+η = B − J (v₁ + M⁻¹ g_e), and the bounded MLCP r = Γλ − η, λ⁻ ≤ λ ≤ λ⁺, r_i = 0 where
+λ⁻ < λ_i < λ⁺. Here v is the bodies' velocity after the free step (v₁ + M⁻¹ g_e, with gravity and
+applied forces already integrated), so η_i = target_i − J_i v.
+
+Projected Gauss–Seidel, one row at a time, is Catto's sequential impulses ("Iterative Dynamics with
+Temporal Coherence", 2005; "Fast and Simple Physics using Sequential Impulses", GDC 2006):
+
+    r_i  = J_i v − target_i + s_i λ_i                 (the row's residual; s_i = CFM / h, ODE)
+    λ_i ← clamp(λ_i − ω r_i / (J_i M⁻¹ J_iᵀ + s_i), λ⁻_i, λ⁺_i)    (accumulated-impulse clamping)
+    v   ← v + M⁻¹ J_iᵀ Δλ_i                           (keeps v = v_free + M⁻¹ Jᵀ λ at every moment)
+
+with ω the SOR factor (seed 002 §4–5: ω = 1 is Gauss–Seidel, 1 < ω < 2 over-relaxes) and a friction
+row's bounds ±μ λ_normal read from its normal row as it is now. Clamping the *accumulated* λ
+rather than each increment lets an iteration take back impulse an earlier one applied too much of.
+
+The step's stages (Box2D v3 `b2SolverStage`, src/solver.c), over arrays:
+  prepare        rows at the start-of-step poses: contacts from the narrow phase, joint rows,
+                 effective masses (`prepare`)
+  integrate velocities, integrate positions — the Simulation's integrator (free motion)
+  warm start     apply last step's λ (contact cache / joint rows) (`warm_start`)
+  solve          PGS with the Baumgarte / speculative targets (`solve`)
+  relax          PGS again with the bias removed (Box2D v3's soft step / relax, the idea of
+                 Catto's and Bullet's split impulses): the bias velocity moves the positions but is
+                 taken out of the velocities, so position correction adds no kinetic energy
+  restitution    normal rows that were approaching faster than the threshold: J v = −e vn₀
+  store impulses λ back to the cache and joints for the next warm start
+
+The residual ‖r‖ (projected: zero for a row held at a bound and pushing against it) of every solve
+iteration is kept in `Solution.residual` for display.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from physics.constraints import Rows
+
+
+@njit(cache=True)
+def _pgs(order, body, jacobian, minv_jt, inv_k, target, softness, lower, upper, friction_of, mu,
+         impulse, velocity, iterations, sor, residual):
+    """`iterations` PGS sweeps over the rows `order` (in that order), in place on impulse (R,) and
+    velocity (B, 6); residual[k] = ‖projected r‖ seen during sweep k."""
+    for it in range(iterations):
+        total = 0.0
+        for k in range(order.size):
+            i = order[k]
+            a, b = body[i, 0], body[i, 1]
+            jv = 0.0
+            if a >= 0:
+                for c in range(6):
+                    jv += jacobian[i, 0, c] * velocity[a, c]
+            if b >= 0:
+                for c in range(6):
+                    jv += jacobian[i, 1, c] * velocity[b, c]
+            lam = impulse[i]
+            r = jv - target[i] + softness[i] * lam
+            lo, hi = lower[i], upper[i]
+            f = friction_of[i]
+            if f >= 0:
+                hi = mu[i] * impulse[f]
+                lo = -hi
+            if not ((lam <= lo and r > 0.0) or (lam >= hi and r < 0.0)):
+                total += r * r
+            new = lam - sor * r * inv_k[i]
+            new = min(max(new, lo), hi)
+            delta = new - lam
+            impulse[i] = new
+            if a >= 0:
+                for c in range(6):
+                    velocity[a, c] += minv_jt[i, 0, c] * delta
+            if b >= 0:
+                for c in range(6):
+                    velocity[b, c] += minv_jt[i, 1, c] * delta
+        residual[it] = np.sqrt(total)
+
+
+@dataclass
+class Prepared:
+    """Rows plus their per-row constants: M⁻¹Jᵀ (R, 2, 6) and 1 / (J M⁻¹ Jᵀ + s) (R,)."""
+
+    rows: Rows
+    minv_jt: np.ndarray
+    inv_k: np.ndarray
+
+
+def prepare(rows, inverse_mass, inverse_inertia_world):
+    """Effective masses of `rows` for bodies with inverse mass (B,) and inverse world inertia
+    (B, 3, 3), I⁻¹_world = R diag(1/I) Rᵀ at the start of the step."""
+    dynamic = rows.body >= 0
+    safe = np.where(dynamic, rows.body, 0)
+    minv_jt = np.zeros_like(rows.jacobian)
+    minv_jt[..., :3] = inverse_mass[safe][..., None] * rows.jacobian[..., :3]
+    minv_jt[..., 3:] = np.einsum("rsij,rsj->rsi", inverse_inertia_world[safe], rows.jacobian[..., 3:])
+    minv_jt = np.where(dynamic[..., None], minv_jt, 0.0)
+    k = np.einsum("rsc,rsc->r", rows.jacobian, minv_jt) + rows.softness
+    inv_k = np.where(k > 1e-300, 1.0 / np.maximum(k, 1e-300), 0.0)
+    return Prepared(rows, np.ascontiguousarray(minv_jt), inv_k)
+
+
+def warm_start(prepared, velocity):
+    """v += M⁻¹ Jᵀ λ for the stored λ (Catto 2005, "warm starting"), in place on velocity (B, 6)."""
+    rows = prepared.rows
+    for side in range(2):
+        dynamic = rows.body[:, side] >= 0
+        np.add.at(velocity, rows.body[dynamic, side], prepared.minv_jt[dynamic, side] * rows.impulse[dynamic, None])
+
+
+def sweep(prepared, velocity, target, iterations, sor, order=None):
+    """Run PGS on `target` (R,) for `iterations` sweeps; returns the residual per sweep."""
+    rows = prepared.rows
+    order = np.arange(len(rows), dtype=np.int64) if order is None else np.asarray(order, np.int64)
+    residual = np.zeros(iterations)
+    if len(rows) and iterations:
+        _pgs(order, rows.body, rows.jacobian, prepared.minv_jt, prepared.inv_k, np.ascontiguousarray(target),
+             rows.softness, rows.lower, rows.upper, rows.friction_of, rows.mu, rows.impulse, velocity,
+             iterations, float(sor), residual)
+    return residual
+
+
+@dataclass
+class Solution:
+    """What one solve produced: velocities after solve (with bias) and after relax (B, 6), and the
+    residual of every solve iteration."""
+
+    velocity_solve: np.ndarray
+    velocity_relax: np.ndarray
+    residual: np.ndarray
+
+
+def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, relax_iterations=None,
+          restitution=None):
+    """The stages warm start → solve → relax → restitution on the free velocities (B, 6).
+
+    `restitution`: (R,) target J v = −e vn₀ for the normal rows that bounce, NaN elsewhere.
+    The rows' `impulse` ends holding λ (to store for the next warm start)."""
+    if not isinstance(iterations, (int, np.integer)) or iterations < 0:
+        raise ValueError(f"iterations: got {iterations!r}; expected an integer >= 0")
+    if not 0.0 < sor < 2.0:
+        raise ValueError(f"sor: got {sor!r}; expected 0 < sor < 2 (over-relaxation diverges at 2)")
+    velocity = np.array(velocity, dtype=float)
+    rows = prepared.rows
+    if not warm:
+        rows.impulse[:] = 0.0
+    warm_start(prepared, velocity)
+    residual = sweep(prepared, velocity, rows.target, iterations, sor)
+    velocity_solve = velocity.copy()
+    if relax:
+        sweep(prepared, velocity, rows.relax, iterations if relax_iterations is None else relax_iterations, 1.0)
+    if restitution is not None and np.any(np.isfinite(restitution)):
+        # Box2D v3: only points that took an impulse bounce (a speculative point that never touched does not).
+        bounce = np.flatnonzero(np.isfinite(restitution) & (rows.impulse > 0.0))
+        if bounce.size:
+            sweep(prepared, velocity, np.where(np.isfinite(restitution), restitution, 0.0), iterations, 1.0, order=bounce)
+    return Solution(velocity_solve, velocity, residual)
+
+
+class SceneSolver:
+    """The solver stage of `physics.simulation.Simulation`: contacts from the narrow phase
+    (docs/architecture.md, "Collision interface") and the scene's joints, on the dynamic bodies
+    ("solver bodies", index = the Simulation's dynamic slot) in world terms.
+
+    `body_of_node (N,)`: the solver body a node's shapes move with (a dynamic node itself, a fixed
+    node its nearest dynamic ancestor — the car's floor is the car), −1 for static and kinematic
+    ones (kinematic surfaces enter through their known velocity). `joint_specs`: dicts with keys
+    kind, a, b (node indices, −1 = the world), anchor, anchor_b, axis (world, at load), length,
+    lower, upper, motor_speed, motor_force."""
+
+    def __init__(self, node_shapes, parent, motion, body_of_node, friction, restitution, joint_specs=()):
+        from physics.broadphase import collision_filter
+        from physics.collision import ContactCache
+        from physics.shapes import ShapeSet
+
+        self.shapes = ShapeSet.from_nodes(node_shapes)
+        self.filter = collision_filter(self.shapes, parent, motion)
+        self.cache = ContactCache()
+        self.body_of_node = np.asarray(body_of_node, np.int64)
+        self.friction = np.asarray(friction, float)
+        self.restitution = np.asarray(restitution, float)
+        self.joint_specs = list(joint_specs)
+        self.joints = None
+        self.residual = np.zeros(0)
+        self.contacts = None
+        self._prepared = None
+        self._memory = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))
+
+    def _pair_keys(self, c):
+        return c.shape_a * len(self.shapes) + c.shape_b
+
+    def _remembered(self, c, tolerance=0.02):
+        """Last step's (normal, t1, t2) impulses of these contacts: the nearest stored point of the
+        same shape pair within `tolerance` (m) — Bullet's persistent-manifold matching
+        (btPersistentManifold::getCacheEntry, breaking threshold 0.02 m). Matching by position
+        rather than by `feature_id` keeps warm starting when a box–box manifold switches its
+        reference face between two nearly equal choices, which renames every feature."""
+        keys, points, impulses = self._memory
+        out = np.zeros((len(c), 3))
+        if len(keys) == 0 or len(c) == 0:
+            return out
+        new_keys = self._pair_keys(c)
+        left, right = np.searchsorted(keys, new_keys, "left"), np.searchsorted(keys, new_keys, "right")
+        best, best_distance = np.full(len(c), -1), np.full(len(c), tolerance)
+        for offset in range(4):                 # at most 4 points per pair
+            candidate = left + offset
+            valid = candidate < right
+            safe = np.where(valid, candidate, 0)
+            distance = np.linalg.norm(c.point_world - points[safe], axis=1)
+            better = valid & (distance < best_distance)
+            best, best_distance = np.where(better, candidate, best), np.where(better, distance, best_distance)
+        found = best >= 0
+        out[found] = impulses[best[found]]
+        return out
+
+    def _build_joints(self, centre, rotation):
+        from physics.constraints import Joints
+        specs = self.joint_specs
+        get = lambda key, default: [spec.get(key, default) if spec.get(key) is not None else default for spec in specs]
+        body = np.array([[self.body_of_node[s["a"]] if s["a"] >= 0 else -1, self.body_of_node[s["b"]]] for s in specs], np.int64).reshape(-1, 2)
+        anchor = np.array(get("anchor", [0.0, 0.0, 0.0]), float).reshape(-1, 3)
+        anchor_b = np.array([s["anchor_b"] if s.get("anchor_b") is not None else s["anchor"] for s in specs], float).reshape(-1, 3)
+        lengths = np.array([s["length"] if s.get("length") is not None else np.linalg.norm(np.subtract(b, a)) for s, a, b in zip(specs, anchor, anchor_b)])
+        return Joints.from_world([s["kind"] for s in specs], body, anchor, get("axis", [0.0, 0.0, 1.0]), centre, rotation,
+                                 anchor_b, lengths, get("lower", -np.inf), get("upper", np.inf),
+                                 get("motor_speed", 0.0), get("motor_force", 0.0))
+
+    def prepare(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings):
+        """Build this step's rows at the start-of-step poses. `world`: the nodes' world state
+        (translation, rotation, scale, velocity, omega (N, ...)); centre, rotation (B, 3), (B, 3, 3),
+        velocity (B, 6) [v, ω], inverse_mass (B,), inverse_inertia (B, 3, 3): the solver bodies."""
+        from physics.collision import contacts
+        from physics.constraints import concatenate, contact_rows, beta_from_erp
+        from physics.shapes import aabbs
+        from physics.broadphase import candidate_pairs
+
+        beta = beta_from_erp(settings.erp, h)
+        softness = settings.cfm / h
+        parts, bounce_rows = [], []
+        if self.joint_specs:
+            if self.joints is None:
+                self.joints = self._build_joints(centre, rotation)
+            joint_rows, self._joint_slots = self.joints.rows(centre, rotation, h, beta, softness=softness)
+            parts.append(joint_rows)
+        offset = sum(len(p) for p in parts)
+        self.contacts = None
+        if len(self.shapes):
+            lo, hi = aabbs(self.shapes, world)
+            speed = float(np.max(np.abs(velocity[:, :3]), initial=0.0))
+            margin = 0.02 + 2.0 * h * speed      # speculative distance: what can close within a step
+            lo, hi = lo - margin, hi + margin
+            pairs = candidate_pairs(lo, hi, self.filter)
+            c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
+            self.contacts = c
+            nodes = np.stack([c.body_a, c.body_b], axis=1)
+            body = self.body_of_node[nodes]
+            surface = world.velocity[nodes] + np.cross(world.omega[nodes], c.point_world[:, None] - world.translation[nodes])
+            mu = np.sqrt(self.friction[c.body_a] * self.friction[c.body_b])      # Box2D's mixing rules
+            e = np.maximum(self.restitution[c.body_a], self.restitution[c.body_b])
+            warm = self._remembered(c) if settings.warm_start else np.zeros((len(c), 3))
+            rows, bounce = contact_rows(c.point_world, c.normal_world, c.depth, body, centre, velocity, surface,
+                                        mu, e, warm, h, beta, softness=softness)
+            parts.append(rows)
+            bounce_rows.append((offset + 3 * np.arange(len(c)) + 2, bounce))
+        rows = concatenate(parts)
+        self._restitution = np.full(len(rows), np.nan)
+        for index, values in bounce_rows:
+            self._restitution[index] = values
+        self._prepared = prepare(rows, inverse_mass, inverse_inertia)
+
+    def solve(self, velocity, settings):
+        """Warm start, solve, relax, restitution on the free velocities (B, 6); store the impulses."""
+        prepared = self._prepared
+        solution = solve(prepared, velocity, settings.iterations, settings.sor, settings.warm_start,
+                         settings.relax, restitution=self._restitution)
+        impulse = prepared.rows.impulse
+        if self.joints is not None and len(self.joints):
+            self.joints.impulse.reshape(-1)[self._joint_slots] = impulse[:len(self._joint_slots)]
+        if self.contacts is not None:
+            c = self.contacts
+            stored = impulse[len(impulse) - 3 * len(c):].reshape(-1, 3)[:, [2, 0, 1]]   # (n, t1, t2)
+            self.cache.store(c, stored)
+            order = np.argsort(self._pair_keys(c), kind="stable")
+            self._memory = (self._pair_keys(c)[order], c.point_world[order], stored[order])
+        self.residual = solution.residual
+        return solution
