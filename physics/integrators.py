@@ -58,8 +58,8 @@ from numba import njit
 
 from physics.kinematics import _check_batch
 from physics.rigid_body import GYROSCOPIC, _gyroscopic_newton
-from physics.rotation_kernels import (add, axpy, cayley, cross, dot, exp_so3, hadamard, is_zero, load3, load33, magnus,
-                                      matmul, matmul_tn, matrix_from_quaternion, matvec_t, mul,
+from physics.rotation_kernels import (add, axpy, cross, dot, exp_so3, hadamard, is_zero, load3, load33, magnus,
+                                      matmul, matmul_tn, matrix_from_quaternion, matvec_t, mul, quaternion_multiply,
                                       quaternion_from_matrix, solve3, store3, store33, sub)
 
 INTEGRATORS = {
@@ -71,10 +71,10 @@ INTEGRATORS = {
     "lie-midpoint": "implicit midpoint + Cayley map, 2nd order, conserves E, |L| and world L of a free body",
     "lie-midpoint-4": "triple-jump composition of lie-midpoint, 4th order, same conservation",
 }
-_METHOD = {name: i for i, name in enumerate(INTEGRATORS)}
 
 _G1 = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
 _G2 = 1.0 - 2.0 * _G1
+_TRIPLE_JUMP = (_G1, _G2, _G1)
 
 
 @dataclass
@@ -254,19 +254,25 @@ def _midpoint_rotor(inertia, inverse_inertia, w, hh):
 
 
 @njit(cache=True, inline="always")
-def _lie_midpoint_rotation(rot, w, inertia, inverse_inertia, tau, has_torque, gyro_on, h):
-    """One kick-drift-kick lie-midpoint step of (R3, omega_body) (module docstring), written on
-    w = I^-1 L: the drift L <- 2 I x - L is w <- 2 x - w, with no division."""
+def _lie_midpoint_rotation(q, w, inertia, inverse_inertia, torque_start, has_torque, gyro_on, h):
+    """One kick-drift-kick lie-midpoint step (module docstring) of (q, omega_body), written on
+    w = I^-1 L: the drift L <- 2 I x - L is w <- 2 x - w, with no division.
+
+    The rotation travelled since the start of the step is the unnormalized quaternion q
+    (R3 = R3(0) M(q), M = matrix_from_quaternion): cay(y) is the rotation of (2, y)
+    (physics.rotation.quaternion_cayley), so a sub-step is one quaternion product and the triple
+    jump builds one matrix at the end. torque_start = R3(0)^T tau, the torque in the start axes.
+    """
     hh = 0.5 * h
     if has_torque:  # kick: half the torque impulse, in the body frame at the start
-        w = add(w, mul(hh, hadamard(inverse_inertia, matvec_t(rot, tau))))
+        w = add(w, mul(hh, hadamard(inverse_inertia, matvec_t(matrix_from_quaternion(q), torque_start))))
     x = _midpoint_rotor(inertia, inverse_inertia, w, hh) if gyro_on else w
     if gyro_on:
         w = sub(mul(2.0, x), w)
-    rot = matmul(rot, cayley(mul(h, x)))
+    q = quaternion_multiply(q, (2.0, h * x[0], h * x[1], h * x[2]))
     if has_torque:  # kick: the other half, in the body frame at the end
-        w = add(w, mul(hh, hadamard(inverse_inertia, matvec_t(rot, tau))))
-    return rot, w
+        w = add(w, mul(hh, hadamard(inverse_inertia, matvec_t(matrix_from_quaternion(q), torque_start))))
+    return q, w
 
 
 @njit(cache=True, inline="always")
@@ -316,64 +322,102 @@ def _rk4_translation(moving, frame, f_over_m, x, v, h):
             axpy(h / 6.0, axpy(2.0, add(kv2, kv3), add(kv1, kv4)), v))
 
 
+@njit(cache=True, inline="always")
+def _load(bodies, frames, moving, i):
+    """Body i: (x, v, omega_body, R3 = R2 R1, inertia, F/m, tau, has_torque, frame)."""
+    translation, rotation, velocity, omega_body, mass, inertia_body, force, torque = bodies
+    if moving:
+        frame = (load33(frames[0], i), frames[1][i], load3(frames[2], i), load3(frames[3], i), load3(frames[4], i))
+        rot = matmul(frame[0], load33(rotation, i))
+    else:
+        frame = (_EYE, 1.0, _ZERO, _ZERO, _ZERO)
+        rot = load33(rotation, i)
+    tau = load3(torque, i)
+    return (load3(translation, i), load3(velocity, i), load3(omega_body, i), rot, load3(inertia_body, i),
+            mul(1.0 / mass[i], load3(force, i)), tau, not is_zero(tau), frame)
+
+
+@njit(cache=True, inline="always")
+def _store(bodies, moving, i, x, v, w, rot, frame, h):
+    """Write body i back; the local rotation is R1 = R2(h)^T R3."""
+    translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
+    store3(translation, i, x)
+    store3(velocity, i, v)
+    store3(omega_body, i, w)
+    store33(rotation, i, matmul_tn(_frame_rotation(frame, h), rot) if moving else rot)
+
+
+@njit(cache=True, inline="always")
+def _gyroscopic_prestep(gyro, inertia, w, h):
+    """(w, g): `implicit` applies Bullet's implicit gyroscopic step and integrates on without the term."""
+    if gyro == 2:
+        return _gyroscopic_step(inertia, hadamard(inertia, w), h, w), False
+    return w, gyro != 0
+
+
+# One loop kernel per integrator family, each one pass over the bodies. bodies = (translation,
+# rotation, velocity, omega_body, mass, inertia_body, force, torque), frames = the Frame's arrays.
+
 @njit(cache=True, fastmath=False)
-def _step(method, gyro, h, translation, rotation, velocity, omega_body, mass, inertia_body, force, torque,
-          moving, frame_rotation, frame_scale, frame_acceleration, frame_omega, frame_alpha):
-    """One step of every body (methods numbered as in INTEGRATORS; gyro as GYROSCOPIC)."""
-    for i in range(translation.shape[0]):
-        x, v, w = load3(translation, i), load3(velocity, i), load3(omega_body, i)
-        inertia = load3(inertia_body, i)
-        f_over_m = mul(1.0 / mass[i], load3(force, i))
-        tau = load3(torque, i)
-        has_torque = not is_zero(tau)
-        if moving:  # world rotation R3 = R2 R1
-            frame = (load33(frame_rotation, i), frame_scale[i], load3(frame_acceleration, i), load3(frame_omega, i),
-                     load3(frame_alpha, i))
-            rot = matmul(frame[0], load33(rotation, i))
-        else:
-            frame = (_EYE, 1.0, _ZERO, _ZERO, _ZERO)
-            rot = load33(rotation, i)
-        gyro_on = gyro != 0
-        if gyro == 2 and method < 5:
-            w = _gyroscopic_step(inertia, hadamard(inertia, w), h, w)
-            gyro_on = False
+def _step_euler(semi_implicit, gyro, h, bodies, moving, frames):
+    for i in range(bodies[0].shape[0]):
+        x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
+        w, gyro_on = _gyroscopic_prestep(gyro, inertia, w, h)
+        a = _acceleration(moving, _coefficients(moving, frame, f_over_m, 0.0), x, v)
+        w_dot = _omega_dot(rot, w, inertia, tau, has_torque, gyro_on)
+        if not semi_implicit:
+            x, rot = axpy(h, v, x), matmul(rot, exp_so3(mul(h, w)))
+        v, w = axpy(h, a, v), axpy(h, w_dot, w)
+        if semi_implicit:
+            x, rot = axpy(h, v, x), matmul(rot, exp_so3(mul(h, w)))
+        _store(bodies, moving, i, x, v, w, rot, frame, h)
 
-        if method == 0 or method == 1:  # explicit / semi-implicit Euler
-            a = _acceleration(moving, _coefficients(moving, frame, f_over_m, 0.0), x, v)
-            w_dot = _omega_dot(rot, w, inertia, tau, has_torque, gyro_on)
-            if method == 0:
-                x, rot = axpy(h, v, x), matmul(rot, exp_so3(mul(h, w)))
-            v, w = axpy(h, a, v), axpy(h, w_dot, w)
-            if method == 1:
-                x, rot = axpy(h, v, x), matmul(rot, exp_so3(mul(h, w)))
-        elif method == 2 or method == 3:  # implicit Euler / implicit midpoint
-            theta = 1.0 if method == 2 else 0.5
-            x, v = _translate_implicit(moving, _coefficients(moving, frame, f_over_m, theta * h), x, v, h, theta)
-            x_omega = _solve_omega(rot, w, inertia, tau, has_torque, gyro_on, theta * h, theta * h)
-            w = x_omega if method == 2 else sub(mul(2.0, x_omega), w)
-            rot = matmul(rot, exp_so3(mul(h, x_omega)))
-        elif method == 4:
-            x, v = _rk4_translation(moving, frame, f_over_m, x, v, h)
-            rot, w = _rk4_rotation(rot, w, inertia, tau, has_torque, gyro_on, h)
-        else:  # lie-midpoint, or its triple jump
-            inverse_inertia = _reciprocal(inertia)
-            start = 0.0
-            for sub_step in range(1 if method == 5 else 3):
-                hs = h if method == 5 else (_G2 * h if sub_step == 1 else _G1 * h)
-                if moving:
-                    x, v = _translate_implicit(moving, _coefficients(moving, frame, f_over_m, start + 0.5 * hs), x,
-                                               v, hs, 0.5)
-                else:  # constant acceleration: the midpoint rule is exact
-                    dv = mul(hs, f_over_m)
-                    x, v = axpy(hs, axpy(0.5, dv, v), x), add(v, dv)
-                rot, w = _lie_midpoint_rotation(rot, w, inertia, inverse_inertia, tau, has_torque, gyro_on, hs)
-                start += hs
 
-        store3(translation, i, x)
-        store3(velocity, i, v)
-        store3(omega_body, i, w)
-        # local rotation R1 = R2(h)^T R3
-        store33(rotation, i, matmul_tn(_frame_rotation(frame, h), rot) if moving else rot)
+@njit(cache=True, fastmath=False)
+def _step_implicit(theta, gyro, h, bodies, moving, frames):
+    """theta = 1: implicit Euler; theta = 1/2: implicit midpoint."""
+    for i in range(bodies[0].shape[0]):
+        x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
+        w, gyro_on = _gyroscopic_prestep(gyro, inertia, w, h)
+        x, v = _translate_implicit(moving, _coefficients(moving, frame, f_over_m, theta * h), x, v, h, theta)
+        x_omega = _solve_omega(rot, w, inertia, tau, has_torque, gyro_on, theta * h, theta * h)
+        w = x_omega if theta == 1.0 else sub(mul(2.0, x_omega), w)
+        rot = matmul(rot, exp_so3(mul(h, x_omega)))
+        _store(bodies, moving, i, x, v, w, rot, frame, h)
+
+
+@njit(cache=True, fastmath=False)
+def _step_rk4(gyro, h, bodies, moving, frames):
+    for i in range(bodies[0].shape[0]):
+        x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
+        w, gyro_on = _gyroscopic_prestep(gyro, inertia, w, h)
+        x, v = _rk4_translation(moving, frame, f_over_m, x, v, h)
+        rot, w = _rk4_rotation(rot, w, inertia, tau, has_torque, gyro_on, h)
+        _store(bodies, moving, i, x, v, w, rot, frame, h)
+
+
+@njit(cache=True, fastmath=False)
+def _step_lie(fractions, gyro, h, bodies, moving, frames):
+    """lie-midpoint (fractions (1,)) or its triple jump (g1, g2, g1). For `lie-midpoint(-4)` the
+    gyroscopic term is inherent: `explicit` and `implicit` both solve it, `off` drops it."""
+    gyro_on = gyro != 0
+    for i in range(bodies[0].shape[0]):
+        x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
+        inverse_inertia = _reciprocal(inertia)
+        torque_start = matvec_t(rot, tau)
+        q = (1.0, 0.0, 0.0, 0.0)
+        start = 0.0
+        for fraction in fractions:
+            hs = fraction * h
+            if moving:
+                coefficients = _coefficients(moving, frame, f_over_m, start + 0.5 * hs)
+                x, v = _translate_implicit(moving, coefficients, x, v, hs, 0.5)
+            q, w = _lie_midpoint_rotation(q, w, inertia, inverse_inertia, torque_start, has_torque, gyro_on, hs)
+            start += hs
+        if not moving:  # constant acceleration: the midpoint rule, and any composition of it, is exact
+            x, v = axpy(h, axpy(0.5 * h, f_over_m, v), x), axpy(h, f_over_m, v)
+        rot = matmul(rot, matrix_from_quaternion(q))
+        _store(bodies, moving, i, x, v, w, rot, frame, h)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -402,7 +446,7 @@ def step_bodies(translation, rotation, velocity, omega_body, mass, inertia_body,
     """
     batch = _check_dynamic(translation, rotation, velocity, omega_body, mass, inertia_body, force_world,
                            torque_world)
-    if integrator not in _METHOD:
+    if integrator not in INTEGRATORS:
         raise ValueError(f"integrator: got {integrator!r}; expected one of {', '.join(INTEGRATORS)}")
     if gyroscopic not in GYROSCOPIC:
         raise ValueError(f"gyroscopic: got {gyroscopic!r}; expected one of {', '.join(GYROSCOPIC)}")
@@ -410,9 +454,17 @@ def step_bodies(translation, rotation, velocity, omega_body, mass, inertia_body,
         raise ValueError(f"dt: got {dt!r}; expected a finite number >= 0")
     moving = frame is not None
     frame = frame.checked(batch) if moving else _IDENTITY
-    _step(_METHOD[integrator], GYROSCOPIC[gyroscopic], float(dt), translation, rotation, velocity, omega_body,
-          mass, inertia_body, force_world, torque_world, moving, frame.rotation, frame.scale, frame.acceleration,
-          frame.angular_velocity, frame.angular_acceleration)
+    bodies = (translation, rotation, velocity, omega_body, mass, inertia_body, force_world, torque_world)
+    frames = (frame.rotation, frame.scale, frame.acceleration, frame.angular_velocity, frame.angular_acceleration)
+    gyro, h = GYROSCOPIC[gyroscopic], float(dt)
+    if integrator in ("explicit-euler", "semi-implicit-euler"):
+        _step_euler(integrator == "semi-implicit-euler", gyro, h, bodies, moving, frames)
+    elif integrator in ("implicit-euler", "implicit-midpoint"):
+        _step_implicit(1.0 if integrator == "implicit-euler" else 0.5, gyro, h, bodies, moving, frames)
+    elif integrator == "rk4":
+        _step_rk4(gyro, h, bodies, moving, frames)
+    else:
+        _step_lie((1.0,) if integrator == "lie-midpoint" else _TRIPLE_JUMP, gyro, h, bodies, moving, frames)
 
 
 _IDENTITY = Frame.world(1)

@@ -184,6 +184,17 @@ def cayley(x):
 
 
 @njit(cache=True, inline="always")
+def quaternion_multiply(p, q):
+    """The Hamilton product p q (physics.rotation.multiply): M(p q) = M(p) M(q)."""
+    pw, px, py, pz = p
+    qw, qx, qy, qz = q
+    return (pw * qw - px * qx - py * qy - pz * qz,
+            pw * qx + px * qw + py * qz - pz * qy,
+            pw * qy - px * qz + py * qw + pz * qx,
+            pw * qz + px * qy - py * qx + pz * qw)
+
+
+@njit(cache=True, inline="always")
 def matrix_from_quaternion(q):
     """The rotation of q = (w, x, y, z), not necessarily unit (physics.rotation.matrix_from_quaternion):
     R = 1 + s [[-(y²+z²), xy - wz, xz + wy], [xy + wz, -(x²+z²), yz - wx], [xz - wy, yz + wx, -(x²+y²)]],
