@@ -94,12 +94,12 @@ class Target:
         self.ctx = ctx
         self.size = (max(int(size[0]), 1), max(int(size[1]), 1))
         self.samples = samples if ctx.max_samples >= samples else 0
-        try:
-            self.msaa = self._framebuffer(self.samples)
-        except moderngl.Error:
-            self.samples, self.msaa = 0, None
-        if self.samples == 0:
-            self.msaa = None
+        self.msaa = None
+        if self.samples:
+            try:
+                self.msaa = self._framebuffer(self.samples)
+            except moderngl.Error:
+                self.samples = 0
         self.resolved = self._framebuffer(0)
 
     def _framebuffer(self, samples):

