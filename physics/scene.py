@@ -31,10 +31,13 @@ QUATERNION_TOLERANCE = 1e-3  # |q| may differ from 1 by this much (rounded decim
 NODE_KEYS = (
     "name", "parent", "motion", "translation", "rotation", "scale", "velocity", "angular_velocity",
     "acceleration", "angular_acceleration", "mass", "inertia", "shape", "color",
-    "applied_force", "applied_torque",
+    "applied_force", "applied_torque", "friction", "restitution",
 )
+JOINT_TYPES = ("ball", "hinge", "slider", "fixed", "distance", "rope")
+JOINT_KEYS = ("type", "a", "b", "anchor", "anchor_b", "axis", "length", "lower", "upper", "motor_speed", "motor_force")
+DEFAULT_FRICTION, DEFAULT_RESTITUTION = 0.6, 0.0   # Box2D's defaults
 EVENT_KEYS = ("time", "node", "impulse", "point")
-TOP_LEVEL_KEYS = ("title", "description", "world", "node", "event")
+TOP_LEVEL_KEYS = ("title", "description", "world", "node", "event", "joint")
 KINEMATIC_ONLY = ("acceleration", "angular_acceleration")
 MOVING_ONLY = ("velocity", "angular_velocity")  # kinematic or dynamic
 DYNAMIC_ONLY = ("mass", "inertia", "applied_force", "applied_torque")
@@ -91,6 +94,9 @@ class Scene:
     shapes: list                # N dicts (or None)
     colors: np.ndarray          # (N, 3) in [0, 1]
     events: tuple = field(default_factory=tuple)
+    friction: np.ndarray | None = None      # (N,) Coulomb μ of the node's shapes (mixed sqrt(μa μb))
+    restitution: np.ndarray | None = None   # (N,) e (mixed max(ea, eb))
+    joints: tuple = field(default_factory=tuple)   # dicts: kind, a, b (node index, -1 = world), anchor, ...
 
     def settings(self):
         """A fresh `Settings` with this file's [world] values applied over the defaults."""
@@ -238,7 +244,8 @@ class _Loader:
         nodes = [nodes[i] for i in order]
         index = {node["name"]: i for i, node in enumerate(nodes)}
         events = tuple(self.event(raw, index) for raw in self.array_of_tables("event", data.get("event", [])))
-        return self.build(title, description, world, nodes, index, events)
+        joints = tuple(self.joint(raw, i, index, nodes) for i, raw in enumerate(self.array_of_tables("joint", data.get("joint", []))))
+        return self.build(title, description, world, nodes, index, events, joints)
 
     def world(self, raw):
         raw = self.table("[world]", "world", raw, Settings.names())
@@ -288,6 +295,8 @@ class _Loader:
             "applied_torque": self.vector(name, "applied_torque", raw.get("applied_torque", zero)),
             "mass": 0.0,
             "inertia": None,
+            "friction": self.number(name, "friction", raw.get("friction", DEFAULT_FRICTION), nonnegative=True),
+            "restitution": self.number(name, "restitution", raw.get("restitution", DEFAULT_RESTITUTION), nonnegative=True),
         }
         if motion == "dynamic":
             node["mass"] = self.number(name, "mass", raw.get("mass", 1.0), positive=True)
@@ -338,7 +347,45 @@ class _Loader:
         return Event(time, index[node], self.vector(node, "impulse", raw["impulse"]),
                      self.vector(node, "point", raw["point"]) if "point" in raw else None)
 
-    def build(self, title, description, world, nodes, index, events):
+    def joint(self, raw, position, index, nodes):
+        """A [[joint]] (docs/scene-format.md): anchors and axis in world coordinates at load time."""
+        label = f"[[joint]] #{position + 1}"
+        self.table(label, "joint", raw, JOINT_KEYS)
+        for key in ("type", "b"):
+            if key not in raw:
+                raise self.error(label, key, None, "a joint needs type and b (and a, default the world)")
+        kind = self.string(label, "type", raw["type"], JOINT_TYPES)
+        ends = {}
+        for key in ("a", "b"):
+            name = self.string(label, key, raw[key]) if key in raw else None
+            if name is not None and name not in index:
+                raise self.error(label, key, name, "unknown node")
+            ends[key] = -1 if name is None else index[name]
+        if ends["b"] < 0 or nodes[ends["b"]]["motion"] != "dynamic":
+            raise self.error(label, "b", raw["b"], "b must be a dynamic node")
+        if ends["a"] == ends["b"]:
+            raise self.error(label, "a", raw.get("a"), "a joint needs two different nodes")
+        spec = {"kind": JOINT_TYPES.index(kind), "type": kind, "a": ends["a"], "b": ends["b"]}
+        spec["anchor"] = self.vector(label, "anchor", raw["anchor"]) if "anchor" in raw else None
+        if spec["anchor"] is None:
+            raise self.error(label, "anchor", None, "a joint needs an anchor (world point at load)")
+        spec["anchor_b"] = self.vector(label, "anchor_b", raw["anchor_b"]) if "anchor_b" in raw else None
+        if kind in ("hinge", "slider"):
+            axis = self.vector(label, "axis", raw.get("axis", [0.0, 0.0, 1.0]))
+            if not np.linalg.norm(axis) > 0:
+                raise self.error(label, "axis", raw.get("axis"), "expected a non-zero vector")
+            spec["axis"] = axis / np.linalg.norm(axis)
+        if kind == "rope" and "length" not in raw:
+            raise self.error(label, "length", None, "a rope needs a length > 0")
+        spec["length"] = self.number(label, "length", raw["length"], positive=True) if "length" in raw else None
+        for key in ("lower", "upper", "motor_speed"):
+            spec[key] = self.number(label, key, raw[key]) if key in raw else None
+        spec["motor_force"] = self.number(label, "motor_force", raw["motor_force"], nonnegative=True) if "motor_force" in raw else None
+        if spec["lower"] is not None and spec["upper"] is not None and spec["lower"] > spec["upper"]:
+            raise self.error(label, "lower", spec["lower"], f"lower limit above upper ({spec['upper']})")
+        return spec
+
+    def build(self, title, description, world, nodes, index, events, joints=()):
         def stack(key):
             return np.array([node[key] for node in nodes], dtype=float)
 
@@ -369,4 +416,5 @@ class _Loader:
             applied_force=stack("applied_force"), applied_torque=stack("applied_torque"),
             shapes=[node["shape"] for node in nodes], colors=stack("color"),
             events=tuple(sorted(events, key=lambda event: event.time)),
+            friction=stack("friction"), restitution=stack("restitution"), joints=tuple(joints),
         )

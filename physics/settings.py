@@ -52,6 +52,28 @@ def _positive_float(name, value):
     return value
 
 
+def _nonnegative_float(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not np.isfinite(value) or value < 0:
+        raise ValueError(f"setting {name!r}: got {value!r}; expected a finite number >= 0")
+    return float(value)
+
+
+def _half_open_unit(name, value):
+    value = _nonnegative_float(name, value)
+    if value >= 1.0:
+        raise ValueError(f"setting {name!r}: got {value!r}; expected 0 <= value < 1 (the error fraction removed per second)")
+    return value
+
+
+def _open_interval(label, low, high):
+    def check(name, value):
+        value = _positive_float(name, value)
+        if not low < value < high:
+            raise ValueError(f"setting {name!r}: got {value!r}; expected {low} < value < {high}")
+        return value
+    return check
+
+
 def _positive_int(name, value):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"setting {name!r}: got {value!r}; expected an integer >= 1")
@@ -88,6 +110,14 @@ class Settings:
     rotation_update: str = "magnus2"        # magnus1 | magnus2 | magnus3 (kinematic rotation)
     exponential: str = "exact"              # exact | truncated (normalized 3rd-order quaternion exp)
     counteract: bool = True                 # impulses on a parent leave its children's world motion
+    # Constraint solver (physics.solver): PGS sweeps, SOR factor, ERP = error fraction removed per
+    # second (seed 002 §3.3.2), CFM (ODE), warm starting, the relax stage (no energy from correction).
+    iterations: int = 10
+    sor: float = 1.0
+    erp: float = 0.99999
+    cfm: float = 0.0
+    warm_start: bool = True
+    relax: bool = True
 
     _CHECKS = {
         "dt": _positive_float,
@@ -98,6 +128,12 @@ class Settings:
         "rotation_update": _choice(ROTATION_UPDATES),
         "exponential": _choice(EXPONENTIALS),
         "counteract": _boolean,
+        "iterations": _positive_int,
+        "sor": _open_interval("sor", 0.0, 2.0),
+        "erp": _half_open_unit,
+        "cfm": _nonnegative_float,
+        "warm_start": _boolean,
+        "relax": _boolean,
     }
 
     def set(self, name, value):

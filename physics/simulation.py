@@ -32,6 +32,8 @@ from physics.scene import Scene, load_scene
 from physics.settings import Settings
 
 _STALE, _STEPPABLE, _COMPLETE = 0, 1, 2
+# Fraction of an end-of-step velocity change each integrator's position update sees (_stage_contacts).
+POSITION_FRACTION = {"explicit-euler": 0.0, "semi-implicit-euler": 1.0, "implicit-euler": 1.0}
 
 
 def _rows_times(matrices, vectors):
@@ -70,6 +72,9 @@ class Simulation:
         self._depth = self._depths()
         self._force_applied = scene.applied_force[self._dyn].copy()
         self._torque_applied = scene.applied_torque[self._dyn].copy()
+        self._solver_bodies = self._solver_body_of_nodes()
+        self._nearest_dynamic_slot = np.where(self._nearest_dynamic_ancestor[self._dyn] >= 0,
+                                              self._dyn_slot[self._nearest_dynamic_ancestor[self._dyn]], -1)
         self.reset()
 
     @classmethod
@@ -92,6 +97,13 @@ class Simulation:
             nearest[i] = p if parent_dynamic else nearest[p]
             generation[i] = generation[p] + (1 if parent_dynamic else 0)
         return nearest, generation
+
+    def _solver_body_of_nodes(self):
+        """The dynamic slot each node's shapes move with (itself if dynamic, the nearest dynamic
+        ancestor if fixed, −1 for kinematic nodes and static ones)."""
+        own = np.where(self.motion == "dynamic", self._dyn_slot, -1)
+        ancestor = np.where(self._nearest_dynamic_ancestor >= 0, self._dyn_slot[self._nearest_dynamic_ancestor], -1)
+        return np.where(self.motion == "dynamic", own, np.where(self.motion == "fixed", ancestor, -1))
 
     def _depths(self):
         depth = np.zeros(len(self.names), dtype=np.int64)
@@ -119,6 +131,14 @@ class Simulation:
         self._kin_alpha = np.ascontiguousarray(scene.angular_acceleration[self._kin])
         self.time = 0.0
         self._next_event = 0
+        self._solver = None
+        if any(shape is not None for shape in self.shapes) or self.scene.joints:
+            from physics.solver import SceneSolver
+            scene = self.scene
+            friction = scene.friction if scene.friction is not None else np.full(len(self.names), 0.6)
+            restitution = scene.restitution if scene.restitution is not None else np.zeros(len(self.names))
+            self._solver = SceneSolver(self.shapes, self.parent, self.motion, self._solver_bodies, friction,
+                                       restitution, scene.joints)
         self._synced = _STALE
         # omega_body from the file's parent-frame angular velocity, ancestors' world motion settled
         # first: omega_body = R3^T omega3_world (generation by generation, see _sync).
@@ -192,12 +212,13 @@ class Simulation:
         h = self.settings.dt / substeps
         for _ in range(int(n) * substeps):
             self._sync(_STEPPABLE)         # 1. world state at the start of the sub-step
-            self._stage_kinematic(h)       # 2. prescribed local motion (Magnus)
-            self._stage_dynamic(h)         # 3. forces -> local accelerations -> integrator
+            self._stage_prepare(h)         # 2. contacts and joint rows at these poses (physics.solver)
+            self._stage_kinematic(h)       # 3. prescribed local motion (Magnus)
+            self._stage_dynamic(h)         # 4. forces -> local accelerations -> integrator (free motion)
             self._synced = _STALE
             self.time += h
-            self._stage_events()           # 4. timed impulses that are due
-            self._stage_contacts(h)        # 5. contact and joint impulses (issue 5)
+            self._stage_events()           # 5. timed impulses that are due
+            self._stage_contacts(h)        # 6. warm start, solve, positions, relax, restitution, store
 
     def _stage_kinematic(self, h):
         if self._kin.size == 0:
@@ -227,9 +248,78 @@ class Simulation:
             self._next_event += 1
             self.apply_impulse(event.node, event.impulse_world, event.point_world)
 
+    def _solver_state(self):
+        """The dynamic bodies in world terms: centre (D,3), rotation (D,3,3), velocity (D,6) [v, ω]."""
+        self._sync(_COMPLETE)
+        world, nodes = self.hierarchy.world_state, self._dyn
+        rotation = world.rotation[nodes]
+        omega_world = _rows_times(rotation, self._omega_body)
+        return world, world.translation[nodes].copy(), rotation.copy(), np.concatenate([world.velocity[nodes], omega_world], axis=1)
+
+    def _stage_prepare(self, h):
+        """Solver stage 'prepare' (physics.solver): rows at the start-of-step poses."""
+        if self._solver is None:
+            return
+        world, centre, rotation, velocity = self._solver_state()
+        inverse_mass = 1.0 / self.mass[self._dyn]
+        inverse_inertia = np.einsum("bij,bj,bkj->bik", rotation, 1.0 / self.inertia_body[self._dyn], rotation)
+        self._solver.prepare(world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, self.settings)
+
     def _stage_contacts(self, h):
-        """Where the contact and joint solver (issue 5) applies its impulses after integration;
-        until then there are no contacts and nothing to do."""
+        """Solver stages warm start → solve → relax → restitution → store (physics.solver) on the
+        free end-of-step velocities, then the changes applied to the bodies (`_apply_world_changes`):
+        velocities get the relaxed change Δv_r; positions get f h Δv_r plus the bias part
+        h (Δv_s − Δv_r) — the split impulse, so the correction moves bodies without adding energy.
+        f = `POSITION_FRACTION[integrator]`: how much of an end-of-step velocity change the
+        integrator's own position update would have seen (x₁ = x₀ + h v₁ for semi-implicit Euler:
+        1; constant-force schemes x₁ = x₀ + h v₀ + h²a/2: ½; explicit Euler: 0)."""
+        if self._solver is None or self._solver._prepared is None:
+            return
+        _, _, _, velocity = self._solver_state()
+        solution = self._solver.solve(velocity, self.settings)
+        change = solution.velocity_relax - velocity
+        bias = solution.velocity_solve - solution.velocity_relax
+        fraction = POSITION_FRACTION.get(self.settings.integrator, 0.5)
+        self._apply_world_changes(change[:, :3], change[:, 3:], h * (fraction * change[:, :3] + bias[:, :3]),
+                                  h * (fraction * change[:, 3:] + bias[:, 3:]))
+
+    def _apply_world_changes(self, dv, dw, dx, dtheta):
+        """Apply world-frame changes of velocity dv, angular velocity dw, position dx and rotation
+        dtheta (rotation vector) (D, 3) found by the solver to the dynamic bodies, as local changes.
+
+        Seed 000, "Local and Global Deltas" and "Counteracting the Inherited Effect": with P the
+        nearest dynamic ancestor and r = x_i − x_P, J_q = R_q S_q the parent's world Jacobian,
+          counteract on:  Δv1 = J_q⁻¹ (Δv_i − Δv_P − Δω_P × r)   (the child's world change is its own)
+          counteract off: Δv1 = J_q⁻¹ Δv_i                        (it inherits its ancestors' changes)
+        and the same for positions (Δx, Δθ); the local rotation turns by R_qᵀ(Δθ_i − [on] Δθ_P).
+        omega_body (world-relative, body axes) gets R3ᵀ Δω of its world change."""
+        self._sync(_COMPLETE)
+        world, local, nodes = self.hierarchy.world_state, self.hierarchy.local, self._dyn
+        P = self._nearest_dynamic_slot
+        has = (P >= 0)[:, None]
+        safe = np.maximum(P, 0)
+        r = world.translation[nodes] - world.translation[self._dyn[safe]]
+        if self.settings.counteract:
+            rel_v = dv - np.where(has, dv[safe] + np.cross(dw[safe], r), 0.0)
+            rel_x = dx - np.where(has, dx[safe] + np.cross(dtheta[safe], r), 0.0)
+            rel_theta = dtheta - np.where(has, dtheta[safe], 0.0)
+            total_w = dw
+        else:
+            rel_v, rel_x, rel_theta = dv, dx, dtheta
+            total_w = dw.copy()
+            for slots in self._generations[1:]:       # inherited spin, one generation at a time
+                total_w[slots] += total_w[P[slots]]
+        parent = self._dyn_parent
+        rooted = (parent >= 0)
+        safe_parent = np.maximum(parent, 0)
+        R_q = np.where(rooted[:, None, None], world.rotation[safe_parent], np.eye(3))
+        s_q = np.where(rooted, world.scale[safe_parent], 1.0)[:, None]
+        from physics.rotation import matrix_from_rotvec
+        local.velocity[nodes] += _rows_transposed_times(R_q, rel_v) / s_q
+        local.translation[nodes] += _rows_transposed_times(R_q, rel_x) / s_q
+        local.rotation[nodes] = matrix_from_rotvec(_rows_transposed_times(R_q, rel_theta)) @ local.rotation[nodes]
+        self._omega_body += _rows_transposed_times(world.rotation[nodes], total_w)
+        self._synced = _STALE
 
     # ------------------------------------------------------------------ impulses
     def _resolve(self, node):
@@ -344,8 +434,15 @@ class Simulation:
         return {"linear": p.sum(axis=0), "angular": (np.cross(world.translation[nodes], p) + spin).sum(axis=0)}
 
     def contacts(self):
-        """(points (K, 3), normals (K, 3)) world frame; empty until the contact solver (issue 5)."""
-        return np.zeros((0, 3)), np.zeros((0, 3))
+        """(points (K, 3), normals (K, 3)) world frame: the contacts of the last step."""
+        c = None if self._solver is None else self._solver.contacts
+        if c is None:
+            return np.zeros((0, 3)), np.zeros((0, 3))
+        return c.point_world.copy(), c.normal_world.copy()
+
+    def solver_residual(self):
+        """(iterations,) the solver's residual ‖Γλ − η‖ (projected) after each sweep of the last step."""
+        return np.zeros(0) if self._solver is None else self._solver.residual.copy()
 
     def first_non_finite(self):
         """Name of the first node whose world state holds a NaN or infinity, else None."""

@@ -112,7 +112,9 @@ def warm_start(prepared, velocity):
 def sweep(prepared, velocity, target, iterations, sor, order=None):
     """Run PGS on `target` (R,) for `iterations` sweeps; returns the residual per sweep."""
     rows = prepared.rows
-    order = np.arange(len(rows), dtype=np.int64) if order is None else np.asarray(order, np.int64)
+    if order is None:   # non-friction rows first (bottom-up as the narrow phase lists pairs), then friction
+        order = np.argsort(rows.friction_of >= 0, kind="stable")
+    order = np.asarray(order, np.int64)
     residual = np.zeros(iterations)
     if len(rows) and iterations:
         _pgs(order, rows.body, rows.jacobian, prepared.minv_jt, prepared.inv_k, np.ascontiguousarray(target),
