@@ -200,8 +200,16 @@ class _Loader:
             raise self.error(node, "shape", value, f"expected a table such as {{ type = \"box\", size = [1, 1, 1] }}")
         kind = self.string(node, "shape.type", value.get("type"), tuple(SHAPES))
         required = SHAPES[kind]
+        filters = {}   # collision filter keys (docs/architecture.md, "Collision interface")
+        for name in ("collide_with_parent", "group", "mask"):
+            if name in value:
+                item = value[name]
+                expected = bool if name == "collide_with_parent" else int
+                if not isinstance(item, expected) or (expected is int and isinstance(item, bool)):
+                    raise self.error(node, f"shape.{name}", item, f"expected {'true or false' if expected is bool else 'an integer bit mask'}")
+                filters[name] = item
         for name in value:
-            if name != "type" and name not in required:
+            if name != "type" and name not in required and name not in filters:
                 raise self.error(node, f"shape.{name}", value[name], f"unknown key for a {kind}; expected {', '.join(required)}")
         clean = {"type": kind}
         for name in required:
@@ -220,6 +228,7 @@ class _Loader:
                 clean[name] = self.number(node, f"shape.{name}", item)
             else:
                 clean[name] = self.number(node, f"shape.{name}", item, positive=True)
+        clean.update(filters)
         return clean
 
     def color(self, node, value):
