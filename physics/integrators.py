@@ -404,7 +404,7 @@ def _step_lie(fractions, gyro, h, bodies, moving, frames):
     for i in range(bodies[0].shape[0]):
         x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
         inverse_inertia = _reciprocal(inertia)
-        torque_start = matvec_t(rot, tau)
+        torque_start = matvec_t(rot, tau) if has_torque else _ZERO
         q = (1.0, 0.0, 0.0, 0.0)
         start = 0.0
         for fraction in fractions:
@@ -430,8 +430,8 @@ def _check_dynamic(translation, rotation, velocity, omega_body, mass, inertia_bo
     if not isinstance(mass, np.ndarray) or mass.dtype != np.float64 or mass.shape != (batch,):
         raise ValueError(f"mass: got shape {getattr(mass, 'shape', None)} dtype {getattr(mass, 'dtype', None)}; "
                          f"expected float64 of shape ({batch},)")
-    if np.any(mass <= 0) or np.any(inertia_body <= 0):
-        raise ValueError(f"mass, inertia_body: got a value <= 0 (min mass {mass.min(initial=1.0)}, "
+    if not (mass.min(initial=1.0) > 0 and inertia_body.min(initial=1.0) > 0):  # one pass each, no temporaries
+        raise ValueError(f"mass, inertia_body: got a value that is not > 0 (min mass {mass.min(initial=1.0)}, "
                          f"min inertia {inertia_body.min(initial=1.0)}); expected > 0")
     return batch
 
