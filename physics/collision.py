@@ -50,12 +50,12 @@ _EPA_TOLERANCE = 1e-9  # m: EPA stops once a new support point moves the closest
 
 
 # ----------------------------------------------------------------------------- small vector helpers
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _cross(a, b):
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
@@ -83,24 +83,6 @@ def _emit(out_p, out_n, out_d, out_f, k, pa, pb, n, depth, feature):
     out_n[k] = n
     out_d[k] = depth
     out_f[k] = feature
-
-
-@njit(cache=True)
-def _keep_deepest(out_p, out_n, out_d, out_f, count, keep):
-    """Keep the `keep` deepest of the first `count` contacts (selection sort, count <= 8)."""
-    for i in range(min(keep, count)):
-        best = i
-        for j in range(i + 1, count):
-            if out_d[j] > out_d[best]:
-                best = j
-        if best != i:
-            for arr in (out_p, out_n):
-                tmp = arr[i].copy()
-                arr[i] = arr[best]
-                arr[best] = tmp
-            out_d[i], out_d[best] = out_d[best], out_d[i]
-            out_f[i], out_f[best] = out_f[best], out_f[i]
-    return min(keep, count)
 
 
 # ----------------------------------------------------------------------------- point cores
@@ -167,45 +149,60 @@ def _closest_on_cylinder(p, c, R, r, h):
 
 # ----------------------------------------------------------------------------- plane pairs
 @njit(cache=True)
-def _points_plane(points, radius, plane, margin, out_p, out_n, out_d, out_f, k0, keep):
-    """Points (P, 3) of a (each the centre of a ball of `radius`) against plane b = (n, offset):
-    the solid side is n . x <= offset, so the normal a -> b is -n. Keeps the `keep` deepest."""
-    n_plane = plane[:3]
-    count = 0
-    for i in range(points.shape[0]):
-        depth = radius + plane[3] - _dot(n_plane, points[i])
-        if depth >= -margin:
-            pa = points[i] - radius * n_plane
-            _emit(out_p[k0:], out_n[k0:], out_d[k0:], out_f[k0:], count, pa, pa + depth * n_plane, -n_plane, depth, i)
-            count += 1
-    return _keep_deepest(out_p[k0:], out_n[k0:], out_d[k0:], out_f[k0:], count, keep)
+def _points_plane(points, count, radius, params, b, margin, out_p, out_n, out_d, out_f, keep):
+    """The first `count` rows of `points` on a (each the centre of a ball of `radius`) against plane
+    b = params[b] = (n, offset): the solid side is n . x <= offset, so the normal a -> b is -n and
+    depth = radius + offset - n . x. Keeps the `keep` deepest (depth >= -margin), deepest first;
+    feature id = the point's row. The point midway between the surfaces is x - (radius - depth/2) n."""
+    nx, ny, nz, offset = params[b, 0], params[b, 1], params[b, 2], params[b, 3]
+    used = 0
+    m = 0
+    while m < keep:
+        best, best_d = -1, 0.0
+        for i in range(count):
+            if used & (1 << i):
+                continue
+            dv = radius + offset - (nx * points[i, 0] + ny * points[i, 1] + nz * points[i, 2])
+            if dv >= -margin and (best < 0 or dv > best_d):
+                best, best_d = i, dv
+        if best < 0:
+            break
+        used |= 1 << best
+        f = 0.5 * best_d - radius
+        out_p[m, 0], out_p[m, 1], out_p[m, 2] = points[best, 0] + f * nx, points[best, 1] + f * ny, points[best, 2] + f * nz
+        out_n[m, 0], out_n[m, 1], out_n[m, 2] = -nx, -ny, -nz
+        out_d[m] = best_d
+        out_f[m] = best
+        m += 1
+    return m
 
 
 @njit(cache=True)
-def _box_corners(c, R, h):
-    corners = np.empty((8, 3))
+def _box_corners(centre, rotation, params, a, corners):
+    """The 8 corners of box a into corners (8, 3); corner i has signs (bit 0, bit 1, bit 2) of i."""
+    R = rotation[a]
     for i in range(8):
-        s = np.array([1.0 if i & 1 else -1.0, 1.0 if i & 2 else -1.0, 1.0 if i & 4 else -1.0])
-        corners[i] = c + R @ (s * h)
-    return corners
+        sx = params[a, 0] if i & 1 else -params[a, 0]
+        sy = params[a, 1] if i & 2 else -params[a, 1]
+        sz = params[a, 2] if i & 4 else -params[a, 2]
+        for c in range(3):
+            corners[i, c] = centre[a, c] + R[c, 0] * sx + R[c, 1] * sy + R[c, 2] * sz
 
 
 @njit(cache=True)
-def _cylinder_rim(c, R, r, h, direction):
-    """4 points on each cap rim, at quarter turns starting from the rim point furthest along
-    `direction` (index cap * 4 + quarter)."""
+def _cylinder_rim(c, R, r, h, direction, points):
+    """4 points on each cap rim into points (8, 3), at quarter turns starting from the rim point
+    furthest along `direction` (index cap * 4 + quarter)."""
     u = R[:, 1]
     w = direction - _dot(direction, u) * u
     w = _unit(w, R[:, 0])
     v = _cross(u, w)
-    points = np.empty((8, 3))
     for cap in range(2):
         centre = c + (h if cap else -h) * u
         points[4 * cap + 0] = centre + r * w
         points[4 * cap + 1] = centre + r * v
         points[4 * cap + 2] = centre - r * w
         points[4 * cap + 3] = centre - r * v
-    return points
 
 
 # ----------------------------------------------------------------------------- capsule–capsule
@@ -261,26 +258,38 @@ def _capsule_capsule(ca, Ra, pa, cb, Rb, pb, margin, out_p, out_n, out_d, out_f)
 
 
 # ----------------------------------------------------------------------------- box–box
+# The box–box path is the pile's hot loop: scalar arithmetic on the two rotation matrices and on
+# scratch arrays allocated once per `_narrow` call (`_scratch`), never per pair.
 @njit(cache=True)
-def _clip(poly, tags, gens, count, axis, sign, limit, plane_gen, out_poly, out_tags, out_gens):
-    """Sutherland–Hodgman: keep the part of the polygon with sign * (axis . x) <= limit.
+def _scratch():
+    """Per-call work space for the pair functions: (vec (9, 3), rab (3, 3), poly (8, 3), poly2 (8, 3),
+    tags (8,), tags2 (8,), gens (8,), gens2 (8,), depths (8,), chosen (4,))."""
+    return (np.empty((9, 3)), np.empty((3, 3)), np.empty((8, 3)), np.empty((8, 3)),
+            np.empty(8, dtype=np.int64), np.empty(8, dtype=np.int64), np.empty(8, dtype=np.int64),
+            np.empty(8, dtype=np.int64), np.empty(8), np.empty(4, dtype=np.int64))
+
+
+@njit(cache=True)
+def _clip(poly, tags, gens, count, k, sign, limit, plane_gen, out_poly, out_tags, out_gens):
+    """Sutherland–Hodgman in the reference box's frame: keep the part with sign * x[k] <= limit.
 
     Each vertex carries a tag (the pair of generator lines it lies on) and the generator of its
     outgoing edge; a point cut on edge g by this plane lies on (g, plane_gen)."""
     m = 0
     for i in range(count):
-        j = (i + 1) % count
-        di = sign * _dot(axis, poly[i]) - limit
-        dj = sign * _dot(axis, poly[j]) - limit
+        j = i + 1 if i + 1 < count else 0
+        di = sign * poly[i, k] - limit
+        dj = sign * poly[j, k] - limit
         if di <= 0:
-            out_poly[m] = poly[i]
+            out_poly[m, 0], out_poly[m, 1], out_poly[m, 2] = poly[i, 0], poly[i, 1], poly[i, 2]
             out_tags[m] = tags[i]
             out_gens[m] = gens[i]
             m += 1
         if (di <= 0) != (dj <= 0):
-            x = poly[i] + (di / (di - dj)) * (poly[j] - poly[i])
+            t = di / (di - dj)
+            for c in range(3):
+                out_poly[m, c] = poly[i, c] + t * (poly[j, c] - poly[i, c])
             g = gens[i]
-            out_poly[m] = x
             out_tags[m] = min(g, plane_gen) * 16 + max(g, plane_gen)
             out_gens[m] = plane_gen if di <= 0 else g
             m += 1
@@ -288,14 +297,23 @@ def _clip(poly, tags, gens, count, axis, sign, limit, plane_gen, out_poly, out_t
 
 
 @njit(cache=True)
-def _cull4(points, depths, tags, count, keep_index):
-    """Indices of up to 4 of `count` points: the deepest, the farthest from it, then the points
-    that maximize the triangle and then the quadrilateral area (Bullet's sortCachedPoints idea)."""
-    chosen = np.empty(4, dtype=np.int64)
+def _cross_norm2(p, o, a, b):
+    """|(p[a] - p[o]) × (p[b] - p[o])|² for rows of p."""
+    ux, uy, uz = p[a, 0] - p[o, 0], p[a, 1] - p[o, 1], p[a, 2] - p[o, 2]
+    vx, vy, vz = p[b, 0] - p[o, 0], p[b, 1] - p[o, 1], p[b, 2] - p[o, 2]
+    x, y, z = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+    return x * x + y * y + z * z
+
+
+@njit(cache=True)
+def _cull4(points, depths, count, chosen):
+    """Up to 4 of `count` points into `chosen`: the deepest, the farthest from it, then the points
+    that maximize the triangle and then the quadrilateral area (Bullet's sortCachedPoints idea).
+    Returns how many."""
     if count <= 4:
         for i in range(count):
             chosen[i] = i
-        return chosen, count
+        return count
     first = 0
     for i in range(count):
         if depths[i] > depths[first]:
@@ -303,142 +321,187 @@ def _cull4(points, depths, tags, count, keep_index):
     chosen[0] = first
     best, second = -1.0, 0
     for i in range(count):
-        d = points[i] - points[first]
-        if _dot(d, d) > best:
-            best, second = _dot(d, d), i
+        d2 = 0.0
+        for c in range(3):
+            d2 += (points[i, c] - points[first, c]) ** 2
+        if d2 > best:
+            best, second = d2, i
     chosen[1] = second
     best, third = -1.0, 0
     for i in range(count):
-        a = _cross(points[second] - points[first], points[i] - points[first])
-        if _dot(a, a) > best:
-            best, third = _dot(a, a), i
+        area = _cross_norm2(points, first, second, i)
+        if area > best:
+            best, third = area, i
     chosen[2] = third
     best, fourth = -1.0, 0
     for i in range(count):
         if i == first or i == second or i == third:
             continue
         # the area gained: the largest triangle the point makes with an edge of the triangle
-        area = 0.0
-        for e in range(3):
-            p0, p1 = points[chosen[e]], points[chosen[(e + 1) % 3]]
-            a = _cross(p1 - p0, points[i] - p0)
-            area = max(area, _dot(a, a))
+        area = max(_cross_norm2(points, first, second, i), _cross_norm2(points, second, third, i),
+                   _cross_norm2(points, third, first, i))
         if area > best:
             best, fourth = area, i
     chosen[3] = fourth
-    return chosen, 4
+    return 4
 
 
 @njit(cache=True)
-def _box_box(ca, Ra, ha, cb, Rb, hb, margin, out_p, out_n, out_d, out_f):
-    """ODE's dBoxBox (SAT on 15 axes, then face clipping or edge–edge closest points)."""
-    p = cb - ca
-    best_s = -np.inf
-    best_n = np.zeros(3)
-    code = -1
-    for i in range(6):  # faces of a (0..2), faces of b (3..5)
-        axis = Ra[:, i] if i < 3 else Rb[:, i - 3]
-        expr = _dot(axis, p)
-        extent = 0.0
-        for k in range(3):
-            extent += ha[k] * abs(_dot(axis, Ra[:, k])) + hb[k] * abs(_dot(axis, Rb[:, k]))
-        s = abs(expr) - extent
+def _box_box(centre, rotation, params, a, b, margin, scratch, out_p, out_n, out_d, out_f):
+    """ODE's dBoxBox (SAT on 15 axes, then face clipping or edge–edge closest points).
+
+    Everything runs on rab = Ra^T Rb and the centre offset in both frames (pa = Ra^T p, pb = Rb^T p,
+    p = cb - ca): the face axes of a give |pa_i| - (ha_i + Σ_k hb_k |rab_ik|), those of b likewise,
+    and the edge axis e_i × rab[:, j] (a's frame) has length sqrt(rab_i1j² + rab_i2j²) and extents
+    ha_i1 |rab_i2j| + ha_i2 |rab_i1j| + hb_j1 |rab_ij2| + hb_j2 |rab_ij1| (cyclic indices). A face
+    contact is clipped in the reference box's frame, where its side planes are |x_k| <= h_k."""
+    vec, rab, poly, poly2, tags, tags2, gens, gens2, depths, chosen = scratch
+    Ra, Rb = rotation[a], rotation[b]
+    ha, hb, pa, pb, n_a = vec[0], vec[1], vec[2], vec[3], vec[4]
+    px, py, pz = centre[b, 0] - centre[a, 0], centre[b, 1] - centre[a, 1], centre[b, 2] - centre[a, 2]
+    for i in range(3):
+        ha[i], hb[i] = params[a, i], params[b, i]
+        pa[i] = Ra[0, i] * px + Ra[1, i] * py + Ra[2, i] * pz
+        pb[i] = Rb[0, i] * px + Rb[1, i] * py + Rb[2, i] * pz
+        for j in range(3):
+            rab[i, j] = Ra[0, i] * Rb[0, j] + Ra[1, i] * Rb[1, j] + Ra[2, i] * Rb[2, j]
+    best_s, code, sign = -np.inf, -1, 1.0
+    for i in range(3):  # faces of a: codes 0..2
+        s = abs(pa[i]) - (ha[i] + hb[0] * abs(rab[i, 0]) + hb[1] * abs(rab[i, 1]) + hb[2] * abs(rab[i, 2]))
         if s > margin:
             return 0
         if s > best_s:
-            best_s, code = s, i
-            best_n = axis if expr >= 0 else -axis
-    for i in range(3):
+            best_s, code, sign = s, i, (1.0 if pa[i] >= 0 else -1.0)
+    for j in range(3):  # faces of b: codes 3..5
+        s = abs(pb[j]) - (ha[0] * abs(rab[0, j]) + ha[1] * abs(rab[1, j]) + ha[2] * abs(rab[2, j]) + hb[j])
+        if s > margin:
+            return 0
+        if s > best_s:
+            best_s, code, sign = s, 3 + j, (1.0 if pb[j] >= 0 else -1.0)
+    edge_length = 1.0
+    for i in range(3):  # edges a_i × b_j: codes 6 + 3 i + j
+        i1, i2 = (i + 1) % 3, (i + 2) % 3
         for j in range(3):
-            axis = _cross(Ra[:, i], Rb[:, j])
-            length = np.sqrt(_dot(axis, axis))
+            j1, j2 = (j + 1) % 3, (j + 2) % 3
+            length = np.sqrt(rab[i1, j] ** 2 + rab[i2, j] ** 2)
             if length < 1e-6:  # parallel edges: the face axes already cover this direction
                 continue
-            axis = axis / length
-            expr = _dot(axis, p)
-            extent = 0.0
-            for k in range(3):
-                extent += ha[k] * abs(_dot(axis, Ra[:, k])) + hb[k] * abs(_dot(axis, Rb[:, k]))
+            expr = (pa[i2] * rab[i1, j] - pa[i1] * rab[i2, j]) / length
+            extent = (ha[i1] * abs(rab[i2, j]) + ha[i2] * abs(rab[i1, j])
+                      + hb[j1] * abs(rab[i, j2]) + hb[j2] * abs(rab[i, j1])) / length
             s = abs(expr) - extent
             if s > margin:
                 return 0
             # an edge axis must beat the faces by 5 % (more separated, or less penetrating)
             if (s * 1.05 if s < 0 else s * 0.95) > best_s:
-                best_s, code = s, 6 + 3 * i + j
-                best_n = axis if expr >= 0 else -axis
-    n = best_n
+                best_s, code, sign, edge_length = s, 6 + 3 * i + j, (1.0 if expr >= 0 else -1.0), length
     depth = -best_s
-    if code >= 6:
-        i, j = (code - 6) // 3, (code - 6) % 3
-        # the edges: a's support edge along n (axis i), b's along -n (axis j)
-        pa = ca.copy()
-        pb = cb.copy()
-        for k in range(3):
-            if k != i:
-                pa += (1.0 if _dot(n, Ra[:, k]) > 0 else -1.0) * ha[k] * Ra[:, k]
-            if k != j:
-                pb -= (1.0 if _dot(n, Rb[:, k]) > 0 else -1.0) * hb[k] * Rb[:, k]
-        s, t = _segments_closest(pa, Ra[:, i], ha[i], pb, Rb[:, j], hb[j])
-        qa, qb = pa + s * Ra[:, i], pb + t * Rb[:, j]
-        _emit(out_p, out_n, out_d, out_f, 0, qa, qb, n, depth, 1000 + code)
-        return 1
-    # face contact: reference box (ref) and incident box (inc), n_ref from ref towards inc
+    # the normal a -> b in a's frame (n_a) and in the world (nx, ny, nz)
     if code < 3:
-        c_ref, R_ref, h_ref, c_inc, R_inc, h_inc, n_ref, axis_ref = ca, Ra, ha, cb, Rb, hb, n, code
+        for k in range(3):
+            n_a[k] = sign if k == code else 0.0
+    elif code < 6:
+        for k in range(3):
+            n_a[k] = sign * rab[k, code - 3]
     else:
-        c_ref, R_ref, h_ref, c_inc, R_inc, h_inc, n_ref, axis_ref = cb, Rb, hb, ca, Ra, ha, -n, code - 3
-    n_inc = R_inc.T @ n_ref
-    axis_inc = 0
-    for k in range(1, 3):
-        if abs(n_inc[k]) > abs(n_inc[axis_inc]):
-            axis_inc = k
-    sign_inc = -1.0 if n_inc[axis_inc] > 0 else 1.0  # the incident face looks back at ref
-    face_centre = c_inc - c_ref + sign_inc * h_inc[axis_inc] * R_inc[:, axis_inc]
+        i, j = (code - 6) // 3, (code - 6) % 3
+        i1, i2 = (i + 1) % 3, (i + 2) % 3
+        n_a[i] = 0.0
+        n_a[i1] = -sign * rab[i2, j] / edge_length
+        n_a[i2] = sign * rab[i1, j] / edge_length
+    nx = Ra[0, 0] * n_a[0] + Ra[0, 1] * n_a[1] + Ra[0, 2] * n_a[2]
+    ny = Ra[1, 0] * n_a[0] + Ra[1, 1] * n_a[1] + Ra[1, 2] * n_a[2]
+    nz = Ra[2, 0] * n_a[0] + Ra[2, 1] * n_a[1] + Ra[2, 2] * n_a[2]
+    if code >= 6:
+        # the edges: a's support edge along n (axis i), b's along -n (axis j); their closest
+        # points (Ericson 5.1.9 with unit directions, rab_ij = ua . ub)
+        qa, qb = vec[5], vec[6]
+        for c in range(3):
+            qa[c], qb[c] = centre[a, c], centre[b, c]
+        for k in range(3):
+            nb_k = n_a[0] * rab[0, k] + n_a[1] * rab[1, k] + n_a[2] * rab[2, k]
+            for c in range(3):
+                if k != i:
+                    qa[c] += (1.0 if n_a[k] > 0 else -1.0) * ha[k] * Ra[c, k]
+                if k != j:
+                    qb[c] -= (1.0 if nb_k > 0 else -1.0) * hb[k] * Rb[c, k]
+        bb = rab[i, j]
+        cc = Ra[0, i] * (qa[0] - qb[0]) + Ra[1, i] * (qa[1] - qb[1]) + Ra[2, i] * (qa[2] - qb[2])
+        ff = Rb[0, j] * (qa[0] - qb[0]) + Rb[1, j] * (qa[1] - qb[1]) + Rb[2, j] * (qa[2] - qb[2])
+        denom = 1.0 - bb * bb
+        s = min(max((bb * ff - cc) / denom, -ha[i]), ha[i]) if denom > 1e-10 else 0.0
+        t = bb * s + ff
+        if t < -hb[j] or t > hb[j]:
+            t = min(max(t, -hb[j]), hb[j])
+            s = min(max(bb * t - cc, -ha[i]), ha[i])
+        for c in range(3):
+            out_p[0, c] = 0.5 * (qa[c] + s * Ra[c, i] + qb[c] + t * Rb[c, j])
+        out_n[0, 0], out_n[0, 1], out_n[0, 2] = nx, ny, nz
+        out_d[0] = depth
+        out_f[0] = 1000 + code
+        return 1
+    # face contact: reference box (ref) and incident box (inc); m = R_ref^T R_inc; d = the
+    # incident centre in ref's frame; n_ref = s_ref e_axis_ref (ref's frame) points towards inc
+    d, m3, h_ref, h_inc = vec[5], vec[6:9], ha, hb
+    if code < 3:
+        ref, axis_ref, s_ref = a, code, sign
+        for r in range(3):
+            d[r] = pa[r]
+            for c in range(3):
+                m3[r, c] = rab[r, c]
+    else:
+        ref, axis_ref, s_ref, h_ref, h_inc = b, code - 3, -sign, hb, ha
+        for r in range(3):
+            d[r] = -pb[r]
+            for c in range(3):
+                m3[r, c] = rab[c, r]
+    axis_inc, best = 0, -1.0
+    for k in range(3):
+        if abs(m3[axis_ref, k]) > best:
+            axis_inc, best = k, abs(m3[axis_ref, k])
+    sign_inc = -1.0 if s_ref * m3[axis_ref, axis_inc] > 0 else 1.0  # the incident face looks back at ref
     e1, e2 = (axis_inc + 1) % 3, (axis_inc + 2) % 3
-    poly = np.empty((8, 3))
-    tags = np.empty(8, dtype=np.int64)
-    gens = np.empty(8, dtype=np.int64)
-    corner = ((1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0))
     for v in range(4):
-        poly[v] = face_centre + corner[v][0] * h_inc[e1] * R_inc[:, e1] + corner[v][1] * h_inc[e2] * R_inc[:, e2]
+        c1 = 1.0 if v == 0 or v == 3 else -1.0
+        c2 = 1.0 if v < 2 else -1.0
+        for r in range(3):
+            poly[v, r] = (d[r] + sign_inc * h_inc[axis_inc] * m3[r, axis_inc]
+                          + c1 * h_inc[e1] * m3[r, e1] + c2 * h_inc[e2] * m3[r, e2])
         gens[v] = v  # edge v runs from vertex v to v + 1
         g_in = (v + 3) % 4
         tags[v] = min(g_in, v) * 16 + max(g_in, v)
     count = 4
-    tmp_poly = np.empty((8, 3))
-    tmp_tags = np.empty(8, dtype=np.int64)
-    tmp_gens = np.empty(8, dtype=np.int64)
-    r1, r2 = (axis_ref + 1) % 3, (axis_ref + 2) % 3
     plane = 4
-    for axis_k in (r1, r2):
-        for sign in (1.0, -1.0):
-            count = _clip(poly, tags, gens, count, R_ref[:, axis_k], sign, h_ref[axis_k], plane,
-                          tmp_poly, tmp_tags, tmp_gens)
-            poly, tmp_poly = tmp_poly, poly
-            tags, tmp_tags = tmp_tags, tags
-            gens, tmp_gens = tmp_gens, gens
+    for axis_k in ((axis_ref + 1) % 3, (axis_ref + 2) % 3):
+        for side in (1.0, -1.0):
+            count = _clip(poly, tags, gens, count, axis_k, side, h_ref[axis_k], plane, poly2, tags2, gens2)
+            poly, poly2 = poly2, poly
+            tags, tags2 = tags2, tags
+            gens, gens2 = gens2, gens
             plane += 1
             if count == 0:
                 return 0
-    depths = np.empty(count)
     kept = 0
     for v in range(count):
-        d = h_ref[axis_ref] - _dot(n_ref, poly[v])
-        if d >= -margin:
-            poly[kept] = poly[v]
+        dv = h_ref[axis_ref] - s_ref * poly[v, axis_ref]
+        if dv >= -margin:
+            poly[kept, 0], poly[kept, 1], poly[kept, 2] = poly[v, 0], poly[v, 1], poly[v, 2]
             tags[kept] = tags[v]
-            depths[kept] = d
+            depths[kept] = dv
             kept += 1
-    chosen, m = _cull4(poly, depths, tags, kept, 0)
+    m = _cull4(poly, depths, kept, chosen)
     base = (code * 6 + 2 * axis_inc + (1 if sign_inc > 0 else 0)) * 256
+    R, f = rotation[ref], 0.5 * (1.0 if code < 3 else -1.0)  # n_ref = ±n in the world
     for i in range(m):
         v = chosen[i]
-        on_inc = c_ref + poly[v]
-        on_ref = on_inc + depths[v] * n_ref
-        if code < 3:  # a is the reference box: its surface point is on_ref... a's point deepest in b
-            _emit(out_p, out_n, out_d, out_f, i, on_ref, on_inc, n, depths[v], base + tags[v])
-        else:
-            _emit(out_p, out_n, out_d, out_f, i, on_inc, on_ref, n, depths[v], base + tags[v])
+        dv = depths[v]
+        for c in range(3):
+            # the incident point (world), moved half the depth towards ref's surface
+            out_p[i, c] = (centre[ref, c] + R[c, 0] * poly[v, 0] + R[c, 1] * poly[v, 1] + R[c, 2] * poly[v, 2]
+                           + f * dv * (nx if c == 0 else ny if c == 1 else nz))
+        out_n[i, 0], out_n[i, 1], out_n[i, 2] = nx, ny, nz
+        out_d[i] = dv
+        out_f[i] = base + tags[v]
     return m
 
 
@@ -763,9 +826,18 @@ def _manifold(ca, Ra, cb, Rb, hit, n, depth, wa, wb, local_a, local_b, feats, co
 
 # ----------------------------------------------------------------------------- the dispatch kernel
 @njit(cache=True)
-def _pair(ka, ca, Ra, pa, kb, cb, Rb, pb, margin, local_a, local_b, feats, count, next_id,
+def _pair(kind, centre, rotation, params, a, b, margin, scratch, local_a, local_b, feats, count, next_id,
           out_p, out_n, out_d, out_f):
-    """Contacts of shapes a, b with ka <= kb; returns (count, stored manifold count, next id)."""
+    """Contacts of shapes a, b with kind[a] <= kind[b] into rows 0..3 of the out_* arrays;
+    returns (count, stored manifold count, next id)."""
+    ka, kb = kind[a], kind[b]
+    points = scratch[2]  # (8, 3) rows for the plane pairs' candidate points
+    if ka == BOX and kb == BOX:
+        return _box_box(centre, rotation, params, a, b, margin, scratch, out_p, out_n, out_d, out_f), 0, next_id
+    if ka == BOX and kb == PLANE:
+        _box_corners(centre, rotation, params, a, points)
+        return _points_plane(points, 8, 0.0, params, b, margin, out_p, out_n, out_d, out_f, 4), 0, next_id
+    ca, Ra, pa, cb, Rb, pb = centre[a], rotation[a], params[a], centre[b], rotation[b], params[b]
     if ka == SPHERE:
         r = pa[0]
         if kb == SPHERE:
@@ -794,28 +866,21 @@ def _pair(ka, ca, Ra, pa, kb, cb, Rb, pb, margin, local_a, local_b, feats, count
         if kb == CYLINDER:
             q, inside, m, e = _closest_on_cylinder(ca, cb, Rb, pb[0], pb[1])
             return _sphere_core(ca, r, q, inside, m, e, margin, out_p, out_n, out_d, out_f, 0, 0), 0, next_id
-        points = np.empty((1, 3))
         points[0] = ca
-        return _points_plane(points, r, pb, margin, out_p, out_n, out_d, out_f, 0, 1), 0, next_id
-    if ka == BOX:
-        if kb == BOX:
-            return _box_box(ca, Ra, pa[:3], cb, Rb, pb[:3], margin, out_p, out_n, out_d, out_f), 0, next_id
-        if kb == CAPSULE:
-            return _box_capsule(ca, Ra, pa[:3], cb, Rb, pb, margin, out_p, out_n, out_d, out_f), 0, next_id
-        if kb == PLANE:
-            return _points_plane(_box_corners(ca, Ra, pa[:3]), 0.0, pb, margin, out_p, out_n, out_d, out_f, 0, 4), 0, next_id
+        return _points_plane(points, 1, r, params, b, margin, out_p, out_n, out_d, out_f, 1), 0, next_id
+    if ka == BOX and kb == CAPSULE:
+        return _box_capsule(ca, Ra, pa[:3], cb, Rb, pb, margin, out_p, out_n, out_d, out_f), 0, next_id
     if ka == CAPSULE:
         if kb == CAPSULE:
             return _capsule_capsule(ca, Ra, pa, cb, Rb, pb, margin, out_p, out_n, out_d, out_f), 0, next_id
         if kb == PLANE:
             u = Ra[:, 1]
-            points = np.empty((2, 3))
             points[0] = ca - pa[1] * u
             points[1] = ca + pa[1] * u
-            return _points_plane(points, pa[0], pb, margin, out_p, out_n, out_d, out_f, 0, 2), 0, next_id
+            return _points_plane(points, 2, pa[0], params, b, margin, out_p, out_n, out_d, out_f, 2), 0, next_id
     if ka == CYLINDER and kb == PLANE:
-        rim = _cylinder_rim(ca, Ra, pa[0], pa[1], -pb[:3])
-        return _points_plane(rim, 0.0, pb, margin, out_p, out_n, out_d, out_f, 0, 4), 0, next_id
+        _cylinder_rim(ca, Ra, pa[0], pa[1], -pb[:3], points)
+        return _points_plane(points, 8, 0.0, params, b, margin, out_p, out_n, out_d, out_f, 4), 0, next_id
     if kb == PLANE:  # (plane-plane never reaches the narrow phase)
         return 0, 0, next_id
     # cylinder–box, cylinder–capsule, cylinder–cylinder
@@ -826,24 +891,33 @@ def _pair(ka, ca, Ra, pa, kb, cb, Rb, pb, margin, local_a, local_b, feats, count
 
 
 @njit(cache=True)
-def _narrow(kind, centre, rotation, params, pairs, margin, local_a, local_b, feats, counts, next_ids,
-            out_p, out_n, out_d, out_f, out_count):
-    """Every pair: up to 4 contacts in rows 4k..4k+3 of the outputs; out_count[k] of them valid."""
+def _narrow(kind, centre, rotation, params, pairs, margin, slot, local_a, local_b, feats, counts, next_ids,
+            out_pair, out_p, out_n, out_d, out_f):
+    """Every pair's contacts, written compactly: row r belongs to pair out_pair[r]. `slot[k]`: the
+    pair's row in the manifold arrays (their last row is scratch for pairs that keep none).
+    Output capacity 4 K (at most 4 points per pair). Returns the number of rows written."""
+    scratch = _scratch()
+    tmp_p, tmp_n, tmp_d, tmp_f = np.empty((4, 3)), np.empty((4, 3)), np.empty(4), np.empty(4, dtype=np.int64)
+    row = 0
     for k in range(pairs.shape[0]):
         a, b = pairs[k, 0], pairs[k, 1]
-        flip = kind[a] > kind[b]
-        if flip:
-            a, b = b, a
-        m, stored, next_id = _pair(kind[a], centre[a], rotation[a], params[a], kind[b], centre[b], rotation[b],
-                                   params[b], margin, local_a[k], local_b[k], feats[k], counts[k], next_ids[k],
-                                   out_p[4 * k:4 * k + 4], out_n[4 * k:4 * k + 4], out_d[4 * k:4 * k + 4],
-                                   out_f[4 * k:4 * k + 4])
-        counts[k] = stored
-        next_ids[k] = next_id
-        out_count[k] = m
-        if flip:
-            for i in range(m):
-                out_n[4 * k + i] = -out_n[4 * k + i]
+        sign = 1.0
+        if kind[a] > kind[b]:  # handled with the kinds in increasing order, the normal flipped back
+            a, b, sign = b, a, -1.0
+        g = slot[k]
+        m, stored, next_id = _pair(kind, centre, rotation, params, a, b, margin, scratch, local_a[g], local_b[g],
+                                   feats[g], counts[g], next_ids[g], tmp_p, tmp_n, tmp_d, tmp_f)
+        counts[g] = stored
+        next_ids[g] = next_id
+        for i in range(m):
+            out_pair[row] = k
+            for c in range(3):
+                out_p[row, c] = tmp_p[i, c]
+                out_n[row, c] = sign * tmp_n[i, c]
+            out_d[row] = tmp_d[i]
+            out_f[row] = tmp_f[i]
+            row += 1
+    return row
 
 
 # ----------------------------------------------------------------------------- public interface
@@ -907,22 +981,31 @@ class ContactCache:
         self._impulse_keys, self._impulses = keys[order], impulse[order].copy()
 
     def _manifolds(self, pair_keys):
-        """Stored manifold arrays for these pairs (fresh ones where the pair has none)."""
-        k = len(pair_keys)
+        """Stored manifold arrays for these G pairs (fresh ones where the pair has none), plus one
+        last scratch row for the pairs that keep no manifold (the kernel writes zeros there)."""
+        k = len(pair_keys) + 1
         local_a, local_b = np.zeros((k, 4, 3)), np.zeros((k, 4, 3))
         feats, counts, next_ids = np.zeros((k, 4), dtype=np.int64), np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
-        slot, found = self._match(pair_keys, self._pair_keys)
-        s = slot[found]
-        local_a[found], local_b[found], feats[found] = self._local_a[s], self._local_b[s], self._feats[s]
-        counts[found], next_ids[found] = self._counts[s], self._next_ids[s]
+        if len(self._pair_keys) and len(pair_keys):
+            slot, found = self._match(pair_keys, self._pair_keys)
+            s, rows = slot[found], np.flatnonzero(found)
+            local_a[rows], local_b[rows], feats[rows] = self._local_a[s], self._local_b[s], self._feats[s]
+            counts[rows], next_ids[rows] = self._counts[s], self._next_ids[s]
         return local_a, local_b, feats, counts, next_ids
 
     def _keep_manifolds(self, pair_keys, local_a, local_b, feats, counts, next_ids):
-        keep = counts > 0
+        g = len(pair_keys)  # the rows past g are the scratch row
+        keep = counts[:g] > 0
         order = np.argsort(pair_keys[keep], kind="stable")
         self._pair_keys = pair_keys[keep][order]
-        self._local_a, self._local_b = local_a[keep][order], local_b[keep][order]
-        self._feats, self._counts, self._next_ids = feats[keep][order], counts[keep][order], next_ids[keep][order]
+        self._local_a, self._local_b = local_a[:g][keep][order], local_b[:g][keep][order]
+        self._feats, self._counts, self._next_ids = feats[:g][keep][order], counts[:g][keep][order], next_ids[:g][keep][order]
+
+
+# kind pairs (either order) that go through GJK/EPA and keep a persistent manifold in the cache
+_PERSISTENT = np.zeros((5, 5), dtype=bool)
+for _other in (BOX, CAPSULE, CYLINDER):
+    _PERSISTENT[CYLINDER, _other] = _PERSISTENT[_other, CYLINDER] = True
 
 
 def contacts(shapes, world, pairs, cache=None, margin=0.0):
@@ -939,20 +1022,23 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0):
     if not np.isfinite(margin) or margin < 0:
         raise ValueError(f"margin: got {margin!r}; expected a finite number >= 0")
     centre, rotation, params = world_shapes(shapes, world)
-    pair_keys = pairs[:, 0] * n_shapes + pairs[:, 1]
     if cache is None:
         cache = ContactCache()
     cache._n_shapes = n_shapes
-    local_a, local_b, feats, counts, next_ids = cache._manifolds(pair_keys)
     k = len(pairs)
-    out_p, out_n = np.zeros((4 * k, 3)), np.zeros((4 * k, 3))
-    out_d, out_f = np.zeros(4 * k), np.zeros(4 * k, dtype=np.int64)
-    out_count = np.zeros(k, dtype=np.int64)
+    # only the GJK/EPA pairs carry manifold state: gather it for those alone (none in a box pile)
+    persistent = np.flatnonzero(_PERSISTENT[shapes.kind[pairs[:, 0]], shapes.kind[pairs[:, 1]]])
+    pair_keys = pairs[persistent, 0] * n_shapes + pairs[persistent, 1]
+    local_a, local_b, feats, counts, next_ids = cache._manifolds(pair_keys)
+    slot = np.full(k, len(persistent), dtype=np.int64)
+    slot[persistent] = np.arange(len(persistent))
+    out_pair = np.empty(4 * k, dtype=np.int64)
+    out_p, out_n = np.empty((4 * k, 3)), np.empty((4 * k, 3))
+    out_d, out_f = np.empty(4 * k), np.empty(4 * k, dtype=np.int64)
+    m = 0
     if k:
-        _narrow(shapes.kind, np.ascontiguousarray(centre), np.ascontiguousarray(rotation), np.ascontiguousarray(params),
-                pairs, float(margin), local_a, local_b, feats, counts, next_ids, out_p, out_n, out_d, out_f, out_count)
+        m = _narrow(shapes.kind, centre, rotation, params, pairs, float(margin), slot, local_a, local_b, feats,
+                    counts, next_ids, out_pair, out_p, out_n, out_d, out_f)
     cache._keep_manifolds(pair_keys, local_a, local_b, feats, counts, next_ids)
-    rows = (np.arange(4)[None, :] < out_count[:, None]).ravel()
-    which = np.repeat(np.arange(k), 4)[rows]
-    a, b = pairs[which, 0], pairs[which, 1]
-    return Contacts(a, b, shapes.node[a], shapes.node[b], out_p[rows], out_n[rows], out_d[rows], out_f[rows])
+    a, b = pairs[out_pair[:m], 0], pairs[out_pair[:m], 1]
+    return Contacts(a, b, shapes.node[a], shapes.node[b], out_p[:m], out_n[:m], out_d[:m], out_f[:m])
