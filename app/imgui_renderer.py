@@ -62,9 +62,9 @@ class ImGuiRenderer:
                 tex.status = status.destroyed
 
     def render(self, draw_data, framebuffer):
-        """Draw ImGui's draw data into `framebuffer` (whose size is the display size)."""
+        """Draw ImGui's draw data into `framebuffer`, whose viewport is the display."""
         self._update_textures()
-        width, height = framebuffer.size
+        width, height = framebuffer.viewport[2:]
         if width <= 0 or height <= 0:
             return
         x0, y0 = draw_data.display_pos

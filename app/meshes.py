@@ -12,10 +12,16 @@ Sizes, so that the renderer scales a unit mesh by the scene's numbers (issue 4's
   `cap * half_length` along y after scaling by the radius, so one mesh serves every
   radius/length ratio.
 - plane: a square of side 1 in the xz plane, normal +y; scaled to a large extent.
+
+Two levels of detail: `mesh(kind, coarse=True)` is the same unit shape with fewer segments
+(a box and a plane are already minimal). The software renderer is bound by vertex work when
+thousands of small instances are on screen, and a shape a few pixels wide looks the same with
+a third of the triangles (app.renderer chooses the level per instance by its size on screen).
 """
 import numpy as np
 
 SHAPE_TYPES = ("box", "sphere", "cylinder", "capsule", "plane")
+COARSE_TYPES = ("sphere", "cylinder", "capsule")  # the types whose coarse mesh has fewer triangles
 
 
 def _pack(positions, normals, indices, cap=None):
@@ -103,9 +109,14 @@ def plane():
     return _pack(p, n, [0, 1, 2, 0, 2, 3])
 
 
-def mesh(shape_type):
-    """The unit mesh of a shape type (one of SHAPE_TYPES)."""
-    builders = {"box": box, "sphere": sphere, "cylinder": cylinder, "capsule": capsule, "plane": plane}
+def mesh(shape_type, coarse=False):
+    """The unit mesh of a shape type (one of SHAPE_TYPES), full or coarse detail."""
+    builders = {
+        "box": box, "plane": plane,
+        "sphere": (lambda: sphere(6, 8)) if coarse else sphere,
+        "capsule": (lambda: capsule(6, 8)) if coarse else capsule,
+        "cylinder": (lambda: cylinder(8)) if coarse else cylinder,
+    }
     if shape_type not in builders:
         raise ValueError(f"unknown shape type {shape_type!r}; expected one of {SHAPE_TYPES}")
     return builders[shape_type]()

@@ -6,22 +6,32 @@ so on. A node's model matrix is `M = [R diag(S) | T] @ M_shape` — the node's w
 for all nodes at once with numpy (`model_matrices`). Matrices follow the column-vector
 convention; `app.camera.gl_bytes` writes them for GLSL.
 
-The scene is drawn into the renderer's own framebuffer (`Target`: 4x MSAA when the context
-has it, else none), resolved into a plain one that screenshots read and the window copies to
-the screen — reading the window's default framebuffer leaves a GL error pyglet then raises.
+Only what shows is drawn (app.culling): an instance whose bounding sphere lies outside the view
+frustum, or spans less than CULL_PIXELS pixels of radius, is skipped; one smaller than
+LOD_PIXELS is drawn with the coarse mesh (app.meshes). So a shape type costs up to two draw
+calls. On Mesa's llvmpipe vertex work runs on one thread and dominates a 10,000-node scene seen
+whole; a shape under a pixel covers at most one pixel centre, and an 8-sided cylinder of radius
+12 px strays from the circle by r (1 - cos(pi/8)) < 1 px.
+
+`Target` is an offscreen framebuffer (4x MSAA when asked for and available, resolved into a
+plain one): the offscreen viewer draws into it, and screenshots read it — reading the window's
+default framebuffer leaves a GL error pyglet then raises.
 """
 from pathlib import Path
 
 import moderngl
 import numpy as np
 
-from app import meshes
+from app import culling, meshes
 from app.camera import gl_bytes
 
 SHADERS = Path(__file__).resolve().parent.parent / "assets" / "shaders"
 SKY_RGB = (0.60, 0.76, 0.92)
 LIGHT_DIR_WORLD = np.array([-0.4, -1.0, -0.3]) / np.linalg.norm([-0.4, -1.0, -0.3])
 PLANE_EXTENT = 200.0  # m: a plane is drawn as a square this wide
+CULL_PIXELS = 0.5     # bounding-sphere radius on screen below which an instance is not drawn
+LOD_PIXELS = 12.0     # ... below which it is drawn with the coarse mesh
+INSTANCE_FLOATS = 20  # model matrix (16), colour (3), capsule half length (1)
 
 
 def load_program(ctx, name):
@@ -77,6 +87,21 @@ def shape_matrix(shape):
     return kind, matrix, half_length
 
 
+def bounding_radius(shape):
+    """Radius of the sphere about the node's origin that holds the shape (node units); inf for
+    a plane. Keys as `shape_matrix` (which validates them)."""
+    kind = shape["type"]
+    if kind == "box":
+        return 0.5 * float(np.linalg.norm(np.broadcast_to(np.asarray(shape["size"], float), 3)))
+    if kind == "sphere":
+        return float(shape["radius"])
+    if kind == "cylinder":
+        return float(np.hypot(shape["radius"], shape["height"] / 2))
+    if kind == "capsule":
+        return float(shape["radius"]) + float(shape["height"]) / 2
+    return np.inf
+
+
 def model_matrices(translation_world, rotation_world, scale_world, shape_matrices):
     """M = [R diag(S) | T] @ M_shape for a batch: (N, 3), (N, 3, 3), (N, 3), (N, 4, 4) -> (N, 4, 4)."""
     n = len(translation_world)
@@ -112,10 +137,6 @@ class Target:
     def draw(self):
         return self.msaa or self.resolved
 
-    def resolve(self):
-        if self.msaa is not None:
-            self.ctx.copy_framebuffer(self.resolved, self.msaa)
-
     def read_rgb(self):
         """The resolved picture as (height, width, 3) uint8, top row first."""
         data = self.resolved.read(components=3, alignment=1)
@@ -136,10 +157,11 @@ class Renderer:
         self.ctx = ctx
         self.mesh_program = load_program(ctx, "mesh")
         self.line_program = load_program(ctx, "lines")
-        self.meshes = {}
+        self.meshes = {}  # (kind, coarse) -> (vertex buffer, index buffer)
         for kind in meshes.SHAPE_TYPES:
-            vertices, indices = meshes.mesh(kind)
-            self.meshes[kind] = (ctx.buffer(vertices.tobytes()), ctx.buffer(indices.tobytes()))
+            for coarse in (False, True):
+                vertices, indices = meshes.mesh(kind, coarse)
+                self.meshes[kind, coarse] = (ctx.buffer(vertices.tobytes()), ctx.buffer(indices.tobytes()))
         self.instance_buffers, self.vaos = {}, {}
         self.line_buffer = ctx.buffer(reserve=1 << 16, dynamic=True)
         self.line_vao = ctx.vertex_array(
@@ -149,35 +171,34 @@ class Renderer:
         self.set_shapes([], np.zeros((0, 3)))
 
     def set_shapes(self, shapes, colors):
-        """Per-scene constants: which nodes have which shape, their size matrices and colours."""
+        """Per-scene constants: which nodes have which shape, their size matrices, bounding radii
+        and colours."""
         self.groups = {}
         by_type = {}
         for i, shape in enumerate(shapes):
             if shape is None:
                 continue
             kind, matrix, half_length = shape_matrix(shape)
-            by_type.setdefault(kind, []).append((i, matrix, half_length))
+            by_type.setdefault(kind, []).append((i, matrix, half_length, bounding_radius(shape)))
         colors = np.asarray(colors, dtype=float).reshape(-1, 3)
         for kind, items in by_type.items():
-            index = np.array([i for i, _, _ in items])
+            index = np.array([item[0] for item in items])
             self.groups[kind] = {
                 "index": index,
-                "shape_matrices": np.array([m for _, m, _ in items]),
-                "half_length": np.array([h for _, _, h in items], dtype=np.float32),
+                "shape_matrices": np.array([item[1] for item in items]),
+                "half_length": np.array([item[2] for item in items], dtype=np.float32),
+                "radius": np.array([item[3] for item in items]),
                 "colors": colors[index].astype(np.float32) if len(colors) else np.full((len(index), 3), 0.7, np.float32),
             }
+        self.drawn = {}
 
-    def _vao(self, kind, count):
-        """The instanced vertex array of a shape type, its instance buffer grown to `count`."""
-        need = max(count, 1) * 20 * 4
-        buffer = self.instance_buffers.get(kind)
-        if buffer is None or buffer.size < need:
-            if buffer is not None:
-                self.vaos[kind].release()
-                buffer.release()
-            buffer = self.instance_buffers[kind] = self.ctx.buffer(reserve=need * 2, dynamic=True)
-            vertices, indices = self.meshes[kind]
-            self.vaos[kind] = self.ctx.vertex_array(
+    def _vao(self, kind, coarse):
+        """The instanced vertex array of a shape type at one level of detail, and its instance buffer."""
+        if (kind, coarse) not in self.vaos:
+            vertices, indices = self.meshes[kind, coarse]
+            buffer = self.ctx.buffer(reserve=64 * INSTANCE_FLOATS * 4, dynamic=True)
+            self.instance_buffers[kind, coarse] = buffer
+            self.vaos[kind, coarse] = self.ctx.vertex_array(
                 self.mesh_program,
                 [
                     (vertices, "3f 3f 1f", "in_position", "in_normal", "in_cap"),
@@ -186,27 +207,47 @@ class Renderer:
                 index_buffer=indices,
                 index_element_size=4,
             )
-        return self.vaos[kind], buffer
+        return self.vaos[kind, coarse], self.instance_buffers[kind, coarse]
 
-    def draw_shapes(self, translation_world, rotation_world, scale_world, view_projection, eye_world, highlight=None):
-        """One instanced draw per shape type; `highlight` (node index) is drawn brighter."""
+    def draw_shapes(self, translation_world, rotation_world, scale_world, view_projection, focal_px, eye_world,
+                    highlight=None):
+        """Instanced draws per shape type and level of detail; `highlight` (node index) is drawn
+        brighter. `focal_px` = P[1, 1] * height / 2 (app.culling). Counts drawn per (kind,
+        coarse) are left in `self.drawn`."""
         self.ctx.enable(moderngl.DEPTH_TEST | moderngl.CULL_FACE)
         self.mesh_program["u_view_projection"].write(gl_bytes(view_projection))
         self.mesh_program["u_light_dir_world"].value = tuple(LIGHT_DIR_WORLD)
         self.mesh_program["u_eye_world"].value = tuple(np.asarray(eye_world, float))
+        self.drawn = {}
         for kind, group in self.groups.items():
             index = group["index"]
-            models = model_matrices(translation_world[index], rotation_world[index], scale_world[index], group["shape_matrices"])
-            instances = np.empty((len(index), 20), dtype=np.float32)
-            instances[:, :16] = models.transpose(0, 2, 1).reshape(-1, 16)
-            instances[:, 16:19] = group["colors"]
-            instances[:, 19] = group["half_length"]
-            if highlight is not None:
-                selected = index == highlight
-                instances[selected, 16:19] = 0.35 + 0.65 * instances[selected, 16:19]
-            vao, buffer = self._vao(kind, len(index))
-            buffer.write(instances.tobytes())
-            vao.render(moderngl.TRIANGLES, instances=len(index))
+            pixels = culling.screen_radius(translation_world[index], group["radius"] * scale_world[index, 0],
+                                           view_projection, focal_px)
+            shown = pixels >= CULL_PIXELS
+            levels = [(False, shown)]
+            if kind in meshes.COARSE_TYPES:
+                levels = [(False, pixels >= LOD_PIXELS), (True, shown & (pixels < LOD_PIXELS))]
+            for coarse, chosen in levels:
+                rows = np.flatnonzero(chosen)
+                self.drawn[kind, coarse] = len(rows)
+                if len(rows) == 0:
+                    continue
+                nodes = index[rows]
+                models = model_matrices(translation_world[nodes], rotation_world[nodes], scale_world[nodes],
+                                        group["shape_matrices"][rows])
+                instances = np.empty((len(rows), INSTANCE_FLOATS), dtype=np.float32)
+                instances[:, :16] = models.transpose(0, 2, 1).reshape(-1, 16)
+                instances[:, 16:19] = group["colors"][rows]
+                instances[:, 19] = group["half_length"][rows]
+                if highlight is not None:
+                    selected = nodes == highlight
+                    instances[selected, 16:19] = 0.35 + 0.65 * instances[selected, 16:19]
+                vao, buffer = self._vao(kind, coarse)
+                # fresh storage every frame: writing into storage the previous frame's draw still
+                # reads would make the driver wait for it (orphaning keeps the name, so the VAO stays)
+                buffer.orphan(max(instances.nbytes, buffer.size))
+                buffer.write(instances.tobytes())
+                vao.render(moderngl.TRIANGLES, instances=len(rows))
         self.ctx.disable(moderngl.CULL_FACE)
 
     def draw_lines(self, segments_world, colors, view_projection, depth_test=False):

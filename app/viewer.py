@@ -1,9 +1,10 @@
 """The viewer's state and actions, independent of the window: one `Viewer` per GL context.
 
 It owns the simulation (it asks `physics` for state and never computes physics itself), the
-camera, the renderer, the panel and the overlays, and draws a frame into its own framebuffer
-(`Viewer.target`). `app.window` feeds it pyglet events and copies the frame to the screen; the
-offscreen test drives it with an EGL context and no window at all.
+camera, the renderer, the panel and the overlays, and draws a frame into the framebuffer it is
+given: `app.window` feeds it pyglet events and passes the window's own; the offscreen test
+drives it with an EGL context, no window, and its offscreen `Viewer.target`. Screenshots draw
+the last frame again into `Viewer.target` and read that (`read_rgb`).
 
 Time: each frame adds `frame_seconds * time_scale` to an accumulator and takes as many
 `settings.dt` steps as fit (at most MAX_STEPS_PER_FRAME, the rest is dropped so a slow frame
@@ -220,7 +221,7 @@ class Viewer:
     def screenshot(self, path):
         """Save the last frame (scene and panel) as a PNG."""
         from app.png import write_png
-        write_png(path, self.target.read_rgb())
+        write_png(path, self.read_rgb())
 
     # --- physics ------------------------------------------------------------------------------
     def step_physics(self, n):
@@ -276,8 +277,9 @@ class Viewer:
         self.size = (max(int(width), 1), max(int(height), 1))
         self.imgui_input.height = self.size[1]
 
-    def frame(self, frame_seconds=None):
-        """Advance and draw one frame into `self.target`. `frame_seconds` None = real time."""
+    def frame(self, frame_seconds=None, screen=None):
+        """Advance and draw one frame into `screen` (a moderngl framebuffer: the window's), or
+        into `self.target.resolved` when None. `frame_seconds` None = real time."""
         now = time.perf_counter()
         if frame_seconds is None:
             frame_seconds = 0.0 if self._last_frame is None else min(now - self._last_frame, 0.25)
@@ -289,23 +291,64 @@ class Viewer:
         if self.follow and self.selected is not None:
             self.camera.follow(self.state["T"][self.selected])
         start = time.perf_counter()
-        self.render_scene()
-        self.render_ui(frame_seconds)
-        self.target.resolve()
+        self.build_ui(frame_seconds)
+        self.draw(screen)
         self.stats["render_ms"] = 1e3 * (time.perf_counter() - start)
         self.frame_count += 1
+
+    def build_ui(self, frame_seconds):
+        """Run the panel for this frame (ImGui's draw data then lasts until the next call)."""
+        imgui.set_current_context(self.imgui_context)
+        io = imgui.get_io()
+        io.display_size = self.size
+        io.delta_time = max(frame_seconds, 1e-4)
+        imgui.new_frame()
+        try:
+            self.panel.draw()
+        except Exception as error:  # noqa: BLE001 - a UI bug shows up as an error, not a crash
+            self.error = f"panel: {type(error).__name__}: {error}"
+            traceback.print_exc()
+        imgui.render()
 
     def view_projection(self):
         return self.camera.projection(self.size[0] / self.size[1]) @ self.camera.view()
 
-    def render_scene(self):
+    def focal_px(self):
+        """The projection's focal length in pixels, P[1, 1] * height / 2 (app.culling)."""
+        return self.camera.projection(self.size[0] / self.size[1])[1, 1] * self.size[1] / 2
+
+    def draw(self, screen=None):
+        """Draw the scene and the last built UI into `screen` (default: the offscreen target).
+
+        Without MSAA this is one pass straight into `screen`; with it, into the multisampled
+        target, resolved into the target's plain buffer and copied to `screen` (same formats
+        needed: the window passes None and copies the colour itself). Nothing else touches
+        every pixel: on a software renderer each full-screen pass costs milliseconds."""
         if self.target.size != self.size:
             # bind the new target before releasing the old: moderngl re-binds the current
             # framebuffer after creating one, and a released name there is GL_INVALID_OPERATION
             old, self.target = self.target, Target(self.ctx, self.size, self.msaa)
             self.target.draw.use()
             old.release()
-        fbo = self.target.draw
+        screen = self.target.resolved if screen is None else screen
+        fbo = self.target.msaa or screen
+        self.render_scene(fbo)
+        imgui.set_current_context(self.imgui_context)
+        self.imgui.render(imgui.get_draw_data(), fbo)
+        if fbo is not screen:
+            self.ctx.copy_framebuffer(self.target.resolved, fbo)
+            if screen is not self.target.resolved:
+                self.ctx.copy_framebuffer(screen, self.target.resolved)
+
+    def read_rgb(self):
+        """The current picture (scene and panel) as (height, width, 3) uint8, top row first: the
+        last frame drawn again into the offscreen target (the window's own buffer is not read)."""
+        if self.frame_count == 0:
+            self.build_ui(1 / 60)
+        self.draw()
+        return self.target.read_rgb()
+
+    def render_scene(self, fbo):
         fbo.use()
         fbo.clear(*SKY_RGB, 1.0, depth=1.0)
         vp = self.view_projection()
@@ -313,7 +356,7 @@ class Viewer:
         s = self.state
         if s is None:
             return
-        self.renderer.draw_shapes(s["T"], s["R"], s["S"], vp, self.camera.eye_world, self.selected)
+        self.renderer.draw_shapes(s["T"], s["R"], s["S"], vp, self.focal_px(), self.camera.eye_world, self.selected)
         for segments, colors in self.overlay_lines():
             self.renderer.draw_lines(segments, colors, vp)
 
@@ -348,20 +391,6 @@ class Viewer:
                 overlays.arrows(points, normals, 0.3, overlays.COLORS["contact_normal"]),
             ]))
         return lines
-
-    def render_ui(self, frame_seconds):
-        imgui.set_current_context(self.imgui_context)
-        io = imgui.get_io()
-        io.display_size = self.size
-        io.delta_time = max(frame_seconds, 1e-4)
-        imgui.new_frame()
-        try:
-            self.panel.draw()
-        except Exception as error:  # noqa: BLE001 - a UI bug shows up as an error, not a crash
-            self.error = f"panel: {type(error).__name__}: {error}"
-            traceback.print_exc()
-        imgui.render()
-        self.imgui.render(imgui.get_draw_data(), self.target.draw)
 
     # --- input (pyglet coordinates: origin bottom left) ---------------------------------------
     def wants_keyboard(self):

@@ -1,8 +1,8 @@
 """The pyglet window: a 1280x720 resizable vsync window with a GL 3.3 core context.
 
-It creates the moderngl context, forwards pyglet's events to an `app.viewer.Viewer`, and copies
-the viewer's resolved framebuffer to the screen each frame (never reading the screen back:
-pyglet raises on the GL error that leaves). The frame loop is ours (`run`), the same for the
+It creates the moderngl context, forwards pyglet's events to an `app.viewer.Viewer`, and lets
+it draw straight into the window's back buffer (never reading it back: pyglet raises on the GL
+error that leaves; screenshots come from the viewer's offscreen target). The frame loop is ours (`run`), the same for the
 interactive app and `--frames N`, so tests and the app share every code path.
 """
 import time
@@ -16,11 +16,12 @@ TITLE = "Hierarchy Sandbox"
 
 
 def _config():
-    # No multisampling on the window itself: the viewer draws into its own 4x MSAA framebuffer
-    # (when the GL offers it, else none) and blits the resolved picture here, and a blit into a
-    # multisampled default framebuffer is GL_INVALID_OPERATION.
+    # A depth buffer, since the scene is drawn here directly. No multisampling on the window
+    # itself: with MSAA the viewer draws into its own multisampled framebuffer and blits the
+    # resolved picture here, and a blit into a multisampled default framebuffer is
+    # GL_INVALID_OPERATION.
     return pyglet.gl.Config(major_version=3, minor_version=3, forward_compatible=True,
-                            double_buffer=True, depth_size=0)
+                            double_buffer=True, depth_size=24)
 
 
 class SandboxWindow(pyglet.window.Window):
@@ -77,11 +78,30 @@ class SandboxWindow(pyglet.window.Window):
         self.dispatch_events()
         if self.has_exit:
             return
-        self.viewer.frame(frame_seconds)
-        if getattr(self, "_screen", None) is None:
-            self._screen = self.ctx.detect_framebuffer(0)
-        self.ctx.copy_framebuffer(self._screen, self.viewer.target.resolved)
+        if self.viewer.target.msaa is None:
+            self.viewer.frame(frame_seconds, self._screen_framebuffer())
+        else:  # drawn and resolved offscreen
+            self.viewer.frame(frame_seconds)
+            self._blit_color(self.viewer.target.resolved)
         self.flip()
+
+    def _screen_framebuffer(self):
+        if getattr(self, "_screen", None) is None:
+            # moderngl keeps the default framebuffer's size from the context's creation: its
+            # viewport (set by `use`) is what follows the window
+            self._screen = self.ctx.detect_framebuffer(0)
+            self._screen.viewport = (0, 0, *self.get_framebuffer_size())
+        return self._screen
+
+    def _blit_color(self, source):
+        """Copy `source`'s colour to the window. moderngl's copy_framebuffer blits depth too,
+        which is GL_INVALID_OPERATION when the depth formats differ (they do here)."""
+        gl = pyglet.gl
+        width, height = source.size
+        gl.glBindFramebuffer(gl.GL_READ_FRAMEBUFFER, source.glo)
+        gl.glBindFramebuffer(gl.GL_DRAW_FRAMEBUFFER, 0)
+        gl.glBlitFramebuffer(0, 0, width, height, 0, 0, width, height, gl.GL_COLOR_BUFFER_BIT, gl.GL_NEAREST)
+        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, 0)
 
     def close(self):
         if getattr(self, "viewer", None) is not None:

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from app import meshes, picking, settings as store
+from app import culling, meshes, picking, settings as store
 from app.camera import Camera, gl_bytes
 from app.png import read_png, write_png
-from app.renderer import model_matrices, shape_matrix
+from app.renderer import bounding_radius, model_matrices, shape_matrix
 from physics.rotation import matrix_from_quaternion
 from physics.transform import Transform
 
@@ -90,11 +90,12 @@ def test_shape_matrix_bad_input():
 
 # --- meshes -----------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("coarse", [False, True], ids=["full", "coarse"])
 @pytest.mark.parametrize("kind", meshes.SHAPE_TYPES)
-def test_meshes_wind_outward_and_unit_size(kind):
+def test_meshes_wind_outward_and_unit_size(kind, coarse):
     """Every triangle's geometric normal points away from the centre (CCW from outside), and the
-    mesh has the documented unit size (extent 1 box, radius 1 sphere)."""
-    vertices, indices = meshes.mesh(kind)
+    mesh has the documented unit size (extent 1 box, radius 1 sphere), at both levels of detail."""
+    vertices, indices = meshes.mesh(kind, coarse)
     p = vertices[:, :3] + np.outer(vertices[:, 6] * 0.5, [0, 1, 0])  # a capsule with half length 0.5
     tri = p[indices.reshape(-1, 3)]
     n = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
@@ -104,6 +105,93 @@ def test_meshes_wind_outward_and_unit_size(kind):
     np.testing.assert_allclose(np.linalg.norm(vertices[:, 3:6], axis=1), 1.0, atol=1e-6)  # float32 normals
     half = {"box": 0.5, "sphere": 1.0, "cylinder": 1.0, "capsule": 1.0, "plane": 0.5}[kind]
     assert np.isclose(np.abs(vertices[:, [0, 2]]).max(), half, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", meshes.COARSE_TYPES)
+def test_coarse_meshes_have_fewer_triangles(kind):
+    assert len(meshes.mesh(kind, coarse=True)[1]) * 2 < len(meshes.mesh(kind)[1])
+
+
+@pytest.mark.parametrize("shape", [
+    {"type": "box", "size": [1.0, 2.0, 0.5]}, {"type": "sphere", "radius": 0.7},
+    {"type": "cylinder", "radius": 0.9, "height": 0.7}, {"type": "capsule", "radius": 0.3, "height": 2.0},
+])
+def test_bounding_radius_holds_the_drawn_mesh_tightly(shape):
+    """Every vertex of the drawn mesh (the unit mesh through the shape matrix, capsule caps moved
+    as the vertex shader does) lies within the bounding radius, and the farthest touches it
+    (1e-6: float32 vertices; the tessellations keep the extreme points exactly)."""
+    kind, matrix, half_length = shape_matrix(shape)
+    radius = bounding_radius(shape)
+    for coarse in (False, True):
+        vertices, _ = meshes.mesh(kind, coarse)
+        p = vertices[:, :3] + np.outer(vertices[:, 6] * half_length, [0, 1, 0])
+        drawn = p @ matrix[:3, :3].T + matrix[:3, 3]
+        assert np.linalg.norm(drawn, axis=1).max() == pytest.approx(radius, abs=1e-6)
+    assert bounding_radius({"type": "plane"}) == np.inf
+
+
+# --- culling: frustum planes and on-screen size --------------------------------------------------
+
+cameras = st.tuples(st.floats(-np.pi, np.pi), st.floats(-1.4, 1.4), st.floats(1.0, 50.0), vectors, st.floats(0.5, 3.0))
+
+
+def _camera(yaw, pitch, distance, target, aspect):
+    camera = Camera()
+    camera.yaw, camera.pitch, camera.distance, camera.target_world = yaw, pitch, distance, target
+    return camera, camera.projection(aspect) @ camera.view()
+
+
+@settings(max_examples=100, deadline=None)
+@given(cameras, st.lists(vectors, min_size=20, max_size=20).map(np.array))
+def test_frustum_planes_agree_with_clip_coordinates(cam, points):
+    """A point is inside all six planes iff its clip coordinates satisfy -w <= x, y, z <= w
+    (points within 1e-9 of a boundary are left out: either answer is right there)."""
+    _, vp = _camera(*cam)
+    clip = np.c_[points, np.ones(len(points))] @ vp.T
+    margin = clip[:, 3:4] - np.abs(clip[:, :3])
+    by_clip = np.all(margin >= 0, axis=1)
+    planes = culling.frustum_planes(vp)
+    by_planes = np.all(points @ planes[:, :3].T + planes[:, 3] >= 0, axis=1)
+    clear = np.all(np.abs(margin) > 1e-9, axis=1)
+    np.testing.assert_array_equal(by_planes[clear], by_clip[clear])
+
+
+@settings(max_examples=100, deadline=None)
+@given(cameras, vectors, st.floats(0.01, 3.0))
+def test_screen_radius_never_culls_a_visible_sphere(cam, centre, radius):
+    """Conservative culling: if any of 2,000 points on the sphere's surface projects inside the
+    view volume, the sphere is kept (screen radius > 0)."""
+    _, vp = _camera(*cam)
+    direction = np.random.default_rng(0).normal(size=(2000, 3))
+    surface = centre + radius * direction / np.linalg.norm(direction, axis=1, keepdims=True)
+    clip = np.c_[surface, np.ones(len(surface))] @ vp.T
+    seen = np.any(np.all(np.abs(clip[:, :3]) <= clip[:, 3:4], axis=1))
+    pixels = culling.screen_radius(centre[None], radius, vp, 360.0)[0]
+    if seen:
+        assert pixels > 0
+
+
+@pytest.mark.parametrize("distance,radius", [(10.0, 0.1), (50.0, 2.0), (300.0, 0.25)])
+def test_screen_radius_on_axis_matches_the_silhouette(distance, radius):
+    """A sphere straight ahead at distance d has the silhouette radius f tan(asin(r/d)) =
+    f r / sqrt(d² - r²) pixels exactly; the estimate r f / d is that to relative r²/(2d²)
+    (tolerance 2 r²/d²). Behind the eye or beside the view it is culled (0)."""
+    camera, vp = _camera(0.3, 0.2, distance, np.array([1.0, 2.0, 3.0]), 16 / 9)
+    height = 720
+    focal_px = camera.projection(16 / 9)[1, 1] * height / 2
+    pixels = culling.screen_radius(camera.target_world[None], radius, vp, focal_px)[0]
+    exact = focal_px * radius / np.sqrt(distance ** 2 - radius ** 2)
+    assert pixels == pytest.approx(exact, rel=2 * (radius / distance) ** 2)
+    behind = 2 * camera.eye_world - camera.target_world
+    beside = camera.target_world + 10 * distance * camera.view()[0, :3]  # far to the right
+    np.testing.assert_array_equal(culling.screen_radius(np.array([behind, beside]), radius, vp, focal_px), 0.0)
+    inside = culling.screen_radius(camera.eye_world[None], radius, vp, focal_px)[0]
+    assert inside == np.inf  # the eye inside the sphere: it may fill the screen
+
+
+def test_culling_bad_input():
+    with pytest.raises(ValueError, match=r"shape \(3, 3\)"):
+        culling.frustum_planes(np.eye(3))
 
 
 # --- picking ----------------------------------------------------------------------------------------

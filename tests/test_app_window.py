@@ -154,7 +154,7 @@ def test_help_and_screenshot_keys(window, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     w = window()
     frames(w, 2)
-    before = w.viewer.target.read_rgb()
+    before = w.viewer.read_rgb()
     w.dispatch_event("on_key_press", key.F1, 0)
     frames(w, 2)
     assert w.viewer.show_help
@@ -216,7 +216,7 @@ def test_resize(window, size):
     frames(w, 3)
     assert w.viewer.target.size == w.get_framebuffer_size()
     if size[0] >= 1280:  # smaller windows are mostly panel
-        image = w.viewer.target.read_rgb()
+        image = w.viewer.read_rgb()
         assert image.shape == (size[1], size[0], 3)
         assert_shows_scene(image, w.viewer.sim.colors)
 
@@ -232,7 +232,7 @@ def test_bad_scene_keeps_current_running(window, tmp_path):
     t = w.viewer.sim.time
     frames(w, 3)
     assert w.viewer.scene_path == path and w.viewer.sim.time > t
-    image = w.viewer.target.read_rgb()
+    image = w.viewer.read_rgb()
     red_text = np.all(np.abs(image[:200, :370].astype(int) - [255, 89, 76]) <= 40, axis=-1)
     assert red_text.sum() > 20  # the error is drawn in the panel
 
