@@ -149,11 +149,11 @@ def _closest_on_cylinder(p, c, R, r, h):
 
 # ----------------------------------------------------------------------------- plane pairs
 @njit(cache=True)
-def _points_plane(points, count, radius, params, b, margin, out_p, out_n, out_d, out_f, keep):
-    """The first `count` rows of `points` on a (each the centre of a ball of `radius`) against plane
+def _points_plane(points, p0, count, radius, params, b, margin, out_p, out_n, out_d, out_f, row, keep):
+    """The `count` rows p0.. of `points` on a (each the centre of a ball of `radius`) against plane
     b = params[b] = (n, offset): the solid side is n . x <= offset, so the normal a -> b is -n and
     depth = radius + offset - n . x. Keeps the `keep` deepest (depth >= -margin), deepest first;
-    feature id = the point's row. The point midway between the surfaces is x - (radius - depth/2) n."""
+    written to rows row.. of the out_* arrays, feature id = the point's index 0..count-1. The point midway between the surfaces is x - (radius - depth/2) n."""
     nx, ny, nz, offset = params[b, 0], params[b, 1], params[b, 2], params[b, 3]
     used = 0
     m = 0
@@ -162,31 +162,31 @@ def _points_plane(points, count, radius, params, b, margin, out_p, out_n, out_d,
         for i in range(count):
             if used & (1 << i):
                 continue
-            dv = radius + offset - (nx * points[i, 0] + ny * points[i, 1] + nz * points[i, 2])
+            dv = radius + offset - (nx * points[p0 + i, 0] + ny * points[p0 + i, 1] + nz * points[p0 + i, 2])
             if dv >= -margin and (best < 0 or dv > best_d):
                 best, best_d = i, dv
         if best < 0:
             break
         used |= 1 << best
         f = 0.5 * best_d - radius
-        out_p[m, 0], out_p[m, 1], out_p[m, 2] = points[best, 0] + f * nx, points[best, 1] + f * ny, points[best, 2] + f * nz
-        out_n[m, 0], out_n[m, 1], out_n[m, 2] = -nx, -ny, -nz
-        out_d[m] = best_d
-        out_f[m] = best
+        x, y, z = points[p0 + best, 0], points[p0 + best, 1], points[p0 + best, 2]
+        out_p[row + m, 0], out_p[row + m, 1], out_p[row + m, 2] = x + f * nx, y + f * ny, z + f * nz
+        out_n[row + m, 0], out_n[row + m, 1], out_n[row + m, 2] = -nx, -ny, -nz
+        out_d[row + m] = best_d
+        out_f[row + m] = best
         m += 1
     return m
 
 
 @njit(cache=True)
-def _box_corners(centre, rotation, params, a, corners):
-    """The 8 corners of box a into corners (8, 3); corner i has signs (bit 0, bit 1, bit 2) of i."""
-    R = rotation[a]
+def _box_corners(centre, rotation, params, a, corners, p0):
+    """The 8 corners of box a into rows p0.. of corners; corner i has signs (bit 0, bit 1, bit 2) of i."""
     for i in range(8):
         sx = params[a, 0] if i & 1 else -params[a, 0]
         sy = params[a, 1] if i & 2 else -params[a, 1]
         sz = params[a, 2] if i & 4 else -params[a, 2]
         for c in range(3):
-            corners[i, c] = centre[a, c] + R[c, 0] * sx + R[c, 1] * sy + R[c, 2] * sz
+            corners[p0 + i, c] = centre[a, c] + rotation[a, c, 0] * sx + rotation[a, c, 1] * sy + rotation[a, c, 2] * sz
 
 
 @njit(cache=True)
@@ -258,137 +258,135 @@ def _capsule_capsule(ca, Ra, pa, cb, Rb, pb, margin, out_p, out_n, out_d, out_f)
 
 
 # ----------------------------------------------------------------------------- box–box
-# The box–box path is the pile's hot loop: scalar arithmetic on the two rotation matrices and on
-# scratch arrays allocated once per `_narrow` call (`_scratch`), never per pair.
-@njit(cache=True)
-def _scratch():
-    """Per-call work space for the pair functions: (vec (9, 3), rab (3, 3), poly (8, 3), poly2 (8, 3),
-    tags (8,), tags2 (8,), gens (8,), gens2 (8,), depths (8,), chosen (4,))."""
-    return (np.empty((9, 3)), np.empty((3, 3)), np.empty((8, 3)), np.empty((8, 3)),
-            np.empty(8, dtype=np.int64), np.empty(8, dtype=np.int64), np.empty(8, dtype=np.int64),
-            np.empty(8, dtype=np.int64), np.empty(8), np.empty(4, dtype=np.int64))
+# The box–box path is the pile's hot loop: scalar arithmetic indexing the rotation matrices and
+# two scratch arrays allocated once per `_narrow` call (array views and small arrays per pair cost
+# reference counting and allocation: measured 5x slower). Rows of fs (36, 3) float, it (5, 8) int:
+_RAB, _PA, _PB, _NA, _QA, _QB, _D, _M3, _POLY, _POLY2, _DEPTH = 0, 3, 4, 5, 6, 7, 8, 9, 12, 20, 28
+_TAGS, _TAGS2, _GENS, _GENS2, _CHOSEN = 0, 1, 2, 3, 4
 
 
 @njit(cache=True)
-def _clip(poly, tags, gens, count, k, sign, limit, plane_gen, out_poly, out_tags, out_gens):
-    """Sutherland–Hodgman in the reference box's frame: keep the part with sign * x[k] <= limit.
+def _clip(fs, it, src, src_t, src_g, count, k, sign, limit, plane_gen, dst, dst_t, dst_g):
+    """Sutherland–Hodgman in the reference box's frame: keep the part with sign * x[k] <= limit of
+    the polygon in rows src.. of fs, written to rows dst.. (tags and generators in rows of it).
 
     Each vertex carries a tag (the pair of generator lines it lies on) and the generator of its
     outgoing edge; a point cut on edge g by this plane lies on (g, plane_gen)."""
     m = 0
     for i in range(count):
         j = i + 1 if i + 1 < count else 0
-        di = sign * poly[i, k] - limit
-        dj = sign * poly[j, k] - limit
+        di = sign * fs[src + i, k] - limit
+        dj = sign * fs[src + j, k] - limit
         if di <= 0:
-            out_poly[m, 0], out_poly[m, 1], out_poly[m, 2] = poly[i, 0], poly[i, 1], poly[i, 2]
-            out_tags[m] = tags[i]
-            out_gens[m] = gens[i]
+            for c in range(3):
+                fs[dst + m, c] = fs[src + i, c]
+            it[dst_t, m] = it[src_t, i]
+            it[dst_g, m] = it[src_g, i]
             m += 1
         if (di <= 0) != (dj <= 0):
             t = di / (di - dj)
             for c in range(3):
-                out_poly[m, c] = poly[i, c] + t * (poly[j, c] - poly[i, c])
-            g = gens[i]
-            out_tags[m] = min(g, plane_gen) * 16 + max(g, plane_gen)
-            out_gens[m] = plane_gen if di <= 0 else g
+                fs[dst + m, c] = fs[src + i, c] + t * (fs[src + j, c] - fs[src + i, c])
+            g = it[src_g, i]
+            it[dst_t, m] = min(g, plane_gen) * 16 + max(g, plane_gen)
+            it[dst_g, m] = plane_gen if di <= 0 else g
             m += 1
     return m
 
 
 @njit(cache=True)
-def _cross_norm2(p, o, a, b):
-    """|(p[a] - p[o]) × (p[b] - p[o])|² for rows of p."""
-    ux, uy, uz = p[a, 0] - p[o, 0], p[a, 1] - p[o, 1], p[a, 2] - p[o, 2]
-    vx, vy, vz = p[b, 0] - p[o, 0], p[b, 1] - p[o, 1], p[b, 2] - p[o, 2]
+def _cross_norm2(fs, o, a, b):
+    """|(fs[a] - fs[o]) × (fs[b] - fs[o])|² for rows of fs."""
+    ux, uy, uz = fs[a, 0] - fs[o, 0], fs[a, 1] - fs[o, 1], fs[a, 2] - fs[o, 2]
+    vx, vy, vz = fs[b, 0] - fs[o, 0], fs[b, 1] - fs[o, 1], fs[b, 2] - fs[o, 2]
     x, y, z = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
     return x * x + y * y + z * z
 
 
 @njit(cache=True)
-def _cull4(points, depths, count, chosen):
-    """Up to 4 of `count` points into `chosen`: the deepest, the farthest from it, then the points
-    that maximize the triangle and then the quadrilateral area (Bullet's sortCachedPoints idea).
-    Returns how many."""
+def _cull4(fs, it, p, count):
+    """Up to 4 of the `count` points in rows p.. of fs (depths in column 0 of rows _DEPTH..) into
+    it[_CHOSEN]: the deepest, the farthest from it, then the points that maximize the triangle and
+    then the quadrilateral area (Bullet's sortCachedPoints idea). Returns how many."""
     if count <= 4:
         for i in range(count):
-            chosen[i] = i
+            it[_CHOSEN, i] = i
         return count
     first = 0
     for i in range(count):
-        if depths[i] > depths[first]:
+        if fs[_DEPTH + i, 0] > fs[_DEPTH + first, 0]:
             first = i
-    chosen[0] = first
     best, second = -1.0, 0
     for i in range(count):
-        d2 = 0.0
-        for c in range(3):
-            d2 += (points[i, c] - points[first, c]) ** 2
+        d2 = (fs[p + i, 0] - fs[p + first, 0]) ** 2 + (fs[p + i, 1] - fs[p + first, 1]) ** 2 \
+            + (fs[p + i, 2] - fs[p + first, 2]) ** 2
         if d2 > best:
             best, second = d2, i
-    chosen[1] = second
     best, third = -1.0, 0
     for i in range(count):
-        area = _cross_norm2(points, first, second, i)
+        area = _cross_norm2(fs, p + first, p + second, p + i)
         if area > best:
             best, third = area, i
-    chosen[2] = third
     best, fourth = -1.0, 0
     for i in range(count):
         if i == first or i == second or i == third:
             continue
         # the area gained: the largest triangle the point makes with an edge of the triangle
-        area = max(_cross_norm2(points, first, second, i), _cross_norm2(points, second, third, i),
-                   _cross_norm2(points, third, first, i))
+        area = max(_cross_norm2(fs, p + first, p + second, p + i), _cross_norm2(fs, p + second, p + third, p + i),
+                   _cross_norm2(fs, p + third, p + first, p + i))
         if area > best:
             best, fourth = area, i
-    chosen[3] = fourth
+    it[_CHOSEN, 0], it[_CHOSEN, 1], it[_CHOSEN, 2], it[_CHOSEN, 3] = first, second, third, fourth
     return 4
 
 
 @njit(cache=True)
-def _box_box(centre, rotation, params, a, b, margin, scratch, out_p, out_n, out_d, out_f):
-    """ODE's dBoxBox (SAT on 15 axes, then face clipping or edge–edge closest points).
+def _box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d, out_f, row):
+    """ODE's dBoxBox (SAT on 15 axes, then face clipping or edge–edge closest points); contacts
+    written to rows row.. of the out_* arrays, the count returned.
 
     Everything runs on rab = Ra^T Rb and the centre offset in both frames (pa = Ra^T p, pb = Rb^T p,
     p = cb - ca): the face axes of a give |pa_i| - (ha_i + Σ_k hb_k |rab_ik|), those of b likewise,
     and the edge axis e_i × rab[:, j] (a's frame) has length sqrt(rab_i1j² + rab_i2j²) and extents
     ha_i1 |rab_i2j| + ha_i2 |rab_i1j| + hb_j1 |rab_ij2| + hb_j2 |rab_ij1| (cyclic indices). A face
-    contact is clipped in the reference box's frame, where its side planes are |x_k| <= h_k."""
-    vec, rab, poly, poly2, tags, tags2, gens, gens2, depths, chosen = scratch
-    Ra, Rb = rotation[a], rotation[b]
-    ha, hb, pa, pb, n_a = vec[0], vec[1], vec[2], vec[3], vec[4]
+    contact is clipped in the reference box's frame, where its side planes are |x_k| <= h_k.
+    Indexing only (no array views, no allocation): this is the pile's hot loop."""
     px, py, pz = centre[b, 0] - centre[a, 0], centre[b, 1] - centre[a, 1], centre[b, 2] - centre[a, 2]
     for i in range(3):
-        ha[i], hb[i] = params[a, i], params[b, i]
-        pa[i] = Ra[0, i] * px + Ra[1, i] * py + Ra[2, i] * pz
-        pb[i] = Rb[0, i] * px + Rb[1, i] * py + Rb[2, i] * pz
+        fs[_PA, i] = rotation[a, 0, i] * px + rotation[a, 1, i] * py + rotation[a, 2, i] * pz
+        fs[_PB, i] = rotation[b, 0, i] * px + rotation[b, 1, i] * py + rotation[b, 2, i] * pz
         for j in range(3):
-            rab[i, j] = Ra[0, i] * Rb[0, j] + Ra[1, i] * Rb[1, j] + Ra[2, i] * Rb[2, j]
+            fs[_RAB + i, j] = (rotation[a, 0, i] * rotation[b, 0, j] + rotation[a, 1, i] * rotation[b, 1, j]
+                               + rotation[a, 2, i] * rotation[b, 2, j])
     best_s, code, sign = -np.inf, -1, 1.0
     for i in range(3):  # faces of a: codes 0..2
-        s = abs(pa[i]) - (ha[i] + hb[0] * abs(rab[i, 0]) + hb[1] * abs(rab[i, 1]) + hb[2] * abs(rab[i, 2]))
+        s = abs(fs[_PA, i]) - (params[a, i] + params[b, 0] * abs(fs[_RAB + i, 0]) + params[b, 1] * abs(fs[_RAB + i, 1])
+                               + params[b, 2] * abs(fs[_RAB + i, 2]))
         if s > margin:
             return 0
         if s > best_s:
-            best_s, code, sign = s, i, (1.0 if pa[i] >= 0 else -1.0)
+            best_s, code, sign = s, i, (1.0 if fs[_PA, i] >= 0 else -1.0)
     for j in range(3):  # faces of b: codes 3..5
-        s = abs(pb[j]) - (ha[0] * abs(rab[0, j]) + ha[1] * abs(rab[1, j]) + ha[2] * abs(rab[2, j]) + hb[j])
+        s = abs(fs[_PB, j]) - (params[a, 0] * abs(fs[_RAB, j]) + params[a, 1] * abs(fs[_RAB + 1, j])
+                               + params[a, 2] * abs(fs[_RAB + 2, j]) + params[b, j])
         if s > margin:
             return 0
         if s > best_s:
-            best_s, code, sign = s, 3 + j, (1.0 if pb[j] >= 0 else -1.0)
+            best_s, code, sign = s, 3 + j, (1.0 if fs[_PB, j] >= 0 else -1.0)
     edge_length = 1.0
     for i in range(3):  # edges a_i × b_j: codes 6 + 3 i + j
-        i1, i2 = (i + 1) % 3, (i + 2) % 3
+        i1 = i + 1 if i < 2 else 0
+        i2 = i1 + 1 if i1 < 2 else 0
         for j in range(3):
-            j1, j2 = (j + 1) % 3, (j + 2) % 3
-            length = np.sqrt(rab[i1, j] ** 2 + rab[i2, j] ** 2)
+            j1 = j + 1 if j < 2 else 0
+            j2 = j1 + 1 if j1 < 2 else 0
+            r1, r2 = fs[_RAB + i1, j], fs[_RAB + i2, j]
+            length = np.sqrt(r1 * r1 + r2 * r2)
             if length < 1e-6:  # parallel edges: the face axes already cover this direction
                 continue
-            expr = (pa[i2] * rab[i1, j] - pa[i1] * rab[i2, j]) / length
-            extent = (ha[i1] * abs(rab[i2, j]) + ha[i2] * abs(rab[i1, j])
-                      + hb[j1] * abs(rab[i, j2]) + hb[j2] * abs(rab[i, j1])) / length
+            expr = (fs[_PA, i2] * r1 - fs[_PA, i1] * r2) / length
+            extent = (params[a, i1] * abs(r2) + params[a, i2] * abs(r1)
+                      + params[b, j1] * abs(fs[_RAB + i, j2]) + params[b, j2] * abs(fs[_RAB + i, j1])) / length
             s = abs(expr) - extent
             if s > margin:
                 return 0
@@ -396,112 +394,115 @@ def _box_box(centre, rotation, params, a, b, margin, scratch, out_p, out_n, out_
             if (s * 1.05 if s < 0 else s * 0.95) > best_s:
                 best_s, code, sign, edge_length = s, 6 + 3 * i + j, (1.0 if expr >= 0 else -1.0), length
     depth = -best_s
-    # the normal a -> b in a's frame (n_a) and in the world (nx, ny, nz)
+    # the normal a -> b in a's frame (row _NA) and in the world (nx, ny, nz)
     if code < 3:
         for k in range(3):
-            n_a[k] = sign if k == code else 0.0
+            fs[_NA, k] = sign if k == code else 0.0
     elif code < 6:
         for k in range(3):
-            n_a[k] = sign * rab[k, code - 3]
+            fs[_NA, k] = sign * fs[_RAB + k, code - 3]
     else:
         i, j = (code - 6) // 3, (code - 6) % 3
         i1, i2 = (i + 1) % 3, (i + 2) % 3
-        n_a[i] = 0.0
-        n_a[i1] = -sign * rab[i2, j] / edge_length
-        n_a[i2] = sign * rab[i1, j] / edge_length
-    nx = Ra[0, 0] * n_a[0] + Ra[0, 1] * n_a[1] + Ra[0, 2] * n_a[2]
-    ny = Ra[1, 0] * n_a[0] + Ra[1, 1] * n_a[1] + Ra[1, 2] * n_a[2]
-    nz = Ra[2, 0] * n_a[0] + Ra[2, 1] * n_a[1] + Ra[2, 2] * n_a[2]
+        fs[_NA, i] = 0.0
+        fs[_NA, i1] = -sign * fs[_RAB + i2, j] / edge_length
+        fs[_NA, i2] = sign * fs[_RAB + i1, j] / edge_length
+    nx = rotation[a, 0, 0] * fs[_NA, 0] + rotation[a, 0, 1] * fs[_NA, 1] + rotation[a, 0, 2] * fs[_NA, 2]
+    ny = rotation[a, 1, 0] * fs[_NA, 0] + rotation[a, 1, 1] * fs[_NA, 1] + rotation[a, 1, 2] * fs[_NA, 2]
+    nz = rotation[a, 2, 0] * fs[_NA, 0] + rotation[a, 2, 1] * fs[_NA, 1] + rotation[a, 2, 2] * fs[_NA, 2]
     if code >= 6:
         # the edges: a's support edge along n (axis i), b's along -n (axis j); their closest
         # points (Ericson 5.1.9 with unit directions, rab_ij = ua . ub)
-        qa, qb = vec[5], vec[6]
         for c in range(3):
-            qa[c], qb[c] = centre[a, c], centre[b, c]
+            fs[_QA, c], fs[_QB, c] = centre[a, c], centre[b, c]
         for k in range(3):
-            nb_k = n_a[0] * rab[0, k] + n_a[1] * rab[1, k] + n_a[2] * rab[2, k]
+            nb_k = fs[_NA, 0] * fs[_RAB, k] + fs[_NA, 1] * fs[_RAB + 1, k] + fs[_NA, 2] * fs[_RAB + 2, k]
             for c in range(3):
                 if k != i:
-                    qa[c] += (1.0 if n_a[k] > 0 else -1.0) * ha[k] * Ra[c, k]
+                    fs[_QA, c] += (1.0 if fs[_NA, k] > 0 else -1.0) * params[a, k] * rotation[a, c, k]
                 if k != j:
-                    qb[c] -= (1.0 if nb_k > 0 else -1.0) * hb[k] * Rb[c, k]
-        bb = rab[i, j]
-        cc = Ra[0, i] * (qa[0] - qb[0]) + Ra[1, i] * (qa[1] - qb[1]) + Ra[2, i] * (qa[2] - qb[2])
-        ff = Rb[0, j] * (qa[0] - qb[0]) + Rb[1, j] * (qa[1] - qb[1]) + Rb[2, j] * (qa[2] - qb[2])
-        denom = 1.0 - bb * bb
-        s = min(max((bb * ff - cc) / denom, -ha[i]), ha[i]) if denom > 1e-10 else 0.0
-        t = bb * s + ff
-        if t < -hb[j] or t > hb[j]:
-            t = min(max(t, -hb[j]), hb[j])
-            s = min(max(bb * t - cc, -ha[i]), ha[i])
+                    fs[_QB, c] -= (1.0 if nb_k > 0 else -1.0) * params[b, k] * rotation[b, c, k]
+        bb = fs[_RAB + i, j]
+        cc = ff = 0.0
         for c in range(3):
-            out_p[0, c] = 0.5 * (qa[c] + s * Ra[c, i] + qb[c] + t * Rb[c, j])
-        out_n[0, 0], out_n[0, 1], out_n[0, 2] = nx, ny, nz
-        out_d[0] = depth
-        out_f[0] = 1000 + code
+            cc += rotation[a, c, i] * (fs[_QA, c] - fs[_QB, c])
+            ff += rotation[b, c, j] * (fs[_QA, c] - fs[_QB, c])
+        ha, hb = params[a, i], params[b, j]
+        denom = 1.0 - bb * bb
+        s = min(max((bb * ff - cc) / denom, -ha), ha) if denom > 1e-10 else 0.0
+        t = bb * s + ff
+        if t < -hb or t > hb:
+            t = min(max(t, -hb), hb)
+            s = min(max(bb * t - cc, -ha), ha)
+        for c in range(3):
+            out_p[row, c] = 0.5 * (fs[_QA, c] + s * rotation[a, c, i] + fs[_QB, c] + t * rotation[b, c, j])
+        out_n[row, 0], out_n[row, 1], out_n[row, 2] = nx, ny, nz
+        out_d[row] = depth
+        out_f[row] = 1000 + code
         return 1
-    # face contact: reference box (ref) and incident box (inc); m = R_ref^T R_inc; d = the
+    # face contact: reference box (ref) and incident box (inc); m3 = R_ref^T R_inc; d = the
     # incident centre in ref's frame; n_ref = s_ref e_axis_ref (ref's frame) points towards inc
-    d, m3, h_ref, h_inc = vec[5], vec[6:9], ha, hb
     if code < 3:
-        ref, axis_ref, s_ref = a, code, sign
+        ref, inc, axis_ref, s_ref = a, b, code, sign
         for r in range(3):
-            d[r] = pa[r]
+            fs[_D, r] = fs[_PA, r]
             for c in range(3):
-                m3[r, c] = rab[r, c]
+                fs[_M3 + r, c] = fs[_RAB + r, c]
     else:
-        ref, axis_ref, s_ref, h_ref, h_inc = b, code - 3, -sign, hb, ha
+        ref, inc, axis_ref, s_ref = b, a, code - 3, -sign
         for r in range(3):
-            d[r] = -pb[r]
+            fs[_D, r] = -fs[_PB, r]
             for c in range(3):
-                m3[r, c] = rab[c, r]
+                fs[_M3 + r, c] = fs[_RAB + c, r]
     axis_inc, best = 0, -1.0
     for k in range(3):
-        if abs(m3[axis_ref, k]) > best:
-            axis_inc, best = k, abs(m3[axis_ref, k])
-    sign_inc = -1.0 if s_ref * m3[axis_ref, axis_inc] > 0 else 1.0  # the incident face looks back at ref
+        if abs(fs[_M3 + axis_ref, k]) > best:
+            axis_inc, best = k, abs(fs[_M3 + axis_ref, k])
+    sign_inc = -1.0 if s_ref * fs[_M3 + axis_ref, axis_inc] > 0 else 1.0  # the incident face looks back at ref
     e1, e2 = (axis_inc + 1) % 3, (axis_inc + 2) % 3
+    h0, h1, h2 = sign_inc * params[inc, axis_inc], params[inc, e1], params[inc, e2]
     for v in range(4):
-        c1 = 1.0 if v == 0 or v == 3 else -1.0
-        c2 = 1.0 if v < 2 else -1.0
+        c1 = h1 if v == 0 or v == 3 else -h1
+        c2 = h2 if v < 2 else -h2
         for r in range(3):
-            poly[v, r] = (d[r] + sign_inc * h_inc[axis_inc] * m3[r, axis_inc]
-                          + c1 * h_inc[e1] * m3[r, e1] + c2 * h_inc[e2] * m3[r, e2])
-        gens[v] = v  # edge v runs from vertex v to v + 1
+            fs[_POLY + v, r] = (fs[_D, r] + h0 * fs[_M3 + r, axis_inc] + c1 * fs[_M3 + r, e1] + c2 * fs[_M3 + r, e2])
+        it[_GENS, v] = v  # edge v runs from vertex v to v + 1
         g_in = (v + 3) % 4
-        tags[v] = min(g_in, v) * 16 + max(g_in, v)
+        it[_TAGS, v] = min(g_in, v) * 16 + max(g_in, v)
     count = 4
     plane = 4
-    for axis_k in ((axis_ref + 1) % 3, (axis_ref + 2) % 3):
-        for side in (1.0, -1.0):
-            count = _clip(poly, tags, gens, count, axis_k, side, h_ref[axis_k], plane, poly2, tags2, gens2)
-            poly, poly2 = poly2, poly
-            tags, tags2 = tags2, tags
-            gens, gens2 = gens2, gens
-            plane += 1
-            if count == 0:
-                return 0
+    src, dst, src_t, dst_t, src_g, dst_g = _POLY, _POLY2, _TAGS, _TAGS2, _GENS, _GENS2
+    for q in range(4):  # the side planes +-x_k1, +-x_k2 of the reference face
+        axis_k = (axis_ref + 1 + q // 2) % 3
+        side = 1.0 if q % 2 == 0 else -1.0
+        count = _clip(fs, it, src, src_t, src_g, count, axis_k, side, params[ref, axis_k], plane, dst, dst_t, dst_g)
+        src, dst, src_t, dst_t, src_g, dst_g = dst, src, dst_t, src_t, dst_g, src_g
+        plane += 1
+        if count == 0:
+            return 0
     kept = 0
     for v in range(count):
-        dv = h_ref[axis_ref] - s_ref * poly[v, axis_ref]
+        dv = params[ref, axis_ref] - s_ref * fs[src + v, axis_ref]
         if dv >= -margin:
-            poly[kept, 0], poly[kept, 1], poly[kept, 2] = poly[v, 0], poly[v, 1], poly[v, 2]
-            tags[kept] = tags[v]
-            depths[kept] = dv
+            for c in range(3):
+                fs[src + kept, c] = fs[src + v, c]
+            it[src_t, kept] = it[src_t, v]
+            fs[_DEPTH + kept, 0] = dv
             kept += 1
-    m = _cull4(poly, depths, kept, chosen)
+    m = _cull4(fs, it, src, kept)
     base = (code * 6 + 2 * axis_inc + (1 if sign_inc > 0 else 0)) * 256
-    R, f = rotation[ref], 0.5 * (1.0 if code < 3 else -1.0)  # n_ref = ±n in the world
+    f = 0.5 * (1.0 if code < 3 else -1.0)  # n_ref = ±n in the world
     for i in range(m):
-        v = chosen[i]
-        dv = depths[v]
-        for c in range(3):
-            # the incident point (world), moved half the depth towards ref's surface
-            out_p[i, c] = (centre[ref, c] + R[c, 0] * poly[v, 0] + R[c, 1] * poly[v, 1] + R[c, 2] * poly[v, 2]
-                           + f * dv * (nx if c == 0 else ny if c == 1 else nz))
-        out_n[i, 0], out_n[i, 1], out_n[i, 2] = nx, ny, nz
-        out_d[i] = dv
-        out_f[i] = base + tags[v]
+        v = it[_CHOSEN, i]
+        dv = fs[_DEPTH + v, 0]
+        x, y, z = fs[src + v, 0], fs[src + v, 1], fs[src + v, 2]
+        # the incident point (world), moved half the depth towards ref's surface
+        out_p[row + i, 0] = centre[ref, 0] + rotation[ref, 0, 0] * x + rotation[ref, 0, 1] * y + rotation[ref, 0, 2] * z + f * dv * nx
+        out_p[row + i, 1] = centre[ref, 1] + rotation[ref, 1, 0] * x + rotation[ref, 1, 1] * y + rotation[ref, 1, 2] * z + f * dv * ny
+        out_p[row + i, 2] = centre[ref, 2] + rotation[ref, 2, 0] * x + rotation[ref, 2, 1] * y + rotation[ref, 2, 2] * z + f * dv * nz
+        out_n[row + i, 0], out_n[row + i, 1], out_n[row + i, 2] = nx, ny, nz
+        out_d[row + i] = dv
+        out_f[row + i] = base + it[src_t, v]
     return m
 
 
@@ -826,17 +827,12 @@ def _manifold(ca, Ra, cb, Rb, hit, n, depth, wa, wb, local_a, local_b, feats, co
 
 # ----------------------------------------------------------------------------- the dispatch kernel
 @njit(cache=True)
-def _pair(kind, centre, rotation, params, a, b, margin, scratch, local_a, local_b, feats, count, next_id,
+def _pair(kind, centre, rotation, params, a, b, margin, points, local_a, local_b, feats, count, next_id,
           out_p, out_n, out_d, out_f):
     """Contacts of shapes a, b with kind[a] <= kind[b] into rows 0..3 of the out_* arrays;
-    returns (count, stored manifold count, next id)."""
+    returns (count, stored manifold count, next id). Box–box and box–plane are `_narrow`'s own.
+    `points` (8, 3): scratch rows for the plane pairs' candidate points."""
     ka, kb = kind[a], kind[b]
-    points = scratch[2]  # (8, 3) rows for the plane pairs' candidate points
-    if ka == BOX and kb == BOX:
-        return _box_box(centre, rotation, params, a, b, margin, scratch, out_p, out_n, out_d, out_f), 0, next_id
-    if ka == BOX and kb == PLANE:
-        _box_corners(centre, rotation, params, a, points)
-        return _points_plane(points, 8, 0.0, params, b, margin, out_p, out_n, out_d, out_f, 4), 0, next_id
     ca, Ra, pa, cb, Rb, pb = centre[a], rotation[a], params[a], centre[b], rotation[b], params[b]
     if ka == SPHERE:
         r = pa[0]
@@ -867,7 +863,7 @@ def _pair(kind, centre, rotation, params, a, b, margin, scratch, local_a, local_
             q, inside, m, e = _closest_on_cylinder(ca, cb, Rb, pb[0], pb[1])
             return _sphere_core(ca, r, q, inside, m, e, margin, out_p, out_n, out_d, out_f, 0, 0), 0, next_id
         points[0] = ca
-        return _points_plane(points, 1, r, params, b, margin, out_p, out_n, out_d, out_f, 1), 0, next_id
+        return _points_plane(points, 0, 1, r, params, b, margin, out_p, out_n, out_d, out_f, 0, 1), 0, next_id
     if ka == BOX and kb == CAPSULE:
         return _box_capsule(ca, Ra, pa[:3], cb, Rb, pb, margin, out_p, out_n, out_d, out_f), 0, next_id
     if ka == CAPSULE:
@@ -877,10 +873,10 @@ def _pair(kind, centre, rotation, params, a, b, margin, scratch, local_a, local_
             u = Ra[:, 1]
             points[0] = ca - pa[1] * u
             points[1] = ca + pa[1] * u
-            return _points_plane(points, 2, pa[0], params, b, margin, out_p, out_n, out_d, out_f, 2), 0, next_id
+            return _points_plane(points, 0, 2, pa[0], params, b, margin, out_p, out_n, out_d, out_f, 0, 2), 0, next_id
     if ka == CYLINDER and kb == PLANE:
         _cylinder_rim(ca, Ra, pa[0], pa[1], -pb[:3], points)
-        return _points_plane(points, 8, 0.0, params, b, margin, out_p, out_n, out_d, out_f, 4), 0, next_id
+        return _points_plane(points, 0, 8, 0.0, params, b, margin, out_p, out_n, out_d, out_f, 0, 4), 0, next_id
     if kb == PLANE:  # (plane-plane never reaches the narrow phase)
         return 0, 0, next_id
     # cylinder–box, cylinder–capsule, cylinder–cylinder
@@ -895,8 +891,9 @@ def _narrow(kind, centre, rotation, params, pairs, margin, slot, local_a, local_
             out_pair, out_p, out_n, out_d, out_f):
     """Every pair's contacts, written compactly: row r belongs to pair out_pair[r]. `slot[k]`: the
     pair's row in the manifold arrays (their last row is scratch for pairs that keep none).
-    Output capacity 4 K (at most 4 points per pair). Returns the number of rows written."""
-    scratch = _scratch()
+    Output capacity 4 K (at most 4 points per pair). Returns the number of rows written.
+    Box–box and box–plane (a pile's every pair) run here on indices alone; the rest via `_pair`."""
+    fs, it = np.empty((36, 3)), np.empty((5, 8), dtype=np.int64)  # scratch, layout at _RAB..
     tmp_p, tmp_n, tmp_d, tmp_f = np.empty((4, 3)), np.empty((4, 3)), np.empty(4), np.empty(4, dtype=np.int64)
     row = 0
     for k in range(pairs.shape[0]):
@@ -904,19 +901,28 @@ def _narrow(kind, centre, rotation, params, pairs, margin, slot, local_a, local_
         sign = 1.0
         if kind[a] > kind[b]:  # handled with the kinds in increasing order, the normal flipped back
             a, b, sign = b, a, -1.0
-        g = slot[k]
-        m, stored, next_id = _pair(kind, centre, rotation, params, a, b, margin, scratch, local_a[g], local_b[g],
-                                   feats[g], counts[g], next_ids[g], tmp_p, tmp_n, tmp_d, tmp_f)
-        counts[g] = stored
-        next_ids[g] = next_id
-        for i in range(m):
-            out_pair[row] = k
-            for c in range(3):
-                out_p[row, c] = tmp_p[i, c]
-                out_n[row, c] = sign * tmp_n[i, c]
-            out_d[row] = tmp_d[i]
-            out_f[row] = tmp_f[i]
-            row += 1
+        if kind[a] == BOX and kind[b] == BOX:
+            m = _box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d, out_f, row)
+        elif kind[a] == BOX and kind[b] == PLANE:
+            _box_corners(centre, rotation, params, a, fs, _POLY)
+            m = _points_plane(fs, _POLY, 8, 0.0, params, b, margin, out_p, out_n, out_d, out_f, row, 4)
+        else:
+            g = slot[k]
+            m, stored, next_id = _pair(kind, centre, rotation, params, a, b, margin, fs[_POLY:_POLY + 8], local_a[g],
+                                       local_b[g], feats[g], counts[g], next_ids[g], tmp_p, tmp_n, tmp_d, tmp_f)
+            counts[g] = stored
+            next_ids[g] = next_id
+            for i in range(m):
+                for c in range(3):
+                    out_p[row + i, c] = tmp_p[i, c]
+                    out_n[row + i, c] = tmp_n[i, c]
+                out_d[row + i] = tmp_d[i]
+                out_f[row + i] = tmp_f[i]
+        for i in range(row, row + m):
+            out_pair[i] = k
+            if sign < 0:
+                out_n[i, 0], out_n[i, 1], out_n[i, 2] = -out_n[i, 0], -out_n[i, 1], -out_n[i, 2]
+        row += m
     return row
 
 
