@@ -35,6 +35,11 @@ NODE_KEYS = (
 )
 JOINT_TYPES = ("ball", "hinge", "slider", "fixed", "distance", "rope")
 JOINT_KEYS = ("type", "a", "b", "anchor", "anchor_b", "axis", "length", "lower", "upper", "motor_speed", "motor_force")
+_AXIAL = ("axis", "lower", "upper", "motor_speed", "motor_force")
+JOINT_TYPE_KEYS = {  # beyond type, a, b, anchor: a key another type owns is an error, not ignored
+    "ball": (), "fixed": (), "hinge": _AXIAL, "slider": _AXIAL,
+    "distance": ("anchor_b", "length"), "rope": ("anchor_b", "length"),
+}
 DEFAULT_FRICTION, DEFAULT_RESTITUTION = 0.6, 0.0   # Box2D's defaults
 EVENT_KEYS = ("time", "node", "impulse", "point")
 TOP_LEVEL_KEYS = ("title", "description", "world", "node", "event", "joint")
@@ -307,6 +312,8 @@ class _Loader:
             "friction": self.number(name, "friction", raw.get("friction", DEFAULT_FRICTION), nonnegative=True),
             "restitution": self.number(name, "restitution", raw.get("restitution", DEFAULT_RESTITUTION), nonnegative=True),
         }
+        if node["restitution"] > 1.0:   # e > 1 would make every bounce gain energy
+            raise self.error(name, "restitution", node["restitution"], "expected a number in [0, 1]")
         if motion == "dynamic":
             node["mass"] = self.number(name, "mass", raw.get("mass", 1.0), positive=True)
             if "inertia" in raw:
@@ -364,6 +371,10 @@ class _Loader:
             if key not in raw:
                 raise self.error(label, key, None, "a joint needs type and b (and a, default the world)")
         kind = self.string(label, "type", raw["type"], JOINT_TYPES)
+        for key in raw:
+            if key not in ("type", "a", "b", "anchor") + JOINT_TYPE_KEYS[kind]:
+                owners = [name for name, keys in JOINT_TYPE_KEYS.items() if key in keys]
+                raise self.error(label, key, raw[key], f"a {kind} joint has no {key!r} (only {', '.join(owners)} joints do)")
         ends = {}
         for key in ("a", "b"):
             name = self.string(label, key, raw[key]) if key in raw else None
@@ -387,6 +398,10 @@ class _Loader:
         if kind == "rope" and "length" not in raw:
             raise self.error(label, "length", None, "a rope needs a length > 0")
         spec["length"] = self.number(label, "length", raw["length"], positive=True) if "length" in raw else None
+        if kind == "distance" and spec["length"] is None:
+            gap = float(np.linalg.norm((spec["anchor_b"] if spec["anchor_b"] is not None else spec["anchor"]) - spec["anchor"]))
+            if gap == 0.0:   # the default length is the anchors' distance: zero has no direction to hold
+                raise self.error(label, "length", None, "a distance joint needs a length > 0 or anchor_b apart from anchor")
         for key in ("lower", "upper", "motor_speed"):
             spec[key] = self.number(label, key, raw[key]) if key in raw else None
         spec["motor_force"] = self.number(label, "motor_force", raw["motor_force"], nonnegative=True) if "motor_force" in raw else None

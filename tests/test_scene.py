@@ -166,3 +166,102 @@ def test_rotation_quaternion_is_applied_as_active_rotation(tmp_path):
     text = '[[node]]\nname = "a"\nrotation = [0.7071067811865476, 0.0, 0.0, 0.7071067811865476]\n'
     scene = load_scene(write(tmp_path, text))
     np.testing.assert_allclose(matrix_from_quaternion(scene.rotation[0]) @ [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], atol=1e-15)
+
+
+JOINTED = """
+[[node]]
+name = "ground"
+friction = 0.8
+shape = { type = "plane", normal = [0.0, 1.0, 0.0], offset = 0.0 }
+[[node]]
+name = "bob"
+motion = "dynamic"
+translation = [1.0, 2.0, 0.0]
+friction = 0.5
+restitution = 0.5
+shape = { type = "sphere", radius = 0.1 }
+[[node]]
+name = "door"
+motion = "dynamic"
+translation = [0.0, 1.0, 0.0]
+shape = { type = "box", size = [1.0, 2.0, 0.1] }
+[[joint]]
+type = "rope"
+b = "bob"
+anchor = [0.0, 2.0, 0.0]
+anchor_b = [1.0, 2.0, 0.0]
+length = 1.5
+[[joint]]
+type = "hinge"
+a = "ground"
+b = "door"
+anchor = [0.5, 1.0, 0.0]
+axis = [0.0, 2.0, 0.0]
+lower = -1.0
+upper = 1.0
+motor_speed = 0.5
+motor_force = 10.0
+[[joint]]
+type = "distance"
+a = "door"
+b = "bob"
+anchor = [0.0, 2.0, 0.0]
+anchor_b = [1.0, 2.0, 0.0]
+"""
+
+
+def test_joints_and_materials_load(tmp_path):
+    scene = load_scene(write(tmp_path, JOINTED))
+    rope, hinge, distance = scene.joints
+    assert (rope["type"], rope["a"], rope["b"], rope["length"]) == ("rope", -1, scene.names.index("bob"), 1.5)
+    np.testing.assert_array_equal(hinge["axis"], [0.0, 1.0, 0.0])       # normalized on load
+    assert (hinge["lower"], hinge["upper"], hinge["motor_speed"], hinge["motor_force"]) == (-1.0, 1.0, 0.5, 10.0)
+    assert distance["length"] is None                                    # the anchors' distance, 1 m
+    assert scene.friction.tolist() == [0.8, 0.5, 0.6]                    # 0.6: the default (Box2D's)
+    assert scene.restitution.tolist() == [0.0, 0.5, 0.0]
+
+
+def jointed(old, new):
+    assert old in JOINTED, old
+    return JOINTED.replace(old, new, 1)
+
+
+JOINT_BAD = {
+    "joint unknown node": (jointed('b = "door"', 'b = "window"'), "[[joint]] #2", "b", "window"),
+    "joint unknown a": (jointed('a = "ground"', 'a = "sky"'), "[[joint]] #2", "a", "sky"),
+    "joint unknown type": (jointed('type = "hinge"', 'type = "universal"'), "[[joint]] #2", "type", "universal"),
+    "joint unknown key": (jointed('lower = -1.0', 'lower = -1.0\nstiffness = 3.0'), "[[joint]] #2", "stiffness", "3.0"),
+    "joint b not dynamic": (jointed('b = "door"', 'b = "ground"'), "[[joint]] #2", "b", "ground"),
+    "joint same node": (jointed('a = "door"', 'a = "bob"'), "[[joint]] #3", "a", "bob"),
+    "joint missing anchor": (jointed('anchor = [0.5, 1.0, 0.0]\n', ''), "[[joint]] #2", "anchor", None),
+    "rope zero length": (jointed('length = 1.5', 'length = 0.0'), "[[joint]] #1", "length", "0.0"),
+    "rope negative length": (jointed('length = 1.5', 'length = -2.0'), "[[joint]] #1", "length", "-2.0"),
+    "rope without length": (jointed('length = 1.5\n', ''), "[[joint]] #1", "length", None),
+    "distance coincident anchors": (JOINTED[:JOINTED.rindex("anchor_b")], "[[joint]] #3", "length", None),
+    "hinge zero axis": (jointed('axis = [0.0, 2.0, 0.0]', 'axis = [0.0, 0.0, 0.0]'), "[[joint]] #2", "axis", "0.0"),
+    "limits crossed": (jointed('upper = 1.0', 'upper = -2.0'), "[[joint]] #2", "lower", "-1.0"),
+    "negative motor force": (jointed('motor_force = 10.0', 'motor_force = -1.0'), "[[joint]] #2", "motor_force", "-1.0"),
+    "axis on a rope": (jointed('length = 1.5', 'length = 1.5\naxis = [1.0, 0.0, 0.0]'), "[[joint]] #1", "axis", "1.0"),
+    "length on a hinge": (jointed('lower = -1.0', 'lower = -1.0\nlength = 2.0'), "[[joint]] #2", "length", "2.0"),
+    "negative friction": (jointed('friction = 0.5', 'friction = -0.5'), "bob", "friction", "-0.5"),
+    "restitution above one": (jointed('restitution = 0.5', 'restitution = 1.5'), "bob", "restitution", "1.5"),
+    "shape group not int": (jointed('radius = 0.1 }', 'radius = 0.1, group = 1.5 }'), "bob", "shape.group", "1.5"),
+    "collide_with_parent not bool": (jointed('radius = 0.1 }', 'radius = 0.1, collide_with_parent = 1 }'), "bob", "shape.collide_with_parent", "1"),
+    "bad iterations": ('[world]\niterations = 0\n' + JOINTED, "[world]", "iterations", "0"),
+    "bad sor": ('[world]\nsor = 2.0\n' + JOINTED, "[world]", "sor", "2.0"),
+    "bad erp": ('[world]\nerp = 1.0\n' + JOINTED, "[world]", "erp", "1.0"),
+    "bad cfm": ('[world]\ncfm = -1e-6\n' + JOINTED, "[world]", "cfm", "-1e-06"),
+    "bad warm_start": ('[world]\nwarm_start = "maybe"\n' + JOINTED, "[world]", "warm_start", "maybe"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(JOINT_BAD))
+def test_bad_joint_material_filter_solver_input(tmp_path, case):
+    text, node, key, value = JOINT_BAD[case]
+    path = write(tmp_path, text)
+    with pytest.raises(SceneError) as info:
+        load_scene(path)
+    error = info.value
+    assert str(path) in str(error) and error.node == node and error.key == key and repr(key) in str(error)
+    if value is not None:
+        assert value in str(error), str(error)
