@@ -887,16 +887,19 @@ def _pair(kind, centre, rotation, params, a, b, margin, points, local_a, local_b
 
 
 @njit(cache=True)
-def _narrow(kind, centre, rotation, params, pairs, margin, slot, local_a, local_b, feats, counts, next_ids,
-            out_pair, out_p, out_n, out_d, out_f):
-    """Every pair's contacts, written compactly: row r belongs to pair out_pair[r]. `slot[k]`: the
-    pair's row in the manifold arrays (their last row is scratch for pairs that keep none).
-    Output capacity 4 K (at most 4 points per pair). Returns the number of rows written.
+def _narrow(kind, node, centre, rotation, params, pairs, margin, slot, local_a, local_b, feats, counts, next_ids,
+            start, row, out_a, out_b, out_body_a, out_body_b, out_p, out_n, out_d, out_f):
+    """The contacts of pairs start.. written compactly from output row `row` on, until the outputs
+    have room for fewer than 4 more points (a pair's maximum). `slot[k]`: the pair's row in the
+    manifold arrays (their last row is scratch for pairs that keep none).
+    Returns (the first pair not done, the number of rows written).
     Box–box and box–plane (a pile's every pair) run here on indices alone; the rest via `_pair`."""
     fs, it = np.empty((36, 3)), np.empty((5, 8), dtype=np.int64)  # scratch, layout at _RAB..
     tmp_p, tmp_n, tmp_d, tmp_f = np.empty((4, 3)), np.empty((4, 3)), np.empty(4), np.empty(4, dtype=np.int64)
-    row = 0
-    for k in range(pairs.shape[0]):
+    capacity = out_d.shape[0]
+    for k in range(start, pairs.shape[0]):
+        if row + 4 > capacity:
+            return k, row
         a, b = pairs[k, 0], pairs[k, 1]
         sign = 1.0
         if kind[a] > kind[b]:  # handled with the kinds in increasing order, the normal flipped back
@@ -919,11 +922,12 @@ def _narrow(kind, centre, rotation, params, pairs, margin, slot, local_a, local_
                 out_d[row + i] = tmp_d[i]
                 out_f[row + i] = tmp_f[i]
         for i in range(row, row + m):
-            out_pair[i] = k
+            out_a[i], out_b[i] = pairs[k, 0], pairs[k, 1]
+            out_body_a[i], out_body_b[i] = node[pairs[k, 0]], node[pairs[k, 1]]
             if sign < 0:
                 out_n[i, 0], out_n[i, 1], out_n[i, 2] = -out_n[i, 0], -out_n[i, 1], -out_n[i, 2]
         row += m
-    return row
+    return pairs.shape[0], row
 
 
 # ----------------------------------------------------------------------------- public interface
@@ -963,6 +967,7 @@ class ContactCache:
         self._counts = np.zeros(0, dtype=np.int64)
         self._next_ids = np.zeros(0, dtype=np.int64)
         self._n_shapes = 0
+        self._capacity = 64  # output rows for the next `contacts` call: the last count plus a quarter
 
     def _match(self, keys, stored):
         slot = np.searchsorted(stored, keys)
@@ -1038,13 +1043,26 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0):
     local_a, local_b, feats, counts, next_ids = cache._manifolds(pair_keys)
     slot = np.full(k, len(persistent), dtype=np.int64)
     slot[persistent] = np.arange(len(persistent))
-    out_pair = np.empty(4 * k, dtype=np.int64)
-    out_p, out_n = np.empty((4 * k, 3)), np.empty((4 * k, 3))
-    out_d, out_f = np.empty(4 * k), np.empty(4 * k, dtype=np.int64)
-    m = 0
-    if k:
-        m = _narrow(shapes.kind, centre, rotation, params, pairs, float(margin), slot, local_a, local_b, feats,
-                    counts, next_ids, out_pair, out_p, out_n, out_d, out_f)
+    # outputs sized from the last call's count (fresh pages cost more than the kernel's work per
+    # point), grown and resumed when a step needs more
+    out = _outputs(cache._capacity)
+    done, m = 0, 0
+    while done < k:
+        done, m = _narrow(shapes.kind, shapes.node, centre, rotation, params, pairs, float(margin), slot, local_a,
+                          local_b, feats, counts, next_ids, done, m, *out)
+        if done < k:
+            out = _outputs(2 * len(out[0]) + 4 * min(k - done, 1024), out, m)
+    cache._capacity = m + m // 4 + 64
     cache._keep_manifolds(pair_keys, local_a, local_b, feats, counts, next_ids)
-    a, b = pairs[out_pair[:m], 0], pairs[out_pair[:m], 1]
-    return Contacts(a, b, shapes.node[a], shapes.node[b], out_p[:m], out_n[:m], out_d[:m], out_f[:m])
+    return Contacts(*(x[:m] for x in out))
+
+
+def _outputs(capacity, old=None, m=0):
+    """The `contacts` output arrays (shape_a, shape_b, body_a, body_b, point, normal, depth,
+    feature) with room for `capacity` points, the first m rows copied from `old`."""
+    out = tuple(np.empty(capacity, dtype=np.int64) for _ in range(4)) + (
+        np.empty((capacity, 3)), np.empty((capacity, 3)), np.empty(capacity), np.empty(capacity, dtype=np.int64))
+    if old is not None:
+        for x, y in zip(out, old):
+            x[:m] = y[:m]
+    return out
