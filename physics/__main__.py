@@ -45,6 +45,13 @@ def build_parser():
     run.add_argument("--rotation-update", choices=ROTATION_UPDATES, help="Magnus order for kinematic nodes")
     run.add_argument("--exponential", choices=EXPONENTIALS, help="quaternion exponential for kinematic nodes")
     run.add_argument("--counteract", choices=("on", "off"), help="impulses leave children's world motion")
+    solver = run.add_argument_group("constraint solver (contacts and joints; override [world])")
+    solver.add_argument("--iterations", type=int, metavar="N", help="Gauss-Seidel sweeps per sub-step (>= 1)")
+    solver.add_argument("--sor", type=float, metavar="W", help="over-relaxation factor, 0 < W < 2 (1 = Gauss-Seidel)")
+    solver.add_argument("--erp", type=float, metavar="E", help="error fraction removed per second, 0 <= E < 1")
+    solver.add_argument("--cfm", type=float, metavar="C", help="constraint force mixing (softness), >= 0")
+    solver.add_argument("--warm-start", choices=("on", "off"), help="start from last step's impulses")
+    solver.add_argument("--relax", choices=("on", "off"), help="relax stage: position correction adds no energy")
     run.add_argument("--record-every", type=int, default=1, metavar="K", help="record one row every K steps (default 1)")
     run.add_argument("--out", required=True, metavar="FILE", help="output file, .npz or .csv (written atomically)")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
@@ -56,6 +63,8 @@ def _overrides(args):
         "dt": args.dt, "substeps": args.substeps, "integrator": args.integrator,
         "gyroscopic": args.gyroscopic, "rotation_update": args.rotation_update,
         "exponential": args.exponential, "counteract": args.counteract,
+        "iterations": args.iterations, "sor": args.sor, "erp": args.erp, "cfm": args.cfm,
+        "warm_start": args.warm_start, "relax": args.relax,
     }
     return {name: value for name, value in values.items() if value is not None}
 

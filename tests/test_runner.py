@@ -169,3 +169,69 @@ def test_overrides_and_summary(tmp_path, capsys, counteract, box_velocity):
     assert data["time"].shape == (201,)
     np.testing.assert_allclose(data["velocity"][-1, 0], 0.0, atol=1e-9)
     np.testing.assert_allclose(data["velocity"][-1, 1], [box_velocity, 0.0, 0.0], atol=1e-9)
+
+
+SOLVER_SCENE = """
+[[node]]
+name = "ground"
+shape = { type = "plane", normal = [0.0, 1.0, 0.0], offset = 0.0 }
+[[node]]
+name = "ball"
+motion = "dynamic"
+translation = [0.3, 1.0, 0.0]
+restitution = 0.5
+shape = { type = "sphere", radius = 0.1 }
+[[node]]
+name = "bob"
+motion = "dynamic"
+translation = [1.0, 2.0, 0.0]
+shape = { type = "sphere", radius = 0.1 }
+[[joint]]
+type = "distance"
+b = "bob"
+anchor = [0.0, 2.0, 0.0]
+anchor_b = [1.0, 2.0, 0.0]
+"""
+SOLVER_FLAGS = {"--iterations": ("iterations", "3", 3), "--sor": ("sor", "1.4", 1.4), "--erp": ("erp", "0.5", 0.5),
+                "--cfm": ("cfm", "1e-4", 1e-4), "--warm-start": ("warm_start", "off", False),
+                "--relax": ("relax", "off", False), "--substeps": ("substeps", "2", 2)}
+
+
+def test_solver_flags_reach_the_simulation(tmp_path):
+    """Every solver flag at once: the recorded run equals a Simulation given the same settings in
+    Python (bit for bit: the same arithmetic), and differs from the scene's defaults."""
+    scene = tmp_path / "solver.toml"
+    scene.write_text(SOLVER_SCENE)
+    out, default = tmp_path / "flags.npz", tmp_path / "default.npz"
+    flags = [part for flag, (_, text, _) in SOLVER_FLAGS.items() for part in (flag, text)]
+    assert main(["run", str(scene), "--steps", "40", "--out", str(out), "--quiet"] + flags) == 0
+    assert main(["run", str(scene), "--steps", "40", "--out", str(default), "--quiet"]) == 0
+    sim = Simulation.from_file(scene)
+    for name, _, value in SOLVER_FLAGS.values():
+        sim.set(name, value)
+    sim.step(40)
+    recorded = np.load(out)["translation"][-1]
+    np.testing.assert_array_equal(recorded, sim.world().transform.translation)
+    assert not np.array_equal(recorded, np.load(default)["translation"][-1])
+
+
+@pytest.mark.parametrize("flag, value", [("--iterations", "0"), ("--sor", "2.0"), ("--sor", "0"), ("--erp", "1.0"),
+                                         ("--erp", "-0.1"), ("--cfm", "-1"), ("--cfm", "nan"), ("--substeps", "0")])
+def test_bad_solver_values_exit_2_naming_setting_and_value(tmp_path, capsys, flag, value):
+    out = tmp_path / "x.npz"
+    assert main(["run", str(TANK), "--steps", "2", "--out", str(out), flag, value]) == 2
+    err = capsys.readouterr().err
+    assert flag[2:].replace("-", "_") in err and value in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("flag, value", [("--iterations", "1.5"), ("--warm-start", "yes"), ("--relax", "true"),
+                                         ("--sor", "fast")])
+def test_malformed_solver_values_exit_2(tmp_path, capsys, flag, value):
+    """Values of the wrong kind stop in argparse: exit 2, its usage line and the flag named."""
+    with pytest.raises(SystemExit) as info:
+        main(["run", str(TANK), "--steps", "2", "--out", str(tmp_path / "x.npz"), flag, value])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert flag in err and value in err, err
+    assert list(tmp_path.iterdir()) == []
