@@ -41,17 +41,15 @@ class CollisionFilter:
     assembly: np.ndarray
     active: np.ndarray
 
+    def arrays(self):
+        """The per-shape arrays in the order the numba kernels take them."""
+        return (self.is_plane, self.node, self.parent_node, self.collide_with_parent, self.group, self.mask,
+                self.assembly, self.active)
+
     def allows(self, a, b):
         """Boolean mask over index arrays a, b (shape indices): may these pairs collide?"""
-        na, nb = self.node[a], self.node[b]
-        ok = (na != nb) & ~(self.is_plane[a] & self.is_plane[b])
-        ok &= (self.group[a] & self.mask[b]) != 0
-        ok &= (self.group[b] & self.mask[a]) != 0
-        ok &= (self.parent_node[b] != na) | self.collide_with_parent[b]
-        ok &= (self.parent_node[a] != nb) | self.collide_with_parent[a]
-        ok &= self.assembly[a] != self.assembly[b]
-        ok &= self.active[a] | self.active[b]
-        return ok
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+        return _allows_many(a.ravel(), b.ravel(), *self.arrays()).reshape(a.shape)
 
 
 def collision_filter(shapes, parent, motion=None):
@@ -86,56 +84,130 @@ def _overlap(lo, hi, a, b):
 
 
 @njit(cache=True)
-def _sweep(lo, hi, order, axis):
-    """Sweep-and-prune over boxes sorted by lo[:, axis]: every overlapping pair (i, j) once."""
+def _allowed(a, b, is_plane, node, parent_node, collide_with_parent, group, mask, assembly, active):
+    """May shapes a and b collide (the rules of docs/architecture.md, "Collision interface")?"""
+    na, nb = node[a], node[b]
+    return (na != nb and not (is_plane[a] and is_plane[b])
+            and (group[a] & mask[b]) != 0 and (group[b] & mask[a]) != 0
+            and (parent_node[b] != na or collide_with_parent[b])
+            and (parent_node[a] != nb or collide_with_parent[a])
+            and assembly[a] != assembly[b] and (active[a] or active[b]))
+
+
+@njit(cache=True)
+def _allows_many(a, b, is_plane, node, parent_node, collide_with_parent, group, mask, assembly, active):
+    out = np.empty(a.shape[0], dtype=np.bool_)
+    for k in range(a.shape[0]):
+        out[k] = _allowed(a[k], b[k], is_plane, node, parent_node, collide_with_parent, group, mask, assembly, active)
+    return out
+
+
+@njit(cache=True)
+def _sweep(lo, hi, finite, order, axis, planes, out, is_plane, node, parent_node, collide_with_parent, group, mask,
+           assembly, active):
+    """Sweep-and-prune over the finite boxes `finite[order]` (sorted by lo[:, axis]), then every plane
+    against every finite box; the allowed overlapping pairs (min, max) go to `out` while it has room.
+    Returns how many were found (more than out holds: call again with a larger out)."""
     n = order.shape[0]
     o1, o2 = (axis + 1) % 3, (axis + 2) % 3
-    capacity = 4 * n + 16
-    out = np.empty((capacity, 2), dtype=np.int64)
+    # the boxes in sweep order, contiguous: the inner loop streams through memory
+    s_lo, s_hi, s_id = np.empty((n, 3)), np.empty((n, 3)), np.empty(n, dtype=np.int64)
+    for p in range(n):
+        i = finite[order[p]]
+        s_id[p] = i
+        for c in range(3):
+            s_lo[p, c], s_hi[p, c] = lo[i, c], hi[i, c]
+    capacity = out.shape[0]
     k = 0
     for p in range(n):
-        i = order[p]
-        end = hi[i, axis]
+        end = s_hi[p, axis]
         for q in range(p + 1, n):
-            j = order[q]
-            if lo[j, axis] > end:
+            if s_lo[q, axis] > end:
                 break
-            if lo[i, o1] <= hi[j, o1] and lo[j, o1] <= hi[i, o1] and lo[i, o2] <= hi[j, o2] and lo[j, o2] <= hi[i, o2]:
-                if k == capacity:
-                    capacity *= 2
-                    grown = np.empty((capacity, 2), dtype=np.int64)
-                    grown[:k] = out[:k]
-                    out = grown
-                out[k, 0] = min(i, j)
-                out[k, 1] = max(i, j)
+            if s_lo[p, o1] <= s_hi[q, o1] and s_lo[q, o1] <= s_hi[p, o1] \
+                    and s_lo[p, o2] <= s_hi[q, o2] and s_lo[q, o2] <= s_hi[p, o2]:
+                i, j = s_id[p], s_id[q]
+                if _allowed(i, j, is_plane, node, parent_node, collide_with_parent, group, mask, assembly, active):
+                    if k < capacity:
+                        out[k, 0], out[k, 1] = min(i, j), max(i, j)
+                    k += 1
+    for i in planes:
+        for p in range(n):
+            j = s_id[p]
+            if lo[i, 0] <= hi[j, 0] and lo[j, 0] <= hi[i, 0] and lo[i, 1] <= hi[j, 1] and lo[j, 1] <= hi[i, 1] \
+                    and lo[i, 2] <= hi[j, 2] and lo[j, 2] <= hi[i, 2] \
+                    and _allowed(i, j, is_plane, node, parent_node, collide_with_parent, group, mask, assembly, active):
+                if k < capacity:
+                    out[k, 0], out[k, 1] = min(i, j), max(i, j)
                 k += 1
-    return out[:k]
+    return k
+
+
+@njit(cache=True)
+def _sort_pairs(pairs, n_shapes):
+    """The rows of pairs (K, 2) sorted by the first then the second index: a counting sort on the
+    first (O(K + S)), then insertion sort within each group (a shape has few partners)."""
+    start = np.zeros(n_shapes + 1, dtype=np.int64)
+    for k in range(pairs.shape[0]):
+        start[pairs[k, 0] + 1] += 1
+    for s in range(n_shapes):
+        start[s + 1] += start[s]
+    fill = start[:-1].copy()
+    out = np.empty_like(pairs)
+    for k in range(pairs.shape[0]):
+        a = pairs[k, 0]
+        out[fill[a], 0], out[fill[a], 1] = a, pairs[k, 1]
+        fill[a] += 1
+    for s in range(n_shapes):
+        for p in range(start[s] + 1, start[s + 1]):
+            b = out[p, 1]
+            q = p
+            while q > start[s] and out[q - 1, 1] > b:
+                out[q, 1] = out[q - 1, 1]
+                q -= 1
+            out[q, 1] = b
+    return out
 
 
 def candidate_pairs(lo, hi, filter):
     """(K, 2) int64 shape index pairs (a < b, sorted by a then b) whose AABBs overlap and that the
-    filter allows. `lo`, `hi` (S, 3) from `physics.shapes.aabbs`."""
+    filter allows. `lo`, `hi` (S, 3) from `physics.shapes.aabbs`.
+
+    The sweep keeps its sort order on the filter between calls (temporal coherence): the boxes
+    barely move in a step, so re-sorting last step's order with a stable sort (timsort on nearly
+    sorted keys) is O(S)."""
     lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
     if lo.ndim != 2 or lo.shape[1:] != (3,) or hi.shape != lo.shape or len(filter.node) != len(lo):
         raise ValueError(f"lo, hi: got shapes {lo.shape}, {hi.shape}; expected (S, 3) with S = {len(filter.node)}")
     finite = np.flatnonzero(~filter.is_plane)
     planes = np.flatnonzero(filter.is_plane)
-    found = []
     if len(finite) <= BRUTE_FORCE_MAX:
+        found = []
         for i, j in distinct_pair_indices(len(finite)):
             i, j = (x.ravel() for x in np.broadcast_arrays(i, j))
             keep = _overlap(lo, hi, finite[i], finite[j])
             found.append(np.column_stack([finite[i[keep]], finite[j[keep]]]))
+        if planes.size and finite.size:
+            p, f = (x.ravel() for x in np.meshgrid(planes, finite, indexing="ij"))
+            keep = _overlap(lo, hi, p, f)
+            found.append(np.sort(np.column_stack([p[keep], f[keep]]), axis=1))
+        pairs = np.concatenate(found).astype(np.int64).reshape(-1, 2) if found else np.zeros((0, 2), dtype=np.int64)
+        pairs = pairs[filter.allows(pairs[:, 0], pairs[:, 1])]
+        return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+    centre = lo[finite] + hi[finite]
+    axis = int(np.argmax(np.var(centre, axis=0)))
+    key = lo[finite, axis]
+    previous = getattr(filter, "_sweep_order", None)
+    if previous is not None and previous[0] == axis and len(previous[1]) == len(finite):
+        order = previous[1][np.argsort(key[previous[1]], kind="stable")]
     else:
-        f_lo, f_hi = np.ascontiguousarray(lo[finite]), np.ascontiguousarray(hi[finite])
-        axis = int(np.argmax(np.var(f_lo + f_hi, axis=0)))
-        order = np.argsort(f_lo[:, axis], kind="stable")
-        found.append(finite[_sweep(f_lo, f_hi, order, axis)])
-    if planes.size and finite.size:
-        p, f = (x.ravel() for x in np.meshgrid(planes, finite, indexing="ij"))
-        keep = _overlap(lo, hi, p, f)
-        found.append(np.sort(np.column_stack([p[keep], f[keep]]), axis=1))
-    pairs = np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)
-    pairs = pairs.astype(np.int64).reshape(-1, 2)
-    pairs = pairs[filter.allows(pairs[:, 0], pairs[:, 1])]
-    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+        order = np.argsort(key, kind="stable")
+    filter._sweep_order = (axis, order)
+    out = np.empty((getattr(filter, "_sweep_capacity", 4 * len(lo) + 16), 2), dtype=np.int64)
+    arrays = (lo, hi, finite, order, axis, planes)
+    k = _sweep(*arrays, out, *filter.arrays())
+    if k > len(out):
+        out = np.empty((k, 2), dtype=np.int64)
+        _sweep(*arrays, out, *filter.arrays())
+    filter._sweep_capacity = k + k // 4 + 16
+    return _sort_pairs(out[:k], len(lo))
