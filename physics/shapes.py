@@ -16,6 +16,7 @@ n_world = R n, offset_world = s offset + n_world . T.
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 SPHERE, BOX, CAPSULE, CYLINDER, PLANE = 0, 1, 2, 3, 4
 KINDS = {"sphere": SPHERE, "box": BOX, "capsule": CAPSULE, "cylinder": CYLINDER, "plane": PLANE}
@@ -165,21 +166,9 @@ def aabbs(shapes, world):
     half-space n . x <= offset: infinite except along an axis-aligned normal.
     """
     centre, rotation, params = world_shapes(shapes, world)
-    kind = shapes.kind
-    half = np.zeros_like(centre)
-    box = kind == BOX
-    half[box] = np.einsum("sij,sj->si", np.abs(rotation[box]), params[box, :3])
-    sphere = kind == SPHERE
-    half[sphere] = params[sphere, :1]
-    axis = rotation[:, :, 1]
-    capsule = kind == CAPSULE
-    half[capsule] = np.abs(axis[capsule]) * params[capsule, 1:2] + params[capsule, :1]
-    cylinder = kind == CYLINDER
-    a = axis[cylinder]
-    half[cylinder] = (np.abs(a) * params[cylinder, 1:2]
-                      + params[cylinder, :1] * np.sqrt(np.clip(1.0 - a * a, 0.0, None)))
+    half = _half_extents(shapes.kind, rotation, params)
     lo, hi = centre - half, centre + half
-    plane = np.flatnonzero(kind == PLANE)
+    plane = np.flatnonzero(shapes.kind == PLANE)
     lo[plane], hi[plane] = -np.inf, np.inf
     for s in plane:  # few planes: a closed form per plane is clearer than a masked expression
         n, offset = params[s, :3], params[s, 3]
@@ -191,3 +180,24 @@ def aabbs(shapes, world):
             else:
                 lo[s, k] = offset / n[k]
     return lo, hi
+
+
+@njit(cache=True)
+def _half_extents(kind, rotation, params):
+    """(S, 3) world half extents of the finite shapes' bounding boxes (planes: 0, set by the caller);
+    the formulas of `aabbs`, one loop over the shapes (numpy masks cost more than the arithmetic)."""
+    half = np.zeros((kind.shape[0], 3))
+    for s in range(kind.shape[0]):
+        k = kind[s]
+        for i in range(3):
+            if k == BOX:
+                half[s, i] = (abs(rotation[s, i, 0]) * params[s, 0] + abs(rotation[s, i, 1]) * params[s, 1]
+                              + abs(rotation[s, i, 2]) * params[s, 2])
+            elif k == SPHERE:
+                half[s, i] = params[s, 0]
+            elif k == CAPSULE:
+                half[s, i] = abs(rotation[s, i, 1]) * params[s, 1] + params[s, 0]
+            elif k == CYLINDER:
+                a = rotation[s, i, 1]
+                half[s, i] = abs(a) * params[s, 1] + params[s, 0] * np.sqrt(max(1.0 - a * a, 0.0))
+    return half
