@@ -2,11 +2,15 @@
 
 Everything is world frame and batch-first; each overlay becomes one `Renderer.draw_lines` call.
 An arrow from `origin` along `vector` is its shaft plus two head strokes in a plane containing
-the shaft; arrows shorter than `MIN_LENGTH` are dropped so resting bodies show nothing.
+the shaft; arrows shorter than `MIN_LENGTH` are dropped so resting bodies show nothing. Given
+each origin's `pixels_per_metre` on screen (app.culling.screen_radius of a 1 m sphere: 0 off
+screen), arrows and frames shorter than `MIN_PIXELS` there are dropped too: with thousands of
+nodes in view most are invisible specks, and building and drawing them is most of the cost.
 """
 import numpy as np
 
 MIN_LENGTH = 1e-4  # m: shorter arrows are not drawn
+MIN_PIXELS = 1.0   # nor those shorter than this on screen
 
 AXIS_COLORS = np.array([[0.9, 0.15, 0.15], [0.15, 0.8, 0.15], [0.2, 0.3, 0.95]])
 COLORS = {
@@ -23,21 +27,29 @@ COLORS = {
 }
 
 
-def frames(translation_world, rotation_world, length):
-    """Three axis segments per node: x red, y green, z blue; (N*3, 2, 3), (N*3, 3)."""
-    origin = np.asarray(translation_world, float)
-    axes_world = np.swapaxes(np.asarray(rotation_world, float), -1, -2)  # rows = the node's axes
-    tips = origin[:, None, :] + length * axes_world
+def frames(translation_world, rotation_world, length, pixels_per_metre=None):
+    """Three axis segments per node: x red, y green, z blue; (N*3, 2, 3), (N*3, 3). `length`
+    scalar or (N,) m."""
+    origin = np.asarray(translation_world, float).reshape(-1, 3)
+    rotation = np.asarray(rotation_world, float).reshape(-1, 3, 3)
+    length = np.broadcast_to(np.asarray(length, float), origin.shape[:1])
+    if pixels_per_metre is not None:
+        keep = length * pixels_per_metre >= MIN_PIXELS
+        origin, rotation, length = origin[keep], rotation[keep], length[keep]
+    axes_world = np.swapaxes(rotation, -1, -2)  # rows = the node's axes
+    tips = origin[:, None, :] + length[:, None, None] * axes_world
     segments = np.stack([np.broadcast_to(origin[:, None, :], tips.shape), tips], axis=2).reshape(-1, 2, 3)
     return segments, np.tile(AXIS_COLORS, (len(origin), 1))
 
 
-def arrows(origin_world, vector_world, scale, color):
+def arrows(origin_world, vector_world, scale, color, pixels_per_metre=None):
     """Arrows `origin -> origin + scale * vector`: 3 segments each; (K, 2, 3), (K, 3)."""
     origin = np.asarray(origin_world, float).reshape(-1, 3)
     shaft = scale * np.asarray(vector_world, float).reshape(-1, 3)
     length = np.linalg.norm(shaft, axis=1)
     keep = np.isfinite(length) & (length > MIN_LENGTH)
+    if pixels_per_metre is not None:
+        keep &= length * pixels_per_metre >= MIN_PIXELS
     origin, shaft, length = origin[keep], shaft[keep], length[keep, None]
     tip = origin + shaft
     direction = shaft / np.where(length > 0, length, 1.0)

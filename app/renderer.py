@@ -209,15 +209,13 @@ class Renderer:
             )
         return self.vaos[kind, coarse], self.instance_buffers[kind, coarse]
 
-    def draw_shapes(self, translation_world, rotation_world, scale_world, view_projection, focal_px, eye_world,
-                    highlight=None):
+    def draw_shapes(self, translation_world, rotation_world, scale_world, view_projection, focal_px, highlight=None):
         """Instanced draws per shape type and level of detail; `highlight` (node index) is drawn
         brighter. `focal_px` = P[1, 1] * height / 2 (app.culling). Counts drawn per (kind,
         coarse) are left in `self.drawn`."""
         self.ctx.enable(moderngl.DEPTH_TEST | moderngl.CULL_FACE)
         self.mesh_program["u_view_projection"].write(gl_bytes(view_projection))
         self.mesh_program["u_light_dir_world"].value = tuple(LIGHT_DIR_WORLD)
-        self.mesh_program["u_eye_world"].value = tuple(np.asarray(eye_world, float))
         self.drawn = {}
         for kind, group in self.groups.items():
             index = group["index"]

@@ -19,7 +19,7 @@ import numpy as np
 from imgui_bundle import imgui
 from pyglet.window import key, mouse
 
-from app import overlays, picking, settings as settings_store
+from app import culling, overlays, picking, settings as settings_store
 from app.camera import Camera
 from app.imgui_renderer import ImGuiInput, ImGuiRenderer
 from app.renderer import SKY_RGB, Renderer, Target, model_matrices
@@ -138,6 +138,7 @@ class Viewer:
         self.renderer.set_shapes(sim.shapes, sim.colors)
         self.selected, self.accumulator, self.paused = None, 0.0, False
         self.stats["nodes"] = len(sim.names)
+        self.dynamic = np.flatnonzero(np.asarray(sim.motion) == "dynamic")  # node indices
         self.prefs["last_scene"] = str(path)
         self.refresh_state()
         self.frame_scene()
@@ -356,32 +357,34 @@ class Viewer:
         s = self.state
         if s is None:
             return
-        self.renderer.draw_shapes(s["T"], s["R"], s["S"], vp, self.focal_px(), self.camera.eye_world, self.selected)
+        self.renderer.draw_shapes(s["T"], s["R"], s["S"], vp, self.focal_px(), self.selected)
         for segments, colors in self.overlay_lines():
             self.renderer.draw_lines(segments, colors, vp)
 
     def overlay_lines(self):
-        """One line list per enabled overlay (each one draw call)."""
+        """One line list per enabled overlay (each one draw call); what is off screen or under
+        a pixel long is left out (app.overlays)."""
         s, on, scale = self.state, self.prefs["overlays"], self.prefs["arrow_scale"]
+        ppm = culling.screen_radius(s["T"], 1.0, self.view_projection(), self.focal_px())  # px per m
         lines = []
         if on["frames"]:
-            lines.append(overlays.frames(s["T"], s["R"], 0.5 * np.mean(s["S"], axis=1)[:, None, None]))
+            lines.append(overlays.frames(s["T"], s["R"], 0.5 * np.mean(s["S"], axis=1), ppm))
         if on["velocity"]:
-            lines.append(overlays.arrows(s["T"], s["v"], scale, overlays.COLORS["velocity"]))
+            lines.append(overlays.arrows(s["T"], s["v"], scale, overlays.COLORS["velocity"], ppm))
         if on["angular_velocity"]:
-            lines.append(overlays.arrows(s["T"], s["omega"], scale, overlays.COLORS["angular_velocity"]))
-        dynamic = np.asarray(self.sim.motion) == "dynamic"
-        if on["angular_momentum"] and dynamic.any():
+            lines.append(overlays.arrows(s["T"], s["omega"], scale, overlays.COLORS["angular_velocity"], ppm))
+        dynamic = self.dynamic[ppm[self.dynamic] > 0]  # dynamic nodes on screen
+        if on["angular_momentum"] and dynamic.size:
             L = overlays.angular_momentum_world(s["R"][dynamic], np.asarray(self.sim.inertia_body)[dynamic], s["omega"][dynamic])
-            lines.append(overlays.arrows(s["T"][dynamic], L, scale, overlays.COLORS["angular_momentum"]))
-        if on["inertial"] and dynamic.any():
+            lines.append(overlays.arrows(s["T"][dynamic], L, scale, overlays.COLORS["angular_momentum"], ppm[dynamic]))
+        if on["inertial"] and dynamic.size:
             try:
                 accelerations = self.sim.inertial_accelerations()
             except Exception as error:  # noqa: BLE001 - a display error must not stop physics
                 accelerations = {}
                 self.message = f"inertial accelerations unavailable: {error}"
             lines.append(overlays.concatenate([
-                overlays.arrows(s["T"][dynamic], np.asarray(a)[dynamic], scale, overlays.COLORS.get(name, (1, 1, 1)))
+                overlays.arrows(s["T"][dynamic], np.asarray(a)[dynamic], scale, overlays.COLORS.get(name, (1, 1, 1)), ppm[dynamic])
                 for name, a in accelerations.items()
             ]))
         if on["contacts"] and len(self.contacts[0]):
