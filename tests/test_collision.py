@@ -266,3 +266,23 @@ def test_bad_input():
         ShapeSet.from_nodes([{"type": "sphere", "radius": 1, "size": 2}])
     with pytest.raises(ValueError, match="world: got"):
         contacts(shapes, world([[0, 0, 0]]), np.array([[0, 1]]))
+
+
+def test_output_growth_resumes_where_it_stopped():
+    """A fresh cache sizes the outputs for 64 points; a 4³ grid of overlapping boxes on the ground
+    needs hundreds, so the kernel stops, the outputs grow and it resumes several times. The result
+    must equal the second call's, made with outputs already large enough: exact (same arithmetic)."""
+    from physics.broadphase import candidate_pairs, collision_filter
+    from physics.shapes import aabbs
+    grid = np.stack(np.meshgrid(*[np.arange(4)] * 3, indexing="ij"), axis=-1).reshape(-1, 3)
+    t = np.vstack([np.zeros(3), grid * 0.99 + 0.49])
+    r = np.concatenate([I3[None], [rot([1, 2, 3], 0.01 * k) for k in range(len(grid))]])
+    shapes = ShapeSet.from_nodes([GROUND] + [BOX1] * len(grid))
+    w = world(t, r)
+    pairs = candidate_pairs(*aabbs(shapes, w), collision_filter(shapes, np.full(len(t), -1)))
+    cache = ContactCache()
+    first = contacts(shapes, w, pairs, cache)
+    second = contacts(shapes, w, pairs, cache)
+    assert len(first) > 4 * 64
+    for name in ("shape_a", "shape_b", "body_a", "body_b", "point_world", "normal_world", "depth", "feature_id"):
+        np.testing.assert_array_equal(getattr(first, name), getattr(second, name))
