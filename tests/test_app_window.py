@@ -88,10 +88,11 @@ def scenes():
 
 @pytest.mark.parametrize("scene", scenes(), ids=lambda p: p.stem)
 def test_every_scene_screenshot(display, app_config, tmp_path, scene):
-    """`python -m app SCENE --frames 30 --screenshot F` exits 0 and the picture shows the scene."""
+    """`python -m app SCENE --frames 10 --screenshot F` exits 0 and the picture shows the scene.
+    (10 frames: the loop runs many times over; more only adds physics time on the big scenes.)"""
     import physics
     out = tmp_path / "shot.png"
-    result = subprocess.run([sys.executable, "-m", "app", str(scene), "--frames", "30", "--screenshot", str(out)],
+    result = subprocess.run([sys.executable, "-m", "app", str(scene), "--frames", "10", "--screenshot", str(out)],
                             cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     from app.png import read_png
@@ -280,3 +281,67 @@ def test_xdotool_end_to_end(window):
     xdotool("windowfocus", "--sync", wid)
     xdotool("key", "g")
     assert w.viewer.sim.settings.gyroscopic != mode
+
+
+def _crash(w, frames_max=150):
+    """Run the car scene until the car has stopped at the wall; the cargo's (box_1) and the
+    car's world x velocity at that frame."""
+    v = w.viewer
+    car, box = v.sim.names.index("car"), v.sim.names.index("box_1")
+    for _ in range(frames_max):
+        frames(w, 1)
+        if abs(v.state["v"][car, 0]) < 1.0:
+            return v.state["v"][car, 0], v.state["v"][box, 0]
+    raise AssertionError(f"the car did not stop within {frames_max} frames")
+
+
+def test_counteract_key_changes_the_crash(window):
+    """C toggles counteraction, and the motion follows (the car scene: issue 5 §4, seed 000's
+    counteraction). On: the impulse that stops the car leaves its loose cargo's world velocity
+    alone, so the cargo still moves at nearly 10 m/s (only floor friction, ≤ 0.05 m/s per step,
+    slows it). Off: the cargo stops with the car (same velocity within 0.05 m/s)."""
+    from pyglet.window import key
+    w = window(str(ROOT / "assets" / "scenes" / "car.toml"))
+    assert w.viewer.sim.settings.counteract
+    car_v, box_v = _crash(w)
+    assert box_v > 9.5
+    press(w, key.C)
+    assert not w.viewer.sim.settings.counteract
+    press(w, key.R)
+    car_v, box_v = _crash(w)
+    assert abs(box_v - car_v) < 0.05
+
+
+def test_contact_overlay_marks_the_contacts(window):
+    """The car's cargo rests on its floor: physics reports contacts, the overlay draws a cross at
+    each (segment midpoints = the contact points, 1e-12) and its red shows in the picture
+    exactly where the points project (within 6 px), and not with the overlay off."""
+    from pyglet.window import key
+    w = window(str(ROOT / "assets" / "scenes" / "car.toml"))
+    v = w.viewer
+    for name in v.prefs["overlays"]:
+        v.prefs["overlays"][name] = name == "contacts"
+    frames(w, 2)
+    points, normals = v.sim.contacts()
+    assert len(points) > 0, "physics reports no contacts for the resting cargo"
+    w.dispatch_event("on_key_press", key.SPACE, 0)  # pause: a still picture
+    frames(w, 1)
+    points, _ = v.sim.contacts()
+    (segments, _), = v.overlay_lines()
+    crosses = segments[:3 * len(points)].reshape(len(points), 3, 2, 3)
+    np.testing.assert_allclose(crosses.mean(axis=2), np.repeat(points[:, None, :], 3, axis=1), atol=1e-12)
+
+    def red_pixels():
+        image = v.read_rgb().astype(int)
+        return np.all(np.abs(image - [255, 26, 26]) <= 3, axis=-1)  # COLORS["contact_point"], unlit
+
+    on = red_pixels()
+    v.prefs["overlays"]["contacts"] = False
+    off = red_pixels()
+    assert on.sum() > 20 and off.sum() == 0
+    clip = np.c_[points, np.ones(len(points))] @ v.view_projection().T
+    xy = (clip[:, :2] / clip[:, 3:] + 1) / 2 * np.array(v.size)
+    rows, cols = np.nonzero(on)
+    pixel = np.c_[cols + 0.5, v.size[1] - rows - 0.5]  # image rows run top down
+    nearest = np.min(np.linalg.norm(pixel[:, None, :] - xy[None], axis=2), axis=1)
+    assert nearest.max() < 6
