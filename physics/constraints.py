@@ -38,6 +38,7 @@ A user constraint C(x_a, R_a, x_b, R_b) gets its Jacobian by forward AD (`physic
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from physics.rotation import hat, rotvec_from_matrix
 
@@ -129,43 +130,94 @@ def tangent_basis(normal):
     return t1, t2
 
 
+@njit(cache=True)
+def _contact_rows_kernel(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
+                         h, beta, slop, threshold, softness,
+                         row_body, jacobian, target, relax, lower, upper, soft, friction_of, row_mu, impulse, bounce):
+    """One pass over the M contact points writing their 3 rows each (`contact_rows`); no temporaries."""
+    for m in range(depth.size):
+        n0, n1, n2 = normal[m, 0], normal[m, 1], normal[m, 2]
+        # tangent_basis (Duff et al. 2017), inlined
+        sign = 1.0 if n2 >= 0.0 else -1.0
+        a = -1.0 / (sign + n2)
+        b = n0 * n1 * a
+        d = np.empty((3, 3))
+        d[0, 0], d[0, 1], d[0, 2] = 1.0 + sign * n0 * n0 * a, sign * b, -sign * n0
+        d[1, 0], d[1, 1], d[1, 2] = b, sign + n1 * n1 * a, -n1
+        d[2, 0], d[2, 1], d[2, 2] = n0, n1, n2
+        v_rel = np.zeros(3)          # relative point velocity b − a at the start of the step
+        static = np.zeros(3)         # its part from static sides (moved into the targets)
+        for side in range(2):
+            k = body[m, side]
+            sgn = -1.0 if side == 0 else 1.0
+            if k >= 0:
+                r0, r1, r2 = point[m, 0] - centre[k, 0], point[m, 1] - centre[k, 1], point[m, 2] - centre[k, 2]
+                w0, w1, w2 = velocity[k, 3], velocity[k, 4], velocity[k, 5]
+                v_rel[0] += sgn * (velocity[k, 0] + w1 * r2 - w2 * r1)
+                v_rel[1] += sgn * (velocity[k, 1] + w2 * r0 - w0 * r2)
+                v_rel[2] += sgn * (velocity[k, 2] + w0 * r1 - w1 * r0)
+                for row in range(3):
+                    i = 3 * m + row
+                    u0, u1, u2 = d[row, 0], d[row, 1], d[row, 2]
+                    jacobian[i, side, 0], jacobian[i, side, 1], jacobian[i, side, 2] = sgn * u0, sgn * u1, sgn * u2
+                    jacobian[i, side, 3] = sgn * (r1 * u2 - r2 * u1)
+                    jacobian[i, side, 4] = sgn * (r2 * u0 - r0 * u2)
+                    jacobian[i, side, 5] = sgn * (r0 * u1 - r1 * u0)
+            else:
+                for c in range(3):
+                    v_rel[c] += sgn * static_velocity[m, side, c]
+                    static[c] += sgn * static_velocity[m, side, c]
+                for row in range(3):
+                    for c in range(6):
+                        jacobian[3 * m + row, side, c] = 0.0
+        C = -depth[m]
+        if C > 0.0:     # separated: speculative, the gap may close within this step but no further
+            solve_n, relax_n = -C / h, -C / h
+        else:           # penetrating: Baumgarte on the depth beyond the slop
+            solve_n, relax_n = -beta * min(C + slop, 0.0) / h, 0.0
+        for row in range(3):
+            i = 3 * m + row
+            static_part = d[row, 0] * static[0] + d[row, 1] * static[1] + d[row, 2] * static[2]
+            row_body[i, 0], row_body[i, 1] = body[m, 0], body[m, 1]
+            target[i] = (solve_n if row == 2 else 0.0) - static_part
+            relax[i] = (relax_n if row == 2 else 0.0) - static_part
+            lower[i] = 0.0
+            upper[i] = INF if row == 2 else 0.0
+            soft[i] = softness
+            friction_of[i] = 3 * m + 2 if row < 2 else -1
+            row_mu[i] = mu[m]
+        impulse[3 * m], impulse[3 * m + 1], impulse[3 * m + 2] = warm[m, 1], warm[m, 2], warm[m, 0]
+        vn0 = n0 * v_rel[0] + n1 * v_rel[1] + n2 * v_rel[2]
+        static_n = n0 * static[0] + n1 * static[1] + n2 * static[2]
+        bounce[m] = -restitution[m] * vn0 - static_n if vn0 < -threshold else np.nan
+
+
 def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
                  h, beta, slop=0.0005, threshold=1.0, softness=0.0):
-    """Rows for M contact points: per point [t1, t2, n] (friction before the normal row, so the
-    non-penetration row, solved last, wins — Box2D v2.4's order).
+    """Rows for M contact points: per point [t1, t2, n] (row 3m + 2 is point m's normal row; the
+    solver's order puts it first, Box2D v3's order, so friction sees this sweep's normal impulse).
 
     point, normal (a→b) (M,3), depth (M,) (> 0 penetrating); body (M,2) solver bodies (−1 static);
     centre (B,3) bodies' centres of mass; velocity (B,6) [v, ω] at the start of the step;
     static_velocity (M,2,3) the surface velocity of static sides (kinematic nodes) at the point;
     mu, restitution (M,); warm (M,3) stored (normal, t1, t2) impulses.
     Returns (rows, restitution_target (M,)) — NaN where no restitution applies.
+    One compiled pass (`_contact_rows_kernel`): the pile's 6k points cost no numpy temporaries.
     """
     M = len(depth)
     if M == 0:
         return Rows.empty(), np.zeros(0)
-    t1, t2 = tangent_basis(normal)
-    dynamic = body >= 0
-    safe = np.where(dynamic, body, 0)
-    r = np.where(dynamic[..., None], point[:, None, :] - centre[safe], 0.0)       # (M,2,3)
-    directions = np.stack([t1, t2, normal], axis=1)                                  # (M,3,3)
-    J = _linear_jacobian(directions, r[:, None, 0], r[:, None, 1])                   # (M,3,2,6)
-    # Velocity of each side at the point: a dynamic body's own, or the static surface's.
-    v_point = np.where(dynamic[..., None], velocity[safe, :3] + np.cross(velocity[safe, 3:], r), static_velocity)
-    v_rel = v_point[:, 1] - v_point[:, 0]
-    static_part = np.einsum("mkd,md->mk", directions, np.where(dynamic[:, 1:2], 0.0, v_point[:, 1]) - np.where(dynamic[:, 0:1], 0.0, v_point[:, 0]))
-    J = np.where(dynamic[:, None, :, None], J, 0.0)
-    solve_n, relax_n = _targets(-depth, np.ones(M, bool), beta, h, slop)
-    target = np.stack([np.zeros(M), np.zeros(M), solve_n], axis=1) - static_part
-    relax = np.stack([np.zeros(M), np.zeros(M), relax_n], axis=1) - static_part
-    vn0 = np.einsum("md,md->m", v_rel, normal)
-    bounce = np.where(vn0 < -threshold, -restitution * vn0 - static_part[:, 2], np.nan)
-    base = 3 * np.arange(M)
-    friction_of = np.stack([base + 2, base + 2, np.full(M, -1)], axis=1)
-    lower = np.stack([np.zeros(M), np.zeros(M), np.zeros(M)], axis=1)
-    upper = np.stack([np.zeros(M), np.zeros(M), np.full(M, INF)], axis=1)
-    rows = Rows(np.repeat(body, 3, axis=0).astype(np.int64), J.reshape(3 * M, 2, 6), target.ravel(), relax.ravel(),
-                lower.ravel(), upper.ravel(), np.full(3 * M, float(softness)), friction_of.ravel(),
-                np.repeat(mu, 3).astype(float), warm[:, [1, 2, 0]].ravel().astype(float))
+    f = lambda x, shape: np.ascontiguousarray(np.broadcast_to(np.asarray(x, float), shape))
+    rows = Rows(np.empty((3 * M, 2), np.int64), np.empty((3 * M, 2, 6)), np.empty(3 * M), np.empty(3 * M),
+                np.empty(3 * M), np.empty(3 * M), np.empty(3 * M), np.empty(3 * M, np.int64), np.empty(3 * M),
+                np.empty(3 * M))
+    bounce = np.empty(M)
+    _contact_rows_kernel(f(point, (M, 3)), f(normal, (M, 3)), f(depth, (M,)),
+                         np.ascontiguousarray(body, np.int64), f(centre, np.shape(centre)), f(velocity, np.shape(velocity)),
+                         f(static_velocity, (M, 2, 3)), f(mu, (M,)), f(restitution, (M,)), f(warm, (M, 3)),
+                         float(h), float(beta), float(slop), float(threshold), float(softness),
+                         rows.body, rows.jacobian, rows.target, rows.relax, rows.lower, rows.upper, rows.softness,
+                         rows.friction_of, rows.mu, rows.impulse, bounce)
     return rows, bounce
 
 

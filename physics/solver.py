@@ -38,6 +38,8 @@ from numba import njit
 
 from physics.constraints import Rows
 
+SPECULATIVE = 0.002   # m: contacts kept this far apart beyond what can close in a step (4 slops, Box2D v3)
+
 
 @njit(cache=True)
 def _pgs(order, body, jacobian, minv_jt, inv_k, target, softness, lower, upper, friction_of, mu,
@@ -87,32 +89,69 @@ class Prepared:
     inv_k: np.ndarray
 
 
+@njit(cache=True)
+def _effective_masses(body, jacobian, inverse_mass, inverse_inertia, softness, minv_jt, inv_k):
+    """minv_jt[i, s] = M_s⁻¹ J_sᵀ (m⁻¹ J_lin, I⁻¹ J_ang) and inv_k[i] = 1 / (J M⁻¹ Jᵀ + s_i), per row."""
+    for i in range(body.shape[0]):
+        k = softness[i]
+        for side in range(2):
+            b = body[i, side]
+            if b < 0:
+                for c in range(6):
+                    minv_jt[i, side, c] = 0.0
+                continue
+            for c in range(3):
+                minv_jt[i, side, c] = inverse_mass[b] * jacobian[i, side, c]
+                minv_jt[i, side, 3 + c] = (inverse_inertia[b, c, 0] * jacobian[i, side, 3]
+                                           + inverse_inertia[b, c, 1] * jacobian[i, side, 4]
+                                           + inverse_inertia[b, c, 2] * jacobian[i, side, 5])
+            for c in range(6):
+                k += jacobian[i, side, c] * minv_jt[i, side, c]
+        inv_k[i] = 1.0 / k if k > 1e-300 else 0.0
+
+
 def prepare(rows, inverse_mass, inverse_inertia_world):
     """Effective masses of `rows` for bodies with inverse mass (B,) and inverse world inertia
-    (B, 3, 3), I⁻¹_world = R diag(1/I) Rᵀ at the start of the step."""
-    dynamic = rows.body >= 0
-    safe = np.where(dynamic, rows.body, 0)
-    minv_jt = np.zeros_like(rows.jacobian)
-    minv_jt[..., :3] = inverse_mass[safe][..., None] * rows.jacobian[..., :3]
-    minv_jt[..., 3:] = np.einsum("rsij,rsj->rsi", inverse_inertia_world[safe], rows.jacobian[..., 3:])
-    minv_jt = np.where(dynamic[..., None], minv_jt, 0.0)
-    k = np.einsum("rsc,rsc->r", rows.jacobian, minv_jt) + rows.softness
-    inv_k = np.where(k > 1e-300, 1.0 / np.maximum(k, 1e-300), 0.0)
-    return Prepared(rows, np.ascontiguousarray(minv_jt), inv_k)
+    (B, 3, 3), I⁻¹_world = R diag(1/I) Rᵀ at the start of the step (one compiled pass)."""
+    R = len(rows)
+    minv_jt, inv_k = np.empty((R, 2, 6)), np.empty(R)
+    if R:
+        _effective_masses(rows.body, np.ascontiguousarray(rows.jacobian), np.ascontiguousarray(inverse_mass, float),
+                          np.ascontiguousarray(inverse_inertia_world, float), np.ascontiguousarray(rows.softness, float),
+                          minv_jt, inv_k)
+    return Prepared(rows, minv_jt, inv_k)
+
+
+@njit(cache=True)
+def _apply_impulses(body, minv_jt, impulse, velocity):
+    for i in range(body.shape[0]):
+        for side in range(2):
+            b = body[i, side]
+            if b >= 0:
+                for c in range(6):
+                    velocity[b, c] += minv_jt[i, side, c] * impulse[i]
 
 
 def warm_start(prepared, velocity):
     """v += M⁻¹ Jᵀ λ for the stored λ (Catto 2005, "warm starting"), in place on velocity (B, 6)."""
     rows = prepared.rows
-    for side in range(2):
-        dynamic = rows.body[:, side] >= 0
-        np.add.at(velocity, rows.body[dynamic, side], prepared.minv_jt[dynamic, side] * rows.impulse[dynamic, None])
+    if len(rows):
+        _apply_impulses(rows.body, prepared.minv_jt, rows.impulse, velocity)
+
+
+def solve_order(friction_of):
+    """The sweep order: every non-friction row in its place, each friction row right after the
+    normal row bounding it (Box2D v3's `b2SolveContact`: normal first, then friction against the
+    normal impulse of this very sweep; consecutive rows of one point share their bodies in cache)."""
+    index = np.arange(len(friction_of))
+    anchor = np.where(friction_of >= 0, friction_of, index)
+    return np.lexsort(((friction_of >= 0), anchor)).astype(np.int64)
 
 
 def sweep(prepared, velocity, target, iterations, sor, order=None):
     """Run PGS on `target` (R,) for `iterations` sweeps; returns the residual per sweep."""
     rows = prepared.rows
-    if order is None:   # non-friction rows first (bottom-up as the narrow phase lists pairs), then friction
+    if order is None:
         order = np.argsort(rows.friction_of >= 0, kind="stable")
     order = np.asarray(order, np.int64)
     residual = np.zeros(iterations)
@@ -187,34 +226,6 @@ class SceneSolver:
         self.residual = np.zeros(0)
         self.contacts = None
         self._prepared = None
-        self._memory = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))
-
-    def _pair_keys(self, c):
-        return c.shape_a * len(self.shapes) + c.shape_b
-
-    def _remembered(self, c, tolerance=0.02):
-        """Last step's (normal, t1, t2) impulses of these contacts: the nearest stored point of the
-        same shape pair within `tolerance` (m) — Bullet's persistent-manifold matching
-        (btPersistentManifold::getCacheEntry, breaking threshold 0.02 m). Matching by position
-        rather than by `feature_id` keeps warm starting when a box–box manifold switches its
-        reference face between two nearly equal choices, which renames every feature."""
-        keys, points, impulses = self._memory
-        out = np.zeros((len(c), 3))
-        if len(keys) == 0 or len(c) == 0:
-            return out
-        new_keys = self._pair_keys(c)
-        left, right = np.searchsorted(keys, new_keys, "left"), np.searchsorted(keys, new_keys, "right")
-        best, best_distance = np.full(len(c), -1), np.full(len(c), tolerance)
-        for offset in range(4):                 # at most 4 points per pair
-            candidate = left + offset
-            valid = candidate < right
-            safe = np.where(valid, candidate, 0)
-            distance = np.linalg.norm(c.point_world - points[safe], axis=1)
-            better = valid & (distance < best_distance)
-            best, best_distance = np.where(better, candidate, best), np.where(better, distance, best_distance)
-        found = best >= 0
-        out[found] = impulses[best[found]]
-        return out
 
     def _build_joints(self, centre, rotation):
         from physics.constraints import Joints
@@ -250,7 +261,7 @@ class SceneSolver:
         if len(self.shapes):
             lo, hi = aabbs(self.shapes, world)
             speed = float(np.max(np.abs(velocity[:, :3]), initial=0.0))
-            margin = 0.02 + 2.0 * h * speed      # speculative distance: what can close within a step
+            margin = SPECULATIVE + h * speed     # speculative distance: what can close within a step
             lo, hi = lo - margin, hi + margin
             pairs = candidate_pairs(lo, hi, self.filter)
             c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
@@ -260,7 +271,7 @@ class SceneSolver:
             surface = world.velocity[nodes] + np.cross(world.omega[nodes], c.point_world[:, None] - world.translation[nodes])
             mu = np.sqrt(self.friction[c.body_a] * self.friction[c.body_b])      # Box2D's mixing rules
             e = np.maximum(self.restitution[c.body_a], self.restitution[c.body_b])
-            warm = self._remembered(c) if settings.warm_start else np.zeros((len(c), 3))
+            warm = self.cache.lookup(c) if settings.warm_start else np.zeros((len(c), 3))
             rows, bounce = contact_rows(c.point_world, c.normal_world, c.depth, body, centre, velocity, surface,
                                         mu, e, warm, h, beta, softness=softness)
             parts.append(rows)
@@ -283,7 +294,5 @@ class SceneSolver:
             c = self.contacts
             stored = impulse[len(impulse) - 3 * len(c):].reshape(-1, 3)[:, [2, 0, 1]]   # (n, t1, t2)
             self.cache.store(c, stored)
-            order = np.argsort(self._pair_keys(c), kind="stable")
-            self._memory = (self._pair_keys(c)[order], c.point_world[order], stored[order])
         self.residual = solution.residual
         return solution
