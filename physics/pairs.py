@@ -183,6 +183,8 @@ def distinct_pair_indices(n, chunk=1 << 20):
     b = isqrt(int(chunk))
     if b < 2:
         raise ValueError(f"chunk must be >= 4 pairs (a 2 x 2 tile), got {chunk}")
+    # A tile wider than n only costs time: triu_indices(b) would be rebuilt per call (broad phase, per step).
+    b = min(b, max(n, 2))
     tri_i, tri_j = np.triu_indices(b, 1)
     for i0 in range(0, n, b):
         i1 = min(i0 + b, n)
