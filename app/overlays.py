@@ -67,9 +67,11 @@ def arrows(origin_world, vector_world, scale, color, pixels_per_metre=None):
     return segments, np.broadcast_to(np.asarray(color, float), (len(segments), 3))
 
 
-def crosses(points_world, size, color):
+def crosses(points_world, size, color, pixels_per_metre=None):
     """A small 3-axis cross at each point; (K*3, 2, 3), (K*3, 3)."""
     points = np.asarray(points_world, float).reshape(-1, 3)
+    if pixels_per_metre is not None:
+        points = points[2 * size * pixels_per_metre >= MIN_PIXELS]
     offsets = size * np.eye(3)
     segments = np.stack([points[:, None, :] - offsets, points[:, None, :] + offsets], axis=2).reshape(-1, 2, 3)
     return segments, np.broadcast_to(np.asarray(color, float), (len(segments), 3))

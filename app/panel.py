@@ -19,6 +19,7 @@ from app.settings import OVERLAYS
 RED = imgui.ImVec4(1.0, 0.35, 0.3, 1.0)
 DIM = imgui.ImVec4(0.75, 0.75, 0.75, 1.0)
 PANEL_WIDTH = 360
+MAX_NAMES = 200  # labels drawn by the names overlay, nearest first
 
 
 def _choices():
@@ -217,16 +218,19 @@ class Panel:
         imgui.end()
 
     def names(self):
+        """Node names at their origins: the MAX_NAMES nearest nodes on screen (thousands of
+        labels are unreadable, and each is a Python call into ImGui)."""
         v = self.viewer
         s = v.state
-        clip = np.c_[s["T"], np.ones(len(s["T"]))] @ v.view_projection().T
-        visible = clip[:, 3] > 1e-6
-        ndc = clip[:, :2] / np.where(visible, clip[:, 3], 1.0)[:, None]
+        vp = v.view_projection()
+        clip = np.c_[s["T"], np.ones(len(s["T"]))] @ vp.T
+        shown = np.flatnonzero((clip[:, 3] > 1e-6) & np.all(np.abs(clip[:, :3]) <= clip[:, 3:], axis=1))
+        shown = shown[np.argsort(clip[shown, 3], kind="stable")[:MAX_NAMES]]
+        ndc = clip[shown, :2] / clip[shown, 3:]
         w, h = v.size
         draw_list = imgui.get_foreground_draw_list()
         white = imgui.color_convert_float4_to_u32(imgui.ImVec4(1, 1, 1, 1))
-        for i in np.flatnonzero(visible & np.all(np.abs(ndc) < 1, axis=1))[:500]:
-            x, y = (ndc[i, 0] + 1) / 2 * w, (1 - ndc[i, 1]) / 2 * h
+        for i, (x, y) in zip(shown, (ndc + 1) / 2 * [w, -h] + [0, h]):
             draw_list.add_text(imgui.ImVec2(float(x) + 4, float(y) - 6), white, str(v.sim.names[i]))
 
     def help(self):

@@ -389,9 +389,10 @@ class Viewer:
             ]))
         if on["contacts"] and len(self.contacts[0]):
             points, normals = self.contacts
+            ppm = culling.screen_radius(points, 1.0, self.view_projection(), self.focal_px())
             lines.append(overlays.concatenate([
-                overlays.crosses(points, 0.05, overlays.COLORS["contact_point"]),
-                overlays.arrows(points, normals, 0.3, overlays.COLORS["contact_normal"]),
+                overlays.crosses(points, 0.05, overlays.COLORS["contact_point"], ppm),
+                overlays.arrows(points, normals, 0.3, overlays.COLORS["contact_normal"], ppm),
             ]))
         return lines
 

@@ -345,3 +345,36 @@ def test_contact_overlay_marks_the_contacts(window):
     pixel = np.c_[cols + 0.5, v.size[1] - rows - 0.5]  # image rows run top down
     nearest = np.min(np.linalg.norm(pixel[:, None, :] - xy[None], axis=2), axis=1)
     assert nearest.max() < 6
+
+
+def test_level_of_detail_and_culling_follow_the_distance(window):
+    """Framed, the tank's wheels (radius 0.5 m, ~100 px) are drawn with the full mesh. From
+    1,300 m a shape of bounding radius r spans about f r / |eye - T| pixels (f = 360 / tan 25°):
+    exactly those at or above CULL_PIXELS are drawn (none within 10 % of it, so the small-angle
+    estimate cannot tip one), all curved ones coarse (below LOD_PIXELS), the ground always.
+    Turned to the sky, nothing but the plane is drawn."""
+    from pyglet.window import key
+    from app.renderer import CULL_PIXELS, LOD_PIXELS, bounding_radius
+    w = window()
+    v = w.viewer
+    frames(w, 1)
+    assert v.renderer.drawn["cylinder", False] > 0
+    w.dispatch_event("on_key_press", key.SPACE, 0)  # pause: the shapes stay where they were measured
+    v.camera.distance = 1300.0
+    frames(w, 1)
+    f = 360 / np.tan(np.radians(25))
+    expected = {}
+    for i, shape in enumerate(v.sim.shapes):
+        if shape is None or shape["type"] == "plane":
+            continue
+        pixels = f * bounding_radius(shape) * v.state["S"][i, 0] / np.linalg.norm(v.camera.eye_world - v.state["T"][i])
+        assert abs(pixels / CULL_PIXELS - 1) > 0.1 and pixels < LOD_PIXELS
+        expected[shape["type"]] = expected.get(shape["type"], 0) + int(pixels >= CULL_PIXELS)
+    drawn = {kind: n for (kind, coarse), n in v.renderer.drawn.items() if kind != "plane" and n}
+    assert drawn == {kind: n for kind, n in expected.items() if n}
+    assert all(n == 0 for (kind, coarse), n in v.renderer.drawn.items() if kind in ("cylinder", "sphere", "capsule") and not coarse)
+    assert v.renderer.drawn["plane", False] == 1
+    v.camera.distance, v.camera.pitch = 12.0, -1.5  # below the target, looking up into the sky
+    v.camera.target_world = v.camera.target_world + [0.0, 50.0, 0.0]
+    frames(w, 1)
+    assert sum(n for (kind, _), n in v.renderer.drawn.items() if kind != "plane") == 0
