@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from physics.rotation import vee
+from physics.rotation_kernels import add, cross, load3, load33, matvec, matvec_t, mul, store3, store33, sub
 
 __all__ = ["Hierarchy", "NodeState"]
 
@@ -144,69 +145,8 @@ for _name in _FIELDS:
 
 
 # ---------------------------------------------------------------- kernels
-# Vectors are 3-tuples of floats inside the kernels, so the loops read like the formulas and
-# compile to straight-line code without temporary arrays.
-
-@njit(cache=True, inline="always")
-def _get(x, i):
-    return (x[i, 0], x[i, 1], x[i, 2])
-
-
-@njit(cache=True, inline="always")
-def _put(x, i, v):
-    x[i, 0], x[i, 1], x[i, 2] = v[0], v[1], v[2]
-
-
-@njit(cache=True, inline="always")
-def _add(u, v):
-    return (u[0] + v[0], u[1] + v[1], u[2] + v[2])
-
-
-@njit(cache=True, inline="always")
-def _sub(u, v):
-    return (u[0] - v[0], u[1] - v[1], u[2] - v[2])
-
-
-@njit(cache=True, inline="always")
-def _mul(s, v):
-    return (s * v[0], s * v[1], s * v[2])
-
-
-@njit(cache=True, inline="always")
-def _cross(u, v):
-    return (u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0])
-
-
-@njit(cache=True, inline="always")
-def _get_matrix(r, i):
-    """r[i] as a tuple of rows."""
-    return ((r[i, 0, 0], r[i, 0, 1], r[i, 0, 2]),
-            (r[i, 1, 0], r[i, 1, 1], r[i, 1, 2]),
-            (r[i, 2, 0], r[i, 2, 1], r[i, 2, 2]))
-
-
-@njit(cache=True, inline="always")
-def _put_matrix(r, i, m):
-    r[i, 0, 0], r[i, 0, 1], r[i, 0, 2] = m[0]
-    r[i, 1, 0], r[i, 1, 1], r[i, 1, 2] = m[1]
-    r[i, 2, 0], r[i, 2, 1], r[i, 2, 2] = m[2]
-
-
-@njit(cache=True, inline="always")
-def _mv(m, v):
-    """m @ v"""
-    return (m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2],
-            m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2],
-            m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2])
-
-
-@njit(cache=True, inline="always")
-def _mtv(m, v):
-    """m.T @ v"""
-    return (m[0][0] * v[0] + m[1][0] * v[1] + m[2][0] * v[2],
-            m[0][1] * v[0] + m[1][1] * v[1] + m[2][1] * v[2],
-            m[0][2] * v[0] + m[1][2] * v[1] + m[2][2] * v[2])
-
+# Vectors are 3-tuples of floats inside the kernels (helpers from physics.rotation_kernels), so the
+# loops read like the formulas and compile to straight-line code without temporary arrays.
 
 @njit(cache=True, fastmath=False)
 def _world_from_local(order, parent,
@@ -229,33 +169,33 @@ def _world_from_local(order, parent,
             continue
         p = parent[i]
         if p < 0:
-            _put(T3, i, _get(T1, i))
-            _put_matrix(R3, i, _get_matrix(R1, i))
+            store3(T3, i, load3(T1, i))
+            store33(R3, i, load33(R1, i))
             S3[i] = S1[i]
-            _put(v3, i, _get(v1, i))
-            _put(a3, i, _get(a1, i))
-            _put(w3, i, _get(w1, i))
-            _put(alpha3, i, _get(alpha1, i))
+            store3(v3, i, load3(v1, i))
+            store3(a3, i, load3(a1, i))
+            store3(w3, i, load3(w1, i))
+            store3(alpha3, i, load3(alpha1, i))
             continue
-        T2, R2, s2 = _get(T3, p), _get_matrix(R3, p), S3[p]
-        v2, a2, w2, alpha2 = _get(v3, p), _get(a3, p), _get(w3, p), _get(alpha3, p)
-        R1_i, S1_i = _get_matrix(R1, i), S1[i]
-        r = _mul(s2, _mv(R2, _get(T1, i)))
-        J2v1 = _mul(s2, _mv(R2, _get(v1, i)))
-        J2a1 = _mul(s2, _mv(R2, _get(a1, i)))
-        omega3 = _add(w2, _mv(R2, _get(w1, i)))
-        alpha3_i = _add(_add(alpha2, _mv(R2, _get(alpha1, i))), _cross(w2, omega3))
-        T3_i = _add(T2, r)
-        v3_i = _add(_add(v2, J2v1), _cross(w2, r))
-        euler_centripetal = _add(_cross(alpha2, r), _cross(w2, _cross(w2, r)))
-        coriolis = _mul(2.0, _cross(w2, J2v1))
-        a3_i = _add(_add(a2, J2a1), _add(euler_centripetal, coriolis))
+        T2, R2, s2 = load3(T3, p), load33(R3, p), S3[p]
+        v2, a2, w2, alpha2 = load3(v3, p), load3(a3, p), load3(w3, p), load3(alpha3, p)
+        R1_i, S1_i = load33(R1, i), S1[i]
+        r = mul(s2, matvec(R2, load3(T1, i)))
+        J2v1 = mul(s2, matvec(R2, load3(v1, i)))
+        J2a1 = mul(s2, matvec(R2, load3(a1, i)))
+        omega3 = add(w2, matvec(R2, load3(w1, i)))
+        alpha3_i = add(add(alpha2, matvec(R2, load3(alpha1, i))), cross(w2, omega3))
+        T3_i = add(T2, r)
+        v3_i = add(add(v2, J2v1), cross(w2, r))
+        euler_centripetal = add(cross(alpha2, r), cross(w2, cross(w2, r)))
+        coriolis = mul(2.0, cross(w2, J2v1))
+        a3_i = add(add(a2, J2a1), add(euler_centripetal, coriolis))
 
-        _put(T3, i, T3_i)
-        _put(v3, i, v3_i)
-        _put(a3, i, a3_i)
-        _put(w3, i, omega3)
-        _put(alpha3, i, alpha3_i)
+        store3(T3, i, T3_i)
+        store3(v3, i, v3_i)
+        store3(a3, i, a3_i)
+        store3(w3, i, omega3)
+        store3(alpha3, i, alpha3_i)
         for j in range(3):
             for k in range(3):
                 R3[i, j, k] = R2[j][0] * R1_i[0][k] + R2[j][1] * R1_i[1][k] + R2[j][2] * R1_i[2][k]
@@ -282,29 +222,29 @@ def _local_from_world(nodes, parent,
             continue
         p = parent[i]
         if p < 0:
-            _put(T1, i, _get(T3, i))
-            _put_matrix(R1, i, _get_matrix(R3, i))
+            store3(T1, i, load3(T3, i))
+            store33(R1, i, load33(R3, i))
             S1[i] = S3[i]
-            _put(v1, i, _get(v3, i))
-            _put(a1, i, _get(a3, i))
-            _put(w1, i, _get(w3, i))
-            _put(alpha1, i, _get(alpha3, i))
+            store3(v1, i, load3(v3, i))
+            store3(a1, i, load3(a3, i))
+            store3(w1, i, load3(w3, i))
+            store3(alpha1, i, load3(alpha3, i))
             continue
-        R2, inv_s2, w2, alpha2 = _get_matrix(R3, p), 1.0 / S3[p], _get(w3, p), _get(alpha3, p)
-        omega3 = _get(w3, i)
-        d = _sub(_get(T3, i), _get(T3, p))
-        J2v1 = _sub(_sub(_get(v3, i), _get(v3, p)), _cross(w2, d))
-        euler_centripetal = _add(_cross(alpha2, d), _cross(w2, _cross(w2, d)))
-        coriolis = _mul(2.0, _cross(w2, J2v1))
-        J2a1 = _sub(_sub(_get(a3, i), _get(a3, p)), _add(euler_centripetal, coriolis))
-        R3_i, S3_i = _get_matrix(R3, i), S3[i]
-        alpha1_i = _mtv(R2, _sub(_sub(_get(alpha3, i), alpha2), _cross(w2, omega3)))
+        R2, inv_s2, w2, alpha2 = load33(R3, p), 1.0 / S3[p], load3(w3, p), load3(alpha3, p)
+        omega3 = load3(w3, i)
+        d = sub(load3(T3, i), load3(T3, p))
+        J2v1 = sub(sub(load3(v3, i), load3(v3, p)), cross(w2, d))
+        euler_centripetal = add(cross(alpha2, d), cross(w2, cross(w2, d)))
+        coriolis = mul(2.0, cross(w2, J2v1))
+        J2a1 = sub(sub(load3(a3, i), load3(a3, p)), add(euler_centripetal, coriolis))
+        R3_i, S3_i = load33(R3, i), S3[i]
+        alpha1_i = matvec_t(R2, sub(sub(load3(alpha3, i), alpha2), cross(w2, omega3)))
 
-        _put(T1, i, _mul(inv_s2, _mtv(R2, d)))
-        _put(v1, i, _mul(inv_s2, _mtv(R2, J2v1)))
-        _put(a1, i, _mul(inv_s2, _mtv(R2, J2a1)))
-        _put(w1, i, _mtv(R2, _sub(omega3, w2)))
-        _put(alpha1, i, alpha1_i)
+        store3(T1, i, mul(inv_s2, matvec_t(R2, d)))
+        store3(v1, i, mul(inv_s2, matvec_t(R2, J2v1)))
+        store3(a1, i, mul(inv_s2, matvec_t(R2, J2a1)))
+        store3(w1, i, matvec_t(R2, sub(omega3, w2)))
+        store3(alpha1, i, alpha1_i)
         for j in range(3):
             for k in range(3):
                 R1[i, j, k] = R2[0][j] * R3_i[0][k] + R2[1][j] * R3_i[1][k] + R2[2][j] * R3_i[2][k]

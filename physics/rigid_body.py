@@ -90,25 +90,6 @@ def omega_body_dot(omega_body, inertia_body, torque_body, gyroscopic="explicit")
     return (torque_body - np.cross(omega_body, inertia_body * omega_body)) / inertia_body
 
 
-@njit(cache=True)
-def _solve3(m, r, out):
-    """out = m^-1 r for a 3x3 m, by Cramer's rule (the matrices here are near I, well conditioned)."""
-    c00 = m[1, 1] * m[2, 2] - m[1, 2] * m[2, 1]
-    c01 = m[1, 2] * m[2, 0] - m[1, 0] * m[2, 2]
-    c02 = m[1, 0] * m[2, 1] - m[1, 1] * m[2, 0]
-    inv_det = 1.0 / (m[0, 0] * c00 + m[0, 1] * c01 + m[0, 2] * c02)
-    c10 = m[0, 2] * m[2, 1] - m[0, 1] * m[2, 2]
-    c11 = m[0, 0] * m[2, 2] - m[0, 2] * m[2, 0]
-    c12 = m[0, 1] * m[2, 0] - m[0, 0] * m[2, 1]
-    c20 = m[0, 1] * m[1, 2] - m[0, 2] * m[1, 1]
-    c21 = m[0, 2] * m[1, 0] - m[0, 0] * m[1, 2]
-    c22 = m[0, 0] * m[1, 1] - m[0, 1] * m[1, 0]
-    r0, r1, r2 = r[0], r[1], r[2]
-    out[0] = (c00 * r0 + c10 * r1 + c20 * r2) * inv_det
-    out[1] = (c01 * r0 + c11 * r1 + c21 * r2) * inv_det
-    out[2] = (c02 * r0 + c12 * r1 + c22 * r2) * inv_det
-
-
 @njit(cache=True, inline="always")
 def _gyroscopic_residual(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
     l0, l1, l2 = i0 * x0, i1 * x1, i2 * x2
