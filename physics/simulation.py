@@ -282,6 +282,14 @@ class Simulation:
         fraction = POSITION_FRACTION.get(self.settings.integrator, 0.5)
         self._apply_world_changes(change[:, :3], change[:, 3:], h * (fraction * change[:, :3] + bias[:, :3]),
                                   h * (fraction * change[:, 3:] + bias[:, 3:]))
+        if self._solver.joints is not None and len(self._solver.joints):
+            # post-stabilization: project the joints' position error out at the end-of-step poses
+            _, centre, rotation, _ = self._solver_state()
+            inverse_inertia = np.einsum("bij,bj,bkj->bik", rotation, 1.0 / self.inertia_body[self._dyn], rotation)
+            dx, dtheta = self._solver.post_stabilize(centre, rotation, 1.0 / self.mass[self._dyn], inverse_inertia,
+                                                     self.settings.iterations)
+            zero = np.zeros_like(dx)
+            self._apply_world_changes(zero, zero, dx, dtheta)
 
     def _apply_world_changes(self, dv, dw, dx, dtheta):
         """Apply world-frame changes of velocity dv, angular velocity dw, position dx and rotation

@@ -36,8 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from physics.constraints import Rows
+from physics.constraints import ROWS_PER_JOINT, Rows
 
+POST_STABILIZATION = 3  # projection rounds for the joints after the step (0 = Baumgarte only)
 SPECULATIVE = 0.002   # m: contacts kept this far apart beyond what can close in a step (4 slops, Box2D v3)
 
 
@@ -254,7 +255,10 @@ class SceneSolver:
         if self.joint_specs:
             if self.joints is None:
                 self.joints = self._build_joints(centre, rotation)
-            joint_rows, self._joint_slots = self.joints.rows(centre, rotation, h, beta, softness=softness)
+            # With post-stabilization the joints' position error is projected out after the step
+            # (`post_stabilize`), so the velocity solve carries no Baumgarte bias into the energy.
+            joint_beta = 0.0 if POST_STABILIZATION else beta
+            joint_rows, self._joint_slots = self.joints.rows(centre, rotation, h, joint_beta, softness=softness)
             parts.append(joint_rows)
         offset = sum(len(p) for p in parts)
         self.contacts = None
@@ -296,3 +300,32 @@ class SceneSolver:
             self.cache.store(c, stored)
         self.residual = solution.residual
         return solution
+
+    def post_stabilize(self, centre, rotation, inverse_mass, inverse_inertia, iterations):
+        """Post-stabilization (seed 002 §3.3.4, an empty heading there; Cline & Pai, "Post-
+        Stabilization for Rigid Body Simulation with Contact and Constraints", ICRA 2003): after the
+        step, move the bodies along M⁻¹Jᵀ so the joints' position error vanishes, leaving the
+        velocities alone — the joint stays exact without Baumgarte's energy.
+
+        Each round linearizes C at the current poses and solves J M⁻¹Jᵀ μ = −C by PGS (the rows'
+        target −C/h on a zero velocity: Δq = h M⁻¹Jᵀλ), then re-evaluates C at the moved poses
+        (a Gauss–Newton iteration: the error falls quadratically). Returns (dx, dθ) (B, 3) world
+        frame, the total translation and rotation vector to apply; centre, rotation are not changed."""
+        from physics.rotation import matrix_from_rotvec
+        B = len(centre)
+        dx, dtheta = np.zeros((B, 3)), np.zeros((B, 3))
+        if self.joints is None or not len(self.joints) or not POST_STABILIZATION:
+            return dx, dtheta
+        centre, rotation = centre.copy(), rotation.copy()
+        for _ in range(POST_STABILIZATION):
+            rows, slots = self.joints.rows(centre, rotation, 1.0, 1.0)      # target −C: a position step
+            rows.impulse[:] = 0.0
+            motor = slots % ROWS_PER_JOINT == ROWS_PER_JOINT - 1               # a speed, not a position error
+            rows.lower[motor] = rows.upper[motor] = 0.0
+            step = np.zeros((B, 6))
+            sweep(prepare(rows, inverse_mass, inverse_inertia), step, rows.target, iterations, 1.0)
+            centre += step[:, :3]
+            rotation = matrix_from_rotvec(step[:, 3:]) @ rotation
+            dx += step[:, :3]
+            dtheta += step[:, 3:]
+        return dx, dtheta
