@@ -23,7 +23,9 @@ Targets (where each piece comes from):
   Box2D v3 `b2PrepareContactsTask`), and −β (C + slop) / h when penetrating deeper than the slop
   (relax: −C/h when separated, else 0).
 - restitution (Box2D v3 `b2ApplyRestitutionTask`): after relax, normal rows with a prepare-time
-  relative normal velocity vn₀ < −threshold and an impulse > 0 are solved again for J v = −e vn₀.
+  relative normal velocity vn₀ < −threshold and an impulse > 0 are solved again for the rebound
+  velocity `restitution_targets` gives: −e × the velocity at the moment of contact (found from vn₀,
+  the gap and the step's acceleration), expressed in the integrator's velocity.
 - friction: two tangent rows per contact, each |λ_t| ≤ μ λ_n ("box" Coulomb friction, Catto,
   "Iterative Dynamics with Temporal Coherence", 2005).
 - CFM (ODE's constraint force mixing): J v = target − (CFM/h) λ, i.e. `softness = CFM / h` added to
@@ -133,7 +135,8 @@ def tangent_basis(normal):
 @njit(cache=True)
 def _contact_rows_kernel(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
                          h, beta, slop, threshold, softness,
-                         row_body, jacobian, target, relax, lower, upper, soft, friction_of, row_mu, impulse, bounce):
+                         row_body, jacobian, target, relax, lower, upper, soft, friction_of, row_mu, impulse, bounce,
+                         static_normal):
     """One pass over the M contact points writing their 3 rows each (`contact_rows`); no temporaries."""
     for m in range(depth.size):
         n0, n1, n2 = normal[m, 0], normal[m, 1], normal[m, 2]
@@ -188,8 +191,8 @@ def _contact_rows_kernel(point, normal, depth, body, centre, velocity, static_ve
             row_mu[i] = mu[m]
         impulse[3 * m], impulse[3 * m + 1], impulse[3 * m + 2] = warm[m, 1], warm[m, 2], warm[m, 0]
         vn0 = n0 * v_rel[0] + n1 * v_rel[1] + n2 * v_rel[2]
-        static_n = n0 * static[0] + n1 * static[1] + n2 * static[2]
-        bounce[m] = -restitution[m] * vn0 - static_n if vn0 < -threshold else np.nan
+        static_normal[m] = n0 * static[0] + n1 * static[1] + n2 * static[2]
+        bounce[m] = vn0 if vn0 < -threshold and restitution[m] > 0.0 else np.nan
 
 
 def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
@@ -201,24 +204,57 @@ def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, 
     centre (B,3) bodies' centres of mass; velocity (B,6) [v, ω] at the start of the step;
     static_velocity (M,2,3) the surface velocity of static sides (kinematic nodes) at the point;
     mu, restitution (M,); warm (M,3) stored (normal, t1, t2) impulses.
-    Returns (rows, restitution_target (M,)) — NaN where no restitution applies.
+    Returns (rows, approach (M,), static_normal (M,)): approach = the relative normal velocity vn₀
+    at the start of the step where the point may bounce (vn₀ < −threshold, e > 0), NaN elsewhere
+    (`restitution_targets` turns it into the restitution stage's target); static_normal = the normal
+    part of the static sides' surface velocity, which J v leaves out.
     One compiled pass (`_contact_rows_kernel`): the pile's 6k points cost no numpy temporaries.
     """
     M = len(depth)
     if M == 0:
-        return Rows.empty(), np.zeros(0)
+        return Rows.empty(), np.zeros(0), np.zeros(0)
     f = lambda x, shape: np.ascontiguousarray(np.broadcast_to(np.asarray(x, float), shape))
     rows = Rows(np.empty((3 * M, 2), np.int64), np.empty((3 * M, 2, 6)), np.empty(3 * M), np.empty(3 * M),
                 np.empty(3 * M), np.empty(3 * M), np.empty(3 * M), np.empty(3 * M, np.int64), np.empty(3 * M),
                 np.empty(3 * M))
-    bounce = np.empty(M)
+    bounce, static_normal = np.empty(M), np.empty(M)
     _contact_rows_kernel(f(point, (M, 3)), f(normal, (M, 3)), f(depth, (M,)),
                          np.ascontiguousarray(body, np.int64), f(centre, np.shape(centre)), f(velocity, np.shape(velocity)),
                          f(static_velocity, (M, 2, 3)), f(mu, (M,)), f(restitution, (M,)), f(warm, (M, 3)),
                          float(h), float(beta), float(slop), float(threshold), float(softness),
                          rows.body, rows.jacobian, rows.target, rows.relax, rows.lower, rows.upper, rows.softness,
-                         rows.friction_of, rows.mu, rows.impulse, bounce)
-    return rows, bounce
+                         rows.friction_of, rows.mu, rows.impulse, bounce, static_normal)
+    return rows, bounce, static_normal
+
+
+def restitution_targets(approach, free, gap, restitution, h, fraction):
+    """The restitution stage's target relative normal velocity (…,) for points that bounce.
+
+    approach: vn₀, the relative normal velocity at the start of the step (prepare time, Box2D v3's
+    `relativeVelocity`); free: the same after the free step (gravity and forces, no contacts), so
+    a = (free − approach)/h is the normal relative acceleration; gap: C = −depth at the start;
+    restitution e; fraction f = how much of the end-of-step velocity the integrator's position
+    update sees (1 for semi-implicit Euler, ½ for constant-force schemes; see
+    `physics.simulation.POSITION_FRACTION`).
+
+    The velocity a scheme carries is the true velocity at time t − (f − ½) h against its positions
+    (semi-implicit Euler is leapfrog: its v is the mean velocity over the step just taken), so the
+    true normal velocity at the start-of-step position is u₀ = vn₀ + (f − ½) a h. Between steps the
+    gap closes under constant a, meeting the surface at u_c = −√(u₀² − 2 a C) (energy, exact for
+    constant a); Newton's law of restitution leaves it at u⁺ = −e u_c. The solve stage ends the step
+    at the surface (speculative target −C/h), so the carried velocity that stands for u⁺ there is
+
+        target = u⁺ − (f − ½) a h
+
+    — after which leapfrog traces the rebound parabola exactly: the apex is e² × the drop height at
+    any step size (the start-of-step vn₀ alone gave 0.239 at h = 1/240 and 0.213 at 1/60 for e = ½).
+    Newton's restitution law: Stronge, "Impact Mechanics", 2000, ch. 1."""
+    approach, free, gap = (np.asarray(x, float) for x in (approach, free, gap))
+    lag = (fraction - 0.5) * (free - approach)          # (f − ½) a h
+    u_start = approach + lag
+    impact_squared = u_start ** 2 - 2.0 * (free - approach) / h * np.maximum(gap, 0.0)
+    u_impact = -np.sqrt(np.maximum(impact_squared, 0.0))
+    return -np.asarray(restitution, float) * u_impact - lag
 
 
 @dataclass

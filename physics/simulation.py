@@ -268,19 +268,21 @@ class Simulation:
     def _stage_contacts(self, h):
         """Solver stages warm start → solve → relax → restitution → store (physics.solver) on the
         free end-of-step velocities, then the changes applied to the bodies (`_apply_world_changes`):
-        velocities get the relaxed change Δv_r; positions get f h Δv_r plus the bias part
-        h (Δv_s − Δv_r) — the split impulse, so the correction moves bodies without adding energy.
+        velocities get the final change (relax, then restitution); positions get f h Δv_r plus the
+        bias part h (Δv_s − Δv_r) — the split impulse, so the correction moves bodies without adding
+        energy — and nothing of the restitution stage (its target is the rebound at the surface).
         f = `POSITION_FRACTION[integrator]`: how much of an end-of-step velocity change the
         integrator's own position update would have seen (x₁ = x₀ + h v₁ for semi-implicit Euler:
         1; constant-force schemes x₁ = x₀ + h v₀ + h²a/2: ½; explicit Euler: 0)."""
         if self._solver is None or self._solver._prepared is None:
             return
         _, _, _, velocity = self._solver_state()
-        solution = self._solver.solve(velocity, self.settings)
+        fraction = POSITION_FRACTION.get(self.settings.integrator, 0.5)
+        solution = self._solver.solve(velocity, self.settings, fraction)
         change = solution.velocity_relax - velocity
         bias = solution.velocity_solve - solution.velocity_relax
-        fraction = POSITION_FRACTION.get(self.settings.integrator, 0.5)
-        self._apply_world_changes(change[:, :3], change[:, 3:], h * (fraction * change[:, :3] + bias[:, :3]),
+        final = solution.velocity_final - velocity         # with the restitution stage: velocities only
+        self._apply_world_changes(final[:, :3], final[:, 3:], h * (fraction * change[:, :3] + bias[:, :3]),
                                   h * (fraction * change[:, 3:] + bias[:, 3:]))
         if self._solver.joints is not None and len(self._solver.joints):
             # post-stabilization: project the joints' position error out at the end-of-step poses
@@ -300,7 +302,13 @@ class Simulation:
           counteract on:  Δv1 = J_q⁻¹ (Δv_i − Δv_P − Δω_P × r)   (the child's world change is its own)
           counteract off: Δv1 = J_q⁻¹ Δv_i                        (it inherits its ancestors' changes)
         and the same for positions (Δx, Δθ); the local rotation turns by R_qᵀ(Δθ_i − [on] Δθ_P).
-        omega_body (world-relative, body axes) gets R3ᵀ Δω of its world change."""
+
+        Angular velocity: Δω is the solver's angular impulse I_world Δω (I_world at the current
+        R3), and a position correction moves a body at fixed momentum, as a drift does:
+            L_world = R3 I (omega_body + R3ᵀ Δω),   omega_body ← I⁻¹ R3'ᵀ L_world
+        with R3' the world rotation after the correction. Keeping omega_body instead turns L with
+        the body, a spurious torque Δθ × L / h that for a fast spinner dwarfs gravity's: the top
+        (assets/scenes/top.toml) fell over (tests/test_top.py)."""
         self._sync(_COMPLETE)
         world, local, nodes = self.hierarchy.world_state, self.hierarchy.local, self._dyn
         P = self._nearest_dynamic_slot
@@ -325,8 +333,12 @@ class Simulation:
         from physics.rotation import matrix_from_rotvec
         local.velocity[nodes] += _rows_transposed_times(R_q, rel_v) / s_q
         local.translation[nodes] += _rows_transposed_times(R_q, rel_x) / s_q
+        inertia = self.inertia_body[nodes]
+        rotation = world.rotation[nodes]          # a copy (fancy index): update_world below overwrites world
+        momentum_world = _rows_times(rotation, inertia * (self._omega_body + _rows_transposed_times(rotation, total_w)))
         local.rotation[nodes] = matrix_from_rotvec(_rows_transposed_times(R_q, rel_theta)) @ local.rotation[nodes]
-        self._omega_body += _rows_transposed_times(world.rotation[nodes], total_w)
+        rotation = self.hierarchy.update_world().rotation[nodes]
+        self._omega_body[:] = _rows_transposed_times(rotation, momentum_world) / inertia
         self._synced = _STALE
 
     # ------------------------------------------------------------------ impulses

@@ -25,7 +25,8 @@ The step's stages (Box2D v3 `b2SolverStage`, src/solver.c), over arrays:
   relax          PGS again with the bias removed (Box2D v3's soft step / relax, the idea of
                  Catto's and Bullet's split impulses): the bias velocity moves the positions but is
                  taken out of the velocities, so position correction adds no kinetic energy
-  restitution    normal rows that were approaching faster than the threshold: J v = −e vn₀
+  restitution    normal rows that were approaching faster than the threshold: J v = the rebound
+                 velocity (−e × the velocity at the moment of contact, physics.constraints.restitution_targets)
   store impulses λ back to the cache and joints for the next warm start
 
 The residual ‖r‖ (projected: zero for a row held at a bound and pushing against it) of every solve
@@ -165,19 +166,23 @@ def sweep(prepared, velocity, target, iterations, sor, order=None):
 
 @dataclass
 class Solution:
-    """What one solve produced: velocities after solve (with bias) and after relax (B, 6), and the
-    residual of every solve iteration."""
+    """What one solve produced: velocities (B, 6) after solve (with bias), after relax, and final
+    (after restitution), and the residual of every solve iteration. Positions take the solve and
+    relax velocities (the split impulse); the restitution stage changes velocities only, since its
+    target already stands for the rebound at the surface (`restitution_targets`)."""
 
     velocity_solve: np.ndarray
     velocity_relax: np.ndarray
     residual: np.ndarray
+    velocity_final: np.ndarray
 
 
 def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, relax_iterations=None,
           restitution=None):
     """The stages warm start → solve → relax → restitution on the free velocities (B, 6).
 
-    `restitution`: (R,) target J v = −e vn₀ for the normal rows that bounce, NaN elsewhere.
+    `restitution`: (R,) target J v for the normal rows that may bounce (`SceneSolver._restitution_targets`),
+    NaN elsewhere; only rows holding an impulse after relax bounce.
     The rows' `impulse` ends holding λ (to store for the next warm start)."""
     if not isinstance(iterations, (int, np.integer)) or iterations < 0:
         raise ValueError(f"iterations: got {iterations!r}; expected an integer >= 0")
@@ -192,12 +197,13 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
     velocity_solve = velocity.copy()
     if relax:
         sweep(prepared, velocity, rows.relax, iterations if relax_iterations is None else relax_iterations, 1.0)
+    velocity_relax = velocity.copy()
     if restitution is not None and np.any(np.isfinite(restitution)):
         # Box2D v3: only points that took an impulse bounce (a speculative point that never touched does not).
         bounce = np.flatnonzero(np.isfinite(restitution) & (rows.impulse > 0.0))
         if bounce.size:
             sweep(prepared, velocity, np.where(np.isfinite(restitution), restitution, 0.0), iterations, 1.0, order=bounce)
-    return Solution(velocity_solve, velocity, residual)
+    return Solution(velocity_solve, velocity_relax, residual, velocity)
 
 
 class SceneSolver:
@@ -251,7 +257,7 @@ class SceneSolver:
 
         beta = beta_from_erp(settings.erp, h)
         softness = settings.cfm / h
-        parts, bounce_rows = [], []
+        parts = []
         if self.joint_specs:
             if self.joints is None:
                 self.joints = self._build_joints(centre, rotation)
@@ -276,21 +282,40 @@ class SceneSolver:
             mu = np.sqrt(self.friction[c.body_a] * self.friction[c.body_b])      # Box2D's mixing rules
             e = np.maximum(self.restitution[c.body_a], self.restitution[c.body_b])
             warm = self.cache.lookup(c) if settings.warm_start else np.zeros((len(c), 3))
-            rows, bounce = contact_rows(c.point_world, c.normal_world, c.depth, body, centre, velocity, surface,
-                                        mu, e, warm, h, beta, softness=softness)
+            rows, approach, static_normal = contact_rows(c.point_world, c.normal_world, c.depth, body, centre, velocity,
+                                                         surface, mu, e, warm, h, beta, softness=softness)
             parts.append(rows)
-            bounce_rows.append((offset + 3 * np.arange(len(c)) + 2, bounce))
-        rows = concatenate(parts)
-        self._restitution = np.full(len(rows), np.nan)
-        for index, values in bounce_rows:
-            self._restitution[index] = values
-        self._prepared = prepare(rows, inverse_mass, inverse_inertia)
+            may = np.flatnonzero(np.isfinite(approach))
+            self._bounce = (offset + 3 * may + 2, approach[may], static_normal[may], -c.depth[may], e[may])
+        else:
+            self._bounce = None
+        self._h = h
+        self._prepared = prepare(concatenate(parts), inverse_mass, inverse_inertia)
 
-    def solve(self, velocity, settings):
-        """Warm start, solve, relax, restitution on the free velocities (B, 6); store the impulses."""
+    def _restitution_targets(self, velocity, fraction):
+        """(R,) the restitution stage's J v target for the normal rows that may bounce, NaN elsewhere
+        (`physics.constraints.restitution_targets`, from the free velocities (B, 6))."""
+        from physics.constraints import restitution_targets
+        rows = self._prepared.rows
+        target = np.full(len(rows), np.nan)
+        if self._bounce is None or not len(self._bounce[0]):
+            return target
+        index, approach, static_normal, gap, e = self._bounce
+        body = rows.body[index]
+        free = static_normal.copy()
+        for side in range(2):
+            moving = body[:, side] >= 0
+            free[moving] += np.einsum("ic,ic->i", rows.jacobian[index[moving], side], velocity[body[moving, side]])
+        target[index] = restitution_targets(approach, free, gap, e, self._h, fraction) - static_normal
+        return target
+
+    def solve(self, velocity, settings, fraction=1.0):
+        """Warm start, solve, relax, restitution on the free velocities (B, 6); store the impulses.
+        `fraction`: how much of an end-of-step velocity change the integrator's position update sees
+        (`physics.simulation.POSITION_FRACTION`; restitution targets depend on it)."""
         prepared = self._prepared
         solution = solve(prepared, velocity, settings.iterations, settings.sor, settings.warm_start,
-                         settings.relax, restitution=self._restitution)
+                         settings.relax, restitution=self._restitution_targets(velocity, fraction))
         impulse = prepared.rows.impulse
         if self.joints is not None and len(self.joints):
             self.joints.impulse.reshape(-1)[self._joint_slots] = impulse[:len(self._joint_slots)]

@@ -4,7 +4,9 @@ the residual's fall with iterations and SOR (issue 5 §6)."""
 import numpy as np
 import pytest
 
-from physics.constraints import beta_from_erp, contact_rows, tangent_basis
+from hypothesis import given, settings, strategies as st
+
+from physics.constraints import beta_from_erp, contact_rows, restitution_targets, tangent_basis
 from physics.scene import scene_from_dict
 from physics.simulation import Simulation
 from physics.solver import prepare, solve
@@ -47,7 +49,7 @@ def _stack_rows(n_boxes, h=1 / 60):
     centre = np.array([[0.0, 0.25 + 0.5 * i, 0.0] for i in range(n_boxes)])
     velocity = np.zeros((n_boxes, 6))
     velocity[:, 1] = -9.81 * h                       # the free step's gravity
-    rows, _ = contact_rows(points, np.tile([0.0, 1.0, 0.0], (M, 1)), np.zeros(M), bodies, centre, velocity,
+    rows, _, _ = contact_rows(points, np.tile([0.0, 1.0, 0.0], (M, 1)), np.zeros(M), bodies, centre, velocity,
                            np.zeros((M, 2, 3)), np.full(M, 0.6), np.zeros(M), np.zeros((M, 3)), h, 0.2)
     inertia = np.full(n_boxes, 1.0 / (0.5 ** 2 / 6))
     return prepare(rows, np.ones(n_boxes), inertia[:, None, None] * np.eye(3)), velocity
@@ -88,21 +90,42 @@ def test_stack_of_ten_comes_to_rest_and_stays():
     assert (end[:, 1] - (0.25 + 0.5 * np.arange(10))).min() > -5e-3   # sank less than 5 mm
 
 
-def test_restitution_gives_bounce_height_ratio_e_squared():
-    e, h = 0.5, 1 / 240
-    ball = {"name": "ball", "motion": "dynamic", "mass": 1.0, "translation": [0.0, 1.25, 0.0], "restitution": e,
-            "shape": {"type": "sphere", "radius": 0.25}}
+@pytest.mark.parametrize("h", [1 / 240, 1 / 60])
+@pytest.mark.parametrize("e", [0.5, 0.8])
+def test_restitution_gives_bounce_height_ratio_e_squared(e, h):
+    radius, drop = 0.1, 1.0
+    ball = {"name": "ball", "motion": "dynamic", "mass": 1.0, "translation": [0.0, drop + radius, 0.0], "restitution": e,
+            "shape": {"type": "sphere", "radius": radius}}
     sim = Simulation(scene_from_dict({"node": [GROUND, ball], "world": {"dt": h}}))
-    heights, rising = [], False
-    for _ in range(int(1.5 / h)):
+    heights, rebounding = [], False
+    for _ in range(int((np.sqrt(2 * drop / 9.81) * (1 + 2 * e) + 0.1) / h)):     # to past the first apex
         sim.step(1)
-        heights.append(sim.world().transform.translation[1, 1] - 0.25)
-    heights = np.array(heights)
-    bounce = np.argmin(heights[: int(0.6 / h)])
-    apex = heights[bounce:].max()
-    # Drop 1 m; rebound apex e² = 0.25 m. Tolerance 0.02 (absolute, of the ratio): the impact
-    # happens within one step of 1/240 s (≈ 4.4 m/s · h = 1.8 cm of travel at the contact).
-    assert apex / 1.0 == pytest.approx(e ** 2, abs=0.02)
+        world = sim.world()
+        rebounding |= world.velocity[1, 1] > 0
+        if rebounding:
+            heights.append(world.transform.translation[1, 1] - radius)
+    # Rebound apex / drop = e² (Newton's law of restitution, exact for a free fall). The issue's goal
+    # is ± 0.01; semi-implicit Euler is leapfrog, exact for constant gravity, so what is left is the
+    # sampling of the apex and of the drop (g h²/8 = 0.3 mm at 1/60): measured ≤ 2e-4, bound 1e-3.
+    assert max(heights) / drop == pytest.approx(e ** 2, abs=1e-3)
+
+
+@settings(max_examples=100, deadline=None)
+@given(gap=st.floats(0.0, 0.05), speed=st.floats(1.0, 10.0), gravity=st.floats(0.0, 30.0),
+       h=st.sampled_from([1 / 30, 1 / 60, 1 / 240]), e=st.floats(0.0, 1.0), fraction=st.sampled_from([0.5, 1.0]))
+def test_restitution_target_is_the_rebound_at_the_moment_of_contact(gap, speed, gravity, h, e, fraction):
+    """Against the time of contact found as the root of the gap's quadratic (independent of the energy
+    argument `restitution_targets` uses): the carried velocity that stands for −e u_c at the surface."""
+    lag = (fraction - 0.5) * h            # the carried velocity is the true one at t − lag
+    u_start = -speed                      # true normal velocity at the start-of-step position
+    approach = u_start + gravity * lag    # what the scheme carries (a = −gravity along the normal)
+    free = approach - gravity * h
+    # C(t) = gap − speed t − g t²/2 = 0, its positive root (citardauq form: no cancellation at small g)
+    t = 2 * gap / (speed + np.sqrt(speed ** 2 + 2 * gravity * gap))
+    u_contact = u_start - gravity * t
+    expected = -e * u_contact + gravity * lag
+    # Two routes to one number: round-off of the quadratic's root only (1e-9 m/s).
+    assert restitution_targets(approach, free, gap, e, h, fraction) == pytest.approx(expected, abs=1e-9)
 
 
 @pytest.mark.parametrize("mu, angle_deg, slides", [(0.5, 20.0, False), (0.5, 35.0, True)])
