@@ -206,13 +206,11 @@ def _cylinder_rim(c, R, r, h, direction, points):
 
 
 # ----------------------------------------------------------------------------- capsule–capsule
-@njit(cache=True)
-def _segments_closest(ca, ua, ha, cb, ub, hb):
-    """Parameters (s, t) of the closest points ca + s ua, cb + t ub on two segments (Ericson 5.1.9)."""
-    r = ca - cb
-    b = _dot(ua, ub)
-    c = _dot(ua, r)
-    f = _dot(ub, r)
+@njit(cache=True, inline="always")
+def _segment_parameters(b, c, f, ha, hb):
+    """Parameters (s, t) in [-ha, ha] x [-hb, hb] of the closest points ca + s ua, cb + t ub of two
+    segments with unit directions, from b = ua . ub, c = ua . (ca - cb), f = ub . (ca - cb)
+    (Ericson 5.1.9; nearly parallel segments, 1 - b² <= 1e-10, take s = 0)."""
     denom = 1.0 - b * b
     s = min(max((b * f - c) / denom, -ha), ha) if denom > 1e-10 else 0.0
     t = b * s + f
@@ -220,6 +218,13 @@ def _segments_closest(ca, ua, ha, cb, ub, hb):
         t = min(max(t, -hb), hb)
         s = min(max(b * t - c, -ha), ha)
     return s, t
+
+
+@njit(cache=True)
+def _segments_closest(ca, ua, ha, cb, ub, hb):
+    """Parameters (s, t) of the closest points ca + s ua, cb + t ub on two segments (Ericson 5.1.9)."""
+    r = ca - cb
+    return _segment_parameters(_dot(ua, ub), _dot(ua, r), _dot(ub, r), ha, hb)
 
 
 @njit(cache=True)
@@ -427,13 +432,7 @@ def _box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d
         for c in range(3):
             cc += rotation[a, c, i] * (fs[_QA, c] - fs[_QB, c])
             ff += rotation[b, c, j] * (fs[_QA, c] - fs[_QB, c])
-        ha, hb = params[a, i], params[b, j]
-        denom = 1.0 - bb * bb
-        s = min(max((bb * ff - cc) / denom, -ha), ha) if denom > 1e-10 else 0.0
-        t = bb * s + ff
-        if t < -hb or t > hb:
-            t = min(max(t, -hb), hb)
-            s = min(max(bb * t - cc, -ha), ha)
+        s, t = _segment_parameters(bb, cc, ff, params[a, i], params[b, j])
         for c in range(3):
             out_p[row, c] = 0.5 * (fs[_QA, c] + s * rotation[a, c, i] + fs[_QB, c] + t * rotation[b, c, j])
         out_n[row, 0], out_n[row, 1], out_n[row, 2] = nx, ny, nz
