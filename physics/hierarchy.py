@@ -21,7 +21,8 @@ import numpy as np
 from numba import njit
 
 from physics.rotation import vee
-from physics.rotation_kernels import add, cross, load3, load33, matvec, matvec_t, mul, store3, store33, sub
+from physics.rotation_kernels import add, cross, load3, load33, matmul, matmul_tn, matvec, matvec_t, mul, store3, store33, \
+    sub
 
 __all__ = ["Hierarchy", "NodeState"]
 
@@ -196,9 +197,7 @@ def _world_from_local(order, parent,
         store3(a3, i, a3_i)
         store3(w3, i, omega3)
         store3(alpha3, i, alpha3_i)
-        for j in range(3):
-            for k in range(3):
-                R3[i, j, k] = R2[j][0] * R1_i[0][k] + R2[j][1] * R1_i[1][k] + R2[j][2] * R1_i[2][k]
+        store33(R3, i, matmul(R2, R1_i))
         S3[i] = s2 * S1_i
 
 
@@ -245,9 +244,7 @@ def _local_from_world(nodes, parent,
         store3(a1, i, mul(inv_s2, matvec_t(R2, J2a1)))
         store3(w1, i, matvec_t(R2, sub(omega3, w2)))
         store3(alpha1, i, alpha1_i)
-        for j in range(3):
-            for k in range(3):
-                R1[i, j, k] = R2[0][j] * R3_i[0][k] + R2[1][j] * R3_i[1][k] + R2[2][j] * R3_i[2][k]
+        store33(R1, i, matmul_tn(R2, R3_i))
         S1[i] = S3_i * inv_s2
 
 
