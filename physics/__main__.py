@@ -9,6 +9,7 @@ import argparse
 import math
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -113,17 +114,13 @@ def _summary(arrays, steps, seconds):
     return "\n".join(lines)
 
 
-def _first_nan(sim):
-    state = sim.world()
-    bad = ~np.isfinite(state.transform.translation).all(axis=-1) | ~np.isfinite(state.velocity).all(axis=-1)
-    return sim.names[int(np.argmax(bad))] if bad.any() else None
-
-
 def run(args):
     from physics.simulation import Simulation
 
     if not any(args.out.endswith(ext) for ext in FORMATS):
         raise ValueError(f"--out: got {args.out!r}; expected a file name ending in .npz or .csv")
+    if not Path(args.out).parent.is_dir():  # fail before the run, not after it
+        raise ValueError(f"--out: got {args.out!r}; its directory does not exist")
     if args.record_every < 1:
         raise ValueError(f"--record-every: got {args.record_every}; expected an integer >= 1")
     sim = Simulation.from_file(args.scene)
@@ -143,13 +140,13 @@ def run(args):
             recording.record()
         progress.update(done)
         if done % 1000 < chunk:  # a cheap NaN check every ~1000 steps and at the end
-            bad = _first_nan(sim)
+            bad = sim.first_non_finite()
             if bad is not None:
                 print(f"error: node {bad!r} has a non-finite state at t = {sim.time:.6g} s", file=sys.stderr)
                 return 1
     seconds = time.perf_counter() - start
     progress.update(done, force=True)
-    bad = _first_nan(sim)
+    bad = sim.first_non_finite()
     if bad is not None:
         print(f"error: node {bad!r} has a non-finite state at t = {sim.time:.6g} s", file=sys.stderr)
         return 1

@@ -1,6 +1,5 @@
 """The headless runner's contract: shapes, row 0 initial, atomic output, exit code 2, CSV."""
 import csv
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -88,6 +87,7 @@ def test_csv_output(tmp_path):
     (["--steps", "5", "--out", "{tmp}/x.txt"], ".npz or .csv"),
     (["--steps", "5", "--out", "{tmp}/x.npz", "--integrator", "nope"], "nope"),
     (["--steps", "5", "--out", "{tmp}/x.npz", "--record-every", "0"], "record-every"),
+    (["--steps", "5", "--out", "{tmp}/missing/x.npz"], "directory does not exist"),
 ])
 def test_bad_options_exit_2_without_output(tmp_path, capsys, args, message):
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
@@ -106,6 +106,19 @@ def test_bad_scene_exits_2_names_file_node_key_value(tmp_path):
     for part in (str(scene), "'a'", "'mass'", "-2.0"):
         assert part in result.stderr
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf - inf inside the step is the point
+def test_non_finite_state_exits_1_naming_the_node(tmp_path, capsys):
+    """F/m overflows to inf on the first step: the runner stops with code 1, names the node and
+    writes nothing."""
+    scene = tmp_path / "blowup.toml"
+    scene.write_text('[[node]]\nname = "rocket"\nmotion = "dynamic"\nmass = 1e-10\n'
+                     'applied_force = [1e308, 0, 0]\n')
+    out = tmp_path / "out.npz"
+    assert main(["run", str(scene), "--steps", "3", "--out", str(out), "--quiet"]) == 1
+    assert "'rocket'" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_failed_write_leaves_nothing(tmp_path, monkeypatch):
