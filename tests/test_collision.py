@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from physics.collision import ContactCache, _gjk_epa, contacts
 from physics.rotation import matrix_from_quaternion, random_quaternion
-from physics.shapes import BOX, CYLINDER, SPHERE, ShapeSet
+from physics.shapes import BOX, SPHERE, ShapeSet
 
 # Closed-form cases involve a handful of float operations on O(1) numbers: 1e-9 leaves room
 # for rounding and for the 1e-12 guards in the kernels.
@@ -37,11 +37,6 @@ def collide(shape_a, pose_a, shape_b, pose_b, cache=None, margin=0.0):
     shapes = ShapeSet.from_nodes([shape_a, shape_b])
     w = world([pose_a[0], pose_b[0]], [pose_a[1], pose_b[1]])
     return contacts(shapes, w, np.array([[0, 1]]), cache, margin)
-
-
-def by_point(c):
-    order = np.lexsort(np.round(c.point_world, 6).T)
-    return c.point_world[order], c.normal_world[order], c.depth[order]
 
 
 I3 = np.eye(3)
@@ -169,20 +164,27 @@ def test_gjk_epa_matches_sat_for_boxes(seed):
     # SAT by brute force over the 15 axes, with numpy
     axes = [Ra[:, i] for i in range(3)] + [Rb[:, j] for j in range(3)]
     axes += [np.cross(Ra[:, i], Rb[:, j]) for i in range(3) for j in range(3)]
-    best, best_axis = np.inf, None
+    overlaps = []  # (overlap, unit axis pointing from a to b)
     for axis in axes:
         length = np.linalg.norm(axis)
         if length < 1e-6:
             continue
         axis = axis / length
         overlap = np.abs(Ra.T @ axis) @ ha + np.abs(Rb.T @ axis) @ hb - abs(axis @ cb)
-        if overlap < best:
-            best, best_axis = overlap, axis * np.sign(axis @ cb)
+        overlaps.append((overlap, axis * np.sign(axis @ cb)))
+    overlaps.sort(key=lambda item: item[0])
+    best, best_axis = overlaps[0]
     assert hit == (best > 0)
     if best > 1e-6:
         assert depth == pytest.approx(best, abs=1e-6)
-        # near-tied axes give the same depth with different normals; check the normal only when clear
         assert n @ cb > 0
+        # near-tied axes give the same depth with different normals; check the normal only when
+        # the runner-up (a different direction) is clearly shallower: 1e-3 m is 1000x EPA's tolerance
+        runner_up = next((o for o, axis in overlaps[1:] if abs(axis @ best_axis) < 1 - 1e-9), np.inf)
+        if runner_up - best > 1e-3:
+            # a box's support polytope is exact, so EPA's face normal is the SAT axis up to rounding
+            # (measured 1 - cos <= 4e-16 over 3000 seeds); 1e-9 leaves room for rounding only
+            assert n @ best_axis == pytest.approx(1.0, abs=1e-9)
 
 
 @settings(max_examples=100, deadline=None)
