@@ -3,26 +3,30 @@ way the issue states it, through `physics.Simulation`, printed as Markdown rows.
 
     .venv/bin/python docs/plots/contacts_table.py [pendulum restitution stack chain pile]
 
-Lines: the pendulum (1 m rigid link on a ball joint, 60° and 120°, dt = 1/60: period error against
-the elliptic-integral period, energy band as a fraction of the swing energy m g L (1 − cos θ₀), joint
-error), restitution 0.5 (ball dropped from 1 m: bounce height ratio, dt = 1/240 and 1/60), the
-stack of 10 boxes (stack.toml, 10 s: horizontal drift and sink of the top box), the chain of 20
-(chain.toml, 10 s: energy change, worst joint separation), the pile (pile.toml: settled for 4 s,
-then ms per step over 20 steps, worst ground penetration, anything below the ground).
+Lines: the pendulum (1 m rigid link on a ball joint, 60° and 120°, dt = 1/60 — the issue's step —
+and 1/240: period error against the elliptic-integral period, energy band as a fraction of the
+swing energy m g L (1 − cos θ₀), joint error), restitution 0.5 (ball dropped from 1 m: bounce
+height ratio, dt = 1/240 and 1/60), the stack of 10 boxes (stack.toml, 10 s: horizontal drift and
+sink of the top box; at the scene's settings and at PyBullet's collapsing 10 iterations, 1 sub-step),
+the chain of 20 (chain.toml, 10 s: energy change, worst joint separation), the pile (pile.toml at 10
+and 50 iterations: `benchmarks.contacts.measure_pile`, the same run as docs/benchmarks.md's rows).
 """
 import os
+import subprocess
 import sys
-import time
 from datetime import date
 from pathlib import Path
 
 import numpy as np
 from scipy.special import ellipk
 
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))   # benchmarks.contacts for the pile line
+
 from physics.scene import load_scene, scene_from_dict
 from physics.simulation import Simulation
 
-SCENES = Path(__file__).resolve().parents[2] / "assets" / "scenes"
+SCENES = ROOT / "assets" / "scenes"
 G = 9.81
 
 
@@ -51,7 +55,7 @@ def pendulum(theta_degrees, h=1 / 60, seconds=10.0):
     energy = np.array(energy)
     e0 = G * bob[1]                                     # released at rest
     band = (energy.max() - e0, energy.min() - e0)
-    return (f"| pendulum {theta_degrees:.0f}° (1/60) | period error {abs(period - exact) / exact:.1e}; "
+    return (f"| pendulum {theta_degrees:.0f}° (1/{round(1 / h)}) | period error {abs(period - exact) / exact:.1e}; "
             f"energy {100 * band[1] / swing:+.1f} … {100 * band[0] / swing:+.1f} % of the swing energy, "
             f"{100 * (energy[-1] - e0) / swing:+.1f} % after {seconds:.0f} s; joint error ≤ {1e3 * max(error):.2f} mm |")
 
@@ -72,8 +76,12 @@ def restitution(h):
     return f"| restitution 0.5, 1 m (dt = 1/{round(1 / h)}) | bounce ratio {max(heights):.3f} |"
 
 
-def stack(seconds=10.0):
+def stack(seconds=10.0, iterations=None, substeps=None):
     sim = Simulation.from_file(SCENES / "stack.toml")
+    if iterations is not None:
+        sim.set("iterations", iterations)
+    if substeps is not None:
+        sim.set("substeps", substeps)
     start = sim.world().transform.translation.copy()
     dynamic = np.flatnonzero(sim.motion == "dynamic")
     drift = sink = 0.0
@@ -83,6 +91,7 @@ def stack(seconds=10.0):
         drift = max(drift, np.linalg.norm((x - start[dynamic])[:, [0, 2]], axis=1).max())
         sink = max(sink, start[dynamic[-1], 1] - x[-1, 1])
     s = sim.settings
+    # "standing": no box left its column by more than 0.1 m (a fallen stack spreads by metres)
     return (f"| stack of 10 (stack.toml: {s.iterations} iterations, {s.substeps} sub-steps) | drift {1e3 * drift:.2f} mm, "
             f"top box sink {1e3 * sink:.2f} mm, {'standing' if drift < 0.1 else 'fallen'} |")
 
@@ -113,29 +122,27 @@ def chain(seconds=10.0):
             f"joint separation ≤ {1e3 * separation:.2f} mm |")
 
 
-def pile(settle=4.0, timed=20):
-    sim = Simulation.from_file(SCENES / "pile.toml")
-    boxes = np.flatnonzero(sim.motion == "dynamic")
-    half = 0.1
-    sim.step(int(settle / sim.settings.dt))
-    start = time.perf_counter()
-    worst = 0.0
-    for _ in range(timed):
-        sim.step(1)
-        world = sim.world().transform
-        lowest = world.translation[boxes, 1] - half * np.abs(world.rotation[boxes, 1, :]).sum(axis=1)
-        worst = max(worst, -lowest.min())
-    ms = 1e3 * (time.perf_counter() - start) / timed
-    points = len(sim.contacts()[0])
-    return (f"| pile of 1,000 (pile.toml, {sim.settings.iterations} iterations) | {ms:.0f} ms/step wall "
-            f"(incl. the per-step checks) at {points} contact points; worst ground penetration {1e3 * worst:.1f} mm; "
-            f"{'nothing' if worst < 0.2 else 'something'} below the ground |")
+def pile(iterations):
+    from benchmarks.contacts import measure_pile
+    r = measure_pile(iterations)
+    return (f"| pile of 1,000 (pile.toml, {iterations} iterations) | {r.cpu['step']:.1f} ms/step thread CPU "
+            f"({r.wall:.0f} ms wall; solver {r.cpu['solver']:.1f}, broad {r.cpu['broad']:.1f}, narrow {r.cpu['narrow']:.1f}) "
+            f"at {r.points} contact points ({r.touching} touching), {r.settle_s:g} s after the drop; worst ground penetration "
+            f"{1e3 * r.worst:.2f} mm at rest, {1e3 * r.worst_settle:.2f} mm while settling; "
+            f"{'nothing' if r.below == 0 else r.below} below the ground |")
 
 
-LINES = {"pendulum": lambda: [pendulum(60), pendulum(120)], "restitution": lambda: [restitution(1 / 240), restitution(1 / 60)],
-         "stack": lambda: [stack()], "chain": lambda: [chain()], "pile": lambda: [pile()]}
+LINES = {"pendulum": lambda: [pendulum(a, h) for a in (60, 120) for h in (1 / 60, 1 / 240)],
+         "restitution": lambda: [restitution(1 / 240), restitution(1 / 60)],
+         "stack": lambda: [stack(), stack(iterations=10, substeps=1)], "chain": lambda: [chain()],
+         "pile": lambda: [pile(10), pile(50)]}
 
 if __name__ == "__main__":
+    commit = subprocess.run(["git", "log", "-1", "--oneline"], capture_output=True, text=True,
+                            cwd=ROOT).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--short", "physics"], capture_output=True, text=True,
+                           cwd=ROOT).stdout.split()
+    print(f"commit {commit}" + (f" (+ uncommitted changes in {', '.join(dirty[1::2])})" if dirty else ""))
     print(f"measured {date.today().isoformat()}, load average {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     for name in sys.argv[1:] or LINES:
         for row in LINES[name]():
