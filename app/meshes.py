@@ -22,6 +22,10 @@ import numpy as np
 
 SHAPE_TYPES = ("box", "sphere", "cylinder", "capsule", "plane")
 COARSE_TYPES = ("sphere", "cylinder", "capsule")  # the types whose coarse mesh has fewer triangles
+# Half extents of each unit mesh's bounding box (a capsule's y grows by its half length): the
+# renderer's point level draws a shape a few pixels wide as this box's projected rectangle.
+HALF_EXTENTS = {"box": (0.5, 0.5, 0.5), "sphere": (1.0, 1.0, 1.0), "cylinder": (1.0, 0.5, 1.0),
+                "capsule": (1.0, 1.0, 1.0), "plane": (0.5, 0.0, 0.5)}
 
 
 def _pack(positions, normals, indices, cap=None):

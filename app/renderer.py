@@ -8,10 +8,18 @@ convention; `app.camera.gl_bytes` writes them for GLSL.
 
 Only what shows is drawn (app.culling): an instance whose bounding sphere lies outside the view
 frustum, or spans less than CULL_PIXELS pixels of radius, is skipped; one smaller than
-LOD_PIXELS is drawn with the coarse mesh (app.meshes). So a shape type costs up to two draw
-calls. On Mesa's llvmpipe vertex work runs on one thread and dominates a 10,000-node scene seen
-whole; a shape under a pixel covers at most one pixel centre, and an 8-sided cylinder of radius
-12 px strays from the circle by r (1 - cos(pi/8)) < 1 px.
+LOD_PIXELS is drawn with the coarse mesh (app.meshes), one smaller than POINT_PIXELS as a
+single point covering the rectangle its box projects to (assets/shaders/points.vert.glsl). So a
+shape type costs up to three draw calls. On Mesa's llvmpipe vertex work runs on one thread and
+dominates a 10,000-node scene seen whole (14 ms of the 17 ms its meshes took, most shapes 1-3 px
+wide; as points 1 ms): a shape under a pixel covers at most one pixel centre, an 8-sided
+cylinder of radius 12 px strays from the circle by r (1 - cos(pi/8)) < 1 px, and a shape under
+3 px of radius is a handful of pixels, one or two shades, which its projected rectangle in one
+shade matches to within its silhouette's corner pixels.
+
+Instance rows (INSTANCE_FLOATS float32 each: the model matrix column-major, the colour, the
+capsule half length) are written by one compiled pass (`_write_models`) straight into the
+array that is uploaded.
 
 `Target` is an offscreen framebuffer (4x MSAA when asked for and available, resolved into a
 plain one): the offscreen viewer draws into it, and screenshots read it — reading the window's
@@ -21,6 +29,7 @@ from pathlib import Path
 
 import moderngl
 import numpy as np
+from numba import njit
 
 from app import culling, meshes
 from app.camera import gl_bytes
@@ -31,6 +40,8 @@ LIGHT_DIR_WORLD = np.array([-0.4, -1.0, -0.3]) / np.linalg.norm([-0.4, -1.0, -0.
 PLANE_EXTENT = 200.0  # m: a plane is drawn as a square this wide
 CULL_PIXELS = 0.5     # bounding-sphere radius on screen below which an instance is not drawn
 LOD_PIXELS = 12.0     # ... below which it is drawn with the coarse mesh
+POINT_PIXELS = 3.0    # ... below which it is drawn as one point (its projected box)
+LEVELS = ("full", "coarse", "point")  # levels of detail, keys of Renderer.drawn with the type
 INSTANCE_FLOATS = 20  # model matrix (16), colour (3), capsule half length (1)
 
 
@@ -105,11 +116,30 @@ def bounding_radius(shape):
 def model_matrices(translation_world, rotation_world, scale_world, shape_matrices):
     """M = [R diag(S) | T] @ M_shape for a batch: (N, 3), (N, 3, 3), (N, 3), (N, 4, 4) -> (N, 4, 4)."""
     n = len(translation_world)
-    node = np.zeros((n, 4, 4))
-    node[:, :3, :3] = rotation_world * scale_world[:, None, :]
-    node[:, :3, 3] = translation_world
-    node[:, 3, 3] = 1.0
-    return node @ shape_matrices
+    out = np.empty((n, 16))
+    every = np.arange(n)
+    _write_models(np.asarray(translation_world, float), np.asarray(rotation_world, float),
+                  np.asarray(scale_world, float).reshape(n, -1), every,
+                  np.asarray(shape_matrices, float).reshape(n, 4, 4), every, out)
+    return out.reshape(n, 4, 4).transpose(0, 2, 1)
+
+
+@njit(cache=True)
+def _write_models(translation_world, rotation_world, scale_world, nodes, shape_matrices, rows, out):
+    """out[j, :16] = column-major ([R diag(S) | T] @ M_shape) of node nodes[j] and shape rows[j].
+
+    translation (N, 3), rotation (N, 3, 3), scale (N, 3) or (N, 1) (uniform); shape_matrices
+    (G, 4, 4); out (J, >= 16), float32 (instance rows) or float64."""
+    uniform = scale_world.shape[1] == 1
+    for j in range(nodes.size):
+        i, m = nodes[j], shape_matrices[rows[j]]
+        for col in range(4):
+            for r in range(3):
+                value = translation_world[i, r] * m[3, col]
+                for k in range(3):
+                    value += rotation_world[i, r, k] * scale_world[i, 0 if uniform else k] * m[k, col]
+                out[j, 4 * col + r] = value
+            out[j, 4 * col + 3] = m[3, col]
 
 
 class Target:
@@ -156,8 +186,9 @@ class Renderer:
     def __init__(self, ctx):
         self.ctx = ctx
         self.mesh_program = load_program(ctx, "mesh")
+        self.point_program = load_program(ctx, "points")
         self.line_program = load_program(ctx, "lines")
-        self.meshes = {}  # (kind, coarse) -> (vertex buffer, index buffer)
+        self.meshes = {}  # (kind, coarse: bool) -> (vertex buffer, index buffer)
         for kind in meshes.SHAPE_TYPES:
             for coarse in (False, True):
                 vertices, indices = meshes.mesh(kind, coarse)
@@ -192,61 +223,86 @@ class Renderer:
             }
         self.drawn = {}
 
-    def _vao(self, kind, coarse):
-        """The instanced vertex array of a shape type at one level of detail, and its instance buffer."""
-        if (kind, coarse) not in self.vaos:
-            vertices, indices = self.meshes[kind, coarse]
+    def _vao(self, kind, level):
+        """The instanced vertex array of a shape type at one level of detail, and its instance
+        buffer. The point level reads the instance rows as its vertices (one point each)."""
+        if (kind, level) not in self.vaos:
             buffer = self.ctx.buffer(reserve=64 * INSTANCE_FLOATS * 4, dynamic=True)
-            self.instance_buffers[kind, coarse] = buffer
-            self.vaos[kind, coarse] = self.ctx.vertex_array(
-                self.mesh_program,
-                [
-                    (vertices, "3f 3f 1f", "in_position", "in_normal", "in_cap"),
-                    (buffer, "16f 3f 1f/i", "in_model", "in_color", "in_half_length"),
-                ],
-                index_buffer=indices,
-                index_element_size=4,
-            )
-        return self.vaos[kind, coarse], self.instance_buffers[kind, coarse]
+            self.instance_buffers[kind, level] = buffer
+            if level == "point":
+                self.vaos[kind, level] = self.ctx.vertex_array(
+                    self.point_program, [(buffer, "16f 3f 1f", "in_model", "in_color", "in_half_length")])
+            else:
+                vertices, indices = self.meshes[kind, level == "coarse"]
+                self.vaos[kind, level] = self.ctx.vertex_array(
+                    self.mesh_program,
+                    [
+                        (vertices, "3f 3f 1f", "in_position", "in_normal", "in_cap"),
+                        (buffer, "16f 3f 1f/i", "in_model", "in_color", "in_half_length"),
+                    ],
+                    index_buffer=indices,
+                    index_element_size=4,
+                )
+        return self.vaos[kind, level], self.instance_buffers[kind, level]
 
-    def draw_shapes(self, translation_world, rotation_world, scale_world, view_projection, focal_px, highlight=None):
+    @staticmethod
+    def levels(kind, pixels):
+        """level -> (M,) bool: which of a type's instances, by on-screen radius in pixels, are
+        drawn at which level of detail (types without a coarse mesh skip that level)."""
+        point = (pixels >= CULL_PIXELS) & (pixels < POINT_PIXELS)
+        if kind in meshes.COARSE_TYPES:
+            return {"full": pixels >= LOD_PIXELS, "coarse": (pixels >= POINT_PIXELS) & (pixels < LOD_PIXELS), "point": point}
+        return {"full": pixels >= POINT_PIXELS, "point": point}
+
+    def draw_shapes(self, translation_world, rotation_world, scale_world, view_projection, focal_px, highlight=None,
+                    eye_world=None):
         """Instanced draws per shape type and level of detail; `highlight` (node index) is drawn
-        brighter. `focal_px` = P[1, 1] * height / 2 (app.culling). Counts drawn per (kind,
-        coarse) are left in `self.drawn`."""
-        self.ctx.enable(moderngl.DEPTH_TEST | moderngl.CULL_FACE)
-        self.mesh_program["u_view_projection"].write(gl_bytes(view_projection))
+        brighter. `focal_px` = P[1, 1] * height / 2 (app.culling); `eye_world` the camera's
+        position (default: from the view-projection), which faces of a point-level box show.
+        Counts drawn per (kind, level) are left in `self.drawn`."""
+        if eye_world is None:
+            eye_world = np.linalg.solve(view_projection, [0.0, 0.0, -1.0, 0.0])  # clip (0,0,-1,0) is the eye
+            eye_world = eye_world[:3] / eye_world[3]
+        self.ctx.enable(moderngl.DEPTH_TEST | moderngl.CULL_FACE | moderngl.PROGRAM_POINT_SIZE)
+        vp_bytes = gl_bytes(view_projection)
+        self.mesh_program["u_view_projection"].write(vp_bytes)
         self.mesh_program["u_light_dir_world"].value = tuple(LIGHT_DIR_WORLD)
+        self.point_program["u_view_projection"].write(vp_bytes)
+        self.point_program["u_light_dir_world"].value = tuple(LIGHT_DIR_WORLD)
+        self.point_program["u_eye_world"].value = tuple(float(x) for x in eye_world)
+        self.point_program["u_viewport_px"].value = tuple(float(x) for x in self.ctx.viewport[2:])
         self.drawn = {}
+        translation_world = np.ascontiguousarray(translation_world, dtype=float)
+        rotation_world = np.ascontiguousarray(rotation_world, dtype=float)
+        scale_world = np.asarray(scale_world, dtype=float)
         for kind, group in self.groups.items():
             index = group["index"]
             pixels = culling.screen_radius(translation_world[index], group["radius"] * scale_world[index, 0],
                                            view_projection, focal_px)
-            shown = pixels >= CULL_PIXELS
-            levels = [(False, shown)]
-            if kind in meshes.COARSE_TYPES:
-                levels = [(False, pixels >= LOD_PIXELS), (True, shown & (pixels < LOD_PIXELS))]
-            for coarse, chosen in levels:
+            for level, chosen in self.levels(kind, pixels).items():
                 rows = np.flatnonzero(chosen)
-                self.drawn[kind, coarse] = len(rows)
+                self.drawn[kind, level] = len(rows)
                 if len(rows) == 0:
                     continue
                 nodes = index[rows]
-                models = model_matrices(translation_world[nodes], rotation_world[nodes], scale_world[nodes],
-                                        group["shape_matrices"][rows])
                 instances = np.empty((len(rows), INSTANCE_FLOATS), dtype=np.float32)
-                instances[:, :16] = models.transpose(0, 2, 1).reshape(-1, 16)
+                _write_models(translation_world, rotation_world, scale_world, nodes, group["shape_matrices"], rows, instances)
                 instances[:, 16:19] = group["colors"][rows]
                 instances[:, 19] = group["half_length"][rows]
                 if highlight is not None:
                     selected = nodes == highlight
                     instances[selected, 16:19] = 0.35 + 0.65 * instances[selected, 16:19]
-                vao, buffer = self._vao(kind, coarse)
+                vao, buffer = self._vao(kind, level)
                 # fresh storage every frame: writing into storage the previous frame's draw still
                 # reads would make the driver wait for it (orphaning keeps the name, so the VAO stays)
                 buffer.orphan(max(instances.nbytes, buffer.size))
-                buffer.write(instances.tobytes())
-                vao.render(moderngl.TRIANGLES, instances=len(rows))
-        self.ctx.disable(moderngl.CULL_FACE)
+                buffer.write(instances)
+                if level == "point":
+                    self.point_program["u_half_extent"].value = meshes.HALF_EXTENTS[kind]
+                    vao.render(moderngl.POINTS, vertices=len(rows))
+                else:
+                    vao.render(moderngl.TRIANGLES, instances=len(rows))
+        self.ctx.disable(moderngl.CULL_FACE | moderngl.PROGRAM_POINT_SIZE)
 
     def draw_lines(self, segments_world, colors, view_projection, depth_test=False):
         """One draw call for a line list: segments (K, 2, 3) and colours (K, 3) or (3,)."""
