@@ -80,6 +80,29 @@ def world_arrays(world):
     }
 
 
+class WorldState(dict):
+    """The viewer's per-frame state: T (N, 3), R (N, 3, 3), S (N, 3) from `sim.world_poses()`,
+    the motion (v, a, omega, alpha, as `world_arrays`) from the full `sim.world()` on first use.
+
+    Drawing needs only the poses; the full query settles every dynamic body's accelerations,
+    which only the overlays, the inspector and the runaway check of scenes with dynamic bodies
+    read (3.6 ms of a 10,000-node frame before this split). A state belongs to one moment:
+    the viewer makes a new one after every step, so a late fetch sees the same state."""
+
+    MOTION = ("v", "a", "omega", "alpha")
+
+    def __init__(self, sim):
+        translation, rotation, scale = sim.world_poses()
+        super().__init__(T=translation, R=rotation, S=np.broadcast_to(scale[:, None], (len(scale), 3)))
+        self.sim = sim
+
+    def __missing__(self, name):
+        if name not in self.MOTION:
+            raise KeyError(name)
+        self.update(world_arrays(self.sim.world()))
+        return self[name]
+
+
 class Viewer:
     def __init__(self, ctx, size, scene=None, overrides=None, store=True, msaa=None):
         """`size` = (width, height) in pixels; `overrides` = physics settings from the command
@@ -246,18 +269,22 @@ class Viewer:
         self.stats["steps"] += n
 
     def refresh_state(self):
-        self.state = world_arrays(self.sim.world())
+        self.state = WorldState(self.sim)
         try:
             self.contacts = self.sim.contacts()
         except Exception:  # noqa: BLE001 - contacts are display only
             self.contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
 
     def runaway_node(self):
-        """Index of the first node with a non-finite or runaway position or velocity, else None."""
+        """Index of the first node with a non-finite or runaway pose or motion, else None. Only
+        dynamic bodies can run away (other nodes move as the scene prescribes): without them
+        the poses are checked and the motion is not fetched."""
         s = self.state
-        bad = ~np.all(np.isfinite(s["T"]) & np.isfinite(s["v"]) & np.isfinite(s["omega"]), axis=1)
+        bad = ~(np.all(np.isfinite(s["T"]), axis=1) & np.all(np.isfinite(s["R"]), axis=(1, 2)))
         bad |= np.linalg.norm(s["T"], axis=1) > RUNAWAY_DISTANCE
-        bad |= np.maximum(np.linalg.norm(s["v"], axis=1), np.linalg.norm(s["omega"], axis=1)) > RUNAWAY_SPEED
+        if self.dynamic.size:
+            bad |= ~np.all(np.isfinite(s["v"]) & np.isfinite(s["omega"]), axis=1)
+            bad |= np.maximum(np.linalg.norm(s["v"], axis=1), np.linalg.norm(s["omega"], axis=1)) > RUNAWAY_SPEED
         return int(np.argmax(bad)) if bad.any() else None
 
     def advance(self, frame_seconds):

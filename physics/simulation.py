@@ -415,6 +415,14 @@ class Simulation:
         self._sync(_COMPLETE)
         return self.hierarchy.world_state.to_dynamic_transform()
 
+    def world_poses(self):
+        """(translation (N, 3), rotation (N, 3, 3), scale (N,)) of every node relative to the world,
+        copies. Poses depend only on the local poses, which the stages keep current, so one world
+        pass gives them without settling the dynamic bodies' velocities and accelerations
+        (`_sync`): the cheap query for drawing; `world()` for the motion."""
+        world = self.hierarchy.world_state if self._synced >= _STEPPABLE else self.hierarchy.update_world()
+        return world.translation.copy(), world.rotation.copy(), world.scale.copy()
+
     def local(self):
         """DynamicTransform (batch N): every node relative to its parent, in the parent frame."""
         self._sync(_COMPLETE)

@@ -176,6 +176,34 @@ def test_interface_attributes():
         sim.step(-1)
 
 
+@pytest.mark.parametrize("name", ["tank.toml", "car.toml"])
+def test_world_poses_are_the_poses_of_world(name):
+    """`world_poses()` (the viewer's cheap query: no acceleration pass) against the full
+    `world()`, right after steps (nothing settled), after an impulse, and after a full query:
+    the same numbers (one compiled pass computes both, so exactly equal), and copies that a
+    later step leaves alone."""
+    sim = Simulation.from_file(next(p for p in SCENES if p.name == name))
+    for steps in (0, 1, 7):
+        sim.step(steps)
+        poses = sim.world_poses()
+        if name == "car.toml":
+            sim.apply_impulse(int(np.flatnonzero(sim.motion == "dynamic")[0]), [0.0, 0.0, 1.0])
+            poses_after = sim.world_poses()
+        world = sim.world().transform
+        expected = (world.translation, world.rotation, world.scale)
+        for got, want in zip(poses_after if name == "car.toml" else poses, expected):
+            np.testing.assert_array_equal(got, np.asarray(want).reshape(got.shape))
+        again = sim.world_poses()
+        for got, want in zip(again, expected):
+            np.testing.assert_array_equal(got, np.asarray(want).reshape(got.shape))
+    before = [a.copy() for a in again]
+    sim.step(3)
+    for got, want in zip(again, before):
+        np.testing.assert_array_equal(got, want)
+    assert again[0].shape == (len(sim.names), 3) and again[1].shape == (len(sim.names), 3, 3)
+    assert again[2].shape == (len(sim.names),)
+
+
 # The contact-free scenes run the full 10^4 steps here; scenes with contacts and joints run fewer
 # steps in tests/test_scenes.py (with energy and bound checks), their 10^4-step runs are in the
 # runner (`python -m physics run SCENE --steps 10000`), reported in docs/fidelity.md.
