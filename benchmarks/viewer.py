@@ -104,7 +104,8 @@ def _split(scene, warmup, frames):
             part("world state", lambda: (v.refresh_state(), v.runaway_node()))
             part("UI build", lambda: v.build_ui(1 / 60))
             part("clear + grid", clear_grid)
-            part("shapes", lambda: v.renderer.draw_shapes(s["T"], s["R"], s["S"], v.view_projection(), v.focal_px(), None))
+            part("shapes", lambda: v.renderer.draw_shapes(s["T"], s["R"], s["S"], v.view_projection(), v.focal_px(), None,
+                                                          v.camera.eye_world))
             part("overlays", overlays)
             part("UI draw", lambda: v.imgui.render(imgui.get_draw_data(), screen))
             part("swap", window.flip)
