@@ -285,13 +285,12 @@ class Simulation:
         self._apply_world_changes(final[:, :3], final[:, 3:], h * (fraction * change[:, :3] + bias[:, :3]),
                                   h * (fraction * change[:, 3:] + bias[:, 3:]))
         if self._solver.joints is not None and len(self._solver.joints):
-            # post-stabilization: project the joints' position error out at the end-of-step poses
+            # post-stabilization: project the joints' position error out along the start-of-step
+            # directions; with settings.shake the velocities take the same change over the step (SHAKE)
             _, centre, rotation, _ = self._solver_state()
-            inverse_inertia = np.einsum("bij,bj,bkj->bik", rotation, 1.0 / self.inertia_body[self._dyn], rotation)
-            dx, dtheta = self._solver.post_stabilize(centre, rotation, 1.0 / self.mass[self._dyn], inverse_inertia,
-                                                     self.settings.iterations)
-            zero = np.zeros_like(dx)
-            self._apply_world_changes(zero, zero, dx, dtheta)
+            dx, dtheta, dv = self._solver.post_stabilize(centre, rotation, self.settings.iterations, self.settings.shake)
+            dv = dv if self.settings.shake else np.zeros_like(dv)
+            self._apply_world_changes(dv[:, :3], dv[:, 3:], dx, dtheta)
 
     def _apply_world_changes(self, dv, dw, dx, dtheta):
         """Apply world-frame changes of velocity dv, angular velocity dw, position dx and rotation
