@@ -1,4 +1,4 @@
-"""The Dear ImGui panel: scene browser, transport, physics settings, overlays, inspector, stats.
+"""The Dear ImGui panel: scene browser, transport, plots, physics settings, overlays, inspector, stats.
 
 Every physics widget writes through `Viewer.set(name, value)` (= `sim.set`), so a change takes
 effect on the next step without reloading. Settings are drawn from `sim.settings` itself: a
@@ -13,7 +13,7 @@ from dataclasses import fields
 import numpy as np
 from imgui_bundle import imgui
 
-from app import overlays
+from app import overlays, plots
 from app.settings import OVERLAYS
 
 RED = imgui.ImVec4(1.0, 0.35, 0.3, 1.0)
@@ -37,6 +37,7 @@ class Panel:
         self.viewer = viewer
         self.open_path = ""
         self.item_rects = {}
+        self.plotted = {}  # plot -> (points, rectangle) ImPlot drew last frame (app.plots.draw)
 
     def _remember(self, label):
         lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
@@ -62,6 +63,13 @@ class Panel:
             imgui.text_colored(DIM, v.message)
         if v.sim is not None:
             self.transport()
+            # first after the transport: what a key (G, I, C) changes shows without scrolling
+            plots_open = imgui.collapsing_header("Plots")
+            self._remember("Plots")
+            if plots_open:
+                self.plots()
+            else:
+                self.plotted = {}
             if imgui.collapsing_header("Scenes", imgui.TreeNodeFlags_.default_open):
                 self.scenes()
             if imgui.collapsing_header("Physics", imgui.TreeNodeFlags_.default_open):
@@ -149,6 +157,11 @@ class Panel:
             else:
                 imgui.text(f"{name}: {value}")
             self._remember(name)
+
+    def plots(self):
+        v = self.viewer
+        self.plotted = plots.draw(v.history, v.sim.solver_residual(),
+                                  None if v.selected is None else str(v.sim.names[v.selected]))
 
     def overlay_toggles(self):
         prefs = self.viewer.prefs

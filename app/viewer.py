@@ -1,7 +1,8 @@
 """The viewer's state and actions, independent of the window: one `Viewer` per GL context.
 
 It owns the simulation (it asks `physics` for state and never computes physics itself), the
-camera, the renderer, the panel and the overlays, and draws a frame into the framebuffer it is
+camera, the renderer, the panel, the overlays and the measurements the panel plots (`app.plots.History`,
+sampled once per frame), and draws a frame into the framebuffer it is
 given: `app.window` feeds it pyglet events and passes the window's own; the offscreen test
 drives it with an EGL context, no window, and its offscreen `Viewer.target`. Screenshots draw
 the last frame again into `Viewer.target` and read that (`read_rgb`).
@@ -16,10 +17,10 @@ import traceback
 from pathlib import Path
 
 import numpy as np
-from imgui_bundle import imgui
+from imgui_bundle import imgui, implot
 from pyglet.window import key, mouse
 
-from app import culling, overlays, picking, settings as settings_store
+from app import culling, overlays, picking, plots, settings as settings_store
 from app.camera import Camera
 from app.imgui_renderer import ImGuiInput, ImGuiRenderer
 from app.renderer import SKY_RGB, Renderer, Target, model_matrices
@@ -122,6 +123,8 @@ class Viewer:
         self.overrides = dict(overrides or {})
         self.imgui_context = imgui.create_context()
         imgui.get_io().set_ini_filename(None)  # window layout is ours, not imgui.ini in the cwd
+        imgui.set_current_context(self.imgui_context)
+        self.implot_context = implot.create_context()  # one per ImGui context, made current with it
         imgui.get_io().display_size = self.size
         self.imgui = ImGuiRenderer(ctx)
         self.imgui_input = ImGuiInput(self.size[1])
@@ -134,6 +137,7 @@ class Viewer:
         self.stats = {"fps": 0.0, "physics_ms": 0.0, "render_ms": 0.0, "nodes": 0, "steps": 0}
         self.frame_count, self._last_frame = 0, None
         self.contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
+        self.history = plots.History()
         scene = scene or self.prefs.get("last_scene") or DEFAULT_SCENE
         if not self.load_scene(scene) and scene != DEFAULT_SCENE:
             self.load_scene(DEFAULT_SCENE)
@@ -160,6 +164,7 @@ class Viewer:
         self.sim, self.scene_path, self.error = sim, path, None
         self.renderer.set_shapes(sim.shapes, sim.colors)
         self.selected, self.accumulator, self.paused = None, 0.0, False
+        self.history.clear()
         self.stats["nodes"] = len(sim.names)
         self.dynamic = np.flatnonzero(np.asarray(sim.motion) == "dynamic")  # node indices
         self.prefs["last_scene"] = str(path)
@@ -180,6 +185,7 @@ class Viewer:
             return False
         if name in settings_store.PHYSICS_KEYS:
             self.prefs["physics"][name] = getattr(self.sim.settings, name)
+        self.history.mark(self.sim.time, f"{name}: {plots.format_value(getattr(self.sim.settings, name))}")
         return True
 
     def save_prefs(self):
@@ -204,6 +210,7 @@ class Viewer:
     def reset(self):
         self.sim.reset()
         self.accumulator, self.error = 0.0, None
+        self.history.clear()
         self.refresh_state()
 
     def cycle_gyroscopic(self):
@@ -300,6 +307,18 @@ class Viewer:
             n, self.accumulator = MAX_STEPS_PER_FRAME, 0.0
         self.step_physics(n)
 
+    def sample_history(self):
+        """One sample of the plotted measurements (app.plots.History takes it only when enough
+        simulated time passed); a display error never stops the app."""
+        if self.sim is None or self.state is None:
+            return
+        node = self.selected
+        try:
+            motion = (None, None) if node is None else (self.state["v"][node], self.state["omega"][node])
+            self.history.sample(self.sim, node, *motion)
+        except Exception as error:  # noqa: BLE001 - measurements are display only
+            self.message = f"plots: {type(error).__name__}: {error}"
+
     # --- a frame ------------------------------------------------------------------------------
     def resize(self, width, height):
         self.size = (max(int(width), 1), max(int(height), 1))
@@ -316,6 +335,7 @@ class Viewer:
             self.stats["fps"] = fps if self.stats["fps"] == 0 else 0.9 * self.stats["fps"] + 0.1 * fps
         self._last_frame = now
         self.advance(frame_seconds)
+        self.sample_history()
         if self.follow and self.selected is not None:
             self.camera.follow(self.state["T"][self.selected])
         start = time.perf_counter()
@@ -327,6 +347,7 @@ class Viewer:
     def build_ui(self, frame_seconds):
         """Run the panel for this frame (ImGui's draw data then lasts until the next call)."""
         imgui.set_current_context(self.imgui_context)
+        implot.set_current_context(self.implot_context)
         io = imgui.get_io()
         io.display_size = self.size
         io.delta_time = max(frame_seconds, 1e-4)
@@ -508,5 +529,6 @@ class Viewer:
         self.save_prefs()
         imgui.set_current_context(self.imgui_context)
         self.imgui.release()
+        implot.destroy_context(self.implot_context)  # before its ImGui context
         imgui.destroy_context(self.imgui_context)
         self.target.release()

@@ -1,0 +1,220 @@
+"""Measurements for the panel's Plots section: rolling time series of what a physics setting
+changes, with a marker at every change, and the solver's residual of the last step.
+
+`History` keeps the last WINDOW seconds of simulated time in fixed ring buffers (one row per
+channel, CAPACITY columns). A sample is taken at most once per drawn frame and at most once per
+WINDOW / CAPACITY of simulated time, so the buffer always covers the whole window whatever the
+time scale; a sample costs one `sim.energy()` and one `sim.momentum()` (vectorized over the
+bodies), never a loop over nodes.
+
+Channels (world frame, SI, `sim.time` in s):
+  energy    E = kinetic + potential (J), `sim.energy()`
+  drift     (E − E₀) / max(|E₀|, ENERGY_FLOOR): E₀ = the first sample after a reset, a scene load
+            or a setting change, so a change shows as a fresh drift curve starting at 0
+  L, Lx, Ly, Lz   |L_world| and L_world about the world origin (kg m²/s), `sim.momentum()`
+  speed, angular_speed   |v_world|, |omega_world| of the selected node (m/s, rad/s); NaN when
+            nothing is selected; cleared when the selection changes (the curve is one node's)
+
+`draw(history, residual)` draws them with ImPlot (imgui-bundle); it runs only while the
+section is open. The caller owns the ImPlot context (`implot.create_context()` after
+`imgui.create_context()`, made current with its ImGui context).
+"""
+import numpy as np
+from imgui_bundle import imgui, implot
+
+WINDOW = 20.0     # s of simulated time shown
+CAPACITY = 2048   # samples: one per WINDOW / CAPACITY ≈ 9.8 ms, finer than a 60 Hz frame at 1x
+ENERGY_FLOOR = 1e-9  # J: a scene whose energy is 0 at the reference shows drift over 1 nJ
+CHANNELS = ("energy", "drift", "L", "Lx", "Ly", "Lz", "speed", "angular_speed")
+PLOT_HEIGHT = 150  # px
+# The axes follow the data (x: the window, y: auto-fit), so a plot takes no mouse input: the
+# wheel then scrolls the panel instead of zooming whichever plot is under the pointer.
+INPUT_FLAGS = implot.Flags_.no_inputs | implot.Flags_.no_menus
+
+# Saturated line colours (RGB), distinct from the panel's greys and from each other.
+COLORS = {
+    "energy": (1.0, 0.55, 0.1), "drift": (0.95, 0.3, 0.85),
+    "L": (1.0, 1.0, 1.0), "Lx": (1.0, 0.3, 0.3), "Ly": (0.3, 1.0, 0.3), "Lz": (0.35, 0.55, 1.0),
+    "speed": (0.2, 0.9, 0.9), "angular_speed": (1.0, 0.9, 0.2),
+    "residual": (0.6, 1.0, 0.2), "marker": (1.0, 1.0, 0.6),
+}
+
+
+def format_value(value):
+    """A setting's value as the marker text shows it."""
+    if isinstance(value, (bool, np.bool_)):
+        return "on" if value else "off"
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.4g}"
+    if np.ndim(value) == 1:
+        return "(" + ", ".join(f"{x:.3g}" for x in np.asarray(value, float)) + ")"
+    return str(value)
+
+
+class History:
+    """Ring buffers of the CHANNELS over the last `window` s of simulated time, plus markers.
+
+    `t` (capacity,) and `values` (len(CHANNELS), capacity) are filled at `head`, which wraps;
+    `series()` returns them oldest first."""
+
+    def __init__(self, capacity=CAPACITY, window=WINDOW):
+        if capacity < 2 or not window > 0:
+            raise ValueError(f"History needs capacity >= 2 and window > 0, got {capacity}, {window}")
+        self.window = float(window)
+        self.spacing = self.window / capacity  # s between samples: capacity samples span the window
+        self.t = np.zeros(capacity)
+        self.values = np.full((len(CHANNELS), capacity), np.nan)
+        self.clear()
+
+    @property
+    def capacity(self):
+        return self.t.shape[0]
+
+    def clear(self):
+        """Forget every sample and marker (a reset or a new scene: time restarts)."""
+        self.count, self.head = 0, 0
+        self.values[:] = np.nan
+        self.markers = []            # [(time s, text)], oldest first
+        self.reference_energy = None  # E₀ of the drift; taken at the next sample
+        self.node = None             # the node the speed channels belong to
+
+    def last_time(self):
+        return self.t[self.head - 1] if self.count else -np.inf
+
+    def mark(self, time, text):
+        """A setting changed at `time`: remember it and restart the drift from the next sample."""
+        self.markers.append((float(time), str(text)))
+        self.reference_energy = None
+
+    def sample(self, sim, node=None, v_world=None, omega_world=None):
+        """Append one sample of `sim` (anything with `time`, `energy()`, `momentum()`) unless less
+        than `spacing` s of simulated time passed since the last one. `node`, `v_world` (3,),
+        `omega_world` (3,): the selected node and its world motion, or None. -> bool (sampled)."""
+        time = float(sim.time)
+        if time < self.last_time():  # time went back without a clear (a reset elsewhere)
+            self.clear()
+        if self.count and time < self.last_time() + self.spacing * (1 - 1e-9):
+            return False
+        energy = sim.energy()
+        total = energy["kinetic"] + energy["potential"]
+        if self.reference_energy is None:
+            self.reference_energy = total
+        L_world = np.asarray(sim.momentum()["angular"], float)
+        if node != self.node:
+            self.values[CHANNELS.index("speed"):] = np.nan
+            self.node = node
+        speed = np.nan if v_world is None else np.linalg.norm(v_world)
+        angular_speed = np.nan if omega_world is None else np.linalg.norm(omega_world)
+        drift = (total - self.reference_energy) / max(abs(self.reference_energy), ENERGY_FLOOR)
+        self.t[self.head] = time
+        self.values[:, self.head] = (total, drift, np.linalg.norm(L_world), *L_world, speed, angular_speed)
+        self.head = (self.head + 1) % self.capacity
+        self.count = min(self.count + 1, self.capacity)
+        oldest = self.series()[0][0]
+        self.markers = [m for m in self.markers if m[0] >= oldest - self.spacing]
+        return True
+
+    def series(self):
+        """(t (n,), values (len(CHANNELS), n)) oldest first, n = samples held (copies)."""
+        if self.count < self.capacity:
+            return self.t[:self.count].copy(), self.values[:, :self.count].copy()
+        return np.roll(self.t, -self.head), np.roll(self.values, -self.head, axis=1)
+
+    def channel(self, name):
+        """(t (n,), values (n,)) of one channel, oldest first. KeyError names unknown channels."""
+        if name not in CHANNELS:
+            raise KeyError(f"unknown channel {name!r}; channels are {CHANNELS}")
+        t, values = self.series()
+        return t, values[CHANNELS.index(name)]
+
+
+def _item_rect():
+    lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+    return lo.x, lo.y, hi.x, hi.y
+
+
+def _spec(name, weight=2.0):
+    r, g, b = COLORS[name]
+    return implot.Spec(line_color=imgui.ImVec4(r, g, b, 1.0), line_weight=weight)
+
+
+def _time_axis(t):
+    """The x axis: [0, WINDOW] until the window fills, then the last WINDOW seconds."""
+    hi = max(t[-1], t[0] + WINDOW) if len(t) else WINDOW
+    implot.setup_axis(implot.ImAxis_.x1, "t (s)")
+    implot.setup_axis_limits(implot.ImAxis_.x1, hi - WINDOW, hi, implot.Cond_.always)
+
+
+def marker_labels(markers):
+    """[(time, text)] -> {time: 'a: x, b: y'}: changes made at the same moment share one label."""
+    labels = {}
+    for time, text in markers:
+        labels[time] = f"{labels[time]}, {text}" if time in labels else text
+    return labels
+
+
+def _markers(history):
+    """A vertical line at each setting change, labelled 'setting: value' at the plot's top."""
+    if not history.markers:
+        return
+    labels = marker_labels(history.markers)
+    implot.plot_inf_lines("##changes", np.array(list(labels)), _spec("marker", 1.0))
+    top = implot.get_plot_limits().y.max
+    r, g, b = COLORS["marker"]
+    for time, text in labels.items():
+        implot.annotation(time, top, imgui.ImVec4(r, g, b, 0.85), imgui.ImVec2(4, 4), True,
+                          text.replace("%", "%%"))  # annotation's text is a printf format
+
+
+def _series_plot(title, t, values, names, y_label, scale=None):
+    # one curve: the title names it; several: a legend in one row above the plot
+    flags = INPUT_FLAGS | (implot.Flags_.no_legend if len(names) == 1 else 0)
+    if not implot.begin_plot(title, imgui.ImVec2(-1, PLOT_HEIGHT), flags):
+        return False
+    _time_axis(t)
+    implot.setup_axis(implot.ImAxis_.y1, y_label, implot.AxisFlags_.auto_fit)
+    implot.setup_legend(implot.Location_.north, implot.LegendFlags_.outside | implot.LegendFlags_.horizontal)
+    for name in names:
+        implot.plot_line(name, t, np.ascontiguousarray(values[CHANNELS.index(name)]), _spec(name))
+    return True
+
+
+def draw(history, residual, node_name=None):
+    """The Plots section: energy, drift, angular momentum, the selected node's speeds (when one
+    is selected) and the solver residual per iteration of the last step (when the scene has a
+    solver: contacts or joints; log scale, non-positive values left out).
+
+    -> {plot: (points drawn, screen rectangle (x0, y0, x1, y1) px)} of the plots ImPlot showed
+    this frame, any part of them on screen (the tests read it)."""
+    plotted = {}
+    t, values = history.series()
+    E0 = history.reference_energy
+    imgui.text_wrapped(f"last {WINDOW:.0f} s of simulated time; drift from E0 = "
+                       + ("-" if E0 is None else f"{E0:.6g} J") + " (reset, scene or setting change)")
+    for title, names, label in (("energy##plot", ("energy",), "J"),
+                                ("relative energy drift##plot", ("drift",), "(E - E0)/|E0|"),
+                                ("angular momentum (world)##plot", ("L", "Lx", "Ly", "Lz"), "kg m^2/s")):
+        if _series_plot(title, t, values, names, label):
+            _markers(history)
+            implot.end_plot()
+            plotted[names[0]] = (len(t), _item_rect())
+    if node_name is not None:
+        if _series_plot(f"{node_name}: world speeds##plot", t, values, ("speed", "angular_speed"), "m/s, rad/s"):
+            _markers(history)
+            implot.end_plot()
+            plotted["speed"] = (len(t), _item_rect())
+    if residual is None or len(residual) == 0:
+        imgui.text_wrapped("no solver residual: the scene has no contacts or joints")
+        return plotted
+    positive = residual > 0
+    if not positive.any():
+        imgui.text_wrapped(f"solver residual: 0 in all {len(residual)} iterations of the last step (no active rows)")
+        return plotted
+    if implot.begin_plot("solver residual per iteration (last step)##plot", imgui.ImVec2(-1, PLOT_HEIGHT), INPUT_FLAGS | implot.Flags_.no_legend):
+        implot.setup_axes("iteration", "|r|", implot.AxisFlags_.auto_fit, implot.AxisFlags_.auto_fit)
+        implot.setup_axis_scale(implot.ImAxis_.y1, implot.Scale_.log10)
+        iterations = np.arange(1, len(residual) + 1, dtype=float)
+        implot.plot_line("residual", iterations[positive], np.asarray(residual, float)[positive], _spec("residual"))
+        implot.end_plot()
+        plotted["residual"] = (int(positive.sum()), _item_rect())
+    return plotted

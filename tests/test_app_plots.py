@@ -1,0 +1,258 @@
+"""The panel's Plots section (app.plots): the ring buffers against an independent record of the
+samples, the drift against the physics' conserved energy, and in a real window under X: the
+buffers fill, a key (G, I) adds a marker, the residual plot gets data in a contact scene, and
+the lines' colours are on screen.
+"""
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from app import plots
+from app.plots import CHANNELS, History
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENES = ROOT / "assets" / "scenes"
+
+
+class FakeSim:
+    """time, energy() and momentum() as given: the buffer's bookkeeping checked on known numbers."""
+
+    def __init__(self):
+        self.time, self.E, self.L = 0.0, (0.0, 0.0), np.zeros(3)
+
+    def energy(self):
+        return {"kinetic": self.E[0], "potential": self.E[1]}
+
+    def momentum(self):
+        return {"linear": np.zeros(3), "angular": self.L.copy()}
+
+
+# --- the buffers, no display ---------------------------------------------------------------------
+
+@settings(max_examples=100, deadline=None)
+@given(steps=st.lists(st.floats(1e-4, 0.2), min_size=1, max_size=300), capacity=st.integers(2, 64))
+def test_ring_buffer_keeps_the_last_samples_in_order(steps, capacity):
+    """Whatever the time steps, the buffer holds exactly the last `capacity` accepted samples,
+    oldest first, each with its own values; a sample is accepted iff at least `spacing` s passed
+    since the previous accepted one. The record kept here is a plain list (independent means)."""
+    history, sim = History(capacity=capacity, window=1.0), FakeSim()
+    accepted = []
+    for dt in steps:
+        sim.time += dt
+        sim.E, sim.L = (sim.time, 2.0), np.array([sim.time, -sim.time, 3.0])
+        expect = not accepted or sim.time >= accepted[-1] + history.spacing * (1 - 1e-9)
+        assert history.sample(sim) == expect
+        if expect:
+            accepted.append(sim.time)
+    t, values = history.series()
+    kept = np.array(accepted[-capacity:])
+    np.testing.assert_array_equal(t, kept)  # copies of the same floats: exact
+    np.testing.assert_array_equal(values[CHANNELS.index("energy")], kept + 2.0)
+    np.testing.assert_array_equal(values[CHANNELS.index("Lx")], kept)
+    # |L| of (t, -t, 3): sqrt(2 t² + 9), to round-off of the norm (1e-12 relative)
+    np.testing.assert_allclose(values[CHANNELS.index("L")], np.sqrt(2 * kept ** 2 + 9), rtol=1e-12)
+    assert np.all(np.isnan(values[CHANNELS.index("speed")]))  # nothing selected
+
+
+def test_window_is_covered_at_any_frame_rate():
+    """Samples are at least `spacing` apart, so CAPACITY of them span at least the whole window:
+    at 240 frames per second of simulated time (a sample every 3rd frame, 12.5 ms apart) the
+    buffer holds WINDOW s and more, and no more than CAPACITY frame-rounded spacings."""
+    history, sim = History(), FakeSim()
+    frame = 1 / 240
+    for _ in range(int(1.5 * plots.WINDOW / frame)):
+        sim.time += frame
+        history.sample(sim)
+    t, _ = history.series()
+    assert history.count == history.capacity
+    # one spacing of slack: the first sample opens the span; 1e-9: round-off of the time sums
+    assert plots.WINDOW - history.spacing <= t[-1] - t[0] <= (history.capacity - 1) * (history.spacing + frame) + 1e-9
+    assert np.diff(t).min() >= history.spacing * (1 - 1e-9)
+
+
+def test_drift_restarts_at_each_mark_and_marker_text():
+    history, sim = History(capacity=16, window=1.0), FakeSim()
+    sim.E = (3.0, 1.0)  # E0 = 4 J
+    history.sample(sim)
+    sim.time, sim.E = 0.1, (4.0, 1.0)
+    history.sample(sim)
+    assert history.channel("drift")[1][-1] == pytest.approx(0.25, rel=1e-15)  # (5 - 4) / 4
+    history.mark(sim.time, "integrator: rk4")
+    history.mark(sim.time, "gyroscopic: off")
+    sim.time, sim.E = 0.2, (5.0, 1.0)
+    history.sample(sim)
+    assert history.reference_energy == 6.0 and history.channel("drift")[1][-1] == 0.0
+    sim.time, sim.E = 0.3, (2.0, 1.0)
+    history.sample(sim)
+    assert history.channel("drift")[1][-1] == pytest.approx(-0.5, rel=1e-15)  # (3 - 6) / 6
+    assert plots.marker_labels(history.markers) == {0.1: "integrator: rk4, gyroscopic: off"}
+    assert plots.format_value(True) == "on" and plots.format_value(np.array([0.0, -9.81, 0.0])) == "(0, -9.81, 0)"
+
+
+def test_selection_change_clears_the_speed_channels_and_time_going_back_clears_all():
+    history, sim = History(capacity=8, window=1.0), FakeSim()
+    history.sample(sim, 0, np.array([3.0, 4.0, 0.0]), np.array([0.0, 0.0, 2.0]))
+    sim.time = 0.5
+    history.sample(sim, 1, np.array([1.0, 0.0, 0.0]), np.zeros(3))
+    _, speed = history.channel("speed")
+    assert np.isnan(speed[0]) and speed[1] == 1.0  # node 0's 5 m/s is not node 1's curve
+    sim.time = 0.25  # a reset the viewer did not report
+    history.sample(sim)
+    assert history.count == 1 and history.series()[0][0] == 0.25
+    with pytest.raises(KeyError, match="'nope'"):
+        history.channel("nope")
+    with pytest.raises(ValueError, match="capacity"):
+        History(capacity=1)
+
+
+def test_drift_measures_the_integrators_energy_behaviour():
+    """The T-handle (free body, no gravity): lie-midpoint conserves energy to round-off (drift
+    under 1e-10 over 2 s; measured ~1e-13), explicit gyroscopic with semi-implicit Euler gains
+    energy (scene comment; drift over 1e-3 after 2 s; measured ~8e-2). Each sample's energy is
+    the physics' own sum (exact: the same floats)."""
+    import physics
+    sim = physics.Simulation.from_file(SCENES / "t_handle.toml")
+    history = History()
+    for _ in range(120):
+        sim.step()
+        history.sample(sim)
+    energy = sim.energy()
+    assert history.channel("energy")[1][-1] == energy["kinetic"] + energy["potential"]
+    assert np.abs(history.channel("drift")[1]).max() < 1e-10
+    sim.set("gyroscopic", "explicit")
+    sim.set("integrator", "semi-implicit-euler")
+    history.mark(sim.time, "explicit + semi-implicit-euler")
+    for _ in range(120):
+        sim.step()
+        history.sample(sim)
+    assert history.channel("drift")[1][-1] > 1e-3
+
+
+# --- in a real window ----------------------------------------------------------------------------
+
+@pytest.fixture
+def window(display, app_config):
+    from app.window import SandboxWindow
+    windows = []
+
+    def make(scene):
+        w = SandboxWindow(str(scene), {}, vsync=False)
+        windows.append(w)
+        return w
+
+    yield make
+    for w in windows:
+        if w.viewer is not None:
+            w.close()
+
+
+def frames(w, n):
+    for _ in range(n):
+        w.frame(1 / 60)
+
+
+def press(w, symbol):
+    w.dispatch_event("on_key_press", symbol, 0)
+    frames(w, 1)  # the xlib window delivers queued events at the next frame
+
+
+def click(w, label):
+    """A left click with pyglet mouse events at the centre of the panel item `label`."""
+    from pyglet.window import mouse
+    x0, y0, x1, y1 = w.viewer.panel.item_rects[label]
+    x, y = (x0 + x1) / 2, w.viewer.size[1] - (y0 + y1) / 2
+    w.dispatch_event("on_mouse_motion", x, y, 0, 0)
+    frames(w, 1)
+    for event in ("on_mouse_press", "on_mouse_release"):
+        w.dispatch_event(event, x, y, mouse.LEFT, 0)
+        frames(w, 1)
+    w.dispatch_event("on_mouse_motion", 900, 500, 0, 0)  # away, so no tooltip covers the plots
+    frames(w, 1)
+
+
+def colour_pixels(image, rgb, region=(slice(None), slice(0, 370)), tolerance=40):
+    """Pixels of the panel (left 370 px) within `tolerance` (8-bit, per channel) of `rgb`. The
+    core of a 2 px ImPlot line has its exact colour; 40 admits its antialiased edge's nearest
+    shades and nothing of the panel's greys or the other plot colours (they differ by ≥ 70)."""
+    target = np.round(np.asarray(rgb) * 255)
+    return int(np.all(np.abs(image[region].astype(int) - target) <= tolerance, axis=-1).sum())
+
+
+@pytest.mark.display
+def test_buffers_fill_and_keys_add_markers(window):
+    """One sample per frame (1/60 s > the 9.8 ms spacing); G and I, as real key events, each add
+    a marker at the time they were pressed and restart the drift; with the T-handle switched to
+    explicit + semi-implicit-euler the drift grows from there (the product's promise)."""
+    from pyglet.window import key
+    w = window(SCENES / "t_handle.toml")
+    v = w.viewer
+    frames(w, 30)
+    assert v.history.count == 30
+    energy, momentum = v.sim.energy(), v.sim.momentum()
+    t, values = v.history.series()
+    assert t[-1] == v.sim.time
+    assert values[CHANNELS.index("energy"), -1] == energy["kinetic"] + energy["potential"]
+    np.testing.assert_array_equal(values[[CHANNELS.index(c) for c in ("Lx", "Ly", "Lz")], -1], momentum["angular"])
+    assert np.abs(values[CHANNELS.index("drift")]).max() < 1e-10  # lie-midpoint: round-off
+    for _ in range(2):  # implicit -> off -> explicit
+        press(w, key.G)
+    while v.sim.settings.integrator != "semi-implicit-euler":
+        press(w, key.I)
+        assert len(v.history.markers) < 10, "I never reached semi-implicit-euler"
+    assert [text for _, text in v.history.markers[:2]] == ["gyroscopic: off", "gyroscopic: explicit"]
+    assert v.history.markers[-1][1] == "integrator: semi-implicit-euler"
+    changed = v.history.markers[-1][0]
+    assert changed <= v.sim.time and changed > t[-1]
+    frames(w, 120)
+    t, drift = v.history.channel("drift")
+    assert abs(drift[np.searchsorted(t, changed)]) < 1e-6  # restarted at the change (one frame later)
+    assert drift[-1] > 1e-3  # measured ~8e-2 after 2 s
+    press(w, key.R)
+    assert v.history.count <= 1 and v.history.markers == []  # a reset starts the plots over
+
+
+@pytest.mark.display
+def test_plots_section_on_screen_with_selected_node_and_residual(window, tmp_path):
+    """The stack (contacts): clicking the Plots header opens it; ImPlot's lines reach the picture
+    (the energy line's orange appears in the panel, and not with the section closed); with a
+    node selected its speeds are plotted; scrolled down, the residual plot has one point per
+    solver iteration with a positive residual, in its colour."""
+    from pyglet.window import key
+    from app.png import write_png
+    w = window(SCENES / "stack.toml")
+    v = w.viewer
+    frames(w, 10)
+    closed = v.read_rgb()
+    assert colour_pixels(closed, plots.COLORS["energy"]) == 0
+    click(w, "Plots")
+    v.selected = int(np.flatnonzero(np.asarray(v.sim.motion) == "dynamic")[-1])  # the top box
+    frames(w, 30)
+    image = v.read_rgb()
+    write_png(tmp_path / "plots.png", image)
+    assert v.panel.plotted["energy"][0] == v.history.count > 30
+    assert v.panel.plotted["speed"][0] == v.history.count
+    assert colour_pixels(image, plots.COLORS["energy"]) > 50
+    assert colour_pixels(image, plots.COLORS["drift"]) > 50
+    _, speed = v.history.channel("angular_speed")
+    assert np.isfinite(speed[-1]) and speed[-1] == np.linalg.norm(v.state["omega"][v.selected])
+    assert "residual" not in v.panel.plotted  # below the panel's edge: ImPlot skips hidden plots
+    x0, y0, x1, y1 = v.panel.item_rects["Plots"]
+    w.dispatch_event("on_mouse_motion", (x0 + x1) / 2, 300, 0, 0)  # onto the panel, over a plot
+    frames(w, 1)
+    w.dispatch_event("on_key_press", key.SPACE, 0)  # pause: a still picture
+    frames(w, 1)
+    for _ in range(40):  # the mouse wheel, a notch a frame: ImGui scrolls the panel until the
+        w.dispatch_event("on_mouse_scroll", (x0 + x1) / 2, 300, 0, -1)  # residual plot is all in view
+        frames(w, 1)
+        if "residual" in v.panel.plotted and v.panel.plotted["residual"][1][3] < v.size[1] - 20:
+            break
+    frames(w, 2)  # ImPlot fits its axes to the data a frame after the plot first appears
+    scrolled = v.read_rgb()
+    write_png(tmp_path / "residual.png", scrolled)
+    residual = v.sim.solver_residual()
+    assert residual.size and (residual > 0).any(), "the stack's contacts left no solver residual"
+    points, (px0, py0, px1, py1) = v.panel.plotted["residual"]
+    assert points == int((residual > 0).sum())
+    assert colour_pixels(scrolled, plots.COLORS["residual"], (slice(int(py0), int(py1)), slice(int(px0), int(px1)))) > 30
