@@ -110,7 +110,7 @@ class History:
         self.values[:, self.head] = (total, drift, np.linalg.norm(L_world), *L_world, speed, angular_speed)
         self.head = (self.head + 1) % self.capacity
         self.count = min(self.count + 1, self.capacity)
-        oldest = self.series()[0][0]
+        oldest = self.t[self.head if self.count == self.capacity else 0]
         self.markers = [m for m in self.markers if m[0] >= oldest - self.spacing]
         return True
 

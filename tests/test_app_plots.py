@@ -59,12 +59,17 @@ def test_ring_buffer_keeps_the_last_samples_in_order(steps, capacity):
 def test_window_is_covered_at_any_frame_rate():
     """Samples are at least `spacing` apart, so CAPACITY of them span at least the whole window:
     at 240 frames per second of simulated time (a sample every 3rd frame, 12.5 ms apart) the
-    buffer holds WINDOW s and more, and no more than CAPACITY frame-rounded spacings."""
+    buffer holds WINDOW s and more, and no more than CAPACITY frame-rounded spacings. A marker
+    lasts as long as the samples around it."""
     history, sim = History(), FakeSim()
     frame = 1 / 240
+    history.mark(0.0, "integrator: rk4")
     for _ in range(int(1.5 * plots.WINDOW / frame)):
         sim.time += frame
         history.sample(sim)
+        if sim.time < plots.WINDOW:
+            assert len(history.markers) == 1
+    assert history.markers == []  # scrolled out of the window with its samples
     t, _ = history.series()
     assert history.count == history.capacity
     # one spacing of slack: the first sample opens the span; 1e-9: round-off of the time sums
