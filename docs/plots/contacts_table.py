@@ -4,12 +4,13 @@ way the issue states it, through `physics.Simulation`, printed as Markdown rows.
     .venv/bin/python docs/plots/contacts_table.py [pendulum restitution stack chain pile]
 
 Lines: the pendulum (1 m rigid link on a ball joint, 60° and 120°, dt = 1/60 — the issue's step —
-and 1/240: period error against the elliptic-integral period, energy band as a fraction of the
-swing energy m g L (1 − cos θ₀), joint error), restitution 0.5 (ball dropped from 1 m: bounce
-height ratio, dt = 1/240 and 1/60), the stack of 10 boxes (stack.toml, 10 s: horizontal drift and
-sink of the top box; at the scene's settings and at PyBullet's collapsing 10 iterations, 1 sub-step),
-the chain of 20 (chain.toml, 10 s: energy change, worst joint separation), the pile (pile.toml at 10
-and 50 iterations: `benchmarks.contacts.measure_pile`, the same run as docs/benchmarks.md's rows).
+and 1/240, `shake` on (as pendulum.toml) and off (the default): period error against the
+elliptic-integral period, energy band as a fraction of the swing energy m g L (1 − cos θ₀), joint
+error), restitution 0.5 (ball dropped from 1 m: bounce height ratio, dt = 1/240 and 1/60), the stack
+of 10 boxes (stack.toml, 10 s: horizontal drift and sink of the top box; at the scene's settings and
+at PyBullet's collapsing 10 iterations, 1 sub-step), the chain of 20 (chain.toml, 10 s: energy
+change, worst joint separation), the pile (pile.toml at 10 and 50 iterations:
+`benchmarks.contacts.measure_pile`, the same run as docs/benchmarks.md's rows).
 """
 import os
 import subprocess
@@ -30,12 +31,12 @@ SCENES = ROOT / "assets" / "scenes"
 G = 9.81
 
 
-def pendulum(theta_degrees, h=1 / 60, seconds=10.0):
+def pendulum(theta_degrees, h=1 / 60, shake=True, seconds=10.0):
     theta0 = np.radians(theta_degrees)
     pivot = np.array([0.0, 2.0, 0.0])
     bob = pivot + [np.sin(theta0), -np.cos(theta0), 0.0]
     inertia = 0.004                                     # 0.1 m, 1 kg solid sphere
-    sim = Simulation(scene_from_dict({"world": {"dt": h},
+    sim = Simulation(scene_from_dict({"world": {"dt": h, "shake": shake},
                                       "node": [{"name": "bob", "motion": "dynamic", "mass": 1.0, "translation": bob.tolist(),
                                                 "shape": {"type": "sphere", "radius": 0.1}}],
                                       "joint": [{"type": "ball", "b": "bob", "anchor": pivot.tolist()}]}))
@@ -55,7 +56,7 @@ def pendulum(theta_degrees, h=1 / 60, seconds=10.0):
     energy = np.array(energy)
     e0 = G * bob[1]                                     # released at rest
     band = (energy.max() - e0, energy.min() - e0)
-    return (f"| pendulum {theta_degrees:.0f}° (1/{round(1 / h)}) | period error {abs(period - exact) / exact:.1e}; "
+    return (f"| pendulum {theta_degrees:.0f}° (1/{round(1 / h)}, shake {'on' if shake else 'off'}) | period error {abs(period - exact) / exact:.1e}; "
             f"energy {100 * band[1] / swing:+.1f} … {100 * band[0] / swing:+.1f} % of the swing energy, "
             f"{100 * (energy[-1] - e0) / swing:+.1f} % after {seconds:.0f} s; joint error ≤ {1e3 * max(error):.2f} mm |")
 
@@ -132,7 +133,7 @@ def pile(iterations):
             f"{'nothing' if r.below == 0 else r.below} below the ground |")
 
 
-LINES = {"pendulum": lambda: [pendulum(a, h) for a in (60, 120) for h in (1 / 60, 1 / 240)],
+LINES = {"pendulum": lambda: [pendulum(a, h, shake) for a in (60, 120) for h in (1 / 60, 1 / 240) for shake in (True, False)],
          "restitution": lambda: [restitution(1 / 240), restitution(1 / 60)],
          "stack": lambda: [stack(), stack(iterations=10, substeps=1)], "chain": lambda: [chain()],
          "pile": lambda: [pile(10), pile(50)]}
