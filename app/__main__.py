@@ -47,7 +47,10 @@ def main(argv=None):
         overrides["counteract"] = args.counteract == "on"
     from app.window import SandboxWindow, run
 
-    window = SandboxWindow(args.scene, overrides, size=args.size, vsync=args.frames is None, msaa=args.msaa)
+    # A scripted run (--frames) neither reads nor writes the user's saved settings: its picture and
+    # physics depend only on the scene file and the command line.
+    window = SandboxWindow(args.scene, overrides, size=args.size, vsync=args.frames is None, msaa=args.msaa,
+                           store=args.frames is None)
     viewer = window.viewer
     if viewer.sim is None:
         print(f"error: {viewer.error}", file=sys.stderr)

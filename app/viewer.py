@@ -150,8 +150,11 @@ class Viewer:
             import physics
             sim = physics.Simulation.from_file(path)
             wanted = {**self.prefs["physics"], **self.overrides}
+            saved = []  # the user's saved choices that differ from the scene file's: say so, never silently
             for setting, value in wanted.items():
                 try:
+                    if setting not in self.overrides and getattr(sim.settings, setting) != value:
+                        saved.append(f"{setting}={value} (scene: {getattr(sim.settings, setting)})")
                     sim.set(setting, value)
                 except ValueError as error:  # a stale persisted value: drop it, keep going
                     self.prefs["physics"].pop(setting, None)
@@ -162,6 +165,8 @@ class Viewer:
             self.error = f"could not open {name}: {error}"
             return False
         self.sim, self.scene_path, self.error = sim, path, None
+        if saved:
+            self.message = "your saved choices: " + ", ".join(saved)
         self.renderer.set_shapes(sim.shapes, sim.colors)
         self.selected, self.accumulator, self.paused = None, 0.0, False
         self.history.clear()
@@ -301,7 +306,9 @@ class Viewer:
             return
         dt = self.sim.settings.dt
         self.accumulator += frame_seconds * self.prefs["time_scale"]
-        n = int(self.accumulator / dt + 1e-9)
+        # 1e-6 of a step of slack: scene files round dt (0.016666666667 > 1/60), which must not drop a
+        # step every few frames; the remainder carries over, so no time is lost or gained.
+        n = int(self.accumulator / dt + 1e-6)
         self.accumulator -= n * dt
         if n > MAX_STEPS_PER_FRAME:
             n, self.accumulator = MAX_STEPS_PER_FRAME, 0.0

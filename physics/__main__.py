@@ -103,15 +103,19 @@ class Progress:
         sys.stderr.flush()
 
 
+def _relative(change, start, word=""):
+    """' (relative [word]x)', or nothing when the start value is (near) zero and a ratio would mislead."""
+    return f" (relative {word}{change / start:+.3e})" if start > 1e-12 else " (start value 0: no relative figure)"
+
+
 def _summary(arrays, steps, seconds):
     energy = arrays["kinetic_energy"] + arrays["potential_energy"]
-    scale = max(abs(energy[0]), 1e-300)
     lines = [f"{steps} steps in {seconds:.3f} s: {steps / max(seconds, 1e-9):,.0f} steps/s"]
-    lines.append(f"energy: {energy[0]:.9g} -> {energy[-1]:.9g} J (relative drift {(energy[-1] - energy[0]) / scale:+.3e})")
+    lines.append(f"energy: {energy[0]:.9g} -> {energy[-1]:.9g} J{_relative(energy[-1] - energy[0], abs(energy[0]), 'drift ')}")
     for name, unit in (("linear_momentum", "kg m/s"), ("angular_momentum", "kg m²/s")):
         first, last = arrays[name][0], arrays[name][-1]
-        drift = np.linalg.norm(last - first) / max(np.linalg.norm(first), 1e-300)
-        lines.append(f"{name.replace('_', ' ')}: |Δ| = {np.linalg.norm(last - first):.3e} {unit} (relative {drift:.3e})")
+        change = np.linalg.norm(last - first)
+        lines.append(f"{name.replace('_', ' ')}: |Δ| = {change:.3e} {unit}{_relative(change, np.linalg.norm(first))}")
     return "\n".join(lines)
 
 

@@ -37,6 +37,15 @@ def _no_display(reason):
     pytest.skip(f"no X display: {reason} (install xvfb and libgl1-mesa-dri, or set DISPLAY)")
 
 
+def require_tool(name, package):
+    """A command-line tool a test needs: missing in CI is a failure (.ci/run installs it), elsewhere a skip."""
+    import shutil
+    if shutil.which(name) is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{name} is missing in CI (.ci/run installs {package})")
+        pytest.skip(f"{name} is not installed (apt-get install {package})")
+
+
 @pytest.fixture(scope="session")
 def display():
     """The X display name the viewer tests use (os.environ['DISPLAY'] is set to it)."""

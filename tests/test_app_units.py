@@ -253,10 +253,9 @@ def test_png_round_trip(tmp_path):
 
 def test_png_readable_by_imagemagick(tmp_path):
     """An independent reader (ImageMagick, installed by .ci/run) sees the same pixels."""
-    import shutil
     import subprocess
-    if shutil.which("convert") is None:
-        pytest.skip("ImageMagick's convert is not installed (apt-get install imagemagick)")
+    from conftest import require_tool
+    require_tool("convert", "imagemagick")
     rgb = np.random.default_rng(1).integers(0, 256, (6, 4, 3), dtype=np.uint8)
     write_png(tmp_path / "x.png", rgb)
     raw = subprocess.run(["convert", str(tmp_path / "x.png"), "-depth", "8", "rgb:-"], capture_output=True, check=True).stdout

@@ -4,7 +4,6 @@ Pictures are checked by pixel statistics: not a single colour, the sky present, 
 scene's own node colours present (matched by chromaticity r/(r+g+b), g/(r+g+b), which lighting
 leaves unchanged up to the specular highlight).
 """
-import shutil
 import subprocess
 import sys
 import time
@@ -260,9 +259,10 @@ def test_settings_persist(window, app_config):
     assert w2.viewer.sim.settings.gyroscopic == mode
 
 
-@pytest.mark.skipif(shutil.which("xdotool") is None, reason="xdotool not installed (apt-get install xdotool)")
 def test_xdotool_end_to_end(window):
     """Real X events: xdotool clicks the panel's Pause button and presses G on the window."""
+    from conftest import require_tool
+    require_tool("xdotool", "xdotool")
     w = window()
     frames(w, 3)
     wid = str(w._window)
