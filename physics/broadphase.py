@@ -46,6 +46,11 @@ class CollisionFilter:
         return (self.is_plane, self.node, self.parent_node, self.collide_with_parent, self.group, self.mask,
                 self.assembly, self.active)
 
+    def may_pair(self):
+        """False when no two shapes can ever be paired: every pair needs a dynamic assembly on one
+        side and a different assembly on the other (a conservative, O(S) test, done once)."""
+        return bool(self.active.any()) and np.unique(self.assembly).size > 1
+
     def allows(self, a, b):
         """Boolean mask over index arrays a, b (shape indices): may these pairs collide?"""
         a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))

@@ -139,6 +139,8 @@ class Simulation:
             restitution = scene.restitution if scene.restitution is not None else np.zeros(len(self.names))
             self._solver = SceneSolver(self.shapes, self.parent, self.motion, self._solver_bodies, friction,
                                        restitution, scene.joints)
+            if not scene.joints and not self._solver.filter.may_pair():
+                self._solver = None  # shapes for drawing only (a T-handle in space, kinematic tanks)
         self._synced = _STALE
         # omega_body from the file's parent-frame angular velocity, ancestors' world motion settled
         # first: omega_body = R3^T omega3_world (generation by generation, see _sync).

@@ -91,3 +91,24 @@ def test_bad_input():
         collision_filter(shapes, [-1, -1, -1], ["fixed", "dynamic", "flying"])
     with pytest.raises(ValueError, match="parent: got shape"):
         collision_filter(shapes, [-1])
+
+
+def test_may_pair_is_false_only_when_no_pair_is_ever_allowed():
+    """A conservative shortcut the Simulation uses to skip the solver: when it says False, the
+    filter allows no pair at all (checked against every pair); a dynamic body beside a static one
+    may pair."""
+    from physics.broadphase import collision_filter
+    from physics.shapes import ShapeSet
+    box = {"type": "box", "size": [1.0, 1.0, 1.0]}
+    cases = [
+        ([box, box], np.array([-1, 0]), np.array(["dynamic", "fixed"]), False),   # one rigid assembly
+        ([box, box], np.array([-1, -1]), np.array(["kinematic", "fixed"]), False),  # nothing dynamic
+        ([box, box], np.array([-1, -1]), np.array(["dynamic", "fixed"]), True),
+    ]
+    for shapes, parent, motion, expected in cases:
+        shape_set = ShapeSet.from_nodes(shapes)
+        f = collision_filter(shape_set, parent, motion)
+        assert f.may_pair() == expected
+        if not expected:
+            a, b = np.triu_indices(len(shapes), 1)
+            assert not f.allows(a, b).any()
