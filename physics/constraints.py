@@ -47,6 +47,8 @@ from physics.rotation import hat, rotvec_from_matrix
 BALL, HINGE, SLIDER, FIXED, DISTANCE, ROPE = range(6)
 JOINT_KINDS = {"ball": BALL, "hinge": HINGE, "slider": SLIDER, "fixed": FIXED, "distance": DISTANCE, "rope": ROPE}
 ROWS_PER_JOINT = 8  # slots: 0-2 linear, 3-5 angular, 6 limit, 7 motor
+MANIFOLD = 4        # Rows.block = MANIFOLD + k − 1: the first normal row of k ≤ 4 contact points of
+                    #   the same two bodies, solved together (physics.solver._pgs)
 INF = np.inf
 
 
@@ -73,8 +75,10 @@ class Rows:
     mu: np.ndarray              # (R,) friction coefficient of a friction row
     impulse: np.ndarray         # (R,) accumulated λ
     block: np.ndarray = None    # (R,) int64: 3 = this row and the next two are solved together (a
-                                #   joint's point or orientation rows, equalities), 0 = inside such a
-                                #   block, 1 = a row on its own (the default)
+                                #   joint's point or orientation rows, equalities), MANIFOLD + k − 1 =
+                                #   the first normal row of k consecutive contact points of two bodies,
+                                #   solved with their friction rows, 0 = inside such a block, 1 = a
+                                #   row on its own (the default)
 
     def __post_init__(self):
         if self.block is None:
@@ -142,21 +146,24 @@ def tangent_basis(normal):
 @njit(cache=True)
 def _contact_rows_kernel(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
                          h, beta, slop, threshold, softness,
-                         row_body, jacobian, target, relax, lower, upper, soft, friction_of, row_mu, impulse, bounce,
-                         static_normal):
+                         row_body, jacobian, target, relax, lower, upper, soft, friction_of, row_mu, impulse, block,
+                         bounce, static_normal):
     """One pass over the M contact points writing their 3 rows each (`contact_rows`); no temporaries."""
+    first, points = 0, 0
+    d = np.empty((3, 3))            # rows: t1, t2, n
+    v_rel = np.empty(3)             # relative point velocity b − a at the start of the step
+    static = np.empty(3)            # its part from static sides (moved into the targets)
     for m in range(depth.size):
         n0, n1, n2 = normal[m, 0], normal[m, 1], normal[m, 2]
         # tangent_basis (Duff et al. 2017), inlined
         sign = 1.0 if n2 >= 0.0 else -1.0
         a = -1.0 / (sign + n2)
         b = n0 * n1 * a
-        d = np.empty((3, 3))
         d[0, 0], d[0, 1], d[0, 2] = 1.0 + sign * n0 * n0 * a, sign * b, -sign * n0
         d[1, 0], d[1, 1], d[1, 2] = b, sign + n1 * n1 * a, -n1
         d[2, 0], d[2, 1], d[2, 2] = n0, n1, n2
-        v_rel = np.zeros(3)          # relative point velocity b − a at the start of the step
-        static = np.zeros(3)         # its part from static sides (moved into the targets)
+        v_rel[:] = 0.0
+        static[:] = 0.0
         for side in range(2):
             k = body[m, side]
             sgn = -1.0 if side == 0 else 1.0
@@ -195,11 +202,18 @@ def _contact_rows_kernel(point, normal, depth, body, centre, velocity, static_ve
             upper[i] = INF if row == 2 else 0.0
             soft[i] = softness
             friction_of[i] = 3 * m + 2 if row < 2 else -1
+            block[i] = 0
             row_mu[i] = mu[m]
         impulse[3 * m], impulse[3 * m + 1], impulse[3 * m + 2] = warm[m, 1], warm[m, 2], warm[m, 0]
         vn0 = n0 * v_rel[0] + n1 * v_rel[1] + n2 * v_rel[2]
         static_normal[m] = n0 * static[0] + n1 * static[1] + n2 * static[2]
         bounce[m] = vn0 if vn0 < -threshold and restitution[m] > 0.0 else np.nan
+        # Consecutive points of the same two bodies form a manifold (at most 4), marked on its first normal row.
+        if m > 0 and body[m, 0] == body[m - 1, 0] and body[m, 1] == body[m - 1, 1] and points < 4:
+            points += 1
+        else:
+            first, points = 3 * m + 2, 1
+        block[first] = MANIFOLD + points - 1
 
 
 def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
@@ -223,14 +237,14 @@ def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, 
     f = lambda x, shape: np.ascontiguousarray(np.broadcast_to(np.asarray(x, float), shape))
     rows = Rows(np.empty((3 * M, 2), np.int64), np.empty((3 * M, 2, 6)), np.empty(3 * M), np.empty(3 * M),
                 np.empty(3 * M), np.empty(3 * M), np.empty(3 * M), np.empty(3 * M, np.int64), np.empty(3 * M),
-                np.empty(3 * M))
+                np.empty(3 * M), np.empty(3 * M, np.int64))
     bounce, static_normal = np.empty(M), np.empty(M)
     _contact_rows_kernel(f(point, (M, 3)), f(normal, (M, 3)), f(depth, (M,)),
                          np.ascontiguousarray(body, np.int64), f(centre, np.shape(centre)), f(velocity, np.shape(velocity)),
                          f(static_velocity, (M, 2, 3)), f(mu, (M,)), f(restitution, (M,)), f(warm, (M, 3)),
                          float(h), float(beta), float(slop), float(threshold), float(softness),
                          rows.body, rows.jacobian, rows.target, rows.relax, rows.lower, rows.upper, rows.softness,
-                         rows.friction_of, rows.mu, rows.impulse, bounce, static_normal)
+                         rows.friction_of, rows.mu, rows.impulse, rows.block, bounce, static_normal)
     return rows, bounce, static_normal
 
 

@@ -37,81 +37,91 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from physics.constraints import ROWS_PER_JOINT, Rows
+from physics.constraints import MANIFOLD, ROWS_PER_JOINT, Rows
 
 POST_STABILIZATION = 3  # projection rounds for the joints after the step (0 = Baumgarte only)
 SPECULATIVE = 0.002   # m: contacts kept this far apart beyond what can close in a step (4 slops, Box2D v3)
 
 
 @njit(cache=True)
-def _row_velocity(i, body, jacobian, velocity):
-    """J_i v."""
-    a, b = body[i, 0], body[i, 1]
-    jv = 0.0
-    if a >= 0:
-        for c in range(6):
-            jv += jacobian[i, 0, c] * velocity[a, c]
-    if b >= 0:
-        for c in range(6):
-            jv += jacobian[i, 1, c] * velocity[b, c]
-    return jv
-
-
-@njit(cache=True)
-def _pgs(order, body, jacobian, minv_jt, inv_k, inv_block, block, target, softness, lower, upper, friction_of, mu,
-         impulse, velocity, iterations, sor, residual):
+def _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, target, softness, lower, upper, friction_of, mu,
+         impulse, velocity, iterations, sor, friction, residual):
     """`iterations` PGS sweeps over the rows `order` (in that order), in place on impulse (R,) and
-    velocity (B, 6); residual[k] = ‖projected r‖ seen during sweep k. A row starting a block of 3
-    (`Rows.block`: unbounded equality rows of one joint) is solved with its 3×3 inverse effective
-    mass, Δλ = −ω K⁻¹ r (block Gauss–Seidel); the block's other rows are skipped."""
+    velocity (B + 1, 6), whose last row is the static dummy body (zero velocity; `slot` maps side −1
+    to it and that side's M⁻¹Jᵀ is zero, so no row branches on static sides); residual[k] = ‖projected r‖
+    seen during sweep k. `Rows.block` says how a row is solved:
+    1  on its own;
+    3  with the next two rows as one block, Δλ = −ω K⁻¹ r with its 3×3 inverse effective mass
+       (block Gauss–Seidel; a joint's point or orientation equalities);
+    MANIFOLD + k − 1 (`physics.constraints.MANIFOLD`, k = 1…4): the first normal row of a manifold
+       of k contact points of two bodies (rows [t1, t2, n] per point): the k normal rows, then
+       the 2k friction rows against this sweep's normal impulses, on the two bodies' velocities
+       loaded once (Box2D v3's b2SolveContact);
+    0  solved inside a block: skipped.
+    With `friction` False every row of `order` is solved on its own (the restitution stage's
+    normal rows)."""
     r3 = np.empty(3)
+    va, vb = np.empty(6), np.empty(6)       # the two bodies' velocities, loaded once per block
+    todo = np.empty(12, np.int64)           # the single rows of a block, in solve order
     for it in range(iterations):
         total = 0.0
         for k in range(order.size):
             i = order[k]
-            if block[i] == 0:
+            kind = block[i]
+            if kind == 0 and friction:
                 continue
-            a, b = body[i, 0], body[i, 1]
-            if block[i] == 3:
+            a, b = slot[i, 0], slot[i, 1]
+            for c in range(6):
+                va[c] = velocity[a, c]
+                vb[c] = velocity[b, c]
+            if kind == 3 and friction:
                 for q in range(3):
-                    r3[q] = _row_velocity(i + q, body, jacobian, velocity) - target[i + q] + softness[i + q] * impulse[i + q]
+                    jv = 0.0
+                    for c in range(6):
+                        jv += jacobian[i + q, 0, c] * va[c] + jacobian[i + q, 1, c] * vb[c]
+                    r3[q] = jv - target[i + q] + softness[i + q] * impulse[i + q]
                     total += r3[q] * r3[q]
                 for q in range(3):
                     delta = -sor * (inv_block[i, q, 0] * r3[0] + inv_block[i, q, 1] * r3[1] + inv_block[i, q, 2] * r3[2])
                     impulse[i + q] += delta
-                    if a >= 0:
-                        for c in range(6):
-                            velocity[a, c] += minv_jt[i + q, 0, c] * delta
-                    if b >= 0:
-                        for c in range(6):
-                            velocity[b, c] += minv_jt[i + q, 1, c] * delta
-                continue
-            jv = 0.0
-            if a >= 0:
+                    for c in range(6):
+                        va[c] += minv_jt[i + q, 0, c] * delta
+                        vb[c] += minv_jt[i + q, 1, c] * delta
+                count = 0
+            elif kind >= MANIFOLD and friction:
+                points = kind - MANIFOLD + 1
+                for p in range(points):
+                    todo[p] = i + 3 * p
+                    todo[points + 2 * p], todo[points + 2 * p + 1] = i + 3 * p - 2, i + 3 * p - 1
+                count = 3 * points
+            else:
+                todo[0] = i
+                count = 1
+            for q in range(count):      # one row: λ ← clamp(λ − ω r / K, bounds), v += M⁻¹Jᵀ Δλ
+                j = todo[q]
+                # J v summed as a tree: a shorter dependency chain than a running sum (rows run one after another)
+                Ja, Jb = jacobian[j, 0], jacobian[j, 1]
+                jv = (((Ja[0] * va[0] + Ja[1] * va[1]) + (Ja[2] * va[2] + Ja[3] * va[3]))
+                      + ((Ja[4] * va[4] + Ja[5] * va[5]) + (Jb[0] * vb[0] + Jb[1] * vb[1]))
+                      + ((Jb[2] * vb[2] + Jb[3] * vb[3]) + (Jb[4] * vb[4] + Jb[5] * vb[5])))
+                lam = impulse[j]
+                r = jv - target[j] + softness[j] * lam
+                lo, hi = lower[j], upper[j]
+                f = friction_of[j]
+                if f >= 0:
+                    hi = mu[j] * impulse[f]
+                    lo = -hi
+                if not ((lam <= lo and r > 0.0) or (lam >= hi and r < 0.0)):
+                    total += r * r
+                new = min(max(lam - sor * r * inv_k[j], lo), hi)
+                delta = new - lam
+                impulse[j] = new
                 for c in range(6):
-                    jv += jacobian[i, 0, c] * velocity[a, c]
-            if b >= 0:
-                for c in range(6):
-                    jv += jacobian[i, 1, c] * velocity[b, c]
-            lam = impulse[i]
-            r = jv - target[i] + softness[i] * lam
-            lo, hi = lower[i], upper[i]
-            f = friction_of[i]
-            if f >= 0:
-                hi = mu[i] * impulse[f]
-                lo = -hi
-            if not ((lam <= lo and r > 0.0) or (lam >= hi and r < 0.0)):
-                total += r * r
-            new = lam - sor * r * inv_k[i]
-            new = min(max(new, lo), hi)
-            delta = new - lam
-            impulse[i] = new
-            if a >= 0:
-                for c in range(6):
-                    velocity[a, c] += minv_jt[i, 0, c] * delta
-            if b >= 0:
-                for c in range(6):
-                    velocity[b, c] += minv_jt[i, 1, c] * delta
+                    va[c] += minv_jt[j, 0, c] * delta
+                    vb[c] += minv_jt[j, 1, c] * delta
+            for c in range(6):
+                velocity[a, c] = va[c]
+                velocity[b, c] = vb[c]
         residual[it] = np.sqrt(total)
 
 
@@ -120,6 +130,7 @@ class Prepared:
     """Rows plus their per-row constants: M⁻¹Jᵀ (R, 2, 6) and 1 / (J M⁻¹ Jᵀ + s) (R,)."""
 
     rows: Rows
+    slot: np.ndarray            # (R, 2) rows.body with −1 (static) replaced by B, the dummy static body
     minv_jt: np.ndarray
     inv_k: np.ndarray
     inv_block: np.ndarray       # (R, 3, 3) at rows starting a block of 3: (J M⁻¹ Jᵀ + s)⁻¹ of the block
@@ -184,7 +195,7 @@ def prepare(rows, inverse_mass, inverse_inertia_world):
     (B, 3, 3), I⁻¹_world = R diag(1/I) Rᵀ at the start of the step (one compiled pass)."""
     R = len(rows)
     minv_jt, inv_k = np.empty((R, 2, 6)), np.empty(R)
-    blocked = bool(np.any(rows.block != 1))
+    blocked = bool(np.any(rows.block == 3))
     inv_block = np.empty((R if blocked else 0, 3, 3))
     if R:
         _effective_masses(rows.body, np.ascontiguousarray(rows.jacobian), np.ascontiguousarray(inverse_mass, float),
@@ -193,7 +204,8 @@ def prepare(rows, inverse_mass, inverse_inertia_world):
         if blocked:
             _block_inverses(rows.body, np.ascontiguousarray(rows.jacobian), minv_jt, np.ascontiguousarray(rows.softness, float),
                             rows.block, inv_block)
-    return Prepared(rows, minv_jt, inv_k, inv_block if blocked else np.zeros((1, 3, 3)))
+    slot = np.where(rows.body >= 0, rows.body, len(inverse_mass)).astype(np.int64)
+    return Prepared(rows, slot, minv_jt, inv_k, inv_block if blocked else np.zeros((1, 3, 3)))
 
 
 @njit(cache=True)
@@ -222,18 +234,22 @@ def solve_order(friction_of):
     return np.lexsort(((friction_of >= 0), anchor)).astype(np.int64)
 
 
-def sweep(prepared, velocity, target, iterations, sor, order=None):
-    """Run PGS on `target` (R,) for `iterations` sweeps; returns the residual per sweep."""
+def sweep(prepared, velocity, target, iterations, sor, order=None, friction=True):
+    """Run PGS on `target` (R,) for `iterations` sweeps, in place on velocity (B, 6) and the rows'
+    impulses; returns the residual per sweep. `friction` False: contact points' normal rows only."""
     rows = prepared.rows
     if order is None:
         order = np.argsort(rows.friction_of >= 0, kind="stable")
     order = np.asarray(order, np.int64)
     residual = np.zeros(iterations)
     if len(rows) and iterations:
-        _pgs(order, rows.body, rows.jacobian, prepared.minv_jt, prepared.inv_k, prepared.inv_block,
+        padded = np.zeros((len(velocity) + 1, 6))      # + the static dummy body (`_pgs`)
+        padded[:-1] = velocity
+        _pgs(order, prepared.slot, rows.jacobian, prepared.minv_jt, prepared.inv_k, prepared.inv_block,
              np.ascontiguousarray(rows.block, np.int64), np.ascontiguousarray(target),
-             rows.softness, rows.lower, rows.upper, rows.friction_of, rows.mu, rows.impulse, velocity,
-             iterations, float(sor), residual)
+             rows.softness, rows.lower, rows.upper, rows.friction_of, rows.mu, rows.impulse, padded,
+             iterations, float(sor), bool(friction), residual)
+        velocity[:] = padded[:-1]
     return residual
 
 
@@ -275,7 +291,8 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
         # Box2D v3: only points that took an impulse bounce (a speculative point that never touched does not).
         bounce = np.flatnonzero(np.isfinite(restitution) & (rows.impulse > 0.0))
         if bounce.size:
-            sweep(prepared, velocity, np.where(np.isfinite(restitution), restitution, 0.0), iterations, 1.0, order=bounce)
+            sweep(prepared, velocity, np.where(np.isfinite(restitution), restitution, 0.0), iterations, 1.0,
+                  order=bounce, friction=False)
     return Solution(velocity_solve, velocity_relax, residual, velocity)
 
 
@@ -359,7 +376,11 @@ class SceneSolver:
             self.contacts = c
             nodes = np.stack([c.body_a, c.body_b], axis=1)
             body = self.body_of_node[nodes]
-            surface = world.velocity[nodes] + np.cross(world.omega[nodes], c.point_world[:, None] - world.translation[nodes])
+            # surface velocity v + ω × r of the static sides (kinematic nodes); the kernel reads no other
+            surface = np.zeros((len(c), 2, 3))
+            point, side = np.nonzero(body < 0)
+            fixed = nodes[point, side]
+            surface[point, side] = world.velocity[fixed] + np.cross(world.omega[fixed], c.point_world[point] - world.translation[fixed])
             mu = np.sqrt(self.friction[c.body_a] * self.friction[c.body_b])      # Box2D's mixing rules
             e = np.maximum(self.restitution[c.body_a], self.restitution[c.body_b])
             warm = self.cache.lookup(c) if settings.warm_start else np.zeros((len(c), 3))
@@ -371,7 +392,7 @@ class SceneSolver:
         else:
             self._bounce = None
         self._h = h
-        self._prepared = prepare(concatenate(parts), inverse_mass, inverse_inertia)
+        self._prepared = prepare(parts[0] if len(parts) == 1 else concatenate(parts), inverse_mass, inverse_inertia)
 
     def _restitution_targets(self, velocity, fraction):
         """(R,) the restitution stage's J v target for the normal rows that may bounce, NaN elsewhere
