@@ -83,3 +83,33 @@ def app_config(tmp_path, monkeypatch):
     """Point the viewer's persisted settings at a fresh temporary directory."""
     monkeypatch.setenv("HIERARCHY_SANDBOX_CONFIG_DIR", str(tmp_path / "config"))
     return tmp_path / "config"
+
+
+# The viewer's window for the display tests, and real pyglet events into it.
+@pytest.fixture
+def window(display, app_config):
+    from app.window import SandboxWindow
+    windows = []
+
+    def make(scene="tank", **kwargs):
+        kwargs.setdefault("vsync", False)
+        w = SandboxWindow(str(scene), kwargs.pop("overrides", {}), **kwargs)
+        windows.append(w)
+        return w
+
+    yield make
+    for w in windows:
+        if w.viewer is not None:
+            w.close()
+
+
+def frames(w, n):
+    for _ in range(n):
+        w.frame(1 / 60)
+
+
+def press(w, symbol):
+    """A key press through pyglet's event dispatch; the xlib window queues events dispatched
+    between frames and delivers them at its next `dispatch_events`, hence the frame."""
+    w.dispatch_event("on_key_press", symbol, 0)
+    frames(w, 1)

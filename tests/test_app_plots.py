@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from app import plots
 from app.plots import CHANNELS, History
+from conftest import frames, press
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "assets" / "scenes"
@@ -136,32 +137,6 @@ def test_drift_measures_the_integrators_energy_behaviour():
 
 
 # --- in a real window ----------------------------------------------------------------------------
-
-@pytest.fixture
-def window(display, app_config):
-    from app.window import SandboxWindow
-    windows = []
-
-    def make(scene):
-        w = SandboxWindow(str(scene), {}, vsync=False)
-        windows.append(w)
-        return w
-
-    yield make
-    for w in windows:
-        if w.viewer is not None:
-            w.close()
-
-
-def frames(w, n):
-    for _ in range(n):
-        w.frame(1 / 60)
-
-
-def press(w, symbol):
-    w.dispatch_event("on_key_press", symbol, 0)
-    frames(w, 1)  # the xlib window delivers queued events at the next frame
-
 
 def click(w, label):
     """A left click with pyglet mouse events at the centre of the panel item `label`."""

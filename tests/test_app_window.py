@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import frames, press
 
 pytestmark = pytest.mark.display
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,35 +54,6 @@ def assert_shows_scene(image, colors):
     saturated = [c for c in np.unique(np.round(np.asarray(colors), 3), axis=0) if np.ptp(c) > 0.15]
     found = colors_present(image, saturated)
     assert sum(found) >= min(2, len(saturated)), f"scene colours missing: {[list(c) for c, f in zip(saturated, found) if not f]}"
-
-
-@pytest.fixture
-def window(display, app_config):
-    from app.window import SandboxWindow
-    windows = []
-
-    def make(scene="tank", **kwargs):
-        kwargs.setdefault("vsync", False)
-        w = SandboxWindow(scene, kwargs.pop("overrides", {}), **kwargs)
-        windows.append(w)
-        return w
-
-    yield make
-    for w in windows:
-        if w.viewer is not None:
-            w.close()
-
-
-def frames(w, n):
-    for _ in range(n):
-        w.frame(1 / 60)
-
-
-def press(w, symbol):
-    """A key press through pyglet's event dispatch; the xlib window queues events dispatched
-    between frames and delivers them at its next `dispatch_events`, hence the frame."""
-    w.dispatch_event("on_key_press", symbol, 0)
-    frames(w, 1)
 
 
 def scenes():
