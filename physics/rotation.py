@@ -102,10 +102,15 @@ def _dot3(a, b):
     return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
 
 
-def _cross(a, b):
+def cross(a, b):
+    """a × b over the last axis of (..., 3) arrays (or Duals): np.cross without its axis
+    bookkeeping, several times faster on the small batches a step works on."""
     return _stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
                    a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
                    a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]])
+
+
+_cross = cross
 
 
 def _sinc(theta2):

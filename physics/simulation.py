@@ -31,7 +31,7 @@ from physics.kinematics import step_kinematic
 from physics.scene import Scene, load_scene
 from physics.settings import Settings
 
-_STALE, _STEPPABLE, _COMPLETE = 0, 1, 2
+_STALE, _MOVING, _STEPPABLE, _COMPLETE = 0, 1, 2, 3
 # Fraction of an end-of-step velocity change each integrator's position update sees (_stage_contacts).
 POSITION_FRACTION = {"explicit-euler": 0.0, "semi-implicit-euler": 1.0, "implicit-euler": 1.0}
 
@@ -142,6 +142,8 @@ class Simulation:
             if not scene.joints and not self._solver.filter.may_pair():
                 self._solver = None  # shapes for drawing only (a T-handle in space, kinematic tanks)
         self._synced = _STALE
+        # The last solver stage's change of the dynamic bodies' world [v, ω] per unit time (D, 6).
+        self._constraint_acceleration = np.zeros((self._dyn.size, 6))
         # omega_body from the file's parent-frame angular velocity, ancestors' world motion settled
         # first: omega_body = R3^T omega3_world (generation by generation, see _sync).
         self._omega_body = np.zeros((self._dyn.size, 3))
@@ -173,35 +175,63 @@ class Simulation:
                 values[roots] = 0.0
         return frame
 
-    def _forces(self, slots=slice(None)):
-        """World force (gravity + applied) and torque on the dynamic bodies `slots`."""
-        return (self.mass[self._dyn][slots, None] * self.settings.gravity + self._force_applied[slots],
-                self._torque_applied[slots])
+    def _forces(self, slots=slice(None), reported=False):
+        """World force (gravity + applied) and torque on the dynamic bodies `slots`; `reported` adds
+        the last solver stage's share, F_c = m Δv / h and τ_c = I_world Δω / h (Newton–Euler for the
+        stage's change of the world motion, `_constraint_acceleration`)."""
+        mass = self.mass[self._dyn][slots]
+        force = mass[:, None] * self.settings.gravity + self._force_applied[slots]
+        torque = self._torque_applied[slots]
+        if reported:
+            change = self._constraint_acceleration[slots]
+            rotation = self.hierarchy.world_state.rotation[self._dyn[slots]]
+            force = force + mass[:, None] * change[:, :3]
+            torque = torque + _rows_times(rotation, self.inertia_body[self._dyn][slots] * _rows_transposed_times(rotation, change[:, 3:]))
+        return force, torque
 
-    def _sync_generation(self, slots):
-        """Derive the hierarchy's omega_local and local accelerations of dynamic `slots` from
-        omega_body and the forces (seed's global-to-local conversion); parents must be settled."""
+    def _sync_generation(self, slots, accelerations=None):
+        """Derive the hierarchy's omega_local of dynamic `slots` from omega_body and, unless
+        `accelerations` is None, their local accelerations from the forces (seed's global-to-local
+        conversion); parents must be settled. `accelerations`:
+        'free'      gravity and applied forces only: the motion the integrator steps, so a child's
+                    frame is its parent's free motion (the solver's change to the parent reaches the
+                    child through counteraction, `_apply_world_changes`);
+        'reported'  plus the contact and joint forces of the last solver stage (`_forces`), in the
+                    parents' reported motion: a crate resting on the deck reports a = 0, not −g."""
         local, nodes = self.hierarchy.local, self._dyn[slots]
         frame = self._frame(slots)
         rotation = local.rotation[nodes]
-        local.omega[nodes] = omega_local_from_body(rotation, np.ascontiguousarray(self._omega_body[slots]), frame)
-        force, torque = self._forces(slots)
+        omega_body = np.ascontiguousarray(self._omega_body[slots])
+        local.omega[nodes] = omega_local_from_body(rotation, omega_body, frame)
+        if accelerations is None:
+            return
+        force, torque = self._forces(slots, reported=accelerations == "reported")
         acceleration, alpha = local_accelerations(
-            local.translation[nodes], rotation, local.velocity[nodes], np.ascontiguousarray(self._omega_body[slots]),
+            local.translation[nodes], rotation, local.velocity[nodes], omega_body,
             self.mass[nodes], self.inertia_body[nodes], force, torque, self.settings.gyroscopic, frame)
         local.acceleration[nodes] = acceleration
         local.alpha[nodes] = alpha
 
     def _sync(self, level):
         """Bring the world state (and dynamic nodes' derived local values) up to `level`:
-        _STEPPABLE = every dynamic body's parent motion is right (what a step needs),
-        _COMPLETE = every node's world and local state is right (what queries need)."""
-        if self._synced >= level:
-            return
-        generations = self._generations if level == _COMPLETE else self._generations[:-1]
+        _MOVING     every node's world pose and velocity (what the solver needs);
+        _STEPPABLE  and every dynamic body's parent's free acceleration (what a step needs);
+        _COMPLETE   every node's world and local state, reported accelerations (what queries need).
+        _COMPLETE does not include _STEPPABLE when a dynamic body has a dynamic parent: the
+        parent's reported acceleration holds its contact forces, which the step must not see."""
+        have = self._synced
+        if have == level or (level == _MOVING and have != _STALE) or (
+                level == _STEPPABLE and have != _STALE and len(self._generations) <= 1):
+            return   # with one generation, no dynamic body's frame holds a dynamic acceleration
+        last = len(self._generations) - 1
         self.hierarchy.update_world()
-        for slots in generations:
-            self._sync_generation(slots)
+        for g, slots in enumerate(self._generations):
+            if level == _COMPLETE:
+                self._sync_generation(slots, "reported")
+            elif level == _STEPPABLE and g < last:
+                self._sync_generation(slots, "free")
+            else:
+                self._sync_generation(slots)
             self.hierarchy.update_world()
         self._synced = level
 
@@ -252,7 +282,7 @@ class Simulation:
 
     def _solver_state(self):
         """The dynamic bodies in world terms: centre (D,3), rotation (D,3,3), velocity (D,6) [v, ω]."""
-        self._sync(_COMPLETE)
+        self._sync(_MOVING)
         world, nodes = self.hierarchy.world_state, self._dyn
         rotation = world.rotation[nodes]
         omega_world = _rows_times(rotation, self._omega_body)
@@ -276,6 +306,7 @@ class Simulation:
         f = `POSITION_FRACTION[integrator]`: how much of an end-of-step velocity change the
         integrator's own position update would have seen (x₁ = x₀ + h v₁ for semi-implicit Euler:
         1; constant-force schemes x₁ = x₀ + h v₀ + h²a/2: ½; explicit Euler: 0)."""
+        self._constraint_acceleration[:] = 0.0
         if self._solver is None or self._solver._prepared is None:
             return
         _, _, _, velocity = self._solver_state()
@@ -293,6 +324,10 @@ class Simulation:
             dx, dtheta, dv = self._solver.post_stabilize(centre, rotation, self.settings.iterations, self.settings.shake)
             dv = dv if self.settings.shake else np.zeros_like(dv)
             self._apply_world_changes(dv[:, :3], dv[:, 3:], dx, dtheta)
+        # What the stage did to each body's world motion, per unit time: the contact and joint
+        # forces (plus, counteraction off, the jolt inherited from a dynamic ancestor) that the
+        # reported accelerations include (`_forces`).
+        self._constraint_acceleration[:] = (self._solver_state()[3] - velocity) / h
 
     def _apply_world_changes(self, dv, dw, dx, dtheta):
         """Apply world-frame changes of velocity dv, angular velocity dw, position dx and rotation
@@ -309,8 +344,10 @@ class Simulation:
             L_world = R3 I (omega_body + R3ᵀ Δω),   omega_body ← I⁻¹ R3'ᵀ L_world
         with R3' the world rotation after the correction. Keeping omega_body instead turns L with
         the body, a spurious torque Δθ × L / h that for a fast spinner dwarfs gravity's: the top
-        (assets/scenes/top.toml) fell over (tests/test_top.py)."""
-        self._sync(_COMPLETE)
+        (assets/scenes/top.toml) fell over (tests/test_top.py).
+
+"""
+        self._sync(_MOVING)
         world, local, nodes = self.hierarchy.world_state, self.hierarchy.local, self._dyn
         P = self._nearest_dynamic_slot
         has = (P >= 0)[:, None]
@@ -382,7 +419,7 @@ class Simulation:
         if self.motion[i] != "dynamic":
             raise ValueError(f"apply_impulse: node {self.names[i]!r} is {self.motion[i]}; only dynamic nodes take impulses")
         impulse = _vector3("impulse_world", impulse_world)
-        self._sync(_COMPLETE)
+        self._sync(_MOVING)
         world, local, slot = self.hierarchy.world_state, self.hierarchy.local, self._dyn_slot[i]
         dv_world = impulse / self.mass[i]
         dw_world = np.zeros(3)
@@ -421,7 +458,7 @@ class Simulation:
         copies. Poses depend only on the local poses, which the stages keep current, so one world
         pass gives them without settling the dynamic bodies' velocities and accelerations
         (`_sync`): the cheap query for drawing; `world()` for the motion."""
-        world = self.hierarchy.world_state if self._synced >= _STEPPABLE else self.hierarchy.update_world()
+        world = self.hierarchy.world_state if self._synced != _STALE else self.hierarchy.update_world()
         return world.translation.copy(), world.rotation.copy(), world.scale.copy()
 
     def local(self):
@@ -442,9 +479,19 @@ class Simulation:
                 out[name][self._dyn] = values
         return out
 
+    def constraint_accelerations(self):
+        """(linear (N, 3), angular (N, 3)) world frame: the share of each dynamic body's reported
+        acceleration and angular acceleration that the last solver stage (contacts, joints) gave it,
+        Δv / h and Δω / h (zero for other nodes). With the inertial terms it completes the seed's
+        conversion: a1 = J2⁻¹ (F/m + constraint + frame + euler + centrifugal + coriolis)."""
+        linear, angular = np.zeros((len(self.names), 3)), np.zeros((len(self.names), 3))
+        linear[self._dyn] = self._constraint_acceleration[:, :3]
+        angular[self._dyn] = self._constraint_acceleration[:, 3:]
+        return linear, angular
+
     def energy(self):
         """dict kinetic, potential (J) of all dynamic bodies: ½ m v² + ½ ω_bᵀ I ω_b, −m g · x."""
-        self._sync(_STEPPABLE)
+        self._sync(_MOVING)
         world, nodes = self.hierarchy.world_state, self._dyn
         mass = self.mass[nodes]
         velocity = world.velocity[nodes]
@@ -456,7 +503,7 @@ class Simulation:
     def momentum(self):
         """dict linear (3,), angular (3,) about the world origin, of all dynamic bodies:
         P = Σ m v,  L = Σ x × m v + R3 (I ω_b)."""
-        self._sync(_STEPPABLE)
+        self._sync(_MOVING)
         world, nodes = self.hierarchy.world_state, self._dyn
         p = self.mass[nodes][:, None] * world.velocity[nodes]
         spin = _rows_times(world.rotation[nodes], self.inertia_body[nodes] * self._omega_body)
@@ -475,7 +522,7 @@ class Simulation:
 
     def first_non_finite(self):
         """Name of the first node whose world state holds a NaN or infinity, else None."""
-        self._sync(_COMPLETE)
+        self._sync(_MOVING)
         world = self.hierarchy.world_state
         bad = ~(np.isfinite(world.translation).all(axis=1) & np.isfinite(world.velocity).all(axis=1)
                 & np.isfinite(world.rotation).all(axis=(1, 2)) & np.isfinite(world.omega).all(axis=1))
