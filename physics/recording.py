@@ -63,6 +63,16 @@ class Recording:
         self.data["angular_momentum"][row] = momentum["angular"]
         self.rows += 1
 
+    def non_finite_node(self, row=-1):
+        """Index of the first node whose recorded world pose or velocity at `row` (default the
+        last recorded) holds a NaN or infinity, else None."""
+        row = self.rows + row if row < 0 else row
+        finite = (np.isfinite(self.data["translation"][row]).all(axis=1)
+                  & np.isfinite(self.data["rotation"][row]).all(axis=(1, 2))
+                  & np.isfinite(self.data["velocity"][row]).all(axis=1)
+                  & np.isfinite(self.data["angular_velocity"][row]).all(axis=1))
+        return None if finite.all() else int(np.argmin(finite))
+
     def arrays(self):
         """Every output array, trimmed to the rows recorded so far."""
         out = {name: values[: self.rows] for name, values in self.data.items()}

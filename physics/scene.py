@@ -55,8 +55,8 @@ class SceneError(ValueError):
     def __init__(self, file, node, key, value, reason):
         self.file, self.node, self.key, self.value, self.reason = str(file), node, key, value, reason
         where = [f"{self.file}"]
-        if node is not None:
-            where.append(f"node {node!r}")
+        if node is not None:  # a table label ("[world]", "[[joint]] #2") is not a node name
+            where.append(f"table {node}" if node.startswith("[") else f"node {node!r}")
         if key is not None:
             where.append(f"key {key!r}")
         if value is not None:

@@ -108,17 +108,51 @@ def test_bad_scene_exits_2_names_file_node_key_value(tmp_path):
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf - inf inside the step is the point
-def test_non_finite_state_exits_1_naming_the_node(tmp_path, capsys):
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # numpy's overflow warnings must not leak out
+@pytest.mark.parametrize("record_every, when", [(1, "at step 1 (t = 0.01 s)"),
+                                                (10, "between step 0 (t = 0 s, finite) and step 10 (t = 0.1 s)")])
+def test_non_finite_state_exits_1_naming_the_node(tmp_path, capsys, record_every, when):
     """F/m overflows to inf on the first step: the runner stops with code 1, names the node and
-    writes nothing."""
+    the step (or the two recorded steps it lies between), warns nothing else and writes nothing."""
     scene = tmp_path / "blowup.toml"
-    scene.write_text('[[node]]\nname = "rocket"\nmotion = "dynamic"\nmass = 1e-10\n'
+    scene.write_text('[world]\ndt = 0.01\n[[node]]\nname = "rocket"\nmotion = "dynamic"\nmass = 1e-10\n'
                      'applied_force = [1e308, 0, 0]\n')
     out = tmp_path / "out.npz"
-    assert main(["run", str(scene), "--steps", "3", "--out", str(out), "--quiet"]) == 1
-    assert "'rocket'" in capsys.readouterr().err
+    args = ["run", str(scene), "--steps", "30", "--record-every", str(record_every), "--out", str(out), "--quiet"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "'rocket'" in err and when in err, err
+    assert err.count("\n") == 1  # one line: ours
     assert not out.exists()
+
+
+def test_blow_up_prints_no_numpy_warning(tmp_path):
+    """In a fresh interpreter (warnings shown once per place, so no earlier test hides them):
+    stderr holds only our line."""
+    scene = tmp_path / "blowup.toml"
+    scene.write_text('[[node]]\nname = "rocket"\nmotion = "dynamic"\nmass = 1e-10\napplied_force = [1e308, 0, 0]\n')
+    result = subprocess.run([sys.executable, "-m", "physics", "run", str(scene), "--steps", "3",
+                             "--out", str(tmp_path / "out.npz")], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert result.returncode == 1
+    assert "RuntimeWarning" not in result.stderr and result.stderr.startswith("error: node 'rocket'"), result.stderr
+
+
+def test_summary_says_which_step_the_last_row_holds(tmp_path, capsys):
+    """10 steps, a row every 3: rows at steps 0, 3, 6, 9; the summary names step 9 as the last row
+    and the one step left unrecorded, and its energy line is that row's."""
+    scene = tmp_path / "crash.toml"
+    scene.write_text(CRASH)
+    out = tmp_path / "crash.npz"
+    assert main(["run", str(scene), "--steps", "10", "--record-every", "3", "--dt", "0.01", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    data = np.load(out)
+    assert data["time"].shape == (4,)
+    assert "10 steps in" in text
+    assert "the last row is step 9 (t = 0.09 s); the final 1 steps are not recorded" in text, text
+    energy = data["kinetic_energy"] + data["potential_energy"]
+    assert f"-> {energy[-1]:.9g} J" in text and "to the last row (step 9)" in text
+    assert main(["run", str(scene), "--steps", "9", "--record-every", "3", "--out", str(out)]) == 0
+    assert "not recorded" not in capsys.readouterr().out  # 3 divides 9: nothing to say
 
 
 def test_failed_write_leaves_nothing(tmp_path, monkeypatch):

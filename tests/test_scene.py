@@ -124,6 +124,18 @@ def test_bad_input_names_file_node_key_value(tmp_path, case):
         assert value in message, message
 
 
+@pytest.mark.parametrize("case, table", [("negative dt", "table [world]"), ("event unknown node", "table [[event]] at time 0.5")])
+def test_table_errors_name_the_table_not_a_node(tmp_path, case, table):
+    """[world] and [[event]] are tables, not nodes: the message says so (file, key, value kept)."""
+    text, node, key, value = BAD[case]
+    path = write(tmp_path, text)
+    with pytest.raises(SceneError) as info:
+        load_scene(path)
+    message = str(info.value)
+    assert table in message and "node '[" not in message, message
+    assert str(path) in message and repr(key) in message and value in message
+
+
 def test_toml_syntax_error(tmp_path):
     path = write(tmp_path, GOOD + "\n[[node]\nname = 'x'\n")
     with pytest.raises(SceneError, match="TOML syntax error") as info:
