@@ -26,8 +26,10 @@ Targets (where each piece comes from):
   relative normal velocity vn₀ < −threshold and an impulse > 0 are solved again for the rebound
   velocity `restitution_targets` gives: −e × the velocity at the moment of contact (found from vn₀,
   the gap and the step's acceleration), expressed in the integrator's velocity.
-- friction: two tangent rows per contact, each |λ_t| ≤ μ λ_n ("box" Coulomb friction, Catto,
-  "Iterative Dynamics with Temporal Coherence", 2005).
+- friction: two tangent rows per contact (Catto, "Iterative Dynamics with Temporal Coherence",
+  2005) whose impulse vector is held in the Coulomb cone |(λ_t1, λ_t2)| ≤ μ λ_n by the solver
+  (`physics.solver._pgs`); a row's `lower`/`upper` are 0 here, its bound is `mu` × its normal
+  row's impulse (`friction_of`).
 - CFM (ODE's constraint force mixing): J v = target − (CFM/h) λ, i.e. `softness = CFM / h` added to
   the row's effective mass denominator.
 

@@ -12,8 +12,9 @@ Temporal Coherence", 2005; "Fast and Simple Physics using Sequential Impulses", 
     λ_i ← clamp(λ_i − ω r_i / (J_i M⁻¹ J_iᵀ + s_i), λ⁻_i, λ⁺_i)    (accumulated-impulse clamping)
     v   ← v + M⁻¹ J_iᵀ Δλ_i                           (keeps v = v_free + M⁻¹ Jᵀ λ at every moment)
 
-with ω the SOR factor (seed 002 §4–5: ω = 1 is Gauss–Seidel, 1 < ω < 2 over-relaxes) and a friction
-row's bounds ±μ λ_normal read from its normal row as it is now. Clamping the *accumulated* λ
+with ω the SOR factor (seed 002 §4–5: ω = 1 is Gauss–Seidel, 1 < ω < 2 over-relaxes) and a contact's two
+friction rows bounded together by the disc |λ_t| ≤ μ λ_normal, λ_normal read from its normal row as
+it is now (a Coulomb cone, `_pgs`). Clamping the *accumulated* λ
 rather than each increment lets an iteration take back impulse an earlier one applied too much of.
 
 The step's stages (Box2D v3 `b2SolverStage`, src/solver.c), over arrays:
@@ -43,26 +44,62 @@ POST_STABILIZATION = 3  # projection rounds for the joints after the step (0 = B
 SPECULATIVE = 0.002   # m: contacts kept this far apart beyond what can close in a step (4 slops, Box2D v3)
 
 
+@njit(cache=True, inline="always")
+def _row_jv(J, va, vb):
+    """J v for one row J (2, 6) and the two bodies' velocities (6,), summed as a tree: a shorter
+    dependency chain than a running sum (rows run one after another)."""
+    Ja, Jb = J[0], J[1]
+    return (((Ja[0] * va[0] + Ja[1] * va[1]) + (Ja[2] * va[2] + Ja[3] * va[3]))
+            + ((Ja[4] * va[4] + Ja[5] * va[5]) + (Jb[0] * vb[0] + Jb[1] * vb[1]))
+            + ((Jb[2] * vb[2] + Jb[3] * vb[3]) + (Jb[4] * vb[4] + Jb[5] * vb[5])))
+
+
+@njit(cache=True, inline="always")
+def _row_apply(minv_jt, delta, va, vb):
+    """v += M⁻¹Jᵀ Δλ for one row, minv_jt (2, 6)."""
+    for c in range(6):
+        va[c] += minv_jt[0, c] * delta
+        vb[c] += minv_jt[1, c] * delta
+
+
+@njit(cache=True, inline="always")
+def _scalar_row(j, jacobian, minv_jt, inv_k, target, softness, lower, upper, impulse, va, vb, sor):
+    """One row: λ ← clamp(λ − ω r / K, λ⁻, λ⁺), v += M⁻¹Jᵀ Δλ; returns its projected r² (zero
+    when held at a bound and pushing against it)."""
+    lam = impulse[j]
+    r = _row_jv(jacobian[j], va, vb) - target[j] + softness[j] * lam
+    lo, hi = lower[j], upper[j]
+    new = min(max(lam - sor * r * inv_k[j], lo), hi)
+    impulse[j] = new
+    _row_apply(minv_jt[j], new - lam, va, vb)
+    return 0.0 if (lam <= lo and r > 0.0) or (lam >= hi and r < 0.0) else r * r
+
+
 @njit(cache=True)
-def _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, target, softness, lower, upper, friction_of, mu,
+def _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, target, softness, lower, upper, mu,
          impulse, velocity, iterations, sor, friction, residual):
     """`iterations` PGS sweeps over the rows `order` (in that order), in place on impulse (R,) and
     velocity (B + 1, 6), whose last row is the static dummy body (zero velocity; `slot` maps side −1
     to it and that side's M⁻¹Jᵀ is zero, so no row branches on static sides); residual[k] = ‖projected r‖
     seen during sweep k. `Rows.block` says how a row is solved:
-    1  on its own;
+    1  on its own: λ ← clamp(λ − ω r / K, λ⁻, λ⁺);
     3  with the next two rows as one block, Δλ = −ω K⁻¹ r with its 3×3 inverse effective mass
        (block Gauss–Seidel; a joint's point or orientation equalities);
     MANIFOLD + k − 1 (`physics.constraints.MANIFOLD`, k = 1…4): the first normal row of a manifold
        of k contact points of two bodies (rows [t1, t2, n] per point): the k normal rows, then
-       the 2k friction rows against this sweep's normal impulses, on the two bodies' velocities
-       loaded once (Box2D v3's b2SolveContact);
+       each point's two friction rows against this sweep's normal impulse, on the two bodies'
+       velocities loaded once (Box2D v3's b2SolveContact);
     0  solved inside a block: skipped.
+    Friction is a cone, not a pyramid: t1 and t2 take their steps from the same velocities, then
+    the accumulated tangent impulse *vector* (λ₁, λ₂) is projected onto the disc |λ_t| ≤ μ λ_n and
+    applied (Jolt's ContactConstraintManager::SolveVelocityConstraint); clamping each row to
+    ±μ λ_n alone let a body sliding diagonally take √2 μ λ_n. (Solving t1 first and t2 on its
+    result would see t1's unclamped overshoot and push sideways.) Its projected residual leaves out the outward part of r at
+    the rim (the cone's normal cone), as a scalar row at a bound does.
     With `friction` False every row of `order` is solved on its own (the restitution stage's
     normal rows)."""
     r3 = np.empty(3)
     va, vb = np.empty(6), np.empty(6)       # the two bodies' velocities, loaded once per block
-    todo = np.empty(12, np.int64)           # the single rows of a block, in solve order
     for it in range(iterations):
         total = 0.0
         for k in range(order.size):
@@ -76,49 +113,40 @@ def _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, target, softne
                 vb[c] = velocity[b, c]
             if kind == 3 and friction:
                 for q in range(3):
-                    jv = 0.0
-                    for c in range(6):
-                        jv += jacobian[i + q, 0, c] * va[c] + jacobian[i + q, 1, c] * vb[c]
-                    r3[q] = jv - target[i + q] + softness[i + q] * impulse[i + q]
+                    r3[q] = _row_jv(jacobian[i + q], va, vb) - target[i + q] + softness[i + q] * impulse[i + q]
                     total += r3[q] * r3[q]
                 for q in range(3):
                     delta = -sor * (inv_block[i, q, 0] * r3[0] + inv_block[i, q, 1] * r3[1] + inv_block[i, q, 2] * r3[2])
                     impulse[i + q] += delta
-                    for c in range(6):
-                        va[c] += minv_jt[i + q, 0, c] * delta
-                        vb[c] += minv_jt[i + q, 1, c] * delta
-                count = 0
+                    _row_apply(minv_jt[i + q], delta, va, vb)
+                points = 0
             elif kind >= MANIFOLD and friction:
                 points = kind - MANIFOLD + 1
-                for p in range(points):
-                    todo[p] = i + 3 * p
-                    todo[points + 2 * p], todo[points + 2 * p + 1] = i + 3 * p - 2, i + 3 * p - 1
-                count = 3 * points
             else:
-                todo[0] = i
-                count = 1
-            for q in range(count):      # one row: λ ← clamp(λ − ω r / K, bounds), v += M⁻¹Jᵀ Δλ
-                j = todo[q]
-                # J v summed as a tree: a shorter dependency chain than a running sum (rows run one after another)
-                Ja, Jb = jacobian[j, 0], jacobian[j, 1]
-                jv = (((Ja[0] * va[0] + Ja[1] * va[1]) + (Ja[2] * va[2] + Ja[3] * va[3]))
-                      + ((Ja[4] * va[4] + Ja[5] * va[5]) + (Jb[0] * vb[0] + Jb[1] * vb[1]))
-                      + ((Jb[2] * vb[2] + Jb[3] * vb[3]) + (Jb[4] * vb[4] + Jb[5] * vb[5])))
-                lam = impulse[j]
-                r = jv - target[j] + softness[j] * lam
-                lo, hi = lower[j], upper[j]
-                f = friction_of[j]
-                if f >= 0:
-                    hi = mu[j] * impulse[f]
-                    lo = -hi
-                if not ((lam <= lo and r > 0.0) or (lam >= hi and r < 0.0)):
-                    total += r * r
-                new = min(max(lam - sor * r * inv_k[j], lo), hi)
-                delta = new - lam
-                impulse[j] = new
-                for c in range(6):
-                    va[c] += minv_jt[j, 0, c] * delta
-                    vb[c] += minv_jt[j, 1, c] * delta
+                points = 0
+                total += _scalar_row(i, jacobian, minv_jt, inv_k, target, softness, lower, upper, impulse, va, vb, sor)
+            for p in range(points):         # normal rows of the manifold
+                total += _scalar_row(i + 3 * p, jacobian, minv_jt, inv_k, target, softness, lower, upper, impulse,
+                                     va, vb, sor)
+            for p in range(points):         # friction of each point: both rows from one v, then the disc
+                n, t1, t2 = i + 3 * p, i + 3 * p - 2, i + 3 * p - 1
+                lam1, lam2 = impulse[t1], impulse[t2]
+                r1 = _row_jv(jacobian[t1], va, vb) - target[t1] + softness[t1] * lam1
+                r2 = _row_jv(jacobian[t2], va, vb) - target[t2] + softness[t2] * lam2
+                new1, new2 = lam1 - sor * r1 * inv_k[t1], lam2 - sor * r2 * inv_k[t2]
+                limit = mu[t1] * impulse[n]
+                size = np.sqrt(new1 * new1 + new2 * new2)
+                if size > limit:
+                    # at the rim only r's part along the rim (⊥ λ_t) counts, unless r points inward
+                    outward = -(r1 * new1 + r2 * new2) / size
+                    if outward > 0.0:
+                        r1 += outward * new1 / size
+                        r2 += outward * new2 / size
+                    new1, new2 = new1 * (limit / size), new2 * (limit / size)
+                _row_apply(minv_jt[t1], new1 - lam1, va, vb)
+                _row_apply(minv_jt[t2], new2 - lam2, va, vb)
+                impulse[t1], impulse[t2] = new1, new2
+                total += r1 * r1 + r2 * r2
             for c in range(6):
                 velocity[a, c] = va[c]
                 velocity[b, c] = vb[c]
@@ -225,29 +253,20 @@ def warm_start(prepared, velocity):
         _apply_impulses(rows.body, prepared.minv_jt, rows.impulse, velocity)
 
 
-def solve_order(friction_of):
-    """The sweep order: every non-friction row in its place, each friction row right after the
-    normal row bounding it (Box2D v3's `b2SolveContact`: normal first, then friction against the
-    normal impulse of this very sweep; consecutive rows of one point share their bodies in cache)."""
-    index = np.arange(len(friction_of))
-    anchor = np.where(friction_of >= 0, friction_of, index)
-    return np.lexsort(((friction_of >= 0), anchor)).astype(np.int64)
-
-
 def sweep(prepared, velocity, target, iterations, sor, order=None, friction=True):
     """Run PGS on `target` (R,) for `iterations` sweeps, in place on velocity (B, 6) and the rows'
     impulses; returns the residual per sweep. `friction` False: contact points' normal rows only."""
     rows = prepared.rows
-    if order is None:
-        order = np.argsort(rows.friction_of >= 0, kind="stable")
-    order = np.asarray(order, np.int64)
+    # Default order: the rows as they stand (joints, then contacts); friction rows are solved
+    # inside their manifold's block, right after its normal rows (`_pgs`).
+    order = np.arange(len(rows)) if order is None else np.asarray(order, np.int64)
     residual = np.zeros(iterations)
     if len(rows) and iterations:
         padded = np.zeros((len(velocity) + 1, 6))      # + the static dummy body (`_pgs`)
         padded[:-1] = velocity
         _pgs(order, prepared.slot, rows.jacobian, prepared.minv_jt, prepared.inv_k, prepared.inv_block,
              np.ascontiguousarray(rows.block, np.int64), np.ascontiguousarray(target),
-             rows.softness, rows.lower, rows.upper, rows.friction_of, rows.mu, rows.impulse, padded,
+             rows.softness, rows.lower, rows.upper, rows.mu, rows.impulse, padded,
              iterations, float(sor), bool(friction), residual)
         velocity[:] = padded[:-1]
     return residual

@@ -265,3 +265,15 @@ def test_distance_pushes_rope_does_not(kind):
     else:
         # Semi-implicit Euler: y_n = y₀ + v₀ t − ½ g t (t + h); 1e-9 m round-off.
         np.testing.assert_allclose(x[:, 1], 1.0 + 3.0 * t - 0.5 * G * t * (t + H), atol=1e-9)
+
+
+def test_constraint_kind_codes_follow_the_scene_formats_joint_types():
+    """`physics.constraints.JOINT_KINDS` numbers the joint types the scene format accepts
+    (`physics.scene.JOINT_TYPES`), one code each, in that order: the solver indexes kinds by code,
+    so a type added to one list and not the other, or reordered, must fail here."""
+    from physics.constraints import BALL, DISTANCE, FIXED, HINGE, JOINT_KINDS, ROPE, SLIDER
+    from physics.scene import JOINT_TYPES
+    assert tuple(JOINT_KINDS) == tuple(JOINT_TYPES)
+    assert list(JOINT_KINDS.values()) == list(range(len(JOINT_TYPES)))
+    assert [JOINT_KINDS[name] for name in ("ball", "hinge", "slider", "fixed", "distance", "rope")] == \
+        [BALL, HINGE, SLIDER, FIXED, DISTANCE, ROPE]
