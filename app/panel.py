@@ -18,7 +18,10 @@ from app.settings import OVERLAYS
 
 RED = imgui.ImVec4(1.0, 0.35, 0.3, 1.0)
 DIM = imgui.ImVec4(0.75, 0.75, 0.75, 1.0)
-PANEL_WIDTH = 360
+PANEL_WIDTH = 380
+LABEL_WIDTH = 125  # px right of every input for its label: "rotation_update" fits whole
+ERROR_WIDTH = 520  # px, the error box in the middle of the window
+FLOAT_FORMAT = "%.6g"  # float settings: six significant digits, so erp = 0.99999 does not read as 1
 MAX_NAMES = 200  # labels drawn by the names overlay, nearest first
 
 
@@ -43,6 +46,10 @@ class Panel:
         lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
         self.item_rects[label] = (lo.x, lo.y, hi.x, hi.y)
 
+    def _remember_window(self, label):
+        pos, size = imgui.get_window_pos(), imgui.get_window_size()
+        self.item_rects[label] = (pos.x, pos.y, pos.x + size.x, pos.y + size.y)
+
     def button(self, label):
         pressed = imgui.button(label)
         self._remember(label)
@@ -53,12 +60,8 @@ class Panel:
         imgui.set_next_window_pos(imgui.ImVec2(8, 8), imgui.Cond_.first_use_ever)
         imgui.set_next_window_size(imgui.ImVec2(PANEL_WIDTH, min(v.size[1] - 16, 700)), imgui.Cond_.first_use_ever)
         imgui.begin("Sandbox")
-        if v.error:
-            imgui.push_text_wrap_pos(0.0)
-            imgui.text_colored(RED, v.error)
-            imgui.pop_text_wrap_pos()
-            if self.button("dismiss"):
-                v.error = None
+        self._remember_window("Sandbox")
+        imgui.push_item_width(-LABEL_WIDTH)
         if v.message:
             imgui.text_colored(DIM, v.message)
         if v.sim is not None:
@@ -82,13 +85,31 @@ class Panel:
                 self.stats()
         else:
             self.scenes()
+        imgui.pop_item_width()
         imgui.end()
+        if v.error:
+            self.error()
         if v.prefs["overlays"]["inertial"]:
             self.legend()
         if v.prefs["overlays"]["names"] and v.state is not None:
             self.names()
         if v.show_help:
             self.help()
+
+    def error(self):
+        """The error in a box at the top middle of the window, where the eye is, until dismissed."""
+        v = self.viewer
+        imgui.set_next_window_pos(imgui.ImVec2(v.size[0] / 2, v.size[1] * 0.2), imgui.Cond_.always, imgui.ImVec2(0.5, 0.0))
+        imgui.set_next_window_size(imgui.ImVec2(min(ERROR_WIDTH, v.size[0] - 16), 0), imgui.Cond_.always)
+        imgui.begin("Error", None, imgui.WindowFlags_.no_collapse | imgui.WindowFlags_.no_move
+                    | imgui.WindowFlags_.always_auto_resize)
+        self._remember_window("Error")
+        imgui.push_text_wrap_pos(0.0)
+        imgui.text_colored(RED, v.error)
+        imgui.pop_text_wrap_pos()
+        if self.button("dismiss"):
+            v.error = None
+        imgui.end()
 
     def transport(self):
         v = self.viewer
@@ -146,8 +167,7 @@ class Panel:
                 if changed and new >= 1:
                     v.set(name, new)
             elif isinstance(value, (float, np.floating)):
-                fmt = "%.6f" if name == "dt" else "%.4g"
-                changed, new = imgui.input_double(name, float(value), 0.0, 0.0, fmt)
+                changed, new = imgui.input_double(name, float(value), 0.0, 0.0, FLOAT_FORMAT)
                 if changed and new > 0:
                     v.set(name, new)
             elif np.shape(value) == (3,):
@@ -196,13 +216,16 @@ class Panel:
         except Exception as error:  # noqa: BLE001 - the inspector is display only
             imgui.text_colored(RED, f"local state unavailable: {error}")
             return
-        imgui.text_colored(DIM, "            local (parent frame) | world")
+        imgui.text_colored(DIM, "      each row: local (parent frame), then world")
         for label, local_value, world_value in rows:
             imgui.text(f"{label:>5} {_vec(local_value)}")
             imgui.text(f"      {_vec(world_value)}")
+        # R's rows: the local matrix, then the world one (side by side they do not fit the panel)
         R_local = np.asarray(local.transform.rotation[i])
         for row in range(3):
-            imgui.text(f"{'R' if row == 0 else ' ':>5} {_vec(R_local[row])} | {_vec(s['R'][i][row])}")
+            imgui.text(f"{'R' if row == 0 else ' ':>5} {_vec(R_local[row])}")
+        for row in range(3):
+            imgui.text(f"{'world' if row == 0 else ' ':>5} {_vec(s['R'][i][row])}")
         mass = float(np.asarray(sim.mass)[i])
         imgui.text(f" mass {mass:.4g} kg   I_body {_vec(np.asarray(sim.inertia_body)[i])}")
         if sim.motion[i] == "dynamic":
@@ -251,8 +274,14 @@ class Panel:
         v = self.viewer
         imgui.set_next_window_pos(imgui.ImVec2(v.size[0] / 2, v.size[1] / 2), imgui.Cond_.always, imgui.ImVec2(0.5, 0.5))
         imgui.begin("Keys (F1)", None, imgui.WindowFlags_.always_auto_resize)
-        for _, label, _, description in KEYS:
-            imgui.text(f"{label:>8}   {description}")
-        for label, description in MOUSE_HELP:
-            imgui.text(f"{label:>8}   {description}")
+        # a table, not padded strings: the labels differ in length and the columns must line up
+        if imgui.begin_table("keys", 2, imgui.TableFlags_.sizing_fixed_fit):
+            for label, description in [(label, description) for _, label, _, description in KEYS] + MOUSE_HELP:
+                imgui.table_next_row()
+                imgui.table_next_column()
+                imgui.text(label)
+                imgui.table_next_column()
+                imgui.text(description)
+                self._remember(f"help {label}")
+            imgui.end_table()
         imgui.end()

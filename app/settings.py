@@ -20,7 +20,7 @@ PHYSICS_KEYS = ("integrator", "gyroscopic", "rotation_update", "exponential", "c
 
 DEFAULTS = {
     "overlays": {"frames": False, "velocity": False, "angular_velocity": False, "angular_momentum": False,
-                 "inertial": True, "contacts": True, "names": False},
+                 "inertial": True, "contacts": False, "names": False},  # contacts: thousands in a pile
     "arrow_scale": 0.25,   # m per (m/s, rad/s, m/s², kg m²/s) of an arrow
     "time_scale": 1.0,
     "physics": {},

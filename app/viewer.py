@@ -11,6 +11,10 @@ Time: each frame adds `frame_seconds * time_scale` to an accumulator and takes a
 `settings.dt` steps as fit (at most MAX_STEPS_PER_FRAME, the rest is dropped so a slow frame
 does not snowball). Any exception from physics, a NaN or a runaway node pauses the
 simulation and shows the error: the app never exits on a physics or input error.
+
+Messages: `error` stays until the user dismisses it (the panel draws it where the user looks,
+in the middle of the window); `message`, a status line, goes at the next action or after
+MESSAGE_SECONDS of frames.
 """
 import time
 import traceback
@@ -30,26 +34,33 @@ DEFAULT_SCENE = "tank"
 MAX_STEPS_PER_FRAME = 8
 RUNAWAY_DISTANCE = 1e5  # m from the origin: beyond this a node has exploded
 RUNAWAY_SPEED = 1e4     # m/s or rad/s
+CONTACT_CROSS, CONTACT_NORMAL = 0.02, 0.05  # m: a contact's cross and normal, small beside the pile's 0.2 m boxes
+MESSAGE_SECONDS = 4.0   # a status line's life, s of frames (long enough to read a sentence)
 
-# Every keyboard shortcut: (key, label, Viewer method); F1 lists them.
+# Every keyboard shortcut: (keys, label, Viewer method, description); F1 lists them.
 KEYS = [
-    (key.SPACE, "Space", "toggle_pause", "play / pause"),
-    (key.PERIOD, ".", "single_step", "single step (pauses)"),
-    (key.R, "R", "reset", "reset the scene"),
-    (key.G, "G", "cycle_gyroscopic", "cycle gyroscopic: off / explicit / implicit"),
-    (key.I, "I", "cycle_integrator", "cycle integrator"),
-    (key.C, "C", "toggle_counteract", "counteraction on / off"),
-    (key.F, "F", "frame_scene", "frame the whole scene"),
-    (key.HOME, "Home", "reset_camera", "reset the camera"),
-    (key.L, "L", "toggle_follow", "follow the selected node"),
-    (key.F1, "F1", "toggle_help", "this help"),
-    (key.F12, "F12", "screenshot_key", "screenshot (sandbox-<time>.png in the working directory)"),
+    ((key.SPACE,), "Space", "toggle_pause", "play / pause"),
+    ((key.PERIOD,), ".", "single_step", "single step (pauses)"),
+    ((key.R,), "R", "reset", "reset the scene"),
+    ((key.G,), "G", "cycle_gyroscopic", "cycle gyroscopic: off / explicit / implicit"),
+    ((key.I,), "I", "cycle_integrator", "cycle integrator"),
+    ((key.C,), "C", "toggle_counteract", "counteraction on / off"),
+    ((key.F,), "F", "frame_scene", "frame the whole scene"),
+    ((key.HOME,), "Home", "reset_camera", "reset the camera"),
+    ((key.L,), "L", "toggle_follow", "follow the selected node"),
+    ((key.PAGEDOWN, key.BRACKETRIGHT), "PgDn  ]", "next_scene", "next scene of the browser"),
+    ((key.PAGEUP, key.BRACKETLEFT), "PgUp  [", "previous_scene", "previous scene of the browser"),
+    ((key.F1,), "F1", "toggle_help", "this help"),
+    ((key.F12,), "F12", "screenshot_key", "screenshot (sandbox-<time>.png in the working directory)"),
 ]
 SCENE_KEYS = [getattr(key, f"_{i}") for i in range(1, 10)]
-MOUSE_HELP = [
-    ("left click", "select a node (again on empty space: deselect)"),
-    ("left drag", "orbit"), ("right or middle drag, shift + left drag", "pan"), ("wheel", "zoom"),
+MOUSE_HELP = [  # F1 lists these after KEYS, in the same two columns
     ("1 - 9", "open the n-th scene of the browser"),
+    ("left click", "select a node (again on empty space: deselect)"),
+    ("left drag", "orbit"),
+    ("right / middle drag", "pan"),
+    ("shift + left drag", "pan"),
+    ("wheel", "zoom"),
 ]
 
 
@@ -134,6 +145,7 @@ class Viewer:
         self.paused, self.accumulator = False, 0.0
         self.selected, self.follow, self.show_help = None, False, False
         self.error, self.message = None, None
+        self.clock, self.message_at = 0.0, 0.0  # s of frames drawn; when `message` was set
         self.stats = {"fps": 0.0, "physics_ms": 0.0, "render_ms": 0.0, "nodes": 0, "steps": 0}
         self.frame_count, self._last_frame = 0, None
         self.contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
@@ -160,23 +172,43 @@ class Viewer:
                     self.prefs["physics"].pop(setting, None)
                     if setting in self.overrides:
                         raise
-                    self.message = f"ignored saved setting: {error}"
+                    self.notify(f"ignored saved setting: {error}")
         except Exception as error:  # noqa: BLE001 - a bad file of any kind must not stop the app
             self.error = f"could not open {name}: {error}"
             return False
         self.sim, self.scene_path, self.error = sim, path, None
         if saved:
-            self.message = "your saved choices: " + ", ".join(saved)
+            self.notify("your saved choices: " + ", ".join(saved))
         self.renderer.set_shapes(sim.shapes, sim.colors)
         self.selected, self.accumulator, self.paused = None, 0.0, False
         self.history.clear()
-        self.stats["nodes"] = len(sim.names)
+        self.stats["nodes"], self.stats["steps"] = len(sim.names), 0
         self.dynamic = np.flatnonzero(np.asarray(sim.motion) == "dynamic")  # node indices
         self.prefs["last_scene"] = str(path)
         self.refresh_state()
         self.frame_scene()
         self.on_scene_loaded(path)
         return True
+
+    def notify(self, text):
+        """Show a status line until the next action or MESSAGE_SECONDS from now."""
+        self.message, self.message_at = text, self.clock
+
+    def expire_message(self):
+        if self.message is not None and self.clock - self.message_at > MESSAGE_SECONDS:
+            self.message = None
+
+    def next_scene(self, offset=1):
+        """Open the scene `offset` places after the current one in the browser (wrapping)."""
+        files = scene_files()
+        here = self.scene_path.resolve() if self.scene_path is not None else None
+        # a scene opened from elsewhere: "next" is the first of the browser, "previous" the last
+        current = files.index(here) if here in files else (-1 if offset > 0 else 0)
+        if files:
+            self.load_scene(files[(current + offset) % len(files)])
+
+    def previous_scene(self):
+        self.next_scene(-1)
 
     def on_scene_loaded(self, path):
         """Hook: the window sets its title here."""
@@ -202,7 +234,7 @@ class Viewer:
         options = list(options)
         nxt = options[(options.index(current) + 1) % len(options)] if current in options else options[0]
         self.set(name, nxt)
-        self.message = f"{name}: {nxt}"
+        self.notify(f"{name}: {nxt}")
 
     # --- actions (keys and panel) -------------------------------------------------------------
     def toggle_pause(self):
@@ -215,6 +247,7 @@ class Viewer:
     def reset(self):
         self.sim.reset()
         self.accumulator, self.error = 0.0, None
+        self.stats["steps"] = 0
         self.history.clear()
         self.refresh_state()
 
@@ -227,7 +260,7 @@ class Viewer:
 
     def toggle_counteract(self):
         self.set("counteract", not self.sim.settings.counteract)
-        self.message = f"counteract: {'on' if self.sim.settings.counteract else 'off'}"
+        self.notify(f"counteract: {'on' if self.sim.settings.counteract else 'off'}")
 
     def toggle_help(self):
         self.show_help = not self.show_help
@@ -252,7 +285,7 @@ class Viewer:
     def screenshot_key(self):
         path = Path.cwd() / time.strftime("sandbox-%Y%m%d-%H%M%S.png")
         self.screenshot(path)
-        self.message = f"saved {path}"
+        self.notify(f"saved {path}")
 
     def screenshot(self, path):
         """Save the last frame (scene and panel) as a PNG."""
@@ -324,7 +357,7 @@ class Viewer:
             motion = (None, None) if node is None else (self.state["v"][node], self.state["omega"][node])
             self.history.sample(self.sim, node, *motion)
         except Exception as error:  # noqa: BLE001 - measurements are display only
-            self.message = f"plots: {type(error).__name__}: {error}"
+            self.notify(f"plots: {type(error).__name__}: {error}")
 
     # --- a frame ------------------------------------------------------------------------------
     def resize(self, width, height):
@@ -341,6 +374,8 @@ class Viewer:
             fps = 1.0 / (now - self._last_frame)
             self.stats["fps"] = fps if self.stats["fps"] == 0 else 0.9 * self.stats["fps"] + 0.1 * fps
         self._last_frame = now
+        self.clock += frame_seconds
+        self.expire_message()
         self.advance(frame_seconds)
         self.sample_history()
         if self.follow and self.selected is not None:
@@ -437,7 +472,7 @@ class Viewer:
                 accelerations = self.sim.inertial_accelerations()
             except Exception as error:  # noqa: BLE001 - a display error must not stop physics
                 accelerations = {}
-                self.message = f"inertial accelerations unavailable: {error}"
+                self.notify(f"inertial accelerations unavailable: {error}")
             lines.append(overlays.concatenate([
                 overlays.arrows(s["T"][dynamic], np.asarray(a)[dynamic], scale, overlays.COLORS.get(name, (1, 1, 1)), ppm[dynamic])
                 for name, a in accelerations.items()
@@ -446,8 +481,8 @@ class Viewer:
             points, normals = self.contacts
             ppm = culling.screen_radius(points, 1.0, self.view_projection(), self.focal_px())
             lines.append(overlays.concatenate([
-                overlays.crosses(points, 0.05, overlays.COLORS["contact_point"], ppm),
-                overlays.arrows(points, normals, 0.3, overlays.COLORS["contact_normal"], ppm),
+                overlays.crosses(points, CONTACT_CROSS, overlays.COLORS["contact_point"], ppm),
+                overlays.arrows(points, normals, CONTACT_NORMAL, overlays.COLORS["contact_normal"], ppm),
             ]))
         return lines
 
@@ -465,9 +500,10 @@ class Viewer:
         self.imgui_input.key(symbol, True)
         if self.wants_keyboard():
             return
+        self.message = None  # a status line lasts until the next action
         try:
-            for k, _, method, _ in KEYS:
-                if symbol == k:
+            for keys, _, method, _ in KEYS:
+                if symbol in keys:
                     getattr(self, method)()
                     return
             if symbol in SCENE_KEYS:
@@ -493,6 +529,7 @@ class Viewer:
     def mouse_press(self, x, y, button, modifiers):
         imgui.set_current_context(self.imgui_context)
         over_ui = self.wants_mouse()
+        self.message = None  # a status line lasts until the next action
         self.imgui_input.button(x, y, button, True)
         self._press = None if over_ui else (x, y)
 
