@@ -2,7 +2,9 @@
 
 One entry point, `candidate_pairs(lo, hi, filter)`, chooses the method by size:
 - up to `BRUTE_FORCE_MAX` finite shapes, every distinct pair from `physics.pairs.distinct_pair_indices`
-  (seed 000, "Iterating Over Distinct Pairs"), tested with numpy;
+  (seed 000, "Iterating Over Distinct Pairs"), planes included: the pairs the filter allows are
+  listed once per filter (`CollisionFilter.allowed_pairs`) and each step one compiled loop tests
+  their boxes (a small scene's step then costs a few microseconds, not numpy calls per chunk);
 - beyond, sweep-and-prune (Baraff 1992; Bullet's btAxisSweep3 in its simplest one-axis form): sort
   the boxes by their lower bound on the axis where the box centres vary most, then for each box
   walk forward while the next box starts before this one ends, testing the two other axes. The
@@ -12,7 +14,8 @@ Planes (infinite bounding boxes, see `physics.shapes.aabbs`) are tested against 
 Filtering (`collision_filter`): the rules are listed in docs/architecture.md ("Collision interface").
 Two AABBs overlap when lo_a <= hi_b and lo_b <= hi_a on every axis (touching counts).
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from numba import njit
@@ -40,11 +43,31 @@ class CollisionFilter:
     mask: np.ndarray
     assembly: np.ndarray
     active: np.ndarray
+    _allowed: np.ndarray = field(default=None, init=False, repr=False, compare=False)  # `allowed_pairs`, made on first use
 
     def arrays(self):
         """The per-shape arrays in the order the numba kernels take them."""
         return (self.is_plane, self.node, self.parent_node, self.collide_with_parent, self.group, self.mask,
                 self.assembly, self.active)
+
+    @cached_property
+    def n_finite(self):
+        """How many shapes have finite bounding boxes (all but the planes): picks the broad phase."""
+        return int(np.count_nonzero(~self.is_plane))
+
+    def allowed_pairs(self):
+        """(K, 2) int64 every pair a < b of shapes the filter allows, sorted by a then b: the brute
+        force's candidates, made once (the filter is constant) from
+        `physics.pairs.distinct_pair_indices`, so that a step only tests their boxes."""
+        if self._allowed is None:
+            found = []
+            for i, j in distinct_pair_indices(len(self.node)):
+                i, j = (x.ravel() for x in np.broadcast_arrays(i, j))
+                keep = self.allows(i, j)
+                found.append(np.column_stack([i[keep], j[keep]]))
+            pairs = np.concatenate(found).astype(np.int64).reshape(-1, 2) if found else np.zeros((0, 2), np.int64)
+            self._allowed = np.ascontiguousarray(pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))])
+        return self._allowed
 
     def may_pair(self):
         """False when no two shapes can ever be paired: every pair needs a dynamic assembly on one
@@ -84,8 +107,17 @@ def collision_filter(shapes, parent, motion=None):
                            shapes.group, shapes.mask, assembly[node], active[node])
 
 
-def _overlap(lo, hi, a, b):
-    return np.all((lo[a] <= hi[b]) & (lo[b] <= hi[a]), axis=-1)
+@njit(cache=True)
+def _overlapping(lo, hi, candidates, out):
+    """The rows (a, b) of candidates (K, 2) whose boxes overlap, in their order, into out; how many."""
+    k = 0
+    for p in range(candidates.shape[0]):
+        a, b = candidates[p, 0], candidates[p, 1]
+        if lo[a, 0] <= hi[b, 0] and lo[b, 0] <= hi[a, 0] and lo[a, 1] <= hi[b, 1] and lo[b, 1] <= hi[a, 1] \
+                and lo[a, 2] <= hi[b, 2] and lo[b, 2] <= hi[a, 2]:
+            out[k, 0], out[k, 1] = a, b
+            k += 1
+    return k
 
 
 @njit(cache=True)
@@ -184,21 +216,12 @@ def candidate_pairs(lo, hi, filter):
     lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
     if lo.ndim != 2 or lo.shape[1:] != (3,) or hi.shape != lo.shape or len(filter.node) != len(lo):
         raise ValueError(f"lo, hi: got shapes {lo.shape}, {hi.shape}; expected (S, 3) with S = {len(filter.node)}")
+    if filter.n_finite <= BRUTE_FORCE_MAX:
+        candidates = filter.allowed_pairs()
+        out = np.empty_like(candidates)  # made here: an array made in numba costs more to hand back
+        return out[:_overlapping(lo, hi, candidates, out)]
     finite = np.flatnonzero(~filter.is_plane)
     planes = np.flatnonzero(filter.is_plane)
-    if len(finite) <= BRUTE_FORCE_MAX:
-        found = []
-        for i, j in distinct_pair_indices(len(finite)):
-            i, j = (x.ravel() for x in np.broadcast_arrays(i, j))
-            keep = _overlap(lo, hi, finite[i], finite[j])
-            found.append(np.column_stack([finite[i[keep]], finite[j[keep]]]))
-        if planes.size and finite.size:
-            p, f = (x.ravel() for x in np.meshgrid(planes, finite, indexing="ij"))
-            keep = _overlap(lo, hi, p, f)
-            found.append(np.sort(np.column_stack([p[keep], f[keep]]), axis=1))
-        pairs = np.concatenate(found).astype(np.int64).reshape(-1, 2) if found else np.zeros((0, 2), dtype=np.int64)
-        pairs = pairs[filter.allows(pairs[:, 0], pairs[:, 1])]
-        return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
     centre = lo[finite] + hi[finite]
     axis = int(np.argmax(np.var(centre, axis=0)))
     key = lo[finite, axis]

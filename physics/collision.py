@@ -63,6 +63,20 @@ def _cross(a, b):
 
 
 @njit(cache=True)
+def _rot(R, x):
+    """R x for a 3x3 R (written out: numba's `@` calls BLAS, ~1 us a call at this size)."""
+    return np.array([R[0, 0] * x[0] + R[0, 1] * x[1] + R[0, 2] * x[2], R[1, 0] * x[0] + R[1, 1] * x[1] + R[1, 2] * x[2],
+                     R[2, 0] * x[0] + R[2, 1] * x[1] + R[2, 2] * x[2]])
+
+
+@njit(cache=True)
+def _rot_t(R, x):
+    """R^T x for a 3x3 R."""
+    return np.array([R[0, 0] * x[0] + R[1, 0] * x[1] + R[2, 0] * x[2], R[0, 1] * x[0] + R[1, 1] * x[1] + R[2, 1] * x[2],
+                     R[0, 2] * x[0] + R[1, 2] * x[1] + R[2, 2] * x[2]])
+
+
+@njit(cache=True)
 def _unit(v, fallback):
     n = np.sqrt(_dot(v, v))
     if n < _EPS:
@@ -121,10 +135,10 @@ def _sphere_core(centre, radius, q, inside, exit_normal, exit_depth, margin, out
 @njit(cache=True)
 def _closest_on_box(p, c, R, h):
     """(q, inside, exit_normal, exit_depth): closest point of the solid box to p, or how p leaves it."""
-    local = R.T @ (p - c)
+    local = _rot_t(R, p - c)
     clamped = np.minimum(np.maximum(local, -h), h)
     if np.any(clamped != local):
-        return c + R @ clamped, False, np.zeros(3), 0.0
+        return c + _rot(R, clamped), False, np.zeros(3), 0.0
     axis = 0
     best = h[0] - abs(local[0])
     for i in range(1, 3):
@@ -137,16 +151,16 @@ def _closest_on_box(p, c, R, h):
 
 @njit(cache=True)
 def _closest_on_cylinder(p, c, R, r, h):
-    local = R.T @ (p - c)
+    local = _rot_t(R, p - c)
     rho = np.sqrt(local[0] ** 2 + local[2] ** 2)
     radial = np.array([local[0], 0.0, local[2]]) / rho if rho > _EPS else np.array([1.0, 0.0, 0.0])
     if rho <= r and abs(local[1]) <= h:
         side, cap = r - rho, h - abs(local[1])
         if side < cap:
-            return p, True, R @ radial, side
+            return p, True, _rot(R, radial), side
         return p, True, (1.0 if local[1] >= 0 else -1.0) * R[:, 1], cap
     q = np.array([min(rho, r) * radial[0], min(max(local[1], -h), h), min(rho, r) * radial[2]])
-    return c + R @ q, False, np.zeros(3), 0.0
+    return c + _rot(R, q), False, np.zeros(3), 0.0
 
 
 # ----------------------------------------------------------------------------- plane pairs
@@ -511,13 +525,13 @@ def _box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d
 @njit(cache=True)
 def _support(kind, c, R, prm, d):
     """The point of the shape furthest along world direction d."""
-    dl = R.T @ d
+    dl = _rot_t(R, d)
     if kind == SPHERE:
         return c + prm[0] * _unit(d, np.array([0.0, 1.0, 0.0]))
     if kind == BOX:
         s = np.array([prm[0] if dl[0] >= 0 else -prm[0], prm[1] if dl[1] >= 0 else -prm[1],
                       prm[2] if dl[2] >= 0 else -prm[2]])
-        return c + R @ s
+        return c + _rot(R, s)
     if kind == CAPSULE:
         return c + (prm[1] if dl[1] >= 0 else -prm[1]) * R[:, 1] + prm[0] * _unit(d, np.array([0.0, 1.0, 0.0]))
     # cylinder
@@ -526,15 +540,28 @@ def _support(kind, c, R, prm, d):
     if rho > _EPS:
         local[0] = prm[0] * dl[0] / rho
         local[2] = prm[0] * dl[2] / rho
-    return c + R @ local
+    return c + _rot(R, local)
 
 
 @njit(cache=True)
-def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb):
-    """(hit, normal a -> b, depth, witness on a, witness on b) by GJK on A - B then EPA."""
-    sa = np.empty((128, 3))
-    sb = np.empty((128, 3))
-    v = np.empty((128, 3))
+def _epa_workspace():
+    """Scratch arrays of `_gjk_epa`: support points on a, on b, their differences (128, 3); EPA faces
+    (F, 3) int, face normals (F, 3), distances (F,), alive (F,), horizon edges (128, 2) int.
+    Made once per `ContactCache` (~120 kB: made per call, their fresh pages cost more than EPA)."""
+    return (np.empty((128, 3)), np.empty((128, 3)), np.empty((128, 3)), np.empty((_EPA_FACES, 3), dtype=np.int64),
+            np.empty((_EPA_FACES, 3)), np.empty(_EPA_FACES), np.zeros(_EPA_FACES, dtype=np.bool_),
+            np.empty((128, 2), dtype=np.int64))
+
+
+@njit(cache=True)
+def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
+    """(hit, normal a -> b, depth, witness on a, witness on b) by GJK on A - B then EPA.
+    `work`: an `_epa_workspace()` to use (default: a fresh one)."""
+    if work is None:
+        ws = _epa_workspace()
+    else:
+        ws = work
+    sa, sb, v, faces, normals, dists, alive, edges = ws
     d = cb - ca
     if _dot(d, d) < _EPS:
         d = np.array([1.0, 0.0, 0.0])
@@ -625,10 +652,6 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb):
     if not hit:
         return False, direction, 0.0, ca.copy(), cb.copy()
     # EPA on the tetrahedron v[0..3]; faces oriented with outward normals (the origin is inside)
-    faces = np.empty((_EPA_FACES, 3), dtype=np.int64)
-    normals = np.empty((_EPA_FACES, 3))
-    dists = np.empty(_EPA_FACES)
-    alive = np.zeros(_EPA_FACES, dtype=np.bool_)
     nf = 0
     # faces are oriented away from a point inside the polytope: the first tetrahedron's centroid
     # (the origin may lie on a face when the shapes just touch, so it cannot serve)
@@ -636,7 +659,6 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb):
     for f in ((0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2)):
         nf = _epa_add_face(v, faces, normals, dists, alive, nf, f[0], f[1], f[2], inside)
     nv = 4
-    edges = np.empty((128, 2), dtype=np.int64)
     best = 0
     for _ in range(_EPA_ITERATIONS):
         best = -1
@@ -713,10 +735,10 @@ def _barycentric(p, a, b, c):
 
 # ----------------------------------------------------------------------------- box–capsule
 @njit(cache=True)
-def _box_capsule(ca, Ra, ha, cb, Rb, pb, margin, out_p, out_n, out_d, out_f):
+def _box_capsule(ca, Ra, ha, cb, Rb, pb, margin, out_p, out_n, out_d, out_f, work):
     """Box a, capsule b. GJK/EPA on the full shapes gives the normal; if it is (within 5°) a box face
     normal, the capsule's segment is clipped to that face for two points, else one EPA point."""
-    hit, n, depth, wa, wb = _gjk_epa(BOX, ca, Ra, ha, CAPSULE, cb, Rb, pb)
+    hit, n, depth, wa, wb = _gjk_epa(BOX, ca, Ra, ha, CAPSULE, cb, Rb, pb, work)
     r, h = pb[0], pb[1]
     u = Rb[:, 1]
     if not hit:
@@ -734,7 +756,7 @@ def _box_capsule(ca, Ra, ha, cb, Rb, pb, margin, out_p, out_n, out_d, out_f):
         n = d / dist
         _emit(out_p, out_n, out_d, out_f, 0, q, p - r * n, n, r - dist, 2)
         return 1
-    local = Ra.T @ n
+    local = _rot_t(Ra, n)
     axis = 0
     for k in range(1, 3):
         if abs(local[k]) > abs(local[axis]):
@@ -817,26 +839,26 @@ def _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, depth, wa, wb, local_a, lo
     kept = 0
     for i in range(count):
         if a_small:
-            pa_w = ca + Ra @ local_a[i]
+            pa_w = ca + _rot(Ra, local_a[i])
             d = _dot(pa_w - deepest, n)
             pb_w = pa_w - d * n
             off = _gap(kb, cb, Rb, pb, pb_w)
         else:
-            pb_w = cb + Rb @ local_b[i]
+            pb_w = cb + _rot(Rb, local_b[i])
             d = _dot(deepest - pb_w, n)
             pa_w = pb_w + d * n
             off = _gap(ka, ca, Ra, pa, pa_w)
         if d > -BREAK and off < BREAK:
-            local_a[kept] = Ra.T @ (pa_w - ca)
-            local_b[kept] = Rb.T @ (pb_w - cb)
+            local_a[kept] = _rot_t(Ra, pa_w - ca)
+            local_b[kept] = _rot_t(Rb, pb_w - cb)
             feats[kept] = feats[i]
             kept += 1
     count = kept
-    new_a, new_b = Ra.T @ (wa - ca), Rb.T @ (wb - cb)
+    new_a, new_b = _rot_t(Ra, wa - ca), _rot_t(Rb, wb - cb)
     # a stored point close to the new one is the same point: replace it, keep its id
     slot = -1
     for i in range(count):
-        d = (ca + Ra @ local_a[i]) - wa
+        d = (ca + _rot(Ra, local_a[i])) - wa
         if _dot(d, d) < BREAK * BREAK:
             slot = i
     if slot < 0:
@@ -847,7 +869,7 @@ def _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, depth, wa, wb, local_a, lo
             # five points: drop the one whose removal keeps the largest area (never the new one)
             pts = np.empty((5, 3))
             for i in range(4):
-                pts[i] = ca + Ra @ local_a[i]
+                pts[i] = ca + _rot(Ra, local_a[i])
             pts[4] = wa
             best_area, slot = -1.0, 0
             for drop in range(4):
@@ -862,8 +884,8 @@ def _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, depth, wa, wb, local_a, lo
     local_a[slot] = new_a
     local_b[slot] = new_b
     for i in range(count):
-        pa_w = ca + Ra @ local_a[i]
-        pb_w = cb + Rb @ local_b[i]
+        pa_w = ca + _rot(Ra, local_a[i])
+        pb_w = cb + _rot(Rb, local_b[i])
         _emit(out_p, out_n, out_d, out_f, i, pa_w, pb_w, n, _dot(pa_w - pb_w, n), feats[i])
     return count, next_id
 
@@ -871,9 +893,10 @@ def _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, depth, wa, wb, local_a, lo
 # ----------------------------------------------------------------------------- the dispatch kernel
 @njit(cache=True)
 def _pair(kind, centre, rotation, params, a, b, margin, points, local_a, local_b, feats, count, next_id,
-          out_p, out_n, out_d, out_f):
+          out_p, out_n, out_d, out_f, work):
     """Contacts of shapes a, b with kind[a] <= kind[b] into rows 0..3 of the out_* arrays;
     returns (count, stored manifold count, next id). Box–box and box–plane are `_narrow`'s own.
+    `work`: the cache's `_epa_workspace()`.
     `points` (8, 3): scratch rows for the plane pairs' candidate points."""
     ka, kb = kind[a], kind[b]
     ca, Ra, pa, cb, Rb, pb = centre[a], rotation[a], params[a], centre[b], rotation[b], params[b]
@@ -908,7 +931,7 @@ def _pair(kind, centre, rotation, params, a, b, margin, points, local_a, local_b
         points[0] = ca
         return _points_plane(points, 0, 1, r, params, b, margin, out_p, out_n, out_d, out_f, 0, 1), 0, next_id
     if ka == BOX and kb == CAPSULE:
-        return _box_capsule(ca, Ra, pa[:3], cb, Rb, pb, margin, out_p, out_n, out_d, out_f), 0, next_id
+        return _box_capsule(ca, Ra, pa[:3], cb, Rb, pb, margin, out_p, out_n, out_d, out_f, work), 0, next_id
     if ka == CAPSULE:
         if kb == CAPSULE:
             return _capsule_capsule(ca, Ra, pa, cb, Rb, pb, margin, out_p, out_n, out_d, out_f), 0, next_id
@@ -923,27 +946,60 @@ def _pair(kind, centre, rotation, params, a, b, margin, points, local_a, local_b
     if kb == PLANE:  # (plane-plane never reaches the narrow phase)
         return 0, 0, next_id
     # cylinder–box, cylinder–capsule, cylinder–cylinder
-    hit, n, depth, wa, wb = _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb)
+    hit, n, depth, wa, wb = _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work)
     m, next_id = _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, depth, wa, wb, local_a, local_b, feats, count,
                            next_id, out_p, out_n, out_d, out_f)
     return m, m, next_id
 
 
 @njit(cache=True)
-def _narrow(kind, node, centre, rotation, params, pairs, margin, slot, local_a, local_b, feats, counts, next_ids,
-            start, row, out_a, out_b, out_body_a, out_body_b, out_p, out_n, out_d, out_f):
+def _persistent(ka, kb):
+    """Does a pair of these kinds go through GJK/EPA and keep a manifold in the cache?"""
+    return (ka == CYLINDER and (kb == BOX or kb == CAPSULE or kb == CYLINDER)) or (kb == CYLINDER and (ka == BOX or ka == CAPSULE))
+
+
+@njit(cache=True)
+def _find(keys, n, key):
+    """Index of key in the sorted keys[:n], or -1 (binary search)."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < n and keys[lo] == key else -1
+
+
+@njit(cache=True)
+def _narrow(kind, node, centre, rotation, params, pairs, margin, start, row, old, n_old, new, g, ints, vec, out_d, work):
     """The contacts of pairs start.. written compactly from output row `row` on, until the outputs
-    have room for fewer than 4 more points (a pair's maximum). `slot[k]`: the pair's row in the
-    manifold arrays (their last row is scratch for pairs that keep none).
-    Returns (the first pair not done, the number of rows written).
+    have room for fewer than 4 more points (a pair's maximum) or a GJK/EPA pair finds no free row
+    in the `new` manifold arrays. Returns (the first pair not done, rows written, manifolds kept);
+    (-1, 0, 0) when a pair index is out of range.
+
+    Outputs: ints (5, C) rows shape_a, shape_b, body_a, body_b, feature_id; vec (2, C, 3) point and
+    normal; out_d (C,) depth. Manifolds: `old`, `new` are (keys (G,), local_a (G,4,3), local_b,
+    feats (G,4), counts (G,), next_ids (G,)); the pair (a, b) of S shapes has key a S + b; `old[0][:n_old]`
+    is sorted; the pairs that keep points are written to `new` rows g.., sorted by key once all are done.
     Box–box and box–plane (a pile's every pair) run here on indices alone; the rest via `_pair`."""
+    n_shapes = kind.shape[0]
+    if start == 0:
+        for k in range(pairs.shape[0]):
+            if min(pairs[k, 0], pairs[k, 1]) < 0 or max(pairs[k, 0], pairs[k, 1]) >= n_shapes:
+                return -1, 0, 0
+    out_p, out_n, out_f = vec[0], vec[1], ints[4]
+    new_keys, new_la, new_lb, new_feats, new_counts, new_next = new
+    old_keys, old_la, old_lb, old_feats, old_counts, old_next = old
     fs, it = np.empty((36, 3)), np.empty((5, 8), dtype=np.int64)  # scratch, layout at _RAB..
     tmp_p, tmp_n, tmp_d, tmp_f = np.empty((4, 3)), np.empty((4, 3)), np.empty(4), np.empty(4, dtype=np.int64)
+    no_a, no_b, no_f = np.zeros((4, 3)), np.zeros((4, 3)), np.zeros(4, dtype=np.int64)  # pairs that keep no manifold
     capacity = out_d.shape[0]
     for k in range(start, pairs.shape[0]):
-        if row + 4 > capacity:
-            return k, row
         a, b = pairs[k, 0], pairs[k, 1]
+        keeps = _persistent(kind[a], kind[b])
+        if row + 4 > capacity or (keeps and g >= new_keys.shape[0]):
+            return k, row, g
         sign = 1.0
         if kind[a] > kind[b]:  # handled with the kinds in increasing order, the normal flipped back
             a, b, sign = b, a, -1.0
@@ -953,11 +1009,23 @@ def _narrow(kind, node, centre, rotation, params, pairs, margin, slot, local_a, 
             _box_corners(centre, rotation, params, a, fs, _POLY)
             m = _points_plane(fs, _POLY, 8, 0.0, params, b, margin, out_p, out_n, out_d, out_f, row, 4)
         else:
-            g = slot[k]
-            m, stored, next_id = _pair(kind, centre, rotation, params, a, b, margin, fs[_POLY:_POLY + 8], local_a[g],
-                                       local_b[g], feats[g], counts[g], next_ids[g], tmp_p, tmp_n, tmp_d, tmp_f)
-            counts[g] = stored
-            next_ids[g] = next_id
+            if keeps:
+                # manifold row g: last step's points of this pair if it had any; the row is only
+                # claimed (g advances) when points are kept, else the next pair overwrites it
+                key = pairs[k, 0] * n_shapes + pairs[k, 1]
+                was = _find(old_keys, n_old, key)
+                count, next_id = 0, 0
+                if was >= 0:
+                    new_la[g], new_lb[g], new_feats[g] = old_la[was], old_lb[was], old_feats[was]
+                    count, next_id = old_counts[was], old_next[was]
+                m, stored, next_id = _pair(kind, centre, rotation, params, a, b, margin, fs[_POLY:_POLY + 8], new_la[g],
+                                           new_lb[g], new_feats[g], count, next_id, tmp_p, tmp_n, tmp_d, tmp_f, work)
+                if stored > 0:
+                    new_keys[g], new_counts[g], new_next[g] = key, stored, next_id
+                    g += 1
+            else:
+                m, _, _ = _pair(kind, centre, rotation, params, a, b, margin, fs[_POLY:_POLY + 8], no_a, no_b, no_f,
+                                0, 0, tmp_p, tmp_n, tmp_d, tmp_f, work)
             for i in range(m):
                 for c in range(3):
                     out_p[row + i, c] = tmp_p[i, c]
@@ -965,12 +1033,58 @@ def _narrow(kind, node, centre, rotation, params, pairs, margin, slot, local_a, 
                 out_d[row + i] = tmp_d[i]
                 out_f[row + i] = tmp_f[i]
         for i in range(row, row + m):
-            out_a[i], out_b[i] = pairs[k, 0], pairs[k, 1]
-            out_body_a[i], out_body_b[i] = node[pairs[k, 0]], node[pairs[k, 1]]
+            ints[0, i], ints[1, i] = pairs[k, 0], pairs[k, 1]
+            ints[2, i], ints[3, i] = node[pairs[k, 0]], node[pairs[k, 1]]
             if sign < 0:
                 out_n[i, 0], out_n[i, 1], out_n[i, 2] = -out_n[i, 0], -out_n[i, 1], -out_n[i, 2]
         row += m
-    return pairs.shape[0], row
+    # insertion sort of the kept manifolds by key (already sorted when the pairs are)
+    for i in range(1, g):
+        j = i
+        while j > 0 and new_keys[j - 1] > new_keys[j]:
+            for x in (new_keys, new_counts, new_next):
+                x[j - 1], x[j] = x[j], x[j - 1]
+            for y in (new_la, new_lb):
+                for q in range(4):
+                    for c in range(3):
+                        y[j - 1, q, c], y[j, q, c] = y[j, q, c], y[j - 1, q, c]
+            for q in range(4):
+                new_feats[j - 1, q], new_feats[j, q] = new_feats[j, q], new_feats[j - 1, q]
+            j -= 1
+    return pairs.shape[0], row, g
+
+
+# The callers below allocate the kernels' outputs: an array made inside numba costs ~1.3 us to hand back.
+@njit(cache=True)
+def _contact_keys(shape_a, shape_b, feature_id, n_shapes, keys):
+    """keys (M,) = (shape_a * S + shape_b) * 2^20 + feature_id mod 2^20: one contact point's identity."""
+    for i in range(keys.shape[0]):
+        keys[i] = (shape_a[i] * n_shapes + shape_b[i]) * (1 << 20) + (feature_id[i] & ((1 << 20) - 1))
+
+
+@njit(cache=True)
+def _lookup(keys, impulses, shape_a, shape_b, feature_id, n_shapes, out):
+    """Each contact's stored impulse (binary search in the sorted keys) into out (M, 3), 0 where none."""
+    mine = np.empty(out.shape[0], dtype=np.int64)
+    _contact_keys(shape_a, shape_b, feature_id, n_shapes, mine)
+    for i in range(mine.shape[0]):
+        j = _find(keys, keys.shape[0], mine[i])
+        if j >= 0:
+            out[i, 0], out[i, 1], out[i, 2] = impulses[j, 0], impulses[j, 1], impulses[j, 2]
+        else:
+            out[i, 0], out[i, 1], out[i, 2] = 0.0, 0.0, 0.0
+
+
+@njit(cache=True)
+def _store(shape_a, shape_b, feature_id, n_shapes, impulse, sorted_keys, sorted_impulse):
+    """The contacts' keys sorted, and their impulses (M, 3) in that order, into the last two arrays."""
+    keys = np.empty(sorted_keys.shape[0], dtype=np.int64)
+    _contact_keys(shape_a, shape_b, feature_id, n_shapes, keys)
+    order = np.argsort(keys, kind="mergesort")
+    for i in range(keys.shape[0]):
+        sorted_keys[i] = keys[order[i]]
+        for c in range(3):
+            sorted_impulse[i, c] = impulse[order[i], c]
 
 
 # ----------------------------------------------------------------------------- public interface
@@ -992,74 +1106,47 @@ class Contacts:
 
     def keys(self, n_shapes):
         """(M,) int64 keys (shape_a * S + shape_b) * 2^20 + feature_id, for matching across steps."""
-        return (self.shape_a * n_shapes + self.shape_b) * (1 << 20) + (self.feature_id & ((1 << 20) - 1))
+        keys = np.empty(len(self.depth), dtype=np.int64)
+        _contact_keys(self.shape_a, self.shape_b, self.feature_id, n_shapes, keys)
+        return keys
+
+
+def _manifold_arrays(capacity):
+    """Empty manifold storage for `capacity` pairs: keys, local_a, local_b, feats, counts, next_ids."""
+    return (np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 4, 3)), np.zeros((capacity, 4, 3)),
+            np.zeros((capacity, 4), dtype=np.int64), np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64))
 
 
 class ContactCache:
     """State carried from one step to the next: the solver's accumulated impulses per contact point
     (keyed by shape_a, shape_b, feature_id) and the persistent manifolds of GJK/EPA pairs (keyed by
-    the pair). Sorted key arrays, matched with `np.searchsorted` (no per-contact Python work)."""
+    the pair). Sorted key arrays, matched by binary search in compiled code (no per-contact Python
+    work). The manifolds live in two sets of buffers, last step's and this step's, swapped each call."""
 
     def __init__(self):
         self._impulse_keys = np.zeros(0, dtype=np.int64)
         self._impulses = np.zeros((0, 3))
-        self._pair_keys = np.zeros(0, dtype=np.int64)
-        self._local_a = np.zeros((0, 4, 3))
-        self._local_b = np.zeros((0, 4, 3))
-        self._feats = np.zeros((0, 4), dtype=np.int64)
-        self._counts = np.zeros(0, dtype=np.int64)
-        self._next_ids = np.zeros(0, dtype=np.int64)
+        self._manifolds = _manifold_arrays(8)
+        self._n_manifolds = 0
+        self._spare = _manifold_arrays(8)
+        self._work = _epa_workspace()
         self._n_shapes = 0
         self._capacity = 64  # output rows for the next `contacts` call: the last count plus a quarter
 
-    def _match(self, keys, stored):
-        slot = np.searchsorted(stored, keys)
-        slot = np.minimum(slot, max(len(stored) - 1, 0))
-        found = (len(stored) > 0) & (stored[slot] == keys) if len(stored) else np.zeros(len(keys), dtype=bool)
-        return slot, found
-
     def lookup(self, c):
         """(M, 3) the impulses stored for these contact points last step; 0 for new points."""
-        out = np.zeros((len(c), 3))
-        slot, found = self._match(c.keys(self._n_shapes), self._impulse_keys)
-        out[found] = self._impulses[slot[found]]
+        out = np.empty((len(c), 3))
+        _lookup(self._impulse_keys, self._impulses, c.shape_a, c.shape_b, c.feature_id, self._n_shapes, out)
         return out
 
     def store(self, c, impulse):
         """Remember the solver's impulses (M, 3) for the contacts `c` (replaces the previous ones)."""
-        impulse = np.asarray(impulse, dtype=float)
+        impulse = np.asarray(impulse, dtype=np.float64)
         if impulse.shape != (len(c), 3):
             raise ValueError(f"impulse: got shape {impulse.shape}; expected ({len(c)}, 3)")
-        keys = c.keys(self._n_shapes)
-        order = np.argsort(keys, kind="stable")
-        self._impulse_keys, self._impulses = keys[order], impulse[order].copy()
-
-    def _manifolds(self, pair_keys):
-        """Stored manifold arrays for these G pairs (fresh ones where the pair has none), plus one
-        last scratch row for the pairs that keep no manifold (the kernel writes zeros there)."""
-        k = len(pair_keys) + 1
-        local_a, local_b = np.zeros((k, 4, 3)), np.zeros((k, 4, 3))
-        feats, counts, next_ids = np.zeros((k, 4), dtype=np.int64), np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
-        if len(self._pair_keys) and len(pair_keys):
-            slot, found = self._match(pair_keys, self._pair_keys)
-            s, rows = slot[found], np.flatnonzero(found)
-            local_a[rows], local_b[rows], feats[rows] = self._local_a[s], self._local_b[s], self._feats[s]
-            counts[rows], next_ids[rows] = self._counts[s], self._next_ids[s]
-        return local_a, local_b, feats, counts, next_ids
-
-    def _keep_manifolds(self, pair_keys, local_a, local_b, feats, counts, next_ids):
-        g = len(pair_keys)  # the rows past g are the scratch row
-        keep = counts[:g] > 0
-        order = np.argsort(pair_keys[keep], kind="stable")
-        self._pair_keys = pair_keys[keep][order]
-        self._local_a, self._local_b = local_a[:g][keep][order], local_b[:g][keep][order]
-        self._feats, self._counts, self._next_ids = feats[:g][keep][order], counts[:g][keep][order], next_ids[:g][keep][order]
-
-
-# kind pairs (either order) that go through GJK/EPA and keep a persistent manifold in the cache
-_PERSISTENT = np.zeros((5, 5), dtype=bool)
-for _other in (BOX, CAPSULE, CYLINDER):
-    _PERSISTENT[CYLINDER, _other] = _PERSISTENT[_other, CYLINDER] = True
+        keys, impulses = np.empty(len(c), dtype=np.int64), np.empty((len(c), 3))
+        _store(c.shape_a, c.shape_b, c.feature_id, self._n_shapes, impulse, keys, impulses)
+        self._impulse_keys, self._impulses = keys, impulses
 
 
 def contacts(shapes, world, pairs, cache=None, margin=0.0):
@@ -1069,43 +1156,43 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0):
     holding the GJK/EPA pairs' persistent manifolds (updated in place); without one those pairs get
     only this step's point. Points with depth >= -margin are returned. Returns `Contacts`.
     """
-    pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2) if len(pairs) else np.zeros((0, 2), dtype=np.int64)
-    n_shapes = len(shapes)
-    if len(pairs) and (pairs.min() < 0 or pairs.max() >= n_shapes):
-        raise ValueError(f"pairs: got indices in [{pairs.min()}, {pairs.max()}]; expected [0, {n_shapes})")
+    pairs = np.asarray(pairs)
+    if pairs.dtype != np.int64 or pairs.ndim != 2 or not pairs.flags.c_contiguous:
+        pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2) if pairs.size else np.zeros((0, 2), np.int64)
+    if pairs.shape[1:] != (2,):
+        raise ValueError(f"pairs: got shape {pairs.shape}; expected (K, 2)")
+    margin = float(margin)
     if not np.isfinite(margin) or margin < 0:
         raise ValueError(f"margin: got {margin!r}; expected a finite number >= 0")
     centre, rotation, params = world_shapes(shapes, world)
     if cache is None:
         cache = ContactCache()
-    cache._n_shapes = n_shapes
-    k = len(pairs)
-    # only the GJK/EPA pairs carry manifold state: gather it for those alone (none in a box pile)
-    persistent = np.flatnonzero(_PERSISTENT[shapes.kind[pairs[:, 0]], shapes.kind[pairs[:, 1]]])
-    pair_keys = pairs[persistent, 0] * n_shapes + pairs[persistent, 1]
-    local_a, local_b, feats, counts, next_ids = cache._manifolds(pair_keys)
-    slot = np.full(k, len(persistent), dtype=np.int64)
-    slot[persistent] = np.arange(len(persistent))
+    cache._n_shapes = n_shapes = len(shapes)
     # outputs sized from the last call's count (fresh pages cost more than the kernel's work per
-    # point), grown and resumed when a step needs more
-    out = _outputs(cache._capacity)
-    done, m = 0, 0
-    while done < k:
-        done, m = _narrow(shapes.kind, shapes.node, centre, rotation, params, pairs, float(margin), slot, local_a,
-                          local_b, feats, counts, next_ids, done, m, *out)
-        if done < k:
-            out = _outputs(2 * len(out[0]) + 4 * min(k - done, 1024), out, m)
+    # point), grown and resumed when a step needs more; likewise the manifold rows
+    ints, vec, depth = _outputs(cache._capacity)
+    new = cache._spare
+    done, m, g = _narrow(shapes.kind, shapes.node, centre, rotation, params, pairs, margin, 0, 0,
+                         cache._manifolds, cache._n_manifolds, new, 0, ints, vec, depth, cache._work)
+    if done < 0:
+        raise ValueError(f"pairs: got indices in [{pairs.min()}, {pairs.max()}]; expected [0, {n_shapes})")
+    while done < len(pairs):
+        if m + 4 > len(depth):
+            ints, vec, depth = _outputs(2 * len(depth) + 4 * min(len(pairs) - done, 1024), (ints, vec, depth), m)
+        if g >= len(new[0]):
+            new = tuple(np.concatenate([x, np.zeros_like(x)]) for x in new)
+        done, m, g = _narrow(shapes.kind, shapes.node, centre, rotation, params, pairs, margin, done, m,
+                             cache._manifolds, cache._n_manifolds, new, g, ints, vec, depth, cache._work)
     cache._capacity = m + m // 4 + 64
-    cache._keep_manifolds(pair_keys, local_a, local_b, feats, counts, next_ids)
-    return Contacts(*(x[:m] for x in out))
+    cache._spare, cache._manifolds, cache._n_manifolds = cache._manifolds, new, g
+    return Contacts(ints[0, :m], ints[1, :m], ints[2, :m], ints[3, :m], vec[0, :m], vec[1, :m], depth[:m], ints[4, :m])
 
 
 def _outputs(capacity, old=None, m=0):
-    """The `contacts` output arrays (shape_a, shape_b, body_a, body_b, point, normal, depth,
-    feature) with room for `capacity` points, the first m rows copied from `old`."""
-    out = tuple(np.empty(capacity, dtype=np.int64) for _ in range(4)) + (
-        np.empty((capacity, 3)), np.empty((capacity, 3)), np.empty(capacity), np.empty(capacity, dtype=np.int64))
+    """The `contacts` output arrays with room for `capacity` points: ints (5, C) (shape_a, shape_b,
+    body_a, body_b, feature_id), vec (2, C, 3) (point, normal), depth (C,); the first m points
+    copied from `old`."""
+    out = np.empty((5, capacity), dtype=np.int64), np.empty((2, capacity, 3)), np.empty(capacity)
     if old is not None:
-        for x, y in zip(out, old):
-            x[:m] = y[:m]
+        out[0][:, :m], out[1][:, :m], out[2][:m] = old[0][:, :m], old[1][:, :m], old[2][:m]
     return out
