@@ -97,16 +97,37 @@ class Frame:
 
     def checked(self, batch):
         """The same frame as C-contiguous float64 arrays; ValueError naming a bad field."""
-        arrays = {}
-        for name, tail in (("rotation", (3, 3)), ("scale", ()), ("acceleration", (3,)),
-                           ("angular_velocity", (3,)), ("angular_acceleration", (3,))):
-            array = np.ascontiguousarray(getattr(self, name), dtype=float)
-            if array.shape != (batch, *tail):
-                raise ValueError(f"frame.{name}: got shape {array.shape}; expected {(batch, *tail)}")
-            arrays[name] = array
-        if np.any(arrays["scale"] <= 0):
-            raise ValueError(f"frame.scale: got {arrays['scale'][arrays['scale'] <= 0][:3]}; expected > 0")
-        return Frame(**arrays)
+        return Frame(*_frame_arrays(self, batch))
+
+
+@njit(cache=True)
+def _all_positive(a):
+    """Whether every entry of a C-contiguous array is > 0 (NaN is not): one compiled pass, a third
+    of the cost of numpy's min() on the small batches of a scene."""
+    for value in a.ravel():
+        if not value > 0.0:
+            return False
+    return True
+
+
+_FRAME_FIELDS = (("rotation", (3, 3)), ("scale", ()), ("acceleration", (3,)), ("angular_velocity", (3,)),
+                 ("angular_acceleration", (3,)))
+
+
+def _frame_arrays(frame, batch):
+    """The frame's five arrays as C-contiguous float64 of batch B (converted only if they are not);
+    ValueError naming a bad field."""
+    arrays = []
+    for name, tail in _FRAME_FIELDS:
+        array = getattr(frame, name)
+        if not (isinstance(array, np.ndarray) and array.dtype == np.float64 and array.flags.c_contiguous):
+            array = np.ascontiguousarray(array, dtype=float)
+        if array.shape != (batch, *tail):
+            raise ValueError(f"frame.{name}: got shape {array.shape}; expected {(batch, *tail)}")
+        arrays.append(array)
+    if not _all_positive(arrays[1]):
+        raise ValueError(f"frame.scale: got {arrays[1][~(arrays[1] > 0)][:3]}; expected > 0")
+    return tuple(arrays)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -559,7 +580,7 @@ def _check_dynamic(translation, rotation, velocity, omega_body, mass, inertia_bo
     if not isinstance(mass, np.ndarray) or mass.dtype != np.float64 or mass.shape != (batch,):
         raise ValueError(f"mass: got shape {getattr(mass, 'shape', None)} dtype {getattr(mass, 'dtype', None)}; "
                          f"expected float64 of shape ({batch},)")
-    if not (mass.min(initial=1.0) > 0 and inertia_body.min(initial=1.0) > 0):  # one pass each, no temporaries
+    if not (_all_positive(mass) and _all_positive(inertia_body)):
         raise ValueError(f"mass, inertia_body: got a value that is not > 0 (min mass {mass.min(initial=1.0)}, "
                          f"min inertia {inertia_body.min(initial=1.0)}); expected > 0")
     return batch
@@ -581,10 +602,8 @@ def step_bodies(translation, rotation, velocity, omega_body, mass, inertia_body,
         raise ValueError(f"gyroscopic: got {gyroscopic!r}; expected one of {', '.join(GYROSCOPIC)}")
     if not np.isfinite(dt) or dt < 0:
         raise ValueError(f"dt: got {dt!r}; expected a finite number >= 0")
-    moving = frame is not None
-    frame = frame.checked(batch) if moving else _IDENTITY
+    moving, frames = _moving_frames(frame, batch)
     bodies = (translation, rotation, velocity, omega_body, mass, inertia_body, force_world, torque_world)
-    frames = (frame.rotation, frame.scale, frame.acceleration, frame.angular_velocity, frame.angular_acceleration)
     gyro, h = GYROSCOPIC[gyroscopic], float(dt)
     if integrator in ("explicit-euler", "semi-implicit-euler"):
         _step_euler(integrator == "semi-implicit-euler", gyro, h, bodies, moving, frames)
@@ -596,11 +615,37 @@ def step_bodies(translation, rotation, velocity, omega_body, mass, inertia_body,
         _step_lie((1.0,) if integrator == "lie-midpoint" else _TRIPLE_JUMP, gyro, h, bodies, moving, frames)
 
 
-_IDENTITY = Frame.world(1)
+# The identity frame's arrays stand in for `frame=None` (moving False): the kernels never read them.
+_IDENTITY = _frame_arrays(Frame.world(1), 1)
 
 
-def _world(frame, batch):
-    return Frame.world(batch) if frame is None else frame.checked(batch)
+def _moving_frames(frame, batch):
+    """(moving, the frame's arrays) for the kernels."""
+    return (False, _IDENTITY) if frame is None else (True, _frame_arrays(frame, batch))
+
+
+@njit(cache=True, inline="always")
+def _inertial_terms(moving, frame, x, v):
+    """World frame: (-a2, -alpha2 × r, -omega2 × (omega2 × r), -2 omega2 × (J2 v)), r = J2 x."""
+    if not moving:
+        return _ZERO, _ZERO, _ZERO, _ZERO
+    r2, s2, a2, omega2, alpha2 = frame
+    r = mul(s2, matvec(r2, x))
+    return (mul(-1.0, a2), mul(-1.0, cross(alpha2, r)), mul(-1.0, cross(omega2, cross(omega2, r))),
+            mul(-2.0 * s2, cross(omega2, matvec(r2, v))))
+
+
+@njit(cache=True)
+def _inertial_kernel(translation, velocity, moving, frames, out):
+    r2s, s2s, a2s, omega2s, alpha2s = frames
+    out_frame, out_euler, out_centrifugal, out_coriolis = out[0], out[1], out[2], out[3]
+    for i in range(translation.shape[0]):
+        frame = _load_frame(i, r2s, s2s, a2s, omega2s, alpha2s) if moving else _WORLD_FRAME
+        terms = _inertial_terms(moving, frame, load3(translation, i), load3(velocity, i))
+        store3(out_frame, i, terms[0])
+        store3(out_euler, i, terms[1])
+        store3(out_centrifugal, i, terms[2])
+        store3(out_coriolis, i, terms[3])
 
 
 def inertial_accelerations(translation, velocity, frame=None):
@@ -610,33 +655,55 @@ def inertial_accelerations(translation, velocity, frame=None):
     with r = J2 T1 and J2 = R2 S2. They are zero for bodies whose parent is the world.
     """
     batch = _check_batch(translation=translation, velocity=velocity)
-    f = _world(frame, batch)
-    j2 = f.rotation * f.scale[:, None, None]
-    r = np.einsum("bij,bj->bi", j2, translation)
-    v_rel = np.einsum("bij,bj->bi", j2, velocity)
-    omega, alpha = f.angular_velocity, f.angular_acceleration
-    return {
-        "frame": -f.acceleration,
-        "euler": -np.cross(alpha, r),
-        "centrifugal": -np.cross(omega, np.cross(omega, r)),
-        "coriolis": -2.0 * np.cross(omega, v_rel),
-    }
+    moving, frames = _moving_frames(frame, batch)
+    out = np.empty((4, batch, 3))
+    _inertial_kernel(translation, velocity, moving, frames, out)
+    return {"frame": out[0], "euler": out[1], "centrifugal": out[2], "coriolis": out[3]}
+
+
+@njit(cache=True)
+def _omega_kernel(to_local, rotation, omega, moving, frames, out):
+    """to_local: R1 omega_body - R2^T omega2; else R1^T (omega_local + R2^T omega2)."""
+    r2s, omega2s = frames[0], frames[3]
+    for i in range(rotation.shape[0]):
+        omega_parent = matvec_t(load33(r2s, i), load3(omega2s, i)) if moving else _ZERO
+        if to_local:
+            store3(out, i, sub(matvec(load33(rotation, i), load3(omega, i)), omega_parent))
+        else:
+            store3(out, i, matvec_t(load33(rotation, i), add(load3(omega, i), omega_parent)))
 
 
 def omega_local_from_body(rotation, omega_body, frame=None):
     """omega_local = R1 omega_body - R2^T omega2 (parent frame), batch (B, 3)."""
     batch = _check_batch(rotation=rotation, omega_body=omega_body)
-    f = _world(frame, batch)
-    return (np.einsum("bij,bj->bi", rotation, omega_body)
-            - np.einsum("bji,bj->bi", f.rotation, f.angular_velocity))
+    out = np.empty((batch, 3))
+    _omega_kernel(True, rotation, omega_body, *_moving_frames(frame, batch), out)
+    return out
 
 
 def omega_body_from_local(rotation, omega_local, frame=None):
     """omega_body = R1^T (omega_local + R2^T omega2), the inverse of omega_local_from_body."""
     batch = _check_batch(rotation=rotation, omega_local=omega_local)
-    f = _world(frame, batch)
-    omega_parent = np.einsum("bji,bj->bi", f.rotation, f.angular_velocity)
-    return np.einsum("bji,bj->bi", rotation, omega_local + omega_parent)
+    out = np.empty((batch, 3))
+    _omega_kernel(False, rotation, omega_local, *_moving_frames(frame, batch), out)
+    return out
+
+
+@njit(cache=True)
+def _local_accelerations_kernel(gyro_on, bodies, moving, frames, a_local, alpha_local):
+    translation, rotation, velocity, omega_body, mass, inertia_body, force, torque = bodies
+    r2s, s2s, a2s, omega2s, alpha2s = frames
+    for i in range(translation.shape[0]):
+        frame = _load_frame(i, r2s, s2s, a2s, omega2s, alpha2s) if moving else _WORLD_FRAME
+        rot = _world_rotation(moving, frame, load33(rotation, i))
+        x, v, w, inertia, f_over_m, tau = _load_body(i, translation, velocity, omega_body, mass, inertia_body, force,
+                                                     torque)
+        terms = _inertial_terms(moving, frame, x, v)
+        a_world = add(f_over_m, add(add(terms[0], terms[1]), add(terms[2], terms[3])))
+        alpha3 = matvec(rot, _omega_dot(rot, w, inertia, tau, True, gyro_on))
+        alpha_parent = sub(sub(alpha3, frame[4]), cross(frame[3], matvec(rot, w)))
+        store3(a_local, i, mul(1.0 / frame[1], matvec_t(frame[0], a_world)))
+        store3(alpha_local, i, matvec_t(frame[0], alpha_parent))
 
 
 def local_accelerations(translation, rotation, velocity, omega_body, mass, inertia_body, force_world,
@@ -647,17 +714,12 @@ def local_accelerations(translation, rotation, velocity, omega_body, mass, inert
     omega2 x omega3) with alpha3 = R3 d(omega_body)/dt from Euler's equations (gyroscopic `off`
     drops omega x L, the other modes keep it).
     """
-    from physics.rigid_body import omega_body_dot
-
     batch = _check_dynamic(translation, rotation, velocity, omega_body, mass, inertia_body, force_world,
                            torque_world)
-    f = _world(frame, batch)
-    terms = inertial_accelerations(translation, velocity, f)
-    a_world = force_world / mass[:, None] + sum(terms.values())
-    a_local = np.einsum("bji,bj->bi", f.rotation, a_world) / f.scale[:, None]
-    r3 = f.rotation @ rotation
-    torque_body = np.einsum("bji,bj->bi", r3, torque_world)
-    alpha3 = np.einsum("bij,bj->bi", r3, omega_body_dot(omega_body, inertia_body, torque_body, gyroscopic))
-    omega3 = np.einsum("bij,bj->bi", r3, omega_body)
-    alpha_parent = alpha3 - f.angular_acceleration - np.cross(f.angular_velocity, omega3)
-    return a_local, np.einsum("bji,bj->bi", f.rotation, alpha_parent)
+    if gyroscopic not in GYROSCOPIC:
+        raise ValueError(f"gyroscopic: got {gyroscopic!r}; expected one of {', '.join(GYROSCOPIC)}")
+    a_local, alpha_local = np.empty((batch, 3)), np.empty((batch, 3))
+    _local_accelerations_kernel(gyroscopic != "off", (translation, rotation, velocity, omega_body, mass, inertia_body,
+                                                      force_world, torque_world),
+                                *_moving_frames(frame, batch), a_local, alpha_local)
+    return a_local, alpha_local
