@@ -1,7 +1,10 @@
-"""Free rigid bodies, gyroscopic term on: nanoseconds per body per step for every integrator.
+"""Free rigid bodies, gyroscopic term on: nanoseconds per body per step for every integrator;
+and the per-step conversions of a small scene: microseconds per call for 9 bodies.
 
 Issue 4 §9 targets (N = 10^4, gravity, no torque, parent = world): lie-midpoint <= 60 ns,
-lie-midpoint-4 <= 180 ns. The others are reported for scale (no target).
+lie-midpoint-4 <= 180 ns. The others are reported for scale (no target). Small batches (the tank
+scene's 9 dynamic bodies, in a moving frame): `local_accelerations`, `inertial_accelerations`,
+`omega_local_from_body`, `step_bodies` each <= 15 µs per call, argument checks included.
 
 Steady state: the kernel is compiled (and the cache warmed) by a first call outside the timing,
 the state arrays are allocated once, and each sample is `steps` calls of `step_bodies` (its
@@ -14,9 +17,11 @@ import time
 
 import numpy as np
 
-from physics.integrators import INTEGRATORS, step_bodies
+from physics.integrators import (INTEGRATORS, Frame, inertial_accelerations, local_accelerations,
+                                 omega_local_from_body, step_bodies)
 
 TARGETS_NS = {"lie-midpoint": 60.0, "lie-midpoint-4": 180.0}
+SMALL_BATCH, SMALL_TARGET_US = 9, 15.0
 
 
 def _bodies(n, seed=0):
@@ -40,6 +45,34 @@ def measure(integrator, n, steps, repeats, gyroscopic="explicit"):
     return float(np.median(wall)), float(np.median(cpu))
 
 
+def measure_small(batch, calls, repeats):
+    """{function: median CPU µs per call} for `batch` bodies whose parents move (a general Frame)."""
+    rng = np.random.default_rng(1)
+    state = _bodies(batch)
+    translation, rotation, velocity, omega_body = state[:4]
+    frame = Frame(np.broadcast_to(np.eye(3), (batch, 3, 3)).copy(), np.ones(batch), rng.normal(size=(batch, 3)),
+                  rng.normal(size=(batch, 3)), rng.normal(size=(batch, 3)))
+    functions = {
+        "local_accelerations": lambda: local_accelerations(*state, "explicit", frame),
+        "inertial_accelerations": lambda: inertial_accelerations(translation, velocity, frame),
+        "omega_local_from_body": lambda: omega_local_from_body(rotation, omega_body, frame),
+        "step_bodies (semi-implicit-euler, gyroscopic implicit)":
+            lambda: step_bodies(*state, 1e-4, "semi-implicit-euler", "implicit", frame),
+        "step_bodies (lie-midpoint)": lambda: step_bodies(*state, 1e-4, "lie-midpoint", "explicit", frame),
+    }
+    out = {}
+    for name, call in functions.items():
+        call()  # compile / load the cache
+        samples = []
+        for _ in range(repeats):
+            start = time.thread_time()
+            for _ in range(calls):
+                call()
+            samples.append((time.thread_time() - start) / calls * 1e6)
+        out[name] = float(np.median(samples))
+    return out
+
+
 def main(quick=False):
     n, steps, repeats = (1000, 5, 3) if quick else (10_000, 50, 7)
     load_before = os.getloadavg()[0]
@@ -48,6 +81,7 @@ def main(quick=False):
         rows.append((f"`{name}`", *measure(name, n, steps, repeats), TARGETS_NS.get(name)))
     rows.append(("`semi-implicit-euler`, gyroscopic `implicit`",
                  *measure("semi-implicit-euler", n, steps, repeats, "implicit"), None))
+    small = measure_small(SMALL_BATCH, 200 if quick else 2000, 3 if quick else 7)
     load_after = os.getloadavg()[0]
     lines = [
         "## bodies",
@@ -64,6 +98,16 @@ def main(quick=False):
         mark = "" if target is None else (f"≤ {target:.0f} " + ("✓" if wall <= target else ("✓ (CPU)" if cpu <= target
                                                                                            else "✗")))
         lines.append(f"| {label} | {wall:.1f} | {cpu:.1f} | {mark} |")
+    lines += [
+        "",
+        f"Small batches: {SMALL_BATCH} bodies in moving frames (the tank scene's per-step calls), median CPU µs "
+        "per call, argument checks included.",
+        "",
+        "| function | CPU µs / call | target |",
+        "|---|---:|---:|",
+    ]
+    for name, micros in small.items():
+        lines.append(f"| `{name}` | {micros:.1f} | ≤ {SMALL_TARGET_US:.0f} {'✓' if micros <= SMALL_TARGET_US else '✗'} |")
     return "\n".join(lines)
 
 
