@@ -28,6 +28,7 @@ import numpy as np
 from physics.hierarchy import Hierarchy, NodeState
 from physics.integrators import Frame, inertial_accelerations, local_accelerations, omega_local_from_body, step_bodies
 from physics.kinematics import step_kinematic
+from physics.rotation import cross, matrix_from_rotvec
 from physics.scene import Scene, load_scene
 from physics.settings import Settings
 
@@ -75,6 +76,7 @@ class Simulation:
         self._solver_bodies = self._solver_body_of_nodes()
         self._nearest_dynamic_slot = np.where(self._nearest_dynamic_ancestor[self._dyn] >= 0,
                                               self._dyn_slot[self._nearest_dynamic_ancestor[self._dyn]], -1)
+        self._nested = np.flatnonzero(self._nearest_dynamic_slot >= 0)   # slots with a dynamic ancestor
         self.reset()
 
     @classmethod
@@ -315,23 +317,21 @@ class Simulation:
         change = solution.velocity_relax - velocity
         bias = solution.velocity_solve - solution.velocity_relax
         final = solution.velocity_final - velocity         # with the restitution stage: velocities only
-        self._apply_world_changes(final[:, :3], final[:, 3:], h * (fraction * change[:, :3] + bias[:, :3]),
-                                  h * (fraction * change[:, 3:] + bias[:, 3:]))
+        moved = h * (fraction * change + bias)
+        self._apply_world_changes(final, moved)
         if self._solver.joints is not None and len(self._solver.joints):
             # post-stabilization: project the joints' position error out along the start-of-step
             # directions; with settings.shake the velocities take the same change over the step (SHAKE)
             _, centre, rotation, _ = self._solver_state()
             dx, dtheta, dv = self._solver.post_stabilize(centre, rotation, self.settings.iterations, self.settings.shake)
-            dv = dv if self.settings.shake else np.zeros_like(dv)
-            self._apply_world_changes(dv[:, :3], dv[:, 3:], dx, dtheta)
-        # What the stage did to each body's world motion, per unit time: the contact and joint
-        # forces (plus, counteraction off, the jolt inherited from a dynamic ancestor) that the
-        # reported accelerations include (`_forces`).
-        self._constraint_acceleration[:] = (self._solver_state()[3] - velocity) / h
+            self._apply_world_changes(dv if self.settings.shake else None, np.concatenate([dx, dtheta], axis=1))
+        self._constraint_acceleration /= h
 
-    def _apply_world_changes(self, dv, dw, dx, dtheta):
-        """Apply world-frame changes of velocity dv, angular velocity dw, position dx and rotation
-        dtheta (rotation vector) (D, 3) found by the solver to the dynamic bodies, as local changes.
+    def _apply_world_changes(self, dv, dx):
+        """Apply world-frame changes of velocity dv = [Δv, Δω] and of pose dx = [Δx, Δθ] (Δθ a
+        rotation vector), (D, 6) each (dv may be None: poses only), found by the solver to the
+        dynamic bodies, as local changes; each body's resulting change of world [v, ω] (its own, plus
+        what it inherits with counteraction off) is added to `_constraint_acceleration`.
 
         Seed 000, "Local and Global Deltas" and "Counteracting the Inherited Effect": with P the
         nearest dynamic ancestor and r = x_i − x_P, J_q = R_q S_q the parent's world Jacobian,
@@ -344,40 +344,54 @@ class Simulation:
             L_world = R3 I (omega_body + R3ᵀ Δω),   omega_body ← I⁻¹ R3'ᵀ L_world
         with R3' the world rotation after the correction. Keeping omega_body instead turns L with
         the body, a spurious torque Δθ × L / h that for a fast spinner dwarfs gravity's: the top
-        (assets/scenes/top.toml) fell over (tests/test_top.py).
-
-"""
+        (assets/scenes/top.toml) fell over (tests/test_top.py)."""
         self._sync(_MOVING)
         world, local, nodes = self.hierarchy.world_state, self.hierarchy.local, self._dyn
-        P = self._nearest_dynamic_slot
-        has = (P >= 0)[:, None]
-        safe = np.maximum(P, 0)
-        r = world.translation[nodes] - world.translation[self._dyn[safe]]
-        if self.settings.counteract:
-            rel_v = dv - np.where(has, dv[safe] + np.cross(dw[safe], r), 0.0)
-            rel_x = dx - np.where(has, dx[safe] + np.cross(dtheta[safe], r), 0.0)
-            rel_theta = dtheta - np.where(has, dtheta[safe], 0.0)
-            total_w = dw
+        nested = self._nested
+        if dv is None:
+            dv_own = np.zeros_like(dx)
         else:
-            rel_v, rel_x, rel_theta = dv, dx, dtheta
-            total_w = dw.copy()
-            for slots in self._generations[1:]:       # inherited spin, one generation at a time
-                total_w[slots] += total_w[P[slots]]
-        parent = self._dyn_parent
-        rooted = (parent >= 0)
-        safe_parent = np.maximum(parent, 0)
-        R_q = np.where(rooted[:, None, None], world.rotation[safe_parent], np.eye(3))
-        s_q = np.where(rooted, world.scale[safe_parent], 1.0)[:, None]
-        from physics.rotation import matrix_from_rotvec
-        local.velocity[nodes] += _rows_transposed_times(R_q, rel_v) / s_q
+            dv_own = dv
+        rel_v, rel_x = dv_own[:, :3].copy(), dx[:, :3].copy()
+        rel_theta, total = dx[:, 3:].copy(), dv_own.copy()
+        if nested.size:
+            P = self._nearest_dynamic_slot[nested]
+            r = world.translation[nodes[nested]] - world.translation[nodes[P]]
+            if self.settings.counteract:     # the child's world change is its own
+                rel_v[nested] -= dv_own[P, :3] + cross(dv_own[P, 3:], r)
+                rel_x[nested] -= dx[P, :3] + cross(dx[P, 3:], r)
+                rel_theta[nested] -= dx[P, 3:]
+            else:                            # it inherits its ancestors' (one generation at a time)
+                for slots in self._generations[1:]:
+                    ancestor = self._nearest_dynamic_slot[slots]
+                    arm = world.translation[nodes[slots]] - world.translation[nodes[ancestor]]
+                    total[slots, :3] += total[ancestor, :3] + cross(total[ancestor, 3:], arm)
+                    total[slots, 3:] += total[ancestor, 3:]
+        R_q, s_q = self._parent_rotation_scale(world)
+        if dv is not None:
+            local.velocity[nodes] += _rows_transposed_times(R_q, rel_v) / s_q
+            self._constraint_acceleration += total
         local.translation[nodes] += _rows_transposed_times(R_q, rel_x) / s_q
         inertia = self.inertia_body[nodes]
         rotation = world.rotation[nodes]          # a copy (fancy index): update_world below overwrites world
-        momentum_world = _rows_times(rotation, inertia * (self._omega_body + _rows_transposed_times(rotation, total_w)))
+        momentum_body = inertia * (self._omega_body + _rows_transposed_times(rotation, total[:, 3:]))
         local.rotation[nodes] = matrix_from_rotvec(_rows_transposed_times(R_q, rel_theta)) @ local.rotation[nodes]
-        rotation = self.hierarchy.update_world().rotation[nodes]
-        self._omega_body[:] = _rows_transposed_times(rotation, momentum_world) / inertia
+        turned = self.hierarchy.update_world().rotation[nodes]
+        # omega_body <- I^-1 R3'^T R3 (I omega_body'): the world momentum kept through the turn
+        self._omega_body[:] = np.einsum("bji,bjk,bk->bi", turned, rotation, momentum_body) / inertia
         self._synced = _STALE
+
+    def _parent_rotation_scale(self, world):
+        """R_q (D, 3, 3) and S_q (D, 1): each dynamic body's parent's world rotation and scale
+        (identity and 1 for bodies parented to the world)."""
+        if self._dyn_rooted.all():
+            parent = self._dyn_parent
+            return world.rotation[parent], world.scale[parent][:, None]
+        safe = np.maximum(self._dyn_parent, 0)
+        R_q, s_q = world.rotation[safe], world.scale[safe][:, None]
+        R_q[~self._dyn_rooted] = np.eye(3)
+        s_q[~self._dyn_rooted] = 1.0
+        return R_q, s_q
 
     # ------------------------------------------------------------------ impulses
     def _resolve(self, node):

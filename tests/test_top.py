@@ -161,7 +161,7 @@ def test_position_correction_keeps_world_angular_momentum():
     I_world = rotation @ np.diag(sim.inertia_body[0]) @ rotation.T
     before = sim.momentum()["angular"]
     zero = np.zeros((1, 3))
-    sim._apply_world_changes(zero, dw, zero, dtheta)
+    sim._apply_world_changes(np.concatenate([zero, dw], axis=1), np.concatenate([zero, dtheta], axis=1))
     after_rotation = sim.world().transform.rotation[0]
     # Rotations compose exactly (matrix_from_rotvec): 1e-12.
     np.testing.assert_allclose(after_rotation, matrix_from_rotvec(dtheta[0]) @ rotation, atol=1e-12)
