@@ -1080,7 +1080,22 @@ def _store(shape_a, shape_b, feature_id, n_shapes, impulse, sorted_keys, sorted_
     """The contacts' keys sorted, and their impulses (M, 3) in that order, into the last two arrays."""
     keys = np.empty(sorted_keys.shape[0], dtype=np.int64)
     _contact_keys(shape_a, shape_b, feature_id, n_shapes, keys)
-    order = np.argsort(keys, kind="mergesort")
+    # contacts come pair by pair with pairs sorted, so only each pair's <= 4 points are out of order:
+    # insertion sort is O(M) then (mergesort costs ~1.4x numpy's radix sort at 24k points); it gives
+    # way to mergesort once it has shifted more than 4 M elements (pairs given in any order)
+    order = np.arange(keys.shape[0])
+    shifts = 0
+    for i in range(1, keys.shape[0]):
+        o = order[i]
+        j = i
+        while j > 0 and keys[order[j - 1]] > keys[o]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = o
+        shifts += i - j
+        if shifts > 4 * keys.shape[0]:
+            order = np.argsort(keys, kind="mergesort")
+            break
     for i in range(keys.shape[0]):
         sorted_keys[i] = keys[order[i]]
         for c in range(3):

@@ -341,3 +341,25 @@ def test_many_persistent_manifolds_in_any_pair_order():
             np.testing.assert_array_equal(getattr(got[0], name)[order[0]], getattr(got[1], name)[order[1]])
     # every pair built up its manifold over the steps (each kept beyond the first 8 rows too)
     assert np.all(np.bincount(got[0].shape_a, minlength=n) >= 3)
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_store_then_lookup_any_order(shuffle):
+    """Stored impulses are found again by (shape_a, shape_b, feature_id) whatever the order of the
+    contacts: grouped by pair (the narrow phase's order) and fully shuffled (the store's sort then
+    falls back from insertion sort to mergesort). Exact: impulses are copied, not computed."""
+    from physics.collision import Contacts
+    rng = np.random.default_rng(5)
+    a = np.repeat(np.arange(500), 4) // 7
+    b = a + 1 + np.repeat(np.arange(500), 4) % 7
+    f = np.tile([3, 0, 2, 1], 500)
+    perm = rng.permutation(len(a)) if shuffle else np.arange(len(a))
+    make = lambda p: Contacts(a[p], b[p], a[p], b[p], np.zeros((len(p), 3)), np.zeros((len(p), 3)), np.zeros(len(p)), f[p])
+    impulse = rng.normal(size=(len(a), 3))
+    cache = ContactCache()
+    cache._n_shapes = 600
+    cache.store(make(perm), impulse[perm])
+    again = rng.permutation(len(a))
+    np.testing.assert_array_equal(cache.lookup(make(again)), impulse[again])
+    new = Contacts(np.array([0]), np.array([599]), np.array([0]), np.array([599]), np.zeros((1, 3)), np.zeros((1, 3)), np.zeros(1), np.array([0]))
+    np.testing.assert_array_equal(cache.lookup(new), np.zeros((1, 3)))
