@@ -263,7 +263,8 @@ def _solve_omega(rot, w, inertia, tau, has_torque, gyro_on, h_force, h_rot):
 # lie-midpoint works on blocks of bodies in structure-of-arrays scratch (one row per component,
 # one column per body): its loops over a block are straight-line arithmetic on columns, which LLVM
 # compiles to SIMD over bodies (8 per AVX-512 instruction). With error_model="numpy" a division
-# raises no Python exception, whose check would be a branch that blocks the vectorizer.
+# raises no Python exception, whose check would be a branch that blocks the vectorizer. A block's
+# scratch (22 rows of 256 floats, 45 KB) stays in the L2 cache between the passes.
 _BLOCK = 256
 
 
