@@ -144,3 +144,26 @@ def test_box_on_slope_sticks_below_tan_theta_equals_mu(mu, angle_deg, slides):
         assert moved > 1.0
     else:        # static friction holds: at most solver creep, 1 mm over 2 s
         assert moved < 1e-3
+
+
+def test_speculative_points_only_where_their_own_gap_can_close():
+    """A point gets rows only if its gap can close within the step at its own approach speed
+    (`SceneSolver._speculative`): two boxes resting 1 cm apart get none between them although a
+    ball elsewhere falls at 20 m/s (the fastest body's reach, 0.002 + 20 h = 0.335 m, is the
+    narrow phase's margin), while that ball, 0.2 m above the ground, does get its speculative point
+    and lands on the ground without passing through it."""
+    radius = 0.1
+    sim = Simulation(scene_from_dict({"node": [
+        GROUND,
+        {**box("a", 0.25), "translation": [0.0, 0.25, 0.0]},
+        {**box("b", 0.25), "translation": [0.51, 0.25, 0.0]},        # 1 cm to the right of a
+        {"name": "ball", "motion": "dynamic", "mass": 1.0, "translation": [5.0, radius + 0.2, 0.0],
+         "velocity": [0.0, -20.0, 0.0], "shape": {"type": "sphere", "radius": radius}}]}))
+    sim.step(1)
+    points, _ = sim.contacts()
+    between = (np.abs(points[:, 0] - 0.255) < 0.01) & (points[:, 1] > 0.01)
+    assert not between.any(), f"points between the resting boxes: {points[between]}"
+    assert (np.abs(points[:, 0] - 5.0) < 0.01).any(), "the falling ball's speculative ground point is missing"
+    ball = sim.names.index("ball")
+    # 1 mm: the ball is stopped at the surface within the step (speculative target −C/h)
+    assert sim.world().transform.translation[ball, 1] >= radius - 1e-3
