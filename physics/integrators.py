@@ -60,7 +60,7 @@ from numba import njit
 
 from physics.kinematics import _check_batch
 from physics.rigid_body import GYROSCOPIC, _gyroscopic_newton
-from physics.rotation_kernels import (add, axpy, cross, dot, exp_so3, hadamard, inverse3, is_zero, load3, load33, magnus,
+from physics.rotation_kernels import (add, axpy, cross, dot, exp_so3, hadamard, is_zero, load3, load33, magnus,
                                       matmul, matmul_tn, matrix_from_quaternion, matvec, matvec_t, mul,
                                       quaternion_multiply, quaternion_from_matrix, solve3, store3, store33, sub)
 

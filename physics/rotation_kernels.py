@@ -127,19 +127,6 @@ def matmul_tn(a, b):
 
 
 @njit(cache=True, inline="always")
-def inverse3(m):
-    """m^-1 = adj(m) / det(m) (the adjugate's columns are the cofactor rows), one division; for
-    reusing one near-identity, well-conditioned matrix's inverse on several right-hand sides."""
-    c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1]
-    c01 = m[1][2] * m[2][0] - m[1][0] * m[2][2]
-    c02 = m[1][0] * m[2][1] - m[1][1] * m[2][0]
-    s = 1.0 / (m[0][0] * c00 + m[0][1] * c01 + m[0][2] * c02)
-    return ((c00 * s, (m[0][2] * m[2][1] - m[0][1] * m[2][2]) * s, (m[0][1] * m[1][2] - m[0][2] * m[1][1]) * s),
-            (c01 * s, (m[0][0] * m[2][2] - m[0][2] * m[2][0]) * s, (m[0][2] * m[1][0] - m[0][0] * m[1][2]) * s),
-            (c02 * s, (m[0][1] * m[2][0] - m[0][0] * m[2][1]) * s, (m[0][0] * m[1][1] - m[0][1] * m[1][0]) * s))
-
-
-@njit(cache=True, inline="always")
 def solve3(m, r):
     """m^-1 r by Cramer's rule (for the near-identity, well-conditioned systems of the integrators)."""
     c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1]
