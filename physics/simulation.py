@@ -297,7 +297,8 @@ class Simulation:
         world, centre, rotation, velocity = self._solver_state()
         inverse_mass = 1.0 / self.mass[self._dyn]
         inverse_inertia = np.einsum("bij,bj,bkj->bik", rotation, 1.0 / self.inertia_body[self._dyn], rotation)
-        self._solver.prepare(world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, self.settings)
+        self._solver.prepare(world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, self.settings,
+                             POSITION_FRACTION.get(self.settings.integrator, 0.5))
 
     def _stage_contacts(self, h):
         """Solver stages warm start → solve → relax → restitution → store (physics.solver) on the

@@ -331,9 +331,13 @@ def _reach(point, normal, depth, nodes, body, centre, velocity, node_x, node_v, 
     the step's mean, leapfrog), h for the midpoint and constant-force schemes (f = ½); h for
     explicit Euler (f = 0: only the velocity can match). Lead 0 lagged a turning deck by ω h and
     a crate at rest on it crept outward at |v| ω h; lead h with f = 1 crept inward as fast
-    (tests/test_moving_surfaces.py)."""
+    (tests/test_moving_surfaces.py). A body moving over the surface also carries the contact to
+    where the surface moves otherwise: + lead ω × d, d the body's velocity over the surface in the
+    tangent plane (a ball rolling on a turntable, tests/test_rolling.py; the contact location moves
+    with the centre for a sphere, and d = 0 for a body at rest on it)."""
     v = np.empty(3)
     w = np.empty(3)
+    vs, spin, moving, d = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     for m in range(depth.size):
         vn = 0.0
         for side in range(2):
@@ -355,11 +359,27 @@ def _reach(point, normal, depth, nodes, body, centre, velocity, node_x, node_v, 
                 surface[m, side, 0] = v[0] + lead * (acc[0] + alpha[1] * r2 - alpha[2] * r1 + w[0])
                 surface[m, side, 1] = v[1] + lead * (acc[1] + alpha[2] * r0 - alpha[0] * r2 + w[1])
                 surface[m, side, 2] = v[2] + lead * (acc[2] + alpha[0] * r1 - alpha[1] * r0 + w[2])
+                for c in range(3):
+                    vs[c] = v[c]
+                    spin[c] = ang[c]
             else:
                 for c in range(3):
                     surface[m, side, c] = 0.0
+                    moving[c] = lin[c]
             vn += (1.0 if side else -1.0) * (normal[m, 0] * v[0] + normal[m, 1] * v[1] + normal[m, 2] * v[2])
         keep[m] = -depth[m] <= base + h * max(-vn, 0.0)
+        if (body[m, 0] < 0) != (body[m, 1] < 0):
+            # the contact slides over the surface with the body: ω × (its tangential velocity over it)
+            s = 0 if body[m, 0] < 0 else 1
+            dn = 0.0
+            for c in range(3):
+                d[c] = moving[c] - vs[c]
+                dn += d[c] * normal[m, c]
+            for c in range(3):
+                d[c] -= dn * normal[m, c]
+            surface[m, s, 0] += lead * (spin[1] * d[2] - spin[2] * d[1])
+            surface[m, s, 1] += lead * (spin[2] * d[0] - spin[0] * d[2])
+            surface[m, s, 2] += lead * (spin[0] * d[1] - spin[1] * d[0])
 
 
 class SceneSolver:
