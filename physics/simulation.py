@@ -28,7 +28,10 @@ import numpy as np
 from physics.hierarchy import Hierarchy, NodeState
 from physics.integrators import Frame, inertial_accelerations, local_accelerations, omega_local_from_body, step_bodies
 from physics.kinematics import step_kinematic
-from physics.rotation import cross, matrix_from_rotvec
+from numba import njit
+
+from physics.rotation import cross
+from physics.rotation_kernels import add, exp_so3, load3, load33, matmul, matvec, matvec_t, mul, store3, store33
 from physics.scene import Scene, load_scene
 from physics.settings import Settings
 
@@ -45,6 +48,32 @@ def _rows_times(matrices, vectors):
 def _rows_transposed_times(matrices, vectors):
     """(B,3,3)^T @ (B,3) -> (B,3)."""
     return np.einsum("bji,bj->bi", matrices, vectors)
+
+
+@njit(cache=True)
+def _move_locals(nodes, R_q, s_q, rel_v, rel_x, rel_theta, velocity, translation, rotation):
+    """In place on the hierarchy's local arrays, for the dynamic `nodes` (`_apply_world_changes`):
+    v1 += R_qᵀ Δv / s_q (unless rel_v is empty), T1 += R_qᵀ Δx / s_q, R1 ← exp(hat(R_qᵀ Δθ)) R1."""
+    for k in range(nodes.size):
+        i = nodes[k]
+        Rq = load33(R_q, k)
+        inverse_scale = 1.0 / s_q[k]
+        if rel_v.shape[0]:
+            store3(velocity, i, add(load3(velocity, i), mul(inverse_scale, matvec_t(Rq, load3(rel_v, k)))))
+        store3(translation, i, add(load3(translation, i), mul(inverse_scale, matvec_t(Rq, load3(rel_x, k)))))
+        store33(rotation, i, matmul(exp_so3(matvec_t(Rq, load3(rel_theta, k))), load33(rotation, i)))
+
+
+@njit(cache=True)
+def _keep_momentum(omega_body, inertia, before, after, dw_world):
+    """omega_body ← I⁻¹ R3'ᵀ R3 I (omega_body + R3ᵀ Δω) per body, in place: the world angular
+    momentum plus the angular impulse I_world Δω, kept through the turn R3 → R3' (`_apply_world_changes`)."""
+    for k in range(omega_body.shape[0]):
+        R, I = load33(before, k), load3(inertia, k)
+        w = add(load3(omega_body, k), matvec_t(R, load3(dw_world, k)))
+        L_body = (I[0] * w[0], I[1] * w[1], I[2] * w[2])
+        L = matvec_t(load33(after, k), matvec(R, L_body))
+        store3(omega_body, k, (L[0] / I[0], L[1] / I[1], L[2] / I[2]))
 
 
 class Simulation:
@@ -77,6 +106,7 @@ class Simulation:
         self._nearest_dynamic_slot = np.where(self._nearest_dynamic_ancestor[self._dyn] >= 0,
                                               self._dyn_slot[self._nearest_dynamic_ancestor[self._dyn]], -1)
         self._nested = np.flatnonzero(self._nearest_dynamic_slot >= 0)   # slots with a dynamic ancestor
+        self._inertia_dyn = np.ascontiguousarray(self.inertia_body[self._dyn])
         self.reset()
 
     @classmethod
@@ -370,26 +400,23 @@ class Simulation:
                     total[slots, 3:] += total[ancestor, 3:]
         R_q, s_q = self._parent_rotation_scale(world)
         if dv is not None:
-            local.velocity[nodes] += _rows_transposed_times(R_q, rel_v) / s_q
             self._constraint_acceleration += total
-        local.translation[nodes] += _rows_transposed_times(R_q, rel_x) / s_q
-        inertia = self.inertia_body[nodes]
+        else:
+            rel_v = np.zeros((0, 3))
         rotation = world.rotation[nodes]          # a copy (fancy index): update_world below overwrites world
-        momentum_body = inertia * (self._omega_body + _rows_transposed_times(rotation, total[:, 3:]))
-        local.rotation[nodes] = matrix_from_rotvec(_rows_transposed_times(R_q, rel_theta)) @ local.rotation[nodes]
+        _move_locals(nodes, R_q, s_q, rel_v, rel_x, rel_theta, local.velocity, local.translation, local.rotation)
         turned = self.hierarchy.update_world().rotation[nodes]
-        # omega_body <- I^-1 R3'^T R3 (I omega_body'): the world momentum kept through the turn
-        self._omega_body[:] = np.einsum("bji,bjk,bk->bi", turned, rotation, momentum_body) / inertia
+        _keep_momentum(self._omega_body, self._inertia_dyn, rotation, turned, np.ascontiguousarray(total[:, 3:]))
         self._synced = _STALE
 
     def _parent_rotation_scale(self, world):
-        """R_q (D, 3, 3) and S_q (D, 1): each dynamic body's parent's world rotation and scale
+        """R_q (D, 3, 3) and S_q (D,): each dynamic body's parent's world rotation and scale
         (identity and 1 for bodies parented to the world)."""
         if self._dyn_rooted.all():
             parent = self._dyn_parent
-            return world.rotation[parent], world.scale[parent][:, None]
+            return world.rotation[parent], world.scale[parent]
         safe = np.maximum(self._dyn_parent, 0)
-        R_q, s_q = world.rotation[safe], world.scale[safe][:, None]
+        R_q, s_q = world.rotation[safe], world.scale[safe]
         R_q[~self._dyn_rooted] = np.eye(3)
         s_q[~self._dyn_rooted] = 1.0
         return R_q, s_q
