@@ -199,6 +199,8 @@ class Simulation:
         parent = self._dyn_parent[slots]
         frame = Frame(world.rotation[parent], world.scale[parent], world.acceleration[parent],
                       world.omega[parent], world.alpha[parent])
+        if self._dyn_rooted.all():
+            return frame
         roots = np.flatnonzero(parent < 0)
         if roots.size:
             frame.rotation[roots] = np.eye(3)
@@ -316,9 +318,11 @@ class Simulation:
         """The dynamic bodies in world terms: centre (D,3), rotation (D,3,3), velocity (D,6) [v, ω]."""
         self._sync(_MOVING)
         world, nodes = self.hierarchy.world_state, self._dyn
-        rotation = world.rotation[nodes]
-        omega_world = _rows_times(rotation, self._omega_body)
-        return world, world.translation[nodes].copy(), rotation.copy(), np.concatenate([world.velocity[nodes], omega_world], axis=1)
+        rotation = world.rotation[nodes]                    # fancy indexing: copies
+        velocity = np.empty((nodes.size, 6))
+        velocity[:, :3] = world.velocity[nodes]
+        np.matmul(rotation, self._omega_body[:, :, None], out=velocity[:, 3:, None])
+        return world, world.translation[nodes], rotation, velocity
 
     def _stage_prepare(self, h):
         """Solver stage 'prepare' (physics.solver): rows at the start-of-step poses."""
@@ -326,7 +330,7 @@ class Simulation:
             return
         world, centre, rotation, velocity = self._solver_state()
         inverse_mass = 1.0 / self.mass[self._dyn]
-        inverse_inertia = np.einsum("bij,bj,bkj->bik", rotation, 1.0 / self.inertia_body[self._dyn], rotation)
+        inverse_inertia = (rotation / self._inertia_dyn[:, None, :]) @ rotation.transpose(0, 2, 1)   # R I⁻¹ Rᵀ
         self._solver.prepare(world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, self.settings,
                              POSITION_FRACTION.get(self.settings.integrator, 0.5))
 
