@@ -544,6 +544,38 @@ def _support(kind, c, R, prm, d):
 
 
 @njit(cache=True)
+def _support_into(kind, c, R, prm, d, sign, out, row):
+    """`_support(kind, c, R, prm, sign * d)` written to out[row], without temporary arrays (GJK/EPA
+    call it ~100 times a pair; each small array costs an allocation). Same arithmetic, same bits."""
+    dx, dy, dz = sign * d[0], sign * d[1], sign * d[2]
+    lx = R[0, 0] * dx + R[1, 0] * dy + R[2, 0] * dz
+    ly = R[0, 1] * dx + R[1, 1] * dy + R[2, 1] * dz
+    lz = R[0, 2] * dx + R[1, 2] * dy + R[2, 2] * dz
+    if kind == SPHERE or kind == CAPSULE:
+        length = np.sqrt(dx * dx + dy * dy + dz * dz)
+        ux, uy, uz = (dx / length, dy / length, dz / length) if length >= _EPS else (0.0, 1.0, 0.0)
+        if kind == SPHERE:
+            out[row, 0], out[row, 1], out[row, 2] = c[0] + prm[0] * ux, c[1] + prm[0] * uy, c[2] + prm[0] * uz
+        else:
+            t = prm[1] if ly >= 0 else -prm[1]
+            for i in range(3):
+                out[row, i] = c[i] + t * R[i, 1] + prm[0] * (ux if i == 0 else (uy if i == 1 else uz))
+        return
+    if kind == BOX:
+        sx = prm[0] if lx >= 0 else -prm[0]
+        sy = prm[1] if ly >= 0 else -prm[1]
+        sz = prm[2] if lz >= 0 else -prm[2]
+    else:  # cylinder
+        rho = np.sqrt(lx ** 2 + lz ** 2)
+        sx, sy, sz = 0.0, (prm[1] if ly >= 0 else -prm[1]), 0.0
+        if rho > _EPS:
+            sx = prm[0] * lx / rho
+            sz = prm[0] * lz / rho
+    for i in range(3):
+        out[row, i] = c[i] + (R[i, 0] * sx + R[i, 1] * sy + R[i, 2] * sz)
+
+
+@njit(cache=True)
 def _epa_workspace():
     """Scratch arrays of `_gjk_epa`: support points on a, on b, their differences (128, 3); EPA faces
     (F, 3) int, face normals (F, 3), distances (F,), alive (F,), horizon edges (128, 2) int.
@@ -567,8 +599,8 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
         d = np.array([1.0, 0.0, 0.0])
     # GJK: the simplex in slots 0..n-1, newest last; search direction towards the origin
     direction = -d
-    sa[0] = _support(ka, ca, Ra, pa, direction)
-    sb[0] = _support(kb, cb, Rb, pb, -direction)
+    _support_into(ka, ca, Ra, pa, direction, 1.0, sa, 0)
+    _support_into(kb, cb, Rb, pb, direction, -1.0, sb, 0)
     v[0] = sa[0] - sb[0]
     n = 1
     direction = -v[0]
@@ -588,8 +620,8 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
                 else:
                     direction = _cross(v[1] - v[0], v[2] - v[0])
         direction = direction / np.sqrt(_dot(direction, direction))
-        sa[n] = _support(ka, ca, Ra, pa, direction)
-        sb[n] = _support(kb, cb, Rb, pb, -direction)
+        _support_into(ka, ca, Ra, pa, direction, 1.0, sa, n)
+        _support_into(kb, cb, Rb, pb, direction, -1.0, sb, n)
         v[n] = sa[n] - sb[n]
         if _dot(v[n], direction) < 0:
             return False, direction, 0.0, ca.copy(), cb.copy()  # separated along `direction`
@@ -666,8 +698,8 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
             if alive[f] and (best < 0 or dists[f] < dists[best]):
                 best = f
         direction = normals[best]
-        sa[nv] = _support(ka, ca, Ra, pa, direction)
-        sb[nv] = _support(kb, cb, Rb, pb, -direction)
+        _support_into(ka, ca, Ra, pa, direction, 1.0, sa, nv)
+        _support_into(kb, cb, Rb, pb, direction, -1.0, sb, nv)
         v[nv] = sa[nv] - sb[nv]
         if _dot(v[nv], direction) - dists[best] < _EPA_TOLERANCE or nv + 1 >= 128 or nf + 128 >= _EPA_FACES:
             break
@@ -945,11 +977,50 @@ def _pair(kind, centre, rotation, params, a, b, margin, points, local_a, local_b
         return _points_plane(points, 0, 8, 0.0, params, b, margin, out_p, out_n, out_d, out_f, 0, 4), 0, next_id
     if kb == PLANE:  # (plane-plane never reaches the narrow phase)
         return 0, 0, next_id
-    # cylinder–box, cylinder–capsule, cylinder–cylinder
+    # cylinder–box, cylinder–capsule, cylinder–cylinder: a separating axis among a few candidates
+    # settles most pairs of a step (a barrel beside crates) without GJK; GJK would find them
+    # separated too, and a separated pair keeps no points whatever the margin
+    if _separated(ka, ca, Ra, pa, kb, cb, Rb, pb):
+        return 0, 0, next_id
     hit, n, depth, wa, wb = _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work)
     m, next_id = _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, depth, wa, wb, local_a, local_b, feats, count,
                            next_id, out_p, out_n, out_d, out_f)
     return m, m, next_id
+
+
+@njit(cache=True, inline="always")
+def _half_width(kind, R, prm, dx, dy, dz):
+    """Half the width of a box, capsule or cylinder (centred at the origin, rotation R) along the
+    unit direction d: box Σ h_k |R e_k . d|; with a = R e_y . d, capsule |a| h + r, cylinder
+    |a| h + r sqrt(1 - a²) (the support function h(d) of a centrally symmetric shape)."""
+    a = R[0, 1] * dx + R[1, 1] * dy + R[2, 1] * dz
+    if kind == BOX:
+        return (prm[0] * abs(R[0, 0] * dx + R[1, 0] * dy + R[2, 0] * dz) + prm[1] * abs(a)
+                + prm[2] * abs(R[0, 2] * dx + R[1, 2] * dy + R[2, 2] * dz))
+    if kind == CAPSULE:
+        return abs(a) * prm[1] + prm[0]
+    return abs(a) * prm[1] + prm[0] * np.sqrt(max(1.0 - a * a, 0.0))
+
+
+@njit(cache=True)
+def _separated(ka, ca, Ra, pa, kb, cb, Rb, pb):
+    """Is there a separating axis among the centre line and each shape's axes (a box's three, a
+    capsule's or cylinder's own)? |d . (cb - ca)| > h_a(d) + h_b(d) for a unit d proves the solids
+    disjoint (Ericson 4.4); not finding one proves nothing (GJK decides)."""
+    px, py, pz = cb[0] - ca[0], cb[1] - ca[1], cb[2] - ca[2]
+    length = np.sqrt(px * px + py * py + pz * pz)
+    if length > _EPS and length > _half_width(ka, Ra, pa, px / length, py / length, pz / length) \
+            + _half_width(kb, Rb, pb, px / length, py / length, pz / length):
+        return True
+    for side in range(2):
+        kind, R = (ka, Ra) if side == 0 else (kb, Rb)
+        for k in range(3):
+            if kind != BOX and k != 1:
+                continue
+            dx, dy, dz = R[0, k], R[1, k], R[2, k]
+            if abs(px * dx + py * dy + pz * dz) > _half_width(ka, Ra, pa, dx, dy, dz) + _half_width(kb, Rb, pb, dx, dy, dz):
+                return True
+    return False
 
 
 @njit(cache=True)
