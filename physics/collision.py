@@ -705,7 +705,9 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
             break
         ne = 0
         for f in range(nf):
-            if alive[f] and _dot(normals[f], v[nv] - v[faces[f, 0]]) > 0:
+            i0 = faces[f, 0]  # (scalar: an array temporary per face and iteration cost more than EPA's arithmetic)
+            if alive[f] and (normals[f, 0] * (v[nv, 0] - v[i0, 0]) + normals[f, 1] * (v[nv, 1] - v[i0, 1])
+                             + normals[f, 2] * (v[nv, 2] - v[i0, 2])) > 0:
                 alive[f] = False
                 for e in range(3):
                     i, j = faces[f, e], faces[f, (e + 1) % 3]
@@ -736,17 +738,22 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
 
 @njit(cache=True)
 def _epa_add_face(v, faces, normals, dists, alive, nf, i, j, k, inside):
-    nrm = _cross(v[j] - v[i], v[k] - v[i])
-    length = np.sqrt(_dot(nrm, nrm))
+    """Face (i, j, k) of the polytope v with unit normal (v_j - v_i) × (v_k - v_i) / |...| turned
+    away from `inside`, and its distance from the origin; degenerate faces are skipped. Scalars
+    only (no temporaries), the arithmetic of `_cross`, `_dot`."""
+    a0, a1, a2 = v[j, 0] - v[i, 0], v[j, 1] - v[i, 1], v[j, 2] - v[i, 2]
+    b0, b1, b2 = v[k, 0] - v[i, 0], v[k, 1] - v[i, 1], v[k, 2] - v[i, 2]
+    n0, n1, n2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+    length = np.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
     if length < 1e-18:
         return nf
-    nrm = nrm / length
-    if _dot(nrm, v[i] - inside) < 0:  # wound inwards: flip so the normal points outwards
-        j, k = k, j
-        nrm = -nrm
-    dist = _dot(nrm, v[i])
+    n0, n1, n2 = n0 / length, n1 / length, n2 / length
+    if n0 * (v[i, 0] - inside[0]) + n1 * (v[i, 1] - inside[1]) + n2 * (v[i, 2] - inside[2]) < 0:
+        j, k = k, j  # wound inwards: flip so the normal points outwards
+        n0, n1, n2 = -n0, -n1, -n2
+    dist = n0 * v[i, 0] + n1 * v[i, 1] + n2 * v[i, 2]
     faces[nf, 0], faces[nf, 1], faces[nf, 2] = i, j, k
-    normals[nf] = nrm
+    normals[nf, 0], normals[nf, 1], normals[nf, 2] = n0, n1, n2
     dists[nf] = dist
     alive[nf] = True
     return nf + 1
