@@ -135,17 +135,23 @@ def _sphere_core(centre, radius, q, inside, exit_normal, exit_depth, margin, out
 @njit(cache=True)
 def _closest_on_box(p, c, R, h):
     """(q, inside, exit_normal, exit_depth): closest point of the solid box to p, or how p leaves it."""
-    local = _rot_t(R, p - c)
-    clamped = np.minimum(np.maximum(local, -h), h)
-    if np.any(clamped != local):
-        return c + _rot(R, clamped), False, np.zeros(3), 0.0
-    axis = 0
-    best = h[0] - abs(local[0])
-    for i in range(1, 3):
-        if h[i] - abs(local[i]) < best:
-            best = h[i] - abs(local[i])
-            axis = i
-    sign = 1.0 if local[axis] >= 0 else -1.0
+    # scalars, not small arrays: this runs for every sphere–box pair and manifold point
+    x0, x1, x2 = p[0] - c[0], p[1] - c[1], p[2] - c[2]
+    l0 = R[0, 0] * x0 + R[1, 0] * x1 + R[2, 0] * x2
+    l1 = R[0, 1] * x0 + R[1, 1] * x1 + R[2, 1] * x2
+    l2 = R[0, 2] * x0 + R[1, 2] * x1 + R[2, 2] * x2
+    k0, k1, k2 = min(max(l0, -h[0]), h[0]), min(max(l1, -h[1]), h[1]), min(max(l2, -h[2]), h[2])
+    if k0 != l0 or k1 != l1 or k2 != l2:
+        q = np.empty(3)
+        for i in range(3):
+            q[i] = c[i] + (R[i, 0] * k0 + R[i, 1] * k1 + R[i, 2] * k2)
+        return q, False, np.zeros(3), 0.0
+    axis, best, along = 0, h[0] - abs(l0), l0
+    if h[1] - abs(l1) < best:
+        axis, best, along = 1, h[1] - abs(l1), l1
+    if h[2] - abs(l2) < best:
+        axis, best, along = 2, h[2] - abs(l2), l2
+    sign = 1.0 if along >= 0 else -1.0
     return p, True, sign * R[:, axis], best
 
 
@@ -911,9 +917,9 @@ def _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, depth, wa, wb, local_a, lo
                 pts[i] = ca + _rot(Ra, local_a[i])
             pts[4] = wa
             best_area, slot = -1.0, 0
-            for drop in range(4):
-                idx = [m for m in range(5) if m != drop]
-                p0, p1, p2, p3 = pts[idx[0]], pts[idx[1]], pts[idx[2]], pts[idx[3]]
+            for drop in range(4):  # the four others, in order: q < drop stays q, the rest q + 1
+                p0, p1 = pts[0 if drop > 0 else 1], pts[1 if drop > 1 else 2]
+                p2, p3 = pts[2 if drop > 2 else 3], pts[4]
                 x = _cross(p2 - p0, p3 - p1)
                 area = _dot(x, x)
                 if area > best_area:
