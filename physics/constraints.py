@@ -221,7 +221,8 @@ def _contact_rows_kernel(point, normal, depth, body, centre, velocity, static_ve
 def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
                  h, beta, slop=0.0005, threshold=1.0, softness=0.0):
     """Rows for M contact points: per point [t1, t2, n] (row 3m + 2 is point m's normal row; the
-    solver's order puts it first, Box2D v3's order, so friction sees this sweep's normal impulse).
+    solver visits a manifold at its first normal row: friction, then the normal rows as a block,
+    `physics.solver._pgs`).
 
     point, normal (a→b) (M,3), depth (M,) (> 0 penetrating); body (M,2) solver bodies (−1 static);
     centre (B,3) bodies' centres of mass; velocity (B,6) [v, ω] at the start of the step;

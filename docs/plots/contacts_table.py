@@ -93,7 +93,7 @@ def stack(seconds=10.0, iterations=None, substeps=None):
         sink = max(sink, start[dynamic[-1], 1] - x[-1, 1])
     s = sim.settings
     # "standing": no box left its column by more than 0.1 m (a fallen stack spreads by metres)
-    return (f"| stack of 10 (stack.toml: {s.iterations} iterations, {s.substeps} sub-steps) | drift {1e3 * drift:.2f} mm, "
+    return (f"| stack of 10 (stack.toml: {s.iterations} iterations, {s.substeps} sub-steps) | drift {1e3 * drift:.2g} mm, "
             f"top box sink {1e3 * sink:.2f} mm, {'standing' if drift < 0.1 else 'fallen'} |")
 
 
