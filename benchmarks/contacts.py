@@ -112,7 +112,7 @@ def measure_collision(scene, repeats):
 def collision_section(repeats):
     lines = ["| scene | pairs | points | stage | CPU ms | wall ms | target |", "|---|---:|---:|---|---:|---:|---:|"]
     for name, scene in (("settled pile", settled_pile()), ("dense grid (1 mm overlaps)", pile())):
-        cpu, wall, n_pairs, n_points, deepest = measure_collision(scene, repeats)
+        cpu, wall, n_pairs, n_points, _ = measure_collision(scene, repeats)
         for stage in ("broad", "narrow"):
             mark = "✓" if cpu[stage] <= TARGET_MS[stage] else "✗"
             lines.append(f"| {name} | {n_pairs} | {n_points} | {stage} phase | {cpu[stage]:.2f} | {wall[stage]:.2f} "

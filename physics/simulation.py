@@ -472,7 +472,7 @@ class Simulation:
         if point_world is not None:
             arm = _vector3("point_world", point_world) - world.translation[i]
             rotation = world.rotation[i]
-            dw_world = rotation @ ((rotation.T @ np.cross(arm, impulse)) / self.inertia_body[i])
+            dw_world = rotation @ ((rotation.T @ cross(arm, impulse)) / self.inertia_body[i])
         p = self.parent[i]
         if p >= 0:
             local.velocity[i] += world.rotation[p].T @ dv_world / world.scale[p]
@@ -485,7 +485,7 @@ class Simulation:
             nearest = np.flatnonzero(below & (self._nearest_dynamic_ancestor == i))
             if nearest.size:
                 q = self.parent[nearest]
-                inherited = dv_world + np.cross(dw_world, world.translation[nearest] - world.translation[i])
+                inherited = dv_world + cross(dw_world, world.translation[nearest] - world.translation[i])
                 local.velocity[nearest] -= _rows_transposed_times(world.rotation[q], inherited) / world.scale[q][:, None]
         else:
             deeper = np.flatnonzero(below)
@@ -553,7 +553,7 @@ class Simulation:
         world, nodes = self.hierarchy.world_state, self._dyn
         p = self.mass[nodes][:, None] * world.velocity[nodes]
         spin = _rows_times(world.rotation[nodes], self.inertia_body[nodes] * self._omega_body)
-        return {"linear": p.sum(axis=0), "angular": (np.cross(world.translation[nodes], p) + spin).sum(axis=0)}
+        return {"linear": p.sum(axis=0), "angular": (cross(world.translation[nodes], p) + spin).sum(axis=0)}
 
     def contacts(self):
         """(points (K, 3), normals (K, 3)) world frame: the contacts of the last step."""

@@ -6,7 +6,7 @@ import pytest
 
 from physics.scene import scene_from_dict
 from physics.simulation import Simulation
-from physics.transform import DynamicTransform, Transform, hat, vee
+from physics.transform import DynamicTransform, Transform, vee
 
 # Round-off of a few 3x3 products on O(1) numbers: 1e-12 absolute leaves a wide margin while
 # catching any real (O(1e-3) or larger) inheritance error.
