@@ -213,8 +213,10 @@ def test_plots_section_on_screen_with_selected_node_and_residual(window, tmp_pat
     write_png(tmp_path / "plots.png", image)
     assert v.panel.plotted["energy"][0] == v.history.count > 30
     assert v.panel.plotted["speed"][0] == v.history.count
-    assert colour_pixels(image, plots.COLORS["energy"]) > 50
-    assert colour_pixels(image, plots.COLORS["drift"]) > 50
+    # A settled stack's energy is flat to 1e-5: its line is a short horizontal stroke at the left of
+    # the 20 s window (~1 px per 0.07 s), 12 px after 0.7 s; none at all with the section closed.
+    assert colour_pixels(image, plots.COLORS["energy"]) > 8
+    assert colour_pixels(image, plots.COLORS["drift"]) > 8
     _, speed = v.history.channel("angular_speed")
     assert np.isfinite(speed[-1]) and speed[-1] == np.linalg.norm(v.state["omega"][v.selected])
     assert "residual" not in v.panel.plotted  # below the panel's edge: ImPlot skips hidden plots
