@@ -314,7 +314,9 @@ def test_contact_overlay_marks_the_contacts(window):
     on = red_pixels()
     v.prefs["overlays"]["contacts"] = False
     off = red_pixels()
-    assert on.sum() > 20 and off.sum() == 0
+    # 2 cm crosses over the cargo's few touching points (speculative ones are no longer reported):
+    # 16 red pixels measured, none with the overlay off
+    assert on.sum() > 8 and off.sum() == 0
     clip = np.c_[points, np.ones(len(points))] @ v.view_projection().T
     xy = (clip[:, :2] / clip[:, 3:] + 1) / 2 * np.array(v.size)
     rows, cols = np.nonzero(on)
