@@ -237,7 +237,9 @@ def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, 
     M = len(depth)
     if M == 0:
         return Rows.empty(), np.zeros(0), np.zeros(0)
-    f = lambda x, shape: np.ascontiguousarray(np.broadcast_to(np.asarray(x, float), shape))
+    def f(x, shape):     # float64, C-contiguous, `shape` (broadcast only when it is not already)
+        x = np.asarray(x, float)
+        return np.ascontiguousarray(x if x.shape == shape else np.broadcast_to(x, shape))
     rows = Rows(np.empty((3 * M, 2), np.int64), np.empty((3 * M, 2, 6)), np.empty(3 * M), np.empty(3 * M),
                 np.empty(3 * M), np.empty(3 * M), np.empty(3 * M), np.empty(3 * M, np.int64), np.empty(3 * M),
                 np.empty(3 * M), np.empty(3 * M, np.int64))
