@@ -38,6 +38,10 @@ from physics.settings import Settings
 _STALE, _MOVING, _STEPPABLE, _COMPLETE = 0, 1, 2, 3
 # Fraction of an end-of-step velocity change each integrator's position update sees (_stage_contacts).
 POSITION_FRACTION = {"explicit-euler": 0.0, "semi-implicit-euler": 1.0, "implicit-euler": 1.0}
+# How far ahead, in steps, the contact rows take a moving kinematic surface's velocity so that a body
+# at rest on it lands where the surface does (physics.solver._reach): semi-implicit Euler's chord in
+# the parent's non-rotating frame wants the mid-step velocity, every other scheme the end-of-step one.
+SURFACE_LEAD = {"semi-implicit-euler": 0.5}
 
 
 def _rows_times(matrices, vectors):
@@ -332,7 +336,7 @@ class Simulation:
         inverse_mass = 1.0 / self.mass[self._dyn]
         inverse_inertia = (rotation / self._inertia_dyn[:, None, :]) @ rotation.transpose(0, 2, 1)   # R I⁻¹ Rᵀ
         self._solver.prepare(world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, self.settings,
-                             POSITION_FRACTION.get(self.settings.integrator, 0.5))
+                             h * SURFACE_LEAD.get(self.settings.integrator, 1.0))
 
     def _stage_contacts(self, h):
         """Solver stages warm start → solve → relax → restitution → store (physics.solver) on the

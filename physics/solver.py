@@ -504,12 +504,13 @@ def _reach(point, normal, depth, nodes, body, centre, velocity, node_x, node_v, 
 
     (the material point's velocity `lead` later, to first order). The rows compare it with the
     bodies' end-of-step velocities, and a body at rest on the surface must land where the surface
-    point does: its integrator moves it by h ((1 − f) v₀ + f v₁) (f = POSITION_FRACTION), the
-    point by h (v₀ + h a / 2), so lead = h / (2 f): h / 2 for semi-implicit Euler (its velocity is
-    the step's mean, leapfrog), h for the midpoint and constant-force schemes (f = ½); h for
-    explicit Euler (f = 0: only the velocity can match). Lead 0 lagged a turning deck by ω h and
-    a crate at rest on it crept outward at |v| ω h; lead h with f = 1 crept inward as fast
-    (tests/test_moving_surfaces.py). A body moving over the surface also carries the contact to
+    point does (`physics.simulation.SURFACE_LEAD`): semi-implicit Euler moves it by h v₁ in the
+    parent's non-rotating frame, a chord whose velocity is the material point's at mid-step, so
+    h / 2; the trapezoid schemes (h (v₀ + v₁) / 2) and implicit Euler (h v₁ in the turning frame
+    itself) need the end-of-step velocity, h; explicit Euler moves with v₀ and can only match the
+    velocity, h. Lead 0 lagged a turning deck by ω h and a crate at rest on it crept outward at
+    |v| ω h; lead h under semi-implicit Euler crept inward as fast, and lead h / 2 under implicit
+    Euler outward (tests/test_moving_surfaces.py). A body moving over the surface also carries the contact to
     where the surface moves otherwise: + lead ω × d, d the body's velocity over the surface in the
     tangent plane (a ball rolling on a turntable, tests/test_rolling.py; the contact location moves
     with the centre for a sphere, and d = 0 for a body at rest on it)."""
@@ -600,12 +601,13 @@ class SceneSolver:
                                  anchor_b, lengths, get("lower", -np.inf), get("upper", np.inf),
                                  get("motor_speed", 0.0), get("motor_force", 0.0))
 
-    def prepare(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings, fraction=0.5):
+    def prepare(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings, lead=None):
         """Build this step's rows at the start-of-step poses. `world`: the nodes' world state
         (translation, rotation, scale, velocity, omega (N, ...)); centre, rotation (B, 3), (B, 3, 3),
         velocity (B, 6) [v, ω], inverse_mass (B,), inverse_inertia (B, 3, 3): the solver bodies;
         world acceleration and alpha of kinematic nodes are read too (moving surfaces, `_reach`).
-        `fraction`: the integrator's `physics.simulation.POSITION_FRACTION`."""
+        `lead` (s): how far ahead a moving surface's velocity is taken (`_reach`; default h,
+        `physics.simulation.SURFACE_LEAD` says per integrator)."""
         from physics.collision import contacts
         from physics.constraints import concatenate, contact_rows, beta_from_erp
         from physics.shapes import aabbs
@@ -639,7 +641,7 @@ class SceneSolver:
             lo, hi = lo - margin, hi + margin
             pairs = candidate_pairs(lo, hi, self.filter)
             c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
-            lead = h / (2.0 * fraction) if fraction > 0.0 else h      # `_reach`
+            lead = h if lead is None else lead      # `_reach`
             c, body, surface = self._speculative(c, world, centre, velocity, h, lead, np.linalg.norm(settings.gravity))
             self.contacts = c
             mu = np.sqrt(self.friction[c.body_a] * self.friction[c.body_b])      # Box2D's mixing rules
