@@ -108,6 +108,21 @@ def frames(w, n):
         w.frame(1 / 60)
 
 
+def click(w, label):
+    """A left click with pyglet mouse events at the centre of the panel item `label`
+    (`panel.item_rects`), then the pointer moved away so no tooltip covers the window."""
+    from pyglet.window import mouse
+    x0, y0, x1, y1 = w.viewer.panel.item_rects[label]
+    x, y = (x0 + x1) / 2, w.viewer.size[1] - (y0 + y1) / 2
+    w.dispatch_event("on_mouse_motion", x, y, 0, 0)
+    frames(w, 1)
+    for event in ("on_mouse_press", "on_mouse_release"):
+        w.dispatch_event(event, x, y, mouse.LEFT, 0)
+        frames(w, 1)
+    w.dispatch_event("on_mouse_motion", 900, 500, 0, 0)
+    frames(w, 1)
+
+
 def press(w, symbol):
     """A key press through pyglet's event dispatch; the xlib window queues events dispatched
     between frames and delivers them at its next `dispatch_events`, hence the frame."""

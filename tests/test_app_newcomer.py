@@ -3,7 +3,7 @@ and status lines that reset or expire, errors where the user looks, every scene 
 an aligned help table, contact markers off by default."""
 import numpy as np
 import pytest
-from conftest import frames, press
+from conftest import click, frames, press
 
 from app import settings as store
 from app.panel import FLOAT_FORMAT
@@ -75,7 +75,6 @@ def test_open_error_shows_mid_window_and_dismisses(window, tmp_path):
     """A file that cannot be opened: the error box is in the middle third of the window (not
     under the panel's title), red text is drawn there, the scene keeps running, and the
     'dismiss' button (a real click) removes it."""
-    from pyglet.window import mouse
     w = window("pendulum")
     frames(w, 2)
     v = w.viewer
@@ -90,14 +89,7 @@ def test_open_error_shows_mid_window_and_dismisses(window, tmp_path):
     image = v.read_rgb()
     red = np.all(np.abs(image[int(y0):int(y1), int(x0):int(x1)].astype(int) - [255, 89, 76]) <= 40, axis=-1)
     assert red.sum() > 20  # the error's red text is in that box
-    bx0, by0, bx1, by1 = v.panel.item_rects["dismiss"]
-    x, y = (bx0 + bx1) / 2, height - (by0 + by1) / 2
-    w.dispatch_event("on_mouse_motion", x, y, 0, 0)
-    frames(w, 1)
-    w.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)
-    frames(w, 1)
-    w.dispatch_event("on_mouse_release", x, y, mouse.LEFT, 0)
-    frames(w, 2)
+    click(w, "dismiss")
     assert v.error is None and "Error" in v.panel.item_rects  # dismissed (the rect is last frame's)
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from app import plots
 from app.plots import CHANNELS, History
-from conftest import frames, press
+from conftest import click, frames, press
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "assets" / "scenes"
@@ -137,20 +137,6 @@ def test_drift_measures_the_integrators_energy_behaviour():
 
 
 # --- in a real window ----------------------------------------------------------------------------
-
-def click(w, label):
-    """A left click with pyglet mouse events at the centre of the panel item `label`."""
-    from pyglet.window import mouse
-    x0, y0, x1, y1 = w.viewer.panel.item_rects[label]
-    x, y = (x0 + x1) / 2, w.viewer.size[1] - (y0 + y1) / 2
-    w.dispatch_event("on_mouse_motion", x, y, 0, 0)
-    frames(w, 1)
-    for event in ("on_mouse_press", "on_mouse_release"):
-        w.dispatch_event(event, x, y, mouse.LEFT, 0)
-        frames(w, 1)
-    w.dispatch_event("on_mouse_motion", 900, 500, 0, 0)  # away, so no tooltip covers the plots
-    frames(w, 1)
-
 
 def colour_pixels(image, rgb, region=(slice(None), slice(0, 370)), tolerance=40):
     """Pixels of the panel (left 370 px) within `tolerance` (8-bit, per channel) of `rgb`. The

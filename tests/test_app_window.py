@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import frames, press
+from conftest import click, frames, press
 
 pytestmark = pytest.mark.display
 ROOT = Path(__file__).resolve().parent.parent
@@ -146,20 +146,13 @@ def test_help_and_screenshot_keys(window, tmp_path, monkeypatch):
 
 def test_scene_keys_and_panel_click(window):
     """Key 1 opens the first scene; pyglet mouse events on the panel's Pause button pause."""
-    from pyglet.window import key, mouse
+    from pyglet.window import key
     w = window()
     frames(w, 2)
     w.dispatch_event("on_key_press", key._1, 0)
     frames(w, 1)
     assert w.viewer.scene_path == scenes()[0]
-    x0, y0, x1, y1 = w.viewer.panel.item_rects["Pause"]
-    x, y = (x0 + x1) / 2, w.viewer.size[1] - (y0 + y1) / 2
-    w.dispatch_event("on_mouse_motion", x, y, 0, 0)
-    frames(w, 1)
-    w.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)
-    frames(w, 1)
-    w.dispatch_event("on_mouse_release", x, y, mouse.LEFT, 0)
-    frames(w, 1)
+    click(w, "Pause")
     assert w.viewer.paused
 
 
