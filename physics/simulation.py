@@ -57,13 +57,12 @@ def _rows_transposed_times(matrices, vectors):
 @njit(cache=True)
 def _move_locals(nodes, R_q, s_q, rel_v, rel_x, rel_theta, velocity, translation, rotation):
     """In place on the hierarchy's local arrays, for the dynamic `nodes` (`_apply_world_changes`):
-    v1 += R_qᵀ Δv / s_q (unless rel_v is empty), T1 += R_qᵀ Δx / s_q, R1 ← exp(hat(R_qᵀ Δθ)) R1."""
+    v1 += R_qᵀ Δv / s_q, T1 += R_qᵀ Δx / s_q, R1 ← exp(hat(R_qᵀ Δθ)) R1."""
     for k in range(nodes.size):
         i = nodes[k]
         Rq = load33(R_q, k)
         inverse_scale = 1.0 / s_q[k]
-        if rel_v.shape[0]:
-            store3(velocity, i, add(load3(velocity, i), mul(inverse_scale, matvec_t(Rq, load3(rel_v, k)))))
+        store3(velocity, i, add(load3(velocity, i), mul(inverse_scale, matvec_t(Rq, load3(rel_v, k)))))
         store3(translation, i, add(load3(translation, i), mul(inverse_scale, matvec_t(Rq, load3(rel_x, k)))))
         store33(rotation, i, matmul(exp_so3(matvec_t(Rq, load3(rel_theta, k))), load33(rotation, i)))
 
@@ -224,7 +223,7 @@ class Simulation:
             change = self._constraint_acceleration[slots]
             rotation = self.hierarchy.world_state.rotation[self._dyn[slots]]
             force = force + mass[:, None] * change[:, :3]
-            torque = torque + _rows_times(rotation, self.inertia_body[self._dyn][slots] * _rows_transposed_times(rotation, change[:, 3:]))
+            torque = torque + _rows_times(rotation, self._inertia_dyn[slots] * _rows_transposed_times(rotation, change[:, 3:]))
         return force, torque
 
     def _sync_generation(self, slots, accelerations=None):
@@ -387,17 +386,14 @@ class Simulation:
         self._sync(_MOVING)
         world, local, nodes = self.hierarchy.world_state, self.hierarchy.local, self._dyn
         nested = self._nested
-        if dv is None:
-            dv_own = np.zeros_like(dx)
-        else:
-            dv_own = dv
-        rel_v, rel_x = dv_own[:, :3].copy(), dx[:, :3].copy()
-        rel_theta, total = dx[:, 3:].copy(), dv_own.copy()
+        changes_velocity = dv is not None
+        dv = np.zeros_like(dx) if dv is None else dv
+        rel_v, rel_x, rel_theta, total = dv[:, :3].copy(), dx[:, :3].copy(), dx[:, 3:].copy(), dv.copy()
         if nested.size:
             P = self._nearest_dynamic_slot[nested]
             r = world.translation[nodes[nested]] - world.translation[nodes[P]]
             if self.settings.counteract:     # the child's world change is its own
-                rel_v[nested] -= dv_own[P, :3] + cross(dv_own[P, 3:], r)
+                rel_v[nested] -= dv[P, :3] + cross(dv[P, 3:], r)
                 rel_x[nested] -= dx[P, :3] + cross(dx[P, 3:], r)
                 rel_theta[nested] -= dx[P, 3:]
             else:                            # it inherits its ancestors' (one generation at a time)
@@ -407,10 +403,8 @@ class Simulation:
                     total[slots, :3] += total[ancestor, :3] + cross(total[ancestor, 3:], arm)
                     total[slots, 3:] += total[ancestor, 3:]
         R_q, s_q = self._parent_rotation_scale(world)
-        if dv is not None:
+        if changes_velocity:
             self._constraint_acceleration += total
-        else:
-            rel_v = np.zeros((0, 3))
         rotation = world.rotation[nodes]          # a copy (fancy index): update_world below overwrites world
         _move_locals(nodes, R_q, s_q, rel_v, rel_x, rel_theta, local.velocity, local.translation, local.rotation)
         turned = self.hierarchy.update_world().rotation[nodes]
