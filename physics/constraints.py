@@ -8,8 +8,9 @@ Box2D v3 style ("one shape for every constraint row", src/revolute_joint.c, src/
     Ċ = J v  J = [J_a | J_b], each (linear (3), angular (3)), world frame
     target   the velocity J v the solve stage aims for (bias, speculative margin, motor speed)
     relax    the target of the relax stage (the bias removed, so position correction adds no energy)
-    bounds   lower ≤ λ ≤ upper (accumulated impulse, N s or N m s); a friction row's bounds are
-             ±μ λ_normal of its normal row (`friction_of`), updated as the solve goes
+    bounds   lower ≤ λ ≤ upper (accumulated impulse, N s or N m s); a contact point's friction
+             rows are bounded by μ λ_normal of its normal row (rows [t1, t2, n] per point),
+             updated as the solve goes
 
 Conventions: all vectors world frame; a point's velocity is v + ω × r with r from the body's
 centre of mass; body index −1 = static (the world, a fixed or a kinematic node — infinitely heavy,
@@ -28,8 +29,8 @@ Targets (where each piece comes from):
   the gap and the step's acceleration), expressed in the integrator's velocity.
 - friction: two tangent rows per contact (Catto, "Iterative Dynamics with Temporal Coherence",
   2005) whose impulse vector is held in the Coulomb cone |(λ_t1, λ_t2)| ≤ μ λ_n by the solver
-  (`physics.solver._pgs`); a row's `lower`/`upper` are 0 here, its bound is `mu` × its normal
-  row's impulse (`friction_of`).
+  (`physics.solver._pgs`); a row's `lower`/`upper` are 0 here, its bound is `mu` × the impulse of
+  its point's normal row (the third of the point's three rows).
 - CFM (ODE's constraint force mixing): J v = target − (CFM/h) λ, i.e. `softness = CFM / h` added to
   the row's effective mass denominator.
 
@@ -73,7 +74,6 @@ class Rows:
     lower: np.ndarray           # (R,)
     upper: np.ndarray           # (R,)
     softness: np.ndarray        # (R,) CFM / h
-    friction_of: np.ndarray     # (R,) int64 index of the normal row bounding this one, −1 if none
     mu: np.ndarray              # (R,) friction coefficient of a friction row
     impulse: np.ndarray         # (R,) accumulated λ
     block: np.ndarray = None    # (R,) int64: 3 = this row and the next two are solved together (a
@@ -91,20 +91,17 @@ class Rows:
 
     @staticmethod
     def empty():
-        return Rows(np.zeros((0, 2), np.int64), np.zeros((0, 2, 6)), *(np.zeros(0) for _ in range(5)),
-                    np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
+        return Rows(np.zeros((0, 2), np.int64), np.zeros((0, 2, 6)), *(np.zeros(0) for _ in range(7)))
 
 
 def concatenate(parts):
-    """One Rows from several (friction_of indices shifted to the new positions)."""
+    """One Rows from several, in order."""
     parts = [p for p in parts if len(p)]
     if not parts:
         return Rows.empty()
-    offsets = np.cumsum([0] + [len(p) for p in parts[:-1]])
-    friction = [np.where(p.friction_of >= 0, p.friction_of + o, -1) for p, o in zip(parts, offsets)]
     cat = lambda name: np.concatenate([getattr(p, name) for p in parts])
     return Rows(cat("body"), cat("jacobian"), cat("target"), cat("relax"), cat("lower"), cat("upper"),
-                cat("softness"), np.concatenate(friction), cat("mu"), cat("impulse"), cat("block"))
+                cat("softness"), cat("mu"), cat("impulse"), cat("block"))
 
 
 def _targets(C, inequality, beta, h, slop):
@@ -148,7 +145,7 @@ def tangent_basis(normal):
 @njit(cache=True)
 def _contact_rows_kernel(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
                          h, beta, slop, threshold, softness,
-                         row_body, jacobian, target, relax, lower, upper, soft, friction_of, row_mu, impulse, block,
+                         row_body, jacobian, target, relax, lower, upper, soft, row_mu, impulse, block,
                          bounce, static_normal):
     """One pass over the M contact points writing their 3 rows each (`contact_rows`); no temporaries."""
     first, points = 0, 0
@@ -203,7 +200,6 @@ def _contact_rows_kernel(point, normal, depth, body, centre, velocity, static_ve
             lower[i] = 0.0
             upper[i] = INF if row == 2 else 0.0
             soft[i] = softness
-            friction_of[i] = 3 * m + 2 if row < 2 else -1
             block[i] = 0
             row_mu[i] = mu[m]
         impulse[3 * m], impulse[3 * m + 1], impulse[3 * m + 2] = warm[m, 1], warm[m, 2], warm[m, 0]
@@ -241,15 +237,15 @@ def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, 
         x = np.asarray(x, float)
         return np.ascontiguousarray(x if x.shape == shape else np.broadcast_to(x, shape))
     rows = Rows(np.empty((3 * M, 2), np.int64), np.empty((3 * M, 2, 6)), np.empty(3 * M), np.empty(3 * M),
-                np.empty(3 * M), np.empty(3 * M), np.empty(3 * M), np.empty(3 * M, np.int64), np.empty(3 * M),
-                np.empty(3 * M), np.empty(3 * M, np.int64))
+                np.empty(3 * M), np.empty(3 * M), np.empty(3 * M), np.empty(3 * M), np.empty(3 * M),
+                np.empty(3 * M, np.int64))
     bounce, static_normal = np.empty(M), np.empty(M)
     _contact_rows_kernel(f(point, (M, 3)), f(normal, (M, 3)), f(depth, (M,)),
                          np.ascontiguousarray(body, np.int64), f(centre, np.shape(centre)), f(velocity, np.shape(velocity)),
                          f(static_velocity, (M, 2, 3)), f(mu, (M,)), f(restitution, (M,)), f(warm, (M, 3)),
                          float(h), float(beta), float(slop), float(threshold), float(softness),
                          rows.body, rows.jacobian, rows.target, rows.relax, rows.lower, rows.upper, rows.softness,
-                         rows.friction_of, rows.mu, rows.impulse, rows.block, bounce, static_normal)
+                         rows.mu, rows.impulse, rows.block, bounce, static_normal)
     return rows, bounce, static_normal
 
 
@@ -438,8 +434,8 @@ class Joints:
         j_index, slot = np.nonzero(active)
         rows = Rows(np.repeat(self.body[:, None], ROWS_PER_JOINT, axis=1)[j_index, slot], jac[j_index, slot],
                     target[j_index, slot], relax[j_index, slot], lower[j_index, slot], upper[j_index, slot],
-                    np.where(motor, 0.0, softness)[j_index, slot], np.full(len(j_index), -1, np.int64),
-                    np.zeros(len(j_index)), self.impulse[j_index, slot], block[j_index, slot])
+                    np.where(motor, 0.0, softness)[j_index, slot], np.zeros(len(j_index)),
+                    self.impulse[j_index, slot], block[j_index, slot])
         return rows, j_index * ROWS_PER_JOINT + slot
 
 
@@ -471,5 +467,4 @@ def function_rows(C, body, centre, rotation, h, beta, softness=0.0):
     jac[:, 0] *= a >= 0
     jac[:, 1] *= b >= 0
     return Rows(np.tile([a, b], (K, 1)).astype(np.int64), jac, -beta * value / h, np.zeros(K),
-                np.full(K, -INF), np.full(K, INF), np.full(K, float(softness)), np.full(K, -1, np.int64),
-                np.zeros(K), np.zeros(K))
+                np.full(K, -INF), np.full(K, INF), np.full(K, float(softness)), np.zeros(K), np.zeros(K))

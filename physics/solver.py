@@ -628,7 +628,7 @@ class SceneSolver:
             motor = self._joint_slots % ROWS_PER_JOINT == ROWS_PER_JOINT - 1
             position = Rows(joint_rows.body, joint_rows.jacobian, joint_rows.target, joint_rows.relax,
                             np.where(motor, 0.0, joint_rows.lower), np.where(motor, 0.0, joint_rows.upper),
-                            np.zeros(len(joint_rows)), joint_rows.friction_of, joint_rows.mu, np.zeros(len(joint_rows)),
+                            np.zeros(len(joint_rows)), joint_rows.mu, np.zeros(len(joint_rows)),
                             joint_rows.block)
             self._joint_position = prepare(position, inverse_mass, inverse_inertia)
             self._joint_masses = (inverse_mass, inverse_inertia)
