@@ -37,6 +37,7 @@ _FIELDS = {
     "alpha": (3,),
 }
 _NONE = -1  # "no node": the world as a parent, no child, no sibling, a hole in the order
+_NO_BODIES, _NO_SPIN = np.full(0, _NONE, np.int64), np.zeros((0, 3))   # update_world: no body-axes spin
 
 
 class NodeState:
@@ -150,7 +151,7 @@ for _name in _FIELDS:
 # loops read like the formulas and compile to straight-line code without temporary arrays.
 
 @njit(cache=True, fastmath=False)
-def _world_from_local(order, parent,
+def _world_from_local(order, parent, body_slot, omega_body,
                       T1, R1, S1, v1, a1, w1, alpha1,
                       T3, R3, S3, v3, a3, w3, alpha3):
     """World state (3) of every node in `order` from its local state (1) and its parent's world (2).
@@ -164,11 +165,18 @@ def _world_from_local(order, parent,
         α3 = α2 + R2 α1 + ω2 × ω3
     A root (parent -1) has the world as parent: its world state is its local state.
     `order` lists parents before children; entries -1 are holes and skipped.
+    A node with body_slot[i] = b >= 0 (body_slot may be empty: none) keeps its angular velocity in
+    its own axes, omega_body[b] (a rigid body's state, physics.integrators); its local one is
+    derived first, from its parent's world motion just computed: ω1 = R1 ω_body − R2ᵀ ω2.
     """
+    bodies = body_slot.size > 0
     for i in order:
         if i < 0:
             continue
         p = parent[i]
+        if bodies and body_slot[i] >= 0:
+            spin = matvec(load33(R1, i), load3(omega_body, body_slot[i]))
+            store3(w1, i, spin if p < 0 else sub(spin, matvec_t(load33(R3, p), load3(w3, p))))
         if p < 0:
             store3(T3, i, load3(T1, i))
             store33(R3, i, load33(R1, i))
@@ -342,9 +350,12 @@ class Hierarchy:
         self._index = None if names is None else {s: i for i, s in enumerate(names)}
 
     # ------------------------------------------------------------ state
-    def update_world(self):
-        """Compute every node's world state into `self.world_state` (no allocation) and return it."""
-        _world_from_local(self._order[: self._order_len], self._parent,
+    def update_world(self, body_slot=_NO_BODIES, omega_body=_NO_SPIN):
+        """Compute every node's world state into `self.world_state` (no allocation) and return it.
+        Nodes with body_slot[i] = b >= 0 (int64, (N,)) hold their angular velocity in their own
+        axes, omega_body[b] ((D, 3) float64): their local omega is derived from it on the way
+        (`_world_from_local`) and written into `self.local`."""
+        _world_from_local(self._order[: self._order_len], self._parent, body_slot, omega_body,
                           *self.local._arrays(), *self.world_state._arrays())
         return self.world_state
 
@@ -493,7 +504,7 @@ class Hierarchy:
         if keep == "world":
             # fresh world states of the node and of the new parent's chain: O(depth)
             path = np.array(self._ancestors(k)[::-1] + self._ancestors(p)[::-1], dtype=np.int32)
-            _world_from_local(path, self._parent, *self.local._arrays(), *self.world_state._arrays())
+            _world_from_local(path, self._parent, _NO_BODIES, _NO_SPIN, *self.local._arrays(), *self.world_state._arrays())
         self._unlink(k)
         self._parent[k] = p
         self._link(k, p)

@@ -261,6 +261,11 @@ class Simulation:
                 level == _STEPPABLE and have != _STALE and len(self._generations) <= 1):
             return   # with one generation, no dynamic body's frame holds a dynamic acceleration
         last = len(self._generations) - 1
+        if level == _MOVING or (level == _STEPPABLE and last <= 0):
+            # one pass: each dynamic body's local omega from omega_body on the way down
+            self.hierarchy.update_world(self._dyn_slot, self._omega_body)
+            self._synced = level
+            return
         self.hierarchy.update_world()
         for g, slots in enumerate(self._generations):
             if level == _COMPLETE:

@@ -38,7 +38,12 @@ from dataclasses import dataclass, fields
 import numpy as np
 from numba import njit
 
-from physics.constraints import MANIFOLD, ROWS_PER_JOINT, Rows
+from physics.broadphase import candidate_pairs, collision_filter
+from physics.collision import ContactCache, contacts
+from physics.constraints import MANIFOLD, ROWS_PER_JOINT, Joints, Rows, beta_from_erp, concatenate, contact_rows, \
+    restitution_targets
+from physics.rotation import matrix_from_rotvec
+from physics.shapes import ShapeSet, aabbs
 
 POST_STABILIZATION = 3  # projection rounds for the joints after the step (0 = Baumgarte only)
 SPECULATIVE = 0.002   # m: contacts kept this far apart beyond what can close in a step (4 slops, Box2D v3)
@@ -76,9 +81,9 @@ def _scalar_row(j, jacobian, minv_jt, inv_k, target, softness, lower, upper, imp
 
 
 @njit(cache=True)
-def _cholesky_solve(A, x, n):
-    """A x = x in place for the leading n×n block of A (symmetric positive definite; A is overwritten
-    with its Cholesky factor); returns False if A is not positive definite."""
+def _cholesky_factor(A, n):
+    """The Cholesky factor L (A = L Lᵀ) of the leading n×n block of A, in place in its lower
+    triangle; returns False if A is not positive definite."""
     for j in range(n):
         d = A[j, j]
         for c in range(j):
@@ -92,21 +97,38 @@ def _cholesky_solve(A, x, n):
             for c in range(j):
                 s -= A[i, c] * A[j, c]
             A[i, j] = s / d
-    for i in range(n):                  # L y = x
-        s = x[i]
-        for c in range(i):
-            s -= A[i, c] * x[c]
-        x[i] = s / A[i, i]
-    for i in range(n - 1, -1, -1):      # Lᵀ x = y
-        s = x[i]
-        for c in range(i + 1, n):
-            s -= A[c, i] * x[c]
-        x[i] = s / A[i, i]
     return True
 
 
 @njit(cache=True)
-def _try_active_set(mask, k, K, r, lam, delta, A, x, index):
+def _cholesky_substitute(L, x, n):
+    """x ← (L Lᵀ)⁻¹ x in place, L from `_cholesky_factor`."""
+    for i in range(n):                  # L y = x
+        s = x[i]
+        for c in range(i):
+            s -= L[i, c] * x[c]
+        x[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):      # Lᵀ x = y
+        s = x[i]
+        for c in range(i + 1, n):
+            s -= L[c, i] * x[c]
+        x[i] = s / L[i, i]
+
+
+@njit(cache=True)
+def _whiskered(A, n):
+    """A whisker on the diagonal: four corners on a face are one more row than the three velocities
+    (v_n, two tilts) they constrain, K is singular there, and this picks the least-norm Δλ
+    (the pseudo-inverse, to 1e-10 relative): symmetric corners get symmetric impulses."""
+    scale = 0.0
+    for a in range(n):
+        scale = max(scale, A[a, a])
+    for a in range(n):
+        A[a, a] += 1e-10 * scale
+
+
+@njit(cache=True)
+def _try_active_set(mask, k, K, factor, r, lam, delta, A, x, index):
     """The manifold LCP's candidate with the normal rows in `mask` active (r_p = 0) and the others
     released (λ_q = 0): K_SS Δλ_S = −r_S + K_S,S̄ λ_S̄, Δλ_S̄ = −λ_S̄. Writes delta (k,) and returns
     the set it points to — `mask` itself when it is the solution (λ + Δλ ≥ 0 on S, r + K Δλ ≥ 0 off
@@ -126,18 +148,18 @@ def _try_active_set(mask, k, K, r, lam, delta, A, x, index):
             if not mask & (1 << q):
                 s += K[p, q] * lam[q]
         x[a] = s
-        for b in range(n):
-            A[a, b] = K[p, index[b]]
-    # A whisker on the diagonal: four corners on a face are one more row than the three velocities
-    # (v_n, two tilts) they constrain, K is singular there, and this picks the least-norm Δλ
-    # (the pseudo-inverse, to 1e-10 relative): symmetric corners get symmetric impulses.
-    scale = 0.0
-    for a in range(n):
-        scale = max(scale, A[a, a])
-    for a in range(n):
-        A[a, a] += 1e-10 * scale
-    if n and not _cholesky_solve(A, x, n):
-        return -1
+    if mask == (1 << k) - 1 and factor[0, 0] > 0.0:
+        L = factor               # every row active: the factor `_manifold_masses` made
+    else:
+        for a in range(n):
+            for b in range(n):
+                A[a, b] = K[index[a], index[b]]
+        _whiskered(A, n)
+        if n and not _cholesky_factor(A, n):
+            return -1
+        L = A
+    if n:
+        _cholesky_substitute(L, x, n)
     pivot = mask
     for a in range(n):
         p = index[a]
@@ -155,7 +177,7 @@ def _try_active_set(mask, k, K, r, lam, delta, A, x, index):
 
 
 @njit(cache=True)
-def _manifold_normals(i, k, K, jacobian, minv_jt, target, softness, impulse, va, vb, sor, r, lam, delta, A, x, index):
+def _manifold_normals(i, k, K, factor, jacobian, minv_jt, target, softness, impulse, va, vb, sor, r, lam, delta, A, x, index):
     """The k ≤ 4 normal rows of one manifold (rows i, i + 3, …) as one block: all their residuals
     r = J v − target + s λ from the same velocities, then the exact solution of the small LCP
 
@@ -182,7 +204,7 @@ def _manifold_normals(i, k, K, jacobian, minv_jt, target, softness, impulse, va,
     # enumeration only if that cycles.
     found, mask = False, guess
     for _ in range(2 * k):
-        pivot = _try_active_set(mask, k, K, r, lam, delta, A, x, index)
+        pivot = _try_active_set(mask, k, K, factor, r, lam, delta, A, x, index)
         if pivot == mask:
             found = True
             break
@@ -196,7 +218,7 @@ def _manifold_normals(i, k, K, jacobian, minv_jt, target, softness, impulse, va,
                 bits = 0
                 for p in range(k):
                     bits += (mask >> p) & 1
-                if bits == size and _try_active_set(mask, k, K, r, lam, delta, A, x, index) == mask:
+                if bits == size and _try_active_set(mask, k, K, factor, r, lam, delta, A, x, index) == mask:
                     found = True
                     break
             if found:
@@ -212,7 +234,7 @@ def _manifold_normals(i, k, K, jacobian, minv_jt, target, softness, impulse, va,
 
 
 @njit(cache=True)
-def _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, target, softness, lower,
+def _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, manifold_l, target, softness, lower,
          upper, mu, impulse, velocity, iterations, sor, friction, residual):
     """`iterations` PGS sweeps over the rows `order` (in that order), in place on impulse (R,) and
     velocity (B + 1, 6), whose last row is the static dummy body (zero velocity; `slot` maps side −1
@@ -291,7 +313,7 @@ def _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, mani
                 total += r1 * r1 + r2 * r2
             one_by_one = points == 1
             if points > 1:                  # normal rows of the manifold, as one block
-                block_r2 = _manifold_normals(i, points, manifold_k[manifold[i]], jacobian, minv_jt, target, softness,
+                block_r2 = _manifold_normals(i, points, manifold_k[manifold[i]], manifold_l[manifold[i]], jacobian, minv_jt, target, softness,
                                              impulse, va, vb, sor, r4, lam4, delta4, A4, x4, index4)
                 one_by_one = block_r2 < 0.0
                 total += max(block_r2, 0.0)
@@ -316,6 +338,8 @@ class Prepared:
     inv_block: np.ndarray       # (R, 3, 3) at rows starting a block of 3: (J M⁻¹ Jᵀ + s)⁻¹ of the block
     manifold: np.ndarray        # (R,) int64: at a manifold's first normal row, its index into manifold_k
     manifold_k: np.ndarray      # (manifolds, 4, 4): K_pq = J_p M⁻¹ J_qᵀ + s δ_pq of its k normal rows
+    manifold_l: np.ndarray      # (manifolds, 4, 4): Cholesky factor of K (whiskered) with every row
+                                # active, the set of a manifold at rest; [0, 0] = 0 if K is singular
 
 
 @njit(cache=True)
@@ -340,9 +364,11 @@ def _effective_masses(body, jacobian, inverse_mass, inverse_inertia, softness, m
 
 
 @njit(cache=True)
-def _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k):
+def _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, manifold_l):
     """manifold_k[manifold[i]] = K of the normal rows i, i + 3, … of the manifold starting at row i
-    (`_manifold_normals`); static sides have M⁻¹Jᵀ = 0, so they drop out without a branch."""
+    (`_manifold_normals`) and manifold_l[manifold[i]] the Cholesky factor of K with all k rows
+    active (whiskered, `_whiskered`): every sweep of a manifold at rest solves that set, so it is
+    factored once a step; static sides have M⁻¹Jᵀ = 0, so they drop out without a branch."""
     for i in range(block.size):
         k = block[i] - MANIFOLD + 1
         if k < 2:
@@ -355,6 +381,11 @@ def _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k):
                     for c in range(6):
                         s += jacobian[i + 3 * p, side, c] * minv_jt[i + 3 * q, side, c]
                 K[p, q] = K[q, p] = s
+        L = manifold_l[manifold[i]]
+        L[:k, :k] = K[:k, :k]
+        _whiskered(L, k)
+        if not _cholesky_factor(L, k):
+            L[0, 0] = 0.0
 
 
 @njit(cache=True)
@@ -390,28 +421,41 @@ def _block_inverses(body, jacobian, minv_jt, softness, block, inv_block):
         inv_block[i, 2, 2] = (K[0, 0] * K[1, 1] - K[0, 1] * K[1, 0]) / det
 
 
+@njit(cache=True)
+def _prepare_rows(body, jacobian, block, softness, inverse_mass, inverse_inertia_world):
+    """`Prepared`'s arrays (after `rows`), in one compiled call: a step's fixed cost, not arithmetic,
+    is what a small scene's solver spends its time on."""
+    R, B = body.shape[0], inverse_mass.shape[0]
+    minv_jt, inv_k = np.empty((R, 2, 6)), np.empty(R)
+    _effective_masses(body, jacobian, inverse_mass, inverse_inertia_world, softness, minv_jt, inv_k)
+    blocked = False
+    manifold = np.empty(R, np.int64)
+    count = 0
+    for i in range(R):
+        blocked = blocked or block[i] == 3
+        count += block[i] > MANIFOLD           # manifolds of 2–4 points (one point is exact on its own)
+        manifold[i] = count - 1
+    inv_block = np.empty((R, 3, 3)) if blocked else np.zeros((1, 3, 3))
+    if blocked:
+        _block_inverses(body, jacobian, minv_jt, softness, block, inv_block)
+    manifold_k = np.zeros((max(count, 1), 4, 4))
+    manifold_l = np.zeros_like(manifold_k)
+    if count:
+        _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, manifold_l)
+    slot = np.empty((R, 2), np.int64)
+    for i in range(R):
+        for side in range(2):
+            slot[i, side] = body[i, side] if body[i, side] >= 0 else B
+    return slot, minv_jt, inv_k, inv_block, manifold, manifold_k, manifold_l
+
+
 def prepare(rows, inverse_mass, inverse_inertia_world):
     """Effective masses of `rows` for bodies with inverse mass (B,) and inverse world inertia
     (B, 3, 3), I⁻¹_world = R diag(1/I) Rᵀ at the start of the step (one compiled pass)."""
-    R = len(rows)
-    minv_jt, inv_k = np.empty((R, 2, 6)), np.empty(R)
-    blocked = bool(np.any(rows.block == 3))
-    inv_block = np.empty((R if blocked else 0, 3, 3))
-    if R:
-        _effective_masses(rows.body, np.ascontiguousarray(rows.jacobian), np.ascontiguousarray(inverse_mass, float),
-                          np.ascontiguousarray(inverse_inertia_world, float), np.ascontiguousarray(rows.softness, float),
-                          minv_jt, inv_k)
-        if blocked:
-            _block_inverses(rows.body, np.ascontiguousarray(rows.jacobian), minv_jt, np.ascontiguousarray(rows.softness, float),
-                            rows.block, inv_block)
-    block = np.ascontiguousarray(rows.block, np.int64)
-    starts = block > MANIFOLD          # manifolds of 2–4 points (one point is exact on its own)
-    manifold = np.cumsum(starts) - 1
-    manifold_k = np.zeros((max(int(manifold[-1]) + 1 if R else 0, 1), 4, 4))
-    if R and starts.any():
-        _manifold_masses(block, np.ascontiguousarray(rows.jacobian), minv_jt, np.ascontiguousarray(rows.softness, float), manifold, manifold_k)
-    slot = np.where(rows.body >= 0, rows.body, len(inverse_mass)).astype(np.int64)
-    return Prepared(rows, slot, minv_jt, inv_k, inv_block if blocked else np.zeros((1, 3, 3)), manifold, manifold_k)
+    return Prepared(rows, *_prepare_rows(np.ascontiguousarray(rows.body, np.int64), np.ascontiguousarray(rows.jacobian, float),
+                                         np.ascontiguousarray(rows.block, np.int64), np.ascontiguousarray(rows.softness, float),
+                                         np.ascontiguousarray(inverse_mass, float),
+                                         np.ascontiguousarray(inverse_inertia_world, float)))
 
 
 @njit(cache=True)
@@ -443,7 +487,8 @@ def sweep(prepared, velocity, target, iterations, sor, order=None, friction=True
         padded = np.zeros((len(velocity) + 1, 6))      # + the static dummy body (`_pgs`)
         padded[:-1] = velocity
         _pgs(order, prepared.slot, rows.jacobian, prepared.minv_jt, prepared.inv_k, prepared.inv_block,
-             np.ascontiguousarray(rows.block, np.int64), prepared.manifold, prepared.manifold_k, np.ascontiguousarray(target),
+             np.ascontiguousarray(rows.block, np.int64), prepared.manifold, prepared.manifold_k, prepared.manifold_l,
+             np.ascontiguousarray(target),
              rows.softness, rows.lower, rows.upper, rows.mu, rows.impulse, padded,
              iterations, float(sor), bool(friction), residual)
         velocity[:] = padded[:-1]
@@ -561,6 +606,33 @@ def _reach(point, normal, depth, nodes, body, centre, velocity, node_x, node_v, 
             surface[m, s, 2] += lead * (spin[0] * d[1] - spin[1] * d[0])
 
 
+@njit(cache=True)
+def _keep_reachable(shape_a, shape_b, node_a, node_b, point, normal, depth, feature, body_of_node, centre, velocity,
+                    node_x, node_v, node_omega, node_acc, node_alpha, h, lead, base):
+    """`SceneSolver._speculative` in one compiled call: each point's solver bodies (M, 2) and
+    surface velocities (M, 2, 3) (`_reach`), then the points that can touch this step moved to the
+    front of every array, in order (the contacts' arrays are this step's, fresh from the narrow
+    phase); returns (how many were kept, body, surface)."""
+    M = depth.size
+    nodes, body = np.empty((M, 2), np.int64), np.empty((M, 2), np.int64)
+    for m in range(M):
+        nodes[m, 0], nodes[m, 1] = node_a[m], node_b[m]
+        body[m, 0], body[m, 1] = body_of_node[node_a[m]], body_of_node[node_b[m]]
+    surface, keep = np.empty((M, 2, 3)), np.empty(M, np.bool_)
+    _reach(point, normal, depth, nodes, body, centre, velocity, node_x, node_v, node_omega, node_acc, node_alpha, h, lead,
+           base, surface, keep)
+    kept = 0
+    for m in range(M):
+        if not keep[m]:
+            continue
+        if kept != m:
+            shape_a[kept], shape_b[kept], node_a[kept], node_b[kept] = shape_a[m], shape_b[m], node_a[m], node_b[m]
+            depth[kept], feature[kept] = depth[m], feature[m]
+            point[kept], normal[kept], body[kept], surface[kept] = point[m], normal[m], body[m], surface[m]
+        kept += 1
+    return kept, body, surface
+
+
 class SceneSolver:
     """The solver stage of `physics.simulation.Simulation`: contacts from the narrow phase
     (docs/architecture.md, "Collision interface") and the scene's joints, on the dynamic bodies
@@ -573,9 +645,6 @@ class SceneSolver:
     lower, upper, motor_speed, motor_force."""
 
     def __init__(self, node_shapes, parent, motion, body_of_node, friction, restitution, joint_specs=()):
-        from physics.broadphase import collision_filter
-        from physics.collision import ContactCache
-        from physics.shapes import ShapeSet
 
         self.shapes = ShapeSet.from_nodes(node_shapes)
         self.filter = collision_filter(self.shapes, parent, motion)
@@ -590,7 +659,6 @@ class SceneSolver:
         self._prepared = None
 
     def _build_joints(self, centre, rotation):
-        from physics.constraints import Joints
         specs = self.joint_specs
         get = lambda key, default: [spec.get(key, default) if spec.get(key) is not None else default for spec in specs]
         body = np.array([[self.body_of_node[s["a"]] if s["a"] >= 0 else -1, self.body_of_node[s["b"]]] for s in specs], np.int64).reshape(-1, 2)
@@ -608,10 +676,6 @@ class SceneSolver:
         world acceleration and alpha of kinematic nodes are read too (moving surfaces, `_reach`).
         `lead` (s): how far ahead a moving surface's velocity is taken (`_reach`; default h,
         `physics.simulation.SURFACE_LEAD` says per integrator)."""
-        from physics.collision import contacts
-        from physics.constraints import concatenate, contact_rows, beta_from_erp
-        from physics.shapes import aabbs
-        from physics.broadphase import candidate_pairs
 
         beta = beta_from_erp(settings.erp, h)
         softness = settings.cfm / h
@@ -666,19 +730,17 @@ class SceneSolver:
         the relative normal velocity at the point at the start of the step (Catto, "Speculative
         contacts", GDC 2013: the speculative distance is per contact). The settling pile of
         1,000 boxes then solves 4.3k points instead of 9.4k (solve + relax 13 -> 5.3 ms)."""
-        nodes = np.stack([c.body_a, c.body_b], axis=1)
-        body = self.body_of_node[nodes]
-        surface, keep = np.empty((len(c), 2, 3)), np.empty(len(c), np.bool_)
-        _reach(c.point_world, c.normal_world, c.depth, nodes, body, centre, velocity, world.translation,
-               world.velocity, world.omega, world.acceleration, world.alpha, h, lead, SPECULATIVE + gravity * h * h, surface, keep)
-        if keep.all():
+        kept, body, surface = _keep_reachable(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world,
+                                              c.depth, c.feature_id, self.body_of_node, centre, velocity, world.translation,
+                                              world.velocity, world.omega, world.acceleration, world.alpha, h, lead,
+                                              SPECULATIVE + gravity * h * h)
+        if kept == len(c):
             return c, body, surface
-        return type(c)(*(getattr(c, f.name)[keep] for f in fields(c))), body[keep], surface[keep]
+        return type(c)(*(getattr(c, f.name)[:kept] for f in fields(c))), body[:kept], surface[:kept]
 
     def _restitution_targets(self, velocity, fraction):
         """(R,) the restitution stage's J v target for the normal rows that may bounce, NaN elsewhere
         (`physics.constraints.restitution_targets`, from the free velocities (B, 6))."""
-        from physics.constraints import restitution_targets
         rows = self._prepared.rows
         target = np.full(len(rows), np.nan)
         if self._bounce is None or not len(self._bounce[0]):
@@ -729,7 +791,6 @@ class SceneSolver:
         direction SHAKE uses). With `shake` False (settings.shake, the default) the rounds linearize at
         the current poses instead and the caller leaves the velocities alone (positions only). Returns (dx, dθ, dv) (B, 3), (B, 3), (B, 6) [v, ω]:
         world-frame translation, rotation vector and velocity change; inputs are not changed."""
-        from physics.rotation import matrix_from_rotvec
         B = len(centre)
         dx, dtheta = np.zeros((B, 3)), np.zeros((B, 3))
         position = getattr(self, "_joint_position", None)
