@@ -606,8 +606,17 @@ def step_bodies(translation, rotation, velocity, omega_body, mass, inertia_body,
         raise ValueError(f"gyroscopic: got {gyroscopic!r}; expected one of {', '.join(GYROSCOPIC)}")
     if not np.isfinite(dt) or dt < 0:
         raise ValueError(f"dt: got {dt!r}; expected a finite number >= 0")
-    moving, frames = _moving_frames(frame, batch)
-    bodies = (translation, rotation, velocity, omega_body, mass, inertia_body, force_world, torque_world)
+    advance_bodies((translation, rotation, velocity, omega_body, mass, inertia_body, force_world, torque_world), dt,
+                   integrator, gyroscopic, None if frame is None else _frame_arrays(frame, batch))
+
+
+def advance_bodies(bodies, dt, integrator, gyroscopic, frames=None):
+    """`step_bodies` on arguments known to be valid: `bodies` its eight arrays in its order and
+    `frames` the frame's five (rotation, scale, acceleration, angular_velocity,
+    angular_acceleration) or None, all C-contiguous float64 of one batch, with positive masses,
+    inertias and scales and known names. `physics.simulation` steps its own checked state with it,
+    so a small scene's step does not pay for the checks."""
+    moving, frames = (False, _IDENTITY) if frames is None else (True, frames)
     gyro, h = GYROSCOPIC[gyroscopic], float(dt)
     if integrator in ("explicit-euler", "semi-implicit-euler"):
         _step_euler(integrator == "semi-implicit-euler", gyro, h, bodies, moving, frames)

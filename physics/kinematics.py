@@ -78,12 +78,20 @@ def step_kinematic(translation, rotation, velocity, omega_local, acceleration, a
     """
     _check_batch(translation=translation, rotation=rotation, velocity=velocity, omega_local=omega_local,
                  acceleration=acceleration, alpha_local=alpha_local)
-    order = _check_choice("rotation_update", rotation_update, ROTATION_UPDATES)
-    truncated = _check_choice("exponential", exponential, EXPONENTIALS)
+    _check_choice("rotation_update", rotation_update, ROTATION_UPDATES)
+    _check_choice("exponential", exponential, EXPONENTIALS)
     if not np.isfinite(dt):
         raise ValueError(f"dt: got {dt!r}; expected a finite number")
+    advance_kinematic(translation, rotation, velocity, omega_local, acceleration, alpha_local, dt, rotation_update,
+                      exponential)
+
+
+def advance_kinematic(translation, rotation, velocity, omega_local, acceleration, alpha_local, dt,
+                      rotation_update="magnus2", exponential="exact"):
+    """`step_kinematic` on arguments known to be valid (C-contiguous float64 arrays of one batch,
+    known names, finite dt): `physics.simulation` steps its own checked state with it."""
     _step_kinematic(translation, rotation, velocity, omega_local, acceleration, alpha_local, float(dt),
-                    order, bool(truncated))
+                    ROTATION_UPDATES[rotation_update], bool(EXPONENTIALS[exponential]))
 
 
 def magnus_vector(omega, alpha, dt, order=2):

@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from physics.hierarchy import Hierarchy, NodeState
-from physics.integrators import Frame, inertial_accelerations, local_accelerations, omega_local_from_body, step_bodies
-from physics.kinematics import step_kinematic
+from physics.integrators import Frame, advance_bodies, inertial_accelerations, \
+    local_accelerations, omega_local_from_body
+from physics.kinematics import advance_kinematic
 from numba import njit
 
 from physics.rotation import cross
@@ -110,6 +111,8 @@ class Simulation:
                                               self._dyn_slot[self._nearest_dynamic_ancestor[self._dyn]], -1)
         self._nested = np.flatnonzero(self._nearest_dynamic_slot >= 0)   # slots with a dynamic ancestor
         self._inertia_dyn = np.ascontiguousarray(self.inertia_body[self._dyn])
+        self._mass_dyn = np.ascontiguousarray(self.mass[self._dyn])
+        self._any_parented = bool(self._dyn_rooted.any())
         self.reset()
 
     @classmethod
@@ -299,8 +302,8 @@ class Simulation:
             return
         local, nodes, settings = self.hierarchy.local, self._kin, self.settings
         translation, rotation, velocity, omega = self._kin_state
-        step_kinematic(translation, rotation, velocity, omega, self._kin_acceleration, self._kin_alpha, h,
-                       settings.rotation_update, settings.exponential)
+        advance_kinematic(translation, rotation, velocity, omega, self._kin_acceleration, self._kin_alpha, h,
+                          settings.rotation_update, settings.exponential)
         local.translation[nodes], local.rotation[nodes] = translation, rotation
         local.velocity[nodes], local.omega[nodes] = velocity, omega
 
@@ -308,11 +311,14 @@ class Simulation:
         if self._dyn.size == 0:
             return
         local, nodes, settings = self.hierarchy.local, self._dyn, self.settings
-        frame = self._frame(slice(None)) if self._dyn_rooted.any() else None
+        frames = None
+        if self._any_parented:
+            f = self._frame(slice(None))
+            frames = (f.rotation, f.scale, f.acceleration, f.angular_velocity, f.angular_acceleration)
         translation, rotation, velocity = local.translation[nodes], local.rotation[nodes], local.velocity[nodes]
         force, torque = self._forces()
-        step_bodies(translation, rotation, velocity, self._omega_body, self.mass[nodes], self.inertia_body[nodes],
-                    force, np.ascontiguousarray(torque), h, settings.integrator, settings.gyroscopic, frame)
+        advance_bodies((translation, rotation, velocity, self._omega_body, self._mass_dyn, self._inertia_dyn, force,
+                        np.ascontiguousarray(torque)), h, settings.integrator, settings.gyroscopic, frames)
         local.translation[nodes], local.rotation[nodes], local.velocity[nodes] = translation, rotation, velocity
 
     def _stage_events(self):
