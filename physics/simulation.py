@@ -32,7 +32,7 @@ from physics.kinematics import advance_kinematic
 from numba import njit
 
 from physics.rotation import cross
-from physics.rotation_kernels import add, exp_so3, load3, load33, matmul, matvec, matvec_t, mul, store3, store33
+from physics.rotation_kernels import add, exp_so3, load3, load33, matmul, matvec, matvec_t, mul, store3, store33, transpose
 from physics.scene import Scene, load_scene
 from physics.settings import Settings
 
@@ -66,6 +66,27 @@ def _move_locals(nodes, R_q, s_q, rel_v, rel_x, rel_theta, velocity, translation
         store3(velocity, i, add(load3(velocity, i), mul(inverse_scale, matvec_t(Rq, load3(rel_v, k)))))
         store3(translation, i, add(load3(translation, i), mul(inverse_scale, matvec_t(Rq, load3(rel_x, k)))))
         store33(rotation, i, matmul(exp_so3(matvec_t(Rq, load3(rel_theta, k))), load33(rotation, i)))
+
+
+@njit(cache=True)
+def _solver_bodies(nodes, translation, rotation, velocity, omega_body, inertia):
+    """The dynamic `nodes`' centre (D,3), rotation (D,3,3), world velocity [v, ω] (D,6) with
+    ω = R3 omega_body, and inverse world inertia R3 I⁻¹ R3ᵀ (D,3,3), from the world state."""
+    D = nodes.size
+    centre, R3, v, inverse_inertia = np.empty((D, 3)), np.empty((D, 3, 3)), np.empty((D, 6)), np.empty((D, 3, 3))
+    for k in range(D):
+        i = nodes[k]
+        R = load33(rotation, i)
+        store3(centre, k, load3(translation, i))
+        store33(R3, k, R)
+        w = matvec(R, load3(omega_body, k))
+        for c in range(3):
+            v[k, c], v[k, 3 + c] = velocity[i, c], w[c]
+        I = load3(inertia, k)
+        store33(inverse_inertia, k, matmul(((R[0][0] / I[0], R[0][1] / I[1], R[0][2] / I[2]),
+                                            (R[1][0] / I[0], R[1][1] / I[1], R[1][2] / I[2]),
+                                            (R[2][0] / I[0], R[2][1] / I[1], R[2][2] / I[2])), transpose(R)))
+    return centre, R3, v, inverse_inertia
 
 
 @njit(cache=True)
@@ -112,6 +133,7 @@ class Simulation:
         self._nested = np.flatnonzero(self._nearest_dynamic_slot >= 0)   # slots with a dynamic ancestor
         self._inertia_dyn = np.ascontiguousarray(self.inertia_body[self._dyn])
         self._mass_dyn = np.ascontiguousarray(self.mass[self._dyn])
+        self._inverse_mass = 1.0 / self._mass_dyn
         self._any_parented = bool(self._dyn_rooted.any())
         self.reset()
 
@@ -329,23 +351,19 @@ class Simulation:
             self.apply_impulse(event.node, event.impulse_world, event.point_world)
 
     def _solver_state(self):
-        """The dynamic bodies in world terms: centre (D,3), rotation (D,3,3), velocity (D,6) [v, ω]."""
+        """The dynamic bodies in world terms: centre (D,3), rotation (D,3,3), velocity (D,6) [v, ω],
+        inverse world inertia (D,3,3) R I⁻¹ Rᵀ (one compiled gather, `_solver_bodies`)."""
         self._sync(_MOVING)
-        world, nodes = self.hierarchy.world_state, self._dyn
-        rotation = world.rotation[nodes]                    # fancy indexing: copies
-        velocity = np.empty((nodes.size, 6))
-        velocity[:, :3] = world.velocity[nodes]
-        np.matmul(rotation, self._omega_body[:, :, None], out=velocity[:, 3:, None])
-        return world, world.translation[nodes], rotation, velocity
+        world = self.hierarchy.world_state
+        return (world, *_solver_bodies(self._dyn, world.translation, world.rotation, world.velocity, self._omega_body,
+                                       self._inertia_dyn))
 
     def _stage_prepare(self, h):
         """Solver stage 'prepare' (physics.solver): rows at the start-of-step poses."""
         if self._solver is None:
             return
-        world, centre, rotation, velocity = self._solver_state()
-        inverse_mass = 1.0 / self.mass[self._dyn]
-        inverse_inertia = (rotation / self._inertia_dyn[:, None, :]) @ rotation.transpose(0, 2, 1)   # R I⁻¹ Rᵀ
-        self._solver.prepare(world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, self.settings,
+        world, centre, rotation, velocity, inverse_inertia = self._solver_state()
+        self._solver.prepare(world, centre, rotation, velocity, self._inverse_mass, inverse_inertia, h, self.settings,
                              h * SURFACE_LEAD.get(self.settings.integrator, 1.0))
 
     def _stage_contacts(self, h):
@@ -360,7 +378,7 @@ class Simulation:
         self._constraint_acceleration[:] = 0.0
         if self._solver is None or self._solver._prepared is None:
             return
-        _, _, _, velocity = self._solver_state()
+        velocity = self._solver_state()[3]
         fraction = POSITION_FRACTION.get(self.settings.integrator, 0.5)
         solution = self._solver.solve(velocity, self.settings, fraction)
         change = solution.velocity_relax - velocity
@@ -371,7 +389,7 @@ class Simulation:
         if self._solver.joints is not None and len(self._solver.joints):
             # post-stabilization: project the joints' position error out along the start-of-step
             # directions; with settings.shake the velocities take the same change over the step (SHAKE)
-            _, centre, rotation, _ = self._solver_state()
+            _, centre, rotation, _, _ = self._solver_state()
             dx, dtheta, dv = self._solver.post_stabilize(centre, rotation, self.settings.iterations, self.settings.shake)
             self._apply_world_changes(dv if self.settings.shake else None, np.concatenate([dx, dtheta], axis=1))
         self._constraint_acceleration /= h

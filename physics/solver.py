@@ -513,29 +513,67 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
     """The stages warm start → solve → relax → restitution on the free velocities (B, 6).
 
     `restitution`: (R,) target J v for the normal rows that may bounce (`SceneSolver._restitution_targets`),
-    NaN elsewhere; only rows holding an impulse after relax bounce.
+    NaN elsewhere, or None; only rows holding an impulse after relax bounce.
     The rows' `impulse` ends holding λ (to store for the next warm start)."""
     if not isinstance(iterations, (int, np.integer)) or iterations < 0:
         raise ValueError(f"iterations: got {iterations!r}; expected an integer >= 0")
     if not 0.0 < sor < 2.0:
         raise ValueError(f"sor: got {sor!r}; expected 0 < sor < 2 (over-relaxation diverges at 2)")
-    velocity = np.array(velocity, dtype=float)
-    rows = prepared.rows
+    velocity = np.asarray(velocity, dtype=float)
+    rows, B = prepared.rows, len(velocity)
+    padded = np.zeros((B + 1, 6))      # + the static dummy body (`_pgs`)
+    padded[:-1] = velocity
+    residual, velocity_solve, velocity_relax = np.zeros(iterations), np.empty((B, 6)), np.empty((B, 6))
+    if restitution is None:
+        restitution = _NO_RESTITUTION
+    _solve_stages(prepared.slot, rows.body, rows.jacobian, prepared.minv_jt, prepared.inv_k, prepared.inv_block,
+                  np.ascontiguousarray(rows.block, np.int64), prepared.manifold, prepared.manifold_k, prepared.manifold_l,
+                  np.ascontiguousarray(rows.target, float), np.ascontiguousarray(rows.relax, float),
+                  np.ascontiguousarray(restitution, float), rows.softness, rows.lower, rows.upper, rows.mu, rows.impulse,
+                  padded, int(iterations), int(iterations if relax_iterations is None else relax_iterations), float(sor),
+                  bool(warm), bool(relax), residual, velocity_solve, velocity_relax)
+    return Solution(velocity_solve, velocity_relax, residual, padded[:-1])
+
+
+_NO_RESTITUTION = np.zeros(0)
+
+
+@njit(cache=True)
+def _solve_stages(slot, body, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, manifold_l, target,
+                  relax_target, restitution, softness, lower, upper, mu, impulse, velocity, iterations,
+                  relax_iterations, sor, warm, relax, residual, velocity_solve, velocity_relax):
+    """`solve`'s stages in one compiled call, in place on velocity (B + 1, 6) (the last row the
+    static dummy body) and impulse; velocity_solve, velocity_relax (B, 6) get the velocities after
+    those stages. `restitution` (R,) or empty: see `solve`."""
+    R, B = body.shape[0], velocity.shape[0] - 1
     if not warm:
-        rows.impulse[:] = 0.0
-    warm_start(prepared, velocity)
-    residual = sweep(prepared, velocity, rows.target, iterations, sor)
-    velocity_solve = velocity.copy()
-    if relax:
-        sweep(prepared, velocity, rows.relax, iterations if relax_iterations is None else relax_iterations, 1.0)
-    velocity_relax = velocity.copy()
-    if restitution is not None and np.any(np.isfinite(restitution)):
-        # Box2D v3: only points that took an impulse bounce (a speculative point that never touched does not).
-        bounce = np.flatnonzero(np.isfinite(restitution) & (rows.impulse > 0.0))
-        if bounce.size:
-            sweep(prepared, velocity, np.where(np.isfinite(restitution), restitution, 0.0), iterations, 1.0,
-                  order=bounce, friction=False)
-    return Solution(velocity_solve, velocity_relax, residual, velocity)
+        impulse[:] = 0.0
+    _apply_impulses(body, minv_jt, impulse, velocity)
+    order = np.arange(R)
+    if R and iterations:
+        _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, manifold_l, target, softness,
+             lower, upper, mu, impulse, velocity, iterations, sor, True, residual)
+    velocity_solve[:] = velocity[:B]
+    if R and relax and relax_iterations:
+        _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, manifold_l, relax_target,
+             softness, lower, upper, mu, impulse, velocity, relax_iterations, 1.0, True, np.zeros(relax_iterations))
+    velocity_relax[:] = velocity[:B]
+    # Box2D v3: only points that took an impulse bounce (a speculative point that never touched does not).
+    bounce = 0
+    for i in range(restitution.size):
+        bounce += np.isfinite(restitution[i]) and impulse[i] > 0.0
+    if bounce and iterations:
+        order = np.empty(bounce, np.int64)
+        bounce_target = np.zeros(R)
+        k = 0
+        for i in range(R):
+            if np.isfinite(restitution[i]):
+                bounce_target[i] = restitution[i]
+                if impulse[i] > 0.0:
+                    order[k] = i
+                    k += 1
+        _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, manifold_l, bounce_target,
+             softness, lower, upper, mu, impulse, velocity, iterations, 1.0, False, np.zeros(iterations))
 
 
 @njit(cache=True)
@@ -715,7 +753,7 @@ class SceneSolver:
                                                          surface, mu, e, warm, h, beta, softness=softness)
             parts.append(rows)
             may = np.flatnonzero(np.isfinite(approach))
-            self._bounce = (offset + 3 * may + 2, approach[may], static_normal[may], -c.depth[may], e[may])
+            self._bounce = (offset + 3 * may + 2, approach[may], static_normal[may], -c.depth[may], e[may]) if may.size else None
         else:
             self._bounce = None
         self._h = h
@@ -740,11 +778,11 @@ class SceneSolver:
 
     def _restitution_targets(self, velocity, fraction):
         """(R,) the restitution stage's J v target for the normal rows that may bounce, NaN elsewhere
-        (`physics.constraints.restitution_targets`, from the free velocities (B, 6))."""
+        (`physics.constraints.restitution_targets`, from the free velocities (B, 6)); None if none may."""
+        if self._bounce is None or not len(self._bounce[0]):
+            return None
         rows = self._prepared.rows
         target = np.full(len(rows), np.nan)
-        if self._bounce is None or not len(self._bounce[0]):
-            return target
         index, approach, static_normal, gap, e = self._bounce
         body = rows.body[index]
         free = static_normal.copy()
