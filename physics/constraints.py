@@ -234,6 +234,8 @@ def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, 
     if M == 0:
         return Rows.empty(), np.zeros(0), np.zeros(0)
     def f(x, shape):     # float64, C-contiguous, `shape` (broadcast only when it is not already)
+        if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == shape and x.flags.c_contiguous:
+            return x
         x = np.asarray(x, float)
         return np.ascontiguousarray(x if x.shape == shape else np.broadcast_to(x, shape))
     rows = Rows(np.empty((3 * M, 2), np.int64), np.empty((3 * M, 2, 6)), np.empty(3 * M), np.empty(3 * M),

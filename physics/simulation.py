@@ -32,7 +32,8 @@ from physics.kinematics import advance_kinematic
 from numba import njit
 
 from physics.rotation import cross
-from physics.rotation_kernels import add, exp_so3, load3, load33, matmul, matvec, matvec_t, mul, store3, store33, transpose
+from physics.rotation_kernels import add, cross as cross3, exp_so3, load3, load33, matmul, matvec, matvec_t, mul, store3, store33, \
+    sub, transpose
 from physics.scene import Scene, load_scene
 from physics.settings import Settings
 
@@ -55,17 +56,66 @@ def _rows_transposed_times(matrices, vectors):
     return np.einsum("bji,bj->bi", matrices, vectors)
 
 
+@njit(cache=True, inline="always")
+def _get3(a, i, c):
+    """a[i, c:c + 3] as a 3-tuple (the [v, ω] halves of a (D, 6) row)."""
+    return (a[i, c], a[i, c + 1], a[i, c + 2])
+
+
+@njit(cache=True, inline="always")
+def _put3(a, i, c, v):
+    a[i, c], a[i, c + 1], a[i, c + 2] = v[0], v[1], v[2]
+
+
 @njit(cache=True)
-def _move_locals(nodes, R_q, s_q, rel_v, rel_x, rel_theta, velocity, translation, rotation):
-    """In place on the hierarchy's local arrays, for the dynamic `nodes` (`_apply_world_changes`):
-    v1 += R_qᵀ Δv / s_q, T1 += R_qᵀ Δx / s_q, R1 ← exp(hat(R_qᵀ Δθ)) R1."""
+def _move_bodies(nodes, parent, nearest, generation_order, counteract, dv, dx, world_translation, world_rotation,
+                 world_scale, velocity, translation, rotation, total, before):
+    """`Simulation._apply_world_changes` up to the world update, in place on the hierarchy's local
+    arrays of the dynamic `nodes` (D,) (parent (D,) their parents' nodes, −1 = the world; nearest
+    (D,) the slot of the nearest dynamic ancestor, −1 = none; generation_order: the slots,
+    ancestors first). total (D, 6) gets each body's change of world [v, ω], before (D, 3, 3)
+    its world rotation before the move."""
     for k in range(nodes.size):
-        i = nodes[k]
-        Rq = load33(R_q, k)
-        inverse_scale = 1.0 / s_q[k]
-        store3(velocity, i, add(load3(velocity, i), mul(inverse_scale, matvec_t(Rq, load3(rel_v, k)))))
-        store3(translation, i, add(load3(translation, i), mul(inverse_scale, matvec_t(Rq, load3(rel_x, k)))))
-        store33(rotation, i, matmul(exp_so3(matvec_t(Rq, load3(rel_theta, k))), load33(rotation, i)))
+        for c in range(6):
+            total[k, c] = dv[k, c]
+    if not counteract:      # a child inherits its ancestors' change (ancestors first)
+        for k in generation_order:
+            a = nearest[k]
+            if a >= 0:
+                arm = sub(load3(world_translation, nodes[k]), load3(world_translation, nodes[a]))
+                moved = add(_get3(total, a, 0), cross3(_get3(total, a, 3), arm))
+                _put3(total, k, 0, add(_get3(total, k, 0), moved))
+                _put3(total, k, 3, add(_get3(total, k, 3), _get3(total, a, 3)))
+    for k in range(nodes.size):
+        i, a, q = nodes[k], nearest[k], parent[k]
+        rel_v, rel_x, rel_theta = _get3(dv, k, 0), _get3(dx, k, 0), _get3(dx, k, 3)
+        if counteract and a >= 0:   # the child's world change is its own
+            r = sub(load3(world_translation, i), load3(world_translation, nodes[a]))
+            rel_v = sub(rel_v, add(_get3(dv, a, 0), cross3(_get3(dv, a, 3), r)))
+            rel_x = sub(rel_x, add(_get3(dx, a, 0), cross3(_get3(dx, a, 3), r)))
+            rel_theta = sub(rel_theta, _get3(dx, a, 3))
+        Rq = load33(world_rotation, q) if q >= 0 else _EYE
+        inverse_scale = 1.0 / world_scale[q] if q >= 0 else 1.0
+        store33(before, k, load33(world_rotation, i))
+        store3(velocity, i, add(load3(velocity, i), mul(inverse_scale, matvec_t(Rq, rel_v))))
+        store3(translation, i, add(load3(translation, i), mul(inverse_scale, matvec_t(Rq, rel_x))))
+        store33(rotation, i, matmul(exp_so3(matvec_t(Rq, rel_theta)), load33(rotation, i)))
+
+
+_EYE = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+
+
+@njit(cache=True)
+def _keep_momentum(nodes, omega_body, inertia, before, world_rotation, total):
+    """omega_body ← I⁻¹ R3'ᵀ R3 I (omega_body + R3ᵀ Δω) per body, in place: the world angular
+    momentum plus the angular impulse I_world Δω (Δω = total[:, 3:]), kept through the turn
+    R3 = before → R3' = world_rotation[nodes] (`_apply_world_changes`)."""
+    for k in range(omega_body.shape[0]):
+        R, I = load33(before, k), load3(inertia, k)
+        w = add(load3(omega_body, k), matvec_t(R, _get3(total, k, 3)))
+        L_body = (I[0] * w[0], I[1] * w[1], I[2] * w[2])
+        L = matvec_t(load33(world_rotation, nodes[k]), matvec(R, L_body))
+        store3(omega_body, k, (L[0] / I[0], L[1] / I[1], L[2] / I[2]))
 
 
 @njit(cache=True)
@@ -87,18 +137,6 @@ def _solver_bodies(nodes, translation, rotation, velocity, omega_body, inertia):
                                             (R[1][0] / I[0], R[1][1] / I[1], R[1][2] / I[2]),
                                             (R[2][0] / I[0], R[2][1] / I[1], R[2][2] / I[2])), transpose(R)))
     return centre, R3, v, inverse_inertia
-
-
-@njit(cache=True)
-def _keep_momentum(omega_body, inertia, before, after, dw_world):
-    """omega_body ← I⁻¹ R3'ᵀ R3 I (omega_body + R3ᵀ Δω) per body, in place: the world angular
-    momentum plus the angular impulse I_world Δω, kept through the turn R3 → R3' (`_apply_world_changes`)."""
-    for k in range(omega_body.shape[0]):
-        R, I = load33(before, k), load3(inertia, k)
-        w = add(load3(omega_body, k), matvec_t(R, load3(dw_world, k)))
-        L_body = (I[0] * w[0], I[1] * w[1], I[2] * w[2])
-        L = matvec_t(load33(after, k), matvec(R, L_body))
-        store3(omega_body, k, (L[0] / I[0], L[1] / I[1], L[2] / I[2]))
 
 
 class Simulation:
@@ -130,7 +168,7 @@ class Simulation:
         self._solver_bodies = self._solver_body_of_nodes()
         self._nearest_dynamic_slot = np.where(self._nearest_dynamic_ancestor[self._dyn] >= 0,
                                               self._dyn_slot[self._nearest_dynamic_ancestor[self._dyn]], -1)
-        self._nested = np.flatnonzero(self._nearest_dynamic_slot >= 0)   # slots with a dynamic ancestor
+        self._generation_order = np.concatenate([np.zeros(0, np.int64), *self._generations]).astype(np.int64)
         self._inertia_dyn = np.ascontiguousarray(self.inertia_body[self._dyn])
         self._mass_dyn = np.ascontiguousarray(self.mass[self._dyn])
         self._inverse_mass = 1.0 / self._mass_dyn
@@ -414,43 +452,14 @@ class Simulation:
         (assets/scenes/top.toml) fell over (tests/test_top.py)."""
         self._sync(_MOVING)
         world, local, nodes = self.hierarchy.world_state, self.hierarchy.local, self._dyn
-        nested = self._nested
-        changes_velocity = dv is not None
-        dv = np.zeros_like(dx) if dv is None else dv
-        rel_v, rel_x, rel_theta, total = dv[:, :3].copy(), dx[:, :3].copy(), dx[:, 3:].copy(), dv.copy()
-        if nested.size:
-            P = self._nearest_dynamic_slot[nested]
-            r = world.translation[nodes[nested]] - world.translation[nodes[P]]
-            if self.settings.counteract:     # the child's world change is its own
-                rel_v[nested] -= dv[P, :3] + cross(dv[P, 3:], r)
-                rel_x[nested] -= dx[P, :3] + cross(dx[P, 3:], r)
-                rel_theta[nested] -= dx[P, 3:]
-            else:                            # it inherits its ancestors' (one generation at a time)
-                for slots in self._generations[1:]:
-                    ancestor = self._nearest_dynamic_slot[slots]
-                    arm = world.translation[nodes[slots]] - world.translation[nodes[ancestor]]
-                    total[slots, :3] += total[ancestor, :3] + cross(total[ancestor, 3:], arm)
-                    total[slots, 3:] += total[ancestor, 3:]
-        R_q, s_q = self._parent_rotation_scale(world)
-        if changes_velocity:
+        total, before = np.empty((nodes.size, 6)), np.empty((nodes.size, 3, 3))
+        _move_bodies(nodes, self._dyn_parent, self._nearest_dynamic_slot, self._generation_order, self.settings.counteract,
+                     np.zeros_like(dx) if dv is None else dv, dx, world.translation, world.rotation, world.scale,
+                     local.velocity, local.translation, local.rotation, total, before)
+        if dv is not None:
             self._constraint_acceleration += total
-        rotation = world.rotation[nodes]          # a copy (fancy index): update_world below overwrites world
-        _move_locals(nodes, R_q, s_q, rel_v, rel_x, rel_theta, local.velocity, local.translation, local.rotation)
-        turned = self.hierarchy.update_world().rotation[nodes]
-        _keep_momentum(self._omega_body, self._inertia_dyn, rotation, turned, np.ascontiguousarray(total[:, 3:]))
+        _keep_momentum(nodes, self._omega_body, self._inertia_dyn, before, self.hierarchy.update_world().rotation, total)
         self._synced = _STALE
-
-    def _parent_rotation_scale(self, world):
-        """R_q (D, 3, 3) and S_q (D,): each dynamic body's parent's world rotation and scale
-        (identity and 1 for bodies parented to the world)."""
-        if self._dyn_rooted.all():
-            parent = self._dyn_parent
-            return world.rotation[parent], world.scale[parent]
-        safe = np.maximum(self._dyn_parent, 0)
-        R_q, s_q = world.rotation[safe], world.scale[safe]
-        R_q[~self._dyn_rooted] = np.eye(3)
-        s_q[~self._dyn_rooted] = 1.0
-        return R_q, s_q
 
     # ------------------------------------------------------------------ impulses
     def _resolve(self, node):

@@ -33,13 +33,13 @@ The step's stages (Box2D v3 `b2SolverStage`, src/solver.c), over arrays:
 The residual ‖r‖ (projected: zero for a row held at a bound and pushing against it) of every solve
 iteration is kept in `Solution.residual` for display.
 """
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
 from physics.broadphase import candidate_pairs, collision_filter
-from physics.collision import ContactCache, contacts
+from physics.collision import ContactCache, Contacts, contacts
 from physics.constraints import MANIFOLD, ROWS_PER_JOINT, Joints, Rows, beta_from_erp, concatenate, contact_rows, \
     restitution_targets
 from physics.rotation import matrix_from_rotvec
@@ -645,6 +645,20 @@ def _reach(point, normal, depth, nodes, body, centre, velocity, node_x, node_v, 
 
 
 @njit(cache=True)
+def _fastest(velocity):
+    """max |v_c| over the bodies' linear velocity components (B, 6) [v, ω], 0 for none, NaN if
+    any is NaN (as numpy's max: `contacts` then names the bad margin)."""
+    fastest = 0.0
+    for b in range(velocity.shape[0]):
+        for c in range(3):
+            speed = abs(velocity[b, c])
+            if speed != speed:
+                return speed
+            fastest = max(fastest, speed)
+    return fastest
+
+
+@njit(cache=True)
 def _keep_reachable(shape_a, shape_b, node_a, node_b, point, normal, depth, feature, body_of_node, centre, velocity,
                     node_x, node_v, node_omega, node_acc, node_alpha, h, lead, base):
     """`SceneSolver._speculative` in one compiled call: each point's solver bodies (M, 2) and
@@ -738,7 +752,7 @@ class SceneSolver:
         self.contacts = None
         if len(self.shapes):
             lo, hi = aabbs(self.shapes, world)
-            speed = float(np.max(np.abs(velocity[:, :3]), initial=0.0))
+            speed = _fastest(velocity)
             margin = SPECULATIVE + h * speed     # what the fastest body can close within a step
             lo, hi = lo - margin, hi + margin
             pairs = candidate_pairs(lo, hi, self.filter)
@@ -774,7 +788,8 @@ class SceneSolver:
                                               SPECULATIVE + gravity * h * h)
         if kept == len(c):
             return c, body, surface
-        return type(c)(*(getattr(c, f.name)[:kept] for f in fields(c))), body[:kept], surface[:kept]
+        return (Contacts(c.shape_a[:kept], c.shape_b[:kept], c.body_a[:kept], c.body_b[:kept], c.point_world[:kept],
+                         c.normal_world[:kept], c.depth[:kept], c.feature_id[:kept]), body[:kept], surface[:kept])
 
     def _restitution_targets(self, velocity, fraction):
         """(R,) the restitution stage's J v target for the normal rows that may bounce, NaN elsewhere
