@@ -80,7 +80,7 @@ def _scalar_row(j, jacobian, minv_jt, inv_k, target, softness, lower, upper, imp
     return 0.0 if (lam <= lo and r > 0.0) or (lam >= hi and r < 0.0) else r * r
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cholesky_factor(A, n):
     """The Cholesky factor L (A = L Lᵀ) of the leading n×n block of A, in place in its lower
     triangle; returns False if A is not positive definite."""
@@ -100,7 +100,7 @@ def _cholesky_factor(A, n):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cholesky_substitute(L, x, n):
     """x ← (L Lᵀ)⁻¹ x in place, L from `_cholesky_factor`."""
     for i in range(n):                  # L y = x
@@ -115,7 +115,7 @@ def _cholesky_substitute(L, x, n):
         x[i] = s / L[i, i]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _whiskered(A, n):
     """A whisker on the diagonal: four corners on a face are one more row than the three velocities
     (v_n, two tilts) they constrain, K is singular there, and this picks the least-norm Δλ
@@ -127,13 +127,15 @@ def _whiskered(A, n):
         A[a, a] += 1e-10 * scale
 
 
-@njit(cache=True)
-def _try_active_set(mask, k, K, factor, r, lam, delta, A, x, index):
+@njit(cache=True, inline="always")
+def _try_active_set(mask, k, K, factor, sets, m, r, lam, delta, x, index):
     """The manifold LCP's candidate with the normal rows in `mask` active (r_p = 0) and the others
     released (λ_q = 0): K_SS Δλ_S = −r_S + K_S,S̄ λ_S̄, Δλ_S̄ = −λ_S̄. Writes delta (k,) and returns
     the set it points to — `mask` itself when it is the solution (λ + Δλ ≥ 0 on S, r + K Δλ ≥ 0 off
     S, within round-off), else mask without the rows pulling and with the rows penetrating (a
-    block principal pivot, Júdice & Pires 1994) — or −1 if K_SS is not positive definite."""
+    block principal pivot, Júdice & Pires 1994) — or −1 if K_SS is not positive definite.
+    factor (4, 4) holds the Cholesky factor of the set sets[m] (−1: none); a manifold at rest
+    solves the same set every sweep and every step, so it is factored once, not each time."""
     n = 0
     for p in range(k):
         if mask & (1 << p):
@@ -148,18 +150,16 @@ def _try_active_set(mask, k, K, factor, r, lam, delta, A, x, index):
             if not mask & (1 << q):
                 s += K[p, q] * lam[q]
         x[a] = s
-    if mask == (1 << k) - 1 and factor[0, 0] > 0.0:
-        L = factor               # every row active: the factor `_manifold_masses` made
-    else:
+    if sets[m] != mask:
         for a in range(n):
             for b in range(n):
-                A[a, b] = K[index[a], index[b]]
-        _whiskered(A, n)
-        if n and not _cholesky_factor(A, n):
+                factor[a, b] = K[index[a], index[b]]
+        _whiskered(factor, n)
+        sets[m] = mask if _cholesky_factor(factor, n) else -1
+        if sets[m] < 0:
             return -1
-        L = A
     if n:
-        _cholesky_substitute(L, x, n)
+        _cholesky_substitute(factor, x, n)
     pivot = mask
     for a in range(n):
         p = index[a]
@@ -176,8 +176,9 @@ def _try_active_set(mask, k, K, factor, r, lam, delta, A, x, index):
     return pivot
 
 
-@njit(cache=True)
-def _manifold_normals(i, k, K, factor, jacobian, minv_jt, target, softness, impulse, va, vb, sor, r, lam, delta, A, x, index):
+@njit(cache=True, inline="always")
+def _manifold_normals(i, k, K, factor, sets, m, jacobian, minv_jt, target, softness, impulse, va, vb, sor, r, lam, delta, x,
+                      index):
     """The k ≤ 4 normal rows of one manifold (rows i, i + 3, …) as one block: all their residuals
     r = J v − target + s λ from the same velocities, then the exact solution of the small LCP
 
@@ -204,7 +205,7 @@ def _manifold_normals(i, k, K, factor, jacobian, minv_jt, target, softness, impu
     # enumeration only if that cycles.
     found, mask = False, guess
     for _ in range(2 * k):
-        pivot = _try_active_set(mask, k, K, factor, r, lam, delta, A, x, index)
+        pivot = _try_active_set(mask, k, K, factor, sets, m, r, lam, delta, x, index)
         if pivot == mask:
             found = True
             break
@@ -218,7 +219,7 @@ def _manifold_normals(i, k, K, factor, jacobian, minv_jt, target, softness, impu
                 bits = 0
                 for p in range(k):
                     bits += (mask >> p) & 1
-                if bits == size and _try_active_set(mask, k, K, factor, r, lam, delta, A, x, index) == mask:
+                if bits == size and _try_active_set(mask, k, K, factor, sets, m, r, lam, delta, x, index) == mask:
                     found = True
                     break
             if found:
@@ -234,7 +235,8 @@ def _manifold_normals(i, k, K, factor, jacobian, minv_jt, target, softness, impu
 
 
 @njit(cache=True)
-def _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, manifold_l, target, softness, lower,
+def _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, manifold_l, manifold_set, target,
+         softness, lower,
          upper, mu, impulse, velocity, iterations, sor, friction, residual):
     """`iterations` PGS sweeps over the rows `order` (in that order), in place on impulse (R,) and
     velocity (B + 1, 6), whose last row is the static dummy body (zero velocity; `slot` maps side −1
@@ -264,7 +266,7 @@ def _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, mani
     r3 = np.empty(3)
     va, vb = np.empty(6), np.empty(6)       # the two bodies' velocities, loaded once per block
     r4, lam4, delta4, x4 = np.empty(4), np.empty(4), np.empty(4), np.empty(4)     # `_manifold_normals`' work
-    A4, index4 = np.empty((4, 4)), np.empty(4, np.int64)
+    index4 = np.empty(4, np.int64)
     for it in range(iterations):
         total = 0.0
         for k in range(order.size):
@@ -313,8 +315,9 @@ def _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, mani
                 total += r1 * r1 + r2 * r2
             one_by_one = points == 1
             if points > 1:                  # normal rows of the manifold, as one block
-                block_r2 = _manifold_normals(i, points, manifold_k[manifold[i]], manifold_l[manifold[i]], jacobian, minv_jt, target, softness,
-                                             impulse, va, vb, sor, r4, lam4, delta4, A4, x4, index4)
+                m = manifold[i]
+                block_r2 = _manifold_normals(i, points, manifold_k[m], manifold_l[m], manifold_set, m, jacobian, minv_jt,
+                                             target, softness, impulse, va, vb, sor, r4, lam4, delta4, x4, index4)
                 one_by_one = block_r2 < 0.0
                 total += max(block_r2, 0.0)
             if one_by_one:
@@ -338,8 +341,9 @@ class Prepared:
     inv_block: np.ndarray       # (R, 3, 3) at rows starting a block of 3: (J M⁻¹ Jᵀ + s)⁻¹ of the block
     manifold: np.ndarray        # (R,) int64: at a manifold's first normal row, its index into manifold_k
     manifold_k: np.ndarray      # (manifolds, 4, 4): K_pq = J_p M⁻¹ J_qᵀ + s δ_pq of its k normal rows
-    manifold_l: np.ndarray      # (manifolds, 4, 4): Cholesky factor of K (whiskered) with every row
-                                # active, the set of a manifold at rest; [0, 0] = 0 if K is singular
+    manifold_l: np.ndarray      # (manifolds, 4, 4): Cholesky factor (`_cholesky_factor`) of K's rows in
+    manifold_set: np.ndarray    # (manifolds,) int64: this active set (bit p = row p; −1 = none), kept
+                                # from sweep to sweep (`_try_active_set`); at first every row
 
 
 @njit(cache=True)
@@ -364,11 +368,11 @@ def _effective_masses(body, jacobian, inverse_mass, inverse_inertia, softness, m
 
 
 @njit(cache=True)
-def _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, manifold_l):
+def _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, manifold_l, manifold_set):
     """manifold_k[manifold[i]] = K of the normal rows i, i + 3, … of the manifold starting at row i
-    (`_manifold_normals`) and manifold_l[manifold[i]] the Cholesky factor of K with all k rows
-    active (whiskered, `_whiskered`): every sweep of a manifold at rest solves that set, so it is
-    factored once a step; static sides have M⁻¹Jᵀ = 0, so they drop out without a branch."""
+    (`_manifold_normals`), and manifold_l[manifold[i]] the Cholesky factor of K with all k rows
+    active (whiskered, `_whiskered`; manifold_set says so), the set of a manifold at rest; static
+    sides have M⁻¹Jᵀ = 0, so they drop out without a branch."""
     for i in range(block.size):
         k = block[i] - MANIFOLD + 1
         if k < 2:
@@ -384,8 +388,7 @@ def _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, m
         L = manifold_l[manifold[i]]
         L[:k, :k] = K[:k, :k]
         _whiskered(L, k)
-        if not _cholesky_factor(L, k):
-            L[0, 0] = 0.0
+        manifold_set[manifold[i]] = (1 << k) - 1 if _cholesky_factor(L, k) else -1
 
 
 @njit(cache=True)
@@ -439,14 +442,14 @@ def _prepare_rows(body, jacobian, block, softness, inverse_mass, inverse_inertia
     if blocked:
         _block_inverses(body, jacobian, minv_jt, softness, block, inv_block)
     manifold_k = np.zeros((max(count, 1), 4, 4))
-    manifold_l = np.zeros_like(manifold_k)
+    manifold_l, manifold_set = np.zeros_like(manifold_k), np.full(max(count, 1), -1, np.int64)
     if count:
-        _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, manifold_l)
+        _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, manifold_l, manifold_set)
     slot = np.empty((R, 2), np.int64)
     for i in range(R):
         for side in range(2):
             slot[i, side] = body[i, side] if body[i, side] >= 0 else B
-    return slot, minv_jt, inv_k, inv_block, manifold, manifold_k, manifold_l
+    return slot, minv_jt, inv_k, inv_block, manifold, manifold_k, manifold_l, manifold_set
 
 
 def prepare(rows, inverse_mass, inverse_inertia_world):
@@ -488,6 +491,7 @@ def sweep(prepared, velocity, target, iterations, sor, order=None, friction=True
         padded[:-1] = velocity
         _pgs(order, prepared.slot, rows.jacobian, prepared.minv_jt, prepared.inv_k, prepared.inv_block,
              np.ascontiguousarray(rows.block, np.int64), prepared.manifold, prepared.manifold_k, prepared.manifold_l,
+             prepared.manifold_set,
              np.ascontiguousarray(target),
              rows.softness, rows.lower, rows.upper, rows.mu, rows.impulse, padded,
              iterations, float(sor), bool(friction), residual)
@@ -528,6 +532,7 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
         restitution = _NO_RESTITUTION
     _solve_stages(prepared.slot, rows.body, rows.jacobian, prepared.minv_jt, prepared.inv_k, prepared.inv_block,
                   np.ascontiguousarray(rows.block, np.int64), prepared.manifold, prepared.manifold_k, prepared.manifold_l,
+             prepared.manifold_set,
                   np.ascontiguousarray(rows.target, float), np.ascontiguousarray(rows.relax, float),
                   np.ascontiguousarray(restitution, float), rows.softness, rows.lower, rows.upper, rows.mu, rows.impulse,
                   padded, int(iterations), int(iterations if relax_iterations is None else relax_iterations), float(sor),
@@ -539,7 +544,8 @@ _NO_RESTITUTION = np.zeros(0)
 
 
 @njit(cache=True)
-def _solve_stages(slot, body, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, manifold_l, target,
+def _solve_stages(slot, body, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, manifold_l, manifold_set,
+                  target,
                   relax_target, restitution, softness, lower, upper, mu, impulse, velocity, iterations,
                   relax_iterations, sor, warm, relax, residual, velocity_solve, velocity_relax):
     """`solve`'s stages in one compiled call, in place on velocity (B + 1, 6) (the last row the
@@ -551,11 +557,12 @@ def _solve_stages(slot, body, jacobian, minv_jt, inv_k, inv_block, block, manifo
     _apply_impulses(body, minv_jt, impulse, velocity)
     order = np.arange(R)
     if R and iterations:
-        _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, manifold_l, target, softness,
+        _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, manifold_l, manifold_set, target, softness,
              lower, upper, mu, impulse, velocity, iterations, sor, True, residual)
     velocity_solve[:] = velocity[:B]
     if R and relax and relax_iterations:
-        _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, manifold_l, relax_target,
+        _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, manifold_l, manifold_set,
+             relax_target,
              softness, lower, upper, mu, impulse, velocity, relax_iterations, 1.0, True, np.zeros(relax_iterations))
     velocity_relax[:] = velocity[:B]
     # Box2D v3: only points that took an impulse bounce (a speculative point that never touched does not).
@@ -572,7 +579,8 @@ def _solve_stages(slot, body, jacobian, minv_jt, inv_k, inv_block, block, manifo
                 if impulse[i] > 0.0:
                     order[k] = i
                     k += 1
-        _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, manifold_l, bounce_target,
+        _pgs(order, slot, jacobian, minv_jt, inv_k, inv_block, block, manifold, manifold_k, manifold_l, manifold_set,
+             bounce_target,
              softness, lower, upper, mu, impulse, velocity, iterations, 1.0, False, np.zeros(iterations))
 
 
