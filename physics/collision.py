@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from physics.rotation_kernels import cross as cross3, sub
 from physics.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE, world_shapes
 
 __all__ = ["Contacts", "ContactCache", "contacts", "BREAK"]
@@ -591,6 +592,51 @@ def _epa_workspace():
             np.empty((128, 2), dtype=np.int64))
 
 
+@njit(cache=True, inline="always")
+def _row(a, i):
+    """Row i of an (N, 3) array as a 3-tuple."""
+    return (a[i, 0], a[i, 1], a[i, 2])
+
+
+@njit(cache=True, inline="always")
+def _difference(sa, sb, v, i):
+    """v[i] = sa[i] − sb[i]: a vertex of the Minkowski difference A − B."""
+    for c in range(3):
+        v[i, c] = sa[i, c] - sb[i, c]
+
+
+@njit(cache=True, inline="always")
+def _move_vertex(sa, sb, v, src, dst):
+    """Simplex vertex `src` (its points on a, on b and their difference) copied to slot `dst`."""
+    for c in range(3):
+        sa[dst, c], sb[dst, c], v[dst, c] = sa[src, c], sb[src, c], v[src, c]
+
+
+@njit(cache=True, inline="always")
+def _swap_vertices(sa, sb, v, i, j):
+    for c in range(3):
+        sa[i, c], sa[j, c] = sa[j, c], sa[i, c]
+        sb[i, c], sb[j, c] = sb[j, c], sb[i, c]
+        v[i, c], v[j, c] = v[j, c], v[i, c]
+
+
+@njit(cache=True, inline="always")
+def _unit3(t, fallback):
+    """`_unit` on 3-tuples."""
+    n = np.sqrt(_dot(t, t))
+    if n < _EPS:
+        return fallback
+    return (t[0] / n, t[1] / n, t[2] / n)
+
+
+@njit(cache=True, inline="always")
+def _perpendicular3(u):
+    """`_perpendicular` on 3-tuples."""
+    if abs(u[0]) < 0.57735:
+        return _unit3(cross3(u, (1.0, 0.0, 0.0)), u)
+    return _unit3(cross3(u, (0.0, 1.0, 0.0)), u)
+
+
 @njit(cache=True)
 def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
     """(hit, normal a -> b, depth, witness on a, witness on b) by GJK on A - B then EPA.
@@ -600,95 +646,98 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
     else:
         ws = work
     sa, sb, v, faces, normals, dists, alive, edges = ws
-    d = cb - ca
+    # GJK on 3-tuples (registers), the simplex in rows 0..n-1 of sa, sb, v, newest last: array
+    # temporaries cost an allocation each, more than GJK's arithmetic
+    d = (cb[0] - ca[0], cb[1] - ca[1], cb[2] - ca[2])
     if _dot(d, d) < _EPS:
-        d = np.array([1.0, 0.0, 0.0])
-    # GJK: the simplex in slots 0..n-1, newest last; search direction towards the origin
-    direction = -d
+        d = (1.0, 0.0, 0.0)
+    # search direction towards the origin
+    direction = (-d[0], -d[1], -d[2])
     _support_into(ka, ca, Ra, pa, direction, 1.0, sa, 0)
     _support_into(kb, cb, Rb, pb, direction, -1.0, sb, 0)
-    v[0] = sa[0] - sb[0]
+    _difference(sa, sb, v, 0)
     n = 1
-    direction = -v[0]
+    direction = (-v[0, 0], -v[0, 1], -v[0, 2])
     hit = False
     for _ in range(_GJK_ITERATIONS):
         if _dot(direction, direction) < 1e-20:
             # the origin lies in the simplex's span (e.g. on the line through two sphere centres):
             # step out of the span; if nothing lies beyond, the shapes only touch
             if n == 1:
-                direction = np.array([1.0, 0.0, 0.0])
+                direction = (1.0, 0.0, 0.0)
             else:
-                if n == 3 and _dot(_cross(v[1] - v[0], v[2] - v[0]), _cross(v[1] - v[0], v[2] - v[0])) < 1e-24:
-                    sa[1], sb[1], v[1] = sa[2].copy(), sb[2].copy(), v[2].copy()
-                    n = 2
+                if n == 3:
+                    normal = cross3(sub(_row(v, 1), _row(v, 0)), sub(_row(v, 2), _row(v, 0)))
+                    if _dot(normal, normal) < 1e-24:
+                        _move_vertex(sa, sb, v, 2, 1)
+                        n = 2
                 if n == 2:
-                    direction = _perpendicular(_unit(v[1] - v[0], np.array([1.0, 0.0, 0.0])))
+                    direction = _perpendicular3(_unit3(sub(_row(v, 1), _row(v, 0)), (1.0, 0.0, 0.0)))
                 else:
-                    direction = _cross(v[1] - v[0], v[2] - v[0])
-        direction = direction / np.sqrt(_dot(direction, direction))
+                    direction = cross3(sub(_row(v, 1), _row(v, 0)), sub(_row(v, 2), _row(v, 0)))
+        length = np.sqrt(_dot(direction, direction))
+        direction = (direction[0] / length, direction[1] / length, direction[2] / length)
         _support_into(ka, ca, Ra, pa, direction, 1.0, sa, n)
         _support_into(kb, cb, Rb, pb, direction, -1.0, sb, n)
-        v[n] = sa[n] - sb[n]
-        if _dot(v[n], direction) < 0:
-            return False, direction, 0.0, ca.copy(), cb.copy()  # separated along `direction`
+        _difference(sa, sb, v, n)
+        if _dot(_row(v, n), direction) < 0:
+            return False, np.array(direction), 0.0, ca.copy(), cb.copy()  # separated along `direction`
         n += 1
         # reduce the simplex to the feature closest to the origin (the newest point is kept)
-        a = v[n - 1].copy()
-        ao = -a
+        a = _row(v, n - 1)
+        ao = (-a[0], -a[1], -a[2])
         if n == 2:
-            ab = v[0] - a
-            direction = _cross(_cross(ab, ao), ab)
+            ab = sub(_row(v, 0), a)
+            direction = cross3(cross3(ab, ao), ab)
             if _dot(direction, direction) < 1e-30:
-                direction = _perpendicular(_unit(ab, np.array([1.0, 0.0, 0.0])))
+                direction = _perpendicular3(_unit3(ab, (1.0, 0.0, 0.0)))
                 if _dot(direction, ao) < 0:
-                    direction = -direction
+                    direction = (-direction[0], -direction[1], -direction[2])
         elif n == 3:
-            b, c = v[1].copy(), v[0].copy()
-            ab, ac = b - a, c - a
-            abc = _cross(ab, ac)
-            if _dot(_cross(abc, ac), ao) > 0:  # outside edge ac
-                sa[1], sb[1], v[1] = sa[2].copy(), sb[2].copy(), a
+            b, c = _row(v, 1), _row(v, 0)
+            ab, ac = sub(b, a), sub(c, a)
+            abc = cross3(ab, ac)
+            if _dot(cross3(abc, ac), ao) > 0:  # outside edge ac: (c, a)
+                _move_vertex(sa, sb, v, 2, 1)
                 n = 2
-                direction = _cross(_cross(ac, ao), ac)
-            elif _dot(_cross(ab, abc), ao) > 0:  # outside edge ab
-                sa[0], sb[0], v[0] = sa[1].copy(), sb[1].copy(), b
-                sa[1], sb[1], v[1] = sa[2].copy(), sb[2].copy(), a
+                direction = cross3(cross3(ac, ao), ac)
+            elif _dot(cross3(ab, abc), ao) > 0:  # outside edge ab: (b, a)
+                _move_vertex(sa, sb, v, 1, 0)
+                _move_vertex(sa, sb, v, 2, 1)
                 n = 2
-                direction = _cross(_cross(ab, ao), ab)
+                direction = cross3(cross3(ab, ao), ab)
             elif _dot(abc, ao) > 0:
                 direction = abc
             else:  # below the triangle: flip its winding so the origin is on the normal's side
-                sa[0], sa[1] = sa[1].copy(), sa[0].copy()
-                sb[0], sb[1] = sb[1].copy(), sb[0].copy()
-                v[0], v[1] = b, c
-                direction = -abc
+                _swap_vertices(sa, sb, v, 0, 1)
+                direction = (-abc[0], -abc[1], -abc[2])
         else:
-            b, c, dd = v[2].copy(), v[1].copy(), v[0].copy()
-            abc = _cross(b - a, c - a)
-            acd = _cross(c - a, dd - a)
-            adb = _cross(dd - a, b - a)
+            b, c, dd = _row(v, 2), _row(v, 1), _row(v, 0)
+            abc = cross3(sub(b, a), sub(c, a))
+            acd = cross3(sub(c, a), sub(dd, a))
+            adb = cross3(sub(dd, a), sub(b, a))
             # slots: 0 = d, 1 = c, 2 = b, 3 = a; the triangle abc's normal points away from d
-            if _dot(abc, ao) > 0:
-                sa[0], sb[0], v[0] = sa[1].copy(), sb[1].copy(), c
-                sa[1], sb[1], v[1] = sa[2].copy(), sb[2].copy(), b
-                sa[2], sb[2], v[2] = sa[3].copy(), sb[3].copy(), a
+            if _dot(abc, ao) > 0:  # (c, b, a)
+                _move_vertex(sa, sb, v, 1, 0)
+                _move_vertex(sa, sb, v, 2, 1)
+                _move_vertex(sa, sb, v, 3, 2)
                 n = 3
                 direction = abc
-            elif _dot(acd, ao) > 0:
-                sa[2], sb[2], v[2] = sa[3].copy(), sb[3].copy(), a  # (d, c, a)
+            elif _dot(acd, ao) > 0:  # (d, c, a)
+                _move_vertex(sa, sb, v, 3, 2)
                 n = 3
                 direction = acd
-            elif _dot(adb, ao) > 0:
-                sa[1], sb[1], v[1] = sa[0].copy(), sb[0].copy(), dd  # (b, d, a)
-                sa[0], sb[0], v[0] = sa[2].copy(), sb[2].copy(), b
-                sa[2], sb[2], v[2] = sa[3].copy(), sb[3].copy(), a
+            elif _dot(adb, ao) > 0:  # (b, d, a)
+                _swap_vertices(sa, sb, v, 0, 2)
+                _move_vertex(sa, sb, v, 2, 1)
+                _move_vertex(sa, sb, v, 3, 2)
                 n = 3
                 direction = adb
             else:
                 hit = True
                 break
     if not hit:
-        return False, direction, 0.0, ca.copy(), cb.copy()
+        return False, np.array(direction), 0.0, ca.copy(), cb.copy()
     # EPA on the tetrahedron v[0..3]; faces oriented with outward normals (the origin is inside)
     nf = 0
     # faces are oriented away from a point inside the polytope: the first tetrahedron's centroid
