@@ -53,6 +53,8 @@ ROWS_PER_JOINT = 8  # slots: 0-2 linear, 3-5 angular, 6 limit, 7 motor
 MANIFOLD = 4        # Rows.block = MANIFOLD + k − 1: the first normal row of k ≤ 4 contact points of
                     #   the same two bodies, solved together (physics.solver._pgs)
 INF = np.inf
+SLOP = 0.0005       # m: contact penetration left uncorrected (Box2D's linear slop)
+BOUNCE_THRESHOLD = 1.0   # m/s: slower approaches do not bounce (Box2D v3's restitution threshold)
 
 
 def beta_from_erp(erp, h):
@@ -215,7 +217,7 @@ def _contact_rows_kernel(point, normal, depth, body, centre, velocity, static_ve
 
 
 def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
-                 h, beta, slop=0.0005, threshold=1.0, softness=0.0):
+                 h, beta, slop=SLOP, threshold=BOUNCE_THRESHOLD, softness=0.0):
     """Rows for M contact points: per point [t1, t2, n] (row 3m + 2 is point m's normal row; the
     solver visits a manifold at its first normal row: friction, then the normal rows as a block,
     `physics.solver._pgs`).

@@ -39,9 +39,9 @@ import numpy as np
 from numba import njit
 
 from physics.broadphase import candidate_pairs, collision_filter
-from physics.collision import ContactCache, Contacts, contacts
-from physics.constraints import MANIFOLD, ROWS_PER_JOINT, Joints, Rows, beta_from_erp, concatenate, contact_rows, \
-    restitution_targets
+from physics.collision import ContactCache, Contacts, _lookup, contacts
+from physics.constraints import BOUNCE_THRESHOLD, MANIFOLD, ROWS_PER_JOINT, SLOP, Joints, Rows, _contact_rows_kernel, \
+    beta_from_erp, concatenate, restitution_targets
 from physics.rotation import matrix_from_rotvec
 from physics.shapes import ShapeSet, aabbs
 
@@ -589,7 +589,7 @@ def _reach(point, normal, depth, nodes, body, centre, velocity, node_x, node_v, 
            lead, base, surface, keep):
     """keep[m] = −depth ≤ base + h max(−vn₀, 0) with vn₀ = n · (v_b − v_a) at the point, and the
     surface velocity of each static side (a kinematic node's world motion) per point
-    (`SceneSolver._speculative`), led by `lead` seconds:
+    (`_keep_reachable`), led by `lead` seconds:
 
         v_surface = v + ω × r + lead (a + α × r + ω × (ω × r))
 
@@ -667,12 +667,44 @@ def _fastest(velocity):
 
 
 @njit(cache=True)
+def _contact_stage(shape_a, shape_b, node_a, node_b, point, normal, depth, feature, body_of_node, centre, velocity,
+                   node_x, node_v, node_omega, node_acc, node_alpha, h, lead, base, friction, restitution, keys, impulses,
+                   n_shapes, warm, beta, slop, threshold, softness):
+    """The contact points' rows in one compiled call (`SceneSolver.prepare`): the points that can
+    touch within this step (`_keep_reachable`: the narrow phase keeps every point within the
+    fastest body's reach, one margin for all pairs; a point is kept only if its own gap
+    −depth ≤ SPECULATIVE + h (−vn₀ + |g| h), vn₀ the relative normal velocity at the point at the
+    start of the step — Catto, "Speculative contacts", GDC 2013: the settling pile of 1,000 boxes
+    then solves 4.3k points instead of 9.4k), their friction and restitution (Box2D's mixing
+    rules: μ = √(μ_a μ_b), e = max(e_a, e_b)), last step's impulses (warm start, the cache's sorted
+    keys) and their rows (`physics.constraints.contact_rows`). Returns (kept, the ten `Rows`
+    arrays, approach (kept,), static_normal (kept,), e (kept,)); the contacts' arrays are
+    compacted in place, kept points first."""
+    kept, body, surface = _keep_reachable(shape_a, shape_b, node_a, node_b, point, normal, depth, feature, body_of_node,
+                                          centre, velocity, node_x, node_v, node_omega, node_acc, node_alpha, h, lead,
+                                          base)
+    mu, e, stored = np.empty(kept), np.empty(kept), np.zeros((kept, 3))
+    for m in range(kept):
+        a, b = node_a[m], node_b[m]
+        mu[m] = np.sqrt(friction[a] * friction[b])
+        e[m] = max(restitution[a], restitution[b])
+    if warm:
+        _lookup(keys, impulses, shape_a[:kept], shape_b[:kept], feature[:kept], n_shapes, stored)
+    R = 3 * kept
+    rows = (np.empty((R, 2), np.int64), np.empty((R, 2, 6)), np.empty(R), np.empty(R), np.empty(R), np.empty(R),
+            np.empty(R), np.empty(R), np.empty(R), np.empty(R, np.int64))
+    approach, static_normal = np.empty(kept), np.empty(kept)
+    _contact_rows_kernel(point[:kept], normal[:kept], depth[:kept], body[:kept], centre, velocity, surface[:kept], mu, e,
+                         stored, h, beta, slop, threshold, softness, *rows, approach, static_normal)
+    return (kept, *rows, approach, static_normal, e)
+
+
+@njit(cache=True)
 def _keep_reachable(shape_a, shape_b, node_a, node_b, point, normal, depth, feature, body_of_node, centre, velocity,
                     node_x, node_v, node_omega, node_acc, node_alpha, h, lead, base):
-    """`SceneSolver._speculative` in one compiled call: each point's solver bodies (M, 2) and
-    surface velocities (M, 2, 3) (`_reach`), then the points that can touch this step moved to the
-    front of every array, in order (the contacts' arrays are this step's, fresh from the narrow
-    phase); returns (how many were kept, body, surface)."""
+    """Each point's solver bodies (M, 2) and surface velocities (M, 2, 3) (`_reach`), then the
+    points that can touch this step moved to the front of every array, in order (the contacts'
+    arrays are this step's, fresh from the narrow phase); returns (how many were kept, body, surface)."""
     M = depth.size
     nodes, body = np.empty((M, 2), np.int64), np.empty((M, 2), np.int64)
     for m in range(M):
@@ -766,38 +798,24 @@ class SceneSolver:
             pairs = candidate_pairs(lo, hi, self.filter)
             c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
             lead = h if lead is None else lead      # `_reach`
-            c, body, surface = self._speculative(c, world, centre, velocity, h, lead, np.linalg.norm(settings.gravity))
+            cache = self.cache
+            kept, *arrays, approach, static_normal, e = _contact_stage(
+                c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth, c.feature_id,
+                self.body_of_node, centre, velocity, world.translation, world.velocity, world.omega, world.acceleration,
+                world.alpha, h, lead, SPECULATIVE + np.linalg.norm(settings.gravity) * h * h, self.friction,
+                self.restitution, cache._impulse_keys, cache._impulses, cache._n_shapes, bool(settings.warm_start), beta,
+                SLOP, BOUNCE_THRESHOLD, softness)
+            if kept < len(c):
+                c = Contacts(c.shape_a[:kept], c.shape_b[:kept], c.body_a[:kept], c.body_b[:kept], c.point_world[:kept],
+                             c.normal_world[:kept], c.depth[:kept], c.feature_id[:kept])
             self.contacts = c
-            mu = np.sqrt(self.friction[c.body_a] * self.friction[c.body_b])      # Box2D's mixing rules
-            e = np.maximum(self.restitution[c.body_a], self.restitution[c.body_b])
-            warm = self.cache.lookup(c) if settings.warm_start else np.zeros((len(c), 3))
-            rows, approach, static_normal = contact_rows(c.point_world, c.normal_world, c.depth, body, centre, velocity,
-                                                         surface, mu, e, warm, h, beta, softness=softness)
-            parts.append(rows)
+            parts.append(Rows(*arrays))
             may = np.flatnonzero(np.isfinite(approach))
             self._bounce = (offset + 3 * may + 2, approach[may], static_normal[may], -c.depth[may], e[may]) if may.size else None
         else:
             self._bounce = None
         self._h = h
         self._prepared = prepare(parts[0] if len(parts) == 1 else concatenate(parts), inverse_mass, inverse_inertia)
-
-    def _speculative(self, c, world, centre, velocity, h, lead, gravity):
-        """The points of `c` that can touch within this step, with their solver bodies (M, 2) and the
-        surface velocity (M, 2, 3) of their static sides (kinematic nodes; zero elsewhere).
-
-        The narrow phase keeps every point within the fastest body's reach (one margin for all
-        pairs); a point is kept only if its own gap −depth ≤ SPECULATIVE + h (−vn₀ + |g| h), vn₀
-        the relative normal velocity at the point at the start of the step (Catto, "Speculative
-        contacts", GDC 2013: the speculative distance is per contact). The settling pile of
-        1,000 boxes then solves 4.3k points instead of 9.4k (solve + relax 13 -> 5.3 ms)."""
-        kept, body, surface = _keep_reachable(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world,
-                                              c.depth, c.feature_id, self.body_of_node, centre, velocity, world.translation,
-                                              world.velocity, world.omega, world.acceleration, world.alpha, h, lead,
-                                              SPECULATIVE + gravity * h * h)
-        if kept == len(c):
-            return c, body, surface
-        return (Contacts(c.shape_a[:kept], c.shape_b[:kept], c.body_a[:kept], c.body_b[:kept], c.point_world[:kept],
-                         c.normal_world[:kept], c.depth[:kept], c.feature_id[:kept]), body[:kept], surface[:kept])
 
     def _restitution_targets(self, velocity, fraction):
         """(R,) the restitution stage's J v target for the normal rows that may bounce, NaN elsewhere

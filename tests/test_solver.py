@@ -148,7 +148,7 @@ def test_box_on_slope_sticks_below_tan_theta_equals_mu(mu, angle_deg, slides):
 
 def test_speculative_points_only_where_their_own_gap_can_close():
     """A point gets rows only if its gap can close within the step at its own approach speed
-    (`SceneSolver._speculative`): two boxes resting 1 cm apart get none between them although a
+    (`physics.solver._contact_stage`): two boxes resting 1 cm apart get none between them although a
     ball elsewhere falls at 20 m/s (the fastest body's reach, 0.002 + 20 h = 0.335 m, is the
     narrow phase's margin), while that ball, 0.2 m above the ground, does get its speculative point
     and lands on the ground without passing through it."""
