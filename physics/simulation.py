@@ -103,6 +103,7 @@ def _move_bodies(nodes, parent, nearest, generation_order, counteract, dv, dx, w
 
 
 _EYE = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+_NO_ROWS = np.zeros((0, 3))
 
 
 @njit(cache=True)
@@ -116,6 +117,51 @@ def _keep_momentum(nodes, omega_body, inertia, before, world_rotation, total):
         L_body = (I[0] * w[0], I[1] * w[1], I[2] * w[2])
         L = matvec_t(load33(world_rotation, nodes[k]), matvec(R, L_body))
         store3(omega_body, k, (L[0] / I[0], L[1] / I[1], L[2] / I[2]))
+
+
+@njit(cache=True)
+def _dynamic_inputs(nodes, parent, world_rotation, world_scale, world_acceleration, world_omega, world_alpha,
+                    local_translation, local_rotation, local_velocity, mass, gravity, force_applied):
+    """What the dynamic stage steps, gathered in one compiled pass: the bodies' local translation,
+    rotation, velocity, their world force m g + F_applied, and their parents' world motion (the
+    integrator's frame: rotation, scale, acceleration, ω, α; the identity for the world)."""
+    D = nodes.size
+    translation, rotation, velocity, force = np.empty((D, 3)), np.empty((D, 3, 3)), np.empty((D, 3)), np.empty((D, 3))
+    R2, s2, a2, w2, alpha2 = np.empty((D, 3, 3)), np.empty(D), np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3))
+    for k in range(D):
+        i, q = nodes[k], parent[k]
+        store3(translation, k, load3(local_translation, i))
+        store33(rotation, k, load33(local_rotation, i))
+        store3(velocity, k, load3(local_velocity, i))
+        for c in range(3):
+            force[k, c] = mass[k] * gravity[c] + force_applied[k, c]
+        if q >= 0:
+            store33(R2, k, load33(world_rotation, q))
+            s2[k] = world_scale[q]
+            store3(a2, k, load3(world_acceleration, q))
+            store3(w2, k, load3(world_omega, q))
+            store3(alpha2, k, load3(world_alpha, q))
+        else:
+            store33(R2, k, _EYE)
+            s2[k] = 1.0
+            store3(a2, k, (0.0, 0.0, 0.0))
+            store3(w2, k, (0.0, 0.0, 0.0))
+            store3(alpha2, k, (0.0, 0.0, 0.0))
+    return translation, rotation, velocity, force, R2, s2, a2, w2, alpha2
+
+
+@njit(cache=True)
+def _scatter_motion(nodes, translation, rotation, velocity, omega, local_translation, local_rotation, local_velocity,
+                    local_omega):
+    """A stage's results for `nodes` written back into the hierarchy's local state in one pass;
+    omega may be empty (the dynamic stage keeps omega_body instead)."""
+    for k in range(nodes.size):
+        i = nodes[k]
+        store3(local_translation, i, load3(translation, k))
+        store33(local_rotation, i, load33(rotation, k))
+        store3(local_velocity, i, load3(velocity, k))
+        if omega.shape[0]:
+            store3(local_omega, i, load3(omega, k))
 
 
 @njit(cache=True)
@@ -364,22 +410,21 @@ class Simulation:
         translation, rotation, velocity, omega = self._kin_state
         advance_kinematic(translation, rotation, velocity, omega, self._kin_acceleration, self._kin_alpha, h,
                           settings.rotation_update, settings.exponential)
-        local.translation[nodes], local.rotation[nodes] = translation, rotation
-        local.velocity[nodes], local.omega[nodes] = velocity, omega
+        _scatter_motion(nodes, translation, rotation, velocity, omega, local.translation, local.rotation, local.velocity,
+                        local.omega)
 
     def _stage_dynamic(self, h):
         if self._dyn.size == 0:
             return
-        local, nodes, settings = self.hierarchy.local, self._dyn, self.settings
-        frames = None
-        if self._any_parented:
-            f = self._frame(slice(None))
-            frames = (f.rotation, f.scale, f.acceleration, f.angular_velocity, f.angular_acceleration)
-        translation, rotation, velocity = local.translation[nodes], local.rotation[nodes], local.velocity[nodes]
-        force, torque = self._forces()
+        local, world, nodes, settings = self.hierarchy.local, self.hierarchy.world_state, self._dyn, self.settings
+        translation, rotation, velocity, force, *frames = _dynamic_inputs(
+            nodes, self._dyn_parent, world.rotation, world.scale, world.acceleration, world.omega, world.alpha,
+            local.translation, local.rotation, local.velocity, self._mass_dyn, self.settings.gravity, self._force_applied)
         advance_bodies((translation, rotation, velocity, self._omega_body, self._mass_dyn, self._inertia_dyn, force,
-                        np.ascontiguousarray(torque)), h, settings.integrator, settings.gyroscopic, frames)
-        local.translation[nodes], local.rotation[nodes], local.velocity[nodes] = translation, rotation, velocity
+                        self._torque_applied), h, settings.integrator, settings.gyroscopic,
+                       tuple(frames) if self._any_parented else None)
+        _scatter_motion(nodes, translation, rotation, velocity, _NO_ROWS, local.translation, local.rotation, local.velocity,
+                        local.omega)
 
     def _stage_events(self):
         events = self.scene.events
