@@ -33,6 +33,7 @@ The step's stages (Box2D v3 `b2SolverStage`, src/solver.c), over arrays:
 The residual ‖r‖ (projected: zero for a row held at a bound and pushing against it) of every solve
 iteration is kept in `Solution.residual` for display.
 """
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -677,9 +678,9 @@ def _contact_stage(shape_a, shape_b, node_a, node_b, point, normal, depth, featu
     start of the step — Catto, "Speculative contacts", GDC 2013: the settling pile of 1,000 boxes
     then solves 4.3k points instead of 9.4k), their friction and restitution (Box2D's mixing
     rules: μ = √(μ_a μ_b), e = max(e_a, e_b)), last step's impulses (warm start, the cache's sorted
-    keys) and their rows (`physics.constraints.contact_rows`). Returns (kept, the ten `Rows`
-    arrays, approach (kept,), static_normal (kept,), e (kept,)); the contacts' arrays are
-    compacted in place, kept points first."""
+    keys) and their rows (`physics.constraints.contact_rows`). Returns (kept, how many may bounce,
+    the ten `Rows` arrays, approach (kept,), static_normal (kept,), e (kept,)); the contacts'
+    arrays are compacted in place, kept points first."""
     kept, body, surface = _keep_reachable(shape_a, shape_b, node_a, node_b, point, normal, depth, feature, body_of_node,
                                           centre, velocity, node_x, node_v, node_omega, node_acc, node_alpha, h, lead,
                                           base)
@@ -696,7 +697,10 @@ def _contact_stage(shape_a, shape_b, node_a, node_b, point, normal, depth, featu
     approach, static_normal = np.empty(kept), np.empty(kept)
     _contact_rows_kernel(point[:kept], normal[:kept], depth[:kept], body[:kept], centre, velocity, surface[:kept], mu, e,
                          stored, h, beta, slop, threshold, softness, *rows, approach, static_normal)
-    return (kept, *rows, approach, static_normal, e)
+    bounces = 0
+    for m in range(kept):
+        bounces += np.isfinite(approach[m])
+    return (kept, bounces, *rows, approach, static_normal, e)
 
 
 @njit(cache=True)
@@ -799,10 +803,10 @@ class SceneSolver:
             c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
             lead = h if lead is None else lead      # `_reach`
             cache = self.cache
-            kept, *arrays, approach, static_normal, e = _contact_stage(
+            kept, bounces, *arrays, approach, static_normal, e = _contact_stage(
                 c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth, c.feature_id,
                 self.body_of_node, centre, velocity, world.translation, world.velocity, world.omega, world.acceleration,
-                world.alpha, h, lead, SPECULATIVE + np.linalg.norm(settings.gravity) * h * h, self.friction,
+                world.alpha, h, lead, SPECULATIVE + math.hypot(*settings.gravity) * h * h, self.friction,
                 self.restitution, cache._impulse_keys, cache._impulses, cache._n_shapes, bool(settings.warm_start), beta,
                 SLOP, BOUNCE_THRESHOLD, softness)
             if kept < len(c):
@@ -810,8 +814,10 @@ class SceneSolver:
                              c.normal_world[:kept], c.depth[:kept], c.feature_id[:kept])
             self.contacts = c
             parts.append(Rows(*arrays))
-            may = np.flatnonzero(np.isfinite(approach))
-            self._bounce = (offset + 3 * may + 2, approach[may], static_normal[may], -c.depth[may], e[may]) if may.size else None
+            self._bounce = None
+            if bounces:     # points approaching faster than BOUNCE_THRESHOLD with e > 0 (rare)
+                may = np.flatnonzero(np.isfinite(approach))
+                self._bounce = (offset + 3 * may + 2, approach[may], static_normal[may], -c.depth[may], e[may])
         else:
             self._bounce = None
         self._h = h
