@@ -58,6 +58,7 @@ def build_parser():
     solver.add_argument("--warm-start", choices=("on", "off"), help="start from last step's impulses")
     solver.add_argument("--relax", choices=("on", "off"), help="relax stage: position correction adds no energy")
     solver.add_argument("--shake", choices=("on", "off"), help="joint projection also corrects velocities (SHAKE)")
+    solver.add_argument("--sleep", choices=("on", "off"), help="bodies at rest on their parent sleep until woken")
     run.add_argument("--record-every", type=int, default=1, metavar="K", help="record one row every K steps (default 1)")
     run.add_argument("--out", required=True, metavar="FILE", help="output file, .npz or .csv (written atomically)")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
@@ -70,7 +71,7 @@ def _overrides(args):
         "gyroscopic": args.gyroscopic, "rotation_update": args.rotation_update,
         "exponential": args.exponential, "counteract": args.counteract,
         "iterations": args.iterations, "sor": args.sor, "erp": args.erp, "cfm": args.cfm,
-        "warm_start": args.warm_start, "relax": args.relax, "shake": args.shake,
+        "warm_start": args.warm_start, "relax": args.relax, "shake": args.shake, "sleep": args.sleep,
     }
     return {name: value for name, value in values.items() if value is not None}
 

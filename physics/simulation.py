@@ -44,6 +44,17 @@ POSITION_FRACTION = {"explicit-euler": 0.0, "semi-implicit-euler": 1.0, "implici
 # at rest on it lands where the surface does (physics.solver._reach): semi-implicit Euler's chord in
 # the parent's non-rotating frame wants the mid-step velocity, every other scheme the end-of-step one.
 SURFACE_LEAD = {"semi-implicit-euler": 0.5}
+# Sleeping (settings.sleep; Box2D's and Jolt's islands, in the parent's frame): a dynamic body at
+# rest on its parent — local |v| < SLEEP_LINEAR and |ω| < SLEEP_ANGULAR — for SLEEP_TIME, with
+# every dynamic body it touches, rides rigidly with its parent (local state held, no contact rows,
+# no narrow phase against static shapes) until something could move it: an impulse, a setting, an
+# awake body's bounding box, or a change of the field it rests in — gravity less the parent's
+# acceleration, its angular velocity and angular acceleration, in the parent's axes (a deck
+# turning steadily keeps it; a turret yawing on a turning hull does not) — by more than WAKE_FIELD.
+SLEEP_LINEAR = 0.05     # m/s (Box2D v3's b2_linearSleepTolerance... v3: contactSpeed 0.05 m/s)
+SLEEP_ANGULAR = 0.05    # rad/s
+SLEEP_TIME = 0.5        # s (Box2D's b2_timeToSleep)
+WAKE_FIELD = 1e-3       # m/s², rad/s, rad/s²
 
 
 def _rows_times(matrices, vectors):
@@ -164,6 +175,120 @@ def _scatter_motion(nodes, translation, rotation, velocity, omega, local_transla
             store3(local_omega, i, load3(omega, k))
 
 
+@njit(cache=True, inline="always")
+def _field(q, rotation, scale, acceleration, omega, alpha, gravity):
+    """What a body resting on parent q feels, in q's axes: (R2ᵀ (g − a2) / s2, R2ᵀ ω2, R2ᵀ α2);
+    (g, 0, 0) for the world. Its local acceleration at rest follows from these and its place."""
+    if q < 0:
+        return (gravity[0], gravity[1], gravity[2]), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+    R = load33(rotation, q)
+    free = matvec_t(R, sub((gravity[0], gravity[1], gravity[2]), load3(acceleration, q)))
+    return mul(1.0 / scale[q], free), matvec_t(R, load3(omega, q)), matvec_t(R, load3(alpha, q))
+
+
+@njit(cache=True, inline="always")
+def _field_change(field, held_field, k):
+    """The largest change of any component of `field` from held_field[k] (9,)."""
+    change = 0.0
+    for part in range(3):
+        for c in range(3):
+            change = max(change, abs(field[part][c] - held_field[k, 3 * part + c]))
+    return change
+
+
+@njit(cache=True, inline="always")
+def _record_field(field, held_field, k):
+    for part in range(3):
+        for c in range(3):
+            held_field[k, 3 * part + c] = field[part][c]
+
+
+@njit(cache=True)
+def _wake_on_field(nodes, parent, rotation, scale, acceleration, omega, alpha, gravity, asleep, still, held_field):
+    """Wake each sleeping body whose field (`_field`) moved more than WAKE_FIELD from the one it
+    came to rest in."""
+    for k in range(nodes.size):
+        if not asleep[k]:
+            continue
+        change = _field_change(_field(parent[k], rotation, scale, acceleration, omega, alpha, gravity), held_field, k)
+        if not change <= WAKE_FIELD:
+            asleep[k] = False
+            still[k] = 0.0
+
+
+@njit(cache=True)
+def _hold(nodes, asleep, held_translation, held_rotation, held_omega, translation, rotation, velocity, omega_body):
+    """Sleeping bodies back where they rest on their parent, at rest (after the free step)."""
+    for k in range(nodes.size):
+        if asleep[k]:
+            i = nodes[k]
+            store3(translation, i, load3(held_translation, k))
+            store33(rotation, i, load33(held_rotation, k))
+            store3(velocity, i, (0.0, 0.0, 0.0))
+            store3(omega_body, k, load3(held_omega, k))
+
+
+@njit(cache=True)
+def _island_root(island, k):
+    while island[k] != k:
+        island[k] = island[island[k]]
+        k = island[k]
+    return k
+
+
+@njit(cache=True)
+def _sleep_islands(nodes, parent, sleepable, pair_a, pair_b, rotation, scale, acceleration, omega, alpha, gravity,
+                   local_translation, local_rotation, local_velocity, local_omega, omega_body, h, still, asleep,
+                   held_translation, held_rotation, held_omega, held_field):
+    """`Simulation._stage_sleep`: still[k] += h for each awake body slower than SLEEP_LINEAR and
+    SLEEP_ANGULAR in its parent's frame, in a field (`_field`) that stays within WAKE_FIELD of the
+    one it came to rest in (held_field), else 0; the islands (union–find over the candidate pairs
+    (pair_a, pair_b) of bodies, −1 = static) whose bodies all may sleep and have been still for
+    SLEEP_TIME fall asleep: local velocity and ω set to 0 (omega_body = R1ᵀ R2ᵀ ω2), and what
+    they hold recorded. An island that touches a body that may not sleep stays awake."""
+    D = nodes.size
+    island = np.arange(D)
+    for p in range(pair_a.size):
+        a, b = pair_a[p], pair_b[p]
+        if a >= 0 and b >= 0:
+            ra, rb = _island_root(island, a), _island_root(island, b)
+            if ra != rb:
+                island[ra] = rb
+    ready = np.ones(D, np.bool_)        # per island root: may every member sleep now?
+    for k in range(D):
+        if asleep[k]:
+            continue
+        i = nodes[k]
+        v, w = load3(local_velocity, i), load3(local_omega, i)
+        slow = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] < SLEEP_LINEAR * SLEEP_LINEAR \
+            and w[0] * w[0] + w[1] * w[1] + w[2] * w[2] < SLEEP_ANGULAR * SLEEP_ANGULAR
+        if slow and sleepable[k]:
+            # still time counts while the field stays what it was when the body came to rest
+            field = _field(parent[k], rotation, scale, acceleration, omega, alpha, gravity)
+            if still[k] > 0.0 and _field_change(field, held_field, k) <= WAKE_FIELD:
+                still[k] += h
+            else:
+                still[k] = h
+                _record_field(field, held_field, k)
+        else:
+            still[k] = 0.0
+        if still[k] < SLEEP_TIME:
+            ready[_island_root(island, k)] = False
+    for k in range(D):
+        if asleep[k] or not ready[_island_root(island, k)]:
+            continue
+        i, q = nodes[k], parent[k]
+        asleep[k] = True
+        R1 = load33(local_rotation, i)
+        spin = matvec_t(load33(rotation, q), load3(omega, q)) if q >= 0 else (0.0, 0.0, 0.0)
+        store3(omega_body, k, matvec_t(R1, spin))
+        store3(local_velocity, i, (0.0, 0.0, 0.0))
+        store3(local_omega, i, (0.0, 0.0, 0.0))
+        store3(held_translation, k, load3(local_translation, i))
+        store33(held_rotation, k, R1)
+        store3(held_omega, k, load3(omega_body, k))
+
+
 @njit(cache=True)
 def _solver_bodies(nodes, translation, rotation, velocity, omega_body, inertia):
     """The dynamic `nodes`' centre (D,3), rotation (D,3,3), world velocity [v, ω] (D,6) with
@@ -219,6 +344,12 @@ class Simulation:
         self._mass_dyn = np.ascontiguousarray(self.mass[self._dyn])
         self._inverse_mass = 1.0 / self._mass_dyn
         self._any_parented = bool(self._dyn_rooted.any())
+        # Bodies that may sleep: not below another dynamic body (its motion is not a steady frame)
+        # and in no joint.
+        in_joint = np.zeros(len(self.names), bool)
+        for joint in scene.joints:
+            in_joint[[n for n in (joint["a"], joint["b"]) if n >= 0]] = True
+        self._sleepable = (self._nearest_dynamic_slot < 0) & ~in_joint[self._dyn]
         self.reset()
 
     @classmethod
@@ -288,6 +419,12 @@ class Simulation:
         self._synced = _STALE
         # The last solver stage's change of the dynamic bodies' world [v, ω] per unit time (D, 6).
         self._constraint_acceleration = np.zeros((self._dyn.size, 6))
+        # Sleeping (SLEEP_TIME): how long each body has been still, whether it sleeps, and what it
+        # holds while it does (local translation, rotation, omega_body, and the field it rests in).
+        D = self._dyn.size
+        self._still, self._asleep = np.zeros(D), np.zeros(D, bool)
+        self._held_translation, self._held_rotation = np.zeros((D, 3)), np.zeros((D, 3, 3))
+        self._held_omega, self._held_field = np.zeros((D, 3)), np.zeros((D, 9))
         # omega_body from the file's parent-frame angular velocity, ancestors' world motion settled
         # first: omega_body = R3^T omega3_world (generation by generation, see _sync).
         self._omega_body = np.zeros((self._dyn.size, 3))
@@ -299,9 +436,29 @@ class Simulation:
 
     # ------------------------------------------------------------------ settings
     def set(self, name, value):
-        """Change one setting live (validated: ValueError naming the key and the value)."""
+        """Change one setting live (validated: ValueError naming the key and the value); wakes
+        every sleeping body, so that what the setting changes shows."""
         self.settings.set(name, value)
+        self.wake()
         self._synced = _STALE
+
+    def wake(self, node=None):
+        """Wake `node` (a dynamic node's name or index) and its dynamic descendants, or every
+        body (node None). Sleeping: see SLEEP_TIME."""
+        if node is None:
+            self._asleep[:] = False
+            self._still[:] = 0.0
+            return
+        below = self._descendants(self._resolve(node)) | (np.arange(len(self.names)) == self._resolve(node))
+        slots = self._dyn_slot[np.flatnonzero(below & (self.motion == "dynamic"))]
+        self._asleep[slots] = False
+        self._still[slots] = 0.0
+
+    def sleeping(self):
+        """(N,) bool: the nodes that sleep now (dynamic bodies riding rigidly with their parent)."""
+        out = np.zeros(len(self.names), bool)
+        out[self._dyn] = self._asleep
+        return out
 
     # ------------------------------------------------------------------ keeping derived state consistent
     def _frame(self, slots):
@@ -355,6 +512,14 @@ class Simulation:
         acceleration, alpha = local_accelerations(
             local.translation[nodes], rotation, local.velocity[nodes], omega_body,
             self.mass[nodes], self.inertia_body[nodes], force, torque, self.settings.gyroscopic, frame)
+        held = self._asleep[slots]
+        if accelerations == "reported" and held.any():
+            # a sleeping body rides its parent rigidly: a1 = α1 = 0, and what holds it there is the
+            # constraint share, −J2 a1_free and −R2 α1_free (no solver row gave it one this step)
+            R2, s2, k = frame.rotation[held], frame.scale[held], slots[held]
+            self._constraint_acceleration[k, :3] = -s2[:, None] * _rows_times(R2, acceleration[held])
+            self._constraint_acceleration[k, 3:] = -_rows_times(R2, alpha[held])
+            acceleration[held], alpha[held] = 0.0, 0.0
         local.acceleration[nodes] = acceleration
         local.alpha[nodes] = alpha
 
@@ -395,13 +560,25 @@ class Simulation:
         h = self.settings.dt / substeps
         for _ in range(int(n) * substeps):
             self._sync(_STEPPABLE)         # 1. world state at the start of the sub-step
+            sleep = self.settings.sleep and self._asleep.any()
+            if sleep:                      #    sleeping bodies whose field changed wake
+                _wake_on_field(self._dyn, self._dyn_parent, self.hierarchy.world_state.rotation,
+                               self.hierarchy.world_state.scale, self.hierarchy.world_state.acceleration,
+                               self.hierarchy.world_state.omega, self.hierarchy.world_state.alpha,
+                               self.settings.gravity, self._asleep, self._still, self._held_field)
             self._stage_prepare(h)         # 2. contacts and joint rows at these poses (physics.solver)
             self._stage_kinematic(h)       # 3. prescribed local motion (Magnus)
             self._stage_dynamic(h)         # 4. forces -> local accelerations -> integrator (free motion)
+            if sleep:                      #    sleeping bodies stay where they rest on their parent
+                _hold(self._dyn, self._asleep, self._held_translation, self._held_rotation, self._held_omega,
+                      self.hierarchy.local.translation, self.hierarchy.local.rotation, self.hierarchy.local.velocity,
+                      self._omega_body)
             self._synced = _STALE
             self.time += h
             self._stage_events()           # 5. timed impulses that are due
             self._stage_contacts(h)        # 6. warm start, solve, positions, relax, restitution, store
+            if self.settings.sleep:
+                self._stage_sleep(h)       # 7. bodies still for SLEEP_TIME, with all they touch, sleep
 
     def _stage_kinematic(self, h):
         if self._kin.size == 0:
@@ -426,6 +603,20 @@ class Simulation:
         _scatter_motion(nodes, translation, rotation, velocity, _NO_ROWS, local.translation, local.rotation, local.velocity,
                         local.omega)
 
+    def _stage_sleep(self, h):
+        """Count how long each body has been still (in its parent's frame) and put to sleep the
+        islands — bodies joined by this step's candidate pairs (boxes within reach: what wakes a
+        sleeping body, `physics.solver._awake_pairs`, joins islands too) — whose bodies have all
+        been still for SLEEP_TIME (and may sleep: `_sleepable`); what they hold is recorded."""
+        self._sync(_MOVING)
+        world, local = self.hierarchy.world_state, self.hierarchy.local
+        pairs = np.zeros((0, 2), np.int64) if self._solver is None else self._solver.pair_bodies
+        _sleep_islands(self._dyn, self._dyn_parent, self._sleepable, pairs[:, 0], pairs[:, 1], world.rotation, world.scale,
+                       world.acceleration, world.omega, world.alpha, self.settings.gravity, local.translation,
+                       local.rotation, local.velocity, local.omega, self._omega_body, h, self._still, self._asleep,
+                       self._held_translation, self._held_rotation, self._held_omega, self._held_field)
+        self._synced = _STALE
+
     def _stage_events(self):
         events = self.scene.events
         while self._next_event < len(events) and events[self._next_event].time <= self.time + 1e-12:
@@ -446,8 +637,15 @@ class Simulation:
         if self._solver is None:
             return
         world, centre, rotation, velocity, inverse_inertia = self._solver_state()
+        awake = None
+        if self.settings.sleep and self._asleep.any():
+            awake = ~self._asleep
         self._solver.prepare(world, centre, rotation, velocity, self._inverse_mass, inverse_inertia, h, self.settings,
-                             h * SURFACE_LEAD.get(self.settings.integrator, 1.0))
+                             h * SURFACE_LEAD.get(self.settings.integrator, 1.0), awake)
+        if awake is not None:          # an awake body's box reached sleeping ones: their islands woke
+            woken = self._asleep & awake
+            self._asleep[woken] = False
+            self._still[woken] = 0.0
 
     def _stage_contacts(self, h):
         """Solver stages warm start → solve → relax → restitution → store (physics.solver) on the
@@ -546,6 +744,7 @@ class Simulation:
         if self.motion[i] != "dynamic":
             raise ValueError(f"apply_impulse: node {self.names[i]!r} is {self.motion[i]}; only dynamic nodes take impulses")
         impulse = _vector3("impulse_world", impulse_world)
+        self.wake(i)
         self._sync(_MOVING)
         world, local, slot = self.hierarchy.world_state, self.hierarchy.local, self._dyn_slot[i]
         dv_world = impulse / self.mass[i]

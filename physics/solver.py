@@ -654,6 +654,47 @@ def _reach(point, normal, depth, nodes, body, centre, velocity, node_x, node_v, 
 
 
 @njit(cache=True)
+def _awake_pairs(pairs, shape_body, shape_assembly, rest_assembly, awake):
+    """Sleeping bodies woken by this step's candidate pairs (boxes within reach), in place on
+    awake (B,): a pair of an awake and a sleeping body wakes the sleeping one, and so on until none
+    is left (its island wakes whole). Returns (solve, probe) per pair: solve, it has an awake body;
+    probe, a sleeping body against a static or kinematic shape of another assembly than the one it
+    rests in (which may move against it: `SceneSolver._awake_contacts` wakes it if they touch).
+    The other pairs — sleeping bodies on their own assembly or on each other — are skipped."""
+    changed = True
+    while changed:
+        changed = False
+        for p in range(pairs.shape[0]):
+            a, b = shape_body[pairs[p, 0]], shape_body[pairs[p, 1]]
+            if a >= 0 and b >= 0 and awake[a] != awake[b]:
+                awake[a] = awake[b] = True
+                changed = True
+    solve, probe = np.empty(pairs.shape[0], np.bool_), np.zeros(pairs.shape[0], np.bool_)
+    for p in range(pairs.shape[0]):
+        s, t = pairs[p, 0], pairs[p, 1]
+        a, b = shape_body[s], shape_body[t]
+        solve[p] = (a >= 0 and awake[a]) or (b >= 0 and awake[b])
+        if a >= 0 and b < 0 and not awake[a]:
+            probe[p] = shape_assembly[t] != rest_assembly[a]
+        elif b >= 0 and a < 0 and not awake[b]:
+            probe[p] = shape_assembly[s] != rest_assembly[b]
+    return solve, probe
+
+
+@njit(cache=True)
+def _wake_touched(shape_a, shape_b, shape_body, awake):
+    """Wake the sleeping bodies that have contact points; how many woke."""
+    woke = 0
+    for m in range(shape_a.size):
+        for s in (shape_a[m], shape_b[m]):
+            b = shape_body[s]
+            if b >= 0 and not awake[b]:
+                awake[b] = True
+                woke += 1
+    return woke
+
+
+@njit(cache=True)
 def _fastest(velocity):
     """max |v_c| over the bodies' linear velocity components (B, 6) [v, ω], 0 for none, NaN if
     any is NaN (as numpy's max: `contacts` then names the bad margin)."""
@@ -744,6 +785,20 @@ class SceneSolver:
 
         self.shapes = ShapeSet.from_nodes(node_shapes)
         self.filter = collision_filter(self.shapes, parent, motion)
+        # Sleeping (`_awake_pairs`): the solver body each shape moves with, and the rigid assembly
+        # each body rests in (its parent's: the node its parent is fixed to, −1 the world).
+        parent, motion = np.asarray(parent), np.asarray(motion)
+        assembly = np.arange(len(parent))
+        for _ in range(len(parent)):
+            up = (assembly >= 0) & (motion[np.maximum(assembly, 0)] == "fixed")
+            if not up.any():
+                break
+            assembly = np.where(up, parent[np.maximum(assembly, 0)], assembly)
+        body_of_node = np.asarray(body_of_node, np.int64)
+        dynamic = np.flatnonzero((motion == "dynamic") & (body_of_node >= 0))
+        self._rest_assembly = np.full(int(body_of_node.max(initial=-1)) + 1, -1, np.int64)
+        self._rest_assembly[body_of_node[dynamic]] = np.where(parent[dynamic] >= 0, assembly[np.maximum(parent[dynamic], 0)], -1)
+        self._shape_body = body_of_node[self.shapes.node] if len(self.shapes) else np.zeros(0, np.int64)
         self.cache = ContactCache()
         self.body_of_node = np.asarray(body_of_node, np.int64)
         self.friction = np.asarray(friction, float)
@@ -752,6 +807,7 @@ class SceneSolver:
         self.joints = None
         self.residual = np.zeros(0)
         self.contacts = None
+        self.pair_bodies = np.zeros((0, 2), np.int64)
         self._prepared = None
 
     def _build_joints(self, centre, rotation):
@@ -765,13 +821,16 @@ class SceneSolver:
                                  anchor_b, lengths, get("lower", -np.inf), get("upper", np.inf),
                                  get("motor_speed", 0.0), get("motor_force", 0.0))
 
-    def prepare(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings, lead=None):
+    def prepare(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings, lead=None,
+                awake=None):
         """Build this step's rows at the start-of-step poses. `world`: the nodes' world state
         (translation, rotation, scale, velocity, omega (N, ...)); centre, rotation (B, 3), (B, 3, 3),
         velocity (B, 6) [v, ω], inverse_mass (B,), inverse_inertia (B, 3, 3): the solver bodies;
         world acceleration and alpha of kinematic nodes are read too (moving surfaces, `_reach`).
         `lead` (s): how far ahead a moving surface's velocity is taken (`_reach`; default h,
-        `physics.simulation.SURFACE_LEAD` says per integrator)."""
+        `physics.simulation.SURFACE_LEAD` says per integrator). `awake` (B,) bool, or None (all
+        awake): which bodies are awake (physics.simulation's sleeping); updated in place with the
+        sleeping bodies this step's boxes wake (`_awake_pairs`), whose pairs are then solved."""
 
         beta = beta_from_erp(settings.erp, h)
         softness = settings.cfm / h
@@ -800,7 +859,11 @@ class SceneSolver:
             margin = SPECULATIVE + h * speed     # what the fastest body can close within a step
             lo, hi = lo - margin, hi + margin
             pairs = candidate_pairs(lo, hi, self.filter)
-            c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
+            if awake is None:
+                c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
+            else:
+                pairs, c = self._awake_contacts(pairs, world, margin, awake)
+            self.pair_bodies = self._shape_body[pairs]      # (K, 2): what may touch (sleeping islands)
             lead = h if lead is None else lead      # `_reach`
             cache = self.cache
             kept, bounces, *arrays, approach, static_normal, e = _contact_stage(
@@ -822,6 +885,24 @@ class SceneSolver:
             self._bounce = None
         self._h = h
         self._prepared = prepare(parts[0] if len(parts) == 1 else concatenate(parts), inverse_mass, inverse_inertia)
+
+    def _awake_contacts(self, candidates, world, margin, awake):
+        """The candidate pairs to solve and their contacts when some bodies sleep (`awake` (B,),
+        updated in place): the pairs with an awake body, after the sleeping bodies they reach woke
+        (`_awake_pairs`), plus probes — a sleeping body against a static or kinematic shape that
+        may move against it — that wake their body, and then its island, if they touch (within
+        the margin). A probe that touches costs the narrow phase a second pass, with the woken
+        bodies' pairs; probes that do not touch cost one narrow-phase test each."""
+        args = (self._shape_body, self.filter.assembly, self._rest_assembly, awake)
+        solve, probe = _awake_pairs(candidates, *args)
+        pairs = candidates[solve | probe]
+        c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
+        if probe.any() and _wake_touched(c.shape_a, c.shape_b, self._shape_body, awake):
+            solve, probe = _awake_pairs(candidates, *args)
+            pairs = candidates[solve | probe]
+            c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
+            _wake_touched(c.shape_a, c.shape_b, self._shape_body, awake)   # touched in both passes: awake now
+        return pairs, c
 
     def _restitution_targets(self, velocity, fraction):
         """(R,) the restitution stage's J v target for the normal rows that may bounce, NaN elsewhere
