@@ -37,6 +37,7 @@ from app.camera import gl_bytes
 SHADERS = Path(__file__).resolve().parent.parent / "assets" / "shaders"
 SKY_RGB = (0.60, 0.76, 0.92)
 LIGHT_DIR_WORLD = np.array([-0.4, -1.0, -0.3]) / np.linalg.norm([-0.4, -1.0, -0.3])
+SLEEPING_SHADE = 0.55   # colour factor of sleeping bodies
 PLANE_EXTENT = 200.0  # m: a plane is drawn as a square this wide
 CULL_PIXELS = 0.5     # bounding-sphere radius on screen below which an instance is not drawn
 LOD_PIXELS = 12.0     # ... below which it is drawn with the coarse mesh
@@ -255,9 +256,9 @@ class Renderer:
         return {"full": pixels >= POINT_PIXELS, "point": point}
 
     def draw_shapes(self, translation_world, rotation_world, scale_world, view_projection, focal_px, highlight=None,
-                    eye_world=None):
+                    eye_world=None, dimmed=None):
         """Instanced draws per shape type and level of detail; `highlight` (node index) is drawn
-        brighter. `focal_px` = P[1, 1] * height / 2 (app.culling); `eye_world` the camera's
+        brighter, `dimmed` ((N,) bool: sleeping bodies, as Box2D's and Jolt's samples show them) darker. `focal_px` = P[1, 1] * height / 2 (app.culling); `eye_world` the camera's
         position (default: from the view-projection), which faces of a point-level box show.
         Counts drawn per (kind, level) are left in `self.drawn`."""
         if eye_world is None:
@@ -289,6 +290,8 @@ class Renderer:
                 _write_models(translation_world, rotation_world, scale_world, nodes, group["shape_matrices"], rows, instances)
                 instances[:, 16:19] = group["colors"][rows]
                 instances[:, 19] = group["half_length"][rows]
+                if dimmed is not None:
+                    instances[dimmed[nodes], 16:19] *= SLEEPING_SHADE
                 if highlight is not None:
                     selected = nodes == highlight
                     instances[selected, 16:19] = 0.35 + 0.65 * instances[selected, 16:19]

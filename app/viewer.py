@@ -447,7 +447,8 @@ class Viewer:
         s = self.state
         if s is None:
             return
-        self.renderer.draw_shapes(s["T"], s["R"], s["S"], vp, self.focal_px(), self.selected, self.camera.eye_world)
+        self.renderer.draw_shapes(s["T"], s["R"], s["S"], vp, self.focal_px(), self.selected, self.camera.eye_world,
+                                  self.sim.sleeping())
         for segments, colors in self.overlay_lines():
             self.renderer.draw_lines(segments, colors, vp)
 
