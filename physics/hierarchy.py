@@ -121,6 +121,13 @@ class NodeState:
         for f, buffer in self._buffers.items():
             buffer[i] = other._buffers[f][j]
 
+    def views(self):
+        """(translation, rotation, scale, velocity, acceleration, omega, alpha): the N-row views, in
+        one call (a step's stages hand them to compiled kernels; seven property calls cost more)."""
+        n, b = self._n, self._buffers
+        return (b["translation"][:n], b["rotation"][:n], b["scale"][:n], b["velocity"][:n], b["acceleration"][:n],
+                b["omega"][:n], b["alpha"][:n])
+
     def _arrays(self):
         """The full buffers in kernel argument order."""
         b = self._buffers

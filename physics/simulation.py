@@ -115,6 +115,7 @@ def _move_bodies(nodes, parent, nearest, generation_order, counteract, dv, dx, w
 
 _EYE = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 _NO_ROWS = np.zeros((0, 3))
+_NO_PAIRS = np.zeros((0, 2), np.int64)
 
 
 @njit(cache=True)
@@ -204,7 +205,8 @@ def _record_field(field, held_field, k):
 
 
 @njit(cache=True)
-def _wake_on_field(nodes, parent, rotation, scale, acceleration, omega, alpha, gravity, asleep, still, held_field):
+def _wake_on_field(nodes, parent, rotation, scale, velocity, acceleration, omega, alpha, gravity, asleep, still,
+                   held_field):
     """Wake each sleeping body whose field (`_field`) moved more than WAKE_FIELD from the one it
     came to rest in."""
     for k in range(nodes.size):
@@ -237,19 +239,19 @@ def _island_root(island, k):
 
 
 @njit(cache=True)
-def _sleep_islands(nodes, parent, sleepable, pair_a, pair_b, rotation, scale, acceleration, omega, alpha, gravity,
-                   local_translation, local_rotation, local_velocity, local_omega, omega_body, h, still, asleep,
-                   held_translation, held_rotation, held_omega, held_field):
+def _sleep_islands(nodes, parent, sleepable, pairs, rotation, scale, velocity, acceleration, omega, alpha, gravity,
+                   local_translation, local_rotation, local_velocity, omega_body, h, still, asleep, held_translation,
+                   held_rotation, held_omega, held_field):
     """`Simulation._stage_sleep`: still[k] += h for each awake body slower than SLEEP_LINEAR and
     SLEEP_ANGULAR in its parent's frame, in a field (`_field`) that stays within WAKE_FIELD of the
     one it came to rest in (held_field), else 0; the islands (union–find over the candidate pairs
-    (pair_a, pair_b) of bodies, −1 = static) whose bodies all may sleep and have been still for
+    (K, 2) of bodies, −1 = static) whose bodies all may sleep and have been still for
     SLEEP_TIME fall asleep: local velocity and ω set to 0 (omega_body = R1ᵀ R2ᵀ ω2), and what
     they hold recorded. An island that touches a body that may not sleep stays awake."""
     D = nodes.size
     island = np.arange(D)
-    for p in range(pair_a.size):
-        a, b = pair_a[p], pair_b[p]
+    for p in range(pairs.shape[0]):
+        a, b = pairs[p, 0], pairs[p, 1]
         if a >= 0 and b >= 0:
             ra, rb = _island_root(island, a), _island_root(island, b)
             if ra != rb:
@@ -258,8 +260,11 @@ def _sleep_islands(nodes, parent, sleepable, pair_a, pair_b, rotation, scale, ac
     for k in range(D):
         if asleep[k]:
             continue
-        i = nodes[k]
-        v, w = load3(local_velocity, i), load3(local_omega, i)
+        i, q = nodes[k], parent[k]
+        w = matvec(load33(local_rotation, i), load3(omega_body, k))      # ω1 = R1 ω_body − R2ᵀ ω2
+        if q >= 0:
+            w = sub(w, matvec_t(load33(rotation, q), load3(omega, q)))
+        v = load3(local_velocity, i)
         slow = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] < SLEEP_LINEAR * SLEEP_LINEAR \
             and w[0] * w[0] + w[1] * w[1] + w[2] * w[2] < SLEEP_ANGULAR * SLEEP_ANGULAR
         if slow and sleepable[k]:
@@ -283,7 +288,6 @@ def _sleep_islands(nodes, parent, sleepable, pair_a, pair_b, rotation, scale, ac
         spin = matvec_t(load33(rotation, q), load3(omega, q)) if q >= 0 else (0.0, 0.0, 0.0)
         store3(omega_body, k, matvec_t(R1, spin))
         store3(local_velocity, i, (0.0, 0.0, 0.0))
-        store3(local_omega, i, (0.0, 0.0, 0.0))
         store3(held_translation, k, load3(local_translation, i))
         store33(held_rotation, k, R1)
         store3(held_omega, k, load3(omega_body, k))
@@ -562,17 +566,15 @@ class Simulation:
             self._sync(_STEPPABLE)         # 1. world state at the start of the sub-step
             sleep = self.settings.sleep and self._asleep.any()
             if sleep:                      #    sleeping bodies whose field changed wake
-                _wake_on_field(self._dyn, self._dyn_parent, self.hierarchy.world_state.rotation,
-                               self.hierarchy.world_state.scale, self.hierarchy.world_state.acceleration,
-                               self.hierarchy.world_state.omega, self.hierarchy.world_state.alpha,
-                               self.settings.gravity, self._asleep, self._still, self._held_field)
+                _wake_on_field(self._dyn, self._dyn_parent, *self.hierarchy.world_state.views()[1:], self.settings.gravity,
+                               self._asleep, self._still, self._held_field)
             self._stage_prepare(h)         # 2. contacts and joint rows at these poses (physics.solver)
             self._stage_kinematic(h)       # 3. prescribed local motion (Magnus)
             self._stage_dynamic(h)         # 4. forces -> local accelerations -> integrator (free motion)
             if sleep:                      #    sleeping bodies stay where they rest on their parent
+                translation, rotation, _, velocity, *_ = self.hierarchy.local.views()
                 _hold(self._dyn, self._asleep, self._held_translation, self._held_rotation, self._held_omega,
-                      self.hierarchy.local.translation, self.hierarchy.local.rotation, self.hierarchy.local.velocity,
-                      self._omega_body)
+                      translation, rotation, velocity, self._omega_body)
             self._synced = _STALE
             self.time += h
             self._stage_events()           # 5. timed impulses that are due
@@ -583,38 +585,42 @@ class Simulation:
     def _stage_kinematic(self, h):
         if self._kin.size == 0:
             return
-        local, nodes, settings = self.hierarchy.local, self._kin, self.settings
+        settings = self.settings
         translation, rotation, velocity, omega = self._kin_state
         advance_kinematic(translation, rotation, velocity, omega, self._kin_acceleration, self._kin_alpha, h,
                           settings.rotation_update, settings.exponential)
-        _scatter_motion(nodes, translation, rotation, velocity, omega, local.translation, local.rotation, local.velocity,
-                        local.omega)
+        local_translation, local_rotation, _, local_velocity, _, local_omega, _ = self.hierarchy.local.views()
+        _scatter_motion(self._kin, translation, rotation, velocity, omega, local_translation, local_rotation,
+                        local_velocity, local_omega)
 
     def _stage_dynamic(self, h):
         if self._dyn.size == 0:
             return
-        local, world, nodes, settings = self.hierarchy.local, self.hierarchy.world_state, self._dyn, self.settings
+        nodes, settings = self._dyn, self.settings
+        local_translation, local_rotation, _, local_velocity, _, local_omega, _ = self.hierarchy.local.views()
+        _, world_rotation, world_scale, _, world_acceleration, world_omega, world_alpha = self.hierarchy.world_state.views()
         translation, rotation, velocity, force, *frames = _dynamic_inputs(
-            nodes, self._dyn_parent, world.rotation, world.scale, world.acceleration, world.omega, world.alpha,
-            local.translation, local.rotation, local.velocity, self._mass_dyn, self.settings.gravity, self._force_applied)
+            nodes, self._dyn_parent, world_rotation, world_scale, world_acceleration, world_omega, world_alpha,
+            local_translation, local_rotation, local_velocity, self._mass_dyn, settings.gravity, self._force_applied)
         advance_bodies((translation, rotation, velocity, self._omega_body, self._mass_dyn, self._inertia_dyn, force,
                         self._torque_applied), h, settings.integrator, settings.gyroscopic,
                        tuple(frames) if self._any_parented else None)
-        _scatter_motion(nodes, translation, rotation, velocity, _NO_ROWS, local.translation, local.rotation, local.velocity,
-                        local.omega)
+        _scatter_motion(nodes, translation, rotation, velocity, _NO_ROWS, local_translation, local_rotation,
+                        local_velocity, local_omega)
 
     def _stage_sleep(self, h):
         """Count how long each body has been still (in its parent's frame) and put to sleep the
         islands — bodies joined by this step's candidate pairs (boxes within reach: what wakes a
         sleeping body, `physics.solver._awake_pairs`, joins islands too) — whose bodies have all
         been still for SLEEP_TIME (and may sleep: `_sleepable`); what they hold is recorded."""
-        self._sync(_MOVING)
-        world, local = self.hierarchy.world_state, self.hierarchy.local
-        pairs = np.zeros((0, 2), np.int64) if self._solver is None else self._solver.pair_bodies
-        _sleep_islands(self._dyn, self._dyn_parent, self._sleepable, pairs[:, 0], pairs[:, 1], world.rotation, world.scale,
-                       world.acceleration, world.omega, world.alpha, self.settings.gravity, local.translation,
-                       local.rotation, local.velocity, local.omega, self._omega_body, h, self._still, self._asleep,
-                       self._held_translation, self._held_rotation, self._held_omega, self._held_field)
+        # The parents' world motion is current (`_apply_world_changes` updated the world, and the
+        # solver moves no parent of a body that may sleep), so no sync: local ω comes from omega_body.
+        pairs = _NO_PAIRS if self._solver is None else self._solver.pair_bodies
+        local_translation, local_rotation, _, local_velocity, *_ = self.hierarchy.local.views()
+        _sleep_islands(self._dyn, self._dyn_parent, self._sleepable, pairs, *self.hierarchy.world_state.views()[1:],
+                       self.settings.gravity, local_translation, local_rotation, local_velocity, self._omega_body, h,
+                       self._still, self._asleep, self._held_translation, self._held_rotation, self._held_omega,
+                       self._held_field)
         self._synced = _STALE
 
     def _stage_events(self):

@@ -857,7 +857,8 @@ class SceneSolver:
             lo, hi = aabbs(self.shapes, world)
             speed = _fastest(velocity)
             margin = SPECULATIVE + h * speed     # what the fastest body can close within a step
-            lo, hi = lo - margin, hi + margin
+            lo -= margin
+            hi += margin
             pairs = candidate_pairs(lo, hi, self.filter)
             if awake is None:
                 c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
