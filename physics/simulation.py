@@ -35,6 +35,7 @@ from physics.rotation import cross
 from physics.rotation_kernels import add, cross as cross3, exp_so3, load3, load33, matmul, matvec, matvec_t, mul, store3, store33, \
     sub, transpose
 from physics.scene import Scene, load_scene
+from physics.solver import FOREIGN, SUPPORTED
 from physics.settings import Settings
 
 _STALE, _MOVING, _STEPPABLE, _COMPLETE = 0, 1, 2, 3
@@ -239,13 +240,16 @@ def _island_root(island, k):
 
 
 @njit(cache=True)
-def _sleep_islands(nodes, parent, sleepable, pairs, rotation, scale, velocity, acceleration, omega, alpha, gravity,
+def _sleep_islands(nodes, parent, sleepable, pairs, touch, rotation, scale, velocity, acceleration, omega, alpha,
+                   gravity,
                    local_translation, local_rotation, local_velocity, omega_body, h, still, asleep, held_translation,
                    held_rotation, held_omega, held_field):
     """`Simulation._stage_sleep`: still[k] += h for each awake body slower than SLEEP_LINEAR and
     SLEEP_ANGULAR in its parent's frame, in a field (`_field`) that stays within WAKE_FIELD of the
-    one it came to rest in (held_field), else 0; the islands (union–find over the candidate pairs
-    (K, 2) of bodies, −1 = static) whose bodies all may sleep and have been still for
+    one it came to rest in (held_field), touching no shape of another assembly (touch & FOREIGN,
+    `physics.solver._touch_flags`), else 0; the islands (union–find over the candidate pairs
+    (K, 2) of bodies, −1 = static) with a member resting on its own assembly (touch & SUPPORTED: a
+    body drifting slowly in space does not sleep) whose bodies all may sleep and have been still for
     SLEEP_TIME fall asleep: local velocity and ω set to 0 (omega_body = R1ᵀ R2ᵀ ω2), and what
     they hold recorded. An island that touches a body that may not sleep stays awake."""
     D = nodes.size
@@ -257,6 +261,10 @@ def _sleep_islands(nodes, parent, sleepable, pairs, rotation, scale, velocity, a
             if ra != rb:
                 island[ra] = rb
     ready = np.ones(D, np.bool_)        # per island root: may every member sleep now?
+    supported = np.zeros(D, np.bool_)   # per island root: does a member rest on its own assembly?
+    for k in range(D):
+        if touch[k] & SUPPORTED:
+            supported[_island_root(island, k)] = True
     for k in range(D):
         if asleep[k]:
             continue
@@ -267,7 +275,7 @@ def _sleep_islands(nodes, parent, sleepable, pairs, rotation, scale, velocity, a
         v = load3(local_velocity, i)
         slow = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] < SLEEP_LINEAR * SLEEP_LINEAR \
             and w[0] * w[0] + w[1] * w[1] + w[2] * w[2] < SLEEP_ANGULAR * SLEEP_ANGULAR
-        if slow and sleepable[k]:
+        if slow and sleepable[k] and not touch[k] & FOREIGN:
             # still time counts while the field stays what it was when the body came to rest
             field = _field(parent[k], rotation, scale, acceleration, omega, alpha, gravity)
             if still[k] > 0.0 and _field_change(field, held_field, k) <= WAKE_FIELD:
@@ -280,7 +288,8 @@ def _sleep_islands(nodes, parent, sleepable, pairs, rotation, scale, velocity, a
         if still[k] < SLEEP_TIME:
             ready[_island_root(island, k)] = False
     for k in range(D):
-        if asleep[k] or not ready[_island_root(island, k)]:
+        root = _island_root(island, k)
+        if asleep[k] or not ready[root] or not supported[root]:
             continue
         i, q = nodes[k], parent[k]
         asleep[k] = True
@@ -348,12 +357,14 @@ class Simulation:
         self._mass_dyn = np.ascontiguousarray(self.mass[self._dyn])
         self._inverse_mass = 1.0 / self._mass_dyn
         self._any_parented = bool(self._dyn_rooted.any())
-        # Bodies that may sleep: not below another dynamic body (its motion is not a steady frame)
-        # and in no joint.
+        # Bodies that may sleep: not below another dynamic body (its motion is not a steady frame),
+        # with none below them (they are its frame), in no joint.
         in_joint = np.zeros(len(self.names), bool)
         for joint in scene.joints:
             in_joint[[n for n in (joint["a"], joint["b"]) if n >= 0]] = True
-        self._sleepable = (self._nearest_dynamic_slot < 0) & ~in_joint[self._dyn]
+        carries = np.zeros(self._dyn.size, bool)      # a dynamic body below it (its frame is this one)
+        carries[self._nearest_dynamic_slot[self._nearest_dynamic_slot >= 0]] = True
+        self._sleepable = (self._nearest_dynamic_slot < 0) & ~in_joint[self._dyn] & ~carries
         self.reset()
 
     @classmethod
@@ -512,17 +523,20 @@ class Simulation:
         local.omega[nodes] = omega_local_from_body(rotation, omega_body, frame)
         if accelerations is None:
             return
+        held = self._asleep[slots]
+        if accelerations == "reported" and held.any():
+            self._constraint_acceleration[slots[held]] = 0.0     # the free motion first (below)
         force, torque = self._forces(slots, reported=accelerations == "reported")
         acceleration, alpha = local_accelerations(
             local.translation[nodes], rotation, local.velocity[nodes], omega_body,
             self.mass[nodes], self.inertia_body[nodes], force, torque, self.settings.gyroscopic, frame)
-        held = self._asleep[slots]
-        if accelerations == "reported" and held.any():
-            # a sleeping body rides its parent rigidly: a1 = α1 = 0, and what holds it there is the
-            # constraint share, −J2 a1_free and −R2 α1_free (no solver row gave it one this step)
+        if held.any():
+            # a sleeping body rides its parent rigidly: a1 = α1 = 0 (also as the frame of what it
+            # carries), and what holds it there is the constraint share, −J2 a1_free and −R2 α1_free
             R2, s2, k = frame.rotation[held], frame.scale[held], slots[held]
-            self._constraint_acceleration[k, :3] = -s2[:, None] * _rows_times(R2, acceleration[held])
-            self._constraint_acceleration[k, 3:] = -_rows_times(R2, alpha[held])
+            if accelerations == "reported":
+                self._constraint_acceleration[k, :3] = -s2[:, None] * _rows_times(R2, acceleration[held])
+                self._constraint_acceleration[k, 3:] = -_rows_times(R2, alpha[held])
             acceleration[held], alpha[held] = 0.0, 0.0
         local.acceleration[nodes] = acceleration
         local.alpha[nodes] = alpha
@@ -613,11 +627,16 @@ class Simulation:
         islands — bodies joined by this step's candidate pairs (boxes within reach: what wakes a
         sleeping body, `physics.solver._awake_pairs`, joins islands too) — whose bodies have all
         been still for SLEEP_TIME (and may sleep: `_sleepable`); what they hold is recorded."""
-        # The parents' world motion is current (`_apply_world_changes` updated the world, and the
-        # solver moves no parent of a body that may sleep), so no sync: local ω comes from omega_body.
+        # The parents' world motion is current after the solver (`_apply_world_changes` updated the
+        # world; the solver moves no parent of a body that may sleep): local ω comes from omega_body.
+        if self._solver is None or self._solver._prepared is None:
+            self._sync(_MOVING)         # nothing updated the world since the free step
         pairs = _NO_PAIRS if self._solver is None else self._solver.pair_bodies
+        touch = self._solver.body_touch if self._solver is not None else np.zeros(0, np.int64)
+        if len(touch) != self._dyn.size:    # no shapes: nothing to rest on
+            touch = np.zeros(self._dyn.size, np.int64)
         local_translation, local_rotation, _, local_velocity, *_ = self.hierarchy.local.views()
-        _sleep_islands(self._dyn, self._dyn_parent, self._sleepable, pairs, *self.hierarchy.world_state.views()[1:],
+        _sleep_islands(self._dyn, self._dyn_parent, self._sleepable, pairs, touch, *self.hierarchy.world_state.views()[1:],
                        self.settings.gravity, local_translation, local_rotation, local_velocity, self._omega_body, h,
                        self._still, self._asleep, self._held_translation, self._held_rotation, self._held_omega,
                        self._held_field)
@@ -816,6 +835,7 @@ class Simulation:
         acceleration and angular acceleration that the last solver stage (contacts, joints) gave it,
         Δv / h and Δω / h (zero for other nodes). With the inertial terms it completes the seed's
         conversion: a1 = J2⁻¹ (F/m + constraint + frame + euler + centrifugal + coriolis)."""
+        self._sync(_COMPLETE)       # a sleeping body's share is what holds it, found there
         linear, angular = np.zeros((len(self.names), 3)), np.zeros((len(self.names), 3))
         linear[self._dyn] = self._constraint_acceleration[:, :3]
         angular[self._dyn] = self._constraint_acceleration[:, 3:]

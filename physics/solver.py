@@ -659,8 +659,9 @@ def _awake_pairs(pairs, shape_body, shape_assembly, rest_assembly, awake):
     awake (B,): a pair of an awake and a sleeping body wakes the sleeping one, and so on until none
     is left (its island wakes whole). Returns (solve, probe) per pair: solve, it has an awake body;
     probe, a sleeping body against a static or kinematic shape of another assembly than the one it
-    rests in (which may move against it: `SceneSolver._awake_contacts` wakes it if they touch).
-    The other pairs — sleeping bodies on their own assembly or on each other — are skipped."""
+    rests in, or two sleeping bodies resting in different assemblies (they may move against each
+    other: `SceneSolver._awake_contacts` wakes them if they touch). The other pairs — sleeping
+    bodies on their own assembly or on sleeping bodies resting in it — are skipped."""
     changed = True
     while changed:
         changed = False
@@ -674,11 +675,32 @@ def _awake_pairs(pairs, shape_body, shape_assembly, rest_assembly, awake):
         s, t = pairs[p, 0], pairs[p, 1]
         a, b = shape_body[s], shape_body[t]
         solve[p] = (a >= 0 and awake[a]) or (b >= 0 and awake[b])
-        if a >= 0 and b < 0 and not awake[a]:
+        if solve[p]:
+            continue
+        if a >= 0 and b >= 0:       # two sleeping bodies resting in frames that may move apart
+            probe[p] = rest_assembly[a] != rest_assembly[b]
+        elif a >= 0:
             probe[p] = shape_assembly[t] != rest_assembly[a]
-        elif b >= 0 and a < 0 and not awake[b]:
+        elif b >= 0:
             probe[p] = shape_assembly[s] != rest_assembly[b]
     return solve, probe
+
+
+SUPPORTED, FOREIGN = 1, 2
+
+
+@njit(cache=True)
+def _touch_flags(shape_a, shape_b, shape_body, shape_assembly, rest_assembly, flags):
+    """Per body, from this step's contact points (within the margin), into flags (B,): SUPPORTED
+    if it touches a static or kinematic shape of the assembly it rests in (its parent's: what it
+    can rest on), FOREIGN if one of another assembly (which may move against it). Sleeping
+    (`physics.simulation._sleep_islands`) needs an island with a support and no foreign touch."""
+    for m in range(shape_a.size):
+        s, t = shape_a[m], shape_b[m]
+        for own, other in ((s, t), (t, s)):
+            b = shape_body[own]
+            if b >= 0 and shape_body[other] < 0:
+                flags[b] |= SUPPORTED if shape_assembly[other] == rest_assembly[b] else FOREIGN
 
 
 @njit(cache=True)
@@ -808,6 +830,7 @@ class SceneSolver:
         self.residual = np.zeros(0)
         self.contacts = None
         self.pair_bodies = np.zeros((0, 2), np.int64)
+        self.body_touch = np.zeros(0, np.int64)     # per body: SUPPORTED | FOREIGN (`_touch_flags`)
         self._prepared = None
 
     def _build_joints(self, centre, rotation):
@@ -865,6 +888,9 @@ class SceneSolver:
             else:
                 pairs, c = self._awake_contacts(pairs, world, margin, awake)
             self.pair_bodies = self._shape_body[pairs]      # (K, 2): what may touch (sleeping islands)
+            self.body_touch = np.zeros(len(inverse_mass), np.int64)
+            _touch_flags(c.shape_a, c.shape_b, self._shape_body, self.filter.assembly, self._rest_assembly,
+                         self.body_touch)
             lead = h if lead is None else lead      # `_reach`
             cache = self.cache
             kept, bounces, *arrays, approach, static_normal, e = _contact_stage(

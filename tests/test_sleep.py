@@ -190,3 +190,75 @@ def test_sleep_is_a_setting_with_a_checked_value(key):
     with pytest.raises(ValueError, match="sleep"):
         sim.set(key, "maybe")
     assert SLEEP_TIME > 0
+
+
+def test_a_body_carrying_a_dynamic_child_stays_awake_and_the_child_falls_freely():
+    """A resting box P with a dynamic child C dropped beside it (not touching): P is C's frame,
+    so it may not sleep — held, its frame acceleration would read as free fall and C would stop
+    accelerating. C falls at g (to 1e-9) and lands."""
+    sim = scene([ground(), box("P", 0.2), box("C", 8.0, parent="P", x=3.0)])
+    sim.step(60)
+    c = sim.names.index("C")
+    assert not asleep(sim, "P")
+    np.testing.assert_allclose(sim.world().acceleration[c], [0.0, -9.81, 0.0], atol=1e-9)
+    sim.step(120)
+    assert abs(sim.world().transform.translation[c][1] - 0.2) < 3e-3
+
+
+def test_sleeping_bodies_in_frames_that_move_apart_do_not_pass_through_each_other():
+    """Box a sleeps on a turntable, box b on the ground in its path: a pair of sleeping bodies
+    resting in different assemblies is probed, so they wake when they touch and b is pushed (as
+    without sleeping) instead of a sweeping through it."""
+    table = {"name": "table", "motion": "kinematic", "translation": [0.0, 0.1, 0.0], "angular_velocity": [0.0, 0.3, 0.0],
+             "shape": {"type": "cylinder", "radius": 1.0, "height": 0.2}, "friction": 1.0}
+    a = {"name": "a", "parent": "table", "motion": "dynamic", "mass": 1.0, "translation": [0.8, 0.3, 0.0],
+         "shape": {"type": "box", "size": [0.8, 0.4, 0.4], "collide_with_parent": True}, "friction": 1.0}
+    b = {"name": "b", "motion": "dynamic", "mass": 1.0, "translation": [0.0, 0.2, -1.35], "shape": dict(BOX)}
+    moved = {}
+    for sleep in (True, False):
+        sim = Simulation(scene_from_dict({"world": {"sleep": sleep}, "node": [ground(), table, a, b]}))
+        start = sim.world().transform.translation[3].copy()
+        sim.step(480)
+        moved[sleep] = np.linalg.norm(sim.world().transform.translation[3] - start)
+    assert moved[False] > 0.1
+    assert moved[True] > 0.1, moved
+
+
+def test_a_body_leaning_on_a_still_kinematic_shape_does_not_flap():
+    """A box touching a kinematic wall (another assembly, which could move against it) does not
+    sleep at all, rather than sleeping and being woken by the probe every SLEEP_TIME."""
+    wall = {"name": "wall", "motion": "kinematic", "translation": [0.3, 0.5, 0.0],
+            "shape": {"type": "box", "size": [0.2, 1.0, 1.0]}}
+    sim = scene([ground(), wall, box("box", 0.2)])
+    changes, last = 0, False
+    for _ in range(720):
+        sim.step(1)
+        changes += asleep(sim, "box") != last
+        last = asleep(sim, "box")
+    assert changes == 0
+
+
+def test_a_body_drifting_in_space_does_not_sleep():
+    """Slow but unsupported (no gravity, touching nothing): a rotational-dynamics demo keeps its
+    energy and momentum; only bodies resting on their own assembly sleep."""
+    sim = Simulation(scene_from_dict({"world": {"sleep": True, "gravity": [0.0, 0.0, 0.0]}, "node": [
+        ground(), {**box("box", 2.0), "velocity": [0.03, 0.0, 0.0], "angular_velocity": [0.0, 0.04, 0.0]}]}))
+    energy = sim.energy()["kinetic"]
+    sim.step(120)
+    assert not asleep(sim, "box")
+    assert abs(sim.energy()["kinetic"] - energy) < 1e-12 * max(energy, 1.0)
+
+
+def test_a_sleeping_body_reports_the_same_holding_share_every_query():
+    """The holding share comes from the free forces alone: queries after other queries (and an
+    impulse elsewhere, which resyncs) give the same answer."""
+    sim = scene([ground(), box("a", 0.2), box("b", 0.2, x=3.0)])
+    sim.step(90)
+    assert asleep(sim, "a")
+    a = sim.names.index("a")
+    first = sim.constraint_accelerations()[0][a].copy()
+    sim.world()
+    sim.apply_impulse("b", [0.1, 0.0, 0.0])
+    sim.world()
+    np.testing.assert_allclose(first, [0.0, 9.81, 0.0], atol=1e-12)
+    np.testing.assert_allclose(sim.constraint_accelerations()[0][a], first, atol=1e-12)
