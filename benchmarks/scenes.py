@@ -5,6 +5,7 @@ turret's tray does not) and with sleeping off (every body in the contact solver 
 the step's stages timed separately, and the 1,000-tank stress scene (10,011 nodes) for scale. One
 thread, the scene's own settings (dt = 1/60).
 """
+import os
 import time
 from pathlib import Path
 
@@ -112,6 +113,11 @@ def main(quick=False):
         "stage is one or two compiled calls): 20 projected Gauss–Seidel sweeps over ~14 four-point manifolds "
         "whose normal rows are solved as exact blocks, and GJK/EPA for the upright drum on the deck and "
         "against the crates.",
+        "",
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores. History of the tank's step: 2.1 ms (2026-11-22, session 2's start, 29 nodes), "
+        "0.643 ms (session 3's start, 39 nodes, every body solved every step), 0.27 ms with the step's stages "
+        "fused into compiled calls (bit-identical results), 0.14 ms with sleeping.",
     ])
 
 
