@@ -123,12 +123,10 @@ def collision_section(repeats):
 @contextmanager
 def _stage_clock():
     """Yield a dict stage -> list of thread CPU seconds, one entry per call, filled while the
-    physics functions below are wrapped. The solver modules import these names at call time
-    (`from physics.collision import contacts` inside `SceneSolver.prepare`) or call them as module
-    globals, so patching the module attribute reaches every call."""
-    import physics.broadphase
+    physics functions below are wrapped. `physics.solver` calls them as its module globals, so
+    patching its attributes reaches every call of a step. Warm start, solve, relax and restitution
+    are one compiled call (`_solve_stages`), timed together."""
     import physics.collision
-    import physics.shapes
     import physics.solver
 
     spent = {}
@@ -143,17 +141,12 @@ def _stage_clock():
             return out
         return owner, name, original, wrapper
 
-    def sweep_stage(prepared, velocity, target, *rest):
-        rows = prepared.rows
-        return "solve" if target is rows.target else "relax" if target is rows.relax else "restitution"
-
-    patches = [clocked(physics.shapes, "aabbs", lambda *a: "broad"),
-               clocked(physics.broadphase, "candidate_pairs", lambda *a: "broad"),
-               clocked(physics.collision, "contacts", lambda *a: "narrow"),
+    patches = [clocked(physics.solver, "aabbs", lambda *a: "broad"),
+               clocked(physics.solver, "candidate_pairs", lambda *a: "broad"),
+               clocked(physics.solver, "contacts", lambda *a: "narrow"),
                clocked(physics.solver.SceneSolver, "prepare", lambda *a: "scene prepare"),
                clocked(physics.solver.SceneSolver, "solve", lambda *a: "scene solve"),
-               clocked(physics.solver, "warm_start", lambda *a: "warm start"),
-               clocked(physics.solver, "sweep", sweep_stage),
+               clocked(physics.solver, "_solve_stages", lambda *a: "solve"),
                clocked(physics.collision.ContactCache, "store", lambda *a: "store")]
     for owner, name, _, wrapper in patches:
         setattr(owner, name, wrapper)
@@ -191,7 +184,7 @@ def measure_pile(iterations, settle_s=SETTLE_S, timed=21):
             sim.step(1)
             c1, t1 = time.thread_time(), time.perf_counter()
         total = {stage: sum(times) for stage, times in spent.items()}
-        stages = {stage: total.get(stage, 0.0) for stage in ("broad", "narrow", "warm start", "solve", "relax", "restitution", "store")}
+        stages = {stage: total.get(stage, 0.0) for stage in ("broad", "narrow", "solve", "store")}
         stages["prepare"] = total["scene prepare"] - stages["broad"] - stages["narrow"]
         stages["solver"] = stages["prepare"] + total["scene solve"]
         stages["step"] = c1 - c0
@@ -209,11 +202,12 @@ def measure_pile(iterations, settle_s=SETTLE_S, timed=21):
 
 def solver_section(quick):
     runs = [measure_pile(n, settle_s=1.0 if quick else SETTLE_S, timed=5 if quick else 21) for n in (10, 50)]
-    stages = ("broad", "narrow", "prepare", "warm start", "solve", "relax", "restitution", "store", "solver", "rest", "step")
+    stages = ("broad", "narrow", "prepare", "solve", "store", "solver", "rest", "step")
     lines = ["| stage (thread CPU ms, median per step) | " + " | ".join(f"{r.iterations} iterations" for r in runs) + " |",
              "|---|" + "---:|" * len(runs)]
     for stage in stages:
         name = {"solver": "**solver** (prepare … store)", "step": "**whole step** (`sim.step(1)`)",
+                "solve": "warm start, solve, relax, restitution (one compiled call)",
                 "rest": "rest of the step (integrate, sync, apply impulses)"}.get(stage, stage)
         lines.append(f"| {name} | " + " | ".join(f"{r.cpu[stage]:.2f}" for r in runs) + " |")
     lines.append("| whole step, wall ms | " + " | ".join(f"{r.wall:.2f}" for r in runs) + " |")
