@@ -365,6 +365,7 @@ class Simulation:
         carries = np.zeros(self._dyn.size, bool)      # a dynamic body below it (its frame is this one)
         carries[self._nearest_dynamic_slot[self._nearest_dynamic_slot >= 0]] = True
         self._sleepable = (self._nearest_dynamic_slot < 0) & ~in_joint[self._dyn] & ~carries
+        self._may_sleep = bool(self._sleepable.any())    # else the sleep stage is skipped (stress: 10k nodes)
         self.reset()
 
     @classmethod
@@ -593,7 +594,7 @@ class Simulation:
             self.time += h
             self._stage_events()           # 5. timed impulses that are due
             self._stage_contacts(h)        # 6. warm start, solve, positions, relax, restitution, store
-            if self.settings.sleep:
+            if self.settings.sleep and self._may_sleep:
                 self._stage_sleep(h)       # 7. bodies still for SLEEP_TIME, with all they touch, sleep
 
     def _stage_kinematic(self, h):
