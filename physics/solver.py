@@ -829,7 +829,7 @@ class SceneSolver:
         self.joints = None
         self.residual = np.zeros(0)
         self.contacts = None
-        self.pair_bodies = np.zeros((0, 2), np.int64)
+        self.pair_bodies = np.zeros((0, 2), np.int64)   # (K, 2) the broad phase's body pairs (sleeping islands)
         self.body_touch = np.zeros(0, np.int64)     # per body: SUPPORTED | FOREIGN (`_touch_flags`)
         self._prepared = None
 
@@ -887,10 +887,11 @@ class SceneSolver:
                 c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
             else:
                 pairs, c = self._awake_contacts(pairs, world, margin, awake)
-            self.pair_bodies = self._shape_body[pairs]      # (K, 2): what may touch (sleeping islands)
-            self.body_touch = np.zeros(len(inverse_mass), np.int64)
-            _touch_flags(c.shape_a, c.shape_b, self._shape_body, self.filter.assembly, self._rest_assembly,
-                         self.body_touch)
+            if settings.sleep:      # what the sleep stage reads: islands, supports, foreign touches
+                self.pair_bodies = self._shape_body[pairs]
+                self.body_touch = np.zeros(len(inverse_mass), np.int64)
+                _touch_flags(c.shape_a, c.shape_b, self._shape_body, self.filter.assembly, self._rest_assembly,
+                             self.body_touch)
             lead = h if lead is None else lead      # `_reach`
             cache = self.cache
             kept, bounces, *arrays, approach, static_normal, e = _contact_stage(
