@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physics.recording import FORMATS, Recording, write
+from physics.trajectory import FORMATS, Recording, write
 from physics.scene import SceneError
 from physics.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES
 

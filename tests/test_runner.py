@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from physics.__main__ import main
-from physics.recording import csv_columns
+from physics.trajectory import csv_columns
 from physics.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parent.parent

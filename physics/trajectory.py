@@ -1,4 +1,4 @@
-"""Recording a simulation's states and writing them atomically as .npz or .csv.
+"""Trajectory output of the runner: recording a simulation's states and writing them atomically as .npz or .csv.
 
 Output contract (docs/scene-format.md, "Runner output"): row 0 is the state before any step, then
 one row every K steps. Per node, relative to the world and (prefix `local_`) relative to the parent
