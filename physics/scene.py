@@ -5,18 +5,21 @@ root) except `applied_force`, `applied_torque` and event impulses/points, which 
 Quaternions are (w, x, y, z); angular velocity omega satisfies dR/dt = hat(omega) R.
 
 Any bad input raises one `SceneError` naming the file, the node, the key and the value; nothing is
-half-loaded. Nodes may name a parent defined later in the file: the loader orders them parent
+half-loaded. Every number must lie in the range physics.validation states for its key (finite is not
+enough: the ranges keep the products a step forms finite), and the text's nesting is bounded before
+it is parsed. Nodes may name a parent defined later in the file: the loader orders them parent
 before child (keeping file order where it can), which the hierarchy's arrays require.
 """
-import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from physics import validation as limits
 from physics.rigid_body import inertia_from_shape
-from physics.settings import Settings
+from physics.settings import SettingError, Settings
+from physics.validation import Invalid, short_repr
 
 MOTIONS = ("fixed", "kinematic", "dynamic")
 SHAPES = {  # type -> required parameters (all in the node's own units, before its scale)
@@ -60,7 +63,7 @@ class SceneError(ValueError):
         if key is not None:
             where.append(f"key {key!r}")
         if value is not None:
-            where.append(f"value {value!r}")
+            where.append(f"value {short_repr(value)}")
         super().__init__(": ".join(where) + f": {reason}")
 
 
@@ -123,7 +126,13 @@ def load_scene(path):
     """Read and validate a scene file; raises SceneError (file, node, key, value) on bad input."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text())
+        text = path.read_text()
+        depth = limits.nesting_depth(text)
+        if depth > limits.NESTING_MAX:
+            raise SceneError(path, None, None, None, f"brackets and braces nest {depth} deep; at most {limits.NESTING_MAX} levels")
+        data = tomllib.loads(text)
+    except RecursionError:   # not reached within NESTING_MAX; kept so no parse can end in a traceback
+        raise SceneError(path, None, None, None, "nested too deep to parse") from None
     except OSError as error:
         raise SceneError(path, None, None, None, f"cannot read the file ({error.strerror or error})") from None
     except UnicodeDecodeError as error:
@@ -147,31 +156,26 @@ class _Loader:
 
     # --- value checks: each returns the clean value or raises SceneError ----------------------
 
-    def number(self, node, key, value, positive=False, nonnegative=False):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(node, key, value, f"expected a number, got {type(value).__name__}")
-        value = float(value)
-        if not math.isfinite(value):
-            raise self.error(node, key, value, "expected a finite number")
-        if positive and value <= 0.0:
-            raise self.error(node, key, value, "expected a number > 0")
-        if nonnegative and value < 0.0:
-            raise self.error(node, key, value, "expected a number >= 0")
-        return value
+    def number(self, node, key, value, low=None, high=None, low_open=False):
+        """A float in [low, high] (low excluded with low_open; None: that side unbounded)."""
+        try:
+            return limits.real(value, low, high, low_open)
+        except Invalid as error:
+            raise self.error(node, key, value, str(error)) from None
 
-    def vector(self, node, key, value, length=3, positive=False):
-        if not isinstance(value, list) or len(value) != length:
-            got = f"length {len(value)}" if isinstance(value, list) else type(value).__name__
-            raise self.error(node, key, value, f"expected a list of {length} numbers, got {got}")
-        for item in value:
-            if isinstance(item, bool) or not isinstance(item, (int, float)):
-                raise self.error(node, key, value, f"expected numbers, got {type(item).__name__} {item!r}")
-        array = np.array(value, dtype=float)
-        if not np.all(np.isfinite(array)):
-            raise self.error(node, key, value, "expected finite numbers (no nan or inf)")
-        if positive and np.any(array <= 0.0):
-            raise self.error(node, key, value, "expected numbers > 0")
-        return array
+    def vector(self, node, key, value, bound, length=3):
+        """`length` floats, each in [-bound, bound] (or in [low, high] for a pair bound = (low, high))."""
+        low, high = bound if isinstance(bound, tuple) else (-bound, bound)
+        try:
+            return limits.vector(value, length, low, high)
+        except Invalid as error:
+            raise self.error(node, key, value, str(error)) from None
+
+    def direction(self, node, key, value):
+        try:
+            return limits.direction(value)
+        except Invalid as error:
+            raise self.error(node, key, value, str(error)) from None
 
     def string(self, node, key, value, choices=None):
         if not isinstance(value, str):
@@ -194,7 +198,7 @@ class _Loader:
         return value
 
     def quaternion(self, node, key, value):
-        q = self.vector(node, key, value, length=4)
+        q = self.vector(node, key, value, 2.0, length=4)   # |q| = 1 within the tolerance anyway
         norm = float(np.linalg.norm(q))
         if abs(norm - 1.0) > QUATERNION_TOLERANCE:
             raise self.error(node, key, value, f"quaternion norm is {norm:.6g}; expected 1 within {QUATERNION_TOLERANCE}")
@@ -209,9 +213,13 @@ class _Loader:
         for name in ("collide_with_parent", "group", "mask"):
             if name in value:
                 item = value[name]
-                expected = bool if name == "collide_with_parent" else int
-                if not isinstance(item, expected) or (expected is int and isinstance(item, bool)):
-                    raise self.error(node, f"shape.{name}", item, f"expected {'true or false' if expected is bool else 'an integer bit mask'}")
+                if name == "collide_with_parent" and not isinstance(item, bool):
+                    raise self.error(node, f"shape.{name}", item, "expected true or false")
+                if name != "collide_with_parent":
+                    try:
+                        limits.integer(item, *limits.MASK_RANGE)
+                    except Invalid as error:
+                        raise self.error(node, f"shape.{name}", item, f"{error} (a 32-bit integer bit mask)") from None
                 filters[name] = item
         for name in value:
             if name != "type" and name not in required and name not in filters:
@@ -221,26 +229,19 @@ class _Loader:
             if name not in value:
                 raise self.error(node, f"shape.{name}", None, f"missing: a {kind} needs {', '.join(required)}")
             item = value[name]
-            if name in ("size",):
-                clean[name] = self.vector(node, f"shape.{name}", item, positive=True).tolist()
+            if name == "size":
+                clean[name] = self.vector(node, f"shape.{name}", item, (limits.LENGTH_MIN, limits.LENGTH_MAX)).tolist()
             elif name == "normal":
-                normal = self.vector(node, f"shape.{name}", item)
-                length = float(np.linalg.norm(normal))
-                if length == 0.0:
-                    raise self.error(node, "shape.normal", item, "expected a non-zero vector")
-                clean[name] = (normal / length).tolist()
+                clean[name] = self.direction(node, f"shape.{name}", item).tolist()
             elif name == "offset":
-                clean[name] = self.number(node, f"shape.{name}", item)
+                clean[name] = self.number(node, f"shape.{name}", item, -limits.LENGTH_MAX, limits.LENGTH_MAX)
             else:
-                clean[name] = self.number(node, f"shape.{name}", item, positive=True)
+                clean[name] = self.number(node, f"shape.{name}", item, limits.LENGTH_MIN, limits.LENGTH_MAX)
         clean.update(filters)
         return clean
 
     def color(self, node, value):
-        rgb = self.vector(node, "color", value)
-        if np.any(rgb < 0.0) or np.any(rgb > 1.0):
-            raise self.error(node, "color", value, "expected three numbers in [0, 1]")
-        return rgb
+        return self.vector(node, "color", value, (0.0, 1.0))
 
     # --- the document ----------------------------------------------------------------------------
 
@@ -257,7 +258,7 @@ class _Loader:
         order = self.order(nodes)
         nodes = [nodes[i] for i in order]
         index = {node["name"]: i for i, node in enumerate(nodes)}
-        events = tuple(self.event(raw, index) for raw in self.array_of_tables("event", data.get("event", [])))
+        events = tuple(self.event(raw, index, nodes) for raw in self.array_of_tables("event", data.get("event", [])))
         joints = tuple(self.joint(raw, i, index, nodes) for i, raw in enumerate(self.array_of_tables("joint", data.get("joint", []))))
         return self.build(title, description, world, nodes, index, events, joints)
 
@@ -270,8 +271,8 @@ class _Loader:
                 raise self.error("[world]", key, value, "expected true or false")
             try:
                 settings.set(key, value)
-            except ValueError as error:
-                raise self.error("[world]", key, value, str(error)) from None
+            except SettingError as error:
+                raise self.error("[world]", key, value, error.reason) from None
             clean[key] = getattr(settings, key)
         return clean
 
@@ -292,32 +293,35 @@ class _Loader:
                 if key in raw and motion not in allowed:
                     raise self.error(name, key, raw[key], f"only a {what} node has this key (motion is {motion!r})")
         zero = [0.0, 0.0, 0.0]
+        length, speed, acceleration, force = limits.LENGTH_MAX, limits.SPEED_MAX, limits.ACCELERATION_MAX, limits.FORCE_MAX
         node = {
             "name": name,
             "parent": self.string(name, "parent", raw["parent"]) if "parent" in raw else None,
             "motion": motion,
-            "translation": self.vector(name, "translation", raw.get("translation", zero)),
+            "translation": self.vector(name, "translation", raw.get("translation", zero), length),
             "rotation": self.quaternion(name, "rotation", raw.get("rotation", [1.0, 0.0, 0.0, 0.0])),
-            "scale": self.number(name, "scale", raw.get("scale", 1.0), positive=True),
-            "velocity": self.vector(name, "velocity", raw.get("velocity", zero)),
-            "angular_velocity": self.vector(name, "angular_velocity", raw.get("angular_velocity", zero)),
-            "acceleration": self.vector(name, "acceleration", raw.get("acceleration", zero)),
-            "angular_acceleration": self.vector(name, "angular_acceleration", raw.get("angular_acceleration", zero)),
+            "scale": self.number(name, "scale", raw.get("scale", 1.0), *limits.SCALE_RANGE),
+            "velocity": self.vector(name, "velocity", raw.get("velocity", zero), speed),
+            "angular_velocity": self.vector(name, "angular_velocity", raw.get("angular_velocity", zero), speed),
+            "acceleration": self.vector(name, "acceleration", raw.get("acceleration", zero), acceleration),
+            "angular_acceleration": self.vector(name, "angular_acceleration", raw.get("angular_acceleration", zero), acceleration),
             "shape": self.shape(name, raw["shape"]) if "shape" in raw else None,
             "color": self.color(name, raw.get("color", list(DEFAULT_COLOR))),
-            "applied_force": self.vector(name, "applied_force", raw.get("applied_force", zero)),
-            "applied_torque": self.vector(name, "applied_torque", raw.get("applied_torque", zero)),
+            "applied_force": self.vector(name, "applied_force", raw.get("applied_force", zero), force),
+            "applied_torque": self.vector(name, "applied_torque", raw.get("applied_torque", zero), force),
             "mass": 0.0,
             "inertia": None,
-            "friction": self.number(name, "friction", raw.get("friction", DEFAULT_FRICTION), nonnegative=True),
-            "restitution": self.number(name, "restitution", raw.get("restitution", DEFAULT_RESTITUTION), nonnegative=True),
+            "friction": self.number(name, "friction", raw.get("friction", DEFAULT_FRICTION), 0.0, limits.FRICTION_MAX),
+            # e > 1 would make every bounce gain energy
+            "restitution": self.number(name, "restitution", raw.get("restitution", DEFAULT_RESTITUTION), 0.0, 1.0),
         }
-        if node["restitution"] > 1.0:   # e > 1 would make every bounce gain energy
-            raise self.error(name, "restitution", node["restitution"], "expected a number in [0, 1]")
         if motion == "dynamic":
-            node["mass"] = self.number(name, "mass", raw.get("mass", 1.0), positive=True)
+            node["mass"] = self.number(name, "mass", raw.get("mass", 1.0), *limits.MASS_RANGE)
             if "inertia" in raw:
-                node["inertia"] = self.vector(name, "inertia", raw["inertia"], positive=True)
+                try:
+                    node["inertia"] = limits.inertia(raw["inertia"])
+                except Invalid as error:
+                    raise self.error(name, "inertia", raw["inertia"], str(error)) from None
             elif node["shape"] is not None and node["shape"]["type"] == "plane":
                 raise self.error(name, "shape", raw["shape"], "a dynamic node needs a finite shape or an explicit inertia")
         return node
@@ -350,18 +354,20 @@ class _Loader:
                 order.append(j)
         return order
 
-    def event(self, raw, index):
-        label = f"[[event]] at time {raw.get('time')!r}"
+    def event(self, raw, index, nodes):
+        label = f"[[event]] at time {short_repr(raw.get('time'))}"
         self.table(label, "event", raw, EVENT_KEYS)
         for key in ("time", "node", "impulse"):
             if key not in raw:
                 raise self.error(label, key, None, "an event needs time, node and impulse")
-        time = self.number(label, "time", raw["time"], nonnegative=True)
+        time = self.number(label, "time", raw["time"], 0.0, limits.TIME_MAX)
         node = self.string(label, "node", raw["node"])
         if node not in index:
             raise self.error(label, "node", node, "unknown node")
-        return Event(time, index[node], self.vector(node, "impulse", raw["impulse"]),
-                     self.vector(node, "point", raw["point"]) if "point" in raw else None)
+        if nodes[index[node]]["motion"] != "dynamic":   # only a rigid body takes an impulse
+            raise self.error(label, "node", node, f"an event needs a dynamic node (motion is {nodes[index[node]]['motion']!r})")
+        return Event(time, index[node], self.vector(node, "impulse", raw["impulse"], limits.FORCE_MAX),
+                     self.vector(node, "point", raw["point"], limits.LENGTH_MAX) if "point" in raw else None)
 
     def joint(self, raw, position, index, nodes):
         """A [[joint]] (docs/scene-format.md): anchors and axis in world coordinates at load time."""
@@ -386,28 +392,43 @@ class _Loader:
         if ends["a"] == ends["b"]:
             raise self.error(label, "a", raw.get("a"), "a joint needs two different nodes")
         spec = {"kind": JOINT_TYPES.index(kind), "type": kind, "a": ends["a"], "b": ends["b"]}
-        spec["anchor"] = self.vector(label, "anchor", raw["anchor"]) if "anchor" in raw else None
+        spec["anchor"] = self.vector(label, "anchor", raw["anchor"], limits.LENGTH_MAX) if "anchor" in raw else None
         if spec["anchor"] is None:
             raise self.error(label, "anchor", None, "a joint needs an anchor (world point at load)")
-        spec["anchor_b"] = self.vector(label, "anchor_b", raw["anchor_b"]) if "anchor_b" in raw else None
+        spec["anchor_b"] = self.vector(label, "anchor_b", raw["anchor_b"], limits.LENGTH_MAX) if "anchor_b" in raw else None
         if kind in ("hinge", "slider"):
-            axis = self.vector(label, "axis", raw.get("axis", [0.0, 0.0, 1.0]))
-            if not np.linalg.norm(axis) > 0:
-                raise self.error(label, "axis", raw.get("axis"), "expected a non-zero vector")
-            spec["axis"] = axis / np.linalg.norm(axis)
+            spec["axis"] = self.direction(label, "axis", raw.get("axis", [0.0, 0.0, 1.0]))
         if kind == "rope" and "length" not in raw:
             raise self.error(label, "length", None, "a rope needs a length > 0")
-        spec["length"] = self.number(label, "length", raw["length"], positive=True) if "length" in raw else None
+        spec["length"] = self.number(label, "length", raw["length"], limits.LENGTH_MIN, limits.LENGTH_MAX) if "length" in raw else None
         if kind == "distance" and spec["length"] is None:
             gap = float(np.linalg.norm((spec["anchor_b"] if spec["anchor_b"] is not None else spec["anchor"]) - spec["anchor"]))
-            if gap == 0.0:   # the default length is the anchors' distance: zero has no direction to hold
-                raise self.error(label, "length", None, "a distance joint needs a length > 0 or anchor_b apart from anchor")
-        for key in ("lower", "upper", "motor_speed"):
-            spec[key] = self.number(label, key, raw[key]) if key in raw else None
-        spec["motor_force"] = self.number(label, "motor_force", raw["motor_force"], nonnegative=True) if "motor_force" in raw else None
+            if gap < limits.LENGTH_MIN:   # the default length is the anchors' distance: zero has no direction to hold
+                raise self.error(label, "length", None, f"a distance joint needs a length or anchor_b at least {limits.LENGTH_MIN:g} m from anchor")
+        for key, bound in (("lower", limits.LENGTH_MAX), ("upper", limits.LENGTH_MAX), ("motor_speed", limits.SPEED_MAX)):
+            spec[key] = self.number(label, key, raw[key], -bound, bound) if key in raw else None
+        spec["motor_force"] = self.number(label, "motor_force", raw["motor_force"], 0.0, limits.FORCE_MAX) if "motor_force" in raw else None
         if spec["lower"] is not None and spec["upper"] is not None and spec["lower"] > spec["upper"]:
             raise self.error(label, "lower", spec["lower"], f"lower limit above upper ({spec['upper']})")
         return spec
+
+    def world_lengths(self, node, world_scale):
+        """The node's world scale s (the product of the scales from its root) and its shape's world
+        lengths s·L must lie in SCALE_RANGE and [LENGTH_MIN, LENGTH_MAX]: the inertia m (s L)² and
+        the contact geometry are formed from them. Within these, a shape's inertia lies inside
+        INERTIA_RANGE (from 2/5 · 1e-9 kg · (1e-6 m)² to 1e9 kg · (1e6 m)²)."""
+        low, high = limits.SCALE_RANGE
+        if not low <= world_scale <= high:
+            raise self.error(node["name"], "scale", node["scale"],
+                             f"the world scale (the product of the scales from the root) is {world_scale:g}; expected it in [{low:g}, {high:g}]")
+        shape = node["shape"]
+        for key in ("size", "radius", "height"):
+            if shape is not None and key in shape:
+                lengths = np.asarray(shape[key], float) * world_scale
+                if np.any(lengths < limits.LENGTH_MIN) or np.any(lengths > limits.LENGTH_MAX):
+                    raise self.error(node["name"], f"shape.{key}", shape[key],
+                                     f"times the world scale {world_scale:g} this is {short_repr(lengths.tolist())} m; expected "
+                                     f"world lengths in [{limits.LENGTH_MIN:g}, {limits.LENGTH_MAX:g}] m")
 
     def build(self, title, description, world, nodes, index, events, joints=()):
         def stack(key):
@@ -416,9 +437,10 @@ class _Loader:
         parent = np.array([-1 if node["parent"] is None else index[node["parent"]] for node in nodes], dtype=np.int64)
         scale = stack("scale")
         world_scale = scale.copy()
-        for i in range(len(nodes)):  # parents come first, so one pass accumulates the products
+        for i, node in enumerate(nodes):  # parents come first, so one pass accumulates the products
             if parent[i] >= 0:
                 world_scale[i] *= world_scale[parent[i]]
+            self.world_lengths(node, world_scale[i])
         inertia = np.zeros((len(nodes), 3))
         for i, node in enumerate(nodes):
             if node["motion"] != "dynamic":

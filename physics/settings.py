@@ -1,12 +1,15 @@
 """Simulation settings: one validated dataclass shared by scene files, the runner and the app.
 
 Every field can change while a simulation runs (`Settings.set(name, value)`); a bad value raises
-a ValueError naming the key and the value, and leaves the settings unchanged. The scene format's
+a `SettingError` (a ValueError) naming the key and the value, and leaves the settings unchanged. The scene format's
 `[world]` table and the runner's options map one-to-one onto these fields (docs/scene-format.md).
 """
 from dataclasses import dataclass, field, fields
 
 import numpy as np
+
+from physics import validation as limits
+from physics.validation import Invalid, short_repr
 
 GYROSCOPIC = ("off", "explicit", "implicit")
 ROTATION_UPDATES = ("magnus1", "magnus2", "magnus3")
@@ -34,68 +37,43 @@ def integrator_names():
     return tuple(INTEGRATORS)
 
 
+class SettingError(ValueError):
+    """A refused setting: `key`, `value` and `reason` (the message names all three)."""
+
+    def __init__(self, key, value, reason):
+        self.key, self.value, self.reason = key, value, reason
+        super().__init__(f"setting {short_repr(key)}: got {short_repr(value)}; {reason}")
+
+
+def _refuse(name, value, reason):
+    return SettingError(name, value, reason)
+
+
+def _checked(check):
+    """A setting's check from a physics.validation check: its refusal names the key and value."""
+    def checked(name, value):
+        try:
+            return check(value)
+        except Invalid as error:
+            raise _refuse(name, value, str(error)) from None
+    return checked
+
+
 def _choice(options):
     def check(name, value):
         opts = options() if callable(options) else options
         if not isinstance(value, str) or value not in opts:
-            raise ValueError(f"setting {name!r}: got {value!r}; expected one of {', '.join(opts)}")
-        return value
+            raise _refuse(name, value, f"expected one of {', '.join(opts)}")
+        return str(value)
     return check
-
-
-def _positive_float(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise ValueError(f"setting {name!r}: got {value!r} ({type(value).__name__}); expected a positive number")
-    value = float(value)
-    if not np.isfinite(value) or value <= 0.0:
-        raise ValueError(f"setting {name!r}: got {value!r}; expected a finite number > 0")
-    return value
-
-
-def _nonnegative_float(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not np.isfinite(value) or value < 0:
-        raise ValueError(f"setting {name!r}: got {value!r}; expected a finite number >= 0")
-    return float(value)
-
-
-def _half_open_unit(name, value):
-    value = _nonnegative_float(name, value)
-    if value >= 1.0:
-        raise ValueError(f"setting {name!r}: got {value!r}; expected 0 <= value < 1 (the error fraction removed per second)")
-    return value
-
-
-def _open_interval(label, low, high):
-    def check(name, value):
-        value = _positive_float(name, value)
-        if not low < value < high:
-            raise ValueError(f"setting {name!r}: got {value!r}; expected {low} < value < {high}")
-        return value
-    return check
-
-
-def _positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"setting {name!r}: got {value!r}; expected an integer >= 1")
-    return int(value)
-
-
-def _vector3(name, value):
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"setting {name!r}: got {value!r}; expected 3 numbers") from None
-    if array.shape != (3,) or not np.all(np.isfinite(array)) or any(isinstance(v, bool) for v in np.ravel(value)):
-        raise ValueError(f"setting {name!r}: got {value!r} (shape {array.shape}); expected 3 finite numbers")
-    return array.copy()
 
 
 def _boolean(name, value):
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    if value in ("on", "off"):
+    if isinstance(value, str) and value in ("on", "off"):
         return value == "on"
-    raise ValueError(f"setting {name!r}: got {value!r}; expected true/false (or 'on'/'off')")
+    raise _refuse(name, value, "expected true/false (or 'on'/'off')")
 
 
 @dataclass
@@ -126,19 +104,20 @@ class Settings:
     # ride it rigidly until an impulse, a setting, an awake body or a change of their field wakes them.
     sleep: bool = False
 
+    # Ranges: physics.validation (docs/scene-format.md, "Limits").
     _CHECKS = {
-        "dt": _positive_float,
-        "substeps": _positive_int,
-        "gravity": _vector3,
+        "dt": _checked(lambda value: limits.real(value, *limits.DT_RANGE)),
+        "substeps": _checked(lambda value: limits.integer(value, 1, limits.SUBSTEPS_MAX)),
+        "gravity": _checked(lambda value: limits.vector(value, 3, -limits.ACCELERATION_MAX, limits.ACCELERATION_MAX)),
         "integrator": _choice(integrator_names),
         "gyroscopic": _choice(GYROSCOPIC),
         "rotation_update": _choice(ROTATION_UPDATES),
         "exponential": _choice(EXPONENTIALS),
         "counteract": _boolean,
-        "iterations": _positive_int,
-        "sor": _open_interval("sor", 0.0, 2.0),
-        "erp": _half_open_unit,
-        "cfm": _nonnegative_float,
+        "iterations": _checked(lambda value: limits.integer(value, 1, limits.ITERATIONS_MAX)),
+        "sor": _checked(lambda value: limits.real(value, 0.0, 2.0, low_open=True, high_open=True)),
+        "erp": _checked(lambda value: limits.real(value, 0.0, 1.0, high_open=True)),
+        "cfm": _checked(lambda value: limits.real(value, 0.0, limits.CFM_MAX)),
         "warm_start": _boolean,
         "relax": _boolean,
         "shake": _boolean,
@@ -146,18 +125,18 @@ class Settings:
     }
 
     def set(self, name, value):
-        """Validate and assign one setting; ValueError naming the key and value if it is bad."""
-        check = self._CHECKS.get(name)
+        """Validate and assign one setting; SettingError naming the key and value if it is bad."""
+        check = self._CHECKS.get(name) if isinstance(name, str) else None
         if check is None:
-            raise ValueError(f"unknown setting {name!r} (value {value!r}); known: {', '.join(self.names())}")
+            raise SettingError(name, value, f"unknown setting; known: {', '.join(self.names())}")
         setattr(self, name, check(name, value))
 
     def update(self, values):
         """Validate every entry of a mapping first, then assign them all (all or nothing)."""
         checked = {}
         for name, value in values.items():
-            if name not in self._CHECKS:
-                raise ValueError(f"unknown setting {name!r} (value {value!r}); known: {', '.join(self.names())}")
+            if not isinstance(name, str) or name not in self._CHECKS:
+                raise SettingError(name, value, f"unknown setting; known: {', '.join(self.names())}")
             checked[name] = self._CHECKS[name](name, value)
         for name, value in checked.items():
             setattr(self, name, value)

@@ -108,15 +108,21 @@ def test_bad_scene_exits_2_names_file_node_key_value(tmp_path):
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
 
 
+# Within every scene limit, yet divergent: explicit Euler squares omega each step (see below).
+BLOWUP = ('[world]\ndt = 0.01\nintegrator = "explicit-euler"\ngyroscopic = "explicit"\n[[node]]\nname = "rocket"\n'
+          'motion = "dynamic"\ninertia = [1.0, 2.0, 3.0]\nangular_velocity = [1e6, 1e6, 1e6]\n')
+
+
 @pytest.mark.filterwarnings("error::RuntimeWarning")  # numpy's overflow warnings must not leak out
-@pytest.mark.parametrize("record_every, when", [(1, "at step 1 (t = 0.01 s)"),
+@pytest.mark.parametrize("record_every, when", [(1, "at step 7 (t = 0.07 s)"),
                                                 (10, "between step 0 (t = 0 s, finite) and step 10 (t = 0.1 s)")])
 def test_non_finite_state_exits_1_naming_the_node(tmp_path, capsys, record_every, when):
-    """F/m overflows to inf on the first step: the runner stops with code 1, names the node and
-    the step (or the two recorded steps it lies between), warns nothing else and writes nothing."""
+    """Explicit Euler on a body spinning at 1e6 rad/s about no principal axis: each step squares
+    omega (omega' ≈ h omega², Euler's equations) and it overflows at step 7: the runner stops with
+    code 1, names the node and the step (or the two recorded steps it lies between), warns nothing
+    else and writes nothing."""
     scene = tmp_path / "blowup.toml"
-    scene.write_text('[world]\ndt = 0.01\n[[node]]\nname = "rocket"\nmotion = "dynamic"\nmass = 1e-10\n'
-                     'applied_force = [1e308, 0, 0]\n')
+    scene.write_text(BLOWUP)
     out = tmp_path / "out.npz"
     args = ["run", str(scene), "--steps", "30", "--record-every", str(record_every), "--out", str(out), "--quiet"]
     assert main(args) == 1
@@ -130,8 +136,8 @@ def test_blow_up_prints_no_numpy_warning(tmp_path):
     """In a fresh interpreter (warnings shown once per place, so no earlier test hides them):
     stderr holds only our line."""
     scene = tmp_path / "blowup.toml"
-    scene.write_text('[[node]]\nname = "rocket"\nmotion = "dynamic"\nmass = 1e-10\napplied_force = [1e308, 0, 0]\n')
-    result = subprocess.run([sys.executable, "-m", "physics", "run", str(scene), "--steps", "3",
+    scene.write_text(BLOWUP)
+    result = subprocess.run([sys.executable, "-m", "physics", "run", str(scene), "--steps", "10",
                              "--out", str(tmp_path / "out.npz")], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert result.returncode == 1
     assert "RuntimeWarning" not in result.stderr and result.stderr.startswith("error: node 'rocket'"), result.stderr
