@@ -35,6 +35,7 @@ from physics.rotation import cross
 from physics.rotation_kernels import add, cross as cross3, exp_so3, load3, load33, matmul, matvec, matvec_t, mul, store3, store33, \
     sub, transpose
 from physics.scene import Scene, load_scene
+from physics.snapshot import Snapshot, scene_fingerprint
 from physics.solver import FOREIGN, SUPPORTED
 from physics.settings import Settings
 
@@ -421,6 +422,7 @@ class Simulation:
         self._kin_acceleration = np.ascontiguousarray(scene.acceleration[self._kin])
         self._kin_alpha = np.ascontiguousarray(scene.angular_acceleration[self._kin])
         self.time = 0.0
+        self.step_count = 0         # whole steps since the scene was loaded or reset
         self._next_event = 0
         self._solver = None
         if any(shape is not None for shape in self.shapes) or self.scene.joints:
@@ -575,27 +577,33 @@ class Simulation:
         """Advance n steps of settings.dt, each in settings.substeps equal sub-steps."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"step: n must be an integer >= 0, got {n!r}")
-        substeps = self.settings.substeps
-        h = self.settings.dt / substeps
-        for _ in range(int(n) * substeps):
-            self._sync(_STEPPABLE)         # 1. world state at the start of the sub-step
-            sleep = self.settings.sleep and self._asleep.any()
-            if sleep:                      #    sleeping bodies whose field changed wake
-                _wake_on_field(self._dyn, self._dyn_parent, *self.hierarchy.world_state.views()[1:], self.settings.gravity,
-                               self._asleep, self._still, self._held_field)
-            self._stage_prepare(h)         # 2. contacts and joint rows at these poses (physics.solver)
-            self._stage_kinematic(h)       # 3. prescribed local motion (Magnus)
-            self._stage_dynamic(h)         # 4. forces -> local accelerations -> integrator (free motion)
-            if sleep:                      #    sleeping bodies stay where they rest on their parent
-                translation, rotation, _, velocity, *_ = self.hierarchy.local.views()
-                _hold(self._dyn, self._asleep, self._held_translation, self._held_rotation, self._held_omega,
-                      translation, rotation, velocity, self._omega_body)
-            self._synced = _STALE
-            self.time += h
-            self._stage_events()           # 5. timed impulses that are due
-            self._stage_contacts(h)        # 6. warm start, solve, positions, relax, restitution, store
-            if self.settings.sleep and self._may_sleep:
-                self._stage_sleep(h)       # 7. bodies still for SLEEP_TIME, with all they touch, sleep
+        for _ in range(int(n)):
+            substeps = self.settings.substeps
+            h = self.settings.dt / substeps
+            for _ in range(substeps):
+                self._substep(h)
+            self.step_count += 1
+
+    def _substep(self, h):
+        """One sub-step of length h, as the stages below."""
+        self._sync(_STEPPABLE)         # 1. world state at the start of the sub-step
+        sleep = self.settings.sleep and self._asleep.any()
+        if sleep:                      #    sleeping bodies whose field changed wake
+            _wake_on_field(self._dyn, self._dyn_parent, *self.hierarchy.world_state.views()[1:], self.settings.gravity,
+                           self._asleep, self._still, self._held_field)
+        self._stage_prepare(h)         # 2. contacts and joint rows at these poses (physics.solver)
+        self._stage_kinematic(h)       # 3. prescribed local motion (Magnus)
+        self._stage_dynamic(h)         # 4. forces -> local accelerations -> integrator (free motion)
+        if sleep:                      #    sleeping bodies stay where they rest on their parent
+            translation, rotation, _, velocity, *_ = self.hierarchy.local.views()
+            _hold(self._dyn, self._asleep, self._held_translation, self._held_rotation, self._held_omega,
+                  translation, rotation, velocity, self._omega_body)
+        self._synced = _STALE
+        self.time += h
+        self._stage_events()           # 5. timed impulses that are due
+        self._stage_contacts(h)        # 6. warm start, solve, positions, relax, restitution, store
+        if self.settings.sleep and self._may_sleep:
+            self._stage_sleep(h)       # 7. bodies still for SLEEP_TIME, with all they touch, sleep
 
     def _stage_kinematic(self, h):
         if self._kin.size == 0:
@@ -799,6 +807,71 @@ class Simulation:
                 self._omega_body[self._dyn_slot[deeper]] += _rows_transposed_times(world.rotation[deeper], np.broadcast_to(dw_world, (deeper.size, 3)))
         self._synced = _STALE
 
+    # ------------------------------------------------------------------ snapshots
+    # The state that decides the future, by name (`snapshot`): the hierarchy's local poses and
+    # velocities, the integrators' own state (omega_body, the kinematic nodes' contiguous copy),
+    # sleep timers and what sleeping bodies hold, and the solver's warm-start impulses, persistent
+    # manifolds and joints. Kinematic nodes' accelerations and fixed nodes' motion are the scene's.
+    # Under "derived." (kept so that queries after a restore answer as before, left out of the
+    # hash): what a query settles from those — the local ω, a and α of nodes, the last solver
+    # stage's share of the accelerations — which every step computes afresh before using it.
+    _STATE = ("_omega_body", "_still", "_asleep", "_held_translation", "_held_rotation", "_held_omega", "_held_field")
+    _DERIVED = ("acceleration", "omega", "alpha")
+    _KINEMATIC = ("translation", "rotation", "velocity", "omega")
+
+    def _scene_identity(self):
+        if not hasattr(self, "_fingerprint"):
+            self._fingerprint = scene_fingerprint(self.scene)
+            self._scene_name = f"{self.scene.title!r} ({self.scene.path})"
+        return self._fingerprint, self._scene_name
+
+    def snapshot(self):
+        """A `physics.Snapshot` of everything that decides the future: `restore` continues from it
+        bit for bit, here or in a freshly loaded simulation of the same scene."""
+        fingerprint, name = self._scene_identity()
+        local = self.hierarchy.local
+        arrays = {("derived.local_" if f in self._DERIVED else "local.") + f: getattr(local, f).copy()
+                  for f in _NODE_FIELDS}
+        arrays.update({name_[1:]: getattr(self, name_).copy() for name_ in self._STATE})
+        arrays["derived.constraint_acceleration"] = self._constraint_acceleration.copy()
+        arrays.update({"kinematic." + f: a.copy() for f, a in zip(self._KINEMATIC, self._kin_state)})
+        arrays["time"] = np.array(self.time)
+        arrays["next_event"] = np.array(self._next_event, np.int64)
+        if self._solver is not None:
+            arrays.update({"solver." + k: a for k, a in self._solver.state().items()})
+        settings = {f: getattr(self.settings, f) for f in self.settings.names()}
+        settings["gravity"] = settings["gravity"].copy()
+        return Snapshot(fingerprint, name, self.step_count, settings, arrays)
+
+    def restore(self, snapshot):
+        """Put back a `snapshot()` of this scene (ValueError naming both scenes for another's)."""
+        fingerprint, name = self._scene_identity()
+        if not isinstance(snapshot, Snapshot):
+            raise ValueError(f"restore: got {type(snapshot).__name__}; expected a physics.Snapshot")
+        if snapshot.scene != fingerprint:
+            raise ValueError(f"restore: the snapshot is of scene {snapshot.scene_name}, not of {name}")
+        self.settings.update(snapshot.settings)
+        arrays = snapshot.arrays
+        local = self.hierarchy.local
+        for f in _NODE_FIELDS:
+            getattr(local, f)[:] = arrays[("derived.local_" if f in self._DERIVED else "local.") + f]
+        for name_ in self._STATE:
+            getattr(self, name_)[:] = arrays[name_[1:]]
+        self._constraint_acceleration[:] = arrays["derived.constraint_acceleration"]
+        for f, a in zip(self._KINEMATIC, self._kin_state):
+            a[:] = arrays["kinematic." + f]
+        self.time = float(arrays["time"])
+        self._next_event = int(arrays["next_event"])
+        self.step_count = snapshot.step_count
+        if self._solver is not None:
+            self._solver.restore({k[len("solver."):]: a for k, a in arrays.items() if k.startswith("solver.")})
+        self._synced = _STALE
+
+    def state_hash(self):
+        """SHA-256 (64 hex digits) of the state that decides the future (`snapshot`): equal
+        hashes, equal futures. Box2D's and Jolt's determinism hashes are the model."""
+        return self.snapshot().hash()
+
     # ------------------------------------------------------------------ queries
     def world(self):
         """DynamicTransform (batch N): every node relative to the world."""
@@ -880,6 +953,9 @@ class Simulation:
         bad = ~(np.isfinite(world.translation).all(axis=1) & np.isfinite(world.velocity).all(axis=1)
                 & np.isfinite(world.rotation).all(axis=(1, 2)) & np.isfinite(world.omega).all(axis=1))
         return self.names[int(np.argmax(bad))] if bad.any() else None
+
+
+_NODE_FIELDS = ("translation", "rotation", "scale", "velocity", "acceleration", "omega", "alpha")
 
 
 def _vector3(name, value):

@@ -34,7 +34,7 @@ The residual ‖r‖ (projected: zero for a row held at a bound and pushing agai
 iteration is kept in `Solution.residual` for display.
 """
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 from numba import njit
@@ -831,6 +831,23 @@ class SceneSolver:
         self.contacts = None
         self.pair_bodies = np.zeros((0, 2), np.int64)   # (K, 2) the broad phase's body pairs (sleeping islands)
         self.body_touch = np.zeros(0, np.int64)     # per body: SUPPORTED | FOREIGN (`_touch_flags`)
+        self._prepared = None
+
+    def state(self):
+        """What the next step reads (`physics.snapshot`), as named array copies: the contact
+        cache (warm-start impulses, persistent manifolds) and, once built, the joints (their
+        body-frame anchors and axes are fixed at the first step's poses) with their impulses."""
+        out = {"cache." + name: array for name, array in self.cache.state().items()}
+        if self.joints is not None:
+            out.update({"joints." + f.name: getattr(self.joints, f.name).copy() for f in fields(Joints)})
+        return out
+
+    def restore(self, state):
+        """Put back a `state()`."""
+        self.cache.restore({name[len("cache."):]: array for name, array in state.items() if name.startswith("cache.")})
+        self.joints = None
+        if "joints.kind" in state:
+            self.joints = Joints(**{f.name: state["joints." + f.name].copy() for f in fields(Joints)})
         self._prepared = None
 
     def _build_joints(self, centre, rotation):

@@ -1,0 +1,174 @@
+"""Bitwise determinism: state hashes, snapshots and golden hashes (Box2D v3's test_determinism.c
+and Jolt's validate_hash are the model).
+
+The golden hashes in tests/golden_hashes.json pin every bit of a few shipped scenes after N steps:
+contacts, joints, sleeping, timed impulses, a spinning free body. A change that alters any bit of a
+simulation fails them; when the change of arithmetic is deliberate, regenerate them with
+
+    .venv/bin/python tests/test_determinism.py --regenerate     (or: make golden)
+
+and say why in the commit message.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from physics import Simulation, Snapshot  # noqa: E402
+
+SCENES = ROOT / "assets" / "scenes"
+GOLDEN = Path(__file__).with_name("golden_hashes.json")
+# scene -> steps: the tank sleeps from about 1 s; the car hits the wall at 0.75 s (its impulse
+# event); the chain and the top exercise joints, the stack resting contacts, the T-handle a free
+# rigid body's rotation.
+GOLDEN_RUNS = {"tank": 600, "car": 180, "chain": 240, "stack": 240, "top": 240, "t_handle": 600}
+
+
+def run_hash(scene, steps):
+    sim = Simulation.from_file(SCENES / f"{scene}.toml")
+    sim.step(steps)
+    return sim.state_hash()
+
+
+def golden():
+    return json.loads(GOLDEN.read_text())
+
+
+@pytest.mark.parametrize("scene", sorted(GOLDEN_RUNS))
+def test_golden_hash(scene):
+    """Every bit after N steps is what it was when the golden hashes were made (an exact test:
+    any change of arithmetic changes the hash; the module docstring says how to regenerate)."""
+    expected = golden()[scene]
+    assert expected["steps"] == GOLDEN_RUNS[scene]
+    assert run_hash(scene, expected["steps"]) == expected["hash"]
+
+
+def test_state_hash_is_64_hex_digits_and_step_count_counts_steps():
+    sim = Simulation.from_file(SCENES / "car.toml")
+    sim.set("substeps", 3)
+    sim.step(7)
+    digest = sim.state_hash()
+    assert len(digest) == 64 and int(digest, 16) >= 0
+    assert sim.step_count == 7      # whole steps, not sub-steps
+    sim.reset()
+    assert sim.step_count == 0
+
+
+def test_batching_reset_and_queries_do_not_change_a_bit():
+    """step(150); step(150) = step(300) = 300 × step(1) with every query between steps, and after a
+    reset the same again: the app (which queries every frame) and the runner (which does not) see
+    the same run."""
+    reference = run_hash("tank", 300)
+    sim = Simulation.from_file(SCENES / "tank.toml")
+    sim.step(150)
+    sim.step(150)
+    assert sim.state_hash() == reference
+    sim.reset()
+    for _ in range(300):
+        sim.step(1)
+        sim.world(), sim.energy(), sim.momentum(), sim.inertial_accelerations(), sim.constraint_accelerations()
+        sim.contacts(), sim.sleeping(), sim.world_poses()
+    assert sim.state_hash() == reference
+
+
+def test_hash_differs_when_any_decisive_value_differs():
+    """The hash covers settings, time and state: one changed setting, one more step, or a tiny
+    impulse each change it."""
+    base = Simulation.from_file(SCENES / "car.toml")
+    base.step(10)
+    digest = base.state_hash()
+    other = Simulation.from_file(SCENES / "car.toml")
+    other.step(10)
+    other.set("iterations", 11)
+    assert other.state_hash() != digest
+    other.set("iterations", base.settings.iterations)
+    assert other.state_hash() == digest        # a setting set back: the same state
+    other.apply_impulse(other.names[int(np.flatnonzero(other.motion == "dynamic")[0])], [0.0, 1e-12, 0.0])
+    assert other.state_hash() != digest
+    base.step(1)
+    assert base.state_hash() != digest
+
+
+@pytest.mark.parametrize("scene", ["tank", "car", "chain", "pyramid", "turntable", "top"])
+def test_snapshot_continues_bit_for_bit(scene):
+    """Restoring a snapshot, here or from its bytes into a freshly loaded simulation, continues
+    exactly as the run that was snapshotted; queries after a restore answer as before."""
+    path = SCENES / f"{scene}.toml"
+    sim = Simulation.from_file(path)
+    sim.step(90)
+    snap = sim.snapshot()
+    before = sim.world()
+    sim.step(60)
+    expected = sim.state_hash()
+    sim.restore(snap)
+    assert sim.step_count == 90
+    after = sim.world()
+    for name in ("velocity", "acceleration", "angular_velocity", "angular_acceleration"):
+        assert np.array_equal(getattr(after, name), getattr(before, name)), name
+    sim.step(60)
+    assert sim.state_hash() == expected
+    fresh = Simulation.from_file(path)
+    fresh.restore(Snapshot.from_bytes(snap.to_bytes()))
+    fresh.step(60)
+    assert fresh.state_hash() == expected
+
+
+def test_snapshot_keeps_settings_and_refuses_another_scene():
+    sim = Simulation.from_file(SCENES / "car.toml")
+    snap = sim.snapshot()
+    sim.set("integrator", "rk4")
+    sim.restore(snap)
+    assert sim.settings.integrator == snap.settings["integrator"] != "rk4"
+    other = Simulation.from_file(SCENES / "tank.toml")
+    with pytest.raises(ValueError, match=r"snapshot is of scene .*car.*not of .*tank"):
+        other.restore(snap)
+
+
+def test_snapshot_bytes_are_checked():
+    data = Simulation.from_file(SCENES / "car.toml").snapshot().to_bytes()
+    for bad, message in ((data[:-1], "checksum"), (data[:40], "checksum|truncated"), (b"hello" * 20, "not a snapshot"),
+                         (data[:100] + bytes([data[100] ^ 1]) + data[101:], "checksum")):
+        with pytest.raises(ValueError, match=message):
+            Snapshot.from_bytes(bad)
+
+
+HASH_SCRIPT = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from tests.test_determinism import run_hash
+print(run_hash("tank", 300))
+"""
+
+
+def test_hash_is_the_same_in_another_process_with_any_hash_seed():
+    """A second process, with PYTHONHASHSEED 0 and another value, gets the same bits (no state
+    depends on dict or set order of hashed strings)."""
+    expected = run_hash("tank", 300)
+    for seed in ("0", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run([sys.executable, "-c", HASH_SCRIPT, str(ROOT)], capture_output=True, text=True, env=env,
+                             timeout=600, cwd=ROOT)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.split()[-1] == expected
+
+
+def regenerate():
+    hashes = {scene: {"steps": steps, "hash": run_hash(scene, steps)} for scene, steps in sorted(GOLDEN_RUNS.items())}
+    tmp = GOLDEN.with_suffix(".tmp")
+    tmp.write_text(json.dumps(hashes, indent=2) + "\n")
+    tmp.replace(GOLDEN)
+    for scene, entry in hashes.items():
+        print(f"{scene:10s} {entry['steps']:5d} steps  {entry['hash']}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--regenerate"]:
+        sys.exit("usage: python tests/test_determinism.py --regenerate")
+    regenerate()
