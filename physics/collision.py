@@ -1259,6 +1259,9 @@ class Contacts:
         return keys
 
 
+_MANIFOLD_FIELDS = ("keys", "local_a", "local_b", "feats", "counts", "next_ids")
+
+
 def _manifold_arrays(capacity):
     """Empty manifold storage for `capacity` pairs: keys, local_a, local_b, feats, counts, next_ids."""
     return (np.zeros(capacity, dtype=np.int64), np.zeros((capacity, 4, 3)), np.zeros((capacity, 4, 3)),
@@ -1295,6 +1298,27 @@ class ContactCache:
         keys, impulses = np.empty(len(c), dtype=np.int64), np.empty((len(c), 3))
         _store(c.shape_a, c.shape_b, c.feature_id, self._n_shapes, impulse, keys, impulses)
         self._impulse_keys, self._impulses = keys, impulses
+
+    def state(self):
+        """What the next step reads (`physics.snapshot`): the stored impulses and the live
+        manifolds, as named array copies."""
+        n = self._n_manifolds
+        out = {"impulse_keys": self._impulse_keys.copy(), "impulses": self._impulses.copy(),
+               "n_shapes": np.array(self._n_shapes, np.int64)}
+        for name, array in zip(_MANIFOLD_FIELDS, self._manifolds):
+            out["manifold_" + name] = array[:n].copy()
+        return out
+
+    def restore(self, state):
+        """Put back a `state()` (buffers sized to hold it; the spare set keeps its capacity)."""
+        self._impulse_keys = state["impulse_keys"].copy()
+        self._impulses = state["impulses"].copy()
+        self._n_shapes = int(state["n_shapes"])
+        n = len(state["manifold_keys"])
+        manifolds = _manifold_arrays(max(8, n))
+        for name, array in zip(_MANIFOLD_FIELDS, manifolds):
+            array[:n] = state["manifold_" + name]
+        self._manifolds, self._n_manifolds = manifolds, n
 
 
 def contacts(shapes, world, pairs, cache=None, margin=0.0):
