@@ -1,0 +1,481 @@
+"""A fuzzer for the scene format: mutated copies of the shipped scenes, each loaded and stepped in
+a worker process under a time limit, as a user would try them.
+
+    python -m physics.fuzz --cases 10000 [--seed 0] [--steps 20] [--timeout 60] [--keep DIR]
+    python -m physics.fuzz --replay DIR/case-17.pickle      # one case, in this process, traceback shown
+
+A case is a shipped scene (every one but the 10^4-node stress scene) parsed, changed by one to three
+mutations drawn by hypothesis strategies — a key set to a hostile value (wrong type, NaN, ±inf,
+1e308, 5e-324, huge integers, zero and negative numbers, deep nesting), a known key added with such
+a value, a key removed, a parent cycle, an event or joint on any node — written back as TOML, then
+possibly corrupted as text (truncated, bit-flipped, characters inserted or deleted, brackets nested
+deep), followed by live `Simulation.set` calls with hostile values (numpy arrays included).
+
+Each case ends in one of:
+- refused: a SceneError naming the case's file (and a key for anything past the TOML syntax);
+- ran: loaded, the live settings refused cleanly (a ValueError naming the key, the settings
+  unchanged) or applied, and `--steps` steps taken (or as many as fit in a few seconds);
+- divergence reported: a step raised a ValueError or ArithmeticError naming a node, or the state
+  went non-finite and `Simulation.first_non_finite` names the node (what the app and runner report);
+- failed: anything else — another exception (a traceback), a refusal that does not name the file
+  or key, a refused setting that changed the state, a worker that died (a crash) or did not answer
+  within `--timeout` seconds (a hang). Failed cases are saved for --replay.
+
+The worker is one subprocess that runs case after case (numba's import is paid once); it is
+restarted after a crash or a hang. docs/reliability.md holds the tally of a 10^4-case run.
+"""
+import argparse
+import math
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
+SKIPPED_SCENES = ("stress",)   # 10^4 nodes: a second to load, too slow to mutate thousands of times
+OUTCOMES = ("refused", "ran", "divergence", "failed")
+STEP_BUDGET = 3.0              # s of stepping per case; a case that takes longer stops early (still 'ran')
+FIRST_TIMEOUT = 600.0          # s for the worker's first answer: importing numba's cached kernels
+
+
+# --- cases ---------------------------------------------------------------------------------------
+
+@dataclass
+class Case:
+    """A scene text (bytes: corruption may leave invalid UTF-8), live settings to try, and how it was made."""
+
+    scene: str
+    text: bytes
+    settings: list = field(default_factory=list)    # (name, value) pairs for Simulation.set
+    mutations: list = field(default_factory=list)   # human-readable
+
+
+def _key(name):
+    if name and all(c.isalnum() or c in "-_" for c in name) and name.isascii():
+        return name
+    return _string(name)
+
+
+def _string(text):
+    out = ['"']
+    for c in text:
+        if c in '"\\':
+            out.append("\\" + c)
+        elif ord(c) < 0x20 or ord(c) == 0x7F or 0xD800 <= ord(c) <= 0xDFFF:
+            out.append(f"\\u{ord(c) if ord(c) < 0xD800 else 0xFFFD:04x}")
+        else:
+            out.append(c)
+    return "".join(out) + '"'
+
+
+def _value(value):
+    """One TOML value, inline (tables as { k = v }); the inverse of tomllib for what it parses."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }" if value else "{}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    return value.isoformat()   # dates and times
+
+
+def to_toml(document):
+    """TOML text for a parsed document: top-level values first, then [tables] and [[arrays of tables]]."""
+    lines, tables = [], []
+    for key, value in document.items():
+        if isinstance(value, dict):
+            tables.append(f"\n[{_key(key)}]")
+            tables.extend(f"{_key(k)} = {_value(v)}" for k, v in value.items())
+        elif isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+            for item in value:
+                tables.append(f"\n[[{_key(key)}]]")
+                tables.extend(f"{_key(k)} = {_value(v)}" for k, v in item.items())
+        else:
+            lines.append(f"{_key(key)} = {_value(value)}")
+    return "\n".join(lines + tables) + "\n"
+
+
+def _strategies():
+    """The hypothesis strategies (imported here: hypothesis is a dev dependency)."""
+    import datetime
+
+    from hypothesis import strategies as st
+
+    from physics import validation as limits
+    from physics.scene import EVENT_KEYS, JOINT_KEYS, NODE_KEYS
+    from physics.settings import Settings
+
+    special = st.sampled_from([
+        math.nan, math.inf, -math.inf, 1e308, -1e308, 5e-324, -5e-324, 0.0, -0.0, -1.0, 1e200, 1e-300, 2.0**63,
+        0, -1, 2**31, 2**63 - 1, 2**63, 2**64, -2**63 - 1, 10**400, -10**400,
+    ])
+    at_limits = st.sampled_from([   # legal extremes: the physics must survive them (or report divergence)
+        limits.LENGTH_MAX, -limits.LENGTH_MAX, limits.LENGTH_MIN, limits.MASS_RANGE[0], limits.MASS_RANGE[1],
+        limits.FORCE_MAX, limits.SPEED_MAX, limits.ACCELERATION_MAX, limits.SUBSTEPS_MAX, limits.ITERATIONS_MAX,
+        limits.DT_RANGE[0], limits.DT_RANGE[1], limits.MASK_RANGE[1], limits.CFM_MAX, 1, 2,
+    ])
+    scalar = st.one_of(
+        special, at_limits, st.floats(allow_nan=True, allow_infinity=True), st.integers(),
+        st.floats(-10.0, 10.0), st.booleans(), st.text(max_size=8),
+        st.dates(min_value=datetime.date(1, 1, 1)),
+    )
+    deep = st.integers(2, 200).map(lambda depth: eval("[" * depth + "]" * depth))   # nested lists
+    hostile = st.one_of(
+        scalar, scalar, scalar,
+        st.lists(scalar, min_size=0, max_size=5),
+        st.lists(st.one_of(special, at_limits, st.floats(-10.0, 10.0)), min_size=3, max_size=4),
+        deep,
+        st.dictionaries(st.text(max_size=6), scalar, max_size=3),
+    )
+    keys = {"node": NODE_KEYS, "world": Settings.names(), "joint": JOINT_KEYS, "event": EVENT_KEYS,
+            "shape": ("type", "size", "radius", "height", "normal", "offset", "group", "mask", "collide_with_parent")}
+    import numpy as np
+    live = st.one_of(
+        hostile,
+        st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=0, max_size=4).map(np.array),
+        st.sampled_from([np.array([True, False, True]), np.array(["1", "2", "3"]), np.zeros((3, 3)),
+                         np.float64("nan"), np.int64(2**62), np.array(5.0), np.bool_(True)]),
+    )
+    numeric = st.one_of(special, at_limits, st.floats(-1e3, 1e3), st.floats(-10.0, 10.0))
+
+    def like(old):
+        """A value of the old one's type most of the time (a number, or a list of numbers of its
+        length with one element or all changed), so that mutations reach the physics too."""
+        if isinstance(old, (int, float)) and not isinstance(old, bool):
+            return st.one_of(numeric, numeric, hostile)
+        if isinstance(old, list) and old and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in old):
+            one = st.tuples(st.integers(0, len(old) - 1), numeric).map(lambda change: [change[1] if k == change[0] else x
+                                                                                          for k, x in enumerate(old)])
+            return st.one_of(one, one, st.lists(numeric, min_size=len(old), max_size=len(old)), hostile)
+        return hostile
+
+    setting_names = st.one_of(st.sampled_from(Settings.names()), st.sampled_from(Settings.names()), st.text(max_size=5))
+    return st, special, hostile, like, keys, live, setting_names
+
+
+def _paths(document, prefix=()):
+    """Every key path in a parsed document: tuples of dict keys and list indices."""
+    items = document.items() if isinstance(document, dict) else enumerate(document) if isinstance(document, list) else ()
+    for key, value in items:
+        yield prefix + (key,)
+        if isinstance(value, (dict, list)) and len(prefix) < 4:
+            yield from _paths(value, prefix + (key,))
+
+
+def _container(document, path):
+    for key in path[:-1]:
+        document = document[key]
+    return document
+
+
+def draw_case(data, bases):
+    """One Case, drawn from hypothesis' `data` (st.data()); `bases` maps a scene name to its text."""
+    import copy
+    import tomllib
+
+    st, special, hostile, like, keys, live, setting_names = _strategies()
+    scene = data.draw(st.sampled_from(sorted(bases)), label="scene")
+    document = copy.deepcopy(tomllib.loads(bases[scene]))
+    mutations = []
+    for _ in range(data.draw(st.integers(0, 3), label="mutations")):
+        kind = data.draw(st.sampled_from(["set", "set", "set", "add", "delete", "parent", "event", "joint"]))
+        nodes = document.get("node") if isinstance(document.get("node"), list) else []
+        names = [node.get("name") for node in nodes if isinstance(node, dict)] or ["nobody"]
+        if kind in ("set", "delete"):
+            paths = list(_paths(document))
+            if not paths:
+                continue
+            path = data.draw(st.sampled_from(paths))
+            container = _container(document, path)
+            if kind == "delete":
+                if isinstance(container, dict):
+                    del container[path[-1]]
+                else:
+                    container.pop(path[-1])
+            else:
+                container[path[-1]] = data.draw(like(container[path[-1]]))
+            mutations.append(f"{kind} {path}" + (f" = {container[path[-1]]!r:.60}" if kind == "set" else ""))
+        elif kind == "add":
+            table = data.draw(st.sampled_from(sorted(keys)))
+            key = data.draw(st.sampled_from(keys[table]))
+            value = data.draw(hostile)
+            if table == "world":
+                target = document.setdefault("world", {})
+            elif table == "shape":
+                hosts = [node for node in nodes if isinstance(node, dict) and isinstance(node.get("shape"), dict)]
+                target = data.draw(st.sampled_from(hosts))["shape"] if hosts else None
+            else:
+                rows = document.get(table) if isinstance(document.get(table), list) else []
+                target = data.draw(st.sampled_from(rows)) if rows else None
+            if isinstance(target, dict):
+                target[key] = value
+                mutations.append(f"add {table}.{key} = {value!r:.60}")
+        elif kind == "parent" and nodes:
+            node = data.draw(st.sampled_from(nodes))
+            if isinstance(node, dict):
+                node["parent"] = data.draw(st.sampled_from(names))
+                mutations.append(f"parent of {node.get('name')!r} = {node['parent']!r}")
+        elif kind == "event":
+            event = {"time": data.draw(st.one_of(st.floats(0.0, 0.2), special)), "node": data.draw(st.sampled_from(names)),
+                     "impulse": data.draw(st.lists(st.one_of(special, st.floats(-100.0, 100.0)), min_size=3, max_size=3))}
+            if isinstance(document.get("event", []), list):
+                document.setdefault("event", []).append(event)
+                mutations.append(f"event {event!r:.80}")
+        elif kind == "joint":
+            joint = {"type": data.draw(st.sampled_from(["ball", "hinge", "slider", "fixed", "distance", "rope"])),
+                     "b": data.draw(st.sampled_from(names)), "anchor": data.draw(st.lists(st.floats(-2.0, 2.0), min_size=3, max_size=3))}
+            if data.draw(st.booleans()):
+                joint["a"] = data.draw(st.sampled_from(names))
+            if isinstance(document.get("joint", []), list):
+                document.setdefault("joint", []).append(joint)
+                mutations.append(f"joint {joint!r:.80}")
+    text = to_toml(document).encode()
+    corruption = data.draw(st.sampled_from(["none"] * 8 + ["truncate", "flip", "insert", "delete", "nest"]))
+    if corruption != "none" and text:
+        where = data.draw(st.integers(0, len(text) - 1))
+        if corruption == "truncate":
+            text = text[:where]
+        elif corruption == "flip":
+            flipped = bytearray(text)
+            for _ in range(data.draw(st.integers(1, 8))):
+                at = data.draw(st.integers(0, len(text) - 1))
+                flipped[at] ^= 1 << data.draw(st.integers(0, 7))
+            text = bytes(flipped)
+        elif corruption == "insert":
+            text = text[:where] + data.draw(st.text(max_size=6)).encode() + text[where:]
+        elif corruption == "delete":
+            text = text[:where] + text[where + data.draw(st.integers(1, 40)):]
+        else:
+            depth = data.draw(st.sampled_from([33, 100, 1000, 100000]))
+            text += b"\ndeep = " + b"[" * depth + b"]" * depth + b"\n"
+        mutations.append(f"text: {corruption} at byte {where}")
+    settings = [(data.draw(setting_names), data.draw(live)) for _ in range(data.draw(st.integers(0, 2)))]
+    return Case(scene, text, settings, mutations)
+
+
+# --- one case, in the worker ---------------------------------------------------------------------
+
+def _names_node(message, names):
+    return any(f"'{name}'" in message or f'"{name}"' in message for name in names)
+
+
+def run_case(case, path, steps, budget=STEP_BUDGET):
+    """Load, set and step one case (its text written to `path`) -> (outcome, detail)."""
+    import numpy as np
+
+    from physics.scene import SceneError
+    from physics.simulation import Simulation
+
+    path = Path(path)
+    path.write_bytes(case.text)
+    try:
+        sim = Simulation.from_file(path)
+    except SceneError as error:
+        message = str(error)
+        syntax = error.key is None and ("TOML" in message or "UTF-8" in message or "nest" in message)
+        if str(path) not in message or not (syntax or error.key is not None):
+            return "failed", f"a SceneError without the file or key: {message}"
+        return "refused", message
+    except Exception:
+        return "failed", "at load: " + traceback.format_exc()
+    for name, value in case.settings:
+        before = repr(sim.settings)
+        try:
+            sim.set(name, value)
+        except ValueError as error:
+            if repr(sim.settings) != before:
+                return "failed", f"sim.set({name!r}, ...) refused but changed the settings: {error}"
+            if not isinstance(name, str) or repr(name) not in str(error):
+                return "failed", f"sim.set({name!r}, ...) refused without naming the key: {error}"
+        except Exception:
+            return "failed", f"sim.set({name!r}, {value!r:.60}): " + traceback.format_exc()
+    start, done = time.perf_counter(), 0
+    try:
+        with np.errstate(all="ignore"):
+            while done < steps and time.perf_counter() - start < budget:
+                sim.step(1)
+                done += 1
+                bad = sim.first_non_finite()
+                if bad is not None:
+                    return "divergence", f"node {bad!r} non-finite at step {done}"
+    except (ValueError, ArithmeticError) as error:
+        if _names_node(str(error), sim.names):
+            return "divergence", f"{type(error).__name__}: {error}"
+        return "failed", f"at step {done + 1}: " + traceback.format_exc()
+    except Exception:
+        return "failed", f"at step {done + 1}: " + traceback.format_exc()
+    return "ran", f"{done} steps"
+
+
+def _frame(stream, payload):
+    data = pickle.dumps(payload)
+    stream.write(struct.pack("<Q", len(data)) + data)
+    stream.flush()
+
+
+def _read_frame(stream):
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    (size,) = struct.unpack("<Q", head)
+    return pickle.loads(stream.read(size))
+
+
+def worker():
+    """Answer (case, steps) frames on stdin with (outcome, detail) frames; stdout is kept for the
+    frames only (anything printed goes to stderr)."""
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    requests = sys.stdin.buffer
+    with tempfile.TemporaryDirectory(prefix="fuzz-") as directory:
+        count = 0
+        while (request := _read_frame(requests)) is not None:
+            case, steps = request
+            count += 1
+            _frame(answers, run_case(case, Path(directory) / f"{case.scene}-case-{count}.toml", steps))
+
+
+# --- the driver ----------------------------------------------------------------------------------
+
+class Worker:
+    """The worker subprocess: `run(case)` -> (outcome, detail), restarting it after a crash or hang."""
+
+    def __init__(self, steps, timeout):
+        self.steps, self.timeout, self.process, self.warm = steps, timeout, None, False
+
+    def start(self):
+        self.process = subprocess.Popen([sys.executable, "-m", "physics.fuzz", "--worker"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.warm = False
+
+    def stop(self):
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+    def run(self, case):
+        if self.process is None:
+            self.start()
+        try:
+            _frame(self.process.stdin, (case, self.steps))
+        except (BrokenPipeError, OSError):
+            self.stop()
+            return "failed", "the worker was gone before the case was sent"
+        limit = self.timeout if self.warm else max(self.timeout, FIRST_TIMEOUT)
+        ready, _, _ = select.select([self.process.stdout], [], [], limit)
+        if not ready:
+            self.stop()
+            return "failed", f"hang: no answer within {limit:g} s"
+        answer = _read_frame(self.process.stdout)
+        if answer is None:
+            code = self.process.wait()
+            self.process = None
+            return "failed", f"crash: the worker died (exit code {code})"
+        self.warm = True
+        return answer
+
+
+@dataclass
+class Tally:
+    tried: int = 0
+    counts: dict = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    failures: list = field(default_factory=list)   # (case, detail)
+
+    def add(self, case, outcome, detail):
+        self.tried += 1
+        self.counts[outcome] += 1
+        if outcome == "failed":
+            self.failures.append((case, detail))
+
+    def report(self):
+        c = self.counts
+        return (f"tried {self.tried}, refused cleanly {c['refused']}, ran {c['ran']}, "
+                f"divergence reported {c['divergence']}, failed {c['failed']}")
+
+
+def fuzz(cases, seed=0, steps=20, timeout=60.0, progress=None):
+    """Run `cases` mutated scenes through one worker -> Tally (deterministic for a seed)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as fixed_seed
+    from hypothesis import strategies as st
+
+    bases = {path.stem: path.read_text() for path in sorted(SCENES.glob("*.toml")) if path.stem not in SKIPPED_SCENES}
+    tally, runner = Tally(), Worker(steps, timeout)
+
+    @fixed_seed(seed)
+    @settings(max_examples=cases, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def explore(data):
+        if tally.tried >= cases:
+            return
+        case = draw_case(data, bases)
+        tally.add(case, *runner.run(case))
+        if progress and tally.tried % progress == 0:
+            print(f"  {tally.report()}", flush=True)
+
+    try:
+        explore()
+    finally:
+        runner.stop()
+    return tally
+
+
+def save_failures(tally, directory):
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    saved = []
+    for k, (case, detail) in enumerate(tally.failures, 1):
+        path = directory / f"case-{k}.pickle"
+        path.write_bytes(pickle.dumps(case))
+        (directory / f"case-{k}.toml").write_bytes(case.text)
+        saved.append((path, detail))
+    return saved
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m physics.fuzz", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", type=int, default=1000, help="how many mutated scenes (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="hypothesis seed (default 0: a repeatable run)")
+    parser.add_argument("--steps", type=int, default=20, help="steps per case that loads (default 20)")
+    parser.add_argument("--timeout", type=float, default=60.0, help="s before a case counts as a hang (default 60)")
+    parser.add_argument("--keep", default="fuzz-failures", help="directory for failed cases (default fuzz-failures)")
+    parser.add_argument("--replay", help="run one saved case (.pickle) in this process and print its outcome")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker()
+        return 0
+    if args.replay:
+        case = pickle.loads(Path(args.replay).read_bytes())
+        print("mutations:", *case.mutations, sep="\n  ")
+        print("live settings:", case.settings)
+        with tempfile.TemporaryDirectory() as directory:
+            outcome, detail = run_case(case, Path(directory) / f"{case.scene}-replay.toml", args.steps)
+        print(f"{outcome}: {detail}")
+        return 1 if outcome == "failed" else 0
+    began = time.perf_counter()
+    tally = fuzz(args.cases, args.seed, args.steps, args.timeout, progress=max(1, args.cases // 20))
+    print(f"{tally.report()} ({time.perf_counter() - began:.0f} s)")
+    for path, detail in save_failures(tally, args.keep):
+        print(f"\nFAILED {path} (python -m physics.fuzz --replay {path}):\n{detail.rstrip()}")
+    return 1 if tally.counts["failed"] else 0
+
+
+if __name__ == "__main__":   # run as physics.fuzz, so that pickled cases name one Case class
+    from physics import fuzz
+    sys.exit(fuzz.main())
