@@ -21,6 +21,7 @@ and Magnus rotation, physics.kinematics), dynamic (rigid body, centre of mass at
 physics.integrators). Impulses change only dynamic bodies; with `counteract` their nearest dynamic
 descendants keep their world motion (the car crash), kinematic and fixed descendants always follow.
 """
+import math
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,7 @@ from physics.scene import Scene, load_scene
 from physics.snapshot import Snapshot, scene_fingerprint
 from physics.solver import FOREIGN, SUPPORTED
 from physics.settings import Settings
+from physics.validation import LENGTH_MAX, SPEED_MAX
 
 _STALE, _MOVING, _STEPPABLE, _COMPLETE = 0, 1, 2, 3
 # Fraction of an end-of-step velocity change each integrator's position update sees (_stage_contacts).
@@ -57,6 +59,25 @@ SLEEP_LINEAR = 0.05     # m/s (Box2D v3's b2_linearSleepTolerance... v3: contact
 SLEEP_ANGULAR = 0.05    # rad/s
 SLEEP_TIME = 0.5        # s (Box2D's b2_timeToSleep)
 WAKE_FIELD = 1e-3       # m/s², rad/s, rad/s²
+# Divergence (`DivergenceError`): a moving node's local state must stay finite and within ten times
+# the ranges a scene may start in (physics.validation): past them the products a step forms are no
+# longer guaranteed finite, and a body there has run away (an explosion, or energy gained without
+# input). Checked after the free motion and after the solver of every sub-step, in one compiled pass.
+DIVERGENCE_LENGTH = 10 * LENGTH_MAX     # m
+DIVERGENCE_SPEED = 10 * SPEED_MAX       # m/s and rad/s
+_QUANTITIES = ("translation", "rotation", "velocity", "angular velocity")
+_UNITS = ("m", "", "m/s", "rad/s")
+
+
+class DivergenceError(ValueError):
+    """A simulation whose state went non-finite or ran away: `node` (name), `step` (the step in which
+    it happened, 1 = the first), `time` (s, the sub-step's end), `quantity` and `value` say where and
+    what. The simulation stays stopped (every `step` raises it again) until `reset` or `restore`."""
+
+    def __init__(self, node, step, time, quantity, value, limit):
+        self.node, self.step, self.time, self.quantity, self.value = node, step, time, quantity, value
+        what = f"is {value}" if not math.isfinite(value) else f"reached {value:.3g} (limit {limit:.0e})"
+        super().__init__(f"node {node!r} diverged in step {step} (t = {time:.6g} s): its local {quantity} {what}")
 
 
 def _rows_times(matrices, vectors):
@@ -118,6 +139,33 @@ def _move_bodies(nodes, parent, nearest, generation_order, counteract, dv, dx, w
 _EYE = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 _NO_ROWS = np.zeros((0, 3))
 _NO_PAIRS = np.zeros((0, 2), np.int64)
+
+
+@njit(cache=True)
+def _first_divergent(nodes, slot, translation, rotation, velocity, omega_body, length, speed):
+    """(node, quantity index into _QUANTITIES, value) of the first of `nodes` whose local velocity,
+    (dynamic: slot >= 0) omega_body, translation or rotation is non-finite or beyond `length` / `speed`
+    (Euclidean norms); (−1, 0, 0) if none. One pass, no allocation."""
+    for k in range(nodes.size):
+        i = nodes[k]
+        v = load3(velocity, i)          # speeds first: a blow-up shows there before the positions follow
+        norm = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+        if not norm <= speed:
+            return i, 2, norm
+        if slot[i] >= 0:
+            w = load3(omega_body, slot[i])
+            norm = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+            if not norm <= speed:
+                return i, 3, norm
+        x = load3(translation, i)
+        norm = math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
+        if not norm <= length:
+            return i, 0, norm
+        for r in range(3):
+            for c in range(3):
+                if not math.isfinite(rotation[i, r, c]):
+                    return i, 1, rotation[i, r, c]
+    return -1, 0, 0.0
 
 
 @njit(cache=True)
@@ -353,6 +401,7 @@ class Simulation:
         self._solver_bodies = self._solver_body_of_nodes()
         self._nearest_dynamic_slot = np.where(self._nearest_dynamic_ancestor[self._dyn] >= 0,
                                               self._dyn_slot[self._nearest_dynamic_ancestor[self._dyn]], -1)
+        self._moving = np.sort(np.concatenate([self._kin, self._dyn])).astype(np.int64)   # what a step changes
         self._generation_order = np.concatenate([np.zeros(0, np.int64), *self._generations]).astype(np.int64)
         self._inertia_dyn = np.ascontiguousarray(self.inertia_body[self._dyn])
         self._mass_dyn = np.ascontiguousarray(self.mass[self._dyn])
@@ -423,6 +472,7 @@ class Simulation:
         self._kin_alpha = np.ascontiguousarray(scene.angular_acceleration[self._kin])
         self.time = 0.0
         self.step_count = 0         # whole steps since the scene was loaded or reset
+        self.diverged = None        # the DivergenceError that stopped the run, if one did
         self._next_event = 0
         self._solver = None
         if any(shape is not None for shape in self.shapes) or self.scene.joints:
@@ -577,12 +627,29 @@ class Simulation:
         """Advance n steps of settings.dt, each in settings.substeps equal sub-steps."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"step: n must be an integer >= 0, got {n!r}")
+        if self.diverged is not None:
+            raise self.diverged
+        if n:
+            self._check_divergence()   # a state set from outside (a restore, a planted value) too
         for _ in range(int(n)):
             substeps = self.settings.substeps
             h = self.settings.dt / substeps
             for _ in range(substeps):
                 self._substep(h)
             self.step_count += 1
+
+    def _check_divergence(self):
+        """Raise (and keep) a DivergenceError if a moving node's local state left the finite range
+        (DIVERGENCE_LENGTH, DIVERGENCE_SPEED): the run stops in the step where it happens, before
+        any later stage or kernel sees the bad values."""
+        local = self.hierarchy.local
+        node, quantity, value = _first_divergent(self._moving, self._dyn_slot, local.translation, local.rotation,
+                                                 local.velocity, self._omega_body, DIVERGENCE_LENGTH, DIVERGENCE_SPEED)
+        if node >= 0:
+            limit = DIVERGENCE_LENGTH if quantity == 0 else DIVERGENCE_SPEED
+            self.diverged = DivergenceError(self.names[node], self.step_count + 1, self.time, _QUANTITIES[quantity],
+                                            float(value), limit)
+            raise self.diverged
 
     def _substep(self, h):
         """One sub-step of length h, as the stages below."""
@@ -600,10 +667,12 @@ class Simulation:
                   translation, rotation, velocity, self._omega_body)
         self._synced = _STALE
         self.time += h
+        self._check_divergence()       #    nothing below sees a non-finite or runaway state
         self._stage_events()           # 5. timed impulses that are due
         self._stage_contacts(h)        # 6. warm start, solve, positions, relax, restitution, store
         if self.settings.sleep and self._may_sleep:
             self._stage_sleep(h)       # 7. bodies still for SLEEP_TIME, with all they touch, sleep
+        self._check_divergence()
 
     def _stage_kinematic(self, h):
         if self._kin.size == 0:
@@ -863,6 +932,7 @@ class Simulation:
         self.time = float(arrays["time"])
         self._next_event = int(arrays["next_event"])
         self.step_count = snapshot.step_count
+        self.diverged = None
         if self._solver is not None:
             self._solver.restore({k[len("solver."):]: a for k, a in arrays.items() if k.startswith("solver.")})
         self._synced = _STALE
@@ -951,7 +1021,8 @@ class Simulation:
         self._sync(_MOVING)
         world = self.hierarchy.world_state
         bad = ~(np.isfinite(world.translation).all(axis=1) & np.isfinite(world.velocity).all(axis=1)
-                & np.isfinite(world.rotation).all(axis=(1, 2)) & np.isfinite(world.omega).all(axis=1))
+                & np.isfinite(world.rotation).all(axis=(1, 2)) & np.isfinite(world.omega).all(axis=1)
+                & np.isfinite(world.scale))
         return self.names[int(np.argmax(bad))] if bad.any() else None
 
 

@@ -1,0 +1,52 @@
+"""Divergence is caught in the step where it happens (`physics.simulation.DivergenceError`), names
+the node, the step and the quantity, and stops the run until a reset or a restore."""
+import numpy as np
+import pytest
+
+from physics import Simulation
+from physics.scene import scene_from_dict
+from physics.simulation import DIVERGENCE_SPEED, DivergenceError
+
+
+def rocket(force=1e12, mass=1e-9):
+    """One free body pushed by the largest force a scene may hold on the smallest mass a scene may
+    hold: a = 1e21 m/s², so its speed passes DIVERGENCE_SPEED (1e7 m/s) within the first step."""
+    return Simulation(scene_from_dict({"world": {"gravity": [0.0, 0.0, 0.0]}, "node": [
+        {"name": "anchor"},
+        {"name": "rocket", "motion": "dynamic", "mass": mass, "inertia": [1e-9, 1e-9, 1e-9],
+         "applied_force": [force, 0.0, 0.0]}]}))
+
+
+def test_a_runaway_body_stops_the_run_in_its_first_step_naming_node_step_and_quantity():
+    sim = rocket()
+    with pytest.raises(DivergenceError) as caught:
+        sim.step(5)
+    error = caught.value
+    assert (error.node, error.step, error.quantity) == ("rocket", 1, "velocity")
+    assert error.value > DIVERGENCE_SPEED
+    assert "'rocket'" in str(error) and "step 1" in str(error) and "velocity" in str(error)
+    assert sim.step_count == 0          # the step did not complete
+    with pytest.raises(DivergenceError):
+        sim.step(1)                     # stopped until reset or restore
+    sim.reset()
+    assert sim.diverged is None
+
+
+def test_a_restore_clears_the_stop_and_the_state_before_is_finite():
+    sim = rocket(force=1e3, mass=1.0)   # 1e3 m/s² reaches 1e7 m/s after 1e4 s = 6e5 steps: never here
+    snap = sim.snapshot()
+    sim.step(10)
+    assert sim.diverged is None and np.isfinite(sim.world().velocity).all()
+    sim.restore(snap)
+    assert sim.step_count == 0
+
+
+def test_non_finite_values_are_caught_as_such():
+    """A NaN planted in a body's state (as a bad kernel would leave it) stops the next sub-step before
+    the solver sees it; the message says 'nan'."""
+    sim = Simulation.from_file("assets/scenes/car.toml")
+    body = int(np.flatnonzero(sim.motion == "dynamic")[-1])
+    sim.hierarchy.local.velocity[body] = np.nan
+    with pytest.raises(DivergenceError, match="nan") as caught:
+        sim.step(1)
+    assert caught.value.node == sim.names[body]
