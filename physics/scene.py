@@ -127,16 +127,22 @@ def load_scene(path):
     path = Path(path)
     try:
         text = path.read_text()
+    except OSError as error:
+        raise SceneError(path, None, None, None, f"cannot read the file ({error.strerror or error})") from None
+    except UnicodeDecodeError as error:
+        raise SceneError(path, None, None, None, f"not UTF-8 text ({error.reason})") from None
+    return scene_from_text(text, path)
+
+
+def scene_from_text(text, path="<scene>"):
+    """Validate a scene file's text (`path` names it in errors: a recording carries its scene's text)."""
+    try:
         depth = limits.nesting_depth(text)
         if depth > limits.NESTING_MAX:
             raise SceneError(path, None, None, None, f"brackets and braces nest {depth} deep; at most {limits.NESTING_MAX} levels")
         data = tomllib.loads(text)
     except RecursionError:   # not reached within NESTING_MAX; kept so no parse can end in a traceback
         raise SceneError(path, None, None, None, "nested too deep to parse") from None
-    except OSError as error:
-        raise SceneError(path, None, None, None, f"cannot read the file ({error.strerror or error})") from None
-    except UnicodeDecodeError as error:
-        raise SceneError(path, None, None, None, f"not UTF-8 text ({error.reason})") from None
     except tomllib.TOMLDecodeError as error:
         raise SceneError(path, None, None, None, f"TOML syntax error: {error}") from None
     return scene_from_dict(data, path)
