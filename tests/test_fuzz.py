@@ -1,0 +1,88 @@
+"""The scene fuzzer (physics.fuzz): a bounded, repeatable run finds no failure, its TOML writer is
+the inverse of tomllib, and a worker that hangs or dies fails its case without stopping the run."""
+import math
+import os
+import signal
+import tomllib
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from physics import fuzz
+
+CASES = 200   # about 30 s on two busy cores; `make fuzz` runs 10^4 (docs/reliability.md)
+
+
+def test_bounded_fuzz_run_has_no_failure():
+    """Seed 0, the same cases every run: every case is refused cleanly, runs, or reports its
+    divergence; none ends in a traceback, a crash or a hang. Both main paths are reached."""
+    tally = fuzz.fuzz(CASES, seed=0, steps=10, timeout=60.0)
+    details = "\n\n".join(f"{case.scene} {case.mutations} {case.settings!r:.200}:\n{detail}" for case, detail in tally.failures)
+    assert tally.counts["failed"] == 0, f"{tally.report()}\n{details}"
+    assert tally.tried == CASES == sum(tally.counts.values())
+    assert tally.counts["refused"] > 0 and tally.counts["ran"] > 0, tally.report()
+
+
+def _same(a, b):
+    """Equality with NaN equal to NaN (tomllib parses nan as a float NaN)."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a):
+        return math.isnan(b)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+scalars = st.one_of(st.booleans(), st.integers(-2**63, 2**63 - 1), st.floats(), st.text(max_size=10))
+values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                       st.dictionaries(st.text(max_size=5), inner, max_size=3)), max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), values, max_size=5))
+def test_to_toml_is_the_inverse_of_tomllib(document):
+    """Independent means: tomllib reads back what to_toml wrote (NaN compared as NaN)."""
+    assert _same(tomllib.loads(fuzz.to_toml(document)), document)
+
+
+def test_shipped_scenes_survive_the_round_trip():
+    for path in sorted(fuzz.SCENES.glob("*.toml")):
+        if path.stem not in fuzz.SKIPPED_SCENES:
+            document = tomllib.loads(path.read_text())
+            assert _same(tomllib.loads(fuzz.to_toml(document)), document), path.name
+
+
+def _case(name="pendulum"):
+    return fuzz.Case(name, (fuzz.SCENES / f"{name}.toml").read_bytes())
+
+
+def test_a_hang_and_a_crash_fail_their_case_and_the_worker_restarts():
+    worker = fuzz.Worker(steps=5, timeout=60.0)
+    try:
+        assert worker.run(_case())[0] == "ran"
+        worker.timeout = 1e-3          # no step answers this fast: counted as a hang, worker killed
+        outcome, detail = worker.run(_case("pyramid"))
+        assert (outcome, worker.process) == ("failed", None) and detail.startswith("hang")
+        worker.timeout = 60.0
+        assert worker.run(_case())[0] == "ran"   # a fresh worker
+        os.kill(worker.process.pid, signal.SIGKILL)
+        worker.process.wait()
+        outcome, detail = worker.run(_case())
+        assert outcome == "failed" and ("crash" in detail or "gone" in detail), detail
+        assert worker.run(_case())[0] == "ran"
+    finally:
+        worker.stop()
+
+
+def test_replay_reruns_a_saved_case(tmp_path, capsys):
+    case = fuzz.Case("pendulum", b'[[node]]\nname = "a"\nscale = -1.0\n', mutations=["set ('node', 0, 'scale') = -1.0"])
+    tally = fuzz.Tally()
+    tally.add(case, "failed", "for the test")
+    (path, _), = fuzz.save_failures(tally, tmp_path)
+    assert fuzz.main(["--replay", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "refused" in out and "'scale'" in out and "-1.0" in out
+    assert Path(tmp_path / "case-1.toml").read_bytes() == case.text
