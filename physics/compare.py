@@ -28,6 +28,7 @@ import csv
 import math
 import os
 import shutil
+import sys
 import tempfile
 from fractions import Fraction
 from pathlib import Path
@@ -122,11 +123,11 @@ class _Run:
         try:
             sim.step(steps)
         except ValueError as error:          # physics.simulation's divergence error, raised by the step
-            self.stopped = f"stopped at t = {sim.time:.6g} s: {error}"
+            self.stopped = str(error)
             return
         bad = sim.first_non_finite()
         if bad is not None:
-            self.stopped = f"stopped at t = {sim.time:.6g} s: node {bad!r} went non-finite"
+            self.stopped = f"node {bad!r} went non-finite by t = {sim.time:.6g} s"
 
 
 def _energy(sim):
@@ -327,8 +328,8 @@ def _step_count(args, dt):
 
 
 def command(args):
-    """`python -m physics compare`: -> exit code 0; bad input raises ValueError / SceneError before
-    anything runs or is written (the runner prints it and exits 2)."""
+    """`python -m physics compare`: -> exit code 0, or 1 if the output cannot be written; bad input
+    raises ValueError / SceneError before anything runs or is written (printed, exit code 2)."""
     labels = list(args.variant)
     for label in labels:              # settings first: a typo is reported before the scene loads
         try:
@@ -359,7 +360,11 @@ def command(args):
         if chunk == args.record_every:           # rows stay evenly spaced, as the runner's
             rows.append(_rows(comparison))
     rows = [row for sample in rows for row in sample]
-    write(out, rows, comparison.labels, base=comparison.base)
+    try:
+        write(out, rows, comparison.labels, base=comparison.base)
+    except OSError as error:        # not bad input (exit 2): the run was fine, the disk was not
+        print(f"error: writing {str(out)!r}: {error}; nothing written", file=sys.stderr)
+        return 1
     if not args.quiet:
         print(_summary(comparison, rows, out))
     return 0
@@ -378,7 +383,7 @@ def _summary(comparison, rows, out):
         worst = [np.nanmax(np.abs(column)) if np.isfinite(column).any() else math.nan for column in mine.T]
         lines.append(f"{label[:27]:<28}{worst[0]:>14.3e}{worst[1]:>16.3e}{worst[2]:>16.3e}{worst[3]:>12.3e}")
     for label, reason in comparison.stopped.items():
-        lines.append(f"note: {label!r} {reason}")
+        lines.append(f"note: run {label!r} stopped: {reason}")
     lines.append(f"wrote {len(rows)} rows to {out / 'compare.csv'} and the plot {out / 'compare.png'}")
     return "\n".join(lines)
 
@@ -390,6 +395,9 @@ def write(out, rows, labels, base=MAIN):
     out = Path(out)
     temporary = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
+        umask = os.umask(0o022)       # mkdtemp makes the directory 0700; DIR gets the usual mode
+        os.umask(umask)
+        temporary.chmod(0o777 & ~umask)
         with open(temporary / "compare.csv", "w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(COLUMNS)
