@@ -107,8 +107,8 @@ def parse_settings(text):
 class _Run:
     """One simulation of the comparison, its start values and whether it stopped."""
 
-    def __init__(self, sim, settings):
-        self.sim, self.settings, self.stopped = sim, settings, None
+    def __init__(self, sim):
+        self.sim, self.stopped = sim, None
         self.energy0 = _energy(sim)
         self.momentum0 = sim.momentum()["angular"].copy()
 
@@ -171,7 +171,7 @@ class Comparison:
         for key, value in settings.items():
             if not np.array_equal(getattr(sim.settings, key), value):
                 sim.set(key, value)
-        return _Run(sim, dict(settings))
+        return _Run(sim)
 
     @property
     def labels(self):
