@@ -1,0 +1,209 @@
+"""A run's past: keyframe snapshots, every input with its step, every step's state hash; seek and branch.
+
+MuJoCo simulate's history slider, Box2D v3's recordings and Jolt's step-back are the models. The
+`Timeline` drives a `Simulation` (the app's viewer and the runner's `--record` step through it):
+
+- **Steps.** "The state at step s" is the state after s whole steps *and* after the inputs given at
+  step s (a setting, an impulse: `Input`). `hashes[s]` is its `state_hash()`, taken when the run
+  reaches step s and again after each input there. A keyframe (`physics.Snapshot`) of that state is
+  kept every `keyframe_every` steps, within a byte budget: past it the oldest keyframes go, and the
+  timeline's `origin` (the first step it can return to) moves up with them.
+- **Seek.** `seek(s)` restores the last keyframe at or before s and re-simulates to s with the
+  recorded inputs: bit for bit the state the run had there (tests/test_timeline.py).
+- **Branch.** An input given while the simulation stands before the timeline's `head` (the last step
+  reached) starts a new branch: the future after the current step is cut off and kept as
+  `previous` (a `Branch`: where it began, its inputs, hashes and keyframes), and the run goes on from
+  here with the change. Stepping forward from the past without a new input replays the recorded
+  future (the recorded inputs are applied at their steps again).
+"""
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from physics.snapshot import _canonical
+
+DEFAULT_BUDGET = 256 * 2**20       # bytes of keyframes (the app's panel shows and sets it)
+HISTORY_STEPS = 36000              # steps of history the default keyframe spacing aims for (10 min at 60 Hz)
+INPUT_KINDS = ("set", "impulse")
+
+
+@dataclass(frozen=True)
+class Input:
+    """Something a user did to the run at `step` (before stepping on from it): `kind` "set" with
+    `args` (name, value), or "impulse" with (node name, impulse_world (3,), point_world (3,) or None)."""
+
+    step: int
+    kind: str
+    args: tuple
+
+    def apply(self, sim):
+        if self.kind == "set":
+            sim.set(*self.args)
+        elif self.kind == "impulse":
+            sim.apply_impulse(*self.args)
+        else:
+            raise ValueError(f"input kind {self.kind!r}; expected one of {', '.join(INPUT_KINDS)}")
+
+    def to_json(self):
+        """A JSON-ready dict that keeps every bit (floats as hex, `physics.snapshot._canonical`)."""
+        args = list(self.args)
+        if self.kind == "set" and isinstance(args[1], np.ndarray):
+            args[1] = {"vector": _canonical(args[1])}
+        elif self.kind == "impulse":
+            args = [args[0], _canonical(np.asarray(args[1], float)),
+                    None if args[2] is None else _canonical(np.asarray(args[2], float))]
+        return {"step": self.step, "kind": self.kind, "args": _canonical(args) if self.kind == "set" else args}
+
+    @classmethod
+    def from_json(cls, data):
+        step, kind, args = int(data["step"]), data["kind"], list(data["args"])
+        hexes = lambda values: np.array([float.fromhex(v) for v in values])
+        if kind == "set":
+            value = args[1]
+            if isinstance(value, dict):
+                value = hexes(value["vector"])
+            elif isinstance(value, str) and value.startswith(("0x", "-0x", "inf", "-inf", "nan")):
+                value = float.fromhex(value)
+            args = [args[0], value]
+        elif kind == "impulse":
+            args = [args[0], hexes(args[1]), None if args[2] is None else hexes(args[2])]
+        else:
+            raise ValueError(f"input kind {kind!r}; expected one of {', '.join(INPUT_KINDS)}")
+        return cls(step, kind, tuple(args))
+
+
+@dataclass
+class Branch:
+    """A future cut off by a change made in the past: it began at `start` (the step the change was
+    made at) and ran to `head`; its inputs after `start`, its hashes and keyframes from `start` on
+    (keyframes[start]: the state at `start` before the change)."""
+
+    start: int
+    head: int
+    inputs: list
+    hashes: dict
+    keyframes: dict
+
+    def replay(self, sim, step):
+        """Put `sim` (a simulation of the same scene: a ghost) at `step` of this branch, as it ran."""
+        step = int(min(max(step, self.start), self.head))
+        sim.restore(self.keyframes[max(k for k in self.keyframes if k <= step)])
+        while sim.step_count < step:
+            sim.step(1)
+            for recorded in self.inputs:
+                if recorded.step == sim.step_count:
+                    recorded.apply(sim)
+        return step
+
+
+@dataclass
+class Timeline:
+    """See the module docstring. `sim` is driven only through `step`, `apply`, `seek` from here on."""
+
+    sim: object
+    budget: int = DEFAULT_BUDGET
+    keyframe_every: int = 0         # 0: chosen from the first snapshot's size (HISTORY_STEPS within budget)
+    inputs: list = field(default_factory=list)
+    hashes: dict = field(default_factory=dict)      # step -> hex digest of the state at that step
+    keyframes: dict = field(default_factory=dict)   # step -> Snapshot, ascending
+    previous: Branch | None = None
+
+    def __post_init__(self):
+        first = self.sim.snapshot()
+        if self.keyframe_every <= 0:
+            self.keyframe_every = max(1, math.ceil(first.nbytes * HISTORY_STEPS / self.budget))
+        self.origin = self.head = self.sim.step_count
+        self.keyframes[self.origin] = first
+        self.hashes[self.origin] = first.hash()
+        self.bytes = first.nbytes
+
+    # ------------------------------------------------------------------ where we are
+    @property
+    def step_count(self):
+        return self.sim.step_count
+
+    def inputs_at(self, step):
+        return [i for i in self.inputs if i.step == step]
+
+    # ------------------------------------------------------------------ moving
+    def _leave(self):
+        """Keep a keyframe of the state at the current step, when one is due, before stepping on
+        (then every input at this step is in it)."""
+        s = self.sim.step_count
+        if s % self.keyframe_every == 0 and s not in self.keyframes:
+            snap = self.sim.snapshot()
+            self.keyframes[s] = snap
+            self.bytes += snap.nbytes
+            self._keep_budget()
+
+    def _keep_budget(self):
+        """Drop the oldest keyframes (never the last) until the budget holds; the origin follows."""
+        while self.bytes > self.budget and len(self.keyframes) > 1:
+            oldest = min(self.keyframes)
+            self.bytes -= self.keyframes.pop(oldest).nbytes
+            self.origin = min(self.keyframes)
+            self.inputs = [i for i in self.inputs if i.step >= self.origin]
+            self.hashes = {s: h for s, h in self.hashes.items() if s >= self.origin}
+
+    def step(self, n=1):
+        """Step n times, recording each step; from the past this replays the recorded future."""
+        for _ in range(n):
+            self._leave()
+            self.sim.step(1)
+            s = self.sim.step_count
+            if s > self.head:
+                self.head = s
+                self.hashes[s] = self.sim.state_hash()
+            else:
+                for recorded in self.inputs_at(s):
+                    recorded.apply(self.sim)
+
+    def apply(self, kind, *args):
+        """Give an input now (Input.kind, args); in the past it starts a branch (module docstring).
+        The input is validated by applying it first: a refused one changes nothing."""
+        s = self.sim.step_count
+        entry = Input(s, kind, tuple(args))
+        before = self.sim.snapshot() if s < self.head else None
+        entry.apply(self.sim)           # raises for a refused input, before anything is recorded
+        if before is not None:
+            self._branch(s, before)
+        self.inputs.append(entry)
+        self.hashes[s] = self.sim.state_hash()      # the state at s now includes this input
+        if s in self.keyframes:                     # and so does its keyframe
+            snap = self.sim.snapshot()
+            self.bytes += snap.nbytes - self.keyframes[s].nbytes
+            self.keyframes[s] = snap
+
+    def _branch(self, s, before):
+        """Cut the future after step s off into `previous`; `before` is the state at s as it was."""
+        later = lambda step: step > s
+        self.previous = Branch(
+            s, self.head, [i for i in self.inputs if later(i.step)],
+            {k: v for k, v in self.hashes.items() if k >= s},
+            {s: before, **{k: v for k, v in self.keyframes.items() if later(k)}})
+        for k in [k for k in self.keyframes if later(k)]:
+            self.bytes -= self.keyframes.pop(k).nbytes
+        self.inputs = [i for i in self.inputs if i.step <= s]
+        self.hashes = {k: v for k, v in self.hashes.items() if k <= s}
+        self.head = s
+
+    def seek(self, step):
+        """Go to `step` (clamped to origin..head): restore the last keyframe at or before it and
+        re-simulate with the recorded inputs. Returns the step reached."""
+        step = int(min(max(step, self.origin), self.head))
+        if step == self.sim.step_count:
+            return step
+        if not self.sim.step_count < step:      # backwards: from the keyframe at or before it
+            start = max(k for k in self.keyframes if k <= step)
+            self.sim.restore(self.keyframes[start])
+        elif any(self.sim.step_count < k <= step for k in self.keyframes):   # forwards past a keyframe
+            self.sim.restore(self.keyframes[max(k for k in self.keyframes if k <= step)])
+        if self.sim.step_count == step:
+            return step
+        while self.sim.step_count < step:
+            self.sim.step(1)
+            for recorded in self.inputs_at(self.sim.step_count):
+                recorded.apply(self.sim)
+        return step
+
