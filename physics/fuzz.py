@@ -22,7 +22,7 @@ Each case ends in one of:
   within `--timeout` seconds (a hang). Failed cases are saved for --replay.
 
 The worker is one subprocess that runs case after case (numba's import is paid once); it is
-restarted after a crash or a hang. docs/reliability.md holds the tally of a 10^4-case run.
+restarted after a crash or a hang. docs/reliability.md holds the tally of a recorded run.
 """
 import argparse
 import math
