@@ -1,0 +1,469 @@
+"""Parameter sweeps: `python -m physics sweep SCENE --vary KEY=V1,V2,... (--duration S | --steps N) --out DIR`.
+
+Every combination of the varied `[world]` settings (the cartesian product) is one run of SCENE from
+its initial state. The runs go to a Dask cluster: a local one of `--workers` processes by default, or
+the cluster whose scheduler `--scheduler tcp://HOST:PORT` names. One code path serves both, so a
+run's arithmetic is the same wherever it ran and its final `state_hash` says so bit for bit.
+
+Per run, sampled after every step (E the total energy, L the world angular momentum about the
+origin, both of the dynamic bodies):
+
+    energy_drift           = max_k |E_k - E_0| / |E_0|
+    angular_momentum_drift = max_k |L_k - L_0| / |L_0|
+    position_error         = max_i |x_i - x_i^ref|  (m, world translations of every node at the end;
+                              ref = the run with the smallest dt and otherwise equal settings)
+
+A drift is left empty when its start value is zero (no relative figure). `DIR/sweep.csv` holds one
+row per finished run, in the order of the product, and is rewritten atomically as runs finish, so
+an interrupted sweep keeps the rows it has. A run that raises (a divergence, say) gets its message
+in the `error` column and empty metrics; the other runs go on. When dt is varied, `DIR/<metric>.png`
+plots each metric against dt, log-log, one line per combination of the other varied settings, with
+the observed order (the least-squares slope of log metric against log dt) in the legend.
+
+Exit codes: 0 every run finished, 1 some run failed, 2 bad input, 130 interrupted (Ctrl+C).
+"""
+import csv
+import io
+import itertools
+import logging
+import math
+import os
+import signal
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+import numpy as np
+
+from physics.compare import _split_pairs, _typed
+from physics.scene import SceneError, load_scene
+from physics.settings import SettingError
+
+METRICS = ("energy_drift", "angular_momentum_drift", "position_error")
+COLUMNS = METRICS + ("steps", "wall_s", "state_hash", "error")
+# Below this a drift or error is round-off (~5000 ulp of a unit value): it has no order, and the
+# fit leaves it out.
+ROUND_OFF = 1e-12
+ORDER_NOTE = ("with gyroscopic = implicit (Bullet's backward-Euler gyroscopic step, split from the "
+              "integrator) every integrator is first order in rotation; gyroscopic = explicit keeps "
+              "rk4's and lie-midpoint-4's higher orders (docs/fidelity.md)")
+
+
+class SweepError(ValueError):
+    """Bad sweep input; the message names the option (or file), the key and the value."""
+
+
+def add_parser(commands):
+    """The `sweep` subcommand on an argparse subparsers object; its handler is `main_args`."""
+    import argparse
+    sweep = commands.add_parser(
+        "sweep", formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="run a scene over every combination of settings; drift, error and order per run",
+        description="Run SCENE once per combination of the --vary values (the cartesian product), on local "
+                    "worker processes or a Dask cluster, and write DIR/sweep.csv and, when dt is varied, plots "
+                    "of each drift and error against dt with the observed order.",
+        epilog="columns: one per varied key, then energy_drift (max |E - E0| / |E0|), angular_momentum_drift\n"
+               "(max |L - L0| / |L0|, world L), position_error (m, largest world-translation distance at the end\n"
+               "to the run with the smallest dt and otherwise equal settings), steps, wall_s, state_hash, error.\n\n"
+               "note: " + ORDER_NOTE + ".\n\n"
+               "example:\n  python -m physics sweep t_handle --vary integrator=rk4,lie-midpoint-4 \\\n"
+               "      --vary dt=1/60,1/120,1/240 --duration 2 --out out/sweep")
+    sweep.add_argument("scene", metavar="SCENE", help="a scene file, or a name from assets/scenes/")
+    sweep.add_argument("--vary", action="append", required=True, metavar="KEY=V1,V2,...",
+                       help="a [world] key and its values (dt may be a fraction: 1/120; vectors in brackets); repeat for more keys")
+    length = sweep.add_mutually_exclusive_group(required=True)
+    length.add_argument("--duration", type=float, metavar="S", help="simulated seconds per run (rounded to whole steps of its dt)")
+    length.add_argument("--steps", type=int, metavar="N", help="steps per run")
+    sweep.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing; its parent must exist)")
+    where = sweep.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, metavar="N", help=f"local worker processes (default: the cores, {_cores()})")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster of this scheduler, tcp://HOST:PORT")
+    sweep.set_defaults(handler=main_args)
+    return sweep
+
+
+def _cores():
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+# ---------------------------------------------------------------------------------------- input
+def parse_vary(texts, settings):
+    """['dt=1/60,1/120', 'integrator=rk4'] -> {'dt': [1/60, 1/120], 'integrator': ['rk4']}, each value
+    typed as `physics compare` types one (fractions, on/off, [x,y,z]) and checked by `settings` (a
+    Settings, left unchanged). SweepError names the option, key and value."""
+    varied = {}
+    for text in texts:
+        key, sep, values = text.partition("=")
+        key = key.strip()
+        if not sep or not key or not values.strip():
+            raise SweepError(f"--vary: got {text!r}; expected KEY=V1,V2,... (a [world] key and its values)")
+        if key in varied:
+            raise SweepError(f"--vary: key {key!r} given twice; give all its values in one --vary")
+        parsed = []
+        for item in (item.strip() for item in _split_pairs(values)):
+            try:
+                value = _typed(key, item)
+                settings.copy().set(key, value)
+            except SettingError as error:
+                raise SweepError(f"--vary {key}: value {item!r}: {error.reason}") from None
+            if any(_same(value, other) for other in parsed):
+                raise SweepError(f"--vary {key}: value {item!r} given twice")
+            parsed.append(value)
+        varied[key] = parsed
+    return varied
+
+
+def _same(a, b):
+    return bool(np.all(np.asarray(a) == np.asarray(b))) if type(a) is type(b) else False
+
+
+def runs(varied):
+    """The cartesian product of the varied values: one {key: value} dict per run, last key fastest."""
+    return [dict(zip(varied, combination)) for combination in itertools.product(*varied.values())]
+
+
+def step_count(settings, steps, duration):
+    """Steps of one run: `steps`, or `duration` in whole steps of its dt."""
+    if steps is not None:
+        if steps < 0:
+            raise SweepError(f"--steps: got {steps}; expected an integer >= 0")
+        return steps
+    if not math.isfinite(duration) or duration < 0:
+        raise SweepError(f"--duration: got {duration}; expected a finite number >= 0")
+    return int(round(duration / settings.dt))
+
+
+# ---------------------------------------------------------------------------------------- one run
+def simulate(scene, values, steps):
+    """One run (this executes on a worker): SCENE with `values` set, `steps` steps from its initial
+    state. -> dict of energy_drift, angular_momentum_drift (None for a zero start value), steps,
+    wall_s, state_hash and translation (N, 3), world frame, at the end. A run that diverges raises
+    the simulation's DivergenceError (node, step, quantity)."""
+    from physics.simulation import Simulation
+
+    sim = Simulation(scene)
+    for key, value in values.items():
+        sim.set(key, value)
+    with np.errstate(all="ignore"):   # a divergence is reported once, by the simulation's error
+        start = time.perf_counter()
+        e0, l0 = _energy(sim), sim.momentum()["angular"]
+        energy_change = momentum_change = 0.0
+        for _ in range(steps):
+            sim.step(1)
+            energy_change = max(energy_change, abs(_energy(sim) - e0))
+            momentum_change = max(momentum_change, float(np.linalg.norm(sim.momentum()["angular"] - l0)))
+        wall = time.perf_counter() - start
+    l0_norm = float(np.linalg.norm(l0))
+    return {"energy_drift": energy_change / abs(e0) if e0 != 0 else None,
+            "angular_momentum_drift": momentum_change / l0_norm if l0_norm != 0 else None,
+            "steps": steps, "wall_s": wall, "state_hash": sim.state_hash(),
+            "translation": sim.world_poses()[0]}
+
+
+def _run(scene, values, steps):
+    """`simulate` as a task: its failure comes back as the row's error (a raised one would also
+    be logged by the worker, as a failed task)."""
+    try:
+        return simulate(scene, values, steps)
+    except Exception as error:
+        return {"steps": steps, "error": _error(error)}
+
+
+def _error(error):
+    return f"{type(error).__name__}: {error}"
+
+
+def _energy(sim):
+    energy = sim.energy()
+    return energy["kinetic"] + energy["potential"]
+
+
+def warm_up(scene, plan):
+    """Compile (or load) every numba kernel the runs need, here, before any worker starts: workers
+    compiling the same kernels at once race on one cache. One step per combination of the non-numeric
+    settings (integrator, gyroscopic, on/off switches) reaches every kernel; numbers select none."""
+    seen = set()
+    for values in plan:
+        kind = tuple((k, v) for k, v in values.items() if isinstance(v, (str, bool)))
+        if kind not in seen:
+            seen.add(kind)
+            try:
+                simulate(scene, values, 1)
+            except Exception:
+                pass   # the run fails again on its worker, and its row says why
+
+
+# ---------------------------------------------------------------------------------------- results
+def position_errors(plan, results):
+    """{run index: position_error} for every finished run whose reference (the run with the smallest
+    dt and otherwise equal settings) has finished: the largest distance between a node's world
+    translation at the end and the reference's; 0 for the reference itself."""
+    groups = {}
+    for i, values in enumerate(plan):
+        groups.setdefault(tuple((k, repr(v)) for k, v in values.items() if k != "dt"), []).append(i)
+    errors = {}
+    for members in groups.values():
+        reference = min(members, key=lambda i: plan[i].get("dt", 0.0))
+        if "translation" not in results.get(reference, {}):
+            continue
+        for i in members:
+            if "translation" in results.get(i, {}):
+                distance = np.linalg.norm(results[i]["translation"] - results[reference]["translation"], axis=1)
+                errors[i] = float(distance.max(initial=0.0))
+    return errors
+
+
+def _cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "[" + ", ".join(_cell(v) for v in value) + "]"
+    return str(value)
+
+
+def write_csv(path, plan, results):
+    """sweep.csv: the finished runs' rows in plan order, written atomically (temp file, os.replace)."""
+    keys = list(plan[0]) if plan else []
+    errors = position_errors(plan, results)
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(keys + list(COLUMNS))
+    for i, values in enumerate(plan):
+        if i in results:
+            row = dict(results[i], position_error=errors.get(i))
+            writer.writerow([_cell(values[k]) for k in keys] + [_cell(row.get(c)) for c in COLUMNS])
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w") as file:
+            file.write(text.getvalue())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def observed_order(dt, values, reference_dt=0.0):
+    """The order p of a metric e(h) ~ C |h^p - h_ref^p| over the points above ROUND_OFF (h_ref = 0 for
+    a drift; for the position error, the reference run's dt: its error is measured against a run
+    that has an error of its own, which the plain log-log slope would mistake for a lower order).
+    Least squares in log e over p (a grid of 0.01) and log C; for h_ref = 0 it is the log-log slope.
+    None with fewer than two such points (all at round-off: no order to see)."""
+    points = [(h, v) for h, v in zip(dt, values) if v is not None and v > ROUND_OFF and h > reference_dt]
+    if len({h for h, _ in points}) < 2:
+        return None
+    h, y = np.array([p[0] for p in points]), np.log([p[1] for p in points])
+    orders = np.arange(0.01, 10.0, 0.01)[:, None]
+    model = np.log(h ** orders - reference_dt ** orders)       # (orders, points)
+    residual = y - model
+    spread = ((residual - residual.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+    return float(orders[np.argmin(spread), 0])
+
+
+def plot(out, plan, results, scene_title):
+    """DIR/<metric>.png for each metric against dt (log-log), one line per combination of the other
+    varied settings, colour by the first of them, line style by the rest, the observed order in
+    the legend. -> the files written."""
+    from matplotlib.figure import Figure   # no pyplot: no global state, no display needed
+
+    errors = position_errors(plan, results)
+    others = [k for k in plan[0] if k != "dt"]
+    lines = {}   # (values of the other keys) -> run indices
+    for i, values in enumerate(plan):
+        lines.setdefault(tuple(_cell(values[k]) for k in others), []).append(i)
+    firsts = list(dict.fromkeys(line[:1] for line in lines))
+    rests = list(dict.fromkeys(line[1:] for line in lines))
+    colours = [f"C{i}" for i in range(10)] + ["black", "grey", "olive", "teal"]
+    styles = ["-", "--", ":", "-."]
+    labels = {"energy_drift": "max |E - E0| / |E0|", "angular_momentum_drift": "max |L - L0| / |L0|",
+              "position_error": "position error (m)"}
+    written = []
+    for metric in METRICS:
+        figure = Figure(figsize=(7.5, 4.2), dpi=100)
+        axes = figure.add_subplot()
+        for line, members in lines.items():
+            reference_dt = min(plan[i]["dt"] for i in members) if metric == "position_error" else 0.0
+            done = sorted((plan[i]["dt"], errors.get(i) if metric == "position_error" else results[i][metric])
+                          for i in members if "state_hash" in results.get(i, {}))
+            shown = [(h, v) for h, v in done if v]      # zero (the reference run) has no logarithm
+            if not shown:
+                continue
+            order = observed_order([h for h, _ in done], [v for _, v in done], reference_dt)
+            if order is not None:
+                note = f"order {order:.1f}"
+            else:
+                note = "round-off" if all(v <= ROUND_OFF for _, v in shown) else "too few runs for an order"
+            axes.loglog(*zip(*shown), styles[rests.index(line[1:]) % len(styles)], marker="o", markersize=3,
+                        color=colours[firsts.index(line[:1]) % len(colours)], label=f"{', '.join(line) or scene_title}: {note}")
+        steps = sorted({values["dt"] for values in plan})
+        axes.set_xticks(steps, [_fraction(h) for h in steps], minor=False)
+        axes.set_xticks([], minor=True)
+        axes.set_xlabel("dt (s)")
+        axes.set_ylabel(labels[metric])
+        axes.set_title(f"{scene_title}: {metric.replace('_', ' ')}", fontsize=10)
+        axes.grid(True, which="major", alpha=0.3)
+        if axes.lines:
+            axes.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        figure.tight_layout()
+        path = out / f"{metric}.png"
+        figure.savefig(path)
+        written.append(path)
+    return written
+
+
+def _fraction(h):
+    """1/120 for 0.008333..., else the number: how a dt reads best on an axis."""
+    inverse = 1.0 / h
+    return f"1/{round(inverse)}" if abs(inverse - round(inverse)) < 1e-6 * inverse else f"{h:.3g}"
+
+
+def _label(values):
+    return ", ".join(_cell(v) for v in values)
+
+
+# ---------------------------------------------------------------------------------------- running
+class Progress:
+    """Runs done and the time left (the mean pace so far), one line on stderr, redrawn in place."""
+
+    def __init__(self, total):
+        self.total, self.start = total, time.perf_counter()
+
+    def update(self, done, failed):
+        elapsed = time.perf_counter() - self.start
+        left = elapsed / done * (self.total - done) if done else float("nan")
+        bar = "#" * (30 * done // max(self.total, 1))
+        eta = "--:--" if math.isnan(left) else f"{int(left) // 60:02d}:{int(left) % 60:02d}"
+        failures = f", {failed} failed" if failed else ""
+        sys.stderr.write(f"\r[{bar:<30}] {done}/{self.total} runs{failures}  {eta} left ")
+        if done == self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _client(stack, args):
+    """A distributed.Client: on the cluster at --scheduler, or on a local cluster of --workers
+    single-threaded processes (closed with `stack`)."""
+    from distributed import Client, LocalCluster
+
+    if args.scheduler is not None:
+        try:
+            return stack.enter_context(Client(args.scheduler, timeout="10s"))
+        except (OSError, ValueError, TypeError) as error:
+            raise SweepError(f"--scheduler: cannot reach {args.scheduler!r} ({error})") from None
+    workers = _cores() if args.workers is None else args.workers
+    if workers < 1:
+        raise SweepError(f"--workers: got {workers}; expected an integer >= 1")
+    # A terminal's Ctrl+C signals the whole process group. The workers start with SIGINT ignored
+    # (an ignored signal stays ignored across exec, and Python then installs no handler), so that
+    # this process alone stops the sweep and closes them quietly; a Ctrl+C during their start (a
+    # second or two) is dropped.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cluster = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                   dashboard_address=None, silence_logs=logging.ERROR))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return stack.enter_context(Client(cluster))
+
+
+def execute(args, scene, plan, steps, out):
+    """Run the plan, rewriting sweep.csv as runs finish. -> {run index: result dict}."""
+    from distributed import as_completed
+
+    csv_path = out / "sweep.csv"
+    results = {}
+    write_csv(csv_path, plan, results)
+    with ExitStack() as stack:
+        client = _client(stack, args)
+        progress = Progress(len(plan))
+        progress.update(0, 0)
+        shared = client.scatter(scene, broadcast=True)
+        futures = {client.submit(_run, shared, values, n, pure=False): i
+                   for i, (values, n) in enumerate(zip(plan, steps))}
+        try:
+            for future in as_completed(futures):
+                i = futures[future]
+                try:
+                    results[i] = future.result()
+                except Exception as error:   # the task itself failed: its worker died, say
+                    results[i] = {"steps": steps[i], "error": _error(error)}
+                write_csv(csv_path, plan, results)
+                progress.update(len(results), sum("error" in r for r in results.values()))
+        except BaseException:
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)   # shutdown chatter
+            client.cancel(list(futures))
+            raise
+    return results
+
+
+def _quiet_dask():
+    """Dask's own log lines (worker starts, closing connections) are not the user's business."""
+    for name in ("distributed", "dask", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def sweep(args):
+    """The subcommand: -> exit code."""
+    scene_path = _scene_path(args.scene)
+    scene = load_scene(scene_path)
+    varied = parse_vary(args.vary, scene.settings())
+    plan = runs(varied)
+    steps = []
+    for values in plan:
+        settings = scene.settings()
+        settings.update(values)
+        steps.append(step_count(settings, args.steps, args.duration))
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise SweepError(f"--out: got {args.out!r}; it exists and is not a directory")
+    if not out.parent.is_dir():
+        raise SweepError(f"--out: got {args.out!r}; its parent directory does not exist")
+    out.mkdir(exist_ok=True)
+    _quiet_dask()
+    warm_up(scene, plan)
+    results = execute(args, scene, plan, steps, out)
+    failed = [i for i, r in results.items() if "error" in r]
+    print(f"{len(plan)} runs, {len(plan) - len(failed)} finished, {len(failed)} failed: {out / 'sweep.csv'}")
+    for i in failed:
+        print(f"run {_label(plan[i].values())}: {results[i]['error']}", file=sys.stderr)
+    if "dt" in varied and len(varied["dt"]) > 1:
+        for path in plot(out, plan, results, scene.title):
+            print(f"plot: {path}")
+    return 1 if failed else 0
+
+
+def _scene_path(text):
+    """A scene file, or a name from assets/scenes/ (`t_handle`)."""
+    path = Path(text)
+    if path.exists() or path.suffix:
+        return path
+    shipped = Path(__file__).resolve().parent.parent / "assets" / "scenes" / f"{text}.toml"
+    return shipped if shipped.exists() else path
+
+
+def main_args(args):
+    """Run the parsed `sweep` arguments: bad input exits 2 with one message, Ctrl+C exits 130
+    keeping the rows written so far."""
+    try:
+        return sweep(args)
+    except (SceneError, SweepError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: the finished runs are in {Path(args.out) / 'sweep.csv'}", file=sys.stderr)
+        return 130
+
+
+def main(argv=None):
+    import argparse
+    parser = argparse.ArgumentParser(prog="python -m physics")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
