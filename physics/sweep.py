@@ -30,7 +30,7 @@ import math
 import os
 import signal
 import sys
-import tempfile
+import textwrap
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -46,9 +46,10 @@ COLUMNS = METRICS + ("steps", "wall_s", "state_hash", "error")
 # Below this a drift or error is round-off (~5000 ulp of a unit value): it has no order, and the
 # fit leaves it out.
 ROUND_OFF = 1e-12
-ORDER_NOTE = ("with gyroscopic = implicit (Bullet's backward-Euler gyroscopic step, split from the "
-              "integrator) every integrator is first order in rotation; gyroscopic = explicit keeps "
-              "rk4's and lie-midpoint-4's higher orders (docs/fidelity.md)")
+ORDER_NOTE = ("with gyroscopic = implicit (the scene default: Bullet's backward-Euler gyroscopic step, split "
+              "from the integrator) every integrator but lie-midpoint and lie-midpoint-4 (whose gyroscopic "
+              "term is part of their own solve) is first order in rotation; gyroscopic = explicit gives "
+              "implicit-midpoint its 2nd order and rk4 its 4th (docs/fidelity.md)")
 
 
 class SweepError(ValueError):
@@ -67,7 +68,7 @@ def add_parser(commands):
         epilog="columns: one per varied key, then energy_drift (max |E - E0| / |E0|), angular_momentum_drift\n"
                "(max |L - L0| / |L0|, world L), position_error (m, largest world-translation distance at the end\n"
                "to the run with the smallest dt and otherwise equal settings), steps, wall_s, state_hash, error.\n\n"
-               "note: " + ORDER_NOTE + ".\n\n"
+               + textwrap.fill("note: " + ORDER_NOTE + ".", 100) + "\n\n"
                "example:\n  python -m physics sweep t_handle --vary integrator=rk4,lie-midpoint-4 \\\n"
                "      --vary dt=1/60,1/120,1/240 --duration 2 --out out/sweep")
     sweep.add_argument("scene", metavar="SCENE", help="a scene file, or a name from assets/scenes/")
@@ -236,13 +237,12 @@ def write_csv(path, plan, results):
         if i in results:
             row = dict(results[i], position_error=errors.get(i))
             writer.writerow([_cell(values[k]) for k in keys] + [_cell(row.get(c)) for c in COLUMNS])
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")   # open() keeps the umask; mkstemp would not
     try:
-        with os.fdopen(handle, "w") as file:
-            file.write(text.getvalue())
+        temp.write_text(text.getvalue())
         os.replace(temp, path)
     except BaseException:
-        Path(temp).unlink(missing_ok=True)
+        temp.unlink(missing_ok=True)
         raise
 
 
