@@ -343,19 +343,20 @@ class Progress:
         sys.stderr.flush()
 
 
-def _client(stack, args):
-    """A distributed.Client: on the cluster at --scheduler, or on a local cluster of --workers
-    single-threaded processes (closed with `stack`)."""
-    from distributed import Client, LocalCluster
+def _connect(stack, address):
+    """A distributed.Client on the cluster whose scheduler is at `address` (closed with `stack`;
+    the cluster stays up)."""
+    from distributed import Client
+    try:
+        return stack.enter_context(Client(address, timeout="10s"))
+    except (OSError, ValueError, TypeError) as error:
+        raise SweepError(f"--scheduler: cannot reach {address!r} ({error})") from None
 
-    if args.scheduler is not None:
-        try:
-            return stack.enter_context(Client(args.scheduler, timeout="10s"))
-        except (OSError, ValueError, TypeError) as error:
-            raise SweepError(f"--scheduler: cannot reach {args.scheduler!r} ({error})") from None
-    workers = _cores() if args.workers is None else args.workers
-    if workers < 1:
-        raise SweepError(f"--workers: got {workers}; expected an integer >= 1")
+
+def _local_cluster(stack, workers):
+    """A distributed.Client on a local cluster of `workers` single-threaded processes (closed
+    with `stack`)."""
+    from distributed import Client, LocalCluster
     # A terminal's Ctrl+C signals the whole process group. The workers start with SIGINT ignored
     # (an ignored signal stays ignored across exec, and Python then installs no handler), so that
     # this process alone stops the sweep and closes them quietly; a Ctrl+C during their start (a
@@ -369,33 +370,29 @@ def _client(stack, args):
     return stack.enter_context(Client(cluster))
 
 
-def execute(args, scene, plan, steps, out):
-    """Run the plan, rewriting sweep.csv as runs finish. -> {run index: result dict}."""
+def execute(client, scene, plan, steps, csv_path):
+    """Run the plan on `client`'s cluster, rewriting sweep.csv as runs finish. -> {run index: result}."""
     from distributed import as_completed
 
-    csv_path = out / "sweep.csv"
     results = {}
     write_csv(csv_path, plan, results)
-    with ExitStack() as stack:
-        client = _client(stack, args)
-        progress = Progress(len(plan))
-        progress.update(0, 0)
-        shared = client.scatter(scene, broadcast=True)
-        futures = {client.submit(_run, shared, values, n, pure=False): i
-                   for i, (values, n) in enumerate(zip(plan, steps))}
-        try:
-            for future in as_completed(futures):
-                i = futures[future]
-                try:
-                    results[i] = future.result()
-                except Exception as error:   # the task itself failed: its worker died, say
-                    results[i] = {"steps": steps[i], "error": _error(error)}
-                write_csv(csv_path, plan, results)
-                progress.update(len(results), sum("error" in r for r in results.values()))
-        except BaseException:
-            logging.getLogger("distributed").setLevel(logging.CRITICAL)   # shutdown chatter
-            client.cancel(list(futures))
-            raise
+    progress = Progress(len(plan))
+    progress.update(0, 0)
+    shared = client.scatter(scene, broadcast=True)
+    futures = {client.submit(_run, shared, values, n, pure=False): i for i, (values, n) in enumerate(zip(plan, steps))}
+    try:
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
+                results[i] = future.result()
+            except Exception as error:   # the task itself failed: its worker died, say
+                results[i] = {"steps": steps[i], "error": _error(error)}
+            write_csv(csv_path, plan, results)
+            progress.update(len(results), sum("error" in r for r in results.values()))
+    except BaseException:
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)   # shutdown chatter
+        client.cancel(list(futures))
+        raise
     return results
 
 
@@ -406,9 +403,9 @@ def _quiet_dask():
 
 
 def sweep(args):
-    """The subcommand: -> exit code."""
-    scene_path = _scene_path(args.scene)
-    scene = load_scene(scene_path)
+    """The subcommand: -> exit code. Every input is checked (and a --scheduler reached) before
+    anything is written."""
+    scene = load_scene(_scene_path(args.scene))
     varied = parse_vary(args.vary, scene.settings())
     plan = runs(varied)
     steps = []
@@ -421,10 +418,16 @@ def sweep(args):
         raise SweepError(f"--out: got {args.out!r}; it exists and is not a directory")
     if not out.parent.is_dir():
         raise SweepError(f"--out: got {args.out!r}; its parent directory does not exist")
-    out.mkdir(exist_ok=True)
+    workers = _cores() if args.workers is None else args.workers
+    if workers < 1:
+        raise SweepError(f"--workers: got {workers}; expected an integer >= 1")
     _quiet_dask()
-    warm_up(scene, plan)
-    results = execute(args, scene, plan, steps, out)
+    with ExitStack() as stack:
+        client = _connect(stack, args.scheduler) if args.scheduler is not None else None
+        warm_up(scene, plan)              # before local workers start; before any run on a cluster
+        client = client or _local_cluster(stack, workers)
+        out.mkdir(exist_ok=True)
+        results = execute(client, scene, plan, steps, out / "sweep.csv")
     failed = [i for i, r in results.items() if "error" in r]
     print(f"{len(plan)} runs, {len(plan) - len(failed)} finished, {len(failed)} failed: {out / 'sweep.csv'}")
     for i in failed:
@@ -453,7 +456,9 @@ def main_args(args):
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"\ninterrupted: the finished runs are in {Path(args.out) / 'sweep.csv'}", file=sys.stderr)
+        path = Path(args.out) / "sweep.csv"
+        print("\ninterrupted: " + (f"the finished runs are in {path}" if path.exists() else "no run had started"),
+              file=sys.stderr)
         return 130
 
 

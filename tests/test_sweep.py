@@ -212,3 +212,10 @@ def test_bad_input_exits_2_naming_key_and_value(tmp_path, vary, named):
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
     assert all(part in result.stderr for part in named), result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_an_unusable_scheduler_address_exits_2_before_any_output(tmp_path):
+    result = _sweep(T_HANDLE, "--vary", "dt=1/60", "--steps", 1, "--out", tmp_path / "out", "--scheduler", "nowhere")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: --scheduler: cannot reach 'nowhere'"), result.stderr
+    assert not (tmp_path / "out").exists()
