@@ -1,28 +1,45 @@
 """Headless runner: `python -m physics run SCENE.toml [options] --out FILE.npz|FILE.csv`.
 
 Loads a scene, applies command-line overrides to its settings, steps it, records row 0 (the
-initial state) and then one row every K steps, and writes the output atomically. Bad input (a
-scene error, a bad option value, an unknown output extension) prints one message to stderr and
-exits with code 2 without leaving any output file; a NaN during the run exits with code 1, naming
-the node and the steps between which it went non-finite (numpy's own overflow warnings are
-silenced: the blow-up is reported once, by us). When K does not divide the step count the last
-steps are simulated but not recorded (the contract keeps the rows evenly spaced); the summary
-says which step the last row holds.
+initial state) and then one row every K steps, and writes the output atomically. When K does not
+divide the step count the last steps are simulated but not recorded (the contract keeps the rows
+evenly spaced); the summary says which step the last row holds.
+
+Exit codes (a failure prints one line on stderr, never a traceback):
+  0  done;
+  1  the run failed: a node's state diverged or went non-finite (physics.simulation's
+     DivergenceError names the node, the step and the quantity), or an internal error (naming
+     the stage and the exception); numpy's own overflow warnings are silenced, the blow-up is
+     reported once, by us;
+  2  bad input: a scene error, a bad option value, an output path that cannot be written (checked
+     before the run, not after it), or more rows than fit in memory;
+  130, 143  SIGINT (Ctrl+C) or SIGTERM: the shell's 128 + signal number; the atomic write's
+     temporary file is removed.
+No output file is left by any run that does not exit 0.
+
+Subcommands: each is a parser on the `commands` subparsers object of `build_parser` whose
+`handler` default takes the parsed arguments and returns an exit code; bad input raises ValueError.
 """
 import argparse
 import math
+import os
+import signal
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
-from physics.trajectory import FORMATS, Recording, write
+from physics.trajectory import FORMATS, Recording, recording_bytes, temporary_path, write
 from physics.scene import SceneError
 from physics.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES
 
 DEFAULT_STEPS = 600
 PROGRESS_MIN_STEPS = 2000  # shorter runs finish before a bar is worth drawing
+MEMORY_FRACTION = 0.5      # of physical memory a recording may fill: writing it (CSV most) needs about as much again
+INTERRUPTING = (signal.SIGINT, signal.SIGTERM)
 
 
 def _integrator_help():
@@ -31,26 +48,33 @@ def _integrator_help():
 
 
 def build_parser():
+    """The command line: one subparser per subcommand (see the module docstring)."""
     parser = argparse.ArgumentParser(prog="python -m physics", description="Physics sandbox, headless.")
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser(
+    add_run_parser(commands)
+    return parser
+
+
+def add_run_parser(commands):
+    """The `run` subcommand; its handler is `run`."""
+    run_parser = commands.add_parser(
         "run", formatter_class=argparse.RawDescriptionHelpFormatter,
         help="simulate a scene file and write its states (.npz or .csv)",
         description="Simulate SCENE.toml headless and write every node's world and local state.",
         epilog="integrators:\n" + _integrator_help()
                + "\n\noutput: row 0 is the initial state, then one row every K steps; see docs/scene-format.md.")
-    run.add_argument("scene", metavar="SCENE.toml")
-    length = run.add_mutually_exclusive_group()
+    run_parser.add_argument("scene", metavar="SCENE.toml")
+    length = run_parser.add_mutually_exclusive_group()
     length.add_argument("--steps", type=int, metavar="N", help=f"number of steps (default {DEFAULT_STEPS})")
     length.add_argument("--duration", type=float, metavar="S", help="simulated seconds (rounded to whole steps)")
-    run.add_argument("--dt", type=float, metavar="H", help="time step, s (overrides [world] dt)")
-    run.add_argument("--substeps", type=int, metavar="N", help="sub-steps per step (overrides [world] substeps)")
-    run.add_argument("--integrator", metavar="NAME", help="dynamic-body integrator (listed below)")
-    run.add_argument("--gyroscopic", choices=GYROSCOPIC, help="the omega x L term")
-    run.add_argument("--rotation-update", choices=ROTATION_UPDATES, help="Magnus order for kinematic nodes")
-    run.add_argument("--exponential", choices=EXPONENTIALS, help="quaternion exponential for kinematic nodes")
-    run.add_argument("--counteract", choices=("on", "off"), help="impulses leave children's world motion")
-    solver = run.add_argument_group("constraint solver (contacts and joints; override [world])")
+    run_parser.add_argument("--dt", type=float, metavar="H", help="time step, s (overrides [world] dt)")
+    run_parser.add_argument("--substeps", type=int, metavar="N", help="sub-steps per step (overrides [world] substeps)")
+    run_parser.add_argument("--integrator", metavar="NAME", help="dynamic-body integrator (listed below)")
+    run_parser.add_argument("--gyroscopic", choices=GYROSCOPIC, help="the omega x L term")
+    run_parser.add_argument("--rotation-update", choices=ROTATION_UPDATES, help="Magnus order for kinematic nodes")
+    run_parser.add_argument("--exponential", choices=EXPONENTIALS, help="quaternion exponential for kinematic nodes")
+    run_parser.add_argument("--counteract", choices=("on", "off"), help="impulses leave children's world motion")
+    solver = run_parser.add_argument_group("constraint solver (contacts and joints; override [world])")
     solver.add_argument("--iterations", type=int, metavar="N", help="Gauss-Seidel sweeps per sub-step (>= 1)")
     solver.add_argument("--sor", type=float, metavar="W", help="over-relaxation factor, 0 < W < 2 (1 = Gauss-Seidel)")
     solver.add_argument("--erp", type=float, metavar="E", help="error fraction removed per second, 0 <= E < 1")
@@ -59,10 +83,10 @@ def build_parser():
     solver.add_argument("--relax", choices=("on", "off"), help="relax stage: position correction adds no energy")
     solver.add_argument("--shake", choices=("on", "off"), help="joint projection also corrects velocities (SHAKE)")
     solver.add_argument("--sleep", choices=("on", "off"), help="bodies at rest on their parent sleep until woken")
-    run.add_argument("--record-every", type=int, default=1, metavar="K", help="record one row every K steps (default 1)")
-    run.add_argument("--out", required=True, metavar="FILE", help="output file, .npz or .csv (written atomically)")
-    run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
-    return parser
+    run_parser.add_argument("--record-every", type=int, default=1, metavar="K", help="record one row every K steps (default 1)")
+    run_parser.add_argument("--out", required=True, metavar="FILE", help="output file, .npz or .csv (written atomically)")
+    run_parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    run_parser.set_defaults(handler=run)
 
 
 def _overrides(args):
@@ -76,6 +100,35 @@ def _overrides(args):
     return {name: value for name, value in values.items() if value is not None}
 
 
+def check_output(option, path, extensions):
+    """Check, before any work, that the output file `path` (given as `option`) can be written
+    atomically; a ValueError naming the option, the value and the reason if not. The name ends in
+    one of `extensions`, is no directory, and its directory takes a new file: one is created there
+    (named as the writer's temporary files) and removed, since os.access answers yes for root
+    where the file system refuses (an immutable or read-only-mounted directory)."""
+    text = str(path)
+    if "\0" in text:
+        raise ValueError(f"{option}: got {text!r}; a file name cannot hold a NUL character")
+    path = Path(text)
+    if path.suffix not in extensions:
+        raise ValueError(f"{option}: got {text!r}; expected a file name ending in {' or '.join(extensions)}")
+    try:
+        if path.is_dir():
+            raise ValueError(f"{option}: got {text!r}; it is a directory, expected a file name")
+        if not path.parent.exists():
+            raise ValueError(f"{option}: got {text!r}; its directory does not exist")
+        if not path.parent.is_dir():
+            raise ValueError(f"{option}: got {text!r}; {str(path.parent)!r} is not a directory")
+        probe = temporary_path(path)
+        try:
+            open(probe, "xb").close()
+        finally:
+            probe.unlink(missing_ok=True)
+    except OSError as error:
+        raise ValueError(f"{option}: got {text!r}; cannot create a file in its directory: "
+                         f"{error.strerror or error}") from None
+
+
 def _step_count(args, dt):
     if args.steps is not None:
         if args.steps < 0:
@@ -84,8 +137,29 @@ def _step_count(args, dt):
     if args.duration is not None:
         if not math.isfinite(args.duration) or args.duration < 0:
             raise ValueError(f"--duration: got {args.duration}; expected a finite number >= 0")
+        if not math.isfinite(args.duration / dt):
+            raise ValueError(f"--duration: got {args.duration}; at dt = {dt} s that is more steps than a float counts")
         return int(round(args.duration / dt))
     return DEFAULT_STEPS
+
+
+def _physical_memory():
+    """Bytes of physical memory, or None where the system does not say (no sysconf)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_memory(steps, record_every, count):
+    """A ValueError if the recording of `steps` steps would not fit in memory: numpy would fail
+    only when its pages are touched, deep into the run."""
+    rows = 1 + steps // record_every
+    need, memory = recording_bytes(rows, count), _physical_memory()
+    if memory is not None and need > MEMORY_FRACTION * memory:
+        raise ValueError(f"--steps: {steps} steps, one row every {record_every} (--record-every), make {rows} rows "
+                         f"of {count} nodes: {need / 2**30:.3g} GiB, more than {MEMORY_FRACTION:.0%} of this "
+                         f"machine's {memory / 2**30:.3g} GiB; record fewer rows or run fewer steps")
 
 
 class Progress:
@@ -93,8 +167,10 @@ class Progress:
 
     def __init__(self, total, enabled):
         self.total, self.enabled, self.start, self.last = total, enabled, time.perf_counter(), 0.0
+        self.line_open = False  # a bar is drawn and its line not yet ended
 
     def update(self, done, force=False):
+        """Redraw with `done` steps; `force` draws now and ends the line."""
         now = time.perf_counter()
         if not self.enabled or (not force and now - self.last < 0.2):
             return
@@ -102,10 +178,17 @@ class Progress:
         fraction = done / self.total if self.total else 1.0
         bar = "#" * int(30 * fraction)
         rate = done / max(now - self.start, 1e-9)
+        self.line_open = not force  # first: a signal may arrive as soon as the bar is out
         sys.stderr.write(f"\r[{bar:<30}] {done}/{self.total} steps  {rate:,.0f} steps/s")
         if force:
             sys.stderr.write("\n")
         sys.stderr.flush()
+
+    def end_line(self):
+        """End a drawn bar's line, so that a message after it starts on its own."""
+        if self.line_open:
+            sys.stderr.write("\n")
+            self.line_open = False
 
 
 def _relative(change, start, word=""):
@@ -130,71 +213,149 @@ def _summary(arrays, steps, seconds, record_every):
     return "\n".join(lines)
 
 
-def _report_non_finite(name, last_finite, first_bad):
-    (good_step, good_time), (bad_step, bad_time) = last_finite, first_bad
-    when = (f"at step {bad_step} (t = {bad_time:.6g} s)" if bad_step - good_step == 1 else
-            f"between step {good_step} (t = {good_time:.6g} s, finite) and step {bad_step} (t = {bad_time:.6g} s)")
-    print(f"error: node {name!r} went non-finite (NaN or infinity) {when}; no output written"
-          + ("" if bad_step - good_step == 1 else "; --record-every 1 finds the exact step"), file=sys.stderr)
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM, raised in the main thread so that the writer's cleanup runs. A
+    BaseException, as KeyboardInterrupt: no `except Exception` swallows it. `code` is the shell's
+    128 + signal number; `stage` (set by `_stage`) says where the runner was, `written` whether
+    the output was complete by then."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.code, self.stage, self.written = 128 + signum, None, False
+
+
+class InternalError(Exception):
+    """An unexpected exception (`error`) in the runner's own work, and the `stage` it came from."""
+
+    def __init__(self, stage, error, written=False):
+        super().__init__(f"{stage}: {type(error).__name__}: {error}")
+        self.stage, self.error, self.written = stage, error, written
+
+
+@contextmanager
+def _stage(what, expected=(), written=False):
+    """Name what the block does (`what`: text, or a function giving it at the moment of failure)
+    in an Interrupted or unexpected exception leaving it; exceptions of the `expected` types are
+    known outcomes (bad input, a diverged run) and leave unchanged. The innermost stage wins."""
+    try:
+        yield
+    except Interrupted as interrupt:
+        if interrupt.stage is None:
+            interrupt.stage, interrupt.written = what() if callable(what) else what, written
+        raise
+    except (InternalError, *expected):
+        raise
+    except Exception as error:
+        raise InternalError(what() if callable(what) else what, error, written) from error
+
+
+@contextmanager
+def _signals_interrupt():
+    """SIGINT and SIGTERM raise Interrupted while the block runs. The first one ignores any
+    further ones, so that nothing cuts the cleanup short; a signal ignored when we start (a
+    background job's SIGINT) stays ignored. Only the main thread may set handlers: elsewhere
+    the block runs with the handlers it finds."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        for number in INTERRUPTING:
+            signal.signal(number, signal.SIG_IGN)
+        raise Interrupted(signum)
+
+    previous = {number: signal.getsignal(number) for number in INTERRUPTING}
+    try:
+        for number, handler in previous.items():
+            if handler is not signal.SIG_IGN:
+                signal.signal(number, interrupt)
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def run(args):
-    from physics.simulation import Simulation
-
-    if not any(args.out.endswith(ext) for ext in FORMATS):
-        raise ValueError(f"--out: got {args.out!r}; expected a file name ending in .npz or .csv")
-    if not Path(args.out).parent.is_dir():  # fail before the run, not after it
-        raise ValueError(f"--out: got {args.out!r}; its directory does not exist")
-    if args.record_every < 1:
-        raise ValueError(f"--record-every: got {args.record_every}; expected an integer >= 1")
-    sim = Simulation.from_file(args.scene)
-    for name, value in _overrides(args).items():
-        sim.set(name, value)
-    steps = _step_count(args, sim.settings.dt)
-    recording = Recording(sim, 1 + steps // args.record_every)
+    """`python -m physics run`: -> exit code 0, or 1 if the state went non-finite or diverged;
+    bad input raises ValueError (SceneError) before anything runs or is written."""
+    with _stage("while checking the options", expected=(ValueError,)):
+        check_output("--out", args.out, FORMATS)
+        if args.record_every < 1:
+            raise ValueError(f"--record-every: got {args.record_every}; expected an integer >= 1")
+    with _stage("while loading the scene", expected=(ValueError,)):
+        from physics.simulation import Simulation
+        sim = Simulation.from_file(args.scene)
+        for name, value in _overrides(args).items():
+            sim.set(name, value)
+        steps = _step_count(args, sim.settings.dt)
+        _check_memory(steps, args.record_every, len(sim.names))
+    with _stage("while allocating the recording"):
+        recording = Recording(sim, 1 + steps // args.record_every)
     # numpy's overflow/invalid warnings would precede our message with a screen of noise on a blow-up
     with np.errstate(all="ignore"):
         return _simulate(args, sim, steps, recording)
 
 
 def _simulate(args, sim, steps, recording):
-    """Step, record and check; -> exit code (0, or 1 for a non-finite state)."""
-    recording.record()
+    """Step and record, write, summarize; -> exit code (0, or 1 if the state diverged: the
+    simulation checks every sub-step, physics.simulation.DivergenceError)."""
+    from physics.simulation import DivergenceError
+
     progress = Progress(steps, enabled=not args.quiet and steps >= PROGRESS_MIN_STEPS)
-    start = time.perf_counter()
-    done, checked = 0, (0, sim.time)  # the last step (and time) seen finite
-    while done < steps:
-        chunk = min(args.record_every, steps - done)
-        sim.step(chunk)
-        done += chunk
-        if chunk == args.record_every:  # each row is checked: it is in hand, the check is O(N)
+    try:
+        with _stage(lambda: f"at step {sim.step_count} of {steps}", expected=(DivergenceError,)):
             recording.record()
-            bad = recording.non_finite_node()
-            bad = None if bad is None else sim.names[bad]
-        else:
-            bad = sim.first_non_finite()
-        progress.update(done, force=bad is not None)
-        if bad is not None:
-            _report_non_finite(bad, checked, (done, sim.time))
-            return 1
-        checked = (done, sim.time)
-    seconds = time.perf_counter() - start
-    progress.update(done, force=True)
-    arrays = recording.arrays()
-    write(args.out, arrays)
-    if not args.quiet:
-        print(_summary(arrays, steps, seconds, args.record_every))
-        print(f"wrote {arrays['time'].shape[0]} rows x {len(arrays['names'])} nodes to {args.out}")
+            done = 0
+            while done < steps:
+                chunk = min(args.record_every, steps - done)
+                sim.step(chunk)
+                done += chunk
+                if chunk == args.record_every:
+                    recording.record()
+                progress.update(done)
+            progress.update(done, force=True)
+    except DivergenceError as error:
+        progress.end_line()
+        print(f"error: {error}; no output written", file=sys.stderr)
+        return 1
+    finally:
+        progress.end_line()
+    seconds = time.perf_counter() - progress.start
+    with _stage(f"while writing {args.out}"):
+        arrays = recording.arrays()
+        summary = None if args.quiet else _summary(arrays, steps, seconds, args.record_every)
+        write(args.out, arrays)
+    if summary is not None:
+        with _stage(f"after writing {args.out}", expected=(BrokenPipeError,), written=True):
+            print(summary)
+            print(f"wrote {arrays['time'].shape[0]} rows x {len(arrays['names'])} nodes to {args.out}")
     return 0
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
-    try:
-        return run(args)
-    except (SceneError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    """The command line -> exit code (see the module docstring). Prints no traceback: an
+    unexpected exception becomes one line naming the stage it came from."""
+    with _signals_interrupt():
+        try:
+            args = build_parser().parse_args(argv)
+            return args.handler(args)
+        except Interrupted as interrupt:
+            print(f"interrupted {interrupt.stage or 'before the run'}"
+                  + ("" if interrupt.written else "; no output written"), file=sys.stderr)
+            return interrupt.code
+        except BrokenPipeError:
+            # stdout closed early (`| head`): nothing left to say there, and nothing to flush at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
+        except InternalError as error:
+            print(f"error: internal error {error}" + ("" if error.written else "; no output written"), file=sys.stderr)
+            return 1
+        except (SceneError, ValueError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        except Exception as error:
+            print(f"error: internal error: {type(error).__name__}: {error}; no output written", file=sys.stderr)
+            return 1
 
 
 if __name__ == "__main__":

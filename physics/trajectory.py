@@ -8,8 +8,9 @@ kinetic_energy, potential_energy (T,), linear_momentum, angular_momentum (T,3) o
 bodies (angular about the world origin). Constant: names (B,), parent (B,) with -1 = world.
 """
 import csv
+import math
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 import numpy as np
@@ -63,21 +64,19 @@ class Recording:
         self.data["angular_momentum"][row] = momentum["angular"]
         self.rows += 1
 
-    def non_finite_node(self, row=-1):
-        """Index of the first node whose recorded world pose or velocity at `row` (default the
-        last recorded) holds a NaN or infinity, else None."""
-        row = self.rows + row if row < 0 else row
-        finite = (np.isfinite(self.data["translation"][row]).all(axis=1)
-                  & np.isfinite(self.data["rotation"][row]).all(axis=(1, 2))
-                  & np.isfinite(self.data["velocity"][row]).all(axis=1)
-                  & np.isfinite(self.data["angular_velocity"][row]).all(axis=1))
-        return None if finite.all() else int(np.argmin(finite))
-
     def arrays(self):
         """Every output array, trimmed to the rows recorded so far."""
         out = {name: values[: self.rows] for name, values in self.data.items()}
         out["names"], out["parent"] = self.names, self.parent
         return out
+
+
+def recording_bytes(rows, count):
+    """Bytes a Recording of `rows` rows and `count` nodes holds: 8 per float, per node the NODE_FIELDS
+    twice (world and local), per row the time and the ROW_FIELDS."""
+    per_node = 2 * sum(math.prod(shape) for shape in NODE_FIELDS.values())
+    per_row = 1 + sum(math.prod(shape) for shape in ROW_FIELDS.values())
+    return 8 * rows * (count * per_node + per_row)
 
 
 def csv_columns():
@@ -116,19 +115,30 @@ def _write_csv(handle, arrays):
         writer.writerow([repr(float(line[0])), int(line[1]), name, int(parent)] + [repr(float(x)) for x in line[2:]])
 
 
+def temporary_path(path):
+    """A fresh hidden name beside `path` for an atomic write: `.NAME.RANDOM.tmp` in its directory."""
+    path = Path(path)
+    return path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+
+
 def write(path, arrays):
-    """Write `arrays` to `path` (.npz or .csv) atomically: a temporary file, then os.replace."""
+    """Write `arrays` to `path` (.npz or .csv) atomically: a temporary file, then os.replace. The
+    temporary file is removed on any exception, an interruption (KeyboardInterrupt, or the runner's
+    signal exception) included: its name is chosen before it exists, so no moment leaves it behind."""
     path = Path(path)
     if path.suffix not in FORMATS:
         raise ValueError(f"output file {str(path)!r}: unknown extension {path.suffix!r}; expected .npz or .csv")
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    temp = temporary_path(path)
     try:
-        with os.fdopen(handle, "w" if path.suffix == ".csv" else "wb", **({"newline": ""} if path.suffix == ".csv" else {})) as out:
-            if path.suffix == ".npz":
+        if path.suffix == ".npz":
+            with open(temp, "xb") as out:
                 np.savez_compressed(out, **arrays)
-            else:
+        else:
+            with open(temp, "x", newline="") as out:
                 _write_csv(out, arrays)
         os.replace(temp, path)
+    except FileExistsError:     # the random name is taken: that file is not ours to remove
+        raise
     except BaseException:
-        os.unlink(temp)
+        temp.unlink(missing_ok=True)
         raise

@@ -1,11 +1,21 @@
-"""The headless runner's contract: shapes, row 0 initial, atomic output, exit code 2, CSV."""
+"""The headless runner's contract: shapes, row 0 initial, atomic output, CSV, exit codes 0/1/2, the
+output path checked before the run, clean exits on SIGINT/SIGTERM, and no traceback for any input."""
+import contextlib
 import csv
+import io
+import os
+import re
+import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from physics.__main__ import main
 from physics.trajectory import csv_columns
@@ -114,22 +124,21 @@ BLOWUP = ('[world]\ndt = 0.01\nintegrator = "explicit-euler"\ngyroscopic = "expl
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")  # numpy's overflow warnings must not leak out
-@pytest.mark.parametrize("record_every, when", [(1, "at step 7 (t = 0.07 s)"),
-                                                (10, "between step 0 (t = 0 s, finite) and step 10 (t = 0.1 s)")])
-def test_non_finite_state_exits_1_naming_the_node(tmp_path, capsys, record_every, when):
-    """Explicit Euler on a body spinning at 1e6 rad/s about no principal axis: each step squares
-    omega (omega' ≈ h omega², Euler's equations) and it overflows at step 7: the runner stops with
-    code 1, names the node and the step (or the two recorded steps it lies between), warns nothing
-    else and writes nothing."""
+@pytest.mark.parametrize("record_every", [1, 10])
+def test_diverging_state_exits_1_naming_the_node_and_step(tmp_path, capsys, record_every):
+    """Explicit Euler on a body spinning at 1e6 rad/s about no principal axis: a step adds
+    h (I2 - I3)/I1 omega2 omega3 ~ 0.01 * 1e12 = 1e10 rad/s, past the divergence limit (1e7 rad/s)
+    in step 1 whatever the row spacing: the runner stops with code 1, names the node and the step,
+    warns nothing else and writes nothing."""
     scene = tmp_path / "blowup.toml"
     scene.write_text(BLOWUP)
     out = tmp_path / "out.npz"
     args = ["run", str(scene), "--steps", "30", "--record-every", str(record_every), "--out", str(out), "--quiet"]
     assert main(args) == 1
     err = capsys.readouterr().err
-    assert "'rocket'" in err and when in err, err
+    assert "'rocket'" in err and "step 1 (t = 0.01 s)" in err and "no output written" in err, err
     assert err.count("\n") == 1  # one line: ours
-    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blowup.toml"]
 
 
 def test_blow_up_prints_no_numpy_warning(tmp_path):
@@ -161,8 +170,9 @@ def test_summary_says_which_step_the_last_row_holds(tmp_path, capsys):
     assert "not recorded" not in capsys.readouterr().out  # 3 divides 9: nothing to say
 
 
-def test_failed_write_leaves_nothing(tmp_path, monkeypatch):
-    """An error while writing removes the temporary file and leaves any old output untouched."""
+def test_failed_write_leaves_nothing(tmp_path, monkeypatch, capsys):
+    """An error while writing removes the temporary file, leaves any old output untouched and is
+    one line naming the stage and the error: exit 1."""
     out = tmp_path / "tank.npz"
     out.write_bytes(b"old")
 
@@ -170,8 +180,8 @@ def test_failed_write_leaves_nothing(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(np, "savez_compressed", explode)
-    with pytest.raises(OSError):
-        main(["run", str(TANK), "--steps", "2", "--out", str(out), "--quiet"])
+    assert main(["run", str(TANK), "--steps", "2", "--out", str(out), "--quiet"]) == 1
+    assert capsys.readouterr().err == f"error: internal error while writing {out}: OSError: disk full; no output written\n"
     assert out.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tank.npz"]
 
@@ -288,3 +298,215 @@ def test_malformed_solver_values_exit_2(tmp_path, capsys, flag, value):
     err = capsys.readouterr().err
     assert flag in err and value in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------------- output path, checked first
+def _unwritable_directory(tmp_path):
+    """A directory in which no file can be created, root included (tests may run as root, for whom
+    permission bits mean nothing): `chattr +i` (immutable, refused to root too) as root, mode 0o555
+    otherwise. -> (directory, undo). A real try checks it holds; it skips only where it cannot."""
+    directory = tmp_path / "locked"
+    directory.mkdir()
+    if os.geteuid() == 0:
+        if shutil.which("chattr") is None:
+            pytest.skip("running as root without chattr: no directory can be made unwritable")
+        subprocess.run(["chattr", "+i", str(directory)], capture_output=True)
+        undo = lambda: subprocess.run(["chattr", "-i", str(directory)], capture_output=True)  # noqa: E731
+    else:
+        directory.chmod(0o555)
+        undo = lambda: directory.chmod(0o755)  # noqa: E731
+    probe = directory / "probe"
+    try:
+        probe.touch()
+    except OSError:
+        return directory, undo
+    probe.unlink()
+    undo()
+    pytest.skip("this file system lets us write in the locked directory (chattr +i refused or mode ignored)")
+
+
+@pytest.mark.parametrize("case", ["parent is a file", "out is a directory", "unwritable directory", "bad extension"])
+def test_output_path_is_checked_before_the_scene_loads(tmp_path, capsys, monkeypatch, case):
+    """Each unwritable --out is refused with exit 2 and a message naming --out, the value and the
+    reason, before the scene is even loaded (so before a long run). A parent that is a regular file
+    stops root as well as anyone (ENOTDIR), so that case holds wherever the tests run."""
+    from physics.simulation import Simulation as Loaded
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the scene was loaded before --out was checked")
+
+    monkeypatch.setattr(Loaded, "from_file", refuse)
+    undo = None
+    if case == "parent is a file":
+        (tmp_path / "plain").write_text("")
+        out, reason = tmp_path / "plain" / "x.npz", "is not a directory"
+    elif case == "out is a directory":
+        (tmp_path / "x.npz").mkdir()
+        out, reason = tmp_path / "x.npz", "it is a directory"
+    elif case == "unwritable directory":
+        directory, undo = _unwritable_directory(tmp_path)
+        out, reason = directory / "x.csv", "cannot create a file in its directory"
+    else:
+        out, reason = tmp_path / "x.npy", "expected a file name ending in .npz or .csv"
+    before = sorted(tmp_path.rglob("*"))
+    try:
+        assert main(["run", str(TANK), "--steps", "1000000000", "--out", str(out)]) == 2
+    finally:
+        if undo:
+            undo()
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --out: got {str(out)!r}; ") and reason in err and err.count("\n") == 1, err
+    assert sorted(tmp_path.rglob("*")) == before  # the probe file is gone too
+
+
+# ------------------------------------------------------------------------------------------ signals
+def _many_nodes_scene(count):
+    """`count` fixed nodes and one kinematic node, nothing to collide: cheap steps, large rows."""
+    nodes = "".join(f'[[node]]\nname = "n{i}"\ntranslation = [{i}.0, 0.0, 0.0]\n' for i in range(count))
+    return nodes + '[[node]]\nname = "spinner"\nmotion = "kinematic"\nangular_velocity = [0.0, 1.0, 0.0]\n'
+
+
+def _start(args, tmp_path):
+    """The runner in a fresh process. SIGINT is set to its default first: a child of a process that
+    ignores it (a background job) would inherit the ignoring, and Python keeps an ignored SIGINT."""
+    return subprocess.Popen([sys.executable, "-m", "physics", "run", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _wait_for(condition, process, seconds=300):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the runner never reached the stage to interrupt"
+        time.sleep(0.005)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_while_simulating_exits_cleanly(tmp_path, signum):
+    """A real signal during a long run (10^6 steps, each a kinematic update): exit 128 + N (130
+    for SIGINT, 143 for SIGTERM), one line naming the step, no traceback, nothing written. The
+    signal goes once the progress bar shows, i.e. while stepping."""
+    scene = tmp_path / "spin.toml"
+    scene.write_text(_many_nodes_scene(3))
+    out = tmp_path / "spin.npz"
+    process = _start([str(scene), "--steps", "1000000", "--record-every", "100", "--out", str(out)], tmp_path)
+    seen = b""
+
+    def progress_shown():
+        nonlocal seen
+        seen += os.read(process.stderr.fileno(), 4096)  # blocks until the runner writes to stderr
+        return b"steps/s" in seen
+
+    _wait_for(progress_shown, process)
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=60)
+    err = (seen + stderr).decode()
+    assert process.returncode == 128 + signum, err
+    last = err.strip().splitlines()[-1]
+    assert re.fullmatch(r"interrupted at step \d+ of 1000000; no output written", last), err
+    assert "Traceback" not in err and stdout == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spin.toml"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_while_writing_removes_the_temporary_file(tmp_path, signum):
+    """A real signal while the CSV is being written (2001 rows x 301 nodes, about 600 000 lines:
+    seconds of writing, which starts by creating the temporary file): exit 128 + N, one line
+    saying so, the temporary file removed and the old output untouched."""
+    scene = tmp_path / "many.toml"
+    scene.write_text(_many_nodes_scene(300))
+    out = tmp_path / "many.csv"
+    out.write_text("old")
+    process = _start([str(scene), "--steps", "2000", "--out", str(out), "--quiet"], tmp_path)
+    _wait_for(lambda: any(tmp_path.glob(".many.csv.*.tmp")), process)
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=60)
+    err = stderr.decode()
+    assert process.returncode == 128 + signum, err
+    assert err == f"interrupted while writing {out}; no output written\n", err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["many.csv", "many.toml"]
+    assert out.read_text() == "old"
+
+
+# ------------------------------------------------------------------------------ no traceback, ever
+def test_more_rows_than_memory_holds_is_bad_input(tmp_path, capsys):
+    """2^40 steps, a row each: terabytes of rows, refused before allocating (numpy would only fail
+    once the pages are touched) with the row count and the size."""
+    out = tmp_path / "x.npz"
+    assert main(["run", str(TANK), "--steps", str(2**40), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --steps: ") and f"{2**40 + 1} rows" in err and "GiB" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unexpected_exception_is_one_line_naming_the_stage(tmp_path, capsys, monkeypatch):
+    """A bug inside a step (a KeyError planted in Simulation.step) is no traceback but one line:
+    the stage (the step it happened at), the exception's type and message; exit 1."""
+    from physics.simulation import Simulation as Stepped
+
+    def broken(self, n=1):
+        raise KeyError("lost")
+
+    monkeypatch.setattr(Stepped, "step", broken)
+    assert main(["run", str(TANK), "--steps", "5", "--out", str(tmp_path / "x.npz"), "--quiet"]) == 1
+    assert capsys.readouterr().err == "error: internal error at step 0 of 5: KeyError: 'lost'; no output written\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+HUGE = str(2**64)
+VALUES = {  # per option: valid values, out-of-range ones and malformed ones
+    "--steps": ["0", "3", "-1", HUGE, "-" + HUGE, "1.5", "nan", "x", ""],
+    "--duration": ["0.05", "0", "-1", "inf", "nan", "1e300", "1e-300", HUGE, "x"],
+    "--dt": ["0.01", "0", "-1", "inf", "nan", "1e-300", "1e308", HUGE, "x"],
+    "--substeps": ["2", "0", "-1", HUGE, "1.5", "x"],
+    "--integrator": ["rk4", "nope", "", "RK4"],
+    "--gyroscopic": ["off", "sideways"],
+    "--iterations": ["3", "0", "-3", HUGE, "x"],
+    "--sor": ["1.2", "0", "2", "nan", "-inf", HUGE, "x"],
+    "--erp": ["0.5", "1", "-0.1", "nan", "inf", "x"],
+    "--cfm": ["0", "1e-4", "-1", "nan", "inf", HUGE, "x"],
+    "--warm-start": ["off", "yes"],
+    "--sleep": ["on", "1"],
+    "--record-every": ["1", "2", "0", "-1", "1.5", "nan", "x"],
+}
+
+
+def _outs(tmp):
+    return [f"{tmp}/x.npz", f"{tmp}/x.csv", f"{tmp}/x.txt", f"{tmp}", f"{tmp}/missing/x.npz", "",
+            f"{tmp}/plain/x.npz", f"{tmp}/x\0.npz", f"{tmp}/{'n' * 300}.npz"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(scene=st.sampled_from(["tank", "missing", "directory", "garbage", "blowup"]),
+       options=st.dictionaries(st.sampled_from(sorted(VALUES)), st.integers(0, 8), max_size=4),
+       out=st.integers(0, 8), extra=st.sampled_from([[], ["--quiet"], ["--bogus"], ["--steps"]]))
+def test_fuzzed_command_lines_never_raise(tmp_path, scene, options, out, extra):
+    """Command lines built from valid, out-of-range (2^64, inf, nan, negative) and malformed values:
+    main returns 0, 1 or 2 (or argparse exits 2 with its usage) and never lets an exception out,
+    which is what a traceback would be; a failed run leaves no file behind. Runs are kept short:
+    an accepted --steps is small, a huge one is refused by the memory check (a row per step)."""
+    work = tmp_path / f"case{len(list(tmp_path.iterdir()))}"
+    work.mkdir()
+    (work / "plain").write_text("")
+    (work / "garbage.toml").write_text("[[node]\nname = \x01")
+    (work / "blowup.toml").write_text(BLOWUP)
+    scenes = {"tank": str(TANK), "missing": str(work / "missing.toml"), "directory": str(work),
+              "garbage": str(work / "garbage.toml"), "blowup": str(work / "blowup.toml")}
+    argv = ["run", scenes[scene], "--out", _outs(work)[out]]
+    for option, index in options.items():
+        values = VALUES[option]
+        argv += [option, values[index % len(values)]]
+    if "--steps" not in options and "--duration" not in options:
+        argv += ["--steps", "2"]
+    argv += extra
+    before = sorted(work.rglob("*"))
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main(argv)
+        except SystemExit as exit:  # argparse: malformed values, unknown options
+            code = exit.code
+    assert code in (0, 1, 2), (argv, stderr.getvalue())
+    if code != 0:
+        assert sorted(work.rglob("*")) == before, argv
+        assert stderr.getvalue().strip(), argv  # said why
