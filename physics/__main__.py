@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from physics.compare import add_parser as add_compare_parser
 from physics.trajectory import FORMATS, Recording, recording_bytes, temporary_path, write
 from physics.scene import SceneError
 from physics.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES
@@ -52,6 +53,7 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="python -m physics", description="Physics sandbox, headless.")
     commands = parser.add_subparsers(dest="command", required=True)
     add_run_parser(commands)
+    add_compare_parser(commands)
     return parser
 
 

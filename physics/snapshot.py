@@ -145,7 +145,7 @@ class Snapshot:
         "derived." arrays (what queries settle from the state, so that a run the app queries every
         frame hashes as the runner's does). Equal hashes, equal futures (`Simulation.state_hash`)."""
         core = {name: array for name, array in self.arrays.items() if not name.startswith(DERIVED)}
-        return hashlib.sha256(Snapshot(self.scene, self.scene_name, self.step_count, self.settings, core)
+        return hashlib.sha256(Snapshot(self.scene, "", self.step_count, self.settings, core)   # not where it loaded from
                               .to_bytes()[:-_DIGEST]).hexdigest()
 
     @property

@@ -108,6 +108,10 @@ class Timeline:
     hashes: dict = field(default_factory=dict)      # step -> hex digest of the state at that step
     keyframes: dict = field(default_factory=dict)   # step -> Snapshot, ascending
     previous: Branch | None = None
+    # The scene's file text and path when the run did not come from a file that is still there (a
+    # recording's timeline): `physics.recording.write_recording` saves these instead of re-reading.
+    scene_text: str | None = None
+    scene_path: str | None = None
 
     def __post_init__(self):
         first = self.sim.snapshot()
