@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench fuzz clean
+.PHONY: run test bench fuzz golden clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -21,6 +21,10 @@ bench: $(STAMP)
 
 fuzz: $(STAMP)
 	$(PY) -m physics.fuzz --cases 10000 $(ARGS)
+
+# Regenerate tests/golden_hashes.json after a deliberate change of arithmetic (say why in the commit).
+golden: $(STAMP)
+	$(PY) tests/test_determinism.py --regenerate
 
 clean:
 	rm -rf $(VENV) .pytest_cache
