@@ -18,7 +18,7 @@ Readouts per run, against the base run (the reference if there is one, else `mai
     energy_drift           = (E(t) - E(0)) / |E(0)|,  E = kinetic + potential of the run's own settings
     angular_momentum_drift = |L(t) - L(0)| / |L(0)|,  L world, about the world origin
 where 0 is the run's own start. A drift whose start value is 0 has no relative figure: NaN. A run that
-diverges (its step raises, or its state goes non-finite) stops where it did: its readouts are NaN from
+diverges (physics.simulation.DivergenceError, or a non-finite state) stops where it did: its readouts are NaN from
 then on, the others run on (`stopped` says which run stopped, when and why).
 
 `python -m physics compare` (`command`) writes the readouts of every sample as `compare.csv` and plots
@@ -120,9 +120,11 @@ class _Run:
         steps = math.floor((target - sim.time) / sim.settings.dt + STEP_TOLERANCE)
         if steps <= 0:
             return
+        from physics.simulation import DivergenceError
+
         try:
             sim.step(steps)
-        except ValueError as error:          # physics.simulation's divergence error, raised by the step
+        except DivergenceError as error:
             self.stopped = str(error)
             return
         bad = sim.first_non_finite()
@@ -314,6 +316,11 @@ def _check_output(out):
         raise ValueError(f"--out: got {str(out)!r}; it exists and is not a directory")
     if not out.parent.is_dir():
         raise ValueError(f"--out: got {str(out)!r}; its parent directory does not exist")
+    try:                              # the write's temporary directory goes there: try one now
+        Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)).rmdir()
+    except OSError as error:
+        raise ValueError(f"--out: got {str(out)!r}; cannot create a directory beside it: "
+                         f"{error.strerror or error}") from None
     return out
 
 
