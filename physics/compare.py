@@ -213,7 +213,6 @@ class Comparison:
         if settings is None:
             settings = {"integrator": REFERENCE_INTEGRATOR,
                         "dt": self._runs[MAIN].sim.settings.dt / REFERENCE_DT_DIVISOR}
-        self._runs.pop(REFERENCE, None)
         self._add(REFERENCE, settings)
 
     def _add(self, label, settings):
@@ -239,7 +238,8 @@ class Comparison:
         return self._runs[label]
 
     def step_to(self, time):
-        """Bring every run to its last step ending at or before `time` (s)."""
+        """Bring every run to its last step ending at or before `time` (s); an earlier time than
+        the comparison's is no step (runs never go back)."""
         self.time = max(self.time, float(time))
         with np.errstate(all="ignore"):        # a diverging variant is reported by `stopped`, not warned about
             for run in self._runs.values():
