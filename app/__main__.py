@@ -3,6 +3,10 @@
 SCENE is a path, a file in assets/scenes, or a bare name (`tank`, the default). With
 `--frames N` the app runs N frames at a fixed 1/60 s each, saves `--screenshot FILE.png` if
 given, and exits 0 — for docs and tests.
+
+`--record FILE.rec` saves the session's timeline to FILE.rec on exit and at each Ctrl+S (a new
+file: an existing one is refused); `--replay FILE.rec` opens a recording, paused at its first
+step, to scrub and branch (`python -m physics replay FILE.rec --verify` checks one).
 """
 import argparse
 import sys
@@ -21,6 +25,9 @@ def parse_args(argv=None):
     parser.add_argument("--rotation-update", choices=ROTATION_UPDATES)
     parser.add_argument("--exponential", choices=EXPONENTIALS)
     parser.add_argument("--counteract", choices=("on", "off"))
+    parser.add_argument("--record", default=None, metavar="FILE.rec",
+                        help="save the timeline as a recording to this new file on exit and at Ctrl+S")
+    parser.add_argument("--replay", default=None, metavar="FILE.rec", help="open this recording (instead of a scene)")
     parser.add_argument("--frames", type=int, default=None, help="run this many frames (1/60 s each), then exit")
     parser.add_argument("--screenshot", default=None, help="with --frames: save the last frame to this PNG")
     parser.add_argument("--msaa", type=int, default=None, choices=(0, 2, 4, 8), help="multisampling samples (default 4 on hardware GL, 0 on software GL)")
@@ -32,6 +39,16 @@ def parse_args(argv=None):
             raise ValueError
     except ValueError:
         parser.error(f"--size: expected WxH such as 1280x720, got {args.size!r}")
+    if args.replay is not None and args.scene is not None:
+        parser.error(f"give a scene ({args.scene!r}) or --replay ({args.replay!r}), not both")
+    if args.record is not None:
+        from pathlib import Path
+        if not args.record.lower().endswith(".rec"):
+            parser.error(f"--record: expected a FILE.rec name, got {args.record!r}")
+        if Path(args.record).exists():
+            parser.error(f"--record: {args.record} exists; not overwritten (give a new file name)")
+        if not Path(args.record).resolve().parent.is_dir():
+            parser.error(f"--record: the directory of {args.record} does not exist")
     if args.screenshot and args.frames is None:
         parser.error("--screenshot needs --frames N")
     if args.frames is not None and args.frames < 1:
@@ -49,21 +66,27 @@ def main(argv=None):
 
     # A scripted run (--frames) neither reads nor writes the user's saved settings: its picture and
     # physics depend only on the scene file and the command line.
-    window = SandboxWindow(args.scene, overrides, size=args.size, vsync=args.frames is None, msaa=args.msaa,
-                           store=args.frames is None)
+    requested = args.replay or args.scene
+    window = SandboxWindow(requested, overrides, size=args.size, vsync=args.frames is None, msaa=args.msaa,
+                           store=args.frames is None, record=args.record)
     viewer = window.viewer
     if viewer.sim is None:
         print(f"error: {viewer.error}", file=sys.stderr)
         window.close()
         return 2
-    if args.scene is not None and viewer.error:  # the requested scene failed, a fallback is showing
+    if requested is not None and viewer.error:  # the requested file failed, a fallback is showing
         print(f"{'error' if args.frames else 'warning'}: {viewer.error}", file=sys.stderr)
         if args.frames:  # a scripted run must not silently picture another scene
             window.close()
             return 2
     run(window, frames=args.frames, screenshot=args.screenshot, fixed_step=1 / 60 if args.frames else None)
     if window.viewer is not None:
-        window.close()
+        window.close()  # the viewer saves the --record file as it closes
+    if args.record is not None:
+        if viewer.saved_recording is None:
+            print(f"error: {viewer.error}", file=sys.stderr)
+            return 1
+        print(viewer.message)
     return 0
 
 

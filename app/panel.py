@@ -1,4 +1,4 @@
-"""The Dear ImGui panel: scene browser, transport, plots, physics settings, overlays, inspector, stats.
+"""The Dear ImGui panel: scene browser, transport, timeline, plots, physics settings, overlays, inspector, stats.
 
 Every physics widget writes through `Viewer.set(name, value)` (= `sim.set`), so a change takes
 effect on the next step without reloading. Settings are drawn from `sim.settings` itself: a
@@ -14,7 +14,7 @@ import numpy as np
 from imgui_bundle import imgui
 
 from app import overlays, plots
-from app.settings import OVERLAYS
+from app.settings import MAX_BUDGET_MB, MIN_BUDGET_MB, OVERLAYS
 
 RED = imgui.ImVec4(1.0, 0.35, 0.3, 1.0)
 DIM = imgui.ImVec4(0.75, 0.75, 0.75, 1.0)
@@ -66,6 +66,10 @@ class Panel:
             imgui.text_colored(DIM, v.message)
         if v.sim is not None:
             self.transport()
+            timeline_open = imgui.collapsing_header("Timeline", imgui.TreeNodeFlags_.default_open)
+            self._remember("Timeline")
+            if timeline_open:
+                self.timeline()
             # first after the transport: what a key (G, I, C) changes shows without scrolling
             plots_open = imgui.collapsing_header("Plots")
             self._remember("Plots")
@@ -131,6 +135,38 @@ class Panel:
         if changed:
             v.prefs["time_scale"] = float(np.clip(scale, 0.01, 4.0))
 
+    def timeline(self):
+        """The scrubber over the timeline's start..end (dragging seeks and pauses), the step and
+        time shown, |< < > >| (start, one back, one on, end), the previous branch's steps, the
+        keyframes' memory against the budget (settable), and saving a recording."""
+        v = self.viewer
+        tl = v.timeline
+        step = v.sim.step_count
+        imgui.text(f"step {step}   t = {v.sim.time:.3f} s   ({tl.origin} to {tl.head})"
+                   + ("   playing backwards" if v.backwards else ""))
+        changed, wanted = imgui.slider_int("##scrubber", step, tl.origin, max(tl.head, tl.origin + 1))
+        self._remember("scrubber")
+        if changed and wanted != step:
+            v.paused, v.backwards = True, False
+            v.seek(wanted)
+        for label, action in (("|<", lambda: v.seek(tl.origin)), ("<", v.step_back),
+                              (">", v.step_forward), (">|", lambda: v.seek(tl.head))):
+            if self.button(label):
+                v.paused, v.backwards = True, False
+                action()
+            imgui.same_line()
+        if self.button("Save (Ctrl+S)"):
+            v.save_recording()
+        if tl.previous is not None:
+            imgui.text_colored(DIM, f"previous branch: steps {tl.previous.start} to {tl.previous.head}")
+        imgui.text(f"keyframes {len(tl.keyframes)} (every {tl.keyframe_every} steps)   "
+                   f"{tl.bytes / 2**20:.1f} of {tl.budget / 2**20:.0f} MB")
+        changed, budget = imgui.slider_float("memory (MB)", v.prefs["timeline_budget_mb"], MIN_BUDGET_MB, MAX_BUDGET_MB,
+                                             "%.0f MB", imgui.SliderFlags_.logarithmic)
+        self._remember("memory (MB)")
+        if changed:
+            v.set_budget(float(np.clip(budget, MIN_BUDGET_MB, MAX_BUDGET_MB)))
+
     def scenes(self):
         from app.viewer import scene_files
         v = self.viewer
@@ -144,7 +180,7 @@ class Panel:
         self._remember("path")
         imgui.same_line()
         if self.button("Open") and self.open_path.strip():
-            v.load_scene(self.open_path.strip())
+            v.open(self.open_path.strip())
 
     def physics(self):
         v = self.viewer
@@ -237,7 +273,7 @@ class Panel:
         v = self.viewer
         st = v.stats
         imgui.text(f"FPS {st['fps']:.1f}   physics {st['physics_ms']:.2f} ms   render {st['render_ms']:.2f} ms")
-        imgui.text(f"nodes {st['nodes']}   steps {st['steps']}")
+        imgui.text(f"nodes {st['nodes']}   steps {v.sim.step_count}")
         try:
             energy = v.sim.energy()
             imgui.text(f"energy: kinetic {energy['kinetic']:.6g}  potential {energy['potential']:.6g} J")

@@ -15,6 +15,9 @@ Channels (world frame, SI, `sim.time` in s):
   speed, angular_speed   |v_world|, |omega_world| of the selected node (m/s, rad/s); NaN when
             nothing is selected; cleared when the selection changes (the curve is one node's)
 
+A seek back in the timeline cuts the samples and markers after the time sought (`truncate`): the
+plots never show a future that was cut off as if it were current.
+
 `draw(history, residual)` draws them with ImPlot (imgui-bundle); it runs only while the
 section is open. The caller owns the ImPlot context (`implot.create_context()` after
 `imgui.create_context()`, made current with its ImGui context).
@@ -76,6 +79,7 @@ class History:
         self.values[:] = np.nan
         self.markers = []            # [(time s, text)], oldest first
         self.reference_energy = None  # E₀ of the drift; taken at the next sample
+        self.references = []         # [(time s, E₀)] every E₀ taken, oldest first (for `truncate`)
         self.node = None             # the node the speed channels belong to
 
     def last_time(self):
@@ -99,6 +103,7 @@ class History:
         total = energy["kinetic"] + energy["potential"]
         if self.reference_energy is None:
             self.reference_energy = total
+            self.references.append((time, total))
         L_world = np.asarray(sim.momentum()["angular"], float)
         if node != self.node:
             self.values[CHANNELS.index("speed"):] = np.nan
@@ -113,6 +118,21 @@ class History:
         oldest = self.t[self.head if self.count == self.capacity else 0]
         self.markers = [m for m in self.markers if m[0] >= oldest - self.spacing]
         return True
+
+    def truncate(self, time):
+        """Forget every sample and marker after `time` (s): the run went back to it. E₀ becomes
+        the one in force then (None when a marker after it restarts the drift at the next sample)."""
+        t, values = self.series()
+        keep = t <= time
+        self.count = int(keep.sum())
+        self.head = self.count % self.capacity
+        self.t[:self.count], self.values[:, :self.count] = t[keep], values[:, keep]
+        self.values[:, self.count:] = np.nan
+        self.markers = [m for m in self.markers if m[0] <= time]
+        self.references = [r for r in self.references if r[0] <= time]
+        last_mark = max((m[0] for m in self.markers), default=-np.inf)
+        held = self.references and self.references[-1][0] >= last_mark
+        self.reference_energy = self.references[-1][1] if held else None
 
     def series(self):
         """(t (n,), values (len(CHANNELS), n)) oldest first, n = samples held (copies)."""

@@ -18,11 +18,14 @@ OVERLAYS = ("frames", "velocity", "angular_velocity", "angular_momentum", "inert
 # loaded afterwards (command-line options win). dt, gravity and solver numbers belong to scenes.
 PHYSICS_KEYS = ("integrator", "gyroscopic", "rotation_update", "exponential", "counteract")
 
+MIN_BUDGET_MB, MAX_BUDGET_MB = 1.0, 16384.0  # the panel's slider spans these
+
 DEFAULTS = {
     "overlays": {"frames": False, "velocity": False, "angular_velocity": False, "angular_momentum": False,
                  "inertial": True, "contacts": False, "names": False},  # contacts: thousands in a pile
     "arrow_scale": 0.25,   # m per (m/s, rad/s, m/s², kg m²/s) of an arrow
     "time_scale": 1.0,
+    "timeline_budget_mb": 256.0,  # keyframe memory of the timeline (physics.timeline.DEFAULT_BUDGET)
     "physics": {},
     "last_scene": None,
 }
@@ -49,6 +52,9 @@ def _clean(data):
         value = data.get(name)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e3:
             result[name] = float(value)
+    budget = data.get("timeline_budget_mb")
+    if isinstance(budget, (int, float)) and not isinstance(budget, bool) and MIN_BUDGET_MB <= budget <= MAX_BUDGET_MB:
+        result["timeline_budget_mb"] = float(budget)
     physics = data.get("physics")
     if isinstance(physics, dict):
         result["physics"] = {k: v for k, v in physics.items() if k in PHYSICS_KEYS and isinstance(v, (str, bool))}

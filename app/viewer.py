@@ -12,6 +12,14 @@ Time: each frame adds `frame_seconds * time_scale` to an accumulator and takes a
 does not snowball). Any exception from physics, a NaN or a runaway node pauses the
 simulation and shows the error: the app never exits on a physics or input error.
 
+Timeline (`physics.timeline.Timeline`, made at every load, reset and open): every step goes
+through it, so the recent past can be sought (the panel's scrubber, ← / →, Shift+← plays
+backwards) within a keyframe memory budget, and every setting goes through `timeline.apply`, so a
+change made while looking at the past branches (the cut-off future is kept as `timeline.previous`).
+A seek restores the state and recomputes what is drawn from it: world state, contacts, overlays;
+the plots are cut back to the time sought, or re-sampled while stepping forward to it. Ctrl+S
+saves the timeline as a recording (`physics.recording`); `open` reads scenes and recordings.
+
 Messages: `error` stays until the user dismisses it (the panel draws it where the user looks,
 in the middle of the window); `message`, a status line, goes at the next action or after
 MESSAGE_SECONDS of frames.
@@ -36,11 +44,18 @@ RUNAWAY_DISTANCE = 1e5  # m from the origin: beyond this a node has exploded
 RUNAWAY_SPEED = 1e4     # m/s or rad/s
 CONTACT_CROSS, CONTACT_NORMAL = 0.02, 0.05  # m: a contact's cross and normal, small beside the pile's 0.2 m boxes
 MESSAGE_SECONDS = 4.0   # a status line's life, s of frames (long enough to read a sentence)
+RESAMPLED_STEPS = 600   # a seek forward steps through at most this many steps sampling the plots (10 s at 60 Hz)
 
-# Every keyboard shortcut: (keys, label, Viewer method, description); F1 lists them.
+# Every keyboard shortcut: (keys, label, Viewer method, description); F1 lists them. A key is a
+# symbol (any modifiers) or (symbol, modifier mask); the first entry that matches wins, so a
+# modified key comes before the same key alone.
 KEYS = [
     ((key.SPACE,), "Space", "toggle_pause", "play / pause"),
     ((key.PERIOD,), ".", "single_step", "single step (pauses)"),
+    (((key.LEFT, key.MOD_SHIFT),), "Shift+Left", "toggle_backwards", "play backwards (to the timeline's start)"),
+    ((key.LEFT,), "Left", "step_back", "one step back in the timeline (pauses)"),
+    ((key.RIGHT,), "Right", "step_forward", "one step forward (pauses; at the end a new step)"),
+    (((key.S, key.MOD_CTRL),), "Ctrl+S", "save_recording", "save the timeline as a recording (.rec)"),
     ((key.R,), "R", "reset", "reset the scene"),
     ((key.G,), "G", "cycle_gyroscopic", "cycle gyroscopic: off / explicit / implicit"),
     ((key.I,), "I", "cycle_integrator", "cycle integrator"),
@@ -62,6 +77,20 @@ MOUSE_HELP = [  # F1 lists these after KEYS, in the same two columns
     ("shift + left drag", "pan"),
     ("wheel", "zoom"),
 ]
+
+
+def _matches(bound, symbol, modifiers):
+    """Whether a KEYS key (a symbol, or (symbol, modifier mask)) is this key press."""
+    if isinstance(bound, tuple):
+        return symbol == bound[0] and bool(modifiers & bound[1])
+    return symbol == bound
+
+
+def input_label(entry):
+    """A timeline input (`physics.timeline.Input`) as a plot marker's text."""
+    if entry.kind == "set":
+        return f"{entry.args[0]}: {plots.format_value(entry.args[1])}"
+    return f"{entry.kind}: {entry.args[0]}"
 
 
 def scene_files():
@@ -116,9 +145,11 @@ class WorldState(dict):
 
 
 class Viewer:
-    def __init__(self, ctx, size, scene=None, overrides=None, store=True, msaa=None):
-        """`size` = (width, height) in pixels; `overrides` = physics settings from the command
-        line (win over persisted ones); `store` = persist settings (config file); `msaa` = samples,
+    def __init__(self, ctx, size, scene=None, overrides=None, store=True, msaa=None, record=None):
+        """`size` = (width, height) in pixels; `scene` = a scene or a recording (.rec) to open;
+        `overrides` = physics settings from the command line (win over persisted ones); `store` =
+        persist settings (config file); `record` = the path Ctrl+S saves the recording to (else
+        sandbox-<time>.rec in the working directory); `msaa` = samples,
         None = 4 on a hardware GL and 0 on Mesa's software renderers (there 4x costs about ten
         times the whole scene: docs/benchmarks.md, section viewer)."""
         software = any(name in ctx.info["GL_RENDERER"].lower() for name in ("llvmpipe", "softpipe", "swrast"))
@@ -141,8 +172,10 @@ class Viewer:
         self.imgui_input = ImGuiInput(self.size[1])
         from app.panel import Panel  # the panel calls back into the viewer
         self.panel = Panel(self)
-        self.sim, self.scene_path, self.state = None, None, None
-        self.paused, self.accumulator = False, 0.0
+        self.sim, self.scene_path, self.state, self.timeline, self.scene_text = None, None, None, None, None
+        self.record_path = None if record is None else Path(record)
+        self.saved_recording = None  # the path of the last recording saved
+        self.paused, self.accumulator, self.backwards = False, 0.0, False
         self.selected, self.follow, self.show_help = None, False, False
         self.error, self.message = None, None
         self.clock, self.message_at = 0.0, 0.0  # s of frames drawn; when `message` was set
@@ -151,15 +184,40 @@ class Viewer:
         self.contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
         self.history = plots.History()
         scene = scene or self.prefs.get("last_scene") or DEFAULT_SCENE
-        if not self.load_scene(scene) and scene != DEFAULT_SCENE:
+        if not self.open(scene) and scene != DEFAULT_SCENE:
+            error = self.error
             self.load_scene(DEFAULT_SCENE)
+            self.error = error  # the fallback runs; what went wrong stays on screen
 
     # --- scenes and settings -------------------------------------------------------------------
+    def open(self, name):
+        """Open a recording (a .rec file) or a scene (`load_scene`). -> bool."""
+        if str(name).strip().lower().endswith(".rec"):
+            return self.open_recording(name)
+        return self.load_scene(name)
+
+    def open_recording(self, path):
+        """Open a recording, paused at its first step, to scrub and branch; on any error keep the
+        current scene running and show the error. -> bool."""
+        try:
+            from physics.recording import read_recording
+            path = Path(path)
+            timeline = read_recording(path).timeline(budget=self.budget_bytes())
+        except Exception as error:  # noqa: BLE001 - a bad file of any kind must not stop the app
+            self.error = f"could not open {path}: {error}"
+            return False
+        self._adopt(timeline.sim, path, timeline.scene_text, timeline)
+        self.paused = True
+        self.notify(f"recording {path.name}: steps {timeline.origin} to {timeline.head}; "
+                    "Space replays it, a change anywhere branches")
+        return True
+
     def load_scene(self, name):
         """Load a scene; on any error keep the current one running and show the error. -> bool."""
         try:
             path = resolve_scene(name)
             import physics
+            text = path.read_text()
             sim = physics.Simulation.from_file(path)
             wanted = {**self.prefs["physics"], **self.overrides}
             saved = []  # the user's saved choices that differ from the scene file's: say so, never silently
@@ -176,19 +234,26 @@ class Viewer:
         except Exception as error:  # noqa: BLE001 - a bad file of any kind must not stop the app
             self.error = f"could not open {name}: {error}"
             return False
-        self.sim, self.scene_path, self.error = sim, path, None
+        self._adopt(sim, path, text)
         if saved:
             self.notify("your saved choices: " + ", ".join(saved))
-        self.renderer.set_shapes(sim.shapes, sim.colors)
-        self.selected, self.accumulator, self.paused = None, 0.0, False
-        self.history.clear()
-        self.stats["nodes"], self.stats["steps"] = len(sim.names), 0
-        self.dynamic = np.flatnonzero(np.asarray(sim.motion) == "dynamic")  # node indices
         self.prefs["last_scene"] = str(path)
+        return True
+
+    def _adopt(self, sim, path, scene_text, timeline=None):
+        """Show `sim` (loaded from `path`; its scene file's text) from now on, with `timeline`
+        (a recording's) or a new one from its current state."""
+        from physics.timeline import Timeline
+        self.sim, self.scene_path, self.scene_text, self.error = sim, path, scene_text, None
+        self.timeline = timeline if timeline is not None else Timeline(sim, budget=self.budget_bytes())
+        self.renderer.set_shapes(sim.shapes, sim.colors)
+        self.selected, self.accumulator, self.paused, self.backwards = None, 0.0, False, False
+        self.history.clear()
+        self.stats["nodes"], self.stats["steps"] = len(sim.names), sim.step_count
+        self.dynamic = np.flatnonzero(np.asarray(sim.motion) == "dynamic")  # node indices
         self.refresh_state()
         self.frame_scene()
         self.on_scene_loaded(path)
-        return True
 
     def notify(self, text):
         """Show a status line until the next action or MESSAGE_SECONDS from now."""
@@ -213,16 +278,30 @@ class Viewer:
     def on_scene_loaded(self, path):
         """Hook: the window sets its title here."""
 
-    def set(self, name, value):
-        """Change one physics setting live; a bad value shows in the panel. -> bool."""
+    def set(self, name, value, say=False):
+        """Change one physics setting live, through the timeline: in the past it branches (the
+        status line says so, the plots mark "branch"). A bad value shows in the panel. `say`:
+        name the new value in the status line. -> bool."""
+        step = self.sim.step_count
+        branching = step < self.timeline.head
         try:
-            self.sim.set(name, value)
+            self.timeline.apply("set", name, value)
         except ValueError as error:
             self.error = str(error)
             return False
         if name in settings_store.PHYSICS_KEYS:
             self.prefs["physics"][name] = getattr(self.sim.settings, name)
-        self.history.mark(self.sim.time, f"{name}: {plots.format_value(getattr(self.sim.settings, name))}")
+        shown = plots.format_value(getattr(self.sim.settings, name))
+        if branching:
+            self.history.mark(self.sim.time, "branch")
+        self.history.mark(self.sim.time, f"{name}: {shown}")
+        self.refresh_state()
+        said = [f"{name}: {shown}"] if say else []
+        if branching:
+            previous = self.timeline.previous
+            said.append(f"branched at step {step} (the previous future, steps {previous.start}-{previous.head}, is kept)")
+        if said:
+            self.notify("; ".join(said))
         return True
 
     def save_prefs(self):
@@ -233,23 +312,108 @@ class Viewer:
         current = getattr(self.sim.settings, name)
         options = list(options)
         nxt = options[(options.index(current) + 1) % len(options)] if current in options else options[0]
-        self.set(name, nxt)
-        self.notify(f"{name}: {nxt}")
+        self.set(name, nxt, say=True)
 
     # --- actions (keys and panel) -------------------------------------------------------------
     def toggle_pause(self):
-        self.paused = not self.paused
+        if self.backwards:  # playing backwards: Space stops there
+            self.backwards, self.paused = False, True
+        else:
+            self.paused = not self.paused
 
     def single_step(self):
-        self.paused = True
+        self.paused, self.backwards = True, False
         self.step_physics(1)
 
+    def step_forward(self):
+        """One step on: in the past the recorded future replays, at the head a new step."""
+        self.single_step()
+
+    def step_back(self):
+        self.paused, self.backwards = True, False
+        self.seek(self.sim.step_count - 1)
+
+    def toggle_backwards(self):
+        """Play backwards at the time scale (a seek per frame) until the timeline's start, or stop."""
+        self.backwards = not self.backwards
+        self.paused = not self.backwards
+        self.accumulator = 0.0
+
     def reset(self):
+        """Back to the scene's first state with a new timeline (the settings are kept)."""
+        from physics.timeline import Timeline
         self.sim.reset()
-        self.accumulator, self.error = 0.0, None
+        self.timeline = Timeline(self.sim, budget=self.budget_bytes())
+        self.accumulator, self.error, self.backwards = 0.0, None, False
         self.stats["steps"] = 0
         self.history.clear()
         self.refresh_state()
+
+    # --- the timeline -------------------------------------------------------------------------
+    def budget_bytes(self):
+        return int(self.prefs["timeline_budget_mb"] * 2**20)
+
+    def set_budget(self, megabytes):
+        """The timeline's keyframe memory budget (MB); past it the oldest keyframes go."""
+        self.prefs["timeline_budget_mb"] = float(megabytes)
+        self.timeline.budget = self.budget_bytes()
+        self.timeline._keep_budget()
+
+    def seek(self, step):
+        """Show the state at `step` of the timeline (clamped to its start..end): the state is
+        restored and the world state, contacts and overlays recomputed from it; the plots are cut
+        back to its time, or, forward, sampled step by step over the last RESAMPLED_STEPS (the
+        replayed inputs marked). Physics errors pause and show. -> the step reached."""
+        timeline = self.timeline
+        step = int(min(max(step, timeline.origin), timeline.head))
+        start = time.perf_counter()
+        try:
+            if step < self.sim.step_count:
+                timeline.seek(step)
+                self.history.truncate(self.sim.time)
+            elif step > self.sim.step_count:
+                if step - self.sim.step_count > RESAMPLED_STEPS:
+                    timeline.seek(step - RESAMPLED_STEPS)
+                    self.history.clear()  # its samples would end before a gap of unsampled time
+                self._timeline_steps(step - self.sim.step_count, sample=True)
+            self.refresh_state()
+        except Exception as error:  # noqa: BLE001 - physics errors pause, never end the app
+            self._physics_error(error)
+        self.stats["physics_ms"] = 1e3 * (time.perf_counter() - start)
+        self.stats["steps"] = self.sim.step_count
+        return self.sim.step_count
+
+    def _timeline_steps(self, n, sample=False):
+        """Step the timeline n times; replayed inputs (and the step where the previous branch left
+        this one) get their plot markers. `sample`: a plot sample after each step."""
+        timeline = self.timeline
+        for _ in range(n):
+            replaying = self.sim.step_count < timeline.head
+            timeline.step(1)
+            if replaying:
+                for entry in timeline.inputs_at(self.sim.step_count):
+                    if timeline.previous is not None and entry.step == timeline.previous.start:
+                        self.history.mark(self.sim.time, "branch")
+                    self.history.mark(self.sim.time, input_label(entry))
+            if sample:
+                self.state = WorldState(self.sim)
+                self.sample_history()
+
+    def save_recording(self, path=None):
+        """Save the timeline (start to end) as a recording: `path`, else the `record` path given
+        at start (overwritten: it is this session's), else sandbox-<time>.rec in the working
+        directory. The status line names the file; an error shows. -> the path or None."""
+        from physics.recording import write_recording
+        own = path is None and self.record_path is not None
+        path = Path(path) if path is not None else self.record_path or Path.cwd() / time.strftime("sandbox-%Y%m%d-%H%M%S.rec")
+        try:
+            size = write_recording(path, self.timeline, overwrite=own, scene_text=self.scene_text)
+        except Exception as error:  # noqa: BLE001 - a failed save must not stop the app
+            self.error = f"could not save the recording {path}: {type(error).__name__}: {error}"
+            return None
+        self.notify(f"saved {path} (steps {self.timeline.origin}-{self.timeline.head}, {size / 2**20:.1f} MB)")
+        self.saved_recording = path
+        return path
 
     def cycle_gyroscopic(self):
         self._cycle("gyroscopic", ("off", "explicit", "implicit"))
@@ -298,20 +462,30 @@ class Viewer:
             return
         start = time.perf_counter()
         try:
-            self.sim.step(n)
+            self._timeline_steps(n)
             self.refresh_state()
             bad = self.runaway_node()
             if bad is not None:
                 self.paused = True
                 self.error = (f"paused: node {self.sim.names[bad]!r} has a NaN or exploded "
-                              f"(t = {self.sim.time:.4f} s); press R to reset")
+                              f"(t = {self.sim.time:.4f} s); press Left to step back or R to reset")
                 self.selected = bad
         except Exception as error:  # noqa: BLE001 - physics errors pause, never end the app
-            self.paused = True
+            self._physics_error(error)
+        self.stats["physics_ms"] = 1e3 * (time.perf_counter() - start)
+        self.stats["steps"] = self.sim.step_count
+
+    def _physics_error(self, error):
+        """Pause and show a physics error; a divergence selects the node it names."""
+        from physics.simulation import DivergenceError
+        self.paused, self.backwards = True, False
+        if isinstance(error, DivergenceError):
+            self.error = f"paused: {error}; press Left to step back or R to reset"
+            if error.node in self.sim.names:
+                self.selected = list(self.sim.names).index(error.node)
+        else:
             self.error = f"paused: physics raised {type(error).__name__}: {error}"
             traceback.print_exc()
-        self.stats["physics_ms"] = 1e3 * (time.perf_counter() - start)
-        self.stats["steps"] += n
 
     def refresh_state(self):
         self.state = WorldState(self.sim)
@@ -333,7 +507,8 @@ class Viewer:
         return int(np.argmax(bad)) if bad.any() else None
 
     def advance(self, frame_seconds):
-        """Step physics for `frame_seconds` of real time, scaled by the time scale."""
+        """Step physics for `frame_seconds` of real time, scaled by the time scale (backwards: seek
+        back as many steps, stopping at the timeline's start)."""
         if self.paused or self.sim is None:
             self.stats["physics_ms"] = 0.0
             return
@@ -345,7 +520,11 @@ class Viewer:
         self.accumulator -= n * dt
         if n > MAX_STEPS_PER_FRAME:
             n, self.accumulator = MAX_STEPS_PER_FRAME, 0.0
-        self.step_physics(n)
+        if not self.backwards:
+            self.step_physics(n)
+        elif n and self.seek(self.sim.step_count - n) <= self.timeline.origin:
+            self.backwards, self.paused = False, True
+            self.notify(f"at the timeline's start (step {self.timeline.origin})")
 
     def sample_history(self):
         """One sample of the plotted measurements (app.plots.History takes it only when enough
@@ -504,7 +683,7 @@ class Viewer:
         self.message = None  # a status line lasts until the next action
         try:
             for keys, _, method, _ in KEYS:
-                if symbol in keys:
+                if any(_matches(bound, symbol, modifiers) for bound in keys):
                     getattr(self, method)()
                     return
             if symbol in SCENE_KEYS:
@@ -571,6 +750,9 @@ class Viewer:
         return self.selected
 
     def close(self):
+        """Save the `record` recording (if any) and the prefs, release GL and ImGui."""
+        if self.record_path is not None and self.timeline is not None:
+            self.save_recording()
         self.save_prefs()
         imgui.set_current_context(self.imgui_context)
         self.imgui.release()

@@ -25,10 +25,14 @@ def _config():
 
 
 class SandboxWindow(pyglet.window.Window):
-    def __init__(self, scene=None, overrides=None, size=(1280, 720), vsync=True, store=True, visible=True, msaa=None):
-        super().__init__(size[0], size[1], TITLE, resizable=True, vsync=vsync, config=_config(), visible=visible)
+    def __init__(self, scene=None, overrides=None, size=(1280, 720), vsync=True, store=True, visible=True, msaa=None,
+                 record=None):
+        # file_drops: a .toml or .rec dropped onto the window opens it (XDND on X11)
+        super().__init__(size[0], size[1], TITLE, resizable=True, vsync=vsync, config=_config(), visible=visible,
+                         file_drops=True)
         self.ctx = moderngl.create_context()
-        self.viewer = Viewer(self.ctx, self.get_framebuffer_size(), scene, overrides, store=store, msaa=msaa)
+        self.viewer = Viewer(self.ctx, self.get_framebuffer_size(), scene, overrides, store=store, msaa=msaa,
+                             record=record)
         self.viewer.on_scene_loaded = self._title
         if self.viewer.scene_path is not None:
             self._title(self.viewer.scene_path)
@@ -63,6 +67,12 @@ class SandboxWindow(pyglet.window.Window):
 
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
         self.viewer.mouse_scroll(x, y, scroll_x, scroll_y)
+
+    def on_file_drop(self, x, y, paths):
+        """Open the first dropped file (scene or recording); a bad one shows its error."""
+        if paths:
+            self.viewer.message = None
+            self.viewer.open(paths[0])
 
     def on_resize(self, width, height):
         self.viewer.resize(*self.get_framebuffer_size())
