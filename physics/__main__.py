@@ -153,15 +153,23 @@ def _physical_memory():
         return None
 
 
-def _check_memory(steps, record_every, count):
+def _short(number):
+    """A non-negative integer in at most 15 characters: exact, or as 6.00e+301 (from its digits:
+    a float would overflow past 1e308)."""
+    digits = str(number)
+    return digits if len(digits) <= 15 else f"{digits[0]}.{digits[1:3]}e+{len(digits) - 1}"
+
+
+def _check_memory(option, steps, record_every, count):
     """A ValueError if the recording of `steps` steps would not fit in memory: numpy would fail
     only when its pages are touched, deep into the run."""
     rows = 1 + steps // record_every
     need, memory = recording_bytes(rows, count), _physical_memory()
     if memory is not None and need > MEMORY_FRACTION * memory:
-        raise ValueError(f"--steps: {steps} steps, one row every {record_every} (--record-every), make {rows} rows "
-                         f"of {count} nodes: {need / 2**30:.3g} GiB, more than {MEMORY_FRACTION:.0%} of this "
-                         f"machine's {memory / 2**30:.3g} GiB; record fewer rows or run fewer steps")
+        raise ValueError(f"{option}: {_short(steps)} steps, one row every {_short(record_every)} (--record-every), "
+                         f"make {_short(rows)} rows of {count} nodes: {_short(need // 2**30)} GiB, more than "
+                         f"{MEMORY_FRACTION:.0%} of this machine's {memory / 2**30:.3g} GiB; record fewer rows "
+                         "or run fewer steps")
 
 
 class Progress:
@@ -290,7 +298,7 @@ def run(args):
         for name, value in _overrides(args).items():
             sim.set(name, value)
         steps = _step_count(args, sim.settings.dt)
-        _check_memory(steps, args.record_every, len(sim.names))
+        _check_memory("--steps" if args.duration is None else "--duration", steps, args.record_every, len(sim.names))
     with _stage("while allocating the recording"):
         recording = Recording(sim, 1 + steps // args.record_every)
     # numpy's overflow/invalid warnings would precede our message with a screen of noise on a blow-up
