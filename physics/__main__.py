@@ -33,9 +33,11 @@ from pathlib import Path
 import numpy as np
 
 from physics.compare import add_parser as add_compare_parser
+from physics.recording import add_parser as add_replay_parser
 from physics.trajectory import FORMATS, Recording, recording_bytes, temporary_path, write
 from physics.scene import SceneError
 from physics.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES
+from physics.sweep import ORDER_NOTE, add_parser as add_sweep_parser
 
 DEFAULT_STEPS = 600
 PROGRESS_MIN_STEPS = 2000  # shorter runs finish before a bar is worth drawing
@@ -54,6 +56,8 @@ def build_parser():
     commands = parser.add_subparsers(dest="command", required=True)
     add_run_parser(commands)
     add_compare_parser(commands)
+    add_sweep_parser(commands)
+    add_replay_parser(commands)
     return parser
 
 
@@ -63,7 +67,7 @@ def add_run_parser(commands):
         "run", formatter_class=argparse.RawDescriptionHelpFormatter,
         help="simulate a scene file and write its states (.npz or .csv)",
         description="Simulate SCENE.toml headless and write every node's world and local state.",
-        epilog="integrators:\n" + _integrator_help()
+        epilog="integrators:\n" + _integrator_help() + "\n\n" + ORDER_NOTE
                + "\n\noutput: row 0 is the initial state, then one row every K steps; see docs/scene-format.md.")
     run_parser.add_argument("scene", metavar="SCENE.toml")
     length = run_parser.add_mutually_exclusive_group()
@@ -86,7 +90,13 @@ def add_run_parser(commands):
     solver.add_argument("--shake", choices=("on", "off"), help="joint projection also corrects velocities (SHAKE)")
     solver.add_argument("--sleep", choices=("on", "off"), help="bodies at rest on their parent sleep until woken")
     run_parser.add_argument("--record-every", type=int, default=1, metavar="K", help="record one row every K steps (default 1)")
-    run_parser.add_argument("--out", required=True, metavar="FILE", help="output file, .npz or .csv (written atomically)")
+    run_parser.add_argument("--out", metavar="FILE", help="output file, .npz or .csv (written atomically)")
+    run_parser.add_argument("--record", metavar="FILE.rec",
+                            help="also write a recording: the scene, keyframes, every step's state hash "
+                                 "(docs/recording-format.md; verify it with `python -m physics replay FILE.rec --verify`); "
+                                 "at least one of --out and --record is needed")
+    run_parser.add_argument("--keyframe-every", type=int, default=60, metavar="K",
+                            help="a recording's keyframe snapshot every K steps (default 60)")
     run_parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     run_parser.set_defaults(handler=run)
 
@@ -289,7 +299,16 @@ def run(args):
     """`python -m physics run`: -> exit code 0, or 1 if the state went non-finite or diverged;
     bad input raises ValueError (SceneError) before anything runs or is written."""
     with _stage("while checking the options", expected=(ValueError,)):
-        check_output("--out", args.out, FORMATS)
+        if args.out is None and args.record is None:
+            raise ValueError("run: give --out FILE (.npz or .csv), --record FILE.rec, or both")
+        if args.out is not None:
+            check_output("--out", args.out, FORMATS)
+        if args.record is not None:
+            check_output("--record", args.record, (".rec",))
+            if Path(args.record).exists():      # a recording is never silently replaced
+                raise ValueError(f"--record: got {args.record!r}; the file exists (remove it or choose another name)")
+            if not 1 <= args.keyframe_every <= 10**9:
+                raise ValueError(f"--keyframe-every: got {args.keyframe_every}; expected an integer in [1, 1e9]")
         if args.record_every < 1:
             raise ValueError(f"--record-every: got {args.record_every}; expected an integer >= 1")
     with _stage("while loading the scene", expected=(ValueError,)):
@@ -300,7 +319,7 @@ def run(args):
         steps = _step_count(args, sim.settings.dt)
         _check_memory("--steps" if args.duration is None else "--duration", steps, args.record_every, len(sim.names))
     with _stage("while allocating the recording"):
-        recording = Recording(sim, 1 + steps // args.record_every)
+        recording = Recording(sim, 1 + steps // args.record_every) if args.out is not None else None
     # numpy's overflow/invalid warnings would precede our message with a screen of noise on a blow-up
     with np.errstate(all="ignore"):
         return _simulate(args, sim, steps, recording)
@@ -312,15 +331,21 @@ def _simulate(args, sim, steps, recording):
     from physics.simulation import DivergenceError
 
     progress = Progress(steps, enabled=not args.quiet and steps >= PROGRESS_MIN_STEPS)
+    timeline = None
+    if args.record is not None:     # a recording holds every step from the first: no budget
+        from physics.timeline import Timeline
+        timeline = Timeline(sim, budget=sys.maxsize, keyframe_every=args.keyframe_every)
+    advance = sim.step if timeline is None else timeline.step
     try:
         with _stage(lambda: f"at step {sim.step_count} of {steps}", expected=(DivergenceError,)):
-            recording.record()
+            if recording is not None:
+                recording.record()
             done = 0
             while done < steps:
                 chunk = min(args.record_every, steps - done)
-                sim.step(chunk)
+                advance(chunk)
                 done += chunk
-                if chunk == args.record_every:
+                if chunk == args.record_every and recording is not None:
                     recording.record()
                 progress.update(done)
             progress.update(done, force=True)
@@ -331,14 +356,29 @@ def _simulate(args, sim, steps, recording):
     finally:
         progress.end_line()
     seconds = time.perf_counter() - progress.start
-    with _stage(f"while writing {args.out}"):
-        arrays = recording.arrays()
-        summary = None if args.quiet else _summary(arrays, steps, seconds, args.record_every)
-        write(args.out, arrays)
-    if summary is not None:
-        with _stage(f"after writing {args.out}", expected=(BrokenPipeError,), written=True):
-            print(summary)
-            print(f"wrote {arrays['time'].shape[0]} rows x {len(arrays['names'])} nodes to {args.out}")
+    summary = None
+    if recording is not None:
+        with _stage(f"while writing {args.out}"):
+            arrays = recording.arrays()
+            summary = None if args.quiet else _summary(arrays, steps, seconds, args.record_every)
+            write(args.out, arrays)
+    if timeline is not None:
+        from physics.recording import write_recording
+        try:
+            with _stage(f"while writing {args.record}"):
+                size = write_recording(args.record, timeline)
+        except BaseException:
+            if recording is not None:   # all or nothing: the trajectory goes with the recording
+                Path(args.out).unlink(missing_ok=True)
+            raise
+    if not args.quiet:
+        with _stage("after writing the output", expected=(BrokenPipeError,), written=True):
+            if summary is not None:
+                print(summary)
+                print(f"wrote {arrays['time'].shape[0]} rows x {len(arrays['names'])} nodes to {args.out}")
+            if timeline is not None:
+                print(f"wrote a recording of steps {timeline.origin}..{timeline.head} "
+                      f"({len(timeline.keyframes)} keyframes, {size / 1e6:.3g} MB) to {args.record}")
     return 0
 
 

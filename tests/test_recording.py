@@ -100,3 +100,56 @@ def test_bad_files_are_refused_naming_the_file(saved, tmp_path, damage, message)
     with pytest.raises(RecordingError, match=message) as caught:
         read_recording(bad)
     assert str(bad) in str(caught.value)
+
+
+def runner(*args):
+    return subprocess.run([sys.executable, "-m", "physics", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_the_runner_records_and_replay_verifies(tmp_path):
+    rec = tmp_path / "car.rec"
+    done = runner("run", CAR, "--steps", 90, "--record", rec, "--keyframe-every", 25, "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "car.npz").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["car.rec"]
+    assert sorted(read_recording(rec).keyframes) == [0, 25, 50, 75]
+    verified = runner("replay", rec, "--verify")
+    assert (verified.returncode, verified.stdout.strip()) == (0, "verified 90 steps")
+    # the same run without a recording ends in the recorded last state
+    sim = Simulation.from_file(CAR)
+    sim.step(90)
+    assert read_recording(rec).hashes[90] == sim.state_hash()
+
+
+def test_replay_names_the_first_differing_step(tmp_path, saved):
+    path, _ = saved
+    rec = read_recording(path)
+    rec.hashes[41] = "f" * 64
+    bad = tmp_path / "changed.rec"
+    bad.write_bytes(rec.to_bytes())
+    out = runner("replay", bad, "--verify")
+    assert out.returncode == 1 and "step 41 differs" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_replay_refuses_bad_files_with_exit_2(tmp_path, saved):
+    path, _ = saved
+    truncated = tmp_path / "cut.rec"
+    truncated.write_bytes(path.read_bytes()[:5000])
+    rec = read_recording(path)
+    rec.scene_text = rec.scene_text.replace("[world]", "[world\n")
+    broken_scene = tmp_path / "scene.rec"
+    broken_scene.write_bytes(rec.to_bytes())
+    for bad, message in ((truncated, "truncated or corrupted"), (broken_scene, "scene cannot be loaded"),
+                         (tmp_path / "missing.rec", "cannot read")):
+        out = runner("replay", bad, "--verify")
+        assert out.returncode == 2 and message in out.stderr and str(bad) in out.stderr, out.stderr
+        assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+def test_the_runner_never_replaces_a_recording(tmp_path, saved):
+    path, _ = saved
+    target = tmp_path / "kept.rec"
+    target.write_bytes(path.read_bytes())
+    out = runner("run", CAR, "--steps", 5, "--record", target)
+    assert out.returncode == 2 and "exists" in out.stderr
+    assert target.read_bytes() == path.read_bytes()
