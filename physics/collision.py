@@ -291,6 +291,7 @@ def _capsule_capsule(ca, Ra, pa, cb, Rb, pb, margin, out_p, out_n, out_d, out_f)
 # reference counting and allocation: measured 5x slower). Rows of fs (36, 3) float, it (5, 8) int:
 _RAB, _PA, _PB, _NA, _QA, _QB, _D, _M3, _POLY, _POLY2, _DEPTH = 0, 3, 4, 5, 6, 7, 8, 9, 12, 20, 28
 _TAGS, _TAGS2, _GENS, _GENS2, _CHOSEN = 0, 1, 2, 3, 4
+_POLY_ROWS = _POLY2 - _POLY  # room of each clipping polygon: its rows of fs, the columns of it
 
 
 @njit(cache=True)
@@ -299,19 +300,25 @@ def _clip(fs, it, src, src_t, src_g, count, k, sign, limit, plane_gen, dst, dst_
     the polygon in rows src.. of fs, written to rows dst.. (tags and generators in rows of it).
 
     Each vertex carries a tag (the pair of generator lines it lies on) and the generator of its
-    outgoing edge; a point cut on edge g by this plane lies on (g, plane_gen)."""
+    outgoing edge; a point cut on edge g by this plane lies on (g, plane_gen). A convex polygon
+    gains at most one vertex per plane (a quadrilateral, four planes: 8 = _POLY_ROWS); a polygon
+    made slightly concave by rounding could gain more, and is cut off at _POLY_ROWS vertices."""
     m = 0
     for i in range(count):
         j = i + 1 if i + 1 < count else 0
         di = sign * fs[src + i, k] - limit
         dj = sign * fs[src + j, k] - limit
         if di <= 0:
+            if m == _POLY_ROWS:
+                return m
             for c in range(3):
                 fs[dst + m, c] = fs[src + i, c]
             it[dst_t, m] = it[src_t, i]
             it[dst_g, m] = it[src_g, i]
             m += 1
         if (di <= 0) != (dj <= 0):
+            if m == _POLY_ROWS:
+                return m
             t = di / (di - dj)
             for c in range(3):
                 fs[dst + m, c] = fs[src + i, c] + t * (fs[src + j, c] - fs[src + i, c])
@@ -640,7 +647,11 @@ def _perpendicular3(u):
 @njit(cache=True)
 def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
     """(hit, normal a -> b, depth, witness on a, witness on b) by GJK on A - B then EPA.
-    `work`: an `_epa_workspace()` to use (default: a fresh one)."""
+    `work`: an `_epa_workspace()` to use (default: a fresh one).
+    EPA never writes past its buffers: it stops expanding before the vertex or face rows could run
+    out, or when a horizon outgrows the edge rows, and answers with the closest face found so far
+    (a depth no deeper than the true one). A polytope with no face left (flat or non-finite
+    shapes) gives no contact (hit False)."""
     if work is None:
         ws = _epa_workspace()
     else:
@@ -676,6 +687,8 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
                 else:
                     direction = cross3(sub(_row(v, 1), _row(v, 0)), sub(_row(v, 2), _row(v, 0)))
         length = np.sqrt(_dot(direction, direction))
+        if length == 0.0:  # coordinates so large that normalizing overflowed (|t| = inf, t / |t| = 0): no contact
+            return False, np.array((1.0, 0.0, 0.0)), 0.0, ca.copy(), cb.copy()
         direction = (direction[0] / length, direction[1] / length, direction[2] / length)
         _support_into(ka, ca, Ra, pa, direction, 1.0, sa, n)
         _support_into(kb, cb, Rb, pb, direction, -1.0, sb, n)
@@ -746,19 +759,26 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
     for f in ((0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2)):
         nf = _epa_add_face(v, faces, normals, dists, alive, nf, f[0], f[1], f[2], inside)
     nv = 4
-    best = 0
+    best = -1
     for _ in range(_EPA_ITERATIONS):
-        best = -1
+        closest = -1
         for f in range(nf):
-            if alive[f] and (best < 0 or dists[f] < dists[best]):
-                best = f
-        direction = normals[best]
-        _support_into(ka, ca, Ra, pa, direction, 1.0, sa, nv)
-        _support_into(kb, cb, Rb, pb, direction, -1.0, sb, nv)
+            if alive[f] and (closest < 0 or dists[f] < dists[closest]):
+                closest = f
+        if closest < 0:
+            break  # no live face (a degenerate or non-finite polytope): the last closest face stands
+        best = closest
+        face_n = normals[best]
+        _support_into(ka, ca, Ra, pa, face_n, 1.0, sa, nv)
+        _support_into(kb, cb, Rb, pb, face_n, -1.0, sb, nv)
         v[nv] = sa[nv] - sb[nv]
-        if _dot(v[nv], direction) - dists[best] < _EPA_TOLERANCE or nv + 1 >= 128 or nf + 128 >= _EPA_FACES:
+        # stop when converged, or before an expansion could outgrow the buffers: the vertex rows, or
+        # the face rows (an expansion adds one face per horizon edge, at most len(edges))
+        if _dot(v[nv], face_n) - dists[best] < _EPA_TOLERANCE or nv + 1 >= v.shape[0] \
+                or nf + edges.shape[0] >= faces.shape[0]:
             break
         ne = 0
+        full = False
         for f in range(nf):
             i0 = faces[f, 0]  # (scalar: an array temporary per face and iteration cost more than EPA's arithmetic)
             if alive[f] and (normals[f, 0] * (v[nv, 0] - v[i0, 0]) + normals[f, 1] * (v[nv, 1] - v[i0, 1])
@@ -774,12 +794,24 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
                     if shared >= 0:
                         edges[shared] = edges[ne - 1]
                         ne -= 1
-                    else:
+                    elif ne < edges.shape[0]:
                         edges[ne, 0], edges[ne, 1] = i, j
                         ne += 1
+                    else:
+                        full = True
+                        break
+            if full:
+                break
+        if full:
+            # a horizon longer than the edge rows (nearly coplanar faces, e.g. two coaxial cylinder
+            # caps at rest, each seeing the new point through rounding): the expansion is abandoned and
+            # the closest face found so far is the answer; it lies inside A - B, so the depth errs short
+            break
         for m in range(ne):
             nf = _epa_add_face(v, faces, normals, dists, alive, nf, edges[m, 0], edges[m, 1], nv, inside)
         nv += 1
+    if best < 0:  # EPA made no face (a flat or non-finite tetrahedron): no contact
+        return False, np.array(direction), 0.0, ca.copy(), cb.copy()
     normal = normals[best]
     depth = dists[best]
     # witness points: barycentric coordinates of the origin's projection on the closest face
