@@ -18,9 +18,11 @@ row per finished run, in the order of the product, and is rewritten atomically a
 an interrupted sweep keeps the rows it has. A run that raises (a divergence, say) gets its message
 in the `error` column and empty metrics; the other runs go on. When dt is varied, `DIR/<metric>.png`
 plots each metric against dt, log-log, one line per combination of the other varied settings, with
-the observed order (the least-squares slope of log metric against log dt) in the legend.
+the observed order in the legend (`observed_order`: the log-log slope of a drift; for the position
+error, the order of |h^p - h_ref^p|, since the reference run has an error of its own).
 
-Exit codes: 0 every run finished, 1 some run failed, 2 bad input, 130 interrupted (Ctrl+C).
+Exit codes: 0 every run finished, 1 some run failed, 2 bad input, 130 / 143 stopped by SIGINT (Ctrl+C) /
+SIGTERM, the rows done kept.
 """
 import csv
 import io
@@ -32,7 +34,7 @@ import signal
 import sys
 import textwrap
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -46,10 +48,12 @@ COLUMNS = METRICS + ("steps", "wall_s", "state_hash", "error")
 # Below this a drift or error is round-off (~5000 ulp of a unit value): it has no order, and the
 # fit leaves it out.
 ROUND_OFF = 1e-12
-ORDER_NOTE = ("with gyroscopic = implicit (the scene default: Bullet's backward-Euler gyroscopic step, split "
-              "from the integrator) every integrator but lie-midpoint and lie-midpoint-4 (whose gyroscopic "
-              "term is part of their own solve) is first order in rotation; gyroscopic = explicit gives "
-              "implicit-midpoint its 2nd order and rk4 its 4th (docs/fidelity.md)")
+STOPPING = (signal.SIGINT, signal.SIGTERM)
+ORDER_NOTE = textwrap.fill(
+    "note: with gyroscopic = implicit (the scene default: Bullet's backward-Euler gyroscopic step, split from "
+    "the integrator) every integrator but lie-midpoint and lie-midpoint-4 (whose gyroscopic term is part of "
+    "their own solve) is first order in rotation; gyroscopic = explicit gives implicit-midpoint its 2nd order "
+    "and rk4 its 4th (docs/fidelity.md).", 100)
 
 
 class SweepError(ValueError):
@@ -68,7 +72,7 @@ def add_parser(commands):
         epilog="columns: one per varied key, then energy_drift (max |E - E0| / |E0|), angular_momentum_drift\n"
                "(max |L - L0| / |L0|, world L), position_error (m, largest world-translation distance at the end\n"
                "to the run with the smallest dt and otherwise equal settings), steps, wall_s, state_hash, error.\n\n"
-               + textwrap.fill("note: " + ORDER_NOTE + ".", 100) + "\n\n"
+               + ORDER_NOTE + "\n\n"
                "example:\n  python -m physics sweep t_handle --vary integrator=rk4,lie-midpoint-4 \\\n"
                "      --vary dt=1/60,1/120,1/240 --duration 2 --out out/sweep")
     sweep.add_argument("scene", metavar="SCENE", help="a scene file, or a name from assets/scenes/")
@@ -447,28 +451,48 @@ def _scene_path(text):
     return shipped if shipped.exists() else path
 
 
-def main_args(args):
-    """Run the parsed `sweep` arguments: bad input exits 2 with one message, Ctrl+C exits 130
-    keeping the rows written so far."""
+class Stopped(BaseException):
+    """SIGINT (Ctrl+C) or SIGTERM during a sweep; `code` is the shell's 128 + signal number. A
+    BaseException, as KeyboardInterrupt: no `except Exception` swallows it."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.code = 128 + signum
+
+
+@contextmanager
+def _stop_on_signals():
+    """SIGINT and SIGTERM raise Stopped while the block runs; the first one ignores further ones,
+    so that nothing cuts the workers' shutdown short. A signal ignored when we start (a background
+    job's SIGINT) stays ignored; the handlers found (`python -m physics` has its own) come back."""
+    def stop(signum, frame):
+        for number in STOPPING:
+            signal.signal(number, signal.SIG_IGN)
+        raise Stopped(signum)
+
+    previous = {number: signal.getsignal(number) for number in STOPPING}
     try:
-        return sweep(args)
+        for number, handler in previous.items():
+            if handler is not signal.SIG_IGN:
+                signal.signal(number, stop)
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def main_args(args):
+    """Run the parsed `sweep` arguments (in the main thread: it sets signal handlers) -> exit code.
+    Bad input exits 2 with one message; Ctrl+C or SIGTERM exits 130 or 143, keeping the rows
+    written so far."""
+    try:
+        with _stop_on_signals():
+            return sweep(args)
     except (SceneError, SweepError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except Stopped as stop:
         path = Path(args.out) / "sweep.csv"
-        print("\ninterrupted: " + (f"the finished runs are in {path}" if path.exists() else "no run had started"),
+        print(f"\ninterrupted ({stop}): " + (f"the finished runs are in {path}" if path.exists() else "no run had started"),
               file=sys.stderr)
-        return 130
-
-
-def main(argv=None):
-    import argparse
-    parser = argparse.ArgumentParser(prog="python -m physics")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.handler(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        return stop.code

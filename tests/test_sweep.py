@@ -18,7 +18,7 @@ from physics.sweep import COLUMNS, observed_order
 
 ROOT = Path(__file__).resolve().parent.parent
 T_HANDLE = ROOT / "assets" / "scenes" / "t_handle.toml"
-SWEEP = [sys.executable, "-m", "physics.sweep", "sweep"]
+SWEEP = [sys.executable, "-m", "physics", "sweep"]
 # 2 integrators x 2 gyroscopic modes x 3 steps, 2 s each: 12 runs of 120 to 480 steps.
 PLAN = ["--vary", "integrator=rk4,lie-midpoint", "--vary", "gyroscopic=implicit,explicit",
         "--vary", "dt=1/60,1/120,1/240", "--duration", "2"]
