@@ -24,7 +24,7 @@ import numpy as np
 from physics.snapshot import _canonical
 
 DEFAULT_BUDGET = 256 * 2**20       # bytes of keyframes (the app's panel shows and sets it)
-HISTORY_STEPS = 36000              # steps of history the default keyframe spacing aims for (10 min at 60 Hz)
+HISTORY_STEPS = 3600               # steps of history the default keyframe spacing aims for (1 min at 60 Hz)
 INPUT_KINDS = ("set", "impulse")
 
 
