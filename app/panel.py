@@ -15,6 +15,7 @@ from imgui_bundle import imgui
 
 from app import overlays, plots
 from app.settings import MAX_BUDGET_MB, MIN_BUDGET_MB, OVERLAYS
+from physics.sweep import ORDER_NOTE
 
 RED = imgui.ImVec4(1.0, 0.35, 0.3, 1.0)
 DIM = imgui.ImVec4(0.75, 0.75, 0.75, 1.0)
@@ -213,6 +214,8 @@ class Panel:
             else:
                 imgui.text(f"{name}: {value}")
             self._remember(name)
+            if name in ("integrator", "gyroscopic") and imgui.is_item_hovered():
+                imgui.set_tooltip(ORDER_NOTE)   # which integrators keep their order in which mode
 
     def plots(self):
         v = self.viewer
