@@ -80,7 +80,8 @@ def add_parser(commands):
                        help="a [world] key and its values (dt may be a fraction: 1/120; vectors in brackets); repeat for more keys")
     length = sweep.add_mutually_exclusive_group(required=True)
     length.add_argument("--duration", type=float, metavar="S", help="simulated seconds per run (rounded to whole steps of its dt)")
-    length.add_argument("--steps", type=int, metavar="N", help="steps per run")
+    length.add_argument("--steps", type=int, metavar="N",
+                        help="steps per run (with dt varied the runs then end at different times, and position_error compares those ends: prefer --duration)")
     sweep.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing; its parent must exist)")
     where = sweep.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, metavar="N", help=f"local worker processes (default: the cores, {_cores()})")
