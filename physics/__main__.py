@@ -329,6 +329,7 @@ def _simulate(args, sim, steps, recording):
     """Step and record, write, summarize; -> exit code (0, or 1 if the state diverged: the
     simulation checks every sub-step, physics.simulation.DivergenceError)."""
     from physics.simulation import DivergenceError
+    from physics.solver import ContactBudgetError
 
     progress = Progress(steps, enabled=not args.quiet and steps >= PROGRESS_MIN_STEPS)
     timeline = None
@@ -337,7 +338,7 @@ def _simulate(args, sim, steps, recording):
         timeline = Timeline(sim, budget=sys.maxsize, keyframe_every=args.keyframe_every)
     advance = sim.step if timeline is None else timeline.step
     try:
-        with _stage(lambda: f"at step {sim.step_count} of {steps}", expected=(DivergenceError,)):
+        with _stage(lambda: f"at step {sim.step_count} of {steps}", expected=(DivergenceError, ContactBudgetError)):
             if recording is not None:
                 recording.record()
             done = 0
@@ -349,7 +350,7 @@ def _simulate(args, sim, steps, recording):
                     recording.record()
                 progress.update(done)
             progress.update(done, force=True)
-    except DivergenceError as error:
+    except (DivergenceError, ContactBudgetError) as error:
         progress.end_line()
         print(f"error: {error}; no output written", file=sys.stderr)
         return 1
