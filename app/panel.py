@@ -137,19 +137,13 @@ class Panel:
             v.prefs["time_scale"] = float(np.clip(scale, 0.01, 4.0))
 
     def timeline(self):
-        """The scrubber over the timeline's start..end (dragging seeks and pauses), the step and
-        time shown, |< < > >| (start, one back, one on, end), the previous branch's steps, the
-        keyframes' memory against the budget (settable), and saving a recording."""
+        """|< < > >| (start, one back, one on, end) and Save; the scrubber over the timeline's
+        start..end showing the step and time (dragging seeks and pauses); the previous branch's
+        steps; the keyframes' memory against the budget (the slider sets it). Four lines: the
+        plots below stay in view."""
         v = self.viewer
         tl = v.timeline
         step = v.sim.step_count
-        imgui.text(f"step {step}   t = {v.sim.time:.3f} s   ({tl.origin} to {tl.head})"
-                   + ("   playing backwards" if v.backwards else ""))
-        changed, wanted = imgui.slider_int("##scrubber", step, tl.origin, max(tl.head, tl.origin + 1))
-        self._remember("scrubber")
-        if changed and wanted != step:
-            v.paused, v.backwards = True, False
-            v.seek(wanted)
         for label, action in (("|<", lambda: v.seek(tl.origin)), ("<", v.step_back),
                               (">", v.step_forward), (">|", lambda: v.seek(tl.head))):
             if self.button(label):
@@ -158,13 +152,25 @@ class Panel:
             imgui.same_line()
         if self.button("Save (Ctrl+S)"):
             v.save_recording()
+        if v.backwards:
+            imgui.same_line()
+            imgui.text_colored(DIM, "playing backwards")
+        imgui.set_next_item_width(-1)
+        shown = f"step %d of {tl.origin}-{tl.head}   t = {v.sim.time:.3f} s"
+        changed, wanted = imgui.slider_int("##scrubber", step, tl.origin, max(tl.head, tl.origin + 1), shown)
+        self._remember("scrubber")
+        if changed and wanted != step:
+            v.paused, v.backwards = True, False
+            v.seek(wanted)
         if tl.previous is not None:
             imgui.text_colored(DIM, f"previous branch: steps {tl.previous.start} to {tl.previous.head}")
-        imgui.text(f"keyframes {len(tl.keyframes)} (every {tl.keyframe_every} steps)   "
-                   f"{tl.bytes / 2**20:.1f} of {tl.budget / 2**20:.0f} MB")
-        changed, budget = imgui.slider_float("memory (MB)", v.prefs["timeline_budget_mb"], MIN_BUDGET_MB, MAX_BUDGET_MB,
-                                             "%.0f MB", imgui.SliderFlags_.logarithmic)
-        self._remember("memory (MB)")
+        # "###budget": the label shows the memory used, the widget's ID stays the same while it changes
+        changed, budget = imgui.slider_float(f"{tl.bytes / 2**20:.1f} MB kept###budget", v.prefs["timeline_budget_mb"],
+                                             MIN_BUDGET_MB, MAX_BUDGET_MB, "budget %.0f MB", imgui.SliderFlags_.logarithmic)
+        self._remember("budget")
+        if imgui.is_item_hovered():
+            imgui.set_tooltip(f"{len(tl.keyframes)} keyframes, one every {tl.keyframe_every} steps; past the budget "
+                              "the oldest go and the timeline starts later")
         if changed:
             v.set_budget(float(np.clip(budget, MIN_BUDGET_MB, MAX_BUDGET_MB)))
 

@@ -204,7 +204,8 @@ class Viewer:
             path = Path(path)
             timeline = read_recording(path).timeline(budget=self.budget_bytes())
         except Exception as error:  # noqa: BLE001 - a bad file of any kind must not stop the app
-            self.error = f"could not open {path}: {error}"
+            said = str(error)  # a RecordingError names the file itself
+            self.error = f"could not open {said if str(path) in said else f'{path}: {said}'}"
             return False
         self._adopt(timeline.sim, path, timeline.scene_text, timeline)
         self.paused = True
