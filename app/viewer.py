@@ -369,6 +369,8 @@ class Viewer:
         step = int(min(max(step, timeline.origin), timeline.head))
         start = time.perf_counter()
         try:
+            if self.sim.diverged is not None:  # stopped inside a step: its state is no step's, restore one
+                self.sim.restore(timeline.keyframes[max(k for k in timeline.keyframes if k <= step)])
             if step < self.sim.step_count:
                 timeline.seek(step)
                 self.history.truncate(self.sim.time)

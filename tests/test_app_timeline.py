@@ -291,3 +291,46 @@ def test_bad_recording_dropped_or_typed_shows_error_and_scene_runs(window, tmp_p
     w.dispatch_event("on_file_drop", 600, 300, [str(good)])
     frames(w, 1)
     assert v.error is None and v.scene_path == good and v.paused and v.sim.step_count == v.timeline.origin
+
+
+# A torque-free spinner with explicit Euler and the explicit gyroscopic term: its energy grows every
+# step. At 1e6 rad/s the first step passes physics' divergence limit (DivergenceError, raised inside
+# the step); at 300 rad/s the viewer's runaway check (RUNAWAY_SPEED) stops it after step 4.
+SPINNER = """[world]
+integrator = "explicit-euler"
+gyroscopic = "explicit"
+gravity = [0.0, 0.0, 0.0]
+[[node]]
+name = "spinner"
+motion = "dynamic"
+inertia = [1.0, 2.0, 3.0]
+angular_velocity = [{0}, {1}, {1}]
+"""
+
+
+@pytest.mark.display
+@pytest.mark.parametrize("speed, stopped_at, said", [(1e6, 0, "'spinner' diverged in step 1"),
+                                                      (300.0, 4, "'spinner' has a NaN or exploded")])
+def test_a_blow_up_pauses_and_left_steps_back_to_a_good_state(window, tmp_path, speed, stopped_at, said):
+    """A step that blows up pauses the run, names and selects the node; Left then shows the step
+    before (or, at the first step, that step again), restored: its recorded hash, the divergence
+    cleared; Right replays it."""
+    from conftest import press
+    from pyglet.window import key
+    scene = tmp_path / "spinner.toml"
+    scene.write_text(SPINNER.format(speed, speed / 10))
+    w = window(str(scene))
+    v = w.viewer
+    for _ in range(60):
+        frames(w, 1)
+        if v.paused:
+            break
+    assert v.paused and said in v.error and v.selected == 0
+    assert v.sim.step_count == v.timeline.head == stopped_at
+    press(w, key.LEFT)
+    back = max(stopped_at - 1, 0)
+    assert v.sim.step_count == back and v.sim.diverged is None
+    assert v.sim.state_hash() == v.timeline.hashes[back]
+    if stopped_at > 0:
+        press(w, key.RIGHT)
+        assert v.sim.step_count == stopped_at and v.sim.state_hash() == v.timeline.hashes[stopped_at]
