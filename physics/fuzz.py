@@ -12,7 +12,9 @@ possibly corrupted as text (truncated, bit-flipped, characters inserted or delet
 deep), followed by live `Simulation.set` calls with hostile values (numpy arrays included).
 
 Each case ends in one of:
-- refused: a SceneError naming the case's file (and a key for anything past the TOML syntax);
+- refused: a SceneError naming the case's file (and a key for anything past the TOML syntax), or
+  a step refused by the contact budget (`physics.solver.ContactBudgetError`: shapes inside one
+  another making more pairs than a step may take);
 - ran: loaded, the live settings refused cleanly (a ValueError naming the key, the settings
   unchanged) or applied, and `--steps` steps taken (or as many as fit in a few seconds);
 - divergence reported: a step raised a ValueError or ArithmeticError naming a node, or the state
@@ -278,6 +280,7 @@ def run_case(case, path, steps, budget=STEP_BUDGET):
 
     from physics.scene import SceneError
     from physics.simulation import Simulation
+    from physics.solver import ContactBudgetError
 
     path = Path(path)
     path.write_bytes(case.text)
@@ -311,6 +314,8 @@ def run_case(case, path, steps, budget=STEP_BUDGET):
                 bad = sim.first_non_finite()
                 if bad is not None:
                     return "divergence", f"node {bad!r} non-finite at step {done}"
+    except ContactBudgetError as error:
+        return "refused", f"at step {done + 1}: {error}"
     except (ValueError, ArithmeticError) as error:
         if _names_node(str(error), sim.names):
             return "divergence", f"{type(error).__name__}: {error}"
