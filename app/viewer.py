@@ -357,8 +357,7 @@ class Viewer:
     def set_budget(self, megabytes):
         """The timeline's keyframe memory budget (MB); past it the oldest keyframes go."""
         self.prefs["timeline_budget_mb"] = float(megabytes)
-        self.timeline.budget = self.budget_bytes()
-        self.timeline._keep_budget()
+        self.timeline.set_budget(self.budget_bytes())
 
     def seek(self, step):
         """Show the state at `step` of the timeline (clamped to its start..end): the state is

@@ -141,6 +141,11 @@ class Timeline:
             self.bytes += snap.nbytes
             self._keep_budget()
 
+    def set_budget(self, budget):
+        """Keep at most `budget` bytes of keyframes from now on (the oldest go at once if over)."""
+        self.budget = int(budget)
+        self._keep_budget()
+
     def _keep_budget(self):
         """Drop the oldest keyframes (never the last) until the budget holds; the origin follows."""
         while self.bytes > self.budget and len(self.keyframes) > 1:
