@@ -25,7 +25,6 @@ import math
 import os
 import signal
 import sys
-import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,13 +35,13 @@ from physics.compare import add_parser as add_compare_parser
 from physics.recording import add_parser as add_replay_parser
 from physics.trajectory import FORMATS, Recording, recording_bytes, temporary_path, write
 from physics.scene import SceneError
+from physics.signals import raising_on_signals
 from physics.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES
 from physics.sweep import ORDER_NOTE, add_parser as add_sweep_parser
 
 DEFAULT_STEPS = 600
 PROGRESS_MIN_STEPS = 2000  # shorter runs finish before a bar is worth drawing
 MEMORY_FRACTION = 0.5      # of physical memory a recording may fill: writing it (CSV most) needs about as much again
-INTERRUPTING = (signal.SIGINT, signal.SIGTERM)
 
 
 def _integrator_help():
@@ -269,32 +268,6 @@ def _stage(what, expected=(), written=False):
         raise InternalError(what() if callable(what) else what, error, written) from error
 
 
-@contextmanager
-def _signals_interrupt():
-    """SIGINT and SIGTERM raise Interrupted while the block runs. The first one ignores any
-    further ones, so that nothing cuts the cleanup short; a signal ignored when we start (a
-    background job's SIGINT) stays ignored. Only the main thread may set handlers: elsewhere
-    the block runs with the handlers it finds."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):
-        for number in INTERRUPTING:
-            signal.signal(number, signal.SIG_IGN)
-        raise Interrupted(signum)
-
-    previous = {number: signal.getsignal(number) for number in INTERRUPTING}
-    try:
-        for number, handler in previous.items():
-            if handler is not signal.SIG_IGN:
-                signal.signal(number, interrupt)
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-
-
 def run(args):
     """`python -m physics run`: -> exit code 0, or 1 if the state went non-finite or diverged;
     bad input raises ValueError (SceneError) before anything runs or is written."""
@@ -386,7 +359,7 @@ def _simulate(args, sim, steps, recording):
 def main(argv=None):
     """The command line -> exit code (see the module docstring). Prints no traceback: an
     unexpected exception becomes one line naming the stage it came from."""
-    with _signals_interrupt():
+    with raising_on_signals(Interrupted):
         try:
             args = build_parser().parse_args(argv)
             return args.handler(args)

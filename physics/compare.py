@@ -47,7 +47,7 @@ COLUMNS = ("variant", "time", "max_position_error", "max_rotation_error", "energ
 READOUTS = COLUMNS[1:]
 
 
-def _split_pairs(text):
+def split_pairs(text):
     """'a=1,gravity=[0,-9.81,0],b=2' -> ['a=1', 'gravity=[0,-9.81,0]', 'b=2']: commas inside brackets stay."""
     items, depth, start = [], 0, 0
     for i, char in enumerate(text):
@@ -66,7 +66,7 @@ def _number(key, text):
         raise SettingError(key, text, "expected a number or a fraction such as 1/960") from None
 
 
-def _typed(key, text):
+def setting_value(key, text):
     """The value of one `key=text` pair in the type the setting holds (Settings' default tells)."""
     kind = getattr(Settings(), key, None) if key in Settings.names() else None
     if isinstance(kind, bool):
@@ -93,13 +93,13 @@ def parse_settings(text):
     if not isinstance(text, str) or not text.strip():
         raise ValueError("expected key=value pairs separated by commas, got nothing")
     values = {}
-    for item in _split_pairs(text):
+    for item in split_pairs(text):
         key, equals, value = (part.strip() for part in item.partition("="))
         if not equals or not key:
             raise ValueError(f"expected key=value, got {item.strip()!r}")
         if key in values:
             raise SettingError(key, value, "given twice")
-        values[key] = _typed(key, value)
+        values[key] = setting_value(key, value)
     Settings().update(values)
     return values
 

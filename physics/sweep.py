@@ -34,21 +34,21 @@ import signal
 import sys
 import textwrap
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
 
-from physics.compare import _split_pairs, _typed
+from physics.compare import split_pairs, setting_value
 from physics.scene import SceneError, load_scene
 from physics.settings import SettingError
+from physics.signals import raising_on_signals
 
 METRICS = ("energy_drift", "angular_momentum_drift", "position_error")
 COLUMNS = METRICS + ("steps", "wall_s", "state_hash", "error")
 # Below this a drift or error is round-off (~5000 ulp of a unit value): it has no order, and the
 # fit leaves it out.
 ROUND_OFF = 1e-12
-STOPPING = (signal.SIGINT, signal.SIGTERM)
 ORDER_NOTE = textwrap.fill(
     "note: with gyroscopic = implicit (the scene default: Bullet's backward-Euler gyroscopic step, split from "
     "the integrator) every integrator but lie-midpoint and lie-midpoint-4 (whose gyroscopic term is part of "
@@ -108,9 +108,9 @@ def parse_vary(texts, settings):
         if key in varied:
             raise SweepError(f"--vary: key {key!r} given twice; give all its values in one --vary")
         parsed = []
-        for item in (item.strip() for item in _split_pairs(values)):
+        for item in (item.strip() for item in split_pairs(values)):
             try:
-                value = _typed(key, item)
+                value = setting_value(key, item)
                 settings.copy().set(key, value)
             except SettingError as error:
                 raise SweepError(f"--vary {key}: value {item!r}: {error.reason}") from None
@@ -461,33 +461,12 @@ class Stopped(BaseException):
         self.code = 128 + signum
 
 
-@contextmanager
-def _stop_on_signals():
-    """SIGINT and SIGTERM raise Stopped while the block runs; the first one ignores further ones,
-    so that nothing cuts the workers' shutdown short. A signal ignored when we start (a background
-    job's SIGINT) stays ignored; the handlers found (`python -m physics` has its own) come back."""
-    def stop(signum, frame):
-        for number in STOPPING:
-            signal.signal(number, signal.SIG_IGN)
-        raise Stopped(signum)
-
-    previous = {number: signal.getsignal(number) for number in STOPPING}
-    try:
-        for number, handler in previous.items():
-            if handler is not signal.SIG_IGN:
-                signal.signal(number, stop)
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-
-
 def main_args(args):
     """Run the parsed `sweep` arguments (in the main thread: it sets signal handlers) -> exit code.
     Bad input exits 2 with one message; Ctrl+C or SIGTERM exits 130 or 143, keeping the rows
     written so far."""
     try:
-        with _stop_on_signals():
+        with raising_on_signals(Stopped):
             return sweep(args)
     except (SceneError, SweepError) as error:
         print(f"error: {error}", file=sys.stderr)
