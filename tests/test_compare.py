@@ -47,7 +47,7 @@ def t_handle_run(tmp_path_factory):
 
 
 def test_t_handle_flip_and_convergence(t_handle_run):
-    """The issue's measure: without the gyroscopic term the handle never flips, so once the
+    """Without the gyroscopic term the handle never flips, so once the
     reference has flipped (first flip at 2.63 s, the scene's analysis) the two differ by about a
     half turn: more than 1 rad within 10 s. lie-midpoint-4 at dt = 1/60 stays within 1e-3 rad of
     the dt = 1/960 reference (2.1e-4 rad measured: a 4th-order method's error, 16^4 times the
