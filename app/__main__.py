@@ -4,7 +4,7 @@ SCENE is a path, a file in assets/scenes, or a bare name (`tank`, the default). 
 `--frames N` the app runs N frames at a fixed 1/60 s each, saves `--screenshot FILE.png` if
 given, and exits 0 — for docs and tests.
 
-`--record FILE.rec` saves the session's timeline to FILE.rec on exit and at each Ctrl+S (a new
+`--record FILE.rec` saves the run's timeline to FILE.rec on exit and at each Ctrl+S (a new
 file: an existing one is refused); `--replay FILE.rec` opens a recording, paused at its first
 step, to scrub and branch (`python -m physics replay FILE.rec --verify` checks one).
 """

@@ -403,7 +403,7 @@ class Viewer:
 
     def save_recording(self, path=None):
         """Save the timeline (start to end) as a recording: `path`, else the `record` path given
-        at start (overwritten: it is this session's), else sandbox-<time>.rec in the working
+        at start (overwritten: this run owns it), else sandbox-<time>.rec in the working
         directory. The status line names the file; an error shows. -> the path or None."""
         from physics.recording import write_recording
         own = path is None and self.record_path is not None

@@ -128,3 +128,18 @@ def press(w, symbol):
     between frames and delivers them at its next `dispatch_events`, hence the frame."""
     w.dispatch_event("on_key_press", symbol, 0)
     frames(w, 1)
+
+
+# A torque-free spinner with explicit Euler and the explicit gyroscopic term: its energy grows every
+# step. At 1e6 rad/s the first step passes physics' divergence limit (DivergenceError, raised inside
+# the step); at 300 rad/s the viewer's runaway check (RUNAWAY_SPEED) stops it after step 4.
+SPINNER = """[world]
+integrator = "explicit-euler"
+gyroscopic = "explicit"
+gravity = [0.0, 0.0, 0.0]
+[[node]]
+name = "spinner"
+motion = "dynamic"
+inertia = [1.0, 2.0, 3.0]
+angular_velocity = [{0}, {1}, {1}]
+"""

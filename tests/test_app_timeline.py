@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import frames
+from conftest import SPINNER, frames
 
 from app.plots import History
 
@@ -293,19 +293,6 @@ def test_bad_recording_dropped_or_typed_shows_error_and_scene_runs(window, tmp_p
     assert v.error is None and v.scene_path == good and v.paused and v.sim.step_count == v.timeline.origin
 
 
-# A torque-free spinner with explicit Euler and the explicit gyroscopic term: its energy grows every
-# step. At 1e6 rad/s the first step passes physics' divergence limit (DivergenceError, raised inside
-# the step); at 300 rad/s the viewer's runaway check (RUNAWAY_SPEED) stops it after step 4.
-SPINNER = """[world]
-integrator = "explicit-euler"
-gyroscopic = "explicit"
-gravity = [0.0, 0.0, 0.0]
-[[node]]
-name = "spinner"
-motion = "dynamic"
-inertia = [1.0, 2.0, 3.0]
-angular_velocity = [{0}, {1}, {1}]
-"""
 
 
 @pytest.mark.display
