@@ -15,6 +15,7 @@ from imgui_bundle import imgui
 
 from app import overlays, plots
 from app.settings import MAX_BUDGET_MB, MIN_BUDGET_MB, OVERLAYS
+from app.tree import Tree
 from physics.sweep import ORDER_NOTE
 
 RED = imgui.ImVec4(1.0, 0.35, 0.3, 1.0)
@@ -42,6 +43,7 @@ class Panel:
         self.open_path = ""
         self.item_rects = {}
         self.plotted = {}  # plot -> (points, rectangle) ImPlot drew last frame (app.plots.draw)
+        self.tree = Tree(self)
 
     def _remember(self, label):
         lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
@@ -78,6 +80,10 @@ class Panel:
                 self.plots()
             else:
                 self.plotted = {}
+            tree_open = imgui.collapsing_header("Hierarchy")
+            self._remember("Hierarchy")
+            if tree_open:
+                self.tree.draw()
             if imgui.collapsing_header("Scenes", imgui.TreeNodeFlags_.default_open):
                 self.scenes()
             if imgui.collapsing_header("Physics", imgui.TreeNodeFlags_.default_open):

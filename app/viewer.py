@@ -305,6 +305,26 @@ class Viewer:
             self.notify("; ".join(said))
         return True
 
+    def reparent(self, node, parent, keep="world"):
+        """Move `node` (an index) under `parent` (an index, or None for the world) while running,
+        through the timeline (physics.Simulation.reparent; an input, as a setting is). -> bool."""
+        sim = self.sim
+        step = sim.step_count
+        branching = step < self.timeline.head
+        try:
+            self.timeline.apply("reparent", node, parent, keep)
+        except ValueError as error:
+            self.error = str(error)
+            return False
+        where = "world" if parent is None else sim.names[parent]
+        if branching:
+            self.history.mark(sim.time, "branch")
+        self.history.mark(sim.time, f"{sim.names[node]} -> {where}")
+        self.refresh_state()
+        self.notify(f"{sim.names[node]} now under {where}, keeping its {'world motion' if keep == 'world' else 'local state'}"
+                    + (f"; branched at step {step}" if branching else ""))
+        return True
+
     def save_prefs(self):
         if self.store:
             settings_store.save(self.prefs)

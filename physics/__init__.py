@@ -18,6 +18,8 @@ _EXPORTS = {
     "distinct_pairs": "physics.pairs",
     "distinct_pair_indices": "physics.pairs",
     "Simulation": "physics.simulation",
+    "DivergenceError": "physics.simulation",
+    "RunawayError": "physics.simulation",
     "Snapshot": "physics.snapshot",
     "SceneError": "physics.scene",
     "load_scene": "physics.scene",

@@ -65,6 +65,20 @@ WAKE_FIELD = 1e-3       # m/s², rad/s, rad/s²
 # input). Checked after the free motion and after the solver of every sub-step, in one compiled pass.
 DIVERGENCE_LENGTH = 10 * LENGTH_MAX     # m
 DIVERGENCE_SPEED = 10 * SPEED_MAX       # m/s and rad/s
+# Reach (`Simulation._hand_off`): a loose dynamic body — parented, in no joint — farther than REACH from
+# its parent's origin leaves the parent for the world, keeping its world motion. Its local dynamics
+# in a turning frame carry the frame's transport terms, which grow with the distance (ω × (ω × r),
+# α × r, and a local velocity of size |ω| r to cancel against); integrated far out they stop being
+# energy-stable (a ball rolling away from a yawing turret gained 12 → 1,336 m/s tens of kilometres
+# out), while in the world frame the same body is just a body. tests/test_reach.py measures both.
+REACH = 1000.0              # m
+# Runaway (`RunawayError`): a scene with no driver (no moving kinematic node, no applied force or
+# torque) can gain energy only through inputs (settings, impulses, reparenting). Once a simulated
+# second the total energy is compared with its value after the last input; growth beyond what would
+# double the kinetic energy, lift every body by the scene's size and set it moving at RUNAWAY_SPEED
+# stops the run. Drift of an integrator or a joint (a few per cent) stays far below that.
+RUNAWAY_EVERY = 1.0         # s of simulated time
+RUNAWAY_SPEED = 1.0         # m/s
 _QUANTITIES = ("translation", "rotation", "velocity", "angular velocity")
 _UNITS = ("m", "", "m/s", "rad/s")
 
@@ -78,6 +92,16 @@ class DivergenceError(ValueError):
         self.node, self.step, self.time, self.quantity, self.value = node, step, time, quantity, value
         what = f"is {value}" if not math.isfinite(value) else f"reached {value:.3g} (limit {limit:.0e})"
         super().__init__(f"node {node!r} diverged in step {step} (t = {time:.6g} s): its local {quantity} {what}")
+
+
+class RunawayError(DivergenceError):
+    """Energy grown without input in a scene with no driver (RUNAWAY_EVERY): `node` is the body with
+    the most kinetic energy (translation and spin), `value` the energy gained (J) and `limit` the allowance."""
+
+    def __init__(self, node, step, time, value, limit):
+        self.node, self.step, self.time, self.quantity, self.value = node, step, time, "energy", value
+        ValueError.__init__(self, f"the run gained {value:.4g} J of energy without input by step {step} "
+                                  f"(t = {time:.6g} s; allowance {limit:.4g} J): a runaway; most energetic body {node!r}")
 
 
 def _rows_times(matrices, vectors):
@@ -166,6 +190,18 @@ def _first_divergent(nodes, slot, translation, rotation, velocity, omega_body, l
                 if not math.isfinite(rotation[i, r, c]):
                     return i, 1, rotation[i, r, c]
     return -1, 0, 0.0
+
+
+@njit(cache=True)
+def _first_beyond_reach(nodes, parent, translation, world_scale, reach):
+    """The first of `nodes` whose local translation, scaled by its parent's world scale, is longer
+    than `reach` (−1 if none): its distance from the parent's origin in world units."""
+    for k in range(nodes.size):
+        i = nodes[k]
+        x = load3(translation, i)
+        if (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) * world_scale[parent[i]] ** 2 > reach * reach:
+            return i
+    return -1
 
 
 @njit(cache=True)
@@ -379,7 +415,6 @@ class Simulation:
         self.scene = scene
         self.settings = scene.settings() if settings is None else settings
         self.names = scene.names
-        self.parent = scene.parent.copy()
         self.motion = scene.motion.copy()
         self.shapes = scene.shapes
         self.colors = scene.colors.copy()
@@ -390,32 +425,19 @@ class Simulation:
         self._dyn = np.flatnonzero(self.motion == "dynamic")
         self._dyn_slot = np.full(len(self.names), -1)
         self._dyn_slot[self._dyn] = np.arange(self._dyn.size)
-        self._dyn_parent = self.parent[self._dyn]
-        self._dyn_rooted = self._dyn_parent >= 0
-        self._nearest_dynamic_ancestor, generation = self._dynamic_ancestry()
-        # Slots (into _dyn) of each generation, and which generations steer a later one.
-        self._generations = [np.flatnonzero(generation[self._dyn] == g) for g in range(int(generation[self._dyn].max(initial=-1)) + 1)]
-        self._depth = self._depths()
         self._force_applied = scene.applied_force[self._dyn].copy()
         self._torque_applied = scene.applied_torque[self._dyn].copy()
-        self._solver_bodies = self._solver_body_of_nodes()
-        self._nearest_dynamic_slot = np.where(self._nearest_dynamic_ancestor[self._dyn] >= 0,
-                                              self._dyn_slot[self._nearest_dynamic_ancestor[self._dyn]], -1)
-        self._moving = np.sort(np.concatenate([self._kin, self._dyn])).astype(np.int64)   # what a step changes
-        self._generation_order = np.concatenate([np.zeros(0, np.int64), *self._generations]).astype(np.int64)
         self._inertia_dyn = np.ascontiguousarray(self.inertia_body[self._dyn])
         self._mass_dyn = np.ascontiguousarray(self.mass[self._dyn])
         self._inverse_mass = 1.0 / self._mass_dyn
-        self._any_parented = bool(self._dyn_rooted.any())
-        # Bodies that may sleep: not below another dynamic body (its motion is not a steady frame),
-        # with none below them (they are its frame), in no joint.
-        in_joint = np.zeros(len(self.names), bool)
+        self._in_joint = np.zeros(len(self.names), bool)
         for joint in scene.joints:
-            in_joint[[n for n in (joint["a"], joint["b"]) if n >= 0]] = True
-        carries = np.zeros(self._dyn.size, bool)      # a dynamic body below it (its frame is this one)
-        carries[self._nearest_dynamic_slot[self._nearest_dynamic_slot >= 0]] = True
-        self._sleepable = (self._nearest_dynamic_slot < 0) & ~in_joint[self._dyn] & ~carries
-        self._may_sleep = bool(self._sleepable.any())    # else the sleep stage is skipped (stress: 10k nodes)
+            self._in_joint[[n for n in (joint["a"], joint["b"]) if n >= 0]] = True
+        # Runaway (RUNAWAY_EVERY): a scene with no driver — no kinematic node that moves, no applied
+        # force or torque — gains no energy but through inputs.
+        kin_moves = any(np.any(getattr(scene, f)[self._kin] != 0) for f in
+                        ("velocity", "angular_velocity", "acceleration", "angular_acceleration"))
+        self._driven = bool(kin_moves or np.any(self._force_applied) or np.any(self._torque_applied))
         self.reset()
 
     @classmethod
@@ -423,14 +445,39 @@ class Simulation:
         """Load a scene file (raises physics.SceneError naming file, node, key and value)."""
         return cls(load_scene(Path(path)))
 
-    # ------------------------------------------------------------------ construction helpers
+    # ------------------------------------------------------------------ topology
+    def _build_topology(self):
+        """Everything derived from `parent` (built at reset, rebuilt by `reparent`): each dynamic
+        body's parent, nearest dynamic ancestor and generation, depths, the solver body each node's
+        shapes move with, and which bodies may sleep or leave their parent (`REACH`)."""
+        self._dyn_parent = self.parent[self._dyn]
+        self._dyn_rooted = self._dyn_parent >= 0
+        self._nearest_dynamic_ancestor, generation = self._dynamic_ancestry()
+        # Slots (into _dyn) of each generation, and which generations steer a later one.
+        self._generations = [np.flatnonzero(generation[self._dyn] == g) for g in range(int(generation[self._dyn].max(initial=-1)) + 1)]
+        self._depth = self._depths()
+        self._solver_bodies = self._solver_body_of_nodes()
+        self._nearest_dynamic_slot = np.where(self._nearest_dynamic_ancestor[self._dyn] >= 0,
+                                              self._dyn_slot[self._nearest_dynamic_ancestor[self._dyn]], -1)
+        self._moving = np.sort(np.concatenate([self._kin, self._dyn])).astype(np.int64)   # what a step changes
+        self._generation_order = np.concatenate([np.zeros(0, np.int64), *self._generations]).astype(np.int64)
+        self._any_parented = bool(self._dyn_rooted.any())
+        # Bodies that may sleep: not below another dynamic body (its motion is not a steady frame),
+        # with none below them (they are its frame), in no joint.
+        carries = np.zeros(self._dyn.size, bool)      # a dynamic body below it (its frame is this one)
+        carries[self._nearest_dynamic_slot[self._nearest_dynamic_slot >= 0]] = True
+        self._sleepable = (self._nearest_dynamic_slot < 0) & ~self._in_joint[self._dyn] & ~carries
+        self._may_sleep = bool(self._sleepable.any())    # else the sleep stage is skipped (stress: 10k nodes)
+        # Loose bodies (REACH): parented, in no joint; handed to the world once out of reach.
+        self._loose = self._dyn[self._dyn_rooted & ~self._in_joint[self._dyn]].astype(np.int64)
+
     def _dynamic_ancestry(self):
         """Nearest dynamic strict ancestor of every node (-1 if none) and its generation (count of
-        dynamic strict ancestors). One pass, since parents precede children; done once."""
+        dynamic strict ancestors). One pass in the hierarchy's evaluation order (parents first)."""
         count = len(self.names)
         nearest = np.full(count, -1)
         generation = np.zeros(count, dtype=np.int64)
-        for i in range(count):
+        for i in self.hierarchy.order:
             p = self.parent[i]
             if p < 0:
                 continue
@@ -448,10 +495,26 @@ class Simulation:
 
     def _depths(self):
         depth = np.zeros(len(self.names), dtype=np.int64)
-        for i in range(len(self.names)):
+        for i in self.hierarchy.order:
             if self.parent[i] >= 0:
                 depth[i] = depth[self.parent[i]] + 1
         return depth
+
+    def _build_solver(self, state=None):
+        """The contact and joint pipeline for the current topology (None when nothing can touch);
+        `state`: a previous solver's `state()` to carry over (warm starts, manifolds, joints)."""
+        self._solver = None
+        scene = self.scene
+        if any(shape is not None for shape in self.shapes) or scene.joints:
+            from physics.solver import SceneSolver
+            friction = scene.friction if scene.friction is not None else np.full(len(self.names), 0.6)
+            restitution = scene.restitution if scene.restitution is not None else np.zeros(len(self.names))
+            self._solver = SceneSolver(self.shapes, self.parent, self.motion, self._solver_bodies, friction,
+                                       restitution, scene.joints)
+            if not scene.joints and not self._solver.filter.may_pair():
+                self._solver = None  # shapes for drawing only (a T-handle in space, kinematic tanks)
+        if self._solver is not None and state:
+            self._solver.restore(state)
 
     def reset(self):
         """Back to the state loaded from the file (the settings are kept)."""
@@ -464,7 +527,10 @@ class Simulation:
         local.omega = scene.angular_velocity
         local.acceleration = scene.acceleration
         local.alpha = scene.angular_acceleration
+        self.parent = scene.parent.copy()
         self.hierarchy = Hierarchy(self.parent, local, names=self.names)
+        self._build_topology()
+        self._reparented = False    # the topology is the file's (`reparent`, `snapshot`)
         # Kinematic nodes' local state, owned here (contiguous, stepped in place) and copied into
         # the hierarchy after each kinematic stage: nothing else writes it.
         self._kin_state = tuple(getattr(local, name)[self._kin] for name in ("translation", "rotation", "velocity", "omega"))
@@ -473,17 +539,9 @@ class Simulation:
         self.time = 0.0
         self.step_count = 0         # whole steps since the scene was loaded or reset
         self.diverged = None        # the DivergenceError that stopped the run, if one did
+        self._runaway_reference, self._runaway_due = None, 0.0
         self._next_event = 0
-        self._solver = None
-        if any(shape is not None for shape in self.shapes) or self.scene.joints:
-            from physics.solver import SceneSolver
-            scene = self.scene
-            friction = scene.friction if scene.friction is not None else np.full(len(self.names), 0.6)
-            restitution = scene.restitution if scene.restitution is not None else np.zeros(len(self.names))
-            self._solver = SceneSolver(self.shapes, self.parent, self.motion, self._solver_bodies, friction,
-                                       restitution, scene.joints)
-            if not scene.joints and not self._solver.filter.may_pair():
-                self._solver = None  # shapes for drawing only (a T-handle in space, kinematic tanks)
+        self._build_solver()
         self._synced = _STALE
         # The last solver stage's change of the dynamic bodies' world [v, ω] per unit time (D, 6).
         self._constraint_acceleration = np.zeros((self._dyn.size, 6))
@@ -509,6 +567,7 @@ class Simulation:
         self.settings.set(name, value)
         self.wake()
         self._synced = _STALE
+        self._runaway_reference = None
 
     def wake(self, node=None):
         """Wake `node` (a dynamic node's name or index) and its dynamic descendants, or every
@@ -637,6 +696,10 @@ class Simulation:
             for _ in range(substeps):
                 self._substep(h)
             self.step_count += 1
+            if self._loose.size:
+                self._hand_off()
+            if not self._driven and self.time >= self._runaway_due:
+                self._check_runaway()
 
     def _check_divergence(self):
         """Raise (and keep) a DivergenceError if a moving node's local state left the finite range
@@ -649,6 +712,31 @@ class Simulation:
             limit = DIVERGENCE_LENGTH if quantity == 0 else DIVERGENCE_SPEED
             self.diverged = DivergenceError(self.names[node], self.step_count + 1, self.time, _QUANTITIES[quantity],
                                             float(value), limit)
+            raise self.diverged
+
+    def _check_runaway(self):
+        """RUNAWAY_EVERY: compare the total energy with its value after the last input (recorded on
+        the first check after it) and raise (and keep) a RunawayError past the allowance."""
+        self._runaway_due = self.time + RUNAWAY_EVERY
+        if self._dyn.size == 0:
+            return
+        energy = self.energy()
+        total = energy["kinetic"] + energy["potential"]
+        if self._runaway_reference is None:
+            translation = self.hierarchy.world_state.translation
+            size = float(np.ptp(translation, axis=0).max(initial=0.0)) if len(translation) else 0.0
+            mass = float(self._mass_dyn.sum())
+            allowance = (energy["kinetic"] + mass * float(np.linalg.norm(self.settings.gravity)) * max(size, 1.0)
+                         + 0.5 * mass * RUNAWAY_SPEED ** 2)
+            self._runaway_reference = (total, allowance)
+            return
+        reference, allowance = self._runaway_reference
+        if total - reference > allowance:
+            velocity = self.hierarchy.world_state.velocity[self._dyn]
+            kinetic = self._mass_dyn * np.einsum("bi,bi->b", velocity, velocity) + np.einsum(
+                "bi,bi->b", self._inertia_dyn * self._omega_body, self._omega_body)
+            self.diverged = RunawayError(self.names[self._dyn[int(np.argmax(kinetic))]], self.step_count, self.time,
+                                         total - reference, allowance)
             raise self.diverged
 
     def _substep(self, h):
@@ -807,6 +895,94 @@ class Simulation:
         _keep_momentum(nodes, self._omega_body, self._inertia_dyn, before, self.hierarchy.update_world().rotation, total)
         self._synced = _STALE
 
+    # ------------------------------------------------------------------ reparenting
+    def reparent(self, node, new_parent, keep="world"):
+        """Move `node` (a name or index) and its subtree under `new_parent` (a name, an index, or
+        None for the world), while running. The Dynamics of a Transform Hierarchy, "Global to
+        Local": with A2' the new parent's world state,
+          keep="world":  the node's world state A3 is kept, its local state becomes A1 = A2'⁻¹ A3
+                         (pose, velocity, acceleration, ω, α; `physics.hierarchy.Hierarchy.reparent`);
+                         a dynamic body keeps its world motion and omega_body; a kinematic node's
+                         converted local a1, α1 become its prescribed ones; a fixed node keeps its
+                         world pose and has no local motion: it rides its new parent;
+          keep="local":  the local state A1 is kept: the subtree moves with the new parent.
+        The subtree's other nodes keep their local state (so their world motion follows the node's);
+        dynamic ones re-derive omega_body from it. Every body wakes; warm starts and joints carry over.
+        A cycle (new parent inside the node's subtree) raises ValueError and changes nothing. An
+        input of the timeline and of recordings ("reparent"): replays bit for bit."""
+        if keep not in ("world", "local"):
+            raise ValueError(f"reparent: keep must be 'world' or 'local', got {keep!r}")
+        k = self._resolve(node)
+        p = -1 if new_parent is None else self._resolve(new_parent)
+        a = p
+        while a >= 0:
+            if a == k:
+                raise ValueError(f"reparent: cannot move {self.names[k]!r} under {self.names[p]!r}, which is in its "
+                                 f"subtree (a cycle)")
+            a = self.parent[a]
+        if p == self.parent[k]:
+            return
+        self._sync(_COMPLETE)        # world motion and dynamic bodies' local ω, a, α current
+        self.hierarchy.reparent(k, None if p < 0 else p, keep)
+        self.parent[k] = p
+        local, motion = self.hierarchy.local, self.motion[k]
+        if keep == "world" and motion == "fixed":
+            for values in (local.velocity, local.acceleration, local.omega, local.alpha):
+                values[k] = 0.0
+        if motion == "kinematic":
+            j = int(np.searchsorted(self._kin, k))
+            for mine, field in zip(self._kin_state, ("translation", "rotation", "velocity", "omega")):
+                mine[j] = getattr(local, field)[k]
+            self._kin_acceleration[j], self._kin_alpha[j] = local.acceleration[k], local.alpha[k]
+        self._retopologize()
+        # omega_body = R3ᵀ ω3 for the dynamic nodes whose local state was kept (one world pass: every
+        # local ω is current); a dynamic node that kept its world motion keeps its omega_body exactly.
+        below = self._descendants(k)
+        if not (keep == "world" and motion == "dynamic"):
+            below[k] = True
+        kept = np.flatnonzero(below & (self.motion == "dynamic"))
+        if kept.size:
+            world = self.hierarchy.update_world()
+            self._omega_body[self._dyn_slot[kept]] = _rows_transposed_times(world.rotation[kept], world.omega[kept])
+        self.wake()
+        self._runaway_reference = None
+
+    def _retopologize(self):
+        """After `parent` changed: the derived topology and the solver (its state carried over)."""
+        self._reparented = not np.array_equal(self.parent, self.scene.parent)
+        self._build_topology()
+        self._build_solver(None if self._solver is None else self._solver.state())
+        self._synced = _STALE
+
+    def _set_topology(self, parent):
+        """Relink the hierarchy to `parent` (N,) (a `restore` of a snapshot taken after a reparent,
+        or back to the file's): every moved node to the world first, then each under its parent in
+        the order of its new depth, so that no intermediate link makes a cycle. Local states are
+        the caller's to set."""
+        moved = np.flatnonzero(parent != self.parent)
+        for i in moved:
+            self.hierarchy.reparent(int(i), None, keep="local")
+        depth = np.zeros(len(parent), np.int64)
+        for i in moved:
+            a = parent[i]
+            while a >= 0:
+                depth[i] += 1
+                a = parent[a]
+        for i in moved[np.argsort(depth[moved], kind="stable")]:
+            if parent[i] >= 0:
+                self.hierarchy.reparent(int(i), int(parent[i]), keep="local")
+        self.parent = np.array(parent, dtype=self.parent.dtype)
+        self._retopologize()
+
+    def _hand_off(self):
+        """The reach policy (REACH): a loose dynamic body farther than REACH from its parent's origin
+        leaves its parent for the world, keeping its world motion (`reparent`, keep="world")."""
+        world = self.hierarchy.world_state
+        node = _first_beyond_reach(self._loose, self.parent, self.hierarchy.local.translation, world.scale, REACH)
+        while node >= 0:
+            self.reparent(int(node), None, keep="world")
+            node = _first_beyond_reach(self._loose, self.parent, self.hierarchy.local.translation, world.scale, REACH)
+
     # ------------------------------------------------------------------ impulses
     def _resolve(self, node):
         if isinstance(node, (int, np.integer)) and not isinstance(node, bool):
@@ -848,6 +1024,7 @@ class Simulation:
             raise ValueError(f"apply_impulse: node {self.names[i]!r} is {self.motion[i]}; only dynamic nodes take impulses")
         impulse = _vector3("impulse_world", impulse_world)
         self.wake(i)
+        self._runaway_reference = None
         self._sync(_MOVING)
         world, local, slot = self.hierarchy.world_state, self.hierarchy.local, self._dyn_slot[i]
         dv_world = impulse / self.mass[i]
@@ -906,6 +1083,10 @@ class Simulation:
         arrays.update({"kinematic." + f: a.copy() for f, a in zip(self._KINEMATIC, self._kin_state)})
         arrays["time"] = np.array(self.time)
         arrays["next_event"] = np.array(self._next_event, np.int64)
+        if self._reparented:      # the topology, and what a reparent changes of kinematic nodes
+            arrays["topology.parent"] = self.parent.copy()
+            arrays["kinematic.acceleration"] = self._kin_acceleration.copy()
+            arrays["kinematic.alpha"] = self._kin_alpha.copy()
         if self._solver is not None:
             arrays.update({"solver." + k: a for k, a in self._solver.state().items()})
         settings = {f: getattr(self.settings, f) for f in self.settings.names()}
@@ -921,6 +1102,11 @@ class Simulation:
             raise ValueError(f"restore: the snapshot is of scene {snapshot.scene_name}, not of {name}")
         self.settings.update(snapshot.settings)
         arrays = snapshot.arrays
+        parent = arrays.get("topology.parent", self.scene.parent)
+        if not np.array_equal(parent, self.parent):
+            self._set_topology(parent)
+        self._kin_acceleration[:] = arrays.get("kinematic.acceleration", self.scene.acceleration[self._kin])
+        self._kin_alpha[:] = arrays.get("kinematic.alpha", self.scene.angular_acceleration[self._kin])
         local = self.hierarchy.local
         for f in _NODE_FIELDS:
             getattr(local, f)[:] = arrays[("derived.local_" if f in self._DERIVED else "local.") + f]
@@ -933,6 +1119,7 @@ class Simulation:
         self._next_event = int(arrays["next_event"])
         self.step_count = snapshot.step_count
         self.diverged = None
+        self._runaway_reference, self._runaway_due = None, 0.0
         if self._solver is not None:
             self._solver.restore({k[len("solver."):]: a for k, a in arrays.items() if k.startswith("solver.")})
         self._synced = _STALE

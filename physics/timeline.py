@@ -25,13 +25,14 @@ from physics.snapshot import _canonical
 
 DEFAULT_BUDGET = 256 * 2**20       # bytes of keyframes (the app's panel shows and sets it)
 HISTORY_STEPS = 3600               # steps of history the default keyframe spacing aims for (1 min at 60 Hz)
-INPUT_KINDS = ("set", "impulse")
+INPUT_KINDS = ("set", "impulse", "reparent")
 
 
 @dataclass(frozen=True)
 class Input:
     """Something a user did to the run at `step` (before stepping on from it): `kind` "set" with
-    `args` (name, value), or "impulse" with (node name, impulse_world (3,), point_world (3,) or None)."""
+    `args` (name, value), "impulse" with (node name, impulse_world (3,), point_world (3,) or None),
+    or "reparent" with (node name, new parent's name or None for the world, keep "world" or "local")."""
 
     step: int
     kind: str
@@ -42,6 +43,8 @@ class Input:
             sim.set(*self.args)
         elif self.kind == "impulse":
             sim.apply_impulse(*self.args)
+        elif self.kind == "reparent":
+            sim.reparent(*self.args)
         else:
             raise ValueError(f"input kind {self.kind!r}; expected one of {', '.join(INPUT_KINDS)}")
 
@@ -68,6 +71,10 @@ class Input:
             args = [args[0], value]
         elif kind == "impulse":
             args = [args[0], hexes(args[1]), None if args[2] is None else hexes(args[2])]
+        elif kind == "reparent":
+            if len(args) != 3 or not isinstance(args[0], str) or not (args[1] is None or isinstance(args[1], str)) \
+                    or args[2] not in ("world", "local"):
+                raise ValueError(f"reparent input: got {args!r}; expected [node, parent or null, \"world\" or \"local\"]")
         else:
             raise ValueError(f"input kind {kind!r}; expected one of {', '.join(INPUT_KINDS)}")
         return cls(step, kind, tuple(args))
@@ -172,6 +179,11 @@ class Timeline:
         """Give an input now (Input.kind, args); in the past it starts a branch (module docstring).
         The input is validated by applying it first: a refused one changes nothing."""
         s = self.sim.step_count
+        if kind == "reparent":          # recorded by name, with what it keeps (the default "world")
+            names = self.sim.names
+            name = lambda n: names[n] if isinstance(n, (int, np.integer)) and not isinstance(n, bool) else n
+            node, parent, *keep = args
+            args = (name(node), None if parent is None else name(parent), *(keep or ["world"]))
         entry = Input(s, kind, tuple(args))
         before = self.sim.snapshot() if s < self.head else None
         entry.apply(self.sim)           # raises for a refused input, before anything is recorded

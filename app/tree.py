@@ -1,0 +1,90 @@
+"""The panel's Hierarchy section: the nodes as a tree, and reparenting by drag and drop.
+
+Each row shows a node's name, motion type, whether it sleeps and its shape; clicking a row selects
+the node as picking in the 3D view does (the selection is the viewer's, shared by both). Dragging
+a row onto another row, or onto "world", reparents the node while the run goes on, through the
+viewer's `reparent` (a timeline input: scrubbing back undoes it, recordings replay it). What the
+node keeps is chosen above the tree: its world motion (the conversion A1 = A2'⁻¹ A3 of "The Dynamics
+of a Transform Hierarchy") or its local state (it moves with its new parent).
+"""
+from imgui_bundle import imgui
+
+PAYLOAD = "sandbox-node"        # the drag-and-drop payload type: a node index
+KEEPS = ("world", "local")
+KEEP_LABELS = ("world motion", "local state")
+OPEN_BELOW = 200                # scenes with at most this many nodes open the whole tree at first
+
+
+def describe(sim, i, asleep):
+    """A row's text: name, motion type, asleep, shape kind(s)."""
+    shape = sim.shapes[i]
+    kinds = [] if shape is None else [s["type"] for s in shape] if isinstance(shape, list) else [shape["type"]]
+    parts = [str(sim.motion[i])] + (["asleep"] if asleep[i] else []) + kinds
+    return f"{sim.names[i]}  ({', '.join(parts)})"
+
+
+class Tree:
+    """Draws the tree inside the panel (`draw`), remembering each row's rectangle in the panel's
+    `item_rects` under "tree:<name>" ("tree:world" for the root) for tests and tooltips."""
+
+    def __init__(self, panel):
+        self.panel = panel
+        self.keep = "world"
+
+    def draw(self):
+        viewer = self.panel.viewer
+        sim = viewer.sim
+        changed, index = imgui.combo("drop keeps", KEEPS.index(self.keep), list(KEEP_LABELS))
+        if changed:
+            self.keep = KEEPS[index]
+        if imgui.is_item_hovered():
+            imgui.set_tooltip("drag a node onto another (or onto world) to reparent it while running;\n"
+                              "world motion: it goes on as it moved; local state: it moves with its new parent")
+        children = [[] for _ in sim.names]
+        roots = []
+        for i, p in enumerate(sim.parent):
+            (roots if p < 0 else children[p]).append(i)
+        asleep = sim.sleeping()
+        dropped = []
+        flags = imgui.TreeNodeFlags_.default_open | imgui.TreeNodeFlags_.span_avail_width
+        opened = imgui.tree_node_ex("world##tree", flags)
+        self.panel._remember("tree:world")
+        self._target(None, dropped)
+        if opened:
+            small = len(sim.names) <= OPEN_BELOW
+            for root in roots:
+                self._row(root, children, asleep, small, dropped)
+            imgui.tree_pop()
+        for node, parent in dropped:         # after the tree is drawn: it changes what the tree shows
+            viewer.reparent(node, parent, keep=self.keep)
+
+    def _row(self, i, children, asleep, small, dropped):
+        viewer, sim = self.panel.viewer, self.panel.viewer.sim
+        flags = imgui.TreeNodeFlags_.open_on_arrow | imgui.TreeNodeFlags_.span_avail_width
+        if small:
+            flags |= imgui.TreeNodeFlags_.default_open
+        if not children[i]:
+            flags |= imgui.TreeNodeFlags_.leaf
+        if viewer.selected == i:
+            flags |= imgui.TreeNodeFlags_.selected
+        opened = imgui.tree_node_ex(f"{describe(sim, i, asleep)}##tree{i}", flags)
+        self.panel._remember(f"tree:{sim.names[i]}")
+        if imgui.is_item_clicked() and not imgui.is_item_toggled_open():
+            viewer.selected = i
+        if imgui.begin_drag_drop_source():
+            imgui.set_drag_drop_payload_py_id(PAYLOAD, i)
+            imgui.text(f"{sim.names[i]} -> ...")
+            imgui.end_drag_drop_source()
+        self._target(i, dropped)
+        if opened:
+            for child in children[i]:
+                self._row(child, children, asleep, small, dropped)
+            imgui.tree_pop()
+
+    @staticmethod
+    def _target(parent, dropped):
+        if imgui.begin_drag_drop_target():
+            payload = imgui.accept_drag_drop_payload_py_id(PAYLOAD)
+            if payload is not None:
+                dropped.append((int(payload.data_id), parent))
+            imgui.end_drag_drop_target()
