@@ -1172,24 +1172,37 @@ class Simulation:
         angular[self._dyn] = self._constraint_acceleration[:, 3:]
         return linear, angular
 
-    def energy(self):
-        """dict kinetic, potential (J) of all dynamic bodies: ½ m v² + ½ ω_bᵀ I ω_b, −m g · x."""
+    def _bodies(self, subtree):
+        """Slots (into the dynamic bodies) of every body, or of those in `subtree` (a node's name or
+        index: the node and its descendants)."""
+        if subtree is None:
+            return slice(None)
+        root = self._resolve(subtree)
+        inside = self._descendants(root)
+        inside[root] = True
+        return np.flatnonzero(inside[self._dyn])
+
+    def energy(self, subtree=None):
+        """dict kinetic, potential (J) of all dynamic bodies, or of those in `subtree` (a node: it
+        and its descendants, e.g. the car and its cargo): ½ m v² + ½ ω_bᵀ I ω_b, −m g · x."""
         self._sync(_MOVING)
-        world, nodes = self.hierarchy.world_state, self._dyn
+        slots = self._bodies(subtree)
+        world, nodes = self.hierarchy.world_state, self._dyn[slots]
         mass = self.mass[nodes]
         velocity = world.velocity[nodes]
         kinetic = 0.5 * (mass @ np.einsum("bi,bi->b", velocity, velocity)
-                         + np.sum(self.inertia_body[nodes] * self._omega_body ** 2))
+                         + np.sum(self.inertia_body[nodes] * self._omega_body[slots] ** 2))
         potential = -mass @ (world.translation[nodes] @ self.settings.gravity)
         return {"kinetic": float(kinetic), "potential": float(potential)}
 
-    def momentum(self):
-        """dict linear (3,), angular (3,) about the world origin, of all dynamic bodies:
-        P = Σ m v,  L = Σ x × m v + R3 (I ω_b)."""
+    def momentum(self, subtree=None):
+        """dict linear (3,), angular (3,) about the world origin, of all dynamic bodies or of those
+        in `subtree` (as `energy`): P = Σ m v,  L = Σ x × m v + R3 (I ω_b)."""
         self._sync(_MOVING)
-        world, nodes = self.hierarchy.world_state, self._dyn
+        slots = self._bodies(subtree)
+        world, nodes = self.hierarchy.world_state, self._dyn[slots]
         p = self.mass[nodes][:, None] * world.velocity[nodes]
-        spin = _rows_times(world.rotation[nodes], self.inertia_body[nodes] * self._omega_body)
+        spin = _rows_times(world.rotation[nodes], self.inertia_body[nodes] * self._omega_body[slots])
         return {"linear": p.sum(axis=0), "angular": (cross(world.translation[nodes], p) + spin).sum(axis=0)}
 
     def contacts(self):
