@@ -203,7 +203,7 @@ def test_bad_scene_keeps_current_running(window, tmp_path):
     image = w.viewer.read_rgb()
     x0, y0, x1, y1 = (int(c) for c in w.viewer.panel.item_rects["Error"])
     red_text = np.all(np.abs(image[y0:y1, x0:x1].astype(int) - [255, 89, 76]) <= 40, axis=-1)
-    assert red_text.sum() > 20  # the error is drawn in its box (mid-window: test_app_newcomer)
+    assert red_text.sum() > 20  # the error is drawn in its box (mid-window: test_app_ui)
 
 
 def test_runaway_pauses_and_names_node(window, tmp_path):
@@ -265,10 +265,10 @@ def _crash(w, frames_max=150):
 
 
 def test_counteract_key_changes_the_crash(window):
-    """C toggles counteraction, and the motion follows (the car scene: issue 5 §4, seed 000's
-    counteraction). On: the impulse that stops the car leaves its loose cargo's world velocity
-    alone, so the cargo still moves at nearly 10 m/s (only floor friction, ≤ 0.05 m/s per step,
-    slows it). Off: the cargo stops with the car (same velocity within 0.05 m/s)."""
+    """C toggles counteraction, and the motion follows (the car scene; counteraction from
+    "The Dynamics of a Transform Hierarchy"). On: the impulse that stops the car leaves its loose
+    cargo's world velocity alone, so the cargo still moves at nearly 10 m/s (only floor friction,
+    ≤ 0.05 m/s per step, slows it). Off: the cargo stops with the car (same velocity within 0.05 m/s)."""
     from pyglet.window import key
     w = window(str(ROOT / "assets" / "scenes" / "car.toml"))
     assert w.viewer.sim.settings.counteract

@@ -237,7 +237,7 @@ def test_promotion_by_splice_and_reserve():
     assert c.index_dtype == np.uint32 and c.capacity == 70000 and len(c) == 0
 
 
-def test_to_array_order_for_the_seed_creation_strategies():
+def test_to_array_order_for_back_mid_and_random_insertion():
     rng = np.random.default_rng(0)
     n = 3000
     back, mid, rand = ContiguousList(np.int32), ContiguousList(np.int32), ContiguousList(np.int32)

@@ -1,6 +1,6 @@
-"""Impulses and counteraction (seed 000, "Linear Impulses", "Local and Global Deltas",
-"Counteracting the Inherited Effect from the Parent"), checked against conservation laws and
-against physics.transform's independent delta formulas."""
+"""Impulses and counteraction ("The Dynamics of a Transform Hierarchy": "Linear Impulses",
+"Local and Global Deltas", "Counteracting the Inherited Effect from the Parent"), checked against
+conservation laws and against physics.transform's independent delta formulas."""
 import numpy as np
 import pytest
 
@@ -60,7 +60,7 @@ def test_counteraction_keeps_the_childrens_world_motion(point):
             np.testing.assert_allclose(getattr(world1, name)[node], getattr(world0, name)[node], atol=TOL, err_msg=name)
     # The puck itself: Δv3 = J / m exactly.
     np.testing.assert_allclose(world1.velocity[puck] - world0.velocity[puck], IMPULSE / 2.0, atol=TOL)
-    # The child's local change matches DynamicTransform.counteract (the seed's formulas and their
+    # The child's local change matches DynamicTransform.counteract (the article's formulas and their
     # angular analogue), given the parent's world change as the simulation produced it.
     parent_before = DynamicTransform(Transform(world0.transform.translation[puck], world0.transform.rotation[puck],
                                                world0.transform.scale[puck]), world0.velocity[puck],
@@ -83,7 +83,7 @@ def test_counteraction_keeps_the_childrens_world_motion(point):
                                delta.angular_acceleration, atol=TOL)
 
 
-def test_seed_linear_impulse_rules():
+def test_linear_impulse_delta_rules_for_body_and_counteracted_child():
     """Through the centre of mass: the puck's Δv1 = J2⁻¹ Δv3, Δa1 = −2 J2⁻¹ ω2 Δv3 (ω2 the
     turntable's); its counteracted child's Δv1 = −J⁻¹ Δv, Δa1 = 2 J⁻¹ ω Δv (ω the puck's)."""
     sim = _sim(True)

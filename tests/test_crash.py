@@ -1,6 +1,7 @@
-"""The car crash (issue 5 §4): a dynamic car at 10 m/s stops at a wall through contacts; its loose
+"""The car crash: a dynamic car at 10 m/s stops at a wall through contacts; its loose
 cargo (dynamic children on its floor) keeps its world velocity with counteraction on and stops with
-the car with it off (seed 000, "Counteracting the Inherited Effect from the Parent")."""
+the car with it off ("The Dynamics of a Transform Hierarchy", "Counteracting the Inherited Effect
+from the Parent"; docs/references.md)."""
 from pathlib import Path
 
 import numpy as np

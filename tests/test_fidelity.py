@@ -1,4 +1,4 @@
-"""Fidelity of the rigid-body integrators and the kinematic update (issue 4 §8, docs/fidelity.md).
+"""Fidelity of the rigid-body integrators and the kinematic update (docs/fidelity.md).
 
 T-handle (Dzhanibekov): I = diag(1, 2, 3), omega_body(0) = (0.01, 5, 0), no gravity, dt = 1/60.
 Since L²/(2E) < I2 the body-frame omega_y is a Jacobi cn: it first changes sign at K(m)/lambda,
@@ -58,8 +58,8 @@ def first_flip(times, omegas):
     return times[i] + DT * (s[j] - h[j] * (s[j + 1] - s[j]) / (h[j + 1] - h[j]))
 
 
-def test_analytic_flip_time_matches_the_issue():
-    # the issue quotes the half-period 2K/lambda = 5.266055 s to 7 digits
+def test_analytic_first_flip_gives_the_known_half_period():
+    # the half-period 2K/lambda = 5.266055 s (to 7 digits) that docs/fidelity.md quotes
     assert abs(2 * analytic_first_flip() - 5.266055) < 1e-6
 
 
@@ -74,7 +74,7 @@ def test_gyroscopic_off_never_flips(integrator):
 def test_explicit_gyroscopic_term_with_semi_implicit_euler_gains_energy():
     _, omegas, _ = t_handle("semi-implicit-euler", "explicit", 20.0)
     ratio = energy(omegas[-1]) / energy(omegas[0])
-    # the issue: about x1.5 in 20 s (measured 1.533); a band that any sign error or a lost term leaves
+    # the goal: about x1.5 in 20 s (measured 1.533); a band that any sign error or a lost term leaves
     assert 1.4 < ratio < 1.7
 
 
@@ -92,7 +92,7 @@ def test_conservative_integrators_conserve_energy_and_world_momentum(integrator)
     times, omegas, momenta = t_handle(integrator, "explicit", 60.0)
     e = energy(omegas)
     l_norm = np.linalg.norm(momenta, axis=1)
-    # issue 4 §8: <= 1e-12 relative over 60 s (3600 steps; the Newton solve stops at ~1e-18)
+    # the goal: <= 1e-12 relative over 60 s (3600 steps; the Newton solve stops at ~1e-18)
     assert np.max(np.abs(e / e[0] - 1)) <= 1e-12
     assert np.max(np.abs(l_norm / l_norm[0] - 1)) <= 1e-12
     assert np.max(np.linalg.norm(momenta - momenta[0], axis=1)) / l_norm[0] <= 1e-12
@@ -101,7 +101,7 @@ def test_conservative_integrators_conserve_energy_and_world_momentum(integrator)
 @pytest.mark.parametrize("integrator, tolerance", [("lie-midpoint", 1e-3), ("lie-midpoint-4", 1e-5)])
 def test_first_flip_time(integrator, tolerance):
     times, omegas, _ = t_handle(integrator, "explicit", 3.0)
-    # issue 4 §8 tolerances: 2nd order at dt = 1/60 is within 1e-3 s, 4th order within 1e-5 s
+    # the goal's tolerances: 2nd order at dt = 1/60 is within 1e-3 s, 4th order within 1e-5 s
     assert abs(first_flip(times, omegas) - analytic_first_flip()) < tolerance
     assert abs(analytic_first_flip() - 2.633028) < 1e-6
 
@@ -184,7 +184,7 @@ def puck_error(integrator, dt, table_alpha, duration=5.0):
 @pytest.mark.parametrize("table_alpha", [(0.0, 0.0, 0.0), (0.0, 0.4, 0.0)])
 def test_puck_on_turntable_follows_the_world_straight_line(integrator, table_alpha):
     errors = [puck_error(integrator, dt, table_alpha) for dt in (1 / 100, 1 / 200)]
-    # issue 4 §8: within 1e-6 m over 5 s at a small step
+    # the goal: within 1e-6 m over 5 s at a small step
     assert errors[-1] < 1e-6, errors
     # 4th order: halving dt divides the error by ~16; accept 12..20 (the error is still asymptotic)
     assert 12 < errors[0] / errors[1] < 20, errors

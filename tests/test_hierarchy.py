@@ -1,7 +1,8 @@
 """Tests of physics.hierarchy against independent means.
 
-- world states against a per-node composition written in the seed's matrix form (skew matrices,
-  commutators), not the kernel's cross products, and against `DynamicTransform @` once it exists;
+- world states against a per-node composition written in the matrix form of "The Dynamics of a
+  Transform Hierarchy" (skew matrices, commutators), not the kernel's cross products, and against
+  `DynamicTransform @` once it exists;
 - world velocities and accelerations against central finite differences of world poses in time;
 - world -> local -> world round trips;
 - topology edits (add, remove, reparent) against a name-keyed model, under hypothesis.
@@ -36,7 +37,8 @@ def random_state(n, rng, scaled=True, magnitude=1.0):
 
 
 def reference_world_node(parent, local, i, memo):
-    """World state of node i in the seed's matrix form (000, "Dynamics of Composition")."""
+    """World state of node i in the article's matrix form ("The Dynamics of a Transform Hierarchy",
+    "Dynamics of the Composition")."""
     if i in memo:
         return memo[i]
     T1, R1, S1 = local.translation[i], local.rotation[i], local.scale[i]
@@ -89,7 +91,7 @@ def trees(draw, max_n=24):
 
 @HYP
 @given(trees())
-def test_world_matches_seed_matrix_composition(tree):
+def test_world_matches_augmented_matrix_composition(tree):
     parent, scaled, seed = tree
     local = random_state(len(parent), np.random.default_rng(seed), scaled)
     h = Hierarchy(parent, local)

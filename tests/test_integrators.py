@@ -1,6 +1,7 @@
 """physics.integrators: convergence orders against an independent high-accuracy solution, exact
 momentum balance of lie-midpoint, a body in a moving frame against the same body in the world,
-the local accelerations against the seed's forward (local-to-global) formulas."""
+the local accelerations against the forward (local-to-global) formulas of "The Dynamics of a
+Transform Hierarchy"."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -144,7 +145,8 @@ def random_rotation(seed):
 @settings(max_examples=50, deadline=None)
 @given(vectors, vectors, vectors, vectors, vectors, vectors, vectors, st.floats(0.5, 2), st.integers(0, 10 ** 6))
 def test_local_accelerations_satisfy_the_forward_composition(t1, v1, w_body, a2, w2, alpha2, force, s2, seed):
-    """Seed 000: a3 = a2 + J2 a1 + (alpha2 + w2²) J2 T1 + 2 w2 J2 v1 must equal F/m, and
+    """The forward formulas of "The Dynamics of a Transform Hierarchy":
+    a3 = a2 + J2 a1 + (alpha2 + w2²) J2 T1 + 2 w2 J2 v1 must equal F/m, and
     alpha3 = alpha2 + R2 alpha1 + w2 x w3 must equal R3 d(omega_body)/dt (forward formulas, independent)."""
     r1, r2 = random_rotation(seed)[None], random_rotation(seed + 1)[None]
     frame = Frame(r2, np.array([s2]), a2[None], w2[None], alpha2[None])

@@ -1,4 +1,4 @@
-"""Joint types through Simulation.step against analytic expectations (issue 5 §2): hinge (axis,
+"""Joint types through Simulation.step against analytic expectations: hinge (axis,
 limits, motor, stall), slider (axis, limits, motor, tilted slide), fixed, rope (slack, taut) and
 the rigid distance joint beside the rope.
 
@@ -61,7 +61,7 @@ def test_hinge_swings_only_about_its_axis():
         return np.concatenate([x + R @ r_body - anchor, [np.linalg.norm(omega[:2]), abs(omega[2])]])
 
     out = run(sim, 3.0, probe)
-    # Anchor held to 1 mm (the issue's bound; measured 3 µm) over 3 s, about 2 swings.
+    # Anchor held to 1 mm (the goal's bound; measured 3 µm) over 3 s, about 2 swings.
     assert np.abs(out[:, :3]).max() <= 1e-3
     # It does swing (peak |ω_z| near √(2 m g L / I_eff) ≈ 4.3 rad/s) and the part of ω across the
     # axis stays below 1e-3 of that peak (measured 1e-5 of it): the angular rows hold the axes parallel.
@@ -149,7 +149,7 @@ def test_slider_on_tilted_axis_slides_at_g_cos_angle():
     np.testing.assert_allclose(out[:, 1], a * t, rtol=1e-3)
     # Travel: the scheme's x_n = ½ a t (t + h) is ½ a h t above ½ a t² (10 mm after 1 s); 1e-3 relative to it.
     np.testing.assert_allclose(out[:, 0], 0.5 * a * t * (t + H), rtol=1e-3)
-    assert out[:, 2].max() <= 1e-3          # perpendicular drift ≤ 1 mm (the issue's bound)
+    assert out[:, 2].max() <= 1e-3          # perpendicular drift ≤ 1 mm (the goal's bound)
     assert out[:, 3].max() <= 1e-3          # no rotation, ≤ 1 mrad
 
 
@@ -189,7 +189,7 @@ def test_fixed_to_world_holds_pose_under_gravity():
                    [{"type": "fixed", "b": "lamp", "anchor": [0.0, 2.5, 0.0]}])
     _, R0, _, _ = state(sim)
     out = run(sim, 2.0, lambda s: [np.linalg.norm(state(s)[0] - start), rotation_angle(state(s)[1] @ R0.T)])
-    assert out[:, 0].max() <= 1e-3          # ≤ 1 mm (the issue's bound)
+    assert out[:, 0].max() <= 1e-3          # ≤ 1 mm (the goal's bound)
     assert out[:, 1].max() <= 1e-3          # ≤ 1 mrad
 
 

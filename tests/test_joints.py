@@ -1,6 +1,6 @@
 """Joints (physics.constraints) through Simulation.step: the pendulum's period against the exact
 elliptic-integral period, a chain's energy with the relax stage, and a user constraint's Jacobian
-by dual numbers against the analytic distance row (issue 5 §6)."""
+by dual numbers against the analytic distance row."""
 import numpy as np
 import pytest
 from scipy.special import ellipk
@@ -40,7 +40,7 @@ def test_pendulum_period_matches_elliptic_integral(kind):
     down = np.flatnonzero((x[:-1] > 0) & (x[1:] <= 0))
     crossing = t[down] + h * x[down] / (x[down] - x[down + 1])    # linear interpolation in the step
     measured = np.diff(crossing).mean()
-    assert measured == pytest.approx(period, rel=5e-3)            # the issue's bound, 0.5 %
+    assert measured == pytest.approx(period, rel=5e-3)            # the goal's bound, 0.5 %
     length = np.linalg.norm(sim.world().transform.translation[0] - PIVOT)
     # Joint error: post-stabilization projects it out after every step (measured 0.09 mm peak for the
     # ball joint at 60°, h = 1/240, before: 1.2–1.7 mm with Baumgarte); bound 0.2 mm.
@@ -64,11 +64,11 @@ def test_pendulum_energy_oscillates_without_drift(degrees):
     slope = np.polyfit(t, energy, 1)[0] * period        # fraction of the swing energy per period
     # SHAKE is symplectic: the energy oscillates at O(h) (measured ±0.6 % at 60°, ±0.54 % at 120°)
     # and does not drift (measured slope < 1e-4 per period; the start-of-step projection without
-    # SHAKE's velocity lost 2.4 % and 5 % per period). Bounds: the issue's ±2.5 % band, and a drift
+    # SHAKE's velocity lost 2.4 % and 5 % per period). Bounds: the goal's ±2.5 % band, and a drift
     # below 0.05 % of the swing energy per period (0.5 % over the 10 periods).
     assert np.abs(energy).max() <= 0.025
     assert abs(slope) <= 5e-4
-    # Joint error: the 3×3 block solves make the projection exact (measured < 1e-6 mm); the issue's 0.1 mm.
+    # Joint error: the 3×3 block solves make the projection exact (measured < 1e-6 mm); the goal's 0.1 mm.
     assert error.max() <= 1e-4
 
 

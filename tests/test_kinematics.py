@@ -1,5 +1,6 @@
 """physics.kinematics: exact translation, exact rotation where the Magnus series terminates,
-the seed's truncated exponential, the numpy Magnus vector against the stepped kernel."""
+the normalized third-order exponential ("Numerical Integration for Rotational Dynamics"), the numpy
+Magnus vector against the stepped kernel."""
 import numpy as np
 import pytest
 from hypothesis import given, settings

@@ -1,4 +1,5 @@
-"""Pair views against itertools (product, combinations) and the seed's big example.
+"""Pair views against itertools (product, combinations) and the big example of "Iterating Over
+Distinct Pairs in C++".
 
 All comparisons are exact (indices and integer values).
 """
@@ -16,7 +17,7 @@ SETTINGS = settings(max_examples=100, deadline=None)
 
 @SETTINGS
 @given(seqs)
-def test_views_iterate_in_the_seed_order(xs):
+def test_views_iterate_in_nested_loop_order(xs):
     assert [tuple(p) for p in pairs(xs)] == list(itertools.product(xs, xs))
     assert [tuple(p) for p in distinct_pairs(xs)] == list(itertools.combinations(xs, 2))
     assert len(pairs(xs)) == len(xs) ** 2 and len(distinct_pairs(xs)) == len(xs) * (len(xs) - 1) // 2
@@ -55,7 +56,7 @@ def test_composition_pairs_of_pairs(xs):
     assert len(pairs(distinct_pairs(xs))) == len(inner) ** 2
 
 
-def test_seed_pairs_of_pairs_listing():
+def test_distinct_pairs_of_distinct_pairs_listing():
     v = [1, 2, 3, 4]
     got = [(tuple(a), tuple(b)) for a, b in distinct_pairs(distinct_pairs(v))]
     assert got[:3] == [((1, 2), (1, 3)), ((1, 2), (1, 4)), ((1, 2), (2, 3))]
@@ -73,7 +74,7 @@ def test_write_through_and_order_sensitive_mutation():
     pp = distinct_pairs(distinct_pairs(v))[0]  # ((v0, v1), (v0, v2))
     pp.second = (7, 8)
     assert v == [7, -2, 8, 30]
-    # mutation during iteration is seen by later pairs, as in the seed's nested loops
+    # mutation during iteration is seen by later pairs, as in the article's nested loops
     w = [1, 1, 1]
     for q in distinct_pairs(w):
         q.second = q.first + q.second
@@ -110,9 +111,9 @@ def test_chunked_indices_cover_each_distinct_pair_once(n, chunk):
     assert sorted(seen) == list(itertools.combinations(range(n), 2))  # sorted equal and no repeats
 
 
-def test_seed_example_even_sums_in_bounded_memory():
-    # The seed: distinct pairs of 1..2^17 with an even sum -> 4294901760, which would be 64 GB as a
-    # list of pairs. The (X[i] + X[j]) % 2 == 0 test is done as "equal parity", the same predicate
+def test_even_sum_pairs_counted_in_bounded_memory():
+    # The article's example: distinct pairs of 1..2^17 with an even sum -> 4294901760, which would
+    # be 64 GB as a list of pairs. The (X[i] + X[j]) % 2 == 0 test is done as "equal parity", the same predicate
     # for integers, because it runs ~15x faster in numpy (bool compare vs int add + modulo).
     # Memory bound: no block exceeds `chunk` pairs, so the largest temporary is chunk bytes (bool)
     # plus two sqrt(chunk) gathers; exact integer count, no tolerance.

@@ -1,5 +1,5 @@
 """Cross-check of the hierarchy dynamics against Pinocchio, an independent multibody library
-(issue 2 "Done when"; issue 3 §3 `Hierarchy.world()`).
+(`DynamicTransform` composition and `Hierarchy.world()`).
 
 Random trees of up to 500 nodes and depth up to 21 get random local states (T, R, v, a, ω, α; scale 1).
 Our world states — composed node by node with `physics.DynamicTransform.__matmul__`, and by
@@ -46,7 +46,7 @@ MAX_NODES = 500
 # Both sides compute the same exact quantities in float64; they differ only by rounding. Values grow
 # with depth (positions ~ depth, velocities ~ depth², accelerations ~ depth³ for O(1) local states)
 # and each of the ≤ 21 levels adds a few ulp of those magnitudes: errors ~1e-13 relative to
-# max(1, |value|) per node (measured below 1e-12), so 1e-9 (the issue's bound) has a wide margin.
+# max(1, |value|) per node (measured below 1e-12), so 1e-9 (the bound we hold it to) has a wide margin.
 RTOL = 1e-9
 
 FRAME = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED

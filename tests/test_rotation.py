@@ -303,7 +303,7 @@ def test_exp_series_branch_is_continuous():
     np.testing.assert_allclose(q[:, 0], np.cos(angles), atol=1e-16)
 
 
-def test_quaternion_exp_truncated_matches_seed_and_exp():
+def test_quaternion_exp_truncated_matches_the_series_and_exp():
     v = np.random.default_rng(8).standard_normal((200, 3))
     for h in (1.0, 0.1, 1e-3):
         q = rot.quaternion_exp_truncated(h * v)

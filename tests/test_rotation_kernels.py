@@ -129,7 +129,7 @@ def test_quaternion_from_matrix_of_half_turns():
 
 @settings(max_examples=100, deadline=None)
 @given(_VECTORS)
-def test_truncated_exponential_is_the_seeds_formula(x):
+def test_truncated_exponential_matches_the_vectorized_one(x):
     # physics.rotation.quaternion_exp_truncated is the vectorized statement of the same formula
     expected = rotation.matrix_from_quaternion(rotation.quaternion_exp_truncated(x / 2))
     assert np.allclose(_truncated_batch(x), expected, rtol=0, atol=1e-14)

@@ -75,7 +75,7 @@ def test_galilean_invariance_of_a_nested_body():
 
 def test_free_bodies_conserve_momenta_and_energy_with_the_conservative_integrator():
     """No gravity, lie-midpoint: energy, linear and angular momentum about the origin conserved
-    to round-off (1e-12 relative over 600 steps) — the issue's claim, measured through the
+    to round-off (1e-12 relative over 600 steps) — the claim of docs/fidelity.md, measured through the
     Simulation's own energy() and momentum()."""
     sim = make([dict(BODY, name="a"), dict(BODY, name="b", translation=[2.0, 0.0, 0.0], angular_velocity=[0.01, 5.0, 0.0])],
                integrator="lie-midpoint", gravity=[0.0, 0.0, 0.0])
@@ -108,7 +108,8 @@ def test_nested_dynamic_bodies_keep_their_world_acceleration():
 
 def test_inertial_terms_add_up_to_the_local_acceleration():
     """a1 = J2⁻¹ (F/m + constraint + frame + euler + centrifugal + coriolis) for every dynamic body
-    (seed 000; the pucks rest on the turntable, so the contact forces' share is part of it).
+    ("The Dynamics of a Transform Hierarchy"; the pucks rest on the turntable, so the contact forces'
+    share is part of it).
     1e-12: the same arithmetic by another route, round-off only."""
     sim = Simulation.from_file(next(p for p in SCENES if p.name == "turntable.toml"))
     sim.set("gravity", [0.0, -9.81, 0.0])

@@ -115,7 +115,7 @@ def test_a_box_asleep_on_a_turning_deck_rides_it_exactly():
 
 def test_reported_accelerations_of_a_sleeping_body():
     """Asleep on the turning deck the box reports a1 = 0 locally, the deck's centripetal
-    acceleration −ω² r in the world, and a constraint share that completes the seed's conversion:
+    acceleration −ω² r in the world, and a constraint share that completes the global-to-local conversion:
     J2⁻¹ (g + constraint + inertial terms) = a1 = 0 (to round-off)."""
     omega, r = 0.5, 2.0
     sim = scene([{"name": "deck", "motion": "kinematic", "angular_velocity": [0.0, omega, 0.0],

@@ -1,6 +1,6 @@
 """The PGS / sequential-impulse solver (physics.solver) and contact rows (physics.constraints),
 on their own and through Simulation.step: stacks rest, restitution, Coulomb friction on a slope,
-the residual's fall with iterations and SOR (issue 5 §6)."""
+the residual's fall with iterations and SOR."""
 import numpy as np
 import pytest
 
@@ -22,7 +22,7 @@ def box(name, y, size=0.5, **extra):
 def test_beta_from_erp_removes_the_fraction_per_second():
     h = 1 / 60
     beta = beta_from_erp(0.75, h)
-    assert (1 - beta) ** 60 == pytest.approx(0.25, rel=1e-12)   # seed 002 §3.3.2, exact identity
+    assert (1 - beta) ** 60 == pytest.approx(0.25, rel=1e-12)   # ERP: exact identity
     with pytest.raises(ValueError, match="erp"):
         beta_from_erp(1.0, h)
 
@@ -86,7 +86,7 @@ def test_stack_of_ten_comes_to_rest_and_stays():
     start = sim.world().transform.translation[1:].copy()
     sim.step(600)                                      # 10 s
     end = sim.world().transform.translation[1:]
-    assert np.abs(end - start).max() <= 1e-3           # the issue's bound: 1 mm drift over 10 s
+    assert np.abs(end - start).max() <= 1e-3           # the goal's bound: 1 mm drift over 10 s
     assert (end[:, 1] - (0.25 + 0.5 * np.arange(10))).min() > -5e-3   # sank less than 5 mm
 
 
@@ -104,7 +104,7 @@ def test_restitution_gives_bounce_height_ratio_e_squared(e, h):
         rebounding |= world.velocity[1, 1] > 0
         if rebounding:
             heights.append(world.transform.translation[1, 1] - radius)
-    # Rebound apex / drop = e² (Newton's law of restitution, exact for a free fall). The issue's goal
+    # Rebound apex / drop = e² (Newton's law of restitution, exact for a free fall). The goal
     # is ± 0.01; semi-implicit Euler is leapfrog, exact for constant gravity, so what is left is the
     # sampling of the apex and of the drop (g h²/8 = 0.3 mm at 1/60): measured ≤ 2e-4, bound 1e-3.
     assert max(heights) / drop == pytest.approx(e ** 2, abs=1e-3)
@@ -234,8 +234,8 @@ def test_symmetric_corners_take_equal_impulses():
 
 
 def test_shipped_stack_scene_stands_still():
-    """assets/scenes/stack.toml at its own settings for 10 s from t = 0 (issue 5 §7: drift ≤ 0.01 mm,
-    sink ≤ 1 mm). Measured with the manifold block solve: drift 1.5e-15 m (round-off: the aligned stack
+    """assets/scenes/stack.toml at its own settings for 10 s from t = 0 (the goal in docs/fidelity.md:
+    drift ≤ 0.01 mm, sink ≤ 1 mm). Measured with the manifold block solve: drift 1.5e-15 m (round-off: the aligned stack
     is mirror-symmetric and so is every solve now), top box sink 0.54 mm. Bounds: drift 1e-9 m, a
     million times the round-off yet 10⁴ below the goal — any ordering asymmetry (13 mm before) trips
     it; sink 0.6 mm, the measured value plus 10 % for a change of summation order."""

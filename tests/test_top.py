@@ -1,4 +1,4 @@
-"""The heavy symmetric top on a ball joint (assets/scenes/top.toml, issue 5 §6) against the top in
+"""The heavy symmetric top on a ball joint (assets/scenes/top.toml) against the top in
 reduced coordinates, and the ingredients it rests on, each checked in isolation.
 
 Reference: Euler angles (θ tilt, φ precession, ψ spin) with the pivot at the origin and

@@ -1,4 +1,4 @@
-"""Tests of physics.transform (issue 2 §3, §4, §6; seed 000, "The Dynamics of a Transform Hierarchy").
+"""Tests of physics.transform ("The Dynamics of a Transform Hierarchy", docs/references.md).
 
 The dynamics formulas are checked against time derivatives of time-parameterized transforms
 (`T(t)` cubic, `R(t) = exp(t W1) exp(t W2) R0` so that both ω and α are non-trivial, constant
@@ -243,13 +243,14 @@ def taylor2(f, t0):
 
 
 def dynamics_of(trajectory, t0) -> DynamicTransform:
-    """The DynamicTransform of a moving transform at t0 from its definition (seed 000, "Dynamics of
-    the Transform"): v = Ṫ, a = T̈, ω = Ṙ Rᵀ, and α = R̈ Rᵀ - ω² because R̈ = (α + ω²) R."""
+    """The DynamicTransform of a moving transform at t0 from its definition ("The Dynamics of a
+    Transform Hierarchy", "Dynamics of the Transform"): v = Ṫ, a = T̈, ω = Ṙ Rᵀ, and
+    α = R̈ Rᵀ - ω² because R̈ = (α + ω²) R."""
     def parts(t):
         a = trajectory(t)
         return a.translation, a.rotation, a.scale
     (T, v, acc), (R, dR, ddR), (S, dS, _) = taylor2(parts, t0)
-    # The seed's (and our) assumption: scale is constant. Recovered from a matrix it can carry a
+    # The article's (and our) assumption: scale is constant. Recovered from a matrix it can carry a
     # rounding-level derivative (~1e-16 S), hence the 1e-12 bound rather than exact zero.
     assert np.all(np.abs(dS) <= 1e-12 * S)
     Rt = np.swapaxes(R, -1, -2)
@@ -373,14 +374,14 @@ def test_counteract_keeps_child_and_grandchild_world_motion(n, seed, scaled, lin
     rng = np.random.default_rng(seed)
     parent, child, grandchild = (random_dynamic(rng, n, scaled=scaled) for _ in range(3))
     dv2, da2, dw2, dal2 = random_delta(rng, n)
-    if linear_only:  # the seed's case: an impulse on the parent changes only its velocity
+    if linear_only:  # the article's case: an impulse on the parent changes only its velocity
         da2, dw2, dal2 = None, None, None
     correction = parent.counteract(child, dv2, dw2, da2, dal2)
-    if linear_only:  # the seed's closed form Δv1 = -J2⁻¹ Δv, Δa1 = 2 J2⁻¹ ω2 Δv
+    if linear_only:  # the article's closed form Δv1 = -J2⁻¹ Δv, Δa1 = 2 J2⁻¹ ω2 Δv
         J2_inv = np.linalg.inv(parent.transform.linear())
-        assert_close(correction.velocity, -J2_inv @ dv2, GROUP_RTOL, "seed Δv1")
+        assert_close(correction.velocity, -J2_inv @ dv2, GROUP_RTOL, "closed-form Δv1")
         assert_close(correction.acceleration, 2 * J2_inv @ parent.angular_velocity @ dv2,
-                     GROUP_RTOL, "seed Δa1")
+                     GROUP_RTOL, "closed-form Δa1")
     z_v, z_w = np.zeros(n), np.zeros((n, n))
     new_parent = changed(parent, dv2, z_v if da2 is None else da2, z_w if dw2 is None else dw2,
                          z_w if dal2 is None else dal2)

@@ -1,6 +1,6 @@
-"""The defects a newcomer found in the viewer, each pinned: labels and numbers that fit, counters
-and status lines that reset or expire, errors where the user looks, every scene reachable by key,
-an aligned help table, contact markers off by default."""
+"""The viewer's interface text and keys: labels and numbers that fit, counters and status lines
+that reset or expire, errors where the user looks, every scene reachable by key, an aligned help
+table, contact markers off by default."""
 import numpy as np
 import pytest
 from conftest import click, frames, press
