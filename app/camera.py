@@ -3,7 +3,7 @@
 Matrices are numpy arrays in the column-vector convention of docs/architecture.md
 (`x_clip = P V x_world`). pyrr builds the projection and the look-at; pyrr's matrices are for
 row vectors (`x @ M`), so they are transposed once here, and the golden tests in
-tests/test_app_camera.py pin both against hand-derived formulas. To upload a matrix to GLSL
+tests/test_app_units.py pin both against hand-derived formulas. To upload a matrix to GLSL
 (column-major), write `M.T` in C order: see `gl_bytes`.
 
 The eye sits at `target + distance * (cos(pitch) sin(yaw), sin(pitch), cos(pitch) cos(yaw))`,

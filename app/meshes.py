@@ -4,7 +4,7 @@ Every mesh is `(vertices (V, 7) float32, indices (F*3,) uint32)`; a vertex is
 `position_shape (3), normal_shape (3), cap (1)`, in the shape's own frame (= the node frame).
 Triangles wind counter-clockwise seen from outside.
 
-Sizes, so that the renderer scales a unit mesh by the scene's numbers (issue 4's scene format):
+Sizes, so that the renderer scales a unit mesh by the scene's numbers (docs/scene-format.md):
 - box: extents 1 (half-extent 0.5); scaled by `size` (full extents).
 - sphere: radius 1; scaled by `radius`.
 - cylinder: radius 1, height 1 along y (y in [-0.5, 0.5]); scaled by (radius, height, radius).

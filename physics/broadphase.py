@@ -2,7 +2,7 @@
 
 One entry point, `candidate_pairs(lo, hi, filter)`, chooses the method by size:
 - up to `BRUTE_FORCE_MAX` finite shapes, every distinct pair from `physics.pairs.distinct_pair_indices`
-  (seed 000, "Iterating Over Distinct Pairs"), planes included: the pairs the filter allows are
+  ("Iterating Over Distinct Pairs in C++"), planes included: the pairs the filter allows are
   listed once per filter (`CollisionFilter.allowed_pairs`) and each step one compiled loop tests
   their boxes (a small scene's step then costs a few microseconds, not numpy calls per chunk);
 - beyond, sweep-and-prune (Baraff 1992; Bullet's btAxisSweep3 in its simplest one-axis form): sort

@@ -1,8 +1,9 @@
 """Constraint rows: contacts, Coulomb friction, joints — every one in the same row shape.
 
-Seed 002 §3 ("Constraints"): a velocity constraint J v = B on the bodies' world velocities
-v = (v_a, ω_a, v_b, ω_b); its impulse is Jᵀλ. Every row here is one scalar constraint of that form,
-Box2D v3 style ("one shape for every constraint row", src/revolute_joint.c, src/contact_solver.c):
+"The Mathematics of Havok's Solver", Part II §3 ("Constraints"; docs/references.md): a velocity
+constraint J v = B on the bodies' world velocities v = (v_a, ω_a, v_b, ω_b); its impulse is Jᵀλ. Every
+row here is one scalar constraint of that form, Box2D v3 style ("one shape for every constraint row",
+src/revolute_joint.c, src/contact_solver.c):
 
     C        position error (m or rad), C = 0 (equality) or C ≥ 0 (inequality, λ ≥ 0)
     Ċ = J v  J = [J_a | J_b], each (linear (3), angular (3)), world frame
@@ -17,8 +18,9 @@ centre of mass; body index −1 = static (the world, a fixed or a kinematic node
 its known surface velocity moved into the target).
 
 Targets (where each piece comes from):
-- equality C = 0: target = −β C / h, Baumgarte (seed 002 §3.3.1, B = −β C) with β from ERP
-  (seed 002 §3.3.2): β = 1 − (1 − ERP)^(1/n), n = 1/h steps per second; relax target 0.
+- equality C = 0: target = −β C / h, Baumgarte ("The Mathematics of Havok's Solver"
+  §3.3.1, B = −β C) with β from ERP (§3.3.2): β = 1 − (1 − ERP)^(1/n), n = 1/h steps per second;
+  relax target 0.
 - inequality C ≥ 0 (contact, rope, joint limit): speculative when separated, target = −C / h
   (the gap may close within this step but no further; Catto, "Speculative contacts", GDC 2013 /
   Box2D v3 `b2PrepareContactsTask`), and −β (C + slop) / h when penetrating deeper than the slop
@@ -58,7 +60,8 @@ BOUNCE_THRESHOLD = 1.0   # m/s: slower approaches do not bounce (Box2D v3's rest
 
 
 def beta_from_erp(erp, h):
-    """Baumgarte β per step from ERP, the error fraction removed per second (seed 002 §3.3.2):
+    """Baumgarte β per step from ERP, the error fraction removed per second
+    ("The Mathematics of Havok's Solver" §3.3.2):
     (1 − ERP) C₀ = (1 − β)ⁿ C₀ with n = 1/h, so β = 1 − (1 − ERP)^h."""
     if not 0.0 <= erp < 1.0 or not h > 0.0:
         raise ValueError(f"beta_from_erp: got erp={erp!r}, h={h!r}; expected 0 <= erp < 1 and h > 0")
@@ -444,10 +447,11 @@ class Joints:
 
 
 def function_rows(C, body, centre, rotation, h, beta, softness=0.0):
-    """Rows of a user constraint C(x_a, R_a, x_b, R_b) = 0 (values (K,) or scalar; bodies static
-    when −1), its Jacobian by forward AD with `physics.dual` (seed 000, "Dual Numbers"): the
-    derivative along each velocity coordinate of the perturbed poses x + δx, (I + hat δφ) R
-    (the first-order rotation with dR/dt = hat(ω) R, so δφ is ω dt, world frame).
+    """Rows of a user constraint C(x_a, R_a, x_b, R_b) = 0 (values (K,) or scalar; bodies static when
+    −1), its Jacobian by forward AD with `physics.dual` ("Automatically Computing the Derivatives of a
+    Vector Field using Dual Numbers"): the derivative along each velocity coordinate of the perturbed
+    poses x + δx, (I + hat δφ) R (the first-order rotation with dR/dt = hat(ω) R, so δφ is ω dt, world
+    frame).
 
     Returns Rows for the one pair `body = (a, b)` (equality rows, Baumgarte target −β C/h)."""
     from physics.dual import Dual

@@ -1,6 +1,7 @@
-"""A doubly linked list whose values and links live in two contiguous arrays (seed 000, cw::list).
+"""A doubly linked list whose values and links live in two contiguous arrays (cw::list of
+"Implementing Linked Lists with Contiguous Arrays", docs/references.md).
 
-Layout (seed 000, "Reinventing the Linked List"):
+Layout:
 
     values  [---v0---][---v1---][---v2---] ...      one numpy array, any inline dtype
     links   prev next prev next prev next ...       (capacity, 2) array of small unsigned ints
@@ -17,7 +18,7 @@ Invariants: the ``len(self)`` live nodes occupy storage slots ``0 .. len-1`` wit
     Every other handle stays valid.
   * bulk operations that delete (remove, remove_if, unique, clear) compact the storage: all handles
     are invalidated. reverse, sort and merge relink without moving values of ``self``; splice and
-    merge move the other list's values into ``self`` (appended to the storage), as the seed says.
+    merge move the other list's values into ``self`` (appended to the storage), as the article says.
 
 Handles are plain ``int``; "no element" (``end()`` in std::list) is ``None``. Whole-list
 algorithms whose result does not depend on order (count, sum, any, all, fill, replace, the test
@@ -108,7 +109,7 @@ class ContiguousList:
         return lst
 
     def copy(self):
-        """An independent copy: both arrays copied as they are, no relinking (seed §2.1)."""
+        """An independent copy: both arrays copied as they are, no relinking (the article's §2.1)."""
         out = ContiguousList.__new__(ContiguousList)
         out._values = self._values[: self._size].copy()
         out._links = self._links[: self._size].copy()
@@ -452,7 +453,7 @@ class ContiguousList:
     def splice(self, before, other, handle=None):
         """Move all of ``other`` (or only its element ``handle``) before ``before`` (None = end).
 
-        The values move into our storage (seed §2.2: splice needs the values contiguous). ``other``
+        The values move into our storage (the article's §2.2: splice needs the values contiguous). ``other``
         loses them: with ``handle`` given, as by ``other.erase(handle)``; otherwise it is cleared.
         Returns the handles of the moved elements here, in list order.
         """
@@ -525,7 +526,7 @@ class ContiguousList:
     def unique(self):
         """Erase each element equal to the one before it in *list* order (std::list::unique).
 
-        The seed lists unique among the order-free algorithms; "consecutive equal" is about list
+        The article lists unique among the order-free algorithms; "consecutive equal" is about list
         order, so the comparison is made along the links, the deletion on the value array.
         """
         if self._size < 2:

@@ -1,6 +1,7 @@
 """Dual numbers: forward-mode automatic differentiation that runs through ordinary numpy code.
 
-Seed 000, "Dual Numbers". A dual number is x + εy with ε² = 0, written (x, y). Every rule in this
+"Automatically Computing the Derivatives of a Vector Field using Dual Numbers" (docs/references.md).
+A dual number is x + εy with ε² = 0, written (x, y). Every rule in this
 module follows from two facts:
 
     (x, y)(a, b) = (xa, ya + xb)                   product rule
@@ -631,7 +632,8 @@ def second_derivative(f, x):
 
 
 def jacobian(f, x):
-    """J[..., i, j] = ∂f_i/∂x_j by n evaluations of f with seeds e_j (seed 000, "Dual Numbers").
+    """J[..., i, j] = ∂f_i/∂x_j by n evaluations of f with seeds e_j ("Automatically Computing the
+    Derivatives of a Vector Field using Dual Numbers").
 
     x has shape (..., n). f maps the last axis (batch-first) and returns shape (..., m) — or any
     shape S; the result has shape S + (n,), so a scalar f gives the gradient (..., n). With a batch

@@ -1,7 +1,8 @@
 """Integrators for dynamic rigid bodies moving relative to a (possibly moving, turning) parent.
 
-Seeds: 000 "From Torque to Angular Acceleration", "The Dynamics of a Transform Hierarchy"
-(force to local acceleration), "Numerical Integration for Rotational Dynamics"; 002 Part II §1-2.
+Sources (docs/references.md): "From Torque to Angular Acceleration… Correctly.", "The Dynamics of a
+Transform Hierarchy" (force to local acceleration), "Numerical Integration for Rotational
+Dynamics", "The Mathematics of Havok's Solver" Part II §1-2.
 
 State of body i (docs/architecture.md, "Integrators interface"): local translation `T1`, rotation
 `R1`, velocity `v1 = dT1/dt` (parent frame), and `omega_body = R3^T omega3`, its angular velocity
@@ -13,13 +14,13 @@ Rotation. Euler's equations act on omega_body and the world rotation, whatever t
 
     I d(omega_body)/dt = R3^T tau_world - g omega_body x (I omega_body),    dR3/dt = R3 hat(omega_body)
 
-and the local rotation is read back as `R1 = R2(h)^T R3`. This is the seed's angular global-to-local
+and the local rotation is read back as `R1 = R2(h)^T R3`. This is the article's angular global-to-local
 conversion `alpha1 = R2^T (alpha3 - alpha2 - omega2 x omega3)` integrated exactly (no inertial
 torques to approximate), and it lets the conservative integrators conserve the world angular
 momentum of a free body in any frame.
 
-Translation. The seed's global-to-local conversion, with J2 = R2 S2 and tildes for parent-frame
-vectors (`x~ = R2^T x`):
+Translation. The global-to-local conversion of "The Dynamics of a Transform Hierarchy", with
+J2 = R2 S2 and tildes for parent-frame vectors (`x~ = R2^T x`):
 
     a1 = R2^T (F/m - a2) / S2 - alpha~2 x T1 - omega~2 x (omega~2 x T1) - 2 omega~2 x v1
          (applied, frame,        Euler,          centrifugal,               Coriolis)
@@ -27,7 +28,7 @@ vectors (`x~ = R2^T x`):
 affine in (T1, v1): `a1 = c(t) + A(t) T1 + C(t) v1`, so the implicit schemes solve one 3x3
 linear system, no Newton iteration.
 
-Integrators (002 §2.1; orientation always moved on the group, by exp or Cayley, never by adding):
+Integrators (Havok's solver §2.1; orientation always moved on the group, by exp or Cayley, never by adding):
 - explicit-euler:      v' = v + h f(x, v);  x' = x + h v;  R3' = R3 exp(h w)
 - semi-implicit-euler: v' = v + h f(x, v);  x' = x + h v'; R3' = R3 exp(h w')    (symplectic Euler)
                        Both Euler schemes step translation in the non-rotating frame moving with
@@ -35,7 +36,7 @@ Integrators (002 §2.1; orientation always moved on the group, by exp or Cayley,
 - implicit-euler:      v' = v + h f(x', v'); x' = x + h v'; R3' = R3 exp(h w')   (Newton; the torque's
                        dependence on R3' is iterated as a fixed point around the Newton solve)
 - implicit-midpoint:   v' = v + h f(x_m, v_m) with x_m, v_m the averages; R3' = R3 exp(h w_m).
-                       (002 writes an explicit midpoint predictor under this name; we solve the
+                       (the article writes an explicit midpoint predictor under this name; we solve the
                        true implicit midpoint rule.) Conserves energy and |L| of a free body, not
                        the direction of the world L (the exp breaks it: see lie-midpoint).
 - rk4:                 classical Runge-Kutta on (x, v) and on (q, w) with q' = q (0, w)/2, q
@@ -68,7 +69,7 @@ INTEGRATORS = {
     "explicit-euler": "explicit Euler (1st order, gains energy)",
     "semi-implicit-euler": "semi-implicit (symplectic) Euler, 1st order",
     "implicit-euler": "implicit Euler with Newton, 1st order, dissipative",
-    "implicit-midpoint": "implicit midpoint rule (002 §2.1) with the exponential map, 2nd order",
+    "implicit-midpoint": "implicit midpoint rule with the exponential map, 2nd order",
     "rk4": "classical Runge-Kutta, 4th order reference",
     "lie-midpoint": "implicit midpoint + Cayley map, 2nd order, conserves E, |L| and world L of a free body",
     "lie-midpoint-4": "triple-jump composition of lie-midpoint, 4th order, same conservation",
@@ -662,7 +663,8 @@ def _inertial_kernel(translation, velocity, moving, frames, out):
 
 
 def inertial_accelerations(translation, velocity, frame=None):
-    """The four inertial accelerations of each body in the world frame (seed 000), dict of (B, 3):
+    """The four inertial accelerations of each body in the world frame ("The Dynamics of a
+    Transform Hierarchy"), dict of (B, 3):
 
     frame = -a2, euler = -alpha2 x r, centrifugal = -omega2 x (omega2 x r), coriolis = -2 omega2 x (J2 v1),
     with r = J2 T1 and J2 = R2 S2. They are zero for bodies whose parent is the world.

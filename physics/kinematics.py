@@ -1,5 +1,5 @@
-"""Kinematic local motion: constant local acceleration and angular acceleration (seed 000,
-"Numerical Integration for Rotational Dynamics").
+"""Kinematic local motion: constant local acceleration and angular acceleration ("Numerical
+Integration for Rotational Dynamics", docs/references.md).
 
 Conventions (docs/architecture.md): every quantity here is a node's *local* one, expressed in the
 parent frame; `dR/dt = hat(omega_local) R`, rotations act on column vectors.
@@ -13,7 +13,7 @@ Over a step `h` with constant `a` and `alpha`:
     Omega3 = (1/240) alpha x (alpha x omega) h^5
 
 `magnus1` uses Omega1 (local error O(h^3): 2nd order), `magnus2` Omega1 + Omega2 (4th order),
-`magnus3` all three. The exponential is either exact (Rodrigues) or the seed's normalized
+`magnus3` all three. The exponential is either exact (Rodrigues) or the article's normalized
 third-order quaternion exponential, `exp(X) ~ ((1 - |X|^2/2) + (1 - |X|^2/6) X) / norm` with
 `X = Omega / 2`, applied as `q' = exp(X) q` (error < 1 % up to 90 degrees per step).
 
@@ -71,7 +71,7 @@ def _check_choice(name, value, options):
 
 def step_kinematic(translation, rotation, velocity, omega_local, acceleration, alpha_local, dt,
                    rotation_update="magnus2", exponential="exact"):
-    """Advance B kinematic nodes by `dt` in place (formulas in the module docstring, seed 000).
+    """Advance B kinematic nodes by `dt` in place (formulas in the module docstring).
 
     translation, velocity, omega_local: (B, 3), rotation: (B, 3, 3) are updated; acceleration and
     alpha_local (B, 3) are the constant local accelerations.
@@ -95,7 +95,7 @@ def advance_kinematic(translation, rotation, velocity, omega_local, acceleration
 
 
 def magnus_vector(omega, alpha, dt, order=2):
-    """Omega of the seed's Magnus expansion for constant `alpha`, batch (..., 3) -> (..., 3)."""
+    """Omega of the Magnus expansion for constant `alpha`, batch (..., 3) -> (..., 3)."""
     omega, alpha = np.broadcast_arrays(np.asarray(omega, float), np.asarray(alpha, float))
     if omega.shape[-1:] != (3,):
         raise ValueError(f"omega, alpha: got shape {omega.shape}; expected (..., 3)")

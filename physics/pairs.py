@@ -1,18 +1,19 @@
-"""Lazy views over the pairs and the distinct pairs of a sequence (seed 000, "Iterating Over Distinct Pairs").
+"""Lazy views over the pairs and the distinct pairs of a sequence ("Iterating Over
+Distinct Pairs in C++", docs/references.md).
 
-For a sequence X of length n, in the order of the seed's nested index loops:
+For a sequence X of length n, in the order of the article's nested index loops:
 
     pairs(X):          for i in range(n): for j in range(n):        (X[i], X[j])   n^2 of them
     distinct_pairs(X): for i in range(n): for j in range(i + 1, n): (X[i], X[j])   n(n-1)/2
 
 Nothing is copied: a view holds the sequence, computes ``len`` and the k-th pair in O(1), and its
 elements are `Pair` objects whose ``first``/``second`` read and write ``X[i]``/``X[j]`` (the
-seed's pair of references). A view is itself a sequence of pairs, so views compose:
+article's pair of references). A view is itself a sequence of pairs, so views compose:
 ``distinct_pairs(distinct_pairs(v))`` are pairs of pairs, and assigning a tuple to a pair writes
 both of its elements through to ``v``. "Distinct" means distinct positions, not unequal values.
 
 `distinct_pair_indices(n, chunk)` is the bulk path for numpy work on very many pairs: it yields
-blocks of index arrays, never more than ``chunk`` pairs at a time (the seed's 2^17-element example
+blocks of index arrays, never more than ``chunk`` pairs at a time (the article's 2^17-element example
 has 8.6e9 pairs, 64 GB as a list).
 """
 from collections.abc import Sequence
@@ -127,7 +128,7 @@ class PairsView(_PairView):
 
 
 class DistinctPairsView(_PairView):
-    """The pairs (X[i], X[j]) with i < j, row by row (the seed's order).
+    """The pairs (X[i], X[j]) with i < j, row by row (the nested loops' order).
 
     Row i starts at k = i n - i (i + 1) / 2. Counting from the end, k' = N - 1 - k lies in the
     row t = n - 2 - i that holds t + 1 pairs, with t (t + 1) / 2 <= k' < (t + 1)(t + 2) / 2, so

@@ -2,12 +2,13 @@
 
 Conventions (docs/architecture.md): a body's inertia is diagonal in its own axes (principal
 moments `inertia_body`, (..., 3)); `omega_body` is its angular velocity relative to the world,
-expressed in body axes; torques here are body-frame too. Seed 000, "From Torque to Angular
-Acceleration": `tau = I alpha + omega x L`, `L = I omega`, so in the body frame (where I is constant)
+expressed in body axes; torques here are body-frame too. "From Torque to Angular
+Acceleration… Correctly." (docs/references.md): `tau = I alpha + omega x L`, `L = I omega`, so in
+the body frame (where I is constant)
 
     I d(omega_body)/dt = tau_body - omega_body x (I omega_body)          (Euler's equations)
 
-The term `omega x L` is the gyroscopic term. Modes (issue 4 §2):
+The term `omega x L` is the gyroscopic term. Modes:
 - `off`: dropped, so without torque omega_body is constant (no precession, no Dzhanibekov flip);
 - `explicit`: kept in the right-hand side and integrated like any force;
 - `implicit`: backward Euler on the torque-free part, `I w' + h w' x (I w') = I w`, solved by

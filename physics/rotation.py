@@ -8,8 +8,8 @@ Conventions (each pinned by a test in tests/test_rotation.py):
   ``q`` and ``-q`` are the same rotation; ``rotate(q, v) = q ⊗ (0, v) ⊗ q*``.
 - ``hat(w) @ x = w × x`` and ``vee(hat(w)) = w``; in 2D ``hat(s, n=2) = [[0, -s], [s, 0]]``.
 - Angular velocity ``omega`` satisfies ``dR/dt = hat(omega) R`` and ``dq/dt = ½ (0, omega) ⊗ q``:
-  it is expressed in the **parent** frame (seed 000, "Numerical Integration for Rotational
-  Dynamics"). The body-frame angular velocity is ``omega_body = R.T @ omega``.
+  it is expressed in the **parent** frame ("Numerical Integration for Rotational Dynamics",
+  docs/references.md). The body-frame angular velocity is ``omega_body = R.T @ omega``.
 - A rotation vector ``r = angle * axis`` with ``angle`` in [0, π]; ``exp_so3(r) = expm(hat(r))`` and
   the unit quaternion of ``r`` is ``quaternion_exp(r / 2)``.
 - Euler angles ``(a, b, c)`` for an axis order such as ``"xyz"``: intrinsic (the default) means
@@ -178,8 +178,8 @@ def vector_from_skew(W):
 
 def hat(w, n=3):
     """Cross-product matrix: n = 3, w (..., 3) → (..., 3, 3) with ``hat(w) @ x = w × x``;
-    n = 2, scalar s (...) → (..., 2, 2) ``[[0, -s], [s, 0]]`` (seed 000, "The Rotational
-    Equations", ω×)."""
+    n = 2, scalar s (...) → (..., 2, 2) ``[[0, -s], [s, 0]]`` ("Numerical Integration for
+    Rotational Dynamics", "The Rotational Equations", ω×)."""
     if n == 2:
         s = _array(w)
         return skew_from_vector(s[..., None], 2)
@@ -258,7 +258,8 @@ def quaternion_derivative_matrix(q, body=False):
 
     Parent-frame ω (``body=False``): dq/dt = ½ (0, ω) ⊗ q, so B = [[-q_vᵀ], [q_w I - hat(q_v)]].
     Body-frame ω (``body=True``): dq/dt = ½ q ⊗ (0, ω_body), so B = [[-q_vᵀ], [q_w I + hat(q_v)]].
-    Derived from seed 002's dr/dt = ½ Q(w) r = ½ r Q(w_body), whose printed B(q) is damaged.
+    Derived from dr/dt = ½ Q(w) r = ½ r Q(w_body), as "The Mathematics of Havok's Solver"
+    writes it (its printed B(q) is damaged).
     """
     q = _check_last(q, (4,), "q")
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
@@ -320,8 +321,9 @@ def quaternion_from_matrix(R):
 
 def matrix_from_rotvec(r):
     """exp(hat(r)) for rotation vectors r (..., 3) → (..., 3, 3), by Rodrigues' formula
-    R = I + (sin θ/θ) K + ((1 - cos θ)/θ²) K², K = hat(r), θ = |r| (seed 000, "Evaluating the
-    Exponential Map"); (1 - cos θ)/θ² is evaluated as ½ (sin(θ/2)/(θ/2))², free of cancellation."""
+    R = I + (sin θ/θ) K + ((1 - cos θ)/θ²) K², K = hat(r), θ = |r| ("Numerical Integration for
+    Rotational Dynamics", "Evaluating the Exponential Map"); (1 - cos θ)/θ² is evaluated as
+    ½ (sin(θ/2)/(θ/2))², free of cancellation."""
     r = _check_last(r, (3,), "r")
     theta2 = _dot3(r, r)
     K = hat(r)
@@ -335,7 +337,8 @@ exp_so3 = matrix_from_rotvec
 
 def quaternion_exp(v):
     """exp of the imaginary quaternion (0, v), v (..., 3) → unit quaternion (..., 4):
-    (cos |v|, v sin|v| / |v|) (seed 000, "Evaluating the Exponential Map")."""
+    (cos |v|, v sin|v| / |v|) ("Numerical Integration for Rotational Dynamics", "Evaluating the
+    Exponential Map")."""
     v = _check_last(v, (3,), "v")
     theta2 = _dot3(v, v)
     s = _sinc(theta2)
@@ -385,11 +388,11 @@ log_so3 = rotvec_from_matrix
 
 
 def quaternion_exp_truncated(v):
-    """The seed's normalized third-order quaternion exponential of (0, v), v (..., 3):
+    """The normalized third-order quaternion exponential of (0, v), v (..., 3):
 
         exp(X) ≈ ((1 - |X|²/2) + (1 - |X|²/6) X) / sqrt((1 - |X|²/2)² + (1 - |X|²/6)² |X|²)
 
-    (seed 000, "Numerical Integration for Rotational Dynamics", "Evaluating the Exponential Map").
+    ("Numerical Integration for Rotational Dynamics", "Evaluating the Exponential Map").
     Always a unit quaternion; agrees with ``quaternion_exp`` to third order in |v|.
     """
     v = _check_last(v, (3,), "v")

@@ -167,9 +167,9 @@ def sinc2(theta2):
 
 @njit(cache=True, inline="always")
 def exp_so3(x):
-    """exp(hat(x)) by Rodrigues' formula (physics.rotation.exp_so3, seed 000 "Evaluating the
-    Exponential Map"): 1 + (sin θ/θ) hat(x) + ((1 - cos θ)/θ²) hat(x)², θ = |x|, with
-    (1 - cos θ)/θ² = ½ (sin(θ/2)/(θ/2))², free of cancellation."""
+    """exp(hat(x)) by Rodrigues' formula (physics.rotation.exp_so3; "Numerical Integration for
+    Rotational Dynamics", "Evaluating the Exponential Map"): 1 + (sin θ/θ) hat(x) + ((1 - cos θ)/θ²)
+    hat(x)², θ = |x|, with (1 - cos θ)/θ² = ½ (sin(θ/2)/(θ/2))², free of cancellation."""
     theta2 = dot(x, x)
     half = sinc2(0.25 * theta2)
     return rotation_from_coefficients(x, sinc2(theta2), 0.5 * half * half)
@@ -231,9 +231,9 @@ def quaternion_from_matrix(m):
 
 @njit(cache=True, inline="always")
 def exp_truncated_matrix(x):
-    """The rotation of the seed's normalized third-order quaternion exponential of (0, x/2)
-    (physics.rotation.quaternion_exp_truncated; seed 000, "Numerical Integration for Rotational
-    Dynamics"): exp(X) ≈ ((1 - |X|²/2) + (1 - |X|²/6) X) / norm, X = x/2."""
+    """The rotation of the normalized third-order quaternion exponential of (0, x/2)
+    (physics.rotation.quaternion_exp_truncated; "Numerical Integration for Rotational Dynamics"):
+    exp(X) ≈ ((1 - |X|²/2) + (1 - |X|²/6) X) / norm, X = x/2."""
     t = 0.25 * dot(x, x)
     a = 1.0 - 0.5 * t
     b = 0.5 * (1.0 - t / 6.0)
@@ -242,8 +242,8 @@ def exp_truncated_matrix(x):
 
 @njit(cache=True, inline="always")
 def magnus(omega, alpha, h, order):
-    """The seed's Magnus vector for dR/dt = hat(omega + alpha t) R over [0, h], truncated after
-    `order` terms (seed 000, "Numerical Integration for Rotational Dynamics"; the vectorized
+    """The Magnus vector for dR/dt = hat(omega + alpha t) R over [0, h], truncated after
+    `order` terms ("Numerical Integration for Rotational Dynamics"; the vectorized
     physics.kinematics.magnus_vector):
     Omega1 = (omega + omega') h / 2, Omega2 = alpha × omega h³/12, Omega3 = alpha × (alpha × omega) h⁵/240."""
     out = mul(h, axpy(0.5 * h, alpha, omega))

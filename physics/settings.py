@@ -89,7 +89,8 @@ class Settings:
     exponential: str = "exact"              # exact | truncated (normalized 3rd-order quaternion exp)
     counteract: bool = True                 # impulses on a parent leave its children's world motion
     # Constraint solver (physics.solver): PGS sweeps, SOR factor, ERP = error fraction removed per
-    # second (seed 002 §3.3.2), CFM (ODE), warm starting, the relax stage (no energy from correction).
+    # second ("The Mathematics of Havok's Solver" §3.3.2), CFM (ODE), warm starting, the relax
+    # stage (no energy from correction).
     iterations: int = 10
     sor: float = 1.0
     erp: float = 0.99999

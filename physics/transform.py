@@ -1,7 +1,7 @@
 """Transforms `x -> R S x + T` in n dimensions and their dynamics (velocities, accelerations).
 
-Source: seed 000, "The Dynamics of a Transform Hierarchy" (every section); the formulas were
-re-derived by differentiating the composition (see ../shared/seeds/NOTES.md).
+Source: "The Dynamics of a Transform Hierarchy" (every section; docs/references.md); the formulas
+were re-derived by differentiating the composition.
 
 Conventions, stated once (docs/architecture.md):
 - A `Transform` is `(T, R, S)`: translation `(..., n)`, rotation `(..., n, n)` in SO(n), positive
@@ -12,7 +12,7 @@ Conventions, stated once (docs/architecture.md):
 - Dynamics: `v = dT/dt`, `a = d²T/dt²` (of the node's origin, in the parent basis); angular
   velocity `omega` is the skew matrix with `dR/dt = omega R` (expressed in the parent frame);
   `alpha = d omega/dt`, so `d²R/dt² = (alpha + omega²) R`. Scale is constant in time.
-- Subscripts follow the seed: 1 = child relative to parent (local), 2 = parent relative to world,
+- Subscripts follow the article: 1 = child relative to parent (local), 2 = parent relative to world,
   3 = child relative to world (`A3 = A2 ∘ A1`). `[X, Y] = XY - YX`.
 - Every array is batch-first; batch shapes broadcast. The code uses only matmul, swapaxes,
   indexing and elementwise operations, so `physics.dual.Dual` arrays flow through it and
@@ -96,10 +96,11 @@ def _perp(x):
 # --- Transform -----------------------------------------------------------------------------------
 
 class Transform:
-    """An invertible similarity `A(x) = R S x + T` (seed 000, "Transforms").
+    """An invertible similarity `A(x) = R S x + T` ("The Dynamics of a Transform Hierarchy", "Transforms").
 
     translation `(..., n)`, rotation `(..., n, n)` with `Rᵀ R = I`, `det R = +1`, scale `(...)`
-    positive. Group structure (seed 000, "Composition / Identity / Inverse Transform"):
+    positive. Group structure ("The Dynamics of a Transform Hierarchy",
+    "Composition / Identity / Inverse Transform"):
 
         (T2, R2, S2) ∘ (T1, R1, S1) = (R2 S2 T1 + T2,  R2 R1,  S2 S1)
         identity = (0, I, 1)
@@ -258,7 +259,8 @@ def _check_skew(what, w, n):
 # --- DynamicTransform ------------------------------------------------------------------------------
 
 class Delta(NamedTuple):
-    """An instantaneous change of a node's dynamics (seed 000, "Local and Global Deltas")."""
+    """An instantaneous change of a node's dynamics ("The Dynamics of a Transform Hierarchy",
+    "Local and Global Deltas")."""
     velocity: object
     acceleration: object
     angular_velocity: object
@@ -266,8 +268,9 @@ class Delta(NamedTuple):
 
 
 class InertialAccelerations(NamedTuple):
-    """The terms of a child's local acceleration, in the parent's basis (seed 000, "Newtonian
-    Mechanics — Force to Acceleration"). Their sum is the local acceleration `a1`."""
+    """The terms of a child's local acceleration, in the parent's basis ("The Dynamics of a Transform
+    Hierarchy", "Newtonian Mechanics — Force to Acceleration"). Their sum is the local acceleration
+    `a1`."""
     applied: object      # J2⁻¹ a3: the world (inertial-frame) acceleration, i.e. F / m
     frame: object        # -ã2: the parent frame's own acceleration
     euler: object        # -α̃2 T1
@@ -279,7 +282,8 @@ class InertialAccelerations(NamedTuple):
 
 
 class DynamicTransform:
-    """A transform with its first two time derivatives (seed 000, "Dynamics of the Transform").
+    """A transform with its first two time derivatives ("The Dynamics of a Transform Hierarchy",
+    "Dynamics of the Transform").
 
     `transform` (T, R, S); `velocity` v = dT/dt and `acceleration` a = dv/dt, `(..., n)`;
     `angular_velocity` ω (dR/dt = ω R) and `angular_acceleration` α = dω/dt as skew `(..., n, n)`
@@ -344,7 +348,8 @@ class DynamicTransform:
 
     # -- group structure --
     def __matmul__(self, child: "DynamicTransform") -> "DynamicTransform":
-        """`parent_world @ child_local -> child_world` (seed 000, "Dynamics of the Composition"):
+        """`parent_world @ child_local -> child_world` ("The Dynamics of a Transform Hierarchy",
+        "Dynamics of the Composition"):
 
             v3 = v2 + J2 v1 + ω2 J2 T1
             a3 = a2 + J2 a1 + (α2 + ω2²) J2 T1 + 2 ω2 J2 v1
@@ -372,7 +377,8 @@ class DynamicTransform:
             check=False)
 
     def inverse(self) -> "DynamicTransform":
-        """The parent relative to the child (seed 000, "Dynamics of the Inverse"):
+        """The parent relative to the child ("The Dynamics of a Transform Hierarchy", "Dynamics of the
+        Inverse"):
 
             v' = J⁻¹(ω T - v)
             a' = J⁻¹(α T - ω² T + 2 ω v - a)
@@ -395,7 +401,8 @@ class DynamicTransform:
     def local_from_world(parent_world: "DynamicTransform", child_world: "DynamicTransform"
                          ) -> "DynamicTransform":
         """The child's local dynamics from its and its parent's world dynamics, `A1 = A2⁻¹ ∘ A3`
-        (seed 000, "Converting Global Dynamics To Local Dynamics"), with `r = T3 - T2 = J2 T1`:
+        ("The Dynamics of a Transform Hierarchy", "Converting Global Dynamics To Local Dynamics"),
+        with `r = T3 - T2 = J2 T1`:
 
             v1 = J2⁻¹(v3 - v2 - ω2 r)
             a1 = J2⁻¹(a3 - a2 - (α2 - ω2²) r - 2 ω2 (v3 - v2))
@@ -420,8 +427,9 @@ class DynamicTransform:
             R2t @ (child_world.angular_acceleration - al2 + _bracket(w3, w2)) @ R2,
             check=False)
 
-    # -- the four delta rules (seed 000, "Local and Global Deltas"); `self` is the parent's world
-    #    dynamics (A2, ω2, ...); transforms are unchanged by the instantaneous change --
+    # -- the four delta rules ("The Dynamics of a Transform Hierarchy", "Local and Global Deltas");
+    # `self` is the parent's world dynamics (A2, ω2, ...); transforms are unchanged by the instantaneous
+    # change --
     def _deltas_or_zero(self, dv, da, dw, dal):
         """The four changes as arrays, validated; None means no change."""
         n, out = self.n, []
@@ -487,18 +495,18 @@ class DynamicTransform:
 
     def counteract(self, child_local: "DynamicTransform", dv2=None, dw2=None, da2=None, dal2=None
                    ) -> Delta:
-        """The local change a direct child needs so that its world motion is unchanged when its
-        parent's world dynamics change by (Δv2, Δω2, Δa2, Δα2) (seed 000, "Counteracting the
-        Inherited Effect from the Parent"). `self` is the parent's world dynamics *before* the
-        change. Derived by differencing `local_from_world` at a fixed child world state, with
-        `r = J2 T1`, `v3 - v2 = J2 v1 + ω2 r`, `ω2' = ω2 + Δω2`:
+        """The local change a direct child needs so that its world motion is unchanged when its parent's
+        world dynamics change by (Δv2, Δω2, Δa2, Δα2) ("The Dynamics of a Transform Hierarchy",
+        "Counteracting the Inherited Effect from the Parent"). `self` is the parent's world dynamics
+        *before* the change. Derived by differencing `local_from_world` at a fixed child world state,
+        with `r = J2 T1`, `v3 - v2 = J2 v1 + ω2 r`, `ω2' = ω2 + Δω2`:
 
             Δv1 = -J2⁻¹(Δv2 + Δω2 r)
             Δa1 = -J2⁻¹(Δa2 + (Δα2 - (ω2'² - ω2²)) r + 2 Δω2 (v3 - v2) - 2 ω2' Δv2)
             Δω1 = -R2ᵀ Δω2 R2
             Δα1 = R2ᵀ(-Δα2 + [ω3, Δω2]) R2
 
-        With only a linear change Δv2 = Δv this is the seed's `Δv1 = -J2⁻¹ Δv`,
+        With only a linear change Δv2 = Δv this is the article's `Δv1 = -J2⁻¹ Δv`,
         `Δa1 = 2 J2⁻¹ ω2 Δv`. The grandchildren inherit the correction and need none.
         """
         dv2, da2, dw2, dal2 = self._deltas_or_zero(dv2, da2, dw2, dal2)
@@ -528,7 +536,8 @@ class DynamicTransform:
     def inertial_accelerations(parent_world: "DynamicTransform", child_world: "DynamicTransform",
                                *, form: str = "matrix") -> InertialAccelerations:
         """Decompose the child's local acceleration `a1` into its applied part and the inertial
-        terms, all in the parent's basis (seed 000, "Newtonian Mechanics — Force to Acceleration"):
+        terms, all in the parent's basis ("The Dynamics of a Transform Hierarchy",
+        "Example: Newtonian Mechanics — Force to Acceleration"):
 
             a1 = ã3 - ã2 - α̃2 T1 - ω̃2² T1 - 2 ω̃2 v1
                = applied + frame + Euler + centrifugal + Coriolis

@@ -1,4 +1,4 @@
-"""Write the contact and joint scenes of issue 5 §5 (pendulum ... pile) as TOML files.
+"""Write the contact and joint scenes (pendulum ... pile) as TOML files.
 
 Run `python assets/scenes/make_scenes.py` after changing it; the output is committed so the app's
 scene browser and the runner need no generation step. Positions, quaternions and joint anchors are
@@ -70,10 +70,10 @@ def pendulum():
         joints.append(dict(type="ball", b=name, anchor=pivot))
     write("pendulum", """
 Two pendulums with a 1 m rigid link (a ball joint at the pivot, maximal coordinates), released
-from 60° (red) and 120° (blue): issue 5 §7's pendulum line. The bobs are 0.1 m, 1 kg spheres, so
+from 60° (red) and 120° (blue): the pendulum line of docs/fidelity.md. The bobs are 0.1 m, 1 kg spheres, so
 each is a physical pendulum with exact period 4 sqrt((I + m L²)/(m g L)) K(sin²(θ₀/2)):
 2.157 s (60°) and 2.760 s (120°). Watch the energy readout: it should oscillate, never drift.
-At dt = 1/240 (the issue's accuracy test); try --dt 0.0166667 (1/60), --erp 0 to see the joint drift apart
+At dt = 1/240 (the accuracy goal); try --dt 0.0166667 (1/60), --erp 0 to see the joint drift apart
 without Baumgarte correction, --relax off to see position correction feed energy in, --shake off
 to see the energy decay when the joint projection leaves velocities alone.""",
           "Pendulums (60° and 120°)", "Two 1 m pendulums on ball joints released from 60° and 120°; their periods and energy are the fidelity test.",
@@ -144,7 +144,7 @@ def chain():
         joints.append(dict(type="ball", b=name, anchor=[pitch * i, top, 0.0], **({"a": f"link_{i:02d}"} if i else {})))
     write("chain", """
 A chain of 20 capsule links (0.25 m, 0.2 kg) on ball joints, hooked to the world at one end and
-released horizontally: issue 5 §7's chain line (no blow-up, energy never grows, joint
+released horizontally: the chain line of docs/fidelity.md (no blow-up, energy never grows, joint
 separation ≤ 1 mm). The links share collision group 2 and leave it out of their mask, so they
 do not collide with each other where they overlap at the joints. The 5 m chain swings down and
 whips; the free end falls to 1 m above the ground. Try --relax off (energy may grow) and
@@ -196,7 +196,7 @@ def stack():
                              shape={"type": "box", "size": [size] * 3},
                              color=[0.9 - 0.06 * i, 0.35 + 0.04 * i, 0.2 + 0.06 * i]) for i in range(count)]
     write("stack", """
-A stack of ten 0.5 m, 1 kg boxes on the ground: issue 5 §7's stack line (drift ≤ 0.01 mm and
+A stack of ten 0.5 m, 1 kg boxes on the ground: the stack line of docs/fidelity.md (drift ≤ 0.01 mm and
 sink ≤ 1 mm over 10 s, standing). Nothing should move. At these settings (30 iterations,
 2 sub-steps, ≈ 2.3 ms/step) it drifts 1e-12 mm (round-off: each box's four contact points are
 solved as one exact block) and the top box sinks 0.54 mm; 10 iterations sink 2.1 mm. Weak
@@ -240,7 +240,7 @@ def pile():
                           shape={"type": "box", "size": [size] * 3}, color=color.tolist()))
     write("pile", """
 A pile: 1,000 boxes (0.2 m, 1 kg), a 10 x 10 x 10 heap with random tilts, dropped onto the ground
-from 0.5 m: issue 5 §7's pile line and §8's benchmark (broad phase, narrow phase and solver on
+from 0.5 m: the pile line of docs/fidelity.md and its benchmark (broad phase, narrow phase and solver on
 ≈ 5–6k contact points at rest). Watch that nothing falls through the ground and the heap comes to
 rest; compare --iterations 10 and 50 for the worst ground penetration.""",
           "Pile of 1,000 boxes", "A thousand boxes dropped as a heap onto the ground: the contact benchmark.",

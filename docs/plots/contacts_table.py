@@ -1,9 +1,9 @@
-"""Our numbers for issue 5 §7's table (docs/fidelity.md, "Contacts and joints"): each line run the
-way the issue states it, through `physics.Simulation`, printed as Markdown rows.
+"""Our numbers for the table of docs/fidelity.md, "Contacts and joints: numbers to beat": each line
+run the way its goal states it, through `physics.Simulation`, printed as Markdown rows.
 
     .venv/bin/python docs/plots/contacts_table.py [pendulum restitution stack chain pile]
 
-Lines: the pendulum (1 m rigid link on a ball joint, 60° and 120°, dt = 1/60 — the issue's step —
+Lines: the pendulum (1 m rigid link on a ball joint, 60° and 120°, dt = 1/60 — the goal's step —
 and 1/240, `shake` on (as pendulum.toml) and off (the default): period error against the
 elliptic-integral period, energy band as a fraction of the swing energy m g L (1 − cos θ₀), joint
 error), restitution 0.5 (ball dropped from 1 m: bounce height ratio, dt = 1/240 and 1/60), the stack
@@ -13,9 +13,7 @@ change, worst joint separation), the pile (pile.toml at 10 and 50 iterations:
 `benchmarks.contacts.measure_pile`, the same run as docs/benchmarks.md's rows).
 """
 import os
-import subprocess
 import sys
-from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -139,12 +137,7 @@ LINES = {"pendulum": lambda: [pendulum(a, h, shake) for a in (60, 120) for h in 
          "pile": lambda: [pile(10), pile(50)]}
 
 if __name__ == "__main__":
-    commit = subprocess.run(["git", "log", "-1", "--oneline"], capture_output=True, text=True,
-                            cwd=ROOT).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--short", "physics"], capture_output=True, text=True,
-                           cwd=ROOT).stdout.split()
-    print(f"commit {commit}" + (f" (+ uncommitted changes in {', '.join(dirty[1::2])})" if dirty else ""))
-    print(f"measured {date.today().isoformat()}, load average {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    print(f"load average {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     for name in sys.argv[1:] or LINES:
         for row in LINES[name]():
             print(row, flush=True)

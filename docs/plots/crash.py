@@ -1,13 +1,12 @@
-"""The car crash (issue 5 §4): a loose child's world velocity through the impact, counteraction on
+"""The car crash: a loose child's world velocity through the impact, counteraction on
 and off. Runs assets/scenes/car.toml through `physics.Simulation` and writes docs/crash.png.
 
     .venv/bin/python docs/plots/crash.py [--seconds 2.5] [--child box_1]
 
-With counteraction on (seed 000, "Counteracting the Inherited Effect from the Parent") the contact
-impulse that stops the car leaves its children's world velocity alone: the cargo keeps ~10 m/s and
-slides into the front panel, which then stops it. Off, the cargo inherits the car's change of
-velocity and stops with it, as if glued to the floor.
-"""
+With counteraction on ("The Dynamics of a Transform Hierarchy", "Counteracting the Inherited Effect
+from the Parent") the contact impulse that stops the car leaves its children's world velocity alone:
+the cargo keeps ~10 m/s and slides into the front panel, which then stops it. Off, the cargo
+inherits the car's change of velocity and stops with it, as if glued to the floor. """
 import argparse
 from pathlib import Path
 

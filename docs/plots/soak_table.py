@@ -1,4 +1,4 @@
-"""The 10^4-step runs of issue 5's "Done when" (docs/fidelity.md, "10^4-step runs"): every shipped
+"""The 10^4-step runs (docs/fidelity.md, "10^4-step runs"): every shipped
 scene through the headless runner, summarized as Markdown rows.
 
     .venv/bin/python docs/plots/soak_table.py [--run] [DIR]      (DIR default /tmp/soak)
