@@ -6,7 +6,8 @@ and off. Runs assets/scenes/car.toml through `physics.Simulation` and writes doc
 With counteraction on ("The Dynamics of a Transform Hierarchy", "Counteracting the Inherited Effect
 from the Parent") the contact impulse that stops the car leaves its children's world velocity alone:
 the cargo keeps ~10 m/s and slides into the front panel, which then stops it. Off, the cargo
-inherits the car's change of velocity and stops with it, as if glued to the floor. """
+inherits the car's change of velocity and stops with it, as if glued to the floor.
+"""
 import argparse
 from pathlib import Path
 
