@@ -4,20 +4,41 @@ import importlib
 import pkgutil
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 import benchmarks
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+HEADER = ("# Benchmarks\n\nMedians on a shared 2-core machine; each section gives the load average of its run.\n"
+          "`make bench` refreshes every section (`python -m benchmarks NAME` one of them).\n")
+WIDTH = 100  # prose lines wrap here so that the page reads without scrolling; tables stay one row a line
 
 
 def available():
     return sorted(m.name for m in pkgutil.iter_modules(benchmarks.__path__) if not m.name.startswith("_"))
 
 
+def wrap_prose(body, width=WIDTH):
+    """Markdown with every prose line longer than `width` wrapped (list items keep their indent);
+    table rows, headings, code and HTML comments are left as they are."""
+    out = []
+    for line in body.split("\n"):
+        stripped = line.lstrip()
+        if len(line) <= width or stripped.startswith(("|", "#", "<!--", "```")) or line.startswith("    "):
+            out.append(line)
+            continue
+        bullet = stripped.startswith(("- ", "* "))
+        indent = line[:len(line) - len(stripped)]
+        out.extend(textwrap.wrap(stripped, width, initial_indent=indent,
+                                 subsequent_indent=indent + ("  " if bullet else ""),
+                                 break_long_words=False, break_on_hyphens=False))
+    return "\n".join(out)
+
+
 def replace_section(text, name, body):
     begin, end = f"<!-- begin {name} -->", f"<!-- end {name} -->"
-    block = f"{begin}\n{body.strip()}\n{end}"
+    block = f"{begin}\n{wrap_prose(body.strip())}\n{end}"
     pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
     if pattern.search(text):
         return pattern.sub(lambda _: block, text)
@@ -34,7 +55,7 @@ def main(argv=None):
     unknown = sorted(set(names) - set(available()))
     if unknown:
         parser.error(f"unknown benchmark(s) {unknown}; available: {available()}")
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n\nMedians on the 2-core CI machine; `make bench` refreshes every section.\n"
+    text = DOC.read_text() if DOC.exists() else HEADER
     for name in names:
         section = importlib.import_module(f"benchmarks.{name}").main(quick=args.quick)
         print(section, flush=True)

@@ -1,7 +1,7 @@
 """Free rigid bodies, gyroscopic term on: nanoseconds per body per step for every integrator;
 and the per-step conversions of a small scene: microseconds per call for 9 bodies.
 
-Issue 4 §9 targets (N = 10^4, gravity, no torque, parent = world): lie-midpoint <= 60 ns,
+Targets (N = 10^4, gravity, no torque, parent = world): lie-midpoint <= 60 ns,
 lie-midpoint-4 <= 180 ns. The others are reported for scale (no target). Small batches (the tank
 scene's 9 dynamic bodies, in a moving frame): `local_accelerations`, `inertial_accelerations`,
 `omega_local_from_body`, `step_bodies` each <= 15 µs per call, argument checks included.
@@ -84,10 +84,10 @@ def main(quick=False):
     small = measure_small(SMALL_BATCH, 200 if quick else 2000, 3 if quick else 7)
     load_after = os.getloadavg()[0]
     lines = [
-        "## bodies",
+        "## Free bodies (`benchmarks/bodies.py`)",
         "",
         f"Free rigid bodies, gravity, gyroscopic term on (`explicit`), N = {n}, {steps} steps × {repeats} "
-        "repeats, median ns per body per step, compile excluded (`benchmarks/bodies.py`). "
+        "repeats, median ns per body per step, compile excluded. "
         f"Load average {load_before:.1f} → {load_after:.1f} on {os.cpu_count()} cores: wall times include "
         "waiting for the CPU; CPU time is the thread's own (still sharing caches).",
         "",

@@ -1,4 +1,4 @@
-"""The seed's §3 list benchmark (000, "Implementing Linked Lists with Contiguous Arrays"), in Python.
+"""The benchmark of "Implementing Linked Lists with Contiguous Arrays" (its §3), in Python.
 
 Contenders, all holding the same keys in the same list order and allocated in creation order:
   * ContiguousList (CL): values and (prev, next) links in two arrays; walked by numba kernels;
@@ -11,6 +11,7 @@ Creation strategies: Back, Mid (before the middle element), Random (front or bac
 Factors are time(other) / time(CL), medians of repeated runs: > 1 means CL is faster.
 """
 import bisect
+import os
 import time
 from collections import deque
 
@@ -160,7 +161,7 @@ def make_values(keys, size):
 
 
 def build_order(strategy, n, rng):
-    """The list order (handles = creation index) of n insertions by a seed strategy, via the CL API."""
+    """The list order (handles = creation index) of n insertions by a creation strategy (Back, Mid, Random), via the CL API."""
     lst = ContiguousList(np.uint8, capacity=n)
     if strategy == "Back":
         for k in range(n):
@@ -369,10 +370,12 @@ def main(quick=False):
     sizes = (10**2, 10**3, 10**4) if quick else (10**3, 10**4, 10**5, 10**6)
     sorted_sizes = (10**2, 10**3) if quick else (10**2, 10**3, 10**4)
     node_cap = 10**3
+    load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
     walks = measure_walks(sizes, quick)
     sorted_times = measure_sorted(sorted_sizes, node_cap)
     elapsed = time.perf_counter() - t0
+    load_after = os.getloadavg()[0]
     nmax = max(sizes)
     list_vs_cl = "faster" if all(sorted_times[("list",) + k[1:]] < t for k, t in sorted_times.items()
                                  if k[0] == "CL") else "not always faster"
@@ -383,22 +386,23 @@ def main(quick=False):
     py_nodes = walks[("trav", "nodes", "Random", 8, nmax)] / nmax * 1e9
     intr_ratio = walks[("trav", "intrusive", "Random", 1024 if nmax <= MAX_N_1K else 128, nmax)] / \
         walks[("trav", "intrusive", "Back", 1024 if nmax <= MAX_N_1K else 128, nmax)]
-    return f"""## Lists: the seed's cw::list benchmark in Python (`benchmarks/lists.py`)
+    return f"""## Lists (`benchmarks/lists.py`)
 
+The benchmark of "Implementing Linked Lists with Contiguous Arrays" (docs/references.md) in Python.
 {'Quick run (`--quick`): small sizes only. ' if quick else ''}Medians of repeated runs, one thread,
-measured in {elapsed:.0f} s on the shared 2-core machine. Factors are time(other) / time(CL): above 1, the
-ContiguousList is faster. "intrusive" is one record array of (prev, next, key, payload): std::list's node
-layout, walked by the same numba kernel as CL, so that column isolates the memory-layout effect the seed
-measured. "nodes" is a pointer-style list of Python objects walked by a Python loop. 1024-byte values stop
-at 10^5 elements (memory).
+measured in {elapsed:.0f} s; load average {load_before:.1f} → {load_after:.1f} on {os.cpu_count()} cores.
+Factors are time(other) / time(CL): above 1, the ContiguousList is faster. "intrusive" is one record
+array of (prev, next, key, payload): std::list's node layout, walked by the same numba kernel as CL,
+so that column isolates the memory-layout effect the article measured. "nodes" is a pointer-style
+list of Python objects walked by a Python loop. 1024-byte values stop at 10^5 elements (memory).
 
-### Pure traversal: large-list improvement factors (seed §3.1.1)
+### Pure traversal: large-list improvement factors (the article's §3.1.1)
 {large_list_table(walks, "trav", sizes)}
 
-### Pure traversal, 8-byte values, by list size (the seed's trav8 plot)
+### Pure traversal, 8-byte values, by list size (the article's trav8 plot)
 {by_n_table(walks, "trav", sizes)}
 
-### Accumulate: large-list improvement factors (seed §3.2.1)
+### Accumulate: large-list improvement factors (the article's §3.2.1)
 {large_list_table(walks, "acc", sizes)}
 
 ### Accumulate, 8-byte values, by list size
@@ -407,12 +411,13 @@ at 10^5 elements (memory).
 ### Nanoseconds per element, 8-byte values, {nmax:.0e} elements
 {absolute_table(walks, nmax)}
 
-### Insert random values sorted (seed §3.3)
+### Insert random values sorted (the article's §3.3)
 Binary search by advancing along the links (std::lower_bound on a list: O(n) link steps per search, so
 O(n^2) overall, like the vector's shifting). CL: numba lower_bound + `insert`; vector: a numpy record
 array, `searchsorted` + shifting the tail (std::vector::insert); list+bisect: `bisect.insort` of value
 objects (a list of references); nodes: Python lower_bound by advancing, capped at {node_cap:.0e} elements
-(quadratic Python steps); the vector stops where n x value size exceeds {VECTOR_CAP_BYTES / 1e6:.0f} MB (quadratic bytes moved).
+(quadratic Python steps); the vector stops where n x value size exceeds {VECTOR_CAP_BYTES / 1e6:.0f} MB
+(quadratic bytes moved).
 {sorted_table(sorted_times, sorted_sizes)}
 
 ### What the Python numbers mean
@@ -423,22 +428,22 @@ objects (a list of references); nodes: Python lower_bound by advancing, capped a
   CL itself (`push_back`, `insert`, `erase`, iterating `handles()` in Python) are ordinary Python calls and
   are not faster than the node list: a Python walk of `handles()` costs {py_cl:.0f} ns per element against
   {py_nodes:.0f} ns for the node objects (each step reads a numpy item).
-- The "intrusive" columns are the comparison the seed made (both compiled, only the layout differs). Up to
+- The "intrusive" columns are the comparison the article made (both compiled, only the layout differs). Up to
   16-byte values the factors stay near 1: the intrusive record is then at most 32 bytes and each step of the
   walk waits on the load of the previous one, not on bandwidth. From 32 bytes up the separate links win and
   the gain grows with the value size, up to {best:.0f}x at the largest value (pure traversal, Random), the same
-  trend as the seed's 25-40x for 1 KB in C++. The seed's "nonlinear" strategies are mild: Random is the
+  trend as the article's 25-40x for 1 KB in C++. Its "nonlinear" strategies are mild: Random is the
   front-inserted half reversed followed by the back-inserted half, Mid two interleaved monotone runs, so a
   walk is a few monotone sweeps the prefetcher follows; the CL barely pays for them (Random costs
   {trav_ratio:.1f}x its Back time at {nmax:.0e}, 8-byte values) while the intrusive layout pays once a record
-  spans cache lines ({intr_ratio:.1f}x at the largest size and value). Accumulate gains less, as in the seed:
-  the CL then reads two streams (links and values) where the intrusive walk reads one. The machine was
-  shared by 8 engineers during the run (load ~6 on 2 cores), so single cells (e.g. accumulate, 1024 bytes,
-  Back) are noisy; rerun on a quiet machine before reading much into one number. Compare magnitudes with
-  the seed's tables (2014 Haswell, C++) only loosely: the hardware, the allocator (we place intrusive
+  spans cache lines ({intr_ratio:.1f}x at the largest size and value). Accumulate gains less, as in the article:
+  the CL then reads two streams (links and values) where the intrusive walk reads one. Single cells
+  are as noisy as the load average above says. Compare magnitudes with the article's tables (2014
+  Haswell, C++) only loosely: the hardware, the allocator (we place intrusive
   records exactly in creation order, as a fresh heap would) and the index widths differ.
 - Sorted insertion: unlike C++, Python's list holds references, so its `insort` moves 8 bytes per element
   whatever the value size, and it is {list_vs_cl} than the CL at every size measured; the numpy vector
-  pays for the value size, as std::vector does; the CL's cost is dominated by the link walks of the binary search and barely depends
-  on the value size, as the seed found, and per insert it pays a few microseconds of Python call overhead.
+  pays for the value size, as std::vector does; the CL's cost is dominated by the link walks of the
+  binary search and barely depends on the value size, as the article found, and per insert it pays a
+  few microseconds of Python call overhead.
 """

@@ -2,7 +2,7 @@
 velocities and accelerations of every joint, one C++ pass parents-before-children) per tree shape,
 ns per node, medians; our `Hierarchy.update_world()` on the same parent array in the same run.
 
-Pinocchio cannot hold the issue's large trees. Its `Data` allocates, besides per-joint state, four
+Pinocchio cannot hold our benchmark's large trees. Its `Data` allocates, besides per-joint state, four
 nv × nv × nv tensors (second-order derivatives) and other arrays that grow as N²: a free-flyer per
 node (nv = 6 N) is impossible beyond a few dozen nodes (100 free-flyers: 13 GB), and even 1-DoF mimic
 joints (nv = 3 for the whole tree) cost ~45 N² bytes (N = 10^5 would need ~450 GB). So:
@@ -135,9 +135,9 @@ def main(quick: bool) -> str:
     ff_rows, overhead = free_flyer_rows(rng, quick)
     load = os.getloadavg()[0]
     lines = [
-        f"## Pinocchio {pin.__version__} beside us (`benchmarks/pinocchio.py`)",
+        "## Pinocchio beside us (`benchmarks/pinocchio.py`)",
         "",
-        "`pinocchio.forwardKinematics(model, data, q, v, a)`: world placement, spatial velocity and spatial "
+        f"Pinocchio {pin.__version__}, `pinocchio.forwardKinematics(model, data, q, v, a)`: world placement, spatial velocity and spatial "
         "acceleration of every joint (local frame; classical accelerations are derived on demand), one "
         "C++ pass, one thread, float64, called from Python (the call costs ~"
         f"{1e6 * overhead:.1f} µs, included below). Ours: `Hierarchy.update_world()` (world T, R, S, v, a, ω, α) "

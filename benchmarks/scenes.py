@@ -1,4 +1,4 @@
-"""Whole Simulation steps of the shipped scenes (issue 4 §9): the tank scene (kinematic hull,
+"""Whole Simulation steps of the shipped scenes: the tank scene (kinematic hull,
 wheels, turret and barrel; nine loose dynamic bodies resting on its decks through contacts) against
 the 0.2 ms target, as shipped (sleep on: the cargo at rest on the hull sleeps, the ball in the
 turret's tray does not) and with sleeping off (every body in the contact solver every step), with
@@ -78,7 +78,7 @@ def main(quick=False):
         ms = _median_step_ms(sim, steps, repeats)
         nodes = len(sim.names)
         target = TARGET_MS.get(name)
-        verdict = "" if target is None else ("met" if ms <= target else "missed")
+        verdict = "" if target is None else ("✓" if ms <= target else "✗")
         rows.append(f"| {label} | {nodes} | {int((sim.motion == 'dynamic').sum())} | {ms:.3f} | "
                     f"{'' if target is None else f'≤ {target}'} {verdict} | {ms * 1e6 / nodes:.0f} |")
     stages = {}
@@ -89,13 +89,15 @@ def main(quick=False):
         stages[sleep] = _stage_ms(tank, 200, 3 if quick else 11)
     on, off = stages[True], stages[False]
     return "\n".join([
-        "## Scenes: one whole Simulation.step (issue 4 §9)",
+        "## Scenes (`benchmarks/scenes.py`)",
         "",
-        "Median ms per step over 5,000 steps from the start (kinematic stage, dynamic stage with the scene's",
-        "integrator, world update, and for the tank the contact solver's stages). The tank ships with",
-        "`sleep = true`: its cargo, at rest on the steadily turning hull, sleeps from about 1 s on (docs/architecture.md,",
-        "\"Sleeping\"); the ball in the turret's tray stays awake (its field turns with the turret), so the contact",
-        "pipeline runs every step, for the ball. \"sleep off\" solves all nine bodies every step.",
+        "One whole `Simulation.step`: median ms per step over 5,000 steps from the start (kinematic stage,",
+        "dynamic stage with the scene's integrator, world update, and for the tank the contact solver's",
+        "stages). The tank ships with `sleep = true`: its cargo, at rest on the steadily turning hull, sleeps",
+        "from about 1 s on (docs/architecture.md, \"Sleeping\"); the ball in the turret's tray stays awake",
+        "(its field turns with the turret), so the contact pipeline runs every step, for the ball.",
+        "\"sleep off\" solves all nine bodies every step.",
+        f"Load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
         "",
         "| scene | nodes | dynamic | ms / step | target | ns / node |",
         "|---|---|---|---|---|---|",
@@ -109,15 +111,10 @@ def main(quick=False):
         "",
         f"With sleeping off, free motion (world updates, kinematic and dynamic stages) is "
         f"{off['_sync'] + off['_stage_kinematic'] + off['_stage_dynamic']:.3f} ms of the tank's step and the "
-        f"contact solver {off['_stage_prepare'] + off['_stage_contacts']:.3f} ms: mostly arithmetic now (each "
+        f"contact solver {off['_stage_prepare'] + off['_stage_contacts']:.3f} ms: mostly arithmetic (each "
         "stage is one or two compiled calls): 20 projected Gauss–Seidel sweeps over ~14 four-point manifolds "
         "whose normal rows are solved as exact blocks, and GJK/EPA for the upright drum on the deck and "
         "against the crates.",
-        "",
-        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {os.getloadavg()[0]:.1f} on "
-        f"{os.cpu_count()} cores. History of the tank's step: 2.1 ms (2026-11-22, session 2's start, 29 nodes), "
-        "0.643 ms (session 3's start, 39 nodes, every body solved every step), 0.27 ms with the step's stages "
-        "fused into compiled calls (bit-identical results), 0.14 ms with sleeping.",
     ])
 
 

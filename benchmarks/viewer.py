@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 STRESS = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "stress.toml"
-TARGETS = {1000: 60.0, 10000: 30.0}  # FPS, issue 6
+TARGETS = {1000: 60.0, 10000: 30.0}  # FPS: the viewer's goals
 
 
 def _first_nodes(n, directory):
@@ -139,7 +139,7 @@ def main(quick=False):
     load_after = os.getloadavg()[0]
     sizes = list(splits)
     return "\n".join([
-        "## viewer",
+        "## Viewer (`benchmarks/viewer.py`)",
         "",
         "Frame time of the app at 1280x720 under Xvfb (Mesa llvmpipe), physics and panel included; "
         f"median over {frames} frames. Load average {load_before:.1f} before, {load_after:.1f} after "

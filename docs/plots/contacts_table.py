@@ -1,4 +1,4 @@
-"""Our numbers for the table of docs/fidelity.md, "Contacts and joints: numbers to beat": each line
+"""Our numbers for the table of docs/fidelity.md, "Numbers to beat": each line
 run the way its goal states it, through `physics.Simulation`, printed as Markdown rows.
 
     .venv/bin/python docs/plots/contacts_table.py [pendulum restitution stack chain pile]
