@@ -43,7 +43,7 @@ def test_pendulum_period_matches_elliptic_integral(kind):
     assert measured == pytest.approx(period, rel=5e-3)            # the goal's bound, 0.5 %
     length = np.linalg.norm(sim.world().transform.translation[0] - PIVOT)
     # Joint error: post-stabilization projects it out after every step (measured 0.09 mm peak for the
-    # ball joint at 60°, h = 1/240, before: 1.2–1.7 mm with Baumgarte); bound 0.2 mm.
+    # ball joint at 60°, h = 1/240; Baumgarte alone leaves 1.2–1.7 mm); bound 0.2 mm.
     assert length == pytest.approx(1.0, abs=2e-4)
 
 

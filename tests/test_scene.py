@@ -304,8 +304,8 @@ def test_shipped_scenes_start_without_interpenetration(path):
 def test_tank_cargo_rides_on_the_tank():
     """10 s of the tank: every loose body stays where it was loaded relative to its parent (hull or
     turret), within 0.3 m (the cargo creeps ~1 cm/s on the deck; the ball rolls in its tray, 0.5 m
-    wide inside), and no lower than 1 cm under its start height (it rests on a deck; before the fix
-    the ball fell through the turret within a second)."""
+    wide inside), and no lower than 1 cm under its start height (it rests on a deck; a ball that
+    falls through the turret does so within a second)."""
     from physics.simulation import Simulation
     sim = Simulation.from_file(Path(__file__).resolve().parent.parent / "assets" / "scenes" / "tank.toml")
     loose = np.flatnonzero(np.asarray(sim.motion) == "dynamic")

@@ -2,11 +2,10 @@
 positions stay bounded and the total energy (kinetic + potential, dynamic bodies) never rises above
 its start by more than a stated bound.
 
-Step counts: the goal is 10^4 steps per scene; on this loaded 2-core machine the contact and joint
-scenes cost 25–65 ms per step today (most of it the brute-force broad phase's per-step set-up), so
-10^4 steps would take hours for the file. Each scene runs `STEPS` steps here (the 1,000-box pile
-fewer, under the `slow` marker, which `make test` still runs). The full run is
-`python -m physics run assets/scenes/NAME.toml --steps 10000 --out /tmp/NAME.npz` (exit 1 on a NaN).
+Step counts: the goal is 10^4 steps per scene (docs/fidelity.md, "10^4-step runs"); here each scene
+runs `STEPS` steps so that the file stays quick (the 1,000-box pile fewer, under the `slow` marker,
+which `make test` still runs). The full run is
+`python -m physics run assets/scenes/NAME.toml --steps 10000 --out NAME.npz` (exit 1 on a NaN).
 """
 from pathlib import Path
 

@@ -26,7 +26,7 @@ STEPS = 120   # 2 s at the default dt = 1/60
 # one step where it sticks (step 20), then recovers at the Baumgarte rate. Its velocity is right;
 # the dip is the split impulse's position part h (v_solve − v_relax): at the default 10 iterations
 # the biased solve has not converged at the kinetic-to-static switch, and the relax stage's answer
-# differs by ~g h. With 30 iterations, or relax off, the dip is 0 (measured 2026-11-22).
+# differs by ~g h. With 30 iterations, or relax off, the dip is 0 (measured).
 PENETRATION, SETTLED, SETTLE_STEPS = 6e-3, 3e-3, 10
 TABLES = {"box": {"type": "box", "size": [8.0, 0.2, 8.0]}, "cylinder": {"type": "cylinder", "radius": 4.0, "height": 0.2}}
 PUCKS = {"box": {"type": "box", "size": [0.4, 0.1, 0.4]}, "cylinder": {"type": "cylinder", "radius": 0.2, "height": 0.1}}
