@@ -10,8 +10,9 @@ from pathlib import Path
 import benchmarks
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
-HEADER = ("# Benchmarks\n\nMedians on a shared 2-core machine; each section gives the load average of its run.\n"
-          "`make bench` refreshes every section (`python -m benchmarks NAME` one of them).\n")
+HEADER = ("# Benchmarks\n\nMedians on a shared 2-core machine, where other work may run beside a benchmark: read "
+          "the load\naverages the sections give. `make bench` refreshes every section, `python -m benchmarks NAME` "
+          "one.\n")
 WIDTH = 100  # prose lines wrap here so that the page reads without scrolling; tables stay one row a line
 
 

@@ -3,6 +3,7 @@ state hash, for the tank, the car and the 1,000-box pile, each after it has run 
 warm-start impulses and manifolds are full). The timeline keeps a keyframe every K steps within its
 byte budget and hashes every step: these numbers say what that costs beside a step.
 """
+import os
 import time
 from pathlib import Path
 
@@ -44,6 +45,7 @@ def main(quick=False):
         "Median ms on the shared 2-core machine, each scene after it has run (contacts and warm starts in",
         "place). \"step\" is one `Simulation.step` of the same scene beside it; \"keyframe every\" is the",
         f"timeline's default spacing, {HISTORY_STEPS} steps of history within {DEFAULT_BUDGET // 2**20} MB.",
+        f"Load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
         "",
         "| scene | nodes | snapshot ms | restore ms | to_bytes ms | from_bytes ms | state_hash ms | step ms | array bytes | file bytes | keyframe every |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
