@@ -378,6 +378,7 @@ class Ghosts:
             if self.add_variant({"counteract": on}, label) is None:
                 return False
         self.ab = {"nodes": loose, "labels": AB_LABELS}
+        self.history.clear()          # the first sample again, with the A/B's |dv|
         self._sample()
         v.paused, v.backwards = False, False
         v.notify(f"counteraction on and off from t = {v.sim.time:.3f} s, "
@@ -510,8 +511,8 @@ class Ghosts:
         runs = [(label, MAIN_COLOR if label == "main" else self.ghosts[label].color)
                 for label in ["main"] + list(self.ghosts) if label in self.history.values]
         panels = [(k, title, symbol, unit, CHANNELS.index(k)) for k, title, symbol, unit in PLOTS]
-        if self.ab is not None:
-            panels.append(("ab", "loose children |v_on - v_off|##ghosts", "max |dv|", "m/s", len(CHANNELS)))
+        if self.ab is not None:     # first: what the A/B is about
+            panels.insert(0, ("ab", "loose children |v_on - v_off|##ghosts", "max |dv|", "m/s", len(CHANNELS)))
         for key, title, symbol, unit, column in panels:
             lines = [(label, color, self.history.series(label, column)[1]) for label, color in runs
                      if not (column < 2 and label == c.base)]
