@@ -381,8 +381,7 @@ class Ghosts:
         self.history.clear()          # the first sample again, with the A/B's |dv|
         self._sample()
         v.paused, v.backwards = False, False
-        v.notify(f"counteraction on and off from t = {v.sim.time:.3f} s, "
-                 f"{IMPACT_LEAD_SECONDS} s before {v.sim.names[carrier]!r} hits")
+        v.notify(f"A/B from {IMPACT_LEAD_SECONDS} s before the {v.sim.names[carrier]} hits")
         return True
 
     # --- drawing --------------------------------------------------------------------------------
@@ -507,7 +506,10 @@ class Ghosts:
         t = self.history.t
         if not len(t):
             return
-        hi = max(t[-1], t[0] + plots.WINDOW)
+        # x: the samples held (at most the plots' window) and a margin, so a short A/B fills the plot
+        lo = max(t[0], t[-1] - plots.WINDOW)
+        span = max(t[-1] - lo, 0.1)
+        lo, hi = lo - plots.AXIS_MARGIN * span / 2, t[-1] + plots.AXIS_MARGIN * span / 2
         runs = [(label, MAIN_COLOR if label == "main" else self.ghosts[label].color)
                 for label in ["main"] + list(self.ghosts) if label in self.history.values]
         panels = [(k, title, symbol, unit, CHANNELS.index(k)) for k, title, symbol, unit in PLOTS]
@@ -521,7 +523,7 @@ class Ghosts:
             if not implot.begin_plot(title, imgui.ImVec2(-1, plots.PLOT_HEIGHT), plots.INPUT_FLAGS):
                 continue
             implot.setup_axis(implot.ImAxis_.x1, "t (s)")
-            implot.setup_axis_limits(implot.ImAxis_.x1, hi - plots.WINDOW, hi, implot.Cond_.always)
+            implot.setup_axis_limits(implot.ImAxis_.x1, lo, hi, implot.Cond_.always)
             self.axes[key] = plots.setup_y_axis(np.concatenate([y for _, _, y in lines] or [np.zeros(0)]), symbol, unit,
                                                 offset_allowed=False)
             implot.setup_legend(implot.Location_.north, implot.LegendFlags_.outside | implot.LegendFlags_.horizontal)
@@ -529,8 +531,8 @@ class Ghosts:
                 implot.plot_line(label, t, np.ascontiguousarray(y), implot.Spec(line_color=imgui.ImVec4(r, g, b, 1.0),
                                                                                line_weight=2.0))
             implot.end_plot()
-            lo, hi_ = imgui.get_item_rect_min(), imgui.get_item_rect_max()
-            self.plotted[key] = (len(t), (lo.x, lo.y, hi_.x, hi_.y))
+            low, high = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+            self.plotted[key] = (len(t), (low.x, low.y, high.x, high.y))
 
 
 def panel_widget(name, value):

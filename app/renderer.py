@@ -281,7 +281,10 @@ class Renderer:
             self.ctx.enable(moderngl.BLEND)
             self.ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
             self.ctx.fbo.depth_mask = False
-            self.ctx.depth_func = "<="   # where a ghost coincides with the main run it shows on top
+            # where a ghost coincides with the main run, or nearly (a millimetre apart), it shows on
+            # top instead of fighting it for the depth test in stripes
+            self.ctx.depth_func = "<="
+            self.ctx.polygon_offset = (-1.0, -64.0)
         self.drawn = {}
         translation_world = np.ascontiguousarray(translation_world, dtype=float)
         rotation_world = np.ascontiguousarray(rotation_world, dtype=float)
@@ -322,6 +325,7 @@ class Renderer:
             self.ctx.disable(moderngl.BLEND)
             self.ctx.fbo.depth_mask = True
             self.ctx.depth_func = "<"
+            self.ctx.polygon_offset = (0.0, 0.0)
 
     def draw_lines(self, segments_world, colors, view_projection, depth_test=False):
         """One draw call for a line list: segments (K, 2, 3) and colours (K, 3) or (3,)."""
