@@ -37,6 +37,31 @@ def _vec(v):
     return "(" + ", ".join(f"{x:+.3f}" for x in np.asarray(v, float).ravel()) + ")"
 
 
+def setting_widget(name, value, id_suffix=""):
+    """One physics setting's widget (a combo for a known set of choices, a checkbox, an int or float
+    input, three inputs for a 3-vector), labelled `name`; `id_suffix` ("##draft") keeps a second
+    copy's ImGui ID apart. -> (changed, new value): only values the setting can take (>= 1, > 0)."""
+    choices, label = _choices(), f"{name}{id_suffix}"
+    if name in choices:
+        options = list(choices[name])
+        index = options.index(value) if value in options else 0
+        changed, index = imgui.combo(label, index, options)
+        return changed, options[index]
+    if isinstance(value, (bool, np.bool_)):
+        return imgui.checkbox(label, bool(value))
+    if isinstance(value, (int, np.integer)):
+        changed, new = imgui.input_int(label, int(value))
+        return changed and new >= 1, new
+    if isinstance(value, (float, np.floating)):
+        changed, new = imgui.input_double(label, float(value), 0.0, 0.0, FLOAT_FORMAT)
+        return changed and new > 0, new
+    if np.shape(value) == (3,):
+        changed, new = imgui.input_float3(label, [float(x) for x in value])
+        return changed, np.array(new, dtype=float)
+    imgui.text(f"{name}: {value}")
+    return False, value
+
+
 class Panel:
     def __init__(self, viewer):
         self.viewer = viewer
@@ -44,6 +69,7 @@ class Panel:
         self.item_rects = {}
         self.plotted = {}  # plot -> (points, rectangle) ImPlot drew last frame (app.plots.draw)
         self.tree = Tree(self)
+        self.axes = {}     # plot -> its y axis last frame (app.plots.readable_axis): limits, ticks, labels
 
     def _remember(self, label):
         lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
@@ -84,6 +110,10 @@ class Panel:
             self._remember("Hierarchy")
             if tree_open:
                 self.tree.draw()
+            compare_open = imgui.collapsing_header("Compare")   # ghost runs: app.ghosts
+            self._remember("Compare")
+            if compare_open:
+                v.ghosts.section(self)
             if imgui.collapsing_header("Scenes", imgui.TreeNodeFlags_.default_open):
                 self.scenes()
             if imgui.collapsing_header("Physics", imgui.TreeNodeFlags_.default_open):
@@ -104,6 +134,8 @@ class Panel:
             self.legend()
         if v.prefs["overlays"]["names"] and v.state is not None:
             self.names()
+        if v.state is not None:
+            v.ghosts.labels()
         if v.show_help:
             self.help()
 
@@ -197,34 +229,11 @@ class Panel:
 
     def physics(self):
         v = self.viewer
-        settings, choices = v.sim.settings, _choices()
-        for field in fields(settings):
+        for field in fields(v.sim.settings):
             name = field.name
-            value = getattr(settings, name)
-            if name in choices:
-                options = list(choices[name])
-                index = options.index(value) if value in options else 0
-                changed, index = imgui.combo(name, index, options)
-                if changed:
-                    v.set(name, options[index])
-            elif isinstance(value, (bool, np.bool_)):
-                changed, new = imgui.checkbox(name, bool(value))
-                if changed:
-                    v.set(name, new)
-            elif isinstance(value, (int, np.integer)):
-                changed, new = imgui.input_int(name, int(value))
-                if changed and new >= 1:
-                    v.set(name, new)
-            elif isinstance(value, (float, np.floating)):
-                changed, new = imgui.input_double(name, float(value), 0.0, 0.0, FLOAT_FORMAT)
-                if changed and new > 0:
-                    v.set(name, new)
-            elif np.shape(value) == (3,):
-                changed, new = imgui.input_float3(name, [float(x) for x in value])
-                if changed:
-                    v.set(name, np.array(new, dtype=float))
-            else:
-                imgui.text(f"{name}: {value}")
+            changed, new = setting_widget(name, getattr(v.sim.settings, name))
+            if changed:
+                v.set(name, new)
             self._remember(name)
             if name in ("integrator", "gyroscopic") and imgui.is_item_hovered():
                 imgui.set_tooltip(ORDER_NOTE)   # which integrators keep their order in which mode
@@ -232,7 +241,7 @@ class Panel:
     def plots(self):
         v = self.viewer
         self.plotted = plots.draw(v.history, v.sim.solver_residual(),
-                                  None if v.selected is None else str(v.sim.names[v.selected]))
+                                  None if v.selected is None else str(v.sim.names[v.selected]), self.axes)
 
     def overlay_toggles(self):
         prefs = self.viewer.prefs

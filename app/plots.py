@@ -19,7 +19,10 @@ A seek back in the timeline cuts the samples and markers after the time sought (
 plots never show a future that was cut off as if it were current.
 
 `draw(history, residual)` draws them with ImPlot (imgui-bundle); it runs only while the
-section is open. The caller owns the ImPlot context (`implot.create_context()` after
+section is open. Every y axis is set up by `readable_axis`: limits that hold the lines with a
+margin, ticks whose labels differ (as many digits as that takes), and for one line that barely
+varies beside its size (an energy conserved to 1e-9) the deviation from its first value, that
+value named in the axis label ("E - 25.03125 (J)"): "25 25 25" tells nothing. The caller owns the ImPlot context (`implot.create_context()` after
 `imgui.create_context()`, made current with its ImGui context).
 """
 import numpy as np
@@ -30,6 +33,9 @@ CAPACITY = 2048   # samples: one per WINDOW / CAPACITY ≈ 9.8 ms, finer than a 
 ENERGY_FLOOR = 1e-9  # J: a scene whose energy is 0 at the reference shows drift over 1 nJ
 CHANNELS = ("energy", "drift", "L", "Lx", "Ly", "Lz", "speed", "angular_speed")
 PLOT_HEIGHT = 150  # px
+AXIS_MARGIN = 0.08    # of the lines' span, above and below: a line at the limit would hide in the frame
+OFFSET_SPAN = 1e-3    # a line varying less than this fraction of its size is plotted as its deviation
+TICKS = 4             # about this many tick intervals on a y axis
 # The axes follow the data (x: the window, y: auto-fit), so a plot takes no mouse input: the
 # wheel then scrolls the panel instead of zooming whichever plot is under the pointer.
 INPUT_FLAGS = implot.Flags_.no_inputs | implot.Flags_.no_menus
@@ -148,6 +154,55 @@ class History:
         return t, values[CHANNELS.index(name)]
 
 
+def readable_axis(values, offset_allowed=True):
+    """A y axis for `values` (any shape, NaN ignored): dict offset (subtracted from what is
+    plotted), lo, hi (limits: the finite values' range widened by AXIS_MARGIN of it each side; a
+    flat line gets ±10 % of its size, or ±1), ticks (matplotlib's MaxNLocator) and labels (the
+    fewest significant digits that tell every tick apart). The offset is the first finite value
+    when `offset_allowed` and the values vary by less than OFFSET_SPAN of their size, else 0."""
+    from matplotlib.ticker import MaxNLocator
+
+    finite = np.asarray(values, float).ravel()
+    finite = finite[np.isfinite(finite)]
+    offset, lo, hi = 0.0, 0.0, 1.0
+    if finite.size:
+        lo, hi = float(finite.min()), float(finite.max())
+        size = max(abs(lo), abs(hi))
+        if offset_allowed and size > 0 and hi - lo < OFFSET_SPAN * size:
+            offset = float(finite[0])
+            lo, hi = lo - offset, hi - offset
+    span = hi - lo
+    if span <= 0:
+        pad = 0.1 * abs(hi) if hi != 0 else 1.0
+        lo, hi = lo - pad, hi + pad
+    else:
+        lo, hi = lo - AXIS_MARGIN * span, hi + AXIS_MARGIN * span
+    ticks = MaxNLocator(nbins=TICKS, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
+    step = ticks[1] - ticks[0]
+    ticks = ticks[(ticks >= lo - 1e-9 * step) & (ticks <= hi + 1e-9 * step)]
+    ticks = np.where(np.abs(ticks) < 1e-9 * step, 0.0, ticks)   # arange's round-off at zero
+    # significant digits down to the step's last digit (2.5: one more), more if two labels agree
+    magnitude = np.floor(np.log10(step))
+    needed = np.floor(np.log10(max(np.abs(ticks).max(), step))) - magnitude + 1
+    needed += not float(step / 10 ** magnitude).is_integer()
+    for digits in range(int(needed), 18):
+        labels = [f"{tick:.{digits}g}" for tick in ticks]
+        if len(set(labels)) == len(labels):
+            break
+    return {"offset": offset, "lo": lo, "hi": hi, "ticks": ticks, "labels": labels}
+
+
+def setup_y_axis(values, symbol, unit, offset_allowed=True):
+    """Set up ImPlot's y axis for `values` with `readable_axis` (between begin_plot and the first
+    plot call) and label it "symbol (unit)", or "symbol - offset (unit)". -> the axis dict."""
+    axis = readable_axis(values, offset_allowed)
+    name = f"{symbol} - {axis['offset']:.10g}" if axis["offset"] else symbol
+    implot.setup_axis(implot.ImAxis_.y1, f"{name} ({unit})" if unit else name)
+    implot.setup_axis_limits(implot.ImAxis_.y1, axis["lo"], axis["hi"], implot.Cond_.always)
+    implot.setup_axis_ticks(implot.ImAxis_.y1, [float(t) for t in axis["ticks"]], axis["labels"])
+    return axis
+
+
 def _item_rect():
     lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
     return lo.x, lo.y, hi.x, hi.y
@@ -186,40 +241,45 @@ def _markers(history):
                           text.replace("%", "%%"))  # annotation's text is a printf format
 
 
-def _series_plot(title, t, values, names, y_label, scale=None):
+def _series_plot(title, t, values, names, symbol, unit, axes=None):
     # one curve: the title names it; several: a legend in one row above the plot
     flags = INPUT_FLAGS | (implot.Flags_.no_legend if len(names) == 1 else 0)
     if not implot.begin_plot(title, imgui.ImVec2(-1, PLOT_HEIGHT), flags):
         return False
     _time_axis(t)
-    implot.setup_axis(implot.ImAxis_.y1, y_label, implot.AxisFlags_.auto_fit)
+    rows = values[[CHANNELS.index(name) for name in names]]
+    axis = setup_y_axis(rows, symbol, unit, offset_allowed=len(names) == 1)
+    if axes is not None:
+        axes[names[0]] = axis
     implot.setup_legend(implot.Location_.north, implot.LegendFlags_.outside | implot.LegendFlags_.horizontal)
-    for name in names:
-        implot.plot_line(name, t, np.ascontiguousarray(values[CHANNELS.index(name)]), _spec(name))
+    for name, row in zip(names, rows):
+        implot.plot_line(name, t, np.ascontiguousarray(row - axis["offset"]), _spec(name))
     return True
 
 
-def draw(history, residual, node_name=None):
+def draw(history, residual, node_name=None, axes=None):
     """The Plots section: energy, drift, angular momentum, the selected node's speeds (when one
     is selected) and the solver residual per iteration of the last step (when the scene has a
     solver: contacts or joints; log scale, non-positive values left out).
 
     -> {plot: (points drawn, screen rectangle (x0, y0, x1, y1) px)} of the plots ImPlot showed
-    this frame, any part of them on screen (the tests read it)."""
+    this frame, any part of them on screen (the tests read it); `axes` (a dict) gets each plot's
+    y axis (`readable_axis`)."""
     plotted = {}
     t, values = history.series()
     E0 = history.reference_energy
     imgui.text_wrapped(f"last {WINDOW:.0f} s of simulated time; drift from E0 = "
                        + ("-" if E0 is None else f"{E0:.6g} J") + " (reset, scene or setting change)")
-    for title, names, label in (("energy##plot", ("energy",), "J"),
-                                ("relative energy drift##plot", ("drift",), "(E - E0)/|E0|"),
-                                ("angular momentum (world)##plot", ("L", "Lx", "Ly", "Lz"), "kg m^2/s")):
-        if _series_plot(title, t, values, names, label):
+    for title, names, symbol, unit in (("energy##plot", ("energy",), "E", "J"),
+                                       ("relative energy drift##plot", ("drift",), "(E - E0)/|E0|", "1"),
+                                       ("angular momentum (world)##plot", ("L", "Lx", "Ly", "Lz"), "L", "kg m^2/s")):
+        if _series_plot(title, t, values, names, symbol, unit, axes):
             _markers(history)
             implot.end_plot()
             plotted[names[0]] = (len(t), _item_rect())
     if node_name is not None:
-        if _series_plot(f"{node_name}: world speeds##plot", t, values, ("speed", "angular_speed"), "m/s, rad/s"):
+        if _series_plot(f"{node_name}: world speeds##plot", t, values, ("speed", "angular_speed"), "|v|, |w|",
+                        "m/s, rad/s", axes):
             _markers(history)
             implot.end_plot()
             plotted["speed"] = (len(t), _item_rect())
@@ -231,7 +291,7 @@ def draw(history, residual, node_name=None):
         imgui.text_wrapped(f"solver residual: 0 in all {len(residual)} iterations of the last step (no active rows)")
         return plotted
     if implot.begin_plot("solver residual per iteration (last step)##plot", imgui.ImVec2(-1, PLOT_HEIGHT), INPUT_FLAGS | implot.Flags_.no_legend):
-        implot.setup_axes("iteration", "|r|", implot.AxisFlags_.auto_fit, implot.AxisFlags_.auto_fit)
+        implot.setup_axes("iteration (sweep)", "|r| (m/s, rad/s)", implot.AxisFlags_.auto_fit, implot.AxisFlags_.auto_fit)
         implot.setup_axis_scale(implot.ImAxis_.y1, implot.Scale_.log10)
         iterations = np.arange(1, len(residual) + 1, dtype=float)
         implot.plot_line("residual", iterations[positive], np.asarray(residual, float)[positive], _spec("residual"))

@@ -256,11 +256,13 @@ class Renderer:
         return {"full": pixels >= POINT_PIXELS, "point": point}
 
     def draw_shapes(self, translation_world, rotation_world, scale_world, view_projection, focal_px, highlight=None,
-                    eye_world=None, dimmed=None):
+                    eye_world=None, dimmed=None, tint=None, alpha=1.0, only=None):
         """Instanced draws per shape type and level of detail; `highlight` (node index) is drawn
         brighter, `dimmed` ((N,) bool: sleeping bodies, as Box2D's and Jolt's samples show them) darker. `focal_px` = P[1, 1] * height / 2 (app.culling); `eye_world` the camera's
         position (default: from the view-projection), which faces of a point-level box show.
-        Counts drawn per (kind, level) are left in `self.drawn`."""
+        A ghost run (app.ghosts): `tint` (RGB) replaces every colour, `alpha` < 1 blends it over
+        what is drawn (without writing depth, so ghosts never hide each other), `only` ((N,) bool)
+        the nodes drawn. Counts drawn per (kind, level) are left in `self.drawn`."""
         if eye_world is None:
             eye_world = np.linalg.solve(view_projection, [0.0, 0.0, -1.0, 0.0])  # clip (0,0,-1,0) is the eye
             eye_world = eye_world[:3] / eye_world[3]
@@ -272,6 +274,17 @@ class Renderer:
         self.point_program["u_light_dir_world"].value = tuple(LIGHT_DIR_WORLD)
         self.point_program["u_eye_world"].value = tuple(float(x) for x in eye_world)
         self.point_program["u_viewport_px"].value = tuple(float(x) for x in self.ctx.viewport[2:])
+        translucent = alpha < 1.0
+        for program in (self.mesh_program, self.point_program):
+            program["u_alpha"].value = float(alpha)
+        if translucent:
+            self.ctx.enable(moderngl.BLEND)
+            self.ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+            self.ctx.fbo.depth_mask = False
+            # where a ghost coincides with the main run, or nearly (a millimetre apart), it shows on
+            # top instead of fighting it for the depth test in stripes
+            self.ctx.depth_func = "<="
+            self.ctx.polygon_offset = (-1.0, -64.0)
         self.drawn = {}
         translation_world = np.ascontiguousarray(translation_world, dtype=float)
         rotation_world = np.ascontiguousarray(rotation_world, dtype=float)
@@ -281,7 +294,7 @@ class Renderer:
             pixels = culling.screen_radius(translation_world[index], group["radius"] * scale_world[index, 0],
                                            view_projection, focal_px)
             for level, chosen in self.levels(kind, pixels).items():
-                rows = np.flatnonzero(chosen)
+                rows = np.flatnonzero(chosen if only is None else chosen & only[index])
                 self.drawn[kind, level] = len(rows)
                 if len(rows) == 0:
                     continue
@@ -295,6 +308,8 @@ class Renderer:
                 if highlight is not None:
                     selected = nodes == highlight
                     instances[selected, 16:19] = 0.35 + 0.65 * instances[selected, 16:19]
+                if tint is not None:
+                    instances[:, 16:19] = tint
                 vao, buffer = self._vao(kind, level)
                 # fresh storage every frame: writing into storage the previous frame's draw still
                 # reads would make the driver wait for it (orphaning keeps the name, so the VAO stays)
@@ -306,6 +321,11 @@ class Renderer:
                 else:
                     vao.render(moderngl.TRIANGLES, instances=len(rows))
         self.ctx.disable(moderngl.CULL_FACE | moderngl.PROGRAM_POINT_SIZE)
+        if translucent:
+            self.ctx.disable(moderngl.BLEND)
+            self.ctx.fbo.depth_mask = True
+            self.ctx.depth_func = "<"
+            self.ctx.polygon_offset = (0.0, 0.0)
 
     def draw_lines(self, segments_world, colors, view_projection, depth_test=False):
         """One draw call for a line list: segments (K, 2, 3) and colours (K, 3) or (3,)."""

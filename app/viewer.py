@@ -183,6 +183,8 @@ class Viewer:
         self.frame_count, self._last_frame = 0, None
         self.contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
         self.history = plots.History()
+        from app.ghosts import Ghosts
+        self.ghosts = Ghosts(self)  # variants run beside the main one; follow it in refresh_state
         scene = scene or self.prefs.get("last_scene") or DEFAULT_SCENE
         if not self.open(scene) and scene != DEFAULT_SCENE:
             error = self.error
@@ -515,6 +517,7 @@ class Viewer:
             self.contacts = self.sim.contacts()
         except Exception:  # noqa: BLE001 - contacts are display only
             self.contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
+        self.ghosts.sync()  # every change of the main state: the ghosts follow (app.ghosts)
 
     def runaway_node(self):
         """Index of the first node with a non-finite or runaway pose or motion, else None. Only
@@ -650,6 +653,7 @@ class Viewer:
             return
         self.renderer.draw_shapes(s["T"], s["R"], s["S"], vp, self.focal_px(), self.selected, self.camera.eye_world,
                                   self.sim.sleeping())
+        self.ghosts.draw(vp)
         for segments, colors in self.overlay_lines():
             self.renderer.draw_lines(segments, colors, vp)
 

@@ -21,6 +21,13 @@ where 0 is the run's own start. A drift whose start value is 0 has no relative f
 diverges (physics.simulation.DivergenceError, or a non-finite state) stops where it did: its readouts are NaN from
 then on, the others run on (`stopped` says which run stopped, when and why).
 
+The main run can be someone else's: `Comparison(scene, main=sim)` starts every run from `sim`'s
+current state and reads `sim` as the main run without ever stepping it (the app's timeline steps
+it). `save()` / `restore()` put every run the comparison steps back to an earlier sample (the app's
+timeline seeks), `promote(label)` makes a variant the main run, `add_simulation` adopts a run set up
+by the caller (a timeline branch replayed: `physics.timeline.Branch.replay`) with recorded inputs
+it applies when it reaches their steps.
+
 `python -m physics compare` (`command`) writes the readouts of every sample as `compare.csv` and plots
 them as `compare.png`.
 """
@@ -105,16 +112,19 @@ def parse_settings(text):
 
 
 class _Run:
-    """One simulation of the comparison, its start values and whether it stopped."""
+    """One simulation of the comparison, its start values and whether it stopped. `owned` False:
+    its owner steps it (an external main run); `inputs`: recorded inputs (physics.timeline.Input)
+    applied when the run reaches their steps, as a timeline replays them."""
 
-    def __init__(self, sim):
-        self.sim, self.stopped = sim, None
+    def __init__(self, sim, owned=True, inputs=()):
+        self.sim, self.stopped, self.owned = sim, None, owned
+        self.inputs = sorted(inputs, key=lambda entry: entry.step)
         self.energy0 = _energy(sim)
         self.momentum0 = sim.momentum()["angular"].copy()
 
     def step_to(self, target):
         """Step to the last step ending at or before `target` (STEP_TOLERANCE); stop on divergence."""
-        if self.stopped is not None:
+        if self.stopped is not None or not self.owned:
             return
         sim = self.sim
         steps = math.floor((target - sim.time) / sim.settings.dt + STEP_TOLERANCE)
@@ -123,7 +133,13 @@ class _Run:
         from physics.simulation import DivergenceError
 
         try:
-            sim.step(steps)
+            end = sim.step_count + steps
+            while sim.step_count < end:      # in pieces ending at each recorded input's step
+                pending = [entry.step for entry in self.inputs if sim.step_count < entry.step <= end]
+                sim.step(min(pending, default=end) - sim.step_count)
+                for entry in self.inputs:
+                    if entry.step == sim.step_count:
+                        entry.apply(sim)
         except DivergenceError as error:
             self.stopped = str(error)
             return
@@ -154,12 +170,18 @@ class Comparison:
     """The main run, its variants and an optional reference, stepped in lockstep (module docstring).
 
     `scene` is a path or a loaded `physics.scene.Scene`; `snapshot` (a `physics.Snapshot` of that
-    scene) is the state every run starts from, the scene's initial state if None."""
+    scene) is the state every run starts from, the scene's initial state if None. `main`: a
+    `Simulation` of the scene that its owner steps; the comparison reads it as the main run and
+    starts every other run from its current state (`snapshot` is then its snapshot)."""
 
-    def __init__(self, scene, snapshot=None):
+    def __init__(self, scene, snapshot=None, main=None):
         self.scene = scene if isinstance(scene, Scene) else load_scene(Path(scene))
+        if main is not None:
+            snapshot = main.snapshot()
+            self._runs = {MAIN: _Run(main, owned=False)}
         self.snapshot = snapshot
-        self._runs = {MAIN: self._start({})}
+        if main is None:
+            self._runs = {MAIN: self._start({})}
         self.time = self._runs[MAIN].sim.time          # the last sample time (s)
 
     def _start(self, settings):
@@ -225,6 +247,53 @@ class Comparison:
         self._runs[label] = run
         run.step_to(self.time)
 
+    def add_simulation(self, label, sim, inputs=()):
+        """Adopt `sim` (a Simulation of this scene the caller set up at the comparison's time, e.g.
+        a timeline branch replayed to the main run's step) as a variant stepped in lockstep; the
+        recorded `inputs` (physics.timeline.Input) are applied when it reaches their steps."""
+        if label in (MAIN, REFERENCE) or label in self._runs:
+            raise ValueError(f"variant {label!r}: the label is taken")
+        if len(self.variants) >= MAX_VARIANTS:
+            raise ValueError(f"variant {label!r}: at most {MAX_VARIANTS} variants")
+        self._runs[label] = _Run(sim, inputs=inputs)
+
+    def promote(self, label):
+        """Make the variant `label` the main run (its simulation, settings and start values) and
+        drop the former main run; the comparison steps the new main run if it stepped the former
+        one. Returns its `Simulation`."""
+        if label in (MAIN, REFERENCE):
+            raise ValueError(f"promote: {label!r} is not a variant")
+        run = self._run(label)
+        run.owned = self._runs[MAIN].owned
+        del self._runs[label]
+        self._runs = {MAIN: run, **{k: v for k, v in self._runs.items() if k != MAIN}}
+        return run.sim
+
+    def save(self):
+        """The state of every run the comparison steps, and its time: `restore` goes back to it."""
+        return {"time": self.time, "runs": {label: (run.sim.snapshot(), run.stopped)
+                                            for label, run in self._runs.items() if run.owned}}
+
+    def restore(self, saved):
+        """Back to a `save()`: every run in it restored (bit for bit the run it was, with the start
+        values it had); returns the labels of the runs stepped here that the save lacks (added
+        after it: they stay where they are)."""
+        for label, (snapshot, stopped) in saved["runs"].items():
+            if label in self._runs:
+                self._runs[label].sim.restore(snapshot)
+                self._runs[label].stopped = stopped
+        self.time = saved["time"]
+        return [label for label, run in self._runs.items() if run.owned and label not in saved["runs"]]
+
+    def velocity_difference(self, a, b, nodes):
+        """(len(nodes),) |v_a − v_b| (m/s) of the world velocities of `nodes` in runs a and b
+        (NaN where either run stopped)."""
+        runs = self._run(a), self._run(b)
+        if any(run.stopped is not None for run in runs):
+            return np.full(len(nodes), math.nan)
+        velocity = [run.sim.world().velocity[nodes] for run in runs]
+        return np.linalg.norm(velocity[0] - velocity[1], axis=1)
+
     def remove(self, label):
         """Drop a variant or the reference (the main run stays)."""
         if label == MAIN:
@@ -280,6 +349,35 @@ class Comparison:
             out["max_position_error"] = float(np.max(np.linalg.norm(translation - base_t, axis=1), initial=0.0))
             out["max_rotation_error"] = float(np.max(rotation_angles(base_r, rotation), initial=0.0))
         return out
+
+
+def loose_children(sim):
+    """Indices of the dynamic nodes below another dynamic node (the car's cargo): the bodies
+    counteraction acts on, riding a parent whose impulses they may keep out of."""
+    nearest = np.full(len(sim.names), -1)
+    for i, parent in enumerate(sim.parent):      # parents precede their children
+        if parent >= 0:
+            nearest[i] = parent if sim.motion[parent] == "dynamic" else nearest[parent]
+    return np.flatnonzero((np.asarray(sim.motion) == "dynamic") & (nearest >= 0)), nearest
+
+
+def impact_step(scene, snapshot, node, steps, speed_change):
+    """The first step count after `snapshot` (at most `steps` later) at which `node`'s world
+    speed changes by more than `speed_change` (m/s) in one step, a fresh run of `scene` from the
+    snapshot telling: the car meeting the wall. None if it does not within `steps`."""
+    from physics.simulation import Simulation
+
+    sim = Simulation(scene)
+    sim.restore(snapshot)
+    speed = float(np.linalg.norm(sim.world().velocity[node]))
+    with np.errstate(all="ignore"):
+        for _ in range(steps):
+            sim.step(1)
+            now = float(np.linalg.norm(sim.world().velocity[node]))
+            if not abs(now - speed) <= speed_change:
+                return sim.step_count
+            speed = now
+    return None
 
 
 # ---------------------------------------------------------------------------------------------- CLI

@@ -285,3 +285,94 @@ def test_parse_settings():
     assert parse_settings("dt=1/960, gravity=[0,-9.81,0],counteract=off,iterations=4") == {
         "dt": 1 / 960, "gravity": [0.0, -9.81, 0.0], "counteract": False, "iterations": 4}
     assert parse_settings("gravity=0;-1.5;0,warm_start=true")["gravity"] == [0.0, -1.5, 0.0]
+
+
+# --- the app's uses: an external main run, save / restore, promote, a replayed branch, the crash ------
+
+CAR = ROOT / "assets" / "scenes" / "car.toml"
+
+
+def test_external_main_is_read_never_stepped_and_variants_are_fresh_runs():
+    """`Comparison(main=sim)`: the comparison never steps `sim` (its owner does); a variant started
+    at step 30 of it and stepped 90 more is bit for bit a fresh run stepped 30 steps with the
+    scene's settings, then 90 with gyroscopic off (SHA-256 state hashes: exact). Save at step 60,
+    run on, restore: the variant's state is the one it had (hash), and stepping on reaches the
+    same final hash."""
+    sim = Simulation.from_file(T_HANDLE)
+    sim.step(30)
+    comparison = Comparison(sim.scene, main=sim)
+    comparison.add_variant("off", {"gyroscopic": "off"})
+    sim.step(30)
+    comparison.step_to(sim.time)
+    saved, at_60 = comparison.save(), comparison.simulation("off").state_hash()
+    sim.step(60)
+    comparison.step_to(sim.time)
+    assert sim.step_count == 120 and comparison.simulation("off").step_count == 120
+    fresh = Simulation.from_file(T_HANDLE)
+    fresh.step(30)
+    fresh.set("gyroscopic", "off")
+    fresh.step(90)
+    final = comparison.simulation("off").state_hash()
+    assert final == fresh.state_hash()
+    assert comparison.restore(saved) == [] and comparison.simulation("off").state_hash() == at_60
+    comparison.step_to(sim.time)
+    assert comparison.simulation("off").state_hash() == final
+    # promote: the variant is main now (its own simulation), still not stepped by the comparison
+    promoted = comparison.promote("off")
+    assert comparison.simulation("main") is promoted and comparison.variants == []
+    comparison.step_to(sim.time + 1.0)
+    assert promoted.step_count == 120
+
+
+def test_added_simulation_applies_its_recorded_inputs_as_the_timeline_replays_them():
+    """A timeline branch (gyroscopic off set at step 20, integrator rk4 at 50) cut off by a change
+    at step 10: adopted as a ghost replayed to step 10 and stepped to step 80 in lockstep, every
+    state matches the hash the branch recorded at its step."""
+    from physics.timeline import Timeline
+    sim = Simulation.from_file(T_HANDLE)
+    timeline = Timeline(sim)
+    timeline.step(20)
+    timeline.apply("set", "gyroscopic", "off")
+    timeline.step(30)
+    timeline.apply("set", "integrator", "rk4")
+    timeline.step(30)
+    timeline.seek(10)
+    timeline.apply("set", "exponential", "truncated")     # branches: steps 10-80 become `previous`
+    branch = timeline.previous
+    comparison = Comparison(sim.scene, main=sim)
+    ghost = Simulation(sim.scene)
+    branch.replay(ghost, 10)
+    comparison.add_simulation("branch", ghost, branch.inputs)
+    for step in (20, 21, 50, 51, 80):
+        timeline.step(step - sim.step_count)
+        comparison.step_to(sim.time)
+        assert ghost.step_count == step and ghost.state_hash() == branch.hashes[step]
+
+
+def test_crash_queries():
+    """The car's loose children are its three dynamic cargo bodies (their carrier: the car);
+    the impact step is the one the car's speed first falls by over 1 m/s in one step, found here
+    by stepping a plain run; with counteraction on and off the cargo's world velocities differ by
+    about the car's 10 m/s once the car has stopped (on: the cargo flies on; off: it stops with
+    the car; 5 m/s of slack for the cargo meeting the front panel)."""
+    from physics.compare import impact_step, loose_children
+    sim = Simulation.from_file(CAR)
+    loose, nearest = loose_children(sim)
+    assert [sim.names[i] for i in loose] == ["box_1", "box_2", "ball"]
+    car = sim.names.index("car")
+    assert set(nearest[loose]) == {car}
+    plain, before = Simulation.from_file(CAR), 10.0
+    for _ in range(600):
+        plain.step(1)
+        now = np.linalg.norm(plain.world().velocity[car])
+        if abs(now - before) > 1.0:
+            break
+        before = now
+    assert 60 < plain.step_count < 120     # the front meets the wall 13 m away at 10 m/s: about 1.3 s
+    assert impact_step(sim.scene, sim.snapshot(), car, 600, 1.0) == plain.step_count
+    assert impact_step(sim.scene, sim.snapshot(), car, plain.step_count - 1, 1.0) is None
+    comparison = Comparison(sim.scene, main=sim)
+    comparison.add_variant("on", {"counteract": True})
+    comparison.add_variant("off", {"counteract": False})
+    comparison.step_to((plain.step_count + 2) * sim.settings.dt)
+    assert np.max(comparison.velocity_difference("on", "off", loose)) > 5.0

@@ -6,6 +6,7 @@ flat in vec2 v_size_disc;
 flat in vec2 v_axis[3];
 flat in vec3 v_color;
 flat in vec3 v_light;
+uniform float u_alpha;   // 1: opaque; a ghost run is drawn translucent (app.ghosts)
 out vec4 f_color;
 
 void main() {
@@ -37,5 +38,5 @@ void main() {
             }
         }
     }
-    f_color = vec4(v_color * light, 1.0);
+    f_color = vec4(v_color * light, u_alpha);
 }
