@@ -67,6 +67,7 @@ KEYS = [
     ((key.PAGEUP, key.BRACKETLEFT), "PgUp  [", "previous_scene", "previous scene of the browser"),
     ((key.F1,), "F1", "toggle_help", "this help"),
     ((key.F12,), "F12", "screenshot_key", "screenshot (sandbox-<time>.png in the working directory)"),
+    ((key.F10,), "F10", "toggle_video", "start / stop recording a video (--video FILE, else sandbox-<time>.mp4)"),
 ]
 SCENE_KEYS = [getattr(key, f"_{i}") for i in range(1, 10)]
 MOUSE_HELP = [  # F1 lists these after KEYS, in the same two columns
@@ -145,11 +146,13 @@ class WorldState(dict):
 
 
 class Viewer:
-    def __init__(self, ctx, size, scene=None, overrides=None, store=True, msaa=None, record=None):
+    def __init__(self, ctx, size, scene=None, overrides=None, store=True, msaa=None, record=None, video=None,
+                 video_panel=True):
         """`size` = (width, height) in pixels; `scene` = a scene or a recording (.rec) to open;
         `overrides` = physics settings from the command line (win over persisted ones); `store` =
         persist settings (config file); `record` = the path Ctrl+S saves the recording to (else
-        sandbox-<time>.rec in the working directory); `msaa` = samples,
+        sandbox-<time>.rec in the working directory); `video` = an MP4 to record to from the
+        first frame, `video_panel` = whether videos show the panel (app.video); `msaa` = samples,
         None = 4 on a hardware GL and 0 on Mesa's software renderers (there 4x costs about ten
         times the whole scene: docs/benchmarks.md, section viewer)."""
         software = any(name in ctx.info["GL_RENDERER"].lower() for name in ("llvmpipe", "softpipe", "swrast"))
@@ -188,6 +191,10 @@ class Viewer:
             error = self.error
             self.load_scene(DEFAULT_SCENE)
             self.error = error  # the fallback runs; what went wrong stays on screen
+        from app.video import VideoControl
+        self.video = VideoControl(self, video, video_panel)
+        if video is not None:
+            self.video.start()
 
     # --- scenes and settings -------------------------------------------------------------------
     def open(self, name):
@@ -473,6 +480,9 @@ class Viewer:
         self.screenshot(path)
         self.notify(f"saved {path}")
 
+    def toggle_video(self):
+        self.video.toggle()
+
     def screenshot(self, path):
         """Save the last frame (scene and panel) as a PNG."""
         from app.png import write_png
@@ -586,6 +596,13 @@ class Viewer:
         self.draw(screen)
         self.stats["render_ms"] = 1e3 * (time.perf_counter() - start)
         self.frame_count += 1
+        self.video.after_frame()
+
+    @property
+    def draws_offscreen(self):
+        """Whether `frame` must draw into `self.target` (MSAA, or a video reading it) for the
+        window to copy, rather than into the window's own buffer."""
+        return self.target.msaa is not None or self.video.offscreen
 
     def build_ui(self, frame_seconds):
         """Run the panel for this frame (ImGui's draw data then lasts until the next call)."""
@@ -772,7 +789,8 @@ class Viewer:
         return self.selected
 
     def close(self):
-        """Save the `record` recording (if any) and the prefs, release GL and ImGui."""
+        """Save the `record` recording and the video (if any) and the prefs, release GL and ImGui."""
+        self.video.stop()
         if self.record_path is not None and self.timeline is not None:
             self.save_recording()
         self.save_prefs()
