@@ -94,14 +94,16 @@ def _swap(timed):
 
 
 class Recorder:
-    """Stage times while started (`start`/`stop`, or `with Recorder() as r:`)."""
+    """Stage times while started (`start`/`stop`, or `with Recorder() as r:`): events (name,
+    start ns, end ns) in the order they ended; a `trace` recorder keeps them (up to `max_events`)
+    for `write_trace`, another keeps them until `take_totals` sums and drops them."""
 
     def __init__(self, trace=False, max_events=MAX_EVENTS):
         self.trace, self.max_events = trace, max_events
-        self.events = []        # (name, start_ns, end_ns) in the order they ended
+        self.events = []
         self.dropped = 0        # events past max_events
-        self.totals, self.counts = {}, {}
-        self.origin = None      # the clock at start: the trace's ts 0
+        self.origin = None      # the clock at the first start: the trace's ts 0
+        self._taken = 0         # events already summed by take_totals
 
     def start(self):
         if self not in _active:
@@ -130,19 +132,27 @@ class Recorder:
         return self in _active
 
     def add(self, name, start, end):
-        self.totals[name] = self.totals.get(name, 0) + (end - start)
-        self.counts[name] = self.counts.get(name, 0) + 1
-        if self.trace:
-            if len(self.events) < self.max_events:
-                self.events.append((name, start, end))
-            else:
-                self.dropped += 1
+        # one append per event: the sums wait for take_totals, out of the step's way
+        if len(self.events) < self.max_events:
+            self.events.append((name, start, end))
+        else:
+            self.dropped += 1
+
+    def totals(self, events=None):
+        """({name: ns}, {name: count}) over `events` (default all kept)."""
+        totals, counts = {}, {}
+        for name, start, end in self.events if events is None else events:
+            totals[name] = totals.get(name, 0) + (end - start)
+            counts[name] = counts.get(name, 0) + 1
+        return totals, counts
 
     def take_totals(self):
-        """({stage: ns}, {stage: count}) since the last call, and start afresh."""
-        totals, counts = self.totals, self.counts
-        self.totals, self.counts = {}, {}
-        return totals, counts
+        """`totals` of the events since the last call; a recorder that does not trace drops them."""
+        if self.trace:
+            events, self._taken = self.events[self._taken:], len(self.events)
+        else:
+            events, self.events = self.events, []
+        return self.totals(events)
 
     def per_step(self):
         """{name: (S,) ns}: each traced step's time in each stage (summed over its sub-steps), and
