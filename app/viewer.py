@@ -191,7 +191,9 @@ class Viewer:
             error = self.error
             self.load_scene(DEFAULT_SCENE)
             self.error = error  # the fallback runs; what went wrong stays on screen
+        from app.stats import FrameStats
         from app.video import VideoControl
+        self.timing = FrameStats()  # the panel's stage and frame-part times (app.stats)
         self.video = VideoControl(self, video, video_panel)
         if video is not None:
             self.video.start()
@@ -578,6 +580,7 @@ class Viewer:
     def frame(self, frame_seconds=None, screen=None):
         """Advance and draw one frame into `screen` (a moderngl framebuffer: the window's), or
         into `self.target.resolved` when None. `frame_seconds` None = real time."""
+        self.timing.begin_frame()
         now = time.perf_counter()
         if frame_seconds is None:
             frame_seconds = 0.0 if self._last_frame is None else min(now - self._last_frame, 0.25)
@@ -588,15 +591,20 @@ class Viewer:
         self.clock += frame_seconds
         self.expire_message()
         self.advance(frame_seconds)
+        self.timing.lap("physics")
         self.sample_history()
+        self.timing.lap("plots")
         if self.follow and self.selected is not None:
             self.camera.follow(self.state["T"][self.selected])
         start = time.perf_counter()
         self.build_ui(frame_seconds)
+        self.timing.lap("panel")
         self.draw(screen)
         self.stats["render_ms"] = 1e3 * (time.perf_counter() - start)
+        self.timing.lap("render")
         self.frame_count += 1
         self.video.after_frame()
+        self.timing.lap("video")
 
     @property
     def draws_offscreen(self):
@@ -791,6 +799,7 @@ class Viewer:
     def close(self):
         """Save the `record` recording and the video (if any) and the prefs, release GL and ImGui."""
         self.video.stop()
+        self.timing.close()
         if self.record_path is not None and self.timeline is not None:
             self.save_recording()
         self.save_prefs()

@@ -94,6 +94,7 @@ class SandboxWindow(pyglet.window.Window):
             self.viewer.frame(frame_seconds)
             self._blit_color(self.viewer.target.resolved)
         self.flip()
+        self.viewer.timing.lap("swap")
 
     def _screen_framebuffer(self):
         if getattr(self, "_screen", None) is None:
