@@ -4,6 +4,7 @@ Loads a scene, applies command-line overrides to its settings, steps it, records
 initial state) and then one row every K steps, and writes the output atomically. When K does not
 divide the step count the last steps are simulated but not recorded (the contract keeps the rows
 evenly spaced); the summary says which step the last row holds.
+`--profile FILE.json` also writes every step's stage times as a Chrome trace (physics.profile).
 
 Exit codes (a failure prints one line on stderr, never a traceback):
   0  done;
