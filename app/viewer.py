@@ -167,8 +167,8 @@ class Viewer:
         self.prefs = settings_store.load() if store else settings_store.load("/nonexistent/settings.json")
         self.overrides = dict(overrides or {})
         self.imgui_context = imgui.create_context()
+        imgui.set_current_context(self.imgui_context)  # create_context makes it current only if none is
         imgui.get_io().set_ini_filename(None)  # window layout is ours, not imgui.ini in the cwd
-        imgui.set_current_context(self.imgui_context)
         self.implot_context = implot.create_context()  # one per ImGui context, made current with it
         imgui.get_io().display_size = self.size
         self.imgui = ImGuiRenderer(ctx)

@@ -141,6 +141,7 @@ def test_rate_follows_simulated_time_not_frames(window, tmp_path):
     assert w.viewer.sim.step_count == 10
     assert w.viewer.video.stop() == tmp_path / "slow.mp4"
     assert decode(tmp_path / "slow.mp4")[1].shape[0] == 10
+    w.close()
     w = window("pendulum", video=tmp_path / "fine.mp4")
     frames(w, 20)
     assert w.viewer.sim.step_count == 80
