@@ -7,6 +7,12 @@ given, and exits 0 — for docs and tests.
 `--record FILE.rec` saves the run's timeline to FILE.rec on exit and at each Ctrl+S (a new
 file: an existing one is refused); `--replay FILE.rec` opens a recording, paused at its first
 step, to scrub and branch (`python -m physics replay FILE.rec --verify` checks one).
+
+`--video FILE.mp4` records what the window shows (the panel too; `--no-video-panel`: the scene
+alone) as H.264 MP4, one frame per 1/60 s of simulated time (app.video): with `--frames N` those
+frames, then exit; with `--replay FILE.rec` (and no --frames) the whole recording played from
+its first step to its last, then exit; otherwise from the start until F10 or exit. F10 starts and
+stops a recording in the app (sandbox-<time>.mp4 in the working directory).
 """
 import argparse
 import sys
@@ -30,6 +36,10 @@ def parse_args(argv=None):
     parser.add_argument("--replay", default=None, metavar="FILE.rec", help="open this recording (instead of a scene)")
     parser.add_argument("--frames", type=int, default=None, help="run this many frames (1/60 s each), then exit")
     parser.add_argument("--screenshot", default=None, help="with --frames: save the last frame to this PNG")
+    parser.add_argument("--video", default=None, metavar="FILE.mp4",
+                        help="record an H.264 MP4 at the simulation's rate (replaces FILE); see above")
+    parser.add_argument("--video-panel", action=argparse.BooleanOptionalAction, default=True,
+                        help="videos show the panel as the window does (default), or the scene alone")
     parser.add_argument("--msaa", type=int, default=None, choices=(0, 2, 4, 8), help="multisampling samples (default 4 on hardware GL, 0 on software GL)")
     parser.add_argument("--size", default="1280x720", help="window size WxH (default 1280x720)")
     args = parser.parse_args(argv)
@@ -49,6 +59,12 @@ def parse_args(argv=None):
             parser.error(f"--record: {args.record} exists; not overwritten (give a new file name)")
         if not Path(args.record).resolve().parent.is_dir():
             parser.error(f"--record: the directory of {args.record} does not exist")
+    if args.video is not None:
+        from app.video import check_path
+        try:
+            check_path(args.video)
+        except ValueError as error:
+            parser.error(f"--video: {error}")
     if args.screenshot and args.frames is None:
         parser.error("--screenshot needs --frames N")
     if args.frames is not None and args.frames < 1:
@@ -67,8 +83,11 @@ def main(argv=None):
     # A scripted run (--frames) neither reads nor writes the user's saved settings: its picture and
     # physics depend only on the scene file and the command line.
     requested = args.replay or args.scene
-    window = SandboxWindow(requested, overrides, size=args.size, vsync=args.frames is None, msaa=args.msaa,
-                           store=args.frames is None, record=args.record)
+    # a replay rendered to video is scripted like --frames: fixed steps, as fast as it draws
+    render_replay = args.replay is not None and args.video is not None and args.frames is None
+    scripted = args.frames is not None or render_replay
+    window = SandboxWindow(requested, overrides, size=args.size, vsync=not scripted, msaa=args.msaa,
+                           store=not scripted, record=args.record, video=args.video, video_panel=args.video_panel)
     viewer = window.viewer
     if viewer.sim is None:
         print(f"error: {viewer.error}", file=sys.stderr)
@@ -79,14 +98,28 @@ def main(argv=None):
         if args.frames:  # a scripted run must not silently picture another scene
             window.close()
             return 2
-    run(window, frames=args.frames, screenshot=args.screenshot, fixed_step=1 / 60 if args.frames else None)
+    if args.video is not None:
+        if not viewer.video.active:  # it could not start: the viewer says why
+            print(f"error: {viewer.error}", file=sys.stderr)
+            window.close()
+            return 2
+        if args.replay is not None:
+            viewer.paused = False  # a replay opens paused: a video plays it
+    # to the recording's last step (or a physics error, which pauses)
+    until = (lambda: viewer.paused or viewer.sim.step_count >= viewer.timeline.head) if render_replay else None
+    run(window, frames=args.frames, screenshot=args.screenshot, fixed_step=1 / 60 if scripted else None, until=until)
     if window.viewer is not None:
-        window.close()  # the viewer saves the --record file as it closes
+        window.close()  # the viewer saves the --record file and the video as it closes
     if args.record is not None:
         if viewer.saved_recording is None:
             print(f"error: {viewer.error}", file=sys.stderr)
             return 1
         print(viewer.message)
+    if args.video is not None:
+        if viewer.video.saved is None:
+            print(f"error: {viewer.error}", file=sys.stderr)
+            return 1
+        print(viewer.video.said)
     return 0
 
 

@@ -303,6 +303,7 @@ class Panel:
             imgui.text(f"energy: kinetic {energy['kinetic']:.6g}  potential {energy['potential']:.6g} J")
         except Exception:  # noqa: BLE001 - optional display
             pass
+        v.timing.draw(self.item_rects)  # every stage of a step, every part of a frame (app.stats)
 
     def legend(self):
         v = self.viewer

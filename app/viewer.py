@@ -67,6 +67,7 @@ KEYS = [
     ((key.PAGEUP, key.BRACKETLEFT), "PgUp  [", "previous_scene", "previous scene of the browser"),
     ((key.F1,), "F1", "toggle_help", "this help"),
     ((key.F12,), "F12", "screenshot_key", "screenshot (sandbox-<time>.png in the working directory)"),
+    ((key.F10,), "F10", "toggle_video", "start / stop recording a video (--video FILE, else sandbox-<time>.mp4)"),
 ]
 SCENE_KEYS = [getattr(key, f"_{i}") for i in range(1, 10)]
 MOUSE_HELP = [  # F1 lists these after KEYS, in the same two columns
@@ -145,11 +146,13 @@ class WorldState(dict):
 
 
 class Viewer:
-    def __init__(self, ctx, size, scene=None, overrides=None, store=True, msaa=None, record=None):
+    def __init__(self, ctx, size, scene=None, overrides=None, store=True, msaa=None, record=None, video=None,
+                 video_panel=True):
         """`size` = (width, height) in pixels; `scene` = a scene or a recording (.rec) to open;
         `overrides` = physics settings from the command line (win over persisted ones); `store` =
         persist settings (config file); `record` = the path Ctrl+S saves the recording to (else
-        sandbox-<time>.rec in the working directory); `msaa` = samples,
+        sandbox-<time>.rec in the working directory); `video` = an MP4 to record to from the
+        first frame, `video_panel` = whether videos show the panel (app.video); `msaa` = samples,
         None = 4 on a hardware GL and 0 on Mesa's software renderers (there 4x costs about ten
         times the whole scene: docs/benchmarks.md, section viewer)."""
         software = any(name in ctx.info["GL_RENDERER"].lower() for name in ("llvmpipe", "softpipe", "swrast"))
@@ -164,8 +167,8 @@ class Viewer:
         self.prefs = settings_store.load() if store else settings_store.load("/nonexistent/settings.json")
         self.overrides = dict(overrides or {})
         self.imgui_context = imgui.create_context()
+        imgui.set_current_context(self.imgui_context)  # create_context makes it current only if none is
         imgui.get_io().set_ini_filename(None)  # window layout is ours, not imgui.ini in the cwd
-        imgui.set_current_context(self.imgui_context)
         self.implot_context = implot.create_context()  # one per ImGui context, made current with it
         imgui.get_io().display_size = self.size
         self.imgui = ImGuiRenderer(ctx)
@@ -190,6 +193,12 @@ class Viewer:
             error = self.error
             self.load_scene(DEFAULT_SCENE)
             self.error = error  # the fallback runs; what went wrong stays on screen
+        from app.stats import FrameStats
+        from app.video import VideoControl
+        self.timing = FrameStats()  # the panel's stage and frame-part times (app.stats)
+        self.video = VideoControl(self, video, video_panel)
+        if video is not None:
+            self.video.start()
 
     # --- scenes and settings -------------------------------------------------------------------
     def open(self, name):
@@ -475,6 +484,9 @@ class Viewer:
         self.screenshot(path)
         self.notify(f"saved {path}")
 
+    def toggle_video(self):
+        self.video.toggle()
+
     def screenshot(self, path):
         """Save the last frame (scene and panel) as a PNG."""
         from app.png import write_png
@@ -571,6 +583,7 @@ class Viewer:
     def frame(self, frame_seconds=None, screen=None):
         """Advance and draw one frame into `screen` (a moderngl framebuffer: the window's), or
         into `self.target.resolved` when None. `frame_seconds` None = real time."""
+        self.timing.begin_frame()
         now = time.perf_counter()
         if frame_seconds is None:
             frame_seconds = 0.0 if self._last_frame is None else min(now - self._last_frame, 0.25)
@@ -581,14 +594,26 @@ class Viewer:
         self.clock += frame_seconds
         self.expire_message()
         self.advance(frame_seconds)
+        self.timing.lap("physics")
         self.sample_history()
+        self.timing.lap("plots")
         if self.follow and self.selected is not None:
             self.camera.follow(self.state["T"][self.selected])
         start = time.perf_counter()
         self.build_ui(frame_seconds)
+        self.timing.lap("panel")
         self.draw(screen)
         self.stats["render_ms"] = 1e3 * (time.perf_counter() - start)
+        self.timing.lap("render")
         self.frame_count += 1
+        self.video.after_frame()
+        self.timing.lap("video")
+
+    @property
+    def draws_offscreen(self):
+        """Whether `frame` must draw into `self.target` (MSAA, or a video reading it) for the
+        window to copy, rather than into the window's own buffer."""
+        return self.target.msaa is not None or self.video.offscreen
 
     def build_ui(self, frame_seconds):
         """Run the panel for this frame (ImGui's draw data then lasts until the next call)."""
@@ -776,7 +801,9 @@ class Viewer:
         return self.selected
 
     def close(self):
-        """Save the `record` recording (if any) and the prefs, release GL and ImGui."""
+        """Save the `record` recording and the video (if any) and the prefs, release GL and ImGui."""
+        self.video.stop()
+        self.timing.close()
         if self.record_path is not None and self.timeline is not None:
             self.save_recording()
         self.save_prefs()

@@ -26,13 +26,13 @@ def _config():
 
 class SandboxWindow(pyglet.window.Window):
     def __init__(self, scene=None, overrides=None, size=(1280, 720), vsync=True, store=True, visible=True, msaa=None,
-                 record=None):
+                 record=None, video=None, video_panel=True):
         # file_drops: a .toml or .rec dropped onto the window opens it (XDND on X11)
         super().__init__(size[0], size[1], TITLE, resizable=True, vsync=vsync, config=_config(), visible=visible,
                          file_drops=True)
         self.ctx = moderngl.create_context()
         self.viewer = Viewer(self.ctx, self.get_framebuffer_size(), scene, overrides, store=store, msaa=msaa,
-                             record=record)
+                             record=record, video=video, video_panel=video_panel)
         self.viewer.on_scene_loaded = self._title
         if self.viewer.scene_path is not None:
             self._title(self.viewer.scene_path)
@@ -88,12 +88,13 @@ class SandboxWindow(pyglet.window.Window):
         self.dispatch_events()
         if self.has_exit:
             return
-        if self.viewer.target.msaa is None:
+        if not self.viewer.draws_offscreen:
             self.viewer.frame(frame_seconds, self._screen_framebuffer())
-        else:  # drawn and resolved offscreen
+        else:  # drawn (and resolved) offscreen
             self.viewer.frame(frame_seconds)
             self._blit_color(self.viewer.target.resolved)
         self.flip()
+        self.viewer.timing.lap("swap")
 
     def _screen_framebuffer(self):
         if getattr(self, "_screen", None) is None:
@@ -121,13 +122,14 @@ class SandboxWindow(pyglet.window.Window):
         super().close()
 
 
-def run(window, frames=None, screenshot=None, fixed_step=None):
-    """Run until the window closes, or for `frames` frames then save `screenshot` (if given).
+def run(window, frames=None, screenshot=None, fixed_step=None, until=None):
+    """Run until the window closes, or for `frames` frames, or until `until()` is true, then save
+    `screenshot` (if given).
 
     `fixed_step` (s) advances physics by that much per frame instead of by real time, so a
     `--frames N` run is reproducible."""
     count = 0
-    while not window.has_exit and (frames is None or count < frames):
+    while not window.has_exit and (frames is None or count < frames) and not (until is not None and until()):
         window.frame(fixed_step)
         count += 1
         if frames is None:

@@ -4,6 +4,7 @@ Loads a scene, applies command-line overrides to its settings, steps it, records
 initial state) and then one row every K steps, and writes the output atomically. When K does not
 divide the step count the last steps are simulated but not recorded (the contract keeps the rows
 evenly spaced); the summary says which step the last row holds.
+`--profile FILE.json` also writes every step's stage times as a Chrome trace (physics.profile).
 
 Exit codes (a failure prints one line on stderr, never a traceback):
   0  done;
@@ -32,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from physics.compare import add_parser as add_compare_parser
+from physics.profile import STAGES, Recorder
 from physics.recording import add_parser as add_replay_parser
 from physics.trajectory import FORMATS, Recording, recording_bytes, temporary_path, write
 from physics.scene import SceneError
@@ -93,9 +95,13 @@ def add_run_parser(commands):
     run_parser.add_argument("--record", metavar="FILE.rec",
                             help="also write a recording: the scene, keyframes, every step's state hash "
                                  "(docs/recording-format.md; verify it with `python -m physics replay FILE.rec --verify`); "
-                                 "at least one of --out and --record is needed")
+                                 "at least one of --out, --record and --profile is needed")
     run_parser.add_argument("--keyframe-every", type=int, default=60, metavar="K",
                             help="a recording's keyframe snapshot every K steps (default 60)")
+    run_parser.add_argument("--profile", metavar="FILE.json",
+                            help="also write every step's stage times (physics.profile: world, rows, broad phase, "
+                                 "narrow phase, kinematic, dynamic, events, solve, sleep) as a Chrome trace; "
+                                 "open it in Perfetto (ui.perfetto.dev) or chrome://tracing")
     run_parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     run_parser.set_defaults(handler=run)
 
@@ -272,8 +278,10 @@ def run(args):
     """`python -m physics run`: -> exit code 0, or 1 if the state went non-finite or diverged;
     bad input raises ValueError (SceneError) before anything runs or is written."""
     with _stage("while checking the options", expected=(ValueError,)):
-        if args.out is None and args.record is None:
-            raise ValueError("run: give --out FILE (.npz or .csv), --record FILE.rec, or both")
+        if args.out is None and args.record is None and args.profile is None:
+            raise ValueError("run: give --out FILE (.npz or .csv), --record FILE.rec, --profile FILE.json, or several")
+        if args.profile is not None:
+            check_output("--profile", args.profile, (".json",))
         if args.out is not None:
             check_output("--out", args.out, FORMATS)
         if args.record is not None:
@@ -298,6 +306,24 @@ def run(args):
         return _simulate(args, sim, steps, recording)
 
 
+def _settings_text(settings):
+    """The settings as JSON-ready values (vectors as lists) for a trace's metadata."""
+    from dataclasses import asdict
+    return {name: np.asarray(value).tolist() if np.ndim(value) else (value.item() if hasattr(value, "item") else value)
+            for name, value in asdict(settings).items()}
+
+
+def _profile_summary(profiler, steps, path):
+    """The median time per step of the step and of each stage, the largest first (the median: a
+    stage's first step also compiles the numba kernels not yet cached), and where the trace went."""
+    per_step = {name: np.median(ns) / 1e3 for name, ns in profiler.per_step().items()}   # µs
+    ranked = sorted((name for name in STAGES if name in per_step), key=per_step.get, reverse=True)
+    stages = ", ".join(f"{name} {per_step[name]:.1f}" for name in ranked)
+    dropped = f" (kept the first {len(profiler.events)} events, {profiler.dropped} more dropped)" if profiler.dropped else ""
+    return (f"wrote a trace of {steps} steps to {path}{dropped}; median per step {per_step.get('step', 0.0):.1f} µs: "
+            f"{stages} µs")
+
+
 def _simulate(args, sim, steps, recording):
     """Step and record, write, summarize; -> exit code (0, or 1 if the state diverged: the
     simulation checks every sub-step, physics.simulation.DivergenceError)."""
@@ -310,11 +336,15 @@ def _simulate(args, sim, steps, recording):
         from physics.timeline import Timeline
         timeline = Timeline(sim, budget=sys.maxsize, keyframe_every=args.keyframe_every)
     advance = sim.step if timeline is None else timeline.step
+    profiler = Recorder(trace=True) if args.profile is not None else None
+    first_step = sim.step_count
     try:
         with _stage(lambda: f"at step {sim.step_count} of {steps}", expected=(DivergenceError, ContactBudgetError)):
             if recording is not None:
                 recording.record()
             done = 0
+            if profiler is not None:
+                profiler.start()
             while done < steps:
                 chunk = min(args.record_every, steps - done)
                 advance(chunk)
@@ -329,6 +359,8 @@ def _simulate(args, sim, steps, recording):
         return 1
     finally:
         progress.end_line()
+        if profiler is not None:
+            profiler.stop()
     seconds = time.perf_counter() - progress.start
     summary = None
     if recording is not None:
@@ -345,11 +377,23 @@ def _simulate(args, sim, steps, recording):
             if recording is not None:   # all or nothing: the trajectory goes with the recording
                 Path(args.out).unlink(missing_ok=True)
             raise
+    if profiler is not None:
+        try:
+            with _stage(f"while writing {args.profile}"):
+                profiler.write_trace(args.profile, first_step, {"scene": str(args.scene), "steps": steps,
+                                                                "settings": _settings_text(sim.settings)})
+        except BaseException:
+            for written in (args.out, args.record):     # all or nothing, as above
+                if written is not None:
+                    Path(written).unlink(missing_ok=True)
+            raise
     if not args.quiet:
         with _stage("after writing the output", expected=(BrokenPipeError,), written=True):
             if summary is not None:
                 print(summary)
                 print(f"wrote {arrays['time'].shape[0]} rows x {len(arrays['names'])} nodes to {args.out}")
+            if profiler is not None:
+                print(_profile_summary(profiler, steps, args.profile))
             if timeline is not None:
                 print(f"wrote a recording of steps {timeline.origin}..{timeline.head} "
                       f"({len(timeline.keyframes)} keyframes, {size / 1e6:.3g} MB) to {args.record}")

@@ -29,6 +29,7 @@ import numpy as np
 from physics.hierarchy import Hierarchy, NodeState
 from physics.integrators import Frame, advance_bodies, inertial_accelerations, \
     local_accelerations, omega_local_from_body
+from physics import profile
 from physics.kinematics import advance_kinematic
 from numba import njit
 
@@ -691,6 +692,7 @@ class Simulation:
         if n:
             self._check_divergence()   # a state set from outside (a restore, a planted value) too
         for _ in range(int(n)):
+            started = profile.mark()
             substeps = self.settings.substeps
             h = self.settings.dt / substeps
             for _ in range(substeps):
@@ -700,6 +702,7 @@ class Simulation:
                 self._hand_off()
             if not self._driven and self.time >= self._runaway_due:
                 self._check_runaway()
+            profile.lap("step", started)
 
     def _check_divergence(self):
         """Raise (and keep) a DivergenceError if a moving node's local state left the finite range
@@ -739,9 +742,12 @@ class Simulation:
                                          total - reference, allowance)
             raise self.diverged
 
+    @profile.stage("substep")
     def _substep(self, h):
         """One sub-step of length h, as the stages below."""
+        started = profile.mark()
         self._sync(_STEPPABLE)         # 1. world state at the start of the sub-step
+        profile.lap("world", started)
         sleep = self.settings.sleep and self._asleep.any()
         if sleep:                      #    sleeping bodies whose field changed wake
             _wake_on_field(self._dyn, self._dyn_parent, *self.hierarchy.world_state.views()[1:], self.settings.gravity,
@@ -762,6 +768,7 @@ class Simulation:
             self._stage_sleep(h)       # 7. bodies still for SLEEP_TIME, with all they touch, sleep
         self._check_divergence()
 
+    @profile.stage("kinematic")
     def _stage_kinematic(self, h):
         if self._kin.size == 0:
             return
@@ -773,6 +780,7 @@ class Simulation:
         _scatter_motion(self._kin, translation, rotation, velocity, omega, local_translation, local_rotation,
                         local_velocity, local_omega)
 
+    @profile.stage("dynamic")
     def _stage_dynamic(self, h):
         if self._dyn.size == 0:
             return
@@ -788,6 +796,7 @@ class Simulation:
         _scatter_motion(nodes, translation, rotation, velocity, _NO_ROWS, local_translation, local_rotation,
                         local_velocity, local_omega)
 
+    @profile.stage("sleep")
     def _stage_sleep(self, h):
         """Count how long each body has been still (in its parent's frame) and put to sleep the
         islands — bodies joined by this step's candidate pairs (boxes within reach: what wakes a
@@ -808,6 +817,7 @@ class Simulation:
                        self._held_field)
         self._synced = _STALE
 
+    @profile.stage("events")
     def _stage_events(self):
         events = self.scene.events
         while self._next_event < len(events) and events[self._next_event].time <= self.time + 1e-12:
@@ -838,6 +848,7 @@ class Simulation:
             self._asleep[woken] = False
             self._still[woken] = 0.0
 
+    @profile.stage("solve")
     def _stage_contacts(self, h):
         """Solver stages warm start → solve → relax → restitution → store (physics.solver) on the
         free end-of-step velocities, then the changes applied to the bodies (`_apply_world_changes`):

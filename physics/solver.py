@@ -39,6 +39,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 from numba import njit
 
+from physics import profile
 from physics.broadphase import candidate_pairs, collision_filter
 from physics.collision import ContactCache, Contacts, _lookup, contacts
 from physics.constraints import BOUNCE_THRESHOLD, MANIFOLD, ROWS_PER_JOINT, SLOP, Joints, Rows, _contact_rows_kernel, \
@@ -885,6 +886,7 @@ class SceneSolver:
         awake): which bodies are awake (physics.simulation's sleeping); updated in place with the
         sleeping bodies this step's boxes wake (`_awake_pairs`), whose pairs are then solved."""
 
+        t = profile.mark()              # laps: rows (joints), broad phase, narrow phase, rows (contacts)
         beta = beta_from_erp(settings.erp, h)
         softness = settings.cfm / h
         parts = []
@@ -907,18 +909,21 @@ class SceneSolver:
         offset = sum(len(p) for p in parts)
         self.contacts = None
         if len(self.shapes):
+            t = profile.lap("rows", t)
             lo, hi = aabbs(self.shapes, world)
             speed = _fastest(velocity)
             margin = SPECULATIVE + h * speed     # what the fastest body can close within a step
             lo -= margin
             hi += margin
             pairs = candidate_pairs(lo, hi, self.filter)
+            t = profile.lap("broad phase", t)
             if len(pairs) > PAIR_BUDGET:
                 raise ContactBudgetError(len(pairs))
             if awake is None:
                 c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
             else:
                 pairs, c = self._awake_contacts(pairs, world, margin, awake)
+            t = profile.lap("narrow phase", t)
             if settings.sleep:      # what the sleep stage reads: islands, supports, foreign touches
                 self.pair_bodies = self._shape_body[pairs]
                 self.body_touch = np.zeros(len(inverse_mass), np.int64)
@@ -945,6 +950,7 @@ class SceneSolver:
             self._bounce = None
         self._h = h
         self._prepared = prepare(parts[0] if len(parts) == 1 else concatenate(parts), inverse_mass, inverse_inertia)
+        profile.lap("rows", t)
 
     def _awake_contacts(self, candidates, world, margin, awake):
         """The candidate pairs to solve and their contacts when some bodies sleep (`awake` (B,),

@@ -1,0 +1,114 @@
+"""The stage profiler (physics.profile) and `python -m physics run --profile`: the trace parses as
+Chrome trace-event JSON, names every stage, nests stages in sub-steps in steps with non-negative
+durations; timing changes no state; with no recorder on the stages are their plain functions."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from physics import profile
+from physics.simulation import Simulation
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENES = ROOT / "assets" / "scenes"
+STEPS = 30
+
+
+def run_profile(tmp_path, scene, *options):
+    out = tmp_path / f"{scene}.json"
+    result = subprocess.run([sys.executable, "-m", "physics", "run", str(SCENES / f"{scene}.toml"), "--steps",
+                             str(STEPS), "--profile", str(out), *options], cwd=ROOT, capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f"wrote a trace of {STEPS} steps to {out}" in result.stdout
+    document = json.loads(out.read_text())
+    return document, [e for e in document["traceEvents"] if e["ph"] == "X"]
+
+
+def check_nesting(events, substeps):
+    """Every step holds `substeps` sub-steps, every stage lies in a sub-step, the stages of a
+    sub-step are disjoint (their durations add up to at most the sub-step's), all durations >= 0.
+    Tolerance 1e-3 µs: ts and dur are ns counts divided by 1e3, exact to a float's rounding."""
+    eps = 1e-3
+    assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in events)
+    steps = [e for e in events if e["name"] == "step"]
+    subs = [e for e in events if e["name"] == "substep"]
+    stages = [e for e in events if e["name"] in profile.STAGES]
+    assert [s["args"]["step"] for s in steps] == list(range(1, STEPS + 1))
+    assert len(subs) == STEPS * substeps
+    inside = lambda e, span: span["ts"] - eps <= e["ts"] and e["ts"] + e["dur"] <= span["ts"] + span["dur"] + eps
+    for step in steps:
+        assert sum(inside(s, step) for s in subs) == substeps
+    for sub in subs:
+        mine = sorted((e for e in stages if inside(e, sub)), key=lambda e: e["ts"])
+        assert sum(e["dur"] for e in mine) <= sub["dur"] + eps
+        for a, b in zip(mine, mine[1:]):
+            assert a["ts"] + a["dur"] <= b["ts"] + eps, (a, b)
+    assert all(any(inside(e, sub) for sub in subs) for e in stages)
+
+
+def test_contact_scene_trace_names_every_stage(tmp_path):
+    """The stack (contacts, two sub-steps) with sleep on runs every stage, each in every sub-step
+    ("rows" twice: joint rows before the broad phase, contact rows after the narrow phase)."""
+    document, events = run_profile(tmp_path, "stack", "--sleep", "on")
+    names = [e["name"] for e in events]
+    substeps = Simulation.from_file(SCENES / "stack.toml").settings.substeps
+    for stage in profile.STAGES:
+        assert names.count(stage) == STEPS * substeps * (2 if stage == "rows" else 1), stage
+    check_nesting(events, substeps)
+    assert document["displayTimeUnit"] == "ms" and document["otherData"]["stages"] == list(profile.STAGES)
+    assert document["otherData"]["settings"]["sleep"] is True
+
+
+def test_free_body_trace_has_no_contact_stages(tmp_path):
+    """The T-handle (one free body, no contacts): the free-motion stages only, nested the same way."""
+    _, events = run_profile(tmp_path, "t_handle")
+    names = {e["name"] for e in events}
+    assert {"step", "substep", "world", "kinematic", "dynamic", "events", "solve"} <= names
+    assert not names & {"broad phase", "narrow phase", "rows"}
+    check_nesting(events, 1)
+
+
+def test_profile_is_an_output_and_a_bad_name_is_refused(tmp_path):
+    """--profile alone is enough output; a name not ending in .json exits 2 naming it, writing nothing."""
+    bad = tmp_path / "trace.txt"
+    result = subprocess.run([sys.executable, "-m", "physics", "run", str(SCENES / "t_handle.toml"), "--steps", "3",
+                             "--profile", str(bad)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 2 and "--profile" in result.stderr and str(bad) in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_timing_changes_no_state():
+    """The same steps with a tracing recorder on and with none give the same state hash."""
+    hashes = []
+    for on in (False, True):
+        sim = Simulation.from_file(SCENES / "stack.toml")
+        recorder = profile.Recorder(trace=True).start() if on else None
+        sim.step(40)
+        if recorder is not None:
+            recorder.stop()
+            assert len(recorder.events) > 40
+        hashes.append(sim.state_hash())
+    assert hashes[0] == hashes[1]
+
+
+def test_stages_are_plain_functions_while_no_recorder_is_on():
+    """Off, a decorated stage is its own function (nothing wraps it); the first recorder on swaps
+    the timed wrapper in, the last one off swaps it out; totals are taken once."""
+    plain = Simulation._stage_dynamic
+    assert not hasattr(plain, "__wrapped__")
+    sim = Simulation.from_file(SCENES / "t_handle.toml")
+    with profile.Recorder() as outer:
+        assert Simulation._stage_dynamic.__wrapped__ is plain
+        with profile.Recorder() as inner:
+            sim.step(2)
+        assert Simulation._stage_dynamic is not plain       # the outer one is still on
+        sim.step(1)
+    assert Simulation._stage_dynamic is plain
+    assert profile.mark() == 0 and profile.lap("x", 0) == 0
+    assert inner.take_totals()[1]["step"] == 2
+    totals, counts = outer.take_totals()
+    assert counts["step"] == 3 and counts["dynamic"] == 3 and totals["step"] >= totals["dynamic"] > 0
+    assert outer.take_totals() == ({}, {})
