@@ -1064,6 +1064,18 @@ class Simulation:
                 self._omega_body[self._dyn_slot[deeper]] += _rows_transposed_times(world.rotation[deeper], np.broadcast_to(dw_world, (deeper.size, 3)))
         self._synced = _STALE
 
+    def apply_force(self, node, force_world, point_world=None):
+        """Apply a world-frame force F (N) to dynamic `node` through `point_world` (default its
+        centre of mass) for the next step: the impulse J = F dt (`apply_impulse`, with all it does
+        to descendants), given now, at the start of the step. This is the kick of a kick-drift
+        splitting, the way the contact solver's impulses act too: for semi-implicit Euler it is the
+        force integrated by the scheme itself (v' = v + h (g + F/m), x' = x + h v'), for the other
+        integrators a first-order splitting of the extra force. Kept as an impulse, it is state
+        that snapshots, hashes and replays already hold (no force waits between steps). A mouse
+        pull (`physics.mouse_joint`) gives one of these each step while it holds a body."""
+        force = _vector3("force_world", force_world)
+        self.apply_impulse(node, force * self.settings.dt, point_world)
+
     # ------------------------------------------------------------------ snapshots
     # The state that decides the future, by name (`snapshot`): the hierarchy's local poses and
     # velocities, the integrators' own state (omega_body, the kinematic nodes' contiguous copy),
@@ -1236,6 +1248,46 @@ class Simulation:
                 & np.isfinite(world.scale))
         return self.names[int(np.argmax(bad))] if bad.any() else None
 
+    def acceleration_terms(self, node, frame=None):
+        """The world acceleration of `node`'s origin (a name or index, or a sequence of them)
+        decomposed by the transport theorem as seen from `frame` (a node's name or index; None or
+        "world": the world), physics.relative_motion:
+
+            world = relative + constraint + frame + euler + centrifugal + coriolis
+
+        frame = a_F (the frame origin's acceleration), euler = α_F × r, centrifugal = ω_F × (ω_F × r),
+        coriolis = 2 ω_F × v_rel, r = x − x_F, v_rel = v − v_F − ω_F × r; constraint = the last
+        solver stage's share of a dynamic node's acceleration (contacts, joints:
+        `constraint_accelerations`), 0 for other nodes; relative = the rest of the acceleration
+        relative to the frame (relative + constraint = a_rel = R_F d²p̃/dt², p̃ the node in F's axes).
+
+        -> dict relative, constraint, frame, euler, centrifugal, coriolis, world: world-axis vectors
+        (m/s²), (3,) for one node, (K, 3) for a sequence. The node's own frame gives all zeros but
+        `world` and `frame`; the world frame gives zero transport terms."""
+        from physics.relative_motion import transport_terms
+
+        single = isinstance(node, (str, int, np.integer))
+        nodes = np.array([self._resolve(n) for n in ([node] if single else node)], dtype=np.int64)
+        self._sync(_COMPLETE)
+        world = self.hierarchy.world_state
+        x, v, a = world.translation[nodes], world.velocity[nodes], world.acceleration[nodes]
+        if frame is None or (isinstance(frame, str) and frame == "world" and "world" not in self._index):
+            zero = np.zeros_like(x)
+            frame_motion = (zero, zero, zero, zero, zero)
+        else:
+            f = self._resolve(frame)
+            rows = lambda values: np.broadcast_to(values[f], x.shape)
+            frame_motion = (rows(world.translation), rows(world.velocity), rows(world.acceleration),
+                            rows(world.omega), rows(world.alpha))
+        out = transport_terms(x, v, a, *frame_motion)
+        constraint = np.zeros_like(x)
+        slots = self._dyn_slot[nodes]
+        constraint[slots >= 0] = self._constraint_acceleration[slots[slots >= 0], :3]
+        out["relative"] = out["relative"] - constraint
+        out["constraint"] = constraint
+        out["world"] = a.copy()
+        order = ("relative", "constraint", "frame", "euler", "centrifugal", "coriolis", "world")
+        return {name: out[name][0] if single else out[name] for name in order}
 
 _NODE_FIELDS = ("translation", "rotation", "scale", "velocity", "acceleration", "omega", "alpha")
 
