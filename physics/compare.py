@@ -318,6 +318,22 @@ class Comparison:
         """Advance the comparison by `steps` of the main run's dt (every run follows in lockstep)."""
         self.step_to(self.time + steps * self._runs[MAIN].sim.settings.dt)
 
+    def apply_input(self, kind, *args):
+        """Give every run that has not stopped the same input now: a user's push (a
+        `physics.timeline.Input` kind, "impulse" or "force", with its args), so that a mouse pull or
+        a flick reaches the variants and the reference as it reaches the main run. Settings are not
+        inputs here (a variant is its settings: `add_variant`). The main run takes it first: a
+        refused input (ValueError) changes no run."""
+        from physics.timeline import INPUT_KINDS, Input
+
+        if kind == "set" or kind not in INPUT_KINDS:
+            raise ValueError(f"apply_input: kind {kind!r}; expected one of "
+                             f"{', '.join(k for k in INPUT_KINDS if k != 'set')} (a variant's settings are its own)")
+        for label in [MAIN] + [label for label in self.labels if label != MAIN]:
+            run = self._runs[label]
+            if run.stopped is None:
+                Input(run.sim.step_count, kind, tuple(args)).apply(run.sim)
+
     @property
     def stopped(self):
         """dict label -> why and when the run stopped, for the runs that did."""

@@ -25,14 +25,17 @@ from physics.snapshot import _canonical
 
 DEFAULT_BUDGET = 256 * 2**20       # bytes of keyframes (the app's panel shows and sets it)
 HISTORY_STEPS = 3600               # steps of history the default keyframe spacing aims for (1 min at 60 Hz)
-INPUT_KINDS = ("set", "impulse", "reparent")
+INPUT_KINDS = ("set", "impulse", "reparent", "force")
+_PUSHES = {"impulse": "apply_impulse", "force": "apply_force"}   # (node, vector_world, point_world or None)
 
 
 @dataclass(frozen=True)
 class Input:
     """Something a user did to the run at `step` (before stepping on from it): `kind` "set" with
     `args` (name, value), "impulse" with (node name, impulse_world (3,), point_world (3,) or None),
-    or "reparent" with (node name, new parent's name or None for the world, keep "world" or "local")."""
+    "reparent" with (node name, new parent's name or None for the world, keep "world" or "local"),
+    or "force" with (node name, force_world (3,), point_world (3,) or None): the force of a mouse
+    pull for the step that follows (`Simulation.apply_force`), one input per step while it holds."""
 
     step: int
     kind: str
@@ -41,8 +44,8 @@ class Input:
     def apply(self, sim):
         if self.kind == "set":
             sim.set(*self.args)
-        elif self.kind == "impulse":
-            sim.apply_impulse(*self.args)
+        elif self.kind in _PUSHES:
+            getattr(sim, _PUSHES[self.kind])(*self.args)
         elif self.kind == "reparent":
             sim.reparent(*self.args)
         else:
@@ -53,7 +56,7 @@ class Input:
         args = list(self.args)
         if self.kind == "set" and isinstance(args[1], np.ndarray):
             args[1] = {"vector": _canonical(args[1])}
-        elif self.kind == "impulse":
+        elif self.kind in _PUSHES:
             args = [args[0], _canonical(np.asarray(args[1], float)),
                     None if args[2] is None else _canonical(np.asarray(args[2], float))]
         return {"step": self.step, "kind": self.kind, "args": _canonical(args) if self.kind == "set" else args}
@@ -69,7 +72,7 @@ class Input:
             elif isinstance(value, str) and value.startswith(("0x", "-0x", "inf", "-inf", "nan")):
                 value = float.fromhex(value)
             args = [args[0], value]
-        elif kind == "impulse":
+        elif kind in _PUSHES:
             args = [args[0], hexes(args[1]), None if args[2] is None else hexes(args[2])]
         elif kind == "reparent":
             if len(args) != 3 or not isinstance(args[0], str) or not (args[1] is None or isinstance(args[1], str)) \
