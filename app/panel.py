@@ -13,7 +13,7 @@ from dataclasses import fields
 import numpy as np
 from imgui_bundle import imgui
 
-from app import overlays, plots
+from app import frames, overlays, plots
 from app.settings import MAX_BUDGET_MB, MIN_BUDGET_MB, OVERLAYS
 from app.tree import Tree
 from physics.sweep import ORDER_NOTE
@@ -114,6 +114,10 @@ class Panel:
             self._remember("Compare")
             if compare_open:
                 v.ghosts.section(self)
+            frames_open = imgui.collapsing_header("Frames")  # view from, trails, acceleration terms
+            self._remember("Frames")
+            if frames_open:
+                frames.panel_section(self)
             if imgui.collapsing_header("Scenes", imgui.TreeNodeFlags_.default_open):
                 self.scenes()
             if imgui.collapsing_header("Physics", imgui.TreeNodeFlags_.default_open):

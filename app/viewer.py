@@ -32,7 +32,7 @@ import numpy as np
 from imgui_bundle import imgui, implot
 from pyglet.window import key, mouse
 
-from app import culling, overlays, picking, plots, settings as settings_store
+from app import culling, frames, handles, overlays, paths, picking, plots, settings as settings_store
 from app.camera import Camera
 from app.imgui_renderer import ImGuiInput, ImGuiRenderer
 from app.renderer import SKY_RGB, Renderer, Target, model_matrices
@@ -77,6 +77,8 @@ MOUSE_HELP = [  # F1 lists these after KEYS, in the same two columns
     ("right / middle drag", "pan"),
     ("shift + left drag", "pan"),
     ("wheel", "zoom"),
+    ("ctrl + left drag", "pull a body towards the cursor (a soft mouse joint)"),
+    ("ctrl + right click / drag", "flick a body: into the screen, or along the drag"),
 ]
 
 
@@ -188,6 +190,9 @@ class Viewer:
         self.history = plots.History()
         from app.ghosts import Ghosts
         self.ghosts = Ghosts(self)  # variants run beside the main one; follow it in refresh_state
+        self.frames, self.trails = frames.FrameView(), paths.Trails()  # view from a node; path history
+        self.hand = handles.Hand(self)  # mouse pulls and flicks
+        self.input_listeners = []  # callables (kind, args) also given every input (the ghosts)
         scene = scene or self.prefs.get("last_scene") or DEFAULT_SCENE
         if not self.open(scene) and scene != DEFAULT_SCENE:
             error = self.error
@@ -261,6 +266,9 @@ class Viewer:
         self.renderer.set_shapes(sim.shapes, sim.colors)
         self.selected, self.accumulator, self.paused, self.backwards = None, 0.0, False, False
         self.history.clear()
+        self.frames.reset()
+        self.trails.clear(keep_nodes=False)
+        self.hand.release()
         self.stats["nodes"], self.stats["steps"] = len(sim.names), sim.step_count
         self.dynamic = np.flatnonzero(np.asarray(sim.motion) == "dynamic")  # node indices
         self.refresh_state()
@@ -379,6 +387,9 @@ class Viewer:
         self.accumulator, self.error, self.backwards = 0.0, None, False
         self.stats["steps"] = 0
         self.history.clear()
+        self.trails.clear()
+        self.frames.history.clear()
+        self.hand.release()
         self.refresh_state()
 
     # --- the timeline -------------------------------------------------------------------------
@@ -425,6 +436,8 @@ class Viewer:
             timeline.step(1)
             if replaying:
                 for entry in timeline.inputs_at(self.sim.step_count):
+                    if entry.kind == "force" and timeline.inputs_at(self.sim.step_count - 1):
+                        continue  # a pull's force each step: marked where it begins
                     if timeline.previous is not None and entry.step == timeline.previous.start:
                         self.history.mark(self.sim.time, "branch")
                     self.history.mark(self.sim.time, input_label(entry))
@@ -475,7 +488,7 @@ class Viewer:
             return
         finite = [i for i, s in enumerate(self.sim.shapes) if s is not None and s["type"] != "plane"]
         points = self.state["T"][finite] if finite else self.state["T"]
-        points = points[np.all(np.isfinite(points), axis=1)]
+        points = self.frames.to_frame(self.state, points[np.all(np.isfinite(points), axis=1)])
         if len(points):
             self.camera.frame(points.min(0) - 1.0, points.max(0) + 1.0, self.size[0] / self.size[1])
 
@@ -498,7 +511,12 @@ class Viewer:
             return
         start = time.perf_counter()
         try:
-            self._timeline_steps(n)
+            if self.hand.holding:  # a pull gives its force before each step
+                for _ in range(n):
+                    self.hand.before_step()
+                    self._timeline_steps(1)
+            else:
+                self._timeline_steps(n)
             self.refresh_state()
             bad = self.runaway_node()
             if bad is not None:
@@ -596,9 +614,10 @@ class Viewer:
         self.advance(frame_seconds)
         self.timing.lap("physics")
         self.sample_history()
+        self.sample_frames()
         self.timing.lap("plots")
         if self.follow and self.selected is not None:
-            self.camera.follow(self.state["T"][self.selected])
+            self.camera.follow(self.frames.to_frame(self.state, self.state["T"][self.selected]))
         start = time.perf_counter()
         self.build_ui(frame_seconds)
         self.timing.lap("panel")
@@ -631,7 +650,56 @@ class Viewer:
         imgui.render()
 
     def view_projection(self):
-        return self.camera.projection(self.size[0] / self.size[1]) @ self.camera.view()
+        """P V M_F⁻¹: the orbit camera in the frame viewed from (app.frames; the world: M_F = I)."""
+        return self.camera.projection(self.size[0] / self.size[1]) @ self.camera.view() @ self.frames.world_to_frame(self.state)
+
+    def eye_world(self):
+        return self.frames.to_world(self.state, self.camera.eye_world)
+
+    def forward_world(self):
+        """The camera's viewing direction (unit, world)."""
+        forward = self.camera.target_world - self.camera.eye_world
+        return self.frames.direction_to_world(self.state, forward / np.linalg.norm(forward))
+
+    def world_ray(self, x, y):
+        """The world ray through window pixel (x, y) (pyglet's origin: bottom left)."""
+        origin, direction = self.camera.ray(x, y, *self.size)
+        return self.frames.to_world(self.state, origin), self.frames.direction_to_world(self.state, direction)
+
+    def view_from(self, node):
+        """Hold `node`'s frame still on screen (None: the world), the picture kept (app.frames)."""
+        self.frames.choose(self.camera, self.state, node)
+        self.notify(f"viewing from {self.frames.name(self.sim)}")
+
+    def sample_frames(self):
+        """A sample of the trails and of the selected node's acceleration terms (display only)."""
+        if self.sim is None or self.state is None:
+            return
+        try:
+            self.trails.sample(self.state, self.sim.time, (self.frames.node,))
+            self.frames.sample(self.sim, self.state, self.selected)
+        except Exception as error:  # noqa: BLE001 - measurements are display only
+            self.frames.decompose = False
+            self.notify(f"acceleration terms: {type(error).__name__}: {error}")
+
+    def give_input(self, kind, *args, mark=None):
+        """A push (physics.timeline.Input "impulse" or "force") through the timeline, as `set`
+        does a setting: in the past it branches; every `input_listeners` callable gets it too.
+        `mark`: a plot marker's text. A refused input shows its error. -> bool."""
+        branching = self.sim.step_count < self.timeline.head
+        try:
+            self.timeline.apply(kind, *args)
+        except ValueError as error:
+            self.error = str(error)
+            return False
+        for listener in self.input_listeners:
+            listener(kind, args)
+        if branching:
+            self.history.mark(self.sim.time, "branch")
+        if mark:
+            self.history.mark(self.sim.time, mark)
+        self.refresh_state()
+        return True
 
     def focal_px(self):
         """The projection's focal length in pixels, P[1, 1] * height / 2 (app.culling)."""
@@ -676,7 +744,7 @@ class Viewer:
         s = self.state
         if s is None:
             return
-        self.renderer.draw_shapes(s["T"], s["R"], s["S"], vp, self.focal_px(), self.selected, self.camera.eye_world,
+        self.renderer.draw_shapes(s["T"], s["R"], s["S"], vp, self.focal_px(), self.selected, self.eye_world(),
                                   self.sim.sleeping())
         self.ghosts.draw(vp)
         for segments, colors in self.overlay_lines():
@@ -715,7 +783,11 @@ class Viewer:
                 overlays.crosses(points, CONTACT_CROSS, overlays.COLORS["contact_point"], ppm),
                 overlays.arrows(points, normals, CONTACT_NORMAL, overlays.COLORS["contact_normal"], ppm),
             ]))
-        return lines
+        lines += self.trails.overlay_lines(s, self.frames.node)
+        if self.selected is not None:
+            ppm = culling.screen_radius(s["T"], 1.0, self.view_projection(), self.focal_px())
+            lines += self.frames.overlay_lines(s, self.selected, scale, ppm)
+        return lines + self.hand.overlay_lines(s)
 
     # --- input (pyglet coordinates: origin bottom left) ---------------------------------------
     def wants_keyboard(self):
@@ -763,10 +835,18 @@ class Viewer:
         self.message = None  # a status line lasts until the next action
         self.imgui_input.button(x, y, button, True)
         self._press = None if over_ui else (x, y)
+        if not over_ui and modifiers & key.MOD_CTRL and button in (mouse.LEFT, mouse.RIGHT):
+            try:
+                if self.hand.press(x, y, flick=button == mouse.RIGHT):
+                    self._press = None  # the hand has it: no orbit, no pick
+            except ValueError as error:
+                self.error = str(error)
 
     def mouse_release(self, x, y, button, modifiers):
         imgui.set_current_context(self.imgui_context)
         self.imgui_input.button(x, y, button, False)
+        if self.hand.holding or self.hand.flick is not None:
+            self.hand.finish(x, y)
         press = getattr(self, "_press", None)
         if press is not None and button == mouse.LEFT and abs(x - press[0]) + abs(y - press[1]) <= 3:
             self.pick(x, y)
@@ -775,6 +855,9 @@ class Viewer:
     def mouse_drag(self, x, y, dx, dy, buttons, modifiers):
         imgui.set_current_context(self.imgui_context)
         self.imgui_input.motion(x, y)
+        if self.hand.holding or self.hand.flick is not None:
+            self.hand.drag(x, y)
+            return
         if getattr(self, "_press", None) is None:
             return
         if buttons & (mouse.RIGHT | mouse.MIDDLE) or (buttons & mouse.LEFT and modifiers & key.MOD_SHIFT):
@@ -791,14 +874,19 @@ class Viewer:
 
     def pick(self, x, y):
         """Select the node under window pixel (x, y); empty space deselects."""
-        origin, direction = self.camera.ray(x, y, *self.size)
+        self.selected, _ = self.pick_point(x, y)
+        return self.selected
+
+    def pick_point(self, x, y):
+        """(node, world point) of the first shape under window pixel (x, y); (None, None) if none."""
+        origin, direction = self.world_ray(x, y)
         s = self.state
         instances = {
             kind: (g["index"], model_matrices(s["T"][g["index"]], s["R"][g["index"]], s["S"][g["index"]], g["shape_matrices"]), g["half_length"])
             for kind, g in self.renderer.groups.items()
         }
-        self.selected, _ = picking.pick(origin, direction, instances)
-        return self.selected
+        node, t = picking.pick(origin, direction, instances)
+        return (None, None) if node is None else (node, origin + t * direction)
 
     def close(self):
         """Save the `record` recording and the video (if any) and the prefs, release GL and ImGui."""

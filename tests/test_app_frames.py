@@ -1,0 +1,260 @@
+"""Frames of reference and hands on, in the real window under X: the view from a node holds it
+still on screen, trails drawn in two frames, the acceleration terms' arrows and plot, a mouse pull
+(real pointer events by xdotool) and a flick, each replaying bit for bit from the recording."""
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import click, frames, require_tool
+
+pytestmark = pytest.mark.display
+ROOT = Path(__file__).resolve().parent.parent
+CAR = ROOT / "assets" / "scenes" / "car.toml"
+TURNTABLE = ROOT / "assets" / "scenes" / "turntable.toml"
+FLOATING = """
+[world]
+gravity = [0.0, 0.0, 0.0]
+integrator = "semi-implicit-euler"
+[[node]]
+name = "ground"
+translation = [0.0, -2.0, 0.0]
+shape = { type = "plane", normal = [0.0, 1.0, 0.0], offset = 0.0 }
+color = [0.4, 0.45, 0.4]
+[[node]]
+name = "ball"
+motion = "dynamic"
+translation = [0.0, 1.0, 0.0]
+mass = 2.0
+shape = { type = "sphere", radius = 0.5 }
+color = [0.9, 0.2, 0.2]
+[[node]]
+name = "post"
+translation = [3.0, 1.0, 0.0]
+shape = { type = "box", size = [0.3, 2.0, 0.3] }
+color = [0.2, 0.3, 0.9]
+"""
+
+
+def screen_xy(v, point_world):
+    """Window pixel (x right, y down from the top) where `point_world` is drawn."""
+    clip = v.view_projection() @ np.append(point_world, 1.0)
+    ndc = clip[:3] / clip[3]
+    return np.array([(ndc[0] + 1) / 2 * v.size[0], (1 - ndc[1]) / 2 * v.size[1]])
+
+
+def color_centroid(image, rgb, tolerance=0.03):
+    """Mean pixel (x, y) of the pixels whose chromaticity is `rgb`'s (shading keeps it), and their count."""
+    pixels = image.reshape(-1, 3).astype(float)
+    bright = pixels.sum(axis=1) > 60
+    chroma = pixels[:, :2] / np.maximum(pixels.sum(axis=1, keepdims=True), 1e-9)
+    target = np.asarray(rgb[:2]) / sum(rgb)
+    hit = bright & (np.linalg.norm(chroma - target, axis=1) < tolerance)
+    ys, xs = np.divmod(np.flatnonzero(hit), image.shape[1])
+    return np.array([xs.mean(), ys.mean()]) if hit.any() else None, int(hit.sum())
+
+
+def test_view_from_the_car_holds_it_still_while_the_world_moves_past(window):
+    """Viewing from the car, the car's origin projects to the same pixel every frame (camera math:
+    P V M_F⁻¹, to 1e-6 px of round-off) and its blue body stays put in the picture (centroid within
+    1 px) while the wall (fixed in the world) comes at it; viewing from the world, the car moves
+    across the picture (tens of px in half a second at 10 m/s)."""
+    w = window(str(CAR))
+    v = w.viewer
+    frames(w, 2)
+    car = list(v.sim.names).index("car")
+    wall = list(v.sim.names).index("wall")
+    v.paused = True
+    v.view_from(car)
+    frames(w, 1)
+    v.paused = False
+    first_car, first_wall = screen_xy(v, v.state["T"][car]), screen_xy(v, v.state["T"][wall])
+    first_image = v.read_rgb()
+    for _ in range(30):
+        frames(w, 1)
+        np.testing.assert_allclose(screen_xy(v, v.state["T"][car]), first_car, atol=1e-6)
+    assert np.linalg.norm(screen_xy(v, v.state["T"][wall]) - first_wall) > 20
+    body_color = v.sim.colors[car]
+    before, count = color_centroid(first_image, body_color)
+    after, _ = color_centroid(v.read_rgb(), body_color)
+    assert count > 200 and np.linalg.norm(after - before) < 1.0
+    v.view_from(None)
+    frames(w, 1)
+    start = screen_xy(v, v.state["T"][car])
+    frames(w, 30)
+    assert np.linalg.norm(screen_xy(v, v.state["T"][car]) - start) > 20
+
+
+def test_switching_frames_keeps_the_picture(window):
+    """Choosing a frame carries the camera over (its target and viewing direction): from the
+    turntable, whose y axis is the world's, the picture is the same (every node at the same
+    pixel, 1e-6 px). (The orbit camera's up is the frame's y axis: from a tilted frame the
+    horizon rolls by the tilt.)"""
+    w = window(str(TURNTABLE))
+    v = w.viewer
+    frames(w, 20)
+    v.paused = True
+    before = [screen_xy(v, x) for x in v.state["T"]]
+    v.view_from(list(v.sim.names).index("turntable"))
+    after = [screen_xy(v, x) for x in v.state["T"]]
+    np.testing.assert_allclose(after, before, atol=1e-6)
+
+
+def test_the_cargo_trail_in_the_car_frame_and_in_the_world(window):
+    """The ball's trail: in the world the line the car drove (> 10 m in 2.5 s), in the car's
+    frame a short path placed on the car (under 1.5 m: the ball rests on the floor until the
+    crash, then slides forward to the front panel). Both end at the ball (1e-9 m: one rigid map)."""
+    w = window(str(CAR))
+    v = w.viewer
+    ball = list(v.sim.names).index("ball")
+    car = list(v.sim.names).index("car")
+    v.trails.toggle(ball)
+    v.view_from(car)
+    frames(w, 150)
+    world_path = v.trails.path(ball, None, v.state)
+    car_path = v.trails.path(ball, car, v.state)
+    assert len(world_path) > 100 and len(car_path) == len(world_path)
+    np.testing.assert_allclose(world_path[-1], v.state["T"][ball], atol=1e-12)
+    np.testing.assert_allclose(car_path[-1], v.state["T"][ball], atol=1e-9)
+    assert np.ptp(world_path[:, 0]) > 10 and np.ptp(car_path[:, 0]) < 1.5
+    assert len(v.overlay_lines()) >= 2
+
+
+def _off_line(points):
+    """The largest distance of `points` (K, 3) from the straight line through the first and last."""
+    chord = points[-1] - points[0]
+    chord /= np.linalg.norm(chord)
+    offsets = points - points[0]
+    return np.max(np.linalg.norm(offsets - np.outer(offsets @ chord, chord), axis=1))
+
+
+def test_a_trail_straight_in_the_world_curves_on_the_turntable(window):
+    """The frictionless blue puck slides straight out over the turning table: its world trail is a
+    straight line (within 1 mm: it slides on the table's flat top), its trail in the table's frame
+    a Coriolis curve (> 0.2 m off its chord in 3 s). Seen from above, both are drawn: pixels of
+    the trail colour and of its darker world shade."""
+    from app import paths
+    w = window(str(TURNTABLE))
+    v = w.viewer
+    puck = list(v.sim.names).index("puck_blue")
+    table = list(v.sim.names).index("turntable")
+    v.trails.toggle(puck)
+    v.view_from(table)
+    frames(w, 180)
+    world_path, table_path = v.trails.path(puck, None, v.state), v.trails.path(puck, table, v.state)
+    assert np.linalg.norm(world_path[-1] - world_path[0]) > 1.0
+    assert _off_line(world_path) < 1e-3
+    assert _off_line(table_path) > 0.2
+    v.paused = True
+    v.camera.target_world = v.frames.to_frame(v.state, v.state["T"][table])
+    v.camera.pitch, v.camera.distance = 1.45, 6.0
+    frames(w, 1)
+    image = v.read_rgb()
+    for shade in (1.0, paths.WORLD_SHADE):
+        rgb = np.round(np.array(paths.COLORS[0]) * shade * 255)
+        assert np.sum(np.all(np.abs(image.astype(int) - rgb) <= 3, axis=-1)) > 30, shade
+
+
+def test_acceleration_terms_arrows_and_stacked_plot(window):
+    """The white puck (at rest in the world) seen from the turntable: the panel's Frames section
+    decomposes its acceleration; the stacked bands end at the world acceleration (1e-9) and the
+    Coriolis term is twice the centrifugal one and opposite (the closed form, 1e-6: contact noise)."""
+    from app.frames import TERMS
+    w = window(str(TURNTABLE))
+    v = w.viewer
+    puck = list(v.sim.names).index("puck_white")
+    v.selected = puck
+    frames(w, 2)
+    click(w, "Frames")
+    click(w, "acceleration terms")
+    assert v.frames.decompose
+    v.view_from(list(v.sim.names).index("turntable"))
+    frames(w, 30)
+    t, stacked, world = v.frames.history.series(0)
+    assert len(t) >= 30
+    np.testing.assert_allclose(stacked[-1], world, atol=1e-9)
+    terms = v.frames.last_terms
+    np.testing.assert_allclose(terms["coriolis"], -2 * terms["centrifugal"], atol=1e-6)
+    assert "terms plot" in v.panel.item_rects
+    arrows = v.frames.overlay_lines(v.state, puck, 0.25, np.full(len(v.state["T"]), 100.0))
+    assert len(arrows[0][0]) >= 3 * 3      # relative, centrifugal, Coriolis at least (3 segments each)
+    assert set(TERMS) <= set(terms)
+
+
+def _xdotool(w, *args):
+    """Run xdotool while the window keeps dispatching events, then five more frames."""
+    process = subprocess.Popen(["xdotool", *args])
+    deadline = time.monotonic() + 30
+    while process.poll() is None and time.monotonic() < deadline:
+        frames(w, 1)
+    frames(w, 5)
+    assert process.returncode == 0, f"xdotool {args} failed"
+
+
+def test_a_mouse_pull_moves_the_ball_to_the_cursor_and_replays(window, tmp_path):
+    """Real pointer events: Ctrl + left button down on the floating ball, the pointer moved 150 px
+    right, held, then released. The ball follows the cursor (its screen x moves by most of 150 px),
+    each step of the pull is a "force" input, and the saved recording re-simulates bit for bit."""
+    from physics.recording import read_recording
+    require_tool("xdotool", "xdotool")
+    scene = tmp_path / "floating.toml"
+    scene.write_text(FLOATING)
+    w = window(str(scene))
+    v = w.viewer
+    frames(w, 3)
+    wid = str(w._window)
+    ball = list(v.sim.names).index("ball")
+    x, y = screen_xy(v, v.state["T"][ball]).round().astype(int)
+    _xdotool(w, "mousemove", "--window", wid, str(x), str(y))
+    _xdotool(w, "keydown", "ctrl")
+    _xdotool(w, "mousedown", "1")
+    assert v.hand.holding
+    for dx in range(30, 151, 30):
+        _xdotool(w, "mousemove", "--window", wid, str(x + dx), str(y))
+    frames(w, 90)
+    held_at = screen_xy(v, v.state["T"][ball])
+    _xdotool(w, "mouseup", "1")
+    _xdotool(w, "keyup", "ctrl")
+    assert not v.hand.holding
+    assert held_at[0] - x > 120 and abs(held_at[1] - y) < 10, held_at - [x, y]
+    kinds = [i.kind for i in v.timeline.inputs]
+    assert kinds.count("force") > 90
+    assert any(text == "pull: ball" for _, text in v.history.markers)
+    path = v.save_recording(tmp_path / "pull.rec")
+    assert read_recording(path).verify() == (v.timeline.head, None)
+
+
+def test_a_ctrl_right_click_flicks_the_ball_into_the_screen(window, tmp_path):
+    """Ctrl + right click on the ball: its velocity changes by FLICK_SPEED along the view ray
+    through the click (the impulse m FLICK_SPEED at the hit point moves the centre by J / m, to
+    round-off; the direction within a few pixels' angle of the ray through the click's pixel),
+    recorded as one "impulse" input that replays bit for bit."""
+    from app.handles import FLICK_SPEED
+    from physics.recording import read_recording
+    require_tool("xdotool", "xdotool")
+    scene = tmp_path / "floating.toml"
+    scene.write_text(FLOATING)
+    w = window(str(scene))
+    v = w.viewer
+    frames(w, 3)
+    v.paused = True
+    wid = str(w._window)
+    ball = list(v.sim.names).index("ball")
+    x, y = screen_xy(v, v.state["T"][ball]).round().astype(int)
+    _xdotool(w, "mousemove", "--window", wid, str(x), str(y))
+    before = np.array(v.state["v"][ball])
+    _xdotool(w, "keydown", "ctrl")
+    _xdotool(w, "click", "3")
+    _xdotool(w, "keyup", "ctrl")
+    dv = np.array(v.state["v"][ball]) - before
+    assert [i.kind for i in v.timeline.inputs] == ["impulse"]
+    impulse = v.timeline.inputs[0].args[1]
+    np.testing.assert_allclose(dv, impulse / 2.0, atol=1e-12)
+    assert np.linalg.norm(dv) == pytest.approx(FLICK_SPEED, abs=1e-9)
+    ray = v.world_ray(x, v.size[1] - y)[1]     # within a pixel of the click's (1.2e-3 rad a pixel)
+    assert np.arccos(np.clip(dv @ ray / FLICK_SPEED, -1, 1)) < 5e-3
+    v.paused = False
+    frames(w, 20)
+    path = v.save_recording(tmp_path / "flick.rec")
+    assert read_recording(path).verify() == (v.timeline.head, None)
