@@ -88,7 +88,7 @@ class FrameView:
     def __init__(self):
         self.node = None
         self.decompose = False
-        self.axis = 1
+        self.axis = 0
         self.history = TermsHistory()
         self.last_terms = None      # {term: world vector} of the selected node, last sample
 
@@ -163,10 +163,11 @@ class FrameView:
         """The stacked plot of the decomposition along the chosen axis. -> drawn (bool)."""
         t, stacked, world = self.history.series(self.axis)
         title = f"{node_name}: a in {frame_name} ({AXES[self.axis]} axis)##terms"
-        if not implot.begin_plot(title, imgui.ImVec2(-1, PLOT_HEIGHT), implot.Flags_.no_inputs | implot.Flags_.no_menus):
+        # no legend: the rows above the plot name each colour
+        flags = implot.Flags_.no_inputs | implot.Flags_.no_menus | implot.Flags_.no_legend
+        if not implot.begin_plot(title, imgui.ImVec2(-1, PLOT_HEIGHT), flags):
             return False
         implot.setup_axes("t (s)", f"a_{AXES[self.axis]} (m/s^2)", implot.AxisFlags_.auto_fit, implot.AxisFlags_.auto_fit)
-        implot.setup_legend(implot.Location_.north, implot.LegendFlags_.outside | implot.LegendFlags_.horizontal)
         for k, name in enumerate(TERMS):
             r, g, b = TERM_COLORS[name]
             spec = implot.Spec(fill_color=imgui.ImVec4(r, g, b, 1.0), fill_alpha=0.45,
