@@ -197,7 +197,7 @@ def panel_section(panel):
         changed, on = imgui.checkbox(f"trail of {name}", selected in trails.nodes)
         panel._remember("trail")
         if changed:
-            trails.toggle(selected, v.state, sim.time)
+            trails.toggle(selected)
         changed, view.decompose = imgui.checkbox("acceleration terms", view.decompose)
         panel._remember("acceleration terms")
         if changed:

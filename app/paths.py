@@ -32,7 +32,7 @@ class Trails:
         if not keep_nodes:
             self.nodes = []
 
-    def toggle(self, node, state=None, time=None):
+    def toggle(self, node):
         """Start or stop the trail of `node`."""
         if node in self.nodes:
             self.nodes.remove(node)
