@@ -192,7 +192,6 @@ class Viewer:
         self.ghosts = Ghosts(self)  # variants run beside the main one; follow it in refresh_state
         self.frames, self.trails = frames.FrameView(), paths.Trails()  # view from a node; path history
         self.hand = handles.Hand(self)  # mouse pulls and flicks
-        self.input_listeners = []  # callables (kind, args) also given every input (the ghosts)
         scene = scene or self.prefs.get("last_scene") or DEFAULT_SCENE
         if not self.open(scene) and scene != DEFAULT_SCENE:
             error = self.error
@@ -684,16 +683,21 @@ class Viewer:
 
     def give_input(self, kind, *args, mark=None):
         """A push (physics.timeline.Input "impulse" or "force") through the timeline, as `set`
-        does a setting: in the past it branches; every `input_listeners` callable gets it too.
-        `mark`: a plot marker's text. A refused input shows its error. -> bool."""
+        does a setting: in the past it branches; the ghosts (app.ghosts), brought to this moment,
+        get it too (`Comparison.apply_input`). `mark`: a plot marker's text. A refused input shows
+        its error. -> bool."""
         branching = self.sim.step_count < self.timeline.head
         try:
             self.timeline.apply(kind, *args)
         except ValueError as error:
             self.error = str(error)
             return False
-        for listener in self.input_listeners:
-            listener(kind, args)
+        if self.ghosts.comparison is not None:
+            self.ghosts.sync()
+            try:
+                self.ghosts.comparison.apply_input(kind, *args)
+            except ValueError as error:  # a ghost's refusal is display: the main run goes on
+                self.notify(f"ghosts: {error}")
         if branching:
             self.history.mark(self.sim.time, "branch")
         if mark:

@@ -319,20 +319,24 @@ class Comparison:
         self.step_to(self.time + steps * self._runs[MAIN].sim.settings.dt)
 
     def apply_input(self, kind, *args):
-        """Give every run that has not stopped the same input now: a user's push (a
-        `physics.timeline.Input` kind, "impulse" or "force", with its args), so that a mouse pull or
-        a flick reaches the variants and the reference as it reaches the main run. Settings are not
-        inputs here (a variant is its settings: `add_variant`). The main run takes it first: a
-        refused input (ValueError) changes no run."""
+        """Give every run the comparison steps, and that has not stopped, the same input now: a
+        user's push (a `physics.timeline.Input` kind other than "set", with its args), so that a
+        mouse pull or a flick reaches the variants and the reference as it reaches the main run.
+        An external main run (`main=`) gets its inputs from its owner (its timeline), not here.
+        Settings are not inputs here (a variant is its settings: `add_variant`). The input is kept
+        with each run's recorded inputs, so a run restored to before it (`restore`) takes it again
+        at its step. The first run takes it first: a refused input (ValueError) changes no run."""
         from physics.timeline import INPUT_KINDS, Input
 
         if kind == "set" or kind not in INPUT_KINDS:
             raise ValueError(f"apply_input: kind {kind!r}; expected one of "
                              f"{', '.join(k for k in INPUT_KINDS if k != 'set')} (a variant's settings are its own)")
-        for label in [MAIN] + [label for label in self.labels if label != MAIN]:
+        for label in self.labels:
             run = self._runs[label]
-            if run.stopped is None:
-                Input(run.sim.step_count, kind, tuple(args)).apply(run.sim)
+            if run.owned and run.stopped is None:
+                entry = Input(run.sim.step_count, kind, tuple(args))
+                entry.apply(run.sim)
+                run.inputs.append(entry)
 
     @property
     def stopped(self):

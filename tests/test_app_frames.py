@@ -258,3 +258,32 @@ def test_a_ctrl_right_click_flicks_the_ball_into_the_screen(window, tmp_path):
     frames(w, 20)
     path = v.save_recording(tmp_path / "flick.rec")
     assert read_recording(path).verify() == (v.timeline.head, None)
+
+
+def test_a_ghost_receives_the_pull(window, tmp_path):
+    """A ghost with the main run's own settings, then a pull (Ctrl + left drag, pyglet events):
+    the ghost takes every force input at the same step, so it stays bit for bit the main run
+    (equal state hashes) while the ball moves."""
+    from pyglet.window import key, mouse
+    scene = tmp_path / "floating.toml"
+    scene.write_text(FLOATING)
+    w = window(str(scene))
+    v = w.viewer
+    frames(w, 3)
+    label = v.ghosts.add_variant({"integrator": v.sim.settings.integrator}, label="twin")
+    frames(w, 2)
+    ball = list(v.sim.names).index("ball")
+    x, y = screen_xy(v, v.state["T"][ball])
+    y = v.size[1] - y                   # pyglet's origin: bottom left
+    start = v.state["T"][ball].copy()
+    v.mouse_press(x, y, mouse.LEFT, key.MOD_CTRL)
+    assert v.hand.holding
+    for i in range(1, 21):
+        v.mouse_drag(x + 5 * i, y, 5, 0, mouse.LEFT, key.MOD_CTRL)
+        frames(w, 2)
+    v.mouse_release(x + 100, y, mouse.LEFT, key.MOD_CTRL)
+    frames(w, 1)
+    twin = v.ghosts.comparison.simulation(label)
+    assert twin.step_count == v.sim.step_count and twin.state_hash() == v.sim.state_hash()
+    assert np.linalg.norm(v.state["T"][ball] - start) > 0.5
+    assert sum(i.kind == "force" for i in v.timeline.inputs) >= 40

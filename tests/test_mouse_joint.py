@@ -200,3 +200,16 @@ def test_ghosts_receive_the_pull():
         assert height > 0.7 + 0.3, label      # lifted from 0.7 m towards 2.7 m
     with pytest.raises(ValueError, match="kind 'set'"):
         comparison.apply_input("set", "integrator", "rk4")
+
+
+def test_an_external_main_run_takes_its_inputs_from_its_owner():
+    """With `main=` (the viewer's run, stepped by its timeline) apply_input gives the push to the
+    comparison's own runs only: the main run is not pushed twice."""
+    main = Simulation.from_file(CAR)
+    comparison = Comparison(main.scene, main=main)
+    comparison.add_variant("same", {"integrator": "semi-implicit-euler"})
+    before = main.state_hash()
+    comparison.apply_input("impulse", "car", np.array([0.0, 1200.0, 0.0]), None)
+    assert main.state_hash() == before
+    main.apply_impulse("car", np.array([0.0, 1200.0, 0.0]), None)
+    assert comparison.simulation("same").state_hash() == main.state_hash()
