@@ -324,21 +324,14 @@ class Viewer:
         return True
 
     def reparent(self, node, parent, keep="world"):
-        """Move `node` (an index) under `parent` (an index, or None for the world) while running,
-        through the timeline (physics.Simulation.reparent; an input, as a setting is). -> bool."""
+        """Move `node` (an index) under `parent` (an index, or None for the world) while running
+        (physics.Simulation.reparent): an input of the timeline, given to the ghosts too
+        (`give_input`). A refusal (a cycle) shows its error. -> bool."""
         sim = self.sim
-        step = sim.step_count
-        branching = step < self.timeline.head
-        try:
-            self.timeline.apply("reparent", node, parent, keep)
-        except ValueError as error:
-            self.error = str(error)
-            return False
+        step, branching = sim.step_count, sim.step_count < self.timeline.head
         where = "world" if parent is None else sim.names[parent]
-        if branching:
-            self.history.mark(sim.time, "branch")
-        self.history.mark(sim.time, f"{sim.names[node]} -> {where}")
-        self.refresh_state()
+        if not self.give_input("reparent", node, parent, keep, mark=f"{sim.names[node]} -> {where}"):
+            return False
         self.notify(f"{sim.names[node]} now under {where}, keeping its {'world motion' if keep == 'world' else 'local state'}"
                     + (f"; branched at step {step}" if branching else ""))
         return True
@@ -682,10 +675,10 @@ class Viewer:
             self.notify(f"acceleration terms: {type(error).__name__}: {error}")
 
     def give_input(self, kind, *args, mark=None):
-        """A push (physics.timeline.Input "impulse" or "force") through the timeline, as `set`
-        does a setting: in the past it branches; the ghosts (app.ghosts), brought to this moment,
-        get it too (`Comparison.apply_input`). `mark`: a plot marker's text. A refused input shows
-        its error. -> bool."""
+        """An input other than a setting (physics.timeline.Input "impulse", "force", "reparent")
+        through the timeline, as `set` does a setting: in the past it branches; the ghosts
+        (app.ghosts), brought to this moment, get it too (`Comparison.apply_input`). `mark`: a plot
+        marker's text. A refused input shows its error. -> bool."""
         branching = self.sim.step_count < self.timeline.head
         try:
             self.timeline.apply(kind, *args)

@@ -9,6 +9,8 @@
 - RUNAWAY: explicit Euler on a spinning asymmetric body gains energy without input; the run stops
   with a RunawayError naming the body, while the Lie midpoint run of the same body does not.
 """
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -216,3 +218,23 @@ shape = {{ type = "sphere", radius = 0.2 }}
     recording = read_recording(path)
     assert [i.kind for i in recording.inputs] == ["reparent", "reparent"]
     assert recording.verify() == (80, None)
+
+
+def test_ghosts_receive_a_reparent():
+    """A comparison's runs all take a reparent: a variant equal to main stays bit-identical to it and
+    to a plain run given the same reparent at the same step; a variant with rk4 is reparented too."""
+    from physics.compare import Comparison
+    car = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "car.toml"
+    comparison = Comparison(car)
+    comparison.add_variant("same", {"integrator": "semi-implicit-euler"})
+    comparison.add_variant("rk4", {"integrator": "rk4"})
+    plain = Simulation.from_file(car)
+    comparison.advance(30)
+    plain.step(30)
+    comparison.apply_input("reparent", "ball", None, "world")
+    plain.reparent("ball", None, keep="world")
+    comparison.advance(30)
+    plain.step(30)
+    main = comparison.simulation("main")
+    assert comparison.simulation("same").state_hash() == main.state_hash() == plain.state_hash()
+    assert comparison.simulation("rk4").parent[main.names.index("ball")] == -1
