@@ -73,7 +73,15 @@ class History:
         self.spacing = self.window / capacity  # s between samples: capacity samples span the window
         self.t = np.zeros(capacity)
         self.values = np.full((len(CHANNELS), capacity), np.nan)
+        self.subtree = None          # the node whose subtree the energy and momentum are of (None: all)
         self.clear()
+
+    def set_subtree(self, subtree):
+        """Plot the energy and momentum of `subtree` (a node's name: it and its descendants, e.g. the
+        car and its cargo; `Simulation.energy(subtree=...)`) or of every body (None): a new series."""
+        if subtree != self.subtree:
+            self.subtree = subtree
+            self.clear()
 
     @property
     def capacity(self):
@@ -105,12 +113,15 @@ class History:
             self.clear()
         if self.count and time < self.last_time() + self.spacing * (1 - 1e-9):
             return False
-        energy = sim.energy()
+        if self.subtree is not None and self.subtree not in sim.names:   # another scene: every body
+            self.set_subtree(None)
+        of = {} if self.subtree is None else {"subtree": self.subtree}
+        energy = sim.energy(**of)
         total = energy["kinetic"] + energy["potential"]
         if self.reference_energy is None:
             self.reference_energy = total
             self.references.append((time, total))
-        L_world = np.asarray(sim.momentum()["angular"], float)
+        L_world = np.asarray(sim.momentum(**of)["angular"], float)
         if node != self.node:
             self.values[CHANNELS.index("speed"):] = np.nan
             self.node = node

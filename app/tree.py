@@ -3,10 +3,12 @@
 Each row shows a node's name, motion type, whether it sleeps and its shape; clicking a row selects
 the node as picking in the 3D view does (the selection is the viewer's, shared by both). Dragging
 a row onto another row, or onto "world", reparents the node while the run goes on, through the
-viewer's `reparent` (a timeline input: scrubbing back undoes it, recordings replay it). What the
-node keeps is chosen above the tree: its world motion (the conversion A1 = A2'⁻¹ A3 of "The Dynamics
-of a Transform Hierarchy") or its local state (it moves with its new parent).
+viewer's `reparent` (a timeline input: scrubbing back undoes it, recordings replay it). Above the
+tree: whose energy and angular momentum the Plots section shows (every body's, or one subtree's,
+`assemblies`), and what a dropped node keeps: its world motion (the conversion A1 = A2'⁻¹ A3 of
+"The Dynamics of a Transform Hierarchy") or its local state (it moves with its new parent).
 """
+import numpy as np
 from imgui_bundle import imgui
 
 PAYLOAD = "sandbox-node"        # the drag-and-drop payload type: a node index
@@ -23,6 +25,23 @@ def describe(sim, i, asleep):
     return f"{sim.names[i]}  ({', '.join(parts)})"
 
 
+def assemblies(sim, limit=200):
+    """Nodes whose subtree holds a dynamic body and more than the node itself (the car with its
+    cargo, the tank): what the plots can show the energy and momentum of. At most `limit`, in index
+    order (the stress scene has thousands)."""
+    parent, dynamic = sim.parent, np.flatnonzero(sim.motion == "dynamic")
+    has_children = np.zeros(len(parent), bool)
+    has_children[parent[parent >= 0]] = True
+    holds = np.zeros(len(parent), bool)
+    for i in dynamic:
+        holds[i] = True
+        a = parent[i]
+        while a >= 0 and not holds[a]:
+            holds[a] = True
+            a = parent[a]
+    return np.flatnonzero(holds & has_children)[:limit]
+
+
 class Tree:
     """Draws the tree inside the panel (`draw`), remembering each row's rectangle in the panel's
     `item_rects` under "tree:<name>" ("tree:world" for the root) for tests and tooltips."""
@@ -34,6 +53,15 @@ class Tree:
     def draw(self):
         viewer = self.panel.viewer
         sim = viewer.sim
+        choices = ["all bodies"] + [sim.names[i] for i in assemblies(sim)]
+        current = choices.index(viewer.history.subtree) if viewer.history.subtree in choices else 0
+        changed, index = imgui.combo("plots of", current, choices)
+        self.panel._remember("plots of")
+        if changed:
+            viewer.history.set_subtree(None if index == 0 else choices[index])
+        if imgui.is_item_hovered():
+            imgui.set_tooltip("the Plots section's energy and angular momentum: of every body, or of one\n"
+                              "node's subtree (the car and its cargo)")
         changed, index = imgui.combo("drop keeps", KEEPS.index(self.keep), list(KEEP_LABELS))
         if changed:
             self.keep = KEEPS[index]

@@ -224,3 +224,32 @@ def test_plots_section_on_screen_with_selected_node_and_residual(window, tmp_pat
     points, (px0, py0, px1, py1) = v.panel.plotted["residual"]
     assert points == int((residual > 0).sum())
     assert colour_pixels(scrolled, plots.COLORS["residual"], (slice(int(py0), int(py1)), slice(int(px0), int(px1)))) > 30
+
+
+def test_the_plots_follow_a_chosen_subtree():
+    """The sampled energy and |L| are the physics' values for the chosen subtree (exactly: the same
+    call; the values themselves are checked in tests/test_simulation.py), a choice starts a new
+    series, and the panel offers the assemblies that hold a body (the car; not the ground or wall).
+    In the car every body is below the car, so one cargo body's subtree is what tells a subtree
+    from the whole."""
+    import physics
+    from app.tree import assemblies
+    sim = physics.Simulation.from_file(SCENES / "car.toml")
+    sim.step(90)
+    offered = [sim.names[i] for i in assemblies(sim)]
+    assert "car" in offered and "ground" not in offered and "wall" not in offered
+    history = History()
+    history.sample(sim)
+    history.set_subtree("car")
+    assert history.count == 0
+    history.sample(sim)
+    energy = sim.energy(subtree="car")
+    assert history.channel("energy")[1][-1] == energy["kinetic"] + energy["potential"]
+    assert history.channel("L")[1][-1] == np.linalg.norm(sim.momentum(subtree="car")["angular"])
+    box = sim.names[int(np.flatnonzero(sim.motion == "dynamic")[-1])]
+    history.set_subtree(box)
+    sim.step(1)
+    history.sample(sim)
+    energy = sim.energy(subtree=box)
+    assert history.channel("energy")[1][-1] == energy["kinetic"] + energy["potential"]
+    assert energy["kinetic"] < sim.energy()["kinetic"]
