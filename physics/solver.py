@@ -46,6 +46,7 @@ from physics.constraints import BOUNCE_THRESHOLD, MANIFOLD, ROWS_PER_JOINT, SLOP
     beta_from_erp, concatenate, restitution_targets
 from physics.rotation import matrix_from_rotvec
 from physics.shapes import ShapeSet, aabbs
+from physics.sleeping import FOREIGN, SUPPORTED, ShapeRest, awake_pairs, touch_flags, wake_touched  # noqa: F401 (public here)
 
 POST_STABILIZATION = 3  # projection rounds for the joints after the step (0 = Baumgarte only)
 SPECULATIVE = 0.002   # m: contacts kept this far apart beyond what can close in a step (4 slops, Box2D v3)
@@ -668,69 +669,6 @@ def _reach(point, normal, depth, nodes, body, centre, velocity, node_x, node_v, 
 
 
 @njit(cache=True)
-def _awake_pairs(pairs, shape_body, shape_assembly, rest_assembly, awake):
-    """Sleeping bodies woken by this step's candidate pairs (boxes within reach), in place on
-    awake (B,): a pair of an awake and a sleeping body wakes the sleeping one, and so on until none
-    is left (its island wakes whole). Returns (solve, probe) per pair: solve, it has an awake body;
-    probe, a sleeping body against a static or kinematic shape of another assembly than the one it
-    rests in, or two sleeping bodies resting in different assemblies (they may move against each
-    other: `SceneSolver._awake_contacts` wakes them if they touch). The other pairs — sleeping
-    bodies on their own assembly or on sleeping bodies resting in it — are skipped."""
-    changed = True
-    while changed:
-        changed = False
-        for p in range(pairs.shape[0]):
-            a, b = shape_body[pairs[p, 0]], shape_body[pairs[p, 1]]
-            if a >= 0 and b >= 0 and awake[a] != awake[b]:
-                awake[a] = awake[b] = True
-                changed = True
-    solve, probe = np.empty(pairs.shape[0], np.bool_), np.zeros(pairs.shape[0], np.bool_)
-    for p in range(pairs.shape[0]):
-        s, t = pairs[p, 0], pairs[p, 1]
-        a, b = shape_body[s], shape_body[t]
-        solve[p] = (a >= 0 and awake[a]) or (b >= 0 and awake[b])
-        if solve[p]:
-            continue
-        if a >= 0 and b >= 0:       # two sleeping bodies resting in frames that may move apart
-            probe[p] = rest_assembly[a] != rest_assembly[b]
-        elif a >= 0:
-            probe[p] = shape_assembly[t] != rest_assembly[a]
-        elif b >= 0:
-            probe[p] = shape_assembly[s] != rest_assembly[b]
-    return solve, probe
-
-
-SUPPORTED, FOREIGN = 1, 2
-
-
-@njit(cache=True)
-def _touch_flags(shape_a, shape_b, shape_body, shape_assembly, rest_assembly, flags):
-    """Per body, from this step's contact points (within the margin), into flags (B,): SUPPORTED
-    if it touches a static or kinematic shape of the assembly it rests in (its parent's: what it
-    can rest on), FOREIGN if one of another assembly (which may move against it). Sleeping
-    (`physics.simulation._sleep_islands`) needs an island with a support and no foreign touch."""
-    for m in range(shape_a.size):
-        s, t = shape_a[m], shape_b[m]
-        for own, other in ((s, t), (t, s)):
-            b = shape_body[own]
-            if b >= 0 and shape_body[other] < 0:
-                flags[b] |= SUPPORTED if shape_assembly[other] == rest_assembly[b] else FOREIGN
-
-
-@njit(cache=True)
-def _wake_touched(shape_a, shape_b, shape_body, awake):
-    """Wake the sleeping bodies that have contact points; how many woke."""
-    woke = 0
-    for m in range(shape_a.size):
-        for s in (shape_a[m], shape_b[m]):
-            b = shape_body[s]
-            if b >= 0 and not awake[b]:
-                awake[b] = True
-                woke += 1
-    return woke
-
-
-@njit(cache=True)
 def _fastest(velocity):
     """max |v_c| over the bodies' linear velocity components (B, 6) [v, ω], 0 for none, NaN if
     any is NaN (as numpy's max: `contacts` then names the bad margin)."""
@@ -821,8 +759,8 @@ class SceneSolver:
 
         self.shapes = ShapeSet.from_nodes(node_shapes)
         self.filter = collision_filter(self.shapes, parent, motion)
-        # Sleeping (`_awake_pairs`): the solver body each shape moves with, and the rigid assembly
-        # each body rests in (its parent's: the node its parent is fixed to, −1 the world).
+        # Sleeping (`physics.sleeping.ShapeRest`): the solver body each shape moves with, and the
+        # rigid assembly each body rests in (its parent's: the node its parent is fixed to, −1 the world).
         parent, motion = np.asarray(parent), np.asarray(motion)
         assembly = np.arange(len(parent))
         for _ in range(len(parent)):
@@ -832,9 +770,10 @@ class SceneSolver:
             assembly = np.where(up, parent[np.maximum(assembly, 0)], assembly)
         body_of_node = np.asarray(body_of_node, np.int64)
         dynamic = np.flatnonzero((motion == "dynamic") & (body_of_node >= 0))
-        self._rest_assembly = np.full(int(body_of_node.max(initial=-1)) + 1, -1, np.int64)
-        self._rest_assembly[body_of_node[dynamic]] = np.where(parent[dynamic] >= 0, assembly[np.maximum(parent[dynamic], 0)], -1)
-        self._shape_body = body_of_node[self.shapes.node] if len(self.shapes) else np.zeros(0, np.int64)
+        rest_assembly = np.full(int(body_of_node.max(initial=-1)) + 1, -1, np.int64)
+        rest_assembly[body_of_node[dynamic]] = np.where(parent[dynamic] >= 0, assembly[np.maximum(parent[dynamic], 0)], -1)
+        shape_body = body_of_node[self.shapes.node] if len(self.shapes) else np.zeros(0, np.int64)
+        self._rest = ShapeRest(shape_body, self.filter.assembly, rest_assembly)
         self.cache = ContactCache()
         self.body_of_node = np.asarray(body_of_node, np.int64)
         self.friction = np.asarray(friction, float)
@@ -844,8 +783,14 @@ class SceneSolver:
         self.residual = np.zeros(0)
         self.contacts = None
         self.pair_bodies = np.zeros((0, 2), np.int64)   # (K, 2) the broad phase's body pairs (sleeping islands)
-        self.body_touch = np.zeros(0, np.int64)     # per body: SUPPORTED | FOREIGN (`_touch_flags`)
+        self.body_touch = np.zeros(0, np.int64)     # per body: SUPPORTED | FOREIGN (`touch_flags`)
         self._prepared = None
+
+    @property
+    def prepared(self):
+        """The rows and effective masses of the last `prepare` (a `Prepared`), or None before the
+        first step and after a `restore`: the solve stage has nothing to do then."""
+        return self._prepared
 
     def state(self):
         """What the next step reads (`physics.snapshot`), as named array copies: the contact
@@ -883,8 +828,8 @@ class SceneSolver:
         world acceleration and alpha of kinematic nodes are read too (moving surfaces, `_reach`).
         `lead` (s): how far ahead a moving surface's velocity is taken (`_reach`; default h,
         `physics.simulation.SURFACE_LEAD` says per integrator). `awake` (B,) bool, or None (all
-        awake): which bodies are awake (physics.simulation's sleeping); updated in place with the
-        sleeping bodies this step's boxes wake (`_awake_pairs`), whose pairs are then solved."""
+        awake): which bodies are awake (physics.sleeping); updated in place with the
+        sleeping bodies this step's boxes wake (`physics.sleeping.awake_pairs`), whose pairs are then solved."""
 
         t = profile.mark()              # laps: rows (joints), broad phase, narrow phase, rows (contacts)
         beta = beta_from_erp(settings.erp, h)
@@ -925,10 +870,9 @@ class SceneSolver:
                 pairs, c = self._awake_contacts(pairs, world, margin, awake)
             t = profile.lap("narrow phase", t)
             if settings.sleep:      # what the sleep stage reads: islands, supports, foreign touches
-                self.pair_bodies = self._shape_body[pairs]
+                self.pair_bodies = self._rest.body[pairs]
                 self.body_touch = np.zeros(len(inverse_mass), np.int64)
-                _touch_flags(c.shape_a, c.shape_b, self._shape_body, self.filter.assembly, self._rest_assembly,
-                             self.body_touch)
+                touch_flags(c.shape_a, c.shape_b, self._rest, self.body_touch)
             lead = h if lead is None else lead      # `_reach`
             cache = self.cache
             kept, bounces, *arrays, approach, static_normal, e = _contact_stage(
@@ -955,19 +899,18 @@ class SceneSolver:
     def _awake_contacts(self, candidates, world, margin, awake):
         """The candidate pairs to solve and their contacts when some bodies sleep (`awake` (B,),
         updated in place): the pairs with an awake body, after the sleeping bodies they reach woke
-        (`_awake_pairs`), plus probes — a sleeping body against a static or kinematic shape that
+        (`physics.sleeping.awake_pairs`), plus probes — a sleeping body against a static or kinematic shape that
         may move against it — that wake their body, and then its island, if they touch (within
         the margin). A probe that touches costs the narrow phase a second pass, with the woken
         bodies' pairs; probes that do not touch cost one narrow-phase test each."""
-        args = (self._shape_body, self.filter.assembly, self._rest_assembly, awake)
-        solve, probe = _awake_pairs(candidates, *args)
+        solve, probe = awake_pairs(candidates, self._rest, awake)
         pairs = candidates[solve | probe]
         c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
-        if probe.any() and _wake_touched(c.shape_a, c.shape_b, self._shape_body, awake):
-            solve, probe = _awake_pairs(candidates, *args)
+        if probe.any() and wake_touched(c.shape_a, c.shape_b, self._rest.body, awake):
+            solve, probe = awake_pairs(candidates, self._rest, awake)
             pairs = candidates[solve | probe]
             c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
-            _wake_touched(c.shape_a, c.shape_b, self._shape_body, awake)   # touched in both passes: awake now
+            wake_touched(c.shape_a, c.shape_b, self._rest.body, awake)   # touched in both passes: awake now
         return pairs, c
 
     def _restitution_targets(self, velocity, fraction):
