@@ -152,10 +152,10 @@ def tangent_basis(normal):
 
 
 @njit(cache=True)
-def _contact_rows_kernel(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
-                         h, beta, slop, threshold, softness,
-                         row_body, jacobian, target, relax, lower, upper, soft, row_mu, impulse, block,
-                         bounce, static_normal):
+def fill_contact_rows(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
+                      h, beta, slop, threshold, softness,
+                      row_body, jacobian, target, relax, lower, upper, soft, row_mu, impulse, block,
+                      bounce, static_normal):
     """One pass over the M contact points writing their 3 rows each (`contact_rows`); no temporaries."""
     first, points = 0, 0
     d = np.empty((3, 3))            # rows: t1, t2, n
@@ -237,7 +237,7 @@ def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, 
     at the start of the step where the point may bounce (vn₀ < −threshold, e > 0), NaN elsewhere
     (`restitution_targets` turns it into the restitution stage's target); static_normal = the normal
     part of the static sides' surface velocity, which J v leaves out.
-    One compiled pass (`_contact_rows_kernel`): the pile's 6k points cost no numpy temporaries.
+    One compiled pass (`fill_contact_rows`): the pile's 6k points cost no numpy temporaries.
     """
     M = len(depth)
     if M == 0:
@@ -251,12 +251,12 @@ def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, 
                 np.empty(3 * M), np.empty(3 * M), np.empty(3 * M), np.empty(3 * M), np.empty(3 * M),
                 np.empty(3 * M, np.int64))
     bounce, static_normal = np.empty(M), np.empty(M)
-    _contact_rows_kernel(f(point, (M, 3)), f(normal, (M, 3)), f(depth, (M,)),
-                         np.ascontiguousarray(body, np.int64), f(centre, np.shape(centre)), f(velocity, np.shape(velocity)),
-                         f(static_velocity, (M, 2, 3)), f(mu, (M,)), f(restitution, (M,)), f(warm, (M, 3)),
-                         float(h), float(beta), float(slop), float(threshold), float(softness),
-                         rows.body, rows.jacobian, rows.target, rows.relax, rows.lower, rows.upper, rows.softness,
-                         rows.mu, rows.impulse, rows.block, bounce, static_normal)
+    fill_contact_rows(f(point, (M, 3)), f(normal, (M, 3)), f(depth, (M,)),
+                      np.ascontiguousarray(body, np.int64), f(centre, np.shape(centre)), f(velocity, np.shape(velocity)),
+                      f(static_velocity, (M, 2, 3)), f(mu, (M,)), f(restitution, (M,)), f(warm, (M, 3)),
+                      float(h), float(beta), float(slop), float(threshold), float(softness),
+                      rows.body, rows.jacobian, rows.target, rows.relax, rows.lower, rows.upper, rows.softness,
+                      rows.mu, rows.impulse, rows.block, bounce, static_normal)
     return rows, bounce, static_normal
 
 

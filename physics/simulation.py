@@ -1,8 +1,9 @@
 """The Simulation: a hierarchy of fixed, kinematic and dynamic nodes, stepped as named stages.
 
-Seed 000, "The Dynamics of a Transform Hierarchy" (global -> local conversion, deltas,
-"Counteracting the Inherited Effect from the Parent") and "Numerical Integration for Rotational
-Dynamics"; interfaces in docs/architecture.md ("The Simulation interface", "Integrators interface").
+"The Dynamics of a Transform Hierarchy" ("Converting Global Dynamics To Local Dynamics", "Local and
+Global Deltas", "Counteracting the Inherited Effect from the Parent") and "Numerical Integration for
+Rotational Dynamics" (docs/references.md); interfaces in docs/architecture.md ("The Simulation
+interface", "Integrators interface"). Sleeping: physics.sleeping.
 
 State (Model/Data split: the topology and body parameters are constant, the arrays below change):
 - `hierarchy.local`: every node's local state, parent frame (T1, R1, S1, v1, a1, omega_local, alpha1);
@@ -48,8 +49,9 @@ _STALE, _MOVING, _STEPPABLE, _COMPLETE = 0, 1, 2, 3
 # Fraction of an end-of-step velocity change each integrator's position update sees (_stage_contacts).
 POSITION_FRACTION = {"explicit-euler": 0.0, "semi-implicit-euler": 1.0, "implicit-euler": 1.0}
 # How far ahead, in steps, the contact rows take a moving kinematic surface's velocity so that a body
-# at rest on it lands where the surface does (physics.solver._reach): semi-implicit Euler's chord in
-# the parent's non-rotating frame wants the mid-step velocity, every other scheme the end-of-step one.
+# at rest on it lands where the surface does (physics.solver's surface velocities): semi-implicit
+# Euler's chord in the parent's non-rotating frame wants the mid-step velocity, every other scheme
+# the end-of-step one.
 SURFACE_LEAD = {"semi-implicit-euler": 0.5}
 # Divergence (`DivergenceError`): a moving node's local state must stay finite and within ten times
 # the ranges a scene may start in (physics.validation): past them the products a step forms are no
@@ -500,8 +502,8 @@ class Simulation:
 
     def _sync_generation(self, slots, accelerations=None):
         """Derive the hierarchy's omega_local of dynamic `slots` from omega_body and, unless
-        `accelerations` is None, their local accelerations from the forces (seed's global-to-local
-        conversion); parents must be settled. `accelerations`:
+        `accelerations` is None, their local accelerations from the forces ("The Dynamics of a
+        Transform Hierarchy", "Converting Global Dynamics To Local Dynamics"); parents must be settled. `accelerations`:
         'free'      gravity and applied forces only: the motion the integrator steps, so a child's
                     frame is its parent's free motion (the solver's change to the parent reaches the
                     child through counteraction, `_apply_world_changes`);
@@ -756,7 +758,8 @@ class Simulation:
         dynamic bodies, as local changes; each body's resulting change of world [v, ω] (its own, plus
         what it inherits with counteraction off) is added to `_constraint_acceleration`.
 
-        Seed 000, "Local and Global Deltas" and "Counteracting the Inherited Effect": with P the
+        "The Dynamics of a Transform Hierarchy", "Local and Global Deltas" and "Counteracting the
+        Inherited Effect from the Parent": with P the
         nearest dynamic ancestor and r = x_i − x_P, J_q = R_q S_q the parent's world Jacobian,
           counteract on:  Δv1 = J_q⁻¹ (Δv_i − Δv_P − Δω_P × r)   (the child's world change is its own)
           counteract off: Δv1 = J_q⁻¹ Δv_i                        (it inherits its ancestors' changes)
@@ -888,7 +891,8 @@ class Simulation:
 
     def apply_impulse(self, node, impulse_world, point_world=None):
         """Apply a world-frame impulse J (N s) to dynamic `node`, through `point_world` (default its
-        centre of mass, the node origin). Seed 000, "Linear Impulses" and "Local and Global Deltas":
+        centre of mass, the node origin). "The Dynamics of a Transform Hierarchy", "Example:
+        Newtonian Mechanics — Linear Impulses" and "Local and Global Deltas":
 
             Δv3 = J / m,   Δω3 = I_world⁻¹ ((p − x3) × J),   I_world = R3 diag(I) R3ᵀ
             Δv1 = J2⁻¹ Δv3                     (the node's own local change; Δa1 = −2 J2⁻¹ ω2 Δv3
@@ -1048,8 +1052,8 @@ class Simulation:
     def constraint_accelerations(self):
         """(linear (N, 3), angular (N, 3)) world frame: the share of each dynamic body's reported
         acceleration and angular acceleration that the last solver stage (contacts, joints) gave it,
-        Δv / h and Δω / h (zero for other nodes). With the inertial terms it completes the seed's
-        conversion: a1 = J2⁻¹ (F/m + constraint + frame + euler + centrifugal + coriolis)."""
+        Δv / h and Δω / h (zero for other nodes). With the inertial terms it completes the global-to-local
+        conversion ("The Dynamics of a Transform Hierarchy"): a1 = J2⁻¹ (F/m + constraint + frame + euler + centrifugal + coriolis)."""
         self._sync(_COMPLETE)       # a sleeping body's share is what holds it, found there
         linear, angular = np.zeros((len(self.names), 3)), np.zeros((len(self.names), 3))
         linear[self._dyn] = self._constraint_acceleration[:, :3]

@@ -27,7 +27,7 @@ from numba import njit
 from physics import profile
 from physics.broadphase import candidate_pairs, collision_filter
 from physics.collision import ContactCache, Contacts, contacts, lookup_impulses
-from physics.constraints import BOUNCE_THRESHOLD, ROWS_PER_JOINT, SLOP, Joints, Rows, _contact_rows_kernel, \
+from physics.constraints import BOUNCE_THRESHOLD, ROWS_PER_JOINT, SLOP, Joints, Rows, fill_contact_rows, \
     beta_from_erp, concatenate, restitution_targets
 from physics.gauss_seidel import Prepared, Solution, prepare, solve, sweep, warm_start  # noqa: F401 (public here)
 from physics.rotation import matrix_from_rotvec
@@ -224,9 +224,9 @@ def _contact_stage(c, bodies, nodes, materials, stored, params):
     rows = (np.empty((R, 2), np.int64), np.empty((R, 2, 6)), np.empty(R), np.empty(R), np.empty(R), np.empty(R),
             np.empty(R), np.empty(R), np.empty(R), np.empty(R, np.int64))
     approach, static_normal = np.empty(kept), np.empty(kept)
-    _contact_rows_kernel(c.point[:kept], c.normal[:kept], c.depth[:kept], body[:kept], bodies.centre, bodies.velocity,
-                         surface[:kept], mu, e, warm, params.h, params.beta, params.slop, params.threshold,
-                         params.softness, *rows, approach, static_normal)
+    fill_contact_rows(c.point[:kept], c.normal[:kept], c.depth[:kept], body[:kept], bodies.centre, bodies.velocity,
+                      surface[:kept], mu, e, warm, params.h, params.beta, params.slop, params.threshold,
+                      params.softness, *rows, approach, static_normal)
     bounces = 0
     for m in range(kept):
         bounces += np.isfinite(approach[m])
@@ -467,8 +467,8 @@ class SceneSolver:
         """Post-stabilization as SHAKE (Ryckaert, Ciccotti & Berendsen 1977; Hairer, Lubich & Wanner,
         "Geometric Numerical Integration", VII.1, the constrained symplectic Euler): after the step,
         move the bodies along the **start-of-step** M⁻¹Jᵀ until the joints' position error vanishes,
-        and give the velocities the same change over the step, Δv = Δq / h. Seed 002 §3.3.4 (an
-        empty heading there); Cline & Pai, "Post-Stabilization for Rigid Body Simulation with
+        and give the velocities the same change over the step, Δv = Δq / h. "The Mathematics of Havok's
+        Solver", "Post Stabilization" (an empty heading there); Cline & Pai, "Post-Stabilization for Rigid Body Simulation with
         Contact and Constraints", ICRA 2003.
 
         Why this form: the velocity solve made J(q₀) v = 0, so q₀ + h v leaves the manifold by
