@@ -127,6 +127,7 @@ def _stage_clock():
     patching its attributes reaches every call of a step. Warm start, solve, relax and restitution
     are one compiled call (`_solve_stages`), timed together."""
     import physics.collision
+    import physics.gauss_seidel
     import physics.solver
 
     spent = {}
@@ -146,7 +147,7 @@ def _stage_clock():
                clocked(physics.solver, "contacts", lambda *a: "narrow"),
                clocked(physics.solver.SceneSolver, "prepare", lambda *a: "scene prepare"),
                clocked(physics.solver.SceneSolver, "solve", lambda *a: "scene solve"),
-               clocked(physics.solver, "_solve_stages", lambda *a: "solve"),
+               clocked(physics.gauss_seidel, "_solve_stages", lambda *a: "solve"),
                clocked(physics.collision.ContactCache, "store", lambda *a: "store")]
     for owner, name, _, wrapper in patches:
         setattr(owner, name, wrapper)

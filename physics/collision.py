@@ -1228,7 +1228,7 @@ def _contact_keys(shape_a, shape_b, feature_id, n_shapes, keys):
 
 
 @njit(cache=True)
-def _lookup(keys, impulses, shape_a, shape_b, feature_id, n_shapes, out):
+def lookup_impulses(keys, impulses, shape_a, shape_b, feature_id, n_shapes, out):
     """Each contact's stored impulse (binary search in the sorted keys) into out (M, 3), 0 where none."""
     mine = np.empty(out.shape[0], dtype=np.int64)
     _contact_keys(shape_a, shape_b, feature_id, n_shapes, mine)
@@ -1319,7 +1319,7 @@ class ContactCache:
     def lookup(self, c):
         """(M, 3) the impulses stored for these contact points last step; 0 for new points."""
         out = np.empty((len(c), 3))
-        _lookup(self._impulse_keys, self._impulses, c.shape_a, c.shape_b, c.feature_id, self._n_shapes, out)
+        lookup_impulses(self._impulse_keys, self._impulses, c.shape_a, c.shape_b, c.feature_id, self._n_shapes, out)
         return out
 
     def store(self, c, impulse):

@@ -31,7 +31,7 @@ Targets (where each piece comes from):
   the gap and the step's acceleration), expressed in the integrator's velocity.
 - friction: two tangent rows per contact (Catto, "Iterative Dynamics with Temporal Coherence",
   2005) whose impulse vector is held in the Coulomb cone |(λ_t1, λ_t2)| ≤ μ λ_n by the solver
-  (`physics.solver._pgs`); a row's `lower`/`upper` are 0 here, its bound is `mu` × the impulse of
+  (`physics.gauss_seidel`); a row's `lower`/`upper` are 0 here, its bound is `mu` × the impulse of
   its point's normal row (the third of the point's three rows).
 - CFM (ODE's constraint force mixing): J v = target − (CFM/h) λ, i.e. `softness = CFM / h` added to
   the row's effective mass denominator.
@@ -52,8 +52,12 @@ from physics.rotation import hat, rotvec_from_matrix
 BALL, HINGE, SLIDER, FIXED, DISTANCE, ROPE = range(6)
 JOINT_KINDS = {"ball": BALL, "hinge": HINGE, "slider": SLIDER, "fixed": FIXED, "distance": DISTANCE, "rope": ROPE}
 ROWS_PER_JOINT = 8  # slots: 0-2 linear, 3-5 angular, 6 limit, 7 motor
-MANIFOLD = 4        # Rows.block = MANIFOLD + k − 1: the first normal row of k ≤ 4 contact points of
-                    #   the same two bodies, solved together (physics.solver._pgs)
+# Rows.block: how the Gauss–Seidel sweep (physics.gauss_seidel) visits a row.
+IN_BLOCK = 0        # solved inside the block that starts at an earlier row: skipped
+SINGLE = 1          # on its own
+TRIPLE = 3          # with the next two rows as one 3×3 block (a joint's point or orientation equalities)
+MANIFOLD = 4        # MANIFOLD + k − 1: the first normal row of k ≤ 4 contact points of the same two
+                    #   bodies, solved together with their friction rows
 INF = np.inf
 SLOP = 0.0005       # m: contact penetration left uncorrected (Box2D's linear slop)
 BOUNCE_THRESHOLD = 1.0   # m/s: slower approaches do not bounce (Box2D v3's restitution threshold)
@@ -81,15 +85,15 @@ class Rows:
     softness: np.ndarray        # (R,) CFM / h
     mu: np.ndarray              # (R,) friction coefficient of a friction row
     impulse: np.ndarray         # (R,) accumulated λ
-    block: np.ndarray = None    # (R,) int64: 3 = this row and the next two are solved together (a
+    block: np.ndarray = None    # (R,) int64: TRIPLE = this row and the next two are solved together (a
                                 #   joint's point or orientation rows, equalities), MANIFOLD + k − 1 =
                                 #   the first normal row of k consecutive contact points of two bodies,
-                                #   solved with their friction rows, 0 = inside such a block, 1 = a
-                                #   row on its own (the default)
+                                #   solved with their friction rows, IN_BLOCK = inside such a block,
+                                #   SINGLE = a row on its own (the default)
 
     def __post_init__(self):
         if self.block is None:
-            self.block = np.ones(len(self.target), np.int64)
+            self.block = np.full(len(self.target), SINGLE, np.int64)
 
     def __len__(self):
         return len(self.target)
@@ -148,10 +152,10 @@ def tangent_basis(normal):
 
 
 @njit(cache=True)
-def _contact_rows_kernel(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
-                         h, beta, slop, threshold, softness,
-                         row_body, jacobian, target, relax, lower, upper, soft, row_mu, impulse, block,
-                         bounce, static_normal):
+def fill_contact_rows(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
+                      h, beta, slop, threshold, softness,
+                      row_body, jacobian, target, relax, lower, upper, soft, row_mu, impulse, block,
+                      bounce, static_normal):
     """One pass over the M contact points writing their 3 rows each (`contact_rows`); no temporaries."""
     first, points = 0, 0
     d = np.empty((3, 3))            # rows: t1, t2, n
@@ -205,7 +209,7 @@ def _contact_rows_kernel(point, normal, depth, body, centre, velocity, static_ve
             lower[i] = 0.0
             upper[i] = INF if row == 2 else 0.0
             soft[i] = softness
-            block[i] = 0
+            block[i] = IN_BLOCK
             row_mu[i] = mu[m]
         impulse[3 * m], impulse[3 * m + 1], impulse[3 * m + 2] = warm[m, 1], warm[m, 2], warm[m, 0]
         vn0 = n0 * v_rel[0] + n1 * v_rel[1] + n2 * v_rel[2]
@@ -223,7 +227,7 @@ def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, 
                  h, beta, slop=SLOP, threshold=BOUNCE_THRESHOLD, softness=0.0):
     """Rows for M contact points: per point [t1, t2, n] (row 3m + 2 is point m's normal row; the
     solver visits a manifold at its first normal row: friction, then the normal rows as a block,
-    `physics.solver._pgs`).
+    `physics.gauss_seidel`).
 
     point, normal (a→b) (M,3), depth (M,) (> 0 penetrating); body (M,2) solver bodies (−1 static);
     centre (B,3) bodies' centres of mass; velocity (B,6) [v, ω] at the start of the step;
@@ -233,7 +237,7 @@ def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, 
     at the start of the step where the point may bounce (vn₀ < −threshold, e > 0), NaN elsewhere
     (`restitution_targets` turns it into the restitution stage's target); static_normal = the normal
     part of the static sides' surface velocity, which J v leaves out.
-    One compiled pass (`_contact_rows_kernel`): the pile's 6k points cost no numpy temporaries.
+    One compiled pass (`fill_contact_rows`): the pile's 6k points cost no numpy temporaries.
     """
     M = len(depth)
     if M == 0:
@@ -247,12 +251,12 @@ def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, 
                 np.empty(3 * M), np.empty(3 * M), np.empty(3 * M), np.empty(3 * M), np.empty(3 * M),
                 np.empty(3 * M, np.int64))
     bounce, static_normal = np.empty(M), np.empty(M)
-    _contact_rows_kernel(f(point, (M, 3)), f(normal, (M, 3)), f(depth, (M,)),
-                         np.ascontiguousarray(body, np.int64), f(centre, np.shape(centre)), f(velocity, np.shape(velocity)),
-                         f(static_velocity, (M, 2, 3)), f(mu, (M,)), f(restitution, (M,)), f(warm, (M, 3)),
-                         float(h), float(beta), float(slop), float(threshold), float(softness),
-                         rows.body, rows.jacobian, rows.target, rows.relax, rows.lower, rows.upper, rows.softness,
-                         rows.mu, rows.impulse, rows.block, bounce, static_normal)
+    fill_contact_rows(f(point, (M, 3)), f(normal, (M, 3)), f(depth, (M,)),
+                      np.ascontiguousarray(body, np.int64), f(centre, np.shape(centre)), f(velocity, np.shape(velocity)),
+                      f(static_velocity, (M, 2, 3)), f(mu, (M,)), f(restitution, (M,)), f(warm, (M, 3)),
+                      float(h), float(beta), float(slop), float(threshold), float(softness),
+                      rows.body, rows.jacobian, rows.target, rows.relax, rows.lower, rows.upper, rows.softness,
+                      rows.mu, rows.impulse, rows.block, bounce, static_normal)
     return rows, bounce, static_normal
 
 
@@ -435,9 +439,9 @@ class Joints:
         # constraint, b2SolveRevoluteJoint): with a heavy lever (a 1 m link on a small bob) their
         # effective mass J M⁻¹ Jᵀ has a condition number of m L² / I ≈ 250, which row-by-row
         # Gauss–Seidel would need hundreds of sweeps for; the block solve is exact in one.
-        block = np.ones((J, ROWS_PER_JOINT), np.int64)
-        block[point, 0], block[point, 1:3] = 3, 0
-        block[locked, 3], block[locked, 4:6] = 3, 0
+        block = np.full((J, ROWS_PER_JOINT), SINGLE, np.int64)
+        block[point, 0], block[point, 1:3] = TRIPLE, IN_BLOCK
+        block[locked, 3], block[locked, 4:6] = TRIPLE, IN_BLOCK
         j_index, slot = np.nonzero(active)
         rows = Rows(np.repeat(self.body[:, None], ROWS_PER_JOINT, axis=1)[j_index, slot], jac[j_index, slot],
                     target[j_index, slot], relax[j_index, slot], lower[j_index, slot], upper[j_index, slot],

@@ -59,8 +59,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from physics.kinematics import _check_batch
-from physics.rigid_body import GYROSCOPIC, _gyroscopic_newton
+from physics.kinematics import check_batch
+from physics.rigid_body import GYROSCOPIC, gyroscopic_newton
 from physics.rotation_kernels import (add, axpy, cross, dot, exp_so3, hadamard, is_zero, load3, load33, magnus,
                                       matmul, matmul_tn, matrix_from_quaternion, matvec, matvec_t, mul,
                                       quaternion_multiply, quaternion_from_matrix, solve3, store3, store33, sub)
@@ -236,14 +236,14 @@ def _omega_dot(rot, w, inertia, tau, has_torque, gyro_on):
 @njit(cache=True, inline="always")
 def _gyroscopic_step(inertia, b, h, x):
     """y with I y + h y × I y = b, from x (physics.rigid_body's damped, continued Newton)."""
-    return _gyroscopic_newton(inertia[0], inertia[1], inertia[2], b[0], b[1], b[2], h, x[0], x[1], x[2])
+    return gyroscopic_newton(inertia[0], inertia[1], inertia[2], b[0], b[1], b[2], h, x[0], x[1], x[2])
 
 
 @njit(cache=True)
 def _solve_omega(rot, w, inertia, tau, has_torque, gyro_on, h_force, h_rot):
     """x with I x + h_force g x × I x = I w + h_force (R exp(h_rot x))^T tau.
 
-    The torque-free part by Newton (rigid_body._gyroscopic_newton); the orientation dependence
+    The torque-free part by Newton (rigid_body.gyroscopic_newton); the orientation dependence
     of the body torque, a perturbation of size h_force h_rot |tau|, by fixed-point iteration.
     """
     g = h_force if gyro_on else 0.0
@@ -348,7 +348,7 @@ def _lie_midpoint_block(lanes, w, inertia, inverse_inertia, q, torque_start, x, 
             if not converged[k]:
                 i0, i1, i2 = _col3(inertia, k)
                 w0, w1, w2 = _col3(w, k)
-                _set_col3(x, k, _gyroscopic_newton(i0, i1, i2, i0 * w0, i1 * w1, i2 * w2, hh, x[0, k], x[1, k],
+                _set_col3(x, k, gyroscopic_newton(i0, i1, i2, i0 * w0, i1 * w1, i2 * w2, hh, x[0, k], x[1, k],
                                                     x[2, k]))
         for k in range(lanes):
             xk = _col3(x, k)
@@ -580,7 +580,7 @@ def _step_lie(fractions, gyro, h, bodies, moving, frames):
 
 
 def _check_dynamic(translation, rotation, velocity, omega_body, mass, inertia_body, force_world, torque_world):
-    batch = _check_batch(translation=translation, rotation=rotation, velocity=velocity, omega_body=omega_body,
+    batch = check_batch(translation=translation, rotation=rotation, velocity=velocity, omega_body=omega_body,
                          inertia_body=inertia_body, force_world=force_world, torque_world=torque_world)
     if not isinstance(mass, np.ndarray) or mass.dtype != np.float64 or mass.shape != (batch,):
         raise ValueError(f"mass: got shape {getattr(mass, 'shape', None)} dtype {getattr(mass, 'dtype', None)}; "
@@ -669,7 +669,7 @@ def inertial_accelerations(translation, velocity, frame=None):
     frame = -a2, euler = -alpha2 x r, centrifugal = -omega2 x (omega2 x r), coriolis = -2 omega2 x (J2 v1),
     with r = J2 T1 and J2 = R2 S2. They are zero for bodies whose parent is the world.
     """
-    batch = _check_batch(translation=translation, velocity=velocity)
+    batch = check_batch(translation=translation, velocity=velocity)
     moving, frames = _moving_frames(frame, batch)
     out = np.empty((4, batch, 3))
     _inertial_kernel(translation, velocity, moving, frames, out)
@@ -690,7 +690,7 @@ def _omega_kernel(to_local, rotation, omega, moving, frames, out):
 
 def omega_local_from_body(rotation, omega_body, frame=None):
     """omega_local = R1 omega_body - R2^T omega2 (parent frame), batch (B, 3)."""
-    batch = _check_batch(rotation=rotation, omega_body=omega_body)
+    batch = check_batch(rotation=rotation, omega_body=omega_body)
     out = np.empty((batch, 3))
     _omega_kernel(True, rotation, omega_body, *_moving_frames(frame, batch), out)
     return out
@@ -698,7 +698,7 @@ def omega_local_from_body(rotation, omega_body, frame=None):
 
 def omega_body_from_local(rotation, omega_local, frame=None):
     """omega_body = R1^T (omega_local + R2^T omega2), the inverse of omega_local_from_body."""
-    batch = _check_batch(rotation=rotation, omega_local=omega_local)
+    batch = check_batch(rotation=rotation, omega_local=omega_local)
     out = np.empty((batch, 3))
     _omega_kernel(False, rotation, omega_local, *_moving_frames(frame, batch), out)
     return out

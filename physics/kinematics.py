@@ -45,7 +45,7 @@ def _step_kinematic(translation, rotation, velocity, omega, acceleration, alpha,
         store3(omega, i, add(w, mul(h, al)))
 
 
-def _check_batch(**arrays):
+def check_batch(**arrays):
     """The arrays as float64 views of one batch B; ValueError naming any bad shape or dtype."""
     batch = None
     for name, array in arrays.items():
@@ -76,7 +76,7 @@ def step_kinematic(translation, rotation, velocity, omega_local, acceleration, a
     translation, velocity, omega_local: (B, 3), rotation: (B, 3, 3) are updated; acceleration and
     alpha_local (B, 3) are the constant local accelerations.
     """
-    _check_batch(translation=translation, rotation=rotation, velocity=velocity, omega_local=omega_local,
+    check_batch(translation=translation, rotation=rotation, velocity=velocity, omega_local=omega_local,
                  acceleration=acceleration, alpha_local=alpha_local)
     _check_choice("rotation_update", rotation_update, ROTATION_UPDATES)
     _check_choice("exponential", exponential, EXPONENTIALS)

@@ -133,7 +133,7 @@ def _gyroscopic_newton_core(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
 
 
 @njit(cache=True)
-def _gyroscopic_newton(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
+def gyroscopic_newton(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
     """Solve I x + h x × (I x) = b (see _gyroscopic_newton_core). A solution always exists, since
     F(x)·x = x·I x grows like |x|²; if damped Newton stalls at a large h |omega|, continue in h:
     solve for h/n, 2h/n, ..., h, each from the previous solution, n = 4, 16, 64."""
@@ -152,7 +152,7 @@ def _gyroscopic_implicit_batch(omega_body, inertia_body, h):
     for i in range(omega_body.shape[0]):
         i0, i1, i2 = inertia_body[i, 0], inertia_body[i, 1], inertia_body[i, 2]
         w0, w1, w2 = omega_body[i, 0], omega_body[i, 1], omega_body[i, 2]
-        omega_body[i, 0], omega_body[i, 1], omega_body[i, 2] = _gyroscopic_newton(
+        omega_body[i, 0], omega_body[i, 1], omega_body[i, 2] = gyroscopic_newton(
             i0, i1, i2, i0 * w0, i1 * w1, i2 * w2, h, w0, w1, w2)
 
 

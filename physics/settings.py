@@ -101,7 +101,7 @@ class Settings:
     # a pendulum's energy then oscillates without drift (±0.6 %, h = 1/240) instead of losing
     # 2–5 % per period; off by default because a 10-link chain at h = 1/60 gains energy with it.
     shake: bool = False
-    # Sleeping (physics.simulation.SLEEP_TIME): bodies at rest on their parent, with all they touch,
+    # Sleeping (physics.sleeping.SLEEP_TIME): bodies at rest on their parent, with all they touch,
     # ride it rigidly until an impulse, a setting, an awake body or a change of their field wakes them.
     sleep: bool = False
 

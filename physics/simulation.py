@@ -1,8 +1,9 @@
 """The Simulation: a hierarchy of fixed, kinematic and dynamic nodes, stepped as named stages.
 
-Seed 000, "The Dynamics of a Transform Hierarchy" (global -> local conversion, deltas,
-"Counteracting the Inherited Effect from the Parent") and "Numerical Integration for Rotational
-Dynamics"; interfaces in docs/architecture.md ("The Simulation interface", "Integrators interface").
+"The Dynamics of a Transform Hierarchy" ("Converting Global Dynamics To Local Dynamics", "Local and
+Global Deltas", "Counteracting the Inherited Effect from the Parent") and "Numerical Integration for
+Rotational Dynamics" (docs/references.md); interfaces in docs/architecture.md ("The Simulation
+interface", "Integrators interface"). Sleeping: physics.sleeping.
 
 State (Model/Data split: the topology and body parameters are constant, the arrays below change):
 - `hierarchy.local`: every node's local state, parent frame (T1, R1, S1, v1, a1, omega_local, alpha1);
@@ -38,28 +39,20 @@ from physics.rotation_kernels import add, cross as cross3, exp_so3, load3, load3
     sub, transpose
 from physics.scene import Scene, load_scene
 from physics.snapshot import Snapshot, scene_fingerprint
-from physics.solver import FOREIGN, SUPPORTED
 from physics.settings import Settings
+# SLEEP_* and WAKE_FIELD stay importable from here (public names of this module before sleeping had its own).
+from physics.sleeping import SLEEP_ANGULAR, SLEEP_LINEAR, SLEEP_TIME, WAKE_FIELD, Bodies, LocalMotion, SleepState, \
+    hold, parent_motion, sleep_islands, wake_on_field  # noqa: F401
 from physics.validation import LENGTH_MAX, SPEED_MAX
 
 _STALE, _MOVING, _STEPPABLE, _COMPLETE = 0, 1, 2, 3
 # Fraction of an end-of-step velocity change each integrator's position update sees (_stage_contacts).
 POSITION_FRACTION = {"explicit-euler": 0.0, "semi-implicit-euler": 1.0, "implicit-euler": 1.0}
 # How far ahead, in steps, the contact rows take a moving kinematic surface's velocity so that a body
-# at rest on it lands where the surface does (physics.solver._reach): semi-implicit Euler's chord in
-# the parent's non-rotating frame wants the mid-step velocity, every other scheme the end-of-step one.
+# at rest on it lands where the surface does (physics.solver's surface velocities): semi-implicit
+# Euler's chord in the parent's non-rotating frame wants the mid-step velocity, every other scheme
+# the end-of-step one.
 SURFACE_LEAD = {"semi-implicit-euler": 0.5}
-# Sleeping (settings.sleep; Box2D's and Jolt's islands, in the parent's frame): a dynamic body at
-# rest on its parent — local |v| < SLEEP_LINEAR and |ω| < SLEEP_ANGULAR — for SLEEP_TIME, with
-# every dynamic body it touches, rides rigidly with its parent (local state held, no contact rows,
-# no narrow phase against static shapes) until something could move it: an impulse, a setting, an
-# awake body's bounding box, or a change of the field it rests in — gravity less the parent's
-# acceleration, its angular velocity and angular acceleration, in the parent's axes (a deck
-# turning steadily keeps it; a turret yawing on a turning hull does not) — by more than WAKE_FIELD.
-SLEEP_LINEAR = 0.05     # m/s (Box2D v3's b2_linearSleepTolerance... v3: contactSpeed 0.05 m/s)
-SLEEP_ANGULAR = 0.05    # rad/s
-SLEEP_TIME = 0.5        # s (Box2D's b2_timeToSleep)
-WAKE_FIELD = 1e-3       # m/s², rad/s, rad/s²
 # Divergence (`DivergenceError`): a moving node's local state must stay finite and within ten times
 # the ranges a scene may start in (physics.validation): past them the products a step forms are no
 # longer guaranteed finite, and a body there has run away (an explosion, or energy gained without
@@ -263,131 +256,6 @@ def _scatter_motion(nodes, translation, rotation, velocity, omega, local_transla
             store3(local_omega, i, load3(omega, k))
 
 
-@njit(cache=True, inline="always")
-def _field(q, rotation, scale, acceleration, omega, alpha, gravity):
-    """What a body resting on parent q feels, in q's axes: (R2ᵀ (g − a2) / s2, R2ᵀ ω2, R2ᵀ α2);
-    (g, 0, 0) for the world. Its local acceleration at rest follows from these and its place."""
-    if q < 0:
-        return (gravity[0], gravity[1], gravity[2]), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
-    R = load33(rotation, q)
-    free = matvec_t(R, sub((gravity[0], gravity[1], gravity[2]), load3(acceleration, q)))
-    return mul(1.0 / scale[q], free), matvec_t(R, load3(omega, q)), matvec_t(R, load3(alpha, q))
-
-
-@njit(cache=True, inline="always")
-def _field_change(field, held_field, k):
-    """The largest change of any component of `field` from held_field[k] (9,)."""
-    change = 0.0
-    for part in range(3):
-        for c in range(3):
-            change = max(change, abs(field[part][c] - held_field[k, 3 * part + c]))
-    return change
-
-
-@njit(cache=True, inline="always")
-def _record_field(field, held_field, k):
-    for part in range(3):
-        for c in range(3):
-            held_field[k, 3 * part + c] = field[part][c]
-
-
-@njit(cache=True)
-def _wake_on_field(nodes, parent, rotation, scale, velocity, acceleration, omega, alpha, gravity, asleep, still,
-                   held_field):
-    """Wake each sleeping body whose field (`_field`) moved more than WAKE_FIELD from the one it
-    came to rest in."""
-    for k in range(nodes.size):
-        if not asleep[k]:
-            continue
-        change = _field_change(_field(parent[k], rotation, scale, acceleration, omega, alpha, gravity), held_field, k)
-        if not change <= WAKE_FIELD:
-            asleep[k] = False
-            still[k] = 0.0
-
-
-@njit(cache=True)
-def _hold(nodes, asleep, held_translation, held_rotation, held_omega, translation, rotation, velocity, omega_body):
-    """Sleeping bodies back where they rest on their parent, at rest (after the free step)."""
-    for k in range(nodes.size):
-        if asleep[k]:
-            i = nodes[k]
-            store3(translation, i, load3(held_translation, k))
-            store33(rotation, i, load33(held_rotation, k))
-            store3(velocity, i, (0.0, 0.0, 0.0))
-            store3(omega_body, k, load3(held_omega, k))
-
-
-@njit(cache=True)
-def _island_root(island, k):
-    while island[k] != k:
-        island[k] = island[island[k]]
-        k = island[k]
-    return k
-
-
-@njit(cache=True)
-def _sleep_islands(nodes, parent, sleepable, pairs, touch, rotation, scale, velocity, acceleration, omega, alpha,
-                   gravity,
-                   local_translation, local_rotation, local_velocity, omega_body, h, still, asleep, held_translation,
-                   held_rotation, held_omega, held_field):
-    """`Simulation._stage_sleep`: still[k] += h for each awake body slower than SLEEP_LINEAR and
-    SLEEP_ANGULAR in its parent's frame, in a field (`_field`) that stays within WAKE_FIELD of the
-    one it came to rest in (held_field), touching no shape of another assembly (touch & FOREIGN,
-    `physics.solver._touch_flags`), else 0; the islands (union–find over the candidate pairs
-    (K, 2) of bodies, −1 = static) with a member resting on its own assembly (touch & SUPPORTED: a
-    body drifting slowly in space does not sleep) whose bodies all may sleep and have been still for
-    SLEEP_TIME fall asleep: local velocity and ω set to 0 (omega_body = R1ᵀ R2ᵀ ω2), and what
-    they hold recorded. An island that touches a body that may not sleep stays awake."""
-    D = nodes.size
-    island = np.arange(D)
-    for p in range(pairs.shape[0]):
-        a, b = pairs[p, 0], pairs[p, 1]
-        if a >= 0 and b >= 0:
-            ra, rb = _island_root(island, a), _island_root(island, b)
-            if ra != rb:
-                island[ra] = rb
-    ready = np.ones(D, np.bool_)        # per island root: may every member sleep now?
-    supported = np.zeros(D, np.bool_)   # per island root: does a member rest on its own assembly?
-    for k in range(D):
-        if touch[k] & SUPPORTED:
-            supported[_island_root(island, k)] = True
-    for k in range(D):
-        if asleep[k]:
-            continue
-        i, q = nodes[k], parent[k]
-        w = matvec(load33(local_rotation, i), load3(omega_body, k))      # ω1 = R1 ω_body − R2ᵀ ω2
-        if q >= 0:
-            w = sub(w, matvec_t(load33(rotation, q), load3(omega, q)))
-        v = load3(local_velocity, i)
-        slow = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] < SLEEP_LINEAR * SLEEP_LINEAR \
-            and w[0] * w[0] + w[1] * w[1] + w[2] * w[2] < SLEEP_ANGULAR * SLEEP_ANGULAR
-        if slow and sleepable[k] and not touch[k] & FOREIGN:
-            # still time counts while the field stays what it was when the body came to rest
-            field = _field(parent[k], rotation, scale, acceleration, omega, alpha, gravity)
-            if still[k] > 0.0 and _field_change(field, held_field, k) <= WAKE_FIELD:
-                still[k] += h
-            else:
-                still[k] = h
-                _record_field(field, held_field, k)
-        else:
-            still[k] = 0.0
-        if still[k] < SLEEP_TIME:
-            ready[_island_root(island, k)] = False
-    for k in range(D):
-        root = _island_root(island, k)
-        if asleep[k] or not ready[root] or not supported[root]:
-            continue
-        i, q = nodes[k], parent[k]
-        asleep[k] = True
-        R1 = load33(local_rotation, i)
-        spin = matvec_t(load33(rotation, q), load3(omega, q)) if q >= 0 else (0.0, 0.0, 0.0)
-        store3(omega_body, k, matvec_t(R1, spin))
-        store3(local_velocity, i, (0.0, 0.0, 0.0))
-        store3(held_translation, k, load3(local_translation, i))
-        store33(held_rotation, k, R1)
-        store3(held_omega, k, load3(omega_body, k))
-
-
 @njit(cache=True)
 def _solver_bodies(nodes, translation, rotation, velocity, omega_body, inertia):
     """The dynamic `nodes`' centre (D,3), rotation (D,3,3), world velocity [v, ω] (D,6) with
@@ -588,6 +456,18 @@ class Simulation:
         out[self._dyn] = self._asleep
         return out
 
+    # The sleep stages' bundles (physics.sleeping), of the arrays this simulation holds now.
+    def _sleep_bodies(self):
+        return Bodies(self._dyn, self._dyn_parent, self._sleepable)
+
+    def _sleep_state(self):
+        return SleepState(self._still, self._asleep, self._held_translation, self._held_rotation, self._held_omega,
+                          self._held_field)
+
+    def _local_motion(self):
+        translation, rotation, _, velocity, *_ = self.hierarchy.local.views()
+        return LocalMotion(translation, rotation, velocity, self._omega_body)
+
     # ------------------------------------------------------------------ keeping derived state consistent
     def _frame(self, slots):
         """The parents' world motion (an integrators.Frame) for the dynamic bodies `slots`; bodies
@@ -622,8 +502,8 @@ class Simulation:
 
     def _sync_generation(self, slots, accelerations=None):
         """Derive the hierarchy's omega_local of dynamic `slots` from omega_body and, unless
-        `accelerations` is None, their local accelerations from the forces (seed's global-to-local
-        conversion); parents must be settled. `accelerations`:
+        `accelerations` is None, their local accelerations from the forces ("The Dynamics of a
+        Transform Hierarchy", "Converting Global Dynamics To Local Dynamics"); parents must be settled. `accelerations`:
         'free'      gravity and applied forces only: the motion the integrator steps, so a child's
                     frame is its parent's free motion (the solver's change to the parent reaches the
                     child through counteraction, `_apply_world_changes`);
@@ -750,15 +630,13 @@ class Simulation:
         profile.lap("world", started)
         sleep = self.settings.sleep and self._asleep.any()
         if sleep:                      #    sleeping bodies whose field changed wake
-            _wake_on_field(self._dyn, self._dyn_parent, *self.hierarchy.world_state.views()[1:], self.settings.gravity,
-                           self._asleep, self._still, self._held_field)
+            wake_on_field(self._sleep_bodies(), parent_motion(self.hierarchy.world_state), self.settings.gravity,
+                          self._sleep_state())
         self._stage_prepare(h)         # 2. contacts and joint rows at these poses (physics.solver)
         self._stage_kinematic(h)       # 3. prescribed local motion (Magnus)
         self._stage_dynamic(h)         # 4. forces -> local accelerations -> integrator (free motion)
         if sleep:                      #    sleeping bodies stay where they rest on their parent
-            translation, rotation, _, velocity, *_ = self.hierarchy.local.views()
-            _hold(self._dyn, self._asleep, self._held_translation, self._held_rotation, self._held_omega,
-                  translation, rotation, velocity, self._omega_body)
+            hold(self._sleep_bodies(), self._sleep_state(), self._local_motion())
         self._synced = _STALE
         self.time += h
         self._check_divergence()       #    nothing below sees a non-finite or runaway state
@@ -800,21 +678,18 @@ class Simulation:
     def _stage_sleep(self, h):
         """Count how long each body has been still (in its parent's frame) and put to sleep the
         islands — bodies joined by this step's candidate pairs (boxes within reach: what wakes a
-        sleeping body, `physics.solver._awake_pairs`, joins islands too) — whose bodies have all
+        sleeping body, `physics.sleeping.awake_pairs`, joins islands too) — whose bodies have all
         been still for SLEEP_TIME (and may sleep: `_sleepable`); what they hold is recorded."""
         # The parents' world motion is current after the solver (`_apply_world_changes` updated the
         # world; the solver moves no parent of a body that may sleep): local ω comes from omega_body.
-        if self._solver is None or self._solver._prepared is None:
+        if self._solver is None or self._solver.prepared is None:
             self._sync(_MOVING)         # nothing updated the world since the free step
         pairs = _NO_PAIRS if self._solver is None else self._solver.pair_bodies
         touch = self._solver.body_touch if self._solver is not None else np.zeros(0, np.int64)
         if len(touch) != self._dyn.size:    # no shapes: nothing to rest on
             touch = np.zeros(self._dyn.size, np.int64)
-        local_translation, local_rotation, _, local_velocity, *_ = self.hierarchy.local.views()
-        _sleep_islands(self._dyn, self._dyn_parent, self._sleepable, pairs, touch, *self.hierarchy.world_state.views()[1:],
-                       self.settings.gravity, local_translation, local_rotation, local_velocity, self._omega_body, h,
-                       self._still, self._asleep, self._held_translation, self._held_rotation, self._held_omega,
-                       self._held_field)
+        sleep_islands(self._sleep_bodies(), pairs, touch, parent_motion(self.hierarchy.world_state),
+                      self.settings.gravity, self._local_motion(), h, self._sleep_state())
         self._synced = _STALE
 
     @profile.stage("events")
@@ -859,7 +734,7 @@ class Simulation:
         integrator's own position update would have seen (x₁ = x₀ + h v₁ for semi-implicit Euler:
         1; constant-force schemes x₁ = x₀ + h v₀ + h²a/2: ½; explicit Euler: 0)."""
         self._constraint_acceleration[:] = 0.0
-        if self._solver is None or self._solver._prepared is None:
+        if self._solver is None or self._solver.prepared is None:
             return
         velocity = self._solver_state()[3]
         fraction = POSITION_FRACTION.get(self.settings.integrator, 0.5)
@@ -883,7 +758,8 @@ class Simulation:
         dynamic bodies, as local changes; each body's resulting change of world [v, ω] (its own, plus
         what it inherits with counteraction off) is added to `_constraint_acceleration`.
 
-        Seed 000, "Local and Global Deltas" and "Counteracting the Inherited Effect": with P the
+        "The Dynamics of a Transform Hierarchy", "Local and Global Deltas" and "Counteracting the
+        Inherited Effect from the Parent": with P the
         nearest dynamic ancestor and r = x_i − x_P, J_q = R_q S_q the parent's world Jacobian,
           counteract on:  Δv1 = J_q⁻¹ (Δv_i − Δv_P − Δω_P × r)   (the child's world change is its own)
           counteract off: Δv1 = J_q⁻¹ Δv_i                        (it inherits its ancestors' changes)
@@ -1015,7 +891,8 @@ class Simulation:
 
     def apply_impulse(self, node, impulse_world, point_world=None):
         """Apply a world-frame impulse J (N s) to dynamic `node`, through `point_world` (default its
-        centre of mass, the node origin). Seed 000, "Linear Impulses" and "Local and Global Deltas":
+        centre of mass, the node origin). "The Dynamics of a Transform Hierarchy", "Example:
+        Newtonian Mechanics — Linear Impulses" and "Local and Global Deltas":
 
             Δv3 = J / m,   Δω3 = I_world⁻¹ ((p − x3) × J),   I_world = R3 diag(I) R3ᵀ
             Δv1 = J2⁻¹ Δv3                     (the node's own local change; Δa1 = −2 J2⁻¹ ω2 Δv3
@@ -1187,8 +1064,8 @@ class Simulation:
     def constraint_accelerations(self):
         """(linear (N, 3), angular (N, 3)) world frame: the share of each dynamic body's reported
         acceleration and angular acceleration that the last solver stage (contacts, joints) gave it,
-        Δv / h and Δω / h (zero for other nodes). With the inertial terms it completes the seed's
-        conversion: a1 = J2⁻¹ (F/m + constraint + frame + euler + centrifugal + coriolis)."""
+        Δv / h and Δω / h (zero for other nodes). With the inertial terms it completes the global-to-local
+        conversion ("The Dynamics of a Transform Hierarchy"): a1 = J2⁻¹ (F/m + constraint + frame + euler + centrifugal + coriolis)."""
         self._sync(_COMPLETE)       # a sleeping body's share is what holds it, found there
         linear, angular = np.zeros((len(self.names), 3)), np.zeros((len(self.names), 3))
         linear[self._dyn] = self._constraint_acceleration[:, :3]

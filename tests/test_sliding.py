@@ -22,7 +22,7 @@ STEPS = 120   # 2 s at the default dt = 1/60
 # contact is settled: at the solver's slop (0.5 mm) plus the rocking left, 1.1 mm measured; 2 mm.
 # The bug gave 0.1 m and then falling through.
 # Known defect, hence 3 mm: since the manifold's normal rows are one exact block with friction
-# first (physics/solver.py `_manifold_normals`), the box puck on the box table dips 2.9 mm in the
+# first (physics/gauss_seidel.py `_manifold_normals`), the box puck on the box table dips 2.9 mm in the
 # one step where it sticks (step 20), then recovers at the Baumgarte rate. Its velocity is right;
 # the dip is the split impulse's position part h (v_solve − v_relax): at the default 10 iterations
 # the biased solve has not converged at the kinetic-to-static switch, and the relax stage's answer

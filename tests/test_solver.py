@@ -182,7 +182,7 @@ def _manifold_on_ground(normal, points, velocity, warm, inverse_inertia, h=1 / 6
 @settings(max_examples=150, deadline=None)
 @given(seed=st.integers(0, 2 ** 32 - 1), k=st.integers(2, 4))
 def test_one_sweep_solves_a_manifold_exactly(seed, k):
-    """A manifold's normal rows are one exact block (`physics.solver._manifold_normals`): after a
+    """A manifold's normal rows are one exact block (`physics.gauss_seidel._manifold_normals`): after a
     single frictionless sweep its impulses satisfy the LCP's conditions themselves — λ ≥ 0,
     w = J v − target ≥ 0, λ · w = 0 — checked on the velocities the sweep left (not on the solver's
     own bookkeeping), for random points, normal, inertia, velocity and warm start."""
