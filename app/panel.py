@@ -172,6 +172,13 @@ class Panel:
         imgui.same_line()
         if self.button("Frame"):
             v.frame_scene()
+        imgui.same_line()
+        changed, on = imgui.checkbox("Shadows", v.prefs["shadows"])
+        self._remember("Shadows")
+        if imgui.is_item_hovered():
+            imgui.set_tooltip("the key light's shadows: what touches what")
+        if changed:
+            v.prefs["shadows"] = on
         changed, scale = imgui.slider_float("time scale", v.prefs["time_scale"], 0.01, 4.0, "%.2fx",
                                             imgui.SliderFlags_.logarithmic)
         self._remember("time scale")

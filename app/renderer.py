@@ -18,7 +18,7 @@ cylinder of radius 12 px strays from the circle by r (1 - cos(pi/8)) < 1 px, and
 shade matches to within its silhouette's corner pixels.
 
 Instance rows (INSTANCE_FLOATS float32 each: the model matrix column-major, the colour, the
-capsule half length) are written by one compiled pass (`_write_models`) straight into the
+capsule half length) are written by one compiled pass (`write_models`) straight into the
 array that is uploaded.
 
 `Target` is an offscreen framebuffer (4x MSAA when asked for and available, resolved into a
@@ -36,7 +36,7 @@ from app.camera import gl_bytes
 
 SHADERS = Path(__file__).resolve().parent.parent / "assets" / "shaders"
 SKY_RGB = (0.60, 0.76, 0.92)
-LIGHT_DIR_WORLD = np.array([-0.4, -1.0, -0.3]) / np.linalg.norm([-0.4, -1.0, -0.3])
+LIGHT_DIR_WORLD = np.array([0.527, -0.766, -0.369]) / np.linalg.norm([0.527, -0.766, -0.369])
 SLEEPING_SHADE = 0.55   # colour factor of sleeping bodies
 PLANE_EXTENT = 200.0  # m: a plane is drawn as a square this wide
 CULL_PIXELS = 0.5     # bounding-sphere radius on screen below which an instance is not drawn
@@ -44,13 +44,16 @@ LOD_PIXELS = 12.0     # ... below which it is drawn with the coarse mesh
 POINT_PIXELS = 3.0    # ... below which it is drawn as one point (its projected box)
 LEVELS = ("full", "coarse", "point")  # levels of detail, keys of Renderer.drawn with the type
 INSTANCE_FLOATS = 20  # model matrix (16), colour (3), capsule half length (1)
+GL_CLIP_DISTANCE0 = 0x3000
 
 
-def load_program(ctx, name):
-    return ctx.program(
-        vertex_shader=(SHADERS / f"{name}.vert.glsl").read_text(),
-        fragment_shader=(SHADERS / f"{name}.frag.glsl").read_text(),
-    )
+def load_program(ctx, name, defines=()):
+    """The program of assets/shaders/NAME.vert.glsl and NAME.frag.glsl, each with `#define D`
+    for every D of `defines` after its #version line."""
+    def source(stage):
+        version, rest = (SHADERS / f"{name}.{stage}.glsl").read_text().split("\n", 1)
+        return "\n".join([version, *(f"#define {d}" for d in defines), rest])
+    return ctx.program(vertex_shader=source("vert"), fragment_shader=source("frag"))
 
 
 def _rotation_y_to(normal):
@@ -119,14 +122,14 @@ def model_matrices(translation_world, rotation_world, scale_world, shape_matrice
     n = len(translation_world)
     out = np.empty((n, 16))
     every = np.arange(n)
-    _write_models(np.asarray(translation_world, float), np.asarray(rotation_world, float),
-                  np.asarray(scale_world, float).reshape(n, -1), every,
-                  np.asarray(shape_matrices, float).reshape(n, 4, 4), every, out)
+    write_models(np.asarray(translation_world, float), np.asarray(rotation_world, float),
+                 np.asarray(scale_world, float).reshape(n, -1), every,
+                 np.asarray(shape_matrices, float).reshape(n, 4, 4), every, out)
     return out.reshape(n, 4, 4).transpose(0, 2, 1)
 
 
 @njit(cache=True)
-def _write_models(translation_world, rotation_world, scale_world, nodes, shape_matrices, rows, out):
+def write_models(translation_world, rotation_world, scale_world, nodes, shape_matrices, rows, out):
     """out[j, :16] = column-major ([R diag(S) | T] @ M_shape) of node nodes[j] and shape rows[j].
 
     translation (N, 3), rotation (N, 3, 3), scale (N, 3) or (N, 1) (uniform); shape_matrices
@@ -188,6 +191,10 @@ class Renderer:
         self.ctx = ctx
         self.mesh_program = load_program(ctx, "mesh")
         self.point_program = load_program(ctx, "points")
+        # with shadows: the same shaders compiled with SHADOWS (a uniform switch would cost the
+        # software renderer the shadow code's work on every pixel even when off)
+        self.programs = {False: (self.mesh_program, self.point_program),
+                         True: (load_program(ctx, "mesh", ["SHADOWS"]), load_program(ctx, "points", ["SHADOWS"]))}
         self.line_program = load_program(ctx, "lines")
         self.meshes = {}  # (kind, coarse: bool) -> (vertex buffer, index buffer)
         for kind in meshes.SHAPE_TYPES:
@@ -199,6 +206,9 @@ class Renderer:
         self.line_vao = ctx.vertex_array(
             self.line_program, [(self.line_buffer, "3f 3f", "in_position", "in_color")]
         )
+        self.shadowed_line_program = load_program(ctx, "lines", ["SHADOWS"])  # the grid, shadowed
+        self.shadowed_line_vao = ctx.vertex_array(
+            self.shadowed_line_program, [(self.line_buffer, "3f 3f", "in_position", "in_color")])
         self.grid = grid_lines(half_size=20, spacing=1.0)
         self.set_shapes([], np.zeros((0, 3)))
 
@@ -224,19 +234,21 @@ class Renderer:
             }
         self.drawn = {}
 
-    def _vao(self, kind, level):
-        """The instanced vertex array of a shape type at one level of detail, and its instance
-        buffer. The point level reads the instance rows as its vertices (one point each)."""
-        if (kind, level) not in self.vaos:
+    def _vao(self, kind, level, shadowed=False):
+        """The instanced vertex array of a shape type at one level of detail, with or without
+        shadows, and its instance buffer. The point level reads the instance rows as its
+        vertices (one point each)."""
+        if (kind, level, shadowed) not in self.vaos:
             buffer = self.ctx.buffer(reserve=64 * INSTANCE_FLOATS * 4, dynamic=True)
-            self.instance_buffers[kind, level] = buffer
+            self.instance_buffers[kind, level, shadowed] = buffer
+            mesh_program, point_program = self.programs[shadowed]
             if level == "point":
-                self.vaos[kind, level] = self.ctx.vertex_array(
-                    self.point_program, [(buffer, "16f 3f 1f", "in_model", "in_color", "in_half_length")])
+                self.vaos[kind, level, shadowed] = self.ctx.vertex_array(
+                    point_program, [(buffer, "16f 3f 1f", "in_model", "in_color", "in_half_length")])
             else:
                 vertices, indices = self.meshes[kind, level == "coarse"]
-                self.vaos[kind, level] = self.ctx.vertex_array(
-                    self.mesh_program,
+                self.vaos[kind, level, shadowed] = self.ctx.vertex_array(
+                    mesh_program,
                     [
                         (vertices, "3f 3f 1f", "in_position", "in_normal", "in_cap"),
                         (buffer, "16f 3f 1f/i", "in_model", "in_color", "in_half_length"),
@@ -244,7 +256,7 @@ class Renderer:
                     index_buffer=indices,
                     index_element_size=4,
                 )
-        return self.vaos[kind, level], self.instance_buffers[kind, level]
+        return self.vaos[kind, level, shadowed], self.instance_buffers[kind, level, shadowed]
 
     @staticmethod
     def levels(kind, pixels):
@@ -256,27 +268,33 @@ class Renderer:
         return {"full": pixels >= POINT_PIXELS, "point": point}
 
     def draw_shapes(self, translation_world, rotation_world, scale_world, view_projection, focal_px, highlight=None,
-                    eye_world=None, dimmed=None, tint=None, alpha=1.0, only=None):
+                    eye_world=None, dimmed=None, tint=None, alpha=1.0, only=None, shadow=None):
         """Instanced draws per shape type and level of detail; `highlight` (node index) is drawn
         brighter, `dimmed` ((N,) bool: sleeping bodies, as Box2D's and Jolt's samples show them) darker. `focal_px` = P[1, 1] * height / 2 (app.culling); `eye_world` the camera's
         position (default: from the view-projection), which faces of a point-level box show.
         A ghost run (app.ghosts): `tint` (RGB) replaces every colour, `alpha` < 1 blends it over
         what is drawn (without writing depth, so ghosts never hide each other), `only` ((N,) bool)
-        the nodes drawn. Counts drawn per (kind, level) are left in `self.drawn`."""
+        the nodes drawn. `shadow`: the `app.shadows.ShadowMap` drawn for this frame (None: no
+        shadows). Counts drawn per (kind, level) are left in `self.drawn`."""
         if eye_world is None:
             eye_world = np.linalg.solve(view_projection, [0.0, 0.0, -1.0, 0.0])  # clip (0,0,-1,0) is the eye
             eye_world = eye_world[:3] / eye_world[3]
         self.ctx.enable(moderngl.DEPTH_TEST | moderngl.CULL_FACE | moderngl.PROGRAM_POINT_SIZE)
         vp_bytes = gl_bytes(view_projection)
-        self.mesh_program["u_view_projection"].write(vp_bytes)
-        self.mesh_program["u_light_dir_world"].value = tuple(LIGHT_DIR_WORLD)
-        self.point_program["u_view_projection"].write(vp_bytes)
-        self.point_program["u_light_dir_world"].value = tuple(LIGHT_DIR_WORLD)
-        self.point_program["u_eye_world"].value = tuple(float(x) for x in eye_world)
-        self.point_program["u_viewport_px"].value = tuple(float(x) for x in self.ctx.viewport[2:])
+        shadowed = shadow is not None
+        for mesh_program, point_program in self.programs.values():
+            mesh_program["u_view_projection"].write(vp_bytes)
+            mesh_program["u_light_dir_world"].value = tuple(LIGHT_DIR_WORLD)
+            point_program["u_view_projection"].write(vp_bytes)
+            point_program["u_light_dir_world"].value = tuple(LIGHT_DIR_WORLD)
+            point_program["u_eye_world"].value = tuple(float(x) for x in eye_world)
+            point_program["u_viewport_px"].value = tuple(float(x) for x in self.ctx.viewport[2:])
+            for program in (mesh_program, point_program):
+                program["u_alpha"].value = float(alpha)
+        mesh_program, point_program = self.programs[shadowed]
+        if shadowed:
+            shadow.bind(mesh_program, point_program)
         translucent = alpha < 1.0
-        for program in (self.mesh_program, self.point_program):
-            program["u_alpha"].value = float(alpha)
         if translucent:
             self.ctx.enable(moderngl.BLEND)
             self.ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
@@ -300,7 +318,7 @@ class Renderer:
                     continue
                 nodes = index[rows]
                 instances = np.empty((len(rows), INSTANCE_FLOATS), dtype=np.float32)
-                _write_models(translation_world, rotation_world, scale_world, nodes, group["shape_matrices"], rows, instances)
+                write_models(translation_world, rotation_world, scale_world, nodes, group["shape_matrices"], rows, instances)
                 instances[:, 16:19] = group["colors"][rows]
                 instances[:, 19] = group["half_length"][rows]
                 if dimmed is not None:
@@ -310,13 +328,12 @@ class Renderer:
                     instances[selected, 16:19] = 0.35 + 0.65 * instances[selected, 16:19]
                 if tint is not None:
                     instances[:, 16:19] = tint
-                vao, buffer = self._vao(kind, level)
-                # fresh storage every frame: writing into storage the previous frame's draw still
-                # reads would make the driver wait for it (orphaning keeps the name, so the VAO stays)
-                buffer.orphan(max(instances.nbytes, buffer.size))
-                buffer.write(instances)
+                if shadowed and kind == "plane":
+                    self._draw_planes(instances, shadow)
+                    continue
+                vao = self._upload(kind, level, shadowed, instances)
                 if level == "point":
-                    self.point_program["u_half_extent"].value = meshes.HALF_EXTENTS[kind]
+                    point_program["u_half_extent"].value = meshes.HALF_EXTENTS[kind]
                     vao.render(moderngl.POINTS, vertices=len(rows))
                 else:
                     vao.render(moderngl.TRIANGLES, instances=len(rows))
@@ -327,8 +344,35 @@ class Renderer:
             self.ctx.depth_func = "<"
             self.ctx.polygon_offset = (0.0, 0.0)
 
-    def draw_lines(self, segments_world, colors, view_projection, depth_test=False):
-        """One draw call for a line list: segments (K, 2, 3) and colours (K, 3) or (3,)."""
+    def _upload(self, kind, level, shadowed, instances):
+        """Write instance rows into the (kind, level, shadowed) instance buffer; -> its VAO."""
+        vao, buffer = self._vao(kind, level, shadowed)
+        # fresh storage every frame: writing into storage the previous frame's draw still
+        # reads would make the driver wait for it (orphaning keeps the name, so the VAO stays)
+        buffer.orphan(max(instances.nbytes, buffer.size))
+        buffer.write(instances)
+        return vao
+
+    def _draw_planes(self, instances, shadow):
+        """Planes with shadows. A plane is most of the screen, and the shadow lookup is the
+        dearest part of a pixel on a software renderer: only the part inside the shadow map's
+        footprint (clipped by its four sides, `shadow.footprint_planes`) is drawn with it; then the
+        whole plane without shadows a few depth units behind, which the depth test keeps only
+        where the first did not draw."""
+        shadowed = self._upload("plane", "full", True, instances)
+        self.programs[True][0]["u_footprint"].write(shadow.footprint_planes.astype(np.float32).tobytes())
+        for i in range(4):
+            self.ctx.enable_direct(GL_CLIP_DISTANCE0 + i)
+        shadowed.render(moderngl.TRIANGLES, instances=len(instances))
+        for i in range(4):
+            self.ctx.disable_direct(GL_CLIP_DISTANCE0 + i)
+        self.ctx.polygon_offset = (0.0, 4.0)
+        self._upload("plane", "full", False, instances).render(moderngl.TRIANGLES, instances=len(instances))
+        self.ctx.polygon_offset = (0.0, 0.0)
+
+    def draw_lines(self, segments_world, colors, view_projection, depth_test=False, shadow=None):
+        """One draw call for a line list: segments (K, 2, 3) and colours (K, 3) or (3,); `shadow`
+        (an `app.shadows.ShadowMap`): lines on the ground, darkened where it is in shadow."""
         segments_world = np.asarray(segments_world, dtype=np.float32).reshape(-1, 2, 3)
         if len(segments_world) == 0:
             return
@@ -344,13 +388,18 @@ class Renderer:
             self.ctx.enable(moderngl.DEPTH_TEST)
         else:
             self.ctx.disable(moderngl.DEPTH_TEST)
-        self.line_program["u_view_projection"].write(gl_bytes(view_projection))
-        self.line_vao.render(moderngl.LINES, vertices=2 * len(segments_world))
+        program, vao = (self.line_program, self.line_vao) if shadow is None else (self.shadowed_line_program,
+                                                                                  self.shadowed_line_vao)
+        program["u_view_projection"].write(gl_bytes(view_projection))
+        if shadow is not None:
+            program["u_light_dir_world"].value = tuple(LIGHT_DIR_WORLD)
+            shadow.bind(program)
+        vao.render(moderngl.LINES, vertices=2 * len(segments_world))
         self.ctx.enable(moderngl.DEPTH_TEST)
 
-    def draw_grid(self, view_projection):
+    def draw_grid(self, view_projection, shadow=None):
         segments, colors = self.grid
-        self.draw_lines(segments, colors, view_projection, depth_test=True)
+        self.draw_lines(segments, colors, view_projection, depth_test=True, shadow=shadow)
 
 
 def grid_lines(half_size=20, spacing=1.0):

@@ -25,6 +25,7 @@ DEFAULTS = {
                  "inertial": True, "contacts": False, "names": False},  # contacts: thousands in a pile
     "arrow_scale": 0.25,   # m per (m/s, rad/s, m/s², kg m²/s) of an arrow
     "time_scale": 1.0,
+    "shadows": True,       # the key light's shadows (app.shadows)
     "timeline_budget_mb": 256.0,  # keyframe memory of the timeline (physics.timeline.DEFAULT_BUDGET)
     "physics": {},
     "last_scene": None,
@@ -48,6 +49,8 @@ def _clean(data):
         for name in OVERLAYS:
             if isinstance(overlays.get(name), bool):
                 result["overlays"][name] = overlays[name]
+    if isinstance(data.get("shadows"), bool):
+        result["shadows"] = data["shadows"]
     for name in ("arrow_scale", "time_scale"):
         value = data.get(name)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e3:

@@ -36,6 +36,7 @@ from app import culling, frames, handles, overlays, paths, picking, plots, setti
 from app.camera import Camera
 from app.imgui_renderer import ImGuiInput, ImGuiRenderer
 from app.renderer import SKY_RGB, Renderer, Target, model_matrices
+from app.shadows import ShadowMap
 
 SCENES_DIR = Path(__file__).resolve().parent.parent / "assets" / "scenes"
 DEFAULT_SCENE = "tank"
@@ -164,6 +165,7 @@ class Viewer:
         self.size = (max(int(size[0]), 1), max(int(size[1]), 1))
         self.target = Target(ctx, self.size, msaa)
         self.renderer = Renderer(ctx)
+        self.shadow_map = ShadowMap(ctx)
         self.camera = Camera()
         self.store = store
         self.prefs = settings_store.load() if store else settings_store.load("/nonexistent/settings.json")
@@ -734,15 +736,17 @@ class Viewer:
         return self.target.read_rgb()
 
     def render_scene(self, fbo):
+        vp, s = self.view_projection(), self.state
+        shadow = None
+        if s is not None and self.prefs["shadows"]:  # the light's depth pass first: it binds its own framebuffer
+            shadow = self.shadow_map.render(self.renderer, s["T"], s["R"], s["S"], vp, key=s, focal_px=self.focal_px())
         fbo.use()
         fbo.clear(*SKY_RGB, 1.0, depth=1.0)
-        vp = self.view_projection()
-        self.renderer.draw_grid(vp)
-        s = self.state
+        self.renderer.draw_grid(vp, shadow)
         if s is None:
             return
         self.renderer.draw_shapes(s["T"], s["R"], s["S"], vp, self.focal_px(), self.selected, self.eye_world(),
-                                  self.sim.sleeping())
+                                  self.sim.sleeping(), shadow=shadow)
         self.ghosts.draw(vp)
         for segments, colors in self.overlay_lines():
             self.renderer.draw_lines(segments, colors, vp)
@@ -897,3 +901,4 @@ class Viewer:
         implot.destroy_context(self.implot_context)  # before its ImGui context
         imgui.destroy_context(self.imgui_context)
         self.target.release()
+        self.shadow_map.release()

@@ -1,5 +1,7 @@
 """Viewer frame rate at 1280x720 with physics and the UI: 1,000 nodes (the first 1,000 of the
-stress scene) and 10,000 (the stress scene), with 4x MSAA and without.
+stress scene) and 10,000 (the stress scene), seen whole, and the tank scene close up (the
+first scene a user sees: the ground fills the window, the dearest case for per-pixel shadow
+lookups), with 4x MSAA and without, with the key light's shadows (app.shadows) and without.
 
 Runs in a real window; without $DISPLAY it starts its own Xvfb. A frame is everything the app
 does per frame (events, physics steps, overlays, scene, panel, MSAA resolve and copy, swap);
@@ -7,8 +9,8 @@ the number is the median over the timed frames after a warm-up. Beside the wall 
 process's CPU time per frame (all threads: Mesa's llvmpipe rasterizes on worker threads): on
 this shared 2-core machine the wall time counts other processes' slices, the CPU time does not.
 
-A second table splits a frame into its parts, each timed in CPU time with `ctx.finish()` after
-it so the GL work lands in its own part.
+A second table splits a frame into its parts (shadows on, as shipped), each timed in CPU time
+with `ctx.finish()` after it so the GL work lands in its own part.
 """
 import os
 import shutil
@@ -19,8 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
-STRESS = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "stress.toml"
-TARGETS = {1000: 60.0, 10000: 30.0}  # FPS: the viewer's goals
+SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
+STRESS, TANK = SCENES / "stress.toml", SCENES / "tank.toml"
+
+
+def target_fps(nodes):
+    """The viewer's frame-rate goal: 60 FPS up to 1,000 nodes, 30 FPS up to 10,000 (and beyond)."""
+    return 60.0 if nodes <= 1000 else 30.0
 
 
 def _first_nodes(n, directory):
@@ -48,11 +55,13 @@ def _xvfb():
     return process
 
 
-def _measure(scene, msaa, warmup, frames):
+def _measure(scene, msaa, shadows, warmup, frames):
     from app.window import SandboxWindow
     window = SandboxWindow(str(scene), {}, vsync=False, store=False, msaa=msaa)
+    window.viewer.prefs["shadows"] = shadows
     try:
         times, cpu, physics, render = [], [], [], []
+        maps = window.viewer.shadow_map.renders
         for i in range(warmup + frames):
             start, start_cpu = time.perf_counter(), time.process_time()
             window.frame(1 / 60)
@@ -62,22 +71,27 @@ def _measure(scene, msaa, warmup, frames):
                 cpu.append(time.process_time() - start_cpu)
                 physics.append(window.viewer.stats["physics_ms"])
                 render.append(window.viewer.stats["render_ms"])
+            if i == warmup - 1:
+                maps = window.viewer.shadow_map.renders
+        maps = (window.viewer.shadow_map.renders - maps) / frames
         nodes = len(window.viewer.sim.names)
     finally:
         window.close()
-    return nodes, *(float(np.median(x)) for x in (times, cpu, physics, render))
+    return nodes, maps, *(float(np.median(x)) for x in (times, cpu, physics, render))
 
 
-PARTS = ("physics step", "world state", "UI build", "clear + grid", "shapes", "overlays", "UI draw", "swap")
+PARTS = ("physics step", "world state", "UI build", "shadow map", "clear + grid", "shapes", "overlays", "UI draw", "swap")
 
 
 def _split(scene, warmup, frames):
-    """Median CPU ms of each part of a frame (no MSAA), in the order the app runs them."""
+    """Median CPU ms of each part of a frame (no MSAA, shadows on), in the order the app runs them.
+    The shadow map is drawn every frame here (the app keeps it while no caster moved a quarter texel)."""
     from imgui_bundle import imgui
     from app.window import SandboxWindow
     window = SandboxWindow(str(scene), {}, vsync=False, store=False, msaa=0)
     v, ctx = window.viewer, window.ctx
     samples = {name: [] for name in PARTS}
+    drawn = {}
 
     def part(name, action):
         start = time.process_time()
@@ -90,6 +104,10 @@ def _split(scene, warmup, frames):
         screen.clear(0.6, 0.76, 0.92, 1.0, depth=1.0)
         v.renderer.draw_grid(v.view_projection())
 
+    def shadow_map():
+        drawn["shadow"] = v.shadow_map.render(v.renderer, s["T"], s["R"], s["S"], v.view_projection(), force=True,
+                                              focal_px=v.focal_px())
+
     def overlays():
         for segments, colors in v.overlay_lines():
             v.renderer.draw_lines(segments, colors, v.view_projection())
@@ -99,13 +117,14 @@ def _split(scene, warmup, frames):
             window.switch_to()
             window.dispatch_events()
             screen = window._screen_framebuffer()
-            s = v.state
             part("physics step", lambda: v.sim.step(1))
             part("world state", lambda: (v.refresh_state(), v.runaway_node()))
             part("UI build", lambda: v.build_ui(1 / 60))
+            s = v.state
+            part("shadow map", shadow_map)
             part("clear + grid", clear_grid)
             part("shapes", lambda: v.renderer.draw_shapes(s["T"], s["R"], s["S"], v.view_projection(), v.focal_px(), None,
-                                                          v.camera.eye_world))
+                                                          v.camera.eye_world, shadow=drawn["shadow"]))
             part("overlays", overlays)
             part("UI draw", lambda: v.imgui.render(imgui.get_draw_data(), screen))
             part("swap", window.flip)
@@ -122,15 +141,14 @@ def main(quick=False):
     rows, splits = [], {}
     try:
         with tempfile.TemporaryDirectory() as directory:
-            for n in (1000, 10000):
-                scene = STRESS if n >= 10000 else _first_nodes(n, directory)
-                for msaa in (4, 0):
-                    nodes, frame, cpu, physics, render = _measure(scene, msaa, warmup, frames)
-                    fps = 1.0 / frame
-                    rows.append(f"| {nodes} | {msaa}x | {1e3 * frame:.1f} | {fps:.1f} | {TARGETS[n]:.0f} "
-                                f"| {'yes' if fps >= TARGETS[n] else 'no'} | {1e3 * cpu:.1f} | {1e3 / (1e3 * cpu):.0f} "
-                                f"| {physics:.1f} | {render:.1f} |")
-                splits[nodes] = _split(scene, warmup, frames)
+            for name, scene in (("stress, first 1,000", _first_nodes(1000, directory)), ("stress", STRESS), ("tank", TANK)):
+                for msaa, shadows in ((4, False), (4, True), (0, False), (0, True)):
+                    nodes, maps, frame, cpu, physics, render = _measure(scene, msaa, shadows, warmup, frames)
+                    fps, goal = 1.0 / frame, target_fps(nodes)
+                    rows.append(f"| {name} | {nodes} | {msaa}x | {'on' if shadows else 'off'} | {1e3 * frame:.1f} | {fps:.1f} "
+                                f"| {goal:.0f} | {'yes' if fps >= goal else 'no'} | {1e3 * cpu:.1f} | {1e3 / (1e3 * cpu):.0f} "
+                                f"| {physics:.1f} | {render:.1f} | {f'{maps:.2f}' if shadows else '-'} |")
+                splits[name] = _split(scene, warmup, frames)
     finally:
         if process is not None:
             process.terminate()
@@ -146,13 +164,15 @@ def main(quick=False):
         "(2 cores): wall times include other processes' slices; CPU FPS = 1000 / CPU ms, what the "
         "frame would reach with the machine to itself (llvmpipe's threads counted together).",
         "",
-        "| nodes | MSAA | frame ms | FPS | target FPS | met | CPU ms | CPU FPS | physics ms | render ms |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| scene | nodes | MSAA | shadows | frame ms | FPS | target FPS | met | CPU ms | CPU FPS | physics ms | render ms "
+        "| shadow maps drawn per frame |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         *rows,
         "",
-        "A frame split into parts (no MSAA; median CPU ms; `ctx.finish()` after each part):",
+        "A frame split into parts (no MSAA, shadows on and the map drawn every frame; median CPU ms; "
+        "`ctx.finish()` after each part):",
         "",
-        "| part | " + " | ".join(f"{n} nodes" for n in sizes) + " |",
+        "| part | " + " | ".join(sizes) + " |",
         "|---|" + "---|" * len(sizes),
         *(f"| {name} | " + " | ".join(f"{splits[n][name]:.2f}" for n in sizes) + " |" for name in PARTS),
         "| total | " + " | ".join(f"{sum(splits[n].values()):.2f}" for n in sizes) + " |",

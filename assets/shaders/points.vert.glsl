@@ -14,11 +14,19 @@
 // a_k is passed as s_k a_k (the zonotope and the faces' spans do not change with a_k's sign).
 // A sphere's orthonormal axes project to a_k with sum a_k a_k^T = r^2 I: its disc has radius
 // r = sqrt(sum |a_k|^2 / 2) px.
+// Compiled with SHADOWS defined (app.renderer), the direct light of every face is scaled by one
+// bilinear comparison in the shadow map (app.shadows) at the shape's centre moved toward the
+// light by its bounding radius: the shape never shades itself, a caster above it does (a
+// shape a few pixels wide is in one light).
 uniform mat4 u_view_projection;
 uniform vec3 u_light_dir_world;   // direction the light travels, unit
 uniform vec3 u_eye_world;
 uniform vec3 u_half_extent;       // the unit mesh's half extents (a capsule adds its half length to y)
 uniform vec2 u_viewport_px;       // framebuffer width, height
+#ifdef SHADOWS
+uniform mat4 u_shadow_from_world; // world -> shadow map texture coordinates and depth, [0, 1]^3
+uniform sampler2DShadow u_shadow_map;
+#endif
 
 in mat4 in_model;
 in vec3 in_color;
@@ -36,6 +44,12 @@ void main() {
     vec2 half_px = vec2(0.0);
     float squares = 0.0;
     vec3 to_eye = u_eye_world - in_model[3].xyz;
+    float lit = 1.0;
+#ifdef SHADOWS
+    float radius = length(vec3(length(in_model[0].xyz) * h.x, length(in_model[1].xyz) * h.y, length(in_model[2].xyz) * h.z));
+    vec3 s = (u_shadow_from_world * vec4(in_model[3].xyz - u_light_dir_world * radius, 1.0)).xyz;
+    lit = texture(u_shadow_map, vec3(s.xy, min(s.z, 1.0)));
+#endif
     for (int k = 0; k < 3; ++k) {
         vec4 axis = clip_from_shape[k];
         vec2 a = (axis.xy * c.w - c.xy * axis.w) / (c.w * c.w) * 0.5 * u_viewport_px * h[k];
@@ -44,7 +58,7 @@ void main() {
         vec3 n = normalize(mat3(in_model)[k]);
         n *= dot(n, to_eye) >= 0.0 ? 1.0 : -1.0;
         v_axis[k] = dot(mat3(in_model)[k], to_eye) >= 0.0 ? a : -a;
-        v_light[k] = mix(0.25, 0.45, 0.5 + 0.5 * n.y) + 0.75 * max(dot(n, -u_light_dir_world), 0.0);
+        v_light[k] = mix(0.25, 0.45, 0.5 + 0.5 * n.y) + 0.75 * lit * max(dot(n, -u_light_dir_world), 0.0);
     }
     bool sphere = u_half_extent == vec3(1.0) && in_half_length == 0.0;
     // every pixel centre within the rectangle lies in the square (+1: rounding at its edges)
