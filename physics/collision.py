@@ -375,39 +375,31 @@ def _cull4(fs, it, p, count):
     return 4
 
 
-@njit(cache=True)
-def _box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d, out_f, row):
-    """ODE's dBoxBox (SAT on 15 axes, then face clipping or edge–edge closest points); contacts
-    written to rows row.. of the out_* arrays, the count returned.
+@njit(cache=True, inline="always")
+def _box_axes(rab, pa, pb, ha, hb, margin):
+    """The separating-axis test of two boxes on their 15 axes: (separated, code, sign, s, edge
+    length) of the axis of least separation s (< 0: penetration); separated is True as soon as
+    one axis separates them by more than `margin`. rab = Ra^T Rb (rows), pa, pb the centre offset
+    cb - ca in a's and in b's frame, ha, hb the half extents (3-tuples: registers, no arrays).
 
-    Everything runs on rab = Ra^T Rb and the centre offset in both frames (pa = Ra^T p, pb = Rb^T p,
-    p = cb - ca): the face axes of a give |pa_i| - (ha_i + Σ_k hb_k |rab_ik|), those of b likewise,
-    and the edge axis e_i × rab[:, j] (a's frame) has length sqrt(rab_i1j² + rab_i2j²) and extents
-    ha_i1 |rab_i2j| + ha_i2 |rab_i1j| + hb_j1 |rab_ij2| + hb_j2 |rab_ij1| (cyclic indices). A face
-    contact is clipped in the reference box's frame, where its side planes are |x_k| <= h_k.
-    Indexing only (no array views, no allocation): this is the pile's hot loop."""
-    px, py, pz = centre[b, 0] - centre[a, 0], centre[b, 1] - centre[a, 1], centre[b, 2] - centre[a, 2]
-    for i in range(3):
-        fs[_PA, i] = rotation[a, 0, i] * px + rotation[a, 1, i] * py + rotation[a, 2, i] * pz
-        fs[_PB, i] = rotation[b, 0, i] * px + rotation[b, 1, i] * py + rotation[b, 2, i] * pz
-        for j in range(3):
-            fs[_RAB + i, j] = (rotation[a, 0, i] * rotation[b, 0, j] + rotation[a, 1, i] * rotation[b, 1, j]
-                               + rotation[a, 2, i] * rotation[b, 2, j])
+    Codes: 0..2 the faces of a, |pa_i| - (ha_i + Σ_k hb_k |rab_ik|); 3..5 those of b,
+    |pb_j| - (Σ_k ha_k |rab_kj| + hb_j); 6 + 3 i + j the edge axis e_i × rab[:, j] (a's frame), of
+    length sqrt(rab_i1j² + rab_i2j²) and extents ha_i1 |rab_i2j| + ha_i2 |rab_i1j| + hb_j1 |rab_ij2|
+    + hb_j2 |rab_ij1| (cyclic indices). An edge axis must beat the faces by 5 % (ODE's fudge
+    factor). `sign`: the side of the axis b lies on."""
     best_s, code, sign = -np.inf, -1, 1.0
     for i in range(3):  # faces of a: codes 0..2
-        s = abs(fs[_PA, i]) - (params[a, i] + params[b, 0] * abs(fs[_RAB + i, 0]) + params[b, 1] * abs(fs[_RAB + i, 1])
-                               + params[b, 2] * abs(fs[_RAB + i, 2]))
+        s = abs(pa[i]) - (ha[i] + hb[0] * abs(rab[i][0]) + hb[1] * abs(rab[i][1]) + hb[2] * abs(rab[i][2]))
         if s > margin:
-            return 0
+            return True, code, sign, best_s, 1.0
         if s > best_s:
-            best_s, code, sign = s, i, (1.0 if fs[_PA, i] >= 0 else -1.0)
+            best_s, code, sign = s, i, (1.0 if pa[i] >= 0 else -1.0)
     for j in range(3):  # faces of b: codes 3..5
-        s = abs(fs[_PB, j]) - (params[a, 0] * abs(fs[_RAB, j]) + params[a, 1] * abs(fs[_RAB + 1, j])
-                               + params[a, 2] * abs(fs[_RAB + 2, j]) + params[b, j])
+        s = abs(pb[j]) - (ha[0] * abs(rab[0][j]) + ha[1] * abs(rab[1][j]) + ha[2] * abs(rab[2][j]) + hb[j])
         if s > margin:
-            return 0
+            return True, code, sign, best_s, 1.0
         if s > best_s:
-            best_s, code, sign = s, 3 + j, (1.0 if fs[_PB, j] >= 0 else -1.0)
+            best_s, code, sign = s, 3 + j, (1.0 if pb[j] >= 0 else -1.0)
     edge_length = 1.0
     for i in range(3):  # edges a_i × b_j: codes 6 + 3 i + j
         i1 = i + 1 if i < 2 else 0
@@ -415,74 +407,56 @@ def _box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d
         for j in range(3):
             j1 = j + 1 if j < 2 else 0
             j2 = j1 + 1 if j1 < 2 else 0
-            r1, r2 = fs[_RAB + i1, j], fs[_RAB + i2, j]
+            r1, r2 = rab[i1][j], rab[i2][j]
             length = np.sqrt(r1 * r1 + r2 * r2)
             if length < 1e-6:  # parallel edges: the face axes already cover this direction
                 continue
-            expr = (fs[_PA, i2] * r1 - fs[_PA, i1] * r2) / length
-            extent = (params[a, i1] * abs(r2) + params[a, i2] * abs(r1)
-                      + params[b, j1] * abs(fs[_RAB + i, j2]) + params[b, j2] * abs(fs[_RAB + i, j1])) / length
+            expr = (pa[i2] * r1 - pa[i1] * r2) / length
+            extent = (ha[i1] * abs(r2) + ha[i2] * abs(r1) + hb[j1] * abs(rab[i][j2]) + hb[j2] * abs(rab[i][j1])) / length
             s = abs(expr) - extent
             if s > margin:
-                return 0
+                return True, code, sign, best_s, edge_length
             # an edge axis must beat the faces by 5 % (more separated, or less penetrating)
             if (s * 1.05 if s < 0 else s * 0.95) > best_s:
                 best_s, code, sign, edge_length = s, 6 + 3 * i + j, (1.0 if expr >= 0 else -1.0), length
-    depth = -best_s
-    # the normal a -> b in a's frame (row _NA) and in the world (nx, ny, nz)
-    if code < 3:
-        for k in range(3):
-            fs[_NA, k] = sign if k == code else 0.0
-    elif code < 6:
-        for k in range(3):
-            fs[_NA, k] = sign * fs[_RAB + k, code - 3]
-    else:
-        i, j = (code - 6) // 3, (code - 6) % 3
-        i1, i2 = (i + 1) % 3, (i + 2) % 3
-        fs[_NA, i] = 0.0
-        fs[_NA, i1] = -sign * fs[_RAB + i2, j] / edge_length
-        fs[_NA, i2] = sign * fs[_RAB + i1, j] / edge_length
-    nx = rotation[a, 0, 0] * fs[_NA, 0] + rotation[a, 0, 1] * fs[_NA, 1] + rotation[a, 0, 2] * fs[_NA, 2]
-    ny = rotation[a, 1, 0] * fs[_NA, 0] + rotation[a, 1, 1] * fs[_NA, 1] + rotation[a, 1, 2] * fs[_NA, 2]
-    nz = rotation[a, 2, 0] * fs[_NA, 0] + rotation[a, 2, 1] * fs[_NA, 1] + rotation[a, 2, 2] * fs[_NA, 2]
-    if code >= 6:
-        # the edges: a's support edge along n (axis i), b's along -n (axis j); their closest
-        # points (Ericson 5.1.9 with unit directions, rab_ij = ua . ub)
+    return False, code, sign, best_s, edge_length
+
+
+@njit(cache=True, inline="always")
+def _box_edge_contact(centre, rotation, params, a, b, code, fs, nx, ny, nz, depth, out_p, out_n, out_d, out_f, row):
+    """The one contact of an edge axis (code 6 + 3 i + j): a's support edge along n (axis i), b's
+    along -n (axis j), and their closest points (Ericson 5.1.9 with unit directions, rab_ij =
+    ua . ub); written to row `row`. Reads rab and n in a's frame (rows _RAB.., _NA) of fs."""
+    i, j = (code - 6) // 3, (code - 6) % 3
+    for c in range(3):
+        fs[_QA, c], fs[_QB, c] = centre[a, c], centre[b, c]
+    for k in range(3):
+        nb_k = fs[_NA, 0] * fs[_RAB, k] + fs[_NA, 1] * fs[_RAB + 1, k] + fs[_NA, 2] * fs[_RAB + 2, k]
         for c in range(3):
-            fs[_QA, c], fs[_QB, c] = centre[a, c], centre[b, c]
-        for k in range(3):
-            nb_k = fs[_NA, 0] * fs[_RAB, k] + fs[_NA, 1] * fs[_RAB + 1, k] + fs[_NA, 2] * fs[_RAB + 2, k]
-            for c in range(3):
-                if k != i:
-                    fs[_QA, c] += (1.0 if fs[_NA, k] > 0 else -1.0) * params[a, k] * rotation[a, c, k]
-                if k != j:
-                    fs[_QB, c] -= (1.0 if nb_k > 0 else -1.0) * params[b, k] * rotation[b, c, k]
-        bb = fs[_RAB + i, j]
-        cc = ff = 0.0
-        for c in range(3):
-            cc += rotation[a, c, i] * (fs[_QA, c] - fs[_QB, c])
-            ff += rotation[b, c, j] * (fs[_QA, c] - fs[_QB, c])
-        s, t = _segment_parameters(bb, cc, ff, params[a, i], params[b, j])
-        for c in range(3):
-            out_p[row, c] = 0.5 * (fs[_QA, c] + s * rotation[a, c, i] + fs[_QB, c] + t * rotation[b, c, j])
-        out_n[row, 0], out_n[row, 1], out_n[row, 2] = nx, ny, nz
-        out_d[row] = depth
-        out_f[row] = 1000 + code
-        return 1
-    # face contact: reference box (ref) and incident box (inc); m3 = R_ref^T R_inc; d = the
-    # incident centre in ref's frame; n_ref = s_ref e_axis_ref (ref's frame) points towards inc
-    if code < 3:
-        ref, inc, axis_ref, s_ref = a, b, code, sign
-        for r in range(3):
-            fs[_D, r] = fs[_PA, r]
-            for c in range(3):
-                fs[_M3 + r, c] = fs[_RAB + r, c]
-    else:
-        ref, inc, axis_ref, s_ref = b, a, code - 3, -sign
-        for r in range(3):
-            fs[_D, r] = -fs[_PB, r]
-            for c in range(3):
-                fs[_M3 + r, c] = fs[_RAB + c, r]
+            if k != i:
+                fs[_QA, c] += (1.0 if fs[_NA, k] > 0 else -1.0) * params[a, k] * rotation[a, c, k]
+            if k != j:
+                fs[_QB, c] -= (1.0 if nb_k > 0 else -1.0) * params[b, k] * rotation[b, c, k]
+    bb = fs[_RAB + i, j]
+    cc = ff = 0.0
+    for c in range(3):
+        cc += rotation[a, c, i] * (fs[_QA, c] - fs[_QB, c])
+        ff += rotation[b, c, j] * (fs[_QA, c] - fs[_QB, c])
+    s, t = _segment_parameters(bb, cc, ff, params[a, i], params[b, j])
+    for c in range(3):
+        out_p[row, c] = 0.5 * (fs[_QA, c] + s * rotation[a, c, i] + fs[_QB, c] + t * rotation[b, c, j])
+    out_n[row, 0], out_n[row, 1], out_n[row, 2] = nx, ny, nz
+    out_d[row] = depth
+    out_f[row] = 1000 + code
+    return 1
+
+
+@njit(cache=True, inline="always")
+def _incident_face(fs, it, params, inc, axis_ref, s_ref):
+    """The face of the incident box inc most anti-parallel to the reference normal s_ref e_axis_ref,
+    as a quadrilateral in the reference box's frame (rows _POLY..; m3 = R_ref^T R_inc in rows _M3..,
+    inc's centre in ref's frame in row _D), with the clipping tags and generators of its vertices
+    (rows _TAGS, _GENS of it: edge v runs from vertex v to v + 1). Returns (axis_inc, sign_inc)."""
     axis_inc, best = 0, -1.0
     for k in range(3):
         if abs(fs[_M3 + axis_ref, k]) > best:
@@ -495,9 +469,34 @@ def _box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d
         c2 = h2 if v < 2 else -h2
         for r in range(3):
             fs[_POLY + v, r] = (fs[_D, r] + h0 * fs[_M3 + r, axis_inc] + c1 * fs[_M3 + r, e1] + c2 * fs[_M3 + r, e2])
-        it[_GENS, v] = v  # edge v runs from vertex v to v + 1
+        it[_GENS, v] = v
         g_in = (v + 3) % 4
         it[_TAGS, v] = min(g_in, v) * 16 + max(g_in, v)
+    return axis_inc, sign_inc
+
+
+@njit(cache=True, inline="always")
+def _box_face_contact(centre, rotation, params, a, b, code, sign, margin, fs, it, nx, ny, nz, out_p, out_n, out_d,
+                      out_f, row):
+    """The contacts of a face axis (code < 6): the reference box's face along the axis, the other
+    box's incident face clipped (Sutherland–Hodgman) against the reference face's four side planes
+    |x_k| <= h_k in the reference frame, the points below the reference face kept and culled to 4;
+    written to rows row.., the count returned. n = (nx, ny, nz) the normal a -> b in the world."""
+    # reference box (ref) and incident box (inc); m3 = R_ref^T R_inc; d = the incident centre in
+    # ref's frame; n_ref = s_ref e_axis_ref (ref's frame) points towards inc
+    if code < 3:
+        ref, inc, axis_ref, s_ref = a, b, code, sign
+        for r in range(3):
+            fs[_D, r] = fs[_PA, r]
+            for c in range(3):
+                fs[_M3 + r, c] = fs[_RAB + r, c]
+    else:
+        ref, inc, axis_ref, s_ref = b, a, code - 3, -sign
+        for r in range(3):
+            fs[_D, r] = -fs[_PB, r]
+            for c in range(3):
+                fs[_M3 + r, c] = fs[_RAB + c, r]
+    axis_inc, sign_inc = _incident_face(fs, it, params, inc, axis_ref, s_ref)
     count = 4
     plane = 4
     src, dst, src_t, dst_t, src_g, dst_g = _POLY, _POLY2, _TAGS, _TAGS2, _GENS, _GENS2
@@ -507,8 +506,8 @@ def _box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d
         count = _clip(fs, it, src, src_t, src_g, count, axis_k, side, params[ref, axis_k], plane, dst, dst_t, dst_g)
         src, dst, src_t, dst_t, src_g, dst_g = dst, src, dst_t, src_t, dst_g, src_g
         plane += 1
-        if count == 0:
-            return 0
+        if count == 0:  # nothing left: no point is kept below (a `break`, not a `return`, as
+            break           # an early return from an inlined stage costs reference counts on its arrays)
     kept = 0
     for v in range(count):
         dv = params[ref, axis_ref] - s_ref * fs[src + v, axis_ref]
@@ -533,6 +532,57 @@ def _box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d
         out_d[row + i] = dv
         out_f[row + i] = base + it[src_t, v]
     return m
+
+
+@njit(cache=True)
+def _box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d, out_f, row):
+    """ODE's dBoxBox: the separating-axis test on 15 axes (`_box_axes`), then the contact of the
+    axis of least penetration: for an edge axis the closest points of the two edges
+    (`_box_edge_contact`), for a face axis the incident face clipped to the reference face
+    (`_box_face_contact`). Contacts written to rows row.. of the out_* arrays, the count returned.
+
+    Everything runs on rab = Ra^T Rb and the centre offset p = cb - ca in both frames (pa = Ra^T p,
+    pb = Rb^T p; rows _RAB.., _PA, _PB of fs, which the contact stages read); a face contact is
+    clipped in the reference box's frame. Indexing only (no array views, no allocation): this is
+    the pile's hot loop. The stages are inlined and leave only at their end: a call, or an early
+    return out of an inlined stage, counts references on its array arguments (5-10 % of the pile's
+    narrow phase, measured); `_box_axes` takes tuples, no arrays, for the same reason."""
+    px, py, pz = centre[b, 0] - centre[a, 0], centre[b, 1] - centre[a, 1], centre[b, 2] - centre[a, 2]
+    for i in range(3):
+        fs[_PA, i] = rotation[a, 0, i] * px + rotation[a, 1, i] * py + rotation[a, 2, i] * pz
+        fs[_PB, i] = rotation[b, 0, i] * px + rotation[b, 1, i] * py + rotation[b, 2, i] * pz
+        for j in range(3):
+            fs[_RAB + i, j] = (rotation[a, 0, i] * rotation[b, 0, j] + rotation[a, 1, i] * rotation[b, 1, j]
+                               + rotation[a, 2, i] * rotation[b, 2, j])
+    rab = ((fs[_RAB, 0], fs[_RAB, 1], fs[_RAB, 2]), (fs[_RAB + 1, 0], fs[_RAB + 1, 1], fs[_RAB + 1, 2]),
+           (fs[_RAB + 2, 0], fs[_RAB + 2, 1], fs[_RAB + 2, 2]))
+    separated, code, sign, best_s, edge_length = _box_axes(
+        rab, (fs[_PA, 0], fs[_PA, 1], fs[_PA, 2]), (fs[_PB, 0], fs[_PB, 1], fs[_PB, 2]),
+        (params[a, 0], params[a, 1], params[a, 2]), (params[b, 0], params[b, 1], params[b, 2]), margin)
+    if separated:
+        return 0
+    depth = -best_s
+    # the normal a -> b in a's frame (row _NA) and in the world (nx, ny, nz)
+    if code < 3:
+        for k in range(3):
+            fs[_NA, k] = sign if k == code else 0.0
+    elif code < 6:
+        for k in range(3):
+            fs[_NA, k] = sign * fs[_RAB + k, code - 3]
+    else:
+        i, j = (code - 6) // 3, (code - 6) % 3
+        i1, i2 = (i + 1) % 3, (i + 2) % 3
+        fs[_NA, i] = 0.0
+        fs[_NA, i1] = -sign * fs[_RAB + i2, j] / edge_length
+        fs[_NA, i2] = sign * fs[_RAB + i1, j] / edge_length
+    nx = rotation[a, 0, 0] * fs[_NA, 0] + rotation[a, 0, 1] * fs[_NA, 1] + rotation[a, 0, 2] * fs[_NA, 2]
+    ny = rotation[a, 1, 0] * fs[_NA, 0] + rotation[a, 1, 1] * fs[_NA, 1] + rotation[a, 1, 2] * fs[_NA, 2]
+    nz = rotation[a, 2, 0] * fs[_NA, 0] + rotation[a, 2, 1] * fs[_NA, 1] + rotation[a, 2, 2] * fs[_NA, 2]
+    if code >= 6:
+        return _box_edge_contact(centre, rotation, params, a, b, code, fs, nx, ny, nz, depth, out_p, out_n, out_d,
+                                 out_f, row)
+    return _box_face_contact(centre, rotation, params, a, b, code, sign, margin, fs, it, nx, ny, nz, out_p, out_n,
+                             out_d, out_f, row)
 
 
 # ----------------------------------------------------------------------------- GJK + EPA
@@ -646,7 +696,8 @@ def _perpendicular3(u):
 
 @njit(cache=True)
 def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
-    """(hit, normal a -> b, depth, witness on a, witness on b) by GJK on A - B then EPA.
+    """(hit, normal a -> b, depth, witness on a, witness on b) by GJK on A - B (`_gjk`) then EPA
+    (`_epa`) on the tetrahedron GJK ends with; the witness points from the closest face.
     `work`: an `_epa_workspace()` to use (default: a fresh one).
     EPA never writes past its buffers: it stops expanding before the vertex or face rows could run
     out, or when a horizon outgrows the edge rows, and answers with the closest face found so far
@@ -657,8 +708,32 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
     else:
         ws = work
     sa, sb, v, faces, normals, dists, alive, edges = ws
-    # GJK on 3-tuples (registers), the simplex in rows 0..n-1 of sa, sb, v, newest last: array
-    # temporaries cost an allocation each, more than GJK's arithmetic
+    hit, direction = _gjk(ka, ca, Ra, pa, kb, cb, Rb, pb, sa, sb, v)
+    if not hit:
+        return False, np.array(direction), 0.0, ca.copy(), cb.copy()
+    best = _epa(ka, ca, Ra, pa, kb, cb, Rb, pb, ws)
+    if best < 0:  # EPA made no face (a flat or non-finite tetrahedron): no contact
+        return False, np.array(direction), 0.0, ca.copy(), cb.copy()
+    normal = normals[best]
+    depth = dists[best]
+    # witness points: barycentric coordinates of the origin's projection on the closest face
+    i, j, k = faces[best, 0], faces[best, 1], faces[best, 2]
+    lam = _barycentric(normal * depth, v[i], v[j], v[k])
+    wa = lam[0] * sa[i] + lam[1] * sa[j] + lam[2] * sa[k]
+    wb = lam[0] * sb[i] + lam[1] * sb[j] + lam[2] * sb[k]
+    # A - B: its face nearest the origin has outward normal n; moving b along n separates them
+    return True, normal, depth, wa, wb
+
+
+@njit(cache=True)
+def _gjk(ka, ca, Ra, pa, kb, cb, Rb, pb, sa, sb, v):
+    """GJK (boolean) on the Minkowski difference A - B: (hit, the last search direction). On a hit
+    rows 0..3 of sa, sb, v hold a tetrahedron of A - B that contains the origin (its points on a,
+    on b, their differences); otherwise the direction separates the shapes (it is (1, 0, 0) when
+    coordinates are so large that normalizing a direction overflowed).
+
+    3-tuples (registers), the simplex in rows 0..n-1 of sa, sb, v, newest last: array temporaries
+    cost an allocation each, more than GJK's arithmetic."""
     d = (cb[0] - ca[0], cb[1] - ca[1], cb[2] - ca[2])
     if _dot(d, d) < _EPS:
         d = (1.0, 0.0, 0.0)
@@ -669,7 +744,6 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
     _difference(sa, sb, v, 0)
     n = 1
     direction = (-v[0, 0], -v[0, 1], -v[0, 2])
-    hit = False
     for _ in range(_GJK_ITERATIONS):
         if _dot(direction, direction) < 1e-20:
             # the origin lies in the simplex's span (e.g. on the line through two sphere centres):
@@ -688,70 +762,92 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
                     direction = cross3(sub(_row(v, 1), _row(v, 0)), sub(_row(v, 2), _row(v, 0)))
         length = np.sqrt(_dot(direction, direction))
         if length == 0.0:  # coordinates so large that normalizing overflowed (|t| = inf, t / |t| = 0): no contact
-            return False, np.array((1.0, 0.0, 0.0)), 0.0, ca.copy(), cb.copy()
+            return False, (1.0, 0.0, 0.0)
         direction = (direction[0] / length, direction[1] / length, direction[2] / length)
         _support_into(ka, ca, Ra, pa, direction, 1.0, sa, n)
         _support_into(kb, cb, Rb, pb, direction, -1.0, sb, n)
         _difference(sa, sb, v, n)
         if _dot(_row(v, n), direction) < 0:
-            return False, np.array(direction), 0.0, ca.copy(), cb.copy()  # separated along `direction`
-        n += 1
-        # reduce the simplex to the feature closest to the origin (the newest point is kept)
-        a = _row(v, n - 1)
-        ao = (-a[0], -a[1], -a[2])
-        if n == 2:
-            ab = sub(_row(v, 0), a)
+            return False, direction  # separated along `direction`
+        n, direction, hit = _nearest_simplex(sa, sb, v, n + 1, direction)
+        if hit:
+            return True, direction
+    return False, direction
+
+
+@njit(cache=True)
+def _nearest_simplex(sa, sb, v, n, direction):
+    """GJK's simplex step: the simplex in rows 0..n-1 (newest last) reduced to its feature closest
+    to the origin (the newest point is kept), and the next search direction, towards the origin
+    from that feature: (n, direction, hit); hit when a tetrahedron contains the origin (the
+    direction is then returned unchanged)."""
+    a = _row(v, n - 1)
+    ao = (-a[0], -a[1], -a[2])
+    if n == 2:
+        ab = sub(_row(v, 0), a)
+        direction = cross3(cross3(ab, ao), ab)
+        if _dot(direction, direction) < 1e-30:
+            direction = _perpendicular3(_unit3(ab, (1.0, 0.0, 0.0)))
+            if _dot(direction, ao) < 0:
+                direction = (-direction[0], -direction[1], -direction[2])
+    elif n == 3:
+        b, c = _row(v, 1), _row(v, 0)
+        ab, ac = sub(b, a), sub(c, a)
+        abc = cross3(ab, ac)
+        if _dot(cross3(abc, ac), ao) > 0:  # outside edge ac: (c, a)
+            _move_vertex(sa, sb, v, 2, 1)
+            n = 2
+            direction = cross3(cross3(ac, ao), ac)
+        elif _dot(cross3(ab, abc), ao) > 0:  # outside edge ab: (b, a)
+            _move_vertex(sa, sb, v, 1, 0)
+            _move_vertex(sa, sb, v, 2, 1)
+            n = 2
             direction = cross3(cross3(ab, ao), ab)
-            if _dot(direction, direction) < 1e-30:
-                direction = _perpendicular3(_unit3(ab, (1.0, 0.0, 0.0)))
-                if _dot(direction, ao) < 0:
-                    direction = (-direction[0], -direction[1], -direction[2])
-        elif n == 3:
-            b, c = _row(v, 1), _row(v, 0)
-            ab, ac = sub(b, a), sub(c, a)
-            abc = cross3(ab, ac)
-            if _dot(cross3(abc, ac), ao) > 0:  # outside edge ac: (c, a)
-                _move_vertex(sa, sb, v, 2, 1)
-                n = 2
-                direction = cross3(cross3(ac, ao), ac)
-            elif _dot(cross3(ab, abc), ao) > 0:  # outside edge ab: (b, a)
-                _move_vertex(sa, sb, v, 1, 0)
-                _move_vertex(sa, sb, v, 2, 1)
-                n = 2
-                direction = cross3(cross3(ab, ao), ab)
-            elif _dot(abc, ao) > 0:
-                direction = abc
-            else:  # below the triangle: flip its winding so the origin is on the normal's side
-                _swap_vertices(sa, sb, v, 0, 1)
-                direction = (-abc[0], -abc[1], -abc[2])
+        elif _dot(abc, ao) > 0:
+            direction = abc
+        else:  # below the triangle: flip its winding so the origin is on the normal's side
+            _swap_vertices(sa, sb, v, 0, 1)
+            direction = (-abc[0], -abc[1], -abc[2])
+    else:
+        b, c, dd = _row(v, 2), _row(v, 1), _row(v, 0)
+        abc = cross3(sub(b, a), sub(c, a))
+        acd = cross3(sub(c, a), sub(dd, a))
+        adb = cross3(sub(dd, a), sub(b, a))
+        # slots: 0 = d, 1 = c, 2 = b, 3 = a; the triangle abc's normal points away from d
+        if _dot(abc, ao) > 0:  # (c, b, a)
+            _move_vertex(sa, sb, v, 1, 0)
+            _move_vertex(sa, sb, v, 2, 1)
+            _move_vertex(sa, sb, v, 3, 2)
+            n = 3
+            direction = abc
+        elif _dot(acd, ao) > 0:  # (d, c, a)
+            _move_vertex(sa, sb, v, 3, 2)
+            n = 3
+            direction = acd
+        elif _dot(adb, ao) > 0:  # (b, d, a)
+            _swap_vertices(sa, sb, v, 0, 2)
+            _move_vertex(sa, sb, v, 2, 1)
+            _move_vertex(sa, sb, v, 3, 2)
+            n = 3
+            direction = adb
         else:
-            b, c, dd = _row(v, 2), _row(v, 1), _row(v, 0)
-            abc = cross3(sub(b, a), sub(c, a))
-            acd = cross3(sub(c, a), sub(dd, a))
-            adb = cross3(sub(dd, a), sub(b, a))
-            # slots: 0 = d, 1 = c, 2 = b, 3 = a; the triangle abc's normal points away from d
-            if _dot(abc, ao) > 0:  # (c, b, a)
-                _move_vertex(sa, sb, v, 1, 0)
-                _move_vertex(sa, sb, v, 2, 1)
-                _move_vertex(sa, sb, v, 3, 2)
-                n = 3
-                direction = abc
-            elif _dot(acd, ao) > 0:  # (d, c, a)
-                _move_vertex(sa, sb, v, 3, 2)
-                n = 3
-                direction = acd
-            elif _dot(adb, ao) > 0:  # (b, d, a)
-                _swap_vertices(sa, sb, v, 0, 2)
-                _move_vertex(sa, sb, v, 2, 1)
-                _move_vertex(sa, sb, v, 3, 2)
-                n = 3
-                direction = adb
-            else:
-                hit = True
-                break
-    if not hit:
-        return False, np.array(direction), 0.0, ca.copy(), cb.copy()
-    # EPA on the tetrahedron v[0..3]; faces oriented with outward normals (the origin is inside)
+            return n, direction, True
+    return n, direction, False
+
+
+@njit(cache=True)
+def _epa(ka, ca, Ra, pa, kb, cb, Rb, pb, ws):
+    """EPA (expanding polytope; van den Bergen 2001) from the tetrahedron `_gjk` leaves in rows 0..3
+    of the workspace `ws`: the index of the polytope face closest to the origin (its normal,
+    distance and vertices in ws), or -1 when the polytope has no face (flat or non-finite).
+
+    Each expansion adds the support point along the closest face's normal, removes the faces it
+    sees and closes the hole with a face per horizon edge; it stops once the point moves the closest
+    face by less than _EPA_TOLERANCE, after _EPA_ITERATIONS, or before the vertex, face or edge
+    rows could run out (then the closest face found so far stands: it lies inside A - B, so the
+    depth errs short)."""
+    sa, sb, v, faces, normals, dists, alive, edges = ws
+    # faces oriented with outward normals (the origin is inside)
     nf = 0
     # faces are oriented away from a point inside the polytope: the first tetrahedron's centroid
     # (the origin may lie on a face when the shapes just touch, so it cannot serve)
@@ -810,17 +906,7 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
         for m in range(ne):
             nf = _epa_add_face(v, faces, normals, dists, alive, nf, edges[m, 0], edges[m, 1], nv, inside)
         nv += 1
-    if best < 0:  # EPA made no face (a flat or non-finite tetrahedron): no contact
-        return False, np.array(direction), 0.0, ca.copy(), cb.copy()
-    normal = normals[best]
-    depth = dists[best]
-    # witness points: barycentric coordinates of the origin's projection on the closest face
-    i, j, k = faces[best, 0], faces[best, 1], faces[best, 2]
-    lam = _barycentric(normal * depth, v[i], v[j], v[k])
-    wa = lam[0] * sa[i] + lam[1] * sa[j] + lam[2] * sa[k]
-    wb = lam[0] * sb[i] + lam[1] * sb[j] + lam[2] * sb[k]
-    # A - B: its face nearest the origin has outward normal n; moving b along n separates them
-    return True, normal, depth, wa, wb
+    return best
 
 
 @njit(cache=True)
@@ -948,10 +1034,12 @@ def _gap(kind, c, R, prm, p):
 
 
 @njit(cache=True)
-def _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, depth, wa, wb, local_a, local_b, feats, count, next_id,
+def _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, wa, wb, local_a, local_b, feats, count, next_id,
               out_p, out_n, out_d, out_f):
-    """Merge this step's GJK/EPA point into the pair's stored points (local to a and to b).
-    Updates local_a, local_b, feats (4, ...) in place; returns (count, next_id)."""
+    """Merge this step's GJK/EPA point (normal n a -> b, witnesses wa on a, wb on b) into the
+    pair's stored points (local to a and to b). Every point's depth, the new one's too, is
+    (p_a - p_b) . n of its two surface points. Updates local_a, local_b, feats (4, ...) in place;
+    returns (count, next_id)."""
     if not hit:
         return 0, next_id
     # Refresh. A stored point stays attached to the smaller shape, which bounds the contact patch
@@ -1076,9 +1164,9 @@ def _pair(kind, centre, rotation, params, a, b, margin, points, local_a, local_b
     # separated too, and a separated pair keeps no points whatever the margin
     if _separated(ka, ca, Ra, pa, kb, cb, Rb, pb):
         return 0, 0, next_id
-    hit, n, depth, wa, wb = _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work)
-    m, next_id = _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, depth, wa, wb, local_a, local_b, feats, count,
-                           next_id, out_p, out_n, out_d, out_f)
+    hit, n, _, wa, wb = _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work)
+    m, next_id = _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, wa, wb, local_a, local_b, feats, count, next_id,
+                           out_p, out_n, out_d, out_f)
     return m, m, next_id
 
 
