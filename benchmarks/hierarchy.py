@@ -1,5 +1,6 @@
-"""Hierarchy propagation: `Hierarchy.update_world()` with the full dynamics
-(T, R, S, v, a, ω, α), one thread, float64, per tree shape, beside the targets; `to_local` too.
+"""Hierarchy propagation: the public `Hierarchy.world()` (the world pass with the full dynamics
+T, R, S, v, a, ω, α, handed out as views), one thread, float64, per tree shape, beside the
+targets; `to_local` too.
 """
 import os
 import time
@@ -113,7 +114,7 @@ def main(quick: bool) -> str:
         n = len(parent)
         h = Hierarchy(parent, state(n, rng, scaled=label != "deep chain"))
         repeats = max(5, min(200, int(3e6 // n))) // (4 if quick else 1) + 3
-        wall, cpu, best = seconds(h.update_world, repeats)
+        wall, cpu, best = seconds(h.world, repeats)
         world = h.world_state.copy()
         _, cpu_local, _ = seconds(lambda: h.to_local(world), repeats)
         pairs = list(zip(h.local._arrays(), h.world_state._arrays()))
@@ -129,8 +130,10 @@ def main(quick: bool) -> str:
     lines = [
         "## Hierarchy propagation (`benchmarks/hierarchy.py`)",
         "",
-        "`Hierarchy.update_world()`: world T, R, S, v, a, ω, α of every node from the local states, one "
-        "numba-compiled parent-before-child loop, one thread, float64, writing into preallocated arrays. "
+        "`Hierarchy.world()`: world T, R, S, v, a, ω, α of every node from the local states, one "
+        "numba-compiled parent-before-child loop, one thread, float64, writing into preallocated arrays "
+        "that the returned `DynamicTransform` views without copying (its skew matrices are built only "
+        "when read). "
         "`to_local` is the inverse conversion (global → local, \"The Dynamics of a Transform Hierarchy\"), no target. Times in ns per "
         "node (time of one call / N), medians over repeated calls of this thread's CPU time (what the "
         "targets are judged on: on a loaded machine the wall time of a 10 ms call also counts other "
@@ -140,7 +143,7 @@ def main(quick: bool) -> str:
         "(parent, child/sibling links, order, rank), target ≤ 450 bytes/node; names are extra and are "
         "only materialized on first use of a name.",
         "",
-        "| tree shape | N | depth | world, CPU median | target | world, wall median | world, best wall | to_local, CPU median | copy floor, CPU median | bytes/node |",
+        "| tree shape | N | depth | world(), CPU median | target | world(), wall median | world(), best wall | to_local, CPU median | copy floor, CPU median | bytes/node |",
         "|---|---|---|---|---|---|---|---|---|---|",
         *rows,
         "",

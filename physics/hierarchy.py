@@ -20,9 +20,10 @@ memory order, `remove` leaves holes (-1) in it that are compacted once they are 
 import numpy as np
 from numba import njit
 
-from physics.rotation import vee
+from physics.rotation import hat, vee
 from physics.rotation_kernels import add, cross, load3, load33, matmul, matmul_tn, matvec, matvec_t, mul, store3, store33, \
     sub
+from physics.transform import DynamicTransform, Transform
 
 __all__ = ["Hierarchy", "NodeState"]
 
@@ -86,8 +87,6 @@ class NodeState:
 
     def to_dynamic_transform(self):
         """A `physics.DynamicTransform` of batch shape (N,) holding copies of this state."""
-        from physics.transform import DynamicTransform, Transform
-
         # the hierarchy keeps rotations orthonormal and scales positive: skip re-validation
         transform = Transform(self.translation.copy(), self.rotation.copy(), self.scale.copy(), check=False)
         return DynamicTransform.from_vectors(transform, self.velocity.copy(), self.acceleration.copy(),
@@ -367,8 +366,13 @@ class Hierarchy:
         return self.world_state
 
     def world(self):
-        """The world `physics.DynamicTransform` of every node, batch shape (N,)."""
-        return self.update_world().to_dynamic_transform()
+        """The world `physics.DynamicTransform` of every node, batch shape (N,), after `update_world`.
+
+        A view, not a copy: its arrays are read-only views of `self.world_state`, valid until the
+        next update (`update_world`, `world`, a topology change); copy what must outlive it. The
+        skew forms `angular_velocity = hat(omega_world)` and `angular_acceleration` are built when
+        first read; `omega_vector()` and `alpha_vector()` return the stored vectors."""
+        return _WorldView(self.update_world())
 
     def to_local(self, world, out=None):
         """Every node's local state from world states (a NodeState or DynamicTransform of N nodes).
@@ -622,6 +626,39 @@ class Hierarchy:
         self._rank[live] = np.arange(live.shape[0], dtype=np.int32)
         self._order_len = live.shape[0]
         self._holes = 0
+
+
+class _WorldView(DynamicTransform):
+    """A `DynamicTransform` over the arrays of a `NodeState` (read-only views, no copies), whose
+    skew forms are built on first read (hat of the stored 3-vectors, cached)."""
+
+    __slots__ = ("_vectors", "_skews")
+
+    def __init__(self, state):  # no DynamicTransform.__init__: the hierarchy's state is known good
+        translation, rotation, scale, velocity, acceleration, omega, alpha = (_read_only(x) for x in state.views())
+        self.transform = Transform(translation, rotation, scale, check=False)
+        self.velocity, self.acceleration = velocity, acceleration
+        self._vectors, self._skews = (omega, alpha), [None, None]
+
+    def _skew(self, k):
+        if self._skews[k] is None:
+            self._skews[k] = hat(self._vectors[k])
+        return self._skews[k]
+
+    angular_velocity = property(lambda self: self._skew(0), doc="(N, 3, 3) hat(omega_world), built on first read")
+    angular_acceleration = property(lambda self: self._skew(1), doc="(N, 3, 3) hat(alpha_world), built on first read")
+
+    def omega_vector(self):
+        return self._vectors[0]
+
+    def alpha_vector(self):
+        return self._vectors[1]
+
+
+def _read_only(array):
+    view = array.view()
+    view.flags.writeable = False
+    return view
 
 
 def _check_scale(scale, names):

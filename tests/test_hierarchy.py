@@ -121,6 +121,33 @@ def test_world_matches_dynamic_transform_composition(tree):
     assert_states_close(world, expected, 1e-12)  # roundoff of at most 12 compositions of O(1) values
 
 
+def test_world_is_a_read_only_view_with_the_values_of_a_copy():
+    """world() hands out the world state without copying: read-only views of `world_state` whose
+    values are bit for bit those of a copying conversion, skew forms built on first read."""
+    rng = np.random.default_rng(3)
+    parent = np.array([-1, 0, 1, 0, -1, 4])
+    h = Hierarchy(parent, random_state(len(parent), rng))
+    world = h.world()
+    copied = h.world_state.to_dynamic_transform()
+    pairs = [(world.transform.translation, copied.transform.translation), (world.transform.rotation, copied.transform.rotation),
+             (world.transform.scale, copied.transform.scale), (world.velocity, copied.velocity),
+             (world.acceleration, copied.acceleration), (world.angular_velocity, copied.angular_velocity),
+             (world.angular_acceleration, copied.angular_acceleration), (world.omega_vector(), copied.omega_vector()),
+             (world.alpha_vector(), copied.alpha_vector())]
+    for ours, theirs in pairs:
+        np.testing.assert_array_equal(ours, theirs)  # the same numbers, not merely close
+    for field, array in zip(FIELDS, (world.transform.translation, world.transform.rotation, world.transform.scale,
+                                     world.velocity, world.acceleration, world.omega_vector(), world.alpha_vector())):
+        assert np.shares_memory(array, getattr(h.world_state, field)) and not array.flags.writeable, field
+    assert world.angular_velocity is world.angular_velocity  # built once
+    np.testing.assert_array_equal(world.angular_velocity @ np.ones(3), np.cross(world.omega_vector(), np.ones(3)))
+    # valid until the next update: a changed local state shows in the view after one
+    h.local.velocity[0] += 1.0
+    h.update_world()
+    np.testing.assert_array_equal(world.velocity, h.world_state.velocity)
+    assert world.velocity[0, 0] == copied.velocity[0, 0] + 1.0
+
+
 @pytest.mark.parametrize("scaled", [False, True])
 def test_world_dynamics_are_time_derivatives_of_world_poses(scaled):
     """v, a, ω, α of the world states equal finite differences of world poses along a trajectory.
