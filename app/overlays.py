@@ -77,13 +77,6 @@ def crosses(points_world, size, color, pixels_per_metre=None):
     return segments, np.broadcast_to(np.asarray(color, float), (len(segments), 3))
 
 
-def angular_momentum_world(rotation_world, inertia_body, omega_world):
-    """L = R diag(I_body) R^T omega per node: the display of each body's own spin momentum
-    about its origin (physics exposes only the total, `sim.momentum()`)."""
-    omega_body = np.einsum("nji,nj->ni", rotation_world, omega_world)
-    return np.einsum("nij,nj->ni", rotation_world, inertia_body * omega_body)
-
-
 def concatenate(parts):
     """Join several (segments, colours) pairs into one line list (one draw call)."""
     parts = [p for p in parts if len(p[0])]

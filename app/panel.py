@@ -224,7 +224,7 @@ class Panel:
             v.set_budget(float(np.clip(budget, MIN_BUDGET_MB, MAX_BUDGET_MB)))
 
     def scenes(self):
-        from app.viewer import scene_files
+        from app.controls import scene_files  # here: app.controls loads pyglet.window, which needs a display
         v = self.viewer
         for i, path in enumerate(scene_files()):
             label = f"{i + 1}  {path.stem}" if i < 9 else f"   {path.stem}"
@@ -300,8 +300,7 @@ class Panel:
         mass = float(np.asarray(sim.mass)[i])
         imgui.text(f" mass {mass:.4g} kg   I_body {_vec(np.asarray(sim.inertia_body)[i])}")
         if sim.motion[i] == "dynamic":
-            omega_body = s["R"][i].T @ s["omega"][i]
-            kinetic = 0.5 * mass * s["v"][i] @ s["v"][i] + 0.5 * omega_body @ (np.asarray(sim.inertia_body)[i] * omega_body)
+            kinetic = sim.body_energies()["kinetic"][i]
             imgui.text(f" kinetic energy {kinetic:.6g} J")
 
     def stats(self):
@@ -342,7 +341,7 @@ class Panel:
             draw_list.add_text(imgui.ImVec2(float(x) + 4, float(y) - 6), white, str(v.sim.names[i]))
 
     def help(self):
-        from app.viewer import KEYS, MOUSE_HELP
+        from app.controls import KEYS, MOUSE_HELP
         v = self.viewer
         imgui.set_next_window_pos(imgui.ImVec2(v.size[0] / 2, v.size[1] / 2), imgui.Cond_.always, imgui.ImVec2(0.5, 0.5))
         imgui.begin("Keys (F1)", None, imgui.WindowFlags_.always_auto_resize)

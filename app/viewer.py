@@ -34,11 +34,12 @@ from pyglet.window import key, mouse
 
 from app import culling, frames, handles, overlays, paths, picking, plots, settings as settings_store
 from app.camera import Camera
+from app.controls import KEYS, SCENE_KEYS, matches, resolve_scene, scene_files
 from app.imgui_renderer import ImGuiInput, ImGuiRenderer
+from app.panel import Panel
 from app.renderer import SKY_RGB, Renderer, Target, model_matrices
 from app.shadows import ShadowMap
 
-SCENES_DIR = Path(__file__).resolve().parent.parent / "assets" / "scenes"
 DEFAULT_SCENE = "tank"
 MAX_STEPS_PER_FRAME = 8
 RUNAWAY_DISTANCE = 1e5  # m from the origin: beyond this a node has exploded
@@ -47,68 +48,11 @@ CONTACT_CROSS, CONTACT_NORMAL = 0.02, 0.05  # m: a contact's cross and normal, s
 MESSAGE_SECONDS = 4.0   # a status line's life, s of frames (long enough to read a sentence)
 RESAMPLED_STEPS = 600   # a seek forward steps through at most this many steps sampling the plots (10 s at 60 Hz)
 
-# Every keyboard shortcut: (keys, label, Viewer method, description); F1 lists them. A key is a
-# symbol (any modifiers) or (symbol, modifier mask); the first entry that matches wins, so a
-# modified key comes before the same key alone.
-KEYS = [
-    ((key.SPACE,), "Space", "toggle_pause", "play / pause"),
-    ((key.PERIOD,), ".", "single_step", "single step (pauses)"),
-    (((key.LEFT, key.MOD_SHIFT),), "Shift+Left", "toggle_backwards", "play backwards (to the timeline's start)"),
-    ((key.LEFT,), "Left", "step_back", "one step back in the timeline (pauses)"),
-    ((key.RIGHT,), "Right", "step_forward", "one step forward (pauses; at the end a new step)"),
-    (((key.S, key.MOD_CTRL),), "Ctrl+S", "save_recording", "save the timeline as a recording (.rec)"),
-    ((key.R,), "R", "reset", "reset the scene"),
-    ((key.G,), "G", "cycle_gyroscopic", "cycle gyroscopic: off / explicit / implicit"),
-    ((key.I,), "I", "cycle_integrator", "cycle integrator"),
-    ((key.C,), "C", "toggle_counteract", "counteraction on / off"),
-    ((key.F,), "F", "frame_scene", "frame the whole scene"),
-    ((key.HOME,), "Home", "reset_camera", "reset the camera"),
-    ((key.L,), "L", "toggle_follow", "follow the selected node"),
-    ((key.PAGEDOWN, key.BRACKETRIGHT), "PgDn  ]", "next_scene", "next scene of the browser"),
-    ((key.PAGEUP, key.BRACKETLEFT), "PgUp  [", "previous_scene", "previous scene of the browser"),
-    ((key.F1,), "F1", "toggle_help", "this help"),
-    ((key.F12,), "F12", "screenshot_key", "screenshot (sandbox-<time>.png in the working directory)"),
-    ((key.F10,), "F10", "toggle_video", "start / stop recording a video (--video FILE, else sandbox-<time>.mp4)"),
-]
-SCENE_KEYS = [getattr(key, f"_{i}") for i in range(1, 10)]
-MOUSE_HELP = [  # F1 lists these after KEYS, in the same two columns
-    ("1 - 9", "open the n-th scene of the browser"),
-    ("left click", "select a node (again on empty space: deselect)"),
-    ("left drag", "orbit"),
-    ("right / middle drag", "pan"),
-    ("shift + left drag", "pan"),
-    ("wheel", "zoom"),
-    ("ctrl + left drag", "pull a body towards the cursor (a soft mouse joint)"),
-    ("ctrl + right click / drag", "flick a body: into the screen, or along the drag"),
-]
-
-
-def _matches(bound, symbol, modifiers):
-    """Whether a KEYS key (a symbol, or (symbol, modifier mask)) is this key press."""
-    if isinstance(bound, tuple):
-        return symbol == bound[0] and bool(modifiers & bound[1])
-    return symbol == bound
-
-
 def input_label(entry):
     """A timeline input (`physics.timeline.Input`) as a plot marker's text."""
     if entry.kind == "set":
         return f"{entry.args[0]}: {plots.format_value(entry.args[1])}"
     return f"{entry.kind}: {entry.args[0]}"
-
-
-def scene_files():
-    """Every scene file shipped in assets/scenes, sorted by name."""
-    return sorted(SCENES_DIR.glob("*.toml"))
-
-
-def resolve_scene(name):
-    """A scene given as a path, a file name or a bare name (`tank`) -> Path; ValueError if none."""
-    path = Path(name)
-    for candidate in (path, SCENES_DIR / path, SCENES_DIR / f"{name}.toml"):
-        if candidate.is_file():
-            return candidate
-    raise ValueError(f"no scene file {name!r} (looked for it as a path and in {SCENES_DIR})")
 
 
 def world_arrays(world):
@@ -177,7 +121,6 @@ class Viewer:
         imgui.get_io().display_size = self.size
         self.imgui = ImGuiRenderer(ctx)
         self.imgui_input = ImGuiInput(self.size[1])
-        from app.panel import Panel  # the panel calls back into the viewer
         self.panel = Panel(self)
         self.sim, self.scene_path, self.state, self.timeline, self.scene_text = None, None, None, None, None
         self.record_path = None if record is None else Path(record)
@@ -765,7 +708,7 @@ class Viewer:
             lines.append(overlays.arrows(s["T"], s["omega"], scale, overlays.COLORS["angular_velocity"], ppm))
         dynamic = self.dynamic[ppm[self.dynamic] > 0]  # dynamic nodes on screen
         if on["angular_momentum"] and dynamic.size:
-            L = overlays.angular_momentum_world(s["R"][dynamic], np.asarray(self.sim.inertia_body)[dynamic], s["omega"][dynamic])
+            L = self.sim.body_momenta()["spin"][dynamic]
             lines.append(overlays.arrows(s["T"][dynamic], L, scale, overlays.COLORS["angular_momentum"], ppm[dynamic]))
         if on["inertial"] and dynamic.size:
             try:
@@ -807,7 +750,7 @@ class Viewer:
         self.message = None  # a status line lasts until the next action
         try:
             for keys, _, method, _ in KEYS:
-                if any(_matches(bound, symbol, modifiers) for bound in keys):
+                if any(matches(bound, symbol, modifiers) for bound in keys):
                     getattr(self, method)()
                     return
             if symbol in SCENE_KEYS:

@@ -1105,6 +1105,31 @@ class Simulation:
         spin = _rows_times(world.rotation[nodes], self.inertia_body[nodes] * self._omega_body[slots])
         return {"linear": p.sum(axis=0), "angular": (cross(world.translation[nodes], p) + spin).sum(axis=0)}
 
+    def body_energies(self):
+        """dict kinetic, potential -> (N,) J per node: each dynamic body's ½ m v² + ½ ω_bᵀ I ω_b and
+        −m g · x, 0 for the other nodes (the terms `energy()` sums)."""
+        self._sync(_MOVING)
+        world, nodes = self.hierarchy.world_state, self._dyn
+        kinetic, potential = np.zeros(len(self.names)), np.zeros(len(self.names))
+        mass, velocity = self.mass[nodes], world.velocity[nodes]
+        kinetic[nodes] = 0.5 * (mass * np.einsum("bi,bi->b", velocity, velocity)
+                                + np.einsum("bi,bi->b", self.inertia_body[nodes], self._omega_body ** 2))
+        potential[nodes] = -mass * (world.translation[nodes] @ self.settings.gravity)
+        return {"kinetic": kinetic, "potential": potential}
+
+    def body_momenta(self):
+        """dict -> (N, 3) world frame per node, each dynamic body's linear p = m v, angular about the
+        world origin x × p + R3 (I ω_b) (the terms `momentum()` sums) and spin R3 (I ω_b), its
+        angular momentum about its own origin (the centre of mass); 0 for the other nodes."""
+        self._sync(_MOVING)
+        world, nodes = self.hierarchy.world_state, self._dyn
+        out = {name: np.zeros((len(self.names), 3)) for name in ("linear", "angular", "spin")}
+        p = self.mass[nodes][:, None] * world.velocity[nodes]
+        spin = _rows_times(world.rotation[nodes], self.inertia_body[nodes] * self._omega_body)
+        out["linear"][nodes], out["spin"][nodes] = p, spin
+        out["angular"][nodes] = cross(world.translation[nodes], p) + spin
+        return out
+
     def contacts(self):
         """(points (K, 3), normals (K, 3)) world frame: the contacts of the last step."""
         c = None if self._solver is None else self._solver.contacts

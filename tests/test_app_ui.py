@@ -98,7 +98,7 @@ def test_every_scene_is_reachable_by_key(window):
     """] / PageDown step through the browser's scenes in order, past the ninth, and wrap; [ and
     PageUp go back."""
     from pyglet.window import key
-    from app.viewer import scene_files
+    from app.controls import scene_files
     files = [path.resolve() for path in scene_files()]
     assert len(files) > 9  # the point: keys 1-9 alone cannot reach them all
     w = window("car")
@@ -120,7 +120,7 @@ def test_every_scene_is_reachable_by_key(window):
 def test_help_rows_line_up(window):
     """F1's descriptions (keys and mouse) all start at one x: a table, not padded strings."""
     from pyglet.window import key
-    from app.viewer import KEYS, MOUSE_HELP
+    from app.controls import KEYS, MOUSE_HELP
     w = window("pendulum")
     press(w, key.F1)
     frames(w, 1)
