@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from physics.rotation_kernels import cross as cross3, sub
+from physics.rotation_kernels import cross, sub
 from physics.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE, world_shapes
 
 __all__ = ["Contacts", "ContactCache", "contacts", "BREAK"]
@@ -56,11 +56,6 @@ _EPA_TOLERANCE = 1e-9  # m: EPA stops once a new support point moves the closest
 @njit(cache=True)
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@njit(cache=True)
-def _cross(a, b):
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
 
 @njit(cache=True)
@@ -89,8 +84,8 @@ def _unit(v, fallback):
 def _perpendicular(u):
     """A unit vector perpendicular to the unit vector u."""
     if abs(u[0]) < 0.57735:
-        return _unit(_cross(u, np.array([1.0, 0.0, 0.0])), u)
-    return _unit(_cross(u, np.array([0.0, 1.0, 0.0])), u)
+        return _unit(np.array(cross(u, (1.0, 0.0, 0.0))), u)
+    return _unit(np.array(cross(u, (0.0, 1.0, 0.0))), u)
 
 
 @njit(cache=True)
@@ -219,7 +214,7 @@ def _cylinder_rim(c, R, r, h, direction, points):
     u = R[:, 1]
     w = direction - _dot(direction, u) * u
     w = _unit(w, R[:, 0])
-    v = _cross(u, w)
+    v = np.array(cross(u, w))
     for cap in range(2):
         centre = c + (h if cap else -h) * u
         points[4 * cap + 0] = centre + r * w
@@ -332,9 +327,8 @@ def _clip(fs, it, src, src_t, src_g, count, k, sign, limit, plane_gen, dst, dst_
 @njit(cache=True)
 def _cross_norm2(fs, o, a, b):
     """|(fs[a] - fs[o]) × (fs[b] - fs[o])|² for rows of fs."""
-    ux, uy, uz = fs[a, 0] - fs[o, 0], fs[a, 1] - fs[o, 1], fs[a, 2] - fs[o, 2]
-    vx, vy, vz = fs[b, 0] - fs[o, 0], fs[b, 1] - fs[o, 1], fs[b, 2] - fs[o, 2]
-    x, y, z = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+    x, y, z = cross((fs[a, 0] - fs[o, 0], fs[a, 1] - fs[o, 1], fs[a, 2] - fs[o, 2]),
+                    (fs[b, 0] - fs[o, 0], fs[b, 1] - fs[o, 1], fs[b, 2] - fs[o, 2]))
     return x * x + y * y + z * z
 
 
@@ -690,8 +684,8 @@ def _unit3(t, fallback):
 def _perpendicular3(u):
     """`_perpendicular` on 3-tuples."""
     if abs(u[0]) < 0.57735:
-        return _unit3(cross3(u, (1.0, 0.0, 0.0)), u)
-    return _unit3(cross3(u, (0.0, 1.0, 0.0)), u)
+        return _unit3(cross(u, (1.0, 0.0, 0.0)), u)
+    return _unit3(cross(u, (0.0, 1.0, 0.0)), u)
 
 
 @njit(cache=True)
@@ -752,14 +746,14 @@ def _gjk(ka, ca, Ra, pa, kb, cb, Rb, pb, sa, sb, v):
                 direction = (1.0, 0.0, 0.0)
             else:
                 if n == 3:
-                    normal = cross3(sub(_row(v, 1), _row(v, 0)), sub(_row(v, 2), _row(v, 0)))
+                    normal = cross(sub(_row(v, 1), _row(v, 0)), sub(_row(v, 2), _row(v, 0)))
                     if _dot(normal, normal) < 1e-24:
                         _move_vertex(sa, sb, v, 2, 1)
                         n = 2
                 if n == 2:
                     direction = _perpendicular3(_unit3(sub(_row(v, 1), _row(v, 0)), (1.0, 0.0, 0.0)))
                 else:
-                    direction = cross3(sub(_row(v, 1), _row(v, 0)), sub(_row(v, 2), _row(v, 0)))
+                    direction = cross(sub(_row(v, 1), _row(v, 0)), sub(_row(v, 2), _row(v, 0)))
         length = np.sqrt(_dot(direction, direction))
         if length == 0.0:  # coordinates so large that normalizing overflowed (|t| = inf, t / |t| = 0): no contact
             return False, (1.0, 0.0, 0.0)
@@ -785,7 +779,7 @@ def _nearest_simplex(sa, sb, v, n, direction):
     ao = (-a[0], -a[1], -a[2])
     if n == 2:
         ab = sub(_row(v, 0), a)
-        direction = cross3(cross3(ab, ao), ab)
+        direction = cross(cross(ab, ao), ab)
         if _dot(direction, direction) < 1e-30:
             direction = _perpendicular3(_unit3(ab, (1.0, 0.0, 0.0)))
             if _dot(direction, ao) < 0:
@@ -793,16 +787,16 @@ def _nearest_simplex(sa, sb, v, n, direction):
     elif n == 3:
         b, c = _row(v, 1), _row(v, 0)
         ab, ac = sub(b, a), sub(c, a)
-        abc = cross3(ab, ac)
-        if _dot(cross3(abc, ac), ao) > 0:  # outside edge ac: (c, a)
+        abc = cross(ab, ac)
+        if _dot(cross(abc, ac), ao) > 0:  # outside edge ac: (c, a)
             _move_vertex(sa, sb, v, 2, 1)
             n = 2
-            direction = cross3(cross3(ac, ao), ac)
-        elif _dot(cross3(ab, abc), ao) > 0:  # outside edge ab: (b, a)
+            direction = cross(cross(ac, ao), ac)
+        elif _dot(cross(ab, abc), ao) > 0:  # outside edge ab: (b, a)
             _move_vertex(sa, sb, v, 1, 0)
             _move_vertex(sa, sb, v, 2, 1)
             n = 2
-            direction = cross3(cross3(ab, ao), ab)
+            direction = cross(cross(ab, ao), ab)
         elif _dot(abc, ao) > 0:
             direction = abc
         else:  # below the triangle: flip its winding so the origin is on the normal's side
@@ -810,9 +804,9 @@ def _nearest_simplex(sa, sb, v, n, direction):
             direction = (-abc[0], -abc[1], -abc[2])
     else:
         b, c, dd = _row(v, 2), _row(v, 1), _row(v, 0)
-        abc = cross3(sub(b, a), sub(c, a))
-        acd = cross3(sub(c, a), sub(dd, a))
-        adb = cross3(sub(dd, a), sub(b, a))
+        abc = cross(sub(b, a), sub(c, a))
+        acd = cross(sub(c, a), sub(dd, a))
+        adb = cross(sub(dd, a), sub(b, a))
         # slots: 0 = d, 1 = c, 2 = b, 3 = a; the triangle abc's normal points away from d
         if _dot(abc, ao) > 0:  # (c, b, a)
             _move_vertex(sa, sb, v, 1, 0)
@@ -913,10 +907,9 @@ def _epa(ka, ca, Ra, pa, kb, cb, Rb, pb, ws):
 def _epa_add_face(v, faces, normals, dists, alive, nf, i, j, k, inside):
     """Face (i, j, k) of the polytope v with unit normal (v_j - v_i) × (v_k - v_i) / |...| turned
     away from `inside`, and its distance from the origin; degenerate faces are skipped. Scalars
-    only (no temporaries), the arithmetic of `_cross`, `_dot`."""
-    a0, a1, a2 = v[j, 0] - v[i, 0], v[j, 1] - v[i, 1], v[j, 2] - v[i, 2]
-    b0, b1, b2 = v[k, 0] - v[i, 0], v[k, 1] - v[i, 1], v[k, 2] - v[i, 2]
-    n0, n1, n2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+    only (no temporaries), the arithmetic of `cross`, `_dot`."""
+    n0, n1, n2 = cross((v[j, 0] - v[i, 0], v[j, 1] - v[i, 1], v[j, 2] - v[i, 2]),
+                       (v[k, 0] - v[i, 0], v[k, 1] - v[i, 1], v[k, 2] - v[i, 2]))
     length = np.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
     if length < 1e-18:
         return nf
@@ -1089,7 +1082,7 @@ def _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, wa, wb, local_a, local_b, 
             for drop in range(4):  # the four others, in order: q < drop stays q, the rest q + 1
                 p0, p1 = pts[0 if drop > 0 else 1], pts[1 if drop > 1 else 2]
                 p2, p3 = pts[2 if drop > 2 else 3], pts[4]
-                x = _cross(p2 - p0, p3 - p1)
+                x = cross(p2 - p0, p3 - p1)
                 area = _dot(x, x)
                 if area > best_area:
                     best_area, slot = area, drop

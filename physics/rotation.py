@@ -30,7 +30,7 @@ decomposition take plain float arrays.
 import numpy as np
 
 __all__ = [
-    "hat", "vee", "skew_from_vector", "vector_from_skew",
+    "cross", "cross_components", "hat", "vee", "skew_from_vector", "vector_from_skew",
     "multiply", "conjugate", "inverse", "normalize", "rotate",
     "matrix_from_quaternion", "quaternion_from_matrix",
     "matrix_from_axis_angle", "axis_angle_from_matrix",
@@ -102,12 +102,17 @@ def _dot3(a, b):
     return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
 
 
+def cross_components(u, v):
+    """u × v of two vectors given as 3-sequences of components (numbers, or arrays holding a batch
+    of each component): the one statement of the formula, compiled as `physics.rotation_kernels.cross`
+    and applied to batches by `cross`."""
+    return (u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0])
+
+
 def cross(a, b):
     """a × b over the last axis of (..., 3) arrays (or Duals): np.cross without its axis
     bookkeeping, several times faster on the small batches a step works on."""
-    return _stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
-                   a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
-                   a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]])
+    return _stack(list(cross_components((a[..., 0], a[..., 1], a[..., 2]), (b[..., 0], b[..., 1], b[..., 2]))))
 
 
 _cross = cross

@@ -14,6 +14,8 @@ and out.
 import numpy as np
 from numba import njit
 
+from physics.rotation import cross_components
+
 # Below this angle² the sinc-type factors use their Taylor series in angle², as physics.rotation
 # does: terms through angle⁸ leave a truncation error below 1e-17 at angle 0.1.
 _SERIES_ANGLE2 = 1e-2
@@ -80,10 +82,8 @@ def dot(u, v):
     return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
 
 
-@njit(cache=True, inline="always")
-def cross(u, v):
-    """u × v = hat(u) v."""
-    return (u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0])
+# u × v = hat(u) v, the formula of physics.rotation (stated once there)
+cross = njit(cache=True, inline="always")(cross_components)
 
 
 @njit(cache=True, inline="always")
