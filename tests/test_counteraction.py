@@ -185,3 +185,69 @@ def test_impulse_rejects_bad_input():
         sim.apply_impulse("nope", IMPULSE)
     with pytest.raises(ValueError, match="impulse_world"):
         sim.apply_impulse("puck", [1.0, np.nan, 0.0])
+
+
+def _node_dynamics(dt, i):
+    """Row i of a batch DynamicTransform (world or local), as a DynamicTransform of batch ()."""
+    t = dt.transform
+    return DynamicTransform(Transform(t.translation[i], t.rotation[i], t.scale[i]), dt.velocity[i], dt.acceleration[i],
+                            dt.angular_velocity[i], dt.angular_acceleration[i])
+
+
+@pytest.mark.parametrize("counteract", [True, False])
+def test_solver_world_changes_follow_the_transform_delta_rules(counteract):
+    """The solver's path from world changes to local state (Simulation._apply_world_changes, the
+    compiled `_move_bodies`) and physics.transform's delta rules are two implementations of the same
+    article formulas: they agree. Each dynamic body gets a world velocity change [Δv, Δω]; its local
+    velocity changes by `delta_local_from_world(Δv)` under its parent, and with counteraction also
+    by `counteract` of the world change its parent inherits from the nearest dynamic ancestor
+    (`delta_child_from_parent` down the chain puck → bracket). Without counteraction a body's world
+    velocity changes by its own Δv plus that inherited change; with it, by its own Δv alone."""
+    sim = _sim(counteract)
+    world0, local0 = _states(sim)
+    names = list(sim.names)
+    dynamic = np.flatnonzero(np.asarray(sim.motion) == "dynamic")   # the rows of the world changes
+    rng = np.random.default_rng(11)
+    change = rng.normal(size=(dynamic.size, 6))
+    sim._apply_world_changes(change, np.zeros_like(change))
+    world1, local1 = _states(sim)
+    row = {node: k for k, node in enumerate(dynamic)}
+    hat = lambda w: np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])  # noqa: E731
+
+    def inherited(node):
+        """The world [Δv, Δω skew] that node's parent takes from the nearest dynamic ancestor's change
+        (None when there is none), by delta_child_from_parent down the chain of parents."""
+        chain, q = [], sim.parent[node]
+        while q >= 0 and sim.motion[q] != "dynamic":
+            chain.append(q)
+            q = sim.parent[q]
+        if q < 0:
+            return None
+        dv, dw = change[row[q], :3], hat(change[row[q], 3:])
+        for below in reversed(chain):   # the ancestor's children first
+            delta = _node_dynamics(world0, sim.parent[below]).delta_child_from_parent(
+                _node_dynamics(local0, below), dv2=dv, dw2=dw)
+            dv, dw = delta.velocity, delta.angular_velocity
+        return dv, dw
+
+    checked = 0
+    for node in dynamic:
+        q = sim.parent[node]
+        parent_world = _node_dynamics(world0, q) if q >= 0 else DynamicTransform.identity(3)
+        expected_local = parent_world.delta_local_from_world(dv3=change[row[node], :3]).velocity
+        expected_world = change[row[node], :3]
+        from_above = inherited(node)
+        if from_above is not None:
+            dv_q, dw_q = from_above
+            if counteract:
+                expected_local = expected_local + parent_world.counteract(_node_dynamics(local0, node), dv2=dv_q,
+                                                                          dw2=dw_q).velocity
+            else:
+                offset = world0.transform.translation[node] - world0.transform.translation[q]
+                expected_world = expected_world + dv_q + dw_q @ offset
+            checked += 1
+        np.testing.assert_allclose(local1.velocity[node] - local0.velocity[node], expected_local, atol=TOL,
+                                   err_msg=names[node])
+        np.testing.assert_allclose(world1.velocity[node] - world0.velocity[node], expected_world, atol=TOL,
+                                   err_msg=names[node])
+    assert checked == 2  # child (under the puck) and grandchild (under the bracket)
