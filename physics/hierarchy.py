@@ -1,14 +1,14 @@
 """The scene graph: a forest of nodes in contiguous arrays, world <-> local dynamics compiled.
 
-Seed 000, "The Dynamics of a Transform Hierarchy" (re-derived in seeds/NOTES.md), and the cw::list
-idea from the same seed ("Implementing Linked Lists with Contiguous Arrays"): values in contiguous
-arrays, links as small integer indices, erase = move the last element into the hole.
+"The Dynamics of a Transform Hierarchy" (formulas, code and tests listed in docs/references.md),
+and the layout of "Implementing Linked Lists with Contiguous Arrays": values in contiguous arrays,
+links as small integer indices, erase = move the last element into the hole.
 
 Conventions (docs/architecture.md): a node's local transform `(T1, R1, S1)` maps child coordinates
-to its parent's, `x -> R S x + T`, `J = R S` with a scalar scale S. Subscripts follow the seed:
+to its parent's, `x -> R S x + T`, `J = R S` with a scalar scale S. Subscripts follow the article:
 1 = the node relative to its parent (local), 2 = the parent relative to the world, 3 = the node
 relative to the world, `A3 = A2 @ A1`. Angular velocities and accelerations are 3-vectors here;
-the seed's skew matrix is `hat(omega)`. `omega_local` (field `omega` of `Hierarchy.local`) is
+the article's skew matrix is `hat(omega)`. `omega_local` (field `omega` of `Hierarchy.local`) is
 expressed in the parent frame, `omega_world` in the world frame; likewise `v`, `a`, `alpha`.
 
 Layout (Pinocchio's Model/Data, Box2D's body/bodySim): the per-step state lives in two
@@ -162,7 +162,8 @@ def _world_from_local(order, parent, body_slot, omega_body,
                       T3, R3, S3, v3, a3, w3, alpha3):
     """World state (3) of every node in `order` from its local state (1) and its parent's world (2).
 
-    Seed 000, "Dynamics of Composition", with r = J2 T1 the parent-to-node offset in world axes:
+    "The Dynamics of a Transform Hierarchy", "Dynamics of Composition", with r = J2 T1 the
+    parent-to-node offset in world axes:
         T3 = T2 + r                  R3 = R2 R1        S3 = S2 S1
         v3 = v2 + J2 v1 + ω2 × r
         a3 = a2 + J2 a1 + α2 × r + ω2 × (ω2 × r) + 2 ω2 × (J2 v1)
@@ -221,7 +222,8 @@ def _local_from_world(nodes, parent,
                       T1, R1, S1, v1, a1, w1, alpha1):
     """Local state (1) of every node in `nodes` from its world state (3) and its parent's (2).
 
-    Seed 000, "Converting Global Dynamics To Local Dynamics" (A1 = A2⁻¹ A3), with
+    "The Dynamics of a Transform Hierarchy", "Converting Global Dynamics To Local Dynamics"
+    (A1 = A2⁻¹ A3), with
     d = T3 − T2 = J2 T1 and J2⁻¹ = R2ᵀ / S2:
         T1 = J2⁻¹ d                  R1 = R2ᵀ R3       S1 = S3 / S2
         v1 = J2⁻¹ (v3 − v2 − ω2 × d)
