@@ -123,6 +123,17 @@ def click(w, label):
     frames(w, 1)
 
 
+def xdotool(w, *args):
+    """Run xdotool (real X input events) while the window keeps drawing frames, so that it sees
+    the events as they come, then five more frames."""
+    process = subprocess.Popen(["xdotool", *args])
+    deadline = time.monotonic() + 30
+    while process.poll() is None and time.monotonic() < deadline:
+        frames(w, 1)
+    frames(w, 5)
+    assert process.returncode == 0, f"xdotool {args} failed"
+
+
 def press(w, symbol):
     """A key press through pyglet's event dispatch; the xlib window queues events dispatched
     between frames and delivers them at its next `dispatch_events`, hence the frame."""

@@ -1,13 +1,11 @@
 """Frames of reference and hands on, in the real window under X: the view from a node holds it
 still on screen, trails drawn in two frames, the acceleration terms' arrows and plot, a mouse pull
 (real pointer events by xdotool) and a flick, each replaying bit for bit from the recording."""
-import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import click, frames, require_tool
+from conftest import click, frames, require_tool, xdotool
 
 pytestmark = pytest.mark.display
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,14 +180,6 @@ def test_acceleration_terms_arrows_and_stacked_plot(window):
     assert set(TERMS) <= set(terms)
 
 
-def _xdotool(w, *args):
-    """Run xdotool while the window keeps dispatching events, then five more frames."""
-    process = subprocess.Popen(["xdotool", *args])
-    deadline = time.monotonic() + 30
-    while process.poll() is None and time.monotonic() < deadline:
-        frames(w, 1)
-    frames(w, 5)
-    assert process.returncode == 0, f"xdotool {args} failed"
 
 
 def test_a_mouse_pull_moves_the_ball_to_the_cursor_and_replays(window, tmp_path):
@@ -206,16 +196,16 @@ def test_a_mouse_pull_moves_the_ball_to_the_cursor_and_replays(window, tmp_path)
     wid = str(w._window)
     ball = list(v.sim.names).index("ball")
     x, y = screen_xy(v, v.state["T"][ball]).round().astype(int)
-    _xdotool(w, "mousemove", "--window", wid, str(x), str(y))
-    _xdotool(w, "keydown", "ctrl")
-    _xdotool(w, "mousedown", "1")
+    xdotool(w, "mousemove", "--window", wid, str(x), str(y))
+    xdotool(w, "keydown", "ctrl")
+    xdotool(w, "mousedown", "1")
     assert v.hand.holding
     for dx in range(30, 151, 30):
-        _xdotool(w, "mousemove", "--window", wid, str(x + dx), str(y))
+        xdotool(w, "mousemove", "--window", wid, str(x + dx), str(y))
     frames(w, 90)
     held_at = screen_xy(v, v.state["T"][ball])
-    _xdotool(w, "mouseup", "1")
-    _xdotool(w, "keyup", "ctrl")
+    xdotool(w, "mouseup", "1")
+    xdotool(w, "keyup", "ctrl")
     assert not v.hand.holding
     assert held_at[0] - x > 120 and abs(held_at[1] - y) < 10, held_at - [x, y]
     kinds = [i.kind for i in v.timeline.inputs]
@@ -242,11 +232,11 @@ def test_a_ctrl_right_click_flicks_the_ball_into_the_screen(window, tmp_path):
     wid = str(w._window)
     ball = list(v.sim.names).index("ball")
     x, y = screen_xy(v, v.state["T"][ball]).round().astype(int)
-    _xdotool(w, "mousemove", "--window", wid, str(x), str(y))
+    xdotool(w, "mousemove", "--window", wid, str(x), str(y))
     before = np.array(v.state["v"][ball])
-    _xdotool(w, "keydown", "ctrl")
-    _xdotool(w, "click", "3")
-    _xdotool(w, "keyup", "ctrl")
+    xdotool(w, "keydown", "ctrl")
+    xdotool(w, "click", "3")
+    xdotool(w, "keyup", "ctrl")
     dv = np.array(v.state["v"][ball]) - before
     assert [i.kind for i in v.timeline.inputs] == ["impulse"]
     impulse = v.timeline.inputs[0].args[1]

@@ -9,12 +9,11 @@ the same step (hashes are SHA-256 over the whole state, so equal means bit for b
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SPINNER, frames
+from conftest import SPINNER, frames, xdotool
 
 from app.plots import History
 
@@ -174,18 +173,10 @@ def test_viewer_seeks_branches_and_round_trips_a_recording(tmp_path, app_config)
 
 # --- the window under X, real key presses -----------------------------------------------------------
 
-def _xdotool(w, *args):
-    """Run xdotool while the window keeps dispatching events, then five more frames."""
-    process = subprocess.Popen(["xdotool", *args])
-    deadline = time.monotonic() + 30
-    while process.poll() is None and time.monotonic() < deadline:
-        frames(w, 1)
-    frames(w, 5)
-    assert process.returncode == 0, f"xdotool {args} failed"
 
 
 def _keys(w, *keys):
-    _xdotool(w, "key", "--delay", "30", *keys)
+    xdotool(w, "key", "--delay", "30", *keys)
 
 
 @pytest.mark.display
@@ -202,8 +193,8 @@ def test_scrub_back_change_integrator_run_on_with_real_keys(window, tmp_path, mo
     w = window(str(TANK))
     v = w.viewer
     frames(w, 30)
-    _xdotool(w, "mousemove", "--window", str(w._window), "900", "500")  # off the panel: keys reach the scene
-    _xdotool(w, "windowfocus", "--sync", str(w._window))
+    xdotool(w, "mousemove", "--window", str(w._window), "900", "500")  # off the panel: keys reach the scene
+    xdotool(w, "windowfocus", "--sync", str(w._window))
     _keys(w, "space")
     assert v.paused
     paused_at = v.sim.step_count
@@ -244,7 +235,7 @@ def test_shift_left_plays_backwards_to_the_start(window):
     w = window(str(TANK))
     v = w.viewer
     frames(w, 60)
-    _xdotool(w, "windowfocus", "--sync", str(w._window))
+    xdotool(w, "windowfocus", "--sync", str(w._window))
     _keys(w, "space")
     start = v.sim.step_count
     _keys(w, "shift+Left")
@@ -276,12 +267,12 @@ def test_bad_recording_dropped_or_typed_shows_error_and_scene_runs(window, tmp_p
     v.error = None
     wid = str(w._window)
     x0, y0, x1, y1 = v.panel.item_rects["path"]
-    _xdotool(w, "mousemove", "--window", wid, str(int((x0 + x1) / 2)), str(int((y0 + y1) / 2)))
-    _xdotool(w, "click", "1")
-    _xdotool(w, "type", "--delay", "5", str(bad))
+    xdotool(w, "mousemove", "--window", wid, str(int((x0 + x1) / 2)), str(int((y0 + y1) / 2)))
+    xdotool(w, "click", "1")
+    xdotool(w, "type", "--delay", "5", str(bad))
     x0, y0, x1, y1 = v.panel.item_rects["Open"]
-    _xdotool(w, "mousemove", "--window", wid, str(int((x0 + x1) / 2)), str(int((y0 + y1) / 2)))
-    _xdotool(w, "click", "1")
+    xdotool(w, "mousemove", "--window", wid, str(int((x0 + x1) / 2)), str(int((y0 + y1) / 2)))
+    xdotool(w, "click", "1")
     assert v.error is not None and "broken.rec" in v.error and v.scene_path == TANK
     t = v.sim.time
     frames(w, 3)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import frames
+from conftest import frames, xdotool
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -187,14 +187,6 @@ def test_replay_renders_the_whole_recording(window, display, tmp_path):
     assert got.shape == (36, 360, 640, 3) and got[-1].std() > 10
 
 
-def _xdotool(w, *args):
-    """Run xdotool while the window keeps drawing frames (so it sees the events), then 5 more."""
-    process = subprocess.Popen(["xdotool", *args])
-    deadline = time.monotonic() + 30
-    while process.poll() is None and time.monotonic() < deadline:
-        frames(w, 1)
-    frames(w, 5)
-    assert process.returncode == 0, f"xdotool {args} failed"
 
 
 @pytest.mark.display
@@ -208,14 +200,14 @@ def test_f10_starts_and_stops_recording_with_real_keys(window, tmp_path, monkeyp
     w = window("tank")
     v = w.viewer
     frames(w, 3)
-    _xdotool(w, "windowfocus", "--sync", str(w._window))
-    _xdotool(w, "key", "F10")
+    xdotool(w, "windowfocus", "--sync", str(w._window))
+    xdotool(w, "key", "F10")
     assert v.video.active and "recording" in v.message and "F10 stops" in v.message
     started = v.video.recording.start_time
     stop, stopped_at = v.video.stop, []
     monkeypatch.setattr(v.video, "stop", lambda: stopped_at.append(v.sim.time) or stop())
     frames(w, 20)
-    _xdotool(w, "key", "F10")
+    xdotool(w, "key", "F10")
     assert not v.video.active and len(stopped_at) == 1
     saved = sorted(tmp_path.glob("sandbox-*.mp4"))
     assert len(saved) == 1 and f"saved {saved[0]}" in v.message
