@@ -69,7 +69,7 @@ def _rotation_y_to(normal):
 
 
 def shape_matrix(shape):
-    """(type, M_shape (4, 4), capsule half length in radii) of one scene shape dict (issue 4 format).
+    """(type, M_shape (4, 4), capsule half length in radii) of one scene shape dict (docs/scene-format.md).
 
     box: size = full extents; sphere: radius; cylinder, capsule: radius, height along y (a
     capsule's height is the distance between its hemisphere centres); plane: normal, offset.

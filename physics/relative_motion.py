@@ -9,8 +9,8 @@ acceleration α_F (world), differentiating x = x_F + R_F p̃ twice (p̃: P in F'
     a     = a_rel + a_F + α_F × r + ω_F × (ω_F × r) + 2 ω_F × v_rel
             relative  frame  Euler   centrifugal        Coriolis
 
-with a_rel = R_F d²p̃/dt², P's acceleration relative to F. Seed 000, "The Dynamics of a Transform
-Hierarchy" (the global-to-local conversion is this identity solved for a_rel, with F the parent).
+with a_rel = R_F d²p̃/dt², P's acceleration relative to F. "The Dynamics of a Transform Hierarchy"
+(docs/references.md; the global-to-local conversion is this identity solved for a_rel, with F the parent).
 The four transport terms here carry the sign with which they add up to the world acceleration;
 the inertial (fictitious) accelerations an observer riding F feels are their negatives, which is
 how `physics.integrators.inertial_accelerations` reports them for each body's parent.
