@@ -801,16 +801,10 @@ class Simulation:
             raise ValueError(f"reparent: keep must be 'world' or 'local', got {keep!r}")
         k = self._resolve(node)
         p = -1 if new_parent is None else self._resolve(new_parent)
-        a = p
-        while a >= 0:
-            if a == k:
-                raise ValueError(f"reparent: cannot move {self.names[k]!r} under {self.names[p]!r}, which is in its "
-                                 f"subtree (a cycle)")
-            a = self.parent[a]
         if p == self.parent[k]:
             return
-        self._sync(_COMPLETE)        # world motion and dynamic bodies' local ω, a, α current
-        self.hierarchy.reparent(k, None if p < 0 else p, keep)
+        self._sync(_COMPLETE)        # world motion and dynamic bodies' local ω, a, α current (derived only)
+        self.hierarchy.reparent(k, None if p < 0 else p, keep)   # refuses a cycle before changing anything
         self.parent[k] = p
         local, motion = self.hierarchy.local, self.motion[k]
         if keep == "world" and motion == "fixed":
