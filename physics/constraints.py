@@ -47,7 +47,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from physics.rotation import hat, rotvec_from_matrix
+from physics.rotation import cross, hat, rotvec_from_matrix
+from physics.rotation_kernels import cross as cross3
 
 BALL, HINGE, SLIDER, FIXED, DISTANCE, ROPE = range(6)
 JOINT_KINDS = {"ball": BALL, "hinge": HINGE, "slider": SLIDER, "fixed": FIXED, "distance": DISTANCE, "rope": ROPE}
@@ -126,8 +127,8 @@ def _targets(C, inequality, beta, h, slop):
 def _linear_jacobian(direction, r_a, r_b):
     """Rows for d/dt [direction · (p_b − p_a)] with p = x + r: J_a = [−u, −r_a × u], J_b = [u, r_b × u]."""
     J = np.zeros(direction.shape[:-1] + (2, 6))
-    J[..., 0, :3], J[..., 0, 3:] = -direction, -np.cross(r_a, direction)
-    J[..., 1, :3], J[..., 1, 3:] = direction, np.cross(r_b, direction)
+    J[..., 0, :3], J[..., 0, 3:] = -direction, -cross(r_a, direction)
+    J[..., 1, :3], J[..., 1, 3:] = direction, cross(r_b, direction)
     return J
 
 
@@ -177,17 +178,18 @@ def fill_contact_rows(point, normal, depth, body, centre, velocity, static_veloc
             sgn = -1.0 if side == 0 else 1.0
             if k >= 0:
                 r0, r1, r2 = point[m, 0] - centre[k, 0], point[m, 1] - centre[k, 1], point[m, 2] - centre[k, 2]
-                w0, w1, w2 = velocity[k, 3], velocity[k, 4], velocity[k, 5]
-                v_rel[0] += sgn * (velocity[k, 0] + w1 * r2 - w2 * r1)
-                v_rel[1] += sgn * (velocity[k, 1] + w2 * r0 - w0 * r2)
-                v_rel[2] += sgn * (velocity[k, 2] + w0 * r1 - w1 * r0)
+                w_x_r = cross3((velocity[k, 3], velocity[k, 4], velocity[k, 5]), (r0, r1, r2))
+                v_rel[0] += sgn * (velocity[k, 0] + w_x_r[0])
+                v_rel[1] += sgn * (velocity[k, 1] + w_x_r[1])
+                v_rel[2] += sgn * (velocity[k, 2] + w_x_r[2])
                 for row in range(3):
                     i = 3 * m + row
                     u0, u1, u2 = d[row, 0], d[row, 1], d[row, 2]
                     jacobian[i, side, 0], jacobian[i, side, 1], jacobian[i, side, 2] = sgn * u0, sgn * u1, sgn * u2
-                    jacobian[i, side, 3] = sgn * (r1 * u2 - r2 * u1)
-                    jacobian[i, side, 4] = sgn * (r2 * u0 - r0 * u2)
-                    jacobian[i, side, 5] = sgn * (r0 * u1 - r1 * u0)
+                    r_x_u = cross3((r0, r1, r2), (u0, u1, u2))
+                    jacobian[i, side, 3] = sgn * r_x_u[0]
+                    jacobian[i, side, 4] = sgn * r_x_u[1]
+                    jacobian[i, side, 5] = sgn * r_x_u[2]
             else:
                 for c in range(3):
                     v_rel[c] += sgn * static_velocity[m, side, c]
@@ -395,7 +397,7 @@ class Joints:
         inequality[rope, 0] = True
 
         hinge = kind == HINGE
-        misalignment = np.cross(n_a, n_b)          # small-angle rotation taking a's axis to b's
+        misalignment = cross(n_a, n_b)          # small-angle rotation taking a's axis to b's
         directions[hinge, 3], directions[hinge, 4] = u_a[hinge], w_a[hinge]
         C[hinge, 3] = np.einsum("ji,ji->j", misalignment, u_a)[hinge]
         C[hinge, 4] = np.einsum("ji,ji->j", misalignment, w_a)[hinge]
@@ -409,7 +411,7 @@ class Joints:
         active[locked, 3:6] = True
 
         # Limits and motor on the free coordinate: hinge angle θ (ref_a → ref_b about the axis), slider s = d · n.
-        angle = np.arctan2(np.einsum("ji,ji->j", n_a, np.cross(ref[:, 0], ref[:, 1])), np.einsum("ji,ji->j", ref[:, 0], ref[:, 1]))
+        angle = np.arctan2(np.einsum("ji,ji->j", n_a, cross(ref[:, 0], ref[:, 1])), np.einsum("ji,ji->j", ref[:, 0], ref[:, 1]))
         coordinate = np.where(hinge, angle, np.einsum("ji,ji->j", d, n_a))
         limited = (hinge | slider) & (np.isfinite(self.lower) | np.isfinite(self.upper))
         near_lower = (coordinate - self.lower) <= (self.upper - coordinate)

@@ -23,6 +23,7 @@ The compiled scalar rotation helpers live in `physics.rotation_kernels` (shared 
 import numpy as np
 from numba import njit
 
+from physics.rotation import cross
 from physics.rotation_kernels import add, exp_so3, exp_truncated_matrix, load3, load33, magnus, matmul, mul, \
     store3, store33
 
@@ -104,8 +105,8 @@ def magnus_vector(omega, alpha, dt, order=2):
     dt = float(dt)
     big_omega = omega * dt + 0.5 * alpha * dt ** 2
     if order >= 2:
-        alpha_x_omega = np.cross(alpha, omega)
+        alpha_x_omega = cross(alpha, omega)
         big_omega = big_omega + alpha_x_omega * dt ** 3 / 12.0
         if order >= 3:
-            big_omega = big_omega + np.cross(alpha, alpha_x_omega) * dt ** 5 / 240.0
+            big_omega = big_omega + cross(alpha, alpha_x_omega) * dt ** 5 / 240.0
     return big_omega

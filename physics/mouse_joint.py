@@ -22,13 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from physics.rotation import cross, hat
+
 HERTZ = 5.0                 # Box2D's samples: 5 Hz, damping ratio 0.7
 DAMPING_RATIO = 0.7
 MAX_ACCELERATION = 100.0    # m/s²: about 10 g (Box2D's samples allow 1000 m/s²; this keeps a pull gentle)
-
-
-def _hat(v):
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
 @dataclass
@@ -80,8 +78,8 @@ class MouseJoint:
         point = x + r
         mass = float(sim.mass[i])
         inverse_inertia = R @ np.diag(1.0 / np.asarray(sim.inertia_body[i], float)) @ R.T
-        K = np.eye(3) / mass - _hat(r) @ inverse_inertia @ _hat(r)
-        velocity = np.asarray(world.velocity[i], float) + np.cross(np.asarray(world.omega_vector()[i], float), r)
+        K = np.eye(3) / mass - hat(r) @ inverse_inertia @ hat(r)
+        velocity = np.asarray(world.velocity[i], float) + cross(np.asarray(world.omega_vector()[i], float), r)
         h = float(sim.settings.dt)
         omega = 2.0 * math.pi * self.hertz
         a1 = 2.0 * self.damping_ratio + h * omega

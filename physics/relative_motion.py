@@ -19,6 +19,8 @@ A uniform scale of F changes no term: r, v_rel and a_rel are world-length vector
 """
 import numpy as np
 
+from physics.rotation import cross
+
 TERMS = ("relative", "frame", "euler", "centrifugal", "coriolis")
 
 
@@ -34,7 +36,7 @@ def relative_velocity(x, v, frame_x, frame_v, frame_omega):
     """v_rel = v − v_F − ω_F × (x − x_F), world axes, (B, 3) each."""
     batch = _rows("x", x).shape[0]
     r = _rows("x", x) - _rows("frame_x", frame_x, batch)
-    return _rows("v", v, batch) - _rows("frame_v", frame_v, batch) - np.cross(_rows("frame_omega", frame_omega, batch), r)
+    return _rows("v", v, batch) - _rows("frame_v", frame_v, batch) - cross(_rows("frame_omega", frame_omega, batch), r)
 
 
 def transport_terms(x, v, a, frame_x, frame_v, frame_a, frame_omega, frame_alpha):
@@ -43,12 +45,12 @@ def transport_terms(x, v, a, frame_x, frame_v, frame_a, frame_omega, frame_alpha
     batch = _rows("x", x).shape[0]
     r = _rows("x", x) - _rows("frame_x", frame_x, batch)
     omega = _rows("frame_omega", frame_omega, batch)
-    v_rel = _rows("v", v, batch) - _rows("frame_v", frame_v, batch) - np.cross(omega, r)
+    v_rel = _rows("v", v, batch) - _rows("frame_v", frame_v, batch) - cross(omega, r)
     terms = {
         "frame": _rows("frame_a", frame_a, batch).copy(),
-        "euler": np.cross(_rows("frame_alpha", frame_alpha, batch), r),
-        "centrifugal": np.cross(omega, np.cross(omega, r)),
-        "coriolis": 2.0 * np.cross(omega, v_rel),
+        "euler": cross(_rows("frame_alpha", frame_alpha, batch), r),
+        "centrifugal": cross(omega, cross(omega, r)),
+        "coriolis": 2.0 * cross(omega, v_rel),
     }
     terms["relative"] = _rows("a", a, batch) - (terms["frame"] + terms["euler"] + terms["centrifugal"] + terms["coriolis"])
     return {name: terms[name] for name in TERMS}

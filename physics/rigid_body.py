@@ -18,6 +18,9 @@ The term `omega x L` is the gyroscopic term. Modes:
 import numpy as np
 from numba import njit
 
+from physics.rotation import cross
+from physics.rotation_kernels import cross as cross3, solve3
+
 GYROSCOPIC = {"off": 0, "explicit": 1, "implicit": 2}
 
 
@@ -88,14 +91,14 @@ def omega_body_dot(omega_body, inertia_body, torque_body, gyroscopic="explicit")
         raise ValueError(f"gyroscopic: got {gyroscopic!r}; expected one of {', '.join(GYROSCOPIC)}")
     if gyroscopic == "off":
         return torque_body / inertia_body
-    return (torque_body - np.cross(omega_body, inertia_body * omega_body)) / inertia_body
+    return (torque_body - cross(omega_body, inertia_body * omega_body)) / inertia_body
 
 
 @njit(cache=True, inline="always")
 def _gyroscopic_residual(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
     l0, l1, l2 = i0 * x0, i1 * x1, i2 * x2
-    return (l0 + h * (x1 * l2 - x2 * l1) - b0, l1 + h * (x2 * l0 - x0 * l2) - b1,
-            l2 + h * (x0 * l1 - x1 * l0) - b2)
+    x_l = cross3((x0, x1, x2), (l0, l1, l2))
+    return l0 + h * x_l[0] - b0, l1 + h * x_l[1] - b1, l2 + h * x_l[2] - b2
 
 
 @njit(cache=True)
@@ -113,13 +116,7 @@ def _gyroscopic_newton_core(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
         m00, m01, m02 = i0, h * (l2 - x2 * i1), h * (x1 * i2 - l1)
         m10, m11, m12 = h * (x2 * i0 - l2), i1, h * (l0 - x0 * i2)
         m20, m21, m22 = h * (l1 - x1 * i0), h * (x0 * i1 - l0), i2
-        c00, c01, c02 = m11 * m22 - m12 * m21, m12 * m20 - m10 * m22, m10 * m21 - m11 * m20
-        c10, c11, c12 = m02 * m21 - m01 * m22, m00 * m22 - m02 * m20, m01 * m20 - m00 * m21
-        c20, c21, c22 = m01 * m12 - m02 * m11, m02 * m10 - m00 * m12, m00 * m11 - m01 * m10
-        inv_det = 1.0 / (m00 * c00 + m01 * c01 + m02 * c02)
-        d0 = (c00 * r0 + c10 * r1 + c20 * r2) * inv_det
-        d1 = (c01 * r0 + c11 * r1 + c21 * r2) * inv_det
-        d2 = (c02 * r0 + c12 * r1 + c22 * r2) * inv_det
+        d0, d1, d2 = solve3(((m00, m01, m02), (m10, m11, m12), (m20, m21, m22)), (r0, r1, r2))
         old = r0 * r0 + r1 * r1 + r2 * r2
         for _ in range(30):
             r0, r1, r2 = _gyroscopic_residual(i0, i1, i2, b0, b1, b2, h, x0 - d0, x1 - d1, x2 - d2)

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from physics.rotation import hat, skew_from_vector, vector_from_skew, vee
+from physics.rotation import cross, hat, skew_from_vector, vector_from_skew, vee
 
 # Orthogonality / skew-symmetry tolerance of the validation: generous enough for matrices that
 # went through a few float operations, tight enough to catch a scaled or sheared "rotation".
@@ -563,8 +563,8 @@ class DynamicTransform:
             raise ValueError(f"inertial_accelerations: form must be 'matrix' or 'vector', got {form!r}")
         if A2.n == 3:
             w, al = vee(w_b), vee(al_b)
-            return InertialAccelerations(applied, frame, -np.cross(al, T1),
-                                         -np.cross(w, np.cross(w, T1)), -2.0 * np.cross(w, v1))
+            return InertialAccelerations(applied, frame, -cross(al, T1),
+                                         -cross(w, cross(w, T1)), -2.0 * cross(w, v1))
         if A2.n == 2:
             w, al = vee(w_b)[..., None], vee(al_b)[..., None]
             return InertialAccelerations(applied, frame, -al * _perp(T1), w * w * T1,
