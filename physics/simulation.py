@@ -5,12 +5,20 @@ Global Deltas", "Counteracting the Inherited Effect from the Parent") and "Numer
 Rotational Dynamics" (docs/references.md); interfaces in docs/architecture.md ("The Simulation
 interface", "Integrators interface"). Sleeping: physics.sleeping.
 
-State (Model/Data split: the topology and body parameters are constant, the arrays below change):
+Model and state (Pinocchio's Model/Data split). `Simulation.model` (physics.model.Model) is what
+stays constant: body parameters (names, motion types, masses, inertias, applied forces, kinematic
+accelerations as the scene gives them) and the topology derived from the parent array (slots,
+generations, nearest dynamic ancestors, depths); a reparent replaces it by the next topology's.
+`names`, `motion`, `shapes`, `mass`, `inertia_body` and `parent` read it. The simulation itself
+holds the state the steps change:
 - `hierarchy.local`: every node's local state, parent frame (T1, R1, S1, v1, a1, omega_local, alpha1);
 - `_omega_body` (D, 3): each dynamic body's angular velocity relative to the world in body axes,
   the integrators' own state (converting frames every step would add round-off drift); the
   hierarchy's `omega_local` of a dynamic node is derived from it (`omega_local_from_body`);
-- kinematic nodes' constant local accelerations `_kin_acceleration`, `_kin_alpha` (K, 3).
+- the kinematic nodes' contiguous state `_kin_state` and their prescribed local accelerations
+  `_kin_acceleration`, `_kin_alpha` (K, 3) (the scene's, until a reparent converts them);
+- time, sleep timers and what sleeping bodies hold, the last solver stage's share of the
+  accelerations, and the solver's warm starts, manifolds and joints (`snapshot` lists them).
 
 A dynamic body's local acceleration depends on its parent's world acceleration, which depends on
 the local accelerations of dynamic ancestors. Dynamic nodes are therefore grouped in generations
@@ -32,6 +40,7 @@ from physics.integrators import Frame, advance_bodies, inertial_accelerations, \
     local_accelerations, omega_local_from_body
 from physics import profile
 from physics.kinematics import advance_kinematic
+from physics.model import Model
 from numba import njit
 
 from physics.rotation import cross
@@ -278,36 +287,22 @@ def _solver_bodies(nodes, translation, rotation, velocity, omega_body, inertia):
 
 
 class Simulation:
-    """A scene being simulated; see docs/architecture.md for the interface the app and runner use."""
+    """A scene being simulated: `model` (constant, physics.model.Model) and the state the steps change
+    (module docstring); see docs/architecture.md for the interface the app and runner use."""
 
     def __init__(self, scene: Scene, settings: Settings | None = None):
         self.scene = scene
         self.settings = scene.settings() if settings is None else settings
-        self.names = scene.names
-        self.motion = scene.motion.copy()
-        self.shapes = scene.shapes
         self.colors = scene.colors.copy()
-        self.mass = scene.mass.copy()
-        self.inertia_body = scene.inertia_body.copy()
-        self._index = {name: i for i, name in enumerate(self.names)}
-        self._kin = np.flatnonzero(self.motion == "kinematic")
-        self._dyn = np.flatnonzero(self.motion == "dynamic")
-        self._dyn_slot = np.full(len(self.names), -1)
-        self._dyn_slot[self._dyn] = np.arange(self._dyn.size)
-        self._force_applied = scene.applied_force[self._dyn].copy()
-        self._torque_applied = scene.applied_torque[self._dyn].copy()
-        self._inertia_dyn = np.ascontiguousarray(self.inertia_body[self._dyn])
-        self._mass_dyn = np.ascontiguousarray(self.mass[self._dyn])
-        self._inverse_mass = 1.0 / self._mass_dyn
-        self._in_joint = np.zeros(len(self.names), bool)
-        for joint in scene.joints:
-            self._in_joint[[n for n in (joint["a"], joint["b"]) if n >= 0]] = True
-        # Runaway (RUNAWAY_EVERY): a scene with no driver — no kinematic node that moves, no applied
-        # force or torque — gains no energy but through inputs.
-        kin_moves = any(np.any(getattr(scene, f)[self._kin] != 0) for f in
-                        ("velocity", "angular_velocity", "acceleration", "angular_acceleration"))
-        self._driven = bool(kin_moves or np.any(self._force_applied) or np.any(self._torque_applied))
         self.reset()
+
+    # The model's public names, as the simulation has always offered them (constant: `Model`).
+    names = property(lambda self: self.model.names, doc="(N,) node names")
+    motion = property(lambda self: self.model.motion, doc="(N,) 'fixed', 'kinematic' or 'dynamic'")
+    shapes = property(lambda self: self.model.shapes, doc="(N,) each node's collision shape or None")
+    mass = property(lambda self: self.model.mass, doc="(N,) kg")
+    inertia_body = property(lambda self: self.model.inertia_body, doc="(N, 3) principal moments, body axes")
+    parent = property(lambda self: self.model.parent, doc="(N,) each node's parent, −1 = the world")
 
     @classmethod
     def from_file(cls, path):
@@ -315,60 +310,6 @@ class Simulation:
         return cls(load_scene(Path(path)))
 
     # ------------------------------------------------------------------ topology
-    def _build_topology(self):
-        """Everything derived from `parent` (built at reset, rebuilt by `reparent`): each dynamic
-        body's parent, nearest dynamic ancestor and generation, depths, the solver body each node's
-        shapes move with, and which bodies may sleep or leave their parent (`REACH`)."""
-        self._dyn_parent = self.parent[self._dyn]
-        self._dyn_rooted = self._dyn_parent >= 0
-        self._nearest_dynamic_ancestor, generation = self._dynamic_ancestry()
-        # Slots (into _dyn) of each generation, and which generations steer a later one.
-        self._generations = [np.flatnonzero(generation[self._dyn] == g) for g in range(int(generation[self._dyn].max(initial=-1)) + 1)]
-        self._depth = self._depths()
-        self._solver_bodies = self._solver_body_of_nodes()
-        self._nearest_dynamic_slot = np.where(self._nearest_dynamic_ancestor[self._dyn] >= 0,
-                                              self._dyn_slot[self._nearest_dynamic_ancestor[self._dyn]], -1)
-        self._moving = np.sort(np.concatenate([self._kin, self._dyn])).astype(np.int64)   # what a step changes
-        self._generation_order = np.concatenate([np.zeros(0, np.int64), *self._generations]).astype(np.int64)
-        self._any_parented = bool(self._dyn_rooted.any())
-        # Bodies that may sleep: not below another dynamic body (its motion is not a steady frame),
-        # with none below them (they are its frame), in no joint.
-        carries = np.zeros(self._dyn.size, bool)      # a dynamic body below it (its frame is this one)
-        carries[self._nearest_dynamic_slot[self._nearest_dynamic_slot >= 0]] = True
-        self._sleepable = (self._nearest_dynamic_slot < 0) & ~self._in_joint[self._dyn] & ~carries
-        self._may_sleep = bool(self._sleepable.any())    # else the sleep stage is skipped (stress: 10k nodes)
-        # Loose bodies (REACH): parented, in no joint; handed to the world once out of reach.
-        self._loose = self._dyn[self._dyn_rooted & ~self._in_joint[self._dyn]].astype(np.int64)
-
-    def _dynamic_ancestry(self):
-        """Nearest dynamic strict ancestor of every node (-1 if none) and its generation (count of
-        dynamic strict ancestors). One pass in the hierarchy's evaluation order (parents first)."""
-        count = len(self.names)
-        nearest = np.full(count, -1)
-        generation = np.zeros(count, dtype=np.int64)
-        for i in self.hierarchy.order:
-            p = self.parent[i]
-            if p < 0:
-                continue
-            parent_dynamic = self.motion[p] == "dynamic"
-            nearest[i] = p if parent_dynamic else nearest[p]
-            generation[i] = generation[p] + (1 if parent_dynamic else 0)
-        return nearest, generation
-
-    def _solver_body_of_nodes(self):
-        """The dynamic slot each node's shapes move with (itself if dynamic, the nearest dynamic
-        ancestor if fixed, −1 for kinematic nodes and static ones)."""
-        own = np.where(self.motion == "dynamic", self._dyn_slot, -1)
-        ancestor = np.where(self._nearest_dynamic_ancestor >= 0, self._dyn_slot[self._nearest_dynamic_ancestor], -1)
-        return np.where(self.motion == "dynamic", own, np.where(self.motion == "fixed", ancestor, -1))
-
-    def _depths(self):
-        depth = np.zeros(len(self.names), dtype=np.int64)
-        for i in self.hierarchy.order:
-            if self.parent[i] >= 0:
-                depth[i] = depth[self.parent[i]] + 1
-        return depth
-
     def _build_solver(self, state=None):
         """The contact and joint pipeline for the current topology (None when nothing can touch);
         `state`: a previous solver's `state()` to carry over (warm starts, manifolds, joints)."""
@@ -378,7 +319,7 @@ class Simulation:
             from physics.solver import SceneSolver
             friction = scene.friction if scene.friction is not None else np.full(len(self.names), 0.6)
             restitution = scene.restitution if scene.restitution is not None else np.zeros(len(self.names))
-            self._solver = SceneSolver(self.shapes, self.parent, self.motion, self._solver_bodies, friction,
+            self._solver = SceneSolver(self.shapes, self.parent, self.motion, self.model.solver_bodies, friction,
                                        restitution, scene.joints)
             if not scene.joints and not self._solver.filter.may_pair():
                 self._solver = None  # shapes for drawing only (a T-handle in space, kinematic tanks)
@@ -388,7 +329,7 @@ class Simulation:
     def reset(self):
         """Back to the state loaded from the file (the settings are kept)."""
         scene = self.scene
-        local = NodeState(len(self.names))
+        local = NodeState(len(scene.names))
         local.translation = scene.translation
         local.rotation = _matrices_from_quaternions(scene.rotation)
         local.scale = scene.scale
@@ -396,15 +337,14 @@ class Simulation:
         local.omega = scene.angular_velocity
         local.acceleration = scene.acceleration
         local.alpha = scene.angular_acceleration
-        self.parent = scene.parent.copy()
-        self.hierarchy = Hierarchy(self.parent, local, names=self.names)
-        self._build_topology()
+        self.hierarchy = Hierarchy(scene.parent, local, names=scene.names)
+        self.model = Model(scene, scene.parent, self.hierarchy.order)
         self._reparented = False    # the topology is the file's (`reparent`, `snapshot`)
         # Kinematic nodes' local state, owned here (contiguous, stepped in place) and copied into
         # the hierarchy after each kinematic stage: nothing else writes it.
-        self._kin_state = tuple(getattr(local, name)[self._kin] for name in ("translation", "rotation", "velocity", "omega"))
-        self._kin_acceleration = np.ascontiguousarray(scene.acceleration[self._kin])
-        self._kin_alpha = np.ascontiguousarray(scene.angular_acceleration[self._kin])
+        self._kin_state = tuple(getattr(local, name)[self.model.kin] for name in ("translation", "rotation", "velocity", "omega"))
+        self._kin_acceleration = self.model.kin_acceleration.copy()
+        self._kin_alpha = self.model.kin_alpha.copy()
         self.time = 0.0
         self.step_count = 0         # whole steps since the scene was loaded or reset
         self.diverged = None        # the DivergenceError that stopped the run, if one did
@@ -413,19 +353,19 @@ class Simulation:
         self._build_solver()
         self._synced = _STALE
         # The last solver stage's change of the dynamic bodies' world [v, ω] per unit time (D, 6).
-        self._constraint_acceleration = np.zeros((self._dyn.size, 6))
+        self._constraint_acceleration = np.zeros((self.model.dyn.size, 6))
         # Sleeping (SLEEP_TIME): how long each body has been still, whether it sleeps, and what it
         # holds while it does (local translation, rotation, omega_body, and the field it rests in).
-        D = self._dyn.size
+        D = self.model.dyn.size
         self._still, self._asleep = np.zeros(D), np.zeros(D, bool)
         self._held_translation, self._held_rotation = np.zeros((D, 3)), np.zeros((D, 3, 3))
         self._held_omega, self._held_field = np.zeros((D, 3)), np.zeros((D, 9))
         # omega_body from the file's parent-frame angular velocity, ancestors' world motion settled
         # first: omega_body = R3^T omega3_world (generation by generation, see _sync).
-        self._omega_body = np.zeros((self._dyn.size, 3))
+        self._omega_body = np.zeros((self.model.dyn.size, 3))
         world = self.hierarchy.update_world()
-        for slots in self._generations:
-            nodes = self._dyn[slots]
+        for slots in self.model.generations:
+            nodes = self.model.dyn[slots]
             self._omega_body[slots] = _rows_transposed_times(world.rotation[nodes], world.omega[nodes])
             world = self.hierarchy.update_world()
 
@@ -445,20 +385,20 @@ class Simulation:
             self._asleep[:] = False
             self._still[:] = 0.0
             return
-        below = self._descendants(self._resolve(node)) | (np.arange(len(self.names)) == self._resolve(node))
-        slots = self._dyn_slot[np.flatnonzero(below & (self.motion == "dynamic"))]
+        below = self.model.descendants(self._resolve(node)) | (np.arange(len(self.names)) == self._resolve(node))
+        slots = self.model.dyn_slot[np.flatnonzero(below & (self.motion == "dynamic"))]
         self._asleep[slots] = False
         self._still[slots] = 0.0
 
     def sleeping(self):
         """(N,) bool: the nodes that sleep now (dynamic bodies riding rigidly with their parent)."""
         out = np.zeros(len(self.names), bool)
-        out[self._dyn] = self._asleep
+        out[self.model.dyn] = self._asleep
         return out
 
     # The sleep stages' bundles (physics.sleeping), of the arrays this simulation holds now.
     def _sleep_bodies(self):
-        return Bodies(self._dyn, self._dyn_parent, self._sleepable)
+        return Bodies(self.model.dyn, self.model.dyn_parent, self.model.sleepable)
 
     def _sleep_state(self):
         return SleepState(self._still, self._asleep, self._held_translation, self._held_rotation, self._held_omega,
@@ -473,10 +413,10 @@ class Simulation:
         """The parents' world motion (an integrators.Frame) for the dynamic bodies `slots`; bodies
         parented to the world get the identity frame."""
         world = self.hierarchy.world_state
-        parent = self._dyn_parent[slots]
+        parent = self.model.dyn_parent[slots]
         frame = Frame(world.rotation[parent], world.scale[parent], world.acceleration[parent],
                       world.omega[parent], world.alpha[parent])
-        if self._dyn_rooted.all():
+        if self.model.dyn_rooted.all():
             return frame
         roots = np.flatnonzero(parent < 0)
         if roots.size:
@@ -490,14 +430,14 @@ class Simulation:
         """World force (gravity + applied) and torque on the dynamic bodies `slots`; `reported` adds
         the last solver stage's share, F_c = m Δv / h and τ_c = I_world Δω / h (Newton–Euler for the
         stage's change of the world motion, `_constraint_acceleration`)."""
-        mass = self.mass[self._dyn][slots]
-        force = mass[:, None] * self.settings.gravity + self._force_applied[slots]
-        torque = self._torque_applied[slots]
+        mass = self.mass[self.model.dyn][slots]
+        force = mass[:, None] * self.settings.gravity + self.model.force_applied[slots]
+        torque = self.model.torque_applied[slots]
         if reported:
             change = self._constraint_acceleration[slots]
-            rotation = self.hierarchy.world_state.rotation[self._dyn[slots]]
+            rotation = self.hierarchy.world_state.rotation[self.model.dyn[slots]]
             force = force + mass[:, None] * change[:, :3]
-            torque = torque + _rows_times(rotation, self._inertia_dyn[slots] * _rows_transposed_times(rotation, change[:, 3:]))
+            torque = torque + _rows_times(rotation, self.model.inertia_dyn[slots] * _rows_transposed_times(rotation, change[:, 3:]))
         return force, torque
 
     def _sync_generation(self, slots, accelerations=None):
@@ -509,7 +449,7 @@ class Simulation:
                     child through counteraction, `_apply_world_changes`);
         'reported'  plus the contact and joint forces of the last solver stage (`_forces`), in the
                     parents' reported motion: a crate resting on the deck reports a = 0, not −g."""
-        local, nodes = self.hierarchy.local, self._dyn[slots]
+        local, nodes = self.hierarchy.local, self.model.dyn[slots]
         frame = self._frame(slots)
         rotation = local.rotation[nodes]
         omega_body = np.ascontiguousarray(self._omega_body[slots])
@@ -543,16 +483,16 @@ class Simulation:
         parent's reported acceleration holds its contact forces, which the step must not see."""
         have = self._synced
         if have == level or (level == _MOVING and have != _STALE) or (
-                level == _STEPPABLE and have != _STALE and len(self._generations) <= 1):
+                level == _STEPPABLE and have != _STALE and len(self.model.generations) <= 1):
             return   # with one generation, no dynamic body's frame holds a dynamic acceleration
-        last = len(self._generations) - 1
+        last = len(self.model.generations) - 1
         if level == _MOVING or (level == _STEPPABLE and last <= 0):
             # one pass: each dynamic body's local omega from omega_body on the way down
-            self.hierarchy.update_world(self._dyn_slot, self._omega_body)
+            self.hierarchy.update_world(self.model.dyn_slot, self._omega_body)
             self._synced = level
             return
         self.hierarchy.update_world()
-        for g, slots in enumerate(self._generations):
+        for g, slots in enumerate(self.model.generations):
             if level == _COMPLETE:
                 self._sync_generation(slots, "reported")
             elif level == _STEPPABLE and g < last:
@@ -578,9 +518,9 @@ class Simulation:
             for _ in range(substeps):
                 self._substep(h)
             self.step_count += 1
-            if self._loose.size:
+            if self.model.loose.size:
                 self._hand_off()
-            if not self._driven and self.time >= self._runaway_due:
+            if not self.model.driven and self.time >= self._runaway_due:
                 self._check_runaway()
             profile.lap("step", started)
 
@@ -589,7 +529,7 @@ class Simulation:
         (DIVERGENCE_LENGTH, DIVERGENCE_SPEED): the run stops in the step where it happens, before
         any later stage or kernel sees the bad values."""
         local = self.hierarchy.local
-        node, quantity, value = _first_divergent(self._moving, self._dyn_slot, local.translation, local.rotation,
+        node, quantity, value = _first_divergent(self.model.moving, self.model.dyn_slot, local.translation, local.rotation,
                                                  local.velocity, self._omega_body, DIVERGENCE_LENGTH, DIVERGENCE_SPEED)
         if node >= 0:
             limit = DIVERGENCE_LENGTH if quantity == 0 else DIVERGENCE_SPEED
@@ -601,24 +541,24 @@ class Simulation:
         """RUNAWAY_EVERY: compare the total energy with its value after the last input (recorded on
         the first check after it) and raise (and keep) a RunawayError past the allowance."""
         self._runaway_due = self.time + RUNAWAY_EVERY
-        if self._dyn.size == 0:
+        if self.model.dyn.size == 0:
             return
         energy = self.energy()
         total = energy["kinetic"] + energy["potential"]
         if self._runaway_reference is None:
             translation = self.hierarchy.world_state.translation
             size = float(np.ptp(translation, axis=0).max(initial=0.0)) if len(translation) else 0.0
-            mass = float(self._mass_dyn.sum())
+            mass = float(self.model.mass_dyn.sum())
             allowance = (energy["kinetic"] + mass * float(np.linalg.norm(self.settings.gravity)) * max(size, 1.0)
                          + 0.5 * mass * RUNAWAY_SPEED ** 2)
             self._runaway_reference = (total, allowance)
             return
         reference, allowance = self._runaway_reference
         if total - reference > allowance:
-            velocity = self.hierarchy.world_state.velocity[self._dyn]
-            kinetic = self._mass_dyn * np.einsum("bi,bi->b", velocity, velocity) + np.einsum(
-                "bi,bi->b", self._inertia_dyn * self._omega_body, self._omega_body)
-            self.diverged = RunawayError(self.names[self._dyn[int(np.argmax(kinetic))]], self.step_count, self.time,
+            velocity = self.hierarchy.world_state.velocity[self.model.dyn]
+            kinetic = self.model.mass_dyn * np.einsum("bi,bi->b", velocity, velocity) + np.einsum(
+                "bi,bi->b", self.model.inertia_dyn * self._omega_body, self._omega_body)
+            self.diverged = RunawayError(self.names[self.model.dyn[int(np.argmax(kinetic))]], self.step_count, self.time,
                                          total - reference, allowance)
             raise self.diverged
 
@@ -642,35 +582,35 @@ class Simulation:
         self._check_divergence()       #    nothing below sees a non-finite or runaway state
         self._stage_events()           # 5. timed impulses that are due
         self._stage_contacts(h)        # 6. warm start, solve, positions, relax, restitution, store
-        if self.settings.sleep and self._may_sleep:
+        if self.settings.sleep and self.model.may_sleep:
             self._stage_sleep(h)       # 7. bodies still for SLEEP_TIME, with all they touch, sleep
         self._check_divergence()
 
     @profile.stage("kinematic")
     def _stage_kinematic(self, h):
-        if self._kin.size == 0:
+        if self.model.kin.size == 0:
             return
         settings = self.settings
         translation, rotation, velocity, omega = self._kin_state
         advance_kinematic(translation, rotation, velocity, omega, self._kin_acceleration, self._kin_alpha, h,
                           settings.rotation_update, settings.exponential)
         local_translation, local_rotation, _, local_velocity, _, local_omega, _ = self.hierarchy.local.views()
-        _scatter_motion(self._kin, translation, rotation, velocity, omega, local_translation, local_rotation,
+        _scatter_motion(self.model.kin, translation, rotation, velocity, omega, local_translation, local_rotation,
                         local_velocity, local_omega)
 
     @profile.stage("dynamic")
     def _stage_dynamic(self, h):
-        if self._dyn.size == 0:
+        if self.model.dyn.size == 0:
             return
-        nodes, settings = self._dyn, self.settings
+        nodes, settings = self.model.dyn, self.settings
         local_translation, local_rotation, _, local_velocity, _, local_omega, _ = self.hierarchy.local.views()
         _, world_rotation, world_scale, _, world_acceleration, world_omega, world_alpha = self.hierarchy.world_state.views()
         translation, rotation, velocity, force, *frames = _dynamic_inputs(
-            nodes, self._dyn_parent, world_rotation, world_scale, world_acceleration, world_omega, world_alpha,
-            local_translation, local_rotation, local_velocity, self._mass_dyn, settings.gravity, self._force_applied)
-        advance_bodies((translation, rotation, velocity, self._omega_body, self._mass_dyn, self._inertia_dyn, force,
-                        self._torque_applied), h, settings.integrator, settings.gyroscopic,
-                       tuple(frames) if self._any_parented else None)
+            nodes, self.model.dyn_parent, world_rotation, world_scale, world_acceleration, world_omega, world_alpha,
+            local_translation, local_rotation, local_velocity, self.model.mass_dyn, settings.gravity, self.model.force_applied)
+        advance_bodies((translation, rotation, velocity, self._omega_body, self.model.mass_dyn, self.model.inertia_dyn, force,
+                        self.model.torque_applied), h, settings.integrator, settings.gyroscopic,
+                       tuple(frames) if self.model.any_parented else None)
         _scatter_motion(nodes, translation, rotation, velocity, _NO_ROWS, local_translation, local_rotation,
                         local_velocity, local_omega)
 
@@ -686,8 +626,8 @@ class Simulation:
             self._sync(_MOVING)         # nothing updated the world since the free step
         pairs = _NO_PAIRS if self._solver is None else self._solver.pair_bodies
         touch = self._solver.body_touch if self._solver is not None else np.zeros(0, np.int64)
-        if len(touch) != self._dyn.size:    # no shapes: nothing to rest on
-            touch = np.zeros(self._dyn.size, np.int64)
+        if len(touch) != self.model.dyn.size:    # no shapes: nothing to rest on
+            touch = np.zeros(self.model.dyn.size, np.int64)
         sleep_islands(self._sleep_bodies(), pairs, touch, parent_motion(self.hierarchy.world_state),
                       self.settings.gravity, self._local_motion(), h, self._sleep_state())
         self._synced = _STALE
@@ -705,8 +645,8 @@ class Simulation:
         inverse world inertia (D,3,3) R I⁻¹ Rᵀ (one compiled gather, `_solver_bodies`)."""
         self._sync(_MOVING)
         world = self.hierarchy.world_state
-        return (world, *_solver_bodies(self._dyn, world.translation, world.rotation, world.velocity, self._omega_body,
-                                       self._inertia_dyn))
+        return (world, *_solver_bodies(self.model.dyn, world.translation, world.rotation, world.velocity, self._omega_body,
+                                       self.model.inertia_dyn))
 
     def _stage_prepare(self, h):
         """Solver stage 'prepare' (physics.solver): rows at the start-of-step poses."""
@@ -716,7 +656,7 @@ class Simulation:
         awake = None
         if self.settings.sleep and self._asleep.any():
             awake = ~self._asleep
-        self._solver.prepare(world, centre, rotation, velocity, self._inverse_mass, inverse_inertia, h, self.settings,
+        self._solver.prepare(world, centre, rotation, velocity, self.model.inverse_mass, inverse_inertia, h, self.settings,
                              h * SURFACE_LEAD.get(self.settings.integrator, 1.0), awake)
         if awake is not None:          # an awake body's box reached sleeping ones: their islands woke
             woken = self._asleep & awake
@@ -772,14 +712,14 @@ class Simulation:
         the body, a spurious torque Δθ × L / h that for a fast spinner dwarfs gravity's: the top
         (assets/scenes/top.toml) fell over (tests/test_top.py)."""
         self._sync(_MOVING)
-        world, local, nodes = self.hierarchy.world_state, self.hierarchy.local, self._dyn
+        world, local, nodes = self.hierarchy.world_state, self.hierarchy.local, self.model.dyn
         total, before = np.empty((nodes.size, 6)), np.empty((nodes.size, 3, 3))
-        _move_bodies(nodes, self._dyn_parent, self._nearest_dynamic_slot, self._generation_order, self.settings.counteract,
+        _move_bodies(nodes, self.model.dyn_parent, self.model.nearest_dynamic_slot, self.model.generation_order, self.settings.counteract,
                      np.zeros_like(dx) if dv is None else dv, dx, world.translation, world.rotation, world.scale,
                      local.velocity, local.translation, local.rotation, total, before)
         if dv is not None:
             self._constraint_acceleration += total
-        _keep_momentum(nodes, self._omega_body, self._inertia_dyn, before, self.hierarchy.update_world().rotation, total)
+        _keep_momentum(nodes, self._omega_body, self.model.inertia_dyn, before, self.hierarchy.update_world().rotation, total)
         self._synced = _STALE
 
     # ------------------------------------------------------------------ reparenting
@@ -805,33 +745,35 @@ class Simulation:
             return
         self._sync(_COMPLETE)        # world motion and dynamic bodies' local ω, a, α current (derived only)
         self.hierarchy.reparent(k, None if p < 0 else p, keep)   # refuses a cycle before changing anything
-        self.parent[k] = p
+        parent = self.parent.copy()
+        parent[k] = p
         local, motion = self.hierarchy.local, self.motion[k]
         if keep == "world" and motion == "fixed":
             for values in (local.velocity, local.acceleration, local.omega, local.alpha):
                 values[k] = 0.0
         if motion == "kinematic":
-            j = int(np.searchsorted(self._kin, k))
+            j = int(np.searchsorted(self.model.kin, k))
             for mine, field in zip(self._kin_state, ("translation", "rotation", "velocity", "omega")):
                 mine[j] = getattr(local, field)[k]
             self._kin_acceleration[j], self._kin_alpha[j] = local.acceleration[k], local.alpha[k]
-        self._retopologize()
+        self._retopologize(parent)
         # omega_body = R3ᵀ ω3 for the dynamic nodes whose local state was kept (one world pass: every
         # local ω is current); a dynamic node that kept its world motion keeps its omega_body exactly.
-        below = self._descendants(k)
+        below = self.model.descendants(k)
         if not (keep == "world" and motion == "dynamic"):
             below[k] = True
         kept = np.flatnonzero(below & (self.motion == "dynamic"))
         if kept.size:
             world = self.hierarchy.update_world()
-            self._omega_body[self._dyn_slot[kept]] = _rows_transposed_times(world.rotation[kept], world.omega[kept])
+            self._omega_body[self.model.dyn_slot[kept]] = _rows_transposed_times(world.rotation[kept], world.omega[kept])
         self.wake()
         self._runaway_reference = None
 
-    def _retopologize(self):
-        """After `parent` changed: the derived topology and the solver (its state carried over)."""
+    def _retopologize(self, parent):
+        """After the hierarchy was relinked to `parent` (N,): the model of that topology, and the
+        solver (its state carried over)."""
+        self.model = self.model.reparented(parent, self.hierarchy.order)
         self._reparented = not np.array_equal(self.parent, self.scene.parent)
-        self._build_topology()
         self._build_solver(None if self._solver is None else self._solver.state())
         self._synced = _STALE
 
@@ -852,17 +794,16 @@ class Simulation:
         for i in moved[np.argsort(depth[moved], kind="stable")]:
             if parent[i] >= 0:
                 self.hierarchy.reparent(int(i), int(parent[i]), keep="local")
-        self.parent = np.array(parent, dtype=self.parent.dtype)
-        self._retopologize()
+        self._retopologize(np.array(parent, dtype=self.parent.dtype))
 
     def _hand_off(self):
         """The reach policy (REACH): a loose dynamic body farther than REACH from its parent's origin
         leaves its parent for the world, keeping its world motion (`reparent`, keep="world")."""
         world = self.hierarchy.world_state
-        node = _first_beyond_reach(self._loose, self.parent, self.hierarchy.local.translation, world.scale, REACH)
+        node = _first_beyond_reach(self.model.loose, self.parent, self.hierarchy.local.translation, world.scale, REACH)
         while node >= 0:
             self.reparent(int(node), None, keep="world")
-            node = _first_beyond_reach(self._loose, self.parent, self.hierarchy.local.translation, world.scale, REACH)
+            node = _first_beyond_reach(self.model.loose, self.parent, self.hierarchy.local.translation, world.scale, REACH)
 
     # ------------------------------------------------------------------ impulses
     def _resolve(self, node):
@@ -870,18 +811,9 @@ class Simulation:
             if not 0 <= node < len(self.names):
                 raise ValueError(f"node index {node} out of range 0..{len(self.names) - 1}")
             return int(node)
-        if node not in self._index:
+        if node not in self.model.index:
             raise ValueError(f"unknown node {node!r}")
-        return self._index[node]
-
-    def _descendants(self, node):
-        """Boolean mask (N,) of the strict descendants of `node` (vectorized climb, depth passes)."""
-        ancestor = self.parent.copy()
-        mask = np.zeros(len(self.names), dtype=bool)
-        for _ in range(int(self._depth.max(initial=0))):
-            mask |= ancestor == node
-            ancestor = np.where(ancestor >= 0, self.parent[np.maximum(ancestor, 0)], -1)
-        return mask
+        return self.model.index[node]
 
     def apply_impulse(self, node, impulse_world, point_world=None):
         """Apply a world-frame impulse J (N s) to dynamic `node`, through `point_world` (default its
@@ -908,7 +840,7 @@ class Simulation:
         self.wake(i)
         self._runaway_reference = None
         self._sync(_MOVING)
-        world, local, slot = self.hierarchy.world_state, self.hierarchy.local, self._dyn_slot[i]
+        world, local, slot = self.hierarchy.world_state, self.hierarchy.local, self.model.dyn_slot[i]
         dv_world = impulse / self.mass[i]
         dw_world = np.zeros(3)
         if point_world is not None:
@@ -922,9 +854,9 @@ class Simulation:
             local.velocity[i] += dv_world
         self._omega_body[slot] += world.rotation[i].T @ dw_world
 
-        below = self._descendants(i) & (self.motion == "dynamic")
+        below = self.model.descendants(i) & (self.motion == "dynamic")
         if self.settings.counteract:
-            nearest = np.flatnonzero(below & (self._nearest_dynamic_ancestor == i))
+            nearest = np.flatnonzero(below & (self.model.nearest_dynamic_ancestor == i))
             if nearest.size:
                 q = self.parent[nearest]
                 inherited = dv_world + cross(dw_world, world.translation[nearest] - world.translation[i])
@@ -932,7 +864,7 @@ class Simulation:
         else:
             deeper = np.flatnonzero(below)
             if deeper.size:
-                self._omega_body[self._dyn_slot[deeper]] += _rows_transposed_times(world.rotation[deeper], np.broadcast_to(dw_world, (deeper.size, 3)))
+                self._omega_body[self.model.dyn_slot[deeper]] += _rows_transposed_times(world.rotation[deeper], np.broadcast_to(dw_world, (deeper.size, 3)))
         self._synced = _STALE
 
     def apply_force(self, node, force_world, point_world=None):
@@ -999,8 +931,8 @@ class Simulation:
         parent = arrays.get("topology.parent", self.scene.parent)
         if not np.array_equal(parent, self.parent):
             self._set_topology(parent)
-        self._kin_acceleration[:] = arrays.get("kinematic.acceleration", self.scene.acceleration[self._kin])
-        self._kin_alpha[:] = arrays.get("kinematic.alpha", self.scene.angular_acceleration[self._kin])
+        self._kin_acceleration[:] = arrays.get("kinematic.acceleration", self.model.kin_acceleration)
+        self._kin_alpha[:] = arrays.get("kinematic.alpha", self.model.kin_alpha)
         local = self.hierarchy.local
         for f in _NODE_FIELDS:
             getattr(local, f)[:] = arrays[("derived.local_" if f in self._DERIVED else "local.") + f]
@@ -1047,12 +979,12 @@ class Simulation:
         body due to its parent's motion (zero for other nodes and for bodies parented to the world)."""
         self._sync(_COMPLETE)
         out = {name: np.zeros((len(self.names), 3)) for name in ("frame", "euler", "centrifugal", "coriolis")}
-        if self._dyn.size:
+        if self.model.dyn.size:
             local = self.hierarchy.local
-            terms = inertial_accelerations(local.translation[self._dyn], local.velocity[self._dyn],
+            terms = inertial_accelerations(local.translation[self.model.dyn], local.velocity[self.model.dyn],
                                            self._frame(slice(None)))
             for name, values in terms.items():
-                out[name][self._dyn] = values
+                out[name][self.model.dyn] = values
         return out
 
     def constraint_accelerations(self):
@@ -1062,8 +994,8 @@ class Simulation:
         conversion ("The Dynamics of a Transform Hierarchy"): a1 = J2⁻¹ (F/m + constraint + frame + euler + centrifugal + coriolis)."""
         self._sync(_COMPLETE)       # a sleeping body's share is what holds it, found there
         linear, angular = np.zeros((len(self.names), 3)), np.zeros((len(self.names), 3))
-        linear[self._dyn] = self._constraint_acceleration[:, :3]
-        angular[self._dyn] = self._constraint_acceleration[:, 3:]
+        linear[self.model.dyn] = self._constraint_acceleration[:, :3]
+        angular[self.model.dyn] = self._constraint_acceleration[:, 3:]
         return linear, angular
 
     def _bodies(self, subtree):
@@ -1072,16 +1004,16 @@ class Simulation:
         if subtree is None:
             return slice(None)
         root = self._resolve(subtree)
-        inside = self._descendants(root)
+        inside = self.model.descendants(root)
         inside[root] = True
-        return np.flatnonzero(inside[self._dyn])
+        return np.flatnonzero(inside[self.model.dyn])
 
     def energy(self, subtree=None):
         """dict kinetic, potential (J) of all dynamic bodies, or of those in `subtree` (a node: it
         and its descendants, e.g. the car and its cargo): ½ m v² + ½ ω_bᵀ I ω_b, −m g · x."""
         self._sync(_MOVING)
         slots = self._bodies(subtree)
-        world, nodes = self.hierarchy.world_state, self._dyn[slots]
+        world, nodes = self.hierarchy.world_state, self.model.dyn[slots]
         mass = self.mass[nodes]
         velocity = world.velocity[nodes]
         kinetic = 0.5 * (mass @ np.einsum("bi,bi->b", velocity, velocity)
@@ -1094,7 +1026,7 @@ class Simulation:
         in `subtree` (as `energy`): P = Σ m v,  L = Σ x × m v + R3 (I ω_b)."""
         self._sync(_MOVING)
         slots = self._bodies(subtree)
-        world, nodes = self.hierarchy.world_state, self._dyn[slots]
+        world, nodes = self.hierarchy.world_state, self.model.dyn[slots]
         p = self.mass[nodes][:, None] * world.velocity[nodes]
         spin = _rows_times(world.rotation[nodes], self.inertia_body[nodes] * self._omega_body[slots])
         return {"linear": p.sum(axis=0), "angular": (cross(world.translation[nodes], p) + spin).sum(axis=0)}
@@ -1103,7 +1035,7 @@ class Simulation:
         """dict kinetic, potential -> (N,) J per node: each dynamic body's ½ m v² + ½ ω_bᵀ I ω_b and
         −m g · x, 0 for the other nodes (the terms `energy()` sums)."""
         self._sync(_MOVING)
-        world, nodes = self.hierarchy.world_state, self._dyn
+        world, nodes = self.hierarchy.world_state, self.model.dyn
         kinetic, potential = np.zeros(len(self.names)), np.zeros(len(self.names))
         mass, velocity = self.mass[nodes], world.velocity[nodes]
         kinetic[nodes] = 0.5 * (mass * np.einsum("bi,bi->b", velocity, velocity)
@@ -1116,7 +1048,7 @@ class Simulation:
         world origin x × p + R3 (I ω_b) (the terms `momentum()` sums) and spin R3 (I ω_b), its
         angular momentum about its own origin (the centre of mass); 0 for the other nodes."""
         self._sync(_MOVING)
-        world, nodes = self.hierarchy.world_state, self._dyn
+        world, nodes = self.hierarchy.world_state, self.model.dyn
         out = {name: np.zeros((len(self.names), 3)) for name in ("linear", "angular", "spin")}
         p = self.mass[nodes][:, None] * world.velocity[nodes]
         spin = _rows_times(world.rotation[nodes], self.inertia_body[nodes] * self._omega_body)
@@ -1167,7 +1099,7 @@ class Simulation:
         self._sync(_COMPLETE)
         world = self.hierarchy.world_state
         x, v, a = world.translation[nodes], world.velocity[nodes], world.acceleration[nodes]
-        if frame is None or (isinstance(frame, str) and frame == "world" and "world" not in self._index):
+        if frame is None or (isinstance(frame, str) and frame == "world" and "world" not in self.model.index):
             zero = np.zeros_like(x)
             frame_motion = (zero, zero, zero, zero, zero)
         else:
@@ -1177,7 +1109,7 @@ class Simulation:
                             rows(world.omega), rows(world.alpha))
         out = transport_terms(x, v, a, *frame_motion)
         constraint = np.zeros_like(x)
-        slots = self._dyn_slot[nodes]
+        slots = self.model.dyn_slot[nodes]
         constraint[slots >= 0] = self._constraint_acceleration[slots[slots >= 0], :3]
         out["relative"] = out["relative"] - constraint
         out["constraint"] = constraint

@@ -18,7 +18,7 @@ The stages (`physics.simulation.Simulation` calls them in this order within a su
   hold             sleeping bodies back where they rest, after the free step
   sleep_islands    still time, islands (union–find over the pairs), and who falls asleep
 
-Conventions: D dynamic bodies ("slots", `Simulation._dyn` order), N nodes; a body's parent is a node
+Conventions: D dynamic bodies ("slots", `Model.dyn` order, physics.model), N nodes; a body's parent is a node
 index (−1 = the world). World arrays are the hierarchy's world state (N, ...), local arrays its
 local state (N, ...), in the parent's frame; omega_body (D, 3) is a body's angular velocity relative
 to the world in its own axes. The kernels take named bundles (`Bodies`, `ParentMotion`,
