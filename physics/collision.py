@@ -35,6 +35,7 @@ Methods, and where they come from:
   those spanning the largest area).
 """
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -1381,6 +1382,16 @@ def _manifold_arrays(capacity):
             np.zeros((capacity, 4), dtype=np.int64), np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64))
 
 
+class StoredImpulses(NamedTuple):
+    """Last step's impulses as `ContactCache` keeps them for warm starting: sorted keys (K,) int64,
+    impulses (K, 3) (normal, t1, t2), and the shape count the keys were made with
+    (`lookup_impulses` reads all three)."""
+
+    keys: np.ndarray
+    impulses: np.ndarray
+    n_shapes: int
+
+
 class ContactCache:
     """State carried from one step to the next: the solver's accumulated impulses per contact point
     (keyed by shape_a, shape_b, feature_id) and the persistent manifolds of GJK/EPA pairs (keyed by
@@ -1396,6 +1407,10 @@ class ContactCache:
         self._work = _epa_workspace()
         self._n_shapes = 0
         self._capacity = 64  # output rows for the next `contacts` call: the last count plus a quarter
+
+    def stored(self):
+        """The stored impulses (`StoredImpulses`, the cache's own arrays: read, do not write)."""
+        return StoredImpulses(self._impulse_keys, self._impulses, self._n_shapes)
 
     def lookup(self, c):
         """(M, 3) the impulses stored for these contact points last step; 0 for new points."""

@@ -43,6 +43,7 @@ distance (1 row, |d| = L), rope (1 inequality row, |d| ≤ L). Chains and ropes 
 A user constraint C(x_a, R_a, x_b, R_b) gets its Jacobian by forward AD (`physics.dual`).
 """
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -152,13 +153,77 @@ def tangent_basis(normal):
     return t1, t2
 
 
+class ContactInput(NamedTuple):
+    """M contact points as `fill_contact_rows` reads them, world frame."""
+
+    point: np.ndarray           # (M, 3)
+    normal: np.ndarray          # (M, 3) from a to b
+    depth: np.ndarray           # (M,) > 0 penetrating
+    body: np.ndarray            # (M, 2) int64 solver bodies (−1 static)
+    static_velocity: np.ndarray  # (M, 2, 3) surface velocity of a static side at the point
+    mu: np.ndarray              # (M,) friction coefficient
+    restitution: np.ndarray     # (M,)
+    warm: np.ndarray            # (M, 3) stored (normal, t1, t2) impulses
+
+
+class BodyMotion(NamedTuple):
+    """The solver bodies (B,) at the start of the step."""
+
+    centre: np.ndarray          # (B, 3) centre of mass, world
+    velocity: np.ndarray        # (B, 6) [v, ω] world
+
+
+class ContactConstants(NamedTuple):
+    """The step's constants for the contact rows."""
+
+    h: float                    # s, the (sub-)step
+    beta: float                 # Baumgarte factor per step
+    slop: float                 # m, penetration left uncorrected
+    threshold: float            # m/s, slower approaches do not bounce
+    softness: float             # CFM / h
+
+
+class RowArrays(NamedTuple):
+    """`Rows`' arrays in its field order (R rows), for compiled code: `Rows(*arrays)`."""
+
+    body: np.ndarray
+    jacobian: np.ndarray
+    target: np.ndarray
+    relax: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    softness: np.ndarray
+    mu: np.ndarray
+    impulse: np.ndarray
+    block: np.ndarray
+
+
+class PointBounce(NamedTuple):
+    """Per contact point (M,): what the restitution stage reads (`contact_rows`)."""
+
+    approach: np.ndarray        # vn₀ where the point may bounce, NaN elsewhere
+    static_normal: np.ndarray   # the normal part of the static sides' surface velocity
+
+
 @njit(cache=True)
-def fill_contact_rows(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
-                      h, beta, slop, threshold, softness,
-                      row_body, jacobian, target, relax, lower, upper, soft, row_mu, impulse, block,
-                      bounce, static_normal):
-    """One pass over the M contact points writing their 3 rows each (`contact_rows`); no temporaries."""
-    first, points = 0, 0
+def empty_row_arrays(R):
+    """`RowArrays` for R rows, uninitialised (`fill_contact_rows` writes every entry)."""
+    return RowArrays(np.empty((R, 2), np.int64), np.empty((R, 2, 6)), np.empty(R), np.empty(R), np.empty(R),
+                     np.empty(R), np.empty(R), np.empty(R), np.empty(R), np.empty(R, np.int64))
+
+
+@njit(cache=True)
+def fill_contact_rows(points, bodies, constants, rows, out):
+    """One pass over the M contact points of `points` (`ContactInput`) writing their 3 rows each
+    into `rows` (`RowArrays`, 3M) and their bounce data into `out` (`PointBounce`, M)
+    (`contact_rows`); `bodies`: `BodyMotion`, `constants`: `ContactConstants`. No temporaries."""
+    point, normal, depth, body = points.point, points.normal, points.depth, points.body
+    static_velocity, mu, restitution, warm = points.static_velocity, points.mu, points.restitution, points.warm
+    centre, velocity = bodies.centre, bodies.velocity
+    h, beta, slop, threshold, softness = constants
+    row_body, jacobian, target, relax, lower, upper, soft, row_mu, impulse, block = rows
+    bounce, static_normal = out.approach, out.static_normal
+    first, points_in = 0, 0
     d = np.empty((3, 3))            # rows: t1, t2, n
     v_rel = np.empty(3)             # relative point velocity b − a at the start of the step
     static = np.empty(3)            # its part from static sides (moved into the targets)
@@ -177,19 +242,17 @@ def fill_contact_rows(point, normal, depth, body, centre, velocity, static_veloc
             k = body[m, side]
             sgn = -1.0 if side == 0 else 1.0
             if k >= 0:
-                r0, r1, r2 = point[m, 0] - centre[k, 0], point[m, 1] - centre[k, 1], point[m, 2] - centre[k, 2]
-                w_x_r = cross3((velocity[k, 3], velocity[k, 4], velocity[k, 5]), (r0, r1, r2))
+                r = (point[m, 0] - centre[k, 0], point[m, 1] - centre[k, 1], point[m, 2] - centre[k, 2])
+                w_x_r = cross3((velocity[k, 3], velocity[k, 4], velocity[k, 5]), r)
                 v_rel[0] += sgn * (velocity[k, 0] + w_x_r[0])
                 v_rel[1] += sgn * (velocity[k, 1] + w_x_r[1])
                 v_rel[2] += sgn * (velocity[k, 2] + w_x_r[2])
                 for row in range(3):
                     i = 3 * m + row
-                    u0, u1, u2 = d[row, 0], d[row, 1], d[row, 2]
-                    jacobian[i, side, 0], jacobian[i, side, 1], jacobian[i, side, 2] = sgn * u0, sgn * u1, sgn * u2
-                    r_x_u = cross3((r0, r1, r2), (u0, u1, u2))
-                    jacobian[i, side, 3] = sgn * r_x_u[0]
-                    jacobian[i, side, 4] = sgn * r_x_u[1]
-                    jacobian[i, side, 5] = sgn * r_x_u[2]
+                    u = (d[row, 0], d[row, 1], d[row, 2])
+                    ru = cross3(r, u)
+                    jacobian[i, side, 0], jacobian[i, side, 1], jacobian[i, side, 2] = sgn * u[0], sgn * u[1], sgn * u[2]
+                    jacobian[i, side, 3], jacobian[i, side, 4], jacobian[i, side, 5] = sgn * ru[0], sgn * ru[1], sgn * ru[2]
             else:
                 for c in range(3):
                     v_rel[c] += sgn * static_velocity[m, side, c]
@@ -218,11 +281,11 @@ def fill_contact_rows(point, normal, depth, body, centre, velocity, static_veloc
         static_normal[m] = n0 * static[0] + n1 * static[1] + n2 * static[2]
         bounce[m] = vn0 if vn0 < -threshold and restitution[m] > 0.0 else np.nan
         # Consecutive points of the same two bodies form a manifold (at most 4), marked on its first normal row.
-        if m > 0 and body[m, 0] == body[m - 1, 0] and body[m, 1] == body[m - 1, 1] and points < 4:
-            points += 1
+        if m > 0 and body[m, 0] == body[m - 1, 0] and body[m, 1] == body[m - 1, 1] and points_in < 4:
+            points_in += 1
         else:
-            first, points = 3 * m + 2, 1
-        block[first] = MANIFOLD + points - 1
+            first, points_in = 3 * m + 2, 1
+        block[first] = MANIFOLD + points_in - 1
 
 
 def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
@@ -249,17 +312,12 @@ def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, 
             return x
         x = np.asarray(x, float)
         return np.ascontiguousarray(x if x.shape == shape else np.broadcast_to(x, shape))
-    rows = Rows(np.empty((3 * M, 2), np.int64), np.empty((3 * M, 2, 6)), np.empty(3 * M), np.empty(3 * M),
-                np.empty(3 * M), np.empty(3 * M), np.empty(3 * M), np.empty(3 * M), np.empty(3 * M),
-                np.empty(3 * M, np.int64))
-    bounce, static_normal = np.empty(M), np.empty(M)
-    fill_contact_rows(f(point, (M, 3)), f(normal, (M, 3)), f(depth, (M,)),
-                      np.ascontiguousarray(body, np.int64), f(centre, np.shape(centre)), f(velocity, np.shape(velocity)),
-                      f(static_velocity, (M, 2, 3)), f(mu, (M,)), f(restitution, (M,)), f(warm, (M, 3)),
-                      float(h), float(beta), float(slop), float(threshold), float(softness),
-                      rows.body, rows.jacobian, rows.target, rows.relax, rows.lower, rows.upper, rows.softness,
-                      rows.mu, rows.impulse, rows.block, bounce, static_normal)
-    return rows, bounce, static_normal
+    arrays, out = empty_row_arrays(3 * M), PointBounce(np.empty(M), np.empty(M))
+    fill_contact_rows(ContactInput(f(point, (M, 3)), f(normal, (M, 3)), f(depth, (M,)), np.ascontiguousarray(body, np.int64),
+                                   f(static_velocity, (M, 2, 3)), f(mu, (M,)), f(restitution, (M,)), f(warm, (M, 3))),
+                      BodyMotion(f(centre, np.shape(centre)), f(velocity, np.shape(velocity))),
+                      ContactConstants(float(h), float(beta), float(slop), float(threshold), float(softness)), arrays, out)
+    return Rows(*arrays), out.approach, out.static_normal
 
 
 def restitution_targets(approach, free, gap, restitution, h, fraction):

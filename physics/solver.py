@@ -26,11 +26,12 @@ from numba import njit
 
 from physics import profile
 from physics.broadphase import candidate_pairs, collision_filter
-from physics.collision import ContactCache, Contacts, contacts, lookup_impulses
-from physics.constraints import BOUNCE_THRESHOLD, ROWS_PER_JOINT, SLOP, Joints, Rows, fill_contact_rows, \
-    beta_from_erp, concatenate, restitution_targets
+from physics.collision import ContactCache, Contacts, StoredImpulses, contacts, lookup_impulses  # noqa: F401 (StoredImpulses public here)
+from physics.constraints import BOUNCE_THRESHOLD, ROWS_PER_JOINT, SLOP, BodyMotion, ContactConstants, ContactInput, \
+    Joints, PointBounce, Rows, beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.gauss_seidel import Prepared, Solution, prepare, solve, sweep, warm_start  # noqa: F401 (public here)
 from physics.rotation import matrix_from_rotvec
+from physics.rotation_kernels import cross
 from physics.shapes import ShapeSet, aabbs
 from physics.sleeping import FOREIGN, SUPPORTED, ShapeRest, awake_pairs, touch_flags, wake_touched  # noqa: F401 (public here)
 
@@ -90,15 +91,6 @@ class Materials(NamedTuple):
     restitution: np.ndarray
 
 
-class StoredImpulses(NamedTuple):
-    """Last step's impulses (the contact cache, for warm starting): sorted keys (K,) int64,
-    impulses (K, 3) (normal, t1, t2), and the shape count the keys were made with."""
-
-    keys: np.ndarray
-    impulses: np.ndarray
-    n_shapes: int
-
-
 class ContactParams(NamedTuple):
     """The step's constants for the contact rows."""
 
@@ -138,7 +130,6 @@ def _reach(c, pair_nodes, body, bodies, nodes, params, surface, keep):
     centre, velocity = bodies.centre, bodies.velocity
     h, lead, base = params.h, params.lead, params.base
     v = np.empty(3)
-    w = np.empty(3)
     vs, spin, moving, d = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     for m in range(depth.size):
         vn = 0.0
@@ -155,9 +146,7 @@ def _reach(c, pair_nodes, body, bodies, nodes, params, surface, keep):
             v[2] = lin[2] + ang[0] * r1 - ang[1] * r0
             if k < 0:
                 acc, alpha = nodes.acceleration[node], nodes.alpha[node]
-                w[0] = ang[1] * (v[2] - lin[2]) - ang[2] * (v[1] - lin[1])     # ω × (ω × r)
-                w[1] = ang[2] * (v[0] - lin[0]) - ang[0] * (v[2] - lin[2])
-                w[2] = ang[0] * (v[1] - lin[1]) - ang[1] * (v[0] - lin[0])
+                w = cross((ang[0], ang[1], ang[2]), (v[0] - lin[0], v[1] - lin[1], v[2] - lin[2]))   # ω × (ω × r)
                 surface[m, side, 0] = v[0] + lead * (acc[0] + alpha[1] * r2 - alpha[2] * r1 + w[0])
                 surface[m, side, 1] = v[1] + lead * (acc[1] + alpha[2] * r0 - alpha[0] * r2 + w[1])
                 surface[m, side, 2] = v[2] + lead * (acc[2] + alpha[0] * r1 - alpha[1] * r0 + w[2])
@@ -179,9 +168,9 @@ def _reach(c, pair_nodes, body, bodies, nodes, params, surface, keep):
                 dn += d[c3] * normal[m, c3]
             for c3 in range(3):
                 d[c3] -= dn * normal[m, c3]
-            surface[m, s, 0] += lead * (spin[1] * d[2] - spin[2] * d[1])
-            surface[m, s, 1] += lead * (spin[2] * d[0] - spin[0] * d[2])
-            surface[m, s, 2] += lead * (spin[0] * d[1] - spin[1] * d[0])
+            turn = cross((spin[0], spin[1], spin[2]), (d[0], d[1], d[2]))
+            for c3 in range(3):
+                surface[m, s, c3] += lead * turn[c3]
 
 
 @njit(cache=True)
@@ -209,8 +198,8 @@ def _contact_stage(c, bodies, nodes, materials, stored, params):
     rules: μ = √(μ_a μ_b), e = max(e_a, e_b)), last step's impulses (warm start, the cache's sorted
     keys) and their rows (`physics.constraints.contact_rows`). c: `ContactPoints`, compacted in
     place, kept points first; bodies: `SolverBodies`; nodes: `NodeMotion`; materials: `Materials`;
-    stored: `StoredImpulses`; params: `ContactParams`. Returns (kept, how many may bounce, the ten
-    `Rows` arrays, approach (kept,), static_normal (kept,), e (kept,))."""
+    stored: `StoredImpulses`; params: `ContactParams`. Returns (kept, how many may bounce, the rows
+    (`RowArrays`), their `PointBounce` (kept,), e (kept,))."""
     kept, body, surface = _keep_reachable(c, bodies, nodes, params)
     mu, e, warm = np.empty(kept), np.empty(kept), np.zeros((kept, 3))
     for m in range(kept):
@@ -220,17 +209,15 @@ def _contact_stage(c, bodies, nodes, materials, stored, params):
     if params.warm:
         lookup_impulses(stored.keys, stored.impulses, c.shape_a[:kept], c.shape_b[:kept], c.feature[:kept],
                         stored.n_shapes, warm)
-    R = 3 * kept
-    rows = (np.empty((R, 2), np.int64), np.empty((R, 2, 6)), np.empty(R), np.empty(R), np.empty(R), np.empty(R),
-            np.empty(R), np.empty(R), np.empty(R), np.empty(R, np.int64))
-    approach, static_normal = np.empty(kept), np.empty(kept)
-    fill_contact_rows(c.point[:kept], c.normal[:kept], c.depth[:kept], body[:kept], bodies.centre, bodies.velocity,
-                      surface[:kept], mu, e, warm, params.h, params.beta, params.slop, params.threshold,
-                      params.softness, *rows, approach, static_normal)
+    rows, out = empty_row_arrays(3 * kept), PointBounce(np.empty(kept), np.empty(kept))
+    fill_contact_rows(ContactInput(c.point[:kept], c.normal[:kept], c.depth[:kept], body[:kept], surface[:kept], mu, e,
+                                   warm),
+                      BodyMotion(bodies.centre, bodies.velocity),
+                      ContactConstants(params.h, params.beta, params.slop, params.threshold, params.softness), rows, out)
     bounces = 0
     for m in range(kept):
-        bounces += np.isfinite(approach[m])
-    return (kept, bounces, *rows, approach, static_normal, e)
+        bounces += np.isfinite(out.approach[m])
+    return kept, bounces, rows, out, e
 
 
 @njit(cache=True)
@@ -390,12 +377,12 @@ class SceneSolver:
                 touch_flags(c.shape_a, c.shape_b, self._rest, self.body_touch)
             lead = h if lead is None else lead      # `_reach`
             cache = self.cache
-            kept, bounces, *arrays, approach, static_normal, e = _contact_stage(
+            kept, bounces, arrays, bounce, e = _contact_stage(
                 ContactPoints(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
                               c.feature_id),
                 SolverBodies(self.body_of_node, centre, velocity),
                 NodeMotion(world.translation, world.velocity, world.omega, world.acceleration, world.alpha),
-                Materials(self.friction, self.restitution), StoredImpulses(cache._impulse_keys, cache._impulses, cache._n_shapes),
+                Materials(self.friction, self.restitution), cache.stored(),
                 ContactParams(h, lead, SPECULATIVE + math.hypot(*settings.gravity) * h * h, bool(settings.warm_start),
                               beta, SLOP, BOUNCE_THRESHOLD, softness))
             if kept < len(c):
@@ -405,8 +392,9 @@ class SceneSolver:
             parts.append(Rows(*arrays))
             self._bounce = None
             if bounces:     # points approaching faster than BOUNCE_THRESHOLD with e > 0 (rare)
-                may = np.flatnonzero(np.isfinite(approach))
-                self._bounce = (offset + 3 * may + 2, approach[may], static_normal[may], -c.depth[may], e[may])
+                may = np.flatnonzero(np.isfinite(bounce.approach))
+                self._bounce = (offset + 3 * may + 2, bounce.approach[may], bounce.static_normal[may], -c.depth[may],
+                                e[may])
         else:
             self._bounce = None
         self._h = h

@@ -1,0 +1,201 @@
+"""The 1,000-box heap side by side with PyBullet: `python -m benchmarks pile`.
+
+The same heap (`assets/scenes/pile.toml`: 1,000 boxes of 0.2 m and 1 kg, a 10³ heap with random
+tilts dropped onto the ground from 0.5 m; dt = 1/60) built in our `physics.Simulation` and in
+PyBullet (`pybullet`, the benchmark-only `bench` extra: maximal coordinates, its sequential-impulse
+solver, one `stepSimulation` per step, sub-steps off, sleeping off as ours is), at each iteration
+count of `ITERATIONS`. Both are settled for `SETTLE_S` of simulated time, then `TIMED` steps are
+timed interleaved (ours, PyBullet, ours, ...) so that a busy moment of the shared machine falls on
+both alike. Reported for both: median thread CPU ms per step (`time.thread_time`; PyBullet in
+DIRECT mode steps on the calling thread), contact points (ours: points the solver took, speculative
+ones included, and how many touch; PyBullet: `getContactPoints`), the worst penetration of a box
+corner below the ground while settling and during the timed steps (steady), boxes whose centre is
+below the ground, and the ratios ours / PyBullet.
+
+Friction: ours mixes μ = √(μa μb), PyBullet multiplies μa μb, so PyBullet's bodies get √μ of the
+scene's values and every pair sees the same μ in both. Penetration is the lowest box corner
+below the ground, y − h Σⱼ|R₁ⱼ| (h = 0.1 m half edge).
+"""
+import os
+import time
+import tomllib
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from benchmarks.contacts import PENETRATION_TARGET_MM, PILE, STEP_TARGET_MS
+from physics.rotation import matrix_from_quaternion
+
+ITERATIONS = (10, 20, 50)
+SETTLE_S = 5.0
+TIMED = 41
+HALF = 0.1
+
+
+def _heap():
+    """(ground friction, box translations (n, 3), quaternions (n, 4) (w, x, y, z), box friction,
+    dt) read from pile.toml."""
+    from physics.scene import DEFAULT_FRICTION
+
+    data = tomllib.loads(PILE.read_text())
+    nodes = data["node"]
+    ground = nodes[0].get("friction", DEFAULT_FRICTION)
+    boxes = [n for n in nodes if n.get("motion") == "dynamic"]
+    friction = {n.get("friction", DEFAULT_FRICTION) for n in boxes}
+    assert len(friction) == 1, "one box friction in pile.toml"
+    return (ground, np.array([n["translation"] for n in boxes], float), np.array([n["rotation"] for n in boxes], float),
+            friction.pop(), float(data["world"]["dt"]))
+
+
+class BulletPile:
+    """The heap in PyBullet (DIRECT mode), y up."""
+
+    def __init__(self, iterations):
+        import pybullet
+
+        self.p = p = pybullet
+        ground, translation, quaternion, friction, dt = _heap()
+        self.client = p.connect(p.DIRECT)
+        c = self.client
+        p.setGravity(0.0, -9.81, 0.0, physicsClientId=c)
+        p.setPhysicsEngineParameter(fixedTimeStep=dt, numSolverIterations=iterations, numSubSteps=0,
+                                    physicsClientId=c)
+        plane = p.createCollisionShape(p.GEOM_PLANE, planeNormal=[0, 1, 0], physicsClientId=c)
+        floor = p.createMultiBody(0, plane, physicsClientId=c)
+        p.changeDynamics(floor, -1, lateralFriction=np.sqrt(ground), physicsClientId=c)
+        box = p.createCollisionShape(p.GEOM_BOX, halfExtents=[HALF] * 3, physicsClientId=c)
+        self.bodies = []
+        for x, (w, qx, qy, qz) in zip(translation, quaternion):
+            b = p.createMultiBody(1.0, box, basePosition=list(x), baseOrientation=[qx, qy, qz, w], physicsClientId=c)
+            p.changeDynamics(b, -1, lateralFriction=np.sqrt(friction), restitution=0.0,
+                             activationState=p.ACTIVATION_STATE_DISABLE_SLEEPING, physicsClientId=c)
+            self.bodies.append(b)
+
+    def step(self):
+        self.p.stepSimulation(physicsClientId=self.client)
+
+    def lowest(self):
+        """(n,) height of each box's lowest corner, and (n,) of its centre."""
+        p, c = self.p, self.client
+        poses = [p.getBasePositionAndOrientation(b, physicsClientId=c) for b in self.bodies]
+        y = np.array([pos[1] for pos, _ in poses])
+        q = np.array([[w, x, yy, z] for _, (x, yy, z, w) in poses])
+        R = matrix_from_quaternion(q)
+        return y - HALF * np.abs(R[:, 1, :]).sum(axis=1), y
+
+    def points(self):
+        return len(self.p.getContactPoints(physicsClientId=self.client)), None
+
+    def close(self):
+        self.p.disconnect(physicsClientId=self.client)
+
+
+class OurPile:
+    """The heap in `physics.Simulation` at the scene's settings but for the iteration count."""
+
+    def __init__(self, iterations):
+        from physics.simulation import Simulation
+
+        self.sim = Simulation.from_file(PILE)
+        self.sim.set("iterations", iterations)
+        self.boxes = np.flatnonzero(self.sim.motion == "dynamic")
+
+    def step(self):
+        self.sim.step(1)
+
+    def lowest(self):
+        world = self.sim.world().transform
+        y = world.translation[self.boxes, 1]
+        return y - HALF * np.abs(world.rotation[self.boxes, 1, :]).sum(axis=1), y
+
+    def points(self):
+        c = self.sim._solver.contacts      # the points the solver took (speculative ones too)
+        return len(c), int((c.depth > 0).sum())
+
+    def close(self):
+        pass
+
+
+def side_by_side(iterations, settle_s=SETTLE_S, timed=TIMED):
+    """Both heaps at `iterations`, settled, then timed interleaved; SimpleNamespace per engine."""
+    engines = {"ours": OurPile(iterations), "pybullet": BulletPile(iterations)}
+    out = {name: SimpleNamespace(worst_settle=0.0, worst=0.0, cpu=[]) for name in engines}
+    try:
+        for _ in range(round(settle_s * 60)):
+            for name, engine in engines.items():
+                engine.step()
+                out[name].worst_settle = max(out[name].worst_settle, -engine.lowest()[0].min())
+        for _ in range(timed):
+            for name, engine in engines.items():
+                c0 = time.thread_time()
+                engine.step()
+                out[name].cpu.append(time.thread_time() - c0)
+                out[name].worst = max(out[name].worst, -engine.lowest()[0].min())
+        for name, engine in engines.items():
+            r = out[name]
+            r.ms = 1e3 * float(np.median(r.cpu))
+            r.points, r.touching = engine.points()
+            lowest, centre = engine.lowest()
+            r.below = int((centre < 0.0).sum())
+    finally:
+        for engine in engines.values():
+            engine.close()
+    return out
+
+
+def main(quick=False):
+    try:
+        import pybullet  # noqa: F401
+    except ImportError:
+        return ("## The heap beside PyBullet (`benchmarks/pile.py`)\n\npybullet is not installed "
+                "(`pip install -e .[bench]`): nothing measured.")
+    counts = (10, 50) if quick else ITERATIONS
+    settle_s, timed = (1.0, 5) if quick else (SETTLE_S, TIMED)
+    runs = {n: side_by_side(n, settle_s, timed) for n in counts}
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    mm = lambda x: f"{1e3 * x:.1f}"
+    lines = [
+        "## The heap beside PyBullet (`benchmarks/pile.py`)",
+        "",
+        f"`assets/scenes/pile.toml` (1,000 boxes of 0.2 m, 1 kg, dropped as a 10³ heap from 0.5 m; dt = 1/60, "
+        f"1 sub-step) in ours and in PyBullet {_bullet_version()} (sleeping off in both, the same friction per pair), "
+        f"settled {settle_s:g} s, then {timed} steps timed interleaved; median thread CPU ms per step. "
+        f"Load average {load} on {os.cpu_count()} cores. Ratios are ours / PyBullet.",
+        "",
+        "| iterations | ms per step: ours | PyBullet | ratio | contact points: ours (touching) | PyBullet "
+        "| worst steady penetration, mm: ours | PyBullet | ratio | worst while settling, mm: ours | PyBullet "
+        "| boxes below the ground: ours | PyBullet |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n, r in runs.items():
+        o, b = r["ours"], r["pybullet"]
+        lines.append(f"| {n} | {o.ms:.2f} | {b.ms:.2f} | {o.ms / b.ms:.2f} | {o.points} ({o.touching}) | {b.points} "
+                     f"| {mm(o.worst)} | {mm(b.worst)} | {o.worst / max(b.worst, 1e-12):.2f} | {mm(o.worst_settle)} "
+                     f"| {mm(b.worst_settle)} | {o.below} | {b.below} |")
+    first = runs[counts[0]]["ours"]
+    slower = [n for n, r in runs.items() if r["ours"].ms > r["pybullet"].ms]
+    lines += [
+        "",
+        "| goal (docs/fidelity.md) | target | ours |",
+        "|---|---:|---:|",
+        f"| ms per step at {counts[0]} iterations | ≤ {STEP_TARGET_MS:g} | {first.ms:.2f} "
+        f"{'✓' if first.ms <= STEP_TARGET_MS else '✗'} |",
+        f"| worst steady penetration at {counts[0]} iterations | ≤ {PENETRATION_TARGET_MM:g} mm | {mm(first.worst)} mm "
+        f"{'✓' if 1e3 * first.worst <= PENETRATION_TARGET_MM else '✗'} |",
+        f"| no slower than PyBullet at the same iteration count | every count | "
+        f"{'every count ✓' if not slower else 'slower at ' + ', '.join(map(str, slower)) + ' ✗'} |",
+    ]
+    return "\n".join(lines)
+
+
+def _bullet_version():
+    try:
+        from importlib.metadata import version
+        return version("pybullet")
+    except Exception:
+        return ""
+
+
+if __name__ == "__main__":
+    print(main())
