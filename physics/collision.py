@@ -770,6 +770,13 @@ def _gjk(ka, ca, Ra, pa, kb, cb, Rb, pb, sa, sb, v):
     return False, direction
 
 
+@njit(cache=True, inline="always")
+def _outside(normal, ao):
+    """The origin (at `ao` from the face's vertex a) lies on the side of `normal` by more than
+    round-off: its angle to the face's plane exceeds 1e-10 rad (a few ulps of the products)."""
+    return _dot(normal, ao) > 1e-10 * np.sqrt(_dot(normal, normal) * _dot(ao, ao))
+
+
 @njit(cache=True)
 def _nearest_simplex(sa, sb, v, n, direction):
     """GJK's simplex step: the simplex in rows 0..n-1 (newest last) reduced to its feature closest
@@ -808,18 +815,21 @@ def _nearest_simplex(sa, sb, v, n, direction):
         abc = cross(sub(b, a), sub(c, a))
         acd = cross(sub(c, a), sub(dd, a))
         adb = cross(sub(dd, a), sub(b, a))
-        # slots: 0 = d, 1 = c, 2 = b, 3 = a; the triangle abc's normal points away from d
-        if _dot(abc, ao) > 0:  # (c, b, a)
+        # slots: 0 = d, 1 = c, 2 = b, 3 = a; the triangle abc's normal points away from d. The origin
+        # counts as outside a face only beyond round-off (_outside): on a shared edge (two sphere
+        # centres in line with the first support points) every face would see it by a last bit in
+        # turn and GJK would cycle until it gave up on a deep overlap.
+        if _outside(abc, ao):  # (c, b, a)
             _move_vertex(sa, sb, v, 1, 0)
             _move_vertex(sa, sb, v, 2, 1)
             _move_vertex(sa, sb, v, 3, 2)
             n = 3
             direction = abc
-        elif _dot(acd, ao) > 0:  # (d, c, a)
+        elif _outside(acd, ao):  # (d, c, a)
             _move_vertex(sa, sb, v, 3, 2)
             n = 3
             direction = acd
-        elif _dot(adb, ao) > 0:  # (b, d, a)
+        elif _outside(adb, ao):  # (b, d, a)
             _swap_vertices(sa, sb, v, 0, 2)
             _move_vertex(sa, sb, v, 2, 1)
             _move_vertex(sa, sb, v, 3, 2)
