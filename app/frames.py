@@ -186,7 +186,7 @@ def panel_section(panel):
     options = ["world"] + [str(n) for n in sim.names]
     index = 0 if view.node is None else view.node + 1
     changed, index = imgui.combo("view from", index, options)
-    panel._remember("view from")
+    panel.remember("view from")
     if changed:
         v.view_from(None if index == 0 else index - 1)
     selected = v.selected
@@ -195,15 +195,15 @@ def panel_section(panel):
     else:
         name = str(sim.names[selected])
         changed, on = imgui.checkbox(f"trail of {name}", selected in trails.nodes)
-        panel._remember("trail")
+        panel.remember("trail")
         if changed:
             trails.toggle(selected)
         changed, view.decompose = imgui.checkbox("acceleration terms", view.decompose)
-        panel._remember("acceleration terms")
+        panel.remember("acceleration terms")
         if changed:
             view.history.clear()
     changed, trails.in_world = imgui.checkbox("trails also in the world", trails.in_world)
-    panel._remember("trails in world")
+    panel.remember("trails in world")
     if trails.nodes and imgui.button("clear trails"):
         trails.clear(keep_nodes=False)
     if view.decompose and selected is not None:
@@ -217,4 +217,4 @@ def panel_section(panel):
                 imgui.text_colored(imgui.ImVec4(r, g, b, 1.0), f"{name:>11} " + " ".join(f"{x:+9.4f}" for x in value))
             imgui.text_colored(imgui.ImVec4(0.75, 0.75, 0.75, 1.0), f"m/s^2 in the axes of {view.name(sim)}")
         if view.plot(str(sim.names[selected]), view.name(sim)):
-            panel._remember("terms plot")
+            panel.remember("terms plot")

@@ -71,7 +71,9 @@ class Panel:
         self.tree = Tree(self)
         self.axes = {}     # plot -> its y axis last frame (app.plots.readable_axis): limits, ticks, labels
 
-    def _remember(self, label):
+    def remember(self, label):
+        """Record the last drawn item's screen rectangle under `label` (`item_rects`: what tests and
+        the tree, frames and plots sections click on)."""
         lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
         self.item_rects[label] = (lo.x, lo.y, hi.x, hi.y)
 
@@ -81,7 +83,7 @@ class Panel:
 
     def button(self, label):
         pressed = imgui.button(label)
-        self._remember(label)
+        self.remember(label)
         return pressed
 
     def draw(self):
@@ -96,26 +98,26 @@ class Panel:
         if v.sim is not None:
             self.transport()
             timeline_open = imgui.collapsing_header("Timeline", imgui.TreeNodeFlags_.default_open)
-            self._remember("Timeline")
+            self.remember("Timeline")
             if timeline_open:
                 self.timeline()
             # first after the transport: what a key (G, I, C) changes shows without scrolling
             plots_open = imgui.collapsing_header("Plots")
-            self._remember("Plots")
+            self.remember("Plots")
             if plots_open:
                 self.plots()
             else:
                 self.plotted = {}
             tree_open = imgui.collapsing_header("Hierarchy")
-            self._remember("Hierarchy")
+            self.remember("Hierarchy")
             if tree_open:
                 self.tree.draw()
             compare_open = imgui.collapsing_header("Compare")   # ghost runs: app.ghosts
-            self._remember("Compare")
+            self.remember("Compare")
             if compare_open:
                 v.ghosts.section(self)
             frames_open = imgui.collapsing_header("Frames")  # view from, trails, acceleration terms
-            self._remember("Frames")
+            self.remember("Frames")
             if frames_open:
                 frames.panel_section(self)
             if imgui.collapsing_header("Scenes", imgui.TreeNodeFlags_.default_open):
@@ -174,14 +176,14 @@ class Panel:
             v.frame_scene()
         imgui.same_line()
         changed, on = imgui.checkbox("Shadows", v.prefs["shadows"])
-        self._remember("Shadows")
+        self.remember("Shadows")
         if imgui.is_item_hovered():
             imgui.set_tooltip("the key light's shadows: what touches what")
         if changed:
             v.prefs["shadows"] = on
         changed, scale = imgui.slider_float("time scale", v.prefs["time_scale"], 0.01, 4.0, "%.2fx",
                                             imgui.SliderFlags_.logarithmic)
-        self._remember("time scale")
+        self.remember("time scale")
         if changed:
             v.prefs["time_scale"] = float(np.clip(scale, 0.01, 4.0))
 
@@ -207,7 +209,7 @@ class Panel:
         imgui.set_next_item_width(-1)
         shown = f"step %d of {tl.origin}-{tl.head}   t = {v.sim.time:.3f} s"
         changed, wanted = imgui.slider_int("##scrubber", step, tl.origin, max(tl.head, tl.origin + 1), shown)
-        self._remember("scrubber")
+        self.remember("scrubber")
         if changed and wanted != step:
             v.paused, v.backwards = True, False
             v.seek(wanted)
@@ -216,7 +218,7 @@ class Panel:
         # "###budget": the label shows the memory used, the widget's ID stays the same while it changes
         changed, budget = imgui.slider_float(f"{tl.bytes / 2**20:.1f} MB kept###budget", v.prefs["timeline_budget_mb"],
                                              MIN_BUDGET_MB, MAX_BUDGET_MB, "budget %.0f MB", imgui.SliderFlags_.logarithmic)
-        self._remember("budget")
+        self.remember("budget")
         if imgui.is_item_hovered():
             imgui.set_tooltip(f"{len(tl.keyframes)} keyframes, one every {tl.keyframe_every} steps; past the budget "
                               "the oldest go and the timeline starts later")
@@ -229,11 +231,11 @@ class Panel:
         for i, path in enumerate(scene_files()):
             label = f"{i + 1}  {path.stem}" if i < 9 else f"   {path.stem}"
             clicked, _ = imgui.selectable(label, v.scene_path == path)
-            self._remember(path.stem)
+            self.remember(path.stem)
             if clicked:
                 v.load_scene(path)
         _, self.open_path = imgui.input_text("##path", self.open_path)
-        self._remember("path")
+        self.remember("path")
         imgui.same_line()
         if self.button("Open") and self.open_path.strip():
             v.open(self.open_path.strip())
@@ -245,7 +247,7 @@ class Panel:
             changed, new = setting_widget(name, getattr(v.sim.settings, name))
             if changed:
                 v.set(name, new)
-            self._remember(name)
+            self.remember(name)
             if name in ("integrator", "gyroscopic") and imgui.is_item_hovered():
                 imgui.set_tooltip(ORDER_NOTE)   # which integrators keep their order in which mode
 
@@ -258,7 +260,7 @@ class Panel:
         prefs = self.viewer.prefs
         for name in OVERLAYS:
             changed, on = imgui.checkbox(name.replace("_", " "), prefs["overlays"][name])
-            self._remember(name)
+            self.remember(name)
             if changed:
                 prefs["overlays"][name] = on
         changed, scale = imgui.slider_float("arrow scale", prefs["arrow_scale"], 0.01, 5.0, "%.2f",
@@ -353,6 +355,6 @@ class Panel:
                 imgui.text(label)
                 imgui.table_next_column()
                 imgui.text(description)
-                self._remember(f"help {label}")
+                self.remember(f"help {label}")
             imgui.end_table()
         imgui.end()

@@ -56,7 +56,7 @@ class Tree:
         choices = ["all bodies"] + [sim.names[i] for i in assemblies(sim)]
         current = choices.index(viewer.history.subtree) if viewer.history.subtree in choices else 0
         changed, index = imgui.combo("plots of", current, choices)
-        self.panel._remember("plots of")
+        self.panel.remember("plots of")
         if changed:
             viewer.history.set_subtree(None if index == 0 else choices[index])
         if imgui.is_item_hovered():
@@ -76,7 +76,7 @@ class Tree:
         dropped = []
         flags = imgui.TreeNodeFlags_.default_open | imgui.TreeNodeFlags_.span_avail_width
         opened = imgui.tree_node_ex("world##tree", flags)
-        self.panel._remember("tree:world")
+        self.panel.remember("tree:world")
         self._target(None, dropped)
         if opened:
             small = len(sim.names) <= OPEN_BELOW
@@ -96,7 +96,7 @@ class Tree:
         if viewer.selected == i:
             flags |= imgui.TreeNodeFlags_.selected
         opened = imgui.tree_node_ex(f"{describe(sim, i, asleep)}##tree{i}", flags)
-        self.panel._remember(f"tree:{sim.names[i]}")
+        self.panel.remember(f"tree:{sim.names[i]}")
         if imgui.is_item_clicked() and not imgui.is_item_toggled_open():
             viewer.selected = i
         if imgui.begin_drag_drop_source():

@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from physics.snapshot import Snapshot, _canonical
+from physics.snapshot import Snapshot, canonical
 from physics.timeline import Input, Timeline
 
 MAGIC = b"HSREC\x00\x00\x01"
@@ -74,7 +74,7 @@ class Recording:
         first = self.keyframes[min(self.keyframes)]
         header = json.dumps({
             "format": FORMAT, "version": VERSION, "scene_path": self.scene_path, "scene_text": self.scene_text,
-            "settings": _canonical(first.settings), "keyframe_every": self.keyframe_every, "origin": self.origin,
+            "settings": canonical(first.settings), "keyframe_every": self.keyframe_every, "origin": self.origin,
             "head": self.head, "inputs": [i.to_json() for i in self.inputs],
             "hashes": [self.hashes[s] for s in range(self.origin, self.head + 1)], "keyframes": entries,
         }).encode()

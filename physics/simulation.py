@@ -32,6 +32,7 @@ descendants keep their world motion (the car crash), kinematic and fixed descend
 """
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -86,6 +87,62 @@ _QUANTITIES = ("translation", "rotation", "velocity", "angular velocity")
 _UNITS = ("m", "", "m/s", "rad/s")
 
 
+# The step's kernels take these bundles (and physics.sleeping's). They are built once per topology
+# (`Simulation._bind`), of arrays that the steps change in place, so a step builds none.
+class NodeArrays(NamedTuple):
+    """A `physics.hierarchy.NodeState` (the local or the world state) as its seven (N, ...) views."""
+
+    translation: np.ndarray     # (N, 3)
+    rotation: np.ndarray        # (N, 3, 3)
+    scale: np.ndarray           # (N,)
+    velocity: np.ndarray        # (N, 3)
+    acceleration: np.ndarray    # (N, 3)
+    omega: np.ndarray           # (N, 3)
+    alpha: np.ndarray           # (N, 3)
+
+
+class DynamicBodies(NamedTuple):
+    """The dynamic bodies (D,) as the kernels read them (`Model`: constant for a topology)."""
+
+    node: np.ndarray                # (D,) int: each body's node
+    parent: np.ndarray              # (D,) int: its parent's node, −1 = the world
+    nearest_slot: np.ndarray        # (D,) int: the slot of its nearest dynamic ancestor, −1 = none
+    generation_order: np.ndarray    # (D,) int: the slots, ancestors first
+    mass: np.ndarray                # (D,) kg
+    inertia: np.ndarray             # (D, 3) principal moments, body axes
+    force_applied: np.ndarray       # (D, 3) N, world frame
+
+
+class Motion(NamedTuple):
+    """Local pose and velocity of a group of nodes (K, ...), in the group's order."""
+
+    translation: np.ndarray     # (K, 3)
+    rotation: np.ndarray        # (K, 3, 3)
+    velocity: np.ndarray        # (K, 3)
+    omega: np.ndarray           # (K, 3) omega_local, or (0, 3): not written (`_scatter_motion`)
+
+
+class DynamicInputs(NamedTuple):
+    """What the dynamic stage steps (D, ...), gathered by `_dynamic_inputs`: the bodies' local
+    state, world force, and their parents' world motion (the integrator's frame)."""
+
+    translation: np.ndarray     # (D, 3)
+    rotation: np.ndarray        # (D, 3, 3)
+    velocity: np.ndarray        # (D, 3)
+    force: np.ndarray           # (D, 3) m g + F_applied
+    frame_rotation: np.ndarray  # (D, 3, 3) R2
+    frame_scale: np.ndarray     # (D,) s2
+    frame_acceleration: np.ndarray  # (D, 3) a2
+    frame_omega: np.ndarray     # (D, 3) ω2
+    frame_alpha: np.ndarray     # (D, 3) α2
+
+    @classmethod
+    def empty(cls, count):
+        return cls(np.empty((count, 3)), np.empty((count, 3, 3)), np.empty((count, 3)), np.empty((count, 3)),
+                   np.empty((count, 3, 3)), np.empty(count), np.empty((count, 3)), np.empty((count, 3)),
+                   np.empty((count, 3)))
+
+
 class DivergenceError(ValueError):
     """A simulation whose state went non-finite or ran away: `node` (name), `step` (the step in which
     it happened, 1 = the first), `time` (s, the sub-step's end), `quantity` and `value` say where and
@@ -129,13 +186,14 @@ def _put3(a, i, c, v):
 
 
 @njit(cache=True)
-def _move_bodies(nodes, parent, nearest, generation_order, counteract, dv, dx, world_translation, world_rotation,
-                 world_scale, velocity, translation, rotation, total, before):
-    """`Simulation._apply_world_changes` up to the world update, in place on the hierarchy's local
-    arrays of the dynamic `nodes` (D,) (parent (D,) their parents' nodes, −1 = the world; nearest
-    (D,) the slot of the nearest dynamic ancestor, −1 = none; generation_order: the slots,
-    ancestors first). total (D, 6) gets each body's change of world [v, ω], before (D, 3, 3)
-    its world rotation before the move."""
+def _move_bodies(bodies, counteract, dv, dx, world, local, total, before):
+    """`Simulation._apply_world_changes` up to the world update, in place on the `local` arrays
+    (`NodeArrays`) of the dynamic `bodies` (`DynamicBodies`), with `world` the world state before
+    the move. total (D, 6) gets each body's change of world [v, ω], before (D, 3, 3) its world
+    rotation before the move."""
+    nodes, parent, nearest, generation_order = bodies.node, bodies.parent, bodies.nearest_slot, bodies.generation_order
+    world_translation, world_rotation, world_scale = world.translation, world.rotation, world.scale
+    velocity, translation, rotation = local.velocity, local.translation, local.rotation
     for k in range(nodes.size):
         for c in range(6):
             total[k, c] = dv[k, c]
@@ -169,10 +227,11 @@ _NO_PAIRS = np.zeros((0, 2), np.int64)
 
 
 @njit(cache=True)
-def _first_divergent(nodes, slot, translation, rotation, velocity, omega_body, length, speed):
+def _first_divergent(nodes, slot, local, omega_body, length, speed):
     """(node, quantity index into _QUANTITIES, value) of the first of `nodes` whose local velocity,
-    (dynamic: slot >= 0) omega_body, translation or rotation is non-finite or beyond `length` / `speed`
-    (Euclidean norms); (−1, 0, 0) if none. One pass, no allocation."""
+    (dynamic: slot >= 0) omega_body, translation or rotation (`local`: `NodeArrays`) is non-finite or
+    beyond `length` / `speed` (Euclidean norms); (−1, 0, 0) if none. One pass, no allocation."""
+    translation, rotation, velocity = local.translation, local.rotation, local.velocity
     for k in range(nodes.size):
         i = nodes[k]
         v = load3(velocity, i)          # speeds first: a blow-up shows there before the positions follow
@@ -221,15 +280,19 @@ def _keep_momentum(nodes, omega_body, inertia, before, world_rotation, total):
 
 
 @njit(cache=True)
-def _dynamic_inputs(nodes, parent, world_rotation, world_scale, world_acceleration, world_omega, world_alpha,
-                    local_translation, local_rotation, local_velocity, mass, gravity, force_applied):
-    """What the dynamic stage steps, gathered in one compiled pass: the bodies' local translation,
-    rotation, velocity, their world force m g + F_applied, and their parents' world motion (the
-    integrator's frame: rotation, scale, acceleration, ω, α; the identity for the world)."""
-    D = nodes.size
-    translation, rotation, velocity, force = np.empty((D, 3)), np.empty((D, 3, 3)), np.empty((D, 3)), np.empty((D, 3))
-    R2, s2, a2, w2, alpha2 = np.empty((D, 3, 3)), np.empty(D), np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3))
-    for k in range(D):
+def _dynamic_inputs(bodies, world, local, gravity, out):
+    """What the dynamic stage steps, gathered in one compiled pass into `out` (`DynamicInputs`): the
+    `bodies`' local translation, rotation, velocity, their world force m g + F_applied, and their
+    parents' world motion (the integrator's frame: rotation, scale, acceleration, ω, α; the identity
+    for the world)."""
+    nodes, parent, mass, force_applied = bodies.node, bodies.parent, bodies.mass, bodies.force_applied
+    world_rotation, world_scale, world_acceleration = world.rotation, world.scale, world.acceleration
+    world_omega, world_alpha = world.omega, world.alpha
+    local_translation, local_rotation, local_velocity = local.translation, local.rotation, local.velocity
+    translation, rotation, velocity, force = out.translation, out.rotation, out.velocity, out.force
+    R2, s2, a2 = out.frame_rotation, out.frame_scale, out.frame_acceleration
+    w2, alpha2 = out.frame_omega, out.frame_alpha
+    for k in range(nodes.size):
         i, q = nodes[k], parent[k]
         store3(translation, k, load3(local_translation, i))
         store33(rotation, k, load33(local_rotation, i))
@@ -248,14 +311,16 @@ def _dynamic_inputs(nodes, parent, world_rotation, world_scale, world_accelerati
             store3(a2, k, (0.0, 0.0, 0.0))
             store3(w2, k, (0.0, 0.0, 0.0))
             store3(alpha2, k, (0.0, 0.0, 0.0))
-    return translation, rotation, velocity, force, R2, s2, a2, w2, alpha2
 
 
 @njit(cache=True)
-def _scatter_motion(nodes, translation, rotation, velocity, omega, local_translation, local_rotation, local_velocity,
-                    local_omega):
-    """A stage's results for `nodes` written back into the hierarchy's local state in one pass;
-    omega may be empty (the dynamic stage keeps omega_body instead)."""
+def _scatter_motion(nodes, motion, local):
+    """A stage's results `motion` (`Motion`) for `nodes` written back into the hierarchy's local
+    state (`NodeArrays`) in one pass; motion.omega may be empty (the dynamic stage keeps omega_body
+    instead)."""
+    translation, rotation, velocity, omega = motion.translation, motion.rotation, motion.velocity, motion.omega
+    local_translation, local_rotation, local_velocity, local_omega = local.translation, local.rotation, \
+        local.velocity, local.omega
     for k in range(nodes.size):
         i = nodes[k]
         store3(local_translation, i, load3(translation, k))
@@ -266,9 +331,12 @@ def _scatter_motion(nodes, translation, rotation, velocity, omega, local_transla
 
 
 @njit(cache=True)
-def _solver_bodies(nodes, translation, rotation, velocity, omega_body, inertia):
-    """The dynamic `nodes`' centre (D,3), rotation (D,3,3), world velocity [v, ω] (D,6) with
-    ω = R3 omega_body, and inverse world inertia R3 I⁻¹ R3ᵀ (D,3,3), from the world state."""
+def _solver_bodies(bodies, world, omega_body):
+    """The dynamic `bodies`' (`DynamicBodies`) centre (D,3), rotation (D,3,3), world velocity [v, ω]
+    (D,6) with ω = R3 omega_body, and inverse world inertia R3 I⁻¹ R3ᵀ (D,3,3), from the world
+    state (`NodeArrays`)."""
+    nodes, inertia = bodies.node, bodies.inertia
+    translation, rotation, velocity = world.translation, world.rotation, world.velocity
     D = nodes.size
     centre, R3, v, inverse_inertia = np.empty((D, 3)), np.empty((D, 3, 3)), np.empty((D, 6)), np.empty((D, 3, 3))
     for k in range(D):
@@ -342,7 +410,7 @@ class Simulation:
         self._reparented = False    # the topology is the file's (`reparent`, `snapshot`)
         # Kinematic nodes' local state, owned here (contiguous, stepped in place) and copied into
         # the hierarchy after each kinematic stage: nothing else writes it.
-        self._kin_state = tuple(getattr(local, name)[self.model.kin] for name in ("translation", "rotation", "velocity", "omega"))
+        self._kin_state = Motion(*(getattr(local, name)[self.model.kin] for name in ("translation", "rotation", "velocity", "omega")))
         self._kin_acceleration = self.model.kin_acceleration.copy()
         self._kin_alpha = self.model.kin_alpha.copy()
         self.time = 0.0
@@ -368,6 +436,25 @@ class Simulation:
             nodes = self.model.dyn[slots]
             self._omega_body[slots] = _rows_transposed_times(world.rotation[nodes], world.omega[nodes])
             world = self.hierarchy.update_world()
+        self._bind()
+
+    def _bind(self):
+        """The kernels' bundles (`NodeArrays`, `DynamicBodies`, physics.sleeping's), of the model and
+        of the state arrays that the steps change in place: built at reset and for each topology."""
+        model = self.model
+        self._local_arrays = NodeArrays(*self.hierarchy.local.views())
+        self._world_arrays = NodeArrays(*self.hierarchy.world_state.views())
+        self._dynamic = DynamicBodies(model.dyn, model.dyn_parent, model.nearest_dynamic_slot, model.generation_order,
+                                      model.mass_dyn, model.inertia_dyn, model.force_applied)
+        self._inputs = DynamicInputs.empty(model.dyn.size)
+        self._frames = tuple(self._inputs[4:])
+        self._dynamic_motion = Motion(self._inputs.translation, self._inputs.rotation, self._inputs.velocity, _NO_ROWS)
+        self._sleep_bodies = Bodies(model.dyn, model.dyn_parent, model.sleepable)
+        self._sleep_state = SleepState(self._still, self._asleep, self._held_translation, self._held_rotation,
+                                       self._held_omega, self._held_field)
+        local = self._local_arrays
+        self._local_motion = LocalMotion(local.translation, local.rotation, local.velocity, self._omega_body)
+        self._parent_motion = parent_motion(self.hierarchy.world_state)
 
     # ------------------------------------------------------------------ settings
     def set(self, name, value):
@@ -395,18 +482,6 @@ class Simulation:
         out = np.zeros(len(self.names), bool)
         out[self.model.dyn] = self._asleep
         return out
-
-    # The sleep stages' bundles (physics.sleeping), of the arrays this simulation holds now.
-    def _sleep_bodies(self):
-        return Bodies(self.model.dyn, self.model.dyn_parent, self.model.sleepable)
-
-    def _sleep_state(self):
-        return SleepState(self._still, self._asleep, self._held_translation, self._held_rotation, self._held_omega,
-                          self._held_field)
-
-    def _local_motion(self):
-        translation, rotation, _, velocity, *_ = self.hierarchy.local.views()
-        return LocalMotion(translation, rotation, velocity, self._omega_body)
 
     # ------------------------------------------------------------------ keeping derived state consistent
     def _frame(self, slots):
@@ -528,9 +603,8 @@ class Simulation:
         """Raise (and keep) a DivergenceError if a moving node's local state left the finite range
         (DIVERGENCE_LENGTH, DIVERGENCE_SPEED): the run stops in the step where it happens, before
         any later stage or kernel sees the bad values."""
-        local = self.hierarchy.local
-        node, quantity, value = _first_divergent(self.model.moving, self.model.dyn_slot, local.translation, local.rotation,
-                                                 local.velocity, self._omega_body, DIVERGENCE_LENGTH, DIVERGENCE_SPEED)
+        node, quantity, value = _first_divergent(self.model.moving, self.model.dyn_slot, self._local_arrays, self._omega_body,
+                                                 DIVERGENCE_LENGTH, DIVERGENCE_SPEED)
         if node >= 0:
             limit = DIVERGENCE_LENGTH if quantity == 0 else DIVERGENCE_SPEED
             self.diverged = DivergenceError(self.names[node], self.step_count + 1, self.time, _QUANTITIES[quantity],
@@ -570,13 +644,12 @@ class Simulation:
         profile.lap("world", started)
         sleep = self.settings.sleep and self._asleep.any()
         if sleep:                      #    sleeping bodies whose field changed wake
-            wake_on_field(self._sleep_bodies(), parent_motion(self.hierarchy.world_state), self.settings.gravity,
-                          self._sleep_state())
+            wake_on_field(self._sleep_bodies, self._parent_motion, self.settings.gravity, self._sleep_state)
         self._stage_prepare(h)         # 2. contacts and joint rows at these poses (physics.solver)
         self._stage_kinematic(h)       # 3. prescribed local motion (Magnus)
         self._stage_dynamic(h)         # 4. forces -> local accelerations -> integrator (free motion)
         if sleep:                      #    sleeping bodies stay where they rest on their parent
-            hold(self._sleep_bodies(), self._sleep_state(), self._local_motion())
+            hold(self._sleep_bodies, self._sleep_state, self._local_motion)
         self._synced = _STALE
         self.time += h
         self._check_divergence()       #    nothing below sees a non-finite or runaway state
@@ -594,25 +667,18 @@ class Simulation:
         translation, rotation, velocity, omega = self._kin_state
         advance_kinematic(translation, rotation, velocity, omega, self._kin_acceleration, self._kin_alpha, h,
                           settings.rotation_update, settings.exponential)
-        local_translation, local_rotation, _, local_velocity, _, local_omega, _ = self.hierarchy.local.views()
-        _scatter_motion(self.model.kin, translation, rotation, velocity, omega, local_translation, local_rotation,
-                        local_velocity, local_omega)
+        _scatter_motion(self.model.kin, self._kin_state, self._local_arrays)
 
     @profile.stage("dynamic")
     def _stage_dynamic(self, h):
         if self.model.dyn.size == 0:
             return
-        nodes, settings = self.model.dyn, self.settings
-        local_translation, local_rotation, _, local_velocity, _, local_omega, _ = self.hierarchy.local.views()
-        _, world_rotation, world_scale, _, world_acceleration, world_omega, world_alpha = self.hierarchy.world_state.views()
-        translation, rotation, velocity, force, *frames = _dynamic_inputs(
-            nodes, self.model.dyn_parent, world_rotation, world_scale, world_acceleration, world_omega, world_alpha,
-            local_translation, local_rotation, local_velocity, self.model.mass_dyn, settings.gravity, self.model.force_applied)
-        advance_bodies((translation, rotation, velocity, self._omega_body, self.model.mass_dyn, self.model.inertia_dyn, force,
-                        self.model.torque_applied), h, settings.integrator, settings.gyroscopic,
-                       tuple(frames) if self.model.any_parented else None)
-        _scatter_motion(nodes, translation, rotation, velocity, _NO_ROWS, local_translation, local_rotation,
-                        local_velocity, local_omega)
+        settings, model, inputs = self.settings, self.model, self._inputs
+        _dynamic_inputs(self._dynamic, self._world_arrays, self._local_arrays, settings.gravity, inputs)
+        advance_bodies((inputs.translation, inputs.rotation, inputs.velocity, self._omega_body, model.mass_dyn,
+                        model.inertia_dyn, inputs.force, model.torque_applied), h, settings.integrator, settings.gyroscopic,
+                       self._frames if model.any_parented else None)
+        _scatter_motion(model.dyn, self._dynamic_motion, self._local_arrays)
 
     @profile.stage("sleep")
     def _stage_sleep(self, h):
@@ -628,8 +694,8 @@ class Simulation:
         touch = self._solver.body_touch if self._solver is not None else np.zeros(0, np.int64)
         if len(touch) != self.model.dyn.size:    # no shapes: nothing to rest on
             touch = np.zeros(self.model.dyn.size, np.int64)
-        sleep_islands(self._sleep_bodies(), pairs, touch, parent_motion(self.hierarchy.world_state),
-                      self.settings.gravity, self._local_motion(), h, self._sleep_state())
+        sleep_islands(self._sleep_bodies, pairs, touch, self._parent_motion, self.settings.gravity, self._local_motion, h,
+                      self._sleep_state)
         self._synced = _STALE
 
     @profile.stage("events")
@@ -644,9 +710,7 @@ class Simulation:
         """The dynamic bodies in world terms: centre (D,3), rotation (D,3,3), velocity (D,6) [v, ω],
         inverse world inertia (D,3,3) R I⁻¹ Rᵀ (one compiled gather, `_solver_bodies`)."""
         self._sync(_MOVING)
-        world = self.hierarchy.world_state
-        return (world, *_solver_bodies(self.model.dyn, world.translation, world.rotation, world.velocity, self._omega_body,
-                                       self.model.inertia_dyn))
+        return (self.hierarchy.world_state, *_solver_bodies(self._dynamic, self._world_arrays, self._omega_body))
 
     def _stage_prepare(self, h):
         """Solver stage 'prepare' (physics.solver): rows at the start-of-step poses."""
@@ -712,11 +776,10 @@ class Simulation:
         the body, a spurious torque Δθ × L / h that for a fast spinner dwarfs gravity's: the top
         (assets/scenes/top.toml) fell over (tests/test_top.py)."""
         self._sync(_MOVING)
-        world, local, nodes = self.hierarchy.world_state, self.hierarchy.local, self.model.dyn
+        nodes = self.model.dyn
         total, before = np.empty((nodes.size, 6)), np.empty((nodes.size, 3, 3))
-        _move_bodies(nodes, self.model.dyn_parent, self.model.nearest_dynamic_slot, self.model.generation_order, self.settings.counteract,
-                     np.zeros_like(dx) if dv is None else dv, dx, world.translation, world.rotation, world.scale,
-                     local.velocity, local.translation, local.rotation, total, before)
+        _move_bodies(self._dynamic, self.settings.counteract, np.zeros_like(dx) if dv is None else dv, dx,
+                     self._world_arrays, self._local_arrays, total, before)
         if dv is not None:
             self._constraint_acceleration += total
         _keep_momentum(nodes, self._omega_body, self.model.inertia_dyn, before, self.hierarchy.update_world().rotation, total)
@@ -775,6 +838,7 @@ class Simulation:
         self.model = self.model.reparented(parent, self.hierarchy.order)
         self._reparented = not np.array_equal(self.parent, self.scene.parent)
         self._build_solver(None if self._solver is None else self._solver.state())
+        self._bind()
         self._synced = _STALE
 
     def _set_topology(self, parent):

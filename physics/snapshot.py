@@ -29,7 +29,7 @@ DERIVED = "derived."    # arrays named so are kept for queries and left out of t
 _DIGEST = 32
 
 
-def _canonical(value):
+def canonical(value):
     """A JSON-ready form of a settings value or a scene datum that keeps every bit: floats as hex."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
@@ -38,18 +38,18 @@ def _canonical(value):
     if isinstance(value, (float, np.floating)):
         return float(value).hex()
     if isinstance(value, np.ndarray):
-        return [_canonical(v) for v in value.tolist()] if value.ndim else _canonical(value.item())
+        return [canonical(v) for v in value.tolist()] if value.ndim else canonical(value.item())
     if isinstance(value, (list, tuple)):
-        return [_canonical(v) for v in value]
+        return [canonical(v) for v in value]
     if isinstance(value, dict):
-        return {str(k): _canonical(v) for k, v in value.items()}
+        return {str(k): canonical(v) for k, v in value.items()}
     if value is None or isinstance(value, str):
         return value
     raise TypeError(f"cannot serialize {type(value).__name__} {value!r}")
 
 
 def _decanonical_settings(settings):
-    """Inverse of `_canonical` for a settings dict (float fields were hex strings)."""
+    """Inverse of `canonical` for a settings dict (float fields were hex strings)."""
     from physics.settings import Settings
 
     defaults = Settings()
@@ -74,11 +74,11 @@ def scene_fingerprint(scene):
                  "friction", "restitution"):
         value = getattr(scene, name)
         digest.update(name.encode())
-        digest.update(json.dumps(_canonical(np.asarray(value) if value is not None else None)).encode())
+        digest.update(json.dumps(canonical(np.asarray(value) if value is not None else None)).encode())
     events = [(e.time, e.node, e.impulse_world, e.point_world) for e in scene.events]
     for name, value in (("shapes", scene.shapes), ("joints", scene.joints), ("events", events), ("world", scene.world)):
         digest.update(name.encode())
-        digest.update(json.dumps(_canonical(value), sort_keys=True).encode())
+        digest.update(json.dumps(canonical(value), sort_keys=True).encode())
     return digest.hexdigest()
 
 
@@ -105,7 +105,7 @@ class Snapshot:
             offset += len(data)
         header = json.dumps({
             "version": VERSION, "scene": self.scene, "scene_name": self.scene_name, "step_count": self.step_count,
-            "settings": _canonical(self.settings), "arrays": entries, "payload": offset,
+            "settings": canonical(self.settings), "arrays": entries, "payload": offset,
         }, sort_keys=True).encode()
         body = MAGIC + struct.pack("<I", len(header)) + header + b"".join(chunks)
         return body + hashlib.sha256(body).digest()

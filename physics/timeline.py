@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from physics.snapshot import _canonical
+from physics.snapshot import canonical
 
 DEFAULT_BUDGET = 256 * 2**20       # bytes of keyframes (the app's panel shows and sets it)
 HISTORY_STEPS = 3600               # steps of history the default keyframe spacing aims for (1 min at 60 Hz)
@@ -52,14 +52,14 @@ class Input:
             raise ValueError(f"input kind {self.kind!r}; expected one of {', '.join(INPUT_KINDS)}")
 
     def to_json(self):
-        """A JSON-ready dict that keeps every bit (floats as hex, `physics.snapshot._canonical`)."""
+        """A JSON-ready dict that keeps every bit (floats as hex, `physics.snapshot.canonical`)."""
         args = list(self.args)
         if self.kind == "set" and isinstance(args[1], np.ndarray):
-            args[1] = {"vector": _canonical(args[1])}
+            args[1] = {"vector": canonical(args[1])}
         elif self.kind in _PUSHES:
-            args = [args[0], _canonical(np.asarray(args[1], float)),
-                    None if args[2] is None else _canonical(np.asarray(args[2], float))]
-        return {"step": self.step, "kind": self.kind, "args": _canonical(args) if self.kind == "set" else args}
+            args = [args[0], canonical(np.asarray(args[1], float)),
+                    None if args[2] is None else canonical(np.asarray(args[2], float))]
+        return {"step": self.step, "kind": self.kind, "args": canonical(args) if self.kind == "set" else args}
 
     @classmethod
     def from_json(cls, data):

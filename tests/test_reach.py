@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import physics.simulation as simulation
+from physics.model import Model
 from physics.scene import scene_from_dict
 from physics.simulation import DivergenceError, RunawayError, Simulation
 
@@ -238,3 +239,22 @@ def test_ghosts_receive_a_reparent():
     main = comparison.simulation("main")
     assert comparison.simulation("same").state_hash() == main.state_hash() == plain.state_hash()
     assert comparison.simulation("rk4").parent[main.names.index("ball")] == -1
+
+
+def test_a_reparent_replaces_the_constant_model_by_the_new_topology():
+    """The model is constant: a reparent builds the next one (the old one keeps the old topology),
+    and it equals the model a fresh simulation derives from the same parent array; back under the
+    turret, the topology is the file's again."""
+    sim = turret_and_ball(5.0)
+    first = sim.model
+    sim.reparent("ball", None, keep="world")
+    assert first.parent[2] == 1 and first.dyn_parent.tolist() == [1] and first.loose.tolist() == [2]
+    assert sim.model is not first and sim.parent[2] == -1
+    assert sim.model.dyn_parent.tolist() == [-1] and sim.model.loose.size == 0
+    fresh = Model(sim.scene, sim.parent, sim.hierarchy.order)
+    for name in ("dyn_parent", "nearest_dynamic_ancestor", "depth", "solver_bodies", "nearest_dynamic_slot",
+                 "generation_order", "sleepable", "loose"):
+        assert np.array_equal(getattr(sim.model, name), getattr(fresh, name)), name
+    assert sim.model.mass is first.mass     # the bodies' parameters are shared, not copied
+    sim.reparent("ball", "turret", keep="world")
+    assert np.array_equal(sim.model.depth, first.depth) and np.array_equal(sim.model.loose, first.loose)
