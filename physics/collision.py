@@ -290,6 +290,14 @@ _TAGS, _TAGS2, _GENS, _GENS2, _CHOSEN = 0, 1, 2, 3, 4
 _POLY_ROWS = _POLY2 - _POLY  # room of each clipping polygon: its rows of fs, the columns of it
 
 
+# m: a vertex this close outside a side plane is kept as it is (`_clip`). Equal boxes stacked
+# exactly have the incident face's corners on the reference face's side planes; decided by the
+# sign of round-off, a corner was kept (its vertex tag) one step and cut (an edge-plane tag, the
+# same point) the next, so its feature id changed, the warm start lost its impulse, and a stack
+# of ten collapsed at 10 iterations.
+CLIP_TOLERANCE = 1e-7
+
+
 @njit(cache=True)
 def _clip(fs, it, src, src_t, src_g, count, k, sign, limit, plane_gen, dst, dst_t, dst_g):
     """Sutherland–Hodgman in the reference box's frame: keep the part with sign * x[k] <= limit of
@@ -298,12 +306,13 @@ def _clip(fs, it, src, src_t, src_g, count, k, sign, limit, plane_gen, dst, dst_
     Each vertex carries a tag (the pair of generator lines it lies on) and the generator of its
     outgoing edge; a point cut on edge g by this plane lies on (g, plane_gen). A convex polygon
     gains at most one vertex per plane (a quadrilateral, four planes: 8 = _POLY_ROWS); a polygon
-    made slightly concave by rounding could gain more, and is cut off at _POLY_ROWS vertices."""
+    made slightly concave by rounding could gain more, and is cut off at _POLY_ROWS vertices. A
+    vertex within CLIP_TOLERANCE outside the plane counts as inside."""
     m = 0
     for i in range(count):
         j = i + 1 if i + 1 < count else 0
-        di = sign * fs[src + i, k] - limit
-        dj = sign * fs[src + j, k] - limit
+        di = sign * fs[src + i, k] - limit - CLIP_TOLERANCE
+        dj = sign * fs[src + j, k] - limit - CLIP_TOLERANCE
         if di <= 0:
             if m == _POLY_ROWS:
                 return m
@@ -370,6 +379,14 @@ def _cull4(fs, it, p, count):
     return 4
 
 
+# m: a face of box b becomes the reference face only if it is this much less penetrating than the
+# best face of a (Box2D's b2CollidePolygons, k_tol = 0.1 × linear slop). Two aligned boxes resting
+# on each other have a's top face and b's bottom face equally deep up to round-off; without the
+# tolerance the reference face, and with it every point's feature id, flipped with the last bit of
+# the depth, the warm start lost the manifold's impulses and a stack of ten collapsed.
+FACE_TOLERANCE = 5e-5
+
+
 @njit(cache=True, inline="always")
 def _box_axes(rab, pa, pb, ha, hb, margin):
     """The separating-axis test of two boxes on their 15 axes: (separated, code, sign, s, edge
@@ -381,7 +398,8 @@ def _box_axes(rab, pa, pb, ha, hb, margin):
     |pb_j| - (Σ_k ha_k |rab_kj| + hb_j); 6 + 3 i + j the edge axis e_i × rab[:, j] (a's frame), of
     length sqrt(rab_i1j² + rab_i2j²) and extents ha_i1 |rab_i2j| + ha_i2 |rab_i1j| + hb_j1 |rab_ij2|
     + hb_j2 |rab_ij1| (cyclic indices). An edge axis must beat the faces by 5 % (ODE's fudge
-    factor). `sign`: the side of the axis b lies on."""
+    factor), and a face of b must beat a's faces by FACE_TOLERANCE. `sign`: the side of the axis b
+    lies on."""
     best_s, code, sign = -np.inf, -1, 1.0
     for i in range(3):  # faces of a: codes 0..2
         s = abs(pa[i]) - (ha[i] + hb[0] * abs(rab[i][0]) + hb[1] * abs(rab[i][1]) + hb[2] * abs(rab[i][2]))
@@ -393,7 +411,7 @@ def _box_axes(rab, pa, pb, ha, hb, margin):
         s = abs(pb[j]) - (ha[0] * abs(rab[0][j]) + ha[1] * abs(rab[1][j]) + ha[2] * abs(rab[2][j]) + hb[j])
         if s > margin:
             return True, code, sign, best_s, 1.0
-        if s > best_s:
+        if s > best_s + FACE_TOLERANCE:
             best_s, code, sign = s, 3 + j, (1.0 if pb[j] >= 0 else -1.0)
     edge_length = 1.0
     for i in range(3):  # edges a_i × b_j: codes 6 + 3 i + j

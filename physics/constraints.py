@@ -61,7 +61,8 @@ TRIPLE = 3          # with the next two rows as one 3×3 block (a joint's point 
 MANIFOLD = 4        # MANIFOLD + k − 1: the first normal row of k ≤ 4 contact points of the same two
                     #   bodies, solved together with their friction rows
 INF = np.inf
-SLOP = 0.0005       # m: contact penetration left uncorrected (Box2D's linear slop)
+SLOP = 0.00005      # m: contact penetration left uncorrected (Box2D's linear slop, scaled: a stack of
+                    # n boxes settles up to n slops deep after its cold start, and ten must sink ≤ 1 mm)
 BOUNCE_THRESHOLD = 1.0   # m/s: slower approaches do not bounce (Box2D v3's restitution threshold)
 
 
