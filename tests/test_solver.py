@@ -256,3 +256,39 @@ def test_shipped_stack_scene_stands_still():
     assert drift < 1e-9
     assert max(sink[60:]) <= 1e-3
     assert max(sink) < 15e-3
+
+
+def _heap(side, seed=5):
+    """side³ boxes (0.2 m, 1 kg) with random tilts up to 0.5 rad, 0.3 m apart, the lowest layer's
+    centres 0.5 m up: assets/scenes/pile.toml's heap (make_scenes.pile) with `side` boxes a side."""
+    rng = np.random.default_rng(seed)
+    nodes = [dict(GROUND, friction=0.8)]
+    for i in range(side ** 3):
+        ix, iy, iz = i % side, i // (side * side), (i // side) % side
+        axis = rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
+        angle = rng.uniform(0.0, 0.5)
+        q = [np.cos(angle / 2)] + (np.sin(angle / 2) * axis).tolist()
+        nodes.append(dict(name=f"box_{i}", motion="dynamic", rotation=q, mass=1.0, shape={"type": "box", "size": [0.2] * 3},
+                          translation=[(ix - (side - 1) / 2) * 0.3, 0.5 + iy * 0.3, (iz - (side - 1) / 2) * 0.3]))
+    return Simulation(scene_from_dict({"node": nodes, "world": {"dt": 1 / 60}}))
+
+
+def test_heap_nothing_falls_through_and_penetration_is_bounded():
+    """A 4³ heap (64 boxes) dropped at the default solver settings for 10⁴ steps: no box centre
+    ever goes below the ground, and after the first 5 s the worst penetration of a box corner below
+    the ground (y − h Σⱼ|R₁ⱼ|, h = 0.1 m) stays ≤ 6 mm. Measured: 20.8 mm while it falls and
+    settles, 3.2–4.1 mm per 500 steps after (boxes resting tilted on a neighbour, their low corners
+    held by the Baumgarte bias against the load); the bound is that plus half, chaotic in the last
+    bits. The 1,000-box heap's numbers and the goal (≤ 2 mm) are benchmarks/pile.py's."""
+    sim = _heap(4)
+    boxes = np.flatnonzero(sim.motion == "dynamic")
+    worst_steady = 0.0
+    for step in range(10_000):
+        sim.step(1)
+        world = sim.world().transform
+        assert (world.translation[boxes, 1] > 0.0).all(), f"a box fell through the ground at step {step}"
+        if step >= 300:
+            lowest = world.translation[boxes, 1] - 0.1 * np.abs(world.rotation[boxes, 1, :]).sum(axis=1)
+            worst_steady = max(worst_steady, -lowest.min())
+    assert worst_steady <= 6e-3
