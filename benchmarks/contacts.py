@@ -223,11 +223,11 @@ def solver_section(quick):
         "| goal (docs/fidelity.md) | target | ours | best peer |",
         "|---|---:|---:|---|",
         f"| step time with the quality of 50 iterations: at 10 iterations | ≤ {STEP_TARGET_MS:g} ms | "
-        f"{runs[0].cpu['step']:.1f} ms {'✓' if fast else '✗'} | PyBullet 8.1 ms (10 iterations) |",
+        f"{runs[0].cpu['step']:.1f} ms {'✓' if fast else '✗'} | PyBullet: the pile section (side by side) |",
         f"| the same at 50 iterations | ≤ {STEP_TARGET_MS:g} ms | {runs[1].cpu['step']:.1f} ms "
-        f"{'✓' if runs[1].cpu['step'] <= STEP_TARGET_MS else '✗'} | PyBullet 17 ms; MuJoCo PGS 166 ms |",
+        f"{'✓' if runs[1].cpu['step'] <= STEP_TARGET_MS else '✗'} | PyBullet: the pile section; MuJoCo PGS 166 ms |",
         f"| worst ground penetration | ≤ {PENETRATION_TARGET_MM:g} mm | {deep:.2f} mm "
-        f"{'✓' if deep <= PENETRATION_TARGET_MM else '✗'} | MuJoCo 2–4 mm, PyBullet 48 mm |",
+        f"{'✓' if deep <= PENETRATION_TARGET_MM else '✗'} | MuJoCo 2–4 mm; PyBullet: the pile section |",
         f"| boxes below the ground | 0 | {below} {'✓' if below == 0 else '✗'} | |",
     ])
     return lines, verdict, runs
