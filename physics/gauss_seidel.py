@@ -333,10 +333,14 @@ def _pgs(s, order, target, velocity, iterations, sor, friction, residual):
                 # (Box2D v2.4's order) takes out the tilt friction's sequence left
                 n, t1, t2 = i + 3 * p, i + 3 * p - 2, i + 3 * p - 1
                 lam1, lam2 = impulse[t1], impulse[t2]
+                limit = mu[t1] * impulse[n]
+                if limit == 0.0 and lam1 == 0.0 and lam2 == 0.0:
+                    # a point not pushing (a speculative one, a third of the pile's) or frictionless:
+                    # the disc is the origin, where λ_t stays and every r is in its normal cone
+                    continue
                 r1 = _row_jv(jacobian[t1], va, vb) - target[t1] + softness[t1] * lam1
                 r2 = _row_jv(jacobian[t2], va, vb) - target[t2] + softness[t2] * lam2
                 new1, new2 = lam1 - sor * r1 * inv_k[t1], lam2 - sor * r2 * inv_k[t2]
-                limit = mu[t1] * impulse[n]
                 size = np.sqrt(new1 * new1 + new2 * new2)
                 if size > limit:
                     # at the rim only r's part along the rim (⊥ λ_t) counts, unless r points inward
