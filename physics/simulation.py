@@ -63,6 +63,10 @@ POSITION_FRACTION = {"explicit-euler": 0.0, "semi-implicit-euler": 1.0, "implici
 # Euler's chord in the parent's non-rotating frame wants the mid-step velocity, every other scheme
 # the end-of-step one.
 SURFACE_LEAD = {"semi-implicit-euler": 0.5}
+# Integrators whose bodies in joints are stepped by RATTLE (`physics.rattle`): the kick–drift–kick
+# schemes whose rotation drift the joint projection reproduces. The others keep the velocity solve
+# plus the position projection (SHAKE with settings.shake, `SceneSolver.post_stabilize`).
+RATTLE_INTEGRATORS = ("lie-midpoint", "lie-midpoint-4")
 # Divergence (`DivergenceError`): a moving node's local state must stay finite and within ten times
 # the ranges a scene may start in (physics.validation): past them the products a step forms are no
 # longer guaranteed finite, and a body there has run away (an explosion, or energy gained without
@@ -740,15 +744,40 @@ class Simulation:
         self._constraint_acceleration[:] = 0.0
         if self._solver is None or self._solver.prepared is None:
             return
-        velocity = self._solver_state()[3]
+        _, _, _, velocity, inverse_inertia = self._solver_state()
         fraction = POSITION_FRACTION.get(self.settings.integrator, 0.5)
         solution = self._solver.solve(velocity, self.settings, fraction)
         change = solution.velocity_relax - velocity
         bias = solution.velocity_solve - solution.velocity_relax
         final = solution.velocity_final - velocity         # with the restitution stage: velocities only
         moved = h * (fraction * change + bias)
+        joints = self._solver.joints is not None and len(self._solver.joints)
+        rattle = joints and self.settings.integrator in RATTLE_INTEGRATORS
+        if rattle:
+            # the joint rows' impulse is RATTLE's first kick (`physics.rattle`): it acts before the
+            # drift, so the positions see all of it, whatever the integrator's fraction
+            moved += h * (1.0 - fraction) * self._solver.joint_velocity_change()
+            # The solver's angular impulse is I₀ Δω with the start-of-step inertia; the bodies have
+            # turned since, so Δω is re-expressed with the inertia they have now: the angular
+            # momentum about a joint's pivot then changes by exactly the impulse's moment (the top).
+            start = self._solver.start_inverse_inertia
+            final[:, 3:] = _rows_times(inverse_inertia, np.linalg.solve(start, final[:, 3:, None])[..., 0])
         self._apply_world_changes(final, moved)
-        if self._solver.joints is not None and len(self._solver.joints):
+        if rattle:
+            # RATTLE: positions onto the joints' constraint along the start-of-step rows (the
+            # rotation by the lie-midpoint drift with the kicked momentum), the velocities by the
+            # same impulse over the step ...
+            _, centre, rotation, velocity, inverse_inertia = self._solver_state()
+            momentum = np.linalg.solve(inverse_inertia, velocity[:, 3:, None])[..., 0]
+            dx, dtheta, impulse = self._solver.project_joint_positions(centre, rotation, momentum)
+            dv = np.concatenate([self._inverse_mass[:, None] * impulse[:, :3],
+                                 _rows_times(inverse_inertia, impulse[:, 3:])], axis=1) / h
+            self._apply_world_changes(dv, np.concatenate([dx, dtheta], axis=1))
+            # ... then the velocities onto the constraint's tangent at the end-of-step poses
+            _, centre, rotation, velocity, inverse_inertia = self._solver_state()
+            dv = self._solver.project_joint_velocities(centre, rotation, velocity, inverse_inertia)
+            self._apply_world_changes(dv, np.zeros_like(dv))
+        elif joints:
             # post-stabilization: project the joints' position error out along the start-of-step
             # directions; with settings.shake the velocities take the same change over the step (SHAKE)
             _, centre, rotation, _, _ = self._solver_state()

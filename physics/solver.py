@@ -30,6 +30,7 @@ from physics.collision import ContactCache, Contacts, StoredImpulses, contacts, 
 from physics.constraints import BOUNCE_THRESHOLD, ROWS_PER_JOINT, SLOP, BodyMotion, ContactConstants, ContactInput, \
     Joints, PointBounce, Rows, beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.gauss_seidel import Prepared, Solution, prepare, solve, sweep, warm_start  # noqa: F401 (public here)
+from physics.rattle import JointBodies, project_positions, project_velocities
 from physics.rotation import matrix_from_rotvec
 from physics.rotation_kernels import cross
 from physics.shapes import ShapeSet, aabbs
@@ -287,6 +288,8 @@ class SceneSolver:
         self.restitution = np.asarray(restitution, float)
         self.joint_specs = list(joint_specs)
         self.joints = None
+        self._joint_bodies = None
+        self._joint_start = None
         self.residual = np.zeros(0)
         self.contacts = None
         self.pair_bodies = np.zeros((0, 2), np.int64)   # (K, 2) the broad phase's body pairs (sleeping islands)
@@ -315,6 +318,7 @@ class SceneSolver:
         if "joints.kind" in state:
             self.joints = Joints(**{f.name: state["joints." + f.name].copy() for f in fields(Joints)})
         self._prepared = None
+        self._joint_start = None
 
     def _build_joints(self, centre, rotation):
         specs = self.joint_specs
@@ -350,14 +354,19 @@ class SceneSolver:
             joint_beta = 0.0 if POST_STABILIZATION else beta
             joint_rows, self._joint_slots = self.joints.rows(centre, rotation, h, joint_beta, softness=softness)
             parts.append(joint_rows)
-            # The start-of-step rows again, rigid (no CFM) and without motors, for `post_stabilize`.
+            # The start-of-step rows and masses: RATTLE's first-kick directions (`project_joint_positions`);
+            # rigid (no CFM) and without motors, SHAKE's (`post_stabilize`).
             motor = self._joint_slots % ROWS_PER_JOINT == ROWS_PER_JOINT - 1
             position = Rows(joint_rows.body, joint_rows.jacobian, joint_rows.target, joint_rows.relax,
                             np.where(motor, 0.0, joint_rows.lower), np.where(motor, 0.0, joint_rows.upper),
                             np.zeros(len(joint_rows)), joint_rows.mu, np.zeros(len(joint_rows)),
                             joint_rows.block)
             self._joint_position = prepare(position, inverse_mass, inverse_inertia)
+            self._joint_start = (joint_rows, self._joint_slots)
             self._joint_masses = (inverse_mass, inverse_inertia)
+            self._joint_rotation = rotation.copy()
+            if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
+                self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
         offset = sum(len(p) for p in parts)
         self.contacts = None
         if len(self.shapes):
@@ -456,6 +465,44 @@ class SceneSolver:
             self.cache.store(c, stored)
         self.residual = solution.residual
         return solution
+
+    @property
+    def start_inverse_inertia(self):
+        """(B, 3, 3) the world inverse inertia the last `prepare` built the rows with (M₀⁻¹)."""
+        return self._joint_masses[1]
+
+    def joint_velocity_change(self):
+        """(B, 6) [v, ω]: the part of the last solve's velocity change that the joint rows made,
+        M⁻¹ J₀ᵀ λ over the joint rows (RATTLE's first kick: the caller moves positions by h × it)."""
+        prepared = self._prepared
+        inverse_mass = self._joint_masses[0]
+        out = np.zeros((len(inverse_mass) + 1, 6))
+        k = len(self._joint_slots)
+        rows = prepared.rows
+        impulse = rows.impulse[:k]
+        for side in range(2):
+            np.add.at(out, prepared.slot[:k, side], prepared.minv_jt[:k, side] * impulse[:, None])
+        return out[:-1]
+
+    def project_joint_positions(self, centre, rotation, momentum):
+        """RATTLE's positions (`physics.rattle.project_positions`) from the poses after the velocity
+        solve, momentum (B, 3) the bodies' world angular momentum now: (dx, dθ) (B, 3) each, world, and the impulse × h that moved them (B, 6) [linear,
+        angular]; zeros without joints or before a `prepare`."""
+        B = len(centre)
+        if self.joints is None or not len(self.joints) or not POST_STABILIZATION or self._joint_start is None:
+            return np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
+        dx, dtheta, impulse, self.joint_error = project_positions(self.joints, self._joint_bodies, self._joint_start, centre,
+                                                         rotation, *self._joint_masses, self._joint_rotation,
+                                                         momentum, self._h)
+        return dx, dtheta, impulse
+
+    def project_joint_velocities(self, centre, rotation, velocity, inverse_inertia):
+        """RATTLE's velocities (`physics.rattle.project_velocities`) at the end-of-step poses:
+        Δv (B, 6) [v, ω] world; inverse_inertia (B, 3, 3) world at these poses."""
+        if self.joints is None or not len(self.joints) or not POST_STABILIZATION or self._joint_start is None:
+            return np.zeros((len(centre), 6))
+        return project_velocities(self.joints, self._joint_bodies, centre, rotation, velocity, self._joint_masses[0],
+                                  inverse_inertia)
 
     def post_stabilize(self, centre, rotation, iterations, shake=True):
         """Post-stabilization as SHAKE (Ryckaert, Ciccotti & Berendsen 1977; Hairer, Lubich & Wanner,
