@@ -118,3 +118,50 @@ def test_user_constraint_through_dual_matches_analytic_distance_row():
     # Same Jacobian and Baumgarte target to round-off (dual numbers are exact derivatives).
     np.testing.assert_allclose(user.jacobian, analytic.jacobian, atol=1e-12)
     np.testing.assert_allclose(user.target, analytic.target, atol=1e-12)
+
+
+def cartesian_rattle_period(theta0, h, seconds):
+    """The period of RATTLE for a point mass on a 1 m rod (Hairer, Lubich & Wanner, "Geometric
+    Numerical Integration", VII.1.4), written out independently in 2-D Cartesian coordinates, measured
+    by the same zero crossings."""
+    g = np.array([0.0, -9.81])
+    q, v, xs = np.array([np.sin(theta0), -np.cos(theta0)]), np.zeros(2), []
+    for _ in range(int(seconds / h)):
+        half = v + 0.5 * h * g
+        lam = 0.0
+        for _ in range(30):         # |q + h (half + λ q)| = 1 by Newton on λ
+            q1 = q + h * (half + lam * q)
+            lam -= (q1 @ q1 - 1.0) / (2.0 * h * (q1 @ q))
+        q1 = q + h * (half + lam * q)
+        v = half + lam * q + 0.5 * h * g
+        q, v = q1, v - (v @ q1) * q1
+        xs.append(q[0])
+    x, t = np.array(xs), (np.arange(len(xs)) + 1) * h
+    down = np.flatnonzero((x[:-1] > 0) & (x[1:] <= 0))
+    return np.diff(t[down] + h * x[down] / (x[down] - x[down + 1])).mean()
+
+
+@pytest.mark.parametrize("degrees", [60.0, 120.0])
+def test_rattle_pendulum_keeps_its_energy_at_a_sixtieth(degrees):
+    """lie-midpoint at h = 1/60 (the joint stepped by RATTLE, physics.rattle), a point mass on a
+    distance joint: the energy stays within 0.2 % of the swing energy with no drift (measured
+    −0.09 … 0 % at 60°, −0.12 … 0 % at 120°; the velocity solve alone lost 37 % in 10 s), and the
+    period is the textbook Cartesian RATTLE's to 1 % of its error (the scheme, not an approximation
+    of it: 2.6e-4 at 60°, 4.8e-4 at 120°, against the elliptic-integral period)."""
+    theta0, h, seconds = np.radians(degrees), 1 / 60, 10.0
+    sim = pendulum(theta0, h, "distance", integrator="lie-midpoint")
+    e0 = sum(sim.energy().values())
+    swing = 9.81 * (1 - np.cos(theta0))
+    x, energy = [], []
+    for _ in range(int(seconds / h)):
+        sim.step(1)
+        x.append(sim.world().transform.translation[0, 0])
+        energy.append((sum(sim.energy().values()) - e0) / swing)
+    x, t, energy = np.array(x), (np.arange(len(x)) + 1) * h, np.array(energy)
+    down = np.flatnonzero((x[:-1] > 0) & (x[1:] <= 0))
+    period = np.diff(t[down] + h * x[down] / (x[down] - x[down + 1])).mean()
+    exact = 4 * np.sqrt(1.0 / 9.81) * ellipk(np.sin(theta0 / 2) ** 2)
+    reference = cartesian_rattle_period(theta0, h, seconds)
+    assert np.abs(energy).max() <= 2e-3
+    assert abs(np.polyfit(t, energy, 1)[0] * seconds) <= 5e-4
+    assert abs(period - reference) <= 0.01 * abs(reference - exact)
