@@ -770,7 +770,7 @@ class Simulation:
             _, centre, rotation, velocity, inverse_inertia = self._solver_state()
             momentum = np.linalg.solve(inverse_inertia, velocity[:, 3:, None])[..., 0]
             dx, dtheta, impulse = self._solver.project_joint_positions(centre, rotation, momentum)
-            dv = np.concatenate([self._inverse_mass[:, None] * impulse[:, :3],
+            dv = np.concatenate([self.model.inverse_mass[:, None] * impulse[:, :3],
                                  _rows_times(inverse_inertia, impulse[:, 3:])], axis=1) / h
             self._apply_world_changes(dv, np.concatenate([dx, dtheta], axis=1))
             # ... then the velocities onto the constraint's tangent at the end-of-step poses
