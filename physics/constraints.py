@@ -48,8 +48,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from physics.rotation import cross, hat, rotvec_from_matrix
+from physics.rotation import hat
 from physics.rotation_kernels import cross as cross3
+from physics.rotation_kernels import dot, load33, matmul, matvec, rotvec_from_matrix as rotvec3, sub, tangent_basis as basis3
+from physics.rotation_kernels import transpose
 
 BALL, HINGE, SLIDER, FIXED, DISTANCE, ROPE = range(6)
 JOINT_KINDS = {"ball": BALL, "hinge": HINGE, "slider": SLIDER, "fixed": FIXED, "distance": DISTANCE, "rope": ROPE}
@@ -124,21 +126,6 @@ def _targets(C, inequality, beta, h, slop):
     inequality_relax = np.where(separated, -C / h, 0.0)
     return (np.where(inequality, inequality_solve, equality_solve),
             np.where(inequality, inequality_relax, 0.0))
-
-
-def _linear_jacobian(direction, r_a, r_b):
-    """Rows for d/dt [direction · (p_b − p_a)] with p = x + r: J_a = [−u, −r_a × u], J_b = [u, r_b × u]."""
-    J = np.zeros(direction.shape[:-1] + (2, 6))
-    J[..., 0, :3], J[..., 0, 3:] = -direction, -cross(r_a, direction)
-    J[..., 1, :3], J[..., 1, 3:] = direction, cross(r_b, direction)
-    return J
-
-
-def _angular_jacobian(direction):
-    """Rows for direction · (ω_b − ω_a)."""
-    J = np.zeros(direction.shape[:-1] + (2, 6))
-    J[..., 0, 3:], J[..., 1, 3:] = -direction, direction
-    return J
 
 
 def tangent_basis(normal):
@@ -351,6 +338,124 @@ def restitution_targets(approach, free, gap, restitution, h, fraction):
     return -np.asarray(restitution, float) * u_impact - lag
 
 
+class JointModel(NamedTuple):
+    """A `Joints`' model arrays as one bundle for the compiled kernels (`joint_geometry`)."""
+    kind: np.ndarray            # (J,) int64
+    body: np.ndarray            # (J, 2) int64
+    anchor: np.ndarray          # (J, 2, 3)
+    axis: np.ndarray            # (J, 2, 3)
+    reference: np.ndarray       # (J, 2, 3)
+    rest: np.ndarray            # (J, 3, 3)
+    length: np.ndarray          # (J,)
+    lower: np.ndarray           # (J,)
+    upper: np.ndarray           # (J,)
+    motor_force: np.ndarray     # (J,)
+
+
+class JointGeometry(NamedTuple):
+    """Every (joint, slot) row of `joint_geometry`, whether active or not (J, ROWS_PER_JOINT, ...)."""
+    C: np.ndarray               # (J, 8) position error, m or rad
+    jacobian: np.ndarray        # (J, 8, 2, 6) [lin, ang] per side, world; zero on a static side
+    active: np.ndarray          # (J, 8) bool: the row exists (kind, limits, motor)
+    inequality: np.ndarray      # (J, 8) bool: C ≥ 0 (rope, limit)
+    motor: np.ndarray           # (J, 8) bool: a velocity target, not a constraint
+
+
+def joint_geometry_arrays(J):
+    return JointGeometry(np.zeros((J, ROWS_PER_JOINT)), np.zeros((J, ROWS_PER_JOINT, 2, 6)),
+                         *(np.zeros((J, ROWS_PER_JOINT), np.bool_) for _ in range(3)))
+
+
+@njit(cache=True, inline="always")
+def _store_row(out, j, slot, C, direction, lever_a, lever_b, linear, static_a, static_b):
+    """Row (j, slot): C and J = [−u, −r_a × u | u, r_b × u] (linear) or [0, −u | 0, u] (angular)."""
+    out.C[j, slot] = C
+    out.active[j, slot] = True
+    jac = out.jacobian[j, slot]
+    jac[:] = 0.0
+    ang_a = cross3(lever_a, direction) if linear else direction
+    ang_b = cross3(lever_b, direction) if linear else direction
+    for i in range(3):
+        if linear:
+            jac[0, i], jac[1, i] = -direction[i], direction[i]
+        jac[0, 3 + i], jac[1, 3 + i] = -ang_a[i], ang_b[i]
+    if static_a:
+        jac[0, :] = 0.0
+    if static_b:
+        jac[1, :] = 0.0
+
+
+@njit(cache=True)
+def joint_geometry(model, centre, rotation, out):
+    """The rows of every joint at the bodies' poses (centre (B, 3), rotation (B, 3, 3)) into `out`
+    (`JointGeometry`): the formulas of the module docstring, one joint at a time (`Joints.rows`
+    adds the targets and bounds; `physics.rattle` evaluates them inside its Newton iteration)."""
+    eye = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+    for j in range(len(model.kind)):
+        kind = model.kind[j]
+        a, b = model.body[j, 0], model.body[j, 1]
+        R_a = load33(rotation, a) if a >= 0 else eye
+        R_b = load33(rotation, b) if b >= 0 else eye
+        x_a = (centre[a, 0], centre[a, 1], centre[a, 2]) if a >= 0 else (0.0, 0.0, 0.0)
+        x_b = (centre[b, 0], centre[b, 1], centre[b, 2]) if b >= 0 else (0.0, 0.0, 0.0)
+        r_a = matvec(R_a, (model.anchor[j, 0, 0], model.anchor[j, 0, 1], model.anchor[j, 0, 2]))
+        r_b = matvec(R_b, (model.anchor[j, 1, 0], model.anchor[j, 1, 1], model.anchor[j, 1, 2]))
+        d = sub((x_b[0] + r_b[0], x_b[1] + r_b[1], x_b[2] + r_b[2]), (x_a[0] + r_a[0], x_a[1] + r_a[1], x_a[2] + r_a[2]))
+        n_a = matvec(R_a, (model.axis[j, 0, 0], model.axis[j, 0, 1], model.axis[j, 0, 2]))
+        n_b = matvec(R_b, (model.axis[j, 1, 0], model.axis[j, 1, 1], model.axis[j, 1, 2]))
+        ref_a = matvec(R_a, (model.reference[j, 0, 0], model.reference[j, 0, 1], model.reference[j, 0, 2]))
+        ref_b = matvec(R_b, (model.reference[j, 1, 0], model.reference[j, 1, 1], model.reference[j, 1, 2]))
+        u_a, w_a = basis3(n_a)
+        r_ad = (r_a[0] + d[0], r_a[1] + d[1], r_a[2] + d[2])     # Box2D's prismatic lever r_a + d
+        sa, sb = a < 0, b < 0
+        out.active[j, :] = False
+        out.inequality[j, :] = False
+        out.motor[j, :] = False
+        out.C[j, :] = 0.0
+        out.jacobian[j] = 0.0
+        if kind == BALL or kind == HINGE or kind == FIXED:
+            for i in range(3):
+                _store_row(out, j, i, d[i], eye[i], r_a, r_b, True, sa, sb)
+        elif kind == SLIDER:
+            _store_row(out, j, 0, dot(d, u_a), u_a, r_ad, r_b, True, sa, sb)
+            _store_row(out, j, 1, dot(d, w_a), w_a, r_ad, r_b, True, sa, sb)
+        elif kind == DISTANCE or kind == ROPE:
+            length = np.sqrt(dot(d, d))
+            inv = 1.0 / max(length, 1e-12)
+            u = (d[0] * inv, d[1] * inv, d[2] * inv)
+            if kind == ROPE:        # C = L − |d| ≥ 0 (an inequality, pulls only)
+                _store_row(out, j, 0, model.length[j] - length, (-u[0], -u[1], -u[2]), r_a, r_b, True, sa, sb)
+                out.inequality[j, 0] = True
+            else:                   # C = |d| − L = 0
+                _store_row(out, j, 0, length - model.length[j], u, r_a, r_b, True, sa, sb)
+        if kind == HINGE:
+            misalignment = cross3(n_a, n_b)
+            _store_row(out, j, 3, dot(misalignment, u_a), u_a, r_a, r_b, False, sa, sb)
+            _store_row(out, j, 4, dot(misalignment, w_a), w_a, r_a, r_b, False, sa, sb)
+        if kind == FIXED or kind == SLIDER:
+            # θ = log(R_b (R_a R_rest)ᵀ), world frame
+            error = rotvec3(matmul(R_b, transpose(matmul(R_a, load33(model.rest, j)))))
+            for i in range(3):
+                _store_row(out, j, 3 + i, error[i], eye[i], r_a, r_b, False, sa, sb)
+        if kind == HINGE or kind == SLIDER:
+            lever = r_ad if kind == SLIDER else r_a
+            linear = kind == SLIDER
+            lower, upper = model.lower[j], model.upper[j]
+            if np.isfinite(lower) or np.isfinite(upper):
+                if kind == HINGE:
+                    coordinate = np.arctan2(dot(n_a, cross3(ref_a, ref_b)), dot(ref_a, ref_b))
+                else:
+                    coordinate = dot(d, n_a)
+                if (coordinate - lower) <= (upper - coordinate):
+                    _store_row(out, j, 6, coordinate - lower, n_a, lever, r_b, linear, sa, sb)
+                else:
+                    _store_row(out, j, 6, upper - coordinate, (-n_a[0], -n_a[1], -n_a[2]), lever, r_b, linear, sa, sb)
+                out.inequality[j, 6] = True
+            if model.motor_force[j] > 0.0:
+                _store_row(out, j, 7, 0.0, n_a, lever, r_b, linear, sa, sb)
+                out.motor[j, 7] = True
+
+
 @dataclass
 class Joints:
     """J joints (model data: anchors and axes in each body's frame, fixed at load time), plus the
@@ -404,91 +509,30 @@ class Joints:
                       fill(lower, -INF), fill(upper, INF), fill(motor_speed, 0.0), fill(motor_force, 0.0),
                       np.zeros((J, ROWS_PER_JOINT)))
 
+    def model(self):
+        """The model arrays as a `JointModel` bundle (contiguous, for the compiled kernels)."""
+        c = lambda a, dtype=float: np.ascontiguousarray(a, dtype)
+        return JointModel(c(self.kind, np.int64), c(self.body, np.int64), c(self.anchor), c(self.axis),
+                          c(self.reference), c(self.rest), c(self.length), c(self.lower), c(self.upper),
+                          c(self.motor_force))
+
+    def geometry(self, centre, rotation, out=None):
+        """Every (joint, slot) row's C, Jacobian and kind at the poses (`joint_geometry`)."""
+        out = joint_geometry_arrays(len(self)) if out is None else out
+        joint_geometry(self.model(), np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float), out)
+        return out
+
     def rows(self, centre, rotation, h, beta, slop=0.0, softness=0.0):
         """The active rows of every joint at the bodies' current poses, and their (J, slot) indices
         (to store the impulses back after the solve)."""
         J = len(self)
         if J == 0:
             return Rows.empty(), np.zeros(0, np.int64)
+        geometry = self.geometry(centre, rotation)
+        C, jac, active, inequality, motor = geometry
         kind = self.kind
-        dynamic = self.body >= 0
-        safe = np.where(dynamic, self.body, 0)
-        R = np.where(dynamic[..., None, None], rotation[safe], np.eye(3))                  # (J,2,3,3)
-        x = np.where(dynamic[..., None], centre[safe], 0.0)
-        world = lambda v: np.einsum("jsik,jsk->jsi", R, v)
-        r = world(self.anchor)                                                             # (J,2,3)
-        p = x + r
-        d = p[:, 1] - p[:, 0]
-        axis = world(self.axis)
-        ref = world(self.reference)
-        n_a, n_b = axis[:, 0], axis[:, 1]
-        u_a, w_a = tangent_basis(n_a)
-        eye = np.broadcast_to(np.eye(3), (J, 3, 3))
-
-        directions = np.zeros((J, ROWS_PER_JOINT, 3))
-        C = np.zeros((J, ROWS_PER_JOINT))
-        active = np.zeros((J, ROWS_PER_JOINT), bool)
-        inequality = np.zeros((J, ROWS_PER_JOINT), bool)
-        linear = np.zeros((J, ROWS_PER_JOINT), bool)
-        motor = np.zeros((J, ROWS_PER_JOINT), bool)
-        lever_a = np.broadcast_to(r[:, None, 0], (J, ROWS_PER_JOINT, 3)).copy()
-
         point = np.isin(kind, (BALL, HINGE, FIXED))
-        directions[point, :3] = eye[point]
-        C[point, :3] = d[point]
-        active[point, :3] = linear[point, :3] = True
-
-        slider = kind == SLIDER
-        # Box2D's prismatic joint: the perpendicular rows use a's lever to b's anchor, r_a + d.
-        directions[slider, 0], directions[slider, 1] = u_a[slider], w_a[slider]
-        C[slider, 0], C[slider, 1] = np.einsum("ji,ji->j", d, u_a)[slider], np.einsum("ji,ji->j", d, w_a)[slider]
-        active[slider, :2] = linear[slider, :2] = True
-        lever_a[slider, :2] += d[slider, None]
-
-        rope_or_distance = np.isin(kind, (DISTANCE, ROPE))
-        length = np.linalg.norm(d, axis=1)
-        u = d / np.maximum(length, 1e-12)[:, None]
-        rope = kind == ROPE
-        # Rope: C = L − |d| ≥ 0 (an inequality, pulls only); distance: C = |d| − L = 0.
-        directions[rope_or_distance, 0] = np.where(rope[:, None], -u, u)[rope_or_distance]
-        C[rope_or_distance, 0] = np.where(rope, self.length - length, length - self.length)[rope_or_distance]
-        active[rope_or_distance, 0] = linear[rope_or_distance, 0] = True
-        inequality[rope, 0] = True
-
-        hinge = kind == HINGE
-        misalignment = cross(n_a, n_b)          # small-angle rotation taking a's axis to b's
-        directions[hinge, 3], directions[hinge, 4] = u_a[hinge], w_a[hinge]
-        C[hinge, 3] = np.einsum("ji,ji->j", misalignment, u_a)[hinge]
-        C[hinge, 4] = np.einsum("ji,ji->j", misalignment, w_a)[hinge]
-        active[hinge, 3:5] = True
-
         locked = np.isin(kind, (FIXED, SLIDER))
-        # Orientation error: R_b should equal R_a R_rest; θ = log(R_b (R_a R_rest)ᵀ), world frame.
-        error = rotvec_from_matrix(R[:, 1] @ np.swapaxes(R[:, 0] @ self.rest, -1, -2))
-        directions[locked, 3:6] = eye[locked]
-        C[locked, 3:6] = error[locked]
-        active[locked, 3:6] = True
-
-        # Limits and motor on the free coordinate: hinge angle θ (ref_a → ref_b about the axis), slider s = d · n.
-        angle = np.arctan2(np.einsum("ji,ji->j", n_a, cross(ref[:, 0], ref[:, 1])), np.einsum("ji,ji->j", ref[:, 0], ref[:, 1]))
-        coordinate = np.where(hinge, angle, np.einsum("ji,ji->j", d, n_a))
-        limited = (hinge | slider) & (np.isfinite(self.lower) | np.isfinite(self.upper))
-        near_lower = (coordinate - self.lower) <= (self.upper - coordinate)
-        sign = np.where(near_lower, 1.0, -1.0)
-        directions[limited, 6] = (sign[:, None] * n_a)[limited]
-        C[limited, 6] = np.where(near_lower, coordinate - self.lower, self.upper - coordinate)[limited]
-        active[limited, 6] = inequality[limited, 6] = True
-        linear[slider, 6] = True
-        lever_a[slider, 6] += d[slider]
-        motorized = (hinge | slider) & (self.motor_force > 0)
-        directions[motorized, 7] = n_a[motorized]
-        active[motorized, 7] = motor[motorized, 7] = True
-        linear[slider, 7] = True
-        lever_a[slider, 7] += d[slider]
-
-        lever_b = np.broadcast_to(r[:, None, 1], (J, ROWS_PER_JOINT, 3))
-        jac = np.where(linear[..., None, None], _linear_jacobian(directions, lever_a, lever_b), _angular_jacobian(directions))
-        jac = np.where(dynamic[:, None, :, None], jac, 0.0)
         target, relax = _targets(C, inequality, beta, h, slop)
         speed = np.broadcast_to(self.motor_speed[:, None], C.shape)
         target = np.where(motor, speed, target)

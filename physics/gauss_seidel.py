@@ -109,7 +109,7 @@ def _scalar_row(j, jacobian, minv_jt, inv_k, target, softness, lower, upper, imp
 
 
 @njit(cache=True, inline="always")
-def _cholesky_factor(A, n):
+def cholesky_factor(A, n):
     """The Cholesky factor L (A = L Lᵀ) of the leading n×n block of A, in place in its lower
     triangle; returns False if A is not positive definite."""
     for j in range(n):
@@ -129,8 +129,8 @@ def _cholesky_factor(A, n):
 
 
 @njit(cache=True, inline="always")
-def _cholesky_substitute(L, x, n):
-    """x ← (L Lᵀ)⁻¹ x in place, L from `_cholesky_factor`."""
+def cholesky_substitute(L, x, n):
+    """x ← (L Lᵀ)⁻¹ x in place, L from `cholesky_factor`."""
     for i in range(n):                  # L y = x
         s = x[i]
         for c in range(i):
@@ -187,11 +187,11 @@ def _try_active_set(mask, k, K, factor, sets, m, r, lam, delta, x, index):
             for b in range(n):
                 factor[a, b] = K[index[a], index[b]]
         _whiskered(factor, n)
-        sets[m] = mask if _cholesky_factor(factor, n) else -1
+        sets[m] = mask if cholesky_factor(factor, n) else -1
         if sets[m] < 0:
             return -1
     if n:
-        _cholesky_substitute(factor, x, n)
+        cholesky_substitute(factor, x, n)
     pivot = mask
     for a in range(n):
         p = index[a]
@@ -381,7 +381,7 @@ class Prepared:
     inv_block: np.ndarray       # (R, 3, 3) at rows starting a block of 3: (J M⁻¹ Jᵀ + s)⁻¹ of the block
     manifold: np.ndarray        # (R,) int64: at a manifold's first normal row, its index into manifold_k
     manifold_k: np.ndarray      # (manifolds, 4, 4): K_pq = J_p M⁻¹ J_qᵀ + s δ_pq of its k normal rows
-    manifold_l: np.ndarray      # (manifolds, 4, 4): Cholesky factor (`_cholesky_factor`) of K's rows in
+    manifold_l: np.ndarray      # (manifolds, 4, 4): Cholesky factor (`cholesky_factor`) of K's rows in
     manifold_set: np.ndarray    # (manifolds,) int64: this active set (bit p = row p; −1 = none), kept
                                 # from sweep to sweep (`_try_active_set`); at first every row
 
@@ -436,7 +436,7 @@ def _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, m
         L = manifold_l[manifold[i]]
         L[:k, :k] = K[:k, :k]
         _whiskered(L, k)
-        manifold_set[manifold[i]] = (1 << k) - 1 if _cholesky_factor(L, k) else -1
+        manifold_set[manifold[i]] = (1 << k) - 1 if cholesky_factor(L, k) else -1
 
 
 @njit(cache=True)

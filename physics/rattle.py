@@ -31,76 +31,26 @@ limit) where it is violated; motor rows are velocity targets, not constraints, a
 velocity solver (`physics.gauss_seidel`). Redundant rows (a closed loop of joints) make the
 matrices singular: a relative 1e-12 on the diagonal picks the least-impulse solution.
 
+Both are compiled (numba): the rows come from `physics.constraints.joint_geometry` at every Newton
+evaluation; J(q_k) M₀⁻¹ J₀ᵀ is not symmetric and is solved by LU with partial pivoting, the velocity
+projection's J M⁻¹ Jᵀ (symmetric positive definite) by the Cholesky factor of `physics.gauss_seidel`.
+
 Conventions: B solver bodies, world frame, velocities (B, 6) [v, ω]; static sides (−1) drop out.
 """
-import numpy as np
+from typing import NamedTuple
 
-from physics.constraints import ROPE, ROWS_PER_JOINT
-from physics.rotation import cayley, hat, rotvec_from_matrix
+import numpy as np
+from numba import njit
+
+from physics.constraints import ROWS_PER_JOINT, JointGeometry, JointModel, joint_geometry, joint_geometry_arrays
+from physics.gauss_seidel import cholesky_factor, cholesky_substitute
+from physics.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
+    store33, sub, transpose
 
 NEWTON_ITERATIONS = 10     # at most; the chain's whip crack needs 3–4, a quiet step 1–2
 TOLERANCE = 1e-12           # m (rad): the largest row error left after the projection
 REGULARIZATION = 1e-12      # relative, on the diagonal of the small systems (redundant rows)
-_LIMIT, _MOTOR = ROWS_PER_JOINT - 2, ROWS_PER_JOINT - 1
-
-
-def inequality_rows(joints, slots):
-    """(K,) bool: which of the rows at `slots` (j · ROWS_PER_JOINT + slot) are inequalities
-    (a rope's row, a joint limit), and (K,) bool which are motors."""
-    joint, slot = slots // ROWS_PER_JOINT, slots % ROWS_PER_JOINT
-    return (slot == _LIMIT) | ((slot == 0) & (joints.kind[joint] == ROPE)), slot == _MOTOR
-
-
-def _dense(rows, index, n):
-    """J as (K, n, 6) over the n jointed bodies (`index`: solver body → column, −1 static)."""
-    K = len(rows)
-    J = np.zeros((K, n, 6))
-    for side in range(2):
-        column = index[rows.body[:, side]]
-        moving = (rows.body[:, side] >= 0) & (column >= 0)
-        J[np.flatnonzero(moving), column[moving]] += rows.jacobian[moving, side]
-    return J
-
-
-def _inverse_mass_times(J, inverse_mass, inverse_inertia):
-    """M⁻¹ Jᵀ as (K, n, 6): m⁻¹ J_lin and I⁻¹ J_ang per body (I⁻¹ (n, 3, 3) world)."""
-    W = np.empty_like(J)
-    W[..., :3] = inverse_mass[None, :, None] * J[..., :3]
-    W[..., 3:] = np.einsum("nij,knj->kni", inverse_inertia, J[..., 3:])
-    return W
-
-
-def _solve(A, b):
-    """A x = b for a small dense system, with REGULARIZATION × the largest diagonal added."""
-    scale = np.abs(np.diag(A)).max(initial=0.0)
-    if scale == 0.0:
-        return np.zeros_like(b)
-    return np.linalg.solve(A + REGULARIZATION * scale * np.eye(len(b)), b)
-
-
-def rotor_drift(inertia, momentum, h, iterations=8):
-    """The lie-midpoint's rotation over a step, world frame (`physics.integrators`): y with
-    I y + (h/2) y × (I y) = L (the implicit midpoint of the free rotor, I (n, 3, 3) world at the start
-    of the step, L (n, 3) the world angular momentum of the drift) by Newton with the Jacobian
-    I + (h/2)(hat(y) I − hat(I y)); the body turns by cay(h y) (left, world). A fixed iteration
-    count (quadratic convergence: round-off by the fourth for h|y| < 1) keeps it deterministic."""
-    y = np.linalg.solve(inertia, momentum[..., None])[..., 0]
-    for _ in range(iterations):
-        Iy = np.einsum("nij,nj->ni", inertia, y)
-        F = Iy + 0.5 * h * np.cross(y, Iy) - momentum
-        jacobian = inertia + 0.5 * h * (hat(y) @ inertia - hat(Iy))
-        y = y - np.linalg.solve(jacobian, F[..., None])[..., 0]
-    return y
-
-
-def drift_derivative(inertia, y, h):
-    """∂θ/∂A (n, 3, 3): how the drift's world rotation cay(h y) R₀ turns (left, world) per change of
-    the momentum × h, A = h L (`rotor_drift`): δ(h y) = [I + (h/2)(hat(y) I − hat(I y))]⁻¹ δA, and
-    the Cayley map's right-trivialized differential 2 (2 δa + a × δa) / (4 + |a|²) at a = h y."""
-    a = h * y
-    jacobian = inertia + 0.5 * h * (hat(y) @ inertia - hat(np.einsum("nij,nj->ni", inertia, y)))
-    cay = 2.0 * (2.0 * np.eye(3) + hat(a)) / (4.0 + np.einsum("ni,ni->n", a, a))[:, None, None]
-    return cay @ np.linalg.inv(jacobian)
+DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
 
 
 class JointBodies:
@@ -116,100 +66,363 @@ class JointBodies:
         return len(self.body)
 
 
-def project_positions(joints, bodies, start, centre, rotation, inverse_mass, inverse_inertia, start_rotation,
-                      momentum, h, iterations=NEWTON_ITERATIONS, tolerance=TOLERANCE):
+class RattleStart(NamedTuple):
+    """What the position projection keeps from the start of the step (`start`)."""
+    model: JointModel
+    column: np.ndarray          # (n,) int64 the jointed solver bodies
+    index: np.ndarray           # (B + 1,) int64 solver body → column, −1 static ([−1] too)
+    inverse_mass: np.ndarray    # (B,) M₀⁻¹
+    inverse_inertia: np.ndarray  # (B, 3, 3) world, at the start of the step
+    rotation: np.ndarray        # (B, 3, 3) R₀
+    jacobian: np.ndarray        # (J, ROWS_PER_JOINT, 2, 6) J₀: every (joint, slot) row at the start-of-step poses
+    geometry: JointGeometry     # scratch: the rows at the pose being evaluated
+
+
+def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia):
+    """The start-of-step bundle: J₀ at these poses, M₀⁻¹, R₀ (copies)."""
+    J0 = joints.geometry(centre, rotation).jacobian
+    return RattleStart(joints.model(), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
+                       np.ascontiguousarray(inverse_inertia, float).copy(), np.ascontiguousarray(rotation, float).copy(),
+                       J0, joint_geometry_arrays(len(joints)))
+
+
+@njit(cache=True, inline="always")
+def _hat(v):
+    return ((0.0, -v[2], v[1]), (v[2], 0.0, -v[0]), (-v[1], v[0], 0.0))
+
+
+@njit(cache=True, inline="always")
+def _axpy33(s, a, b):
+    """s a + b for 3×3 tuples."""
+    return (add(mul(s, a[0]), b[0]), add(mul(s, a[1]), b[1]), add(mul(s, a[2]), b[2]))
+
+
+@njit(cache=True, inline="always")
+def _inverse33(m):
+    c0, c1, c2 = solve3(m, (1.0, 0.0, 0.0)), solve3(m, (0.0, 1.0, 0.0)), solve3(m, (0.0, 0.0, 1.0))
+    return transpose((c0, c1, c2))
+
+
+@njit(cache=True, inline="always")
+def _drift_jacobian(inertia, y, h):
+    """I + (h/2)(hat(y) I − hat(I y)): ∂/∂y of I y + (h/2) y × (I y)."""
+    return _axpy33(0.5 * h, _axpy33(-1.0, _hat(matvec(inertia, y)), matmul(_hat(y), inertia)), inertia)
+
+
+@njit(cache=True)
+def rotor_drift(inertia, momentum, h):
+    """The lie-midpoint's rotation over a step, world frame (`physics.integrators`): y with
+    I y + (h/2) y × (I y) = L (the implicit midpoint of the free rotor; I a 3×3 world inertia at the
+    start of the step, L the world angular momentum of the drift) by Newton with the Jacobian
+    I + (h/2)(hat(y) I − hat(I y)); the body turns by cay(h y) (left, world). A fixed iteration
+    count (quadratic convergence: round-off by the fourth for h|y| < 1) keeps it deterministic."""
+    y = solve3(inertia, momentum)
+    for _ in range(DRIFT_ITERATIONS):
+        Iy = matvec(inertia, y)
+        F = sub(add(Iy, mul(0.5 * h, cross(y, Iy))), momentum)
+        y = sub(y, solve3(_drift_jacobian(inertia, y, h), F))
+    return y
+
+
+@njit(cache=True)
+def drift_derivative(inertia, y, h):
+    """∂θ/∂A: how the drift's world rotation cay(h y) R₀ turns (left, world) per change of the
+    momentum × h, A = h L (`rotor_drift`): δ(h y) = [I + (h/2)(hat(y) I − hat(I y))]⁻¹ δA, and the
+    Cayley map's right-trivialized differential 2 (2 δa + a × δa) / (4 + |a|²) at a = h y."""
+    a = mul(h, y)
+    s = 2.0 / (4.0 + dot(a, a))
+    cay = _axpy33(s, _hat(a), ((2.0 * s, 0.0, 0.0), (0.0, 2.0 * s, 0.0), (0.0, 0.0, 2.0 * s)))
+    return matmul(cay, _inverse33(_drift_jacobian(inertia, y, h)))
+
+
+@njit(cache=True)
+def _lu_solve(A, b, n):
+    """b ← A⁻¹ b for the leading n×n block, Gaussian elimination with partial pivoting (A is
+    overwritten); False if a pivot vanishes."""
+    for c in range(n):
+        p = c
+        for r in range(c + 1, n):
+            if abs(A[r, c]) > abs(A[p, c]):
+                p = r
+        if A[p, c] == 0.0:
+            return False
+        if p != c:
+            for k in range(n):
+                A[c, k], A[p, k] = A[p, k], A[c, k]
+            b[c], b[p] = b[p], b[c]
+        for r in range(c + 1, n):
+            f = A[r, c] / A[c, c]
+            if f != 0.0:
+                for k in range(c, n):
+                    A[r, k] -= f * A[c, k]
+                b[r] -= f * b[c]
+    for r in range(n - 1, -1, -1):
+        s = b[r]
+        for k in range(r + 1, n):
+            s -= A[r, k] * b[k]
+        b[r] = s / A[r, r]
+    return True
+
+
+@njit(cache=True)
+def _regularize(A, n):
+    scale = 0.0
+    for a in range(n):
+        scale = max(scale, abs(A[a, a]))
+    for a in range(n):
+        A[a, a] += REGULARIZATION * scale
+    return scale
+
+
+@njit(cache=True)
+def _taken_rows(geometry, slots):
+    """The rows (j · ROWS_PER_JOINT + slot) the position projection takes, into `slots`: the equalities, and the
+    inequalities where violated (C < 0), never motors; returns their count and the largest |C|."""
+    k, error = 0, 0.0
+    for j in range(geometry.C.shape[0]):
+        for s in range(ROWS_PER_JOINT):
+            if not geometry.active[j, s] or geometry.motor[j, s]:
+                continue
+            C = geometry.C[j, s]
+            if geometry.inequality[j, s] and C >= 0.0:
+                continue
+            slots[k] = j * ROWS_PER_JOINT + s
+            k += 1
+            error = max(error, abs(C))
+    return k, error
+
+
+@njit(cache=True)
+def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, slots):
+    """The pose of the jointed bodies for translation x (n, 3) and angular impulse × h A (n, 3):
+    R = cay(h y) R₀ with y the rotor drift of L + A/h, written into centre/rotation; the rows there
+    into system.geometry; D the drift derivatives; returns (taken rows, largest |C|)."""
+    for c in range(len(system.column)):
+        b = system.column[c]
+        L = (momentum[b, 0] + A[c, 0] / h, momentum[b, 1] + A[c, 1] / h, momentum[b, 2] + A[c, 2] / h)
+        I = load33(inertia, c)
+        y = rotor_drift(I, L, h)
+        Rc = matmul(cayley(mul(h, y)), load33(system.rotation, b))
+        store33(R, c, Rc)
+        store33(rotation, b, Rc)
+        store33(D, c, drift_derivative(I, y, h))
+        centre[b, 0], centre[b, 1], centre[b, 2] = x[c, 0], x[c, 1], x[c, 2]
+    joint_geometry(system.model, centre, rotation, system.geometry)
+    return _taken_rows(system.geometry, slots)
+
+
+@njit(cache=True)
+def _assemble(system, K, slots, along_current, D, M, W):
+    """M (K × K) = J_k M₀⁻¹ J_dᵀ over the taken rows, J_d = J₀ (or J_k along the current rows),
+    the angular part of M₀⁻¹ the drift derivative D; W (K, 2, 6) = M₀⁻¹ J_dᵀ per row and side."""
+    geometry, model = system.geometry, system.model
+    for k in range(K):
+        j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
+        Jd = geometry.jacobian[j, s] if along_current else system.jacobian[j, s]
+        for side in range(2):
+            c = system.index[model.body[j, side]]
+            if c < 0:
+                W[k, side, :] = 0.0
+                continue
+            m = system.inverse_mass[model.body[j, side]]
+            ang = matvec(load33(D, c), (Jd[side, 3], Jd[side, 4], Jd[side, 5]))
+            for i in range(3):
+                W[k, side, i] = m * Jd[side, i]
+                W[k, side, 3 + i] = ang[i]
+    for k in range(K):
+        jk, sk = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
+        Jk = geometry.jacobian[jk, sk]
+        for l in range(K):
+            jl = slots[l] // ROWS_PER_JOINT
+            total = 0.0
+            for a in range(2):
+                ca = system.index[model.body[jk, a]]
+                if ca < 0:
+                    continue
+                for b in range(2):
+                    if system.index[model.body[jl, b]] == ca:
+                        for i in range(6):
+                            total += Jk[a, i] * W[l, b, i]
+            M[k, l] = total
+
+
+@njit(cache=True)
+def project_positions_kernel(system, centre, rotation, momentum, h, iterations, tolerance, dx, dtheta, impulse):
+    """`project_positions` compiled; returns the largest |g| left."""
+    n = len(system.column)
+    J = len(system.model.kind)
+    work_c, work_R = centre.copy(), rotation.copy()
+    inertia = np.empty((n, 3, 3))
+    for c in range(n):
+        store33(inertia, c, _inverse33(load33(system.inverse_inertia, system.column[c])))
+    x = np.empty((n, 3))
+    for c in range(n):
+        x[c] = centre[system.column[c]]
+    A = np.zeros((n, 6))
+    R, D = np.empty((n, 3, 3)), np.empty((n, 3, 3))
+    slots = np.empty(J * ROWS_PER_JOINT, np.int64)
+    M = np.empty((J * ROWS_PER_JOINT, J * ROWS_PER_JOINT))
+    W = np.empty((J * ROWS_PER_JOINT, 2, 6))
+    mu = np.empty(J * ROWS_PER_JOINT)
+    kick = np.empty((n, 6))
+    trial_x, trial_A = np.empty((n, 3)), np.empty((n, 6))
+    K, error = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, slots)
+    along_current = False
+    for _ in range(iterations):
+        if error <= tolerance:
+            break
+        _assemble(system, K, slots, along_current, D, M, W)
+        for k in range(K):
+            mu[k] = -system.geometry.C[slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT]
+        _regularize(M, K)
+        solved = _lu_solve(M, mu, K)
+        kick[:] = 0.0
+        if solved:
+            for k in range(K):
+                j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
+                Jd = system.geometry.jacobian[j, s] if along_current else system.jacobian[j, s]
+                for side in range(2):
+                    c = system.index[system.model.body[j, side]]
+                    if c >= 0:
+                        for i in range(6):
+                            kick[c, i] += Jd[side, i] * mu[k]
+            solved = np.all(np.isfinite(kick))
+        # a step along J₀ that does not lower the error gives Newton along J₀ up; one along the
+        # current rows is halved until it does (it is a descent direction of |g|²)
+        descent = False
+        if solved:
+            for _ in range(8):
+                for c in range(n):
+                    m = system.inverse_mass[system.column[c]]
+                    for i in range(3):
+                        trial_x[c, i] = x[c, i] + m * kick[c, i]
+                trial_A[:] = A + kick
+                K, trial = _evaluate(system, trial_x, trial_A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, slots)
+                if trial < error:
+                    descent = True
+                    break
+                if not along_current:
+                    break
+                kick *= 0.5
+        if descent:
+            x[:] = trial_x
+            A[:] = trial_A
+            error = trial
+            continue
+        K, error = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, slots)
+        if along_current:
+            break       # no descent left: round-off
+        along_current = True
+    for c in range(n):
+        b = system.column[c]
+        for i in range(3):
+            dx[b, i] = x[c, i] - centre[b, i]
+        theta = rotvec_from_matrix(matmul(load33(R, c), transpose(load33(rotation, b))))
+        for i in range(3):
+            dtheta[b, i] = theta[i]
+        impulse[b] = A[c]
+    return error
+
+
+def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_ITERATIONS, tolerance=TOLERANCE):
     """Move the jointed bodies onto g = 0 along the start-of-step rows (module docstring).
 
-    joints: `physics.constraints.Joints`; bodies: `JointBodies`; start: (rows, slots) of
-    `Joints.rows` at the start-of-step poses; centre (B, 3), rotation (B, 3, 3) now; inverse_mass
-    (B,), inverse_inertia (B, 3, 3) world, at the start of the step (M₀⁻¹); start_rotation (B, 3, 3)
-    R₀; momentum (B, 3) the world angular momentum each body drifted with (after the velocity
-    solve's first kick); h the step. Translation is linear in the impulse (Δx = m⁻¹ J₀ᵀΛ); the
-    rotation is the lie-midpoint drift from R₀ with the momentum plus the impulse's moment
-    (`rotor_drift`), so a fast-turning link (a whip crack, the top's spin) moves as the kick says.
+    system: `RattleStart` (J₀, M₀⁻¹, R₀); centre (B, 3), rotation (B, 3, 3) now; momentum (B, 3) the
+    world angular momentum each body drifted with (after the velocity solve's first kick); h the
+    step. Translation is linear in the impulse (Δx = m⁻¹ J₀ᵀΛ); the rotation is the lie-midpoint
+    drift from R₀ with the momentum plus the impulse's moment (`rotor_drift`), so a fast-turning
+    link (a whip crack, the top's spin) moves as the kick says.
     Returns (dx, dθ, impulse, error): world translation and rotation vector per body (B, 3) each
     (the body's rotation becomes exp(hat dθ) R), the impulse × h that moved them, J₀ᵀ Λ (B, 6)
     [linear, angular] world (Δv = m⁻¹ J₀ᵀΛ / h, ΔL = (J₀ᵀΛ)_angular / h), and the largest |g| left."""
     B = len(centre)
     dx, dtheta, impulse = np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
-    n = len(bodies)
-    start_rows, start_slots = start
-    inequality, motor = inequality_rows(joints, start_slots)
-    columns = bodies.body
-    m_inv = inverse_mass[columns]
-    I_inv = inverse_inertia[columns]
-    inertia = np.linalg.inv(I_inv)
-    R0, L = start_rotation[columns], momentum[columns]
-    J0 = _dense(start_rows, bodies.index, n)
-    full_x, full_R = centre.copy(), rotation.copy()
-
-    def evaluate(x, angular):
-        y = rotor_drift(inertia, L + angular / h, h)
-        R = cayley(h * y) @ R0
-        full_x[columns], full_R[columns] = x, R
-        rows, _ = joints.rows(full_x, full_R, 1.0, 1.0)       # target = −C with h = β = 1
-        C = -rows.target
-        take = ~motor & (~inequality | (C < 0.0))
-        return rows, C, take, np.abs(C[take]).max(initial=0.0), R, drift_derivative(inertia, y, h)
-
-    x, A = centre[columns].copy(), np.zeros((n, 6))
-    rows, C, take, error, R, D = evaluate(x, A[:, 3:])
-    along_current = False
-    for _ in range(iterations):
-        if error <= tolerance:
-            break
-        Jk = _dense(rows, bodies.index, n)[take]
-        Jd = Jk if along_current else J0[take]
-        W = _inverse_mass_times(Jd, m_inv, D)
-        mu = _solve(np.einsum("kni,lni->kl", Jk, W), -C[take])
-        kick = np.einsum("kni,k->ni", Jd, mu)
-        move = m_inv[:, None] * kick[:, :3]
-        descent = bool(np.all(np.isfinite(kick)))
-        if descent:
-            # a step along J₀ that does not lower the error gives Newton along J₀ up; one along the
-            # current rows is halved until it does (it is a descent direction of |g|²)
-            for _ in range(8):
-                trial = evaluate(x + move, A[:, 3:] + kick[:, 3:])
-                if trial[3] < error:
-                    break
-                if not along_current:
-                    descent = False
-                    break
-                kick, move = 0.5 * kick, 0.5 * move
-            else:
-                descent = False
-        if not descent:
-            if along_current:
-                break       # no descent left: round-off
-            along_current = True
-            continue
-        x, A = x + move, A + kick
-        rows, C, take, error, R, D = trial
-    dx[columns] = x - centre[columns]
-    dtheta[columns] = rotvec_from_matrix(R @ np.swapaxes(rotation[columns], -1, -2))
-    impulse[columns] = A
+    error = project_positions_kernel(system, np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
+                                     np.ascontiguousarray(momentum, float), float(h), iterations, tolerance,
+                                     dx, dtheta, impulse)
     return dx, dtheta, impulse, error
+
+
+@njit(cache=True)
+def project_velocities_kernel(model, index, geometry, centre, rotation, velocity, inverse_mass, inverse_inertia, dv):
+    """`project_velocities` compiled."""
+    joint_geometry(model, centre, rotation, geometry)
+    J = len(model.kind)
+    slots = np.empty(J * ROWS_PER_JOINT, np.int64)
+    K = 0
+    Jv = np.empty(J * ROWS_PER_JOINT)
+    for j in range(J):
+        for s in range(ROWS_PER_JOINT):
+            if not geometry.active[j, s] or geometry.motor[j, s]:
+                continue
+            jac = geometry.jacobian[j, s]
+            v = 0.0
+            for side in range(2):
+                b = model.body[j, side]
+                if b >= 0:
+                    for i in range(6):
+                        v += jac[side, i] * velocity[b, i]
+            if geometry.inequality[j, s] and (geometry.C[j, s] > 1e-9 or v >= 0.0):
+                continue
+            slots[K] = j * ROWS_PER_JOINT + s
+            Jv[K] = v
+            K += 1
+    if K == 0:
+        return
+    W = np.empty((K, 2, 6))
+    for k in range(K):
+        j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
+        jac = geometry.jacobian[j, s]
+        for side in range(2):
+            b = model.body[j, side]
+            if b < 0:
+                W[k, side, :] = 0.0
+                continue
+            ang = matvec(load33(inverse_inertia, b), (jac[side, 3], jac[side, 4], jac[side, 5]))
+            for i in range(3):
+                W[k, side, i] = inverse_mass[b] * jac[side, i]
+                W[k, side, 3 + i] = ang[i]
+    M = np.empty((K, K))
+    for k in range(K):
+        jk = slots[k] // ROWS_PER_JOINT
+        Jk = geometry.jacobian[jk, slots[k] % ROWS_PER_JOINT]
+        for l in range(K):
+            jl = slots[l] // ROWS_PER_JOINT
+            total = 0.0
+            for a in range(2):
+                ba = model.body[jk, a]
+                if ba < 0:
+                    continue
+                for b in range(2):
+                    if model.body[jl, b] == ba:
+                        for i in range(6):
+                            total += Jk[a, i] * W[l, b, i]
+            M[k, l] = total
+    mu = np.empty(K)
+    for k in range(K):
+        mu[k] = -Jv[k]
+    _regularize(M, K)
+    if not cholesky_factor(M, K):
+        return
+    cholesky_substitute(M, mu, K)
+    for k in range(K):
+        j = slots[k] // ROWS_PER_JOINT
+        for side in range(2):
+            b = model.body[j, side]
+            if b >= 0:
+                for i in range(6):
+                    dv[b, i] += W[k, side, i] * mu[k]
 
 
 def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass, inverse_inertia):
     """Δv (B, 6) [v, ω] that makes J(q) v = 0 for the joints' rows at the poses q (centre (B, 3),
-    rotation (B, 3, 3)), M-orthogonally: Δv = M⁻¹ Jᵀ μ with (J M⁻¹ Jᵀ) μ = −J v; inverse_mass (B,),
-    inverse_inertia (B, 3, 3) world at q. An inequality row takes part where it is at its bound
-    (|C| ≤ 1e-9 or violated) and its velocity would violate it further (J v < 0)."""
+    rotation (B, 3, 3)), M-orthogonally: Δv = M⁻¹ Jᵀ μ with (J M⁻¹ Jᵀ) μ = −J v, solved by Cholesky;
+    inverse_mass (B,), inverse_inertia (B, 3, 3) world at q. An inequality row takes part where it
+    is at its bound (|C| ≤ 1e-9 or violated) and its velocity would violate it further (J v < 0)."""
     B = len(centre)
     dv = np.zeros((B, 6))
-    n = len(bodies)
-    rows, slots = joints.rows(centre, rotation, 1.0, 1.0)
-    inequality, motor = inequality_rows(joints, slots)
-    columns = bodies.body
-    J = _dense(rows, bodies.index, n)
-    Jv = np.einsum("kni,ni->k", J, velocity[columns])
-    C = -rows.target
-    take = ~motor & (~inequality | ((C <= 1e-9) & (Jv < 0.0)))
-    if not take.any():
-        return dv
-    J = J[take]
-    W = _inverse_mass_times(J, inverse_mass[columns], inverse_inertia[columns])
-    mu = _solve(np.einsum("kni,lni->kl", J, W), -Jv[take])
-    dv[columns] = np.einsum("kni,k->ni", W, mu)
+    if len(joints):
+        c = lambda a: np.ascontiguousarray(a, float)
+        project_velocities_kernel(joints.model(), bodies.index, joint_geometry_arrays(len(joints)), c(centre),
+                                  c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv)
     return dv

@@ -253,3 +253,37 @@ def magnus(omega, alpha, h, order):
         if order >= 3:
             out = axpy(h ** 5 / 240.0, cross(alpha, c), out)
     return out
+
+
+@njit(cache=True, inline="always")
+def rotvec_from_quaternion(q):
+    """The rotation vector, angle in [0, π], of q = (w, x, y, z), any nonzero norm
+    (physics.rotation.rotvec_from_quaternion): with q → −q where w < 0, r = (2 atan2(|v|, w) / |v|) v,
+    below |v|²/w² = _SERIES_ANGLE2 the factor's series (2/w) atan(u)/u through u⁸."""
+    w, x, y, z = q
+    if w < 0.0:
+        w, x, y, z = -w, -x, -y, -z
+    s2 = x * x + y * y + z * z
+    if s2 < _SERIES_ANGLE2 * w * w:
+        u2 = s2 / (w * w)
+        factor = 2.0 / w * (1.0 - u2 * (1.0 / 3.0 - u2 * (1.0 / 5.0 - u2 * (1.0 / 7.0 - u2 / 9.0))))
+    else:
+        s = np.sqrt(s2)
+        factor = 2.0 * np.arctan2(s, w) / s
+    return (factor * x, factor * y, factor * z)
+
+
+@njit(cache=True, inline="always")
+def rotvec_from_matrix(m):
+    """log of a rotation matrix as a rotation vector (physics.rotation.rotvec_from_matrix)."""
+    return rotvec_from_quaternion(quaternion_from_matrix(m))
+
+
+@njit(cache=True, inline="always")
+def tangent_basis(n):
+    """Two unit tangents (t1, t2) with (n, t1, t2) right-handed (physics.constraints.tangent_basis;
+    Duff et al., "Building an Orthonormal Basis, Revisited", 2017)."""
+    sign = 1.0 if n[2] >= 0.0 else -1.0
+    a = -1.0 / (sign + n[2])
+    b = n[0] * n[1] * a
+    return ((1.0 + sign * n[0] * n[0] * a, sign * b, -sign * n[0]), (b, sign + n[1] * n[1] * a, -n[1]))

@@ -30,7 +30,7 @@ from physics.collision import ContactCache, Contacts, StoredImpulses, contacts, 
 from physics.constraints import BOUNCE_THRESHOLD, ROWS_PER_JOINT, SLOP, BodyMotion, ContactConstants, ContactInput, \
     Joints, PointBounce, Rows, beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.gauss_seidel import Prepared, Solution, prepare, solve, sweep, warm_start  # noqa: F401 (public here)
-from physics.rattle import JointBodies, project_positions, project_velocities
+from physics.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
 from physics.rotation import matrix_from_rotvec
 from physics.rotation_kernels import cross
 from physics.shapes import ShapeSet, aabbs
@@ -362,9 +362,8 @@ class SceneSolver:
                             np.zeros(len(joint_rows)), joint_rows.mu, np.zeros(len(joint_rows)),
                             joint_rows.block)
             self._joint_position = prepare(position, inverse_mass, inverse_inertia)
-            self._joint_start = (joint_rows, self._joint_slots)
+            self._joint_start = (centre.copy(), rotation.copy())
             self._joint_masses = (inverse_mass, inverse_inertia)
-            self._joint_rotation = rotation.copy()
             if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
                 self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
         offset = sum(len(p) for p in parts)
@@ -491,9 +490,8 @@ class SceneSolver:
         B = len(centre)
         if self.joints is None or not len(self.joints) or not POST_STABILIZATION or self._joint_start is None:
             return np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
-        dx, dtheta, impulse, self.joint_error = project_positions(self.joints, self._joint_bodies, self._joint_start, centre,
-                                                         rotation, *self._joint_masses, self._joint_rotation,
-                                                         momentum, self._h)
+        system = rattle_start(self.joints, self._joint_bodies, *self._joint_start, *self._joint_masses)
+        dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, self._h)
         return dx, dtheta, impulse
 
     def project_joint_velocities(self, centre, rotation, velocity, inverse_inertia):
