@@ -78,6 +78,7 @@ INTEGRATORS = {
 _G1 = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
 _G2 = 1.0 - 2.0 * _G1
 _TRIPLE_JUMP = (_G1, _G2, _G1)
+TRIPLE_JUMP = _TRIPLE_JUMP     # public: the Simulation composes RATTLE's constrained step with it
 
 
 @dataclass

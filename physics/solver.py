@@ -343,8 +343,9 @@ class SceneSolver:
         sleeping bodies this step's boxes wake (`physics.sleeping.awake_pairs`), whose pairs are then solved."""
 
         t = profile.mark()              # laps: rows (joints), broad phase, narrow phase, rows (contacts)
-        beta = beta_from_erp(settings.erp, h)
-        softness = settings.cfm / h
+        # |h|: the triple jump's middle sub-step runs backwards in time (`Simulation.step`)
+        beta = beta_from_erp(settings.erp, abs(h))
+        softness = settings.cfm / abs(h)
         parts = []
         if self.joint_specs:
             if self.joints is None:
