@@ -20,9 +20,14 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   60 × 60 solve). The caller adds Δv = Δq / h, so that the velocity is the chord's, (q₁ − q₀)/h.
   SHAKE's own iteration keeps the start-of-step matrix J₀ M₀⁻¹ J₀ᵀ and, in a whip crack where the
   links turn far within a step, stops converging; the current Jacobian converges quadratically.
-  Where even that fails (J(q_k) M₀⁻¹ J₀ᵀ singular: a link turned by ~90° in one step) the rest
-  of the error is projected along the current rows instead (Gauss–Newton, J_k M₀⁻¹ J_kᵀ is
-  symmetric positive definite), which always converges.
+  Each Newton step is halved until it lowers Σ g² (a line search: a full step may raise max |g|
+  on its way to the root). Where no root is reached along J₀ (Σ g² stalls at a minimum that is no
+  root: J(q_k) M₀⁻¹ J₀ᵀ singular, the links turned too far in the step) the rest of the error is
+  projected along the current rows instead (Gauss–Newton, J_k M₀⁻¹ J_kᵀ is symmetric positive
+  definite), which always converges but is not RATTLE's step (it cost the chain 17 J of 98 in one
+  crack): the Simulation then takes the sub-step again as two halves (`RATTLE_HALVINGS`), and it
+  does so too where the drift starts far off the constraint (`RATTLE_STEP_ERROR`); `stats`
+  reports both.
 - `project_velocities`: μ from [J₁ M₁⁻¹ J₁ᵀ] μ = −J₁ v at the end pose, Δv = M₁⁻¹ J₁ᵀ μ (RATTLE's
   last kick; the M-orthogonal projection onto the constraint's tangent).
 
@@ -50,6 +55,7 @@ from physics.rotation_kernels import add, cayley, cross, dot, load33, matmul, ma
 NEWTON_ITERATIONS = 10     # at most; the chain's whip crack needs 3–4, a quiet step 1–2
 TOLERANCE = 1e-12           # m (rad): the largest row error left after the projection
 REGULARIZATION = 1e-12      # relative, on the diagonal of the small systems (redundant rows)
+LINE_SEARCH = 8             # halvings of a Newton step at most
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
 
 
@@ -177,8 +183,9 @@ def _regularize(A, n):
 @njit(cache=True)
 def _taken_rows(geometry, slots):
     """The rows (j · ROWS_PER_JOINT + slot) the position projection takes, into `slots`: the equalities, and the
-    inequalities where violated (C < 0), never motors; returns their count and the largest |C|."""
-    k, error = 0, 0.0
+    inequalities where violated (C < 0), never motors; returns their count, the largest |C| and Σ C²
+    (the line search's merit)."""
+    k, error, merit = 0, 0.0, 0.0
     for j in range(geometry.C.shape[0]):
         for s in range(ROWS_PER_JOINT):
             if not geometry.active[j, s] or geometry.motor[j, s]:
@@ -189,14 +196,34 @@ def _taken_rows(geometry, slots):
             slots[k] = j * ROWS_PER_JOINT + s
             k += 1
             error = max(error, abs(C))
-    return k, error
+            merit += C * C
+    return k, error, merit
+
+
+@njit(cache=True)
+def _relative_error(system, slots, K):
+    """max |C| / lever over the taken rows: lever the joint's largest anchor offset from a moving
+    body's centre or its length (`JointModel`); joints with neither are left out. A link of lever r
+    turning by ωh within the step, kicked but not yet projected, leaves its joint by r (ωh)²/2:
+    the measure is (ωh)²/2, the same for a chain's short links and a pendulum's long one."""
+    model, worst = system.model, 0.0
+    for k in range(K):
+        j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
+        lever = model.length[j]
+        for side in range(2):
+            if model.body[j, side] >= 0:
+                a = model.anchor[j, side]
+                lever = max(lever, np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]))
+        if lever > 0.0:
+            worst = max(worst, abs(system.geometry.C[j, s]) / lever)
+    return worst
 
 
 @njit(cache=True)
 def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, slots):
     """The pose of the jointed bodies for translation x (n, 3) and angular impulse × h A (n, 3):
     R = cay(h y) R₀ with y the rotor drift of L + A/h, written into centre/rotation; the rows there
-    into system.geometry; D the drift derivatives; returns (taken rows, largest |C|)."""
+    into system.geometry; D the drift derivatives; returns (taken rows, largest |C|, Σ C²)."""
     for c in range(len(system.column)):
         b = system.column[c]
         L = (momentum[b, 0] + A[c, 0] / h, momentum[b, 1] + A[c, 1] / h, momentum[b, 2] + A[c, 2] / h)
@@ -247,8 +274,10 @@ def _assemble(system, K, slots, along_current, D, M, W):
 
 
 @njit(cache=True)
-def project_positions_kernel(system, centre, rotation, momentum, h, iterations, tolerance, dx, dtheta, impulse):
-    """`project_positions` compiled; returns the largest |g| left."""
+def project_positions_kernel(system, centre, rotation, momentum, h, iterations, tolerance, dx, dtheta, impulse, stats):
+    """`project_positions` compiled; returns the largest |g| left. stats (4,): Newton iterations taken,
+    whether the current-row fallback fired, the largest |impulse| component, the start error relative
+    to the joints' levers (`_relative_error`)."""
     n = len(system.column)
     J = len(system.model.kind)
     work_c, work_R = centre.copy(), rotation.copy()
@@ -266,11 +295,16 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     mu = np.empty(J * ROWS_PER_JOINT)
     kick = np.empty((n, 6))
     trial_x, trial_A = np.empty((n, 3)), np.empty((n, 6))
-    K, error = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, slots)
+    K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, slots)
     along_current = False
+    stats[:] = 0.0
+    stats[3] = _relative_error(system, slots, K)
     for _ in range(iterations):
         if error <= tolerance:
             break
+        stats[0] += 1.0
+        if along_current:
+            stats[1] = 1.0
         _assemble(system, K, slots, along_current, D, M, W)
         for k in range(K):
             mu[k] = -system.geometry.C[slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT]
@@ -287,29 +321,28 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                         for i in range(6):
                             kick[c, i] += Jd[side, i] * mu[k]
             solved = np.all(np.isfinite(kick))
-        # a step along J₀ that does not lower the error gives Newton along J₀ up; one along the
-        # current rows is halved until it does (it is a descent direction of |g|²)
+        # Newton's step (along J₀ or the current rows) is a descent direction of Σ g²: halved until
+        # it lowers it (a full step may raise max |g| on the way to convergence)
         descent = False
         if solved:
-            for _ in range(8):
+            for _ in range(LINE_SEARCH):
                 for c in range(n):
                     m = system.inverse_mass[system.column[c]]
                     for i in range(3):
                         trial_x[c, i] = x[c, i] + m * kick[c, i]
                 trial_A[:] = A + kick
-                K, trial = _evaluate(system, trial_x, trial_A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, slots)
-                if trial < error:
+                K, trial, trial_merit = _evaluate(system, trial_x, trial_A[:, 3:], momentum, h, work_c, work_R, inertia, R,
+                                                  D, slots)
+                if trial_merit < merit:
                     descent = True
-                    break
-                if not along_current:
                     break
                 kick *= 0.5
         if descent:
             x[:] = trial_x
             A[:] = trial_A
-            error = trial
+            error, merit = trial, trial_merit
             continue
-        K, error = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, slots)
+        K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, slots)
         if along_current:
             break       # no descent left: round-off
         along_current = True
@@ -321,10 +354,13 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         for i in range(3):
             dtheta[b, i] = theta[i]
         impulse[b] = A[c]
+        for i in range(6):
+            stats[2] = max(stats[2], abs(A[c, i]))
     return error
 
 
-def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_ITERATIONS, tolerance=TOLERANCE):
+def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_ITERATIONS, tolerance=TOLERANCE,
+                      stats=None):
     """Move the jointed bodies onto g = 0 along the start-of-step rows (module docstring).
 
     system: `RattleStart` (J₀, M₀⁻¹, R₀); centre (B, 3), rotation (B, 3, 3) now; momentum (B, 3) the
@@ -334,12 +370,15 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     link (a whip crack, the top's spin) moves as the kick says.
     Returns (dx, dθ, impulse, error): world translation and rotation vector per body (B, 3) each
     (the body's rotation becomes exp(hat dθ) R), the impulse × h that moved them, J₀ᵀ Λ (B, 6)
-    [linear, angular] world (Δv = m⁻¹ J₀ᵀΛ / h, ΔL = (J₀ᵀΛ)_angular / h), and the largest |g| left."""
+    [linear, angular] world (Δv = m⁻¹ J₀ᵀΛ / h, ΔL = (J₀ᵀΛ)_angular / h), and the largest |g| left.
+    stats, if given, a (4,) array: filled with the Newton iterations taken, 1 if the projection left
+    J₀ for the current rows (else 0), the largest |impulse| component and the start error relative to
+    the joints' levers (`_relative_error`)."""
     B = len(centre)
     dx, dtheta, impulse = np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
     error = project_positions_kernel(system, np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
                                      np.ascontiguousarray(momentum, float), float(h), iterations, tolerance,
-                                     dx, dtheta, impulse)
+                                     dx, dtheta, impulse, np.zeros(4) if stats is None else stats)
     return dx, dtheta, impulse, error
 
 

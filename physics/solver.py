@@ -287,6 +287,8 @@ class SceneSolver:
         self.friction = np.asarray(friction, float)
         self.restitution = np.asarray(restitution, float)
         self.joint_specs = list(joint_specs)
+        self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`)
+        self.joint_start_error = 0.0          # and the largest |g| / lever it started from
         self.joints = None
         self._joint_bodies = None
         self._joint_start = None
@@ -489,10 +491,15 @@ class SceneSolver:
         solve, momentum (B, 3) the bodies' world angular momentum now: (dx, dθ) (B, 3) each, world, and the impulse × h that moved them (B, 6) [linear,
         angular]; zeros without joints or before a `prepare`."""
         B = len(centre)
+        self.joint_left_start_rows, self.joint_start_error = False, 0.0
         if self.joints is None or not len(self.joints) or not POST_STABILIZATION or self._joint_start is None:
             return np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
         system = rattle_start(self.joints, self._joint_bodies, *self._joint_start, *self._joint_masses)
-        dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, self._h)
+        stats = np.zeros(4)
+        dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, self._h, stats=stats)
+        # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
+        self.joint_left_start_rows = bool(stats[1])
+        self.joint_start_error = stats[3]
         return dx, dtheta, impulse
 
     def project_joint_velocities(self, centre, rotation, velocity, inverse_inertia):
