@@ -133,7 +133,7 @@ def test_frames_video_shows_what_the_screenshot_shows(display, app_config, tmp_p
 @pytest.mark.display
 def test_rate_follows_simulated_time_not_frames(window, tmp_path):
     """One video frame per 1/60 s of simulated time: at time scale 0.25, 40 drawn frames of the
-    tank (dt = 1/60) step 10 times and record 10 frames; the pendulum (dt = 1/240) takes 4 steps a
+    tank (dt = 1/60) step 10 times and record 10 frames; the top (dt = 1/240) takes 4 steps a
     drawn frame, 20 frames record 20 video frames of 4 steps each."""
     w = window("tank", video=tmp_path / "slow.mp4", store=False)  # its time scale is not saved for the next
     w.viewer.prefs["time_scale"] = 0.25
@@ -142,7 +142,7 @@ def test_rate_follows_simulated_time_not_frames(window, tmp_path):
     assert w.viewer.video.stop() == tmp_path / "slow.mp4"
     assert decode(tmp_path / "slow.mp4")[1].shape[0] == 10
     w.close()
-    w = window("pendulum", video=tmp_path / "fine.mp4")
+    w = window("top", video=tmp_path / "fine.mp4")
     frames(w, 20)
     assert w.viewer.sim.step_count == 80
     w.viewer.video.stop()
