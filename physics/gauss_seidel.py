@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit, prange
 
 from physics.constraints import IN_BLOCK, MANIFOLD, TRIPLE, Rows
 
@@ -269,13 +269,148 @@ def _manifold_normals(i, k, K, factor, sets, m, jacobian, minv_jt, target, softn
     return total
 
 
+@njit(cache=True, inline="always")
+def _element(i, block, slot, jacobian, minv_jt, inv_k, impulse, inv_block, softness, mu, lower, upper, manifold,
+             manifold_k, manifold_l, manifold_set, target, velocity, dummy, sor, friction, va, vb, r3, work):
+    """Element i of `_pgs` (a row, a block, or a manifold's friction and normal rows) on the two
+    bodies' velocities loaded once into va, vb and stored back (not into the static dummy body);
+    returns its projected residual². Takes `RowSystem`'s arrays, not the bundle: reading the bundle
+    inside the sweep doubled the heap's solve (measured). r3, va, vb, work: scratch."""
+    kind = block[i]
+    a, b = slot[i, 0], slot[i, 1]
+    for c in range(6):
+        va[c] = velocity[a, c]
+        vb[c] = velocity[b, c]
+    total = 0.0
+    if kind == TRIPLE and friction:
+        for q in range(3):
+            r3[q] = _row_jv(jacobian[i + q], va, vb) - target[i + q] + softness[i + q] * impulse[i + q]
+            total += r3[q] * r3[q]
+        for q in range(3):
+            delta = -sor * (inv_block[i, q, 0] * r3[0] + inv_block[i, q, 1] * r3[1] + inv_block[i, q, 2] * r3[2])
+            impulse[i + q] += delta
+            _row_apply(minv_jt[i + q], delta, va, vb)
+        points = 0
+    elif kind >= MANIFOLD and friction:
+        points = kind - MANIFOLD + 1
+    else:
+        points = 0
+        total += _scalar_row(i, jacobian, minv_jt, inv_k, target, softness, lower, upper, impulse, va, vb, sor)
+    for p in range(points):         # friction of each point first (bounded by the last normal
+        # impulse), both rows from one v, then the disc; the exact normal block after it
+        # (Box2D v2.4's order) takes out the tilt friction's sequence left
+        n, t1, t2 = i + 3 * p, i + 3 * p - 2, i + 3 * p - 1
+        lam1, lam2 = impulse[t1], impulse[t2]
+        limit = mu[t1] * impulse[n]
+        if limit == 0.0 and lam1 == 0.0 and lam2 == 0.0:
+            # a point not pushing (a speculative one, a third of the pile's) or frictionless:
+            # the disc is the origin, where λ_t stays and every r is in its normal cone
+            continue
+        r1 = _row_jv(jacobian[t1], va, vb) - target[t1] + softness[t1] * lam1
+        r2 = _row_jv(jacobian[t2], va, vb) - target[t2] + softness[t2] * lam2
+        new1, new2 = lam1 - sor * r1 * inv_k[t1], lam2 - sor * r2 * inv_k[t2]
+        size = np.sqrt(new1 * new1 + new2 * new2)
+        if size > limit:
+            # at the rim only r's part along the rim (⊥ λ_t) counts, unless r points inward
+            outward = -(r1 * new1 + r2 * new2) / size
+            if outward > 0.0:
+                r1 += outward * new1 / size
+                r2 += outward * new2 / size
+            new1, new2 = new1 * (limit / size), new2 * (limit / size)
+        _row_apply(minv_jt[t1], new1 - lam1, va, vb)
+        _row_apply(minv_jt[t2], new2 - lam2, va, vb)
+        impulse[t1], impulse[t2] = new1, new2
+        total += r1 * r1 + r2 * r2
+    one_by_one = points == 1
+    if points > 1:                  # normal rows of the manifold, as one block
+        m = manifold[i]
+        block_r2 = _manifold_normals(i, points, manifold_k[m], manifold_l[m], manifold_set, m, jacobian,
+                                     minv_jt, target, softness, impulse, va, vb, sor, work)
+        one_by_one = block_r2 < 0.0
+        total += max(block_r2, 0.0)
+    if one_by_one:
+        for p in range(points):
+            total += _scalar_row(i + 3 * p, jacobian, minv_jt, inv_k, target, softness, lower, upper, impulse,
+                                 va, vb, sor)
+    if a != dummy:
+        for c in range(6):
+            velocity[a, c] = va[c]
+    if b != dummy:
+        for c in range(6):
+            velocity[b, c] = vb[c]
+    return total
+
+
+PARALLEL_MIN = 64             # a level of fewer elements runs on the calling thread (`_pgs`)
+
+
 @njit(cache=True)
-def _pgs(s, order, target, velocity, iterations, sor, friction, residual):
-    """`iterations` PGS sweeps of the `RowSystem` s over the rows `order` (in that order) towards
-    `target` (R,), in place on s.impulse (R,) and velocity (B + 1, 6), whose last row is the static
-    dummy body (zero velocity; s.slot maps side −1 to it and that side's M⁻¹Jᵀ is zero, so no row
-    branches on static sides); residual[k] = ‖projected r‖ seen during sweep k. `Rows.block` says
-    how a row is solved:
+def level_elements(order, block, body, bodies, friction):
+    """The sweep's elements (the rows of `order` that start one: all of them with `friction` False,
+    else those not IN_BLOCK) in levels (level scheduling, the wavefront order of a sparse triangular
+    solve): an element's level is one more than the last level of an element before it in `order`
+    that shares a dynamic body with it (static sides, −1, do not count). No two elements of a level
+    share a dynamic body, and two elements that do keep their order of `order`; Gauss–Seidel's
+    result depends only on the order of the elements that share a body, so visiting the levels one
+    after another gives the same bits as the sweep in `order`, with each level's elements free to
+    be solved at the same time. (A greedy colouring, lowest colour first, instead puts a stack's
+    alternate contacts in one colour and sweeps it red-black: the 64-box heap of tests/test_solver.py
+    then sank 7.0 mm instead of 4.1.)
+    Returns (elements, offsets): the elements sorted by level, stably, level c's in
+    elements[offsets[c]:offsets[c + 1]]."""
+    last = np.zeros(bodies, np.int64)
+    level = np.empty(order.size, np.int64)
+    n, top = 0, 0
+    for k in range(order.size):
+        i = order[k]
+        if friction and block[i] == IN_BLOCK:
+            continue
+        a, b = body[i, 0], body[i, 1]
+        c = 0
+        if a >= 0:
+            c = last[a]
+        if b >= 0:
+            c = max(c, last[b])
+        if a >= 0:
+            last[a] = c + 1
+        if b >= 0:
+            last[b] = c + 1
+        level[n] = c
+        top = max(top, c + 1)
+        n += 1
+    count = np.zeros(top + 1, np.int64)
+    for e in range(n):
+        count[level[e] + 1] += 1
+    offsets = np.cumsum(count)
+    fill = offsets[:-1].copy()
+    elements = np.empty(n, np.int64)
+    n = 0
+    for k in range(order.size):
+        i = order[k]
+        if friction and block[i] == IN_BLOCK:
+            continue
+        elements[fill[level[n]]] = i
+        fill[level[n]] += 1
+        n += 1
+    return elements, offsets
+
+
+@njit(cache=True, parallel=True)
+def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, residual, threads):
+    """`iterations` PGS sweeps of the `RowSystem` s towards `target` (R,), in place on s.impulse (R,)
+    and velocity (B + 1, 6), whose last row is the static dummy body (zero velocity; s.slot maps side
+    −1 to it and that side's M⁻¹Jᵀ is zero, so no row branches on static sides); residual[k] =
+    ‖projected r‖ seen during sweep k. The elements (rows starting a row, block or manifold;
+    `level_elements`) are visited level by level (offsets: level c's are
+    elements[offsets[c]:offsets[c + 1]]), which is the same bits as visiting the rows in their own
+    order, one after another. The elements of a level share no dynamic body, so they
+    are solved at the same time: in `threads` chunks of consecutive elements (numba `prange`), each
+    chunk with its own scratch 512 bytes from the next (sharing a cache line of scratch between the
+    threads made two threads no faster than one). Nothing an element reads is written by another of
+    its level, so the result is the same bits on any number of threads; a level of fewer than
+    `PARALLEL_MIN` elements (every level of a small scene: its threads would cost more than its
+    rows) runs on the calling thread, in the same order. The static dummy body is shared by a
+    level's elements and never written. `Rows.block` says how a row is solved:
     SINGLE   on its own: λ ← clamp(λ − ω r / K, λ⁻, λ⁺);
     TRIPLE   with the next two rows as one block, Δλ = −ω K⁻¹ r with its 3×3 inverse effective
              mass (block Gauss–Seidel; a joint's point or orientation equalities);
@@ -289,84 +424,46 @@ def _pgs(s, order, target, velocity, iterations, sor, friction, residual):
              then friction (Box2D v3's b2SolveContact) drifted an aligned stack of ten 13 mm
              sideways in 10 s, and a box sliding at 8 m/s turned by up to 1e-6 rad (both round-off
              now);
-    IN_BLOCK solved inside a block: skipped.
+    IN_BLOCK solved inside a block: not an element.
     Friction is a cone, not a pyramid: t1 and t2 take their steps from the same velocities, then
     the accumulated tangent impulse *vector* (λ₁, λ₂) is projected onto the disc |λ_t| ≤ μ λ_n and
     applied (Jolt's ContactConstraintManager::SolveVelocityConstraint); clamping each row to
     ±μ λ_n alone let a body sliding diagonally take √2 μ λ_n. (Solving t1 first and t2 on its
     result would see t1's unclamped overshoot and push sideways.) Its projected residual leaves out
     the outward part of r at the rim (the cone's normal cone), as a scalar row at a bound does.
-    With `friction` False every row of `order` is solved on its own (the restitution stage's
-    normal rows)."""
+    With `friction` False every element is one row solved on its own (the restitution stage's
+    normal rows). Each element's residual² is kept apart and summed in element order, so the
+    residual too is the same on any number of threads."""
     block, slot, jacobian, minv_jt, inv_k, impulse = s.block, s.slot, s.jacobian, s.minv_jt, s.inv_k, s.impulse
     inv_block, softness, mu, lower, upper = s.inv_block, s.softness, s.mu, s.lower, s.upper
-    r3 = np.empty(3)
-    va, vb = np.empty(6), np.empty(6)       # the two bodies' velocities, loaded once per block
-    work = _ManifoldWork(np.empty(4), np.empty(4), np.empty(4), np.empty(4), np.empty(4, np.int64))
+    element_r2 = np.zeros(elements.size)
+    chunks = max(threads, 1)
+    dummy = velocity.shape[0] - 1
+    pad = np.empty((chunks, 64))            # per chunk, 512 bytes apart: no cache line shared
+    ipad = np.empty((chunks, 16), np.int64)
+    manifold, manifold_k, manifold_l, manifold_set = s.manifold, s.manifold_k, s.manifold_l, s.manifold_set
+    r3, va, vb = pad[0, 0:3], pad[0, 8:14], pad[0, 16:22]
+    work = _ManifoldWork(pad[0, 24:28], pad[0, 32:36], pad[0, 40:44], pad[0, 48:52], ipad[0, 0:4])
     for it in range(iterations):
-        total = 0.0
-        for k in range(order.size):
-            i = order[k]
-            kind = block[i]
-            if kind == IN_BLOCK and friction:
+        for level in range(offsets.size - 1):
+            start, stop = offsets[level], offsets[level + 1]
+            if stop - start < PARALLEL_MIN:
+                for k in range(start, stop):    # on this thread: a small level's launch costs more
+                    element_r2[k] = _element(elements[k], block, slot, jacobian, minv_jt, inv_k, impulse, inv_block,
+                                             softness, mu, lower, upper, manifold, manifold_k, manifold_l,
+                                             manifold_set, target, velocity, dummy, sor, friction, va, vb, r3, work)
                 continue
-            a, b = slot[i, 0], slot[i, 1]
-            for c in range(6):
-                va[c] = velocity[a, c]
-                vb[c] = velocity[b, c]
-            if kind == TRIPLE and friction:
-                for q in range(3):
-                    r3[q] = _row_jv(jacobian[i + q], va, vb) - target[i + q] + softness[i + q] * impulse[i + q]
-                    total += r3[q] * r3[q]
-                for q in range(3):
-                    delta = -sor * (inv_block[i, q, 0] * r3[0] + inv_block[i, q, 1] * r3[1] + inv_block[i, q, 2] * r3[2])
-                    impulse[i + q] += delta
-                    _row_apply(minv_jt[i + q], delta, va, vb)
-                points = 0
-            elif kind >= MANIFOLD and friction:
-                points = kind - MANIFOLD + 1
-            else:
-                points = 0
-                total += _scalar_row(i, jacobian, minv_jt, inv_k, target, softness, lower, upper, impulse, va, vb, sor)
-            for p in range(points):         # friction of each point first (bounded by the last normal
-                # impulse), both rows from one v, then the disc; the exact normal block after it
-                # (Box2D v2.4's order) takes out the tilt friction's sequence left
-                n, t1, t2 = i + 3 * p, i + 3 * p - 2, i + 3 * p - 1
-                lam1, lam2 = impulse[t1], impulse[t2]
-                limit = mu[t1] * impulse[n]
-                if limit == 0.0 and lam1 == 0.0 and lam2 == 0.0:
-                    # a point not pushing (a speculative one, a third of the pile's) or frictionless:
-                    # the disc is the origin, where λ_t stays and every r is in its normal cone
-                    continue
-                r1 = _row_jv(jacobian[t1], va, vb) - target[t1] + softness[t1] * lam1
-                r2 = _row_jv(jacobian[t2], va, vb) - target[t2] + softness[t2] * lam2
-                new1, new2 = lam1 - sor * r1 * inv_k[t1], lam2 - sor * r2 * inv_k[t2]
-                size = np.sqrt(new1 * new1 + new2 * new2)
-                if size > limit:
-                    # at the rim only r's part along the rim (⊥ λ_t) counts, unless r points inward
-                    outward = -(r1 * new1 + r2 * new2) / size
-                    if outward > 0.0:
-                        r1 += outward * new1 / size
-                        r2 += outward * new2 / size
-                    new1, new2 = new1 * (limit / size), new2 * (limit / size)
-                _row_apply(minv_jt[t1], new1 - lam1, va, vb)
-                _row_apply(minv_jt[t2], new2 - lam2, va, vb)
-                impulse[t1], impulse[t2] = new1, new2
-                total += r1 * r1 + r2 * r2
-            one_by_one = points == 1
-            if points > 1:                  # normal rows of the manifold, as one block
-                m = s.manifold[i]
-                block_r2 = _manifold_normals(i, points, s.manifold_k[m], s.manifold_l[m], s.manifold_set, m, jacobian,
-                                             minv_jt, target, softness, impulse, va, vb, sor, work)
-                one_by_one = block_r2 < 0.0
-                total += max(block_r2, 0.0)
-            if one_by_one:
-                for p in range(points):
-                    total += _scalar_row(i + 3 * p, jacobian, minv_jt, inv_k, target, softness, lower, upper, impulse,
-                                         va, vb, sor)
-            for c in range(6):
-                velocity[a, c] = va[c]
-                velocity[b, c] = vb[c]
+            for t in prange(chunks):
+                r3_t, va_t, vb_t = pad[t, 0:3], pad[t, 8:14], pad[t, 16:22]
+                work_t = _ManifoldWork(pad[t, 24:28], pad[t, 32:36], pad[t, 40:44], pad[t, 48:52], ipad[t, 0:4])
+                for k in range(start + (stop - start) * t // chunks, start + (stop - start) * (t + 1) // chunks):
+                    element_r2[k] = _element(elements[k], block, slot, jacobian, minv_jt, inv_k, impulse, inv_block,
+                                             softness, mu, lower, upper, manifold, manifold_k, manifold_l,
+                                             manifold_set, target, velocity, dummy, sor, friction, va_t, vb_t, r3_t,
+                                             work_t)
+        total = 0.0
+        for k in range(elements.size):
+            total += element_r2[k]
         residual[it] = np.sqrt(total)
 
 
@@ -537,8 +634,10 @@ def sweep(prepared, velocity, target, iterations, sor, order=None, friction=True
     if len(rows) and iterations:
         padded = np.zeros((len(velocity) + 1, 6))      # + the static dummy body (`_pgs`)
         padded[:-1] = velocity
-        _pgs(prepared.system(), order, np.ascontiguousarray(target), padded, iterations, float(sor), bool(friction),
-             residual)
+        elements, offsets = level_elements(order, np.ascontiguousarray(rows.block, np.int64),
+                                   np.ascontiguousarray(rows.body, np.int64), len(velocity), bool(friction))
+        _pgs(prepared.system(), elements, offsets, np.ascontiguousarray(target), padded, iterations, float(sor),
+             bool(friction), residual, get_num_threads())
         velocity[:] = padded[:-1]
     return residual
 
@@ -593,7 +692,8 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
                       _NO_RESTITUTION if restitution is None else np.ascontiguousarray(restitution, float))
     stages = Stages(int(iterations), int(iterations if relax_iterations is None else relax_iterations), float(sor),
                     bool(warm), bool(relax))
-    residual, velocity_solve, velocity_relax = _solve_stages(prepared.system(), targets, stages, padded)
+    residual, velocity_solve, velocity_relax = _solve_stages(prepared.system(), targets, stages, padded,
+                                                             get_num_threads())
     return Solution(velocity_solve, velocity_relax, residual, padded[:-1])
 
 
@@ -601,11 +701,11 @@ _NO_RESTITUTION = np.zeros(0)
 
 
 @njit(cache=True)
-def _solve_stages(s, targets, stages, velocity):
+def _solve_stages(s, targets, stages, velocity, threads):
     """`solve`'s stages in one compiled call on the `RowSystem` s, in place on velocity (B + 1, 6)
     (the last row the static dummy body) and s.impulse; returns the residual of every solve sweep
     and the velocities (B, 6) after the solve and after the relax stage. `targets`: `Targets`,
-    `stages`: `Stages`."""
+    `stages`: `Stages`; `threads`: chunks per level (`_pgs`), numba's thread count."""
     R, B = s.body.shape[0], velocity.shape[0] - 1
     iterations, relax_iterations = stages.iterations, stages.relax_iterations
     impulse, restitution = s.impulse, targets.restitution
@@ -613,12 +713,12 @@ def _solve_stages(s, targets, stages, velocity):
     if not stages.warm:
         impulse[:] = 0.0
     _apply_impulses(s.body, s.minv_jt, impulse, velocity)
-    order = np.arange(R)
+    elements, offsets = level_elements(np.arange(R), s.block, s.body, B, True)   # once for both stages
     if R and iterations:
-        _pgs(s, order, targets.solve, velocity, iterations, stages.sor, True, residual)
+        _pgs(s, elements, offsets, targets.solve, velocity, iterations, stages.sor, True, residual, threads)
     velocity_solve[:] = velocity[:B]
     if R and stages.relax and relax_iterations:
-        _pgs(s, order, targets.relax, velocity, relax_iterations, 1.0, True, np.zeros(relax_iterations))
+        _pgs(s, elements, offsets, targets.relax, velocity, relax_iterations, 1.0, True, np.zeros(relax_iterations), threads)
     velocity_relax[:] = velocity[:B]
     # Box2D v3: only points that took an impulse bounce (a speculative point that never touched does not).
     bounce = 0
@@ -634,5 +734,6 @@ def _solve_stages(s, targets, stages, velocity):
                 if impulse[i] > 0.0:
                     order[k] = i
                     k += 1
-        _pgs(s, order, bounce_target, velocity, iterations, 1.0, False, np.zeros(iterations))
+        elements, offsets = level_elements(order, s.block, s.body, B, False)
+        _pgs(s, elements, offsets, bounce_target, velocity, iterations, 1.0, False, np.zeros(iterations), threads)
     return residual, velocity_solve, velocity_relax
