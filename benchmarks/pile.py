@@ -25,8 +25,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from benchmarks.contacts import PENETRATION_TARGET_MM, PILE, STEP_TARGET_MS
+from benchmarks.contacts import PILE
 from physics.rotation import matrix_from_quaternion
+
+STEP_TARGET_MS = 8.0          # the goal (docs/fidelity.md): wall ms per step at 10 iterations
+PENETRATION_TARGET_MM = 2.0   # worst steady ground penetration at 10 iterations
 
 ITERATIONS = (10, 20, 50)
 SETTLE_S = 5.0
