@@ -16,7 +16,9 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# The benchmarks measure peers side by side (pybullet, the `bench` extra).
 bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	$(PY) -m benchmarks $(ARGS)
 
 fuzz: $(STAMP)
