@@ -1233,6 +1233,22 @@ class Simulation:
         """(iterations,) the solver's residual ‖Γλ − η‖ (projected) after each sweep of the last step."""
         return np.zeros(0) if self._solver is None else self._solver.residual.copy()
 
+    def joint_separation(self):
+        """(J,) m: for each joint, the world distance between its anchor on body a and its anchor on
+        body b, |(c_a + R_a r_a) − (c_b + R_b r_b)| (an anchor on the world is a world point): a ball
+        joint's position error. Empty before the first step (joints are built by the first prepare)."""
+        joints = None if self._solver is None else self._solver.joints
+        if joints is None:
+            return np.zeros(0)
+        _, centre, rotation, _, _ = self._solver_state()
+        ends = np.empty((len(joints.kind), 2, 3))
+        for side in range(2):
+            k = joints.body[:, side]
+            anchor = joints.anchor[:, side]
+            on_body = np.einsum("jab,jb->ja", rotation[np.maximum(k, 0)], anchor) + centre[np.maximum(k, 0)]
+            ends[:, side] = np.where((k >= 0)[:, None], on_body, anchor)
+        return np.linalg.norm(ends[:, 0] - ends[:, 1], axis=1)
+
     def first_non_finite(self):
         """Name of the first node whose world state holds a NaN or infinity, else None."""
         self._sync(_MOVING)

@@ -219,23 +219,35 @@ def test_shipped_chain_keeps_its_energy_and_its_links():
     projection solves g = 0 to 1e-12)."""
     scene = load_scene(Path(__file__).resolve().parents[1] / "assets" / "scenes" / "chain.toml")
     sim = Simulation(scene)
+    swing = 9.81 * 0.2 * 20 * 2.5
+    e0 = sum(sim.energy().values())
+    highest, separation = e0, 0.0
+    for _ in range(600):
+        sim.step(1)
+        highest = max(highest, sum(sim.energy().values()))
+        separation = max(separation, sim.joint_separation().max())
+    lost = (e0 - sum(sim.energy().values())) / swing
+    assert 0.0 <= lost <= 0.10
+    assert highest - e0 <= 1e-3 * swing
+    assert separation <= 1e-3
+
+
+def test_joint_separation_is_the_distance_of_the_anchors_carried_by_the_bodies():
+    """`Simulation.joint_separation` against the scene's own anchors carried rigidly by the bodies'
+    world poses (the anchors in each body's frame taken at load): equal to 1e-12 m (two ways of
+    summing the same rigid map) after 100 steps of the chain, and empty before the first step."""
+    scene = load_scene(Path(__file__).resolve().parents[1] / "assets" / "scenes" / "chain.toml")
+    sim = Simulation(scene)
     world = sim.world().transform
     ends = []            # (node a or −1, anchor in a's frame (world if −1), node b, anchor in b's frame)
     for joint in scene.joints:
         a, b, anchor = joint["a"], joint["b"], np.asarray(joint["anchor"], float)
         r_a = anchor if a < 0 else world.rotation[a].T @ (anchor - world.translation[a])
         ends.append((a, r_a, b, world.rotation[b].T @ (anchor - world.translation[b])))
-    swing = 9.81 * 0.2 * 20 * 2.5
-    e0 = sum(sim.energy().values())
-    highest, separation = e0, 0.0
-    for _ in range(600):
-        sim.step(1)
-        world = sim.world().transform
-        highest = max(highest, sum(sim.energy().values()))
-        for a, r_a, b, r_b in ends:
-            p_a = r_a if a < 0 else world.translation[a] + world.rotation[a] @ r_a
-            separation = max(separation, np.linalg.norm(world.translation[b] + world.rotation[b] @ r_b - p_a))
-    lost = (e0 - sum(sim.energy().values())) / swing
-    assert 0.0 <= lost <= 0.10
-    assert highest - e0 <= 1e-3 * swing
-    assert separation <= 1e-3
+    assert sim.joint_separation().size == 0
+    sim.step(100)
+    world = sim.world().transform
+    expected = [np.linalg.norm(world.translation[b] + world.rotation[b] @ r_b
+                               - (r_a if a < 0 else world.translation[a] + world.rotation[a] @ r_a))
+                for a, r_a, b, r_b in ends]
+    np.testing.assert_allclose(sim.joint_separation(), expected, rtol=0, atol=1e-12)

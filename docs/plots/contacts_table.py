@@ -98,21 +98,12 @@ def stack(seconds=10.0, iterations=None, substeps=None):
 def chain(seconds=10.0):
     scene = load_scene(SCENES / "chain.toml")
     sim = Simulation(scene)
-    world = sim.world().transform
-    ends = []                                           # (node a or -1, r_a body, node b, r_b body)
-    for joint in scene.joints:
-        a, b, anchor = joint["a"], joint["b"], joint["anchor"]
-        r_a = anchor if a < 0 else world.rotation[a].T @ (anchor - world.translation[a])
-        ends.append((a, r_a, b, world.rotation[b].T @ (anchor - world.translation[b])))
     e0 = sum(sim.energy().values())
     highest, separation = e0, 0.0
     for _ in range(int(seconds / sim.settings.dt)):
         sim.step(1)
-        world = sim.world().transform
         highest = max(highest, sum(sim.energy().values()))
-        for a, r_a, b, r_b in ends:
-            p_a = r_a if a < 0 else world.translation[a] + world.rotation[a] @ r_a
-            separation = max(separation, np.linalg.norm(world.translation[b] + world.rotation[b] @ r_b - p_a))
+        separation = max(separation, sim.joint_separation().max())
     swing = e0 - (sum(sim.energy().values()))
     s = sim.settings
     span = G * 0.2 * 20 * 2.5                            # m g × the drop of the chain's centre, released horizontally to hanging
