@@ -671,11 +671,18 @@ class Stages(NamedTuple):
     sor: float                  # the solve stage's SOR factor ω (relax and restitution use 1)
     warm: bool                  # warm start from the rows' impulses (else from zero)
     relax: bool                 # run the relax stage
+    most: int                   # the solve stage goes on past `iterations`, up to this many sweeps,
+    tolerance: float            # while its residual is above tolerance × the first sweep's
 
 
 def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, relax_iterations=None,
-          restitution=None):
+          restitution=None, most=None, tolerance=0.0):
     """The stages warm start → solve → relax → restitution on the free velocities (B, 6).
+
+    The solve stage sweeps `iterations` times, then on up to `most` sweeps (None: `iterations`)
+    while its residual is above `tolerance` × its first sweep's: what a cold start needs
+    (`physics.solver.COLD_START_SWEEPS`). Sweeps past `iterations` are the same sweeps, so a
+    residual below the tolerance stops the stage with the bits it would have had anyway.
 
     `restitution`: (R,) target J v for the normal rows that may bounce (`SceneSolver`'s restitution
     targets, physics.constraints.restitution_targets), NaN elsewhere, or None; only rows holding an
@@ -690,8 +697,9 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
     padded[:-1] = velocity
     targets = Targets(np.ascontiguousarray(rows.target, float), np.ascontiguousarray(rows.relax, float),
                       _NO_RESTITUTION if restitution is None else np.ascontiguousarray(restitution, float))
+    most = iterations if most is None else max(int(most), int(iterations))
     stages = Stages(int(iterations), int(iterations if relax_iterations is None else relax_iterations), float(sor),
-                    bool(warm), bool(relax))
+                    bool(warm), bool(relax), most, float(tolerance))
     residual, velocity_solve, velocity_relax = _solve_stages(prepared.system(), targets, stages, padded,
                                                              get_num_threads())
     return Solution(velocity_solve, velocity_relax, residual, padded[:-1])
@@ -709,13 +717,19 @@ def _solve_stages(s, targets, stages, velocity, threads):
     R, B = s.body.shape[0], velocity.shape[0] - 1
     iterations, relax_iterations = stages.iterations, stages.relax_iterations
     impulse, restitution = s.impulse, targets.restitution
-    residual, velocity_solve, velocity_relax = np.zeros(iterations), np.empty((B, 6)), np.empty((B, 6))
+    residual, velocity_solve, velocity_relax = np.zeros(stages.most), np.empty((B, 6)), np.empty((B, 6))
     if not stages.warm:
         impulse[:] = 0.0
     _apply_impulses(s.body, s.minv_jt, impulse, velocity)
     elements, offsets = level_elements(np.arange(R), s.block, s.body, B, True)   # once for both stages
+    swept = 0
     if R and iterations:
         _pgs(s, elements, offsets, targets.solve, velocity, iterations, stages.sor, True, residual, threads)
+        swept = iterations
+        while swept < stages.most and residual[swept - 1] > stages.tolerance * residual[0]:
+            _pgs(s, elements, offsets, targets.solve, velocity, 1, stages.sor, True, residual[swept:swept + 1], threads)
+            swept += 1
+    residual = residual[:swept]
     velocity_solve[:] = velocity[:B]
     if R and stages.relax and relax_iterations:
         _pgs(s, elements, offsets, targets.relax, velocity, relax_iterations, 1.0, True, np.zeros(relax_iterations), threads)

@@ -1230,7 +1230,8 @@ class Simulation:
         return c.point_world.copy(), c.normal_world.copy()
 
     def solver_residual(self):
-        """(iterations,) the solver's residual ‖Γλ − η‖ (projected) after each sweep of the last step."""
+        """(sweeps,) the solver's residual ‖Γλ − η‖ (projected) after each sweep of the last step's solve stage
+        (`iterations` of them, more on a cold start: `physics.solver.COLD_START_SWEEPS`)."""
         return np.zeros(0) if self._solver is None else self._solver.residual.copy()
 
     def joint_separation(self):
