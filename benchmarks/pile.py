@@ -10,8 +10,15 @@ both alike. Reported for both: median wall-clock ms per step (`time.perf_counter
 costs however many threads it runs on) and median thread CPU ms of the calling thread
 (`time.thread_time`; PyBullet in DIRECT mode steps on the calling thread), contact points (ours: points the solver took, speculative
 ones included, and how many touch; PyBullet: `getContactPoints`), the worst penetration of a box
-corner below the ground while settling and during the timed steps (steady), boxes whose centre is
-below the ground, and the ratios ours / PyBullet.
+corner below the ground while settling and during the timed steps (steady), the worst penetration
+at any contact during the timed steps (box on box too: ours the narrow phase's depth, PyBullet's
+−contactDistance, both at the poses the step started from), the fastest box centre during the
+timed steps (whether the heap has come to rest), boxes whose centre is below the ground, and the
+ratios ours / PyBullet.
+
+Settling takes `SETTLE_S` = 10 s: the heap is still sliding at 5 s in both engines (boxes
+resting tilted on their neighbours tip and slide over a few seconds more), so what 5 s gave was a
+heap in motion, not a steady one.
 
 Friction: ours mixes μ = √(μa μb), PyBullet multiplies μa μb, so PyBullet's bodies get √μ of the
 scene's values and every pair sees the same μ in both. Penetration is the lowest box corner
@@ -32,7 +39,7 @@ STEP_TARGET_MS = 8.0          # the goal (docs/fidelity.md): wall ms per step at
 PENETRATION_TARGET_MM = 2.0   # worst steady ground penetration at 10 iterations
 
 ITERATIONS = (10, 20, 50)
-SETTLE_S = 5.0
+SETTLE_S = 10.0
 TIMED = 41
 HALF = 0.1
 
@@ -91,6 +98,16 @@ class BulletPile:
     def points(self):
         return len(self.p.getContactPoints(physicsClientId=self.client)), None
 
+    def deepest(self):
+        """The worst penetration at any contact point, m (≥ 0)."""
+        points = self.p.getContactPoints(physicsClientId=self.client)
+        return max([0.0] + [-point[8] for point in points])
+
+    def fastest(self):
+        """The fastest box centre, m/s."""
+        p, c = self.p, self.client
+        return max(np.linalg.norm(p.getBaseVelocity(b, physicsClientId=c)[0]) for b in self.bodies)
+
     def close(self):
         self.p.disconnect(physicsClientId=self.client)
 
@@ -117,6 +134,14 @@ class OurPile:
         c = self.sim._solver.contacts      # the points the solver took (speculative ones too)
         return len(c), int((c.depth > 0).sum())
 
+    def deepest(self):
+        """The worst penetration at any contact point, m (≥ 0)."""
+        return max(0.0, float(self.sim._solver.contacts.depth.max(initial=0.0)))
+
+    def fastest(self):
+        """The fastest box centre, m/s."""
+        return float(np.linalg.norm(self.sim.world().velocity[self.boxes], axis=1).max())
+
     def close(self):
         pass
 
@@ -124,7 +149,8 @@ class OurPile:
 def side_by_side(iterations, settle_s=SETTLE_S, timed=TIMED):
     """Both heaps at `iterations`, settled, then timed interleaved; SimpleNamespace per engine."""
     engines = {"ours": OurPile(iterations), "pybullet": BulletPile(iterations)}
-    out = {name: SimpleNamespace(worst_settle=0.0, worst=0.0, wall=[], cpu=[]) for name in engines}
+    out = {name: SimpleNamespace(worst_settle=0.0, worst=0.0, deepest=0.0, fastest=0.0, wall=[], cpu=[])
+           for name in engines}
     try:
         for _ in range(round(settle_s * 60)):
             for name, engine in engines.items():
@@ -137,6 +163,8 @@ def side_by_side(iterations, settle_s=SETTLE_S, timed=TIMED):
                 out[name].cpu.append(time.thread_time() - c0)
                 out[name].wall.append(time.perf_counter() - w0)
                 out[name].worst = max(out[name].worst, -engine.lowest()[0].min())
+                out[name].deepest = max(out[name].deepest, engine.deepest())
+                out[name].fastest = max(out[name].fastest, engine.fastest())
         for name, engine in engines.items():
             r = out[name]
             r.ms = 1e3 * float(np.median(r.wall))
@@ -172,16 +200,18 @@ def main(quick=False):
         "",
         "| iterations | wall ms per step: ours | PyBullet | ratio | thread CPU ms: ours | PyBullet "
         "| contact points: ours (touching) | PyBullet "
-        "| worst steady penetration, mm: ours | PyBullet | ratio | worst while settling, mm: ours | PyBullet "
-        "| boxes below the ground: ours | PyBullet |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| worst steady penetration of the ground, mm: ours | PyBullet | ratio "
+        "| at any contact, mm: ours | PyBullet | worst while settling, mm: ours | PyBullet "
+        "| fastest box, m/s: ours | PyBullet | boxes below the ground: ours | PyBullet |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n, r in runs.items():
         o, b = r["ours"], r["pybullet"]
         lines.append(f"| {n} | {o.ms:.2f} | {b.ms:.2f} | {o.ms / b.ms:.2f} | {o.cpu_ms:.2f} | {b.cpu_ms:.2f} "
                      f"| {o.points} ({o.touching}) | {b.points} "
-                     f"| {mm(o.worst)} | {mm(b.worst)} | {o.worst / max(b.worst, 1e-12):.2f} | {mm(o.worst_settle)} "
-                     f"| {mm(b.worst_settle)} | {o.below} | {b.below} |")
+                     f"| {mm(o.worst)} | {mm(b.worst)} | {o.worst / max(b.worst, 1e-12):.2f} "
+                     f"| {mm(o.deepest)} | {mm(b.deepest)} | {mm(o.worst_settle)} | {mm(b.worst_settle)} "
+                     f"| {o.fastest:.3f} | {b.fastest:.3f} | {o.below} | {b.below} |")
     first = runs[counts[0]]["ours"]
     slower = [n for n, r in runs.items() if r["ours"].ms > r["pybullet"].ms]
     lines += [
@@ -190,8 +220,10 @@ def main(quick=False):
         "|---|---:|---:|",
         f"| wall ms per step at {counts[0]} iterations | ≤ {STEP_TARGET_MS:g} | {first.ms:.2f} "
         f"{'✓' if first.ms <= STEP_TARGET_MS else '✗'} |",
-        f"| worst steady penetration at {counts[0]} iterations | ≤ {PENETRATION_TARGET_MM:g} mm | {mm(first.worst)} mm "
-        f"{'✓' if 1e3 * first.worst <= PENETRATION_TARGET_MM else '✗'} |",
+        f"| worst steady penetration of the ground at {counts[0]} iterations | ≤ {PENETRATION_TARGET_MM:g} mm "
+        f"| {mm(first.worst)} mm {'✓' if 1e3 * first.worst <= PENETRATION_TARGET_MM else '✗'} |",
+        f"| worst steady penetration at any contact at {counts[0]} iterations | ≤ {PENETRATION_TARGET_MM:g} mm "
+        f"| {mm(first.deepest)} mm {'✓' if 1e3 * first.deepest <= PENETRATION_TARGET_MM else '✗'} |",
         f"| no slower than PyBullet at the same iteration count | every count | "
         f"{'every count ✓' if not slower else 'slower at ' + ', '.join(map(str, slower)) + ' ✗'} |",
     ]

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import njit, prange
 
 from physics.constraints import IN_BLOCK, MANIFOLD, TRIPLE, Rows
 
@@ -341,76 +341,81 @@ def _element(i, block, slot, jacobian, minv_jt, inv_k, impulse, inv_block, softn
     return total
 
 
-PARALLEL_MIN = 64             # a level of fewer elements runs on the calling thread (`_pgs`)
+# A sweep of fewer elements than this runs on the calling thread in the rows' own order (`halves`):
+# two threads would cost more than such a sweep's rows (every shipped scene but the heaps).
+PARALLEL_MIN = 128
+
+
+def halves(centre):
+    """(B,) int64 0 or 1: the solver bodies split in two halves by their centres (B, 3) along the
+    axis of largest spread (the first half the lower coordinates; ties by body index), for
+    `partition_elements`."""
+    centre = np.asarray(centre, float)
+    side = np.zeros(len(centre), np.int64)
+    if len(centre) > 1:
+        axis = int(np.argmax(centre.max(axis=0) - centre.min(axis=0)))
+        side[np.argsort(centre[:, axis], kind="stable")[len(centre) // 2:]] = 1
+    return side
 
 
 @njit(cache=True)
-def level_elements(order, block, body, bodies, friction):
+def partition_elements(order, block, body, side, friction):
     """The sweep's elements (the rows of `order` that start one: all of them with `friction` False,
-    else those not IN_BLOCK) in levels (level scheduling, the wavefront order of a sparse triangular
-    solve): an element's level is one more than the last level of an element before it in `order`
-    that shares a dynamic body with it (static sides, −1, do not count). No two elements of a level
-    share a dynamic body, and two elements that do keep their order of `order`; Gauss–Seidel's
-    result depends only on the order of the elements that share a body, so visiting the levels one
-    after another gives the same bits as the sweep in `order`, with each level's elements free to
-    be solved at the same time. (A greedy colouring, lowest colour first, instead puts a stack's
-    alternate contacts in one colour and sweeps it red-black: the 64-box heap of tests/test_solver.py
-    then sank 7.0 mm instead of 4.1.)
-    Returns (elements, offsets): the elements sorted by level, stably, level c's in
-    elements[offsets[c]:offsets[c + 1]]."""
-    last = np.zeros(bodies, np.int64)
-    level = np.empty(order.size, np.int64)
-    n, top = 0, 0
+    else those not IN_BLOCK) in three parts, each in the order of `order`: the elements whose
+    dynamic bodies are all in half 0 of `side` (B,) (`halves`), those all in half 1, and the
+    boundary, which touches both (static sides, −1, belong to either). The two halves share no
+    dynamic body, so a sweep solves them at the same time, one on each core, and then the boundary
+    (`_pgs`); the result is the same bits on one thread or two, since nothing one half reads is
+    written by the other. With fewer than PARALLEL_MIN elements all of them are part 0, in the order
+    of `order`. (Domain decomposition: one fork and join a sweep. Level scheduling — each element one
+    level above the last earlier one sharing a body, levels solved in parallel — kept the serial
+    order's bits but forked once a level: the settled 1,000-box heap had 55 levels, half its
+    elements in levels too small to share, and its 156 forks a step each waited for a thread the
+    shared machine had descheduled: 668 ms a step at 50 iterations under a load of 2.5.)
+    Returns (elements, offsets (4,)): part p is elements[offsets[p]:offsets[p + 1]]."""
+    n = 0
     for k in range(order.size):
-        i = order[k]
-        if friction and block[i] == IN_BLOCK:
-            continue
-        a, b = body[i, 0], body[i, 1]
-        c = 0
-        if a >= 0:
-            c = last[a]
-        if b >= 0:
-            c = max(c, last[b])
-        if a >= 0:
-            last[a] = c + 1
-        if b >= 0:
-            last[b] = c + 1
-        level[n] = c
-        top = max(top, c + 1)
-        n += 1
-    count = np.zeros(top + 1, np.int64)
-    for e in range(n):
-        count[level[e] + 1] += 1
-    offsets = np.cumsum(count)
-    fill = offsets[:-1].copy()
-    elements = np.empty(n, np.int64)
+        n += not (friction and block[order[k]] == IN_BLOCK)
+    part = np.zeros(n, np.int64)
+    rows = np.empty(n, np.int64)
+    count = np.zeros(3, np.int64)
     n = 0
     for k in range(order.size):
         i = order[k]
         if friction and block[i] == IN_BLOCK:
             continue
-        elements[fill[level[n]]] = i
-        fill[level[n]] += 1
+        p = 0
+        if rows.size >= PARALLEL_MIN:
+            a, b = body[i, 0], body[i, 1]
+            pa = side[a] if a >= 0 else -1
+            pb = side[b] if b >= 0 else -1
+            p = pb if pa < 0 else pa if pb < 0 or pa == pb else 2
+            p = max(p, 0)
+        rows[n], part[n] = i, p
+        count[p] += 1
         n += 1
+    offsets = np.zeros(4, np.int64)
+    for p in range(3):
+        offsets[p + 1] = offsets[p] + count[p]
+    fill = offsets[:3].copy()
+    elements = np.empty(n, np.int64)
+    for e in range(n):
+        elements[fill[part[e]]] = rows[e]
+        fill[part[e]] += 1
     return elements, offsets
 
 
 @njit(cache=True, parallel=True)
-def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, residual, threads):
+def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, residual):
     """`iterations` PGS sweeps of the `RowSystem` s towards `target` (R,), in place on s.impulse (R,)
     and velocity (B + 1, 6), whose last row is the static dummy body (zero velocity; s.slot maps side
     −1 to it and that side's M⁻¹Jᵀ is zero, so no row branches on static sides); residual[k] =
-    ‖projected r‖ seen during sweep k. The elements (rows starting a row, block or manifold;
-    `level_elements`) are visited level by level (offsets: level c's are
-    elements[offsets[c]:offsets[c + 1]]), which is the same bits as visiting the rows in their own
-    order, one after another. The elements of a level share no dynamic body, so they
-    are solved at the same time: in `threads` chunks of consecutive elements (numba `prange`), each
-    chunk with its own scratch 512 bytes from the next (sharing a cache line of scratch between the
-    threads made two threads no faster than one). Nothing an element reads is written by another of
-    its level, so the result is the same bits on any number of threads; a level of fewer than
-    `PARALLEL_MIN` elements (every level of a small scene: its threads would cost more than its
-    rows) runs on the calling thread, in the same order. The static dummy body is shared by a
-    level's elements and never written. `Rows.block` says how a row is solved:
+    ‖projected r‖ seen during sweep k. The elements (rows starting a row, block or manifold) come in
+    three parts (`partition_elements`: offsets (4,)): each sweep solves the two halves at the same
+    time, one per thread (numba `prange`; on one thread one after the other, the same bits), each
+    with its own scratch 512 bytes from the other's (sharing a cache line of scratch between the
+    threads made two threads no faster than one), then the boundary on the calling thread. The
+    static dummy body is read by both halves and never written. `Rows.block` says how a row is solved:
     SINGLE   on its own: λ ← clamp(λ − ω r / K, λ⁻, λ⁺);
     TRIPLE   with the next two rows as one block, Δλ = −ω K⁻¹ r with its 3×3 inverse effective
              mass (block Gauss–Seidel; a joint's point or orientation equalities);
@@ -437,30 +442,27 @@ def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, resi
     block, slot, jacobian, minv_jt, inv_k, impulse = s.block, s.slot, s.jacobian, s.minv_jt, s.inv_k, s.impulse
     inv_block, softness, mu, lower, upper = s.inv_block, s.softness, s.mu, s.lower, s.upper
     element_r2 = np.zeros(elements.size)
-    chunks = max(threads, 1)
     dummy = velocity.shape[0] - 1
-    pad = np.empty((chunks, 64))            # per chunk, 512 bytes apart: no cache line shared
-    ipad = np.empty((chunks, 16), np.int64)
+    pad = np.empty((2, 64))             # per half, 512 bytes apart: no cache line shared
+    ipad = np.empty((2, 16), np.int64)
     manifold, manifold_k, manifold_l, manifold_set = s.manifold, s.manifold_k, s.manifold_l, s.manifold_set
-    r3, va, vb = pad[0, 0:3], pad[0, 8:14], pad[0, 16:22]
-    work = _ManifoldWork(pad[0, 24:28], pad[0, 32:36], pad[0, 40:44], pad[0, 48:52], ipad[0, 0:4])
+    both = offsets[1] > offsets[0] and offsets[2] > offsets[1]
     for it in range(iterations):
-        for level in range(offsets.size - 1):
-            start, stop = offsets[level], offsets[level + 1]
-            if stop - start < PARALLEL_MIN:
-                for k in range(start, stop):    # on this thread: a small level's launch costs more
-                    element_r2[k] = _element(elements[k], block, slot, jacobian, minv_jt, inv_k, impulse, inv_block,
-                                             softness, mu, lower, upper, manifold, manifold_k, manifold_l,
-                                             manifold_set, target, velocity, dummy, sor, friction, va, vb, r3, work)
-                continue
-            for t in prange(chunks):
+        if both:
+            for t in prange(2):
                 r3_t, va_t, vb_t = pad[t, 0:3], pad[t, 8:14], pad[t, 16:22]
                 work_t = _ManifoldWork(pad[t, 24:28], pad[t, 32:36], pad[t, 40:44], pad[t, 48:52], ipad[t, 0:4])
-                for k in range(start + (stop - start) * t // chunks, start + (stop - start) * (t + 1) // chunks):
+                for k in range(offsets[t], offsets[t + 1]):
                     element_r2[k] = _element(elements[k], block, slot, jacobian, minv_jt, inv_k, impulse, inv_block,
                                              softness, mu, lower, upper, manifold, manifold_k, manifold_l,
                                              manifold_set, target, velocity, dummy, sor, friction, va_t, vb_t, r3_t,
                                              work_t)
+        r3, va, vb = pad[0, 0:3], pad[0, 8:14], pad[0, 16:22]
+        work = _ManifoldWork(pad[0, 24:28], pad[0, 32:36], pad[0, 40:44], pad[0, 48:52], ipad[0, 0:4])
+        for k in range(offsets[2] if both else 0, elements.size):      # the boundary (or everything)
+            element_r2[k] = _element(elements[k], block, slot, jacobian, minv_jt, inv_k, impulse, inv_block,
+                                     softness, mu, lower, upper, manifold, manifold_k, manifold_l, manifold_set,
+                                     target, velocity, dummy, sor, friction, va, vb, r3, work)
         total = 0.0
         for k in range(elements.size):
             total += element_r2[k]
@@ -634,10 +636,11 @@ def sweep(prepared, velocity, target, iterations, sor, order=None, friction=True
     if len(rows) and iterations:
         padded = np.zeros((len(velocity) + 1, 6))      # + the static dummy body (`_pgs`)
         padded[:-1] = velocity
-        elements, offsets = level_elements(order, np.ascontiguousarray(rows.block, np.int64),
-                                   np.ascontiguousarray(rows.body, np.int64), len(velocity), bool(friction))
+        elements, offsets = partition_elements(order, np.ascontiguousarray(rows.block, np.int64),
+                                               np.ascontiguousarray(rows.body, np.int64),
+                                               np.zeros(len(velocity), np.int64), bool(friction))
         _pgs(prepared.system(), elements, offsets, np.ascontiguousarray(target), padded, iterations, float(sor),
-             bool(friction), residual, get_num_threads())
+             bool(friction), residual)
         velocity[:] = padded[:-1]
     return residual
 
@@ -676,7 +679,7 @@ class Stages(NamedTuple):
 
 
 def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, relax_iterations=None,
-          restitution=None, most=None, tolerance=0.0):
+          restitution=None, most=None, tolerance=0.0, side=None):
     """The stages warm start → solve → relax → restitution on the free velocities (B, 6).
 
     The solve stage sweeps `iterations` times, then on up to `most` sweeps (None: `iterations`)
@@ -700,8 +703,8 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
     most = iterations if most is None else max(int(most), int(iterations))
     stages = Stages(int(iterations), int(iterations if relax_iterations is None else relax_iterations), float(sor),
                     bool(warm), bool(relax), most, float(tolerance))
-    residual, velocity_solve, velocity_relax = _solve_stages(prepared.system(), targets, stages, padded,
-                                                             get_num_threads())
+    side = np.zeros(B, np.int64) if side is None else np.ascontiguousarray(side, np.int64)
+    residual, velocity_solve, velocity_relax = _solve_stages(prepared.system(), targets, stages, padded, side)
     return Solution(velocity_solve, velocity_relax, residual, padded[:-1])
 
 
@@ -709,11 +712,11 @@ _NO_RESTITUTION = np.zeros(0)
 
 
 @njit(cache=True)
-def _solve_stages(s, targets, stages, velocity, threads):
+def _solve_stages(s, targets, stages, velocity, side):
     """`solve`'s stages in one compiled call on the `RowSystem` s, in place on velocity (B + 1, 6)
     (the last row the static dummy body) and s.impulse; returns the residual of every solve sweep
     and the velocities (B, 6) after the solve and after the relax stage. `targets`: `Targets`,
-    `stages`: `Stages`; `threads`: chunks per level (`_pgs`), numba's thread count."""
+    `stages`: `Stages`; `side` (B,): the bodies' halves (`partition_elements`)."""
     R, B = s.body.shape[0], velocity.shape[0] - 1
     iterations, relax_iterations = stages.iterations, stages.relax_iterations
     impulse, restitution = s.impulse, targets.restitution
@@ -721,18 +724,18 @@ def _solve_stages(s, targets, stages, velocity, threads):
     if not stages.warm:
         impulse[:] = 0.0
     _apply_impulses(s.body, s.minv_jt, impulse, velocity)
-    elements, offsets = level_elements(np.arange(R), s.block, s.body, B, True)   # once for both stages
+    elements, offsets = partition_elements(np.arange(R), s.block, s.body, side, True)   # once for both stages
     swept = 0
     if R and iterations:
-        _pgs(s, elements, offsets, targets.solve, velocity, iterations, stages.sor, True, residual, threads)
+        _pgs(s, elements, offsets, targets.solve, velocity, iterations, stages.sor, True, residual)
         swept = iterations
         while swept < stages.most and residual[swept - 1] > stages.tolerance * residual[0]:
-            _pgs(s, elements, offsets, targets.solve, velocity, 1, stages.sor, True, residual[swept:swept + 1], threads)
+            _pgs(s, elements, offsets, targets.solve, velocity, 1, stages.sor, True, residual[swept:swept + 1])
             swept += 1
     residual = residual[:swept]
     velocity_solve[:] = velocity[:B]
     if R and stages.relax and relax_iterations:
-        _pgs(s, elements, offsets, targets.relax, velocity, relax_iterations, 1.0, True, np.zeros(relax_iterations), threads)
+        _pgs(s, elements, offsets, targets.relax, velocity, relax_iterations, 1.0, True, np.zeros(relax_iterations))
     velocity_relax[:] = velocity[:B]
     # Box2D v3: only points that took an impulse bounce (a speculative point that never touched does not).
     bounce = 0
@@ -748,6 +751,6 @@ def _solve_stages(s, targets, stages, velocity, threads):
                 if impulse[i] > 0.0:
                     order[k] = i
                     k += 1
-        elements, offsets = level_elements(order, s.block, s.body, B, False)
-        _pgs(s, elements, offsets, bounce_target, velocity, iterations, 1.0, False, np.zeros(iterations), threads)
+        elements, offsets = partition_elements(order, s.block, s.body, side, False)
+        _pgs(s, elements, offsets, bounce_target, velocity, iterations, 1.0, False, np.zeros(iterations))
     return residual, velocity_solve, velocity_relax

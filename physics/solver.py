@@ -30,7 +30,7 @@ from physics.broadphase import candidate_pairs, collision_filter
 from physics.collision import ContactCache, Contacts, StoredImpulses, contacts, lookup_impulses  # noqa: F401 (StoredImpulses public here)
 from physics.constraints import BOUNCE_THRESHOLD, ROWS_PER_JOINT, SLOP, BodyMotion, ContactConstants, ContactInput, \
     Joints, PointBounce, Rows, beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
-from physics.gauss_seidel import Prepared, Solution, prepare, solve, sweep, warm_start  # noqa: F401 (public here)
+from physics.gauss_seidel import Prepared, Solution, halves, prepare, solve, sweep, warm_start  # noqa: F401 (public here)
 from physics.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
 from physics.rotation import matrix_from_rotvec
 from physics.rotation_kernels import cross
@@ -429,6 +429,7 @@ class SceneSolver:
             self._bounce = None
             self._cold_start = False
         self._h = h
+        self._side = halves(centre)         # the two halves the sweeps solve on two cores
         self._prepared = prepare(parts[0] if len(parts) == 1 else concatenate(parts), inverse_mass, inverse_inertia)
         profile.lap("rows", t)
 
@@ -473,7 +474,8 @@ class SceneSolver:
         solution = solve(prepared, velocity, settings.iterations, settings.sor, settings.warm_start,
                          settings.relax, relax_iterations=min(settings.iterations, RELAX_ITERATIONS),
                          restitution=self._restitution_targets(velocity, fraction),
-                         most=COLD_START_SWEEPS if self._cold_start else None, tolerance=COLD_START_TOLERANCE)
+                         most=COLD_START_SWEEPS if self._cold_start else None, tolerance=COLD_START_TOLERANCE,
+                         side=self._side)
         impulse = prepared.rows.impulse
         if self.joints is not None and len(self.joints):
             self.joints.impulse.reshape(-1)[self._joint_slots] = impulse[:len(self._joint_slots)]
