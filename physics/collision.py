@@ -40,7 +40,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from physics.rotation_kernels import cross, sub
+from physics.rotation_kernels import cross, sub, tangent_basis
 from physics.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE, world_shapes
 
 __all__ = ["Contacts", "ContactCache", "contacts", "BREAK"]
@@ -342,11 +342,20 @@ def _cross_norm2(fs, o, a, b):
     return x * x + y * y + z * z
 
 
+@njit(cache=True, inline="always")
+def _edge_area(fs, o, a, b, nx, ny, nz):
+    """((fs[a] - fs[o]) × (fs[b] - fs[o])) · n for rows of fs: twice the area of triangle o a b
+    times |n|, negative where b lies outside the edge o → a of a triangle of normal n."""
+    x, y, z = cross((fs[a, 0] - fs[o, 0], fs[a, 1] - fs[o, 1], fs[a, 2] - fs[o, 2]),
+                    (fs[b, 0] - fs[o, 0], fs[b, 1] - fs[o, 1], fs[b, 2] - fs[o, 2]))
+    return x * nx + y * ny + z * nz
+
+
 @njit(cache=True)
 def _cull4(fs, it, p, count):
     """Up to 4 of the `count` points in rows p.. of fs (depths in column 0 of rows _DEPTH..) into
     it[_CHOSEN]: the deepest, the farthest from it, then the points that maximize the triangle and
-    then the quadrilateral area (Bullet's sortCachedPoints idea). Returns how many."""
+    then the quadrilateral's area (Bullet's sortCachedPoints idea). Returns how many."""
     if count <= 4:
         for i in range(count):
             it[_CHOSEN, i] = i
@@ -366,13 +375,19 @@ def _cull4(fs, it, p, count):
         area = _cross_norm2(fs, p + first, p + second, p + i)
         if area > best:
             best, third = area, i
+    # the triangle's normal (unnormalised): a point's side of each edge is the sign of its area along it
+    f, q, t = p + first, p + second, p + third
+    nx, ny, nz = cross((fs[q, 0] - fs[f, 0], fs[q, 1] - fs[f, 1], fs[q, 2] - fs[f, 2]),
+                       (fs[t, 0] - fs[f, 0], fs[t, 1] - fs[f, 1], fs[t, 2] - fs[f, 2]))
     best, fourth = -1.0, 0
     for i in range(count):
         if i == first or i == second or i == third:
             continue
-        # the area gained: the largest triangle the point makes with an edge of the triangle
-        area = max(_cross_norm2(fs, p + first, p + second, p + i), _cross_norm2(fs, p + second, p + third, p + i),
-                   _cross_norm2(fs, p + third, p + first, p + i))
+        # the area the point adds to the triangle: its triangles with the edges it lies outside of
+        # (the largest triangle with any edge instead counted a point beside a corner as much as
+        # the missing fourth corner: the pyramid's manifolds kept two points at one corner)
+        area = max(-_edge_area(fs, f, q, p + i, nx, ny, nz), 0.0) + max(-_edge_area(fs, q, t, p + i, nx, ny, nz), 0.0) \
+            + max(-_edge_area(fs, t, f, p + i, nx, ny, nz), 0.0)
         if area > best:
             best, fourth = area, i
     it[_CHOSEN, 0], it[_CHOSEN, 1], it[_CHOSEN, 2], it[_CHOSEN, 3] = first, second, third, fourth
@@ -429,8 +444,10 @@ def _box_axes(rab, pa, pb, ha, hb, margin):
             s = abs(expr) - extent
             if s > margin:
                 return True, code, sign, best_s, edge_length
-            # an edge axis must beat the faces by 5 % (more separated, or less penetrating)
-            if (s * 1.05 if s < 0 else s * 0.95) > best_s:
+            # an edge axis must beat the faces by 5 % (more separated, or less penetrating) and
+            # by FACE_TOLERANCE: an edge axis a_i × b_j of boxes turned about one axis is a face
+            # normal of b, and touching boxes (s ≈ 0) left no 5 % to beat
+            if (s * 1.05 if s < 0 else s * 0.95) > best_s + FACE_TOLERANCE:
                 best_s, code, sign, edge_length = s, 6 + 3 * i + j, (1.0 if expr >= 0 else -1.0), length
     return False, code, sign, best_s, edge_length
 
@@ -1337,22 +1354,89 @@ def _contact_keys(shape_a, shape_b, feature_id, n_shapes, keys):
         keys[i] = (shape_a[i] * n_shapes + shape_b[i]) * (1 << 20) + (feature_id[i] & ((1 << 20) - 1))
 
 
+# m: a contact point whose feature id is new takes the impulse of last step's point of the same
+# shape pair within this distance that no point matched by id (Jolt's
+# mContactPointPreserveLambdaMaxDistSq, 1 cm). The clipped polygon of two faces with a common
+# edge line (a pyramid's boxes are as deep as the boxes they stand on) has corners on the other
+# face's side planes: a drift of a micrometre cuts a corner one step (an edge-plane tag) and keeps
+# it the next (a vertex tag), the same point under another id; matched by id alone, a 55-box pyramid
+# lost the warm start of a third of its points every step and crept by centimetres.
+WARM_MATCH_DISTANCE = 0.01
+
+
+@njit(cache=True, inline="always")
+def _warm(impulses, normals, j, normal, i, out):
+    """out[i] = stored impulse j (normal, t1, t2), its friction part re-expressed in the tangents of
+    this step's normal[i]: the world impulse λ₁ t₁ + λ₂ t₂ of last step's normal normals[j] projected
+    onto the new t₁, t₂. The tangents are a fixed function of the normal (Duff et al.'s basis),
+    but not a continuous one: across n_z = 0 they flip sign, and a pyramid's side contacts
+    (n ≈ ±x) cross it with every wobble; copied as numbers, their friction came back reversed."""
+    out[i, 0] = impulses[j, 0]
+    same = normals[j, 0] == normal[i, 0] and normals[j, 1] == normal[i, 1] and normals[j, 2] == normal[i, 2]
+    if same or normals[j, 0] != normals[j, 0]:      # unchanged, or not stored (NaN): as stored
+        out[i, 1], out[i, 2] = impulses[j, 1], impulses[j, 2]
+        return
+    t1, t2 = tangent_basis((normals[j, 0], normals[j, 1], normals[j, 2]))
+    fx = impulses[j, 1] * t1[0] + impulses[j, 2] * t2[0]
+    fy = impulses[j, 1] * t1[1] + impulses[j, 2] * t2[1]
+    fz = impulses[j, 1] * t1[2] + impulses[j, 2] * t2[2]
+    u1, u2 = tangent_basis((normal[i, 0], normal[i, 1], normal[i, 2]))
+    out[i, 1] = fx * u1[0] + fy * u1[1] + fz * u1[2]
+    out[i, 2] = fx * u2[0] + fy * u2[1] + fz * u2[2]
+
+
 @njit(cache=True)
-def lookup_impulses(keys, impulses, shape_a, shape_b, feature_id, n_shapes, out):
-    """Each contact's stored impulse (binary search in the sorted keys) into out (M, 3), 0 where none."""
+def lookup_impulses(stored, shape_a, shape_b, feature_id, point, normal, out):
+    """Each contact's stored impulse into out (M, 3) (normal, t1, t2), 0 where none: by key (binary
+    search in the sorted keys), then, for the points left, by position (`WARM_MATCH_DISTANCE`): the
+    nearest stored point of the same pair that no point took; re-expressed in this step's tangents
+    (`_warm`). `stored`: `StoredImpulses`; point, normal (M, 3): this step's, world."""
+    keys, impulses, points, normals = stored.keys, stored.impulses, stored.points, stored.normals
     mine = np.empty(out.shape[0], dtype=np.int64)
-    _contact_keys(shape_a, shape_b, feature_id, n_shapes, mine)
+    _contact_keys(shape_a, shape_b, feature_id, stored.n_shapes, mine)
+    taken = np.zeros(keys.shape[0], dtype=np.bool_)
+    left = 0
     for i in range(mine.shape[0]):
         j = _find(keys, keys.shape[0], mine[i])
         if j >= 0:
-            out[i, 0], out[i, 1], out[i, 2] = impulses[j, 0], impulses[j, 1], impulses[j, 2]
+            _warm(impulses, normals, j, normal, i, out)
+            taken[j] = True
         else:
             out[i, 0], out[i, 1], out[i, 2] = 0.0, 0.0, 0.0
+            left += 1
+    if left == 0:
+        return
+    near2 = WARM_MATCH_DISTANCE * WARM_MATCH_DISTANCE
+    for i in range(mine.shape[0]):
+        if _find(keys, keys.shape[0], mine[i]) >= 0:
+            continue
+        pair = mine[i] >> 20
+        lo, hi = 0, keys.shape[0]       # the pair's stored points: keys[lo:] from pair << 20 on
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if keys[mid] >> 20 < pair:
+                lo = mid + 1
+            else:
+                hi = mid
+        best, best_d2 = -1, near2
+        j = lo
+        while j < keys.shape[0] and keys[j] >> 20 == pair:
+            if not taken[j]:
+                d2 = (points[j, 0] - point[i, 0]) ** 2 + (points[j, 1] - point[i, 1]) ** 2 \
+                    + (points[j, 2] - point[i, 2]) ** 2
+                if d2 <= best_d2:
+                    best, best_d2 = j, d2
+            j += 1
+        if best >= 0:
+            _warm(impulses, normals, best, normal, i, out)
+            taken[best] = True
 
 
 @njit(cache=True)
-def _store(shape_a, shape_b, feature_id, n_shapes, impulse, sorted_keys, sorted_impulse):
-    """The contacts' keys sorted, and their impulses (M, 3) in that order, into the last two arrays."""
+def _store(shape_a, shape_b, feature_id, n_shapes, impulse, point, normal, sorted_keys, sorted_impulse, sorted_point,
+           sorted_normal):
+    """The contacts' keys sorted, and their impulses, points and normals (M, 3) in that order, into
+    the last four arrays."""
     keys = np.empty(sorted_keys.shape[0], dtype=np.int64)
     _contact_keys(shape_a, shape_b, feature_id, n_shapes, keys)
     # contacts come pair by pair with pairs sorted, so only each pair's <= 4 points are out of order:
@@ -1375,6 +1459,8 @@ def _store(shape_a, shape_b, feature_id, n_shapes, impulse, sorted_keys, sorted_
         sorted_keys[i] = keys[order[i]]
         for c in range(3):
             sorted_impulse[i, c] = impulse[order[i], c]
+            sorted_point[i, c] = point[order[i], c]
+            sorted_normal[i, c] = normal[order[i], c]
 
 
 # ----------------------------------------------------------------------------- public interface
@@ -1412,12 +1498,14 @@ def _manifold_arrays(capacity):
 
 class StoredImpulses(NamedTuple):
     """Last step's impulses as `ContactCache` keeps them for warm starting: sorted keys (K,) int64,
-    impulses (K, 3) (normal, t1, t2), and the shape count the keys were made with
-    (`lookup_impulses` reads all three)."""
+    impulses (K, 3) (normal, t1, t2), the shape count the keys were made with, and the points and
+    normals (K, 3) world (`lookup_impulses` reads them all)."""
 
     keys: np.ndarray
     impulses: np.ndarray
     n_shapes: int
+    points: np.ndarray
+    normals: np.ndarray
 
 
 class ContactCache:
@@ -1429,6 +1517,8 @@ class ContactCache:
     def __init__(self):
         self._impulse_keys = np.zeros(0, dtype=np.int64)
         self._impulses = np.zeros((0, 3))
+        self._impulse_points = np.zeros((0, 3))
+        self._impulse_normals = np.zeros((0, 3))
         self._manifolds = _manifold_arrays(8)
         self._n_manifolds = 0
         self._spare = _manifold_arrays(8)
@@ -1438,12 +1528,14 @@ class ContactCache:
 
     def stored(self):
         """The stored impulses (`StoredImpulses`, the cache's own arrays: read, do not write)."""
-        return StoredImpulses(self._impulse_keys, self._impulses, self._n_shapes)
+        return StoredImpulses(self._impulse_keys, self._impulses, self._n_shapes, self._impulse_points,
+                              self._impulse_normals)
 
     def lookup(self, c):
         """(M, 3) the impulses stored for these contact points last step; 0 for new points."""
         out = np.empty((len(c), 3))
-        lookup_impulses(self._impulse_keys, self._impulses, c.shape_a, c.shape_b, c.feature_id, self._n_shapes, out)
+        lookup_impulses(self.stored(), c.shape_a, c.shape_b, c.feature_id, np.ascontiguousarray(c.point_world, dtype=np.float64),
+                        np.ascontiguousarray(c.normal_world, dtype=np.float64), out)
         return out
 
     def store(self, c, impulse):
@@ -1452,14 +1544,19 @@ class ContactCache:
         if impulse.shape != (len(c), 3):
             raise ValueError(f"impulse: got shape {impulse.shape}; expected ({len(c)}, 3)")
         keys, impulses = np.empty(len(c), dtype=np.int64), np.empty((len(c), 3))
-        _store(c.shape_a, c.shape_b, c.feature_id, self._n_shapes, impulse, keys, impulses)
+        points, normals = np.empty((len(c), 3)), np.empty((len(c), 3))
+        _store(c.shape_a, c.shape_b, c.feature_id, self._n_shapes, impulse,
+               np.ascontiguousarray(c.point_world, dtype=np.float64), np.ascontiguousarray(c.normal_world, dtype=np.float64),
+               keys, impulses, points, normals)
         self._impulse_keys, self._impulses = keys, impulses
+        self._impulse_points, self._impulse_normals = points, normals
 
     def state(self):
         """What the next step reads (`physics.snapshot`): the stored impulses and the live
         manifolds, as named array copies."""
         n = self._n_manifolds
         out = {"impulse_keys": self._impulse_keys.copy(), "impulses": self._impulses.copy(),
+               "impulse_points": self._impulse_points.copy(), "impulse_normals": self._impulse_normals.copy(),
                "n_shapes": np.array(self._n_shapes, np.int64)}
         for name, array in zip(_MANIFOLD_FIELDS, self._manifolds):
             out["manifold_" + name] = array[:n].copy()
@@ -1469,6 +1566,11 @@ class ContactCache:
         """Put back a `state()` (buffers sized to hold it; the spare set keeps its capacity)."""
         self._impulse_keys = state["impulse_keys"].copy()
         self._impulses = state["impulses"].copy()
+        # a state saved without points and normals matches by feature id only (NaN is never near)
+        # and takes its impulses as they are
+        unknown = np.full((len(self._impulses), 3), np.nan)
+        self._impulse_points = state["impulse_points"].copy() if "impulse_points" in state else unknown
+        self._impulse_normals = state["impulse_normals"].copy() if "impulse_normals" in state else unknown.copy()
         self._n_shapes = int(state["n_shapes"])
         n = len(state["manifold_keys"])
         manifolds = _manifold_arrays(max(8, n))

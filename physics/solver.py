@@ -223,8 +223,8 @@ def _contact_stage(c, bodies, nodes, materials, stored, params):
         mu[m] = np.sqrt(materials.friction[a] * materials.friction[b])
         e[m] = max(materials.restitution[a], materials.restitution[b])
     if params.warm:
-        lookup_impulses(stored.keys, stored.impulses, c.shape_a[:kept], c.shape_b[:kept], c.feature[:kept],
-                        stored.n_shapes, warm)
+        lookup_impulses(stored, c.shape_a[:kept], c.shape_b[:kept], c.feature[:kept], c.point[:kept], c.normal[:kept],
+                        warm)
     rows, out = empty_row_arrays(3 * kept), PointBounce(np.empty(kept), np.empty(kept))
     fill_contact_rows(ContactInput(c.point[:kept], c.normal[:kept], c.depth[:kept], body[:kept], surface[:kept], mu, e,
                                    warm),
