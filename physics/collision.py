@@ -444,10 +444,8 @@ def _box_axes(rab, pa, pb, ha, hb, margin):
             s = abs(expr) - extent
             if s > margin:
                 return True, code, sign, best_s, edge_length
-            # an edge axis must beat the faces by 5 % (more separated, or less penetrating) and
-            # by FACE_TOLERANCE: an edge axis a_i × b_j of boxes turned about one axis is a face
-            # normal of b, and touching boxes (s ≈ 0) left no 5 % to beat
-            if (s * 1.05 if s < 0 else s * 0.95) > best_s + FACE_TOLERANCE:
+            # an edge axis must beat the faces by 5 % (more separated, or less penetrating)
+            if (s * 1.05 if s < 0 else s * 0.95) > best_s:
                 best_s, code, sign, edge_length = s, 6 + 3 * i + j, (1.0 if expr >= 0 else -1.0), length
     return False, code, sign, best_s, edge_length
 
@@ -1362,6 +1360,9 @@ def _contact_keys(shape_a, shape_b, feature_id, n_shapes, keys):
 # it the next (a vertex tag), the same point under another id; matched by id alone, a 55-box pyramid
 # lost the warm start of a third of its points every step and crept by centimetres.
 WARM_MATCH_DISTANCE = 0.01
+# and whose normal is within 0.1 rad of this one (an edge contact of the same pair at the same
+# place is another contact)
+WARM_MATCH_COS = float(np.cos(0.1))
 
 
 @njit(cache=True, inline="always")
@@ -1389,7 +1390,7 @@ def _warm(impulses, normals, j, normal, i, out):
 def lookup_impulses(stored, shape_a, shape_b, feature_id, point, normal, out):
     """Each contact's stored impulse into out (M, 3) (normal, t1, t2), 0 where none: by key (binary
     search in the sorted keys), then, for the points left, by position (`WARM_MATCH_DISTANCE`): the
-    nearest stored point of the same pair that no point took; re-expressed in this step's tangents
+    nearest stored point of the same pair, normal within 0.1 rad (`WARM_MATCH_COS`), that no point took; re-expressed in this step's tangents
     (`_warm`). `stored`: `StoredImpulses`; point, normal (M, 3): this step's, world."""
     keys, impulses, points, normals = stored.keys, stored.impulses, stored.points, stored.normals
     mine = np.empty(out.shape[0], dtype=np.int64)
@@ -1421,7 +1422,8 @@ def lookup_impulses(stored, shape_a, shape_b, feature_id, point, normal, out):
         best, best_d2 = -1, near2
         j = lo
         while j < keys.shape[0] and keys[j] >> 20 == pair:
-            if not taken[j]:
+            facing = normals[j, 0] * normal[i, 0] + normals[j, 1] * normal[i, 1] + normals[j, 2] * normal[i, 2]
+            if not taken[j] and facing >= WARM_MATCH_COS:
                 d2 = (points[j, 0] - point[i, 0]) ** 2 + (points[j, 1] - point[i, 1]) ** 2 \
                     + (points[j, 2] - point[i, 2]) ** 2
                 if d2 <= best_d2:
