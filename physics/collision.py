@@ -1374,8 +1374,10 @@ def _warm(impulses, normals, j, normal, i, out):
     but not a continuous one: across n_z = 0 they flip sign, and a pyramid's side contacts
     (n ≈ ±x) cross it with every wobble; copied as numbers, their friction came back reversed."""
     out[i, 0] = impulses[j, 0]
-    same = normals[j, 0] == normal[i, 0] and normals[j, 1] == normal[i, 1] and normals[j, 2] == normal[i, 2]
-    if same or normals[j, 0] != normals[j, 0]:      # unchanged, or not stored (NaN): as stored
+    # On one side of n_z = 0 the basis turns with the normal, and the numbers keep the impulse's
+    # direction to first order in the turn (a step's turn is small); only a flip is re-expressed.
+    # Not stored (NaN): as stored.
+    if (normals[j, 2] >= 0.0) == (normal[i, 2] >= 0.0) or normals[j, 0] != normals[j, 0]:
         out[i, 1], out[i, 2] = impulses[j, 1], impulses[j, 2]
         return
     t1, t2 = tangent_basis((normals[j, 0], normals[j, 1], normals[j, 2]))

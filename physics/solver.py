@@ -30,7 +30,7 @@ from physics.broadphase import candidate_pairs, collision_filter
 from physics.collision import ContactCache, Contacts, StoredImpulses, contacts, lookup_impulses  # noqa: F401 (StoredImpulses public here)
 from physics.constraints import BOUNCE_THRESHOLD, ROWS_PER_JOINT, SLOP, BodyMotion, ContactConstants, ContactInput, \
     Joints, PointBounce, Rows, beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
-from physics.gauss_seidel import Prepared, Solution, halves, prepare, solve, sweep, warm_start  # noqa: F401 (public here)
+from physics.gauss_seidel import PARALLEL_MIN, Prepared, Solution, halves, prepare, solve, sweep, warm_start  # noqa: F401 (public here)
 from physics.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
 from physics.rotation import matrix_from_rotvec
 from physics.rotation_kernels import cross
@@ -429,8 +429,10 @@ class SceneSolver:
             self._bounce = None
             self._cold_start = False
         self._h = h
-        self._side = halves(centre)         # the two halves the sweeps solve on two cores
-        self._prepared = prepare(parts[0] if len(parts) == 1 else concatenate(parts), inverse_mass, inverse_inertia)
+        rows = parts[0] if len(parts) == 1 else concatenate(parts)
+        # the two halves the sweeps solve on two cores; a sweep of fewer elements than rows is serial
+        self._side = halves(centre) if len(rows) >= PARALLEL_MIN else None
+        self._prepared = prepare(rows, inverse_mass, inverse_inertia)
         profile.lap("rows", t)
 
     def _awake_contacts(self, candidates, world, margin, awake):
