@@ -1249,8 +1249,8 @@ def _persistent(ka, kb):
 
 
 @njit(cache=True)
-def _find(keys, n, key):
-    """Index of key in the sorted keys[:n], or -1 (binary search)."""
+def _lower_bound(keys, n, key):
+    """The first index of the sorted keys[:n] whose key is ≥ key (n if none; binary search)."""
     lo, hi = 0, n
     while lo < hi:
         mid = (lo + hi) // 2
@@ -1258,6 +1258,13 @@ def _find(keys, n, key):
             lo = mid + 1
         else:
             hi = mid
+    return lo
+
+
+@njit(cache=True)
+def _find(keys, n, key):
+    """Index of key in the sorted keys[:n], or -1."""
+    lo = _lower_bound(keys, n, key)
     return lo if lo < n and keys[lo] == key else -1
 
 
@@ -1394,34 +1401,27 @@ def lookup_impulses(stored, shape_a, shape_b, feature_id, point, normal, out):
     """Each contact's stored impulse into out (M, 3) (normal, t1, t2), 0 where none: by key (binary
     search in the sorted keys), then, for the points left, by position (`WARM_MATCH_DISTANCE`): the
     nearest stored point of the same pair, normal within 0.1 rad (`WARM_MATCH_COS`), that no point
-    took; re-expressed in this step's tangents (`_warm`). `stored`: `StoredImpulses`; point, normal (M, 3): this step's, world."""
+    took; re-expressed in this step's tangents (`_warm`). `stored`: `StoredImpulses`; point, normal
+    (M, 3): this step's, world."""
     keys, impulses, points, normals = stored.keys, stored.impulses, stored.points, stored.normals
     mine = np.empty(out.shape[0], dtype=np.int64)
     _contact_keys(shape_a, shape_b, feature_id, stored.n_shapes, mine)
     taken = np.zeros(keys.shape[0], dtype=np.bool_)
-    left = 0
+    found = np.zeros(mine.shape[0], dtype=np.bool_)
     for i in range(mine.shape[0]):
         j = _find(keys, keys.shape[0], mine[i])
+        found[i] = j >= 0
         if j >= 0:
             _warm(impulses, normals, j, normal, i, out)
             taken[j] = True
         else:
             out[i, 0], out[i, 1], out[i, 2] = 0.0, 0.0, 0.0
-            left += 1
-    if left == 0:
-        return
     near2 = WARM_MATCH_DISTANCE * WARM_MATCH_DISTANCE
     for i in range(mine.shape[0]):
-        if _find(keys, keys.shape[0], mine[i]) >= 0:
+        if found[i]:
             continue
         pair = mine[i] >> 20
-        lo, hi = 0, keys.shape[0]       # the pair's stored points: keys[lo:] from pair << 20 on
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if keys[mid] >> 20 < pair:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = _lower_bound(keys, keys.shape[0], pair << 20)      # the pair's stored points start here
         best, best_d2 = -1, near2
         j = lo
         while j < keys.shape[0] and keys[j] >> 20 == pair:

@@ -215,7 +215,9 @@ def _contact_stage(c, bodies, nodes, materials, stored, params):
     keys) and their rows (`physics.constraints.contact_rows`). c: `ContactPoints`, compacted in
     place, kept points first; bodies: `SolverBodies`; nodes: `NodeMotion`; materials: `Materials`;
     stored: `StoredImpulses`; params: `ContactParams`. Returns (kept, how many may bounce, the rows
-    (`RowArrays`), their `PointBounce` (kept,), e (kept,))."""
+    (`RowArrays`), their `PointBounce` (kept,), e (kept,), whether the step is a cold start: warm
+    starting on and more than half the touching points (depth > −slop) with no stored normal
+    impulse, `COLD_START_SWEEPS`)."""
     kept, body, surface = _keep_reachable(c, bodies, nodes, params)
     mu, e, warm = np.empty(kept), np.empty(kept), np.zeros((kept, 3))
     for m in range(kept):
@@ -230,10 +232,13 @@ def _contact_stage(c, bodies, nodes, materials, stored, params):
                                    warm),
                       BodyMotion(bodies.centre, bodies.velocity),
                       ContactConstants(params.h, params.beta, params.slop, params.threshold, params.softness), rows, out)
-    bounces = 0
+    bounces, touching, cold = 0, 0, 0
     for m in range(kept):
         bounces += np.isfinite(out.approach[m])
-    return kept, bounces, rows, out, e
+        if c.depth[m] > -params.slop:
+            touching += 1
+            cold += warm[m, 0] == 0.0
+    return kept, bounces, rows, out, e, params.warm and 2 * cold > touching
 
 
 @njit(cache=True)
@@ -404,7 +409,7 @@ class SceneSolver:
                 touch_flags(c.shape_a, c.shape_b, self._rest, self.body_touch)
             lead = h if lead is None else lead      # `_reach`
             cache = self.cache
-            kept, bounces, arrays, bounce, e = _contact_stage(
+            kept, bounces, arrays, bounce, e, self._cold_start = _contact_stage(
                 ContactPoints(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
                               c.feature_id),
                 SolverBodies(self.body_of_node, centre, velocity),
@@ -417,9 +422,6 @@ class SceneSolver:
                              c.normal_world[:kept], c.depth[:kept], c.feature_id[:kept])
             self.contacts = c
             parts.append(Rows(*arrays))
-            touching = c.depth > -SLOP
-            cold = touching & (arrays.impulse[2::3] == 0.0)      # the normal rows' warm start (rows t1, t2, n)
-            self._cold_start = bool(settings.warm_start) and 2 * int(cold.sum()) > int(touching.sum())
             self._bounce = None
             if bounces:     # points approaching faster than BOUNCE_THRESHOLD with e > 0 (rare)
                 may = np.flatnonzero(np.isfinite(bounce.approach))
