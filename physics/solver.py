@@ -190,24 +190,44 @@ def _reach(c, pair_nodes, body, bodies, nodes, params, surface, keep):
 
 
 @njit(cache=True)
-def _fastest(velocity):
-    """max |v_c| over the bodies' linear velocity components (B, 6) [v, ω], 0 for none, NaN if
-    any is NaN (as numpy's max: `contacts` then names the bad margin)."""
-    fastest = 0.0
-    for b in range(velocity.shape[0]):
+def _travel(shape_node, lo, hi, bodies, nodes, h, out):
+    """out[s] = |h| (|v| + |ω| ρ): how far any point of shape s can move within the step, v and ω
+    the motion of what it moves with (its solver body about the centre of mass, or a static or
+    kinematic node about its origin) and ρ the farthest corner of the shape's bounding box
+    (lo, hi (S, 3)) from that centre. A shape with an unbounded box (a plane) counts v only.
+    Returns the largest (NaN if any velocity is NaN: `contacts` then names the bad margin).
+
+    A tumbling box's far corners close on the ground at |ω| ρ on top of |v|: counting |v| only,
+    a box landing at 0.7 m/s while turning at 6 rad/s kept no point at the corners 17 mm up,
+    which struck 6.6 mm deep within the step."""
+    most = 0.0
+    for s in range(shape_node.shape[0]):
+        i = shape_node[s]
+        b = bodies.body_of_node[i]
+        v2 = w2 = rho2 = 0.0
         for c in range(3):
-            speed = abs(velocity[b, c])
-            if speed != speed:
-                return speed
-            fastest = max(fastest, speed)
-    return fastest
+            if b >= 0:
+                v, w, pivot = bodies.velocity[b, c], bodies.velocity[b, 3 + c], bodies.centre[b, c]
+            else:
+                v, w, pivot = nodes.velocity[i, c], nodes.omega[i, c], nodes.translation[i, c]
+            v2 += v * v
+            w2 += w * w
+            far = max(abs(lo[s, c] - pivot), abs(hi[s, c] - pivot))
+            rho2 += far * far
+        travel = math.sqrt(v2)
+        if w2 > 0.0 and rho2 < np.inf:
+            travel += math.sqrt(w2 * rho2)
+        out[s] = abs(h) * travel
+        if out[s] > most or out[s] != out[s]:     # a NaN stays the largest
+            most = out[s]
+    return most
 
 
 @njit(cache=True)
 def _contact_stage(c, bodies, nodes, materials, stored, params):
     """The contact points' rows in one compiled call (`SceneSolver.prepare`): the points that can
-    touch within this step (`_keep_reachable`: the narrow phase keeps every point within the
-    fastest body's reach, one margin for all pairs; a point is kept only if its own gap
+    touch within this step (`_keep_reachable`: the narrow phase keeps every point the two
+    farthest-moving shapes could close, one margin for all pairs (`_travel`); a point is kept only if its own gap
     −depth ≤ SPECULATIVE + h (−vn₀ + |g| h), vn₀ the relative normal velocity at the point at the
     start of the step — Catto, "Speculative contacts", GDC 2013: the settling pile of 1,000 boxes
     then solves 4.3k points instead of 9.4k), their friction and restitution (Box2D's mixing
@@ -390,10 +410,15 @@ class SceneSolver:
         if len(self.shapes):
             t = profile.lap("rows", t)
             lo, hi = aabbs(self.shapes, world)
-            speed = _fastest(velocity)
-            margin = SPECULATIVE + h * speed     # what the fastest body can close within a step
-            lo -= margin
-            hi += margin
+            # each box grown by how far its shape can move within the step (`_travel`); the narrow
+            # phase keeps points up to what the two farthest-moving shapes can close
+            travel = np.empty(len(self.shapes))
+            most = _travel(self.shapes.node, lo, hi, SolverBodies(self.body_of_node, centre, velocity),
+                           NodeMotion(world.translation, world.velocity, world.omega, world.acceleration, world.alpha),
+                           h, travel)
+            margin = SPECULATIVE + 2.0 * most
+            lo -= (SPECULATIVE + travel)[:, None]
+            hi += (SPECULATIVE + travel)[:, None]
             pairs = candidate_pairs(lo, hi, self.filter)
             t = profile.lap("broad phase", t)
             if len(pairs) > PAIR_BUDGET:
