@@ -346,15 +346,24 @@ def _element(i, block, slot, jacobian, minv_jt, inv_k, impulse, inv_block, softn
 PARALLEL_MIN = 128
 
 
+# m: `halves` splits the bodies by their centres on this grid, not by the centres themselves
+HALVES_GRID = 0.01
+
+
 def halves(centre):
     """(B,) int64 0 or 1: the solver bodies split in two halves by their centres (B, 3) along the
     axis of largest spread (the first half the lower coordinates; ties by body index), for
-    `partition_elements`."""
-    centre = np.asarray(centre, float)
+    `partition_elements`. The centres are taken on a 1 cm grid (HALVES_GRID) first, the spreads
+    too (ties: the first axis), so that round-off cannot move a resting body to the other half:
+    the pyramid spreads 4.5 m along x and along y and its middle column stands at x = 0, and split
+    by the exact centres its halves changed in one step of five, up to 28 bodies at once. Each
+    change reorders the sweep, and a sweep reordered at random steps rocked the pyramid at 10
+    iterations about its base until it fell within 4 s; in any fixed order it stands."""
     side = np.zeros(len(centre), np.int64)
     if len(centre) > 1:
-        axis = int(np.argmax(centre.max(axis=0) - centre.min(axis=0)))
-        side[np.argsort(centre[:, axis], kind="stable")[len(centre) // 2:]] = 1
+        grid = np.round(np.asarray(centre, float) / HALVES_GRID)
+        axis = int(np.argmax(grid.max(axis=0) - grid.min(axis=0)))
+        side[np.argsort(grid[:, axis], kind="stable")[len(centre) // 2:]] = 1
     return side
 
 
