@@ -16,9 +16,10 @@ Methods, and where they come from:
 - capsule–capsule: closest points of the two segments (Ericson 5.1.9); nearly parallel and
   overlapping segments give two points (the ends of the overlap), so a capsule can rest on another.
 - box–box: separating-axis test on the 15 axes (3 + 3 faces, 9 edge cross products; edge axes must
-  beat faces by 5 %, ODE's fudge factor, and by EDGE_TOLERANCE), then ODE's dBoxBox: for a face axis the incident face of
-  the other box is clipped (Sutherland–Hodgman) against the side planes of the reference face and
-  the points below it kept, culled to 4 (deepest, then farthest, then largest triangle and quad);
+  beat faces by 5 %, ODE's fudge factor, and by EDGE_TOLERANCE), then ODE's dBoxBox: for a face
+  axis the incident face of the other box is clipped (Sutherland–Hodgman) against the side planes
+  of the reference face and the points below it kept, culled to 4 (deepest within
+  CULL_DEPTH_TOLERANCE, then farthest, then largest triangle and quad);
   for an edge axis the closest points of the two edges. Feature ids name the reference face, the
   incident face and the two clipping lines a point lies on (Box2D's ClipVertex idea), so they stay
   the same while the configuration does.
@@ -351,19 +352,30 @@ def _edge_area(fs, o, a, b, nx, ny, nz):
     return x * nx + y * ny + z * nz
 
 
+# m: culling starts from the first point (in clipping order) within this of the deepest, not from
+# the deepest itself. Two boxes resting face to face at a small yaw clip to an octagon whose
+# corners are about equally deep; which one was deepest turned with micro-radians of rocking, a
+# different four were kept, and their impulses started cold: in the settling 1,000-box heap 13
+# loaded points a step, which kept it creeping. With the tolerance, 3.
+CULL_DEPTH_TOLERANCE = 2e-4
+
+
 @njit(cache=True)
 def _cull4(fs, it, p, count):
     """Up to 4 of the `count` points in rows p.. of fs (depths in column 0 of rows _DEPTH..) into
-    it[_CHOSEN]: the deepest, the farthest from it, then the points that maximize the triangle and
-    then the quadrilateral's area (Bullet's sortCachedPoints idea). Returns how many."""
+    it[_CHOSEN]: the deepest (the first within CULL_DEPTH_TOLERANCE of it), the farthest from it,
+    then the points that maximize the triangle and then the quadrilateral's area (Bullet's
+    sortCachedPoints idea). Returns how many."""
     if count <= 4:
         for i in range(count):
             it[_CHOSEN, i] = i
         return count
-    first = 0
+    deepest = fs[_DEPTH, 0]
     for i in range(count):
-        if fs[_DEPTH + i, 0] > fs[_DEPTH + first, 0]:
-            first = i
+        deepest = max(deepest, fs[_DEPTH + i, 0])
+    first = 0
+    while fs[_DEPTH + first, 0] < deepest - CULL_DEPTH_TOLERANCE:
+        first += 1
     best, second = -1.0, 0
     for i in range(count):
         d2 = (fs[p + i, 0] - fs[p + first, 0]) ** 2 + (fs[p + i, 1] - fs[p + first, 1]) ** 2 \
