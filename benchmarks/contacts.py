@@ -241,7 +241,7 @@ def main(quick=False):
         f"dropped from 0.5 m; dt = 1/60, semi-implicit Euler, 1 sub-step) through `physics.Simulation`, "
         f"settled for {runs[0].settle_s:g} s of simulated time, then {runs[0].timed} steps timed stage by stage "
         "(module functions wrapped with `time.thread_time`, see the module docstring; "
-        "the wall time includes other processes' slices). Contact points include speculative ones (gap ≤ 2 mm + h|v|max).",
+        "the wall time includes other processes' slices). Contact points include speculative ones (gap ≤ 2 mm + what the two shapes can close in a step, h (|v| + |ω| ρ) each).",
         "",
         *solver_rows,
         "",
