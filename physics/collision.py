@@ -352,18 +352,21 @@ def _edge_area(fs, o, a, b, nx, ny, nz):
     return x * nx + y * ny + z * nz
 
 
-# m: culling starts from the first point (in clipping order) within this of the deepest, not from
-# the deepest itself. Two boxes resting face to face at a small yaw clip to an octagon whose
-# corners are about equally deep; which one was deepest turned with micro-radians of rocking, a
-# different four were kept, and their impulses started cold: in the settling 1,000-box heap 13
-# loaded points a step, which kept it creeping. With the tolerance, 3.
+# m: culling starts from a corner that holds still, not from the deepest point: of the points
+# within this of the deepest, the one within this of the farthest from the polygon's centre, the
+# lowest in clipping order. Two boxes resting face to face at a yaw clip to an octagon of about
+# equally deep corners; which one was deepest turned with micro-radians of rocking, a different
+# four were kept, and their impulses started cold (in the settling 1,000-box heap 13 loaded points
+# a step, 2 now). Far out, not just first: clipping also emits points along an edge between two
+# corners (the pyramid's boxes, offset by half a box, have edges on the side planes), and a
+# manifold culled from such a point spans less than the face and let the pyramid rock.
 CULL_DEPTH_TOLERANCE = 2e-4
 
 
 @njit(cache=True)
 def _cull4(fs, it, p, count):
     """Up to 4 of the `count` points in rows p.. of fs (depths in column 0 of rows _DEPTH..) into
-    it[_CHOSEN]: the deepest (the first within CULL_DEPTH_TOLERANCE of it), the farthest from it,
+    it[_CHOSEN]: the deepest (a corner about as deep, CULL_DEPTH_TOLERANCE), the farthest from it,
     then the points that maximize the triangle and then the quadrilateral's area (Bullet's
     sortCachedPoints idea). Returns how many."""
     if count <= 4:
@@ -371,11 +374,23 @@ def _cull4(fs, it, p, count):
             it[_CHOSEN, i] = i
         return count
     deepest = fs[_DEPTH, 0]
+    cx = cy = cz = 0.0
     for i in range(count):
         deepest = max(deepest, fs[_DEPTH + i, 0])
+        cx, cy, cz = cx + fs[p + i, 0], cy + fs[p + i, 1], cz + fs[p + i, 2]
+    cx, cy, cz = cx / count, cy / count, cz / count
+    # of the points about as deep as the deepest, the one about as far out as the farthest from
+    # the polygon's centre, lowest index first: a corner, and the same one while the pose rocks
+    far = 0.0
+    for i in range(count):
+        if fs[_DEPTH + i, 0] >= deepest - CULL_DEPTH_TOLERANCE:
+            far = max(far, (fs[p + i, 0] - cx) ** 2 + (fs[p + i, 1] - cy) ** 2 + (fs[p + i, 2] - cz) ** 2)
+    far = max(np.sqrt(far) - CULL_DEPTH_TOLERANCE, 0.0)
     first = 0
-    while fs[_DEPTH + first, 0] < deepest - CULL_DEPTH_TOLERANCE:
-        first += 1
+    for i in range(count - 1, -1, -1):
+        if fs[_DEPTH + i, 0] >= deepest - CULL_DEPTH_TOLERANCE and \
+                (fs[p + i, 0] - cx) ** 2 + (fs[p + i, 1] - cy) ** 2 + (fs[p + i, 2] - cz) ** 2 >= far * far:
+            first = i
     best, second = -1.0, 0
     for i in range(count):
         d2 = (fs[p + i, 0] - fs[p + first, 0]) ** 2 + (fs[p + i, 1] - fs[p + first, 1]) ** 2 \

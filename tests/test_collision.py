@@ -506,8 +506,9 @@ def test_an_edge_resting_on_a_face_keeps_the_face_manifold(depth):
 def test_culling_keeps_the_same_four_points_while_a_resting_box_rocks():
     """A 0.2 m box resting on another at a yaw of 0.3 rad, 0.1 mm deep, rocks by 1e-6 rad about
     random horizontal axes: the clipped face is an octagon of about equally deep corners, and the
-    four kept (`CULL_DEPTH_TOLERANCE`: culling starts from the first corner within it of the
-    deepest) are the same feature ids every time, so their warm starts carry. Starting from the
+    four kept (`CULL_DEPTH_TOLERANCE`: culling starts from a corner about as deep as the deepest
+    and about as far out as the farthest) are the same feature ids every time, so their warm
+    starts carry. Starting from the
     deepest itself, the kept four changed with the rocking (the impulses of the new ones then
     start cold). Exact: the feature ids are integers."""
     box = {"type": "box", "size": [0.2, 0.2, 0.2]}
