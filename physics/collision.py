@@ -447,8 +447,8 @@ def _box_axes(rab, pa, pb, ha, hb, margin):
     |pb_j| - (Σ_k ha_k |rab_kj| + hb_j); 6 + 3 i + j the edge axis e_i × rab[:, j] (a's frame), of
     length sqrt(rab_i1j² + rab_i2j²) and extents ha_i1 |rab_i2j| + ha_i2 |rab_i1j| + hb_j1 |rab_ij2|
     + hb_j2 |rab_ij1| (cyclic indices). An edge axis must beat the faces by 5 % (ODE's fudge
-    factor) and by EDGE_TOLERANCE, and a face of b must beat a's faces by FACE_TOLERANCE. `sign`: the side of the axis b
-    lies on."""
+    factor) and by EDGE_TOLERANCE, and a face of b must beat a's faces by FACE_TOLERANCE.
+    `sign`: the side of the axis b lies on."""
     best_s, code, sign = -np.inf, -1, 1.0
     for i in range(3):  # faces of a: codes 0..2
         s = abs(pa[i]) - (ha[i] + hb[0] * abs(rab[i][0]) + hb[1] * abs(rab[i][1]) + hb[2] * abs(rab[i][2]))

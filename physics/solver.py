@@ -227,8 +227,8 @@ def _travel(shape_node, lo, hi, bodies, nodes, h, out):
 def _contact_stage(c, bodies, nodes, materials, stored, params):
     """The contact points' rows in one compiled call (`SceneSolver.prepare`): the points that can
     touch within this step (`_keep_reachable`: the narrow phase keeps every point the two
-    farthest-moving shapes could close, one margin for all pairs (`_travel`); a point is kept only if its own gap
-    −depth ≤ SPECULATIVE + h (−vn₀ + |g| h), vn₀ the relative normal velocity at the point at the
+    farthest-moving shapes could close, one margin for all pairs (`_travel`); a point is kept
+    only if its own gap −depth ≤ SPECULATIVE + h (−vn₀ + |g| h), vn₀ the relative normal velocity at the point at the
     start of the step — Catto, "Speculative contacts", GDC 2013: the settling pile of 1,000 boxes
     then solves 4.3k points instead of 9.4k), their friction and restitution (Box2D's mixing
     rules: μ = √(μ_a μ_b), e = max(e_a, e_b)), last step's impulses (warm start, the cache's sorted
