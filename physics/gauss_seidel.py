@@ -358,7 +358,7 @@ def halves(centre):
     the pyramid spreads 4.5 m along x and along y and its middle column stands at x = 0, and split
     by the exact centres its halves changed in one step of five, up to 28 bodies at once. Each
     change reorders the sweep, and a sweep reordered at random steps rocked the pyramid at 10
-    iterations about its base until it fell within 4 s; in any fixed order it stands."""
+    iterations about its base until it fell within 4 s; in the fixed orders tried it stands."""
     side = np.zeros(len(centre), np.int64)
     if len(centre) > 1:
         grid = np.round(np.asarray(centre, float) / HALVES_GRID)
