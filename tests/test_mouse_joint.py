@@ -98,12 +98,16 @@ def test_grabbing_refuses_what_cannot_be_pulled():
         MouseJoint.grab(sim, "nope", [0.0, 0.0, 0.0])
 
 
+PULL_FROM = 100
+
+
 def recorded_pull_and_flick():
-    """The car scene through the Timeline API: 10 steps, a 40-step pull of the rear cargo box up
-    and sideways, a flick of the ball (an impulse along a view ray), 30 steps on."""
+    """The car scene through the Timeline API: PULL_FROM steps (the car has hit the wall and the
+    cargo slid forward, out from under the cabin's roof), a 40-step pull of the rear cargo box up
+    and sideways over the bed's side, a flick of the ball (an impulse along a view ray), 30 steps on."""
     sim = Simulation.from_file(CAR)
     timeline = Timeline(sim, keyframe_every=16)
-    timeline.step(10)
+    timeline.step(PULL_FROM)
     cargo = [n for n, m in zip(sim.names, sim.motion) if m == "dynamic" and n != "car"]
     joint = MouseJoint.grab(sim, cargo[0], joint_point(sim, cargo[0]))
     target = sim.world_poses()[0][joint.node] + [0.0, 1.5, 1.0]
@@ -151,7 +155,7 @@ def test_the_pull_moved_the_cargo_towards_the_cursor_and_seeking_back_undoes_it(
     before the pull restores the state the run had there (hash) and stepping on replays it."""
     _, timeline, joint, target = recorded
     sim = timeline.sim
-    timeline.seek(50)
+    timeline.seek(PULL_FROM + 40)
     assert np.linalg.norm(joint.point_world(sim) - target) < 0.5
     timeline.seek(5)
     assert sim.state_hash() == timeline.hashes[5]
