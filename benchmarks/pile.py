@@ -4,7 +4,7 @@ The same heap (`assets/scenes/pile.toml`: 1,000 boxes of 0.2 m and 1 kg, a 10³ 
 tilts dropped onto the ground from 0.5 m; dt = 1/60) built in our `physics.Simulation` and in
 PyBullet (`pybullet`, the benchmark-only `bench` extra: maximal coordinates, its sequential-impulse
 solver, one `stepSimulation` per step, sub-steps off, sleeping off as ours is), at each iteration
-count of `ITERATIONS`. Both are settled until both are at rest (`_settle`), then `TIMED` steps are
+count of `ITERATIONS`. Both are settled (below: until at rest, within bounds), then `TIMED` steps are
 timed interleaved (ours, PyBullet, ours, ...) so that a busy moment of the shared machine falls on
 both alike. Reported for both: median wall-clock ms per step (`time.perf_counter`: what a step
 costs however many threads it runs on) and median thread CPU ms of the calling thread

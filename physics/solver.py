@@ -417,8 +417,9 @@ class SceneSolver:
                            NodeMotion(world.translation, world.velocity, world.omega, world.acceleration, world.alpha),
                            h, travel)
             margin = SPECULATIVE + 2.0 * most
-            lo -= (SPECULATIVE + travel)[:, None]
-            hi += (SPECULATIVE + travel)[:, None]
+            grow = (SPECULATIVE + travel)[:, None]
+            lo -= grow
+            hi += grow
             pairs = candidate_pairs(lo, hi, self.filter)
             t = profile.lap("broad phase", t)
             if len(pairs) > PAIR_BUDGET:

@@ -318,7 +318,7 @@ def _heap(side, seed=5):
 def test_heap_nothing_falls_through_and_penetration_is_bounded():
     """A 4³ heap (64 boxes) dropped at the default solver settings for 10⁴ steps: no box centre
     ever goes below the ground, and after the first 5 s the worst penetration of a box corner below
-    the ground (y − h Σⱼ|R₁ⱼ|, h = 0.1 m) stays ≤ 6 mm. Measured: 2.5–3.8 mm per 500 steps after
+    the ground (y − h Σⱼ|R₁ⱼ|, h = 0.1 m) stays ≤ 6 mm. Measured: 2.4–3.9 mm per 500 steps after
     the first 5 s (boxes resting tilted on a neighbour, their low corners held by the Baumgarte
     bias against the load); the bound is that plus half, chaotic in the last bits. The 1,000-box heap's numbers and the goal (≤ 2 mm) are benchmarks/pile.py's."""
     sim = _heap(4)
