@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench fuzz golden clean
+.PHONY: run test warmup bench fuzz golden clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -10,10 +10,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# The app compiles what it lacks beside its window (app.preparation); the tests compile everything
+# first, on every core (physics.warmup), instead of one kernel at a time inside the tests.
 run: $(STAMP)
 	$(PY) -m app $(ARGS)
 
-test: $(STAMP)
+warmup: $(STAMP)
+	$(PY) -m physics warmup --if-needed
+
+test: warmup
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # The benchmarks measure peers side by side (pybullet, the `bench` extra).

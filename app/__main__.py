@@ -42,6 +42,8 @@ def parse_args(argv=None):
                         help="videos show the panel as the window does (default), or the scene alone")
     parser.add_argument("--msaa", type=int, default=None, choices=(0, 2, 4, 8), help="multisampling samples (default 4 on hardware GL, 0 on software GL)")
     parser.add_argument("--size", default="1280x720", help="window size WxH (default 1280x720)")
+    parser.add_argument("--frame-log", default=None, metavar="FILE.csv",
+                        help="write one row per frame: Unix time, wall seconds since the last frame, simulated time, steps")
     args = parser.parse_args(argv)
     try:
         args.size = tuple(int(x) for x in args.size.lower().split("x"))
@@ -87,9 +89,10 @@ def main(argv=None):
     render_replay = args.replay is not None and args.video is not None and args.frames is None
     scripted = args.frames is not None or render_replay
     window = SandboxWindow(requested, overrides, size=args.size, vsync=not scripted, msaa=args.msaa,
-                           store=not scripted, record=args.record, video=args.video, video_panel=args.video_panel)
+                           store=not scripted, record=args.record, video=args.video, video_panel=args.video_panel,
+                           prepare=not scripted, frame_log=args.frame_log)
     viewer = window.viewer
-    if viewer.sim is None:
+    if viewer.sim is None and viewer.pending is None:
         print(f"error: {viewer.error}", file=sys.stderr)
         window.close()
         return 2

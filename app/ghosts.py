@@ -294,6 +294,10 @@ class Ghosts:
         return self._add(Ghost(f"branch from step {branch.start}", self._color(), branch=branch))
 
     def _add(self, ghost):
+        """Start `ghost` (or, while the warm-up compiles its kernels, once it has: `when_ready`)."""
+        return self.viewer.when_ready(lambda: self._start(ghost), f"the ghost {ghost.label!r}")
+
+    def _start(self, ghost):
         if self.comparison is None:
             self._begin()
         try:
@@ -349,7 +353,10 @@ class Ghosts:
             self.clear()
 
     def compare_counteraction(self):
-        """The crash A/B (module docstring). -> bool: started."""
+        """The crash A/B (module docstring). -> bool: started (or waits for the warm-up)."""
+        return self.viewer.when_ready(self._compare_counteraction, "the crash A/B")
+
+    def _compare_counteraction(self):
         from physics.compare import impact_step, loose_children
         v = self.viewer
         loose, nearest = loose_children(v.sim)

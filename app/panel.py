@@ -9,6 +9,7 @@ field with a known set of choices is a combo, a bool a checkbox, an int or float
 drawn last frame, by label, so tests can click them with real X events.
 """
 from dataclasses import fields
+from pathlib import Path
 
 import numpy as np
 from imgui_bundle import imgui
@@ -136,6 +137,8 @@ class Panel:
         imgui.end()
         if v.error:
             self.error()
+        if v.preparation is not None and (v.preparation.busy or v.pending is not None):
+            self.preparing()
         if v.prefs["overlays"]["inertial"]:
             self.legend()
         if v.prefs["overlays"]["names"] and v.state is not None:
@@ -144,6 +147,34 @@ class Panel:
             v.ghosts.labels()
         if v.show_help:
             self.help()
+
+    def preparing(self):
+        """What is compiled or loaded (app.preparation): a box in the middle of the window while a
+        scene waits for its kernels, else a line in the bottom right corner."""
+        v, p = self.viewer, self.viewer.preparation
+        waiting = v.sim is None or v.pending is not None
+        if waiting:
+            imgui.set_next_window_pos(imgui.ImVec2(v.size[0] / 2, v.size[1] * 0.4), imgui.Cond_.always,
+                                      imgui.ImVec2(0.5, 0.5))
+            imgui.set_next_window_size(imgui.ImVec2(min(ERROR_WIDTH, v.size[0] - 16), 0), imgui.Cond_.always)
+        else:
+            imgui.set_next_window_pos(imgui.ImVec2(v.size[0] - 8, v.size[1] - 8), imgui.Cond_.always,
+                                      imgui.ImVec2(1.0, 1.0))
+        imgui.begin("Preparing", None, imgui.WindowFlags_.no_collapse | imgui.WindowFlags_.no_move
+                    | imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_title_bar)
+        imgui.push_text_wrap_pos(0.0)
+        if waiting:
+            name = Path(str(v.pending)).stem if v.pending is not None else "the scene"
+            if p.compiling:
+                imgui.text(f"Preparing {name}: its physics kernels are being compiled.")
+                imgui.text("This happens once per machine (and after an update); later starts take a second.")
+            else:
+                imgui.text(f"Opening {name}")
+        imgui.text(p.status())
+        imgui.pop_text_wrap_pos()
+        if p.compiling:
+            imgui.progress_bar(p.fraction, imgui.ImVec2(-1 if waiting else 260, 0))
+        imgui.end()
 
     def error(self):
         """The error in a box at the top middle of the window, where the eye is, until dismissed."""
@@ -309,7 +340,7 @@ class Panel:
         v = self.viewer
         st = v.stats
         imgui.text(f"FPS {st['fps']:.1f}   physics {st['physics_ms']:.2f} ms   render {st['render_ms']:.2f} ms")
-        imgui.text(f"nodes {st['nodes']}   steps {v.sim.step_count}")
+        imgui.text(f"nodes {st['nodes']}   steps {v.sim.step_count}   real-time factor {st['rtf']:.2f}x")
         try:
             energy = v.sim.energy()
             imgui.text(f"energy: kinetic {energy['kinetic']:.6g}  potential {energy['potential']:.6g} J")

@@ -29,7 +29,9 @@ from pathlib import Path
 
 import moderngl
 import numpy as np
-from numba import njit
+from numba.core import types
+
+from physics.compiled import kernel
 
 from app import culling, meshes
 from app.camera import gl_bytes
@@ -128,7 +130,26 @@ def model_matrices(translation_world, rotation_world, scale_world, shape_matrice
     return out.reshape(n, 4, 4).transpose(0, 2, 1)
 
 
-@njit(cache=True)
+# The argument types the viewer calls `write_models` with (`warm_kernels` compiles these, off the
+# frame): instance rows (float32) from the world state, whose scale is a read-only broadcast view;
+# and `model_matrices` (float64) for picking.
+_F64_2, _F64_3 = types.Array(types.float64, 2, "C"), types.Array(types.float64, 3, "C")
+_I64_1 = types.Array(types.int64, 1, "C")
+WRITE_MODELS_SIGNATURES = (
+    (_F64_2, _F64_3, types.Array(types.float64, 2, "A", readonly=True), _I64_1, _F64_3, _I64_1,
+     types.Array(types.float32, 2, "C")),
+    (_F64_2, _F64_3, _F64_2, _I64_1, _F64_3, _I64_1, _F64_2),
+)
+
+
+def warm_kernels():
+    """Compile (or load from the cache) this module's kernel for the types the viewer uses, so
+    that no frame does (app.preparation calls it on its thread)."""
+    for signature in WRITE_MODELS_SIGNATURES:
+        write_models.compile(signature)
+
+
+@kernel
 def write_models(translation_world, rotation_world, scale_world, nodes, shape_matrices, rows, out):
     """out[j, :16] = column-major ([R diag(S) | T] @ M_shape) of node nodes[j] and shape rows[j].
 

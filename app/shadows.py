@@ -36,7 +36,9 @@ from typing import NamedTuple
 
 import moderngl
 import numpy as np
-from numba import njit
+from numba.core import types
+
+from physics.compiled import kernel
 
 from app import culling, meshes
 from app.camera import gl_bytes
@@ -89,7 +91,22 @@ def _caster_extent(center_world, radius_world, view_projection, floor_y, light_d
     return _extent_kernel(c, r, planes, planes[:, :3] @ l, l, light_basis(l), np.ascontiguousarray(vp[3]), float(floor_y))
 
 
-@njit(cache=True)
+# The argument types the viewer calls these kernels with (`warm_kernels` compiles them, off the
+# frame); the radii reach `_extent_kernel` as a read-only broadcast.
+_F64_1, _F64_2, _F64_3 = (types.Array(types.float64, n, "C") for n in (1, 2, 3))
+_EXTENT_SIGNATURE = (_F64_2, types.Array(types.float64, 1, "C", readonly=True), _F64_2, _F64_1, _F64_1, _F64_2,
+                     _F64_1, types.float64)
+_MOVED_SIGNATURE = (_F64_2, _F64_3, _F64_1, _F64_1, _F64_2, _F64_3, _F64_1, types.float64)
+
+
+def warm_kernels():
+    """Compile (or load from the cache) this module's kernels for the types the viewer uses, so
+    that no frame does (app.preparation calls it on its thread)."""
+    _extent_kernel.compile(_EXTENT_SIGNATURE)
+    _moved_less.compile(_MOVED_SIGNATURE)
+
+
+@kernel
 def _extent_kernel(c, r, planes, towards, l, basis, w_row, floor_y):
     """The swept-capsule test and bounds of `_caster_extent`, one pass (10,000 casters: ~0.1 ms
     against ~2 ms as numpy's temporaries); `towards` (6,): each plane's distance change per
@@ -120,7 +137,7 @@ def _extent_kernel(c, r, planes, towards, l, basis, w_row, floor_y):
     return shown, lo, hi, nearest
 
 
-@njit(cache=True)
+@kernel
 def _moved_less(T, R, S, radius, T_last, R_last, S_last, limit):
     """Whether every caster moved less than `limit` (m): |dT| + r (||dR||_F + |dS|) < limit
     (NaN: no). Stops at the first that moved as far."""

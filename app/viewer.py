@@ -42,6 +42,10 @@ from app.shadows import ShadowMap
 
 DEFAULT_SCENE = "tank"
 MAX_STEPS_PER_FRAME = 8
+# s of real time one frame may simulate at most: a frame that took longer (a stall, a window drag, a
+# slow machine's frame) drops the rest, as MuJoCo's `simulate` and Box2D's samples do, so simulated
+# time never jumps to catch up with the wall clock
+MAX_FRAME_SECONDS = 0.1
 RUNAWAY_DISTANCE = 1e5  # m from the origin: beyond this a node has exploded
 RUNAWAY_SPEED = 1e4     # m/s or rad/s
 CONTACT_CROSS, CONTACT_NORMAL = 0.02, 0.05  # m: a contact's cross and normal, small beside the pile's 0.2 m boxes
@@ -94,14 +98,19 @@ class WorldState(dict):
 
 class Viewer:
     def __init__(self, ctx, size, scene=None, overrides=None, store=True, msaa=None, record=None, video=None,
-                 video_panel=True):
+                 video_panel=True, prepare=False, frame_log=None):
         """`size` = (width, height) in pixels; `scene` = a scene or a recording (.rec) to open;
         `overrides` = physics settings from the command line (win over persisted ones); `store` =
         persist settings (config file); `record` = the path Ctrl+S saves the recording to (else
         sandbox-<time>.rec in the working directory); `video` = an MP4 to record to from the
         first frame, `video_panel` = whether videos show the panel (app.video); `msaa` = samples,
         None = 4 on a hardware GL and 0 on Mesa's software renderers (there 4x costs about ten
-        times the whole scene: docs/benchmarks.md, section viewer)."""
+        times the whole scene: docs/benchmarks.md, section viewer). `prepare`: compile (when the
+        kernel cache is not warm) and load the kernels beside the window (app.preparation), and
+        open a scene or apply a change when its kernels are ready, instead of inside a frame. `frame_log`: a CSV file
+        that gets one row per frame (frame, Unix time, wall seconds since the last frame, simulated
+        time, steps taken, whether a warm-up ran) for the frame-time tests and the start-up
+        benchmark."""
         software = any(name in ctx.info["GL_RENDERER"].lower() for name in ("llvmpipe", "softpipe", "swrast"))
         msaa = (0 if software else 4) if msaa is None else msaa
         self.msaa = msaa
@@ -129,7 +138,7 @@ class Viewer:
         self.selected, self.follow, self.show_help = None, False, False
         self.error, self.message = None, None
         self.clock, self.message_at = 0.0, 0.0  # s of frames drawn; when `message` was set
-        self.stats = {"fps": 0.0, "physics_ms": 0.0, "render_ms": 0.0, "nodes": 0, "steps": 0}
+        self.stats = {"fps": 0.0, "physics_ms": 0.0, "render_ms": 0.0, "nodes": 0, "steps": 0, "rtf": 0.0}
         self.frame_count, self._last_frame = 0, None
         self.contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
         self.history = plots.History()
@@ -138,10 +147,18 @@ class Viewer:
         self.frames, self.trails = frames.FrameView(), paths.Trails()  # view from a node; path history
         self.hand = handles.Hand(self)  # mouse pulls and flicks
         scene = scene or self.prefs.get("last_scene") or DEFAULT_SCENE
-        if not self.open(scene) and scene != DEFAULT_SCENE:
-            error = self.error
-            self.load_scene(DEFAULT_SCENE)
-            self.error = error  # the fallback runs; what went wrong stays on screen
+        self.preparation, self.pending, self.deferred, self._said_warmup_failed = None, None, [], False
+        if prepare:
+            from physics.warmup import is_warm
+            from app.preparation import Preparation
+            self.preparation = Preparation(compile=not is_warm(), first=self._task_of(scene))
+        self.frame_log = None if frame_log is None else open(frame_log, "w", buffering=1)
+        if self.frame_log is not None:
+            self.frame_log.write("frame,unix_time,wall_s,sim_time,steps,preparing\n")
+        if self.preparation is not None:
+            self._wait_for(scene)   # opens in `poll_preparation` once its kernels are loaded
+        else:
+            self._open_first(scene)
         from app.stats import FrameStats
         from app.video import VideoControl
         self.timing = FrameStats()  # the panel's stage and frame-part times (app.stats)
@@ -150,8 +167,77 @@ class Viewer:
             self.video.start()
 
     # --- scenes and settings -------------------------------------------------------------------
+    def _open_first(self, scene):
+        """Open the first scene; if it fails, the default one runs and the error stays on screen."""
+        if not self.open(scene) and scene != DEFAULT_SCENE:
+            error = self.error
+            self.load_scene(DEFAULT_SCENE)
+            self.error = error
+
+    def _wait_for(self, name):
+        """Have the kernels of scene `name` loaded (and its other settings' next); it opens in
+        `poll_preparation`."""
+        task = self._task_of(name)
+        self.pending = name
+        self.preparation.want(task)
+        self.preparation.want(None if task is None else task + "+")
+
+    def poll_preparation(self):
+        """Open the scene waiting for its kernels, and apply the changes waiting for theirs, once
+        they are loaded (app.preparation); say once if the warm-up failed."""
+        preparation = self.preparation
+        if preparation is None:
+            return
+        if self.pending is not None and preparation.ready(self._task_of(self.pending)):
+            pending, self.pending = self.pending, None
+            if self.sim is None:
+                self._open_first(pending)
+            else:
+                self._open(pending)
+        ready = [entry for entry in self.deferred if preparation.ready(entry[0])]
+        self.deferred = [entry for entry in self.deferred if not preparation.ready(entry[0])]
+        for _, action, _ in ready:
+            action()
+        if preparation.returncode not in (None, 0) and not self._said_warmup_failed:
+            self._said_warmup_failed = True
+            self.notify(preparation.status())
+
+    def when_ready(self, action, what):
+        """Run `action()` now, unless the warm-up has yet to compile the current scene's other
+        settings (its task NAME+): then it runs once they are compiled, and the status line says
+        `what` waits for that. -> action's result, or True when it waits."""
+        task = self._task_of(self.scene_path)
+        task = None if task is None else task + "+"
+        if self.preparation is None or self.preparation.ready(task):
+            return action()
+        self.preparation.want(task)
+        self.deferred.append((task, action, what))
+        self.notify(f"{what}: applies when its kernels are ready ({self.preparation.status()})")
+        return True
+
+    @staticmethod
+    def _task_of(name):
+        """The warm-up task that prepares what scene `name` needs (a shipped scene's name), or None
+        (other files and recordings: ready once nothing compiles any more)."""
+        from physics.warmup import SCENES
+        text = str(name).strip()
+        if text.lower().endswith(".rec"):
+            return None
+        try:
+            path = resolve_scene(text)
+        except Exception:  # noqa: BLE001 - a bad name: its error shows when it opens
+            return None
+        return path.stem if path.resolve().parent == SCENES.resolve() else None
+
     def open(self, name):
-        """Open a recording (a .rec file) or a scene (`load_scene`). -> bool."""
+        """Open a recording (a .rec file) or a scene (`load_scene`). -> bool. Until its kernels
+        are loaded (app.preparation) it waits (`poll_preparation`) and the window says so."""
+        if self.preparation is not None and not self.preparation.ready(self._task_of(name)):
+            self._wait_for(name)
+            return True
+        return self._open(name)
+
+    def _open(self, name):
         if str(name).strip().lower().endswith(".rec"):
             return self.open_recording(name)
         return self.load_scene(name)
@@ -209,6 +295,7 @@ class Viewer:
         self.timeline = timeline if timeline is not None else Timeline(sim, budget=self.budget_bytes())
         self.renderer.set_shapes(sim.shapes, sim.colors)
         self.selected, self.accumulator, self.paused, self.backwards = None, 0.0, False, False
+        self.deferred = []      # waiting changes were for the scene shown before
         self.history.clear()
         self.frames.reset()
         self.trails.clear(keep_nodes=False)
@@ -245,7 +332,11 @@ class Viewer:
     def set(self, name, value, say=False):
         """Change one physics setting live, through the timeline: in the past it branches (the
         status line says so, the plots mark "branch"). A bad value shows in the panel. `say`:
-        name the new value in the status line. -> bool."""
+        name the new value in the status line. While the warm-up compiles, it waits for the
+        kernels it needs (`when_ready`). -> bool."""
+        return self.when_ready(lambda: self._set(name, value, say), f"{name} = {plots.format_value(value)}")
+
+    def _set(self, name, value, say):
         step = self.sim.step_count
         branching = step < self.timeline.head
         try:
@@ -272,6 +363,9 @@ class Viewer:
         """Move `node` (an index) under `parent` (an index, or None for the world) while running
         (physics.Simulation.reparent): an input of the timeline, given to the ghosts too
         (`give_input`). A refusal (a cycle) shows its error. -> bool."""
+        return self.when_ready(lambda: self._reparent(node, parent, keep), f"reparenting {self.sim.names[node]}")
+
+    def _reparent(self, node, parent, keep):
         sim = self.sim
         step, branching = sim.step_count, sim.step_count < self.timeline.head
         where = "world" if parent is None else sim.names[parent]
@@ -540,15 +634,27 @@ class Viewer:
         into `self.target.resolved` when None. `frame_seconds` None = real time."""
         self.timing.begin_frame()
         now = time.perf_counter()
+        wall = 0.0 if self._last_frame is None else now - self._last_frame
         if frame_seconds is None:
-            frame_seconds = 0.0 if self._last_frame is None else min(now - self._last_frame, 0.25)
+            frame_seconds = min(wall, MAX_FRAME_SECONDS)
         if self._last_frame is not None and now > self._last_frame:
-            fps = 1.0 / (now - self._last_frame)
+            fps = 1.0 / wall
             self.stats["fps"] = fps if self.stats["fps"] == 0 else 0.9 * self.stats["fps"] + 0.1 * fps
         self._last_frame = now
         self.clock += frame_seconds
         self.expire_message()
+        self.poll_preparation()
+        before = (self.sim.time, self.sim.step_count) if self.sim is not None else None
         self.advance(frame_seconds)
+        if before is not None and self.sim is not None and wall > 0:
+            # real-time factor: simulated over wall seconds, smoothed like the FPS (paused: 0)
+            rtf = (self.sim.time - before[0]) / wall if self.sim.step_count >= before[1] else 0.0
+            self.stats["rtf"] = 0.9 * self.stats["rtf"] + 0.1 * max(rtf, 0.0)
+        if self.frame_log is not None:
+            simulated = self.sim.time if self.sim is not None else float("nan")
+            steps = self.sim.step_count - before[1] if before is not None and self.sim is not None else 0
+            self.frame_log.write(f"{self.frame_count},{time.time():.6f},{wall:.6f},{simulated:.9g},{steps},"
+                                 f"{int(self.preparation is not None and self.preparation.busy)}\n")
         self.timing.lap("physics")
         self.sample_history()
         self.sample_frames()
@@ -833,7 +939,12 @@ class Viewer:
         return (None, None) if node is None else (node, origin + t * direction)
 
     def close(self):
-        """Save the `record` recording and the video (if any) and the prefs, release GL and ImGui."""
+        """Save the `record` recording and the video (if any) and the prefs, release GL and ImGui;
+        end a warm-up still running (what it compiled stays cached)."""
+        if self.preparation is not None:
+            self.preparation.close()
+        if self.frame_log is not None:
+            self.frame_log.close()
         self.video.stop()
         self.timing.close()
         if self.record_path is not None and self.timeline is not None:

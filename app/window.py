@@ -13,6 +13,9 @@ import pyglet
 from app.viewer import Viewer
 
 TITLE = "Hierarchy Sandbox"
+# While kernels compile beside the window (app.preparation) it draws at most this often: on a
+# software renderer an unpaced frame loop takes half a core from the compiler.
+PREPARING_FRAME_SECONDS = 1 / 15
 
 
 def _config():
@@ -26,13 +29,14 @@ def _config():
 
 class SandboxWindow(pyglet.window.Window):
     def __init__(self, scene=None, overrides=None, size=(1280, 720), vsync=True, store=True, visible=True, msaa=None,
-                 record=None, video=None, video_panel=True):
+                 record=None, video=None, video_panel=True, prepare=False, frame_log=None):
         # file_drops: a .toml or .rec dropped onto the window opens it (XDND on X11)
         super().__init__(size[0], size[1], TITLE, resizable=True, vsync=vsync, config=_config(), visible=visible,
                          file_drops=True)
         self.ctx = moderngl.create_context()
         self.viewer = Viewer(self.ctx, self.get_framebuffer_size(), scene, overrides, store=store, msaa=msaa,
-                             record=record, video=video, video_panel=video_panel)
+                             record=record, video=video, video_panel=video_panel, prepare=prepare,
+                             frame_log=frame_log)
         self.viewer.on_scene_loaded = self._title
         if self.viewer.scene_path is not None:
             self._title(self.viewer.scene_path)
@@ -130,10 +134,15 @@ def run(window, frames=None, screenshot=None, fixed_step=None, until=None):
     `--frames N` run is reproducible."""
     count = 0
     while not window.has_exit and (frames is None or count < frames) and not (until is not None and until()):
+        start = time.perf_counter()
         window.frame(fixed_step)
         count += 1
         if frames is None:
-            time.sleep(0)  # vsync paces the loop; yield to the OS between frames
+            viewer = window.viewer
+            if viewer is not None and viewer.preparation is not None and viewer.preparation.compiling:
+                time.sleep(max(0.0, PREPARING_FRAME_SECONDS - (time.perf_counter() - start)))
+            else:
+                time.sleep(0)  # vsync paces the loop; yield to the OS between frames
     if screenshot is not None and window.viewer is not None:
         window.viewer.screenshot(screenshot)
     return count

@@ -40,6 +40,7 @@ from physics.scene import SceneError
 from physics.signals import raising_on_signals
 from physics.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES
 from physics.sweep import ORDER_NOTE, add_parser as add_sweep_parser
+from physics.warmup import add_parser as add_warmup_parser
 
 DEFAULT_STEPS = 600
 PROGRESS_MIN_STEPS = 2000  # shorter runs finish before a bar is worth drawing
@@ -59,6 +60,7 @@ def build_parser():
     add_compare_parser(commands)
     add_sweep_parser(commands)
     add_replay_parser(commands)
+    add_warmup_parser(commands)
     return parser
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-from numba import njit
+from physics.compiled import kernel
 
 from physics.pairs import distinct_pair_indices
 from physics.shapes import PLANE
@@ -107,7 +107,7 @@ def collision_filter(shapes, parent, motion=None):
                            shapes.group, shapes.mask, assembly[node], active[node])
 
 
-@njit(cache=True)
+@kernel
 def _overlapping(lo, hi, candidates, out):
     """The rows (a, b) of candidates (K, 2) whose boxes overlap, in their order, into out; how many."""
     k = 0
@@ -120,7 +120,7 @@ def _overlapping(lo, hi, candidates, out):
     return k
 
 
-@njit(cache=True)
+@kernel
 def _allowed(a, b, is_plane, node, parent_node, collide_with_parent, group, mask, assembly, active):
     """May shapes a and b collide (the rules of docs/architecture.md, "Collision interface")?"""
     na, nb = node[a], node[b]
@@ -131,7 +131,7 @@ def _allowed(a, b, is_plane, node, parent_node, collide_with_parent, group, mask
             and assembly[a] != assembly[b] and (active[a] or active[b]))
 
 
-@njit(cache=True)
+@kernel
 def _allows_many(a, b, is_plane, node, parent_node, collide_with_parent, group, mask, assembly, active):
     out = np.empty(a.shape[0], dtype=np.bool_)
     for k in range(a.shape[0]):
@@ -139,7 +139,7 @@ def _allows_many(a, b, is_plane, node, parent_node, collide_with_parent, group, 
     return out
 
 
-@njit(cache=True)
+@kernel
 def _sweep(lo, hi, finite, order, axis, planes, out, is_plane, node, parent_node, collide_with_parent, group, mask,
            assembly, active):
     """Sweep-and-prune over the finite boxes `finite[order]` (sorted by lo[:, axis]), then every plane
@@ -180,7 +180,7 @@ def _sweep(lo, hi, finite, order, axis, planes, out, is_plane, node, parent_node
     return k
 
 
-@njit(cache=True)
+@kernel
 def _sort_pairs(pairs, n_shapes):
     """The rows of pairs (K, 2) sorted by the first then the second index: a counting sort on the
     first (O(K + S)), then insertion sort within each group (a shape has few partners)."""

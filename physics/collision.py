@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from physics.compiled import kernel
 
 from physics.rotation_kernels import cross, sub, tangent_basis
 from physics.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE, world_shapes
@@ -55,26 +55,26 @@ _EPA_TOLERANCE = 1e-9  # m: EPA stops once a new support point moves the closest
 
 
 # ----------------------------------------------------------------------------- small vector helpers
-@njit(cache=True)
+@kernel
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(cache=True)
+@kernel
 def _rot(R, x):
     """R x for a 3x3 R (written out: numba's `@` calls BLAS, ~1 us a call at this size)."""
     return np.array([R[0, 0] * x[0] + R[0, 1] * x[1] + R[0, 2] * x[2], R[1, 0] * x[0] + R[1, 1] * x[1] + R[1, 2] * x[2],
                      R[2, 0] * x[0] + R[2, 1] * x[1] + R[2, 2] * x[2]])
 
 
-@njit(cache=True)
+@kernel
 def _rot_t(R, x):
     """R^T x for a 3x3 R."""
     return np.array([R[0, 0] * x[0] + R[1, 0] * x[1] + R[2, 0] * x[2], R[0, 1] * x[0] + R[1, 1] * x[1] + R[2, 1] * x[2],
                      R[0, 2] * x[0] + R[1, 2] * x[1] + R[2, 2] * x[2]])
 
 
-@njit(cache=True)
+@kernel
 def _unit(v, fallback):
     n = np.sqrt(_dot(v, v))
     if n < _EPS:
@@ -82,7 +82,7 @@ def _unit(v, fallback):
     return v / n
 
 
-@njit(cache=True)
+@kernel
 def _perpendicular(u):
     """A unit vector perpendicular to the unit vector u."""
     if abs(u[0]) < 0.57735:
@@ -90,7 +90,7 @@ def _perpendicular(u):
     return _unit(np.array(cross(u, (0.0, 1.0, 0.0))), u)
 
 
-@njit(cache=True)
+@kernel
 def _emit(out_p, out_n, out_d, out_f, k, pa, pb, n, depth, feature):
     """Store contact k: surface points pa on a, pb on b, normal n (a -> b), depth."""
     out_p[k] = 0.5 * (pa + pb)
@@ -100,14 +100,14 @@ def _emit(out_p, out_n, out_d, out_f, k, pa, pb, n, depth, feature):
 
 
 # ----------------------------------------------------------------------------- point cores
-@njit(cache=True)
+@kernel
 def _segment_closest(p, c, u, h):
     """Parameter t in [-h, h] of the point c + t u closest to p (u unit)."""
     t = _dot(p - c, u)
     return min(max(t, -h), h)
 
 
-@njit(cache=True)
+@kernel
 def _sphere_core(centre, radius, q, inside, exit_normal, exit_depth, margin, out_p, out_n, out_d, out_f, k, feature):
     """A sphere (centre, radius) against a core whose closest point to the centre is q.
 
@@ -130,7 +130,7 @@ def _sphere_core(centre, radius, q, inside, exit_normal, exit_depth, margin, out
     return 1
 
 
-@njit(cache=True)
+@kernel
 def _closest_on_box(p, c, R, h):
     """(q, inside, exit_normal, exit_depth): closest point of the solid box to p, or how p leaves it."""
     # scalars, not small arrays: this runs for every sphere–box pair and manifold point
@@ -153,7 +153,7 @@ def _closest_on_box(p, c, R, h):
     return p, True, sign * R[:, axis], best
 
 
-@njit(cache=True)
+@kernel
 def _closest_on_cylinder(p, c, R, r, h):
     local = _rot_t(R, p - c)
     rho = np.sqrt(local[0] ** 2 + local[2] ** 2)
@@ -168,7 +168,7 @@ def _closest_on_cylinder(p, c, R, r, h):
 
 
 # ----------------------------------------------------------------------------- plane pairs
-@njit(cache=True)
+@kernel
 def _points_plane(points, p0, count, radius, params, b, margin, out_p, out_n, out_d, out_f, row, keep):
     """The `count` rows p0.. of `points` on a (each the centre of a ball of `radius`) against plane
     b = params[b] = (n, offset): the solid side is n . x <= offset, so the normal a -> b is -n and
@@ -198,7 +198,7 @@ def _points_plane(points, p0, count, radius, params, b, margin, out_p, out_n, ou
     return m
 
 
-@njit(cache=True)
+@kernel
 def _box_corners(centre, rotation, params, a, corners, p0):
     """The 8 corners of box a into rows p0.. of corners; corner i has signs (bit 0, bit 1, bit 2) of i."""
     for i in range(8):
@@ -209,7 +209,7 @@ def _box_corners(centre, rotation, params, a, corners, p0):
             corners[p0 + i, c] = centre[a, c] + rotation[a, c, 0] * sx + rotation[a, c, 1] * sy + rotation[a, c, 2] * sz
 
 
-@njit(cache=True)
+@kernel
 def _cylinder_rim(c, R, r, h, direction, points):
     """4 points on each cap rim into points (8, 3), at quarter turns starting from the rim point
     furthest along `direction` (index cap * 4 + quarter)."""
@@ -226,7 +226,7 @@ def _cylinder_rim(c, R, r, h, direction, points):
 
 
 # ----------------------------------------------------------------------------- capsule–capsule
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _segment_parameters(b, c, f, ha, hb):
     """Parameters (s, t) in [-ha, ha] x [-hb, hb] of the closest points ca + s ua, cb + t ub of two
     segments with unit directions, from b = ua . ub, c = ua . (ca - cb), f = ub . (ca - cb)
@@ -240,14 +240,14 @@ def _segment_parameters(b, c, f, ha, hb):
     return s, t
 
 
-@njit(cache=True)
+@kernel
 def _segments_closest(ca, ua, ha, cb, ub, hb):
     """Parameters (s, t) of the closest points ca + s ua, cb + t ub on two segments (Ericson 5.1.9)."""
     r = ca - cb
     return _segment_parameters(_dot(ua, ub), _dot(ua, r), _dot(ub, r), ha, hb)
 
 
-@njit(cache=True)
+@kernel
 def _capsule_capsule(ca, Ra, pa, cb, Rb, pb, margin, out_p, out_n, out_d, out_f):
     ua, ub = Ra[:, 1], Rb[:, 1]
     ra, ha, rb, hb = pa[0], pa[1], pb[0], pb[1]
@@ -299,7 +299,7 @@ _POLY_ROWS = _POLY2 - _POLY  # room of each clipping polygon: its rows of fs, th
 CLIP_TOLERANCE = 1e-7
 
 
-@njit(cache=True)
+@kernel
 def _clip(fs, it, src, src_t, src_g, count, k, sign, limit, plane_gen, dst, dst_t, dst_g):
     """Sutherland–Hodgman in the reference box's frame: keep the part with sign * x[k] <= limit of
     the polygon in rows src.. of fs, written to rows dst.. (tags and generators in rows of it).
@@ -335,7 +335,7 @@ def _clip(fs, it, src, src_t, src_g, count, k, sign, limit, plane_gen, dst, dst_
     return m
 
 
-@njit(cache=True)
+@kernel
 def _cross_norm2(fs, o, a, b):
     """|(fs[a] - fs[o]) × (fs[b] - fs[o])|² for rows of fs."""
     x, y, z = cross((fs[a, 0] - fs[o, 0], fs[a, 1] - fs[o, 1], fs[a, 2] - fs[o, 2]),
@@ -343,7 +343,7 @@ def _cross_norm2(fs, o, a, b):
     return x * x + y * y + z * z
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _edge_area(fs, o, a, b, nx, ny, nz):
     """((fs[a] - fs[o]) × (fs[b] - fs[o])) · n for rows of fs: twice the area of triangle o a b
     times |n|, negative where b lies outside the edge o → a of a triangle of normal n."""
@@ -363,7 +363,7 @@ def _edge_area(fs, o, a, b, nx, ny, nz):
 CULL_DEPTH_TOLERANCE = 2e-4
 
 
-@njit(cache=True)
+@kernel
 def _cull4(fs, it, p, count):
     """Up to 4 of the `count` points in rows p.. of fs (depths in column 0 of rows _DEPTH..) into
     it[_CHOSEN]: the deepest (a corner about as deep, CULL_DEPTH_TOLERANCE), the farthest from it,
@@ -436,7 +436,7 @@ FACE_TOLERANCE = 5e-5
 EDGE_TOLERANCE = 2e-4
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _box_axes(rab, pa, pb, ha, hb, margin):
     """The separating-axis test of two boxes on their 15 axes: (separated, code, sign, s, edge
     length) of the axis of least separation s (< 0: penetration); separated is True as soon as
@@ -487,7 +487,7 @@ def _box_axes(rab, pa, pb, ha, hb, margin):
     return False, code, sign, best_s, edge_length
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _box_edge_contact(centre, rotation, params, a, b, code, fs, nx, ny, nz, depth, out_p, out_n, out_d, out_f, row):
     """The one contact of an edge axis (code 6 + 3 i + j): a's support edge along n (axis i), b's
     along -n (axis j), and their closest points (Ericson 5.1.9 with unit directions, rab_ij =
@@ -516,7 +516,7 @@ def _box_edge_contact(centre, rotation, params, a, b, code, fs, nx, ny, nz, dept
     return 1
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _incident_face(fs, it, params, inc, axis_ref, s_ref):
     """The face of the incident box inc most anti-parallel to the reference normal s_ref e_axis_ref,
     as a quadrilateral in the reference box's frame (rows _POLY..; m3 = R_ref^T R_inc in rows _M3..,
@@ -540,7 +540,7 @@ def _incident_face(fs, it, params, inc, axis_ref, s_ref):
     return axis_inc, sign_inc
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _box_face_contact(centre, rotation, params, a, b, code, sign, margin, fs, it, nx, ny, nz, out_p, out_n, out_d,
                       out_f, row):
     """The contacts of a face axis (code < 6): the reference box's face along the axis, the other
@@ -599,7 +599,7 @@ def _box_face_contact(centre, rotation, params, a, b, code, sign, margin, fs, it
     return m
 
 
-@njit(cache=True)
+@kernel
 def _box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d, out_f, row):
     """ODE's dBoxBox: the separating-axis test on 15 axes (`_box_axes`), then the contact of the
     axis of least penetration: for an edge axis the closest points of the two edges
@@ -651,7 +651,7 @@ def _box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d
 
 
 # ----------------------------------------------------------------------------- GJK + EPA
-@njit(cache=True)
+@kernel
 def _support(kind, c, R, prm, d):
     """The point of the shape furthest along world direction d."""
     dl = _rot_t(R, d)
@@ -672,7 +672,7 @@ def _support(kind, c, R, prm, d):
     return c + _rot(R, local)
 
 
-@njit(cache=True)
+@kernel
 def _support_into(kind, c, R, prm, d, sign, out, row):
     """`_support(kind, c, R, prm, sign * d)` written to out[row], without temporary arrays (GJK/EPA
     call it ~100 times a pair; each small array costs an allocation). Same arithmetic, same bits."""
@@ -704,7 +704,7 @@ def _support_into(kind, c, R, prm, d, sign, out, row):
         out[row, i] = c[i] + (R[i, 0] * sx + R[i, 1] * sy + R[i, 2] * sz)
 
 
-@njit(cache=True)
+@kernel
 def _epa_workspace():
     """Scratch arrays of `_gjk_epa`: support points on a, on b, their differences (128, 3); EPA faces
     (F, 3) int, face normals (F, 3), distances (F,), alive (F,), horizon edges (128, 2) int.
@@ -714,27 +714,27 @@ def _epa_workspace():
             np.empty((128, 2), dtype=np.int64))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _row(a, i):
     """Row i of an (N, 3) array as a 3-tuple."""
     return (a[i, 0], a[i, 1], a[i, 2])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _difference(sa, sb, v, i):
     """v[i] = sa[i] − sb[i]: a vertex of the Minkowski difference A − B."""
     for c in range(3):
         v[i, c] = sa[i, c] - sb[i, c]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _move_vertex(sa, sb, v, src, dst):
     """Simplex vertex `src` (its points on a, on b and their difference) copied to slot `dst`."""
     for c in range(3):
         sa[dst, c], sb[dst, c], v[dst, c] = sa[src, c], sb[src, c], v[src, c]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _swap_vertices(sa, sb, v, i, j):
     for c in range(3):
         sa[i, c], sa[j, c] = sa[j, c], sa[i, c]
@@ -742,7 +742,7 @@ def _swap_vertices(sa, sb, v, i, j):
         v[i, c], v[j, c] = v[j, c], v[i, c]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _unit3(t, fallback):
     """`_unit` on 3-tuples."""
     n = np.sqrt(_dot(t, t))
@@ -751,7 +751,7 @@ def _unit3(t, fallback):
     return (t[0] / n, t[1] / n, t[2] / n)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _perpendicular3(u):
     """`_perpendicular` on 3-tuples."""
     if abs(u[0]) < 0.57735:
@@ -759,7 +759,7 @@ def _perpendicular3(u):
     return _unit3(cross(u, (0.0, 1.0, 0.0)), u)
 
 
-@njit(cache=True)
+@kernel
 def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
     """(hit, normal a -> b, depth, witness on a, witness on b) by GJK on A - B (`_gjk`) then EPA
     (`_epa`) on the tetrahedron GJK ends with; the witness points from the closest face.
@@ -790,7 +790,7 @@ def _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work=None):
     return True, normal, depth, wa, wb
 
 
-@njit(cache=True)
+@kernel
 def _gjk(ka, ca, Ra, pa, kb, cb, Rb, pb, sa, sb, v):
     """GJK (boolean) on the Minkowski difference A - B: (hit, the last search direction). On a hit
     rows 0..3 of sa, sb, v hold a tetrahedron of A - B that contains the origin (its points on a,
@@ -840,14 +840,14 @@ def _gjk(ka, ca, Ra, pa, kb, cb, Rb, pb, sa, sb, v):
     return False, direction
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _outside(normal, ao):
     """The origin (at `ao` from the face's vertex a) lies on the side of `normal` by more than
     round-off: its angle to the face's plane exceeds 1e-10 rad (a few ulps of the products)."""
     return _dot(normal, ao) > 1e-10 * np.sqrt(_dot(normal, normal) * _dot(ao, ao))
 
 
-@njit(cache=True)
+@kernel
 def _nearest_simplex(sa, sb, v, n, direction):
     """GJK's simplex step: the simplex in rows 0..n-1 (newest last) reduced to its feature closest
     to the origin (the newest point is kept), and the next search direction, towards the origin
@@ -910,7 +910,7 @@ def _nearest_simplex(sa, sb, v, n, direction):
     return n, direction, False
 
 
-@njit(cache=True)
+@kernel
 def _epa(ka, ca, Ra, pa, kb, cb, Rb, pb, ws):
     """EPA (expanding polytope; van den Bergen 2001) from the tetrahedron `_gjk` leaves in rows 0..3
     of the workspace `ws`: the index of the polytope face closest to the origin (its normal,
@@ -984,7 +984,7 @@ def _epa(ka, ca, Ra, pa, kb, cb, Rb, pb, ws):
     return best
 
 
-@njit(cache=True)
+@kernel
 def _epa_add_face(v, faces, normals, dists, alive, nf, i, j, k, inside):
     """Face (i, j, k) of the polytope v with unit normal (v_j - v_i) × (v_k - v_i) / |...| turned
     away from `inside`, and its distance from the origin; degenerate faces are skipped. Scalars
@@ -1006,7 +1006,7 @@ def _epa_add_face(v, faces, normals, dists, alive, nf, i, j, k, inside):
     return nf + 1
 
 
-@njit(cache=True)
+@kernel
 def _barycentric(p, a, b, c):
     v0, v1, v2 = b - a, c - a, p - a
     d00, d01, d11 = _dot(v0, v0), _dot(v0, v1), _dot(v1, v1)
@@ -1020,7 +1020,7 @@ def _barycentric(p, a, b, c):
 
 
 # ----------------------------------------------------------------------------- box–capsule
-@njit(cache=True)
+@kernel
 def _box_capsule(ca, Ra, ha, cb, Rb, pb, margin, out_p, out_n, out_d, out_f, work):
     """Box a, capsule b. GJK/EPA on the full shapes gives the normal; if it is (within 5°) a box face
     normal, the capsule's segment is clipped to that face for two points, else one EPA point."""
@@ -1078,7 +1078,7 @@ def _box_capsule(ca, Ra, ha, cb, Rb, pb, margin, out_p, out_n, out_d, out_f, wor
 
 
 # ----------------------------------------------------------------------------- persistent manifold
-@njit(cache=True)
+@kernel
 def _extent(kind, prm):
     """Radius of a ball about the shape's centre holding the shape (m)."""
     if kind == BOX:
@@ -1090,7 +1090,7 @@ def _extent(kind, prm):
     return prm[0]
 
 
-@njit(cache=True)
+@kernel
 def _gap(kind, c, R, prm, p):
     """Distance from the world point p to the solid shape (0 inside): box, capsule or cylinder."""
     if kind == BOX:
@@ -1107,7 +1107,7 @@ def _gap(kind, c, R, prm, p):
     return np.sqrt(_dot(d, d))
 
 
-@njit(cache=True)
+@kernel
 def _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, wa, wb, local_a, local_b, feats, count, next_id,
               out_p, out_n, out_d, out_f):
     """Merge this step's GJK/EPA point (normal n a -> b, witnesses wa on a, wb on b) into the
@@ -1179,7 +1179,7 @@ def _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, wa, wb, local_a, local_b, 
 
 
 # ----------------------------------------------------------------------------- the dispatch kernel
-@njit(cache=True)
+@kernel
 def _pair(kind, centre, rotation, params, a, b, margin, points, local_a, local_b, feats, count, next_id,
           out_p, out_n, out_d, out_f, work):
     """Contacts of shapes a, b with kind[a] <= kind[b] into rows 0..3 of the out_* arrays;
@@ -1244,7 +1244,7 @@ def _pair(kind, centre, rotation, params, a, b, margin, points, local_a, local_b
     return m, m, next_id
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _half_width(kind, R, prm, dx, dy, dz):
     """Half the width of a box, capsule or cylinder (centred at the origin, rotation R) along the
     unit direction d: box Σ h_k |R e_k . d|; with a = R e_y . d, capsule |a| h + r, cylinder
@@ -1258,7 +1258,7 @@ def _half_width(kind, R, prm, dx, dy, dz):
     return abs(a) * prm[1] + prm[0] * np.sqrt(max(1.0 - a * a, 0.0))
 
 
-@njit(cache=True)
+@kernel
 def _separated(ka, ca, Ra, pa, kb, cb, Rb, pb):
     """Is there a separating axis among the centre line and each shape's axes (a box's three, a
     capsule's or cylinder's own)? |d . (cb - ca)| > h_a(d) + h_b(d) for a unit d proves the solids
@@ -1279,13 +1279,13 @@ def _separated(ka, ca, Ra, pa, kb, cb, Rb, pb):
     return False
 
 
-@njit(cache=True)
+@kernel
 def _persistent(ka, kb):
     """Does a pair of these kinds go through GJK/EPA and keep a manifold in the cache?"""
     return (ka == CYLINDER and (kb == BOX or kb == CAPSULE or kb == CYLINDER)) or (kb == CYLINDER and (ka == BOX or ka == CAPSULE))
 
 
-@njit(cache=True)
+@kernel
 def _lower_bound(keys, n, key):
     """The first index of the sorted keys[:n] whose key is ≥ key (n if none; binary search)."""
     lo, hi = 0, n
@@ -1298,14 +1298,14 @@ def _lower_bound(keys, n, key):
     return lo
 
 
-@njit(cache=True)
+@kernel
 def _find(keys, n, key):
     """Index of key in the sorted keys[:n], or -1."""
     lo = _lower_bound(keys, n, key)
     return lo if lo < n and keys[lo] == key else -1
 
 
-@njit(cache=True)
+@kernel
 def _narrow(kind, node, centre, rotation, params, pairs, margin, start, row, old, n_old, new, g, ints, vec, out_d, work):
     """The contacts of pairs start.. written compactly from output row `row` on, until the outputs
     have room for fewer than 4 more points (a pair's maximum) or a GJK/EPA pair finds no free row
@@ -1389,7 +1389,7 @@ def _narrow(kind, node, centre, rotation, params, pairs, margin, start, row, old
 
 
 # The callers below allocate the kernels' outputs: an array made inside numba costs ~1.3 us to hand back.
-@njit(cache=True)
+@kernel
 def _contact_keys(shape_a, shape_b, feature_id, n_shapes, keys):
     """keys (M,) = (shape_a * S + shape_b) * 2^20 + feature_id mod 2^20: one contact point's identity."""
     for i in range(keys.shape[0]):
@@ -1410,7 +1410,7 @@ WARM_MATCH_DISTANCE = 0.002
 WARM_MATCH_COS = float(np.cos(0.1))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _warm(impulses, normals, j, normal, i, out):
     """out[i] = stored impulse j (normal, t1, t2), its friction part re-expressed in the tangents of
     this step's normal[i]: the world impulse λ₁ t₁ + λ₂ t₂ of last step's normal normals[j] projected
@@ -1433,7 +1433,7 @@ def _warm(impulses, normals, j, normal, i, out):
     out[i, 2] = fx * u2[0] + fy * u2[1] + fz * u2[2]
 
 
-@njit(cache=True)
+@kernel
 def lookup_impulses(stored, shape_a, shape_b, feature_id, point, normal, out):
     """Each contact's stored impulse into out (M, 3) (normal, t1, t2), 0 where none: by key (binary
     search in the sorted keys), then, for the points left, by position (`WARM_MATCH_DISTANCE`): the
@@ -1474,7 +1474,7 @@ def lookup_impulses(stored, shape_a, shape_b, feature_id, point, normal, out):
             taken[best] = True
 
 
-@njit(cache=True)
+@kernel
 def _store(shape_a, shape_b, feature_id, n_shapes, impulse, point, normal, sorted_keys, sorted_impulse, sorted_point,
            sorted_normal):
     """The contacts' keys sorted, and their impulses, points and normals (M, 3) in that order, into

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from physics.compiled import kernel
 
 from physics.rotation import hat
 from physics.rotation_kernels import cross as cross3
@@ -193,14 +193,14 @@ class PointBounce(NamedTuple):
     static_normal: np.ndarray   # the normal part of the static sides' surface velocity
 
 
-@njit(cache=True)
+@kernel
 def empty_row_arrays(R):
     """`RowArrays` for R rows, uninitialised (`fill_contact_rows` writes every entry)."""
     return RowArrays(np.empty((R, 2), np.int64), np.empty((R, 2, 6)), np.empty(R), np.empty(R), np.empty(R),
                      np.empty(R), np.empty(R), np.empty(R), np.empty(R), np.empty(R, np.int64))
 
 
-@njit(cache=True)
+@kernel
 def fill_contact_rows(points, bodies, constants, rows, out):
     """One pass over the M contact points of `points` (`ContactInput`) writing their 3 rows each
     into `rows` (`RowArrays`, 3M) and their bounce data into `out` (`PointBounce`, M)
@@ -366,7 +366,7 @@ def joint_geometry_arrays(J):
                          *(np.zeros((J, ROWS_PER_JOINT), np.bool_) for _ in range(3)))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _store_row(out, j, slot, C, direction, lever_a, lever_b, linear, static_a, static_b):
     """Row (j, slot): C and J = [−u, −r_a × u | u, r_b × u] (linear) or [0, −u | 0, u] (angular)."""
     out.C[j, slot] = C
@@ -385,7 +385,7 @@ def _store_row(out, j, slot, C, direction, lever_a, lever_b, linear, static_a, s
         jac[1, :] = 0.0
 
 
-@njit(cache=True)
+@kernel
 def joint_geometry(model, centre, rotation, out):
     """The rows of every joint at the bodies' poses (centre (B, 3), rotation (B, 3, 3)) into `out`
     (`JointGeometry`): the formulas of the module docstring, one joint at a time (`Joints.rows`

@@ -25,7 +25,7 @@ algorithms whose result does not depend on order (count, sum, any, all, fill, re
 of remove/remove_if) run straight on the value array; list order, when needed, comes from one
 compiled walk along the links (``order()``), never a per-element Python loop.
 """
-import numba
+from physics.compiled import kernel
 import numpy as np
 
 _INDEX_TYPES = (np.uint8, np.uint16, np.uint32, np.uint64)
@@ -39,7 +39,7 @@ def index_dtype(n):
     raise ValueError(f"list size {n} does not fit a uint64 index")
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def walk(next_, head, nil, out):
     """Write the handles from ``head`` along ``next_`` into ``out``; return how many were written.
 

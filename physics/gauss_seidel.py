@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+from physics.compiled import kernel
 
 from physics.constraints import IN_BLOCK, MANIFOLD, TRIPLE, Rows
 
@@ -77,7 +78,7 @@ class _ManifoldWork(NamedTuple):
     index: np.ndarray
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _row_jv(J, va, vb):
     """J v for one row J (2, 6) and the two bodies' velocities (6,), summed as a tree: a shorter
     dependency chain than a running sum (rows run one after another)."""
@@ -87,7 +88,7 @@ def _row_jv(J, va, vb):
             + ((Jb[2] * vb[2] + Jb[3] * vb[3]) + (Jb[4] * vb[4] + Jb[5] * vb[5])))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _row_apply(minv_jt, delta, va, vb):
     """v += M⁻¹Jᵀ Δλ for one row, minv_jt (2, 6)."""
     for c in range(6):
@@ -95,7 +96,7 @@ def _row_apply(minv_jt, delta, va, vb):
         vb[c] += minv_jt[1, c] * delta
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _scalar_row(j, jacobian, minv_jt, inv_k, target, softness, lower, upper, impulse, va, vb, sor):
     """One row j: λ ← clamp(λ − ω r / K, λ⁻, λ⁺), v += M⁻¹Jᵀ Δλ; returns its projected r² (zero
     when held at a bound and pushing against it)."""
@@ -108,7 +109,7 @@ def _scalar_row(j, jacobian, minv_jt, inv_k, target, softness, lower, upper, imp
     return 0.0 if (lam <= lo and r > 0.0) or (lam >= hi and r < 0.0) else r * r
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def cholesky_factor(A, n):
     """The Cholesky factor L (A = L Lᵀ) of the leading n×n block of A, in place in its lower
     triangle; returns False if A is not positive definite."""
@@ -128,7 +129,7 @@ def cholesky_factor(A, n):
     return True
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def cholesky_substitute(L, x, n):
     """x ← (L Lᵀ)⁻¹ x in place, L from `cholesky_factor`."""
     for i in range(n):                  # L y = x
@@ -143,7 +144,7 @@ def cholesky_substitute(L, x, n):
         x[i] = s / L[i, i]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _whiskered(A, n):
     """A whisker on the diagonal: four corners on a face are one more row than the three velocities
     (v_n, two tilts) they constrain, K is singular there, and this picks the least-norm Δλ
@@ -157,7 +158,7 @@ def _whiskered(A, n):
 
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _try_active_set(mask, k, K, factor, sets, m, r, lam, delta, x, index):
     """The LCP of manifold m (k normal rows, K (4, 4), r and λ (k,) loaded) with the rows in `mask`
     active (r_p = 0) and the others released (λ_q = 0): K_SS Δλ_S = −r_S + K_S,S̄ λ_S̄,
@@ -208,7 +209,7 @@ def _try_active_set(mask, k, K, factor, sets, m, r, lam, delta, x, index):
     return pivot
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _manifold_normals(i, k, K, factor, sets, m, jacobian, minv_jt, target, softness, impulse, va, vb, sor, work):
     """The k ≤ 4 normal rows of manifold m (rows i, i + 3, …; K, factor, sets: `RowSystem`'s
     manifold_k[m], manifold_l[m], manifold_set) as one block:
@@ -269,7 +270,7 @@ def _manifold_normals(i, k, K, factor, sets, m, jacobian, minv_jt, target, softn
     return total
 
 
-@njit(cache=True, inline="always")
+@kernel
 def _element(i, block, slot, jacobian, minv_jt, inv_k, impulse, inv_block, softness, mu, lower, upper, manifold,
              manifold_k, manifold_l, manifold_set, target, velocity, dummy, sor, friction, va, vb, r3, work):
     """Element i of `_pgs` (a row, a block, or a manifold's friction and normal rows) on the two
@@ -367,7 +368,7 @@ def halves(centre):
     return side
 
 
-@njit(cache=True)
+@kernel
 def partition_elements(order, block, body, side, friction):
     """The sweep's elements (the rows of `order` that start one: all of them with `friction` False,
     else those not IN_BLOCK) in three parts, each in the order of `order`: the elements whose
@@ -414,7 +415,7 @@ def partition_elements(order, block, body, side, friction):
     return elements, offsets
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, residual):
     """`iterations` PGS sweeps of the `RowSystem` s towards `target` (R,), in place on s.impulse (R,)
     and velocity (B + 1, 6), whose last row is the static dummy body (zero velocity; s.slot maps side
@@ -448,34 +449,39 @@ def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, resi
     With `friction` False every element is one row solved on its own (the restitution stage's
     normal rows). Each element's residual² is kept apart and summed in element order, so the
     residual too is the same on any number of threads."""
-    block, slot, jacobian, minv_jt, inv_k, impulse = s.block, s.slot, s.jacobian, s.minv_jt, s.inv_k, s.impulse
-    inv_block, softness, mu, lower, upper = s.inv_block, s.softness, s.mu, s.lower, s.upper
     element_r2 = np.zeros(elements.size)
-    dummy = velocity.shape[0] - 1
     pad = np.empty((2, 64))             # per half, 512 bytes apart: no cache line shared
     ipad = np.empty((2, 16), np.int64)
-    manifold, manifold_k, manifold_l, manifold_set = s.manifold, s.manifold_k, s.manifold_l, s.manifold_set
     both = offsets[1] > offsets[0] and offsets[2] > offsets[1]
     for it in range(iterations):
         if both:
             for t in prange(2):
-                r3_t, va_t, vb_t = pad[t, 0:3], pad[t, 8:14], pad[t, 16:22]
-                work_t = _ManifoldWork(pad[t, 24:28], pad[t, 32:36], pad[t, 40:44], pad[t, 48:52], ipad[t, 0:4])
-                for k in range(offsets[t], offsets[t + 1]):
-                    element_r2[k] = _element(elements[k], block, slot, jacobian, minv_jt, inv_k, impulse, inv_block,
-                                             softness, mu, lower, upper, manifold, manifold_k, manifold_l,
-                                             manifold_set, target, velocity, dummy, sor, friction, va_t, vb_t, r3_t,
-                                             work_t)
-        r3, va, vb = pad[0, 0:3], pad[0, 8:14], pad[0, 16:22]
-        work = _ManifoldWork(pad[0, 24:28], pad[0, 32:36], pad[0, 40:44], pad[0, 48:52], ipad[0, 0:4])
-        for k in range(offsets[2] if both else 0, elements.size):      # the boundary (or everything)
-            element_r2[k] = _element(elements[k], block, slot, jacobian, minv_jt, inv_k, impulse, inv_block,
-                                     softness, mu, lower, upper, manifold, manifold_k, manifold_l, manifold_set,
-                                     target, velocity, dummy, sor, friction, va, vb, r3, work)
+                _sweep_part(s, elements, offsets[t], offsets[t + 1], target, velocity, sor, friction, pad[t],
+                            ipad[t], element_r2)
+        _sweep_part(s, elements, offsets[2] if both else 0, elements.size, target, velocity, sor, friction, pad[0],
+                    ipad[0], element_r2)       # the boundary (or everything)
         total = 0.0
         for k in range(elements.size):
             total += element_r2[k]
         residual[it] = np.sqrt(total)
+
+
+@kernel
+def _sweep_part(s, elements, start, stop, target, velocity, sor, friction, pad, ipad, element_r2):
+    """One sweep of `_pgs` over elements[start:stop], in order, with the scratch pad (64,) and ipad
+    (16,) of its thread; element_r2[k] ← element k's projected residual². Compiled once, outside
+    the parallel region, so that the region's body is this one call (numba compiles a `prange`
+    body as a function of its own)."""
+    block, slot, jacobian, minv_jt, inv_k, impulse = s.block, s.slot, s.jacobian, s.minv_jt, s.inv_k, s.impulse
+    inv_block, softness, mu, lower, upper = s.inv_block, s.softness, s.mu, s.lower, s.upper
+    manifold, manifold_k, manifold_l, manifold_set = s.manifold, s.manifold_k, s.manifold_l, s.manifold_set
+    dummy = velocity.shape[0] - 1
+    r3, va, vb = pad[0:3], pad[8:14], pad[16:22]
+    work = _ManifoldWork(pad[24:28], pad[32:36], pad[40:44], pad[48:52], ipad[0:4])
+    for k in range(start, stop):
+        element_r2[k] = _element(elements[k], block, slot, jacobian, minv_jt, inv_k, impulse, inv_block, softness,
+                                 mu, lower, upper, manifold, manifold_k, manifold_l, manifold_set, target, velocity,
+                                 dummy, sor, friction, va, vb, r3, work)
 
 
 @dataclass
@@ -502,7 +508,7 @@ class Prepared:
                          self.manifold_set, rows.softness, rows.lower, rows.upper, rows.mu, rows.impulse)
 
 
-@njit(cache=True)
+@kernel
 def _effective_masses(body, jacobian, inverse_mass, inverse_inertia, softness, minv_jt, inv_k):
     """minv_jt[i, s] = M_s⁻¹ J_sᵀ (m⁻¹ J_lin, I⁻¹ J_ang) and inv_k[i] = 1 / (J M⁻¹ Jᵀ + s_i), per row."""
     for i in range(body.shape[0]):
@@ -523,7 +529,7 @@ def _effective_masses(body, jacobian, inverse_mass, inverse_inertia, softness, m
         inv_k[i] = 1.0 / k if k > 1e-300 else 0.0
 
 
-@njit(cache=True)
+@kernel
 def _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, manifold_l, manifold_set):
     """manifold_k[manifold[i]] = K of the normal rows i, i + 3, … of the manifold starting at row i
     (`_manifold_normals`), and manifold_l[manifold[i]] the Cholesky factor of K with all k rows
@@ -547,7 +553,7 @@ def _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, m
         manifold_set[manifold[i]] = (1 << k) - 1 if cholesky_factor(L, k) else -1
 
 
-@njit(cache=True)
+@kernel
 def _block_inverses(body, jacobian, minv_jt, softness, block, inv_block):
     """inv_block[i] = K⁻¹ for every row i starting a block of 3: K_pq = J_(i+p) M⁻¹ J_(i+q)ᵀ + s δ_pq
     (symmetric positive definite for a joint on a dynamic body; zero if singular)."""
@@ -580,7 +586,7 @@ def _block_inverses(body, jacobian, minv_jt, softness, block, inv_block):
         inv_block[i, 2, 2] = (K[0, 0] * K[1, 1] - K[0, 1] * K[1, 0]) / det
 
 
-@njit(cache=True)
+@kernel
 def _prepare_rows(body, jacobian, block, softness, inverse_mass, inverse_inertia_world):
     """`Prepared`'s arrays (after `rows`), in one compiled call: a step's fixed cost, not arithmetic,
     is what a small scene's solver spends its time on."""
@@ -617,7 +623,7 @@ def prepare(rows, inverse_mass, inverse_inertia_world):
                                          np.ascontiguousarray(inverse_inertia_world, float)))
 
 
-@njit(cache=True)
+@kernel
 def _apply_impulses(body, minv_jt, impulse, velocity):
     for i in range(body.shape[0]):
         for side in range(2):
@@ -720,7 +726,7 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
 _NO_RESTITUTION = np.zeros(0)
 
 
-@njit(cache=True)
+@kernel
 def _solve_stages(s, targets, stages, velocity, side):
     """`solve`'s stages in one compiled call on the `RowSystem` s, in place on velocity (B + 1, 6)
     (the last row the static dummy body) and s.impulse; returns the residual of every solve sweep

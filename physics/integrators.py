@@ -57,7 +57,7 @@ inherent: `explicit` and `implicit` both mean the conservative solve, `off` drop
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from physics.compiled import kernel
 
 from physics.kinematics import check_batch
 from physics.rigid_body import GYROSCOPIC, gyroscopic_newton
@@ -102,7 +102,7 @@ class Frame:
         return Frame(*_frame_arrays(self, batch))
 
 
-@njit(cache=True)
+@kernel
 def _all_positive(a):
     """Whether every entry of a C-contiguous array is > 0 (NaN is not). One compiled pass: a tenth
     of numpy's min() on a scene's small batches; counting, with no early exit, vectorizes, so it is
@@ -142,14 +142,14 @@ _ZERO = (0.0, 0.0, 0.0)
 _EYE = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _frame_rotation(frame, t):
     """R2(t) = exp(hat(Omega1 + Omega2)) R2 for constant alpha2 (the Magnus vector of physics.kinematics)."""
     r2, _, _, omega2, alpha2 = frame
     return matmul(exp_so3(magnus(omega2, alpha2, t, 2)), r2)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _coefficients(moving, frame, f_over_m, t):
     """(c, omega~, alpha~) at time t into the step, parent frame, such that
     a1 = c - alpha~ × T1 - omega~ × (omega~ × T1) - 2 omega~ × v1 (module docstring)."""
@@ -161,14 +161,14 @@ def _coefficients(moving, frame, f_over_m, t):
             matvec_t(r2t, alpha2))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _position_term(coefficients, x):
     """c + A x = c - alpha~ × x - omega~ × (omega~ × x)."""
     c, om, al = coefficients
     return sub(c, add(cross(al, x), cross(om, cross(om, x))))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _acceleration(moving, coefficients, x, v):
     """a1 = c + A x + C v, C v = -2 omega~ × v."""
     if not moving:
@@ -176,7 +176,7 @@ def _acceleration(moving, coefficients, x, v):
     return axpy(-2.0, cross(coefficients[1], v), _position_term(coefficients, x))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _translate_euler(semi_implicit, moving, frame, f_over_m, x, v, h):
     """(x', v') by (semi-implicit) Euler in the non-rotating frame that moves with the parent's
     origin: y = R2 x, u = R2 (v + omega~ × x), where y'' = (F/m - a2) / S2 has no Coriolis,
@@ -198,7 +198,7 @@ def _translate_euler(semi_implicit, moving, frame, f_over_m, x, v, h):
     return x, sub(matvec_t(r2h, u_next), cross(matvec_t(r2h, axpy(h, alpha2, omega2)), x))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _translate_implicit(moving, coefficients, x, v, h, theta):
     """(x + h u, v') with u from (1 - theta h C - theta² h² A) u = v + theta h (c + A x): theta = 1
     is implicit Euler (v' = u), theta = 1/2 the midpoint rule (v' = 2u - v)."""
@@ -219,13 +219,13 @@ def _translate_implicit(moving, coefficients, x, v, h, theta):
     return axpy(h, u, x), (u if theta == 1.0 else sub(mul(2.0, u), v))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _body_torque(rot, tau, has_torque):
     """R3^T tau: the world torque in body axes."""
     return matvec_t(rot, tau) if has_torque else _ZERO
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _omega_dot(rot, w, inertia, tau, has_torque, gyro_on):
     """Euler's equations: (R^T tau - g w × I w) / I."""
     t = _body_torque(rot, tau, has_torque)
@@ -234,13 +234,13 @@ def _omega_dot(rot, w, inertia, tau, has_torque, gyro_on):
     return (t[0] / inertia[0], t[1] / inertia[1], t[2] / inertia[2])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _gyroscopic_step(inertia, b, h, x):
     """y with I y + h y × I y = b, from x (physics.rigid_body's damped, continued Newton)."""
     return gyroscopic_newton(inertia[0], inertia[1], inertia[2], b[0], b[1], b[2], h, x[0], x[1], x[2])
 
 
-@njit(cache=True)
+@kernel
 def _solve_omega(rot, w, inertia, tau, has_torque, gyro_on, h_force, h_rot):
     """x with I x + h_force g x × I x = I w + h_force (R exp(h_rot x))^T tau.
 
@@ -270,7 +270,7 @@ def _solve_omega(rot, w, inertia, tau, has_torque, gyro_on, h_force, h_rot):
 _BLOCK = 256
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _rotor_newton(inertia, inverse_inertia, w, hh):
     """(x, converged): x with F(x) = I x + hh x × I x - I w = 0, the midpoint angular velocity of
     the free rotor's implicit midpoint step of length 2 hh (body frame).
@@ -299,27 +299,27 @@ def _rotor_newton(inertia, inverse_inertia, w, hh):
     return x, dot(d, d) <= 1e-18 * dot(x, x)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _col3(a, k):
     return (a[0, k], a[1, k], a[2, k])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _set_col3(a, k, v):
     a[0, k], a[1, k], a[2, k] = v
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _col4(a, k):
     return (a[0, k], a[1, k], a[2, k], a[3, k])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _set_col4(a, k, v):
     a[0, k], a[1, k], a[2, k], a[3, k] = v
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _kick_block(lanes, w, inverse_inertia, q, torque_start, hh):
     """w <- w + hh I^-1 M(q)^T tau_start: half a torque impulse, in the body axes of q."""
     for k in range(lanes):
@@ -327,7 +327,7 @@ def _kick_block(lanes, w, inverse_inertia, q, torque_start, hh):
         _set_col3(w, k, axpy(hh, hadamard(_col3(inverse_inertia, k), tau_body), _col3(w, k)))
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
+@kernel(error_model="numpy")
 def _lie_midpoint_block(lanes, w, inertia, inverse_inertia, q, torque_start, x, converged, kicks, gyro_on, h):
     """One kick-drift-kick lie-midpoint step (module docstring) of the block's (q, omega_body),
     written on w = I^-1 L: the drift L <- 2 I x - L is w <- 2 x - w, with no division.
@@ -363,12 +363,12 @@ def _lie_midpoint_block(lanes, w, inertia, inverse_inertia, q, torque_start, x, 
         _kick_block(lanes, w, inverse_inertia, q, torque_start, hh)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _axpy4(s, u, v):
     return (s * u[0] + v[0], s * u[1] + v[1], s * u[2] + v[2], s * u[3] + v[3])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _rk4_rotation_rates(q, w, inertia, tau, has_torque, gyro_on):
     """(dq/dt, dw/dt): dq/dt = q (0, w) / 2 (body-frame w), Euler's equations at the rotation of q."""
     rate = (0.5 * (-q[1] * w[0] - q[2] * w[1] - q[3] * w[2]), 0.5 * (q[0] * w[0] + q[2] * w[2] - q[3] * w[1]),
@@ -377,7 +377,7 @@ def _rk4_rotation_rates(q, w, inertia, tau, has_torque, gyro_on):
     return rate, _omega_dot(rot, w, inertia, tau, has_torque, gyro_on)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _rk4_rotation(rot, w, inertia, tau, has_torque, gyro_on, h):
     """Classical RK4 on (q, w), q from R3 and back (normalized by matrix_from_quaternion)."""
     q = quaternion_from_matrix(rot)
@@ -390,7 +390,7 @@ def _rk4_rotation(rot, w, inertia, tau, has_torque, gyro_on, h):
     return matrix_from_quaternion(_axpy4(h / 6.0, kq, q)), axpy(h / 6.0, kw, w)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _rk4_translation(moving, frame, f_over_m, x, v, h):
     """Classical RK4 on (x, v); for a parent at rest the acceleration is constant and RK4 reduces
     exactly to x + h v + h² a / 2, v + h a."""
@@ -410,7 +410,7 @@ def _rk4_translation(moving, frame, f_over_m, x, v, h):
             axpy(h / 6.0, axpy(2.0, add(kv2, kv3), add(kv1, kv4)), v))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _load(bodies, frames, moving, i):
     """Body i: (x, v, omega_body, R3 = R2 R1, inertia, F/m, tau, has_torque, frame)."""
     translation, rotation, velocity, omega_body, mass, inertia_body, force, torque = bodies
@@ -425,7 +425,7 @@ def _load(bodies, frames, moving, i):
             mul(1.0 / mass[i], load3(force, i)), tau, not is_zero(tau), frame)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _store(bodies, moving, i, x, v, w, rot, frame, h):
     """Write body i back; the local rotation is R1 = R2(h)^T R3."""
     translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
@@ -445,32 +445,32 @@ def _store(bodies, moving, i, x, v, w, rot, frame, h):
 _WORLD_FRAME = (_EYE, 1.0, _ZERO, _ZERO, _ZERO)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _load_frame(i, r2s, s2s, a2s, omega2s, alpha2s):
     """Body i's parent motion (R2, S2, a2, omega2, alpha2)."""
     return (load33(r2s, i), s2s[i], load3(a2s, i), load3(omega2s, i), load3(alpha2s, i))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _load_body(i, translation, velocity, omega_body, mass, inertia_body, force, torque):
     """Body i: (x, v, omega_body, inertia, F/m, tau)."""
     return (load3(translation, i), load3(velocity, i), load3(omega_body, i), load3(inertia_body, i),
             mul(1.0 / mass[i], load3(force, i)), load3(torque, i))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _world_rotation(moving, frame, rotation_local):
     """R3 = R2 R1."""
     return matmul(frame[0], rotation_local) if moving else rotation_local
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _local_rotation(moving, frame, rot, h):
     """R1 = R2(h)^T R3 at the end of the step."""
     return matmul_tn(_frame_rotation(frame, h), rot) if moving else rot
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _gyroscopic_prestep(gyro, inertia, w, h):
     """(w, g): `implicit` applies Bullet's implicit gyroscopic step and integrates on without the term."""
     if gyro == 2:
@@ -481,7 +481,7 @@ def _gyroscopic_prestep(gyro, inertia, w, h):
 # One loop kernel per integrator family, each one pass over the bodies. bodies = (translation,
 # rotation, velocity, omega_body, mass, inertia_body, force, torque), frames = the Frame's arrays.
 
-@njit(cache=True, fastmath=False)
+@kernel
 def _step_euler(semi_implicit, gyro, h, bodies, moving, frames):
     for i in range(bodies[0].shape[0]):
         x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
@@ -496,7 +496,7 @@ def _step_euler(semi_implicit, gyro, h, bodies, moving, frames):
         _store(bodies, moving, i, x, v, w, rot, frame, h)
 
 
-@njit(cache=True, fastmath=False)
+@kernel
 def _step_implicit(theta, gyro, h, bodies, moving, frames):
     """theta = 1: implicit Euler; theta = 1/2: implicit midpoint."""
     for i in range(bodies[0].shape[0]):
@@ -509,7 +509,7 @@ def _step_implicit(theta, gyro, h, bodies, moving, frames):
         _store(bodies, moving, i, x, v, w, rot, frame, h)
 
 
-@njit(cache=True, fastmath=False)
+@kernel
 def _step_rk4(gyro, h, bodies, moving, frames):
     for i in range(bodies[0].shape[0]):
         x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
@@ -519,7 +519,7 @@ def _step_rk4(gyro, h, bodies, moving, frames):
         _store(bodies, moving, i, x, v, w, rot, frame, h)
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
+@kernel(error_model="numpy")
 def _start_block(lanes, inertia, inverse_inertia, q):
     """I^-1 and q = 1 (no rotation yet) for the block."""
     for k in range(lanes):
@@ -527,7 +527,7 @@ def _start_block(lanes, inertia, inverse_inertia, q):
         _set_col4(q, k, (1.0, 0.0, 0.0, 0.0))
 
 
-@njit(cache=True, fastmath=False)
+@kernel
 def _step_lie(fractions, gyro, h, bodies, moving, frames):
     """lie-midpoint (fractions (1,)) or its triple jump (g1, g2, g1). For `lie-midpoint(-4)` the
     gyroscopic term is inherent: `explicit` and `implicit` both solve it, `off` drops it.
@@ -639,7 +639,7 @@ def _moving_frames(frame, batch):
     return (False, _IDENTITY) if frame is None else (True, _frame_arrays(frame, batch))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _inertial_terms(moving, frame, x, v):
     """World frame: (-a2, -alpha2 × r, -omega2 × (omega2 × r), -2 omega2 × (J2 v)), r = J2 x."""
     if not moving:
@@ -650,7 +650,7 @@ def _inertial_terms(moving, frame, x, v):
             mul(-2.0 * s2, cross(omega2, matvec(r2, v))))
 
 
-@njit(cache=True)
+@kernel
 def _inertial_kernel(translation, velocity, moving, frames, out):
     r2s, s2s, a2s, omega2s, alpha2s = frames
     out_frame, out_euler, out_centrifugal, out_coriolis = out[0], out[1], out[2], out[3]
@@ -677,7 +677,7 @@ def inertial_accelerations(translation, velocity, frame=None):
     return {"frame": out[0], "euler": out[1], "centrifugal": out[2], "coriolis": out[3]}
 
 
-@njit(cache=True)
+@kernel
 def _omega_kernel(to_local, rotation, omega, moving, frames, out):
     """to_local: R1 omega_body - R2^T omega2; else R1^T (omega_local + R2^T omega2)."""
     r2s, omega2s = frames[0], frames[3]
@@ -705,7 +705,7 @@ def omega_body_from_local(rotation, omega_local, frame=None):
     return out
 
 
-@njit(cache=True)
+@kernel
 def _local_accelerations_kernel(gyro_on, bodies, moving, frames, a_local, alpha_local):
     translation, rotation, velocity, omega_body, mass, inertia_body, force, torque = bodies
     r2s, s2s, a2s, omega2s, alpha2s = frames

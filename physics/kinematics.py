@@ -21,7 +21,7 @@ The compiled scalar rotation helpers live in `physics.rotation_kernels` (shared 
 `physics.integrators`, which extrapolates a moving parent frame with the same Magnus vector).
 """
 import numpy as np
-from numba import njit
+from physics.compiled import kernel
 
 from physics.rotation import cross
 from physics.rotation_kernels import add, exp_so3, exp_truncated_matrix, load3, load33, magnus, matmul, mul, \
@@ -31,7 +31,7 @@ ROTATION_UPDATES = {"magnus1": 1, "magnus2": 2, "magnus3": 3}
 EXPONENTIALS = {"exact": 0, "truncated": 1}
 
 
-@njit(cache=True, fastmath=False)
+@kernel
 def _step_kinematic(translation, rotation, velocity, omega, acceleration, alpha, h, order, truncated):
     """One loop over nodes on scalars (physics.rotation_kernels): no per-node arrays."""
     for i in range(translation.shape[0]):

@@ -45,7 +45,7 @@ Conventions: B solver bodies, world frame, velocities (B, 6) [v, ω]; static sid
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from physics.compiled import kernel
 
 from physics.constraints import ROWS_PER_JOINT, JointGeometry, JointModel, joint_geometry, joint_geometry_arrays
 from physics.gauss_seidel import cholesky_factor, cholesky_substitute
@@ -92,30 +92,30 @@ def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia):
                        J0, joint_geometry_arrays(len(joints)))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _hat(v):
     return ((0.0, -v[2], v[1]), (v[2], 0.0, -v[0]), (-v[1], v[0], 0.0))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _axpy33(s, a, b):
     """s a + b for 3×3 tuples."""
     return (add(mul(s, a[0]), b[0]), add(mul(s, a[1]), b[1]), add(mul(s, a[2]), b[2]))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _inverse33(m):
     c0, c1, c2 = solve3(m, (1.0, 0.0, 0.0)), solve3(m, (0.0, 1.0, 0.0)), solve3(m, (0.0, 0.0, 1.0))
     return transpose((c0, c1, c2))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _drift_jacobian(inertia, y, h):
     """I + (h/2)(hat(y) I − hat(I y)): ∂/∂y of I y + (h/2) y × (I y)."""
     return _axpy33(0.5 * h, _axpy33(-1.0, _hat(matvec(inertia, y)), matmul(_hat(y), inertia)), inertia)
 
 
-@njit(cache=True)
+@kernel
 def rotor_drift(inertia, momentum, h):
     """The lie-midpoint's rotation over a step, world frame (`physics.integrators`): y with
     I y + (h/2) y × (I y) = L (the implicit midpoint of the free rotor; I a 3×3 world inertia at the
@@ -130,7 +130,7 @@ def rotor_drift(inertia, momentum, h):
     return y
 
 
-@njit(cache=True)
+@kernel
 def drift_derivative(inertia, y, h):
     """∂θ/∂A: how the drift's world rotation cay(h y) R₀ turns (left, world) per change of the
     momentum × h, A = h L (`rotor_drift`): δ(h y) = [I + (h/2)(hat(y) I − hat(I y))]⁻¹ δA, and the
@@ -141,7 +141,7 @@ def drift_derivative(inertia, y, h):
     return matmul(cay, _inverse33(_drift_jacobian(inertia, y, h)))
 
 
-@njit(cache=True)
+@kernel
 def _lu_solve(A, b, n):
     """b ← A⁻¹ b for the leading n×n block, Gaussian elimination with partial pivoting (A is
     overwritten); False if a pivot vanishes."""
@@ -170,7 +170,7 @@ def _lu_solve(A, b, n):
     return True
 
 
-@njit(cache=True)
+@kernel
 def _regularize(A, n):
     scale = 0.0
     for a in range(n):
@@ -180,7 +180,7 @@ def _regularize(A, n):
     return scale
 
 
-@njit(cache=True)
+@kernel
 def _taken_rows(geometry, slots):
     """The rows (j · ROWS_PER_JOINT + slot) the position projection takes, into `slots`: the equalities, and the
     inequalities where violated (C < 0), never motors; returns their count, the largest |C| and Σ C²
@@ -200,7 +200,7 @@ def _taken_rows(geometry, slots):
     return k, error, merit
 
 
-@njit(cache=True)
+@kernel
 def _relative_error(system, slots, K):
     """max |C| / lever over the taken rows: lever the joint's largest anchor offset from a moving
     body's centre or its length (`JointModel`); joints with neither are left out. A link of lever r
@@ -219,7 +219,7 @@ def _relative_error(system, slots, K):
     return worst
 
 
-@njit(cache=True)
+@kernel
 def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, slots):
     """The pose of the jointed bodies for translation x (n, 3) and angular impulse × h A (n, 3):
     R = cay(h y) R₀ with y the rotor drift of L + A/h, written into centre/rotation; the rows there
@@ -238,7 +238,7 @@ def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, slots)
     return _taken_rows(system.geometry, slots)
 
 
-@njit(cache=True)
+@kernel
 def _assemble(system, K, slots, along_current, D, M, W):
     """M (K × K) = J_k M₀⁻¹ J_dᵀ over the taken rows, J_d = J₀ (or J_k along the current rows),
     the angular part of M₀⁻¹ the drift derivative D; W (K, 2, 6) = M₀⁻¹ J_dᵀ per row and side."""
@@ -273,7 +273,7 @@ def _assemble(system, K, slots, along_current, D, M, W):
             M[k, l] = total
 
 
-@njit(cache=True)
+@kernel
 def project_positions_kernel(system, centre, rotation, momentum, h, iterations, tolerance, dx, dtheta, impulse, stats):
     """`project_positions` compiled; returns the largest |g| left. stats (4,): Newton iterations taken,
     whether the current-row fallback fired, the largest |impulse| component, the start error relative
@@ -382,7 +382,7 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     return dx, dtheta, impulse, error
 
 
-@njit(cache=True)
+@kernel
 def project_velocities_kernel(model, index, geometry, centre, rotation, velocity, inverse_mass, inverse_inertia, dv):
     """`project_velocities` compiled."""
     joint_geometry(model, centre, rotation, geometry)

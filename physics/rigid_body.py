@@ -16,7 +16,7 @@ The term `omega x L` is the gyroscopic term. Modes:
   we iterate to convergence). Stable at any step, and it dissipates energy.
 """
 import numpy as np
-from numba import njit
+from physics.compiled import kernel
 
 from physics.rotation import cross
 from physics.rotation_kernels import cross as cross3, solve3
@@ -94,14 +94,14 @@ def omega_body_dot(omega_body, inertia_body, torque_body, gyroscopic="explicit")
     return (torque_body - cross(omega_body, inertia_body * omega_body)) / inertia_body
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _gyroscopic_residual(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
     l0, l1, l2 = i0 * x0, i1 * x1, i2 * x2
     x_l = cross3((x0, x1, x2), (l0, l1, l2))
     return l0 + h * x_l[0] - b0, l1 + h * x_l[1] - b1, l2 + h * x_l[2] - b2
 
 
-@njit(cache=True)
+@kernel
 def _gyroscopic_newton_core(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
     """Solve I x + h x × (I x) = b for x by Newton's method from (x0, x1, x2); returns x.
 
@@ -129,7 +129,7 @@ def _gyroscopic_newton_core(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
     return x0, x1, x2, r0 * r0 + r1 * r1 + r2 * r2 <= 1e-24 * (b0 * b0 + b1 * b1 + b2 * b2) + 1e-300
 
 
-@njit(cache=True)
+@kernel
 def gyroscopic_newton(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
     """Solve I x + h x × (I x) = b (see _gyroscopic_newton_core). A solution always exists, since
     F(x)·x = x·I x grows like |x|²; if damped Newton stalls at a large h |omega|, continue in h:
@@ -144,7 +144,7 @@ def gyroscopic_newton(i0, i1, i2, b0, b1, b2, h, x0, x1, x2):
     return y0, y1, y2
 
 
-@njit(cache=True)
+@kernel
 def _gyroscopic_implicit_batch(omega_body, inertia_body, h):
     for i in range(omega_body.shape[0]):
         i0, i1, i2 = inertia_body[i, 0], inertia_body[i, 1], inertia_body[i, 2]

@@ -12,7 +12,7 @@ count update), no allocation inside the loop. `load*`/`store*` move row `i` of a
 and out.
 """
 import numpy as np
-from numba import njit
+from physics.compiled import kernel
 
 from physics.rotation import cross_components
 
@@ -23,17 +23,17 @@ _SERIES_ANGLE2 = 1e-2
 
 # ---------------------------------------------------------------- batch rows in and out
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def load3(a, i):
     return (a[i, 0], a[i, 1], a[i, 2])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def store3(a, i, v):
     a[i, 0], a[i, 1], a[i, 2] = v[0], v[1], v[2]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def load33(a, i):
     """a[i] as a tuple of rows."""
     return ((a[i, 0, 0], a[i, 0, 1], a[i, 0, 2]),
@@ -41,7 +41,7 @@ def load33(a, i):
             (a[i, 2, 0], a[i, 2, 1], a[i, 2, 2]))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def store33(a, i, m):
     a[i, 0, 0], a[i, 0, 1], a[i, 0, 2] = m[0][0], m[0][1], m[0][2]
     a[i, 1, 0], a[i, 1, 1], a[i, 1, 2] = m[1][0], m[1][1], m[1][2]
@@ -50,50 +50,50 @@ def store33(a, i, m):
 
 # ---------------------------------------------------------------- vectors
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def add(u, v):
     return (u[0] + v[0], u[1] + v[1], u[2] + v[2])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def sub(u, v):
     return (u[0] - v[0], u[1] - v[1], u[2] - v[2])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def mul(s, v):
     return (s * v[0], s * v[1], s * v[2])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def axpy(s, u, v):
     """s u + v"""
     return (s * u[0] + v[0], s * u[1] + v[1], s * u[2] + v[2])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def hadamard(u, v):
     """Componentwise u v (a diagonal matrix, such as principal moments of inertia, times v)."""
     return (u[0] * v[0], u[1] * v[1], u[2] * v[2])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def dot(u, v):
     return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
 
 
 # u × v = hat(u) v, the formula of physics.rotation (stated once there)
-cross = njit(cache=True, inline="always")(cross_components)
+cross = kernel(inline=True)(cross_components)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def is_zero(v):
     return v[0] == 0.0 and v[1] == 0.0 and v[2] == 0.0
 
 
 # ---------------------------------------------------------------- 3x3 matrices
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def matvec(m, v):
     """m v"""
     return (m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2],
@@ -101,7 +101,7 @@ def matvec(m, v):
             m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def matvec_t(m, v):
     """m^T v"""
     return (m[0][0] * v[0] + m[1][0] * v[1] + m[2][0] * v[2],
@@ -109,24 +109,24 @@ def matvec_t(m, v):
             m[0][2] * v[0] + m[1][2] * v[1] + m[2][2] * v[2])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def matmul(a, b):
     """a b, row by row: row r of a b is b^T (row r of a)."""
     return (matvec_t(b, a[0]), matvec_t(b, a[1]), matvec_t(b, a[2]))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def transpose(a):
     return ((a[0][0], a[1][0], a[2][0]), (a[0][1], a[1][1], a[2][1]), (a[0][2], a[1][2], a[2][2]))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def matmul_tn(a, b):
     """a^T b"""
     return matmul(transpose(a), b)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def solve3(m, r):
     """m^-1 r by Cramer's rule (for the near-identity, well-conditioned systems of the integrators)."""
     c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1]
@@ -146,7 +146,7 @@ def solve3(m, r):
 
 # ---------------------------------------------------------------- rotations
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def rotation_from_coefficients(x, a, b):
     """1 + a hat(x) + b hat(x)²: the shape of both the exponential and the Cayley map."""
     x0, x1, x2 = x
@@ -155,7 +155,7 @@ def rotation_from_coefficients(x, a, b):
             (-a * x1 + b * x0 * x2, a * x0 + b * x1 * x2, 1.0 - b * (x0 * x0 + x1 * x1)))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def sinc2(theta2):
     """sin θ / θ as a function of θ² (physics.rotation._sinc: Taylor series below _SERIES_ANGLE2)."""
     if theta2 < _SERIES_ANGLE2:
@@ -165,7 +165,7 @@ def sinc2(theta2):
     return np.sin(theta) / theta
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def exp_so3(x):
     """exp(hat(x)) by Rodrigues' formula (physics.rotation.exp_so3; "Numerical Integration for
     Rotational Dynamics", "Evaluating the Exponential Map"): 1 + (sin θ/θ) hat(x) + ((1 - cos θ)/θ²)
@@ -175,7 +175,7 @@ def exp_so3(x):
     return rotation_from_coefficients(x, sinc2(theta2), 0.5 * half * half)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def cayley(x):
     """cay(x) = (1 - hat(x)/2)^-1 (1 + hat(x)/2) = 1 + (hat(x) + hat(x)²/2) / (1 + |x|²/4)
     (physics.rotation.cayley)."""
@@ -183,7 +183,7 @@ def cayley(x):
     return rotation_from_coefficients(x, a, 0.5 * a)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def quaternion_multiply(p, q):
     """The Hamilton product p q (physics.rotation.multiply): M(p q) = M(p) M(q)."""
     pw, px, py, pz = p
@@ -194,7 +194,7 @@ def quaternion_multiply(p, q):
             pw * qz + px * qy - py * qx + pz * qw)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def matrix_from_quaternion(q):
     """The rotation of q = (w, x, y, z), not necessarily unit (physics.rotation.matrix_from_quaternion):
     R = 1 + s [[-(y²+z²), xy - wz, xz + wy], [xy + wz, -(x²+z²), yz - wx], [xz - wy, yz + wx, -(x²+y²)]],
@@ -206,7 +206,7 @@ def matrix_from_quaternion(q):
             (s * (x * z - w * y), s * (y * z + w * x), 1.0 - s * (x * x + y * y)))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def quaternion_from_matrix(m):
     """Unit quaternion (w >= 0) of a rotation matrix, Shepperd's method (physics.rotation.quaternion_from_matrix):
     of the rows of the symmetric 4 q q^T, whose entries are linear in m, normalize the one with the
@@ -229,7 +229,7 @@ def quaternion_from_matrix(m):
     return (q[0] * s, q[1] * s, q[2] * s, q[3] * s)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def exp_truncated_matrix(x):
     """The rotation of the normalized third-order quaternion exponential of (0, x/2)
     (physics.rotation.quaternion_exp_truncated; "Numerical Integration for Rotational Dynamics"):
@@ -240,7 +240,7 @@ def exp_truncated_matrix(x):
     return matrix_from_quaternion((a, b * x[0], b * x[1], b * x[2]))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def magnus(omega, alpha, h, order):
     """The Magnus vector for dR/dt = hat(omega + alpha t) R over [0, h], truncated after
     `order` terms ("Numerical Integration for Rotational Dynamics"; the vectorized
@@ -255,7 +255,7 @@ def magnus(omega, alpha, h, order):
     return out
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def rotvec_from_quaternion(q):
     """The rotation vector, angle in [0, π], of q = (w, x, y, z), any nonzero norm
     (physics.rotation.rotvec_from_quaternion): with q → −q where w < 0, r = (2 atan2(|v|, w) / |v|) v,
@@ -273,13 +273,13 @@ def rotvec_from_quaternion(q):
     return (factor * x, factor * y, factor * z)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def rotvec_from_matrix(m):
     """log of a rotation matrix as a rotation vector (physics.rotation.rotvec_from_matrix)."""
     return rotvec_from_quaternion(quaternion_from_matrix(m))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def tangent_basis(n):
     """Two unit tangents (t1, t2) with (n, t1, t2) right-handed (physics.constraints.tangent_basis;
     Duff et al., "Building an Orthonormal Basis, Revisited", 2017)."""

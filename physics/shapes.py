@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from numba import njit
+from physics.compiled import kernel
 
 SPHERE, BOX, CAPSULE, CYLINDER, PLANE = 0, 1, 2, 3, 4
 KINDS = {"sphere": SPHERE, "box": BOX, "capsule": CAPSULE, "cylinder": CYLINDER, "plane": PLANE}
@@ -178,7 +178,7 @@ def aabbs(shapes, world):
 # One compiled pass over the shapes each: a step calls these for every shape, and for small scenes
 # the per-call cost is what matters (numpy masks and per-kind branches cost more than the arithmetic).
 # The callers allocate the outputs: arrays made inside numba cost ~1.3 us each to hand back.
-@njit(cache=True)
+@kernel
 def _world_shapes(kind, node, params, translation, rotation, scale, centre_world, rotation_world, params_world):
     """The formulas of `world_shapes`, one loop over the shapes, into the three output arrays."""
     for k in range(kind.shape[0]):
@@ -203,7 +203,7 @@ def _world_shapes(kind, node, params, translation, rotation, scale, centre_world
                 params_world[k, a] = s * params[k, a]
 
 
-@njit(cache=True)
+@kernel
 def _aabbs(kind, node, params, translation, rotation, scale, lo, hi):
     """The formulas of `aabbs`, one loop over the world shapes, into lo and hi."""
     n_shapes = kind.shape[0]

@@ -42,7 +42,7 @@ from physics.integrators import TRIPLE_JUMP, Frame, advance_bodies, inertial_acc
 from physics import profile
 from physics.kinematics import advance_kinematic
 from physics.model import Model
-from numba import njit
+from physics.compiled import kernel
 
 from physics.rotation import cross
 from physics.rotation_kernels import add, cross as cross3, exp_so3, load3, load33, matmul, matvec, matvec_t, mul, store3, store33, \
@@ -189,18 +189,18 @@ def _rows_transposed_times(matrices, vectors):
     return np.einsum("bji,bj->bi", matrices, vectors)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _get3(a, i, c):
     """a[i, c:c + 3] as a 3-tuple (the [v, ω] halves of a (D, 6) row)."""
     return (a[i, c], a[i, c + 1], a[i, c + 2])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _put3(a, i, c, v):
     a[i, c], a[i, c + 1], a[i, c + 2] = v[0], v[1], v[2]
 
 
-@njit(cache=True)
+@kernel
 def _move_bodies(bodies, counteract, dv, dx, world, local, total, before):
     """`Simulation._apply_world_changes` up to the world update, in place on the `local` arrays
     (`NodeArrays`) of the dynamic `bodies` (`DynamicBodies`), with `world` the world state before
@@ -241,7 +241,7 @@ _NO_ROWS = np.zeros((0, 3))
 _NO_PAIRS = np.zeros((0, 2), np.int64)
 
 
-@njit(cache=True)
+@kernel
 def _first_divergent(nodes, slot, local, omega_body, length, speed):
     """(node, quantity index into _QUANTITIES, value) of the first of `nodes` whose local velocity,
     (dynamic: slot >= 0) omega_body, translation or rotation (`local`: `NodeArrays`) is non-finite or
@@ -269,7 +269,7 @@ def _first_divergent(nodes, slot, local, omega_body, length, speed):
     return -1, 0, 0.0
 
 
-@njit(cache=True)
+@kernel
 def _first_beyond_reach(nodes, parent, translation, world_scale, reach):
     """The first of `nodes` whose local translation, scaled by its parent's world scale, is longer
     than `reach` (−1 if none): its distance from the parent's origin in world units."""
@@ -281,7 +281,7 @@ def _first_beyond_reach(nodes, parent, translation, world_scale, reach):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def _keep_momentum(nodes, omega_body, inertia, before, world_rotation, total):
     """omega_body ← I⁻¹ R3'ᵀ R3 I (omega_body + R3ᵀ Δω) per body, in place: the world angular
     momentum plus the angular impulse I_world Δω (Δω = total[:, 3:]), kept through the turn
@@ -294,7 +294,7 @@ def _keep_momentum(nodes, omega_body, inertia, before, world_rotation, total):
         store3(omega_body, k, (L[0] / I[0], L[1] / I[1], L[2] / I[2]))
 
 
-@njit(cache=True)
+@kernel
 def _dynamic_inputs(bodies, world, local, gravity, out):
     """What the dynamic stage steps, gathered in one compiled pass into `out` (`DynamicInputs`): the
     `bodies`' local translation, rotation, velocity, their world force m g + F_applied, and their
@@ -328,7 +328,7 @@ def _dynamic_inputs(bodies, world, local, gravity, out):
             store3(alpha2, k, (0.0, 0.0, 0.0))
 
 
-@njit(cache=True)
+@kernel
 def _scatter_motion(nodes, motion, local):
     """A stage's results `motion` (`Motion`) for `nodes` written back into the hierarchy's local
     state (`NodeArrays`) in one pass; motion.omega may be empty (the dynamic stage keeps omega_body
@@ -345,7 +345,7 @@ def _scatter_motion(nodes, motion, local):
             store3(local_omega, i, load3(omega, k))
 
 
-@njit(cache=True)
+@kernel
 def _solver_bodies(bodies, world, omega_body):
     """The dynamic `bodies`' (`DynamicBodies`) centre (D,3), rotation (D,3,3), world velocity [v, ω]
     (D,6) with ω = R3 omega_body, and inverse world inertia R3 I⁻¹ R3ᵀ (D,3,3), from the world

@@ -27,7 +27,7 @@ to the world in its own axes. The kernels take named bundles (`Bodies`, `ParentM
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from physics.compiled import kernel
 
 from physics.rotation_kernels import load3, load33, matvec, matvec_t, mul, store3, store33, sub
 
@@ -92,7 +92,7 @@ def parent_motion(world_state):
     return ParentMotion(rotation, scale, acceleration, omega, alpha)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _field(q, world, gravity):
     """What a body resting on parent q feels, in q's axes: (R2ᵀ (g − a2) / s2, R2ᵀ ω2, R2ᵀ α2);
     (g, 0, 0) for the world. Its local acceleration at rest follows from these and its place."""
@@ -103,7 +103,7 @@ def _field(q, world, gravity):
     return mul(1.0 / world.scale[q], free), matvec_t(R, load3(world.omega, q)), matvec_t(R, load3(world.alpha, q))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _field_change(field, held_field, k):
     """The largest change of any component of `field` from held_field[k] (9,)."""
     change = 0.0
@@ -113,14 +113,14 @@ def _field_change(field, held_field, k):
     return change
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _record_field(field, held_field, k):
     for part in range(3):
         for c in range(3):
             held_field[k, 3 * part + c] = field[part][c]
 
 
-@njit(cache=True)
+@kernel
 def wake_on_field(bodies, world, gravity, sleep):
     """Wake each sleeping body whose field (`_field`; `world` a `ParentMotion`) moved more than
     WAKE_FIELD from the one it came to rest in, in place on `sleep` (a `SleepState`)."""
@@ -133,7 +133,7 @@ def wake_on_field(bodies, world, gravity, sleep):
             sleep.still[k] = 0.0
 
 
-@njit(cache=True)
+@kernel
 def hold(bodies, sleep, local):
     """Sleeping bodies back where they rest on their parent, at rest (after the free step), in
     place on `local` (a `LocalMotion`)."""
@@ -146,7 +146,7 @@ def hold(bodies, sleep, local):
             store3(local.omega_body, k, load3(sleep.held_omega, k))
 
 
-@njit(cache=True)
+@kernel
 def _island_root(island, k):
     """Union–find root of k, halving the path as it climbs."""
     while island[k] != k:
@@ -155,7 +155,7 @@ def _island_root(island, k):
     return k
 
 
-@njit(cache=True)
+@kernel
 def sleep_islands(bodies, pairs, touch, world, gravity, local, h, sleep):
     """The sleep stage (`Simulation._stage_sleep`), in place on `sleep` and `local`: still[k] += h for
     each awake body slower than SLEEP_LINEAR and SLEEP_ANGULAR in its parent's frame, in a field
@@ -217,7 +217,7 @@ def sleep_islands(bodies, pairs, touch, world, gravity, local, h, sleep):
         store3(sleep.held_omega, k, load3(local.omega_body, k))
 
 
-@njit(cache=True)
+@kernel
 def awake_pairs(pairs, shapes, awake):
     """Sleeping bodies woken by this step's candidate pairs (K, 2) of shapes (boxes within reach),
     in place on awake (B,): a pair of an awake and a sleeping body wakes the sleeping one, and so on
@@ -252,7 +252,7 @@ def awake_pairs(pairs, shapes, awake):
     return solve, probe
 
 
-@njit(cache=True)
+@kernel
 def touch_flags(shape_a, shape_b, shapes, flags):
     """Per body, from this step's contact points (M,) (within the margin), into flags (B,): SUPPORTED
     if it touches a static or kinematic shape of the assembly it rests in (its parent's: what it
@@ -266,7 +266,7 @@ def touch_flags(shape_a, shape_b, shapes, flags):
                 flags[b] |= SUPPORTED if shapes.assembly[other] == shapes.rest_assembly[b] else FOREIGN
 
 
-@njit(cache=True)
+@kernel
 def wake_touched(shape_a, shape_b, shape_body, awake):
     """Wake the sleeping bodies that have contact points (M,), in place on awake (B,); how many woke."""
     woke = 0

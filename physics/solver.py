@@ -23,7 +23,7 @@ from dataclasses import fields
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from physics.compiled import kernel
 
 from physics import profile
 from physics.broadphase import candidate_pairs, collision_filter
@@ -120,7 +120,7 @@ class ContactParams(NamedTuple):
     softness: float     # CFM / h
 
 
-@njit(cache=True)
+@kernel
 def _reach(c, pair_nodes, body, bodies, nodes, params, surface, keep):
     """keep[m] = −depth ≤ base + h max(−vn₀, 0) with vn₀ = n · (v_b − v_a) at the point, and the
     surface velocity of each static side (a kinematic node's world motion) per point
@@ -189,7 +189,7 @@ def _reach(c, pair_nodes, body, bodies, nodes, params, surface, keep):
                 surface[m, s, c3] += lead * turn[c3]
 
 
-@njit(cache=True)
+@kernel
 def _travel(shape_node, lo, hi, bodies, nodes, h, out):
     """out[s] = |h| (|v| + |ω| ρ): how far any point of shape s can move within the step, v and ω
     the motion of what it moves with (its solver body about the centre of mass, or a static or
@@ -223,7 +223,7 @@ def _travel(shape_node, lo, hi, bodies, nodes, h, out):
     return most
 
 
-@njit(cache=True)
+@kernel
 def _contact_stage(c, bodies, nodes, materials, stored, params):
     """The contact points' rows in one compiled call (`SceneSolver.prepare`): the points that can
     touch within this step (`_keep_reachable`: the narrow phase keeps every point the two
@@ -261,7 +261,7 @@ def _contact_stage(c, bodies, nodes, materials, stored, params):
     return kept, bounces, rows, out, e, params.warm and 2 * cold > touching
 
 
-@njit(cache=True)
+@kernel
 def _keep_reachable(c, bodies, nodes, params):
     """Each point's solver bodies (M, 2) and surface velocities (M, 2, 3) (`_reach`), then the
     points that can touch this step moved to the front of every array of the `ContactPoints` c, in

@@ -1,0 +1,151 @@
+"""Kernels prepared beside the window, so that no frame waits for a compiler or a cache.
+
+A scene's numba kernels must be compiled once per machine (physics.warmup) and then loaded from
+the cache into each process that runs them. Done inside a frame, the compile froze the window
+for minutes on the first start, and even the load takes seconds on a busy machine. So:
+
+- **compiling** happens in a child process, `python -m physics warmup` (every core), when the
+  cache is not warm; its progress lines (``task K/N NAME done``) say which tasks are in the cache;
+- **loading** happens on a thread of this process, which runs a warm-up task here
+  (`physics.warmup.warm_scene`) once it is compiled: stepping a throwaway copy of the scene loads
+  every kernel the scene needs into this process's dispatchers, from the cache.
+
+The viewer asks for tasks (`want`): a scene's NAME before it opens it, NAME+ (its other settings,
+ghosts, reparenting) right after; it opens the scene, or applies a change, when that task is
+`ready`. Meanwhile it keeps drawing and says what it waits for. The child ends with the window
+(what it compiled stays cached).
+"""
+import re
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+from physics.warmup import die_with_parent, warm_scene
+
+_LINE = re.compile(r"task (\d+)/(\d+) (\S+) (done|failed)")
+
+
+class Preparation:
+    """The warm-up child (when `compile`) and the loading thread, and what they have done."""
+
+    def __init__(self, compile, first=None):
+        self.started = time.perf_counter()
+        self.compiled, self.loaded, self.failed = set(), set(), {}
+        self.total, self.lines, self.returncode, self.child = None, [], None, None
+        self.loading = None                 # the task the thread loads now
+        self._wanted = []                   # tasks to load, in order
+        self._condition = threading.Condition()
+        if compile:
+            command = [sys.executable, "-m", "physics", "warmup", "--plain"] + ([] if first is None else ["--first", first])
+            self.child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                          stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+            threading.Thread(target=self._read, name="warm-up reader", daemon=True).start()
+        threading.Thread(target=self._load, name="kernel loader", daemon=True).start()
+
+    # --- the child's progress ----------------------------------------------------------------
+    def _read(self):
+        for line in self.child.stdout:
+            line = line.strip()
+            self.lines.append(line)
+            match = _LINE.match(line)
+            if match:
+                with self._condition:
+                    self.total = int(match.group(2))
+                    self.compiled.add(match.group(3))
+                    if match.group(4) == "failed":
+                        self.failed[match.group(3)] = line
+                    self._condition.notify_all()
+        returncode = self.child.wait()
+        with self._condition:
+            self.returncode = returncode
+            self._condition.notify_all()
+
+    @property
+    def compiling(self):
+        """Whether the warm-up child still runs."""
+        return self.child is not None and self.returncode is None
+
+    def _compiled(self, task):
+        return not self.compiling or task in self.compiled
+
+    # --- loading in this process -------------------------------------------------------------
+    def want(self, task):
+        """Load `task` (a warm-up task name; None: nothing) in this process as soon as it is
+        compiled, before the tasks asked for earlier that are not compiled yet."""
+        if task is None:
+            return
+        with self._condition:
+            if task not in self.loaded and task not in self._wanted:
+                self._wanted.append(task)
+                self._condition.notify_all()
+
+    def _next(self):
+        with self._condition:
+            while True:
+                for task in self._wanted:
+                    if self._compiled(task):
+                        self._wanted.remove(task)
+                        self.loading = task
+                        return task
+                self._condition.wait()
+
+    def _load(self):
+        from app import renderer, shadows
+        renderer.warm_kernels()         # the viewer's own kernels first: every scene draws with them
+        shadows.warm_kernels()
+        while True:
+            task = self._next()
+            try:
+                warm_scene(task)
+            except FileNotFoundError:
+                pass                        # not a shipped scene: nothing to load ahead
+            except Exception:               # noqa: BLE001 - the scene's own error shows when it opens
+                self.failed.setdefault(task, traceback.format_exc(limit=1).strip().splitlines()[-1])
+            with self._condition:
+                self.loaded.add(task)
+                self.loading = None
+                self._condition.notify_all()
+
+    def ready(self, task):
+        """Whether what `task` needs is compiled and loaded here (None: a file the warm-up does
+        not know, ready once nothing compiles any more)."""
+        return task in self.loaded if task is not None else not self.compiling
+
+    @property
+    def busy(self):
+        """Whether anything is being compiled or loaded."""
+        return self.compiling or self.loading is not None or bool(self._wanted)
+
+    # --- what the window says ----------------------------------------------------------------
+    @property
+    def elapsed(self):
+        return time.perf_counter() - self.started
+
+    @property
+    def fraction(self):
+        if not self.compiling:
+            return 1.0
+        return len(self.compiled) / self.total if self.total else 0.0
+
+    def status(self):
+        """One line: what is being compiled or loaded, how far it is."""
+        if self.compiling:
+            count = f"{len(self.compiled)} of {self.total} tasks done" if self.total else "starting"
+            return f"compiling the physics kernels on every core: {count}, {self.elapsed:.0f} s"
+        if self.returncode not in (None, 0):
+            last = self.lines[-1] if self.lines else f"exit code {self.returncode}"
+            return f"the warm-up stopped ({last}); kernels it did not compile compile when first used"
+        if self.loading is not None:
+            return f"loading the compiled kernels of {self.loading}"
+        return "kernels ready"
+
+    def close(self):
+        """End the child if it still runs (what it compiled stays cached)."""
+        if self.child is not None and self.child.poll() is None:
+            self.child.terminate()
+            try:
+                self.child.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.child.kill()

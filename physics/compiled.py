@@ -1,0 +1,219 @@
+"""How this project compiles and caches its numba kernels: the one home of the compile policy.
+
+Every compiled loop in `physics` (and the viewer's few) is decorated with `kernel`, which is numba's
+`njit` with three differences, each measured on the tank's cold start:
+
+1. **One specialization per kernel.** A plain numba dispatcher called from compiled code with a
+   constant argument (`_clip(..., 0, 4)`, `_pgs(..., True, ...)`) compiles a new version for that
+   constant's *literal* type (`Literal[int](0)`, `Literal[bool](True)`): the narrow phase's support
+   function was compiled 12 times and the Gauss–Seidel sweep 3 times, the larger part of the cold
+   compile. `Kernel` types the arguments of a call without their literal values (numba's
+   `types.unliteral`), so a kernel compiles once per array layout, whatever constants it is called
+   with. No kernel here branches on a literal at typing time (`numba.literally` is not used).
+
+2. **A cache that knows what a kernel depends on.** numba keys a cached function on its own file's
+   content only, so a kernel that inlined or linked a helper from another module kept running the
+   helper's old code after that module changed. `SourceTreeLocator` stamps each cached kernel with
+   a digest of its module's source *and of every project module it imports, transitively*
+   (`dependency_digest`): change `rotation_kernels.py` and every kernel that may use it is
+   recompiled, and nothing else. numba's own index key adds the numba version, the function's
+   bytecode and the CPU (name and features), so a cache made on another CPU is never loaded.
+
+3. **A cache directory that works for every install.** Editable checkouts, built wheels and
+   read-only install directories all cache into one user cache directory (`cache_root`:
+   $NUMBA_CACHE_DIR if set, else $XDG_CACHE_HOME or ~/.cache, `hierarchy-sandbox/numba`), never
+   beside the sources. Where that is not writable either, a directory under the system's temporary
+   directory is used and one line says so; where nothing is writable the kernels compile in memory
+   each run (one line again), never a traceback.
+
+The cache can be filled ahead of need, on both cores, with `python -m physics warmup`
+(physics.warmup).
+"""
+import ast
+import functools
+import hashlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from numba.core import config, types
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
+from numba.core.registry import CPUDispatcher
+
+# The packages whose kernels this locator caches (top-level package directories).
+PROJECT_PACKAGES = ("physics", "app")
+_ROOT = Path(__file__).resolve().parent.parent
+_notices = set()
+
+
+def _notice(text):
+    """One line on stderr, once per process (a cache fallback is worth knowing, not a traceback)."""
+    if text not in _notices:
+        _notices.add(text)
+        print(f"note: {text}", file=sys.stderr)
+
+
+def _writable(path):
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+        return True
+    except OSError:
+        return False
+
+
+@functools.lru_cache(maxsize=None)
+def cache_root():
+    """The directory compiled kernels are cached in (see the module docstring), or None when no
+    directory can be written (then kernels compile in memory every run)."""
+    if config.CACHE_DIR:
+        candidates = [Path(config.CACHE_DIR)]
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        candidates = [Path(base) / "hierarchy-sandbox" / "numba"]
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    fallback = Path(tempfile.gettempdir()) / f"hierarchy-sandbox-{uid}" / "numba"
+    for path in candidates:
+        if _writable(path):
+            return path
+    if _writable(fallback):
+        _notice(f"{candidates[0]} is not writable; compiled kernels are cached in {fallback} instead")
+        return fallback
+    _notice(f"neither {candidates[0]} nor {fallback} is writable; kernels are compiled afresh each run")
+    return None
+
+
+def _module_of(path):
+    """'physics.collision' for .../physics/collision.py (None outside the project packages)."""
+    path = Path(path).resolve()
+    try:
+        parts = path.relative_to(_ROOT).with_suffix("").parts
+    except ValueError:
+        return None
+    if not parts or parts[0] not in PROJECT_PACKAGES:
+        return None
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _path_of(module, root=_ROOT):
+    base = root.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _imports(module, root=_ROOT):
+    """The project modules `module` imports (any form of import, at any depth of its code)."""
+    path = _path_of(module, root)
+    if path is None:
+        return frozenset()
+    found = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found.update(name for name in names if name.split(".")[0] in PROJECT_PACKAGES and _path_of(name, root))
+    # this module decides how kernels are compiled and cached, not what they compute: left out, so
+    # that changing it does not throw the whole cache away
+    return frozenset(found - {module, __name__})
+
+
+@functools.lru_cache(maxsize=None)
+def dependency_digest(module, root=_ROOT):
+    """SHA-256 over the sources of `module` and of every project module it imports, transitively
+    (sorted by name), under the source tree `root`: the freshness stamp of its cached kernels.
+    Computed once per process (a kernel compiled in this process saw these sources)."""
+    seen, todo = set(), [module]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(_imports(name, root))
+    digest = hashlib.sha256()
+    for name in sorted(seen):
+        path = _path_of(name, root)
+        if path is not None:
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+class SourceTreeLocator(_CacheLocator):
+    """numba cache locator for the project's kernels: `cache_root()`/<package path>, stamped with
+    `dependency_digest` of the kernel's module (numba compares the stamp stored in a cache index
+    with this one and recompiles on any difference)."""
+
+    def __init__(self, py_func, py_file, module):
+        self._py_file = py_file         # numba's warnings name it
+        self._lineno = py_func.__code__.co_firstlineno
+        self._module = module
+        self._path = cache_root() / module.rsplit(".", 1)[0].replace(".", os.sep)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        module = _module_of(py_file)
+        if module is None or cache_root() is None:
+            return None
+        return cls(py_func, py_file, module)
+
+    def get_cache_path(self):
+        return str(self._path)
+
+    def get_source_stamp(self):
+        return dependency_digest(self._module)
+
+    def get_disambiguator(self):
+        return str(self._lineno)
+
+
+class _CacheImpl(CompileResultCacheImpl):
+    _locator_classes = [SourceTreeLocator]
+
+
+class _Cache(FunctionCache):
+    _impl_class = _CacheImpl
+
+
+class Kernel(CPUDispatcher):
+    """numba's CPU dispatcher, specializing on argument types without their literal values and
+    caching through `SourceTreeLocator` (module docstring)."""
+
+    def get_call_template(self, args, kws):
+        args = tuple(types.unliteral(a) for a in args)
+        kws = {name: types.unliteral(value) for name, value in kws.items()}
+        return super().get_call_template(args, kws)
+
+    def enable_caching(self):
+        try:
+            self._cache = _Cache(self.py_func)
+        except RuntimeError:       # no locator: not under the project's packages, or nothing writable
+            pass                   # stays numba's NullCache: compiled in memory
+
+
+def kernel(function=None, *, inline=False, parallel=False, nogil=False, error_model="python"):
+    """`@kernel` or `@kernel(inline=True, parallel=..., error_model=...)`: a cached, nopython
+    compiled function (module docstring). inline=True inlines it into its callers at numba's IR
+    level (numba's `inline="always"`): only for small helpers whose callers need their tuples in
+    registers. nogil=True releases the GIL while it runs. fastmath is never on: the golden hashes pin
+    every bit."""
+    options = {"nopython": True, "error_model": error_model}
+    if inline:
+        options["inline"] = "always"
+    if parallel:
+        options["parallel"] = True
+    if nogil:
+        options["nogil"] = True
+
+    def wrap(py_func):
+        if config.DISABLE_JIT:
+            return py_func
+        dispatcher = Kernel(py_func=py_func, locals={}, targetoptions=options)
+        dispatcher.enable_caching()
+        return dispatcher
+
+    return wrap(function) if function is not None else wrap

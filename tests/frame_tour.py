@@ -1,0 +1,133 @@
+"""A user's tour of the viewer in a fresh process, every frame timed: `python tests/frame_tour.py
+OUT.json [SCENE ...]` (tests/test_frame_times.py runs it with a warm kernel cache).
+
+It opens the viewer as `make run` does (kernels prepared beside the window, app.preparation),
+then goes through every scene (PgDn), in each cycles every integrator (I) and gyroscopic mode (G)
+and counteraction (C), and in some adds a ghost, reparents a body, views from a node, records a
+video (F10), saves a recording (Ctrl+S), stalls one frame for a second (time.sleep) and at the end
+replays the recording. Each key press or action is followed by a
+frame at real time, and the action and its frame are timed together as the user sees them.
+
+OUT.json gets one entry per frame: the scene, what was done, the frame's wall seconds and the CPU
+seconds of the main thread, the simulated time it added, the steps it took, and the numba compile events that happened on the
+main thread during it.
+"""
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from numba.core import event
+from pyglet.window import key
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from app.window import SandboxWindow  # noqa: E402
+
+compiles_on_main = []
+
+
+class _Listener(event.Listener):
+    def on_start(self, ev):
+        if threading.current_thread() is threading.main_thread():
+            function = ev.data["dispatcher"].py_func
+            compiles_on_main.append(f"{function.__module__}.{function.__qualname__}")
+
+    def on_end(self, ev):
+        pass
+
+
+def main(out, scenes=None):
+    event.register("numba:compile", _Listener())
+    frames = []
+    work = Path(tempfile.mkdtemp(prefix="frame-tour-"))
+    os.chdir(work)          # F10's video and Ctrl+S's recording land here
+    window = SandboxWindow("tank", {}, vsync=False, store=False, prepare=True)
+    viewer = window.viewer
+
+    def frame(what, action=None):
+        before = (viewer.sim.time, viewer.sim.step_count) if viewer.sim is not None else (0.0, 0)
+        compiled = len(compiles_on_main)
+        start, cpu = time.perf_counter(), time.thread_time()
+        if action is not None:
+            action()
+        window.frame()
+        wall, cpu = time.perf_counter() - start, time.thread_time() - cpu
+        sim = viewer.sim
+        same = sim is not None and sim.step_count >= before[1]
+        frames.append({"scene": viewer.scene_path.stem if viewer.scene_path else None, "what": what, "wall": wall, "cpu": cpu,
+                       "advanced": (sim.time - before[0]) if same else 0.0,
+                       "steps": (sim.step_count - before[1]) if same else 0,
+                       "dt": sim.settings.dt if sim is not None else 0.0,
+                       "time_scale": viewer.prefs["time_scale"],
+                       "compiles": compiles_on_main[compiled:]})
+
+    def settle(what, limit=600):
+        """Frames until no scene waits and nothing loads (the warm-up's tasks for it are in)."""
+        for _ in range(limit):
+            frame(what)
+            if viewer.pending is None and viewer.sim is not None and not viewer.preparation.busy:
+                return
+        raise RuntimeError(f"{what}: the scene did not open within {limit} frames")
+
+    def press(symbol, modifiers=0):
+        return lambda: window.dispatch_event("on_key_press", symbol, modifiers)
+
+    settle("open")
+    names = scenes or [path.stem for path in sorted((HERE.parent / "assets" / "scenes").glob("*.toml"))]
+    visited = 0
+    while visited < len(names) + 1:
+        scene = viewer.scene_path.stem
+        if scene in names:
+            for _ in range(7):
+                frame("I", press(key.I))
+                frame("run")
+            for _ in range(3):
+                frame("G", press(key.G))
+                frame("run")
+            for _ in range(2):
+                frame("C", press(key.C))
+                frame("run")
+            if scene == "t_handle":
+                frame("ghost", lambda: viewer.ghosts.add_variant({"gyroscopic": "off"}))
+                for _ in range(10):
+                    frame("ghost run")
+            if scene == "car":
+                frame("crash A/B", viewer.ghosts.compare_counteraction)
+                for _ in range(10):
+                    frame("A/B run")
+                cargo = [i for i in range(len(viewer.sim.names)) if viewer.sim.parent[i] >= 0
+                         and viewer.sim.motion[i] == "dynamic"]
+                frame("reparent", lambda: viewer.reparent(cargo[-1], None))
+                frame("view from", lambda: viewer.view_from(int(viewer.sim.parent[cargo[0]])))
+                for _ in range(10):
+                    frame("view run")
+                frame("F10 start", press(key.F10))
+                for _ in range(10):
+                    frame("video")
+                frame("F10 stop", press(key.F10))
+                frame("Ctrl+S", press(key.S, key.MOD_CTRL))
+                frame("stall", lambda: time.sleep(1.0))     # a stalled frame: its time is dropped
+                frame("after stall")
+        if visited == len(names):
+            break
+        frame("PgDn", press(key.PAGEDOWN))
+        settle("open next")
+        visited += 1
+    if viewer.saved_recording is not None:
+        recording = viewer.saved_recording
+        frame("replay", lambda: viewer.open(str(recording)))
+        settle("replay")
+        frame("play", press(key.SPACE))
+        for _ in range(10):
+            frame("replay run")
+    window.close()
+    Path(out).write_text(json.dumps(frames))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:] or None)

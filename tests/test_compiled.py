@@ -1,0 +1,148 @@
+"""The compile policy (physics.compiled): one specialization per kernel whatever constants it is
+called with, cache stamps that follow every module a kernel imports, and a cache directory that
+works for read-only installs."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from physics.compiled import SourceTreeLocator, dependency_digest, kernel
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@kernel
+def _scaled(x, factor):
+    return x * factor
+
+
+@kernel
+def _calls_with_constants(x):
+    return _scaled(x, 0) + _scaled(x, 1) + _scaled(x, 2)
+
+
+@kernel
+def _flag(x, on):
+    return x if on else -x
+
+
+@kernel
+def _calls_with_both_flags(x):
+    return _flag(x, True) + _flag(x, False)
+
+
+def test_a_kernel_called_with_constants_compiles_once():
+    """numba's own dispatcher compiles `_scaled` once per literal (0, 1, 2: three versions) and
+    `_flag` once per literal bool; `kernel` compiles each once, for int64 and bool."""
+    assert _calls_with_constants(2.0) == 6.0
+    assert len(_scaled.signatures) == 1, _scaled.signatures
+    assert _calls_with_both_flags(3.0) == 0.0
+    assert len(_flag.signatures) == 1, _flag.signatures
+
+
+def test_the_gauss_seidel_sweep_has_one_version_per_array_layout():
+    """The sweep `_pgs` is called with the literals True/False, 1 and slices of the residual;
+    before `kernel` each gave it a version of its own (three, ~50 s of compile each)."""
+    from physics.simulation import Simulation
+    from physics import gauss_seidel
+    sim = Simulation.from_file(ROOT / "assets" / "scenes" / "tank.toml")
+    sim.step(3)
+    # loaded from the cache or compiled: either way one signature per entry point
+    assert len(gauss_seidel._solve_stages.signatures) == 1
+
+
+def _tree(root, files):
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_the_stamp_follows_every_imported_module(tmp_path):
+    """A kernel's stamp changes when any project module it imports (directly or through another)
+    changes, and not when an unrelated one does."""
+    files = {"physics/__init__.py": "", "physics/a.py": "from physics.b import f\n",
+             "physics/b.py": "import physics.c\n", "physics/c.py": "X = 1\n", "physics/d.py": "Y = 1\n",
+             "physics/compiled.py": "# policy\n"}
+    stamps = []
+    for version, changes in enumerate([{}, {"physics/d.py": "Y = 2\n"}, {"physics/c.py": "X = 2\n"},
+                                       {"physics/compiled.py": "# another policy\n"}]):
+        root = tmp_path / f"v{version}"      # a tree per version: digests are kept per process
+        _tree(root, {**files, **changes})
+        files.update(changes)
+        stamps.append(dependency_digest("physics.a", root))
+    assert stamps[1] == stamps[0], "an unrelated module changed the stamp"
+    assert stamps[2] != stamps[1], "a module imported through another did not change the stamp"
+    assert stamps[3] == stamps[2], "the compile policy itself is not what a kernel computes"
+
+
+def test_the_locator_serves_project_files_only():
+    def function():
+        pass
+    assert SourceTreeLocator.from_function(function, str(ROOT / "physics" / "rotation.py")) is not None
+    assert SourceTreeLocator.from_function(function, "/usr/lib/python3/somewhere.py") is None
+
+
+# One free body, no shapes: its step compiles the hierarchy and integrator kernels only (seconds).
+SPINNER = """[world]
+gravity = [0.0, 0.0, 0.0]
+[[node]]
+name = "spinner"
+motion = "dynamic"
+inertia = [1.0, 2.0, 3.0]
+angular_velocity = [0.1, 5.0, 0.0]
+"""
+
+
+def _run_with_cache_env(env_changes, tmp_path):
+    scene = tmp_path / "spinner.toml"
+    scene.write_text(SPINNER)
+    env = {key: value for key, value in os.environ.items() if key != "NUMBA_CACHE_DIR"}
+    env.update(env_changes)
+    code = ("import sys; from physics.simulation import Simulation;"
+            "sim = Simulation.from_file(sys.argv[1]); sim.step(2); print('stepped', sim.step_count)")
+    return subprocess.run([sys.executable, "-c", code, str(scene)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_an_unwritable_cache_directory_falls_back_with_one_line(tmp_path):
+    """Nothing under /proc can be created, even by root: the user cache directory is unusable, so
+    the kernels go to the temporary directory, and a note says where; no traceback."""
+    result = _run_with_cache_env({"XDG_CACHE_HOME": "/proc/no-cache-here", "TMPDIR": str(tmp_path)}, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "stepped 2" in result.stdout
+    assert "Traceback" not in result.stderr
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and str(tmp_path) in notes[0], result.stderr
+    assert any(tmp_path.rglob("*.nbi")), "nothing was cached in the fallback directory"
+
+
+def test_nothing_writable_compiles_in_memory_with_one_line(monkeypatch, capsys):
+    """No cache directory at all (neither the user's nor a temporary one can be written): a
+    project kernel still compiles and runs, in memory, after one note; no traceback."""
+    import physics.compiled as compiled
+    monkeypatch.setattr(compiled.config, "CACHE_DIR", "")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/proc/no-cache-here")
+    monkeypatch.setattr(compiled.tempfile, "gettempdir", lambda: "/proc/no-temp-here")
+    compiled.cache_root.cache_clear()
+    compiled._notices.clear()
+    try:
+        assert compiled.cache_root() is None
+        namespace = {}
+        # a function whose source file is a project module, as a kernel of physics would be
+        exec(compile("def double(x):\n    return 2 * x\n", str(ROOT / "physics" / "rotation.py"), "exec"), namespace)
+        assert SourceTreeLocator.from_function(namespace["double"], str(ROOT / "physics" / "rotation.py")) is None
+        double = kernel(namespace["double"])
+        assert double(21) == 42
+    finally:
+        compiled.cache_root.cache_clear()
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and "compiled afresh" in notes[0], notes
+
+
+def test_kernels_keep_their_arithmetic():
+    """`kernel` adds no fastmath: (a + b) + c and a + (b + c) stay different where they differ."""
+    @kernel
+    def left(a, b, c):
+        return (a + b) + c
+    assert left(1e16, 1.0, -1e16) == 0.0      # 1e16 + 1 rounds to 1e16; reassociated it would be 1.0
