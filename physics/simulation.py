@@ -45,8 +45,8 @@ from physics.model import Model
 from physics.compiled import kernel
 
 from physics.rotation import cross
-from physics.rotation_kernels import add, cross as cross3, exp_so3, load3, load33, matmul, matvec, matvec_t, mul, store3, store33, \
-    sub, transpose
+from physics.rotation_kernels import add, cross as cross3, exp_so3, load3, load33, matmul, matvec, matvec_t, mul, solve3, \
+    store3, store33, sub, transpose
 from physics.scene import Scene, load_scene
 from physics.snapshot import Snapshot, scene_fingerprint
 from physics.settings import Settings
@@ -177,6 +177,21 @@ class RunawayError(DivergenceError):
         self.node, self.step, self.time, self.quantity, self.value = node, step, time, "energy", value
         ValueError.__init__(self, f"the run gained {value:.4g} J of energy without input by step {step} "
                                   f"(t = {time:.6g} s; allowance {limit:.4g} J): a runaway; most energetic body {node!r}")
+
+
+@kernel
+def _solve_rows_into(matrices, vectors, out):
+    for k in range(vectors.shape[0]):
+        store3(out, k, solve3(load33(matrices, k), load3(vectors, k)))
+
+
+def _solve_rows(matrices, vectors):
+    """(B,3,3)⁻¹ (B,3) -> (B,3), one 3×3 system per row by Cramer's rule in compiled code. Not
+    np.linalg.solve: LAPACK's kernel, and so the last bits, depend on the CPU (OpenBLAS's SkylakeX
+    kernel and its Haswell one gave the top two different golden hashes)."""
+    out = np.empty(np.shape(vectors))
+    _solve_rows_into(np.ascontiguousarray(matrices, float), np.ascontiguousarray(vectors, float), out)
+    return out
 
 
 def _rows_times(matrices, vectors):
@@ -831,14 +846,14 @@ class Simulation:
             # turned since, so Δω is re-expressed with the inertia they have now: the angular
             # momentum about a joint's pivot then changes by exactly the impulse's moment (the top).
             start = self._solver.start_inverse_inertia
-            final[:, 3:] = _rows_times(inverse_inertia, np.linalg.solve(start, final[:, 3:, None])[..., 0])
+            final[:, 3:] = _rows_times(inverse_inertia, _solve_rows(start, final[:, 3:]))
         self._apply_world_changes(final, moved)
         if rattle:
             # RATTLE: positions onto the joints' constraint along the start-of-step rows (the
             # rotation by the lie-midpoint drift with the kicked momentum), the velocities by the
             # same impulse over the step ...
             _, centre, rotation, velocity, inverse_inertia = self._solver_state()
-            momentum = np.linalg.solve(inverse_inertia, velocity[:, 3:, None])[..., 0]
+            momentum = _solve_rows(inverse_inertia, velocity[:, 3:])
             dx, dtheta, impulse = self._solver.project_joint_positions(centre, rotation, momentum)
             dv = np.concatenate([self.model.inverse_mass[:, None] * impulse[:, :3],
                                  _rows_times(inverse_inertia, impulse[:, 3:])], axis=1) / h
@@ -1009,13 +1024,15 @@ class Simulation:
         if point_world is not None:
             arm = _vector3("point_world", point_world) - world.translation[i]
             rotation = world.rotation[i]
-            dw_world = rotation @ ((rotation.T @ cross(arm, impulse)) / self.inertia_body[i])
+            dw_world = np.einsum("ij,j->i", rotation, np.einsum("ji,j->i", rotation, cross(arm, impulse))
+                                 / self.inertia_body[i])
+        # einsum, not `@`: numpy hands `@` to the BLAS, whose kernel (and rounding) depends on the CPU
         p = self.parent[i]
         if p >= 0:
-            local.velocity[i] += world.rotation[p].T @ dv_world / world.scale[p]
+            local.velocity[i] += np.einsum("ji,j->i", world.rotation[p], dv_world) / world.scale[p]
         else:
             local.velocity[i] += dv_world
-        self._omega_body[slot] += world.rotation[i].T @ dw_world
+        self._omega_body[slot] += np.einsum("ji,j->i", world.rotation[i], dw_world)
 
         below = self.model.descendants(i) & (self.motion == "dynamic")
         if self.settings.counteract:

@@ -601,7 +601,8 @@ class SceneSolver:
                 rows.lower[motor] = rows.upper[motor] = 0.0
                 sweep(prepare(rows, *self._joint_masses), step, rows.target, iterations, 1.0)
             centre += step[:, :3]
-            rotation = matrix_from_rotvec(step[:, 3:]) @ rotation
+            # einsum, not `@`: numpy hands `@` to the BLAS, whose rounding depends on the CPU
+            rotation = np.einsum("bij,bjk->bik", matrix_from_rotvec(step[:, 3:]), rotation)
             dx += step[:, :3]
             dtheta += step[:, 3:]
         return dx, dtheta, np.concatenate([dx, dtheta], axis=1) / self._h
