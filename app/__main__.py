@@ -102,7 +102,7 @@ def main(argv=None):
             window.close()
             return 2
     if args.video is not None:
-        if not viewer.video.active:  # it could not start: the viewer says why
+        if not viewer.video.active and viewer.pending is None:  # it could not start: the viewer says why
             print(f"error: {viewer.error}", file=sys.stderr)
             window.close()
             return 2

@@ -264,7 +264,7 @@ class Panel:
             clicked, _ = imgui.selectable(label, v.scene_path == path)
             self.remember(path.stem)
             if clicked:
-                v.load_scene(path)
+                v.open(path)
         _, self.open_path = imgui.input_text("##path", self.open_path)
         self.remember("path")
         imgui.same_line()

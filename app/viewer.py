@@ -9,8 +9,15 @@ the last frame again into `Viewer.target` and read that (`read_rgb`).
 
 Time: each frame adds `frame_seconds * time_scale` to an accumulator and takes as many
 `settings.dt` steps as fit (at most MAX_STEPS_PER_FRAME, the rest is dropped so a slow frame
-does not snowball). Any exception from physics, a NaN or a runaway node pauses the
-simulation and shows the error: the app never exits on a physics or input error.
+does not snowball). A real-time frame counts at most MAX_FRAME_SECONDS of the wall time since the
+last one and spends at most PHYSICS_BUDGET_SECONDS stepping: after a stall simulated time goes on
+from where it was, never jumping to catch up (MuJoCo's `simulate` and Box2D's samples drop it
+too), and the Stats show the real-time factor. Any exception from physics, a NaN or a runaway
+node pauses the simulation and shows the error: the app never exits on a physics or input error.
+
+Kernels (app.preparation): with `prepare` (the interactive app), numba kernels are compiled in a
+warm-up child process and loaded on a thread, never inside a frame; a scene opens, and a setting,
+ghost or reparent applies, once its kernels are loaded, and the window says what it waits for.
 
 Timeline (`physics.timeline.Timeline`, made at every load, reset and open): every step goes
 through it, so the recent past can be sought (the panel's scrubber, ← / →, Shift+← plays
@@ -46,6 +53,10 @@ MAX_STEPS_PER_FRAME = 8
 # slow machine's frame) drops the rest, as MuJoCo's `simulate` and Box2D's samples do, so simulated
 # time never jumps to catch up with the wall clock
 MAX_FRAME_SECONDS = 0.1
+# s of physics one real-time frame may spend: the steps due past it are dropped with the time they
+# stood for (a 1,000-box heap under rk4 takes ~50 ms a step; eight of them would hold a frame for
+# 0.4 s). At least one step is always taken; the real-time factor then says how far behind it is.
+PHYSICS_BUDGET_SECONDS = 0.05
 RUNAWAY_DISTANCE = 1e5  # m from the origin: beyond this a node has exploded
 RUNAWAY_SPEED = 1e4     # m/s or rad/s
 CONTACT_CROSS, CONTACT_NORMAL = 0.02, 0.05  # m: a contact's cross and normal, small beside the pile's 0.2 m boxes
@@ -107,10 +118,10 @@ class Viewer:
         None = 4 on a hardware GL and 0 on Mesa's software renderers (there 4x costs about ten
         times the whole scene: docs/benchmarks.md, section viewer). `prepare`: compile (when the
         kernel cache is not warm) and load the kernels beside the window (app.preparation), and
-        open a scene or apply a change when its kernels are ready, instead of inside a frame. `frame_log`: a CSV file
-        that gets one row per frame (frame, Unix time, wall seconds since the last frame, simulated
-        time, steps taken, whether a warm-up ran) for the frame-time tests and the start-up
-        benchmark."""
+        open a scene or apply a change when its kernels are ready, instead of inside a frame.
+        `frame_log`: a CSV file that gets one row per frame (frame, Unix time, wall seconds since
+        the last frame, simulated time, steps taken, whether kernels were being prepared) for the
+        frame-time tests and the start-up benchmark."""
         software = any(name in ctx.info["GL_RENDERER"].lower() for name in ("llvmpipe", "softpipe", "swrast"))
         msaa = (0 if software else 4) if msaa is None else msaa
         self.msaa = msaa
@@ -163,24 +174,26 @@ class Viewer:
         from app.video import VideoControl
         self.timing = FrameStats()  # the panel's stage and frame-part times (app.stats)
         self.video = VideoControl(self, video, video_panel)
-        if video is not None:
+        self._video_on_open = video is not None and self.sim is None      # --video while the scene prepares
+        if video is not None and self.sim is not None:
             self.video.start()
 
     # --- scenes and settings -------------------------------------------------------------------
     def _open_first(self, scene):
         """Open the first scene; if it fails, the default one runs and the error stays on screen."""
-        if not self.open(scene) and scene != DEFAULT_SCENE:
+        if not self._open(scene) and scene != DEFAULT_SCENE:
             error = self.error
             self.load_scene(DEFAULT_SCENE)
             self.error = error
 
     def _wait_for(self, name):
-        """Have the kernels of scene `name` loaded (and its other settings' next); it opens in
-        `poll_preparation`."""
+        """Have the kernels of scene `name` loaded (its other settings' next) and, for a shipped
+        scene, its file loaded into a simulation, off this thread; it opens in `poll_preparation`."""
         task = self._task_of(name)
         self.pending = name
-        self.preparation.want(task)
-        self.preparation.want(None if task is None else task + "+")
+        if task is not None:
+            self.preparation.build(task)
+            self.preparation.want(task + "+")
 
     def poll_preparation(self):
         """Open the scene waiting for its kernels, and apply the changes waiting for theirs, once
@@ -188,12 +201,16 @@ class Viewer:
         preparation = self.preparation
         if preparation is None:
             return
-        if self.pending is not None and preparation.ready(self._task_of(self.pending)):
+        task = self._task_of(self.pending) if self.pending is not None else None
+        if self.pending is not None and (preparation.built(task) or (task is None and preparation.ready(None))):
             pending, self.pending = self.pending, None
             if self.sim is None:
                 self._open_first(pending)
             else:
                 self._open(pending)
+            if self._video_on_open and self.sim is not None:
+                self._video_on_open = False
+                self.video.start()      # --video records from the scene's first frame
         ready = [entry for entry in self.deferred if preparation.ready(entry[0])]
         self.deferred = [entry for entry in self.deferred if not preparation.ready(entry[0])]
         for _, action, _ in ready:
@@ -230,11 +247,15 @@ class Viewer:
         return path.stem if path.resolve().parent == SCENES.resolve() else None
 
     def open(self, name):
-        """Open a recording (a .rec file) or a scene (`load_scene`). -> bool. Until its kernels
-        are loaded (app.preparation) it waits (`poll_preparation`) and the window says so."""
-        if self.preparation is not None and not self.preparation.ready(self._task_of(name)):
-            self._wait_for(name)
-            return True
+        """Open a recording (a .rec file) or a scene (`load_scene`). -> bool. With kernels
+        prepared beside the window (app.preparation), a shipped scene is loaded on its thread and
+        opens a frame or more later (`poll_preparation`), another file once nothing compiles; the
+        window says what it waits for."""
+        if self.preparation is not None:
+            task = self._task_of(name)
+            if task is not None or not self.preparation.ready(None):
+                self._wait_for(name)
+                return True
         return self._open(name)
 
     def _open(self, name):
@@ -265,7 +286,8 @@ class Viewer:
             path = resolve_scene(name)
             import physics
             text = path.read_text()
-            sim = physics.Simulation.from_file(path)
+            built = self.preparation.take(self._task_of(name)) if self.preparation is not None else None
+            sim = built if built is not None else physics.Simulation.from_file(path)
             wanted = {**self.prefs["physics"], **self.overrides}
             saved = []  # the user's saved choices that differ from the scene file's: say so, never silently
             for setting, value in wanted.items():
@@ -317,11 +339,12 @@ class Viewer:
     def next_scene(self, offset=1):
         """Open the scene `offset` places after the current one in the browser (wrapping)."""
         files = scene_files()
-        here = self.scene_path.resolve() if self.scene_path is not None else None
+        shown = self.pending if self.pending is not None else self.scene_path     # a press while one opens: after it
+        here = resolve_scene(str(shown)).resolve() if shown is not None else None
         # a scene opened from elsewhere: "next" is the first of the browser, "previous" the last
         current = files.index(here) if here in files else (-1 if offset > 0 else 0)
         if files:
-            self.load_scene(files[(current + offset) % len(files)])
+            self.open(files[(current + offset) % len(files)])
 
     def previous_scene(self):
         self.next_scene(-1)
@@ -458,11 +481,14 @@ class Viewer:
         self.stats["steps"] = self.sim.step_count
         return self.sim.step_count
 
-    def _timeline_steps(self, n, sample=False):
-        """Step the timeline n times; replayed inputs (and the step where the previous branch left
-        this one) get their plot markers. `sample`: a plot sample after each step."""
+    def _timeline_steps(self, n, sample=False, deadline=None):
+        """Step the timeline n times, or fewer when perf_counter passes `deadline` (at least one);
+        replayed inputs (and the step where the previous branch left this one) get their plot
+        markers. `sample`: a plot sample after each step."""
         timeline = self.timeline
-        for _ in range(n):
+        for k in range(n):
+            if deadline is not None and k > 0 and time.perf_counter() > deadline:
+                break
             replaying = self.sim.step_count < timeline.head
             timeline.step(1)
             if replaying:
@@ -537,17 +563,21 @@ class Viewer:
         write_png(path, self.read_rgb())
 
     # --- physics ------------------------------------------------------------------------------
-    def step_physics(self, n):
+    def step_physics(self, n, budget=None):
+        """Take n steps (a real-time frame: fewer if they pass `budget` seconds, at least one)."""
         if n <= 0 or self.sim is None:
             return
         start = time.perf_counter()
+        deadline = None if budget is None else start + budget
         try:
             if self.hand.holding:  # a pull gives its force before each step
-                for _ in range(n):
+                for k in range(n):
+                    if deadline is not None and k > 0 and time.perf_counter() > deadline:
+                        break
                     self.hand.before_step()
                     self._timeline_steps(1)
             else:
-                self._timeline_steps(n)
+                self._timeline_steps(n, deadline=deadline)
             self.refresh_state()
             bad = self.runaway_node()
             if bad is not None:
@@ -592,9 +622,10 @@ class Viewer:
             bad |= np.maximum(np.linalg.norm(s["v"], axis=1), np.linalg.norm(s["omega"], axis=1)) > RUNAWAY_SPEED
         return int(np.argmax(bad)) if bad.any() else None
 
-    def advance(self, frame_seconds):
-        """Step physics for `frame_seconds` of real time, scaled by the time scale (backwards: seek
-        back as many steps, stopping at the timeline's start)."""
+    def advance(self, frame_seconds, budget=None):
+        """Step physics for `frame_seconds` of real time, scaled by the time scale, within `budget`
+        seconds of physics if given (backwards: seek back as many steps, stopping at the
+        timeline's start)."""
         if self.paused or self.sim is None:
             self.stats["physics_ms"] = 0.0
             return
@@ -607,7 +638,7 @@ class Viewer:
         if n > MAX_STEPS_PER_FRAME:
             n, self.accumulator = MAX_STEPS_PER_FRAME, 0.0
         if not self.backwards:
-            self.step_physics(n)
+            self.step_physics(n, budget)
         elif n and self.seek(self.sim.step_count - n) <= self.timeline.origin:
             self.backwards, self.paused = False, True
             self.notify(f"at the timeline's start (step {self.timeline.origin})")
@@ -635,7 +666,8 @@ class Viewer:
         self.timing.begin_frame()
         now = time.perf_counter()
         wall = 0.0 if self._last_frame is None else now - self._last_frame
-        if frame_seconds is None:
+        real_time = frame_seconds is None       # else a scripted frame: every step it is due, always
+        if real_time:
             frame_seconds = min(wall, MAX_FRAME_SECONDS)
         if self._last_frame is not None and now > self._last_frame:
             fps = 1.0 / wall
@@ -645,7 +677,7 @@ class Viewer:
         self.expire_message()
         self.poll_preparation()
         before = (self.sim.time, self.sim.step_count) if self.sim is not None else None
-        self.advance(frame_seconds)
+        self.advance(frame_seconds, PHYSICS_BUDGET_SECONDS if real_time else None)
         if before is not None and self.sim is not None and wall > 0:
             # real-time factor: simulated over wall seconds, smoothed like the FPS (paused: 0)
             rtf = (self.sim.time - before[0]) / wall if self.sim.step_count >= before[1] else 0.0
@@ -863,7 +895,7 @@ class Viewer:
                 files = scene_files()
                 i = SCENE_KEYS.index(symbol)
                 if i < len(files):
-                    self.load_scene(files[i])
+                    self.open(files[i])
         except Exception as error:  # noqa: BLE001 - input errors show, never end the app
             self.error = f"key {key.symbol_string(symbol)}: {type(error).__name__}: {error}"
 

@@ -1,7 +1,7 @@
 """Shared fixtures. `display`: an X display for the viewer tests (marked `@pytest.mark.display`).
 
 Uses $DISPLAY when set; otherwise starts `Xvfb :N -screen 0 1280x720x24` on a free display
-number, waits until it accepts connections, and kills it at the end of the session. With no
+number (from :90, each pytest-xdist worker in a range of its own), waits until it accepts connections, and kills it at the end of the session. With no
 display to be had, the tests fail when CI=true (CI installs Xvfb: a missing display there is a
 broken setup, not a reason to skip) and skip with the reason elsewhere.
 """
@@ -16,7 +16,11 @@ import pytest
 
 
 def _free_display_number():
-    for n in range(90, 200):
+    # each pytest-xdist worker (gw0, gw1, ...) looks in a range of its own, so two workers starting
+    # their Xvfb at the same moment never pick the same number
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    first = 90 + 40 * (int(worker[2:]) if worker[2:].isdigit() else 0)
+    for n in range(first, first + 40):
         if not Path(f"/tmp/.X{n}-lock").exists() and not Path(f"/tmp/.X11-unix/X{n}").exists():
             return n
     return None
@@ -57,7 +61,7 @@ def display():
         _no_display("$DISPLAY is unset and Xvfb is not installed")
     n = _free_display_number()
     if n is None:
-        _no_display("no free display number in :90-:199")
+        _no_display("no free display number in this worker's range (from :90)")
     process = subprocess.Popen([xvfb, f":{n}", "-screen", "0", "1280x720x24", "-nolisten", "tcp"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 15.0

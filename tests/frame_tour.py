@@ -9,7 +9,8 @@ replays the recording. Each key press or action is followed by a
 frame at real time, and the action and its frame are timed together as the user sees them.
 
 OUT.json gets one entry per frame: the scene, what was done, the frame's wall seconds and the CPU
-seconds of the main thread, the simulated time it added, the steps it took, and the numba compile events that happened on the
+seconds of the main thread, the wall seconds since the previous frame began (the real time this
+frame may simulate, bounded by the viewer), the simulated time it added, the steps it took, and the numba compile events that happened on the
 main thread during it.
 """
 import json
@@ -49,17 +50,21 @@ def main(out, scenes=None):
     window = SandboxWindow("tank", {}, vsync=False, store=False, prepare=True)
     viewer = window.viewer
 
+    last = [None]
+
     def frame(what, action=None):
         before = (viewer.sim.time, viewer.sim.step_count) if viewer.sim is not None else (0.0, 0)
         compiled = len(compiles_on_main)
         start, cpu = time.perf_counter(), time.thread_time()
+        interval = 0.0 if last[0] is None else start - last[0]      # what the viewer's clock sees
+        last[0] = start
         if action is not None:
             action()
         window.frame()
         wall, cpu = time.perf_counter() - start, time.thread_time() - cpu
         sim = viewer.sim
         same = sim is not None and sim.step_count >= before[1]
-        frames.append({"scene": viewer.scene_path.stem if viewer.scene_path else None, "what": what, "wall": wall, "cpu": cpu,
+        frames.append({"scene": viewer.scene_path.stem if viewer.scene_path else None, "what": what, "wall": wall, "cpu": cpu, "interval": interval + wall,
                        "advanced": (sim.time - before[0]) if same else 0.0,
                        "steps": (sim.step_count - before[1]) if same else 0,
                        "dt": sim.settings.dt if sim is not None else 0.0,

@@ -146,3 +146,28 @@ def test_kernels_keep_their_arithmetic():
     def left(a, b, c):
         return (a + b) + c
     assert left(1e16, 1.0, -1e16) == 0.0      # 1e16 + 1 rounds to 1e16; reassociated it would be 1.0
+
+
+def test_a_kernel_is_recompiled_when_a_module_it_calls_changes(tmp_path):
+    """End to end, in fresh processes: kernel `outer` (physics/a.py) calls kernel `inner`
+    (physics/b.py). After b.py changes, a second process must run the new `inner`, not the
+    cached `outer` that linked the old one (numba's own cache, stamped with a.py alone, would)."""
+    package = tmp_path / "tree" / "physics"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "compiled.py").write_text((ROOT / "physics" / "compiled.py").read_text())
+    (package / "a.py").write_text("from physics.compiled import kernel\nfrom physics.b import inner\n\n\n"
+                                  "@kernel\ndef outer(x):\n    return inner(x) + 1\n")
+
+    def run(value):
+        (package / "b.py").write_text(f"from physics.compiled import kernel\n\n\n@kernel\ndef inner(x):\n"
+                                      f"    return x * {value}\n")
+        env = {**os.environ, "PYTHONPATH": str(tmp_path / "tree"), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+        result = subprocess.run([sys.executable, "-c", "from physics.a import outer; print(outer(10))"],
+                                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        return int(result.stdout)
+
+    assert run(2) == 21
+    assert any((tmp_path / "cache").rglob("a.outer-*.nbi")), "outer was not cached"
+    assert run(3) == 31, "a cached kernel kept the old code of a module it calls"
