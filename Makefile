@@ -18,8 +18,9 @@ run: $(STAMP)
 warmup: $(STAMP)
 	$(PY) -m physics warmup --if-needed
 
+# one pytest worker per core (pytest-xdist); PYTEST_ARGS="-n 0" runs them in this process
 test: warmup
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto $(PYTEST_ARGS)
 
 # The benchmarks measure peers side by side (pybullet, the `bench` extra).
 bench: $(STAMP)
