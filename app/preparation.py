@@ -37,8 +37,8 @@ class Preparation:
         self.compiled, self.loaded, self.failed = set(), set(), {}
         self.total, self.lines, self.returncode, self.child = None, [], None, None
         self.loading = None                 # the task the thread loads now
-        self._wanted = []                   # tasks to load, in order
-        self._builds, self._built = [], {}  # scenes to load into a Simulation; those loaded
+        self._jobs = []                     # ("load", task) and ("build", scene), in the order asked
+        self._built = {}                    # scene -> the Simulation `build` made (None: it failed)
         self._condition = threading.Condition()
         if compile:
             command = [sys.executable, "-m", "physics", "warmup", "--plain"] + ([] if first is None else ["--first", first])
@@ -80,8 +80,8 @@ class Preparation:
         if task is None:
             return
         with self._condition:
-            if task not in self.loaded and task not in self._wanted:
-                self._wanted.append(task)
+            if task not in self.loaded and ("load", task) not in self._jobs:
+                self._jobs.append(("load", task))
                 self._condition.notify_all()
 
     def build(self, task):
@@ -89,8 +89,8 @@ class Preparation:
         loaded (`take` hands it over)."""
         self.want(task)
         with self._condition:
-            if task not in self._builds:
-                self._builds.append(task)
+            if ("build", task) not in self._jobs:
+                self._jobs.append(("build", task))
                 self._condition.notify_all()
 
     def take(self, task):
@@ -103,20 +103,15 @@ class Preparation:
         return task in self._built
 
     def _next(self):
-        """The next job: ("load", task) of a compiled task asked for, else ("build", task) of a
-        scene whose task is loaded."""
+        """The first job asked for that can run: a load once its task is compiled, a build once
+        its scene's task is loaded (so a scene opens before its other settings load)."""
         with self._condition:
             while True:
-                for task in self._wanted:
-                    if self._compiled(task):
-                        self._wanted.remove(task)
+                for kind, task in self._jobs:
+                    if self._compiled(task) if kind == "load" else task in self.loaded:
+                        self._jobs.remove((kind, task))
                         self.loading = task
-                        return "load", task
-                for task in self._builds:
-                    if task in self.loaded:
-                        self._builds.remove(task)
-                        self.loading = task
-                        return "build", task
+                        return kind, task
                 self._condition.wait()
 
     def _load(self):
@@ -152,7 +147,7 @@ class Preparation:
     @property
     def busy(self):
         """Whether anything is being compiled or loaded."""
-        return self.compiling or self.loading is not None or bool(self._wanted) or bool(self._builds)
+        return self.compiling or self.loading is not None or bool(self._jobs)
 
     # --- what the window says ----------------------------------------------------------------
     @property
