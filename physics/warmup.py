@@ -12,8 +12,10 @@ default: the cores), each compiling what it meets and writing it to the shared c
 that meets a kernel another has cached already loads it.
 
 When every task has passed, a stamp file named for the sources, numba and the CPU (`stamp_path`)
-says the cache is warm (`is_warm`): `make run`, `make test` and the app check it and run the
-warm-up only when it is missing. A task that fails is reported and the stamp is not written.
+says the cache is warm (`is_warm`): `make test` (through `make warmup`) and the app check it and
+run the warm-up only when it is missing. A task that fails is reported and the stamp is not written.
+The app also runs single tasks in its own process to load their kernels from the cache
+(app.preparation).
 
 Progress: a tqdm bar on a terminal, else one line per task (`--plain`), which the app reads
 to show what it is preparing: ``task K/N NAME done S s``.
