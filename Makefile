@@ -18,9 +18,10 @@ run: $(STAMP)
 warmup: $(STAMP)
 	$(PY) -m physics warmup --if-needed
 
-# one pytest worker per core (pytest-xdist); PYTEST_ARGS="-n 0" runs them in this process
+# one pytest worker per core (pytest-xdist), the display tests together on one of them
+# (tests/conftest.py); PYTEST_ARGS="-n 0" runs everything in this process
 test: warmup
-	$(PY) -m pytest -n auto $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto --dist loadgroup $(PYTEST_ARGS)
 
 # The benchmarks measure peers side by side (pybullet, the `bench` extra).
 bench: $(STAMP)

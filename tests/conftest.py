@@ -158,3 +158,13 @@ motion = "dynamic"
 inertia = [1.0, 2.0, 3.0]
 angular_velocity = [{0}, {1}, {1}]
 """
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist with `--dist loadgroup` (make test), every display test runs on one worker,
+    one after another, as without xdist: those tests send real X events to a window and read back
+    what it drew, and two windows drawing with Mesa's software renderer at once starve each other's
+    event handling. The other tests share the other workers."""
+    for item in items:
+        if item.get_closest_marker("display") is not None:
+            item.add_marker(pytest.mark.xdist_group("display"))

@@ -418,7 +418,18 @@ def test_signal_while_writing_removes_the_temporary_file(tmp_path, signum):
     out = tmp_path / "many.csv"
     out.write_text("old")
     process = _start([str(scene), "--steps", "2000", "--out", str(out), "--quiet"], tmp_path)
-    _wait_for(lambda: any(tmp_path.glob(".many.csv.*.tmp")), process)
+    # a non-empty temporary file: the options' check creates (and removes) an empty one first,
+    # which a busy machine can show the poll for long enough to be seen
+    def writing():
+        for path in tmp_path.glob(".many.csv.*.tmp"):
+            try:
+                if path.stat().st_size > 0:
+                    return True
+            except FileNotFoundError:       # the options' probe, gone between the listing and the stat
+                pass
+        return False
+
+    _wait_for(writing, process)
     process.send_signal(signum)
     stdout, stderr = process.communicate(timeout=60)
     err = stderr.decode()
