@@ -33,6 +33,7 @@ from pathlib import Path
 
 SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
 STEPS = 3                   # steps per setting: enough to meet contacts, joints and the solver's stages
+SLEEP_SECONDS = 3.0         # s a scene with sleeping on is stepped at most, until a body falls asleep
 # Scenes whose size makes a step slow: one setting each (their kernels are the small scenes' ones).
 LARGE = ("stress",)
 
@@ -61,7 +62,8 @@ def _variants():
 
 def warm_scene(task):
     """Task NAME: open scene NAME and step it as its file says, with what the viewer reads every
-    frame (energies, momenta, contacts, snapshot and hash). Task NAME+: step it under every variant
+    frame (`_queries`: energies, momenta, contacts, accelerations, snapshot and hash) and, with
+    sleeping on, until a body sleeps and is woken. Task NAME+: step it under every variant
     (`_variants`), and drive what the viewer offers on top of a step: impulse and force,
     reparenting (to the world and back, keeping world or local state), the acceleration terms from
     a moving frame. Returns the seconds it took."""
@@ -74,8 +76,16 @@ def warm_scene(task):
     sim.step(STEPS)
     snapshot = sim.snapshot()
     sim.restore(snapshot)
-    sim.state_hash()
-    sim.energy(), sim.momentum(), sim.body_energies(), sim.body_momenta(), sim.contacts(), sim.joint_separation()
+    _queries(sim)
+    if sim.settings.sleep:      # on until something sleeps, a few steps asleep (the sleeping kernels), woken
+        for _ in range(int(SLEEP_SECONDS / sim.settings.dt)):
+            sim.step(1)
+            if np.any(sim.sleeping()):
+                break
+        sim.step(STEPS)
+        sim.wake()
+        sim.step(1)
+        sim.restore(snapshot)
     if not everything:
         return time.perf_counter() - start
     variants = list(_variants())[:1] if name in LARGE else _variants()
@@ -105,6 +115,14 @@ def warm_scene(task):
             except ValueError:      # a node the scene cannot move (a joint's): the step is warm anyway
                 pass
     return time.perf_counter() - start
+
+
+def _queries(sim):
+    """What the viewer reads of a simulation every frame or on demand (inspector, overlays, plots)."""
+    sim.state_hash()
+    sim.energy(), sim.momentum(), sim.body_energies(), sim.body_momenta(), sim.contacts(), sim.joint_separation()
+    sim.world(), sim.world_poses(), sim.local(), sim.sleeping(), sim.solver_residual(), sim.first_non_finite()
+    sim.inertial_accelerations(), sim.constraint_accelerations()
 
 
 def tasks(first=None):
