@@ -15,9 +15,9 @@ import os
 import time
 from collections import deque
 
-import numba
 import numpy as np
 
+from physics.compiled import kernel
 from physics.contiguous_list import ContiguousList
 
 VALUE_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 1024)
@@ -27,7 +27,7 @@ MAX_N_1K = 10**5  # 1024-byte values stop at 1e5 elements: 1e6 of them would be 
 
 
 # -- kernels: one implementation each, run on the CL arrays and on the intrusive record array ----
-@numba.njit(cache=True)
+@kernel
 def traverse(next_, head, nil):
     """Pure traversal: follow the links without touching the values; return the count."""
     h, k = head, 0
@@ -37,7 +37,7 @@ def traverse(next_, head, nil):
     return k
 
 
-@numba.njit(cache=True)
+@kernel
 def accumulate(next_, keys, head, nil):
     """std::accumulate along the links (the values are read in list order)."""
     h, s = head, 0
@@ -47,7 +47,7 @@ def accumulate(next_, keys, head, nil):
     return s
 
 
-@numba.njit(cache=True)
+@kernel
 def lower_bound(next_, keys, head, nil, n, value):
     """std::lower_bound on a forward range: binary search whose steps advance along the links."""
     first, count = head, n

@@ -42,7 +42,7 @@ from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLoca
 from numba.core.registry import CPUDispatcher
 
 # The packages whose kernels this locator caches (top-level package directories).
-PROJECT_PACKAGES = ("physics", "app")
+PROJECT_PACKAGES = ("physics", "app", "benchmarks")
 _ROOT = Path(__file__).resolve().parent.parent
 _notices = set()
 

@@ -5,11 +5,13 @@ They are the scalar versions of the vectorized formulas in `physics.rotation`, w
 conventions (active rotations of column vectors, quaternions (w, x, y, z) with the Hamilton
 product, `hat(w) x = w × x`) and which the tests compare them against.
 
-Inside a kernel a vector is a 3-tuple of floats and a matrix a 3-tuple of rows. Every helper is
-`inline="always"`, so a loop over bodies written with them compiles to straight-line code that
-keeps its vectors in registers: no temporary arrays, no array views (each view costs a reference
-count update), no allocation inside the loop. `load*`/`store*` move row `i` of a batch array in
-and out.
+Inside a kernel a vector is a 3-tuple of floats and a matrix a 3-tuple of rows. Most helpers are
+`kernel(inline=True)` (numba's IR-level inlining), so a loop over bodies written with them
+compiles to straight-line code that keeps its vectors in registers: no temporary arrays, no array
+views (each view costs a reference count update), no allocation inside the loop. Called instead
+of inlined, they compile faster but LLVM does not inline them back: the Lie–midpoint step took
+1.7 to 2.2 times as long (docs/benchmarks.md, "Start-up"). `load*`/`store*` move row `i` of a
+batch array in and out.
 """
 import numpy as np
 from physics.compiled import kernel
