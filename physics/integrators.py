@@ -8,7 +8,9 @@ State of body i (docs/architecture.md, "Integrators interface"): local translati
 `R1`, velocity `v1 = dT1/dt` (parent frame), and `omega_body = R3^T omega3`, its angular velocity
 relative to the world in body axes (`R3 = R2 R1` its world rotation). The parent's world motion
 over the step (`R2, S2, a2, omega2, alpha2`, the `Frame`) is extrapolated with constant `a2` and
-`alpha2`; `R2(t) = exp(hat(Omega(t))) R2` with the Magnus vector Omega1 + Omega2 (4th order).
+`alpha2`; `R2(t) = exp(hat(Omega(t))) R2` with the Magnus vector Omega1 + Omega2 (4th order). It is
+prescribed motion: physics.simulation steps a body under a dynamic parent in the world frame instead
+(the parent's motion over the step is not known before it is integrated).
 
 Rotation. Euler's equations act on omega_body and the world rotation, whatever the parent:
 

@@ -20,10 +20,18 @@ holds the state the steps change:
 - time, sleep timers and what sleeping bodies hold, the last solver stage's share of the
   accelerations, and the solver's warm starts, manifolds and joints (`snapshot` lists them).
 
-A dynamic body's local acceleration depends on its parent's world acceleration, which depends on
-the local accelerations of dynamic ancestors. Dynamic nodes are therefore grouped in generations
-(number of dynamic strict ancestors); `_sync` settles them one generation per compiled world pass,
-so no Python loop runs over nodes.
+Trees. A body with a dynamic ancestor (a carried body, in generation g ≥ 1 = its number of dynamic
+strict ancestors: the car's cargo) sits in a frame whose motion over the step is itself being
+integrated, so it cannot be prescribed in advance: extrapolated at the start-of-step acceleration it
+made every scheme 1st order (5.4 cm off a free child's world line after 2 s at 1/60). The dynamic
+stage therefore integrates a carried body's world motion — in world terms its equations are a free
+body's, the hierarchy between it and the root entering only through its pose — and expresses the
+result in its parent's frame at the end of the step, generation after generation, parents first
+(`_place_bodies`, "Converting Global Dynamics To Local Dynamics"): a tree is one system, each body at
+its integrator's order and with a free body's momentum (tests/test_trees.py). A body whose
+ancestors are kinematic or fixed is integrated in its parent's frame, whose motion over the step is
+prescribed (physics.integrators, `Frame`). The reported local accelerations of queries are settled
+one generation per compiled world pass (`_sync`): a body's needs its parent's world acceleration.
 
 Motion types: fixed (local state constant), kinematic (constant local a, alpha; exact translation
 and Magnus rotation, physics.kinematics), dynamic (rigid body, centre of mass at its origin,
@@ -45,8 +53,8 @@ from physics.model import Model
 from physics.compiled import kernel
 
 from physics.rotation import cross
-from physics.rotation_kernels import add, cross as cross3, exp_so3, load3, load33, matmul, matvec, matvec_t, mul, solve3, \
-    store3, store33, sub, transpose
+from physics.rotation_kernels import add, cross as cross3, exp_so3, load3, load33, matmul, matmul_tn, \
+    matrix_from_quaternion, matvec, matvec_t, mul, quaternion_from_matrix, solve3, store3, store33, sub, transpose
 from physics.scene import Scene, load_scene
 from physics.snapshot import Snapshot, scene_fingerprint
 from physics.settings import Settings
@@ -55,7 +63,7 @@ from physics.sleeping import SLEEP_ANGULAR, SLEEP_LINEAR, SLEEP_TIME, WAKE_FIELD
     hold, parent_motion, sleep_islands, wake_on_field  # noqa: F401
 from physics.validation import LENGTH_MAX, SPEED_MAX
 
-_STALE, _MOVING, _STEPPABLE, _COMPLETE = 0, 1, 2, 3
+_STALE, _MOVING, _COMPLETE = 0, 1, 2
 # Fraction of an end-of-step velocity change each integrator's position update sees (_stage_contacts).
 POSITION_FRACTION = {"explicit-euler": 0.0, "semi-implicit-euler": 1.0, "implicit-euler": 1.0}
 # How far ahead, in steps, the contact rows take a moving kinematic surface's velocity so that a body
@@ -322,13 +330,20 @@ def _dynamic_inputs(bodies, world, local, gravity, out):
     translation, rotation, velocity, force = out.translation, out.rotation, out.velocity, out.force
     R2, s2, a2 = out.frame_rotation, out.frame_scale, out.frame_acceleration
     w2, alpha2 = out.frame_omega, out.frame_alpha
+    world_translation, world_velocity = world.translation, world.velocity
     for k in range(nodes.size):
         i, q = nodes[k], parent[k]
-        store3(translation, k, load3(local_translation, i))
-        store33(rotation, k, load33(local_rotation, i))
-        store3(velocity, k, load3(local_velocity, i))
         for c in range(3):
             force[k, c] = mass[k] * gravity[c] + force_applied[k, c]
+        if bodies.nearest_slot[k] >= 0:     # carried: its world motion, in the world's frame
+            store3(translation, k, load3(world_translation, i))
+            store33(rotation, k, load33(world_rotation, i))
+            store3(velocity, k, load3(world_velocity, i))
+            q = -1
+        else:
+            store3(translation, k, load3(local_translation, i))
+            store33(rotation, k, load33(local_rotation, i))
+            store3(velocity, k, load3(local_velocity, i))
         if q >= 0:
             store33(R2, k, load33(world_rotation, q))
             s2[k] = world_scale[q]
@@ -341,6 +356,35 @@ def _dynamic_inputs(bodies, world, local, gravity, out):
             store3(a2, k, (0.0, 0.0, 0.0))
             store3(w2, k, (0.0, 0.0, 0.0))
             store3(alpha2, k, (0.0, 0.0, 0.0))
+
+
+@kernel
+def _place_bodies(bodies, slots, motion, world, local):
+    """The dynamic stage's results `motion` (`Motion`, by slot) written into the local state
+    (`NodeArrays`) of the bodies `slots` (`DynamicBodies`): a carried body's (one with a dynamic
+    ancestor) result is its world motion, expressed in its parent's frame at the end of the step,
+    whose world state (`NodeArrays`) must be current ("Converting Global Dynamics To Local
+    Dynamics", A1 = A2⁻¹ A3 with d = T3 − T2 and J2 = R2 S2):
+        T1 = J2⁻¹ d,   v1 = J2⁻¹ (v3 − v2 − ω2 × d),   R1 = R2ᵀ R3
+    (its omega_body is world-relative: it needs no conversion)."""
+    nodes, parent, nearest = bodies.node, bodies.parent, bodies.nearest_slot
+    for k in slots:
+        i, q = nodes[k], parent[k]
+        x, R, v = load3(motion.translation, k), load33(motion.rotation, k), load3(motion.velocity, k)
+        if nearest[k] >= 0:
+            R2, inverse_scale = load33(world.rotation, q), 1.0 / world.scale[q]
+            d = sub(x, load3(world.translation, q))
+            # R2⁻¹ rather than R2ᵀ: the world state is rebuilt with R2 as it is (`update_world`),
+            # whose orthonormality drifts by round-off a step (lie-midpoint's product of Cayley
+            # rotations); with R2ᵀ that drift biased a free child's world velocity every step alike
+            x = mul(inverse_scale, solve3(R2, d))
+            v = mul(inverse_scale, solve3(R2, sub(sub(v, load3(world.velocity, q)), cross3(load3(world.omega, q), d))))
+            # onto the rotations again (through the unit quaternion): the product of a chain of
+            # rotations, each orthonormal to round-off, compounds its error step after step
+            R = matrix_from_quaternion(quaternion_from_matrix(matmul_tn(R2, R)))
+        store3(local.translation, i, x)
+        store33(local.rotation, i, R)
+        store3(local.velocity, i, v)
 
 
 @kernel
@@ -547,26 +591,22 @@ class Simulation:
             torque = torque + _rows_times(rotation, self.model.inertia_dyn[slots] * _rows_transposed_times(rotation, change[:, 3:]))
         return force, torque
 
-    def _sync_generation(self, slots, accelerations=None):
-        """Derive the hierarchy's omega_local of dynamic `slots` from omega_body and, unless
-        `accelerations` is None, their local accelerations from the forces ("The Dynamics of a
-        Transform Hierarchy", "Converting Global Dynamics To Local Dynamics"); parents must be settled. `accelerations`:
-        'free'      gravity and applied forces only: the motion the integrator steps, so a child's
-                    frame is its parent's free motion (the solver's change to the parent reaches the
-                    child through counteraction, `_apply_world_changes`);
-        'reported'  plus the contact and joint forces of the last solver stage (`_forces`), in the
-                    parents' reported motion: a crate resting on the deck reports a = 0, not −g."""
+    def _sync_generation(self, slots):
+        """Derive the hierarchy's omega_local of dynamic `slots` from omega_body and their local
+        accelerations from the forces ("The Dynamics of a
+        Transform Hierarchy", "Converting Global Dynamics To Local Dynamics"); parents must be
+        settled. The accelerations are the reported ones: gravity, applied forces and the contact
+        and joint forces of the last solver stage (`_forces`), in the parents' reported motion (a
+        crate resting on the deck reports a = 0, not −g)."""
         local, nodes = self.hierarchy.local, self.model.dyn[slots]
         frame = self._frame(slots)
         rotation = local.rotation[nodes]
         omega_body = np.ascontiguousarray(self._omega_body[slots])
         local.omega[nodes] = omega_local_from_body(rotation, omega_body, frame)
-        if accelerations is None:
-            return
         held = self._asleep[slots]
-        if accelerations == "reported" and held.any():
+        if held.any():
             self._constraint_acceleration[slots[held]] = 0.0     # the free motion first (below)
-        force, torque = self._forces(slots, reported=accelerations == "reported")
+        force, torque = self._forces(slots, reported=True)
         acceleration, alpha = local_accelerations(
             local.translation[nodes], rotation, local.velocity[nodes], omega_body,
             self.mass[nodes], self.inertia_body[nodes], force, torque, self.settings.gyroscopic, frame)
@@ -574,39 +614,28 @@ class Simulation:
             # a sleeping body rides its parent rigidly: a1 = α1 = 0 (also as the frame of what it
             # carries), and what holds it there is the constraint share, −J2 a1_free and −R2 α1_free
             R2, s2, k = frame.rotation[held], frame.scale[held], slots[held]
-            if accelerations == "reported":
-                self._constraint_acceleration[k, :3] = -s2[:, None] * _rows_times(R2, acceleration[held])
-                self._constraint_acceleration[k, 3:] = -_rows_times(R2, alpha[held])
+            self._constraint_acceleration[k, :3] = -s2[:, None] * _rows_times(R2, acceleration[held])
+            self._constraint_acceleration[k, 3:] = -_rows_times(R2, alpha[held])
             acceleration[held], alpha[held] = 0.0, 0.0
         local.acceleration[nodes] = acceleration
         local.alpha[nodes] = alpha
 
     def _sync(self, level):
         """Bring the world state (and dynamic nodes' derived local values) up to `level`:
-        _MOVING     every node's world pose and velocity (what the solver needs);
-        _STEPPABLE  and every dynamic body's parent's free acceleration (what a step needs);
-        _COMPLETE   every node's world and local state, reported accelerations (what queries need).
-        _COMPLETE does not include _STEPPABLE when a dynamic body has a dynamic parent: the
-        parent's reported acceleration holds its contact forces, which the step must not see."""
+        _MOVING     every node's world pose and velocity (what the solver and a step need: a step
+                    reads no dynamic body's acceleration, `_stage_dynamic`);
+        _COMPLETE   every node's world and local state, reported accelerations (what queries need)."""
         have = self._synced
-        if have == level or (level == _MOVING and have != _STALE) or (
-                level == _STEPPABLE and have != _STALE and len(self.model.generations) <= 1):
-            return   # with one generation, no dynamic body's frame holds a dynamic acceleration
-        last = len(self.model.generations) - 1
-        if level == _MOVING or (level == _STEPPABLE and last <= 0):
+        if have == level or (level == _MOVING and have != _STALE):
+            return
+        if level == _MOVING:
             # one pass: each dynamic body's local omega from omega_body on the way down
             self.hierarchy.update_world(self.model.dyn_slot, self._omega_body)
-            self._synced = level
-            return
-        self.hierarchy.update_world()
-        for g, slots in enumerate(self.model.generations):
-            if level == _COMPLETE:
-                self._sync_generation(slots, "reported")
-            elif level == _STEPPABLE and g < last:
-                self._sync_generation(slots, "free")
-            else:
-                self._sync_generation(slots)
+        else:   # generation by generation: a body's local acceleration needs its parent's world one
             self.hierarchy.update_world()
+            for slots in self.model.generations:
+                self._sync_generation(slots)
+                self.hierarchy.update_world()
         self._synced = level
 
     # ------------------------------------------------------------------ the step
@@ -725,7 +754,7 @@ class Simulation:
     def _substep(self, h):
         """One sub-step of length h, as the stages below."""
         started = profile.mark()
-        self._sync(_STEPPABLE)         # 1. world state at the start of the sub-step
+        self._sync(_MOVING)            # 1. world state at the start of the sub-step
         profile.lap("world", started)
         sleep = self.settings.sleep and self._asleep.any()
         if sleep:                      #    sleeping bodies whose field changed wake
@@ -763,7 +792,11 @@ class Simulation:
         advance_bodies((inputs.translation, inputs.rotation, inputs.velocity, self._omega_body, model.mass_dyn,
                         model.inertia_dyn, inputs.force, model.torque_applied), h, self._integrator(), settings.gyroscopic,
                        self._frames if model.any_parented else None)
-        _scatter_motion(model.dyn, self._dynamic_motion, self._local_arrays)
+        # the trees, parents first: a carried generation is placed in its parents' end-of-step frame
+        for g, slots in enumerate(model.generations):
+            if g:
+                self.hierarchy.update_world(model.dyn_slot, self._omega_body)
+            _place_bodies(self._dynamic, slots, self._dynamic_motion, self._world_arrays, self._local_arrays)
 
     @profile.stage("sleep")
     def _stage_sleep(self, h):

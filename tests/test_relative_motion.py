@@ -99,13 +99,9 @@ def chain_run():
     return sim, states
 
 
-# The rider's discrete trajectory is only first-order accurate in h whatever the integrator: its
-# parent is a dynamic body, whose motion over a step the integrator extrapolates at the step's start
-# acceleration (physics.integrators, Frame). Its central-difference acceleration departs from the
-# instantaneous one by 0.52 h m/s² (measured: 5.2e-4, 2.6e-4, 1.3e-4, 6.4e-5 at h = 1/1000 ... 1/8000,
-# rk4 and lie-midpoint-4 alike), so it gets a tolerance of 4 times that; the base and the body
-# (kinematic parent) follow to the finite difference's own error.
-TOLERANCE = {"base": 1e-6, "body": 1e-6, "rider": 4 * 0.52 * H}     # m/s²
+# Every node follows to the finite difference's own error and rk4's, O(h⁴): the rider too, whose
+# parent is a dynamic body (a tree's bodies are integrated parents first, physics.simulation).
+TOLERANCE = 1e-6     # m/s²
 
 
 @pytest.mark.parametrize("frame", ["world", "base", "body", "rider"])
@@ -113,7 +109,7 @@ TOLERANCE = {"base": 1e-6, "body": 1e-6, "rider": 4 * 0.52 * H}     # m/s²
 def test_the_terms_sum_to_the_central_difference_of_the_world_velocity(chain_run, frame, node):
     """Σ terms at step 100 = (v(101) − v(99)) / 2h, the world acceleration by finite differences of
     the run's world velocities. The central difference errs by h² |d³v/dt³| / 6 ≈ 4e-8 · 10 m/s⁴
-    plus rk4's error, O(h⁵) a step: 1e-6 m/s² (the rider: TOLERANCE). The sum is the reported
+    plus rk4's error, O(h⁵) a step: TOLERANCE = 1e-6 m/s². The sum is the reported
     world acceleration to round-off (1e-12)."""
     sim, states = chain_run
     k = ["base", "body", "rider"].index(node)
@@ -122,7 +118,7 @@ def test_the_terms_sum_to_the_central_difference_of_the_world_velocity(chain_run
     terms = states[1]["terms"][frame]
     total = sum(terms[name][k] for name in ("relative", "constraint", "frame", "euler", "centrifugal", "coriolis"))
     np.testing.assert_allclose(total, terms["world"][k], atol=1e-12)
-    np.testing.assert_allclose(total, finite_difference, atol=TOLERANCE[node])
+    np.testing.assert_allclose(total, finite_difference, atol=TOLERANCE)
 
 
 @pytest.mark.parametrize("node, frame", [("body", "base"), ("base", "body"), ("body", "world")])
