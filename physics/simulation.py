@@ -651,11 +651,10 @@ class Simulation:
             started = profile.mark()
             substeps = self.settings.substeps
             h = self.settings.dt / substeps
-            compose = self._composes_rattle()
             rattle = self._integrator() in RATTLE_INTEGRATORS and self._solver is not None and \
                 bool(len(self._solver.joint_specs))
             for _ in range(substeps):
-                if compose:
+                if rattle and self._composes_rattle(h):
                     # lie-midpoint-4 with joints and no contact shapes: the whole constrained step
                     # (free motion, RATTLE) composed by the triple jump, which keeps 4th order
                     self._stepping = "lie-midpoint"
@@ -703,15 +702,21 @@ class Simulation:
         self._rattle_substep(0.5 * h, halvings - 1)
         self._rattle_substep(0.5 * h, halvings - 1)
 
-    def _composes_rattle(self):
-        """Whether a sub-step of `lie-midpoint-4` is RATTLE's constrained lie-midpoint step composed by
-        the triple jump (g1 h, g2 h < 0, g1 h): with joints and without contact shapes. Contacts are
-        inequalities solved at velocity level with speculative margins and restitution, which have
-        no meaning over a backward sub-step; where they exist, the free motion alone is composed and
-        the joints are stepped once (2nd order in the joints)."""
-        if self.settings.integrator != "lie-midpoint-4" or self._solver is None:
+    def _composes_rattle(self, h):
+        """Whether a sub-step h of `lie-midpoint-4` with joints is RATTLE's constrained lie-midpoint
+        step composed by the triple jump (g1 h, g2 h < 0, g1 h): where every joint is an equality
+        (no limit, motor or rope) and no contact may become active within it (no two shapes within
+        reach of g1 h of travel, the farthest the composition strays: `SceneSolver.may_touch`).
+        Contacts, limits and ropes are inequalities, motors velocity targets, solved at velocity
+        level with speculative margins and restitution: they have no meaning over a backward
+        sub-step. Where one may act, the free motion alone is composed and the joints are stepped
+        once (2nd order in the joints)."""
+        if self.settings.integrator != "lie-midpoint-4" or not self._solver.joints_equalities:
             return False
-        return bool(len(self._solver.joint_specs)) and not len(self._solver.shapes)
+        if not len(self._solver.shapes):
+            return True
+        world, centre, _, velocity, _ = self._solver_state()
+        return not self._solver.may_touch(world, centre, velocity, TRIPLE_JUMP[0] * h)
 
     def _check_divergence(self):
         """Raise (and keep) a DivergenceError if a moving node's local state left the finite range

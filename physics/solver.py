@@ -28,7 +28,7 @@ from physics.compiled import kernel
 from physics import profile
 from physics.broadphase import candidate_pairs, collision_filter
 from physics.collision import ContactCache, Contacts, StoredImpulses, contacts, lookup_impulses  # noqa: F401 (StoredImpulses public here)
-from physics.constraints import BOUNCE_THRESHOLD, ROWS_PER_JOINT, SLOP, BodyMotion, ContactConstants, ContactInput, \
+from physics.constraints import BOUNCE_THRESHOLD, ROPE, ROWS_PER_JOINT, SLOP, BodyMotion, ContactConstants, ContactInput, \
     Joints, PointBounce, Rows, beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.gauss_seidel import PARALLEL_MIN, Prepared, Solution, halves, prepare, solve, sweep, warm_start  # noqa: F401 (public here)
 from physics.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
@@ -322,6 +322,11 @@ class SceneSolver:
         self.friction = np.asarray(friction, float)
         self.restitution = np.asarray(restitution, float)
         self.joint_specs = list(joint_specs)
+        # Whether every joint is an equality (no limit, motor or rope): RATTLE's step then has no
+        # inequality or velocity target in it, and composing it (backward sub-steps too) is sound.
+        self.joints_equalities = all(
+            spec["kind"] != ROPE and spec.get("lower") is None and spec.get("upper") is None
+            and not spec.get("motor_force") for spec in self.joint_specs)
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`)
         self.joint_start_error = 0.0          # and the largest |g| / lever it started from
         self.joints = None
@@ -409,18 +414,7 @@ class SceneSolver:
         self.contacts = None
         if len(self.shapes):
             t = profile.lap("rows", t)
-            lo, hi = aabbs(self.shapes, world)
-            # each box grown by how far its shape can move within the step (`_travel`); the narrow
-            # phase keeps points up to what the two farthest-moving shapes can close
-            travel = np.empty(len(self.shapes))
-            most = _travel(self.shapes.node, lo, hi, SolverBodies(self.body_of_node, centre, velocity),
-                           NodeMotion(world.translation, world.velocity, world.omega, world.acceleration, world.alpha),
-                           h, travel)
-            margin = SPECULATIVE + 2.0 * most
-            grow = (SPECULATIVE + travel)[:, None]
-            lo -= grow
-            hi += grow
-            pairs = candidate_pairs(lo, hi, self.filter)
+            pairs, margin = self._candidates(world, centre, velocity, h)
             t = profile.lap("broad phase", t)
             if len(pairs) > PAIR_BUDGET:
                 raise ContactBudgetError(len(pairs))
@@ -462,6 +456,24 @@ class SceneSolver:
         self._side = halves(centre) if len(rows) >= PARALLEL_MIN else None
         self._prepared = prepare(rows, inverse_mass, inverse_inertia)
         profile.lap("rows", t)
+
+    def _candidates(self, world, centre, velocity, h):
+        """(pairs (K, 2) of shapes whose boxes, each grown by how far its shape can move within
+        |h| (`_travel`), overlap; the narrow phase's margin: what the two farthest-moving shapes
+        can close)."""
+        lo, hi = aabbs(self.shapes, world)
+        travel = np.empty(len(self.shapes))
+        most = _travel(self.shapes.node, lo, hi, SolverBodies(self.body_of_node, centre, velocity),
+                       NodeMotion(world.translation, world.velocity, world.omega, world.acceleration, world.alpha),
+                       h, travel)
+        grow = (SPECULATIVE + travel)[:, None]
+        return candidate_pairs(lo - grow, hi + grow, self.filter), SPECULATIVE + 2.0 * most
+
+    def may_touch(self, world, centre, velocity, h):
+        """Whether any two shapes may come into contact within |h| of these poses (the broad phase
+        of `prepare` with boxes grown by the travel over |h|): where none may, a step of joints
+        alone is free of contacts (`physics.simulation` composes lie-midpoint-4's there)."""
+        return bool(len(self.shapes)) and bool(len(self._candidates(world, centre, velocity, h)[0]))
 
     def _awake_contacts(self, candidates, world, margin, awake):
         """The candidate pairs to solve and their contacts when some bodies sleep (`awake` (B,),

@@ -4,7 +4,8 @@ the rigid distance joint beside the rope.
 
 Conventions: world frame, y up, gravity (0, −9.81, 0) unless a test switches it off; every body
 starts with the identity rotation, so a hinge about z has angle θ = atan2(R₁₀, R₀₀) and an anchor
-in the body's frame is r_b = anchor_world − x_b(0). Fine step h = 1/240 and 30 PGS sweeps.
+in the body's frame is r_b = anchor_world − x_b(0). Fine step h = 1/240 and 30 PGS sweeps, the
+default integrator (semi-implicit Euler) unless a test names another.
 """
 import numpy as np
 import pytest
@@ -16,6 +17,9 @@ from physics.simulation import Simulation
 H = 1 / 240
 G = 9.81
 SWEEPS = 30
+# Where a test follows a body under a constant force, the closed form of each scheme's discrete
+# trajectory: semi-implicit Euler lags ½ a h t behind ½ a t²; lie-midpoint(-4) are exact for it.
+FALL = {"semi-implicit-euler": lambda a, t: 0.5 * a * t * (t + H), "lie-midpoint-4": lambda a, t: 0.5 * a * t * t}
 
 
 def simulate(nodes, joints, **world):
@@ -69,14 +73,17 @@ def test_hinge_swings_only_about_its_axis():
     assert out[:, 3].max() <= 1e-3 * out[:, 4].max()
 
 
+@pytest.mark.parametrize("integrator", ["semi-implicit-euler", "lie-midpoint-4"])
 @pytest.mark.parametrize("lower, upper, spin", [(-0.3, 0.5, 0.0), (-0.3, 0.5, 6.0)])
-def test_hinge_limits_hold(lower, upper, spin):
+def test_hinge_limits_hold(lower, upper, spin, integrator):
     # Released level (θ = 0) it falls to the lower limit; spun at 6 rad/s it first hits the upper one
-    # (free flight would reach θ = ω²I_eff/(2 m g L) > 1.8 rad).
+    # (free flight would reach θ = ω²I_eff/(2 m g L) > 1.8 rad). lie-midpoint-4 steps a joint with
+    # limits once (RATTLE), never by its triple jump's backward sub-step: an inequality has no
+    # meaning there (it swung through the upper limit to −0.3 rad).
     start = [1.0, 2.0, 0.0]
     door = body("door", start, angular_velocity=[0.0, 0.0, spin], velocity=[0.0, spin, 0.0])
     sim = simulate([door], [{"type": "hinge", "b": "door", "anchor": [0, 2, 0], "axis": [0, 0, 1],
-                             "lower": lower, "upper": upper}])
+                             "lower": lower, "upper": upper}], integrator=integrator)
     angle = run(sim, 2.0, lambda s: np.arctan2(state(s)[1][1, 0], state(s)[1][0, 0]))
     # Slack 0.01 rad (≈ 1 cm at the 1 m lever): the limit row is an inequality solved speculatively.
     assert angle.min() >= lower - 1e-2
@@ -112,9 +119,11 @@ def test_hinge_motor_stalls_against_gravity_by_torque_balance(ratio):
     start = [np.cos(theta0), 2.0 + np.sin(theta0), 0.0]
     rotation = [np.cos(theta0 / 2), 0.0, 0.0, np.sin(theta0 / 2)]
     torque = ratio * G * 0.5
+    # semi-implicit Euler: its velocity-level motor row is the whole joint step. Under RATTLE
+    # (lie-midpoint-4) the position projection leaves the saturated motor out: 2.8e-3 rad/s off.
     sim = simulate([body("arm", start, rotation=rotation)],
                    [{"type": "hinge", "b": "arm", "anchor": [0, 2, 0], "axis": [0, 0, 1],
-                     "motor_speed": 1.0, "motor_force": torque}])
+                     "motor_speed": 1.0, "motor_force": torque}], integrator="semi-implicit-euler")
     omega = run(sim, 0.3, lambda s: state(s)[3][2])
     t = (np.arange(len(omega)) + 1) * H
     exact = solve_ivp(lambda _, y: [y[1], (torque - G * np.cos(y[0])) / I_eff], (0.0, t[-1]), [theta0, 0.0],
@@ -127,7 +136,8 @@ def test_hinge_motor_stalls_against_gravity_by_torque_balance(ratio):
 
 # ------------------------------------------------------------------ slider
 
-def test_slider_on_tilted_axis_slides_at_g_cos_angle():
+@pytest.mark.parametrize("integrator", sorted(FALL))
+def test_slider_on_tilted_axis_slides_at_g_cos_angle(integrator):
     # Axis 60° from straight down: a frictionless slide accelerates at g cos 60° along it. An applied
     # force across the axis and an applied torque must be held by the 2 linear and 3 angular rows.
     phi = np.radians(60.0)
@@ -135,7 +145,8 @@ def test_slider_on_tilted_axis_slides_at_g_cos_angle():
     start = np.array([0.0, 2.0, 0.0])
     across = np.cross(axis, [0.0, 0.0, 1.0])
     sim = simulate([body("cart", start, applied_force=(3.0 * across).tolist(), applied_torque=[1.0, -2.0, 0.5])],
-                   [{"type": "slider", "b": "cart", "anchor": start.tolist(), "axis": axis.tolist()}])
+                   [{"type": "slider", "b": "cart", "anchor": start.tolist(), "axis": axis.tolist()}],
+                   integrator=integrator)
 
     def probe(sim):
         x, R, v, _ = state(sim)
@@ -145,10 +156,10 @@ def test_slider_on_tilted_axis_slides_at_g_cos_angle():
     out = run(sim, 1.0, probe)
     t = (np.arange(len(out)) + 1) * H
     a = G * np.cos(phi)
-    # Velocity: semi-implicit Euler is exact for a constant acceleration, v = a t; 1e-3 relative.
+    # Velocity: both schemes are exact for a constant acceleration, v = a t; 1e-3 relative.
     np.testing.assert_allclose(out[:, 1], a * t, rtol=1e-3)
-    # Travel: the scheme's x_n = ½ a t (t + h) is ½ a h t above ½ a t² (10 mm after 1 s); 1e-3 relative to it.
-    np.testing.assert_allclose(out[:, 0], 0.5 * a * t * (t + H), rtol=1e-3)
+    # Travel: the scheme's closed form (FALL; semi-implicit Euler's is 10 mm above ½ a t² after 1 s); 1e-3 relative.
+    np.testing.assert_allclose(out[:, 0], FALL[integrator](a, t), rtol=1e-3)
     assert out[:, 2].max() <= 1e-3          # perpendicular drift ≤ 1 mm (the goal's bound)
     assert out[:, 3].max() <= 1e-3          # no rotation, ≤ 1 mrad
 
@@ -220,20 +231,23 @@ def test_fixed_between_two_bodies_keeps_relative_pose():
 
 # ------------------------------------------------------------------ rope and distance
 
-def test_slack_rope_exerts_no_force():
+@pytest.mark.parametrize("integrator", sorted(FALL))
+def test_slack_rope_exerts_no_force(integrator):
     # Rope of 1.5 m from (0, 3, 0) to a bob 0.5 m below: 1 m of free fall before it goes taut
     # (t = √(2/g) ≈ 0.45 s). Until then the bob matches a rope-less twin step for step and free fall.
     bob = body("bob", [0.0, 2.5, 0.0])
-    roped = simulate([bob], [{"type": "rope", "b": "bob", "anchor": [0, 3, 0], "anchor_b": [0, 2.5, 0], "length": 1.5}])
+    roped = simulate([bob], [{"type": "rope", "b": "bob", "anchor": [0, 3, 0], "anchor_b": [0, 2.5, 0], "length": 1.5}],
+                     integrator=integrator)
     # The twin: a slack rope far away from it keeps the solver running with the same settings.
     free = simulate([bob, body("far", [50.0, 2.5, 0.0])],
-                    [{"type": "rope", "b": "far", "anchor": [50, 3, 0], "anchor_b": [50, 2.5, 0], "length": 100.0}])
+                    [{"type": "rope", "b": "far", "anchor": [50, 3, 0], "anchor_b": [50, 2.5, 0], "length": 100.0}],
+                    integrator=integrator)
     y_roped = run(roped, 0.4, lambda s: state(s)[0][1])
     y_free = run(free, 0.4, lambda s: state(s)[0][1])
     t = (np.arange(len(y_roped)) + 1) * H
     np.testing.assert_allclose(y_roped, y_free, atol=1e-12)          # no impulse at all
-    # Free fall: ½ g t², plus semi-implicit Euler's ½ g h t lag (≤ 8 mm here); 1e-9 m round-off.
-    np.testing.assert_allclose(y_roped, 2.5 - 0.5 * G * t * (t + H), atol=1e-9)
+    # Free fall: the scheme's closed form (FALL: semi-implicit Euler lags ≤ 8 mm here); 1e-9 m round-off.
+    np.testing.assert_allclose(y_roped, 2.5 - FALL[integrator](G, t), atol=1e-9)
 
 
 def test_taut_rope_holds_length_like_a_pendulum():
@@ -263,8 +277,8 @@ def test_distance_pushes_rope_does_not(kind):
     if kind == "distance":
         assert np.abs(np.linalg.norm(x - anchor, axis=1) - 1.0).max() <= 1e-3
     else:
-        # Semi-implicit Euler: y_n = y₀ + v₀ t − ½ g t (t + h); 1e-9 m round-off.
-        np.testing.assert_allclose(x[:, 1], 1.0 + 3.0 * t - 0.5 * G * t * (t + H), atol=1e-9)
+        # Free flight: y₀ + v₀ t less semi-implicit Euler's fall (FALL); 1e-9 m round-off.
+        np.testing.assert_allclose(x[:, 1], 1.0 + 3.0 * t - FALL["semi-implicit-euler"](G, t), atol=1e-9)
 
 
 def test_constraint_kind_codes_follow_the_scene_formats_joint_types():
