@@ -17,11 +17,9 @@ stops a recording in the app (sandbox-<time>.mp4 in the working directory).
 import argparse
 import sys
 
-GYROSCOPIC = ("off", "explicit", "implicit")
-
 
 def parse_args(argv=None):
-    from physics.settings import EXPONENTIALS, ROTATION_UPDATES, integrator_names
+    from physics.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES, integrator_names
 
     parser = argparse.ArgumentParser(prog="python -m app", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -519,7 +519,8 @@ class Viewer:
         return path
 
     def cycle_gyroscopic(self):
-        self._cycle("gyroscopic", ("off", "explicit", "implicit"))
+        from physics.settings import GYROSCOPIC
+        self._cycle("gyroscopic", GYROSCOPIC)
 
     def cycle_integrator(self):
         from physics.settings import integrator_names

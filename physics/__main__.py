@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from physics import choices
 from physics.compare import add_parser as add_compare_parser
 from physics.profile import STAGES, Recorder
 from physics.recording import add_parser as add_replay_parser
@@ -48,8 +49,7 @@ MEMORY_FRACTION = 0.5      # of physical memory a recording may fill: writing it
 
 
 def _integrator_help():
-    from physics.integrators import INTEGRATORS
-    return "\n".join(f"  {name:<22}{description}" for name, description in INTEGRATORS.items())
+    return "\n".join(f"  {name:<22}{description}" for name, description in choices.INTEGRATOR.meanings.items())
 
 
 def build_parser():

@@ -61,21 +61,15 @@ from dataclasses import dataclass
 import numpy as np
 from physics.compiled import kernel
 
+from physics import choices
+from physics.choices import GYROSCOPIC_IMPLICIT, GYROSCOPIC_OFF
 from physics.kinematics import check_batch
-from physics.rigid_body import GYROSCOPIC, gyroscopic_newton
+from physics.rigid_body import gyroscopic_newton
 from physics.rotation_kernels import (add, axpy, cross, dot, exp_so3, hadamard, is_zero, load3, load33, magnus,
                                       matmul, matmul_tn, matrix_from_quaternion, matvec, matvec_t, mul,
                                       quaternion_multiply, quaternion_from_matrix, solve3, store3, store33, sub)
 
-INTEGRATORS = {
-    "explicit-euler": "explicit Euler (1st order, gains energy)",
-    "semi-implicit-euler": "semi-implicit (symplectic) Euler, 1st order",
-    "implicit-euler": "implicit Euler with Newton, 1st order, dissipative",
-    "implicit-midpoint": "implicit midpoint rule with the exponential map, 2nd order",
-    "rk4": "classical Runge-Kutta, 4th order reference",
-    "lie-midpoint": "implicit midpoint + Cayley map, 2nd order, conserves E, |L| and world L of a free body",
-    "lie-midpoint-4": "triple-jump composition of lie-midpoint, 4th order, same conservation",
-}
+INTEGRATORS = choices.INTEGRATOR.meanings     # name -> what it is (physics.choices)
 
 _G1 = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
 _G2 = 1.0 - 2.0 * _G1
@@ -475,9 +469,9 @@ def _local_rotation(moving, frame, rot, h):
 @kernel(inline=True)
 def _gyroscopic_prestep(gyro, inertia, w, h):
     """(w, g): `implicit` applies Bullet's implicit gyroscopic step and integrates on without the term."""
-    if gyro == 2:
+    if gyro == GYROSCOPIC_IMPLICIT:
         return _gyroscopic_step(inertia, hadamard(inertia, w), h, w), False
-    return w, gyro != 0
+    return w, gyro != GYROSCOPIC_OFF
 
 
 # One loop kernel per integrator family, each one pass over the bodies. bodies = (translation,
@@ -537,7 +531,7 @@ def _step_lie(fractions, gyro, h, bodies, moving, frames):
     Per block of bodies: (1) body by body, the translation (independent of the rotation) and the
     rotation state into the scratch columns; (2) the rotation sub-steps on whole columns (SIMD);
     (3) body by body, R3 <- R3 M(q) and the state back."""
-    gyro_on = gyro != 0
+    gyro_on = gyro != GYROSCOPIC_OFF
     translation, rotation, velocity, omega_body, mass, inertia_body, force, torque = bodies
     r2s, s2s, a2s, omega2s, alpha2s = frames
     w, inertia, inverse_inertia = np.empty((3, _BLOCK)), np.empty((3, _BLOCK)), np.empty((3, _BLOCK))
@@ -604,10 +598,8 @@ def step_bodies(translation, rotation, velocity, omega_body, mass, inertia_body,
     """
     batch = _check_dynamic(translation, rotation, velocity, omega_body, mass, inertia_body, force_world,
                            torque_world)
-    if integrator not in INTEGRATORS:
-        raise ValueError(f"integrator: got {integrator!r}; expected one of {', '.join(INTEGRATORS)}")
-    if gyroscopic not in GYROSCOPIC:
-        raise ValueError(f"gyroscopic: got {gyroscopic!r}; expected one of {', '.join(GYROSCOPIC)}")
+    choices.INTEGRATOR.check(integrator)
+    choices.GYROSCOPIC.check(gyroscopic)
     if not np.isfinite(dt) or dt < 0:
         raise ValueError(f"dt: got {dt!r}; expected a finite number >= 0")
     advance_bodies((translation, rotation, velocity, omega_body, mass, inertia_body, force_world, torque_world), dt,
@@ -621,7 +613,7 @@ def advance_bodies(bodies, dt, integrator, gyroscopic, frames=None):
     inertias and scales and known names. `physics.simulation` steps its own checked state with it,
     so a small scene's step does not pay for the checks."""
     moving, frames = (False, _IDENTITY) if frames is None else (True, frames)
-    gyro, h = GYROSCOPIC[gyroscopic], float(dt)
+    gyro, h = choices.GYROSCOPIC.codes[gyroscopic], float(dt)
     if integrator in ("explicit-euler", "semi-implicit-euler"):
         _step_euler(integrator == "semi-implicit-euler", gyro, h, bodies, moving, frames)
     elif integrator in ("implicit-euler", "implicit-midpoint"):
@@ -734,8 +726,7 @@ def local_accelerations(translation, rotation, velocity, omega_body, mass, inert
     """
     batch = _check_dynamic(translation, rotation, velocity, omega_body, mass, inertia_body, force_world,
                            torque_world)
-    if gyroscopic not in GYROSCOPIC:
-        raise ValueError(f"gyroscopic: got {gyroscopic!r}; expected one of {', '.join(GYROSCOPIC)}")
+    choices.GYROSCOPIC.check(gyroscopic)
     a_local, alpha_local = np.empty((batch, 3)), np.empty((batch, 3))
     _local_accelerations_kernel(gyroscopic != "off", (translation, rotation, velocity, omega_body, mass, inertia_body,
                                                       force_world, torque_world),

@@ -21,14 +21,16 @@ The compiled scalar rotation helpers live in `physics.rotation_kernels` (shared 
 `physics.integrators`, which extrapolates a moving parent frame with the same Magnus vector).
 """
 import numpy as np
+from physics import choices
+from physics.choices import EXPONENTIAL_TRUNCATED
 from physics.compiled import kernel
 
 from physics.rotation import cross
 from physics.rotation_kernels import add, exp_so3, exp_truncated_matrix, load3, load33, magnus, matmul, mul, \
     store3, store33
 
-ROTATION_UPDATES = {"magnus1": 1, "magnus2": 2, "magnus3": 3}
-EXPONENTIALS = {"exact": 0, "truncated": 1}
+ROTATION_UPDATES = choices.ROTATION_UPDATE.codes     # name -> number of Magnus terms (physics.choices)
+EXPONENTIALS = choices.EXPONENTIAL.codes
 
 
 @kernel
@@ -64,12 +66,6 @@ def check_batch(**arrays):
     return batch
 
 
-def _check_choice(name, value, options):
-    if value not in options:
-        raise ValueError(f"{name}: got {value!r}; expected one of {', '.join(options)}")
-    return options[value]
-
-
 def step_kinematic(translation, rotation, velocity, omega_local, acceleration, alpha_local, dt,
                    rotation_update="magnus2", exponential="exact"):
     """Advance B kinematic nodes by `dt` in place (formulas in the module docstring).
@@ -79,8 +75,8 @@ def step_kinematic(translation, rotation, velocity, omega_local, acceleration, a
     """
     check_batch(translation=translation, rotation=rotation, velocity=velocity, omega_local=omega_local,
                  acceleration=acceleration, alpha_local=alpha_local)
-    _check_choice("rotation_update", rotation_update, ROTATION_UPDATES)
-    _check_choice("exponential", exponential, EXPONENTIALS)
+    choices.ROTATION_UPDATE.check(rotation_update)
+    choices.EXPONENTIAL.check(exponential)
     if not np.isfinite(dt):
         raise ValueError(f"dt: got {dt!r}; expected a finite number")
     advance_kinematic(translation, rotation, velocity, omega_local, acceleration, alpha_local, dt, rotation_update,
@@ -92,7 +88,7 @@ def advance_kinematic(translation, rotation, velocity, omega_local, acceleration
     """`step_kinematic` on arguments known to be valid (C-contiguous float64 arrays of one batch,
     known names, finite dt): `physics.simulation` steps its own checked state with it."""
     _step_kinematic(translation, rotation, velocity, omega_local, acceleration, alpha_local, float(dt),
-                    ROTATION_UPDATES[rotation_update], bool(EXPONENTIALS[exponential]))
+                    ROTATION_UPDATES[rotation_update], EXPONENTIALS[exponential] == EXPONENTIAL_TRUNCATED)
 
 
 def magnus_vector(omega, alpha, dt, order=2):

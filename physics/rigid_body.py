@@ -18,10 +18,11 @@ The term `omega x L` is the gyroscopic term. Modes:
 import numpy as np
 from physics.compiled import kernel
 
+from physics import choices
 from physics.rotation import cross
 from physics.rotation_kernels import cross as cross3, solve3
 
-GYROSCOPIC = {"off": 0, "explicit": 1, "implicit": 2}
+GYROSCOPIC = choices.GYROSCOPIC.codes       # name -> the kernels' code (physics.choices)
 
 
 def _positive(shape, key, value):
@@ -87,9 +88,7 @@ def omega_body_dot(omega_body, inertia_body, torque_body, gyroscopic="explicit")
     """
     omega_body, inertia_body, torque_body = _check_vectors(
         omega_body=omega_body, inertia_body=inertia_body, torque_body=torque_body)
-    if gyroscopic not in GYROSCOPIC:
-        raise ValueError(f"gyroscopic: got {gyroscopic!r}; expected one of {', '.join(GYROSCOPIC)}")
-    if gyroscopic == "off":
+    if choices.GYROSCOPIC.check(gyroscopic) == "off":
         return torque_body / inertia_body
     return (torque_body - cross(omega_body, inertia_body * omega_body)) / inertia_body
 

@@ -8,33 +8,19 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from physics import validation as limits
+from physics import choices, validation as limits
 from physics.validation import Invalid, short_repr
 
-GYROSCOPIC = ("off", "explicit", "implicit")
-ROTATION_UPDATES = ("magnus1", "magnus2", "magnus3")
-EXPONENTIALS = ("exact", "truncated")
-
-# The registry lives in physics.integrators; these are the names docs/architecture.md pins, used
-# only to validate before that module is imported (importing it compiles numba kernels).
-INTEGRATOR_NAMES = (
-    "explicit-euler",
-    "semi-implicit-euler",
-    "implicit-euler",
-    "implicit-midpoint",
-    "rk4",
-    "lie-midpoint",
-    "lie-midpoint-4",
-)
+# The choices' names (physics.choices spells, explains and codes each once).
+GYROSCOPIC = choices.GYROSCOPIC.names
+ROTATION_UPDATES = choices.ROTATION_UPDATE.names
+EXPONENTIALS = choices.EXPONENTIAL.names
+INTEGRATOR_NAMES = choices.INTEGRATOR.names
 
 
 def integrator_names():
-    """Names of the registered integrators (physics.integrators' registry once it is importable)."""
-    try:
-        from physics.integrators import INTEGRATORS
-    except ImportError:
-        return INTEGRATOR_NAMES
-    return tuple(INTEGRATORS)
+    """Names of the integrators (physics.choices.INTEGRATOR)."""
+    return INTEGRATOR_NAMES
 
 
 class SettingError(ValueError):
@@ -59,11 +45,11 @@ def _checked(check):
     return checked
 
 
-def _choice(options):
+def _choice(choice):
+    """A setting's check from a physics.choices.Choice."""
     def check(name, value):
-        opts = options() if callable(options) else options
-        if not isinstance(value, str) or value not in opts:
-            raise _refuse(name, value, f"expected one of {', '.join(opts)}")
+        if not isinstance(value, str) or value not in choice.codes:
+            raise _refuse(name, value, choice.expected)
         return str(value)
     return check
 
@@ -83,10 +69,10 @@ class Settings:
     dt: float = 1.0 / 60.0                  # s, one step
     substeps: int = 1                       # step() advances dt in this many equal sub-steps
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, -9.81, 0.0]))  # m/s², world
-    integrator: str = "semi-implicit-euler"  # dynamic bodies: a name in physics.integrators
-    gyroscopic: str = "implicit"            # off | explicit | implicit (the omega x L term)
-    rotation_update: str = "magnus2"        # magnus1 | magnus2 | magnus3 (kinematic rotation)
-    exponential: str = "exact"              # exact | truncated (normalized 3rd-order quaternion exp)
+    integrator: str = "semi-implicit-euler"  # dynamic bodies (physics.choices.INTEGRATOR)
+    gyroscopic: str = "implicit"            # the omega x L term (physics.choices.GYROSCOPIC)
+    rotation_update: str = "magnus2"        # kinematic rotation (physics.choices.ROTATION_UPDATE)
+    exponential: str = "exact"              # kinematic rotation's exponential (physics.choices.EXPONENTIAL)
     counteract: bool = True                 # impulses on a parent leave its children's world motion
     # Constraint solver (physics.solver): PGS sweeps, SOR factor, ERP = error fraction removed per
     # second ("The Mathematics of Havok's Solver" §3.3.2), CFM (ODE), warm starting, the relax
@@ -110,10 +96,10 @@ class Settings:
         "dt": _checked(lambda value: limits.real(value, *limits.DT_RANGE)),
         "substeps": _checked(lambda value: limits.integer(value, 1, limits.SUBSTEPS_MAX)),
         "gravity": _checked(lambda value: limits.vector(value, 3, -limits.ACCELERATION_MAX, limits.ACCELERATION_MAX)),
-        "integrator": _choice(integrator_names),
-        "gyroscopic": _choice(GYROSCOPIC),
-        "rotation_update": _choice(ROTATION_UPDATES),
-        "exponential": _choice(EXPONENTIALS),
+        "integrator": _choice(choices.INTEGRATOR),
+        "gyroscopic": _choice(choices.GYROSCOPIC),
+        "rotation_update": _choice(choices.ROTATION_UPDATE),
+        "exponential": _choice(choices.EXPONENTIAL),
         "counteract": _boolean,
         "iterations": _checked(lambda value: limits.integer(value, 1, limits.ITERATIONS_MAX)),
         "sor": _checked(lambda value: limits.real(value, 0.0, 2.0, low_open=True, high_open=True)),
