@@ -58,9 +58,7 @@ from physics.rotation_kernels import add, cross as cross3, exp_so3, load3, load3
 from physics.scene import Scene, load_scene
 from physics.snapshot import Snapshot, scene_fingerprint
 from physics.settings import Settings
-# SLEEP_* and WAKE_FIELD stay importable from here (public names of this module before sleeping had its own).
-from physics.sleeping import SLEEP_ANGULAR, SLEEP_LINEAR, SLEEP_TIME, WAKE_FIELD, Bodies, LocalMotion, SleepState, \
-    hold, parent_motion, sleep_islands, wake_on_field  # noqa: F401
+from physics.sleeping import Bodies, LocalMotion, SleepState, hold, parent_motion, sleep_islands, wake_on_field
 from physics.validation import LENGTH_MAX, SPEED_MAX
 
 _STALE, _MOVING, _COMPLETE = 0, 1, 2
@@ -164,6 +162,18 @@ class DynamicInputs(NamedTuple):
         return cls(np.empty((count, 3)), np.empty((count, 3, 3)), np.empty((count, 3)), np.empty((count, 3)),
                    np.empty((count, 3, 3)), np.empty(count), np.empty((count, 3)), np.empty((count, 3)),
                    np.empty((count, 3)))
+
+
+class StepContext(NamedTuple):
+    """What every stage of one sub-step reads, built once for it (`Simulation._context`; Box2D v3's
+    b2StepContext): no stage looks up a setting or a mode of its own."""
+
+    h: float                    # s, the sub-step (negative: the triple jump's middle one)
+    integrator: str             # its scheme (lie-midpoint within lie-midpoint-4's composed RATTLE step)
+    position_fraction: float    # of a velocity change the scheme's position update sees (POSITION_FRACTION)
+    surface_lead: float         # s, how far ahead a moving surface's velocity is taken (SURFACE_LEAD)
+    rattle: bool                # its joints are stepped by RATTLE (RATTLE_INTEGRATORS, joints present)
+    sleeping: bool              # some body sleeps at its start (wake on field, hold)
 
 
 class DivergenceError(ValueError):
@@ -436,7 +446,6 @@ class Simulation:
         self.scene = scene
         self.settings = scene.settings() if settings is None else settings
         self.colors = scene.colors.copy()
-        self._stepping = None           # the integrator of a composed sub-step (`step`), else settings'
         self.reset()
 
     # The model's public names, as the simulation has always offered them (constant: `Model`).
@@ -651,20 +660,18 @@ class Simulation:
             started = profile.mark()
             substeps = self.settings.substeps
             h = self.settings.dt / substeps
-            rattle = self._integrator() in RATTLE_INTEGRATORS and self._solver is not None and \
-                bool(len(self._solver.joint_specs))
+            integrator = self.settings.integrator
             for _ in range(substeps):
-                if rattle and self._composes_rattle(h):
-                    # lie-midpoint-4 with joints and no contact shapes: the whole constrained step
-                    # (free motion, RATTLE) composed by the triple jump, which keeps 4th order
-                    self._stepping = "lie-midpoint"
+                context = self._context(h, integrator)
+                if context.rattle and self._composes_rattle(h):
+                    # lie-midpoint-4 with equality joints and no contact within reach: the whole
+                    # constrained step (free motion, RATTLE) composed by the triple jump (4th order)
                     for fraction in TRIPLE_JUMP:
-                        self._rattle_substep(fraction * h)
-                    self._stepping = None
-                elif rattle:
-                    self._rattle_substep(h)
+                        self._rattle_substep(self._context(fraction * h, "lie-midpoint"))
+                elif context.rattle:
+                    self._rattle_substep(context)
                 else:
-                    self._substep(h)
+                    self._substep(context)
             self.step_count += 1
             if self.model.loose.size:
                 self._hand_off()
@@ -672,7 +679,7 @@ class Simulation:
                 self._check_runaway()
             profile.lap("step", started)
 
-    def _rattle_substep(self, h, halvings=RATTLE_HALVINGS):
+    def _rattle_substep(self, context, halvings=RATTLE_HALVINGS):
         """A sub-step whose joints are stepped by RATTLE; where its position projection finds no
         root of g = 0 along the start-of-step rows (the solvability of RATTLE's nonlinear system
         needs h small against how far the links turn) or starts more than RATTLE_STEP_ERROR of a
@@ -682,25 +689,27 @@ class Simulation:
         98 J in one whip crack. Where the last sub-step's start error, scaled by h², predicts the
         bound passed, the halves are taken at once (the hint is part of the `snapshot`). At the
         last halving the projection's own fallback stands."""
+        h = context.h
         if not halvings:
-            self._substep(h)
+            self._substep(context)
             self._rattle_hint[:] = self._solver.joint_start_error, h
             return
+        half = lambda: self._context(0.5 * h, context.integrator)     # built as each half starts
         # the start error grows as h²: where the last sub-step's predicts one past the bound, the
         # halves are taken at once instead of after a failed attempt
         if self._rattle_hint[0] * (h / self._rattle_hint[1]) ** 2 > RATTLE_STEP_ERROR:
-            self._rattle_substep(0.5 * h, halvings - 1)
-            self._rattle_substep(0.5 * h, halvings - 1)
+            self._rattle_substep(half(), halvings - 1)
+            self._rattle_substep(half(), halvings - 1)
             return
         saved, runaway = self.snapshot(), (self._runaway_reference, self._runaway_due)
-        self._substep(h)
+        self._substep(context)
         self._rattle_hint[:] = self._solver.joint_start_error, h
         if not self._solver.joint_left_start_rows and self._solver.joint_start_error <= RATTLE_STEP_ERROR:
             return
         self.restore(saved)
         self._runaway_reference, self._runaway_due = runaway
-        self._rattle_substep(0.5 * h, halvings - 1)
-        self._rattle_substep(0.5 * h, halvings - 1)
+        self._rattle_substep(half(), halvings - 1)
+        self._rattle_substep(half(), halvings - 1)
 
     def _composes_rattle(self, h):
         """Whether a sub-step h of `lie-midpoint-4` with joints is RATTLE's constrained lie-midpoint
@@ -755,47 +764,74 @@ class Simulation:
                                          total - reference, allowance)
             raise self.diverged
 
+    # The sub-step: these stages in this order, each the method `_stage_<name>(context)`, which
+    # returns at once where it has nothing to do.
+    STAGES = (
+        "world",        # every node's world pose and velocity at the start of the sub-step
+        "wake",         # sleeping bodies whose field changed wake (physics.sleeping)
+        "prepare",      # contact and joint rows at these poses (physics.solver)
+        "kinematic",    # prescribed local motion (Magnus, physics.kinematics)
+        "dynamic",      # forces -> integrator: the free motion, trees parents first
+        "hold",         # sleeping bodies stay where they rest on their parent
+        "clock",        # time advances; nothing below sees a non-finite or runaway state
+        "events",       # timed impulses that are due
+        "contacts",     # warm start, solve, positions, relax, restitution, joints (RATTLE / SHAKE)
+        "sleep",        # bodies still for SLEEP_TIME, with all they touch, sleep
+        "check",        # nothing leaves the sub-step non-finite or run away
+    )
+
+    def _context(self, h, integrator):
+        """The `StepContext` of a sub-step h with `integrator`."""
+        rattle = integrator in RATTLE_INTEGRATORS and self._solver is not None and bool(len(self._solver.joint_specs))
+        return StepContext(h, integrator, POSITION_FRACTION.get(integrator, 0.5), h * SURFACE_LEAD.get(integrator, 1.0),
+                           rattle, bool(self.settings.sleep and self._asleep.any()))
+
     @profile.stage("substep")
-    def _substep(self, h):
-        """One sub-step of length h, as the stages below."""
+    def _substep(self, context):
+        """One sub-step: the STAGES (looked up each time: physics.profile swaps in timed ones)."""
+        for name in self.STAGES:
+            getattr(self, "_stage_" + name)(context)
+
+    def _stage_world(self, context):
         started = profile.mark()
-        self._sync(_MOVING)            # 1. world state at the start of the sub-step
+        self._sync(_MOVING)
         profile.lap("world", started)
-        sleep = self.settings.sleep and self._asleep.any()
-        if sleep:                      #    sleeping bodies whose field changed wake
+
+    def _stage_wake(self, context):
+        if context.sleeping:
             wake_on_field(self._sleep_bodies, self._parent_motion, self.settings.gravity, self._sleep_state)
-        self._stage_prepare(h)         # 2. contacts and joint rows at these poses (physics.solver)
-        self._stage_kinematic(h)       # 3. prescribed local motion (Magnus)
-        self._stage_dynamic(h)         # 4. forces -> local accelerations -> integrator (free motion)
-        if sleep:                      #    sleeping bodies stay where they rest on their parent
+
+    def _stage_hold(self, context):
+        if context.sleeping:
             hold(self._sleep_bodies, self._sleep_state, self._local_motion)
         self._synced = _STALE
-        self.time += h
-        self._check_divergence()       #    nothing below sees a non-finite or runaway state
-        self._stage_events()           # 5. timed impulses that are due
-        self._stage_contacts(h)        # 6. warm start, solve, positions, relax, restitution, store
-        if self.settings.sleep and self.model.may_sleep:
-            self._stage_sleep(h)       # 7. bodies still for SLEEP_TIME, with all they touch, sleep
+
+    def _stage_clock(self, context):
+        self.time += context.h
+        self._check_divergence()
+
+    def _stage_check(self, context):
         self._check_divergence()
 
     @profile.stage("kinematic")
-    def _stage_kinematic(self, h):
+    def _stage_kinematic(self, context):
         if self.model.kin.size == 0:
             return
         settings = self.settings
         translation, rotation, velocity, omega = self._kin_state
-        advance_kinematic(translation, rotation, velocity, omega, self._kin_acceleration, self._kin_alpha, h,
+        advance_kinematic(translation, rotation, velocity, omega, self._kin_acceleration, self._kin_alpha, context.h,
                           settings.rotation_update, settings.exponential)
         _scatter_motion(self.model.kin, self._kin_state, self._local_arrays)
 
     @profile.stage("dynamic")
-    def _stage_dynamic(self, h):
+    def _stage_dynamic(self, context):
         if self.model.dyn.size == 0:
             return
         settings, model, inputs = self.settings, self.model, self._inputs
         _dynamic_inputs(self._dynamic, self._world_arrays, self._local_arrays, settings.gravity, inputs)
         advance_bodies((inputs.translation, inputs.rotation, inputs.velocity, self._omega_body, model.mass_dyn,
-                        model.inertia_dyn, inputs.force, model.torque_applied), h, self._integrator(), settings.gyroscopic,
+                        model.inertia_dyn, inputs.force, model.torque_applied), context.h, context.integrator,
+                       settings.gyroscopic,
                        self._frames if model.any_parented else None)
         # the trees, parents first: a carried generation is placed in its parents' end-of-step frame
         for g, slots in enumerate(model.generations):
@@ -804,11 +840,13 @@ class Simulation:
             _place_bodies(self._dynamic, slots, self._dynamic_motion, self._world_arrays, self._local_arrays)
 
     @profile.stage("sleep")
-    def _stage_sleep(self, h):
+    def _stage_sleep(self, context):
         """Count how long each body has been still (in its parent's frame) and put to sleep the
         islands — bodies joined by this step's candidate pairs (boxes within reach: what wakes a
         sleeping body, `physics.sleeping.awake_pairs`, joins islands too) — whose bodies have all
         been still for SLEEP_TIME (and may sleep: `_sleepable`); what they hold is recorded."""
+        if not (self.settings.sleep and self.model.may_sleep):
+            return
         # The parents' world motion is current after the solver (`_apply_world_changes` updated the
         # world; the solver moves no parent of a body that may sleep): local ω comes from omega_body.
         if self._solver is None or self._solver.prepared is None:
@@ -817,21 +855,17 @@ class Simulation:
         touch = self._solver.body_touch if self._solver is not None else np.zeros(0, np.int64)
         if len(touch) != self.model.dyn.size:    # no shapes: nothing to rest on
             touch = np.zeros(self.model.dyn.size, np.int64)
-        sleep_islands(self._sleep_bodies, pairs, touch, self._parent_motion, self.settings.gravity, self._local_motion, h,
-                      self._sleep_state)
+        sleep_islands(self._sleep_bodies, pairs, touch, self._parent_motion, self.settings.gravity, self._local_motion,
+                      context.h, self._sleep_state)
         self._synced = _STALE
 
     @profile.stage("events")
-    def _stage_events(self):
+    def _stage_events(self, context):
         events = self.scene.events
         while self._next_event < len(events) and events[self._next_event].time <= self.time + 1e-12:
             event = events[self._next_event]
             self._next_event += 1
             self.apply_impulse(event.node, event.impulse_world, event.point_world)
-
-    def _integrator(self):
-        """The integrator of the sub-step being taken (`step`'s composition steps lie-midpoint)."""
-        return self._stepping or self.settings.integrator
 
     def _solver_state(self):
         """The dynamic bodies in world terms: centre (D,3), rotation (D,3,3), velocity (D,6) [v, ω],
@@ -839,7 +873,7 @@ class Simulation:
         self._sync(_MOVING)
         return (self.hierarchy.world_state, *_solver_bodies(self._dynamic, self._world_arrays, self._omega_body))
 
-    def _stage_prepare(self, h):
+    def _stage_prepare(self, context):
         """Solver stage 'prepare' (physics.solver): rows at the start-of-step poses."""
         if self._solver is None:
             return
@@ -847,15 +881,15 @@ class Simulation:
         awake = None
         if self.settings.sleep and self._asleep.any():
             awake = ~self._asleep
-        self._solver.prepare(world, centre, rotation, velocity, self.model.inverse_mass, inverse_inertia, h, self.settings,
-                             h * SURFACE_LEAD.get(self._integrator(), 1.0), awake)
+        self._solver.prepare(world, centre, rotation, velocity, self.model.inverse_mass, inverse_inertia, context.h,
+                             self.settings, context.surface_lead, awake)
         if awake is not None:          # an awake body's box reached sleeping ones: their islands woke
             woken = self._asleep & awake
             self._asleep[woken] = False
             self._still[woken] = 0.0
 
     @profile.stage("solve")
-    def _stage_contacts(self, h):
+    def _stage_contacts(self, context):
         """Solver stages warm start → solve → relax → restitution → store (physics.solver) on the
         free end-of-step velocities, then the changes applied to the bodies (`_apply_world_changes`):
         velocities get the final change (relax, then restitution); positions get f h Δv_r plus the
@@ -868,14 +902,14 @@ class Simulation:
         if self._solver is None or self._solver.prepared is None:
             return
         _, _, _, velocity, inverse_inertia = self._solver_state()
-        fraction = POSITION_FRACTION.get(self._integrator(), 0.5)
+        h, fraction = context.h, context.position_fraction
         solution = self._solver.solve(velocity, self.settings, fraction)
         change = solution.velocity_relax - velocity
         bias = solution.velocity_solve - solution.velocity_relax
         final = solution.velocity_final - velocity         # with the restitution stage: velocities only
         moved = h * (fraction * change + bias)
         joints = self._solver.joints is not None and len(self._solver.joints)
-        rattle = joints and self._integrator() in RATTLE_INTEGRATORS
+        rattle = joints and context.rattle
         if rattle:
             # the joint rows' impulse is RATTLE's first kick (`physics.rattle`): it acts before the
             # drift, so the positions see all of it, whatever the integrator's fraction
