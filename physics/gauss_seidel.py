@@ -45,6 +45,7 @@ from numba import prange
 from physics.compiled import kernel
 
 from physics.constraints import IN_BLOCK, MANIFOLD, TRIPLE, Rows
+from physics.dense import cholesky_factor, cholesky_substitute
 
 
 class RowSystem(NamedTuple):
@@ -107,41 +108,6 @@ def _scalar_row(j, jacobian, minv_jt, inv_k, target, softness, lower, upper, imp
     impulse[j] = new
     _row_apply(minv_jt[j], new - lam, va, vb)
     return 0.0 if (lam <= lo and r > 0.0) or (lam >= hi and r < 0.0) else r * r
-
-
-@kernel(inline=True)
-def cholesky_factor(A, n):
-    """The Cholesky factor L (A = L Lᵀ) of the leading n×n block of A, in place in its lower
-    triangle; returns False if A is not positive definite."""
-    for j in range(n):
-        d = A[j, j]
-        for c in range(j):
-            d -= A[j, c] * A[j, c]
-        if d <= 0.0:
-            return False
-        d = np.sqrt(d)
-        A[j, j] = d
-        for i in range(j + 1, n):
-            s = A[i, j]
-            for c in range(j):
-                s -= A[i, c] * A[j, c]
-            A[i, j] = s / d
-    return True
-
-
-@kernel(inline=True)
-def cholesky_substitute(L, x, n):
-    """x ← (L Lᵀ)⁻¹ x in place, L from `cholesky_factor`."""
-    for i in range(n):                  # L y = x
-        s = x[i]
-        for c in range(i):
-            s -= L[i, c] * x[c]
-        x[i] = s / L[i, i]
-    for i in range(n - 1, -1, -1):      # Lᵀ x = y
-        s = x[i]
-        for c in range(i + 1, n):
-            s -= L[c, i] * x[c]
-        x[i] = s / L[i, i]
 
 
 @kernel(inline=True)

@@ -48,7 +48,7 @@ import numpy as np
 from physics.compiled import kernel
 
 from physics.constraints import ROWS_PER_JOINT, JointGeometry, JointModel, joint_geometry, joint_geometry_arrays
-from physics.gauss_seidel import cholesky_factor, cholesky_substitute
+from physics.dense import cholesky_factor, cholesky_substitute, lu_solve
 from physics.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
     store33, sub, transpose
 
@@ -139,35 +139,6 @@ def drift_derivative(inertia, y, h):
     s = 2.0 / (4.0 + dot(a, a))
     cay = _axpy33(s, _hat(a), ((2.0 * s, 0.0, 0.0), (0.0, 2.0 * s, 0.0), (0.0, 0.0, 2.0 * s)))
     return matmul(cay, _inverse33(_drift_jacobian(inertia, y, h)))
-
-
-@kernel
-def _lu_solve(A, b, n):
-    """b ← A⁻¹ b for the leading n×n block, Gaussian elimination with partial pivoting (A is
-    overwritten); False if a pivot vanishes."""
-    for c in range(n):
-        p = c
-        for r in range(c + 1, n):
-            if abs(A[r, c]) > abs(A[p, c]):
-                p = r
-        if A[p, c] == 0.0:
-            return False
-        if p != c:
-            for k in range(n):
-                A[c, k], A[p, k] = A[p, k], A[c, k]
-            b[c], b[p] = b[p], b[c]
-        for r in range(c + 1, n):
-            f = A[r, c] / A[c, c]
-            if f != 0.0:
-                for k in range(c, n):
-                    A[r, k] -= f * A[c, k]
-                b[r] -= f * b[c]
-    for r in range(n - 1, -1, -1):
-        s = b[r]
-        for k in range(r + 1, n):
-            s -= A[r, k] * b[k]
-        b[r] = s / A[r, r]
-    return True
 
 
 @kernel
@@ -309,7 +280,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         for k in range(K):
             mu[k] = -system.geometry.C[slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT]
         _regularize(M, K)
-        solved = _lu_solve(M, mu, K)
+        solved = lu_solve(M, mu, K)
         kick[:] = 0.0
         if solved:
             for k in range(K):

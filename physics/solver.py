@@ -14,7 +14,7 @@
 
 The arithmetic of the Gauss–Seidel sweep lives in physics.gauss_seidel ("The Mathematics of Havok's
 Solver", "Projected Gauss-Seidel with S.O.R"); `prepare`, `warm_start`, `sweep`, `solve`, `Prepared`
-and `Solution` stay importable from here. Conventions: B solver bodies (the Simulation's dynamic
+and `Solution` are its. Conventions: B solver bodies (the Simulation's dynamic
 slots), velocities (B, 6) [v, ω] world frame; the compiled contact kernels take named bundles
 (`ContactPoints`, `SolverBodies`, `NodeMotion`, ...).
 """
@@ -27,15 +27,15 @@ from physics.compiled import kernel
 
 from physics import profile
 from physics.broadphase import candidate_pairs, collision_filter
-from physics.collision import ContactCache, Contacts, StoredImpulses, contacts, lookup_impulses  # noqa: F401 (StoredImpulses public here)
+from physics.collision import ContactCache, Contacts, contacts, lookup_impulses
 from physics.constraints import BOUNCE_THRESHOLD, ROPE, ROWS_PER_JOINT, SLOP, BodyMotion, ContactConstants, ContactInput, \
     Joints, PointBounce, Rows, beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
-from physics.gauss_seidel import PARALLEL_MIN, Prepared, Solution, halves, prepare, solve, sweep, warm_start  # noqa: F401 (public here)
+from physics.gauss_seidel import PARALLEL_MIN, halves, prepare, solve, sweep
 from physics.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
 from physics.rotation import matrix_from_rotvec
 from physics.rotation_kernels import cross
 from physics.shapes import ShapeSet, aabbs
-from physics.sleeping import FOREIGN, SUPPORTED, ShapeRest, awake_pairs, touch_flags, wake_touched  # noqa: F401 (public here)
+from physics.sleeping import ShapeRest, awake_pairs, touch_flags, wake_touched
 
 POST_STABILIZATION = 3  # projection rounds for the joints after the step (0 = Baumgarte only)
 SPECULATIVE = 0.002   # m: contacts kept this far apart beyond what can close in a step (4 slops, Box2D v3)

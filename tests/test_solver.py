@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from physics.constraints import beta_from_erp, contact_rows, restitution_targets, tangent_basis
 from physics.scene import scene_from_dict
 from physics.simulation import Simulation
-from physics.solver import prepare, solve
+from physics.gauss_seidel import prepare, solve
 
 GROUND = {"name": "ground", "shape": {"type": "plane", "normal": [0.0, 1.0, 0.0], "offset": 0.0}}
 
@@ -197,7 +197,7 @@ def test_one_sweep_solves_a_manifold_exactly(seed, k):
     warm[:, 0] = rng.uniform(0.0, 1.0, k) * (rng.random(k) < 0.7)
     prepared = _manifold_on_ground(normal, points, velocity, warm, inverse_inertia)
     after = velocity.copy()
-    from physics.solver import warm_start, sweep
+    from physics.gauss_seidel import warm_start, sweep
     warm_start(prepared, after)
     sweep(prepared, after, prepared.rows.target, 1, 1.0)
     rows = prepared.rows
@@ -219,7 +219,7 @@ def test_symmetric_corners_take_equal_impulses():
     velocity = np.array([[0.0, -0.5, 0.0, 0.0, 0.0, 0.0]])
     inverse_inertia = np.eye(3) / (0.5 ** 2 / 6)
     prepared = _manifold_on_ground([0.0, 1.0, 0.0], corners, velocity, np.zeros((4, 3)), inverse_inertia)
-    from physics.solver import sweep
+    from physics.gauss_seidel import sweep
     after = velocity.copy()
     sweep(prepared, after, prepared.rows.target, 1, 1.0)
     lam = prepared.rows.impulse[2::3]

@@ -24,7 +24,7 @@ from physics.constraints import BALL, Joints
 from physics.rotation import matrix_from_rotvec, random_matrix
 from physics.scene import scene_from_dict
 from physics.simulation import Simulation
-from physics.solver import prepare, sweep
+from physics.gauss_seidel import prepare, sweep
 
 MASS, ARM, TILT, SPIN = 1.0, 0.5, np.radians(20.0), 100.0      # the top.toml top, pivot at the origin
 DISC = {"type": "cylinder", "radius": 0.3, "height": 0.05}       # symmetry axis = body y

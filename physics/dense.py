@@ -1,0 +1,73 @@
+"""Small dense linear algebra in compiled code, on the leading n×n block of a scratch matrix, in
+place: the solver's manifold blocks (physics.gauss_seidel) and RATTLE's joint systems
+(physics.rattle) factor systems of a few to a few dozen rows each step, where a LAPACK call would
+cost more than the arithmetic and its last bits would depend on the CPU's BLAS kernel
+(docs/architecture.md, "Determinism across machines"). 3×3 systems: physics.rotation_kernels.solve3.
+"""
+import numpy as np
+
+from physics.compiled import kernel
+
+
+@kernel(inline=True)
+def cholesky_factor(A, n):
+    """The Cholesky factor L (A = L Lᵀ) of the leading n×n block of A, in place in its lower
+    triangle; returns False if A is not positive definite."""
+    for j in range(n):
+        d = A[j, j]
+        for c in range(j):
+            d -= A[j, c] * A[j, c]
+        if d <= 0.0:
+            return False
+        d = np.sqrt(d)
+        A[j, j] = d
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for c in range(j):
+                s -= A[i, c] * A[j, c]
+            A[i, j] = s / d
+    return True
+
+
+@kernel(inline=True)
+def cholesky_substitute(L, x, n):
+    """x ← (L Lᵀ)⁻¹ x in place, L from `cholesky_factor`."""
+    for i in range(n):                  # L y = x
+        s = x[i]
+        for c in range(i):
+            s -= L[i, c] * x[c]
+        x[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):      # Lᵀ x = y
+        s = x[i]
+        for c in range(i + 1, n):
+            s -= L[c, i] * x[c]
+        x[i] = s / L[i, i]
+
+
+@kernel
+def lu_solve(A, b, n):
+    """b ← A⁻¹ b for the leading n×n block, Gaussian elimination with partial pivoting (A is
+    overwritten); False if a pivot vanishes."""
+    for c in range(n):
+        p = c
+        for r in range(c + 1, n):
+            if abs(A[r, c]) > abs(A[p, c]):
+                p = r
+        if A[p, c] == 0.0:
+            return False
+        if p != c:
+            for k in range(n):
+                A[c, k], A[p, k] = A[p, k], A[c, k]
+            b[c], b[p] = b[p], b[c]
+        for r in range(c + 1, n):
+            f = A[r, c] / A[c, c]
+            if f != 0.0:
+                for k in range(c, n):
+                    A[r, k] -= f * A[c, k]
+                b[r] -= f * b[c]
+    for r in range(n - 1, -1, -1):
+        s = b[r]
+        for k in range(r + 1, n):
+            s -= A[r, k] * b[k]
+        b[r] = s / A[r, r]
+    return True
