@@ -30,7 +30,6 @@ below the ground, y − h Σⱼ|R₁ⱼ| (h = 0.1 m half edge).
 import os
 import time
 import tomllib
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np

@@ -482,5 +482,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":   # run as physics.fuzz, so that pickled cases name one Case class
-    from physics import fuzz
-    sys.exit(fuzz.main())
+    import physics.fuzz
+    sys.exit(physics.fuzz.main())

@@ -205,7 +205,6 @@ def add_parser(commands):
 def replay(args):
     """-> exit code; a bad file raises RecordingError (a ValueError: the runner exits 2)."""
     recording = read_recording(args.recording)
-    steps = recording.head - recording.origin
     if not args.verify:
         kinds = {}
         for entry in recording.inputs:

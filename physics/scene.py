@@ -212,7 +212,7 @@ class _Loader:
 
     def shape(self, node, value):
         if not isinstance(value, dict):
-            raise self.error(node, "shape", value, f"expected a table such as {{ type = \"box\", size = [1, 1, 1] }}")
+            raise self.error(node, "shape", value, "expected a table such as { type = \"box\", size = [1, 1, 1] }")
         kind = self.string(node, "shape.type", value.get("type"), tuple(SHAPES))
         required = SHAPES[kind]
         filters = {}   # collision filter keys (docs/architecture.md, "Collision interface")

@@ -6,7 +6,6 @@ import signal
 import tomllib
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

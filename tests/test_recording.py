@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from physics import Simulation
-from physics.recording import Recording, RecordingError, read_recording, write_recording
+from physics.recording import RecordingError, read_recording, write_recording
 from physics.timeline import Timeline
 
 ROOT = Path(__file__).resolve().parent.parent
