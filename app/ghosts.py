@@ -201,7 +201,7 @@ class Ghosts:
     # --- following the main run -----------------------------------------------------------------
     def sync(self):
         """Bring the ghosts to the main run's time after any change of the main state (module
-        docstring: seeks restore or restart them). Errors show in the status line, never stop the app."""
+        docstring: seeks restore or restart them). Errors show in the status message, never stop the app."""
         from physics.compare import MAIN
         c = self.comparison
         if c is None:

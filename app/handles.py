@@ -11,7 +11,7 @@
   drag length / FLICK_SECONDS, at most MAX_FLICK_SPEED. One "impulse" input.
 
 The body is the node hit if it is dynamic, else the dynamic body it is fixed to (a car's cabin
-moves the car); anything else says so on the status line. The app computes no physics here: the
+moves the car); anything else says so on the status message. The app computes no physics here: the
 joint's force comes from physics, the flick is the user's choice of Δv = J / m.
 """
 import numpy as np

@@ -22,6 +22,7 @@ from physics.sweep import ORDER_NOTE
 RED = imgui.ImVec4(1.0, 0.35, 0.3, 1.0)
 DIM = imgui.ImVec4(0.75, 0.75, 0.75, 1.0)
 PANEL_WIDTH = 380
+TOAST_WIDTH = 640  # px, the status message's box over the scene (wrapped within it)
 LABEL_WIDTH = 125  # px right of every input for its label: "rotation_update" fits whole
 ERROR_WIDTH = 520  # px, the error box in the middle of the window
 FLOAT_FORMAT = "%.6g"  # float settings: six significant digits, so erp = 0.99999 does not read as 1
@@ -94,8 +95,6 @@ class Panel:
         imgui.begin("Sandbox")
         self._remember_window("Sandbox")
         imgui.push_item_width(-LABEL_WIDTH)
-        if v.message:
-            imgui.text_colored(DIM, v.message)
         if v.sim is not None:
             self.transport()
             timeline_open = imgui.collapsing_header("Timeline", imgui.TreeNodeFlags_.default_open)
@@ -133,8 +132,15 @@ class Panel:
                 self.stats()
         else:
             self.scenes()
+        # last: a new entry changes nothing above it, open or closed
+        messages_open = imgui.collapsing_header("Messages")
+        self.remember("Messages")
+        if messages_open:
+            self.message_log()
         imgui.pop_item_width()
         imgui.end()
+        if v.message:
+            self.toast()
         if v.error:
             self.error()
         if v.preparation is not None and (v.preparation.busy or v.pending is not None):
@@ -147,6 +153,36 @@ class Panel:
             v.ghosts.labels()
         if v.show_help:
             self.help()
+
+    def toast(self):
+        """The status message over the scene, bottom centre, wrapped in full: it is a window of
+        its own, so no panel widget moves when it comes or goes; it stays while the pointer is on it
+        (`Viewer.expire_message`)."""
+        v = self.viewer
+        left = PANEL_WIDTH + 16
+        width = min(TOAST_WIDTH, max(v.size[0] - left - 16, 200))
+        imgui.set_next_window_pos(imgui.ImVec2(left + (v.size[0] - left) / 2, v.size[1] - 16), imgui.Cond_.always,
+                                  imgui.ImVec2(0.5, 1.0))
+        imgui.set_next_window_size(imgui.ImVec2(width, 0), imgui.Cond_.always)
+        imgui.set_next_window_bg_alpha(1.0)
+        imgui.begin("##message", None, imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.no_move
+                    | imgui.WindowFlags_.no_focus_on_appearing | imgui.WindowFlags_.no_nav
+                    | imgui.WindowFlags_.no_saved_settings)
+        imgui.push_text_wrap_pos(0.0)
+        imgui.text(v.message)
+        imgui.pop_text_wrap_pos()
+        v.message_hovered = imgui.is_window_hovered()
+        self._remember_window("message")
+        imgui.end()
+
+    def message_log(self):
+        """Every message of this session, newest first, with the simulated time it came at."""
+        imgui.push_text_wrap_pos(0.0)
+        for sim_time, text in reversed(self.viewer.messages):
+            imgui.text_colored(DIM, f"{sim_time:8.3f} s")
+            imgui.same_line()
+            imgui.text(text)
+        imgui.pop_text_wrap_pos()
 
     def preparing(self):
         """What is compiled or loaded (app.preparation): a box in the middle of the window while a
@@ -272,15 +308,37 @@ class Panel:
             v.open(self.open_path.strip())
 
     def physics(self):
+        """Every setting's widget; one that differs from the scene file's gets a `scene` button
+        beside it that puts the file's value back (the tooltip says which), so a choice never
+        changes a scene unseen. "keep my physics choices" re-applies them to each scene opened."""
         v = self.viewer
+        changed, keep = imgui.checkbox("keep my physics choices", v.prefs["keep_physics"])
+        if changed:
+            v.prefs["keep_physics"] = keep
+        self.remember("keep my physics choices")
+        if imgui.is_item_hovered():
+            imgui.set_tooltip("on: the integrator, gyroscopic term, rotation update, exponential and counteraction\n"
+                              "you choose apply to every scene you open; off: each scene opens with its own")
+        scene = v.sim.scene.settings()
         for field in fields(v.sim.settings):
             name = field.name
-            changed, new = setting_widget(name, getattr(v.sim.settings, name))
+            value = getattr(v.sim.settings, name)
+            changed, new = setting_widget(name, value)
             if changed:
                 v.set(name, new)
             self.remember(name)
             if name in ("integrator", "gyroscopic") and imgui.is_item_hovered():
                 imgui.set_tooltip(ORDER_NOTE)   # which integrators keep their order in which mode
+            file_value = getattr(scene, name)
+            self.item_rects.pop(f"scene##{name}", None)
+            if not np.array_equal(value, file_value):
+                imgui.same_line()
+                if imgui.small_button(f"scene##{name}"):
+                    v.set(name, file_value)
+                self.remember(f"scene##{name}")
+                if imgui.is_item_hovered():
+                    imgui.set_tooltip(f"{name} differs from the scene file ({plots.format_value(file_value)}): "
+                                      "click to put the file's value back")
 
     def plots(self):
         v = self.viewer

@@ -14,8 +14,10 @@ ENV_DIR = "HIERARCHY_SANDBOX_CONFIG_DIR"
 
 OVERLAYS = ("frames", "velocity", "angular_velocity", "angular_momentum", "inertial", "contacts", "names")
 
-# Physics choices the user makes in the panel or with keys; they are re-applied to every scene
-# loaded afterwards (command-line options win). dt, gravity and solver numbers belong to scenes.
+# Physics choices the user makes in the panel or with keys, remembered; a scene opens with its own
+# physics unless "keep my physics choices" (keep_physics) is on, as a model opens with its own
+# options in MuJoCo's simulate (command-line options always win). dt, gravity and solver numbers
+# belong to scenes.
 PHYSICS_KEYS = ("integrator", "gyroscopic", "rotation_update", "exponential", "counteract")
 
 MIN_BUDGET_MB, MAX_BUDGET_MB = 1.0, 16384.0  # the panel's slider spans these
@@ -28,6 +30,7 @@ DEFAULTS = {
     "shadows": True,       # the key light's shadows (app.shadows)
     "timeline_budget_mb": 256.0,  # keyframe memory of the timeline (physics.timeline.DEFAULT_BUDGET)
     "physics": {},
+    "keep_physics": False,  # re-apply "physics" to every scene opened (off: each opens with its own)
     "last_scene": None,
 }
 
@@ -49,8 +52,9 @@ def _clean(data):
         for name in OVERLAYS:
             if isinstance(overlays.get(name), bool):
                 result["overlays"][name] = overlays[name]
-    if isinstance(data.get("shadows"), bool):
-        result["shadows"] = data["shadows"]
+    for name in ("shadows", "keep_physics"):
+        if isinstance(data.get(name), bool):
+            result[name] = data[name]
     for name in ("arrow_scale", "time_scale"):
         value = data.get(name)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e3:

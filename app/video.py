@@ -192,7 +192,7 @@ class VideoRecording:
 
 
 class VideoControl:
-    """The viewer's video recording: F10 starts and stops it (`toggle`), the status line names
+    """The viewer's video recording: F10 starts and stops it (`toggle`), the status message names
     the file. The first recording goes to `path` when given (`--video`; an existing file is
     replaced), later ones to sandbox-<time>.mp4 in the working directory, like screenshots.
     Failures show as the viewer's error and never stop the app."""
@@ -200,7 +200,7 @@ class VideoControl:
     def __init__(self, viewer, path=None, panel=True):
         self.viewer, self.path, self.panel = viewer, None if path is None else Path(path), panel
         self.recording = None
-        self.saved, self.said = None, None  # the path of the last video saved, and what the status line said
+        self.saved, self.said = None, None  # the path of the last video saved, and what the status message said
 
     @property
     def active(self):
@@ -228,7 +228,7 @@ class VideoControl:
         return True
 
     def stop(self):
-        """Finish the recording and name the file in the status line -> its path or None."""
+        """Finish the recording and name the file in the status message -> its path or None."""
         recording, self.recording = self.recording, None
         if recording is None:
             return None

@@ -28,9 +28,11 @@ the plots are cut back to the time sought, or re-sampled while stepping forward 
 saves the timeline as a recording (`physics.recording`); `open` reads scenes and recordings.
 
 Messages: `error` stays until the user dismisses it (the panel draws it where the user looks,
-in the middle of the window); `message`, a status line, goes at the next action or after
-MESSAGE_SECONDS of frames.
+in the middle of the window); `message`, a status message over the scene (a window of its own:
+no panel widget moves for it), goes at the next action or after MESSAGE_SECONDS of frames, and
+stays while the pointer is on it; `messages` logs them all for the panel's Messages section.
 """
+import collections
 import time
 import traceback
 from pathlib import Path
@@ -60,7 +62,8 @@ PHYSICS_BUDGET_SECONDS = 0.05
 RUNAWAY_DISTANCE = 1e5  # m from the origin: beyond this a node has exploded
 RUNAWAY_SPEED = 1e4     # m/s or rad/s
 CONTACT_CROSS, CONTACT_NORMAL = 0.02, 0.05  # m: a contact's cross and normal, small beside the pile's 0.2 m boxes
-MESSAGE_SECONDS = 4.0   # a status line's life, s of frames (long enough to read a sentence)
+MESSAGE_SECONDS = 4.0   # a status message's life, s of frames (long enough to read a sentence)
+MESSAGE_LOG = 200       # messages the panel's log keeps
 RESAMPLED_STEPS = 600   # a seek forward steps through at most this many steps sampling the plots (10 s at 60 Hz)
 
 def input_label(entry):
@@ -149,6 +152,8 @@ class Viewer:
         self.selected, self.follow, self.show_help = None, False, False
         self.error, self.message = None, None
         self.clock, self.message_at = 0.0, 0.0  # s of frames drawn; when `message` was set
+        self.messages = collections.deque(maxlen=MESSAGE_LOG)  # (sim time, text): the panel's log
+        self.message_hovered = False    # the pointer is on the message (app.panel.toast): it stays
         self.stats = {"fps": 0.0, "physics_ms": 0.0, "render_ms": 0.0, "nodes": 0, "steps": 0, "rtf": 0.0}
         self.frame_count, self._last_frame = 0, None
         self.contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
@@ -221,7 +226,7 @@ class Viewer:
 
     def when_ready(self, action, what):
         """Run `action()` now, unless the warm-up has yet to compile the current scene's other
-        settings (its task NAME+): then it runs once they are compiled, and the status line says
+        settings (its task NAME+): then it runs once they are compiled, and the status message says
         `what` waits for that. -> action's result, or True when it waits."""
         task = self._task_of(self.scene_path)
         task = None if task is None else task + "+"
@@ -288,7 +293,8 @@ class Viewer:
             text = path.read_text()
             built = self.preparation.take(self._task_of(name)) if self.preparation is not None else None
             sim = built if built is not None else physics.Simulation.from_file(path)
-            wanted = {**self.prefs["physics"], **self.overrides}
+            kept = self.prefs["physics"] if self.prefs["keep_physics"] else {}
+            wanted = {**kept, **self.overrides}
             saved = []  # the user's saved choices that differ from the scene file's: say so, never silently
             for setting, value in wanted.items():
                 try:
@@ -329,11 +335,15 @@ class Viewer:
         self.on_scene_loaded(path)
 
     def notify(self, text):
-        """Show a status line until the next action or MESSAGE_SECONDS from now."""
+        """Show a status message (over the scene: app.panel's toast) until the next action or
+        MESSAGE_SECONDS from now, and add it to the panel's message log."""
         self.message, self.message_at = text, self.clock
+        self.messages.append((self.sim.time if self.sim is not None else 0.0, text))
 
     def expire_message(self):
-        if self.message is not None and self.clock - self.message_at > MESSAGE_SECONDS:
+        if self.message_hovered:        # being read: it stays, and lasts MESSAGE_SECONDS after
+            self.message_at = self.clock
+        elif self.message is not None and self.clock - self.message_at > MESSAGE_SECONDS:
             self.message = None
 
     def next_scene(self, offset=1):
@@ -354,8 +364,8 @@ class Viewer:
 
     def set(self, name, value, say=False):
         """Change one physics setting live, through the timeline: in the past it branches (the
-        status line says so, the plots mark "branch"). A bad value shows in the panel. `say`:
-        name the new value in the status line. While the warm-up compiles, it waits for the
+        status message says so, the plots mark "branch"). A bad value shows in the panel. `say`:
+        name the new value in the status message. While the warm-up compiles, it waits for the
         kernels it needs (`when_ready`). -> bool."""
         return self.when_ready(lambda: self._set(name, value, say), f"{name} = {plots.format_value(value)}")
 
@@ -505,7 +515,7 @@ class Viewer:
     def save_recording(self, path=None):
         """Save the timeline (start to end) as a recording: `path`, else the `record` path given
         at start (overwritten: this run owns it), else sandbox-<time>.rec in the working
-        directory. The status line names the file; an error shows. -> the path or None."""
+        directory. The status message names the file; an error shows. -> the path or None."""
         from physics.recording import write_recording
         own = path is None and self.record_path is not None
         path = Path(path) if path is not None else self.record_path or Path.cwd() / time.strftime("sandbox-%Y%m%d-%H%M%S.rec")
@@ -886,7 +896,8 @@ class Viewer:
         self.imgui_input.key(symbol, True)
         if self.wants_keyboard():
             return
-        self.message = None  # a status line lasts until the next action
+        if not self.message_hovered:
+            self.message = None  # a status message lasts until the next action
         try:
             for keys, _, method, _ in KEYS:
                 if any(matches(bound, symbol, modifiers) for bound in keys):
@@ -915,7 +926,8 @@ class Viewer:
     def mouse_press(self, x, y, button, modifiers):
         imgui.set_current_context(self.imgui_context)
         over_ui = self.wants_mouse()
-        self.message = None  # a status line lasts until the next action
+        if not self.message_hovered:
+            self.message = None  # a status message lasts until the next action
         self.imgui_input.button(x, y, button, True)
         self._press = None if over_ui else (x, y)
         if not over_ui and modifiers & key.MOD_CTRL and button in (mouse.LEFT, mouse.RIGHT):

@@ -135,7 +135,6 @@ def test_branch_as_ghost_and_readable_energy_axis(window):
     v.set("integrator", "rk4")
     branch = v.timeline.previous
     assert (branch.start, branch.head) == (30, 60)
-    v.message = None             # a click clears the status line: the panel's rows would move under it
     frames(w, 1)
     click(w, "Compare")
     click(w, "Show previous branch")

@@ -216,13 +216,21 @@ def test_runaway_pauses_and_names_node(window, tmp_path):
 
 
 def test_settings_persist(window, app_config):
+    """A physics choice is remembered across runs, but a scene opens with its own physics unless
+    "keep my physics choices" is on (then the next run applies it too)."""
     from pyglet.window import key
     w = window()
+    own = w.viewer.sim.settings.gyroscopic
     press(w, key.G)
     mode = w.viewer.sim.settings.gyroscopic
     w.close()
     w2 = window()
-    assert w2.viewer.sim.settings.gyroscopic == mode
+    assert w2.viewer.sim.settings.gyroscopic == own != mode
+    assert w2.viewer.prefs["physics"]["gyroscopic"] == mode
+    w2.viewer.prefs["keep_physics"] = True
+    w2.close()
+    w3 = window()
+    assert w3.viewer.sim.settings.gyroscopic == mode
 
 
 def test_xdotool_end_to_end(window):

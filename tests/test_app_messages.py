@@ -1,0 +1,42 @@
+"""Messages never move the layout: a status message is a window of its own over the scene, wrapped
+in full, kept while the pointer is on it, and logged in the panel's Messages section (real key
+presses through xdotool)."""
+import pytest
+
+from conftest import frames, require_tool
+from test_app_choices import keys, xdotool
+
+
+def panel_rects(v):
+    """Every remembered panel item but the message and the per-setting `scene` buttons."""
+    return {label: rect for label, rect in v.panel.item_rects.items()
+            if label != "message" and not label.startswith("scene##")}
+
+
+@pytest.mark.display
+def test_a_message_moves_no_widget_and_is_shown_in_full(window):
+    require_tool("xdotool", "xdotool")
+    from app.viewer import MESSAGE_SECONDS
+    w = window("car")
+    frames(w, 3)
+    v = w.viewer
+    before = panel_rects(v)
+    keys(w, "c")                                 # "counteract: off" appears
+    assert v.message and v.message.startswith("counteract")
+    assert panel_rects(v) == before              # nothing in the panel moved for it
+    long = "stopped: the run gained 31.44 J of energy without input by step 3379; " * 4
+    v.notify(long)
+    frames(w, 2)
+    x0, y0, x1, y1 = v.panel.item_rects["message"]
+    assert x0 >= v.panel.item_rects["Sandbox"][2] and x1 <= v.size[0] and y1 <= v.size[1]   # over the scene
+    assert y1 - y0 > 3 * 13                      # wrapped over several lines, not cut off
+    assert v.messages[-1][1] == long and any(text.startswith("counteract") for _, text in v.messages)
+    # kept while the pointer is on it, gone MESSAGE_SECONDS after it leaves
+    wid = str(w._window)
+    xdotool(w, "mousemove", "--window", wid, str(int((x0 + x1) / 2)), str(int((y0 + y1) / 2)))
+    frames(w, int(MESSAGE_SECONDS * 60) + 10)
+    assert v.message == long
+    xdotool(w, "mousemove", "--window", wid, "900", "200")
+    frames(w, int(MESSAGE_SECONDS * 60) + 10)
+    assert v.message is None
+    assert panel_rects(v) == before
