@@ -19,6 +19,8 @@ KEYS = [
     ((key.LEFT,), "Left", "step_back", "one step back in the timeline (pauses)"),
     ((key.RIGHT,), "Right", "step_forward", "one step forward (pauses; at the end a new step)"),
     (((key.S, key.MOD_CTRL),), "Ctrl+S", "save_recording", "save the timeline as a recording (.rec)"),
+    (((key.Q, key.MOD_CTRL),), "Ctrl+Q", "quit", "quit (saves the view preferences, as the window's close button does)"),
+    ((key.ESCAPE,), "Esc", "escape", "close the help, the error box, the message"),
     ((key.R,), "R", "reset", "reset the scene"),
     ((key.G,), "G", "cycle_gyroscopic", "cycle gyroscopic: off / explicit / implicit"),
     ((key.I,), "I", "cycle_integrator", "cycle integrator"),
@@ -29,6 +31,7 @@ KEYS = [
     ((key.PAGEDOWN, key.BRACKETRIGHT), "PgDn  ]", "next_scene", "next scene of the browser"),
     ((key.PAGEUP, key.BRACKETLEFT), "PgUp  [", "previous_scene", "previous scene of the browser"),
     ((key.F1,), "F1", "toggle_help", "this help"),
+    ((key.O,), "O", "toggle_overlay", "the numbers overlay: FPS, frame, physics, real-time factor, time, step"),
     ((key.F12,), "F12", "screenshot_key", "screenshot (sandbox-<time>.png in the working directory)"),
     ((key.F10,), "F10", "toggle_video", "start / stop recording a video (--video FILE, else sandbox-<time>.mp4)"),
 ]

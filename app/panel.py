@@ -69,6 +69,7 @@ class Panel:
         self.viewer = viewer
         self.open_path = ""
         self.item_rects = {}
+        self.numbers_bottom = 0.0       # the numbers overlay's lower edge: the legend goes below it
         self.plotted = {}  # plot -> (points, rectangle) ImPlot drew last frame (app.plots.draw)
         self.tree = Tree(self)
         self.axes = {}     # plot -> its y axis last frame (app.plots.readable_axis): limits, ticks, labels
@@ -145,6 +146,8 @@ class Panel:
             self.error()
         if v.preparation is not None and (v.preparation.busy or v.pending is not None):
             self.preparing()
+        if v.prefs["numbers"] and v.sim is not None:
+            self.numbers()
         if v.prefs["overlays"]["inertial"]:
             self.legend()
         if v.prefs["overlays"]["names"] and v.state is not None:
@@ -406,13 +409,32 @@ class Panel:
             pass
         v.timing.draw(self.item_rects)  # every stage of a step, every part of a frame (app.stats)
 
+    def numbers(self):
+        """The numbers at a glance, top right over the scene (O toggles it), as MuJoCo's simulate
+        and the Box2D samples show them: FPS, frame ms, physics ms, real-time factor, time, step."""
+        v, st = self.viewer, self.viewer.stats
+        imgui.set_next_window_pos(imgui.ImVec2(v.size[0] - 8, 8), imgui.Cond_.always, imgui.ImVec2(1.0, 0.0))
+        imgui.set_next_window_bg_alpha(1.0)
+        imgui.begin("##numbers", None, imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.always_auto_resize
+                    | imgui.WindowFlags_.no_move | imgui.WindowFlags_.no_focus_on_appearing | imgui.WindowFlags_.no_nav
+                    | imgui.WindowFlags_.no_saved_settings)
+        frame_ms = 1e3 / st["fps"] if st["fps"] > 0 else 0.0
+        imgui.text(f"FPS {st['fps']:6.1f}   frame {frame_ms:6.2f} ms")
+        imgui.text(f"physics {st['physics_ms']:6.2f} ms   real time x{st['rtf']:.2f}")
+        imgui.text(f"t = {v.sim.time:.3f} s   step {v.sim.step_count}")
+        self._remember_window("numbers")
+        self.numbers_bottom = imgui.get_window_pos().y + imgui.get_window_size().y
+        imgui.end()
+
     def legend(self):
         v = self.viewer
-        imgui.set_next_window_pos(imgui.ImVec2(v.size[0] - 8, 8), imgui.Cond_.always, imgui.ImVec2(1.0, 0.0))
+        top = 8 + (self.numbers_bottom if v.prefs["numbers"] and v.sim is not None else 0.0)
+        imgui.set_next_window_pos(imgui.ImVec2(v.size[0] - 8, top), imgui.Cond_.always, imgui.ImVec2(1.0, 0.0))
         imgui.begin("Legend", None, imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_move)
         for name in ("frame", "euler", "centrifugal", "coriolis"):
             r, g, b = overlays.COLORS[name]
             imgui.text_colored(imgui.ImVec4(r, g, b, 1.0), f"-> {name}")
+        self._remember_window("Legend")
         imgui.end()
 
     def names(self):

@@ -28,6 +28,7 @@ DEFAULTS = {
     "arrow_scale": 0.25,   # m per (m/s, rad/s, m/s², kg m²/s) of an arrow
     "time_scale": 1.0,
     "shadows": True,       # the key light's shadows (app.shadows)
+    "numbers": True,       # the overlay of FPS, frame and physics ms, real-time factor, time, step (O)
     "timeline_budget_mb": 256.0,  # keyframe memory of the timeline (physics.timeline.DEFAULT_BUDGET)
     "physics": {},
     "keep_physics": False,  # re-apply "physics" to every scene opened (off: each opens with its own)
@@ -52,7 +53,7 @@ def _clean(data):
         for name in OVERLAYS:
             if isinstance(overlays.get(name), bool):
                 result["overlays"][name] = overlays[name]
-    for name in ("shadows", "keep_physics"):
+    for name in ("shadows", "numbers", "keep_physics"):
         if isinstance(data.get(name), bool):
             result[name] = data[name]
     for name in ("arrow_scale", "time_scale"):

@@ -150,6 +150,7 @@ class Viewer:
         self.saved_recording = None  # the path of the last recording saved
         self.paused, self.accumulator, self.backwards = False, 0.0, False
         self.selected, self.follow, self.show_help = None, False, False
+        self.quitting = False           # Ctrl+Q: the window closes (app.window)
         self.error, self.message = None, None
         self.clock, self.message_at = 0.0, 0.0  # s of frames drawn; when `message` was set
         self.messages = collections.deque(maxlen=MESSAGE_LOG)  # (sim time, text): the panel's log
@@ -542,6 +543,24 @@ class Viewer:
 
     def toggle_help(self):
         self.show_help = not self.show_help
+
+    def toggle_overlay(self):
+        self.prefs["numbers"] = not self.prefs["numbers"]
+
+    def escape(self):
+        """Esc: close the help, else the error box, else the message; with nothing open, nothing.
+        (ImGui's own pop-ups close on the Escape key it is sent first: `key_press`.)"""
+        if self.show_help:
+            self.show_help = False
+        elif self.error:
+            self.error = None
+        else:
+            self.message = None
+
+    def quit(self):
+        """Ctrl+Q: the window closes after this frame (`app.window`), through `close`, which saves
+        the recording, the video and the view preferences as the close button does."""
+        self.quitting = True
 
     def toggle_follow(self):
         self.follow = not self.follow

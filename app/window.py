@@ -46,9 +46,11 @@ class SandboxWindow(pyglet.window.Window):
 
     # pyglet events -> viewer (input errors never end the app: the viewer catches them)
     def on_key_press(self, symbol, modifiers):
-        if symbol == pyglet.window.key.ESCAPE:
-            return pyglet.event.EVENT_HANDLED  # Escape closes pyglet windows by default: not ours
+        # handled here, so that pyglet's default (Escape closes the window) never runs: Esc closes
+        # what is open (`Viewer.escape`), Ctrl+Q quits (`Viewer.quit`)
         self.viewer.key_press(symbol, modifiers)
+        if self.viewer.quitting:
+            self.has_exit = True
         return pyglet.event.EVENT_HANDLED
 
     def on_key_release(self, symbol, modifiers):
