@@ -69,6 +69,7 @@ class Panel:
         self.viewer = viewer
         self.open_path = ""
         self.item_rects = {}
+        self.windows = {}               # label -> rectangle of each window drawn this frame
         self.numbers_bottom = 0.0       # the numbers overlay's lower edge: the legend goes below it
         self.plotted = {}  # plot -> (points, rectangle) ImPlot drew last frame (app.plots.draw)
         self.tree = Tree(self)
@@ -81,8 +82,10 @@ class Panel:
         self.item_rects[label] = (lo.x, lo.y, hi.x, hi.y)
 
     def _remember_window(self, label):
+        """Record the current window's rectangle under `label`, in `item_rects` and in `windows`
+        (this frame's windows: `Viewer.over_ui` keeps a press on any of them from the camera)."""
         pos, size = imgui.get_window_pos(), imgui.get_window_size()
-        self.item_rects[label] = (pos.x, pos.y, pos.x + size.x, pos.y + size.y)
+        self.item_rects[label] = self.windows[label] = (pos.x, pos.y, pos.x + size.x, pos.y + size.y)
 
     def button(self, label):
         pressed = imgui.button(label)
@@ -91,6 +94,7 @@ class Panel:
 
     def draw(self):
         v = self.viewer
+        self.windows = {}
         imgui.set_next_window_pos(imgui.ImVec2(8, 8), imgui.Cond_.first_use_ever)
         imgui.set_next_window_size(imgui.ImVec2(PANEL_WIDTH, min(v.size[1] - 16, 700)), imgui.Cond_.first_use_ever)
         imgui.begin("Sandbox")
@@ -201,6 +205,7 @@ class Panel:
                                       imgui.ImVec2(1.0, 1.0))
         imgui.begin("Preparing", None, imgui.WindowFlags_.no_collapse | imgui.WindowFlags_.no_move
                     | imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_title_bar)
+        self._remember_window("Preparing")
         imgui.push_text_wrap_pos(0.0)
         if waiting:
             name = Path(str(v.pending)).stem if v.pending is not None else "the scene"
@@ -458,6 +463,7 @@ class Panel:
         v = self.viewer
         imgui.set_next_window_pos(imgui.ImVec2(v.size[0] / 2, v.size[1] / 2), imgui.Cond_.always, imgui.ImVec2(0.5, 0.5))
         imgui.begin("Keys (F1)", None, imgui.WindowFlags_.always_auto_resize)
+        self._remember_window("Keys (F1)")
         # a table, not padded strings: the labels differ in length and the columns must line up
         if imgui.begin_table("keys", 2, imgui.TableFlags_.sizing_fixed_fit):
             for label, description in [(label, description) for _, label, _, description in KEYS] + MOUSE_HELP:

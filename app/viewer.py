@@ -910,6 +910,15 @@ class Viewer:
         imgui.set_current_context(self.imgui_context)
         return imgui.get_io().want_capture_mouse
 
+    def over_ui(self, x, y):
+        """Whether window point (x, y) (pyglet's, origin bottom left) is on the UI: ImGui wants the
+        mouse, or the point is inside a window drawn last frame. The second catches a press made
+        as the pointer enters the panel, before ImGui has seen it hover there: it used to orbit."""
+        if self.wants_mouse():
+            return True
+        top = self.size[1] - y
+        return any(x0 <= x <= x1 and y0 <= top <= y1 for x0, y0, x1, y1 in self.panel.windows.values())
+
     def key_press(self, symbol, modifiers):
         imgui.set_current_context(self.imgui_context)
         self.imgui_input.key(symbol, True)
@@ -944,7 +953,7 @@ class Viewer:
 
     def mouse_press(self, x, y, button, modifiers):
         imgui.set_current_context(self.imgui_context)
-        over_ui = self.wants_mouse()
+        over_ui = self.over_ui(x, y)
         if not self.message_hovered:
             self.message = None  # a status message lasts until the next action
         self.imgui_input.button(x, y, button, True)
@@ -981,7 +990,7 @@ class Viewer:
 
     def mouse_scroll(self, x, y, scroll_x, scroll_y):
         imgui.set_current_context(self.imgui_context)
-        if self.wants_mouse():
+        if self.over_ui(x, y):
             self.imgui_input.scroll(scroll_x, scroll_y)
         else:
             self.camera.zoom(scroll_y)

@@ -54,3 +54,24 @@ def test_ctrl_q_quits_and_saves_the_view_preferences(window, app_config):
     w.close()                                       # what app.__main__ does when the loop ends
     saved = json.loads((app_config / "settings.json").read_text())
     assert saved["numbers"] is False
+
+
+@pytest.mark.display
+def test_a_press_made_as_the_pointer_enters_the_panel_never_moves_the_camera(window):
+    """xdotool moves the pointer from the scene onto the panel and presses in the same breath
+    (one command: no frame between), then drags inside the panel: the camera keeps its place."""
+    require_tool("xdotool", "xdotool")
+    from test_app_choices import xdotool
+    w = window("car")
+    frames(w, 3)
+    v = w.viewer
+    wid = str(w._window)
+    xdotool(w, "mousemove", "--window", wid, "900", "400")
+    camera = (v.camera.yaw, v.camera.pitch, v.camera.distance)
+    x0, y0, x1, y1 = v.panel.item_rects["Sandbox"]
+    inside = (str(int(x0 + 40)), str(int((y0 + y1) / 2)))
+    xdotool(w, "mousemove", "--window", wid, *inside, "mousedown", "1", "mousemove_relative", "--", "-20", "30",
+            "mousemove_relative", "--", "15", "-40", "mouseup", "1")
+    assert (v.camera.yaw, v.camera.pitch, v.camera.distance) == camera
+    xdotool(w, "mousemove", "--window", wid, *inside, "click", "--repeat", "3", "5")     # the wheel too
+    assert v.camera.distance == camera[2]
