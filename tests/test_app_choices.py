@@ -2,23 +2,11 @@
 was chosen on the T-handle), unless "keep my physics choices" is on; a setting that differs from
 the scene file has a `scene` button beside it that puts the file's value back. Real X events
 (xdotool) on the window; the panel's items by `panel.item_rects`."""
-import subprocess
-import time
-
 import numpy as np
 import pytest
 
-from conftest import frames, require_tool
+from conftest import frames, require_tool, xdotool
 from physics.scene import load_scene
-
-
-def xdotool(w, *args):
-    process = subprocess.Popen(["xdotool", *args])
-    deadline = time.monotonic() + 20
-    while process.poll() is None and time.monotonic() < deadline:
-        frames(w, 1)        # keep dispatching events while xdotool works
-    frames(w, 5)
-    assert process.returncode == 0, f"xdotool {args} failed"
 
 
 def keys(w, *names):

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from conftest import frames, require_tool
+from conftest import frames, require_tool, xdotool
 from test_app_choices import keys
 
 
@@ -61,7 +61,6 @@ def test_a_press_made_as_the_pointer_enters_the_panel_never_moves_the_camera(win
     """xdotool moves the pointer from the scene onto the panel and presses in the same breath
     (one command: no frame between), then drags inside the panel: the camera keeps its place."""
     require_tool("xdotool", "xdotool")
-    from test_app_choices import xdotool
     w = window("car")
     frames(w, 3)
     v = w.viewer

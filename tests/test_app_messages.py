@@ -3,8 +3,8 @@ in full, kept while the pointer is on it, and logged in the panel's Messages sec
 presses through xdotool)."""
 import pytest
 
-from conftest import frames, require_tool
-from test_app_choices import keys, xdotool
+from conftest import frames, require_tool, xdotool
+from test_app_choices import keys
 
 
 def panel_rects(v):
