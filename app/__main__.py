@@ -39,14 +39,16 @@ def parse_args(argv=None):
     parser.add_argument("--video-panel", action=argparse.BooleanOptionalAction, default=True,
                         help="videos show the panel as the window does (default), or the scene alone")
     parser.add_argument("--msaa", type=int, default=None, choices=(0, 2, 4, 8), help="multisampling samples (default 4 on hardware GL, 0 on software GL)")
-    parser.add_argument("--size", default="1280x720", help="window size WxH (default 1280x720)")
+    parser.add_argument("--size", default=None, help="window size WxH (default: about 80 %% of the screen; "
+                                                      "1280x720 for --frames and video runs)")
     parser.add_argument("--frame-log", default=None, metavar="FILE.csv",
                         help="write one row per frame: Unix time, wall seconds since the last frame, simulated time, steps")
     args = parser.parse_args(argv)
     try:
-        args.size = tuple(int(x) for x in args.size.lower().split("x"))
-        if len(args.size) != 2 or min(args.size) < 1:
-            raise ValueError
+        if args.size is not None:
+            args.size = tuple(int(x) for x in args.size.lower().split("x"))
+            if len(args.size) != 2 or min(args.size) < 1:
+                raise ValueError
     except ValueError:
         parser.error(f"--size: expected WxH such as 1280x720, got {args.size!r}")
     if args.replay is not None and args.scene is not None:
@@ -86,6 +88,9 @@ def main(argv=None):
     # a replay rendered to video is scripted like --frames: fixed steps, as fast as it draws
     render_replay = args.replay is not None and args.video is not None and args.frames is None
     scripted = args.frames is not None or render_replay
+    if args.size is None:       # scripted runs keep one size, so that their pictures compare
+        from app.window import SCRIPTED_SIZE, screen_size
+        args.size = SCRIPTED_SIZE if scripted or args.video is not None else screen_size()
     window = SandboxWindow(requested, overrides, size=args.size, vsync=not scripted, msaa=args.msaa,
                            store=not scripted, record=args.record, video=args.video, video_panel=args.video_panel,
                            prepare=not scripted, frame_log=args.frame_log)

@@ -140,6 +140,10 @@ class Viewer:
         self.imgui_context = imgui.create_context()
         imgui.set_current_context(self.imgui_context)  # create_context makes it current only if none is
         imgui.get_io().set_ini_filename(None)  # window layout is ours, not imgui.ini in the cwd
+        style = imgui.get_style()
+        for part in (imgui.Col_.popup_bg, imgui.Col_.window_bg):   # opaque: no scene shows through text
+            color = style.color_(part)
+            style.set_color_(part, imgui.ImVec4(color.x, color.y, color.z, 1.0))
         self.implot_context = implot.create_context()  # one per ImGui context, made current with it
         imgui.get_io().display_size = self.size
         self.imgui = ImGuiRenderer(ctx)

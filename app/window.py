@@ -16,6 +16,20 @@ TITLE = "Hierarchy Sandbox"
 # While kernels compile beside the window (app.preparation) it draws at most this often: on a
 # software renderer an unpaced frame loop takes half a core from the compiler.
 PREPARING_FRAME_SECONDS = 1 / 15
+SCREEN_FRACTION = 0.8       # of the screen's width and height an interactive window opens at
+SCRIPTED_SIZE = (1280, 720)  # --frames and video runs, and the smallest interactive window
+
+
+def screen_size(fraction=SCREEN_FRACTION):
+    """About `fraction` of the default screen, but no smaller than SCRIPTED_SIZE (its text is
+    readable there) nor larger than the screen; SCRIPTED_SIZE where no screen can be read."""
+    try:
+        screen = pyglet.display.get_display().get_default_screen()
+        width, height = screen.width, screen.height
+    except Exception:  # noqa: BLE001 - any display trouble: the window opens at the fixed size
+        return SCRIPTED_SIZE
+    return tuple(min(limit, max(low, int(fraction * full)))
+                 for full, low, limit in ((width, SCRIPTED_SIZE[0], width), (height, SCRIPTED_SIZE[1], height)))
 
 
 def _config():

@@ -357,3 +357,25 @@ def test_level_of_detail_and_culling_follow_the_distance(window):
     v.camera.target_world = v.camera.target_world + [0.0, 50.0, 0.0]
     frames(w, 1)
     assert sum(n for (kind, _), n in v.renderer.drawn.items() if kind != "plane") == 0
+
+
+@pytest.mark.display
+def test_the_window_opens_at_about_eighty_percent_of_the_screen(display, monkeypatch):
+    """An interactive window opens at 80 % of the screen, never below 1280x720 (text readable)
+    nor above the screen; scripted runs keep 1280x720 (app.__main__)."""
+    import pyglet
+    from app.__main__ import parse_args
+    from app.window import SCRIPTED_SIZE, screen_size
+
+    class Screen:
+        def __init__(self, width, height):
+            self.width, self.height = width, height
+
+    for full, expected in (((2560, 1440), (2048, 1152)), ((1920, 1080), (1536, 864)), ((1366, 768), (1280, 720)),
+                           ((1024, 600), (1024, 600))):
+        display = type("Display", (), {"get_default_screen": lambda self, full=full: Screen(*full)})()
+        monkeypatch.setattr(pyglet.display, "get_display", lambda display=display: display)
+        assert screen_size() == expected
+    monkeypatch.setattr(pyglet.display, "get_display", lambda: (_ for _ in ()).throw(RuntimeError("no display")))
+    assert screen_size() == SCRIPTED_SIZE
+    assert parse_args([]).size is None and parse_args(["--size", "800x600"]).size == (800, 600)
