@@ -18,7 +18,7 @@ from app.plots import readable_axis
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "assets" / "scenes"
-SCENE_X, SCENE_Y = 400, 120   # px: the panel is left of x, the legend above y
+SCENE_X, SCENE_Y = 400, 200   # px: the panel is left of x, the numbers overlay and the legend above y
 
 
 def magenta_pixels(image):
