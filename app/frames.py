@@ -163,11 +163,12 @@ class FrameView:
         """The stacked plot of the decomposition along the chosen axis. -> drawn (bool)."""
         t, stacked, world = self.history.series(self.axis)
         title = f"{node_name}: a in {frame_name} ({AXES[self.axis]} axis)##terms"
-        # no legend: the rows above the plot name each colour
-        flags = implot.Flags_.no_inputs | implot.Flags_.no_menus | implot.Flags_.no_legend
+        flags = implot.Flags_.no_inputs | implot.Flags_.no_menus
         if not implot.begin_plot(title, imgui.ImVec2(-1, PLOT_HEIGHT), flags):
             return False
         implot.setup_axes("t (s)", f"a_{AXES[self.axis]} (m/s^2)", implot.AxisFlags_.auto_fit, implot.AxisFlags_.auto_fit)
+        # each band named beside the plot, outside it (in one row the seven names do not fit the panel)
+        implot.setup_legend(implot.Location_.east, implot.LegendFlags_.outside)
         for k, name in enumerate(TERMS):
             r, g, b = TERM_COLORS[name]
             spec = implot.Spec(fill_color=imgui.ImVec4(r, g, b, 1.0), fill_alpha=0.45,
