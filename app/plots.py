@@ -247,9 +247,14 @@ def _markers(history):
     implot.plot_inf_lines("##changes", np.array(list(labels)), _spec("marker", 1.0))
     top = implot.get_plot_limits().y.max
     r, g, b = COLORS["marker"]
-    for time, text in labels.items():
-        implot.annotation(time, top, imgui.ImVec4(r, g, b, 0.85), imgui.ImVec2(4, 4), True,
-                          text.replace("%", "%%"))  # annotation's text is a printf format
+    rows = []       # each row's right edge in pixels: a label too close to the last one goes a row lower
+    for time, text in sorted(labels.items()):
+        left = implot.plot_to_pixels(time, top).x + 4
+        width = imgui.calc_text_size(text).x + 8
+        row = next((k for k, right in enumerate(rows) if left > right), len(rows))
+        rows[row:row + 1] = [left + width]
+        implot.annotation(time, top, imgui.ImVec4(r, g, b, 0.85), imgui.ImVec2(4, 4 + row * imgui.get_text_line_height_with_spacing()),
+                          True, text.replace("%", "%%"))  # annotation's text is a printf format
 
 
 def _series_plot(title, t, values, names, symbol, unit, axes=None):
