@@ -59,7 +59,7 @@ from physics.scene import Scene, load_scene
 from physics.snapshot import Snapshot, scene_fingerprint
 from physics.settings import Settings
 from physics.sleeping import Bodies, LocalMotion, SleepState, hold, parent_motion, sleep_islands, wake_on_field
-from physics.validation import LENGTH_MAX, SPEED_MAX
+from physics.validation import LENGTH_MAX, SPEED_MAX, short_repr
 
 _STALE, _MOVING, _COMPLETE = 0, 1, 2
 # Fraction of an end-of-step velocity change each integrator's position update sees (_stage_contacts).
@@ -1149,16 +1149,20 @@ class Simulation:
             self._scene_name = f"{self.scene.title!r} ({self.scene.path})"
         return self._fingerprint, self._scene_name
 
+    def _state_arrays(self):
+        """The live arrays a snapshot copies, by name (no copies; `snapshot`, `_check_restorable`)."""
+        local = self.hierarchy.local
+        arrays = {("derived.local_" if f in self._DERIVED else "local.") + f: getattr(local, f) for f in _NODE_FIELDS}
+        arrays.update({name_[1:]: getattr(self, name_) for name_ in self._STATE})
+        arrays["derived.constraint_acceleration"] = self._constraint_acceleration
+        arrays.update({"kinematic." + f: a for f, a in zip(self._KINEMATIC, self._kin_state)})
+        return arrays
+
     def snapshot(self):
         """A `physics.Snapshot` of everything that decides the future: `restore` continues from it
         bit for bit, here or in a freshly loaded simulation of the same scene."""
         fingerprint, name = self._scene_identity()
-        local = self.hierarchy.local
-        arrays = {("derived.local_" if f in self._DERIVED else "local.") + f: getattr(local, f).copy()
-                  for f in _NODE_FIELDS}
-        arrays.update({name_[1:]: getattr(self, name_).copy() for name_ in self._STATE})
-        arrays["derived.constraint_acceleration"] = self._constraint_acceleration.copy()
-        arrays.update({"kinematic." + f: a.copy() for f, a in zip(self._KINEMATIC, self._kin_state)})
+        arrays = {key: value.copy() for key, value in self._state_arrays().items()}
         arrays["time"] = np.array(self.time)
         arrays["next_event"] = np.array(self._next_event, np.int64)
         if self._rattle_hint[0]:     # scenes without joints under RATTLE keep their hashes
@@ -1173,13 +1177,77 @@ class Simulation:
         settings["gravity"] = settings["gravity"].copy()
         return Snapshot(fingerprint, name, self.step_count, settings, arrays)
 
+    def _check_restorable(self, snapshot):
+        """Refuse, before anything changes, a snapshot of this scene that no run of it can be in:
+        ValueError naming the field and the value. Settings as `Settings.set` checks them; every
+        array this version knows, of the shape and kind it has here, finite; rotations
+        orthonormal, scales positive; the topology's parents in range and acyclic (a cycle hung
+        `_set_topology`); time, step and event counters in range."""
+        def refuse(field, value, expected):
+            raise ValueError(f"restore: snapshot field {field!r}: got {short_repr(value)}; expected {expected}")
+
+        checked = self.settings.copy()
+        checked.update(snapshot.settings)           # SettingError names the key and the value
+        live, arrays = self._state_arrays(), snapshot.arrays
+        kinematic = {"kinematic.acceleration": self._kin_acceleration, "kinematic.alpha": self._kin_alpha,
+                     "topology.parent": self.parent, "rattle.hint": self._rattle_hint}
+        for key in (*live, "time", "next_event"):
+            if key not in arrays:
+                refuse(key, "nothing", "an array (the file lacks it)")
+        for key, value in arrays.items():
+            value = np.asarray(value)
+            reference = live.get(key, kinematic.get(key))
+            if reference is None and key not in ("time", "next_event") and not key.startswith("solver."):
+                refuse(key, key, "a field this version knows (a file of a newer version?)")
+            if reference is not None and (value.shape != reference.shape or value.dtype.kind != reference.dtype.kind):
+                refuse(key, f"{value.dtype} {value.shape}", f"{reference.dtype} {reference.shape}")
+            # the solver's joints hold unbounded limits as ±inf; nothing holds a NaN
+            if value.dtype.kind not in "fc":
+                continue
+            bad = np.isnan(value) if key.startswith("solver.") else ~np.isfinite(value)
+            if bad.any():
+                refuse(key, value[bad][:3], "numbers (finite, but for the solver's unbounded limits)")
+        for key in ("local.rotation", "kinematic.rotation"):
+            R = arrays[key]
+            if len(R) and np.abs(np.einsum("nji,njk->nik", R, R) - np.eye(3)).max() > ROTATION_TOLERANCE:
+                refuse(key, "a matrix that is not a rotation", f"orthonormal rows (to {ROTATION_TOLERANCE:g})")
+        if not np.all(arrays["local.scale"] > 0):
+            refuse("local.scale", arrays["local.scale"][~(arrays["local.scale"] > 0)][:3], "> 0")
+        for key in ("time", "next_event"):
+            if np.shape(arrays[key]) != ():
+                refuse(key, f"shape {np.shape(arrays[key])}", "one number")
+        time, next_event = float(arrays["time"]), int(arrays["next_event"])
+        if not time >= 0:
+            refuse("time", time, "a finite time >= 0")
+        if not 0 <= next_event <= len(self.scene.events):
+            refuse("next_event", next_event, f"0 .. {len(self.scene.events)} (the scene's events)")
+        if not (isinstance(snapshot.step_count, (int, np.integer)) and snapshot.step_count >= 0):
+            refuse("step_count", snapshot.step_count, "an integer >= 0")
+        if "topology.parent" in arrays:
+            parent, n = arrays["topology.parent"], len(self.names)
+            if np.any((parent < -1) | (parent >= n)):
+                refuse("topology.parent", parent[(parent < -1) | (parent >= n)][:3], f"node indices -1 .. {n - 1}")
+            state = np.zeros(n, np.int8)        # 0 unseen, 1 on the path walked now, 2 known to reach the world
+            for i in range(n):
+                path, a = [], i
+                while a >= 0 and state[a] == 0:
+                    state[a] = 1
+                    path.append(a)
+                    a = parent[a]
+                if a >= 0 and state[a] == 1:
+                    refuse("topology.parent", f"a cycle through node {self.names[a]!r}", "a tree (no node its own ancestor)")
+                state[path] = 2
+
     def restore(self, snapshot):
-        """Put back a `snapshot()` of this scene (ValueError naming both scenes for another's)."""
+        """Put back a `snapshot()` of this scene (ValueError naming both scenes for another's, and
+        naming the field and value of anything no run of this scene can hold: `_check_restorable`;
+        a refused snapshot changes nothing)."""
         fingerprint, name = self._scene_identity()
         if not isinstance(snapshot, Snapshot):
             raise ValueError(f"restore: got {type(snapshot).__name__}; expected a physics.Snapshot")
         if snapshot.scene != fingerprint:
             raise ValueError(f"restore: the snapshot is of scene {snapshot.scene_name}, not of {name}")
+        self._check_restorable(snapshot)
         self.settings.update(snapshot.settings)
         arrays = snapshot.arrays
         parent = arrays.get("topology.parent", self.scene.parent)
@@ -1187,14 +1255,9 @@ class Simulation:
             self._set_topology(parent)
         self._kin_acceleration[:] = arrays.get("kinematic.acceleration", self.model.kin_acceleration)
         self._kin_alpha[:] = arrays.get("kinematic.alpha", self.model.kin_alpha)
-        local = self.hierarchy.local
-        for f in _NODE_FIELDS:
-            getattr(local, f)[:] = arrays[("derived.local_" if f in self._DERIVED else "local.") + f]
-        for name_ in self._STATE:
-            getattr(self, name_)[:] = arrays[name_[1:]]
-        self._constraint_acceleration[:] = arrays["derived.constraint_acceleration"]
-        for f, a in zip(self._KINEMATIC, self._kin_state):
-            a[:] = arrays["kinematic." + f]
+        live = self._state_arrays()
+        for key, value in live.items():
+            value[:] = arrays[key]
         self.time = float(arrays["time"])
         self._next_event = int(arrays["next_event"])
         self._rattle_hint[:] = arrays.get("rattle.hint", (0.0, 1.0))
@@ -1390,6 +1453,9 @@ class Simulation:
         return {name: out[name][0] if single else out[name] for name in order}
 
 _NODE_FIELDS = ("translation", "rotation", "scale", "velocity", "acceleration", "omega", "alpha")
+# A restored rotation matrix's largest |RᵀR − I| (`_check_restorable`): a stepped one stays within
+# round-off of orthonormal (1e-15 a step), a crafted all-zero one is 1 off.
+ROTATION_TOLERANCE = 1e-6
 
 
 def _vector3(name, value):

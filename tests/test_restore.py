@@ -1,0 +1,88 @@
+"""`Simulation.restore` refuses, before changing anything, a snapshot no run of its scene can be in
+(a crafted file's checksum is easily recomputed): a cycle in the topology (it used to hang), parents
+out of range, non-finite or ill-shaped arrays, rotations that are not rotations, a negative step
+count, fields and settings this version does not know. Each refusal names the field, and the
+simulation's state hash is the same before and after it."""
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from physics.simulation import Simulation
+
+CAR = Path(__file__).resolve().parents[1] / "assets" / "scenes" / "car.toml"
+
+
+@pytest.fixture(scope="module")
+def taken():
+    """The car after 30 steps with its cargo box_1 reparented to the world (so its snapshot holds
+    the topology), and that snapshot."""
+    sim = Simulation.from_file(CAR)
+    sim.step(20)
+    sim.reparent("box_1", None)
+    sim.step(10)
+    return sim.snapshot()
+
+
+def crafted(snapshot, arrays=None, **fields):
+    new = {k: v.copy() for k, v in snapshot.arrays.items()}
+    for key, value in (arrays or {}).items():
+        if value is None:
+            del new[key]
+        else:
+            new[key] = value
+    return dataclasses.replace(snapshot, arrays=new, **fields)
+
+
+def parents(snapshot, change):
+    parent = snapshot.arrays["topology.parent"].copy()
+    change(parent)
+    return parent
+
+
+def cases(snapshot):
+    names = list(Simulation.from_file(CAR).names)
+    car, box = names.index("car"), names.index("box_1")
+    rotation = snapshot.arrays["local.rotation"].copy()
+    rotation[box] = 0.0
+    return {
+        "self parent": (crafted(snapshot, {"topology.parent": parents(snapshot, lambda p: p.__setitem__(car, car))}),
+                        "topology.parent.*cycle"),
+        "two-cycle": (crafted(snapshot, {"topology.parent": parents(
+            snapshot, lambda p: (p.__setitem__(car, box), p.__setitem__(box, car)))}), "topology.parent.*cycle"),
+        "parent out of range": (crafted(snapshot, {"topology.parent": parents(snapshot, lambda p: p.__setitem__(box, 10**6))}),
+                                "topology.parent.*node indices"),
+        "NaN time": (crafted(snapshot, {"time": np.array(np.nan)}), "'time'"),
+        "zero rotation": (crafted(snapshot, {"local.rotation": rotation}), "local.rotation.*not a rotation"),
+        "NaN velocity": (crafted(snapshot, {"local.velocity": np.full_like(snapshot.arrays["local.velocity"], np.nan)}),
+                         "local.velocity.*finite"),
+        "wrong shape": (crafted(snapshot, {"omega_body": np.zeros((1, 3))}), "omega_body"),
+        "missing field": (crafted(snapshot, {"local.translation": None}), "local.translation.*lacks"),
+        "unknown field": (crafted(snapshot, {"future.thing": np.zeros(3)}), "future.thing.*newer version"),
+        "negative step": (crafted(snapshot, step_count=-5), "step_count"),
+        "event past the end": (crafted(snapshot, {"next_event": np.array(99, np.int64)}), "next_event"),
+        "unknown setting": (crafted(snapshot, settings={**snapshot.settings, "warp": 9}), "warp"),
+        "bad setting": (crafted(snapshot, settings={**snapshot.settings, "integrator": "nope"}), "integrator"),
+    }
+
+
+@pytest.mark.parametrize("case", ["self parent", "two-cycle", "parent out of range", "NaN time", "zero rotation",
+                                  "NaN velocity", "wrong shape", "missing field", "unknown field", "negative step",
+                                  "event past the end", "unknown setting", "bad setting"])
+def test_an_impossible_snapshot_is_refused_and_changes_nothing(taken, case):
+    snapshot, message = cases(taken)[case]
+    sim = Simulation.from_file(CAR)
+    sim.step(7)
+    before, settings = sim.state_hash(), dict(vars(sim.settings))
+    with pytest.raises(ValueError, match=message):
+        sim.restore(snapshot)
+    assert sim.state_hash() == before
+    assert {k: str(v) for k, v in vars(sim.settings).items()} == {k: str(v) for k, v in settings.items()}
+
+
+def test_the_snapshot_taken_restores_bit_for_bit(taken):
+    """The untouched snapshot (reparented topology included) restores and continues as it would."""
+    sim = Simulation.from_file(CAR)
+    sim.restore(taken)
+    assert sim.state_hash() == taken.hash()
