@@ -70,6 +70,7 @@ class Panel:
         self.open_path = ""
         self.item_rects = {}
         self.windows = {}               # label -> rectangle of each window drawn this frame
+        self._scene_settings = None     # (scene, its file's Settings): what `physics` compares with
         self.numbers_bottom = 0.0       # the numbers overlay's lower edge: the legend goes below it
         self.plotted = {}  # plot -> (points, rectangle) ImPlot drew last frame (app.plots.draw)
         self.tree = Tree(self)
@@ -183,7 +184,7 @@ class Panel:
         imgui.end()
 
     def message_log(self):
-        """Every message of this session, newest first, with the simulated time it came at."""
+        """The logged messages (`Viewer.messages`), newest first, each with its simulated time."""
         imgui.push_text_wrap_pos(0.0)
         for sim_time, text in reversed(self.viewer.messages):
             imgui.text_colored(DIM, f"{sim_time:8.3f} s")
@@ -327,7 +328,9 @@ class Panel:
         if imgui.is_item_hovered():
             imgui.set_tooltip("on: the integrator, gyroscopic term, rotation update, exponential and counteraction\n"
                               "you choose apply to every scene you open; off: each scene opens with its own")
-        scene = v.sim.scene.settings()
+        if self._scene_settings is None or self._scene_settings[0] is not v.sim.scene:
+            self._scene_settings = (v.sim.scene, v.sim.scene.settings())   # once per scene, not per frame
+        scene = self._scene_settings[1]
         for field in fields(v.sim.settings):
             name = field.name
             value = getattr(v.sim.settings, name)
