@@ -1,13 +1,16 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# Every installed version is pinned (pip constraints): the golden hashes depend on numpy, numba and
+# llvmlite, and a new release of one must not change CI's bits on the day it appears.
+LOCK := requirements.lock
 
-.PHONY: run test warmup bench fuzz golden clean
+.PHONY: run test warmup bench fuzz golden lock clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -c $(LOCK) -e '.[dev]'
 	touch $(STAMP)
 
 # The app compiles what it lacks beside its window (app.preparation); the tests compile everything
@@ -25,7 +28,7 @@ test: warmup
 
 # The benchmarks measure peers side by side (pybullet, the `bench` extra).
 bench: $(STAMP)
-	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	$(PY) -m pip install --quiet -c $(LOCK) -e '.[dev,bench]'
 	$(PY) -m benchmarks $(ARGS)
 
 fuzz: $(STAMP)
@@ -34,6 +37,11 @@ fuzz: $(STAMP)
 # Regenerate tests/golden_hashes.json after a deliberate change of arithmetic (say why in the commit).
 golden: $(STAMP)
 	$(PY) tests/test_determinism.py --regenerate
+
+# Re-pin every dependency to what the venv holds now (after a deliberate upgrade; run the golden
+# hashes before committing the new lock).
+lock: $(STAMP)
+	$(PY) -m pip freeze --exclude-editable | grep -v '^pip==' > $(LOCK).tmp && mv $(LOCK).tmp $(LOCK)
 
 clean:
 	rm -rf $(VENV) .pytest_cache
