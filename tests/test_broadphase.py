@@ -1,9 +1,9 @@
-"""Broad phase: sweep-and-prune and brute force return exactly the overlapping AABB pairs; filter rules."""
+"""Broad phase: the uniform grid and brute force return exactly the overlapping AABB pairs; filter rules."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from physics.broadphase import BRUTE_FORCE_MAX, candidate_pairs, collision_filter
+from physics.broadphase import BRUTE_FORCE_MAX, GRID_MAX_CELLS, candidate_pairs, collision_filter
 from physics.shapes import ShapeSet, aabbs
 from types import SimpleNamespace
 
@@ -22,7 +22,7 @@ def boxes(n):
 @settings(max_examples=60, deadline=None)
 @given(st.integers(2, 400), st.integers(0, 2 ** 32 - 1))
 def test_exact_overlapping_set(n, seed):
-    """Random AABBs (both methods: n ≤ 64 brute force, beyond sweep-and-prune): the exact set."""
+    """Random AABBs (both methods: n ≤ 64 brute force, beyond the grid): the exact set."""
     rng = np.random.default_rng(seed)
     centre = rng.uniform(0, 10, (n, 3)) * rng.uniform(0.2, 1.0, 3)  # anisotropic: exercises the axis choice
     half = rng.uniform(0.01, 1.0, (n, 3))
@@ -30,6 +30,49 @@ def test_exact_overlapping_set(n, seed):
     shapes = boxes(n)
     pairs = candidate_pairs(lo, hi, collision_filter(shapes, np.full(n, -1)))
     np.testing.assert_array_equal(pairs, reference(lo, hi))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(BRUTE_FORCE_MAX + 1, 300), st.integers(1, 6), st.integers(0, 2 ** 32 - 1))
+def test_exact_set_with_boxes_too_large_for_the_grid(n, n_large, seed):
+    """Small boxes among a few that span far more than GRID_MAX_CELLS grid cells (walls, slabs),
+    some of them overlapping each other: the exact set, each pair once."""
+    rng = np.random.default_rng(seed)
+    centre = rng.uniform(0, 10, (n, 3))
+    half = rng.uniform(0.05, 0.3, (n, 3))
+    large = rng.choice(n, n_large, replace=False)
+    half[large] = rng.uniform(2.0, 6.0, (n_large, 3))   # at the median cell size of about 0.35 m: >> 64 cells
+    lo, hi = centre - half, centre + half
+    assert np.prod(np.ceil((hi[large] - lo[large]) / 0.4), axis=1).min() > GRID_MAX_CELLS
+    pairs = candidate_pairs(lo, hi, collision_filter(boxes(n), np.full(n, -1)))
+    np.testing.assert_array_equal(pairs, reference(lo, hi))
+
+
+def test_exact_set_on_a_cubic_heap():
+    """4,096 tilted boxes touching their neighbours in a 16^3 heap (the grid's case: every cell
+    holds several boxes, pairs share up to 8 cells): the exact set, each pair once."""
+    side, edge = 16, 0.2
+    rng = np.random.default_rng(7)
+    grid = np.stack(np.meshgrid(*[np.arange(side)] * 3, indexing="ij"), axis=-1).reshape(-1, 3)
+    centre = grid * edge * 0.99 + rng.uniform(-0.005, 0.005, (side ** 3, 3))
+    half = 0.5 * edge * rng.uniform(1.0, 1.2, (side ** 3, 1))   # a tilted box's AABB is wider than its edge
+    lo, hi = centre - half, centre + half
+    n = len(lo)
+    pairs = candidate_pairs(lo, hi, collision_filter(boxes(n), np.full(n, -1)))
+    np.testing.assert_array_equal(pairs, reference(lo, hi))
+
+
+def test_non_finite_boxes_do_not_break_the_grid():
+    """A NaN or astronomically far box (a diverged body, before the divergence check stops the
+    run) neither raises nor loses the pairs of the others."""
+    n = BRUTE_FORCE_MAX + 10
+    lo = np.column_stack([np.arange(n), np.zeros(n), np.zeros(n)]).astype(float)
+    hi = lo + 1.0
+    lo[3], hi[3] = np.nan, np.nan
+    lo[5], hi[5] = 1e300, 1e300 + 1e290
+    pairs = candidate_pairs(lo, hi, collision_filter(boxes(n), np.full(n, -1)))
+    expected = [(i, i + 1) for i in range(n - 1) if {i, i + 1}.isdisjoint({3, 5})]
+    np.testing.assert_array_equal(pairs, expected)
 
 
 def test_both_methods_used_and_touching_counts():
