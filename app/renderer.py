@@ -47,6 +47,7 @@ POINT_PIXELS = 3.0    # ... below which it is drawn as one point (its projected 
 LEVELS = ("full", "coarse", "point")  # levels of detail, keys of Renderer.drawn with the type
 INSTANCE_FLOATS = 20  # model matrix (16), colour (3), capsule half length (1)
 GL_CLIP_DISTANCE0 = 0x3000
+FOOTPRINT = "footprint"  # the programs' variant of planes drawn with shadows (Renderer.programs)
 
 
 def load_program(ctx, name, defines=()):
@@ -216,6 +217,9 @@ class Renderer:
         # software renderer the shadow code's work on every pixel even when off)
         self.programs = {False: (self.mesh_program, self.point_program),
                          True: (load_program(ctx, "mesh", ["SHADOWS"]), load_program(ctx, "points", ["SHADOWS"]))}
+        # the ground planes with shadows: clipped to the shadow map's footprint (`_draw_planes`); only
+        # they write clip distances (mesh.vert.glsl says why)
+        self.programs[FOOTPRINT] = (load_program(ctx, "mesh", ["SHADOWS", "FOOTPRINT"]), self.programs[True][1])
         self.line_program = load_program(ctx, "lines")
         self.meshes = {}  # (kind, coarse: bool) -> (vertex buffer, index buffer)
         for kind in meshes.SHAPE_TYPES:
@@ -257,8 +261,8 @@ class Renderer:
 
     def _vao(self, kind, level, shadowed=False):
         """The instanced vertex array of a shape type at one level of detail, with or without
-        shadows, and its instance buffer. The point level reads the instance rows as its
-        vertices (one point each)."""
+        shadows (`shadowed`: False, True or FOOTPRINT, a key of `programs`), and its instance
+        buffer. The point level reads the instance rows as its vertices (one point each)."""
         if (kind, level, shadowed) not in self.vaos:
             buffer = self.ctx.buffer(reserve=64 * INSTANCE_FLOATS * 4, dynamic=True)
             self.instance_buffers[kind, level, shadowed] = buffer
@@ -303,7 +307,7 @@ class Renderer:
         self.ctx.enable(moderngl.DEPTH_TEST | moderngl.CULL_FACE | moderngl.PROGRAM_POINT_SIZE)
         vp_bytes = gl_bytes(view_projection)
         shadowed = shadow is not None
-        for mesh_program, point_program in self.programs.values():
+        for mesh_program, point_program in self.programs.values():  # (FOOTPRINT shares the shadowed points')
             mesh_program["u_view_projection"].write(vp_bytes)
             mesh_program["u_light_dir_world"].value = tuple(LIGHT_DIR_WORLD)
             point_program["u_view_projection"].write(vp_bytes)
@@ -314,7 +318,7 @@ class Renderer:
                 program["u_alpha"].value = float(alpha)
         mesh_program, point_program = self.programs[shadowed]
         if shadowed:
-            shadow.bind(mesh_program, point_program)
+            shadow.bind(mesh_program, point_program, self.programs[FOOTPRINT][0])
         translucent = alpha < 1.0
         if translucent:
             self.ctx.enable(moderngl.BLEND)
@@ -380,8 +384,8 @@ class Renderer:
         footprint (clipped by its four sides, `shadow.footprint_planes`) is drawn with it; then the
         whole plane without shadows a few depth units behind, which the depth test keeps only
         where the first did not draw."""
-        shadowed = self._upload("plane", "full", True, instances)
-        self.programs[True][0]["u_footprint"].write(shadow.footprint_planes.astype(np.float32).tobytes())
+        shadowed = self._upload("plane", "full", FOOTPRINT, instances)
+        self.programs[FOOTPRINT][0]["u_footprint"].write(shadow.footprint_planes.astype(np.float32).tobytes())
         for i in range(4):
             self.ctx.enable_direct(GL_CLIP_DISTANCE0 + i)
         shadowed.render(moderngl.TRIANGLES, instances=len(instances))

@@ -9,7 +9,11 @@
 // gives the same colour per vertex as per pixel, and curved shapes are finely tessellated.
 // Compiled with SHADOWS defined (app.renderer) it also passes the vertex's position in the
 // shadow map (app.shadows) and the share of its colour that the key light gives, which the
-// fragment shader takes away where the light is blocked.
+// fragment shader takes away where the light is blocked. Compiled with FOOTPRINT as well (the
+// ground planes only, app.renderer) it writes the clip distances to the shadow map's footprint:
+// a program that writes gl_ClipDistance is clipped by it on Mesa's llvmpipe even with
+// GL_CLIP_DISTANCEi disabled, so the bodies' program must not write them at all (a body outside
+// the last scene's footprint vanished).
 uniform mat4 u_view_projection;
 uniform vec3 u_light_dir_world;   // direction the light travels, unit
 
@@ -24,6 +28,8 @@ out vec3 v_color;
 #ifdef SHADOWS
 uniform mat4 u_shadow_from_world; // world -> shadow map texture coordinates and depth, [0, 1]^3
 out vec4 v_shadow;                // xyz: in the shadow map; w: the direct light's share of v_color
+#endif
+#ifdef FOOTPRINT
 uniform vec4 u_footprint[4];      // planes (n, d), n . p + d >= 0 inside the map's footprint (app.renderer, planes)
 out float gl_ClipDistance[4];
 #endif
@@ -38,6 +44,8 @@ void main() {
     v_color = in_color * (ambient + 0.75 * diffuse);
 #ifdef SHADOWS
     v_shadow = vec4((u_shadow_from_world * p_world).xyz, 0.75 * diffuse / (ambient + 0.75 * diffuse));
+#endif
+#ifdef FOOTPRINT
     for (int i = 0; i < 4; ++i) {
         gl_ClipDistance[i] = dot(u_footprint[i], p_world);
     }
