@@ -1237,6 +1237,45 @@ class Simulation:
                 if a >= 0 and state[a] == 1:
                     refuse("topology.parent", f"a cycle through node {self.names[a]!r}", "a tree (no node its own ancestor)")
                 state[path] = 2
+        self._check_solver_state(arrays, refuse)
+
+    _CACHE_REQUIRED = ("impulse_keys", "impulses", "n_shapes", "manifold_keys", "manifold_local_a", "manifold_local_b",
+                       "manifold_feats", "manifold_counts", "manifold_next_ids")
+
+    def _check_solver_state(self, arrays, refuse):
+        """The solver's arrays of a snapshot (their sizes agree with each other: `Snapshot.from_bytes`):
+        complete sets, manifold point counts 0..4, sorted impulse keys (matched by binary search),
+        joints of the scene's count and kinds on bodies that exist (compiled loops index with them)."""
+        from dataclasses import fields
+
+        from physics.constraints import JOINT_KINDS, Joints
+
+        cache = [key for key in arrays if key.startswith("solver.cache.")]
+        joints = [key for key in arrays if key.startswith("solver.joints.")]
+        if cache or joints:
+            for key in [f"solver.cache.{k}" for k in self._CACHE_REQUIRED] + (
+                    [f"solver.joints.{f.name}" for f in fields(Joints)] if joints else []):
+                if key not in arrays:
+                    refuse(key, "nothing", "an array (the file lacks it)")
+        elif self._solver is not None and "topology.parent" not in arrays and not self._reparented:
+            refuse("solver.cache.impulse_keys", "nothing", "the solver's arrays (the file lacks them)")
+        if cache:
+            counts, keys = arrays["solver.cache.manifold_counts"], arrays["solver.cache.impulse_keys"]
+            if np.any((counts < 0) | (counts > 4)):
+                refuse("solver.cache.manifold_counts", counts[(counts < 0) | (counts > 4)][:3], "0 .. 4 points")
+            if np.any(np.diff(keys) < 0):
+                refuse("solver.cache.impulse_keys", "keys out of order", "ascending keys")
+            if int(arrays["solver.cache.n_shapes"]) < 0:
+                refuse("solver.cache.n_shapes", int(arrays["solver.cache.n_shapes"]), ">= 0")
+        if joints:
+            kind, body, bodies = arrays["solver.joints.kind"], arrays["solver.joints.body"], len(arrays["omega_body"])
+            if len(kind) != len(self.scene.joints):
+                refuse("solver.joints.kind", f"{len(kind)} joints", f"the scene's {len(self.scene.joints)}")
+            known = np.isin(kind, sorted(JOINT_KINDS.values()))
+            if not known.all():
+                refuse("solver.joints.kind", kind[~known][:3], f"one of {sorted(JOINT_KINDS.values())}")
+            if np.any((body < -1) | (body >= bodies)):
+                refuse("solver.joints.body", body[(body < -1) | (body >= bodies)][:3], f"bodies -1 .. {bodies - 1}")
 
     def restore(self, snapshot):
         """Put back a `snapshot()` of this scene (ValueError naming both scenes for another's, and
@@ -1264,8 +1303,9 @@ class Simulation:
         self.step_count = snapshot.step_count
         self.diverged = None
         self._runaway_reference, self._runaway_due = None, 0.0
-        if self._solver is not None:
-            self._solver.restore({k[len("solver."):]: a for k, a in arrays.items() if k.startswith("solver.")})
+        solver = {k[len("solver."):]: a for k, a in arrays.items() if k.startswith("solver.")}
+        if self._solver is not None and solver:   # (none: a topology restored above built its own)
+            self._solver.restore(solver)
         self._synced = _STALE
 
     def state_hash(self):
