@@ -33,6 +33,7 @@ The mapping (docs/scene-format.md, "URDF and MJCF"):
 
 What cannot be mapped is collected and named in one `ModelWarning` per file; the model still loads.
 """
+import functools
 import math
 import warnings
 from dataclasses import dataclass, field, replace
@@ -385,11 +386,9 @@ def mesh_box(path, element, mesh_path, scale):
         raise SceneError(path, element, "filename", str(mesh_path), "mesh file not found")
     if mesh_path.stat().st_size > FILE_BYTES_MAX:
         raise SceneError(path, element, "filename", str(mesh_path), f"mesh file larger than {FILE_BYTES_MAX} bytes")
+    stat = mesh_path.stat()
     try:
-        import trimesh
-        mesh = trimesh.load(str(mesh_path), force="mesh", process=False)
-        faces = len(getattr(mesh, "faces", ()))
-        bounds = np.asarray(mesh.bounds, float)
+        faces, bounds = _mesh_bounds(str(mesh_path), stat.st_mtime_ns, stat.st_size)
     except Exception as error:   # trimesh raises many types for a bad file; any of them is a bad mesh
         raise SceneError(path, element, "filename", str(mesh_path), f"cannot read the mesh ({type(error).__name__}: {error})") from None
     if faces > MESH_FACES_MAX:
@@ -399,6 +398,15 @@ def mesh_box(path, element, mesh_path, scale):
     scale = np.abs(np.asarray(scale, float))
     size = np.maximum((bounds[1] - bounds[0]) * scale, 1e-4)   # a flat mesh still gets a thin box
     return 0.5 * (bounds[0] + bounds[1]) * np.asarray(scale, float), size
+
+
+@functools.lru_cache(maxsize=256)
+def _mesh_bounds(mesh_path, mtime, size):
+    """(face count, bounds (2, 3)) of a mesh file, read once per version of the file (a robot is
+    loaded again at every reset to a configuration; its meshes do not change)."""
+    import trimesh
+    mesh = trimesh.load(mesh_path, force="mesh", process=False)
+    return len(getattr(mesh, "faces", ())), np.asarray(mesh.bounds, float)
 
 
 def check_inertial(path, element, mass, tensor):
