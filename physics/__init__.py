@@ -33,6 +33,9 @@ _EXPORTS = {
     "Snapshot": "physics.snapshot",
     "SceneError": "physics.scene",
     "load_scene": "physics.scene",
+    "load_urdf": "physics.urdf",
+    "load_mjcf": "physics.mjcf",
+    "ModelWarning": "physics.articulated",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -58,8 +58,9 @@ class SceneError(ValueError):
     def __init__(self, file, node, key, value, reason):
         self.file, self.node, self.key, self.value, self.reason = str(file), node, key, value, reason
         where = [f"{self.file}"]
-        if node is not None:  # a table label ("[world]", "[[joint]] #2") is not a node name
-            where.append(f"table {node}" if node.startswith("[") else f"node {node!r}")
+        if node is not None:
+            # a table label ("[world]") or an imported file's element ("<link name='arm'>") is not a node name
+            where.append(f"table {node}" if node.startswith("[") else f"element {node}" if node.startswith("<") else f"node {node!r}")
         if key is not None:
             where.append(f"key {key!r}")
         if value is not None:
@@ -105,6 +106,7 @@ class Scene:
     friction: np.ndarray | None = None      # (N,) Coulomb μ of the node's shapes (mixed sqrt(μa μb))
     restitution: np.ndarray | None = None   # (N,) e (mixed max(ea, eb))
     joints: tuple = field(default_factory=tuple)   # dicts: kind, a, b (node index, -1 = world), anchor, ...
+    warnings: tuple = field(default_factory=tuple)  # an imported model's one warning: what it holds that is not modelled
 
     def settings(self):
         """A fresh `Settings` with this file's [world] values applied over the defaults."""

@@ -1,0 +1,392 @@
+"""MJCF (MuJoCo's XML) in, the scene model out: `load_mjcf(path)` (the mapping: `physics.articulated`).
+
+What is read, as MuJoCo's compiler reads it (MuJoCo's XML reference):
+- `<compiler angle eulerseq inertiafromgeom meshdir>`; `<option gravity>`;
+- `<default>` classes (nested, inheriting) for `joint` and `geom`, chosen by `class` or the
+  enclosing bodies' `childclass`;
+- `<worldbody>`: its geoms are static (the floor); `<body pos quat|axisangle|euler|xyaxes|zaxis>`
+  trees with `<inertial pos orientation mass diaginertia|fullinertia>`, `<joint type hinge|slide|
+  ball|free pos axis range limited ref>`, `<freejoint>` and `<geom type size pos orientation fromto
+  density mass rgba material contype conaffinity>`.
+Without an `<inertial>` (or with inertiafromgeom="true") a body's mass and inertia are its geoms':
+each geom's mass is `mass` or density (default 1000 kg/m³) times its volume, with MuJoCo's
+solid-body formulas (sphere, capsule, cylinder, box, ellipsoid), summed about the body's centre.
+
+Joint coordinates are MuJoCo's qpos: a hinge turns the body by q − ref about its anchor and axis,
+a slide moves it by q − ref; several joints of one body act in file order (`mj_kinematics`).
+Actuators, tendons, equality constraints, sensors, sites, cameras, lights, contact pairs and
+excludes, joint armature, damping, stiffness and friction loss, and defaults of other elements are
+named in one warning and skipped.
+"""
+import math
+from pathlib import Path
+
+import numpy as np
+
+from physics.articulated import (Geom, Joint, Link, axis_angle_matrix, build_scene, check_inertial, mesh_box,
+                                 numbers, quaternion_matrix, read_xml)
+from physics.scene import SceneError
+
+__all__ = ["load_mjcf"]
+
+SKIPPED_SECTIONS = ("actuator", "tendon", "equality", "sensor", "contact", "keyframe", "include", "extension")
+SKIPPED_IN_BODY = ("site", "camera", "light", "composite", "flexcomp", "plugin", "attach", "frame", "replicate")
+JOINT_EXTRAS = ("armature", "damping", "stiffness", "frictionloss", "springref", "springdamper")
+DEPTH_MAX = 256    # bodies nested deeper are refused (each level is a node and a parent lookup)
+
+
+class _Reader:
+    def __init__(self, path):
+        self.path = Path(path)
+        self.skipped = []
+        self.links, self.joint_names = [], set()
+
+    def error(self, element, key, value, reason):
+        return SceneError(self.path, element, key, value, reason)
+
+    def numbers(self, element, key, text, count=None, default=None, positive=False):
+        return numbers(self.path, element, key, text, count, default, positive)
+
+    # --- settings and defaults -------------------------------------------------------------------
+
+    def read(self):
+        root = read_xml(self.path)
+        if root.tag != "mujoco":
+            raise self.error(f"<{root.tag}>", None, None, "an MJCF file's root element is <mujoco>")
+        self.title = root.get("model") or self.path.stem
+        compiler = {}
+        for element in root.findall("compiler"):
+            compiler.update(element.attrib)
+        self.degrees = compiler.get("angle", "degree") == "degree"
+        self.eulerseq = compiler.get("eulerseq", "xyz")
+        if len(self.eulerseq) != 3 or any(c not in "xyzXYZ" for c in self.eulerseq):
+            raise self.error("<compiler>", "eulerseq", self.eulerseq, "expected three of x, y, z, X, Y, Z")
+        self.inertia_from_geom = compiler.get("inertiafromgeom", "auto")
+        self.autolimits = compiler.get("autolimits", "true") == "true"
+        self.meshdir = self.path.parent / compiler.get("meshdir", compiler.get("assetdir", ""))
+        for key in ("boundmass", "boundinertia", "settotalmass", "balanceinertia", "fusestatic"):
+            if key in compiler:
+                self.skipped.append(f"<compiler {key}>")
+        self.gravity = None
+        for option in root.findall("option"):
+            if option.get("gravity") is not None:
+                self.gravity = self.numbers("<option>", "gravity", option.get("gravity"), 3)
+        self.defaults = {"main": {}}
+        for element in root.findall("default"):
+            self.default(element, "main", {})
+        self.materials, self.meshes = {}, {}
+        for asset in root.findall("asset"):
+            for material in asset.findall("material"):
+                if material.get("name") and material.get("rgba"):
+                    self.materials[material.get("name")] = self.numbers(f"<material name={material.get('name')!r}>", "rgba",
+                                                                        material.get("rgba"), 4)
+            for mesh in asset.findall("mesh"):
+                file = mesh.get("file")
+                name = mesh.get("name") or (Path(file).stem if file else None)
+                if name and file:
+                    self.meshes[name] = (self.meshdir / file, self.numbers(f"<mesh name={name!r}>", "scale", mesh.get("scale"), 3, [1, 1, 1]))
+        for tag in SKIPPED_SECTIONS:
+            if root.find(tag) is not None:
+                self.skipped.append(f"<{tag}>")
+        worldbodies = root.findall("worldbody")
+        if not worldbodies:
+            raise self.error("<mujoco>", "worldbody", None, "an MJCF model needs a <worldbody>")
+        world_name = "world"
+        world = Link(name=world_name, parent=None, t=np.zeros(3), R=np.eye(3), element="<worldbody>", robot=False)
+        self.links.append(world)
+        self.names = {world_name}
+        for worldbody in worldbodies:
+            self.contents(worldbody, world, "main", 0)
+        return self.title, self.links
+
+    def default(self, element, name, inherited):
+        """A <default class=NAME> table: per element tag, the attributes given here over the parent's."""
+        name = element.get("class", name)
+        table = {tag: dict(attributes) for tag, attributes in inherited.items()}
+        for child in element:
+            if child.tag == "default":
+                continue
+            if child.tag not in ("joint", "geom"):
+                self.skipped.append(f"<default> of <{child.tag}>")
+            table.setdefault(child.tag, {}).update(child.attrib)
+        self.defaults[name] = table
+        for child in element.findall("default"):
+            if child.get("class") is None:
+                raise self.error("<default>", "class", None, "a nested <default> needs a class name")
+            self.default(child, child.get("class"), table)
+
+    def attributes(self, element, childclass):
+        """The element's attributes over its default class's (class= or the enclosing childclass)."""
+        name = element.get("class", childclass)
+        if name not in self.defaults:
+            raise self.error(f"<{element.tag}>", "class", name, "no <default class=...> has this name")
+        merged = dict(self.defaults[name].get(element.tag, {}))
+        merged.update(element.attrib)
+        return merged
+
+    # --- frames ----------------------------------------------------------------------------------
+
+    def angle(self, value):
+        return math.radians(value) if self.degrees else value
+
+    def orientation(self, label, attrs):
+        """The rotation of an element's orientation attributes (quat, axisangle, euler, xyaxes, zaxis)."""
+        given = [key for key in ("quat", "axisangle", "euler", "xyaxes", "zaxis") if key in attrs]
+        if len(given) > 1:
+            raise self.error(label, given[1], attrs[given[1]], f"only one orientation may be given ({', '.join(given)})")
+        if not given:
+            return np.eye(3)
+        key = given[0]
+        if key == "quat":
+            q = self.numbers(label, key, attrs[key], 4)
+            if not np.linalg.norm(q) > 1e-12:
+                raise self.error(label, key, attrs[key], "a zero quaternion")
+            return quaternion_matrix(q)
+        if key == "axisangle":
+            v = self.numbers(label, key, attrs[key], 4)
+            return axis_angle_matrix(self.unit(label, key, v[:3]), self.angle(v[3]))
+        if key == "euler":
+            angles = self.numbers(label, key, attrs[key], 3)
+            R = np.eye(3)
+            for axis_name, value in zip(self.eulerseq, angles):
+                axis = np.eye(3)["xyz".index(axis_name.lower())]
+                turn = axis_angle_matrix(axis, self.angle(value))
+                R = R @ turn if axis_name.islower() else turn @ R   # lower case: axes that turn with the frame
+            return R
+        if key == "xyaxes":
+            v = self.numbers(label, key, attrs[key], 6)
+            x = self.unit(label, key, v[:3])
+            y = v[3:] - (v[3:] @ x) * x
+            y = self.unit(label, key, y)
+            return np.column_stack([x, y, np.cross(x, y)])
+        z = self.unit(label, key, self.numbers(label, key, attrs[key], 3))
+        return self.rotation_to(z)
+
+    def unit(self, label, key, v):
+        norm = float(np.linalg.norm(v))
+        if not norm > 1e-12:
+            raise self.error(label, key, v.tolist(), "a direction must not be zero")
+        return v / norm
+
+    @staticmethod
+    def rotation_to(z):
+        """The shortest rotation taking (0, 0, 1) to the unit vector z (MuJoCo's zaxis and fromto)."""
+        c = float(z[2])
+        axis = np.array([-z[1], z[0], 0.0])
+        s = float(np.linalg.norm(axis))
+        if s < 1e-14:
+            return np.eye(3) if c > 0 else np.diag([1.0, -1.0, -1.0])
+        return axis_angle_matrix(axis / s, math.atan2(s, c))
+
+    # --- bodies ----------------------------------------------------------------------------------
+
+    def contents(self, element, link, childclass, depth):
+        """Joints, geoms, inertial and child bodies of a body (or the worldbody) into `link`."""
+        if depth > DEPTH_MAX:
+            raise self.error(link.element, "body", None, f"bodies nested deeper than {DEPTH_MAX}")
+        geoms_mass = []
+        inertial = None
+        for child in element:
+            if child.tag == "joint" or child.tag == "freejoint":
+                if not link.robot:
+                    raise self.error("<worldbody>", child.tag, None, "the worldbody cannot have joints")
+                link.joints.append(self.joint(child, link, childclass))
+            elif child.tag == "geom":
+                geom, mass_props = self.geom(child, link, childclass, len(link.geoms))
+                if geom is not None:
+                    link.geoms.append(geom)
+                if mass_props is not None:
+                    geoms_mass.append(mass_props)
+            elif child.tag == "inertial":
+                inertial = child
+            elif child.tag == "body":
+                self.body(child, link, childclass, depth + 1)
+            elif child.tag in SKIPPED_IN_BODY:
+                self.skipped.append(f"<{child.tag}>")
+            elif isinstance(child.tag, str):
+                self.skipped.append(f"<{child.tag}> in a body")
+        if not link.robot:
+            return
+        use_geoms = self.inertia_from_geom == "true" or (self.inertia_from_geom == "auto" and inertial is None)
+        if use_geoms:
+            self.lump(link, geoms_mass)
+        elif inertial is not None:
+            self.inertial(inertial, link)
+        check_inertial(self.path, link.element, link.mass, link.inertia)
+
+    def body(self, element, parent, childclass, depth):
+        name = element.get("name")
+        if not name:
+            name = f"{parent.name}:body{sum(1 for l in self.links if l.parent == parent.name)}"
+        label = f"<body name={name!r}>"
+        if name in self.names:
+            raise self.error(label, "name", name, "duplicate body name")
+        self.names.add(name)
+        attrs = element.attrib
+        t = self.numbers(label, "pos", attrs.get("pos"), 3, [0, 0, 0])
+        link = Link(name=name, parent=parent.name, t=t, R=self.orientation(label, attrs), element=label)
+        self.links.append(link)
+        self.contents(element, link, element.get("childclass", childclass), depth)
+
+    def joint(self, element, link, childclass):
+        attrs = {"type": "free"} if element.tag == "freejoint" else self.attributes(element, childclass)
+        if element.tag == "freejoint":
+            attrs.update(element.attrib)
+        name = attrs.get("name") or f"{link.name}:joint{len(link.joints)}"
+        label = f"<joint name={name!r}>"
+        if name in self.joint_names:
+            raise self.error(label, "name", name, "duplicate joint name")
+        self.joint_names.add(name)
+        kind = attrs.get("type", "hinge")
+        if kind not in ("hinge", "slide", "ball", "free"):
+            raise self.error(label, "type", kind, "expected hinge, slide, ball or free")
+        for key in JOINT_EXTRAS:
+            if key in attrs and np.any(self.numbers(label, key, attrs[key]) != 0):
+                self.skipped.append(f"joint {key}")
+        joint = Joint(name, kind)
+        if kind == "free":
+            return joint
+        joint.anchor = self.numbers(label, "pos", attrs.get("pos"), 3, [0, 0, 0])
+        joint.axis = self.unit(label, "axis", self.numbers(label, "axis", attrs.get("axis"), 3, [0, 0, 1]))
+        if kind != "ball":
+            ref = float(self.numbers(label, "ref", attrs.get("ref"), 1, [0.0])[0])
+            joint.ref = self.angle(ref) if kind == "hinge" else ref
+        limited = attrs.get("limited", "auto")
+        if limited not in ("true", "false", "auto"):
+            raise self.error(label, "limited", limited, "expected true, false or auto")
+        if "range" in attrs and (limited == "true" or (limited == "auto" and self.autolimits)):
+            low, high = self.numbers(label, "range", attrs["range"], 2)
+            if low > high:
+                raise self.error(label, "range", attrs["range"], "the lower end is above the upper")
+            if kind == "ball":
+                self.skipped.append("ball joint ranges")
+            else:
+                joint.lower, joint.upper = (self.angle(low), self.angle(high)) if kind == "hinge" else (low, high)
+        return joint
+
+    def inertial(self, element, link):
+        label = f"{link.element} <inertial>"
+        attrs = element.attrib
+        link.mass = float(self.numbers(label, "mass", attrs.get("mass"), 1)[0])
+        R = self.orientation(label, attrs)
+        link.com = self.numbers(label, "pos", attrs.get("pos"), 3)
+        if "fullinertia" in attrs:
+            xx, yy, zz, xy, xz, yz = self.numbers(label, "fullinertia", attrs["fullinertia"], 6)
+            tensor = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+        else:
+            tensor = np.diag(self.numbers(label, "diaginertia", attrs.get("diaginertia"), 3))
+        check_inertial(self.path, label, link.mass, tensor)
+        link.inertia = R @ tensor @ R.T
+
+    def lump(self, link, parts):
+        """A body's inertial from its geoms' (mass, centre, tensor about the centre, body frame)."""
+        mass = sum(m for m, _, _ in parts)
+        link.mass = float(mass)
+        if not mass > 0:
+            return
+        com = sum(m * c for m, c, _ in parts) / mass
+        tensor = np.zeros((3, 3))
+        for m, c, I in parts:
+            d = c - com
+            tensor += I + m * (d @ d * np.eye(3) - np.outer(d, d))
+        link.com, link.inertia = com, tensor
+
+    def geom(self, element, link, childclass, index):
+        attrs = self.attributes(element, childclass)
+        name = attrs.get("name") or f"geom{index}"
+        label = f"<geom name={name!r}>" if attrs.get("name") else f"{link.element} <geom #{index + 1}>"
+        kind = attrs.get("type", "sphere")
+        size = self.numbers(label, "size", attrs.get("size"), None, [])
+        t = self.numbers(label, "pos", attrs.get("pos"), 3, [0, 0, 0])
+        R = self.orientation(label, attrs)
+        if "fromto" in attrs:
+            if kind not in ("capsule", "cylinder", "box", "ellipsoid"):
+                raise self.error(label, "fromto", attrs["fromto"], "only a capsule, cylinder, box or ellipsoid takes fromto")
+            ends = self.numbers(label, "fromto", attrs["fromto"], 6)
+            axis = ends[3:] - ends[:3]
+            half = 0.5 * float(np.linalg.norm(axis))
+            if not half > 0:
+                raise self.error(label, "fromto", attrs["fromto"], "the two ends coincide")
+            t, R = 0.5 * (ends[:3] + ends[3:]), self.rotation_to(axis / (2 * half))
+            if kind in ("capsule", "cylinder"):     # size: radius; the half length comes from the ends
+                size = np.array([size[0] if size.size else 0.0, half])
+            else:                                    # size: the x and y half sizes; z from the ends
+                size = np.array([size[0] if size.size > 0 else 0.0, size[1] if size.size > 1 else 0.0, half])
+        need = {"sphere": 1, "capsule": 2, "cylinder": 2, "box": 3, "ellipsoid": 3, "plane": 0}
+        if kind in need and (size.size < need[kind] or np.any(size[:need[kind]] <= 0)):
+            raise self.error(label, "size", attrs.get("size"), f"a {kind} needs {need[kind]} sizes > 0")
+        contype = int(self.numbers(label, "contype", attrs.get("contype"), 1, [1])[0])
+        conaffinity = int(self.numbers(label, "conaffinity", attrs.get("conaffinity"), 1, [1])[0])
+        color = None
+        if "rgba" in attrs:
+            color = tuple(self.numbers(label, "rgba", attrs["rgba"], 4))
+        elif attrs.get("material") in self.materials:
+            color = tuple(self.materials[attrs["material"]])
+        collide = bool(contype or conaffinity)
+        shape, volume, moments = None, None, None
+        r = size[0] if size.size else 0.0
+        if kind == "sphere":
+            shape, volume = {"type": "sphere", "radius": float(r)}, 4.0 / 3.0 * math.pi * r ** 3
+            moments = np.full(3, 0.4 * r * r)
+        elif kind in ("capsule", "cylinder"):
+            h = 2.0 * size[1]
+            shape = {"type": kind, "radius": float(r), "height": float(h)}
+            if kind == "cylinder":
+                volume = math.pi * r * r * h
+                moments = np.array([(3 * r * r + h * h) / 12, (3 * r * r + h * h) / 12, r * r / 2])
+            else:
+                v_c, v_s = math.pi * r * r * h, 4.0 / 3.0 * math.pi * r ** 3
+                volume = v_c + v_s
+                side = (v_c * (3 * r * r + h * h) / 12 + v_s * (0.4 * r * r + 0.25 * h * h + 0.375 * h * r)) / volume
+                moments = np.array([side, side, (v_c * r * r / 2 + v_s * 0.4 * r * r) / volume])
+        elif kind == "box":
+            a, b, c = size[:3]
+            shape, volume = {"type": "box", "size": (2 * size[:3]).tolist()}, 8 * a * b * c
+            moments = np.array([b * b + c * c, a * a + c * c, a * a + b * b]) / 3.0
+        elif kind == "ellipsoid":
+            a, b, c = size[:3]
+            volume = 4.0 / 3.0 * math.pi * a * b * c
+            moments = np.array([b * b + c * c, a * a + c * c, a * a + b * b]) / 5.0
+            self.skipped.append("ellipsoid shapes (their mass is kept)")
+        elif kind == "plane":
+            shape = {"type": "plane", "normal": [0.0, 0.0, 1.0], "offset": 0.0}
+        elif kind == "mesh":
+            mesh = self.meshes.get(attrs.get("mesh"))
+            if mesh is None:
+                raise self.error(label, "mesh", attrs.get("mesh"), "no <mesh> asset has this name")
+            centre, extent = mesh_box(self.path, label, mesh[0], mesh[1])
+            shape, t = {"type": "box", "size": extent.tolist()}, t + R @ centre
+            volume = float(np.prod(extent))
+            moments = np.array([extent[1] ** 2 + extent[2] ** 2, extent[0] ** 2 + extent[2] ** 2, extent[0] ** 2 + extent[1] ** 2]) / 12
+            self.skipped.append("meshes (each drawn and collided as the box of its bounds, with that box's inertia)")
+        else:
+            self.skipped.append(f"{kind} geoms")
+        mass_props = None
+        if moments is not None and link.robot:
+            if "mass" in attrs:
+                mass = float(self.numbers(label, "mass", attrs["mass"], 1)[0])
+            else:
+                mass = float(self.numbers(label, "density", attrs.get("density"), 1, [1000.0])[0]) * volume
+            if mass < 0:
+                raise self.error(label, "mass", mass, "a geom's mass must be >= 0")
+            mass_props = (mass, t, R @ np.diag(moments * mass) @ R.T)
+        geom = None if shape is None else Geom(name, shape, t, R, color=color, collide=collide)
+        return geom, mass_props
+
+
+def load_mjcf(path, joint_positions=None):
+    """Read an MJCF file into a `physics.scene.Scene` (the TOML loader's model, same checks).
+
+    joint_positions: joint name -> MuJoCo qpos of the joint (a number for hinge and slide, a
+    quaternion (w, x, y, z) for a ball, 7 numbers (position, quaternion) for a free joint); absent
+    joints at their `ref` (the file's pose). Raises SceneError naming the file and the element; warns
+    (ModelWarning) once with what it skipped. Scene nodes: `world` (the worldbody) and one per body,
+    named as the body (its frame; an unnamed body is PARENT:bodyK), `BODY:body` the dynamic body of
+    a moving body, `BODY:JOINT` its gimbal stages, `BODY:GEOM` its shapes.
+    """
+    reader = _Reader(path)
+    title, links = reader.read()
+    moving = sum(len(link.joints) for link in links)
+    description = f"{title} from {Path(path).name}: {len(links) - 1} bodies, {moving} joints."
+    return build_scene(str(path), title, links, reader.skipped, description, positions=joint_positions,
+                       gravity=reader.gravity)

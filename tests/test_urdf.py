@@ -1,0 +1,209 @@
+"""URDF import (`physics.load_urdf`) against MuJoCo's and PyBullet's URDF readers, on pybullet_data's robots.
+
+Forward kinematics: at 100 random joint configurations every link frame, composed by the scene's
+transform hierarchy, equals
+- MuJoCo's (`MjModel.from_xml_path` of the same URDF, `mj_kinematics`, `xpos`/`xmat`; MuJoCo
+  computes in double precision and fuses fixed links into their parents, so the moving links'
+  frames are compared) to 1e-9 m and 1e-9 (rotation matrix entries): both sides compose the same
+  transforms (~1e-15), so 1e-9 is the issue's bound with a wide margin;
+- PyBullet's (DIRECT mode, `resetJointState`, `getLinkState(..., computeForwardKinematics=1)`
+  link frames relative to the base link frame) to 2e-6: the pybullet wheel is built in single
+  precision (it returns 0.1575 m as 0.15749999880), and its poses differ by at most 5.1e-7 m
+  (measured on these five robots), float32 rounding of positions of ~1 m through up to 10 joints.
+Inertials: every moving link's mass, centre and tensor with the links fixed to it equal MuJoCo's
+(`body_mass`, `body_ipos`, `body_iquat`, `body_inertia`: MuJoCo fuses the fixed links the same
+way) to 1e-12, and PyBullet's (`getDynamicsInfo`, loaded with URDF_USE_INERTIA_FROM_FILE) to
+1e-6 relative (single precision).
+"""
+import warnings
+from pathlib import Path
+
+import numpy as np
+import mujoco
+import pybullet
+import pybullet_data
+import pytest
+
+import physics
+from physics.articulated import ModelWarning
+from physics.scene import SceneError
+from robots import assert_assembly_equal, composite, model_poses, scene_assemblies
+
+DATA = Path(pybullet_data.getDataPath())
+MODELS = ("kuka_iiwa/model.urdf", "franka_panda/panda.urdf", "r2d2.urdf", "a1/a1.urdf", "laikago/laikago.urdf")
+MUJOCO_MODELS = ("kuka_iiwa/model.urdf", "r2d2.urdf", "a1/a1.urdf")   # MuJoCo reads these (panda: package:// paths; laikago: point masses)
+PYBULLET_POSE_TOLERANCE = 2e-6     # single-precision pybullet (module docstring)
+PYBULLET_INERTIA_TOLERANCE = 1e-6  # relative, single precision
+
+
+def load(path, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        return physics.load_urdf(path, **options)
+
+
+def matrix(quaternion_xyzw):
+    return np.array(pybullet.getMatrixFromQuaternion(quaternion_xyzw)).reshape(3, 3)
+
+
+def frame(position, orientation):
+    return np.asarray(position, float), matrix(orientation)
+
+
+def compose(a, b):
+    return a[0] + a[1] @ b[0], a[1] @ b[1]
+
+
+def invert(a):
+    return -a[1].T @ a[0], a[1].T
+
+
+@pytest.fixture(scope="module")
+def client():
+    client = pybullet.connect(pybullet.DIRECT)
+    yield client
+    pybullet.disconnect(client)
+
+
+def open_robot(client, path):
+    """The body id and, per joint index, (joint name, type, child link name, lower, upper)."""
+    robot = pybullet.loadURDF(str(path), useFixedBase=True, flags=pybullet.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
+    joints = []
+    for j in range(pybullet.getNumJoints(robot, physicsClientId=client)):
+        info = pybullet.getJointInfo(robot, j, physicsClientId=client)
+        joints.append((info[1].decode(), info[2], info[12].decode(), info[8], info[9]))
+    return robot, joints
+
+
+def base_link_frame(client, robot):
+    """The base link's frame: PyBullet reports the base's inertial frame."""
+    inertial = frame(*pybullet.getBasePositionAndOrientation(robot, physicsClientId=client))
+    info = pybullet.getDynamicsInfo(robot, -1, physicsClientId=client)
+    return compose(inertial, invert(frame(info[3], info[4])))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_forward_kinematics_matches_pybullet(client, name):
+    path = DATA / name
+    robot, joints = open_robot(client, path)
+    base = base_link_frame(client, robot)
+    root = next(iter(load(path).names[i] for i in range(2, 3)))   # the root link: after the model and ground nodes
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for _ in range(100):
+        positions = {}
+        for j, (joint, kind, _, low, high) in enumerate(joints):
+            if kind in (pybullet.JOINT_REVOLUTE, pybullet.JOINT_PRISMATIC):
+                value = rng.uniform(low, high) if high > low else rng.uniform(-np.pi, np.pi)
+                pybullet.resetJointState(robot, j, value, physicsClientId=client)
+                positions[joint] = value
+        poses = model_poses(load(path, joint_positions=positions))
+        root_pose = poses[root]
+        for j, (_, _, link, _, _) in enumerate(joints):
+            state = pybullet.getLinkState(robot, j, computeForwardKinematics=1, physicsClientId=client)
+            theirs = compose(invert(base), frame(state[4], state[5]))
+            ours = compose(invert(root_pose), poses[link])
+            worst = max(worst, np.abs(ours[0] - theirs[0]).max(), np.abs(ours[1] - theirs[1]).max())
+    pybullet.removeBody(robot, physicsClientId=client)
+    assert worst <= PYBULLET_POSE_TOLERANCE, f"{name}: largest pose difference {worst:.3g}"
+
+
+@pytest.mark.parametrize("name", MUJOCO_MODELS)
+def test_forward_kinematics_matches_mujoco(name):
+    path = DATA / name
+    model = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(model)
+    root = load(path).names[2]
+    rng = np.random.default_rng(5)
+    worst = 0.0
+    for _ in range(100):
+        positions = {}
+        for j in range(model.njnt):
+            low, high = model.jnt_range[j] if model.jnt_limited[j] else (-np.pi, np.pi)
+            data.qpos[model.jnt_qposadr[j]] = positions[model.joint(j).name] = rng.uniform(low, high)
+        mujoco.mj_kinematics(model, data)
+        poses = model_poses(load(path, joint_positions=positions))
+        for i in range(1, model.nbody):   # MuJoCo's world is the fixed root link's frame
+            t, R = compose(invert(poses[root]), poses[model.body(i).name])
+            worst = max(worst, np.abs(t - data.xpos[i]).max(), np.abs(R - data.xmat[i].reshape(3, 3)).max())
+    assert worst <= 1e-9, f"{name}: largest pose difference {worst:.3g}"
+
+
+@pytest.mark.parametrize("name", MUJOCO_MODELS)
+def test_masses_and_inertias_match_mujoco(name):
+    path = DATA / name
+    model = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    scene = load(path)
+    poses = model_poses(scene)
+    root = poses[scene.names[2]]
+    ours = scene_assemblies(scene, [model.joint(j).name for j in range(model.njnt)])
+    theirs = {}
+    for i in range(1, model.nbody):
+        R = data.ximat[i].reshape(3, 3)
+        t, R = compose(root, (data.xipos[i].copy(), R))
+        theirs[model.body(i).name] = (model.body_mass[i], t, R @ np.diag(model.body_inertia[i]) @ R.T)
+    assert set(theirs) == set(ours)
+    for link, assembly in theirs.items():
+        assert_assembly_equal(ours[link], assembly, f"{name} {link}")
+
+
+@pytest.mark.parametrize("name", [m for m in MODELS if "laikago" not in m])   # laikago's hips are point masses (see below)
+def test_masses_and_inertias_match_pybullet(client, name):
+    path = DATA / name
+    robot, joints = open_robot(client, path)
+    scene = load(path)
+    poses = model_poses(scene)
+    root = scene.names[2]
+    base = base_link_frame(client, robot)
+    ours = scene_assemblies(scene, [j[0] for j in joints])
+    # each link with a moving joint owns the links fixed below it
+    owner = {}
+    for j, (_, kind, link, _, _) in enumerate(joints):
+        parent = pybullet.getJointInfo(robot, j, physicsClientId=client)[16]
+        owner[j] = j if kind != pybullet.JOINT_FIXED else owner.get(parent)
+    groups = {}
+    for j, (_, _, link, _, _) in enumerate(joints):
+        info = pybullet.getDynamicsInfo(robot, j, physicsClientId=client)
+        if owner[j] is None or info[0] == 0:
+            continue
+        state = pybullet.getLinkState(robot, j, computeForwardKinematics=1, physicsClientId=client)
+        t, R = compose(poses[root], compose(invert(base), frame(state[0], state[1])))   # the link's inertial frame
+        groups.setdefault(joints[owner[j]][2], []).append((info[0], t, R @ np.diag(info[2]) @ R.T))
+    pybullet.removeBody(robot, physicsClientId=client)
+    assert set(groups) == set(ours)
+    for link, parts in groups.items():
+        m, c, I = ours[link]
+        m2, c2, I2 = composite(parts)
+        assert abs(m - m2) <= PYBULLET_INERTIA_TOLERANCE * m2, f"{name} {link}: mass {m} vs {m2}"
+        assert np.abs(c - c2).max() <= PYBULLET_POSE_TOLERANCE, f"{name} {link}: centre {c} vs {c2}"
+        assert np.abs(I - I2).max() <= PYBULLET_INERTIA_TOLERANCE * np.abs(I2).max(), f"{name} {link}: inertia {I} vs {I2}"
+
+
+def test_point_mass_links_get_a_named_inertia():
+    """laikago's hip motors have mass and a zero tensor: the sandbox's bodies need an inertia, so they
+    get a solid sphere's (0.05 m), and the warning says so."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scene = physics.load_urdf(DATA / "laikago/laikago.urdf")
+    assert any("zero inertia" in str(w.message) for w in caught if issubclass(w.category, ModelWarning))
+    i = list(scene.names).index("FR_hip_motor:body")
+    assert np.allclose(scene.inertia_body[i], 0.4 * scene.mass[i] * 0.05 ** 2, rtol=1e-12)
+
+
+def test_joint_types_and_limits():
+    """kuka: seven revolute joints -> hinges with the file's limits about the loaded angle; panda's
+    fingers: prismatic -> sliders; a floating base is a dynamic root without joint."""
+    kuka = load(DATA / "kuka_iiwa/model.urdf", joint_positions={"lbr_iiwa_joint_2": 0.5})
+    hinges = [j for j in kuka.joints if j["type"] == "hinge"]
+    assert len(hinges) == 7 and len(kuka.joints) == 7
+    second = next(j for j in hinges if kuka.names[j["b"]] == "lbr_iiwa_link_2:body")
+    assert np.isclose(second["lower"], -2.094395102393195 - 0.5) and np.isclose(second["upper"], 2.094395102393195 - 0.5)
+    panda = load(DATA / "franka_panda/panda.urdf")
+    assert sorted(j["type"] for j in panda.joints).count("slider") == 2
+    a1 = load(DATA / "a1/a1.urdf", floating_base=True)
+    trunk = list(a1.names).index("trunk:body") if "trunk:body" in a1.names else None
+    base = next(n for n in a1.names if n.endswith(":body") and a1.parent[list(a1.names).index(n)] == 0)
+    assert a1.motion[list(a1.names).index(base)] == "dynamic"
+    assert not any(a1.names[j["b"]] == base for j in a1.joints)
