@@ -33,6 +33,7 @@ _EXPORTS = {
     "Snapshot": "physics.snapshot",
     "SceneError": "physics.scene",
     "load_scene": "physics.scene",
+    "to_mjcf": "physics.mjcf_export",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -114,10 +114,11 @@ def plan(scene):
     names, motion, n = scene.names, np.asarray(scene.motion), len(scene.names)
     left_out = []
     translation, quaternion, rot, scale = world_poses(scene)
-    for i in range(n):
-        if motion[i] == "kinematic" and _moves(scene, i):
-            left_out.append(f"node {names[i]!r} is kinematic with a prescribed motion (MJCF has no prescribed motion; "
-                            "it is exported as static at its pose at load)")
+    driven = [names[i] for i in range(n) if motion[i] == "kinematic" and _moves(scene, i)]
+    if driven:
+        shown = ", ".join(repr(name) for name in driven[:8]) + (f" and {len(driven) - 8} more" if len(driven) > 8 else "")
+        left_out.append(f"kinematic nodes with a prescribed motion: {shown} (MJCF has no prescribed motion; "
+                        "exported as static at their poses at load)")
     # owner: the nearest dynamic node at or above each node (a kinematic one stops the climb: static in MJCF)
     owner = [None] * n
     for i in range(n):
@@ -229,12 +230,17 @@ def _contacts(scene, p):
     touch = filtered & ~parent_pair
     special = (filtered & parent_pair) | (touch & (friction[rows, None] != friction[None, :]))
     bodies = {tuple(sorted((int(body[rows[r]]), int(body[c])))) for r, c in zip(*np.nonzero(special))}
-    pairs = {}
-    for r, c in zip(*np.nonzero(touch)):
-        a, b = int(body[rows[r]]), int(body[c])
-        if tuple(sorted((a, b))) in bodies:
-            i, j = sorted((shaped[rows[r]], shaped[c]))
-            pairs[(i, j)] = math.sqrt(friction[where[i]] * friction[where[j]])
+    pairs, row_at, column_at = {}, {}, {}
+    for r, k in enumerate(rows):
+        row_at.setdefault(int(body[k]), []).append(r)
+    for c, b in enumerate(body):
+        column_at.setdefault(int(b), []).append(c)
+    for a, b in bodies:
+        for x, y in ((a, b), (b, a)):
+            r_of, c_of = row_at.get(x, []), column_at.get(y, [])
+            for r, c in zip(*np.nonzero(touch[np.ix_(r_of, c_of)])):
+                i, j = sorted((shaped[rows[r_of[r]]], shaped[c_of[c]]))
+                pairs[(i, j)] = math.sqrt(friction[where[i]] * friction[where[j]])
     p.excludes, p.pairs = sorted(bodies), sorted(pairs.items())
 
 

@@ -40,7 +40,9 @@ DEFAULT_INTEGRATOR = "rk4"
 ENGINE_KEYS = ("dt", "substeps", "gravity")    # our settings a MuJoCo run takes (the rest are our engine's)
 
 
-class MujocoMissing(ImportError):
+class MujocoMissing(ValueError):
+    """The optional mujoco package is not installed (a ValueError: bad input for a command line)."""
+
     def __init__(self):
         super().__init__(f"MuJoCo is not installed: {INSTALL}")
 
