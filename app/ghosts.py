@@ -8,6 +8,12 @@ timeline, read here): after every change of the main state (`Viewer.refresh_stat
 the ghosts are stepped to the main run's time. So a variant shows exactly what a fresh run with
 its settings shows (tests/test_app_ghosts.py compares state hashes bit for bit).
 
+A ghost can also be another engine: "MuJoCo (RK4)" and "MuJoCo (implicitfast)" run the same scene
+in MuJoCo from the same state (`physics.mujoco_peer`, a `Comparison` variant with engine=mujoco),
+drawn and measured as the others; it cannot be promoted (the main run is ours). Without MuJoCo
+installed the section says how to install it (PEERS_HINT); a scene MJCF cannot express shows what
+it lacks (physics.mjcf_export).
+
 Each ghost is drawn in its colour at GHOST_ALPHA over the opaque main run (only the nodes that can
 move: the ground is the same in every run), with its label at its first moving body. Readouts per
 run (`Comparison.readouts`): largest position and rotation divergence from the main run, or from
@@ -58,6 +64,19 @@ IMPACT_SPEED_CHANGE = 1.0            # m/s in one step: the carrier hit somethin
 IMPACT_SEARCH_SECONDS = 10.0         # how far ahead the impact is looked for
 IMPACT_LEAD_SECONDS = 0.25           # the A/B starts this long before the impact
 AB_LABELS = ("counteract on", "counteract off")
+MUJOCO_VARIANTS = ("rk4", "implicitfast")      # the Compare section's MuJoCo buttons (physics.mujoco_peer)
+PEERS_HINT = "MuJoCo ghosts: pip install -e '.[peers]'"
+_mujoco = None                        # whether mujoco imports, asked once (a failed import searches the path)
+
+
+def mujoco_available():
+    global _mujoco
+    if _mujoco is None:
+        from physics.mujoco_peer import available
+        _mujoco = available()
+    return _mujoco
+
+
 CHANNELS = ("max_position_error", "max_rotation_error", "energy_drift", "angular_momentum_drift")
 PLOTS = (("max_position_error", "position divergence##ghosts", "max |dx|", "m"),
          ("max_rotation_error", "rotation divergence##ghosts", "max angle", "rad"),
@@ -285,6 +304,23 @@ class Ghosts:
         settings = {"integrator": REFERENCE_INTEGRATOR, "dt": self.viewer.sim.settings.dt / REFERENCE_DT_DIVISOR}
         return self._add(Ghost(REFERENCE, REFERENCE_COLOR, settings=settings))
 
+    def add_mujoco(self, integrator):
+        """A MuJoCo run of the scene from the ghosts' start (`integrator`: rk4 or implicitfast).
+        -> its label, or None (the error, or how to install MuJoCo, shows)."""
+        from physics.compare import MAX_VARIANTS
+        if not mujoco_available():
+            self.viewer.error = f"{PEERS_HINT} (MuJoCo is not installed)"
+            return None
+        from physics.mujoco_peer import integrator_label
+        label = integrator_label(integrator)
+        if label in self.ghosts:
+            self.viewer.notify(f"{label} is running already")
+            return label
+        if self.comparison is not None and len(self.comparison.variants) >= MAX_VARIANTS:
+            self.viewer.error = f"at most {MAX_VARIANTS} ghosts: remove one first"
+            return None
+        return self._add(Ghost(label, self._color(), settings={"engine": "mujoco", "integrator": integrator}))
+
     def add_branch(self):
         """The timeline's previous branch as a ghost. -> its label or None."""
         branch = self.viewer.timeline.previous
@@ -461,6 +497,16 @@ class Ghosts:
             imgui.same_line()
             if panel.button("Show previous branch"):
                 self.add_branch()
+        if mujoco_available():
+            from physics.mujoco_peer import integrator_label
+            for k, integrator in enumerate(MUJOCO_VARIANTS):
+                if k:
+                    imgui.same_line()
+                if panel.button(integrator_label(integrator)):
+                    self.add_mujoco(integrator)
+        else:
+            imgui.text_colored(imgui.ImVec4(0.75, 0.75, 0.75, 1.0), PEERS_HINT)
+            panel.remember(PEERS_HINT)
         if loose_children(v.sim)[0].size and panel.button("compare counteraction"):
             self.compare_counteraction()
         c = self.comparison
@@ -492,7 +538,7 @@ class Ghosts:
                 if panel.button(f"remove##{label}"):
                     self.remove(label)
                     return
-                if label != reference:
+                if label != reference and (ghost.settings or {}).get("engine", "ours") == "ours":
                     imgui.same_line()
                     if panel.button(f"promote##{label}"):
                         self.promote(label)

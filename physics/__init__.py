@@ -36,6 +36,7 @@ _EXPORTS = {
     "load_urdf": "physics.urdf",
     "load_mjcf": "physics.mjcf",
     "ModelWarning": "physics.articulated",
+    "to_mjcf": "physics.mjcf_export",
 }
 
 __all__ = sorted(_EXPORTS)

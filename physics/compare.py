@@ -91,12 +91,36 @@ def setting_value(key, text):
     return text
 
 
+ENGINES = ("ours", "mujoco")
+
+
+def check_settings(values):
+    """Validate a variant's settings (a mapping; nothing changes): our keys by `Settings`, and
+    `engine` (ENGINES). With engine=mujoco, `integrator` is MuJoCo's (physics.mjcf_export.
+    MUJOCO_INTEGRATORS) and only the keys MuJoCo takes (physics.mujoco_peer.ENGINE_KEYS: dt,
+    substeps, gravity) may be given; MuJoCo must be installed (MujocoMissing says how)."""
+    values = dict(values)
+    engine = values.pop("engine", "ours")
+    if engine not in ENGINES:
+        raise SettingError("engine", engine, f"expected one of {', '.join(ENGINES)}")
+    if engine == "mujoco":
+        from physics import mujoco_peer
+        mujoco_peer.check_integrator(values.pop("integrator", mujoco_peer.DEFAULT_INTEGRATOR))
+        for key, value in values.items():
+            if key not in mujoco_peer.ENGINE_KEYS:
+                raise SettingError(key, value, f"MuJoCo's run takes only {', '.join(mujoco_peer.ENGINE_KEYS)} "
+                                               "and integrator (the rest are our engine's)")
+        mujoco_peer.require()
+    Settings().update(values)
+
+
 def parse_settings(text):
-    """'key=value,key=value' -> {key: value}, validated by `Settings` (all pairs or none).
+    """'key=value,key=value' -> {key: value}, validated (`check_settings`; all pairs or none).
 
     Keys and values are the scene's [world] ones: booleans true/false/on/off, numbers as decimals or
-    fractions (dt=1/960), gravity as [x,y,z] (or x;y;z). ValueError (a SettingError for a key or
-    value) naming the pair that is wrong."""
+    fractions (dt=1/960), gravity as [x,y,z] (or x;y;z); and `engine=ours|mujoco` (with mujoco,
+    `integrator` is MuJoCo's: rk4, implicitfast, implicit, euler). ValueError (a SettingError for a
+    key or value) naming the pair that is wrong."""
     if not isinstance(text, str) or not text.strip():
         raise ValueError("expected key=value pairs separated by commas, got nothing")
     values = {}
@@ -106,8 +130,8 @@ def parse_settings(text):
             raise ValueError(f"expected key=value, got {item.strip()!r}")
         if key in values:
             raise SettingError(key, value, "given twice")
-        values[key] = setting_value(key, value)
-    Settings().update(values)
+        values[key] = setting_value(key, value)     # engine and integrator names stay text
+    check_settings(values)
     return values
 
 
@@ -142,6 +166,9 @@ class _Run:
                         entry.apply(sim)
         except DivergenceError as error:
             self.stopped = str(error)
+            return
+        if getattr(sim, "halted", None) is not None:       # a peer engine's run (physics.mujoco_peer)
+            self.stopped = sim.halted
             return
         bad = sim.first_non_finite()
         if bad is not None:
@@ -187,6 +214,11 @@ class Comparison:
     def _start(self, settings):
         from physics.simulation import Simulation
 
+        settings = dict(settings)
+        engine, integrator = settings.pop("engine", "ours"), None
+        if engine == "mujoco":
+            from physics.mujoco_peer import DEFAULT_INTEGRATOR
+            integrator = settings.pop("integrator", DEFAULT_INTEGRATOR)
         sim = Simulation(self.scene)
         if self.snapshot is not None:
             sim.restore(self.snapshot)
@@ -195,6 +227,9 @@ class Comparison:
         for key, value in settings.items():
             if not np.array_equal(getattr(sim.settings, key), value):
                 sim.set(key, value)
+        if engine == "mujoco":      # the same scene and state, stepped by MuJoCo (physics.mujoco_peer)
+            from physics.mujoco_peer import MujocoSimulation
+            return _Run(MujocoSimulation.from_simulation(sim, integrator))
         return _Run(sim)
 
     @property
@@ -240,10 +275,10 @@ class Comparison:
     def _add(self, label, settings):
         try:
             values = parse_settings(settings) if isinstance(settings, str) else dict(settings)
-            Settings().update(values)
+            check_settings(values)
+            run = self._start(values)
         except ValueError as error:
             raise ValueError(f"variant {label!r}: {error}") from None
-        run = self._start(values)
         self._runs[label] = run
         run.step_to(self.time)
 
@@ -264,6 +299,8 @@ class Comparison:
         if label in (MAIN, REFERENCE):
             raise ValueError(f"promote: {label!r} is not a variant")
         run = self._run(label)
+        if getattr(run.sim, "engine", "ours") != "ours":
+            raise ValueError(f"promote: {label!r} is a {run.sim.engine} run; only our own runs can be the main run")
         run.owned = self._runs[MAIN].owned
         del self._runs[label]
         self._runs = {MAIN: run, **{k: v for k, v in self._runs.items() if k != MAIN}}
@@ -408,7 +445,9 @@ def add_parser(commands):
         description="Run SCENE with its own settings (main), up to four variants and an optional reference in "
                     "lockstep, and write DIR/compare.csv (one row per run per recorded step) and DIR/compare.png.",
         epilog="SETTINGS: key=value pairs separated by commas, the [world] keys of a scene file: "
-               "integrator=rk4,gyroscopic=off,dt=1/960,counteract=off,gravity=[0,-9.81,0]. "
+               "integrator=rk4,gyroscopic=off,dt=1/960,counteract=off,gravity=[0,-9.81,0]; "
+               "engine=mujoco runs the scene in MuJoCo from the same state (integrator=rk4|implicitfast|implicit|euler, "
+               "default rk4; dt, substeps and gravity may be given too; needs pip install -e '.[peers]'). "
                "Divergences are measured from the reference if given, else from main.")
     parser.add_argument("scene", metavar="SCENE.toml")
     parser.add_argument("--variant", action="append", default=[], metavar="SETTINGS",
