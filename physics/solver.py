@@ -31,6 +31,7 @@ from physics.collision import ContactCache, Contacts, contacts, lookup_impulses
 from physics.constraints import BOUNCE_THRESHOLD, ROPE, ROWS_PER_JOINT, SLOP, BodyMotion, ContactConstants, ContactInput, \
     Joints, PointBounce, Rows, beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.gauss_seidel import PARALLEL_MIN, halves, prepare, solve, sweep
+from physics.threads import ThreadChoice
 from physics.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
 from physics.rotation import matrix_from_rotvec
 from physics.rotation_kernels import cross
@@ -338,6 +339,7 @@ class SceneSolver:
         self.body_touch = np.zeros(0, np.int64)     # per body: SUPPORTED | FOREIGN (`touch_flags`)
         self._prepared = None
         self._cold_start = False
+        self._threads = ThreadChoice()      # the sweeps' thread count, by measurement (physics.threads)
 
     @property
     def prepared(self):
@@ -513,11 +515,15 @@ class SceneSolver:
         `fraction`: how much of an end-of-step velocity change the integrator's position update sees
         (`physics.simulation.POSITION_FRACTION`; restitution targets depend on it)."""
         prepared = self._prepared
-        solution = solve(prepared, velocity, settings.iterations, settings.sor, settings.warm_start,
-                         settings.relax, relax_iterations=min(settings.iterations, RELAX_ITERATIONS),
-                         restitution=self._restitution_targets(velocity, fraction),
-                         most=COLD_START_SWEEPS if self._cold_start else None, tolerance=COLD_START_TOLERANCE,
-                         side=self._side)
+        arguments = (prepared, velocity, settings.iterations, settings.sor, settings.warm_start, settings.relax)
+        options = dict(relax_iterations=min(settings.iterations, RELAX_ITERATIONS),
+                       restitution=self._restitution_targets(velocity, fraction),
+                       most=COLD_START_SWEEPS if self._cold_start else None, tolerance=COLD_START_TOLERANCE,
+                       side=self._side)
+        if self._side is None:          # a sweep too small to split: one thread whatever the count
+            solution = solve(*arguments, **options)
+        else:                           # the halves on one thread or two, whichever is faster now
+            solution = self._threads.run(len(prepared.rows), solve, *arguments, **options)
         impulse = prepared.rows.impulse
         if self.joints is not None and len(self.joints):
             self.joints.impulse.reshape(-1)[self._joint_slots] = impulse[:len(self._joint_slots)]

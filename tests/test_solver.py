@@ -1,6 +1,8 @@
 """The PGS / sequential-impulse solver (physics.solver) and contact rows (physics.constraints),
 on their own and through Simulation.step: stacks rest, restitution, Coulomb friction on a slope,
 the residual's fall with iterations and SOR."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -384,19 +386,19 @@ def test_heap_is_the_same_bits_on_one_thread_and_two():
     steps on one thread and on two give the same bits (nothing one half reads is written by the
     other, and the residual is summed in element order)."""
     import numba
-    threads = numba.get_num_threads()
+    from physics.threads import fixed_threads
+
     runs = []
-    try:
-        for n in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
-            numba.set_num_threads(n)
+    for n in (1, min(2, numba.config.NUMBA_NUM_THREADS), None):     # None: chosen by measuring
+        with fixed_threads(n) if n else contextlib.nullcontext():
             sim = _heap(6)
             sim.step(200)
-            world = sim.world()
-            runs.append((world.transform.translation.copy(), world.velocity.copy(), sim.solver_residual()))
-    finally:
-        numba.set_num_threads(threads)
-    for one, two in zip(*runs):
-        np.testing.assert_array_equal(one, two)
+        world = sim.world()
+        runs.append((world.transform.translation.copy(), world.velocity.copy(), sim.solver_residual()))
+    for one, other in zip(runs[0], runs[1]):
+        np.testing.assert_array_equal(one, other)
+    for one, other in zip(runs[0], runs[2]):
+        np.testing.assert_array_equal(one, other)
 
 
 @pytest.mark.parametrize("tilt", [0.2, 0.3, 0.5, 0.7])

@@ -1,0 +1,90 @@
+"""physics.threads.ThreadChoice: the solver's thread count follows whichever count is faster now.
+
+A fake clock stands for the machine: each call advances it by the cost the test gives the thread
+count the call runs on (read from numba, as the sweep would use it), so the choices are exact and
+the test takes no time. The bits of a simulation on either count are the same
+(tests/test_solver.py: test_heap_is_the_same_bits_on_one_thread_and_two)."""
+import numba
+import pytest
+
+from physics.threads import EXPLORE_FIRST, EXPLORE_MOST, ThreadChoice, fixed_threads
+
+pytestmark = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread here")
+
+
+class Machine:
+    """A clock whose calls cost `cost[threads]` seconds per row; records the counts used."""
+
+    def __init__(self, cost):
+        self.now, self.cost, self.used = 0.0, dict(cost), []
+
+    def clock(self):
+        return self.now
+
+    def solve(self, rows):
+        n = numba.get_num_threads()
+        self.used.append(n)
+        self.now += self.cost[n] * rows
+        return n
+
+
+def run(choice, machine, calls, rows=500):
+    for _ in range(calls):
+        assert choice.run(rows, machine.solve, rows) == machine.used[-1]
+
+
+def test_a_free_core_keeps_two_threads_and_tries_one_ever_more_rarely():
+    most = numba.get_num_threads()
+    machine = Machine({1: 1.0, most: 0.75})          # two threads take 3/4 of one's time
+    choice = ThreadChoice(clock=machine.clock)
+    run(choice, machine, 2000)
+    assert choice.current == most
+    # the first call measures one thread; then every try of it loses, and the next comes twice as
+    # late, up to EXPLORE_MOST solves
+    tries = [k for k, n in enumerate(machine.used) if n == 1]
+    gaps = [b - a - 1 for a, b in zip(tries, tries[1:])]     # two-thread solves between tries
+    assert tries[0] == 0 and gaps[0] == 1 + 2 * EXPLORE_FIRST   # (the first measures two threads)
+    assert all(b == min(2 * a, EXPLORE_MOST) for a, b in zip(gaps[1:], gaps[2:]))
+    assert gaps[-1] == EXPLORE_MOST
+    tries = len(tries)
+    assert tries / len(machine.used) < 0.01           # what exploring costs at steady state
+
+
+def test_a_busy_machine_switches_to_one_thread_and_back_when_the_core_frees():
+    most = numba.get_num_threads()
+    machine = Machine({1: 1.0, most: 0.75})
+    choice = ThreadChoice(clock=machine.clock)
+    run(choice, machine, 100)
+    machine.cost[most] = 3.0                           # another process takes the second core
+    run(choice, machine, EXPLORE_MOST + 2)             # within one exploring interval at most
+    assert choice.current == 1
+    assert machine.used[-EXPLORE_FIRST:] .count(1) >= EXPLORE_FIRST - 1
+    machine.cost[most] = 0.75                          # the other process ends
+    run(choice, machine, EXPLORE_MOST + 2)
+    assert choice.current == most
+
+
+def test_one_slow_step_does_not_switch():
+    most = numba.get_num_threads()
+    machine = Machine({1: 1.0, most: 0.75})
+    choice = ThreadChoice(clock=machine.clock)
+    run(choice, machine, 40)
+    machine.cost[most] = 1.5                           # one step preempted
+    run(choice, machine, 1)
+    machine.cost[most] = 0.75
+    assert choice.current == most
+    # the moving average still ranks two threads first (0.75 + WEIGHT * 0.75 < 1)
+    assert choice.cost[most] < choice.cost[1]
+
+
+def test_fixed_threads_pins_the_count_and_restores_numba_s():
+    most = numba.get_num_threads()
+    machine = Machine({1: 1.0, most: 0.5})
+    choice = ThreadChoice(clock=machine.clock)
+    with fixed_threads(1):
+        run(choice, machine, 50)
+    assert set(machine.used) == {1}
+    assert numba.get_num_threads() == most
+    with pytest.raises(ValueError, match="threads: got 0"):
+        with fixed_threads(0):
+            pass
