@@ -4,6 +4,8 @@ A fake clock stands for the machine: each call advances it by the cost the test 
 count the call runs on (read from numba, as the sweep would use it), so the choices are exact and
 the test takes no time. The bits of a simulation on either count are the same
 (tests/test_solver.py: test_heap_is_the_same_bits_on_one_thread_and_two)."""
+import contextlib
+
 import numba
 import pytest
 
@@ -88,3 +90,34 @@ def test_fixed_threads_pins_the_count_and_restores_numba_s():
     with pytest.raises(ValueError, match="threads: got 0"):
         with fixed_threads(0):
             pass
+
+
+@pytest.mark.slow
+def test_the_4096_box_heap_is_the_same_bits_on_one_thread_two_and_chosen(tmp_path):
+    """The heap at 16³ boxes (`make_scenes.py pile --side 16`), 45 steps from its drop (its lowest
+    layer lands at step 20 and the sweeps split in halves from then on): the same state hash on one
+    thread, on two, and with the count chosen by measuring (which may change at any solve).
+    The contacts' count shows the sweeps were split (at least PARALLEL_MIN elements)."""
+    import importlib.util
+    from pathlib import Path
+
+    from physics.gauss_seidel import PARALLEL_MIN
+    from physics.scene import load_scene
+    from physics.simulation import Simulation
+
+    path = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "make_scenes.py"
+    spec = importlib.util.spec_from_file_location("make_scenes", path)
+    make_scenes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_scenes)
+    make_scenes.pile(16, str(tmp_path / "heap.toml"))
+    scene = load_scene(tmp_path / "heap.toml")
+    hashes, split = [], []
+    for n in (1, min(2, numba.config.NUMBA_NUM_THREADS), None):
+        sim = Simulation(scene)
+        with fixed_threads(n) if n else contextlib.nullcontext():
+            sim.step(45)
+        hashes.append(sim.state_hash())
+        # a manifold has at most 4 points: this many points are at least PARALLEL_MIN elements
+        split.append(len(sim.contacts()[0]) >= 4 * PARALLEL_MIN)
+    assert all(split)
+    assert hashes[0] == hashes[1] == hashes[2]
