@@ -300,28 +300,34 @@ class _Loader:
             for key in keys:
                 if key in raw and motion not in allowed:
                     raise self.error(name, key, raw[key], f"only a {what} node has this key (motion is {motion!r})")
-        zero = [0.0, 0.0, 0.0]
         length, speed, acceleration, force = limits.LENGTH_MAX, limits.SPEED_MAX, limits.ACCELERATION_MAX, limits.FORCE_MAX
+
+        def vector(key, bound):        # an absent vector is zero (a default needs no check: most are absent)
+            return self.vector(name, key, raw[key], bound) if key in raw else np.zeros(3)
+
         node = {
             "name": name,
             "parent": self.string(name, "parent", raw["parent"]) if "parent" in raw else None,
             "motion": motion,
-            "translation": self.vector(name, "translation", raw.get("translation", zero), length),
-            "rotation": self.quaternion(name, "rotation", raw.get("rotation", [1.0, 0.0, 0.0, 0.0])),
-            "scale": self.number(name, "scale", raw.get("scale", 1.0), *limits.SCALE_RANGE),
-            "velocity": self.vector(name, "velocity", raw.get("velocity", zero), speed),
-            "angular_velocity": self.vector(name, "angular_velocity", raw.get("angular_velocity", zero), speed),
-            "acceleration": self.vector(name, "acceleration", raw.get("acceleration", zero), acceleration),
-            "angular_acceleration": self.vector(name, "angular_acceleration", raw.get("angular_acceleration", zero), acceleration),
+            "translation": vector("translation", length),
+            "rotation": self.quaternion(name, "rotation", raw["rotation"]) if "rotation" in raw
+            else np.array([1.0, 0.0, 0.0, 0.0]),
+            "scale": self.number(name, "scale", raw["scale"], *limits.SCALE_RANGE) if "scale" in raw else 1.0,
+            "velocity": vector("velocity", speed),
+            "angular_velocity": vector("angular_velocity", speed),
+            "acceleration": vector("acceleration", acceleration),
+            "angular_acceleration": vector("angular_acceleration", acceleration),
             "shape": self.shape(name, raw["shape"]) if "shape" in raw else None,
-            "color": self.color(name, raw.get("color", list(DEFAULT_COLOR))),
-            "applied_force": self.vector(name, "applied_force", raw.get("applied_force", zero), force),
-            "applied_torque": self.vector(name, "applied_torque", raw.get("applied_torque", zero), force),
+            "color": self.color(name, raw["color"]) if "color" in raw else np.array(DEFAULT_COLOR),
+            "applied_force": vector("applied_force", force),
+            "applied_torque": vector("applied_torque", force),
             "mass": 0.0,
             "inertia": None,
-            "friction": self.number(name, "friction", raw.get("friction", DEFAULT_FRICTION), 0.0, limits.FRICTION_MAX),
+            "friction": self.number(name, "friction", raw["friction"], 0.0, limits.FRICTION_MAX) if "friction" in raw
+            else DEFAULT_FRICTION,
             # e > 1 would make every bounce gain energy
-            "restitution": self.number(name, "restitution", raw.get("restitution", DEFAULT_RESTITUTION), 0.0, 1.0),
+            "restitution": self.number(name, "restitution", raw["restitution"], 0.0, 1.0) if "restitution" in raw
+            else DEFAULT_RESTITUTION,
         }
         if motion == "dynamic":
             node["mass"] = self.number(name, "mass", raw.get("mass", 1.0), *limits.MASS_RANGE)

@@ -57,6 +57,8 @@ class Invalid(ValueError):
 
 
 def _is_real(value):
+    if type(value) is float or type(value) is int:     # the common case, first (TOML gives these)
+        return True
     return not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, float, np.integer, np.floating))
 
 
@@ -68,11 +70,16 @@ def _range_text(low, high, low_open=False, high_open=False):
     return f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
 
 
-def _outside(number, low, high, low_open=False, high_open=False):
-    """Whether `number` (a float or an array: any element) lies outside the interval."""
-    below = low is not None and np.any(number <= low if low_open else number < low)
-    above = high is not None and np.any(number >= high if high_open else number > high)
-    return bool(below or above)
+def _outside(numbers, low, high, low_open=False, high_open=False):
+    """Whether any of `numbers` (floats) lies outside the interval. Plain Python comparisons: a
+    scene of 10^5 nodes checks a million numbers, and numpy's reductions on arrays of three cost
+    ten times as much."""
+    for x in numbers:
+        if low is not None and (x <= low if low_open else x < low):
+            return True
+        if high is not None and (x >= high if high_open else x > high):
+            return True
+    return False
 
 
 def _float(value):
@@ -90,7 +97,7 @@ def real(value, low=None, high=None, low_open=False, high_open=False):
     number = _float(value)
     if not math.isfinite(number):
         raise Invalid("expected a finite number")
-    if _outside(number, low, high, low_open, high_open):
+    if _outside((number,), low, high, low_open, high_open):
         raise Invalid(f"expected a number {_range_text(low, high, low_open, high_open)}")
     return number
 
@@ -119,12 +126,12 @@ def vector(value, length, low=None, high=None, low_open=False):
     for item in items:
         if not _is_real(item):
             raise Invalid(f"expected numbers, got {type(item).__name__} {short_repr(item)}")
-    out = np.array([_float(item) for item in items])
-    if not np.all(np.isfinite(out)):
+    numbers = [_float(item) for item in items]
+    if not all(map(math.isfinite, numbers)):
         raise Invalid("expected finite numbers (no nan or inf)")
-    if _outside(out, low, high, low_open):
+    if _outside(numbers, low, high, low_open):
         raise Invalid(f"expected numbers {_range_text(low, high, low_open)}")
-    return out
+    return np.array(numbers)
 
 
 def direction(value):
