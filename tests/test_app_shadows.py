@@ -373,3 +373,46 @@ def test_a_paused_scene_draws_the_same_picture_every_frame(window, scene):
     for k in (1, 2):
         differ = np.any(pictures[k] != pictures[0], axis=-1)
         assert not differ.any(), f"frame {k}: {differ.sum()} pixels differ from frame 0"
+
+
+def _in_box_shadow(point, centre, half):
+    """Whether the ray from `point` toward the light (-l) crosses the box (slab test, numpy)."""
+    with np.errstate(divide="ignore"):
+        t1, t2 = (centre - half - point) / -LIGHT_DIR_WORLD, (centre + half - point) / -LIGHT_DIR_WORLD
+    return bool(np.minimum(t1, t2).max() <= np.maximum(t1, t2).min() and np.maximum(t1, t2).min() > 1e-6)
+
+
+@pytest.mark.display
+def test_the_walls_shadow_holds_while_the_car_crashes(window):
+    """The car scene from its start, the camera still, the crash played at 1/60 s a frame: while
+    the car's motion changes the light's fit (its square, texels and depth range) every frame,
+    the fixed wall's shadow on the ground stays solid: in every fifth frame, ground points the
+    wall shadows (slab test) are darker than half the lit ground (ambient over ambient + direct
+    is 0.44 for the ground; < 0.6 allows the filtered edge and the car's own shadow darkens
+    only), and the lit points stay within 2 % of the lit ground (8-bit rounding)."""
+    w = window("car", msaa=0)
+    v = w.viewer
+    v.prefs["numbers"] = False
+    v.camera.target_world = np.array([1.0, 0.5, 0.0])      # from +x, -z: the wall's shaded side, the car behind it
+    v.camera.yaw, v.camera.pitch, v.camera.distance = np.radians(115.0), np.radians(35.0), 12.0
+    wall = (np.array([0.25, 1.5, 0.0]), np.array([0.25, 1.5, 3.0]))
+    # between the grid's lines; a point's neighbours 0.2 m around share its light (the filtered edge is further)
+    dark = [np.array(p, float) for p in ([1.5, 0.0, -0.5], [1.5, 0.0, -1.5], [1.5, 0.0, 1.5], [0.8, 0.0, 0.5])]
+    lit = [np.array(p, float) for p in ([4.5, 0.0, 0.5], [3.5, 0.0, -4.5])]
+    reference = np.array([4.5, 0.0, -3.5])   # lit ground, compared with
+    around = [np.array([dx, 0.0, dz]) for dx in (-0.2, 0.0, 0.2) for dz in (-0.2, 0.0, 0.2)]
+    assert all(_in_box_shadow(p + d, *wall) for p in dark for d in around)
+    assert not any(_in_box_shadow(p + d, *wall) for p in [*lit, reference] for d in around)
+    fits = set()
+    for frame in range(0, 150, 5):
+        frames(w, 5)
+        image = v.read_rgb()
+        fits.add(v.shadow_map.light.view_projection.tobytes())
+        ground = _brightness(image, _pixel(v, reference))
+        for point in dark:
+            ratio = _brightness(image, _pixel(v, point)) / ground
+            assert ratio < 0.6, f"frame {frame}, t = {v.sim.time:.2f} s: the wall's shadow at {point} is {ratio:.2f} of the lit ground"
+        for point in lit:
+            ratio = _brightness(image, _pixel(v, point)) / ground
+            assert abs(ratio - 1) < 0.02, f"frame {frame}: lit ground at {point} is {ratio:.2f} of the lit ground"
+    assert len(fits) > 5, "the light's fit should change while the car moves (else this tests nothing)"
