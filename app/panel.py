@@ -7,6 +7,11 @@ field with a known set of choices is a combo, a bool a checkbox, an int or float
 
 `item_rects` keeps the screen rectangle (pixels, origin top left) of every button and widget
 drawn last frame, by label, so tests can click them with real X events.
+
+The panel's width follows its edge when dragged (any edge, as every ImGui window) and is kept as
+a view preference (`panel_width`): the next run opens it as wide. A label the window cuts (its
+text reaches past the window's visible right edge) shows whole in a tooltip while the pointer
+is on it (`remember`, `text`); `cut` lists this frame's cut labels.
 """
 from dataclasses import fields
 from pathlib import Path
@@ -15,18 +20,22 @@ import numpy as np
 from imgui_bundle import imgui
 
 from app import frames, overlays, plots
-from app.settings import MAX_BUDGET_MB, MIN_BUDGET_MB, OVERLAYS
+from app.settings import MAX_BUDGET_MB, MIN_BUDGET_MB, MIN_PANEL_WIDTH, OVERLAYS
 from app.tree import Tree
 from physics.sweep import ORDER_NOTE
 
 RED = imgui.ImVec4(1.0, 0.35, 0.3, 1.0)
 DIM = imgui.ImVec4(0.75, 0.75, 0.75, 1.0)
-PANEL_WIDTH = 380
+PANEL_WIDTH = 380     # px, the panel's first width (then the user's: prefs["panel_width"])
+SCENE_MARGIN = 200    # px of the window the panel leaves to the scene, at least
 TOAST_WIDTH = 640  # px, the status message's box over the scene (wrapped within it)
 LABEL_WIDTH = 125  # px right of every input for its label: "rotation_update" fits whole
 ERROR_WIDTH = 520  # px, the error box in the middle of the window
 FLOAT_FORMAT = "%.6g"  # float settings: six significant digits, so erp = 0.99999 does not read as 1
 MAX_NAMES = 200  # labels drawn by the names overlay, nearest first
+
+
+CHOICES = ("gyroscopic", "integrator", "rotation_update", "exponential")  # the settings `_choices` lists
 
 
 def _choices():
@@ -75,12 +84,59 @@ class Panel:
         self.plotted = {}  # plot -> (points, rectangle) ImPlot drew last frame (app.plots.draw)
         self.tree = Tree(self)
         self.axes = {}     # plot -> its y axis last frame (app.plots.readable_axis): limits, ticks, labels
+        self.cut = []      # labels cut by the window's edge this frame (their tooltip shows them whole)
+        self.whole_shown = None  # the cut label whose tooltip shows this frame, if any
+        self._cut_prefix = ""
 
-    def remember(self, label):
+    def remember(self, label, text=None, cut=False):
         """Record the last drawn item's screen rectangle under `label` (`item_rects`: what tests and
-        the tree, frames and plots sections click on)."""
+        the tree, frames and plots sections click on), and show `text` (default: the label) whole
+        in a tooltip when the window cuts it (`whole`), or when `cut` (the item cut it itself: a
+        combo's value wider than its box)."""
         lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
         self.item_rects[label] = (lo.x, lo.y, hi.x, hi.y)
+        self.whole(label.split("##")[0] if text is None else text, np.inf if cut else None)
+
+    def header(self, label, flags=0):
+        """A collapsing header (remembered; it spans the row, so its text's own end decides
+        whether it is cut). -> whether it is open."""
+        is_open = imgui.collapsing_header(label, flags)
+        lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+        self.item_rects[label] = (lo.x, lo.y, hi.x, hi.y)
+        style = imgui.get_style()
+        self.whole(label, lo.x + 2 * style.frame_padding.x + imgui.get_font_size() + imgui.calc_text_size(label).x)
+        return is_open
+
+    def whole(self, text, end_x=None):
+        """When the last item ends (`end_x`, default its rectangle's right edge) past the current
+        window's visible right edge, its text is cut: list it in `cut` and, while the pointer is on
+        the item, show `text` whole in a tooltip (an item's own tooltip, set through `tooltip`,
+        follows it there)."""
+        self._cut_prefix = ""
+        end = imgui.get_item_rect_max().x if end_x is None else end_x
+        style = imgui.get_style()
+        scrollbar = style.scrollbar_size if imgui.get_scroll_max_y() > 0 else 0.0
+        right = imgui.get_window_pos().x + imgui.get_window_size().x - style.window_padding.x - scrollbar
+        if end <= right + 0.5 or not text:
+            return
+        self.cut.append(text)
+        if imgui.is_item_hovered():
+            self.whole_shown = text
+            self._cut_prefix = text + "\n\n"
+            imgui.set_tooltip(text)
+
+    def tooltip(self, text):
+        """The last item's own tooltip (after its label, when the window cut that: `whole`)."""
+        if imgui.is_item_hovered():
+            imgui.set_tooltip(self._cut_prefix + text)
+
+    def text(self, text, color=None):
+        """A line of text (coloured `color`), whole in a tooltip when the window cuts it."""
+        if color is None:
+            imgui.text(text)
+        else:
+            imgui.text_colored(color, text)
+        self.whole(text)
 
     def _remember_window(self, label):
         """Record the current window's rectangle under `label`, in `item_rects` and in `windows`
@@ -96,51 +152,52 @@ class Panel:
     def draw(self):
         v = self.viewer
         self.windows = {}
+        self.cut, self.whole_shown = [], None
         imgui.set_next_window_pos(imgui.ImVec2(8, 8), imgui.Cond_.first_use_ever)
-        imgui.set_next_window_size(imgui.ImVec2(PANEL_WIDTH, min(v.size[1] - 16, 700)), imgui.Cond_.first_use_ever)
+        widest = max(MIN_PANEL_WIDTH, v.size[0] - SCENE_MARGIN)
+        imgui.set_next_window_size(imgui.ImVec2(min(v.prefs["panel_width"], widest), min(v.size[1] - 16, 700)),
+                                   imgui.Cond_.first_use_ever)
+        imgui.set_next_window_size_constraints(imgui.ImVec2(MIN_PANEL_WIDTH, 100), imgui.ImVec2(widest, 1e5))
         imgui.begin("Sandbox")
         self._remember_window("Sandbox")
+        width = round(imgui.get_window_size().x)
+        if width != round(v.prefs["panel_width"]) and not imgui.is_window_collapsed():
+            v.prefs["panel_width"] = float(width)   # dragged by its edge: kept (saved with the view preferences)
         imgui.push_item_width(-LABEL_WIDTH)
         if v.sim is not None:
             self.transport()
-            timeline_open = imgui.collapsing_header("Timeline", imgui.TreeNodeFlags_.default_open)
-            self.remember("Timeline")
+            timeline_open = self.header("Timeline", imgui.TreeNodeFlags_.default_open)
             if timeline_open:
                 self.timeline()
             # first after the transport: what a key (G, I, C) changes shows without scrolling
-            plots_open = imgui.collapsing_header("Plots")
-            self.remember("Plots")
+            plots_open = self.header("Plots")
             if plots_open:
                 self.plots()
             else:
                 self.plotted = {}
-            tree_open = imgui.collapsing_header("Hierarchy")
-            self.remember("Hierarchy")
+            tree_open = self.header("Hierarchy")
             if tree_open:
                 self.tree.draw()
-            compare_open = imgui.collapsing_header("Compare")   # ghost runs: app.ghosts
-            self.remember("Compare")
+            compare_open = self.header("Compare")   # ghost runs: app.ghosts
             if compare_open:
                 v.ghosts.section(self)
-            frames_open = imgui.collapsing_header("Frames")  # view from, trails, acceleration terms
-            self.remember("Frames")
+            frames_open = self.header("Frames")  # view from, trails, acceleration terms
             if frames_open:
                 frames.panel_section(self)
-            if imgui.collapsing_header("Scenes", imgui.TreeNodeFlags_.default_open):
+            if self.header("Scenes", imgui.TreeNodeFlags_.default_open):
                 self.scenes()
-            if imgui.collapsing_header("Physics", imgui.TreeNodeFlags_.default_open):
+            if self.header("Physics", imgui.TreeNodeFlags_.default_open):
                 self.physics()
-            if imgui.collapsing_header("Overlays"):
+            if self.header("Overlays"):
                 self.overlay_toggles()
-            if imgui.collapsing_header("Inspector", imgui.TreeNodeFlags_.default_open):
+            if self.header("Inspector", imgui.TreeNodeFlags_.default_open):
                 self.inspector()
-            if imgui.collapsing_header("Stats", imgui.TreeNodeFlags_.default_open):
+            if self.header("Stats", imgui.TreeNodeFlags_.default_open):
                 self.stats()
         else:
             self.scenes()
         # last: a new entry changes nothing above it, open or closed
-        messages_open = imgui.collapsing_header("Messages")
-        self.remember("Messages")
+        messages_open = self.header("Messages")
         if messages_open:
             self.message_log()
         imgui.pop_item_width()
@@ -238,7 +295,7 @@ class Panel:
 
     def transport(self):
         v = self.viewer
-        imgui.text(f"{v.scene_path.stem}   t = {v.sim.time:.3f} s")
+        self.text(f"{v.scene_path.stem}   t = {v.sim.time:.3f} s")
         if self.button("Play" if v.paused else "Pause"):
             v.toggle_pause()
         imgui.same_line()
@@ -253,8 +310,7 @@ class Panel:
         imgui.same_line()
         changed, on = imgui.checkbox("Shadows", v.prefs["shadows"])
         self.remember("Shadows")
-        if imgui.is_item_hovered():
-            imgui.set_tooltip("the key light's shadows: what touches what")
+        self.tooltip("the key light's shadows: what touches what")
         if changed:
             v.prefs["shadows"] = on
         changed, scale = imgui.slider_float("time scale", v.prefs["time_scale"], 0.01, 4.0, "%.2fx",
@@ -294,10 +350,9 @@ class Panel:
         # "###budget": the label shows the memory used, the widget's ID stays the same while it changes
         changed, budget = imgui.slider_float(f"{tl.bytes / 2**20:.1f} MB kept###budget", v.prefs["timeline_budget_mb"],
                                              MIN_BUDGET_MB, MAX_BUDGET_MB, "budget %.0f MB", imgui.SliderFlags_.logarithmic)
-        self.remember("budget")
-        if imgui.is_item_hovered():
-            imgui.set_tooltip(f"{len(tl.keyframes)} keyframes, one every {tl.keyframe_every} steps; past the budget "
-                              "the oldest go and the timeline starts later")
+        self.remember("budget", f"budget {v.prefs['timeline_budget_mb']:.0f} MB, {tl.bytes / 2**20:.1f} MB kept")
+        self.tooltip(f"{len(tl.keyframes)} keyframes, one every {tl.keyframe_every} steps; past the budget "
+                     "the oldest go and the timeline starts later")
         if changed:
             v.set_budget(float(np.clip(budget, MIN_BUDGET_MB, MAX_BUDGET_MB)))
 
@@ -307,7 +362,9 @@ class Panel:
         for i, path in enumerate(scene_files()):
             label = f"{i + 1}  {path.stem}" if i < 9 else f"   {path.stem}"
             clicked, _ = imgui.selectable(label, v.scene_path == path)
-            self.remember(path.stem)
+            lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+            self.item_rects[path.stem] = (lo.x, lo.y, hi.x, hi.y)
+            self.whole(path.stem, lo.x + imgui.calc_text_size(label).x)  # a selectable spans the row: its text ends here
             if clicked:
                 v.open(path)
         _, self.open_path = imgui.input_text("##path", self.open_path)
@@ -325,9 +382,8 @@ class Panel:
         if changed:
             v.prefs["keep_physics"] = keep
         self.remember("keep my physics choices")
-        if imgui.is_item_hovered():
-            imgui.set_tooltip("on: the integrator, gyroscopic term, rotation update, exponential and counteraction\n"
-                              "you choose apply to every scene you open; off: each scene opens with its own")
+        self.tooltip("on: the integrator, gyroscopic term, rotation update, exponential and counteraction\n"
+                     "you choose apply to every scene you open; off: each scene opens with its own")
         if self._scene_settings is None or self._scene_settings[0] is not v.sim.scene:
             self._scene_settings = (v.sim.scene, v.sim.scene.settings())   # once per scene, not per frame
         scene = self._scene_settings[1]
@@ -337,9 +393,13 @@ class Panel:
             changed, new = setting_widget(name, value)
             if changed:
                 v.set(name, new)
-            self.remember(name)
-            if name in ("integrator", "gyroscopic") and imgui.is_item_hovered():
-                imgui.set_tooltip(ORDER_NOTE)   # which integrators keep their order in which mode
+            shown = plots.format_value(new if changed else value)
+            # a combo's box cuts a value wider than itself (less its arrow and padding)
+            inside = (name in CHOICES and imgui.calc_text_size(shown).x
+                      > imgui.calc_item_width() - imgui.get_frame_height() - 2 * imgui.get_style().frame_padding.x)
+            self.remember(name, f"{name}: {shown}", cut=inside)
+            if name in ("integrator", "gyroscopic"):
+                self.tooltip(ORDER_NOTE)   # which integrators keep their order in which mode
             file_value = getattr(scene, name)
             self.item_rects.pop(f"scene##{name}", None)
             if not np.array_equal(value, file_value):
@@ -347,9 +407,8 @@ class Panel:
                 if imgui.small_button(f"scene##{name}"):
                     v.set(name, file_value)
                 self.remember(f"scene##{name}")
-                if imgui.is_item_hovered():
-                    imgui.set_tooltip(f"{name} differs from the scene file ({plots.format_value(file_value)}): "
-                                      "click to put the file's value back")
+                self.tooltip(f"{name} differs from the scene file ({plots.format_value(file_value)}): "
+                             "click to put the file's value back")
 
     def plots(self):
         v = self.viewer
@@ -372,10 +431,10 @@ class Panel:
         v = self.viewer
         i = v.selected
         if i is None:
-            imgui.text_colored(DIM, "click a body to inspect it")
+            self.text(color=DIM, text="click a body to inspect it")
             return
         sim, s = v.sim, v.state
-        imgui.text(f"{sim.names[i]}  ({sim.motion[i]}, parent {sim.names[sim.parent[i]] if sim.parent[i] >= 0 else 'world'})")
+        self.text(f"{sim.names[i]}  ({sim.motion[i]}, parent {sim.names[sim.parent[i]] if sim.parent[i] >= 0 else 'world'})")
         changed, v.follow = imgui.checkbox("follow (L)", v.follow)
         try:
             local = sim.local()
@@ -387,32 +446,33 @@ class Panel:
                 ("alpha", local.alpha_vector()[i], s["alpha"][i]),
             ]
         except Exception as error:  # noqa: BLE001 - the inspector is display only
-            imgui.text_colored(RED, f"local state unavailable: {error}")
+            self.text(color=RED, text=f"local state unavailable: {error}")
             return
-        imgui.text_colored(DIM, "      each row: local (parent frame), then world")
+        self.text(color=DIM, text="      each row: local (parent frame), then world")
         for label, local_value, world_value in rows:
-            imgui.text(f"{label:>5} {_vec(local_value)}")
-            imgui.text(f"      {_vec(world_value)}")
+            self.text(f"{label:>5} {_vec(local_value)}")
+            self.text(f"      {_vec(world_value)}")
         # R's rows: the local matrix, then the world one (side by side they do not fit the panel)
         R_local = np.asarray(local.transform.rotation[i])
         for row in range(3):
-            imgui.text(f"{'R' if row == 0 else ' ':>5} {_vec(R_local[row])}")
+            self.text(f"{'R' if row == 0 else ' ':>5} {_vec(R_local[row])}")
         for row in range(3):
-            imgui.text(f"{'world' if row == 0 else ' ':>5} {_vec(s['R'][i][row])}")
+            self.text(f"{'world' if row == 0 else ' ':>5} {_vec(s['R'][i][row])}")
         mass = float(np.asarray(sim.mass)[i])
-        imgui.text(f" mass {mass:.4g} kg   I_body {_vec(np.asarray(sim.inertia_body)[i])}")
+        self.text(f" mass {mass:.4g} kg")   # I_body's own line: beside the mass it passed 1280x720's panel
+        self.text(f" I_body {_vec(np.asarray(sim.inertia_body)[i])}")
         if sim.motion[i] == "dynamic":
             kinetic = sim.body_energies()["kinetic"][i]
-            imgui.text(f" kinetic energy {kinetic:.6g} J")
+            self.text(f" kinetic energy {kinetic:.6g} J")
 
     def stats(self):
         v = self.viewer
         st = v.stats
-        imgui.text(f"FPS {st['fps']:.1f}   physics {st['physics_ms']:.2f} ms   render {st['render_ms']:.2f} ms")
-        imgui.text(f"nodes {st['nodes']}   steps {v.sim.step_count}   real-time factor {st['rtf']:.2f}x")
+        self.text(f"FPS {st['fps']:.1f}   physics {st['physics_ms']:.2f} ms   render {st['render_ms']:.2f} ms")
+        self.text(f"nodes {st['nodes']}   steps {v.sim.step_count}   real-time factor {st['rtf']:.2f}x")
         try:
             energy = v.sim.energy()
-            imgui.text(f"energy: kinetic {energy['kinetic']:.6g}  potential {energy['potential']:.6g} J")
+            self.text(f"energy: kinetic {energy['kinetic']:.6g}  potential {energy['potential']:.6g} J")
         except Exception:  # noqa: BLE001 - optional display
             pass
         v.timing.draw(self.item_rects)  # every stage of a step, every part of a frame (app.stats)

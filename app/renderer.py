@@ -47,6 +47,9 @@ POINT_PIXELS = 3.0    # ... below which it is drawn as one point (its projected 
 LEVELS = ("full", "coarse", "point")  # levels of detail, keys of Renderer.drawn with the type
 INSTANCE_FLOATS = 20  # model matrix (16), colour (3), capsule half length (1)
 GL_CLIP_DISTANCE0 = 0x3000
+# glPolygonOffset(factor, units) of opaque planes: a pixel's depth slope and 4 units behind, so that
+# the grid's lines on the ground win the depth test at any distance (Renderer._draw_planes)
+PLANE_OFFSET = (1.0, 4.0)
 FOOTPRINT = "footprint"  # the programs' variant of planes drawn with shadows (Renderer.programs)
 
 
@@ -353,7 +356,7 @@ class Renderer:
                     instances[selected, 16:19] = 0.35 + 0.65 * instances[selected, 16:19]
                 if tint is not None:
                     instances[:, 16:19] = tint
-                if shadowed and kind == "plane":
+                if kind == "plane" and not translucent:
                     self._draw_planes(instances, shadow)
                     continue
                 vao = self._upload(kind, level, shadowed, instances)
@@ -378,12 +381,24 @@ class Renderer:
         buffer.write(instances)
         return vao
 
-    def _draw_planes(self, instances, shadow):
-        """Planes with shadows. A plane is most of the screen, and the shadow lookup is the
-        dearest part of a pixel on a software renderer: only the part inside the shadow map's
-        footprint (clipped by its four sides, `shadow.footprint_planes`) is drawn with it; then the
-        whole plane without shadows a few depth units behind, which the depth test keeps only
-        where the first did not draw."""
+    def _draw_planes(self, instances, shadow=None):
+        """Planes (opaque), pushed back by PLANE_OFFSET: the grid's lines lie 2 mm above the
+        ground, which far away and at a grazing angle is less than the depth's rounding, and the
+        lines came and went in dashes as the ground's depth won or lost against theirs.
+
+        With shadows (`shadow`, an app.shadows.ShadowMap): a plane is most of the screen, and the
+        shadow lookup is the dearest part of a pixel on a software renderer: only the part inside
+        the shadow map's footprint (clipped by its four sides, `shadow.footprint_planes`) is drawn
+        with it; then the whole plane without shadows further behind (another pixel's depth slope
+        and 8 units: rounding grows with the slope, and the two passes' triangles differ where the
+        first is clipped), which the depth test keeps only where the first did not draw."""
+        factor, units = PLANE_OFFSET
+        if shadow is None:
+            self.ctx.polygon_offset = PLANE_OFFSET
+            self._upload("plane", "full", False, instances).render(moderngl.TRIANGLES, instances=len(instances))
+            self.ctx.polygon_offset = (0.0, 0.0)
+            return
+        self.ctx.polygon_offset = PLANE_OFFSET
         shadowed = self._upload("plane", "full", FOOTPRINT, instances)
         self.programs[FOOTPRINT][0]["u_footprint"].write(shadow.footprint_planes.astype(np.float32).tobytes())
         for i in range(4):
@@ -391,7 +406,7 @@ class Renderer:
         shadowed.render(moderngl.TRIANGLES, instances=len(instances))
         for i in range(4):
             self.ctx.disable_direct(GL_CLIP_DISTANCE0 + i)
-        self.ctx.polygon_offset = (0.0, 4.0)
+        self.ctx.polygon_offset = (2 * factor, units + 8.0)
         self._upload("plane", "full", False, instances).render(moderngl.TRIANGLES, instances=len(instances))
         self.ctx.polygon_offset = (0.0, 0.0)
 

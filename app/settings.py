@@ -21,6 +21,7 @@ OVERLAYS = ("frames", "velocity", "angular_velocity", "angular_momentum", "inert
 PHYSICS_KEYS = ("integrator", "gyroscopic", "rotation_update", "exponential", "counteract")
 
 MIN_BUDGET_MB, MAX_BUDGET_MB = 1.0, 16384.0  # the panel's slider spans these
+MIN_PANEL_WIDTH, MAX_PANEL_WIDTH = 240.0, 4096.0  # px: the panel's width, dragged by its edge
 
 DEFAULTS = {
     "overlays": {"frames": False, "velocity": False, "angular_velocity": False, "angular_momentum": False,
@@ -32,6 +33,7 @@ DEFAULTS = {
     "timeline_budget_mb": 256.0,  # keyframe memory of the timeline (physics.timeline.DEFAULT_BUDGET)
     "physics": {},
     "keep_physics": False,  # re-apply "physics" to every scene opened (off: each opens with its own)
+    "panel_width": 380.0,   # px, the panel's width as last dragged (app.panel)
     "last_scene": None,
 }
 
@@ -60,6 +62,9 @@ def _clean(data):
         value = data.get(name)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e3:
             result[name] = float(value)
+    width = data.get("panel_width")
+    if isinstance(width, (int, float)) and not isinstance(width, bool) and MIN_PANEL_WIDTH <= width <= MAX_PANEL_WIDTH:
+        result["panel_width"] = float(width)
     budget = data.get("timeline_budget_mb")
     if isinstance(budget, (int, float)) and not isinstance(budget, bool) and MIN_BUDGET_MB <= budget <= MAX_BUDGET_MB:
         result["timeline_budget_mb"] = float(budget)

@@ -250,3 +250,169 @@ def test_shadows_darken_the_ground_beside_a_body_and_a_body_under_another(window
     assert saved["shadows"] is False
     from app import settings as settings_store
     assert settings_store.load()["shadows"] is False
+
+
+def _pictures(viewer):
+    """The picture and the depth buffer with shadows on, then off (the same frame drawn again):
+    (rgb on, rgb off, depth on, depth off); the shadows preference left on."""
+    shown = []
+    for on in (True, False):
+        viewer.prefs["shadows"] = on
+        rgb = viewer.read_rgb()
+        depth = np.frombuffer(viewer.target.resolved.read(components=1, attachment=-1, dtype="f4"), np.float32)
+        shown.append((rgb, depth.reshape(viewer.size[1], viewer.size[0])[::-1]))
+    viewer.prefs["shadows"] = True
+    return shown[0][0], shown[1][0], shown[0][1], shown[1][1]
+
+
+def assert_shadows_only_darken(viewer, where):
+    """Shadows take light away and nothing else: with them on, no pixel is brighter in any channel
+    than with them off (+2 of 255: 8-bit rounding of the shaded colour), and the depth buffer is
+    the same but on the ground outside the shadow map's footprint, drawn another pixel's depth
+    slope and 8 units of 2^-24 behind (app.renderer.Renderer._draw_planes): allowed, twice the
+    pixel's slope (the largest step to a neighbour) and 16 units. A body missing leaves the depth
+    of what is behind it, the ground or the far plane, many pixels' slopes further."""
+    on, off, depth_on, depth_off = _pictures(viewer)
+    brighter = np.any(on.astype(int) > off.astype(int) + 2, axis=-1)
+    step = np.zeros_like(depth_off)
+    for axis in (0, 1):
+        for shift in (-1, 1):
+            step = np.maximum(step, np.abs(np.roll(depth_off, shift, axis) - depth_off))
+    moved = np.abs(depth_on - depth_off) > 2 * step + 16 * 2.0 ** -24
+    if brighter.any() or moved.any():
+        from app.png import write_png
+        write_png(f"/tmp/shadows-{viewer.scene_path.stem}-on.png", on)
+        write_png(f"/tmp/shadows-{viewer.scene_path.stem}-off.png", off)
+    assert not moved.any(), f"{where}: {moved.sum()} pixels show something else with shadows on (depth)"
+    assert not brighter.any(), f"{where}: {brighter.sum()} pixels brighter with shadows on"
+
+
+def _cached_scenes(monkeypatch):
+    """Each shipped scene loaded once and reset at every later open (loading the 10,000-body scene
+    takes seconds; what the viewer keeps between scenes is its own state, which this leaves as is)."""
+    import physics
+    loaded, load = {}, physics.Simulation.from_file.__func__
+
+    def from_file(cls, path, *args, **kwargs):
+        key = str(path)
+        if key not in loaded:
+            loaded[key] = load(cls, path, *args, **kwargs)
+        sim = loaded[key]
+        sim.reset()
+        return sim
+    monkeypatch.setattr(physics.Simulation, "from_file", classmethod(from_file))
+
+
+@pytest.mark.display
+def test_every_scene_shows_every_body_reached_from_every_other_scene(window, monkeypatch):
+    """The scenes opened in an order that goes from every scene to every other one (an Eulerian
+    circuit of the complete directed graph of the shipped scenes), each drawn paused after one
+    frame: shadows only darken (`assert_shadows_only_darken`). A program's uniform left by the
+    previous scene (the shadow map's footprint) once clipped whole bodies away."""
+    from app.controls import scene_files
+    _cached_scenes(monkeypatch)
+    names = [path.stem for path in scene_files()]
+    w = window(names[0], msaa=0)
+    v = w.viewer
+    # Hierholzer's circuit on the complete directed graph (every vertex has in = out degree)
+    unused = {a: [b for b in names if b != a] for a in names}
+    stack, circuit = [names[0]], []
+    while stack:
+        if unused[stack[-1]]:
+            stack.append(unused[stack[-1]].pop())
+        else:
+            circuit.append(stack.pop())
+    circuit.reverse()
+    assert len(circuit) == len(names) * (len(names) - 1) + 1
+    previous = circuit[0]
+    for name in circuit[1:]:
+        assert v.open(name), v.error
+        v.paused = True
+        frames(w, 1)
+        assert_shadows_only_darken(v, f"{previous} -> {name}")
+        previous = name
+
+
+@pytest.mark.display
+def test_the_t_handle_shows_after_the_tank_with_real_keys(window):
+    """The report's steps with real key events (xdotool): the T-handle, PgDn to the tank, its
+    frames for a while, PgUp back: every body of the handle is drawn with shadows on."""
+    from conftest import require_tool, xdotool
+    require_tool("xdotool", "xdotool")
+    w = window("t_handle", msaa=0)
+    v = w.viewer
+    wid = str(w._window)
+    xdotool(w, "mousemove", "--window", wid, "900", "500")
+    xdotool(w, "windowfocus", "--sync", wid)
+    xdotool(w, "key", "Next")
+    assert v.scene_path.stem == "tank"
+    frames(w, 120)
+    xdotool(w, "key", "Prior")
+    assert v.scene_path.stem == "t_handle"
+    v.paused = True
+    frames(w, 1)
+    assert sum(v.renderer.drawn.values()) == 3
+    assert_shadows_only_darken(v, "t_handle -> tank -> t_handle")
+
+
+@pytest.mark.display
+@pytest.mark.parametrize("scene", ["car", "pyramid", "tank", "stack"])
+def test_a_paused_scene_draws_the_same_picture_every_frame(window, scene):
+    """Three frames of a paused scene (the window's own frames, each then read back) are the same
+    picture to the bit: the shadow map and everything else depend on the state and the view only.
+    Taken after the scene has run a second, at rest or in motion."""
+    w = window(scene, msaa=0)
+    v = w.viewer
+    v.prefs["numbers"] = False   # the overlay's FPS changes by itself
+    frames(w, 60)
+    v.paused = True
+    pictures = []
+    for _ in range(3):
+        frames(w, 1)
+        pictures.append(v.read_rgb())
+    for k in (1, 2):
+        differ = np.any(pictures[k] != pictures[0], axis=-1)
+        assert not differ.any(), f"frame {k}: {differ.sum()} pixels differ from frame 0"
+
+
+def _in_box_shadow(point, centre, half):
+    """Whether the ray from `point` toward the light (-l) crosses the box (slab test, numpy)."""
+    with np.errstate(divide="ignore"):
+        t1, t2 = (centre - half - point) / -LIGHT_DIR_WORLD, (centre + half - point) / -LIGHT_DIR_WORLD
+    return bool(np.minimum(t1, t2).max() <= np.maximum(t1, t2).min() and np.maximum(t1, t2).min() > 1e-6)
+
+
+@pytest.mark.display
+def test_the_walls_shadow_holds_while_the_car_crashes(window):
+    """The car scene from its start, the camera still, the crash played at 1/60 s a frame: while
+    the car's motion changes the light's fit (its square, texels and depth range) every frame,
+    the fixed wall's shadow on the ground stays solid: in every fifth frame, ground points the
+    wall shadows (slab test) are darker than half the lit ground (ambient over ambient + direct
+    is 0.44 for the ground; < 0.6 allows the filtered edge and the car's own shadow darkens
+    only), and the lit points stay within 2 % of the lit ground (8-bit rounding)."""
+    w = window("car", msaa=0)
+    v = w.viewer
+    v.prefs["numbers"] = False
+    v.camera.target_world = np.array([1.0, 0.5, 0.0])      # from +x, -z: the wall's shaded side, the car behind it
+    v.camera.yaw, v.camera.pitch, v.camera.distance = np.radians(115.0), np.radians(35.0), 12.0
+    wall = (np.array([0.25, 1.5, 0.0]), np.array([0.25, 1.5, 3.0]))
+    # between the grid's lines; a point's neighbours 0.2 m around share its light (the filtered edge is further)
+    dark = [np.array(p, float) for p in ([1.5, 0.0, -0.5], [1.5, 0.0, -1.5], [1.5, 0.0, 1.5], [0.8, 0.0, 0.5])]
+    lit = [np.array(p, float) for p in ([4.5, 0.0, 0.5], [3.5, 0.0, -4.5])]
+    reference = np.array([4.5, 0.0, -3.5])   # lit ground, compared with
+    around = [np.array([dx, 0.0, dz]) for dx in (-0.2, 0.0, 0.2) for dz in (-0.2, 0.0, 0.2)]
+    assert all(_in_box_shadow(p + d, *wall) for p in dark for d in around)
+    assert not any(_in_box_shadow(p + d, *wall) for p in [*lit, reference] for d in around)
+    fits = set()
+    for frame in range(0, 150, 5):
+        frames(w, 5)
+        image = v.read_rgb()
+        fits.add(v.shadow_map.light.view_projection.tobytes())
+        ground = _brightness(image, _pixel(v, reference))
+        for point in dark:
+            ratio = _brightness(image, _pixel(v, point)) / ground
+            assert ratio < 0.6, f"frame {frame}, t = {v.sim.time:.2f} s: the wall's shadow at {point} is {ratio:.2f} of the lit ground"
+        for point in lit:
+            ratio = _brightness(image, _pixel(v, point)) / ground
+            assert abs(ratio - 1) < 0.02, f"frame {frame}: lit ground at {point} is {ratio:.2f} of the lit ground"
+    assert len(fits) > 5, "the light's fit should change while the car moves (else this tests nothing)"

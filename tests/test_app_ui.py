@@ -140,3 +140,128 @@ def test_pile_is_not_hidden_by_overlays(window):
     scene = image[:, 400:]  # right of the panel
     white = np.all(scene > 235, axis=-1)
     assert white.mean() < 0.02, white.mean()
+
+
+def _drag(w, start, end, steps=6):
+    """A real left drag (xdotool) from window point `start` to `end` (pixels, origin top left)."""
+    from conftest import xdotool
+    wid = str(w._window)
+    xdotool(w, "mousemove", "--window", wid, str(int(start[0])), str(int(start[1])))
+    xdotool(w, "mousedown", "1")
+    for k in range(1, steps + 1):
+        x = start[0] + (end[0] - start[0]) * k / steps
+        y = start[1] + (end[1] - start[1]) * k / steps
+        xdotool(w, "mousemove", "--window", wid, str(int(x)), str(int(y)))
+    xdotool(w, "mouseup", "1")
+
+
+@pytest.mark.display
+def test_the_panel_is_as_wide_as_its_edge_is_dragged_and_stays_so(window, app_config):
+    """Its right edge dragged 100 px right and then 60 px left with real pointer events, the panel
+    follows within a pixel (ImGui's resize grip reads whole pixels) and the camera does not turn;
+    the width is a view preference: the next window opens the panel as wide, and the shadows
+    persisted beside it are untouched."""
+    from conftest import require_tool
+    require_tool("xdotool", "xdotool")
+    w = window("t_handle")
+    v = w.viewer
+    frames(w, 2)
+    x0, y0, x1, y1 = v.panel.windows["Sandbox"]
+    yaw = v.camera.yaw
+    _drag(w, (x1 - 1, 300), (x1 + 99, 300))
+    assert abs(v.panel.windows["Sandbox"][2] - (x1 + 100)) <= 1
+    _drag(w, (x1 + 99, 300), (x1 + 39, 300))
+    width = v.panel.windows["Sandbox"][2] - x0
+    assert abs(width - (x1 - x0 + 40)) <= 1
+    assert v.camera.yaw == yaw, "dragging the panel's edge turned the camera"
+    assert v.prefs["panel_width"] == pytest.approx(width, abs=0.5)
+    w.close()
+    assert store.load()["panel_width"] == pytest.approx(width, abs=0.5)
+    again = window("t_handle")
+    frames(again, 2)
+    x0, _, x1, _ = again.viewer.panel.windows["Sandbox"]
+    assert x1 - x0 == pytest.approx(width, abs=0.5)
+
+
+def test_a_bad_panel_width_in_the_settings_file_falls_back(tmp_path):
+    path = tmp_path / "settings.json"
+    for bad in ("wide", -5, 10.0, 1e9, True):
+        path.write_text(f'{{"panel_width": {bad!r}}}'.replace("'", '"').replace("True", "true"))
+        assert store.load(path)["panel_width"] == store.DEFAULTS["panel_width"], bad
+    path.write_text('{"panel_width": 512}')
+    assert store.load(path)["panel_width"] == 512.0
+
+
+@pytest.mark.display
+@pytest.mark.parametrize("scene", ["tank", "car", "pile"])
+def test_no_label_is_cut_at_1280x720(window, scene):
+    """At 1280x720 with the panel's first width, with a body selected (the inspector's longest
+    lines), the window cuts no label of the panel: text stays whole and readable."""
+    w = window(scene, size=(1280, 720))
+    v = w.viewer
+    v.selected = int(v.dynamic[0]) if v.dynamic.size else 1
+    frames(w, 3)
+    assert v.size == (1280, 720)
+    assert v.panel.cut == [], f"cut at 1280x720: {v.panel.cut}"
+
+
+@pytest.mark.display
+def test_a_label_the_window_cuts_shows_whole_in_a_tooltip(window):
+    """The panel dragged down to its narrowest (real pointer events): the window cuts labels, and
+    the pointer on one (xdotool) shows its whole text in a tooltip, which the picture shows beside
+    the pointer (pixels change there) and which goes when the pointer leaves."""
+    from conftest import require_tool, xdotool
+    from app.settings import MIN_PANEL_WIDTH
+    require_tool("xdotool", "xdotool")
+    w = window("tank")
+    v = w.viewer
+    frames(w, 2)
+    x0, _, x1, _ = v.panel.windows["Sandbox"]
+    _drag(w, (x1 - 1, 300), (x0 + 100, 300))
+    assert v.panel.windows["Sandbox"][2] - x0 == pytest.approx(MIN_PANEL_WIDTH, abs=1)
+    frames(w, 2)
+    whole = "integrator: " + v.sim.settings.integrator     # its combo's box is narrower than the value
+    assert whole in v.panel.cut and "Shadows" in v.panel.cut
+    wid = str(w._window)
+    panel = v.panel.windows["Sandbox"]
+    for _ in range(40):   # the wheel on the panel until the item is in view
+        if v.panel.item_rects["integrator"][3] <= panel[3] - 4:
+            break
+        xdotool(w, "mousemove", "--window", wid, str(int((panel[0] + panel[2]) / 2)), str(int(panel[3] - 20)))
+        xdotool(w, "click", "5")
+    lo_x, lo_y, hi_x, hi_y = v.panel.item_rects["integrator"]
+    xdotool(w, "mousemove", "--window", wid, "900", "500")
+    before = v.read_rgb()
+    xdotool(w, "mousemove", "--window", wid, str(int(lo_x + 10)), str(int((lo_y + hi_y) / 2)))
+    frames(w, 30)   # ImGui shows a tooltip after the pointer rests a moment
+    assert v.panel.whole_shown == whole
+    after = v.read_rgb()
+    near = (slice(int(hi_y), int(hi_y) + 40), slice(int(lo_x), int(lo_x) + 200))
+    assert np.any(before[near] != after[near]), "no tooltip drawn below the pointer"
+    xdotool(w, "mousemove", "--window", wid, "900", "500")
+    frames(w, 2)
+    assert v.panel.whole_shown is None
+
+
+@pytest.mark.display
+def test_the_selection_is_cleared_when_another_scene_opens(window):
+    """A body picked with a real click, then PgDn (a real key): the next scene opens with nothing
+    selected, and PgUp back does not bring the old index back."""
+    from conftest import require_tool, xdotool
+    require_tool("xdotool", "xdotool")
+    w = window("t_handle")
+    v = w.viewer
+    v.paused = True
+    frames(w, 2)
+    clip = v.view_projection() @ np.r_[v.state["T"][0], 1.0]   # the handle's centre sphere
+    x = (clip[0] / clip[3] + 1) / 2 * v.size[0]
+    y = (1 - clip[1] / clip[3]) / 2 * v.size[1]
+    wid = str(w._window)
+    xdotool(w, "mousemove", "--window", wid, str(int(x)), str(int(y)))
+    xdotool(w, "click", "1")
+    assert v.selected is not None, "the click picked nothing"
+    xdotool(w, "key", "Next")
+    assert v.scene_path.stem == "tank"
+    assert v.selected is None
+    xdotool(w, "key", "Prior")
+    assert v.scene_path.stem == "t_handle" and v.selected is None
