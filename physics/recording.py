@@ -395,13 +395,14 @@ def read_recording(path):
         raise RecordingError(path, f"cannot read the file ({error.strerror or error})") from None
     except (TypeError, ValueError) as error:     # a NUL in the name
         raise RecordingError(path, f"cannot read the file ({error})") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "not a regular file")
+        raise RecordingError(path, f"is {kind}; expected a regular .rec file")
     with open(fd, "rb", buffering=_CHUNK) as stream:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
-                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
-                    else "not a regular file")
-            raise RecordingError(path, f"is {kind}; expected a regular .rec file")
         try:
             return _read(stream, os.fstat(fd).st_size, path)
         except OSError as error:
