@@ -173,3 +173,16 @@ def test_an_input_the_simulation_refuses_names_the_step(base, tmp_path):
     path.write_bytes(crafting.join_recording(header, frames))
     with pytest.raises(RecordingError, match=rf"{re.escape(str(path))}: step 28: input impulse refused: .*'wall'"):
         read_recording(path).verify()
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero", "dir"])
+def test_the_scene_loader_refuses_special_files_without_blocking(tmp_path, special):
+    """/dev/zero never ends and a FIFO without a writer blocks an ordinary read forever."""
+    from physics.scene import SceneError, load_scene
+    path = {"fifo": tmp_path / "pipe.toml", "dir": tmp_path / "folder.toml"}.get(special, special)
+    if special == "fifo":
+        os.mkfifo(path)
+    elif special == "dir":
+        path.mkdir()
+    with pytest.raises(SceneError, match=rf"{re.escape(str(path))}.*cannot read the file \(is a"):
+        load_scene(path)
