@@ -100,8 +100,11 @@ def main(argv=None):
         window.close()
         return 2
     if requested is not None and viewer.error:  # the requested file failed, a fallback is showing
-        print(f"{'error' if args.frames else 'warning'}: {viewer.error}", file=sys.stderr)
-        if args.frames:  # a scripted run must not silently picture another scene
+        # a scripted run, or a recording's video, must not silently picture another scene
+        refused = args.frames or (args.replay is not None and args.video is not None)
+        print(f"{'error' if refused else 'warning'}: {viewer.error}", file=sys.stderr)
+        if refused:
+            viewer.video.abort()  # no video of the fallback scene is left behind
             window.close()
             return 2
     if args.video is not None:
@@ -114,6 +117,13 @@ def main(argv=None):
     # to the recording's last step (or a physics error, which pauses)
     until = (lambda: viewer.paused or viewer.sim.step_count >= viewer.timeline.head) if render_replay else None
     run(window, frames=args.frames, screenshot=args.screenshot, fixed_step=1 / 60 if scripted else None, until=until)
+    if render_replay and window.viewer is not None and viewer.sim.step_count < viewer.timeline.head:
+        # stopped short of the recording's last step (a physics error paused it): no partial video
+        print(f"error: {args.replay}: the replay stopped at step {viewer.sim.step_count} of "
+              f"{viewer.timeline.head}: {viewer.error}; no video written", file=sys.stderr)
+        viewer.video.abort()
+        window.close()
+        return 1
     if window.viewer is not None:
         window.close()  # the viewer saves the --record file and the video as it closes
     if args.record is not None:

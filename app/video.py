@@ -107,7 +107,14 @@ class VideoWriter:
         return self.path
 
     def abort(self):
-        self._encoder.close()
+        import logging
+        log = logging.getLogger("imageio_ffmpeg")
+        level = log.level
+        log.setLevel(logging.ERROR)     # its "no frames have been written" is what an abort means
+        try:
+            self._encoder.close()
+        finally:
+            log.setLevel(level)
         self.partial.unlink(missing_ok=True)
 
     @property
@@ -242,6 +249,12 @@ class VideoControl:
         self.said = f"saved {path} ({writer.frames} frames, {writer.seconds:.2f} s, {path.stat().st_size / 2**20:.1f} MB)"
         self.viewer.notify(self.said)
         return path
+
+    def abort(self):
+        """Drop the recording under way, leaving no file (a scripted video that failed)."""
+        recording, self.recording = self.recording, None
+        if recording is not None:
+            recording.abort()
 
     def after_frame(self):
         """Called once a frame is drawn: the recording takes what is due."""

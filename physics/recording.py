@@ -20,7 +20,6 @@ import hashlib
 import io
 import json
 import os
-import stat
 import struct
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from physics.files import NotRegularFile, open_regular
 from physics.settings import Settings
 from physics.snapshot import (STEP_MAX, Snapshot, SnapshotError, _json, canonical, decode_settings, integer,
                               scene_differences, scene_digests)
@@ -390,22 +390,16 @@ def read_recording(path):
     """Read a .rec file; RecordingError (a ValueError) naming the file and what is wrong. Only a
     regular file is read: a FIFO, a device or a directory is refused without waiting on it."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with open_regular(path, buffering=_CHUNK) as stream:
+            return _read(stream, os.fstat(stream.fileno()).st_size, path)
+    except NotRegularFile as error:
+        raise RecordingError(path, error.strerror.replace("a regular file", "a regular .rec file")) from None
     except OSError as error:
         raise RecordingError(path, f"cannot read the file ({error.strerror or error})") from None
-    except (TypeError, ValueError) as error:     # a NUL in the name
-        raise RecordingError(path, f"cannot read the file ({error})") from None
-    with open(fd, "rb", buffering=_CHUNK) as stream:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
-                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
-                    else "not a regular file")
-            raise RecordingError(path, f"is {kind}; expected a regular .rec file")
-        try:
-            return _read(stream, os.fstat(fd).st_size, path)
-        except OSError as error:
-            raise RecordingError(path, f"cannot read the file ({error.strerror or error})") from None
+    except (TypeError, ValueError) as error:
+        if isinstance(error, RecordingError):
+            raise
+        raise RecordingError(path, f"cannot read the file ({error})") from None       # a NUL in the name
 
 
 # ---------------------------------------------------------------------- the `replay` subcommand

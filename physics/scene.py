@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from physics import validation as limits
+from physics.files import open_regular
 from physics.rigid_body import inertia_from_shape
 from physics.settings import SettingError, Settings
 from physics.validation import Invalid, short_repr
@@ -128,11 +129,14 @@ def load_scene(path):
     """Read and validate a scene file; raises SceneError (file, node, key, value) on bad input."""
     path = Path(path)
     try:
-        text = path.read_text()
+        with open_regular(path) as stream:      # a FIFO or a device is refused, never waited on
+            text = stream.read().decode("utf-8")
     except OSError as error:
         raise SceneError(path, None, None, None, f"cannot read the file ({error.strerror or error})") from None
     except UnicodeDecodeError as error:
         raise SceneError(path, None, None, None, f"not UTF-8 text ({error.reason})") from None
+    except ValueError as error:     # a NUL in the name
+        raise SceneError(path, None, None, None, f"cannot read the file ({error})") from None
     return scene_from_text(text, path)
 
 

@@ -1,0 +1,36 @@
+"""Opening a user's file for reading: only a regular file, and never waiting on it.
+
+`open()` on a FIFO nobody writes to blocks forever, a character device such as /dev/zero never
+ends, and a directory fails late; each reader (scenes, recordings) opens through `open_regular`,
+which opens without blocking (O_NONBLOCK: a FIFO opens at once) and refuses anything but a
+regular file before reading a byte.
+"""
+import os
+import stat
+
+
+class NotRegularFile(OSError):
+    """A path that is a FIFO, a device, a socket or a directory: `strerror` says which."""
+
+
+def kind_of(mode):
+    """What a file of this st_mode is, in words."""
+    return ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "not a regular file")
+
+
+def open_regular(path, buffering=-1):
+    """A binary file object reading `path`; OSError if it cannot be opened (NotRegularFile, with
+    strerror "is a FIFO (named pipe); expected a regular file" and the like, for a special file);
+    ValueError for a NUL in the name."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(0, f"is {kind_of(mode)}; expected a regular file", str(path))
+        stream = open(fd, "rb", buffering=buffering)
+    except BaseException:
+        os.close(fd)
+        raise
+    return stream
