@@ -312,6 +312,33 @@ def scene_document(path, title, links, positions=None, floating_base=False, grou
     return builder.build(), builder.skipped
 
 
+def _toml_value(value):
+    """A TOML value; floats by repr, which reads back to the same double (the text reloads bit for bit)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{key} = {_toml_value(item)}" for key, item in value.items()) + " }"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    if isinstance(value, (int, np.integer)):
+        return repr(int(value))
+    return repr(float(value))
+
+
+def toml_text(document, header=""):
+    """The scene document as TOML text (docs/scene-format.md); `header` lines become comments.
+    Keys are quoted where TOML needs it (node names with ':' are values, never keys)."""
+    lines = ["# " + line if line else "#" for line in header.strip().splitlines()] if header else []
+    lines += [f"{key} = {_toml_value(document[key])}" for key in ("title", "description") if key in document]
+    lines += ["", "[world]"] + [f"{key} = {_toml_value(value)}" for key, value in document.get("world", {}).items()]
+    for table in ("node", "joint", "event"):
+        for item in document.get(table, ()):
+            lines += ["", f"[[{table}]]"] + [f"{key} = {_toml_value(value)}" for key, value in item.items()]
+    return "\n".join(lines) + "\n"
+
+
 def build_scene(path, title, links, skipped, description, **options):
     """Validate the document with the TOML loader's checks and build the Scene; `skipped` (a list of
     what the file holds that is not mapped) becomes one ModelWarning and the scene's `warnings`."""
@@ -324,7 +351,8 @@ def build_scene(path, title, links, skipped, description, **options):
         text = f"{path}: not modelled, skipped: " + "; ".join(sorted(set(skipped)))
         warnings.warn(text, ModelWarning, stacklevel=3)
         notes = (text,)
-    return replace(scene, warnings=notes)
+    # the TOML text of the same document: a recording of an imported model carries it (reloads bit for bit)
+    return replace(scene, warnings=notes, toml_text=toml_text(document, "\n".join(notes)))
 
 
 # --- reading the files -------------------------------------------------------------------------------

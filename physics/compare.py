@@ -410,7 +410,7 @@ def add_parser(commands):
         epilog="SETTINGS: key=value pairs separated by commas, the [world] keys of a scene file: "
                "integrator=rk4,gyroscopic=off,dt=1/960,counteract=off,gravity=[0,-9.81,0]. "
                "Divergences are measured from the reference if given, else from main.")
-    parser.add_argument("scene", metavar="SCENE.toml")
+    parser.add_argument("scene", metavar="SCENE", help="a scene file (.toml) or a robot model (.urdf, MJCF .xml)")
     parser.add_argument("--variant", action="append", default=[], metavar="SETTINGS",
                         help=f"a variant's settings (up to {MAX_VARIANTS}); its label is the text as given")
     parser.add_argument("--reference", nargs="?", const="", metavar="SETTINGS",
