@@ -308,6 +308,18 @@ def scene_document(path, title, links, positions=None, floating_base=False, grou
     coordinate: a number for hinge and slide, a quaternion (w, x, y, z) for a ball, 7 numbers
     (position, quaternion) for a free joint; absent joints at their reference), and the list of
     what it could not map."""
+    joints = {joint.name: joint for link in links for joint in link.joints}
+    for name, value in (positions or {}).items():
+        joint = joints.get(name)
+        if joint is None:
+            raise SceneError(path, None, "joint_positions", name, "no joint of the model has this name")
+        count = {"free": 7, "ball": 4}.get(joint.type, 1)
+        array = np.asarray(value, float).reshape(-1) if np.ndim(value) else np.array([value], float)
+        if array.size != count or not np.all(np.isfinite(array)) or np.any(np.abs(array) > 1e6):
+            raise SceneError(path, None, f"joint_positions[{name!r}]", value, f"expected {count} finite number(s) of at most 1e6 "
+                             f"for a {joint.type} joint")
+        if count > 1 and not np.linalg.norm(array[-4:]) > 1e-9:
+            raise SceneError(path, None, f"joint_positions[{name!r}]", value, "a zero quaternion")
     builder = _Builder(path, title, links, positions, floating_base, ground, gravity, WORLD if world is None else world)
     return builder.build(), builder.skipped
 
@@ -316,8 +328,8 @@ def _toml_value(value):
     """A TOML value; floats by repr, which reads back to the same double (the text reloads bit for bit)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    if isinstance(value, str):   # a basic string: backslash, quote and control characters escaped
+        return '"' + "".join(f"\\u{ord(c):04x}" if c in '"\\' or ord(c) < 32 or ord(c) == 127 else c for c in value) + '"'
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{key} = {_toml_value(item)}" for key, item in value.items()) + " }"
     if isinstance(value, (list, tuple, np.ndarray)):
