@@ -287,3 +287,58 @@ def test_mutated_files_load_or_raise_scene_error(tmp_path):
             assert str(path) in str(error)
             outcomes["refused"] += 1
     assert outcomes["loaded"] > 0 and outcomes["refused"] > 0, outcomes
+
+
+# --- every door opens a robot: load_scene, the runner, the app (open box, drag and drop) -----------
+
+def test_load_scene_dispatches_on_the_suffix():
+    """`physics.load_scene` (hence Simulation.from_file, run, compare, sweep, the app) reads .urdf
+    with load_urdf; the imported scene's TOML text reloads to the same arrays bit for bit (what a
+    recording keeps)."""
+    from physics.scene import load_scene, scene_from_text
+    path = DATA / "r2d2.urdf"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        scene = load_scene(path)
+    again = scene_from_text(scene.toml_text, "again")
+    assert scene.names == again.names
+    for key in ("parent", "translation", "rotation", "mass", "inertia_body", "colors"):
+        assert np.array_equal(getattr(scene, key), getattr(again, key)), key
+    assert [j["anchor"].tolist() for j in scene.joints] == [j["anchor"].tolist() for j in again.joints]
+
+
+def test_runner_runs_a_urdf(tmp_path):
+    from physics.__main__ import main
+    out = tmp_path / "r2d2.npz"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        assert main(["run", str(DATA / "r2d2.urdf"), "--steps", "5", "--out", str(out)]) == 0
+    data = np.load(out)
+    assert data["translation"].shape[0] == 6 and np.all(np.isfinite(data["translation"]))
+
+
+@pytest.mark.display
+def test_the_app_opens_robots_by_drop_and_by_path(window):
+    from conftest import frames
+    w = window("tank")
+    v = w.viewer
+    frames(w, 2)
+    urdf = DATA / "kuka_iiwa" / "model.urdf"
+    w.dispatch_event("on_file_drop", 10, 10, [str(urdf)])
+    for _ in range(600):                 # the app may wait for kernels prepared beside it
+        frames(w, 1)
+        if v.scene_path == urdf:
+            break
+    assert v.scene_path == urdf and v.error is None, v.error
+    assert "lbr_iiwa_link_7" in v.sim.names and v.sim.time > 0
+    assert v.scene_text == v.sim.scene.toml_text           # a recording of it carries the TOML text
+    import gymnasium
+    mjcf = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml"
+    assert v.open(str(mjcf))
+    for _ in range(600):
+        frames(w, 1)
+        if v.scene_path == mjcf:
+            break
+    assert v.scene_path == mjcf and "torso:body" in v.sim.names
+    frames(w, 3)
+    assert v.sim.first_non_finite() is None
