@@ -180,6 +180,19 @@ class _Builder:
         self.add(node, world)
         return node
 
+    def lowest(self, node):
+        """The lowest scene y (model z) of a node's shape at load: its world bounding box's bottom."""
+        shape, (t, R) = node["shape"], self.pose[node["name"]]
+        if shape["type"] == "plane":
+            return 0.0
+        if shape["type"] == "box":
+            return t[1] - 0.5 * float(np.abs(R[1]) @ np.asarray(shape["size"]))
+        if shape["type"] == "sphere":
+            return t[1] - shape["radius"]
+        a = abs(R[1, 1])    # the axis (node y)'s scene-y component
+        side = shape["radius"] if shape["type"] == "capsule" else shape["radius"] * math.sqrt(max(1.0 - a * a, 0.0))
+        return t[1] - a * 0.5 * shape["height"] - side
+
     def composite(self, link):
         """Mass, centre and tensor (about the centre) of `link` and every link fixed to it, in its frame."""
         parts, stack = [], [(link, (np.zeros(3), np.eye(3)))]
@@ -205,15 +218,18 @@ class _Builder:
         root = self.title if self.title not in self.by_name else f"{self.title}:model"
         self.root = root
         self.node(root, None, (np.zeros(3), Z_UP), color=[0.3, 0.3, 0.32])
-        if self.ground:
-            name = "ground" if "ground" not in self.by_name else f"{root}:ground"
-            self.node(name, root, (np.zeros(3), np.eye(3)), friction=0.8, color=[0.42, 0.45, 0.5],
-                      shape={"type": "plane", "normal": [0.0, 0.0, 1.0], "offset": 0.0})
         stack = list(reversed(self.children.get(None, [])))
         while stack:
             link = stack.pop()
             self.link(link, root if link.parent is None else link.parent)
             stack.extend(reversed(self.children.get(link.name, [])))
+        if self.ground:   # at z = 0, or under the robot's lowest shape (a fixed-base quadruped's feet)
+            name = "ground" if "ground" not in self.by_name else f"{root}:ground"
+            height = min([0.0] + [self.lowest(node) for node in self.nodes if node.get("shape") is not None])
+            ground = {"name": name, "parent": root, "motion": "fixed", "translation": [0.0, 0.0, height],
+                      "rotation": [1.0, 0.0, 0.0, 0.0], "friction": 0.8, "color": [0.42, 0.45, 0.5],
+                      "shape": {"type": "plane", "normal": [0.0, 0.0, 1.0], "offset": 0.0}}
+            self.nodes.insert(1, ground)
         document = {"title": self.title, "description": "", "world": dict(self.world_settings),
                     "node": self.nodes, "joint": self.joints}
         if self.gravity is not None:
