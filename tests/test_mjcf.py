@@ -225,3 +225,19 @@ def test_mutated_files_load_or_raise_scene_error(tmp_path):
             assert str(path) in str(error)
             outcomes["refused"] += 1
     assert outcomes["loaded"] > 0 and outcomes["refused"] > 0, outcomes
+
+
+def test_the_fuzzer_runs_robot_model_cases(tmp_path):
+    """physics.fuzz mutates robot models too (one case in ten): a model case is written with its
+    suffix, loaded by load_scene's dispatch, refused with the file and element named, or stepped."""
+    from physics import fuzz
+    text = (ASSETS / "ant.xml").read_text()
+    good = fuzz.Case("ant", text.encode(), suffix=".xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        outcome, detail = fuzz.run_case(good, tmp_path / "ant-case.xml", 2)
+    assert outcome == "ran", detail
+    bad = fuzz.Case("ant", text.replace('pos="0 0 0.75"', 'pos="0 nan 0.75"').encode(), suffix=".xml")
+    outcome, detail = fuzz.run_case(bad, tmp_path / "ant-bad.xml", 2)
+    assert outcome == "refused" and "element <body name='torso'>" in detail, detail
+    assert set(fuzz.model_bases()) == {"a1", "ant", "humanoid"}
