@@ -23,7 +23,7 @@ def parse_args(argv=None):
 
     parser = argparse.ArgumentParser(prog="python -m app", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("scene", nargs="?", default=None, help="scene file or name (default: last opened, else tank)")
+    parser.add_argument("scene", nargs="?", default=None, help="scene file (.toml), robot model (.urdf, MJCF .xml) or name (default: last opened, else tank)")
     parser.add_argument("--integrator", choices=integrator_names())
     parser.add_argument("--gyroscopic", choices=GYROSCOPIC)
     parser.add_argument("--rotation-update", choices=ROTATION_UPDATES)

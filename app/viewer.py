@@ -295,9 +295,10 @@ class Viewer:
         try:
             path = resolve_scene(name)
             import physics
-            text = path.read_text()
             built = self.preparation.take(self._task_of(name)) if self.preparation is not None else None
             sim = built if built is not None else physics.Simulation.from_file(path)
+            # an imported robot (URDF, MJCF) carries its scene as TOML text: what a recording keeps
+            text = sim.scene.toml_text if sim.scene.toml_text is not None else path.read_text()
             kept = self.prefs["physics"] if self.prefs["keep_physics"] else {}
             wanted = {**kept, **self.overrides}
             saved = []  # the user's saved choices that differ from the scene file's: say so, never silently
@@ -315,6 +316,8 @@ class Viewer:
             self.error = f"could not open {name}: {error}"
             return False
         self._adopt(sim, path, text)
+        for note in sim.scene.warnings:   # an imported model names what it skipped
+            self.notify(note)
         if saved:
             self.notify("your saved choices: " + ", ".join(saved))
         self.prefs["last_scene"] = str(path)

@@ -44,7 +44,7 @@ def _config():
 class SandboxWindow(pyglet.window.Window):
     def __init__(self, scene=None, overrides=None, size=(1280, 720), vsync=True, store=True, visible=True, msaa=None,
                  record=None, video=None, video_panel=True, prepare=False, frame_log=None):
-        # file_drops: a .toml or .rec dropped onto the window opens it (XDND on X11)
+        # file_drops: a .toml, .urdf, .xml (MJCF) or .rec dropped onto the window opens it (XDND on X11)
         super().__init__(size[0], size[1], TITLE, resizable=True, vsync=vsync, config=_config(), visible=visible,
                          file_drops=True)
         self.ctx = moderngl.create_context()

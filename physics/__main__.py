@@ -72,7 +72,7 @@ def add_run_parser(commands):
         description="Simulate SCENE.toml headless and write every node's world and local state.",
         epilog="integrators:\n" + _integrator_help() + "\n\n" + ORDER_NOTE
                + "\n\noutput: row 0 is the initial state, then one row every K steps; see docs/scene-format.md.")
-    run_parser.add_argument("scene", metavar="SCENE.toml")
+    run_parser.add_argument("scene", metavar="SCENE", help="a scene file (.toml) or a robot model (.urdf, MJCF .xml)")
     length = run_parser.add_mutually_exclusive_group()
     length.add_argument("--steps", type=int, metavar="N", help=f"number of steps (default {DEFAULT_STEPS})")
     length.add_argument("--duration", type=float, metavar="S", help="simulated seconds (rounded to whole steps)")

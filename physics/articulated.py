@@ -180,6 +180,19 @@ class _Builder:
         self.add(node, world)
         return node
 
+    def lowest(self, node):
+        """The lowest scene y (model z) of a node's shape at load: its world bounding box's bottom."""
+        shape, (t, R) = node["shape"], self.pose[node["name"]]
+        if shape["type"] == "plane":
+            return 0.0
+        if shape["type"] == "box":
+            return t[1] - 0.5 * float(np.abs(R[1]) @ np.asarray(shape["size"]))
+        if shape["type"] == "sphere":
+            return t[1] - shape["radius"]
+        a = abs(R[1, 1])    # the axis (node y)'s scene-y component
+        side = shape["radius"] if shape["type"] == "capsule" else shape["radius"] * math.sqrt(max(1.0 - a * a, 0.0))
+        return t[1] - a * 0.5 * shape["height"] - side
+
     def composite(self, link):
         """Mass, centre and tensor (about the centre) of `link` and every link fixed to it, in its frame."""
         parts, stack = [], [(link, (np.zeros(3), np.eye(3)))]
@@ -205,15 +218,18 @@ class _Builder:
         root = self.title if self.title not in self.by_name else f"{self.title}:model"
         self.root = root
         self.node(root, None, (np.zeros(3), Z_UP), color=[0.3, 0.3, 0.32])
-        if self.ground:
-            name = "ground" if "ground" not in self.by_name else f"{root}:ground"
-            self.node(name, root, (np.zeros(3), np.eye(3)), friction=0.8, color=[0.42, 0.45, 0.5],
-                      shape={"type": "plane", "normal": [0.0, 0.0, 1.0], "offset": 0.0})
         stack = list(reversed(self.children.get(None, [])))
         while stack:
             link = stack.pop()
             self.link(link, root if link.parent is None else link.parent)
             stack.extend(reversed(self.children.get(link.name, [])))
+        if self.ground:   # at z = 0, or under the robot's lowest shape (a fixed-base quadruped's feet)
+            name = "ground" if "ground" not in self.by_name else f"{root}:ground"
+            height = min([0.0] + [self.lowest(node) for node in self.nodes if node.get("shape") is not None])
+            ground = {"name": name, "parent": root, "motion": "fixed", "translation": [0.0, 0.0, height],
+                      "rotation": [1.0, 0.0, 0.0, 0.0], "friction": 0.8, "color": [0.42, 0.45, 0.5],
+                      "shape": {"type": "plane", "normal": [0.0, 0.0, 1.0], "offset": 0.0}}
+            self.nodes.insert(1, ground)
         document = {"title": self.title, "description": "", "world": dict(self.world_settings),
                     "node": self.nodes, "joint": self.joints}
         if self.gravity is not None:
@@ -308,8 +324,47 @@ def scene_document(path, title, links, positions=None, floating_base=False, grou
     coordinate: a number for hinge and slide, a quaternion (w, x, y, z) for a ball, 7 numbers
     (position, quaternion) for a free joint; absent joints at their reference), and the list of
     what it could not map."""
+    joints = {joint.name: joint for link in links for joint in link.joints}
+    for name, value in (positions or {}).items():
+        joint = joints.get(name)
+        if joint is None:
+            raise SceneError(path, None, "joint_positions", name, "no joint of the model has this name")
+        count = {"free": 7, "ball": 4}.get(joint.type, 1)
+        array = np.asarray(value, float).reshape(-1) if np.ndim(value) else np.array([value], float)
+        if array.size != count or not np.all(np.isfinite(array)) or np.any(np.abs(array) > 1e6):
+            raise SceneError(path, None, f"joint_positions[{name!r}]", value, f"expected {count} finite number(s) of at most 1e6 "
+                             f"for a {joint.type} joint")
+        if count > 1 and not np.linalg.norm(array[-4:]) > 1e-9:
+            raise SceneError(path, None, f"joint_positions[{name!r}]", value, "a zero quaternion")
     builder = _Builder(path, title, links, positions, floating_base, ground, gravity, WORLD if world is None else world)
     return builder.build(), builder.skipped
+
+
+def _toml_value(value):
+    """A TOML value; floats by repr, which reads back to the same double (the text reloads bit for bit)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):   # a basic string: backslash, quote and control characters escaped
+        return '"' + "".join(f"\\u{ord(c):04x}" if c in '"\\' or ord(c) < 32 or ord(c) == 127 else c for c in value) + '"'
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{key} = {_toml_value(item)}" for key, item in value.items()) + " }"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    if isinstance(value, (int, np.integer)):
+        return repr(int(value))
+    return repr(float(value))
+
+
+def toml_text(document, header=""):
+    """The scene document as TOML text (docs/scene-format.md); `header` lines become comments.
+    Keys are quoted where TOML needs it (node names with ':' are values, never keys)."""
+    lines = ["# " + line if line else "#" for line in header.strip().splitlines()] if header else []
+    lines += [f"{key} = {_toml_value(document[key])}" for key in ("title", "description") if key in document]
+    lines += ["", "[world]"] + [f"{key} = {_toml_value(value)}" for key, value in document.get("world", {}).items()]
+    for table in ("node", "joint", "event"):
+        for item in document.get(table, ()):
+            lines += ["", f"[[{table}]]"] + [f"{key} = {_toml_value(value)}" for key, value in item.items()]
+    return "\n".join(lines) + "\n"
 
 
 def build_scene(path, title, links, skipped, description, **options):
@@ -324,7 +379,8 @@ def build_scene(path, title, links, skipped, description, **options):
         text = f"{path}: not modelled, skipped: " + "; ".join(sorted(set(skipped)))
         warnings.warn(text, ModelWarning, stacklevel=3)
         notes = (text,)
-    return replace(scene, warnings=notes)
+    # the TOML text of the same document: a recording of an imported model carries it (reloads bit for bit)
+    return replace(scene, warnings=notes, toml_text=toml_text(document, "\n".join(notes)))
 
 
 # --- reading the files -------------------------------------------------------------------------------

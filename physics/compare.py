@@ -449,7 +449,7 @@ def add_parser(commands):
                "engine=mujoco runs the scene in MuJoCo from the same state (integrator=rk4|implicitfast|implicit|euler, "
                "default rk4; dt, substeps and gravity may be given too; needs pip install -e '.[peers]'). "
                "Divergences are measured from the reference if given, else from main.")
-    parser.add_argument("scene", metavar="SCENE.toml")
+    parser.add_argument("scene", metavar="SCENE", help="a scene file (.toml) or a robot model (.urdf, MJCF .xml)")
     parser.add_argument("--variant", action="append", default=[], metavar="SETTINGS",
                         help=f"a variant's settings (up to {MAX_VARIANTS}); its label is the text as given")
     parser.add_argument("--reference", nargs="?", const="", metavar="SETTINGS",

@@ -57,6 +57,7 @@ class Case:
     text: bytes
     settings: list = field(default_factory=list)    # (name, value) pairs for Simulation.set
     mutations: list = field(default_factory=list)   # human-readable
+    suffix: str = ".toml"                           # .urdf or .xml: a robot model (physics.urdf, physics.mjcf)
 
 
 def _key(name):
@@ -268,6 +269,62 @@ def draw_case(data, bases):
     return Case(scene, text, settings, mutations)
 
 
+# Robot models (URDF, MJCF) from the dev extra's packages, mutated as XML text: one case in ten.
+MODEL_SHARE = 10
+XML_HOSTILE = ("nan", "inf", "-1", "0", "1e308", "5e-324", "", "x", "1 2", "0 0 0", "0 0 0 0", "-0.5 0.2 0.1",
+               "hinge", "ball", "free", "fixed", "screw", "world", "none.stl")
+
+
+def model_bases():
+    """name -> (suffix, text) of models whose geometry is all primitives (the text is written to a
+    temporary folder, away from any mesh file); empty without pybullet_data and gymnasium."""
+    bases = {}
+    try:
+        import pybullet_data
+        bases["a1"] = (".urdf", (Path(pybullet_data.getDataPath()) / "a1" / "a1.urdf").read_text())
+        import gymnasium
+        for name in ("ant", "humanoid"):
+            bases[name] = (".xml", (Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / f"{name}.xml").read_text())
+    except (ImportError, OSError):
+        pass
+    return bases
+
+
+def draw_model_case(data, models):
+    """One Case of a robot model: one to three attribute values made hostile, elements removed or
+    doubled, the text cut short."""
+    import re
+
+    from hypothesis import strategies as st
+    name = data.draw(st.sampled_from(sorted(models)), label="model")
+    suffix, text = models[name]
+    mutations = []
+    for _ in range(data.draw(st.integers(1, 3), label="mutations")):
+        kind = data.draw(st.sampled_from(["value", "value", "element", "cut"]))
+        if kind == "value":
+            spans = [m.span(2) for m in re.finditer(r'(\w+)="([^"]*)"', text)]
+            if not spans:
+                continue
+            start, end = data.draw(st.sampled_from(spans))
+            value = data.draw(st.sampled_from(XML_HOSTILE))
+            text = text[:start] + value + text[end:]
+        elif kind == "element":
+            spans = [m.span() for m in re.finditer(r"<(\w+)[^<>]*/>", text)]
+            if not spans:
+                continue
+            start, end = data.draw(st.sampled_from(spans))
+            value = text[start:end] * 2 if data.draw(st.booleans()) else ""
+            text = text[:start] + value + text[end:]
+        else:
+            start = data.draw(st.integers(0, len(text)))
+            value, text = "", text[:start]
+        mutations.append(f"{kind} at {start}: {value!r:.60}")
+        if not text:
+            break
+    settings = []
+    return Case(name, text.encode(), settings, mutations, suffix)
+
+
 # --- one case, in the worker ---------------------------------------------------------------------
 
 def _names_node(message, names):
@@ -288,8 +345,9 @@ def run_case(case, path, steps, budget=STEP_BUDGET):
         sim = Simulation.from_file(path)
     except SceneError as error:
         message = str(error)
-        syntax = error.key is None and ("TOML" in message or "UTF-8" in message or "nest" in message)
-        if str(path) not in message or not (syntax or error.key is not None):
+        syntax = error.key is None and ("TOML" in message or "UTF-8" in message or "nest" in message or "XML" in message)
+        element = (error.node or "").startswith("<")   # a robot model's error names its element
+        if str(path) not in message or not (syntax or error.key is not None or element):
             return "failed", f"a SceneError without the file or key: {message}"
         return "refused", message
     except Exception:
@@ -350,7 +408,7 @@ def worker():
         while (request := _read_frame(requests)) is not None:
             case, steps = request
             count += 1
-            _frame(answers, run_case(case, Path(directory) / f"{case.scene}-case-{count}.toml", steps))
+            _frame(answers, run_case(case, Path(directory) / f"{case.scene}-case-{count}{getattr(case, 'suffix', '.toml')}", steps))
 
 
 # --- the driver ----------------------------------------------------------------------------------
@@ -419,6 +477,7 @@ def fuzz(cases, seed=0, steps=20, timeout=60.0, progress=None):
     from hypothesis import strategies as st
 
     bases = {path.stem: path.read_text() for path in sorted(SCENES.glob("*.toml")) if path.stem not in SKIPPED_SCENES}
+    models = model_bases()
     tally, runner = Tally(), Worker(steps, timeout)
 
     @fixed_seed(seed)
@@ -428,7 +487,8 @@ def fuzz(cases, seed=0, steps=20, timeout=60.0, progress=None):
     def explore(data):
         if tally.tried >= cases:
             return
-        case = draw_case(data, bases)
+        model = models and data.draw(st.integers(0, MODEL_SHARE - 1), label="robot model?") == 0
+        case = draw_model_case(data, models) if model else draw_case(data, bases)
         tally.add(case, *runner.run(case))
         if progress and tally.tried % progress == 0:
             print(f"  {tally.report()}", flush=True)
@@ -447,7 +507,7 @@ def save_failures(tally, directory):
     for k, (case, detail) in enumerate(tally.failures, 1):
         path = directory / f"case-{k}.pickle"
         path.write_bytes(pickle.dumps(case))
-        (directory / f"case-{k}.toml").write_bytes(case.text)
+        (directory / f"case-{k}{getattr(case, 'suffix', '.toml')}").write_bytes(case.text)
         saved.append((path, detail))
     return saved
 
@@ -470,7 +530,7 @@ def main(argv=None):
         print("mutations:", *case.mutations, sep="\n  ")
         print("live settings:", case.settings)
         with tempfile.TemporaryDirectory() as directory:
-            outcome, detail = run_case(case, Path(directory) / f"{case.scene}-replay.toml", args.steps)
+            outcome, detail = run_case(case, Path(directory) / f"{case.scene}-replay{getattr(case, 'suffix', '.toml')}", args.steps)
         print(f"{outcome}: {detail}")
         return 1 if outcome == "failed" else 0
     began = time.perf_counter()

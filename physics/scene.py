@@ -108,6 +108,7 @@ class Scene:
     restitution: np.ndarray | None = None   # (N,) e (mixed max(ea, eb))
     joints: tuple = field(default_factory=tuple)   # dicts: kind, a, b (node index, -1 = world), anchor, ...
     warnings: tuple = field(default_factory=tuple)  # an imported model's one warning: what it holds that is not modelled
+    toml_text: str | None = None    # an imported model (URDF, MJCF) as scene-format TOML text; None for a TOML file
 
     def settings(self):
         """A fresh `Settings` with this file's [world] values applied over the defaults."""
@@ -125,9 +126,20 @@ def scaled_shape(shape, scale):
     return out
 
 
+IMPORTED = {".urdf": ("physics.urdf", "load_urdf"), ".xml": ("physics.mjcf", "load_mjcf"), ".mjcf": ("physics.mjcf", "load_mjcf")}
+SCENE_SUFFIXES = (".toml", *IMPORTED)   # what load_scene reads: scene files, URDF and MJCF models
+
+
 def load_scene(path):
-    """Read and validate a scene file; raises SceneError (file, node, key, value) on bad input."""
+    """Read and validate a scene file; raises SceneError (file, node, key, value) on bad input.
+
+    A `.urdf` path is read by `physics.load_urdf`, an `.xml` or `.mjcf` one by `physics.load_mjcf`
+    (with their defaults): every command and window that opens a scene opens a robot model too."""
     path = Path(path)
+    if path.suffix.lower() in IMPORTED:
+        import importlib
+        module, function = IMPORTED[path.suffix.lower()]
+        return getattr(importlib.import_module(module), function)(path)
     try:
         with open_regular(path) as stream:      # a FIFO or a device is refused, never waited on
             text = stream.read().decode("utf-8")

@@ -75,7 +75,7 @@ def add_parser(commands):
                + ORDER_NOTE + "\n\n"
                "example:\n  python -m physics sweep t_handle --vary integrator=rk4,lie-midpoint-4 \\\n"
                "      --vary dt=1/60,1/120,1/240 --duration 2 --out out/sweep")
-    sweep.add_argument("scene", metavar="SCENE", help="a scene file, or a name from assets/scenes/")
+    sweep.add_argument("scene", metavar="SCENE", help="a scene file, a robot model (.urdf, MJCF .xml), or a name from assets/scenes/")
     sweep.add_argument("--vary", action="append", required=True, metavar="KEY=V1,V2,...",
                        help="a [world] key and its values (dt may be a fraction: 1/120; vectors in brackets); repeat for more keys")
     length = sweep.add_mutually_exclusive_group(required=True)

@@ -130,3 +130,114 @@ def test_unsupported_elements_are_named_in_one_warning():
     assert len(ours) == 1
     for word in ("<actuator>", "<tendon>", "joint damping", "humanoid.xml"):
         assert word in str(ours[0].message)
+
+
+# --- bad files: one SceneError naming the file and the element, never another exception ------------
+
+GOOD = """<mujoco model="pendulum">
+  <default><geom density="500"/><default class="thin"><geom size="0.01"/></default></default>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 0.1"/>
+    <body name="arm" pos="0 0 1">
+      <joint name="pivot" type="hinge" axis="0 1 0" range="-90 90"/>
+      <geom name="rod" type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
+      <body name="hand" pos="0 0 -0.5" euler="0 0 90">
+        <joint name="wrist" type="ball"/>
+        <inertial pos="0 0 -0.1" mass="0.5" diaginertia="0.002 0.002 0.001"/>
+        <geom name="ball" class="thin" type="sphere"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+BAD = {
+    "NaN": (GOOD.replace('pos="0 0 1"', 'pos="0 nan 1"'), "<body name='arm'>", "finite"),
+    "negative mass": (GOOD.replace('mass="0.5"', 'mass="-0.5"'), "<body name='hand'> <inertial>", "mass"),
+    "zero mass": (GOOD.replace('mass="0.5"', 'mass="0"'), "<body name='hand'>", "needs a mass > 0"),
+    "triangle inequality": (GOOD.replace('diaginertia="0.002 0.002 0.001"', 'diaginertia="0.001 0.001 0.01"'),
+                            "<body name='hand'> <inertial>", "triangle inequality"),
+    "unknown class": (GOOD.replace('class="thin" type="sphere"', 'class="thick" type="sphere"'), "<geom>", "no <default class=...>"),
+    "missing size": (GOOD.replace('size="0.05"', ""), "<geom name='rod'>", "needs 2 sizes"),
+    "missing mesh": (GOOD.replace('type="sphere"', 'type="mesh" mesh="hull"'), "<geom name='ball'>", "no <mesh> asset"),
+    "missing mesh file": (GOOD.replace("<worldbody>", '<asset><mesh name="hull" file="nowhere.stl"/></asset><worldbody>')
+                          .replace('type="sphere"', 'type="mesh" mesh="hull"'), "<geom name='ball'>", "mesh file not found"),
+    "duplicate body": (GOOD.replace('name="hand"', 'name="arm"'), "<body name='arm'>", "duplicate"),
+    "bad joint type": (GOOD.replace('type="ball"', 'type="screw"'), "<joint name='wrist'>", "expected hinge"),
+    "not MJCF": ("<robot/>", "<robot>", "<mujoco>"),
+    "XML bomb": ('<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>'
+                 '<mujoco model="&lol2;"/>', None, "refused XML"),
+}
+
+
+def test_a_good_file_loads(tmp_path):
+    """The pendulum: a capsule arm (density 500) on a hinge and a ball-jointed hand with its own
+    inertial; the floor is a plane on the static world."""
+    path = tmp_path / "pendulum.xml"
+    path.write_text(GOOD)
+    scene = physics.load_mjcf(path)
+    names = list(scene.names)
+    r, h = 0.05, 0.5
+    assert scene.mass[names.index("arm:body")] == pytest.approx(500 * (np.pi * r * r * h + 4 / 3 * np.pi * r ** 3), rel=1e-12)
+    assert scene.mass[names.index("hand:body")] == 0.5
+    assert [j["type"] for j in scene.joints] == ["hinge", "ball"]
+    assert scene.shapes[names.index("world:floor")]["type"] == "plane"
+    model = mujoco.MjModel.from_xml_path(str(path))
+    assert model.body_mass[1] == pytest.approx(scene.mass[names.index("arm:body")], rel=1e-12)
+
+
+@pytest.mark.parametrize("case", BAD, ids=list(BAD))
+def test_a_bad_file_is_one_clear_error(tmp_path, case):
+    text, element, words = BAD[case]
+    path = tmp_path / "bad.xml"
+    path.write_text(text)
+    with pytest.raises(SceneError) as caught:
+        physics.load_mjcf(path)
+    message = str(caught.value)
+    assert str(path) in message and words in message
+    if element is not None:
+        assert f"element {element}" in message
+
+
+def test_bodies_nested_too_deep_are_refused(tmp_path):
+    depth = 300
+    text = ('<mujoco><worldbody>' + ''.join(f'<body name="b{k}"><joint/><geom size="0.1"/>' for k in range(depth))
+            + '</body>' * depth + '</worldbody></mujoco>')
+    path = tmp_path / "deep.xml"
+    path.write_text(text)
+    with pytest.raises(SceneError, match="nested deeper than 256"):
+        physics.load_mjcf(path)
+
+
+def test_mutated_files_load_or_raise_scene_error(tmp_path):
+    """400 mutations of gymnasium's humanoid (defaults, multi-joint bodies, fromto capsules): each
+    loads or raises one SceneError; no other exception, no hang."""
+    from import_fuzz import mutations
+    text = (ASSETS / "humanoid.xml").read_text()
+    rng = np.random.default_rng(4)
+    outcomes = {"loaded": 0, "refused": 0}
+    for k, mutated in enumerate(mutations(text, rng, 400)):
+        path = tmp_path / f"case{k}.xml"
+        path.write_text(mutated)
+        try:
+            load(path)
+            outcomes["loaded"] += 1
+        except SceneError as error:
+            assert str(path) in str(error)
+            outcomes["refused"] += 1
+    assert outcomes["loaded"] > 0 and outcomes["refused"] > 0, outcomes
+
+
+def test_the_fuzzer_runs_robot_model_cases(tmp_path):
+    """physics.fuzz mutates robot models too (one case in ten): a model case is written with its
+    suffix, loaded by load_scene's dispatch, refused with the file and element named, or stepped."""
+    from physics import fuzz
+    text = (ASSETS / "ant.xml").read_text()
+    good = fuzz.Case("ant", text.encode(), suffix=".xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        outcome, detail = fuzz.run_case(good, tmp_path / "ant-case.xml", 2)
+    assert outcome == "ran", detail
+    bad = fuzz.Case("ant", text.replace('pos="0 0 0.75"', 'pos="0 nan 0.75"').encode(), suffix=".xml")
+    outcome, detail = fuzz.run_case(bad, tmp_path / "ant-bad.xml", 2)
+    assert outcome == "refused" and "element <body name='torso'>" in detail, detail
+    assert set(fuzz.model_bases()) == {"a1", "ant", "humanoid"}

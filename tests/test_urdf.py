@@ -207,3 +207,138 @@ def test_joint_types_and_limits():
     base = next(n for n in a1.names if n.endswith(":body") and a1.parent[list(a1.names).index(n)] == 0)
     assert a1.motion[list(a1.names).index(base)] == "dynamic"
     assert not any(a1.names[j["b"]] == base for j in a1.joints)
+
+
+# --- bad files: one SceneError naming the file and the element, never another exception ------------
+
+GOOD = """<robot name="two">
+  <link name="base"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><geometry><box size="0.2 0.2 0.2"/></geometry></collision></link>
+  <link name="arm"><inertial><origin xyz="0 0 0.25"/><mass value="2"/><inertia ixx="0.05" iyy="0.05" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><origin xyz="0 0 0.25"/><geometry><cylinder radius="0.05" length="0.5"/></geometry></collision></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/><origin xyz="0 0 0.1" rpy="0 0 0"/>
+    <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+</robot>"""
+
+BAD = {
+    "missing link": (GOOD.replace('<child link="arm"/>', '<child link="hand"/>'), "<joint name='shoulder'>", "no <link> has this name"),
+    "cycle": (GOOD.replace("</robot>", '<joint name="back" type="fixed"><parent link="arm"/><child link="base"/></joint></robot>'),
+              "<robot>", "exactly one root"),
+    "NaN": (GOOD.replace('xyz="0 0 0.1"', 'xyz="0 nan 0.1"'), "<joint name='shoulder'>", "finite"),
+    "negative mass": (GOOD.replace('<mass value="2"/>', '<mass value="-2"/>'), "<link name='arm'>", "mass"),
+    "zero mass": (GOOD.replace('<mass value="2"/>', '<mass value="0"/>'), "<link name='arm'>", "needs a mass > 0"),
+    "triangle inequality": (GOOD.replace('izz="0.01"', 'izz="0.5"'), "<link name='arm'>", "triangle inequality"),
+    "missing mesh": (GOOD.replace('<box size="0.2 0.2 0.2"/>', '<mesh filename="nowhere.stl"/>'), "<link name='base'>", "mesh file not found"),
+    "bad axis": (GOOD.replace('<axis xyz="0 1 0"/>', '<axis xyz="0 0 0"/>'), "<joint name='shoulder'>", "must not be zero"),
+    "unknown type": (GOOD.replace('type="revolute"', 'type="screw"'), "<joint name='shoulder'>", "expected revolute"),
+    "not URDF": ("<mujoco/>", "<mujoco>", "<robot>"),
+    "syntax": (GOOD[:200], None, "XML syntax error"),
+    "XML bomb": ('<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>'
+                 '<robot name="&lol2;"/>', None, "refused XML"),
+    "external entity": ('<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><robot name="&x;"/>',
+                        None, "refused XML"),
+}
+
+
+def test_a_good_file_loads(tmp_path):
+    path = tmp_path / "two.urdf"
+    path.write_text(GOOD)
+    scene = physics.load_urdf(path)
+    arm = list(scene.names).index("arm:body")
+    assert scene.mass[arm] == 2.0 and [j["type"] for j in scene.joints] == ["hinge"]
+
+
+@pytest.mark.parametrize("case", BAD, ids=list(BAD))
+def test_a_bad_file_is_one_clear_error(tmp_path, case):
+    text, element, words = BAD[case]
+    path = tmp_path / "bad.urdf"
+    path.write_text(text)
+    with pytest.raises(SceneError) as caught:
+        physics.load_urdf(path)
+    message = str(caught.value)
+    assert str(path) in message and words in message
+    if element is not None:
+        assert f"element {element}" in message
+
+
+def test_an_oversized_file_is_refused_before_reading(tmp_path, monkeypatch):
+    import physics.articulated as articulated
+    monkeypatch.setattr(articulated, "FILE_BYTES_MAX", 100)
+    path = tmp_path / "big.urdf"
+    path.write_text(GOOD)
+    with pytest.raises(SceneError, match="at most 100 are read"):
+        physics.load_urdf(path)
+
+
+def test_mutated_files_load_or_raise_scene_error(tmp_path):
+    """400 mutations of a real robot (a1: 22 links, primitives): each loads or raises one
+    SceneError; no other exception, no hang."""
+    from import_fuzz import mutations
+    text = (DATA / "a1/a1.urdf").read_text()
+    rng = np.random.default_rng(3)
+    outcomes = {"loaded": 0, "refused": 0}
+    for k, mutated in enumerate(mutations(text, rng, 400)):
+        path = tmp_path / f"case{k}.urdf"
+        path.write_text(mutated)
+        try:
+            load(path)
+            outcomes["loaded"] += 1
+        except SceneError as error:
+            assert str(path) in str(error)
+            outcomes["refused"] += 1
+    assert outcomes["loaded"] > 0 and outcomes["refused"] > 0, outcomes
+
+
+# --- every door opens a robot: load_scene, the runner, the app (open box, drag and drop) -----------
+
+def test_load_scene_dispatches_on_the_suffix():
+    """`physics.load_scene` (hence Simulation.from_file, run, compare, sweep, the app) reads .urdf
+    with load_urdf; the imported scene's TOML text reloads to the same arrays bit for bit (what a
+    recording keeps)."""
+    from physics.scene import load_scene, scene_from_text
+    path = DATA / "r2d2.urdf"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        scene = load_scene(path)
+    again = scene_from_text(scene.toml_text, "again")
+    assert scene.names == again.names
+    for key in ("parent", "translation", "rotation", "mass", "inertia_body", "colors"):
+        assert np.array_equal(getattr(scene, key), getattr(again, key)), key
+    assert [j["anchor"].tolist() for j in scene.joints] == [j["anchor"].tolist() for j in again.joints]
+
+
+def test_runner_runs_a_urdf(tmp_path):
+    from physics.__main__ import main
+    out = tmp_path / "r2d2.npz"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        assert main(["run", str(DATA / "r2d2.urdf"), "--steps", "5", "--out", str(out)]) == 0
+    data = np.load(out)
+    assert data["translation"].shape[0] == 6 and np.all(np.isfinite(data["translation"]))
+
+
+@pytest.mark.display
+def test_the_app_opens_robots_by_drop_and_by_path(window):
+    from conftest import frames
+    w = window("tank")
+    v = w.viewer
+    frames(w, 2)
+    urdf = DATA / "kuka_iiwa" / "model.urdf"
+    w.dispatch_event("on_file_drop", 10, 10, [str(urdf)])
+    for _ in range(600):                 # the app may wait for kernels prepared beside it
+        frames(w, 1)
+        if v.scene_path == urdf:
+            break
+    assert v.scene_path == urdf and v.error is None, v.error
+    assert "lbr_iiwa_link_7" in v.sim.names and v.sim.time > 0
+    assert v.scene_text == v.sim.scene.toml_text           # a recording of it carries the TOML text
+    import gymnasium
+    mjcf = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml"
+    assert v.open(str(mjcf))
+    for _ in range(600):
+        frames(w, 1)
+        if v.scene_path == mjcf:
+            break
+    assert v.scene_path == mjcf and "torso:body" in v.sim.names
+    frames(w, 3)
+    assert v.sim.first_non_finite() is None
