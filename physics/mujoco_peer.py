@@ -71,11 +71,10 @@ class PeerSnapshot:
 
     state: np.ndarray
     step_count: int
-    forces: np.ndarray
 
     @property
     def nbytes(self):
-        return self.state.nbytes + self.forces.nbytes
+        return self.state.nbytes
 
 
 def _quaternion(matrix):
@@ -113,7 +112,6 @@ class MujocoSimulation:
                 self._rel_t[i] = p.rotation[o].T @ (p.translation[i] - p.translation[o])
                 self._rel_r[i] = p.rotation[o].T @ p.rotation[i]
         self._static_t, self._static_r, self.scale = p.translation.copy(), p.rotation.copy(), p.scale.copy()
-        self._forces = np.zeros((self.model.nbody, 6))        # a mouse pull for the coming step
         self.step_count, self.halted = 0, None
         self._warnings = 0
 
@@ -227,11 +225,8 @@ class MujocoSimulation:
         for _ in range(int(n)):
             if self.halted is not None:
                 return
-            d.xfrc_applied[:] = self._forces
             for _ in range(self.settings.substeps):
                 mj.mj_step(m, d)
-            self._forces[:] = 0.0
-            d.xfrc_applied[:] = 0.0
             self.step_count += 1
             warnings = int(d.warning[mj.mjtWarning.mjWARN_BADQACC].number)
             if warnings > self._warnings or not (np.all(np.isfinite(d.qpos)) and np.all(np.isfinite(d.qvel))):
@@ -248,14 +243,14 @@ class MujocoSimulation:
         size = self._mj.mj_stateSize(self.model, self._mj.mjtState.mjSTATE_INTEGRATION)
         state = np.empty(size)
         self._mj.mj_getState(self.model, self.data, state, self._mj.mjtState.mjSTATE_INTEGRATION)
-        return PeerSnapshot(state, self.step_count, self._forces.copy())
+        return PeerSnapshot(state, self.step_count)
 
     def restore(self, snapshot):
         if not isinstance(snapshot, PeerSnapshot):
             raise ValueError("restore: a MuJoCo run restores only its own snapshots")
         self._mj.mj_setState(self.model, self.data, snapshot.state, self._mj.mjtState.mjSTATE_INTEGRATION)
         self._mj.mj_forward(self.model, self.data)
-        self.step_count, self._forces[:] = snapshot.step_count, snapshot.forces
+        self.step_count = snapshot.step_count
         self.halted = None
 
     def state_hash(self):
@@ -285,14 +280,10 @@ class MujocoSimulation:
         d.qvel[:] += change
         mj.mj_forward(m, d)
 
-    def apply_force(self, node, impulse_world, point_world=None):
-        """A force for the coming step given as its impulse F dt (Simulation.apply_force): applied as
-        F = impulse / dt at the point (MuJoCo's xfrc_applied: force and torque about the body's centre)."""
-        bid = self._resolve(node)
-        force = np.asarray(impulse_world, float) / self.settings.dt
-        arm = np.zeros(3) if point_world is None else np.asarray(point_world, float) - self.data.xpos[bid]
-        self._forces[bid, :3] += force
-        self._forces[bid, 3:] += np.cross(arm, force)
+    def apply_force(self, node, force_world, point_world=None):
+        """A world force F (N) for the coming step, given as the impulse F dt now, as ours
+        (Simulation.apply_force: the kick of a kick-drift splitting)."""
+        self.apply_impulse(node, np.asarray(force_world, float) * self.settings.dt, point_world)
 
     def reparent(self, node, new_parent, keep="world"):
         """Our hierarchy is a choice of coordinates MuJoCo does not have: keeping the world motion
