@@ -18,7 +18,8 @@ at rest) and the body's offset (pos0, Q0) in p at load:
     slide:  qpos = a · (Q0ᵀ (R_pᵀ (T_b − T_p) − pos0)),  qvel = (R_b a) · (v_b − v_p − ω_p × (T_b − T_p))
 A state whose joints have drifted (ours are constraint rows, MuJoCo's are coordinates) is projected
 onto MuJoCo's joint manifold by these formulas. Back: world poses `xpos`, `xmat`, velocities by
-`mj_objectVelocity` (world axes, at the body origin = its centre of mass); every other node rides
+`mj_objectVelocity` (world axes, at the body origin = its centre of mass), recomputed after every
+step (`_settle`: mj_step leaves them at the step's start); every other node rides
 its body with the pose it had relative to it at load (fixed children) or stays where it was
 (static nodes). Energy and momentum use our formulas (physics.simulation.Simulation.energy,
 .momentum) on that state: ½ m v² + ½ ω_bᵀ I ω_b, −m g · x; L = Σ x × m v + R I ω_b.
@@ -227,11 +228,22 @@ class MujocoSimulation:
                 return
             for _ in range(self.settings.substeps):
                 mj.mj_step(m, d)
+            self._settle()
             self.step_count += 1
             warnings = int(d.warning[mj.mjtWarning.mjWARN_BADQACC].number)
             if warnings > self._warnings or not (np.all(np.isfinite(d.qpos)) and np.all(np.isfinite(d.qvel))):
                 self._warnings = warnings
                 self.halted = f"MuJoCo's state went non-finite in step {self.step_count} (t = {d.time:.6g} s)"
+
+    def _settle(self):
+        """Poses and velocities of the current qpos, qvel. mj_step computes them at the start of a
+        step (then integrates): read after it, xpos and cvel are a step, or an RK4 stage, behind
+        qpos (a lag that makes Euler read as zeroth order and RK4 as third). Positions and
+        velocities only, no accelerations: the next step's warm start is left as mj_step left it."""
+        mj, m, d = self._mj, self.model, self.data
+        mj.mj_kinematics(m, d)
+        mj.mj_comPos(m, d)
+        mj.mj_comVel(m, d)
 
     def first_non_finite(self):
         """The first dynamic node whose MuJoCo pose or velocity is not finite, or None."""
@@ -249,7 +261,7 @@ class MujocoSimulation:
         if not isinstance(snapshot, PeerSnapshot):
             raise ValueError("restore: a MuJoCo run restores only its own snapshots")
         self._mj.mj_setState(self.model, self.data, snapshot.state, self._mj.mjtState.mjSTATE_INTEGRATION)
-        self._mj.mj_forward(self.model, self.data)
+        self._settle()
         self.step_count = snapshot.step_count
         self.halted = None
 
@@ -278,7 +290,7 @@ class MujocoSimulation:
         change = np.zeros(m.nv)
         mj.mj_solveM(m, d, change.reshape(1, -1), generalized.reshape(1, -1))
         d.qvel[:] += change
-        mj.mj_forward(m, d)
+        self._settle()
 
     def apply_force(self, node, force_world, point_world=None):
         """A world force F (N) for the coming step, given as the impulse F dt now, as ours
