@@ -28,6 +28,12 @@ timeline seeks), `promote(label)` makes a variant the main run, `add_simulation`
 by the caller (a timeline branch replayed: `physics.timeline.Branch.replay`) with recorded inputs
 it applies when it reaches their steps.
 
+A variant with `engine=mujoco` (`integrator` then MuJoCo's: rk4 by default, implicitfast,
+implicit, euler; `dt`, `substeps`, `gravity` may be given, no other setting) is the same scene and
+start state stepped by MuJoCo (`physics.mujoco_peer.MujocoSimulation`, exported by
+`physics.mjcf_export.to_mjcf`, which refuses a scene MJCF cannot express): the same readouts, the
+same poses to draw; it cannot be promoted (the main run is ours).
+
 `python -m physics compare` (`command`) writes the readouts of every sample as `compare.csv` and plots
 them as `compare.png`.
 """

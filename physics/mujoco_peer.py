@@ -18,7 +18,8 @@ at rest) and the body's offset (pos0, Q0) in p at load:
     slide:  qpos = a · (Q0ᵀ (R_pᵀ (T_b − T_p) − pos0)),  qvel = (R_b a) · (v_b − v_p − ω_p × (T_b − T_p))
 A state whose joints have drifted (ours are constraint rows, MuJoCo's are coordinates) is projected
 onto MuJoCo's joint manifold by these formulas. Back: world poses `xpos`, `xmat`, velocities by
-`mj_objectVelocity` (world axes, at the body origin = its centre of mass); every other node rides
+`mj_objectVelocity` (world axes, at the body origin = its centre of mass), recomputed after every
+step (`_settle`: mj_step leaves them at the step's start); every other node rides
 its body with the pose it had relative to it at load (fixed children) or stays where it was
 (static nodes). Energy and momentum use our formulas (physics.simulation.Simulation.energy,
 .momentum) on that state: ½ m v² + ½ ω_bᵀ I ω_b, −m g · x; L = Σ x × m v + R I ω_b.
@@ -71,11 +72,10 @@ class PeerSnapshot:
 
     state: np.ndarray
     step_count: int
-    forces: np.ndarray
 
     @property
     def nbytes(self):
-        return self.state.nbytes + self.forces.nbytes
+        return self.state.nbytes
 
 
 def _quaternion(matrix):
@@ -113,7 +113,6 @@ class MujocoSimulation:
                 self._rel_t[i] = p.rotation[o].T @ (p.translation[i] - p.translation[o])
                 self._rel_r[i] = p.rotation[o].T @ p.rotation[i]
         self._static_t, self._static_r, self.scale = p.translation.copy(), p.rotation.copy(), p.scale.copy()
-        self._forces = np.zeros((self.model.nbody, 6))        # a mouse pull for the coming step
         self.step_count, self.halted = 0, None
         self._warnings = 0
 
@@ -227,16 +226,24 @@ class MujocoSimulation:
         for _ in range(int(n)):
             if self.halted is not None:
                 return
-            d.xfrc_applied[:] = self._forces
             for _ in range(self.settings.substeps):
                 mj.mj_step(m, d)
-            self._forces[:] = 0.0
-            d.xfrc_applied[:] = 0.0
+            self._settle()
             self.step_count += 1
             warnings = int(d.warning[mj.mjtWarning.mjWARN_BADQACC].number)
             if warnings > self._warnings or not (np.all(np.isfinite(d.qpos)) and np.all(np.isfinite(d.qvel))):
                 self._warnings = warnings
                 self.halted = f"MuJoCo's state went non-finite in step {self.step_count} (t = {d.time:.6g} s)"
+
+    def _settle(self):
+        """Poses and velocities of the current qpos, qvel. mj_step computes them at the start of a
+        step (then integrates): read after it, xpos and cvel are a step, or an RK4 stage, behind
+        qpos (a lag that makes Euler read as zeroth order and RK4 as third). Positions and
+        velocities only, no accelerations: the next step's warm start is left as mj_step left it."""
+        mj, m, d = self._mj, self.model, self.data
+        mj.mj_kinematics(m, d)
+        mj.mj_comPos(m, d)
+        mj.mj_comVel(m, d)
 
     def first_non_finite(self):
         """The first dynamic node whose MuJoCo pose or velocity is not finite, or None."""
@@ -248,14 +255,14 @@ class MujocoSimulation:
         size = self._mj.mj_stateSize(self.model, self._mj.mjtState.mjSTATE_INTEGRATION)
         state = np.empty(size)
         self._mj.mj_getState(self.model, self.data, state, self._mj.mjtState.mjSTATE_INTEGRATION)
-        return PeerSnapshot(state, self.step_count, self._forces.copy())
+        return PeerSnapshot(state, self.step_count)
 
     def restore(self, snapshot):
         if not isinstance(snapshot, PeerSnapshot):
             raise ValueError("restore: a MuJoCo run restores only its own snapshots")
         self._mj.mj_setState(self.model, self.data, snapshot.state, self._mj.mjtState.mjSTATE_INTEGRATION)
-        self._mj.mj_forward(self.model, self.data)
-        self.step_count, self._forces[:] = snapshot.step_count, snapshot.forces
+        self._settle()
+        self.step_count = snapshot.step_count
         self.halted = None
 
     def state_hash(self):
@@ -283,16 +290,12 @@ class MujocoSimulation:
         change = np.zeros(m.nv)
         mj.mj_solveM(m, d, change.reshape(1, -1), generalized.reshape(1, -1))
         d.qvel[:] += change
-        mj.mj_forward(m, d)
+        self._settle()
 
-    def apply_force(self, node, impulse_world, point_world=None):
-        """A force for the coming step given as its impulse F dt (Simulation.apply_force): applied as
-        F = impulse / dt at the point (MuJoCo's xfrc_applied: force and torque about the body's centre)."""
-        bid = self._resolve(node)
-        force = np.asarray(impulse_world, float) / self.settings.dt
-        arm = np.zeros(3) if point_world is None else np.asarray(point_world, float) - self.data.xpos[bid]
-        self._forces[bid, :3] += force
-        self._forces[bid, 3:] += np.cross(arm, force)
+    def apply_force(self, node, force_world, point_world=None):
+        """A world force F (N) for the coming step, given as the impulse F dt now, as ours
+        (Simulation.apply_force: the kick of a kick-drift splitting)."""
+        self.apply_impulse(node, np.asarray(force_world, float) * self.settings.dt, point_world)
 
     def reparent(self, node, new_parent, keep="world"):
         """Our hierarchy is a choice of coordinates MuJoCo does not have: keeping the world motion

@@ -164,3 +164,20 @@ def test_snapshot_restore_is_bit_for_bit():
     assert peer.step_count == 20
     peer.step(30)
     assert peer.state_hash() == first
+
+
+def test_pushes_reach_a_mujoco_variant():
+    """A comparison's push (`apply_input`: a mouse pull's force, a flick's impulse) reaches the
+    MuJoCo variant as it reaches our runs: on the free T-handle (no gravity) the world velocity
+    jumps by (F dt + J) / m in both, so the two velocities stay equal (1e-12)."""
+    from physics.compare import Comparison
+    c = Comparison(SCENES / "t_handle.toml")
+    c.add_variant("mujoco", "engine=mujoco")
+    c.advance(5)
+    c.apply_input("force", "handle", np.array([6.0, 0.0, 0.0]), None)
+    c.apply_input("impulse", "handle", np.array([0.0, 0.0, 0.2]), None)
+    c.advance(1)
+    expected = np.array([6.0 * c.simulation("main").settings.dt, 0.0, 0.2])
+    for label in ("main", "mujoco"):
+        np.testing.assert_allclose(c.simulation(label).world().velocity[0], expected, atol=1e-12)
+    assert c.velocity_difference("main", "mujoco", [0])[0] < 1e-12
