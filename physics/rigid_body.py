@@ -33,7 +33,8 @@ def _positive(shape, key, value):
 
 
 def inertia_from_shape(shape, mass):
-    """Principal moments of inertia (3,) about the shape's centre, along its axes, uniform density.
+    """Principal moments of inertia (3,) about the shape's centre, along its axes, uniform density;
+    for masses (M,), the (M, 3) moments of each (each row the bits of the one-mass call).
 
     box `size` (full extents a, b, c): m (b²+c², a²+c², a²+b²) / 12
     sphere `radius` r: (2/5) m r²
@@ -44,28 +45,33 @@ def inertia_from_shape(shape, mass):
     """
     if not isinstance(shape, dict) or "type" not in shape:
         raise ValueError(f"shape: got {shape!r}; expected a dict with a 'type' key")
-    mass = _positive(shape, "mass", mass)
+    if isinstance(mass, np.ndarray) and mass.ndim == 1:
+        if mass.dtype.kind not in "iuf" or not np.all(np.isfinite(mass)) or np.any(mass <= 0):
+            raise ValueError(f"shape {shape!r}: key 'mass' got {mass!r}; expected finite numbers > 0")
+        mass = mass.astype(float)
+    else:
+        mass = _positive(shape, "mass", mass)
     kind = shape["type"]
     if kind == "box":
         size = np.asarray(shape.get("size", ()), dtype=float)
         if size.shape != (3,) or not np.all(np.isfinite(size)) or np.any(size <= 0):
             raise ValueError(f"shape {shape!r}: key 'size' got {shape.get('size')!r}; expected 3 numbers > 0")
         a2, b2, c2 = size ** 2
-        return mass / 12.0 * np.array([b2 + c2, a2 + c2, a2 + b2])
+        return np.multiply.outer(mass / 12.0, np.array([b2 + c2, a2 + c2, a2 + b2]))
     if kind == "sphere":
         r = _positive(shape, "radius", shape.get("radius"))
-        return np.full(3, 0.4 * mass * r * r)
+        return np.multiply.outer(0.4 * mass * r * r, np.ones(3))
     if kind in ("cylinder", "capsule"):
         r = _positive(shape, "radius", shape.get("radius"))
         h = _positive(shape, "height", shape.get("height"))
         if kind == "cylinder":
             side = mass * (3.0 * r * r + h * h) / 12.0
-            return np.array([side, 0.5 * mass * r * r, side])
+            return np.stack([side, 0.5 * mass * r * r, side], axis=-1)
         volume_cylinder, volume_spheres = np.pi * r * r * h, 4.0 / 3.0 * np.pi * r ** 3
         m_c = mass * volume_cylinder / (volume_cylinder + volume_spheres)
         m_s = mass - m_c
         side = m_c * (3.0 * r * r + h * h) / 12.0 + m_s * (0.4 * r * r + 0.25 * h * h + 0.375 * h * r)
-        return np.array([side, 0.5 * m_c * r * r + 0.4 * m_s * r * r, side])
+        return np.stack([side, 0.5 * m_c * r * r + 0.4 * m_s * r * r, side], axis=-1)
     raise ValueError(f"shape {shape!r}: key 'type' got {kind!r}; expected box, sphere, cylinder or capsule "
                      "(a plane has no finite inertia: give the node an explicit inertia or make it fixed)")
 

@@ -62,7 +62,8 @@ def _is_real(value):
     return not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, float, np.integer, np.floating))
 
 
-def _range_text(low, high, low_open=False, high_open=False):
+def range_text(low, high, low_open=False, high_open=False):
+    """How an interval reads in a message: '>= 0', 'in (0, 2)'."""
     if high is None:
         return f"{'>' if low_open else '>='} {low:g}"
     if low is None:
@@ -98,7 +99,7 @@ def real(value, low=None, high=None, low_open=False, high_open=False):
     if not math.isfinite(number):
         raise Invalid("expected a finite number")
     if _outside((number,), low, high, low_open, high_open):
-        raise Invalid(f"expected a number {_range_text(low, high, low_open, high_open)}")
+        raise Invalid(f"expected a number {range_text(low, high, low_open, high_open)}")
     return number
 
 
@@ -130,7 +131,7 @@ def vector(value, length, low=None, high=None, low_open=False):
     if not all(map(math.isfinite, numbers)):
         raise Invalid("expected finite numbers (no nan or inf)")
     if _outside(numbers, low, high, low_open):
-        raise Invalid(f"expected numbers {_range_text(low, high, low_open)}")
+        raise Invalid(f"expected numbers {range_text(low, high, low_open)}")
     return np.array(numbers)
 
 
