@@ -68,12 +68,13 @@ class ShapeSet:
         with_parent = np.zeros(len(rows), dtype=bool)
         group = np.ones(len(rows), dtype=np.int64)
         mask = np.full(len(rows), -1, dtype=np.int64)
+        parsed = {}     # id(dict) -> its row: one table shared by many nodes (generated scenes) is parsed once
         for s, (i, shape) in enumerate(rows):
             node[s] = i
-            kind[s], params[s] = _parse(i, shape)
-            with_parent[s] = _flag(i, shape)
-            group[s] = _bits(i, shape, "group", 1)
-            mask[s] = _bits(i, shape, "mask", -1)
+            if id(shape) not in parsed:
+                parsed[id(shape)] = (*_parse(i, shape), _flag(i, shape), _bits(i, shape, "group", 1),
+                                     _bits(i, shape, "mask", -1))
+            kind[s], params[s], with_parent[s], group[s], mask[s] = parsed[id(shape)]
         return cls(kind, node, params, with_parent, group, mask)
 
 
