@@ -33,6 +33,7 @@ _EXPORTS = {
     "Snapshot": "physics.snapshot",
     "SceneError": "physics.scene",
     "load_scene": "physics.scene",
+    "scene_from_arrays": "physics.scene",
     "load_urdf": "physics.urdf",
     "load_mjcf": "physics.mjcf",
     "ModelWarning": "physics.articulated",
