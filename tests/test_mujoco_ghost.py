@@ -140,7 +140,7 @@ def test_app_mujoco_ghosts(window, tmp_path):
     past the flip, MuJoCo's RK4 is within 3e-2 rad of our lie-midpoint at the scene's dt = 1/60
     (measured 8.7e-3 rad: mostly lie-midpoint's own second-order error, 1.4e-2 rad by 4 s against a
     dt = 1/960 reference; MuJoCo's RK4 at 1/60 is 4e-5 rad off it) while implicitfast, first order
-    on the gyroscopic term, is over 5e-2 rad off (measured 0.16) and has lost over 1 % of its energy
+    on the gyroscopic term, is over 5e-2 rad off (measured 0.13) and has lost over 1 % of its energy
     (measured 7 %); both have plot lines. A seek back puts the
     MuJoCo ghosts where they were (state hash); they have no promote button. The screenshot is kept
     for a look (tmp_path/mujoco_ghosts.png)."""
