@@ -66,14 +66,16 @@ IMPACT_LEAD_SECONDS = 0.25           # the A/B starts this long before the impac
 AB_LABELS = ("counteract on", "counteract off")
 MUJOCO_VARIANTS = ("rk4", "implicitfast")      # the Compare section's MuJoCo buttons (physics.mujoco_peer)
 PEERS_HINT = "MuJoCo ghosts: pip install -e '.[peers]'"
-_mujoco = None                        # whether mujoco imports, asked once (a failed import searches the path)
+_mujoco = None                        # whether mujoco is installed, asked once (a failed look-up searches the path)
 
 
 def mujoco_available():
+    """Whether the mujoco package is installed: found, not imported (importing it takes 0.7 s, which
+    the first MuJoCo ghost pays, not the frame that opens the Compare section)."""
     global _mujoco
     if _mujoco is None:
-        from physics.mujoco_peer import available
-        _mujoco = available()
+        from importlib.util import find_spec
+        _mujoco = find_spec("mujoco") is not None
     return _mujoco
 
 

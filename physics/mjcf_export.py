@@ -27,20 +27,23 @@ What maps exactly (docs/scene-format.md; MuJoCo's XML reference):
   in which no two shapes may touch, `<flag contact="disable"/>`.
 - Contacts: each geom's contype is its `group` and conaffinity its `mask` (0 for group 0). MuJoCo
   pairs two geoms when `contype_a & conaffinity_b` *or* `contype_b & conaffinity_a`; we ask for
-  both (Bullet's rule): the two agree for every pair of (group, mask) values checked symmetric,
-  else the scene is refused. A node's shape and its parent's never touch unless
-  `collide_with_parent` (`<exclude>` of the two bodies); MuJoCo's own parent filter, which knows
-  only its tree, is switched off (`filterparent="disable"`). Friction is the sliding coefficient
-  alone (`friction="μ 0 0"`, condim 3). MuJoCo's contacts are soft (solref, solimp) where ours
-  are rigid rows: a contact scene in MuJoCo is the peer's model of the same scene, not ours.
+  both (Bullet's rule): the two agree when every pair of (group, mask) values present is
+  symmetric, else the scene is refused. MuJoCo's own parent filter, which knows only its tree, is
+  switched off (`filterparent="disable"`). Friction is the sliding coefficient alone (condim 3).
+  Two bodies with a pair of shapes that may touch but have different frictions (MuJoCo would take
+  max(μa, μb), we take sqrt(μa μb)), or with a pair that may not (a node's shape and its parent's,
+  unless `collide_with_parent`: MuJoCo excludes only whole bodies) are `<exclude>`d and get one
+  explicit `<pair>` per pair of their shapes that may touch, with friction sqrt(μa μb). MuJoCo's
+  contacts are soft (solref, solimp) where ours are rigid rows: a contact scene in MuJoCo is the
+  peer's model of the same scene, not ours.
 
 What MJCF cannot say, and is reported (never dropped silently): kinematic nodes that move (a
 prescribed motion), distance and rope joints, a body that is `b` of two joints or a loop of
-joints, joint motors, timed events, applied forces and torques, restitution, friction mixing
-(MuJoCo takes max(μa, μb) where we take sqrt(μa μb): reported when two shapes that may touch
-differ), a group/mask pair the OR rule would read differently, sleeping. `to_mjcf(scene)` raises
-`UnsupportedScene` naming every one; `to_mjcf(scene, left_out=[])` writes what it can, appends
-one sentence per omission to the list and repeats them in a comment at the top of the XML.
+joints, joint motors, timed events, applied forces and torques, restitution, a group/mask pair
+the OR rule would read differently, sleeping. `to_mjcf(scene)` raises `UnsupportedScene` naming
+every one; `to_mjcf(scene, left_out=[])` writes what it can (a moving kinematic node as static at
+its pose at load, the rest left out), appends one sentence per omission to the list and repeats
+them in a comment at the top of the XML.
 """
 import math
 import xml.etree.ElementTree as ET

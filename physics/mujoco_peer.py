@@ -280,7 +280,9 @@ class MujocoSimulation:
 
     def apply_impulse(self, node, impulse_world, point_world=None):
         """Δqvel = M⁻¹ Jᵀ J_imp: the impulse at the point (the body's centre if None) through MuJoCo's
-        mass matrix, so a jointed body takes it as the whole tree does."""
+        mass matrix, so a jointed body takes it as the whole tree does. Bodies below it in our
+        hierarchy are their own MuJoCo bodies and keep their world motion: counteraction on (the
+        scene's default; with it off ours would hand them the change)."""
         mj, m, d = self._mj, self.model, self.data
         bid = self._resolve(node)
         point = d.xpos[bid] if point_world is None else np.asarray(point_world, float)

@@ -169,7 +169,8 @@ def test_snapshot_restore_is_bit_for_bit():
 def test_pushes_reach_a_mujoco_variant():
     """A comparison's push (`apply_input`: a mouse pull's force, a flick's impulse) reaches the
     MuJoCo variant as it reaches our runs: on the free T-handle (no gravity) the world velocity
-    jumps by (F dt + J) / m in both, so the two velocities stay equal (1e-12)."""
+    jumps by (F dt + J) / m in both, so the two velocities stay equal (1e-12). A MuJoCo run cannot
+    be promoted to the main run."""
     from physics.compare import Comparison
     c = Comparison(SCENES / "t_handle.toml")
     c.add_variant("mujoco", "engine=mujoco")
@@ -181,3 +182,5 @@ def test_pushes_reach_a_mujoco_variant():
     for label in ("main", "mujoco"):
         np.testing.assert_allclose(c.simulation(label).world().velocity[0], expected, atol=1e-12)
     assert c.velocity_difference("main", "mujoco", [0])[0] < 1e-12
+    with pytest.raises(ValueError, match="only our own runs can be the main run"):
+        c.promote("mujoco")
