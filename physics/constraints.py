@@ -24,7 +24,10 @@ Targets (where each piece comes from):
 - inequality C ≥ 0 (contact, rope, joint limit): speculative when separated, target = −C / h
   (the gap may close within this step but no further; Catto, "Speculative contacts", GDC 2013 /
   Box2D v3 `b2PrepareContactsTask`), and −β (C + slop) / h when penetrating deeper than the slop
-  (relax: −C/h when separated, else 0).
+  (relax: −C/h when separated, else 0). A contact's penetrating target is at most the push speed
+  (settings.max_contact_push_speed; Box2D v3's `maxBiasVelocity` = `contactPushMaxVelocity` in
+  `b2PrepareContactsTask`, PhysX's max depenetration velocity): bodies that start inside one
+  another separate at that speed, however deep, instead of being thrown apart.
 - restitution (Box2D v3 `b2ApplyRestitutionTask`): after relax, normal rows with a prepare-time
   relative normal velocity vn₀ < −threshold and an impulse > 0 are solved again for the rebound
   velocity `restitution_targets` gives: −e × the velocity at the moment of contact (found from vn₀,
@@ -169,6 +172,7 @@ class ContactConstants(NamedTuple):
     slop: float                 # m, penetration left uncorrected
     threshold: float            # m/s, slower approaches do not bounce
     softness: float             # CFM / h
+    push: float                 # m/s, the largest position-correction target (settings.max_contact_push_speed)
 
 
 class RowArrays(NamedTuple):
@@ -208,7 +212,7 @@ def fill_contact_rows(points, bodies, constants, rows, out):
     point, normal, depth, body = points.point, points.normal, points.depth, points.body
     static_velocity, mu, restitution, warm = points.static_velocity, points.mu, points.restitution, points.warm
     centre, velocity = bodies.centre, bodies.velocity
-    h, beta, slop, threshold, softness = constants
+    h, beta, slop, threshold, softness, push = constants
     row_body, jacobian, target, relax, lower, upper, soft, row_mu, impulse, block = rows
     bounce, static_normal = out.approach, out.static_normal
     first, points_in = 0, 0
@@ -251,8 +255,8 @@ def fill_contact_rows(points, bodies, constants, rows, out):
         C = -depth[m]
         if C > 0.0:     # separated: speculative, the gap may close within this step but no further
             solve_n, relax_n = -C / h, -C / h
-        else:           # penetrating: Baumgarte on the depth beyond the slop
-            solve_n, relax_n = -beta * min(C + slop, 0.0) / h, 0.0
+        else:           # penetrating: Baumgarte on the depth beyond the slop, at most the push speed
+            solve_n, relax_n = min(-beta * min(C + slop, 0.0) / h, push), 0.0
         for row in range(3):
             i = 3 * m + row
             static_part = d[row, 0] * static[0] + d[row, 1] * static[1] + d[row, 2] * static[2]
@@ -277,7 +281,7 @@ def fill_contact_rows(points, bodies, constants, rows, out):
 
 
 def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, mu, restitution, warm,
-                 h, beta, slop=SLOP, threshold=BOUNCE_THRESHOLD, softness=0.0):
+                 h, beta, slop=SLOP, threshold=BOUNCE_THRESHOLD, softness=0.0, push=INF):
     """Rows for M contact points: per point [t1, t2, n] (row 3m + 2 is point m's normal row; the
     solver visits a manifold at its first normal row: friction, then the normal rows as a block,
     `physics.gauss_seidel`).
@@ -285,7 +289,8 @@ def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, 
     point, normal (a→b) (M,3), depth (M,) (> 0 penetrating); body (M,2) solver bodies (−1 static);
     centre (B,3) bodies' centres of mass; velocity (B,6) [v, ω] at the start of the step;
     static_velocity (M,2,3) the surface velocity of static sides (kinematic nodes) at the point;
-    mu, restitution (M,); warm (M,3) stored (normal, t1, t2) impulses.
+    mu, restitution (M,); warm (M,3) stored (normal, t1, t2) impulses; push (m/s): the largest
+    position-correction target of a penetrating point (module docstring).
     Returns (rows, approach (M,), static_normal (M,)): approach = the relative normal velocity vn₀
     at the start of the step where the point may bounce (vn₀ < −threshold, e > 0), NaN elsewhere
     (`restitution_targets` turns it into the restitution stage's target); static_normal = the normal
@@ -304,7 +309,8 @@ def contact_rows(point, normal, depth, body, centre, velocity, static_velocity, 
     fill_contact_rows(ContactInput(f(point, (M, 3)), f(normal, (M, 3)), f(depth, (M,)), np.ascontiguousarray(body, np.int64),
                                    f(static_velocity, (M, 2, 3)), f(mu, (M,)), f(restitution, (M,)), f(warm, (M, 3))),
                       BodyMotion(f(centre, np.shape(centre)), f(velocity, np.shape(velocity))),
-                      ContactConstants(float(h), float(beta), float(slop), float(threshold), float(softness)), arrays, out)
+                      ContactConstants(float(h), float(beta), float(slop), float(threshold), float(softness),
+                                       float(push)), arrays, out)
     return Rows(*arrays), out.approach, out.static_normal
 
 

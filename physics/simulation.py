@@ -39,6 +39,7 @@ physics.integrators). Impulses change only dynamic bodies; with `counteract` the
 descendants keep their world motion (the car crash), kinematic and fixed descendants always follow.
 """
 import math
+import warnings
 from pathlib import Path
 from typing import NamedTuple
 
@@ -99,9 +100,12 @@ DIVERGENCE_SPEED = 10 * SPEED_MAX       # m/s and rad/s
 REACH = 1000.0              # m
 # Runaway (`RunawayError`): a scene with no driver (no moving kinematic node, no applied force or
 # torque) can gain energy only through inputs (settings, impulses, reparenting). Once a simulated
-# second the total energy is compared with its value after the last input; growth beyond what would
-# double the kinetic energy, lift every body by the scene's size and set it moving at RUNAWAY_SPEED
-# stops the run. Drift of an integrator or a joint (a few per cent) stays far below that.
+# second the total energy is compared with its value after the last input, taken before the next
+# step starts (the reference is never re-taken within a run otherwise: the reach policy's hand-off
+# keeps every body's world motion, so it is no input, and a reference taken in the middle of a
+# blow-up would let it grow on); growth beyond what would double the kinetic energy, lift every
+# body by the scene's size and set it moving at RUNAWAY_SPEED stops the run. Drift of an integrator
+# or a joint (a few per cent) stays far below that.
 RUNAWAY_EVERY = 1.0         # s of simulated time
 RUNAWAY_SPEED = 1.0         # m/s
 _QUANTITIES = ("translation", "rotation", "velocity", "angular velocity")
@@ -185,6 +189,36 @@ class DivergenceError(ValueError):
         self.node, self.step, self.time, self.quantity, self.value = node, step, time, quantity, value
         what = f"is {value}" if not math.isfinite(value) else f"reached {value:.3g} (limit {limit:.0e})"
         super().__init__(f"node {node!r} diverged in step {step} (t = {time:.6g} s): its local {quantity} {what}")
+
+
+class OverlapWarning(UserWarning):
+    """Shapes that start inside one another (`Simulation.initial_overlaps`)."""
+
+
+class OverlapError(ValueError):
+    """More shape pairs inside one another at load than physics.solver.OVERLAP_BUDGET: `count`
+    says how many; the message names the deepest pair."""
+
+    def __init__(self, count, message):
+        self.count = count
+        super().__init__(message)
+
+
+def _overlap_tolerance():
+    from physics.solver import OVERLAP_TOLERANCE
+    return OVERLAP_TOLERANCE
+
+
+class OutOfBoundsError(DivergenceError):
+    """A body that left the world's bounds (DIVERGENCE_LENGTH from its parent's origin) with a finite
+    speed and no energy gained since the last input (the runaway reference): a body flying or
+    rolling away, not a blow-up. `speed` (m/s) is its local speed then."""
+
+    def __init__(self, node, step, time, value, limit, speed):
+        self.node, self.step, self.time, self.quantity, self.value, self.speed = node, step, time, "translation", value, speed
+        ValueError.__init__(self, f"node {node!r} left the world's bounds in step {step} (t = {time:.6g} s): its local "
+                                  f"translation reached {value:.3g} m (limit {limit:.0e} m) at {speed:.3g} m/s, with no "
+                                  "energy gained; not a divergence")
 
 
 class RunawayError(DivergenceError):
@@ -447,6 +481,30 @@ class Simulation:
         self.settings = scene.settings() if settings is None else settings
         self.colors = scene.colors.copy()
         self.reset()
+        self.initial_overlaps = self._report_overlaps()
+
+    def _report_overlaps(self):
+        """The shape pairs that start inside one another (physics.solver.SceneSolver.overlaps:
+        deeper than OVERLAP_TOLERANCE), warned about once at load (an `OverlapWarning` naming the
+        count and the deepest pair); OverlapError past OVERLAP_BUDGET of them, ContactBudgetError
+        past PAIR_BUDGET candidate pairs: so many that no step could solve them in reasonable time."""
+        from physics.solver import Overlaps
+        if self._solver is None or not len(self._solver.shapes):
+            return Overlaps(0, -1, -1, 0.0)
+        self._sync(_MOVING)
+        from physics.solver import OVERLAP_BUDGET
+        found = self._solver.overlaps(self.hierarchy.world_state)
+        if not found.count:
+            return found
+        text = (f"{found.count:,} shape pair{'s start' if found.count != 1 else ' starts'} inside one another (deeper than "
+                f"{_overlap_tolerance() * 1e3:g} mm); the deepest: {self.names[found.node_a]!r} and "
+                f"{self.names[found.node_b]!r}, {found.depth:.3g} m")
+        if found.count > OVERLAP_BUDGET:
+            raise OverlapError(found.count, f"{text}: more than {OVERLAP_BUDGET:,}, refused; spread the shapes out "
+                                            "or give them collision groups")
+        warnings.warn(OverlapWarning(f"{text}: pushed apart at most at max_contact_push_speed = "
+                                     f"{self.settings.max_contact_push_speed:g} m/s"), stacklevel=3)
+        return found
 
     # The model's public names, as the simulation has always offered them (constant: `Model`).
     names = property(lambda self: self.model.names, doc="(N,) node names")
@@ -656,6 +714,8 @@ class Simulation:
             raise self.diverged
         if n:
             self._check_divergence()   # a state set from outside (a restore, a planted value) too
+            if self._runaway_reference is None:
+                self._take_runaway_reference()
         for _ in range(int(n)):
             started = profile.mark()
             substeps = self.settings.substeps
@@ -735,26 +795,51 @@ class Simulation:
                                                  DIVERGENCE_LENGTH, DIVERGENCE_SPEED)
         if node >= 0:
             limit = DIVERGENCE_LENGTH if quantity == 0 else DIVERGENCE_SPEED
-            self.diverged = DivergenceError(self.names[node], self.step_count + 1, self.time, _QUANTITIES[quantity],
-                                            float(value), limit)
+            args = (self.names[node], self.step_count + 1, self.time)
+            speed = float(np.linalg.norm(self.hierarchy.local.velocity[node]))
+            if quantity == 0 and math.isfinite(value) and speed <= DIVERGENCE_SPEED and not self._energy_grew():
+                self.diverged = OutOfBoundsError(*args, float(value), limit, speed)
+            else:
+                self.diverged = DivergenceError(*args, _QUANTITIES[quantity], float(value), limit)
             raise self.diverged
 
-    def _check_runaway(self):
-        """RUNAWAY_EVERY: compare the total energy with its value after the last input (recorded on
-        the first check after it) and raise (and keep) a RunawayError past the allowance."""
-        self._runaway_due = self.time + RUNAWAY_EVERY
+    def _energy_grew(self):
+        """Whether the total energy now exceeds the runaway reference by more than its allowance
+        (or is not finite): what tells a blow-up from a body that merely went far. The state may
+        be mid-step: the world pass is redone from the local state."""
+        if self.model.dyn.size == 0 or self._runaway_reference is None:
+            return False
+        self._synced = _STALE
+        energy = self.energy()
+        total = energy["kinetic"] + energy["potential"]
+        reference, allowance = self._runaway_reference
+        return not total - reference <= allowance
+
+    def _take_runaway_reference(self):
+        """The runaway check's reference (RUNAWAY_EVERY): the total energy now, and the allowance of
+        growth past it, from the kinetic energy, the scene's size and RUNAWAY_SPEED."""
         if self.model.dyn.size == 0:
             return
         energy = self.energy()
-        total = energy["kinetic"] + energy["potential"]
-        if self._runaway_reference is None:
-            translation = self.hierarchy.world_state.translation
-            size = float(np.ptp(translation, axis=0).max(initial=0.0)) if len(translation) else 0.0
-            mass = float(self.model.mass_dyn.sum())
-            allowance = (energy["kinetic"] + mass * float(np.linalg.norm(self.settings.gravity)) * max(size, 1.0)
-                         + 0.5 * mass * RUNAWAY_SPEED ** 2)
-            self._runaway_reference = (total, allowance)
+        translation = self.hierarchy.world_state.translation
+        size = float(np.ptp(translation, axis=0).max(initial=0.0)) if len(translation) else 0.0
+        mass = float(self.model.mass_dyn.sum())
+        allowance = (energy["kinetic"] + mass * float(np.linalg.norm(self.settings.gravity)) * max(size, 1.0)
+                     + 0.5 * mass * RUNAWAY_SPEED ** 2)
+        self._runaway_reference = (energy["kinetic"] + energy["potential"], allowance)
+
+    def _check_runaway(self):
+        """RUNAWAY_EVERY: compare the total energy with its value after the last input (taken before
+        the step after it, `_take_runaway_reference`) and raise (and keep) a RunawayError past the
+        allowance."""
+        self._runaway_due = self.time + RUNAWAY_EVERY
+        if self.model.dyn.size == 0:
             return
+        if self._runaway_reference is None:     # an input within this step (a timed impulse)
+            self._take_runaway_reference()
+            return
+        energy = self.energy()
+        total = energy["kinetic"] + energy["potential"]
         reference, allowance = self._runaway_reference
         if total - reference > allowance:
             velocity = self.hierarchy.world_state.velocity[self.model.dyn]
@@ -894,7 +979,8 @@ class Simulation:
         free end-of-step velocities, then the changes applied to the bodies (`_apply_world_changes`):
         velocities get the final change (relax, then restitution); positions get f h Δv_r plus the
         bias part h (Δv_s − Δv_r) — the split impulse, so the correction moves bodies without adding
-        energy — and nothing of the restitution stage (its target is the rebound at the surface).
+        energy; its linear part at most settings.max_contact_push_speed per body — and nothing of the
+        restitution stage (its target is the rebound at the surface).
         f = `POSITION_FRACTION[integrator]`: how much of an end-of-step velocity change the
         integrator's own position update would have seen (x₁ = x₀ + h v₁ for semi-implicit Euler:
         1; constant-force schemes x₁ = x₀ + h v₀ + h²a/2: ½; explicit Euler: 0)."""
@@ -906,6 +992,13 @@ class Simulation:
         solution = self._solver.solve(velocity, self.settings, fraction)
         change = solution.velocity_relax - velocity
         bias = solution.velocity_solve - solution.velocity_relax
+        # each body's correction moves it at most at the push speed (PhysX's max depenetration
+        # velocity is per body too): a box among a hundred coincident ones took 57 m/s of bias
+        # from its 99 contacts, each within the limit, and leapt a metre in one step
+        push = np.linalg.norm(bias[:, :3], axis=1)
+        over = push > self.settings.max_contact_push_speed
+        if over.any():
+            bias[over] *= (self.settings.max_contact_push_speed / push[over])[:, None]
         final = solution.velocity_final - velocity         # with the restitution stage: velocities only
         moved = h * (fraction * change + bias)
         joints = self._solver.joints is not None and len(self._solver.joints)
@@ -1051,9 +1144,11 @@ class Simulation:
         leaves its parent for the world, keeping its world motion (`reparent`, keep="world")."""
         world = self.hierarchy.world_state
         node = _first_beyond_reach(self.model.loose, self.parent, self.hierarchy.local.translation, world.scale, REACH)
+        reference = self._runaway_reference     # world motion kept: no energy changes, no input
         while node >= 0:
             self.reparent(int(node), None, keep="world")
             node = _first_beyond_reach(self.model.loose, self.parent, self.hierarchy.local.translation, world.scale, REACH)
+        self._runaway_reference = reference
 
     # ------------------------------------------------------------------ impulses
     def _resolve(self, node):

@@ -57,16 +57,53 @@ RELAX_ITERATIONS = 3
 # sweep's (the stack: about 260 sweeps of its 40 points, once; it then sinks 0.1 mm). Steps that
 # warm start from most of their points keep `iterations`; so does a scene whose warm start is off.
 COLD_START_SWEEPS = 500
+# Deep overlaps: in a step with a contact point deeper than DEEP_OVERLAP whose relaxed velocities
+# hold more kinetic energy than the free ones (by GAIN_TOLERANCE: contacts without restitution
+# only take energy out, so a gain is bias the relax stage left in), the solve is done again with
+# the relax stage started afresh from the free velocities (physics.gauss_seidel.solve, `fresh`).
+# Bodies placed inside one another are pushed apart by the solve stage's bias, which the relax
+# stage must take back out of the velocities; RELAX_ITERATIONS sweeps from the biased solution left
+# most of it in (ten coincident boxes: 49 J -> 151 J in the first step). A settling heap has points
+# over a centimetre deep in one step of five (the 64-box heap, 6 cm on landing), where relaxing
+# afresh every time sank its boxes 22 mm instead of 4: the energy test keeps those steps warm.
+DEEP_OVERLAP = 0.01         # m
+GAIN_TOLERANCE = 1e-6       # relative
+# Overlaps at the start (`SceneSolver.overlaps`, reported by physics.simulation at load): shapes
+# deeper in one another than this are counted; touching surfaces written with rounded decimals meet
+# well within it (the shipped scenes' deepest start overlap is 1e-9 m).
+OVERLAP_TOLERANCE = 1e-3    # m
+# More pairs than this overlapping at load refuse the scene (physics.simulation.OverlapError): 630
+# coincident boxes (198,135 pairs) took 31 s a step; a scene built with care has none, and the
+# heaviest shipped heap (the 1,000-box pile) has about 6,000 candidate pairs, none overlapping.
+OVERLAP_BUDGET = 10_000
 COLD_START_TOLERANCE = 1e-3
+
+
+def _kinetic(velocity, inverse_mass, inverse_inertia):
+    """Σ ½ (|v|² / m⁻¹ + ωᵀ (I⁻¹)⁻¹ ω) (J) of the solver bodies' [v, ω] (B, 6), world frame."""
+    omega = velocity[:, 3:]
+    inertia_omega = np.linalg.solve(inverse_inertia, omega[:, :, None])[:, :, 0]
+    return 0.5 * float(np.sum(np.einsum("bi,bi->b", velocity[:, :3], velocity[:, :3]) / inverse_mass)
+                       + np.einsum("bi,bi->", omega, inertia_omega))
 
 
 class ContactBudgetError(ValueError):
     """More candidate pairs in one step than PAIR_BUDGET: `pairs` says how many."""
 
-    def __init__(self, pairs):
+    def __init__(self, pairs, at_load=False):
         self.pairs = pairs
-        super().__init__(f"{pairs:,} shape pairs overlap in one step (the contact budget is {PAIR_BUDGET:,}): "
+        when = "at load" if at_load else "in one step"
+        super().__init__(f"{pairs:,} shape pairs overlap {when} (the contact budget is {PAIR_BUDGET:,}): "
                          "shapes placed inside one another? Spread them out or give them collision groups")
+
+
+class Overlaps(NamedTuple):
+    """Shape pairs that overlap by more than OVERLAP_TOLERANCE (`SceneSolver.overlaps`)."""
+
+    count: int              # pairs of shapes deeper in one another than the tolerance
+    node_a: int             # the deepest pair's nodes (−1 when count is 0)
+    node_b: int
+    depth: float            # m, its depth (0 when count is 0)
 
 
 class ContactPoints(NamedTuple):
@@ -119,6 +156,7 @@ class ContactParams(NamedTuple):
     slop: float         # m, penetration left uncorrected
     threshold: float    # m/s, slower approaches do not bounce
     softness: float     # CFM / h
+    push: float         # m/s, the largest position-correction target (settings.max_contact_push_speed)
 
 
 @kernel
@@ -238,7 +276,7 @@ def _contact_stage(c, bodies, nodes, materials, stored, params):
     stored: `StoredImpulses`; params: `ContactParams`. Returns (kept, how many may bounce, the rows
     (`RowArrays`), their `PointBounce` (kept,), e (kept,), whether the step is a cold start: warm
     starting on and more than half the touching points (depth > −slop) with no stored normal
-    impulse, `COLD_START_SWEEPS`)."""
+    impulse, `COLD_START_SWEEPS`; whether a point is deeper than DEEP_OVERLAP)."""
     kept, body, surface = _keep_reachable(c, bodies, nodes, params)
     mu, e, warm = np.empty(kept), np.empty(kept), np.zeros((kept, 3))
     for m in range(kept):
@@ -252,14 +290,16 @@ def _contact_stage(c, bodies, nodes, materials, stored, params):
     fill_contact_rows(ContactInput(c.point[:kept], c.normal[:kept], c.depth[:kept], body[:kept], surface[:kept], mu, e,
                                    warm),
                       BodyMotion(bodies.centre, bodies.velocity),
-                      ContactConstants(params.h, params.beta, params.slop, params.threshold, params.softness), rows, out)
-    bounces, touching, cold = 0, 0, 0
+                      ContactConstants(params.h, params.beta, params.slop, params.threshold, params.softness,
+                                       params.push), rows, out)
+    bounces, touching, cold, deep = 0, 0, 0, False
     for m in range(kept):
         bounces += np.isfinite(out.approach[m])
+        deep = deep or c.depth[m] > DEEP_OVERLAP
         if c.depth[m] > -params.slop:
             touching += 1
             cold += warm[m, 0] == 0.0
-    return kept, bounces, rows, out, e, params.warm and 2 * cold > touching
+    return kept, bounces, rows, out, e, params.warm and 2 * cold > touching, deep
 
 
 @kernel
@@ -338,7 +378,7 @@ class SceneSolver:
         self.pair_bodies = np.zeros((0, 2), np.int64)   # (K, 2) the broad phase's body pairs (sleeping islands)
         self.body_touch = np.zeros(0, np.int64)     # per body: SUPPORTED | FOREIGN (`touch_flags`)
         self._prepared = None
-        self._cold_start = False
+        self._cold_start = self._deep = False
         self._threads = ThreadChoice()      # the sweeps' thread count, by measurement (physics.threads)
 
     @property
@@ -431,14 +471,14 @@ class SceneSolver:
                 touch_flags(c.shape_a, c.shape_b, self._rest, self.body_touch)
             lead = h if lead is None else lead      # `_reach`
             cache = self.cache
-            kept, bounces, arrays, bounce, e, self._cold_start = _contact_stage(
+            kept, bounces, arrays, bounce, e, self._cold_start, self._deep = _contact_stage(
                 ContactPoints(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
                               c.feature_id),
                 SolverBodies(self.body_of_node, centre, velocity),
                 NodeMotion(world.translation, world.velocity, world.omega, world.acceleration, world.alpha),
                 Materials(self.friction, self.restitution), cache.stored(),
                 ContactParams(h, lead, SPECULATIVE + math.hypot(*settings.gravity) * h * h, bool(settings.warm_start),
-                              beta, SLOP, BOUNCE_THRESHOLD, softness))
+                              beta, SLOP, BOUNCE_THRESHOLD, softness, settings.max_contact_push_speed))
             if kept < len(c):
                 c = Contacts(c.shape_a[:kept], c.shape_b[:kept], c.body_a[:kept], c.body_b[:kept], c.point_world[:kept],
                              c.normal_world[:kept], c.depth[:kept], c.feature_id[:kept])
@@ -451,13 +491,33 @@ class SceneSolver:
                                 e[may])
         else:
             self._bounce = None
-            self._cold_start = False
+            self._cold_start = self._deep = False
         self._h = h
         rows = parts[0] if len(parts) == 1 else concatenate(parts)
         # the two halves the sweeps solve on two cores; a sweep of fewer elements than rows is serial
         self._side = halves(centre) if len(rows) >= PARALLEL_MIN else None
         self._prepared = prepare(rows, inverse_mass, inverse_inertia)
+        self._masses = (inverse_mass, inverse_inertia) if self._deep else None   # `solve`: the kinetic energy
         profile.lap("rows", t)
+
+    def overlaps(self, world):
+        """The shape pairs that may collide and overlap by more than OVERLAP_TOLERANCE at the poses
+        of `world` (the nodes' world state), and the deepest one (`Overlaps`): the broad phase on
+        the shapes' own boxes, the narrow phase with a cache of its own (this solver's warm starts
+        are left as they are). ContactBudgetError (at load) past PAIR_BUDGET candidate pairs."""
+        lo, hi = aabbs(self.shapes, world)
+        pairs = candidate_pairs(lo, hi, self.filter)
+        if len(pairs) > PAIR_BUDGET:
+            raise ContactBudgetError(len(pairs), at_load=True)
+        if not len(pairs):
+            return Overlaps(0, -1, -1, 0.0)
+        c = contacts(self.shapes, world, pairs, ContactCache())
+        deep = c.depth > OVERLAP_TOLERANCE
+        if not deep.any():
+            return Overlaps(0, -1, -1, 0.0)
+        count = len(np.unique(np.stack([c.shape_a[deep], c.shape_b[deep]], axis=1), axis=0))
+        worst = int(np.argmax(np.where(deep, c.depth, -np.inf)))
+        return Overlaps(count, int(c.body_a[worst]), int(c.body_b[worst]), float(c.depth[worst]))
 
     def _candidates(self, world, centre, velocity, h):
         """(pairs (K, 2) of shapes whose boxes, each grown by how far its shape can move within
@@ -515,15 +575,23 @@ class SceneSolver:
         `fraction`: how much of an end-of-step velocity change the integrator's position update sees
         (`physics.simulation.POSITION_FRACTION`; restitution targets depend on it)."""
         prepared = self._prepared
-        arguments = (prepared, velocity, settings.iterations, settings.sor, settings.warm_start, settings.relax)
-        options = dict(relax_iterations=min(settings.iterations, RELAX_ITERATIONS),
-                       restitution=self._restitution_targets(velocity, fraction),
-                       most=COLD_START_SWEEPS if self._cold_start else None, tolerance=COLD_START_TOLERANCE,
-                       side=self._side)
-        if self._side is None:          # a sweep too small to split: one thread whatever the count
-            solution = solve(*arguments, **options)
-        else:                           # the halves on one thread or two, whichever is faster now
-            solution = self._threads.run(len(prepared.rows), solve, *arguments, **options)
+        restitution = self._restitution_targets(velocity, fraction)
+
+        def run(fresh):
+            arguments = (prepared, velocity, settings.iterations, settings.sor, settings.warm_start, settings.relax)
+            options = dict(relax_iterations=min(settings.iterations, RELAX_ITERATIONS), restitution=restitution,
+                           most=COLD_START_SWEEPS if self._cold_start else None, tolerance=COLD_START_TOLERANCE,
+                           side=self._side, fresh=fresh)
+            if self._side is None:      # a sweep too small to split: one thread whatever the count
+                return solve(*arguments, **options)
+            # the halves on one thread or two, whichever is faster now (the same bits either way)
+            return self._threads.run(len(prepared.rows), solve, *arguments, **options)
+
+        warm = prepared.rows.impulse.copy() if self._deep and settings.relax else None
+        solution = run(False)
+        if warm is not None and _kinetic(solution.velocity_relax, *self._masses) > _kinetic(velocity, *self._masses) * (1.0 + GAIN_TOLERANCE):
+            prepared.rows.impulse[:] = warm     # DEEP_OVERLAP: the relax stage kept the push; solve again, relaxing afresh
+            solution = run(True)
         impulse = prepared.rows.impulse
         if self.joints is not None and len(self.joints):
             self.joints.impulse.reshape(-1)[self._joint_slots] = impulse[:len(self._joint_slots)]

@@ -41,13 +41,51 @@ def golden():
     return json.loads(GOLDEN.read_text())
 
 
+def environment():
+    """What the bits of a run may depend on beyond the code: the versions of numpy, numba and
+    llvmlite (LLVM's code generation, fast-math contractions) and the CPU (its instruction set),
+    stored with the golden hashes and printed beside the stored ones when a hash differs."""
+    import platform
+
+    import llvmlite
+    import numba
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {"numpy": np.__version__, "numba": numba.__version__, "llvmlite": llvmlite.__version__,
+            "python": platform.python_version(), "cpu": cpu}
+
+
+def _environments(stored):
+    """The stored environment and this one, side by side, one line per key (a golden failure's note)."""
+    here = environment()
+    return "\n".join(f"  {key:9s} stored {str(stored.get(key, '(not stored)')):45s} here {here[key]}"
+                     + ("" if stored.get(key) == here[key] else "   <- differs") for key in here)
+
+
 @pytest.mark.parametrize("scene", sorted(GOLDEN_RUNS))
 def test_golden_hash(scene):
     """Every bit after N steps is what it was when the golden hashes were made (an exact test:
     any change of arithmetic changes the hash; the module docstring says how to regenerate)."""
-    expected = golden()[scene]
+    stored = golden()
+    expected = stored[scene]
     assert expected["steps"] == GOLDEN_RUNS[scene]
-    assert run_hash(scene, expected["steps"]) == expected["hash"]
+    got = run_hash(scene, expected["steps"])
+    assert got == expected["hash"], (f"{scene}: hash {got} after {expected['steps']} steps, stored "
+                                     f"{expected['hash']}; the environments:\n{_environments(stored.get('environment', {}))}")
+
+
+def test_a_golden_failure_names_the_stored_and_the_present_environment():
+    """The note of a failed golden hash: every key of both environments, the differing ones marked."""
+    here = environment()
+    assert set(here) == {"numpy", "numba", "llvmlite", "python", "cpu"} and all(here.values())
+    note = _environments({**here, "numba": "0.0.0"})
+    assert note.count("\n") == len(here) - 1 and "stored 0.0.0" in note and f"here {here['numba']}" in note
+    assert note.count("<- differs") == 1
+    assert "environment" in golden() and set(golden()["environment"]) == set(here)
 
 
 @pytest.mark.parametrize("coretype", ["Haswell", "SkylakeX", "Sandybridge"])
@@ -176,10 +214,11 @@ def test_hash_is_the_same_in_another_process_with_any_hash_seed():
 def regenerate():
     hashes = {scene: {"steps": steps, "hash": run_hash(scene, steps)} for scene, steps in sorted(GOLDEN_RUNS.items())}
     tmp = GOLDEN.with_suffix(".tmp")
-    tmp.write_text(json.dumps(hashes, indent=2) + "\n")
+    tmp.write_text(json.dumps({**hashes, "environment": environment()}, indent=2) + "\n")
     tmp.replace(GOLDEN)
     for scene, entry in hashes.items():
         print(f"{scene:10s} {entry['steps']:5d} steps  {entry['hash']}")
+    print("environment:", environment())
 
 
 if __name__ == "__main__":

@@ -52,24 +52,24 @@ def test_non_finite_values_are_caught_as_such():
     assert caught.value.node == sim.names[body]
 
 
-def test_a_scene_that_would_make_millions_of_contacts_is_refused_with_a_message(tmp_path):
+def test_a_scene_that_would_make_millions_of_contacts_is_refused_at_load_with_a_message(tmp_path):
     """700 coincident boxes: 244,650 overlapping pairs, past the contact budget (PAIR_BUDGET =
-    200,000): the first step refuses in seconds instead of running for minutes, naming the count;
-    the runner exits 1 with that one line."""
+    200,000): the scene is refused as it loads, naming the count, instead of at its first step;
+    the runner exits 2 (bad input) with that one line and writes nothing."""
     import subprocess
     import sys
 
     from physics.solver import PAIR_BUDGET, ContactBudgetError
     nodes = [{"name": f"box{i}", "motion": "dynamic", "translation": [0.0, 0.5, 0.0],
               "shape": {"type": "box", "size": [0.2, 0.2, 0.2]}} for i in range(700)]
-    sim = Simulation(scene_from_dict({"node": nodes}))
-    with pytest.raises(ContactBudgetError, match="244,650 shape pairs") as caught:
-        sim.step(1)
+    with pytest.raises(ContactBudgetError, match="244,650 shape pairs overlap at load") as caught:
+        Simulation(scene_from_dict({"node": nodes}))
     assert caught.value.pairs == 700 * 699 // 2 > PAIR_BUDGET
     path = tmp_path / "heap.toml"
     path.write_text("".join(f'[[node]]\nname = "box{i}"\nmotion = "dynamic"\ntranslation = [0.0, 0.5, 0.0]\n'
                             'shape = { type = "box", size = [0.2, 0.2, 0.2] }\n' for i in range(700)))
     out = subprocess.run([sys.executable, "-m", "physics", "run", str(path), "--steps", "3", "--out",
                           str(tmp_path / "heap.npz")], capture_output=True, text=True, timeout=600)
-    assert out.returncode == 1 and "contact budget" in out.stderr and "Traceback" not in out.stderr
+    assert out.returncode == 2 and "contact budget" in out.stderr and "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1, out.stderr
     assert not (tmp_path / "heap.npz").exists()
