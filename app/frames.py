@@ -192,7 +192,7 @@ def panel_section(panel):
         v.view_from(None if index == 0 else index - 1)
     selected = v.selected
     if selected is None:
-        imgui.text_colored(imgui.ImVec4(0.75, 0.75, 0.75, 1.0), "select a node for its trail and its acceleration terms")
+        panel.text("select a node for its trail and its acceleration terms", imgui.ImVec4(0.75, 0.75, 0.75, 1.0))
     else:
         name = str(sim.names[selected])
         changed, on = imgui.checkbox(f"trail of {name}", selected in trails.nodes)
@@ -215,7 +215,7 @@ def panel_section(panel):
             for name in TERMS + ("world",):
                 r, g, b = TERM_COLORS.get(name, (1.0, 1.0, 1.0))
                 value = to_frame @ terms[name]
-                imgui.text_colored(imgui.ImVec4(r, g, b, 1.0), f"{name:>11} " + " ".join(f"{x:+9.4f}" for x in value))
-            imgui.text_colored(imgui.ImVec4(0.75, 0.75, 0.75, 1.0), f"m/s^2 in the axes of {view.name(sim)}")
+                panel.text(f"{name:>11} " + " ".join(f"{x:+9.4f}" for x in value), imgui.ImVec4(r, g, b, 1.0))
+            panel.text(f"m/s^2 in the axes of {view.name(sim)}", imgui.ImVec4(0.75, 0.75, 0.75, 1.0))
         if view.plot(str(sim.names[selected]), view.name(sim)):
             panel.remember("terms plot")

@@ -479,7 +479,7 @@ class Ghosts:
             imgui.text_wrapped("Run variants of this scene from now on beside the main run, "
                                "each its own simulation, drawn translucent in its colour.")
         else:
-            imgui.text(f"ghosts from t = {self.start_time:.3f} s; divergence from {c.base}")
+            panel.text(f"ghosts from t = {self.start_time:.3f} s; divergence from {c.base}")
         if self.draft is None:
             self.draft = {f.name: getattr(v.sim.settings, f.name) for f in fields(v.sim.settings)}
         if imgui.tree_node("variant settings"):
@@ -521,16 +521,16 @@ class Ghosts:
         if panel.button("Clear"):
             self.clear()
             return
-        imgui.text_colored(imgui.ImVec4(0.75, 0.75, 0.75, 1.0), f"{len(c.variants)} of {MAX_VARIANTS} variants")
+        panel.text(f"{len(c.variants)} of {MAX_VARIANTS} variants", imgui.ImVec4(0.75, 0.75, 0.75, 1.0))
         self._rows(panel, c, REFERENCE)
         if self.ab is not None:
-            imgui.text_colored(imgui.ImVec4(*AB_COLOR, 1.0), f"loose children: largest |v_on - v_off| {_format(self.ab_dv, 'm/s')}")
+            panel.text(f"loose children: largest |v_on - v_off| {_format(self.ab_dv, 'm/s')}", imgui.ImVec4(*AB_COLOR, 1.0))
         self._plots(c)
 
     def _rows(self, panel, c, reference):
         for label in ["main"] + list(self.ghosts):
             color = MAIN_COLOR if label == "main" else self.ghosts[label].color
-            imgui.text_colored(imgui.ImVec4(*color, 1.0), label)
+            panel.text(label, imgui.ImVec4(*color, 1.0))
             if label != "main":
                 ghost = self.ghosts[label]
                 imgui.same_line()
@@ -549,10 +549,10 @@ class Ghosts:
             if r is None:
                 continue
             if label in c.stopped:
-                imgui.text_colored(imgui.ImVec4(1.0, 0.35, 0.3, 1.0), f"  stopped: {c.stopped[label]}")
+                panel.text(f"  stopped: {c.stopped[label]}", imgui.ImVec4(1.0, 0.35, 0.3, 1.0))
                 continue
-            imgui.text(f"  dx {_format(r['max_position_error'], 'm')}  dR {_format(r['max_rotation_error'], 'rad')}")
-            imgui.text(f"  dE {_format(r['energy_drift'])}  dL {_format(r['angular_momentum_drift'])}")
+            panel.text(f"  dx {_format(r['max_position_error'], 'm')}  dR {_format(r['max_rotation_error'], 'rad')}")
+            panel.text(f"  dE {_format(r['energy_drift'])}  dL {_format(r['angular_momentum_drift'])}")
 
     def _plots(self, c):
         """One plot per readout, one line per run in its colour (the base run's divergence is 0:

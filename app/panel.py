@@ -426,6 +426,13 @@ class Panel:
                                             imgui.SliderFlags_.logarithmic)
         if changed:
             prefs["arrow_scale"] = float(scale)
+        v = self.viewer
+        changed, on = imgui.checkbox("antialiasing (4x MSAA)", v.target.samples > 0)
+        self.remember("antialiasing")
+        self.tooltip("smooth edges: each pixel sampled 4 times (multisampling). On a software renderer\n"
+                     "(Mesa's llvmpipe) it costs about 2.7 times the frame's CPU time, so it starts off there")
+        if changed:
+            v.set_msaa(4 if on else 0)
 
     def inspector(self):
         v = self.viewer

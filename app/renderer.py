@@ -177,6 +177,7 @@ class Target:
     def __init__(self, ctx, size, samples=4):
         self.ctx = ctx
         self.size = (max(int(size[0]), 1), max(int(size[1]), 1))
+        self.requested = samples   # what was asked for (`samples`: what the context gave)
         self.samples = samples if ctx.max_samples >= samples else 0
         self.msaa = None
         if self.samples:

@@ -22,6 +22,7 @@ PHYSICS_KEYS = ("integrator", "gyroscopic", "rotation_update", "exponential", "c
 
 MIN_BUDGET_MB, MAX_BUDGET_MB = 1.0, 16384.0  # the panel's slider spans these
 MIN_PANEL_WIDTH, MAX_PANEL_WIDTH = 240.0, 4096.0  # px: the panel's width, dragged by its edge
+MSAA_SAMPLES = (0, 2, 4, 8)   # multisampling choices (--msaa, the panel's antialiasing box)
 
 DEFAULTS = {
     "overlays": {"frames": False, "velocity": False, "angular_velocity": False, "angular_momentum": False,
@@ -34,6 +35,7 @@ DEFAULTS = {
     "physics": {},
     "keep_physics": False,  # re-apply "physics" to every scene opened (off: each opens with its own)
     "panel_width": 380.0,   # px, the panel's width as last dragged (app.panel)
+    "msaa": None,           # multisampling samples (0, 2, 4, 8) as last chosen; None: 4 on a hardware GL, 0 on a software one
     "last_scene": None,
 }
 
@@ -62,6 +64,8 @@ def _clean(data):
         value = data.get(name)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e3:
             result[name] = float(value)
+    if data.get("msaa") in MSAA_SAMPLES and not isinstance(data.get("msaa"), bool):
+        result["msaa"] = int(data["msaa"])
     width = data.get("panel_width")
     if isinstance(width, (int, float)) and not isinstance(width, bool) and MIN_PANEL_WIDTH <= width <= MAX_PANEL_WIDTH:
         result["panel_width"] = float(width)

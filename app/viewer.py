@@ -125,8 +125,11 @@ class Viewer:
         `frame_log`: a CSV file that gets one row per frame (frame, Unix time, wall seconds since
         the last frame, simulated time, steps taken, whether kernels were being prepared) for the
         frame-time tests and the start-up benchmark."""
-        software = any(name in ctx.info["GL_RENDERER"].lower() for name in ("llvmpipe", "softpipe", "swrast"))
-        msaa = (0 if software else 4) if msaa is None else msaa
+        self.software = any(name in ctx.info["GL_RENDERER"].lower() for name in ("llvmpipe", "softpipe", "swrast"))
+        self.store = store
+        self.prefs = settings_store.load() if store else settings_store.load("/nonexistent/settings.json")
+        if msaa is None:    # the command line's, else the user's last choice (the panel), else by renderer
+            msaa = self.prefs["msaa"] if self.prefs["msaa"] is not None else (0 if self.software else 4)
         self.msaa = msaa
         self.ctx = ctx
         self.size = (max(int(size[0]), 1), max(int(size[1]), 1))
@@ -134,8 +137,6 @@ class Viewer:
         self.renderer = Renderer(ctx)
         self.shadow_map = ShadowMap(ctx)
         self.camera = Camera()
-        self.store = store
-        self.prefs = settings_store.load() if store else settings_store.load("/nonexistent/settings.json")
         self.overrides = dict(overrides or {})
         self.imgui_context = imgui.create_context()
         imgui.set_current_context(self.imgui_context)  # create_context makes it current only if none is
@@ -569,6 +570,24 @@ class Viewer:
         the recording, the video and the view preferences as the close button does."""
         self.quitting = True
 
+    def set_msaa(self, samples):
+        """Multisample the scene with `samples` (0: off; the context's maximum at most: Target)
+        from the next frame on, kept as a view preference. The target is remade at the start of
+        the next frame (`_fit_target`), not in this one: the window chose this frame's framebuffer
+        by `draws_offscreen` already."""
+        self.msaa = self.prefs["msaa"] = int(samples)
+
+    def _fit_target(self, samples=None):
+        """Remake the offscreen target when the window's size or the samples asked for (`samples`,
+        default `msaa`) changed."""
+        samples = self.msaa if samples is None else samples
+        if self.target.size != self.size or self.target.requested != samples:
+            # bind the new target before releasing the old: moderngl re-binds the current
+            # framebuffer after creating one, and a released name there is GL_INVALID_OPERATION
+            old, self.target = self.target, Target(self.ctx, self.size, samples)
+            self.target.draw.use()
+            old.release()
+
     def toggle_follow(self):
         self.follow = not self.follow
 
@@ -701,6 +720,7 @@ class Viewer:
         """Advance and draw one frame into `screen` (a moderngl framebuffer: the window's), or
         into `self.target.resolved` when None. `frame_seconds` None = real time."""
         self.timing.begin_frame()
+        self._fit_target()      # the samples chosen last frame (`set_msaa`), as `draws_offscreen` said
         now = time.perf_counter()
         wall = 0.0 if self._last_frame is None else now - self._last_frame
         real_time = frame_seconds is None       # else a scripted frame: every step it is due, always
@@ -744,7 +764,7 @@ class Viewer:
     def draws_offscreen(self):
         """Whether `frame` must draw into `self.target` (MSAA, or a video reading it) for the
         window to copy, rather than into the window's own buffer."""
-        return self.target.msaa is not None or self.video.offscreen
+        return self.msaa > 0 or self.video.offscreen   # as asked: the target follows at the frame's start
 
     def build_ui(self, frame_seconds):
         """Run the panel for this frame (ImGui's draw data then lasts until the next call)."""
@@ -829,12 +849,8 @@ class Viewer:
         target, resolved into the target's plain buffer and copied to `screen` (same formats
         needed: the window passes None and copies the colour itself). Nothing else touches
         every pixel: on a software renderer each full-screen pass costs milliseconds."""
-        if self.target.size != self.size:
-            # bind the new target before releasing the old: moderngl re-binds the current
-            # framebuffer after creating one, and a released name there is GL_INVALID_OPERATION
-            old, self.target = self.target, Target(self.ctx, self.size, self.msaa)
-            self.target.draw.use()
-            old.release()
+        # into the window's buffer (`screen`): the samples the window planned this frame for
+        self._fit_target(None if screen is None else self.target.requested)
         screen = self.target.resolved if screen is None else screen
         fbo = self.target.msaa or screen
         self.render_scene(fbo)

@@ -358,9 +358,10 @@ def test_the_t_handle_shows_after_the_tank_with_real_keys(window):
 @pytest.mark.display
 @pytest.mark.parametrize("scene", ["car", "pyramid", "tank", "stack"])
 def test_a_paused_scene_draws_the_same_picture_every_frame(window, scene):
-    """Three frames of a paused scene (the window's own frames, each then read back) are the same
-    picture to the bit: the shadow map and everything else depend on the state and the view only.
-    Taken after the scene has run a second, at rest or in motion."""
+    """Three frames of a paused scene are the same picture to the bit (each frame drawn by the
+    window, then drawn again into the offscreen target screenshots read, as F12 does): the shadow
+    map and everything else depend on the state and the view only. Taken after the scene has run
+    a second, at rest or in motion."""
     w = window(scene, msaa=0)
     v = w.viewer
     v.prefs["numbers"] = False   # the overlay's FPS changes by itself
