@@ -75,10 +75,11 @@ def split_recording(data):
 def join_recording(header, frames, entries=True, text=None):
     """Recording bytes; the keyframe entries' offsets and lengths recomputed unless `entries` is
     False, and the checksum always."""
-    if entries:
+    if entries and isinstance(header.get("keyframes"), list):
         offset = 0
         for entry, frame in zip(header["keyframes"], frames):
-            entry["offset"], entry["length"] = offset, len(frame)
+            if isinstance(entry, dict):         # (a mutated entry stays as it is)
+                entry["offset"], entry["length"] = offset, len(frame)
             offset += len(frame)
     text = json.dumps(header).encode() if text is None else text
     return _sum(rec_format.MAGIC + struct.pack("<I", len(text)) + text + b"".join(frames))

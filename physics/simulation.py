@@ -1213,6 +1213,8 @@ class Simulation:
                 refuse(key, "a matrix that is not a rotation", f"orthonormal rows (to {ROTATION_TOLERANCE:g})")
         if not np.all(arrays["local.scale"] > 0):
             refuse("local.scale", arrays["local.scale"][~(arrays["local.scale"] > 0)][:3], "> 0")
+        if np.any(arrays["still"] < 0):     # seconds at rest (physics.sleeping)
+            refuse("still", arrays["still"][arrays["still"] < 0][:3], "seconds >= 0")
         for key in ("time", "next_event"):
             if np.shape(arrays[key]) != ():
                 refuse(key, f"shape {np.shape(arrays[key])}", "one number")
