@@ -416,8 +416,11 @@ def add_parser(commands):
     parser = commands.add_parser(
         "replay", help="check or describe a recording (.rec)",
         description="Describe a recording; with --verify, re-simulate it from its first keyframe and check "
-                    "every step's state hash. Exit 0: verified; 1: a step's hash differs (named); 2: the file "
-                    "is truncated, corrupted, of another format or version, or its scene cannot be loaded.")
+                    "every step's state hash. Exit 0: verified; 1: a step's hash differs (named), or the replay "
+                    "diverged; 2: a bad file, named with what is wrong (not a regular file; truncated, "
+                    "corrupted, of another format or a newer version; a header key, keyframe or input out of "
+                    "range or not fitting its scene; a scene that cannot be loaded; an input the simulation "
+                    "refuses at its step).")
     parser.add_argument("recording", metavar="FILE.rec")
     parser.add_argument("--verify", action="store_true", help="re-simulate and check every step's hash")
     parser.set_defaults(handler=replay)
