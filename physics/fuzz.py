@@ -397,18 +397,17 @@ def _jsonable(value):
 
 def _edit_header(data, document, like, hostile, mutations, label):
     """1-3 set/delete/add mutations of a parsed JSON header, as draw_case does to scenes."""
-    st = data.draw  # (only draw is used)
-    from hypothesis import strategies as strategies
-    for _ in range(st(strategies.integers(1, 3))):
+    from hypothesis import strategies as st
+
+    for _ in range(data.draw(st.integers(1, 3))):
         paths = list(_paths(document))
-        kind = st(strategies.sampled_from(["set", "set", "set", "delete", "add"]))
+        kind = data.draw(st.sampled_from(["set", "set", "set", "delete", "add"]))
         if kind == "add" or not paths:
-            key = st(strategies.sampled_from(["future", "settings", "arrays", "step_count", "version", "x"]))
-            container = document if isinstance(document, dict) else {}
-            container[key] = _jsonable(st(hostile))
+            key = data.draw(st.sampled_from(["future", "settings", "arrays", "step_count", "version", "x"]))
+            document[key] = _jsonable(data.draw(hostile))
             mutations.append(f"{label}: add {key!r}")
             continue
-        path = st(strategies.sampled_from(paths))
+        path = data.draw(st.sampled_from(paths))
         container = _container(document, path)
         if kind == "delete":
             if isinstance(container, dict):
@@ -417,7 +416,7 @@ def _edit_header(data, document, like, hostile, mutations, label):
                 container.pop(path[-1])
             mutations.append(f"{label}: delete {path}")
         else:
-            container[path[-1]] = _jsonable(st(like(container[path[-1]])))
+            container[path[-1]] = _jsonable(data.draw(like(container[path[-1]])))
             mutations.append(f"{label}: set {path} = {container[path[-1]]!r:.60}")
 
 
@@ -486,7 +485,7 @@ def draw_binary_case(data, kind, bases):
 
     from physics import crafting
 
-    _, special, hostile, like, _, _, _ = _strategies()
+    _, _, hostile, like, _, _, _ = _strategies()
     scene = data.draw(st.sampled_from(sorted(bases)), label="scene")
     recording, snapshot = bases[scene]
     mutations = []
