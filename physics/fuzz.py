@@ -443,7 +443,8 @@ def _edit_arrays(data, snapshot, mutations, label):
     elif change == "row" and array.ndim:
         array = array[:-1] if len(array) and data.draw(st.booleans()) else np.concatenate([array, array[:1]])
     elif change == "dtype":
-        array = array.astype(data.draw(st.sampled_from(["<f4", "<i4", "|u1", "<c16", ">f8"])))
+        with np.errstate(invalid="ignore", over="ignore"):     # NaN to an integer type: what a file may hold
+            array = array.astype(data.draw(st.sampled_from(["<f4", "<i4", "|u1", "<c16", ">f8"])))
     arrays[name] = array
     mutations.append(f"{label}: array {name} {change} ({value!r})")
     header, payload = crafting.with_arrays(header, arrays)
@@ -744,7 +745,13 @@ def worker():
             case, steps = request
             count += 1
             kind = getattr(case, "kind", "scene")
-            _frame(answers, run_case(case, Path(directory) / f"{case.scene}-{kind}-{count}{_SUFFIX[kind]}", steps))
+            path = Path(directory) / f"{case.scene}-{kind}-{count}{_SUFFIX[kind]}"
+            try:
+                answer = run_case(case, path, steps)
+            except Exception:   # run_case classifies what the code under test raises: this is its own
+                answer = "failed", "in the worker: " + traceback.format_exc()
+            path.unlink(missing_ok=True)
+            _frame(answers, answer)
 
 
 # --- the driver ----------------------------------------------------------------------------------
@@ -756,9 +763,16 @@ class Worker:
         self.steps, self.timeout, self.process, self.warm = steps, timeout, None, False
 
     def start(self):
+        self.log = tempfile.TemporaryFile()       # its stderr: what a crash said last
         self.process = subprocess.Popen([sys.executable, "-m", "physics.fuzz", "--worker"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                        stdout=subprocess.PIPE, stderr=self.log)
         self.warm = False
+
+    def said(self):
+        """The end of what the worker wrote on stderr."""
+        self.log.seek(0, os.SEEK_END)
+        self.log.seek(max(0, self.log.tell() - 3000))
+        return self.log.read().decode(errors="replace")
 
     def stop(self):
         if self.process is not None:
@@ -783,7 +797,7 @@ class Worker:
         if answer is None:
             code = self.process.wait()
             self.process = None
-            return "failed", f"crash: the worker died (exit code {code})"
+            return "failed", f"crash: the worker died (exit code {code}); its stderr ended:\n{self.said()}"
         self.warm = True
         return answer
 
