@@ -75,10 +75,11 @@ def split_recording(data):
 def join_recording(header, frames, entries=True, text=None):
     """Recording bytes; the keyframe entries' offsets and lengths recomputed unless `entries` is
     False, and the checksum always."""
-    if entries:
+    if entries and isinstance(header.get("keyframes"), list):
         offset = 0
         for entry, frame in zip(header["keyframes"], frames):
-            entry["offset"], entry["length"] = offset, len(frame)
+            if isinstance(entry, dict):         # (a mutated entry stays as it is)
+                entry["offset"], entry["length"] = offset, len(frame)
             offset += len(frame)
     text = json.dumps(header).encode() if text is None else text
     return _sum(rec_format.MAGIC + struct.pack("<I", len(text)) + text + b"".join(frames))
@@ -181,7 +182,7 @@ def _recording_header(change):
     return edit
 
 
-def _scene_mass(header):
+def change_scene_mass(header):
     """The scene text with one node's mass changed (the first `mass = ` line gets 7.5)."""
     lines = header["scene_text"].splitlines()
     k = next(i for i, line in enumerate(lines) if line.replace(" ", "").startswith("mass="))
@@ -192,7 +193,7 @@ def _scene_mass(header):
 RECORDING_CRAFTS = {
     **{f"keyframe {name}": (_keyframe(-1, craft), pattern) for name, (craft, pattern) in SNAPSHOT_CRAFTS.items()},
     "origin keyframe NaN time": (_keyframe(0, SNAPSHOT_CRAFTS["NaN time"][0]), "keyframe at step 0.*'time'"),
-    "changed scene": (_recording_header(_scene_mass), "not the scene its keyframes were taken in.*mass"),
+    "changed scene": (_recording_header(change_scene_mass), "not the scene its keyframes were taken in.*mass"),
     "unknown header key": (_recording_header(lambda h: h.__setitem__("future", 1)), "newer version.*'future'"),
     "missing hashes": (_recording_header(lambda h: h.pop("hashes")), "'hashes' missing"),
     "hash count": (_recording_header(lambda h: h["hashes"].pop()), "'hashes'"),

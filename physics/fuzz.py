@@ -57,7 +57,10 @@ class Case:
     text: bytes
     settings: list = field(default_factory=list)    # (name, value) pairs for Simulation.set
     mutations: list = field(default_factory=list)   # human-readable
-    suffix: str = ".toml"                           # .urdf or .xml: a robot model (physics.urdf, physics.mjcf)
+    kind: str = "scene"                             # KINDS: what `text` is and which reader takes it
+    argv: list = field(default_factory=list)        # a command line (kind "command")
+    suffix: str = ""                                # a scene case's file suffix when not .toml: a robot
+                                                    # model's .urdf or .xml (physics.urdf, physics.mjcf)
 
 
 def _key(name):
@@ -322,7 +325,7 @@ def draw_model_case(data, models):
         if not text:
             break
     settings = []
-    return Case(name, text.encode(), settings, mutations, suffix)
+    return Case(name, text.encode(), settings, mutations, suffix=suffix)
 
 
 # --- one case, in the worker ---------------------------------------------------------------------
@@ -332,12 +335,21 @@ def _names_node(message, names):
 
 
 def run_case(case, path, steps, budget=STEP_BUDGET):
-    """Load, set and step one case (its text written to `path`) -> (outcome, detail)."""
-    import numpy as np
+    """One case of any kind (its bytes written to `path`) -> (outcome, detail)."""
+    kind = getattr(case, "kind", "scene")      # (cases saved before kinds were scenes)
+    if kind == "snapshot":
+        return run_snapshot(case, path, steps, budget)
+    if kind == "recording":
+        return run_recording(case, path, steps, budget)
+    if kind == "command":
+        return run_command(case, Path(path).parent)
+    return run_scene(case, path, steps, budget)
 
+
+def run_scene(case, path, steps, budget=STEP_BUDGET):
+    """Load, set and step one scene case (its text written to `path`) -> (outcome, detail)."""
     from physics.scene import SceneError
     from physics.simulation import Simulation
-    from physics.solver import ContactBudgetError
 
     path = Path(path)
     path.write_bytes(case.text)
@@ -363,6 +375,16 @@ def run_case(case, path, steps, budget=STEP_BUDGET):
                 return "failed", f"sim.set({name!r}, ...) refused without naming the key: {error}"
         except Exception:
             return "failed", f"sim.set({name!r}, {value!r:.60}): " + traceback.format_exc()
+    return _step(sim, steps, budget)
+
+
+def _step(sim, steps, budget):
+    """Step a loaded or restored simulation -> ran, divergence (named), refused (the contact
+    budget) or failed (another exception, or a divergence that names no node)."""
+    import numpy as np
+
+    from physics.solver import ContactBudgetError
+
     start, done = time.perf_counter(), 0
     try:
         with np.errstate(all="ignore"):
@@ -382,6 +404,384 @@ def run_case(case, path, steps, budget=STEP_BUDGET):
         return "failed", f"at step {done + 1}: " + traceback.format_exc()
     return "ran", f"{done} steps"
 
+
+# --- snapshots, recordings and command lines -----------------------------------------------------
+
+BINARY_SCENES = ("car", "chain", "pile", "tank")   # contacts, joints, manifolds, kinematic nodes
+KINDS = ("scene", "recording", "snapshot", "command")
+_SUFFIX = {"scene": ".toml", "recording": ".rec", "snapshot": ".snap", "command": ".rec"}
+
+
+def _suffix(case):
+    """The file suffix a case is written with: its own (a robot model's), else its kind's."""
+    return getattr(case, "suffix", "") or _SUFFIX[getattr(case, "kind", "scene")]
+
+
+def binary_bases():
+    """{scene: (recording bytes, snapshot bytes)}: a short run of each of BINARY_SCENES with one
+    input of every kind the scene takes (a setting, an impulse, a reparent to the world, a mouse
+    force), keyframes every 4 steps; the snapshot is its last state (the topology included)."""
+    import numpy as np
+
+    from physics.recording import Recording
+    from physics.simulation import Simulation
+    from physics.timeline import Timeline
+
+    bases = {}
+    for name in BINARY_SCENES:
+        path = SCENES / f"{name}.toml"
+        sim = Simulation.from_file(path)
+        timeline = Timeline(sim, keyframe_every=4)
+        dynamic = [n for n, m in zip(sim.names, sim.motion) if m == "dynamic"]
+        timeline.step(3)
+        timeline.apply("set", "gravity", np.array([0.0, -9.0, 0.5]))
+        if dynamic:
+            timeline.apply("impulse", dynamic[-1], np.array([0.1, 0.5, 0.0]), None)
+            timeline.step(2)
+            timeline.apply("force", dynamic[0], np.array([0.0, 1.0, 0.0]), None)
+            nested = [n for n in dynamic if sim.parent[list(sim.names).index(n)] >= 0]
+            if nested:
+                timeline.apply("reparent", nested[-1], None)
+        timeline.step(7)
+        data = Recording.from_timeline(timeline, path.read_text(), str(path)).to_bytes()
+        bases[name] = (data, sim.snapshot().to_bytes())
+    return bases
+
+
+def _jsonable(value):
+    """A hostile value as JSON can hold it (dates as text; NaN and ±inf stay: json writes them)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def _edit_header(data, document, like, hostile, mutations, label):
+    """1-3 set/delete/add mutations of a parsed JSON header, as draw_case does to scenes."""
+    from hypothesis import strategies as st
+
+    for _ in range(data.draw(st.integers(1, 3))):
+        paths = list(_paths(document))
+        kind = data.draw(st.sampled_from(["set", "set", "set", "delete", "add"]))
+        if kind == "add" or not paths:
+            key = data.draw(st.sampled_from(["future", "settings", "arrays", "step_count", "version", "x"]))
+            document[key] = _jsonable(data.draw(hostile))
+            mutations.append(f"{label}: add {key!r}")
+            continue
+        path = data.draw(st.sampled_from(paths))
+        container = _container(document, path)
+        if kind == "delete":
+            if isinstance(container, dict):
+                del container[path[-1]]
+            else:
+                container.pop(path[-1])
+            mutations.append(f"{label}: delete {path}")
+        else:
+            container[path[-1]] = _jsonable(data.draw(like(container[path[-1]])))
+            mutations.append(f"{label}: set {path} = {container[path[-1]]!r:.60}")
+
+
+def _edit_arrays(data, snapshot, mutations, label):
+    """An array of a snapshot changed: elements set to hostile numbers, a row dropped or added,
+    or its dtype changed; the checksum recomputed."""
+    import numpy as np
+    from hypothesis import strategies as st
+
+    from physics import crafting
+
+    header, payload = crafting.split_snapshot(snapshot)
+    arrays = crafting.arrays_of(header, payload)
+    name = data.draw(st.sampled_from(sorted(arrays)))
+    array = arrays[name]
+    change = data.draw(st.sampled_from(["element", "element", "all", "row", "dtype"]))
+    numbers = st.sampled_from([np.nan, np.inf, -np.inf, 1e308, -1.0, 0.0, 1e6, 2.0, -1e-300])
+    integers = st.sampled_from([-2, -1, 0, 1, 4, 5, 10**6, 2**62, -2**63])
+    value = data.draw(integers if array.dtype.kind in "iub" else numbers)
+    if change in ("element", "all") and array.size:
+        flat = array.reshape(-1)
+        where = slice(None) if change == "all" else data.draw(st.integers(0, array.size - 1))
+        flat[where] = value if array.dtype.kind != "b" else bool(value)
+    elif change == "row" and array.ndim:
+        array = array[:-1] if len(array) and data.draw(st.booleans()) else np.concatenate([array, array[:1]])
+    elif change == "dtype":
+        with np.errstate(invalid="ignore", over="ignore"):     # NaN to an integer type: what a file may hold
+            array = array.astype(data.draw(st.sampled_from(["<f4", "<i4", "|u1", "<c16", ">f8"])))
+    arrays[name] = array
+    mutations.append(f"{label}: array {name} {change} ({value!r})")
+    header, payload = crafting.with_arrays(header, arrays)
+    return crafting.join_snapshot(header, payload)
+
+
+def _corrupt(data, blob, mutations, label):
+    """Bytes truncated, flipped, inserted or deleted; the checksum recomputed three times in four."""
+    import hashlib
+
+    from hypothesis import strategies as st
+
+    where = data.draw(st.integers(0, max(0, len(blob) - 1)))
+    how = data.draw(st.sampled_from(["truncate", "flip", "insert", "delete"]))
+    if how == "truncate":
+        blob = blob[:where]
+    elif how == "flip":
+        flipped = bytearray(blob)
+        for _ in range(data.draw(st.integers(1, 8))):
+            flipped[data.draw(st.integers(0, len(blob) - 1))] ^= 1 << data.draw(st.integers(0, 7))
+        blob = bytes(flipped)
+    elif how == "insert":
+        blob = blob[:where] + data.draw(st.binary(max_size=16)) + blob[where:]
+    else:
+        blob = blob[:where] + blob[where + data.draw(st.integers(1, 64)):]
+    if len(blob) > 32 and data.draw(st.sampled_from([True, True, True, False])):
+        blob = blob[:-32] + hashlib.sha256(blob[:-32]).digest()
+        how += ", checksum recomputed"
+    mutations.append(f"{label}: bytes {how} at {where}")
+    return blob
+
+
+def draw_binary_case(data, kind, bases):
+    """A snapshot or recording Case: a base file changed by a crafted defect (physics.crafting),
+    header mutations, array changes or byte corruption, its checksum recomputed (mostly)."""
+    import json
+
+    from hypothesis import strategies as st
+
+    from physics import crafting
+
+    _, _, hostile, like, _, _, _ = _strategies()
+    scene = data.draw(st.sampled_from(sorted(bases)), label="scene")
+    recording, snapshot = bases[scene]
+    mutations = []
+    mode = data.draw(st.sampled_from(["crafted", "crafted", "header", "header", "header", "array", "array", "bytes"]))
+    if kind == "snapshot":
+        blob = snapshot
+        if mode == "crafted":
+            name = data.draw(st.sampled_from(sorted(crafting.SNAPSHOT_CRAFTS)))
+            blob = _apply_craft(crafting.SNAPSHOT_CRAFTS[name][0], blob, name, mutations)
+        elif mode == "header":
+            header, payload = crafting.split_snapshot(blob)
+            _edit_header(data, header, like, hostile, mutations, "header")
+            blob = crafting.join_snapshot(header, payload, text=json.dumps(header, sort_keys=True).encode())
+        elif mode == "array":
+            blob = _edit_arrays(data, blob, mutations, "snapshot")
+        else:
+            blob = _corrupt(data, blob, mutations, "snapshot")
+        return Case(scene, blob, mutations=mutations, kind="snapshot")
+    blob = recording
+    if mode == "crafted":
+        name = data.draw(st.sampled_from(sorted(crafting.RECORDING_CRAFTS)))
+        blob = _apply_craft(crafting.RECORDING_CRAFTS[name][0], blob, name, mutations)
+    elif mode == "bytes":
+        blob = _corrupt(data, blob, mutations, "recording")
+    else:
+        header, frames = crafting.split_recording(blob)
+        k = data.draw(st.integers(-1, len(frames) - 1))       # -1: the recording's own header
+        if k < 0 and mode == "header":
+            _edit_header(data, header, like, hostile, mutations, "recording header")
+        elif mode == "header":
+            inner, payload = crafting.split_snapshot(frames[k])
+            _edit_header(data, inner, like, hostile, mutations, f"keyframe {k} header")
+            frames[k] = crafting.join_snapshot(inner, payload)
+        else:
+            frames[max(k, 0)] = _edit_arrays(data, frames[max(k, 0)], mutations, f"keyframe {max(k, 0)}")
+        # offsets and lengths recomputed unless a mutation changed them
+        blob = crafting.join_recording(header, frames, entries=not any("('keyframes'" in m for m in mutations))
+    return Case(scene, blob, mutations=mutations, kind="recording")
+
+
+def _apply_craft(craft, blob, name, mutations):
+    try:
+        blob = craft(blob)
+        mutations.append(f"crafted: {name}")
+    except (KeyError, IndexError, StopIteration):     # the defect needs what this base lacks
+        mutations.append(f"crafted: {name} (not applicable to this base: unchanged)")
+    return blob
+
+
+def draw_command(data, bases):
+    """A `python -m physics` command line: `replay` on a crafted recording or a special file, or
+    `run` with hostile option values and outputs (short runs only: at most 40 steps)."""
+    from hypothesis import strategies as st
+
+    case = draw_binary_case(data, "recording", bases)
+    target = data.draw(st.sampled_from(["{file}"] * 6 + ["{fifo}", "{dir}", "/dev/null", "/dev/zero",
+                                                            "{missing}", "{file}\x00x", ""]))
+    if data.draw(st.sampled_from(["replay", "replay", "run"])) == "replay":
+        argv = ["replay", target] + data.draw(st.sampled_from([["--verify"], [], ["--verify", "--verify"], ["-x"]]))
+    else:
+        pick = lambda options: data.draw(st.sampled_from(options))
+        scene = pick([str(SCENES / f"{case.scene}.toml"), "{file}", "{dir}", "{missing}", "{fifo}", "/dev/null"])
+        argv = ["run", scene, "--steps", pick(["0", "1", "5", "40", "-1", "abc", "nan", "1e3", "1180591620717411303424"]),
+                "--out", pick(["{out}.npz", "{out}.csv", "{out}.txt", "{dir}", "/dev/null", "{missing}/x.npz", "{fifo}", ""])]
+        for option, values in (("--dt", ["0.01", "nan", "inf", "-1", "0", "abc", "100", "1e-300"]),
+                                ("--substeps", ["1", "0", "-3", "1000000000", "x"]),
+                                ("--integrator", ["rk4", "nope", ""]), ("--record-every", ["1", "0", "-1", "7"]),
+                                ("--record", ["{out}.rec", "{file}", "{dir}", "x.txt"]),
+                                ("--keyframe-every", ["1", "0", "2000000000"])):
+            if data.draw(st.integers(0, 3)) == 0:
+                argv += [option, pick(values)]
+    case.kind, case.argv = "command", argv
+    case.mutations.append(f"argv {argv}")
+    return case
+
+
+def _impossible(sim):
+    """What a restored or replayed simulation holds that no run of its scene can, or None."""
+    import numpy as np
+
+    arrays = sim.snapshot().arrays
+    if not (np.isfinite(sim.time) and sim.time >= 0) or sim.step_count < 0:
+        return f"time {sim.time!r}, step {sim.step_count}"
+    for name, array in arrays.items():
+        if array.dtype.kind == "f" and not name.startswith("solver.") and not np.all(np.isfinite(array)):
+            return f"{name} not finite"
+        if name.startswith("solver.") and array.dtype.kind == "f" and np.isnan(array).any():
+            return f"{name} holds NaN"
+    R = arrays["local.rotation"]
+    if len(R) and np.abs(np.einsum("nji,njk->nik", R, R) - np.eye(3)).max() > 1e-6:
+        return "a local rotation that is not a rotation"
+    if not np.all(arrays["local.scale"] > 0):
+        return "a scale <= 0"
+    if np.any(arrays["still"] < 0):
+        return "a negative time at rest"
+    parent = np.asarray(sim.parent)
+    for i in range(len(parent)):
+        a, depth = i, 0
+        while a >= 0 and depth <= len(parent):
+            a, depth = parent[a], depth + 1
+        if depth > len(parent):
+            return f"a cycle through node {sim.names[i]!r}"
+    return None
+
+
+def _refusal(error, path):
+    return str(path) in str(error)
+
+
+_FRESH = {}     # scene -> (simulation, its snapshot at step 3): run_snapshot's starting points
+
+
+def run_snapshot(case, path, steps, budget=STEP_BUDGET):
+    """Read a snapshot file, restore it into a fresh simulation of its scene (stepped 3 steps),
+    then step on: refused (SnapshotError naming the file, or a refused restore that changed
+    nothing), ran, divergence, or failed (another exception, a refusal that changed the state,
+    an impossible state accepted)."""
+    from physics.simulation import Simulation
+    from physics.snapshot import Snapshot, SnapshotError
+
+    path = Path(path)
+    path.write_bytes(case.text)
+    try:
+        snapshot = Snapshot.from_bytes(path.read_bytes(), source=str(path))
+    except SnapshotError as error:
+        return ("refused", str(error)) if _refusal(error, path) else ("failed", f"without the file: {error}")
+    except Exception:
+        return "failed", "at read: " + traceback.format_exc()
+    if case.scene not in _FRESH:        # a simulation per scene, put back to its 3rd step each case
+        fresh = Simulation.from_file(SCENES / f"{case.scene}.toml")
+        fresh.step(3)
+        _FRESH[case.scene] = fresh, fresh.snapshot()
+    sim, start = _FRESH[case.scene]
+    sim.restore(start)
+    before, settings = sim.state_hash(), repr(vars(sim.settings))
+    try:
+        sim.restore(snapshot)
+    except ValueError as error:
+        if sim.state_hash() != before or repr(vars(sim.settings)) != settings:
+            return "failed", f"a refused restore changed the simulation: {error}"
+        if not str(error).startswith(("restore: ", "setting ")):
+            return "failed", f"a refusal that names no field: {error}"
+        return "refused", str(error)
+    except Exception:
+        return "failed", "at restore: " + traceback.format_exc()
+    bad = _impossible(sim)
+    if bad is not None:
+        return "failed", f"an impossible state restored without error: {bad}"
+    return _step(sim, steps, budget)
+
+
+def run_recording(case, path, steps, budget=STEP_BUDGET):
+    """Read a recording, verify it, and scrub its timeline to the head and back (the app's path):
+    refused (a RecordingError naming the file), ran (verified, or a step named as differing),
+    divergence, or failed."""
+    from physics.recording import RecordingError, read_recording
+    from physics.simulation import DivergenceError
+    from physics.solver import ContactBudgetError
+
+    path = Path(path)
+    path.write_bytes(case.text)
+    try:
+        recording = read_recording(path)
+        verified, differs = recording.verify()
+        timeline = recording.timeline()
+        bad = _impossible(timeline.sim)
+        timeline.seek(recording.head)
+        timeline.seek(recording.origin)
+    except RecordingError as error:
+        return ("refused", str(error)) if _refusal(error, path) else ("failed", f"without the file: {error}")
+    except DivergenceError as error:
+        return "divergence", str(error)
+    except ContactBudgetError as error:
+        return "refused", str(error)
+    except Exception:
+        return "failed", traceback.format_exc()
+    if bad is not None:
+        return "failed", f"an impossible state replayed without error: {bad}"
+    return "ran", f"verified {verified} steps" + (f", step {differs} differs" if differs is not None else "")
+
+
+def run_command(case, directory, steps=None, budget=None):
+    """`python -m physics ARGV` in this process, stdout and stderr captured: exit 0 (ran), 2 with
+    one `error:` line (refused), 1 only for a divergence or a differing step; anything else
+    (exit 1 "internal error", a traceback, another code) failed."""
+    import contextlib
+    import io
+
+    from physics.__main__ import main
+
+    directory = Path(directory)
+    for stale in directory.glob("cmd-*"):
+        if stale.is_dir():
+            stale.rmdir()
+        else:
+            stale.unlink()
+    file, fifo, folder = directory / "cmd-file.rec", directory / "cmd-fifo", directory / "cmd-dir"
+    file.write_bytes(case.text)
+    os.mkfifo(fifo)
+    folder.mkdir()
+    places = {"{file}": str(file), "{fifo}": str(fifo), "{dir}": str(folder), "{missing}": str(directory / "cmd-none/x"),
+              "{out}": str(directory / "cmd-out")}
+    argv = []
+    for arg in case.argv:
+        for key, value in places.items():
+            arg = arg.replace(key, value)
+        argv.append(arg)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as leave:       # argparse: usage errors exit 2
+                code = leave.code
+    except Exception:
+        return "failed", f"{argv}: " + traceback.format_exc()
+    said = err.getvalue()
+    if "Traceback" in said or "internal error" in said:
+        return "failed", f"{argv} exit {code}: {said[-2000:]}"
+    if code == 0:
+        return "ran", f"{argv}: exit 0"
+    if code == 2 and said.strip():
+        return "refused", f"{argv}: {said.strip().splitlines()[-1]}"
+    if code == 1 and "differs" in said:       # replay's verdict on a changed state: a step named
+        return "ran", f"{argv}: {said.strip()}"
+    if code == 1 and ("diverged" in said or "non-finite" in said):
+        return "divergence", f"{argv}: {said.strip()}"
+    return "failed", f"{argv} exit {code}: {said[-2000:]}"
+
+
+# --- the worker protocol ---------------------------------------------------------------------------
 
 def _frame(stream, payload):
     data = pickle.dumps(payload)
@@ -408,7 +808,14 @@ def worker():
         while (request := _read_frame(requests)) is not None:
             case, steps = request
             count += 1
-            _frame(answers, run_case(case, Path(directory) / f"{case.scene}-case-{count}{getattr(case, 'suffix', '.toml')}", steps))
+            kind = getattr(case, "kind", "scene")
+            path = Path(directory) / f"{case.scene}-{kind}-{count}{_suffix(case)}"
+            try:
+                answer = run_case(case, path, steps)
+            except Exception:   # run_case classifies what the code under test raises: this is its own
+                answer = "failed", "in the worker: " + traceback.format_exc()
+            path.unlink(missing_ok=True)
+            _frame(answers, answer)
 
 
 # --- the driver ----------------------------------------------------------------------------------
@@ -420,9 +827,16 @@ class Worker:
         self.steps, self.timeout, self.process, self.warm = steps, timeout, None, False
 
     def start(self):
+        self.log = tempfile.TemporaryFile()       # its stderr: what a crash said last
         self.process = subprocess.Popen([sys.executable, "-m", "physics.fuzz", "--worker"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                        stdout=subprocess.PIPE, stderr=self.log)
         self.warm = False
+
+    def said(self):
+        """The end of what the worker wrote on stderr."""
+        self.log.seek(0, os.SEEK_END)
+        self.log.seek(max(0, self.log.tell() - 3000))
+        return self.log.read().decode(errors="replace")
 
     def stop(self):
         if self.process is not None:
@@ -447,7 +861,7 @@ class Worker:
         if answer is None:
             code = self.process.wait()
             self.process = None
-            return "failed", f"crash: the worker died (exit code {code})"
+            return "failed", f"crash: the worker died (exit code {code}); its stderr ended:\n{self.said()}"
         self.warm = True
         return answer
 
@@ -470,15 +884,25 @@ class Tally:
                 f"divergence reported {c['divergence']}, failed {c['failed']}")
 
 
-def fuzz(cases, seed=0, steps=20, timeout=60.0, progress=None):
-    """Run `cases` mutated scenes through one worker -> Tally (deterministic for a seed)."""
+def fuzz(cases, seed=0, steps=20, timeout=60.0, progress=None, kind="scene", runner=None, bases=None):
+    """Run `cases` cases of `kind` (KINDS) through one worker (`runner`, else a new one) -> Tally
+    (deterministic for a seed). `bases`: `binary_bases()` if already made."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as fixed_seed
     from hypothesis import strategies as st
 
-    bases = {path.stem: path.read_text() for path in sorted(SCENES.glob("*.toml")) if path.stem not in SKIPPED_SCENES}
-    models = model_bases()
-    tally, runner = Tally(), Worker(steps, timeout)
+    if kind == "scene":
+        texts = {path.stem: path.read_text() for path in sorted(SCENES.glob("*.toml")) if path.stem not in SKIPPED_SCENES}
+        models = model_bases()
+        # one case in MODEL_SHARE is a robot model (URDF, MJCF) mutated as XML
+        draw = lambda data: draw_model_case(data, models) \
+            if models and data.draw(st.integers(0, MODEL_SHARE - 1), label="robot model?") == 0 else draw_case(data, texts)
+    else:
+        bases = binary_bases() if bases is None else bases
+        draw = (lambda data: draw_command(data, bases)) if kind == "command" else \
+            (lambda data: draw_binary_case(data, kind, bases))
+    tally, own = Tally(), runner is None
+    runner = Worker(steps, timeout) if own else runner
 
     @fixed_seed(seed)
     @settings(max_examples=cases, database=None, deadline=None, phases=[Phase.generate],
@@ -487,34 +911,36 @@ def fuzz(cases, seed=0, steps=20, timeout=60.0, progress=None):
     def explore(data):
         if tally.tried >= cases:
             return
-        model = models and data.draw(st.integers(0, MODEL_SHARE - 1), label="robot model?") == 0
-        case = draw_model_case(data, models) if model else draw_case(data, bases)
+        case = draw(data)
         tally.add(case, *runner.run(case))
         if progress and tally.tried % progress == 0:
-            print(f"  {tally.report()}", flush=True)
+            print(f"  {kind}: {tally.report()}", flush=True)
 
     try:
         explore()
     finally:
-        runner.stop()
+        if own:
+            runner.stop()
     return tally
 
 
-def save_failures(tally, directory):
+def save_failures(tally, directory, prefix="case"):
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     saved = []
     for k, (case, detail) in enumerate(tally.failures, 1):
-        path = directory / f"case-{k}.pickle"
+        path = directory / f"{prefix}-{k}.pickle"
         path.write_bytes(pickle.dumps(case))
-        (directory / f"case-{k}{getattr(case, 'suffix', '.toml')}").write_bytes(case.text)
+        (directory / f"{prefix}-{k}{_suffix(case)}").write_bytes(case.text)
         saved.append((path, detail))
     return saved
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m physics.fuzz", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=1000, help="how many mutated scenes (default 1000)")
+    parser.add_argument("--cases", type=int, default=1000, help="cases of each kind (default 1000)")
+    parser.add_argument("--kinds", default=",".join(KINDS),
+                        help=f"which readers, comma-separated (default all: {','.join(KINDS)})")
     parser.add_argument("--seed", type=int, default=0, help="hypothesis seed (default 0: a repeatable run)")
     parser.add_argument("--steps", type=int, default=20, help="steps per case that loads (default 20)")
     parser.add_argument("--timeout", type=float, default=60.0, help="s before a case counts as a hang (default 60)")
@@ -527,18 +953,31 @@ def main(argv=None):
         return 0
     if args.replay:
         case = pickle.loads(Path(args.replay).read_bytes())
-        print("mutations:", *case.mutations, sep="\n  ")
+        kind = getattr(case, "kind", "scene")
+        print(f"{kind} case; mutations:", *case.mutations, sep="\n  ")
         print("live settings:", case.settings)
         with tempfile.TemporaryDirectory() as directory:
-            outcome, detail = run_case(case, Path(directory) / f"{case.scene}-replay{getattr(case, 'suffix', '.toml')}", args.steps)
+            outcome, detail = run_case(case, Path(directory) / f"{case.scene}-replay{_suffix(case)}", args.steps)
         print(f"{outcome}: {detail}")
         return 1 if outcome == "failed" else 0
-    began = time.perf_counter()
-    tally = fuzz(args.cases, args.seed, args.steps, args.timeout, progress=max(1, args.cases // 20))
-    print(f"{tally.report()} ({time.perf_counter() - began:.0f} s)")
-    for path, detail in save_failures(tally, args.keep):
-        print(f"\nFAILED {path} (python -m physics.fuzz --replay {path}):\n{detail.rstrip()}")
-    return 1 if tally.counts["failed"] else 0
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    if not kinds or any(k not in KINDS for k in kinds):
+        parser.error(f"--kinds: got {args.kinds!r}; expected some of {','.join(KINDS)}")
+    runner, bases, failed = Worker(args.steps, args.timeout), None, 0
+    try:
+        for kind in kinds:
+            if kind != "scene" and bases is None:
+                bases = binary_bases()
+            began = time.perf_counter()
+            tally = fuzz(args.cases, args.seed, args.steps, args.timeout, progress=max(1, args.cases // 10), kind=kind,
+                         runner=runner, bases=bases)
+            print(f"{kind}: {tally.report()} ({time.perf_counter() - began:.0f} s)", flush=True)
+            for path, detail in save_failures(tally, args.keep, prefix=f"{kind}-case"):
+                print(f"\nFAILED {path} (python -m physics.fuzz --replay {path}):\n{detail.rstrip()}")
+            failed += tally.counts["failed"]
+    finally:
+        runner.stop()
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":   # run as physics.fuzz, so that pickled cases name one Case class

@@ -13,8 +13,16 @@ The header: "format", "version", "scene_path" (where the scene was loaded from, 
 "scene_text" (the scene file's text: the recording needs no other file), "settings" (at the first
 keyframe), "keyframe_every", "origin" and "head" (first and last step), "inputs" (`Input.to_json`),
 "hashes" (hex SHA-256 of the state at each step origin..head, `Simulation.state_hash`), and
-"keyframes" (step, offset and length of each in the keyframe section). Written atomically (a
-temporary file renamed into place); an existing file is never overwritten unless asked.
+"keyframes" (step, offset and length of each in the keyframe section), "scene_digests" (what
+differs in a changed scene is said from these: `physics.snapshot.scene_digests`). Written
+atomically (a temporary file renamed into place) with 0666 less the umask; an existing file is
+never overwritten unless asked.
+
+Reading trusts nothing the checksum covers (anyone can recompute a SHA-256): only a regular file
+is opened (a FIFO never blocks), the header and the sizes it declares are checked against the
+file before the keyframes are read, then every key, input and keyframe, and, against the scene,
+every keyframe as `Simulation.restore` would check it (`Recording.simulation`). Each refusal is a
+`RecordingError` naming the file, the key or the step, and the value.
 """
 import hashlib
 import io
@@ -30,8 +38,8 @@ import numpy as np
 
 from physics.files import NotRegularFile, open_regular
 from physics.settings import Settings
-from physics.snapshot import (STEP_MAX, Snapshot, SnapshotError, _json, canonical, decode_settings, integer,
-                              scene_differences, scene_digests)
+from physics.snapshot import (STEP_MAX, Snapshot, SnapshotError, canonical, decode_settings, integer,
+                              scene_differences, scene_digests, strict_json)
 from physics.timeline import Input, Timeline
 from physics.validation import short_repr
 
@@ -311,7 +319,7 @@ def _read(stream, size, path):
         return error
 
     try:
-        header = _header(_json(text, lambda reason: fail(f"unreadable header: {reason}")), fail)
+        header = _header(strict_json(text, lambda reason: fail(f"unreadable header: {reason}")), fail)
     except RecordingError as error:
         raise checksum_first(error) from None
     keyframe_bytes = header["keyframe_bytes"]
@@ -408,8 +416,11 @@ def add_parser(commands):
     parser = commands.add_parser(
         "replay", help="check or describe a recording (.rec)",
         description="Describe a recording; with --verify, re-simulate it from its first keyframe and check "
-                    "every step's state hash. Exit 0: verified; 1: a step's hash differs (named); 2: the file "
-                    "is truncated, corrupted, of another format or version, or its scene cannot be loaded.")
+                    "every step's state hash. Exit 0: verified; 1: a step's hash differs (named), or the replay "
+                    "diverged; 2: a bad file, named with what is wrong (not a regular file; truncated, "
+                    "corrupted, of another format or a newer version; a header key, keyframe or input out of "
+                    "range or not fitting its scene; a scene that cannot be loaded; an input the simulation "
+                    "refuses at its step).")
     parser.add_argument("recording", metavar="FILE.rec")
     parser.add_argument("--verify", action="store_true", help="re-simulate and check every step's hash")
     parser.set_defaults(handler=replay)

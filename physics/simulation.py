@@ -1308,6 +1308,8 @@ class Simulation:
                 refuse(key, "a matrix that is not a rotation", f"orthonormal rows (to {ROTATION_TOLERANCE:g})")
         if not np.all(arrays["local.scale"] > 0):
             refuse("local.scale", arrays["local.scale"][~(arrays["local.scale"] > 0)][:3], "> 0")
+        if np.any(arrays["still"] < 0):     # seconds at rest (physics.sleeping)
+            refuse("still", arrays["still"][arrays["still"] < 0][:3], "seconds >= 0")
         for key in ("time", "next_event"):
             if np.shape(arrays[key]) != ():
                 refuse(key, f"shape {np.shape(arrays[key])}", "one number")
@@ -1379,8 +1381,14 @@ class Simulation:
         fingerprint, name = self._scene_identity()
         if not isinstance(snapshot, Snapshot):
             raise ValueError(f"restore: got {type(snapshot).__name__}; expected a physics.Snapshot")
-        if snapshot.scene != fingerprint:
+        if snapshot.scene != fingerprint and snapshot.scene_name != name:
             raise ValueError(f"restore: the snapshot is of scene {snapshot.scene_name}, not of {name}")
+        if snapshot.scene != fingerprint:   # the same title and file: the file changed since
+            nodes = len(snapshot.arrays.get("local.scale", ()))
+            raise ValueError(f"restore: the snapshot is of another version of scene {name}: its model differs"
+                             + (f" ({nodes} nodes, here {len(self.names)})" if nodes != len(self.names) else
+                                " (nodes, masses, shapes, joints, events or [world] values; a recording's "
+                                "scene digests say which)"))
         self._check_restorable(snapshot)
         self.settings.update(snapshot.settings)
         arrays = snapshot.arrays

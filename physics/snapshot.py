@@ -15,6 +15,12 @@ Byte layout of `to_bytes()` (little-endian; docs/recording-format.md):
 The JSON header holds the format version, the scene's fingerprint and name, the step count, the
 settings (floats as `float.hex`: exact), and per array its name, dtype, shape and byte offset in the
 payload; the payload is the arrays' raw bytes, each C-contiguous.
+
+`from_bytes` trusts nothing the checksum covers (a SHA-256 anyone can recompute): strict JSON, every
+header key of its type and range, settings as `Settings.set` takes them, every array known and of
+its dtype, its sizes agreeing with the other arrays' (`_LAYOUT`) and with the payload before it is
+allocated; a `SnapshotError` names the source, the field and the value. What the values must be in
+a given scene, `Simulation.restore` checks.
 """
 import hashlib
 import json
@@ -90,7 +96,7 @@ _DIMENSION_MAX = 2**31      # elements along one axis (the arrays' bytes are bou
 STEP_MAX = 2**62            # step counts beyond this are not a run's (int64 headroom)
 
 
-def _json(data, refuse):
+def strict_json(data, refuse):
     """Strict JSON: UTF-8, no NaN/Infinity constants (a file holds floats as float.hex), nesting
     bounded by the parser (RecursionError refused like any other malformed header)."""
     def constant(name):
@@ -303,7 +309,7 @@ class Snapshot:
         body, digest = data[:-_DIGEST], data[-_DIGEST:]
         if hashlib.sha256(body).digest() != digest:
             raise refuse("snapshot checksum mismatch (truncated or corrupted)")
-        header = _json(body[prefix:prefix + length], lambda reason: refuse(reason, "header"))
+        header = strict_json(body[prefix:prefix + length], lambda reason: refuse(reason, "header"))
         if not isinstance(header, dict):
             raise refuse(f"got {short_repr(header)}; expected a JSON object", "header")
         unknown = sorted(set(header) - set(_HEADER_KEYS))

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from physics.snapshot import canonical
+from physics.validation import short_repr
 
 DEFAULT_BUDGET = 256 * 2**20       # bytes of keyframes (the app's panel shows and sets it)
 HISTORY_STEPS = 3600               # steps of history the default keyframe spacing aims for (1 min at 60 Hz)
@@ -63,8 +64,19 @@ class Input:
 
     @classmethod
     def from_json(cls, data):
-        step, kind, args = int(data["step"]), data["kind"], list(data["args"])
-        hexes = lambda values: np.array([float.fromhex(v) for v in values])
+        """Inverse of `to_json`; ValueError saying what is wrong for anything it did not write
+        (a reader catches TypeError and OverflowError too: a float.hex beyond the float range)."""
+        step, kind, args = int(data["step"]), data["kind"], data["args"]
+        arity = {"set": 2, "impulse": 3, "force": 3, "reparent": 3}.get(kind) if isinstance(kind, str) else None
+        if arity is not None and not (isinstance(args, list) and len(args) == arity):
+            raise ValueError(f"{kind} input: got args {short_repr(args)}; expected a list of {arity}")
+        args = list(args)
+
+        def hexes(values):
+            if not (isinstance(values, list) and all(isinstance(v, str) for v in values)):
+                raise ValueError(f"{kind} input: got {short_repr(values)}; expected floats as hex strings")
+            return np.array([float.fromhex(v) for v in values])
+
         if kind == "set":
             value = args[1]
             if isinstance(value, dict):

@@ -95,7 +95,7 @@ def test_a_changed_scene_says_what_differs(base, tmp_path):
 def test_a_recording_without_scene_digests_still_says_its_scene_differs(base, tmp_path):
     header, frames = crafting.split_recording(base[0])
     del header["scene_digests"]
-    crafting._scene_mass(header)
+    crafting.change_scene_mass(header)
     path = tmp_path / "old.rec"
     path.write_bytes(crafting.join_recording(header, frames))
     with pytest.raises(RecordingError, match="not the scene its keyframes were taken in: its model differs"):
@@ -186,3 +186,16 @@ def test_the_scene_loader_refuses_special_files_without_blocking(tmp_path, speci
         path.mkdir()
     with pytest.raises(SceneError, match=rf"{re.escape(str(path))}.*cannot read the file \(is a"):
         load_scene(path)
+
+
+def test_restore_into_a_changed_scene_of_the_same_name_says_so(tmp_path):
+    """The same title and file, one node's mass changed: not "of 'Car crash' ... not of 'Car crash'"."""
+    path = tmp_path / "car.toml"
+    path.write_text(CAR.read_text())
+    snapshot = Simulation.from_file(path).snapshot()
+    header = {"scene_text": CAR.read_text()}
+    crafting.change_scene_mass(header)            # the first `mass = ` line becomes 7.5
+    path.write_text(header["scene_text"])
+    changed = Simulation.from_file(path)
+    with pytest.raises(ValueError, match=r"another version of scene 'Car crash' .*: its model differs \(nodes, masses"):
+        changed.restore(snapshot)
