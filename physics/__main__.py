@@ -6,7 +6,8 @@ divide the step count the last steps are simulated but not recorded (the contrac
 evenly spaced); the summary says which step the last row holds.
 `--profile FILE.json` also writes every step's stage times as a Chrome trace (physics.profile).
 
-Exit codes (a failure prints one line on stderr, never a traceback):
+Exit codes (a failure prints one line on stderr, never a traceback; a usage error two: the short
+usage and the error, physics.options.Parser):
   0  done;
   1  the run failed: a node's state diverged or went non-finite (physics.simulation's
      DivergenceError names the node, the step and the quantity), or an internal error (naming
@@ -14,25 +15,40 @@ Exit codes (a failure prints one line on stderr, never a traceback):
      reported once, by us;
   2  bad input: a scene error, a bad option value, an output path that cannot be written (checked
      before the run, not after it), or more rows than fit in memory;
-  130, 143  SIGINT (Ctrl+C) or SIGTERM: the shell's 128 + signal number; the atomic write's
-     temporary file is removed.
+  130, 143  SIGINT (Ctrl+C) or SIGTERM at any moment, from the first import on: the shell's 128 +
+     signal number, with one line; the atomic write's temporary file is removed.
 No output file is left by any run that does not exit 0.
 
 Subcommands: each is a parser on the `commands` subparsers object of `build_parser` whose
 `handler` default takes the parsed arguments and returns an exit code; bad input raises ValueError.
+`run`, `compare` and `sweep` share their argument checks (physics.options), made before any scene
+loads or any cluster starts.
 """
-import argparse
-import math
 import os
 import signal
 import sys
+
+if __name__ == "__main__":
+    # Until `main` takes over the signals, a Ctrl+C or SIGTERM (during the imports below: numpy,
+    # numba, a second or more) ends the process with one line, not a traceback of the import.
+    def _stopped_while_starting(signum, frame):
+        os.write(2, b"interrupted while starting; no output written\n")
+        os._exit(128 + signum)
+
+    for _number in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(_number) is not signal.SIG_IGN:
+            signal.signal(_number, _stopped_while_starting)
+
+import argparse
+import math
 import time
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
-from physics import choices
+from physics import choices, options
 from physics.compare import add_parser as add_compare_parser
 from physics.profile import STAGES, Recorder
 from physics.recording import add_parser as add_replay_parser
@@ -54,7 +70,7 @@ def _integrator_help():
 
 def build_parser():
     """The command line: one subparser per subcommand (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m physics", description="Physics sandbox, headless.")
+    parser = options.Parser(prog="python -m physics", description="Physics sandbox, headless.")
     commands = parser.add_subparsers(dest="command", required=True)
     add_run_parser(commands)
     add_compare_parser(commands)
@@ -88,6 +104,8 @@ def add_run_parser(commands):
     solver.add_argument("--sor", type=float, metavar="W", help="over-relaxation factor, 0 < W < 2 (1 = Gauss-Seidel)")
     solver.add_argument("--erp", type=float, metavar="E", help="error fraction removed per second, 0 <= E < 1")
     solver.add_argument("--cfm", type=float, metavar="C", help="constraint force mixing (softness), >= 0")
+    solver.add_argument("--max-contact-push-speed", type=float, metavar="V",
+                        help="fastest a contact pushes overlapping bodies apart, m/s (> 0)")
     solver.add_argument("--warm-start", choices=("on", "off"), help="start from last step's impulses")
     solver.add_argument("--relax", choices=("on", "off"), help="relax stage: position correction adds no energy")
     solver.add_argument("--shake", choices=("on", "off"), help="joint projection also corrects velocities (SHAKE)")
@@ -114,52 +132,19 @@ def _overrides(args):
         "gyroscopic": args.gyroscopic, "rotation_update": args.rotation_update,
         "exponential": args.exponential, "counteract": args.counteract,
         "iterations": args.iterations, "sor": args.sor, "erp": args.erp, "cfm": args.cfm,
+        "max_contact_push_speed": args.max_contact_push_speed,
         "warm_start": args.warm_start, "relax": args.relax, "shake": args.shake, "sleep": args.sleep,
     }
     return {name: value for name, value in values.items() if value is not None}
 
 
 def check_output(option, path, extensions):
-    """Check, before any work, that the output file `path` (given as `option`) can be written
-    atomically; a ValueError naming the option, the value and the reason if not. The name ends in
-    one of `extensions`, is no directory, and its directory takes a new file: one is created there
-    (named as the writer's temporary files) and removed, since os.access answers yes for root
-    where the file system refuses (an immutable or read-only-mounted directory)."""
-    text = str(path)
-    if "\0" in text:
-        raise ValueError(f"{option}: got {text!r}; a file name cannot hold a NUL character")
-    path = Path(text)
-    if path.suffix not in extensions:
-        raise ValueError(f"{option}: got {text!r}; expected a file name ending in {' or '.join(extensions)}")
-    try:
-        if path.is_dir():
-            raise ValueError(f"{option}: got {text!r}; it is a directory, expected a file name")
-        if not path.parent.exists():
-            raise ValueError(f"{option}: got {text!r}; its directory does not exist")
-        if not path.parent.is_dir():
-            raise ValueError(f"{option}: got {text!r}; {str(path.parent)!r} is not a directory")
-        probe = temporary_path(path)
-        try:
-            open(probe, "xb").close()
-        finally:
-            probe.unlink(missing_ok=True)
-    except OSError as error:
-        raise ValueError(f"{option}: got {text!r}; cannot create a file in its directory: "
-                         f"{error.strerror or error}") from None
+    """physics.options.check_output_file (kept here by its name for callers)."""
+    options.check_output_file(option, path, extensions)
 
 
 def _step_count(args, dt):
-    if args.steps is not None:
-        if args.steps < 0:
-            raise ValueError(f"--steps: got {args.steps}; expected an integer >= 0")
-        return args.steps
-    if args.duration is not None:
-        if not math.isfinite(args.duration) or args.duration < 0:
-            raise ValueError(f"--duration: got {args.duration}; expected a finite number >= 0")
-        if not math.isfinite(args.duration / dt):
-            raise ValueError(f"--duration: got {args.duration}; at dt = {dt} s that is more steps than a float counts")
-        return int(round(args.duration / dt))
-    return DEFAULT_STEPS
+    return options.step_count(args, dt, DEFAULT_STEPS)
 
 
 def _physical_memory():
@@ -282,6 +267,9 @@ def run(args):
     with _stage("while checking the options", expected=(ValueError,)):
         if args.out is None and args.record is None and args.profile is None:
             raise ValueError("run: give --out FILE (.npz or .csv), --record FILE.rec, --profile FILE.json, or several")
+        if args.record is None:
+            args.keyframe_every = None          # only a recording has keyframes
+        options.check(args)
         if args.profile is not None:
             check_output("--profile", args.profile, (".json",))
         if args.out is not None:
@@ -290,10 +278,6 @@ def run(args):
             check_output("--record", args.record, (".rec",))
             if Path(args.record).exists():      # a recording is never silently replaced
                 raise ValueError(f"--record: got {args.record!r}; the file exists (remove it or choose another name)")
-            if not 1 <= args.keyframe_every <= 10**9:
-                raise ValueError(f"--keyframe-every: got {args.keyframe_every}; expected an integer in [1, 1e9]")
-        if args.record_every < 1:
-            raise ValueError(f"--record-every: got {args.record_every}; expected an integer >= 1")
     with _stage("while loading the scene", expected=(ValueError,)):
         from physics.simulation import Simulation
         sim = Simulation.from_file(args.scene)
@@ -402,10 +386,16 @@ def _simulate(args, sim, steps, recording):
     return 0
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning (shapes that start inside one another, say) as one line on stderr."""
+    print(f"warning: {message}", file=sys.stderr)
+
+
 def main(argv=None):
     """The command line -> exit code (see the module docstring). Prints no traceback: an
     unexpected exception becomes one line naming the stage it came from."""
-    with raising_on_signals(Interrupted):
+    with raising_on_signals(Interrupted), warnings.catch_warnings():
+        warnings.showwarning = _show_warning
         try:
             args = build_parser().parse_args(argv)
             return args.handler(args)

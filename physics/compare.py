@@ -48,6 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
+from physics import options
 from physics.scene import Scene, load_scene
 from physics.settings import SettingError, Settings
 
@@ -473,30 +474,6 @@ def add_parser(commands):
     return parser
 
 
-def _check_output(out):
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out: got {str(out)!r}; it exists and is not a directory")
-    if not out.parent.is_dir():
-        raise ValueError(f"--out: got {str(out)!r}; its parent directory does not exist")
-    try:                              # the write's temporary directory goes there: try one now
-        Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)).rmdir()
-    except OSError as error:
-        raise ValueError(f"--out: got {str(out)!r}; cannot create a directory beside it: "
-                         f"{error.strerror or error}") from None
-    return out
-
-
-def _step_count(args, dt):
-    if args.steps is not None:
-        if args.steps < 0:
-            raise ValueError(f"--steps: got {args.steps}; expected an integer >= 0")
-        return args.steps
-    if not math.isfinite(args.duration) or args.duration < 0:
-        raise ValueError(f"--duration: got {args.duration}; expected a finite number >= 0")
-    return int(round(args.duration / dt))
-
-
 def command(args):
     """`python -m physics compare`: -> exit code 0, or 1 if the output cannot be written; bad input
     raises ValueError / SceneError before anything runs or is written (printed, exit code 2)."""
@@ -511,11 +488,10 @@ def command(args):
             parse_settings(args.reference)
         except ValueError as error:
             raise ValueError(f"--reference {args.reference!r}: {error}") from None
-    if args.record_every < 1:
-        raise ValueError(f"--record-every: got {args.record_every}; expected an integer >= 1")
-    out = _check_output(args.out)
+    options.check(args)
+    out = options.check_output_directory("--out", args.out)
     comparison = Comparison(args.scene)
-    steps = _step_count(args, comparison.simulation(MAIN).settings.dt)
+    steps = options.step_count(args, comparison.simulation(MAIN).settings.dt)
     for label in labels:
         comparison.add_variant(label, label)
     if args.reference is not None:

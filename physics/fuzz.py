@@ -13,8 +13,9 @@ deep), followed by live `Simulation.set` calls with hostile values (numpy arrays
 
 Each case ends in one of:
 - refused: a SceneError naming the case's file (and a key for anything past the TOML syntax), or
-  a step refused by the contact budget (`physics.solver.ContactBudgetError`: shapes inside one
-  another making more pairs than a step may take);
+  a load or a step refused by the contact budget (`physics.solver.ContactBudgetError`: shapes
+  inside one another making more pairs than a step may take; `physics.simulation.OverlapError`:
+  more than 10,000 pairs inside one another at load);
 - ran: loaded, the live settings refused cleanly (a ValueError naming the key, the settings
   unchanged) or applied, and `--steps` steps taken (or as many as fit in a few seconds);
 - divergence reported: a step raised a ValueError or ArithmeticError naming a node, or the state
@@ -349,12 +350,15 @@ def run_case(case, path, steps, budget=STEP_BUDGET):
 def run_scene(case, path, steps, budget=STEP_BUDGET):
     """Load, set and step one scene case (its text written to `path`) -> (outcome, detail)."""
     from physics.scene import SceneError
-    from physics.simulation import Simulation
+    from physics.simulation import OverlapError, Simulation
+    from physics.solver import ContactBudgetError
 
     path = Path(path)
     path.write_bytes(case.text)
     try:
         sim = Simulation.from_file(path)
+    except (ContactBudgetError, OverlapError) as error:     # shapes inside one another, refused at load
+        return "refused", f"at load: {error}"
     except SceneError as error:
         message = str(error)
         syntax = error.key is None and ("TOML" in message or "UTF-8" in message or "nest" in message or "XML" in message)

@@ -33,12 +33,15 @@ import os
 import signal
 import sys
 import textwrap
+import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
+from physics import options
 from physics.compare import split_pairs, setting_value
 from physics.scene import SceneError, load_scene
 from physics.settings import SettingError
@@ -46,6 +49,9 @@ from physics.signals import raising_on_signals
 
 METRICS = ("energy_drift", "angular_momentum_drift", "position_error")
 COLUMNS = METRICS + ("steps", "wall_s", "state_hash", "error")
+# A case whose worker died goes again this many times on the workers left (`execute`).
+RETRIES = 2
+WORKER_WAIT = 30.0      # s a retry waits for a worker when none is left (`_workers_left`)
 # Below this a drift or error is round-off (~5000 ulp of a unit value): it has no order, and the
 # fit leaves it out.
 ROUND_OFF = 1e-12
@@ -131,14 +137,12 @@ def runs(varied):
 
 
 def step_count(settings, steps, duration):
-    """Steps of one run: `steps`, or `duration` in whole steps of its dt."""
-    if steps is not None:
-        if steps < 0:
-            raise SweepError(f"--steps: got {steps}; expected an integer >= 0")
-        return steps
-    if not math.isfinite(duration) or duration < 0:
-        raise SweepError(f"--duration: got {duration}; expected a finite number >= 0")
-    return int(round(duration / settings.dt))
+    """Steps of one run: `steps`, or `duration` in whole steps of its dt (physics.options, the
+    checks every command shares)."""
+    try:
+        return options.step_count(SimpleNamespace(steps=steps, duration=duration), settings.dt)
+    except ValueError as error:
+        raise SweepError(str(error)) from None
 
 
 # ---------------------------------------------------------------------------------------- one run
@@ -336,7 +340,10 @@ class Progress:
     def __init__(self, total):
         self.total, self.start = total, time.perf_counter()
 
+    drawn = False       # a bar is on screen and its line not ended (a message after it needs a new line)
+
     def update(self, done, failed):
+        Progress.drawn = done != self.total
         elapsed = time.perf_counter() - self.start
         left = elapsed / done * (self.total - done) if done else float("nan")
         bar = "#" * (30 * done // max(self.total, 1))
@@ -362,36 +369,66 @@ def _local_cluster(stack, workers):
     """A distributed.Client on a local cluster of `workers` single-threaded processes (closed
     with `stack`)."""
     from distributed import Client, LocalCluster
-    # A terminal's Ctrl+C signals the whole process group. The workers start with SIGINT ignored
-    # (an ignored signal stays ignored across exec, and Python then installs no handler), so that
-    # this process alone stops the sweep and closes them quietly; a Ctrl+C during their start (a
-    # second or two) is dropped.
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A terminal's Ctrl+C signals the whole process group. While the workers start, SIGINT is
+    # blocked in this thread: the threads that start them inherit the mask, and so do the worker
+    # processes (a signal mask survives fork and exec), so that this process alone stops the sweep
+    # and closes them quietly. A Ctrl+C meanwhile is kept, not dropped: pending while blocked, or
+    # noted by a handler where another thread takes it, and the sweep stops (Stopped) once the
+    # cluster is up, to close it as it would any time later.
+    noted = []
+    previous = signal.getsignal(signal.SIGINT)
+    main = threading.current_thread() is threading.main_thread()
+    if main and previous is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         cluster = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                                    dashboard_address=None, silence_logs=logging.ERROR))
     finally:
-        signal.signal(signal.SIGINT, previous)
+        if main and previous is not signal.SIG_IGN:
+            signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)     # a pending Ctrl+C is raised here
+    if noted:
+        raise Stopped(noted[0])
     return stack.enter_context(Client(cluster))
 
 
-def execute(client, scene, plan, steps, csv_path):
-    """Run the plan on `client`'s cluster, rewriting sweep.csv as runs finish. -> {run index: result}."""
+def execute(client, scene, plan, steps, csv_path, task=None):
+    """Run the plan on `client`'s cluster, rewriting sweep.csv as runs finish. -> {run index: result}.
+
+    `task` (default `_run`) runs one case on a worker. A case whose worker died (the scheduler gives
+    up on it: KilledWorker, or its future is lost: cancelled, "already forgotten") goes again, up to
+    RETRIES times, on the workers left, with the scene sent anew (the scattered copy may have died
+    with the worker); past that its row says "worker died while running case k". Dask's own
+    `retries=` takes a task that raised through again."""
+    import asyncio
+
     from distributed import as_completed
 
-    results = {}
+    task = _run if task is None else task
+    results, attempts = {}, [0] * len(plan)
     write_csv(csv_path, plan, results)
     progress = Progress(len(plan))
     progress.update(0, 0)
     shared = client.scatter(scene, broadcast=True)
-    futures = {client.submit(_run, shared, values, n, pure=False): i for i, (values, n) in enumerate(zip(plan, steps))}
+    submit = lambda data, i: client.submit(task, data, plan[i], steps[i], pure=False, retries=RETRIES)
+    futures = {submit(shared, i): i for i in range(len(plan))}
     try:
-        for future in as_completed(futures):
-            i = futures[future]
+        pending = as_completed(futures)
+        for future in pending:
+            i = futures.pop(future)
             try:
                 results[i] = future.result()
-            except Exception as error:   # the task itself failed: its worker died, say
-                results[i] = {"steps": steps[i], "error": _error(error)}
+            except (Exception, asyncio.CancelledError) as error:   # not the run's failure (`_run` keeps those): its worker's
+                if attempts[i] < RETRIES and _workers_left(client):
+                    attempts[i] += 1
+                    again = submit(scene, i)
+                    futures[again] = i
+                    pending.add(again)
+                    continue
+                case = ", ".join(f"{key}={_cell(value)}" for key, value in plan[i].items())
+                results[i] = {"steps": steps[i], "error": f"worker died while running case {i + 1} ({case}; tried "
+                                                          f"{attempts[i] + 1} times): {type(error).__name__}"}
             write_csv(csv_path, plan, results)
             progress.update(len(results), sum("error" in r for r in results.values()))
     except BaseException:
@@ -399,6 +436,16 @@ def execute(client, scene, plan, steps, csv_path):
         client.cancel(list(futures))
         raise
     return results
+
+
+def _workers_left(client, timeout=WORKER_WAIT):
+    """Whether the cluster has a worker, or gets one within `timeout` seconds (a local cluster's
+    nanny restarts a worker that died)."""
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+        return True
+    except Exception:   # distributed's TimeoutError, or a closed client
+        return False
 
 
 def _quiet_dask():
@@ -410,6 +457,13 @@ def _quiet_dask():
 def sweep(args):
     """The subcommand: -> exit code. Every input is checked (and a --scheduler reached) before
     anything is written."""
+    try:
+        options.check(args)
+        out = options.check_output_directory("--out", args.out)
+    except SweepError:
+        raise
+    except ValueError as error:
+        raise SweepError(str(error)) from None
     scene = load_scene(_scene_path(args.scene))
     varied = parse_vary(args.vary, scene.settings())
     plan = runs(varied)
@@ -418,14 +472,7 @@ def sweep(args):
         settings = scene.settings()
         settings.update(values)
         steps.append(step_count(settings, args.steps, args.duration))
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise SweepError(f"--out: got {args.out!r}; it exists and is not a directory")
-    if not out.parent.is_dir():
-        raise SweepError(f"--out: got {args.out!r}; its parent directory does not exist")
     workers = _cores() if args.workers is None else args.workers
-    if workers < 1:
-        raise SweepError(f"--workers: got {workers}; expected an integer >= 1")
     _quiet_dask()
     with ExitStack() as stack:
         client = _connect(stack, args.scheduler) if args.scheduler is not None else None
@@ -473,6 +520,6 @@ def main_args(args):
         return 2
     except Stopped as stop:
         path = Path(args.out) / "sweep.csv"
-        print(f"\ninterrupted ({stop}): " + (f"the finished runs are in {path}" if path.exists() else "no run had started"),
-              file=sys.stderr)
+        print(("\n" if Progress.drawn else "") + f"interrupted ({stop}): "
+              + (f"the finished runs are in {path}" if path.exists() else "no run had started"), file=sys.stderr)
         return stop.code
