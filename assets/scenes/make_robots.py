@@ -60,8 +60,9 @@ def ant():
     import gymnasium
     import physics
     path = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml"
-    # gymnasium's init_qpos: the torso 0.55 m up, hips straight, ankles bent 1 rad down
-    start = {"root": [0.0, 0.0, 0.55, 1.0, 0.0, 0.0, 0.0], "hip_1": 0.0, "ankle_1": 1.0, "hip_2": 0.0, "ankle_2": -1.0,
+    # gymnasium's init_qpos (hips straight, ankles bent 1 rad down), the torso 0.57 m up instead of
+    # 0.55 m, where the feet's capsules would start 6 mm inside the floor
+    start = {"root": [0.0, 0.0, 0.57, 1.0, 0.0, 0.0, 0.0], "hip_1": 0.0, "ankle_1": 1.0, "hip_2": 0.0, "ankle_2": -1.0,
              "hip_3": 0.0, "ankle_3": -1.0, "hip_4": 0.0, "ankle_4": 1.0}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -70,7 +71,8 @@ def ant():
 gymnasium's four-legged ant (MJCF), imported by physics.load_mjcf: a free torso (a sphere and
 four welded leg roots, 0.33 kg with them), four thighs on hip hinges about the torso's vertical
 (±30°) and four shins on ankle hinges (30° to 70°), all capsules. It starts as gymnasium starts
-it, ankles bent 1 rad, 0.55 m up, and drops onto its legs with no motors: the legs splay until the
+it, ankles bent 1 rad, but 0.57 m up (at 0.55 m its feet start 6 mm in the floor), and drops onto
+its legs with no motors: the legs splay until the
 ankle limits hold the body. Its motors, the joints' armature and damping and the cameras and light
 are not modelled (the import's warning names them). Try dragging the torso or a shin with the
 mouse, or --integrator semi-implicit-euler.
