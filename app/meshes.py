@@ -124,3 +124,38 @@ def mesh(shape_type, coarse=False):
     if shape_type not in builders:
         raise ValueError(f"unknown shape type {shape_type!r}; expected one of {SHAPE_TYPES}")
     return builders[shape_type]()
+
+
+# --- meshes read from files (a scene node's `mesh`: docs/scene-format.md) ----------------------------
+
+FILE_KIND = "mesh:"          # a file mesh's kind: FILE_KIND + its path and scale
+_FILES = {}                  # (path, scale) -> (kind, vertices, indices, bounding radius)
+
+
+def file_mesh(path, scale):
+    """(kind, vertices (V, 7) float32, indices, bounding radius) of a mesh file (STL, OBJ, DAE, ...
+    read by trimesh), its vertices multiplied by `scale` (3,), in the node frame. Flat-shaded (three
+    vertices per triangle, the face normal) and two-sided (each triangle also wound the other way
+    with the opposite normal): files from robot packages do not all wind outwards, and the renderer
+    culls back faces. Read once per (path, scale); the kind's bounding half extents join
+    HALF_EXTENTS for the point level. Raises what trimesh raises for an unreadable file."""
+    key = (str(path), tuple(float(s) for s in scale))
+    if key not in _FILES:
+        import trimesh
+        mesh = trimesh.load(str(path), force="mesh")
+        corners = np.asarray(mesh.vertices, float)[np.asarray(mesh.faces, np.int64)] * np.asarray(key[1])   # (F, 3, 3)
+        normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+        length = np.linalg.norm(normals, axis=1, keepdims=True)
+        keep = length[:, 0] > 0
+        corners, normals = corners[keep], normals[keep] / length[keep]
+        front = corners.reshape(-1, 3)
+        back = corners[:, ::-1].reshape(-1, 3)
+        positions = np.concatenate([front, back])
+        shading = np.concatenate([np.repeat(normals, 3, axis=0), -np.repeat(normals, 3, axis=0)])
+        vertices, indices = _pack(positions, shading, np.arange(len(positions)))
+        kind = f"{FILE_KIND}{key[0]}@{key[1]}"
+        extent = np.abs(positions).max(axis=0) if len(positions) else np.zeros(3)
+        HALF_EXTENTS[kind] = tuple(float(e) for e in extent)
+        radius = float(np.linalg.norm(positions, axis=1).max()) if len(positions) else 0.0
+        _FILES[key] = (kind, vertices, indices, radius)
+    return _FILES[key]

@@ -67,6 +67,8 @@ class Geom:
     R: np.ndarray
     color: tuple | None = None
     collide: bool = True
+    visible: bool = True        # False: the shape collides unseen (a link drawn by its visual meshes)
+    mesh: dict | None = None    # a drawn mesh {"file", "scale"} (then `shape` is None)
 
 
 @dataclass
@@ -295,6 +297,12 @@ class _Builder:
     def geoms(self, link):
         static = not any(self.moving(l) for l in self.ancestors(link))
         for k, geom in enumerate(link.geoms):
+            if geom.shape is None:    # a visual mesh: drawn, never collides
+                extra = {"mesh": dict(geom.mesh)}
+                if geom.color is not None:
+                    extra["color"] = [float(min(max(c, 0.0), 1.0)) for c in geom.color[:3]]
+                self.node(f"{link.name}:{geom.name or k}", link.name, (geom.t, geom.R), **extra)
+                continue
             shape = dict(geom.shape)
             R = geom.R
             if shape["type"] in ("cylinder", "capsule"):
@@ -308,6 +316,8 @@ class _Builder:
             elif link.robot:
                 shape["group"], shape["mask"] = ROBOT_GROUP, ROBOT_MASK
             extra = {"shape": shape}
+            if not geom.visible:
+                extra["visible"] = False
             if geom.color is not None:
                 extra["color"] = [float(min(max(c, 0.0), 1.0)) for c in geom.color[:3]]
             self.node(f"{link.name}:{geom.name or k}", link.name, (geom.t, R), **extra)
@@ -431,6 +441,21 @@ def numbers(path, element, key, text, count=None, default=None, positive=False):
     if positive and np.any(values <= 0):
         raise SceneError(path, element, key, text, "expected numbers > 0")
     return values
+
+
+def visual_mesh(path, element, mesh_path, scale):
+    """A drawn mesh's entry {"file", "scale"}: the file must exist and be at most FILE_BYTES_MAX
+    (the app reads it); a mirrored (negative) scale is not drawn (None)."""
+    from pathlib import Path
+    mesh_path = Path(mesh_path)
+    if not mesh_path.is_file():
+        raise SceneError(path, element, "filename", str(mesh_path), "mesh file not found")
+    if mesh_path.stat().st_size > FILE_BYTES_MAX:
+        raise SceneError(path, element, "filename", str(mesh_path), f"mesh file larger than {FILE_BYTES_MAX} bytes")
+    scale = np.asarray(scale, float)
+    if np.any(scale <= 0):
+        return None
+    return {"file": str(mesh_path.resolve()), "scale": scale.tolist()}
 
 
 def mesh_box(path, element, mesh_path, scale):

@@ -275,6 +275,7 @@ def test_mutated_files_load_or_raise_scene_error(tmp_path):
     SceneError; no other exception, no hang."""
     from import_fuzz import mutations
     text = (DATA / "a1/a1.urdf").read_text()
+    (tmp_path / "meshes").symlink_to(DATA / "a1" / "meshes")    # its visual meshes, where the file names them
     rng = np.random.default_rng(3)
     outcomes = {"loaded": 0, "refused": 0}
     for k, mutated in enumerate(mutations(text, rng, 400)):
@@ -342,3 +343,41 @@ def test_the_app_opens_robots_by_drop_and_by_path(window):
     assert v.scene_path == mjcf and "torso:body" in v.sim.names
     frames(w, 3)
     assert v.sim.first_non_finite() is None
+
+
+def test_visual_meshes_are_drawn_and_collision_shapes_collide_unseen():
+    """kuka: every link has a visual mesh (OBJ) and a collision mesh (STL). The visual is a drawn
+    node with the file and scale (the app reads it); the collision mesh is the box of its bounds,
+    colliding but not drawn (`visible` false)."""
+    scene = load(DATA / "kuka_iiwa/model.urdf")
+    names = list(scene.names)
+    visual = names.index("lbr_iiwa_link_3:visual0")
+    assert scene.meshes[visual]["file"].endswith("link_3.obj") and scene.shapes[visual] is None
+    collision = names.index("lbr_iiwa_link_3:collision0")
+    assert scene.shapes[collision]["type"] == "box" and not scene.visible[collision]
+    assert scene.parent[visual] == scene.parent[collision] == names.index("lbr_iiwa_link_3")
+
+
+@pytest.mark.parametrize("mesh, words", [
+    ('{ file = 3 }', "expected a string"),
+    ('{ file = "" }', "expected a file path"),
+    ('{ scale = [1.0, 1.0, 1.0] }', "a mesh needs a file"),
+    ('{ file = "a.stl", scale = [1.0, -1.0, 1.0] }', "mesh.scale"),
+    ('{ file = "a.stl", colour = 1 }', "unknown key"),
+])
+def test_a_bad_mesh_key_is_one_clear_error(tmp_path, mesh, words):
+    path = tmp_path / "mesh.toml"
+    path.write_text(f'[[node]]\nname = "a"\nmesh = {mesh}\n')
+    with pytest.raises(SceneError, match=words):
+        physics.load_scene(path)
+
+
+def test_a_mesh_file_is_resolved_from_the_scene_folder_and_not_read(tmp_path):
+    """Physics never reads a drawn mesh: a missing one loads (a recording replayed elsewhere), the
+    app names it when it cannot draw it."""
+    path = tmp_path / "mesh.toml"
+    path.write_text('[[node]]\nname = "a"\nvisible = false\nshape = { type = "sphere", radius = 0.1 }\n'
+                    'mesh = { file = "parts/a.stl" }\n')
+    scene = physics.load_scene(path)
+    assert scene.meshes[0] == {"file": str(tmp_path / "parts" / "a.stl"), "scale": [1.0, 1.0, 1.0]}
+    assert not scene.visible[0]
