@@ -148,14 +148,15 @@ def file_mesh(path, scale):
         length = np.linalg.norm(normals, axis=1, keepdims=True)
         keep = length[:, 0] > 0
         corners, normals = corners[keep], normals[keep] / length[keep]
+        if not len(corners):
+            raise ValueError("no triangles in the file")
         front = corners.reshape(-1, 3)
         back = corners[:, ::-1].reshape(-1, 3)
         positions = np.concatenate([front, back])
         shading = np.concatenate([np.repeat(normals, 3, axis=0), -np.repeat(normals, 3, axis=0)])
         vertices, indices = _pack(positions, shading, np.arange(len(positions)))
         kind = f"{FILE_KIND}{key[0]}@{key[1]}"
-        extent = np.abs(positions).max(axis=0) if len(positions) else np.zeros(3)
-        HALF_EXTENTS[kind] = tuple(float(e) for e in extent)
-        radius = float(np.linalg.norm(positions, axis=1).max()) if len(positions) else 0.0
+        HALF_EXTENTS[kind] = tuple(float(e) for e in np.abs(positions).max(axis=0))
+        radius = float(np.linalg.norm(positions, axis=1).max())
         _FILES[key] = (kind, vertices, indices, radius)
     return _FILES[key]

@@ -400,3 +400,29 @@ def test_a_recording_of_an_imported_robot_replays_bit_for_bit(tmp_path):
     replayed = recording.timeline()
     replayed.seek(replayed.head)
     assert replayed.sim.state_hash() == sim.state_hash()
+
+
+@pytest.mark.display
+def test_an_unreadable_visual_mesh_shows_the_collision_shapes_instead(window, tmp_path):
+    """A link whose visual mesh cannot be read is drawn by its collision shapes (never nothing),
+    and the app names the file; a readable mesh (pybullet_data's duck, COLLADA) is drawn."""
+    (tmp_path / "bad.stl").write_bytes(b"not a mesh at all")
+    duck = DATA / "duck.dae"
+    text = GOOD.replace('<collision><geometry><box size="0.2 0.2 0.2"/>',
+                        '<visual><geometry><mesh filename="bad.stl"/></geometry></visual>'
+                        '<collision><geometry><box size="0.2 0.2 0.2"/>')
+    text = text.replace('<collision><origin xyz="0 0 0.25"/>',
+                        f'<visual><geometry><mesh filename="{duck}" scale="0.002 0.002 0.002"/></geometry></visual>'
+                        '<collision><origin xyz="0 0 0.25"/>')
+    path = tmp_path / "two.urdf"
+    path.write_text(text)
+    from conftest import frames
+    w = window(str(path))
+    v = w.viewer
+    frames(w, 3)
+    groups = v.renderer.groups
+    names = list(v.sim.names)
+    assert names.index("base:collision0") in groups["box"]["index"]              # shown instead of bad.stl
+    assert names.index("arm:collision0") not in groups.get("cylinder", {"index": []})["index"]   # the duck draws the arm
+    assert any(kind.startswith("mesh:") and kind.endswith(f"@{(0.002, 0.002, 0.002)}") for kind in groups)
+    assert any("bad.stl" in said for said in v.renderer.mesh_errors)
