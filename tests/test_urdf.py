@@ -203,7 +203,6 @@ def test_joint_types_and_limits():
     panda = load(DATA / "franka_panda/panda.urdf")
     assert sorted(j["type"] for j in panda.joints).count("slider") == 2
     a1 = load(DATA / "a1/a1.urdf", floating_base=True)
-    trunk = list(a1.names).index("trunk:body") if "trunk:body" in a1.names else None
     base = next(n for n in a1.names if n.endswith(":body") and a1.parent[list(a1.names).index(n)] == 0)
     assert a1.motion[list(a1.names).index(base)] == "dynamic"
     assert not any(a1.names[j["b"]] == base for j in a1.joints)

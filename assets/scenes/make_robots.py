@@ -6,7 +6,6 @@ browser and the runner need neither package. Each scene is what `physics.load_mj
 (docs/scene-format.md, "URDF and MJCF"), written as TOML with the model's licence notice, a
 title, a description and world settings of its own.
 """
-import math
 import os
 import tomllib
 import warnings
