@@ -124,3 +124,61 @@ def mesh(shape_type, coarse=False):
     if shape_type not in builders:
         raise ValueError(f"unknown shape type {shape_type!r}; expected one of {SHAPE_TYPES}")
     return builders[shape_type]()
+
+
+# --- meshes read from files (a scene node's `mesh`: docs/scene-format.md) ----------------------------
+
+FILE_KIND = "mesh:"          # a file mesh's kind: FILE_KIND + its path and scale
+_FILES = {}                  # (path, scale) -> (kind, vertices, indices, bounding radius)
+
+
+def file_mesh(path, scale):
+    """(kind, vertices (V, 7) float32, indices, bounding radius) of a mesh file (STL, OBJ, DAE, ...
+    read by trimesh), its vertices multiplied by `scale` (3,), in the node frame. Flat-shaded (three
+    vertices per triangle, the face normal) and two-sided (each triangle also wound the other way
+    with the opposite normal): files from robot packages do not all wind outwards, and the renderer
+    culls back faces. Read once per (path, scale); the kind's bounding half extents join
+    HALF_EXTENTS for the point level. Raises what trimesh raises for an unreadable file."""
+    key = (str(path), tuple(float(s) for s in scale))
+    if key not in _FILES:
+        corners = _binary_stl(key[0])
+        if corners is None:     # any other format (and ASCII STL): trimesh, imported only then (0.3 s)
+            import trimesh
+            mesh = trimesh.load(str(path), force="mesh")
+            corners = np.asarray(mesh.vertices, float)[np.asarray(mesh.faces, np.int64)]
+        corners = corners * np.asarray(key[1])   # (F, 3, 3)
+        normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+        length = np.linalg.norm(normals, axis=1, keepdims=True)
+        keep = length[:, 0] > 0
+        corners, normals = corners[keep], normals[keep] / length[keep]
+        if not len(corners):
+            raise ValueError("no triangles in the file")
+        front = corners.reshape(-1, 3)
+        back = corners[:, ::-1].reshape(-1, 3)
+        positions = np.concatenate([front, back])
+        shading = np.concatenate([np.repeat(normals, 3, axis=0), -np.repeat(normals, 3, axis=0)])
+        vertices, indices = _pack(positions, shading, np.arange(len(positions)))
+        kind = f"{FILE_KIND}{key[0]}@{key[1]}"
+        HALF_EXTENTS[kind] = tuple(float(e) for e in np.abs(positions).max(axis=0))
+        radius = float(np.linalg.norm(positions, axis=1).max())
+        _FILES[key] = (kind, vertices, indices, radius)
+    return _FILES[key]
+
+
+_STL_TRIANGLE = np.dtype([("normal", "<f4", 3), ("corners", "<f4", (3, 3)), ("attribute", "<u2")])
+
+
+def _binary_stl(path):
+    """The triangles (F, 3, 3) of a binary STL file read by numpy (80-byte header, a uint32 count,
+    then 50 bytes a triangle: normal, three corners, attribute), or None if the file is not one
+    (its size must be 84 + 50 F): a robot's meshes load in milliseconds, inside a frame."""
+    if not str(path).lower().endswith(".stl"):
+        return None
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if len(data) < 84:
+        return None
+    count = int(np.frombuffer(data, "<u4", 1, 80)[0])
+    if len(data) != 84 + 50 * count:
+        return None
+    return np.frombuffer(data, _STL_TRIANGLE, count, 84)["corners"].astype(float)

@@ -129,6 +129,7 @@ class Preparation:
                 else:
                     sim = Simulation.from_file(SCENES / f"{task}.toml")
                     sim.snapshot()      # its scene's fingerprint, which the timeline needs, computed here
+                    _read_meshes(sim.scene)
             except Exception:           # noqa: BLE001 - the scene's own error shows when it opens
                 self.failed.setdefault(task, traceback.format_exc(limit=1).strip().splitlines()[-1])
             with self._condition:
@@ -180,3 +181,15 @@ class Preparation:
                 self.child.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.child.kill()
+
+
+def _read_meshes(scene):
+    """Read a scene's drawn mesh files here (app.meshes caches them), not in the frame that opens
+    it; a file that cannot be read is named when the scene opens (app.renderer.set_shapes)."""
+    from app import meshes
+    for entry in scene.meshes or ():
+        if entry is not None:
+            try:
+                meshes.file_mesh(entry["file"], entry["scale"])
+            except Exception:   # noqa: BLE001 - shown by the renderer when the scene opens
+                pass

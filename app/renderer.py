@@ -241,16 +241,37 @@ class Renderer:
         self.grid = grid_lines(half_size=20, spacing=1.0)
         self.set_shapes([], np.zeros((0, 3)))
 
-    def set_shapes(self, shapes, colors):
+    def set_shapes(self, shapes, colors, node_meshes=None, visible=None, parent=None):
         """Per-scene constants: which nodes have which shape, their size matrices, bounding radii
-        and colours."""
+        and colours. `node_meshes`: per node None or a mesh file {"file", "scale"} (drawn as one
+        more type, read once by app.meshes.file_mesh); `visible` (N,) bool: False skips a node's
+        shape (it collides unseen). A mesh file that cannot be read is left out and named in
+        `self.mesh_errors`, and the unseen shapes beside it (the same `parent` (N,)) are drawn
+        instead: a robot link whose mesh is missing shows its collision shapes, never nothing."""
         self.groups = {}
+        self.mesh_errors = []
         by_type = {}
+        shown = np.ones(len(shapes), bool) if visible is None else np.array(visible, bool)
+        loaded = {}
+        for i, entry in enumerate(node_meshes or ()):
+            if entry is None:
+                continue
+            try:
+                loaded[i] = meshes.file_mesh(entry["file"], entry.get("scale", (1.0, 1.0, 1.0)))
+            except Exception as error:  # noqa: BLE001 - an unreadable mesh file must not stop the app
+                self.mesh_errors.append(f"mesh {entry['file']}: {type(error).__name__}: {error}")
+                if parent is not None:
+                    shown |= np.asarray(parent) == parent[i]
         for i, shape in enumerate(shapes):
-            if shape is None:
+            if shape is None or not shown[i]:
                 continue
             kind, matrix, half_length = shape_matrix(shape)
             by_type.setdefault(kind, []).append((i, matrix, half_length, bounding_radius(shape)))
+        for i, (kind, vertices, indices, radius) in loaded.items():
+            if (kind, False) not in self.meshes:   # one level of detail: the coarse level is the same buffers
+                buffers = (self.ctx.buffer(vertices.tobytes()), self.ctx.buffer(indices.tobytes()))
+                self.meshes[kind, False] = self.meshes[kind, True] = buffers
+            by_type.setdefault(kind, []).append((i, np.eye(4), 0.0, radius))
         colors = np.asarray(colors, dtype=float).reshape(-1, 3)
         for kind, items in by_type.items():
             index = np.array([item[0] for item in items])

@@ -330,7 +330,9 @@ class Viewer:
         from physics.timeline import Timeline
         self.sim, self.scene_path, self.scene_text, self.error = sim, path, scene_text, None
         self.timeline = timeline if timeline is not None else Timeline(sim, budget=self.budget_bytes())
-        self.renderer.set_shapes(sim.shapes, sim.colors)
+        self.renderer.set_shapes(sim.shapes, sim.colors, sim.scene.meshes, sim.scene.visible, sim.scene.parent)
+        for said in self.renderer.mesh_errors:   # drawn without it; the physics is unchanged
+            self.notify(said)
         self.selected, self.accumulator, self.paused, self.backwards = None, 0.0, False, False
         self.deferred = []      # waiting changes were for the scene shown before
         self.history.clear()

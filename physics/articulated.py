@@ -44,6 +44,7 @@ from physics.rotation import quaternion_from_matrix
 from physics.scene import SceneError, scene_from_dict
 
 STAGE_SHARE = 0.05          # of a link's mass and inertia carried by each gimbal stage of a multi-joint link
+GROUND_GAP = 1e-3           # m between the added ground and a robot that reaches below z = 0
 POINT_RADIUS = 0.05         # m: a moving link given as a point mass gets the inertia of a solid sphere this size
 ROBOT_GROUP = 2             # collision group of a model's shapes; their mask leaves it out (no self-collision)
 ROBOT_MASK = ~ROBOT_GROUP   # -3: everything but the robot
@@ -67,6 +68,8 @@ class Geom:
     R: np.ndarray
     color: tuple | None = None
     collide: bool = True
+    visible: bool = True        # False: the shape collides unseen (a link drawn by its visual meshes)
+    mesh: dict | None = None    # a drawn mesh {"file", "scale"} (then `shape` is None)
 
 
 @dataclass
@@ -225,7 +228,10 @@ class _Builder:
             stack.extend(reversed(self.children.get(link.name, [])))
         if self.ground:   # at z = 0, or under the robot's lowest shape (a fixed-base quadruped's feet)
             name = "ground" if "ground" not in self.by_name else f"{root}:ground"
-            height = min([0.0] + [self.lowest(node) for node in self.nodes if node.get("shape") is not None])
+            lowest = min([0.0] + [self.lowest(node) for node in self.nodes if node.get("shape") is not None])
+            # a gap: shapes resting exactly on the plane (r2d2's wheels) made contacts that lost their
+            # warm start every other sub-step, each time a 500-sweep cold start (physics.solver)
+            height = 0.0 if lowest >= 0.0 else lowest - GROUND_GAP
             ground = {"name": name, "parent": root, "motion": "fixed", "translation": [0.0, 0.0, height],
                       "rotation": [1.0, 0.0, 0.0, 0.0], "friction": 0.8, "color": [0.42, 0.45, 0.5],
                       "shape": {"type": "plane", "normal": [0.0, 0.0, 1.0], "offset": 0.0}}
@@ -295,6 +301,12 @@ class _Builder:
     def geoms(self, link):
         static = not any(self.moving(l) for l in self.ancestors(link))
         for k, geom in enumerate(link.geoms):
+            if geom.shape is None:    # a visual mesh: drawn, never collides
+                extra = {"mesh": dict(geom.mesh)}
+                if geom.color is not None:
+                    extra["color"] = [float(min(max(c, 0.0), 1.0)) for c in geom.color[:3]]
+                self.node(f"{link.name}:{geom.name or k}", link.name, (geom.t, geom.R), **extra)
+                continue
             shape = dict(geom.shape)
             R = geom.R
             if shape["type"] in ("cylinder", "capsule"):
@@ -308,6 +320,8 @@ class _Builder:
             elif link.robot:
                 shape["group"], shape["mask"] = ROBOT_GROUP, ROBOT_MASK
             extra = {"shape": shape}
+            if not geom.visible:
+                extra["visible"] = False
             if geom.color is not None:
                 extra["color"] = [float(min(max(c, 0.0), 1.0)) for c in geom.color[:3]]
             self.node(f"{link.name}:{geom.name or k}", link.name, (geom.t, R), **extra)
@@ -431,6 +445,21 @@ def numbers(path, element, key, text, count=None, default=None, positive=False):
     if positive and np.any(values <= 0):
         raise SceneError(path, element, key, text, "expected numbers > 0")
     return values
+
+
+def visual_mesh(path, element, mesh_path, scale):
+    """A drawn mesh's entry {"file", "scale"}: the file must exist and be at most FILE_BYTES_MAX
+    (the app reads it); a mirrored (negative) scale is not drawn (None)."""
+    from pathlib import Path
+    mesh_path = Path(mesh_path)
+    if not mesh_path.is_file():
+        raise SceneError(path, element, "filename", str(mesh_path), "mesh file not found")
+    if mesh_path.stat().st_size > FILE_BYTES_MAX:
+        raise SceneError(path, element, "filename", str(mesh_path), f"mesh file larger than {FILE_BYTES_MAX} bytes")
+    scale = np.asarray(scale, float)
+    if np.any(scale <= 0):
+        return None
+    return {"file": str(mesh_path.resolve()), "scale": scale.tolist()}
 
 
 def mesh_box(path, element, mesh_path, scale):

@@ -282,10 +282,12 @@ XML_HOSTILE = ("nan", "inf", "-1", "0", "1e308", "5e-324", "", "x", "1 2", "0 0 
 def model_bases():
     """name -> (suffix, text) of models whose geometry is all primitives (the text is written to a
     temporary folder, away from any mesh file); empty without pybullet_data and gymnasium."""
+    import re
     bases = {}
     try:
         import pybullet_data
-        bases["a1"] = (".urdf", (Path(pybullet_data.getDataPath()) / "a1" / "a1.urdf").read_text())
+        a1 = (Path(pybullet_data.getDataPath()) / "a1" / "a1.urdf").read_text()
+        bases["a1"] = (".urdf", re.sub(r"<visual>.*?</visual>", "", a1, flags=re.S))   # its meshes stay behind
         import gymnasium
         for name in ("ant", "humanoid"):
             bases[name] = (".xml", (Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / f"{name}.xml").read_text())

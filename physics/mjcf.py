@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from physics.articulated import (Geom, Joint, Link, axis_angle_matrix, build_scene, check_inertial, mesh_box,
-                                 numbers, quaternion_matrix, read_xml)
+                                 numbers, quaternion_matrix, read_xml, visual_mesh)
 from physics.scene import SceneError
 
 __all__ = ["load_mjcf"]
@@ -355,10 +355,13 @@ class _Reader:
             if mesh is None:
                 raise self.error(label, "mesh", attrs.get("mesh"), "no <mesh> asset has this name")
             centre, extent = mesh_box(self.path, label, mesh[0], mesh[1])
+            drawn = visual_mesh(self.path, label, mesh[0], mesh[1])
+            if drawn is not None:   # drawn in the geom's frame as written (MuJoCo's re-centring moves frame and vertices alike)
+                link.geoms.append(Geom(f"{name}:mesh", None, t, R, color=color, collide=False, mesh=drawn))
             shape, t = {"type": "box", "size": extent.tolist()}, t + R @ centre
             volume = float(np.prod(extent))
             moments = np.array([extent[1] ** 2 + extent[2] ** 2, extent[0] ** 2 + extent[2] ** 2, extent[0] ** 2 + extent[1] ** 2]) / 12
-            self.skipped.append("meshes (each drawn and collided as the box of its bounds, with that box's inertia)")
+            self.skipped.append("collision meshes (each collides as the box of its bounds, with that box's inertia)")
         else:
             self.skipped.append(f"{kind} geoms")
         mass_props = None
@@ -370,7 +373,7 @@ class _Reader:
             if mass < 0:
                 raise self.error(label, "mass", mass, "a geom's mass must be >= 0")
             mass_props = (mass, t, R @ np.diag(moments * mass) @ R.T)
-        geom = None if shape is None else Geom(name, shape, t, R, color=color, collide=collide)
+        geom = None if shape is None else Geom(name, shape, t, R, color=color, collide=collide, visible=kind != "mesh")
         return geom, mass_props
 
 

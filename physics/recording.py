@@ -378,7 +378,9 @@ def write_recording(path, timeline, overwrite=False, scene_text=None):
         raise FileExistsError(f"{path} exists; not overwritten")
     scene_path = timeline.scene_path or timeline.sim.scene.path
     if scene_text is None:
-        scene_text = timeline.scene_text if timeline.scene_text is not None else Path(scene_path).read_text()
+        imported = timeline.sim.scene.toml_text   # a URDF or MJCF model's scene, as TOML (physics.articulated)
+        scene_text = timeline.scene_text if timeline.scene_text is not None else \
+            imported if imported is not None else Path(scene_path).read_text()
     data = Recording.from_timeline(timeline, scene_text, scene_path).to_bytes()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

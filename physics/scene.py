@@ -35,8 +35,9 @@ QUATERNION_TOLERANCE = 1e-3  # |q| may differ from 1 by this much (rounded decim
 NODE_KEYS = (
     "name", "parent", "motion", "translation", "rotation", "scale", "velocity", "angular_velocity",
     "acceleration", "angular_acceleration", "mass", "inertia", "shape", "color",
-    "applied_force", "applied_torque", "friction", "restitution",
+    "applied_force", "applied_torque", "friction", "restitution", "mesh", "visible",
 )
+MESH_KEYS = ("file", "scale")
 JOINT_TYPES = ("ball", "hinge", "slider", "fixed", "distance", "rope")
 JOINT_KEYS = ("type", "a", "b", "anchor", "anchor_b", "axis", "length", "lower", "upper", "motor_speed", "motor_force")
 _AXIAL = ("axis", "lower", "upper", "motor_speed", "motor_force")
@@ -109,6 +110,8 @@ class Scene:
     joints: tuple = field(default_factory=tuple)   # dicts: kind, a, b (node index, -1 = world), anchor, ...
     warnings: tuple = field(default_factory=tuple)  # an imported model's one warning: what it holds that is not modelled
     toml_text: str | None = None    # an imported model (URDF, MJCF) as scene-format TOML text; None for a TOML file
+    meshes: list | None = None      # N entries: None or {"file": absolute path, "scale": [sx, sy, sz]}, drawn only
+    visible: np.ndarray | None = None   # (N,) bool: the app draws the node's shape (False: it collides, unseen)
 
     def settings(self):
         """A fresh `Settings` with this file's [world] values applied over the defaults."""
@@ -284,6 +287,27 @@ class _Loader:
         clean.update(filters)
         return clean
 
+    def boolean(self, node, key, value):
+        if not isinstance(value, bool):
+            raise self.error(node, key, value, "expected true or false")
+        return value
+
+    def mesh(self, node, value):
+        """A drawn mesh: `file` a path (relative to the scene file's folder), `scale` 3 numbers. The
+        file is not read here: physics never needs it, and a recording replayed where the file is
+        missing still loads (the app draws what it can read and names what it cannot)."""
+        self.table(node, "mesh", value, MESH_KEYS)
+        if "file" not in value:
+            raise self.error(node, "mesh.file", None, "a mesh needs a file")
+        text = self.string(node, "mesh.file", value["file"])
+        if not text or "\0" in text:
+            raise self.error(node, "mesh.file", text, "expected a file path")
+        file = Path(text)
+        if not file.is_absolute():
+            file = Path(self.path).parent / file
+        scale = self.vector(node, "mesh.scale", value.get("scale", [1.0, 1.0, 1.0]), limits.SCALE_RANGE)
+        return {"file": str(file), "scale": scale.tolist()}
+
     def color(self, node, value):
         return self.vector(node, "color", value, (0.0, 1.0))
 
@@ -364,6 +388,8 @@ class _Loader:
             # e > 1 would make every bounce gain energy
             "restitution": self.number(name, "restitution", raw["restitution"], 0.0, 1.0) if "restitution" in raw
             else DEFAULT_RESTITUTION,
+            "mesh": self.mesh(name, raw["mesh"]) if "mesh" in raw else None,
+            "visible": self.boolean(name, "visible", raw["visible"]) if "visible" in raw else True,
         }
         if motion == "dynamic":
             node["mass"] = self.number(name, "mass", raw.get("mass", 1.0), *limits.MASS_RANGE)
@@ -511,6 +537,7 @@ class _Loader:
             mass=stack("mass"), inertia_body=inertia,
             applied_force=stack("applied_force"), applied_torque=stack("applied_torque"),
             shapes=[node["shape"] for node in nodes], colors=stack("color"),
+            meshes=[node["mesh"] for node in nodes], visible=np.array([node["visible"] for node in nodes], bool),
             events=tuple(sorted(events, key=lambda event: event.time)),
             friction=stack("friction"), restitution=stack("restitution"), joints=tuple(joints),
         )

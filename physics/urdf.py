@@ -10,16 +10,19 @@ with its limits, fixed → a fixed child node, floating → a free dynamic body;
 warning and held fixed. The root link is fixed to the world unless `floating_base=True`.
 
 Geometry: box, sphere, cylinder (axis z) and pybullet's capsule (axis z, `length` of the
-cylindrical part) map to scene shapes; a mesh becomes the box of its bounds (read by trimesh),
-named in the warning. A link with collision geometry is drawn by it (coloured by its first visual's
-material); a link without is drawn by its visuals, which never collide.
+cylindrical part) map to scene shapes; a collision mesh becomes the box of its bounds (read by
+trimesh), named in the warning. A link with visual meshes is drawn by them (the app reads the
+files) and its collision shapes collide unseen; otherwise a link with collision geometry is drawn by
+it (coloured by its first visual's material), and a link without by its visuals, which never
+collide.
 """
 import math
 from pathlib import Path
 
 import numpy as np
 
-from physics.articulated import (Geom, Joint, Link, build_scene, check_inertial, mesh_box, numbers, read_xml)
+from physics.articulated import (Geom, Joint, Link, build_scene, check_inertial, mesh_box, numbers, read_xml,
+                                 visual_mesh)
 from physics.scene import SceneError
 
 __all__ = ["load_urdf"]
@@ -129,18 +132,38 @@ class _Reader:
             color = self.color(visual, label)
             if color is not None:
                 break
+        drawn = []     # the visual meshes: with them the link is drawn by its meshes, its collision shapes unseen
+        for k, visual in enumerate(visuals):
+            shape = visual.find("geometry/mesh")
+            if shape is not None:
+                drawn.append(self.mesh_visual(visual, shape, label, f"visual{k}" if visual.get("name") is None else visual.get("name")))
+        drawn = [geom for geom in drawn if geom is not None]
         for k, collision in enumerate(collisions):
             geom = self.geometry(collision, label, f"collision{k}" if collision.get("name") is None else collision.get("name"), True)
             if geom is not None:
-                geom.color = color
+                geom.color, geom.visible = color, not drawn
                 link.geoms.append(geom)
-        if not collisions:
+        if not collisions and not drawn:
             for k, visual in enumerate(visuals):
                 geom = self.geometry(visual, label, f"visual{k}" if visual.get("name") is None else visual.get("name"), False)
                 if geom is not None:
                     geom.color = self.color(visual, label)
                     link.geoms.append(geom)
+        link.geoms += drawn
         return link
+
+    def mesh_visual(self, visual, shape, label, name):
+        """A <visual>'s mesh as a drawn Geom (None when its scale mirrors it: not drawn, named)."""
+        t, R = self.origin(visual, label)
+        filename = shape.get("filename")
+        if not filename:
+            raise self.error(label, "visual.geometry.mesh.filename", None, "a <mesh> needs a filename")
+        scale = self.numbers(label, "visual.geometry.mesh.scale", shape.get("scale"), 3, [1, 1, 1])
+        mesh = visual_mesh(self.path, label, self.resolve(filename), scale)
+        if mesh is None:
+            self.skipped.append("mirrored visual meshes (negative scale)")
+            return None
+        return Geom(name, None, t, R, color=self.color(visual, label), collide=False, mesh=mesh)
 
     def color(self, visual, label):
         material = visual.find("material")
@@ -175,7 +198,7 @@ class _Reader:
                 raise self.error(label, f"{where}.filename", None, "a <mesh> needs a filename")
             scale = self.numbers(label, f"{where}.scale", shape.get("scale"), 3, [1, 1, 1])
             centre, size = mesh_box(self.path, label, self.resolve(filename), scale)
-            self.skipped.append("meshes (each drawn and collided as the box of its bounds)")
+            self.skipped.append("collision meshes (each collides as the box of its bounds)")
             return Geom(name, {"type": "box", "size": size.tolist()}, t + R @ centre, R, collide=collide)
         self.skipped.append(f"<{shape.tag}> geometry")
         return None

@@ -1,6 +1,5 @@
 """Shared helpers of tests/test_urdf.py and tests/test_mjcf.py: world poses and rigid-assembly
 inertials of an imported scene, in the model's own (z-up) frame."""
-from pathlib import Path
 
 import numpy as np
 

@@ -203,7 +203,6 @@ def test_joint_types_and_limits():
     panda = load(DATA / "franka_panda/panda.urdf")
     assert sorted(j["type"] for j in panda.joints).count("slider") == 2
     a1 = load(DATA / "a1/a1.urdf", floating_base=True)
-    trunk = list(a1.names).index("trunk:body") if "trunk:body" in a1.names else None
     base = next(n for n in a1.names if n.endswith(":body") and a1.parent[list(a1.names).index(n)] == 0)
     assert a1.motion[list(a1.names).index(base)] == "dynamic"
     assert not any(a1.names[j["b"]] == base for j in a1.joints)
@@ -275,6 +274,7 @@ def test_mutated_files_load_or_raise_scene_error(tmp_path):
     SceneError; no other exception, no hang."""
     from import_fuzz import mutations
     text = (DATA / "a1/a1.urdf").read_text()
+    (tmp_path / "meshes").symlink_to(DATA / "a1" / "meshes")    # its visual meshes, where the file names them
     rng = np.random.default_rng(3)
     outcomes = {"loaded": 0, "refused": 0}
     for k, mutated in enumerate(mutations(text, rng, 400)):
@@ -342,3 +342,86 @@ def test_the_app_opens_robots_by_drop_and_by_path(window):
     assert v.scene_path == mjcf and "torso:body" in v.sim.names
     frames(w, 3)
     assert v.sim.first_non_finite() is None
+
+
+def test_visual_meshes_are_drawn_and_collision_shapes_collide_unseen():
+    """kuka: every link has a visual mesh (OBJ) and a collision mesh (STL). The visual is a drawn
+    node with the file and scale (the app reads it); the collision mesh is the box of its bounds,
+    colliding but not drawn (`visible` false)."""
+    scene = load(DATA / "kuka_iiwa/model.urdf")
+    names = list(scene.names)
+    visual = names.index("lbr_iiwa_link_3:visual0")
+    assert scene.meshes[visual]["file"].endswith("link_3.obj") and scene.shapes[visual] is None
+    collision = names.index("lbr_iiwa_link_3:collision0")
+    assert scene.shapes[collision]["type"] == "box" and not scene.visible[collision]
+    assert scene.parent[visual] == scene.parent[collision] == names.index("lbr_iiwa_link_3")
+
+
+@pytest.mark.parametrize("mesh, words", [
+    ('{ file = 3 }', "expected a string"),
+    ('{ file = "" }', "expected a file path"),
+    ('{ scale = [1.0, 1.0, 1.0] }', "a mesh needs a file"),
+    ('{ file = "a.stl", scale = [1.0, -1.0, 1.0] }', "mesh.scale"),
+    ('{ file = "a.stl", colour = 1 }', "unknown key"),
+])
+def test_a_bad_mesh_key_is_one_clear_error(tmp_path, mesh, words):
+    path = tmp_path / "mesh.toml"
+    path.write_text(f'[[node]]\nname = "a"\nmesh = {mesh}\n')
+    with pytest.raises(SceneError, match=words):
+        physics.load_scene(path)
+
+
+def test_a_mesh_file_is_resolved_from_the_scene_folder_and_not_read(tmp_path):
+    """Physics never reads a drawn mesh: a missing one loads (a recording replayed elsewhere), the
+    app names it when it cannot draw it."""
+    path = tmp_path / "mesh.toml"
+    path.write_text('[[node]]\nname = "a"\nvisible = false\nshape = { type = "sphere", radius = 0.1 }\n'
+                    'mesh = { file = "parts/a.stl" }\n')
+    scene = physics.load_scene(path)
+    assert scene.meshes[0] == {"file": str(tmp_path / "parts" / "a.stl"), "scale": [1.0, 1.0, 1.0]}
+    assert not scene.visible[0]
+
+
+def test_a_recording_of_an_imported_robot_replays_bit_for_bit(tmp_path):
+    """A recording carries the imported scene as TOML text (no URDF or mesh needed to replay it),
+    and its replay reaches the recorded state hashes."""
+    from physics.recording import read_recording, write_recording
+    from physics.simulation import Simulation
+    from physics.timeline import Timeline
+    sim = Simulation(load(DATA / "r2d2.urdf"))
+    timeline = Timeline(sim)
+    for _ in range(6):
+        timeline.step()
+    path = tmp_path / "r2d2.rec"
+    write_recording(path, timeline)
+    recording = read_recording(path)
+    assert recording.scene_text == sim.scene.toml_text
+    replayed = recording.timeline()
+    replayed.seek(replayed.head)
+    assert replayed.sim.state_hash() == sim.state_hash()
+
+
+@pytest.mark.display
+def test_an_unreadable_visual_mesh_shows_the_collision_shapes_instead(window, tmp_path):
+    """A link whose visual mesh cannot be read is drawn by its collision shapes (never nothing),
+    and the app names the file; a readable mesh (pybullet_data's duck, COLLADA) is drawn."""
+    (tmp_path / "bad.stl").write_bytes(b"not a mesh at all")
+    duck = DATA / "duck.dae"
+    text = GOOD.replace('<collision><geometry><box size="0.2 0.2 0.2"/>',
+                        '<visual><geometry><mesh filename="bad.stl"/></geometry></visual>'
+                        '<collision><geometry><box size="0.2 0.2 0.2"/>')
+    text = text.replace('<collision><origin xyz="0 0 0.25"/>',
+                        f'<visual><geometry><mesh filename="{duck}" scale="0.002 0.002 0.002"/></geometry></visual>'
+                        '<collision><origin xyz="0 0 0.25"/>')
+    path = tmp_path / "two.urdf"
+    path.write_text(text)
+    from conftest import frames
+    w = window(str(path))
+    v = w.viewer
+    frames(w, 3)
+    groups = v.renderer.groups
+    names = list(v.sim.names)
+    assert names.index("base:collision0") in groups["box"]["index"]              # shown instead of bad.stl
+    assert names.index("arm:collision0") not in groups.get("cylinder", {"index": []})["index"]   # the duck draws the arm
+    assert any(kind.startswith("mesh:") and kind.endswith(f"@{(0.002, 0.002, 0.002)}") for kind in groups)
+    assert any("bad.stl" in said for said in v.renderer.mesh_errors)

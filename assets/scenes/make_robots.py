@@ -1,16 +1,16 @@
 """Write the two robot scenes (ant.toml, iiwa.toml) from the models pybullet and gymnasium ship.
 
 Run `python assets/scenes/make_robots.py` after changing it (it needs the `dev` extra: gymnasium
-and pybullet); the output is committed, so the app's scene browser and the runner need neither
-package. Each scene is what `physics.load_mjcf` / `physics.load_urdf` build from the model file
+and pybullet); the output (and the arm's meshes, in assets/robots) is committed, so the app's scene
+browser and the runner need neither package. Each scene is what `physics.load_mjcf` / `physics.load_urdf` build from the model file
 (docs/scene-format.md, "URDF and MJCF"), written as TOML with the model's licence notice, a
 title, a description and world settings of its own.
 """
-import math
 import os
 import tomllib
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 HERE = Path(__file__).parent
 
@@ -60,8 +60,9 @@ def ant():
     import gymnasium
     import physics
     path = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml"
-    # gymnasium's init_qpos: the torso 0.55 m up, hips straight, ankles bent 1 rad down
-    start = {"root": [0.0, 0.0, 0.55, 1.0, 0.0, 0.0, 0.0], "hip_1": 0.0, "ankle_1": 1.0, "hip_2": 0.0, "ankle_2": -1.0,
+    # gymnasium's init_qpos (hips straight, ankles bent 1 rad down), the torso 0.57 m up instead of
+    # 0.55 m, where the feet's capsules would start 6 mm inside the floor
+    start = {"root": [0.0, 0.0, 0.57, 1.0, 0.0, 0.0, 0.0], "hip_1": 0.0, "ankle_1": 1.0, "hip_2": 0.0, "ankle_2": -1.0,
              "hip_3": 0.0, "ankle_3": -1.0, "hip_4": 0.0, "ankle_4": 1.0}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -70,13 +71,33 @@ def ant():
 gymnasium's four-legged ant (MJCF), imported by physics.load_mjcf: a free torso (a sphere and
 four welded leg roots, 0.33 kg with them), four thighs on hip hinges about the torso's vertical
 (±30°) and four shins on ankle hinges (30° to 70°), all capsules. It starts as gymnasium starts
-it, ankles bent 1 rad, 0.55 m up, and drops onto its legs with no motors: the legs splay until the
+it, ankles bent 1 rad, but 0.57 m up (at 0.55 m its feet start 6 mm in the floor), and drops onto
+its legs with no motors: the legs splay until the
 ankle limits hold the body. Its motors, the joints' armature and damping and the cameras and light
 are not modelled (the import's warning names them). Try dragging the torso or a shin with the
 mouse, or --integrator semi-implicit-euler.
 
 {MIT_GYMNASIUM}""", "Ant (MJCF)", "gymnasium's ant drops onto its legs; drag the torso and watch the hip and ankle limits hold.",
           {"dt": 1.0 / 120.0, "integrator": "lie-midpoint", "iterations": 20, "substeps": 2})
+
+
+def ship_meshes(scene, folder):
+    """Copy every drawn mesh of `scene` into assets/robots/FOLDER as binary STL (trimesh) and point
+    the scene's TOML text at the copies, relative to assets/scenes: the scene needs no package."""
+    import trimesh
+    target = HERE.parent / "robots" / folder
+    target.mkdir(parents=True, exist_ok=True)
+    text = scene.toml_text
+    for entry in {m["file"] for m in scene.meshes if m is not None}:
+        copy = target / (Path(entry).stem + ".stl")
+        trimesh.load(entry, force="mesh").export(copy)
+        text = text.replace(_quoted(entry), _quoted(os.path.relpath(copy, HERE)))
+    return text
+
+
+def _quoted(text):
+    from physics.articulated import _toml_value
+    return _toml_value(text)
 
 
 def iiwa():
@@ -87,14 +108,19 @@ def iiwa():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         scene = physics.load_urdf(path, joint_positions=start)
+    scene = SimpleNamespace(toml_text=ship_meshes(scene, "kuka_iiwa"))
+    (HERE.parent / "robots" / "kuka_iiwa" / "LICENSE.txt").write_text(
+        "Meshes of the KUKA LBR iiwa from pybullet_data's kuka_iiwa/meshes (pybullet_data: zlib licence),\n"
+        "converted to binary STL by assets/scenes/make_robots.py.\n\n" + BSD_IIWA.split(", whose notice reads:\n")[1] + "\n")
     write("iiwa", scene, f"""
 KUKA LBR iiwa 14 (URDF), imported by physics.load_urdf: seven revolute joints with the file's
-limits on a fixed base, link masses and inertias from the file. The links' meshes are drawn and
-collide as the boxes of their bounds. Released bent at joints 2, 4 and 6 with no motors, the arm
-folds under gravity until its limits stop it. Try dragging the flange (lbr_iiwa_link_7) around with
-the mouse: the chain follows within its limits.
+limits on a fixed base, link masses and inertias from the file. The links are drawn by their
+visual meshes (copied to assets/robots/kuka_iiwa) and collide, unseen, as the boxes of their
+collision meshes' bounds. Released bent at joints 2, 4 and 6 with no motors, the arm
+folds under gravity, its joints stopping at their limits, and comes to rest on the floor. Try
+dragging the flange (lbr_iiwa_link_7) up with the mouse: the chain follows within its limits.
 
-{BSD_IIWA}""", "KUKA iiwa arm (URDF)", "A seven-joint arm on a fixed base folds under gravity; drag its flange and feel the joint limits.",
+{BSD_IIWA}""", "KUKA iiwa arm (URDF)", "A seven-joint arm on a fixed base folds to the floor; drag its flange up and feel the joint limits.",
           {"dt": 1.0 / 120.0, "integrator": "lie-midpoint", "iterations": 20, "substeps": 2})
 
 
