@@ -121,3 +121,38 @@ def test_ant_exports_with_its_floating_torso_and_limits():
     widths = lambda model: sorted(model.jnt_range[1:, 1] - model.jnt_range[1:, 0])
     np.testing.assert_allclose(widths(ours), widths(theirs), rtol=0, atol=1e-12)
     assert ours.body_mass.sum() == pytest.approx(theirs.body_mass.sum(), rel=1e-12)
+
+
+@pytest.mark.display
+def test_app_mujoco_ghost_on_the_arm_reads_as_compare(window, tmp_path):
+    """The iiwa arm in the app: "MuJoCo (RK4)" in the Compare section at step 0 starts a MuJoCo
+    ghost; 30 steps later (0.25 s, before the floor) its divergence readout is the headless
+    `Comparison`'s with the same variant, to 1e-12 m (the same two runs from the same state: only
+    the order of float operations in the readout may differ), and the ghost is drawn (magenta
+    pixels, as tests/test_mujoco_ghost.py counts them)."""
+    from conftest import click, frames, press
+    from pyglet.window import key
+    from test_mujoco_ghost import magenta_and_green
+
+    from physics.compare import Comparison
+    w = window(IIWA)
+    v = w.viewer
+    press(w, key.SPACE)
+    v.seek(0)
+    frames(w, 2)
+    click(w, "Compare")
+    click(w, "MuJoCo (RK4)")
+    assert list(v.ghosts.ghosts) == ["MuJoCo (RK4)"] and v.error is None
+    v.step_physics(30)
+    frames(w, 2)
+    readout = v.ghosts.readouts["MuJoCo (RK4)"]
+    headless = Comparison(IIWA)
+    headless.add_variant("engine=mujoco", "engine=mujoco,integrator=rk4")
+    headless.advance(30)
+    theirs = headless.readouts()["engine=mujoco"]
+    assert readout["time"] == pytest.approx(0.25, abs=1e-12) and theirs["time"] == pytest.approx(0.25, abs=1e-12)
+    assert readout["max_position_error"] > 0
+    assert abs(readout["max_position_error"] - theirs["max_position_error"]) <= 1e-12
+    assert abs(readout["max_rotation_error"] - theirs["max_rotation_error"]) <= 1e-12
+    magenta, _ = magenta_and_green(v.read_rgb())
+    assert magenta > 150
