@@ -21,7 +21,8 @@ from physics.scene import load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "assets" / "scenes"
-EXPRESSIBLE = ("car", "chain", "double_pendulum", "pendulum", "pile", "pyramid", "slope", "stack", "t_handle", "top")
+EXPRESSIBLE = ("ant", "car", "chain", "double_pendulum", "iiwa", "pendulum", "pile", "pyramid", "slope", "stack", "t_handle",
+               "top")
 # what each refused scene lacks in MJCF (a word of each reason)
 REFUSED = {"gyroscope": ["kinematic"], "newtons_cradle": ["distance", "restitution"], "rope_bridge": ["rope"],
            "stress": ["kinematic"], "tank": ["kinematic", "sleep", "collision filter"], "turntable": ["kinematic"]}

@@ -1,0 +1,158 @@
+"""MuJoCo beside ours on the imported robots: the iiwa arm (URDF) and the ant (MJCF).
+
+Independent check for the arm: MuJoCo's own URDF compiler reads pybullet_data's
+kuka_iiwa/model.urdf (the file physics.load_urdf imported), not our export. Its bodies are the
+URDF's links (the link frame at the joint, the inertial frame from `<inertial>`, the full inertia
+tensor diagonalised by MuJoCo), started at the joint angles the shipped scene was made with
+(assets/scenes/make_robots.py) and stepped by its RK4 at our sub-step. Where our export and the
+importer are right, that run is the `engine=mujoco` variant of `compare` to round-off, so the
+divergence `compare` reports (our main run against its MuJoCo ghost) is the divergence of our main
+run from MuJoCo-on-the-URDF.
+"""
+import csv
+import os
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+import physics
+from physics.__main__ import main
+from physics.articulated import Z_UP
+from physics.mjcf_export import to_mjcf
+from physics.scene import load_scene
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENES = ROOT / "assets" / "scenes"
+IIWA, ANT = SCENES / "iiwa.toml", SCENES / "ant.toml"
+START = {"lbr_iiwa_joint_2": 0.6, "lbr_iiwa_joint_4": -1.2, "lbr_iiwa_joint_6": 0.8}   # make_robots.iiwa
+
+
+def urdf_model(tmp_path, timestep):
+    """MuJoCo's model of the original URDF: visuals discarded, the fixed root link_0 its world body,
+    meshes by absolute path, contacts off (no ground in the file: the comparison
+    below ends before our arm reaches the floor), RK4 at `timestep`."""
+    import pybullet_data
+    source = Path(pybullet_data.getDataPath()) / "kuka_iiwa" / "model.urdf"
+    text = source.read_text().replace('<robot name="lbr_iiwa">', '<robot name="lbr_iiwa"><mujoco><compiler '
+                                      'discardvisual="true" fusestatic="false"/></mujoco>', 1)
+    text = text.replace('filename="meshes/', f'filename="{source.parent}{os.sep}meshes/')
+    path = tmp_path / "iiwa_mujoco.urdf"
+    path.write_text(text)
+    model = mujoco.MjModel.from_xml_path(str(path))
+    model.opt.timestep, model.opt.integrator = timestep, mujoco.mjtIntegrator.mjINT_RK4
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
+    assert np.all(model.dof_damping == 0.5)
+    model.dof_damping[:] = 0.0      # the file's <dynamics damping="0.5">, which physics.load_urdf skips (and says so)
+    data = mujoco.MjData(model)
+    for name, angle in START.items():
+        data.qpos[model.jnt_qposadr[model.joint(name).id]] = angle
+    mujoco.mj_forward(model, data)
+    return model, data
+
+
+def link_of(name):
+    """The URDF link a scene node rides ("lbr_iiwa_link_3:collision0" -> "lbr_iiwa_link_3")."""
+    return name.split(":")[0]
+
+
+def test_iiwa_compare_with_mujoco_agrees_with_mujoco_on_the_urdf(tmp_path):
+    """`compare iiwa.toml --variant engine=mujoco --duration 0.25`: exit 0, and its largest position
+    divergence at every recorded step equals, within 1e-9 m, the largest distance between our main
+    run's nodes and the same nodes carried by MuJoCo-on-the-URDF's links (a node keeps its pose in
+    its link's frame from the load). At the load the two engines' link frames agree to 1e-9 m
+    (the file's float32-printed origins composed in two orders). 1e-9 m: the two MuJoCo models
+    differ only by round-off in their inertias (principal axes ours, MuJoCo's own eigensolver on
+    the URDF's tensor) and link offsets, which over 60 RK4 steps of 1/240 s stays below 1e-10 m
+    (measured). The arm starts its fall onto the floor at 0.3 s: the run stops before."""
+    out = tmp_path / "compare"
+    assert main(["compare", str(IIWA), "--variant", "engine=mujoco", "--duration", "0.25", "--out", str(out),
+                 "--quiet"]) == 0
+    with open(out / "compare.csv", newline="") as handle:
+        rows = [row for row in csv.DictReader(handle) if row["variant"] == "engine=mujoco"]
+    assert len(rows) == 31
+
+    sim = physics.Simulation.from_file(IIWA)
+    h = sim.settings.dt / sim.settings.substeps
+    model, data = urdf_model(tmp_path, h)
+    names = sim.scene.names
+    body_id = {model.body(b).name: b for b in range(1, model.nbody)} | {"lbr_iiwa_link_0": 0}   # the root link is MuJoCo's world
+    carried = [i for i, name in enumerate(names) if link_of(name) in body_id]
+    links = np.array([body_id[link_of(names[i])] for i in carried])
+    assert sorted(set(links)) == list(range(8))
+
+    def theirs():
+        """Link frames of MuJoCo-on-the-URDF in our world (y up)."""
+        return Z_UP @ data.xpos[links].T, Z_UP @ data.xmat[links].reshape(-1, 3, 3)
+
+    translation, _, _ = sim.world_poses()
+    t0, r0 = theirs()
+    frames = [i for i in carried if ":" not in names[i]]        # the link frames themselves
+    np.testing.assert_allclose(t0.T[[carried.index(i) for i in frames]], translation[frames], rtol=0, atol=1e-9)
+    # each carried node in its link's frame at the load
+    offset = np.einsum("nji,nj->ni", r0, translation[carried] - t0.T)
+    for row in rows:
+        step = round(float(row["time"]) / sim.settings.dt)
+        sim.step(step - sim.step_count)
+        while data.time < float(row["time"]) - 0.5 * h:
+            mujoco.mj_step(model, data)
+        mujoco.mj_kinematics(model, data)
+        t, r = theirs()
+        mine, _, _ = sim.world_poses()
+        independent = np.linalg.norm(mine[carried] - (t.T + np.einsum("nij,nj->ni", r, offset)), axis=1).max()
+        assert abs(float(row["max_position_error"]) - independent) <= 1e-9, row["time"]
+    assert float(rows[-1]["max_position_error"]) > 0.0
+
+
+def test_ant_exports_with_its_floating_torso_and_limits():
+    """The ant (MJCF, contacts on) in MuJoCo through our export: one free joint (the torso) and
+    eight hinges with the file's ranges; MuJoCo's own reading of gymnasium's ant.xml has the same
+    masses to 1e-12 (ours come from the same geoms' volumes at density 1000 as MuJoCo's) and the
+    same widths of joint ranges (degrees in the file, radians here) to 1e-12."""
+    import gymnasium
+    scene = load_scene(ANT)
+    ours = mujoco.MjModel.from_xml_string(to_mjcf(scene))
+    theirs = mujoco.MjModel.from_xml_path(str(Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml"))
+    assert ours.njnt == theirs.njnt == 9
+    assert ours.jnt_type[0] == theirs.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE
+    assert ours.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_CONTACT == 0
+    # our ranges count from the pose at load (the ankles bent into their ranges), the file's from its qpos0
+    widths = lambda model: sorted(model.jnt_range[1:, 1] - model.jnt_range[1:, 0])
+    np.testing.assert_allclose(widths(ours), widths(theirs), rtol=0, atol=1e-12)
+    assert ours.body_mass.sum() == pytest.approx(theirs.body_mass.sum(), rel=1e-12)
+
+
+@pytest.mark.display
+def test_app_mujoco_ghost_on_the_arm_reads_as_compare(window, tmp_path):
+    """The iiwa arm in the app: "MuJoCo (RK4)" in the Compare section at step 0 starts a MuJoCo
+    ghost; 30 steps later (0.25 s, before the floor) its divergence readout is the headless
+    `Comparison`'s with the same variant, to 1e-12 m (the same two runs from the same state: only
+    the order of float operations in the readout may differ), and the ghost is drawn (magenta
+    pixels, as tests/test_mujoco_ghost.py counts them)."""
+    from conftest import click, frames, press
+    from pyglet.window import key
+    from test_mujoco_ghost import magenta_and_green
+
+    from physics.compare import Comparison
+    w = window(IIWA)
+    v = w.viewer
+    press(w, key.SPACE)
+    v.seek(0)
+    frames(w, 2)
+    click(w, "Compare")
+    click(w, "MuJoCo (RK4)")
+    assert list(v.ghosts.ghosts) == ["MuJoCo (RK4)"] and v.error is None
+    v.step_physics(30)
+    frames(w, 2)
+    readout = v.ghosts.readouts["MuJoCo (RK4)"]
+    headless = Comparison(IIWA)
+    headless.add_variant("engine=mujoco", "engine=mujoco,integrator=rk4")
+    headless.advance(30)
+    theirs = headless.readouts()["engine=mujoco"]
+    assert readout["time"] == pytest.approx(0.25, abs=1e-12) and theirs["time"] == pytest.approx(0.25, abs=1e-12)
+    assert readout["max_position_error"] > 0
+    assert abs(readout["max_position_error"] - theirs["max_position_error"]) <= 1e-12
+    assert abs(readout["max_rotation_error"] - theirs["max_rotation_error"]) <= 1e-12
+    magenta, _ = magenta_and_green(v.read_rgb())
+    assert magenta > 150
