@@ -124,7 +124,7 @@ def _stage_clock():
     """Yield a dict stage -> list of thread CPU seconds, one entry per call, filled while the
     physics functions below are wrapped. `physics.solver` calls them as its module globals, so
     patching its attributes reaches every call of a step. Warm start, solve, relax and restitution
-    are one compiled call (`_solve_stages`), timed together."""
+    are one compiled call (`_solve_stages`, `_solve_stages_parallel` for a heap), timed together."""
     import physics.collision
     import physics.gauss_seidel
     import physics.solver
@@ -147,6 +147,7 @@ def _stage_clock():
                clocked(physics.solver.SceneSolver, "prepare", lambda *a: "scene prepare"),
                clocked(physics.solver.SceneSolver, "solve", lambda *a: "scene solve"),
                clocked(physics.gauss_seidel, "_solve_stages", lambda *a: "solve"),
+               clocked(physics.gauss_seidel, "_solve_stages_parallel", lambda *a: "solve"),
                clocked(physics.collision.ContactCache, "store", lambda *a: "store")]
     for owner, name, _, wrapper in patches:
         setattr(owner, name, wrapper)

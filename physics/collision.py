@@ -247,7 +247,7 @@ def _segments_closest(ca, ua, ha, cb, ub, hb):
     return _segment_parameters(_dot(ua, ub), _dot(ua, r), _dot(ub, r), ha, hb)
 
 
-@kernel
+@kernel(inline=True)
 def _capsule_capsule(ca, Ra, pa, cb, Rb, pb, margin, out_p, out_n, out_d, out_f):
     ua, ub = Ra[:, 1], Rb[:, 1]
     ra, ha, rb, hb = pa[0], pa[1], pb[0], pb[1]
@@ -1020,7 +1020,7 @@ def _barycentric(p, a, b, c):
 
 
 # ----------------------------------------------------------------------------- box–capsule
-@kernel
+@kernel(inline=True)
 def _box_capsule(ca, Ra, ha, cb, Rb, pb, margin, out_p, out_n, out_d, out_f, work):
     """Box a, capsule b. GJK/EPA on the full shapes gives the normal; if it is (within 5°) a box face
     normal, the capsule's segment is clipped to that face for two points, else one EPA point."""
@@ -1107,7 +1107,7 @@ def _gap(kind, c, R, prm, p):
     return np.sqrt(_dot(d, d))
 
 
-@kernel
+@kernel(inline=True)
 def _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, wa, wb, local_a, local_b, feats, count, next_id,
               out_p, out_n, out_d, out_f):
     """Merge this step's GJK/EPA point (normal n a -> b, witnesses wa on a, wb on b) into the
@@ -1179,13 +1179,16 @@ def _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, wa, wb, local_a, local_b, 
 
 
 # ----------------------------------------------------------------------------- the dispatch kernel
-@kernel
+@kernel(inline=True)
 def _pair(kind, centre, rotation, params, a, b, margin, points, local_a, local_b, feats, count, next_id,
           out_p, out_n, out_d, out_f, work):
     """Contacts of shapes a, b with kind[a] <= kind[b] into rows 0..3 of the out_* arrays;
     returns (count, stored manifold count, next id). Box–box and box–plane are `_narrow`'s own.
     `work`: the cache's `_epa_workspace()`.
-    `points` (8, 3): scratch rows for the plane pairs' candidate points."""
+    `points` (8, 3): scratch rows for the plane pairs' candidate points. Inlined into `_narrow`, its
+    one call site, as are the pair functions only it calls (`_box_capsule`, `_capsule_capsule`,
+    `_manifold`): a kernel of its own is a library that every caller links in and optimizes and
+    compiles to machine code again (physics.compiled)."""
     ka, kb = kind[a], kind[b]
     ca, Ra, pa, cb, Rb, pb = centre[a], rotation[a], params[a], centre[b], rotation[b], params[b]
     if ka == SPHERE:
@@ -1343,23 +1346,22 @@ def _narrow(kind, node, centre, rotation, params, pairs, margin, start, row, old
             _box_corners(centre, rotation, params, a, fs, _POLY)
             m = _points_plane(fs, _POLY, 8, 0.0, params, b, margin, out_p, out_n, out_d, out_f, row, 4)
         else:
+            # one call of `_pair` (it is inlined here: a second call site would be a second copy)
+            local_a, local_b, feats, count, next_id, key = no_a, no_b, no_f, 0, 0, 0
             if keeps:
                 # manifold row g: last step's points of this pair if it had any; the row is only
                 # claimed (g advances) when points are kept, else the next pair overwrites it
                 key = pairs[k, 0] * n_shapes + pairs[k, 1]
                 was = _find(old_keys, n_old, key)
-                count, next_id = 0, 0
                 if was >= 0:
                     new_la[g], new_lb[g], new_feats[g] = old_la[was], old_lb[was], old_feats[was]
                     count, next_id = old_counts[was], old_next[was]
-                m, stored, next_id = _pair(kind, centre, rotation, params, a, b, margin, fs[_POLY:_POLY + 8], new_la[g],
-                                           new_lb[g], new_feats[g], count, next_id, tmp_p, tmp_n, tmp_d, tmp_f, work)
-                if stored > 0:
-                    new_keys[g], new_counts[g], new_next[g] = key, stored, next_id
-                    g += 1
-            else:
-                m, _, _ = _pair(kind, centre, rotation, params, a, b, margin, fs[_POLY:_POLY + 8], no_a, no_b, no_f,
-                                0, 0, tmp_p, tmp_n, tmp_d, tmp_f, work)
+                local_a, local_b, feats = new_la[g], new_lb[g], new_feats[g]
+            m, stored, next_id = _pair(kind, centre, rotation, params, a, b, margin, fs[_POLY:_POLY + 8], local_a,
+                                       local_b, feats, count, next_id, tmp_p, tmp_n, tmp_d, tmp_f, work)
+            if keeps and stored > 0:
+                new_keys[g], new_counts[g], new_next[g] = key, stored, next_id
+                g += 1
             for i in range(m):
                 for c in range(3):
                     out_p[row + i, c] = tmp_p[i, c]
@@ -1478,12 +1480,15 @@ def lookup_impulses(stored, shape_a, shape_b, feature_id, point, normal, out):
 def _store(shape_a, shape_b, feature_id, n_shapes, impulse, point, normal, sorted_keys, sorted_impulse, sorted_point,
            sorted_normal):
     """The contacts' keys sorted, and their impulses, points and normals (M, 3) in that order, into
-    the last four arrays."""
+    the last four arrays; True, or False when the contacts were too far out of order for insertion
+    sort (then nothing is written: the caller sorts with numpy's stable argsort, `_store_in_order`)."""
     keys = np.empty(sorted_keys.shape[0], dtype=np.int64)
     _contact_keys(shape_a, shape_b, feature_id, n_shapes, keys)
     # contacts come pair by pair with pairs sorted, so only each pair's <= 4 points are out of order:
     # insertion sort is O(M) then (mergesort costs ~1.4x numpy's radix sort at 24k points); it gives
-    # way to mergesort once it has shifted more than 4 M elements (pairs given in any order)
+    # way to a stable argsort once it has shifted more than 4 M elements (pairs given in any order),
+    # numpy's, in the caller: numba's mergesort would compile on every first step for a case that
+    # shipped scenes never meet (a stable sort's order is the same whichever sorts)
     order = np.arange(keys.shape[0])
     shifts = 0
     for i in range(1, keys.shape[0]):
@@ -1495,8 +1500,14 @@ def _store(shape_a, shape_b, feature_id, n_shapes, impulse, point, normal, sorte
         order[j] = o
         shifts += i - j
         if shifts > 4 * keys.shape[0]:
-            order = np.argsort(keys, kind="mergesort")
-            break
+            return False
+    _store_in_order(keys, order, impulse, point, normal, sorted_keys, sorted_impulse, sorted_point, sorted_normal)
+    return True
+
+
+@kernel
+def _store_in_order(keys, order, impulse, point, normal, sorted_keys, sorted_impulse, sorted_point, sorted_normal):
+    """keys (M,), impulses, points and normals (M, 3) gathered in `order` into the last four arrays."""
     for i in range(keys.shape[0]):
         sorted_keys[i] = keys[order[i]]
         for c in range(3):
@@ -1587,9 +1598,13 @@ class ContactCache:
             raise ValueError(f"impulse: got shape {impulse.shape}; expected ({len(c)}, 3)")
         keys, impulses = np.empty(len(c), dtype=np.int64), np.empty((len(c), 3))
         points, normals = np.empty((len(c), 3)), np.empty((len(c), 3))
-        _store(c.shape_a, c.shape_b, c.feature_id, self._n_shapes, impulse,
-               np.ascontiguousarray(c.point_world, dtype=np.float64), np.ascontiguousarray(c.normal_world, dtype=np.float64),
-               keys, impulses, points, normals)
+        point = np.ascontiguousarray(c.point_world, dtype=np.float64)
+        normal = np.ascontiguousarray(c.normal_world, dtype=np.float64)
+        if not _store(c.shape_a, c.shape_b, c.feature_id, self._n_shapes, impulse, point, normal, keys, impulses,
+                      points, normals):
+            unsorted = c.keys(self._n_shapes)
+            _store_in_order(unsorted, np.argsort(unsorted, kind="stable"), impulse, point, normal, keys, impulses,
+                            points, normals)
         self._impulse_keys, self._impulses = keys, impulses
         self._impulse_points, self._impulse_normals = points, normals
 

@@ -198,8 +198,13 @@ class Kernel(CPUDispatcher):
 def kernel(function=None, *, inline=False, parallel=False, nogil=False, error_model="python"):
     """`@kernel` or `@kernel(inline=True, parallel=..., error_model=...)`: a cached, nopython
     compiled function (module docstring). inline=True inlines it into its callers at numba's IR
-    level (numba's `inline="always"`): only for small helpers whose callers need their tuples in
-    registers. nogil=True releases the GIL while it runs. fastmath is never on: the golden hashes pin
+    level (numba's `inline="always"`): for small helpers whose callers need their tuples in
+    registers, and for a large function with one call site. A kernel called from another is a
+    library of its own, which numba optimizes and compiles to machine code, and then links into
+    every caller's library, which optimizes and compiles all of it again: a chain of such calls
+    pays for its deepest code once per level. Inlined at its one call site, a function is
+    compiled once, in its caller; inlined at several, it is type-inferred and lowered at each.
+    nogil=True releases the GIL while it runs. fastmath is never on: the golden hashes pin
     every bit."""
     options = {"nopython": True, "error_model": error_model}
     if inline:

@@ -382,7 +382,7 @@ def partition_elements(order, block, body, side, friction):
 
 
 @kernel(parallel=True)
-def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, residual):
+def _pgs_parallel(s, elements, offsets, target, velocity, iterations, sor, friction, residual):
     """`iterations` PGS sweeps of the `RowSystem` s towards `target` (R,), in place on s.impulse (R,)
     and velocity (B + 1, 6), whose last row is the static dummy body (zero velocity; s.slot maps side
     −1 to it and that side's M⁻¹Jᵀ is zero, so no row branches on static sides); residual[k] =
@@ -426,6 +426,24 @@ def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, resi
                             ipad[t], element_r2)
         _sweep_part(s, elements, offsets[2] if both else 0, elements.size, target, velocity, sor, friction, pad[0],
                     ipad[0], element_r2)       # the boundary (or everything)
+        total = 0.0
+        for k in range(elements.size):
+            total += element_r2[k]
+        residual[it] = np.sqrt(total)
+
+
+@kernel
+def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, residual):
+    """`_pgs_parallel` on the calling thread: the three parts one after the other, which is what
+    the parallel sweep computes on one thread (the same bits). The sweep of every scene whose
+    solver splits no halves (fewer than PARALLEL_MIN rows): numba's parallel region costs seconds
+    of compile (its gufunc, the threading layer's wrappers, numba issue 8085) and a fork and join a
+    sweep, which only a heap's sweep repays."""
+    element_r2 = np.zeros(elements.size)
+    pad = np.empty((2, 64))
+    ipad = np.empty((2, 16), np.int64)
+    for it in range(iterations):
+        _sweep_part(s, elements, 0, elements.size, target, velocity, sor, friction, pad[0], ipad[0], element_r2)
         total = 0.0
         for k in range(elements.size):
             total += element_r2[k]
@@ -620,8 +638,9 @@ def sweep(prepared, velocity, target, iterations, sor, order=None, friction=True
         elements, offsets = partition_elements(order, np.ascontiguousarray(rows.block, np.int64),
                                                np.ascontiguousarray(rows.body, np.int64),
                                                np.zeros(len(velocity), np.int64), bool(friction))
-        _pgs(prepared.system(), elements, offsets, np.ascontiguousarray(target), padded, iterations, float(sor),
-             bool(friction), residual)
+        pgs = _pgs_parallel if offsets[1] > offsets[0] and offsets[2] > offsets[1] else _pgs
+        pgs(prepared.system(), elements, offsets, np.ascontiguousarray(target), padded, iterations, float(sor),
+            bool(friction), residual)
         velocity[:] = padded[:-1]
     return residual
 
@@ -692,8 +711,10 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
     most = iterations if most is None else max(int(most), int(iterations))
     stages = Stages(int(iterations), int(iterations if relax_iterations is None else relax_iterations), float(sor),
                     bool(warm), bool(relax), most, float(tolerance), bool(fresh))
+    # without halves every sweep is one part: the serial sweep, and no parallel region to compile
+    stages_kernel = _solve_stages if side is None else _solve_stages_parallel
     side = np.zeros(B, np.int64) if side is None else np.ascontiguousarray(side, np.int64)
-    residual, velocity_solve, velocity_relax = _solve_stages(prepared.system(), targets, stages, padded, side)
+    residual, velocity_solve, velocity_relax = stages_kernel(prepared.system(), targets, stages, padded, side)
     return Solution(velocity_solve, velocity_relax, residual, padded[:-1])
 
 
@@ -705,7 +726,22 @@ def _solve_stages(s, targets, stages, velocity, side):
     """`solve`'s stages in one compiled call on the `RowSystem` s, in place on velocity (B + 1, 6)
     (the last row the static dummy body) and s.impulse; returns the residual of every solve sweep
     and the velocities (B, 6) after the solve and after the relax stage. `targets`: `Targets`,
-    `stages`: `Stages`; `side` (B,): the bodies' halves (`partition_elements`)."""
+    `stages`: `Stages`; `side` (B,): the bodies' halves (`partition_elements`). Sweeps on the
+    calling thread (`_pgs`); `_solve_stages_parallel` is the same with the two-thread sweep."""
+    return _stages(s, targets, stages, velocity, side, _pgs)
+
+
+@kernel
+def _solve_stages_parallel(s, targets, stages, velocity, side):
+    """`_solve_stages` with the sweep that solves the two halves on two threads (`_pgs_parallel`),
+    for a solver that splits halves (`physics.solver`: PARALLEL_MIN rows or more)."""
+    return _stages(s, targets, stages, velocity, side, _pgs_parallel)
+
+
+@kernel(inline=True)
+def _stages(s, targets, stages, velocity, side, pgs):
+    """The body of `_solve_stages`, with the sweep kernel `pgs` (`_pgs` or `_pgs_parallel`): inlined
+    into each, so that each compiles the one sweep it calls."""
     R, B = s.body.shape[0], velocity.shape[0] - 1
     iterations, relax_iterations = stages.iterations, stages.relax_iterations
     impulse, restitution = s.impulse, targets.restitution
@@ -717,20 +753,20 @@ def _solve_stages(s, targets, stages, velocity, side):
     elements, offsets = partition_elements(np.arange(R), s.block, s.body, side, True)   # once for both stages
     swept = 0
     if R and iterations:
-        _pgs(s, elements, offsets, targets.solve, velocity, iterations, stages.sor, True, residual)
+        pgs(s, elements, offsets, targets.solve, velocity, iterations, stages.sor, True, residual)
         swept = iterations
         while swept < stages.most and residual[swept - 1] > stages.tolerance * residual[0]:
-            _pgs(s, elements, offsets, targets.solve, velocity, 1, stages.sor, True, residual[swept:swept + 1])
+            pgs(s, elements, offsets, targets.solve, velocity, 1, stages.sor, True, residual[swept:swept + 1])
             swept += 1
     residual = residual[:swept]
     velocity_solve[:] = velocity[:B]
     if R and stages.relax and stages.fresh:
         velocity[:] = free
         impulse[:] = 0.0
-        _pgs(s, elements, offsets, targets.relax, velocity, max(iterations, relax_iterations), 1.0, True,
+        pgs(s, elements, offsets, targets.relax, velocity, max(iterations, relax_iterations), 1.0, True,
              np.zeros(max(iterations, relax_iterations)))
     elif R and stages.relax and relax_iterations:
-        _pgs(s, elements, offsets, targets.relax, velocity, relax_iterations, 1.0, True, np.zeros(relax_iterations))
+        pgs(s, elements, offsets, targets.relax, velocity, relax_iterations, 1.0, True, np.zeros(relax_iterations))
     velocity_relax[:] = velocity[:B]
     # Box2D v3: only points that took an impulse bounce (a speculative point that never touched does not).
     bounce = 0
@@ -747,5 +783,5 @@ def _solve_stages(s, targets, stages, velocity, side):
                     order[k] = i
                     k += 1
         elements, offsets = partition_elements(order, s.block, s.body, side, False)
-        _pgs(s, elements, offsets, bounce_target, velocity, iterations, 1.0, False, np.zeros(iterations))
+        pgs(s, elements, offsets, bounce_target, velocity, iterations, 1.0, False, np.zeros(iterations))
     return residual, velocity_solve, velocity_relax

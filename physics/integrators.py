@@ -75,6 +75,7 @@ _G1 = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
 _G2 = 1.0 - 2.0 * _G1
 _TRIPLE_JUMP = (_G1, _G2, _G1)
 TRIPLE_JUMP = _TRIPLE_JUMP     # public: the Simulation composes RATTLE's constrained step with it
+_ONE_STEP = (1.0, 0.0, 0.0)    # lie-midpoint's sub-steps for _step_lie: the first of three
 
 
 @dataclass
@@ -524,9 +525,11 @@ def _start_block(lanes, inertia, inverse_inertia, q):
 
 
 @kernel
-def _step_lie(fractions, gyro, h, bodies, moving, frames):
-    """lie-midpoint (fractions (1,)) or its triple jump (g1, g2, g1). For `lie-midpoint(-4)` the
-    gyroscopic term is inherent: `explicit` and `implicit` both solve it, `off` drops it.
+def _step_lie(fractions, count, gyro, h, bodies, moving, frames):
+    """lie-midpoint (count 1: the sub-step fractions[0] = 1) or its triple jump (count 3: g1, g2,
+    g1). `fractions` is always a 3-tuple, so that both compile as one version (a 1-tuple and a
+    3-tuple are two numba types). For `lie-midpoint(-4)` the gyroscopic term is inherent:
+    `explicit` and `implicit` both solve it, `off` drops it.
 
     Per block of bodies: (1) body by body, the translation (independent of the rotation) and the
     rotation state into the scratch columns; (2) the rotation sub-steps on whole columns (SIMD);
@@ -547,8 +550,8 @@ def _step_lie(fractions, gyro, h, bodies, moving, frames):
                                                              force, torque)
             if moving:
                 start = 0.0
-                for fraction in fractions:
-                    hs = fraction * h
+                for j in range(count):
+                    hs = fractions[j] * h
                     xi, v = _translate_implicit(moving, _coefficients(moving, frame, f_over_m, start + 0.5 * hs),
                                                 xi, v, hs, 0.5)
                     start += hs
@@ -561,9 +564,9 @@ def _step_lie(fractions, gyro, h, bodies, moving, frames):
             _set_col3(torque_start, k, matvec_t(_world_rotation(moving, frame, load33(rotation, i)), tau))
             kicks = kicks or not is_zero(tau)
         _start_block(lanes, inertia, inverse_inertia, q)
-        for fraction in fractions:
+        for j in range(count):
             _lie_midpoint_block(lanes, w, inertia, inverse_inertia, q, torque_start, x, converged, kicks, gyro_on,
-                                fraction * h)
+                                fractions[j] * h)
         for k in range(lanes):
             i = first + k
             frame = _load_frame(i, r2s, s2s, a2s, omega2s, alpha2s) if moving else _WORLD_FRAME
@@ -621,7 +624,10 @@ def advance_bodies(bodies, dt, integrator, gyroscopic, frames=None):
     elif integrator == "rk4":
         _step_rk4(gyro, h, bodies, moving, frames)
     else:
-        _step_lie((1.0,) if integrator == "lie-midpoint" else _TRIPLE_JUMP, gyro, h, bodies, moving, frames)
+        if integrator == "lie-midpoint":
+            _step_lie(_ONE_STEP, 1, gyro, h, bodies, moving, frames)
+        else:
+            _step_lie(_TRIPLE_JUMP, 3, gyro, h, bodies, moving, frames)
 
 
 # The identity frame's arrays stand in for `frame=None` (moving False): the kernels never read them.

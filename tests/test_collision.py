@@ -347,7 +347,7 @@ def test_many_persistent_manifolds_in_any_pair_order():
 def test_store_then_lookup_any_order(shuffle):
     """Stored impulses are found again by (shape_a, shape_b, feature_id) whatever the order of the
     contacts: grouped by pair (the narrow phase's order) and fully shuffled (the store's sort then
-    falls back from insertion sort to mergesort). Exact: impulses are copied, not computed."""
+    falls back from insertion sort to numpy's stable argsort). Exact: impulses are copied, not computed."""
     from physics.collision import Contacts
     rng = np.random.default_rng(5)
     a = np.repeat(np.arange(500), 4) // 7

@@ -51,6 +51,36 @@ def test_the_gauss_seidel_sweep_has_one_version_per_array_layout():
     assert len(gauss_seidel._solve_stages.signatures) == 1
 
 
+def test_lie_midpoint_and_its_triple_jump_share_one_version():
+    """lie-midpoint and lie-midpoint-4 run the same block kernel with one and three sub-steps; the
+    sub-steps are always a 3-tuple and a count, so both are one version of `_step_lie` (a 1-tuple
+    and a 3-tuple were two, ~8 s of compile each)."""
+    import numpy as np
+    from physics import integrators
+    for integrator in ("lie-midpoint", "lie-midpoint-4"):
+        translation, velocity, omega = np.zeros((2, 3)), np.zeros((2, 3)), np.array([[1.0, 2.0, 3.0], [0.0, 0.5, 0.0]])
+        rotation = np.repeat(np.eye(3)[None], 2, axis=0)
+        integrators.step_bodies(translation, rotation, velocity, omega, np.ones(2), np.array([[1.0, 2.0, 3.0]] * 2),
+                                np.zeros((2, 3)), np.zeros((2, 3)), 0.01, integrator=integrator)
+    assert len(integrators._step_lie.signatures) == 1, integrators._step_lie.signatures
+
+
+def test_the_tank_compiles_no_parallel_region():
+    """The tank's solver splits no halves (fewer than PARALLEL_MIN rows), so its step reaches the
+    serial sweep only: the two-thread sweep's parallel region (seconds of compile) is neither
+    compiled nor loaded. A fresh process, so that no other test's heap has loaded it."""
+    code = ("from physics.simulation import Simulation\n"
+            "from physics import gauss_seidel\n"
+            f"sim = Simulation.from_file({str(ROOT / 'assets' / 'scenes' / 'tank.toml')!r})\n"
+            "sim.step(3)\n"
+            "print(len(gauss_seidel._solve_stages.signatures), len(gauss_seidel._solve_stages_parallel.signatures),\n"
+            "      len(gauss_seidel._pgs_parallel.signatures))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=900,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "0", "0"], out.stdout
+
+
 def _tree(root, files):
     for name, text in files.items():
         path = root / name

@@ -381,7 +381,7 @@ def test_partition_halves_share_no_body_and_keep_the_order(seed):
 
 
 def test_heap_is_the_same_bits_on_one_thread_and_two():
-    """A 6³ heap's sweeps run its two halves on two threads (`physics.gauss_seidel._pgs`: measured
+    """A 6³ heap's sweeps run its two halves on two threads (`physics.gauss_seidel._pgs_parallel`: measured
     about 260 elements a step from step 50 on, twice PARALLEL_MIN, with 3–7 on the boundary); 200
     steps on one thread and on two give the same bits (nothing one half reads is written by the
     other, and the residual is summed in element order)."""
@@ -399,6 +399,24 @@ def test_heap_is_the_same_bits_on_one_thread_and_two():
         np.testing.assert_array_equal(one, other)
     for one, other in zip(runs[0], runs[2]):
         np.testing.assert_array_equal(one, other)
+
+
+def test_heap_is_the_same_bits_with_the_serial_sweep(monkeypatch):
+    """The serial solve stages (`_solve_stages`, the sweep of every scene whose solver splits no
+    halves) compute what the two-thread ones (`_solve_stages_parallel`) do on a heap that splits:
+    100 steps of a 6³ heap each way give the same bits (the halves share no body, so solving them
+    one after the other on one thread is the parallel sweep's own order)."""
+    from physics import gauss_seidel
+    runs = []
+    for stages in (gauss_seidel._solve_stages_parallel, gauss_seidel._solve_stages):
+        monkeypatch.setattr(gauss_seidel, "_solve_stages_parallel", stages)
+        sim = _heap(6)
+        sim.step(100)
+        world = sim.world()
+        runs.append((world.transform.translation.copy(), world.velocity.copy(), sim.solver_residual()))
+    assert len(gauss_seidel._pgs_parallel.signatures) == 1     # the heap did split and sweep in parallel
+    for parallel, serial in zip(*runs):
+        np.testing.assert_array_equal(parallel, serial)
 
 
 @pytest.mark.parametrize("tilt", [0.2, 0.3, 0.5, 0.7])
