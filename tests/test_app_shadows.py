@@ -265,13 +265,14 @@ def _pictures(viewer):
     return shown[0][0], shown[1][0], shown[0][1], shown[1][1]
 
 
-def assert_shadows_only_darken(viewer, where):
+def assert_shadows_only_darken(viewer, where, keep=None):
     """Shadows take light away and nothing else: with them on, no pixel is brighter in any channel
     than with them off (+2 of 255: 8-bit rounding of the shaded colour), and the depth buffer is
     the same but on the ground outside the shadow map's footprint, drawn another pixel's depth
     slope and 8 units of 2^-24 behind (app.renderer.Renderer._draw_planes): allowed, twice the
     pixel's slope (the largest step to a neighbour) and 16 units. A body missing leaves the depth
-    of what is behind it, the ground or the far plane, many pixels' slopes further."""
+    of what is behind it, the ground or the far plane, many pixels' slopes further. On failure
+    both pictures are written to the directory `keep`, if given."""
     on, off, depth_on, depth_off = _pictures(viewer)
     brighter = np.any(on.astype(int) > off.astype(int) + 2, axis=-1)
     step = np.zeros_like(depth_off)
@@ -279,10 +280,10 @@ def assert_shadows_only_darken(viewer, where):
         for shift in (-1, 1):
             step = np.maximum(step, np.abs(np.roll(depth_off, shift, axis) - depth_off))
     moved = np.abs(depth_on - depth_off) > 2 * step + 16 * 2.0 ** -24
-    if brighter.any() or moved.any():
+    if keep is not None and (brighter.any() or moved.any()):
         from app.png import write_png
-        write_png(f"/tmp/shadows-{viewer.scene_path.stem}-on.png", on)
-        write_png(f"/tmp/shadows-{viewer.scene_path.stem}-off.png", off)
+        write_png(keep / f"{viewer.scene_path.stem}-shadows-on.png", on)
+        write_png(keep / f"{viewer.scene_path.stem}-shadows-off.png", off)
     assert not moved.any(), f"{where}: {moved.sum()} pixels show something else with shadows on (depth)"
     assert not brighter.any(), f"{where}: {brighter.sum()} pixels brighter with shadows on"
 
@@ -304,7 +305,7 @@ def _cached_scenes(monkeypatch):
 
 
 @pytest.mark.display
-def test_every_scene_shows_every_body_reached_from_every_other_scene(window, monkeypatch):
+def test_every_scene_shows_every_body_reached_from_every_other_scene(window, monkeypatch, tmp_path):
     """The scenes opened in an order that goes from every scene to every other one (an Eulerian
     circuit of the complete directed graph of the shipped scenes), each drawn paused after one
     frame: shadows only darken (`assert_shadows_only_darken`). A program's uniform left by the
@@ -329,12 +330,12 @@ def test_every_scene_shows_every_body_reached_from_every_other_scene(window, mon
         assert v.open(name), v.error
         v.paused = True
         frames(w, 1)
-        assert_shadows_only_darken(v, f"{previous} -> {name}")
+        assert_shadows_only_darken(v, f"{previous} -> {name}", tmp_path)
         previous = name
 
 
 @pytest.mark.display
-def test_the_t_handle_shows_after_the_tank_with_real_keys(window):
+def test_the_t_handle_shows_after_the_tank_with_real_keys(window, tmp_path):
     """The report's steps with real key events (xdotool): the T-handle, PgDn to the tank, its
     frames for a while, PgUp back: every body of the handle is drawn with shadows on."""
     from conftest import require_tool, xdotool
@@ -352,7 +353,7 @@ def test_the_t_handle_shows_after_the_tank_with_real_keys(window):
     v.paused = True
     frames(w, 1)
     assert sum(v.renderer.drawn.values()) == 3
-    assert_shadows_only_darken(v, "t_handle -> tank -> t_handle")
+    assert_shadows_only_darken(v, "t_handle -> tank -> t_handle", tmp_path)
 
 
 @pytest.mark.display
