@@ -16,13 +16,16 @@ origin, both of the dynamic bodies):
 A drift is left empty when its start value is zero (no relative figure). `DIR/sweep.csv` holds one
 row per finished run, in the order of the product, and is rewritten atomically as runs finish, so
 an interrupted sweep keeps the rows it has. A run that raises (a divergence, say) gets its message
-in the `error` column and empty metrics; the other runs go on. When dt is varied, `DIR/<metric>.png`
+in the `error` column and empty metrics; the other runs go on. A run whose worker died (a crash,
+the OOM killer) goes again on the workers left, up to RETRIES times, and then its row says
+"worker died while running case k". When dt is varied, `DIR/<metric>.png`
 plots each metric against dt, log-log, one line per combination of the other varied settings, with
 the observed order in the legend (`observed_order`: the log-log slope of a drift; for the position
 error, the order of |h^p - h_ref^p|, since the reference run has an error of its own).
 
-Exit codes: 0 every run finished, 1 some run failed, 2 bad input, 130 / 143 stopped by SIGINT (Ctrl+C) /
-SIGTERM, the rows done kept.
+Exit codes: 0 every run finished, 1 some run failed, 2 bad input (checked, --out included, before
+any cluster starts: physics.options), 130 / 143 stopped by SIGINT (Ctrl+C) / SIGTERM at any moment,
+the cluster's start included, the rows done kept.
 """
 import csv
 import io

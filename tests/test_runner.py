@@ -441,12 +441,13 @@ def test_signal_while_writing_removes_the_temporary_file(tmp_path, signum):
 
 # ------------------------------------------------------------------------------ no traceback, ever
 def test_more_rows_than_memory_holds_is_bad_input(tmp_path, capsys):
-    """2^40 steps, a row each: terabytes of rows, refused before allocating (numpy would only fail
-    once the pages are touched) with the row count and the size."""
+    """1e9 steps (the most any command takes, physics.options.STEPS_MAX), a row each: terabytes of
+    rows, refused before allocating (numpy would only fail once the pages are touched) with the row
+    count and the size."""
     out = tmp_path / "x.npz"
-    assert main(["run", str(TANK), "--steps", str(2**40), "--out", str(out), "--quiet"]) == 2
+    assert main(["run", str(TANK), "--steps", str(10**9), "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: --steps: ") and f"{2**40 + 1} rows of" in err and "GiB" in err, err
+    assert err.startswith("error: --steps: ") and f"{10**9 + 1} rows of" in err and "GiB" in err, err
     assert list(tmp_path.iterdir()) == []
 
 

@@ -157,7 +157,7 @@ def test_every_setting_refuses_bad_values_naming_the_key_and_keeping_the_state(n
         else:   # accepted: it must be a value of the key's kind
             assert (name in ("counteract", "warm_start", "relax", "shake", "sleep") and value is True) \
                 or (name == "gravity" and isinstance(value, (list, np.ndarray))) \
-                or (name in ("dt", "sor", "erp", "cfm") and value == 5e-324), (name, value)
+                or (name in ("dt", "sor", "erp", "cfm", "max_contact_push_speed") and value == 5e-324), (name, value)
             settings = Settings()
     assert refused >= len(BAD_SETTINGS) - 2
 
