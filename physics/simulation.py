@@ -1057,12 +1057,35 @@ class Simulation:
         self._sync(_MOVING)
         nodes = self.model.dyn
         total, before = np.empty((nodes.size, 6)), np.empty((nodes.size, 3, 3))
+        carried = self.settings.counteract and len(self.model.generations) > 1
+        if carried:     # the world velocities the carried bodies must end with (their own change only)
+            target = self.hierarchy.world_state.velocity[nodes] + (0.0 if dv is None else dv[:, :3])
         _move_bodies(self._dynamic, self.settings.counteract, np.zeros_like(dx) if dv is None else dv, dx,
                      self._world_arrays, self._local_arrays, total, before)
         if dv is not None:
             self._constraint_acceleration += total
         _keep_momentum(nodes, self._omega_body, self.model.inertia_dyn, before, self.hierarchy.update_world().rotation, total)
+        if carried:
+            self._keep_carried_velocity(target)
         self._synced = _STALE
+
+    def _keep_carried_velocity(self, target):
+        """Counteraction through a move of the parent's pose: a carried body's world velocity is
+        v3 = v2 + ω2 × (x3 − x2) + s2 R2 v1, so a turn Δθ of its dynamic ancestor (R2 → exp(Δθ) R2)
+        or a shift of the lever x3 − x2 changes v3 at fixed local v1 by Δθ × s2 R2 v1 + ω2 × Δ(x3 − x2),
+        a change no impulse made (of order h² per correction: a first-order leak of energy through
+        RATTLE's position projections of a nested arm). The local velocity is solved again from the
+        moved parents, generation by generation (parents first):
+            v1 = R2ᵀ (v3_target − v2 − ω2 × (x3 − x2)) / s2,   v3_target = v3 + Δv3 (its own change)."""
+        local, parent = self.hierarchy.local, self.parent
+        for g, slots in enumerate(self.model.generations):
+            if g == 0 or not slots.size:
+                continue
+            world = self.hierarchy.update_world(self.model.dyn_slot, self._omega_body)
+            i = self.model.dyn[slots]
+            q = parent[i]
+            relative = target[slots] - world.velocity[q] - np.cross(world.omega[q], world.translation[i] - world.translation[q])
+            local.velocity[i] = np.einsum("nji,nj->ni", world.rotation[q], relative) / world.scale[q][:, None]
 
     # ------------------------------------------------------------------ reparenting
     def reparent(self, node, new_parent, keep="world"):
