@@ -11,7 +11,10 @@ drawn last frame, by label, so tests can click them with real X events.
 The panel's width follows its edge when dragged (any edge, as every ImGui window) and is kept as
 a view preference (`panel_width`): the next run opens it as wide. A label the window cuts (its
 text reaches past the window's visible right edge) shows whole in a tooltip while the pointer
-is on it (`remember`, `text`); `cut` lists this frame's cut labels.
+is on it (`remember`, `text`, `whole`); `cut` lists this frame's cut labels and `cut_rects` their
+items' rectangles. The same `whole` serves every section: the tree's rows, the plots' titles, axis
+labels and legends (`app.plots`), the Stats tables (`app.stats`), the timeline's lines and the
+help's rows.
 """
 from dataclasses import fields
 from pathlib import Path
@@ -29,7 +32,7 @@ DIM = imgui.ImVec4(0.75, 0.75, 0.75, 1.0)
 PANEL_WIDTH = 380     # px, the panel's first width (then the user's: prefs["panel_width"])
 SCENE_MARGIN = 200    # px of the window the panel leaves to the scene, at least
 TOAST_WIDTH = 640  # px, the status message's box over the scene (wrapped within it)
-LABEL_WIDTH = 125  # px right of every input for its label: "rotation_update" fits whole
+LABEL_WIDTH = 160  # px right of every input for its label: "max_contact_push_speed" fits whole
 ERROR_WIDTH = 520  # px, the error box in the middle of the window
 FLOAT_FORMAT = "%.6g"  # float settings: six significant digits, so erp = 0.99999 does not read as 1
 MAX_NAMES = 200  # labels drawn by the names overlay, nearest first
@@ -85,17 +88,26 @@ class Panel:
         self.tree = Tree(self)
         self.axes = {}     # plot -> its y axis last frame (app.plots.readable_axis): limits, ticks, labels
         self.cut = []      # labels cut by the window's edge this frame (their tooltip shows them whole)
+        self.cut_rects = []  # the items' screen rectangles of `cut`, in the same order
         self.whole_shown = None  # the cut label whose tooltip shows this frame, if any
         self._cut_prefix = ""
 
-    def remember(self, label, text=None, cut=False):
+    def remember(self, label, text=None, cut=False, end_x=None):
         """Record the last drawn item's screen rectangle under `label` (`item_rects`: what tests and
         the tree, frames and plots sections click on), and show `text` (default: the label) whole
-        in a tooltip when the window cuts it (`whole`), or when `cut` (the item cut it itself: a
-        combo's value wider than its box)."""
+        in a tooltip when the window cuts it (`whole`; `end_x`: where its text ends, when not at
+        the item's right edge), or when `cut` (the item cut it itself: a combo's value wider than
+        its box)."""
         lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
         self.item_rects[label] = (lo.x, lo.y, hi.x, hi.y)
-        self.whole(label.split("##")[0] if text is None else text, np.inf if cut else None)
+        self.whole(label.split("##")[0] if text is None else text, np.inf if cut else end_x)
+
+    @staticmethod
+    def combo_cuts(shown):
+        """Whether the combo about to be drawn cuts the value `shown`: its box (the item width less
+        its arrow and padding) is narrower than the text."""
+        return (imgui.calc_text_size(shown).x
+                > imgui.calc_item_width() - imgui.get_frame_height() - 2 * imgui.get_style().frame_padding.x)
 
     def header(self, label, flags=0):
         """A collapsing header (remembered; it spans the row, so its text's own end decides
@@ -120,6 +132,8 @@ class Panel:
         if end <= right + 0.5 or not text:
             return
         self.cut.append(text)
+        lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+        self.cut_rects.append((lo.x, lo.y, hi.x, hi.y))
         if imgui.is_item_hovered():
             self.whole_shown = text
             self._cut_prefix = text + "\n\n"
@@ -152,7 +166,7 @@ class Panel:
     def draw(self):
         v = self.viewer
         self.windows = {}
-        self.cut, self.whole_shown = [], None
+        self.cut, self.cut_rects, self.whole_shown = [], [], None
         imgui.set_next_window_pos(imgui.ImVec2(8, 8), imgui.Cond_.first_use_ever)
         widest = max(MIN_PANEL_WIDTH, v.size[0] - SCENE_MARGIN)
         imgui.set_next_window_size(imgui.ImVec2(min(v.prefs["panel_width"], widest), min(v.size[1] - 16, 700)),
@@ -337,16 +351,17 @@ class Panel:
             v.save_recording()
         if v.backwards:
             imgui.same_line()
-            imgui.text_colored(DIM, "playing backwards")
+            self.text("playing backwards", DIM)
         imgui.set_next_item_width(-1)
         shown = f"step %d of {tl.origin}-{tl.head}   t = {v.sim.time:.3f} s"
+        inside = imgui.calc_text_size(shown % step).x > imgui.calc_item_width() - 2 * imgui.get_style().frame_padding.x
         changed, wanted = imgui.slider_int("##scrubber", step, tl.origin, max(tl.head, tl.origin + 1), shown)
-        self.remember("scrubber")
+        self.remember("scrubber", shown % step, cut=inside)   # the slider's box cuts its text itself
         if changed and wanted != step:
             v.paused, v.backwards = True, False
             v.seek(wanted)
         if tl.previous is not None:
-            imgui.text_colored(DIM, f"previous branch: steps {tl.previous.start} to {tl.previous.head}")
+            self.text(f"previous branch: steps {tl.previous.start} to {tl.previous.head}", DIM)
         # "###budget": the label shows the memory used, the widget's ID stays the same while it changes
         changed, budget = imgui.slider_float(f"{tl.bytes / 2**20:.1f} MB kept###budget", v.prefs["timeline_budget_mb"],
                                              MIN_BUDGET_MB, MAX_BUDGET_MB, "budget %.0f MB", imgui.SliderFlags_.logarithmic)
@@ -394,9 +409,7 @@ class Panel:
             if changed:
                 v.set(name, new)
             shown = plots.format_value(new if changed else value)
-            # a combo's box cuts a value wider than itself (less its arrow and padding)
-            inside = (name in CHOICES and imgui.calc_text_size(shown).x
-                      > imgui.calc_item_width() - imgui.get_frame_height() - 2 * imgui.get_style().frame_padding.x)
+            inside = name in CHOICES and self.combo_cuts(shown)   # a combo's box cuts a value wider than itself
             self.remember(name, f"{name}: {shown}", cut=inside)
             if name in ("integrator", "gyroscopic"):
                 self.tooltip(ORDER_NOTE)   # which integrators keep their order in which mode
@@ -413,7 +426,7 @@ class Panel:
     def plots(self):
         v = self.viewer
         self.plotted = plots.draw(v.history, v.sim.solver_residual(),
-                                  None if v.selected is None else str(v.sim.names[v.selected]), self.axes)
+                                  None if v.selected is None else str(v.sim.names[v.selected]), self.axes, self.whole)
 
     def overlay_toggles(self):
         prefs = self.viewer.prefs
@@ -482,7 +495,7 @@ class Panel:
             self.text(f"energy: kinetic {energy['kinetic']:.6g}  potential {energy['potential']:.6g} J")
         except Exception:  # noqa: BLE001 - optional display
             pass
-        v.timing.draw(self.item_rects)  # every stage of a step, every part of a frame (app.stats)
+        v.timing.draw(self.item_rects, self.whole)  # every stage of a step, every part of a frame (app.stats)
 
     def numbers(self):
         """The numbers at a glance, top right over the scene (O toggles it), as MuJoCo's simulate
@@ -542,6 +555,6 @@ class Panel:
                 imgui.text(label)
                 imgui.table_next_column()
                 imgui.text(description)
-                self.remember(f"help {label}")
+                self.remember(f"help {label}", f"{label}: {description}")
             imgui.end_table()
         imgui.end()

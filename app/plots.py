@@ -22,7 +22,10 @@ plots never show a future that was cut off as if it were current.
 section is open. Every y axis is set up by `readable_axis`: limits that hold the lines with a
 margin, ticks whose labels differ (as many digits as that takes), and for one line that barely
 varies beside its size (an energy conserved to 1e-9) the deviation from its first value, that
-value named in the axis label ("E - 25.03125 (J)"): "25 25 25" tells nothing. The caller owns the ImPlot context (`implot.create_context()` after
+value named in the axis label ("E - 25.03125 (J)"): "25 25 25" tells nothing. A plot whose
+title, axis label or legend ImPlot cuts (a narrow panel, a long node name, a long offset) hands
+that text to `whole` (the panel's `Panel.whole`), which shows it whole in a tooltip while the
+pointer is on the plot (`cut_texts`). The caller owns the ImPlot context (`implot.create_context()` after
 `imgui.create_context()`, made current with its ImGui context).
 """
 import numpy as np
@@ -257,11 +260,49 @@ def _markers(history):
                           True, text.replace("%", "%%"))  # annotation's text is a printf format
 
 
+def _frame():
+    """The plot about to begin's frame (x0, y0, width), px: it spans the available width."""
+    pos = imgui.get_cursor_screen_pos()
+    return pos.x, pos.y, imgui.get_content_region_avail().x
+
+
+def cut_texts(frame, title, y_label, x_label, legend=()):
+    """The texts ImPlot cuts in the plot being drawn (call between begin_plot and end_plot; `frame`:
+    its frame's (x0, y0, width) before it began, `_frame`): the title wider than the frame less its
+    padding, the (vertical) y label, centred on the plot area, reaching past the frame's top or
+    bottom, the x label wider than the plot area, the one-row legend (each entry an icon a line
+    high, its padding and its name) wider than the frame less its padding. -> [text], empty when
+    all show whole."""
+    style, pos, area = implot.get_style(), implot.get_plot_pos(), implot.get_plot_size()
+    width = lambda text: imgui.calc_text_size(text).x  # noqa: E731
+    inner = frame[2] - 2 * style.plot_padding.x
+    middle, half = pos.y + area.y / 2, width(y_label) / 2
+    cut = [text for text, fits in ((title, width(title) <= inner),
+                                   (y_label, frame[1] - 1 <= middle - half and middle + half <= frame[1] + PLOT_HEIGHT + 1),
+                                   (x_label, width(x_label) <= area.x)) if not fits]
+    if len(legend) > 1:
+        row = (sum(width(name) for name in legend) + 2 * style.legend_padding.x + (len(legend) - 1) * style.legend_spacing.x
+               + len(legend) * (imgui.get_text_line_height() + style.legend_inner_padding.x))
+        if row > inner:
+            cut.append("legend: " + ", ".join(legend))
+    return cut
+
+
+def _end_plot(cut, whole):
+    """End the plot; hand what it cut (`cut_texts`) to `whole` (one tooltip, a line each)."""
+    implot.end_plot()
+    if cut and whole is not None:
+        whole("\n".join(cut), np.inf)
+
+
 def _series_plot(title, t, values, names, symbol, unit, axes=None):
+    """Begin a plot of the channels `names` and draw their lines. -> what ImPlot cuts in it
+    (`cut_texts`), or None when the plot is not shown (then no end_plot)."""
     # one curve: the title names it; several: a legend in one row above the plot
     flags = INPUT_FLAGS | (implot.Flags_.no_legend if len(names) == 1 else 0)
+    frame = _frame()
     if not implot.begin_plot(title, imgui.ImVec2(-1, PLOT_HEIGHT), flags):
-        return False
+        return None
     _time_axis(t)
     rows = values[[CHANNELS.index(name) for name in names]]
     axis = setup_y_axis(rows, symbol, unit, offset_allowed=len(names) == 1)
@@ -270,17 +311,19 @@ def _series_plot(title, t, values, names, symbol, unit, axes=None):
     implot.setup_legend(implot.Location_.north, implot.LegendFlags_.outside | implot.LegendFlags_.horizontal)
     for name, row in zip(names, rows):
         implot.plot_line(name, t, np.ascontiguousarray(row - axis["offset"]), _spec(name))
-    return True
+    y_label = f"{symbol} - {axis['offset']:.10g}" if axis["offset"] else symbol
+    return cut_texts(frame, title.split("##")[0], f"{y_label} ({unit})" if unit else y_label, "t (s)",
+                     names if len(names) > 1 else ())
 
 
-def draw(history, residual, node_name=None, axes=None):
+def draw(history, residual, node_name=None, axes=None, whole=None):
     """The Plots section: energy, drift, angular momentum, the selected node's speeds (when one
     is selected) and the solver residual per iteration of the last step (when the scene has a
     solver: contacts or joints; log scale, non-positive values left out).
 
     -> {plot: (points drawn, screen rectangle (x0, y0, x1, y1) px)} of the plots ImPlot showed
     this frame, any part of them on screen (the tests read it); `axes` (a dict) gets each plot's
-    y axis (`readable_axis`)."""
+    y axis (`readable_axis`); `whole(text, end_x)` gets what ImPlot cuts in each plot (`cut_texts`)."""
     plotted = {}
     t, values = history.series()
     E0 = history.reference_energy
@@ -289,15 +332,17 @@ def draw(history, residual, node_name=None, axes=None):
     for title, names, symbol, unit in (("energy##plot", ("energy",), "E", "J"),
                                        ("relative energy drift##plot", ("drift",), "(E - E0)/|E0|", "1"),
                                        ("angular momentum (world)##plot", ("L", "Lx", "Ly", "Lz"), "L", "kg m^2/s")):
-        if _series_plot(title, t, values, names, symbol, unit, axes):
+        cut = _series_plot(title, t, values, names, symbol, unit, axes)
+        if cut is not None:
             _markers(history)
-            implot.end_plot()
+            _end_plot(cut, whole)
             plotted[names[0]] = (len(t), _item_rect())
     if node_name is not None:
-        if _series_plot(f"{node_name}: world speeds##plot", t, values, ("speed", "angular_speed"), "|v|, |w|",
-                        "m/s, rad/s", axes):
+        cut = _series_plot(f"{node_name}: world speeds##plot", t, values, ("speed", "angular_speed"), "|v|, |w|",
+                           "m/s, rad/s", axes)
+        if cut is not None:
             _markers(history)
-            implot.end_plot()
+            _end_plot(cut, whole)
             plotted["speed"] = (len(t), _item_rect())
     if residual is None or len(residual) == 0:
         imgui.text_wrapped("no solver residual: the scene has no contacts or joints")
@@ -306,11 +351,12 @@ def draw(history, residual, node_name=None, axes=None):
     if not positive.any():
         imgui.text_wrapped(f"solver residual: 0 in all {len(residual)} iterations of the last step (no active rows)")
         return plotted
-    if implot.begin_plot("solver residual per iteration (last step)##plot", imgui.ImVec2(-1, PLOT_HEIGHT), INPUT_FLAGS | implot.Flags_.no_legend):
+    title, frame = "solver residual per iteration (last step)", _frame()
+    if implot.begin_plot(title + "##plot", imgui.ImVec2(-1, PLOT_HEIGHT), INPUT_FLAGS | implot.Flags_.no_legend):
         implot.setup_axes("iteration (sweep)", "|r| (m/s, rad/s)", implot.AxisFlags_.auto_fit, implot.AxisFlags_.auto_fit)
         implot.setup_axis_scale(implot.ImAxis_.y1, implot.Scale_.log10)
         iterations = np.arange(1, len(residual) + 1, dtype=float)
         implot.plot_line("residual", iterations[positive], np.asarray(residual, float)[positive], _spec("residual"))
-        implot.end_plot()
+        _end_plot(cut_texts(frame, title, "|r| (m/s, rad/s)", "iteration (sweep)"), whole)
         plotted["residual"] = (int(positive.sum()), _item_rect())
     return plotted

@@ -90,22 +90,29 @@ class FrameStats:
     def close(self):
         self.recorder.stop()
 
-    def draw(self, item_rects=None):
+    def draw(self, item_rects=None, whole=None):
         """Two tables (step stages in ms per step, frame parts in ms), each row its name, the mean
         of its last SHOWN_MEAN samples and its history line; `item_rects` (the panel's) gets each
-        row's line rectangle by label ("stage NAME", "frame NAME")."""
+        row's line rectangle by label ("stage NAME", "frame NAME"); `whole(text)` (the panel's
+        `Panel.whole`) is called after each heading, name and mean, so that one the panel's edge
+        cuts shows whole in a tooltip."""
+        whole = whole or (lambda text: None)
         for title, rings, prefix, heading in (
-                ("step", self.stages, "stage", f"ms per step ({self.steps} a frame), last {HISTORY} frames that stepped"),
+                ("step", self.stages, "stage", f"ms per step, {self.steps} a frame (last {HISTORY} that stepped)"),
                 ("frame", self.parts, "frame", f"ms per frame, last {HISTORY} frames")):
             imgui.text_colored(imgui.ImVec4(*DIM), heading)
+            whole(heading)
             if not imgui.begin_table(f"timing {title}", 3, imgui.TableFlags_.sizing_fixed_fit):
                 continue
             for name, ring in rings.items():
                 imgui.table_next_row()
                 imgui.table_next_column()
-                imgui.text(name if name != title else f"{name} (all)")
+                label = name if name != title else f"{name} (all)"
+                imgui.text(label)
+                whole(label)
                 imgui.table_next_column()
                 imgui.text(f"{ring.mean():7.3f}")
+                whole(f"{label}: {ring.mean():.3f} ms")
                 imgui.table_next_column()
                 values = ring.last(HISTORY)
                 if not values.size:

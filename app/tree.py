@@ -44,7 +44,9 @@ def assemblies(sim, limit=200):
 
 class Tree:
     """Draws the tree inside the panel (`draw`), remembering each row's rectangle in the panel's
-    `item_rects` under "tree:<name>" ("tree:world" for the root) for tests and tooltips."""
+    `item_rects` under "tree:<name>" ("tree:world" for the root) for tests and tooltips. A row
+    whose text the panel's edge cuts (a narrow panel, a deep node, a long name) shows whole in a
+    tooltip (`Panel.whole`), as does the "plots of" box's value when the box cuts it."""
 
     def __init__(self, panel):
         self.panel = panel
@@ -55,19 +57,20 @@ class Tree:
         sim = viewer.sim
         choices = ["all bodies"] + [sim.names[i] for i in assemblies(sim)]
         current = choices.index(viewer.history.subtree) if viewer.history.subtree in choices else 0
+        inside = self.panel.combo_cuts(choices[current])   # a long node name in the box
         changed, index = imgui.combo("plots of", current, choices)
-        self.panel.remember("plots of")
+        self.panel.remember("plots of", f"plots of: {choices[current]}", cut=inside)
         if changed:
             viewer.history.set_subtree(None if index == 0 else choices[index])
-        if imgui.is_item_hovered():
-            imgui.set_tooltip("the Plots section's energy and angular momentum: of every body, or of one\n"
-                              "node's subtree (the car and its cargo)")
+        self.panel.tooltip("the Plots section's energy and angular momentum: of every body, or of one\n"
+                           "node's subtree (the car and its cargo)")
+        inside = self.panel.combo_cuts(KEEP_LABELS[KEEPS.index(self.keep)])
         changed, index = imgui.combo("drop keeps", KEEPS.index(self.keep), list(KEEP_LABELS))
+        self.panel.remember("drop keeps", f"drop keeps: {KEEP_LABELS[index]}", cut=inside)
         if changed:
             self.keep = KEEPS[index]
-        if imgui.is_item_hovered():
-            imgui.set_tooltip("drag a node onto another (or onto world) to reparent it while running;\n"
-                              "world motion: it goes on as it moved; local state: it moves with its new parent")
+        self.panel.tooltip("drag a node onto another (or onto world) to reparent it while running;\n"
+                           "world motion: it goes on as it moved; local state: it moves with its new parent")
         children = [[] for _ in sim.names]
         roots = []
         for i, p in enumerate(sim.parent):
@@ -95,8 +98,11 @@ class Tree:
             flags |= imgui.TreeNodeFlags_.leaf
         if viewer.selected == i:
             flags |= imgui.TreeNodeFlags_.selected
-        opened = imgui.tree_node_ex(f"{describe(sim, i, asleep)}##tree{i}", flags)
-        self.panel.remember(f"tree:{sim.names[i]}")
+        text = describe(sim, i, asleep)
+        opened = imgui.tree_node_ex(f"{text}##tree{i}", flags)
+        # the row spans the panel: its text ends after the arrow (a font size) and its padding
+        self.panel.remember(f"tree:{sim.names[i]}", text, end_x=imgui.get_item_rect_min().x + imgui.get_font_size()
+                            + 2 * imgui.get_style().frame_padding.x + imgui.calc_text_size(text).x)
         if imgui.is_item_clicked() and not imgui.is_item_toggled_open():
             viewer.selected = i
         if imgui.begin_drag_drop_source():
