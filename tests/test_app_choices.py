@@ -5,7 +5,6 @@ the scene file has a `scene` button beside it that puts the file's value back. R
 import numpy as np
 import pytest
 
-from app.controls import scene_files
 from conftest import frames, require_tool, xdotool
 from physics.scene import load_scene
 
@@ -51,6 +50,8 @@ def test_a_scene_opens_with_its_own_physics_unless_choices_are_kept(window):
     keys(w, "g", "i", "c")                       # G, I, C on the T-handle ...
     chosen = {name: getattr(v.sim.settings, name) for name in CHOICES}
     assert all(chosen[name] != scene_value(v, name) for name in CHOICES)
+    from app.controls import scene_files         # (pyglet's window module needs the display)
+
     car = [path.stem for path in scene_files()].index("car")
     keys(w, str(car + 1))                        # ... then the car, by its number key
     frames(w, 5)
