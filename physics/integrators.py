@@ -324,7 +324,7 @@ def _kick_block(lanes, w, inverse_inertia, q, torque_start, hh):
         _set_col3(w, k, axpy(hh, hadamard(_col3(inverse_inertia, k), tau_body), _col3(w, k)))
 
 
-@kernel(error_model="numpy")
+@kernel(inline=True, error_model="numpy")
 def _lie_midpoint_block(lanes, w, inertia, inverse_inertia, q, torque_start, x, converged, kicks, gyro_on, h):
     """One kick-drift-kick lie-midpoint step (module docstring) of the block's (q, omega_body),
     written on w = I^-1 L: the drift L <- 2 I x - L is w <- 2 x - w, with no division.
@@ -524,7 +524,7 @@ def _start_block(lanes, inertia, inverse_inertia, q):
         _set_col4(q, k, (1.0, 0.0, 0.0, 0.0))
 
 
-@kernel
+@kernel(error_model="numpy")
 def _step_lie(fractions, count, gyro, h, bodies, moving, frames):
     """lie-midpoint (count 1: the sub-step fractions[0] = 1) or its triple jump (count 3: g1, g2,
     g1). `fractions` is always a 3-tuple, so that both compile as one version (a 1-tuple and a
@@ -533,7 +533,12 @@ def _step_lie(fractions, count, gyro, h, bodies, moving, frames):
 
     Per block of bodies: (1) body by body, the translation (independent of the rotation) and the
     rotation state into the scratch columns; (2) the rotation sub-steps on whole columns (SIMD);
-    (3) body by body, R3 <- R3 M(q) and the state back."""
+    (3) body by body, R3 <- R3 M(q) and the state back. The block step is inlined here (one call
+    site), so that LLVM sees the scratch columns are distinct arrays and vectorizes its loops as
+    they are; the error model is numpy's, as the block's (a division's check would be a branch in
+    them). Masses and inertias are checked > 0 before any step, so no division here is by zero.
+    Called through a separate kernel, lie-midpoint's step was 8 % slower (measured).
+    """
     gyro_on = gyro != GYROSCOPIC_OFF
     translation, rotation, velocity, omega_body, mass, inertia_body, force, torque = bodies
     r2s, s2s, a2s, omega2s, alpha2s = frames
