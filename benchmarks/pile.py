@@ -27,9 +27,11 @@ Friction: ours mixes μ = √(μa μb), PyBullet multiplies μa μb, so PyBullet
 scene's values and every pair sees the same μ in both. Penetration is the lowest box corner
 below the ground, y − h Σⱼ|R₁ⱼ| (h = 0.1 m half edge).
 """
+import contextlib
 import os
 import time
 import tomllib
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -48,12 +50,12 @@ TIMED = 41
 HALF = 0.1
 
 
-def _heap():
+def _heap(path=PILE):
     """(ground friction, box translations (n, 3), quaternions (n, 4) (w, x, y, z), box friction,
-    dt) read from pile.toml."""
+    dt) read from pile.toml (or another heap `make_scenes.py pile` wrote)."""
     from physics.scene import DEFAULT_FRICTION
 
-    data = tomllib.loads(PILE.read_text())
+    data = tomllib.loads(Path(path).read_text())
     nodes = data["node"]
     ground = nodes[0].get("friction", DEFAULT_FRICTION)
     boxes = [n for n in nodes if n.get("motion") == "dynamic"]
@@ -66,11 +68,11 @@ def _heap():
 class BulletPile:
     """The heap in PyBullet (DIRECT mode), y up."""
 
-    def __init__(self, iterations):
+    def __init__(self, iterations, path=PILE):
         import pybullet
 
         self.p = p = pybullet
-        ground, translation, quaternion, friction, dt = _heap()
+        ground, translation, quaternion, friction, dt = _heap(path)
         self.client = p.connect(p.DIRECT)
         c = self.client
         p.setGravity(0.0, -9.81, 0.0, physicsClientId=c)
@@ -117,17 +119,21 @@ class BulletPile:
 
 
 class OurPile:
-    """The heap in `physics.Simulation` at the scene's settings but for the iteration count."""
+    """The heap in `physics.Simulation` at the scene's settings but for the iteration count; the
+    solver's threads chosen by measuring (`threads` None) or pinned (`physics.threads`)."""
 
-    def __init__(self, iterations):
+    def __init__(self, iterations, path=PILE, threads=None):
         from physics.simulation import Simulation
+        from physics.threads import fixed_threads
 
-        self.sim = Simulation.from_file(PILE)
+        self.sim = Simulation.from_file(path)
         self.sim.set("iterations", iterations)
         self.boxes = np.flatnonzero(self.sim.motion == "dynamic")
+        self.threads = (lambda: fixed_threads(threads)) if threads else contextlib.nullcontext
 
     def step(self):
-        self.sim.step(1)
+        with self.threads():
+            self.sim.step(1)
 
     def lowest(self):
         world = self.sim.world().transform

@@ -1,0 +1,142 @@
+"""Scale: heaps of 1,000 and 4,096 boxes beside PyBullet with the solver's thread count as chosen
+(`physics.threads`) and pinned to one and two threads; free bodies from 10^3 to 10^6, a whole
+`Simulation.step` beside its integrator kernel; and the time to load a generated scene of each size.
+`python -m benchmarks scale`.
+
+Heaps: `make_scenes.py pile --side 10 | 16` (boxes of 0.2 m dropped from 0.5 m, dt = 1/60), built
+in ours and in PyBullet (`benchmarks.pile`: its `BulletPile` and `OurPile`), stepped `SETTLE_S` of
+simulated time (the heap lands and spreads), then `TIMED` steps timed round-robin: ours with the
+count chosen by measuring, ours on one thread, ours on two, PyBullet, and again, so that a busy
+moment of the shared machine falls on all of them alike. Median wall-clock ms per step; ratios to
+PyBullet. The load average is what the machine was doing besides: a user's machine runs a browser
+or an IDE too.
+
+Free bodies: N bodies, no parent, gravity, gyroscopic term on (explicit), lie-midpoint, as
+generated arrays (`physics.scene_from_arrays`); the step's and the kernel's (`step_bodies`, what
+the step calls to integrate) median wall ns per body·step, interleaved. Their ratio is what the
+step adds around the integration: gathering its inputs, the world pass, the divergence checks,
+writing back.
+"""
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.pile import BulletPile, OurPile
+from physics.integrators import step_bodies
+from physics.scene import scene_from_arrays
+from physics.simulation import Simulation
+
+SETTLE_S = 3.0
+TIMED = 15
+HEAPS = (10, 16)                # boxes per edge: 1,000 and 4,096
+ITERATIONS = (10, 20)
+BODIES = (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)
+HEAP_TARGET, STEP_TARGET = 0.4, 1.3     # ours / PyBullet at 4,096 boxes; step / kernel
+
+
+def _heap_file(side, directory):
+    import runpy
+
+    make = runpy.run_path(str(Path(__file__).resolve().parent.parent / "assets" / "scenes" / "make_scenes.py"))
+    path = Path(directory) / f"heap_{side}.toml"
+    make["pile"](side, str(path))
+    return path
+
+
+def heap(side, iterations, settle_s, timed, directory):
+    """{engine: median wall ms per step} for the heap of side³ boxes."""
+    path = _heap_file(side, directory)
+    engines = {"chosen": OurPile(iterations, path), "one": OurPile(iterations, path, threads=1),
+               "two": OurPile(iterations, path, threads=2), "pybullet": BulletPile(iterations, path)}
+    try:
+        for _ in range(round(settle_s * 60)):
+            for engine in engines.values():
+                engine.step()
+        wall = {name: [] for name in engines}
+        for _ in range(timed):
+            for name, engine in engines.items():
+                start = time.perf_counter()
+                engine.step()
+                wall[name].append(time.perf_counter() - start)
+    finally:
+        for engine in engines.values():
+            engine.close()
+    return {name: 1e3 * float(np.median(times)) for name, times in wall.items()}
+
+
+def bodies(n, steps):
+    """(load s, Simulation build s, step ns, kernel ns) per body·step for n free bodies."""
+    rng = np.random.default_rng(0)
+    arrays = {"motion": "dynamic", "translation": rng.uniform(-100, 100, (n, 3)), "velocity": rng.normal(size=(n, 3)),
+              "angular_velocity": rng.normal(scale=3.0, size=(n, 3)), "inertia": rng.uniform(1.0, 2.0, (n, 3))}
+    t0 = time.perf_counter()
+    scene = scene_from_arrays(arrays, world={"integrator": "lie-midpoint", "gyroscopic": "explicit"})
+    t1 = time.perf_counter()
+    sim = Simulation(scene)
+    t2 = time.perf_counter()
+    state = (rng.normal(size=(n, 3)), np.broadcast_to(np.eye(3), (n, 3, 3)).copy(), rng.normal(size=(n, 3)),
+             rng.normal(scale=3.0, size=(n, 3)), np.ones(n), rng.uniform(1.0, 2.0, (n, 3)),
+             np.tile([0.0, -9.81, 0.0], (n, 1)), np.zeros((n, 3)))
+    sim.step(1)
+    step_bodies(*state, 1.0 / 60.0, "lie-midpoint", "explicit")
+    step, kernel = [], []
+    for _ in range(steps):
+        start = time.perf_counter()
+        sim.step(1)
+        step.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        step_bodies(*state, 1.0 / 60.0, "lie-midpoint", "explicit")
+        kernel.append(time.perf_counter() - start)
+    return t1 - t0, t2 - t1, 1e9 * float(np.median(step)) / n, 1e9 * float(np.median(kernel)) / n
+
+
+def main(quick=False):
+    load_before = os.getloadavg()
+    lines = ["## Scale (`benchmarks/scale.py`)", ""]
+    try:
+        import pybullet  # noqa: F401
+        have_bullet = True
+    except ImportError:
+        have_bullet = False
+    if have_bullet:
+        heaps, counts = ((10,), (10,)) if quick else (HEAPS, ITERATIONS)
+        settle, timed = (0.5, 3) if quick else (SETTLE_S, TIMED)
+        lines += [
+            f"Heaps dropped from 0.5 m, stepped {settle:g} s, then {timed} steps timed round-robin; median wall ms "
+            "per step. \"chosen\": the solver's thread count chosen by measuring, solve by solve (the default); "
+            "\"one\", \"two\": pinned. Ratios to PyBullet.",
+            "",
+            "| boxes | iterations | ours, chosen | ours, one thread | ours, two threads | PyBullet "
+            "| chosen / PyBullet | chosen / one thread | target |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        ]
+        with tempfile.TemporaryDirectory() as directory:
+            for side in heaps:
+                for iterations in counts:
+                    r = heap(side, iterations, settle, timed, directory)
+                    ratio = r["chosen"] / r["pybullet"]
+                    target = f"≤ {HEAP_TARGET:g} {'✓' if ratio <= HEAP_TARGET else '✗'}" if side ** 3 >= 4000 else ""
+                    lines.append(f"| {side ** 3:,} | {iterations} | {r['chosen']:.1f} | {r['one']:.1f} | {r['two']:.1f} "
+                                 f"| {r['pybullet']:.1f} | {ratio:.2f} | {r['chosen'] / r['one']:.2f} | {target} |")
+    else:
+        lines.append("pybullet is not installed (`pip install -e .[bench]`): no heaps measured.")
+    lines += [
+        "",
+        "Free bodies (lie-midpoint, gyroscopic explicit, gravity, no parent), built from arrays "
+        "(`scene_from_arrays`); median wall ns per body·step of the whole step and of its integrator kernel, "
+        "interleaved.",
+        "",
+        "| bodies | scene_from_arrays, s | Simulation(), s | step, ns | kernel, ns | step / kernel | target |",
+        "|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for n in (BODIES[:2] if quick else BODIES):
+        load_s, build_s, step_ns, kernel_ns = bodies(n, 5 if quick else (20 if n < 10 ** 6 else 8))
+        ratio = step_ns / kernel_ns
+        lines.append(f"| {n:,} | {load_s:.2f} | {build_s:.2f} | {step_ns:.0f} | {kernel_ns:.0f} | {ratio:.2f} "
+                     f"| ≤ {STEP_TARGET:g} {'✓' if ratio <= STEP_TARGET else '✗'} |")
+    load_after = os.getloadavg()
+    lines += ["", f"Load average {load_before[0]:.1f} before, {load_after[0]:.1f} after, on {os.cpu_count()} cores."]
+    return "\n".join(lines)
