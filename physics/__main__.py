@@ -40,7 +40,6 @@ if __name__ == "__main__":
             signal.signal(_number, _stopped_while_starting)
 
 import argparse
-import math
 import time
 import warnings
 from contextlib import contextmanager
@@ -52,7 +51,7 @@ from physics import choices, options
 from physics.compare import add_parser as add_compare_parser
 from physics.profile import STAGES, Recorder
 from physics.recording import add_parser as add_replay_parser
-from physics.trajectory import FORMATS, Recording, recording_bytes, temporary_path, write
+from physics.trajectory import FORMATS, Recording, recording_bytes, write
 from physics.scene import SceneError
 from physics.signals import raising_on_signals
 from physics.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES

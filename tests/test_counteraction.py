@@ -4,9 +4,10 @@ conservation laws and against physics.transform's independent delta formulas."""
 import numpy as np
 import pytest
 
+from physics.rotation import vee
 from physics.scene import scene_from_dict
 from physics.simulation import Simulation
-from physics.transform import DynamicTransform, Transform, vee
+from physics.transform import DynamicTransform, Transform
 
 # Round-off of a few 3x3 products on O(1) numbers: 1e-12 absolute leaves a wide margin while
 # catching any real (O(1e-3) or larger) inheritance error.
