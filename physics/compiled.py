@@ -26,6 +26,15 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    directory is used and one line says so; where nothing is writable the kernels compile in memory
    each run (one line again), never a traceback.
 
+4. **Interpreted until compiled, where asked.** Between a cold start and its kernels being
+   compiled, a process may run every kernel that has no compiled version yet as plain Python
+   (`interpreting`): numba compiles the same source, so the interpreted and compiled kernels give
+   the same bits (tests/test_tiers.py checks the state hashes), and the two can mix, kernel by
+   kernel, within one step. A kernel is interpreted only on threads that do not `allow_compile`;
+   the app's kernel loader (app.preparation) does, so kernels switch to compiled code as it loads
+   them, with no hand-over. Interpreted, the tank steps in about 20 ms (compiled: 0.1 ms); its
+   kernels cost about two minutes of CPU to compile (docs/benchmarks.md, "Start-up").
+
 The cache can be filled ahead of need, on both cores, with `python -m physics warmup`
 (physics.warmup).
 """
@@ -35,10 +44,14 @@ import hashlib
 import os
 import sys
 import tempfile
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from numba.core import config, types
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.dispatcher import OmittedArg
 from numba.core.registry import CPUDispatcher
 
 # The packages whose kernels this locator caches (top-level package directories).
@@ -179,9 +192,74 @@ class _Cache(FunctionCache):
     _impl_class = _CacheImpl
 
 
+class _Tiers(threading.local):
+    """Whether kernels without a compiled version run as Python (`interpreting`, process-wide),
+    after trying the cache (`load_cached`), and whether this thread compiles all the same
+    (`allow_compile`, per thread)."""
+    interpret = False           # shared: class attributes, set on the class
+    load_cached = False
+    compile_here = False
+
+
+_tiers = _Tiers()
+
+
+@contextmanager
+def interpreting(on=True, load_cached=False):
+    """Within it, a kernel called with argument types it has no compiled version for runs as
+    plain Python instead of compiling (module docstring, 4), except on threads inside
+    `allow_compile`. Kernels compiled or loaded meanwhile run compiled. `load_cached`: a kernel
+    the cache holds is loaded from it first (a command line's choice; the app's frames leave
+    even that to its loading thread, since a load can take a second)."""
+    before = _Tiers.interpret, _Tiers.load_cached
+    _Tiers.interpret, _Tiers.load_cached = on, load_cached
+    try:
+        yield
+    finally:
+        _Tiers.interpret, _Tiers.load_cached = before
+
+
+@contextmanager
+def allow_compile():
+    """On this thread, kernels compile (or load from the cache) as usual, even `interpreting`."""
+    before, _tiers.compile_here = _tiers.compile_here, True
+    try:
+        yield
+    finally:
+        _tiers.compile_here = before
+
+
+def is_interpreting():
+    """Whether kernels without a compiled version run as Python on this thread now."""
+    return _Tiers.interpret and not _tiers.compile_here
+
+
 class Kernel(CPUDispatcher):
     """numba's CPU dispatcher, specializing on argument types without their literal values and
     caching through `SourceTreeLocator` (module docstring)."""
+
+    def _compile_for_args(self, *args, **kws):
+        # numba's C dispatcher calls this when no compiled version matches, then calls what it
+        # returns with the same (folded) arguments: the Python function, defaults unfolded
+        if is_interpreting() and not (_Tiers.load_cached and self._load_cached(args)):
+            py_func = self.py_func
+            return lambda *a, **k: py_func(*(x.value if isinstance(x, OmittedArg) else x for x in a), **k)
+        return super()._compile_for_args(*args, **kws)
+
+    def _load_cached(self, args):
+        """Load the version for `args` from the cache, as numba's `compile` does before it
+        compiles; -> whether the cache had it."""
+        sig = tuple(types.Omitted(a.value) if isinstance(a, OmittedArg) else self.typeof_pyval(a) for a in args)
+        with global_compiler_lock:
+            if sig in self.overloads:
+                return True
+            result = self._cache.load_overload(sig, self.targetctx)
+            if result is None:
+                return False
+            self._cache_hits[sig] += 1
+            self.targetctx.insert_user_function(result.entry_point, result.fndesc, [result.library])
+            self.add_overload(result)
+            return True
 
     def get_call_template(self, args, kws):
         args = tuple(types.unliteral(a) for a in args)

@@ -636,7 +636,8 @@ def advance_bodies(bodies, dt, integrator, gyroscopic, frames=None):
 
 
 # The identity frame's arrays stand in for `frame=None` (moving False): the kernels never read them.
-_IDENTITY = _frame_arrays(Frame.world(1), 1)
+# Built without `_frame_arrays`' compiled check, so importing this module compiles nothing.
+_IDENTITY = tuple(np.ascontiguousarray(getattr(Frame.world(1), name), dtype=float) for name, _ in _FRAME_FIELDS)
 
 
 def _moving_frames(frame, batch):
