@@ -859,7 +859,7 @@ class Simulation:
         translation = self.hierarchy.world_state.translation
         size = float(np.ptp(translation, axis=0).max(initial=0.0)) if len(translation) else 0.0
         mass = float(self.model.mass_dyn.sum())
-        allowance = (energy["kinetic"] + mass * float(np.linalg.norm(self.settings.gravity)) * max(size, 1.0)
+        allowance = (energy["kinetic"] + mass * math.hypot(*self.settings.gravity) * max(size, 1.0)
                      + 0.5 * mass * RUNAWAY_SPEED ** 2)
         self._runaway_reference = (energy["kinetic"] + energy["potential"], allowance)
 
