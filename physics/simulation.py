@@ -1003,15 +1003,15 @@ class Simulation:
             awake = ~self._asleep
         self._solver.prepare(world, centre, rotation, velocity, self.model.inverse_mass, inverse_inertia, context.h,
                              self.settings, context.surface_lead, awake)
+        if awake is not None:          # an awake body's box reached sleeping ones: their islands woke
+            woken = self._asleep & awake
+            self._asleep[woken] = False
+            self._still[woken] = 0.0
         sunk = self._solver.sunk(world.scale)
         if sunk is not None:    # a body passed through a surface by the last sub-step: stop here
             self.diverged = PenetrationError(self.names[sunk.node], self.names[sunk.surface], self.step_count + 1,
                                              self.time, sunk.depth, sunk.size, _contact_cause(self.settings))
             raise self.diverged
-        if awake is not None:          # an awake body's box reached sleeping ones: their islands woke
-            woken = self._asleep & awake
-            self._asleep[woken] = False
-            self._still[woken] = 0.0
 
     @profile.stage("solve")
     def _stage_contacts(self, context):
