@@ -34,7 +34,7 @@ from physics.gauss_seidel import PARALLEL_MIN, halves, prepare, solve, sweep
 from physics.threads import ThreadChoice
 from physics.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
 from physics.rotation import matrix_from_rotvec
-from physics.rotation_kernels import cross, dot, load33, solve3
+from physics.rotation_kernels import cross
 from physics.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs
 from physics.sleeping import ShapeRest, awake_pairs, touch_flags, wake_touched
 
@@ -129,19 +129,18 @@ class Sunk(NamedTuple):
     size: float         # m, the dynamic shape's size (its bounding diameter, world scale)
 
 
-@kernel
 def _kinetic(velocity, inverse_mass, inverse_inertia):
-    """Σ ½ (|v|² / m⁻¹ + ωᵀ (I⁻¹)⁻¹ ω) (J) of the solver bodies' [v, ω] (B, 6), world frame, summed
-    body by body in order. Compiled, not np.linalg.solve: LAPACK's kernels, and so the last bits of
-    a comparison the step branches on (`solve`), depend on the CPU (docs/architecture.md,
-    "Determinism across machines")."""
-    linear, angular = 0.0, 0.0
-    for b in range(velocity.shape[0]):
-        v = (velocity[b, 0], velocity[b, 1], velocity[b, 2])
-        omega = (velocity[b, 3], velocity[b, 4], velocity[b, 5])
-        linear += dot(v, v) / inverse_mass[b]
-        angular += dot(omega, solve3(load33(inverse_inertia, b), omega))
-    return 0.5 * (linear + angular)
+    """Σ ½ (|v|² / m⁻¹ + ωᵀ (I⁻¹)⁻¹ ω) (J) of the solver bodies' [v, ω] (B, 6), world frame. The
+    3×3 inverse by its adjugate: for M with columns c₀, c₁, c₂ the rows of M⁻¹ are c₁×c₂, c₂×c₀,
+    c₀×c₁ over det M = c₀·(c₁×c₂) (elementwise numpy, no compile). Not np.linalg.solve: LAPACK's
+    kernels, and so the last bits of a comparison the step branches on (`solve`), depend on the
+    CPU (docs/architecture.md, "Determinism across machines")."""
+    omega = velocity[:, 3:]
+    c0, c1, c2 = inverse_inertia[:, :, 0], inverse_inertia[:, :, 1], inverse_inertia[:, :, 2]
+    rows = np.stack([np.cross(c1, c2), np.cross(c2, c0), np.cross(c0, c1)], axis=1)     # adj(M), (B, 3, 3)
+    inertia_omega = np.einsum("bij,bj->bi", rows, omega) / np.einsum("bi,bi->b", c0, rows[:, 0])[:, None]
+    return 0.5 * float(np.sum(np.einsum("bi,bi->b", velocity[:, :3], velocity[:, :3]) / inverse_mass)
+                       + np.einsum("bi,bi->", omega, inertia_omega))
 
 
 class ContactBudgetError(ValueError):
