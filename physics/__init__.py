@@ -31,6 +31,7 @@ _EXPORTS = {
     "DivergenceError": "physics.simulation",
     "RunawayError": "physics.simulation",
     "OutOfBoundsError": "physics.simulation",
+    "PenetrationError": "physics.simulation",
     "OverlapWarning": "physics.simulation",
     "OverlapError": "physics.simulation",
     "Snapshot": "physics.snapshot",

@@ -231,6 +231,41 @@ class RunawayError(DivergenceError):
                                   f"(t = {time:.6g} s; allowance {limit:.4g} J): a runaway; most energetic body {node!r}")
 
 
+class PenetrationError(DivergenceError):
+    """A dynamic shape deeper inside a static or kinematic shape than its own size
+    (physics.solver.SINK_SIZES): it fell through that surface, which no contact solve undoes, and a
+    run that went on would show it under the ground. `node` names the dynamic node, `surface` the
+    node it is inside, `value` the depth (m) and `limit` the shape's size (its bounding diameter),
+    `step` and `time` the step that found it and its sub-step's start (where the contact points are
+    taken); `cause` names the settings that weaken the contact solve or lengthen the step."""
+
+    def __init__(self, node, surface, step, time, depth, size, cause):
+        self.node, self.step, self.time, self.quantity, self.value = node, step, time, "penetration", depth
+        self.surface, self.limit, self.cause = surface, size, cause
+        ValueError.__init__(self, f"node {node!r} fell through {surface!r} in step {step} (t = {time:.6g} s): it is "
+                                  f"{depth:.3g} m deep inside it, more than its own size ({size:.3g} m); the contact "
+                                  f"solve could not hold it: {cause}")
+
+
+def _contact_cause(settings):
+    """What likely let a body through a surface (`PenetrationError`): the settings that weaken the
+    contact solve or lengthen the step against their defaults (a lower sor, erp or iteration count,
+    softness, a longer sub-step), each with its default; else the body was too small or too fast
+    for the sub-step."""
+    default = Settings()
+    h, default_h = settings.dt / settings.substeps, default.dt / default.substeps
+    weaker = [f"{name} = {getattr(settings, name):g} (default {getattr(default, name):g})"
+              for name in ("sor", "erp", "iterations") if getattr(settings, name) < getattr(default, name)]
+    if settings.cfm > default.cfm:
+        weaker.append(f"cfm = {settings.cfm:g} (default {default.cfm:g})")
+    if h > default_h * (1 + 1e-9):
+        weaker.append(f"a sub-step of {h:g} s (dt = {settings.dt:g} s, substeps = {settings.substeps}; "
+                      f"default {default_h:.3g} s)")
+    if not weaker:
+        return (f"a shape too small or too fast for a sub-step of {h:g} s; try more substeps or a smaller dt")
+    return "likely " + ", ".join(weaker)
+
+
 @kernel
 def _solve_rows_into(matrices, vectors, out):
     for k in range(vectors.shape[0]):
@@ -824,7 +859,7 @@ class Simulation:
         translation = self.hierarchy.world_state.translation
         size = float(np.ptp(translation, axis=0).max(initial=0.0)) if len(translation) else 0.0
         mass = float(self.model.mass_dyn.sum())
-        allowance = (energy["kinetic"] + mass * float(np.linalg.norm(self.settings.gravity)) * max(size, 1.0)
+        allowance = (energy["kinetic"] + mass * math.hypot(*self.settings.gravity) * max(size, 1.0)
                      + 0.5 * mass * RUNAWAY_SPEED ** 2)
         self._runaway_reference = (energy["kinetic"] + energy["potential"], allowance)
 
@@ -972,6 +1007,11 @@ class Simulation:
             woken = self._asleep & awake
             self._asleep[woken] = False
             self._still[woken] = 0.0
+        sunk = self._solver.sunk(world.scale)
+        if sunk is not None:    # a body passed through a surface by the last sub-step: stop here
+            self.diverged = PenetrationError(self.names[sunk.node], self.names[sunk.surface], self.step_count + 1,
+                                             self.time, sunk.depth, sunk.size, _contact_cause(self.settings))
+            raise self.diverged
 
     @profile.stage("solve")
     def _stage_contacts(self, context):

@@ -35,7 +35,7 @@ from physics.threads import ThreadChoice
 from physics.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
 from physics.rotation import matrix_from_rotvec
 from physics.rotation_kernels import cross
-from physics.shapes import ShapeSet, aabbs
+from physics.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs
 from physics.sleeping import ShapeRest, awake_pairs, touch_flags, wake_touched
 
 POST_STABILIZATION = 3  # projection rounds for the joints after the step (0 = Baumgarte only)
@@ -77,12 +77,68 @@ OVERLAP_TOLERANCE = 1e-3    # m
 # heaviest shipped heap (the 1,000-box pile) has about 6,000 candidate pairs, none overlapping.
 OVERLAP_BUDGET = 10_000
 COLD_START_TOLERANCE = 1e-3
+# Sinking (`SceneSolver.sunk`, raised by physics.simulation as a `PenetrationError`): a dynamic
+# shape deeper inside a static or kinematic one than SINK_SIZES times its own size (the diameter of
+# its bounding sphere) has passed wholly through that surface: no contact solve brings it back, and
+# a run that goes on shows a body under the ground. A step too long or a solver too weak for the
+# contact does it (the car at dt 0.5 s with sor 1e-10 sank its cargo 670 m in 60 steps). The
+# shipped scenes at their settings stay below 0.05 of a shape's size (the turntable's pucks), the
+# 1,000-box pile below 0.09 (its boxes landing).
+SINK_SIZES = 1.0
+
+
+def bounding_diameters(shapes):
+    """(S,) m, each shape's size in its node's units: the diameter of its bounding sphere about its
+    centre (sphere 2r, box 2|h| with h its half extents, capsule 2(r + h/2), cylinder
+    2 sqrt(r² + (h/2)²)); a plane, unbounded, +inf."""
+    params = shapes.params
+    size = np.full(len(shapes), np.inf)
+    for kind, diameter in ((SPHERE, 2.0 * params[:, 0]), (BOX, 2.0 * np.sqrt(np.einsum("si,si->s", params[:, :3], params[:, :3]))),
+                           (CAPSULE, 2.0 * (params[:, 0] + params[:, 1])), (CYLINDER, 2.0 * np.hypot(params[:, 0], params[:, 1]))):
+        size = np.where(shapes.kind == kind, diameter, size)
+    return size
+
+
+@kernel
+def _deepest_sunk(shape_a, shape_b, depth, shape_body, shape_node, size, scale, sizes):
+    """The contact point whose dynamic shape is deepest, relative to its size (`size` × its node's
+    world `scale`), inside a shape of no solver body (static or kinematic), if more than `sizes`
+    of its size deep, else −1 (SINK_SIZES). A non-finite depth is never picked (the divergence
+    check names it)."""
+    worst, worst_ratio = -1, sizes
+    for k in range(depth.shape[0]):
+        a, b = shape_a[k], shape_b[k]
+        if shape_body[a] >= 0 and shape_body[b] < 0:
+            moving = a
+        elif shape_body[b] >= 0 and shape_body[a] < 0:
+            moving = b
+        else:
+            continue
+        ratio = depth[k] / (size[moving] * scale[shape_node[moving]])
+        if ratio > worst_ratio:
+            worst, worst_ratio = k, ratio
+    return worst
+
+
+class Sunk(NamedTuple):
+    """A dynamic shape that passed through a static or kinematic one (`SceneSolver.sunk`)."""
+
+    node: int           # the dynamic shape's node
+    surface: int        # the node of the shape it is inside
+    depth: float        # m
+    size: float         # m, the dynamic shape's size (its bounding diameter, world scale)
 
 
 def _kinetic(velocity, inverse_mass, inverse_inertia):
-    """Σ ½ (|v|² / m⁻¹ + ωᵀ (I⁻¹)⁻¹ ω) (J) of the solver bodies' [v, ω] (B, 6), world frame."""
+    """Σ ½ (|v|² / m⁻¹ + ωᵀ (I⁻¹)⁻¹ ω) (J) of the solver bodies' [v, ω] (B, 6), world frame. The
+    3×3 inverse by its adjugate: for M with columns c₀, c₁, c₂ the rows of M⁻¹ are c₁×c₂, c₂×c₀,
+    c₀×c₁ over det M = c₀·(c₁×c₂) (elementwise numpy, no compile). Not np.linalg.solve: LAPACK's
+    kernels, and so the last bits of a comparison the step branches on (`solve`), depend on the
+    CPU (docs/architecture.md, "Determinism across machines")."""
     omega = velocity[:, 3:]
-    inertia_omega = np.linalg.solve(inverse_inertia, omega[:, :, None])[:, :, 0]
+    c0, c1, c2 = inverse_inertia[:, :, 0], inverse_inertia[:, :, 1], inverse_inertia[:, :, 2]
+    rows = np.stack([np.cross(c1, c2), np.cross(c2, c0), np.cross(c0, c1)], axis=1)     # adj(M), (B, 3, 3)
+    inertia_omega = np.einsum("bij,bj->bi", rows, omega) / np.einsum("bi,bi->b", c0, rows[:, 0])[:, None]
     return 0.5 * float(np.sum(np.einsum("bi,bi->b", velocity[:, :3], velocity[:, :3]) / inverse_mass)
                        + np.einsum("bi,bi->", omega, inertia_omega))
 
@@ -380,6 +436,7 @@ class SceneSolver:
         self._prepared = None
         self._cold_start = self._deep = False
         self._threads = ThreadChoice()      # the sweeps' thread count, by measurement (physics.threads)
+        self.shape_size = bounding_diameters(self.shapes)     # (S,) in node units (`sunk`)
 
     @property
     def prepared(self):
@@ -518,6 +575,22 @@ class SceneSolver:
         count = len(np.unique(np.stack([c.shape_a[deep], c.shape_b[deep]], axis=1), axis=0))
         worst = int(np.argmax(np.where(deep, c.depth, -np.inf)))
         return Overlaps(count, int(c.body_a[worst]), int(c.body_b[worst]), float(c.depth[worst]))
+
+    def sunk(self, scale):
+        """The last `prepare`'s worst dynamic shape deeper inside a static or kinematic shape than
+        SINK_SIZES times its own size (`bounding_diameters` × its node's world `scale` (N,)), as a
+        `Sunk`, or None: the contact points are those at the start-of-step poses."""
+        c = self.contacts
+        if c is None or not len(c.depth):
+            return None
+        k = _deepest_sunk(c.shape_a, c.shape_b, c.depth, self._rest.body, self.shapes.node, self.shape_size,
+                          np.asarray(scale, float), SINK_SIZES)
+        if k < 0:
+            return None
+        moving, other = (c.shape_a[k], c.shape_b[k]) if self._rest.body[c.shape_a[k]] >= 0 else (c.shape_b[k], c.shape_a[k])
+        node = int(self.shapes.node[moving])
+        return Sunk(node, int(self.shapes.node[other]), float(c.depth[k]),
+                    float(self.shape_size[moving] * np.asarray(scale, float)[node]))
 
     def _candidates(self, world, centre, velocity, h):
         """(pairs (K, 2) of shapes whose boxes, each grown by how far its shape can move within

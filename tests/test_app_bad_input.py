@@ -1,7 +1,8 @@
 """The viewer keeps running after the worst inputs the fuzzer found: a scene nested 1,000 deep, a
 400-digit integer, a negative mass, truncated text (each an error box naming the file, the current
 scene running on), and a scene that diverges (paused with the node, step and quantity named, the
-node selected). A real window under X (Xvfb in CI)."""
+node selected), and a crate that falls through the ground (paused, the crate, the ground and the
+settings to blame named). A real window under X (Xvfb in CI)."""
 from pathlib import Path
 
 import pytest
@@ -45,3 +46,35 @@ def test_the_viewer_survives_the_worst_files(window, tmp_path):
     frames(w, 2)                                      # paused, drawing on, no exception
     v.reset()
     assert v.sim.diverged is None and v.sim.step_count == 0
+
+
+SINKING = """[world]
+dt = 0.5
+sor = 1e-10
+[[node]]
+name = "ground"
+shape = { type = "plane", normal = [0.0, 1.0, 0.0], offset = 0.0 }
+[[node]]
+name = "crate"
+motion = "dynamic"
+translation = [0.0, 0.2, 0.0]
+shape = { type = "box", size = [0.4, 0.4, 0.4] }
+"""
+
+
+@pytest.mark.display
+def test_the_viewer_pauses_on_a_crate_that_falls_through_the_ground(window, tmp_path):
+    """A crate resting on the ground at dt 0.5 s with sor 1e-10 is wholly under it after one step
+    (tests/test_overlaps.py): the viewer pauses in step 2 with the PenetrationError's message
+    (crate, ground, the sor to blame), selects the crate, and draws on."""
+    path = tmp_path / "sinking.toml"
+    path.write_text(SINKING)
+    w = window(str(path))
+    v = w.viewer
+    for _ in range(60):
+        frames(w, 1)
+        if v.paused:
+            break
+    assert v.paused and "'crate' fell through 'ground' in step 2" in v.error and "sor = 1e-10" in v.error, v.error
+    assert v.sim.names[v.selected] == "crate"
+    frames(w, 2)

@@ -88,18 +88,44 @@ def test_a_golden_failure_names_the_stored_and_the_present_environment():
     assert "environment" in golden() and set(golden()["environment"]) == set(here)
 
 
-@pytest.mark.parametrize("coretype", ["Haswell", "SkylakeX", "Sandybridge"])
-def test_golden_hashes_do_not_depend_on_the_blas_kernel(coretype):
-    """OpenBLAS picks its kernels by CPU, and they round differently: the top's hash once differed
-    between an AVX-512 Intel machine (SkylakeX kernel) and an AMD one (Haswell/Zen kernel). No
-    step calls the BLAS now (3×3 solves and products are compiled or einsum), so forcing each
-    kernel (OPENBLAS_CORETYPE, in a fresh process) leaves the joint scenes' bits as they are."""
+def _hashes_with(variable, value):
+    """Every golden scene's hash computed in a fresh process with one environment variable set, and
+    what numpy says of its AVX2 and AVX-512 paths there ("X86_V3=True X86_V4=False")."""
     code = ("import sys; sys.path.insert(0, 'tests'); from test_determinism import run_hash, GOLDEN_RUNS;"
-            "print(' '.join(run_hash(s, GOLDEN_RUNS[s]) for s in ('top', 'chain')))")
+            "from numpy._core._multiarray_umath import __cpu_features__ as f;"
+            "print(' '.join(f'{k}={f.get(k)}' for k in ('X86_V3', 'X86_V4')));"
+            "print(' '.join(run_hash(s, GOLDEN_RUNS[s]) for s in sorted(GOLDEN_RUNS)))")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
-                            env={**os.environ, "OPENBLAS_CORETYPE": coretype})
+                            env={**os.environ, variable: value})
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.split() == [golden()[s]["hash"] for s in ("top", "chain")]
+    features, hashes = result.stdout.strip().splitlines()[-2:]
+    return features, dict(zip(sorted(GOLDEN_RUNS), hashes.split()))
+
+
+@pytest.mark.parametrize("coretype", ["Haswell", "SkylakeX", "Sandybridge", "Prescott"])
+def test_golden_hashes_do_not_depend_on_the_blas_kernel(coretype):
+    """OpenBLAS picks its kernels by CPU, and they round differently (with FMA or without: a 3×3
+    product or solve changes its last bits between the Haswell and Prescott kernels): the top's
+    hash once differed between an AVX-512 Intel machine (SkylakeX kernel) and an AMD one
+    (Haswell/Zen kernel). No step calls the BLAS or LAPACK now (3×3 solves and products are
+    compiled or einsum, the solver's kinetic-energy comparison too), so forcing each kernel
+    (OPENBLAS_CORETYPE, in a fresh process) leaves every golden scene's bits as they are (exact)."""
+    _, hashes = _hashes_with("OPENBLAS_CORETYPE", coretype)
+    assert hashes == {scene: golden()[scene]["hash"] for scene in GOLDEN_RUNS}
+
+
+@pytest.mark.parametrize("disabled", ["X86_V4 AVX512_ICL AVX512_SPR", "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"],
+                         ids=["an AVX2 machine", "a machine without AVX2"])
+def test_golden_hashes_do_not_depend_on_numpy_simd_paths(disabled):
+    """numpy dispatches float64 loops by CPU at run time, and some round differently: on an
+    AVX-512 machine np.exp, np.arctan2, np.arctan and np.tan (numpy 2.4's X86_V4 paths) differ from
+    libm's results, which a machine without AVX-512 gets, in the last bit of 1 value in 13
+    (arctan2) to 1 in 700 (arctan) of uniform arguments in ±10. Switching numpy's AVX-512 paths off, then its AVX2 ones too (NPY_DISABLE_CPU_FEATURES, in
+    a fresh process; checked to have taken effect), computes what such a machine's numpy would:
+    every golden scene's bits stay as they are (exact)."""
+    features, hashes = _hashes_with("NPY_DISABLE_CPU_FEATURES", disabled)
+    assert "X86_V4=False" in features and ("X86_V3=False" in features) == ("X86_V3" in disabled), features
+    assert hashes == {scene: golden()[scene]["hash"] for scene in GOLDEN_RUNS}
 
 
 def test_state_hash_is_64_hex_digits_and_step_count_counts_steps():

@@ -127,3 +127,14 @@ def test_a_fifo_on_the_command_line_is_refused_not_waited_on(bases, tmp_path):
     case = fuzz.Case("car", bases["car"][0], kind="command", argv=["replay", "{fifo}", "--verify"])
     outcome, detail = fuzz.run_case(case, tmp_path / "x.rec", steps=5)
     assert outcome == "refused" and "FIFO" in detail, detail
+
+
+def test_a_command_stopped_by_a_body_falling_through_the_ground_is_a_divergence(bases, tmp_path):
+    """The car at dt 0.5 s with sor 1e-10 stops in step 2 with a PenetrationError: the runner
+    exits 1 with one line that says the wheel fell through the ground, which the fuzzer counts as
+    a divergence reported (as it does a runaway or a body that left the world), not a failure."""
+    car = str(Path(fuzz.SCENES) / "car.toml")
+    case = fuzz.Case("car", bases["car"][0], kind="command",
+                     argv=["run", car, "--dt", "0.5", "--sor", "1e-10", "--steps", "10", "--out", "{out}.csv"])
+    outcome, detail = fuzz.run_case(case, tmp_path / "x.rec", steps=5)
+    assert outcome == "divergence" and "fell through 'ground'" in detail, detail

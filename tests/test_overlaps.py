@@ -1,8 +1,12 @@
 """Bodies that start inside one another: reported at load, pushed apart without gaining energy,
-refused when there are too many; the runaway check keeps its reference; a body that flies out of
-the world is said to have left it, not to have diverged."""
+refused when there are too many; the runaway check keeps its reference; a body that falls through
+the ground stops the run naming it; a body that flies out of the world is said to have left it,
+not to have diverged."""
 import math
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +14,10 @@ import pytest
 from physics import Simulation
 from physics.scene import SceneError, scene_from_dict
 from physics.settings import SettingError, Settings
-from physics.simulation import DivergenceError, OutOfBoundsError, OverlapError, OverlapWarning, RunawayError
+from physics.simulation import DivergenceError, OutOfBoundsError, OverlapError, OverlapWarning, PenetrationError, \
+    RunawayError
+
+ROOT = Path(__file__).resolve().parent.parent
 
 GROUND = {"name": "ground", "shape": {"type": "plane", "normal": [0.0, 1.0, 0.0], "offset": 0.0}}
 
@@ -105,14 +112,16 @@ def test_the_push_speed_bounds_how_fast_overlapping_bodies_separate():
     assert slow_speed < 0.5
 
 
-def test_the_runaway_reference_survives_the_hand_off_and_the_car_gains_no_energy():
+def test_the_runaway_reference_survives_the_hand_off_and_the_car_gains_no_energy(monkeypatch):
     """The car at dt 0.5 s with rk4, sor 1e-10 and shake (each in range): its cargo was thrown past
     the reach (1 km) and handed to the world, which once re-took the runaway reference in the middle
     of the blow-up (a 50.8 MJ allowance) and let it run to 1.4 MJ with no error. Now a carried body
     keeps its world velocity through its parent's pose corrections, so nothing is thrown: over 60
     steps the energy never rises above its start (the cargo sinks: at sor 1e-10 the solver barely
     pushes), and the runaway reference stays the energy before the first step throughout (a
-    RunawayError would be measured against it)."""
+    RunawayError would be measured against it). The sinking check, which stops this run in step 2
+    (the next test), is switched off here to watch the reference over the whole sinking run."""
+    monkeypatch.setattr("physics.solver.SINK_SIZES", math.inf)
     sim = Simulation.from_file("assets/scenes/car.toml")
     for name, value in {"dt": 0.5, "integrator": "rk4", "sor": 1e-10, "shake": True}.items():
         sim.set(name, value)
@@ -122,6 +131,68 @@ def test_the_runaway_reference_survives_the_hand_off_and_the_car_gains_no_energy
             sim.step(1)
             assert sim._runaway_reference[0] == start
             assert total(sim) <= start
+
+
+def crate(**world):
+    """A 0.4 m crate of 1 kg resting on the ground (its centre 0.2 m up), with these world settings."""
+    return Simulation(scene_from_dict({"world": world, "node": [GROUND, {
+        "name": "crate", "motion": "dynamic", "translation": [0.0, 0.2, 0.0], "shape": {"type": "box", "size": [0.4, 0.4, 0.4]}}]}))
+
+
+def test_a_crate_that_falls_through_the_ground_stops_the_run_naming_it_and_the_cause():
+    """The smallest reproducer of the car's sinking cargo: a crate resting on the ground at dt 0.5 s
+    with sor 1e-10 (each in range). The solver barely pushes, and in one step of 0.5 s gravity
+    alone moves the crate g dt² = 2.45 m down: after step 1 it is wholly under the ground, and
+    step 2 (whose contact points are taken at that pose) stops with a PenetrationError, a
+    DivergenceError (the runner exits 1 and the viewer pauses on it) naming the crate, the ground,
+    the depth, its size, the step and the settings to blame. The depth is checked against the
+    crate's own pose: the plane's depth of its lowest corner, −(y − 0.2 m) for an unturned crate
+    (to 1e-9 m: the pose and the narrow phase's point are the same floats, turned by at most
+    rounding); its size is the box's diagonal, 0.4 √3 m. The same crate at sor 1 holds at dt 0.5 s
+    (its centre within 1 mm of 0.2 m after 40 steps, no error): the check fires on a body that fell
+    through, not on a long step."""
+    sim = crate(dt=0.5, sor=1e-10)
+    with pytest.raises(PenetrationError) as caught:
+        sim.step(10)
+    error = caught.value
+    assert isinstance(error, DivergenceError) and sim.diverged is error
+    assert (error.node, error.surface, error.step, error.time, error.quantity) == ("crate", "ground", 2, 0.5, "penetration")
+    pose = sim.world().transform
+    rotation, y = pose.rotation[1], pose.translation[1, 1]
+    lowest = y - 0.2 * np.abs(rotation[1]).sum()         # the lowest corner's height
+    assert error.value == pytest.approx(-lowest, abs=1e-9) and error.value > error.limit
+    assert error.limit == pytest.approx(0.4 * math.sqrt(3.0), rel=1e-12)
+    text = str(error)
+    for said in ("'crate' fell through 'ground' in step 2", "sor = 1e-10 (default 1)", "a sub-step of 0.5 s"):
+        assert said in text, text
+    with pytest.raises(PenetrationError):
+        sim.step(1)                                       # stopped until reset or restore
+    sim.reset()
+    assert sim.diverged is None
+    held = crate(dt=0.5)
+    held.step(40)
+    assert abs(held.world().transform.translation[1, 1] - 0.2) < 1e-3
+
+
+def test_the_car_at_dt_half_a_second_stops_when_its_wheel_goes_through_the_ground(tmp_path):
+    """The issue's car: dt 0.5 s, rk4, sor 1e-10, shake (each in range). Its cargo ended 283 m
+    under the ground with no error; now the run stops in step 2, where a rear wheel (a fixed part
+    of the car body, 0.84 m across) is 1.5 m under the ground, and the runner exits 1 with one
+    line naming it and the settings, writing no output."""
+    sim = Simulation.from_file(ROOT / "assets" / "scenes" / "car.toml")
+    for name, value in {"dt": 0.5, "integrator": "rk4", "sor": 1e-10, "shake": True}.items():
+        sim.set(name, value)
+    with pytest.raises(PenetrationError) as caught, np.errstate(all="ignore"):
+        sim.step(60)
+    error = caught.value
+    assert error.node.startswith("wheel_") and error.surface == "ground" and error.step == 2 and error.value > error.limit
+    result = subprocess.run([sys.executable, "-m", "physics", "run", str(ROOT / "assets" / "scenes" / "car.toml"),
+                             "--dt", "0.5", "--integrator", "rk4", "--sor", "1e-10", "--shake", "on", "--steps", "60",
+                             "--out", str(tmp_path / "out.csv")], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "fell through 'ground' in step 2" in lines[0] and "sor = 1e-10" in lines[0], result.stderr
+    assert not (tmp_path / "out.csv").exists()
 
 
 def test_a_body_that_leaves_the_world_is_not_said_to_diverge():
