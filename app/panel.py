@@ -286,6 +286,9 @@ class Panel:
                 imgui.text("This happens once per machine (and after an update); later starts take a second.")
             else:
                 imgui.text(f"Opening {name}")
+        elif v.interpreted:
+            imgui.text(f"{Path(str(v.scene_path)).stem} runs as Python (the same bits, slower: "
+                       f"{v.stats['rtf']:.2f}x real time) until its compiled kernels are loaded")
         imgui.text(p.status())
         imgui.pop_text_wrap_pos()
         if p.compiling:

@@ -10,6 +10,11 @@ for minutes on the first start, and even the load takes seconds on a busy machin
   (`physics.warmup.warm_scene`) once it is compiled: stepping a throwaway copy of the scene loads
   every kernel the scene needs into this process's dispatchers, from the cache.
 
+While the child compiles, the window's own thread runs every kernel not yet loaded as Python
+(physics.compiled.interpreting: the same bits), so a small scene such as the tank moves at once,
+slower than real time, and speeds up as this thread loads its kernels (`allow_compile`: this
+thread alone compiles or loads).
+
 The viewer asks for tasks (`want`): a scene's NAME before it opens it, NAME+ (its other settings,
 ghosts, reparenting) right after, and for the scene itself (`build`): the thread loads its file
 into a fresh `Simulation` too (parsing and checking a 1,000-body scene takes a third of a second).
@@ -17,6 +22,7 @@ The viewer opens the scene with that simulation (`take`), or applies a change, w
 `ready`. Meanwhile it keeps drawing and says what it waits for. The child ends with the window
 (what it compiled stays cached).
 """
+import os
 import re
 import subprocess
 import sys
@@ -43,7 +49,7 @@ class Preparation:
         if compile:
             command = [sys.executable, "-m", "physics", "warmup", "--plain"] + ([] if first is None else ["--first", first])
             self.child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                          stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+                                          stdin=subprocess.DEVNULL, preexec_fn=_background_child)
             threading.Thread(target=self._read, name="warm-up reader", daemon=True).start()
         threading.Thread(target=self._load, name="kernel loader", daemon=True).start()
 
@@ -115,6 +121,11 @@ class Preparation:
                 self._condition.wait()
 
     def _load(self):
+        from physics.compiled import allow_compile
+        with allow_compile():       # this thread loads (or compiles) while the window's interprets
+            self._load_jobs()
+
+    def _load_jobs(self):
         from app import renderer, shadows
         from physics.simulation import Simulation
         from physics.warmup import SCENES
@@ -181,6 +192,13 @@ class Preparation:
                 self.child.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.child.kill()
+
+
+def _background_child():
+    """The warm-up child ends with the window and yields the cores to it: the window's frames
+    (which run the scene as Python meanwhile) come first, the compile takes what is left."""
+    die_with_parent()
+    os.nice(10)
 
 
 def _read_meshes(scene):

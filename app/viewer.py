@@ -59,6 +59,8 @@ MAX_FRAME_SECONDS = 0.1
 # stood for (a 1,000-box heap under rk4 takes ~50 ms a step; eight of them would hold a frame for
 # 0.4 s). At least one step is always taken; the real-time factor then says how far behind it is.
 PHYSICS_BUDGET_SECONDS = 0.05
+# A scene with at most this many nodes runs as Python while its kernels compile (app.preparation).
+INTERPRETED_NODES = 64
 RUNAWAY_DISTANCE = 1e5  # m from the origin: beyond this a node has exploded
 RUNAWAY_SPEED = 1e4     # m/s or rad/s
 CONTACT_CROSS, CONTACT_NORMAL = 0.02, 0.05  # m: a contact's cross and normal, small beside the pile's 0.2 m boxes
@@ -174,6 +176,10 @@ class Viewer:
             from physics.warmup import is_warm
             from app.preparation import Preparation
             self.preparation = Preparation(compile=not is_warm(), first=self._task_of(scene))
+            if self.preparation.compiling:
+                # until its kernels are loaded, a small scene runs as Python (the same bits)
+                from physics.compiled import interpret
+                interpret(True)
         self.frame_log = None if frame_log is None else open(frame_log, "w", buffering=1)
         if self.frame_log is not None:
             self.frame_log.write("frame,unix_time,wall_s,sim_time,steps,preparing\n")
@@ -199,12 +205,43 @@ class Viewer:
 
     def _wait_for(self, name):
         """Have the kernels of scene `name` loaded (its other settings' next) and, for a shipped
-        scene, its file loaded into a simulation, off this thread; it opens in `poll_preparation`."""
+        scene, its file loaded into a simulation, off this thread; it opens in `poll_preparation`.
+        While kernels compile, a small shipped scene opens at once instead and runs as Python
+        (`_interpretable`) until they are loaded."""
         task = self._task_of(name)
+        if task is not None and not self.preparation.ready(task) and self._interpretable(name):
+            self.preparation.want(task)
+            self.preparation.want(task + "+")
+            self.pending = None
+            if self.sim is None:
+                self._open_first(name)
+            else:
+                self._open(name)
+            return
         self.pending = name
         if task is not None:
             self.preparation.build(task)
             self.preparation.want(task + "+")
+
+    def _interpretable(self, name):
+        """Whether scene `name` may run as Python while its kernels compile: kernels are
+        interpreted now (physics.compiled), and it has at most INTERPRETED_NODES nodes (a step of
+        the tank's 39 takes about 20 ms so; a 1,000-box heap's, seconds)."""
+        from physics.compiled import is_interpreting
+        from physics.scene import load_scene
+        if not is_interpreting():
+            return False
+        try:
+            return len(load_scene(resolve_scene(name)).names) <= INTERPRETED_NODES
+        except Exception:   # noqa: BLE001 - a bad file: its error shows when it opens
+            return False
+
+    @property
+    def interpreted(self):
+        """Whether the scene shown runs (partly) as Python, its kernels still being prepared."""
+        from physics.compiled import is_interpreting
+        return (self.sim is not None and self.preparation is not None and is_interpreting()
+                and not self.preparation.ready(self._task_of(self.scene_path)))
 
     def poll_preparation(self):
         """Open the scene waiting for its kernels, and apply the changes waiting for theirs, once
@@ -1041,6 +1078,8 @@ class Viewer:
         end a warm-up still running (what it compiled stays cached)."""
         if self.preparation is not None:
             self.preparation.close()
+            from physics.compiled import interpret
+            interpret(False)
         if self.frame_log is not None:
             self.frame_log.close()
         self.video.stop()

@@ -277,18 +277,24 @@ def run(args):
             check_output("--record", args.record, (".rec",))
             if Path(args.record).exists():      # a recording is never silently replaced
                 raise ValueError(f"--record: got {args.record!r}; the file exists (remove it or choose another name)")
-    with _stage("while loading the scene", expected=(ValueError,)):
-        from physics.simulation import Simulation
-        sim = Simulation.from_file(args.scene)
-        for name, value in _overrides(args).items():
-            sim.set(name, value)
-        steps = _step_count(args, sim.settings.dt)
-        _check_memory("--steps" if args.duration is None else "--duration", steps, args.record_every, len(sim.names))
-    with _stage("while allocating the recording"):
-        recording = Recording(sim, 1 + steps // args.record_every) if args.out is not None else None
-    # numpy's overflow/invalid warnings would precede our message with a screen of noise on a blow-up
-    with np.errstate(all="ignore"):
-        return _simulate(args, sim, steps, recording)
+    # a cold kernel cache: a short run runs interpreted rather than wait minutes for the compiler
+    # (physics.warmup.InterpretedStart; the same bits)
+    from physics.warmup import InterpretedStart
+    with InterpretedStart(args.steps if args.steps is not None else DEFAULT_STEPS) as start:
+        with _stage("while loading the scene", expected=(ValueError,)):
+            from physics.simulation import Simulation
+            sim = Simulation.from_file(args.scene)
+            for name, value in _overrides(args).items():
+                sim.set(name, value)
+            steps = _step_count(args, sim.settings.dt)
+            start.steps = steps
+            _check_memory("--steps" if args.duration is None else "--duration", steps, args.record_every,
+                          len(sim.names))
+        with _stage("while allocating the recording"):
+            recording = Recording(sim, 1 + steps // args.record_every) if args.out is not None else None
+        # numpy's overflow/invalid warnings would precede our message with a screen of noise on a blow-up
+        with np.errstate(all="ignore"):
+            return _simulate(args, sim, steps, recording, start)
 
 
 def _settings_text(settings):
@@ -309,7 +315,7 @@ def _profile_summary(profiler, steps, path):
             f"{stages} µs")
 
 
-def _simulate(args, sim, steps, recording):
+def _simulate(args, sim, steps, recording, start=None):
     """Step and record, write, summarize; -> exit code (0, or 1 if the state diverged: the
     simulation checks every sub-step, physics.simulation.DivergenceError)."""
     from physics.simulation import DivergenceError
@@ -332,8 +338,14 @@ def _simulate(args, sim, steps, recording):
                 profiler.start()
             while done < steps:
                 chunk = min(args.record_every, steps - done)
-                advance(chunk)
-                done += chunk
+                if start is not None and start.on:      # interpreted: one step at a time, timed
+                    for _ in range(chunk):
+                        advance(1)
+                        done += 1
+                        start.stepped(done)
+                else:
+                    advance(chunk)
+                    done += chunk
                 if chunk == args.record_every and recording is not None:
                     recording.record()
                 progress.update(done)

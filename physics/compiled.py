@@ -204,6 +204,14 @@ class _Tiers(threading.local):
 _tiers = _Tiers()
 
 
+def interpret(on, load_cached=False):
+    """Switch interpreting on or off for the process (what `interpreting` does for a block);
+    -> the previous (on, load_cached)."""
+    before = _Tiers.interpret, _Tiers.load_cached
+    _Tiers.interpret, _Tiers.load_cached = bool(on), bool(load_cached)
+    return before
+
+
 @contextmanager
 def interpreting(on=True, load_cached=False):
     """Within it, a kernel called with argument types it has no compiled version for runs as
@@ -211,12 +219,11 @@ def interpreting(on=True, load_cached=False):
     `allow_compile`. Kernels compiled or loaded meanwhile run compiled. `load_cached`: a kernel
     the cache holds is loaded from it first (a command line's choice; the app's frames leave
     even that to its loading thread, since a load can take a second)."""
-    before = _Tiers.interpret, _Tiers.load_cached
-    _Tiers.interpret, _Tiers.load_cached = on, load_cached
+    before = interpret(on, load_cached)
     try:
         yield
     finally:
-        _Tiers.interpret, _Tiers.load_cached = before
+        interpret(*before)
 
 
 @contextmanager
@@ -238,33 +245,50 @@ class Kernel(CPUDispatcher):
     """numba's CPU dispatcher, specializing on argument types without their literal values and
     caching through `SourceTreeLocator` (module docstring)."""
 
+    _python = None          # the Python function, as numba's C dispatcher calls it (below)
+    _not_cached = False     # the cache had no version of it when asked (`_load_cached`)
+
     def _compile_for_args(self, *args, **kws):
         # numba's C dispatcher calls this when no compiled version matches, then calls what it
-        # returns with the same (folded) arguments: the Python function, defaults unfolded
+        # returns with the same (folded) arguments
         if is_interpreting() and not (_Tiers.load_cached and self._load_cached(args)):
-            py_func = self.py_func
-            return lambda *a, **k: py_func(*(x.value if isinstance(x, OmittedArg) else x for x in a), **k)
+            if self._python is None:
+                py_func = self.py_func
+                self._python = lambda *a, **k: py_func(*(x.value if isinstance(x, OmittedArg) else x for x in a), **k)
+            return self._python
         return super()._compile_for_args(*args, **kws)
+
+    def typeof_pyval(self, val):
+        # numba types a call's tuple arguments through a functools.singledispatch registry,
+        # which a compile on another thread may extend mid-lookup ("dictionary changed size
+        # during iteration"): the app's loader compiles while its window runs kernels. The lookup
+        # only reads, so it is tried again.
+        for _ in range(8):
+            try:
+                return super().typeof_pyval(val)
+            except RuntimeError as error:
+                if "changed size during iteration" not in str(error):
+                    raise
+        return super().typeof_pyval(val)
 
     def _load_cached(self, args):
         """Load the version for `args` from the cache, as numba's `compile` does before it
-        compiles; -> whether the cache had it."""
+        compiles; -> whether the cache had it. A kernel the cache lacked once is not looked up
+        again (a step calls the small ones thousands of times)."""
+        if self._not_cached:
+            return False
         sig = tuple(types.Omitted(a.value) if isinstance(a, OmittedArg) else self.typeof_pyval(a) for a in args)
         with global_compiler_lock:
             if sig in self.overloads:
                 return True
             result = self._cache.load_overload(sig, self.targetctx)
             if result is None:
+                self._not_cached = True
                 return False
             self._cache_hits[sig] += 1
             self.targetctx.insert_user_function(result.entry_point, result.fndesc, [result.library])
             self.add_overload(result)
             return True
-
-    def get_call_template(self, args, kws):
-        args = tuple(types.unliteral(a) for a in args)
-        kws = {name: types.unliteral(value) for name, value in kws.items()}
-        return super().get_call_template(args, kws)
 
     def enable_caching(self):
         try:

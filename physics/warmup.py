@@ -173,6 +173,47 @@ def is_warm():
     return path is not None and path.exists()
 
 
+class InterpretedStart:
+    """A command's run on a cold cache: its kernels run as Python (physics.compiled.interpreting,
+    the same bits), loading what the cache holds, for as long as the whole run, so interpreted, is
+    projected to take at most `budget` seconds; past that it compiles, from the next call on.
+    Compiling the tank's kernels costs about two minutes of CPU, stepping it interpreted about
+    20 ms a step: `physics run tank --steps 1` answers in a second, where it waited for the
+    compiler. On a warm cache (`is_warm`) it does nothing. Use: `with InterpretedStart(steps) as
+    start:`, and `start.stepped(done)` after each step; `start.on` says whether to step one at a
+    time (so that the projection is made after the first step)."""
+
+    def __init__(self, steps, budget=20.0):
+        from contextlib import ExitStack
+        self.steps, self.budget, self._stack = steps, budget, ExitStack()
+        self.on = bool(steps) and not is_warm()
+        self.started = self._last = time.perf_counter()
+
+    def __enter__(self):
+        if self.on:
+            from physics.compiled import interpreting
+            self._stack.enter_context(interpreting(load_cached=True))
+        return self
+
+    def stepped(self, done):
+        """After step `done` of `steps`: compile from now on if the rest, at the last step's pace
+        (the first steps also pay for first calls), would take the run past `budget`."""
+        if self.on:
+            now = time.perf_counter()
+            spent = now - self.started
+            if spent > self.budget or (done >= 3 and spent + (now - self._last) * (self.steps - done) > self.budget):
+                self.stop()
+            self._last = now
+
+    def stop(self):
+        self.on = False
+        self._stack.close()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
 def die_with_parent():
     """Ask Linux to end this process when its parent ends, however the parent ends (a kill
     included): no warm-up worker outlives the command or the window that started it."""

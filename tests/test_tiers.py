@@ -1,0 +1,170 @@
+"""Kernels run as Python until compiled (physics.compiled.interpreting): the same bits, no compile
+on the way, and the switch to compiled code kernel by kernel, on a cold cache and a warm one.
+
+Each check that needs a cold cache runs in a fresh process with an empty NUMBA_CACHE_DIR, so that
+nothing this test process compiled or loaded stands in for it."""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENES = ROOT / "assets" / "scenes"
+
+
+def _python(code, cache, timeout=600, **env):
+    """Run `code` in a fresh interpreter with kernel cache `cache`; -> its stdout's last line as JSON."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
+    environment.update(NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT), **env)
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True,
+                            timeout=timeout)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+# numba's compile events count every compile; interpreted code must cause none
+_COUNTING = """
+import json, numpy as np
+from numba.core import event
+compiles = []
+class _Count(event.Listener):
+    def on_start(self, ev): compiles.append(ev.data["dispatcher"].py_func.__qualname__)
+    def on_end(self, ev): pass
+event.register("numba:compile", _Count())
+"""
+
+
+@pytest.mark.parametrize("scene", ["tank", "car", "t_handle", "chain"])
+def test_interpreted_steps_give_the_compiled_bits(scene, tmp_path):
+    """30 steps as Python on an empty cache (contacts, sleeping, counteraction, RATTLE between them)
+    hash to exactly the bits of 30 compiled steps: numba compiles the same source, without
+    fastmath, so every operation rounds the same way. Tolerance: none, the hash is of the bytes."""
+    from physics.simulation import Simulation
+    compiled = Simulation.from_file(SCENES / f"{scene}.toml")
+    compiled.step(30)
+    got = _python(_COUNTING + f"""
+from physics.compiled import interpreting
+from physics.simulation import Simulation
+with interpreting():
+    sim = Simulation.from_file({str(SCENES / f'{scene}.toml')!r})
+    sim.step(30)
+    print(json.dumps([sim.state_hash(), compiles]))
+""", tmp_path / "cache")
+    assert got == [compiled.state_hash(), []]
+    assert not list((tmp_path / "cache").rglob("*.nbc")), "nothing may be compiled into the cache"
+
+
+def test_a_kernel_runs_as_python_until_it_compiles(tmp_path):
+    """Interpreted, a kernel has no compiled version after its call; outside, the same call
+    compiles it (one version, one compile event) and gives the same answer."""
+    got = _python(_COUNTING + """
+from physics.compiled import interpreting
+from physics.integrators import _all_positive
+with interpreting():
+    inside = [bool(_all_positive(np.ones(3))), bool(_all_positive(np.array([1.0, 0.0]))), len(_all_positive.signatures)]
+outside = [bool(_all_positive(np.ones(3))), len(_all_positive.signatures)]
+print(json.dumps([inside, outside, compiles]))
+""", tmp_path / "cache")
+    assert got == [[True, False, 0], [True, 1], ["_all_positive"]]
+
+
+def test_a_thread_that_may_compile_switches_the_others_to_compiled_code(tmp_path):
+    """With interpreting on for the process, a thread inside allow_compile compiles; the main
+    thread's next call runs that compiled version (no compile of its own)."""
+    got = _python(_COUNTING + """
+import threading
+from physics.compiled import allow_compile, interpret
+from physics.integrators import _all_positive
+interpret(True)
+before = len(_all_positive.signatures)
+def load():
+    with allow_compile():
+        _all_positive(np.ones(3))
+thread = threading.Thread(target=load)
+thread.start(); thread.join()
+main = bool(_all_positive(np.ones(4)))
+print(json.dumps([before, len(_all_positive.signatures), main, compiles]))
+""", tmp_path / "cache")
+    assert got == [0, 1, True, ["_all_positive"]]
+
+
+def test_load_cached_loads_what_the_cache_holds_and_interprets_the_rest(tmp_path):
+    """A first process compiles a kernel into the cache; a second, interpreting with load_cached,
+    loads it (a compiled version, no compile event) and interprets a kernel the cache lacks."""
+    cache = tmp_path / "cache"
+    _python("""
+import json, numpy as np
+from physics.integrators import _all_positive
+print(json.dumps(bool(_all_positive(np.ones(3)))))
+""", cache)
+    got = _python(_COUNTING + """
+from physics.compiled import interpreting
+from physics.integrators import _all_positive
+from physics.dense import lu_solve
+with interpreting(load_cached=True):
+    positive = bool(_all_positive(np.ones(3)))
+    b = np.array([2.0, 8.0])
+    solved = bool(lu_solve(np.array([[2.0, 0.0], [0.0, 4.0]]), b, 2))
+print(json.dumps([positive, len(_all_positive.signatures), solved, len(lu_solve.signatures), b.tolist(), compiles]))
+""", cache)
+    assert got == [True, 1, True, 0, [1.0, 2.0], []]
+
+
+def test_a_short_run_on_a_cold_cache_runs_as_python_with_the_same_output(tmp_path):
+    """`physics run tank --steps 5` on an empty cache writes exactly the arrays of a warm run, and
+    compiles nothing on the way (physics.warmup.InterpretedStart): it answers in seconds where
+    compiling the tank's kernels takes minutes of CPU."""
+    def run(cache, out):
+        environment = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
+        if cache is not None:
+            environment["NUMBA_CACHE_DIR"] = str(cache)
+        subprocess.run([sys.executable, "-m", "physics", "run", str(SCENES / "tank.toml"), "--steps", "5", "--quiet",
+                        "--out", str(out)], cwd=ROOT, env=environment, check=True, capture_output=True, timeout=600)
+        return dict(np.load(out))
+    cold, warm = run(tmp_path / "cache", tmp_path / "cold.npz"), run(None, tmp_path / "warm.npz")
+    assert cold.keys() == warm.keys()
+    for key in warm:
+        np.testing.assert_array_equal(cold[key], warm[key], err_msg=key)
+    assert not list((tmp_path / "cache").rglob("*.nbc")), "a 5-step run must not compile"
+
+
+@pytest.mark.display
+def test_the_app_on_a_cold_cache_moves_the_tank_at_once(display, tmp_path):
+    """A first start (empty kernel cache): the window shows the tank moving within a few frames,
+    run as Python while the warm-up compiles beside it, and simulated time never jumps. Bounds:
+    the tank steps within the first 20 frames (its file loads and its first interpreted step pays
+    the first calls; the frames before say what is prepared); a frame advances simulated time by at
+    most MAX_FRAME_SECONDS and one carried step."""
+    from app.viewer import MAX_FRAME_SECONDS
+    log = tmp_path / "frames.csv"
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
+    environment.update(NUMBA_CACHE_DIR=str(tmp_path / "cache"), HIERARCHY_SANDBOX_CONFIG_DIR=str(tmp_path / "config"))
+    process = subprocess.Popen([sys.executable, "-m", "app", "tank", "--frame-log", str(log)], cwd=ROOT, env=environment,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        rows = []
+        while time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.5)
+            if log.exists():
+                rows = [line.split(",") for line in log.read_text().splitlines()[1:] if line.count(",") == 5]
+                if sum(int(row[4]) for row in rows) >= 30:
+                    break
+    finally:
+        process.terminate()
+        _, errors = process.communicate(timeout=30)
+    moving = [int(row[0]) for row in rows if int(row[4]) > 0]
+    assert moving, f"the tank never moved in {len(rows)} frames: {errors[-2000:]}"
+    assert moving[0] <= 20, moving[:5]
+    assert all(row[5] == "1" for row in rows[:moving[0] + 1]), "the kernels were being prepared meanwhile"
+    assert "Traceback" not in errors, errors[-3000:]
+    dt = 1 / 60
+    times = [float(row[3]) for row in rows if row[3] != "nan"]
+    walls = [float(row[2]) for row in rows if row[3] != "nan"]
+    for before, after, wall in zip(times, times[1:], walls[1:]):
+        assert after - before <= min(wall, MAX_FRAME_SECONDS) + dt + 1e-9
