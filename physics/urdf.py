@@ -11,10 +11,10 @@ warning and held fixed. The root link is fixed to the world unless `floating_bas
 
 Geometry: box, sphere, cylinder (axis z) and pybullet's capsule (axis z, `length` of the
 cylindrical part) map to scene shapes; a collision mesh (read by trimesh) collides as its convex
-hull (physics.hull; a flat mesh as the thin box of its bounds, named in the warning). A link with visual meshes is drawn by them (the app reads the
-files) and its collision shapes collide unseen; otherwise a link with collision geometry is drawn by
-it (coloured by its first visual's material), and a link without by its visuals, which never
-collide.
+hull (physics.hull; a flat mesh as the thin box of its bounds, named in the warning). A link with
+visual meshes is drawn by them (the app reads the files) and its collision shapes collide unseen;
+otherwise a link with collision geometry is drawn by it (coloured by its first visual's material),
+and a link without by its visuals, which never collide.
 """
 import math
 from pathlib import Path
