@@ -12,6 +12,7 @@ Sizes, so that the renderer scales a unit mesh by the scene's numbers (docs/scen
   `cap * half_length` along y after scaling by the radius, so one mesh serves every
   radius/length ratio.
 - plane: a square of side 1 in the xz plane, normal +y; scaled to a large extent.
+- hull: its own mesh per vertex list (`hull_mesh`), in the node frame, unscaled.
 
 Two levels of detail: `mesh(kind, coarse=True)` is the same unit shape with fewer segments
 (a box and a plane are already minimal). The software renderer is bound by vertex work when
@@ -163,6 +164,34 @@ def file_mesh(path, scale):
         radius = float(np.linalg.norm(positions, axis=1).max())
         _FILES[key] = (kind, vertices, indices, radius)
     return _FILES[key]
+
+
+HULL_KIND = "hull:"          # a hull shape's kind: HULL_KIND + a digest of its vertices
+HULL_PLANES = {}             # hull kind -> its face planes (F, 4) rows (n, d), n . x <= d inside (app.picking)
+_HULLS = {}                  # vertices' bytes -> (kind, vertices, indices, bounding radius)
+
+
+def hull_mesh(vertices):
+    """(kind, vertices (V, 7) float32, indices, bounding radius) of a hull shape's triangles in the
+    node frame: the convex hull of its `vertices` (physics.hull, Qhull's triangles wound outwards),
+    flat-shaded. Made once per vertex list; the kind's half extents join HALF_EXTENTS and its
+    planes HULL_PLANES (ray picking)."""
+    from physics.hull import convex_hull
+    points = np.asarray(vertices, float)
+    key = points.tobytes()
+    if key not in _HULLS:
+        import hashlib
+        hull = convex_hull(points)
+        corners = hull.vertices[hull.triangles]     # (T, 3, 3), counter-clockwise from outside
+        normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+        normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+        positions = corners.reshape(-1, 3)
+        packed, indices = _pack(positions, np.repeat(normals, 3, axis=0), np.arange(len(positions)))
+        kind = HULL_KIND + hashlib.sha1(key).hexdigest()[:16]
+        HALF_EXTENTS[kind] = tuple(float(e) for e in np.abs(positions).max(axis=0))
+        HULL_PLANES[kind] = hull.planes
+        _HULLS[key] = (kind, packed, indices, float(np.linalg.norm(positions, axis=1).max()))
+    return _HULLS[key]
 
 
 _STL_TRIANGLE = np.dtype([("normal", "<f4", 3), ("corners", "<f4", (3, 3)), ("attribute", "<u2")])

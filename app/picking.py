@@ -4,9 +4,12 @@ A world ray `x(t) = o + t d` is mapped into each instance's unit-mesh frame by t
 model matrix (app.renderer.model_matrices); the map is affine, so the parameter `t` of a hit is
 the same in both frames and hits of different shapes compare directly. Unit primitives
 (app.meshes): box [-0.5, 0.5]^3 (slabs), sphere |x| = 1, cylinder x² + z² = 1 with |y| <= 0.5,
-capsule = radius-1 tube |y| <= h plus spheres at y = ±h. Planes are not pickable (the ground).
+capsule = radius-1 tube |y| <= h plus spheres at y = ±h; a hull is its face planes in the node
+frame (app.meshes.HULL_PLANES). Planes are not pickable (the ground).
 """
 import numpy as np
+
+from app import meshes
 
 _NO_HIT = np.inf
 
@@ -71,7 +74,24 @@ def unit_hits(kind, o, d, half_length=None):
     if kind == "capsule":
         h = np.asarray(half_length, float)
         return np.minimum.reduce([_tube(o, d, h), _sphere(o, d, h), _sphere(o, d, -h)])
+    if kind.startswith(meshes.HULL_KIND) and kind in meshes.HULL_PLANES:
+        return _convex(o, d, meshes.HULL_PLANES[kind])
     return np.full(len(o), _NO_HIT)
+
+
+def _convex(o, d, planes):
+    """First hit with the convex solid n_f . x <= d_f for all faces f (Cyrus–Beck clipping: the ray
+    enters at the last plane it crosses inwards and leaves at the first it crosses outwards)."""
+    n, offset = planes[:, :3], planes[:, 3]
+    towards = d @ n.T                       # (N, F): the ray's speed along each outward normal
+    gap = offset[None, :] - o @ n.T         # >= 0 on the inside of each face
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = gap / towards
+    enter = np.where(towards < 0, t, -np.inf).max(axis=1)
+    leave = np.where(towards > 0, t, np.inf).min(axis=1)
+    outside_parallel = ((towards == 0) & (gap < 0)).any(axis=1)
+    hit = (enter <= leave) & (leave >= 0) & ~outside_parallel
+    return np.where(hit, np.maximum(enter, 0.0), _NO_HIT)
 
 
 def pick(origin_world, direction_world, instances):

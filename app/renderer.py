@@ -265,6 +265,9 @@ class Renderer:
         for i, shape in enumerate(shapes):
             if shape is None or not shown[i]:
                 continue
+            if shape.get("type") == "hull":     # its own mesh, like a mesh file's (one level of detail)
+                loaded[i] = meshes.hull_mesh(shape["vertices"])
+                continue
             kind, matrix, half_length = shape_matrix(shape)
             by_type.setdefault(kind, []).append((i, matrix, half_length, bounding_radius(shape)))
         for i, (kind, vertices, indices, radius) in loaded.items():

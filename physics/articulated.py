@@ -28,7 +28,8 @@ The mapping (docs/scene-format.md, "URDF and MJCF"):
   with no joint. Limits become limits on the scene joint's coordinate, which is 0 as loaded.
 - Collision shapes: box, sphere, cylinder and capsule map to the scene's shapes (cylinder and
   capsule axes turned from z to y), each on a fixed child node of its link; a plane only on a
-  static link. The robot's own shapes do not collide with one another (group ROBOT_GROUP, left out
+  static link; a mesh collides as its convex hull (`mesh_hull`; a flat mesh as the box of its
+  bounds). The robot's own shapes do not collide with one another (group ROBOT_GROUP, left out
   of their mask): the joints hold the links, and neighbouring links overlap at their joints.
 
 What cannot be mapped is collected and named in one `ModelWarning` per file; the model still loads.
@@ -192,6 +193,8 @@ class _Builder:
             return t[1] - 0.5 * float(np.abs(R[1]) @ np.asarray(shape["size"]))
         if shape["type"] == "sphere":
             return t[1] - shape["radius"]
+        if shape["type"] == "hull":
+            return float((t[1] + np.asarray(shape["vertices"]) @ R[1]).min())
         a = abs(R[1, 1])    # the axis (node y)'s scene-y component
         side = shape["radius"] if shape["type"] == "capsule" else shape["radius"] * math.sqrt(max(1.0 - a * a, 0.0))
         return t[1] - a * 0.5 * shape["height"] - side
@@ -400,7 +403,7 @@ def build_scene(path, title, links, skipped, description, **options):
 # --- reading the files -------------------------------------------------------------------------------
 
 FILE_BYTES_MAX = 64 * 2**20      # a model or mesh file larger than this is refused before it is read
-MESH_FACES_MAX = 2_000_000       # a mesh with more faces is refused (its bounds are all the sandbox uses)
+MESH_FACES_MAX = 2_000_000       # a mesh with more faces is refused (its hull or bounds are all the sandbox uses)
 
 
 def read_xml(path):
@@ -483,6 +486,50 @@ def mesh_box(path, element, mesh_path, scale):
     scale = np.abs(np.asarray(scale, float))
     size = np.maximum((bounds[1] - bounds[0]) * scale, 1e-4)   # a flat mesh still gets a thin box
     return 0.5 * (bounds[0] + bounds[1]) * np.asarray(scale, float), size
+
+
+def mesh_points(path, element, mesh_path, scale, key="filename"):
+    """A mesh file's vertices (P, 3) in its own frame times `scale` (3,): read by trimesh, refused
+    (one SceneError naming the file, the element and `key`) when missing, larger than
+    FILE_BYTES_MAX, with more than MESH_FACES_MAX faces, unreadable or not finite."""
+    from pathlib import Path
+    mesh_path = Path(mesh_path)
+    if not mesh_path.is_file():
+        raise SceneError(path, element, key, str(mesh_path), "mesh file not found")
+    stat = mesh_path.stat()
+    if stat.st_size > FILE_BYTES_MAX:
+        raise SceneError(path, element, key, str(mesh_path), f"mesh file larger than {FILE_BYTES_MAX} bytes")
+    try:
+        faces, points = _mesh_vertices(str(mesh_path), stat.st_mtime_ns, stat.st_size)
+    except Exception as error:   # trimesh raises many types for a bad file; any of them is a bad mesh
+        raise SceneError(path, element, key, str(mesh_path), f"cannot read the mesh ({type(error).__name__}: {error})") from None
+    if faces > MESH_FACES_MAX:
+        raise SceneError(path, element, key, str(mesh_path), f"{faces} faces; at most {MESH_FACES_MAX}")
+    if points.ndim != 2 or points.shape[1:] != (3,) or not len(points) or not np.all(np.isfinite(points)):
+        raise SceneError(path, element, key, str(mesh_path), "the mesh has no finite vertices")
+    return points * np.asarray(scale, float)
+
+
+def mesh_hull(path, element, mesh_path, scale):
+    """A collision mesh as a scene hull shape {"type": "hull", "vertices": ...}: the convex hull of
+    its scaled vertices (physics.hull.convex_hull, at most HULL_VERTICES_MAX vertices), or None
+    when the vertices span no volume (a flat mesh)."""
+    from physics.hull import convex_hull
+    try:
+        hull = convex_hull(mesh_points(path, element, mesh_path, scale))
+    except ValueError:
+        return None
+    return {"type": "hull", "vertices": hull.vertices.tolist()}
+
+
+@functools.lru_cache(maxsize=256)
+def _mesh_vertices(mesh_path, mtime, size):
+    """(face count, vertices (P, 3)) of a mesh file, read once per version of the file."""
+    import trimesh
+    mesh = trimesh.load(mesh_path, force="mesh", process=False)
+    points = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), float)
+    points.setflags(write=False)
+    return len(getattr(mesh, "faces", ())), points
 
 
 @functools.lru_cache(maxsize=256)

@@ -7,7 +7,7 @@ point deepest inside b and p_b = p_a - depth n the matching point on b's surface
 (p_a + p_b) / 2. At most 4 points per pair. Shape frames and `params` as in `physics.shapes`.
 
 One numba kernel loops over the pairs and dispatches on the kinds (a pair is handled with its
-kinds in increasing order SPHERE < BOX < CAPSULE < CYLINDER < PLANE and the normal flipped back).
+kinds in increasing order SPHERE < BOX < CAPSULE < CYLINDER < HULL < PLANE and the normal flipped back).
 Methods, and where they come from:
 - sphere–sphere/plane/box/capsule/cylinder: closest point on the other shape's core (Ericson,
   Real-Time Collision Detection, 5.1); a centre inside the core leaves by the nearest face.
@@ -34,6 +34,10 @@ Methods, and where they come from:
   one's supporting plane, so points survive fast sliding; dropped once separated by more than
   `BREAK` or re-projected more than `BREAK` off the larger shape; at most 4 kept, the new one and
   those spanning the largest area).
+- hull–plane: the hull's vertices below the plane, at most 4 spread over the patch (`_hull_plane`);
+  hull–anything else: GJK/EPA (the hull's support is its vertex furthest along the direction) with
+  the persistent manifold of the cylinder pairs, after a bounding-ball test. A hull is handled
+  before a plane (the kind order's one exception: HULL was added after PLANE).
 """
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -42,7 +46,8 @@ import numpy as np
 from physics.compiled import kernel
 
 from physics.rotation_kernels import cross, sub, tangent_basis
-from physics.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE, world_shapes
+from physics.hull import HULL_PLANES
+from physics.shapes import BOX, CAPSULE, CYLINDER, HULL, PLANE, SPHERE, world_hulls, world_shapes
 
 __all__ = ["Contacts", "ContactCache", "contacts", "BREAK"]
 
@@ -223,6 +228,73 @@ def _cylinder_rim(c, R, r, h, direction, points):
         points[4 * cap + 1] = centre + r * v
         points[4 * cap + 2] = centre - r * w
         points[4 * cap + 3] = centre - r * v
+
+
+@kernel
+def _hull_plane(c, R, prm, params, b, margin, out_p, out_n, out_d, out_f):
+    """A hull (centre c, rotation R, row prm) against plane b = params[b] = (n, offset): each vertex
+    x_i = c + R v_i is depth_i = offset - n . x_i below the plane (normal a -> b = -n, the point
+    midway x_i + depth_i n / 2, feature id i). Of the vertices with depth >= -margin at most 4 are
+    kept, spread over the contact patch so a hull rests on a face as a box does (Bullet's
+    sortCachedPoints idea, as `_cull4`): the first of those within CULL_DEPTH_TOLERANCE of the
+    deepest (the same vertex while a resting face rocks by round-off), the one furthest from it,
+    the one making the largest triangle with those two, then the one adding the most area outside
+    that triangle. Returns the count written to rows 0.."""
+    nx, ny, nz, offset = params[b, 0], params[b, 1], params[b, 2], params[b, 3]
+    count = int(prm[1])
+    x = np.empty((count, 3))
+    depth = np.empty(count)
+    deepest = -np.inf
+    for i in range(count):
+        vx, vy, vz = prm[4 + 3 * i], prm[5 + 3 * i], prm[6 + 3 * i]
+        for k in range(3):
+            x[i, k] = c[k] + R[k, 0] * vx + R[k, 1] * vy + R[k, 2] * vz
+        depth[i] = offset - (nx * x[i, 0] + ny * x[i, 1] + nz * x[i, 2])
+        deepest = max(deepest, depth[i])
+    if deepest < -margin:
+        return 0
+    chosen = np.full(4, -1)
+    for i in range(count):
+        if depth[i] >= deepest - CULL_DEPTH_TOLERANCE and depth[i] >= -margin:
+            chosen[0] = i
+            break
+    for slot in range(1, 4):
+        best, pick = 1e-18, -1   # (m² or m⁴) a point adding no length or area adds nothing
+        for i in range(count):
+            if depth[i] < -margin or i == chosen[0] or i == chosen[1] or i == chosen[2]:
+                continue
+            d0 = (x[i, 0] - x[chosen[0], 0], x[i, 1] - x[chosen[0], 1], x[i, 2] - x[chosen[0], 2])
+            if slot == 1:
+                score = _dot(d0, d0)
+            else:
+                d1 = (x[i, 0] - x[chosen[1], 0], x[i, 1] - x[chosen[1], 1], x[i, 2] - x[chosen[1], 2])
+                t = cross(d0, d1)
+                score = _dot(t, t)
+                if slot == 3:  # the area outside the triangle: the three triangles on its edges
+                    d2 = (x[i, 0] - x[chosen[2], 0], x[i, 1] - x[chosen[2], 1], x[i, 2] - x[chosen[2], 2])
+                    t1, t2 = cross(d1, d2), cross(d2, d0)
+                    score = np.sqrt(score) + np.sqrt(_dot(t1, t1)) + np.sqrt(_dot(t2, t2))
+                    e1 = (x[chosen[1], 0] - x[chosen[0], 0], x[chosen[1], 1] - x[chosen[0], 1], x[chosen[1], 2] - x[chosen[0], 2])
+                    e2 = (x[chosen[2], 0] - x[chosen[0], 0], x[chosen[2], 1] - x[chosen[0], 1], x[chosen[2], 2] - x[chosen[0], 2])
+                    t3 = cross(e1, e2)
+                    score = (score - np.sqrt(_dot(t3, t3))) ** 2   # 0 inside the triangle (in its plane)
+            if score > best:
+                best, pick = score, i
+        if pick < 0:
+            break
+        chosen[slot] = pick
+    m = 0
+    for slot in range(4):
+        i = chosen[slot]
+        if i < 0:
+            break
+        f = 0.5 * depth[i]
+        out_p[m, 0], out_p[m, 1], out_p[m, 2] = x[i, 0] + f * nx, x[i, 1] + f * ny, x[i, 2] + f * nz
+        out_n[m, 0], out_n[m, 1], out_n[m, 2] = -nx, -ny, -nz
+        out_d[m] = depth[i]
+        out_f[m] = i
+        m += 1
+    return m
 
 
 # ----------------------------------------------------------------------------- capsule–capsule
@@ -651,6 +723,18 @@ def _box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d
 
 
 # ----------------------------------------------------------------------------- GJK + EPA
+@kernel(inline=True)
+def _hull_support(prm, lx, ly, lz):
+    """The index of the hull vertex furthest along the local direction l (the first of equals):
+    h(l) = max_i v_i . l over the row's vertices (`physics.shapes.hull_row`), a scan of them all."""
+    best, k = -np.inf, 0
+    for i in range(int(prm[1])):
+        x = prm[4 + 3 * i] * lx + prm[5 + 3 * i] * ly + prm[6 + 3 * i] * lz
+        if x > best:
+            best, k = x, i
+    return k
+
+
 @kernel
 def _support(kind, c, R, prm, d):
     """The point of the shape furthest along world direction d."""
@@ -663,6 +747,9 @@ def _support(kind, c, R, prm, d):
         return c + _rot(R, s)
     if kind == CAPSULE:
         return c + (prm[1] if dl[1] >= 0 else -prm[1]) * R[:, 1] + prm[0] * _unit(d, np.array([0.0, 1.0, 0.0]))
+    if kind == HULL:
+        k = _hull_support(prm, dl[0], dl[1], dl[2])
+        return c + _rot(R, np.array([prm[4 + 3 * k], prm[5 + 3 * k], prm[6 + 3 * k]]))
     # cylinder
     rho = np.sqrt(dl[0] ** 2 + dl[2] ** 2)
     local = np.array([0.0, prm[1] if dl[1] >= 0 else -prm[1], 0.0])
@@ -694,6 +781,9 @@ def _support_into(kind, c, R, prm, d, sign, out, row):
         sx = prm[0] if lx >= 0 else -prm[0]
         sy = prm[1] if ly >= 0 else -prm[1]
         sz = prm[2] if lz >= 0 else -prm[2]
+    elif kind == HULL:
+        k = _hull_support(prm, lx, ly, lz)
+        sx, sy, sz = prm[4 + 3 * k], prm[5 + 3 * k], prm[6 + 3 * k]
     else:  # cylinder
         rho = np.sqrt(lx ** 2 + lz ** 2)
         sx, sy, sz = 0.0, (prm[1] if ly >= 0 else -prm[1]), 0.0
@@ -1087,17 +1177,29 @@ def _extent(kind, prm):
         return np.sqrt(prm[0] ** 2 + prm[1] ** 2)
     if kind == CAPSULE:
         return prm[0] + prm[1]
-    return prm[0]
+    return prm[0]  # sphere; hull (the largest |vertex|)
 
 
 @kernel
 def _gap(kind, c, R, prm, p):
-    """Distance from the world point p to the solid shape (0 inside): box, capsule or cylinder."""
+    """Distance from the world point p to the solid shape (0 inside): box, capsule, cylinder or
+    sphere; for a hull the largest distance outside its face planes, max(n . x - d, 0), a lower
+    bound of the distance that equals it off a face's middle."""
+    if kind == HULL:
+        x0, x1, x2 = p[0] - c[0], p[1] - c[1], p[2] - c[2]
+        l0 = R[0, 0] * x0 + R[1, 0] * x1 + R[2, 0] * x2
+        l1 = R[0, 1] * x0 + R[1, 1] * x1 + R[2, 1] * x2
+        l2 = R[0, 2] * x0 + R[1, 2] * x1 + R[2, 2] * x2
+        out = 0.0
+        for f in range(int(prm[2])):
+            q = HULL_PLANES + 4 * f
+            out = max(out, prm[q] * l0 + prm[q + 1] * l1 + prm[q + 2] * l2 - prm[q + 3])
+        return out
     if kind == BOX:
         q, inside, _, _ = _closest_on_box(p, c, R, prm[:3])
     elif kind == CYLINDER:
         q, inside, _, _ = _closest_on_cylinder(p, c, R, prm[0], prm[1])
-    else:  # capsule: the distance to its segment less the radius
+    else:  # capsule (a sphere: h = 0): the distance to its segment less the radius
         u = R[:, 1]
         d = p - (c + _segment_closest(p, c, u, prm[1]) * u)
         return max(np.sqrt(_dot(d, d)) - prm[0], 0.0)
@@ -1180,7 +1282,7 @@ def _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, wa, wb, local_a, local_b, 
 
 # ----------------------------------------------------------------------------- the dispatch kernel
 @kernel(inline=True)
-def _pair(kind, centre, rotation, params, a, b, margin, points, local_a, local_b, feats, count, next_id,
+def _pair(kind, centre, rotation, params, hull, hulls, a, b, margin, points, local_a, local_b, feats, count, next_id,
           out_p, out_n, out_d, out_f, work):
     """Contacts of shapes a, b with kind[a] <= kind[b] into rows 0..3 of the out_* arrays;
     returns (count, stored manifold count, next id). Box–box and box–plane are `_narrow`'s own.
@@ -1190,8 +1292,13 @@ def _pair(kind, centre, rotation, params, a, b, margin, points, local_a, local_b
     `_manifold`): a kernel of its own is a library that every caller links in and optimizes and
     compiles to machine code again (physics.compiled)."""
     ka, kb = kind[a], kind[b]
-    ca, Ra, pa, cb, Rb, pb = centre[a], rotation[a], params[a], centre[b], rotation[b], params[b]
-    if ka == SPHERE:
+    ca, Ra, cb, Rb = centre[a], rotation[a], centre[b], rotation[b]
+    # a hull's parameters are its row of `hulls` (vertices and planes, `physics.shapes.hull_row`)
+    pa = hulls[hull[a]] if ka == HULL else params[a]
+    pb = hulls[hull[b]] if kb == HULL else params[b]
+    if ka == HULL and kb == PLANE:
+        return _hull_plane(ca, Ra, pa, params, b, margin, out_p, out_n, out_d, out_f), 0, next_id
+    if ka == SPHERE and kb != HULL:
         r = pa[0]
         if kb == SPHERE:
             d = cb - ca
@@ -1238,8 +1345,14 @@ def _pair(kind, centre, rotation, params, a, b, margin, points, local_a, local_b
         return 0, 0, next_id
     # cylinder–box, cylinder–capsule, cylinder–cylinder: a separating axis among a few candidates
     # settles most pairs of a step (a barrel beside crates) without GJK; GJK would find them
-    # separated too, and a separated pair keeps no points whatever the margin
-    if _separated(ka, ca, Ra, pa, kb, cb, Rb, pb):
+    # separated too, and a separated pair keeps no points whatever the margin. A hull pair (with any
+    # kind but a plane): apart when the balls about the two centres holding the shapes are.
+    if ka == HULL or kb == HULL:
+        dx, dy, dz = cb[0] - ca[0], cb[1] - ca[1], cb[2] - ca[2]
+        reach = _extent(ka, pa) + _extent(kb, pb)
+        if dx * dx + dy * dy + dz * dz > reach * reach:
+            return 0, 0, next_id
+    elif _separated(ka, ca, Ra, pa, kb, cb, Rb, pb):
         return 0, 0, next_id
     hit, n, _, wa, wb = _gjk_epa(ka, ca, Ra, pa, kb, cb, Rb, pb, work)
     m, next_id = _manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, wa, wb, local_a, local_b, feats, count, next_id,
@@ -1285,7 +1398,8 @@ def _separated(ka, ca, Ra, pa, kb, cb, Rb, pb):
 @kernel
 def _persistent(ka, kb):
     """Does a pair of these kinds go through GJK/EPA and keep a manifold in the cache?"""
-    return (ka == CYLINDER and (kb == BOX or kb == CAPSULE or kb == CYLINDER)) or (kb == CYLINDER and (ka == BOX or ka == CAPSULE))
+    return (ka == CYLINDER and (kb == BOX or kb == CAPSULE or kb == CYLINDER)) or (kb == CYLINDER and (ka == BOX or ka == CAPSULE)) \
+        or ((ka == HULL or kb == HULL) and ka != PLANE and kb != PLANE)
 
 
 @kernel
@@ -1309,7 +1423,8 @@ def _find(keys, n, key):
 
 
 @kernel
-def _narrow(kind, node, centre, rotation, params, pairs, margin, start, row, old, n_old, new, g, ints, vec, out_d, work):
+def _narrow(kind, node, centre, rotation, params, hull, hulls, pairs, margin, start, row, old, n_old, new, g, ints, vec,
+            out_d, work):
     """The contacts of pairs start.. written compactly from output row `row` on, until the outputs
     have room for fewer than 4 more points (a pair's maximum) or a GJK/EPA pair finds no free row
     in the `new` manifold arrays. Returns (the first pair not done, rows written, manifolds kept);
@@ -1338,7 +1453,9 @@ def _narrow(kind, node, centre, rotation, params, pairs, margin, start, row, old
         if row + 4 > capacity or (keeps and g >= new_keys.shape[0]):
             return k, row, g
         sign = 1.0
-        if kind[a] > kind[b]:  # handled with the kinds in increasing order, the normal flipped back
+        # handled with the kinds in increasing order, the normal flipped back; a hull comes before
+        # a plane (HULL > PLANE: the kind was added last), as every shape does
+        if (kind[a] > kind[b]) != ((kind[a] == HULL and kind[b] == PLANE) or (kind[a] == PLANE and kind[b] == HULL)):
             a, b, sign = b, a, -1.0
         if kind[a] == BOX and kind[b] == BOX:
             m = _box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d, out_f, row)
@@ -1357,7 +1474,7 @@ def _narrow(kind, node, centre, rotation, params, pairs, margin, start, row, old
                     new_la[g], new_lb[g], new_feats[g] = old_la[was], old_lb[was], old_feats[was]
                     count, next_id = old_counts[was], old_next[was]
                 local_a, local_b, feats = new_la[g], new_lb[g], new_feats[g]
-            m, stored, next_id = _pair(kind, centre, rotation, params, a, b, margin, fs[_POLY:_POLY + 8], local_a,
+            m, stored, next_id = _pair(kind, centre, rotation, params, hull, hulls, a, b, margin, fs[_POLY:_POLY + 8], local_a,
                                        local_b, feats, count, next_id, tmp_p, tmp_n, tmp_d, tmp_f, work)
             if keeps and stored > 0:
                 new_keys[g], new_counts[g], new_next[g] = key, stored, next_id
@@ -1652,6 +1769,7 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0):
     if not np.isfinite(margin) or margin < 0:
         raise ValueError(f"margin: got {margin!r}; expected a finite number >= 0")
     centre, rotation, params = world_shapes(shapes, world)
+    hulls = world_hulls(shapes, world)
     if cache is None:
         cache = ContactCache()
     cache._n_shapes = n_shapes = len(shapes)
@@ -1659,7 +1777,7 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0):
     # point), grown and resumed when a step needs more; likewise the manifold rows
     ints, vec, depth = _outputs(cache._capacity)
     new = cache._spare
-    done, m, g = _narrow(shapes.kind, shapes.node, centre, rotation, params, pairs, margin, 0, 0,
+    done, m, g = _narrow(shapes.kind, shapes.node, centre, rotation, params, shapes.hull, hulls, pairs, margin, 0, 0,
                          cache._manifolds, cache._n_manifolds, new, 0, ints, vec, depth, cache._work)
     if done < 0:
         raise ValueError(f"pairs: got indices in [{pairs.min()}, {pairs.max()}]; expected [0, {n_shapes})")
@@ -1668,7 +1786,7 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0):
             ints, vec, depth = _outputs(2 * len(depth) + 4 * min(len(pairs) - done, 1024), (ints, vec, depth), m)
         if g >= len(new[0]):
             new = tuple(np.concatenate([x, np.zeros_like(x)]) for x in new)
-        done, m, g = _narrow(shapes.kind, shapes.node, centre, rotation, params, pairs, margin, done, m,
+        done, m, g = _narrow(shapes.kind, shapes.node, centre, rotation, params, shapes.hull, hulls, pairs, margin, done, m,
                              cache._manifolds, cache._n_manifolds, new, g, ints, vec, depth, cache._work)
     cache._capacity = m + m // 4 + 64
     cache._spare, cache._manifolds, cache._n_manifolds = cache._manifolds, new, g

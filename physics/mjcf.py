@@ -10,7 +10,9 @@ What is read, as MuJoCo's compiler reads it (MuJoCo's XML reference):
   density mass rgba material contype conaffinity>`.
 Without an `<inertial>` (or with inertiafromgeom="true") a body's mass and inertia are its geoms':
 each geom's mass is `mass` or density (default 1000 kg/m³) times its volume, with MuJoCo's
-solid-body formulas (sphere, capsule, cylinder, box, ellipsoid), summed about the body's centre.
+solid-body formulas (sphere, capsule, cylinder, box, ellipsoid; a mesh geom's are its convex hull's,
+MuJoCo's `inertia="convex"`), summed about the body's centre. A mesh geom collides as its convex
+hull (physics.hull).
 
 Joint coordinates are MuJoCo's qpos: a hinge turns the body by q − ref about its anchor and axis,
 a slide moves it by q − ref; several joints of one body act in file order (`mj_kinematics`).
@@ -23,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physics.articulated import (Geom, Joint, Link, axis_angle_matrix, build_scene, check_inertial, mesh_box,
+from physics.articulated import (Geom, Joint, Link, axis_angle_matrix, build_scene, check_inertial, mesh_box, mesh_hull,
                                  numbers, quaternion_matrix, read_xml, visual_mesh)
 from physics.scene import SceneError
 
@@ -323,7 +325,7 @@ class _Reader:
         elif attrs.get("material") in self.materials:
             color = tuple(self.materials[attrs["material"]])
         collide = bool(contype or conaffinity)
-        shape, volume, moments = None, None, None
+        shape, volume, moments, hull_mass = None, None, None, None
         r = size[0] if size.size else 0.0
         if kind == "sphere":
             shape, volume = {"type": "sphere", "radius": float(r)}, 4.0 / 3.0 * math.pi * r ** 3
@@ -354,25 +356,35 @@ class _Reader:
             mesh = self.meshes.get(attrs.get("mesh"))
             if mesh is None:
                 raise self.error(label, "mesh", attrs.get("mesh"), "no <mesh> asset has this name")
-            centre, extent = mesh_box(self.path, label, mesh[0], mesh[1])
             drawn = visual_mesh(self.path, label, mesh[0], mesh[1])
             if drawn is not None:   # drawn in the geom's frame as written (MuJoCo's re-centring moves frame and vertices alike)
                 link.geoms.append(Geom(f"{name}:mesh", None, t, R, color=color, collide=False, mesh=drawn))
-            shape, t = {"type": "box", "size": extent.tolist()}, t + R @ centre
-            volume = float(np.prod(extent))
-            moments = np.array([extent[1] ** 2 + extent[2] ** 2, extent[0] ** 2 + extent[2] ** 2, extent[0] ** 2 + extent[1] ** 2]) / 12
-            self.skipped.append("collision meshes (each collides as the box of its bounds, with that box's inertia)")
+            shape = mesh_hull(self.path, label, mesh[0], mesh[1])
+            if shape is not None:   # its convex hull, with the hull's mass properties (MuJoCo's inertia="convex")
+                from physics.hull import mass_properties
+                volume, centre, tensor = mass_properties(shape["vertices"], 1.0)
+                hull_mass = (t + R @ centre, R @ tensor @ R.T)     # centre and unit-mass tensor, link frame
+            else:                   # a flat mesh: the thin box of its bounds
+                centre, extent = mesh_box(self.path, label, mesh[0], mesh[1])
+                shape, t = {"type": "box", "size": extent.tolist()}, t + R @ centre
+                volume = float(np.prod(extent))
+                moments = np.array([extent[1] ** 2 + extent[2] ** 2, extent[0] ** 2 + extent[2] ** 2,
+                                    extent[0] ** 2 + extent[1] ** 2]) / 12
+                self.skipped.append("flat collision meshes (each collides as the thin box of its bounds, with its inertia)")
         else:
             self.skipped.append(f"{kind} geoms")
         mass_props = None
-        if moments is not None and link.robot:
+        if (moments is not None or hull_mass is not None) and link.robot:
             if "mass" in attrs:
                 mass = float(self.numbers(label, "mass", attrs["mass"], 1)[0])
             else:
                 mass = float(self.numbers(label, "density", attrs.get("density"), 1, [1000.0])[0]) * volume
             if mass < 0:
                 raise self.error(label, "mass", mass, "a geom's mass must be >= 0")
-            mass_props = (mass, t, R @ np.diag(moments * mass) @ R.T)
+            if hull_mass is not None:
+                mass_props = (mass, hull_mass[0], mass * hull_mass[1])
+            else:
+                mass_props = (mass, t, R @ np.diag(moments * mass) @ R.T)
         geom = None if shape is None else Geom(name, shape, t, R, color=color, collide=collide, visible=kind != "mesh")
         return geom, mass_props
 

@@ -11,7 +11,9 @@ What maps exactly (docs/scene-format.md; MuJoCo's XML reference):
 - Shapes: box (`size` = half extents), sphere, capsule and cylinder (`size` = radius, half the
   cylindrical height; our axis is the node's y, MuJoCo's the geom's z: the geom is turned by
   -90° about x, which takes z to y), plane (MuJoCo's plane is z = 0 of its frame with the solid
-  below: its frame is put at `offset · normal` with z along the normal).
+  below: its frame is put at `offset · normal` with z along the normal), hull (a `<mesh>` asset of
+  its vertices times the scale, which MuJoCo collides as their convex hull, and a geom of type
+  mesh in the node's frame; MuJoCo re-centres the mesh and moves the geom's frame to match).
 - Joints become MuJoCo's tree: the body `b` of a ball, hinge or slider joint is a child of the
   body of `a` (the world when `a` is absent, static or kinematic: our joints then hold the anchor
   where it was at load), with `<joint type="ball|hinge|slide">` at the anchor and along the axis,
@@ -256,8 +258,9 @@ def _text(values):
     return " ".join(repr(float(v)) for v in np.ravel(values))
 
 
-def _geom(parent_element, scene, p, i, frame):
-    """The geom of node i's shape, placed relative to `frame` (a dynamic node, or WORLD)."""
+def _geom(parent_element, scene, p, i, frame, assets=None):
+    """The geom of node i's shape, placed relative to `frame` (a dynamic node, or WORLD); a hull's
+    mesh goes into `assets` (the `<asset>` element)."""
     shape = scene.shapes[i]
     kind, s = shape["type"], p.scale[i]
     if frame >= 0:
@@ -274,6 +277,10 @@ def _geom(parent_element, scene, p, i, frame):
     elif kind in ("capsule", "cylinder"):
         attributes |= {"type": kind, "size": _text([s * shape["radius"], 0.5 * s * shape["height"]])}
         quat = rotation.multiply(quat, Z_TO_Y)
+    elif kind == "hull":
+        mesh = f"{scene.names[i]}:hull"
+        ET.SubElement(assets, "mesh", {"name": mesh, "vertex": _text(s * np.asarray(shape["vertices"], float))})
+        attributes |= {"type": "mesh", "mesh": mesh}
     elif kind == "plane":
         normal = np.asarray(shape["normal"], float)
         normal = normal / np.linalg.norm(normal)
@@ -330,6 +337,7 @@ def to_mjcf(scene, left_out=None, integrator="rk4", contacts=True, settings=None
                     for i in range(len(scene.names)))
     ET.SubElement(option, "flag", {"contact": "enable" if contacts and can_touch else "disable",
                                    "filterparent": "disable"})
+    assets = ET.SubElement(root, "asset")
     world = ET.SubElement(root, "worldbody")
     elements = {WORLD: world}
     for i in p.bodies:
@@ -360,7 +368,9 @@ def to_mjcf(scene, left_out=None, integrator="rk4", contacts=True, settings=None
         if shape is None or p.owner[i] is None:
             continue
         body = p.owner[i]
-        _geom(elements[body] if body >= 0 else world, scene, p, i, body)
+        _geom(elements[body] if body >= 0 else world, scene, p, i, body, assets)
+    if not len(assets):
+        root.remove(assets)
     if p.excludes or p.pairs:
         contact = ET.SubElement(root, "contact")
         for (i, j), mu in p.pairs:

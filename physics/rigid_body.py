@@ -42,6 +42,9 @@ def inertia_from_shape(shape, mass):
     capsule `radius` r, `height` h (the cylinder between the hemisphere centres), axis y: the cylinder
       (mass m_c) plus two hemispheres (together m_s, split by volume):
       I_y = m_c r²/2 + (2/5) m_s r², I_x = I_z = m_c (3r² + h²)/12 + m_s (2r²/5 + h²/4 + 3hr/8)
+    hull `vertices` (node frame): the diagonal of the solid hull's tensor about the node origin,
+      I_xx = m <y² + z²> ... (physics.hull.mass_properties): its moments when the hull's centroid is
+      the origin and its principal axes the node's; otherwise give the node an explicit inertia
     """
     if not isinstance(shape, dict) or "type" not in shape:
         raise ValueError(f"shape: got {shape!r}; expected a dict with a 'type' key")
@@ -72,7 +75,15 @@ def inertia_from_shape(shape, mass):
         m_s = mass - m_c
         side = m_c * (3.0 * r * r + h * h) / 12.0 + m_s * (0.4 * r * r + 0.25 * h * h + 0.375 * h * r)
         return np.stack([side, 0.5 * m_c * r * r + 0.4 * m_s * r * r, side], axis=-1)
-    raise ValueError(f"shape {shape!r}: key 'type' got {kind!r}; expected box, sphere, cylinder or capsule "
+    if kind == "hull":
+        from physics.hull import mass_properties
+        try:
+            _, c, tensor = mass_properties(np.asarray(shape.get("vertices", ()), dtype=float), 1.0)
+            tensor = tensor + (c @ c) * np.eye(3) - np.outer(c, c)   # about the node origin (parallel axes)
+        except ValueError as error:
+            raise ValueError(f"shape {shape!r}: key 'vertices': {error}") from None
+        return np.multiply.outer(mass, np.diag(tensor))
+    raise ValueError(f"shape {shape!r}: key 'type' got {kind!r}; expected box, sphere, cylinder, capsule or hull "
                      "(a plane has no finite inertia: give the node an explicit inertia or make it fixed)")
 
 

@@ -29,7 +29,10 @@ SHAPES = {  # type -> required parameters (all in the node's own units, before i
     "cylinder": ("radius", "height"),  # axis along the node's y
     "capsule": ("radius", "height"),   # height of the cylindrical part, axis along y
     "plane": ("normal", "offset"),     # points x with normal . x = offset; static geometry only
+    "hull": ("vertices",),             # the convex hull of points, or of a mesh file's vertices (`file`, `scale`)
 }
+HULL_KEYS = ("vertices", "file", "scale")
+HULL_POINTS_MAX = 100_000   # points given inline to one hull (a mesh file has MESH_FACES_MAX)
 QUATERNION_TOLERANCE = 1e-3  # |q| may differ from 1 by this much (rounded decimals in files)
 
 NODE_KEYS = (
@@ -123,9 +126,9 @@ class Scene:
 def scaled_shape(shape, scale):
     """The shape dict with its lengths multiplied by `scale` (a node's world scale)."""
     out = dict(shape)
-    for key in ("size", "radius", "height"):
+    for key in ("size", "radius", "height", "vertices"):
         if key in out:
-            out[key] = (np.asarray(out[key], float) * scale).tolist() if key == "size" else out[key] * scale
+            out[key] = (np.asarray(out[key], float) * scale).tolist() if key in ("size", "vertices") else out[key] * scale
     return out
 
 
@@ -269,8 +272,11 @@ class _Loader:
                         raise self.error(node, f"shape.{name}", item, f"{error} (a 32-bit integer bit mask)") from None
                 filters[name] = item
         for name in value:
-            if name != "type" and name not in required and name not in filters:
-                raise self.error(node, f"shape.{name}", value[name], f"unknown key for a {kind}; expected {', '.join(required)}")
+            if name != "type" and name not in (HULL_KEYS if kind == "hull" else required) and name not in filters:
+                raise self.error(node, f"shape.{name}", value[name],
+                                 f"unknown key for a {kind}; expected {', '.join(HULL_KEYS if kind == 'hull' else required)}")
+        if kind == "hull":
+            return self.hull(node, value, filters)
         clean = {"type": kind}
         for name in required:
             if name not in value:
@@ -286,6 +292,43 @@ class _Loader:
                 clean[name] = self.number(node, f"shape.{name}", item, limits.LENGTH_MIN, limits.LENGTH_MAX)
         clean.update(filters)
         return clean
+
+    def hull(self, node, value, filters):
+        """A convex hull shape: `vertices` (rows of 3 numbers, node frame) or `file` (a mesh path
+        relative to the scene file's folder, read by trimesh) with an optional `scale` (3 numbers);
+        the clean table holds the hull's vertices, at most HULL_VERTICES_MAX (physics.hull)."""
+        from physics.hull import convex_hull
+        if ("vertices" in value) == ("file" in value):
+            raise self.error(node, "shape.vertices", None, "a hull needs either vertices (rows of 3 numbers) "
+                             "or file (a mesh path), not both")
+        if "scale" in value and "file" not in value:
+            raise self.error(node, "shape.scale", value["scale"], "only a hull read from a file takes a scale")
+        if "vertices" in value:
+            key, item = "shape.vertices", value["vertices"]
+            if not isinstance(item, list) or not 4 <= len(item) <= HULL_POINTS_MAX:
+                raise self.error(node, key, item, f"expected a list of 4 to {HULL_POINTS_MAX} rows of 3 numbers")
+            points = np.array([self.vector(node, key, row, limits.LENGTH_MAX) for row in item])
+        else:
+            from physics.articulated import mesh_points
+            key, item = "shape.file", value["file"]
+            text = self.string(node, key, item)
+            if not text or "\0" in text:
+                raise self.error(node, key, text, "expected a file path")
+            file = Path(text)
+            if not file.is_absolute():
+                file = Path(self.path).parent / file
+            scale = self.vector(node, "shape.scale", value.get("scale", [1.0, 1.0, 1.0]), limits.SCALE_RANGE)
+            points = mesh_points(self.path, node, file, scale, key=key)
+        try:
+            hull = convex_hull(points)
+        except ValueError as error:
+            raise self.error(node, key, item, f"no convex hull: {error}") from None
+        radius = float(np.sqrt((hull.vertices ** 2).sum(axis=1).max()))
+        if radius > limits.LENGTH_MAX or np.ptp(hull.vertices, axis=0).min() < limits.LENGTH_MIN:
+            raise self.error(node, key, item, f"the hull reaches {radius:g} m from the node and is "
+                             f"{np.ptp(hull.vertices, axis=0).min():g} m thin; expected lengths in "
+                             f"[{limits.LENGTH_MIN:g}, {limits.LENGTH_MAX:g}] m")
+        return {"type": "hull", "vertices": hull.vertices.tolist(), **filters}
 
     def boolean(self, node, key, value):
         if not isinstance(value, bool):
@@ -498,9 +541,11 @@ class _Loader:
             raise self.error(node["name"], "scale", node["scale"],
                              f"the world scale (the product of the scales from the root) is {world_scale:g}; expected it in [{low:g}, {high:g}]")
         shape = node["shape"]
-        for key in ("size", "radius", "height"):
+        for key in ("size", "radius", "height", "vertices"):
             if shape is not None and key in shape:
                 lengths = np.asarray(shape[key], float) * world_scale
+                if key == "vertices":   # a hull: its thinnest extent and its reach from the node
+                    lengths = np.array([np.ptp(lengths, axis=0).min(), np.abs(lengths).max()])
                 if np.any(lengths < limits.LENGTH_MIN) or np.any(lengths > limits.LENGTH_MAX):
                     raise self.error(node["name"], f"shape.{key}", shape[key],
                                      f"times the world scale {world_scale:g} this is {short_repr(lengths.tolist())} m; expected "
@@ -755,9 +800,12 @@ class _ArrayLoader:
                 by_shape.setdefault(id(shape), (shape, []))[1].append(i)
         for shape, members in by_shape.values():
             members = np.array(members)
-            for key in ("size", "radius", "height"):
+            for key in ("size", "radius", "height", "vertices"):
                 if key in shape:
-                    lengths = np.asarray(shape[key], float)[None] * world_scale[members].reshape(-1, 1)
+                    base = np.asarray(shape[key], float)
+                    if key == "vertices":   # a hull: its thinnest extent and its reach from the node
+                        base = np.array([np.ptp(base, axis=0).min(), np.abs(base).max()])
+                    lengths = base[None] * world_scale[members].reshape(-1, 1)
                     bad = ((lengths < limits.LENGTH_MIN) | (lengths > limits.LENGTH_MAX)).any(axis=1)
                     if bad.any():
                         i = members[int(np.argmax(bad))]

@@ -9,6 +9,8 @@ multiplies all of them. `params (S, 4)` per kind:
     CAPSULE  (r, h/2, 0, 0)         axis local y; h = the cylindrical part (as inertia_from_shape)
     CYLINDER (r, h/2, 0, 0)         axis local y; h = the full height
     PLANE    (nx, ny, nz, offset)   the points with n . x = offset, node frame; solid side n . x <= offset
+    HULL     (r, 0, 0, 0)           r = the largest |vertex|: a ball about the node origin holding it;
+                                    the vertices and planes are row `hull[s]` of `hull_rows` (`hull_row`)
 
 A plane in the node frame maps to the world (x_world = R s x + T) as
 n_world = R n, offset_world = s offset + n_world . T.
@@ -18,14 +20,16 @@ from functools import cached_property
 
 import numpy as np
 from physics.compiled import kernel
+from physics.hull import HULL_PLANES, HULL_ROW, HULL_VERTICES_MAX, convex_hull
 
-SPHERE, BOX, CAPSULE, CYLINDER, PLANE = 0, 1, 2, 3, 4
-KINDS = {"sphere": SPHERE, "box": BOX, "capsule": CAPSULE, "cylinder": CYLINDER, "plane": PLANE}
+SPHERE, BOX, CAPSULE, CYLINDER, PLANE, HULL = 0, 1, 2, 3, 4, 5
+KINDS = {"sphere": SPHERE, "box": BOX, "capsule": CAPSULE, "cylinder": CYLINDER, "plane": PLANE, "hull": HULL}
 _GEOMETRY = {"sphere": ("radius",), "box": ("size",), "capsule": ("radius", "height"),
-             "cylinder": ("radius", "height"), "plane": ("normal", "offset")}
+             "cylinder": ("radius", "height"), "plane": ("normal", "offset"), "hull": ("vertices",)}
 _FILTER_KEYS = ("collide_with_parent", "group", "mask")
 
-__all__ = ["SPHERE", "BOX", "CAPSULE", "CYLINDER", "PLANE", "KINDS", "ShapeSet", "world_shapes", "aabbs"]
+__all__ = ["SPHERE", "BOX", "CAPSULE", "CYLINDER", "PLANE", "HULL", "KINDS", "ShapeSet", "world_shapes", "aabbs",
+           "world_hulls", "hull_row"]
 
 
 @dataclass
@@ -33,7 +37,8 @@ class ShapeSet:
     """Every collision shape of a scene (model data, constant over the steps). S shapes:
 
     kind (S,) int64, node (S,) int64, params (S, 4) float64 (module docstring),
-    collide_with_parent (S,) bool, group (S,) int64, mask (S,) int64.
+    collide_with_parent (S,) bool, group (S,) int64, mask (S,) int64; hull (S,) int64 the row of
+    `hull_rows` (H, HULL_ROW) of each hull shape (-1 for the other kinds).
     """
 
     kind: np.ndarray
@@ -42,6 +47,14 @@ class ShapeSet:
     collide_with_parent: np.ndarray
     group: np.ndarray
     mask: np.ndarray
+    hull: np.ndarray = None
+    hull_rows: np.ndarray = None
+
+    def __post_init__(self):
+        if self.hull is None:
+            self.hull = np.full(len(self.kind), -1, dtype=np.int64)
+        if self.hull_rows is None:
+            self.hull_rows = np.zeros((0, HULL_ROW))
 
     def __len__(self):
         return len(self.kind)
@@ -68,14 +81,22 @@ class ShapeSet:
         with_parent = np.zeros(len(rows), dtype=bool)
         group = np.ones(len(rows), dtype=np.int64)
         mask = np.full(len(rows), -1, dtype=np.int64)
+        hull = np.full(len(rows), -1, dtype=np.int64)
+        hull_rows = []
         parsed = {}     # id(dict) -> its row: one table shared by many nodes (generated scenes) is parsed once
         for s, (i, shape) in enumerate(rows):
             node[s] = i
             if id(shape) not in parsed:
                 parsed[id(shape)] = (*_parse(i, shape), _flag(i, shape), _bits(i, shape, "group", 1),
                                      _bits(i, shape, "mask", -1))
-            kind[s], params[s], with_parent[s], group[s], mask[s] = parsed[id(shape)]
-        return cls(kind, node, params, with_parent, group, mask)
+                if parsed[id(shape)][0] == HULL:     # the hull computed once for every shape sharing the table
+                    parsed[id(shape)] += (_hull_row_of(i, shape),)
+            kind[s], params[s], with_parent[s], group[s], mask[s] = parsed[id(shape)][:5]
+            if kind[s] == HULL:     # a row per shape: each is scaled by its own node's scale
+                hull[s] = len(hull_rows)
+                hull_rows.append(parsed[id(shape)][5])
+        rows_array = np.array(hull_rows) if hull_rows else np.zeros((0, HULL_ROW))
+        return cls(kind, node, params, with_parent, group, mask, hull, rows_array)
 
 
 def _parse(i, shape):
@@ -103,6 +124,9 @@ def _parse(i, shape):
         return BOX, (*(0.5 * size), 0.0)
     if name in ("capsule", "cylinder"):
         return KINDS[name], (positive("radius"), 0.5 * positive("height"), 0.0, 0.0)
+    if name == "hull":
+        vertices = _hull_vertices(i, shape)
+        return HULL, (float(np.sqrt((vertices ** 2).sum(axis=1).max())), 0.0, 0.0, 0.0)
     normal = np.asarray(shape.get("normal", ()), dtype=float)
     offset = shape.get("offset", 0.0)
     if normal.shape != (3,) or not np.all(np.isfinite(normal)) or np.linalg.norm(normal) == 0:
@@ -112,6 +136,57 @@ def _parse(i, shape):
     # normalizing n scales the plane equation n . x = offset by the same factor
     length = np.linalg.norm(normal)
     return PLANE, (*(normal / length), float(offset) / length)
+
+
+def _hull_vertices(i, shape):
+    try:
+        vertices = np.asarray(shape.get("vertices", ()), dtype=float)
+    except (TypeError, ValueError):
+        vertices = np.zeros(0)
+    if vertices.ndim != 2 or vertices.shape[1:] != (3,) or len(vertices) < 4 or not np.all(np.isfinite(vertices)):
+        raise ValueError(f"node {i}: hull shape key 'vertices' got {shape.get('vertices')!r}; "
+                         "expected at least 4 rows of 3 finite numbers")
+    if len(vertices) > HULL_VERTICES_MAX:
+        raise ValueError(f"node {i}: hull shape key 'vertices' got {len(vertices)} vertices; "
+                         f"at most {HULL_VERTICES_MAX} (the scene loader simplifies larger hulls)")
+    return vertices
+
+
+def _hull_row_of(i, shape):
+    try:
+        return hull_row(convex_hull(_hull_vertices(i, shape)))
+    except ValueError as error:
+        raise ValueError(f"node {i}: hull shape key 'vertices': {error}") from None
+
+
+def hull_row(hull):
+    """A `physics.hull.Hull` as one narrow-phase row (HULL_ROW,), in the node frame, unscaled:
+    [r, V, F, 1 (the scale), x0, y0, z0, x1, ..., then at HULL_PLANES n0x, n0y, n0z, d0, ...];
+    r = max |vertex|. `world_hulls` scales the lengths (r, vertices, d) by the node's world scale."""
+    row = np.zeros(HULL_ROW)
+    v, p = np.asarray(hull.vertices, float), np.asarray(hull.planes, float)
+    row[0], row[1], row[2], row[3] = np.sqrt((v ** 2).sum(axis=1).max()), len(v), len(p), 1.0
+    row[4:4 + v.size] = v.ravel()
+    row[HULL_PLANES:HULL_PLANES + p.size] = p.ravel()
+    return row
+
+
+def world_hulls(shapes, world):
+    """The hull rows (H, HULL_ROW) at the world scale of their nodes (`hull_row`: radius, vertices
+    and plane offsets times the scale s, stored in column 3); the rows of a scene without hulls
+    are returned as they are (empty)."""
+    if not len(shapes.hull_rows):
+        return shapes.hull_rows
+    _, _, s = _checked_poses(shapes, world)
+    out = shapes.hull_rows.copy()
+    which = np.flatnonzero(shapes.hull >= 0)
+    scale = np.empty(len(out))
+    scale[shapes.hull[which]] = s[shapes.node[which]]
+    out[:, 0] *= scale
+    out[:, 3] = scale
+    out[:, 4:HULL_PLANES] *= scale[:, None]
+    out[:, HULL_PLANES + 3::4] *= scale[:, None]
+    return out
 
 
 def _flag(i, shape):
@@ -225,7 +300,7 @@ def _aabbs(kind, node, params, translation, rotation, scale, lo, hi):
         for i in range(3):
             if k == BOX:
                 half = abs(rot[s, i, 0]) * prm[s, 0] + abs(rot[s, i, 1]) * prm[s, 1] + abs(rot[s, i, 2]) * prm[s, 2]
-            elif k == SPHERE:
+            elif k == SPHERE or k == HULL:   # a hull: the ball about its node origin holding it
                 half = prm[s, 0]
             elif k == CAPSULE:
                 half = abs(rot[s, i, 1]) * prm[s, 1] + prm[s, 0]

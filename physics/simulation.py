@@ -1044,6 +1044,15 @@ class Simulation:
         joints = self._solver.joints is not None and len(self._solver.joints)
         rattle = joints and context.rattle
         if rattle:
+            if self.settings.integrator == "lie-midpoint-4" and context.integrator == "lie-midpoint":
+                # a sub-step of the composed RATTLE step (`_composes_rattle`: equality joints, no
+                # contact): every row is a joint's, which carries no Baumgarte bias, so solve − relax
+                # is only what the relax stage's sweeps changed of an unconverged PGS. Moved but never
+                # seen by the velocities, it broke the chord (v½ = (q₁ − q₀)/h) and with it the step's
+                # symmetry: the triple jump's backward sub-step starts from impulses of the other sign,
+                # PGS leaves more, and a hinge's composed step fell to first order. RATTLE's projections
+                # own the joints: positions and velocities take the same joint impulse.
+                moved = h * fraction * change
             # the joint rows' impulse is RATTLE's first kick (`physics.rattle`): it acts before the
             # drift, so the positions see all of it, whatever the integrator's fraction
             moved += h * (1.0 - fraction) * self._solver.joint_velocity_change()

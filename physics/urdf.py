@@ -10,19 +10,19 @@ with its limits, fixed → a fixed child node, floating → a free dynamic body;
 warning and held fixed. The root link is fixed to the world unless `floating_base=True`.
 
 Geometry: box, sphere, cylinder (axis z) and pybullet's capsule (axis z, `length` of the
-cylindrical part) map to scene shapes; a collision mesh becomes the box of its bounds (read by
-trimesh), named in the warning. A link with visual meshes is drawn by them (the app reads the
-files) and its collision shapes collide unseen; otherwise a link with collision geometry is drawn by
-it (coloured by its first visual's material), and a link without by its visuals, which never
-collide.
+cylindrical part) map to scene shapes; a collision mesh (read by trimesh) collides as its convex
+hull (physics.hull; a flat mesh as the thin box of its bounds, named in the warning). A link with
+visual meshes is drawn by them (the app reads the files) and its collision shapes collide unseen;
+otherwise a link with collision geometry is drawn by it (coloured by its first visual's material),
+and a link without by its visuals, which never collide.
 """
 import math
 from pathlib import Path
 
 import numpy as np
 
-from physics.articulated import (Geom, Joint, Link, build_scene, check_inertial, mesh_box, numbers, read_xml,
-                                 visual_mesh)
+from physics.articulated import (Geom, Joint, Link, build_scene, check_inertial, mesh_box, mesh_hull, numbers,
+                                 read_xml, visual_mesh)
 from physics.scene import SceneError
 
 __all__ = ["load_urdf"]
@@ -197,8 +197,11 @@ class _Reader:
             if not filename:
                 raise self.error(label, f"{where}.filename", None, "a <mesh> needs a filename")
             scale = self.numbers(label, f"{where}.scale", shape.get("scale"), 3, [1, 1, 1])
+            hull = mesh_hull(self.path, label, self.resolve(filename), scale)
+            if hull is not None:    # the convex hull of the mesh, in the collision element's frame
+                return Geom(name, hull, t, R, collide=collide)
             centre, size = mesh_box(self.path, label, self.resolve(filename), scale)
-            self.skipped.append("collision meshes (each collides as the box of its bounds)")
+            self.skipped.append("flat collision meshes (each collides as the thin box of its bounds)")
             return Geom(name, {"type": "box", "size": size.tolist()}, t + R @ centre, R, collide=collide)
         self.skipped.append(f"<{shape.tag}> geometry")
         return None

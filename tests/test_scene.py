@@ -160,7 +160,8 @@ def test_shipped_scenes_load():
     for path in scenes:
         scene = load_scene(path)
         assert len(scene.names) >= 1
-        assert all(shape is None or shape["type"] in ("box", "sphere", "cylinder", "capsule", "plane") for shape in scene.shapes)
+        assert all(shape is None or shape["type"] in ("box", "sphere", "cylinder", "capsule", "plane", "hull")
+                   for shape in scene.shapes)
 
 
 @pytest.mark.parametrize("name, bad", [("dt", 0.0), ("dt", math.nan), ("gravity", [0.0, 1.0]), ("integrator", "verlet"),

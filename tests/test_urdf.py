@@ -346,14 +346,18 @@ def test_the_app_opens_robots_by_drop_and_by_path(window):
 
 def test_visual_meshes_are_drawn_and_collision_shapes_collide_unseen():
     """kuka: every link has a visual mesh (OBJ) and a collision mesh (STL). The visual is a drawn
-    node with the file and scale (the app reads it); the collision mesh is the box of its bounds,
-    colliding but not drawn (`visible` false)."""
+    node with the file and scale (the app reads it); the collision mesh is its convex hull (64 of the
+    exact hull's vertices: its STL's hull has 362), colliding but not drawn (`visible` false)."""
     scene = load(DATA / "kuka_iiwa/model.urdf")
     names = list(scene.names)
     visual = names.index("lbr_iiwa_link_3:visual0")
     assert scene.meshes[visual]["file"].endswith("link_3.obj") and scene.shapes[visual] is None
     collision = names.index("lbr_iiwa_link_3:collision0")
-    assert scene.shapes[collision]["type"] == "box" and not scene.visible[collision]
+    assert scene.shapes[collision]["type"] == "hull" and not scene.visible[collision]
+    import trimesh
+    exact = np.asarray(trimesh.load(DATA / "kuka_iiwa/meshes/link_3.stl", force="mesh").convex_hull.vertices)
+    vertices = np.asarray(scene.shapes[collision]["vertices"])
+    assert len(vertices) == 64 and max(np.min(np.linalg.norm(exact - v, axis=1)) for v in vertices) <= 1e-12
     assert scene.parent[visual] == scene.parent[collision] == names.index("lbr_iiwa_link_3")
 
 

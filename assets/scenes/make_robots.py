@@ -115,10 +115,11 @@ def iiwa():
     write("iiwa", scene, f"""
 KUKA LBR iiwa 14 (URDF), imported by physics.load_urdf: seven revolute joints with the file's
 limits on a fixed base, link masses and inertias from the file. The links are drawn by their
-visual meshes (copied to assets/robots/kuka_iiwa) and collide, unseen, as the boxes of their
-collision meshes' bounds. Released bent at joints 2, 4 and 6 with no motors, the arm
-folds under gravity, its joints stopping at their limits, and comes to rest on the floor. Try
-dragging the flange (lbr_iiwa_link_7) up with the mouse: the chain follows within its limits.
+visual meshes (copied to assets/robots/kuka_iiwa) and collide, unseen, as the convex hulls of
+their collision meshes (64 vertices each at most). Released bent at joints 2, 4 and 6 with no
+motors, the arm folds under gravity, its joints stopping at their limits, and comes to rest on
+the floor. Try dragging the flange (lbr_iiwa_link_7) up with the mouse: the chain follows
+within its limits.
 
 {BSD_IIWA}""", "KUKA iiwa arm (URDF)", "A seven-joint arm on a fixed base folds to the floor; drag its flange up and feel the joint limits.",
           {"dt": 1.0 / 120.0, "integrator": "lie-midpoint", "iterations": 20, "substeps": 2})
