@@ -11,9 +11,12 @@ for minutes on the first start, and even the load takes seconds on a busy machin
   every kernel the scene needs into this process's dispatchers, from the cache.
 
 While the child compiles, the window's own thread runs every kernel not yet loaded as Python
-(physics.compiled.interpreting: the same bits), so a small scene such as the tank moves at once,
-slower than real time, and speeds up as this thread loads its kernels (`allow_compile`: this
-thread alone compiles or loads).
+(physics.compiled.interpreting: the same bits), so a scene such as the tank moves at once, slower
+than real time, and speeds up as this thread loads its kernels (`allow_compile`: this thread alone
+compiles or loads). Which scenes may run so is measured, not guessed (`probe`): a child process
+times a few of its steps as Python (as Python, a step of the tank takes 50-90 ms, of the chain
+1.5 s, of the pyramid 0.7 s after a first of 6 s), and a scene whose steps would hold a frame
+waits for its compiled kernels instead.
 
 The viewer asks for tasks (`want`): a scene's NAME before it opens it, NAME+ (its other settings,
 ghosts, reparenting) right after, and for the scene itself (`build`): the thread loads its file
@@ -22,6 +25,7 @@ The viewer opens the scene with that simulation (`take`), or applies a change, w
 `ready`. Meanwhile it keeps drawing and says what it waits for. The child ends with the window
 (what it compiled stays cached).
 """
+import json
 import os
 import re
 import subprocess
@@ -33,6 +37,16 @@ import traceback
 from physics.warmup import die_with_parent, warm_scene
 
 _LINE = re.compile(r"task (\d+)/(\d+) (\S+) (done|failed)")
+# A scene runs as Python while its kernels compile only if, so, its first step takes at most
+# PROBE_FIRST s and the next ones PROBE_STEP s each (a frame then stays near a quarter second).
+PROBE_FIRST, PROBE_STEP, PROBE_TIMEOUT = 0.3, 0.12, 10.0
+_PROBE = r"""
+import json, sys, time
+from physics.simulation import Simulation
+sim = Simulation.from_file(sys.argv[1])
+start = time.perf_counter(); sim.step(1); first = time.perf_counter(); sim.step(3)
+print(json.dumps([first - start, (time.perf_counter() - first) / 3]))
+"""
 
 
 class Preparation:
@@ -43,6 +57,7 @@ class Preparation:
         self.compiled, self.loaded, self.failed = set(), set(), {}
         self.total, self.lines, self.returncode, self.child = None, [], None, None
         self.loading = None                 # the task the thread loads now
+        self._probes = {}                   # path -> None (being timed), else whether it may run as Python
         self._jobs = []                     # ("load", task) and ("build", scene), in the order asked
         self._built = {}                    # scene -> the Simulation `build` made (None: it failed)
         self._condition = threading.Condition()
@@ -161,6 +176,31 @@ class Preparation:
         """Whether anything is being compiled or loaded."""
         return self.compiling or self.loading is not None or bool(self._jobs)
 
+    # --- running a scene as Python meanwhile ------------------------------------------------
+    def probe(self, path):
+        """Start timing scene `path`'s steps as Python in a child process (NUMBA_DISABLE_JIT: no
+        compile), unless it is timed already; `interpretable` gives the verdict."""
+        path = str(path)
+        with self._condition:
+            if path in self._probes:
+                return
+            self._probes[path] = None
+        threading.Thread(target=self._probe, args=(path,), name="probe", daemon=True).start()
+
+    def _probe(self, path):
+        try:
+            first, step = time_as_python(path)
+            verdict = first <= PROBE_FIRST and step <= PROBE_STEP
+        except Exception:   # noqa: BLE001 - too slow, or it failed: the scene waits for its kernels
+            verdict = False
+        with self._condition:
+            self._probes[path] = verdict
+            self._condition.notify_all()
+
+    def interpretable(self, path):
+        """Whether scene `path` was timed (`probe`) and may run as Python."""
+        return bool(self._probes.get(str(path)))
+
     # --- what the window says ----------------------------------------------------------------
     @property
     def elapsed(self):
@@ -192,6 +232,16 @@ class Preparation:
                 self.child.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.child.kill()
+
+
+def time_as_python(path, timeout=PROBE_TIMEOUT):
+    """(s of the first step, s of each of the next three) of scene `path` run as Python, in a
+    child process (NUMBA_DISABLE_JIT: nothing compiles); subprocess.TimeoutExpired past `timeout`."""
+    environment = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    result = subprocess.run([sys.executable, "-c", _PROBE, str(path)], capture_output=True, text=True, check=True,
+                            stdin=subprocess.DEVNULL, env=environment, timeout=timeout, preexec_fn=die_with_parent)
+    first, step = json.loads(result.stdout.strip().splitlines()[-1])
+    return first, step
 
 
 def _background_child():

@@ -59,8 +59,6 @@ MAX_FRAME_SECONDS = 0.1
 # stood for (a 1,000-box heap under rk4 takes ~50 ms a step; eight of them would hold a frame for
 # 0.4 s). At least one step is always taken; the real-time factor then says how far behind it is.
 PHYSICS_BUDGET_SECONDS = 0.05
-# A scene with at most this many nodes runs as Python while its kernels compile (app.preparation).
-INTERPRETED_NODES = 64
 RUNAWAY_DISTANCE = 1e5  # m from the origin: beyond this a node has exploded
 RUNAWAY_SPEED = 1e4     # m/s or rad/s
 CONTACT_CROSS, CONTACT_NORMAL = 0.02, 0.05  # m: a contact's cross and normal, small beside the pile's 0.2 m boxes
@@ -206,35 +204,22 @@ class Viewer:
     def _wait_for(self, name):
         """Have the kernels of scene `name` loaded (its other settings' next) and, for a shipped
         scene, its file loaded into a simulation, off this thread; it opens in `poll_preparation`.
-        While kernels compile, a small shipped scene opens at once instead and runs as Python
-        (`_interpretable`) until they are loaded."""
+        While kernels compile, a shipped scene whose steps are cheap enough as Python (measured:
+        `Preparation.probe`) opens as soon as that is known, and runs so until they are loaded."""
+        from physics.compiled import is_interpreting
         task = self._task_of(name)
-        if task is not None and not self.preparation.ready(task) and self._interpretable(name):
-            self.preparation.want(task)
-            self.preparation.want(task + "+")
-            self.pending = None
-            if self.sim is None:
-                self._open_first(name)
-            else:
-                self._open(name)
-            return
         self.pending = name
         if task is not None:
             self.preparation.build(task)
             self.preparation.want(task + "+")
+            if is_interpreting() and not self.preparation.ready(task):
+                self.preparation.probe(resolve_scene(name))
 
-    def _interpretable(self, name):
-        """Whether scene `name` may run as Python while its kernels compile: kernels are
-        interpreted now (physics.compiled), and it has at most INTERPRETED_NODES nodes (a step of
-        the tank's 39 takes about 20 ms so; a 1,000-box heap's, seconds)."""
+    def _interpretable(self, name, task):
+        """Whether scene `name` (warm-up task `task`) may open now and run as Python."""
         from physics.compiled import is_interpreting
-        from physics.scene import load_scene
-        if not is_interpreting():
-            return False
-        try:
-            return len(load_scene(resolve_scene(name)).names) <= INTERPRETED_NODES
-        except Exception:   # noqa: BLE001 - a bad file: its error shows when it opens
-            return False
+        return (task is not None and is_interpreting() and not self.preparation.ready(task)
+                and self.preparation.interpretable(resolve_scene(name)))
 
     @property
     def interpreted(self):
@@ -250,7 +235,8 @@ class Viewer:
         if preparation is None:
             return
         task = self._task_of(self.pending) if self.pending is not None else None
-        if self.pending is not None and (preparation.built(task) or (task is None and preparation.ready(None))):
+        if self.pending is not None and (preparation.built(task) or (task is None and preparation.ready(None))
+                                         or self._interpretable(self.pending, task)):
             pending, self.pending = self.pending, None
             if self.sim is None:
                 self._open_first(pending)

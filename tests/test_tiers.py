@@ -133,13 +133,29 @@ def test_a_short_run_on_a_cold_cache_runs_as_python_with_the_same_output(tmp_pat
     assert not list((tmp_path / "cache").rglob("*.nbc")), "a 5-step run must not compile"
 
 
+def test_the_app_runs_as_python_only_the_scenes_whose_steps_are_cheap_so():
+    """The probe times a scene's steps as Python: the T-handle (one body, no contacts) passes far
+    inside the bounds; the chain (RATTLE on 20 links, several sub-steps: about 1.5 s a step) is
+    refused, by its measured time or by the probe's timeout."""
+    import subprocess as sp
+
+    from app.preparation import PROBE_FIRST, PROBE_STEP, time_as_python
+    first, step = time_as_python(SCENES / "t_handle.toml")
+    assert first <= PROBE_FIRST and step <= PROBE_STEP, (first, step)
+    try:
+        first, step = time_as_python(SCENES / "chain.toml")
+    except sp.TimeoutExpired:
+        return
+    assert first > PROBE_FIRST or step > PROBE_STEP, (first, step)
+
+
 @pytest.mark.display
 def test_the_app_on_a_cold_cache_moves_the_tank_at_once(display, tmp_path):
-    """A first start (empty kernel cache): the window shows the tank moving within a few frames,
-    run as Python while the warm-up compiles beside it, and simulated time never jumps. Bounds:
-    the tank steps within the first 20 frames (its file loads and its first interpreted step pays
-    the first calls; the frames before say what is prepared); a frame advances simulated time by at
-    most MAX_FRAME_SECONDS and one carried step."""
+    """A first start (empty kernel cache): the window shows the tank moving within seconds, run as
+    Python while the warm-up compiles beside it, and simulated time never jumps. Bounds: the tank
+    steps within 15 s of the first frame (a child times its steps as Python first, about 1.5 s
+    on an idle machine; the bound leaves room for a loaded one, and compiling it takes minutes);
+    a frame advances simulated time by at most MAX_FRAME_SECONDS and one carried step."""
     from app.viewer import MAX_FRAME_SECONDS
     log = tmp_path / "frames.csv"
     environment = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
@@ -160,7 +176,7 @@ def test_the_app_on_a_cold_cache_moves_the_tank_at_once(display, tmp_path):
         _, errors = process.communicate(timeout=30)
     moving = [int(row[0]) for row in rows if int(row[4]) > 0]
     assert moving, f"the tank never moved in {len(rows)} frames: {errors[-2000:]}"
-    assert moving[0] <= 20, moving[:5]
+    assert float(rows[moving[0]][1]) - float(rows[0][1]) <= 15.0, rows[moving[0]]
     assert all(row[5] == "1" for row in rows[:moving[0] + 1]), "the kernels were being prepared meanwhile"
     assert "Traceback" not in errors, errors[-3000:]
     dt = 1 / 60
