@@ -4,15 +4,18 @@ and what compiling costs, kernel by kernel.
 Each figure is a fresh process with its own kernel cache directory (NUMBA_CACHE_DIR), so no run
 sees another's cache unless it is meant to:
 - the runner's first step, `python -m physics run tank --steps 1`, cold and then warm: wall time
-  and the CPU time of the process (user + system, its children counted);
+  and the CPU time of the process (user + system, its children counted); cold, it runs as Python
+  (physics.warmup.InterpretedStart), so the tank's compile is measured on its own too: its
+  warm-up task in one cold process (`compile_profile`);
 - the warm-up of everything, `python -m physics warmup`, on every core: wall and CPU time;
 - the compile profile: the same warm-up tasks in one process, cold, with numba's compile events
   (`numba.core.event`, "numba:compile") recorded: the CPU seconds each kernel's own compile took
   (its callees' compiles taken out), summed per module, and how many versions (specializations)
   each kernel got;
 - the app under Xvfb, cold and warm: seconds from launch to its first frame (a responsive window
-  that says what it prepares) and to the first frame in which the tank has moved (--frame-log);
-  warm is the second launch on a cache the warm-up filled.
+  that says what it prepares) and to the first frame in which the tank has moved (--frame-log),
+  cold by running as Python while the warm-up compiles (app.preparation), and the CPU its own
+  process spent until then; warm is the second launch on a cache the warm-up filled.
 """
 import collections
 import json
@@ -107,13 +110,14 @@ def _xvfb():
 
 
 def app_times(cache, config, log):
-    """(s to the first frame, s to the first frame in which the tank moved) of `python -m app tank`
-    with kernel cache `cache`; the app is ended once the tank moves."""
+    """(s to the first frame, s to the first frame in which the tank moved, CPU s of the app's own
+    process until then) of `python -m app tank` with kernel cache `cache`; the app is ended once
+    the tank moves."""
     env = _env(cache, HIERARCHY_SANDBOX_CONFIG_DIR=str(config))
     launched = time.time()
     process = subprocess.Popen([sys.executable, "-m", "app", "tank", "--frame-log", str(log)], cwd=ROOT, env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    first = moved = None
+    first = moved = cpu = None
     try:
         deadline = time.monotonic() + 1200
         while moved is None and time.monotonic() < deadline and process.poll() is None:
@@ -128,11 +132,14 @@ def app_times(cache, config, log):
                     first = float(fields[1]) - launched
                 if int(fields[4]) > 0:
                     moved = float(fields[1]) - launched
+                    with open(f"/proc/{process.pid}/stat") as stat:     # utime + stime, clock ticks
+                        ticks = stat.read().rsplit(")", 1)[1].split()
+                    cpu = (int(ticks[11]) + int(ticks[12])) / os.sysconf("SC_CLK_TCK")
                     break
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(10)
-    return first, moved
+    return first, moved, cpu
 
 
 def main(quick=False):
@@ -141,7 +148,8 @@ def main(quick=False):
     try:
         cold_wall, cold_cpu, _ = first_step(work / "cache-step", work / "a.npz")
         warm_wall, warm_cpu, _ = first_step(work / "cache-step", work / "b.npz")
-        profile = compile_profile(work / "cache-profile", "tank" if quick else "all", work / "profile.json")
+        tank = compile_profile(work / "cache-tank", "tank", work / "tank.json")
+        profile = tank if quick else compile_profile(work / "cache-profile", "all", work / "profile.json")
         all_wall, all_cpu, _ = warmup(work / "cache-all")
         display = _xvfb() if "DISPLAY" not in os.environ else None
         try:
@@ -167,14 +175,18 @@ def main(quick=False):
     rows = [
         "| what | goal | measured | peers |",
         "|---|---|---|---|",
-        f"| tank, cold: CPU until it has stepped (`physics run tank --steps 1`, empty cache) | ≤ {GOAL_COLD_TANK_CPU:.0f} s "
-        f"| {cold_cpu:.1f} s CPU, {cold_wall:.1f} s wall {mark(cold_cpu <= GOAL_COLD_TANK_CPU)} | |",
+        f"| tank, cold: CPU until it has stepped (`physics run tank --steps 1`, empty cache: as Python) | "
+        f"≤ {GOAL_COLD_TANK_CPU:.0f} s | {cold_cpu:.1f} s CPU, {cold_wall:.1f} s wall {mark(cold_cpu <= GOAL_COLD_TANK_CPU)} | |",
+        f"| tank, cold: compiling its kernels (its warm-up task, one process, numba compile events) | "
+        f"≤ {GOAL_COMPILE_TANK:.0f} s | {tank['cpu']:.0f} s CPU {mark(tank['cpu'] <= GOAL_COMPILE_TANK)} | |",
         f"| tank, warm: the same, second run | ≤ {GOAL_WARM_STEP} s wall | {warm_wall:.2f} s wall, {warm_cpu:.2f} s CPU "
         f"{mark(warm_wall <= GOAL_WARM_STEP)} | |",
         f"| app, cold: launch to a responsive window saying what it prepares | ≤ {GOAL_APP_WINDOW:.0f} s "
         f"| {app_cold[0]:.1f} s {mark(app_cold[0] is not None and app_cold[0] <= GOAL_APP_WINDOW)} "
         "| MuJoCo `simulate`, Box2D and Jolt samples: about 1 s |",
-        f"| app, cold: launch to the tank moving | | {app_cold[1]:.0f} s | |",
+        f"| app, cold: launch to the tank moving (as Python, the warm-up compiling beside it) | ≤ "
+        f"{GOAL_COLD_TANK_CPU:.0f} s CPU | {app_cold[1]:.1f} s wall, {app_cold[2]:.1f} s CPU of the app's process "
+        f"{mark(app_cold[2] is not None and app_cold[2] <= GOAL_COLD_TANK_CPU)} | |",
         f"| app, warm: launch to the tank moving | ≤ {GOAL_APP_WARM:.0f} s | {app_warm[1]:.1f} s "
         f"{mark(app_warm[1] is not None and app_warm[1] <= GOAL_APP_WARM)} | about 1 s |",
         f"| warm-up of every scene and setting (`physics warmup`, {os.cpu_count()} processes) | | {all_wall:.0f} s wall, "
@@ -205,6 +217,14 @@ def main(quick=False):
         "each was compiled in:",
         "",
         *kernel_rows,
+        "",
+        "A cold start does not wait for that compile. Until a kernel is compiled and loaded, it runs as "
+        "Python (physics.compiled.interpreting): numba compiles the same source without fastmath, so both "
+        "give the same bits (tests/test_tiers.py compares state hashes). The runner does so while a run, "
+        "so interpreted, is projected to end within 20 s, and compiles past that; the app does so for a scene "
+        "whose steps a child process timed cheap enough as Python (the tank: 50-90 ms a step), while the "
+        "warm-up compiles beside the window at a lower priority, and each kernel switches to compiled code "
+        "as the app's loading thread loads it. The compile itself is what the rows below break down.",
         "",
         "What the compile is: numba's own passes (type inference, IR inlining of the `inline=True` "
         "helpers, lowering to LLVM IR), about three fifths of it, and LLVM's (optimizing, compiling to machine "
