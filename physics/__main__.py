@@ -278,16 +278,17 @@ def run(args):
             if Path(args.record).exists():      # a recording is never silently replaced
                 raise ValueError(f"--record: got {args.record!r}; the file exists (remove it or choose another name)")
     # a cold kernel cache: a short run runs interpreted rather than wait minutes for the compiler
-    # (physics.warmup.InterpretedStart; the same bits)
+    # (physics.warmup.InterpretedStart; the same bits); a profile times the compiled stages
     from physics.warmup import InterpretedStart
-    with InterpretedStart(args.steps if args.steps is not None else DEFAULT_STEPS) as start:
+    planned = 0 if args.profile is not None else args.steps if args.steps is not None else DEFAULT_STEPS
+    with InterpretedStart(planned) as start:
         with _stage("while loading the scene", expected=(ValueError,)):
             from physics.simulation import Simulation
             sim = Simulation.from_file(args.scene)
             for name, value in _overrides(args).items():
                 sim.set(name, value)
             steps = _step_count(args, sim.settings.dt)
-            start.steps = steps
+            start.steps = steps if start.on else 0
             _check_memory("--steps" if args.duration is None else "--duration", steps, args.record_every,
                           len(sim.names))
         with _stage("while allocating the recording"):
