@@ -290,6 +290,11 @@ class Kernel(CPUDispatcher):
             self.add_overload(result)
             return True
 
+    def get_call_template(self, args, kws):
+        args = tuple(types.unliteral(a) for a in args)
+        kws = {name: types.unliteral(value) for name, value in kws.items()}
+        return super().get_call_template(args, kws)
+
     def enable_caching(self):
         try:
             self._cache = _Cache(self.py_func)
