@@ -503,16 +503,27 @@ def divergence(v, w, has_omega, x, rot, length, speed):
 
 
 @kernel(inline=True)
-def _check_stored(bodies, i, limits, found):
-    """Body i as just stored, through `divergence`: the first divergent body of the pass (the
-    lowest i) goes into found = [i, quantity, value] (found[0] < 0: none yet). `found` of size 0:
-    no check (`step_bodies`)."""
-    if found.size and found[0] < 0.0:
-        translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
+def _within(i, translation, rotation, velocity, omega_body, limits):
+    """Whether body i is certainly not divergent: `divergence`'s tests without its branches (a
+    sum of the rotation's entries is finite if they are, and may overflow only where one is
+    huge), the cheap common case before the exact test."""
+    v, w, x, r = load3(velocity, i), load3(omega_body, i), load3(translation, i), load33(rotation, i)
+    total = (r[0][0] + r[0][1] + r[0][2]) + (r[1][0] + r[1][1] + r[1][2]) + (r[2][0] + r[2][1] + r[2][2])
+    return ((math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) <= limits[1])
+            & (math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) <= limits[1])
+            & (math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) <= limits[0]) & (total * 0.0 == 0.0))
+
+
+@kernel(inline=True)
+def _check_stored(i, translation, rotation, velocity, omega_body, limits, found, at):
+    """Body i's state through `divergence`: the first divergent body of the pass (the lowest i)
+    goes into found[at:at + 3] = [i, quantity, value] (found[at] < 0: none yet). The arrays come
+    unpacked: unpacking the `bodies` tuple in a loop costs reference counts (see `_load_frame`)."""
+    if found[at] < 0.0 and not _within(i, translation, rotation, velocity, omega_body, limits):
         quantity, value = divergence(load3(velocity, i), load3(omega_body, i), True, load3(translation, i),
                                      load33(rotation, i), limits[0], limits[1])
         if quantity >= 0:
-            found[0], found[1], found[2] = i, quantity, value
+            found[at], found[at + 1], found[at + 2] = i, quantity, value
 
 
 # One loop kernel per integrator family, each one pass over the bodies. bodies = (translation,
@@ -520,7 +531,10 @@ def _check_stored(bodies, i, limits, found):
 
 @kernel
 def _step_euler(semi_implicit, gyro, h, bodies, moving, frames, limits, found):
+    translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
     for i in range(bodies[0].shape[0]):
+        if found.size > 3:
+            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 3)
         x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
         w, gyro_on = _gyroscopic_prestep(gyro, inertia, w, h)
         x, v = _translate_euler(semi_implicit, moving, frame, f_over_m, x, v, h)
@@ -531,13 +545,17 @@ def _step_euler(semi_implicit, gyro, h, bodies, moving, frames, limits, found):
         if semi_implicit:
             rot = matmul(rot, exp_so3(mul(h, w)))
         _store(bodies, moving, i, x, v, w, rot, frame, h)
-        _check_stored(bodies, i, limits, found)
+        if found.size:
+            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
 @kernel
 def _step_implicit(theta, gyro, h, bodies, moving, frames, limits, found):
     """theta = 1: implicit Euler; theta = 1/2: implicit midpoint."""
+    translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
     for i in range(bodies[0].shape[0]):
+        if found.size > 3:
+            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 3)
         x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
         w, gyro_on = _gyroscopic_prestep(gyro, inertia, w, h)
         x, v = _translate_implicit(moving, _coefficients(moving, frame, f_over_m, theta * h), x, v, h, theta)
@@ -545,18 +563,23 @@ def _step_implicit(theta, gyro, h, bodies, moving, frames, limits, found):
         w = x_omega if theta == 1.0 else sub(mul(2.0, x_omega), w)
         rot = matmul(rot, exp_so3(mul(h, x_omega)))
         _store(bodies, moving, i, x, v, w, rot, frame, h)
-        _check_stored(bodies, i, limits, found)
+        if found.size:
+            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
 @kernel
 def _step_rk4(gyro, h, bodies, moving, frames, limits, found):
+    translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
     for i in range(bodies[0].shape[0]):
+        if found.size > 3:
+            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 3)
         x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
         w, gyro_on = _gyroscopic_prestep(gyro, inertia, w, h)
         x, v = _rk4_translation(moving, frame, f_over_m, x, v, h)
         rot, w = _rk4_rotation(rot, w, inertia, tau, has_torque, gyro_on, h)
         _store(bodies, moving, i, x, v, w, rot, frame, h)
-        _check_stored(bodies, i, limits, found)
+        if found.size:
+            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
 @kernel(error_model="numpy")
@@ -593,6 +616,8 @@ def _step_lie(fractions, count, gyro, h, bodies, moving, frames, limits, found):
         kicks = False
         for k in range(lanes):
             i = first + k
+            if found.size > 3:  # the state it starts from
+                _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 3)
             frame = _load_frame(i, r2s, s2s, a2s, omega2s, alpha2s) if moving else _WORLD_FRAME
             xi, v, wi, inertia_i, f_over_m, tau = _load_body(i, translation, velocity, omega_body, mass, inertia_body,
                                                              force, torque)
@@ -621,7 +646,9 @@ def _step_lie(fractions, count, gyro, h, bodies, moving, frames, limits, found):
             rot = matmul(_world_rotation(moving, frame, load33(rotation, i)), matrix_from_quaternion(_col4(q, k)))
             store33(rotation, i, _local_rotation(moving, frame, rot, h))
             store3(omega_body, i, _col3(w, k))
-            _check_stored(bodies, i, limits, found)
+        if found.size:     # the block just stored, still in cache: in a loop of its own, the one above runs as fast as unchecked
+            for i in range(first, first + lanes):
+                _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -665,10 +692,11 @@ def advance_bodies(bodies, dt, integrator, gyroscopic, frames=None, limits=(0.0,
     inertias and scales and known names. `physics.simulation` steps its own checked state with it,
     so a small scene's step does not pay for the checks.
 
-    `found`: a float64 array [-1, 0, 0], or None for no check. Given, each body is checked in the
-    same pass as it is stored (`divergence`, with limits = (length, speed)), and the first
-    divergent one, by index, is written into it as [index, quantity, value]: the check of the
-    stepped state costs no pass over memory of its own."""
+    `found`: None for no check, or a float64 array [-1, 0, 0]: each body is checked in the same
+    pass as it is stored (`divergence`, with limits = (length, speed)), and the first divergent
+    one, by index, is written into it as [index, quantity, value]; [-1, 0, 0, -1, 0, 0] also
+    checks each body's state before its step, into found[3:]. The check costs no pass over
+    memory of its own."""
     moving, frames = (False, _IDENTITY) if frames is None else (True, frames)
     gyro, h = choices.GYROSCOPIC.codes[gyroscopic], float(dt)
     limits, found = (float(limits[0]), float(limits[1])), _NO_CHECK if found is None else found

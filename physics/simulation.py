@@ -635,7 +635,7 @@ class Simulation:
             self._free = (local.translation[rows], local.rotation[rows], local.velocity[rows], self._omega_body,
                           model.mass_dyn, model.inertia_dyn, self._inputs.force, model.torque_applied)
         self._free_gravity = None       # what self._inputs.force was last made with
-        self._found = np.empty(3)
+        self._found = np.empty(6)       # the free-body sub-step's divergence check (`_free_substep`)
 
     # ------------------------------------------------------------------ settings
     def set(self, name, value):
@@ -750,10 +750,15 @@ class Simulation:
             raise ValueError(f"step: n must be an integer >= 0, got {n!r}")
         if self.diverged is not None:
             raise self.diverged
+        # A state set from outside (a restore, a planted value) is checked too, before the first
+        # sub-step: by a pass of its own, or on the free-body sub-step in the integrator's pass
+        free = self._free is not None and not (self.settings.sleep and self.model.may_sleep)
         if n:
-            self._check_divergence()   # a state set from outside (a restore, a planted value) too
+            if not free:
+                self._check_divergence()
             if self._runaway_reference is None:
                 self._take_runaway_reference()
+        first = free
         for _ in range(int(n)):
             started = profile.mark()
             substeps = self.settings.substeps
@@ -768,8 +773,9 @@ class Simulation:
                         self._rattle_substep(self._context(fraction * h, "lie-midpoint"))
                 elif context.rattle:
                     self._rattle_substep(context)
-                elif self._free is not None and not (self.settings.sleep and self.model.may_sleep):
-                    self._free_substep(context)
+                elif free:
+                    self._free_substep(context, first)
+                    first = False
                 else:
                     self._substep(context)
             self.step_count += 1
@@ -923,33 +929,39 @@ class Simulation:
             getattr(self, "_stage_" + name)(context)
 
     @profile.stage("substep")
-    def _free_substep(self, context):
+    def _free_substep(self, context, first):
         """The sub-step of free bodies (`_bind`: `_free`), bit for bit the STAGES' (a root's
         integrator reads only its local state): the integrator steps the local arrays in place
         and checks each body as it stores it (physics.integrators `advance_bodies`, `found`), the
         clock advances and the first divergent body raises as `_stage_clock` would; then the
-        events, and the check again if one was applied."""
-        self._stage_free_motion(context)
+        events, and the check again if one was applied. The `first` sub-step of a `step` call
+        also checks each body's state before its step, in the same pass, in place of the check
+        before the call (`step`): the same error (node, step, time, quantity, value), raised
+        after the pass, so the state left stopped is one sub-step on from the one that failed."""
+        found = self._found if first else self._found[:3]
+        self._stage_free_motion(context, found)
         self._synced = _STALE
+        dyn0 = int(self.model.dyn[0])
+        if first and found[3] >= 0:
+            self._raise_divergence(dyn0 + int(found[3]), int(found[4]), float(found[5]))
         self.time += context.h
-        found = self._found
         if found[0] >= 0:
-            self._raise_divergence(int(self.model.dyn[0] + found[0]), int(found[1]), float(found[2]))
+            self._raise_divergence(dyn0 + int(found[0]), int(found[1]), float(found[2]))
         due = self._next_event
         self._stage_events(context)
         if self._next_event != due:
             self._check_divergence()
 
     @profile.stage("dynamic")
-    def _stage_free_motion(self, context):
+    def _stage_free_motion(self, context, found):
         settings = self.settings
         gravity = tuple(settings.gravity)
         if gravity != self._free_gravity:   # m g + F_applied, as `_dynamic_inputs` forms it
             np.add(self.model.mass_dyn[:, None] * settings.gravity, self.model.force_applied, out=self._inputs.force)
             self._free_gravity = gravity
-        self._found[:] = (-1.0, 0.0, 0.0)
+        found[::3] = -1.0
         advance_bodies(self._free, context.h, context.integrator, settings.gyroscopic, None,
-                       (DIVERGENCE_LENGTH, DIVERGENCE_SPEED), self._found)
+                       (DIVERGENCE_LENGTH, DIVERGENCE_SPEED), found)
 
     def _stage_world(self, context):
         started = profile.mark()
