@@ -88,7 +88,8 @@ RATTLE_STEP_ERROR = 0.016
 # Divergence (`DivergenceError`): a moving node's local state must stay finite and within ten times
 # the ranges a scene may start in (physics.validation): past them the products a step forms are no
 # longer guaranteed finite, and a body there has run away (an explosion, or energy gained without
-# input). Checked after the free motion and after the solver of every sub-step, in one compiled pass.
+# input). Checked after the free motion and after the solver of every sub-step, in one compiled pass
+# (free bodies: inside the integrator's pass, `_free_substep`).
 DIVERGENCE_LENGTH = 10 * LENGTH_MAX     # m
 DIVERGENCE_SPEED = 10 * SPEED_MAX       # m/s and rad/s
 # Reach (`Simulation._hand_off`): a loose dynamic body — parented, in no joint — farther than REACH from
