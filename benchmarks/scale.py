@@ -14,8 +14,9 @@ or an IDE too.
 Free bodies: N bodies, no parent, gravity, gyroscopic term on (explicit), lie-midpoint, as
 generated arrays (`physics.scene_from_arrays`); the step's and the kernel's (`step_bodies`, what
 the step calls to integrate) median wall ns per body·step, interleaved. Their ratio is what the
-step adds around the integration: gathering its inputs, the world pass, the divergence checks,
-writing back.
+step adds around the integration: free bodies take the fused sub-step (the integrator on the local
+state in place, the divergence check in its pass: `Simulation._free_substep`), so what is left is
+the check's arithmetic and the step's Python.
 """
 import os
 import tempfile

@@ -56,6 +56,7 @@ Gyroscopic modes (physics.rigid_body): `off` g = 0; `explicit` g = 1; `implicit`
 gyroscopic step on w first, then the integrator with g = 0. For lie-midpoint(-4) the term is
 inherent: `explicit` and `implicit` both mean the conservative solve, `off` drops it (x = I^-1 L).
 """
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -475,12 +476,65 @@ def _gyroscopic_prestep(gyro, inertia, w, h):
     return w, gyro != GYROSCOPIC_OFF
 
 
+# The divergence check of a stepped body (physics.simulation's `DivergenceError`), one definition for
+# the step kernels' in-pass check (`found`, below) and the simulation's own scan of the local state.
+
+@kernel(inline=True)
+def divergence(v, w, has_omega, x, rot, length, speed):
+    """(quantity, value) of the first of a node's local velocity v (2), omega_body w (3, if
+    `has_omega`), translation x (0) and rotation rot (1) that is non-finite or beyond `length` /
+    `speed` (Euclidean norms; a rotation entry: non-finite), speeds first (a blow-up shows there
+    before the positions follow); (-1, 0.0) if none."""
+    norm = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    if not norm <= speed:
+        return 2, norm
+    if has_omega:
+        norm = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+        if not norm <= speed:
+            return 3, norm
+    norm = math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
+    if not norm <= length:
+        return 0, norm
+    for r in range(3):
+        for c in range(3):
+            if not math.isfinite(rot[r][c]):
+                return 1, rot[r][c]
+    return -1, 0.0
+
+
+@kernel(inline=True)
+def _within(i, translation, rotation, velocity, omega_body, limits):
+    """Whether body i is certainly not divergent: `divergence`'s tests without its branches (a
+    sum of the rotation's entries is finite if they are, and may overflow only where one is
+    huge), the cheap common case before the exact test."""
+    v, w, x, r = load3(velocity, i), load3(omega_body, i), load3(translation, i), load33(rotation, i)
+    total = (r[0][0] + r[0][1] + r[0][2]) + (r[1][0] + r[1][1] + r[1][2]) + (r[2][0] + r[2][1] + r[2][2])
+    return ((math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) <= limits[1])
+            & (math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) <= limits[1])
+            & (math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) <= limits[0]) & (total * 0.0 == 0.0))
+
+
+@kernel(inline=True)
+def _check_stored(i, translation, rotation, velocity, omega_body, limits, found, at):
+    """Body i's state through `divergence`: the first divergent body of the pass (the lowest i)
+    goes into found[at:at + 3] = [i, quantity, value] (found[at] < 0: none yet). The arrays come
+    unpacked: unpacking the `bodies` tuple in a loop costs reference counts (see `_load_frame`)."""
+    if found[at] < 0.0 and not _within(i, translation, rotation, velocity, omega_body, limits):
+        quantity, value = divergence(load3(velocity, i), load3(omega_body, i), True, load3(translation, i),
+                                     load33(rotation, i), limits[0], limits[1])
+        if quantity >= 0:
+            found[at], found[at + 1], found[at + 2] = i, quantity, value
+
+
 # One loop kernel per integrator family, each one pass over the bodies. bodies = (translation,
 # rotation, velocity, omega_body, mass, inertia_body, force, torque), frames = the Frame's arrays.
 
 @kernel
-def _step_euler(semi_implicit, gyro, h, bodies, moving, frames):
+def _step_euler(semi_implicit, gyro, h, bodies, moving, frames, limits, found):
+    translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
     for i in range(bodies[0].shape[0]):
+        if found.size > 3:
+            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 3)
         x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
         w, gyro_on = _gyroscopic_prestep(gyro, inertia, w, h)
         x, v = _translate_euler(semi_implicit, moving, frame, f_over_m, x, v, h)
@@ -491,12 +545,17 @@ def _step_euler(semi_implicit, gyro, h, bodies, moving, frames):
         if semi_implicit:
             rot = matmul(rot, exp_so3(mul(h, w)))
         _store(bodies, moving, i, x, v, w, rot, frame, h)
+        if found.size:
+            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
 @kernel
-def _step_implicit(theta, gyro, h, bodies, moving, frames):
+def _step_implicit(theta, gyro, h, bodies, moving, frames, limits, found):
     """theta = 1: implicit Euler; theta = 1/2: implicit midpoint."""
+    translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
     for i in range(bodies[0].shape[0]):
+        if found.size > 3:
+            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 3)
         x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
         w, gyro_on = _gyroscopic_prestep(gyro, inertia, w, h)
         x, v = _translate_implicit(moving, _coefficients(moving, frame, f_over_m, theta * h), x, v, h, theta)
@@ -504,16 +563,23 @@ def _step_implicit(theta, gyro, h, bodies, moving, frames):
         w = x_omega if theta == 1.0 else sub(mul(2.0, x_omega), w)
         rot = matmul(rot, exp_so3(mul(h, x_omega)))
         _store(bodies, moving, i, x, v, w, rot, frame, h)
+        if found.size:
+            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
 @kernel
-def _step_rk4(gyro, h, bodies, moving, frames):
+def _step_rk4(gyro, h, bodies, moving, frames, limits, found):
+    translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
     for i in range(bodies[0].shape[0]):
+        if found.size > 3:
+            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 3)
         x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
         w, gyro_on = _gyroscopic_prestep(gyro, inertia, w, h)
         x, v = _rk4_translation(moving, frame, f_over_m, x, v, h)
         rot, w = _rk4_rotation(rot, w, inertia, tau, has_torque, gyro_on, h)
         _store(bodies, moving, i, x, v, w, rot, frame, h)
+        if found.size:
+            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
 @kernel(error_model="numpy")
@@ -525,7 +591,7 @@ def _start_block(lanes, inertia, inverse_inertia, q):
 
 
 @kernel(error_model="numpy")
-def _step_lie(fractions, count, gyro, h, bodies, moving, frames):
+def _step_lie(fractions, count, gyro, h, bodies, moving, frames, limits, found):
     """lie-midpoint (count 1: the sub-step fractions[0] = 1) or its triple jump (count 3: g1, g2,
     g1). `fractions` is always a 3-tuple, so that both compile as one version (a 1-tuple and a
     3-tuple are two numba types). For `lie-midpoint(-4)` the gyroscopic term is inherent:
@@ -550,6 +616,8 @@ def _step_lie(fractions, count, gyro, h, bodies, moving, frames):
         kicks = False
         for k in range(lanes):
             i = first + k
+            if found.size > 3:  # the state it starts from
+                _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 3)
             frame = _load_frame(i, r2s, s2s, a2s, omega2s, alpha2s) if moving else _WORLD_FRAME
             xi, v, wi, inertia_i, f_over_m, tau = _load_body(i, translation, velocity, omega_body, mass, inertia_body,
                                                              force, torque)
@@ -578,6 +646,9 @@ def _step_lie(fractions, count, gyro, h, bodies, moving, frames):
             rot = matmul(_world_rotation(moving, frame, load33(rotation, i)), matrix_from_quaternion(_col4(q, k)))
             store33(rotation, i, _local_rotation(moving, frame, rot, h))
             store3(omega_body, i, _col3(w, k))
+        if found.size:     # the block just stored, still in cache: in a loop of its own, the one above runs as fast as unchecked
+            for i in range(first, first + lanes):
+                _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -614,26 +685,37 @@ def step_bodies(translation, rotation, velocity, omega_body, mass, inertia_body,
                    integrator, gyroscopic, None if frame is None else _frame_arrays(frame, batch))
 
 
-def advance_bodies(bodies, dt, integrator, gyroscopic, frames=None):
+def advance_bodies(bodies, dt, integrator, gyroscopic, frames=None, limits=(0.0, 0.0), found=None):
     """`step_bodies` on arguments known to be valid: `bodies` its eight arrays in its order and
     `frames` the frame's five (rotation, scale, acceleration, angular_velocity,
     angular_acceleration) or None, all C-contiguous float64 of one batch, with positive masses,
     inertias and scales and known names. `physics.simulation` steps its own checked state with it,
-    so a small scene's step does not pay for the checks."""
+    so a small scene's step does not pay for the checks.
+
+    `found`: None for no check, or a float64 array [-1, 0, 0]: each body is checked in the same
+    pass as it is stored (`divergence`, with limits = (length, speed)), and the first divergent
+    one, by index, is written into it as [index, quantity, value]; [-1, 0, 0, -1, 0, 0] also
+    checks each body's state before its step, into found[3:]. The check costs no pass over
+    memory of its own."""
     moving, frames = (False, _IDENTITY) if frames is None else (True, frames)
     gyro, h = choices.GYROSCOPIC.codes[gyroscopic], float(dt)
+    limits, found = (float(limits[0]), float(limits[1])), _NO_CHECK if found is None else found
     if integrator in ("explicit-euler", "semi-implicit-euler"):
-        _step_euler(integrator == "semi-implicit-euler", gyro, h, bodies, moving, frames)
+        _step_euler(integrator == "semi-implicit-euler", gyro, h, bodies, moving, frames, limits, found)
     elif integrator in ("implicit-euler", "implicit-midpoint"):
-        _step_implicit(1.0 if integrator == "implicit-euler" else 0.5, gyro, h, bodies, moving, frames)
+        _step_implicit(1.0 if integrator == "implicit-euler" else 0.5, gyro, h, bodies, moving, frames, limits, found)
     elif integrator == "rk4":
-        _step_rk4(gyro, h, bodies, moving, frames)
+        _step_rk4(gyro, h, bodies, moving, frames, limits, found)
     else:
         if integrator == "lie-midpoint":
-            _step_lie(_ONE_STEP, 1, gyro, h, bodies, moving, frames)
+            _step_lie(_ONE_STEP, 1, gyro, h, bodies, moving, frames, limits, found)
         else:
-            _step_lie(_TRIPLE_JUMP, 3, gyro, h, bodies, moving, frames)
+            _step_lie(_TRIPLE_JUMP, 3, gyro, h, bodies, moving, frames, limits, found)
 
+
+# No divergence check (`advance_bodies`): an empty array, so that a checked and an unchecked call are
+# one compiled version.
+_NO_CHECK = np.zeros(0)
 
 # The identity frame's arrays stand in for `frame=None` (moving False): the kernels never read them.
 # Built without `_frame_arrays`' compiled check, so importing this module compiles nothing.

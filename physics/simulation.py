@@ -46,7 +46,7 @@ from typing import NamedTuple
 import numpy as np
 
 from physics.hierarchy import Hierarchy, NodeState
-from physics.integrators import TRIPLE_JUMP, Frame, advance_bodies, inertial_accelerations, \
+from physics.integrators import TRIPLE_JUMP, Frame, advance_bodies, divergence, inertial_accelerations, \
     local_accelerations, omega_local_from_body
 from physics import profile
 from physics.kinematics import advance_kinematic
@@ -88,7 +88,8 @@ RATTLE_STEP_ERROR = 0.016
 # Divergence (`DivergenceError`): a moving node's local state must stay finite and within ten times
 # the ranges a scene may start in (physics.validation): past them the products a step forms are no
 # longer guaranteed finite, and a body there has run away (an explosion, or energy gained without
-# input). Checked after the free motion and after the solver of every sub-step, in one compiled pass.
+# input). Checked after the free motion and after the solver of every sub-step, in one compiled pass
+# (free bodies: inside the integrator's pass, `_free_substep`).
 DIVERGENCE_LENGTH = 10 * LENGTH_MAX     # m
 DIVERGENCE_SPEED = 10 * SPEED_MAX       # m/s and rad/s
 # Reach (`Simulation._hand_off`): a loose dynamic body — parented, in no joint — farther than REACH from
@@ -347,27 +348,17 @@ _NO_PAIRS = np.zeros((0, 2), np.int64)
 def _first_divergent(nodes, slot, local, omega_body, length, speed):
     """(node, quantity index into _QUANTITIES, value) of the first of `nodes` whose local velocity,
     (dynamic: slot >= 0) omega_body, translation or rotation (`local`: `NodeArrays`) is non-finite or
-    beyond `length` / `speed` (Euclidean norms); (−1, 0, 0) if none. One pass, no allocation."""
+    beyond `length` / `speed` (physics.integrators.divergence); (−1, 0, 0) if none. One pass, no
+    allocation."""
     translation, rotation, velocity = local.translation, local.rotation, local.velocity
     for k in range(nodes.size):
         i = nodes[k]
-        v = load3(velocity, i)          # speeds first: a blow-up shows there before the positions follow
-        norm = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-        if not norm <= speed:
-            return i, 2, norm
-        if slot[i] >= 0:
-            w = load3(omega_body, slot[i])
-            norm = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-            if not norm <= speed:
-                return i, 3, norm
-        x = load3(translation, i)
-        norm = math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
-        if not norm <= length:
-            return i, 0, norm
-        for r in range(3):
-            for c in range(3):
-                if not math.isfinite(rotation[i, r, c]):
-                    return i, 1, rotation[i, r, c]
+        b = slot[i]
+        w = load3(omega_body, b) if b >= 0 else (0.0, 0.0, 0.0)
+        quantity, value = divergence(load3(velocity, i), w, b >= 0, load3(translation, i), load33(rotation, i),
+                                     length, speed)
+        if quantity >= 0:
+            return i, quantity, value
     return -1, 0, 0.0
 
 
@@ -633,6 +624,19 @@ class Simulation:
         local = self._local_arrays
         self._local_motion = LocalMotion(local.translation, local.rotation, local.velocity, self._omega_body)
         self._parent_motion = parent_motion(self.hierarchy.world_state)
+        # The free-body sub-step (`_free_substep`): every dynamic body a root, in one contiguous run of
+        # nodes, nothing kinematic, nothing to touch. The integrator then steps the hierarchy's local
+        # arrays in place (a root's local state is its world state), with no gather, no scatter and
+        # no world pass, and checks divergence in the same pass.
+        dyn = model.dyn
+        self._free = None
+        if (dyn.size and self._solver is None and model.kin.size == 0 and not model.any_parented
+                and dyn[-1] - dyn[0] + 1 == dyn.size):
+            rows = slice(int(dyn[0]), int(dyn[-1]) + 1)
+            self._free = (local.translation[rows], local.rotation[rows], local.velocity[rows], self._omega_body,
+                          model.mass_dyn, model.inertia_dyn, self._inputs.force, model.torque_applied)
+        self._free_gravity = None       # what self._inputs.force was last made with
+        self._found = np.empty(6)       # the free-body sub-step's divergence check (`_free_substep`)
 
     # ------------------------------------------------------------------ settings
     def set(self, name, value):
@@ -747,10 +751,15 @@ class Simulation:
             raise ValueError(f"step: n must be an integer >= 0, got {n!r}")
         if self.diverged is not None:
             raise self.diverged
+        # A state set from outside (a restore, a planted value) is checked too, before the first
+        # sub-step: by a pass of its own, or on the free-body sub-step in the integrator's pass
+        free = self._free is not None and not (self.settings.sleep and self.model.may_sleep)
         if n:
-            self._check_divergence()   # a state set from outside (a restore, a planted value) too
+            if not free:
+                self._check_divergence()
             if self._runaway_reference is None:
                 self._take_runaway_reference()
+        first = free
         for _ in range(int(n)):
             started = profile.mark()
             substeps = self.settings.substeps
@@ -765,6 +774,9 @@ class Simulation:
                         self._rattle_substep(self._context(fraction * h, "lie-midpoint"))
                 elif context.rattle:
                     self._rattle_substep(context)
+                elif free:
+                    self._free_substep(context, first)
+                    first = False
                 else:
                     self._substep(context)
             self.step_count += 1
@@ -829,14 +841,19 @@ class Simulation:
         node, quantity, value = _first_divergent(self.model.moving, self.model.dyn_slot, self._local_arrays, self._omega_body,
                                                  DIVERGENCE_LENGTH, DIVERGENCE_SPEED)
         if node >= 0:
-            limit = DIVERGENCE_LENGTH if quantity == 0 else DIVERGENCE_SPEED
-            args = (self.names[node], self.step_count + 1, self.time)
-            speed = float(np.linalg.norm(self.hierarchy.local.velocity[node]))
-            if quantity == 0 and math.isfinite(value) and speed <= DIVERGENCE_SPEED and not self._energy_grew():
-                self.diverged = OutOfBoundsError(*args, float(value), limit, speed)
-            else:
-                self.diverged = DivergenceError(*args, _QUANTITIES[quantity], float(value), limit)
-            raise self.diverged
+            self._raise_divergence(node, quantity, value)
+
+    def _raise_divergence(self, node, quantity, value):
+        """Raise (and keep) the DivergenceError, or OutOfBoundsError, of `node`'s `quantity`
+        (an index into _QUANTITIES) at `value`, found in the step about to be counted."""
+        limit = DIVERGENCE_LENGTH if quantity == 0 else DIVERGENCE_SPEED
+        args = (self.names[node], self.step_count + 1, self.time)
+        speed = float(np.linalg.norm(self.hierarchy.local.velocity[node]))
+        if quantity == 0 and math.isfinite(value) and speed <= DIVERGENCE_SPEED and not self._energy_grew():
+            self.diverged = OutOfBoundsError(*args, float(value), limit, speed)
+        else:
+            self.diverged = DivergenceError(*args, _QUANTITIES[quantity], float(value), limit)
+        raise self.diverged
 
     def _energy_grew(self):
         """Whether the total energy now exceeds the runaway reference by more than its allowance
@@ -911,6 +928,41 @@ class Simulation:
         """One sub-step: the STAGES (looked up each time: physics.profile swaps in timed ones)."""
         for name in self.STAGES:
             getattr(self, "_stage_" + name)(context)
+
+    @profile.stage("substep")
+    def _free_substep(self, context, first):
+        """The sub-step of free bodies (`_bind`: `_free`), bit for bit the STAGES' (a root's
+        integrator reads only its local state): the integrator steps the local arrays in place
+        and checks each body as it stores it (physics.integrators `advance_bodies`, `found`), the
+        clock advances and the first divergent body raises as `_stage_clock` would; then the
+        events, and the check again if one was applied. The `first` sub-step of a `step` call
+        also checks each body's state before its step, in the same pass, in place of the check
+        before the call (`step`): the same error (node, step, time, quantity, value), raised
+        after the pass, so the state left stopped is one sub-step on from the one that failed."""
+        found = self._found if first else self._found[:3]
+        self._stage_free_motion(context, found)
+        self._synced = _STALE
+        dyn0 = int(self.model.dyn[0])
+        if first and found[3] >= 0:
+            self._raise_divergence(dyn0 + int(found[3]), int(found[4]), float(found[5]))
+        self.time += context.h
+        if found[0] >= 0:
+            self._raise_divergence(dyn0 + int(found[0]), int(found[1]), float(found[2]))
+        due = self._next_event
+        self._stage_events(context)
+        if self._next_event != due:
+            self._check_divergence()
+
+    @profile.stage("dynamic")
+    def _stage_free_motion(self, context, found):
+        settings = self.settings
+        gravity = tuple(settings.gravity)
+        if gravity != self._free_gravity:   # m g + F_applied, as `_dynamic_inputs` forms it
+            np.add(self.model.mass_dyn[:, None] * settings.gravity, self.model.force_applied, out=self._inputs.force)
+            self._free_gravity = gravity
+        found[::3] = -1.0
+        advance_bodies(self._free, context.h, context.integrator, settings.gyroscopic, None,
+                       (DIVERGENCE_LENGTH, DIVERGENCE_SPEED), found)
 
     def _stage_world(self, context):
         started = profile.mark()
