@@ -178,7 +178,7 @@ class InterpretedStart:
     the same bits), loading what the cache holds, for as long as the whole run, so interpreted, is
     projected to take at most `budget` seconds; past that it compiles, from the next call on.
     Compiling the tank's kernels costs about two minutes of CPU, stepping it interpreted about
-    20 ms a step: `physics run tank --steps 1` answers in a second, where it waited for the
+    20-90 ms a step: `physics run tank --steps 1` answers in about 2 s, where it waited for the
     compiler. On a warm cache (`is_warm`) it does nothing. Use: `with InterpretedStart(steps) as
     start:`, and `start.stepped(done)` after each step; `start.on` says whether to step one at a
     time (so that the projection is made after the first step)."""
