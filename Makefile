@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 # llvmlite, and a new release of one must not change CI's bits on the day it appears.
 LOCK := requirements.lock
 
-.PHONY: run test warmup bench fuzz golden lock clean
+.PHONY: run test long warmup bench fuzz golden lock clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -24,7 +24,11 @@ warmup: $(STAMP)
 # one pytest worker per core (pytest-xdist), the display tests together on one of them
 # (tests/conftest.py); PYTEST_ARGS="-n 0" runs everything in this process
 test: warmup
-	$(PY) -m pytest -n auto --dist loadgroup $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto --dist loadgroup -m "not long" $(PYTEST_ARGS)
+
+# the runs too long for `make test`, each beside its bounded version there (pytest marker `long`)
+long: warmup
+	$(PY) -m pytest -n auto --dist loadgroup -m long $(PYTEST_ARGS)
 
 # The benchmarks measure peers side by side (pybullet, the `bench` extra).
 bench: $(STAMP)

@@ -138,6 +138,58 @@ def test_epa_edge_overflow_and_no_face_give_defined_results():
     assert all(0 <= m <= 4 for m in cases["huge"])
 
 
+# Every pair of shape kinds (planes only against the others), shape B dropped around shape A at
+# random poses from deep inside to just apart, frame after frame through one persistent ContactCache
+# (manifolds kept, refreshed and dropped), then the same with every size scaled by 1e-6 and 1e6.
+PAIR_SWEEP = """
+import numpy as np
+from types import SimpleNamespace
+from physics.collision import ContactCache, contacts
+from physics.shapes import ShapeSet
+hull = {"type": "hull", "vertices": [[0.3, 0.0, 0.0], [-0.2, 0.25, 0.1], [0.0, -0.3, 0.2], [0.1, 0.1, -0.35],
+                                     [-0.15, -0.1, -0.2], [0.2, 0.3, 0.3]]}
+kinds = [{"type": "sphere", "radius": 0.3}, {"type": "box", "size": [0.8, 0.4, 0.6]},
+         {"type": "capsule", "radius": 0.2, "height": 0.5}, {"type": "cylinder", "radius": 0.3, "height": 0.4}, hull]
+plane = {"type": "plane", "normal": [0.0, 1.0, 0.0]}
+rng = np.random.default_rng(7)
+counts = []
+for scale in (1.0, 1e-6, 1e6):
+    for a in range(len(kinds) + 1):
+        for b in range(len(kinds)):
+            shapes = ShapeSet.from_nodes([plane if a == len(kinds) else kinds[a], kinds[b]])
+            cache = ContactCache()
+            for frame in range(40):
+                q = rng.normal(size=(2, 4))
+                q /= np.linalg.norm(q, axis=1, keepdims=True)
+                w, x, y, z = q.T
+                R = np.stack([np.stack([1 - 2*(y*y + z*z), 2*(x*y - w*z), 2*(x*z + w*y)], -1),
+                              np.stack([2*(x*y + w*z), 1 - 2*(x*x + z*z), 2*(y*z - w*x)], -1),
+                              np.stack([2*(x*z - w*y), 2*(y*z + w*x), 1 - 2*(x*x + y*y)], -1)], -2)
+                if frame % 10 >= 5:     # five frames of small moves: the manifold kept and refreshed
+                    R = np.stack([np.eye(3), np.eye(3)])
+                offset = rng.normal(size=3) * rng.choice([0.0, 0.05, 0.3, 0.6, 1.0])
+                world = SimpleNamespace(translation=np.array([[0.0, 0.0, 0.0], offset]) * scale, rotation=R,
+                                        scale=np.array([scale, scale]))
+                found = contacts(shapes, world, np.array([[0, 1]]), cache)
+                assert len(found.depth) <= 4, (a, b, frame, len(found.depth))
+                assert np.all(np.isfinite(found.depth)), (a, b, frame)
+                counts.append(len(found.depth))
+print(json.dumps({"pairs": len(counts), "points": int(sum(counts))}))
+"""
+
+
+def test_narrow_phase_stays_in_bounds_under_numba_boundscheck(tmp_path):
+    # The narrow phase alone compiled with bounds checks (only the collision kernels: about a minute
+    # of CPU), on the pair cases above and a sweep of every pair of shape kinds. The whole step's
+    # kernels under bounds checks are `make long` (the test below).
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "numba_cache"))
+    code, out, err = _python(KERNEL_CASES + PAIR_SWEEP, env=env, timeout=1200)
+    assert code == 0, f"exit {code}: {err[-3000:]}"
+    swept = _last_json(out)
+    assert swept["pairs"] == 3 * 6 * 5 * 40
+    assert swept["points"] > 0
+
+
 BOUNDSCHECK_RUN = "import sys\n" + KERNEL_CASES + """
 from physics.simulation import Simulation
 for path, steps in zip(sys.argv[1::2], sys.argv[2::2]):
@@ -148,9 +200,10 @@ print("done")
 """
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_kernels_stay_in_bounds_under_numba_boundscheck(tmp_path):
-    # Every kernel compiled with bounds checks (several minutes on two cores: nothing is cached):
+    # Every kernel compiled with bounds checks (about four minutes of one core's CPU: nothing is
+    # cached, so `make long` runs it, not `make test`):
     # the pair cases above, the puck scene, and shipped scenes covering box-box and box-plane
     # clipping, cylinder pairs and persistent manifolds (turntable, tank), joints (chain), a stack
     # and the car's contacts with counteraction.
