@@ -308,7 +308,17 @@ def _move_bodies(bodies, counteract, dv, dx, world, local, total, before):
     """`Simulation._apply_world_changes` up to the world update, in place on the `local` arrays
     (`NodeArrays`) of the dynamic `bodies` (`DynamicBodies`), with `world` the world state before
     the move. total (D, 6) gets each body's change of world [v, ω], before (D, 3, 3) its world
-    rotation before the move."""
+    rotation before the move.
+
+    With counteraction a carried body's pose is solved from its parent's moved pose, exactly: its
+    nearest dynamic ancestor A moves rigidly (x_A + Δx_A, exp(Δθ_A) R_A), and the parent q riding
+    it with it, x_q' = x_A + Δx_A + exp(Δθ_A)(x_q − x_A), R_q' = exp(Δθ_A) R_q; the body is to
+    end at (x3 + Δx3, exp(Δθ3) R3), so T1 = R_q'ᵀ (x3 + Δx3 − x_q') / s_q, R1 = R_q'ᵀ exp(Δθ3) R3.
+    (The first-order form, Δx3 − Δx_A − Δθ_A × (x3 − x_A) applied in the parent's frame before its
+    turn, leaves −½ Δθ_A × (Δθ_A × (x3 − x_A)) + Δθ_A × (Δx3 − Δx_A) of position and
+    ½ Δθ_A × (Δθ3 − Δθ_A) of rotation: of order h⁴ for RATTLE's projections, whose Δθ is of
+    order h², a local error that left a nested arm's fourth-order composed step third order.)
+    Its velocity keeps the first-order form: `Simulation._keep_carried_velocity` solves it again."""
     nodes, parent, nearest, generation_order = bodies.node, bodies.parent, bodies.nearest_slot, bodies.generation_order
     world_translation, world_rotation, world_scale = world.translation, world.rotation, world.scale
     velocity, translation, rotation = local.velocity, local.translation, local.rotation
@@ -335,8 +345,16 @@ def _move_bodies(bodies, counteract, dv, dx, world, local, total, before):
         inverse_scale = 1.0 / world_scale[q] if q >= 0 else 1.0
         store33(before, k, load33(world_rotation, i))
         store3(velocity, i, add(load3(velocity, i), mul(inverse_scale, matvec_t(Rq, rel_v))))
-        store3(translation, i, add(load3(translation, i), mul(inverse_scale, matvec_t(Rq, rel_x))))
-        store33(rotation, i, matmul(exp_so3(matvec_t(Rq, rel_theta)), load33(rotation, i)))
+        if counteract and a >= 0:
+            xa, turn = load3(world_translation, nodes[a]), exp_so3(_get3(dx, a, 3))
+            xq = add(add(xa, _get3(dx, a, 0)), matvec(turn, sub(load3(world_translation, q), xa)))
+            Rq = matmul(turn, Rq)
+            x3 = add(load3(world_translation, i), _get3(dx, k, 0))
+            store3(translation, i, mul(inverse_scale, matvec_t(Rq, sub(x3, xq))))
+            store33(rotation, i, matmul_tn(Rq, matmul(exp_so3(_get3(dx, k, 3)), load33(world_rotation, i))))
+        else:
+            store3(translation, i, add(load3(translation, i), mul(inverse_scale, matvec_t(Rq, rel_x))))
+            store33(rotation, i, matmul(exp_so3(matvec_t(Rq, rel_theta)), load33(rotation, i)))
 
 
 _EYE = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
