@@ -60,7 +60,7 @@ from physics.scene import Scene, load_scene
 from physics.snapshot import Snapshot, scene_fingerprint
 from physics.settings import Settings
 from physics.sleeping import Bodies, LocalMotion, SleepState, hold, parent_motion, sleep_islands, wake_on_field
-from physics.validation import LENGTH_MAX, SPEED_MAX, short_repr
+from physics.validation import LENGTH_MAX, LENGTH_MIN, SCALE_RANGE, SPEED_MAX, short_repr
 
 _STALE, _MOVING, _COMPLETE = 0, 1, 2
 # Fraction of an end-of-step velocity change each integrator's position update sees (_stage_contacts).
@@ -1448,8 +1448,9 @@ class Simulation:
             R = arrays[key]
             if len(R) and np.abs(np.einsum("nji,njk->nik", R, R) - np.eye(3)).max() > ROTATION_TOLERANCE:
                 refuse(key, "a matrix that is not a rotation", f"orthonormal rows (to {ROTATION_TOLERANCE:g})")
-        if not np.all(arrays["local.scale"] > 0):
-            refuse("local.scale", arrays["local.scale"][~(arrays["local.scale"] > 0)][:3], "> 0")
+        scale, (low, high) = arrays["local.scale"], SCALE_RANGE
+        if not np.all((scale >= low) & (scale <= high)):
+            refuse("local.scale", scale[~((scale >= low) & (scale <= high))][:3], f"scales in [{low:g}, {high:g}]")
         if np.any(arrays["still"] < 0):     # seconds at rest (physics.sleeping)
             refuse("still", arrays["still"][arrays["still"] < 0][:3], "seconds >= 0")
         for key in ("time", "next_event"):
@@ -1476,7 +1477,37 @@ class Simulation:
                 if a >= 0 and state[a] == 1:
                     refuse("topology.parent", f"a cycle through node {self.names[a]!r}", "a tree (no node its own ancestor)")
                 state[path] = 2
+        self._check_world_scales(arrays.get("topology.parent", self.parent), scale, refuse)
         self._check_solver_state(arrays, refuse)
+
+    def _check_world_scales(self, parent, scale, refuse):
+        """The loader's `world_lengths` for a restored state: each node's world scale (the product of
+        the scales from its root, along an acyclic `parent`) in SCALE_RANGE and its shapes' world
+        lengths in [LENGTH_MIN, LENGTH_MAX] (the inertia and the contact geometry are formed from
+        them: a box of 1e308 m made the contact margin infinite)."""
+        world = np.full(len(scale), np.nan)
+        for i in range(len(scale)):
+            path, a = [], i
+            while a >= 0 and np.isnan(world[a]):
+                path.append(a)
+                a = parent[a]
+            product = 1.0 if a < 0 else world[a]
+            for b in reversed(path):
+                product *= scale[b]
+                world[b] = product
+        low, high = SCALE_RANGE
+        for i in np.flatnonzero(~((world >= low) & (world <= high))):
+            refuse("local.scale", f"a world scale of {world[i]:g} at node {self.names[i]!r}",
+                   f"world scales (products of the scales from the root) in [{low:g}, {high:g}]")
+        for i, shapes in enumerate(self.scene.shapes):
+            for shape in [] if shapes is None else [shapes] if isinstance(shapes, dict) else shapes:
+                for key in ("size", "radius", "height", "vertices"):
+                    if key in shape:
+                        lengths = np.abs(np.asarray(shape[key], float)) * world[i]
+                        short = key != "vertices" and np.any(lengths < LENGTH_MIN)     # a vertex may sit at 0
+                        if short or np.any(lengths > LENGTH_MAX):
+                            refuse("local.scale", f"shape.{key} {short_repr(lengths.tolist())} m in the world at node "
+                                   f"{self.names[i]!r}", f"world lengths in [{LENGTH_MIN:g}, {LENGTH_MAX:g}] m")
 
     _CACHE_REQUIRED = ("impulse_keys", "impulses", "n_shapes", "manifold_keys", "manifold_local_a", "manifold_local_b",
                        "manifold_feats", "manifold_counts", "manifold_next_ids")

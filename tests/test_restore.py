@@ -41,6 +41,13 @@ def parents(snapshot, change):
     return parent
 
 
+def scaled(snapshot, scales):
+    scale = snapshot.arrays["local.scale"].copy()
+    for node, value in scales.items():
+        scale[node] = value
+    return scale
+
+
 def cases(snapshot):
     names = list(Simulation.from_file(CAR).names)
     car, box = names.index("car"), names.index("box_1")
@@ -54,6 +61,14 @@ def cases(snapshot):
         "parent out of range": (crafted(snapshot, {"topology.parent": parents(snapshot, lambda p: p.__setitem__(box, 10**6))}),
                                 "topology.parent.*node indices"),
         "NaN time": (crafted(snapshot, {"time": np.array(np.nan)}), "'time'"),
+        # a scale past SCALE_RANGE (1e308 made the contact margin infinite); scales each in range whose
+        # product from the root is not (the car's cargo under a car scaled 1e-4 by 1e-4); a scale in
+        # range that takes a shape past LENGTH_MAX (the car's 4 m body at 1e6)
+        "scale 1e308": (crafted(snapshot, {"local.scale": scaled(snapshot, {car: 1e308})}), "local.scale.*e\\+308.*scales in"),
+        "world scale": (crafted(snapshot, {"local.scale": scaled(snapshot, {car: 1e-4, names.index("box_2"): 1e-4})}),
+                        "local.scale.*world scale of 1e-08 at node 'box_2'"),
+        "shape past its lengths": (crafted(snapshot, {"local.scale": scaled(snapshot, {car: 1e6})}),
+                                   "local.scale.*shape.size.*at node 'car'.*world lengths"),
         "zero rotation": (crafted(snapshot, {"local.rotation": rotation}), "local.rotation.*not a rotation"),
         "NaN velocity": (crafted(snapshot, {"local.velocity": np.full_like(snapshot.arrays["local.velocity"], np.nan)}),
                          "local.velocity.*finite"),
@@ -68,6 +83,7 @@ def cases(snapshot):
 
 
 @pytest.mark.parametrize("case", ["self parent", "two-cycle", "parent out of range", "NaN time", "zero rotation",
+                                  "scale 1e308", "world scale", "shape past its lengths",
                                   "NaN velocity", "wrong shape", "missing field", "unknown field", "negative step",
                                   "event past the end", "unknown setting", "bad setting"])
 def test_an_impossible_snapshot_is_refused_and_changes_nothing(taken, case):
