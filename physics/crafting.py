@@ -146,6 +146,8 @@ SNAPSHOT_CRAFTS = {
     "parent 10^6": (lambda d: edit_snapshot(d, arrays_edit=_parents(lambda p: p.__setitem__(1, 10**6))), "topology.parent"),
     "NaN time": (lambda d: edit_snapshot(d, arrays_edit=_set("time", (), np.nan)), "'time'"),
     "zero rotation": (lambda d: edit_snapshot(d, arrays_edit=_zero_rotation), "local.rotation.*not a rotation"),
+    "fixed node moving": (lambda d: edit_snapshot(d, arrays_edit=_set("local.velocity", 0, 1e308)),
+                          "local.velocity.*fixed node"),
     "scale 1e308": (lambda d: edit_snapshot(d, arrays_edit=_set("local.scale", 1, 1e308)), "local.scale.*e\\+308.*scales in"),
     "NaN impulses": (lambda d: edit_snapshot(d, arrays_edit=_set("solver.cache.impulses", 0, np.nan)), "solver.cache.impulses"),
     "negative step count": (lambda d: edit_snapshot(d, header_edit=_header("step_count", -5)), "step_count.*-5"),

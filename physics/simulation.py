@@ -1448,6 +1448,12 @@ class Simulation:
             R = arrays[key]
             if len(R) and np.abs(np.einsum("nji,njk->nik", R, R) - np.eye(3)).max() > ROTATION_TOLERANCE:
                 refuse(key, "a matrix that is not a rotation", f"orthonormal rows (to {ROTATION_TOLERANCE:g})")
+        fixed = self.scene.motion == "fixed"
+        for key in ("local.velocity", *("derived.local_" + f for f in self._DERIVED)):
+            moving = fixed & np.any(arrays[key].reshape(len(fixed), -1) != 0, axis=1)
+            if moving.any():     # a fixed node has no motion of its own (the ground's velocity fed the contact margin)
+                i = int(np.argmax(moving))
+                refuse(key, arrays[key][i], f"0 at the fixed node {self.names[i]!r} (it has no motion of its own)")
         scale, (low, high) = arrays["local.scale"], SCALE_RANGE
         if not np.all((scale >= low) & (scale <= high)):
             refuse("local.scale", scale[~((scale >= low) & (scale <= high))][:3], f"scales in [{low:g}, {high:g}]")

@@ -41,6 +41,12 @@ def parents(snapshot, change):
     return parent
 
 
+def moved(snapshot, node):
+    velocity = snapshot.arrays["local.velocity"].copy()
+    velocity[node] = (0.0, 1e308, 0.0)
+    return velocity
+
+
 def scaled(snapshot, scales):
     scale = snapshot.arrays["local.scale"].copy()
     for node, value in scales.items():
@@ -64,6 +70,8 @@ def cases(snapshot):
         # a scale past SCALE_RANGE (1e308 made the contact margin infinite); scales each in range whose
         # product from the root is not (the car's cargo under a car scaled 1e-4 by 1e-4); a scale in
         # range that takes a shape past LENGTH_MAX (the car's 4 m body at 1e6)
+        "fixed node moving": (crafted(snapshot, {"local.velocity": moved(snapshot, names.index("ground"))}),
+                              "local.velocity.*fixed node 'ground'"),
         "scale 1e308": (crafted(snapshot, {"local.scale": scaled(snapshot, {car: 1e308})}), "local.scale.*e\\+308.*scales in"),
         "world scale": (crafted(snapshot, {"local.scale": scaled(snapshot, {car: 1e-4, names.index("box_2"): 1e-4})}),
                         "local.scale.*world scale of 1e-08 at node 'box_2'"),
@@ -83,7 +91,7 @@ def cases(snapshot):
 
 
 @pytest.mark.parametrize("case", ["self parent", "two-cycle", "parent out of range", "NaN time", "zero rotation",
-                                  "scale 1e308", "world scale", "shape past its lengths",
+                                  "fixed node moving", "scale 1e308", "world scale", "shape past its lengths",
                                   "NaN velocity", "wrong shape", "missing field", "unknown field", "negative step",
                                   "event past the end", "unknown setting", "bad setting"])
 def test_an_impossible_snapshot_is_refused_and_changes_nothing(taken, case):
