@@ -148,6 +148,8 @@ SNAPSHOT_CRAFTS = {
     "zero rotation": (lambda d: edit_snapshot(d, arrays_edit=_zero_rotation), "local.rotation.*not a rotation"),
     "fixed node moving": (lambda d: edit_snapshot(d, arrays_edit=_set("local.velocity", 0, 1e308)),
                           "local.velocity.*fixed node"),
+    "fixed node far": (lambda d: edit_snapshot(d, arrays_edit=_set("local.translation", 0, 1e308)),
+                       "local.translation.*fixed node"),
     "scale 1e308": (lambda d: edit_snapshot(d, arrays_edit=_set("local.scale", 1, 1e308)), "local.scale.*e\\+308.*scales in"),
     "NaN impulses": (lambda d: edit_snapshot(d, arrays_edit=_set("solver.cache.impulses", 0, np.nan)), "solver.cache.impulses"),
     "negative step count": (lambda d: edit_snapshot(d, header_edit=_header("step_count", -5)), "step_count.*-5"),

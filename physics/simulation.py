@@ -1449,6 +1449,13 @@ class Simulation:
             if len(R) and np.abs(np.einsum("nji,njk->nik", R, R) - np.eye(3)).max() > ROTATION_TOLERANCE:
                 refuse(key, "a matrix that is not a rotation", f"orthonormal rows (to {ROTATION_TOLERANCE:g})")
         fixed = self.scene.motion == "fixed"
+        # a fixed node's place on its parent never grows in a run (a moving node past this length
+        # stops the run: `_check_divergence`); a rail of the tank at 1e308 m overflowed the contact margin
+        far = fixed & (np.abs(arrays["local.translation"]).max(axis=1) > DIVERGENCE_LENGTH)
+        if far.any():
+            i = int(np.argmax(far))
+            refuse("local.translation", arrays["local.translation"][i],
+                   f"within {DIVERGENCE_LENGTH:g} m of its parent at the fixed node {self.names[i]!r}")
         for key in ("local.velocity", *("derived.local_" + f for f in self._DERIVED)):
             moving = fixed & np.any(arrays[key].reshape(len(fixed), -1) != 0, axis=1)
             if moving.any():     # a fixed node has no motion of its own (the ground's velocity fed the contact margin)

@@ -47,6 +47,12 @@ def moved(snapshot, node):
     return velocity
 
 
+def far(snapshot, node):
+    translation = snapshot.arrays["local.translation"].copy()
+    translation[node] = (1e308, 0.0, 0.0)
+    return translation
+
+
 def scaled(snapshot, scales):
     scale = snapshot.arrays["local.scale"].copy()
     for node, value in scales.items():
@@ -72,6 +78,8 @@ def cases(snapshot):
         # range that takes a shape past LENGTH_MAX (the car's 4 m body at 1e6)
         "fixed node moving": (crafted(snapshot, {"local.velocity": moved(snapshot, names.index("ground"))}),
                               "local.velocity.*fixed node 'ground'"),
+        "fixed node far": (crafted(snapshot, {"local.translation": far(snapshot, names.index("wall"))}),
+                           "local.translation.*fixed node 'wall'"),
         "scale 1e308": (crafted(snapshot, {"local.scale": scaled(snapshot, {car: 1e308})}), "local.scale.*e\\+308.*scales in"),
         "world scale": (crafted(snapshot, {"local.scale": scaled(snapshot, {car: 1e-4, names.index("box_2"): 1e-4})}),
                         "local.scale.*world scale of 1e-08 at node 'box_2'"),
@@ -91,7 +99,7 @@ def cases(snapshot):
 
 
 @pytest.mark.parametrize("case", ["self parent", "two-cycle", "parent out of range", "NaN time", "zero rotation",
-                                  "fixed node moving", "scale 1e308", "world scale", "shape past its lengths",
+                                  "fixed node moving", "fixed node far", "scale 1e308", "world scale", "shape past its lengths",
                                   "NaN velocity", "wrong shape", "missing field", "unknown field", "negative step",
                                   "event past the end", "unknown setting", "bad setting"])
 def test_an_impossible_snapshot_is_refused_and_changes_nothing(taken, case):
