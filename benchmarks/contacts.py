@@ -33,7 +33,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from physics.broadphase import candidate_pairs, collision_filter
-from physics.collision import ContactCache, contacts
+from physics.collision import contacts
+from physics.manifold import ContactCache
 from physics.rotation import matrix_from_axis_angle
 from physics.shapes import ShapeSet, aabbs
 
@@ -148,7 +149,7 @@ def _stage_clock():
                clocked(physics.solver.SceneSolver, "solve", lambda *a: "scene solve"),
                clocked(physics.gauss_seidel, "_solve_stages", lambda *a: "solve"),
                clocked(physics.gauss_seidel, "_solve_stages_parallel", lambda *a: "solve"),
-               clocked(physics.collision.ContactCache, "store", lambda *a: "store")]
+               clocked(physics.manifold.ContactCache, "store", lambda *a: "store")]
     for owner, name, _, wrapper in patches:
         setattr(owner, name, wrapper)
     try:

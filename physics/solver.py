@@ -27,7 +27,8 @@ from physics.compiled import kernel
 
 from physics import profile
 from physics.broadphase import candidate_pairs, collision_filter
-from physics.collision import ContactCache, Contacts, contacts, lookup_impulses
+from physics.collision import Contacts, contacts
+from physics.manifold import ContactCache, lookup_impulses
 from physics.constraints import BOUNCE_THRESHOLD, ROPE, ROWS_PER_JOINT, SLOP, BodyMotion, ContactConstants, ContactInput, \
     Joints, PointBounce, Rows, beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.gauss_seidel import PARALLEL_MIN, halves, prepare, solve, sweep

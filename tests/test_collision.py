@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from physics.collision import ContactCache, _gjk_epa, _separated, _support, _support_into, contacts
+from physics.collision import _separated, contacts
+from physics.gjk_epa import gjk_epa, support, support_into
+from physics.manifold import ContactCache
 from physics.rotation import matrix_from_quaternion, random_quaternion
 from physics.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet
 
@@ -160,7 +162,7 @@ def test_gjk_epa_matches_sat_for_boxes(seed):
     Rb = matrix_from_quaternion(random_quaternion(rng))
     cb = rng.uniform(-0.6, 0.6, 3)
     ca = np.zeros(3)
-    hit, n, depth, wa, wb = _gjk_epa(BOX, ca, Ra, np.append(ha, 0.0), BOX, cb, Rb, np.append(hb, 0.0))
+    hit, n, depth, wa, wb = gjk_epa(BOX, ca, Ra, np.append(ha, 0.0), BOX, cb, Rb, np.append(hb, 0.0))
     # SAT by brute force over the 15 axes, with numpy
     axes = [Ra[:, i] for i in range(3)] + [Rb[:, j] for j in range(3)]
     axes += [np.cross(Ra[:, i], Rb[:, j]) for i in range(3) for j in range(3)]
@@ -197,7 +199,7 @@ def test_gjk_epa_spheres(offset, ra, rb):
     dist = np.linalg.norm(offset)
     if ra + rb - dist < 0.02 or ra + rb - dist > 0.5 * min(ra, rb):
         return  # contact depths: up to half the smaller radius (deeper, EPA's facets err by ~2 %)
-    hit, n, depth, wa, wb = _gjk_epa(SPHERE, np.zeros(3), I3, np.array([ra, 0, 0, 0.0]), SPHERE, offset, I3,
+    hit, n, depth, wa, wb = gjk_epa(SPHERE, np.zeros(3), I3, np.array([ra, 0, 0, 0.0]), SPHERE, offset, I3,
                                      np.array([rb, 0, 0, 0.0]))
     assert hit
     assert depth == pytest.approx(ra + rb - dist, abs=1e-2 * (ra + rb))
@@ -357,7 +359,7 @@ def test_store_then_lookup_any_order(shuffle):
     make = lambda p: Contacts(a[p], b[p], a[p], b[p], np.zeros((len(p), 3)), np.zeros((len(p), 3)), np.zeros(len(p)), f[p])
     impulse = rng.normal(size=(len(a), 3))
     cache = ContactCache()
-    cache._n_shapes = 600
+    cache.n_shapes = 600
     cache.store(make(perm), impulse[perm])
     again = rng.permutation(len(a))
     np.testing.assert_array_equal(cache.lookup(make(again)), impulse[again])
@@ -378,13 +380,13 @@ def _prm(kind, p):
 @given(st.sampled_from(list(_KINDS.values())), _PARAMS, st.integers(0, 2**31 - 1),
        st.tuples(st.floats(-2, 2), st.floats(-2, 2), st.floats(-2, 2)), st.sampled_from([1.0, -1.0]))
 def test_support_into_is_support_bit_for_bit(kind, p, seed, d, sign):
-    """The allocation-free support GJK/EPA use is the same arithmetic as `_support`: equal bits
+    """The allocation-free support GJK/EPA use is the same arithmetic as `support`: equal bits
     (tolerance 0: any difference would change the manifolds GJK/EPA pairs had before)."""
     R = matrix_from_quaternion(random_quaternion(np.random.default_rng(seed)))
     c, prm, d = np.array([0.3, -1.2, 2.0]), _prm(kind, p), np.array(d)
     out = np.zeros((2, 3))
-    _support_into(kind, c, R, prm, d, sign, out, 1)
-    assert np.array_equal(out[1], _support(kind, c, R, prm, sign * d))
+    support_into(kind, c, R, prm, d, sign, out, 1)
+    assert np.array_equal(out[1], support(kind, c, R, prm, sign * d))
 
 
 @settings(max_examples=200, deadline=None)
@@ -398,7 +400,7 @@ def test_separating_axis_shortcut_agrees_with_gjk(kind_b, p_a, p_b, seed, offset
     Ra, Rb = (matrix_from_quaternion(random_quaternion(rng)) for _ in range(2))
     pa, pb = _prm(CYLINDER, p_a), _prm(kind_b, p_b)
     ca, cb = np.zeros(3), np.array(offset)
-    hit = _gjk_epa(CYLINDER, ca, Ra, pa, kind_b, cb, Rb, pb)[0]
+    hit = gjk_epa(CYLINDER, ca, Ra, pa, kind_b, cb, Rb, pb)[0]
     if _separated(CYLINDER, ca, Ra, pa, kind_b, cb, Rb, pb):
         assert not hit
         assert _separated(kind_b, cb, Rb, pb, CYLINDER, ca, Ra, pa)  # symmetric in a and b
@@ -426,10 +428,10 @@ def test_warm_start_follows_a_relabelled_point_but_not_a_distinct_one():
     point under another id (a corner cut one step, kept the next). A point 3 mm away, or with its
     normal turned 0.2 rad, is another contact and starts cold; an id match comes first. Exact:
     impulses are copied (the normal unchanged: the tangents are the same)."""
-    from physics.collision import WARM_MATCH_DISTANCE
+    from physics.manifold import WARM_MATCH_DISTANCE
     assert WARM_MATCH_DISTANCE == 0.002
     cache = ContactCache()
-    cache._n_shapes = 2
+    cache.n_shapes = 2
     cache.store(_one_point(7, [0.0, 0.0, 0.0], UP), np.array([[1.5, 0.2, -0.1]]))
     np.testing.assert_array_equal(cache.lookup(_one_point(9, [1e-6, 0.0, 0.0], UP)), [[1.5, 0.2, -0.1]])
     np.testing.assert_array_equal(cache.lookup(_one_point(9, [0.003, 0.0, 0.0], UP)), [[0.0, 0.0, 0.0]])
@@ -447,7 +449,7 @@ def test_warm_friction_keeps_its_world_direction_when_the_tangents_flip():
     before = np.array([1.0, 0.0, 1e-3]) / np.linalg.norm([1.0, 0.0, 1e-3])
     after = np.array([1.0, 0.0, -1e-3]) / np.linalg.norm([1.0, 0.0, -1e-3])
     cache = ContactCache()
-    cache._n_shapes = 2
+    cache.n_shapes = 2
     cache.store(_one_point(4, [0.0, 0.5, 0.0], before), np.array([[2.0, 0.3, -0.7]]))
     got = cache.lookup(_one_point(4, [0.0, 0.5, 0.0], after))[0]
     t1, t2 = tangent_basis(before)
@@ -459,13 +461,13 @@ def test_warm_friction_keeps_its_world_direction_when_the_tangents_flip():
 
 
 def test_culling_keeps_most_of_the_polygon():
-    """`_cull4` keeps 4 of a clipped polygon's 5–8 points: the deepest, the farthest from it, the
+    """`cull4` keeps 4 of a clipped polygon's 5–8 points: the deepest, the farthest from it, the
     largest triangle, and the point adding most area outside that triangle. Over 300 random convex
     polygons (points on a circle) the kept quadrilateral has at least 0.7 of the largest area any 4
     of the points span (measured worst 0.74; scoring the fourth point by its largest triangle with
     any edge, which counts a point beside a kept corner as much as the missing corner, gave 0.57)."""
     import itertools
-    from physics.collision import _CHOSEN, _DEPTH, _POLY, _cull4
+    from physics.box_box import CHOSEN, DEPTH, POLY, cull4
 
     def area(points):
         centre = points.mean(axis=0)
@@ -478,11 +480,11 @@ def test_culling_keeps_most_of_the_polygon():
         angle = np.sort(rng.uniform(0.0, 2 * np.pi, n))
         points = np.stack([np.cos(angle), np.zeros(n), np.sin(angle)], axis=1)
         fs, it = np.zeros((40, 3)), np.zeros((8, 8), np.int64)
-        fs[_POLY:_POLY + n] = points
-        fs[_DEPTH:_DEPTH + n, 0] = rng.uniform(0.0, 1e-3, n)
-        assert _cull4(fs, it, _POLY, n) == 4
+        fs[POLY:POLY + n] = points
+        fs[DEPTH:DEPTH + n, 0] = rng.uniform(0.0, 1e-3, n)
+        assert cull4(fs, it, POLY, n) == 4
         best = max(area(points[list(s)]) for s in itertools.combinations(range(n), 4))
-        assert area(points[it[_CHOSEN, :4]]) >= 0.7 * best
+        assert area(points[it[CHOSEN, :4]]) >= 0.7 * best
 
 
 @pytest.mark.parametrize("depth", [-1e-6, 0.0, 1e-6, 1e-5])

@@ -63,17 +63,20 @@ KERNEL_CASES = """
 import json
 from types import SimpleNamespace
 import numpy as np
-from physics.collision import CYLINDER, BOX, ContactCache, _gjk_epa, contacts
+from physics.collision import contacts
+from physics.gjk_epa import gjk_epa
+from physics.manifold import ContactCache
+from physics.shapes import BOX, CYLINDER
 from physics.shapes import ShapeSet
 c, s = 0.9943165029753013, 0.10646451010062946
 table_R = np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
 c, s = 0.9943165029990335, 0.10646450987894851
 puck_R = np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
 out = {}
-hit, n, depth, wa, wb = _gjk_epa(CYLINDER, np.array([0.0, 0.5, 0.0]), table_R, np.array([4.0, 0.1, 0.0, 0.0]),
+hit, n, depth, wa, wb = gjk_epa(CYLINDER, np.array([0.0, 0.5, 0.0]), table_R, np.array([4.0, 0.1, 0.0, 0.0]),
                                  CYLINDER, np.array([0.0, 0.6499999999999998, 0.0]), puck_R, np.array([0.2, 0.05, 0.0, 0.0]))
 out["coaxial"] = [bool(hit), n.tolist(), float(depth), wa.tolist(), wb.tolist()]
-hit, n, depth, wa, wb = _gjk_epa(CYLINDER, np.array([0.75, -0.5, 0.875]), np.eye(3), np.array([0.2, 0.05, 0.0, 0.0]),
+hit, n, depth, wa, wb = gjk_epa(CYLINDER, np.array([0.75, -0.5, 0.875]), np.eye(3), np.array([0.2, 0.05, 0.0, 0.0]),
                                  BOX, np.array([9e299, -2e298, -1.25e300]), np.eye(3), np.array([3e299, 2e299, 1e299, 0.0]))
 out["no_face"] = [bool(hit), float(depth)]
 shapes = ShapeSet.from_nodes([{"type": "cylinder", "radius": 4.0, "height": 0.2},
@@ -144,7 +147,8 @@ def test_epa_edge_overflow_and_no_face_give_defined_results():
 PAIR_SWEEP = """
 import numpy as np
 from types import SimpleNamespace
-from physics.collision import ContactCache, contacts
+from physics.collision import contacts
+from physics.manifold import ContactCache
 from physics.shapes import ShapeSet
 hull = {"type": "hull", "vertices": [[0.3, 0.0, 0.0], [-0.2, 0.25, 0.1], [0.0, -0.3, 0.2], [0.1, 0.1, -0.35],
                                      [-0.15, -0.1, -0.2], [0.2, 0.3, 0.3]]}

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from physics.collision import _gjk_epa, _support, _support_into, contacts
+from physics.collision import contacts
+from physics.gjk_epa import gjk_epa, support, support_into
 from physics.hull import HULL_VERTICES_MAX, convex_hull
 from physics.rotation import matrix_from_quaternion, random_quaternion
 from physics.scene import SceneError, load_scene, scene_from_text
@@ -44,8 +45,8 @@ def test_support_is_the_brute_force_maximum(seed, count, scale):
     out = np.empty((1, 3))
     for d in rng.normal(size=(20, 3)):
         best = (x @ d).max()
-        p = _support(HULL, c, R, row, d)
-        _support_into(HULL, c, R, row, d, 1.0, out, 0)
+        p = support(HULL, c, R, row, d)
+        support_into(HULL, c, R, row, d, 1.0, out, 0)
         bound = 1e-12 * (np.abs(x).max() + 1.0) * np.linalg.norm(d)
         assert abs(p @ d - best) <= bound
         assert np.array_equal(out[0], p)                     # the two support functions agree bit for bit
@@ -134,8 +135,8 @@ def test_hull_epa_against_box_epa():
     for _ in range(30):
         Ra, Rb = (matrix_from_quaternion(random_quaternion(rng)) for _ in range(2))
         cb = rng.normal(size=3) * 0.4
-        h1, n1, d1, _, _ = _gjk_epa(BOX, np.zeros(3), Ra, half, CYLINDER, cb, Rb, other)
-        h2, n2, d2, _, _ = _gjk_epa(HULL, np.zeros(3), Ra, row, CYLINDER, cb, Rb, other)
+        h1, n1, d1, _, _ = gjk_epa(BOX, np.zeros(3), Ra, half, CYLINDER, cb, Rb, other)
+        h2, n2, d2, _, _ = gjk_epa(HULL, np.zeros(3), Ra, row, CYLINDER, cb, Rb, other)
         assert h1 == h2
         if h1:
             hits += 1

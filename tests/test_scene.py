@@ -289,7 +289,8 @@ def test_shipped_scenes_start_without_interpenetration(path):
     """No two shapes that may collide overlap at load (the tank's crates once started inside its
     engine deck and were thrown off). 1e-9 m: touching surfaces meet up to round-off."""
     from physics.broadphase import candidate_pairs, collision_filter
-    from physics.collision import ContactCache, contacts
+    from physics.collision import contacts
+    from physics.manifold import ContactCache
     from physics.shapes import ShapeSet, aabbs
     from physics.simulation import Simulation
     sim = Simulation.from_file(path)

@@ -1,6 +1,6 @@
 """Pucks sliding on fixed tables stay on the surface (regression: frictionless box and cylinder
 pucks sank through tables, because the GJK/EPA persistent manifold dropped every point of a pair
-sliding more than BREAK per step; see physics.collision._manifold).
+sliding more than BREAK per step; see physics.manifold.merge_into_manifold).
 
 A puck 0.4 × 0.1 × 0.4 (box) or r 0.2, height 0.1 (cylinder) starts resting on a fixed table whose
 top is y = 0.6, sliding at (0.8, 0, −1.6) m/s (1.79 m/s: 0.03 m a step at 60 Hz), and runs 2 s

@@ -264,7 +264,7 @@ def test_shipped_pyramid_scene_stands_still():
     solver defaults (10 iterations, 1 sub-step), for 10 s from t = 0: no box moves more than 1 mm
     (in its plane or out of it). Measured: 0.29 mm in x, 0.11 mm in y, 0.19 mm in z, and the same
     over 10⁴ steps. Three defects each made it rock about its base and fall within 4 s: edge axes
-    replacing resting face manifolds (`physics.collision.EDGE_TOLERANCE`), the sweep's halves
+    replacing resting face manifolds (`physics.box_box.EDGE_TOLERANCE`), the sweep's halves
     changing with round-off (`physics.gauss_seidel.HALVES_GRID`), and before them lost warm starts.
     Bound: 1 mm, 3 times the measured and far below the rocking's 100–250 mm."""
     from pathlib import Path
