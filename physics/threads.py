@@ -18,7 +18,12 @@ the user waits for), tries the other count now and then, and keeps the faster:
 - every `interval` solves the other count is tried once, and its fresh cost is compared with that
   average: if it wins it is used from then on and the interval starts again at `EXPLORE_FIRST`;
   if it loses the interval doubles, up to `EXPLORE_MOST` (a try of the slower count costs a few
-  per cent of the solves at most).
+  per cent of the solves at most);
+- and the other count is tried at once when that average has grown past `TRIGGER` times the other
+  count's last cost: a process starting on the other core makes two threads three to four times
+  slower within a solve, and waiting out an interval grown to `EXPLORE_MOST` on a quiet machine
+  cost seconds of such solves (the 1,000-box heap ran at 3.2–4.0 times one thread's time through a
+  benchmark's 15 steps).
 The counts are 1 and numba's current count (`numba.get_num_threads()`, all cores unless the caller
 set fewer); `fixed_threads(n)` pins the count, for tests and benchmarks that compare counts.
 """
@@ -30,6 +35,7 @@ import numba
 EXPLORE_FIRST = 16      # solves between tries of the other count, after a switch
 EXPLORE_MOST = 256      # ... at most, after tries that lost
 WEIGHT = 0.25           # of the newest solve in the count in use's moving average
+TRIGGER = 1.25          # the count in use's average past this times the other's last cost: try the other now
 
 _fixed = None           # `fixed_threads`
 
@@ -67,7 +73,8 @@ class ThreadChoice:
         if self.current not in (1, most):
             self.current = most
         other = 1 if self.current == most else most
-        trying = other not in self.cost or self.until_try <= 0
+        trying = other not in self.cost or self.until_try <= 0 or (
+            self.current in self.cost and self.cost[self.current] > TRIGGER * self.cost[other])
         n = other if trying else self.current
         first = n not in self.cost
         result, seconds = self._on(n, function, args, kwargs, self.clock)

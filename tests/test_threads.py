@@ -66,6 +66,23 @@ def test_a_busy_machine_switches_to_one_thread_and_back_when_the_core_frees():
     assert choice.current == most
 
 
+def test_load_after_a_long_quiet_run_switches_within_a_few_solves():
+    """After thousands of quiet solves the interval between tries is EXPLORE_MOST; a process that
+    then takes the second core must not cost that many slow solves: once the moving average of two
+    threads passes TRIGGER times one thread's last cost, one thread is tried at once (3 solves:
+    0.75 + 0.25 (3 − 0.75) = 1.31 > 1.25 after the first)."""
+    most = numba.get_num_threads()
+    machine = Machine({1: 1.0, most: 0.75})
+    choice = ThreadChoice(clock=machine.clock)
+    run(choice, machine, 2000)
+    assert choice.interval == EXPLORE_MOST and choice.current == most
+    machine.cost[most] = 3.0
+    run(choice, machine, 3)
+    assert choice.current == 1 and machine.used[-1] == 1
+    run(choice, machine, 100)
+    assert machine.used[-100:].count(most) <= 3        # the tries of two threads, ever more rarely
+
+
 def test_one_slow_step_does_not_switch():
     most = numba.get_num_threads()
     machine = Machine({1: 1.0, most: 0.75})
