@@ -385,8 +385,11 @@ def _local_cluster(stack, workers):
         signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
+        # The scheduler serves HTTP even without a dashboard, on port 8787 unless told otherwise: a
+        # second sweep running meanwhile found it taken and printed three lines of warning. A free
+        # port on the loopback instead (the dashboard, where bokeh is installed, is there too).
         cluster = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                   dashboard_address=None, silence_logs=logging.ERROR))
+                                                   dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR))
     finally:
         if main and previous is not signal.SIG_IGN:
             signal.signal(signal.SIGINT, previous)

@@ -220,3 +220,23 @@ def test_a_warning_is_one_line(tmp_path):
     assert _lines(result.stderr) == ["warning: 1 shape pair starts inside one another (deeper than 1 mm); the "
                                      "deepest: 'box0' and 'box1', 0.2 m: pushed apart at most at "
                                      "max_contact_push_speed = 3 m/s"], result.stderr
+
+
+def test_a_sweep_beside_another_cluster_prints_no_port_warning(tmp_path):
+    """Dask's scheduler serves HTTP on port 8787 by default, dashboard or not: a sweep started while
+    another cluster (another sweep, a notebook) held that port printed three lines of warning. Held
+    here by a listening socket, as another cluster would."""
+    import socket
+    with socket.socket() as held:
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            held.bind(("0.0.0.0", 8787))
+        except OSError:
+            pass        # already taken by something else: the same situation
+        held.listen()
+        result = subprocess.run([sys.executable, "-m", "physics", "sweep", str(PENDULUM), "--vary", "dt=1/60",
+                                 "--steps", "2", "--out", str(tmp_path / "out"), "--workers", "1"],
+                                cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    # stderr holds the progress bar only
+    assert not [line for line in _lines(result.stderr) if "runs" not in line], result.stderr[-3000:]
