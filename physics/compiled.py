@@ -42,6 +42,7 @@ import ast
 import functools
 import hashlib
 import os
+import pickle
 import sys
 import tempfile
 import threading
@@ -49,7 +50,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from numba.core import config, types
-from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import OmittedArg
 from numba.core.registry import CPUDispatcher
@@ -188,8 +189,34 @@ class _CacheImpl(CompileResultCacheImpl):
     _locator_classes = [SourceTreeLocator]
 
 
+class _IndexFile(IndexDataCacheFile):
+    """numba's index and data files of one kernel, where a file that no longer unpickles is stale,
+    a miss, not an error: a cached kernel's index names the classes of its argument types (the
+    `NamedTuple` bundles), and numba unpickles the whole index before it compares the source stamp,
+    so a bundle moved to another module raised AttributeError at the first call (measured when
+    `JointModel` moved from physics.constraints to physics.joints) instead of compiling afresh."""
+
+    _STALE = (AttributeError, ImportError, EOFError, TypeError, ValueError, pickle.UnpicklingError)
+
+    def _load_index(self):
+        try:
+            return super()._load_index()
+        except self._STALE:
+            return {}
+
+    def load(self, key):
+        try:
+            return super().load(key)
+        except self._STALE:
+            return None
+
+
 class _Cache(FunctionCache):
     _impl_class = _CacheImpl
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._cache_file = _IndexFile(self._cache_path, self._impl.filename_base, self._impl.locator.get_source_stamp())
 
 
 class _Tiers(threading.local):

@@ -11,7 +11,7 @@ kick–drift–kick scheme for q̇ = M⁻¹p, g(q) = 0 with constraint forces G(
 Symplectic and symmetric (2nd order, energy without drift); composed by the triple jump it is of
 4th order. The Simulation's free step already made q_free, v_free (gravity and applied forces, no
 constraint); an impulse P at the start of the step moves a body by h M⁻¹ P more. So, with the
-joint rows J (`physics.constraints.Joints.rows`, each row one scalar of g, world frame, velocity
+joint rows J (`physics.joints.Joints.rows`, each row one scalar of g, world frame, velocity
 coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat Δθ) R):
 
 - `project_positions`: Δq = M₀⁻¹ J₀ᵀ Λ along the start-of-step rows J₀ (RATTLE's first kick, SHAKE's
@@ -36,7 +36,7 @@ limit) where it is violated; motor rows are velocity targets, not constraints, a
 velocity solver (`physics.gauss_seidel`). Redundant rows (a closed loop of joints) make the
 matrices singular: a relative 1e-12 on the diagonal picks the least-impulse solution.
 
-Both are compiled (numba): the rows come from `physics.constraints.joint_geometry` at every Newton
+Both are compiled (numba): the rows come from `physics.joints.joint_geometry` at every Newton
 evaluation; J(q_k) M₀⁻¹ J₀ᵀ is not symmetric and is solved by LU with partial pivoting, the velocity
 projection's J M⁻¹ Jᵀ (symmetric positive definite) by the Cholesky factor of `physics.gauss_seidel`.
 
@@ -47,7 +47,7 @@ from typing import NamedTuple
 import numpy as np
 from physics.compiled import kernel
 
-from physics.constraints import ROWS_PER_JOINT, JointGeometry, JointModel, joint_geometry, joint_geometry_arrays
+from physics.joints import ROWS_PER_JOINT, JointGeometry, JointModel, joint_geometry, joint_geometry_arrays
 from physics.dense import cholesky_factor, cholesky_substitute, lu_solve
 from physics.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
     store33, sub, transpose

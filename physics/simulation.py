@@ -1531,7 +1531,7 @@ class Simulation:
         joints of the scene's count and kinds on bodies that exist (compiled loops index with them)."""
         from dataclasses import fields
 
-        from physics.constraints import JOINT_KINDS, Joints
+        from physics.joints import JOINT_KINDS, Joints
 
         cache = [key for key in arrays if key.startswith("solver.cache.")]
         joints = [key for key in arrays if key.startswith("solver.joints.")]

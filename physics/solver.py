@@ -29,8 +29,9 @@ from physics import profile
 from physics.broadphase import candidate_pairs, collision_filter
 from physics.collision import Contacts, contacts
 from physics.manifold import ContactCache, lookup_impulses
-from physics.constraints import BOUNCE_THRESHOLD, ROPE, ROWS_PER_JOINT, SLOP, BodyMotion, ContactConstants, ContactInput, \
-    Joints, PointBounce, Rows, beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
+from physics.constraints import BOUNCE_THRESHOLD, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
+    beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
+from physics.joints import ROPE, ROWS_PER_JOINT, Joints
 from physics.gauss_seidel import PARALLEL_MIN, halves, prepare, solve, sweep
 from physics.threads import ThreadChoice
 from physics.rattle import JointBodies, project_positions, project_velocities, start as rattle_start

@@ -201,3 +201,28 @@ def test_a_kernel_is_recompiled_when_a_module_it_calls_changes(tmp_path):
     assert run(2) == 21
     assert any((tmp_path / "cache").rglob("a.outer-*.nbi")), "outer was not cached"
     assert run(3) == 31, "a cached kernel kept the old code of a module it calls"
+
+
+def test_a_cache_index_naming_a_class_that_moved_is_a_miss(tmp_path, monkeypatch):
+    """numba unpickles a kernel's whole cache index before it compares the source stamp, and the
+    index names the classes of the argument types: after a `NamedTuple` bundle moved to another
+    module its stale index raised AttributeError at the first call. Read through the project's
+    cache file it is a miss (the kernel compiles afresh); numba's own file still raises."""
+    import sys
+    import types
+
+    import pytest
+    from numba.core.caching import IndexDataCacheFile
+
+    from physics.compiled import _IndexFile
+    module = types.ModuleType("bundle_that_moves")
+    Bundle = type("Bundle", (), {"__module__": "bundle_that_moves"})
+    module.Bundle = Bundle
+    monkeypatch.setitem(sys.modules, "bundle_that_moves", module)
+    _IndexFile(str(tmp_path), "kernel-1", "stamp").save((Bundle, "signature"), ("compiled",))
+    del module.Bundle                                  # the class moved away
+    with pytest.raises(AttributeError):
+        IndexDataCacheFile(str(tmp_path), "kernel-1", "stamp").load(("anything",))
+    assert _IndexFile(str(tmp_path), "kernel-1", "new stamp").load(("anything",)) is None
+    _IndexFile(str(tmp_path), "kernel-1", "new stamp").save(("fresh",), ("compiled again",))
+    assert _IndexFile(str(tmp_path), "kernel-1", "new stamp").load(("fresh",)) == ("compiled again",)

@@ -282,10 +282,10 @@ def test_distance_pushes_rope_does_not(kind):
 
 
 def test_constraint_kind_codes_follow_the_scene_formats_joint_types():
-    """`physics.constraints.JOINT_KINDS` numbers the joint types the scene format accepts
+    """`physics.joints.JOINT_KINDS` numbers the joint types the scene format accepts
     (`physics.scene.JOINT_TYPES`), one code each, in that order: the solver indexes kinds by code,
     so a type added to one list and not the other, or reordered, must fail here."""
-    from physics.constraints import BALL, DISTANCE, FIXED, HINGE, JOINT_KINDS, ROPE, SLIDER
+    from physics.joints import BALL, DISTANCE, FIXED, HINGE, JOINT_KINDS, ROPE, SLIDER
     from physics.scene import JOINT_TYPES
     assert tuple(JOINT_KINDS) == tuple(JOINT_TYPES)
     assert list(JOINT_KINDS.values()) == list(range(len(JOINT_TYPES)))
@@ -299,7 +299,7 @@ def test_compiled_joint_geometry_matches_finite_differences_of_its_errors():
     equals the rate of change of C along a random motion (central differences, step 1e-6: error
     ~1e-10 against rates of O(1); bound 1e-6), so the kernel's C and Jacobian agree for ball, hinge
     (with limit and motor), slider (with limit), fixed, distance and rope."""
-    from physics.constraints import Joints
+    from physics.joints import Joints
     from physics.rotation import matrix_from_rotvec, random_matrix
     rng = np.random.default_rng(3)
     B = 5

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.special import ellipk
 
-from physics.constraints import DISTANCE, Joints, function_rows
+from physics.joints import DISTANCE, Joints, function_rows
 from physics.rotation import random_matrix
 from physics.scene import load_scene, scene_from_dict
 from physics.simulation import Simulation

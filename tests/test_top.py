@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.integrate import solve_ivp
 
-from physics.constraints import BALL, Joints
+from physics.joints import BALL, Joints
 from physics.rotation import matrix_from_rotvec, random_matrix
 from physics.scene import scene_from_dict
 from physics.simulation import Simulation
