@@ -540,16 +540,12 @@ class _Loader:
         if not low <= world_scale <= high:
             raise self.error(node["name"], "scale", node["scale"],
                              f"the world scale (the product of the scales from the root) is {world_scale:g}; expected it in [{low:g}, {high:g}]")
-        shape = node["shape"]
-        for key in ("size", "radius", "height", "vertices"):
-            if shape is not None and key in shape:
-                lengths = np.asarray(shape[key], float) * world_scale
-                if key == "vertices":   # a hull: its thinnest extent and its reach from the node
-                    lengths = np.array([np.ptp(lengths, axis=0).min(), np.abs(lengths).max()])
-                if np.any(lengths < limits.LENGTH_MIN) or np.any(lengths > limits.LENGTH_MAX):
-                    raise self.error(node["name"], f"shape.{key}", shape[key],
-                                     f"times the world scale {world_scale:g} this is {short_repr(lengths.tolist())} m; expected "
-                                     f"world lengths in [{limits.LENGTH_MIN:g}, {limits.LENGTH_MAX:g}] m")
+        outside = limits.shape_lengths_outside(node["shape"], world_scale)
+        if outside is not None:
+            key, lengths = outside
+            raise self.error(node["name"], f"shape.{key}", node["shape"][key],
+                             f"times the world scale {world_scale:g} this is {short_repr(lengths.tolist())} m; expected "
+                             f"world lengths in [{limits.LENGTH_MIN:g}, {limits.LENGTH_MAX:g}] m")
 
     def build(self, title, description, world, nodes, index, events, joints=()):
         def stack(key):

@@ -60,7 +60,7 @@ from physics.scene import Scene, load_scene
 from physics.snapshot import Snapshot, scene_fingerprint
 from physics.settings import Settings
 from physics.sleeping import Bodies, LocalMotion, SleepState, hold, parent_motion, sleep_islands, wake_on_field
-from physics.validation import LENGTH_MAX, LENGTH_MIN, SCALE_RANGE, SPEED_MAX, short_repr
+from physics.validation import LENGTH_MAX, LENGTH_MIN, SCALE_RANGE, SPEED_MAX, shape_lengths_outside, short_repr
 
 _STALE, _MOVING, _COMPLETE = 0, 1, 2
 # Fraction of an end-of-step velocity change each integrator's position update sees (_stage_contacts).
@@ -335,12 +335,10 @@ def _move_bodies(bodies, counteract, dv, dx, world, local, total, before):
                 _put3(total, k, 3, add(_get3(total, k, 3), _get3(total, a, 3)))
     for k in range(nodes.size):
         i, a, q = nodes[k], nearest[k], parent[k]
-        rel_v, rel_x, rel_theta = _get3(dv, k, 0), _get3(dx, k, 0), _get3(dx, k, 3)
+        rel_v = _get3(dv, k, 0)
         if counteract and a >= 0:   # the child's world change is its own
             r = sub(load3(world_translation, i), load3(world_translation, nodes[a]))
             rel_v = sub(rel_v, add(_get3(dv, a, 0), cross3(_get3(dv, a, 3), r)))
-            rel_x = sub(rel_x, add(_get3(dx, a, 0), cross3(_get3(dx, a, 3), r)))
-            rel_theta = sub(rel_theta, _get3(dx, a, 3))
         Rq = load33(world_rotation, q) if q >= 0 else _EYE
         inverse_scale = 1.0 / world_scale[q] if q >= 0 else 1.0
         store33(before, k, load33(world_rotation, i))
@@ -352,9 +350,9 @@ def _move_bodies(bodies, counteract, dv, dx, world, local, total, before):
             x3 = add(load3(world_translation, i), _get3(dx, k, 0))
             store3(translation, i, mul(inverse_scale, matvec_t(Rq, sub(x3, xq))))
             store33(rotation, i, matmul_tn(Rq, matmul(exp_so3(_get3(dx, k, 3)), load33(world_rotation, i))))
-        else:
-            store3(translation, i, add(load3(translation, i), mul(inverse_scale, matvec_t(Rq, rel_x))))
-            store33(rotation, i, matmul(exp_so3(matvec_t(Rq, rel_theta)), load33(rotation, i)))
+        else:       # a root, or (counteraction off) a body that takes its ancestors' moves as they come
+            store3(translation, i, add(load3(translation, i), mul(inverse_scale, matvec_t(Rq, _get3(dx, k, 0)))))
+            store33(rotation, i, matmul(exp_so3(matvec_t(Rq, _get3(dx, k, 3))), load33(rotation, i)))
 
 
 _EYE = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
@@ -1514,13 +1512,10 @@ class Simulation:
                    f"world scales (products of the scales from the root) in [{low:g}, {high:g}]")
         for i, shapes in enumerate(self.scene.shapes):
             for shape in [] if shapes is None else [shapes] if isinstance(shapes, dict) else shapes:
-                for key in ("size", "radius", "height", "vertices"):
-                    if key in shape:
-                        lengths = np.abs(np.asarray(shape[key], float)) * world[i]
-                        short = key != "vertices" and np.any(lengths < LENGTH_MIN)     # a vertex may sit at 0
-                        if short or np.any(lengths > LENGTH_MAX):
-                            refuse("local.scale", f"shape.{key} {short_repr(lengths.tolist())} m in the world at node "
-                                   f"{self.names[i]!r}", f"world lengths in [{LENGTH_MIN:g}, {LENGTH_MAX:g}] m")
+                outside = shape_lengths_outside(shape, world[i])
+                if outside is not None:
+                    refuse("local.scale", f"shape.{outside[0]} {short_repr(outside[1].tolist())} m in the world at node "
+                           f"{self.names[i]!r}", f"world lengths in [{LENGTH_MIN:g}, {LENGTH_MAX:g}] m")
 
     _CACHE_REQUIRED = ("impulse_keys", "impulses", "n_shapes", "manifold_keys", "manifold_local_a", "manifold_local_b",
                        "manifold_feats", "manifold_counts", "manifold_next_ids")

@@ -36,6 +36,21 @@ CFM_MAX = 1e6                # constraint force mixing
 MASK_RANGE = (-2**31, 2**31 - 1)  # collision group and mask: 32-bit signed bit masks
 NESTING_MAX = 32             # brackets and braces in a scene file's text
 
+def shape_lengths_outside(shape, world_scale):
+    """(key, world lengths) of a shape's first length that leaves [LENGTH_MIN, LENGTH_MAX] at this
+    world scale (the product of the node scales from its root), or None: a hull's are its thinnest
+    extent and its reach from the node. The loader (physics.scene) and a restored snapshot
+    (`Simulation.restore`) refuse alike."""
+    for key in ("size", "radius", "height", "vertices"):
+        if shape is not None and key in shape:
+            lengths = np.asarray(shape[key], float) * world_scale
+            if key == "vertices":
+                lengths = np.array([np.ptp(lengths, axis=0).min(), np.abs(lengths).max()])
+            if np.any(lengths < LENGTH_MIN) or np.any(lengths > LENGTH_MAX):
+                return key, lengths
+    return None
+
+
 _SHORT = reprlib.Repr()
 _SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxtuple, _SHORT.maxdict = 3, 6, 6, 4
 _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlong = 60, 60, 40
