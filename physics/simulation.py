@@ -60,7 +60,8 @@ from physics.scene import Scene, load_scene
 from physics.snapshot import Snapshot, scene_fingerprint
 from physics.settings import Settings
 from physics.sleeping import Bodies, LocalMotion, SleepState, hold, parent_motion, sleep_islands, wake_on_field
-from physics.validation import LENGTH_MAX, LENGTH_MIN, SCALE_RANGE, SPEED_MAX, shape_lengths_outside, short_repr
+from physics.validation import LENGTH_MAX, LENGTH_MIN, SCALE_RANGE, SPEED_MAX, shape_lengths, shape_lengths_outside, \
+    short_repr
 
 _STALE, _MOVING, _COMPLETE = 0, 1, 2
 # Fraction of an end-of-step velocity change each integrator's position update sees (_stage_contacts).
@@ -1495,27 +1496,43 @@ class Simulation:
         """The loader's `world_lengths` for a restored state: each node's world scale (the product of
         the scales from its root, along an acyclic `parent`) in SCALE_RANGE and its shapes' world
         lengths in [LENGTH_MIN, LENGTH_MAX] (the inertia and the contact geometry are formed from
-        them: a box of 1e308 m made the contact margin infinite)."""
-        world = np.full(len(scale), np.nan)
-        for i in range(len(scale)):
-            path, a = [], i
-            while a >= 0 and np.isnan(world[a]):
-                path.append(a)
-                a = parent[a]
-            product = 1.0 if a < 0 else world[a]
-            for b in reversed(path):
-                product *= scale[b]
-                world[b] = product
+        them: a box of 1e308 m made the contact margin infinite). Whole arrays, since a timeline's scrub
+        restores often: the products by pointer doubling (log₂ of the depth passes), each shape's
+        lengths as its shortest and longest at world scale 1 (`_shape_extents`) times the scale."""
+        world, above = np.asarray(scale, float).copy(), np.asarray(parent).copy()
+        while True:
+            up = np.flatnonzero(above >= 0)
+            if not up.size:
+                break
+            world[up] *= world[above[up]]
+            above[up] = above[above[up]]
         low, high = SCALE_RANGE
-        for i in np.flatnonzero(~((world >= low) & (world <= high))):
+        for i in np.flatnonzero(~((world >= low) & (world <= high)))[:1]:
             refuse("local.scale", f"a world scale of {world[i]:g} at node {self.names[i]!r}",
                    f"world scales (products of the scales from the root) in [{low:g}, {high:g}]")
-        for i, shapes in enumerate(self.scene.shapes):
-            for shape in [] if shapes is None else [shapes] if isinstance(shapes, dict) else shapes:
-                outside = shape_lengths_outside(shape, world[i])
-                if outside is not None:
-                    refuse("local.scale", f"shape.{outside[0]} {short_repr(outside[1].tolist())} m in the world at node "
-                           f"{self.names[i]!r}", f"world lengths in [{LENGTH_MIN:g}, {LENGTH_MAX:g}] m")
+        node, shortest, longest, shapes = self._shape_extents()
+        bad = (world[node] * shortest < LENGTH_MIN) | (world[node] * longest > LENGTH_MAX)
+        for row in np.flatnonzero(bad)[:1]:
+            i = node[row]
+            key, lengths = shape_lengths_outside(shapes[row], world[i])
+            refuse("local.scale", f"shape.{key} {short_repr(lengths.tolist())} m in the world at node "
+                   f"{self.names[i]!r}", f"world lengths in [{LENGTH_MIN:g}, {LENGTH_MAX:g}] m")
+
+    def _shape_extents(self):
+        """Every (node, shape) of the scene: the node (S,), the shape's shortest and longest length at
+        world scale 1 (S,) as `shape_lengths_outside` measures them (its lengths scale with the world
+        scale), and the shape dicts; built once."""
+        if not hasattr(self, "_extents"):
+            node, shortest, longest, rows = [], [], [], []
+            for i, shapes in enumerate(self.scene.shapes):
+                for shape in [] if shapes is None else [shapes] if isinstance(shapes, dict) else shapes:
+                    lengths = shape_lengths(shape)
+                    node.append(i)
+                    shortest.append(lengths.min(initial=np.inf))
+                    longest.append(lengths.max(initial=0.0))
+                    rows.append(shape)
+            self._extents = (np.array(node, np.int64), np.array(shortest), np.array(longest), rows)
+        return self._extents
 
     _CACHE_REQUIRED = ("impulse_keys", "impulses", "n_shapes", "manifold_keys", "manifold_local_a", "manifold_local_b",
                        "manifold_feats", "manifold_counts", "manifold_next_ids")

@@ -36,16 +36,30 @@ CFM_MAX = 1e6                # constraint force mixing
 MASK_RANGE = (-2**31, 2**31 - 1)  # collision group and mask: 32-bit signed bit masks
 NESTING_MAX = 32             # brackets and braces in a scene file's text
 
+_LENGTH_KEYS = ("size", "radius", "height", "vertices")
+
+
+def _world_lengths(shape, key, world_scale):
+    lengths = np.asarray(shape[key], float) * world_scale
+    if key == "vertices":   # a hull: its thinnest extent and its reach from the node
+        lengths = np.array([np.ptp(lengths, axis=0).min(), np.abs(lengths).max()])
+    return np.ravel(lengths)
+
+
+def shape_lengths(shape, world_scale=1.0):
+    """Every length of a shape that must lie in [LENGTH_MIN, LENGTH_MAX] in the world, at this world
+    scale (the product of the node scales from its root), as one array; they scale with it."""
+    keys = [key for key in _LENGTH_KEYS if shape is not None and key in shape]
+    return np.concatenate([_world_lengths(shape, key, world_scale) for key in keys]) if keys else np.zeros(0)
+
+
 def shape_lengths_outside(shape, world_scale):
-    """(key, world lengths) of a shape's first length that leaves [LENGTH_MIN, LENGTH_MAX] at this
-    world scale (the product of the node scales from its root), or None: a hull's are its thinnest
-    extent and its reach from the node. The loader (physics.scene) and a restored snapshot
+    """(key, world lengths) of a shape's first length outside [LENGTH_MIN, LENGTH_MAX] at this world
+    scale, or None (`shape_lengths`). The loader (physics.scene) and a restored snapshot
     (`Simulation.restore`) refuse alike."""
-    for key in ("size", "radius", "height", "vertices"):
+    for key in _LENGTH_KEYS:
         if shape is not None and key in shape:
-            lengths = np.asarray(shape[key], float) * world_scale
-            if key == "vertices":
-                lengths = np.array([np.ptp(lengths, axis=0).min(), np.abs(lengths).max()])
+            lengths = _world_lengths(shape, key, world_scale)
             if np.any(lengths < LENGTH_MIN) or np.any(lengths > LENGTH_MAX):
                 return key, lengths
     return None
