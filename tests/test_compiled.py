@@ -226,3 +226,57 @@ def test_a_cache_index_naming_a_class_that_moved_is_a_miss(tmp_path, monkeypatch
     assert _IndexFile(str(tmp_path), "kernel-1", "new stamp").load(("anything",)) is None
     _IndexFile(str(tmp_path), "kernel-1", "new stamp").save(("fresh",), ("compiled again",))
     assert _IndexFile(str(tmp_path), "kernel-1", "new stamp").load(("fresh",)) == ("compiled again",)
+
+
+@kernel(inline=True)
+def _clamped_square(x, low, high):
+    # locals named as the caller's, a branch and a loop: what renaming and relabelling must keep apart
+    y = x * x
+    for _ in range(2):
+        if y > high:
+            y = high
+        elif y < low:
+            y = low
+    return y
+
+
+@kernel(inline=True)
+def _twice_clamped(x, y):
+    return _clamped_square(x, 0.0, 4.0) + _clamped_square(y, 1.0, 9.0)
+
+
+@kernel
+def _inlines_many(x, y):
+    y_ = _twice_clamped(x, y)
+    return y_ + _twice_clamped(y, x) * 10.0 + _clamped_square(x + y, 2.0, 3.0) * 100.0
+
+
+def test_inlining_keeps_every_call_site_apart():
+    """A helper inlined at five sites, four of them inside another inlined helper, from one cached
+    untyped IR (physics.compiled, inlining at linear cost): each site computes its own values.
+    Compared with the helpers run as Python, exactly (the same float operations)."""
+    import physics.compiled as compiled
+    from numba.core import inline_closurecall
+    assert inline_closurecall.copy is compiled._IRCopy, "numba's inlining changed: the linear-cost copy is off"
+    square = _clamped_square.py_func
+    twice = lambda x, y: square(x, 0.0, 4.0) + square(y, 1.0, 9.0)  # noqa: E731
+    for x, y in [(0.5, 3.0), (-3.0, 0.2), (1.7, -2.5), (0.0, 0.0), (10.0, -10.0)]:
+        expected = twice(x, y) + twice(y, x) * 10.0 + square(x + y, 2.0, 3.0) * 100.0
+        assert _inlines_many(x, y) == expected, (x, y)
+
+
+def test_compile_flags_compare_as_numba_defines_them():
+    """The flags' cheaper hash and equality (physics.compiled) give numba's results: the hash of
+    the sorted option names; equal when every option's value is, set explicitly or by default."""
+    from numba.core.compiler import Flags
+    a, b = Flags(), Flags()
+    assert hash(a) == hash(b) == hash(tuple(sorted(a.values())))
+    assert a == b
+    b.nrt = True
+    assert a != b and hash(a) == hash(b)
+    a.nrt = True
+    assert a == b
+    c = Flags()
+    c.boundscheck = Flags.options["boundscheck"].default   # explicitly the default: still equal to unset
+    assert c == Flags() and Flags() == c
+    assert (Flags() == object()) is False
