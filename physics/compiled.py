@@ -42,8 +42,8 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    A kernel that inlines a few hundred helper calls paid for that quadratically: about a sixth of
    the cold compile (`_inline_at_linear_cost`). Here each helper's untyped IR is built once per
    compile flags and reused, and a block's copy shares the source locations (values nobody
-   changes) and takes a shallow copy of the scope's table of names. The generated code is the
-   same: the golden hashes do not move.
+   changes) and a shallow copy of the scope's table of names. The generated code is the same: the
+   golden hashes do not move.
 
 The cache can be filled ahead of need, on both cores, with `python -m physics warmup`
 (physics.warmup).
@@ -346,9 +346,9 @@ def _inline_at_linear_cost():
     (module docstring, 5): measured on the tank's cold compile, 65 s of CPU became 56 s, and the
     inlining pass's own share 11 s became 3 s. numba's `inline_ir` copies the callee's IR with
     `copy.deepcopy`, block by block, each copy with a fresh memo, so each block copies the whole
-    scope; its module's `copy` is pointed at `_IRCopy`, whose `deepcopy` of a block seeds the memo
-    with a cheap copy of the scope (`_scope_copy`). Applied only where numba's code is as
-    expected: elsewhere numba's own inlining runs, slower, with the same result."""
+    scope; its module's `copy` is pointed at `_IRCopy`, whose deep copy of a block is built
+    directly (`_clone_block`). Applied only where numba's code is as expected: elsewhere numba's
+    own inlining runs, slower, with the same result."""
     worker = getattr(inline_closurecall, "InlineWorker", None)
     scope = vars(ir.Scope(None, ir.Loc("", 0)))
     if (getattr(inline_closurecall, "copy", None) is not copy or not hasattr(worker, "run_untyped_passes")
@@ -386,16 +386,56 @@ def _scope_copy(scope):
 
 
 class _IRCopy:
-    """`copy` as `inline_closurecall.inline_ir` sees it (`_inline_at_linear_cost`)."""
+    """`copy` as `inline_closurecall.inline_ir` sees it (`_inline_at_linear_cost`): its deep copy
+    of a block is `_clone_block`."""
 
     copy = staticmethod(copy.copy)
 
     @staticmethod
     def deepcopy(value, memo=None):
-        memo = {} if memo is None else memo
-        if isinstance(value, ir.Block):
-            memo.setdefault(id(value.scope), _scope_copy(value.scope))
+        if isinstance(value, ir.Block) and memo is None:
+            return _clone_block(value)
         return copy.deepcopy(value, memo)
+
+
+# IR values copied with their fields as they are (their `value` may be any Python object, a module
+# or an array: copy.deepcopy's own rule for them, numba's `__deepcopy__`, shares it too)
+_LEAVES = (ir.Const, ir.Global, ir.FreeVar, ir.Arg)
+
+
+def _clone_block(block):
+    """What copy.deepcopy(block) gives, built directly: the block, its statements and expressions
+    (and the lists, tuples and dicts in them) new; each variable new, once, in a new scope
+    (`_scope_copy`); source locations, constants' values, types and functions shared, as numba's
+    own `__deepcopy__` methods share them."""
+    scope = _scope_copy(block.scope)
+    variables = {}
+
+    def clone(value):
+        kind = type(value)
+        if kind is ir.Var:
+            new = variables.get(id(value))
+            if new is None:
+                new = variables[id(value)] = ir.Var(scope, value.name, value.loc)
+            return new
+        if kind is list:
+            return [clone(item) for item in value]
+        if kind is tuple:
+            return tuple(clone(item) for item in value)
+        if kind is dict:
+            return {key: clone(item) for key, item in value.items()}
+        if isinstance(value, (ir.Inst, ir.AbstractRHS)):
+            new = object.__new__(kind)
+            if isinstance(value, _LEAVES):
+                new.__dict__.update(value.__dict__)
+            else:
+                new.__dict__.update({key: clone(item) for key, item in value.__dict__.items()})
+            return new
+        return value
+
+    new = ir.Block(scope, block.loc)
+    new.body = [clone(statement) for statement in block.body]
+    return new
 
 
 def _cheap_config_comparisons():
@@ -423,9 +463,6 @@ def _cheap_config_comparisons():
     config_class.__hash__, config_class.__eq__ = __hash__, __eq__
 
 
-# A source location is a value (filename, line, column) that numba never changes in place: a deep
-# copy of the IR may share it (its lazily read source lines included).
-ir.Loc.__deepcopy__ = lambda self, memo: self
 _inline_at_linear_cost()
 _cheap_config_comparisons()
 

@@ -514,16 +514,24 @@ def _within(i, translation, rotation, velocity, omega_body, limits):
             & (math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) <= limits[0]) & (total * 0.0 == 0.0))
 
 
+@kernel
+def _record_divergence(i, translation, rotation, velocity, omega_body, limits, found, at):
+    """Body i's state through `divergence`, written into found[at:at + 3] = [i, quantity, value]
+    if it is divergent. Called, not inlined: it runs only for a body `_within` did not clear, and
+    inlined it was compiled again at each of the step kernels' eight call sites."""
+    quantity, value = divergence(load3(velocity, i), load3(omega_body, i), True, load3(translation, i),
+                                 load33(rotation, i), limits[0], limits[1])
+    if quantity >= 0:
+        found[at], found[at + 1], found[at + 2] = i, quantity, value
+
+
 @kernel(inline=True)
 def _check_stored(i, translation, rotation, velocity, omega_body, limits, found, at):
     """Body i's state through `divergence`: the first divergent body of the pass (the lowest i)
     goes into found[at:at + 3] = [i, quantity, value] (found[at] < 0: none yet). The arrays come
     unpacked: unpacking the `bodies` tuple in a loop costs reference counts (see `_load_frame`)."""
     if found[at] < 0.0 and not _within(i, translation, rotation, velocity, omega_body, limits):
-        quantity, value = divergence(load3(velocity, i), load3(omega_body, i), True, load3(translation, i),
-                                     load33(rotation, i), limits[0], limits[1])
-        if quantity >= 0:
-            found[at], found[at + 1], found[at + 2] = i, quantity, value
+        _record_divergence(i, translation, rotation, velocity, omega_body, limits, found, at)
 
 
 # One loop kernel per integrator family, each one pass over the bodies. bodies = (translation,
