@@ -361,8 +361,9 @@ def _inline_at_linear_cost():
     @functools.wraps(untyped)
     def run_untyped_passes(self, func, enable_ssa=False):
         # The untyped IR of `func` depends on it, the flags and the locals only; inline_ir copies
-        # it before changing anything, so one build serves every call site.
-        flags = () if self.flags is None else tuple(sorted((k, repr(v)) for k, v in self.flags.values().items()))
+        # it before changing anything, so one build serves every call site. The flags by the
+        # values set explicitly (equal flags set another way only build once more).
+        flags = () if self.flags is None else tuple(sorted((k, repr(v)) for k, v in self.flags._values.items()))
         key = (func, enable_ssa, flags, repr(sorted((self.locals or {}).items())))
         if key not in built:
             built[key] = untyped(self, func, enable_ssa)
@@ -443,7 +444,7 @@ def _cheap_config_comparisons():
     and equality build a dict of every option's value, 70 options, at each of the tens of thousands
     of lookups of a compile (about 5 % of it). The same results, cheaper: the hash is that of the
     sorted option names, as numba's own (it hashes the keys of that dict); two configs of one class
-    whose explicitly set values are equal are equal without building it."""
+    are compared on the options either of them sets."""
     config_class = targetconfig.TargetConfig
     if not {"__hash__", "__eq__", "values", "_values"} <= set(vars(config_class)):
         return
@@ -456,9 +457,15 @@ def _cheap_config_comparisons():
         return hashes[kind]
 
     def __eq__(self, other):
-        if type(self) is type(other) and self._values == other._values:
+        if type(self) is not type(other):
+            return equal(self, other)
+        mine, theirs = self._values, other._values
+        if mine == theirs:
             return True
-        return equal(self, other)
+        # an option set in neither is its default in both: only those set in either can differ
+        options = type(self).options
+        return all(mine.get(name, options[name].default) == theirs.get(name, options[name].default)
+                   for name in mine.keys() | theirs.keys())
 
     config_class.__hash__, config_class.__eq__ = __hash__, __eq__
 
