@@ -6,7 +6,7 @@ sees another's cache unless it is meant to:
 - the runner's first step, `python -m physics run tank --steps 1`, cold and then warm: wall time
   and the CPU time of the process (user + system, its children counted); cold, it runs as Python
   (physics.warmup.InterpretedStart), so the tank's compile is measured on its own too: its
-  warm-up task in one cold process (`compile_profile`);
+  warm-up task in one cold process (`compile_profile`), three times, the median quoted;
 - the warm-up of everything, `python -m physics warmup`, on every core: wall and CPU time;
 - the compile profile: the same warm-up tasks in one process, cold, with numba's compile events
   (`numba.core.event`, "numba:compile") recorded: the CPU seconds each kernel's own compile took
@@ -39,6 +39,7 @@ GOAL_APP_WARM = 2.0             # s to the first moving frame, warm
 # s of compile: a quarter of what the same work compiled in with numba's own `njit` dispatcher (the
 # tank's cold step 227 s, every warm-up task 369 s, measured the same way)
 GOAL_COMPILE_TANK, GOAL_COMPILE_ALL = 227 / 4, 369 / 4
+TANK_RUNS = 3                   # the tank's compile is measured this many times (the median is quoted)
 
 
 def _env(cache, **extra):
@@ -148,7 +149,10 @@ def main(quick=False):
     try:
         cold_wall, cold_cpu, _ = first_step(work / "cache-step", work / "a.npz")
         warm_wall, warm_cpu, _ = first_step(work / "cache-step", work / "b.npz")
-        tank = compile_profile(work / "cache-tank", "tank", work / "tank.json")
+        # the tank's compile, the row nearest its goal, three times in fresh caches: the median
+        tanks = sorted((compile_profile(work / f"cache-tank-{k}", "tank", work / f"tank-{k}.json")
+                        for k in range(TANK_RUNS)), key=lambda run: run["cpu"])
+        tank = tanks[len(tanks) // 2]
         profile = tank if quick else compile_profile(work / "cache-profile", "all", work / "profile.json")
         all_wall, all_cpu, _ = warmup(work / "cache-all")
         display = _xvfb() if "DISPLAY" not in os.environ else None
@@ -177,8 +181,9 @@ def main(quick=False):
         "|---|---|---|---|",
         f"| tank, cold: CPU until it has stepped (`physics run tank --steps 1`, empty cache: as Python) | "
         f"≤ {GOAL_COLD_TANK_CPU:.0f} s | {cold_cpu:.1f} s CPU, {cold_wall:.1f} s wall {mark(cold_cpu <= GOAL_COLD_TANK_CPU)} | |",
-        f"| tank, cold: compiling its kernels (its warm-up task, one process, numba compile events) | "
-        f"≤ {GOAL_COMPILE_TANK:.0f} s | {tank['cpu']:.0f} s CPU {mark(tank['cpu'] <= GOAL_COMPILE_TANK)} | |",
+        f"| tank, cold: compiling its kernels (its warm-up task, one process; median of {TANK_RUNS}, "
+        f"{tanks[0]['cpu']:.0f}–{tanks[-1]['cpu']:.0f} s) | ≤ {GOAL_COMPILE_TANK:.0f} s | {tank['cpu']:.0f} s CPU "
+        f"{mark(tank['cpu'] <= GOAL_COMPILE_TANK)} | |",
         f"| tank, warm: the same, second run | ≤ {GOAL_WARM_STEP} s wall | {warm_wall:.2f} s wall, {warm_cpu:.2f} s CPU "
         f"{mark(warm_wall <= GOAL_WARM_STEP)} | |",
         f"| app, cold: launch to a responsive window saying what it prepares | ≤ {GOAL_APP_WINDOW:.0f} s "

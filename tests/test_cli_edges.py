@@ -195,7 +195,7 @@ def test_a_lost_worker_is_named_and_its_run_retried(tmp_path):
     scene = load_scene(PENDULUM)
     plan, steps = [{"dt": 1 / 60}], [3]
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
                          silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
         once = functools.partial(kill_the_worker_once, marker=str(tmp_path / "died"))
         results = execute(client, scene, plan, steps, tmp_path / "once.csv", task=once)
