@@ -61,7 +61,8 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from numba.core import config, inline_closurecall, ir, targetconfig, types
+import numba
+from numba.core import bytecode, config, inline_closurecall, ir, targetconfig, types
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import OmittedArg
@@ -69,6 +70,9 @@ from numba.core.registry import CPUDispatcher
 
 # The packages whose kernels this locator caches (top-level package directories).
 PROJECT_PACKAGES = ("physics", "app", "benchmarks")
+# The numba whose inlining and flag comparison `_inline_at_linear_cost` and `_cheap_config_comparisons`
+# patch (they read its internals); any other runs numba's own, slower, with the same result.
+PATCHED_NUMBA = "0.68.1"
 _ROOT = Path(__file__).resolve().parent.parent
 _notices = set()
 
@@ -347,27 +351,36 @@ def _inline_at_linear_cost():
     inlining pass's own share 11 s became 3 s. numba's `inline_ir` copies the callee's IR with
     `copy.deepcopy`, block by block, each copy with a fresh memo, so each block copies the whole
     scope; its module's `copy` is pointed at `_IRCopy`, whose deep copy of a block is built
-    directly (`_clone_block`). Applied only where numba's code is as expected: elsewhere numba's
-    own inlining runs, slower, with the same result."""
-    worker = getattr(inline_closurecall, "InlineWorker", None)
-    scope = vars(ir.Scope(None, ir.Loc("", 0)))
-    if (getattr(inline_closurecall, "copy", None) is not copy or not hasattr(worker, "run_untyped_passes")
-            or set(scope) != {"parent", "localvars", "loc", "redefined", "var_redefinitions"}
-            or not hasattr(scope["localvars"], "_con")):
+    directly (`_clone_block`). Applied on PATCHED_NUMBA only: any other numba runs its own
+    inlining, slower, with the same result."""
+    # numba's internals, not its API: patched only on the numba this project locks (requirements.lock);
+    # tests/test_compiled.py fails if it is not installed, so an upgrade re-checks it deliberately
+    if numba.__version__ != PATCHED_NUMBA:
         return
+    worker = inline_closurecall.InlineWorker
     untyped = worker.run_untyped_passes
     built = {}
 
     @functools.wraps(untyped)
     def run_untyped_passes(self, func, enable_ssa=False):
-        # The untyped IR of `func` depends on it, the flags and the locals only; inline_ir copies
-        # it before changing anything, so one build serves every call site. The flags by the
-        # values set explicitly (equal flags set another way only build once more).
-        flags = () if self.flags is None else tuple(sorted((k, repr(v)) for k, v in self.flags._values.items()))
-        key = (func, enable_ssa, flags, repr(sorted((self.locals or {}).items())))
+        # The untyped IR of `func` depends on it, the flags and the locals only. Cached for the
+        # inliner's call (enable_ssa False), whose inline_ir copies the IR before changing anything;
+        # an overload's inlining (enable_ssa True) changes the IR it gets, so builds its own.
+        if enable_ssa:
+            return untyped(self, func, enable_ssa)
+        self.flags.enable_ssa = enable_ssa       # what numba's own does to the caller's flags
+        key = (func, tuple(sorted((k, repr(v)) for k, v in self.flags._values.items())),
+               repr(sorted((self.locals or {}).items())))
         if key not in built:
             built[key] = untyped(self, func, enable_ssa)
-        return built[key]
+            return built[key]
+        # each inlined copy gets a function identity of its own, as a fresh build would: inline_ir
+        # names the copy's variables after it, and parfors read those names' versions
+        function_ir, identity = built[key].copy(), copy.copy(built[key].func_id)
+        identity.unique_id = next(bytecode.FunctionIdentity._unique_ids)
+        identity.unique_name = f"{identity.func_qualname}${identity.unique_id}"
+        function_ir.func_id = identity
+        return function_ir
 
     worker.run_untyped_passes = run_untyped_passes
     inline_closurecall.copy = _IRCopy
@@ -375,14 +388,14 @@ def _inline_at_linear_cost():
 
 def _scope_copy(scope):
     """A copy of an `ir.Scope` whose tables map the same names to the same variables and
-    versions: inline_ir reads only the names, defines the callee's variables under new names (new
-    entries, so no shared version set is changed), renames every variable into the caller's scope
-    and drops this one."""
+    versions: inline_ir reads only the names, defines the callee's variables under new names,
+    renames every variable into the caller's scope and drops this one (an overload's inlining
+    first rebuilds SSA on it, which may add versions: the version sets are copied)."""
     new = copy.copy(scope)
     new.localvars = copy.copy(scope.localvars)
     new.localvars._con = dict(scope.localvars._con)
     new.redefined = collections.defaultdict(int, scope.redefined)
-    new.var_redefinitions = collections.defaultdict(set, scope.var_redefinitions)
+    new.var_redefinitions = collections.defaultdict(set, {k: set(v) for k, v in scope.var_redefinitions.items()})
     return new
 
 
@@ -445,9 +458,9 @@ def _cheap_config_comparisons():
     of lookups of a compile (about 5 % of it). The same results, cheaper: the hash is that of the
     sorted option names, as numba's own (it hashes the keys of that dict); two configs of one class
     are compared on the options either of them sets."""
-    config_class = targetconfig.TargetConfig
-    if not {"__hash__", "__eq__", "values", "_values"} <= set(vars(config_class)):
+    if numba.__version__ != PATCHED_NUMBA:
         return
+    config_class = targetconfig.TargetConfig
     equal, hashes = config_class.__eq__, {}
 
     def __hash__(self):
@@ -463,9 +476,10 @@ def _cheap_config_comparisons():
         if mine == theirs:
             return True
         # an option set in neither is its default in both: only those set in either can differ
+        # (numba's own compares the options of the class only: a value set under another name is ignored)
         options = type(self).options
         return all(mine.get(name, options[name].default) == theirs.get(name, options[name].default)
-                   for name in mine.keys() | theirs.keys())
+                   for name in (mine.keys() | theirs.keys()) & options.keys())
 
     config_class.__hash__, config_class.__eq__ = __hash__, __eq__
 

@@ -255,9 +255,13 @@ def test_inlining_keeps_every_call_site_apart():
     """A helper inlined at five sites, four of them inside another inlined helper, from one cached
     untyped IR (physics.compiled, inlining at linear cost): each site computes its own values.
     Compared with the helpers run as Python, exactly (the same float operations)."""
-    import physics.compiled as compiled
+    import numba
     from numba.core import inline_closurecall
-    assert inline_closurecall.copy is compiled._IRCopy, "numba's inlining changed: the linear-cost copy is off"
+
+    import physics.compiled as compiled
+    assert numba.__version__ == compiled.PATCHED_NUMBA, (
+        f"numba {numba.__version__}: re-check physics.compiled's patches of its inlining against its source")
+    assert inline_closurecall.copy is compiled._IRCopy
     square = _clamped_square.py_func
     twice = lambda x, y: square(x, 0.0, 4.0) + square(y, 1.0, 9.0)  # noqa: E731
     for x, y in [(0.5, 3.0), (-3.0, 0.2), (1.7, -2.5), (0.0, 0.0), (10.0, -10.0)]:
