@@ -73,3 +73,34 @@ def test_a_scene_that_would_make_millions_of_contacts_is_refused_at_load_with_a_
     assert out.returncode == 2 and "contact budget" in out.stderr and "Traceback" not in out.stderr
     assert out.stderr.count("\n") == 1, out.stderr
     assert not (tmp_path / "heap.npz").exists()
+
+
+@pytest.mark.parametrize("integrator", ["semi-implicit-euler", "implicit-midpoint", "rk4", "lie-midpoint"])
+def test_the_in_pass_check_agrees_with_the_exact_test_at_the_limits(integrator):
+    """The step kernels clear a body by squared norms against slightly shrunk squared limits
+    (physics.integrators `_within`) and leave the rest to `divergence`'s Euclidean norms: bodies
+    whose speed, spin or distance lies a few ulps either side of its limit, or is NaN or inf, are
+    flagged exactly where `divergence` flags them. Checked on the state before the step (found[3:]),
+    so that the step's own motion does not move anything across a limit."""
+    from physics.integrators import advance_bodies, divergence
+    length, speed = 1e7, 1e7
+    cases = []
+    for scale in (np.nextafter(1.0, 0.0), 1.0, np.nextafter(1.0, 2.0), 1 - 1e-10, 1 + 1e-10, 0.5):
+        for quantity in range(3):       # velocity, omega_body, translation
+            state = np.zeros((3, 3))
+            state[quantity] = np.array([3.0, 4.0, 12.0]) / 13.0 * (speed if quantity < 2 else length) * scale
+            cases.append(state)
+    for bad in (np.nan, np.inf):
+        state = np.zeros((3, 3))
+        state[0, 1] = bad
+        cases.append(state)
+    for velocity, omega, translation in cases:
+        one = lambda a: np.ascontiguousarray(a[None], dtype=float)   # noqa: E731
+        bodies = (one(translation), one(np.eye(3)), one(velocity), one(omega), np.ones(1), np.ones((1, 3)),
+                  np.zeros((1, 3)), np.zeros((1, 3)))
+        exact = divergence(velocity, omega, True, translation, np.eye(3), length, speed)
+        found = np.array([-1.0, 0.0, 0.0, -1.0, 0.0, 0.0])
+        advance_bodies(bodies, 1e-9, integrator, "off", None, (length, speed), found)
+        assert (found[3] >= 0) == (exact[0] >= 0), (velocity, omega, translation, exact, found)
+        if exact[0] >= 0:
+            assert found[4] == exact[0]
