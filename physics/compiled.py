@@ -41,9 +41,10 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    taking along a copy of the whole scope: every variable and source location of the function.
    A kernel that inlines a few hundred helper calls paid for that quadratically: about a sixth of
    the cold compile (`_inline_at_linear_cost`). Here each helper's untyped IR is built once per
-   compile flags and reused, and a block's copy shares the source locations (values nobody
-   changes) and a shallow copy of the scope's table of names. The generated code is the same: the
-   golden hashes do not move.
+   compile flags and reused, and a block is copied directly: new statements and variables, the
+   source locations and constant values shared, a shallow copy of the scope's table of names. On
+   the locked numba only (`PATCHED_NUMBA`). The generated code is the same: the golden hashes do
+   not move.
 
 The cache can be filled ahead of need, on both cores, with `python -m physics warmup`
 (physics.warmup).
