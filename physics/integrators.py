@@ -56,13 +56,14 @@ Gyroscopic modes (physics.rigid_body): `off` g = 0; `explicit` g = 1; `implicit`
 gyroscopic step on w first, then the integrator with g = 0. For lie-midpoint(-4) the term is
 inherent: `explicit` and `implicit` both mean the conservative solve, `off` drops it (x = I^-1 L).
 """
+import concurrent.futures
 import math
 from dataclasses import dataclass
 
 import numpy as np
 from physics.compiled import kernel
 
-from physics import choices
+from physics import choices, threads
 from physics.choices import GYROSCOPIC_IMPLICIT, GYROSCOPIC_OFF
 from physics.kinematics import check_batch
 from physics.rigid_body import gyroscopic_newton
@@ -544,7 +545,7 @@ def _check_stored(i, translation, rotation, velocity, omega_body, limits, found,
 # One loop kernel per integrator family, each one pass over the bodies. bodies = (translation,
 # rotation, velocity, omega_body, mass, inertia_body, force, torque), frames = the Frame's arrays.
 
-@kernel
+@kernel(nogil=True)
 def _step_euler(semi_implicit, gyro, h, bodies, moving, frames, limits, found):
     translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
     for i in range(bodies[0].shape[0]):
@@ -564,7 +565,7 @@ def _step_euler(semi_implicit, gyro, h, bodies, moving, frames, limits, found):
             _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
-@kernel
+@kernel(nogil=True)
 def _step_implicit(theta, gyro, h, bodies, moving, frames, limits, found):
     """theta = 1: implicit Euler; theta = 1/2: implicit midpoint."""
     translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
@@ -582,7 +583,7 @@ def _step_implicit(theta, gyro, h, bodies, moving, frames, limits, found):
             _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
-@kernel
+@kernel(nogil=True)
 def _step_rk4(gyro, h, bodies, moving, frames, limits, found):
     translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
     for i in range(bodies[0].shape[0]):
@@ -605,7 +606,7 @@ def _start_block(lanes, inertia, inverse_inertia, q):
         _set_col4(q, k, (1.0, 0.0, 0.0, 0.0))
 
 
-@kernel(error_model="numpy")
+@kernel(error_model="numpy", nogil=True)
 def _step_lie(fractions, count, gyro, h, bodies, moving, frames, limits, found):
     """lie-midpoint (count 1: the sub-step fractions[0] = 1) or its triple jump (count 3: g1, g2,
     g1). `fractions` is always a 3-tuple, so that both compile as one version (a 1-tuple and a
@@ -711,10 +712,20 @@ def advance_bodies(bodies, dt, integrator, gyroscopic, frames=None, limits=(0.0,
     pass as it is stored (`divergence`, with limits = (length, speed)), and the first divergent
     one, by index, is written into it as [index, quantity, value]; [-1, 0, 0, -1, 0, 0] also
     checks each body's state before its step, into found[3:]. The check costs no pass over
-    memory of its own."""
+    memory of its own. A batch of `SPLIT_BODIES` or more is stepped in parts on the cores at
+    once (`_parts`), to the same bits and the same `found`."""
     moving, frames = (False, _IDENTITY) if frames is None else (True, frames)
     gyro, h = choices.GYROSCOPIC.codes[gyroscopic], float(dt)
     limits, found = (float(limits[0]), float(limits[1])), _NO_CHECK if found is None else found
+    parts = _parts(bodies[0].shape[0])
+    if len(parts) > 1:
+        _advance_parts(parts, bodies, h, integrator, gyro, moving, frames, limits, found)
+    else:
+        _advance(bodies, h, integrator, gyro, moving, frames, limits, found)
+
+
+def _advance(bodies, h, integrator, gyro, moving, frames, limits, found):
+    """`advance_bodies` in one pass: the integrator's kernel."""
     if integrator in ("explicit-euler", "semi-implicit-euler"):
         _step_euler(integrator == "semi-implicit-euler", gyro, h, bodies, moving, frames, limits, found)
     elif integrator in ("implicit-euler", "implicit-midpoint"):
@@ -726,6 +737,54 @@ def advance_bodies(bodies, dt, integrator, gyroscopic, frames=None, limits=(0.0,
             _step_lie(_ONE_STEP, 1, gyro, h, bodies, moving, frames, limits, found)
         else:
             _step_lie(_TRIPLE_JUMP, 3, gyro, h, bodies, moving, frames, limits, found)
+
+
+# Every kernel above steps each body on its own, so a batch of SPLIT_BODIES bodies or more is
+# stepped in parts at once, one a core: each part a whole number of `_BLOCK`s (lie-midpoint's
+# blocks, and with them every body's arithmetic, are those of one pass, and so are its bits), each
+# on its own thread (the kernels release the GIL). Nothing joins within a part, so a core taken by
+# another process delays only its part. 2^16 bodies take about 2 ms a step: a thread's hand-off
+# (tens of microseconds) is lost in it.
+SPLIT_BODIES = 1 << 16
+_pool = None        # the threads that step the parts but the first (`_advance_parts`)
+
+
+def _parts(batch):
+    """[(first, stop), ...]: the batch's parts (`SPLIT_BODIES`), one a core (`physics.threads.cores`);
+    one alone below it or on one core."""
+    count = min(threads.cores(), batch // (SPLIT_BODIES // 2)) if batch >= SPLIT_BODIES else 1
+    if count < 2:
+        return [(0, batch)]
+    blocks = -(-batch // _BLOCK)
+    edges = [min(batch, _BLOCK * (blocks * k // count)) for k in range(count + 1)]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def _advance_parts(parts, bodies, h, integrator, gyro, moving, frames, limits, found):
+    """`_advance` on each part at once; `found` as one pass would have filled it: per record
+    (after the step, before it), the first part's that found a divergent body, by index."""
+    global _pool
+    if _pool is None:
+        _pool = concurrent.futures.ThreadPoolExecutor(max(1, threads.cores() - 1), thread_name_prefix="bodies")
+    founds = [np.full_like(found, -1.0) for _ in parts]
+    for own in founds:
+        own[1::3] = own[2::3] = 0.0
+
+    def run(k):
+        first, stop = parts[k]
+        part = tuple(a[first:stop] for a in bodies)
+        part_frames = tuple(a[first:stop] for a in frames) if moving else frames
+        _advance(part, h, integrator, gyro, moving, part_frames, limits, founds[k])
+
+    others = [_pool.submit(run, k) for k in range(1, len(parts))]
+    run(0)
+    for other in others:
+        other.result()
+    for at in range(0, found.size, 3):
+        for (first, _), own in zip(parts, founds):
+            if own[at] >= 0.0:
+                found[at:at + 3] = own[at] + first, own[at + 1], own[at + 2]
+                break
 
 
 # No divergence check (`advance_bodies`): an empty array, so that a checked and an unchecked call are

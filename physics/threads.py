@@ -26,8 +26,13 @@ the user waits for), tries the other count now and then, and keeps the faster:
   benchmark's 15 steps).
 The counts are 1 and numba's current count (`numba.get_num_threads()`, all cores unless the caller
 set fewer); `fixed_threads(n)` pins the count, for tests and benchmarks that compare counts.
+
+Free bodies need no such choice: a step of many is split into parts that never join until the
+step ends (`physics.integrators.SPLIT_BODIES`), one a core (`cores`), so a core taken by another
+process delays only its part. `fixed_threads` pins that count too.
 """
 import contextlib
+import os
 import time
 
 import numba
@@ -51,6 +56,17 @@ def fixed_threads(n):
         yield
     finally:
         _fixed = previous
+
+
+def cores():
+    """The threads a step may run on at once: `fixed_threads`' count within its block, else the
+    cores this process may run on."""
+    if _fixed is not None:
+        return _fixed
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:      # not on Linux
+        return os.cpu_count() or 1
 
 
 class ThreadChoice:

@@ -10,7 +10,7 @@ import itertools
 import numpy as np
 import pytest
 
-from physics import Simulation
+from physics import Simulation, integrators, threads
 from physics.choices import GYROSCOPIC, INTEGRATOR
 from physics.scene import scene_from_arrays, scene_from_dict
 from physics.simulation import DIVERGENCE_LENGTH, DivergenceError, OutOfBoundsError
@@ -148,3 +148,43 @@ def test_an_event_that_makes_a_body_run_away_is_caught_in_its_step():
              "event": [{"time": 0.05, "node": "b1", "impulse": [1e12, 0.0, 0.0]}]}
     error = diverge(lambda: Simulation(scene_from_dict(scene)), steps=10)
     assert (error.node, error.quantity) == ("b1", "velocity") and error.step == 3   # t = 3 dt = 0.05 s
+
+
+def split(monkeypatch, cores, least=512):
+    """Batches of `least` bodies or more stepped in parts on `cores` cores (`SPLIT_BODIES`)."""
+    monkeypatch.setattr(integrators, "SPLIT_BODIES", least)
+    monkeypatch.setattr(threads, "cores", lambda: cores)
+
+
+@pytest.mark.parametrize("integrator", INTEGRATOR.names)
+def test_bodies_stepped_in_parts_on_several_cores_take_the_bits_of_one_pass(integrator, monkeypatch):
+    """1,000 tumbling bodies in parts of 256, 256 and 488 bodies on three threads, and in two: the
+    state hash of one pass (exact: each body's arithmetic is the same, in blocks of the same bodies)."""
+    scene = swarm(integrator, "explicit")
+    assert integrators._parts(1000) == [(0, 1000)]
+    one = Simulation(scene)
+    one.step(STEPS)
+    for cores, parts in ((3, [(0, 256), (256, 512), (512, 1000)]), (2, [(0, 512), (512, 1000)])):
+        with monkeypatch.context() as patch:
+            split(patch, cores)
+            assert integrators._parts(1000) == parts
+            sim = Simulation(scene)
+            sim.step(STEPS)
+        assert sim.state_hash() == one.state_hash()
+
+
+def test_the_first_runaway_body_of_all_the_parts_is_named():
+    """Bodies in the second and third of three parts run away in step 1 (as in the test above), and
+    a NaN is planted in each of those parts before the step: the error names the first by index,
+    of each check, as one pass does (`diverge` compares with the general sub-step's)."""
+    force, mass = np.zeros((1000, 3)), np.ones(1000)
+    force[[700, 300], 0], mass[[700, 300]] = 1e12, 1e-9
+    make = bodies(1000, applied_force=force, mass=mass, inertia=np.full((1000, 3), 1e-9))
+
+    def plant(sim):
+        sim.hierarchy.local.velocity[[900, 400], 1] = np.nan
+    with pytest.MonkeyPatch.context() as patch:
+        split(patch, 3)
+        assert (diverge(make).node, diverge(make).quantity) == ("node_300", "velocity")
+        error = diverge(make, plant=plant)
+        assert (error.node, error.step, error.quantity, error.time) == ("node_400", 1, "velocity", 0.0)
