@@ -368,6 +368,15 @@ def _connect(stack, address):
         raise SweepError(f"--scheduler: cannot reach {address!r} ({error})") from None
 
 
+def dask_setup(worker):
+    """Run in each local worker process as it starts (`_local_cluster`'s preload, on the worker's
+    main thread): Ctrl+C reaches the whole process group, and a worker that took it printed a
+    KeyboardInterrupt traceback from its event loop (the signal mask of `_local_cluster` does not
+    reach a worker started by spawn); the sweep's own process stops the sweep and closes them."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _local_cluster(stack, workers):
     """A distributed.Client on a local cluster of `workers` single-threaded processes (closed
     with `stack`)."""
@@ -389,7 +398,8 @@ def _local_cluster(stack, workers):
         # second sweep running meanwhile found it taken and printed three lines of warning. A free
         # port on the loopback instead (the dashboard, where bokeh is installed, is there too).
         cluster = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                   dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR))
+                                                   dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
+                                                   preload=[__name__]))
     finally:
         if main and previous is not signal.SIG_IGN:
             signal.signal(signal.SIGINT, previous)
