@@ -46,7 +46,8 @@ class CollisionFilter:
     """Per-shape data the pair filter needs (S shapes). `assembly (S,)`: the node of the rigid
     assembly the shape moves with (its nearest non-fixed ancestor or itself; -1 = the world),
     `active (S,)`: that assembly is dynamic. Without motion information every node is its own
-    assembly and active."""
+    assembly and active. `apart`: the sorted keys (`_node_pair_keys`) of the node pairs that a
+    joint keeps from colliding."""
 
     is_plane: np.ndarray
     node: np.ndarray
@@ -56,6 +57,7 @@ class CollisionFilter:
     mask: np.ndarray
     assembly: np.ndarray
     active: np.ndarray
+    apart: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     _allowed: np.ndarray = field(default=None, init=False, repr=False, compare=False)  # `allowed_pairs`, made on first use
 
     def arrays(self):
@@ -90,12 +92,28 @@ class CollisionFilter:
     def allows(self, a, b):
         """Boolean mask over index arrays a, b (shape indices): may these pairs collide?"""
         a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
-        return _allows_many(a.ravel(), b.ravel(), *self.arrays()).reshape(a.shape)
+        allowed = _allows_many(a.ravel(), b.ravel(), *self.arrays())
+        if self.apart.size:
+            allowed &= ~self.kept_apart(np.column_stack([a.ravel(), b.ravel()]))
+        return allowed.reshape(a.shape)
+
+    def kept_apart(self, pairs):
+        """(K,) bool: which shape pairs (K, 2) join two nodes that a joint keeps from colliding."""
+        keys = _node_pair_keys(self.node[pairs[:, 0]], self.node[pairs[:, 1]])
+        at = np.minimum(np.searchsorted(self.apart, keys), max(len(self.apart) - 1, 0))
+        return self.apart[at] == keys if self.apart.size else np.zeros(len(pairs), bool)
 
 
-def collision_filter(shapes, parent, motion=None):
-    """The `CollisionFilter` of a `ShapeSet` in a hierarchy with `parent (N,)` (-1 = world) and
-    optional `motion (N,)` strings (fixed | kinematic | dynamic)."""
+def _node_pair_keys(a, b):
+    """One int64 per unordered node pair: the smaller index in the high 32 bits."""
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    return (np.minimum(a, b) << 32) | np.maximum(a, b)
+
+
+def collision_filter(shapes, parent, motion=None, apart=()):
+    """The `CollisionFilter` of a `ShapeSet` in a hierarchy with `parent (N,)` (-1 = world),
+    optional `motion (N,)` strings (fixed | kinematic | dynamic) and `apart`, (node, node) pairs
+    whose shapes never collide (the two nodes of a joint: docs/scene-format.md)."""
     parent = np.asarray(parent, dtype=np.int64)
     if parent.ndim != 1 or (len(shapes) and shapes.node.max() >= len(parent)):
         raise ValueError(f"parent: got shape {parent.shape}; expected (N,) covering every shape's node")
@@ -116,8 +134,10 @@ def collision_filter(shapes, parent, motion=None):
             assembly = np.where(up, parent[np.maximum(assembly, 0)], assembly)
         active = np.where(assembly >= 0, motion[np.maximum(assembly, 0)] == "dynamic", False)
     node = shapes.node
+    apart = np.asarray(apart, np.int64).reshape(-1, 2)
     return CollisionFilter(shapes.kind == PLANE, node, parent[node], shapes.collide_with_parent,
-                           shapes.group, shapes.mask, assembly[node], active[node])
+                           shapes.group, shapes.mask, assembly[node], active[node],
+                           np.unique(_node_pair_keys(apart[:, 0], apart[:, 1])))
 
 
 @kernel
@@ -337,4 +357,5 @@ def candidate_pairs(lo, hi, filter):
         out = np.empty((k, 2), dtype=np.int64)
         _grid(*arrays, out, *filter.arrays())
     filter._grid_capacity = k + k // 4 + 16
-    return _sort_pairs(out[:k], len(lo))
+    pairs = _sort_pairs(out[:k], len(lo))
+    return pairs[~filter.kept_apart(pairs)] if filter.apart.size else pairs

@@ -42,7 +42,8 @@ NODE_KEYS = (
 )
 MESH_KEYS = ("file", "scale")
 JOINT_TYPES = ("ball", "hinge", "slider", "fixed", "distance", "rope")
-JOINT_KEYS = ("type", "a", "b", "anchor", "anchor_b", "axis", "length", "lower", "upper", "motor_speed", "motor_force")
+JOINT_KEYS = ("type", "a", "b", "anchor", "anchor_b", "axis", "length", "lower", "upper", "motor_speed", "motor_force",
+              "collide_connected")
 _AXIAL = ("axis", "lower", "upper", "motor_speed", "motor_force")
 JOINT_TYPE_KEYS = {  # beyond type, a, b, anchor: a key another type owns is an error, not ignored
     "ball": (), "fixed": (), "hinge": _AXIAL, "slider": _AXIAL,
@@ -497,7 +498,7 @@ class _Loader:
                 raise self.error(label, key, None, "a joint needs type and b (and a, default the world)")
         kind = self.string(label, "type", raw["type"], JOINT_TYPES)
         for key in raw:
-            if key not in ("type", "a", "b", "anchor") + JOINT_TYPE_KEYS[kind]:
+            if key not in ("type", "a", "b", "anchor", "collide_connected") + JOINT_TYPE_KEYS[kind]:
                 owners = [name for name, keys in JOINT_TYPE_KEYS.items() if key in keys]
                 raise self.error(label, key, raw[key], f"a {kind} joint has no {key!r} (only {', '.join(owners)} joints do)")
         ends = {}
@@ -511,6 +512,9 @@ class _Loader:
         if ends["a"] == ends["b"]:
             raise self.error(label, "a", raw.get("a"), "a joint needs two different nodes")
         spec = {"kind": JOINT_TYPES.index(kind), "type": kind, "a": ends["a"], "b": ends["b"]}
+        # kept only where true: a scene that does not ask keeps its fingerprint (recordings restore)
+        if self.boolean(label, "collide_connected", raw.get("collide_connected", False)):
+            spec["collide_connected"] = True
         spec["anchor"] = self.vector(label, "anchor", raw["anchor"], limits.LENGTH_MAX) if "anchor" in raw else None
         if spec["anchor"] is None:
             raise self.error(label, "anchor", None, "a joint needs an anchor (world point at load)")

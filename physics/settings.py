@@ -67,7 +67,7 @@ class Settings:
     """Physics settings; change them with `set` so that every value is validated."""
 
     dt: float = 1.0 / 60.0                  # s, one step
-    substeps: int = 1                       # step() advances dt in this many equal sub-steps
+    substeps: int = 3                       # step() advances dt in this many equal sub-steps
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, -9.81, 0.0]))  # m/s², world
     integrator: str = "semi-implicit-euler"  # dynamic bodies (physics.choices.INTEGRATOR)
     gyroscopic: str = "implicit"            # the omega x L term (physics.choices.GYROSCOPIC)

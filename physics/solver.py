@@ -400,7 +400,9 @@ class SceneSolver:
     def __init__(self, node_shapes, parent, motion, body_of_node, friction, restitution, joint_specs=()):
 
         self.shapes = ShapeSet.from_nodes(node_shapes)
-        self.filter = collision_filter(self.shapes, parent, motion)
+        # the two nodes of a joint do not collide unless it says `collide_connected` (Box2D's rule)
+        apart = [(j["a"], j["b"]) for j in joint_specs if j["a"] >= 0 and not j.get("collide_connected")]
+        self.filter = collision_filter(self.shapes, parent, motion, apart)
         # Sleeping (`physics.sleeping.ShapeRest`): the solver body each shape moves with, and the
         # rigid assembly each body rests in (its parent's: the node its parent is fixed to, −1 the world).
         parent, motion = np.asarray(parent), np.asarray(motion)

@@ -50,6 +50,7 @@ def test_the_viewer_survives_the_worst_files(window, tmp_path):
 
 SINKING = """[world]
 dt = 0.5
+substeps = 1
 sor = 1e-10
 [[node]]
 name = "ground"

@@ -4,7 +4,9 @@ against the textbook formulas evaluated on the world state.
 The totals (`energy()`, `momentum()`) sum the same terms in another order, so the sums agree to
 round-off: 1e-12 relative. The per-body values are checked once more from the world state alone
 (world velocity and angular velocity, the world inertia R I Rᵀ), independent of the body-frame
-spin the simulation keeps: round-off of a few products of O(1) numbers, 1e-12 relative.
+spin the simulation keeps: round-off of a few products of O(1) numbers, and of the rotations'
+orthonormality, which drifts by round-off with every sub-step (R I Rᵀ R ω_body and R I ω_body
+differ by it; 120 sub-steps here: 2.2e-12 measured), so 1e-11 relative.
 """
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from physics.scene import load_scene, scene_from_dict
 from physics.simulation import Simulation
 
 SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
-TOL = 1e-12
+TOL = 1e-11
 
 
 def spinning_bodies():

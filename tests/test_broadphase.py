@@ -126,6 +126,22 @@ def test_filter_rules():
     assert len(candidate_pairs(lo, hi, collision_filter(shapes, parent, static))) == 0
 
 
+@pytest.mark.parametrize("n", [12, BRUTE_FORCE_MAX + 36])
+def test_jointed_nodes_are_kept_apart(n):
+    """`apart` node pairs (a joint's two nodes): every pair of their shapes is left out, in either
+    order, by the brute force (n ≤ 64) and by the grid alike; every other overlapping pair stays."""
+    shapes = ShapeSet.from_nodes([[{"type": "box", "size": [1, 1, 1]}] * 2] * (n // 2))   # two shapes a node
+    lo, hi = overlapping(n)
+    apart = [(0, 1), (3, 2), (4, 4 + 1)]
+    pairs = candidate_pairs(lo, hi, collision_filter(shapes, np.full(n // 2, -1), apart=apart))
+    nodes = {tuple(sorted(pair)) for pair in shapes.node[pairs]}
+    expected = reference(lo, hi)
+    expected = expected[shapes.node[expected[:, 0]] != shapes.node[expected[:, 1]]]
+    keep = [tuple(sorted(pair)) not in {(0, 1), (2, 3), (4, 5)} for pair in shapes.node[expected]]
+    np.testing.assert_array_equal(pairs, expected[keep])
+    assert not nodes & {(0, 1), (2, 3), (4, 5)} and (1, 2) in nodes
+
+
 def test_bad_input():
     shapes = boxes(3)
     with pytest.raises(ValueError, match=r"lo, hi: got shapes \(3, 2\)"):

@@ -23,7 +23,7 @@ FALL = {"semi-implicit-euler": lambda a, t: 0.5 * a * t * (t + H), "lie-midpoint
 
 
 def simulate(nodes, joints, **world):
-    settings = {"dt": H, "iterations": SWEEPS, **world}
+    settings = {"dt": H, "substeps": 1, "iterations": SWEEPS, **world}    # FALL's step: one sub-step of H
     return Simulation(scene_from_dict({"node": nodes, "joint": joints, "world": settings}))
 
 

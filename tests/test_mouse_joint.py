@@ -19,8 +19,9 @@ H = 1.0 / 60.0
 
 
 def ball(gravity=(0.0, 0.0, 0.0), **world):
-    """One dynamic body (2 kg) at (0, 1, 0) with nothing to touch."""
-    return Simulation(scene_from_dict({"world": {"gravity": list(gravity), "dt": H, **world},
+    """One dynamic body (2 kg) at (0, 1, 0) with nothing to touch, stepped in one sub-step of H (the
+    soft step's closed forms below are of the step the force is held over)."""
+    return Simulation(scene_from_dict({"world": {"gravity": list(gravity), "dt": H, "substeps": 1, **world},
                                        "node": [{"name": "ball", "motion": "dynamic", "translation": [0.0, 1.0, 0.0],
                                                  "mass": 2.0, "inertia": [0.1, 0.2, 0.3]}]}))
 

@@ -134,8 +134,9 @@ def test_the_runaway_reference_survives_the_hand_off_and_the_car_gains_no_energy
 
 
 def crate(**world):
-    """A 0.4 m crate of 1 kg resting on the ground (its centre 0.2 m up), with these world settings."""
-    return Simulation(scene_from_dict({"world": world, "node": [GROUND, {
+    """A 0.4 m crate of 1 kg resting on the ground (its centre 0.2 m up), with these world settings
+    (dt in one sub-step unless they say otherwise)."""
+    return Simulation(scene_from_dict({"world": {"substeps": 1, **world}, "node": [GROUND, {
         "name": "crate", "motion": "dynamic", "translation": [0.0, 0.2, 0.0], "shape": {"type": "box", "size": [0.4, 0.4, 0.4]}}]}))
 
 

@@ -119,7 +119,7 @@ def test_bad_scene_exits_2_names_file_node_key_value(tmp_path):
 
 
 # Within every scene limit, yet divergent: explicit Euler squares omega each step (see below).
-BLOWUP = ('[world]\ndt = 0.01\nintegrator = "explicit-euler"\ngyroscopic = "explicit"\n[[node]]\nname = "rocket"\n'
+BLOWUP = ('[world]\ndt = 0.01\nsubsteps = 1\nintegrator = "explicit-euler"\ngyroscopic = "explicit"\n[[node]]\nname = "rocket"\n'
           'motion = "dynamic"\ninertia = [1.0, 2.0, 3.0]\nangular_velocity = [1e6, 1e6, 1e6]\n')
 
 

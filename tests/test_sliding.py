@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from physics.scene import scene_from_dict
+from physics.settings import Settings
 from physics.simulation import Simulation
 
 TOP = 0.6
@@ -90,9 +91,10 @@ def test_rough_puck_stops_on_the_surface(puck, table):
     d = np.linalg.norm(V0) ** 2 / (2 * mu * 9.81)
     distance = np.linalg.norm(end[[0, 2]] - [-1.6, 1.6])
     # semi-implicit Euler moves by h v after the velocity update: Σ h (v0 − k μ g h) = d − v0 h / 2
-    # (0.257 m); 1 % of d bounds the last partial step (≤ v0 h / 2 = 0.015 m is the term itself, so
-    # the pyramid's 0.210 m and a half-strength friction would both fail)
-    expected = d - np.linalg.norm(V0) * (1 / 60) / 2
+    # (0.267 m at the default sub-step h = 1/180); 1 % of d bounds the last partial step (≤ v0 h / 2
+    # = 0.005 m is the term itself, so the pyramid's 0.210 m and a half-strength friction would both fail)
+    h = Settings().dt / Settings().substeps
+    expected = d - np.linalg.norm(V0) * h / 2
     assert abs(distance - expected) <= 0.01 * d, f"slid {distance:.4f} m, expected {expected:.4f} m"
 
 

@@ -27,7 +27,8 @@ ORDERS = {"rk4": 4, "lie-midpoint": 2, "lie-midpoint-4": 4, "implicit-midpoint":
 
 
 def tree(**world):
-    return Simulation(scene_from_dict({"world": {"gyroscopic": "explicit", **world}, "node": TREE}))
+    """The tree, its step dt in one sub-step unless `world` says otherwise (orders are of dt)."""
+    return Simulation(scene_from_dict({"world": {"gyroscopic": "explicit", "substeps": 1, **world}, "node": TREE}))
 
 
 def local_state(sim):
@@ -100,7 +101,7 @@ def test_a_free_tree_keeps_its_momentum_as_a_single_body_does(integrator):
     free body's world L to round-off, rk4 to its truncation error): 3 times the lone parent's drift
     (three bodies) plus 1e-12, the round-off of 300 frame conversions (measured ≤ 2e-14)."""
     sim = tree(integrator=integrator, gravity=[0.0, 0.0, 0.0])
-    lone = Simulation(scene_from_dict({"world": {"gyroscopic": "explicit", "integrator": integrator,
+    lone = Simulation(scene_from_dict({"world": {"gyroscopic": "explicit", "integrator": integrator, "substeps": 1,
                                                  "gravity": [0.0, 0.0, 0.0]}, "node": TREE[:1]}))
     before, lone_before = sim.momentum(), lone.momentum()
     sim.step(300)

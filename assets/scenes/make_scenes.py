@@ -101,7 +101,7 @@ horizontal and the lower one 30° above it: chaotic motion, so two runs with dif
 part ways within seconds while both keep their total energy (watch the readout). The hinges keep
 the motion in the xy plane. Try --integrator explicit-euler (energy grows) or --iterations 2.""",
           "Double pendulum", "Two links on hinges released from high up: chaos, with the energy kept.",
-          {"dt": 1 / 240, "integrator": "semi-implicit-euler", "iterations": 20}, nodes, joints)
+          {"dt": 1 / 240, "integrator": "semi-implicit-euler", "iterations": 20, "substeps": 1}, nodes, joints)
 
 
 def newtons_cradle():
@@ -129,7 +129,7 @@ sequential-impulse solver spreads the impulse over the touching balls instead, s
 after the first move together a little: compare --iterations 5 and 50, and --sor 1.3.
 Restitution applies above 1 m/s of approach; the 40° swing meets at 2.1 m/s.""",
           "Newton's cradle", "Five steel balls on V strings; the first is released from 40°.",
-          {"dt": 1 / 240, "integrator": "semi-implicit-euler", "iterations": 30}, nodes, joints)
+          {"dt": 1 / 240, "integrator": "semi-implicit-euler", "iterations": 30, "substeps": 1}, nodes, joints)
 
 
 def chain():
@@ -254,7 +254,7 @@ from 0.5 m: the pile line of docs/fidelity.md and its benchmark (broad phase, na
 rest; compare --iterations 10 and 50 for the worst ground penetration. Other sizes:
 python assets/scenes/make_scenes.py pile --side N --out FILE.toml""",
           f"Pile of {n} boxes", f"{n.capitalize() if side != 10 else 'A thousand'} boxes dropped as a heap onto the ground: the contact benchmark.",
-          {"dt": 1 / 60, "integrator": "semi-implicit-euler", "iterations": 10}, nodes)
+          {"dt": 1 / 60, "integrator": "semi-implicit-euler", "iterations": 10, "substeps": 1}, nodes)
 
 
 def slope():
@@ -280,7 +280,7 @@ slope's μ = 1, so the blue box meets μ = 0.7 > tan θ and sticks, the red one 
 slides down with acceleration g (sin θ − μ cos θ) = 1.51 m/s², off onto the ground. The ball
 rolls without slipping (a = 5/7 g sin θ = 3.50 m/s²) until the wall at the foot stops it. Try --cfm 0.01 for soft contacts.""",
           "Box on a slope", "Two boxes on a 30° slope, one above and one below the friction angle, and a rolling ball.",
-          {"dt": 1 / 60, "integrator": "semi-implicit-euler", "iterations": 20}, nodes)
+          {"dt": 1 / 60, "integrator": "semi-implicit-euler", "iterations": 20, "substeps": 1}, nodes)
 
 
 def top():
@@ -307,7 +307,7 @@ lie-midpoint integrator keeps the tilt within 20.1°–23.5° for 6 s (exact nut
 tests/test_top.py); try --integrator semi-implicit-euler --gyroscopic implicit: Bullet's implicit
 gyroscopic step does not conserve the world angular momentum and the top wanders.""",
           "Spinning top", "A fast top on a pivot precesses about the vertical instead of falling.",
-          {"dt": 1 / 240, "integrator": "lie-midpoint", "gyroscopic": "explicit", "iterations": 10}, nodes,
+          {"dt": 1 / 240, "integrator": "lie-midpoint", "gyroscopic": "explicit", "iterations": 10, "substeps": 1}, nodes,
           [dict(type="ball", b="top", anchor=pivot.tolist())])
 
 

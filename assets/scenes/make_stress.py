@@ -54,6 +54,7 @@ def main():
         "",
         "[world]",
         "dt = 0.016666666666666666",
+        "substeps = 1",
         'integrator = "semi-implicit-euler"',
         "",
         "[[node]]",
