@@ -223,8 +223,8 @@ class Joints:
         geometry = self.geometry(centre, rotation)
         C, jac, active, inequality, motor = geometry
         kind = self.kind
-        point = np.isin(kind, (BALL, HINGE, FIXED))
-        locked = np.isin(kind, (FIXED, SLIDER))
+        point = (kind == BALL) | (kind == HINGE) | (kind == FIXED)       # not np.isin: a sub-step's
+        locked = (kind == FIXED) | (kind == SLIDER)                     # few joints, 20 µs each
         target, relax = targets(C, inequality, beta, h, slop)
         speed = np.broadcast_to(self.motor_speed[:, None], C.shape)
         target = np.where(motor, speed, target)

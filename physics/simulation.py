@@ -812,8 +812,8 @@ class Simulation:
         """A sub-step whose joints are stepped by RATTLE; where its position projection finds no
         root of g = 0 along the start-of-step rows (the solvability of RATTLE's nonlinear system
         needs h small against how far the links turn) or starts more than RATTLE_STEP_ERROR of a
-        joint's lever off the constraint, the sub-step is undone (`snapshot`, `restore`) and taken
-        as two halves: each half is RATTLE's step, where a projection along other directions (the
+        joint's lever off the constraint, the sub-step is undone (`_save_substep`, `_undo_substep`)
+        and taken as two halves: each half is RATTLE's step, where a projection along other directions (the
         current rows) is not RATTLE's and was measured to add or remove up to 17 J of the chain's
         98 J in one whip crack. Where the last sub-step's start error, scaled by h², predicts the
         bound passed, the halves are taken at once (the hint is part of the `snapshot`). At the
@@ -830,15 +830,32 @@ class Simulation:
             self._rattle_substep(half(), halvings - 1)
             self._rattle_substep(half(), halvings - 1)
             return
-        saved, runaway = self.snapshot(), (self._runaway_reference, self._runaway_due)
+        saved = self._save_substep()
         self._substep(context)
         self._rattle_hint[:] = self._solver.joint_start_error, h
         if not self._solver.joint_left_start_rows and self._solver.joint_start_error <= RATTLE_STEP_ERROR:
             return
-        self.restore(saved)
-        self._runaway_reference, self._runaway_due = runaway
+        self._undo_substep(saved)
         self._rattle_substep(half(), halvings - 1)
         self._rattle_substep(half(), halvings - 1)
+
+    def _save_substep(self):
+        """Copies of what a sub-step may change, for `_undo_substep`: the state arrays a snapshot
+        holds (`_state_arrays`), the clock and the next event, the RATTLE hint, the runaway
+        reference and the solver's warm starts, manifolds and joints. A sub-step changes neither
+        the topology nor the settings, so nothing is checked and no `Snapshot` is built (one per
+        RATTLE sub-step was a seventh of a jointed pendulum's step)."""
+        return ({key: value.copy() for key, value in self._state_arrays().items()}, self.time, self._next_event,
+                self._rattle_hint.copy(), self._runaway_reference, self._runaway_due, self._solver.state())
+
+    def _undo_substep(self, saved):
+        """Back to a `_save_substep`, as `restore` of a snapshot taken there would put it."""
+        arrays, self.time, self._next_event, hint, self._runaway_reference, self._runaway_due, solver = saved
+        for key, value in self._state_arrays().items():
+            value[:] = arrays[key]
+        self._rattle_hint[:] = hint
+        self._solver.restore(solver)
+        self._synced = _STALE
 
     def _composes_rattle(self, h):
         """Whether a sub-step h of `lie-midpoint-4` with joints is RATTLE's constrained lie-midpoint
