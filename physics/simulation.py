@@ -5,20 +5,23 @@ Global Deltas", "Counteracting the Inherited Effect from the Parent") and "Numer
 Rotational Dynamics" (docs/references.md); interfaces in docs/architecture.md ("The Simulation
 interface", "Integrators interface"). Sleeping: physics.sleeping.
 
-Model and state (Pinocchio's Model/Data split). `Simulation.model` (physics.model.Model) is what
-stays constant: body parameters (names, motion types, masses, inertias, applied forces, kinematic
+Model and Data (Pinocchio's split). `Simulation.model` (physics.model.Model) is what stays
+constant: body parameters (names, motion types, masses, inertias, applied forces, kinematic
 accelerations as the scene gives them) and the topology derived from the parent array (slots,
 generations, nearest dynamic ancestors, depths); a reparent replaces it by the next topology's.
-`names`, `motion`, `shapes`, `mass`, `inertia_body` and `parent` read it. The simulation itself
-holds the state the steps change:
-- `hierarchy.local`: every node's local state, parent frame (T1, R1, S1, v1, a1, omega_local, alpha1);
-- `_omega_body` (D, 3): each dynamic body's angular velocity relative to the world in body axes,
+`names`, `motion`, `shapes`, `mass`, `inertia_body` and `parent` read it. `Simulation.data`
+(physics.data.Data) holds the state the steps change:
+- `local`: every node's local state, parent frame (T1, R1, S1, v1, a1, omega_local, alpha1), the
+  hierarchy's own;
+- `omega_body` (D, 3): each dynamic body's angular velocity relative to the world in body axes,
   the integrators' own state (converting frames every step would add round-off drift); the
   hierarchy's `omega_local` of a dynamic node is derived from it (`omega_local_from_body`);
-- the kinematic nodes' contiguous state `_kin_state` and their prescribed local accelerations
-  `_kin_acceleration`, `_kin_alpha` (K, 3) (the scene's, until a reparent converts them);
-- time, sleep timers and what sleeping bodies hold, the last solver stage's share of the
-  accelerations, and the solver's warm starts, manifolds and joints (`snapshot` lists them).
+- the kinematic nodes' contiguous state `kinematic` and their prescribed local accelerations
+  `kin_acceleration`, `kin_alpha` (K, 3) (the scene's, until a reparent converts them);
+- the clock, sleep timers and what sleeping bodies hold, the last solver stage's share of the
+  accelerations, the RATTLE hint.
+The solver (physics.solver.SceneSolver) keeps its warm starts, manifolds and joints (`snapshot`
+takes them too).
 
 Trees. A body with a dynamic ancestor (a carried body, in generation g ≥ 1 = its number of dynamic
 strict ancestors: the car's cargo) sits in a frame whose motion over the step is itself being
@@ -50,6 +53,7 @@ from physics.integrators import TRIPLE_JUMP, Frame, advance_bodies, divergence, 
     local_accelerations, omega_local_from_body
 from physics import profile
 from physics.kinematics import advance_kinematic
+from physics.data import DERIVED_NODE_FIELDS, Data, Motion
 from physics.model import Model
 from physics.compiled import kernel
 
@@ -59,7 +63,7 @@ from physics.rotation_kernels import add, cross as cross3, exp_so3, load3, load3
 from physics.scene import Scene, load_scene
 from physics.snapshot import Snapshot, scene_fingerprint
 from physics.settings import Settings
-from physics.sleeping import Bodies, LocalMotion, SleepState, hold, parent_motion, sleep_islands, wake_on_field
+from physics.sleeping import Bodies, LocalMotion, hold, parent_motion, sleep_islands, wake_on_field
 from physics.validation import LENGTH_MAX, LENGTH_MIN, SCALE_RANGE, SPEED_MAX, shape_lengths, shape_lengths_outside, \
     short_repr
 
@@ -143,15 +147,6 @@ class DynamicBodies(NamedTuple):
     mass: np.ndarray                # (D,) kg
     inertia: np.ndarray             # (D, 3) principal moments, body axes
     force_applied: np.ndarray       # (D, 3) N, world frame
-
-
-class Motion(NamedTuple):
-    """Local pose and velocity of a group of nodes (K, ...), in the group's order."""
-
-    translation: np.ndarray     # (K, 3)
-    rotation: np.ndarray        # (K, 3, 3)
-    velocity: np.ndarray        # (K, 3)
-    omega: np.ndarray           # (K, 3) omega_local, or (0, 3): not written (`_scatter_motion`)
 
 
 class DynamicInputs(NamedTuple):
@@ -554,6 +549,13 @@ class Simulation:
                                      f"{self.settings.max_contact_push_speed:g} m/s"), stacklevel=3)
         return found
 
+    # The clock, public as it has always been (the Data holds it: a snapshot restores it).
+    time = property(lambda self: self.data.time, lambda self, value: setattr(self.data, "time", float(value)),
+                    doc="s since the scene was loaded or reset")
+    step_count = property(lambda self: self.data.step_count,
+                          lambda self, value: setattr(self.data, "step_count", int(value)),
+                          doc="whole steps since the scene was loaded or reset")
+
     # The model's public names, as the simulation has always offered them (constant: `Model`).
     names = property(lambda self: self.model.names, doc="(N,) node names")
     motion = property(lambda self: self.model.motion, doc="(N,) 'fixed', 'kinematic' or 'dynamic'")
@@ -598,34 +600,21 @@ class Simulation:
         self.hierarchy = Hierarchy(scene.parent, local, names=scene.names)
         self.model = Model(scene, scene.parent, self.hierarchy.order)
         self._reparented = False    # the topology is the file's (`reparent`, `snapshot`)
-        # Kinematic nodes' local state, owned here (contiguous, stepped in place) and copied into
-        # the hierarchy after each kinematic stage: nothing else writes it.
-        self._kin_state = Motion(*(getattr(local, name)[self.model.kin] for name in ("translation", "rotation", "velocity", "omega")))
-        self._kin_acceleration = self.model.kin_acceleration.copy()
-        self._kin_alpha = self.model.kin_alpha.copy()
-        self.time = 0.0
-        self.step_count = 0         # whole steps since the scene was loaded or reset
+        # Everything the steps change (physics.data): the hierarchy's local state, the kinematic
+        # nodes' contiguous copy of theirs (stepped in place and copied into the hierarchy after
+        # each kinematic stage: nothing else writes it), omega_body, sleep, the clock.
+        self.data = Data.start(self.hierarchy.local, self.model.kin, self.model.kin_acceleration, self.model.kin_alpha,
+                               self.model.dyn.size)
         self.diverged = None        # the DivergenceError that stopped the run, if one did
         self._runaway_reference, self._runaway_due = None, 0.0
-        self._rattle_hint = np.array([0.0, 1.0])   # (start error, h) of the last RATTLE sub-step
-        self._next_event = 0
         self._build_solver()
         self._synced = _STALE
-        # The last solver stage's change of the dynamic bodies' world [v, ω] per unit time (D, 6).
-        self._constraint_acceleration = np.zeros((self.model.dyn.size, 6))
-        # Sleeping (SLEEP_TIME): how long each body has been still, whether it sleeps, and what it
-        # holds while it does (local translation, rotation, omega_body, and the field it rests in).
-        D = self.model.dyn.size
-        self._still, self._asleep = np.zeros(D), np.zeros(D, bool)
-        self._held_translation, self._held_rotation = np.zeros((D, 3)), np.zeros((D, 3, 3))
-        self._held_omega, self._held_field = np.zeros((D, 3)), np.zeros((D, 9))
         # omega_body from the file's parent-frame angular velocity, ancestors' world motion settled
         # first: omega_body = R3^T omega3_world (generation by generation, see _sync).
-        self._omega_body = np.zeros((self.model.dyn.size, 3))
         world = self.hierarchy.update_world()
         for slots in self.model.generations:
             nodes = self.model.dyn[slots]
-            self._omega_body[slots] = _rows_transposed_times(world.rotation[nodes], world.omega[nodes])
+            self.data.omega_body[slots] = _rows_transposed_times(world.rotation[nodes], world.omega[nodes])
             world = self.hierarchy.update_world()
         self._bind()
 
@@ -641,10 +630,8 @@ class Simulation:
         self._frames = tuple(self._inputs[4:])
         self._dynamic_motion = Motion(self._inputs.translation, self._inputs.rotation, self._inputs.velocity, _NO_ROWS)
         self._sleep_bodies = Bodies(model.dyn, model.dyn_parent, model.sleepable)
-        self._sleep_state = SleepState(self._still, self._asleep, self._held_translation, self._held_rotation,
-                                       self._held_omega, self._held_field)
         local = self._local_arrays
-        self._local_motion = LocalMotion(local.translation, local.rotation, local.velocity, self._omega_body)
+        self._local_motion = LocalMotion(local.translation, local.rotation, local.velocity, self.data.omega_body)
         self._parent_motion = parent_motion(self.hierarchy.world_state)
         # The free-body sub-step (`_free_substep`): every dynamic body a root, in one contiguous run of
         # nodes, nothing kinematic, nothing to touch. The integrator then steps the hierarchy's local
@@ -655,7 +642,7 @@ class Simulation:
         if (dyn.size and self._solver is None and model.kin.size == 0 and not model.any_parented
                 and dyn[-1] - dyn[0] + 1 == dyn.size):
             rows = slice(int(dyn[0]), int(dyn[-1]) + 1)
-            self._free = (local.translation[rows], local.rotation[rows], local.velocity[rows], self._omega_body,
+            self._free = (local.translation[rows], local.rotation[rows], local.velocity[rows], self.data.omega_body,
                           model.mass_dyn, model.inertia_dyn, self._inputs.force, model.torque_applied)
         self._free_gravity = None       # what self._inputs.force was last made with
         self._found = np.empty(6)       # the free-body sub-step's divergence check (`_free_substep`)
@@ -673,18 +660,18 @@ class Simulation:
         """Wake `node` (a dynamic node's name or index) and its dynamic descendants, or every
         body (node None). Sleeping: see SLEEP_TIME."""
         if node is None:
-            self._asleep[:] = False
-            self._still[:] = 0.0
+            self.data.sleep.asleep[:] = False
+            self.data.sleep.still[:] = 0.0
             return
         below = self.model.descendants(self._resolve(node)) | (np.arange(len(self.names)) == self._resolve(node))
         slots = self.model.dyn_slot[np.flatnonzero(below & (self.motion == "dynamic"))]
-        self._asleep[slots] = False
-        self._still[slots] = 0.0
+        self.data.sleep.asleep[slots] = False
+        self.data.sleep.still[slots] = 0.0
 
     def sleeping(self):
         """(N,) bool: the nodes that sleep now (dynamic bodies riding rigidly with their parent)."""
         out = np.zeros(len(self.names), bool)
-        out[self.model.dyn] = self._asleep
+        out[self.model.dyn] = self.data.sleep.asleep
         return out
 
     # ------------------------------------------------------------------ keeping derived state consistent
@@ -708,12 +695,12 @@ class Simulation:
     def _forces(self, slots=slice(None), reported=False):
         """World force (gravity + applied) and torque on the dynamic bodies `slots`; `reported` adds
         the last solver stage's share, F_c = m Δv / h and τ_c = I_world Δω / h (Newton–Euler for the
-        stage's change of the world motion, `_constraint_acceleration`)."""
+        stage's change of the world motion, `Data.constraint_acceleration`)."""
         mass = self.mass[self.model.dyn][slots]
         force = mass[:, None] * self.settings.gravity + self.model.force_applied[slots]
         torque = self.model.torque_applied[slots]
         if reported:
-            change = self._constraint_acceleration[slots]
+            change = self.data.constraint_acceleration[slots]
             rotation = self.hierarchy.world_state.rotation[self.model.dyn[slots]]
             force = force + mass[:, None] * change[:, :3]
             torque = torque + _rows_times(rotation, self.model.inertia_dyn[slots] * _rows_transposed_times(rotation, change[:, 3:]))
@@ -729,11 +716,11 @@ class Simulation:
         local, nodes = self.hierarchy.local, self.model.dyn[slots]
         frame = self._frame(slots)
         rotation = local.rotation[nodes]
-        omega_body = np.ascontiguousarray(self._omega_body[slots])
+        omega_body = np.ascontiguousarray(self.data.omega_body[slots])
         local.omega[nodes] = omega_local_from_body(rotation, omega_body, frame)
-        held = self._asleep[slots]
+        held = self.data.sleep.asleep[slots]
         if held.any():
-            self._constraint_acceleration[slots[held]] = 0.0     # the free motion first (below)
+            self.data.constraint_acceleration[slots[held]] = 0.0     # the free motion first (below)
         force, torque = self._forces(slots, reported=True)
         acceleration, alpha = local_accelerations(
             local.translation[nodes], rotation, local.velocity[nodes], omega_body,
@@ -742,8 +729,8 @@ class Simulation:
             # a sleeping body rides its parent rigidly: a1 = α1 = 0 (also as the frame of what it
             # carries), and what holds it there is the constraint share, −J2 a1_free and −R2 α1_free
             R2, s2, k = frame.rotation[held], frame.scale[held], slots[held]
-            self._constraint_acceleration[k, :3] = -s2[:, None] * _rows_times(R2, acceleration[held])
-            self._constraint_acceleration[k, 3:] = -_rows_times(R2, alpha[held])
+            self.data.constraint_acceleration[k, :3] = -s2[:, None] * _rows_times(R2, acceleration[held])
+            self.data.constraint_acceleration[k, 3:] = -_rows_times(R2, alpha[held])
             acceleration[held], alpha[held] = 0.0, 0.0
         local.acceleration[nodes] = acceleration
         local.alpha[nodes] = alpha
@@ -758,7 +745,7 @@ class Simulation:
             return
         if level == _MOVING:
             # one pass: each dynamic body's local omega from omega_body on the way down
-            self.hierarchy.update_world(self.model.dyn_slot, self._omega_body)
+            self.hierarchy.update_world(self.model.dyn_slot, self.data.omega_body)
         else:   # generation by generation: a body's local acceleration needs its parent's world one
             self.hierarchy.update_world()
             for slots in self.model.generations:
@@ -801,10 +788,10 @@ class Simulation:
                     first = False
                 else:
                     self._substep(context)
-            self.step_count += 1
+            self.data.step_count += 1
             if self.model.loose.size:
                 self._hand_off()
-            if not self.model.driven and self.time >= self._runaway_due:
+            if not self.model.driven and self.data.time >= self._runaway_due:
                 self._check_runaway()
             profile.lap("step", started)
 
@@ -821,18 +808,18 @@ class Simulation:
         h = context.h
         if not halvings:
             self._substep(context)
-            self._rattle_hint[:] = self._solver.joint_start_error, h
+            self.data.rattle_hint[:] = self._solver.joint_start_error, h
             return
         half = lambda: self._context(0.5 * h, context.integrator)     # built as each half starts
         # the start error grows as h²: where the last sub-step's predicts one past the bound, the
         # halves are taken at once instead of after a failed attempt
-        if self._rattle_hint[0] * (h / self._rattle_hint[1]) ** 2 > RATTLE_STEP_ERROR:
+        if self.data.rattle_hint[0] * (h / self.data.rattle_hint[1]) ** 2 > RATTLE_STEP_ERROR:
             self._rattle_substep(half(), halvings - 1)
             self._rattle_substep(half(), halvings - 1)
             return
         saved = self._save_substep()
         self._substep(context)
-        self._rattle_hint[:] = self._solver.joint_start_error, h
+        self.data.rattle_hint[:] = self._solver.joint_start_error, h
         if not self._solver.joint_left_start_rows and self._solver.joint_start_error <= RATTLE_STEP_ERROR:
             return
         self._undo_substep(saved)
@@ -845,15 +832,15 @@ class Simulation:
         reference and the solver's warm starts, manifolds and joints. A sub-step changes neither
         the topology nor the settings, so nothing is checked and no `Snapshot` is built (one per
         RATTLE sub-step was a seventh of a jointed pendulum's step)."""
-        return ({key: value.copy() for key, value in self._state_arrays().items()}, self.time, self._next_event,
-                self._rattle_hint.copy(), self._runaway_reference, self._runaway_due, self._solver.state())
+        return ({key: value.copy() for key, value in self._state_arrays().items()}, self.data.time, self.data.next_event,
+                self.data.rattle_hint.copy(), self._runaway_reference, self._runaway_due, self._solver.state())
 
     def _undo_substep(self, saved):
         """Back to a `_save_substep`, as `restore` of a snapshot taken there would put it."""
-        arrays, self.time, self._next_event, hint, self._runaway_reference, self._runaway_due, solver = saved
+        arrays, self.data.time, self.data.next_event, hint, self._runaway_reference, self._runaway_due, solver = saved
         for key, value in self._state_arrays().items():
             value[:] = arrays[key]
-        self._rattle_hint[:] = hint
+        self.data.rattle_hint[:] = hint
         self._solver.restore(solver)
         self._synced = _STALE
 
@@ -877,7 +864,7 @@ class Simulation:
         """Raise (and keep) a DivergenceError if a moving node's local state left the finite range
         (DIVERGENCE_LENGTH, DIVERGENCE_SPEED): the run stops in the step where it happens, before
         any later stage or kernel sees the bad values."""
-        node, quantity, value = _first_divergent(self.model.moving, self.model.dyn_slot, self._local_arrays, self._omega_body,
+        node, quantity, value = _first_divergent(self.model.moving, self.model.dyn_slot, self._local_arrays, self.data.omega_body,
                                                  DIVERGENCE_LENGTH, DIVERGENCE_SPEED)
         if node >= 0:
             self._raise_divergence(node, quantity, value)
@@ -886,7 +873,7 @@ class Simulation:
         """Raise (and keep) the DivergenceError, or OutOfBoundsError, of `node`'s `quantity`
         (an index into _QUANTITIES) at `value`, found in the step about to be counted."""
         limit = DIVERGENCE_LENGTH if quantity == 0 else DIVERGENCE_SPEED
-        args = (self.names[node], self.step_count + 1, self.time)
+        args = (self.names[node], self.data.step_count + 1, self.data.time)
         speed = float(np.linalg.norm(self.hierarchy.local.velocity[node]))
         if quantity == 0 and math.isfinite(value) and speed <= DIVERGENCE_SPEED and not self._energy_grew():
             self.diverged = OutOfBoundsError(*args, float(value), limit, speed)
@@ -923,7 +910,7 @@ class Simulation:
         """RUNAWAY_EVERY: compare the total energy with its value after the last input (taken before
         the step after it, `_take_runaway_reference`) and raise (and keep) a RunawayError past the
         allowance."""
-        self._runaway_due = self.time + RUNAWAY_EVERY
+        self._runaway_due = self.data.time + RUNAWAY_EVERY
         if self.model.dyn.size == 0:
             return
         if self._runaway_reference is None:     # an input within this step (a timed impulse)
@@ -935,8 +922,8 @@ class Simulation:
         if total - reference > allowance:
             velocity = self.hierarchy.world_state.velocity[self.model.dyn]
             kinetic = self.model.mass_dyn * np.einsum("bi,bi->b", velocity, velocity) + np.einsum(
-                "bi,bi->b", self.model.inertia_dyn * self._omega_body, self._omega_body)
-            self.diverged = RunawayError(self.names[self.model.dyn[int(np.argmax(kinetic))]], self.step_count, self.time,
+                "bi,bi->b", self.model.inertia_dyn * self.data.omega_body, self.data.omega_body)
+            self.diverged = RunawayError(self.names[self.model.dyn[int(np.argmax(kinetic))]], self.data.step_count, self.data.time,
                                          total - reference, allowance)
             raise self.diverged
 
@@ -960,7 +947,7 @@ class Simulation:
         """The `StepContext` of a sub-step h with `integrator`."""
         rattle = integrator in RATTLE_INTEGRATORS and self._solver is not None and bool(len(self._solver.joint_specs))
         return StepContext(h, integrator, POSITION_FRACTION.get(integrator, 0.5), h * SURFACE_LEAD.get(integrator, 1.0),
-                           rattle, bool(self.settings.sleep and self._asleep.any()))
+                           rattle, bool(self.settings.sleep and self.data.sleep.asleep.any()))
 
     @profile.stage("substep")
     def _substep(self, context):
@@ -984,12 +971,12 @@ class Simulation:
         dyn0 = int(self.model.dyn[0])
         if first and found[3] >= 0:
             self._raise_divergence(dyn0 + int(found[3]), int(found[4]), float(found[5]))
-        self.time += context.h
+        self.data.time += context.h
         if found[0] >= 0:
             self._raise_divergence(dyn0 + int(found[0]), int(found[1]), float(found[2]))
-        due = self._next_event
+        due = self.data.next_event
         self._stage_events(context)
-        if self._next_event != due:
+        if self.data.next_event != due:
             self._check_divergence()
 
     @profile.stage("dynamic")
@@ -1010,15 +997,15 @@ class Simulation:
 
     def _stage_wake(self, context):
         if context.sleeping:
-            wake_on_field(self._sleep_bodies, self._parent_motion, self.settings.gravity, self._sleep_state)
+            wake_on_field(self._sleep_bodies, self._parent_motion, self.settings.gravity, self.data.sleep)
 
     def _stage_hold(self, context):
         if context.sleeping:
-            hold(self._sleep_bodies, self._sleep_state, self._local_motion)
+            hold(self._sleep_bodies, self.data.sleep, self._local_motion)
         self._synced = _STALE
 
     def _stage_clock(self, context):
-        self.time += context.h
+        self.data.time += context.h
         self._check_divergence()
 
     def _stage_check(self, context):
@@ -1029,10 +1016,10 @@ class Simulation:
         if self.model.kin.size == 0:
             return
         settings = self.settings
-        translation, rotation, velocity, omega = self._kin_state
-        advance_kinematic(translation, rotation, velocity, omega, self._kin_acceleration, self._kin_alpha, context.h,
+        translation, rotation, velocity, omega = self.data.kinematic
+        advance_kinematic(translation, rotation, velocity, omega, self.data.kin_acceleration, self.data.kin_alpha, context.h,
                           settings.rotation_update, settings.exponential)
-        _scatter_motion(self.model.kin, self._kin_state, self._local_arrays)
+        _scatter_motion(self.model.kin, self.data.kinematic, self._local_arrays)
 
     @profile.stage("dynamic")
     def _stage_dynamic(self, context):
@@ -1040,14 +1027,14 @@ class Simulation:
             return
         settings, model, inputs = self.settings, self.model, self._inputs
         _dynamic_inputs(self._dynamic, self._world_arrays, self._local_arrays, settings.gravity, inputs)
-        advance_bodies((inputs.translation, inputs.rotation, inputs.velocity, self._omega_body, model.mass_dyn,
+        advance_bodies((inputs.translation, inputs.rotation, inputs.velocity, self.data.omega_body, model.mass_dyn,
                         model.inertia_dyn, inputs.force, model.torque_applied), context.h, context.integrator,
                        settings.gyroscopic,
                        self._frames if model.any_parented else None)
         # the trees, parents first: a carried generation is placed in its parents' end-of-step frame
         for g, slots in enumerate(model.generations):
             if g:
-                self.hierarchy.update_world(model.dyn_slot, self._omega_body)
+                self.hierarchy.update_world(model.dyn_slot, self.data.omega_body)
             _place_bodies(self._dynamic, slots, self._dynamic_motion, self._world_arrays, self._local_arrays)
 
     @profile.stage("sleep")
@@ -1067,22 +1054,22 @@ class Simulation:
         if len(touch) != self.model.dyn.size:    # no shapes: nothing to rest on
             touch = np.zeros(self.model.dyn.size, np.int64)
         sleep_islands(self._sleep_bodies, pairs, touch, self._parent_motion, self.settings.gravity, self._local_motion,
-                      context.h, self._sleep_state)
+                      context.h, self.data.sleep)
         self._synced = _STALE
 
     @profile.stage("events")
     def _stage_events(self, context):
         events = self.scene.events
-        while self._next_event < len(events) and events[self._next_event].time <= self.time + 1e-12:
-            event = events[self._next_event]
-            self._next_event += 1
+        while self.data.next_event < len(events) and events[self.data.next_event].time <= self.data.time + 1e-12:
+            event = events[self.data.next_event]
+            self.data.next_event += 1
             self.apply_impulse(event.node, event.impulse_world, event.point_world)
 
     def _solver_state(self):
         """The dynamic bodies in world terms: centre (D,3), rotation (D,3,3), velocity (D,6) [v, ω],
         inverse world inertia (D,3,3) R I⁻¹ Rᵀ (one compiled gather, `_solver_bodies`)."""
         self._sync(_MOVING)
-        return (self.hierarchy.world_state, *_solver_bodies(self._dynamic, self._world_arrays, self._omega_body))
+        return (self.hierarchy.world_state, *_solver_bodies(self._dynamic, self._world_arrays, self.data.omega_body))
 
     def _stage_prepare(self, context):
         """Solver stage 'prepare' (physics.solver): rows at the start-of-step poses."""
@@ -1090,18 +1077,18 @@ class Simulation:
             return
         world, centre, rotation, velocity, inverse_inertia = self._solver_state()
         awake = None
-        if self.settings.sleep and self._asleep.any():
-            awake = ~self._asleep
+        if self.settings.sleep and self.data.sleep.asleep.any():
+            awake = ~self.data.sleep.asleep
         self._solver.prepare(world, centre, rotation, velocity, self.model.inverse_mass, inverse_inertia, context.h,
                              self.settings, context.surface_lead, awake)
         if awake is not None:          # an awake body's box reached sleeping ones: their islands woke
-            woken = self._asleep & awake
-            self._asleep[woken] = False
-            self._still[woken] = 0.0
+            woken = self.data.sleep.asleep & awake
+            self.data.sleep.asleep[woken] = False
+            self.data.sleep.still[woken] = 0.0
         sunk = self._solver.sunk(world.scale)
         if sunk is not None:    # a body passed through a surface by the last sub-step: stop here
-            self.diverged = PenetrationError(self.names[sunk.node], self.names[sunk.surface], self.step_count + 1,
-                                             self.time, sunk.depth, sunk.size, _contact_cause(self.settings))
+            self.diverged = PenetrationError(self.names[sunk.node], self.names[sunk.surface], self.data.step_count + 1,
+                                             self.data.time, sunk.depth, sunk.size, _contact_cause(self.settings))
             raise self.diverged
 
     @profile.stage("solve")
@@ -1115,7 +1102,7 @@ class Simulation:
         f = `POSITION_FRACTION[integrator]`: how much of an end-of-step velocity change the
         integrator's own position update would have seen (x₁ = x₀ + h v₁ for semi-implicit Euler:
         1; constant-force schemes x₁ = x₀ + h v₀ + h²a/2: ½; explicit Euler: 0)."""
-        self._constraint_acceleration[:] = 0.0
+        self.data.constraint_acceleration[:] = 0.0
         if self._solver is None or self._solver.prepared is None:
             return
         _, _, _, velocity, inverse_inertia = self._solver_state()
@@ -1173,13 +1160,13 @@ class Simulation:
             _, centre, rotation, _, _ = self._solver_state()
             dx, dtheta, dv = self._solver.post_stabilize(centre, rotation, self.settings.iterations, self.settings.shake)
             self._apply_world_changes(dv if self.settings.shake else None, np.concatenate([dx, dtheta], axis=1))
-        self._constraint_acceleration /= h
+        self.data.constraint_acceleration /= h
 
     def _apply_world_changes(self, dv, dx):
         """Apply world-frame changes of velocity dv = [Δv, Δω] and of pose dx = [Δx, Δθ] (Δθ a
         rotation vector), (D, 6) each (dv may be None: poses only), found by the solver to the
         dynamic bodies, as local changes; each body's resulting change of world [v, ω] (its own, plus
-        what it inherits with counteraction off) is added to `_constraint_acceleration`.
+        what it inherits with counteraction off) is added to `data.constraint_acceleration`.
 
         "The Dynamics of a Transform Hierarchy", "Local and Global Deltas" and "Counteracting the
         Inherited Effect from the Parent": with P the
@@ -1203,8 +1190,8 @@ class Simulation:
         _move_bodies(self._dynamic, self.settings.counteract, np.zeros_like(dx) if dv is None else dv, dx,
                      self._world_arrays, self._local_arrays, total, before)
         if dv is not None:
-            self._constraint_acceleration += total
-        _keep_momentum(nodes, self._omega_body, self.model.inertia_dyn, before, self.hierarchy.update_world().rotation, total)
+            self.data.constraint_acceleration += total
+        _keep_momentum(nodes, self.data.omega_body, self.model.inertia_dyn, before, self.hierarchy.update_world().rotation, total)
         if carried:
             self._keep_carried_velocity(target)
         self._synced = _STALE
@@ -1221,7 +1208,7 @@ class Simulation:
         for g, slots in enumerate(self.model.generations):
             if g == 0 or not slots.size:
                 continue
-            world = self.hierarchy.update_world(self.model.dyn_slot, self._omega_body)
+            world = self.hierarchy.update_world(self.model.dyn_slot, self.data.omega_body)
             i = self.model.dyn[slots]
             q = parent[i]
             relative = target[slots] - world.velocity[q] - np.cross(world.omega[q], world.translation[i] - world.translation[q])
@@ -1258,9 +1245,9 @@ class Simulation:
                 values[k] = 0.0
         if motion == "kinematic":
             j = int(np.searchsorted(self.model.kin, k))
-            for mine, field in zip(self._kin_state, ("translation", "rotation", "velocity", "omega")):
+            for mine, field in zip(self.data.kinematic, ("translation", "rotation", "velocity", "omega")):
                 mine[j] = getattr(local, field)[k]
-            self._kin_acceleration[j], self._kin_alpha[j] = local.acceleration[k], local.alpha[k]
+            self.data.kin_acceleration[j], self.data.kin_alpha[j] = local.acceleration[k], local.alpha[k]
         self._retopologize(parent)
         # omega_body = R3ᵀ ω3 for the dynamic nodes whose local state was kept (one world pass: every
         # local ω is current); a dynamic node that kept its world motion keeps its omega_body exactly.
@@ -1270,7 +1257,7 @@ class Simulation:
         kept = np.flatnonzero(below & (self.motion == "dynamic"))
         if kept.size:
             world = self.hierarchy.update_world()
-            self._omega_body[self.model.dyn_slot[kept]] = _rows_transposed_times(world.rotation[kept], world.omega[kept])
+            self.data.omega_body[self.model.dyn_slot[kept]] = _rows_transposed_times(world.rotation[kept], world.omega[kept])
         self.wake()
         self._runaway_reference = None
 
@@ -1362,7 +1349,7 @@ class Simulation:
             local.velocity[i] += np.einsum("ji,j->i", world.rotation[p], dv_world) / world.scale[p]
         else:
             local.velocity[i] += dv_world
-        self._omega_body[slot] += np.einsum("ji,j->i", world.rotation[i], dw_world)
+        self.data.omega_body[slot] += np.einsum("ji,j->i", world.rotation[i], dw_world)
 
         below = self.model.descendants(i) & (self.motion == "dynamic")
         if self.settings.counteract:
@@ -1374,7 +1361,7 @@ class Simulation:
         else:
             deeper = np.flatnonzero(below)
             if deeper.size:
-                self._omega_body[self.model.dyn_slot[deeper]] += _rows_transposed_times(world.rotation[deeper], np.broadcast_to(dw_world, (deeper.size, 3)))
+                self.data.omega_body[self.model.dyn_slot[deeper]] += _rows_transposed_times(world.rotation[deeper], np.broadcast_to(dw_world, (deeper.size, 3)))
         self._synced = _STALE
 
     def apply_force(self, node, force_world, point_world=None):
@@ -1390,16 +1377,11 @@ class Simulation:
         self.apply_impulse(node, force * self.settings.dt, point_world)
 
     # ------------------------------------------------------------------ snapshots
-    # The state that decides the future, by name (`snapshot`): the hierarchy's local poses and
-    # velocities, the integrators' own state (omega_body, the kinematic nodes' contiguous copy),
-    # sleep timers and what sleeping bodies hold, and the solver's warm-start impulses, persistent
-    # manifolds and joints. Kinematic nodes' accelerations and fixed nodes' motion are the scene's.
-    # Under "derived." (kept so that queries after a restore answer as before, left out of the
-    # hash): what a query settles from those — the local ω, a and α of nodes, the last solver
-    # stage's share of the accelerations — which every step computes afresh before using it.
-    _STATE = ("_omega_body", "_still", "_asleep", "_held_translation", "_held_rotation", "_held_omega", "_held_field")
-    _DERIVED = ("acceleration", "omega", "alpha")
-    _KINEMATIC = ("translation", "rotation", "velocity", "omega")
+    # The state that decides the future, by name (`snapshot`): the Data's arrays (physics.data:
+    # local poses and velocities, omega_body, the kinematic nodes' contiguous copy, sleep; under
+    # "derived." what every step computes afresh), the clock, the next event, and the solver's
+    # warm-start impulses, persistent manifolds and joints. Kinematic nodes' accelerations and the
+    # topology go in after a reparent, the RATTLE hint once a RATTLE sub-step set it.
 
     def _scene_identity(self):
         if not hasattr(self, "_fingerprint"):
@@ -1409,31 +1391,26 @@ class Simulation:
 
     def _state_arrays(self):
         """The live arrays a snapshot copies, by name (no copies; `snapshot`, `_check_restorable`)."""
-        local = self.hierarchy.local
-        arrays = {("derived.local_" if f in self._DERIVED else "local.") + f: getattr(local, f) for f in _NODE_FIELDS}
-        arrays.update({name_[1:]: getattr(self, name_) for name_ in self._STATE})
-        arrays["derived.constraint_acceleration"] = self._constraint_acceleration
-        arrays.update({"kinematic." + f: a for f, a in zip(self._KINEMATIC, self._kin_state)})
-        return arrays
+        return self.data.arrays()
 
     def snapshot(self):
         """A `physics.Snapshot` of everything that decides the future: `restore` continues from it
         bit for bit, here or in a freshly loaded simulation of the same scene."""
         fingerprint, name = self._scene_identity()
         arrays = {key: value.copy() for key, value in self._state_arrays().items()}
-        arrays["time"] = np.array(self.time)
-        arrays["next_event"] = np.array(self._next_event, np.int64)
-        if self._rattle_hint[0]:     # scenes without joints under RATTLE keep their hashes
-            arrays["rattle.hint"] = self._rattle_hint.copy()
+        arrays["time"] = np.array(self.data.time)
+        arrays["next_event"] = np.array(self.data.next_event, np.int64)
+        if self.data.rattle_hint[0]:     # scenes without joints under RATTLE keep their hashes
+            arrays["rattle.hint"] = self.data.rattle_hint.copy()
         if self._reparented:      # the topology, and what a reparent changes of kinematic nodes
             arrays["topology.parent"] = self.parent.copy()
-            arrays["kinematic.acceleration"] = self._kin_acceleration.copy()
-            arrays["kinematic.alpha"] = self._kin_alpha.copy()
+            arrays["kinematic.acceleration"] = self.data.kin_acceleration.copy()
+            arrays["kinematic.alpha"] = self.data.kin_alpha.copy()
         if self._solver is not None:
             arrays.update({"solver." + k: a for k, a in self._solver.state().items()})
         settings = {f: getattr(self.settings, f) for f in self.settings.names()}
         settings["gravity"] = settings["gravity"].copy()
-        return Snapshot(fingerprint, name, self.step_count, settings, arrays)
+        return Snapshot(fingerprint, name, self.data.step_count, settings, arrays)
 
     def _check_restorable(self, snapshot):
         """Refuse, before anything changes, a snapshot of this scene that no run of it can be in:
@@ -1447,8 +1424,8 @@ class Simulation:
         checked = self.settings.copy()
         checked.update(snapshot.settings)           # SettingError names the key and the value
         live, arrays = self._state_arrays(), snapshot.arrays
-        kinematic = {"kinematic.acceleration": self._kin_acceleration, "kinematic.alpha": self._kin_alpha,
-                     "topology.parent": self.parent, "rattle.hint": self._rattle_hint}
+        kinematic = {"kinematic.acceleration": self.data.kin_acceleration, "kinematic.alpha": self.data.kin_alpha,
+                     "topology.parent": self.parent, "rattle.hint": self.data.rattle_hint}
         for key in (*live, "time", "next_event"):
             if key not in arrays:
                 refuse(key, "nothing", "an array (the file lacks it)")
@@ -1477,7 +1454,7 @@ class Simulation:
             i = int(np.argmax(far))
             refuse("local.translation", arrays["local.translation"][i],
                    f"within {DIVERGENCE_LENGTH:g} m of its parent at the fixed node {self.names[i]!r}")
-        for key in ("local.velocity", *("derived.local_" + f for f in self._DERIVED)):
+        for key in ("local.velocity", *("derived.local_" + f for f in DERIVED_NODE_FIELDS)):
             moving = fixed & np.any(arrays[key].reshape(len(fixed), -1) != 0, axis=1)
             if moving.any():     # a fixed node has no motion of its own (the ground's velocity fed the contact margin)
                 i = int(np.argmax(moving))
@@ -1615,15 +1592,15 @@ class Simulation:
         parent = arrays.get("topology.parent", self.scene.parent)
         if not np.array_equal(parent, self.parent):
             self._set_topology(parent)
-        self._kin_acceleration[:] = arrays.get("kinematic.acceleration", self.model.kin_acceleration)
-        self._kin_alpha[:] = arrays.get("kinematic.alpha", self.model.kin_alpha)
+        self.data.kin_acceleration[:] = arrays.get("kinematic.acceleration", self.model.kin_acceleration)
+        self.data.kin_alpha[:] = arrays.get("kinematic.alpha", self.model.kin_alpha)
         live = self._state_arrays()
         for key, value in live.items():
             value[:] = arrays[key]
-        self.time = float(arrays["time"])
-        self._next_event = int(arrays["next_event"])
-        self._rattle_hint[:] = arrays.get("rattle.hint", (0.0, 1.0))
-        self.step_count = snapshot.step_count
+        self.data.time = float(arrays["time"])
+        self.data.next_event = int(arrays["next_event"])
+        self.data.rattle_hint[:] = arrays.get("rattle.hint", (0.0, 1.0))
+        self.data.step_count = snapshot.step_count
         self.diverged = None
         self._runaway_reference, self._runaway_due = None, 0.0
         solver = {k[len("solver."):]: a for k, a in arrays.items() if k.startswith("solver.")}
@@ -1675,8 +1652,8 @@ class Simulation:
         conversion ("The Dynamics of a Transform Hierarchy"): a1 = J2⁻¹ (F/m + constraint + frame + euler + centrifugal + coriolis)."""
         self._sync(_COMPLETE)       # a sleeping body's share is what holds it, found there
         linear, angular = np.zeros((len(self.names), 3)), np.zeros((len(self.names), 3))
-        linear[self.model.dyn] = self._constraint_acceleration[:, :3]
-        angular[self.model.dyn] = self._constraint_acceleration[:, 3:]
+        linear[self.model.dyn] = self.data.constraint_acceleration[:, :3]
+        angular[self.model.dyn] = self.data.constraint_acceleration[:, 3:]
         return linear, angular
 
     def _bodies(self, subtree):
@@ -1698,7 +1675,7 @@ class Simulation:
         mass = self.mass[nodes]
         velocity = world.velocity[nodes]
         kinetic = 0.5 * (mass @ np.einsum("bi,bi->b", velocity, velocity)
-                         + np.sum(self.inertia_body[nodes] * self._omega_body[slots] ** 2))
+                         + np.sum(self.inertia_body[nodes] * self.data.omega_body[slots] ** 2))
         potential = -mass @ (world.translation[nodes] @ self.settings.gravity)
         return {"kinetic": float(kinetic), "potential": float(potential)}
 
@@ -1709,7 +1686,7 @@ class Simulation:
         slots = self._bodies(subtree)
         world, nodes = self.hierarchy.world_state, self.model.dyn[slots]
         p = self.mass[nodes][:, None] * world.velocity[nodes]
-        spin = _rows_times(world.rotation[nodes], self.inertia_body[nodes] * self._omega_body[slots])
+        spin = _rows_times(world.rotation[nodes], self.inertia_body[nodes] * self.data.omega_body[slots])
         return {"linear": p.sum(axis=0), "angular": (cross(world.translation[nodes], p) + spin).sum(axis=0)}
 
     def body_energies(self):
@@ -1720,7 +1697,7 @@ class Simulation:
         kinetic, potential = np.zeros(len(self.names)), np.zeros(len(self.names))
         mass, velocity = self.mass[nodes], world.velocity[nodes]
         kinetic[nodes] = 0.5 * (mass * np.einsum("bi,bi->b", velocity, velocity)
-                                + np.einsum("bi,bi->b", self.inertia_body[nodes], self._omega_body ** 2))
+                                + np.einsum("bi,bi->b", self.inertia_body[nodes], self.data.omega_body ** 2))
         potential[nodes] = -mass * (world.translation[nodes] @ self.settings.gravity)
         return {"kinetic": kinetic, "potential": potential}
 
@@ -1732,7 +1709,7 @@ class Simulation:
         world, nodes = self.hierarchy.world_state, self.model.dyn
         out = {name: np.zeros((len(self.names), 3)) for name in ("linear", "angular", "spin")}
         p = self.mass[nodes][:, None] * world.velocity[nodes]
-        spin = _rows_times(world.rotation[nodes], self.inertia_body[nodes] * self._omega_body)
+        spin = _rows_times(world.rotation[nodes], self.inertia_body[nodes] * self.data.omega_body)
         out["linear"][nodes], out["spin"][nodes] = p, spin
         out["angular"][nodes] = cross(world.translation[nodes], p) + spin
         return out
@@ -1808,14 +1785,13 @@ class Simulation:
         out = transport_terms(x, v, a, *frame_motion)
         constraint = np.zeros_like(x)
         slots = self.model.dyn_slot[nodes]
-        constraint[slots >= 0] = self._constraint_acceleration[slots[slots >= 0], :3]
+        constraint[slots >= 0] = self.data.constraint_acceleration[slots[slots >= 0], :3]
         out["relative"] = out["relative"] - constraint
         out["constraint"] = constraint
         out["world"] = a.copy()
         order = ("relative", "constraint", "frame", "euler", "centrifugal", "coriolis", "world")
         return {name: out[name][0] if single else out[name] for name in order}
 
-_NODE_FIELDS = ("translation", "rotation", "scale", "velocity", "acceleration", "omega", "alpha")
 # A restored rotation matrix's largest |RᵀR − I| (`_check_restorable`): a stepped one stays within
 # round-off of orthonormal (1e-15 a step), a crafted all-zero one is 1 off.
 ROTATION_TOLERANCE = 1e-6
