@@ -113,7 +113,7 @@ class Recording:
         """A fresh Simulation of the recorded scene, at the recording's origin (the first keyframe).
         Refuses (RecordingError), before anything runs, a scene text that does not load, keyframes
         taken in another scene (saying what differs), a keyframe no run of the scene can be in
-        (`Simulation._check_restorable`: it names the field) and inputs on nodes it lacks."""
+        (`Simulation.check_restorable`: it names the field) and inputs on nodes it lacks."""
         from physics.scene import SceneError, scene_from_text
         from physics.simulation import Simulation
 
@@ -129,13 +129,13 @@ class Recording:
         except SceneError as error:
             raise fail(f"its scene cannot be loaded: {error}") from None
         first = self.keyframes[self.origin]
-        if first.scene != sim._scene_identity()[0]:
+        if first.scene != sim.scene_fingerprint:
             said = scene_differences(self.scene_digests, sim.scene) if self.scene_digests else \
                 "its model differs (the file holds no per-part digests to say where)"
             raise fail(f"its scene text is not the scene its keyframes were taken in: {said}")
         for step, keyframe in self.keyframes.items():
             try:
-                sim._check_restorable(keyframe)
+                sim.check_restorable(keyframe)
             except ValueError as error:
                 raise fail(f"keyframe at step {step}: {error}") from None
         names = set(sim.names)
