@@ -30,7 +30,7 @@ class Motion(NamedTuple):
     translation: np.ndarray     # (K, 3)
     rotation: np.ndarray        # (K, 3, 3)
     velocity: np.ndarray        # (K, 3)
-    omega: np.ndarray           # (K, 3) omega_local, or (0, 3): not written (`Simulation._scatter_motion`)
+    omega: np.ndarray           # (K, 3) omega_local, or (0, 3): not written (`physics.body_passes.scatter_motion`)
 
 
 @dataclass

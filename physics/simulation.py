@@ -30,7 +30,7 @@ made every scheme 1st order (5.4 cm off a free child's world line after 2 s at 1
 stage therefore integrates a carried body's world motion — in world terms its equations are a free
 body's, the hierarchy between it and the root entering only through its pose — and expresses the
 result in its parent's frame at the end of the step, generation after generation, parents first
-(`_place_bodies`, "Converting Global Dynamics To Local Dynamics"): a tree is one system, each body at
+(`place_bodies`, "Converting Global Dynamics To Local Dynamics"): a tree is one system, each body at
 its integrator's order and with a free body's momentum (tests/test_trees.py). A body whose
 ancestors are kinematic or fixed is integrated in its parent's frame, whose motion over the step is
 prescribed (physics.integrators, `Frame`). The reported local accelerations of queries are settled
@@ -49,17 +49,17 @@ from typing import NamedTuple
 import numpy as np
 
 from physics.hierarchy import Hierarchy, NodeState
-from physics.integrators import TRIPLE_JUMP, Frame, advance_bodies, divergence, inertial_accelerations, \
+from physics.integrators import TRIPLE_JUMP, Frame, advance_bodies, inertial_accelerations, \
     local_accelerations, omega_local_from_body
 from physics import profile
+from physics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, dynamic_inputs, first_beyond_reach, \
+    first_divergent, keep_momentum, move_bodies, place_bodies, rows_times, rows_transposed_times, scatter_motion, \
+    solve_rows, solver_bodies
 from physics.kinematics import advance_kinematic
 from physics.data import Data, Motion
 from physics.model import Model
-from physics.compiled import kernel
 
 from physics.rotation import cross
-from physics.rotation_kernels import add, cross as cross3, exp_so3, load3, load33, matmul, matmul_tn, \
-    matrix_from_quaternion, matvec, matvec_t, mul, quaternion_from_matrix, solve3, store3, store33, sub, transpose
 from physics.scene import Scene, load_scene
 from physics.snapshot import Snapshot, scene_fingerprint
 from physics.settings import Settings
@@ -120,54 +120,8 @@ REACH = 1000.0              # m
 RUNAWAY_EVERY = 1.0         # s of simulated time
 RUNAWAY_SPEED = 1.0         # m/s
 _QUANTITIES = ("translation", "rotation", "velocity", "angular velocity")
+_NO_PAIRS = np.zeros((0, 2), np.int64)     # the sleep stage's candidate pairs where nothing can touch
 _UNITS = ("m", "", "m/s", "rad/s")
-
-
-# The step's kernels take these bundles (and physics.sleeping's). They are built once per topology
-# (`Simulation._bind`), of arrays that the steps change in place, so a step builds none.
-class NodeArrays(NamedTuple):
-    """A `physics.hierarchy.NodeState` (the local or the world state) as its seven (N, ...) views."""
-
-    translation: np.ndarray     # (N, 3)
-    rotation: np.ndarray        # (N, 3, 3)
-    scale: np.ndarray           # (N,)
-    velocity: np.ndarray        # (N, 3)
-    acceleration: np.ndarray    # (N, 3)
-    omega: np.ndarray           # (N, 3)
-    alpha: np.ndarray           # (N, 3)
-
-
-class DynamicBodies(NamedTuple):
-    """The dynamic bodies (D,) as the kernels read them (`Model`: constant for a topology)."""
-
-    node: np.ndarray                # (D,) int: each body's node
-    parent: np.ndarray              # (D,) int: its parent's node, −1 = the world
-    nearest_slot: np.ndarray        # (D,) int: the slot of its nearest dynamic ancestor, −1 = none
-    generation_order: np.ndarray    # (D,) int: the slots, ancestors first
-    mass: np.ndarray                # (D,) kg
-    inertia: np.ndarray             # (D, 3) principal moments, body axes
-    force_applied: np.ndarray       # (D, 3) N, world frame
-
-
-class DynamicInputs(NamedTuple):
-    """What the dynamic stage steps (D, ...), gathered by `_dynamic_inputs`: the bodies' local
-    state, world force, and their parents' world motion (the integrator's frame)."""
-
-    translation: np.ndarray     # (D, 3)
-    rotation: np.ndarray        # (D, 3, 3)
-    velocity: np.ndarray        # (D, 3)
-    force: np.ndarray           # (D, 3) m g + F_applied
-    frame_rotation: np.ndarray  # (D, 3, 3) R2
-    frame_scale: np.ndarray     # (D,) s2
-    frame_acceleration: np.ndarray  # (D, 3) a2
-    frame_omega: np.ndarray     # (D, 3) ω2
-    frame_alpha: np.ndarray     # (D, 3) α2
-
-    @classmethod
-    def empty(cls, count):
-        return cls(np.empty((count, 3)), np.empty((count, 3, 3)), np.empty((count, 3)), np.empty((count, 3)),
-                   np.empty((count, 3, 3)), np.empty(count), np.empty((count, 3)), np.empty((count, 3)),
-                   np.empty((count, 3)))
 
 
 class StepContext(NamedTuple):
@@ -266,253 +220,6 @@ def _contact_cause(settings):
     if not weaker:
         return (f"a shape too small or too fast for a sub-step of {h:g} s; try more substeps or a smaller dt")
     return "likely " + ", ".join(weaker)
-
-
-@kernel
-def _solve_rows_into(matrices, vectors, out):
-    for k in range(vectors.shape[0]):
-        store3(out, k, solve3(load33(matrices, k), load3(vectors, k)))
-
-
-def _solve_rows(matrices, vectors):
-    """(B,3,3)⁻¹ (B,3) -> (B,3), one 3×3 system per row by Cramer's rule in compiled code. Not
-    np.linalg.solve: LAPACK's kernel, and so the last bits, depend on the CPU (OpenBLAS's SkylakeX
-    kernel and its Haswell one gave the top two different golden hashes)."""
-    out = np.empty(np.shape(vectors))
-    _solve_rows_into(np.ascontiguousarray(matrices, float), np.ascontiguousarray(vectors, float), out)
-    return out
-
-
-def _rows_times(matrices, vectors):
-    """(B,3,3) @ (B,3) -> (B,3)."""
-    return np.einsum("bij,bj->bi", matrices, vectors)
-
-
-def _rows_transposed_times(matrices, vectors):
-    """(B,3,3)^T @ (B,3) -> (B,3)."""
-    return np.einsum("bji,bj->bi", matrices, vectors)
-
-
-@kernel(inline=True)
-def _get3(a, i, c):
-    """a[i, c:c + 3] as a 3-tuple (the [v, ω] halves of a (D, 6) row)."""
-    return (a[i, c], a[i, c + 1], a[i, c + 2])
-
-
-@kernel(inline=True)
-def _put3(a, i, c, v):
-    a[i, c], a[i, c + 1], a[i, c + 2] = v[0], v[1], v[2]
-
-
-@kernel
-def _move_bodies(bodies, counteract, dv, dx, world, local, total, before):
-    """`Simulation._apply_world_changes` up to the world update, in place on the `local` arrays
-    (`NodeArrays`) of the dynamic `bodies` (`DynamicBodies`), with `world` the world state before
-    the move. total (D, 6) gets each body's change of world [v, ω], before (D, 3, 3) its world
-    rotation before the move.
-
-    With counteraction a carried body's pose is solved from its parent's moved pose, exactly: its
-    nearest dynamic ancestor A moves rigidly (x_A + Δx_A, exp(Δθ_A) R_A), and the parent q riding
-    it with it, x_q' = x_A + Δx_A + exp(Δθ_A)(x_q − x_A), R_q' = exp(Δθ_A) R_q; the body is to
-    end at (x3 + Δx3, exp(Δθ3) R3), so T1 = R_q'ᵀ (x3 + Δx3 − x_q') / s_q, R1 = R_q'ᵀ exp(Δθ3) R3.
-    (The first-order form, Δx3 − Δx_A − Δθ_A × (x3 − x_A) applied in the parent's frame before its
-    turn, leaves −½ Δθ_A × (Δθ_A × (x3 − x_A)) + Δθ_A × (Δx3 − Δx_A) of position and
-    ½ Δθ_A × (Δθ3 − Δθ_A) of rotation: of order h⁴ for RATTLE's projections, whose Δθ is of
-    order h², a local error that left a nested arm's fourth-order composed step third order.)
-    Its velocity keeps the first-order form: `Simulation._keep_carried_velocity` solves it again."""
-    nodes, parent, nearest, generation_order = bodies.node, bodies.parent, bodies.nearest_slot, bodies.generation_order
-    world_translation, world_rotation, world_scale = world.translation, world.rotation, world.scale
-    velocity, translation, rotation = local.velocity, local.translation, local.rotation
-    for k in range(nodes.size):
-        for c in range(6):
-            total[k, c] = dv[k, c]
-    if not counteract:      # a child inherits its ancestors' change (ancestors first)
-        for k in generation_order:
-            a = nearest[k]
-            if a >= 0:
-                arm = sub(load3(world_translation, nodes[k]), load3(world_translation, nodes[a]))
-                moved = add(_get3(total, a, 0), cross3(_get3(total, a, 3), arm))
-                _put3(total, k, 0, add(_get3(total, k, 0), moved))
-                _put3(total, k, 3, add(_get3(total, k, 3), _get3(total, a, 3)))
-    for k in range(nodes.size):
-        i, a, q = nodes[k], nearest[k], parent[k]
-        rel_v = _get3(dv, k, 0)
-        if counteract and a >= 0:   # the child's world change is its own
-            r = sub(load3(world_translation, i), load3(world_translation, nodes[a]))
-            rel_v = sub(rel_v, add(_get3(dv, a, 0), cross3(_get3(dv, a, 3), r)))
-        Rq = load33(world_rotation, q) if q >= 0 else _EYE
-        inverse_scale = 1.0 / world_scale[q] if q >= 0 else 1.0
-        store33(before, k, load33(world_rotation, i))
-        store3(velocity, i, add(load3(velocity, i), mul(inverse_scale, matvec_t(Rq, rel_v))))
-        if counteract and a >= 0:
-            xa, turn = load3(world_translation, nodes[a]), exp_so3(_get3(dx, a, 3))
-            xq = add(add(xa, _get3(dx, a, 0)), matvec(turn, sub(load3(world_translation, q), xa)))
-            Rq = matmul(turn, Rq)
-            x3 = add(load3(world_translation, i), _get3(dx, k, 0))
-            store3(translation, i, mul(inverse_scale, matvec_t(Rq, sub(x3, xq))))
-            store33(rotation, i, matmul_tn(Rq, matmul(exp_so3(_get3(dx, k, 3)), load33(world_rotation, i))))
-        else:       # a root, or (counteraction off) a body that takes its ancestors' moves as they come
-            store3(translation, i, add(load3(translation, i), mul(inverse_scale, matvec_t(Rq, _get3(dx, k, 0)))))
-            store33(rotation, i, matmul(exp_so3(matvec_t(Rq, _get3(dx, k, 3))), load33(rotation, i)))
-
-
-_EYE = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
-_NO_ROWS = np.zeros((0, 3))
-_NO_PAIRS = np.zeros((0, 2), np.int64)
-
-
-@kernel
-def _first_divergent(nodes, slot, local, omega_body, length, speed):
-    """(node, quantity index into _QUANTITIES, value) of the first of `nodes` whose local velocity,
-    (dynamic: slot >= 0) omega_body, translation or rotation (`local`: `NodeArrays`) is non-finite or
-    beyond `length` / `speed` (physics.integrators.divergence); (−1, 0, 0) if none. One pass, no
-    allocation."""
-    translation, rotation, velocity = local.translation, local.rotation, local.velocity
-    for k in range(nodes.size):
-        i = nodes[k]
-        b = slot[i]
-        w = load3(omega_body, b) if b >= 0 else (0.0, 0.0, 0.0)
-        quantity, value = divergence(load3(velocity, i), w, b >= 0, load3(translation, i), load33(rotation, i),
-                                     length, speed)
-        if quantity >= 0:
-            return i, quantity, value
-    return -1, 0, 0.0
-
-
-@kernel
-def _first_beyond_reach(nodes, parent, translation, world_scale, reach):
-    """The first of `nodes` whose local translation, scaled by its parent's world scale, is longer
-    than `reach` (−1 if none): its distance from the parent's origin in world units."""
-    for k in range(nodes.size):
-        i = nodes[k]
-        x = load3(translation, i)
-        if (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) * world_scale[parent[i]] ** 2 > reach * reach:
-            return i
-    return -1
-
-
-@kernel
-def _keep_momentum(nodes, omega_body, inertia, before, world_rotation, total):
-    """omega_body ← I⁻¹ R3'ᵀ R3 I (omega_body + R3ᵀ Δω) per body, in place: the world angular
-    momentum plus the angular impulse I_world Δω (Δω = total[:, 3:]), kept through the turn
-    R3 = before → R3' = world_rotation[nodes] (`_apply_world_changes`)."""
-    for k in range(omega_body.shape[0]):
-        R, I = load33(before, k), load3(inertia, k)
-        w = add(load3(omega_body, k), matvec_t(R, _get3(total, k, 3)))
-        L_body = (I[0] * w[0], I[1] * w[1], I[2] * w[2])
-        L = matvec_t(load33(world_rotation, nodes[k]), matvec(R, L_body))
-        store3(omega_body, k, (L[0] / I[0], L[1] / I[1], L[2] / I[2]))
-
-
-@kernel
-def _dynamic_inputs(bodies, world, local, gravity, out):
-    """What the dynamic stage steps, gathered in one compiled pass into `out` (`DynamicInputs`): the
-    `bodies`' local translation, rotation, velocity, their world force m g + F_applied, and their
-    parents' world motion (the integrator's frame: rotation, scale, acceleration, ω, α; the identity
-    for the world)."""
-    nodes, parent, mass, force_applied = bodies.node, bodies.parent, bodies.mass, bodies.force_applied
-    world_rotation, world_scale, world_acceleration = world.rotation, world.scale, world.acceleration
-    world_omega, world_alpha = world.omega, world.alpha
-    local_translation, local_rotation, local_velocity = local.translation, local.rotation, local.velocity
-    translation, rotation, velocity, force = out.translation, out.rotation, out.velocity, out.force
-    R2, s2, a2 = out.frame_rotation, out.frame_scale, out.frame_acceleration
-    w2, alpha2 = out.frame_omega, out.frame_alpha
-    world_translation, world_velocity = world.translation, world.velocity
-    for k in range(nodes.size):
-        i, q = nodes[k], parent[k]
-        for c in range(3):
-            force[k, c] = mass[k] * gravity[c] + force_applied[k, c]
-        if bodies.nearest_slot[k] >= 0:     # carried: its world motion, in the world's frame
-            store3(translation, k, load3(world_translation, i))
-            store33(rotation, k, load33(world_rotation, i))
-            store3(velocity, k, load3(world_velocity, i))
-            q = -1
-        else:
-            store3(translation, k, load3(local_translation, i))
-            store33(rotation, k, load33(local_rotation, i))
-            store3(velocity, k, load3(local_velocity, i))
-        if q >= 0:
-            store33(R2, k, load33(world_rotation, q))
-            s2[k] = world_scale[q]
-            store3(a2, k, load3(world_acceleration, q))
-            store3(w2, k, load3(world_omega, q))
-            store3(alpha2, k, load3(world_alpha, q))
-        else:
-            store33(R2, k, _EYE)
-            s2[k] = 1.0
-            store3(a2, k, (0.0, 0.0, 0.0))
-            store3(w2, k, (0.0, 0.0, 0.0))
-            store3(alpha2, k, (0.0, 0.0, 0.0))
-
-
-@kernel
-def _place_bodies(bodies, slots, motion, world, local):
-    """The dynamic stage's results `motion` (`Motion`, by slot) written into the local state
-    (`NodeArrays`) of the bodies `slots` (`DynamicBodies`): a carried body's (one with a dynamic
-    ancestor) result is its world motion, expressed in its parent's frame at the end of the step,
-    whose world state (`NodeArrays`) must be current ("Converting Global Dynamics To Local
-    Dynamics", A1 = A2⁻¹ A3 with d = T3 − T2 and J2 = R2 S2):
-        T1 = J2⁻¹ d,   v1 = J2⁻¹ (v3 − v2 − ω2 × d),   R1 = R2ᵀ R3
-    (its omega_body is world-relative: it needs no conversion)."""
-    nodes, parent, nearest = bodies.node, bodies.parent, bodies.nearest_slot
-    for k in slots:
-        i, q = nodes[k], parent[k]
-        x, R, v = load3(motion.translation, k), load33(motion.rotation, k), load3(motion.velocity, k)
-        if nearest[k] >= 0:
-            R2, inverse_scale = load33(world.rotation, q), 1.0 / world.scale[q]
-            d = sub(x, load3(world.translation, q))
-            # R2⁻¹ rather than R2ᵀ: the world state is rebuilt with R2 as it is (`update_world`),
-            # whose orthonormality drifts by round-off a step (lie-midpoint's product of Cayley
-            # rotations); with R2ᵀ that drift biased a free child's world velocity every step alike
-            x = mul(inverse_scale, solve3(R2, d))
-            v = mul(inverse_scale, solve3(R2, sub(sub(v, load3(world.velocity, q)), cross3(load3(world.omega, q), d))))
-            # onto the rotations again (through the unit quaternion): the product of a chain of
-            # rotations, each orthonormal to round-off, compounds its error step after step
-            R = matrix_from_quaternion(quaternion_from_matrix(matmul_tn(R2, R)))
-        store3(local.translation, i, x)
-        store33(local.rotation, i, R)
-        store3(local.velocity, i, v)
-
-
-@kernel
-def _scatter_motion(nodes, motion, local):
-    """A stage's results `motion` (`Motion`) for `nodes` written back into the hierarchy's local
-    state (`NodeArrays`) in one pass; motion.omega may be empty (the dynamic stage keeps omega_body
-    instead)."""
-    translation, rotation, velocity, omega = motion.translation, motion.rotation, motion.velocity, motion.omega
-    local_translation, local_rotation, local_velocity, local_omega = local.translation, local.rotation, \
-        local.velocity, local.omega
-    for k in range(nodes.size):
-        i = nodes[k]
-        store3(local_translation, i, load3(translation, k))
-        store33(local_rotation, i, load33(rotation, k))
-        store3(local_velocity, i, load3(velocity, k))
-        if omega.shape[0]:
-            store3(local_omega, i, load3(omega, k))
-
-
-@kernel
-def _solver_bodies(bodies, world, omega_body):
-    """The dynamic `bodies`' (`DynamicBodies`) centre (D,3), rotation (D,3,3), world velocity [v, ω]
-    (D,6) with ω = R3 omega_body, and inverse world inertia R3 I⁻¹ R3ᵀ (D,3,3), from the world
-    state (`NodeArrays`)."""
-    nodes, inertia = bodies.node, bodies.inertia
-    translation, rotation, velocity = world.translation, world.rotation, world.velocity
-    D = nodes.size
-    centre, R3, v, inverse_inertia = np.empty((D, 3)), np.empty((D, 3, 3)), np.empty((D, 6)), np.empty((D, 3, 3))
-    for k in range(D):
-        i = nodes[k]
-        R = load33(rotation, i)
-        store3(centre, k, load3(translation, i))
-        store33(R3, k, R)
-        w = matvec(R, load3(omega_body, k))
-        for c in range(3):
-            v[k, c], v[k, 3 + c] = velocity[i, c], w[c]
-        I = load3(inertia, k)
-        store33(inverse_inertia, k, matmul(((R[0][0] / I[0], R[0][1] / I[1], R[0][2] / I[2]),
-                                            (R[1][0] / I[0], R[1][1] / I[1], R[1][2] / I[2]),
-                                            (R[2][0] / I[0], R[2][1] / I[1], R[2][2] / I[2])), transpose(R)))
-    return centre, R3, v, inverse_inertia
 
 
 class Simulation:
@@ -615,7 +322,7 @@ class Simulation:
         world = self.hierarchy.update_world()
         for slots in self.model.generations:
             nodes = self.model.dyn[slots]
-            self.data.omega_body[slots] = _rows_transposed_times(world.rotation[nodes], world.omega[nodes])
+            self.data.omega_body[slots] = rows_transposed_times(world.rotation[nodes], world.omega[nodes])
             world = self.hierarchy.update_world()
         self._bind()
 
@@ -629,7 +336,7 @@ class Simulation:
                                       model.mass_dyn, model.inertia_dyn, model.force_applied)
         self._inputs = DynamicInputs.empty(model.dyn.size)
         self._frames = tuple(self._inputs[4:])
-        self._dynamic_motion = Motion(self._inputs.translation, self._inputs.rotation, self._inputs.velocity, _NO_ROWS)
+        self._dynamic_motion = Motion(self._inputs.translation, self._inputs.rotation, self._inputs.velocity, NO_ROWS)
         self._sleep_bodies = Bodies(model.dyn, model.dyn_parent, model.sleepable)
         local = self._local_arrays
         self._local_motion = LocalMotion(local.translation, local.rotation, local.velocity, self.data.omega_body)
@@ -704,7 +411,7 @@ class Simulation:
             change = self.data.constraint_acceleration[slots]
             rotation = self.hierarchy.world_state.rotation[self.model.dyn[slots]]
             force = force + mass[:, None] * change[:, :3]
-            torque = torque + _rows_times(rotation, self.model.inertia_dyn[slots] * _rows_transposed_times(rotation, change[:, 3:]))
+            torque = torque + rows_times(rotation, self.model.inertia_dyn[slots] * rows_transposed_times(rotation, change[:, 3:]))
         return force, torque
 
     def _sync_generation(self, slots):
@@ -730,8 +437,8 @@ class Simulation:
             # a sleeping body rides its parent rigidly: a1 = α1 = 0 (also as the frame of what it
             # carries), and what holds it there is the constraint share, −J2 a1_free and −R2 α1_free
             R2, s2, k = frame.rotation[held], frame.scale[held], slots[held]
-            self.data.constraint_acceleration[k, :3] = -s2[:, None] * _rows_times(R2, acceleration[held])
-            self.data.constraint_acceleration[k, 3:] = -_rows_times(R2, alpha[held])
+            self.data.constraint_acceleration[k, :3] = -s2[:, None] * rows_times(R2, acceleration[held])
+            self.data.constraint_acceleration[k, 3:] = -rows_times(R2, alpha[held])
             acceleration[held], alpha[held] = 0.0, 0.0
         local.acceleration[nodes] = acceleration
         local.alpha[nodes] = alpha
@@ -865,7 +572,7 @@ class Simulation:
         """Raise (and keep) a DivergenceError if a moving node's local state left the finite range
         (DIVERGENCE_LENGTH, DIVERGENCE_SPEED): the run stops in the step where it happens, before
         any later stage or kernel sees the bad values."""
-        node, quantity, value = _first_divergent(self.model.moving, self.model.dyn_slot, self._local_arrays, self.data.omega_body,
+        node, quantity, value = first_divergent(self.model.moving, self.model.dyn_slot, self._local_arrays, self.data.omega_body,
                                                  DIVERGENCE_LENGTH, DIVERGENCE_SPEED)
         if node >= 0:
             self._raise_divergence(node, quantity, value)
@@ -984,7 +691,7 @@ class Simulation:
     def _stage_free_motion(self, context, found):
         settings = self.settings
         gravity = tuple(settings.gravity)
-        if gravity != self._free_gravity:   # m g + F_applied, as `_dynamic_inputs` forms it
+        if gravity != self._free_gravity:   # m g + F_applied, as `dynamic_inputs` forms it
             np.add(self.model.mass_dyn[:, None] * settings.gravity, self.model.force_applied, out=self._inputs.force)
             self._free_gravity = gravity
         found[::3] = -1.0
@@ -1020,14 +727,14 @@ class Simulation:
         translation, rotation, velocity, omega = self.data.kinematic
         advance_kinematic(translation, rotation, velocity, omega, self.data.kin_acceleration, self.data.kin_alpha, context.h,
                           settings.rotation_update, settings.exponential)
-        _scatter_motion(self.model.kin, self.data.kinematic, self._local_arrays)
+        scatter_motion(self.model.kin, self.data.kinematic, self._local_arrays)
 
     @profile.stage("dynamic")
     def _stage_dynamic(self, context):
         if self.model.dyn.size == 0:
             return
         settings, model, inputs = self.settings, self.model, self._inputs
-        _dynamic_inputs(self._dynamic, self._world_arrays, self._local_arrays, settings.gravity, inputs)
+        dynamic_inputs(self._dynamic, self._world_arrays, self._local_arrays, settings.gravity, inputs)
         advance_bodies((inputs.translation, inputs.rotation, inputs.velocity, self.data.omega_body, model.mass_dyn,
                         model.inertia_dyn, inputs.force, model.torque_applied), context.h, context.integrator,
                        settings.gyroscopic,
@@ -1036,7 +743,7 @@ class Simulation:
         for g, slots in enumerate(model.generations):
             if g:
                 self.hierarchy.update_world(model.dyn_slot, self.data.omega_body)
-            _place_bodies(self._dynamic, slots, self._dynamic_motion, self._world_arrays, self._local_arrays)
+            place_bodies(self._dynamic, slots, self._dynamic_motion, self._world_arrays, self._local_arrays)
 
     @profile.stage("sleep")
     def _stage_sleep(self, context):
@@ -1068,9 +775,9 @@ class Simulation:
 
     def _solver_state(self):
         """The dynamic bodies in world terms: centre (D,3), rotation (D,3,3), velocity (D,6) [v, ω],
-        inverse world inertia (D,3,3) R I⁻¹ Rᵀ (one compiled gather, `_solver_bodies`)."""
+        inverse world inertia (D,3,3) R I⁻¹ Rᵀ (one compiled gather, `solver_bodies`)."""
         self._sync(_MOVING)
-        return (self.hierarchy.world_state, *_solver_bodies(self._dynamic, self._world_arrays, self.data.omega_body))
+        return (self.hierarchy.world_state, *solver_bodies(self._dynamic, self._world_arrays, self.data.omega_body))
 
     def _stage_prepare(self, context):
         """Solver stage 'prepare' (physics.solver): rows at the start-of-step poses."""
@@ -1139,17 +846,17 @@ class Simulation:
             # turned since, so Δω is re-expressed with the inertia they have now: the angular
             # momentum about a joint's pivot then changes by exactly the impulse's moment (the top).
             start = self._solver.start_inverse_inertia
-            final[:, 3:] = _rows_times(inverse_inertia, _solve_rows(start, final[:, 3:]))
+            final[:, 3:] = rows_times(inverse_inertia, solve_rows(start, final[:, 3:]))
         self._apply_world_changes(final, moved)
         if rattle:
             # RATTLE: positions onto the joints' constraint along the start-of-step rows (the
             # rotation by the lie-midpoint drift with the kicked momentum), the velocities by the
             # same impulse over the step ...
             _, centre, rotation, velocity, inverse_inertia = self._solver_state()
-            momentum = _solve_rows(inverse_inertia, velocity[:, 3:])
+            momentum = solve_rows(inverse_inertia, velocity[:, 3:])
             dx, dtheta, impulse = self._solver.project_joint_positions(centre, rotation, momentum)
             dv = np.concatenate([self.model.inverse_mass[:, None] * impulse[:, :3],
-                                 _rows_times(inverse_inertia, impulse[:, 3:])], axis=1) / h
+                                 rows_times(inverse_inertia, impulse[:, 3:])], axis=1) / h
             self._apply_world_changes(dv, np.concatenate([dx, dtheta], axis=1))
             # ... then the velocities onto the constraint's tangent at the end-of-step poses
             _, centre, rotation, velocity, inverse_inertia = self._solver_state()
@@ -1188,11 +895,11 @@ class Simulation:
         carried = self.settings.counteract and len(self.model.generations) > 1
         if carried:     # the world velocities the carried bodies must end with (their own change only)
             target = self.hierarchy.world_state.velocity[nodes] + (0.0 if dv is None else dv[:, :3])
-        _move_bodies(self._dynamic, self.settings.counteract, np.zeros_like(dx) if dv is None else dv, dx,
+        move_bodies(self._dynamic, self.settings.counteract, np.zeros_like(dx) if dv is None else dv, dx,
                      self._world_arrays, self._local_arrays, total, before)
         if dv is not None:
             self.data.constraint_acceleration += total
-        _keep_momentum(nodes, self.data.omega_body, self.model.inertia_dyn, before, self.hierarchy.update_world().rotation, total)
+        keep_momentum(nodes, self.data.omega_body, self.model.inertia_dyn, before, self.hierarchy.update_world().rotation, total)
         if carried:
             self._keep_carried_velocity(target)
         self._synced = _STALE
@@ -1258,7 +965,7 @@ class Simulation:
         kept = np.flatnonzero(below & (self.motion == "dynamic"))
         if kept.size:
             world = self.hierarchy.update_world()
-            self.data.omega_body[self.model.dyn_slot[kept]] = _rows_transposed_times(world.rotation[kept], world.omega[kept])
+            self.data.omega_body[self.model.dyn_slot[kept]] = rows_transposed_times(world.rotation[kept], world.omega[kept])
         self.wake()
         self._runaway_reference = None
 
@@ -1294,11 +1001,11 @@ class Simulation:
         """The reach policy (REACH): a loose dynamic body farther than REACH from its parent's origin
         leaves its parent for the world, keeping its world motion (`reparent`, keep="world")."""
         world = self.hierarchy.world_state
-        node = _first_beyond_reach(self.model.loose, self.parent, self.hierarchy.local.translation, world.scale, REACH)
+        node = first_beyond_reach(self.model.loose, self.parent, self.hierarchy.local.translation, world.scale, REACH)
         reference = self._runaway_reference     # world motion kept: no energy changes, no input
         while node >= 0:
             self.reparent(int(node), None, keep="world")
-            node = _first_beyond_reach(self.model.loose, self.parent, self.hierarchy.local.translation, world.scale, REACH)
+            node = first_beyond_reach(self.model.loose, self.parent, self.hierarchy.local.translation, world.scale, REACH)
         self._runaway_reference = reference
 
     # ------------------------------------------------------------------ impulses
@@ -1358,11 +1065,11 @@ class Simulation:
             if nearest.size:
                 q = self.parent[nearest]
                 inherited = dv_world + cross(dw_world, world.translation[nearest] - world.translation[i])
-                local.velocity[nearest] -= _rows_transposed_times(world.rotation[q], inherited) / world.scale[q][:, None]
+                local.velocity[nearest] -= rows_transposed_times(world.rotation[q], inherited) / world.scale[q][:, None]
         else:
             deeper = np.flatnonzero(below)
             if deeper.size:
-                self.data.omega_body[self.model.dyn_slot[deeper]] += _rows_transposed_times(world.rotation[deeper], np.broadcast_to(dw_world, (deeper.size, 3)))
+                self.data.omega_body[self.model.dyn_slot[deeper]] += rows_transposed_times(world.rotation[deeper], np.broadcast_to(dw_world, (deeper.size, 3)))
         self._synced = _STALE
 
     def apply_force(self, node, force_world, point_world=None):
@@ -1541,7 +1248,7 @@ class Simulation:
         slots = self._bodies(subtree)
         world, nodes = self.hierarchy.world_state, self.model.dyn[slots]
         p = self.mass[nodes][:, None] * world.velocity[nodes]
-        spin = _rows_times(world.rotation[nodes], self.inertia_body[nodes] * self.data.omega_body[slots])
+        spin = rows_times(world.rotation[nodes], self.inertia_body[nodes] * self.data.omega_body[slots])
         return {"linear": p.sum(axis=0), "angular": (cross(world.translation[nodes], p) + spin).sum(axis=0)}
 
     def body_energies(self):
@@ -1564,7 +1271,7 @@ class Simulation:
         world, nodes = self.hierarchy.world_state, self.model.dyn
         out = {name: np.zeros((len(self.names), 3)) for name in ("linear", "angular", "spin")}
         p = self.mass[nodes][:, None] * world.velocity[nodes]
-        spin = _rows_times(world.rotation[nodes], self.inertia_body[nodes] * self.data.omega_body)
+        spin = rows_times(world.rotation[nodes], self.inertia_body[nodes] * self.data.omega_body)
         out["linear"][nodes], out["spin"][nodes] = p, spin
         out["angular"][nodes] = cross(world.translation[nodes], p) + spin
         return out

@@ -198,7 +198,7 @@ def _node_dynamics(dt, i):
 @pytest.mark.parametrize("counteract", [True, False])
 def test_solver_world_changes_follow_the_transform_delta_rules(counteract):
     """The solver's path from world changes to local state (Simulation._apply_world_changes, the
-    compiled `_move_bodies`) and physics.transform's delta rules are two implementations of the same
+    compiled `physics.body_passes.move_bodies`) and physics.transform's delta rules are two implementations of the same
     article formulas: they agree. Each dynamic body gets a world velocity change [Δv, Δω]; its local
     velocity changes by `delta_local_from_world(Δv)` under its parent, and with counteraction also
     by `counteract` of the world change its parent inherits from the nearest dynamic ancestor
