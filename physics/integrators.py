@@ -742,11 +742,13 @@ def _advance(bodies, h, integrator, gyro, moving, frames, limits, found):
 # Every kernel above steps each body on its own, so a batch of SPLIT_BODIES bodies or more is
 # stepped in parts at once, one a core: each part a whole number of `_BLOCK`s (lie-midpoint's
 # blocks, and with them every body's arithmetic, are those of one pass, and so are its bits), each
-# on its own thread (the kernels release the GIL). Nothing joins within a part, so a core taken by
-# another process delays only its part. 2^16 bodies take about 2 ms a step: a thread's hand-off
-# (tens of microseconds) is lost in it.
+# on its own thread (the kernels release the GIL). The parts join once, at the end of the pass (the
+# two-thread contact sweep joins after every sweep), so a core taken by another process costs about
+# its part's time: beside a busy process the step takes one core's time, not more. 2^16 bodies take
+# about 2 ms a step: a thread's hand-off (tens of microseconds) is lost in it.
 SPLIT_BODIES = 1 << 16
 _pool = None        # the threads that step the parts but the first (`_advance_parts`)
+_pool_size = 0
 
 
 def _parts(batch):
@@ -763,9 +765,12 @@ def _parts(batch):
 def _advance_parts(parts, bodies, h, integrator, gyro, moving, frames, limits, found):
     """`_advance` on each part at once; `found` as one pass would have filled it: per record
     (after the step, before it), the first part's that found a divergent body, by index."""
-    global _pool
-    if _pool is None:
-        _pool = concurrent.futures.ThreadPoolExecutor(max(1, threads.cores() - 1), thread_name_prefix="bodies")
+    global _pool, _pool_size
+    if _pool_size < len(parts) - 1:     # made (again) as large as the parts need
+        if _pool is not None:
+            _pool.shutdown()
+        _pool_size = len(parts) - 1
+        _pool = concurrent.futures.ThreadPoolExecutor(_pool_size, thread_name_prefix="bodies")
     founds = [np.full_like(found, -1.0) for _ in parts]
     for own in founds:
         own[1::3] = own[2::3] = 0.0

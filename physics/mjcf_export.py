@@ -34,7 +34,8 @@ What maps exactly (docs/scene-format.md; MuJoCo's XML reference):
   switched off (`filterparent="disable"`). Friction is the sliding coefficient alone (condim 3).
   Two bodies with a pair of shapes that may touch but have different frictions (MuJoCo would take
   max(μa, μb), we take sqrt(μa μb)), or with a pair that may not (a node's shape and its parent's,
-  unless `collide_with_parent`: MuJoCo excludes only whole bodies) are `<exclude>`d and get one
+  unless `collide_with_parent`; a joint's two nodes, unless `collide_connected`: MuJoCo excludes
+  only whole bodies) are `<exclude>`d and get one
   explicit `<pair>` per pair of their shapes that may touch, with friction sqrt(μa μb). MuJoCo's
   contacts are soft (solref, solimp) where ours are rigid rows: a contact scene in MuJoCo is the
   peer's model of the same scene, not ours.
@@ -196,7 +197,8 @@ def _contacts(scene, p):
 
     A pair of bodies gets explicit pairs, and is excluded, when one of its pairs of shapes that may
     touch has different frictions (MuJoCo would mix them by max) or when one of its pairs may not
-    touch though the filters allow it (a node and its parent: MuJoCo excludes only whole bodies)."""
+    touch though the filters allow it (a node and its parent, a joint's two nodes: MuJoCo excludes
+    only whole bodies)."""
     names = scene.names
     shaped = [i for i, s in enumerate(scene.shapes) if s is not None and p.owner[i] is not None]
     filters = {_filter(scene, i) for i in shaped}
@@ -230,6 +232,13 @@ def _contacts(scene, p):
         if parent in where and not scene.shapes[i].get("collide_with_parent", False):
             a, b = k, where[parent]
             for x, y in ((a, b), (b, a)):
+                if x in row_of:
+                    parent_pair[row_of[x], y] = True
+    # nor the two nodes of a joint unless it says collide_connected (`physics.solver`)
+    for joint in scene.joints:
+        a, b = joint["a"], joint["b"]
+        if a in where and b in where and not joint.get("collide_connected"):
+            for x, y in ((where[a], where[b]), (where[b], where[a])):
                 if x in row_of:
                     parent_pair[row_of[x], y] = True
     touch = filtered & ~parent_pair

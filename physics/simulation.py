@@ -77,12 +77,13 @@ POSITION_FRACTION = {"explicit-euler": 0.0, "semi-implicit-euler": 1.0, "implici
 SURFACE_LEAD = {"semi-implicit-euler": 0.5}
 # Integrators whose bodies in joints are stepped by RATTLE (`physics.rattle`): the kick–drift–kick
 # schemes whose rotation drift the joint projection reproduces, and semi-implicit Euler, a kick and
-# a drift (the positions see all of the joints' impulse), whose constrained form with RATTLE's two
-# projections is symplectic too: first order, the energy oscillating by O(h) without drift (a
-# pendulum at 60°: ±2.5 % at h = 1/60, ±0.8 % at the default sub-step of 1/180; the velocity solve
-# and a position projection without it lost 86 % in 100 s, docs/fidelity.md "The default
-# integrator"). The others keep the velocity solve plus the position projection (SHAKE with
-# settings.shake, `SceneSolver.post_stabilize`).
+# a drift (the positions see all of the joints' impulse), unless settings.shake asks for SHAKE.
+# RATTLE's position projection turns a jointed body by the Lie–midpoint rotor drift, so under
+# semi-implicit Euler a jointed body's translation is symplectic Euler's constrained form and its
+# rotation the Lie–midpoint one: first order, the energy oscillating by O(h) without drift (a
+# pendulum at 60°: ±2.5 % at h = 1/60, ±0.8 % at the default sub-step of 1/180, docs/fidelity.md
+# "The default integrator"). The others keep the velocity solve plus the position projection
+# (SHAKE with settings.shake, `SceneSolver.post_stabilize`).
 RATTLE_INTEGRATORS = ("semi-implicit-euler", "lie-midpoint", "lie-midpoint-4")
 # A RATTLE sub-step is taken again as two halves, down to 2^-RATTLE_HALVINGS of it
 # (`Simulation._rattle_substep`), where its position projection finds no root along the
@@ -206,17 +207,18 @@ class PenetrationError(DivergenceError):
 def _contact_cause(settings):
     """What likely let a body through a surface (`PenetrationError`): the settings that weaken the
     contact solve or lengthen the step against their defaults (a lower sor, erp or iteration count,
-    softness, a longer sub-step), each with its default; else the body was too small or too fast
-    for the sub-step."""
+    softness, a sub-step longer than the default dt, at which the contact rows are measured to
+    hold in one sub-step: docs/fidelity.md), each with its default; else the body was too small or
+    too fast for the sub-step."""
     default = Settings()
-    h, default_h = settings.dt / settings.substeps, default.dt / default.substeps
+    h, default_h = settings.dt / settings.substeps, default.dt
     weaker = [f"{name} = {getattr(settings, name):g} (default {getattr(default, name):g})"
               for name in ("sor", "erp", "iterations") if getattr(settings, name) < getattr(default, name)]
     if settings.cfm > default.cfm:
         weaker.append(f"cfm = {settings.cfm:g} (default {default.cfm:g})")
     if h > default_h * (1 + 1e-9):
         weaker.append(f"a sub-step of {h:g} s (dt = {settings.dt:g} s, substeps = {settings.substeps}; "
-                      f"default {default_h:.3g} s)")
+                      f"contacts hold at {default_h:.3g} s)")
     if not weaker:
         return (f"a shape too small or too fast for a sub-step of {h:g} s; try more substeps or a smaller dt")
     return "likely " + ", ".join(weaker)
@@ -257,14 +259,14 @@ class Simulation:
                                      f"{self.settings.max_contact_push_speed:g} m/s"), stacklevel=3)
         return found
 
-    # The clock, public as it has always been (the Data holds it: a snapshot restores it).
+    # The clock, public (the Data holds it: a snapshot restores it).
     time = property(lambda self: self.data.time, lambda self, value: setattr(self.data, "time", float(value)),
                     doc="s since the scene was loaded or reset")
     step_count = property(lambda self: self.data.step_count,
                           lambda self, value: setattr(self.data, "step_count", int(value)),
                           doc="whole steps since the scene was loaded or reset")
 
-    # The model's public names, as the simulation has always offered them (constant: `Model`).
+    # The model's public names (constant: `Model`).
     names = property(lambda self: self.model.names, doc="(N,) node names")
     motion = property(lambda self: self.model.motion, doc="(N,) 'fixed', 'kinematic' or 'dynamic'")
     shapes = property(lambda self: self.model.shapes, doc="(N,) each node's collision shape or None")
@@ -539,7 +541,7 @@ class Simulation:
         holds (`_state_arrays`), the clock and the next event, the RATTLE hint, the runaway
         reference and the solver's warm starts, manifolds and joints. A sub-step changes neither
         the topology nor the settings, so nothing is checked and no `Snapshot` is built (one per
-        RATTLE sub-step was a seventh of a jointed pendulum's step)."""
+        RATTLE sub-step would cost a seventh of a jointed pendulum's step)."""
         return ({key: value.copy() for key, value in self._state_arrays().items()}, self.data.time, self.data.next_event,
                 self.data.rattle_hint.copy(), self._runaway_reference, self._runaway_due, self._solver.state())
 
@@ -653,7 +655,9 @@ class Simulation:
 
     def _context(self, h, integrator):
         """The `StepContext` of a sub-step h with `integrator`."""
-        rattle = integrator in RATTLE_INTEGRATORS and self._solver is not None and bool(len(self._solver.joint_specs))
+        # semi-implicit Euler with settings.shake: its joints by SHAKE (`RATTLE_INTEGRATORS`)
+        rattle = (integrator in RATTLE_INTEGRATORS and not (integrator == "semi-implicit-euler" and self.settings.shake)
+                  and self._solver is not None and bool(len(self._solver.joint_specs)))
         return StepContext(h, integrator, POSITION_FRACTION.get(integrator, 0.5), h * SURFACE_LEAD.get(integrator, 1.0),
                            rattle, bool(self.settings.sleep and self.data.sleep.asleep.any()))
 

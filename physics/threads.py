@@ -27,9 +27,10 @@ the user waits for), tries the other count now and then, and keeps the faster:
 The counts are 1 and numba's current count (`numba.get_num_threads()`, all cores unless the caller
 set fewer); `fixed_threads(n)` pins the count, for tests and benchmarks that compare counts.
 
-Free bodies need no such choice: a step of many is split into parts that never join until the
-step ends (`physics.integrators.SPLIT_BODIES`), one a core (`cores`), so a core taken by another
-process delays only its part. `fixed_threads` pins that count too.
+Free bodies need no such choice: a step of many is split into parts that join once, at the end of
+the integrator's pass (`physics.integrators.SPLIT_BODIES`), one a core (`cores`), so a core taken
+by another process costs about its part's time, not a wait at every sweep. `fixed_threads` pins
+that count too, and so does NUMBA_NUM_THREADS.
 """
 import contextlib
 import os
@@ -60,13 +61,16 @@ def fixed_threads(n):
 
 def cores():
     """The threads a step may run on at once: `fixed_threads`' count within its block, else the
-    cores this process may run on."""
+    cores this process may run on, at most NUMBA_NUM_THREADS (numba's configured pool: a sweep's
+    worker processes, one a core, may set it to 1). Read from the configuration, so that asking
+    starts no thread pool."""
     if _fixed is not None:
         return _fixed
     try:
-        return len(os.sched_getaffinity(0))
+        available = len(os.sched_getaffinity(0))
     except AttributeError:      # not on Linux
-        return os.cpu_count() or 1
+        available = os.cpu_count() or 1
+    return max(1, min(available, numba.config.NUMBA_NUM_THREADS))
 
 
 class ThreadChoice:

@@ -46,8 +46,8 @@ def test_pendulum_period_matches_elliptic_integral(kind):
     measured = np.diff(crossing).mean()
     assert measured == pytest.approx(period, rel=5e-3)            # the goal's bound, 0.5 %
     length = np.linalg.norm(sim.world().transform.translation[0] - PIVOT)
-    # Joint error: post-stabilization projects it out after every step (measured 0.09 mm peak for the
-    # ball joint at 60°, h = 1/240; Baumgarte alone leaves 1.2–1.7 mm); bound 0.2 mm.
+    # Joint error: RATTLE projects the positions onto the joint after every sub-step (to 1e-12 m;
+    # the velocity solve's Baumgarte alone left 1.2–1.7 mm); bound 0.2 mm.
     assert length == pytest.approx(1.0, abs=2e-4)
 
 
@@ -55,7 +55,7 @@ def test_pendulum_period_matches_elliptic_integral(kind):
 def test_pendulum_energy_oscillates_without_drift(degrees):
     theta0, h = np.radians(degrees), 1 / 240
     period = 4 * np.sqrt((INERTIA["ball"] + 1.0) / 9.81) * ellipk(np.sin(theta0 / 2) ** 2)
-    sim = pendulum(theta0, h, shake=True)
+    sim = pendulum(theta0, h, shake=True, substeps=1)     # semi-implicit Euler's joints by SHAKE
     e0 = sum(sim.energy().values())
     swing = 9.81 * (1 - np.cos(theta0))                  # m g L (1 − cos θ₀): the energy that moves
     steps = int(10 * period / h)

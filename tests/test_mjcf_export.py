@@ -195,3 +195,24 @@ def test_pushes_reach_a_mujoco_variant():
     assert c.velocity_difference("main", "mujoco", [0])[0] < 1e-12
     with pytest.raises(ValueError, match="only our own runs can be the main run"):
         c.promote("mujoco")
+
+
+def test_a_joints_two_nodes_are_excluded_unless_it_says_collide_connected():
+    """Two dynamic boxes overlapping by 0.2 m on a ball joint (their shapes never paired by ours:
+    physics.solver): MuJoCo's model excludes the two bodies and pairs nothing between them, so
+    its collision detection finds no contact either; with `collide_connected = true` it pairs
+    them as ours does and finds the overlap."""
+    from physics.scene import scene_from_dict
+
+    def contacts(**joint):
+        nodes = [{"name": name, "motion": "dynamic", "translation": [x, 1.0, 0.0],
+                  "shape": {"type": "box", "size": [1.0, 1.0, 1.0]}} for name, x in (("left", -0.4), ("right", 0.4))]
+        scene = scene_from_dict({"world": {"gravity": [0.0, 0.0, 0.0]}, "node": nodes,
+                                 "joint": [{"type": "ball", "a": "left", "b": "right", "anchor": [0.0, 1.0, 0.0], **joint}]})
+        model = mujoco.MjModel.from_xml_string(to_mjcf(scene))
+        data = mujoco.MjData(model)
+        mujoco.mj_forward(model, data)
+        return data.ncon
+
+    assert contacts() == 0
+    assert contacts(collide_connected=True) > 0

@@ -77,7 +77,8 @@ each is a physical pendulum with exact period 4 sqrt((I + m L²)/(m g L)) K(sin�
 2.157 s (60°) and 2.760 s (120°). Watch the energy readout: it should oscillate, never drift.
 At dt = 1/60 in 2 sub-steps with lie-midpoint: the joints are stepped by RATTLE (energy within
 0.03 % of the swing, period error ≤ 1.2e-4; one sub-step gives 2.6e-4 / 4.7e-4). Try
---integrator semi-implicit-euler to see the velocity-level joint lose energy every swing.""",
+--integrator implicit-euler to see a velocity-level joint (the velocity solve and a position
+projection) lose energy every swing.""",
           "Pendulums (60° and 120°)", "Two 1 m pendulums on ball joints released from 60° and 120°; their periods and energy are the fidelity test.",
           {"dt": 1 / 60, "integrator": "lie-midpoint", "substeps": 2, "iterations": 10}, nodes, joints)
 
@@ -151,8 +152,8 @@ separation ≤ 1 mm). The links share collision group 2 and leave it out of thei
 do not collide with each other where they overlap at the joints. The 5 m chain swings down and
 whips; the free end falls to 1 m above the ground. lie-midpoint steps the joints by RATTLE (the
 energy is kept: ≤ 10 % lost in 10 s, never above the start) in 8 sub-steps, halving a sub-step
-at a whip crack. Try --integrator semi-implicit-euler (the velocity solve loses ~40 % in the
-cracks) and --substeps 16 (0.6 % lost, 8.4 ms per step).""",
+at a whip crack. Try --integrator implicit-euler (the velocity solve loses 43 % in the cracks)
+and --substeps 16 (0.6 % lost, 8.4 ms per step).""",
           "Chain of 20 links", "Twenty capsules on ball joints released horizontally from a hook.",
           {"dt": 1 / 60, "integrator": "lie-midpoint", "iterations": 20, "substeps": 8}, nodes, joints)
 
@@ -189,7 +190,7 @@ A rope bridge: 14 planks (2 kg) between two posts, each joined to its neighbours
 (rope joints: a maximum length, slack when closer), 4 cm longer than the gaps, so the deck sags
 into a shallow curve; three crates drop onto it and it swings and settles. The planks share
 collision group 2 and leave it out of their mask (they never collide with each other); the
-crates collide with everything. Try --iterations 5 (a stretchy bridge) and --warm-start off.""",
+crates collide with everything. Try --warm-start off.""",
           "Rope bridge", "Fourteen planks hung on rope joints between two posts; three crates drop onto it.",
           {"dt": 1 / 60, "integrator": "semi-implicit-euler", "iterations": 20, "substeps": 2}, nodes, joints)
 
