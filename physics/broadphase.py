@@ -99,9 +99,7 @@ class CollisionFilter:
 
     def kept_apart(self, pairs):
         """(K,) bool: which shape pairs (K, 2) join two nodes that a joint keeps from colliding."""
-        keys = _node_pair_keys(self.node[pairs[:, 0]], self.node[pairs[:, 1]])
-        at = np.minimum(np.searchsorted(self.apart, keys), max(len(self.apart) - 1, 0))
-        return self.apart[at] == keys if self.apart.size else np.zeros(len(pairs), bool)
+        return np.isin(_node_pair_keys(self.node[pairs[:, 0]], self.node[pairs[:, 1]]), self.apart)
 
 
 def _node_pair_keys(a, b):

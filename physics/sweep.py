@@ -381,10 +381,10 @@ def _local_cluster(stack, workers):
     """A distributed.Client on a local cluster of `workers` single-threaded processes (closed
     with `stack`)."""
     from distributed import Client, LocalCluster
-    # A terminal's Ctrl+C signals the whole process group. While the workers start, SIGINT is
-    # blocked in this thread: the threads that start them inherit the mask, and so do the worker
-    # processes (a signal mask survives fork and exec), so that this process alone stops the sweep
-    # and closes them quietly. A Ctrl+C meanwhile is kept, not dropped: pending while blocked, or
+    # A terminal's Ctrl+C signals the whole process group, so that this process alone stops the
+    # sweep and closes the workers quietly: they ignore SIGINT from their start (`dask_setup`), and
+    # while they start it is blocked in this thread, whose mask the threads that start them
+    # inherit. A Ctrl+C meanwhile is kept, not dropped: pending while blocked, or
     # noted by a handler where another thread takes it, and the sweep stops (Stopped) once the
     # cluster is up, to close it as it would any time later.
     noted = []

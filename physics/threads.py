@@ -61,9 +61,8 @@ def fixed_threads(n):
 
 def cores():
     """The threads a step may run on at once: `fixed_threads`' count within its block, else the
-    cores this process may run on, at most NUMBA_NUM_THREADS (numba's configured pool: a sweep's
-    worker processes, one a core, may set it to 1). Read from the configuration, so that asking
-    starts no thread pool."""
+    cores this process may run on, at most NUMBA_NUM_THREADS (numba's configured pool; 1 keeps a
+    process on one thread). Read from the configuration, so that asking starts no thread pool."""
     if _fixed is not None:
         return _fixed
     try:
