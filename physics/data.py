@@ -2,21 +2,24 @@
 
 Pinocchio's Model/Data split and MuJoCo's mjModel/mjData: `physics.model.Model` holds what stays
 constant for a topology (masses, inertias, motion types, slots, generations), `Data` the state the
-steps change in place. The stages read and write the arrays of one `Data`; a snapshot is a copy of
-them (`arrays`, with the solver's warm starts, manifolds and joints, which `physics.solver`
-keeps), and a restore writes them back in place, so the kernels' bundles built on them
-(`Simulation._bind`) stay valid.
+steps change: poses and velocities, omega_body, the kinematic nodes' copy, sleep, the RATTLE hint,
+the clock, and the solver's warm-start impulses, persistent manifolds and joints (`SolverState`,
+which `physics.solver.SceneSolver` works on). The stages read and write the arrays of one `Data`; a
+snapshot is a copy of them (`save`) plus the topology, and a restore writes them back (`load`): the
+fixed-size arrays in place, so the kernels' bundles built on them (`Simulation._bind`) stay valid.
 
-Names: the snapshot's (`arrays`). Under "derived." is what a step computes afresh before using it
-(the local ω, a and α of nodes, the last solver stage's share of the accelerations): kept so that
-queries after a restore answer as before, left out of the hash (`physics.snapshot.Snapshot.hash`).
+Names: the snapshot's. Under "derived." is what a step computes afresh before using it (the local
+ω, a and α of nodes, the last solver stage's share of the accelerations): kept so that queries after
+a restore answer as before, left out of the hash (`physics.snapshot.Snapshot.hash`).
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
 import numpy as np
 
 from physics.hierarchy import NodeState
+from physics.joints import Joints
+from physics.manifold import ContactCache
 from physics.sleeping import SleepState
 
 # A node's local state, by field: the integrated ones, then those a query derives (`arrays`).
@@ -34,6 +37,33 @@ class Motion(NamedTuple):
 
 
 @dataclass
+class SolverState:
+    """What the contact and joint solver carries from one step to the next: the contact cache
+    (warm-start impulses and persistent manifolds, physics.manifold) and the joints, built at the
+    first step's poses (their anchors and axes in the bodies' frames) with their impulses."""
+
+    cache: ContactCache = field(default_factory=ContactCache)
+    joints: Joints | None = None
+
+    def arrays(self):
+        """Copies of its arrays by the snapshot's names (without the "solver." prefix)."""
+        out = {"cache." + name: array for name, array in self.cache.state().items()}
+        if self.joints is not None:
+            out.update({"joints." + f.name: getattr(self.joints, f.name).copy() for f in fields(Joints)})
+        return out
+
+    def load(self, arrays):
+        """Put back `arrays()` (copied); none: the state of a solver that has not stepped."""
+        cache = {name[len("cache."):]: a for name, a in arrays.items() if name.startswith("cache.")}
+        self.cache = ContactCache()
+        if cache:
+            self.cache.restore(cache)
+        self.joints = None
+        if "joints.kind" in arrays:
+            self.joints = Joints(**{f.name: arrays["joints." + f.name].copy() for f in fields(Joints)})
+
+
+@dataclass
 class Data:
     """The per-step state of a simulation of N nodes, D dynamic and K kinematic (module docstring)."""
 
@@ -45,6 +75,7 @@ class Data:
     constraint_acceleration: np.ndarray  # (D, 6) the last solver stage's change of world [v, ω] per second
     sleep: SleepState                   # (D, ...) sleep timers and what sleeping bodies hold
     rattle_hint: np.ndarray             # (2,) the last RATTLE sub-step's start error and its h
+    solver: SolverState | None = None   # the solver's warm starts, manifolds and joints (None: no solver)
     time: float = 0.0                   # s since the scene was loaded or reset
     step_count: int = 0                 # whole steps since then
     next_event: int = 0                 # the scene's first timed impulse not applied yet
@@ -60,12 +91,33 @@ class Data:
                    np.zeros((bodies, 6)), sleep, np.array([0.0, 1.0]))
 
     def arrays(self):
-        """The arrays a snapshot holds, by its names, as live views (no copies; the clock, the
-        event counter, the RATTLE hint and the topology are the Simulation's to add)."""
+        """The fixed-size arrays, by the snapshot's names, as live views (no copies)."""
         out = {("derived.local_" if f in DERIVED_NODE_FIELDS else "local.") + f: getattr(self.local, f)
                for f in NODE_FIELDS}
         out["omega_body"] = self.omega_body
         out.update(self.sleep._asdict())
         out["derived.constraint_acceleration"] = self.constraint_acceleration
         out.update({"kinematic." + f: a for f, a in self.kinematic._asdict().items()})
+        out["kinematic.acceleration"], out["kinematic.alpha"] = self.kin_acceleration, self.kin_alpha
+        out["rattle.hint"] = self.rattle_hint
         return out
+
+    def save(self):
+        """Everything, as copies by the snapshot's names: `arrays`, the clock, the next event, and
+        the solver's state under "solver." (the step count goes in the snapshot's header)."""
+        out = {key: value.copy() for key, value in self.arrays().items()}
+        out["time"] = np.array(self.time)
+        out["next_event"] = np.array(self.next_event, np.int64)
+        if self.solver is not None:
+            out.update({"solver." + key: value for key, value in self.solver.arrays().items()})
+        return out
+
+    def load(self, saved):
+        """Put back a `save()` (the fixed-size arrays in place); the solver's state where this Data
+        has a solver (one saved without solver arrays starts from an empty cache)."""
+        for key, value in self.arrays().items():
+            value[:] = saved[key]
+        self.time = float(saved["time"])
+        self.next_event = int(saved["next_event"])
+        if self.solver is not None:
+            self.solver.load({key[len("solver."):]: value for key, value in saved.items() if key.startswith("solver.")})

@@ -38,13 +38,13 @@ import numpy as np
 
 from physics.files import NotRegularFile, open_regular
 from physics.settings import Settings
-from physics.snapshot import (STEP_MAX, Snapshot, SnapshotError, canonical, decode_settings, integer,
+from physics.snapshot import (OLDER, STEP_MAX, Snapshot, SnapshotError, canonical, decode_settings, integer,
                               scene_differences, scene_digests, strict_json)
 from physics.timeline import Input, Timeline
 from physics.validation import short_repr
 
-MAGIC = b"HSREC\x00\x00\x01"
-VERSION = 1
+MAGIC = b"HSREC\x00\x00\x02"
+VERSION = 2      # with snapshot format 2 (physics.snapshot.VERSION)
 FORMAT = "hierarchy-sandbox recording"
 _DIGEST = 32
 
@@ -210,7 +210,8 @@ def _header(header, fail):
     if not isinstance(header, dict):
         raise fail(f"header: got {short_repr(header)}; expected a JSON object")
     if header.get("format") != FORMAT or type(header.get("version")) is not int or header["version"] != VERSION:
-        newer = " (written by a newer version)" if type(header.get("version")) is int and header["version"] > VERSION else ""
+        version = header.get("version") if type(header.get("version")) is int else VERSION
+        newer = " (written by a newer version)" if version > VERSION else OLDER if version < VERSION else ""
         raise fail(f"format {short_repr(header.get('format'))} version {short_repr(header.get('version'))}{newer}; "
                    f"expected {FORMAT!r} {VERSION}")
     unknown = sorted(set(header) - set(_HEADER_KEYS) - set(_OPTIONAL_KEYS))
@@ -308,7 +309,7 @@ def _read(stream, size, path):
     if len(head) < len(MAGIC) or head[:5] != MAGIC[:5]:
         raise fail("not a recording (no .rec header)" if head[:5] != MAGIC[:5] or len(head) >= 5 else "truncated")
     if head[len(MAGIC) - 1] != MAGIC[-1]:
-        newer = " (written by a newer version)" if head[len(MAGIC) - 1] > MAGIC[-1] else ""
+        newer = " (written by a newer version)" if head[len(MAGIC) - 1] > MAGIC[-1] else OLDER
         raise fail(f"recording format version {head[len(MAGIC) - 1]}{newer}; this version reads {MAGIC[-1]}")
     if len(head) < prefix or size < prefix + _DIGEST:
         raise fail(f"truncated: {size} bytes")

@@ -25,15 +25,14 @@ class Restorable:
         self.length_limit = length_limit    # m: a fixed node's farthest place on its parent
         self._extents = None
 
-    def check(self, snapshot, settings, live, optional, parent, solver_expected):
+    def check(self, snapshot, settings, live, solver_expected):
         """Refuse, before anything changes, a snapshot of this scene that no run of it can be in:
         ValueError naming the field and the value. Settings as `Settings.set` checks them (against a
         copy of `settings`); every array this version knows, of the shape and kind it has here
-        (`live`: the Data's arrays; `optional`: the arrays a snapshot may hold, by name: kinematic
-        accelerations, topology, RATTLE hint), finite; rotations orthonormal, scales positive; the
-        topology's parents in range and acyclic (a cycle hung the relinking); time, step and event
-        counters in range; the solver's arrays complete where the solver keeps state
-        (`solver_expected`: one is built for the scene's own topology)."""
+        (`live`: the Data's fixed-size arrays and the topology), finite; rotations orthonormal,
+        scales positive; the topology's parents in range and acyclic (a cycle hung the relinking);
+        time, step and event counters in range; the solver's arrays complete where the solver keeps
+        state (`solver_expected`: one is built here, and the snapshot's topology is this one)."""
         def refuse(field, value, expected):
             raise ValueError(f"restore: snapshot field {field!r}: got {short_repr(value)}; expected {expected}")
 
@@ -45,7 +44,7 @@ class Restorable:
                 refuse(key, "nothing", "an array (the file lacks it)")
         for key, value in arrays.items():
             value = np.asarray(value)
-            reference = live.get(key, optional.get(key))
+            reference = live.get(key)
             if reference is None and key not in ("time", "next_event") and not key.startswith("solver."):
                 refuse(key, key, "a field this version knows (a file of a newer version?)")
             if reference is not None and (value.shape != reference.shape or value.dtype.kind != reference.dtype.kind):
@@ -88,22 +87,22 @@ class Restorable:
             refuse("next_event", next_event, f"0 .. {len(self.scene.events)} (the scene's events)")
         if not (isinstance(snapshot.step_count, (int, np.integer)) and snapshot.step_count >= 0):
             refuse("step_count", snapshot.step_count, "an integer >= 0")
-        if "topology.parent" in arrays:
-            parent, n = arrays["topology.parent"], len(self.scene.names)
-            if np.any((parent < -1) | (parent >= n)):
-                refuse("topology.parent", parent[(parent < -1) | (parent >= n)][:3], f"node indices -1 .. {n - 1}")
-            state = np.zeros(n, np.int8)        # 0 unseen, 1 on the path walked now, 2 known to reach the world
-            for i in range(n):
-                path, a = [], i
-                while a >= 0 and state[a] == 0:
-                    state[a] = 1
-                    path.append(a)
-                    a = parent[a]
-                if a >= 0 and state[a] == 1:
-                    refuse("topology.parent", f"a cycle through node {self.scene.names[a]!r}", "a tree (no node its own ancestor)")
-                state[path] = 2
-        self._check_world_scales(arrays.get("topology.parent", parent), scale, refuse)
-        self._check_solver_state(arrays, refuse, solver_expected)
+        parent, n = arrays["topology.parent"], len(self.scene.names)
+        same = np.array_equal(parent, live["topology.parent"])     # this run's own: a tree
+        if np.any((parent < -1) | (parent >= n)):
+            refuse("topology.parent", parent[(parent < -1) | (parent >= n)][:3], f"node indices -1 .. {n - 1}")
+        state = np.zeros(n, np.int8)        # 0 unseen, 1 on the path walked now, 2 known to reach the world
+        for i in range(0 if same else n):
+            path, a = [], i
+            while a >= 0 and state[a] == 0:
+                state[a] = 1
+                path.append(a)
+                a = parent[a]
+            if a >= 0 and state[a] == 1:
+                refuse("topology.parent", f"a cycle through node {self.scene.names[a]!r}", "a tree (no node its own ancestor)")
+            state[path] = 2
+        self._check_world_scales(parent, scale, refuse)
+        self._check_solver_state(arrays, refuse, solver_expected and same)
 
     def _check_world_scales(self, parent, scale, refuse):
         """The loader's `world_lengths` for a restored state: each node's world scale (the product of
@@ -165,7 +164,7 @@ class Restorable:
                     [f"solver.joints.{f.name}" for f in fields(Joints)] if joints else []):
                 if key not in arrays:
                     refuse(key, "nothing", "an array (the file lacks it)")
-        elif solver_expected and "topology.parent" not in arrays:
+        elif solver_expected:
             refuse("solver.cache.impulse_keys", "nothing", "the solver's arrays (the file lacks them)")
         if cache:
             counts, keys = arrays["solver.cache.manifold_counts"], arrays["solver.cache.impulse_keys"]

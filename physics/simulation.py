@@ -280,9 +280,10 @@ class Simulation:
         return cls(load_scene(Path(path)))
 
     # ------------------------------------------------------------------ topology
-    def _build_solver(self, state=None):
-        """The contact and joint pipeline for the current topology (None when nothing can touch);
-        `state`: a previous solver's `state()` to carry over (warm starts, manifolds, joints)."""
+    def _build_solver(self):
+        """The contact and joint pipeline for the current topology (None when nothing can touch),
+        working on the Data's solver state: a new topology's solver carries over the last one's
+        warm starts, manifolds and joints."""
         self._solver = None
         scene = self.scene
         if any(shape is not None for shape in self.shapes) or scene.joints:
@@ -290,11 +291,10 @@ class Simulation:
             friction = scene.friction if scene.friction is not None else np.full(len(self.names), 0.6)
             restitution = scene.restitution if scene.restitution is not None else np.zeros(len(self.names))
             self._solver = SceneSolver(self.shapes, self.parent, self.motion, self.model.solver_bodies, friction,
-                                       restitution, scene.joints)
+                                       restitution, scene.joints, self.data.solver)
             if not scene.joints and not self._solver.filter.may_pair():
                 self._solver = None  # shapes for drawing only (a T-handle in space, kinematic tanks)
-        if self._solver is not None and state:
-            self._solver.restore(state)
+        self.data.solver = None if self._solver is None else self._solver.carried
 
     def reset(self):
         """Back to the state loaded from the file (the settings are kept)."""
@@ -309,7 +309,6 @@ class Simulation:
         local.alpha = scene.angular_acceleration
         self.hierarchy = Hierarchy(scene.parent, local, names=scene.names)
         self.model = Model(scene, scene.parent, self.hierarchy.order)
-        self._reparented = False    # the topology is the file's (`reparent`, `snapshot`)
         # Everything the steps change (physics.data): the hierarchy's local state, the kinematic
         # nodes' contiguous copy of theirs (stepped in place and copied into the hierarchy after
         # each kinematic stage: nothing else writes it), omega_body, sleep, the clock.
@@ -537,21 +536,17 @@ class Simulation:
         self._rattle_substep(half(), halvings - 1)
 
     def _save_substep(self):
-        """Copies of what a sub-step may change, for `_undo_substep`: the state arrays a snapshot
-        holds (`_state_arrays`), the clock and the next event, the RATTLE hint, the runaway
-        reference and the solver's warm starts, manifolds and joints. A sub-step changes neither
-        the topology nor the settings, so nothing is checked and no `Snapshot` is built (one per
-        RATTLE sub-step would cost a seventh of a jointed pendulum's step)."""
-        return ({key: value.copy() for key, value in self._state_arrays().items()}, self.data.time, self.data.next_event,
-                self.data.rattle_hint.copy(), self._runaway_reference, self._runaway_due, self._solver.state())
+        """A copy of what a sub-step may change, for `_undo_substep`: the Data (`Data.save`) and the
+        runaway check's reference. A sub-step changes neither the topology nor the settings, so
+        nothing is checked and no `Snapshot` is built (one per RATTLE sub-step would cost a seventh
+        of a jointed pendulum's step)."""
+        return self.data.save(), self._runaway_reference, self._runaway_due
 
     def _undo_substep(self, saved):
         """Back to a `_save_substep`, as `restore` of a snapshot taken there would put it."""
-        arrays, self.data.time, self.data.next_event, hint, self._runaway_reference, self._runaway_due, solver = saved
-        for key, value in self._state_arrays().items():
-            value[:] = arrays[key]
-        self.data.rattle_hint[:] = hint
-        self._solver.restore(solver)
+        data, self._runaway_reference, self._runaway_due = saved
+        self.data.load(data)
+        self._solver.forget()
         self._synced = _STALE
 
     def _composes_rattle(self, h):
@@ -977,8 +972,7 @@ class Simulation:
         """After the hierarchy was relinked to `parent` (N,): the model of that topology, and the
         solver (its state carried over)."""
         self.model = self.model.reparented(parent, self.hierarchy.order)
-        self._reparented = not np.array_equal(self.parent, self.scene.parent)
-        self._build_solver(None if self._solver is None else self._solver.state())
+        self._build_solver()
         self._bind()
         self._synced = _STALE
 
@@ -1089,11 +1083,10 @@ class Simulation:
         self.apply_impulse(node, force * self.settings.dt, point_world)
 
     # ------------------------------------------------------------------ snapshots
-    # The state that decides the future, by name (`snapshot`): the Data's arrays (physics.data:
-    # local poses and velocities, omega_body, the kinematic nodes' contiguous copy, sleep; under
-    # "derived." what every step computes afresh), the clock, the next event, and the solver's
-    # warm-start impulses, persistent manifolds and joints. Kinematic nodes' accelerations and the
-    # topology go in after a reparent, the RATTLE hint once a RATTLE sub-step set it.
+    # The state that decides the future: a copy of the Data (`Data.save`: poses, velocities,
+    # omega_body, the kinematic nodes' copy and accelerations, sleep, the RATTLE hint, the clock, the
+    # next event, the solver's warm starts, manifolds and joints; under "derived." what every step
+    # computes afresh) plus the topology.
 
     def _scene_identity(self):
         if not hasattr(self, "_fingerprint"):
@@ -1106,25 +1099,12 @@ class Simulation:
         """`physics.snapshot.scene_fingerprint` of this simulation's scene (made once)."""
         return self._scene_identity()[0]
 
-    def _state_arrays(self):
-        """The live arrays a snapshot copies, by name (no copies; `snapshot`, `restore`)."""
-        return self.data.arrays()
-
     def snapshot(self):
         """A `physics.Snapshot` of everything that decides the future: `restore` continues from it
         bit for bit, here or in a freshly loaded simulation of the same scene."""
         fingerprint, name = self._scene_identity()
-        arrays = {key: value.copy() for key, value in self._state_arrays().items()}
-        arrays["time"] = np.array(self.data.time)
-        arrays["next_event"] = np.array(self.data.next_event, np.int64)
-        if self.data.rattle_hint[0]:     # scenes without joints under RATTLE keep their hashes
-            arrays["rattle.hint"] = self.data.rattle_hint.copy()
-        if self._reparented:      # the topology, and what a reparent changes of kinematic nodes
-            arrays["topology.parent"] = self.parent.copy()
-            arrays["kinematic.acceleration"] = self.data.kin_acceleration.copy()
-            arrays["kinematic.alpha"] = self.data.kin_alpha.copy()
-        if self._solver is not None:
-            arrays.update({"solver." + k: a for k, a in self._solver.state().items()})
+        arrays = self.data.save()
+        arrays["topology.parent"] = self.parent.copy()
         settings = {f: getattr(self.settings, f) for f in self.settings.names()}
         settings["gravity"] = settings["gravity"].copy()
         return Snapshot(fingerprint, name, self.data.step_count, settings, arrays)
@@ -1132,10 +1112,8 @@ class Simulation:
     def check_restorable(self, snapshot):
         """Refuse (ValueError naming the field and the value) a snapshot of this scene that no run of
         it can be in (physics.restorable); changes nothing."""
-        self._restorable.check(snapshot, self.settings, self._state_arrays(),
-                               {"kinematic.acceleration": self.data.kin_acceleration, "kinematic.alpha": self.data.kin_alpha,
-                                "topology.parent": self.parent, "rattle.hint": self.data.rattle_hint},
-                               self.parent, self._solver is not None and not self._reparented)
+        self._restorable.check(snapshot, self.settings, {**self.data.arrays(), "topology.parent": self.parent},
+                               self._solver is not None)
 
     def restore(self, snapshot):
         """Put back a `snapshot()` of this scene (ValueError naming both scenes for another's, and
@@ -1154,24 +1132,15 @@ class Simulation:
                                 "scene digests say which)"))
         self.check_restorable(snapshot)
         self.settings.update(snapshot.settings)
-        arrays = snapshot.arrays
-        parent = arrays.get("topology.parent", self.scene.parent)
+        parent = snapshot.arrays["topology.parent"]
         if not np.array_equal(parent, self.parent):
             self._set_topology(parent)
-        self.data.kin_acceleration[:] = arrays.get("kinematic.acceleration", self.model.kin_acceleration)
-        self.data.kin_alpha[:] = arrays.get("kinematic.alpha", self.model.kin_alpha)
-        live = self._state_arrays()
-        for key, value in live.items():
-            value[:] = arrays[key]
-        self.data.time = float(arrays["time"])
-        self.data.next_event = int(arrays["next_event"])
-        self.data.rattle_hint[:] = arrays.get("rattle.hint", (0.0, 1.0))
+        self.data.load(snapshot.arrays)
         self.data.step_count = snapshot.step_count
         self.diverged = None
         self._runaway_reference, self._runaway_due = None, 0.0
-        solver = {k[len("solver."):]: a for k, a in arrays.items() if k.startswith("solver.")}
-        if self._solver is not None and solver:   # (none: a topology restored above built its own)
-            self._solver.restore(solver)
+        if self._solver is not None:
+            self._solver.forget()
         self._synced = _STALE
 
     def state_hash(self):

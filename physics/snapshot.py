@@ -32,8 +32,11 @@ import numpy as np
 
 from physics.validation import short_repr
 
-MAGIC = b"HSSNAP\x00\x01"
-VERSION = 1
+MAGIC = b"HSSNAP\x00\x02"
+# Format 2: every snapshot holds the topology, the kinematic nodes' accelerations and the RATTLE
+# hint (format 1 held them only once a run had set them), so a format-1 hash is not this hash.
+VERSION = 2
+OLDER = " (written by an earlier version, whose state hashes are not this version's: record it again from its scene)"
 DERIVED = "derived."    # arrays named so are kept for queries and left out of the hash
 _DIGEST = 32
 
@@ -301,7 +304,7 @@ class Snapshot:
         if len(data) < prefix + _DIGEST or data[:len(MAGIC) - 1] != MAGIC[:-1]:
             raise refuse("not a snapshot (no snapshot header, or truncated)")
         if data[len(MAGIC) - 1] != MAGIC[-1]:
-            newer = " (written by a newer version)" if data[len(MAGIC) - 1] > MAGIC[-1] else ""
+            newer = " (written by a newer version)" if data[len(MAGIC) - 1] > MAGIC[-1] else OLDER
             raise refuse(f"snapshot format {data[len(MAGIC) - 1]}{newer}; this version reads format {MAGIC[-1]}")
         (length,) = struct.unpack_from("<I", data, len(MAGIC))
         if prefix + length + _DIGEST > len(data):

@@ -19,7 +19,6 @@ slots), velocities (B, 6) [v, ω] world frame; the compiled contact kernels take
 (`ContactPoints`, `SolverBodies`, `NodeMotion`, ...).
 """
 import math
-from dataclasses import fields
 from typing import NamedTuple
 
 import numpy as np
@@ -28,6 +27,7 @@ from physics.compiled import kernel
 from physics import profile
 from physics.broadphase import candidate_pairs, collision_filter
 from physics.collision import Contacts, contacts
+from physics.data import SolverState
 from physics.manifold import ContactCache, lookup_impulses
 from physics.constraints import BOUNCE_THRESHOLD, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
@@ -397,7 +397,7 @@ class SceneSolver:
     kind, a, b (node indices, −1 = the world), anchor, anchor_b, axis (world, at load), length,
     lower, upper, motor_speed, motor_force."""
 
-    def __init__(self, node_shapes, parent, motion, body_of_node, friction, restitution, joint_specs=()):
+    def __init__(self, node_shapes, parent, motion, body_of_node, friction, restitution, joint_specs=(), state=None):
 
         self.shapes = ShapeSet.from_nodes(node_shapes)
         # the two nodes of a joint do not collide unless it says `collide_connected` (Box2D's rule)
@@ -418,7 +418,8 @@ class SceneSolver:
         rest_assembly[body_of_node[dynamic]] = np.where(parent[dynamic] >= 0, assembly[np.maximum(parent[dynamic], 0)], -1)
         shape_body = body_of_node[self.shapes.node] if len(self.shapes) else np.zeros(0, np.int64)
         self._rest = ShapeRest(shape_body, self.filter.assembly, rest_assembly)
-        self.cache = ContactCache()
+        # what carries from step to step is the simulation's (physics.data.Data.solver): this works on it
+        self.carried = SolverState() if state is None else state
         self.body_of_node = np.asarray(body_of_node, np.int64)
         self.friction = np.asarray(friction, float)
         self.restitution = np.asarray(restitution, float)
@@ -430,7 +431,6 @@ class SceneSolver:
             and not spec.get("motor_force") for spec in self.joint_specs)
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`)
         self.joint_start_error = 0.0          # and the largest |g| / lever it started from
-        self.joints = None
         self._joint_bodies = None
         self._joint_start = None
         self.residual = np.zeros(0)
@@ -448,21 +448,14 @@ class SceneSolver:
         first step and after a `restore`: the solve stage has nothing to do then."""
         return self._prepared
 
-    def state(self):
-        """What the next step reads (`physics.snapshot`), as named array copies: the contact
-        cache (warm-start impulses, persistent manifolds) and, once built, the joints (their
-        body-frame anchors and axes are fixed at the first step's poses) with their impulses."""
-        out = {"cache." + name: array for name, array in self.cache.state().items()}
-        if self.joints is not None:
-            out.update({"joints." + f.name: getattr(self.joints, f.name).copy() for f in fields(Joints)})
-        return out
+    # the carried state's parts, by the names the stages use
+    cache = property(lambda self: self.carried.cache, doc="the contact cache (warm starts, manifolds)")
+    joints = property(lambda self: self.carried.joints, lambda self, joints: setattr(self.carried, "joints", joints),
+                      doc="the joints once built (the first step's poses), else None")
 
-    def restore(self, state):
-        """Put back a `state()`."""
-        self.cache.restore({name[len("cache."):]: array for name, array in state.items() if name.startswith("cache.")})
-        self.joints = None
-        if "joints.kind" in state:
-            self.joints = Joints(**{f.name: state["joints." + f.name].copy() for f in fields(Joints)})
+    def forget(self):
+        """Drop what the last `prepare` built (its rows and the joints' start): the carried state
+        was put back (a restore), so the next step prepares afresh."""
         self._prepared = None
         self._joint_start = None
 
