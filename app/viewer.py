@@ -673,7 +673,7 @@ class Viewer:
 
     def _physics_error(self, error):
         """Pause and show a physics error; a divergence selects the node it names."""
-        from physics.simulation import DivergenceError
+        from physics.stages import DivergenceError
         self.paused, self.backwards = True, False
         if isinstance(error, DivergenceError):
             self.error = f"paused: {error}; press Left to step back or R to reset"

@@ -18,7 +18,7 @@ generated arrays (`physics.scene_from_arrays`); the step's and the kernel's (`st
 the step calls to integrate) median wall ns per body·step, and the step's pinned to one core
 (`fixed_threads(1)`), interleaved. The step/kernel ratio is what the step adds around the
 integration: free bodies take the fused sub-step (the integrator on the local state in place, the
-divergence check in its pass: `Simulation._free_substep`), so what is left is the check's
+divergence check in its pass: `physics.stages.free_substep`), so what is left is the check's
 arithmetic and the step's Python. From `SPLIT_BODIES` bodies both run in parts on every core at
 once; the 10^6 bodies are timed again beside one competing process, where the parts must not lose
 to one core.

@@ -319,7 +319,7 @@ def _profile_summary(profiler, steps, path):
 def _simulate(args, sim, steps, recording, start=None):
     """Step and record, write, summarize; -> exit code (0, or 1 if the state diverged: the
     simulation checks every sub-step, physics.simulation.DivergenceError)."""
-    from physics.simulation import DivergenceError
+    from physics.stages import DivergenceError
     from physics.solver import ContactBudgetError
 
     progress = Progress(steps, enabled=not args.quiet and steps >= PROGRESS_MIN_STEPS)

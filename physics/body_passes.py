@@ -8,7 +8,7 @@ Transform Hierarchy"'s (docs/references.md); what each stage does with them, phy
 
 Conventions: N nodes, D dynamic bodies (slots in `physics.model.Model` order), world frame unless
 a name says otherwise; the kernels take the bundles below, built once per topology of arrays the
-steps change in place (`Simulation._bind`), so a step builds none.
+steps change in place (`physics.stages.Workspace`), so a step builds none.
 """
 from typing import NamedTuple
 
@@ -102,7 +102,7 @@ def _put3(a, i, c, v):
 
 @kernel
 def move_bodies(bodies, counteract, dv, dx, world, local, total, before):
-    """`Simulation._apply_world_changes` up to the world update, in place on the `local` arrays
+    """`physics.stages.apply_world_changes` up to the world update, in place on the `local` arrays
     (`NodeArrays`) of the dynamic `bodies` (`DynamicBodies`), with `world` the world state before
     the move. total (D, 6) gets each body's change of world [v, ω], before (D, 3, 3) its world
     rotation before the move.
@@ -115,7 +115,7 @@ def move_bodies(bodies, counteract, dv, dx, world, local, total, before):
     turn, leaves −½ Δθ_A × (Δθ_A × (x3 − x_A)) + Δθ_A × (Δx3 − Δx_A) of position and
     ½ Δθ_A × (Δθ3 − Δθ_A) of rotation: of order h⁴ for RATTLE's projections, whose Δθ is of
     order h², a local error that left a nested arm's fourth-order composed step third order.)
-    Its velocity keeps the first-order form: `Simulation._keep_carried_velocity` solves it again."""
+    Its velocity keeps the first-order form: `physics.stages.apply_world_changes` solves it again."""
     nodes, parent, nearest, generation_order = bodies.node, bodies.parent, bodies.nearest_slot, bodies.generation_order
     world_translation, world_rotation, world_scale = world.translation, world.rotation, world.scale
     velocity, translation, rotation = local.velocity, local.translation, local.rotation
@@ -190,7 +190,7 @@ def first_beyond_reach(nodes, parent, translation, world_scale, reach):
 def keep_momentum(nodes, omega_body, inertia, before, world_rotation, total):
     """omega_body ← I⁻¹ R3'ᵀ R3 I (omega_body + R3ᵀ Δω) per body, in place: the world angular
     momentum plus the angular impulse I_world Δω (Δω = total[:, 3:]), kept through the turn
-    R3 = before → R3' = world_rotation[nodes] (`_apply_world_changes`)."""
+    R3 = before → R3' = world_rotation[nodes] (`physics.stages.apply_world_changes`)."""
     for k in range(omega_body.shape[0]):
         R, I = load33(before, k), load3(inertia, k)
         w = add(load3(omega_body, k), matvec_t(R, _get3(total, k, 3)))

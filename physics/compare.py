@@ -161,7 +161,7 @@ class _Run:
         steps = math.floor((target - sim.time) / sim.settings.dt + STEP_TOLERANCE)
         if steps <= 0:
             return
-        from physics.simulation import DivergenceError
+        from physics.stages import DivergenceError
 
         try:
             end = sim.step_count + steps

@@ -6,7 +6,7 @@ steps change: poses and velocities, omega_body, the kinematic nodes' copy, sleep
 the clock, and the solver's warm-start impulses, persistent manifolds and joints (`SolverState`,
 which `physics.solver.SceneSolver` works on). The stages read and write the arrays of one `Data`; a
 snapshot is a copy of them (`save`) plus the topology, and a restore writes them back (`load`): the
-fixed-size arrays in place, so the kernels' bundles built on them (`Simulation._bind`) stay valid.
+fixed-size arrays in place, so the kernels' bundles built on them (`physics.stages.Workspace`) stay valid.
 
 Names: the snapshot's. Under "derived." is what a step computes afresh before using it (the local
 ω, a and α of nodes, the last solver stage's share of the accelerations): kept so that queries after

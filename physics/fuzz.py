@@ -731,7 +731,7 @@ def run_recording(case, path, steps, budget=STEP_BUDGET):
     refused (a RecordingError naming the file), ran (verified, or a step named as differing),
     divergence, or failed."""
     from physics.recording import RecordingError, read_recording
-    from physics.simulation import DivergenceError
+    from physics.stages import DivergenceError
     from physics.solver import ContactBudgetError
 
     path = Path(path)

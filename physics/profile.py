@@ -16,10 +16,11 @@ the narrow phase), so its total is their sum. The stages are disjoint and lie in
 sub-step; what a sub-step spends outside them (a state gather, the divergence checks) is the
 sub-step's time less theirs.
 
-Hooks: a method is timed by `@stage(name)`: the decorator registers it and leaves the plain
-function in its class, so with no recorder on it costs exactly what it did; the first recorder
-started swaps timed wrappers in, the last one stopped swaps the plain functions back. Code inside
-a method is timed by laps, `t = mark()` ... `t = lap(name, t)` (the time since `t`): with no
+Hooks: a module-level function is timed by `@timed(name)`: the decorator registers it and leaves
+the plain function in its module, so with no recorder on it costs exactly what it did; the first
+recorder started swaps timed wrappers into the module's namespace, the last one stopped swaps the
+plain functions back (callers look the function up by its name at each call, as physics.stages'
+`substep` does its STAGES). Code inside a function is timed by laps, `t = mark()` ... `t = lap(name, t)` (the time since `t`): with no
 recorder on both return 0 at once, one call each. Timing reads a clock and changes no
 arithmetic: a profiled run's states are bit for bit an unprofiled one's.
 
@@ -41,32 +42,24 @@ MAX_EVENTS = 2_000_000        # a trace past this keeps its first events (chrome
 
 _clock = time.perf_counter_ns
 _active = []       # the recorders on
-_hooks = []        # (class, attribute, plain function, timed function) of every @stage method
+_hooks = []        # (module namespace, name, plain function, timed function) of every @timed function
 
 
-class stage:
-    """Decorator: time a method as stage `name` while a recorder is on (module docstring)."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def __call__(self, function):
-        self.function = function
-        return self
-
-    def __set_name__(self, owner, attribute):
-        plain, name = self.function, self.name
-
+def timed(name):
+    """Decorator: time a module-level function as stage `name` while a recorder is on (module
+    docstring)."""
+    def decorate(plain):
         @functools.wraps(plain)
-        def timed(*args, **kwargs):
+        def wrapper(*args, **kwargs):
             start = _clock()
             try:
                 return plain(*args, **kwargs)
             finally:
                 _add(name, start, _clock())
 
-        _hooks.append((owner, attribute, plain, timed))
-        setattr(owner, attribute, timed if _active else plain)
+        _hooks.append((plain.__globals__, plain.__name__, plain, wrapper))
+        return wrapper if _active else plain
+    return decorate
 
 
 def mark():
@@ -89,8 +82,8 @@ def _add(name, start, end):
 
 
 def _swap(timed):
-    for owner, attribute, plain, wrapper in _hooks:
-        setattr(owner, attribute, wrapper if timed else plain)
+    for namespace, name, plain, wrapper in _hooks:
+        namespace[name] = wrapper if timed else plain
 
 
 class Recorder:

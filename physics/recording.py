@@ -166,7 +166,7 @@ class Recording:
         step's hash. -> (steps verified, first step whose hash differs or None). An input the
         simulation refuses raises a RecordingError naming the file, the step and the input; a
         divergence raises the simulation's DivergenceError."""
-        from physics.simulation import DivergenceError
+        from physics.stages import DivergenceError
 
         sim = self.simulation()
         if sim.state_hash() != self.hashes[self.origin]:
@@ -450,7 +450,7 @@ def replay(args):
               f"{len(recording.keyframes)} keyframes (every {recording.keyframe_every} steps), inputs: "
               + (", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items())) or "none"))
         return 0
-    from physics.simulation import DivergenceError
+    from physics.stages import DivergenceError
     try:
         verified, bad = recording.verify()
     except DivergenceError as error:

@@ -61,7 +61,7 @@ class Restorable:
                 refuse(key, "a matrix that is not a rotation", f"orthonormal rows (to {ROTATION_TOLERANCE:g})")
         fixed = self.scene.motion == "fixed"
         # a fixed node's place on its parent never grows in a run (a moving node past this length
-        # stops the run: `Simulation._check_divergence`); a rail of the tank at 1e308 m overflowed the contact margin
+        # stops the run: `physics.stages.check_divergence`); a rail of the tank at 1e308 m overflowed the contact margin
         far = fixed & (np.abs(arrays["local.translation"]).max(axis=1) > self.length_limit)
         if far.any():
             i = int(np.argmax(far))

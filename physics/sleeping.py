@@ -157,7 +157,7 @@ def _island_root(island, k):
 
 @kernel
 def sleep_islands(bodies, pairs, touch, world, gravity, local, h, sleep):
-    """The sleep stage (`Simulation._stage_sleep`), in place on `sleep` and `local`: still[k] += h for
+    """The sleep stage (`physics.stages.stage_sleep`), in place on `sleep` and `local`: still[k] += h for
     each awake body slower than SLEEP_LINEAR and SLEEP_ANGULAR in its parent's frame, in a field
     (`_field`) that stays within WAKE_FIELD of the one it came to rest in (held_field), touching no
     shape of another assembly (touch & FOREIGN, `touch_flags`), else 0; the islands (union–find over

@@ -4,6 +4,7 @@ conservation laws and against physics.transform's independent delta formulas."""
 import numpy as np
 import pytest
 
+from physics import stages
 from physics.rotation import vee
 from physics.scene import scene_from_dict
 from physics.simulation import Simulation
@@ -197,7 +198,7 @@ def _node_dynamics(dt, i):
 
 @pytest.mark.parametrize("counteract", [True, False])
 def test_solver_world_changes_follow_the_transform_delta_rules(counteract):
-    """The solver's path from world changes to local state (Simulation._apply_world_changes, the
+    """The solver's path from world changes to local state (physics.stages.apply_world_changes, the
     compiled `physics.body_passes.move_bodies`) and physics.transform's delta rules are two implementations of the same
     article formulas: they agree. Each dynamic body gets a world velocity change [Δv, Δω]; its local
     velocity changes by `delta_local_from_world(Δv)` under its parent, and with counteraction also
@@ -210,7 +211,7 @@ def test_solver_world_changes_follow_the_transform_delta_rules(counteract):
     dynamic = np.flatnonzero(np.asarray(sim.motion) == "dynamic")   # the rows of the world changes
     rng = np.random.default_rng(11)
     change = rng.normal(size=(dynamic.size, 6))
-    sim._apply_world_changes(change, np.zeros_like(change))
+    stages.apply_world_changes(sim.model, sim.data, sim.settings, sim._work, change, np.zeros_like(change))
     world1, local1 = _states(sim)
     row = {node: k for k, node in enumerate(dynamic)}
     hat = lambda w: np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])  # noqa: E731

@@ -5,7 +5,7 @@ import pytest
 
 from physics import Simulation
 from physics.scene import scene_from_dict
-from physics.simulation import DIVERGENCE_SPEED, DivergenceError
+from physics.stages import DIVERGENCE_SPEED, DivergenceError
 
 
 def rocket(force=1e12, mass=1e-9):

@@ -1,19 +1,19 @@
-"""Free bodies take the fused sub-step (`Simulation._free_substep`: the integrator steps the local
+"""Free bodies take the fused sub-step (`physics.stages.free_substep`: the integrator steps the local
 state in place and checks divergence in the same pass, with no gather, scatter or world pass).
 It must be the general sub-step (the STAGES) to the bit, for every integrator and gyroscopic mode,
 and report a divergence as the general one does: same error, node, step, quantity, value and time.
 
-The general path is forced by clearing the simulation's free-body bundle (`_free`), the one
+The general path is forced by clearing the workspace's free-body bundle (`Workspace.free`), the one
 switch between the two; nothing else differs between the two runs."""
 import itertools
 
 import numpy as np
 import pytest
 
-from physics import Simulation, integrators, threads
+from physics import Simulation, integrators, stages, threads
 from physics.choices import GYROSCOPIC, INTEGRATOR
 from physics.scene import scene_from_arrays, scene_from_dict
-from physics.simulation import DIVERGENCE_LENGTH, DivergenceError, OutOfBoundsError
+from physics.stages import DIVERGENCE_LENGTH, DivergenceError, OutOfBoundsError
 
 STEPS = 12
 
@@ -43,7 +43,7 @@ def swarm(integrator, gyroscopic, n=1000, substeps=2):
 
 def general(sim):
     """The same simulation on the general sub-step (module docstring)."""
-    sim._free = None
+    sim._work.free = None
     return sim
 
 
@@ -53,9 +53,9 @@ def test_the_fused_free_body_step_is_the_general_one_bit_for_bit(integrator, gyr
     arithmetic in the same order), and the fused run never took the general sub-step."""
     scene = swarm(integrator, gyroscopic)
     fused, reference = Simulation(scene), general(Simulation(scene))
-    assert fused._free is not None
+    assert fused._work.free is not None
     reference.step(STEPS)
-    monkeypatch.setattr(Simulation, "_substep", lambda self, context: pytest.fail("took the general sub-step"))
+    monkeypatch.setattr(stages, "substep", lambda *args: pytest.fail("took the general sub-step"))
     fused.step(STEPS)
     assert fused.state_hash() == reference.state_hash()
     assert fused.time == reference.time and fused.step_count == reference.step_count == STEPS
@@ -77,7 +77,7 @@ def diverge(make, *, plant=None, steps=5):
     caught = []
     for fused_path in (True, False):
         sim = make()
-        assert sim._free is not None
+        assert sim._work.free is not None
         if not fused_path:
             general(sim)
         if plant is not None:

@@ -14,8 +14,8 @@ import pytest
 from physics import Simulation
 from physics.scene import SceneError, scene_from_dict
 from physics.settings import SettingError, Settings
-from physics.simulation import DivergenceError, OutOfBoundsError, OverlapError, OverlapWarning, PenetrationError, \
-    RunawayError
+from physics.simulation import OverlapError, OverlapWarning
+from physics.stages import DivergenceError, OutOfBoundsError, PenetrationError, RunawayError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -129,7 +129,7 @@ def test_the_runaway_reference_survives_the_hand_off_and_the_car_gains_no_energy
     with np.errstate(all="ignore"):
         for _ in range(60):
             sim.step(1)
-            assert sim._runaway_reference[0] == start
+            assert sim._runaway.reference[0] == start
             assert total(sim) <= start
 
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 
-from physics import profile
+from physics import profile, stages
 from physics.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,16 +97,16 @@ def test_timing_changes_no_state():
 def test_stages_are_plain_functions_while_no_recorder_is_on():
     """Off, a decorated stage is its own function (nothing wraps it); the first recorder on swaps
     the timed wrapper in, the last one off swaps it out; totals are taken once."""
-    plain = Simulation._stage_dynamic
+    plain = stages.stage_dynamic
     assert not hasattr(plain, "__wrapped__")
     sim = Simulation.from_file(SCENES / "t_handle.toml")
     with profile.Recorder() as outer:
-        assert Simulation._stage_dynamic.__wrapped__ is plain
+        assert stages.stage_dynamic.__wrapped__ is plain
         with profile.Recorder() as inner:
             sim.step(2)
-        assert Simulation._stage_dynamic is not plain       # the outer one is still on
+        assert stages.stage_dynamic is not plain       # the outer one is still on
         sim.step(1)
-    assert Simulation._stage_dynamic is plain
+    assert stages.stage_dynamic is plain
     assert profile.mark() == 0 and profile.lap("x", 0) == 0
     assert inner.take_totals()[1]["step"] == 2
     totals, counts = outer.take_totals()

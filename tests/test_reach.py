@@ -17,7 +17,8 @@ import pytest
 import physics.simulation as simulation
 from physics.model import Model
 from physics.scene import scene_from_dict
-from physics.simulation import DivergenceError, RunawayError, Simulation
+from physics.simulation import Simulation
+from physics.stages import DivergenceError, RunawayError
 
 W = 0.5     # rad/s, the turret's yaw rate (the tank's)
 

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.integrate import solve_ivp
 
+from physics import stages
 from physics.joints import BALL, Joints
 from physics.rotation import matrix_from_rotvec, random_matrix
 from physics.scene import scene_from_dict
@@ -151,7 +152,7 @@ def test_ball_joint_rows_on_a_non_spherical_body(seed):
 
 
 def test_position_correction_keeps_world_angular_momentum():
-    """How the solver's world changes reach omega_body (`Simulation._apply_world_changes`): Δω adds the
+    """How the solver's world changes reach omega_body (`physics.stages.apply_world_changes`): Δω adds the
     angular impulse I_w Δω to the world L, and a rotation correction Δθ turns the body at fixed world L
     (as a drift does), so the spin does not turn with it."""
     sim = top(1 / 480, "lie-midpoint")
@@ -161,7 +162,8 @@ def test_position_correction_keeps_world_angular_momentum():
     I_world = rotation @ np.diag(sim.inertia_body[0]) @ rotation.T
     before = sim.momentum()["angular"]
     zero = np.zeros((1, 3))
-    sim._apply_world_changes(np.concatenate([zero, dw], axis=1), np.concatenate([zero, dtheta], axis=1))
+    stages.apply_world_changes(sim.model, sim.data, sim.settings, sim._work, np.concatenate([zero, dw], axis=1),
+                               np.concatenate([zero, dtheta], axis=1))
     after_rotation = sim.world().transform.rotation[0]
     # Rotations compose exactly (matrix_from_rotvec): 1e-12.
     np.testing.assert_allclose(after_rotation, matrix_from_rotvec(dtheta[0]) @ rotation, atol=1e-12)

@@ -8,7 +8,8 @@ import pytest
 from physics import validation as limits
 from physics.scene import SceneError, load_scene
 from physics.settings import SettingError, Settings
-from physics.simulation import DivergenceError, Simulation
+from physics.simulation import Simulation
+from physics.stages import DivergenceError
 
 BODY = '[[node]]\nname = "body"\nmotion = "dynamic"\nshape = { type = "capsule", radius = 0.1, height = 0.2 }\n'
 HINGE = '[[joint]]\ntype = "hinge"\nb = "body"\nanchor = [0.0, 0.0, 0.0]\n'
