@@ -60,8 +60,8 @@ class RowSystem(NamedTuple):
     block: np.ndarray           # (R,) int64 `Rows.block`
     manifold: np.ndarray        # (R,) int64 at a manifold's first normal row: its index below
     manifold_k: np.ndarray      # (manifolds, 4, 4) K of its normal rows
-    manifold_l: np.ndarray      # (manifolds, 4, 4) Cholesky factor of K's rows in manifold_set
-    manifold_set: np.ndarray    # (manifolds,) int64 active set factored (−1 = none)
+    manifold_l: np.ndarray      # (manifolds, 2, 4, 4) Cholesky factors of K's rows in two active sets
+    manifold_set: np.ndarray    # (manifolds, 3) int64 the set in each slot (−1 = none), the slot used last
     softness: np.ndarray        # (R,) CFM / h
     lower: np.ndarray           # (R,)
     upper: np.ndarray           # (R,)
@@ -131,9 +131,12 @@ def _try_active_set(mask, k, K, factor, sets, m, r, lam, delta, x, index):
     Δλ_S̄ = −λ_S̄. Writes delta (k,) and returns the set it points to — `mask` itself when it is the
     solution (λ + Δλ ≥ 0 on S, r + K Δλ ≥ 0 off S, within round-off), else mask without the rows
     pulling and with the rows penetrating (a block principal pivot, Júdice & Pires 1994) — or −1 if
-    K_SS is not positive definite. factor (4, 4) holds the Cholesky factor of the set sets[m] (−1:
-    none); a manifold at rest solves the same set every sweep and every step, so it is factored
-    once, not each time. x, index: scratch. The hot inner helpers take arrays, not bundles: with
+    K_SS is not positive definite. factor (2, 4, 4) holds the Cholesky factors of the sets
+    sets[m, 0] and sets[m, 1] (−1: none), sets[m, 2] the slot used last: a manifold at rest solves
+    the same set every sweep and every step, so it is factored once, not each time, and one that
+    pivots between two sets (the guess, then the solution) keeps both: on the settled 1,000-box heap
+    a single slot refactored in 37 % of the block solves. A set is factored from the same K by the
+    same arithmetic in either slot, so the slots change no bit. x, index: scratch. The hot inner helpers take arrays, not bundles: with
     the `RowSystem` read inside these loops the pile's sweeps took 28 % longer (measured)."""
     n = 0
     for p in range(k):
@@ -149,16 +152,20 @@ def _try_active_set(mask, k, K, factor, sets, m, r, lam, delta, x, index):
             if not mask & (1 << q):
                 total += K[p, q] * lam[q]
         x[a] = total
-    if sets[m] != mask:
+    slot = 0 if sets[m, 0] == mask else 1 if sets[m, 1] == mask else -1
+    if slot < 0:            # factor the set into the slot not used last
+        slot = 1 - sets[m, 2]
+        L = factor[slot]
         for a in range(n):
             for b in range(n):
-                factor[a, b] = K[index[a], index[b]]
-        _whiskered(factor, n)
-        sets[m] = mask if cholesky_factor(factor, n) else -1
-        if sets[m] < 0:
+                L[a, b] = K[index[a], index[b]]
+        _whiskered(L, n)
+        sets[m, slot] = mask if cholesky_factor(L, n) else -1
+        if sets[m, slot] < 0:
             return -1
+    sets[m, 2] = slot
     if n:
-        cholesky_substitute(factor, x, n)
+        cholesky_substitute(factor[slot], x, n)
     pivot = mask
     for a in range(n):
         p = index[a]
@@ -178,7 +185,7 @@ def _try_active_set(mask, k, K, factor, sets, m, r, lam, delta, x, index):
 @kernel(inline=True)
 def _manifold_normals(i, k, K, factor, sets, m, jacobian, minv_jt, target, softness, impulse, va, vb, sor, work):
     """The k ≤ 4 normal rows of manifold m (rows i, i + 3, …; K, factor, sets: `RowSystem`'s
-    manifold_k[m], manifold_l[m], manifold_set) as one block:
+    manifold_k[m], manifold_l[m] (2, 4, 4), manifold_set (M, 3)) as one block:
     all their residuals r = J v − target + s λ from the same velocities, then the exact solution of
     the small LCP
 
@@ -479,9 +486,10 @@ class Prepared:
     inv_block: np.ndarray       # (R, 3, 3) at rows starting a block of 3: (J M⁻¹ Jᵀ + s)⁻¹ of the block
     manifold: np.ndarray        # (R,) int64: at a manifold's first normal row, its index into manifold_k
     manifold_k: np.ndarray      # (manifolds, 4, 4): K_pq = J_p M⁻¹ J_qᵀ + s δ_pq of its k normal rows
-    manifold_l: np.ndarray      # (manifolds, 4, 4): Cholesky factor (`cholesky_factor`) of K's rows in
-    manifold_set: np.ndarray    # (manifolds,) int64: this active set (bit p = row p; −1 = none), kept
-                                # from sweep to sweep (`_try_active_set`); at first every row
+    manifold_l: np.ndarray      # (manifolds, 2, 4, 4): Cholesky factors (`cholesky_factor`) of K's rows
+                                # in two active sets, kept from sweep to sweep (`_try_active_set`)
+    manifold_set: np.ndarray    # (manifolds, 3) int64: the set in each slot (bit p = row p; −1 = none)
+                                # and the slot used last; at first every row in slot 0
 
     def system(self):
         """The `RowSystem` bundle of these rows (views of the same arrays: a sweep writes
@@ -516,7 +524,7 @@ def _effective_masses(body, jacobian, inverse_mass, inverse_inertia, softness, m
 @kernel
 def _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, manifold_l, manifold_set):
     """manifold_k[manifold[i]] = K of the normal rows i, i + 3, … of the manifold starting at row i
-    (`_manifold_normals`), and manifold_l[manifold[i]] the Cholesky factor of K with all k rows
+    (`_manifold_normals`), and manifold_l[manifold[i], 0] the Cholesky factor of K with all k rows
     active (whiskered, `_whiskered`; manifold_set says so), the set of a manifold at rest; static
     sides have M⁻¹Jᵀ = 0, so they drop out without a branch."""
     for i in range(block.size):
@@ -531,10 +539,10 @@ def _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, m
                     for c in range(6):
                         s += jacobian[i + 3 * p, side, c] * minv_jt[i + 3 * q, side, c]
                 K[p, q] = K[q, p] = s
-        L = manifold_l[manifold[i]]
+        L = manifold_l[manifold[i], 0]
         L[:k, :k] = K[:k, :k]
         _whiskered(L, k)
-        manifold_set[manifold[i]] = (1 << k) - 1 if cholesky_factor(L, k) else -1
+        manifold_set[manifold[i], 0] = (1 << k) - 1 if cholesky_factor(L, k) else -1
 
 
 @kernel
@@ -588,7 +596,9 @@ def _prepare_rows(body, jacobian, block, softness, inverse_mass, inverse_inertia
     if blocked:
         _block_inverses(body, jacobian, minv_jt, softness, block, inv_block)
     manifold_k = np.zeros((max(count, 1), 4, 4))
-    manifold_l, manifold_set = np.zeros_like(manifold_k), np.full(max(count, 1), -1, np.int64)
+    manifold_l = np.zeros((max(count, 1), 2, 4, 4))
+    manifold_set = np.full((max(count, 1), 3), -1, np.int64)
+    manifold_set[:, 2] = 0      # slot 0 (the full set, below) counts as used last: a new set goes to slot 1
     if count:
         _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, manifold_l, manifold_set)
     slot = np.empty((R, 2), np.int64)
