@@ -3,24 +3,24 @@
 Pinocchio's Model/Data split and MuJoCo's mjModel/mjData: `physics.model.Model` holds what stays
 constant for a topology (masses, inertias, motion types, slots, generations), `Data` the state the
 steps change: poses and velocities, omega_body, the kinematic nodes' copy, sleep, the RATTLE hint,
-the clock, and the solver's warm-start impulses, persistent manifolds and joints (`SolverState`,
-which `physics.solver.SceneSolver` works on). The stages read and write the arrays of one `Data`; a
+the clock, and the solver's warm-start impulses, persistent manifolds and joints
+(physics.solver_state.SolverState, which `physics.solver.SceneSolver` works on). The stages read and write the arrays of one `Data`; a
 snapshot is a copy of them (`save`) plus the topology, and a restore writes them back (`load`): the
-fixed-size arrays in place, so the kernels' bundles built on them (`physics.stages.Workspace`) stay valid.
+fixed-size arrays in place, so the kernels' bundles built on them (`physics.stages.Workspace`)
+stay valid.
 
 Names: the snapshot's. Under "derived." is what a step computes afresh before using it (the local
 ω, a and α of nodes, the last solver stage's share of the accelerations): kept so that queries after
 a restore answer as before, left out of the hash (`physics.snapshot.Snapshot.hash`).
 """
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
 from physics.hierarchy import NodeState
-from physics.joints import Joints
-from physics.manifold import ContactCache
 from physics.sleeping import SleepState
+from physics.solver_state import SolverState
 
 # A node's local state, by field: the integrated ones, then those a query derives (`arrays`).
 NODE_FIELDS = ("translation", "rotation", "scale", "velocity", "acceleration", "omega", "alpha")
@@ -34,33 +34,6 @@ class Motion(NamedTuple):
     rotation: np.ndarray        # (K, 3, 3)
     velocity: np.ndarray        # (K, 3)
     omega: np.ndarray           # (K, 3) omega_local, or (0, 3): not written (`physics.body_passes.scatter_motion`)
-
-
-@dataclass
-class SolverState:
-    """What the contact and joint solver carries from one step to the next: the contact cache
-    (warm-start impulses and persistent manifolds, physics.manifold) and the joints, built at the
-    first step's poses (their anchors and axes in the bodies' frames) with their impulses."""
-
-    cache: ContactCache = field(default_factory=ContactCache)
-    joints: Joints | None = None
-
-    def arrays(self):
-        """Copies of its arrays by the snapshot's names (without the "solver." prefix)."""
-        out = {"cache." + name: array for name, array in self.cache.state().items()}
-        if self.joints is not None:
-            out.update({"joints." + f.name: getattr(self.joints, f.name).copy() for f in fields(Joints)})
-        return out
-
-    def load(self, arrays):
-        """Put back `arrays()` (copied); none: the state of a solver that has not stepped."""
-        cache = {name[len("cache."):]: a for name, a in arrays.items() if name.startswith("cache.")}
-        self.cache = ContactCache()
-        if cache:
-            self.cache.restore(cache)
-        self.joints = None
-        if "joints.kind" in arrays:
-            self.joints = Joints(**{f.name: arrays["joints." + f.name].copy() for f in fields(Joints)})
 
 
 @dataclass

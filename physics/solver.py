@@ -27,7 +27,6 @@ from physics.compiled import kernel
 from physics import profile
 from physics.broadphase import candidate_pairs, collision_filter
 from physics.collision import Contacts, contacts
-from physics.data import SolverState
 from physics.manifold import ContactCache, lookup_impulses
 from physics.constraints import BOUNCE_THRESHOLD, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
@@ -39,6 +38,7 @@ from physics.rotation import matrix_from_rotvec
 from physics.rotation_kernels import cross
 from physics.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs
 from physics.sleeping import ShapeRest, awake_pairs, touch_flags, wake_touched
+from physics.solver_state import SolverState
 
 POST_STABILIZATION = 3  # projection rounds for the joints after the step (0 = Baumgarte only)
 SPECULATIVE = 0.002   # m: contacts kept this far apart beyond what can close in a step (4 slops, Box2D v3)

@@ -1,0 +1,38 @@
+"""What the contact and joint solver carries from one step to the next (a part of the Data).
+
+`physics.solver.SceneSolver` works on one `SolverState`, which `physics.data.Data` holds beside the
+bodies' state, so that a snapshot copies it with everything else and a new topology's solver takes
+it over (warm starts and joints carry across a reparent). Names: the snapshot's, without its
+"solver." prefix ("cache.impulses", "joints.anchor", ...; physics.snapshot's layout).
+"""
+from dataclasses import dataclass, field, fields
+
+from physics.joints import Joints
+from physics.manifold import ContactCache
+
+
+@dataclass
+class SolverState:
+    """What the contact and joint solver carries from one step to the next: the contact cache
+    (warm-start impulses and persistent manifolds, physics.manifold) and the joints, built at the
+    first step's poses (their anchors and axes in the bodies' frames) with their impulses."""
+
+    cache: ContactCache = field(default_factory=ContactCache)
+    joints: Joints | None = None
+
+    def arrays(self):
+        """Copies of its arrays by the snapshot's names (without the "solver." prefix)."""
+        out = {"cache." + name: array for name, array in self.cache.state().items()}
+        if self.joints is not None:
+            out.update({"joints." + f.name: getattr(self.joints, f.name).copy() for f in fields(Joints)})
+        return out
+
+    def load(self, arrays):
+        """Put back `arrays()` (copied); none: the state of a solver that has not stepped."""
+        cache = {name[len("cache."):]: a for name, a in arrays.items() if name.startswith("cache.")}
+        self.cache = ContactCache()
+        if cache:
+            self.cache.restore(cache)
+        self.joints = None
+        if "joints.kind" in arrays:
+            self.joints = Joints(**{f.name: arrays["joints." + f.name].copy() for f in fields(Joints)})
