@@ -318,7 +318,7 @@ def _profile_summary(profiler, steps, path):
 
 def _simulate(args, sim, steps, recording, start=None):
     """Step and record, write, summarize; -> exit code (0, or 1 if the state diverged: the
-    simulation checks every sub-step, physics.simulation.DivergenceError)."""
+    simulation checks every sub-step, physics.stages.DivergenceError)."""
     from physics.stages import DivergenceError
     from physics.solver import ContactBudgetError
 

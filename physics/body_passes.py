@@ -158,7 +158,7 @@ NO_ROWS = np.zeros((0, 3))
 
 @kernel
 def first_divergent(nodes, slot, local, omega_body, length, speed):
-    """(node, quantity index into _QUANTITIES, value) of the first of `nodes` whose local velocity,
+    """(node, quantity index into `physics.stages.QUANTITIES`, value) of the first of `nodes` whose local velocity,
     (dynamic: slot >= 0) omega_body, translation or rotation (`local`: `NodeArrays`) is non-finite or
     beyond `length` / `speed` (physics.integrators.divergence); (−1, 0, 0) if none. One pass, no
     allocation."""

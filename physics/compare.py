@@ -18,7 +18,7 @@ Readouts per run, against the base run (the reference if there is one, else `mai
     energy_drift           = (E(t) - E(0)) / |E(0)|,  E = kinetic + potential of the run's own settings
     angular_momentum_drift = |L(t) - L(0)| / |L(0)|,  L world, about the world origin
 where 0 is the run's own start. A drift whose start value is 0 has no relative figure: NaN. A run that
-diverges (physics.simulation.DivergenceError, or a non-finite state) stops where it did: its readouts are NaN from
+diverges (physics.stages.DivergenceError, or a non-finite state) stops where it did: its readouts are NaN from
 then on, the others run on (`stopped` says which run stopped, when and why).
 
 The main run can be someone else's: `Comparison(scene, main=sim)` starts every run from `sim`'s

@@ -138,7 +138,7 @@ def _oversized(header):
 
 
 # name -> (bytes -> bytes, a pattern the refusal's message must hold). The base snapshot holds a
-# reparented topology (topology.parent) and contacts (solver.cache.impulses).
+# topology other than the file's (topology.parent) and contacts (solver.cache.impulses).
 SNAPSHOT_CRAFTS = {
     "self parent": (lambda d: edit_snapshot(d, arrays_edit=_parents(lambda p: p.__setitem__(1, 1))), "topology.parent.*cycle"),
     "2-cycle": (lambda d: edit_snapshot(d, arrays_edit=_parents(lambda p: (p.__setitem__(1, 2), p.__setitem__(2, 1)))),

@@ -756,7 +756,7 @@ def run_recording(case, path, steps, budget=STEP_BUDGET):
     return "ran", f"verified {verified} steps" + (f", step {differs} differs" if differs is not None else "")
 
 
-# What the runner's one line says for each kind of physics.simulation.DivergenceError (exit 1):
+# What the runner's one line says for each kind of physics.stages.DivergenceError (exit 1):
 # diverged or non-finite, a runaway, a body that left the world, a body that fell through a surface.
 DIVERGENCE_PHRASES = ("diverged", "non-finite", "a runaway", "left the world's bounds", "fell through")
 

@@ -477,7 +477,7 @@ def _gyroscopic_prestep(gyro, inertia, w, h):
     return w, gyro != GYROSCOPIC_OFF
 
 
-# The divergence check of a stepped body (physics.simulation's `DivergenceError`), one definition for
+# The divergence check of a stepped body (physics.stages' `DivergenceError`), one definition for
 # the step kernels' in-pass check (`found`, below) and the simulation's own scan of the local state.
 
 @kernel(inline=True)

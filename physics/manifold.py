@@ -371,11 +371,8 @@ class ContactCache:
         """Put back a `state()` (buffers sized to hold it; the spare set keeps its capacity)."""
         self._impulse_keys = state["impulse_keys"].copy()
         self._impulses = state["impulses"].copy()
-        # a state saved without points and normals matches by feature id only (NaN is never near)
-        # and takes its impulses as they are
-        unknown = np.full((len(self._impulses), 3), np.nan)
-        self._impulse_points = state["impulse_points"].copy() if "impulse_points" in state else unknown
-        self._impulse_normals = state["impulse_normals"].copy() if "impulse_normals" in state else unknown.copy()
+        self._impulse_points = state["impulse_points"].copy()
+        self._impulse_normals = state["impulse_normals"].copy()
         self.n_shapes = int(state["n_shapes"])
         n = len(state["manifold_keys"])
         manifolds = _manifold_arrays(max(8, n))

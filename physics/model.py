@@ -27,7 +27,7 @@ class Model:
     inverse_mass (D,), inertia_dyn (D, 3), force_applied, torque_applied (D, 3) world frame;
     kin_acceleration, kin_alpha (K, 3) the kinematic nodes' local accelerations as the scene gives
     them; in_joint (N,) bool; driven: a kinematic node moves or a force or torque is applied
-    (`physics.simulation.RUNAWAY_EVERY`).
+    (`physics.stages.RUNAWAY_EVERY`).
 
     Topology (from `parent` (N,) and an evaluation `order`, every node after its parent):
     dyn_parent (D,) each body's parent node, dyn_rooted (D,) whether it has one; depth (N,);

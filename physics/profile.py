@@ -49,6 +49,10 @@ def timed(name):
     """Decorator: time a module-level function as stage `name` while a recorder is on (module
     docstring)."""
     def decorate(plain):
+        if plain.__qualname__ != plain.__name__:     # a method or a nested function: not a module global
+            raise TypeError(f"profile.timed: {plain.__qualname__} is not a module-level function; the swap "
+                            "replaces it in its module's namespace, where callers look it up")
+
         @functools.wraps(plain)
         def wrapper(*args, **kwargs):
             start = _clock()

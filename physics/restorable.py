@@ -32,7 +32,8 @@ class Restorable:
         (`live`: the Data's fixed-size arrays and the topology), finite; rotations orthonormal,
         scales positive; the topology's parents in range and acyclic (a cycle hung the relinking);
         time, step and event counters in range; the solver's arrays complete where the solver keeps
-        state (`solver_expected`: one is built here, and the snapshot's topology is this one)."""
+        state (`solver_expected`: this run has a solver; its arrays are required where the
+        snapshot's topology is this run's, and in a scene with joints always)."""
         def refuse(field, value, expected):
             raise ValueError(f"restore: snapshot field {field!r}: got {short_repr(value)}; expected {expected}")
 
@@ -102,7 +103,7 @@ class Restorable:
                 refuse("topology.parent", f"a cycle through node {self.scene.names[a]!r}", "a tree (no node its own ancestor)")
             state[path] = 2
         self._check_world_scales(parent, scale, refuse)
-        self._check_solver_state(arrays, refuse, solver_expected and same)
+        self._check_solver_state(arrays, refuse, solver_expected and same, snapshot.step_count)
 
     def _check_world_scales(self, parent, scale, refuse):
         """The loader's `world_lengths` for a restored state: each node's world scale (the product of
@@ -146,13 +147,16 @@ class Restorable:
             self._extents = (np.array(node, np.int64), np.array(shortest), np.array(longest), rows)
         return self._extents
 
-    _CACHE_REQUIRED = ("impulse_keys", "impulses", "n_shapes", "manifold_keys", "manifold_local_a", "manifold_local_b",
-                       "manifold_feats", "manifold_counts", "manifold_next_ids")
+    _CACHE_REQUIRED = ("impulse_keys", "impulses", "impulse_points", "impulse_normals", "n_shapes", "manifold_keys",
+                       "manifold_local_a", "manifold_local_b", "manifold_feats", "manifold_counts", "manifold_next_ids")
 
-    def _check_solver_state(self, arrays, refuse, solver_expected):
+    def _check_solver_state(self, arrays, refuse, solver_expected, step_count):
         """The solver's arrays of a snapshot (their sizes agree with each other: `Snapshot.from_bytes`):
-        complete sets, manifold point counts 0..4, sorted impulse keys (matched by binary search),
-        joints of the scene's count and kinds on bodies that exist (compiled loops index with them)."""
+        present where a solver keeps state (`solver_expected`; a scene with joints has a solver in
+        every topology, and its joints from the first step on: rebuilt later, their anchors would
+        be taken at the poses of the moment), complete sets, manifold point counts 0..4, sorted
+        impulse keys (matched by binary search), joints of the scene's count and kinds on bodies
+        that exist (compiled loops index with them)."""
         from dataclasses import fields
 
         from physics.joints import JOINT_KINDS, Joints
@@ -164,8 +168,10 @@ class Restorable:
                     [f"solver.joints.{f.name}" for f in fields(Joints)] if joints else []):
                 if key not in arrays:
                     refuse(key, "nothing", "an array (the file lacks it)")
-        elif solver_expected:
+        elif solver_expected or self.scene.joints:
             refuse("solver.cache.impulse_keys", "nothing", "the solver's arrays (the file lacks them)")
+        if self.scene.joints and step_count > 0 and not joints:
+            refuse("solver.joints.kind", "nothing", "the joints, built by the first step (the file lacks them)")
         if cache:
             counts, keys = arrays["solver.cache.manifold_counts"], arrays["solver.cache.impulse_keys"]
             if np.any((counts < 0) | (counts > 4)):

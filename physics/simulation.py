@@ -36,14 +36,14 @@ result in its parent's frame at the end of the step, generation after generation
 its integrator's order and with a free body's momentum (tests/test_trees.py). A body whose
 ancestors are kinematic or fixed is integrated in its parent's frame, whose motion over the step is
 prescribed (physics.integrators, `Frame`). The reported local accelerations of queries are settled
-one generation per compiled world pass (`_sync`): a body's needs its parent's world acceleration.
+one generation per compiled world pass (`physics.stages.sync`): a body's needs its parent's world
+acceleration.
 
 Motion types: fixed (local state constant), kinematic (constant local a, alpha; exact translation
 and Magnus rotation, physics.kinematics), dynamic (rigid body, centre of mass at its origin,
 physics.integrators). Impulses change only dynamic bodies; with `counteract` their nearest dynamic
 descendants keep their world motion (the car crash), kinematic and fixed descendants always follow.
 """
-import math
 import warnings
 from pathlib import Path
 
@@ -60,8 +60,7 @@ from physics.rotation import cross
 from physics.scene import Scene, load_scene
 from physics.settings import Settings
 from physics.snapshot import Snapshot, scene_fingerprint
-from physics.stages import DIVERGENCE_LENGTH, DIVERGENCE_SPEED, QUANTITIES, DivergenceError, OutOfBoundsError, \
-    RunawayError
+from physics.stages import DIVERGENCE_LENGTH, DivergenceError
 
 # Reach (`Simulation._hand_off`): a loose dynamic body — parented, in no joint — farther than REACH from
 # its parent's origin leaves the parent for the world, keeping its world motion. Its local dynamics
@@ -70,16 +69,6 @@ from physics.stages import DIVERGENCE_LENGTH, DIVERGENCE_SPEED, QUANTITIES, Dive
 # energy-stable (a ball rolling away from a yawing turret gained 12 → 1,336 m/s tens of kilometres
 # out), while in the world frame the same body is just a body. tests/test_reach.py measures both.
 REACH = 1000.0              # m
-# Runaway (`RunawayError`): a scene with no driver (no moving kinematic node, no applied force or
-# torque) can gain energy only through inputs (settings, impulses, reparenting). Once a simulated
-# second the total energy is compared with its value after the last input, taken before the next
-# step starts (the reference is never re-taken within a run otherwise: the reach policy's hand-off
-# keeps every body's world motion, so it is no input, and a reference taken in the middle of a
-# blow-up would let it grow on); growth beyond what would double the kinetic energy, lift every
-# body by the scene's size and set it moving at RUNAWAY_SPEED stops the run. Drift of an integrator
-# or a joint (a few per cent) stays far below that.
-RUNAWAY_EVERY = 1.0         # s of simulated time
-RUNAWAY_SPEED = 1.0         # m/s
 
 
 class OverlapWarning(UserWarning):
@@ -187,14 +176,15 @@ class Simulation:
         self.model = Model(scene, scene.parent, self.hierarchy.order)
         # Everything the steps change (physics.data): the hierarchy's local state, the kinematic
         # nodes' contiguous copy of theirs (stepped in place and copied into the hierarchy after
-        # each kinematic stage: nothing else writes it), omega_body, sleep, the clock.
+        # each kinematic stage: nothing else writes it) and their accelerations, omega_body, sleep,
+        # the RATTLE hint, the clock; the solver's state joins it in `_build_solver`.
         self.data = Data.start(self.hierarchy.local, self.model.kin, self.model.kin_acceleration, self.model.kin_alpha,
                                self.model.dyn.size)
         self.diverged = None        # the DivergenceError that stopped the run, if one did
         self._runaway = stages.Runaway()
         self._build_solver()
         # omega_body from the file's parent-frame angular velocity, ancestors' world motion settled
-        # first: omega_body = R3^T omega3_world (generation by generation, see _sync).
+        # first: omega_body = R3^T omega3_world (generation by generation, see physics.stages.sync).
         world = self.hierarchy.update_world()
         for slots in self.model.generations:
             nodes = self.model.dyn[slots]
@@ -215,11 +205,11 @@ class Simulation:
         self.settings.set(name, value)
         self.wake()
         self._work.world = stages.STALE
-        self._runaway.reference = None
+        self._runaway.input()
 
     def wake(self, node=None):
         """Wake `node` (a dynamic node's name or index) and its dynamic descendants, or every
-        body (node None). Sleeping: see SLEEP_TIME."""
+        body (node None). Sleeping: physics.sleeping.SLEEP_TIME."""
         stages.wake(self.model, self.data, None if node is None else self._resolve(node))
 
     def sleeping(self):
@@ -250,7 +240,7 @@ class Simulation:
                 if not first:
                     stages.check_divergence(self.model, self.data, self._work)
                 if self._runaway.reference is None:
-                    self._take_runaway_reference()
+                    stages.take_runaway_reference(self.model, self.data, self.settings, self._work)
             for _ in range(int(n)):
                 started = profile.mark()
                 first = stages.step(self.model, self.data, self.settings, self._work, first)
@@ -258,7 +248,7 @@ class Simulation:
                 if self.model.loose.size:
                     self._hand_off()
                 if not self.model.driven and self.data.time >= self._runaway.due:
-                    self._check_runaway()
+                    stages.check_runaway(self.model, self.data, self.settings, self._work)
                 profile.lap("step", started)
         except stages.Diverged as diverged:
             found = diverged        # raised below, outside this handler: one traceback, not two
@@ -266,64 +256,7 @@ class Simulation:
             self.diverged = error
             raise
         if found is not None:
-            self._raise_divergence(found.node, found.quantity, found.value)
-
-    def _raise_divergence(self, node, quantity, value):
-        """Raise (and keep) the DivergenceError, or OutOfBoundsError, of `node`'s `quantity`
-        (an index into physics.stages.QUANTITIES) at `value`, found in the step about to be counted."""
-        limit = DIVERGENCE_LENGTH if quantity == 0 else DIVERGENCE_SPEED
-        args = (self.names[node], self.data.step_count + 1, self.data.time)
-        speed = float(np.linalg.norm(self.hierarchy.local.velocity[node]))
-        if quantity == 0 and math.isfinite(value) and speed <= DIVERGENCE_SPEED and not self._energy_grew():
-            self.diverged = OutOfBoundsError(*args, float(value), limit, speed)
-        else:
-            self.diverged = DivergenceError(*args, QUANTITIES[quantity], float(value), limit)
-        raise self.diverged
-
-    def _energy_grew(self):
-        """Whether the total energy now exceeds the runaway reference by more than its allowance
-        (or is not finite): what tells a blow-up from a body that merely went far. The state may
-        be mid-step: the world pass is redone from the local state."""
-        if self.model.dyn.size == 0 or self._runaway.reference is None:
-            return False
-        self._work.world = stages.STALE
-        energy = self.energy()
-        total = energy["kinetic"] + energy["potential"]
-        reference, allowance = self._runaway.reference
-        return not total - reference <= allowance
-
-    def _take_runaway_reference(self):
-        """The runaway check's reference (RUNAWAY_EVERY): the total energy now, and the allowance of
-        growth past it, from the kinetic energy, the scene's size and RUNAWAY_SPEED."""
-        if self.model.dyn.size == 0:
-            return
-        energy = self.energy()
-        translation = self.hierarchy.world_state.translation
-        size = float(np.ptp(translation, axis=0).max(initial=0.0)) if len(translation) else 0.0
-        mass = float(self.model.mass_dyn.sum())
-        allowance = (energy["kinetic"] + mass * math.hypot(*self.settings.gravity) * max(size, 1.0)
-                     + 0.5 * mass * RUNAWAY_SPEED ** 2)
-        self._runaway.reference = (energy["kinetic"] + energy["potential"], allowance)
-
-    def _check_runaway(self):
-        """RUNAWAY_EVERY: compare the total energy with its value after the last input (taken before
-        the step after it, `_take_runaway_reference`) and raise (and keep) a RunawayError past the
-        allowance."""
-        self._runaway.due = self.data.time + RUNAWAY_EVERY
-        if self.model.dyn.size == 0:
-            return
-        if self._runaway.reference is None:     # an input within this step (a timed impulse)
-            self._take_runaway_reference()
-            return
-        energy = self.energy()
-        total = energy["kinetic"] + energy["potential"]
-        reference, allowance = self._runaway.reference
-        if total - reference > allowance:
-            velocity = self.hierarchy.world_state.velocity[self.model.dyn]
-            kinetic = self.model.mass_dyn * np.einsum("bi,bi->b", velocity, velocity) + np.einsum(
-                "bi,bi->b", self.model.inertia_dyn * self.data.omega_body, self.data.omega_body)
-            self.diverged = RunawayError(self.names[self.model.dyn[int(np.argmax(kinetic))]], self.data.step_count,
-                                         self.data.time, total - reference, allowance)
+            self.diverged = stages.divergence_error(self.model, self.data, self.settings, self._work, found)
             raise self.diverged
 
     # ------------------------------------------------------------------ reparenting
@@ -371,7 +304,7 @@ class Simulation:
             world = self.hierarchy.update_world()
             self.data.omega_body[self.model.dyn_slot[kept]] = rows_transposed_times(world.rotation[kept], world.omega[kept])
         self.wake()
-        self._runaway.reference = None
+        self._runaway.input()
 
     def _retopologize(self, parent):
         """After the hierarchy was relinked to `parent` (N,): the model of that topology, and the
@@ -500,7 +433,7 @@ class Simulation:
         self.data.load(snapshot.arrays)
         self.data.step_count = snapshot.step_count
         self.diverged = None
-        self._runaway.reference, self._runaway.due = None, 0.0
+        self._runaway.reset()
         if self._solver is not None:
             self._solver.forget()
         self._work.world = stages.STALE
@@ -520,7 +453,7 @@ class Simulation:
         """(translation (N, 3), rotation (N, 3, 3), scale (N,)) of every node relative to the world,
         copies. Poses depend only on the local poses, which the stages keep current, so one world
         pass gives them without settling the dynamic bodies' velocities and accelerations
-        (`_sync`): the cheap query for drawing; `world()` for the motion."""
+        (`physics.stages.sync`): the cheap query for drawing; `world()` for the motion."""
         world = self.hierarchy.world_state if self._work.world != stages.STALE else self.hierarchy.update_world()
         return world.translation.copy(), world.rotation.copy(), world.scale.copy()
 
@@ -566,15 +499,7 @@ class Simulation:
     def energy(self, subtree=None):
         """dict kinetic, potential (J) of all dynamic bodies, or of those in `subtree` (a node: it
         and its descendants, e.g. the car and its cargo): ½ m v² + ½ ω_bᵀ I ω_b, −m g · x."""
-        self._sync(stages.MOVING)
-        slots = self._bodies(subtree)
-        world, nodes = self.hierarchy.world_state, self.model.dyn[slots]
-        mass = self.mass[nodes]
-        velocity = world.velocity[nodes]
-        kinetic = 0.5 * (mass @ np.einsum("bi,bi->b", velocity, velocity)
-                         + np.sum(self.inertia_body[nodes] * self.data.omega_body[slots] ** 2))
-        potential = -mass @ (world.translation[nodes] @ self.settings.gravity)
-        return {"kinetic": float(kinetic), "potential": float(potential)}
+        return stages.energy(self.model, self.data, self.settings, self._work, self._bodies(subtree))
 
     def momentum(self, subtree=None):
         """dict linear (3,), angular (3,) about the world origin, of all dynamic bodies or of those

@@ -79,7 +79,7 @@ OVERLAP_TOLERANCE = 1e-3    # m
 # heaviest shipped heap (the 1,000-box pile) has about 6,000 candidate pairs, none overlapping.
 OVERLAP_BUDGET = 10_000
 COLD_START_TOLERANCE = 1e-3
-# Sinking (`SceneSolver.sunk`, raised by physics.simulation as a `PenetrationError`): a dynamic
+# Sinking (`SceneSolver.sunk`, raised by `physics.stages.stage_prepare` as a `PenetrationError`): a dynamic
 # shape deeper inside a static or kinematic one than SINK_SIZES times its own size (the diameter of
 # its bounding sphere) has passed wholly through that surface: no contact solve brings it back, and
 # a run that goes on shows a body under the ground. A step too long or a solver too weak for the

@@ -30,9 +30,10 @@ class SolverState:
     def load(self, arrays):
         """Put back `arrays()` (copied); none: the state of a solver that has not stepped."""
         cache = {name[len("cache."):]: a for name, a in arrays.items() if name.startswith("cache.")}
-        self.cache = ContactCache()
-        if cache:
+        if cache:       # into the cache there is: its narrow-phase scratch and output sizes stay
             self.cache.restore(cache)
+        else:
+            self.cache = ContactCache()
         self.joints = None
         if "joints.kind" in arrays:
             self.joints = Joints(**{f.name: arrays["joints." + f.name].copy() for f in fields(Joints)})

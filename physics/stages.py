@@ -78,6 +78,16 @@ RATTLE_STEP_ERROR = 0.016
 DIVERGENCE_LENGTH = 10 * LENGTH_MAX     # m
 DIVERGENCE_SPEED = 10 * SPEED_MAX       # m/s and rad/s
 QUANTITIES = ("translation", "rotation", "velocity", "angular velocity")
+# Runaway (`RunawayError`): a scene with no driver (no moving kinematic node, no applied force or
+# torque) can gain energy only through inputs (settings, impulses, reparenting). Once a simulated
+# second the total energy is compared with its value after the last input, taken before the next
+# step starts (the reference is never re-taken within a run otherwise: the reach policy's hand-off
+# keeps every body's world motion, so it is no input, and a reference taken in the middle of a
+# blow-up would let it grow on); growth beyond what would double the kinetic energy, lift every
+# body by the scene's size and set it moving at RUNAWAY_SPEED stops the run. Drift of an integrator
+# or a joint (a few per cent) stays far below that.
+RUNAWAY_EVERY = 1.0         # s of simulated time
+RUNAWAY_SPEED = 1.0         # m/s
 _NO_PAIRS = np.zeros((0, 2), np.int64)     # the sleep stage's candidate pairs where nothing can touch
 # How far the hierarchy's world state is current with the Data (`sync`): not at all; every node's
 # world pose and velocity; and every dynamic node's derived local ω, a and α too.
@@ -108,7 +118,7 @@ class OutOfBoundsError(DivergenceError):
 
 
 class RunawayError(DivergenceError):
-    """Energy grown without input in a scene with no driver (physics.simulation.RUNAWAY_EVERY): `node`
+    """Energy grown without input in a scene with no driver (RUNAWAY_EVERY): `node`
     is the body with the most kinetic energy (translation and spin), `value` the energy gained (J)
     and `limit` the allowance."""
 
@@ -178,12 +188,21 @@ class StepContext(NamedTuple):
 
 @dataclass
 class Runaway:
-    """The runaway check's reference (physics.simulation.RUNAWAY_EVERY): the total energy after the
-    last input and the allowance past it (None: to be taken before the next step), and when the next
-    check is due (s). Not state of the run: a restore takes it afresh."""
+    """The runaway check's reference (RUNAWAY_EVERY): the total energy after the last input and the
+    allowance past it (None: to be taken before the next step), and when the next check is due (s).
+    Not state of the run: a restore takes it afresh (`take_runaway_reference`, `check_runaway`)."""
 
     reference: tuple | None = None
     due: float = 0.0
+
+    def input(self):
+        """An input (an impulse, a setting, a reparent) changed the energy: a new reference is taken
+        before the next step."""
+        self.reference = None
+
+    def reset(self):
+        """As at load: no reference, the first check due at once."""
+        self.reference, self.due = None, 0.0
 
 
 class Workspace:
@@ -321,6 +340,78 @@ def check_divergence(model, data, work):
         raise Diverged(node, quantity, value)
 
 
+def energy(model, data, settings, work, slots=slice(None)):
+    """dict kinetic, potential (J) of the dynamic bodies `slots`: ½ m v² + ½ ω_bᵀ I ω_b, −m g · x."""
+    sync(model, data, settings, work, MOVING)
+    world, nodes = work.hierarchy.world_state, model.dyn[slots]
+    mass = model.mass[nodes]
+    velocity = world.velocity[nodes]
+    kinetic = 0.5 * (mass @ np.einsum("bi,bi->b", velocity, velocity)
+                     + np.sum(model.inertia_body[nodes] * data.omega_body[slots] ** 2))
+    potential = -mass @ (world.translation[nodes] @ settings.gravity)
+    return {"kinetic": float(kinetic), "potential": float(potential)}
+
+
+def take_runaway_reference(model, data, settings, work):
+    """The runaway check's reference (RUNAWAY_EVERY): the total energy now, and the allowance of
+    growth past it, from the kinetic energy, the scene's size and RUNAWAY_SPEED."""
+    if model.dyn.size == 0:
+        return
+    now = energy(model, data, settings, work)
+    translation = work.hierarchy.world_state.translation
+    size = float(np.ptp(translation, axis=0).max(initial=0.0)) if len(translation) else 0.0
+    mass = float(model.mass_dyn.sum())
+    allowance = (now["kinetic"] + mass * math.hypot(*settings.gravity) * max(size, 1.0)
+                 + 0.5 * mass * RUNAWAY_SPEED ** 2)
+    work.runaway.reference = (now["kinetic"] + now["potential"], allowance)
+
+
+def check_runaway(model, data, settings, work):
+    """RUNAWAY_EVERY: compare the total energy with its value after the last input (taken before the
+    step after it, `take_runaway_reference`) and raise a RunawayError past the allowance."""
+    work.runaway.due = data.time + RUNAWAY_EVERY
+    if model.dyn.size == 0:
+        return
+    if work.runaway.reference is None:     # an input within this step (a timed impulse)
+        take_runaway_reference(model, data, settings, work)
+        return
+    now = energy(model, data, settings, work)
+    total = now["kinetic"] + now["potential"]
+    reference, allowance = work.runaway.reference
+    if total - reference > allowance:
+        velocity = work.hierarchy.world_state.velocity[model.dyn]
+        kinetic = model.mass_dyn * np.einsum("bi,bi->b", velocity, velocity) + np.einsum(
+            "bi,bi->b", model.inertia_dyn * data.omega_body, data.omega_body)
+        raise RunawayError(model.names[model.dyn[int(np.argmax(kinetic))]], data.step_count, data.time,
+                           total - reference, allowance)
+
+
+def divergence_error(model, data, settings, work, found):
+    """The public error of a `Diverged` found in the step about to be counted: OutOfBoundsError for
+    a translation past DIVERGENCE_LENGTH at a finite speed with no energy gained past the runaway
+    allowance (a body that merely went far), else DivergenceError."""
+    node, quantity, value = found.node, found.quantity, found.value
+    limit = DIVERGENCE_LENGTH if quantity == 0 else DIVERGENCE_SPEED
+    args = (model.names[node], data.step_count + 1, data.time)
+    speed = float(np.linalg.norm(work.hierarchy.local.velocity[node]))
+    if quantity == 0 and math.isfinite(value) and speed <= DIVERGENCE_SPEED and not _energy_grew(model, data, settings, work):
+        return OutOfBoundsError(*args, float(value), limit, speed)
+    return DivergenceError(*args, QUANTITIES[quantity], float(value), limit)
+
+
+def _energy_grew(model, data, settings, work):
+    """Whether the total energy now exceeds the runaway reference by more than its allowance (or is
+    not finite): what tells a blow-up from a body that merely went far. The state may be mid-step:
+    the world pass is redone from the local state."""
+    if model.dyn.size == 0 or work.runaway.reference is None:
+        return False
+    work.world = STALE
+    now = energy(model, data, settings, work)
+    total = now["kinetic"] + now["potential"]
+    reference, allowance = work.runaway.reference
+    return not total - reference <= allowance
+
+
 # ---------------------------------------------------------------------- inputs
 def wake(model, data, node=None):
     """Wake dynamic `node` (an index) and its dynamic descendants, or every body (node None)."""
@@ -353,7 +444,7 @@ def apply_impulse(model, data, settings, work, i, impulse, point_world=None):
       dynamic ones record that in omega_body.
     Kinematic and fixed descendants always follow the node."""
     wake(model, data, i)
-    work.runaway.reference = None
+    work.runaway.input()
     sync(model, data, settings, work, MOVING)
     world, local, slot = work.hierarchy.world_state, work.hierarchy.local, model.dyn_slot[i]
     dv_world = impulse / model.mass[i]
@@ -434,7 +525,7 @@ STAGES = (
     "kinematic",    # prescribed local motion (Magnus, physics.kinematics)
     "dynamic",      # forces -> integrator: the free motion, trees parents first
     "hold",         # sleeping bodies stay where they rest on their parent
-    "clock",        # time advances; nothing below sees a non-finite or runaway state
+    "clock",        # time advances; nothing below sees a non-finite or out-of-range state
     "events",       # timed impulses that are due
     "contacts",     # warm start, solve, positions, relax, restitution, joints (RATTLE / SHAKE)
     "sleep",        # bodies still for SLEEP_TIME, with all they touch, sleep

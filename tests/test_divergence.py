@@ -1,4 +1,4 @@
-"""Divergence is caught in the step where it happens (`physics.simulation.DivergenceError`), names
+"""Divergence is caught in the step where it happens (`physics.stages.DivergenceError`), names
 the node, the step and the quantity, and stops the run until a reset or a restore."""
 import numpy as np
 import pytest

@@ -16,8 +16,8 @@ CAR = Path(__file__).resolve().parents[1] / "assets" / "scenes" / "car.toml"
 
 @pytest.fixture(scope="module")
 def taken():
-    """The car after 30 steps with its cargo box_1 reparented to the world (so its snapshot holds
-    the topology), and that snapshot."""
+    """The car after 30 steps with its cargo box_1 reparented to the world (a topology other than
+    the file's), and that snapshot."""
     sim = Simulation.from_file(CAR)
     sim.step(20)
     sim.reparent("box_1", None)
@@ -114,7 +114,27 @@ def test_an_impossible_snapshot_is_refused_and_changes_nothing(taken, case):
 
 
 def test_the_snapshot_taken_restores_bit_for_bit(taken):
-    """The untouched snapshot (reparented topology included) restores and continues as it would."""
+    """The untouched snapshot (a topology other than the file's) restores and continues as it would."""
     sim = Simulation.from_file(CAR)
     sim.restore(taken)
     assert sim.state_hash() == taken.hash()
+
+
+def test_a_jointed_snapshot_without_its_solver_state_is_refused():
+    """A scene with joints has a solver in every topology, and its joints from the first step on
+    (built at that step's poses): a snapshot without them, in the run's topology or another, is
+    refused, since joints rebuilt later would take their anchors at the poses of the moment."""
+    path = CAR.with_name("chain.toml")
+    sim = Simulation.from_file(path)
+    sim.step(5)
+    snapshot = sim.snapshot()
+    for prefix, message in (("solver.joints.", "solver.joints.kind"), ("solver.", "solver.cache.impulse_keys")):
+        arrays = {k: v for k, v in snapshot.arrays.items() if not k.startswith(prefix)}
+        parent = arrays["topology.parent"].copy()
+        for topology in (parent, np.where(np.arange(len(parent)) == 3, 2, parent)):     # link 3 under link 2
+            arrays["topology.parent"] = topology
+            fresh = Simulation.from_file(path)
+            before = fresh.state_hash()
+            with pytest.raises(ValueError, match=message):
+                fresh.restore(dataclasses.replace(snapshot, arrays=dict(arrays)))
+            assert fresh.state_hash() == before

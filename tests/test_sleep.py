@@ -265,3 +265,17 @@ def test_a_sleeping_body_reports_the_same_holding_share_every_query():
     sim.world()
     np.testing.assert_allclose(first, [0.0, 9.81, 0.0], atol=1e-12)
     np.testing.assert_allclose(sim.constraint_accelerations()[0][a], first, atol=1e-12)
+
+
+def test_a_refused_impulse_changes_nothing():
+    """An impulse refused for its input (a NaN point) neither wakes the body nor moves anything: the
+    state hash is the one before it (an input the recordings do not hold must change no bit)."""
+    sim = scene([ground(), box("box", 0.2)])
+    sim.step(90)
+    assert asleep(sim, "box")
+    before = sim.state_hash()
+    with pytest.raises(ValueError, match="point_world"):
+        sim.apply_impulse("box", [2.0, 0.0, 0.0], [0.0, np.nan, 0.0])
+    with pytest.raises(ValueError, match="force_world"):
+        sim.apply_force("box", [np.inf, 0.0, 0.0])
+    assert asleep(sim, "box") and sim.state_hash() == before
