@@ -1,7 +1,7 @@
 """How this project compiles and caches its numba kernels: the one home of the compile policy.
 
 Every compiled loop in `physics` (and the viewer's few) is decorated with `kernel`, which is numba's
-`njit` with three differences, each measured on the tank's cold start:
+`njit` with these differences, each measured:
 
 1. **One specialization per kernel.** A plain numba dispatcher called from compiled code with a
    constant argument (`_clip(..., 0, 4)`, `_pgs(..., True, ...)`) compiles a new version for that
@@ -45,6 +45,16 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    source locations and constant values shared, a shallow copy of the scope's table of names. On
    the locked numba only (`PATCHED_NUMBA`). The generated code is the same: the golden hashes do
    not move.
+
+6. **No reference counts in the sweep.** numba keeps every array view a loop takes (a row of the
+   Jacobian, `jacobian[j]`; a manifold's K, `manifold_k[m]`) alive by incrementing and then
+   decrementing its parent's reference count: two atomic operations per view, several views per
+   row, in the Gauss–Seidel sweep's innermost loop. A kernel that allocates nothing and returns no
+   array needs none of them (its caller holds every array it reads), and `refcounts=False`
+   compiles it without numba's runtime (numba's `_nrt=False`): the settled 1,000-box heap's
+   single-thread solve at 50 iterations took a third of the time, the tank's solve half, with the
+   same bits (`physics.gauss_seidel._sweep_part`). numba refuses to compile such a kernel if it
+   allocates.
 
 The cache can be filled ahead of need, on both cores, with `python -m physics warmup`
 (physics.warmup).
@@ -489,8 +499,8 @@ _inline_at_linear_cost()
 _cheap_config_comparisons()
 
 
-def kernel(function=None, *, inline=False, parallel=False, nogil=False, error_model="python"):
-    """`@kernel` or `@kernel(inline=True, parallel=..., error_model=...)`: a cached, nopython
+def kernel(function=None, *, inline=False, parallel=False, nogil=False, error_model="python", refcounts=True):
+    """`@kernel` or `@kernel(inline=True, parallel=..., error_model=..., refcounts=...)`: a cached, nopython
     compiled function (module docstring). inline=True inlines it into its callers at numba's IR
     level (numba's `inline="always"`): for small helpers whose callers need their tuples in
     registers, and for a large function with one call site. A kernel called from another is a
@@ -498,8 +508,9 @@ def kernel(function=None, *, inline=False, parallel=False, nogil=False, error_mo
     every caller's library, which optimizes and compiles all of it again: a chain of such calls
     pays for its deepest code once per level. Inlined at its one call site, a function is
     compiled once, in its caller; inlined at several, it is type-inferred and lowered at each.
-    nogil=True releases the GIL while it runs. fastmath is never on: the golden hashes pin
-    every bit."""
+    nogil=True releases the GIL while it runs. refcounts=False compiles it without numba's
+    reference counting (module docstring, 6), for a hot loop that allocates nothing and returns no
+    array. fastmath is never on: the golden hashes pin every bit."""
     options = {"nopython": True, "error_model": error_model}
     if inline:
         options["inline"] = "always"
@@ -507,6 +518,8 @@ def kernel(function=None, *, inline=False, parallel=False, nogil=False, error_mo
         options["parallel"] = True
     if nogil:
         options["nogil"] = True
+    if not refcounts:
+        options["_nrt"] = False
 
     def wrap(py_func):
         if config.DISABLE_JIT:

@@ -243,7 +243,7 @@ def _manifold_normals(i, k, K, factor, sets, m, jacobian, minv_jt, target, softn
     return total
 
 
-@kernel
+@kernel(inline=True)       # at its one call site, `_sweep_part`: compiled once, without reference counts
 def _element(i, block, slot, jacobian, minv_jt, inv_k, impulse, inv_block, softness, mu, lower, upper, manifold,
              manifold_k, manifold_l, manifold_set, target, velocity, dummy, sor, friction, va, vb, r3, work):
     """Element i of `_pgs` (a row, a block, or a manifold's friction and normal rows) on the two
@@ -457,12 +457,14 @@ def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, resi
         residual[it] = np.sqrt(total)
 
 
-@kernel
+@kernel(refcounts=False)
 def _sweep_part(s, elements, start, stop, target, velocity, sor, friction, pad, ipad, element_r2):
     """One sweep of `_pgs` over elements[start:stop], in order, with the scratch pad (64,) and ipad
     (16,) of its thread; element_r2[k] ← element k's projected residual². Compiled once, outside
     the parallel region, so that the region's body is this one call (numba compiles a `prange`
-    body as a function of its own)."""
+    body as a function of its own), with `_element` inlined and without reference counts
+    (physics.compiled, 6): every row's views of the Jacobian and M⁻¹Jᵀ cost two atomic operations
+    each with them, and the heap's single-thread sweep took three times as long."""
     block, slot, jacobian, minv_jt, inv_k, impulse = s.block, s.slot, s.jacobian, s.minv_jt, s.inv_k, s.impulse
     inv_block, softness, mu, lower, upper = s.inv_block, s.softness, s.mu, s.lower, s.upper
     manifold, manifold_k, manifold_l, manifold_set = s.manifold, s.manifold_k, s.manifold_l, s.manifold_set
