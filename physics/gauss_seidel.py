@@ -40,6 +40,7 @@ dummy body B (zero velocity), which `RowSystem.slot` maps static sides to.
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numba
 import numpy as np
 from numba import prange
 from physics.compiled import kernel
@@ -723,8 +724,11 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
     most = iterations if most is None else max(int(most), int(iterations))
     stages = Stages(int(iterations), int(iterations if relax_iterations is None else relax_iterations), float(sor),
                     bool(warm), bool(relax), most, float(tolerance), bool(fresh))
-    # without halves every sweep is one part: the serial sweep, and no parallel region to compile
-    stages_kernel = _solve_stages if side is None else _solve_stages_parallel
+    # Without halves every sweep is one part: the serial sweep, and no parallel region to compile.
+    # With halves on one thread (physics.threads' choice), the serial kernel sweeps the same three
+    # parts in the same order (the same bits) without a parallel region to enter every sweep.
+    parallel = side is not None and numba.get_num_threads() > 1
+    stages_kernel = _solve_stages_parallel if parallel else _solve_stages
     side = np.zeros(B, np.int64) if side is None else np.ascontiguousarray(side, np.int64)
     residual, velocity_solve, velocity_relax = stages_kernel(prepared.system(), targets, stages, padded, side)
     return Solution(velocity_solve, velocity_relax, residual, padded[:-1])
