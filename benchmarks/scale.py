@@ -6,12 +6,14 @@
 Heaps: `make_scenes.py pile --side 10 | 16` (boxes of 0.2 m dropped from 0.5 m, dt = 1/60), built
 in ours and in PyBullet (`benchmarks.pile`: its `BulletPile` and `OurPile`), stepped `SETTLE_S` of
 simulated time (the heap lands and spreads), then `TIMED` steps timed round-robin: ours with the
-count chosen by measuring, ours on one thread, ours on two, PyBullet, and again, so that a busy
-moment of the shared machine falls on all of them alike. Median wall-clock ms per step; ratios to
+count chosen by measuring, ours on one thread, ours on two, PyBullet, and again, each round in
+another order (rotated), so that a busy moment of the shared machine falls on all of them alike
+and no engine always runs after the same one. Median wall-clock ms per step; ratios to
 PyBullet. The load average is what the machine was doing besides: a user's machine runs a browser
 or an IDE too. So the 1,000-box heap is timed again beside one competing CPU-bound process (a
 Python busy loop at normal priority, started after the heap settled): the thread count chosen by
-measuring must then be no slower than one thread (`BUSY_TARGET`), and at most 0.6 of PyBullet's time.
+measuring must then be no slower than one thread (`BUSY_TARGET`, within the noise of the same code
+measured twice, `BUSY_NOISE`), and at most 0.6 of PyBullet's time.
 
 Free bodies: N bodies, no parent, gravity, gyroscopic term on (explicit), lie-midpoint, as
 generated arrays (`physics.scene_from_arrays`); the step's and the kernel's (`step_bodies`, what
@@ -46,8 +48,10 @@ ITERATIONS = (10, 20)
 BODIES = (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)
 HEAP_TARGET, STEP_TARGET = 0.4, 1.3     # ours / PyBullet at 4,096 boxes; step / kernel
 MILLION_TARGET = 30.0                   # ns per body·step of 10^6 free bodies, a quiet machine
-# Beside a competing process the parts' step must not lose to one core's; medians of 8 steps of
-# 10^6 bodies under load differ by a few per cent run to run, so equal means within 5 %.
+# Beside a competing process the parts' step must not lose to one core's, nor the heap's chosen
+# thread count to one thread; medians of the same code under load differ by a few per cent run to
+# run (8 steps of 10^6 bodies; 15 of the heap, where the chosen count is one thread once the
+# competitor is seen), so equal means within 5 %.
 BUSY_NOISE = 1.05
 BUSY_ITERATIONS = (10, 20, 50)          # the 1,000-box heap beside one competing process
 BUSY_TARGET, BUSY_BULLET_TARGET = 1.0, 0.6  # chosen / one thread; chosen / PyBullet
@@ -86,11 +90,14 @@ def heap(side, iterations, settle_s, timed, directory, busy=False):
             for engine in engines.values():
                 engine.step()
         wall = {name: [] for name in engines}
+        names = list(engines)
         with competitor() if busy else contextlib.nullcontext():
-            for _ in range(timed):
-                for name, engine in engines.items():
+            for k in range(timed):
+                # each round in another order (rotated): no engine always runs right after the same
+                # one, whose caches and threads it would inherit (the two-thread heap under load)
+                for name in names[k % len(names):] + names[:k % len(names)]:
                     start = time.perf_counter()
-                    engine.step()
+                    engines[name].step()
                     wall[name].append(time.perf_counter() - start)
     finally:
         for engine in engines.values():
@@ -171,10 +178,11 @@ def main(quick=False):
             for iterations in (BUSY_ITERATIONS[:1] if quick else BUSY_ITERATIONS):
                 r = heap(10, iterations, settle, timed, directory, busy=True)
                 versus_one, versus_bullet = r["chosen"] / r["one"], r["chosen"] / r["pybullet"]
-                met = versus_one <= BUSY_TARGET and versus_bullet <= BUSY_BULLET_TARGET
+                met = versus_one <= BUSY_NOISE * BUSY_TARGET and versus_bullet <= BUSY_BULLET_TARGET
                 lines.append(f"| 1,000 | {iterations} | {r['chosen']:.1f} | {r['one']:.1f} | {r['two']:.1f} "
                              f"| {r['pybullet']:.1f} | {versus_one:.2f} | {versus_bullet:.2f} "
-                             f"| ≤ {BUSY_TARGET:g} and ≤ {BUSY_BULLET_TARGET:g} {'✓' if met else '✗'} |")
+                             f"| ≤ {BUSY_TARGET:g} (within {BUSY_NOISE:g}) and ≤ {BUSY_BULLET_TARGET:g} "
+                             f"{'✓' if met else '✗'} |")
     else:
         lines.append("pybullet is not installed (`pip install -e .[bench]`): no heaps measured.")
     lines += [
