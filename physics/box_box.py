@@ -35,7 +35,7 @@ _POLY_ROWS = _POLY2 - POLY  # room of each clipping polygon: its rows of fs, the
 CLIP_TOLERANCE = 1e-7
 
 
-@kernel
+@kernel(refcounts=False)
 def _clip(fs, it, src, src_t, src_g, count, k, sign, limit, plane_gen, dst, dst_t, dst_g):
     """Sutherland–Hodgman in the reference box's frame: keep the part with sign * x[k] <= limit of
     the polygon in rows src.. of fs, written to rows dst.. (tags and generators in rows of it).
@@ -71,7 +71,7 @@ def _clip(fs, it, src, src_t, src_g, count, k, sign, limit, plane_gen, dst, dst_
     return m
 
 
-@kernel
+@kernel(refcounts=False)
 def _cross_norm2(fs, o, a, b):
     """|(fs[a] - fs[o]) × (fs[b] - fs[o])|² for rows of fs."""
     x, y, z = cross((fs[a, 0] - fs[o, 0], fs[a, 1] - fs[o, 1], fs[a, 2] - fs[o, 2]),
@@ -99,7 +99,7 @@ def _edge_area(fs, o, a, b, nx, ny, nz):
 CULL_DEPTH_TOLERANCE = 2e-4
 
 
-@kernel
+@kernel(refcounts=False)
 def cull4(fs, it, p, count):
     """Up to 4 of the `count` points in rows p.. of fs (depths in column 0 of rows DEPTH..) into
     it[CHOSEN]: the deepest (a corner about as deep, CULL_DEPTH_TOLERANCE), the farthest from it,
@@ -335,7 +335,7 @@ def _box_face_contact(centre, rotation, params, a, b, code, sign, margin, fs, it
     return m
 
 
-@kernel
+@kernel(refcounts=False)
 def box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d, out_f, row):
     """ODE's dBoxBox: the separating-axis test on 15 axes (`_box_axes`), then the contact of the
     axis of least penetration: for an edge axis the closest points of the two edges
@@ -345,9 +345,10 @@ def box_box(centre, rotation, params, a, b, margin, fs, it, out_p, out_n, out_d,
     Everything runs on rab = Ra^T Rb and the centre offset p = cb - ca in both frames (pa = Ra^T p,
     pb = Rb^T p; rows _RAB.., _PA, _PB of fs, which the contact stages read); a face contact is
     clipped in the reference box's frame. Indexing only (no array views, no allocation): this is
-    the pile's hot loop. The stages are inlined and leave only at their end: a call, or an early
-    return out of an inlined stage, counts references on its array arguments (5-10 % of the pile's
-    narrow phase, measured); `_box_axes` takes tuples, no arrays, for the same reason."""
+    the pile's hot loop, compiled without reference counts (physics.compiled, `refcounts=False`,
+    as are its helpers `_clip`, `_cross_norm2`, `cull4`; with them a call, or an early return out
+    of an inlined stage, counted references on its array arguments, and the pile's narrow phase took
+    a fifth longer). `_box_axes` takes tuples, no arrays, which also keeps them in registers."""
     px, py, pz = centre[b, 0] - centre[a, 0], centre[b, 1] - centre[a, 1], centre[b, 2] - centre[a, 2]
     for i in range(3):
         fs[_PA, i] = rotation[a, 0, i] * px + rotation[a, 1, i] * py + rotation[a, 2, i] * pz

@@ -72,7 +72,7 @@ def _sphere_core(centre, radius, q, inside, exit_normal, exit_depth, margin, out
 
 
 # ----------------------------------------------------------------------------- plane pairs
-@kernel
+@kernel(refcounts=False)
 def _points_plane(points, p0, count, radius, params, b, margin, out_p, out_n, out_d, out_f, row, keep):
     """The `count` rows p0.. of `points` on a (each the centre of a ball of `radius`) against plane
     b = params[b] = (n, offset): the solid side is n . x <= offset, so the normal a -> b is -n and
@@ -102,7 +102,7 @@ def _points_plane(points, p0, count, radius, params, b, margin, out_p, out_n, ou
     return m
 
 
-@kernel
+@kernel(refcounts=False)
 def _box_corners(centre, rotation, params, a, corners, p0):
     """The 8 corners of box a into rows p0.. of corners; corner i has signs (bit 0, bit 1, bit 2) of i."""
     for i in range(8):
