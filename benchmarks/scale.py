@@ -7,8 +7,8 @@ Heaps: `make_scenes.py pile --side 10 | 16` (boxes of 0.2 m dropped from 0.5 m, 
 in ours and in PyBullet (`benchmarks.pile`: its `BulletPile` and `OurPile`), stepped `SETTLE_S` of
 simulated time (the heap lands and spreads), then `TIMED` steps timed round-robin: ours with the
 count chosen by measuring, ours on one thread, ours on two, PyBullet, and again, each round in
-another order (rotated), so that a busy moment of the shared machine falls on all of them alike
-and no engine always runs after the same one. Median wall-clock ms per step; ratios to
+another order (`balanced_order`), so that a busy moment of the shared machine falls on all of them
+alike and each runs after each other one equally often. Median wall-clock ms per step; ratios to
 PyBullet. The load average is what the machine was doing besides: a user's machine runs a browser
 or an IDE too. So the 1,000-box heap is timed again beside one competing CPU-bound process (a
 Python busy loop at normal priority, started after the heap settled): the thread count chosen by
@@ -70,6 +70,18 @@ def competitor():
         process.wait()
 
 
+def balanced_order(n, k):
+    """Round k's order of n engines (n even), a row of a Williams square: over n rounds each engine
+    runs right after each other one exactly once. An engine inherits the caches (and the spinning
+    threads) of the one before it: in a fixed cyclic order, rotated or not, each engine always
+    followed the same one, and two identical engines measured 7 % apart (the one after PyBullet's
+    step slower)."""
+    first = [0]
+    for j in range(1, n):
+        first.append((j + 1) // 2 if j % 2 else n - j // 2)
+    return [(i + k) % n for i in first]
+
+
 def _heap_file(side, directory):
     import runpy
 
@@ -93,12 +105,10 @@ def heap(side, iterations, settle_s, timed, directory, busy=False):
         names = list(engines)
         with competitor() if busy else contextlib.nullcontext():
             for k in range(timed):
-                # each round in another order (rotated): no engine always runs right after the same
-                # one, whose caches and threads it would inherit (the two-thread heap under load)
-                for name in names[k % len(names):] + names[:k % len(names)]:
+                for i in balanced_order(len(names), k):
                     start = time.perf_counter()
-                    engines[name].step()
-                    wall[name].append(time.perf_counter() - start)
+                    engines[names[i]].step()
+                    wall[names[i]].append(time.perf_counter() - start)
     finally:
         for engine in engines.values():
             engine.close()
