@@ -312,7 +312,6 @@ class Simulation:
         self.model = self.model.reparented(parent, self.hierarchy.order)
         self._build_solver()
         self._bind()
-        self._work.world = stages.STALE
 
     def _set_topology(self, parent):
         """Relink the hierarchy to `parent` (N,) (a `restore` of a snapshot taken after a reparent,
