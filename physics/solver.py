@@ -35,7 +35,7 @@ from physics.gauss_seidel import PARALLEL_MIN, halves, prepare, solve, sweep
 from physics.threads import ThreadChoice
 from physics.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
 from physics.rotation import matrix_from_rotvec
-from physics.rotation_kernels import cross
+from physics.rotation_kernels import cross, load3
 from physics.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs
 from physics.sleeping import ShapeRest, awake_pairs, touch_flags, wake_touched
 from physics.solver_state import SolverState
@@ -242,46 +242,47 @@ def _reach(c, pair_nodes, body, bodies, nodes, params, surface, keep):
     point, normal, depth = c.point, c.normal, c.depth
     centre, velocity = bodies.centre, bodies.velocity
     h, lead, base = params.h, params.lead, params.base
-    v = np.empty(3)
-    vs, spin, moving, d = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    # values as tuples, not views of the arrays: numba counts a reference to an array for every
+    # view it takes (physics.compiled, 6), six a point here, and the heap's pass took twice as long
+    zero = (0.0, 0.0, 0.0)
     for m in range(depth.size):
         vn = 0.0
+        vs, spin, moving = zero, zero, zero
         for side in range(2):
             k = body[m, side]
+            node = pair_nodes[m, side]
             if k >= 0:
-                x, lin, ang = centre[k], velocity[k, :3], velocity[k, 3:]
+                x = load3(centre, k)
+                lin = (velocity[k, 0], velocity[k, 1], velocity[k, 2])
+                ang = (velocity[k, 3], velocity[k, 4], velocity[k, 5])
             else:
-                node = pair_nodes[m, side]
-                x, lin, ang = nodes.translation[node], nodes.velocity[node], nodes.omega[node]
+                x, lin, ang = load3(nodes.translation, node), load3(nodes.velocity, node), load3(nodes.omega, node)
             r0, r1, r2 = point[m, 0] - x[0], point[m, 1] - x[1], point[m, 2] - x[2]
-            v[0] = lin[0] + ang[1] * r2 - ang[2] * r1
-            v[1] = lin[1] + ang[2] * r0 - ang[0] * r2
-            v[2] = lin[2] + ang[0] * r1 - ang[1] * r0
+            v = (lin[0] + ang[1] * r2 - ang[2] * r1,
+                 lin[1] + ang[2] * r0 - ang[0] * r2,
+                 lin[2] + ang[0] * r1 - ang[1] * r0)
             if k < 0:
-                acc, alpha = nodes.acceleration[node], nodes.alpha[node]
-                w = cross((ang[0], ang[1], ang[2]), (v[0] - lin[0], v[1] - lin[1], v[2] - lin[2]))   # ω × (ω × r)
+                acc, alpha = load3(nodes.acceleration, node), load3(nodes.alpha, node)
+                w = cross(ang, (v[0] - lin[0], v[1] - lin[1], v[2] - lin[2]))   # ω × (ω × r)
                 surface[m, side, 0] = v[0] + lead * (acc[0] + alpha[1] * r2 - alpha[2] * r1 + w[0])
                 surface[m, side, 1] = v[1] + lead * (acc[1] + alpha[2] * r0 - alpha[0] * r2 + w[1])
                 surface[m, side, 2] = v[2] + lead * (acc[2] + alpha[0] * r1 - alpha[1] * r0 + w[2])
-                for c3 in range(3):
-                    vs[c3] = v[c3]
-                    spin[c3] = ang[c3]
+                vs, spin = v, ang
             else:
                 for c3 in range(3):
                     surface[m, side, c3] = 0.0
-                    moving[c3] = lin[c3]
+                moving = lin
             vn += (1.0 if side else -1.0) * (normal[m, 0] * v[0] + normal[m, 1] * v[1] + normal[m, 2] * v[2])
         keep[m] = -depth[m] <= base + h * max(-vn, 0.0)
         if (body[m, 0] < 0) != (body[m, 1] < 0):
             # the contact slides over the surface with the body: ω × (its tangential velocity over it)
             s = 0 if body[m, 0] < 0 else 1
+            n = load3(normal, m)
+            d = (moving[0] - vs[0], moving[1] - vs[1], moving[2] - vs[2])
             dn = 0.0
             for c3 in range(3):
-                d[c3] = moving[c3] - vs[c3]
-                dn += d[c3] * normal[m, c3]
-            for c3 in range(3):
-                d[c3] -= dn * normal[m, c3]
-            turn = cross((spin[0], spin[1], spin[2]), (d[0], d[1], d[2]))
+                dn += d[c3] * n[c3]
+            turn = cross(spin, (d[0] - dn * n[0], d[1] - dn * n[1], d[2] - dn * n[2]))
             for c3 in range(3):
                 surface[m, s, c3] += lead * turn[c3]
 
