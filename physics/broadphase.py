@@ -37,6 +37,8 @@ GRID_MAX_CELLS = 64
 GRID_CELL = 2.0
 # cells per axis at most 2^20: a cell key (ix, iy, iz) packs into one int64
 _GRID_BITS = 20
+# the grid's entries are ordered by counting where their cells span at most this many per entry
+COUNTING_SPAN = 8
 
 __all__ = ["CollisionFilter", "collision_filter", "candidate_pairs", "BRUTE_FORCE_MAX"]
 
@@ -228,6 +230,44 @@ def _box_cells(lo, hi, finite, origin, inv_cell, cell_lo, cell_hi):
 
 
 @kernel
+def _cell_order(key):
+    """np.argsort(key, kind="mergesort") of the grid's cell keys, the same permutation (a stable
+    sort has one): by counting where the occupied cells span at most COUNTING_SPAN per entry (a
+    heap's do: its boxes fill a block of cells), one pass to count and one to place, where numba's
+    merge sort took half of the 1,000-box heap's broad phase; by merge sort elsewhere."""
+    n = key.shape[0]
+    mask = (1 << _GRID_BITS) - 1
+    low = np.full(3, mask, np.int64)
+    high = np.zeros(3, np.int64)
+    for e in range(n):
+        for c in range(3):
+            x = (key[e] >> ((2 - c) * _GRID_BITS)) & mask
+            low[c], high[c] = min(low[c], x), max(high[c], x)
+    span = 1
+    for c in range(3):
+        span *= max(high[c] - low[c] + 1, 1)
+    if n == 0 or span > COUNTING_SPAN * n:
+        return np.argsort(key, kind="mergesort")
+    # the cells numbered in key order: (x, y, z) lexicographically, as the packed keys sort
+    ny, nz = high[1] - low[1] + 1, high[2] - low[2] + 1
+    cell = np.empty(n, np.int64)
+    start = np.zeros(span + 1, np.int64)
+    for e in range(n):
+        x = (key[e] >> (2 * _GRID_BITS)) - low[0]
+        y = ((key[e] >> _GRID_BITS) & mask) - low[1]
+        z = (key[e] & mask) - low[2]
+        cell[e] = (x * ny + y) * nz + z
+        start[cell[e] + 1] += 1
+    for i in range(span):
+        start[i + 1] += start[i]
+    order = np.empty(n, np.int64)
+    for e in range(n):          # in entry order within a cell: stable
+        order[start[cell[e]]] = e
+        start[cell[e]] += 1
+    return order
+
+
+@kernel
 def _grid(lo, hi, finite, cell_lo, cell_hi, count, planes, out, is_plane, node, parent_node, collide_with_parent,
           group, mask, assembly, active):
     """The allowed overlapping pairs (min, max) of the finite boxes `finite` (grid cells `cell_lo`,
@@ -253,7 +293,7 @@ def _grid(lo, hi, finite, cell_lo, cell_hi, count, planes, out, is_plane, node, 
                         key[e] = (x << (2 * _GRID_BITS)) | (y << _GRID_BITS) | z
                         box[e] = p
                         e += 1
-    order = np.argsort(key, kind="mergesort")
+    order = _cell_order(key)
     first = 0
     while first < n_entries:
         cell = key[order[first]]

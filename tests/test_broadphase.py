@@ -171,3 +171,17 @@ def test_may_pair_is_false_only_when_no_pair_is_ever_allowed():
         if not expected:
             a, b = np.triu_indices(len(shapes), 1)
             assert not f.allows(a, b).any()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 400), st.integers(1, 40), st.integers(0, 2 ** 32))
+def test_grid_cell_order_is_the_stable_sort(n, side, seed):
+    """The grid's entries ordered by cell (`_cell_order`) are numpy's stable argsort of their keys,
+    exactly: by counting when the cells span few values per entry (a cube of side³ cells), by merge
+    sort when they spread over a wide range (side 40 with few entries); a stable sort has one
+    answer, so the pairs, and the bits, do not depend on which ran."""
+    from physics.broadphase import _GRID_BITS, _cell_order
+    rng = np.random.default_rng(seed)
+    cells = rng.integers(0, side, (n, 3)) + rng.integers(0, 1 << 10, 3)     # a block of cells anywhere
+    key = (cells[:, 0] << (2 * _GRID_BITS)) | (cells[:, 1] << _GRID_BITS) | cells[:, 2]
+    assert np.array_equal(_cell_order(key), np.argsort(key, kind="stable"))
