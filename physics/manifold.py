@@ -151,6 +151,35 @@ def lower_bound(keys, n, key):
 
 
 @kernel
+def lower_bound_near(keys, n, key, hint):
+    """`lower_bound(keys, n, key)`, searched outward from index `hint` (galloping: steps of 1, 2, 4,
+    … away from it, then a binary search within the last step): O(log d) for an answer d entries
+    from the hint, so a pass over keys that come nearly in order (this step's contact points, pair
+    by pair) costs a few probes a key, not log n cache misses."""
+    if hint < n and keys[hint] < key:       # the answer lies after the hint
+        lo, hi, step = hint + 1, hint + 1, 1
+        while hi < n and keys[hi] < key:
+            lo = hi + 1
+            hi = lo + step
+            step *= 2
+        hi = min(hi, n)
+    else:                                   # at the hint or before it
+        hi = min(hint, n)
+        lo, step = hi, 1
+        while lo > 0 and keys[lo - 1] >= key:
+            hi = lo - 1
+            lo = max(hi - step, 0)
+            step *= 2
+    while lo < hi:      # keys[lo − 1] < key ≤ keys[hi] (where they exist)
+        mid = (lo + hi) // 2
+        if keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@kernel
 def find_key(keys, n, key):
     """Index of key in the sorted keys[:n], or -1."""
     lo = lower_bound(keys, n, key)
@@ -214,8 +243,11 @@ def lookup_impulses(stored, shape_a, shape_b, feature_id, point, normal, out):
     contact_keys(shape_a, shape_b, feature_id, stored.n_shapes, mine)
     taken = np.zeros(keys.shape[0], dtype=np.bool_)
     found = np.zeros(mine.shape[0], dtype=np.bool_)
+    at = 0
     for i in range(mine.shape[0]):
-        j = find_key(keys, keys.shape[0], mine[i])
+        # this step's points come pair by pair in key order, nearly: the search starts at the last
+        at = lower_bound_near(keys, keys.shape[0], mine[i], at)
+        j = at if at < keys.shape[0] and keys[at] == mine[i] else -1
         found[i] = j >= 0
         if j >= 0:
             _warm(impulses, normals, j, normal, i, out)

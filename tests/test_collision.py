@@ -523,3 +523,15 @@ def test_culling_keeps_the_same_four_points_while_a_resting_box_rocks():
         assert len(c) == 4
         kept.add(tuple(sorted(c.feature_id)))
     assert len(kept) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-50, 50), max_size=60), st.integers(-60, 60), st.integers(0, 70), st.integers(0, 60))
+def test_lower_bound_near_is_the_binary_search_from_any_hint(values, key, hint, cut):
+    """`lower_bound_near` (the warm-start lookup's search from the last point's position) returns
+    the sorted keys' lower bound, numpy's searchsorted 'left', from any hint, in or past the keys,
+    with duplicates, on any prefix n: the same index as a binary search, so the same impulses."""
+    from physics.manifold import lower_bound_near
+    keys = np.sort(np.asarray(values, np.int64))
+    n = min(cut, len(keys))
+    assert lower_bound_near(keys, n, key, hint) == np.searchsorted(keys[:n], key, "left")
