@@ -233,8 +233,8 @@ def _box_cells(lo, hi, finite, origin, inv_cell, cell_lo, cell_hi):
 def _cell_order(key):
     """np.argsort(key, kind="mergesort") of the grid's cell keys, the same permutation (a stable
     sort has one): by counting where the occupied cells span at most COUNTING_SPAN per entry (a
-    heap's do: its boxes fill a block of cells), one pass to count and one to place, where numba's
-    merge sort took half of the 1,000-box heap's broad phase; by merge sort elsewhere."""
+    heap's do: its boxes fill a block of cells), one pass to count and one to place (the 1,000-box
+    heap's grid pass 0.58 -> 0.48 ms); by numba's merge sort elsewhere."""
     n = key.shape[0]
     mask = (1 << _GRID_BITS) - 1
     low = np.full(3, mask, np.int64)
