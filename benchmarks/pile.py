@@ -156,10 +156,11 @@ class OurPile:
         pass
 
 
-def side_by_side(iterations, settle=(SETTLE_MIN_S, SETTLE_MAX_S), timed=TIMED):
+def side_by_side(iterations, settle=(SETTLE_MIN_S, SETTLE_MAX_S), timed=TIMED, path=PILE):
     """Both heaps at `iterations`, settled (`settle` = (min, max) s: stepped for min, then on until
-    both are at rest or max), then timed interleaved; SimpleNamespace per engine."""
-    engines = {"ours": OurPile(iterations), "pybullet": BulletPile(iterations)}
+    both are at rest or max), then timed interleaved; SimpleNamespace per engine. `path`: the heap's
+    scene (default the shipped 1,000 boxes)."""
+    engines = {"ours": OurPile(iterations, path), "pybullet": BulletPile(iterations, path)}
     out = {name: SimpleNamespace(worst_settle=0.0, worst=0.0, deepest=0.0, fastest=0.0, wall=[], cpu=[], rest_s=None)
            for name in engines}
     try:
