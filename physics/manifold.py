@@ -137,10 +137,10 @@ def merge_into_manifold(ka, ca, Ra, pa, kb, cb, Rb, pb, hit, n, wa, wb, local_a,
     return count, next_id
 
 
-@kernel
-def lower_bound(keys, n, key):
-    """The first index of the sorted keys[:n] whose key is ≥ key (n if none; binary search)."""
-    lo, hi = 0, n
+@kernel(inline=True)
+def _bisect(keys, lo, hi, key):
+    """The first index in [lo, hi] of the sorted keys whose key is ≥ key, given that the answer lies
+    there (keys[lo − 1] < key ≤ keys[hi] where they exist): binary search."""
     while lo < hi:
         mid = (lo + hi) // 2
         if keys[mid] < key:
@@ -148,6 +148,12 @@ def lower_bound(keys, n, key):
         else:
             hi = mid
     return lo
+
+
+@kernel
+def lower_bound(keys, n, key):
+    """The first index of the sorted keys[:n] whose key is ≥ key (n if none; binary search)."""
+    return _bisect(keys, 0, n, key)
 
 
 @kernel
@@ -170,13 +176,7 @@ def lower_bound_near(keys, n, key, hint):
             hi = lo - 1
             lo = max(hi - step, 0)
             step *= 2
-    while lo < hi:      # keys[lo − 1] < key ≤ keys[hi] (where they exist)
-        mid = (lo + hi) // 2
-        if keys[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    return _bisect(keys, lo, hi, key)
 
 
 @kernel
