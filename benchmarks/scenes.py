@@ -88,7 +88,7 @@ def _entered_directly():
 
     modules = [importlib.import_module(f"physics.{m.name}") for m in pkgutil.iter_modules(physics.__path__)
                if m.name != "__main__"]
-    direct, swapped = {}, []
+    wrappers, swapped = {}, []    # one wrapper per kernel, however many modules import it
 
     entered = []        # the kernels now entered directly
 
@@ -108,9 +108,10 @@ def _entered_directly():
     for module in modules:
         for name, value in list(vars(module).items()):
             if isinstance(value, numba.core.dispatcher.Dispatcher):
-                direct.setdefault(id(value), (value, enter(value)))
+                if id(value) not in wrappers:
+                    wrappers[id(value)] = enter(value)
                 swapped.append((module, name, value))
-                setattr(module, name, direct[id(value)][1])
+                setattr(module, name, wrappers[id(value)])
     try:
         yield
     finally:
