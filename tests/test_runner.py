@@ -410,11 +410,12 @@ def test_signal_while_simulating_exits_cleanly(tmp_path, signum):
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_signal_while_writing_removes_the_temporary_file(tmp_path, signum):
-    """A real signal while the CSV is being written (2001 rows x 301 nodes, about 600 000 lines:
-    seconds of writing, which starts by creating the temporary file): exit 128 + N, one line
-    saying so, the temporary file removed and the old output untouched."""
+    """A real signal while the CSV is being written (2001 rows x 601 nodes, about 1.2 million
+    lines: about ten seconds of writing, which starts by creating the temporary file; with half
+    that, a run on a loaded machine once finished writing before the signal went): exit 128 + N,
+    one line saying so, the temporary file removed and the old output untouched."""
     scene = tmp_path / "many.toml"
-    scene.write_text(_many_nodes_scene(300))
+    scene.write_text(_many_nodes_scene(600))
     out = tmp_path / "many.csv"
     out.write_text("old")
     process = _start([str(scene), "--steps", "2000", "--out", str(out), "--quiet"], tmp_path)
@@ -430,6 +431,7 @@ def test_signal_while_writing_removes_the_temporary_file(tmp_path, signum):
         return False
 
     _wait_for(writing, process)
+    assert process.poll() is None, "the runner finished writing before the signal could be sent"
     process.send_signal(signum)
     stdout, stderr = process.communicate(timeout=60)
     err = stderr.decode()
