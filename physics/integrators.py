@@ -522,24 +522,41 @@ def _within(i, translation, rotation, velocity, omega_body, limits):
             & (x[0] * x[0] + x[1] * x[1] + x[2] * x[2] <= length2) & (total * 0.0 == 0.0))
 
 
-@kernel
-def _record_divergence(i, translation, rotation, velocity, omega_body, limits, found, at):
-    """Body i's state through `divergence`, written into found[at:at + 3] = [i, quantity, value]
-    if it is divergent. Called, not inlined: it runs only for a body `_within` did not clear, and
-    inlined it was compiled again at each of the step kernels' eight call sites."""
-    quantity, value = divergence(load3(velocity, i), load3(omega_body, i), True, load3(translation, i),
-                                 load33(rotation, i), limits[0], limits[1])
-    if quantity >= 0:
-        found[at], found[at + 1], found[at + 2] = i, quantity, value
-
-
 @kernel(inline=True)
-def _check_stored(i, translation, rotation, velocity, omega_body, limits, found, at):
-    """Body i's state through `divergence`: the first divergent body of the pass (the lowest i)
-    goes into found[at:at + 3] = [i, quantity, value] (found[at] < 0: none yet). The arrays come
-    unpacked: unpacking the `bodies` tuple in a loop costs reference counts (see `_load_frame`)."""
-    if found[at] < 0.0 and not _within(i, translation, rotation, velocity, omega_body, limits):
-        _record_divergence(i, translation, rotation, velocity, omega_body, limits, found, at)
+def _rows_within(values, first, stop, bound):
+    """Whether every entry of rows first..stop-1 of `values` (B, ...), C-contiguous, is within
+    ±bound (NaN is not): one branch-free reduction over contiguous memory."""
+    width = values.size // values.shape[0]
+    rows = values.reshape(values.size)[first * width:stop * width]
+    clear = True
+    for j in range(rows.size):     # from 0: an index known >= 0 needs no wraparound, so LLVM vectorizes
+        clear &= abs(rows[j]) <= bound
+    return clear
+
+
+@kernel
+def _check_block(first, stop, translation, rotation, velocity, omega_body, limits, found, at):
+    """Bodies first..stop-1 through `divergence`: the first divergent body of the pass (the lowest
+    i) goes into found[at:at + 3] = [i, quantity, value] (found[at] < 0: none yet). A block whose
+    every speed and position component is within its limit / √3 (so every norm is within the
+    limit) and every rotation entry within ±2 (so finite) is cleared by four vectorized
+    reductions; only another block is tested body by body (`_within`, then `divergence`). Body by
+    body, with a branch a body, the two checks of a lie-midpoint step of 10^4 bodies took 8 of its
+    33 ns a body; block by block 3 (measured)."""
+    if found[at] >= 0.0:
+        return
+    speed = _WITHIN_SQUARED * limits[1] / math.sqrt(3.0)
+    length = _WITHIN_SQUARED * limits[0] / math.sqrt(3.0)
+    if (_rows_within(velocity, first, stop, speed) and _rows_within(omega_body, first, stop, speed)
+            and _rows_within(translation, first, stop, length) and _rows_within(rotation, first, stop, 2.0)):
+        return
+    for i in range(first, stop):
+        if not _within(i, translation, rotation, velocity, omega_body, limits):
+            quantity, value = divergence(load3(velocity, i), load3(omega_body, i), True, load3(translation, i),
+                                         load33(rotation, i), limits[0], limits[1])
+            if quantity >= 0:
+                found[at], found[at + 1], found[at + 2] = i, quantity, value
+                return
 
 
 # One loop kernel per integrator family, each one pass over the bodies. bodies = (translation,
@@ -548,54 +565,60 @@ def _check_stored(i, translation, rotation, velocity, omega_body, limits, found,
 @kernel(nogil=True)
 def _step_euler(semi_implicit, gyro, h, bodies, moving, frames, limits, found):
     translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
-    for i in range(bodies[0].shape[0]):
-        if found.size > 3:
-            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 3)
-        x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
-        w, gyro_on = _gyroscopic_prestep(gyro, inertia, w, h)
-        x, v = _translate_euler(semi_implicit, moving, frame, f_over_m, x, v, h)
-        w_dot = _omega_dot(rot, w, inertia, tau, has_torque, gyro_on)
-        if not semi_implicit:
-            rot = matmul(rot, exp_so3(mul(h, w)))
-        w = axpy(h, w_dot, w)
-        if semi_implicit:
-            rot = matmul(rot, exp_so3(mul(h, w)))
-        _store(bodies, moving, i, x, v, w, rot, frame, h)
+    for first in range(0, bodies[0].shape[0], _BLOCK):
+        stop = min(first + _BLOCK, bodies[0].shape[0])
+        if found.size > 3:  # the states they start from
+            _check_block(first, stop, translation, rotation, velocity, omega_body, limits, found, 3)
+        for i in range(first, stop):
+            x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
+            w, gyro_on = _gyroscopic_prestep(gyro, inertia, w, h)
+            x, v = _translate_euler(semi_implicit, moving, frame, f_over_m, x, v, h)
+            w_dot = _omega_dot(rot, w, inertia, tau, has_torque, gyro_on)
+            if not semi_implicit:
+                rot = matmul(rot, exp_so3(mul(h, w)))
+            w = axpy(h, w_dot, w)
+            if semi_implicit:
+                rot = matmul(rot, exp_so3(mul(h, w)))
+            _store(bodies, moving, i, x, v, w, rot, frame, h)
         if found.size:
-            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 0)
+            _check_block(first, stop, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
 @kernel(nogil=True)
 def _step_implicit(theta, gyro, h, bodies, moving, frames, limits, found):
     """theta = 1: implicit Euler; theta = 1/2: implicit midpoint."""
     translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
-    for i in range(bodies[0].shape[0]):
-        if found.size > 3:
-            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 3)
-        x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
-        w, gyro_on = _gyroscopic_prestep(gyro, inertia, w, h)
-        x, v = _translate_implicit(moving, _coefficients(moving, frame, f_over_m, theta * h), x, v, h, theta)
-        x_omega = _solve_omega(rot, w, inertia, tau, has_torque, gyro_on, theta * h, theta * h)
-        w = x_omega if theta == 1.0 else sub(mul(2.0, x_omega), w)
-        rot = matmul(rot, exp_so3(mul(h, x_omega)))
-        _store(bodies, moving, i, x, v, w, rot, frame, h)
+    for first in range(0, bodies[0].shape[0], _BLOCK):
+        stop = min(first + _BLOCK, bodies[0].shape[0])
+        if found.size > 3:  # the states they start from
+            _check_block(first, stop, translation, rotation, velocity, omega_body, limits, found, 3)
+        for i in range(first, stop):
+            x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
+            w, gyro_on = _gyroscopic_prestep(gyro, inertia, w, h)
+            x, v = _translate_implicit(moving, _coefficients(moving, frame, f_over_m, theta * h), x, v, h, theta)
+            x_omega = _solve_omega(rot, w, inertia, tau, has_torque, gyro_on, theta * h, theta * h)
+            w = x_omega if theta == 1.0 else sub(mul(2.0, x_omega), w)
+            rot = matmul(rot, exp_so3(mul(h, x_omega)))
+            _store(bodies, moving, i, x, v, w, rot, frame, h)
         if found.size:
-            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 0)
+            _check_block(first, stop, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
 @kernel(nogil=True)
 def _step_rk4(gyro, h, bodies, moving, frames, limits, found):
     translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
-    for i in range(bodies[0].shape[0]):
-        if found.size > 3:
-            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 3)
-        x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
-        w, gyro_on = _gyroscopic_prestep(gyro, inertia, w, h)
-        x, v = _rk4_translation(moving, frame, f_over_m, x, v, h)
-        rot, w = _rk4_rotation(rot, w, inertia, tau, has_torque, gyro_on, h)
-        _store(bodies, moving, i, x, v, w, rot, frame, h)
+    for first in range(0, bodies[0].shape[0], _BLOCK):
+        stop = min(first + _BLOCK, bodies[0].shape[0])
+        if found.size > 3:  # the states they start from
+            _check_block(first, stop, translation, rotation, velocity, omega_body, limits, found, 3)
+        for i in range(first, stop):
+            x, v, w, rot, inertia, f_over_m, tau, has_torque, frame = _load(bodies, frames, moving, i)
+            w, gyro_on = _gyroscopic_prestep(gyro, inertia, w, h)
+            x, v = _rk4_translation(moving, frame, f_over_m, x, v, h)
+            rot, w = _rk4_rotation(rot, w, inertia, tau, has_torque, gyro_on, h)
+            _store(bodies, moving, i, x, v, w, rot, frame, h)
         if found.size:
-            _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 0)
+            _check_block(first, stop, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
 @kernel(error_model="numpy")
@@ -630,10 +653,10 @@ def _step_lie(fractions, count, gyro, h, bodies, moving, frames, limits, found):
     for first in range(0, translation.shape[0], _BLOCK):
         lanes = min(_BLOCK, translation.shape[0] - first)
         kicks = False
+        if found.size > 3:  # the state it starts from (the loop below changes only body i's)
+            _check_block(first, first + lanes, translation, rotation, velocity, omega_body, limits, found, 3)
         for k in range(lanes):
             i = first + k
-            if found.size > 3:  # the state it starts from
-                _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 3)
             frame = _load_frame(i, r2s, s2s, a2s, omega2s, alpha2s) if moving else _WORLD_FRAME
             xi, v, wi, inertia_i, f_over_m, tau = _load_body(i, translation, velocity, omega_body, mass, inertia_body,
                                                              force, torque)
@@ -663,8 +686,7 @@ def _step_lie(fractions, count, gyro, h, bodies, moving, frames, limits, found):
             store33(rotation, i, _local_rotation(moving, frame, rot, h))
             store3(omega_body, i, _col3(w, k))
         if found.size:     # the block just stored, still in cache: in a loop of its own, the one above runs as fast as unchecked
-            for i in range(first, first + lanes):
-                _check_stored(i, translation, rotation, velocity, omega_body, limits, found, 0)
+            _check_block(first, first + lanes, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -708,11 +730,11 @@ def advance_bodies(bodies, dt, integrator, gyroscopic, frames=None, limits=(0.0,
     inertias and scales and known names. `physics.simulation` steps its own checked state with it,
     so a small scene's step does not pay for the checks.
 
-    `found`: None for no check, or a float64 array [-1, 0, 0]: each body is checked in the same
-    pass as it is stored (`divergence`, with limits = (length, speed)), and the first divergent
-    one, by index, is written into it as [index, quantity, value]; [-1, 0, 0, -1, 0, 0] also
-    checks each body's state before its step, into found[3:]. The check costs no pass over
-    memory of its own. A batch of `SPLIT_BODIES` or more is stepped in parts on the cores at
+    `found`: None for no check, or a float64 array [-1, 0, 0]: each block of `_BLOCK` bodies is
+    checked in the same pass, as soon as it is stored (`divergence`, with limits = (length,
+    speed); `_check_block`), and the first divergent body, by index, is written into it as
+    [index, quantity, value]; [-1, 0, 0, -1, 0, 0] also checks each block's state before its
+    step, into found[3:]. The check costs no pass over memory of its own. A batch of `SPLIT_BODIES` or more is stepped in parts on the cores at
     once (`_parts`), to the same bits and the same `found`."""
     moving, frames = (False, _IDENTITY) if frames is None else (True, frames)
     gyro, h = choices.GYROSCOPIC.codes[gyroscopic], float(dt)

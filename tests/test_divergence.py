@@ -104,3 +104,40 @@ def test_the_in_pass_check_agrees_with_the_exact_test_at_the_limits(integrator):
         assert (found[3] >= 0) == (exact[0] >= 0), (velocity, omega, translation, exact, found)
         if exact[0] >= 0:
             assert found[4] == exact[0]
+
+
+@pytest.mark.parametrize("integrator", ["semi-implicit-euler", "implicit-midpoint", "rk4", "lie-midpoint"])
+def test_the_block_check_names_the_first_divergent_body_of_the_pass(integrator):
+    """The step kernels clear a block of bodies at once where every component is within its limit
+    / √3 (physics.integrators `_check_block`) and test the others body by body. 700 bodies (three
+    blocks of 256 and a part of one), most well within the limits, some with a component past the
+    bound but within the limit, a few divergent: blocks that pass the quick test, blocks that fail
+    it with no divergent body, and blocks with one. Before the step (found[3:]) and after a step of 1e-12 s
+    (found[:3], which moves nothing across a limit drawn 1e-6 away from it), the body named is the
+    first that `divergence` itself flags, or none where none is, in every trial: exact, since the
+    quick test only decides where no body of the block can be divergent."""
+    from physics.integrators import advance_bodies, divergence
+    length, speed = 1e7, 1e7
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        n = 700
+        state = rng.normal(scale=0.05, size=(3, n, 3))     # velocity, omega_body, translation, / limit
+        rotation = np.broadcast_to(np.eye(3), (n, 3, 3)).copy()
+        for _ in range(rng.integers(0, 4)):         # within the limit by its norm, past it / √3 in a component
+            state[rng.integers(3), rng.integers(n)] = rng.uniform(0.6, 1.0 - 1e-6) * np.array([0.0, 0.6, 0.8])
+        for _ in range(rng.integers(0, 3)):         # a few bodies past a limit by its norm, one component or NaN
+            i, quantity = rng.integers(n), rng.integers(3)
+            state[quantity, i] = rng.choice([1.0 + 1e-6, np.nan]) * np.array([0.6, 0.0, 0.8])
+        if rng.random() < 0.3:
+            rotation[rng.integers(n), rng.integers(3), rng.integers(3)] = np.inf
+        state *= np.array([speed, speed, length])[:, None, None]
+        velocity, omega, translation = (np.ascontiguousarray(a) for a in state)
+        exact = [divergence(velocity[i], omega[i], True, translation[i], rotation[i], length, speed) for i in range(n)]
+        first = next((i for i, e in enumerate(exact) if e[0] >= 0), -1)
+        bodies = (translation, rotation, velocity, omega, np.ones(n), np.ones((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)))
+        found = np.array([-1.0, 0.0, 0.0, -1.0, 0.0, 0.0])
+        with np.errstate(invalid="ignore", over="ignore"):
+            advance_bodies(bodies, 1e-12, integrator, "off", None, (length, speed), found)
+        assert int(found[3]) == first and int(found[0]) == first, (trial, first, found)
+        if first >= 0:
+            assert found[4] == exact[first][0]
