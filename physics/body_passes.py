@@ -152,6 +152,24 @@ def move_bodies(bodies, counteract, dv, dx, world, local, total, before):
             store33(rotation, i, matmul(exp_so3(matvec_t(Rq, _get3(dx, k, 3))), load33(rotation, i)))
 
 
+@kernel
+def split_impulse_changes(velocity, solved, relaxed, final, h, fraction, push_speed, dv, dx):
+    """The contact stage's changes to the bodies (`physics.stages.stage_contacts`), from the free
+    velocities and the solver's three results [v, ω] (D, 6): dv = final − velocity (relax, then
+    restitution: velocities only), and dx = h (f (relaxed − velocity) + bias), the split impulse,
+    with the bias part solved − relaxed scaled down to `push_speed` where its linear speed is past
+    it. One pass: as numpy, the nine temporaries and the norm cost more than the tank's bodies."""
+    for k in range(velocity.shape[0]):
+        bias = (solved[k, 0] - relaxed[k, 0], solved[k, 1] - relaxed[k, 1], solved[k, 2] - relaxed[k, 2],
+                solved[k, 3] - relaxed[k, 3], solved[k, 4] - relaxed[k, 4], solved[k, 5] - relaxed[k, 5])
+        push = np.sqrt(bias[0] * bias[0] + bias[1] * bias[1] + bias[2] * bias[2])
+        scale = push_speed / push if push > push_speed else 1.0
+        for c in range(6):
+            dv[k, c] = final[k, c] - velocity[k, c]
+            b = bias[c] * scale if push > push_speed else bias[c]
+            dx[k, c] = h * (fraction * (relaxed[k, c] - velocity[k, c]) + b)
+
+
 _EYE = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 NO_ROWS = np.zeros((0, 3))
 

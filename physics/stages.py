@@ -34,7 +34,7 @@ import numpy as np
 from physics import profile
 from physics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, dynamic_inputs, first_divergent, \
     keep_momentum, move_bodies, place_bodies, rows_times, rows_transposed_times, scatter_motion, solve_rows, \
-    solver_bodies
+    solver_bodies, split_impulse_changes
 from physics.data import Motion
 from physics.integrators import TRIPLE_JUMP, Frame, advance_bodies, local_accelerations, omega_local_from_body
 from physics.kinematics import advance_kinematic
@@ -730,17 +730,13 @@ def stage_contacts(model, data, settings, work, context):
     _, _, _, velocity, inverse_inertia = solver_state(model, data, settings, work)
     h, fraction = context.h, context.position_fraction
     solution = solver.solve(velocity, settings, fraction)
-    change = solution.velocity_relax - velocity
-    bias = solution.velocity_solve - solution.velocity_relax
-    # each body's correction moves it at most at the push speed (PhysX's max depenetration
-    # velocity is per body too): a box among a hundred coincident ones took 57 m/s of bias
-    # from its 99 contacts, each within the limit, and leapt a metre in one step
-    push = np.linalg.norm(bias[:, :3], axis=1)
-    over = push > settings.max_contact_push_speed
-    if over.any():
-        bias[over] *= (settings.max_contact_push_speed / push[over])[:, None]
-    final = solution.velocity_final - velocity         # with the restitution stage: velocities only
-    moved = h * (fraction * change + bias)
+    # final: with the restitution stage, velocities only; moved: the split impulse, each body's
+    # bias part at most the push speed (PhysX's max depenetration velocity is per body too: a box
+    # among a hundred coincident ones took 57 m/s of bias from its 99 contacts, each within the
+    # limit, and leapt a metre in one step)
+    final, moved = np.empty_like(velocity), np.empty_like(velocity)
+    split_impulse_changes(velocity, solution.velocity_solve, solution.velocity_relax, solution.velocity_final, h,
+                          fraction, settings.max_contact_push_speed, final, moved)
     joints = solver.joints is not None and len(solver.joints)
     rattle = joints and context.rattle
     if rattle:
@@ -752,7 +748,7 @@ def stage_contacts(model, data, settings, work, context):
             # symmetry: the triple jump's backward sub-step starts from impulses of the other sign,
             # PGS leaves more, and a hinge's composed step fell to first order. RATTLE's projections
             # own the joints: positions and velocities take the same joint impulse.
-            moved = h * fraction * change
+            moved = h * fraction * (solution.velocity_relax - velocity)
         # the joint rows' impulse is RATTLE's first kick (`physics.rattle`): it acts before the
         # drift, so the positions see all of it, whatever the integrator's fraction
         moved += h * (1.0 - fraction) * solver.joint_velocity_change()
