@@ -18,7 +18,7 @@ sibling links, evaluation order, names) lives apart and changes only through `ad
 memory order, `remove` leaves holes (-1) in it that are compacted once they are half of it.
 """
 import numpy as np
-from physics.compiled import kernel
+from physics.compiled import bind, kernel
 
 from physics.rotation import hat, vee
 from physics.rotation_kernels import add, cross, load3, load33, matmul, matmul_tn, matvec, matvec_t, mul, store3, store33, \
@@ -366,6 +366,13 @@ class Hierarchy:
         _world_from_local(self._order[: self._order_len], self._parent, body_slot, omega_body,
                           *self.local._arrays(), *self.world_state._arrays())
         return self.world_state
+
+    def world_pass(self, body_slot=_NO_BODIES, omega_body=_NO_SPIN):
+        """`update_world(body_slot, omega_body)` bound to this topology's arrays
+        (physics.compiled.bind; it returns nothing: the world is then `world_state`). Valid until
+        the next `reparent`, which may move the pass's order to a new array."""
+        return bind(_world_from_local, self._order[: self._order_len], self._parent, body_slot, omega_body,
+                    *self.local._arrays(), *self.world_state._arrays())
 
     def world(self):
         """The world `physics.DynamicTransform` of every node, batch shape (N,), after `update_world`.

@@ -195,8 +195,8 @@ class Simulation:
     def _bind(self):
         """The stages' workspace (physics.stages.Workspace: the hierarchy, the solver, the kernels'
         bundles over the Data's arrays) for this topology: built at reset and for each topology."""
-        self._work = stages.Workspace(self.model, self.data, self.hierarchy, self._solver, self.scene.events,
-                                      self._runaway)
+        self._work = stages.Workspace(self.model, self.data, self.settings, self.hierarchy, self._solver,
+                                      self.scene.events, self._runaway)
 
     # ------------------------------------------------------------------ settings
     def set(self, name, value):

@@ -26,12 +26,14 @@ Frames: world poses and velocities (`x_world`, `v_world`) in the hierarchy's wor
 in the Data's `local`; omega_body in body axes (physics.data).
 """
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
 from physics import profile
+from physics.compiled import bind, generation
 from physics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, dynamic_inputs, first_divergent, \
     keep_momentum, move_bodies, place_bodies, rows_times, rows_transposed_times, scatter_motion, solve_rows, \
     solver_bodies, split_impulse_changes
@@ -205,14 +207,32 @@ class Runaway:
         self.reference, self.due = None, 0.0
 
 
+class Calls(NamedTuple):
+    """The stages' kernel calls whose every argument is the Workspace's own — the Data's arrays,
+    the bundles over them, the hierarchy's, `Workspace.gravity` — bound once a topology
+    (physics.compiled.bind: no typing of the arguments at each call). Each is called with none."""
+
+    world: Callable             # the hierarchy's world pass, the local state as it is
+    world_spin: Callable        # the same, each dynamic body's local ω from omega_body on the way (`sync`)
+    divergent: Callable         # first_divergent over the moving nodes -> (node, quantity, value)
+    solver_bodies: Callable     # -> the solver's bodies: centre, rotation, velocity, inverse inertia
+    inputs: Callable            # dynamic_inputs into `Workspace.inputs`
+    place: tuple                # place_bodies, one call a generation, parents first
+    scatter_kinematic: Callable     # the kinematic nodes' stepped motion into the local state
+    wake: Callable              # wake_on_field
+    hold: Callable              # sleeping bodies stay where they rest
+    keep_momentum: Callable     # on `Workspace.moved_total`, `moved_before` (`apply_world_changes`)
+
+
 class Workspace:
     """What the stages work with for one topology, besides the model, the data and the settings:
     the hierarchy (its world pass; `world` says how far its world state is current, `sync`), the
     solver (None when nothing can touch), the scene's timed impulses, the runaway check's
     reference (shared with the Simulation), and the kernels' bundles over the Data's arrays
-    (`NodeArrays`, `DynamicBodies`, physics.sleeping's), built at load and for each topology."""
+    (`NodeArrays`, `DynamicBodies`, physics.sleeping's) and the calls bound to them (`calls`),
+    built at load and for each topology."""
 
-    def __init__(self, model, data, hierarchy, solver, events, runaway):
+    def __init__(self, model, data, settings, hierarchy, solver, events, runaway):
         self.hierarchy, self.solver, self.events, self.runaway = hierarchy, solver, events, runaway
         self.world = STALE
         self.local_arrays = NodeArrays(*hierarchy.local.views())
@@ -239,6 +259,37 @@ class Workspace:
                          model.mass_dyn, model.inertia_dyn, self.inputs.force, model.torque_applied)
         self.free_gravity = None        # what self.inputs.force was last made with
         self.found = np.empty(6)        # the free-body sub-step's divergence check (`free_substep`)
+        self.gravity = np.zeros(3)      # settings.gravity at the step's start (`refresh`), for `calls`
+        # `apply_world_changes`' outputs: each body's change of world [v, ω], its rotation before
+        self.moved_total, self.moved_before = np.empty((dyn.size, 6)), np.empty((dyn.size, 3, 3))
+
+        def calls():
+            return Calls(
+                hierarchy.world_pass(), hierarchy.world_pass(model.dyn_slot, data.omega_body),
+                bind(first_divergent, model.moving, model.dyn_slot, local, data.omega_body, DIVERGENCE_LENGTH,
+                     DIVERGENCE_SPEED),
+                bind(solver_bodies, self.dynamic, self.world_arrays, data.omega_body),
+                bind(dynamic_inputs, self.dynamic, self.world_arrays, local, self.gravity, self.inputs),
+                tuple(bind(place_bodies, self.dynamic, slots, self.dynamic_motion, self.world_arrays, local)
+                      for slots in model.generations),
+                bind(scatter_motion, model.kin, data.kinematic, local),
+                bind(wake_on_field, self.sleep_bodies, self.parent_motion, self.gravity, data.sleep),
+                bind(hold, self.sleep_bodies, data.sleep, self.local_motion),
+                bind(keep_momentum, model.dyn, data.omega_body, model.inertia_dyn, self.moved_before,
+                     self.world_arrays.rotation, self.moved_total))
+        self._calls = calls
+        self._bound = -1       # physics.compiled.generation() when `calls` were bound
+        self.calls = None
+        self.refresh(settings)
+
+    def refresh(self, settings):
+        """Before a step: `gravity` as `settings` has it now, and `calls` bound again if a kernel
+        gained a compiled version since they were (the interpreted tier's kernels, compiled or
+        loaded meanwhile)."""
+        self.gravity[:] = settings.gravity
+        if self._bound != generation():
+            self._bound = generation()
+            self.calls = self._calls()
 
 
 # ---------------------------------------------------------------------- the world state, derived
@@ -314,7 +365,7 @@ def sync(model, data, settings, work, level):
         return
     if level == MOVING:
         # one pass: each dynamic body's local omega from omega_body on the way down
-        work.hierarchy.update_world(model.dyn_slot, data.omega_body)
+        work.calls.world_spin()
     else:   # generation by generation: a body's local acceleration needs its parent's world one
         work.hierarchy.update_world()
         for slots in model.generations:
@@ -327,15 +378,14 @@ def solver_state(model, data, settings, work):
     """The dynamic bodies in world terms: the world state, centre (D,3), rotation (D,3,3), velocity
     (D,6) [v, ω], inverse world inertia (D,3,3) R I⁻¹ Rᵀ (one compiled gather, `solver_bodies`)."""
     sync(model, data, settings, work, MOVING)
-    return (work.hierarchy.world_state, *solver_bodies(work.dynamic, work.world_arrays, data.omega_body))
+    return (work.hierarchy.world_state, *work.calls.solver_bodies())
 
 
 def check_divergence(model, data, work):
     """Raise `Diverged` if a moving node's local state left the finite range (DIVERGENCE_LENGTH,
     DIVERGENCE_SPEED): the run stops in the step where it happens, before any later stage or
     kernel sees the bad values."""
-    node, quantity, value = first_divergent(model.moving, model.dyn_slot, work.local_arrays, data.omega_body,
-                                            DIVERGENCE_LENGTH, DIVERGENCE_SPEED)
+    node, quantity, value = work.calls.divergent()
     if node >= 0:
         raise Diverged(node, quantity, value)
 
@@ -498,6 +548,7 @@ def step(model, data, settings, work, first):
     state it starts from too (`free_substep`); returns whether the next one still must."""
     h = settings.dt / settings.substeps
     free = fused(model, settings, work)
+    work.refresh(settings)
     for _ in range(settings.substeps):
         c = step_context(model, data, settings, work, h, settings.integrator)
         if c.rattle and composes_rattle(model, data, settings, work, h):
@@ -642,7 +693,7 @@ def stage_world(model, data, settings, work, context):
 
 def stage_wake(model, data, settings, work, context):
     if context.sleeping:
-        wake_on_field(work.sleep_bodies, work.parent_motion, settings.gravity, data.sleep)
+        work.calls.wake()
 
 
 def stage_prepare(model, data, settings, work, context):
@@ -672,7 +723,7 @@ def stage_kinematic(model, data, settings, work, context):
     translation, rotation, velocity, omega = data.kinematic
     advance_kinematic(translation, rotation, velocity, omega, data.kin_acceleration, data.kin_alpha, context.h,
                       settings.rotation_update, settings.exponential)
-    scatter_motion(model.kin, data.kinematic, work.local_arrays)
+    work.calls.scatter_kinematic()
 
 
 @profile.timed("dynamic")
@@ -680,20 +731,20 @@ def stage_dynamic(model, data, settings, work, context):
     if model.dyn.size == 0:
         return
     inputs = work.inputs
-    dynamic_inputs(work.dynamic, work.world_arrays, work.local_arrays, settings.gravity, inputs)
+    work.calls.inputs()
     advance_bodies((inputs.translation, inputs.rotation, inputs.velocity, data.omega_body, model.mass_dyn,
                     model.inertia_dyn, inputs.force, model.torque_applied), context.h, context.integrator,
                    settings.gyroscopic, work.frames if model.any_parented else None)
     # the trees, parents first: a carried generation is placed in its parents' end-of-step frame
-    for g, slots in enumerate(model.generations):
+    for g, place in enumerate(work.calls.place):
         if g:
-            work.hierarchy.update_world(model.dyn_slot, data.omega_body)
-        place_bodies(work.dynamic, slots, work.dynamic_motion, work.world_arrays, work.local_arrays)
+            work.calls.world_spin()
+        place()
 
 
 def stage_hold(model, data, settings, work, context):
     if context.sleeping:
-        hold(work.sleep_bodies, data.sleep, work.local_motion)
+        work.calls.hold()
     work.world = STALE
 
 
@@ -830,7 +881,7 @@ def apply_world_changes(model, data, settings, work, dv, dx):
     (assets/scenes/top.toml) fell over (tests/test_top.py)."""
     sync(model, data, settings, work, MOVING)
     nodes = model.dyn
-    total, before = np.empty((nodes.size, 6)), np.empty((nodes.size, 3, 3))
+    total, before = work.moved_total, work.moved_before
     carried = settings.counteract and len(model.generations) > 1
     if carried:     # the world velocities the carried bodies must end with (their own change only)
         target = work.hierarchy.world_state.velocity[nodes] + (0.0 if dv is None else dv[:, :3])
@@ -838,7 +889,8 @@ def apply_world_changes(model, data, settings, work, dv, dx):
                 work.world_arrays, work.local_arrays, total, before)
     if dv is not None:
         data.constraint_acceleration += total
-    keep_momentum(nodes, data.omega_body, model.inertia_dyn, before, work.hierarchy.update_world().rotation, total)
+    work.calls.world()
+    work.calls.keep_momentum()
     if carried:
         _keep_carried_velocity(model, data, work, target)
     work.world = STALE
@@ -856,7 +908,8 @@ def _keep_carried_velocity(model, data, work, target):
     for g, slots in enumerate(model.generations):
         if g == 0 or not slots.size:
             continue
-        world = work.hierarchy.update_world(model.dyn_slot, data.omega_body)
+        work.calls.world_spin()
+        world = work.hierarchy.world_state
         i = model.dyn[slots]
         q = parent[i]
         relative = target[slots] - world.velocity[q] - np.cross(world.omega[q], world.translation[i] - world.translation[q])

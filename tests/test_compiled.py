@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from physics.compiled import SourceTreeLocator, dependency_digest, kernel
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -284,3 +286,48 @@ def test_compile_flags_compare_as_numba_defines_them():
     c.boundscheck = Flags.options["boundscheck"].default   # explicitly the default: still equal to unset
     assert c == Flags() and Flags() == c
     assert (Flags() == object()) is False
+
+
+@kernel
+def _weighted_sum(values, weight, out):
+    out[0] = weight * values.sum()
+
+
+def test_a_bound_call_goes_through_the_kernel_until_it_is_compiled_then_straight_to_it(monkeypatch):
+    """`bind` before the kernel has a version for its arguments' types: the call is the kernel's
+    own (which compiles it, and moves `generation`); bound again: the compiled entry point, which
+    types nothing (the dispatcher's typing would raise here) and gives the same result, reading
+    the bound arrays as they are at the call (they are bound, not their values)."""
+    from numba.core.dispatcher import Dispatcher
+
+    from physics.compiled import Kernel, bind, generation
+    values, out = np.arange(4.0), np.zeros(1)
+    before = generation()
+    first = bind(_weighted_sum, values, 2.0, out)
+    assert first.func is _weighted_sum
+    first()
+    assert out[0] == 12.0 and generation() > before
+    direct = bind(_weighted_sum, values, 2.0, out)
+    assert not isinstance(direct.func, Dispatcher)
+
+    def typed(*_):
+        raise AssertionError("typed a bound call's arguments")
+    monkeypatch.setattr(Kernel, "typeof_pyval", typed)
+    values[:] = 1.0
+    direct()
+    assert out[0] == 8.0
+
+
+def test_the_steps_kernel_calls_over_the_workspace_are_bound_to_their_compiled_versions():
+    """Once every kernel of the Workspace's calls has run (the tank: contacts, kinematic and
+    carried bodies, and its cargo asleep from about 1 s on), each call is bound to its compiled
+    version."""
+    from numba.core.dispatcher import Dispatcher
+
+    from physics.simulation import Simulation
+    sim = Simulation.from_file(ROOT / "assets" / "scenes" / "tank.toml")
+    sim.step(150)
+    calls = sim._work.calls
+    bound = [*calls[:calls._fields.index("place")], *calls.place, *calls[calls._fields.index("place") + 1:]]
+    assert bound and all(not isinstance(call.func, Dispatcher) for call in bound), \
+        [name for name, call in zip(calls._fields, calls) if isinstance(getattr(call, "func", None), Dispatcher)]
