@@ -527,12 +527,13 @@ class Contacts:
         return keys
 
 
-def contacts(shapes, world, pairs, cache=None, margin=0.0):
+def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None):
     """Contact points of the candidate `pairs (K, 2)` (from `physics.broadphase.candidate_pairs`).
 
     `world`: the nodes' world poses (see `physics.shapes.world_shapes`). `cache`: a `ContactCache`
     holding the GJK/EPA pairs' persistent manifolds (updated in place); without one those pairs get
-    only this step's point. Points with depth >= -margin are returned. Returns `Contacts`.
+    only this step's point. Points with depth >= -margin are returned. `placed`: the shapes at
+    these poses, if the caller has them (`physics.shapes.place`). Returns `Contacts`.
     """
     pairs = np.asarray(pairs)
     if pairs.dtype != np.int64 or pairs.ndim != 2 or not pairs.flags.c_contiguous:
@@ -542,7 +543,7 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0):
     margin = float(margin)
     if not np.isfinite(margin) or margin < 0:
         raise ValueError(f"margin: got {margin!r}; expected a finite number >= 0")
-    centre, rotation, params = world_shapes(shapes, world)
+    centre, rotation, params = world_shapes(shapes, world) if placed is None else placed[:3]
     hulls = world_hulls(shapes, world)
     if cache is None:
         cache = ContactCache()

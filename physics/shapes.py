@@ -17,6 +17,7 @@ n_world = R n, offset_world = s offset + n_world . T.
 """
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 from physics.compiled import kernel
@@ -246,9 +247,28 @@ def aabbs(shapes, world):
     ± (|a| h/2 + r sqrt(1 - a_k²)) with a = R e_y. A plane gets the bounding box of its solid
     half-space n . x <= offset: infinite except along an axis-aligned normal.
     """
-    lo, hi = np.empty((len(shapes), 3)), np.empty((len(shapes), 3))
-    _aabbs(shapes.kind, shapes.node, shapes.params, *_checked_poses(shapes, world), lo, hi)
-    return lo, hi
+    placed = place(shapes, world)
+    return placed.lo, placed.hi
+
+
+class Placed(NamedTuple):
+    """The shapes in the world (`place`): `world_shapes`' three arrays and `aabbs`' two."""
+
+    centre: np.ndarray      # (S, 3)
+    rotation: np.ndarray    # (S, 3, 3)
+    params: np.ndarray      # (S, 4)
+    lo: np.ndarray          # (S, 3)
+    hi: np.ndarray          # (S, 3)
+
+
+def place(shapes, world):
+    """`world_shapes` and `aabbs` in one compiled pass (a `Placed`): a step's broad phase and
+    narrow phase read the same placement."""
+    n_shapes = len(shapes)
+    out = Placed(np.empty((n_shapes, 3)), np.empty((n_shapes, 3, 3)), np.empty((n_shapes, 4)),
+                 np.empty((n_shapes, 3)), np.empty((n_shapes, 3)))
+    _place(shapes.kind, shapes.node, shapes.params, *_checked_poses(shapes, world), *out)
+    return out
 
 
 # One compiled pass over the shapes each: a step calls these for every shape, and for small scenes
@@ -280,10 +300,9 @@ def _world_shapes(kind, node, params, translation, rotation, scale, centre_world
 
 
 @kernel
-def _aabbs(kind, node, params, translation, rotation, scale, lo, hi):
-    """The formulas of `aabbs`, one loop over the world shapes, into lo and hi."""
-    n_shapes = kind.shape[0]
-    centre, rot, prm = np.empty((n_shapes, 3)), np.empty((n_shapes, 3, 3)), np.empty((n_shapes, 4))
+def _place(kind, node, params, translation, rotation, scale, centre, rot, prm, lo, hi):
+    """The formulas of `world_shapes` into centre, rot, prm, then those of `aabbs` from them into
+    lo and hi, one loop each over the shapes."""
     _world_shapes(kind, node, params, translation, rotation, scale, centre, rot, prm)
     for s in range(kind.shape[0]):
         k = kind[s]

@@ -36,7 +36,7 @@ from physics.threads import ThreadChoice
 from physics.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
 from physics.rotation import matrix_from_rotvec
 from physics.rotation_kernels import cross, load3
-from physics.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs
+from physics.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs, place
 from physics.sleeping import ShapeRest, awake_pairs, touch_flags, wake_touched
 from physics.solver_state import SolverState
 
@@ -424,6 +424,8 @@ class SceneSolver:
         self.body_of_node = np.asarray(body_of_node, np.int64)
         self.friction = np.asarray(friction, float)
         self.restitution = np.asarray(restitution, float)
+        self._materials = Materials(self.friction, self.restitution)
+        self._motion_of, self._motion = None, None      # `_node_motion`
         self.joint_specs = list(joint_specs)
         # Whether every joint is an equality (no limit, motor or rope): RATTLE's step then has no
         # inequality or velocity target in it, and composing it (backward sub-steps too) is sound.
@@ -511,14 +513,15 @@ class SceneSolver:
         self.contacts = None
         if len(self.shapes):
             t = profile.lap("rows", t)
-            pairs, margin = self._candidates(world, centre, velocity, h)
+            placed = place(self.shapes, world)
+            pairs, margin = self._candidates(placed, world, centre, velocity, h)
             t = profile.lap("broad phase", t)
             if len(pairs) > PAIR_BUDGET:
                 raise ContactBudgetError(len(pairs))
             if awake is None:
-                c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
+                c = contacts(self.shapes, world, pairs, self.cache, margin=margin, placed=placed)
             else:
-                pairs, c = self._awake_contacts(pairs, world, margin, awake)
+                pairs, c = self._awake_contacts(pairs, world, placed, margin, awake)
             t = profile.lap("narrow phase", t)
             if settings.sleep:      # what the sleep stage reads: islands, supports, foreign touches
                 self.pair_bodies = self._rest.body[pairs]
@@ -530,8 +533,7 @@ class SceneSolver:
                 ContactPoints(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
                               c.feature_id),
                 SolverBodies(self.body_of_node, centre, velocity),
-                NodeMotion(world.translation, world.velocity, world.omega, world.acceleration, world.alpha),
-                Materials(self.friction, self.restitution), cache.stored(),
+                self._node_motion(world), self._materials, cache.stored(),
                 ContactParams(h, lead, SPECULATIVE + math.hypot(*settings.gravity) * h * h, bool(settings.warm_start),
                               beta, SLOP, BOUNCE_THRESHOLD, softness, settings.max_contact_push_speed))
             if kept < len(c):
@@ -553,7 +555,7 @@ class SceneSolver:
         # (rows, blocks or manifolds: what `partition_elements` counts) or more; a smaller one is
         # serial, and so is its solve, not the two-thread kernel with one part and a thread choice
         # around it (the tank's 105 rows in about 30 elements took a third longer that way)
-        elements = int(np.count_nonzero(np.asarray(rows.block) != IN_BLOCK))
+        elements = int(np.count_nonzero(np.asarray(rows.block) != IN_BLOCK)) if len(rows) >= PARALLEL_MIN else 0
         self._side = halves(centre) if elements >= PARALLEL_MIN else None
         self._prepared = prepare(rows, inverse_mass, inverse_inertia)
         self._masses = (inverse_mass, inverse_inertia) if self._deep else None   # `solve`: the kinetic energy
@@ -594,14 +596,22 @@ class SceneSolver:
         return Sunk(node, int(self.shapes.node[other]), float(c.depth[k]),
                     float(self.shape_size[moving] * np.asarray(scale, float)[node]))
 
-    def _candidates(self, world, centre, velocity, h):
-        """(pairs (K, 2) of shapes whose boxes, each grown by how far its shape can move within
-        |h| (`_travel`), overlap; the narrow phase's margin: what the two farthest-moving shapes
-        can close)."""
-        lo, hi = aabbs(self.shapes, world)
+    def _node_motion(self, world):
+        """`NodeMotion` over the world state `world` (a NodeState, whose arrays are those of one
+        topology, as this solver is), made once for it."""
+        if world is not self._motion_of:
+            self._motion_of = world
+            self._motion = NodeMotion(world.translation, world.velocity, world.omega, world.acceleration, world.alpha)
+        return self._motion
+
+    def _candidates(self, placed, world, centre, velocity, h):
+        """(pairs (K, 2) of shapes whose boxes (`placed`, at the poses of `world`), each grown by
+        how far its shape can move within |h| (`_travel`), overlap; the narrow phase's margin:
+        what the two farthest-moving shapes can close)."""
+        lo, hi = placed.lo, placed.hi
         travel = np.empty(len(self.shapes))
         most = _travel(self.shapes.node, lo, hi, SolverBodies(self.body_of_node, centre, velocity),
-                       NodeMotion(world.translation, world.velocity, world.omega, world.acceleration, world.alpha),
+                       self._node_motion(world),
                        h, travel)
         grow = (SPECULATIVE + travel)[:, None]
         return candidate_pairs(lo - grow, hi + grow, self.filter), SPECULATIVE + 2.0 * most
@@ -610,9 +620,11 @@ class SceneSolver:
         """Whether any two shapes may come into contact within |h| of these poses (the broad phase
         of `prepare` with boxes grown by the travel over |h|): where none may, a step of joints
         alone is free of contacts (`physics.simulation` composes lie-midpoint-4's there)."""
-        return bool(len(self.shapes)) and bool(len(self._candidates(world, centre, velocity, h)[0]))
+        if not len(self.shapes):
+            return False
+        return bool(len(self._candidates(place(self.shapes, world), world, centre, velocity, h)[0]))
 
-    def _awake_contacts(self, candidates, world, margin, awake):
+    def _awake_contacts(self, candidates, world, placed, margin, awake):
         """The candidate pairs to solve and their contacts when some bodies sleep (`awake` (B,),
         updated in place): the pairs with an awake body, after the sleeping bodies they reach woke
         (`physics.sleeping.awake_pairs`), plus probes — a sleeping body against a static or kinematic shape that
@@ -621,11 +633,11 @@ class SceneSolver:
         bodies' pairs; probes that do not touch cost one narrow-phase test each."""
         solve, probe = awake_pairs(candidates, self._rest, awake)
         pairs = candidates[solve | probe]
-        c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
+        c = contacts(self.shapes, world, pairs, self.cache, margin=margin, placed=placed)
         if probe.any() and wake_touched(c.shape_a, c.shape_b, self._rest.body, awake):
             solve, probe = awake_pairs(candidates, self._rest, awake)
             pairs = candidates[solve | probe]
-            c = contacts(self.shapes, world, pairs, self.cache, margin=margin)
+            c = contacts(self.shapes, world, pairs, self.cache, margin=margin, placed=placed)
             wake_touched(c.shape_a, c.shape_b, self._rest.body, awake)   # touched in both passes: awake now
         return pairs, c
 
