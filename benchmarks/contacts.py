@@ -16,7 +16,8 @@ The solver rows (`solver_section`) run the real thing: `assets/scenes/pile.toml`
 from 0.5 m) through `physics.Simulation`, settled for `SETTLE_S` of simulated time, then timed step
 by step at 10 and at 50 iterations. Every stage is timed in place by wrapping the module functions
 the step calls (`_stage_clock`; nothing in physics/ is edited, the wrappers are removed afterwards):
-broad phase = `aabbs` + `candidate_pairs`, narrow phase = `contacts`, and the solver's stages
+broad phase = `place` (the shapes' world poses and boxes, which the narrow phase reads too) +
+`candidate_pairs`, narrow phase = `contacts`, and the solver's stages
 (physics.solver): prepare (contact rows + effective masses: `SceneSolver.prepare` minus broad and
 narrow), warm start, solve (the `sweep` on the rows' targets), relax (the `sweep` on the relax
 targets), restitution (any other sweep), store (`ContactCache.store`); "solver" is their sum plus
@@ -142,7 +143,7 @@ def _stage_clock():
             return out
         return owner, name, original, wrapper
 
-    patches = [clocked(physics.solver, "aabbs", lambda *a: "broad"),
+    patches = [clocked(physics.solver, "place", lambda *a: "broad"),
                clocked(physics.solver, "candidate_pairs", lambda *a: "broad"),
                clocked(physics.solver, "contacts", lambda *a: "narrow"),
                clocked(physics.solver.SceneSolver, "prepare", lambda *a: "scene prepare"),

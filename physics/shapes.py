@@ -30,7 +30,7 @@ _GEOMETRY = {"sphere": ("radius",), "box": ("size",), "capsule": ("radius", "hei
 _FILTER_KEYS = ("collide_with_parent", "group", "mask")
 
 __all__ = ["SPHERE", "BOX", "CAPSULE", "CYLINDER", "PLANE", "HULL", "KINDS", "ShapeSet", "world_shapes", "aabbs",
-           "world_hulls", "hull_row"]
+           "Placed", "place", "world_hulls", "hull_row"]
 
 
 @dataclass
