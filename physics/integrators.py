@@ -512,9 +512,8 @@ _WITHIN_SQUARED = 1.0 - 1e-9
 def _within(i, translation, rotation, velocity, omega_body, limits):
     """Whether body i is certainly not divergent: `divergence`'s tests without its branches or
     square roots (a NaN or an overflowing square fails a comparison; a sum of the rotation's
-    entries is finite if they are, and may overflow only where one is huge), the cheap common case
-    before the exact test. Six square roots a body, two checks a step, were a fifth of a
-    lie-midpoint step of 10^4 bodies."""
+    entries is finite if they are, and may overflow only where one is huge): in a block
+    `_check_block` could not clear at once, the cheap test of each body before the exact one."""
     v, w, x, r = load3(velocity, i), load3(omega_body, i), load3(translation, i), load33(rotation, i)
     total = (r[0][0] + r[0][1] + r[0][2]) + (r[1][0] + r[1][1] + r[1][2]) + (r[2][0] + r[2][1] + r[2][2])
     length2, speed2 = _WITHIN_SQUARED * limits[0] * limits[0], _WITHIN_SQUARED * limits[1] * limits[1]
