@@ -370,7 +370,8 @@ class Hierarchy:
     def world_pass(self, body_slot=_NO_BODIES, omega_body=_NO_SPIN):
         """`update_world(body_slot, omega_body)` bound to this topology's arrays
         (physics.compiled.bind; it returns nothing: the world is then `world_state`). Valid until
-        the next `reparent`, which may move the pass's order to a new array."""
+        the next `reparent`, `add` or `remove`, which may move the pass's order or the states'
+        buffers to new arrays or change their length."""
         return bind(_world_from_local, self._order[: self._order_len], self._parent, body_slot, omega_body,
                     *self.local._arrays(), *self.world_state._arrays())
 
