@@ -368,11 +368,22 @@ def _connect(stack, address):
         raise SweepError(f"--scheduler: cannot reach {address!r} ({error})") from None
 
 
+class _SchedulerGone(logging.Filter):
+    """Drops a worker's "Failed to communicate with scheduler during heartbeat" (logged with its
+    traceback): the sweep's process closes the scheduler when it stops (Ctrl+C), and a worker whose
+    heartbeat was under way then printed a CommClosedError traceback before closing itself."""
+
+    def filter(self, record):
+        return not record.getMessage().startswith("Failed to communicate with scheduler during heartbeat")
+
+
 def dask_setup(worker):
     """Run in each local worker process as it starts (`_local_cluster`'s preload, on the worker's
     main thread): Ctrl+C reaches the whole process group, and a worker that took it printed a
     KeyboardInterrupt traceback from its event loop (the signal mask of `_local_cluster` does not
-    reach a worker started by spawn); the sweep's own process stops the sweep and closes them."""
+    reach a worker started by spawn); the sweep's own process stops the sweep and closes them,
+    which the worker's heartbeat may see first (`_SchedulerGone`)."""
+    logging.getLogger("distributed.worker").addFilter(_SchedulerGone())
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
