@@ -366,11 +366,20 @@ def _many_nodes_scene(count):
     return nodes + '[[node]]\nname = "spinner"\nmotion = "kinematic"\nangular_velocity = [0.0, 1.0, 0.0]\n'
 
 
+def _default_signals():
+    """In the child before exec: SIGINT at its default and SIGINT, SIGTERM unblocked. A child
+    inherits an ignored SIGINT (a background job's), which Python keeps, and the signal mask of
+    the thread that started it (the sweep blocks SIGINT while its Dask cluster starts). A runner
+    started here once never saw its SIGINT (no message, exit 0 after writing); with SIGINT blocked
+    in the starting thread, that is what happens."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
 def _start(args, tmp_path):
-    """The runner in a fresh process. SIGINT is set to its default first: a child of a process that
-    ignores it (a background job) would inherit the ignoring, and Python keeps an ignored SIGINT."""
+    """The runner in a fresh process, with the signals as a terminal gives them (`_default_signals`)."""
     return subprocess.Popen([sys.executable, "-m", "physics", "run", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            stderr=subprocess.PIPE, preexec_fn=_default_signals)
 
 
 def _wait_for(condition, process, seconds=300):
