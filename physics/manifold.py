@@ -399,6 +399,33 @@ class ContactCache:
             out["manifold_" + name] = array[:n].copy()
         return out
 
+    def part(self, shapes, touching=True):
+        """This cache's entries (impulses and manifolds, as `state()` names them) of the shape pairs
+        with a shape in `shapes` (S,) bool, or (touching False) of the others: `restore` one and
+        `merge` the other to have them all again (a RATTLE retry, `physics.stages.Undo`)."""
+        n, m = self.n_shapes, self.n_manifolds
+        live = {"impulse": (self._impulse_keys >> 20, {"impulse_keys": self._impulse_keys, "impulses": self._impulses,
+                                                       "impulse_points": self._impulse_points,
+                                                       "impulse_normals": self._impulse_normals}),
+                "manifold": (self.manifolds[0][:m], {"manifold_" + name: array[:m]
+                                                    for name, array in zip(MANIFOLD_FIELDS, self.manifolds)})}
+        out = {"n_shapes": np.array(n, np.int64)}
+        for pair, arrays in live.values():
+            picked = np.flatnonzero((shapes[pair // n] | shapes[pair % n]) == touching) if n else np.zeros(0, np.int64)
+            out.update({name: array[picked] for name, array in arrays.items()})
+        return out
+
+    def merge(self, state):
+        """Add the entries of a `state()` whose pairs this cache has none of (`part`), in key order."""
+        mine = self.state()
+        both = {name: np.concatenate([mine[name], state[name]]) if mine[name].ndim else mine[name] for name in mine}
+        for kind in ("impulse", "manifold"):
+            order = np.argsort(both[kind + "_keys"], kind="stable")
+            for name in both:
+                if name.startswith(kind):
+                    both[name] = both[name][order]
+        self.restore(both)
+
     def restore(self, state):
         """Put back a `state()` (buffers sized to hold it; the spare set keeps its capacity)."""
         self._impulse_keys = state["impulse_keys"].copy()

@@ -17,6 +17,7 @@ The stages (`physics.simulation.Simulation` calls them in this order within a su
   touch_flags      per body: does it touch a support of its own assembly, or a foreign shape?
   hold             sleeping bodies back where they rest, after the free step
   sleep_islands    still time, islands (union–find over the pairs), and who falls asleep
+  island_of        the island of some bodies: what a RATTLE retry redoes (`physics.stages`)
 
 Conventions: D dynamic bodies ("slots", `Model.dyn` order, physics.model), N nodes; a body's parent is a node
 index (−1 = the world). World arrays are the hierarchy's world state (N, ...), local arrays its
@@ -156,6 +157,35 @@ def _island_root(island, k):
 
 
 @kernel
+def _joined(pairs, count):
+    """Union–find forest of `count` bodies joined by pairs (K, 2) of them (−1 = static: joins
+    nothing); `_island_root` finds an island's root in it."""
+    island = np.arange(count)
+    for p in range(pairs.shape[0]):
+        a, b = pairs[p, 0], pairs[p, 1]
+        if a >= 0 and b >= 0:
+            ra, rb = _island_root(island, a), _island_root(island, b)
+            if ra != rb:
+                island[ra] = rb
+    return island
+
+
+@kernel
+def island_of(pairs, count, members):
+    """(count,) bool: the bodies in an island (union–find over pairs (K, 2) of bodies, −1 = static)
+    with any of `members` (M,) (−1 skipped): what a RATTLE retry redoes (`physics.stages.Undo`)."""
+    island = _joined(pairs, count)
+    marked = np.zeros(count, np.bool_)
+    for m in range(members.size):
+        if members[m] >= 0:
+            marked[_island_root(island, members[m])] = True
+    out = np.empty(count, np.bool_)
+    for k in range(count):
+        out[k] = marked[_island_root(island, k)]
+    return out
+
+
+@kernel
 def sleep_islands(bodies, pairs, touch, world, gravity, local, h, sleep):
     """The sleep stage (`physics.stages.stage_sleep`), in place on `sleep` and `local`: still[k] += h for
     each awake body slower than SLEEP_LINEAR and SLEEP_ANGULAR in its parent's frame, in a field
@@ -167,13 +197,7 @@ def sleep_islands(bodies, pairs, touch, world, gravity, local, h, sleep):
     R1ᵀ R2ᵀ ω2), and what they hold recorded. An island that touches a body that may not sleep stays
     awake."""
     D = bodies.node.size
-    island = np.arange(D)
-    for p in range(pairs.shape[0]):
-        a, b = pairs[p, 0], pairs[p, 1]
-        if a >= 0 and b >= 0:
-            ra, rb = _island_root(island, a), _island_root(island, b)
-            if ra != rb:
-                island[ra] = rb
+    island = _joined(pairs, D)
     ready = np.ones(D, np.bool_)        # per island root: may every member sleep now?
     supported = np.zeros(D, np.bool_)   # per island root: does a member rest on its own assembly?
     for k in range(D):

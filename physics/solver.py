@@ -438,7 +438,7 @@ class SceneSolver:
         self._joint_start = None
         self.residual = np.zeros(0)
         self.contacts = None
-        self.pair_bodies = np.zeros((0, 2), np.int64)   # (K, 2) the broad phase's body pairs (sleeping islands)
+        self.pair_bodies = np.zeros((0, 2), np.int64)   # (K, 2) the broad phase's body pairs (islands)
         self.body_touch = np.zeros(0, np.int64)     # per body: SUPPORTED | FOREIGN (`touch_flags`)
         self._prepared = None
         self._cold_start = self._deep = False
@@ -474,7 +474,7 @@ class SceneSolver:
                                  get("motor_speed", 0.0), get("motor_force", 0.0))
 
     def prepare(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings, lead=None,
-                awake=None):
+                awake=None, active=None):
         """Build this step's rows at the start-of-step poses. `world`: the nodes' world state
         (translation, rotation, scale, velocity, omega (N, ...)); centre, rotation (B, 3), (B, 3, 3),
         velocity (B, 6) [v, ω], inverse_mass (B,), inverse_inertia (B, 3, 3): the solver bodies;
@@ -482,7 +482,10 @@ class SceneSolver:
         `lead` (s): how far ahead a moving surface's velocity is taken (`_reach`; default h,
         `physics.stages.SURFACE_LEAD` says per integrator). `awake` (B,) bool, or None (all
         awake): which bodies are awake (physics.sleeping); updated in place with the
-        sleeping bodies this step's boxes wake (`physics.sleeping.awake_pairs`), whose pairs are then solved."""
+        sleeping bodies this step's boxes wake (`physics.sleeping.awake_pairs`), whose pairs are then solved.
+        `active` (B,) bool, or None (all): the bodies this sub-step steps (a RATTLE retry's island,
+        `physics.stages.Undo`); a pair with a body outside it is not solved (that body has taken
+        its step already), and the contact cache keeps only the active pairs' entries."""
 
         t = profile.mark()              # laps: rows (joints), broad phase, narrow phase, rows (contacts)
         # |h|: the triple jump's middle sub-step runs backwards in time (`Simulation.step`)
@@ -518,13 +521,16 @@ class SceneSolver:
             t = profile.lap("broad phase", t)
             if len(pairs) > PAIR_BUDGET:
                 raise ContactBudgetError(len(pairs))
+            if active is not None:
+                body = self._rest.body[pairs]
+                pairs = pairs[((body < 0) | active[body]).all(axis=1)]
             if awake is None:
                 c = contacts(self.shapes, world, pairs, self.cache, margin=margin, placed=placed)
             else:
                 pairs, c = self._awake_contacts(pairs, world, placed, margin, awake)
             t = profile.lap("narrow phase", t)
-            if settings.sleep:      # what the sleep stage reads: islands, supports, foreign touches
-                self.pair_bodies = self._rest.body[pairs]
+            self.pair_bodies = self._rest.body[pairs]   # the islands: sleep's, a RATTLE retry's
+            if settings.sleep:      # what the sleep stage reads: supports, foreign touches
                 self.body_touch = np.zeros(len(inverse_mass), np.int64)
                 touch_flags(c.shape_a, c.shape_b, self._rest, self.body_touch)
             lead = h if lead is None else lead      # `_reach`

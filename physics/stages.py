@@ -9,10 +9,11 @@ over the Data's arrays. `StepContext` is built once per sub-step (`step_context`
 and the awake set from it, and none looks up a mode of its own.
 
 A step (`step`) of settings.dt is settings.substeps sub-steps. A sub-step is the STAGES in order
-(`substep`), or one of two forms that are the same stages with a guarantee the plain list cannot
+(`substep`), or one of three forms that are the same stages with a guarantee the plain list cannot
 give on its own:
-  - `rattle_substep`: a sub-step whose joints are stepped by RATTLE, undone from a copy of the Data
-    and taken as two halves where the joints' position projection fails (RATTLE_HALVINGS);
+  - `rattle_substep`: a sub-step whose joints are stepped by RATTLE; where the joints' position
+    projection fails, their island (`Undo`) is put back and takes it as two halves, while every
+    other body keeps its whole step (`StepContext.active`, RATTLE_HALVINGS);
   - the triple jump (`composes_rattle`): lie-midpoint-4's three RATTLE sub-steps g1 h, g2 h, g1 h
     (4th order) where every joint is an equality and no contact can act within the step;
   - `free_substep`: free bodies, nothing to touch, no parents — the stages fused into the
@@ -26,6 +27,7 @@ Frames: world poses and velocities (`x_world`, `v_world`) in the hierarchy's wor
 in the Data's `local`; omega_body in body axes (physics.data).
 """
 import math
+from functools import partial
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -42,7 +44,7 @@ from physics.integrators import TRIPLE_JUMP, Frame, advance_bodies, local_accele
 from physics.kinematics import advance_kinematic
 from physics.rotation import cross
 from physics.settings import Settings
-from physics.sleeping import Bodies, LocalMotion, hold, parent_motion, sleep_islands, wake_on_field
+from physics.sleeping import Bodies, LocalMotion, hold, island_of, parent_motion, sleep_islands, wake_on_field
 from physics.validation import LENGTH_MAX, SPEED_MAX
 
 # Fraction of an end-of-step velocity change each integrator's position update sees (`stage_contacts`).
@@ -186,6 +188,8 @@ class StepContext(NamedTuple):
     surface_lead: float         # s, how far ahead a moving surface's velocity is taken (SURFACE_LEAD)
     rattle: bool                # its joints are stepped by RATTLE (RATTLE_INTEGRATORS, joints present)
     sleeping: bool              # some body sleeps at its start (wake on field, hold)
+    active: np.ndarray | None = None    # (D,) bool: the bodies it steps (a RATTLE retry's island,
+                                        # `Undo`); None: every one
 
 
 @dataclass
@@ -527,13 +531,13 @@ def apply_impulse(model, data, settings, work, i, impulse, point_world=None):
 
 
 # ---------------------------------------------------------------------- the step
-def step_context(model, data, settings, work, h, integrator):
-    """The `StepContext` of a sub-step h with `integrator`."""
+def step_context(model, data, settings, work, h, integrator, active=None):
+    """The `StepContext` of a sub-step h with `integrator`, stepping the bodies `active` (all: None)."""
     # semi-implicit Euler with settings.shake: its joints by SHAKE (`RATTLE_INTEGRATORS`)
     rattle = (integrator in RATTLE_INTEGRATORS and not (integrator == "semi-implicit-euler" and settings.shake)
               and work.solver is not None and bool(len(work.solver.joint_specs)))
     return StepContext(h, integrator, POSITION_FRACTION.get(integrator, 0.5), h * SURFACE_LEAD.get(integrator, 1.0),
-                       rattle, bool(settings.sleep and data.sleep.asleep.any()))
+                       rattle, bool(settings.sleep and data.sleep.asleep.any()), active)
 
 
 def fused(model, settings, work):
@@ -586,49 +590,146 @@ _FUNCTIONS = tuple("stage_" + name for name in STAGES)
 
 
 @profile.timed("substep")
-def substep(model, data, settings, work, context):
-    """One sub-step: the STAGES (looked up by name each time: physics.profile swaps in timed ones)."""
+def substep(model, data, settings, work, context, undo=None):
+    """One sub-step: the STAGES (looked up by name each time: physics.profile swaps in timed ones).
+    `undo`: a list that gets the `Undo` of the joints' island once the prepare stage has found
+    what is within their reach (`rattle_substep`)."""
     functions = globals()
     for name in _FUNCTIONS:
         functions[name](model, data, settings, work, context)
+        if undo is not None and name == "stage_prepare":
+            undo.append(Undo.take(model, data, work, context))
 
 
 def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVINGS):
     """A sub-step whose joints are stepped by RATTLE; where its position projection finds no root of
     g = 0 along the start-of-step rows (the solvability of RATTLE's nonlinear system needs h small
     against how far the links turn) or starts more than RATTLE_STEP_ERROR of a joint's lever off the
-    constraint, the sub-step is undone (from a copy of the Data, `Data.save`) and taken as two
-    halves: each half is RATTLE's step, where a projection along other directions (the current
-    rows) is not RATTLE's and was measured to add or remove up to 17 J of the chain's 98 J in one
-    whip crack. Where the last sub-step's start error, scaled by h², predicts the bound passed, the
-    halves are taken at once (the hint is part of the Data). At the last halving the projection's
-    own fallback stands."""
+    constraint, the joints' island is put back where it started (`Undo`) and takes the sub-step
+    again as two halves, while every other body keeps the step it took: each half is RATTLE's step,
+    where a projection along other directions (the current rows) is not RATTLE's and was measured
+    to add or remove up to 17 J of the chain's 98 J in one whip crack. Where the last sub-step's
+    start error, scaled by h², predicts the bound passed, the halves are taken at once, by every
+    body the sub-step steps (the island is known only once prepare has run; the hint is part of the
+    Data). At the last halving the projection's own fallback stands."""
     h, solver = context.h, work.solver
     if not halvings:
         substep(model, data, settings, work, context)
         data.rattle_hint[:] = solver.joint_start_error, h
         return
 
-    def halves():       # each half's context built as it starts
+    def halves(active):     # each half's context built as it starts
         for _ in range(2):
-            half = step_context(model, data, settings, work, 0.5 * h, context.integrator)
+            half = step_context(model, data, settings, work, 0.5 * h, context.integrator, active)
             rattle_substep(model, data, settings, work, half, halvings - 1)
 
     # the start error grows as h²: where the last sub-step's predicts one past the bound, the
     # halves are taken at once instead of after a failed attempt
     if data.rattle_hint[0] * (h / data.rattle_hint[1]) ** 2 > RATTLE_STEP_ERROR:
-        halves()
+        halves(context.active)
         return
-    saved = data.save(), work.runaway.reference, work.runaway.due
-    substep(model, data, settings, work, context)
+    undo = []
+    substep(model, data, settings, work, context, undo)
     data.rattle_hint[:] = solver.joint_start_error, h
     if not solver.joint_left_start_rows and solver.joint_start_error <= RATTLE_STEP_ERROR:
         return
-    data.load(saved[0])
-    work.runaway.reference, work.runaway.due = saved[1], saved[2]
-    solver.forget()
-    work.world = STALE
-    halves()
+    undo, = undo
+    after = undo.put_back(model, data, work)
+    halves(undo.active)
+    if after is not None:
+        after.put_back(model, data, work)
+
+
+class Undo:
+    """What a RATTLE retry (`rattle_substep`) puts back of a sub-step: the state at its start of the
+    bodies its halves redo — the joints' island: their bodies, every body the prepare stage found
+    within reach of one (`SceneSolver.pair_bodies`, the boxes grown by the sub-step's travel),
+    whole trees, and so on, closed (physics.sleeping.island_of) — as the rows of those bodies
+    (local pose and velocity, omega_body), the joints' impulses, the contact cache's entries of
+    their shapes as prepare found them (the warm starts before the solve stored its own), the
+    kinematic nodes' motion (the halves step them with the island), the clock, the next timed
+    impulse and the runaway check's reference. The island's sleep timers stay as the attempt left
+    them: the sub-step's time passed once, and an island with a joint in it never falls asleep
+    (physics.model's `sleepable`). Every other body has taken its whole step and keeps it: none of
+    its rows is copied, and the halves neither step it nor solve a row of it (`StepContext.active`).
+    An island of every body is the whole world (active None): the halves step it as a sub-step
+    does."""
+
+    def __init__(self, model, data, work, active):
+        self.active = active
+        cache = work.solver.cache
+        if active is None:
+            self.slots, self.cache = slice(None), cache.state()
+        else:
+            self.slots, self.cache = np.flatnonzero(active), cache.part(self._shapes(model, work))
+        local, nodes = work.hierarchy.local, model.dyn[self.slots]
+        self.local = tuple(a[nodes] for a in (local.translation, local.rotation, local.velocity))
+        self.omega_body = data.omega_body[self.slots].copy()
+        self.kinematic = tuple(a.copy() for a in data.kinematic)
+        joints = work.solver.joints
+        self.impulse = joints.impulse.copy() if joints is not None else None
+        self.time, self.next_event = data.time, data.next_event
+        self.runaway = work.runaway.reference, work.runaway.due
+
+    @classmethod
+    def take(cls, model, data, work, context):
+        """At a sub-step's start, after its prepare stage: the island of the joints as it found it,
+        within the bodies the sub-step steps (`context.active`)."""
+        solver = work.solver
+        if context.active is None and model.in_joint[model.dyn].all():
+            return cls(model, data, work, None)     # every body in a joint: the island is all
+        edges = [solver.pair_bodies, solver.joints.body]
+        if model.any_parented:      # a tree is stepped whole: parents first, at every stage
+            carried = np.flatnonzero(model.nearest_dynamic_slot >= 0)
+            edges.append(np.stack([carried, model.nearest_dynamic_slot[carried]], axis=1))
+        pairs = np.concatenate([np.asarray(e, np.int64).reshape(-1, 2) for e in edges])
+        active = island_of(pairs, model.dyn.size, np.ascontiguousarray(solver.joints.body.reshape(-1)))
+        if context.active is not None:
+            active &= context.active
+        return cls(model, data, work, None if active.all() else active)
+
+    def _shapes(self, model, work):
+        """(S,) bool: the shapes of the island's bodies."""
+        solver = work.solver
+        body = solver.body_of_node[solver.shapes.node]
+        return (body >= 0) & np.append(self.active, False)[body]
+
+    def put_back(self, model, data, work):
+        """The island back at the sub-step's start; returns what is to be put back of the rest
+        once the halves are done (`After`, or None: the island is every body)."""
+        after = None if self.active is None else After(data, work, self._shapes(model, work))
+        local, nodes = work.hierarchy.local, model.dyn[self.slots]
+        local.translation[nodes], local.rotation[nodes], local.velocity[nodes] = self.local
+        data.omega_body[self.slots] = self.omega_body
+        for array, rows in zip(data.kinematic, self.kinematic):
+            array[:] = rows
+        work.calls.scatter_kinematic()
+        solver = work.solver
+        if self.impulse is not None:
+            solver.joints.impulse[:] = self.impulse
+        solver.cache.restore(self.cache)
+        data.time, data.next_event = self.time, self.next_event
+        work.runaway.reference, work.runaway.due = self.runaway
+        solver.forget()
+        work.world = STALE
+        return after
+
+
+class After:
+    """What a RATTLE retry keeps of its failed attempt for the bodies outside the island (`Undo`):
+    the kinematic nodes' motion at its end (the halves end there too, to round-off) and the contact
+    cache's entries of the other shapes, put back once the halves are done."""
+
+    def __init__(self, data, work, inside):
+        self.kinematic = tuple(a.copy() for a in data.kinematic)
+        self.cache = work.solver.cache.part(inside, touching=False)
+
+    def put_back(self, model, data, work):
+        for array, rows in zip(data.kinematic, self.kinematic):
+            array[:] = rows
+        work.calls.scatter_kinematic()
+        work.solver.cache.merge(self.cache)
+        work.world = STALE
 
 
 def composes_rattle(model, data, settings, work, h):
@@ -692,7 +793,7 @@ def stage_world(model, data, settings, work, context):
 
 
 def stage_wake(model, data, settings, work, context):
-    if context.sleeping:
+    if context.sleeping and context.active is None:     # a retry's island woke in its attempt
         work.calls.wake()
 
 
@@ -702,10 +803,10 @@ def stage_prepare(model, data, settings, work, context):
         return
     world, centre, rotation, velocity, inverse_inertia = solver_state(model, data, settings, work)
     awake = None
-    if settings.sleep and data.sleep.asleep.any():
+    if settings.sleep and data.sleep.asleep.any() and context.active is None:
         awake = ~data.sleep.asleep
     work.solver.prepare(world, centre, rotation, velocity, model.inverse_mass, inverse_inertia, context.h,
-                        settings, context.surface_lead, awake)
+                        settings, context.surface_lead, awake, context.active)
     if awake is not None:          # an awake body's box reached sleeping ones: their islands woke
         woken = data.sleep.asleep & awake
         data.sleep.asleep[woken] = False
@@ -732,11 +833,23 @@ def stage_dynamic(model, data, settings, work, context):
         return
     inputs = work.inputs
     work.calls.inputs()
-    advance_bodies((inputs.translation, inputs.rotation, inputs.velocity, data.omega_body, model.mass_dyn,
-                    model.inertia_dyn, inputs.force, model.torque_applied), context.h, context.integrator,
-                   settings.gyroscopic, work.frames if model.any_parented else None)
+    bodies = (inputs.translation, inputs.rotation, inputs.velocity, data.omega_body, model.mass_dyn,
+              model.inertia_dyn, inputs.force, model.torque_applied)
+    frames = work.frames if model.any_parented else None
+    if context.active is None:
+        advance_bodies(bodies, context.h, context.integrator, settings.gyroscopic, frames)
+        places = work.calls.place
+    else:   # a retry's island: its rows gathered, stepped, and put back; no other body moves
+        slots = np.flatnonzero(context.active)
+        some = tuple(a[slots] for a in bodies)
+        advance_bodies(some, context.h, context.integrator, settings.gyroscopic,
+                       None if frames is None else tuple(a[slots] for a in frames))
+        for array, rows in zip(bodies[:4], some[:4]):
+            array[slots] = rows
+        places = [partial(place_bodies, work.dynamic, np.intersect1d(g, slots), work.dynamic_motion,
+                          work.world_arrays, work.local_arrays) for g in model.generations]
     # the trees, parents first: a carried generation is placed in its parents' end-of-step frame
-    for g, place in enumerate(work.calls.place):
+    for g, place in enumerate(places):
         if g:
             work.calls.world_spin()
         place()
@@ -759,6 +872,9 @@ def stage_events(model, data, settings, work, context):
     while data.next_event < len(events) and events[data.next_event].time <= data.time + 1e-12:
         event = events[data.next_event]
         data.next_event += 1
+        if context.active is not None and not context.active[model.dyn_slot[int(event.node)]]:
+            work.runaway.input()    # a body outside a retry's island: its attempt applied it
+            continue
         apply_impulse(model, data, settings, work, int(event.node), np.asarray(event.impulse_world, float),
                       None if event.point_world is None else np.asarray(event.point_world, float))
 
@@ -774,7 +890,8 @@ def stage_contacts(model, data, settings, work, context):
     f = `POSITION_FRACTION[integrator]`: how much of an end-of-step velocity change the integrator's
     own position update would have seen (x₁ = x₀ + h v₁ for semi-implicit Euler: 1; constant-force
     schemes x₁ = x₀ + h v₀ + h²a/2: ½; explicit Euler: 0)."""
-    data.constraint_acceleration[:] = 0.0
+    island = slice(None) if context.active is None else context.active
+    data.constraint_acceleration[island] = 0.0
     solver = work.solver
     if solver is None or solver.prepared is None:
         return
@@ -808,7 +925,7 @@ def stage_contacts(model, data, settings, work, context):
         # momentum about a joint's pivot then changes by exactly the impulse's moment (the top).
         start = solver.start_inverse_inertia
         final[:, 3:] = rows_times(inverse_inertia, solve_rows(start, final[:, 3:]))
-    apply_world_changes(model, data, settings, work, final, moved)
+    apply_world_changes(model, data, settings, work, final, moved, context.active)
     if rattle:
         # RATTLE: positions onto the joints' constraint along the start-of-step rows (the
         # rotation by the lie-midpoint drift with the kicked momentum), the velocities by the
@@ -818,19 +935,19 @@ def stage_contacts(model, data, settings, work, context):
         dx, dtheta, impulse = solver.project_joint_positions(centre, rotation, momentum)
         dv = np.concatenate([model.inverse_mass[:, None] * impulse[:, :3],
                              rows_times(inverse_inertia, impulse[:, 3:])], axis=1) / h
-        apply_world_changes(model, data, settings, work, dv, np.concatenate([dx, dtheta], axis=1))
+        apply_world_changes(model, data, settings, work, dv, np.concatenate([dx, dtheta], axis=1), context.active)
         # ... then the velocities onto the constraint's tangent at the end-of-step poses
         _, centre, rotation, velocity, inverse_inertia = solver_state(model, data, settings, work)
         dv = solver.project_joint_velocities(centre, rotation, velocity, inverse_inertia)
-        apply_world_changes(model, data, settings, work, dv, np.zeros_like(dv))
+        apply_world_changes(model, data, settings, work, dv, np.zeros_like(dv), context.active)
     elif joints:
         # post-stabilization: project the joints' position error out along the start-of-step
         # directions; with settings.shake the velocities take the same change over the step (SHAKE)
         _, centre, rotation, _, _ = solver_state(model, data, settings, work)
         dx, dtheta, dv = solver.post_stabilize(centre, rotation, settings.iterations, settings.shake)
         apply_world_changes(model, data, settings, work, dv if settings.shake else None,
-                            np.concatenate([dx, dtheta], axis=1))
-    data.constraint_acceleration /= h
+                            np.concatenate([dx, dtheta], axis=1), context.active)
+    data.constraint_acceleration[island] /= h
 
 
 @profile.timed("sleep")
@@ -839,8 +956,8 @@ def stage_sleep(model, data, settings, work, context):
     — bodies joined by this step's candidate pairs (boxes within reach: what wakes a sleeping body,
     `physics.sleeping.awake_pairs`, joins islands too) — whose bodies have all been still for
     SLEEP_TIME (and may sleep: `physics.model.Model.sleepable`); what they hold is recorded."""
-    if not (settings.sleep and model.may_sleep):
-        return
+    if not (settings.sleep and model.may_sleep) or context.active is not None:
+        return      # (a retry's island: its attempt counted its still time)
     # The parents' world motion is current after the solver (`apply_world_changes` updated the
     # world; the solver moves no parent of a body that may sleep): local ω comes from omega_body.
     solver = work.solver
@@ -860,10 +977,10 @@ def stage_check(model, data, settings, work, context):
 
 
 # ---------------------------------------------------------------------- the solver's changes, applied
-def apply_world_changes(model, data, settings, work, dv, dx):
+def apply_world_changes(model, data, settings, work, dv, dx, active=None):
     """Apply world-frame changes of velocity dv = [Δv, Δω] and of pose dx = [Δx, Δθ] (Δθ a
     rotation vector), (D, 6) each (dv may be None: poses only), found by the solver to the
-    dynamic bodies, as local changes; each body's resulting change of world [v, ω] (its own, plus
+    dynamic bodies (those `active` (D,) bool, None: all; the others' changes are zero), as local changes; each body's resulting change of world [v, ω] (its own, plus
     what it inherits with counteraction off) is added to `data.constraint_acceleration`.
 
     "The Dynamics of a Transform Hierarchy", "Local and Global Deltas" and "Counteracting the
@@ -890,7 +1007,14 @@ def apply_world_changes(model, data, settings, work, dv, dx):
     if dv is not None:
         data.constraint_acceleration += total
     work.calls.world()
-    work.calls.keep_momentum()
+    if active is None:
+        work.calls.keep_momentum()
+    else:   # R3'ᵀ R3 is the identity only to round-off: a body outside the island keeps its bits
+        slots = np.flatnonzero(active)
+        omega_body = data.omega_body[slots]
+        keep_momentum(nodes[slots], omega_body, model.inertia_dyn[slots], before[slots],
+                      work.world_arrays.rotation, total[slots])
+        data.omega_body[slots] = omega_body
     if carried:
         _keep_carried_velocity(model, data, work, target)
     work.world = STALE

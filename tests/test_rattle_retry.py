@@ -1,0 +1,158 @@
+"""A RATTLE retry (physics.stages.rattle_substep, `Undo`) redoes the joints' island only: the bodies
+outside it keep the step they took, bit for bit, and the island's halves are those the whole world
+would take. The island is a union–find closure (physics.sleeping.island_of), checked against a
+breadth-first search; the contact cache's two parts give the cache back."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from physics import stages
+from physics.scene import scene_from_text
+from physics.simulation import Simulation
+from physics.sleeping import island_of
+from physics.solver import SceneSolver
+
+SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
+CHAIN = (SCENES / "chain.toml").read_text()
+# Beside the chain and far from it: a box spinning about no principal axis while it falls (its
+# integrator alone moves it), given a timed impulse, and a box resting on the ground (contact rows
+# and warm starts of its own).
+OTHERS = '''
+[[node]]
+name = "spinner"
+motion = "dynamic"
+translation = [30.0, 40.0, 0.0]
+angular_velocity = [3.0, 0.2, 7.0]
+mass = 1.0
+shape = { type = "box", size = [0.2, 0.6, 1.2] }
+
+[[node]]
+name = "resting"
+motion = "dynamic"
+translation = [-30.0, 0.25, 0.0]
+mass = 1.0
+shape = { type = "box", size = [0.5, 0.5, 0.5] }
+
+[[event]]
+time = 0.1
+node = "spinner"
+impulse = [0.5, 2.0, -1.0]
+point = [30.1, 40.2, 0.3]
+'''
+STEPS = 24      # 0.4 s: the chain swings; the resting box is settled and warm-started
+
+
+def rows(sim, name):
+    """A body's local pose, velocity and omega_body, as bytes."""
+    i = sim.model.index[name]
+    local = sim.data.local
+    parts = [local.translation[i], local.rotation[i], local.velocity[i], sim.data.omega_body[sim.model.dyn_slot[i]]]
+    return b"".join(np.ascontiguousarray(p).tobytes() for p in parts)
+
+
+def run(text, failing, monkeypatch):
+    """STEPS steps; `failing`: every RATTLE attempt fails (its projection said to have left the
+    start-of-step rows), so every sub-step is retried down to the last halving. Returns the
+    simulation and the islands the retries redid (their sizes; None: every body)."""
+    islands = []
+    with monkeypatch.context() as patch:
+        if failing:
+            project = SceneSolver.project_joint_positions
+
+            def left_the_rows(self, *args):
+                out = project(self, *args)
+                self.joint_left_start_rows = True
+                return out
+
+            patch.setattr(SceneSolver, "project_joint_positions", left_the_rows)
+            put_back = stages.Undo.put_back
+
+            def counted(self, *args):
+                islands.append(None if self.active is None else int(self.active.sum()))
+                return put_back(self, *args)
+
+            patch.setattr(stages.Undo, "put_back", counted)
+        sim = Simulation(scene_from_text(text))
+        for _ in range(STEPS):
+            sim.step()
+    return sim, islands
+
+
+def test_a_retry_redoes_only_the_joints_island(monkeypatch):
+    """With every RATTLE attempt failing, the chain is retried in halves at every sub-step, while
+    the spinner and the resting box keep their single steps: their bits are those of the same scene
+    whose attempts succeed (a whole-world retry would step them in halves too), the spinner's timed
+    impulse is applied once, and the resting box keeps its warm starts. The chain's own result is
+    that of the chain alone, where its island is every body and the retry steps the whole world."""
+    mixed, islands = run(CHAIN + OTHERS, True, monkeypatch)
+    links = [name for name in mixed.model.names if name.startswith("link")]
+    assert islands and set(islands) == {len(links)}, "each retry redoes the 20 links, and only them"
+    plain, _ = run(CHAIN + OTHERS, False, monkeypatch)
+    for name in ("spinner", "resting"):
+        assert rows(mixed, name) == rows(plain, name), name
+    assert rows(mixed, "link_20") != rows(plain, "link_20"), "the chain was stepped in halves"
+    alone, whole = run(CHAIN, True, monkeypatch)
+    assert set(whole) == {None}
+    assert all(rows(mixed, name) == rows(alone, name) for name in links)
+    # the impulse once: the spinner's velocity (1 kg, from rest) is J + g t, to the round-off of
+    # 192 sub-steps' sums (1e-12 m/s)
+    expected = np.array([0.5, 2.0, -1.0]) + np.asarray(mixed.settings.gravity) * mixed.time
+    np.testing.assert_allclose(mixed.data.local.velocity[mixed.model.index["spinner"]], expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_island_of_is_the_breadth_first_island(seed):
+    """island_of against a breadth-first search over the same random graph (static ends, −1, join
+    nothing)."""
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(1, 40))
+    pairs = rng.integers(-1, count, size=(int(rng.integers(0, 60)), 2))
+    members = rng.integers(-1, count, size=int(rng.integers(0, 4)))
+    neighbours = {k: set() for k in range(count)}
+    for a, b in pairs:
+        if a >= 0 and b >= 0:
+            neighbours[a].add(b)
+            neighbours[b].add(a)
+    seen, frontier = set(), [m for m in members if m >= 0]
+    while frontier:
+        k = frontier.pop()
+        if k not in seen:
+            seen.add(k)
+            frontier.extend(neighbours[k] - seen)
+    expected = np.isin(np.arange(count), list(seen))
+    np.testing.assert_array_equal(island_of(pairs.astype(np.int64), count, members.astype(np.int64)), expected)
+
+
+def test_the_contact_cache_in_two_parts_is_the_cache():
+    """A settled pile's cache in two parts, the pairs touching a random half of its shapes and the
+    others: restoring one part and merging the other gives back every array of the cache, in order."""
+    sim = Simulation(scene_from_text((SCENES / "pyramid.toml").read_text()))
+    for _ in range(30):
+        sim.step()
+    cache = sim.data.solver.cache
+    state = cache.state()
+    assert len(state["impulse_keys"]) > 10 and len(state["manifold_keys"]) >= 0
+    inside = np.random.default_rng(1).random(cache.n_shapes) < 0.5
+    part_in, part_out = cache.part(inside), cache.part(inside, touching=False)
+    assert 0 < len(part_in["impulse_keys"]) < len(state["impulse_keys"])
+    cache.restore(part_in)
+    cache.merge(part_out)
+    for name, array in cache.state().items():
+        np.testing.assert_array_equal(array, state[name], err_msg=name)
+
+
+@pytest.mark.parametrize("name", ["newtons_cradle", "ant"])
+def test_a_retried_sub_step_is_its_halves(name, monkeypatch):
+    """Where the joints' island is every body (the cradle's balls in contact, the ant's legs on the
+    ground), a sub-step retried after a failed attempt — the island put back (`Undo`): poses,
+    velocities, joint impulses, the cache's warm starts, the clock — is bit for bit the halves taken
+    at once (the hint's path, no attempt): nothing of the attempt is left."""
+    retried, _ = run((SCENES / f"{name}.toml").read_text(), True, monkeypatch)
+    with monkeypatch.context() as patch:
+        patch.setattr(stages, "RATTLE_STEP_ERROR", -1.0)    # every sub-step predicted past the bound
+        halved = Simulation(scene_from_text((SCENES / f"{name}.toml").read_text()))
+        for _ in range(STEPS):
+            halved.step()
+    assert len(retried.data.solver.cache.state()["impulse_keys"]), "contacts with warm starts"
+    assert retried.state_hash() == halved.state_hash()
