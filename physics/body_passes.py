@@ -101,11 +101,13 @@ def _put3(a, i, c, v):
 
 
 @kernel
-def move_bodies(bodies, counteract, dv, dx, world, local, total, before):
+def move_bodies(bodies, counteract, dv, dx, world, local, total, before, active):
     """`physics.stages.apply_world_changes` up to the world update, in place on the `local` arrays
-    (`NodeArrays`) of the dynamic `bodies` (`DynamicBodies`), with `world` the world state before
-    the move. total (D, 6) gets each body's change of world [v, ω], before (D, 3, 3) its world
-    rotation before the move.
+    (`NodeArrays`) of the dynamic `bodies` (`DynamicBodies`) that are `active` (D,) bool (the others'
+    changes are zero, and their rows are left as they are: a carried body's pose solved again from
+    unmoved parents differs by round-off), with `world` the world state before the move. total
+    (D, 6) gets each body's change of world [v, ω], before (D, 3, 3) its world rotation before the
+    move.
 
     With counteraction a carried body's pose is solved from its parent's moved pose, exactly: its
     nearest dynamic ancestor A moves rigidly (x_A + Δx_A, exp(Δθ_A) R_A), and the parent q riding
@@ -131,6 +133,8 @@ def move_bodies(bodies, counteract, dv, dx, world, local, total, before):
                 _put3(total, k, 0, add(_get3(total, k, 0), moved))
                 _put3(total, k, 3, add(_get3(total, k, 3), _get3(total, a, 3)))
     for k in range(nodes.size):
+        if not active[k]:
+            continue
         i, a, q = nodes[k], nearest[k], parent[k]
         rel_v = _get3(dv, k, 0)
         if counteract and a >= 0:   # the child's world change is its own

@@ -266,6 +266,7 @@ class Workspace:
         self.gravity = np.zeros(3)      # settings.gravity at the step's start (`refresh`), for `calls`
         # `apply_world_changes`' outputs: each body's change of world [v, ω], its rotation before
         self.moved_total, self.moved_before = np.empty((dyn.size, 6)), np.empty((dyn.size, 3, 3))
+        self.every_body = np.ones(dyn.size, bool)   # `apply_world_changes`' bodies outside a RATTLE retry
 
         def calls():
             return Calls(
@@ -856,7 +857,7 @@ def stage_dynamic(model, data, settings, work, context):
 
 
 def stage_hold(model, data, settings, work, context):
-    if context.sleeping:
+    if context.sleeping and context.active is None:     # a retry's island is awake: none to hold
         work.calls.hold()
     work.world = STALE
 
@@ -1003,7 +1004,7 @@ def apply_world_changes(model, data, settings, work, dv, dx, active=None):
     if carried:     # the world velocities the carried bodies must end with (their own change only)
         target = work.hierarchy.world_state.velocity[nodes] + (0.0 if dv is None else dv[:, :3])
     move_bodies(work.dynamic, settings.counteract, np.zeros_like(dx) if dv is None else dv, dx,
-                work.world_arrays, work.local_arrays, total, before)
+                work.world_arrays, work.local_arrays, total, before, work.every_body if active is None else active)
     if dv is not None:
         data.constraint_acceleration += total
     work.calls.world()
@@ -1016,11 +1017,11 @@ def apply_world_changes(model, data, settings, work, dv, dx, active=None):
                       work.world_arrays.rotation, total[slots])
         data.omega_body[slots] = omega_body
     if carried:
-        _keep_carried_velocity(model, data, work, target)
+        _keep_carried_velocity(model, data, work, target, active)
     work.world = STALE
 
 
-def _keep_carried_velocity(model, data, work, target):
+def _keep_carried_velocity(model, data, work, target, active=None):
     """Counteraction through a move of the parent's pose: a carried body's world velocity is
     v3 = v2 + ω2 × (x3 − x2) + s2 R2 v1, so a turn Δθ of its dynamic ancestor (R2 → exp(Δθ) R2)
     or a shift of the lever x3 − x2 changes v3 at fixed local v1 by Δθ × s2 R2 v1 + ω2 × Δ(x3 − x2),
@@ -1030,6 +1031,8 @@ def _keep_carried_velocity(model, data, work, target):
         v1 = R2ᵀ (v3_target − v2 − ω2 × (x3 − x2)) / s2,   v3_target = v3 + Δv3 (its own change)."""
     local, parent = work.hierarchy.local, model.parent
     for g, slots in enumerate(model.generations):
+        if active is not None:      # the bodies of a retry's island (`Undo`) only
+            slots = slots[active[slots]]
         if g == 0 or not slots.size:
             continue
         work.calls.world_spin()
