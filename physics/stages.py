@@ -643,18 +643,22 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
 
 class Undo:
     """What a RATTLE retry (`rattle_substep`) puts back of a sub-step: the state at its start of the
-    bodies its halves redo — the joints' island: their bodies, every body the prepare stage found
-    within reach of one (`SceneSolver.pair_bodies`, the boxes grown by the sub-step's travel),
-    whole trees, and so on, closed (physics.sleeping.island_of) — as the rows of those bodies
+    bodies its halves redo. That is the joints' island: the bodies of every joint (RATTLE's
+    position step is one Newton system over all of them), every body the prepare stage found
+    within reach of one (`SceneSolver.pair_bodies`, boxes grown by the whole sub-step's travel),
+    whole trees, and so on, closed (physics.sleeping.island_of). Put back: those bodies' rows
     (local pose and velocity, omega_body), the joints' impulses, the contact cache's entries of
-    their shapes as prepare found them (the warm starts before the solve stored its own), the
+    their shapes as the prepare stage left them (the warm starts from before the attempt's solve;
+    the persistent manifolds as its narrow phase built them at the start-of-step poses), the
     kinematic nodes' motion (the halves step them with the island), the clock, the next timed
-    impulse and the runaway check's reference. The island's sleep timers stay as the attempt left
-    them: the sub-step's time passed once, and an island with a joint in it never falls asleep
-    (physics.model's `sleepable`). Every other body has taken its whole step and keeps it: none of
-    its rows is copied, and the halves neither step it nor solve a row of it (`StepContext.active`).
-    An island of every body is the whole world (active None): the halves step it as a sub-step
-    does."""
+    impulse, the RATTLE hint and the runaway check's reference. The island's sleep timers stay as
+    the attempt left them: the sub-step's time passed once, and an island with a joint in it never
+    falls asleep (physics.model's `sleepable`).
+
+    Every other body has taken its whole step and keeps it: none of its rows is copied, and the
+    halves neither step it nor solve a row of it (`StepContext.active`); a pair that a half brings
+    within reach of it (the island strayed past its predicted travel) is not solved. An island of
+    every body is the whole world (active None): the halves step it as a sub-step does."""
 
     def __init__(self, model, data, work, active):
         self.active = active
@@ -671,6 +675,7 @@ class Undo:
         self.impulse = joints.impulse.copy() if joints is not None else None
         self.time, self.next_event = data.time, data.next_event
         self.runaway = work.runaway.reference, work.runaway.due
+        self.hint = data.rattle_hint.copy()
 
     @classmethod
     def take(cls, model, data, work, context):
@@ -710,6 +715,7 @@ class Undo:
             solver.joints.impulse[:] = self.impulse
         solver.cache.restore(self.cache)
         data.time, data.next_event = self.time, self.next_event
+        data.rattle_hint[:] = self.hint
         work.runaway.reference, work.runaway.due = self.runaway
         solver.forget()
         work.world = STALE
