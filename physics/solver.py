@@ -439,6 +439,7 @@ class SceneSolver:
         self.residual = np.zeros(0)
         self.contacts = None
         self.pair_bodies = np.zeros((0, 2), np.int64)   # (K, 2) the broad phase's body pairs (islands)
+        self.outside_pairs = 0      # candidate pairs with a body outside `prepare`'s `active` (not solved)
         self.body_touch = np.zeros(0, np.int64)     # per body: SUPPORTED | FOREIGN (`touch_flags`)
         self._prepared = None
         self._cold_start = self._deep = False
@@ -485,7 +486,8 @@ class SceneSolver:
         sleeping bodies this step's boxes wake (`physics.sleeping.awake_pairs`), whose pairs are then solved.
         `active` (B,) bool, or None (all): the bodies this sub-step steps (a RATTLE retry's island,
         `physics.stages.Undo`); a pair with a body outside it is not solved (that body has taken
-        its step already), and the contact cache keeps only the active pairs' entries."""
+        its step already), and one that joins an active body to it is counted (`outside_pairs`); the
+        contact cache keeps only the active pairs' entries."""
 
         t = profile.mark()              # laps: rows (joints), broad phase, narrow phase, rows (contacts)
         # |h|: the triple jump's middle sub-step runs backwards in time (`Simulation.step`)
@@ -521,9 +523,13 @@ class SceneSolver:
             t = profile.lap("broad phase", t)
             if len(pairs) > PAIR_BUDGET:
                 raise ContactBudgetError(len(pairs))
-            if active is not None:
+            self.outside_pairs = 0
+            if active is not None:      # the active bodies' pairs; those that join one to another body, counted
                 body = self._rest.body[pairs]
-                pairs = pairs[((body < 0) | active[body]).all(axis=1)]
+                moving = body >= 0
+                mine = moving & active[body]
+                self.outside_pairs = int(np.count_nonzero(mine.any(axis=1) & (moving & ~mine).any(axis=1)))
+                pairs = pairs[(mine | ~moving).all(axis=1) & mine.any(axis=1)]
             if awake is None:
                 c = contacts(self.shapes, world, pairs, self.cache, margin=margin, placed=placed)
             else:

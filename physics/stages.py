@@ -158,6 +158,11 @@ class Diverged(Exception):
         super().__init__(f"node {node} diverged: {QUANTITIES[quantity]} {value}")
 
 
+class OutsideIsland(Exception):
+    """A half of a RATTLE retry brought its island within reach of a body outside it, which has
+    taken its whole step already (`rattle_substep`)."""
+
+
 def contact_cause(settings):
     """What likely let a body through a surface (`PenetrationError`): the settings that weaken the
     contact solve or lengthen the step against their defaults (a lower sor, erp or iteration count,
@@ -609,7 +614,10 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     constraint, the joints' island is put back where it started (`Undo`) and takes the sub-step
     again as two halves, while every other body keeps the step it took: each half is RATTLE's step,
     where a projection along other directions (the current rows) is not RATTLE's and was measured
-    to add or remove up to 17 J of the chain's 98 J in one whip crack. Where the last sub-step's
+    to add or remove up to 17 J of the chain's 98 J in one whip crack. Where a half brings the
+    island within reach of a body outside it (the island moved past the travel its attempt
+    predicted: a timed impulse it took in the first half, a crack's speed), that body's step is
+    taken already: the attempt's result then stands, as at the last halving. Where the last sub-step's
     start error, scaled by h², predicts the bound passed, the halves are taken at once, by every
     body the sub-step steps (the island is known only once prepare has run; the hint is part of the
     Data). At the last halving the projection's own fallback stands."""
@@ -635,8 +643,15 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     if not solver.joint_left_start_rows and solver.joint_start_error <= RATTLE_STEP_ERROR:
         return
     undo, = undo
+    # the island as the attempt left it, the result that stands where a half reaches outside it
+    attempt = None if undo.active is None else Undo(model, data, work, undo.active)
     after = undo.put_back(model, data, work)
-    halves(undo.active)
+    try:
+        halves(undo.active)
+    except OutsideIsland:
+        if attempt is None:
+            raise
+        attempt.put_back(model, data, work)
     if after is not None:
         after.put_back(model, data, work)
 
@@ -656,9 +671,9 @@ class Undo:
     falls asleep (physics.model's `sleepable`).
 
     Every other body has taken its whole step and keeps it: none of its rows is copied, and the
-    halves neither step it nor solve a row of it (`StepContext.active`); a pair that a half brings
-    within reach of it (the island strayed past its predicted travel) is not solved. An island of
-    every body is the whole world (active None): the halves step it as a sub-step does."""
+    halves neither step it nor solve a row of it (`StepContext.active`); where a half brings the
+    island within its reach, the attempt's result stands (`OutsideIsland`). An island of every body
+    is the whole world (active None): the halves step it as a sub-step does."""
 
     def __init__(self, model, data, work, active):
         self.active = active
@@ -814,6 +829,8 @@ def stage_prepare(model, data, settings, work, context):
         awake = ~data.sleep.asleep
     work.solver.prepare(world, centre, rotation, velocity, model.inverse_mass, inverse_inertia, context.h,
                         settings, context.surface_lead, awake, context.active)
+    if work.solver.outside_pairs:
+        raise OutsideIsland
     if awake is not None:          # an awake body's box reached sleeping ones: their islands woke
         woken = data.sleep.asleep & awake
         data.sleep.asleep[woken] = False
