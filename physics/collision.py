@@ -32,7 +32,7 @@ Methods, and where they come from:
 The small vector helpers and the closest points of shape cores the pair functions share are
 `physics.closest_points`.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -519,6 +519,15 @@ class Contacts:
 
     def __len__(self):
         return len(self.depth)
+
+    def take(self, rows):
+        """The points `rows` (indices or a mask) as Contacts of their own."""
+        return Contacts(*(getattr(self, f.name)[rows] for f in fields(self)))
+
+    @classmethod
+    def joined(cls, *parts):
+        """The points of `parts` (Contacts) in one, in order."""
+        return cls(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(cls)))
 
     def keys(self, n_shapes):
         """(M,) int64 keys (shape_a * S + shape_b) * 2^20 + feature_id, for matching across steps."""

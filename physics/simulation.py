@@ -544,7 +544,8 @@ class Simulation:
 
     def solver_residual(self):
         """(sweeps,) the solver's residual ‖Γλ − η‖ (projected) after each sweep of the last step's solve stage
-        (`iterations` of them, more on a cold start: `physics.solver.COLD_START_SWEEPS`)."""
+        (`iterations` of them, more on a cold start: `physics.solver.COLD_START_SWEEPS`); where a RATTLE
+        retry took the last sub-step's joints' island in halves, its last half's (`physics.stages.After`)."""
         return np.zeros(0) if self._solver is None else self._solver.residual.copy()
 
     def joint_separation(self):

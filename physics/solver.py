@@ -549,8 +549,7 @@ class SceneSolver:
                 ContactParams(h, lead, SPECULATIVE + math.hypot(*settings.gravity) * h * h, bool(settings.warm_start),
                               beta, SLOP, BOUNCE_THRESHOLD, softness, settings.max_contact_push_speed))
             if kept < len(c):
-                c = Contacts(c.shape_a[:kept], c.shape_b[:kept], c.body_a[:kept], c.body_b[:kept], c.point_world[:kept],
-                             c.normal_world[:kept], c.depth[:kept], c.feature_id[:kept])
+                c = c.take(slice(kept))
             self.contacts = c
             parts.append(Rows(*arrays))
             self._bounce = None

@@ -646,14 +646,16 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     # the island as the attempt left it, the result that stands where a half reaches outside it
     attempt = None if undo.active is None else Undo(model, data, work, undo.active)
     after = undo.put_back(model, data, work)
+    stands = False
     try:
         halves(undo.active)
     except OutsideIsland:
         if attempt is None:
             raise
         attempt.put_back(model, data, work)
+        stands = True
     if after is not None:
-        after.put_back(model, data, work)
+        after.put_back(model, data, work, stands)
 
 
 class Undo:
@@ -666,9 +668,10 @@ class Undo:
     their shapes as the prepare stage left them (the warm starts from before the attempt's solve;
     the persistent manifolds as its narrow phase built them at the start-of-step poses), the
     kinematic nodes' motion (the halves step them with the island), the clock, the next timed
-    impulse, the RATTLE hint and the runaway check's reference. The island's sleep timers stay as
+    impulse, the RATTLE hint and the runaway check's reference. An island's sleep timers stay as
     the attempt left them: the sub-step's time passed once, and an island with a joint in it never
-    falls asleep (physics.model's `sleepable`).
+    falls asleep (physics.model's `sleepable`); the whole world's are put back, as its halves count
+    them again.
 
     Every other body has taken its whole step and keeps it: none of its rows is copied, and the
     halves neither step it nor solve a row of it (`StepContext.active`); where a half brings the
@@ -685,6 +688,8 @@ class Undo:
         local, nodes = work.hierarchy.local, model.dyn[self.slots]
         self.local = tuple(a[nodes] for a in (local.translation, local.rotation, local.velocity))
         self.omega_body = data.omega_body[self.slots].copy()
+        # the whole world's halves wake, hold and count still time again (a retry's island's do not)
+        self.sleep = tuple(a.copy() for a in data.sleep) if active is None else None
         self.kinematic = tuple(a.copy() for a in data.kinematic)
         joints = work.solver.joints
         self.impulse = joints.impulse.copy() if joints is not None else None
@@ -722,6 +727,8 @@ class Undo:
         local, nodes = work.hierarchy.local, model.dyn[self.slots]
         local.translation[nodes], local.rotation[nodes], local.velocity[nodes] = self.local
         data.omega_body[self.slots] = self.omega_body
+        for array, rows in zip(data.sleep, self.sleep or ()):
+            array[:] = rows
         for array, rows in zip(data.kinematic, self.kinematic):
             array[:] = rows
         work.calls.scatter_kinematic()
@@ -739,18 +746,30 @@ class Undo:
 
 class After:
     """What a RATTLE retry keeps of its failed attempt for the bodies outside the island (`Undo`):
-    the kinematic nodes' motion at its end (the halves end there too, to round-off) and the contact
-    cache's entries of the other shapes, put back once the halves are done."""
+    the kinematic nodes' motion at its end (the halves end there too, to round-off), the contact
+    cache's entries of the other shapes, and its contact points and solver residual, put back once
+    the halves are done: the step's contacts are the island's last half's and the others' from the
+    attempt; the residual is the last half's. Where the attempt's result stands (`OutsideIsland`),
+    its contacts and residual are the step's."""
 
     def __init__(self, data, work, inside):
+        solver = work.solver
         self.kinematic = tuple(a.copy() for a in data.kinematic)
-        self.cache = work.solver.cache.part(inside, touching=False)
+        self.cache = solver.cache.part(inside, touching=False)
+        self.inside, self.contacts, self.residual = inside, solver.contacts, solver.residual
 
-    def put_back(self, model, data, work):
+    def put_back(self, model, data, work, attempt_stands=False):
         for array, rows in zip(data.kinematic, self.kinematic):
             array[:] = rows
         work.calls.scatter_kinematic()
-        work.solver.cache.merge(self.cache)
+        solver = work.solver
+        solver.cache.merge(self.cache)
+        if attempt_stands:
+            solver.contacts, solver.residual = self.contacts, self.residual
+        elif self.contacts is not None:
+            c = self.contacts
+            others = c.take(~(self.inside[c.shape_a] | self.inside[c.shape_b]))
+            solver.contacts = others if solver.contacts is None else type(c).joined(solver.contacts, others)
         work.world = STALE
 
 
@@ -1021,15 +1040,15 @@ def apply_world_changes(model, data, settings, work, dv, dx, active=None):
     the body, a spurious torque Δθ × L / h that for a fast spinner dwarfs gravity's: the top
     (assets/scenes/top.toml) fell over (tests/test_top.py)."""
     sync(model, data, settings, work, MOVING)
-    nodes = model.dyn
+    nodes, rows = model.dyn, slice(None) if active is None else active
     total, before = work.moved_total, work.moved_before
     carried = settings.counteract and len(model.generations) > 1
     if carried:     # the world velocities the carried bodies must end with (their own change only)
         target = work.hierarchy.world_state.velocity[nodes] + (0.0 if dv is None else dv[:, :3])
     move_bodies(work.dynamic, settings.counteract, np.zeros_like(dx) if dv is None else dv, dx,
                 work.world_arrays, work.local_arrays, total, before, work.every_body if active is None else active)
-    if dv is not None:
-        data.constraint_acceleration += total
+    if dv is not None:      # (a row outside `active` keeps its bits: its sign of zero too)
+        data.constraint_acceleration[rows] += total[rows]
     work.calls.world()
     if active is None:
         work.calls.keep_momentum()

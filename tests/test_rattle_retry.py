@@ -110,6 +110,11 @@ def test_a_retry_redoes_only_the_joints_island(monkeypatch):
     plain, _ = run(CHAIN + OTHERS, False, monkeypatch)
     for name in ("spinner", "resting"):
         assert rows(mixed, name) == rows(plain, name), name
+    # the step's contact points: the island's last half's (none: the chain touches nothing) and
+    # the others' from the attempt, the resting box's on the ground
+    assert len(plain.contacts()[0]) >= 4
+    for ours, theirs in zip(mixed.contacts(), plain.contacts()):
+        np.testing.assert_array_equal(ours, theirs)
     assert rows(mixed, "link_20") != rows(plain, "link_20"), "the chain was stepped in halves"
     alone, whole = run(CHAIN, True, monkeypatch)
     assert set(whole) == {None}
@@ -179,19 +184,57 @@ def test_the_contact_cache_in_two_parts_is_the_cache():
         np.testing.assert_array_equal(array, state[name], err_msg=name)
 
 
-@pytest.mark.parametrize("name", ["newtons_cradle", "ant"])
+# A bob hanging 1 mm above a box that may sleep: a candidate pair, so the island is every body,
+# with sleep on and a still timer counting.
+BOB_OVER_BOX = '''
+[world]
+dt = 0.016666666667
+integrator = "lie-midpoint"
+substeps = 2
+sleep = true
+
+[[node]]
+name = "ground"
+shape = { type = "plane", normal = [0.0, 1.0, 0.0], offset = 0.0 }
+
+[[node]]
+name = "bob"
+motion = "dynamic"
+translation = [0.0, 1.5, 0.0]
+mass = 1.0
+shape = { type = "sphere", radius = 0.1 }
+
+[[node]]
+name = "box"
+motion = "dynamic"
+translation = [0.0, 0.6995, 0.0]
+mass = 1.0
+shape = { type = "box", size = [0.5, 1.399, 0.5] }
+
+[[joint]]
+type = "ball"
+b = "bob"
+anchor = [0.0, 2.5, 0.0]
+'''
+
+
+@pytest.mark.parametrize("name", ["newtons_cradle", "ant", "bob_over_box"])
 def test_a_retried_sub_step_is_its_halves(name, monkeypatch):
     """Where the joints' island is every body (the cradle's balls in contact, the ant's legs on the
-    ground), a sub-step retried after a failed attempt — the island put back (`Undo`): poses,
-    velocities, joint impulses, the cache's warm starts, the clock — is bit for bit the halves taken
-    at once (the hint's path, no attempt): nothing of the attempt is left."""
-    retried, _ = run((SCENES / f"{name}.toml").read_text(), True, monkeypatch)
+    ground, a bob over a box that may sleep), a sub-step retried after a failed attempt — the
+    island put back (`Undo`): poses, velocities, joint impulses, the cache's warm starts, the
+    clock, the sleep timers — is bit for bit the halves taken at once (the hint's path, no
+    attempt): nothing of the attempt is left."""
+    text = BOB_OVER_BOX if name == "bob_over_box" else (SCENES / f"{name}.toml").read_text()
+    retried, _ = run(text, True, monkeypatch)
     with monkeypatch.context() as patch:
         patch.setattr(stages, "RATTLE_STEP_ERROR", -1.0)    # every sub-step predicted past the bound
-        halved = Simulation(scene_from_text((SCENES / f"{name}.toml").read_text()))
+        halved = Simulation(scene_from_text(text))
         for _ in range(STEPS):
             halved.step()
     assert len(retried.data.solver.cache.state()["impulse_keys"]), "contacts with warm starts"
+    if name == "bob_over_box":
+        assert retried.data.sleep.still.max() > 0.3, "the box's still time counts"
     assert retried.state_hash() == halved.state_hash()
 
 
