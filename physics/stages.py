@@ -654,8 +654,9 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
             raise
         attempt.put_back(model, data, work)
         stands = True
-    if after is not None:
-        after.put_back(model, data, work, stands)
+    finally:    # (also where a half raised: a stopped run's cache and contacts stay whole)
+        if after is not None:
+            after.put_back(model, data, work, stands)
 
 
 class Undo:
