@@ -661,18 +661,18 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
 
 class Undo:
     """What a RATTLE retry (`rattle_substep`) puts back of a sub-step: the state at its start of the
-    bodies its halves redo. That is the joints' island: the bodies of every joint (RATTLE's
-    position step is one Newton system over all of them), every body the prepare stage found
-    within reach of one (`SceneSolver.pair_bodies`, boxes grown by the whole sub-step's travel),
-    whole trees, and so on, closed (physics.sleeping.island_of). Put back: those bodies' rows
-    (local pose and velocity, omega_body), the joints' impulses, the contact cache's entries of
-    their shapes as the prepare stage left them (the warm starts from before the attempt's solve;
-    the persistent manifolds as its narrow phase built them at the start-of-step poses), the
-    kinematic nodes' motion (the halves step them with the island), the clock, the next timed
-    impulse, the RATTLE hint and the runaway check's reference. An island's sleep timers stay as
-    the attempt left them: the sub-step's time passed once, and an island with a joint in it never
-    falls asleep (physics.model's `sleepable`); the whole world's are put back, as its halves count
-    them again.
+    bodies its halves redo. That is the joints' island: the bodies of every joint (RATTLE's position
+    step is one Newton system over all of them), every body the prepare stage found within reach of
+    one (`SceneSolver.pair_bodies`, boxes grown by the whole sub-step's travel), whole trees, and so
+    on, closed (physics.sleeping.island_of). Put back: those bodies' rows (local pose and velocity,
+    omega_body, the solver's share of their accelerations), the joints' impulses, the contact
+    cache's entries of their shapes as the prepare stage left them (the warm starts from before the
+    attempt's solve; the persistent manifolds as its narrow phase built them at the start-of-step
+    poses), the kinematic nodes' motion (the halves step them with the island), the clock, the next
+    timed impulse, the RATTLE hint and the runaway check's reference. An island's sleep timers stay
+    as the attempt left them: the sub-step's time passed once, and an island with a joint in it
+    never falls asleep (physics.model's `sleepable`); the whole world's are put back, as its halves
+    count them again.
 
     Every other body has taken its whole step and keeps it: none of its rows is copied, and the
     halves neither step it nor solve a row of it (`StepContext.active`); where a half brings the
@@ -689,6 +689,7 @@ class Undo:
         local, nodes = work.hierarchy.local, model.dyn[self.slots]
         self.local = tuple(a[nodes] for a in (local.translation, local.rotation, local.velocity))
         self.omega_body = data.omega_body[self.slots].copy()
+        self.constraint_acceleration = data.constraint_acceleration[self.slots].copy()
         # the whole world's halves wake, hold and count still time again (a retry's island's do not)
         self.sleep = tuple(a.copy() for a in data.sleep) if active is None else None
         self.kinematic = tuple(a.copy() for a in data.kinematic)
@@ -728,6 +729,7 @@ class Undo:
         local, nodes = work.hierarchy.local, model.dyn[self.slots]
         local.translation[nodes], local.rotation[nodes], local.velocity[nodes] = self.local
         data.omega_body[self.slots] = self.omega_body
+        data.constraint_acceleration[self.slots] = self.constraint_acceleration
         for array, rows in zip(data.sleep, self.sleep or ()):
             array[:] = rows
         for array, rows in zip(data.kinematic, self.kinematic):

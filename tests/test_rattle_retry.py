@@ -299,3 +299,34 @@ def test_a_half_that_reaches_outside_the_island_keeps_the_attempt(monkeypatch):
         deepest[failing] = 0.115 - min(gaps)    # touching at 0.1 m of radius + 0.015 of half plank
     assert any(reached), "a half reached the plank"
     assert max(deepest.values()) <= 0.03, deepest
+
+
+def test_where_the_attempt_stands_the_data_is_the_attempts(monkeypatch):
+    """In the plank scene (its own retries, none forced), where a half reaches the plank and the
+    attempt's result stands, every array of the Data — the solver's cache and joints, the sleep
+    state, the constraint accelerations — and the contact points are bit for bit the attempt's,
+    but for the local ω that queries derive from omega_body afresh."""
+    init, put_back, after_put_back = stages.Undo.__init__, stages.Undo.put_back, stages.After.put_back
+    last, checked = [], []
+
+    def noted(self, model, data, work, active):
+        init(self, model, data, work, active)
+        self.saved, self.contacts = data.save(), work.solver.contacts
+
+    def put(self, *args):
+        last.append(self)
+        return put_back(self, *args)
+
+    def compared(self, model, data, work, attempt_stands=False):
+        after_put_back(self, model, data, work, attempt_stands)
+        if attempt_stands:
+            attempt, now = last[-1], data.save()
+            assert [k for k in now if not np.array_equal(now[k], attempt.saved[k])] == ["derived.local_omega"]
+            assert np.array_equal(work.solver.contacts.point_world, attempt.contacts.point_world)
+            checked.append(data.time)
+
+    monkeypatch.setattr(stages.Undo, "__init__", noted)
+    monkeypatch.setattr(stages.Undo, "put_back", put)
+    monkeypatch.setattr(stages.After, "put_back", compared)
+    run(PLANK, False, monkeypatch, 12)
+    assert checked, "the attempt stood"
