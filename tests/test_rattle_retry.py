@@ -1,7 +1,9 @@
 """A RATTLE retry (physics.stages.rattle_substep, `Undo`) redoes the joints' island only: the bodies
-outside it keep the step they took, bit for bit, and the island's halves are those the whole world
-would take. The island is a union–find closure (physics.sleeping.island_of), checked against a
-breadth-first search; the contact cache's two parts give the cache back."""
+outside it keep the step they took, bit for bit, with their warm starts and contact points, and the
+island's halves are those the whole world would take; where a half reaches a body outside the
+island, the attempt's result stands, whole. The island is a union–find closure
+(physics.sleeping.island_of), checked against a breadth-first search; the contact cache's two parts
+give the cache back."""
 import tomllib
 from pathlib import Path
 
@@ -184,25 +186,36 @@ def test_the_contact_cache_in_two_parts_is_the_cache():
         np.testing.assert_array_equal(array, state[name], err_msg=name)
 
 
-# A bob hanging 1 mm above a box that may sleep: a candidate pair, so the island is every body,
-# with sleep on and a still timer counting.
-BOB_OVER_BOX = '''
+def bob_and(world, nodes):
+    """A scene of a 1 kg bob on a ball joint 1 m under its pivot, at 1/60 s in two sub-steps of
+    `lie-midpoint`, with the [world] lines `world` and the TOML `nodes` (tables after the bob)."""
+    return f'''
 [world]
 dt = 0.016666666667
 integrator = "lie-midpoint"
 substeps = 2
-sleep = true
-
-[[node]]
-name = "ground"
-shape = { type = "plane", normal = [0.0, 1.0, 0.0], offset = 0.0 }
+{world}
 
 [[node]]
 name = "bob"
 motion = "dynamic"
 translation = [0.0, 1.5, 0.0]
 mass = 1.0
-shape = { type = "sphere", radius = 0.1 }
+shape = {{ type = "sphere", radius = 0.1 }}
+
+[[joint]]
+type = "ball"
+b = "bob"
+anchor = [0.0, 2.5, 0.0]
+{nodes}'''
+
+
+# The bob hanging 1 mm above a box that may sleep: a candidate pair, so the island is every body,
+# with sleep on and a still timer counting.
+BOB_OVER_BOX = bob_and("sleep = true", '''
+[[node]]
+name = "ground"
+shape = { type = "plane", normal = [0.0, 1.0, 0.0], offset = 0.0 }
 
 [[node]]
 name = "box"
@@ -210,12 +223,7 @@ motion = "dynamic"
 translation = [0.0, 0.6995, 0.0]
 mass = 1.0
 shape = { type = "box", size = [0.5, 1.399, 0.5] }
-
-[[joint]]
-type = "ball"
-b = "bob"
-anchor = [0.0, 2.5, 0.0]
-'''
+''')
 
 
 @pytest.mark.parametrize("name", ["newtons_cradle", "ant", "bob_over_box"])
@@ -238,20 +246,8 @@ def test_a_retried_sub_step_is_its_halves(name, monkeypatch):
     assert retried.state_hash() == halved.state_hash()
 
 
-PLANK = '''
-[world]
-dt = 0.016666666667
-integrator = "lie-midpoint"
-substeps = 2
-gravity = [0.0, 0.0, 0.0]
-
-[[node]]
-name = "bob"
-motion = "dynamic"
-translation = [0.0, 1.5, 0.0]
-mass = 1.0
-shape = { type = "sphere", radius = 0.1 }
-
+# The bob at rest, 8.5 cm from a free plank, struck towards it (no gravity).
+PLANK = bob_and("gravity = [0.0, 0.0, 0.0]", '''
 [[node]]
 name = "plank"
 motion = "dynamic"
@@ -259,16 +255,11 @@ translation = [0.2, 1.5, 0.0]
 mass = 1.0
 shape = { type = "box", size = [0.03, 1.6, 0.6] }
 
-[[joint]]
-type = "ball"
-b = "bob"
-anchor = [0.0, 2.5, 0.0]
-
 [[event]]
 time = 0.0843
 node = "bob"
 impulse = [20.0, 0.0, 0.0]
-'''
+''')
 
 
 def test_a_half_that_reaches_outside_the_island_keeps_the_attempt(monkeypatch):
