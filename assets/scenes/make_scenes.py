@@ -153,7 +153,7 @@ do not collide with each other where they overlap at the joints. The 5 m chain s
 whips; the free end falls to 1 m above the ground. lie-midpoint steps the joints by RATTLE (the
 energy is kept: ≤ 10 % lost in 10 s, never above the start) in 8 sub-steps, halving a sub-step
 at a whip crack. Try --integrator implicit-euler (the velocity solve loses 43 % in the cracks)
-and --substeps 16 (0.6 % lost, 8.4 ms per step).""",
+and --substeps 16 (0.8 % lost, 6.4 ms per step).""",
           "Chain of 20 links", "Twenty capsules on ball joints released horizontally from a hook.",
           {"dt": 1 / 60, "integrator": "lie-midpoint", "iterations": 20, "substeps": 8}, nodes, joints)
 
