@@ -438,7 +438,7 @@ class SceneSolver:
         self._joint_start = None
         self.residual = np.zeros(0)
         self.contacts = None
-        self.pair_bodies = np.zeros((0, 2), np.int64)   # (K, 2) the broad phase's body pairs (islands)
+        self._pairs = np.zeros((0, 2), np.int64)     # the last prepare's candidate shape pairs (`pair_bodies`)
         self.outside_pairs = 0      # candidate pairs with a body outside `prepare`'s `active` (not solved)
         self.body_touch = np.zeros(0, np.int64)     # per body: SUPPORTED | FOREIGN (`touch_flags`)
         self._prepared = None
@@ -451,6 +451,13 @@ class SceneSolver:
         """The rows and effective masses of the last `prepare` (a `Prepared`), or None before the
         first step and after a `restore`: the solve stage has nothing to do then."""
         return self._prepared
+
+    @property
+    def pair_bodies(self):
+        """(K, 2) the last prepare's candidate pairs (boxes within reach; with some bodies asleep,
+        those solved or probed) as solver bodies, −1 for a static or kinematic shape: what joins
+        islands (physics.sleeping's, a RATTLE retry's, `physics.stages.Undo`). Made when asked."""
+        return self._rest.body[self._pairs]
 
     # the carried state's parts, by the names the stages use
     cache = property(lambda self: self.carried.cache, doc="the contact cache (warm starts, manifolds)")
@@ -535,7 +542,7 @@ class SceneSolver:
             else:
                 pairs, c = self._awake_contacts(pairs, world, placed, margin, awake)
             t = profile.lap("narrow phase", t)
-            self.pair_bodies = self._rest.body[pairs]   # the islands: sleep's, a RATTLE retry's
+            self._pairs = pairs
             if settings.sleep:      # what the sleep stage reads: supports, foreign touches
                 self.body_touch = np.zeros(len(inverse_mass), np.int64)
                 touch_flags(c.shape_a, c.shape_b, self._rest, self.body_touch)

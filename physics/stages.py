@@ -645,7 +645,8 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     undo, = undo
     # the island as the attempt left it, the result that stands where a half reaches outside it
     attempt = None if undo.active is None else Undo(model, data, work, undo.active)
-    after = undo.put_back(model, data, work)
+    after = None if undo.active is None else After(data, work, undo.shapes(model, work))
+    undo.put_back(model, data, work)
     stands = False
     try:
         halves(undo.active)
@@ -685,7 +686,7 @@ class Undo:
         if active is None:
             self.slots, self.cache = slice(None), cache.state()
         else:
-            self.slots, self.cache = np.flatnonzero(active), cache.part(self._shapes(model, work))
+            self.slots, self.cache = np.flatnonzero(active), cache.part(self.shapes(model, work))
         local, nodes = work.hierarchy.local, model.dyn[self.slots]
         self.local = tuple(a[nodes] for a in (local.translation, local.rotation, local.velocity))
         self.omega_body = data.omega_body[self.slots].copy()
@@ -716,16 +717,14 @@ class Undo:
             active &= context.active
         return cls(model, data, work, None if active.all() else active)
 
-    def _shapes(self, model, work):
+    def shapes(self, model, work):
         """(S,) bool: the shapes of the island's bodies."""
         solver = work.solver
         body = solver.body_of_node[solver.shapes.node]
         return (body >= 0) & np.append(self.active, False)[body]
 
     def put_back(self, model, data, work):
-        """The island back at the sub-step's start; returns what is to be put back of the rest
-        once the halves are done (`After`, or None: the island is every body)."""
-        after = None if self.active is None else After(data, work, self._shapes(model, work))
+        """The island back where this was taken."""
         local, nodes = work.hierarchy.local, model.dyn[self.slots]
         local.translation[nodes], local.rotation[nodes], local.velocity[nodes] = self.local
         data.omega_body[self.slots] = self.omega_body
@@ -744,7 +743,6 @@ class Undo:
         work.runaway.reference, work.runaway.due = self.runaway
         solver.forget()
         work.world = STALE
-        return after
 
 
 class After:
