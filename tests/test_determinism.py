@@ -102,14 +102,44 @@ def _hashes_with(variable, value):
     return features, dict(zip(sorted(GOLDEN_RUNS), hashes.split()))
 
 
-@pytest.mark.parametrize("coretype", ["Haswell", "SkylakeX", "Sandybridge", "Prescott"])
+# What each OpenBLAS kernel executes (OpenBLAS's kernel/x86_64 sources): a forced kernel is not
+# checked against the CPU, and one the CPU lacks dies of SIGILL (SkylakeX on an AMD EPYC with AVX2
+# only). numpy's names, read from CPUID and the OS's saved-register mask (XGETBV), so a feature the
+# kernel of the OS does not enable counts as missing too.
+BLAS_KERNEL_NEEDS = {"Prescott": ("SSE3",), "Sandybridge": ("AVX",), "Haswell": ("AVX2", "FMA3"),
+                     "SkylakeX": ("AVX512F", "AVX512CD", "AVX512BW", "AVX512DQ", "AVX512VL")}
+
+
+def missing_cpu_features(needed, features=None):
+    """The features of `needed` this CPU lacks (numpy's run-time dispatch table by default)."""
+    if features is None:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    return [name for name in needed if not features.get(name, False)]
+
+
+def test_a_blas_kernel_is_forced_only_where_the_cpu_runs_it():
+    """The skip below reads the CPU: an AVX2-only CPU skips SkylakeX and runs Haswell, a CPU
+    with every feature runs all four, and an unknown name counts as missing (a non-x86 numpy)."""
+    avx2_only = {"SSE3": True, "AVX": True, "AVX2": True, "FMA3": True, "AVX512F": False}
+    assert missing_cpu_features(BLAS_KERNEL_NEEDS["SkylakeX"], avx2_only) == list(BLAS_KERNEL_NEEDS["SkylakeX"])
+    assert missing_cpu_features(BLAS_KERNEL_NEEDS["Haswell"], avx2_only) == []
+    everything = {name: True for needs in BLAS_KERNEL_NEEDS.values() for name in needs}
+    assert all(not missing_cpu_features(needs, everything) for needs in BLAS_KERNEL_NEEDS.values())
+    assert missing_cpu_features(("AVX2",), {"NEON": True}) == ["AVX2"]
+
+
+@pytest.mark.parametrize("coretype", sorted(BLAS_KERNEL_NEEDS))
 def test_golden_hashes_do_not_depend_on_the_blas_kernel(coretype):
     """OpenBLAS picks its kernels by CPU, and they round differently (with FMA or without: a 3×3
     product or solve changes its last bits between the Haswell and Prescott kernels): the top's
     hash once differed between an AVX-512 Intel machine (SkylakeX kernel) and an AMD one
     (Haswell/Zen kernel). No step calls the BLAS or LAPACK now (3×3 solves and products are
     compiled or einsum, the solver's kinetic-energy comparison too), so forcing each kernel
-    (OPENBLAS_CORETYPE, in a fresh process) leaves every golden scene's bits as they are (exact)."""
+    (OPENBLAS_CORETYPE, in a fresh process) leaves every golden scene's bits as they are (exact).
+    A kernel whose instructions this CPU lacks is skipped, naming them: forced, it dies of SIGILL."""
+    missing = missing_cpu_features(BLAS_KERNEL_NEEDS[coretype])
+    if missing:
+        pytest.skip(f"this CPU lacks {' '.join(missing)}, which OpenBLAS's {coretype} kernel executes")
     _, hashes = _hashes_with("OPENBLAS_CORETYPE", coretype)
     assert hashes == {scene: golden()[scene]["hash"] for scene in GOLDEN_RUNS}
 
