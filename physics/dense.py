@@ -1,6 +1,6 @@
 """Small dense linear algebra in compiled code, on the leading n×n block of a scratch matrix, in
-place: the solver's manifold blocks (physics.gauss_seidel) and RATTLE's joint systems
-(physics.rattle) factor systems of a few to a few dozen rows each step, where a LAPACK call would
+place: the solver's manifold blocks (physics.gauss_seidel) factor systems of a few rows each step
+(the joints' systems are block-sparse: physics.joint_graph), where a LAPACK call would
 cost more than the arithmetic and its last bits would depend on the CPU's BLAS kernel
 (docs/architecture.md, "Determinism across machines"). 3×3 systems: physics.rotation_kernels.solve3.
 """
@@ -42,32 +42,3 @@ def cholesky_substitute(L, x, n):
         for c in range(i + 1, n):
             s -= L[c, i] * x[c]
         x[i] = s / L[i, i]
-
-
-@kernel
-def lu_solve(A, b, n):
-    """b ← A⁻¹ b for the leading n×n block, Gaussian elimination with partial pivoting (A is
-    overwritten); False if a pivot vanishes."""
-    for c in range(n):
-        p = c
-        for r in range(c + 1, n):
-            if abs(A[r, c]) > abs(A[p, c]):
-                p = r
-        if A[p, c] == 0.0:
-            return False
-        if p != c:
-            for k in range(n):
-                A[c, k], A[p, k] = A[p, k], A[c, k]
-            b[c], b[p] = b[p], b[c]
-        for r in range(c + 1, n):
-            f = A[r, c] / A[c, c]
-            if f != 0.0:
-                for k in range(c, n):
-                    A[r, k] -= f * A[c, k]
-                b[r] -= f * b[c]
-    for r in range(n - 1, -1, -1):
-        s = b[r]
-        for k in range(r + 1, n):
-            s -= A[r, k] * b[k]
-        b[r] = s / A[r, r]
-    return True

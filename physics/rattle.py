@@ -16,8 +16,9 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
 
 - `project_positions`: Δq = M₀⁻¹ J₀ᵀ Λ along the start-of-step rows J₀ (RATTLE's first kick, SHAKE's
   directions), Λ by Newton on g(q_free + Δq) = 0 with the Jacobian of the current pose,
-  [J(q_k) M₀⁻¹ J₀ᵀ] δΛ = −g(q_k), solved directly (a chain of 20 ball joints is 60 rows: a dense
-  60 × 60 solve). The caller adds Δv = Δq / h, so that the velocity is the chord's, (q₁ − q₀)/h.
+  [J(q_k) M₀⁻¹ J₀ᵀ] δΛ = −g(q_k), solved directly over the joint graph (`physics.joint_graph`: a
+  chain or a tree of joints in time linear in the joints, loops with the fill of a minimum-degree
+  order). The caller adds Δv = Δq / h, so that the velocity is the chord's, (q₁ − q₀)/h.
   SHAKE's own iteration keeps the start-of-step matrix J₀ M₀⁻¹ J₀ᵀ and, in a whip crack where the
   links turn far within a step, stops converging; the current Jacobian converges quadratically.
   Each Newton step is halved until it lowers Σ g² (a line search: a full step may raise max |g|
@@ -38,8 +39,8 @@ velocity solver (`physics.gauss_seidel`). Redundant rows (a closed loop of joint
 matrices singular: a relative 1e-12 on the diagonal picks the least-impulse solution.
 
 Both are compiled (numba): the rows come from `physics.joints.joint_geometry` at every Newton
-evaluation; J(q_k) M₀⁻¹ J₀ᵀ is not symmetric and is solved by LU with partial pivoting, the velocity
-projection's J M⁻¹ Jᵀ (symmetric positive definite) by the Cholesky factor of `physics.gauss_seidel`.
+evaluation; J(q_k) M₀⁻¹ J₀ᵀ is not symmetric, so both systems are factored by block elimination
+with partial pivoting inside each joint's block (`physics.joint_graph.factor_and_solve`).
 
 Conventions: B solver bodies, world frame, velocities (B, 6) [v, ω]; static sides (−1) drop out.
 """
@@ -48,26 +49,27 @@ from typing import NamedTuple
 import numpy as np
 from physics.compiled import kernel
 
+from physics.joint_graph import JointGraph, assemble, factor_and_solve, structure
 from physics.joints import ROWS_PER_JOINT, JointGeometry, JointModel, joint_geometry, joint_geometry_arrays
-from physics.dense import cholesky_factor, cholesky_substitute, lu_solve
 from physics.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
     store33, sub, transpose
 
 NEWTON_ITERATIONS = 10     # at most; the chain's whip crack needs 3–4, a quiet step 1–2
 TOLERANCE = 1e-12           # m (rad): the largest row error left after the projection
-REGULARIZATION = 1e-12      # relative, on the diagonal of the small systems (redundant rows)
 LINE_SEARCH = 8             # halvings of a Newton step at most
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
 
 
 class JointBodies:
-    """The solver bodies the joints move (n of B) and their columns in the dense systems."""
+    """The solver bodies the joints move (n of B), their columns, and the joints' elimination
+    structure (`physics.joint_graph.structure`, made once per topology)."""
 
     def __init__(self, joints, bodies):
         used = joints.body[joints.body >= 0]
         self.body = np.unique(used).astype(np.int64)                 # (n,) solver bodies, sorted
         self.index = np.full(bodies + 1, -1, np.int64)              # solver body → column; [−1] = static
         self.index[self.body] = np.arange(len(self.body))
+        self.graph = structure(joints)
 
     def __len__(self):
         return len(self.body)
@@ -83,6 +85,7 @@ class RattleStart(NamedTuple):
     rotation: np.ndarray        # (B, 3, 3) R₀
     jacobian: np.ndarray        # (J, ROWS_PER_JOINT, 2, 6) J₀: every (joint, slot) row at the start-of-step poses
     geometry: JointGeometry     # scratch: the rows at the pose being evaluated
+    graph: JointGraph           # the joints' elimination structure
 
 
 def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia):
@@ -90,7 +93,7 @@ def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia):
     J0 = joints.geometry(centre, rotation).jacobian
     return RattleStart(joints.model(), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
                        np.ascontiguousarray(inverse_inertia, float).copy(), np.ascontiguousarray(rotation, float).copy(),
-                       J0, joint_geometry_arrays(len(joints)))
+                       J0, joint_geometry_arrays(len(joints)), bodies.graph)
 
 
 @kernel(inline=True)
@@ -143,29 +146,20 @@ def drift_derivative(inertia, y, h):
 
 
 @kernel
-def _regularize(A, n):
-    scale = 0.0
-    for a in range(n):
-        scale = max(scale, abs(A[a, a]))
-    for a in range(n):
-        A[a, a] += REGULARIZATION * scale
-    return scale
-
-
-@kernel
-def _taken_rows(geometry, slots):
-    """The rows (j · ROWS_PER_JOINT + slot) the position projection takes, into `slots`: the equalities, and the
-    inequalities where violated (C < 0), never motors; returns their count, the largest |C| and Σ C²
-    (the line search's merit)."""
+def _taken_rows(geometry, taken):
+    """The rows the position projection takes, marked in `taken` (J, ROWS_PER_JOINT): the
+    equalities, and the inequalities where violated (C < 0), never motors; returns their count, the
+    largest |C| and Σ C² (the line search's merit)."""
     k, error, merit = 0, 0.0, 0.0
     for j in range(geometry.C.shape[0]):
         for s in range(ROWS_PER_JOINT):
+            taken[j, s] = False
             if not geometry.active[j, s] or geometry.motor[j, s]:
                 continue
             C = geometry.C[j, s]
             if geometry.inequality[j, s] and C >= 0.0:
                 continue
-            slots[k] = j * ROWS_PER_JOINT + s
+            taken[j, s] = True
             k += 1
             error = max(error, abs(C))
             merit += C * C
@@ -173,26 +167,27 @@ def _taken_rows(geometry, slots):
 
 
 @kernel
-def _relative_error(system, slots, K):
+def _relative_error(system, taken):
     """max |C| / lever over the taken rows: lever the joint's largest anchor offset from a moving
     body's centre or its length (`JointModel`); joints with neither are left out. A link of lever r
     turning by ωh within the step, kicked but not yet projected, leaves its joint by r (ωh)²/2:
     the measure is (ωh)²/2, the same for a chain's short links and a pendulum's long one."""
     model, worst = system.model, 0.0
-    for k in range(K):
-        j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
+    for j in range(len(model.kind)):
         lever = model.length[j]
         for side in range(2):
             if model.body[j, side] >= 0:
                 a = model.anchor[j, side]
                 lever = max(lever, np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]))
         if lever > 0.0:
-            worst = max(worst, abs(system.geometry.C[j, s]) / lever)
+            for s in range(ROWS_PER_JOINT):
+                if taken[j, s]:
+                    worst = max(worst, abs(system.geometry.C[j, s]) / lever)
     return worst
 
 
 @kernel
-def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, slots):
+def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, taken):
     """The pose of the jointed bodies for translation x (n, 3) and angular impulse × h A (n, 3):
     R = cay(h y) R₀ with y the rotor drift of L + A/h, written into centre/rotation; the rows there
     into system.geometry; D the drift derivatives; returns (taken rows, largest |C|, Σ C²)."""
@@ -207,49 +202,36 @@ def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, slots)
         store33(D, c, drift_derivative(I, y, h))
         centre[b, 0], centre[b, 1], centre[b, 2] = x[c, 0], x[c, 1], x[c, 2]
     joint_geometry(system.model, centre, rotation, system.geometry)
-    return _taken_rows(system.geometry, slots)
+    return _taken_rows(system.geometry, taken)
 
 
 @kernel
-def _assemble(system, K, slots, along_current, D, M, W):
-    """M (K × K) = J_k M₀⁻¹ J_dᵀ over the taken rows, J_d = J₀ (or J_k along the current rows),
-    the angular part of M₀⁻¹ the drift derivative D; W (K, 2, 6) = M₀⁻¹ J_dᵀ per row and side."""
+def _weigh(system, taken, along_current, D, W):
+    """W (J, ROWS_PER_JOINT, 2, 6) = M₀⁻¹ J_dᵀ per taken row and side, J_d = J₀ (or J_k along the
+    current rows), the angular part of M₀⁻¹ the drift derivative D: J_k W is the Newton matrix."""
     geometry, model = system.geometry, system.model
-    for k in range(K):
-        j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
-        Jd = geometry.jacobian[j, s] if along_current else system.jacobian[j, s]
-        for side in range(2):
-            c = system.index[model.body[j, side]]
-            if c < 0:
-                W[k, side, :] = 0.0
+    for j in range(len(model.kind)):
+        for s in range(ROWS_PER_JOINT):
+            if not taken[j, s]:
                 continue
-            m = system.inverse_mass[model.body[j, side]]
-            ang = matvec(load33(D, c), (Jd[side, 3], Jd[side, 4], Jd[side, 5]))
-            for i in range(3):
-                W[k, side, i] = m * Jd[side, i]
-                W[k, side, 3 + i] = ang[i]
-    for k in range(K):
-        jk, sk = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
-        Jk = geometry.jacobian[jk, sk]
-        for l in range(K):
-            jl = slots[l] // ROWS_PER_JOINT
-            total = 0.0
-            for a in range(2):
-                ca = system.index[model.body[jk, a]]
-                if ca < 0:
+            Jd = geometry.jacobian[j, s] if along_current else system.jacobian[j, s]
+            for side in range(2):
+                c = system.index[model.body[j, side]]
+                if c < 0:
+                    W[j, s, side, :] = 0.0
                     continue
-                for b in range(2):
-                    if system.index[model.body[jl, b]] == ca:
-                        for i in range(6):
-                            total += Jk[a, i] * W[l, b, i]
-            M[k, l] = total
+                m = system.inverse_mass[model.body[j, side]]
+                ang = matvec(load33(D, c), (Jd[side, 3], Jd[side, 4], Jd[side, 5]))
+                for i in range(3):
+                    W[j, s, side, i] = m * Jd[side, i]
+                    W[j, s, side, 3 + i] = ang[i]
 
 
 @kernel
 def project_positions_kernel(system, centre, rotation, momentum, h, iterations, tolerance, dx, dtheta, impulse, stats):
-    """`project_positions` compiled; returns the largest |g| left. stats (4,): Newton iterations taken,
+    """`project_positions` compiled; returns the largest |g| left. stats (5,): Newton iterations taken,
     whether the current-row fallback fired, the largest |impulse| component, the start error relative
-    to the joints' levers (`_relative_error`)."""
+    to the joints' levers (`_relative_error`), the relative error when it left J₀."""
     n = len(system.column)
     J = len(system.model.kind)
     work_c, work_R = centre.copy(), rotation.copy()
@@ -261,37 +243,41 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         x[c] = centre[system.column[c]]
     A = np.zeros((n, 6))
     R, D = np.empty((n, 3, 3)), np.empty((n, 3, 3))
-    slots = np.empty(J * ROWS_PER_JOINT, np.int64)
-    M = np.empty((J * ROWS_PER_JOINT, J * ROWS_PER_JOINT))
-    W = np.empty((J * ROWS_PER_JOINT, 2, 6))
-    mu = np.empty(J * ROWS_PER_JOINT)
+    taken = np.zeros((J, ROWS_PER_JOINT), np.bool_)
+    storage = np.empty(system.graph.values)
+    pivot = np.empty((J, ROWS_PER_JOINT), np.int64)
+    W = np.zeros((J, ROWS_PER_JOINT, 2, 6))
+    mu = np.empty((J, ROWS_PER_JOINT))
     kick = np.empty((n, 6))
     trial_x, trial_A = np.empty((n, 3)), np.empty((n, 6))
-    K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, slots)
+    K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken)
     along_current = False
     stats[:] = 0.0
-    stats[3] = _relative_error(system, slots, K)
+    stats[3] = _relative_error(system, taken)
     for _ in range(iterations):
         if error <= tolerance:
             break
         stats[0] += 1.0
         if along_current:
             stats[1] = 1.0
-        _assemble(system, K, slots, along_current, D, M, W)
-        for k in range(K):
-            mu[k] = -system.geometry.C[slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT]
-        _regularize(M, K)
-        solved = lu_solve(M, mu, K)
+        _weigh(system, taken, along_current, D, W)
+        assemble(system.graph, system.geometry.jacobian, W, taken, storage)
+        for j in range(J):
+            for s in range(ROWS_PER_JOINT):
+                mu[j, s] = -system.geometry.C[j, s] if taken[j, s] else 0.0
+        solved = factor_and_solve(system.graph, storage, mu, pivot)
         kick[:] = 0.0
         if solved:
-            for k in range(K):
-                j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
-                Jd = system.geometry.jacobian[j, s] if along_current else system.jacobian[j, s]
-                for side in range(2):
-                    c = system.index[system.model.body[j, side]]
-                    if c >= 0:
-                        for i in range(6):
-                            kick[c, i] += Jd[side, i] * mu[k]
+            for j in range(J):
+                for s in range(ROWS_PER_JOINT):
+                    if not taken[j, s]:
+                        continue
+                    Jd = system.geometry.jacobian[j, s] if along_current else system.jacobian[j, s]
+                    for side in range(2):
+                        c = system.index[system.model.body[j, side]]
+                        if c >= 0:
+                            for i in range(6):
+                                kick[c, i] += Jd[side, i] * mu[j, s]
             solved = np.all(np.isfinite(kick))
         # Newton's step (along J₀ or the current rows) is a descent direction of Σ g²: halved until
         # it lowers it (a full step may raise max |g| on the way to convergence)
@@ -304,7 +290,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                         trial_x[c, i] = x[c, i] + m * kick[c, i]
                 trial_A[:] = A + kick
                 K, trial, trial_merit = _evaluate(system, trial_x, trial_A[:, 3:], momentum, h, work_c, work_R, inertia, R,
-                                                  D, slots)
+                                                  D, taken)
                 if trial_merit < merit:
                     descent = True
                     break
@@ -314,10 +300,11 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             A[:] = trial_A
             error, merit = trial, trial_merit
             continue
-        K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, slots)
+        K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken)
         if along_current:
             break       # no descent left: round-off
         along_current = True
+        stats[4] = _relative_error(system, taken)
     for c in range(n):
         b = system.column[c]
         for i in range(3):
@@ -343,25 +330,27 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     Returns (dx, dθ, impulse, error): world translation and rotation vector per body (B, 3) each
     (the body's rotation becomes exp(hat dθ) R), the impulse × h that moved them, J₀ᵀ Λ (B, 6)
     [linear, angular] world (Δv = m⁻¹ J₀ᵀΛ / h, ΔL = (J₀ᵀΛ)_angular / h), and the largest |g| left.
-    stats, if given, a (4,) array: filled with the Newton iterations taken, 1 if the projection left
-    J₀ for the current rows (else 0), the largest |impulse| component and the start error relative to
-    the joints' levers (`_relative_error`)."""
+    stats, if given, a (5,) array: filled with the Newton iterations taken, 1 if the projection left
+    J₀ for the current rows (else 0), the largest |impulse| component, the start error relative to
+    the joints' levers (`_relative_error`) and the relative error it left J₀ with (0 if it did not)."""
     B = len(centre)
     dx, dtheta, impulse = np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
     error = project_positions_kernel(system, np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
                                      np.ascontiguousarray(momentum, float), float(h), iterations, tolerance,
-                                     dx, dtheta, impulse, np.zeros(4) if stats is None else stats)
+                                     dx, dtheta, impulse, np.zeros(5) if stats is None else stats)
     return dx, dtheta, impulse, error
 
 
 @kernel
-def project_velocities_kernel(model, index, geometry, centre, rotation, velocity, inverse_mass, inverse_inertia, dv):
+def project_velocities_kernel(model, index, graph, geometry, centre, rotation, velocity, inverse_mass, inverse_inertia,
+                              dv):
     """`project_velocities` compiled."""
     joint_geometry(model, centre, rotation, geometry)
     J = len(model.kind)
-    slots = np.empty(J * ROWS_PER_JOINT, np.int64)
+    taken = np.zeros((J, ROWS_PER_JOINT), np.bool_)
+    mu = np.zeros((J, ROWS_PER_JOINT))
+    W = np.zeros((J, ROWS_PER_JOINT, 2, 6))
     K = 0
-    Jv = np.empty(J * ROWS_PER_JOINT)
     for j in range(J):
         for s in range(ROWS_PER_JOINT):
             if not geometry.active[j, s] or geometry.motor[j, s]:
@@ -375,65 +364,44 @@ def project_velocities_kernel(model, index, geometry, centre, rotation, velocity
                         v += jac[side, i] * velocity[b, i]
             if geometry.inequality[j, s] and (geometry.C[j, s] > 1e-9 or v >= 0.0):
                 continue
-            slots[K] = j * ROWS_PER_JOINT + s
-            Jv[K] = v
+            taken[j, s] = True
+            mu[j, s] = -v
             K += 1
+            for side in range(2):
+                b = model.body[j, side]
+                if b < 0:
+                    continue
+                ang = matvec(load33(inverse_inertia, b), (jac[side, 3], jac[side, 4], jac[side, 5]))
+                for i in range(3):
+                    W[j, s, side, i] = inverse_mass[b] * jac[side, i]
+                    W[j, s, side, 3 + i] = ang[i]
     if K == 0:
         return
-    W = np.empty((K, 2, 6))
-    for k in range(K):
-        j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
-        jac = geometry.jacobian[j, s]
-        for side in range(2):
-            b = model.body[j, side]
-            if b < 0:
-                W[k, side, :] = 0.0
-                continue
-            ang = matvec(load33(inverse_inertia, b), (jac[side, 3], jac[side, 4], jac[side, 5]))
-            for i in range(3):
-                W[k, side, i] = inverse_mass[b] * jac[side, i]
-                W[k, side, 3 + i] = ang[i]
-    M = np.empty((K, K))
-    for k in range(K):
-        jk = slots[k] // ROWS_PER_JOINT
-        Jk = geometry.jacobian[jk, slots[k] % ROWS_PER_JOINT]
-        for l in range(K):
-            jl = slots[l] // ROWS_PER_JOINT
-            total = 0.0
-            for a in range(2):
-                ba = model.body[jk, a]
-                if ba < 0:
-                    continue
-                for b in range(2):
-                    if model.body[jl, b] == ba:
-                        for i in range(6):
-                            total += Jk[a, i] * W[l, b, i]
-            M[k, l] = total
-    mu = np.empty(K)
-    for k in range(K):
-        mu[k] = -Jv[k]
-    _regularize(M, K)
-    if not cholesky_factor(M, K):
+    storage = np.empty(graph.values)
+    assemble(graph, geometry.jacobian, W, taken, storage)
+    if not factor_and_solve(graph, storage, mu, np.empty((J, ROWS_PER_JOINT), np.int64)):
         return
-    cholesky_substitute(M, mu, K)
-    for k in range(K):
-        j = slots[k] // ROWS_PER_JOINT
-        for side in range(2):
-            b = model.body[j, side]
-            if b >= 0:
-                for i in range(6):
-                    dv[b, i] += W[k, side, i] * mu[k]
+    for j in range(J):
+        for s in range(ROWS_PER_JOINT):
+            if not taken[j, s]:
+                continue
+            for side in range(2):
+                b = model.body[j, side]
+                if b >= 0:
+                    for i in range(6):
+                        dv[b, i] += W[j, s, side, i] * mu[j, s]
 
 
 def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass, inverse_inertia):
     """Δv (B, 6) [v, ω] that makes J(q) v = 0 for the joints' rows at the poses q (centre (B, 3),
-    rotation (B, 3, 3)), M-orthogonally: Δv = M⁻¹ Jᵀ μ with (J M⁻¹ Jᵀ) μ = −J v, solved by Cholesky;
+    rotation (B, 3, 3)), M-orthogonally: Δv = M⁻¹ Jᵀ μ with (J M⁻¹ Jᵀ) μ = −J v, solved over the
+    joint graph (`physics.joint_graph`);
     inverse_mass (B,), inverse_inertia (B, 3, 3) world at q. An inequality row takes part where it
     is at its bound (|C| ≤ 1e-9 or violated) and its velocity would violate it further (J v < 0)."""
     B = len(centre)
     dv = np.zeros((B, 6))
     if len(joints):
         c = lambda a: np.ascontiguousarray(a, float)
-        project_velocities_kernel(joints.model(), bodies.index, joint_geometry_arrays(len(joints)), c(centre),
-                                  c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv)
+        project_velocities_kernel(joints.model(), bodies.index, bodies.graph, joint_geometry_arrays(len(joints)),
+                                  c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv)
     return dv

@@ -432,7 +432,8 @@ class SceneSolver:
         self.joints_equalities = all(
             spec["kind"] != ROPE and spec.get("lower") is None and spec.get("upper") is None
             and not spec.get("motor_force") for spec in self.joint_specs)
-        self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`)
+        self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
+        self.joint_left_error = 0.0           # the largest |g| / lever it left J₀ with
         self.joint_start_error = 0.0          # and the largest |g| / lever it started from
         self._joint_bodies = None
         self._joint_start = None
@@ -730,14 +731,15 @@ class SceneSolver:
         solve, momentum (B, 3) the bodies' world angular momentum now: (dx, dθ) (B, 3) each, world, and the impulse × h that moved them (B, 6) [linear,
         angular]; zeros without joints or before a `prepare`."""
         B = len(centre)
-        self.joint_left_start_rows, self.joint_start_error = False, 0.0
+        self.joint_left_start_rows, self.joint_left_error, self.joint_start_error = False, 0.0, 0.0
         if self.joints is None or not len(self.joints) or not POST_STABILIZATION or self._joint_start is None:
             return np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
         system = rattle_start(self.joints, self._joint_bodies, *self._joint_start, *self._joint_masses)
-        stats = np.zeros(4)
+        stats = np.zeros(5)
         dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, self._h, stats=stats)
         # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
         self.joint_left_start_rows = bool(stats[1])
+        self.joint_left_error = stats[4]
         self.joint_start_error = stats[3]
         return dx, dtheta, impulse
 

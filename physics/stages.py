@@ -74,6 +74,14 @@ RATTLE_INTEGRATORS = ("semi-implicit-euler", "lie-midpoint", "lie-midpoint-4")
 # ranged from −2 % to 17 % with the velocity solver's iteration count, at 0.016 from 3 % to 6 %.
 RATTLE_HALVINGS = 4
 RATTLE_STEP_ERROR = 0.016
+# Where the projection left J₀ with less than RATTLE_LEFT_ERROR of a lever still to project, the
+# rest is round-off of a nearly singular system, not a crack: a flat net of ball joints (a planar
+# framework, infinitesimally flexible out of its plane) stalls there at 1e-11 to 1e-9 of its
+# 0.15 m levers, where J₀'s Newton cannot reach the 1e-12 m tolerance. The current rows' step then
+# moves the bodies by that much more than RATTLE's would (a velocity of error / h: 1e-7 m/s at
+# 1e-6 of a lever), and stands; halving it again found the same stall, sub-step after sub-step
+# (27 sub-steps for each of the 4×4 net's). The chain's cracks never leave J₀ now.
+RATTLE_LEFT_ERROR = 1e-6
 # Divergence (`Diverged`): a moving node's local state must stay finite and within ten times the
 # ranges a scene may start in (physics.validation): past them the products a step forms are no
 # longer guaranteed finite, and a body there has run away (an explosion, or energy gained without
@@ -640,7 +648,8 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     undo = []
     substep(model, data, settings, work, context, undo)
     data.rattle_hint[:] = solver.joint_start_error, h
-    if not solver.joint_left_start_rows and solver.joint_start_error <= RATTLE_STEP_ERROR:
+    left = solver.joint_left_start_rows and solver.joint_left_error > RATTLE_LEFT_ERROR
+    if not left and solver.joint_start_error <= RATTLE_STEP_ERROR:
         return
     undo, = undo
     # the island as the attempt left it, the result that stands where a half reaches outside it

@@ -71,7 +71,8 @@ def beside_a_pendulum(name):
 
 def run(text, failing, monkeypatch, steps=STEPS, after_step=None):
     """STEPS steps; `failing`: every RATTLE attempt fails (its projection said to have left the
-    start-of-step rows), so every sub-step is retried down to the last halving; `after_step(sim)`
+    start-of-step rows with a whole lever still to project), so every sub-step is retried down to
+    the last halving; `after_step(sim)`
     after each step. Returns the simulation and the islands the retries redid (their sizes; None:
     every body)."""
     islands = []
@@ -81,7 +82,7 @@ def run(text, failing, monkeypatch, steps=STEPS, after_step=None):
 
             def left_the_rows(self, *args):
                 out = project(self, *args)
-                self.joint_left_start_rows = True
+                self.joint_left_start_rows, self.joint_left_error = True, 1.0
                 return out
 
             patch.setattr(SceneSolver, "project_joint_positions", left_the_rows)

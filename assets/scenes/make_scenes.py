@@ -133,19 +133,22 @@ Restitution applies above 1 m/s of approach; the 40° swing meets at 2.1 m/s."""
           {"dt": 1 / 240, "integrator": "semi-implicit-euler", "iterations": 30, "substeps": 1}, nodes, joints)
 
 
-def chain():
-    links, radius, pitch, top = 20, 0.04, 0.25, 6.0
+def chain(links=20, out=None):
+    """A chain of `links` capsules on ball joints (20: the shipped chain.toml); `out` a path to write instead."""
+    radius, pitch, top = 0.04, 0.25, 6.0
+    digits = max(2, len(str(links)))
     nodes, joints = [GROUND, dict(name="hook", translation=[0.0, top, 0.0], shape={"type": "sphere", "radius": 0.06, **NO_CONTACT},
                                   color=[0.2, 0.2, 0.22])], []
     for i in range(links):
-        name = f"link_{i + 1:02d}"
+        name = f"link_{i + 1:0{digits}d}"
         # Capsules along x (local y turned -90° about z); group 2, mask "all but 2": links never
         # collide with each other (they overlap at every joint), but do with the ground.
         nodes.append(dict(name=name, motion="dynamic", translation=[pitch * (i + 0.5), top, 0.0], rotation=about_z(-math.pi / 2),
                           mass=0.2, shape={"type": "capsule", "radius": radius, "height": pitch - 2 * radius, "group": 2, "mask": -3},
                           color=[0.25 + 0.6 * i / links, 0.35, 0.85 - 0.6 * i / links]))
-        joints.append(dict(type="ball", b=name, anchor=[pitch * i, top, 0.0], **({"a": f"link_{i:02d}"} if i else {})))
-    write("chain", """
+        joints.append(dict(type="ball", b=name, anchor=[pitch * i, top, 0.0], **({"a": f"link_{i:0{digits}d}"} if i else {})))
+    if links == 20 and out is None:
+        comment = """
 A chain of 20 capsule links (0.25 m, 0.2 kg) on ball joints, hooked to the world at one end and
 released horizontally: the chain line of docs/fidelity.md (no blow-up, energy never grows, joint
 separation ≤ 1 mm). The links share collision group 2 and leave it out of their mask, so they
@@ -153,9 +156,45 @@ do not collide with each other where they overlap at the joints. The 5 m chain s
 whips; the free end falls to 1 m above the ground. lie-midpoint steps the joints by RATTLE (the
 energy is kept: ≤ 10 % lost in 10 s, never above the start) in 8 sub-steps, halving a sub-step
 at a whip crack. Try --integrator implicit-euler (the velocity solve loses 43 % in the cracks)
-and --substeps 16 (0.8 % lost, 6.4 ms per step).""",
-          "Chain of 20 links", "Twenty capsules on ball joints released horizontally from a hook.",
+and --substeps 16 (0.8 % lost, 6.4 ms per step)."""
+    else:
+        comment = f"""
+A chain of {links} capsule links (0.25 m, 0.2 kg) on ball joints, hooked to the world at one end and
+released horizontally, as the shipped chain.toml (20 links): the joint benchmark's chains. Other
+sizes: python assets/scenes/make_scenes.py chain --links N --out FILE.toml"""
+    write(out or "chain", comment, f"Chain of {links} links",
+          f"{'Twenty' if links == 20 else links} capsules on ball joints released horizontally from a hook.",
           {"dt": 1 / 60, "integrator": "lie-midpoint", "iterations": 20, "substeps": 8}, nodes, joints)
+
+
+def net(side=8, out=None):
+    """A square net of side × side spheres, each joined to its neighbours by ball joints and hung
+    from the world by two corners: a joint graph full of loops. `out` a path to write (default
+    net.toml beside this file; no net is shipped)."""
+    radius, pitch, height = 0.08, 0.3, 4.0
+    digits = max(2, len(str(side - 1)))
+    name = lambda i, k: f"knot_{i:0{digits}d}_{k:0{digits}d}"
+    nodes, joints = [GROUND], []
+    for i in range(side):
+        for k in range(side):
+            nodes.append(dict(name=name(i, k), motion="dynamic", translation=[pitch * k, height, pitch * i], mass=0.1,
+                              shape={"type": "sphere", "radius": radius, "group": 2, "mask": -3},
+                              color=[0.3 + 0.5 * k / side, 0.45, 0.8 - 0.5 * i / side]))
+    for i in range(side):
+        for k in range(side):
+            if k + 1 < side:
+                joints.append(dict(type="ball", a=name(i, k), b=name(i, k + 1), anchor=[pitch * (k + 0.5), height, pitch * i]))
+            if i + 1 < side:
+                joints.append(dict(type="ball", a=name(i, k), b=name(i + 1, k), anchor=[pitch * k, height, pitch * (i + 0.5)]))
+    for k in (0, side - 1):             # the two corners of the first row, hung from the world
+        joints.append(dict(type="ball", b=name(0, k), anchor=[pitch * k, height, 0.0]))
+    write(out or "net", f"""
+A net of {side} x {side} spheres (0.1 kg, 0.3 m apart), each joined to its neighbours by ball joints
+({len(joints)} joints: every square of four is a closed loop), hung from the world by two corners
+and released flat: the joint benchmark's nets. Other sizes:
+python assets/scenes/make_scenes.py net --side N --out FILE.toml""",
+          f"Net of {side} x {side}", f"{side * side} spheres on ball joints in a square net, hung by two corners.",
+          {"dt": 1 / 60, "integrator": "lie-midpoint", "iterations": 20, "substeps": 4}, nodes, joints)
 
 
 def rope_bridge():
@@ -317,15 +356,19 @@ SCENES = (top, pendulum, double_pendulum, newtons_cradle, chain, rope_bridge, st
 if __name__ == "__main__":
     import argparse
 
-    parser = argparse.ArgumentParser(description="Write the generated scenes (all of them, or one heap of another size).")
-    parser.add_argument("scene", nargs="?", choices=["pile"], help="one scene with parameters (default: every scene)")
-    parser.add_argument("--side", type=int, default=10, help="pile: boxes along each edge of the heap (side³ boxes)")
-    parser.add_argument("--out", help="pile: the .toml file to write (default: assets/scenes/pile.toml)")
+    parser = argparse.ArgumentParser(description="Write the generated scenes (all of them, or one pile, chain or net "
+                                                 "of another size).")
+    parser.add_argument("scene", nargs="?", choices=["pile", "chain", "net"], help="one scene with parameters (default: every scene)")
+    parser.add_argument("--side", type=int, help="pile: boxes along each edge of the heap (side³ boxes, default 10); "
+                                                 "net: spheres along each edge (default 8)")
+    parser.add_argument("--links", type=int, default=20, help="chain: links (default 20)")
+    parser.add_argument("--out", help="the .toml file to write (default: assets/scenes/SCENE.toml)")
     args = parser.parse_args()
-    if args.scene == "pile":
-        if args.side < 1 or (args.out and not args.out.endswith(".toml")):
-            parser.error(f"pile: got --side {args.side} --out {args.out}; expected --side >= 1 and a .toml path")
-        pile(args.side, args.out)
-    else:
+    size = {"pile": args.side or 10, "net": args.side or 8, "chain": args.links}.get(args.scene)
+    if args.scene is None:
         for make in SCENES:
             make()
+    elif size < 1 or size > 10**4 or (args.out and not args.out.endswith(".toml")):
+        parser.error(f"{args.scene}: got size {size} and --out {args.out}; expected a size from 1 to 10000 and a .toml path")
+    else:
+        {"pile": pile, "chain": chain, "net": net}[args.scene](size, args.out)
