@@ -1,6 +1,7 @@
 """The compile policy (physics.compiled): one specialization per kernel whatever constants it is
 called with, cache stamps that follow every module a kernel imports, and a cache directory that
-works for read-only installs."""
+works for read-only installs, and a start that parses no module it has seen."""
+import json
 import os
 import subprocess
 import sys
@@ -8,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from physics.compiled import SourceTreeLocator, dependency_digest, kernel
+from physics import compiled
+from physics.compiled import IMPORT_TABLE, SourceTreeLocator, dependency_digest, kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -187,7 +189,8 @@ def test_a_kernel_is_recompiled_when_a_module_it_calls_changes(tmp_path):
     package = tmp_path / "tree" / "physics"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    (package / "compiled.py").write_text((ROOT / "physics" / "compiled.py").read_text())
+    for name in ("compiled.py", "files.py"):
+        (package / name).write_text((ROOT / "physics" / name).read_text())
     (package / "a.py").write_text("from physics.compiled import kernel\nfrom physics.b import inner\n\n\n"
                                   "@kernel\ndef outer(x):\n    return inner(x) + 1\n")
 
@@ -202,7 +205,53 @@ def test_a_kernel_is_recompiled_when_a_module_it_calls_changes(tmp_path):
 
     assert run(2) == 21
     assert any((tmp_path / "cache").rglob("a.outer-*.nbi")), "outer was not cached"
+    table = json.loads((tmp_path / "cache" / IMPORT_TABLE).read_text())
+    assert table["physics.a"][1] == ["physics.b"], "the import table remembers a.py's imports (the policy left out)"
     assert run(3) == 31, "a cached kernel kept the old code of a module it calls"
+    assert json.loads((tmp_path / "cache" / IMPORT_TABLE).read_text())["physics.b"][0] != table["physics.b"][0]
+
+
+def test_the_import_table_is_read_back_by_digest_and_a_bad_one_is_empty(tmp_path, monkeypatch):
+    """The table of each module's imports (physics.compiled._ImportTable) that spares a start the
+    parse of every module: a new process finds an entry only under the same source digest, and a
+    table that is not JSON of its shape, too large, or not a regular file reads as empty, no error."""
+    monkeypatch.setattr(compiled, "cache_root", lambda: tmp_path)
+    table = compiled._ImportTable()
+    table.store("physics.a", "1" * 64, frozenset({"physics.b"}))
+    table.save()
+    again = compiled._ImportTable()
+    assert again.lookup("physics.a", "1" * 64) == {"physics.b"}
+    assert again.lookup("physics.a", "2" * 64) is None and again.lookup("physics.z", "1" * 64) is None
+    path = tmp_path / IMPORT_TABLE
+    for bad in ('{"physics.a": 3}', "[1, 2", '{"physics.a": ["1", [4]]}', " " * (compiled.IMPORT_TABLE_BYTES + 1)):
+        path.write_text(bad)
+        assert compiled._ImportTable().entries == {}, bad
+    path.unlink()
+    os.mkfifo(path)         # a FIFO is refused before a read that would wait for a writer
+    assert compiled._ImportTable().entries == {}
+    assert not list(tmp_path.glob(".*.tmp")), "no temporary file is left behind"
+
+
+def test_a_start_parses_no_module_whose_source_it_has_seen(monkeypatch):
+    """The digests of every physics module from the import table alone, once it holds them: the
+    same digests as a start that parses every module, and no parse."""
+    import pkgutil
+
+    import physics
+    modules = [f"physics.{m.name}" for m in pkgutil.iter_modules(physics.__path__)]
+
+    def digests():
+        compiled._imports.cache_clear()
+        compiled.dependency_digest.cache_clear()
+        return [compiled.dependency_digest(module) for module in modules]
+
+    parsed = digests()
+    compiled._import_table.cache_clear()        # a new process: the table as the file holds it
+    parses = []
+    original = compiled._parsed_imports
+    monkeypatch.setattr(compiled, "_parsed_imports", lambda *args: parses.append(args[0]) or original(*args))
+    assert digests() == parsed
+    assert parses == [], f"parsed again: {parses}"
 
 
 def test_a_cache_index_naming_a_class_that_moved_is_a_miss(tmp_path, monkeypatch):

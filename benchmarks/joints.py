@@ -1,0 +1,164 @@
+"""Scenes with joints against MuJoCo on the same scene: the shipped jointed scenes, then chains and
+nets of growing size (`assets/scenes/make_scenes.py chain --links N`, `net --side N`).
+
+Each scene is stepped by our `Simulation.step` and by MuJoCo reading our own `physics.to_mjcf` of it
+(MuJoCo's Euler, the same dt, one MuJoCo step per sub-step of ours), in one process, block by
+block in turn, so that a busy machine slows both alike: the figure is the best of the blocks (ms a
+step) and the ratio is ours over MuJoCo's. Sub-steps taken counts RATTLE's retries: a sub-step
+taken again as two halves counts its halves (`physics.stages.substep` calls per nominal sub-step).
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENES = ROOT / "assets" / "scenes"
+PLOT = ROOT / "docs" / "plots" / "joints_scale.png"
+SHIPPED = ("pendulum", "double_pendulum", "newtons_cradle", "iiwa", "ant", "chain", "rope_bridge")
+CHAINS, NETS = (10, 100, 400, 1000), (4, 6, 8, 16)
+GOAL_RATIO, GOAL_FLOOR_MS = 3.0, 0.030      # at most 3× MuJoCo, or 30 µs a step where that is less
+BUDGET_S = 20.0                            # of our stepping per scene; a scene past it is cut short
+
+
+def _generated(kind, size, folder):
+    path = Path(folder) / f"{kind}_{size}.toml"
+    option = "--links" if kind == "chain" else "--side"
+    subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), kind, option, str(size), "--out", str(path)],
+                   check=True, capture_output=True)
+    return path
+
+
+class _SubSteps:
+    """Counts `physics.stages.substep` calls (RATTLE's halves included) while entered."""
+
+    def __enter__(self):
+        import physics.stages as stages
+        self.stages, self.original, self.count = stages, stages.substep, 0
+
+        def counted(*args, **kwargs):
+            self.count += 1
+            return self.original(*args, **kwargs)
+        stages.substep = counted
+        return self
+
+    def __exit__(self, *exc):
+        self.stages.substep = self.original
+
+
+def _measure(path, steps, blocks):
+    """(ours ms, MuJoCo ms or None, sub-steps taken per nominal one, joints, what MJCF left out)."""
+    import mujoco
+
+    from physics import Simulation, to_mjcf
+    sim = Simulation.from_file(path)
+    left_out = []
+    model = mujoco.MjModel.from_xml_string(to_mjcf(sim.scene, left_out, integrator="euler"))
+    data = mujoco.MjData(model)
+    substeps = sim.settings.substeps
+    sim.step(2)         # compile, fill caches
+    for _ in range(2 * substeps):
+        mujoco.mj_step(model, data)
+    ours, theirs, taken, spent = [], [], 0, 0.0
+    with _SubSteps() as counter:
+        for _ in range(blocks):
+            start = time.perf_counter()
+            sim.step(steps)
+            ours.append((time.perf_counter() - start) / steps * 1e3)
+            spent += ours[-1] * steps / 1e3
+            start = time.perf_counter()
+            for _ in range(steps * substeps):
+                mujoco.mj_step(model, data)
+            theirs.append((time.perf_counter() - start) / steps * 1e3)
+            taken += steps
+            if spent > BUDGET_S:
+                break
+        per_nominal = counter.count / (taken * substeps)
+    joints = len(sim.scene.joints) if hasattr(sim.scene, "joints") else 0
+    return min(ours), min(theirs), per_nominal, joints, left_out
+
+
+def _left_out(label, left_out):
+    """One line for what MuJoCo's copy of a scene lacks: the count and the distinct reasons."""
+    reasons = sorted({re.sub(r"'[^']*'", "a body", item.split(": ", 1)[-1]) for item in left_out})
+    return f"{label}: MuJoCo's copy leaves out {len(left_out)} of the scene's items ({'; '.join(reasons)})"
+
+
+def _row(label, joints, ours, theirs, per_nominal):
+    ratio = ours / theirs
+    goal = max(GOAL_RATIO * theirs, GOAL_FLOOR_MS)
+    return (f"| {label} | {joints} | {ours:.3f} | {theirs:.3f} | {ratio:.1f}× | ≤ {goal:.3f} "
+            f"{'✓' if ours <= goal else '✗'} | {per_nominal:.2f} |")
+
+
+def _plot(curves):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    figure, axes = plt.subplots(figsize=(6.4, 4.2), dpi=110)
+    for (kind, engine), points in sorted(curves.items()):
+        if points:
+            x, y = zip(*sorted(points))
+            axes.loglog(x, y, "o-" if engine == "ours" else "s--", label=f"{kind}s, {engine}")
+    axes.set_xlabel("joints")
+    axes.set_ylabel("ms a step")
+    axes.set_title("Time per step against joints (dt 1/60)")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    PLOT.parent.mkdir(parents=True, exist_ok=True)
+    temp = PLOT.with_suffix(".tmp.png")
+    figure.savefig(temp)
+    os.replace(temp, PLOT)
+    plt.close(figure)
+
+
+def main(quick=False):
+    steps, blocks = (10, 2) if quick else (60, 5)
+    rows, scale_rows, curves, notes = [], [], {}, []
+    for name in SHIPPED:
+        ours, theirs, per_nominal, joints, left_out = _measure(SCENES / f"{name}.toml", steps, blocks)
+        rows.append(_row(name, joints, ours, theirs, per_nominal))
+        if left_out:
+            notes.append(_left_out(name, left_out))
+    with tempfile.TemporaryDirectory() as folder:
+        for kind, sizes in (("chain", CHAINS[:2] if quick else CHAINS), ("net", NETS[:2] if quick else NETS)):
+            for size in sizes:
+                path = _generated(kind, size, folder)
+                ours, theirs, per_nominal, joints, left_out = _measure(path, max(2, steps // 6), blocks)
+                label = f"{kind} of {size}" if kind == "chain" else f"net {size} × {size}"
+                scale_rows.append(_row(label, joints, ours, theirs, per_nominal))
+                curves.setdefault((kind, "ours"), []).append((joints, ours))
+                curves.setdefault((kind, "MuJoCo"), []).append((joints, theirs))
+                if left_out:
+                    notes.append(_left_out(label, left_out))
+    _plot(curves)
+    header = ["| scene | joints | ours, ms a step | MuJoCo | ours / MuJoCo | goal | sub-steps taken / nominal |",
+              "|---|---|---|---|---|---|---|"]
+    return "\n".join([
+        "## Joints (`benchmarks/joints.py`)",
+        "",
+        "Our `Simulation.step` against MuJoCo stepping the same scene through `physics.to_mjcf` (Euler, the "
+        "same dt, one MuJoCo step per sub-step of ours), best of blocks measured in turn in one process. "
+        "Goal: at most 3× MuJoCo's time, or 30 µs a step where that is less. The last column counts "
+        "RATTLE's retries: 1.00 is no retry. "
+        f"Load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
+        "",
+        *header, *rows,
+        "",
+        "Scale: chains of capsules on ball joints hooked at one end, and square nets of spheres on ball "
+        "joints hung by two corners (every square of four a loop), from make_scenes.py. Plot: "
+        "docs/plots/joints_scale.png.",
+        "",
+        *header, *scale_rows,
+        *([""] + [f"- {note}" for note in notes] if notes else []),
+    ])
+
+
+if __name__ == "__main__":
+    print(main(quick="--quick" in sys.argv))
