@@ -243,6 +243,19 @@ class InternalError(Exception):
         self.stage, self.error, self.written = stage, error, written
 
 
+def _interruption(error):
+    """The Interrupted behind `error`, if one is: a signal whose handler raised while the main thread
+    was inside a compiled kernel's call comes out of numba's dispatcher as "SystemError: Kernel(…)
+    returned a result with an exception set", with the Interrupted as its cause."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, Interrupted):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
 @contextmanager
 def _stage(what, expected=(), written=False):
     """Name what the block does (`what`: text, or a function giving it at the moment of failure)
@@ -257,6 +270,11 @@ def _stage(what, expected=(), written=False):
     except (InternalError, *expected):
         raise
     except Exception as error:
+        interrupt = _interruption(error)
+        if interrupt is not None:
+            if interrupt.stage is None:
+                interrupt.stage, interrupt.written = what() if callable(what) else what, written
+            raise interrupt from None
         raise InternalError(what() if callable(what) else what, error, written) from error
 
 
@@ -403,6 +421,13 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"warning: {message}", file=sys.stderr)
 
 
+def _report(interrupt):
+    """The one line of an interrupted command -> its exit code (128 + the signal's number)."""
+    print(f"interrupted {interrupt.stage or 'before the run'}" + ("" if interrupt.written else "; no output written"),
+          file=sys.stderr)
+    return interrupt.code
+
+
 def main(argv=None):
     """The command line -> exit code (see the module docstring). Prints no traceback: an
     unexpected exception becomes one line naming the stage it came from."""
@@ -412,9 +437,7 @@ def main(argv=None):
             args = build_parser().parse_args(argv)
             return args.handler(args)
         except Interrupted as interrupt:
-            print(f"interrupted {interrupt.stage or 'before the run'}"
-                  + ("" if interrupt.written else "; no output written"), file=sys.stderr)
-            return interrupt.code
+            return _report(interrupt)
         except BrokenPipeError:
             # stdout closed early (`| head`): nothing left to say there, and nothing to flush at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -426,6 +449,9 @@ def main(argv=None):
             print(f"error: {error}", file=sys.stderr)
             return 2
         except Exception as error:
+            interrupt = _interruption(error)
+            if interrupt is not None:
+                return _report(interrupt)
             print(f"error: internal error: {type(error).__name__}: {error}; no output written", file=sys.stderr)
             return 1
 

@@ -476,6 +476,29 @@ def test_an_unexpected_exception_is_one_line_naming_the_stage(tmp_path, capsys, 
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_inside_a_compiled_call_is_the_interruption_not_an_internal_error(tmp_path, capsys, monkeypatch,
+                                                                                    signum):
+    """A signal whose handler raises while the main thread is inside a kernel's call leaves numba's
+    dispatcher as "SystemError: Kernel(…) returned a result with an exception set", the
+    interruption its cause (seen with Ctrl+C during the heap's long solve): the runner still exits
+    128 + N with its one line, not "internal error" and 1. The smallest reproducer: the step raises
+    that SystemError from the handler's exception."""
+    from physics.__main__ import Interrupted
+    from physics.simulation import Simulation as Stepped
+
+    def interrupted_in_a_kernel(self, n=1):
+        try:
+            raise Interrupted(signum)
+        except Interrupted as interrupt:
+            raise SystemError("Kernel(<function _solve_stages>) returned a result with an exception set") from interrupt
+
+    monkeypatch.setattr(Stepped, "step", interrupted_in_a_kernel)
+    assert main(["run", str(TANK), "--steps", "5", "--out", str(tmp_path / "x.npz"), "--quiet"]) == 128 + signum
+    assert capsys.readouterr().err == "interrupted at step 0 of 5; no output written\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 HUGE = str(2**64)
 VALUES = {  # per option: valid values, out-of-range ones and malformed ones
     "--steps": ["0", "3", "-1", HUGE, "-" + HUGE, "1" + "0" * 400, "1.5", "nan", "x", ""],
