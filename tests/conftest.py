@@ -160,11 +160,13 @@ angular_velocity = [{0}, {1}, {1}]
 """
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist with `--dist loadgroup` (make test), every display test runs on one worker,
     one after another, as without xdist: those tests send real X events to a window and read back
     what it drew, and two windows drawing with Mesa's software renderer at once starve each other's
-    event handling. The other tests share the other workers."""
+    event handling. The other tests share the other workers. First among the hooks: xdist's own
+    reads the group marker in this same hook, to name the group in each test's id."""
     for item in items:
         if item.get_closest_marker("display") is not None:
             item.add_marker(pytest.mark.xdist_group("display"))
