@@ -49,6 +49,7 @@ its pose at load, the rest left out), appends one sentence per omission to the l
 them in a comment at the top of the XML.
 """
 import math
+import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
@@ -388,8 +389,20 @@ def to_mjcf(scene, left_out=None, integrator="rk4", contacts=True, settings=None
         for a, b in p.excludes:
             ET.SubElement(contact, "exclude", {"body1": "world" if a < 0 else scene.names[a],
                                                "body2": "world" if b < 0 else scene.names[b]})
-    ET.indent(root)
-    text = ET.tostring(root, encoding="unicode")
+    # ElementTree indents and writes by recursion, a level of Python per element of depth: a chain
+    # of a thousand links is a body tree a thousand deep, past Python's default limit
+    depth, todo = 0, [(root, 1)]
+    while todo:
+        element, level = todo.pop()
+        depth = max(depth, level)
+        todo.extend((child, level + 1) for child in element)
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, 3 * depth + 1000))
+    try:
+        ET.indent(root)
+        text = ET.tostring(root, encoding="unicode")
+    finally:
+        sys.setrecursionlimit(previous)
     if left_out:
         comment = "\n".join(f"  left out: {reason.replace('--', '- -')}" for reason in left_out)
         text = f"<!-- What MJCF cannot express of this scene:\n{comment}\n-->\n" + text

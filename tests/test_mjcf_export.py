@@ -216,3 +216,22 @@ def test_a_joints_two_nodes_are_excluded_unless_it_says_collide_connected():
 
     assert contacts() == 0
     assert contacts(collide_connected=True) > 0
+
+
+def test_a_chain_deeper_than_pythons_recursion_limit_is_exported(tmp_path):
+    """A chain of N links is a MuJoCo body tree N deep, and ElementTree writes it by recursion: a
+    1,200-link chain is exported (it was a RecursionError), and a 400-link one loads in MuJoCo with
+    every link (MuJoCo's XML reader stops at 500 levels of nesting, which it names)."""
+    import subprocess
+    import sys
+    for links in (400, 1200):
+        path = tmp_path / f"chain_{links}.toml"
+        subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), "chain", "--links", str(links), "--out",
+                        str(path)], check=True, capture_output=True)
+        text = to_mjcf(load_scene(path), [], integrator="euler")
+        assert text.count("<body ") == links
+        if links == 400:
+            assert mujoco.MjModel.from_xml_string(text).nbody == links + 1
+        else:
+            with pytest.raises(ValueError, match="nesting is too deep"):
+                mujoco.MjModel.from_xml_string(text)
