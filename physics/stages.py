@@ -74,13 +74,16 @@ RATTLE_INTEGRATORS = ("semi-implicit-euler", "lie-midpoint", "lie-midpoint-4")
 # ranged from −2 % to 17 % with the velocity solver's iteration count, at 0.016 from 3 % to 6 %.
 RATTLE_HALVINGS = 4
 RATTLE_STEP_ERROR = 0.016
-# Where the projection left J₀ with less than RATTLE_LEFT_ERROR of a lever still to project, the
-# rest is round-off of a nearly singular system, not a crack: a flat net of ball joints (a planar
-# framework, infinitesimally flexible out of its plane) stalls there at 1e-11 to 1e-9 of its
-# 0.15 m levers, where J₀'s Newton cannot reach the 1e-12 m tolerance. The current rows' step then
-# moves the bodies by that much more than RATTLE's would (a velocity of error / h: 1e-7 m/s at
-# 1e-6 of a lever), and stands; halving it again found the same stall, sub-step after sub-step
-# (27 sub-steps for each of the 4×4 net's). The chain's cracks never leave J₀ now.
+# Halving helps a projection that left J₀ where the step was long for the links' turn (a crack:
+# the start error falls as h²). Where it started within RATTLE_CRACK_ERROR of a lever (a turn of
+# 0.045 rad in the step) or left J₀ with less than RATTLE_LEFT_ERROR of one still to project, the
+# stall is the configuration's, at any h: a net of ball joints near a plane (a planar framework,
+# infinitesimally flexible out of its plane) makes RATTLE's Newton system nearly singular, and its
+# iteration along J₀ converges only linearly. The current rows' step (Gauss–Newton) then stands;
+# halving found the same stall sub-step after sub-step (the 8 × 8 net took 18 sub-steps for each
+# nominal one; now 2–3, and the 6 × 6 net loses 7.5 % of its energy in 5 s, against 8.5 % with
+# every stall halved). The chain's cracks never leave J₀ now.
+RATTLE_CRACK_ERROR = 1e-3
 RATTLE_LEFT_ERROR = 1e-6
 # Divergence (`Diverged`): a moving node's local state must stay finite and within ten times the
 # ranges a scene may start in (physics.validation): past them the products a step forms are no
@@ -648,7 +651,8 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     undo = []
     substep(model, data, settings, work, context, undo)
     data.rattle_hint[:] = solver.joint_start_error, h
-    left = solver.joint_left_start_rows and solver.joint_left_error > RATTLE_LEFT_ERROR
+    left = (solver.joint_left_start_rows and solver.joint_left_error > RATTLE_LEFT_ERROR
+            and solver.joint_start_error > RATTLE_CRACK_ERROR)
     if not left and solver.joint_start_error <= RATTLE_STEP_ERROR:
         return
     undo, = undo
