@@ -408,19 +408,25 @@ MESH_FACES_MAX = 2_000_000       # a mesh with more faces is refused (its hull o
 
 def read_xml(path):
     """The root element of an XML file, parsed by defusedxml (no DTD, no entity expansion: an XML
-    bomb or an external entity is refused), or one SceneError naming the file."""
+    bomb or an external entity is refused), or one SceneError naming the file. Only a regular file
+    is opened (`physics.files.open_regular`: a FIFO would block the read forever), and trailing NUL
+    bytes and whitespace are dropped before parsing, as PyBullet's and MuJoCo's readers drop them
+    (pybullet_data's humanoid.urdf ends in a NUL)."""
     import defusedxml.ElementTree as safe
     from defusedxml import DefusedXmlException
     from xml.etree.ElementTree import ParseError
     from pathlib import Path
 
+    from physics.files import open_regular
+
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > FILE_BYTES_MAX:
-            raise SceneError(path, None, None, None, f"the file has {size} bytes; at most {FILE_BYTES_MAX} are read")
-        with open(path, "rb") as handle:
-            return safe.parse(handle, forbid_dtd=True).getroot()
+        with open_regular(path) as handle:
+            data = handle.read(FILE_BYTES_MAX + 1)
+        if len(data) > FILE_BYTES_MAX:
+            raise SceneError(path, None, None, None, f"the file has more than {FILE_BYTES_MAX} bytes; at most "
+                                                     f"{FILE_BYTES_MAX} are read")
+        return safe.fromstring(data.rstrip(b"\0 \t\r\n"), forbid_dtd=True)
     except OSError as error:
         raise SceneError(path, None, None, None, f"cannot read the file ({error.strerror or error})") from None
     except DefusedXmlException as error:

@@ -15,6 +15,7 @@ Inertials: every moving link's mass, centre and tensor with the links fixed to i
 way) to 1e-12, and PyBullet's (`getDynamicsInfo`, loaded with URDF_USE_INERTIA_FROM_FILE) to
 1e-6 relative (single precision).
 """
+import os
 import warnings
 from pathlib import Path
 
@@ -267,6 +268,43 @@ def test_an_oversized_file_is_refused_before_reading(tmp_path, monkeypatch):
     path.write_text(GOOD)
     with pytest.raises(SceneError, match="at most 100 are read"):
         physics.load_urdf(path)
+
+
+def test_trailing_nul_bytes_and_whitespace_are_read_as_the_peers_read_them(tmp_path):
+    """pybullet_data's humanoid.urdf ends in a NUL byte, which PyBullet and MuJoCo accept: so do we
+    (its XML is read; what stops it now is its spherical joints, which the importer does not map
+    yet), and a small robot with NULs and whitespace after its last element loads; a NUL inside the
+    XML is still a syntax error."""
+    humanoid = DATA / "humanoid" / "humanoid.urdf"
+    assert humanoid.read_bytes().endswith(b">\r\n\0")
+    with pytest.raises(SceneError, match="'spherical'"):
+        physics.load_urdf(humanoid)
+    path = tmp_path / "nul.urdf"
+    path.write_bytes(GOOD.encode() + b"\n\0\0 \n")
+    assert physics.load_urdf(path).names == physics.load_urdf(_written(tmp_path, GOOD)).names
+    path.write_bytes(GOOD.replace("<link", "\0<link", 1).encode())
+    with pytest.raises(SceneError, match="XML syntax error"):
+        physics.load_urdf(path)
+
+
+@pytest.mark.parametrize("make, kind", [(os.mkfifo, "is a FIFO"), (os.mkdir, "is a directory")])
+def test_a_model_that_is_not_a_regular_file_is_refused_at_once(tmp_path, make, kind):
+    """A FIFO given as the model hung the reader (an ordinary open waits for a writer forever):
+    it and a directory are refused before a byte is read, naming the file and what it is; so is
+    a device, which never ends."""
+    for loader, suffix in ((physics.load_urdf, ".urdf"), (physics.load_mjcf, ".xml")):
+        path = tmp_path / f"special{suffix}"
+        make(path)
+        with pytest.raises(SceneError, match=kind):
+            loader(path)
+    with pytest.raises(SceneError, match="is a device"):
+        physics.load_urdf("/dev/zero")
+
+
+def _written(folder, text, name="good.urdf"):
+    path = folder / name
+    path.write_text(text)
+    return path
 
 
 def test_mutated_files_load_or_raise_scene_error(tmp_path):
