@@ -60,6 +60,13 @@ class Restorable:
             R = arrays[key]
             if len(R) and np.abs(np.einsum("nji,njk->nik", R, R) - np.eye(3)).max() > ROTATION_TOLERANCE:
                 refuse(key, "a matrix that is not a rotation", f"orthonormal rows (to {ROTATION_TOLERANCE:g})")
+            # orthonormal with determinant −1 is a reflection: it turns a body's handedness (and
+            # the cross products of its dynamics) inside out, and `replay --verify` said only
+            # "step 0 differs"
+            if len(R) and (np.linalg.det(R) < 0.0).any():
+                node = int(np.flatnonzero(np.linalg.det(R) < 0.0)[0])
+                refuse(key, f"a reflection (determinant −1) at node {self.scene.names[node]!r}"
+                       if key == "local.rotation" else "a reflection (determinant −1)", "rotations (determinant +1)")
         fixed = self.scene.motion == "fixed"
         # a fixed node's place on its parent never grows in a run (a moving node past this length
         # stops the run: `physics.stages.check_divergence`); a rail of the tank at 1e308 m overflowed the contact margin

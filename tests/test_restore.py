@@ -65,6 +65,8 @@ def cases(snapshot):
     car, box = names.index("car"), names.index("box_1")
     rotation = snapshot.arrays["local.rotation"].copy()
     rotation[box] = 0.0
+    mirrored = snapshot.arrays["local.rotation"].copy()
+    mirrored[box] = mirrored[box] @ np.diag([1.0, 1.0, -1.0])     # orthonormal, determinant −1
     return {
         "self parent": (crafted(snapshot, {"topology.parent": parents(snapshot, lambda p: p.__setitem__(car, car))}),
                         "topology.parent.*cycle"),
@@ -86,6 +88,7 @@ def cases(snapshot):
         "shape past its lengths": (crafted(snapshot, {"local.scale": scaled(snapshot, {car: 1e6})}),
                                    "local.scale.*shape.size.*at node 'car'.*world lengths"),
         "zero rotation": (crafted(snapshot, {"local.rotation": rotation}), "local.rotation.*not a rotation"),
+        "reflection": (crafted(snapshot, {"local.rotation": mirrored}), "local.rotation.*reflection.*'box_1'"),
         "NaN velocity": (crafted(snapshot, {"local.velocity": np.full_like(snapshot.arrays["local.velocity"], np.nan)}),
                          "local.velocity.*finite"),
         "wrong shape": (crafted(snapshot, {"omega_body": np.zeros((1, 3))}), "omega_body"),
@@ -98,7 +101,7 @@ def cases(snapshot):
     }
 
 
-@pytest.mark.parametrize("case", ["self parent", "two-cycle", "parent out of range", "NaN time", "zero rotation",
+@pytest.mark.parametrize("case", ["self parent", "two-cycle", "parent out of range", "NaN time", "zero rotation", "reflection",
                                   "fixed node moving", "fixed node far", "scale 1e308", "world scale", "shape past its lengths",
                                   "NaN velocity", "wrong shape", "missing field", "unknown field", "negative step",
                                   "event past the end", "unknown setting", "bad setting"])
