@@ -76,6 +76,12 @@ def setting_widget(name, value, id_suffix=""):
     return False, value
 
 
+def speed_text(rtf, paused):
+    """The real-time factor as the overlay and the Stats say it: "paused" while paused (a factor
+    of 0.00 there read as a stall), else "real time x1.00"."""
+    return "paused" if paused else f"real time x{rtf:.2f}"
+
+
 class Panel:
     def __init__(self, viewer):
         self.viewer = viewer
@@ -84,6 +90,7 @@ class Panel:
         self.windows = {}               # label -> rectangle of each window drawn this frame
         self._scene_settings = None     # (scene, its file's Settings): what `physics` compares with
         self.numbers_bottom = 0.0       # the numbers overlay's lower edge: the legend goes below it
+        self.numbers_lines = ()         # what the numbers overlay said in the last frame
         self.plotted = {}  # plot -> (points, rectangle) ImPlot drew last frame (app.plots.draw)
         self.tree = Tree(self)
         self.axes = {}     # plot -> its y axis last frame (app.plots.readable_axis): limits, ticks, labels
@@ -492,7 +499,7 @@ class Panel:
         v = self.viewer
         st = v.stats
         self.text(f"FPS {st['fps']:.1f}   physics {st['physics_ms']:.2f} ms   render {st['render_ms']:.2f} ms")
-        self.text(f"nodes {st['nodes']}   steps {v.sim.step_count}   real-time factor {st['rtf']:.2f}x")
+        self.text(f"nodes {st['nodes']}   steps {v.sim.step_count}   {speed_text(st['rtf'], v.paused)}")
         try:
             energy = v.sim.energy()
             self.text(f"energy: kinetic {energy['kinetic']:.6g}  potential {energy['potential']:.6g} J")
@@ -510,9 +517,11 @@ class Panel:
                     | imgui.WindowFlags_.no_move | imgui.WindowFlags_.no_focus_on_appearing | imgui.WindowFlags_.no_nav
                     | imgui.WindowFlags_.no_saved_settings)
         frame_ms = 1e3 / st["fps"] if st["fps"] > 0 else 0.0
-        imgui.text(f"FPS {st['fps']:6.1f}   frame {frame_ms:6.2f} ms")
-        imgui.text(f"physics {st['physics_ms']:6.2f} ms   real time x{st['rtf']:.2f}")
-        imgui.text(f"t = {v.sim.time:.3f} s   step {v.sim.step_count}")
+        self.numbers_lines = (f"FPS {st['fps']:6.1f}   frame {frame_ms:6.2f} ms",
+                              f"physics {st['physics_ms']:6.2f} ms   {speed_text(st['rtf'], v.paused)}",
+                              f"t = {v.sim.time:.3f} s   step {v.sim.step_count}")
+        for line in self.numbers_lines:
+            imgui.text(line)
         self._remember_window("numbers")
         self.numbers_bottom = imgui.get_window_pos().y + imgui.get_window_size().y
         imgui.end()

@@ -18,6 +18,13 @@ def test_the_numbers_overlay_shows_at_a_glance_and_toggles(window):
     legend = v.panel.item_rects["Legend"]
     assert legend[1] >= y1                          # the legend below it, not under it
     assert v.stats["fps"] > 0 and v.stats["rtf"] > 0
+    assert "real time x" in v.panel.numbers_lines[1]
+    keys(w, "space")                                # paused: the factor is not 0.00 but "paused"
+    frames(w, 2)
+    assert v.paused and v.panel.numbers_lines[1].endswith("   paused"), v.panel.numbers_lines
+    keys(w, "space")
+    frames(w, 2)
+    assert not v.paused and "real time x" in v.panel.numbers_lines[1]
     keys(w, "o")
     assert not v.prefs["numbers"]
     frames(w, 2)
