@@ -35,6 +35,10 @@ MODELS = ("kuka_iiwa/model.urdf", "franka_panda/panda.urdf", "r2d2.urdf", "a1/a1
 MUJOCO_MODELS = ("kuka_iiwa/model.urdf", "r2d2.urdf", "a1/a1.urdf")   # MuJoCo reads these (panda: package:// paths; laikago: point masses)
 PYBULLET_POSE_TOLERANCE = 2e-6     # single-precision pybullet (module docstring)
 PYBULLET_INERTIA_TOLERANCE = 1e-6  # relative, single precision
+# Random joint configurations each forward-kinematics check compares: each loads the robot again
+# (its meshes' bounds included), a tenth of a second; 30 configurations put every joint at 30
+# angles across its range, which a wrong axis, sign or offset cannot pass (100 took a minute).
+POSES = 30
 
 
 def load(path, **options):
@@ -91,7 +95,7 @@ def test_forward_kinematics_matches_pybullet(client, name):
     root = next(iter(load(path).names[i] for i in range(2, 3)))   # the root link: after the model and ground nodes
     rng = np.random.default_rng(11)
     worst = 0.0
-    for _ in range(100):
+    for _ in range(POSES):
         positions = {}
         for j, (joint, kind, _, low, high) in enumerate(joints):
             if kind in (pybullet.JOINT_REVOLUTE, pybullet.JOINT_PRISMATIC):
@@ -117,7 +121,7 @@ def test_forward_kinematics_matches_mujoco(name):
     root = load(path).names[2]
     rng = np.random.default_rng(5)
     worst = 0.0
-    for _ in range(100):
+    for _ in range(POSES):
         positions = {}
         for j in range(model.njnt):
             low, high = model.jnt_range[j] if model.jnt_limited[j] else (-np.pi, np.pi)
