@@ -35,6 +35,11 @@ SKIPPED_SECTIONS = ("actuator", "tendon", "equality", "sensor", "contact", "keyf
 SKIPPED_IN_BODY = ("site", "camera", "light", "composite", "flexcomp", "plugin", "attach", "frame", "replicate")
 JOINT_EXTRAS = ("armature", "damping", "stiffness", "frictionloss", "springref", "springdamper")
 DEPTH_MAX = 256    # bodies nested deeper are refused (each level is a node and a parent lookup)
+# <default> classes: each copies its parent's attributes and adds its own, so classes nested or
+# side by side under a class of many attributes multiply them (a 612 kB file made 2 GB of tables);
+# the copies are counted before they are made. MuJoCo's own models nest a few levels.
+DEFAULT_DEPTH_MAX = DEPTH_MAX
+DEFAULT_ATTRIBUTES_MAX = 1_000_000
 
 
 class _Reader:
@@ -73,7 +78,7 @@ class _Reader:
         for option in root.findall("option"):
             if option.get("gravity") is not None:
                 self.gravity = self.numbers("<option>", "gravity", option.get("gravity"), 3)
-        self.defaults = {"main": {}}
+        self.defaults, self.default_attributes = {"main": {}}, 0
         for element in root.findall("default"):
             self.default(element, "main", {})
         self.materials, self.meshes = {}, {}
@@ -102,20 +107,32 @@ class _Reader:
         return self.title, self.links
 
     def default(self, element, name, inherited):
-        """A <default class=NAME> table: per element tag, the attributes given here over the parent's."""
-        name = element.get("class", name)
-        table = {tag: dict(attributes) for tag, attributes in inherited.items()}
-        for child in element:
-            if child.tag == "default":
-                continue
-            if child.tag not in ("joint", "geom"):
-                self.skipped.append(f"<default> of <{child.tag}>")
-            table.setdefault(child.tag, {}).update(child.attrib)
-        self.defaults[name] = table
-        for child in element.findall("default"):
-            if child.get("class") is None:
-                raise self.error("<default>", "class", None, "a nested <default> needs a class name")
-            self.default(child, child.get("class"), table)
+        """A <default class=NAME> table and those nested in it, in document order: per element tag,
+        the attributes given here over the parent's. Refused past DEFAULT_DEPTH_MAX levels or
+        DEFAULT_ATTRIBUTES_MAX attributes in all the tables (counted before each copy)."""
+        todo = [(element, name, inherited, 1)]
+        while todo:
+            element, name, inherited, depth = todo.pop()
+            name = element.get("class", name)
+            if depth > DEFAULT_DEPTH_MAX:
+                raise self.error("<default>", "class", name, f"<default> classes nested deeper than {DEFAULT_DEPTH_MAX}")
+            own = [child for child in element if child.tag != "default"]
+            self.default_attributes += (sum(len(attributes) for attributes in inherited.values())
+                                        + sum(len(child.attrib) for child in own))
+            if self.default_attributes > DEFAULT_ATTRIBUTES_MAX:
+                raise self.error("<default>", "class", name, f"the <default> classes would hold more than "
+                                 f"{DEFAULT_ATTRIBUTES_MAX} attributes in all (each class copies its parent's)")
+            table = {tag: dict(attributes) for tag, attributes in inherited.items()}
+            for child in own:
+                if child.tag not in ("joint", "geom"):
+                    self.skipped.append(f"<default> of <{child.tag}>")
+                table.setdefault(child.tag, {}).update(child.attrib)
+            self.defaults[name] = table
+            nested = element.findall("default")
+            for child in nested:
+                if child.get("class") is None:
+                    raise self.error("<default>", "class", None, "a nested <default> needs a class name")
+            todo.extend((child, child.get("class"), table, depth + 1) for child in reversed(nested))
 
     def attributes(self, element, childclass):
         """The element's attributes over its default class's (class= or the enclosing childclass)."""

@@ -169,6 +169,37 @@ BAD = {
 }
 
 
+def test_default_classes_nested_or_multiplied_past_their_budget_are_refused(tmp_path, monkeypatch):
+    """<default> classes nested 1,000 deep were a RecursionError ("internal error"), and classes that
+    each copy a parent of many attributes multiplied them into gigabytes: both are one SceneError
+    naming the class, the first before any table past the budget is made (budget lowered here to
+    keep the file small). Nesting within the depth limit still inherits, in document order."""
+    import physics.mjcf as mjcf
+    deep = 1000
+    nested = "".join(f'<default class="c{k}">' for k in range(deep)) + "</default>" * deep
+    path = tmp_path / "deep.xml"
+    path.write_text(GOOD.replace("<default>", "<default>" + nested, 1))
+    with pytest.raises(SceneError, match=f"nested deeper than {mjcf.DEFAULT_DEPTH_MAX}"):
+        physics.load_mjcf(path)
+    monkeypatch.setattr(mjcf, "DEFAULT_ATTRIBUTES_MAX", 1000)
+    many = " ".join(f'user{k}="{k}"' for k in range(100))
+    siblings = "".join(f'<default class="s{k}"><geom rgba="1 0 0 1"/></default>' for k in range(20))
+    path = tmp_path / "wide.xml"
+    path.write_text(GOOD.replace('<default><geom density="500"/>', f'<default><geom density="500" {many}/>{siblings}', 1))
+    with pytest.raises(SceneError, match="more than 1000 attributes in all"):
+        physics.load_mjcf(path)
+    monkeypatch.setattr(mjcf, "DEFAULT_ATTRIBUTES_MAX", 10_000)
+    scene = physics.load_mjcf(path)         # within the budget: loads, the nested class inherits
+    names = list(scene.names)
+    assert scene.mass[names.index("arm:body")] == physics.load_mjcf(_good(tmp_path)).mass[names.index("arm:body")]
+
+
+def _good(folder):
+    path = folder / "good.xml"
+    path.write_text(GOOD)
+    return path
+
+
 def test_a_good_file_loads(tmp_path):
     """The pendulum: a capsule arm (density 500) on a hinge and a ball-jointed hand with its own
     inertial; the floor is a plane on the static world."""
