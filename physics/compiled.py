@@ -20,7 +20,7 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    bytecode and the CPU (name and features), so a cache made on another CPU is never loaded.
    What each module imports is remembered in the cache directory under its source's SHA-256
    (`_ImportTable`), so a start parses only the modules that changed since the last one: parsing
-   all of them cost 0.8–1.2 s of every start.
+   all of them costs 0.8–1.2 s.
 
 3. **A cache directory that works for every install.** Editable checkouts, built wheels and
    read-only install directories all cache into one user cache directory (`cache_root`:
@@ -165,7 +165,7 @@ IMPORT_TABLE_BYTES = 1 << 20         # read at most this much of it (about 60 mo
 class _ImportTable:
     """What each project module imports, kept in the cache directory between processes and keyed by
     the SHA-256 of the module's source, so that a start parses only the modules that changed:
-    parsing all of them (ast, about 60 modules) cost 0.8–1.2 s of every start, the larger part of a
+    parsing all of them (ast, about 60 modules) costs 0.8–1.2 s, the larger part of a
     warm `physics run`. A table that cannot be read (missing, special, too large, not JSON of this
     shape) is an empty one; it is written back atomically, and where it cannot be, nothing is lost
     but the next start's time."""

@@ -36,7 +36,7 @@ SKIPPED_IN_BODY = ("site", "camera", "light", "composite", "flexcomp", "plugin",
 JOINT_EXTRAS = ("armature", "damping", "stiffness", "frictionloss", "springref", "springdamper")
 DEPTH_MAX = 256    # bodies nested deeper are refused (each level is a node and a parent lookup)
 # <default> classes: each copies its parent's attributes and adds its own, so classes nested or
-# side by side under a class of many attributes multiply them (a 612 kB file made 2 GB of tables);
+# side by side under a class of many attributes multiply them (a 612 kB file can make 2 GB of tables);
 # the copies are counted before they are made. MuJoCo's own models nest a few levels.
 DEFAULT_DEPTH_MAX = DEPTH_MAX
 DEFAULT_ATTRIBUTES_MAX = 1_000_000

@@ -61,8 +61,7 @@ class Restorable:
             if len(R) and np.abs(np.einsum("nji,njk->nik", R, R) - np.eye(3)).max() > ROTATION_TOLERANCE:
                 refuse(key, "a matrix that is not a rotation", f"orthonormal rows (to {ROTATION_TOLERANCE:g})")
             # orthonormal with determinant −1 is a reflection: it turns a body's handedness (and
-            # the cross products of its dynamics) inside out, and `replay --verify` said only
-            # "step 0 differs"
+            # the cross products of its dynamics) inside out
             if len(R) and (np.linalg.det(R) < 0.0).any():
                 node = int(np.flatnonzero(np.linalg.det(R) < 0.0)[0])
                 refuse(key, f"a reflection (determinant −1) at node {self.scene.names[node]!r}"

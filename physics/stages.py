@@ -74,15 +74,15 @@ RATTLE_INTEGRATORS = ("semi-implicit-euler", "lie-midpoint", "lie-midpoint-4")
 # ranged from −2 % to 17 % with the velocity solver's iteration count, at 0.016 from 3 % to 6 %.
 RATTLE_HALVINGS = 4
 RATTLE_STEP_ERROR = 0.016
-# Halving helps a projection that left J₀ where the step was long for the links' turn (a crack:
+# Halving helps a projection that left J₀ where the step is long for the links' turn (a crack:
 # the start error falls as h²). Where it started within RATTLE_CRACK_ERROR of a lever (a turn of
 # 0.045 rad in the step) or left J₀ with less than RATTLE_LEFT_ERROR of one still to project, the
 # stall is the configuration's, at any h: a net of ball joints near a plane (a planar framework,
 # infinitesimally flexible out of its plane) makes RATTLE's Newton system nearly singular, and its
-# iteration along J₀ converges only linearly. The current rows' step (Gauss–Newton) then stands;
-# halving found the same stall sub-step after sub-step (the 8 × 8 net took 18 sub-steps for each
-# nominal one; now 2–3, and the 6 × 6 net loses 7.5 % of its energy in 5 s, against 8.5 % with
-# every stall halved). The chain's cracks never leave J₀ now.
+# iteration along J₀ converges only linearly. The current rows' step (Gauss–Newton) then stands:
+# halving finds the same stall at every level (the 8 × 8 net would take 18 sub-steps for each
+# nominal one; with its stalls standing it takes 2–3, and the 6 × 6 net loses 7.5 % of its energy
+# in 5 s, against 8.5 % with every stall halved). The chain's cracks do not leave J₀.
 RATTLE_CRACK_ERROR = 1e-3
 RATTLE_LEFT_ERROR = 1e-6
 # Divergence (`Diverged`): a moving node's local state must stay finite and within ten times the

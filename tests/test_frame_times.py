@@ -28,9 +28,7 @@ DRAWS_SLOWLY = {"stress"}
 SOLVES_ON_TWO_THREADS, TWO_THREAD_FRAME_LIMIT = {"pile"}, 0.6
 
 
-# Once a session: the display tests share one worker (`--dist loadgroup`), which runs them in an
-# order that may leave this module and come back, and a module fixture would tour twice (a minute
-# of CPU each).
+# One tour a session (35–45 s of CPU), which every test here reads.
 @pytest.fixture(scope="session")
 def tour(display, tmp_path_factory):
     out = tmp_path_factory.mktemp("tour") / "frames.json"

@@ -170,8 +170,8 @@ BAD = {
 
 
 def test_default_classes_nested_or_multiplied_past_their_budget_are_refused(tmp_path, monkeypatch):
-    """<default> classes nested 1,000 deep were a RecursionError ("internal error"), and classes that
-    each copy a parent of many attributes multiplied them into gigabytes: both are one SceneError
+    """<default> classes nested 1,000 deep (a RecursionError, "internal error", if read by recursion),
+    and classes that each copy a parent of many attributes (gigabytes of tables): both are one SceneError
     naming the class, the first before any table past the budget is made (budget lowered here to
     keep the file small). Nesting within the depth limit still inherits, in document order."""
     import physics.mjcf as mjcf

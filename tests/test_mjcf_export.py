@@ -220,7 +220,7 @@ def test_a_joints_two_nodes_are_excluded_unless_it_says_collide_connected():
 
 def test_a_chain_deeper_than_pythons_recursion_limit_is_exported(tmp_path):
     """A chain of N links is a MuJoCo body tree N deep, and ElementTree writes it by recursion: a
-    1,200-link chain is exported (it was a RecursionError), and a 400-link one loads in MuJoCo with
+    1,200-link chain is exported (no RecursionError), and a 400-link one loads in MuJoCo with
     every link (MuJoCo's XML reader stops at 500 levels of nesting, which it names)."""
     import subprocess
     import sys

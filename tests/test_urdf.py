@@ -37,7 +37,7 @@ PYBULLET_POSE_TOLERANCE = 2e-6     # single-precision pybullet (module docstring
 PYBULLET_INERTIA_TOLERANCE = 1e-6  # relative, single precision
 # Random joint configurations each forward-kinematics check compares: each loads the robot again
 # (its meshes' bounds included), a tenth of a second; 30 configurations put every joint at 30
-# angles across its range, which a wrong axis, sign or offset cannot pass (100 took a minute).
+# angles across its range, which a wrong axis, sign or offset cannot pass.
 POSES = 30
 
 
@@ -293,7 +293,7 @@ def test_trailing_nul_bytes_and_whitespace_are_read_as_the_peers_read_them(tmp_p
 
 @pytest.mark.parametrize("make, kind", [(os.mkfifo, "is a FIFO"), (os.mkdir, "is a directory")])
 def test_a_model_that_is_not_a_regular_file_is_refused_at_once(tmp_path, make, kind):
-    """A FIFO given as the model hung the reader (an ordinary open waits for a writer forever):
+    """A FIFO given as the model would hang a reader (an ordinary open waits for a writer forever):
     it and a directory are refused before a byte is read, naming the file and what it is; so is
     a device, which never ends."""
     for loader, suffix in ((physics.load_urdf, ".urdf"), (physics.load_mjcf, ".xml")):
