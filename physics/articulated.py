@@ -314,13 +314,12 @@ class _Builder:
             R = geom.R
             if shape["type"] in ("cylinder", "capsule"):
                 R = R @ np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])   # +90° about x: y -> z
-            if shape["type"] == "plane":
-                if not static:
-                    self.skipped.append(f"a plane on a moving link ({link.element})")
-                    continue
-            elif not geom.collide:
+            if shape["type"] == "plane" and not static:
+                self.skipped.append(f"a plane on a moving link ({link.element})")
+                continue
+            if not geom.collide:
                 shape["group"] = DRAWN_ONLY
-            elif link.robot:
+            elif link.robot and shape["type"] != "plane":
                 shape["group"], shape["mask"] = ROBOT_GROUP, ROBOT_MASK
             extra = {"shape": shape}
             if not geom.visible:

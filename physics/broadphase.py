@@ -23,6 +23,7 @@ Two AABBs overlap when lo_a <= hi_b and lo_b <= hi_a on every axis (touching cou
 """
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 from physics.compiled import kernel
@@ -43,6 +44,20 @@ COUNTING_SPAN = 8
 __all__ = ["CollisionFilter", "collision_filter", "candidate_pairs", "BRUTE_FORCE_MAX"]
 
 
+class FilterArrays(NamedTuple):
+    """A `CollisionFilter`'s per-shape arrays (S,) as one bundle for the compiled pair tests."""
+    is_plane: np.ndarray
+    node: np.ndarray
+    parent_node: np.ndarray
+    collide_with_parent: np.ndarray
+    group: np.ndarray
+    mask: np.ndarray
+    contype: np.ndarray
+    conaffinity: np.ndarray
+    assembly: np.ndarray
+    active: np.ndarray
+
+
 @dataclass
 class CollisionFilter:
     """Per-shape data the pair filter needs (S shapes). `assembly (S,)`: the node of the rigid
@@ -57,15 +72,17 @@ class CollisionFilter:
     collide_with_parent: np.ndarray
     group: np.ndarray
     mask: np.ndarray
+    contype: np.ndarray
+    conaffinity: np.ndarray
     assembly: np.ndarray
     active: np.ndarray
     apart: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     _allowed: np.ndarray = field(default=None, init=False, repr=False, compare=False)  # `allowed_pairs`, made on first use
 
     def arrays(self):
-        """The per-shape arrays in the order the numba kernels take them."""
-        return (self.is_plane, self.node, self.parent_node, self.collide_with_parent, self.group, self.mask,
-                self.assembly, self.active)
+        """The per-shape arrays as the numba kernels take them (`FilterArrays`)."""
+        return FilterArrays(self.is_plane, self.node, self.parent_node, self.collide_with_parent, self.group,
+                            self.mask, self.contype, self.conaffinity, self.assembly, self.active)
 
     @cached_property
     def n_finite(self):
@@ -94,7 +111,7 @@ class CollisionFilter:
     def allows(self, a, b):
         """Boolean mask over index arrays a, b (shape indices): may these pairs collide?"""
         a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
-        allowed = _allows_many(a.ravel(), b.ravel(), *self.arrays())
+        allowed = _allows_many(a.ravel(), b.ravel(), self.arrays())
         if self.apart.size:
             allowed &= ~self.kept_apart(np.column_stack([a.ravel(), b.ravel()]))
         return allowed.reshape(a.shape)
@@ -136,7 +153,7 @@ def collision_filter(shapes, parent, motion=None, apart=()):
     node = shapes.node
     apart = np.asarray(apart, np.int64).reshape(-1, 2)
     return CollisionFilter(shapes.kind == PLANE, node, parent[node], shapes.collide_with_parent,
-                           shapes.group, shapes.mask, assembly[node], active[node],
+                           shapes.group, shapes.mask, shapes.contype, shapes.conaffinity, assembly[node], active[node],
                            np.unique(_node_pair_keys(apart[:, 0], apart[:, 1])))
 
 
@@ -154,21 +171,24 @@ def _overlapping(lo, hi, candidates, out):
 
 
 @kernel
-def _allowed(a, b, is_plane, node, parent_node, collide_with_parent, group, mask, assembly, active):
-    """May shapes a and b collide (the rules of docs/architecture.md, "Collision interface")?"""
-    na, nb = node[a], node[b]
-    return (na != nb and not (is_plane[a] and is_plane[b])
-            and (group[a] & mask[b]) != 0 and (group[b] & mask[a]) != 0
-            and (parent_node[b] != na or collide_with_parent[b])
-            and (parent_node[a] != nb or collide_with_parent[a])
-            and assembly[a] != assembly[b] and (active[a] or active[b]))
+def _allowed(a, b, f):
+    """May shapes a and b collide (the rules of docs/architecture.md, "Collision interface")? Both
+    Bullet's rule (group/mask, each side accepts the other) and MuJoCo's (contype/conaffinity,
+    either side accepts the other) must hold; with the default bits each holds for every pair."""
+    na, nb = f.node[a], f.node[b]
+    return (na != nb and not (f.is_plane[a] and f.is_plane[b])
+            and (f.group[a] & f.mask[b]) != 0 and (f.group[b] & f.mask[a]) != 0
+            and ((f.contype[a] & f.conaffinity[b]) | (f.contype[b] & f.conaffinity[a])) != 0
+            and (f.parent_node[b] != na or f.collide_with_parent[b])
+            and (f.parent_node[a] != nb or f.collide_with_parent[a])
+            and f.assembly[a] != f.assembly[b] and (f.active[a] or f.active[b]))
 
 
 @kernel
-def _allows_many(a, b, is_plane, node, parent_node, collide_with_parent, group, mask, assembly, active):
+def _allows_many(a, b, f):
     out = np.empty(a.shape[0], dtype=np.bool_)
     for k in range(a.shape[0]):
-        out[k] = _allowed(a[k], b[k], is_plane, node, parent_node, collide_with_parent, group, mask, assembly, active)
+        out[k] = _allowed(a[k], b[k], f)
     return out
 
 
@@ -268,8 +288,7 @@ def _cell_order(key):
 
 
 @kernel
-def _grid(lo, hi, finite, cell_lo, cell_hi, count, planes, out, is_plane, node, parent_node, collide_with_parent,
-          group, mask, assembly, active):
+def _grid(lo, hi, finite, cell_lo, cell_hi, count, planes, out, f):
     """The allowed overlapping pairs (min, max) of the finite boxes `finite` (grid cells `cell_lo`,
     `cell_hi`, `count` cells each, from `_box_cells`), then of every plane against every finite box,
     into `out` while it has room (module docstring). Returns how many were found (more than out
@@ -314,8 +333,7 @@ def _grid(lo, hi, finite, cell_lo, cell_hi, count, planes, out, is_plane, node, 
                 j = finite[q]
                 if lo[i, 0] <= hi[j, 0] and lo[j, 0] <= hi[i, 0] and lo[i, 1] <= hi[j, 1] \
                         and lo[j, 1] <= hi[i, 1] and lo[i, 2] <= hi[j, 2] and lo[j, 2] <= hi[i, 2] \
-                        and _allowed(i, j, is_plane, node, parent_node, collide_with_parent, group, mask, assembly,
-                                     active):
+                        and _allowed(i, j, f):
                     if k < capacity:
                         out[k, 0], out[k, 1] = min(i, j), max(i, j)
                     k += 1
@@ -331,7 +349,7 @@ def _grid(lo, hi, finite, cell_lo, cell_hi, count, planes, out, is_plane, node, 
             j = finite[q]
             if lo[i, 0] <= hi[j, 0] and lo[j, 0] <= hi[i, 0] and lo[i, 1] <= hi[j, 1] and lo[j, 1] <= hi[i, 1] \
                     and lo[i, 2] <= hi[j, 2] and lo[j, 2] <= hi[i, 2] \
-                    and _allowed(i, j, is_plane, node, parent_node, collide_with_parent, group, mask, assembly, active):
+                    and _allowed(i, j, f):
                 if k < capacity:
                     out[k, 0], out[k, 1] = min(i, j), max(i, j)
                 k += 1
@@ -340,7 +358,7 @@ def _grid(lo, hi, finite, cell_lo, cell_hi, count, planes, out, is_plane, node, 
             j = finite[p]
             if lo[i, 0] <= hi[j, 0] and lo[j, 0] <= hi[i, 0] and lo[i, 1] <= hi[j, 1] and lo[j, 1] <= hi[i, 1] \
                     and lo[i, 2] <= hi[j, 2] and lo[j, 2] <= hi[i, 2] \
-                    and _allowed(i, j, is_plane, node, parent_node, collide_with_parent, group, mask, assembly, active):
+                    and _allowed(i, j, f):
                 if k < capacity:
                     out[k, 0], out[k, 1] = min(i, j), max(i, j)
                 k += 1
@@ -390,10 +408,10 @@ def candidate_pairs(lo, hi, filter):
     count = _box_cells(lo, hi, finite, origin, 1.0 / cell, cell_lo, cell_hi)
     out = np.empty((getattr(filter, "_grid_capacity", 4 * len(lo) + 16), 2), dtype=np.int64)
     arrays = (lo, hi, finite, cell_lo, cell_hi, count, planes)
-    k = _grid(*arrays, out, *filter.arrays())
+    k = _grid(*arrays, out, filter.arrays())
     if k > len(out):
         out = np.empty((k, 2), dtype=np.int64)
-        _grid(*arrays, out, *filter.arrays())
+        _grid(*arrays, out, filter.arrays())
     filter._grid_capacity = k + k // 4 + 16
     pairs = _sort_pairs(out[:k], len(lo))
     return pairs[~filter.kept_apart(pairs)] if filter.apart.size else pairs

@@ -1,13 +1,14 @@
 """MJCF (MuJoCo's XML) in, the scene model out: `load_mjcf(path)` (the mapping: `physics.articulated`).
 
 What is read, as MuJoCo's compiler reads it (MuJoCo's XML reference):
-- `<compiler angle eulerseq inertiafromgeom meshdir>`; `<option gravity>`;
+- `<compiler angle eulerseq inertiafromgeom meshdir settotalmass>`; `<option gravity>`;
 - `<default>` classes (nested, inheriting) for `joint` and `geom`, chosen by `class` or the
   enclosing bodies' `childclass`;
 - `<worldbody>`: its geoms are static (the floor); `<body pos quat|axisangle|euler|xyaxes|zaxis>`
   trees with `<inertial pos orientation mass diaginertia|fullinertia>`, `<joint type hinge|slide|
   ball|free pos axis range limited ref>`, `<freejoint>` and `<geom type size pos orientation fromto
-  density mass rgba material contype conaffinity>`.
+  density mass rgba material contype conaffinity>`; contype and conaffinity are kept on the shape,
+  so that two geoms meet by MuJoCo's rule (either one's contype meets the other's conaffinity).
 Without an `<inertial>` (or with inertiafromgeom="true") a body's mass and inertia are its geoms':
 each geom's mass is `mass` or density (default 1000 kg/m³) times its volume, with MuJoCo's
 solid-body formulas (sphere, capsule, cylinder, box, ellipsoid; a mesh geom's are its convex hull's,
@@ -28,6 +29,7 @@ import numpy as np
 from physics.articulated import (Geom, Joint, Link, axis_angle_matrix, build_scene, check_inertial, mesh_box, mesh_hull,
                                  numbers, quaternion_matrix, read_xml, visual_mesh)
 from physics.scene import SceneError
+from physics.validation import MASK_RANGE
 
 __all__ = ["load_mjcf"]
 
@@ -71,7 +73,11 @@ class _Reader:
         self.inertia_from_geom = compiler.get("inertiafromgeom", "auto")
         self.autolimits = compiler.get("autolimits", "true") == "true"
         self.meshdir = self.path.parent / compiler.get("meshdir", compiler.get("assetdir", ""))
-        for key in ("boundmass", "boundinertia", "settotalmass", "balanceinertia", "fusestatic"):
+        self.total_mass = None
+        if "settotalmass" in compiler:
+            total = float(self.numbers("<compiler>", "settotalmass", compiler["settotalmass"], 1)[0])
+            self.total_mass = total if total > 0 else None   # MuJoCo: a value <= 0 (the default -1) scales nothing
+        for key in ("boundmass", "boundinertia", "balanceinertia", "fusestatic"):
             if key in compiler:
                 self.skipped.append(f"<compiler {key}>")
         self.gravity = None
@@ -104,7 +110,20 @@ class _Reader:
         self.names = {world_name}
         for worldbody in worldbodies:
             self.contents(worldbody, world, "main", 0)
+        if self.total_mass is not None:
+            self.set_total_mass(self.total_mass)
         return self.title, self.links
+
+    def set_total_mass(self, total):
+        """`<compiler settotalmass>`: every body's mass and inertia scaled by one factor so that
+        the bodies (the world aside) weigh `total` kg, as MuJoCo's compiler does last."""
+        bodies = [link for link in self.links if link.robot]
+        have = sum(link.mass for link in bodies)
+        if not have > 0:
+            raise self.error("<compiler>", "settotalmass", total, "the model's bodies have no mass to scale")
+        for link in bodies:
+            link.mass *= total / have
+            link.inertia = link.inertia * (total / have)
 
     def default(self, element, name, inherited):
         """A <default class=NAME> table and those nested in it, in document order: per element tag,
@@ -402,6 +421,11 @@ class _Reader:
                 mass_props = (mass, hull_mass[0], mass * hull_mass[1])
             else:
                 mass_props = (mass, t, R @ np.diag(moments * mass) @ R.T)
+        if shape is not None and collide and (contype, conaffinity) != (1, 1):
+            for key, value in (("contype", contype), ("conaffinity", conaffinity)):
+                if not MASK_RANGE[0] <= value <= MASK_RANGE[1]:
+                    raise self.error(label, key, attrs.get(key), "expected a 32-bit integer bit mask")
+            shape |= {"contype": contype, "conaffinity": conaffinity}   # MuJoCo's pair rule, kept as written
         geom = None if shape is None else Geom(name, shape, t, R, color=color, collide=collide, visible=kind != "mesh")
         return geom, mass_props
 

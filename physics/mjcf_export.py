@@ -27,10 +27,11 @@ What maps exactly (docs/scene-format.md; MuJoCo's XML reference):
   takes any gravity vector), the integrator asked for; MuJoCo adds nothing by default (no joint
   damping, armature, friction loss, air density or viscosity). With `contacts=False`, or a scene
   in which no two shapes may touch, `<flag contact="disable"/>`.
-- Contacts: each geom's contype is its `group` and conaffinity its `mask` (0 for group 0). MuJoCo
-  pairs two geoms when `contype_a & conaffinity_b` *or* `contype_b & conaffinity_a`; we ask for
-  both (Bullet's rule): the two agree when every pair of (group, mask) values present is
-  symmetric, else the scene is refused. MuJoCo's own parent filter, which knows only its tree, is
+- Contacts: a shape with the default `group` and `mask` writes its own `contype` and `conaffinity`;
+  any other writes its group as contype and its mask as conaffinity (0 for group 0). MuJoCo pairs
+  two geoms when `contype_a & conaffinity_b` *or* `contype_b & conaffinity_a`; our filter asks for
+  that and Bullet's rule on group and mask: the two agree unless a scene mixes them asymmetrically,
+  which is named in what is left out. MuJoCo's own parent filter, which knows only its tree, is
   switched off (`filterparent="disable"`). Friction is the sliding coefficient alone (condim 3).
   Two bodies with a pair of shapes that may touch but have different frictions (MuJoCo would take
   max(μa, μb), we take sqrt(μa μb)), or with a pair that may not (a node's shape and its parent's,
@@ -187,8 +188,17 @@ def plan(scene):
 
 
 def _collides(a, b):
-    """Our filter (Bullet's rule): group_a & mask_b and group_b & mask_a both non-zero."""
-    return bool(a[0] & b[1]) and bool(b[0] & a[1])
+    """Our filter on two `_filter` tuples: Bullet's rule (group_a & mask_b and group_b & mask_a both
+    non-zero) and MuJoCo's (contype_a & conaffinity_b or contype_b & conaffinity_a non-zero)."""
+    return bool(a[0] & b[1]) and bool(b[0] & a[1]) and bool((a[2] & b[3]) | (b[2] & a[3]))
+
+
+def _mujoco_bits(f):
+    """(contype, conaffinity) written for a `_filter` tuple: the shape's own MuJoCo bits when its
+    group and mask are the defaults, else the group and mask (group 0 meets nothing)."""
+    if f[:2] == (1, -1):
+        return f[2], f[3]
+    return f[0], f[1] if f[0] else 0
 
 
 def _contacts(scene, p):
@@ -205,11 +215,12 @@ def _contacts(scene, p):
     filters = {_filter(scene, i) for i in shaped}
     for a in filters:
         for b in filters:
-            theirs = bool(a[0] & (b[1] if b[0] else 0)) or bool(b[0] & (a[1] if a[0] else 0))
-            if _collides(a, b) != theirs:
-                p.left_out.append(f"collision filter group {a[0]}/mask {a[1]} against group {b[0]}/mask {b[1]}: "
-                                  "MuJoCo pairs two geoms if either's contype meets the other's conaffinity, we "
-                                  "only if both do")
+            (ta, aa), (tb, ab) = _mujoco_bits(a), _mujoco_bits(b)
+            if _collides(a, b) != bool((ta & ab) | (tb & aa)):
+                p.left_out.append(f"collision filter group {a[0]}/mask {a[1]}/contype {a[2]}/conaffinity {a[3]} "
+                                  f"against group {b[0]}/mask {b[1]}/contype {b[2]}/conaffinity {b[3]}: MuJoCo "
+                                  "pairs two geoms if either's contype meets the other's conaffinity, Bullet's "
+                                  "rule only if both groups meet the other's mask")
     moving = [i for i in shaped if p.owner[i] >= 0]
     if not moving:
         return
@@ -217,12 +228,13 @@ def _contacts(scene, p):
         if scene.restitution is not None and scene.restitution[i] > 0:
             p.left_out.append(f"node {names[i]!r}: restitution {scene.restitution[i]:g} (MuJoCo's contacts have none)")
     body = np.array([p.owner[i] for i in shaped])                       # WORLD for static shapes
-    group = np.array([_filter(scene, i)[0] for i in shaped], np.int64)
-    mask = np.array([_filter(scene, i)[1] for i in shaped], np.int64)
+    bits = np.array([_filter(scene, i) for i in shaped], np.int64).reshape(-1, 4)
+    group, mask, contype, conaffinity = bits.T
     friction = np.array([scene.friction[i] if scene.friction is not None else 0.6 for i in shaped])
     rows = np.array([k for k, i in enumerate(shaped) if p.owner[i] >= 0])
     # may touch by the filters alone (MuJoCo's rule agrees, checked above), on different bodies
     filtered = ((group[rows, None] & mask[None, :]) != 0) & ((group[None, :] & mask[rows, None]) != 0) \
+        & (((contype[rows, None] & conaffinity[None, :]) | (contype[None, :] & conaffinity[rows, None])) != 0) \
         & (body[rows, None] != body[None, :])
     # a node's shape and its parent's never touch unless collide_with_parent
     parent_pair = np.zeros_like(filtered)
@@ -261,7 +273,8 @@ def _contacts(scene, p):
 
 def _filter(scene, i):
     shape = scene.shapes[i]
-    return int(shape.get("group", 1)), int(shape.get("mask", -1))
+    return (int(shape.get("group", 1)), int(shape.get("mask", -1)), int(shape.get("contype", 1)),
+            int(shape.get("conaffinity", 1)))
 
 
 def _text(values):
@@ -298,9 +311,9 @@ def _geom(parent_element, scene, p, i, frame, assets=None):
         pos = pos + s * shape["offset"] * (r_node @ normal)   # the node's scale stretches the offset too
         quat = rotation.multiply(quat, _z_onto(normal))
         attributes |= {"type": "plane", "size": "0 0 1"}        # 0 0: infinite (drawn as a grid)
-    group, mask = _filter(scene, i)
-    attributes |= {"pos": _text(pos), "quat": _text(quat), "contype": str(group),
-                   "conaffinity": str(mask if group else 0), "condim": "3",
+    contype, conaffinity = _mujoco_bits(_filter(scene, i))
+    attributes |= {"pos": _text(pos), "quat": _text(quat), "contype": str(contype),
+                   "conaffinity": str(conaffinity), "condim": "3",
                    "rgba": _text(list(scene.colors[i]) + [1.0])}
     if scene.friction is not None:
         attributes["friction"] = f"{float(scene.friction[i])!r} 0 0"

@@ -261,7 +261,7 @@ class _Loader:
         kind = self.string(node, "shape.type", value.get("type"), tuple(SHAPES))
         required = SHAPES[kind]
         filters = {}   # collision filter keys (docs/architecture.md, "Collision interface")
-        for name in ("collide_with_parent", "group", "mask"):
+        for name in ("collide_with_parent", "group", "mask", "contype", "conaffinity"):
             if name in value:
                 item = value[name]
                 if name == "collide_with_parent" and not isinstance(item, bool):

@@ -27,7 +27,7 @@ SPHERE, BOX, CAPSULE, CYLINDER, PLANE, HULL = 0, 1, 2, 3, 4, 5
 KINDS = {"sphere": SPHERE, "box": BOX, "capsule": CAPSULE, "cylinder": CYLINDER, "plane": PLANE, "hull": HULL}
 _GEOMETRY = {"sphere": ("radius",), "box": ("size",), "capsule": ("radius", "height"),
              "cylinder": ("radius", "height"), "plane": ("normal", "offset"), "hull": ("vertices",)}
-_FILTER_KEYS = ("collide_with_parent", "group", "mask")
+_FILTER_KEYS = ("collide_with_parent", "group", "mask", "contype", "conaffinity")
 
 __all__ = ["SPHERE", "BOX", "CAPSULE", "CYLINDER", "PLANE", "HULL", "KINDS", "ShapeSet", "world_shapes", "aabbs",
            "Placed", "place", "world_hulls", "hull_row"]
@@ -38,8 +38,9 @@ class ShapeSet:
     """Every collision shape of a scene (model data, constant over the steps). S shapes:
 
     kind (S,) int64, node (S,) int64, params (S, 4) float64 (module docstring),
-    collide_with_parent (S,) bool, group (S,) int64, mask (S,) int64; hull (S,) int64 the row of
-    `hull_rows` (H, HULL_ROW) of each hull shape (-1 for the other kinds).
+    collide_with_parent (S,) bool, group (S,) int64, mask (S,) int64 (Bullet's filter), contype (S,)
+    int64, conaffinity (S,) int64 (MuJoCo's; default 1 each); hull (S,) int64 the row of `hull_rows`
+    (H, HULL_ROW) of each hull shape (-1 for the other kinds).
     """
 
     kind: np.ndarray
@@ -50,8 +51,14 @@ class ShapeSet:
     mask: np.ndarray
     hull: np.ndarray = None
     hull_rows: np.ndarray = None
+    contype: np.ndarray = None
+    conaffinity: np.ndarray = None
 
     def __post_init__(self):
+        if self.contype is None:
+            self.contype = np.ones(len(self.kind), dtype=np.int64)
+        if self.conaffinity is None:
+            self.conaffinity = np.ones(len(self.kind), dtype=np.int64)
         if self.hull is None:
             self.hull = np.full(len(self.kind), -1, dtype=np.int64)
         if self.hull_rows is None:
@@ -70,7 +77,8 @@ class ShapeSet:
         """Build from one entry per node: a shape dict, a list of shape dicts, or None.
 
         Shape dicts are the scene format's (`{"type": "box", "size": [sx, sy, sz]}`, ...) plus the
-        optional filter keys `collide_with_parent` (bool), `group`, `mask` (int bit masks).
+        optional filter keys `collide_with_parent` (bool), `group`, `mask`, `contype`, `conaffinity`
+        (int bit masks).
         """
         rows = []
         for i, entry in enumerate(node_shapes):
@@ -82,6 +90,8 @@ class ShapeSet:
         with_parent = np.zeros(len(rows), dtype=bool)
         group = np.ones(len(rows), dtype=np.int64)
         mask = np.full(len(rows), -1, dtype=np.int64)
+        contype = np.ones(len(rows), dtype=np.int64)
+        conaffinity = np.ones(len(rows), dtype=np.int64)
         hull = np.full(len(rows), -1, dtype=np.int64)
         hull_rows = []
         parsed = {}     # id(dict) -> its row: one table shared by many nodes (generated scenes) is parsed once
@@ -89,15 +99,16 @@ class ShapeSet:
             node[s] = i
             if id(shape) not in parsed:
                 parsed[id(shape)] = (*_parse(i, shape), _flag(i, shape), _bits(i, shape, "group", 1),
-                                     _bits(i, shape, "mask", -1))
+                                     _bits(i, shape, "mask", -1), _bits(i, shape, "contype", 1),
+                                     _bits(i, shape, "conaffinity", 1))
                 if parsed[id(shape)][0] == HULL:     # the hull computed once for every shape sharing the table
                     parsed[id(shape)] += (_hull_row_of(i, shape),)
-            kind[s], params[s], with_parent[s], group[s], mask[s] = parsed[id(shape)][:5]
+            kind[s], params[s], with_parent[s], group[s], mask[s], contype[s], conaffinity[s] = parsed[id(shape)][:7]
             if kind[s] == HULL:     # a row per shape: each is scaled by its own node's scale
                 hull[s] = len(hull_rows)
-                hull_rows.append(parsed[id(shape)][5])
+                hull_rows.append(parsed[id(shape)][7])
         rows_array = np.array(hull_rows) if hull_rows else np.zeros((0, HULL_ROW))
-        return cls(kind, node, params, with_parent, group, mask, hull, rows_array)
+        return cls(kind, node, params, with_parent, group, mask, hull, rows_array, contype, conaffinity)
 
 
 def _parse(i, shape):

@@ -126,6 +126,25 @@ def test_filter_rules():
     assert len(candidate_pairs(lo, hi, collision_filter(shapes, parent, static))) == 0
 
 
+def test_mujoco_pair_rule_either_side_accepts():
+    """contype/conaffinity pair two shapes when either's contype meets the other's conaffinity
+    (MuJoCo's rule, an OR), beside Bullet's group/mask rule (an AND): checked on every pair of
+    bit patterns against the rule written out in Python."""
+    box = {"type": "box", "size": [1, 1, 1]}
+    bits = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 1), (1, 2), (3, 4)]
+    shapes = ShapeSet.from_nodes([dict(box, contype=t, conaffinity=a) for t, a in bits])
+    lo, hi = overlapping(len(bits))
+    got = {tuple(p) for p in candidate_pairs(lo, hi, collision_filter(shapes, np.full(len(bits), -1)))}
+    expected = {(i, j) for i in range(len(bits)) for j in range(i + 1, len(bits))
+                if (bits[i][0] & bits[j][1]) | (bits[j][0] & bits[i][1])}
+    assert got == expected
+    assert (2, 3) in got and (1, 2) in got    # a geom with conaffinity 0 still meets a floor (the hopper's feet)
+    assert not any(0 in p for p in got)       # contype = conaffinity = 0 meets nothing
+    # both rules must hold: group/mask can still keep a MuJoCo-allowed pair apart
+    shapes = ShapeSet.from_nodes([dict(box, group=2, mask=1), dict(box, group=2, mask=1)])
+    assert len(candidate_pairs(*overlapping(2), collision_filter(shapes, np.full(2, -1)))) == 0
+
+
 @pytest.mark.parametrize("n", [12, BRUTE_FORCE_MAX + 36])
 def test_jointed_nodes_are_kept_apart(n):
     """`apart` node pairs (a joint's two nodes): every pair of their shapes is left out, in either

@@ -84,8 +84,9 @@ def test_forward_kinematics_matches_mujoco(name):
     assert worst <= 1e-9, f"{name}: largest pose difference {worst:.3g}"
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", MODELS + ("half_cheetah",))
 def test_masses_and_inertias_match_mujoco(name):
+    """half_cheetah.xml sets `<compiler settotalmass="14">`: 21.2 kg of geoms scaled to 14 kg."""
     path = ASSETS / f"{name}.xml"
     model = mujoco.MjModel.from_xml_path(str(path))
     data = mujoco.MjData(model)
@@ -325,3 +326,32 @@ def test_every_joint_type_matches_mujoco(tmp_path):
         R = data.ximat[i].reshape(3, 3)
         theirs = (model.body_mass[i], data.xipos[i].copy(), R @ np.diag(model.body_inertia[i]) @ R.T)
         assert_assembly_equal(ours[names[i]], theirs, names[i])
+
+
+@pytest.mark.parametrize("name", ["inverted_pendulum", "inverted_double_pendulum", "reacher", "swimmer", "hopper",
+                                  "ant"])
+def test_geoms_pair_by_mujocos_contype_rule(name):
+    """Over the first 0.4 s from the file's pose, ours has contacts exactly when MuJoCo reading the
+    same file has: the pendulums' carts inside their rails, the reacher's arm on its arena and the
+    swimmer on its floor never pair (contype 0 everywhere, or planes with both bits 0); the hopper's
+    and the ant's feet (conaffinity 0) land on the floor (contype = conaffinity = 1) by MuJoCo's
+    either-side rule. Both fall under the same gravity from the same pose, so the first contact
+    comes at the same time to within a step of ours (1/240 s) and of MuJoCo's."""
+    path = ASSETS / f"{name}.xml"
+    model = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(model)
+    theirs = None
+    while data.time < 0.4 and theirs is None:
+        mujoco.mj_step(model, data)
+        theirs = data.time if data.ncon else None
+    sim = physics.Simulation(load(path))
+    ours = None
+    for k in range(round(0.4 * 240)):
+        sim.step()
+        if ours is None and len(sim.contacts()[0]):
+            ours = (k + 1) / 240
+            break
+    if theirs is None:
+        assert ours is None, f"{name}: our first contact at {ours} s, MuJoCo's none in 0.4 s"
+    else:
+        assert ours is not None and abs(ours - theirs) <= model.opt.timestep + 1 / 240, (ours, theirs)
