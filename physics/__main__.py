@@ -109,6 +109,8 @@ def add_run_parser(commands):
     solver.add_argument("--relax", choices=("on", "off"), help="relax stage: position correction adds no energy")
     solver.add_argument("--shake", choices=("on", "off"), help="joint projection also corrects velocities (SHAKE)")
     solver.add_argument("--sleep", choices=("on", "off"), help="bodies at rest on their parent sleep until woken")
+    run_parser.add_argument("--control", action="append", default=[], metavar="NAME=VALUE",
+                            help="an actuator's input from the start (repeatable; the scene's [[actuator]] names)")
     run_parser.add_argument("--record-every", type=int, default=1, metavar="K", help="record one row every K steps (default 1)")
     run_parser.add_argument("--out", metavar="FILE", help="output file, .npz or .csv (written atomically)")
     run_parser.add_argument("--record", metavar="FILE.rec",
@@ -305,6 +307,8 @@ def run(args):
             sim = Simulation.from_file(args.scene)
             for name, value in _overrides(args).items():
                 sim.set(name, value)
+            for name, value in _controls(args):     # checked here, before anything runs or is written
+                sim.set_control(name, value)
             steps = _step_count(args, sim.settings.dt)
             start.steps = steps if start.on else 0
             _check_memory("--steps" if args.duration is None else "--duration", steps, args.record_every,
@@ -314,6 +318,20 @@ def run(args):
         # numpy's overflow/invalid warnings would precede our message with a screen of noise on a blow-up
         with np.errstate(all="ignore"):
             return _simulate(args, sim, steps, recording, start)
+
+
+def _controls(args):
+    """[(actuator name, value)] of the --control NAME=VALUE options, in order."""
+    out = []
+    for text in getattr(args, "control", None) or ():
+        name, equals, value = text.partition("=")
+        try:
+            out.append((name, float(value)))
+        except ValueError:
+            equals = ""
+        if not equals or not name:
+            raise ValueError(f"--control: got {text!r}; expected NAME=VALUE, e.g. --control shoulder=0.5")
+    return out
 
 
 def _settings_text(settings):
@@ -345,6 +363,8 @@ def _simulate(args, sim, steps, recording, start=None):
     if args.record is not None:     # a recording holds every step from the first: no budget
         from physics.timeline import Timeline
         timeline = Timeline(sim, budget=sys.maxsize, keyframe_every=args.keyframe_every)
+    for name, value in _controls(args):         # inputs at step 0: a recording holds them too
+        sim.set_control(name, value) if timeline is None else timeline.apply("control", name, value)
     advance = sim.step if timeline is None else timeline.step
     profiler = Recorder(trace=True) if args.profile is not None else None
     first_step = sim.step_count

@@ -86,6 +86,9 @@ class Joint:
     lower: float | None = None
     upper: float | None = None
     ref: float = 0.0
+    damping: float = 0.0        # N m s/rad or N s/m
+    stiffness: float = 0.0      # N m/rad or N/m, towards `springref`
+    springref: float = 0.0      # the coordinate at which the spring is at rest
 
 
 @dataclass
@@ -293,10 +296,18 @@ class _Builder:
             if frame != self.root:
                 spec["a"] = frame
             if joint.type != "ball":
+                # the scene's joint coordinate is the source's: it reads `value` as loaded
+                spec["name"] = joint.name
                 spec["axis"] = (world_R @ joint.axis).tolist()
+                if float(value) != 0.0:
+                    spec["coordinate"] = float(value)
                 for key, limit in (("lower", joint.lower), ("upper", joint.upper)):
-                    if limit is not None:   # the scene's coordinate is 0 as loaded: q − value
-                        spec[key] = limit - float(value)
+                    if limit is not None:
+                        spec[key] = float(limit)
+                if joint.damping:
+                    spec["damping"] = float(joint.damping)
+                if joint.stiffness:
+                    spec["stiffness"], spec["spring_reference"] = float(joint.stiffness), float(joint.springref)
             self.joints.append(spec)
             frame, before = stage_frame["name"], (np.zeros(3), np.eye(3))
         self.geoms(link)
@@ -335,7 +346,7 @@ class _Builder:
 
 
 def scene_document(path, title, links, positions=None, floating_base=False, ground=False, gravity=None,
-                   world=None):
+                   world=None, actuators=()):
     """The scene dict (docs/scene-format.md) of a model's links, loaded at `positions` (joint name ->
     coordinate: a number for hinge and slide, a quaternion (w, x, y, z) for a ball, 7 numbers
     (position, quaternion) for a free joint; absent joints at their reference), and the list of
@@ -353,7 +364,10 @@ def scene_document(path, title, links, positions=None, floating_base=False, grou
         if count > 1 and not np.linalg.norm(array[-4:]) > 1e-9:
             raise SceneError(path, None, f"joint_positions[{name!r}]", value, "a zero quaternion")
     builder = _Builder(path, title, links, positions, floating_base, ground, gravity, WORLD if world is None else world)
-    return builder.build(), builder.skipped
+    document = builder.build()
+    if actuators:       # [[actuator]] tables (docs/scene-format.md) naming the joints by the source's names
+        document["actuator"] = [dict(actuator) for actuator in actuators]
+    return document, builder.skipped
 
 
 def _toml_value(value):
@@ -377,7 +391,7 @@ def toml_text(document, header=""):
     lines = ["# " + line if line else "#" for line in header.strip().splitlines()] if header else []
     lines += [f"{key} = {_toml_value(document[key])}" for key in ("title", "description") if key in document]
     lines += ["", "[world]"] + [f"{key} = {_toml_value(value)}" for key, value in document.get("world", {}).items()]
-    for table in ("node", "joint", "event"):
+    for table in ("node", "joint", "event", "actuator"):
         for item in document.get(table, ()):
             lines += ["", f"[[{table}]]"] + [f"{key} = {_toml_value(value)}" for key, value in item.items()]
     return "\n".join(lines) + "\n"

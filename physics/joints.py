@@ -8,8 +8,20 @@ distance (1 row, |d| = L), rope (1 inequality row, |d| ≤ L). Chains and ropes 
 A user constraint C(x_a, R_a, x_b, R_b) gets its Jacobian by forward AD (`physics.dual`).
 
 Each joint owns ROWS_PER_JOINT slots, whether a kind uses them or not: 0-2 linear (a point or the
-directions ⊥ a slider's axis), 3-5 angular, 6 the limit, 7 the motor; `Joints.rows` emits the
-active ones with the block codes of the sweep (a point's three equalities as one 3×3 block). The
+directions ⊥ a slider's axis), 3-5 angular, 6 the limit, 7 the drive (the joint's motor or its
+actuator), 8 the spring (stiffness and damping); `Joints.rows` emits the active ones with the block
+codes of the sweep (a point's three equalities as one 3×3 block).
+
+Drives and springs (hinge, slider) are soft velocity rows, the seed's ERP/CFM ("The Mathematics of
+Havok's Solver" §3.3; Catto's soft constraints): a generalized force τ = F₀ − K q − D q̇ on the
+joint coordinate q, taken at the end of the step (implicit, so a stiff spring or a strong damper on
+a light link stays stable at any h), is the row J v = (F₀ − K q)/(hK + D) − λ/(h(hK + D)) (target
+and softness; λ = h τ(q + h q̇', q̇')), bounded by the force range times h. With K = D = 0 it is
+the fixed impulse F₀ h. A spring: F₀ = K q_rest. An actuator of gain g, bias (b₀, b₁, b₂) and gear
+G acting on length G q (MuJoCo's `<general>`; a motor is g = 1, b = 0; a position servo g = kp,
+b = (0, −kp, −kv); a velocity servo g = kv, b = (0, 0, −kv)): F₀ = G (g ctrl + b₀), K = −G² b₁,
+D = −G² b₂, its force range ×G. The coordinate q is the joint's `coordinate` at load plus the
+hinge angle in (−π, π] (or the slider's travel) from the pose as loaded. The
 family: these rows, RATTLE's position and velocity projections (`physics.rattle`) and SHAKE's
 post-stabilization (`physics.solver`, `SceneSolver.post_stabilize`).
 """
@@ -27,7 +39,10 @@ from physics.rotation_kernels import transpose
 
 BALL, HINGE, SLIDER, FIXED, DISTANCE, ROPE = range(6)
 JOINT_KINDS = {"ball": BALL, "hinge": HINGE, "slider": SLIDER, "fixed": FIXED, "distance": DISTANCE, "rope": ROPE}
-ROWS_PER_JOINT = 8  # slots: 0-2 linear, 3-5 angular, 6 limit, 7 motor
+ROWS_PER_JOINT = 9  # slots: 0-2 linear, 3-5 angular, 6 limit, 7 drive, 8 spring
+LIMIT, DRIVE, SPRING = 6, 7, 8
+NO_ACTUATOR = 0     # Joints.actuated: the joint's drive slot is its motor (motor_force > 0) or unused
+ACTUATED = 1        #   an actuator's (gain, bias, gear: `drive_terms`)
 
 
 class JointModel(NamedTuple):
@@ -42,6 +57,9 @@ class JointModel(NamedTuple):
     lower: np.ndarray           # (J,)
     upper: np.ndarray           # (J,)
     motor_force: np.ndarray     # (J,)
+    coordinate: np.ndarray      # (J,) the coordinate's value as loaded
+    driven: np.ndarray          # (J,) bool: the drive slot is active (a motor or an actuator)
+    sprung: np.ndarray          # (J,) bool: the spring slot is active (stiffness or damping > 0)
 
 
 class JointGeometry(NamedTuple):
@@ -50,12 +68,13 @@ class JointGeometry(NamedTuple):
     jacobian: np.ndarray        # (J, 8, 2, 6) [lin, ang] per side, world; zero on a static side
     active: np.ndarray          # (J, 8) bool: the row exists (kind, limits, motor)
     inequality: np.ndarray      # (J, 8) bool: C ≥ 0 (rope, limit)
-    motor: np.ndarray           # (J, 8) bool: a velocity target, not a constraint
+    motor: np.ndarray           # (J, 8) bool: a velocity target, not a constraint (drive, spring)
+    coordinate: np.ndarray      # (J,) the joint coordinate q (hinge, slider with a limit, drive or spring)
 
 
 def joint_geometry_arrays(J):
     return JointGeometry(np.zeros((J, ROWS_PER_JOINT)), np.zeros((J, ROWS_PER_JOINT, 2, 6)),
-                         *(np.zeros((J, ROWS_PER_JOINT), np.bool_) for _ in range(3)))
+                         *(np.zeros((J, ROWS_PER_JOINT), np.bool_) for _ in range(3)), np.zeros(J))
 
 
 @kernel(inline=True)
@@ -133,19 +152,26 @@ def joint_geometry(model, centre, rotation, out):
             lever = r_ad if kind == SLIDER else r_a
             linear = kind == SLIDER
             lower, upper = model.lower[j], model.upper[j]
-            if np.isfinite(lower) or np.isfinite(upper):
+            limited = np.isfinite(lower) or np.isfinite(upper)
+            if limited or model.driven[j] or model.sprung[j]:
                 if kind == HINGE:
-                    coordinate = np.arctan2(dot(n_a, cross3(ref_a, ref_b)), dot(ref_a, ref_b))
+                    coordinate = model.coordinate[j] + np.arctan2(dot(n_a, cross3(ref_a, ref_b)), dot(ref_a, ref_b))
                 else:
-                    coordinate = dot(d, n_a)
+                    coordinate = model.coordinate[j] + dot(d, n_a)
+                out.coordinate[j] = coordinate
+            if limited:
                 if (coordinate - lower) <= (upper - coordinate):
-                    _store_row(out, j, 6, coordinate - lower, n_a, lever, r_b, linear, sa, sb)
+                    _store_row(out, j, LIMIT, coordinate - lower, n_a, lever, r_b, linear, sa, sb)
                 else:
-                    _store_row(out, j, 6, upper - coordinate, (-n_a[0], -n_a[1], -n_a[2]), lever, r_b, linear, sa, sb)
-                out.inequality[j, 6] = True
-            if model.motor_force[j] > 0.0:
-                _store_row(out, j, 7, 0.0, n_a, lever, r_b, linear, sa, sb)
-                out.motor[j, 7] = True
+                    _store_row(out, j, LIMIT, upper - coordinate, (-n_a[0], -n_a[1], -n_a[2]), lever, r_b, linear,
+                               sa, sb)
+                out.inequality[j, LIMIT] = True
+            if model.driven[j]:
+                _store_row(out, j, DRIVE, 0.0, n_a, lever, r_b, linear, sa, sb)
+                out.motor[j, DRIVE] = True
+            if model.sprung[j]:
+                _store_row(out, j, SPRING, 0.0, n_a, lever, r_b, linear, sa, sb)
+                out.motor[j, SPRING] = True
 
 
 @dataclass
@@ -165,6 +191,34 @@ class Joints:
     motor_speed: np.ndarray     # (J,) rad/s or m/s
     motor_force: np.ndarray     # (J,) max motor torque (N m) or force (N); 0 = no motor
     impulse: np.ndarray         # (J, ROWS_PER_JOINT)
+    # the spring, the actuator and its control (module docstring), all optional: `Joints.drives`
+    coordinate: np.ndarray = None       # (J,) the coordinate's value as loaded (0)
+    stiffness: np.ndarray = None        # (J,) N m/rad or N/m (0)
+    spring_reference: np.ndarray = None  # (J,) the coordinate at which the spring is at rest (0)
+    damping: np.ndarray = None          # (J,) N m s/rad or N s/m (0)
+    actuated: np.ndarray = None         # (J,) int64: NO_ACTUATOR | ACTUATED
+    gear: np.ndarray = None             # (J,) G: the actuator's length is G q, its force acts as G × force (1)
+    gain: np.ndarray = None             # (J,) g: force = g ctrl + b₀ + b₁ G q + b₂ G q̇ (0)
+    bias: np.ndarray = None             # (J, 3) (b₀, b₁, b₂) (0)
+    force_lower: np.ndarray = None      # (J,) the actuator's force range (−inf, inf)
+    force_upper: np.ndarray = None      # (J,)
+
+    DRIVE_FIELDS = ("coordinate", "stiffness", "spring_reference", "damping", "actuated", "gear", "gain", "bias",
+                    "force_lower", "force_upper")
+
+    def __post_init__(self):
+        J = len(self.kind)
+        defaults = {"gear": 1.0, "force_lower": -INF, "force_upper": INF}
+        for name in self.DRIVE_FIELDS:
+            if getattr(self, name) is None:
+                shape = (J, 3) if name == "bias" else (J,)
+                dtype = np.int64 if name == "actuated" else float
+                setattr(self, name, np.full(shape, defaults.get(name, 0), dtype))
+
+    def has_drives(self):
+        """Whether any joint has a spring, a damper or an actuator, or sits at a coordinate other
+        than 0 as loaded (then its drive fields are state worth saving)."""
+        return bool(self.actuated.any() or self.stiffness.any() or self.damping.any() or self.coordinate.any())
 
     def __len__(self):
         return len(self.kind)
@@ -206,7 +260,22 @@ class Joints:
         c = lambda a, dtype=float: np.ascontiguousarray(a, dtype)
         return JointModel(c(self.kind, np.int64), c(self.body, np.int64), c(self.anchor), c(self.axis),
                           c(self.reference), c(self.rest), c(self.length), c(self.lower), c(self.upper),
-                          c(self.motor_force))
+                          c(self.motor_force), c(self.coordinate), c((self.motor_force > 0) | (self.actuated != 0), bool),
+                          c((self.stiffness > 0) | (self.damping > 0), bool))
+
+    def drive_terms(self, q, h, control):
+        """(target, softness, lower, upper) (J,) of the drive slot and of the spring slot at the
+        coordinates q (J,), step h and the actuators' inputs `control` (J,) (module docstring:
+        τ = F₀ − K q − D q̇, as a soft row)."""
+        G = self.gear
+        F0 = G * (self.gain * control + self.bias[:, 0])
+        K, D = -G * G * self.bias[:, 1], -G * G * self.bias[:, 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            low, high = np.minimum(G * self.force_lower, G * self.force_upper), np.maximum(G * self.force_lower,
+                                                                                       G * self.force_upper)
+        drive = _soft_row(F0, K, D, q, h, low, high)
+        spring = _soft_row(self.stiffness * self.spring_reference, self.stiffness, self.damping, q, h, -INF, INF)
+        return drive, spring
 
     def geometry(self, centre, rotation, out=None):
         """Every (joint, slot) row's C, Jacobian and kind at the poses (`joint_geometry`)."""
@@ -214,14 +283,14 @@ class Joints:
         joint_geometry(self.model(), np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float), out)
         return out
 
-    def rows(self, centre, rotation, h, beta, slop=0.0, softness=0.0):
+    def rows(self, centre, rotation, h, beta, slop=0.0, softness=0.0, control=None):
         """The active rows of every joint at the bodies' current poses, and their (J, slot) indices
-        (to store the impulses back after the solve)."""
+        (to store the impulses back after the solve); `control` (J,) the actuators' inputs (0)."""
         J = len(self)
         if J == 0:
             return Rows.empty(), np.zeros(0, np.int64)
         geometry = self.geometry(centre, rotation)
-        C, jac, active, inequality, motor = geometry
+        C, jac, active, inequality, motor, _ = geometry
         kind = self.kind
         point = (kind == BALL) | (kind == HINGE) | (kind == FIXED)       # not np.isin: a sub-step's
         locked = (kind == FIXED) | (kind == SLIDER)                     # few joints, 20 µs each
@@ -232,6 +301,16 @@ class Joints:
         cap = np.broadcast_to((self.motor_force * h)[:, None], C.shape)
         lower = np.where(inequality, 0.0, np.where(motor, -cap, -INF))
         upper = np.where(motor, cap, INF)
+        soft = np.where(motor, 0.0, softness)
+        if self.has_drives():     # the actuators' and springs' soft rows (the drive slot of a motor stays as above)
+            soft = np.array(soft, float)
+            actuated = self.actuated != 0
+            drive, spring = self.drive_terms(geometry.coordinate, abs(h), np.zeros(J) if control is None else control)
+            for slot, terms, rows_of in ((DRIVE, drive, actuated), (SPRING, spring, None)):
+                where = active[:, slot] if rows_of is None else active[:, slot] & rows_of
+                for array, value in zip((target, soft, lower, upper), terms):
+                    array[where, slot] = value[where]
+                relax[where, slot] = target[where, slot]
         # A joint's 3 point rows (and 3 orientation rows) are solved as one 3×3 block (Box2D's point
         # constraint, b2SolveRevoluteJoint): with a heavy lever (a 1 m link on a small bob) their
         # effective mass J M⁻¹ Jᵀ has a condition number of m L² / I ≈ 250, which row-by-row
@@ -242,9 +321,23 @@ class Joints:
         j_index, slot = np.nonzero(active)
         rows = Rows(np.repeat(self.body[:, None], ROWS_PER_JOINT, axis=1)[j_index, slot], jac[j_index, slot],
                     target[j_index, slot], relax[j_index, slot], lower[j_index, slot], upper[j_index, slot],
-                    np.where(motor, 0.0, softness)[j_index, slot], np.zeros(len(j_index)),
+                    soft[j_index, slot], np.zeros(len(j_index)),
                     self.impulse[j_index, slot], block[j_index, slot])
         return rows, j_index * ROWS_PER_JOINT + slot
+
+
+def _soft_row(F0, K, D, q, h, low, high):
+    """(target, softness, lower, upper) of τ = F₀ − K q − D q̇ taken at the step's end as a soft row
+    (module docstring); K = D = 0: the fixed impulse F₀ h, clamped to [low, high] h."""
+    stiff = h * K + D
+    soft = stiff > 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        target = np.where(soft, (F0 - K * q) / np.where(soft, stiff, 1.0), 0.0)
+        softness = np.where(soft, 1.0 / (h * np.where(soft, stiff, 1.0)), 0.0)
+    fixed = np.clip(F0, low, high) * h
+    lower = np.where(soft, low * h, fixed)
+    upper = np.where(soft, high * h, fixed)
+    return target, softness, np.nan_to_num(lower, nan=-INF), np.nan_to_num(upper, nan=INF)
 
 
 def function_rows(C, body, centre, rotation, h, beta, softness=0.0):

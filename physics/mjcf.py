@@ -33,9 +33,10 @@ from physics.validation import MASK_RANGE
 
 __all__ = ["load_mjcf"]
 
-SKIPPED_SECTIONS = ("actuator", "tendon", "equality", "sensor", "contact", "keyframe", "include", "extension")
+SKIPPED_SECTIONS = ("tendon", "equality", "sensor", "contact", "keyframe", "include", "extension")
+ACTUATOR_TAGS = ("motor", "position", "velocity", "general")   # read; any other actuator is named as skipped
 SKIPPED_IN_BODY = ("site", "camera", "light", "composite", "flexcomp", "plugin", "attach", "frame", "replicate")
-JOINT_EXTRAS = ("armature", "damping", "stiffness", "frictionloss", "springref", "springdamper")
+JOINT_EXTRAS = ("armature", "frictionloss", "springdamper")   # read: damping, stiffness, springref
 DEPTH_MAX = 256    # bodies nested deeper are refused (each level is a node and a parent lookup)
 # <default> classes: each copies its parent's attributes and adds its own, so classes nested or
 # side by side under a class of many attributes multiply them (a 612 kB file can make 2 GB of tables);
@@ -48,7 +49,7 @@ class _Reader:
     def __init__(self, path):
         self.path = Path(path)
         self.skipped = []
-        self.links, self.joint_names = [], set()
+        self.links, self.joint_names, self.joint_kinds = [], set(), {}
 
     def error(self, element, key, value, reason):
         return SceneError(self.path, element, key, value, reason)
@@ -84,6 +85,9 @@ class _Reader:
         for option in root.findall("option"):
             if option.get("gravity") is not None:
                 self.gravity = self.numbers("<option>", "gravity", option.get("gravity"), 3)
+            for key in ("density", "viscosity"):     # MuJoCo's fluid forces are not modelled
+                if option.get(key) is not None and np.any(self.numbers("<option>", key, option.get(key)) != 0):
+                    self.skipped.append(f"<option {key}> (fluid forces)")
         self.defaults, self.default_attributes = {"main": {}}, 0
         for element in root.findall("default"):
             self.default(element, "main", {})
@@ -110,6 +114,10 @@ class _Reader:
         self.names = {world_name}
         for worldbody in worldbodies:
             self.contents(worldbody, world, "main", 0)
+        self.actuators = []
+        for section in root.findall("actuator"):
+            for element in section:
+                self.actuator(element)
         if self.total_mass is not None:
             self.set_total_mass(self.total_mass)
         return self.title, self.links
@@ -143,7 +151,7 @@ class _Reader:
                                  f"{DEFAULT_ATTRIBUTES_MAX} attributes in all (each class copies its parent's)")
             table = {tag: dict(attributes) for tag, attributes in inherited.items()}
             for child in own:
-                if child.tag not in ("joint", "geom"):
+                if child.tag not in ("joint", "geom") + ACTUATOR_TAGS:
                     self.skipped.append(f"<default> of <{child.tag}>")
                 table.setdefault(child.tag, {}).update(child.attrib)
             self.defaults[name] = table
@@ -276,6 +284,7 @@ class _Reader:
             raise self.error(label, "name", name, "duplicate joint name")
         self.joint_names.add(name)
         kind = attrs.get("type", "hinge")
+        self.joint_kinds[name] = kind
         if kind not in ("hinge", "slide", "ball", "free"):
             raise self.error(label, "type", kind, "expected hinge, slide, ball or free")
         for key in JOINT_EXTRAS:
@@ -284,6 +293,16 @@ class _Reader:
         joint = Joint(name, kind)
         if kind == "free":
             return joint
+        for key in ("damping", "stiffness"):
+            value = float(self.numbers(label, key, attrs.get(key), 1, [0.0])[0])
+            if value < 0:
+                raise self.error(label, key, attrs[key], "expected a value >= 0")
+            if value and kind == "ball":
+                self.skipped.append(f"ball joint {key}")
+            elif value:
+                setattr(joint, key, value)
+        springref = float(self.numbers(label, "springref", attrs.get("springref"), 1, [0.0])[0])
+        joint.springref = self.angle(springref) if kind == "hinge" else springref
         joint.anchor = self.numbers(label, "pos", attrs.get("pos"), 3, [0, 0, 0])
         joint.axis = self.unit(label, "axis", self.numbers(label, "axis", attrs.get("axis"), 3, [0, 0, 1]))
         if kind != "ball":
@@ -301,6 +320,51 @@ class _Reader:
             else:
                 joint.lower, joint.upper = (self.angle(low), self.angle(high)) if kind == "hinge" else (low, high)
         return joint
+
+    def actuator(self, element):
+        """An actuator of `<actuator>` as an [[actuator]] table (docs/scene-format.md): `<motor>`,
+        `<position kp kv>`, `<velocity kv>`, and `<general>` with a fixed gain and an affine (or no)
+        bias, on a hinge or slide joint; gear's first entry; ctrlrange and forcerange where limited
+        (MuJoCo's `ctrllimited`/`forcelimited`, "auto" meaning limited where a range is given)."""
+        if element.tag not in ACTUATOR_TAGS:
+            self.skipped.append(f"<{element.tag}> actuators")
+            return
+        attrs = self.attributes(element, "main")
+        name = attrs.get("name") or f"actuator{len(self.actuators)}"
+        label = f"<{element.tag} name={name!r}>"
+        joint = attrs.get("joint")
+        if joint is None:
+            self.skipped.append(f"<{element.tag}> actuators on tendons, sites or bodies")
+            return
+        kind = self.joint_kinds.get(joint)
+        if kind is None:
+            raise self.error(label, "joint", joint, "no joint of the model has this name")
+        if kind not in ("hinge", "slide"):
+            self.skipped.append(f"actuators on {kind} joints")
+            return
+        table = {"name": name, "joint": joint, "type": element.tag if element.tag != "general" else "general"}
+        gear = float(self.numbers(label, "gear", attrs.get("gear"), None, [1.0])[0])
+        if gear != 1.0:
+            table["gear"] = gear
+        number = lambda key, default: float(self.numbers(label, key, attrs.get(key), 1, [default])[0])
+        if element.tag == "position":
+            table["kp"], table["kv"] = number("kp", 1.0), number("kv", 0.0)
+        elif element.tag == "velocity":
+            table["kv"] = number("kv", 1.0)
+        elif element.tag == "general":
+            if attrs.get("gaintype", "fixed") != "fixed" or attrs.get("biastype", "none") not in ("none", "affine") \
+                    or attrs.get("dyntype", "none") != "none":
+                self.skipped.append(f"<general> actuators other than a fixed gain with an affine bias ({label})")
+                return
+            table["gain"] = float(self.numbers(label, "gainprm", attrs.get("gainprm"), None, [1.0])[0])
+            bias = self.numbers(label, "biasprm", attrs.get("biasprm"), None, [0.0, 0.0, 0.0])
+            bias = np.concatenate([bias, np.zeros(3)])[:3] if attrs.get("biastype", "none") == "affine" else np.zeros(3)
+            table["bias"] = [float(b) for b in bias]
+        for key, limited in (("ctrlrange", "ctrllimited"), ("forcerange", "forcelimited")):
+            flag = attrs.get(limited, "auto")
+            if key in attrs and (flag == "true" or (flag == "auto" and self.autolimits)):
+                table[key.replace("range", "_range")] = [float(v) for v in self.numbers(label, key, attrs[key], 2)]
+        self.actuators.append(table)
 
     def inertial(self, element, link):
         label = f"{link.element} <inertial>"
@@ -443,6 +507,7 @@ def load_mjcf(path, joint_positions=None):
     reader = _Reader(path)
     title, links = reader.read()
     moving = sum(len(link.joints) for link in links)
-    description = f"{title} from {Path(path).name}: {len(links) - 1} bodies, {moving} joints."
+    description = f"{title} from {Path(path).name}: {len(links) - 1} bodies, {moving} joints" + (
+        f", {len(reader.actuators)} actuators." if reader.actuators else ".")
     return build_scene(str(path), title, links, reader.skipped, description, positions=joint_positions,
-                       gravity=reader.gravity)
+                       gravity=reader.gravity, actuators=reader.actuators)

@@ -43,8 +43,8 @@ from physics.snapshot import (OLDER, STEP_MAX, Snapshot, SnapshotError, canonica
 from physics.timeline import Input, Timeline
 from physics.validation import short_repr
 
-MAGIC = b"HSREC\x00\x00\x02"
-VERSION = 2      # with snapshot format 2 (physics.snapshot.VERSION)
+MAGIC = b"HSREC\x00\x00\x03"
+VERSION = 3      # with snapshot format 3 (physics.snapshot.VERSION)
 FORMAT = "hierarchy-sandbox recording"
 _DIGEST = 32
 
@@ -284,6 +284,9 @@ def _check_input(entry):
         if len(args) != 2:
             raise ValueError(f"set input: got {short_repr(list(args))}; expected [name, value]")
         Settings().set(*args)           # a SettingError names the key and the value
+    elif entry.kind == "control":
+        if not (isinstance(args[0], str) and np.isfinite(args[1])):
+            raise ValueError(f"control input: got {short_repr(list(args))}; expected [actuator name, a finite value]")
     elif entry.kind in ("impulse", "force"):
         if len(args) != 3 or not isinstance(args[0], str):
             raise ValueError(f"{entry.kind} input: got {short_repr(list(args))}; expected [node, vector, point or null]")

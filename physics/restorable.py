@@ -169,9 +169,13 @@ class Restorable:
 
         cache = [key for key in arrays if key.startswith("solver.cache.")]
         joints = [key for key in arrays if key.startswith("solver.joints.")]
+        # a joint's spring, actuator and control are written where the scene has one (`SolverState.arrays`)
+        drives = any(spec.get("coordinate") or spec.get("stiffness") or spec.get("damping") or "actuator" in spec
+                     for spec in self.scene.joints)
         if cache or joints:
             for key in [f"solver.cache.{k}" for k in self._CACHE_REQUIRED] + (
-                    [f"solver.joints.{f.name}" for f in fields(Joints)] if joints else []):
+                    [f"solver.joints.{f.name}" for f in fields(Joints)
+                     if drives or f.name not in Joints.DRIVE_FIELDS] if joints else []):
                 if key not in arrays:
                     refuse(key, "nothing", "an array (the file lacks it)")
         elif solver_expected or self.scene.joints:
@@ -186,6 +190,12 @@ class Restorable:
                 refuse("solver.cache.impulse_keys", "keys out of order", "ascending keys")
             if int(arrays["solver.cache.n_shapes"]) < 0:
                 refuse("solver.cache.n_shapes", int(arrays["solver.cache.n_shapes"]), ">= 0")
+        if "solver.control" in arrays:
+            control = arrays["solver.control"]
+            if len(control) != len(self.scene.joints):
+                refuse("solver.control", f"{len(control)} values", f"one per joint of the scene's {len(self.scene.joints)}")
+            if not np.isfinite(control).all():
+                refuse("solver.control", control[~np.isfinite(control)][:3], "finite values")
         if joints:
             kind, body, bodies = arrays["solver.joints.kind"], arrays["solver.joints.body"], len(arrays["omega_body"])
             if len(kind) != len(self.scene.joints):

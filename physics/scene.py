@@ -43,15 +43,18 @@ NODE_KEYS = (
 MESH_KEYS = ("file", "scale")
 JOINT_TYPES = ("ball", "hinge", "slider", "fixed", "distance", "rope")
 JOINT_KEYS = ("type", "a", "b", "anchor", "anchor_b", "axis", "length", "lower", "upper", "motor_speed", "motor_force",
-              "collide_connected")
-_AXIAL = ("axis", "lower", "upper", "motor_speed", "motor_force")
+              "collide_connected", "name", "coordinate", "stiffness", "spring_reference", "damping")
+_AXIAL = ("axis", "lower", "upper", "motor_speed", "motor_force", "coordinate", "stiffness", "spring_reference", "damping")
+ACTUATOR_TYPES = ("motor", "position", "velocity", "general")
+ACTUATOR_KEYS = ("name", "joint", "type", "gear", "kp", "kv", "gain", "bias", "ctrl_range", "force_range")
+ACTUATOR_TYPE_KEYS = {"motor": (), "position": ("kp", "kv"), "velocity": ("kv",), "general": ("gain", "bias")}
 JOINT_TYPE_KEYS = {  # beyond type, a, b, anchor: a key another type owns is an error, not ignored
     "ball": (), "fixed": (), "hinge": _AXIAL, "slider": _AXIAL,
     "distance": ("anchor_b", "length"), "rope": ("anchor_b", "length"),
 }
 DEFAULT_FRICTION, DEFAULT_RESTITUTION = 0.6, 0.0   # Box2D's defaults
 EVENT_KEYS = ("time", "node", "impulse", "point")
-TOP_LEVEL_KEYS = ("title", "description", "world", "node", "event", "joint")
+TOP_LEVEL_KEYS = ("title", "description", "world", "node", "event", "joint", "actuator")
 KINEMATIC_ONLY = ("acceleration", "angular_acceleration")
 MOVING_ONLY = ("velocity", "angular_velocity")  # kinematic or dynamic
 DYNAMIC_ONLY = ("mass", "inertia", "applied_force", "applied_torque")
@@ -372,6 +375,15 @@ class _Loader:
         index = {node["name"]: i for i, node in enumerate(nodes)}
         events = tuple(self.event(raw, index, nodes) for raw in self.array_of_tables("event", data.get("event", [])))
         joints = tuple(self.joint(raw, i, index, nodes) for i, raw in enumerate(self.array_of_tables("joint", data.get("joint", []))))
+        names = {}
+        for i, spec in enumerate(joints):
+            if "name" in spec:
+                if spec["name"] in names:
+                    raise self.error(f"[[joint]] #{i + 1}", "name", spec["name"], "two joints share this name")
+                names[spec["name"]] = spec
+        actuators = set()
+        for i, raw in enumerate(self.array_of_tables("actuator", data.get("actuator", []))):
+            self.actuator(raw, i, names, actuators)
         return self.build(title, description, world, nodes, index, events, joints)
 
     def world(self, raw):
@@ -498,7 +510,7 @@ class _Loader:
                 raise self.error(label, key, None, "a joint needs type and b (and a, default the world)")
         kind = self.string(label, "type", raw["type"], JOINT_TYPES)
         for key in raw:
-            if key not in ("type", "a", "b", "anchor", "collide_connected") + JOINT_TYPE_KEYS[kind]:
+            if key not in ("type", "a", "b", "anchor", "collide_connected", "name") + JOINT_TYPE_KEYS[kind]:
                 owners = [name for name, keys in JOINT_TYPE_KEYS.items() if key in keys]
                 raise self.error(label, key, raw[key], f"a {kind} joint has no {key!r} (only {', '.join(owners)} joints do)")
         ends = {}
@@ -533,7 +545,68 @@ class _Loader:
         spec["motor_force"] = self.number(label, "motor_force", raw["motor_force"], 0.0, limits.FORCE_MAX) if "motor_force" in raw else None
         if spec["lower"] is not None and spec["upper"] is not None and spec["lower"] > spec["upper"]:
             raise self.error(label, "lower", spec["lower"], f"lower limit above upper ({spec['upper']})")
+        # kept only where given, as collide_connected: a scene without them keeps its fingerprint
+        if "name" in raw:
+            spec["name"] = self.string(label, "name", raw["name"])
+        for key, low, high in (("coordinate", -limits.LENGTH_MAX, limits.LENGTH_MAX),
+                               ("spring_reference", -limits.LENGTH_MAX, limits.LENGTH_MAX),
+                               ("stiffness", 0.0, limits.FORCE_MAX), ("damping", 0.0, limits.FORCE_MAX)):
+            if key in raw:
+                spec[key] = self.number(label, key, raw[key], low, high)
         return spec
+
+    def actuator(self, raw, position, joints, taken):
+        """An [[actuator]] (docs/scene-format.md), put on the joint it drives as that joint's
+        `actuator`: gain and bias in MuJoCo's `<general>` terms (physics.joints, "Drives")."""
+        label = f"[[actuator]] #{position + 1}"
+        self.table(label, "actuator", raw, ACTUATOR_KEYS)
+        for key in ("name", "joint", "type"):
+            if key not in raw:
+                raise self.error(label, key, None, "an actuator needs name, joint and type")
+        name = self.string(label, "name", raw["name"])
+        label = f"[[actuator]] {name!r}"
+        if name in taken:
+            raise self.error(label, "name", name, "two actuators share this name")
+        kind = self.string(label, "type", raw["type"], ACTUATOR_TYPES)
+        for key in raw:
+            if key in ("kp", "kv", "gain", "bias") and key not in ACTUATOR_TYPE_KEYS[kind]:
+                raise self.error(label, key, raw[key], f"a {kind} actuator has no {key!r}")
+        joint = self.string(label, "joint", raw["joint"])
+        if joint not in joints:
+            raise self.error(label, "joint", joint, "no [[joint]] has this name")
+        spec = joints[joint]
+        if spec["type"] not in ("hinge", "slider"):
+            raise self.error(label, "joint", joint, f"an actuator drives a hinge or a slider, not a {spec['type']}")
+        if spec.get("motor_force") or "actuator" in spec:
+            raise self.error(label, "joint", joint, "the joint is driven already (its motor_force or another actuator)")
+        gear = self.number(label, "gear", raw.get("gear", 1.0), -limits.FORCE_MAX, limits.FORCE_MAX)
+        if gear == 0.0:
+            raise self.error(label, "gear", gear, "a gear of 0 transmits nothing")
+        number = lambda key, default: self.number(label, key, raw.get(key, default), 0.0, limits.FORCE_MAX)
+        if kind == "motor":
+            gain, bias = 1.0, [0.0, 0.0, 0.0]
+        elif kind == "position":
+            kp, kv = number("kp", 1.0), number("kv", 0.0)
+            gain, bias = kp, [0.0, -kp, -kv]
+        elif kind == "velocity":
+            kv = number("kv", 1.0)
+            gain, bias = kv, [0.0, 0.0, -kv]
+        else:
+            gain = self.number(label, "gain", raw.get("gain", 1.0), -limits.FORCE_MAX, limits.FORCE_MAX)
+            bias = self.vector(label, "bias", raw.get("bias", [0.0, 0.0, 0.0]), limits.FORCE_MAX).tolist()
+            if bias[1] > 0 or bias[2] > 0:
+                raise self.error(label, "bias", bias, "the bias's position and velocity terms must be <= 0 "
+                                                      "(a spring and a damper, never a source of energy)")
+        ranges = {}
+        for key in ("ctrl_range", "force_range"):
+            if key in raw:
+                low, high = self.vector(label, key, raw[key], limits.FORCE_MAX, length=2)
+                if low > high:
+                    raise self.error(label, key, raw[key], "the lower end is above the upper")
+                ranges[key] = [float(low), float(high)]
+        spec["actuator"] = {"name": name, "type": kind, "gear": gear, "gain": float(gain),
+                            "bias": [float(b) for b in bias], **ranges}
+        taken.add(name)
 
     def world_lengths(self, node, world_scale):
         """The node's world scale s (the product of the scales from its root) and its shape's world

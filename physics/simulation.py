@@ -61,6 +61,7 @@ from physics.scene import Scene, load_scene
 from physics.settings import Settings
 from physics.snapshot import Snapshot, scene_fingerprint
 from physics.stages import DIVERGENCE_LENGTH, DivergenceError
+from physics.validation import FORCE_MAX
 
 # Reach (`Simulation._hand_off`): a loose dynamic body — parented, in no joint — farther than REACH from
 # its parent's origin leaves the parent for the world, keeping its world motion. Its local dynamics
@@ -375,6 +376,38 @@ class Simulation:
         pull (`physics.mouse_joint`) gives one of these each step while it holds a body."""
         force = _vector3("force_world", force_world)
         self.apply_impulse(node, force * self.settings.dt, point_world)
+
+    # ------------------------------------------------------------------ actuators
+    def _actuators(self):
+        """{name: (joint index, its actuator table)} of the scene's actuators (docs/scene-format.md)."""
+        return {spec["actuator"]["name"]: (j, spec["actuator"]) for j, spec in enumerate(self.scene.joints)
+                if "actuator" in spec}
+
+    @property
+    def controls(self):
+        """{actuator name: its input ctrl} (0 until set; `set_control`): part of the state, so
+        snapshots, hashes and recordings hold it."""
+        control = self.data.solver.control if self.data.solver is not None else ()
+        return {name: float(control[j]) for name, (j, _) in self._actuators().items()}
+
+    def set_control(self, name, value):
+        """Set actuator `name`'s input (a motor's force before its gear, a position servo's target
+        coordinate, a velocity servo's target speed: docs/scene-format.md, [[actuator]]), held until
+        set again. A value outside the actuator's `ctrl_range` is refused, as is an unknown name."""
+        actuators = self._actuators()
+        if name not in actuators:
+            known = ", ".join(map(repr, actuators)) or "none: the scene has no [[actuator]]"
+            raise ValueError(f"set_control: unknown actuator {name!r}; the scene's actuators: {known}")
+        j, actuator = actuators[name]
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"set_control: actuator {name!r} got {value!r}; expected a number") from None
+        low, high = actuator.get("ctrl_range", (-FORCE_MAX, FORCE_MAX))
+        if not low <= value <= high:
+            raise ValueError(f"set_control: actuator {name!r} got {value!r}; expected a value in its ctrl_range "
+                             f"[{low:g}, {high:g}]")
+        self.data.solver.control[j] = value
 
     # ------------------------------------------------------------------ snapshots
     # The state that decides the future: a copy of the Data (`Data.save`: poses, velocities,

@@ -32,10 +32,12 @@ import numpy as np
 
 from physics.validation import short_repr
 
-MAGIC = b"HSSNAP\x00\x02"
+MAGIC = b"HSSNAP\x00\x03"
 # Format 2: every snapshot holds the topology, the kinematic nodes' accelerations and the RATTLE
 # hint (format 1 held them only once a run had set them), so a format-1 hash is not this hash.
-VERSION = 2
+# Format 3: a joint has 9 impulse slots (its spring beside its drive), and joints with springs,
+# dampers or actuators carry them and their controls.
+VERSION = 3
 OLDER = " (written by an earlier version, whose state hashes are not this version's: record it again from its scene)"
 DERIVED = "derived."    # arrays named so are kept for queries and left out of the hash
 _DIGEST = 32
@@ -91,8 +93,13 @@ _LAYOUT = {
     "solver.cache.manifold_counts": (_I, ("M",)), "solver.cache.manifold_next_ids": (_I, ("M",)),
     "solver.joints.kind": (_I, ("J",)), "solver.joints.body": (_I, ("J", 2)),
     **{f"solver.joints.{f}": (_F, ("J", 2, 3)) for f in ("anchor", "axis", "reference")},
-    "solver.joints.rest": (_F, ("J", 3, 3)), "solver.joints.impulse": (_F, ("J", 8)),
+    "solver.joints.rest": (_F, ("J", 3, 3)), "solver.joints.impulse": (_F, ("J", 9)),
     **{f"solver.joints.{f}": (_F, ("J",)) for f in ("length", "lower", "upper", "motor_speed", "motor_force")},
+    # a joint's spring, actuator and control (physics.joints): written only where a scene has one
+    **{f"solver.joints.{f}": (_F, ("J",)) for f in ("coordinate", "stiffness", "spring_reference", "damping", "gear",
+                                                    "gain", "force_lower", "force_upper")},
+    "solver.control": (_F, ("J",)),
+    "solver.joints.actuated": (_I, ("J",)), "solver.joints.bias": (_F, ("J", 3)),
 }
 _HEADER_KEYS = ("arrays", "payload", "scene", "scene_name", "settings", "step_count", "version")
 _DIMENSION_MAX = 2**31      # elements along one axis (the arrays' bytes are bounded by the payload too)

@@ -30,7 +30,7 @@ from physics.collision import Contacts, contacts
 from physics.manifold import ContactCache, lookup_impulses
 from physics.constraints import BOUNCE_THRESHOLD, IN_BLOCK, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
-from physics.joints import ROPE, ROWS_PER_JOINT, Joints
+from physics.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SPRING, Joints
 from physics.gauss_seidel import PARALLEL_MIN, halves, prepare, solve, sweep
 from physics.threads import ThreadChoice
 from physics.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
@@ -421,6 +421,8 @@ class SceneSolver:
         self._rest = ShapeRest(shape_body, self.filter.assembly, rest_assembly)
         # what carries from step to step is the simulation's (physics.data.Data.solver): this works on it
         self.carried = SolverState() if state is None else state
+        if len(self.carried.control) != len(joint_specs):
+            self.carried.control = np.zeros(len(joint_specs))
         self.body_of_node = np.asarray(body_of_node, np.int64)
         self.friction = np.asarray(friction, float)
         self.restitution = np.asarray(restitution, float)
@@ -431,7 +433,8 @@ class SceneSolver:
         # inequality or velocity target in it, and composing it (backward sub-steps too) is sound.
         self.joints_equalities = all(
             spec["kind"] != ROPE and spec.get("lower") is None and spec.get("upper") is None
-            and not spec.get("motor_force") for spec in self.joint_specs)
+            and not spec.get("motor_force") and not spec.get("stiffness") and not spec.get("damping")
+            and "actuator" not in spec for spec in self.joint_specs)
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
         self.joint_left_error = 0.0           # the largest |g| / lever it left J₀ with
         self.joint_start_error = 0.0          # and the largest |g| / lever it started from
@@ -478,9 +481,18 @@ class SceneSolver:
         anchor = np.array(get("anchor", [0.0, 0.0, 0.0]), float).reshape(-1, 3)
         anchor_b = np.array([s["anchor_b"] if s.get("anchor_b") is not None else s["anchor"] for s in specs], float).reshape(-1, 3)
         lengths = np.array([s["length"] if s.get("length") is not None else np.linalg.norm(np.subtract(b, a)) for s, a, b in zip(specs, anchor, anchor_b)])
-        return Joints.from_world([s["kind"] for s in specs], body, anchor, get("axis", [0.0, 0.0, 1.0]), centre, rotation,
-                                 anchor_b, lengths, get("lower", -np.inf), get("upper", np.inf),
-                                 get("motor_speed", 0.0), get("motor_force", 0.0))
+        joints = Joints.from_world([s["kind"] for s in specs], body, anchor, get("axis", [0.0, 0.0, 1.0]), centre,
+                                   rotation, anchor_b, lengths, get("lower", -np.inf), get("upper", np.inf),
+                                   get("motor_speed", 0.0), get("motor_force", 0.0))
+        for name in ("coordinate", "stiffness", "spring_reference", "damping"):
+            getattr(joints, name)[:] = get(name, 0.0)
+        for j, spec in enumerate(specs):
+            actuator = spec.get("actuator")
+            if actuator is not None:
+                joints.actuated[j] = ACTUATED
+                joints.gear[j], joints.gain[j], joints.bias[j] = actuator["gear"], actuator["gain"], actuator["bias"]
+                joints.force_lower[j], joints.force_upper[j] = actuator.get("force_range", (-np.inf, np.inf))
+        return joints
 
     def prepare(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings, lead=None,
                 awake=None, active=None):
@@ -508,11 +520,12 @@ class SceneSolver:
             # With post-stabilization the joints' position error is projected out after the step
             # (`post_stabilize`), so the velocity solve carries no Baumgarte bias into the energy.
             joint_beta = 0.0 if POST_STABILIZATION else beta
-            joint_rows, self._joint_slots = self.joints.rows(centre, rotation, h, joint_beta, softness=softness)
+            joint_rows, self._joint_slots = self.joints.rows(centre, rotation, h, joint_beta, softness=softness,
+                                                             control=self.carried.control)
             parts.append(joint_rows)
             # The start-of-step rows and masses: RATTLE's first-kick directions (`project_joint_positions`);
             # rigid (no CFM) and without motors, SHAKE's (`post_stabilize`).
-            motor = self._joint_slots % ROWS_PER_JOINT == ROWS_PER_JOINT - 1
+            motor = np.isin(self._joint_slots % ROWS_PER_JOINT, (DRIVE, SPRING))
             position = Rows(joint_rows.body, joint_rows.jacobian, joint_rows.target, joint_rows.relax,
                             np.where(motor, 0.0, joint_rows.lower), np.where(motor, 0.0, joint_rows.upper),
                             np.zeros(len(joint_rows)), joint_rows.mu, np.zeros(len(joint_rows)),
@@ -790,7 +803,7 @@ class SceneSolver:
                 sweep(position, step, target, iterations, 1.0)
             else:   # positions only: linearized at the current poses (Gauss–Newton, Cline & Pai)
                 rows.impulse[:] = 0.0
-                motor = slots % ROWS_PER_JOINT == ROWS_PER_JOINT - 1
+                motor = np.isin(slots % ROWS_PER_JOINT, (DRIVE, SPRING))   # velocity rows: no position part
                 rows.lower[motor] = rows.upper[motor] = 0.0
                 sweep(prepare(rows, *self._joint_masses), step, rows.target, iterations, 1.0)
             centre += step[:, :3]

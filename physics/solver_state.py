@@ -7,6 +7,8 @@ it over (warm starts and joints carry across a reparent). Names: the snapshot's,
 """
 from dataclasses import dataclass, field, fields
 
+import numpy as np
+
 from physics.joints import Joints
 from physics.manifold import ContactCache
 
@@ -19,12 +21,18 @@ class SolverState:
 
     cache: ContactCache = field(default_factory=ContactCache)
     joints: Joints | None = None
+    control: np.ndarray = field(default_factory=lambda: np.zeros(0))   # (J,) each joint's actuator input (0 without)
 
     def arrays(self):
         """Copies of its arrays by the snapshot's names (without the "solver." prefix)."""
         out = {"cache." + name: array for name, array in self.cache.state().items()}
+        if self.control.any():     # only once set: a scene without actuators keeps its snapshot and hash
+            out["control"] = self.control.copy()
         if self.joints is not None:
-            out.update({"joints." + f.name: getattr(self.joints, f.name).copy() for f in fields(Joints)})
+            # the drives' fields only where a joint has one: a scene without keeps its snapshot and hash
+            drives = self.joints.has_drives()
+            out.update({"joints." + f.name: getattr(self.joints, f.name).copy() for f in fields(Joints)
+                        if drives or f.name not in Joints.DRIVE_FIELDS})
         return out
 
     def load(self, arrays):
@@ -34,6 +42,8 @@ class SolverState:
             self.cache.restore(cache)
         else:
             self.cache = ContactCache()
+        self.control[:] = arrays["control"] if "control" in arrays else 0.0
         self.joints = None
         if "joints.kind" in arrays:
-            self.joints = Joints(**{f.name: arrays["joints." + f.name].copy() for f in fields(Joints)})
+            self.joints = Joints(**{f.name: arrays["joints." + f.name].copy() for f in fields(Joints)
+                                    if "joints." + f.name in arrays})

@@ -244,7 +244,7 @@ JOINT_BAD = {
     "joint unknown node": (jointed('b = "door"', 'b = "window"'), "[[joint]] #2", "b", "window"),
     "joint unknown a": (jointed('a = "ground"', 'a = "sky"'), "[[joint]] #2", "a", "sky"),
     "joint unknown type": (jointed('type = "hinge"', 'type = "universal"'), "[[joint]] #2", "type", "universal"),
-    "joint unknown key": (jointed('lower = -1.0', 'lower = -1.0\nstiffness = 3.0'), "[[joint]] #2", "stiffness", "3.0"),
+    "joint unknown key": (jointed('lower = -1.0', 'lower = -1.0\nspringiness = 3.0'), "[[joint]] #2", "springiness", "3.0"),
     "joint b not dynamic": (jointed('b = "door"', 'b = "ground"'), "[[joint]] #2", "b", "ground"),
     "joint same node": (jointed('a = "door"', 'a = "bob"'), "[[joint]] #3", "a", "bob"),
     "joint missing anchor": (jointed('anchor = [0.5, 1.0, 0.0]\n', ''), "[[joint]] #2", "anchor", None),
