@@ -16,10 +16,15 @@ MuJoCo's `inertia="convex"`), summed about the body's centre. A mesh geom collid
 hull (physics.hull).
 
 Joint coordinates are MuJoCo's qpos: a hinge turns the body by q − ref about its anchor and axis,
-a slide moves it by q − ref; several joints of one body act in file order (`mj_kinematics`).
-Actuators, tendons, equality constraints, sensors, sites, cameras, lights, contact pairs and
-excludes, joint armature, damping, stiffness and friction loss, and defaults of other elements are
-named in one warning and skipped.
+a slide moves it by q − ref; several joints of one body act in file order (`mj_kinematics`). A
+hinge's or slide's `damping`, `stiffness` and `springref` become the scene joint's, and the scene
+joint keeps MuJoCo's coordinate (`coordinate` = the qpos it loads at, limits as written).
+`<actuator>`: `<motor>`, `<position>`, `<velocity>` and `<general>` with a fixed gain and an affine
+bias, on a hinge or slide, become [[actuator]] tables (gear's first entry, ctrlrange and forcerange
+where limited), with their `<default>`s.
+Other actuators, tendons, equality constraints, sensors, sites, cameras, lights, contact pairs and
+excludes, joint armature and friction loss, fluid forces, and defaults of other elements are named
+in one warning and skipped.
 """
 import math
 from pathlib import Path

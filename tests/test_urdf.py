@@ -198,13 +198,14 @@ def test_point_mass_links_get_a_named_inertia():
 
 
 def test_joint_types_and_limits():
-    """kuka: seven revolute joints -> hinges with the file's limits about the loaded angle; panda's
+    """kuka: seven revolute joints -> hinges with the file's limits and coordinate (the loaded angle); panda's
     fingers: prismatic -> sliders; a floating base is a dynamic root without joint."""
     kuka = load(DATA / "kuka_iiwa/model.urdf", joint_positions={"lbr_iiwa_joint_2": 0.5})
     hinges = [j for j in kuka.joints if j["type"] == "hinge"]
     assert len(hinges) == 7 and len(kuka.joints) == 7
     second = next(j for j in hinges if kuka.names[j["b"]] == "lbr_iiwa_link_2:body")
-    assert np.isclose(second["lower"], -2.094395102393195 - 0.5) and np.isclose(second["upper"], 2.094395102393195 - 0.5)
+    assert second["lower"] == -2.09439510239 and second["upper"] == 2.09439510239     # as the file writes them
+    assert second["coordinate"] == 0.5 and second["name"] == "lbr_iiwa_joint_2"
     panda = load(DATA / "franka_panda/panda.urdf")
     assert sorted(j["type"] for j in panda.joints).count("slider") == 2
     a1 = load(DATA / "a1/a1.urdf", floating_base=True)
