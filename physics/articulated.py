@@ -89,6 +89,7 @@ class Joint:
     damping: float = 0.0        # N m s/rad or N s/m
     stiffness: float = 0.0      # N m/rad or N/m, towards `springref`
     springref: float = 0.0      # the coordinate at which the spring is at rest
+    armature: float = 0.0       # kg m² or kg: inertia on the coordinate (a rotor through its gear)
 
 
 @dataclass
@@ -306,6 +307,8 @@ class _Builder:
                         spec[key] = float(limit)
                 if joint.damping:
                     spec["damping"] = float(joint.damping)
+                if joint.armature:
+                    spec["armature"] = float(joint.armature)
                 if joint.stiffness:
                     spec["stiffness"], spec["spring_reference"] = float(joint.stiffness), float(joint.springref)
             self.joints.append(spec)

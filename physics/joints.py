@@ -20,8 +20,11 @@ and softness; λ = h τ(q + h q̇', q̇')), bounded by the force range times h. 
 the fixed impulse F₀ h. A spring: F₀ = K q_rest. An actuator of gain g, bias (b₀, b₁, b₂) and gear
 G acting on length G q (MuJoCo's `<general>`; a motor is g = 1, b = 0; a position servo g = kp,
 b = (0, −kp, −kv); a velocity servo g = kv, b = (0, 0, −kv)): F₀ = G (g ctrl + b₀), K = −G² b₁,
-D = −G² b₂, its force range ×G. The coordinate q is the joint's `coordinate` at load plus the
-hinge angle in (−π, π] (or the slider's travel) from the pose as loaded. The
+D = −G² b₂, its force range ×G. An armature A (MuJoCo's: an inertia on the coordinate, a motor's
+rotor seen through its gear) rides the spring slot as the impulse −A (q̇' − q̇₀) against the rate
+q̇₀ at the step's start: that row is J v = (h(F₀ − K q) + A q̇₀)/(h²K + hD + A) − λ/(h²K + hD + A).
+The coordinate q is the joint's `coordinate` at load plus the hinge angle in (−π, π] (or the
+slider's travel) from the pose as loaded. The
 family: these rows, RATTLE's position and velocity projections (`physics.rattle`) and SHAKE's
 post-stabilization (`physics.solver`, `SceneSolver.post_stabilize`).
 """
@@ -196,6 +199,7 @@ class Joints:
     stiffness: np.ndarray = None        # (J,) N m/rad or N/m (0)
     spring_reference: np.ndarray = None  # (J,) the coordinate at which the spring is at rest (0)
     damping: np.ndarray = None          # (J,) N m s/rad or N s/m (0)
+    armature: np.ndarray = None         # (J,) kg m² or kg: inertia added to the coordinate (0)
     actuated: np.ndarray = None         # (J,) int64: NO_ACTUATOR | ACTUATED
     gear: np.ndarray = None             # (J,) G: the actuator's length is G q, its force acts as G × force (1)
     gain: np.ndarray = None             # (J,) g: force = g ctrl + b₀ + b₁ G q + b₂ G q̇ (0)
@@ -203,7 +207,7 @@ class Joints:
     force_lower: np.ndarray = None      # (J,) the actuator's force range (−inf, inf)
     force_upper: np.ndarray = None      # (J,)
 
-    DRIVE_FIELDS = ("coordinate", "stiffness", "spring_reference", "damping", "actuated", "gear", "gain", "bias",
+    DRIVE_FIELDS = ("coordinate", "stiffness", "spring_reference", "damping", "armature", "actuated", "gear", "gain", "bias",
                     "force_lower", "force_upper")
 
     def __post_init__(self):
@@ -218,7 +222,8 @@ class Joints:
     def has_drives(self):
         """Whether any joint has a spring, a damper or an actuator, or sits at a coordinate other
         than 0 as loaded (then its drive fields are state worth saving)."""
-        return bool(self.actuated.any() or self.stiffness.any() or self.damping.any() or self.coordinate.any())
+        return bool(self.actuated.any() or self.stiffness.any() or self.damping.any() or self.armature.any()
+                    or self.coordinate.any())
 
     def __len__(self):
         return len(self.kind)
@@ -261,12 +266,13 @@ class Joints:
         return JointModel(c(self.kind, np.int64), c(self.body, np.int64), c(self.anchor), c(self.axis),
                           c(self.reference), c(self.rest), c(self.length), c(self.lower), c(self.upper),
                           c(self.motor_force), c(self.coordinate), c((self.motor_force > 0) | (self.actuated != 0), bool),
-                          c((self.stiffness > 0) | (self.damping > 0), bool))
+                          c((self.stiffness > 0) | (self.damping > 0) | (self.armature > 0), bool))
 
-    def drive_terms(self, q, h, control):
+    def drive_terms(self, q, h, control, rate=None):
         """(target, softness, lower, upper) (J,) of the drive slot and of the spring slot at the
         coordinates q (J,), step h and the actuators' inputs `control` (J,) (module docstring:
-        τ = F₀ − K q − D q̇, as a soft row)."""
+        τ = F₀ − K q − D q̇, as a soft row); the spring slot carries the armature too, against the
+        coordinate's rate q̇₀ (J,) at the step's start (`rate`)."""
         G = self.gear
         F0 = G * (self.gain * control + self.bias[:, 0])
         K, D = -G * G * self.bias[:, 1], -G * G * self.bias[:, 2]
@@ -274,7 +280,8 @@ class Joints:
             low, high = np.minimum(G * self.force_lower, G * self.force_upper), np.maximum(G * self.force_lower,
                                                                                        G * self.force_upper)
         drive = _soft_row(F0, K, D, q, h, low, high)
-        spring = _soft_row(self.stiffness * self.spring_reference, self.stiffness, self.damping, q, h, -INF, INF)
+        spring = _soft_row(self.stiffness * self.spring_reference, self.stiffness, self.damping, q, h, -INF, INF,
+                           self.armature, np.zeros_like(q) if rate is None else rate)
         return drive, spring
 
     def geometry(self, centre, rotation, out=None):
@@ -283,9 +290,10 @@ class Joints:
         joint_geometry(self.model(), np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float), out)
         return out
 
-    def rows(self, centre, rotation, h, beta, slop=0.0, softness=0.0, control=None):
+    def rows(self, centre, rotation, h, beta, slop=0.0, softness=0.0, control=None, velocity=None):
         """The active rows of every joint at the bodies' current poses, and their (J, slot) indices
-        (to store the impulses back after the solve); `control` (J,) the actuators' inputs (0)."""
+        (to store the impulses back after the solve); `control` (J,) the actuators' inputs (0),
+        `velocity` (B, 6) [v, ω] world the bodies' at the step's start (an armature resists its change)."""
         J = len(self)
         if J == 0:
             return Rows.empty(), np.zeros(0, np.int64)
@@ -305,7 +313,14 @@ class Joints:
         if self.has_drives():     # the actuators' and springs' soft rows (the drive slot of a motor stays as above)
             soft = np.array(soft, float)
             actuated = self.actuated != 0
-            drive, spring = self.drive_terms(geometry.coordinate, abs(h), np.zeros(J) if control is None else control)
+            rate = np.zeros(J)
+            if velocity is not None and self.armature.any():     # q̇₀ = J v along the spring slot's row
+                for side in range(2):
+                    body = self.body[:, side]
+                    v = np.where((body >= 0)[:, None], velocity[np.maximum(body, 0)], 0.0)
+                    rate += np.einsum("jk,jk->j", jac[:, SPRING, side], v)
+            drive, spring = self.drive_terms(geometry.coordinate, abs(h), np.zeros(J) if control is None else control,
+                                             rate)
             for slot, terms, rows_of in ((DRIVE, drive, actuated), (SPRING, spring, None)):
                 where = active[:, slot] if rows_of is None else active[:, slot] & rows_of
                 for array, value in zip((target, soft, lower, upper), terms):
@@ -326,14 +341,16 @@ class Joints:
         return rows, j_index * ROWS_PER_JOINT + slot
 
 
-def _soft_row(F0, K, D, q, h, low, high):
-    """(target, softness, lower, upper) of τ = F₀ − K q − D q̇ taken at the step's end as a soft row
-    (module docstring); K = D = 0: the fixed impulse F₀ h, clamped to [low, high] h."""
-    stiff = h * K + D
+def _soft_row(F0, K, D, q, h, low, high, A=0.0, rate=0.0):
+    """(target, softness, lower, upper) of τ = F₀ − K q − D q̇ taken at the step's end as a soft row,
+    with an armature A (the impulse −A (q̇' − q̇₀) of an inertia on the coordinate, q̇₀ = `rate` the
+    step's start): λ = h F₀ − h K q + A q̇₀ − (h² K + h D + A) q̇' (module docstring); K = D = A = 0:
+    the fixed impulse F₀ h, clamped to [low, high] h."""
+    stiff = h * (h * K + D) + A
     soft = stiff > 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        target = np.where(soft, (F0 - K * q) / np.where(soft, stiff, 1.0), 0.0)
-        softness = np.where(soft, 1.0 / (h * np.where(soft, stiff, 1.0)), 0.0)
+        target = np.where(soft, (h * (F0 - K * q) + A * rate) / np.where(soft, stiff, 1.0), 0.0)
+        softness = np.where(soft, 1.0 / np.where(soft, stiff, 1.0), 0.0)
     fixed = np.clip(F0, low, high) * h
     lower = np.where(soft, low * h, fixed)
     upper = np.where(soft, high * h, fixed)

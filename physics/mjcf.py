@@ -17,13 +17,13 @@ hull (physics.hull).
 
 Joint coordinates are MuJoCo's qpos: a hinge turns the body by q − ref about its anchor and axis,
 a slide moves it by q − ref; several joints of one body act in file order (`mj_kinematics`). A
-hinge's or slide's `damping`, `stiffness` and `springref` become the scene joint's, and the scene
+hinge's or slide's `damping`, `stiffness`, `springref` and `armature` become the scene joint's, and the scene
 joint keeps MuJoCo's coordinate (`coordinate` = the qpos it loads at, limits as written).
 `<actuator>`: `<motor>`, `<position>`, `<velocity>` and `<general>` with a fixed gain and an affine
 bias, on a hinge or slide, become [[actuator]] tables (gear's first entry, ctrlrange and forcerange
 where limited), with their `<default>`s.
 Other actuators, tendons, equality constraints, sensors, sites, cameras, lights, contact pairs and
-excludes, joint armature and friction loss, fluid forces, and defaults of other elements are named
+excludes, joint friction loss, fluid forces, and defaults of other elements are named
 in one warning and skipped.
 """
 import math
@@ -41,7 +41,7 @@ __all__ = ["load_mjcf"]
 SKIPPED_SECTIONS = ("tendon", "equality", "sensor", "contact", "keyframe", "include", "extension")
 ACTUATOR_TAGS = ("motor", "position", "velocity", "general")   # read; any other actuator is named as skipped
 SKIPPED_IN_BODY = ("site", "camera", "light", "composite", "flexcomp", "plugin", "attach", "frame", "replicate")
-JOINT_EXTRAS = ("armature", "frictionloss", "springdamper")   # read: damping, stiffness, springref
+JOINT_EXTRAS = ("frictionloss", "springdamper")   # read: damping, stiffness, springref, armature
 DEPTH_MAX = 256    # bodies nested deeper are refused (each level is a node and a parent lookup)
 # <default> classes: each copies its parent's attributes and adds its own, so classes nested or
 # side by side under a class of many attributes multiply them (a 612 kB file can make 2 GB of tables);
@@ -298,7 +298,7 @@ class _Reader:
         joint = Joint(name, kind)
         if kind == "free":
             return joint
-        for key in ("damping", "stiffness"):
+        for key in ("damping", "stiffness", "armature"):
             value = float(self.numbers(label, key, attrs.get(key), 1, [0.0])[0])
             if value < 0:
                 raise self.error(label, key, attrs[key], "expected a value >= 0")

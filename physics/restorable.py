@@ -170,7 +170,8 @@ class Restorable:
         cache = [key for key in arrays if key.startswith("solver.cache.")]
         joints = [key for key in arrays if key.startswith("solver.joints.")]
         # a joint's spring, actuator and control are written where the scene has one (`SolverState.arrays`)
-        drives = any(spec.get("coordinate") or spec.get("stiffness") or spec.get("damping") or "actuator" in spec
+        drives = any(spec.get("coordinate") or spec.get("stiffness") or spec.get("damping") or spec.get("armature")
+                     or "actuator" in spec
                      for spec in self.scene.joints)
         if cache or joints:
             for key in [f"solver.cache.{k}" for k in self._CACHE_REQUIRED] + (

@@ -43,8 +43,9 @@ NODE_KEYS = (
 MESH_KEYS = ("file", "scale")
 JOINT_TYPES = ("ball", "hinge", "slider", "fixed", "distance", "rope")
 JOINT_KEYS = ("type", "a", "b", "anchor", "anchor_b", "axis", "length", "lower", "upper", "motor_speed", "motor_force",
-              "collide_connected", "name", "coordinate", "stiffness", "spring_reference", "damping")
-_AXIAL = ("axis", "lower", "upper", "motor_speed", "motor_force", "coordinate", "stiffness", "spring_reference", "damping")
+              "collide_connected", "name", "coordinate", "stiffness", "spring_reference", "damping", "armature")
+_AXIAL = ("axis", "lower", "upper", "motor_speed", "motor_force", "coordinate", "stiffness", "spring_reference", "damping",
+          "armature")
 ACTUATOR_TYPES = ("motor", "position", "velocity", "general")
 ACTUATOR_KEYS = ("name", "joint", "type", "gear", "kp", "kv", "gain", "bias", "ctrl_range", "force_range")
 ACTUATOR_TYPE_KEYS = {"motor": (), "position": ("kp", "kv"), "velocity": ("kv",), "general": ("gain", "bias")}
@@ -550,7 +551,8 @@ class _Loader:
             spec["name"] = self.string(label, "name", raw["name"])
         for key, low, high in (("coordinate", -limits.LENGTH_MAX, limits.LENGTH_MAX),
                                ("spring_reference", -limits.LENGTH_MAX, limits.LENGTH_MAX),
-                               ("stiffness", 0.0, limits.FORCE_MAX), ("damping", 0.0, limits.FORCE_MAX)):
+                               ("stiffness", 0.0, limits.FORCE_MAX), ("damping", 0.0, limits.FORCE_MAX),
+                               ("armature", 0.0, limits.FORCE_MAX)):
             if key in raw:
                 spec[key] = self.number(label, key, raw[key], low, high)
         return spec

@@ -96,7 +96,7 @@ _LAYOUT = {
     "solver.joints.rest": (_F, ("J", 3, 3)), "solver.joints.impulse": (_F, ("J", 9)),
     **{f"solver.joints.{f}": (_F, ("J",)) for f in ("length", "lower", "upper", "motor_speed", "motor_force")},
     # a joint's spring, actuator and control (physics.joints): written only where a scene has one
-    **{f"solver.joints.{f}": (_F, ("J",)) for f in ("coordinate", "stiffness", "spring_reference", "damping", "gear",
+    **{f"solver.joints.{f}": (_F, ("J",)) for f in ("coordinate", "stiffness", "spring_reference", "damping", "armature", "gear",
                                                     "gain", "force_lower", "force_upper")},
     "solver.control": (_F, ("J",)),
     "solver.joints.actuated": (_I, ("J",)), "solver.joints.bias": (_F, ("J", 3)),

@@ -434,7 +434,9 @@ class SceneSolver:
         self.joints_equalities = all(
             spec["kind"] != ROPE and spec.get("lower") is None and spec.get("upper") is None
             and not spec.get("motor_force") and not spec.get("stiffness") and not spec.get("damping")
+            and not spec.get("armature")
             and "actuator" not in spec for spec in self.joint_specs)
+        self.joints_armature = any(spec.get("armature") for spec in self.joint_specs)   # (`physics.stages.step_context`)
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
         self.joint_left_error = 0.0           # the largest |g| / lever it left J₀ with
         self.joint_start_error = 0.0          # and the largest |g| / lever it started from
@@ -484,7 +486,7 @@ class SceneSolver:
         joints = Joints.from_world([s["kind"] for s in specs], body, anchor, get("axis", [0.0, 0.0, 1.0]), centre,
                                    rotation, anchor_b, lengths, get("lower", -np.inf), get("upper", np.inf),
                                    get("motor_speed", 0.0), get("motor_force", 0.0))
-        for name in ("coordinate", "stiffness", "spring_reference", "damping"):
+        for name in ("coordinate", "stiffness", "spring_reference", "damping", "armature"):
             getattr(joints, name)[:] = get(name, 0.0)
         for j, spec in enumerate(specs):
             actuator = spec.get("actuator")
@@ -521,7 +523,7 @@ class SceneSolver:
             # (`post_stabilize`), so the velocity solve carries no Baumgarte bias into the energy.
             joint_beta = 0.0 if POST_STABILIZATION else beta
             joint_rows, self._joint_slots = self.joints.rows(centre, rotation, h, joint_beta, softness=softness,
-                                                             control=self.carried.control)
+                                                             control=self.carried.control, velocity=velocity)
             parts.append(joint_rows)
             # The start-of-step rows and masses: RATTLE's first-kick directions (`project_joint_positions`);
             # rigid (no CFM) and without motors, SHAKE's (`post_stabilize`).

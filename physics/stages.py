@@ -550,9 +550,12 @@ def apply_impulse(model, data, settings, work, i, impulse, point_world=None):
 # ---------------------------------------------------------------------- the step
 def step_context(model, data, settings, work, h, integrator, active=None):
     """The `StepContext` of a sub-step h with `integrator`, stepping the bodies `active` (all: None)."""
-    # semi-implicit Euler with settings.shake: its joints by SHAKE (`RATTLE_INTEGRATORS`)
+    # semi-implicit Euler with settings.shake: its joints by SHAKE (`RATTLE_INTEGRATORS`); joints with
+    # an armature by the velocity solve and post-stabilization too: RATTLE's projections weigh the
+    # constraint impulses by the bodies' masses alone, and the armature's inertia (a coupling of
+    # the two bodies along the joint's axis) would be left out of them
     rattle = (integrator in RATTLE_INTEGRATORS and not (integrator == "semi-implicit-euler" and settings.shake)
-              and work.solver is not None and bool(len(work.solver.joint_specs)))
+              and work.solver is not None and bool(len(work.solver.joint_specs)) and not work.solver.joints_armature)
     return StepContext(h, integrator, POSITION_FRACTION.get(integrator, 0.5), h * SURFACE_LEAD.get(integrator, 1.0),
                        rattle, bool(settings.sleep and data.sleep.asleep.any()), active)
 
