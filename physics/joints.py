@@ -28,6 +28,7 @@ slider's travel) from the pose as loaded. The
 family: these rows, RATTLE's position and velocity projections (`physics.rattle`) and SHAKE's
 post-stabilization (`physics.solver`, `SceneSolver.post_stabilize`).
 """
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -44,6 +45,7 @@ BALL, HINGE, SLIDER, FIXED, DISTANCE, ROPE = range(6)
 JOINT_KINDS = {"ball": BALL, "hinge": HINGE, "slider": SLIDER, "fixed": FIXED, "distance": DISTANCE, "rope": ROPE}
 ROWS_PER_JOINT = 9  # slots: 0-2 linear, 3-5 angular, 6 limit, 7 drive, 8 spring
 LIMIT, DRIVE, SPRING = 6, 7, 8
+LIMIT_EASING_TIME = 0.02    # s: a joint loaded past its limit eases in with this time constant (`Joints.limit_slack`)
 NO_ACTUATOR = 0     # Joints.actuated: the joint's drive slot is its motor (motor_force > 0) or unused
 ACTUATED = 1        #   an actuator's (gain, bias, gear: `drive_terms`)
 
@@ -62,7 +64,8 @@ class JointModel(NamedTuple):
     motor_force: np.ndarray     # (J,)
     coordinate: np.ndarray      # (J,) the coordinate's value as loaded
     driven: np.ndarray          # (J,) bool: the drive slot is active (a motor or an actuator)
-    sprung: np.ndarray          # (J,) bool: the spring slot is active (stiffness or damping > 0)
+    sprung: np.ndarray          # (J,) bool: the spring slot is active (stiffness, damping or armature > 0)
+    limit_slack: np.ndarray     # (J,) ≥ 0: how far past its limit the joint may stay this step (soft limits)
 
 
 class JointGeometry(NamedTuple):
@@ -163,11 +166,12 @@ def joint_geometry(model, centre, rotation, out):
                     coordinate = model.coordinate[j] + dot(d, n_a)
                 out.coordinate[j] = coordinate
             if limited:
+                slack = model.limit_slack[j]
                 if (coordinate - lower) <= (upper - coordinate):
-                    _store_row(out, j, LIMIT, coordinate - lower, n_a, lever, r_b, linear, sa, sb)
+                    _store_row(out, j, LIMIT, coordinate - lower + slack, n_a, lever, r_b, linear, sa, sb)
                 else:
-                    _store_row(out, j, LIMIT, upper - coordinate, (-n_a[0], -n_a[1], -n_a[2]), lever, r_b, linear,
-                               sa, sb)
+                    _store_row(out, j, LIMIT, upper - coordinate + slack, (-n_a[0], -n_a[1], -n_a[2]), lever, r_b,
+                               linear, sa, sb)
                 out.inequality[j, LIMIT] = True
             if model.driven[j]:
                 _store_row(out, j, DRIVE, 0.0, n_a, lever, r_b, linear, sa, sb)
@@ -260,13 +264,27 @@ class Joints:
                       fill(lower, -INF), fill(upper, INF), fill(motor_speed, 0.0), fill(motor_force, 0.0),
                       np.zeros((J, ROWS_PER_JOINT)))
 
-    def model(self):
-        """The model arrays as a `JointModel` bundle (contiguous, for the compiled kernels)."""
+    def model(self, limit_slack=None):
+        """The model arrays as a `JointModel` bundle (contiguous, for the compiled kernels); `limit_slack`
+        (J,) how far past its limit each joint may stay (0: none; `limit_slack`)."""
         c = lambda a, dtype=float: np.ascontiguousarray(a, dtype)
         return JointModel(c(self.kind, np.int64), c(self.body, np.int64), c(self.anchor), c(self.axis),
                           c(self.reference), c(self.rest), c(self.length), c(self.lower), c(self.upper),
                           c(self.motor_force), c(self.coordinate), c((self.motor_force > 0) | (self.actuated != 0), bool),
-                          c((self.stiffness > 0) | (self.damping > 0) | (self.armature > 0), bool))
+                          c((self.stiffness > 0) | (self.damping > 0) | (self.armature > 0), bool),
+                          np.zeros(len(self)) if limit_slack is None else c(limit_slack))
+
+    def limit_slack(self, geometry, h):
+        """(J,) the soft limits of the position projections (RATTLE's, post-stabilization's): a joint
+        that starts the step of length h past its limit by e may end it past by e exp(−h/τ), τ =
+        LIMIT_EASING_TIME (MuJoCo's default soft-constraint time constant, `solref` 0.02 s), so it
+        eases in within a few τ as a MuJoCo model's joint does, and RATTLE's velocity
+        projection holds such a row's velocity at 0 (`physics.rattle.project_velocities`): the easing
+        moves positions without leaving velocity, where a projection onto the limit would snap it
+        back in one step and keep the snap as velocity (a humanoid's knee loaded outside its range
+        gained thousands of joules that way)."""
+        C = np.where(geometry.active[:, LIMIT] & geometry.inequality[:, LIMIT], geometry.C[:, LIMIT], 0.0)
+        return math.exp(-abs(h) / LIMIT_EASING_TIME) * np.maximum(-C, 0.0)
 
     def drive_terms(self, q, h, control, rate=None):
         """(target, softness, lower, upper) (J,) of the drive slot and of the spring slot at the
@@ -284,20 +302,22 @@ class Joints:
                            self.armature, np.zeros_like(q) if rate is None else rate)
         return drive, spring
 
-    def geometry(self, centre, rotation, out=None):
+    def geometry(self, centre, rotation, out=None, limit_slack=None):
         """Every (joint, slot) row's C, Jacobian and kind at the poses (`joint_geometry`)."""
         out = joint_geometry_arrays(len(self)) if out is None else out
-        joint_geometry(self.model(), np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float), out)
+        joint_geometry(self.model(limit_slack), np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
+                       out)
         return out
 
-    def rows(self, centre, rotation, h, beta, slop=0.0, softness=0.0, control=None, velocity=None):
+    def rows(self, centre, rotation, h, beta, slop=0.0, softness=0.0, control=None, velocity=None, limit_slack=None):
         """The active rows of every joint at the bodies' current poses, and their (J, slot) indices
         (to store the impulses back after the solve); `control` (J,) the actuators' inputs (0),
-        `velocity` (B, 6) [v, ω] world the bodies' at the step's start (an armature resists its change)."""
+        `velocity` (B, 6) [v, ω] world the bodies' at the step's start (an armature resists its change),
+        `limit_slack` (J,) the soft limits (`limit_slack`; none by default)."""
         J = len(self)
         if J == 0:
             return Rows.empty(), np.zeros(0, np.int64)
-        geometry = self.geometry(centre, rotation)
+        geometry = self.geometry(centre, rotation, limit_slack=limit_slack)
         C, jac, active, inequality, motor, _ = geometry
         kind = self.kind
         point = (kind == BALL) | (kind == HINGE) | (kind == FIXED)       # not np.isin: a sub-step's

@@ -50,7 +50,7 @@ import numpy as np
 from physics.compiled import kernel
 
 from physics.joint_graph import JointGraph, assemble, factor_and_solve, structure
-from physics.joints import ROWS_PER_JOINT, JointGeometry, JointModel, joint_geometry, joint_geometry_arrays
+from physics.joints import LIMIT, ROWS_PER_JOINT, JointGeometry, JointModel, joint_geometry, joint_geometry_arrays
 from physics.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
     store33, sub, transpose
 
@@ -88,10 +88,11 @@ class RattleStart(NamedTuple):
     graph: JointGraph           # the joints' elimination structure
 
 
-def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia):
-    """The start-of-step bundle: J₀ at these poses, M₀⁻¹, R₀ (copies)."""
+def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit_slack=None):
+    """The start-of-step bundle: J₀ at these poses, M₀⁻¹, R₀ (copies); `limit_slack` (J,) the soft
+    limits (`physics.joints.Joints.limit_slack`: a limit row's C shifted by it, 0 without)."""
     J0 = joints.geometry(centre, rotation).jacobian
-    return RattleStart(joints.model(), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
+    return RattleStart(joints.model(limit_slack), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
                        np.ascontiguousarray(inverse_inertia, float).copy(), np.ascontiguousarray(rotation, float).copy(),
                        J0, joint_geometry_arrays(len(joints)), bodies.graph)
 
@@ -362,7 +363,10 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
                 if b >= 0:
                     for i in range(6):
                         v += jac[side, i] * velocity[b, i]
-            if geometry.inequality[j, s] and (geometry.C[j, s] > 1e-9 or v >= 0.0):
+            # a limit that started the step violated (soft: `Joints.limit_slack`) holds its velocity
+            # at 0 either way, so that its easing in leaves no velocity
+            eased = s == LIMIT and model.limit_slack[j] > 0.0
+            if geometry.inequality[j, s] and (geometry.C[j, s] > 1e-9 or (v >= 0.0 and not eased)):
                 continue
             taken[j, s] = True
             mu[j, s] = -v
@@ -392,16 +396,17 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
                         dv[b, i] += W[j, s, side, i] * mu[j, s]
 
 
-def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass, inverse_inertia):
+def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass, inverse_inertia, limit_slack=None):
     """Δv (B, 6) [v, ω] that makes J(q) v = 0 for the joints' rows at the poses q (centre (B, 3),
     rotation (B, 3, 3)), M-orthogonally: Δv = M⁻¹ Jᵀ μ with (J M⁻¹ Jᵀ) μ = −J v, solved over the
     joint graph (`physics.joint_graph`);
     inverse_mass (B,), inverse_inertia (B, 3, 3) world at q. An inequality row takes part where it
-    is at its bound (|C| ≤ 1e-9 or violated) and its velocity would violate it further (J v < 0)."""
+    is at its bound (|C| ≤ 1e-9 or violated) and its velocity would violate it further (J v < 0);
+    a limit easing in (`limit_slack` > 0: `physics.joints.Joints.limit_slack`) at its bound either way."""
     B = len(centre)
     dv = np.zeros((B, 6))
     if len(joints):
         c = lambda a: np.ascontiguousarray(a, float)
-        project_velocities_kernel(joints.model(), bodies.index, bodies.graph, joint_geometry_arrays(len(joints)),
+        project_velocities_kernel(joints.model(limit_slack), bodies.index, bodies.graph, joint_geometry_arrays(len(joints)),
                                   c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv)
     return dv

@@ -437,6 +437,9 @@ class SceneSolver:
             and not spec.get("armature")
             and "actuator" not in spec for spec in self.joint_specs)
         self.joints_armature = any(spec.get("armature") for spec in self.joint_specs)   # (`physics.stages.step_context`)
+        self.joints_limited = any(spec.get("lower") is not None or spec.get("upper") is not None
+                                  for spec in self.joint_specs)
+        self._limit_slack = None
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
         self.joint_left_error = 0.0           # the largest |g| / lever it left J₀ with
         self.joint_start_error = 0.0          # and the largest |g| / lever it started from
@@ -534,6 +537,9 @@ class SceneSolver:
                             joint_rows.block)
             self._joint_position = prepare(position, inverse_mass, inverse_inertia)
             self._joint_start = (centre.copy(), rotation.copy())
+            # soft limits for RATTLE's projection: a joint past its limit eases back at the ERP rate
+            self._limit_slack = (self.joints.limit_slack(self.joints.geometry(centre, rotation), h)
+                                 if self.joints_limited else None)
             self._joint_masses = (inverse_mass, inverse_inertia)
             if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
                 self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
@@ -749,7 +755,8 @@ class SceneSolver:
         self.joint_left_start_rows, self.joint_left_error, self.joint_start_error = False, 0.0, 0.0
         if self.joints is None or not len(self.joints) or not POST_STABILIZATION or self._joint_start is None:
             return np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
-        system = rattle_start(self.joints, self._joint_bodies, *self._joint_start, *self._joint_masses)
+        system = rattle_start(self.joints, self._joint_bodies, *self._joint_start, *self._joint_masses,
+                              self._limit_slack)
         stats = np.zeros(5)
         dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, self._h, stats=stats)
         # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
@@ -764,7 +771,7 @@ class SceneSolver:
         if self.joints is None or not len(self.joints) or not POST_STABILIZATION or self._joint_start is None:
             return np.zeros((len(centre), 6))
         return project_velocities(self.joints, self._joint_bodies, centre, rotation, velocity, self._joint_masses[0],
-                                  inverse_inertia)
+                                  inverse_inertia, self._limit_slack)
 
     def post_stabilize(self, centre, rotation, iterations, shake=True):
         """Post-stabilization as SHAKE (Ryckaert, Ciccotti & Berendsen 1977; Hairer, Lubich & Wanner,
@@ -794,7 +801,8 @@ class SceneSolver:
         start_slots = self._joint_slots
         centre, rotation = centre.copy(), rotation.copy()
         for _ in range(POST_STABILIZATION):
-            rows, slots = self.joints.rows(centre, rotation, 1.0, 1.0)      # target −C: a position step
+            rows, slots = self.joints.rows(centre, rotation, 1.0, 1.0,      # target −C: a position step
+                                           limit_slack=self._limit_slack)
             where = np.minimum(np.searchsorted(start_slots, slots), len(start_slots) - 1)
             known = start_slots[where] == slots
             target = np.zeros(len(start_slots))
