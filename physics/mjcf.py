@@ -40,6 +40,7 @@ __all__ = ["load_mjcf"]
 
 SKIPPED_SECTIONS = ("tendon", "equality", "sensor", "contact", "keyframe", "include", "extension")
 ACTUATOR_TAGS = ("motor", "position", "velocity", "general")   # read; any other actuator is named as skipped
+SHARED_ACTUATOR_ATTRIBUTES = ("ctrlrange", "ctrllimited", "forcerange", "forcelimited", "gear")
 SKIPPED_IN_BODY = ("site", "camera", "light", "composite", "flexcomp", "plugin", "attach", "frame", "replicate")
 JOINT_EXTRAS = ("frictionloss", "springdamper")   # read: damping, stiffness, springref, armature
 DEPTH_MAX = 256    # bodies nested deeper are refused (each level is a node and a parent lookup)
@@ -334,7 +335,16 @@ class _Reader:
         if element.tag not in ACTUATOR_TAGS:
             self.skipped.append(f"<{element.tag}> actuators")
             return
-        attrs = self.attributes(element, "main")
+        # MuJoCo's actuator shortcuts share one default: a <motor ctrlrange> default reaches a
+        # <position> too (their common attributes; kp, kv and the rest stay with their own tag)
+        name_of_class = element.get("class", "main")
+        if name_of_class not in self.defaults:
+            raise self.error(f"<{element.tag}>", "class", name_of_class, "no <default class=...> has this name")
+        attrs = {}
+        for tag in ACTUATOR_TAGS:
+            attrs.update({key: value for key, value in self.defaults[name_of_class].get(tag, {}).items()
+                          if key in SHARED_ACTUATOR_ATTRIBUTES or tag == element.tag})
+        attrs.update(element.attrib)
         name = attrs.get("name") or f"actuator{len(self.actuators)}"
         label = f"<{element.tag} name={name!r}>"
         joint = attrs.get("joint")

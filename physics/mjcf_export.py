@@ -27,6 +27,9 @@ What maps exactly (docs/scene-format.md; MuJoCo's XML reference):
   takes any gravity vector), the integrator asked for; MuJoCo adds nothing by default (no joint
   damping, armature, friction loss, air density or viscosity). With `contacts=False`, or a scene
   in which no two shapes may touch, `<flag contact="disable"/>`.
+- Joint terms and actuators: a hinge's or slider's `coordinate` is MuJoCo's `ref`, its `damping`,
+  `stiffness`, `spring_reference` and `armature` MuJoCo's joint attributes, and each [[actuator]] a
+  `<general>` with its fixed gain, affine bias, gear and ranges (exactly the scene's numbers).
 - Contacts: a shape with the default `group` and `mask` writes its own `contype` and `conaffinity`;
   any other writes its group as contype and its mask as conaffinity (0 for group 0). MuJoCo pairs
   two geoms when `contype_a & conaffinity_b` *or* `contype_b & conaffinity_a`; our filter asks for
@@ -362,7 +365,7 @@ def to_mjcf(scene, left_out=None, integrator="rk4", contacts=True, settings=None
                                    "filterparent": "disable"})
     assets = ET.SubElement(root, "asset")
     world = ET.SubElement(root, "worldbody")
-    elements = {WORLD: world}
+    elements, actuators = {WORLD: world}, []
     for i in p.bodies:
         parent, spec = p.body_parent[i], p.joint[i]
         if parent >= 0:
@@ -384,6 +387,14 @@ def to_mjcf(scene, left_out=None, integrator="rk4", contacts=True, settings=None
                     lower = spec["lower"] if spec.get("lower") is not None else -1e10
                     upper = spec["upper"] if spec.get("upper") is not None else 1e10
                     attributes["range"] = _text([lower, upper])
+                # the joint's coordinate as loaded is MuJoCo's ref (qpos at the written pose); the
+                # spring, damper and armature are MuJoCo's own joint terms
+                for key, attribute in (("coordinate", "ref"), ("damping", "damping"), ("stiffness", "stiffness"),
+                                       ("spring_reference", "springref"), ("armature", "armature")):
+                    if spec.get(key):
+                        attributes[attribute] = repr(float(spec[key]))
+                if "actuator" in spec:
+                    actuators.append((scene.names[i], spec["actuator"]))
             ET.SubElement(body, "joint", attributes)
         ET.SubElement(body, "inertial", {"pos": "0 0 0", "mass": repr(float(scene.mass[i])),
                                           "diaginertia": _text(scene.inertia_body[i])})
@@ -394,6 +405,17 @@ def to_mjcf(scene, left_out=None, integrator="rk4", contacts=True, settings=None
         _geom(elements[body] if body >= 0 else world, scene, p, i, body, assets)
     if not len(assets):
         root.remove(assets)
+    if actuators:       # each as MuJoCo's <general>: the same gain, affine bias, gear and ranges exactly
+        section = ET.SubElement(root, "actuator")
+        for joint_name, actuator in actuators:
+            attributes = {"name": actuator["name"], "joint": joint_name, "gaintype": "fixed", "biastype": "affine",
+                          "gainprm": repr(float(actuator["gain"])), "biasprm": _text(actuator["bias"]),
+                          "gear": repr(float(actuator["gear"]))}
+            for key, attribute in (("ctrl_range", "ctrl"), ("force_range", "force")):
+                if key in actuator:
+                    attributes[f"{attribute}limited"] = "true"
+                    attributes[f"{attribute}range"] = _text(actuator[key])
+            ET.SubElement(section, "general", attributes)
     if p.excludes or p.pairs:
         contact = ET.SubElement(root, "contact")
         for (i, j), mu in p.pairs:

@@ -304,3 +304,17 @@ def test_gymnasiums_humanoid_runs_from_its_reset_pose():
         sim = physics.Simulation(physics.load_mjcf(Path(gymnasium.__file__).parent / "envs/mujoco/assets/humanoid.xml"))
     sim.step(round(0.5 / sim.settings.dt))
     assert sim.first_non_finite() is None
+
+
+def test_to_mjcf_writes_the_joint_terms_and_actuators_back(tmp_path):
+    """Imported and exported again, the arm is MuJoCo's own model of the original file in every
+    joint term and actuator parameter MuJoCo compiles (exact: the numbers are copied)."""
+    path = tmp_path / "arm.xml"
+    path.write_text(ARM.replace('springref="0.4"', 'springref="0.4" armature="0.5"'))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        exported = mujoco.MjModel.from_xml_string(physics.to_mjcf(physics.load_mjcf(path), left_out=[]))
+    original = mujoco.MjModel.from_xml_path(str(path))
+    for name in ("dof_damping", "dof_armature", "jnt_stiffness", "qpos_spring", "jnt_range", "actuator_gainprm",
+                 "actuator_biasprm", "actuator_gear", "actuator_ctrlrange", "actuator_ctrllimited"):
+        np.testing.assert_array_equal(getattr(exported, name), getattr(original, name), err_msg=name)
