@@ -2,13 +2,20 @@
 
 The file is `$HIERARCHY_SANDBOX_CONFIG_DIR/settings.json` when that variable is set (tests point
 it at a temporary directory), else `$XDG_CONFIG_HOME/hierarchy-sandbox/settings.json`, else
-`~/.config/hierarchy-sandbox/settings.json`. A missing or unreadable file gives the defaults;
-unknown keys are dropped and bad values fall back to their default, so a hand-edited file can
-never stop the app from starting.
+`~/.config/hierarchy-sandbox/settings.json`. A missing file gives the defaults; unknown keys are
+dropped and bad values fall back to their default, so a hand-edited file can never stop the app
+from starting. A file that cannot be read as settings at all (not JSON, nested too deep, larger
+than SETTINGS_BYTES_MAX, a FIFO or a device) is set aside as `settings.json.bad` where it is a
+regular file, `problem` says so in one line for the app to show, and the app starts with defaults.
 """
 import json
 import os
 from pathlib import Path
+
+from physics.files import read_regular
+
+SETTINGS_BYTES_MAX = 2**20      # a settings file is a few hundred bytes; a megabyte is not one
+problem = None                  # the last `load`'s one-line complaint about the file, or None
 
 ENV_DIR = "HIERARCHY_SANDBOX_CONFIG_DIR"
 
@@ -81,11 +88,37 @@ def _clean(data):
 
 
 def load(path=None):
+    """The settings of the file (defaults where it has none); a bad file is set aside (module docstring)."""
+    global problem
+    problem = None
     path = Path(path) if path else config_path()
     try:
-        return _clean(json.loads(path.read_text()))
-    except (OSError, ValueError):
+        data = read_regular(path, SETTINGS_BYTES_MAX)
+    except FileNotFoundError:
         return _clean(None)
+    except (OSError, ValueError) as error:     # a special file, too large, unreadable: never waited on
+        return _set_aside(path, getattr(error, "strerror", None) or str(error))
+    try:
+        return _clean(json.loads(data.decode("utf-8")))
+    except RecursionError:
+        return _set_aside(path, "nested too deep to be settings")
+    except (UnicodeDecodeError, ValueError) as error:
+        return _set_aside(path, f"not JSON ({error})")
+
+
+def _set_aside(path, reason):
+    """Defaults, with `problem` naming the file and why; a regular file is renamed to *.bad (kept
+    for the user, and not read again), anything else left where it is."""
+    global problem
+    kept = ""
+    try:
+        if path.is_file() and not path.is_symlink():
+            path.replace(path.with_name(path.name + ".bad"))
+            kept = f"; kept as {path.name}.bad"
+    except OSError:
+        pass
+    problem = f"settings {path}: {reason}; starting with the defaults{kept}"
+    return _clean(None)
 
 
 def save(settings, path=None):

@@ -128,6 +128,7 @@ class Viewer:
         self.software = any(name in ctx.info["GL_RENDERER"].lower() for name in ("llvmpipe", "softpipe", "swrast"))
         self.store = store
         self.prefs = settings_store.load() if store else settings_store.load("/nonexistent/settings.json")
+        self._settings_problem = settings_store.problem     # shown once the window can show messages
         if msaa is None:    # the command line's, else the user's last choice (the panel), else by renderer
             msaa = self.prefs["msaa"] if self.prefs["msaa"] is not None else (0 if self.software else 4)
         self.msaa = msaa
@@ -367,6 +368,9 @@ class Viewer:
         self.refresh_state()
         self.frame_scene()
         self.on_scene_loaded(path)
+        if getattr(self, "_settings_problem", None):     # the settings file set aside at start: said once
+            self.notify(self._settings_problem)
+            self._settings_problem = None
 
     def notify(self, text):
         """Show a status message (over the scene: app.panel's toast) until the next action or

@@ -3,7 +3,8 @@
 `open()` on a FIFO nobody writes to blocks forever, a character device such as /dev/zero never
 ends, and a directory fails late; each reader (scenes, recordings) opens through `open_regular`,
 which opens without blocking (O_NONBLOCK: a FIFO opens at once) and refuses anything but a
-regular file before reading a byte.
+regular file before reading a byte; `read_regular` reads such a file whole within a byte budget,
+refusing it (FileTooLarge) before it allocates past the budget.
 """
 import os
 import stat
@@ -34,3 +35,17 @@ def open_regular(path, buffering=-1):
         os.close(fd)
         raise
     return stream
+
+
+class FileTooLarge(OSError):
+    """A file with more bytes than its reader's budget: `strerror` says the budget."""
+
+
+def read_regular(path, limit):
+    """The bytes of the regular file `path`, at most `limit` of them: OSError as `open_regular`
+    raises it, FileTooLarge past the limit (read up to limit + 1 bytes, never more)."""
+    with open_regular(path) as stream:
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise FileTooLarge(0, f"has more than {limit} bytes, the most this reader takes", str(path))
+    return data

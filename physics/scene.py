@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from physics import validation as limits
-from physics.files import open_regular
+from physics.files import read_regular
 from physics.rigid_body import inertia_from_shape
 from physics.settings import SettingError, Settings
 from physics.validation import Invalid, short_repr
@@ -141,6 +141,9 @@ IMPORTED = {".urdf": ("physics.urdf", "load_urdf"), ".xml": ("physics.mjcf", "lo
 SCENE_SUFFIXES = (".toml", *IMPORTED)   # what load_scene reads: scene files, URDF and MJCF models
 
 
+SCENE_BYTES_MAX = 64 * 2**20    # a scene file larger than this is refused before it is read (docs/scene-format.md, "Limits")
+
+
 def load_scene(path):
     """Read and validate a scene file; raises SceneError (file, node, key, value) on bad input.
 
@@ -151,9 +154,8 @@ def load_scene(path):
         import importlib
         module, function = IMPORTED[path.suffix.lower()]
         return getattr(importlib.import_module(module), function)(path)
-    try:
-        with open_regular(path) as stream:      # a FIFO or a device is refused, never waited on
-            text = stream.read().decode("utf-8")
+    try:       # a FIFO or a device is refused, never waited on; a huge file before it is read whole
+        text = read_regular(path, SCENE_BYTES_MAX).decode("utf-8")
     except OSError as error:
         raise SceneError(path, None, None, None, f"cannot read the file ({error.strerror or error})") from None
     except UnicodeDecodeError as error:

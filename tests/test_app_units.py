@@ -1,5 +1,6 @@
 """Viewer pieces without a display: camera matrices, model matrices, meshes, picking, PNG, settings."""
 import json
+import os
 
 import numpy as np
 import pytest
@@ -275,3 +276,28 @@ def test_settings_round_trip_and_bad_file(app_config):
     assert store.load() == store._clean(None)
     store.config_path().write_text(json.dumps({"time_scale": "fast", "overlays": {"frames": 3}, "junk": 1}))
     assert store.load() == store._clean(None)
+
+
+@pytest.mark.parametrize("case", ["fifo", "device", "nested", "huge", "not json"])
+def test_a_bad_settings_file_is_set_aside_with_one_message(app_config, case):
+    """A FIFO (which a plain read would wait on forever), /dev/zero (which never ends), brackets
+    nested 10^5 deep (a RecursionError in json), a file over SETTINGS_BYTES_MAX, or text that is
+    not JSON: the defaults, at once, and `problem` names the file and the reason in one line; a
+    regular file is kept beside as settings.json.bad and the next start is clean."""
+    path = store.config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if case == "fifo":
+        os.mkfifo(path)
+    elif case == "device":
+        path.symlink_to("/dev/zero")
+    elif case == "nested":
+        path.write_text("[" * 100_000)
+    elif case == "huge":
+        path.write_text(json.dumps({"junk": "x" * (store.SETTINGS_BYTES_MAX + 1)}))
+    else:
+        path.write_text("{not json")
+    assert store.load() == store._clean(None)
+    assert store.problem is not None and str(path) in store.problem and "\n" not in store.problem
+    if case in ("nested", "huge", "not json"):
+        assert path.with_name("settings.json.bad").exists() and not path.exists()
+        assert store.load() == store._clean(None) and store.problem is None

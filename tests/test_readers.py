@@ -199,3 +199,22 @@ def test_restore_into_a_changed_scene_of_the_same_name_says_so(tmp_path):
     changed = Simulation.from_file(path)
     with pytest.raises(ValueError, match=r"another version of scene 'Car crash' .*: its model differs \(nodes, masses"):
         changed.restore(snapshot)
+
+
+def test_a_scene_file_past_its_byte_budget_is_refused_before_it_is_read(tmp_path):
+    """A 150 MB scene (a sparse file: no disk is used) is refused in one SceneError naming the
+    file and the budget, without reading it: the reader stops at SCENE_BYTES_MAX + 1 bytes."""
+    import tracemalloc
+
+    from physics.scene import SCENE_BYTES_MAX, SceneError, load_scene
+
+    path = tmp_path / "huge.toml"
+    with open(path, "wb") as handle:
+        handle.truncate(150 * 2**20)
+    tracemalloc.start()
+    with pytest.raises(SceneError, match=f"more than {SCENE_BYTES_MAX} bytes") as info:
+        load_scene(path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert str(path) in str(info.value)
+    assert peak < 2 * SCENE_BYTES_MAX       # the budget and a copy at most, never the 150 MB
