@@ -214,6 +214,24 @@ def test_bad_input_exits_2_naming_key_and_value(tmp_path, vary, named):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_grid_past_the_run_budget_is_refused_before_it_is_listed(tmp_path):
+    """Eleven --vary options of 2 to 4 values (1,179,648 runs, the reproducer) are refused by `runs`
+    before it lists one; eight on the command line (10,368 runs) exit 2 at once with one line
+    naming the count and the budget, and write nothing."""
+    from physics.sweep import RUNS_MAX, SweepError, runs
+
+    with pytest.raises(SweepError, match=f"1179648 runs; a sweep takes at most {RUNS_MAX}"):
+        runs({f"k{i}": list(range(4 if i < 8 else 3 if i < 10 else 2)) for i in range(11)})
+    vary = ["dt=1/60,1/120,1/240,1/480", "substeps=1,2,3,4", "iterations=1,2,3,4", "sor=0.5,1,1.5",
+            "erp=0.1,0.2,0.3", "cfm=0,0.1,0.2", "integrator=rk4,lie-midpoint", "gyroscopic=off,explicit,implicit"]
+    args = [x for item in vary for x in ("--vary", item)]
+    started = time.monotonic()
+    result = _sweep(T_HANDLE, *args, "--steps", 1, "--out", tmp_path / "out")
+    assert result.returncode == 2 and "runs; a sweep takes at most" in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1 and not (tmp_path / "out").exists()
+    assert time.monotonic() - started < 60      # refused at parse time, not after building the grid
+
+
 def test_an_unusable_scheduler_address_exits_2_before_any_output(tmp_path):
     result = _sweep(T_HANDLE, "--vary", "dt=1/60", "--steps", 1, "--out", tmp_path / "out", "--scheduler", "nowhere")
     assert result.returncode == 2
