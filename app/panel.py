@@ -494,7 +494,32 @@ class Panel:
         if sim.motion[i] == "dynamic":
             kinetic = sim.body_energies()["kinetic"][i]
             self.text(f" kinetic energy {kinetic:.6g} J")
+            self.stability(i, np.asarray(sim.inertia_body)[i], np.asarray(s["R"][i]).T @ np.asarray(s["omega"][i]))
 
+    def stability(self, i, inertia, omega_body):
+        """Why it flips (physics.stability): the eigenvalues of Euler's Jacobian at the body's ω (by
+        dual numbers), the exact time between flips of the torque-free body, and the observed one
+        (the intermediate axis's ω changing sign, timed here frame by frame)."""
+        from physics.stability import flip_period, spin_eigenvalues
+        values = spin_eigenvalues(inertia, omega_body)
+        self.text(" eig(dw'/dw) " + "  ".join(f"{z.real:+.3g}{z.imag:+.3g}i" if abs(z.imag) > 1e-12 else f"{z.real:+.3g}"
+                                             for z in values))
+        self.tooltip("the eigenvalues of the Jacobian of Euler's equations at this body's angular velocity,\n"
+                     "computed with dual numbers: a positive real one is a perturbation that grows as e^(lambda t).\n"
+                     "Spinning about the intermediate principal axis there is one: the body flips over and over")
+        middle = int(np.argsort(inertia)[1])
+        sign = np.sign(omega_body[middle])
+        record = self._flips if getattr(self, "_flips", None) and self._flips["body"] == i else None
+        if record is None:
+            record = self._flips = {"body": i, "sign": sign, "times": []}
+        if sign != 0 and record["sign"] != 0 and sign != record["sign"]:
+            record["times"] = (record["times"] + [self.viewer.sim.time])[-3:]
+        record["sign"] = sign if sign != 0 else record["sign"]
+        predicted = flip_period(inertia, omega_body)
+        observed = np.diff(record["times"])
+        self.text(f" flips every {predicted:.4g} s (predicted)" if np.isfinite(predicted) else " no flips (predicted)")
+        if len(observed):
+            self.text(f"             {observed[-1]:.4g} s (observed)")
     def stats(self):
         v = self.viewer
         st = v.stats
