@@ -38,9 +38,11 @@ import functools
 import math
 import warnings
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
+from physics.files import FileTooLarge, open_regular, read_regular
 from physics.rotation import quaternion_from_matrix
 from physics.scene import SceneError, scene_from_dict
 
@@ -431,18 +433,14 @@ def read_xml(path):
     import defusedxml.ElementTree as safe
     from defusedxml import DefusedXmlException
     from xml.etree.ElementTree import ParseError
-    from pathlib import Path
-
-    from physics.files import open_regular
 
     path = Path(path)
     try:
-        with open_regular(path) as handle:
-            data = handle.read(FILE_BYTES_MAX + 1)
-        if len(data) > FILE_BYTES_MAX:
-            raise SceneError(path, None, None, None, f"the file has more than {FILE_BYTES_MAX} bytes; at most "
-                                                     f"{FILE_BYTES_MAX} are read")
+        data = read_regular(path, FILE_BYTES_MAX)
         return safe.fromstring(data.rstrip(b"\0 \t\r\n"), forbid_dtd=True)
+    except FileTooLarge:
+        raise SceneError(path, None, None, None, f"the file has more than {FILE_BYTES_MAX} bytes; at most "
+                                                 f"{FILE_BYTES_MAX} are read") from None
     except OSError as error:
         raise SceneError(path, None, None, None, f"cannot read the file ({error.strerror or error})") from None
     except DefusedXmlException as error:
@@ -475,7 +473,6 @@ def numbers(path, element, key, text, count=None, default=None, positive=False):
 def visual_mesh(path, element, mesh_path, scale):
     """A drawn mesh's entry {"file", "scale"}: the file must exist and be at most FILE_BYTES_MAX
     (the app reads it); a mirrored (negative) scale is not drawn (None)."""
-    from pathlib import Path
     mesh_path = Path(mesh_path)
     if not mesh_path.is_file():
         raise SceneError(path, element, "filename", str(mesh_path), "mesh file not found")
@@ -490,13 +487,15 @@ def visual_mesh(path, element, mesh_path, scale):
 def mesh_box(path, element, mesh_path, scale):
     """A mesh file's axis-aligned bounds in its own frame, scaled: (centre (3,), size (3,)). The
     mesh is read by trimesh; a missing, oversized or unreadable mesh is one SceneError naming it."""
-    from pathlib import Path
     mesh_path = Path(mesh_path)
     if not mesh_path.is_file():
         raise SceneError(path, element, "filename", str(mesh_path), "mesh file not found")
     if mesh_path.stat().st_size > FILE_BYTES_MAX:
         raise SceneError(path, element, "filename", str(mesh_path), f"mesh file larger than {FILE_BYTES_MAX} bytes")
     stat = mesh_path.stat()
+    problem = mesh_file_problem(mesh_path, stat.st_size)
+    if problem is not None:
+        raise SceneError(path, element, "filename", str(mesh_path), problem)
     try:
         faces, bounds = _mesh_bounds(str(mesh_path), stat.st_mtime_ns, stat.st_size)
     except Exception as error:   # trimesh raises many types for a bad file; any of them is a bad mesh
@@ -514,13 +513,15 @@ def mesh_points(path, element, mesh_path, scale, key="filename"):
     """A mesh file's vertices (P, 3) in its own frame times `scale` (3,): read by trimesh, refused
     (one SceneError naming the file, the element and `key`) when missing, larger than
     FILE_BYTES_MAX, with more than MESH_FACES_MAX faces, unreadable or not finite."""
-    from pathlib import Path
     mesh_path = Path(mesh_path)
     if not mesh_path.is_file():
         raise SceneError(path, element, key, str(mesh_path), "mesh file not found")
     stat = mesh_path.stat()
     if stat.st_size > FILE_BYTES_MAX:
         raise SceneError(path, element, key, str(mesh_path), f"mesh file larger than {FILE_BYTES_MAX} bytes")
+    problem = mesh_file_problem(mesh_path, stat.st_size)
+    if problem is not None:
+        raise SceneError(path, element, key, str(mesh_path), problem)
     try:
         faces, points = _mesh_vertices(str(mesh_path), stat.st_mtime_ns, stat.st_size)
     except Exception as error:   # trimesh raises many types for a bad file; any of them is a bad mesh
@@ -544,11 +545,64 @@ def mesh_hull(path, element, mesh_path, scale):
     return {"type": "hull", "vertices": hull.vertices.tolist()}
 
 
+MESH_SUFFIXES = (".stl", ".obj", ".dae", ".ply", ".off", ".glb", ".gltf")   # read; archives and the rest refused
+
+
+def mesh_file_problem(mesh_path, size):
+    """Why trimesh must not be handed this mesh file, or None: what it would read past the file's
+    own bytes is checked first, within the same budgets (docs/scene-format.md, "Limits").
+    - only the formats of MESH_SUFFIXES: an archive (.zip) is unpacked by trimesh before any size
+      is known (a 1 MB zip took 3.2 GB);
+    - an OBJ's faces are counted by streaming its lines (8.3 million took 2.2 GB to parse and
+      refuse), and its `mtllib` is never opened (trimesh is told to skip materials);
+    - a glTF's buffers must be regular files within FILE_BYTES_MAX (a FIFO would block the read);
+    - a binary STL's header must count the triangles the file holds (a wrong count sent trimesh to
+      its text reader)."""
+    import json
+    import struct
+
+    suffix = Path(mesh_path).suffix.lower()
+    if suffix not in MESH_SUFFIXES:
+        return f"a {suffix or 'suffix-less'} file is not read as a mesh; expected one of {', '.join(MESH_SUFFIXES)}"
+    if suffix == ".obj":
+        faces = 0
+        with open_regular(mesh_path) as stream:
+            for line in stream:
+                if line[:2] == b"f ":
+                    faces += 1
+                    if faces > MESH_FACES_MAX:
+                        return f"more than {MESH_FACES_MAX} faces"
+    elif suffix == ".stl":
+        with open_regular(mesh_path) as stream:
+            head = stream.read(84)
+        if len(head) >= 84 and 84 + 50 * struct.unpack("<I", head[80:84])[0] != size and not head.lstrip().startswith(b"solid"):
+            count = struct.unpack("<I", head[80:84])[0]
+            return (f"a binary STL whose header counts {count} triangles ({84 + 50 * count} bytes) in a file of "
+                    f"{size} bytes")
+    elif suffix == ".gltf":
+        try:
+            document = json.loads(read_regular(mesh_path, FILE_BYTES_MAX))
+        except (OSError, ValueError, RecursionError) as error:
+            return f"not a glTF document ({error})"
+        buffers = document.get("buffers", []) if isinstance(document, dict) else []
+        for buffer in buffers if isinstance(buffers, list) else []:
+            uri = buffer.get("uri") if isinstance(buffer, dict) else None
+            if isinstance(uri, str) and not uri.startswith("data:"):
+                target = Path(mesh_path).parent / uri
+                if not target.is_file() or target.stat().st_size > FILE_BYTES_MAX:
+                    return f"its buffer {uri!r} is not a regular file of at most {FILE_BYTES_MAX} bytes"
+    return None
+
+
+def _load_mesh(mesh_path):
+    import trimesh
+    return trimesh.load(mesh_path, force="mesh", process=False, skip_materials=True)
+
+
 @functools.lru_cache(maxsize=256)
 def _mesh_vertices(mesh_path, mtime, size):
     """(face count, vertices (P, 3)) of a mesh file, read once per version of the file."""
-    import trimesh
-    mesh = trimesh.load(mesh_path, force="mesh", process=False)
+    mesh = _load_mesh(mesh_path)
     points = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), float)
     points.setflags(write=False)
     return len(getattr(mesh, "faces", ())), points
@@ -558,8 +612,7 @@ def _mesh_vertices(mesh_path, mtime, size):
 def _mesh_bounds(mesh_path, mtime, size):
     """(face count, bounds (2, 3)) of a mesh file, read once per version of the file (a robot is
     loaded again at every reset to a configuration; its meshes do not change)."""
-    import trimesh
-    mesh = trimesh.load(mesh_path, force="mesh", process=False)
+    mesh = _load_mesh(mesh_path)
     return len(getattr(mesh, "faces", ())), np.asarray(mesh.bounds, float)
 
 

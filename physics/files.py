@@ -37,6 +37,9 @@ def open_regular(path, buffering=-1):
     return stream
 
 
+CHUNK = 2**20      # bytes read at a time by `read_regular`
+
+
 class FileTooLarge(OSError):
     """A file with more bytes than its reader's budget: `strerror` says the budget."""
 
@@ -45,7 +48,15 @@ def read_regular(path, limit):
     """The bytes of the regular file `path`, at most `limit` of them: OSError as `open_regular`
     raises it, FileTooLarge past the limit (read up to limit + 1 bytes, never more)."""
     with open_regular(path) as stream:
-        data = stream.read(limit + 1)
-    if len(data) > limit:
+        if os.fstat(stream.fileno()).st_size > limit:      # the usual case, known before a byte is read
+            raise FileTooLarge(0, f"has more than {limit} bytes, the most this reader takes", str(path))
+        chunks, total = [], 0
+        while total <= limit:       # in chunks: read(limit + 1) would allocate the whole budget at once
+            chunk = stream.read(min(CHUNK, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    if total > limit:               # a file that grew while read
         raise FileTooLarge(0, f"has more than {limit} bytes, the most this reader takes", str(path))
-    return data
+    return b"".join(chunks)

@@ -310,3 +310,66 @@ def test_hull_from_a_mesh_file_relative_to_the_scene(tmp_path):
     vertices = np.array(load_scene(path).shapes[0]["vertices"])
     assert len(vertices) == 8
     assert np.allclose(np.sort(np.abs(vertices), axis=0), [[1.0, 1.0, 0.75]] * 8, atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("case", ["zip", "obj faces", "obj mtllib fifo", "gltf buffer fifo", "stl count"])
+def test_a_mesh_that_would_take_more_than_its_file_is_refused_before_trimesh_reads_it(tmp_path, case):
+    """The smallest reproducers of what trimesh would read past the mesh file's own budget: a zip
+    archive (unpacked before any size is known), an OBJ of more faces than MESH_FACES_MAX (counted
+    by streaming its lines, here written as 'f 1 2 3' lines without vertices), an OBJ whose mtllib
+    is a FIFO and a glTF whose buffer is one (both would block the read forever), and a binary STL
+    whose header counts triangles the file does not hold. Each: one SceneError naming the file,
+    within seconds and a few MB; the OBJ with a FIFO mtllib loads (materials are never opened)."""
+    import os
+    import time
+    import tracemalloc
+    import warnings
+    import zipfile
+
+    import trimesh
+
+    import physics
+    from physics.articulated import MESH_FACES_MAX
+
+    cube = trimesh.creation.box()
+    if case == "zip":
+        cube.export(tmp_path / "cube.stl")
+        with zipfile.ZipFile(tmp_path / "rock.zip", "w") as archive:
+            archive.write(tmp_path / "cube.stl", "cube.stl")
+        name, words = "rock.zip", "not read as a mesh"
+    elif case == "obj faces":
+        with open(tmp_path / "rock.obj", "w") as handle:
+            handle.write("v 0 0 0\nv 1 0 0\nv 0 1 0\n" + "f 1 2 3\n" * (MESH_FACES_MAX + 1))
+        name, words = "rock.obj", f"more than {MESH_FACES_MAX} faces"
+    elif case == "obj mtllib fifo":
+        cube.export(tmp_path / "rock.obj")
+        text = (tmp_path / "rock.obj").read_text()
+        (tmp_path / "rock.obj").write_text("mtllib rock.mtl\nusemtl stone\n" + text)
+        os.mkfifo(tmp_path / "rock.mtl")
+        name, words = "rock.obj", None
+    elif case == "gltf buffer fifo":
+        os.mkfifo(tmp_path / "rock.bin")
+        (tmp_path / "rock.gltf").write_text('{"asset": {"version": "2.0"}, "buffers": [{"uri": "rock.bin", "byteLength": 36}]}')
+        name, words = "rock.gltf", "'rock.bin' is not a regular file"
+    else:
+        cube.export(tmp_path / "rock.stl")
+        data = bytearray((tmp_path / "rock.stl").read_bytes())
+        data[80:84] = (1000).to_bytes(4, "little")
+        (tmp_path / "rock.stl").write_bytes(bytes(data))
+        name, words = "rock.stl", "header counts 1000 triangles"
+    started = time.monotonic()
+    traced = case != "obj faces"    # tracemalloc would trace each of its 2e6 lines: minutes, not the reader's cost
+    if traced:
+        tracemalloc.start()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if words is None:
+            scene = physics.load_urdf(urdf_with_mesh(tmp_path, name))
+            assert any(s is not None and s["type"] == "hull" for s in scene.shapes)
+        else:
+            with pytest.raises(physics.SceneError, match=words) as info:
+                physics.load_urdf(urdf_with_mesh(tmp_path, name))
+            assert name in str(info.value)
+    peak = tracemalloc.get_traced_memory()[1] if traced else 0
+    tracemalloc.stop()
+    assert time.monotonic() - started < 30 and peak < 16 * 2**20, (time.monotonic() - started, peak)
