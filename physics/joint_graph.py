@@ -91,6 +91,20 @@ def minimum_degree_order(neighbours):
     return order, later
 
 
+JOINT_CLIQUE_COST_MAX = 5 * 10**6   # Σ d³ over the moving bodies' joint counts d (`clique_cost`, checked at
+                                    # load): a 100 × 100 net is 6.4·10^5, one body with 170 joints 4.9·10^6
+                                    # (its first step ~8 s); 5,000 links on one base would be 1.25·10^11
+
+
+def clique_cost(bodies):
+    """Σ_b d_b³ over the joint counts d_b of the moving bodies, given each joint's two solver bodies
+    `bodies` (J, 2) (−1 static). The d joints on one body are a clique of Γ's graph: d² blocks to
+    hold, and the ordering and elimination (`structure`, `minimum_degree_order`) visit ~d³ pairs."""
+    bodies = np.asarray(bodies, np.int64).reshape(-1, 2)
+    moving = bodies[bodies >= 0]
+    return int(np.sum(np.bincount(moving).astype(np.int64) ** 3)) if moving.size else 0
+
+
 def structure(joints):
     """The `JointGraph` of `joints` (`physics.joints.Joints`): their blocks, the minimum-degree
     order over the joints that share a moving body, the filled structure and its offsets."""

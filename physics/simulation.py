@@ -157,7 +157,7 @@ class Simulation:
             friction = scene.friction if scene.friction is not None else np.full(len(self.names), 0.6)
             restitution = scene.restitution if scene.restitution is not None else np.zeros(len(self.names))
             self._solver = SceneSolver(self.shapes, self.parent, self.motion, self.model.solver_bodies, friction,
-                                       restitution, scene.joints, self.data.solver)
+                                       restitution, scene.joints, self.data.solver, node_names=self.names)
             if not scene.joints and not self._solver.filter.may_pair():
                 self._solver = None  # shapes for drawing only (a T-handle in space, kinematic tanks)
         self.data.solver = None if self._solver is None else self._solver.carried

@@ -33,6 +33,7 @@ from physics.constraints import BOUNCE_THRESHOLD, IN_BLOCK, SLOP, BodyMotion, Co
 from physics.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SPRING, Joints
 from physics.gauss_seidel import PARALLEL_MIN, halves, prepare, solve, sweep
 from physics.threads import ThreadChoice
+from physics.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
 from physics.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
 from physics.rotation import matrix_from_rotvec
 from physics.rotation_kernels import cross, load3
@@ -153,6 +154,10 @@ class ContactBudgetError(ValueError):
         when = "at load" if at_load else "in one step"
         super().__init__(f"{pairs:,} shape pairs overlap {when} (the contact budget is {PAIR_BUDGET:,}): "
                          "shapes placed inside one another? Spread them out or give them collision groups")
+
+
+class JointBudgetError(ValueError):
+    """More joints on one body than the joint solve takes (`physics.joint_graph.JOINT_CLIQUE_COST_MAX`)."""
 
 
 class Overlaps(NamedTuple):
@@ -398,7 +403,8 @@ class SceneSolver:
     kind, a, b (node indices, −1 = the world), anchor, anchor_b, axis (world, at load), length,
     lower, upper, motor_speed, motor_force."""
 
-    def __init__(self, node_shapes, parent, motion, body_of_node, friction, restitution, joint_specs=(), state=None):
+    def __init__(self, node_shapes, parent, motion, body_of_node, friction, restitution, joint_specs=(), state=None,
+                 node_names=None):
 
         self.shapes = ShapeSet.from_nodes(node_shapes)
         # the two nodes of a joint do not collide unless it says `collide_connected` (Box2D's rule)
@@ -429,6 +435,17 @@ class SceneSolver:
         self._materials = Materials(self.friction, self.restitution)
         self._motion_of, self._motion = None, None      # `_node_motion`
         self.joint_specs = list(joint_specs)
+        # the joint solve's memory, before anything is allocated (`physics.joint_graph.JOINT_PAIRS_MAX`)
+        ends = np.array([[self.body_of_node[s["a"]] if s["a"] >= 0 else -1, self.body_of_node[s["b"]]]
+                         for s in self.joint_specs], np.int64).reshape(-1, 2)
+        cost = clique_cost(ends)
+        if cost > JOINT_CLIQUE_COST_MAX:
+            busiest = int(np.argmax(np.bincount(ends[ends >= 0])))
+            node = int(np.flatnonzero(self.body_of_node == busiest)[0])
+            raise JointBudgetError(f"{int(np.count_nonzero(ends == busiest))} joints on one moving body "
+                                   f"({node_names[node] if node_names is not None else f'body {busiest}'}): the joint "
+                                   f"solve's cost grows as the cube of a body's joints (Σ d³ = {cost:.3g}, at most "
+                                   f"{JOINT_CLIQUE_COST_MAX:.3g}); join the links in a chain or a tree instead")
         # Whether every joint is an equality (no limit, motor or rope): RATTLE's step then has no
         # inequality or velocity target in it, and composing it (backward sub-steps too) is sound.
         self.joints_equalities = all(

@@ -117,3 +117,37 @@ def test_the_minimum_degree_order_eliminates_leaves_first_and_is_a_function_of_t
     # a 4-cycle: eliminating a node joins its two neighbours (one fill edge)
     order, later = minimum_degree_order([{1, 3}, {0, 2}, {1, 3}, {0, 2}])
     assert order[0] == 0 and later[0] == [1, 3] and 3 in later[1]
+
+
+def test_too_many_joints_on_one_body_are_refused_before_anything_is_allocated():
+    """5,000 links hinged to one base (the reproducer: a MemoryError at step 0) is refused when the
+    simulation is made, in one line naming the body, the count and the budget; Σ d³ counts each
+    moving body's joints (the world's are free), and a 100 × 100 net of ball joints stays far below."""
+    import time
+    import tracemalloc
+
+    import physics
+    from physics.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
+    from physics.scene import scene_from_dict
+    from physics.solver import JointBudgetError
+
+    assert clique_cost([[-1, 0], [0, 1], [0, 2], [1, 2]]) == 27 + 8 + 8
+    side = 100      # a net: each body joined to at most 4 neighbours
+    net = [[i * side + j, i * side + j + 1] for i in range(side) for j in range(side - 1)]
+    net += [[i * side + j, (i + 1) * side + j] for i in range(side - 1) for j in range(side)]
+    assert clique_cost(net) < JOINT_CLIQUE_COST_MAX / 5
+    n = 5000
+    nodes = [{"name": "base", "motion": "dynamic", "mass": 1.0, "inertia": [1, 1, 1]}]
+    nodes += [{"name": f"link{k}", "motion": "dynamic", "mass": 1.0, "inertia": [0.1, 0.1, 0.1],
+               "translation": [float(k % 100), 1.0, float(k // 100)]} for k in range(n)]
+    joints = [{"type": "hinge", "a": "base", "b": f"link{k}", "anchor": [float(k % 100), 0.5, float(k // 100)],
+               "axis": [0, 0, 1]} for k in range(n)]
+    scene = scene_from_dict({"title": "star", "node": nodes, "joint": joints}, "star.toml")
+    started = time.monotonic()
+    tracemalloc.start()
+    with pytest.raises(JointBudgetError, match=f"{n} joints on one moving body \\(base\\)") as info:
+        physics.Simulation(scene)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert "\n" not in str(info.value) and f"{JOINT_CLIQUE_COST_MAX:.3g}" in str(info.value)
+    assert time.monotonic() - started < 30 and peak < 256 * 2**20
