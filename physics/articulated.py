@@ -21,11 +21,13 @@ The mapping (docs/scene-format.md, "URDF and MJCF"):
   at the link frame: an offset centre of mass and a full tensor are exactly the source's.
 - k joints in one link (MJCF) are a chain of k dynamic stages, each turned or moved by one joint
   about (along) its own anchor and axis, in the order of the file as MuJoCo applies them. The first
-  k − 1 stages are gimbal bodies carrying STAGE_SHARE of the link's mass and inertia each (same
-  centre, same axes: at the loaded pose the chain's composite is the link's); the last carries
-  the rest and the link node.
+  k − 1 stages are gimbal bodies carrying STAGE_SHARE of the link's mass and inertia each, at most
+  half of it together (beyond 11 joints each carries 1/(2(k − 1))), at the same centre and axes:
+  at the loaded pose the chain's composite is the link's; the last carries the rest and the link
+  node.
 - hinge → `hinge`, slide → `slider`, ball → `ball` (the anchors coincide), free → a dynamic root
-  with no joint. Limits become limits on the scene joint's coordinate, which is 0 as loaded.
+  with no joint. A hinge or slide keeps its name, the source's coordinate (`coordinate`: the value
+  it loads at) and limits, damping, stiffness and armature (MJCF).
 - Collision shapes: box, sphere, cylinder and capsule map to the scene's shapes (cylinder and
   capsule axes turned from z to y), each on a fixed child node of its link; a plane only on a
   static link; a mesh collides as its convex hull (`mesh_hull`; a flat mesh as the box of its
@@ -288,7 +290,10 @@ class _Builder:
             last = j == len(stages) - 1
             value = self.positions.get(joint.name, np.array([1.0, 0, 0, 0]) if joint.type == "ball" else joint.ref)
             motion = joint_motion(joint, np.asarray(value, float) if joint.type == "ball" else float(value))
-            share = 1.0 - STAGE_SHARE * (len(stages) - 1) if last else STAGE_SHARE
+            # the k − 1 stages carry STAGE_SHARE each, together never more than half the link (a body
+            # of more than 20 joints had a negative mass left for its last stage)
+            stage = min(STAGE_SHARE, 0.5 / max(len(stages) - 1, 1))
+            share = 1.0 - stage * (len(stages) - 1) if last else stage
             name = f"{link.name}:body" if last else f"{link.name}:{joint.name}"
             body = self.node(name, frame, compose(compose(before, motion), centre), "dynamic",
                              mass=mass * share, inertia=(moments * share).tolist())
