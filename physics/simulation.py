@@ -273,7 +273,8 @@ class Simulation:
           keep="local":  the local state A1 is kept: the subtree moves with the new parent.
         The subtree's other nodes keep their local state (so their world motion follows the node's);
         dynamic ones re-derive omega_body from it. Every body wakes; warm starts and joints carry over.
-        A cycle (new parent inside the node's subtree) raises ValueError and changes nothing. An
+        A cycle (new parent inside the node's subtree), or a plane (static geometry only) moved under
+        a parent that moves, raises ValueError and changes nothing. An
         input of the timeline and of recordings ("reparent"): replays bit for bit."""
         if keep not in ("world", "local"):
             raise ValueError(f"reparent: keep must be 'world' or 'local', got {keep!r}")
@@ -281,6 +282,7 @@ class Simulation:
         p = -1 if new_parent is None else self._resolve(new_parent)
         if p == self.parent[k]:
             return
+        self._check_static_geometry(k, p)
         self._sync(stages.COMPLETE)        # world motion and dynamic bodies' local ω, a, α current (derived only)
         self.hierarchy.reparent(k, None if p < 0 else p, keep)   # refuses a cycle before changing anything
         parent = self.parent.copy()
@@ -306,6 +308,22 @@ class Simulation:
             self.data.omega_body[self.model.dyn_slot[kept]] = rows_transposed_times(world.rotation[kept], world.omega[kept])
         self.wake()
         self._runaway.input()
+
+    def _check_static_geometry(self, k, p):
+        """A plane is static geometry (docs/scene-format.md): refuse moving a subtree that carries one
+        under a parent that moves (the loader's rule; the car carried the ground and fell 122 m)."""
+        below = self.model.descendants(k)
+        below[k] = True
+        planes = [i for i in np.flatnonzero(below) if self.shapes[i] is not None
+                  and any(shape["type"] == "plane" for shape in
+                          (self.shapes[i] if isinstance(self.shapes[i], (list, tuple)) else [self.shapes[i]]))]
+        mover = p
+        while mover >= 0 and self.motion[mover] == "fixed":
+            mover = self.parent[mover]
+        if planes and mover >= 0:
+            raise ValueError(f"reparent: {self.names[k]!r} carries a plane ({self.names[planes[0]]!r}), static geometry "
+                             f"only, and its new parent {self.names[p]!r} moves (under {self.motion[mover]} "
+                             f"{self.names[mover]!r})")
 
     def _retopologize(self, parent):
         """After the hierarchy was relinked to `parent` (N,): the model of that topology, and the

@@ -259,3 +259,16 @@ def test_a_reparent_replaces_the_constant_model_by_the_new_topology():
     assert sim.model.mass is first.mass     # the bodies' parameters are shared, not copied
     sim.reparent("ball", "turret", keep="world")
     assert np.array_equal(sim.model.depth, first.depth) and np.array_equal(sim.model.loose, first.loose)
+
+
+def test_a_plane_is_never_reparented_under_a_moving_body():
+    """sim.reparent("ground", "car") (the reproducer: the car carried the ground plane and fell to
+    y = −122 m) is refused in one line naming the plane and the moving parent, and changes nothing;
+    the ground may still move under a static node."""
+    sim = Simulation.from_file(Path(__file__).parents[1] / "assets" / "scenes" / "car.toml")
+    before = sim.state_hash()
+    with pytest.raises(ValueError, match="'ground' carries a plane .* new parent 'car' moves"):
+        sim.reparent("ground", "car")
+    assert sim.state_hash() == before
+    sim.reparent("ground", "wall")       # a fixed node of the world: static still
+    sim.step(5)
