@@ -217,6 +217,10 @@ RECORDING_CRAFTS = {
         {"step": -1, "kind": "set", "args": ["dt", (0.01).hex()]})), "step -1"),
     "input unknown setting": (_recording_header(lambda h: h["inputs"].append(
         {"step": h["head"], "kind": "set", "args": ["warp", 1]})), "warp"),
+    "lone surrogate scene_path": (_recording_header(lambda h: h.__setitem__("scene_path", "car\udcff.toml")),
+                                  "'scene_path'.*lone surrogate"),
+    "input unknown actuator": (_recording_header(lambda h: h["inputs"].append(
+        {"step": h["head"], "kind": "control", "args": ["wrist", (1.0).hex()]})), "unknown actuator 'wrist'"),
     "keyframe length 2^40": (lambda d: join_recording(*(lambda h, f: (h.__setitem__("keyframes", [
         {**e, "length": 2**40} for e in h["keyframes"]]) or h, f))(*split_recording(d)), entries=False),
         "truncated or corrupted|keyframes"),

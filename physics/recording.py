@@ -224,6 +224,10 @@ def _header(header, fail):
     for key in ("scene_path", "scene_text"):
         if not isinstance(header[key], str):
             raise bad(key, "a string")
+        try:        # JSON escapes can spell lone surrogates, which no file name or text holds
+            header[key].encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise bad(key, f"Unicode text (a lone surrogate at character {error.start})") from None
     if integer(header["keyframe_every"], 1, KEYFRAME_EVERY_MAX) is None:
         raise bad("keyframe_every", f"an integer in 1 .. {KEYFRAME_EVERY_MAX}")
     if integer(header["origin"], 0, STEP_MAX) is None:
