@@ -612,6 +612,15 @@ class _Loader:
                             "bias": [float(b) for b in bias], **ranges}
         taken.add(name)
 
+    def shape_inertia(self, node, shape, moments):
+        """An inertia computed from a shape must be a body's too (a needle-thin hull within every
+        length limit had principal moments of 0, and the first step divided by them)."""
+        if not np.all(np.asarray(moments) >= limits.INERTIA_RANGE[0]):
+            raise self.error(node, "shape", shape.get("type"),
+                             f"its inertia at this mass, {short_repr(np.asarray(moments).tolist())} kg m², has a moment "
+                             f"below {limits.INERTIA_RANGE[0]:g}: the shape has no volume to turn about (a needle or a "
+                             "sheet); give the node an explicit inertia")
+
     def world_lengths(self, node, world_scale):
         """The node's world scale s (the product of the scales from its root) and its shape's world
         lengths s·L must lie in SCALE_RANGE and [LENGTH_MIN, LENGTH_MAX]: the inertia m (s L)² and
@@ -647,6 +656,7 @@ class _Loader:
                 inertia[i] = node["inertia"]
             elif node["shape"] is not None:
                 inertia[i] = inertia_from_shape(scaled_shape(node["shape"], world_scale[i]), node["mass"])
+                self.shape_inertia(node["name"], node["shape"], inertia[i])
             else:  # no shape, no inertia: a unit cube of the same mass (documented default)
                 inertia[i] = node["mass"] / 6.0
         return Scene(
@@ -861,6 +871,10 @@ class _ArrayLoader:
                 inertia[members] = (mass[members] / 6.0)[:, None]
             else:
                 inertia[members] = inertia_from_shape(scaled_shape(shape, s), mass[members])
+                low = np.flatnonzero(~np.all(inertia[members] >= limits.INERTIA_RANGE[0], axis=1))
+                if low.size:
+                    k = int(members[low[0]])
+                    self.file.shape_inertia(names[k], shape, inertia[k])
         return inertia
 
     def world_lengths(self, names, scale, shapes, world_scale):

@@ -373,3 +373,16 @@ def test_a_mesh_that_would_take_more_than_its_file_is_refused_before_trimesh_rea
     peak = tracemalloc.get_traced_memory()[1] if traced else 0
     tracemalloc.stop()
     assert time.monotonic() - started < 30 and peak < 16 * 2**20, (time.monotonic() - started, peak)
+
+
+def test_a_needle_hull_whose_inertia_rounds_to_zero_is_refused_at_load():
+    """A hull 1,000 m long and 1 µm thick (every length within the limits; the reproducer ended in
+    "internal error" at step 0): its axial moment rounds to 0 in the hull's integration, so the load
+    refuses it naming the node and the key and asks for an explicit inertia."""
+    doc = {"title": "needle", "node": [{"name": "needle", "motion": "dynamic", "mass": 1e-9, "shape": {
+        "type": "hull", "vertices": [[0, 0, 0], [1e3, 0, 0], [0, 1e-6, 0], [0, 0, 1e-6]]}}]}
+    from physics.scene import scene_from_dict
+    with pytest.raises(SceneError, match="node 'needle': key 'shape'.*explicit inertia"):
+        scene_from_dict(doc, "needle.toml")
+    doc["node"][0]["inertia"] = [1e-12, 1e-10, 1e-10]
+    scene_from_dict(doc, "needle.toml")
