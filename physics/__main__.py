@@ -14,7 +14,8 @@ usage and the error, physics.options.Parser):
      the stage and the exception); numpy's own overflow warnings are silenced, the blow-up is
      reported once, by us;
   2  bad input: a scene error, a bad option value, an output path that cannot be written (checked
-     before the run, not after it), or more rows than fit in memory;
+     before the run, not after it), or more rows than fit in memory; and a full disk while
+     writing ("the disk is full", naming the file);
   130, 143  SIGINT (Ctrl+C) or SIGTERM at any moment, from the first import on: the shell's 128 +
      signal number, with one line; the atomic write's temporary file is removed.
 No output file is left by any run that does not exit 0.
@@ -441,6 +442,19 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"warning: {message}", file=sys.stderr)
 
 
+def _disk_full(error):
+    """The OSError "no space left" (ENOSPC, or EDQUOT: over quota) behind `error`, if one is."""
+    import errno
+
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+            return error
+        seen.add(id(error))
+        error = getattr(error, "error", None) or error.__cause__ or error.__context__
+    return None
+
+
 def _report(interrupt):
     """The one line of an interrupted command -> its exit code (128 + the signal's number)."""
     print(f"interrupted {interrupt.stage or 'before the run'}" + ("" if interrupt.written else "; no output written"),
@@ -463,6 +477,12 @@ def main(argv=None):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 1
         except InternalError as error:
+            full = _disk_full(error)
+            if full is not None:     # the machine's state, not ours: said as such, exit 2 as for bad input
+                where = f" ({full.filename})" if full.filename else ""
+                print(f"error: {error.stage}: the disk is full{where}" + ("" if error.written else "; no output written"),
+                      file=sys.stderr)
+                return 2
             print(f"error: internal error {error}" + ("" if error.written else "; no output written"), file=sys.stderr)
             return 1
         except (SceneError, ValueError) as error:

@@ -186,6 +186,26 @@ def test_failed_write_leaves_nothing(tmp_path, monkeypatch, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tank.npz"]
 
 
+def test_a_full_disk_is_said_as_such(tmp_path, monkeypatch, capsys):
+    """ENOSPC while writing (the reproducer printed "internal error … [Errno 28]"): one line saying
+    the disk is full, naming the stage and the file, exit 2; the old output stays, nothing else."""
+    import errno
+
+    out = tmp_path / "tank.npz"
+    out.write_bytes(b"old")
+
+    def full(file, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(file))
+
+    monkeypatch.setattr(np, "savez_compressed", full)
+    assert main(["run", str(TANK), "--steps", "2", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: while writing {out}: the disk is full (") and err.endswith("; no output written\n")
+    assert err.count("\n") == 1 and "internal" not in err
+    assert out.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tank.npz"]
+
+
 def test_help_lists_every_integrator():
     from physics.integrators import INTEGRATORS
     result = subprocess.run([sys.executable, "-m", "physics", "run", "--help"], capture_output=True, text=True,
