@@ -116,9 +116,35 @@ def _write_csv(handle, arrays):
 
 
 def temporary_path(path):
-    """A fresh hidden name beside `path` for an atomic write: `.NAME.RANDOM.tmp` in its directory."""
+    """A fresh hidden name beside `path` for an atomic write: `.NAME.PID.RANDOM.tmp` in its
+    directory (the writer's process id: `remove_stale_temporaries` knows whose it was)."""
     path = Path(path)
-    return path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    return path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+
+
+def remove_stale_temporaries(path):
+    """Remove the temporary files of earlier writes of `path` whose writer is gone (a run killed by
+    SIGKILL cannot remove its own): `.NAME.PID.RANDOM.tmp` with no process PID. A live PID's file
+    is left alone (its write may be under way, or the number was reused: then it stays, harmless)."""
+    path = Path(path)
+    prefix = f".{path.name}."
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(".tmp")) or not entry.is_file(follow_symlinks=False):
+            continue
+        pid = name[len(prefix):-len(".tmp")].split(".")[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            Path(entry.path).unlink(missing_ok=True)
+        except (PermissionError, OverflowError, OSError):
+            pass
 
 
 def write(path, arrays):
@@ -128,6 +154,7 @@ def write(path, arrays):
     path = Path(path)
     if path.suffix not in FORMATS:
         raise ValueError(f"output file {str(path)!r}: unknown extension {path.suffix!r}; expected .npz or .csv")
+    remove_stale_temporaries(path)
     temp = temporary_path(path)
     try:
         if path.suffix == ".npz":

@@ -206,6 +206,20 @@ def test_a_full_disk_is_said_as_such(tmp_path, monkeypatch, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tank.npz"]
 
 
+def test_a_killed_runs_temporary_file_is_removed_by_the_next_run(tmp_path):
+    """kill -9 during a write leaves `.out.npz.PID.RANDOM.tmp` (the reproducer: no later run removed
+    it). The next run writing the same output removes it, as its writer is gone; a temporary file
+    of a live process is left alone."""
+    out = tmp_path / "tank.npz"
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".tank.npz.{int(gone.stdout)}.0123456789ab.tmp"
+    stale.write_bytes(b"partial")
+    live = tmp_path / f".tank.npz.{os.getppid()}.0123456789ab.tmp"
+    live.write_bytes(b"partial")
+    assert main(["run", str(TANK), "--steps", "2", "--out", str(out), "--quiet"]) == 0
+    assert not stale.exists() and live.exists() and out.exists()
+
+
 def test_help_lists_every_integrator():
     from physics.integrators import INTEGRATORS
     result = subprocess.run([sys.executable, "-m", "physics", "run", "--help"], capture_output=True, text=True,
