@@ -320,6 +320,11 @@ class Panel:
     def transport(self):
         v = self.viewer
         self.text(f"{v.scene_path.stem}   t = {v.sim.time:.3f} s")
+        description = getattr(v.sim.scene, "description", "")
+        if description:     # what the scene is about, from its file: there from the moment it opens
+            imgui.push_text_wrap_pos(0.0)
+            imgui.text_colored(DIM, description)
+            imgui.pop_text_wrap_pos()
         if self.button("Play" if v.paused else "Pause"):
             v.toggle_pause()
         imgui.same_line()

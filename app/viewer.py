@@ -367,6 +367,10 @@ class Viewer:
         self.dynamic = np.flatnonzero(np.asarray(sim.motion) == "dynamic")  # node indices
         self.refresh_state()
         self.frame_scene()
+        follow = sim.scene.view.get("follow")       # the scene's [view]: the camera rides that node (L: off)
+        self.follow = follow is not None
+        if follow is not None:
+            self.selected = int(follow)
         self.on_scene_loaded(path)
         if getattr(self, "_settings_problem", None):     # the settings file set aside at start: said once
             self.notify(self._settings_problem)

@@ -11,7 +11,7 @@ it is parsed. Nodes may name a parent defined later in the file: the loader orde
 before child (keeping file order where it can), which the hierarchy's arrays require.
 """
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +55,8 @@ JOINT_TYPE_KEYS = {  # beyond type, a, b, anchor: a key another type owns is an 
 }
 DEFAULT_FRICTION, DEFAULT_RESTITUTION = 0.6, 0.0   # Box2D's defaults
 EVENT_KEYS = ("time", "node", "impulse", "point")
-TOP_LEVEL_KEYS = ("title", "description", "world", "node", "event", "joint", "actuator")
+TOP_LEVEL_KEYS = ("title", "description", "world", "node", "event", "joint", "actuator", "view")
+VIEW_KEYS = ("follow",)
 KINEMATIC_ONLY = ("acceleration", "angular_acceleration")
 MOVING_ONLY = ("velocity", "angular_velocity")  # kinematic or dynamic
 DYNAMIC_ONLY = ("mass", "inertia", "applied_force", "applied_torque")
@@ -120,6 +121,7 @@ class Scene:
     toml_text: str | None = None    # an imported model (URDF, MJCF) as scene-format TOML text; None for a TOML file
     meshes: list | None = None      # N entries: None or {"file": absolute path, "scale": [sx, sy, sz]}, drawn only
     visible: np.ndarray | None = None   # (N,) bool: the app draws the node's shape (False: it collides, unseen)
+    view: dict = field(default_factory=dict)    # [view]: how the app first shows it ({"follow": node index}); no physics
 
     def settings(self):
         """A fresh `Settings` with this file's [world] values applied over the defaults."""
@@ -387,7 +389,13 @@ class _Loader:
         actuators = set()
         for i, raw in enumerate(self.array_of_tables("actuator", data.get("actuator", []))):
             self.actuator(raw, i, names, actuators)
-        return self.build(title, description, world, nodes, index, events, joints)
+        view = self.table("[view]", "view", data.get("view", {}), VIEW_KEYS)
+        if "follow" in view:
+            follow = self.string("[view]", "follow", view["follow"])
+            if follow not in index:
+                raise self.error("[view]", "follow", follow, "unknown node")
+            view = {"follow": index[follow]}
+        return replace(self.build(title, description, world, nodes, index, events, joints), view=dict(view))
 
     def world(self, raw):
         raw = self.table("[world]", "world", raw, Settings.names())

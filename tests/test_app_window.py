@@ -97,6 +97,27 @@ def test_keys_pause_step_reset(window):
     assert not v.paused and v.sim.time > 0
 
 
+def test_the_tank_opens_with_the_camera_following_its_hull(window):
+    """tank.toml's [view] follow = "hull": the hull is selected and the camera's target rides it
+    (within a centimetre, after the frame that draws it) as it drives 3 m around its circle; L lets
+    it go and the target then stays where it was."""
+    from pyglet.window import key
+
+    w = window("tank")
+    v = w.viewer
+    hull = list(v.sim.names).index("hull")
+    assert v.follow and v.selected == hull
+    frames(w, 80)
+    assert v.sim.time > 1.0
+    target = v.frames.to_frame(v.state, v.state["T"][hull])
+    assert np.linalg.norm(v.camera.target_world - target) < 1e-2
+    press(w, key.L)
+    frames(w, 1)
+    held = v.camera.target_world.copy()
+    frames(w, 30)
+    assert not v.follow and np.array_equal(v.camera.target_world, held)
+
+
 def test_key_toggles_change_settings_and_motion(window, tmp_path):
     """G cycles the gyroscopic mode; with it `off` a free asymmetric body keeps its angular
     velocity, with `implicit` the intermediate-axis spin departs (the Dzhanibekov flip)."""
