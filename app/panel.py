@@ -320,11 +320,6 @@ class Panel:
     def transport(self):
         v = self.viewer
         self.text(f"{v.scene_path.stem}   t = {v.sim.time:.3f} s")
-        description = getattr(v.sim.scene, "description", "")
-        if description:     # what the scene is about, from its file: there from the moment it opens
-            imgui.push_text_wrap_pos(0.0)
-            imgui.text_colored(DIM, description)
-            imgui.pop_text_wrap_pos()
         if self.button("Play" if v.paused else "Pause"):
             v.toggle_pause()
         imgui.same_line()
@@ -389,6 +384,11 @@ class Panel:
     def scenes(self):
         from app.controls import scene_files  # here: app.controls loads pyglet.window, which needs a display
         v = self.viewer
+        description = getattr(v.sim.scene, "description", "") if v.sim is not None else ""
+        if description:     # what the open scene is about, from its file, above the list it was picked from
+            imgui.push_text_wrap_pos(0.0)
+            imgui.text_colored(DIM, description)
+            imgui.pop_text_wrap_pos()
         for i, path in enumerate(scene_files()):
             label = f"{i + 1}  {path.stem}" if i < 9 else f"   {path.stem}"
             clicked, _ = imgui.selectable(label, v.scene_path == path)

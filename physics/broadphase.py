@@ -81,8 +81,7 @@ class CollisionFilter:
 
     def arrays(self):
         """The per-shape arrays as the numba kernels take them (`FilterArrays`)."""
-        return FilterArrays(self.is_plane, self.node, self.parent_node, self.collide_with_parent, self.group,
-                            self.mask, self.contype, self.conaffinity, self.assembly, self.active)
+        return FilterArrays(*(getattr(self, name) for name in FilterArrays._fields))
 
     @cached_property
     def n_finite(self):

@@ -245,8 +245,8 @@ def test_a_label_the_window_cuts_shows_whole_in_a_tooltip(window):
 
 @pytest.mark.display
 def test_the_selection_is_cleared_when_another_scene_opens(window):
-    """A body picked with a real click, then PgDn (a real key): the next scene opens with nothing
-    selected, and PgUp back does not bring the old index back."""
+    """A body picked with a real click, then PgDn (a real key): the next scene opens with its own
+    selection (the tank's [view] follows its hull), and PgUp back does not bring the old index back."""
     from conftest import require_tool, xdotool
     require_tool("xdotool", "xdotool")
     w = window("t_handle")
@@ -262,7 +262,7 @@ def test_the_selection_is_cleared_when_another_scene_opens(window):
     assert v.selected is not None, "the click picked nothing"
     xdotool(w, "key", "Next")
     assert v.scene_path.stem == "tank"
-    assert v.selected is None
+    assert v.selected == list(v.sim.names).index("hull") and v.follow
     xdotool(w, "key", "Prior")
     assert v.scene_path.stem == "t_handle" and v.selected is None
 

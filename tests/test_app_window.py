@@ -357,6 +357,7 @@ def test_level_of_detail_and_culling_follow_the_distance(window):
     from app.renderer import CULL_PIXELS, POINT_PIXELS, bounding_radius
     w = window()
     v = w.viewer
+    v.follow = False        # the tank's [view] follows its hull: this test places the camera itself
     frames(w, 1)
     assert v.renderer.drawn["cylinder", "full"] > 0
     w.dispatch_event("on_key_press", key.SPACE, 0)  # pause: the shapes stay where they were measured
