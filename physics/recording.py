@@ -138,8 +138,13 @@ class Recording:
                 sim.check_restorable(keyframe)
             except ValueError as error:
                 raise fail(f"keyframe at step {step}: {error}") from None
-        names = set(sim.names)
+        names, actuators = set(sim.names), set(sim.controls)
         for entry in self.inputs:
+            if entry.kind == "control":
+                if entry.args[0] not in actuators:
+                    raise fail(f"input control at step {entry.step}: unknown actuator {short_repr(entry.args[0])}; the "
+                               f"scene's actuators: {', '.join(map(repr, sorted(actuators))) or 'none'}")
+                continue
             nodes = [entry.args[0]] if entry.kind != "set" else []
             if entry.kind == "reparent" and entry.args[1] is not None:
                 nodes.append(entry.args[1])
