@@ -112,6 +112,9 @@ def add_run_parser(commands):
     solver.add_argument("--sleep", choices=("on", "off"), help="bodies at rest on their parent sleep until woken")
     run_parser.add_argument("--control", action="append", default=[], metavar="NAME=VALUE",
                             help="an actuator's input from the start (repeatable; the scene's [[actuator]] names)")
+    run_parser.add_argument("--controls", metavar="FILE.csv",
+                            help="actuator inputs over time: a `time` column (s, non-decreasing) and one column per "
+                                 "actuator, each value held from its row's time until the next row")
     run_parser.add_argument("--record-every", type=int, default=1, metavar="K", help="record one row every K steps (default 1)")
     run_parser.add_argument("--out", metavar="FILE", help="output file, .npz or .csv (written atomically)")
     run_parser.add_argument("--record", metavar="FILE.rec",
@@ -310,6 +313,7 @@ def run(args):
                 sim.set(name, value)
             for name, value in _controls(args):     # checked here, before anything runs or is written
                 sim.set_control(name, value)
+            schedule = _control_schedule(args.controls, sim) if getattr(args, "controls", None) else []
             steps = _step_count(args, sim.settings.dt)
             start.steps = steps if start.on else 0
             _check_memory("--steps" if args.duration is None else "--duration", steps, args.record_every,
@@ -318,7 +322,7 @@ def run(args):
             recording = Recording(sim, 1 + steps // args.record_every) if args.out is not None else None
         # numpy's overflow/invalid warnings would precede our message with a screen of noise on a blow-up
         with np.errstate(all="ignore"):
-            return _simulate(args, sim, steps, recording, start)
+            return _simulate(args, sim, steps, recording, start, schedule)
 
 
 def _controls(args):
@@ -333,6 +337,60 @@ def _controls(args):
         if not equals or not name:
             raise ValueError(f"--control: got {text!r}; expected NAME=VALUE, e.g. --control shoulder=0.5")
     return out
+
+
+CONTROLS_BYTES_MAX = 64 * 2**20    # a --controls file larger than this is refused before it is read
+CONTROLS_ROWS_MAX = 10**6
+
+
+def _control_schedule(path, sim):
+    """[(step, actuator, value)] of a --controls CSV, sorted by step: each row's values apply from
+    the first step that starts at or after its time (held until the next row: piecewise constant).
+    ValueError naming the file, the row, the column and the value for anything else."""
+    import csv
+    import io
+    import math
+
+    from physics.files import read_regular
+
+    label = f"--controls {path}"
+    try:
+        text = read_regular(path, CONTROLS_BYTES_MAX).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"{label}: cannot read the file ({getattr(error, 'strerror', None) or error})") from None
+    rows = csv.reader(io.StringIO(text))
+    header = next(rows, None)
+    if not header or header[0].strip() != "time" or len(header) < 2:
+        raise ValueError(f"{label}: the first row must be `time` and one column per actuator; got {header!r}")
+    names = [name.strip() for name in header[1:]]
+    for name in names:
+        if name not in sim.controls:
+            raise ValueError(f"{label}: column {name!r}: unknown actuator; the scene's actuators: "
+                             f"{', '.join(map(repr, sim.controls)) or 'none'}")
+    schedule, last, dt = [], 0.0, sim.settings.dt
+    for number, row in enumerate(rows, start=2):
+        if number - 1 > CONTROLS_ROWS_MAX:
+            raise ValueError(f"{label}: more than {CONTROLS_ROWS_MAX} rows")
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise ValueError(f"{label}: row {number}: {len(row)} values; expected {len(header)}")
+        try:
+            values = [float(v) for v in row]
+        except ValueError:
+            raise ValueError(f"{label}: row {number}: {row!r}: expected numbers") from None
+        time_ = values[0]
+        if not (math.isfinite(time_) and last <= time_ <= 1e9):
+            raise ValueError(f"{label}: row {number}: time {row[0]!r}; expected a finite time >= the row before's")
+        last = time_
+        step = max(0, math.ceil(time_ / dt - 1e-9))
+        for name, value in zip(names, values[1:]):
+            try:
+                sim.check_control(name, value)
+            except ValueError as error:
+                raise ValueError(f"{label}: row {number}: {error}") from None
+            schedule.append((step, name, value))
+    return schedule
 
 
 def _settings_text(settings):
@@ -353,7 +411,7 @@ def _profile_summary(profiler, steps, path):
             f"{stages} µs")
 
 
-def _simulate(args, sim, steps, recording, start=None):
+def _simulate(args, sim, steps, recording, start=None, schedule=()):
     """Step and record, write, summarize; -> exit code (0, or 1 if the state diverged: the
     simulation checks every sub-step, physics.stages.DivergenceError)."""
     from physics.stages import DivergenceError
@@ -364,8 +422,12 @@ def _simulate(args, sim, steps, recording, start=None):
     if args.record is not None:     # a recording holds every step from the first: no budget
         from physics.timeline import Timeline
         timeline = Timeline(sim, budget=sys.maxsize, keyframe_every=args.keyframe_every)
-    for name, value in _controls(args):         # inputs at step 0: a recording holds them too
+    def control(name, value):       # an input: a recording holds it too
         sim.set_control(name, value) if timeline is None else timeline.apply("control", name, value)
+
+    for name, value in _controls(args):         # at step 0
+        control(name, value)
+    pending, due = list(schedule), 0            # (step, name, value) of --controls, by step; the next one
     advance = sim.step if timeline is None else timeline.step
     profiler = Recorder(trace=True) if args.profile is not None else None
     first_step = sim.step_count
@@ -373,11 +435,16 @@ def _simulate(args, sim, steps, recording, start=None):
         with _stage(lambda: f"at step {sim.step_count} of {steps}", expected=(DivergenceError, ContactBudgetError)):
             if recording is not None:
                 recording.record()
-            done = 0
+            done, since_row = 0, 0
             if profiler is not None:
                 profiler.start()
             while done < steps:
-                chunk = min(args.record_every, steps - done)
+                while due < len(pending) and pending[due][0] <= done:     # --controls due before this step
+                    control(*pending[due][1:])
+                    due += 1
+                chunk = min(args.record_every - since_row, steps - done)
+                if due < len(pending):
+                    chunk = min(chunk, pending[due][0] - done)
                 if start is not None and start.on:      # interpreted: one step at a time, timed
                     for _ in range(chunk):
                         advance(1)
@@ -386,8 +453,11 @@ def _simulate(args, sim, steps, recording, start=None):
                 else:
                     advance(chunk)
                     done += chunk
-                if chunk == args.record_every and recording is not None:
-                    recording.record()
+                since_row += chunk
+                if since_row == args.record_every:
+                    since_row = 0
+                    if recording is not None:
+                        recording.record()
                 progress.update(done)
             progress.update(done, force=True)
     except (DivergenceError, ContactBudgetError) as error:

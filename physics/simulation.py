@@ -412,6 +412,12 @@ class Simulation:
         """Set actuator `name`'s input (a motor's force before its gear, a position servo's target
         coordinate, a velocity servo's target speed: docs/scene-format.md, [[actuator]]), held until
         set again. A value outside the actuator's `ctrl_range` is refused, as is an unknown name."""
+        j, value = self.check_control(name, value)
+        self.data.solver.control[j] = value
+
+    def check_control(self, name, value):
+        """(joint index, value as a float) of a valid `set_control(name, value)`, changing nothing;
+        ValueError naming the actuator (its scene's actuators) or the value (its ctrl_range)."""
         actuators = self._actuators()
         if name not in actuators:
             known = ", ".join(map(repr, actuators)) or "none: the scene has no [[actuator]]"
@@ -425,7 +431,7 @@ class Simulation:
         if not low <= value <= high:
             raise ValueError(f"set_control: actuator {name!r} got {value!r}; expected a value in its ctrl_range "
                              f"[{low:g}, {high:g}]")
-        self.data.solver.control[j] = value
+        return j, value
 
     # ------------------------------------------------------------------ snapshots
     # The state that decides the future: a copy of the Data (`Data.save`: poses, velocities,

@@ -318,3 +318,39 @@ def test_to_mjcf_writes_the_joint_terms_and_actuators_back(tmp_path):
     for name in ("dof_damping", "dof_armature", "jnt_stiffness", "qpos_spring", "jnt_range", "actuator_gainprm",
                  "actuator_biasprm", "actuator_gear", "actuator_ctrlrange", "actuator_ctrllimited"):
         np.testing.assert_array_equal(getattr(exported, name), getattr(original, name), err_msg=name)
+
+
+def test_the_runner_takes_a_controls_file_held_piecewise_constant(tmp_path):
+    """--controls FILE.csv: a `time` column and one per actuator, each row's values held from the
+    first step at or after its time. The run equals one made here stepping and setting the same
+    controls at the same steps (state hashes equal, bit for bit); its recording holds the inputs
+    and replays to the same hash. A bad file is one line naming the row and the column, exit 2."""
+    path = tmp_path / "arm.xml"
+    path.write_text(ARM)
+    controls = tmp_path / "drive.csv"
+    controls.write_text("time,elbow_servo,shoulder_motor\n0,0.5,0\n0.05,-0.5,1.5\n0.1,0.25,-1\n")
+    out, record = tmp_path / "out.npz", tmp_path / "drive.rec"
+    result = subprocess.run([sys.executable, "-m", "physics", "run", str(path), "--steps", "40", "--record-every", "7",
+                             "--out", str(out), "--record", str(record), "--controls", str(controls), "--quiet"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        sim = physics.Simulation(physics.load_mjcf(path))
+    dt = sim.settings.dt
+    for step, values in ((0, (0.5, 0.0)), (math.ceil(0.05 / dt - 1e-9), (-0.5, 1.5)), (math.ceil(0.1 / dt - 1e-9), (0.25, -1.0))):
+        sim.step(step - sim.step_count)
+        sim.set_control("elbow_servo", values[0])
+        sim.set_control("shoulder_motor", values[1])
+    sim.step(40 - sim.step_count)
+    from physics.recording import read_recording
+    recording = read_recording(record)
+    assert recording.hashes[40] == sim.state_hash()
+    assert sum(1 for entry in recording.inputs if entry.kind == "control") == 6
+    assert len(np.load(out)["time"]) == 1 + 40 // 7
+    controls.write_text("time,elbow_servo\n0,0.5\n0.1,9\n")       # outside its ctrl_range [-2, 2]
+    result = subprocess.run([sys.executable, "-m", "physics", "run", str(path), "--steps", "5", "--out",
+                             str(tmp_path / "bad.npz"), "--controls", str(controls), "--quiet"], capture_output=True,
+                            text=True)
+    assert result.returncode == 2 and "row 3" in result.stderr and "ctrl_range" in result.stderr
+    assert result.stderr.count("\n") == 1 and not (tmp_path / "bad.npz").exists()
