@@ -41,6 +41,7 @@ if __name__ == "__main__":
             signal.signal(_number, _stopped_while_starting)
 
 import argparse
+import math
 import time
 import warnings
 from contextlib import contextmanager
@@ -110,11 +111,7 @@ def add_run_parser(commands):
     solver.add_argument("--relax", choices=("on", "off"), help="relax stage: position correction adds no energy")
     solver.add_argument("--shake", choices=("on", "off"), help="joint projection also corrects velocities (SHAKE)")
     solver.add_argument("--sleep", choices=("on", "off"), help="bodies at rest on their parent sleep until woken")
-    run_parser.add_argument("--control", action="append", default=[], metavar="NAME=VALUE",
-                            help="an actuator's input from the start (repeatable; the scene's [[actuator]] names)")
-    run_parser.add_argument("--controls", metavar="FILE.csv",
-                            help="actuator inputs over time: a `time` column (s, non-decreasing) and one column per "
-                                 "actuator, each value held from its row's time until the next row")
+    options.add_control_arguments(run_parser)
     run_parser.add_argument("--record-every", type=int, default=1, metavar="K", help="record one row every K steps (default 1)")
     run_parser.add_argument("--out", metavar="FILE", help="output file, .npz or .csv (written atomically)")
     run_parser.add_argument("--record", metavar="FILE.rec",
@@ -311,9 +308,7 @@ def run(args):
             sim = Simulation.from_file(args.scene)
             for name, value in _overrides(args).items():
                 sim.set(name, value)
-            for name, value in _controls(args):     # checked here, before anything runs or is written
-                sim.set_control(name, value)
-            schedule = _control_schedule(args.controls, sim) if getattr(args, "controls", None) else []
+            schedule = options.controls(args, sim)     # checked here, before anything runs or is written
             steps = _step_count(args, sim.settings.dt)
             start.steps = steps if start.on else 0
             _check_memory("--steps" if args.duration is None else "--duration", steps, args.record_every,
@@ -323,74 +318,6 @@ def run(args):
         # numpy's overflow/invalid warnings would precede our message with a screen of noise on a blow-up
         with np.errstate(all="ignore"):
             return _simulate(args, sim, steps, recording, start, schedule)
-
-
-def _controls(args):
-    """[(actuator name, value)] of the --control NAME=VALUE options, in order."""
-    out = []
-    for text in getattr(args, "control", None) or ():
-        name, equals, value = text.partition("=")
-        try:
-            out.append((name, float(value)))
-        except ValueError:
-            equals = ""
-        if not equals or not name:
-            raise ValueError(f"--control: got {text!r}; expected NAME=VALUE, e.g. --control shoulder=0.5")
-    return out
-
-
-CONTROLS_BYTES_MAX = 64 * 2**20    # a --controls file larger than this is refused before it is read
-CONTROLS_ROWS_MAX = 10**6
-
-
-def _control_schedule(path, sim):
-    """[(step, actuator, value)] of a --controls CSV, sorted by step: each row's values apply from
-    the first step that starts at or after its time (held until the next row: piecewise constant).
-    ValueError naming the file, the row, the column and the value for anything else."""
-    import csv
-    import io
-    import math
-
-    from physics.files import read_regular
-
-    label = f"--controls {path}"
-    try:
-        text = read_regular(path, CONTROLS_BYTES_MAX).decode("utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ValueError(f"{label}: cannot read the file ({getattr(error, 'strerror', None) or error})") from None
-    rows = csv.reader(io.StringIO(text))
-    header = next(rows, None)
-    if not header or header[0].strip() != "time" or len(header) < 2:
-        raise ValueError(f"{label}: the first row must be `time` and one column per actuator; got {header!r}")
-    names = [name.strip() for name in header[1:]]
-    for name in names:
-        if name not in sim.controls:
-            raise ValueError(f"{label}: column {name!r}: unknown actuator; the scene's actuators: "
-                             f"{', '.join(map(repr, sim.controls)) or 'none'}")
-    schedule, last, dt = [], 0.0, sim.settings.dt
-    for number, row in enumerate(rows, start=2):
-        if number - 1 > CONTROLS_ROWS_MAX:
-            raise ValueError(f"{label}: more than {CONTROLS_ROWS_MAX} rows")
-        if not row:
-            continue
-        if len(row) != len(header):
-            raise ValueError(f"{label}: row {number}: {len(row)} values; expected {len(header)}")
-        try:
-            values = [float(v) for v in row]
-        except ValueError:
-            raise ValueError(f"{label}: row {number}: {row!r}: expected numbers") from None
-        time_ = values[0]
-        if not (math.isfinite(time_) and last <= time_ <= 1e9):
-            raise ValueError(f"{label}: row {number}: time {row[0]!r}; expected a finite time >= the row before's")
-        last = time_
-        step = max(0, math.ceil(time_ / dt - 1e-9))
-        for name, value in zip(names, values[1:]):
-            try:
-                sim.check_control(name, value)
-            except ValueError as error:
-                raise ValueError(f"{label}: row {number}: {error}") from None
-            schedule.append((step, name, value))
-    return schedule
 
 
 def _settings_text(settings):
@@ -411,7 +338,7 @@ def _profile_summary(profiler, steps, path):
             f"{stages} µs")
 
 
-def _simulate(args, sim, steps, recording, start=None, schedule=()):
+def _simulate(args, sim, steps, recording, start=None, schedule=None):
     """Step and record, write, summarize; -> exit code (0, or 1 if the state diverged: the
     simulation checks every sub-step, physics.stages.DivergenceError)."""
     from physics.stages import DivergenceError
@@ -425,9 +352,8 @@ def _simulate(args, sim, steps, recording, start=None, schedule=()):
     def control(name, value):       # an input: a recording holds it too
         sim.set_control(name, value) if timeline is None else timeline.apply("control", name, value)
 
-    for name, value in _controls(args):         # at step 0
-        control(name, value)
-    pending, due = list(schedule), 0            # (step, name, value) of --controls, by step; the next one
+    schedule = schedule if schedule is not None else options.Controls()
+    dt = sim.settings.dt
     advance = sim.step if timeline is None else timeline.step
     profiler = Recorder(trace=True) if args.profile is not None else None
     first_step = sim.step_count
@@ -439,12 +365,12 @@ def _simulate(args, sim, steps, recording, start=None, schedule=()):
             if profiler is not None:
                 profiler.start()
             while done < steps:
-                while due < len(pending) and pending[due][0] <= done:     # --controls due before this step
-                    control(*pending[due][1:])
-                    due += 1
+                for name, value in schedule.due(sim.time, dt):      # --control(s) due before this step
+                    control(name, value)
                 chunk = min(args.record_every - since_row, steps - done)
-                if due < len(pending):
-                    chunk = min(chunk, pending[due][0] - done)
+                upcoming = schedule.next_time()
+                if upcoming is not None:        # the steps before the one starting at or after it
+                    chunk = min(chunk, max(1, math.ceil((upcoming - sim.time) / dt - 1e-9)))
                 if start is not None and start.on:      # interpreted: one step at a time, timed
                     for _ in range(chunk):
                         advance(1)

@@ -470,6 +470,7 @@ def add_parser(commands):
     parser.add_argument("--out", required=True, metavar="DIR",
                         help="output directory (created if missing; its parent must exist)")
     parser.add_argument("--quiet", action="store_true", help="no summary")
+    options.add_control_arguments(parser)       # every run takes the same inputs at the same times
     parser.set_defaults(handler=command)
     return parser
 
@@ -497,13 +498,22 @@ def command(args):
     if args.reference is not None:
         comparison.add_reference(args.reference or None)
 
+    main = comparison.simulation(MAIN)
+    schedule, dt = options.controls(args, main), main.settings.dt
     rows = [_rows(comparison)]
-    done = 0
+    done, since_row = 0, 0
     while done < steps:
-        chunk = min(args.record_every, steps - done)
+        for name, value in schedule.due(comparison.time, dt):     # every run, the same input
+            comparison.apply_input("control", name, value)
+        chunk = min(args.record_every - since_row, steps - done)
+        upcoming = schedule.next_time()
+        if upcoming is not None:
+            chunk = min(chunk, max(1, math.ceil((upcoming - comparison.time) / dt - 1e-9)))
         comparison.advance(chunk)
         done += chunk
-        if chunk == args.record_every:           # rows stay evenly spaced, as the runner's
+        since_row += chunk
+        if since_row == args.record_every:       # rows stay evenly spaced, as the runner's
+            since_row = 0
             rows.append(_rows(comparison))
     rows = [row for sample in rows for row in sample]
     try:

@@ -10,6 +10,9 @@ any cluster starts or any simulation runs.
 - `check_output_file`, `check_output_directory`: the output can be written (its directory takes a
   new file or directory; it is no special file: /dev/null, a FIFO, /proc/...), tried by creating
   and removing a file or directory named as the writers' temporary ones.
+- `controls(args, sim)`: --control NAME=VALUE and --controls FILE.csv as one table of actuator
+  inputs over time, checked against the scene's actuators; `Controls.due` gives each run its inputs
+  at the first step that starts at or after their time, whatever its dt.
 """
 import argparse
 import math
@@ -181,3 +184,113 @@ def check_output_directory(option, path):
         raise ValueError(f"{option}: got {text!r}; cannot create a directory or file there: "
                          f"{error.strerror or error}") from None
     return out
+
+
+CONTROLS_BYTES_MAX = 64 * 2**20    # a --controls file larger than this is refused before it is read
+CONTROLS_ROWS_MAX = 10**6
+
+
+class Controls:
+    """Actuator inputs over time: `entries` [(time s, actuator, value)], non-decreasing in time
+    (--control's at 0, then --controls' rows). A value holds from its time until the next entry
+    for its actuator (piecewise constant); a run applies it before the first step that starts at
+    or after that time (`due`)."""
+
+    def __init__(self, entries=()):
+        self.entries = list(entries)
+        self._next = 0
+
+    def __bool__(self):
+        return bool(self.entries)
+
+    def due(self, time, dt):
+        """The (actuator, value)s whose time has come before a step starting at `time` (s) of a run
+        of step `dt`, each once, in order."""
+        out = []
+        while self._next < len(self.entries) and self.entries[self._next][0] <= time + 1e-9 * dt:
+            out.append(self.entries[self._next][1:])
+            self._next += 1
+        return out
+
+    def next_time(self):
+        """The time of the next entry not yet due, or None."""
+        return self.entries[self._next][0] if self._next < len(self.entries) else None
+
+
+def add_control_arguments(parser):
+    """--control and --controls, the same for every command that runs a scene (run, compare, sweep)."""
+    parser.add_argument("--control", action="append", default=[], metavar="NAME=VALUE",
+                        help="an actuator's input from the start (repeatable; the scene's [[actuator]] names)")
+    parser.add_argument("--controls", metavar="FILE.csv",
+                        help="actuator inputs over time: a `time` column (s, non-decreasing) and one column per "
+                             "actuator, each value held from its row's time until the next row")
+
+
+def controls(args, sim):
+    """The `Controls` of --control NAME=VALUE (repeatable; at time 0) and --controls FILE.csv (a
+    `time` column and one column per actuator), each checked against `sim`'s actuators
+    (`Simulation.check_control`) before anything runs: ValueError naming the option, the file's row
+    and column, and the value."""
+    entries = []
+    for text in getattr(args, "control", None) or ():
+        name, equals, value = text.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            equals = ""
+        if not equals or not name:
+            raise ValueError(f"--control: got {text!r}; expected NAME=VALUE, e.g. --control shoulder=0.5")
+        try:
+            sim.check_control(name, number)
+        except ValueError as error:
+            raise ValueError(f"--control {text}: {error}") from None
+        entries.append((0.0, name, number))
+    path = getattr(args, "controls", None)
+    if path:
+        entries += _control_file(path, sim)
+    return Controls(sorted(entries, key=lambda entry: entry[0]))     # stable: the file's order within a time
+
+
+def _control_file(path, sim):
+    import csv
+    import io
+
+    from physics.files import read_regular
+
+    label = f"--controls {path}"
+    try:
+        text = read_regular(path, CONTROLS_BYTES_MAX).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"{label}: cannot read the file ({getattr(error, 'strerror', None) or error})") from None
+    rows = csv.reader(io.StringIO(text))
+    header = next(rows, None)
+    if not header or header[0].strip() != "time" or len(header) < 2:
+        raise ValueError(f"{label}: the first row must be `time` and one column per actuator; got {header!r}")
+    names = [name.strip() for name in header[1:]]
+    for name in names:
+        if name not in sim.controls:
+            raise ValueError(f"{label}: column {name!r}: unknown actuator; the scene's actuators: "
+                             f"{', '.join(map(repr, sim.controls)) or 'none'}")
+    entries, last = [], 0.0
+    for number, row in enumerate(rows, start=2):
+        if number - 1 > CONTROLS_ROWS_MAX:
+            raise ValueError(f"{label}: more than {CONTROLS_ROWS_MAX} rows")
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise ValueError(f"{label}: row {number}: {len(row)} values; expected {len(header)}")
+        try:
+            values = [float(v) for v in row]
+        except ValueError:
+            raise ValueError(f"{label}: row {number}: {row!r}: expected numbers") from None
+        time = values[0]
+        if not (math.isfinite(time) and last <= time <= 1e9):
+            raise ValueError(f"{label}: row {number}: time {row[0]!r}; expected a finite time >= the row before's")
+        last = time
+        for name, value in zip(names, values[1:]):
+            try:
+                sim.check_control(name, value)
+            except ValueError as error:
+                raise ValueError(f"{label}: row {number}: {error}") from None
+            entries.append((time, name, value))
+    return entries

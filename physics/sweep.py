@@ -99,6 +99,7 @@ def add_parser(commands):
     where = sweep.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, metavar="N", help=f"local worker processes (default: the cores, {_cores()})")
     where.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster of this scheduler, tcp://HOST:PORT")
+    options.add_control_arguments(sweep)        # every run takes the same inputs at the same times
     sweep.set_defaults(handler=main_args)
     return sweep
 
@@ -161,9 +162,9 @@ def step_count(settings, steps, duration):
 
 
 # ---------------------------------------------------------------------------------------- one run
-def simulate(scene, values, steps):
+def simulate(scene, values, steps, controls=()):
     """One run (this executes on a worker): SCENE with `values` set, `steps` steps from its initial
-    state. -> dict of energy_drift, angular_momentum_drift (None for a zero start value), steps,
+    state, its actuators set by `controls` [(time, actuator, value)] (`physics.options.Controls`). -> dict of energy_drift, angular_momentum_drift (None for a zero start value), steps,
     wall_s, state_hash and translation (N, 3), world frame, at the end. A run that diverges raises
     the simulation's DivergenceError (node, step, quantity)."""
     from physics.simulation import Simulation
@@ -175,7 +176,10 @@ def simulate(scene, values, steps):
         start = time.perf_counter()
         e0, l0 = _energy(sim), sim.momentum()["angular"]
         energy_change = momentum_change = 0.0
+        schedule, dt = options.Controls(controls), sim.settings.dt
         for _ in range(steps):
+            for name, value in schedule.due(sim.time, dt):
+                sim.set_control(name, value)
             sim.step(1)
             energy_change = max(energy_change, abs(_energy(sim) - e0))
             momentum_change = max(momentum_change, float(np.linalg.norm(sim.momentum()["angular"] - l0)))
@@ -187,11 +191,11 @@ def simulate(scene, values, steps):
             "translation": sim.world_poses()[0]}
 
 
-def _run(scene, values, steps):
+def _run(scene, values, steps, controls=()):
     """`simulate` as a task: its failure comes back as the row's error (a raised one would also
     be logged by the worker, as a failed task)."""
     try:
-        return simulate(scene, values, steps)
+        return simulate(scene, values, steps, controls)
     except Exception as error:
         return {"steps": steps, "error": _error(error)}
 
@@ -432,7 +436,7 @@ def _local_cluster(stack, workers):
     return stack.enter_context(Client(cluster))
 
 
-def execute(client, scene, plan, steps, csv_path, task=None):
+def execute(client, scene, plan, steps, csv_path, task=None, controls=()):
     """Run the plan on `client`'s cluster, rewriting sweep.csv as runs finish. -> {run index: result}.
 
     `task` (default `_run`) runs one case on a worker. A case whose worker died (the scheduler gives
@@ -450,7 +454,8 @@ def execute(client, scene, plan, steps, csv_path, task=None):
     progress = Progress(len(plan))
     progress.update(0, 0)
     shared = client.scatter(scene, broadcast=True)
-    submit = lambda data, i: client.submit(task, data, plan[i], steps[i], pure=False, retries=RETRIES)
+    extra = (controls,) if controls else ()     # the runs' actuator inputs (`simulate`), only when given
+    submit = lambda data, i: client.submit(task, data, plan[i], steps[i], *extra, pure=False, retries=RETRIES)
     futures = {submit(shared, i): i for i in range(len(plan))}
     try:
         pending = as_completed(futures)
@@ -504,6 +509,13 @@ def sweep(args):
     except ValueError as error:
         raise SweepError(str(error)) from None
     scene = load_scene(_scene_path(args.scene))
+    controls = ()
+    if getattr(args, "control", None) or getattr(args, "controls", None):
+        from physics.simulation import Simulation
+        try:
+            controls = tuple(options.controls(args, Simulation(scene)).entries)
+        except ValueError as error:
+            raise SweepError(str(error)) from None
     varied = parse_vary(args.vary, scene.settings())
     plan = runs(varied)
     steps = []
@@ -518,7 +530,7 @@ def sweep(args):
         warm_up(scene, plan)              # before local workers start; before any run on a cluster
         client = client or _local_cluster(stack, workers)
         out.mkdir(exist_ok=True)
-        results = execute(client, scene, plan, steps, out / "sweep.csv")
+        results = execute(client, scene, plan, steps, out / "sweep.csv", controls=controls)
     failed = [i for i, r in results.items() if "error" in r]
     print(f"{len(plan)} runs, {len(plan) - len(failed)} finished, {len(failed)} failed: {out / 'sweep.csv'}")
     for i in failed:

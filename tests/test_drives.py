@@ -354,3 +354,37 @@ def test_the_runner_takes_a_controls_file_held_piecewise_constant(tmp_path):
                             text=True)
     assert result.returncode == 2 and "row 3" in result.stderr and "ctrl_range" in result.stderr
     assert result.stderr.count("\n") == 1 and not (tmp_path / "bad.npz").exists()
+
+
+def test_compare_and_sweep_take_the_same_controls(tmp_path):
+    """A sweep's run (`physics.sweep.simulate`, what each worker runs) with --control(s) equals a
+    run stepped here with the same inputs at the same steps, bit for bit; `compare` takes them for
+    every run, and refuses a bad one in one line naming the actuator, exit 2."""
+    from physics.options import controls as parse_controls
+    from physics.sweep import simulate
+
+    path = tmp_path / "arm.xml"
+    path.write_text(ARM)
+    table = tmp_path / "drive.csv"
+    table.write_text("time,elbow_servo\n0.05,-0.5\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        scene = physics.load_mjcf(path)
+    sim = physics.Simulation(scene)
+    args = type("Args", (), {"control": ["shoulder_motor=1.5"], "controls": str(table)})()
+    entries = parse_controls(args, sim).entries
+    assert entries == [(0.0, "shoulder_motor", 1.5), (0.05, "elbow_servo", -0.5)]
+    swept = simulate(scene, {}, 30, tuple(entries))
+    sim.set_control("shoulder_motor", 1.5)
+    change = math.ceil(0.05 / sim.settings.dt - 1e-9)
+    sim.step(change)
+    sim.set_control("elbow_servo", -0.5)
+    sim.step(30 - change)
+    assert swept["state_hash"] == sim.state_hash()
+    run = lambda *extra: subprocess.run([sys.executable, "-m", "physics", "compare", str(path), "--variant",
+                                         "integrator=rk4", "--steps", "20", "--out", str(tmp_path / "cmp"), "--quiet",
+                                         *extra], capture_output=True, text=True)
+    result = run("--control", "shoulder_motor=1.5", "--controls", str(table))
+    assert result.returncode == 0, result.stderr
+    result = run("--control", "wrist=1")
+    assert result.returncode == 2 and "unknown actuator 'wrist'" in result.stderr and result.stderr.count("\n") == 1
