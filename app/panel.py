@@ -47,6 +47,12 @@ def _choices():
             "rotation_update": s.ROTATION_UPDATES, "exponential": s.EXPONENTIALS}
 
 
+def _meanings():
+    """{setting: {choice: its one-line explanation}} (physics.choices): each shown over its item."""
+    from physics import choices as c
+    return {choice.key: choice.meanings for choice in (c.GYROSCOPIC, c.INTEGRATOR, c.ROTATION_UPDATE, c.EXPONENTIAL)}
+
+
 def _vec(v):
     return "(" + ", ".join(f"{x:+.3f}" for x in np.asarray(v, float).ravel()) + ")"
 
@@ -58,8 +64,21 @@ def setting_widget(name, value, id_suffix=""):
     choices, label = _choices(), f"{name}{id_suffix}"
     if name in choices:
         options = list(choices[name])
+        meanings = _meanings().get(name, {})
         index = options.index(value) if value in options else 0
-        changed, index = imgui.combo(label, index, options)
+        changed = False
+        if imgui.begin_combo(label, options[index]):
+            for k, option in enumerate(options):
+                clicked, _ = imgui.selectable(option, k == index)
+                if meanings.get(option) and imgui.is_item_hovered():   # what the choice keeps, loses and costs
+                    imgui.begin_tooltip()
+                    imgui.push_text_wrap_pos(imgui.get_font_size() * 32)
+                    imgui.text_unformatted(meanings[option])
+                    imgui.pop_text_wrap_pos()
+                    imgui.end_tooltip()
+                if clicked and k != index:
+                    index, changed = k, True
+            imgui.end_combo()
         return changed, options[index]
     if isinstance(value, (bool, np.bool_)):
         return imgui.checkbox(label, bool(value))

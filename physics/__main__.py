@@ -66,7 +66,9 @@ MEMORY_FRACTION = 0.5      # of physical memory a recording may fill: writing it
 
 
 def _integrator_help():
-    return "\n".join(f"  {name:<22}{description}" for name, description in choices.INTEGRATOR.meanings.items())
+    import textwrap
+    return "\n".join(textwrap.fill(description, 100, initial_indent=f"  {name:<22}", subsequent_indent=" " * 24)
+                     for name, description in choices.INTEGRATOR.meanings.items())
 
 
 def build_parser():

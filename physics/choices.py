@@ -46,13 +46,20 @@ GYROSCOPIC = _choice("gyroscopic", {
 
 # Dynamic bodies' integrators (physics.integrators; "The Mathematics of Havok's Solver" Part II §2.1).
 INTEGRATOR = _choice("integrator", {
-    "explicit-euler": "explicit Euler (1st order, gains energy)",
-    "semi-implicit-euler": "semi-implicit (symplectic) Euler, 1st order",
-    "implicit-euler": "implicit Euler with Newton, 1st order, dissipative",
-    "implicit-midpoint": "implicit midpoint rule with the exponential map, 2nd order",
-    "rk4": "classical Runge-Kutta, 4th order reference",
-    "lie-midpoint": "implicit midpoint + Cayley map, 2nd order, conserves E, |L| and world L of a free body",
-    "lie-midpoint-4": "triple-jump composition of lie-midpoint, 4th order, same conservation",
+    "explicit-euler": "explicit Euler, 1st order: the cheapest step, but it gains energy every step, so spins "
+                      "speed up and orbits spiral out",
+    "semi-implicit-euler": "semi-implicit (symplectic) Euler, 1st order: the games' default, one force "
+                           "evaluation a step; energy stays bounded on average but is not kept",
+    "implicit-euler": "implicit Euler with Newton, 1st order: stable at any step, but it drains energy (a "
+                      "damping the model does not have); a Newton solve a step",
+    "implicit-midpoint": "implicit midpoint rule with the exponential map, 2nd order: keeps a free body's energy "
+                         "and |L|, lets the direction of L drift; a small solve a step",
+    "rk4": "classical Runge-Kutta, 4th order: the most accurate over a short run at four force evaluations a "
+           "step, MuJoCo's RK4 reference; not conservative, so energy drifts over long runs",
+    "lie-midpoint": "implicit midpoint + Cayley map, 2nd order: keeps a free body's energy, |L| and world L to "
+                    "round-off for ever (the T-handle flips on and on); a small solve a step",
+    "lie-midpoint-4": "triple-jump composition of lie-midpoint, 4th order: the same conservation with the "
+                      "accuracy of rk4, at three lie-midpoint steps' cost",
 })
 
 # Kinematic rotation (physics.kinematics, "Numerical Integration for Rotational Dynamics"): the

@@ -61,3 +61,16 @@ def test_the_kernels_entry_points_refuse_unknown_names_by_key():
         step_bodies(*body, 0.1, gyroscopic="nope")
     with pytest.raises(ValueError, match="rotation_update: got 'magnus9'; expected one of magnus1"):
         step_kinematic(one(3), np.eye(3)[None].copy(), one(3), one(3), one(3), one(3), 0.1, rotation_update="magnus9")
+
+
+def test_every_choice_the_panel_lists_has_its_plain_sentence():
+    """The panel's combos show each option's one-line meaning over it (app.panel.setting_widget):
+    every option of every choice has one, and each integrator's says its order and what it keeps,
+    loses or costs."""
+    from physics import choices
+
+    for choice in (choices.GYROSCOPIC, choices.INTEGRATOR, choices.ROTATION_UPDATE, choices.EXPONENTIAL):
+        assert all(isinstance(text, str) and len(text) > 10 for text in choice.meanings.values()), choice.key
+    for name, text in choices.INTEGRATOR.meanings.items():
+        assert any(order in text for order in ("1st order", "2nd order", "4th order")), name
+        assert ":" in text and len(text) > 60, name     # the what, then what it keeps, loses and costs
