@@ -42,6 +42,7 @@ from imgui_bundle import imgui, implot
 from pyglet.window import key, mouse
 
 from app import culling, frames, handles, overlays, paths, picking, plots, settings as settings_store
+from physics import effects
 from app.camera import Camera
 from app.controls import KEYS, SCENE_KEYS, matches, resolve_scene, scene_files
 from app.imgui_renderer import ImGuiInput, ImGuiRenderer
@@ -426,7 +427,7 @@ class Viewer:
             self.history.mark(self.sim.time, "branch")
         self.history.mark(self.sim.time, f"{name}: {shown}")
         self.refresh_state()
-        said = [f"{name}: {shown}"] if say else []
+        said = [effects.sentence(self.sim, name, getattr(self.sim.settings, name))] if say else []
         if branching:
             previous = self.timeline.previous
             said.append(f"branched at step {step} (the previous future, steps {previous.start}-{previous.head}, is kept)")
@@ -579,8 +580,7 @@ class Viewer:
         self._cycle("integrator", integrator_names())
 
     def toggle_counteract(self):
-        self.set("counteract", not self.sim.settings.counteract)
-        self.notify(f"counteract: {'on' if self.sim.settings.counteract else 'off'}")
+        self.set("counteract", not self.sim.settings.counteract, say=True)
 
     def toggle_help(self):
         self.show_help = not self.show_help
