@@ -22,6 +22,7 @@ FLICK_SPEED = 4.0        # m/s: a click's Δv along the view ray
 FLICK_SECONDS = 0.25     # s: a drag of d metres flicks at d / FLICK_SECONDS
 MAX_FLICK_SPEED = 20.0   # m/s
 CLICK_PIXELS = 4         # a press and release closer than this are a click, not a drag
+GRAB_REACH = 8           # px: a Ctrl+press that misses every shape takes the nearest one within this
 SPRING_COLOR = (1.0, 1.0, 1.0)
 TARGET_SIZE = 0.05       # m: the cross at the cursor's point
 
@@ -81,7 +82,7 @@ class Hand:
         """Ctrl + press at (x, y): grab (flick False) or aim a flick at what is under the cursor.
         -> True if a body was taken."""
         v = self.viewer
-        node, point = v.pick_point(x, y)
+        node, point = v.pick_point(x, y, reach=GRAB_REACH)
         body = None if node is None else body_of(v.sim, node)
         if body is None:
             what = "nothing" if node is None else f"{v.sim.names[node]!r} ({v.sim.motion[node]}, moved by no dynamic body)"

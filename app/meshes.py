@@ -161,13 +161,26 @@ def file_mesh(path, scale):
         vertices, indices = _pack(positions, shading, np.arange(len(positions)))
         kind = f"{FILE_KIND}{key[0]}@{key[1]}"
         HALF_EXTENTS[kind] = tuple(float(e) for e in np.abs(positions).max(axis=0))
+        HULL_PLANES[kind] = _hull_planes(front)     # picked as its convex hull (app.picking)
         radius = float(np.linalg.norm(positions, axis=1).max())
         _FILES[key] = (kind, vertices, indices, radius)
     return _FILES[key]
 
 
 HULL_KIND = "hull:"          # a hull shape's kind: HULL_KIND + a digest of its vertices
-HULL_PLANES = {}             # hull kind -> its face planes (F, 4) rows (n, d), n . x <= d inside (app.picking)
+HULL_PLANES = {}             # hull or mesh kind -> its (convex hull's) face planes (F, 4) rows (n, d), n . x <= d
+                             # inside (app.picking: a mesh is picked as its convex hull)
+
+
+def _hull_planes(points):
+    """The face planes (F, 4) rows (n, d), n . x <= d inside, of the convex hull of `points` (P, 3),
+    by Qhull (scipy); none (0, 4) for points spanning no volume (a flat mesh: not pickable)."""
+    from scipy.spatial import ConvexHull, QhullError
+    try:
+        equations = ConvexHull(np.unique(np.asarray(points, float), axis=0)).equations   # n . x + e <= 0 inside
+    except (QhullError, ValueError):
+        return np.zeros((0, 4))
+    return np.c_[equations[:, :3], -equations[:, 3]]
 _HULLS = {}                  # vertices' bytes -> (kind, vertices, indices, bounding radius)
 
 

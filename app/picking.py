@@ -5,7 +5,8 @@ model matrix (app.renderer.model_matrices); the map is affine, so the parameter 
 the same in both frames and hits of different shapes compare directly. Unit primitives
 (app.meshes): box [-0.5, 0.5]^3 (slabs), sphere |x| = 1, cylinder x² + z² = 1 with |y| <= 0.5,
 capsule = radius-1 tube |y| <= h plus spheres at y = ±h; a hull is its face planes in the node
-frame (app.meshes.HULL_PLANES). Planes are not pickable (the ground).
+frame and a drawn mesh file its convex hull's (app.meshes.HULL_PLANES). Planes are not pickable
+(the ground).
 """
 import numpy as np
 
@@ -74,7 +75,7 @@ def unit_hits(kind, o, d, half_length=None):
     if kind == "capsule":
         h = np.asarray(half_length, float)
         return np.minimum.reduce([_tube(o, d, h), _sphere(o, d, h), _sphere(o, d, -h)])
-    if kind.startswith(meshes.HULL_KIND) and kind in meshes.HULL_PLANES:
+    if kind in meshes.HULL_PLANES and len(meshes.HULL_PLANES[kind]):     # a hull, or a mesh as its convex hull
         return _convex(o, d, meshes.HULL_PLANES[kind])
     return np.full(len(o), _NO_HIT)
 

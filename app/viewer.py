@@ -1015,9 +1015,9 @@ class Viewer:
         self.imgui_input.button(x, y, button, True)
         self._press = None if over_ui else (x, y)
         if not over_ui and modifiers & key.MOD_CTRL and button in (mouse.LEFT, mouse.RIGHT):
+            self._press = None      # Ctrl is the hand's: a grab that misses never orbits or picks
             try:
-                if self.hand.press(x, y, flick=button == mouse.RIGHT):
-                    self._press = None  # the hand has it: no orbit, no pick
+                self.hand.press(x, y, flick=button == mouse.RIGHT)
             except ValueError as error:
                 self.error = str(error)
 
@@ -1056,16 +1056,28 @@ class Viewer:
         self.selected, _ = self.pick_point(x, y)
         return self.selected
 
-    def pick_point(self, x, y):
-        """(node, world point) of the first shape under window pixel (x, y); (None, None) if none."""
-        origin, direction = self.world_ray(x, y)
+    def pick_point(self, x, y, reach=0):
+        """(node, world point) of the first shape under window pixel (x, y); (None, None) if none.
+        With `reach` (pixels), a ray that misses is tried again around the pixel, in rings out to
+        `reach` px, and the nearest ring's hit is taken: a link a pixel or two wide is grabbed as
+        easily as a wide one."""
         s = self.state
         instances = {
             kind: (g["index"], model_matrices(s["T"][g["index"]], s["R"][g["index"]], s["S"][g["index"]], g["shape_matrices"]), g["half_length"])
             for kind, g in self.renderer.groups.items()
         }
-        node, t = picking.pick(origin, direction, instances)
-        return (None, None) if node is None else (node, origin + t * direction)
+        rings = [(0.0, 1)] + [(r, 12) for r in range(2, int(reach) + 1, 2)]
+        for radius, count in rings:
+            best = (None, np.inf, None)
+            for k in range(count):
+                angle = 2 * np.pi * k / count
+                origin, direction = self.world_ray(x + radius * np.cos(angle), y + radius * np.sin(angle))
+                node, t = picking.pick(origin, direction, instances)
+                if node is not None and t < best[1]:
+                    best = (node, t, origin + t * direction)
+            if best[0] is not None:
+                return best[0], best[2]
+        return None, None
 
     def close(self):
         """Save the `record` recording and the video (if any) and the prefs, release GL and ImGui;

@@ -277,3 +277,42 @@ def test_a_ghost_receives_the_pull(window, tmp_path):
     assert twin.step_count == v.sim.step_count and twin.state_hash() == v.sim.state_hash()
     assert np.linalg.norm(v.state["T"][ball] - start) > 0.5
     assert sum(i.kind == "force" for i in v.timeline.inputs) >= 40
+
+
+def test_a_grab_beside_a_thin_link_takes_it_and_a_missed_one_never_turns_the_camera(window):
+    """Real pointer events on the iiwa: Ctrl + press 5 px beside the last link's axis, on empty
+    sky (a plain pick there hits nothing), still takes that arm (the grab reaches 8 px); Ctrl +
+    press and drag on empty space far from the arm takes nothing and leaves the camera exactly
+    where it was (it orbited below the ground before)."""
+    require_tool("xdotool", "xdotool")
+    w = window("iiwa")
+    v = w.viewer
+    v.paused = True
+    frames(w, 3)
+    wid = str(w._window)
+    tip = list(v.sim.names).index("lbr_iiwa_link_7")
+    x, y = screen_xy(v, v.state["T"][tip]).round().astype(int)
+    for dx in range(5, 40):     # the first pixel right of the link where a plain pick misses
+        if v.pick_point(x + dx, v.size[1] - y)[0] is None:
+            break
+    side = x + dx + 5
+    assert v.pick_point(side, v.size[1] - y)[0] is None
+    xdotool(w, "mousemove", "--window", wid, str(side), str(y))
+    xdotool(w, "keydown", "ctrl")
+    xdotool(w, "mousedown", "1")
+    assert v.hand.holding
+    xdotool(w, "mouseup", "1")
+    xdotool(w, "keyup", "ctrl")
+    frames(w, 2)
+    camera = (v.camera.yaw, v.camera.pitch, v.camera.distance, v.camera.target_world.copy())
+    xdotool(w, "mousemove", "--window", wid, "1200", "60")
+    xdotool(w, "keydown", "ctrl")
+    xdotool(w, "mousedown", "1")
+    assert not v.hand.holding
+    for step in range(1, 6):
+        xdotool(w, "mousemove", "--window", wid, "1200", str(60 + 40 * step))
+    xdotool(w, "mouseup", "1")
+    xdotool(w, "keyup", "ctrl")
+    frames(w, 2)
+    assert (v.camera.yaw, v.camera.pitch, v.camera.distance) == camera[:3]
+    assert np.array_equal(v.camera.target_world, camera[3])
