@@ -60,33 +60,20 @@ class FilterArrays(NamedTuple):
 
 @dataclass
 class CollisionFilter:
-    """Per-shape data the pair filter needs (S shapes). `assembly (S,)`: the node of the rigid
-    assembly the shape moves with (its nearest non-fixed ancestor or itself; -1 = the world),
-    `active (S,)`: that assembly is dynamic. Without motion information every node is its own
-    assembly and active. `apart`: the sorted keys (`_node_pair_keys`) of the node pairs that a
-    joint keeps from colliding."""
+    """Per-shape data the pair filter needs (S shapes): `per_shape`, the `FilterArrays`, where
+    `assembly (S,)` is the node of the rigid assembly the shape moves with (its nearest non-fixed
+    ancestor or itself; -1 = the world) and `active (S,)` says that assembly is dynamic (without
+    motion information every node is its own assembly and active); `apart`: the sorted keys
+    (`_node_pair_keys`) of the node pairs that a joint keeps from colliding."""
 
-    is_plane: np.ndarray
-    node: np.ndarray
-    parent_node: np.ndarray
-    collide_with_parent: np.ndarray
-    group: np.ndarray
-    mask: np.ndarray
-    contype: np.ndarray
-    conaffinity: np.ndarray
-    assembly: np.ndarray
-    active: np.ndarray
+    per_shape: FilterArrays
     apart: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     _allowed: np.ndarray = field(default=None, init=False, repr=False, compare=False)  # `allowed_pairs`, made on first use
-
-    def arrays(self):
-        """The per-shape arrays as the numba kernels take them (`FilterArrays`)."""
-        return FilterArrays(*(getattr(self, name) for name in FilterArrays._fields))
 
     @cached_property
     def n_finite(self):
         """How many shapes have finite bounding boxes (all but the planes): picks the broad phase."""
-        return int(np.count_nonzero(~self.is_plane))
+        return int(np.count_nonzero(~self.per_shape.is_plane))
 
     def allowed_pairs(self):
         """(K, 2) int64 every pair a < b of shapes the filter allows, sorted by a then b: the brute
@@ -94,7 +81,7 @@ class CollisionFilter:
         `physics.pairs.distinct_pair_indices`, so that a step only tests their boxes."""
         if self._allowed is None:
             found = []
-            for i, j in distinct_pair_indices(len(self.node)):
+            for i, j in distinct_pair_indices(len(self.per_shape.node)):
                 i, j = (x.ravel() for x in np.broadcast_arrays(i, j))
                 keep = self.allows(i, j)
                 found.append(np.column_stack([i[keep], j[keep]]))
@@ -105,19 +92,19 @@ class CollisionFilter:
     def may_pair(self):
         """False when no two shapes can ever be paired: every pair needs a dynamic assembly on one
         side and a different assembly on the other (a conservative, O(S) test, done once)."""
-        return bool(self.active.any()) and np.unique(self.assembly).size > 1
+        return bool(self.per_shape.active.any()) and np.unique(self.per_shape.assembly).size > 1
 
     def allows(self, a, b):
         """Boolean mask over index arrays a, b (shape indices): may these pairs collide?"""
         a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
-        allowed = _allows_many(a.ravel(), b.ravel(), self.arrays())
+        allowed = _allows_many(a.ravel(), b.ravel(), self.per_shape)
         if self.apart.size:
             allowed &= ~self.kept_apart(np.column_stack([a.ravel(), b.ravel()]))
         return allowed.reshape(a.shape)
 
     def kept_apart(self, pairs):
         """(K,) bool: which shape pairs (K, 2) join two nodes that a joint keeps from colliding."""
-        return np.isin(_node_pair_keys(self.node[pairs[:, 0]], self.node[pairs[:, 1]]), self.apart)
+        return np.isin(_node_pair_keys(self.per_shape.node[pairs[:, 0]], self.per_shape.node[pairs[:, 1]]), self.apart)
 
 
 def _node_pair_keys(a, b):
@@ -151,9 +138,9 @@ def collision_filter(shapes, parent, motion=None, apart=()):
         active = np.where(assembly >= 0, motion[np.maximum(assembly, 0)] == "dynamic", False)
     node = shapes.node
     apart = np.asarray(apart, np.int64).reshape(-1, 2)
-    return CollisionFilter(shapes.kind == PLANE, node, parent[node], shapes.collide_with_parent,
-                           shapes.group, shapes.mask, shapes.contype, shapes.conaffinity, assembly[node], active[node],
-                           np.unique(_node_pair_keys(apart[:, 0], apart[:, 1])))
+    per_shape = FilterArrays(shapes.kind == PLANE, node, parent[node], shapes.collide_with_parent, shapes.group,
+                             shapes.mask, shapes.contype, shapes.conaffinity, assembly[node], active[node])
+    return CollisionFilter(per_shape, np.unique(_node_pair_keys(apart[:, 0], apart[:, 1])))
 
 
 @kernel
@@ -394,23 +381,23 @@ def candidate_pairs(lo, hi, filter):
     """(K, 2) int64 shape index pairs (a < b, sorted by a then b) whose AABBs overlap and that the
     filter allows. `lo`, `hi` (S, 3) from `physics.shapes.aabbs`; the method: the module docstring."""
     lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
-    if lo.ndim != 2 or lo.shape[1:] != (3,) or hi.shape != lo.shape or len(filter.node) != len(lo):
-        raise ValueError(f"lo, hi: got shapes {lo.shape}, {hi.shape}; expected (S, 3) with S = {len(filter.node)}")
+    if lo.ndim != 2 or lo.shape[1:] != (3,) or hi.shape != lo.shape or len(filter.per_shape.node) != len(lo):
+        raise ValueError(f"lo, hi: got shapes {lo.shape}, {hi.shape}; expected (S, 3) with S = {len(filter.per_shape.node)}")
     if filter.n_finite <= BRUTE_FORCE_MAX:
         candidates = filter.allowed_pairs()
         out = np.empty_like(candidates)  # made here: an array made in numba costs more to hand back
         return out[:_overlapping(lo, hi, candidates, out)]
-    finite = np.flatnonzero(~filter.is_plane)
-    planes = np.flatnonzero(filter.is_plane)
+    finite = np.flatnonzero(~filter.per_shape.is_plane)
+    planes = np.flatnonzero(filter.per_shape.is_plane)
     origin, cell = _grid_frame(lo, hi, finite, GRID_CELL)
     cell_lo, cell_hi = np.empty((len(finite), 3), np.int64), np.empty((len(finite), 3), np.int64)
     count = _box_cells(lo, hi, finite, origin, 1.0 / cell, cell_lo, cell_hi)
     out = np.empty((getattr(filter, "_grid_capacity", 4 * len(lo) + 16), 2), dtype=np.int64)
     arrays = (lo, hi, finite, cell_lo, cell_hi, count, planes)
-    k = _grid(*arrays, out, filter.arrays())
+    k = _grid(*arrays, out, filter.per_shape)
     if k > len(out):
         out = np.empty((k, 2), dtype=np.int64)
-        _grid(*arrays, out, filter.arrays())
+        _grid(*arrays, out, filter.per_shape)
     filter._grid_capacity = k + k // 4 + 16
     pairs = _sort_pairs(out[:k], len(lo))
     return pairs[~filter.kept_apart(pairs)] if filter.apart.size else pairs

@@ -424,7 +424,7 @@ class SceneSolver:
         rest_assembly = np.full(int(body_of_node.max(initial=-1)) + 1, -1, np.int64)
         rest_assembly[body_of_node[dynamic]] = np.where(parent[dynamic] >= 0, assembly[np.maximum(parent[dynamic], 0)], -1)
         shape_body = body_of_node[self.shapes.node] if len(self.shapes) else np.zeros(0, np.int64)
-        self._rest = ShapeRest(shape_body, self.filter.assembly, rest_assembly)
+        self._rest = ShapeRest(shape_body, self.filter.per_shape.assembly, rest_assembly)
         # what carries from step to step is the simulation's (physics.data.Data.solver): this works on it
         self.carried = SolverState() if state is None else state
         if len(self.carried.control) != len(joint_specs):
