@@ -266,13 +266,20 @@ class Joints:
 
     def model(self, limit_slack=None):
         """The model arrays as a `JointModel` bundle (contiguous, for the compiled kernels); `limit_slack`
-        (J,) how far past its limit each joint may stay (0: none; `limit_slack`)."""
-        c = lambda a, dtype=float: np.ascontiguousarray(a, dtype)
-        return JointModel(c(self.kind, np.int64), c(self.body, np.int64), c(self.anchor), c(self.axis),
-                          c(self.reference), c(self.rest), c(self.length), c(self.lower), c(self.upper),
-                          c(self.motor_force), c(self.coordinate), c((self.motor_force > 0) | (self.actuated != 0), bool),
-                          c((self.stiffness > 0) | (self.damping > 0) | (self.armature > 0), bool),
-                          np.zeros(len(self)) if limit_slack is None else c(limit_slack))
+        (J,) how far past its limit each joint may stay (0: none; `limit_slack`). Made once: the model
+        arrays do not change after the joints are built (a restore builds new `Joints`), and a
+        sub-step asks for it three or four times."""
+        model = self.__dict__.get("_model")
+        if model is None:
+            c = lambda a, dtype=float: np.ascontiguousarray(a, dtype)
+            model = JointModel(c(self.kind, np.int64), c(self.body, np.int64), c(self.anchor), c(self.axis),
+                               c(self.reference), c(self.rest), c(self.length), c(self.lower), c(self.upper),
+                               c(self.motor_force), c(self.coordinate),
+                               c((self.motor_force > 0) | (self.actuated != 0), bool),
+                               c((self.stiffness > 0) | (self.damping > 0) | (self.armature > 0), bool),
+                               np.zeros(len(self)))
+            self.__dict__["_model"] = model     # not a field: snapshots and `fields(Joints)` leave it out
+        return model if limit_slack is None else model._replace(limit_slack=np.ascontiguousarray(limit_slack, float))
 
     def limit_slack(self, geometry, h):
         """(J,) the soft limits of the position projections (RATTLE's, post-stabilization's): a joint
@@ -309,15 +316,18 @@ class Joints:
                        out)
         return out
 
-    def rows(self, centre, rotation, h, beta, slop=0.0, softness=0.0, control=None, velocity=None, limit_slack=None):
+    def rows(self, centre, rotation, h, beta, slop=0.0, softness=0.0, control=None, velocity=None, limit_slack=None,
+             geometry=None):
         """The active rows of every joint at the bodies' current poses, and their (J, slot) indices
         (to store the impulses back after the solve); `control` (J,) the actuators' inputs (0),
         `velocity` (B, 6) [v, ω] world the bodies' at the step's start (an armature resists its change),
-        `limit_slack` (J,) the soft limits (`limit_slack`; none by default)."""
+        `limit_slack` (J,) the soft limits (`limit_slack`; none by default); `geometry` the
+        `geometry` at these poses and slack when the caller has it already."""
         J = len(self)
         if J == 0:
             return Rows.empty(), np.zeros(0, np.int64)
-        geometry = self.geometry(centre, rotation, limit_slack=limit_slack)
+        if geometry is None:
+            geometry = self.geometry(centre, rotation, limit_slack=limit_slack)
         C, jac, active, inequality, motor, _ = geometry
         kind = self.kind
         point = (kind == BALL) | (kind == HINGE) | (kind == FIXED)       # not np.isin: a sub-step's

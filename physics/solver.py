@@ -542,12 +542,15 @@ class SceneSolver:
             # With post-stabilization the joints' position error is projected out after the step
             # (`post_stabilize`), so the velocity solve carries no Baumgarte bias into the energy.
             joint_beta = 0.0 if POST_STABILIZATION else beta
+            geometry = self.joints.geometry(centre, rotation)      # the rows' and the soft limits' (one kernel call)
             joint_rows, self._joint_slots = self.joints.rows(centre, rotation, h, joint_beta, softness=softness,
-                                                             control=self.carried.control, velocity=velocity)
+                                                             control=self.carried.control, velocity=velocity,
+                                                             geometry=geometry)
             parts.append(joint_rows)
             # The start-of-step rows and masses: RATTLE's first-kick directions (`project_joint_positions`);
             # rigid (no CFM) and without motors, SHAKE's (`post_stabilize`).
-            motor = np.isin(self._joint_slots % ROWS_PER_JOINT, (DRIVE, SPRING))
+            slot = self._joint_slots % ROWS_PER_JOINT
+            motor = (slot == DRIVE) | (slot == SPRING)      # not np.isin: 40 µs a sub-step on a pendulum
             position = Rows(joint_rows.body, joint_rows.jacobian, joint_rows.target, joint_rows.relax,
                             np.where(motor, 0.0, joint_rows.lower), np.where(motor, 0.0, joint_rows.upper),
                             np.zeros(len(joint_rows)), joint_rows.mu, np.zeros(len(joint_rows)),
@@ -555,8 +558,7 @@ class SceneSolver:
             self._joint_position = prepare(position, inverse_mass, inverse_inertia)
             self._joint_start = (centre.copy(), rotation.copy())
             # soft limits for RATTLE's projection: a joint past its limit eases back at the ERP rate
-            self._limit_slack = (self.joints.limit_slack(self.joints.geometry(centre, rotation), h)
-                                 if self.joints_limited else None)
+            self._limit_slack = self.joints.limit_slack(geometry, h) if self.joints_limited else None
             self._joint_masses = (inverse_mass, inverse_inertia)
             if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
                 self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
@@ -830,7 +832,8 @@ class SceneSolver:
                 sweep(position, step, target, iterations, 1.0)
             else:   # positions only: linearized at the current poses (Gauss–Newton, Cline & Pai)
                 rows.impulse[:] = 0.0
-                motor = np.isin(slots % ROWS_PER_JOINT, (DRIVE, SPRING))   # velocity rows: no position part
+                slot = slots % ROWS_PER_JOINT
+                motor = (slot == DRIVE) | (slot == SPRING)      # velocity rows: no position part
                 rows.lower[motor] = rows.upper[motor] = 0.0
                 sweep(prepare(rows, *self._joint_masses), step, rows.target, iterations, 1.0)
             centre += step[:, :3]
