@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from physics.driving import DriveState
 from physics.hierarchy import NodeState
 from physics.sleeping import SleepState
 from physics.solver_state import SolverState
@@ -49,6 +50,7 @@ class Data:
     sleep: SleepState                   # (D, ...) sleep timers and what sleeping bodies hold
     rattle_hint: np.ndarray             # (2,) the last RATTLE sub-step's start error and its h
     solver: SolverState | None = None   # the solver's warm starts, manifolds and joints (None: no solver)
+    drive: DriveState | None = None     # the actuators on nodes' controls and coordinates (None: the scene has none)
     time: float = 0.0                   # s since the scene was loaded or reset
     step_count: int = 0                 # whole steps since then
     next_event: int = 0                 # the scene's first timed impulse not applied yet
@@ -73,6 +75,8 @@ class Data:
         out.update({"kinematic." + f: a for f, a in self.kinematic._asdict().items()})
         out["kinematic.acceleration"], out["kinematic.alpha"] = self.kin_acceleration, self.kin_alpha
         out["rattle.hint"] = self.rattle_hint
+        if self.drive is not None:      # only in a scene that drives nodes: the others' hashes are as they were
+            out["drive.control"], out["drive.coordinate"] = self.drive.control, self.drive.coordinate
         return out
 
     def save(self):

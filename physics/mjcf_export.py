@@ -45,7 +45,7 @@ What maps exactly (docs/scene-format.md; MuJoCo's XML reference):
   peer's model of the same scene, not ours.
 
 What MJCF cannot say, and is reported (never dropped silently): kinematic nodes that move (a
-prescribed motion), distance and rope joints, a body that is `b` of two joints or a loop of
+prescribed motion, or one moved by actuators on nodes), launchers, distance and rope joints, a body that is `b` of two joints or a loop of
 joints, joint motors, timed events, applied forces and torques, restitution, a group/mask pair
 the OR rule would read differently, sleeping. `to_mjcf(scene)` raises `UnsupportedScene` naming
 every one; `to_mjcf(scene, left_out=[])` writes what it can (a moving kinematic node as static at
@@ -125,11 +125,18 @@ def plan(scene):
     names, motion, n = scene.names, np.asarray(scene.motion), len(scene.names)
     left_out = []
     translation, quaternion, rot, scale = world_poses(scene)
-    driven = [names[i] for i in range(n) if motion[i] == "kinematic" and _moves(scene, i)]
+    actuated = {int(k) for spec in scene.drives for k in spec["nodes"]}
+    driven = [names[i] for i in range(n) if motion[i] == "kinematic" and (_moves(scene, i) or i in actuated)]
     if driven:
         shown = ", ".join(repr(name) for name in driven[:8]) + (f" and {len(driven) - 8} more" if len(driven) > 8 else "")
         left_out.append(f"kinematic nodes with a prescribed motion: {shown} (MJCF has no prescribed motion; "
                         "exported as static at their poses at load)")
+    motors = [spec["name"] for spec in scene.drives if spec["type"] == "motor"]
+    if motors:
+        left_out.append(f"motors on bodies: {', '.join(map(repr, motors))} (MJCF actuates joints and sites; left out)")
+    if scene.launchers:
+        left_out.append(f"launchers: {', '.join(repr(spec['name']) for spec in scene.launchers)} (MJCF has no launch; "
+                        "left out)")
     # owner: the nearest dynamic node at or above each node (a kinematic one stops the climb: static in MJCF)
     owner = [None] * n
     for i in range(n):

@@ -61,10 +61,10 @@ class Model:
         for joint in scene.joints:
             self.in_joint[[n for n in (joint["a"], joint["b"]) if n >= 0]] = True
         # Runaway (RUNAWAY_EVERY): a scene with no driver — no kinematic node that moves, no applied
-        # force or torque — gains no energy but through inputs.
+        # force or torque, no actuator on a node — gains no energy but through inputs.
         kin_moves = any(np.any(getattr(scene, f)[self.kin] != 0) for f in
                         ("velocity", "angular_velocity", "acceleration", "angular_acceleration"))
-        self.driven = bool(kin_moves or np.any(self.force_applied) or np.any(self.torque_applied))
+        self.driven = bool(kin_moves or np.any(self.force_applied) or np.any(self.torque_applied) or scene.drives)
         self._derive_topology(parent, order)
 
     def reparented(self, parent, order):

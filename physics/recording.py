@@ -145,6 +145,12 @@ class Recording:
                     raise fail(f"input control at step {entry.step}: unknown actuator {short_repr(entry.args[0])}; the "
                                f"scene's actuators: {', '.join(map(repr, sorted(actuators))) or 'none'}")
                 continue
+            if entry.kind == "launch":
+                launchers = [spec["name"] for spec in sim.scene.launchers]
+                if entry.args[0] not in launchers:
+                    raise fail(f"input launch at step {entry.step}: unknown launcher {short_repr(entry.args[0])}; the "
+                               f"scene's launchers: {', '.join(map(repr, launchers)) or 'none'}")
+                continue
             nodes = [entry.args[0]] if entry.kind != "set" else []
             if entry.kind == "reparent" and entry.args[1] is not None:
                 nodes.append(entry.args[1])

@@ -48,6 +48,14 @@ _AXIAL = ("axis", "lower", "upper", "motor_speed", "motor_force", "coordinate", 
           "armature")
 ACTUATOR_TYPES = ("motor", "position", "velocity", "general")
 ACTUATOR_KEYS = ("name", "joint", "type", "gear", "kp", "kv", "gain", "bias", "ctrl_range", "force_range")
+# An actuator on a node (physics.driving): a kinematic node's velocity or position along an axis of
+# its own frame, or a motor's force or torque on a dynamic node.
+NODE_ACTUATOR_TYPES = {"kinematic": ("velocity", "position"), "dynamic": ("motor",)}
+NODE_ACTUATOR_KEYS = ("name", "node", "type", "gear", "linear", "angular", "speed", "ctrl_range", "ctrl")
+LAUNCHER_KEYS = ("name", "node", "from", "axis", "speed")
+KEY_KEYS = ("key", "actuator", "value", "rate", "release", "launch")
+# The keys a scene may bind ([[key]]): letters, as the app names them; the app's own keys come first.
+BINDABLE_KEYS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 ACTUATOR_TYPE_KEYS = {"motor": (), "position": ("kp", "kv"), "velocity": ("kv",), "general": ("gain", "bias")}
 JOINT_TYPE_KEYS = {  # beyond type, a, b, anchor: a key another type owns is an error, not ignored
     "ball": (), "fixed": (), "hinge": _AXIAL, "slider": _AXIAL,
@@ -55,7 +63,7 @@ JOINT_TYPE_KEYS = {  # beyond type, a, b, anchor: a key another type owns is an 
 }
 DEFAULT_FRICTION, DEFAULT_RESTITUTION = 0.6, 0.0   # Box2D's defaults
 EVENT_KEYS = ("time", "node", "impulse", "point")
-TOP_LEVEL_KEYS = ("title", "description", "world", "node", "event", "joint", "actuator", "view")
+TOP_LEVEL_KEYS = ("title", "description", "world", "node", "event", "joint", "actuator", "launcher", "key", "view")
 VIEW_KEYS = ("follow",)
 KINEMATIC_ONLY = ("acceleration", "angular_acceleration")
 MOVING_ONLY = ("velocity", "angular_velocity")  # kinematic or dynamic
@@ -122,6 +130,9 @@ class Scene:
     meshes: list | None = None      # N entries: None or {"file": absolute path, "scale": [sx, sy, sz]}, drawn only
     visible: np.ndarray | None = None   # (N,) bool: the app draws the node's shape (False: it collides, unseen)
     view: dict = field(default_factory=dict)    # [view]: how the app first shows it ({"follow": node index}); no physics
+    drives: tuple = field(default_factory=tuple)    # [[actuator]]s on nodes (physics.driving): dicts, node an index
+    launchers: tuple = field(default_factory=tuple)  # [[launcher]]s: dicts, node and origin as indices
+    keys: tuple = field(default_factory=tuple)      # [[key]]s: what a key does (the app binds them)
 
     def settings(self):
         """A fresh `Settings` with this file's [world] values applied over the defaults."""
@@ -386,16 +397,29 @@ class _Loader:
                 if spec["name"] in names:
                     raise self.error(f"[[joint]] #{i + 1}", "name", spec["name"], "two joints share this name")
                 names[spec["name"]] = spec
-        actuators = set()
+        actuators, drives = set(), []
         for i, raw in enumerate(self.array_of_tables("actuator", data.get("actuator", []))):
-            self.actuator(raw, i, names, actuators)
+            if isinstance(raw, dict) and "node" in raw:
+                drives.append(self.node_actuator(raw, i, index, nodes, actuators))
+            else:
+                self.actuator(raw, i, names, actuators)
+        launchers = [self.launcher(raw, i, index, nodes)
+                     for i, raw in enumerate(self.array_of_tables("launcher", data.get("launcher", [])))]
+        if len({l["name"] for l in launchers}) < len(launchers):
+            seen = [l["name"] for l in launchers]
+            raise self.error("[[launcher]]", "name", next(n for n in seen if seen.count(n) > 1), "two launchers share this name")
+        ranges = {spec["actuator"]["name"]: spec["actuator"].get("ctrl_range") for spec in joints if "actuator" in spec}
+        ranges.update({d["name"]: d.get("ctrl_range") for d in drives})
+        keys = [self.key(raw, i, ranges, {l["name"] for l in launchers})
+                for i, raw in enumerate(self.array_of_tables("key", data.get("key", [])))]
         view = self.table("[view]", "view", data.get("view", {}), VIEW_KEYS)
         if "follow" in view:
             follow = self.string("[view]", "follow", view["follow"])
             if follow not in index:
                 raise self.error("[view]", "follow", follow, "unknown node")
             view = {"follow": index[follow]}
-        return replace(self.build(title, description, world, nodes, index, events, joints), view=dict(view))
+        return replace(self.build(title, description, world, nodes, index, events, joints), view=dict(view),
+                       drives=tuple(drives), launchers=tuple(launchers), keys=tuple(keys))
 
     def world(self, raw):
         raw = self.table("[world]", "world", raw, Settings.names())
@@ -619,6 +643,130 @@ class _Loader:
         spec["actuator"] = {"name": name, "type": kind, "gear": gear, "gain": float(gain),
                             "bias": [float(b) for b in bias], **ranges}
         taken.add(name)
+
+    def node_actuator(self, raw, position, index, nodes, taken):
+        """An [[actuator]] on a node or a list of nodes, which it drives alike (docs/scene-format.md;
+        physics.driving): `linear` or `angular`, an axis of each node's own frame; a kinematic node's "velocity" (m/s or rad/s along it) or
+        "position" (m or rad from its pose at load, reached at up to `speed`), or a dynamic node's
+        "motor" (N or N m along it); the control times `gear`. `ctrl` is the control at load."""
+        label = f"[[actuator]] #{position + 1}"
+        for key in ("name", "node", "type"):
+            if key not in raw:
+                raise self.error(label, key, None, "an actuator on a node needs name, node and type")
+        name = self.string(label, "name", raw["name"])
+        label = f"[[actuator]] {name!r}"
+        self.table(label, "actuator", raw, NODE_ACTUATOR_KEYS)
+        if name in taken:
+            raise self.error(label, "name", name, "two actuators share this name")
+        listed = raw["node"] if isinstance(raw["node"], list) else [raw["node"]]
+        if not listed:
+            raise self.error(label, "node", raw["node"], "expected a node's name or a list of them")
+        targets = [self.string(label, "node", node) for node in listed]
+        for node in targets:
+            if node not in index:
+                raise self.error(label, "node", node, "unknown node")
+        if len(set(targets)) < len(targets):
+            raise self.error(label, "node", raw["node"], "a node listed twice")
+        motions = {nodes[index[node]]["motion"] for node in targets}
+        if "fixed" in motions:
+            raise self.error(label, "node", next(n for n in targets if nodes[index[n]]["motion"] == "fixed"),
+                             "a fixed node does not move: an actuator drives kinematic or dynamic nodes")
+        if len(motions) > 1:
+            raise self.error(label, "node", raw["node"], "an actuator drives kinematic nodes or dynamic ones, not both")
+        motion = motions.pop()
+        kind = self.string(label, "type", raw["type"], NODE_ACTUATOR_TYPES[motion])
+        if ("linear" in raw) == ("angular" in raw):
+            raise self.error(label, "linear" if "linear" in raw else "angular", raw.get("linear", raw.get("angular")),
+                             "give one axis: linear (translation along it) or angular (rotation about it)")
+        which = "linear" if "linear" in raw else "angular"
+        axis = self.direction(label, which, raw[which])
+        if motion == "kinematic":
+            for node in targets:
+                for key in ("velocity", "angular_velocity", "acceleration", "angular_acceleration"):
+                    if np.any(nodes[index[node]][key]):
+                        raise self.error(label, "node", node, f"the node's motion comes from its actuators; its {key!r} "
+                                                              "must be absent (give the actuator a ctrl instead)")
+        if "speed" in raw and kind != "position":
+            raise self.error(label, "speed", raw["speed"], f"a {kind} actuator has no 'speed' (a position actuator's)")
+        gear = self.number(label, "gear", raw.get("gear", 1.0), -limits.FORCE_MAX, limits.FORCE_MAX)
+        if gear == 0.0:
+            raise self.error(label, "gear", gear, "a gear of 0 transmits nothing")
+        spec = {"name": name, "nodes": [index[node] for node in targets], "type": kind, which: axis.tolist(), "gear": gear}
+        if kind == "position":
+            spec["speed"] = self.number(label, "speed", raw.get("speed", 1.0), 0.0, limits.SPEED_MAX, low_open=True)
+        if "ctrl_range" in raw:
+            low, high = self.vector(label, "ctrl_range", raw["ctrl_range"], limits.FORCE_MAX, length=2)
+            if low > high:
+                raise self.error(label, "ctrl_range", raw["ctrl_range"], "the lower end is above the upper")
+            spec["ctrl_range"] = [float(low), float(high)]
+        low, high = spec.get("ctrl_range", (-limits.FORCE_MAX, limits.FORCE_MAX))
+        spec["ctrl"] = self.number(label, "ctrl", raw.get("ctrl", 0.0), low, high)
+        taken.add(name)
+        return spec
+
+    def launcher(self, raw, position, index, nodes):
+        """A [[launcher]] (docs/scene-format.md; physics.driving.launch): dynamic `node` leaves from
+        node `from`'s origin with that point's world velocity plus `speed` along `axis` (its frame)."""
+        label = f"[[launcher]] #{position + 1}"
+        self.table(label, "launcher", raw, LAUNCHER_KEYS)
+        for key in ("name", "node", "from", "speed"):
+            if key not in raw:
+                raise self.error(label, key, None, "a launcher needs name, node, from and speed")
+        name = self.string(label, "name", raw["name"])
+        label = f"[[launcher]] {name!r}"
+        spec = {"name": name}
+        for key in ("node", "from"):
+            value = self.string(label, key, raw[key])
+            if value not in index:
+                raise self.error(label, key, value, "unknown node")
+            spec[key] = index[value]
+        if nodes[spec["node"]]["motion"] != "dynamic":
+            raise self.error(label, "node", raw["node"], "a launcher throws a dynamic node (motion is "
+                                                         f"{nodes[spec['node']]['motion']!r})")
+        if spec["node"] == spec["from"]:
+            raise self.error(label, "from", raw["from"], "a node cannot be launched from itself")
+        spec["axis"] = self.direction(label, "axis", raw.get("axis", [1.0, 0.0, 0.0])).tolist()
+        spec["speed"] = self.number(label, "speed", raw["speed"], 0.0, limits.SPEED_MAX)
+        return spec
+
+    def key(self, raw, position, actuators, launchers):
+        """A [[key]] (docs/scene-format.md): while `key` is held, actuator `actuator` takes `value`
+        (and `release` when let go, default 0), or with `rate` moves towards `value` at `rate` per
+        second and stays where it is when let go; or a press fires launcher `launch`."""
+        label = f"[[key]] #{position + 1}"
+        self.table(label, "key", raw, KEY_KEYS)
+        if "key" not in raw:
+            raise self.error(label, "key", None, "a [[key]] needs key and an actuator or a launch")
+        letter = self.string(label, "key", raw["key"])
+        letter = letter.upper() if len(letter) == 1 else letter
+        if letter not in BINDABLE_KEYS:
+            raise self.error(label, "key", raw["key"], "expected one letter A-Z")
+        label = f"[[key]] {letter!r}"
+        if ("actuator" in raw) == ("launch" in raw):
+            raise self.error(label, "actuator" if "actuator" in raw else "launch", raw.get("actuator", raw.get("launch")),
+                             "a key drives one actuator or fires one launcher")
+        if "launch" in raw:
+            for key in ("value", "rate", "release"):
+                if key in raw:
+                    raise self.error(label, key, raw[key], "a launch key has no value, rate or release")
+            launch = self.string(label, "launch", raw["launch"])
+            if launch not in launchers:
+                raise self.error(label, "launch", launch, "no [[launcher]] has this name")
+            return {"key": letter, "launch": launch}
+        actuator = self.string(label, "actuator", raw["actuator"])
+        if actuator not in actuators:
+            raise self.error(label, "actuator", actuator, "no [[actuator]] has this name")
+        low, high = actuators[actuator] or (-limits.FORCE_MAX, limits.FORCE_MAX)
+        if "value" not in raw:
+            raise self.error(label, "value", None, "an actuator key needs the value it drives towards")
+        spec = {"key": letter, "actuator": actuator, "value": self.number(label, "value", raw["value"], low, high)}
+        if "rate" in raw:
+            if "release" in raw:
+                raise self.error(label, "release", raw["release"], "a key with a rate holds its value when let go")
+            spec["rate"] = self.number(label, "rate", raw["rate"], 0.0, limits.FORCE_MAX, low_open=True)
+        else:
+            spec["release"] = self.number(label, "release", raw.get("release", 0.0), low, high)
+        return spec
 
     def shape_inertia(self, node, shape, moments):
         """An inertia computed from a shape must be a body's too (a needle-thin hull within every

@@ -51,6 +51,7 @@ import numpy as np
 
 from physics import profile, stages
 from physics.body_passes import first_beyond_reach, rows_times, rows_transposed_times
+from physics import driving
 from physics.data import Data
 from physics.hierarchy import Hierarchy, NodeState
 from physics.integrators import inertial_accelerations
@@ -181,6 +182,7 @@ class Simulation:
         # the RATTLE hint, the clock; the solver's state joins it in `_build_solver`.
         self.data = Data.start(self.hierarchy.local, self.model.kin, self.model.kin_acceleration, self.model.kin_alpha,
                                self.model.dyn.size)
+        self.data.drive = driving.DriveState.start(scene.drives) if scene.drives else None
         self.diverged = None        # the DivergenceError that stopped the run, if one did
         self._runaway = stages.Runaway()
         self._build_solver()
@@ -198,6 +200,7 @@ class Simulation:
         bundles over the Data's arrays) for this topology: built at reset and for each topology."""
         self._work = stages.Workspace(self.model, self.data, self.settings, self.hierarchy, self._solver,
                                       self.scene.events, self._runaway)
+        self._drives = driving.Drives(self.scene.drives, self.model.kin) if self.scene.drives else None
 
     # ------------------------------------------------------------------ settings
     def set(self, name, value):
@@ -244,6 +247,8 @@ class Simulation:
                     stages.take_runaway_reference(self.model, self.data, self.settings, self._work)
             for _ in range(int(n)):
                 started = profile.mark()
+                if self._drives is not None:
+                    first = self._drive()
                 first = stages.step(self.model, self.data, self.settings, self._work, first)
                 self.data.step_count += 1
                 if self.model.loose.size:
@@ -259,6 +264,24 @@ class Simulation:
         if found is not None:
             self.diverged = stages.divergence_error(self.model, self.data, self.settings, self._work, found)
             raise self.diverged
+
+    def _drive(self):
+        """Before a step: the actuators on nodes set their kinematic nodes' velocities and give their
+        motors' impulses (physics.driving); returns `stages.fused`'s answer again, as a state set
+        from outside needs."""
+        self._sync(stages.MOVING)
+        world = self.hierarchy.world_state
+        for node, impulse, point in self._drives.before_step(self.data, self.settings.dt, world):
+            stages.apply_impulse(self.model, self.data, self.settings, self._work, node, impulse, point)
+        if self._drives.kinematic:
+            self._work.calls.scatter_kinematic()
+            # the hierarchy's local a and α of a driven node are its drive's (the world pass reads them)
+            for slot, _ in self._drives.kinematic:
+                k = self.model.kin[slot]
+                self.hierarchy.local.acceleration[k] = self.data.kin_acceleration[slot]
+                self.hierarchy.local.alpha[k] = self.data.kin_alpha[slot]
+            self._work.world = stages.STALE
+        return stages.fused(self.model, self.settings, self._work)
 
     # ------------------------------------------------------------------ reparenting
     def reparent(self, node, new_parent, keep="world"):
@@ -397,32 +420,47 @@ class Simulation:
 
     # ------------------------------------------------------------------ actuators
     def _actuators(self):
-        """{name: (joint index, its actuator table)} of the scene's actuators (docs/scene-format.md)."""
-        return {spec["actuator"]["name"]: (j, spec["actuator"]) for j, spec in enumerate(self.scene.joints)
-                if "actuator" in spec}
+        """{name: (where, index, its actuator table)} of the scene's actuators (docs/scene-format.md):
+        where "joint" (index: the joint's) or "node" (index: the actuator's among those on nodes)."""
+        out = {spec["actuator"]["name"]: ("joint", j, spec["actuator"]) for j, spec in enumerate(self.scene.joints)
+               if "actuator" in spec}
+        out.update({spec["name"]: ("node", a, spec) for a, spec in enumerate(self.scene.drives)})
+        return out
+
+    def _control_array(self, where):
+        if where == "node":
+            return self.data.drive.control
+        return self.data.solver.control if self.data.solver is not None else ()
 
     @property
     def controls(self):
-        """{actuator name: its input ctrl} (0 until set; `set_control`): part of the state, so
-        snapshots, hashes and recordings hold it."""
-        control = self.data.solver.control if self.data.solver is not None else ()
-        return {name: float(control[j]) for name, (j, _) in self._actuators().items()}
+        """{actuator name: its input ctrl} (0 until set, or an actuator on a node's `ctrl` at load;
+        `set_control`): part of the state, so snapshots, hashes and recordings hold it."""
+        return {name: float(self._control_array(where)[i]) for name, (where, i, _) in self._actuators().items()}
+
+    def actuators(self):
+        """[(name, "joint" or "node", its [[actuator]] table as loaded)] in the scene's order: what a
+        control panel shows (the table's ctrl_range bounds `set_control`)."""
+        return [(name, where, spec) for name, (where, _, spec) in self._actuators().items()]
 
     def set_control(self, name, value):
         """Set actuator `name`'s input (a motor's force before its gear, a position servo's target
         coordinate, a velocity servo's target speed: docs/scene-format.md, [[actuator]]), held until
         set again. A value outside the actuator's `ctrl_range` is refused, as is an unknown name."""
-        j, value = self.check_control(name, value)
-        self.data.solver.control[j] = value
+        where, i, value = self.check_control(name, value)
+        self._control_array(where)[i] = value
+        self.wake()
+        self._runaway.input()
 
     def check_control(self, name, value):
-        """(joint index, value as a float) of a valid `set_control(name, value)`, changing nothing;
-        ValueError naming the actuator (its scene's actuators) or the value (its ctrl_range)."""
+        """(where, index, value as a float) of a valid `set_control(name, value)` (`_actuators`),
+        changing nothing; ValueError naming the actuator (its scene's actuators) or the value (its
+        ctrl_range)."""
         actuators = self._actuators()
         if name not in actuators:
             known = ", ".join(map(repr, actuators)) or "none: the scene has no [[actuator]]"
             raise ValueError(f"set_control: unknown actuator {name!r}; the scene's actuators: {known}")
-        j, actuator = actuators[name]
+        where, j, actuator = actuators[name]
         try:
             value = float(value)
         except (TypeError, ValueError):
@@ -431,7 +469,36 @@ class Simulation:
         if not low <= value <= high:
             raise ValueError(f"set_control: actuator {name!r} got {value!r}; expected a value in its ctrl_range "
                              f"[{low:g}, {high:g}]")
-        return j, value
+        return where, j, value
+
+    # ------------------------------------------------------------------ launchers
+    def launch(self, name):
+        """Fire launcher `name` ([[launcher]], physics.driving): its dynamic node leaves the origin
+        of its `from` node, with that point's world velocity plus the launcher's speed along its axis
+        and that node's world ω, a root from now on. Returns a `physics.driving.Launch` (the velocity
+        and where it came from). ValueError for an unknown launcher, naming the scene's."""
+        launchers = {spec["name"]: spec for spec in self.scene.launchers}
+        if name not in launchers:
+            known = ", ".join(map(repr, launchers)) or "none: the scene has no [[launcher]]"
+            raise ValueError(f"launch: unknown launcher {name!r}; the scene's launchers: {known}")
+        spec = launchers[name]
+        node, muzzle = int(spec["node"]), int(spec["from"])
+        if self.parent[node] >= 0:
+            self.reparent(node, None, keep="world")
+        self._sync(stages.COMPLETE)
+        world, local = self.hierarchy.world_state, self.hierarchy.local
+        R = world.rotation[muzzle].copy()
+        muzzle_velocity, omega = world.velocity[muzzle].copy(), world.omega[muzzle].copy()
+        velocity = muzzle_velocity + spec["speed"] * (R @ np.asarray(spec["axis"]))
+        parts = driving.velocity_parts(self.parent, self.names, world, local, muzzle)
+        local.translation[node] = world.translation[muzzle]
+        local.rotation[node] = R
+        local.velocity[node] = velocity
+        self.data.omega_body[self.model.dyn_slot[node]] = R.T @ omega
+        self.wake(node)
+        self._work.world = stages.STALE
+        self._runaway.input()
+        return driving.Launch(self.names[node], velocity, omega, muzzle_velocity, parts)
 
     # ------------------------------------------------------------------ snapshots
     # The state that decides the future: a copy of the Data (`Data.save`: poses, velocities,

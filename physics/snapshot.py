@@ -100,6 +100,8 @@ _LAYOUT = {
                                                     "gain", "force_lower", "force_upper")},
     "solver.control": (_F, ("J",)),
     "solver.joints.actuated": (_I, ("J",)), "solver.joints.bias": (_F, ("J", 3)),
+    # the actuators on nodes (physics.driving): written only where a scene has one
+    "drive.control": (_F, ("A",)), "drive.coordinate": (_F, ("A",)),
 }
 _HEADER_KEYS = ("arrays", "payload", "scene", "scene_name", "settings", "step_count", "version")
 _DIMENSION_MAX = 2**31      # elements along one axis (the arrays' bytes are bounded by the payload too)
@@ -220,7 +222,10 @@ def scene_fingerprint(scene):
         digest.update(name.encode())
         digest.update(json.dumps(canonical(np.asarray(value) if value is not None else None)).encode())
     events = [(e.time, e.node, e.impulse_world, e.point_world) for e in scene.events]
-    for name, value in (("shapes", scene.shapes), ("joints", scene.joints), ("events", events), ("world", scene.world)):
+    parts = [("shapes", scene.shapes), ("joints", scene.joints), ("events", events), ("world", scene.world)]
+    # the actuators on nodes and the launchers only where a scene has them: the others' fingerprints stay
+    parts += [(name, value) for name, value in (("drives", scene.drives), ("launchers", scene.launchers)) if value]
+    for name, value in parts:
         digest.update(name.encode())
         digest.update(json.dumps(canonical(value), sort_keys=True).encode())
     return digest.hexdigest()
@@ -246,6 +251,8 @@ def scene_digests(scene):
     parts = {name: _digest(part(name)) for name in ("names", *_NODE_PARTS)}
     events = [(e.time, e.node, e.impulse_world, e.point_world) for e in scene.events]
     parts.update({"joints": _digest(scene.joints), "events": _digest(events), "world": _digest(scene.world)})
+    parts.update({name: _digest(value) for name, value in (("drives", scene.drives), ("launchers", scene.launchers))
+                  if value})
     names = [str(n) for n in scene.names]
     nodes = {name: _digest([names[p] if p >= 0 else None for p in [int(scene.parent[i])]]
                            + [None if part(f) is None else part(f)[i] for f in _NODE_PARTS[1:]])

@@ -26,7 +26,7 @@ from physics.validation import short_repr
 
 DEFAULT_BUDGET = 256 * 2**20       # bytes of keyframes (the app's panel shows and sets it)
 HISTORY_STEPS = 3600               # steps of history the default keyframe spacing aims for (1 min at 60 Hz)
-INPUT_KINDS = ("set", "impulse", "reparent", "force", "control")
+INPUT_KINDS = ("set", "impulse", "reparent", "force", "control", "launch")
 _PUSHES = {"impulse": "apply_impulse", "force": "apply_force"}   # (node, vector_world, point_world or None)
 
 
@@ -37,7 +37,8 @@ class Input:
     "reparent" with (node name, new parent's name or None for the world, keep "world" or "local"),
     "force" with (node name, force_world (3,), point_world (3,) or None): the force of a mouse
     pull for the step that follows (`Simulation.apply_force`), one input per step while it holds,
-    or "control" with (actuator name, value): `Simulation.set_control`."""
+    or "control" with (actuator name, value): `Simulation.set_control`, or "launch" with (launcher
+    name,): `Simulation.launch`."""
 
     step: int
     kind: str
@@ -52,6 +53,8 @@ class Input:
             sim.reparent(*self.args)
         elif self.kind == "control":
             sim.set_control(*self.args)
+        elif self.kind == "launch":
+            return sim.launch(*self.args)
         else:
             raise ValueError(f"input kind {self.kind!r}; expected one of {', '.join(INPUT_KINDS)}")
 
@@ -72,7 +75,7 @@ class Input:
         """Inverse of `to_json`; ValueError saying what is wrong for anything it did not write
         (a reader catches TypeError and OverflowError too: a float.hex beyond the float range)."""
         step, kind, args = int(data["step"]), data["kind"], data["args"]
-        arity = {"set": 2, "impulse": 3, "force": 3, "reparent": 3, "control": 2}.get(kind) if isinstance(kind, str) else None
+        arity = {"set": 2, "impulse": 3, "force": 3, "reparent": 3, "control": 2, "launch": 1}.get(kind) if isinstance(kind, str) else None
         if arity is not None and not (isinstance(args, list) and len(args) == arity):
             raise ValueError(f"{kind} input: got args {short_repr(args)}; expected a list of {arity}")
         args = list(args)
@@ -95,6 +98,9 @@ class Input:
             if not isinstance(args[0], str) or not isinstance(args[1], str):
                 raise ValueError(f"control input: got {short_repr(args)}; expected [actuator name, value as a hex string]")
             args = [args[0], float.fromhex(args[1])]
+        elif kind == "launch":
+            if not isinstance(args[0], str):
+                raise ValueError(f"launch input: got {short_repr(args)}; expected [launcher name]")
         elif kind == "reparent":
             if len(args) != 3 or not isinstance(args[0], str) or not (args[1] is None or isinstance(args[1], str)) \
                     or args[2] not in ("world", "local"):
@@ -210,7 +216,7 @@ class Timeline:
             args = (name(node), None if parent is None else name(parent), *(keep or ["world"]))
         entry = Input(s, kind, tuple(args))
         before = self.sim.snapshot() if s < self.head else None
-        entry.apply(self.sim)           # raises for a refused input, before anything is recorded
+        result = entry.apply(self.sim)  # raises for a refused input, before anything is recorded
         if before is not None:
             self._branch(s, before)
         self.inputs.append(entry)
@@ -219,6 +225,7 @@ class Timeline:
             snap = self.sim.snapshot()
             self.bytes += snap.nbytes - self.keyframes[s].nbytes
             self.keyframes[s] = snap
+        return result       # what the input says it did (a launch's `physics.driving.Launch`), or None
 
     def _branch(self, s, before):
         """Cut the future after step s off into `previous`; `before` is the state at s as it was."""
