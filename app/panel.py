@@ -215,6 +215,9 @@ class Panel:
                 self.plots()
             else:
                 self.plotted = {}
+            # what the scene's keys drive, set by hand (high up: the keys' effect shows as they act)
+            if v.sim.actuators() and self.header("Control", imgui.TreeNodeFlags_.default_open):
+                self.control()
             tree_open = self.header("Hierarchy")
             if tree_open:
                 self.tree.draw()
@@ -457,6 +460,33 @@ class Panel:
                 self.tooltip(f"{name} differs from the scene file ({plots.format_value(file_value)}): "
                              "click to put the file's value back")
 
+    def control(self):
+        """A slider per actuator (its ctrl_range; a drag box where it has none), set through the
+        timeline as a "control" input (recorded, replayed, branched like any input); the keys the
+        scene binds to it in its tooltip. A button per launcher."""
+        from physics.driving import describe
+        v = self.viewer
+        controls = v.sim.controls
+        for name, where, spec in v.sim.actuators():
+            value = controls[name]
+            if "ctrl_range" in spec:
+                low, high = spec["ctrl_range"]
+                changed, new = imgui.slider_float(f"{name}##control", value, low, high, "%.3g")
+            else:
+                changed, new = imgui.drag_float(f"{name}##control", value, 0.01 * max(1.0, abs(value)), 0.0, 0.0, "%.3g")
+            if changed and new != value:
+                v.give_input("control", name, float(new), mark=f"{name} {new:.3g}")
+            self.remember(f"{name}##control", f"{name}: {value:.3g}")
+            bound = [f"{k['key']}: {describe(k)}" for k in v.keys.keys if k.get("actuator") == name]
+            what = f"a {spec['type']} actuator on {'a joint' if where == 'joint' else 'a node'}"
+            self.tooltip("\n".join([what] + bound))
+        for spec in v.sim.scene.launchers:
+            if self.button(f"fire {spec['name']}"):
+                v.drive_keys([("launch", (spec["name"],))])
+            bound = [k["key"] for k in v.keys.keys if k.get("launch") == spec["name"]]
+            self.tooltip(f"launch {v.sim.names[spec['node']]} from {v.sim.names[spec['from']]} at {spec['speed']:g} m/s"
+                         + (f" (key {', '.join(bound)})" if bound else ""))
+
     def plots(self):
         v = self.viewer
         self.plotted = plots.draw(v.history, v.sim.solver_residual(),
@@ -610,7 +640,11 @@ class Panel:
         self._remember_window("Keys (F1)")
         # a table, not padded strings: the labels differ in length and the columns must line up
         if imgui.begin_table("keys", 2, imgui.TableFlags_.sizing_fixed_fit):
-            for label, description in [(label, description) for _, label, _, description in KEYS] + MOUSE_HELP:
+            from physics.driving import describe_letters
+            scene_keys = describe_letters(v.keys.keys)
+            if scene_keys:
+                scene_keys = [("", "this scene's keys:")] + scene_keys + [("", "the app's keys:")]
+            for label, description in scene_keys + [(label, description) for _, label, _, description in KEYS] + MOUSE_HELP:
                 imgui.table_next_row()
                 imgui.table_next_column()
                 imgui.text(label)

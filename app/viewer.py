@@ -170,6 +170,9 @@ class Viewer:
         self.ghosts = Ghosts(self)  # variants run beside the main one; follow it in refresh_state
         self.frames, self.trails = frames.FrameView(), paths.Trails()  # view from a node; path history
         self.hand = handles.Hand(self)  # mouse pulls and flicks
+        from physics.driving import KeyDrive
+        self.keys = KeyDrive(())        # the scene's [[key]]s (`_scene_keys`, at each open)
+        self.last_input = None          # what the last input said it did (a launch's physics.driving.Launch)
         scene = scene or self.prefs.get("last_scene") or DEFAULT_SCENE
         self.preparation, self.pending, self.deferred, self._said_warmup_failed = None, None, [], False
         if prepare:
@@ -368,6 +371,7 @@ class Viewer:
         self.dynamic = np.flatnonzero(np.asarray(sim.motion) == "dynamic")  # node indices
         self.refresh_state()
         self.frame_scene()
+        self.keys = self._scene_keys(sim)
         follow = sim.scene.view.get("follow")       # the scene's [view]: the camera rides that node (L: off)
         self.follow = follow is not None
         if follow is not None:
@@ -376,6 +380,26 @@ class Viewer:
         if getattr(self, "_settings_problem", None):     # the settings file set aside at start: said once
             self.notify(self._settings_problem)
             self._settings_problem = None
+
+    def _scene_keys(self, sim):
+        """The scene's [[key]]s (physics.driving.KeyDrive), less any letter the app's own keys take
+        (they come first: said once, at open)."""
+        from physics.driving import KeyDrive
+        taken = {key.symbol_string(bound) for keys, _, _, _ in KEYS for bound in keys if not isinstance(bound, tuple)}
+        clash = sorted({k["key"] for k in sim.scene.keys if k["key"] in taken})
+        if clash:
+            self.notify(f"scene keys {', '.join(clash)} are the app's own (F1): not bound to the scene")
+        return KeyDrive([k for k in sim.scene.keys if k["key"] not in clash])
+
+    def drive_keys(self, inputs):
+        """Give a scene key's inputs (control, launch): a launch says where its speed came from."""
+        for kind, args in inputs:
+            mark = f"{args[0]} {args[1]:g}" if kind == "control" else f"launch {args[0]}"
+            if not self.give_input(kind, *args, mark=mark):
+                return
+            if kind == "launch" and self.last_input is not None:
+                speed = next(spec["speed"] for spec in self.sim.scene.launchers if spec["name"] == args[0])
+                self.notify(self.last_input.sentence(speed))
 
     def notify(self, text):
         """Show a status message (over the scene: app.panel's toast) until the next action or
@@ -659,11 +683,13 @@ class Viewer:
         start = time.perf_counter()
         deadline = None if budget is None else start + budget
         try:
-            if self.hand.holding:  # a pull gives its force before each step
+            if self.hand.holding or self.keys.ramping:  # a pull's force, a held key's ramp: before each step
                 for k in range(n):
                     if deadline is not None and k > 0 and time.perf_counter() > deadline:
                         break
-                    self.hand.before_step()
+                    if self.hand.holding:
+                        self.hand.before_step()
+                    self.drive_keys(self.keys.held(self.sim.controls, self.sim.settings.dt))
                     self._timeline_steps(1)
             else:
                 self._timeline_steps(n, deadline=deadline)
@@ -854,7 +880,7 @@ class Viewer:
         marker's text. A refused input shows its error. -> bool."""
         branching = self.sim.step_count < self.timeline.head
         try:
-            self.timeline.apply(kind, *args)
+            self.last_input = self.timeline.apply(kind, *args)   # what it did (a launch's), or None
         except ValueError as error:
             self.error = str(error)
             return False
@@ -987,6 +1013,10 @@ class Viewer:
                 if any(matches(bound, symbol, modifiers) for bound in keys):
                     getattr(self, method)()
                     return
+            letter = key.symbol_string(symbol)
+            if self.sim is not None and letter in self.keys.letters and not modifiers & (key.MOD_CTRL | key.MOD_ALT):
+                self.drive_keys(self.keys.press(letter, self.sim.controls))
+                return
             if symbol in SCENE_KEYS:
                 files = scene_files()
                 i = SCENE_KEYS.index(symbol)
@@ -998,6 +1028,12 @@ class Viewer:
     def key_release(self, symbol, modifiers):
         imgui.set_current_context(self.imgui_context)
         self.imgui_input.key(symbol, False)
+        letter = key.symbol_string(symbol)
+        if self.sim is not None and letter in self.keys.down:
+            try:
+                self.drive_keys(self.keys.release(letter, self.sim.controls))
+            except Exception as error:  # noqa: BLE001 - input errors show, never end the app
+                self.error = f"key {letter}: {type(error).__name__}: {error}"
 
     def text(self, text):
         imgui.set_current_context(self.imgui_context)

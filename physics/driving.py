@@ -47,6 +47,17 @@ from dataclasses import dataclass
 import numpy as np
 
 VELOCITY, POSITION, MOTOR = 0, 1, 2
+
+
+def matvec(R, v):
+    """R v for (3, 3) R, summed in a fixed order: numpy's `@` goes to BLAS, whose kernels (FMA or
+    not, by CPU) round differently, and these products are state (tests/test_determinism.py)."""
+    return (R * v).sum(axis=-1)
+
+
+def matmul(A, B):
+    """A B for (3, 3) matrices, in a fixed order (`matvec`)."""
+    return (A[:, :, None] * B[None, :, :]).sum(axis=1)
 TYPE_CODES = {"velocity": VELOCITY, "position": POSITION, "motor": MOTOR}
 
 
@@ -67,8 +78,8 @@ def left_jacobian(phi):
     theta = float(np.linalg.norm(phi))
     K = np.array([[0.0, -phi[2], phi[1]], [phi[2], 0.0, -phi[0]], [-phi[1], phi[0], 0.0]])
     if theta < 1e-4:
-        return np.eye(3) + K / 2.0 + K @ K / 6.0
-    return np.eye(3) + (1.0 - np.cos(theta)) / theta**2 * K + (theta - np.sin(theta)) / theta**3 * K @ K
+        return np.eye(3) + K / 2.0 + matmul(K, K) / 6.0
+    return np.eye(3) + (1.0 - np.cos(theta)) / theta**2 * K + (theta - np.sin(theta)) / theta**3 * matmul(K, K)
 
 
 class Drives:
@@ -82,6 +93,7 @@ class Drives:
         self.axis = np.array([d.get("angular", d.get("linear")) for d in specs], float).reshape(-1, 3)
         self.gear = np.array([d["gear"] for d in specs], float)
         self.speed = np.array([d.get("speed", np.inf) for d in specs], float)
+        self.kinematic_nodes = np.asarray(kinematic_nodes)
         slot = {int(k): s for s, k in enumerate(kinematic_nodes)}
         by_node = {}
         for a, spec in enumerate(specs):
@@ -89,6 +101,7 @@ class Drives:
                 by_node.setdefault(int(k), []).append(a)
         self.kinematic = [(slot[k], actuators) for k, actuators in sorted(by_node.items()) if k in slot]
         self.motors = [(a, int(k)) for a, spec in enumerate(specs) if spec["type"] == "motor" for k in spec["nodes"]]
+        self.twist = np.zeros((len(self.kinematic), 2, 3))     # each driven node's (v_b, ω_b) this step
 
     def rates(self, state, dt):
         """(A,) each kinematic actuator's rate over the step (m/s or rad/s; module docstring)."""
@@ -98,6 +111,15 @@ class Drives:
         rate[self.kind == MOTOR] = 0.0
         return rate
 
+    def report(self, kinematic, local_acceleration):
+        """After the kinematic stage: each driven node's local acceleration in the hierarchy is its
+        screw's at its pose now, R (ω_b × v_b), so that what reads it (the sleep stage's field, the
+        queries, the next sub-step's frame of the cargo) sees the acceleration turn with the node;
+        the stage itself keeps the one it stepped with (`before_step`)."""
+        for n, (slot, _) in enumerate(self.kinematic):
+            local_acceleration[self.kinematic_nodes[slot]] = matvec(kinematic.rotation[slot],
+                                                                    np.cross(self.twist[n, 1], self.twist[n, 0]))
+
     def before_step(self, data, dt, world):
         """The kinematic nodes' velocities and accelerations for the step about to be taken, written
         into `data.kinematic` and `data.kin_acceleration`, and the coordinates advanced by rate · dt (module docstring); returns the
@@ -106,14 +128,15 @@ class Drives:
         state = data.drive
         rate = self.rates(state, dt)
         kinematic = data.kinematic
-        for slot, rows in self.kinematic:
-            twist = np.zeros((2, 3))        # v_b, ω_b
+        for n, (slot, rows) in enumerate(self.kinematic):
+            twist = self.twist[n]           # v_b, ω_b
+            twist[:] = 0.0
             for a in rows:
                 twist[int(self.angular[a])] += rate[a] * self.axis[a]
             R = kinematic.rotation[slot]
-            acceleration = R @ np.cross(twist[1], twist[0])
-            kinematic.omega[slot] = R @ twist[1]
-            kinematic.velocity[slot] = R @ (left_jacobian(dt * twist[1]) @ twist[0]) - 0.5 * dt * acceleration
+            acceleration = matvec(R, np.cross(twist[1], twist[0]))
+            kinematic.omega[slot] = matvec(R, twist[1])
+            kinematic.velocity[slot] = matvec(R, matvec(left_jacobian(dt * twist[1]), twist[0])) - 0.5 * dt * acceleration
             data.kin_acceleration[slot] = acceleration
             data.kin_alpha[slot] = 0.0
         state.coordinate += rate * dt
@@ -122,7 +145,7 @@ class Drives:
             amount = self.gear[a] * state.control[a] * dt
             if amount == 0.0:
                 continue
-            axis_world = world.rotation[node] @ self.axis[a]
+            axis_world = matvec(world.rotation[node], self.axis[a])
             if not self.angular[a]:
                 impulses.append((node, amount * axis_world, None))
                 continue
@@ -165,11 +188,39 @@ def velocity_parts(parent, names, world, local, muzzle):
     while node >= 0:
         up = int(parent[node])
         R_parent = world.rotation[up] if up >= 0 else np.eye(3)
-        part = R_parent @ local.velocity[node] + np.cross(R_parent @ local.omega[node], point - world.translation[node])
+        part = matvec(R_parent, local.velocity[node]) + np.cross(matvec(R_parent, local.omega[node]),
+                                                                 point - world.translation[node])
         if np.any(part != 0.0):
             parts[names[node]] = part
         node = up
     return parts
+
+
+def describe(key):
+    """A [[key]] table in a few words, for a help list: what holding (or pressing) it does."""
+    return _describe(key, key.get("actuator"))
+
+
+def _describe(key, names):
+    if "launch" in key:
+        return f"fire {key['launch']}"
+    if "rate" in key:
+        return f"{names} towards {key['value']:g} at {key['rate']:g}/s while held (stays when let go)"
+    return f"{names} {key['value']:g} while held ({key['release']:g} when let go)"
+
+
+def describe_letters(keys):
+    """[(letter, what it does)] of a scene's [[key]]s, a letter once: the actuators one key drives
+    alike named together ("throttle, wheels towards 10 at 3/s ...")."""
+    out = {}
+    for letter in dict.fromkeys(k["key"] for k in keys):
+        said = {}
+        for k in keys:
+            if k["key"] == letter:
+                how = tuple((field, k[field]) for field in ("value", "rate", "release", "launch") if field in k)
+                said.setdefault(how, (k, []))[1].append(k.get("actuator"))
+        out[letter] = "; ".join(_describe(k, ", ".join(filter(None, names))) for k, names in said.values())
+    return list(out.items())
 
 
 class KeyDrive:
@@ -180,6 +231,16 @@ class KeyDrive:
     def __init__(self, keys):
         self.keys = tuple(keys)
         self.down = set()
+
+    @property
+    def letters(self):
+        """The letters bound, in the scene's order, each once."""
+        return list(dict.fromkeys(k["key"] for k in self.keys))
+
+    @property
+    def ramping(self):
+        """Whether a held key ramps an actuator (its inputs come each step: `held`)."""
+        return any("rate" in k for letter in self.down for k in self.bound(letter))
 
     def bound(self, letter):
         return [k for k in self.keys if k["key"] == letter]

@@ -131,9 +131,6 @@ def plan(scene):
         shown = ", ".join(repr(name) for name in driven[:8]) + (f" and {len(driven) - 8} more" if len(driven) > 8 else "")
         left_out.append(f"kinematic nodes with a prescribed motion: {shown} (MJCF has no prescribed motion; "
                         "exported as static at their poses at load)")
-    motors = [spec["name"] for spec in scene.drives if spec["type"] == "motor"]
-    if motors:
-        left_out.append(f"motors on bodies: {', '.join(map(repr, motors))} (MJCF actuates joints and sites; left out)")
     if scene.launchers:
         left_out.append(f"launchers: {', '.join(repr(spec['name']) for spec in scene.launchers)} (MJCF has no launch; "
                         "left out)")
@@ -423,6 +420,22 @@ def to_mjcf(scene, left_out=None, integrator="rk4", contacts=True, settings=None
                     attributes[f"{attribute}limited"] = "true"
                     attributes[f"{attribute}range"] = _text(actuator[key])
             ET.SubElement(section, "general", attributes)
+    # a motor on a body: MuJoCo's site transmission, a site at the body's origin (its frame is the
+    # node's) and the force or torque gear · ctrl along the axis in that frame (gear's 6 numbers)
+    motors = [(spec, k) for spec in scene.drives if spec["type"] == "motor" for k in spec["nodes"] if k in elements]
+    if motors:
+        section = root.find("actuator")
+        section = ET.SubElement(root, "actuator") if section is None else section
+        for spec, k in motors:
+            name = spec["name"] if len(spec["nodes"]) == 1 else f"{spec['name']}:{scene.names[k]}"
+            ET.SubElement(elements[k], "site", {"name": name, "pos": "0 0 0"})
+            gear = np.zeros(6)
+            axis = np.asarray(spec.get("angular", spec.get("linear")), float)
+            gear[3 * ("angular" in spec):3 * ("angular" in spec) + 3] = spec["gear"] * axis
+            attributes = {"name": name, "site": name, "gear": _text(gear)}
+            if "ctrl_range" in spec:
+                attributes["ctrllimited"], attributes["ctrlrange"] = "true", _text(spec["ctrl_range"])
+            ET.SubElement(section, "motor", attributes)
     if p.excludes or p.pairs:
         contact = ET.SubElement(root, "contact")
         for (i, j), mu in p.pairs:

@@ -299,6 +299,20 @@ class MujocoSimulation:
         (Simulation.apply_force: the kick of a kick-drift splitting)."""
         self.apply_impulse(node, np.asarray(force_world, float) * self.settings.dt, point_world)
 
+    def set_control(self, name, value):
+        """An actuator's input, to MuJoCo's actuator of the same name (physics.mjcf_export writes each
+        joint actuator and each motor on a body under its name): ValueError for one it lacks."""
+        ids = [i for i in range(self.model.nu) if self._mj.mj_id2name(self.model, self._mj.mjtObj.mjOBJ_ACTUATOR, i)
+               in (name,) or str(self._mj.mj_id2name(self.model, self._mj.mjtObj.mjOBJ_ACTUATOR, i)).startswith(name + ":")]
+        if not ids:
+            raise ValueError(f"set_control: the MuJoCo run has no actuator {name!r} (what MJCF could not express is "
+                             "left out of it)")
+        self.data.ctrl[ids] = float(value)
+
+    def launch(self, name):
+        """A launch teleports a body: MuJoCo's run has no counterpart, and halts (said in the app)."""
+        self.halted = f"launch {name!r} has no MuJoCo counterpart"
+
     def reparent(self, node, new_parent, keep="world"):
         """Our hierarchy is a choice of coordinates MuJoCo does not have: keeping the world motion
         changes nothing here; keeping the local state would, and halts the MuJoCo run."""

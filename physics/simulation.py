@@ -201,6 +201,7 @@ class Simulation:
         self._work = stages.Workspace(self.model, self.data, self.settings, self.hierarchy, self._solver,
                                       self.scene.events, self._runaway)
         self._drives = driving.Drives(self.scene.drives, self.model.kin) if self.scene.drives else None
+        self._work.drives = self._drives if self._drives is not None and self._drives.kinematic else None
 
     # ------------------------------------------------------------------ settings
     def set(self, name, value):
@@ -489,12 +490,12 @@ class Simulation:
         world, local = self.hierarchy.world_state, self.hierarchy.local
         R = world.rotation[muzzle].copy()
         muzzle_velocity, omega = world.velocity[muzzle].copy(), world.omega[muzzle].copy()
-        velocity = muzzle_velocity + spec["speed"] * (R @ np.asarray(spec["axis"]))
+        velocity = muzzle_velocity + spec["speed"] * driving.matvec(R, np.asarray(spec["axis"]))
         parts = driving.velocity_parts(self.parent, self.names, world, local, muzzle)
         local.translation[node] = world.translation[muzzle]
         local.rotation[node] = R
         local.velocity[node] = velocity
-        self.data.omega_body[self.model.dyn_slot[node]] = R.T @ omega
+        self.data.omega_body[self.model.dyn_slot[node]] = driving.matvec(R.T, omega)
         self.wake(node)
         self._work.world = stages.STALE
         self._runaway.input()

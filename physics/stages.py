@@ -254,6 +254,7 @@ class Workspace:
 
     def __init__(self, model, data, settings, hierarchy, solver, events, runaway):
         self.hierarchy, self.solver, self.events, self.runaway = hierarchy, solver, events, runaway
+        self.drives = None      # the actuators on nodes (physics.driving.Drives), the Simulation's
         self.world = STALE
         self.local_arrays = NodeArrays(*hierarchy.local.views())
         self.world_arrays = NodeArrays(*hierarchy.world_state.views())
@@ -885,6 +886,8 @@ def stage_kinematic(model, data, settings, work, context):
     advance_kinematic(translation, rotation, velocity, omega, data.kin_acceleration, data.kin_alpha, context.h,
                       settings.rotation_update, settings.exponential)
     work.calls.scatter_kinematic()
+    if work.drives is not None:     # a driven node's acceleration turns with it (physics.driving)
+        work.drives.report(data.kinematic, work.hierarchy.local.acceleration)
 
 
 @profile.timed("dynamic")
