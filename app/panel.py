@@ -216,7 +216,8 @@ class Panel:
             else:
                 self.plotted = {}
             # what the scene's keys drive, set by hand (high up: the keys' effect shows as they act)
-            if v.sim.actuators() and self.header("Control", imgui.TreeNodeFlags_.default_open):
+            if (v.sim.actuators() or v.sim.scene.launchers or any("name" in spec for spec in v.sim.scene.joints)) \
+                    and self.header("Control", imgui.TreeNodeFlags_.default_open):
                 self.control()
             tree_open = self.header("Hierarchy")
             if tree_open:
@@ -480,12 +481,44 @@ class Panel:
             bound = [f"{k['key']}: {describe(k)}" for k in v.keys.keys if k.get("actuator") == name]
             what = f"a {spec['type']} actuator on {'a joint' if where == 'joint' else 'a node'}"
             self.tooltip("\n".join([what] + bound))
+        self.joint_sliders()
         for spec in v.sim.scene.launchers:
             if self.button(f"fire {spec['name']}"):
                 v.drive_keys([("launch", (spec["name"],))])
             bound = [k["key"] for k in v.keys.keys if k.get("launch") == spec["name"]]
             self.tooltip(f"launch {v.sim.names[spec['node']]} from {v.sim.names[spec['from']]} at {spec['speed']:g} m/s"
                          + (f" (key {', '.join(bound)})" if bound else ""))
+
+    def joint_sliders(self):
+        """A slider per named hinge and slider joint, at its coordinate now (within its limits, else
+        ±π rad or ±1 m about it). Paused, it poses the joint (a "pose" input: the bodies beyond it
+        turn rigidly, as MuJoCo's Joint panel sets qpos); running, it sets the target of the joint's
+        position actuator where it has one, and poses it where it has none."""
+        v = self.viewer
+        coordinates = v.sim.joint_coordinates()
+        if not coordinates:
+            return
+        servos = {spec["name"]: spec["actuator"] for spec in v.sim.scene.joints
+                  if "name" in spec and spec.get("actuator", {}).get("type") == "position"}
+        imgui.text("joints")
+        for j, spec in enumerate(v.sim.scene.joints):
+            name = spec.get("name")
+            if name not in coordinates:
+                continue
+            q = coordinates[name]
+            span = np.pi if spec["type"] == "hinge" else 1.0
+            low = spec["lower"] if spec.get("lower") is not None else q - span
+            high = spec["upper"] if spec.get("upper") is not None else q + span
+            changed, new = imgui.slider_float(f"{name}##joint", q, low, high, "%.3f")
+            if changed and new != q:
+                if not v.paused and name in servos:
+                    target = float(np.clip(new * servos[name]["gear"], *servos[name].get("ctrl_range", (-np.inf, np.inf))))
+                    v.give_input("control", servos[name]["name"], target, mark=f"{name} -> {new:.3g}")
+                else:
+                    v.give_input("pose", name, float(new), mark=f"pose {name} {new:.3g}")
+            self.remember(f"{name}##joint", f"{name}: {q:.3f}")
+            self.tooltip(f"{spec['type']} coordinate ({'rad' if spec['type'] == 'hinge' else 'm'}): paused, drag to pose "
+                         "the joint; running, " + ("its position servo's target" if name in servos else "it poses it too"))
 
     def plots(self):
         v = self.viewer

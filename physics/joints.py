@@ -309,6 +309,24 @@ class Joints:
                            self.armature, np.zeros_like(q) if rate is None else rate)
         return drive, spring
 
+    def coordinates(self, centre, rotation):
+        """(J,) each hinge's and slider's coordinate q at the bodies' poses (centre (B, 3), rotation
+        (B, 3, 3)): its `coordinate` at load plus the angle atan2(n_a · (ref_a × ref_b), ref_a · ref_b)
+        or the displacement d · n_a since (`joint_geometry`'s formulas, for every joint); NaN for the
+        other kinds. With the world anchor point and world axis of each joint: (q, point (J, 3), n_a (J, 3))."""
+        def world(side, local, point):
+            k = self.body[:, side]
+            R = np.where((k >= 0)[:, None, None], rotation[np.maximum(k, 0)], np.eye(3))
+            turned = np.einsum("jab,jb->ja", R, local)
+            return turned + centre[np.maximum(k, 0)] * (k >= 0)[:, None] if point else turned
+        n_a, ref_a, ref_b = world(0, self.axis[:, 0], False), world(0, self.reference[:, 0], False), \
+            world(1, self.reference[:, 1], False)
+        p_a, p_b = world(0, self.anchor[:, 0], True), world(1, self.anchor[:, 1], True)
+        angle = np.arctan2(np.einsum("ja,ja->j", n_a, np.cross(ref_a, ref_b)), np.einsum("ja,ja->j", ref_a, ref_b))
+        shift = np.einsum("ja,ja->j", p_b - p_a, n_a)
+        q = np.where(self.kind == HINGE, angle, np.where(self.kind == SLIDER, shift, np.nan)) + self.coordinate
+        return q, p_a, n_a
+
     def geometry(self, centre, rotation, out=None, limit_slack=None):
         """Every (joint, slot) row's C, Jacobian and kind at the poses (`joint_geometry`)."""
         out = joint_geometry_arrays(len(self)) if out is None else out

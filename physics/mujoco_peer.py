@@ -155,11 +155,11 @@ class MujocoSimulation:
             if kind == mj.mjtJoint.mjJNT_BALL:
                 d.qpos[qa:qa + 4] = _quaternion(relative)
                 d.qvel[va:va + 3] = r_b.T @ (w_b - w_p)
-            elif kind == mj.mjtJoint.mjJNT_HINGE:
-                d.qpos[qa] = axis @ rotation.rotvec_from_matrix(relative)
+            elif kind == mj.mjtJoint.mjJNT_HINGE:     # qpos0 = ref: the coordinate at the written pose
+                d.qpos[qa] = m.qpos0[qa] + axis @ rotation.rotvec_from_matrix(relative)
                 d.qvel[va] = (r_b @ axis) @ (w_b - w_p)
             else:  # slide
-                d.qpos[qa] = axis @ (q0.T @ (r_p.T @ (t_b - t_p) - pos0))
+                d.qpos[qa] = m.qpos0[qa] + axis @ (q0.T @ (r_p.T @ (t_b - t_p) - pos0))
                 d.qvel[va] = (r_b @ axis) @ (v_b - v_p - np.cross(w_p, t_b - t_p))
         mj.mj_forward(m, d)
 

@@ -145,6 +145,12 @@ class Recording:
                     raise fail(f"input control at step {entry.step}: unknown actuator {short_repr(entry.args[0])}; the "
                                f"scene's actuators: {', '.join(map(repr, sorted(actuators))) or 'none'}")
                 continue
+            if entry.kind == "pose":
+                joints = set(sim.joint_coordinates())
+                if entry.args[0] not in joints:
+                    raise fail(f"input pose at step {entry.step}: unknown joint {short_repr(entry.args[0])}; the "
+                               f"scene's named hinges and sliders: {', '.join(map(repr, sorted(joints))) or 'none'}")
+                continue
             if entry.kind == "launch":
                 launchers = [spec["name"] for spec in sim.scene.launchers]
                 if entry.args[0] not in launchers:
@@ -299,9 +305,10 @@ def _check_input(entry):
         if len(args) != 2:
             raise ValueError(f"set input: got {short_repr(list(args))}; expected [name, value]")
         Settings().set(*args)           # a SettingError names the key and the value
-    elif entry.kind == "control":
+    elif entry.kind in ("control", "pose"):
         if not (isinstance(args[0], str) and np.isfinite(args[1])):
-            raise ValueError(f"control input: got {short_repr(list(args))}; expected [actuator name, a finite value]")
+            what = "actuator" if entry.kind == "control" else "joint"
+            raise ValueError(f"{entry.kind} input: got {short_repr(list(args))}; expected [{what} name, a finite value]")
     elif entry.kind in ("impulse", "force"):
         if len(args) != 3 or not isinstance(args[0], str):
             raise ValueError(f"{entry.kind} input: got {short_repr(list(args))}; expected [node, vector, point or null]")

@@ -57,7 +57,7 @@ from physics.hierarchy import Hierarchy, NodeState
 from physics.integrators import inertial_accelerations
 from physics.model import Model
 from physics.restorable import Restorable
-from physics.rotation import cross
+from physics.rotation import cross, hat
 from physics.scene import Scene, load_scene
 from physics.settings import Settings
 from physics.snapshot import Snapshot, scene_fingerprint
@@ -471,6 +471,124 @@ class Simulation:
             raise ValueError(f"set_control: actuator {name!r} got {value!r}; expected a value in its ctrl_range "
                              f"[{low:g}, {high:g}]")
         return where, j, value
+
+    # ------------------------------------------------------------------ joint coordinates
+    def _coordinates(self, keep=False):
+        """(named hinge and slider joints {name: index}, q (J,), anchor point (J, 3), axis (J, 3)) now;
+        `keep`: the joints, built here before the first step, stay (an input is about to move the bodies)."""
+        named = {spec["name"]: j for j, spec in enumerate(self.scene.joints)
+                 if "name" in spec and spec["type"] in ("hinge", "slider")}
+        if not named or self._solver is None:
+            return named, np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3))
+        _, centre, rotation, _, _ = stages.solver_state(self.model, self.data, self.settings, self._work)
+        q, point, axis = self._solver.joints_at(centre, rotation, keep).coordinates(centre, rotation)
+        return named, q, point, axis
+
+    def joint_coordinates(self):
+        """{joint name: q} of the named hinges and sliders now: rad or m, their `coordinate` at load
+        plus the angle or displacement since (physics.joints), as a Joint panel shows them."""
+        named, q, _, _ = self._coordinates()
+        return {name: float(q[j]) for name, j in named.items()}
+
+    def pose_joint(self, name, q):
+        """Put named hinge or slider `name` at coordinate q (rad or m), as MuJoCo's Joint panel sets
+        qpos: every body on its b side (beyond it in the graph of the other joints) turns about its
+        axis through its anchor (a hinge) or moves along it (a slider), rigidly, and comes to rest
+        on its parent. ValueError for an unknown joint, a value outside its limits, or a joint in a
+        loop (no side of it moves alone)."""
+        named, now, point, axis = self._coordinates(keep=True)
+        if name not in named:
+            known = ", ".join(map(repr, named)) or "none: the scene names no hinge or slider"
+            raise ValueError(f"pose_joint: unknown joint {name!r}; the scene's named hinges and sliders: {known}")
+        j = named[name]
+        spec = self.scene.joints[j]
+        try:
+            q = float(q)
+        except (TypeError, ValueError):
+            raise ValueError(f"pose_joint: joint {name!r} got {q!r}; expected a number") from None
+        low, high = spec.get("lower"), spec.get("upper")
+        low, high = -np.inf if low is None else low, np.inf if high is None else high
+        if not (np.isfinite(q) and low <= q <= high):
+            raise ValueError(f"pose_joint: joint {name!r} got {q!r}; expected a value within its limits [{low:g}, {high:g}]")
+        moved = self._beyond(j)
+        delta = q - now[j]
+        if spec["type"] == "hinge":
+            K = hat(axis[j])        # Rodrigues, its products in a fixed order (no BLAS: this is state)
+            turn = np.eye(3) + np.sin(delta) * K + 2.0 * np.sin(delta / 2.0) ** 2 * driving.matmul(K, K)
+            shift = point[j] - driving.matvec(turn, point[j])
+        else:
+            turn, shift = np.eye(3), delta * axis[j]
+        self._sync(stages.COMPLETE)
+        world, local = self.hierarchy.world_state, self.hierarchy.local
+        tops = [k for k in moved if not self._has_ancestor_in(k, moved)]
+        placed = {}
+        for k in tops:      # new world poses first: a top's parent is not moved
+            R = driving.matmul(turn, world.rotation[k])
+            placed[k] = (driving.matvec(turn, world.translation[k]) + shift, R)
+        for k, (T, R) in placed.items():
+            p = int(self.parent[k])
+            if p >= 0:
+                Rp, s = world.rotation[p], world.scale[p]
+                local.translation[k] = driving.matvec(Rp.T, T - world.translation[p]) / s
+                local.rotation[k] = driving.matmul(Rp.T, R)
+            else:
+                local.translation[k], local.rotation[k] = T, R
+        for k in moved:     # at rest on its parent
+            local.velocity[k] = 0.0
+            p = int(self.parent[k])
+            spin = world.omega[p] if p >= 0 else np.zeros(3)
+            rotation_now = placed[k][1] if k in placed else None
+            if rotation_now is None:    # below a moved top: its world rotation turned with it
+                rotation_now = driving.matmul(turn, world.rotation[k])
+            self.data.omega_body[self.model.dyn_slot[k]] = driving.matvec(rotation_now.T, spin)
+            # no solver stage has acted at this pose yet: the reported accelerations start from rest
+            self.data.constraint_acceleration[self.model.dyn_slot[k]] = 0.0
+        self.wake()
+        if self._solver is not None:
+            self._solver.forget()
+        self._work.world = stages.STALE
+        self._runaway.input()
+
+    def _has_ancestor_in(self, k, nodes):
+        p = int(self.parent[k])
+        while p >= 0:
+            if p in nodes:
+                return True
+            p = int(self.parent[p])
+        return False
+
+    def _body_of(self, n):
+        """The nearest dynamic node at or above node n, or −1 (n rides the world: fixed or kinematic)."""
+        while n >= 0 and self.motion[n] != "dynamic":
+            n = int(self.parent[n])
+        return n
+
+    def _beyond(self, j):
+        """The dynamic nodes on joint j's b side: b's body and what the other joints join to it and
+        the hierarchy carries below it, without crossing j; ValueError where that reaches j's a side
+        or the world (a loop: no side of j moves alone)."""
+        spec = self.scene.joints[j]
+        start, other_side = self._body_of(spec["b"]), self._body_of(spec["a"])
+        edges = {}
+        for i, joint in enumerate(self.scene.joints):
+            if i != j:
+                a, b = self._body_of(joint["a"]), self._body_of(joint["b"])
+                edges.setdefault(a, set()).add(b)
+                edges.setdefault(b, set()).add(a)
+        dynamic = np.flatnonzero(self.motion == "dynamic")
+        seen, todo = set(), [start]
+        while todo:
+            k = todo.pop()
+            if k in seen:
+                continue
+            if k < 0 or k == other_side:
+                raise ValueError(f"pose_joint: joint {spec.get('name')!r} is in a loop: its b side reaches its a side "
+                                 "or the world through other joints, so no side of it moves alone")
+            seen.add(k)
+            below = self.model.descendants(k)
+            todo += [n for n in edges.get(k, ()) if n not in seen]
+            todo += [int(n) for n in dynamic if below[n] and n not in seen]   # carried by k
+        return sorted(seen)
 
     # ------------------------------------------------------------------ launchers
     def launch(self, name):

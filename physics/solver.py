@@ -496,6 +496,14 @@ class SceneSolver:
         self._prepared = None
         self._joint_start = None
 
+    def joints_at(self, centre, rotation, keep=False):
+        """The joints (physics.joints.Joints): the carried ones, or before the first step, built at
+        these poses (the load's): kept where `keep` says (an input that moves the bodies, before the
+        first step built them), else not (a query changes no state)."""
+        if self.joints is None and keep:
+            self.joints = self._build_joints(centre, rotation)
+        return self.joints if self.joints is not None else self._build_joints(centre, rotation)
+
     def _build_joints(self, centre, rotation):
         specs = self.joint_specs
         get = lambda key, default: [spec.get(key, default) if spec.get(key) is not None else default for spec in specs]

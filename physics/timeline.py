@@ -26,7 +26,7 @@ from physics.validation import short_repr
 
 DEFAULT_BUDGET = 256 * 2**20       # bytes of keyframes (the app's panel shows and sets it)
 HISTORY_STEPS = 3600               # steps of history the default keyframe spacing aims for (1 min at 60 Hz)
-INPUT_KINDS = ("set", "impulse", "reparent", "force", "control", "launch")
+INPUT_KINDS = ("set", "impulse", "reparent", "force", "control", "launch", "pose")
 _PUSHES = {"impulse": "apply_impulse", "force": "apply_force"}   # (node, vector_world, point_world or None)
 
 
@@ -37,8 +37,8 @@ class Input:
     "reparent" with (node name, new parent's name or None for the world, keep "world" or "local"),
     "force" with (node name, force_world (3,), point_world (3,) or None): the force of a mouse
     pull for the step that follows (`Simulation.apply_force`), one input per step while it holds,
-    or "control" with (actuator name, value): `Simulation.set_control`, or "launch" with (launcher
-    name,): `Simulation.launch`."""
+    or "control" with (actuator name, value): `Simulation.set_control`, "launch" with (launcher
+    name,): `Simulation.launch`, or "pose" with (joint name, coordinate): `Simulation.pose_joint`."""
 
     step: int
     kind: str
@@ -55,6 +55,8 @@ class Input:
             sim.set_control(*self.args)
         elif self.kind == "launch":
             return sim.launch(*self.args)
+        elif self.kind == "pose":
+            sim.pose_joint(*self.args)
         else:
             raise ValueError(f"input kind {self.kind!r}; expected one of {', '.join(INPUT_KINDS)}")
 
@@ -63,19 +65,19 @@ class Input:
         args = list(self.args)
         if self.kind == "set" and isinstance(args[1], np.ndarray):
             args[1] = {"vector": canonical(args[1])}
-        elif self.kind == "control":
+        elif self.kind in ("control", "pose"):
             args = [args[0], float(args[1])]
         elif self.kind in _PUSHES:
             args = [args[0], canonical(np.asarray(args[1], float)),
                     None if args[2] is None else canonical(np.asarray(args[2], float))]
-        return {"step": self.step, "kind": self.kind, "args": canonical(args) if self.kind in ("set", "control") else args}
+        return {"step": self.step, "kind": self.kind, "args": canonical(args) if self.kind in ("set", "control", "pose") else args}
 
     @classmethod
     def from_json(cls, data):
         """Inverse of `to_json`; ValueError saying what is wrong for anything it did not write
         (a reader catches TypeError and OverflowError too: a float.hex beyond the float range)."""
         step, kind, args = int(data["step"]), data["kind"], data["args"]
-        arity = {"set": 2, "impulse": 3, "force": 3, "reparent": 3, "control": 2, "launch": 1}.get(kind) if isinstance(kind, str) else None
+        arity = {"set": 2, "impulse": 3, "force": 3, "reparent": 3, "control": 2, "launch": 1, "pose": 2}.get(kind) if isinstance(kind, str) else None
         if arity is not None and not (isinstance(args, list) and len(args) == arity):
             raise ValueError(f"{kind} input: got args {short_repr(args)}; expected a list of {arity}")
         args = list(args)
@@ -94,9 +96,10 @@ class Input:
             args = [args[0], value]
         elif kind in _PUSHES:
             args = [args[0], hexes(args[1]), None if args[2] is None else hexes(args[2])]
-        elif kind == "control":
+        elif kind in ("control", "pose"):
             if not isinstance(args[0], str) or not isinstance(args[1], str):
-                raise ValueError(f"control input: got {short_repr(args)}; expected [actuator name, value as a hex string]")
+                what = "actuator" if kind == "control" else "joint"
+                raise ValueError(f"{kind} input: got {short_repr(args)}; expected [{what} name, value as a hex string]")
             args = [args[0], float.fromhex(args[1])]
         elif kind == "launch":
             if not isinstance(args[0], str):

@@ -244,9 +244,10 @@ class _Reader:
         child = links[ends["child"]]
         child.parent = ends["parent"]
         child.t, child.R = self.origin(element, label)
-        for tag in ("dynamics", "mimic", "safety_controller", "calibration"):
+        for tag in ("mimic", "safety_controller", "calibration"):
             if element.find(tag) is not None:
                 self.skipped.append(f"joint <{tag}>")
+        dynamics = element.find("dynamics")
         if kind == "fixed":
             return
         if kind == "planar":
@@ -261,6 +262,12 @@ class _Reader:
         if not norm > 1e-9:
             raise self.error(label, "axis.xyz", axis.tolist(), "a joint axis must not be zero")
         joint = Joint(name, "slide" if kind == "prismatic" else "hinge", axis=axis / norm)
+        if dynamics is not None:    # URDF's viscous damping is the joint's damper; its Coulomb friction is not modelled
+            joint.damping = float(self.numbers(label, "dynamics.damping", dynamics.get("damping"), 1, [0.0])[0])
+            if joint.damping < 0.0:
+                raise self.error(label, "dynamics.damping", joint.damping, "expected a damping >= 0")
+            if float(self.numbers(label, "dynamics.friction", dynamics.get("friction"), 1, [0.0])[0]) != 0.0:
+                self.skipped.append("joint <dynamics friction> (Coulomb friction on a joint)")
         limit = element.find("limit")
         if kind != "continuous" and limit is not None:
             joint.lower = float(self.numbers(label, "limit.lower", limit.get("lower"), 1, [0.0])[0])

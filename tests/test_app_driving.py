@@ -70,3 +70,27 @@ def test_the_control_section_sets_an_actuator(window):
     keys(w, "F1")
     frames(w, 2)
     assert "help V" in v.panel.item_rects and "help W" in v.panel.item_rects
+
+
+@pytest.mark.display
+def test_a_joint_slider_poses_the_iiwa(window):
+    """Paused, a click at the left end of the iiwa's joint 2 slider (its limits ±2.09 rad) poses the
+    arm there: the joint reads near its lower limit, the other joints keep their angles, the pose is
+    a recorded input, and the arm stays together."""
+    require_tool("xdotool", "xdotool")
+    w = window("iiwa")
+    frames(w, 5)
+    v = w.viewer
+    keys(w, "space")
+    assert v.paused
+    before = v.sim.joint_coordinates()
+    click_item(w, "lbr_iiwa_joint_2##joint")
+    x0, y0, x1, y1 = v.panel.item_rects["lbr_iiwa_joint_2##joint"]
+    xdotool(w, "mousemove", "--window", str(w._window), str(int(x0) + 2), str(int((y0 + y1) / 2)))
+    xdotool(w, "click", "1")
+    frames(w, 3)
+    after = v.sim.joint_coordinates()
+    assert after["lbr_iiwa_joint_2"] < -1.9, after
+    assert all(abs(after[n] - before[n]) < 1e-9 for n in before if n != "lbr_iiwa_joint_2")
+    assert any(i.kind == "pose" and i.args[0] == "lbr_iiwa_joint_2" for i in v.timeline.inputs)
+    assert v.sim.joint_separation().max() < 1e-9

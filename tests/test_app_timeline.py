@@ -266,9 +266,8 @@ def test_bad_recording_dropped_or_typed_shows_error_and_scene_runs(window, tmp_p
     assert v.sim.time > t
     v.error = None
     wid = str(w._window)
-    x0, y0, x1, y1 = v.panel.item_rects["path"]
-    xdotool(w, "mousemove", "--window", wid, str(int((x0 + x1) / 2)), str(int((y0 + y1) / 2)))
-    xdotool(w, "click", "1")
+    from test_app_choices import click_item
+    click_item(w, "path")               # scrolled into view (the Control section sits above it)
     xdotool(w, "type", "--delay", "5", str(bad))
     # ImGui takes queued key events a few a frame: on a busy machine the typing can end before the
     # window has drawn enough frames to take them all

@@ -283,3 +283,124 @@ def test_a_snapshot_holds_the_controls_and_coordinates(tmp_path):
     assert sim.controls["raise"] == 0.9
     sim.step(40)
     assert sim.state_hash() == end
+
+
+def arm_scene(tmp_path, hooked=False):
+    """Three links on named hinges about z from a fixed post (and, `hooked`, the last one hinged to
+    a second post too: a loop through the world)."""
+    text = """
+[world]
+gravity = [0.0, -9.81, 0.0]
+[[node]]
+name = "post"
+[[node]]
+name = "l1"
+motion = "dynamic"
+translation = [0.5, 0.0, 0.0]
+shape = { type = "box", size = [1.0, 0.1, 0.1], mask = 0 }
+[[node]]
+name = "l2"
+motion = "dynamic"
+translation = [1.5, 0.0, 0.0]
+shape = { type = "box", size = [1.0, 0.1, 0.1], mask = 0 }
+[[node]]
+name = "l3"
+motion = "dynamic"
+translation = [2.5, 0.0, 0.0]
+shape = { type = "box", size = [1.0, 0.1, 0.1], mask = 0 }
+[[joint]]
+name = "shoulder"
+type = "hinge"
+a = "post"
+b = "l1"
+anchor = [0.0, 0.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+lower = -2.0
+upper = 2.0
+[[joint]]
+name = "elbow"
+type = "hinge"
+a = "l1"
+b = "l2"
+anchor = [1.0, 0.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+coordinate = 0.25
+[[joint]]
+name = "wrist"
+type = "slider"
+a = "l2"
+b = "l3"
+anchor = [2.0, 0.0, 0.0]
+axis = [1.0, 0.0, 0.0]
+lower = -0.5
+upper = 0.5
+"""
+    if hooked:
+        text += """
+[[node]]
+name = "far_post"
+translation = [3.0, 0.0, 0.0]
+[[joint]]
+type = "ball"
+a = "far_post"
+b = "l3"
+anchor = [3.0, 0.0, 0.0]
+"""
+    path = tmp_path / "arm.toml"
+    path.write_text(text)
+    return Simulation.from_file(path)
+
+
+def test_posing_a_joint_turns_what_lies_beyond_it_rigidly(tmp_path):
+    """Posing the elbow at 1.0 rad (its coordinate at load 0.25): the elbow reads 1.0 (1e-12), the
+    shoulder and the wrist keep theirs, l1 does not move, l2 and l3 turn rigidly about the elbow's
+    anchor by 0.75 rad (the distance between their centres kept, 1e-12) and rest; every joint stays
+    together (1e-12 m). A slider posed at 0.3 m moves l3 along its axis alone (its anchors 0.3 m
+    apart)."""
+    sim = arm_scene(tmp_path)
+    assert sim.joint_coordinates() == pytest.approx({"shoulder": 0.0, "elbow": 0.25, "wrist": 0.0}, abs=1e-15)
+    before = sim.world().transform.translation.copy()
+    sim.pose_joint("elbow", 1.0)
+    q = sim.joint_coordinates()
+    assert q["elbow"] == pytest.approx(1.0, abs=1e-12) and abs(q["shoulder"]) < 1e-12 and abs(q["wrist"]) < 1e-12
+    after = sim.world().transform.translation
+    l1, l2, l3 = (sim.names.index(n) for n in ("l1", "l2", "l3"))
+    np.testing.assert_array_equal(after[l1], before[l1])
+    turn = np.array([[np.cos(0.75), -np.sin(0.75), 0], [np.sin(0.75), np.cos(0.75), 0], [0, 0, 1]])
+    pivot = np.array([1.0, 0.0, 0.0])
+    for k in (l2, l3):
+        np.testing.assert_allclose(after[k], pivot + turn @ (before[k] - pivot), atol=1e-12)
+    assert np.abs(sim.world().velocity[[l2, l3]]).max() == 0.0
+    assert sim.joint_separation()[:2].max() < 1e-12      # the hinges' anchors (a slider's part by its travel)
+    sim.pose_joint("wrist", 0.3)
+    assert sim.joint_coordinates()["wrist"] == pytest.approx(0.3, abs=1e-12)
+    assert sim.joint_coordinates()["elbow"] == pytest.approx(1.0, abs=1e-12)
+    assert sim.joint_separation()[2] == pytest.approx(0.3, abs=1e-12)
+    sim.step(30)
+    assert sim.joint_separation()[:2].max() < 1e-6    # and it runs on from there, together
+
+
+def test_posing_is_refused_outside_limits_and_in_a_loop(tmp_path):
+    sim = arm_scene(tmp_path)
+    with pytest.raises(ValueError, match=r"within its limits \[-2, 2\]"):
+        sim.pose_joint("shoulder", 2.5)
+    with pytest.raises(ValueError, match="the scene's named hinges and sliders: 'shoulder', 'elbow', 'wrist'"):
+        sim.pose_joint("knee", 0.0)
+    looped = arm_scene(tmp_path, hooked=True)
+    with pytest.raises(ValueError, match="in a loop"):
+        looped.pose_joint("elbow", 0.5)
+    assert looped.joint_coordinates()["elbow"] == pytest.approx(0.25, abs=1e-15)   # refused: nothing moved
+
+
+def test_a_recorded_pose_replays_bit_for_bit(tmp_path):
+    sim = arm_scene(tmp_path)
+    timeline = Timeline(sim, keyframe_every=16)
+    timeline.step(5)
+    timeline.apply("pose", "elbow", -0.5)
+    timeline.step(20)
+    timeline.apply("pose", "shoulder", 1.0)
+    timeline.step(20)
+    write_recording(tmp_path / "pose.rec", timeline)
+    recording = read_recording(tmp_path / "pose.rec")
+    assert [i.kind for i in recording.inputs] == ["pose", "pose"]
+    assert recording.verify() == (45, None)

@@ -43,8 +43,7 @@ def urdf_model(tmp_path, timestep):
     model = mujoco.MjModel.from_xml_path(str(path))
     model.opt.timestep, model.opt.integrator = timestep, mujoco.mjtIntegrator.mjINT_RK4
     model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
-    assert np.all(model.dof_damping == 0.5)
-    model.dof_damping[:] = 0.0      # the file's <dynamics damping="0.5">, which physics.load_urdf skips (and says so)
+    assert np.all(model.dof_damping == 0.5)     # the file's <dynamics damping="0.5">, which the shipped arm has too
     data = mujoco.MjData(model)
     for name, angle in START.items():
         data.qpos[model.jnt_qposadr[model.joint(name).id]] = angle
@@ -159,8 +158,8 @@ def test_app_mujoco_ghost_on_the_arm_reads_as_compare(window, tmp_path):
 
 
 def free_swinging_arm():
-    """The shipped arm with its joint limits removed and no shapes (no ground, no contact): nothing
-    but gravity and the seven hinges acts. Its links are nested as the URDF's tree: each link's body
+    """The shipped arm with its joint limits and dampers removed and no shapes (no ground, no
+    contact): nothing but gravity and the seven hinges acts. Its links are nested as the URDF's tree: each link's body
     rides the previous link's frame."""
     import tomllib
 
@@ -169,8 +168,8 @@ def free_swinging_arm():
     for node in data["node"]:
         node.pop("shape", None)
     for joint in data["joint"]:
-        joint.pop("lower", None)
-        joint.pop("upper", None)
+        for key in ("lower", "upper", "damping"):
+            joint.pop(key, None)
     return scene_from_dict(data, IIWA)
 
 

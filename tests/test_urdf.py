@@ -197,6 +197,20 @@ def test_point_mass_links_get_a_named_inertia():
     assert np.allclose(scene.inertia_body[i], 0.4 * scene.mass[i] * 0.05 ** 2, rtol=1e-12)
 
 
+@pytest.mark.parametrize("name", MUJOCO_MODELS)
+def test_joint_damping_is_the_files_as_mujoco_reads_it(name):
+    """URDF `<dynamics damping>` is the joint's damper (N m s/rad or N s/m): each of our joints has
+    the damping MuJoCo's own URDF compiler gives its degree of freedom, exactly."""
+    path = DATA / name
+    model = mujoco.MjModel.from_xml_path(str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scene = physics.load_urdf(path)
+    ours = {j["name"]: j.get("damping", 0.0) for j in scene.joints if "name" in j}
+    theirs = {model.joint(j).name: float(model.dof_damping[model.jnt_dofadr[j]]) for j in range(model.njnt)}
+    assert ours == {name: theirs[name] for name in ours}
+
+
 def test_joint_types_and_limits():
     """kuka: seven revolute joints -> hinges with the file's limits and coordinate (the loaded angle); panda's
     fingers: prismatic -> sliders; a floating base is a dynamic root without joint."""
