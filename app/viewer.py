@@ -62,6 +62,8 @@ MAX_FRAME_SECONDS = 0.1
 PHYSICS_BUDGET_SECONDS = 0.05
 RUNAWAY_DISTANCE = 1e5  # m from the origin: beyond this a node has exploded
 RUNAWAY_SPEED = 1e4     # m/s or rad/s
+LAUNCH_ARROWS_SECONDS = 3.0     # s of simulated time a launch's velocity arrows stay (`launch_lines`)
+LAUNCH_PART_COLORS = ((0.3, 0.8, 1.0), (1.0, 0.45, 0.3), (0.5, 1.0, 0.4), (0.9, 0.5, 1.0))
 CONTACT_CROSS, CONTACT_NORMAL = 0.02, 0.05  # m: a contact's cross and normal, small beside the pile's 0.2 m boxes
 MESSAGE_SECONDS = 4.0   # a status message's life, s of frames (long enough to read a sentence)
 MESSAGE_LOG = 200       # messages the panel's log keeps
@@ -173,6 +175,7 @@ class Viewer:
         from physics.driving import KeyDrive
         self.keys = KeyDrive(())        # the scene's [[key]]s (`_scene_keys`, at each open)
         self.last_input = None          # what the last input said it did (a launch's physics.driving.Launch)
+        self.launched = None            # the last launch (its arrows: `launch_lines`)
         scene = scene or self.prefs.get("last_scene") or DEFAULT_SCENE
         self.preparation, self.pending, self.deferred, self._said_warmup_failed = None, None, [], False
         if prepare:
@@ -372,6 +375,7 @@ class Viewer:
         self.refresh_state()
         self.frame_scene()
         self.keys = self._scene_keys(sim)
+        self.launched = None
         follow = sim.scene.view.get("follow")       # the scene's [view]: the camera rides that node (L: off)
         self.follow = follow is not None
         if follow is not None:
@@ -399,7 +403,9 @@ class Viewer:
                 return
             if kind == "launch" and self.last_input is not None:
                 speed = next(spec["speed"] for spec in self.sim.scene.launchers if spec["name"] == args[0])
-                self.notify(self.last_input.sentence(speed))
+                self.notify(self.last_input.sentence(speed) + "; arrows at the muzzle: white its velocity, yellow "
+                            "the launcher's own, blue, red, green each part")
+                self.launched = self.last_input     # its arrows show for LAUNCH_ARROWS_SECONDS
 
     def notify(self, text):
         """Show a status message (over the scene: app.panel's toast) until the next action or
@@ -981,7 +987,20 @@ class Viewer:
         if self.selected is not None:
             ppm = culling.screen_radius(s["T"], 1.0, self.view_projection(), self.focal_px())
             lines += self.frames.overlay_lines(s, self.selected, scale, ppm)
-        return lines + self.hand.overlay_lines(s)
+        return lines + self.hand.overlay_lines(s) + self.launch_lines()
+
+    def launch_lines(self):
+        """The last launch's velocity at the muzzle, as arrows (0.1 s of flight long) for
+        LAUNCH_ARROWS_SECONDS of simulated time: white the launch velocity, and from the muzzle its
+        parts, each moving ancestor's in a colour of its own and the launcher's own speed in yellow
+        (they add up to the white one; the message names them)."""
+        launch = getattr(self, "launched", None)
+        if launch is None or not 0.0 <= self.sim.time - launch.time <= LAUNCH_ARROWS_SECONDS:
+            return []
+        vectors = [launch.velocity_world, launch.velocity_world - launch.muzzle_velocity_world, *launch.parts.values()]
+        colors = [(1.0, 1.0, 1.0), (1.0, 0.9, 0.2)] + [LAUNCH_PART_COLORS[i % len(LAUNCH_PART_COLORS)]
+                                                          for i in range(len(launch.parts))]
+        return [overlays.concatenate([overlays.arrows(launch.point_world, v, 0.1, c) for v, c in zip(vectors, colors)])]
 
     # --- input (pyglet coordinates: origin bottom left) ---------------------------------------
     def wants_keyboard(self):

@@ -161,13 +161,16 @@ class Drives:
 @dataclass(frozen=True)
 class Launch:
     """What `launch` did: the node's world velocity and ω at launch, the muzzle's world velocity,
-    and its parts {node name: m/s (3,)} from each moving ancestor (module docstring)."""
+    and its parts {node name: m/s (3,)} from each moving ancestor (module docstring); where (the
+    muzzle's origin, world) and when (s)."""
 
     node: str
     velocity_world: np.ndarray
     omega_world: np.ndarray
     muzzle_velocity_world: np.ndarray
     parts: dict
+    point_world: np.ndarray
+    time: float
 
     def sentence(self, speed):
         """One line: the launch speed and where it came from."""

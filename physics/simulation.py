@@ -617,7 +617,8 @@ class Simulation:
         self.wake(node)
         self._work.world = stages.STALE
         self._runaway.input()
-        return driving.Launch(self.names[node], velocity, omega, muzzle_velocity, parts)
+        return driving.Launch(self.names[node], velocity, omega, muzzle_velocity, parts,
+                              world.translation[muzzle].copy(), self.time)
 
     # ------------------------------------------------------------------ snapshots
     # The state that decides the future: a copy of the Data (`Data.save`: poses, velocities,
