@@ -43,6 +43,7 @@ from pyglet.window import key, mouse
 
 from app import culling, frames, handles, overlays, paths, picking, plots, settings as settings_store
 from physics import effects
+from physics.compiled import is_interpreting
 from app.camera import Camera
 from app.controls import KEYS, SCENE_KEYS, matches, resolve_scene, scene_files
 from app.imgui_renderer import ImGuiInput, ImGuiRenderer
@@ -253,8 +254,11 @@ class Viewer:
             if self._video_on_open and self.sim is not None:
                 self._video_on_open = False
                 self.video.start()      # --video records from the scene's first frame
-        ready = [entry for entry in self.deferred if preparation.ready(entry[0])]
-        self.deferred = [entry for entry in self.deferred if not preparation.ready(entry[0])]
+        # a waiting change acts once its kernels are loaded, or at once as Python where the probe
+        # found the scene cheap enough so
+        live = bool(self.deferred) and self._live_as_python()
+        ready = [entry for entry in self.deferred if live or preparation.ready(entry[0])]
+        self.deferred = [entry for entry in self.deferred if not (live or preparation.ready(entry[0]))]
         for _, action, _ in ready:
             action()
         if preparation.returncode not in (None, 0) and not self._said_warmup_failed:
@@ -269,10 +273,26 @@ class Viewer:
         task = None if task is None else task + "+"
         if self.preparation is None or self.preparation.ready(task):
             return action()
-        self.preparation.want(task)
+        self.preparation.want(task)         # what the user waits on comes first
+        if self._live_as_python():
+            result = action()
+            self.notify(f"{what}: on now, run as Python until its kernels are ready ({self.preparation.status()})")
+            return result
+        if self.sim is not None and self.scene_path is not None and is_interpreting():
+            self.preparation.probe(resolve_scene(self.scene_path))  # cheap enough as Python? then at once
         self.deferred.append((task, action, what))
         self.notify(f"{what}: applies when its kernels are ready ({self.preparation.status()})")
         return True
+
+    def _live_as_python(self):
+        """Whether a change may act now with its kernels run as Python (the interpreted tier): the
+        scene shown is one whose steps are cheap enough so (measured: `Preparation.probe`)."""
+        if self.sim is None or self.scene_path is None or not is_interpreting():
+            return False
+        try:
+            return self.preparation.interpretable(resolve_scene(self.scene_path))
+        except Exception:  # noqa: BLE001 - a file the browser cannot name: wait for its kernels
+            return False
 
     @staticmethod
     def _task_of(name):

@@ -1,0 +1,70 @@
+"""A toggle acts at once while the warm-up is still compiling: with real key presses (xdotool), G on
+a scene that runs as Python meanwhile changes the run within a frame, and on a scene too slow as
+Python the change waits for its kernels and says so."""
+import pytest
+
+from conftest import frames, require_tool
+from physics.compiled import interpreting
+from test_app_choices import keys
+
+
+class Preparing:
+    """A warm-up that has loaded nothing yet (the first launch's first minutes), whose probe found
+    the scene shown cheap enough as Python (`interpretable`) or not."""
+
+    def __init__(self, interpretable):
+        self._interpretable, self.wanted, self.probed = interpretable, [], []
+        self.compiling, self.busy, self.returncode, self.fraction = True, True, None, 0.1
+
+    def ready(self, task):
+        return False
+
+    def built(self, task):
+        return False
+
+    def want(self, task):
+        self.wanted.append(task)
+
+    def probe(self, path):
+        self.probed.append(path)
+
+    def interpretable(self, path):
+        return self._interpretable
+
+    def status(self):
+        return "compiling: 3 of 36 kernels"
+
+    def close(self):
+        pass
+
+
+@pytest.mark.display
+@pytest.mark.parametrize("cheap", [True, False])
+def test_g_during_the_warm_up_acts_at_once_where_the_scene_runs_as_python(window, cheap):
+    """G cycles gyroscopic implicit -> off. Cheap as Python: the setting is the run's within the
+    frame of the key press, the panel shows it, the message says it runs as Python until its
+    kernels are ready, and the kernels of the scene's other settings are asked for first. Too slow
+    as Python: it waits (the setting unchanged, the message says so) and acts once its kernels
+    are loaded."""
+    require_tool("xdotool", "xdotool")
+    w = window("t_handle")
+    frames(w, 3)
+    v = w.viewer
+    assert v.sim.settings.gyroscopic == "implicit"
+    v.preparation = preparing = Preparing(cheap)
+    with interpreting():
+        keys(w, "g")
+        if cheap:
+            assert v.sim.settings.gyroscopic == "off"
+            assert "run as Python until its kernels are ready" in v.message
+            t = v.sim.time
+            frames(w, 3)
+            assert v.sim.time > t           # and it runs on
+        else:
+            assert v.sim.settings.gyroscopic == "implicit"
+            assert "applies when its kernels are ready" in v.message and preparing.probed
+            preparing._interpretable = True     # the probe's verdict: cheap enough after all
+            frames(w, 2)
+            assert v.sim.settings.gyroscopic == "off"
+    assert preparing.wanted == ["t_handle+"]
+    v.preparation = None
