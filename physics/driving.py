@@ -120,13 +120,10 @@ class Drives:
             local_acceleration[self.kinematic_nodes[slot]] = matvec(kinematic.rotation[slot],
                                                                     np.cross(self.twist[n, 1], self.twist[n, 0]))
 
-    def before_step(self, data, dt, world):
-        """The kinematic nodes' velocities and accelerations for the step about to be taken, written
-        into `data.kinematic` and `data.kin_acceleration`, and the coordinates advanced by rate · dt (module docstring); returns the
-        motors' impulses [(node, impulse_world (3,), point_world (3,) or None)] for the caller to
-        apply, from `world` (every node's world translation and rotation now)."""
-        state = data.drive
-        rate = self.rates(state, dt)
+    def move(self, data, dt):
+        """The kinematic nodes' velocities and accelerations for a step of dt from now (module
+        docstring), written into `data.kinematic` and `data.kin_acceleration`; -> the rates (A,)."""
+        rate = self.rates(data.drive, dt)
         kinematic = data.kinematic
         for n, (slot, rows) in enumerate(self.kinematic):
             twist = self.twist[n]           # v_b, ω_b
@@ -139,7 +136,14 @@ class Drives:
             kinematic.velocity[slot] = matvec(R, matvec(left_jacobian(dt * twist[1]), twist[0])) - 0.5 * dt * acceleration
             data.kin_acceleration[slot] = acceleration
             data.kin_alpha[slot] = 0.0
-        state.coordinate += rate * dt
+        return rate
+
+    def before_step(self, data, dt, world):
+        """Before a step of dt: `move`, and the coordinates advanced by rate · dt; returns the
+        motors' impulses [(node, impulse_world (3,), point_world (3,) or None)] for the caller to
+        apply, from `world` (every node's world translation and rotation now)."""
+        state = data.drive
+        state.coordinate += self.move(data, dt) * dt
         impulses = []
         for a, node in self.motors:
             amount = self.gear[a] * state.control[a] * dt

@@ -188,12 +188,15 @@ class Simulation:
         self._build_solver()
         # omega_body from the file's parent-frame angular velocity, ancestors' world motion settled
         # first: omega_body = R3^T omega3_world (generation by generation, see physics.stages.sync).
+        self._bind()
+        if self._drives is not None and self._drives.kinematic:     # moving at load as their actuators say
+            self._drives.move(self.data, self.settings.dt)
+            self._show_drive()
         world = self.hierarchy.update_world()
         for slots in self.model.generations:
             nodes = self.model.dyn[slots]
             self.data.omega_body[slots] = rows_transposed_times(world.rotation[nodes], world.omega[nodes])
             world = self.hierarchy.update_world()
-        self._bind()
 
     def _bind(self):
         """The stages' workspace (physics.stages.Workspace: the hierarchy, the solver, the kernels'
@@ -275,14 +278,18 @@ class Simulation:
         for node, impulse, point in self._drives.before_step(self.data, self.settings.dt, world):
             stages.apply_impulse(self.model, self.data, self.settings, self._work, node, impulse, point)
         if self._drives.kinematic:
-            self._work.calls.scatter_kinematic()
-            # the hierarchy's local a and α of a driven node are its drive's (the world pass reads them)
-            for slot, _ in self._drives.kinematic:
-                k = self.model.kin[slot]
-                self.hierarchy.local.acceleration[k] = self.data.kin_acceleration[slot]
-                self.hierarchy.local.alpha[k] = self.data.kin_alpha[slot]
-            self._work.world = stages.STALE
+            self._show_drive()
         return stages.fused(self.model, self.settings, self._work)
+
+    def _show_drive(self):
+        """The driven kinematic nodes' motion (`physics.driving.Drives.move`) into the hierarchy: the
+        local state and a and α, which the world pass reads."""
+        self._work.calls.scatter_kinematic()
+        for slot, _ in self._drives.kinematic:
+            k = self.model.kin[slot]
+            self.hierarchy.local.acceleration[k] = self.data.kin_acceleration[slot]
+            self.hierarchy.local.alpha[k] = self.data.kin_alpha[slot]
+        self._work.world = stages.STALE
 
     # ------------------------------------------------------------------ reparenting
     def reparent(self, node, new_parent, keep="world"):
