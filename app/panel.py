@@ -482,12 +482,42 @@ class Panel:
             what = f"a {spec['type']} actuator on {'a joint' if where == 'joint' else 'a node'}"
             self.tooltip("\n".join([what] + bound))
         self.joint_sliders()
+        self.keyframes()
         for spec in v.sim.scene.launchers:
             if self.button(f"fire {spec['name']}"):
                 v.drive_keys([("launch", (spec["name"],))])
             bound = [k["key"] for k in v.keys.keys if k.get("launch") == spec["name"]]
             self.tooltip(f"launch {v.sim.names[spec['node']]} from {v.sim.names[spec['from']]} at {spec['speed']:g} m/s"
                          + (f" (key {', '.join(bound)})" if bound else ""))
+
+    def keyframes(self):
+        """The scene's [[keyframe]]s and those saved here: "save" takes the joints and controls now,
+        a keyframe's button applies it (its poses and controls, recorded inputs), "copy" puts its
+        [[keyframe]] table on the clipboard, to paste into the scene file."""
+        from physics import keyframes
+        v = self.viewer
+        if not (v.sim.joint_coordinates() or v.sim.controls):
+            return
+        saved = v.saved_keyframes
+        shown = list(v.sim.scene.keyframes) + saved
+        imgui.text("keyframes")
+        if self.button("save keyframe"):
+            keyframe = keyframes.capture(v.sim, f"saved{len(saved) + 1}")
+            saved.append(keyframe)
+            v.notify(f"keyframe {keyframe['name']!r} saved: its button applies it, copy puts its [[keyframe]] table on "
+                     "the clipboard")
+        self.tooltip("keep the joints' coordinates and the actuators' controls now as a keyframe")
+        for keyframe in shown:
+            if self.button(f"{keyframe['name']}##keyframe"):
+                for kind, args in keyframes.inputs(keyframe):
+                    if not v.give_input(kind, *args, mark=f"keyframe {keyframe['name']}"):
+                        break
+            self.tooltip(f"apply keyframe {keyframe['name']!r}: {len(keyframe['joints'])} joints posed, "
+                         f"{len(keyframe['controls'])} controls set")
+            imgui.same_line()
+            if self.button(f"copy##{keyframe['name']}"):
+                imgui.set_clipboard_text(keyframes.toml(keyframe))
+                v.notify(f"keyframe {keyframe['name']!r} copied as a [[keyframe]] table: paste it into the scene file")
 
     def joint_sliders(self):
         """A slider per named hinge and slider joint, at its coordinate now (within its limits, else

@@ -177,6 +177,7 @@ class Viewer:
         self.keys = KeyDrive(())        # the scene's [[key]]s (`_scene_keys`, at each open)
         self.last_input = None          # what the last input said it did (a launch's physics.driving.Launch)
         self.launched = None            # the last launch (its arrows: `launch_lines`)
+        self.saved_keyframes = []
         scene = scene or self.prefs.get("last_scene") or DEFAULT_SCENE
         self.preparation, self.pending, self.deferred, self._said_warmup_failed = None, None, [], False
         if prepare:
@@ -396,6 +397,7 @@ class Viewer:
         self.frame_scene()
         self.keys = self._scene_keys(sim)
         self.launched = None
+        self.saved_keyframes = []       # keyframes saved in the Control section (app.panel), this scene's
         follow = sim.scene.view.get("follow")       # the scene's [view]: the camera rides that node (L: off)
         self.follow = follow is not None
         if follow is not None:

@@ -356,7 +356,7 @@ class _Builder:
 
 
 def scene_document(path, title, links, positions=None, floating_base=False, ground=False, gravity=None,
-                   world=None, actuators=()):
+                   world=None, actuators=(), keyframes=()):
     """The scene dict (docs/scene-format.md) of a model's links, loaded at `positions` (joint name ->
     coordinate: a number for hinge and slide, a quaternion (w, x, y, z) for a ball, 7 numbers
     (position, quaternion) for a free joint; absent joints at their reference), and the list of
@@ -377,19 +377,21 @@ def scene_document(path, title, links, positions=None, floating_base=False, grou
     document = builder.build()
     if actuators:       # [[actuator]] tables (docs/scene-format.md) naming the joints by the source's names
         document["actuator"] = [dict(actuator) for actuator in actuators]
+    if keyframes:       # [[keyframe]] tables: joints and actuators by the source's names
+        document["keyframe"] = [dict(keyframe) for keyframe in keyframes]
     return document, builder.skipped
 
 
-def _toml_value(value):
+def toml_value(value):
     """A TOML value; floats by repr, which reads back to the same double (the text reloads bit for bit)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):   # a basic string: backslash, quote and control characters escaped
         return '"' + "".join(f"\\u{ord(c):04x}" if c in '"\\' or ord(c) < 32 or ord(c) == 127 else c for c in value) + '"'
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{key} = {_toml_value(item)}" for key, item in value.items()) + " }"
+        return "{ " + ", ".join(f"{key} = {toml_value(item)}" for key, item in value.items()) + " }"
     if isinstance(value, (list, tuple, np.ndarray)):
-        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
     if isinstance(value, (int, np.integer)):
         return repr(int(value))
     return repr(float(value))
@@ -399,11 +401,11 @@ def toml_text(document, header=""):
     """The scene document as TOML text (docs/scene-format.md); `header` lines become comments.
     Keys are quoted where TOML needs it (node names with ':' are values, never keys)."""
     lines = ["# " + line if line else "#" for line in header.strip().splitlines()] if header else []
-    lines += [f"{key} = {_toml_value(document[key])}" for key in ("title", "description") if key in document]
-    lines += ["", "[world]"] + [f"{key} = {_toml_value(value)}" for key, value in document.get("world", {}).items()]
-    for table in ("node", "joint", "event", "actuator"):
+    lines += [f"{key} = {toml_value(document[key])}" for key in ("title", "description") if key in document]
+    lines += ["", "[world]"] + [f"{key} = {toml_value(value)}" for key, value in document.get("world", {}).items()]
+    for table in ("node", "joint", "event", "actuator", "keyframe"):
         for item in document.get(table, ()):
-            lines += ["", f"[[{table}]]"] + [f"{key} = {_toml_value(value)}" for key, value in item.items()]
+            lines += ["", f"[[{table}]]"] + [f"{key} = {toml_value(value)}" for key, value in item.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -38,7 +38,7 @@ from physics.validation import MASK_RANGE
 
 __all__ = ["load_mjcf"]
 
-SKIPPED_SECTIONS = ("tendon", "equality", "sensor", "contact", "keyframe", "include", "extension")
+SKIPPED_SECTIONS = ("tendon", "equality", "sensor", "contact", "include", "extension")
 ACTUATOR_TAGS = ("motor", "position", "velocity", "general")   # read; any other actuator is named as skipped
 SHARED_ACTUATOR_ATTRIBUTES = ("ctrlrange", "ctrllimited", "forcerange", "forcelimited", "gear")
 SKIPPED_IN_BODY = ("site", "camera", "light", "composite", "flexcomp", "plugin", "attach", "frame", "replicate")
@@ -55,7 +55,7 @@ class _Reader:
     def __init__(self, path):
         self.path = Path(path)
         self.skipped = []
-        self.links, self.joint_names, self.joint_kinds = [], set(), {}
+        self.links, self.joint_names, self.joint_kinds, self.joint_objects = [], set(), {}, {}
 
     def error(self, element, key, value, reason):
         return SceneError(self.path, element, key, value, reason)
@@ -120,10 +120,14 @@ class _Reader:
         self.names = {world_name}
         for worldbody in worldbodies:
             self.contents(worldbody, world, "main", 0)
-        self.actuators = []
+        self.actuators, actuator_order = [], []     # the file's actuators in order (None: one not read)
         for section in root.findall("actuator"):
             for element in section:
+                count = len(self.actuators)
                 self.actuator(element)
+                actuator_order.append(self.actuators[-1]["name"] if len(self.actuators) > count else None)
+        self.keyframes = [self.keyframe(key, n, actuator_order)
+                          for n, key in enumerate(key for section in root.findall("keyframe") for key in section.findall("key"))]
         if self.total_mass is not None:
             self.set_total_mass(self.total_mass)
         return self.title, self.links
@@ -297,6 +301,7 @@ class _Reader:
             if key in attrs and np.any(self.numbers(label, key, attrs[key]) != 0):
                 self.skipped.append(f"joint {key}")
         joint = Joint(name, kind)
+        self.joint_objects[name] = joint
         if kind == "free":
             return joint
         for key in ("damping", "stiffness", "armature"):
@@ -326,6 +331,45 @@ class _Reader:
             else:
                 joint.lower, joint.upper = (self.angle(low), self.angle(high)) if kind == "hinge" else (low, high)
         return joint
+
+    def keyframe(self, element, position, actuator_order):
+        """A `<key>` as a [[keyframe]] table: its qpos entries of hinge and slide joints (MuJoCo's
+        qpos is our coordinate, joints in the file's order) and its ctrl entries of the actuators
+        read; a free or ball joint's pose, qvel, act and mocap poses are named as skipped."""
+        name = element.get("name") or f"key{position}"
+        label = f"<key name={name!r}>"
+        joints, controls = {}, {}
+        if element.get("qpos") is not None:
+            qpos = self.numbers(label, "qpos", element.get("qpos"))
+            widths = [(joint, {"free": 7, "ball": 4}.get(kind, 1)) for joint, kind in self.joint_kinds.items()]
+            if qpos.size != sum(width for _, width in widths):
+                raise self.error(label, "qpos", element.get("qpos"), f"expected {sum(w for _, w in widths)} numbers, "
+                                                                    "one per coordinate of the model's joints")
+            at = 0
+            for joint, width in widths:
+                if width == 1:
+                    value = float(qpos[at])
+                    known = self.joint_objects[joint]
+                    low = -np.inf if known.lower is None else known.lower
+                    high = np.inf if known.upper is None else known.upper
+                    if not low <= value <= high:        # MuJoCo takes it; our loader would not
+                        self.skipped.append("a keyframe's joint values outside the joint's range (clamped to it)")
+                        value = float(np.clip(value, low, high))
+                    joints[joint] = value
+                else:
+                    self.skipped.append("a keyframe's pose of free and ball joints")
+                at += width
+        if element.get("ctrl") is not None:
+            ctrl = self.numbers(label, "ctrl", element.get("ctrl"))
+            if ctrl.size != len(actuator_order):
+                raise self.error(label, "ctrl", element.get("ctrl"), f"expected {len(actuator_order)} numbers, one per actuator")
+            for actuator, value in zip(actuator_order, ctrl):
+                if actuator is not None:
+                    controls[actuator] = float(value)
+        for key in ("qvel", "act", "mpos", "mquat"):
+            if element.get(key) is not None:
+                self.skipped.append(f"a keyframe's {key}")
+        return {"name": name, "joints": joints, "controls": controls}
 
     def actuator(self, element):
         """An actuator of `<actuator>` as an [[actuator]] table (docs/scene-format.md): `<motor>`,
@@ -525,4 +569,4 @@ def load_mjcf(path, joint_positions=None):
     description = f"{title} from {Path(path).name}: {len(links) - 1} bodies, {moving} joints" + (
         f", {len(reader.actuators)} actuators." if reader.actuators else ".")
     return build_scene(str(path), title, links, reader.skipped, description, positions=joint_positions,
-                       gravity=reader.gravity, actuators=reader.actuators)
+                       gravity=reader.gravity, actuators=reader.actuators, keyframes=reader.keyframes)

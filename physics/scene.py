@@ -54,6 +54,7 @@ NODE_ACTUATOR_TYPES = {"kinematic": ("velocity", "position"), "dynamic": ("motor
 NODE_ACTUATOR_KEYS = ("name", "node", "type", "gear", "linear", "angular", "speed", "ctrl_range", "ctrl")
 LAUNCHER_KEYS = ("name", "node", "from", "axis", "speed")
 KEY_KEYS = ("key", "actuator", "value", "rate", "release", "launch")
+KEYFRAME_KEYS = ("name", "joints", "controls")
 # The keys a scene may bind ([[key]]): letters, as the app names them; the app's own keys come first.
 BINDABLE_KEYS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 ACTUATOR_TYPE_KEYS = {"motor": (), "position": ("kp", "kv"), "velocity": ("kv",), "general": ("gain", "bias")}
@@ -63,7 +64,8 @@ JOINT_TYPE_KEYS = {  # beyond type, a, b, anchor: a key another type owns is an 
 }
 DEFAULT_FRICTION, DEFAULT_RESTITUTION = 0.6, 0.0   # Box2D's defaults
 EVENT_KEYS = ("time", "node", "impulse", "point")
-TOP_LEVEL_KEYS = ("title", "description", "world", "node", "event", "joint", "actuator", "launcher", "key", "view")
+TOP_LEVEL_KEYS = ("title", "description", "world", "node", "event", "joint", "actuator", "launcher", "key", "keyframe",
+                  "view")
 VIEW_KEYS = ("follow",)
 KINEMATIC_ONLY = ("acceleration", "angular_acceleration")
 MOVING_ONLY = ("velocity", "angular_velocity")  # kinematic or dynamic
@@ -133,6 +135,7 @@ class Scene:
     drives: tuple = field(default_factory=tuple)    # [[actuator]]s on nodes (physics.driving): dicts, node an index
     launchers: tuple = field(default_factory=tuple)  # [[launcher]]s: dicts, node and origin as indices
     keys: tuple = field(default_factory=tuple)      # [[key]]s: what a key does (the app binds them)
+    keyframes: tuple = field(default_factory=tuple)  # [[keyframe]]s: dicts name, joints {name: q}, controls {name: ctrl}
 
     def settings(self):
         """A fresh `Settings` with this file's [world] values applied over the defaults."""
@@ -412,6 +415,11 @@ class _Loader:
         ranges.update({d["name"]: d.get("ctrl_range") for d in drives})
         keys = [self.key(raw, i, ranges, {l["name"] for l in launchers})
                 for i, raw in enumerate(self.array_of_tables("key", data.get("key", [])))]
+        keyframes = [self.keyframe(raw, i, names, ranges)
+                     for i, raw in enumerate(self.array_of_tables("keyframe", data.get("keyframe", [])))]
+        if len({k["name"] for k in keyframes}) < len(keyframes):
+            seen = [k["name"] for k in keyframes]
+            raise self.error("[[keyframe]]", "name", next(n for n in seen if seen.count(n) > 1), "two keyframes share this name")
         view = self.table("[view]", "view", data.get("view", {}), VIEW_KEYS)
         if "follow" in view:
             follow = self.string("[view]", "follow", view["follow"])
@@ -419,7 +427,7 @@ class _Loader:
                 raise self.error("[view]", "follow", follow, "unknown node")
             view = {"follow": index[follow]}
         return replace(self.build(title, description, world, nodes, index, events, joints), view=dict(view),
-                       drives=tuple(drives), launchers=tuple(launchers), keys=tuple(keys))
+                       drives=tuple(drives), launchers=tuple(launchers), keys=tuple(keys), keyframes=tuple(keyframes))
 
     def world(self, raw):
         raw = self.table("[world]", "world", raw, Settings.names())
@@ -767,6 +775,28 @@ class _Loader:
         else:
             spec["release"] = self.number(label, "release", raw.get("release", 0.0), low, high)
         return spec
+
+    def keyframe(self, raw, position, joints, actuators):
+        """A [[keyframe]] (docs/scene-format.md): `joints`, named hinges' and sliders' coordinates
+        (within their limits), and `controls`, actuators' inputs (within their ctrl_range)."""
+        label = f"[[keyframe]] #{position + 1}"
+        self.table(label, "keyframe", raw, KEYFRAME_KEYS)
+        if "name" not in raw:
+            raise self.error(label, "name", None, "a keyframe needs a name")
+        name = self.string(label, "name", raw["name"])
+        label = f"[[keyframe]] {name!r}"
+        out = {"name": name, "joints": {}, "controls": {}}
+        for joint, value in self.table(label, "joints", raw.get("joints", {}), list(joints)).items():
+            spec = joints[joint]
+            if spec["type"] not in ("hinge", "slider"):
+                raise self.error(label, f"joints.{joint}", value, f"a {spec['type']} joint has no coordinate")
+            low, high = spec.get("lower"), spec.get("upper")
+            out["joints"][joint] = self.number(label, f"joints.{joint}", value, -limits.LENGTH_MAX if low is None else low,
+                                               limits.LENGTH_MAX if high is None else high)
+        for actuator, value in self.table(label, "controls", raw.get("controls", {}), list(actuators)).items():
+            low, high = actuators[actuator] or (-limits.FORCE_MAX, limits.FORCE_MAX)
+            out["controls"][actuator] = self.number(label, f"controls.{actuator}", value, low, high)
+        return out
 
     def shape_inertia(self, node, shape, moments):
         """An inertia computed from a shape must be a body's too (a needle-thin hull within every

@@ -597,6 +597,17 @@ class Simulation:
             todo += [int(n) for n in dynamic if below[n] and n not in seen]   # carried by k
         return sorted(seen)
 
+    def apply_keyframe(self, name):
+        """Put the run at [[keyframe]] `name` (physics.keyframes: its joints posed, its controls set);
+        ValueError naming the scene's keyframes for an unknown one."""
+        from physics import keyframes
+        found = {spec["name"]: spec for spec in self.scene.keyframes}
+        if name not in found:
+            known = ", ".join(map(repr, found)) or "none: the scene has no [[keyframe]]"
+            raise ValueError(f"apply_keyframe: unknown keyframe {name!r}; the scene's keyframes: {known}")
+        for kind, args in keyframes.inputs(found[name]):
+            self.pose_joint(*args) if kind == "pose" else self.set_control(*args)
+
     # ------------------------------------------------------------------ launchers
     def launch(self, name):
         """Fire launcher `name` ([[launcher]], physics.driving): its dynamic node leaves the origin

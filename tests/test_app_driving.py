@@ -76,7 +76,8 @@ def test_the_control_section_sets_an_actuator(window):
 def test_a_joint_slider_poses_the_iiwa(window):
     """Paused, a click at the left end of the iiwa's joint 2 slider (its limits ±2.09 rad) poses the
     arm there: the joint reads near its lower limit, the other joints keep their angles, the pose is
-    a recorded input, and the arm stays together."""
+    a recorded input, and the arm stays together. "save keyframe" keeps that pose; moved away, the
+    keyframe's button puts every joint back (1e-9 rad)."""
     require_tool("xdotool", "xdotool")
     w = window("iiwa")
     frames(w, 5)
@@ -94,3 +95,11 @@ def test_a_joint_slider_poses_the_iiwa(window):
     assert all(abs(after[n] - before[n]) < 1e-9 for n in before if n != "lbr_iiwa_joint_2")
     assert any(i.kind == "pose" and i.args[0] == "lbr_iiwa_joint_2" for i in v.timeline.inputs)
     assert v.sim.joint_separation().max() < 1e-9
+    # a keyframe saved here, the arm moved, the keyframe's button brings it back
+    click_item(w, "save keyframe")
+    assert [k["name"] for k in v.saved_keyframes] == ["saved1"]
+    v.give_input("pose", "lbr_iiwa_joint_2", 0.5)
+    click_item(w, "saved1##keyframe")
+    frames(w, 2)
+    back = v.sim.joint_coordinates()
+    assert all(abs(back[n] - after[n]) < 1e-9 for n in after), (back, after)

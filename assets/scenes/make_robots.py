@@ -96,8 +96,8 @@ def ship_meshes(scene, folder):
 
 
 def _quoted(text):
-    from physics.articulated import _toml_value
-    return _toml_value(text)
+    from physics.articulated import toml_value
+    return toml_value(text)
 
 
 def iiwa():
