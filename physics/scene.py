@@ -160,12 +160,19 @@ SCENE_SUFFIXES = (".toml", *IMPORTED)   # what load_scene reads: scene files, UR
 SCENE_BYTES_MAX = 64 * 2**20    # a scene file larger than this is refused before it is read (docs/scene-format.md, "Limits")
 
 
+SHIPPED_SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
+
+
 def load_scene(path):
     """Read and validate a scene file; raises SceneError (file, node, key, value) on bad input.
 
     A `.urdf` path is read by `physics.load_urdf`, an `.xml` or `.mjcf` one by `physics.load_mjcf`
-    (with their defaults): every command and window that opens a scene opens a robot model too."""
+    (with their defaults): every command and window that opens a scene opens a robot model too.
+    A bare name that is no file (`tank`: no folder, no suffix) is the shipped scene of that name,
+    as the app's browser names them."""
     path = Path(path)
+    if not path.exists() and path.parent == Path(".") and not path.suffix and (SHIPPED_SCENES / f"{path}.toml").is_file():
+        path = SHIPPED_SCENES / f"{path}.toml"
     if path.suffix.lower() in IMPORTED:
         import importlib
         module, function = IMPORTED[path.suffix.lower()]

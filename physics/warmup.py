@@ -31,7 +31,7 @@ import time
 from multiprocessing import get_context
 from pathlib import Path
 
-SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
+SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"   # physics.scene.SHIPPED_SCENES (not imported: this module stays cheap to import)
 STEPS = 3                   # steps per setting: enough to meet contacts, joints and the solver's stages
 SLEEP_SECONDS = 3.0         # s a scene with sleeping on is stepped at most, until a body falls asleep
 SPLIT_SECONDS = 2.0         # s a heap is stepped at most, until its contact rows split in halves
