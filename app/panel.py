@@ -496,7 +496,7 @@ class Panel:
         [[keyframe]] table on the clipboard, to paste into the scene file."""
         from physics import keyframes
         v = self.viewer
-        if not (v.sim.joint_coordinates() or v.sim.controls):
+        if not (v.sim.joint_coordinates() or v.sim.scene.keyframes):    # a keyframe poses joints
             return
         saved = v.saved_keyframes
         shown = list(v.sim.scene.keyframes) + saved

@@ -966,8 +966,18 @@ class Viewer:
         self.renderer.draw_grid(vp, shadow)
         if s is None:
             return
+        opacity = self.sim.scene.opacity
+        see_through = opacity is not None and bool((opacity < 1.0).any())
         self.renderer.draw_shapes(s["T"], s["R"], s["S"], vp, self.focal_px(), self.selected, self.eye_world(),
-                                  self.sim.sleeping(), shadow=shadow)
+                                  self.sim.sleeping(), shadow=shadow, only=opacity >= 1.0 if see_through else None)
+        if see_through:     # see-through nodes last, blended over what they cover (a car's cabin over its cargo)
+            drawn = dict(self.renderer.drawn)
+            for alpha in np.unique(opacity[opacity < 1.0]):
+                self.renderer.draw_shapes(s["T"], s["R"], s["S"], vp, self.focal_px(), self.selected, self.eye_world(),
+                                          self.sim.sleeping(), alpha=float(alpha), only=opacity == alpha, shadow=shadow)
+                for key, count in self.renderer.drawn.items():
+                    drawn[key] = drawn.get(key, 0) + count
+            self.renderer.drawn = drawn
         self.ghosts.draw(vp)
         for segments, colors in self.overlay_lines():
             self.renderer.draw_lines(segments, colors, vp)

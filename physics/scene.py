@@ -38,7 +38,7 @@ QUATERNION_TOLERANCE = 1e-3  # |q| may differ from 1 by this much (rounded decim
 NODE_KEYS = (
     "name", "parent", "motion", "translation", "rotation", "scale", "velocity", "angular_velocity",
     "acceleration", "angular_acceleration", "mass", "inertia", "shape", "color",
-    "applied_force", "applied_torque", "friction", "restitution", "mesh", "visible",
+    "applied_force", "applied_torque", "friction", "restitution", "mesh", "visible", "opacity",
 )
 MESH_KEYS = ("file", "scale")
 JOINT_TYPES = ("ball", "hinge", "slider", "fixed", "distance", "rope")
@@ -131,6 +131,7 @@ class Scene:
     toml_text: str | None = None    # an imported model (URDF, MJCF) as scene-format TOML text; None for a TOML file
     meshes: list | None = None      # N entries: None or {"file": absolute path, "scale": [sx, sy, sz]}, drawn only
     visible: np.ndarray | None = None   # (N,) bool: the app draws the node's shape (False: it collides, unseen)
+    opacity: np.ndarray | None = None   # (N,) in (0, 1]: the app draws the node's shape see-through below 1 (no physics)
     view: dict = field(default_factory=dict)    # [view]: how the app first shows it ({"follow": node index}); no physics
     drives: tuple = field(default_factory=tuple)    # [[actuator]]s on nodes (physics.driving): dicts, node an index
     launchers: tuple = field(default_factory=tuple)  # [[launcher]]s: dicts, node and origin as indices
@@ -496,6 +497,7 @@ class _Loader:
             else DEFAULT_RESTITUTION,
             "mesh": self.mesh(name, raw["mesh"]) if "mesh" in raw else None,
             "visible": self.boolean(name, "visible", raw["visible"]) if "visible" in raw else True,
+            "opacity": self.number(name, "opacity", raw["opacity"], 0.0, 1.0, low_open=True) if "opacity" in raw else 1.0,
         }
         if motion == "dynamic":
             node["mass"] = self.number(name, "mass", raw.get("mass", 1.0), *limits.MASS_RANGE)
@@ -863,6 +865,7 @@ class _Loader:
             applied_force=stack("applied_force"), applied_torque=stack("applied_torque"),
             shapes=[node["shape"] for node in nodes], colors=stack("color"),
             meshes=[node["mesh"] for node in nodes], visible=np.array([node["visible"] for node in nodes], bool),
+            opacity=np.array([node["opacity"] for node in nodes], float),
             events=tuple(sorted(events, key=lambda event: event.time)),
             friction=stack("friction"), restitution=stack("restitution"), joints=tuple(joints),
         )

@@ -103,3 +103,27 @@ def test_a_joint_slider_poses_the_iiwa(window):
     frames(w, 2)
     back = v.sim.joint_coordinates()
     assert all(abs(back[n] - after[n]) < 1e-9 for n in after), (back, after)
+
+
+@pytest.mark.display
+def test_the_cars_cargo_shows_through_its_cabin(window):
+    """The car's cabin (opacity 0.35) is drawn see-through after the rest: from the scene's default
+    view the ball under it is seen, its yellow in the pixels where it projects, tinted by the
+    cabin's pale blue rather than hidden by it; with the cabin opaque, those pixels are the cabin's."""
+    w = window("car")
+    frames(w, 3)
+    v = w.viewer
+    v.paused = True
+    ball = v.sim.names.index("ball")
+    clip = v.view_projection() @ np.append(v.state["T"][ball], 1.0)
+    ndc = clip[:2] / clip[3]
+    x, y = (ndc[0] + 1) / 2 * v.size[0], (1 - ndc[1]) / 2 * v.size[1]     # window pixels, top row first
+    frames(w, 2)
+    seen = v.read_rgb()[int(y), int(x)].astype(float)
+    opacity = v.sim.scene.opacity.copy()
+    v.sim.scene.opacity[:] = 1.0
+    frames(w, 2)
+    hidden = v.read_rgb()[int(y), int(x)].astype(float)
+    v.sim.scene.opacity[:] = opacity
+    assert seen[0] > seen[2] + 30, seen           # yellow (red and green over blue): the ball
+    assert hidden[2] >= hidden[0], hidden         # the cabin's pale blue
