@@ -5,9 +5,15 @@ ends, and a directory fails late; each reader (scenes, recordings) opens through
 which opens without blocking (O_NONBLOCK: a FIFO opens at once) and refuses anything but a
 regular file before reading a byte; `read_regular` reads such a file whole within a byte budget,
 refusing it (FileTooLarge) before it allocates past the budget.
+
+Writing is atomic: a writer writes a hidden temporary beside its target (`temporary_path`) and
+renames it over the target (os.replace), and removes what earlier writers killed on the way left
+(`remove_stale_temporaries`).
 """
 import os
+import secrets
 import stat
+from pathlib import Path
 
 
 class NotRegularFile(OSError):
@@ -60,3 +66,35 @@ def read_regular(path, limit):
     if total > limit:               # a file that grew while read
         raise FileTooLarge(0, f"has more than {limit} bytes, the most this reader takes", str(path))
     return b"".join(chunks)
+
+
+def temporary_path(path):
+    """A fresh hidden name beside `path` for an atomic write: `.NAME.PID.RANDOM.tmp` in its
+    directory (the writer's process id: `remove_stale_temporaries` knows whose it was)."""
+    path = Path(path)
+    return path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+
+
+def remove_stale_temporaries(path):
+    """Remove the temporary files of earlier writes of `path` whose writer is gone (a run killed by
+    SIGKILL cannot remove its own): `.NAME.PID.RANDOM.tmp` with no process PID. A live PID's file
+    is left alone (its write may be under way, or the number was reused: then it stays, harmless)."""
+    path = Path(path)
+    prefix = f".{path.name}."
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(".tmp")) or not entry.is_file(follow_symlinks=False):
+            continue
+        pid = name[len(prefix):-len(".tmp")].split(".")[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            Path(entry.path).unlink(missing_ok=True)
+        except (PermissionError, OverflowError, OSError):
+            pass

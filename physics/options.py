@@ -131,7 +131,7 @@ def check_output_file(option, path, extensions):
     one of `extensions`, is no directory and no special file, and its directory takes a new file:
     one is created there (named as the writer's temporary files) and removed, since os.access
     answers yes for root where the file system refuses (an immutable or read-only directory)."""
-    from physics.trajectory import temporary_path
+    from physics.files import temporary_path
 
     text = str(path)
     if "\0" in text:

@@ -184,7 +184,7 @@ class Recorder:
     def write_trace(self, path, first_step=0, metadata=None):
         """Write the trace as JSON to `path` atomically (a temporary file, then os.replace); the
         run's `metadata` (scene, settings, ...) goes under "otherData"."""
-        from physics.trajectory import temporary_path
+        from physics.files import temporary_path
         path = Path(path)
         document = {"traceEvents": self.trace_events(first_step), "displayTimeUnit": "ms",
                     "otherData": {**(metadata or {}), "clock": "time.perf_counter_ns",

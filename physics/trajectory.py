@@ -10,10 +10,11 @@ bodies (angular about the world origin). Constant: names (B,), parent (B,) with 
 import csv
 import math
 import os
-import secrets
 from pathlib import Path
 
 import numpy as np
+
+from physics.files import remove_stale_temporaries, temporary_path
 
 NODE_FIELDS = {  # name -> trailing shape per node
     "translation": (3,), "rotation": (3, 3), "scale": (), "velocity": (3,), "acceleration": (3,),
@@ -113,38 +114,6 @@ def _write_csv(handle, arrays):
     writer.writerow(csv_columns())
     for line, name, parent in zip(numbers, names, parents):
         writer.writerow([repr(float(line[0])), int(line[1]), name, int(parent)] + [repr(float(x)) for x in line[2:]])
-
-
-def temporary_path(path):
-    """A fresh hidden name beside `path` for an atomic write: `.NAME.PID.RANDOM.tmp` in its
-    directory (the writer's process id: `remove_stale_temporaries` knows whose it was)."""
-    path = Path(path)
-    return path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
-
-
-def remove_stale_temporaries(path):
-    """Remove the temporary files of earlier writes of `path` whose writer is gone (a run killed by
-    SIGKILL cannot remove its own): `.NAME.PID.RANDOM.tmp` with no process PID. A live PID's file
-    is left alone (its write may be under way, or the number was reused: then it stays, harmless)."""
-    path = Path(path)
-    prefix = f".{path.name}."
-    try:
-        entries = list(os.scandir(path.parent))
-    except OSError:
-        return
-    for entry in entries:
-        name = entry.name
-        if not (name.startswith(prefix) and name.endswith(".tmp")) or not entry.is_file(follow_symlinks=False):
-            continue
-        pid = name[len(prefix):-len(".tmp")].split(".")[0]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            Path(entry.path).unlink(missing_ok=True)
-        except (PermissionError, OverflowError, OSError):
-            pass
 
 
 def write(path, arrays):
