@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	touch $(STAMP)
 
 # The app compiles what it lacks beside its window (app.preparation); the tests compile everything
-# first, on every core (physics.warmup), instead of one kernel at a time inside the tests.
+# first, on every core (physics.tools.warmup), instead of one kernel at a time inside the tests.
 run: $(STAMP)
 	$(PY) -m app $(ARGS)
 
@@ -36,7 +36,7 @@ bench: $(STAMP)
 	$(PY) -m benchmarks $(ARGS)
 
 fuzz: $(STAMP)
-	$(PY) -m physics.fuzz --cases 10000 $(ARGS)
+	$(PY) -m physics.tools.fuzz --cases 10000 $(ARGS)
 
 # Regenerate tests/golden_hashes.json after a deliberate change of arithmetic (say why in the commit).
 golden: $(STAMP)

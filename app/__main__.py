@@ -19,7 +19,7 @@ import sys
 
 
 def parse_args(argv=None):
-    from physics.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES, integrator_names
+    from physics.core.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES, integrator_names
 
     parser = argparse.ArgumentParser(prog="python -m app", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

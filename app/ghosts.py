@@ -3,16 +3,16 @@
 The panel's Compare section adds up to four variants (any settings, picked with the same widgets
 as the Physics section), a reference (the same scene with a 4th-order integrator at a sixteenth of
 the step: ground truth) and the timeline's previous branch. Each is its own `physics.Simulation`,
-held by a `physics.compare.Comparison` whose main run is the viewer's (stepped by the viewer's
+held by a `physics.tools.compare.Comparison` whose main run is the viewer's (stepped by the viewer's
 timeline, read here): after every change of the main state (`Viewer.refresh_state` calls `sync`)
 the ghosts are stepped to the main run's time. So a variant shows exactly what a fresh run with
 its settings shows (tests/test_app_ghosts.py compares state hashes bit for bit).
 
 A ghost can also be another engine: "MuJoCo (RK4)" and "MuJoCo (implicitfast)" run the same scene
-in MuJoCo from the same state (`physics.mujoco_peer`, a `Comparison` variant with engine=mujoco),
+in MuJoCo from the same state (`physics.tools.mujoco_peer`, a `Comparison` variant with engine=mujoco),
 drawn and measured as the others; it cannot be promoted (the main run is ours). Without MuJoCo
 installed the section says how to install it (PEERS_HINT); a scene MJCF cannot express shows what
-it lacks (physics.mjcf_export).
+it lacks (physics.io.mjcf_export).
 
 Each ghost is drawn in its colour at GHOST_ALPHA over the opaque main run (only the nodes that can
 move: the ground is the same in every run), with its label at its first moving body. Readouts per
@@ -33,12 +33,12 @@ What the timeline does to ghosts:
   main run's, so it cannot be a branch of it. The former main run is dropped; the other ghosts run
   on. The plots mark "promoted".
 - **Branch as ghost.** "Show previous branch" replays the timeline's cut-off future
-  (`physics.timeline.Branch.replay`) to the main run's step and steps it on with its recorded
+  (`physics.pipeline.timeline.Branch.replay`) to the main run's step and steps it on with its recorded
   inputs: the future the change replaced, beside the one it made.
 - Loading another scene or recording clears the ghosts.
 
 The crash A/B ("compare counteraction", shown when the scene has loose children: dynamic bodies
-below a dynamic body, as the car's cargo) finds the carrier's impact (`physics.compare.impact_step`:
+below a dynamic body, as the car's cargo) finds the carrier's impact (`physics.tools.compare.impact_step`:
 its speed changes by IMPACT_SPEED_CHANGE in one step), puts the main run IMPACT_LEAD_SECONDS before
 it, and runs counteraction on and off from there as two ghosts: the loose children's paths are
 drawn as trails (app.trails) in each ghost's colour, and the largest difference of their world
@@ -64,7 +64,7 @@ IMPACT_SPEED_CHANGE = 1.0            # m/s in one step: the carrier hit somethin
 IMPACT_SEARCH_SECONDS = 10.0         # how far ahead the impact is looked for
 IMPACT_LEAD_SECONDS = 0.25           # the A/B starts this long before the impact
 AB_LABELS = ("counteract on", "counteract off")
-MUJOCO_VARIANTS = ("rk4", "implicitfast")      # the Compare section's MuJoCo buttons (physics.mujoco_peer)
+MUJOCO_VARIANTS = ("rk4", "implicitfast")      # the Compare section's MuJoCo buttons (physics.tools.mujoco_peer)
 PEERS_HINT = "MuJoCo ghosts: pip install -e '.[peers]'"
 _mujoco = None                        # whether mujoco is installed, asked once (a failed look-up searches the path)
 
@@ -161,7 +161,7 @@ class Ghosts:
     def _begin(self):
         """A comparison starting at the main run's current state; ghost keyframes, plots and
         trails start over."""
-        from physics.compare import Comparison
+        from physics.tools.compare import Comparison
         sim = self.viewer.sim
         self.comparison = Comparison(sim.scene, main=sim)
         self.start_time = sim.time
@@ -223,7 +223,7 @@ class Ghosts:
     def sync(self):
         """Bring the ghosts to the main run's time after any change of the main state (module
         docstring: seeks restore or restart them). Errors show in the status message, never stop the app."""
-        from physics.compare import MAIN
+        from physics.tools.compare import MAIN
         c = self.comparison
         if c is None:
             return
@@ -259,8 +259,8 @@ class Ghosts:
     def _remake(self, ghost, restart=False):
         """(Re)create a ghost's run at the comparison's time: a settings variant from the common
         start, a branch replayed to the main run's step. -> bool (False: a branch not begun yet)."""
-        from physics.compare import REFERENCE
-        from physics.simulation import Simulation
+        from physics.tools.compare import REFERENCE
+        from physics.pipeline.simulation import Simulation
         c = self.comparison
         if ghost.label in c.labels:
             c.remove(ghost.label)
@@ -294,7 +294,7 @@ class Ghosts:
     def add_variant(self, settings, label=None):
         """A variant running with `settings` (a dict of settings: all or only the changed ones)
         from the ghosts' start. -> its label, or None (the error shows)."""
-        from physics.compare import MAX_VARIANTS
+        from physics.tools.compare import MAX_VARIANTS
         if self.comparison is not None and len(self.comparison.variants) >= MAX_VARIANTS:
             self.viewer.error = f"at most {MAX_VARIANTS} ghosts: remove one first"
             return None
@@ -302,18 +302,18 @@ class Ghosts:
         return self._add(Ghost(label, self._color(), settings=dict(settings)))
 
     def add_reference(self):
-        from physics.compare import REFERENCE, REFERENCE_DT_DIVISOR, REFERENCE_INTEGRATOR
+        from physics.tools.compare import REFERENCE, REFERENCE_DT_DIVISOR, REFERENCE_INTEGRATOR
         settings = {"integrator": REFERENCE_INTEGRATOR, "dt": self.viewer.sim.settings.dt / REFERENCE_DT_DIVISOR}
         return self._add(Ghost(REFERENCE, REFERENCE_COLOR, settings=settings))
 
     def add_mujoco(self, integrator):
         """A MuJoCo run of the scene from the ghosts' start (`integrator`: rk4 or implicitfast).
         -> its label, or None (the error, or how to install MuJoCo, shows)."""
-        from physics.compare import MAX_VARIANTS
+        from physics.tools.compare import MAX_VARIANTS
         if not mujoco_available():
             self.viewer.error = f"{PEERS_HINT} (MuJoCo is not installed)"
             return None
-        from physics.mujoco_peer import integrator_label
+        from physics.tools.mujoco_peer import integrator_label
         label = integrator_label(integrator)
         if label in self.ghosts:
             self.viewer.notify(f"{label} is running already")
@@ -370,7 +370,7 @@ class Ghosts:
         """The variant becomes the main run, with a new timeline from its current state (module
         docstring); the other ghosts run on."""
         from app.settings import PHYSICS_KEYS
-        from physics.timeline import Timeline
+        from physics.pipeline.timeline import Timeline
         v = self.viewer
         sim = self.comparison.promote(label)
         self.comparison.time = sim.time     # a variant whose dt does not divide main's may be a step behind
@@ -395,7 +395,7 @@ class Ghosts:
         return self.viewer.when_ready(self._compare_counteraction, "the crash A/B")
 
     def _compare_counteraction(self):
-        from physics.compare import impact_step, loose_children
+        from physics.tools.compare import impact_step, loose_children
         v = self.viewer
         loose, nearest = loose_children(v.sim)
         if not loose.size:
@@ -473,7 +473,7 @@ class Ghosts:
     # --- the panel's Compare section --------------------------------------------------------------
     def section(self, panel):
         """Add / show / hide / remove / promote ghosts, their readouts and plots."""
-        from physics.compare import MAX_VARIANTS, REFERENCE, loose_children
+        from physics.tools.compare import MAX_VARIANTS, REFERENCE, loose_children
         v, c = self.viewer, self.comparison
         if c is None:
             imgui.text_wrapped("Run variants of this scene from now on beside the main run, "
@@ -500,7 +500,7 @@ class Ghosts:
             if panel.button("Show previous branch"):
                 self.add_branch()
         if mujoco_available():
-            from physics.mujoco_peer import integrator_label
+            from physics.tools.mujoco_peer import integrator_label
             for k, integrator in enumerate(MUJOCO_VARIANTS):
                 if k:
                     imgui.same_line()

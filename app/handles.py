@@ -1,6 +1,6 @@
 """Hands on: pull a dynamic body with the mouse, or flick it.
 
-- Ctrl + left drag on a body pulls it: a soft mouse joint (physics.mouse_joint, as Box2D's samples
+- Ctrl + left drag on a body pulls it: a soft mouse joint (physics.dynamics.mouse_joint, as Box2D's samples
   and MuJoCo's perturbation) from the grabbed point towards the cursor's point on the plane
   through the grab point facing the camera. The plane keeps its depth along the camera's viewing
   axis, so in a view from a moving frame it moves with the frame. Every step while the button is
@@ -16,7 +16,7 @@ joint's force comes from physics, the flick is the user's choice of Δv = J / m.
 """
 import numpy as np
 
-from physics.mouse_joint import MouseJoint
+from physics.dynamics.mouse_joint import MouseJoint
 
 FLICK_SPEED = 4.0        # m/s: a click's Δv along the view ray
 FLICK_SECONDS = 0.25     # s: a drag of d metres flicks at d / FLICK_SECONDS

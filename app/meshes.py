@@ -186,10 +186,10 @@ _HULLS = {}                  # vertices' bytes -> (kind, vertices, indices, boun
 
 def hull_mesh(vertices):
     """(kind, vertices (V, 7) float32, indices, bounding radius) of a hull shape's triangles in the
-    node frame: the convex hull of its `vertices` (physics.hull, Qhull's triangles wound outwards),
+    node frame: the convex hull of its `vertices` (physics.model.hull, Qhull's triangles wound outwards),
     flat-shaded. Made once per vertex list; the kind's half extents join HALF_EXTENTS and its
     planes HULL_PLANES (ray picking)."""
-    from physics.hull import convex_hull
+    from physics.model.hull import convex_hull
     points = np.asarray(vertices, float)
     key = points.tobytes()
     if key not in _HULLS:

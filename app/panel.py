@@ -25,7 +25,7 @@ from imgui_bundle import imgui
 from app import frames, overlays, plots
 from app.settings import MAX_BUDGET_MB, MIN_BUDGET_MB, MIN_PANEL_WIDTH, OVERLAYS
 from app.tree import Tree
-from physics.sweep import ORDER_NOTE
+from physics.tools.sweep import ORDER_NOTE
 
 RED = imgui.ImVec4(1.0, 0.35, 0.3, 1.0)
 DIM = imgui.ImVec4(0.75, 0.75, 0.75, 1.0)
@@ -42,14 +42,14 @@ CHOICES = ("gyroscopic", "integrator", "rotation_update", "exponential")  # the 
 
 
 def _choices():
-    from physics import settings as s
+    from physics.core import settings as s
     return {"gyroscopic": s.GYROSCOPIC, "integrator": s.integrator_names(),
             "rotation_update": s.ROTATION_UPDATES, "exponential": s.EXPONENTIALS}
 
 
 def _meanings():
-    """{setting: {choice: its one-line explanation}} (physics.choices): each shown over its item."""
-    from physics import choices as c
+    """{setting: {choice: its one-line explanation}} (physics.core.choices): each shown over its item."""
+    from physics.core import choices as c
     return {choice.key: choice.meanings for choice in (c.GYROSCOPIC, c.INTEGRATOR, c.ROTATION_UPDATE, c.EXPONENTIAL)}
 
 
@@ -465,7 +465,7 @@ class Panel:
         """A slider per actuator (its ctrl_range; a drag box where it has none), set through the
         timeline as a "control" input (recorded, replayed, branched like any input); the keys the
         scene binds to it in its tooltip. A button per launcher."""
-        from physics.driving import describe
+        from physics.dynamics.driving import describe
         v = self.viewer
         controls = v.sim.controls
         for name, where, spec in v.sim.actuators():
@@ -494,7 +494,7 @@ class Panel:
         """The scene's [[keyframe]]s and those saved here: "save" takes the joints and controls now,
         a keyframe's button applies it (its poses and controls, recorded inputs), "copy" puts its
         [[keyframe]] table on the clipboard, to paste into the scene file."""
-        from physics import keyframes
+        from physics.pipeline import keyframes
         v = self.viewer
         if not (v.sim.joint_coordinates() or v.sim.scene.keyframes):    # a keyframe poses joints
             return
@@ -614,10 +614,10 @@ class Panel:
             self.stability(i, np.asarray(sim.inertia_body)[i], np.asarray(s["R"][i]).T @ np.asarray(s["omega"][i]))
 
     def stability(self, i, inertia, omega_body):
-        """Why it flips (physics.stability): the eigenvalues of Euler's Jacobian at the body's ω (by
+        """Why it flips (physics.dynamics.stability): the eigenvalues of Euler's Jacobian at the body's ω (by
         dual numbers), the exact time between flips of the torque-free body, and the observed one
         (the intermediate axis's ω changing sign, timed here frame by frame)."""
-        from physics.stability import flip_period, spin_eigenvalues
+        from physics.dynamics.stability import flip_period, spin_eigenvalues
         values = spin_eigenvalues(inertia, omega_body)
         self.text(" eig(dw'/dw) " + "  ".join(f"{z.real:+.3g}{z.imag:+.3g}i" if abs(z.imag) > 1e-12 else f"{z.real:+.3g}"
                                              for z in values))
@@ -703,7 +703,7 @@ class Panel:
         self._remember_window("Keys (F1)")
         # a table, not padded strings: the labels differ in length and the columns must line up
         if imgui.begin_table("keys", 2, imgui.TableFlags_.sizing_fixed_fit):
-            from physics.driving import describe_letters
+            from physics.dynamics.driving import describe_letters
             scene_keys = describe_letters(v.keys.keys)
             if scene_keys:
                 scene_keys = [("", "this scene's keys:")] + scene_keys + [("", "the app's keys:")]

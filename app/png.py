@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from physics.files import remove_stale_temporaries, temporary_path
+from physics.core.files import remove_stale_temporaries, temporary_path
 
 
 def write_png(path, rgb):

@@ -1,17 +1,17 @@
 """Kernels prepared beside the window, so that no frame waits for a compiler or a cache.
 
-A scene's numba kernels must be compiled once per machine (physics.warmup) and then loaded from
+A scene's numba kernels must be compiled once per machine (physics.tools.warmup) and then loaded from
 the cache into each process that runs them. Done inside a frame, the compile froze the window
 for minutes on the first start, and even the load takes seconds on a busy machine. So:
 
 - **compiling** happens in a child process, `python -m physics warmup` (every core), when the
   cache is not warm; its progress lines (``task K/N NAME done``) say which tasks are in the cache;
 - **loading** happens on a thread of this process, which runs a warm-up task here
-  (`physics.warmup.warm_scene`) once it is compiled: stepping a throwaway copy of the scene loads
+  (`physics.tools.warmup.warm_scene`) once it is compiled: stepping a throwaway copy of the scene loads
   every kernel the scene needs into this process's dispatchers, from the cache.
 
 While the child compiles, the window's own thread runs every kernel not yet loaded as Python
-(physics.compiled.interpreting: the same bits), so a scene such as the tank moves at once, slower
+(physics.core.compiled.interpreting: the same bits), so a scene such as the tank moves at once, slower
 than real time, and speeds up as this thread loads its kernels (`allow_compile`: this thread alone
 compiles or loads). Which scenes may run so is measured, not guessed (`probe`): a child process
 times a few of its steps as Python (as Python, a step of the tank takes 50-90 ms, of the chain
@@ -34,7 +34,7 @@ import threading
 import time
 import traceback
 
-from physics.warmup import die_with_parent, warm_scene
+from physics.tools.warmup import die_with_parent, warm_scene
 
 _LINE = re.compile(r"task (\d+)/(\d+) (\S+) (done|failed)")
 # A scene runs as Python while its kernels compile only if, so, its first step takes at most
@@ -42,7 +42,7 @@ _LINE = re.compile(r"task (\d+)/(\d+) (\S+) (done|failed)")
 PROBE_FIRST, PROBE_STEP, PROBE_TIMEOUT = 0.3, 0.12, 10.0
 _PROBE = r"""
 import json, sys, time
-from physics.simulation import Simulation
+from physics.pipeline.simulation import Simulation
 sim = Simulation.from_file(sys.argv[1])
 start = time.perf_counter(); sim.step(1); first = time.perf_counter(); sim.step(3)
 print(json.dumps([first - start, (time.perf_counter() - first) / 3]))
@@ -136,14 +136,14 @@ class Preparation:
                 self._condition.wait()
 
     def _load(self):
-        from physics.compiled import allow_compile
+        from physics.core.compiled import allow_compile
         with allow_compile():       # this thread loads (or compiles) while the window's interprets
             self._load_jobs()
 
     def _load_jobs(self):
         from app import renderer, shadows
-        from physics.simulation import Simulation
-        from physics.warmup import SCENES
+        from physics.pipeline.simulation import Simulation
+        from physics.tools.warmup import SCENES
         renderer.warm_kernels()         # the viewer's own kernels first: every scene draws with them
         shadows.warm_kernels()
         while True:

@@ -31,7 +31,7 @@ import moderngl
 import numpy as np
 from numba.core import types
 
-from physics.compiled import kernel
+from physics.core.compiled import kernel
 
 from app import culling, meshes
 from app.camera import gl_bytes

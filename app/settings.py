@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from physics.files import read_regular
+from physics.core.files import read_regular
 
 SETTINGS_BYTES_MAX = 2**20      # a settings file is a few hundred bytes; a megabyte is not one
 problem = None                  # the last `load`'s one-line complaint about the file, or None
@@ -38,7 +38,7 @@ DEFAULTS = {
     "time_scale": 1.0,
     "shadows": True,       # the key light's shadows (app.shadows)
     "numbers": True,       # the overlay of FPS, frame and physics ms, real-time factor, time, step (O)
-    "timeline_budget_mb": 256.0,  # keyframe memory of the timeline (physics.timeline.DEFAULT_BUDGET)
+    "timeline_budget_mb": 256.0,  # keyframe memory of the timeline (physics.pipeline.timeline.DEFAULT_BUDGET)
     "physics": {},
     "keep_physics": False,  # re-apply "physics" to every scene opened (off: each opens with its own)
     "panel_width": 380.0,   # px, the panel's width as last dragged (app.panel)

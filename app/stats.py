@@ -1,4 +1,4 @@
-"""Where a frame's time goes, for the panel's Stats: every stage of a step (physics.profile) and
+"""Where a frame's time goes, for the panel's Stats: every stage of a step (physics.core.profile) and
 every part of a frame, each with its last HISTORY values as a line.
 
 Frame parts are laps of one clock (`lap`), so they add up to the time from one frame to the next:
@@ -9,7 +9,7 @@ Frame parts are laps of one clock (`lap`), so they add up to the time from one f
   render   the scene and the UI drawn
   video    a video frame read back and handed to the encoder (app.video), when recording
   swap     the window's buffer swap (with vsync on, the wait for the display is here)
-Step stages come from a `physics.profile.Recorder` kept on while the viewer lives: its sums over
+Step stages come from a `physics.core.profile.Recorder` kept on while the viewer lives: its sums over
 the frame's steps divided by their number (ms per step). A frame without a step adds no stage
 sample, so the stage lines hold the last steps taken (paused, they stand still).
 """
@@ -18,7 +18,7 @@ import time
 import numpy as np
 from imgui_bundle import imgui
 
-from physics import profile
+from physics.core import profile
 
 HISTORY = 240          # samples per line: 4 s of frames at 60 FPS
 SHOWN_MEAN = 30        # the number beside a line is the mean of its last this-many samples

@@ -19,13 +19,13 @@ Kernels (app.preparation): with `prepare` (the interactive app), numba kernels a
 warm-up child process and loaded on a thread, never inside a frame; a scene opens, and a setting,
 ghost or reparent applies, once its kernels are loaded, and the window says what it waits for.
 
-Timeline (`physics.timeline.Timeline`, made at every load, reset and open): every step goes
+Timeline (`physics.pipeline.timeline.Timeline`, made at every load, reset and open): every step goes
 through it, so the recent past can be sought (the panel's scrubber, ← / →, Shift+← plays
 backwards) within a keyframe memory budget, and every setting goes through `timeline.apply`, so a
 change made while looking at the past branches (the cut-off future is kept as `timeline.previous`).
 A seek restores the state and recomputes what is drawn from it: world state, contacts, overlays;
 the plots are cut back to the time sought, or re-sampled while stepping forward to it. Ctrl+S
-saves the timeline as a recording (`physics.recording`); `open` reads scenes and recordings.
+saves the timeline as a recording (`physics.pipeline.recording`); `open` reads scenes and recordings.
 
 Messages: `error` stays until the user dismisses it (the panel draws it where the user looks,
 in the middle of the window); `message`, a status message over the scene (a window of its own:
@@ -42,8 +42,8 @@ from imgui_bundle import imgui, implot
 from pyglet.window import key, mouse
 
 from app import culling, frames, handles, overlays, paths, picking, plots, settings as settings_store
-from physics import effects
-from physics.compiled import is_interpreting
+from physics.tools import effects
+from physics.core.compiled import is_interpreting
 from app.camera import Camera
 from app.controls import KEYS, SCENE_KEYS, matches, resolve_scene, scene_files
 from app.imgui_renderer import ImGuiInput, ImGuiRenderer
@@ -71,7 +71,7 @@ MESSAGE_LOG = 200       # messages the panel's log keeps
 RESAMPLED_STEPS = 600   # a seek forward steps through at most this many steps sampling the plots (10 s at 60 Hz)
 
 def input_label(entry):
-    """A timeline input (`physics.timeline.Input`) as a plot marker's text."""
+    """A timeline input (`physics.pipeline.timeline.Input`) as a plot marker's text."""
     if entry.kind == "set":
         return f"{entry.args[0]}: {plots.format_value(entry.args[1])}"
     return f"{entry.kind}: {entry.args[0]}"
@@ -173,20 +173,20 @@ class Viewer:
         self.ghosts = Ghosts(self)  # variants run beside the main one; follow it in refresh_state
         self.frames, self.trails = frames.FrameView(), paths.Trails()  # view from a node; path history
         self.hand = handles.Hand(self)  # mouse pulls and flicks
-        from physics.driving import KeyDrive
+        from physics.dynamics.driving import KeyDrive
         self.keys = KeyDrive(())        # the scene's [[key]]s (`_scene_keys`, at each open)
-        self.last_input = None          # what the last input said it did (a launch's physics.driving.Launch)
+        self.last_input = None          # what the last input said it did (a launch's physics.dynamics.driving.Launch)
         self.launched = None            # the last launch (its arrows: `launch_lines`)
         self.saved_keyframes = []
         scene = scene or self.prefs.get("last_scene") or DEFAULT_SCENE
         self.preparation, self.pending, self.deferred, self._said_warmup_failed = None, None, [], False
         if prepare:
-            from physics.warmup import is_warm
+            from physics.tools.warmup import is_warm
             from app.preparation import Preparation
             self.preparation = Preparation(compile=not is_warm(), first=self._task_of(scene))
             if self.preparation.compiling:
                 # until its kernels are loaded, a small scene runs as Python (the same bits)
-                from physics.compiled import interpret
+                from physics.core.compiled import interpret
                 interpret(True)
         self.frame_log = None if frame_log is None else open(frame_log, "w", buffering=1)
         if self.frame_log is not None:
@@ -216,7 +216,7 @@ class Viewer:
         scene, its file loaded into a simulation, off this thread; it opens in `poll_preparation`.
         While kernels compile, a shipped scene whose steps are cheap enough as Python (measured:
         `Preparation.probe`) opens as soon as that is known, and runs so until they are loaded."""
-        from physics.compiled import is_interpreting
+        from physics.core.compiled import is_interpreting
         task = self._task_of(name)
         self.pending = name
         if task is not None:
@@ -227,14 +227,14 @@ class Viewer:
 
     def _interpretable(self, name, task):
         """Whether scene `name` (warm-up task `task`) may open now and run as Python."""
-        from physics.compiled import is_interpreting
+        from physics.core.compiled import is_interpreting
         return (task is not None and is_interpreting() and not self.preparation.ready(task)
                 and self.preparation.interpretable(resolve_scene(name)))
 
     @property
     def interpreted(self):
         """Whether the scene shown runs (partly) as Python, its kernels still being prepared."""
-        from physics.compiled import is_interpreting
+        from physics.core.compiled import is_interpreting
         return (self.sim is not None and self.preparation is not None and is_interpreting()
                 and not self.preparation.ready(self._task_of(self.scene_path)))
 
@@ -299,7 +299,7 @@ class Viewer:
     def _task_of(name):
         """The warm-up task that prepares what scene `name` needs (a shipped scene's name), or None
         (other files and recordings: ready once nothing compiles any more)."""
-        from physics.warmup import SCENES
+        from physics.tools.warmup import SCENES
         text = str(name).strip()
         if text.lower().endswith(".rec"):
             return None
@@ -330,7 +330,7 @@ class Viewer:
         """Open a recording, paused at its first step, to scrub and branch; on any error keep the
         current scene running and show the error. -> bool."""
         try:
-            from physics.recording import read_recording
+            from physics.pipeline.recording import read_recording
             path = Path(path)
             timeline = read_recording(path).timeline(budget=self.budget_bytes())
         except Exception as error:  # noqa: BLE001 - a bad file of any kind must not stop the app
@@ -379,7 +379,7 @@ class Viewer:
     def _adopt(self, sim, path, scene_text, timeline=None):
         """Show `sim` (loaded from `path`; its scene file's text) from now on, with `timeline`
         (a recording's) or a new one from its current state."""
-        from physics.timeline import Timeline
+        from physics.pipeline.timeline import Timeline
         self.sim, self.scene_path, self.scene_text, self.error = sim, path, scene_text, None
         self.timeline = timeline if timeline is not None else Timeline(sim, budget=self.budget_bytes())
         self.renderer.set_shapes(sim.shapes, sim.colors, sim.scene.meshes, sim.scene.visible, sim.scene.parent)
@@ -408,9 +408,9 @@ class Viewer:
             self._settings_problem = None
 
     def _scene_keys(self, sim):
-        """The scene's [[key]]s (physics.driving.KeyDrive), less any letter the app's own keys take
+        """The scene's [[key]]s (physics.dynamics.driving.KeyDrive), less any letter the app's own keys take
         (they come first: said once, at open)."""
-        from physics.driving import KeyDrive
+        from physics.dynamics.driving import KeyDrive
         taken = {key.symbol_string(bound) for keys, _, _, _ in KEYS for bound in keys if not isinstance(bound, tuple)}
         clash = sorted({k["key"] for k in sim.scene.keys if k["key"] in taken})
         if clash:
@@ -540,7 +540,7 @@ class Viewer:
 
     def reset(self):
         """Back to the scene's first state with a new timeline (the settings are kept)."""
-        from physics.timeline import Timeline
+        from physics.pipeline.timeline import Timeline
         self.sim.reset()
         self.timeline = Timeline(self.sim, budget=self.budget_bytes())
         self.accumulator, self.error, self.backwards = 0.0, None, False
@@ -611,7 +611,7 @@ class Viewer:
         """Save the timeline (start to end) as a recording: `path`, else the `record` path given
         at start (overwritten: this run owns it), else sandbox-<time>.rec in the working
         directory. The status message names the file; an error shows. -> the path or None."""
-        from physics.recording import write_recording
+        from physics.pipeline.recording import write_recording
         own = path is None and self.record_path is not None
         path = Path(path) if path is not None else self.record_path or Path.cwd() / time.strftime("sandbox-%Y%m%d-%H%M%S.rec")
         try:
@@ -624,11 +624,11 @@ class Viewer:
         return path
 
     def cycle_gyroscopic(self):
-        from physics.settings import GYROSCOPIC
+        from physics.core.settings import GYROSCOPIC
         self._cycle("gyroscopic", GYROSCOPIC)
 
     def cycle_integrator(self):
-        from physics.settings import integrator_names
+        from physics.core.settings import integrator_names
         self._cycle("integrator", integrator_names())
 
     def toggle_counteract(self):
@@ -735,7 +735,7 @@ class Viewer:
 
     def _physics_error(self, error):
         """Pause and show a physics error; a divergence selects the node it names."""
-        from physics.stages import DivergenceError
+        from physics.pipeline.stages import DivergenceError
         self.paused, self.backwards = True, False
         if isinstance(error, DivergenceError):
             self.error = f"paused: {error}; press Left to step back or R to reset"
@@ -902,7 +902,7 @@ class Viewer:
             self.notify(f"acceleration terms: {type(error).__name__}: {error}")
 
     def give_input(self, kind, *args, mark=None):
-        """An input other than a setting (physics.timeline.Input "impulse", "force", "reparent")
+        """An input other than a setting (physics.pipeline.timeline.Input "impulse", "force", "reparent")
         through the timeline, as `set` does a setting: in the past it branches; the ghosts
         (app.ghosts), brought to this moment, get it too (`Comparison.apply_input`). `mark`: a plot
         marker's text. A refused input shows its error. -> bool."""
@@ -1171,7 +1171,7 @@ class Viewer:
         end a warm-up still running (what it compiled stays cached)."""
         if self.preparation is not None:
             self.preparation.close()
-            from physics.compiled import interpret
+            from physics.core.compiled import interpret
             interpret(False)
         if self.frame_log is not None:
             self.frame_log.close()

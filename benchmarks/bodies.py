@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from physics.integrators import (INTEGRATORS, Frame, inertial_accelerations, local_accelerations,
+from physics.dynamics.integrators import (INTEGRATORS, Frame, inertial_accelerations, local_accelerations,
                                  omega_local_from_body, step_bodies)
 
 TARGETS_NS = {"lie-midpoint": 60.0, "lie-midpoint-4": 180.0}

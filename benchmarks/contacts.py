@@ -18,7 +18,7 @@ by step at 10 and at 50 iterations. Every stage is timed in place by wrapping th
 the step calls (`_stage_clock`; nothing in physics/ is edited, the wrappers are removed afterwards):
 broad phase = `place` (the shapes' world poses and boxes, which the narrow phase reads too) +
 `candidate_pairs`, narrow phase = `contacts`, and the solver's stages
-(physics.solver): prepare (contact rows + effective masses: `SceneSolver.prepare` minus broad and
+(physics.constraints.solver): prepare (contact rows + effective masses: `SceneSolver.prepare` minus broad and
 narrow), warm start, solve (the `sweep` on the rows' targets), relax (the `sweep` on the relax
 targets), restitution (any other sweep), store (`ContactCache.store`); "solver" is their sum plus
 the glue inside `SceneSolver.solve`, "step" the whole `sim.step(1)`, "rest" what the step spends
@@ -33,11 +33,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from physics.broadphase import candidate_pairs, collision_filter
-from physics.collision import contacts
-from physics.manifold import ContactCache
-from physics.rotation import matrix_from_axis_angle
-from physics.shapes import ShapeSet, aabbs
+from physics.collision.broadphase import candidate_pairs, collision_filter
+from physics.collision.collision import contacts
+from physics.collision.manifold import ContactCache
+from physics.math.rotation import matrix_from_axis_angle
+from physics.model.shapes import ShapeSet, aabbs
 
 TARGET_MS = {"broad": 0.5, "narrow": 1.5}
 PILE = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "pile.toml"
@@ -124,12 +124,12 @@ def collision_section(repeats):
 @contextmanager
 def _stage_clock():
     """Yield a dict stage -> list of thread CPU seconds, one entry per call, filled while the
-    physics functions below are wrapped. `physics.solver` calls them as its module globals, so
+    physics functions below are wrapped. `physics.constraints.solver` calls them as its module globals, so
     patching its attributes reaches every call of a step. Warm start, solve, relax and restitution
     are one compiled call (`_solve_stages`, `_solve_stages_parallel` for a heap), timed together."""
-    import physics.collision
-    import physics.gauss_seidel
-    import physics.solver
+    import physics.collision.collision
+    import physics.constraints.gauss_seidel
+    import physics.constraints.solver
 
     spent = {}
 
@@ -143,14 +143,14 @@ def _stage_clock():
             return out
         return owner, name, original, wrapper
 
-    patches = [clocked(physics.solver, "place", lambda *a: "broad"),
-               clocked(physics.solver, "candidate_pairs", lambda *a: "broad"),
-               clocked(physics.solver, "contacts", lambda *a: "narrow"),
-               clocked(physics.solver.SceneSolver, "prepare", lambda *a: "scene prepare"),
-               clocked(physics.solver.SceneSolver, "solve", lambda *a: "scene solve"),
-               clocked(physics.gauss_seidel, "_solve_stages", lambda *a: "solve"),
-               clocked(physics.gauss_seidel, "_solve_stages_parallel", lambda *a: "solve"),
-               clocked(physics.manifold.ContactCache, "store", lambda *a: "store")]
+    patches = [clocked(physics.constraints.solver, "place", lambda *a: "broad"),
+               clocked(physics.constraints.solver, "candidate_pairs", lambda *a: "broad"),
+               clocked(physics.constraints.solver, "contacts", lambda *a: "narrow"),
+               clocked(physics.constraints.solver.SceneSolver, "prepare", lambda *a: "scene prepare"),
+               clocked(physics.constraints.solver.SceneSolver, "solve", lambda *a: "scene solve"),
+               clocked(physics.constraints.gauss_seidel, "_solve_stages", lambda *a: "solve"),
+               clocked(physics.constraints.gauss_seidel, "_solve_stages_parallel", lambda *a: "solve"),
+               clocked(physics.collision.manifold.ContactCache, "store", lambda *a: "store")]
     for owner, name, _, wrapper in patches:
         setattr(owner, name, wrapper)
     try:
@@ -171,7 +171,7 @@ def measure_pile(iterations, settle_s=SETTLE_S, timed=21):
     thread CPU ms). Returns the per-stage medians, the wall median of a step, the contact counts,
     the worst penetration (m) during the settling and during the timed steps, and the boxes whose
     centre ended below the ground."""
-    from physics.simulation import Simulation
+    from physics.pipeline.simulation import Simulation
 
     sim = Simulation.from_file(PILE)
     sim.set("iterations", iterations)
@@ -221,7 +221,7 @@ def solver_section(quick):
     verdict = ("The goals (≤ 8 ms per step and ≤ 2 mm steady penetration at 10 iterations; no slower than "
                "PyBullet at any count) are judged on wall time side by side with PyBullet in the pile "
                "section. The thread CPU column counts the calling thread only: a sweep of 128 or more "
-               "elements runs one half of the bodies' rows on the second core (`physics.gauss_seidel.partition_elements`).")
+               "elements runs one half of the bodies' rows on the second core (`physics.constraints.gauss_seidel.partition_elements`).")
     return lines, verdict, runs
 
 

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from physics.hierarchy import Hierarchy, NodeState
+from physics.model.hierarchy import Hierarchy, NodeState
 
 
 def wide(n, branching=8):

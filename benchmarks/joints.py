@@ -5,7 +5,7 @@ Each scene is stepped by our `Simulation.step` and by MuJoCo reading our own `ph
 (MuJoCo's Euler, the same dt, one MuJoCo step per sub-step of ours), in one process, block by
 block in turn, so that a busy machine slows both alike: the figure is the best of the blocks (ms a
 step) and the ratio is ours over MuJoCo's. Sub-steps taken counts RATTLE's retries: a sub-step
-taken again as two halves counts its halves (`physics.stages.substep` calls per nominal sub-step).
+taken again as two halves counts its halves (`physics.pipeline.stages.substep` calls per nominal sub-step).
 """
 import os
 import re
@@ -34,10 +34,10 @@ def _generated(kind, size, folder):
 
 
 class _SubSteps:
-    """Counts `physics.stages.substep` calls (RATTLE's halves included) while entered."""
+    """Counts `physics.pipeline.stages.substep` calls (RATTLE's halves included) while entered."""
 
     def __enter__(self):
-        import physics.stages as stages
+        import physics.pipeline.stages as stages
         self.stages, self.original, self.count = stages, stages.substep, 0
 
         def counted(*args, **kwargs):

@@ -17,8 +17,8 @@ from collections import deque
 
 import numpy as np
 
-from physics.compiled import kernel
-from physics.contiguous_list import ContiguousList
+from physics.core.compiled import kernel
+from physics.containers.contiguous_list import ContiguousList
 
 VALUE_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 1024)
 STRATEGIES = ("Back", "Mid", "Random")

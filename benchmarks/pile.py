@@ -37,7 +37,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from benchmarks.contacts import PILE
-from physics.rotation import matrix_from_quaternion
+from physics.math.rotation import matrix_from_quaternion
 
 STEP_TARGET_MS = 8.0          # the goal (docs/fidelity.md): this penetration in at most this wall ms
 PENETRATION_TARGET_MM = 2.0   # per step, at some iteration count (and the same at 10, for reference)
@@ -53,7 +53,7 @@ HALF = 0.1
 def _heap(path=PILE):
     """(ground friction, box translations (n, 3), quaternions (n, 4) (w, x, y, z), box friction,
     dt) read from pile.toml (or another heap `make_scenes.py pile` wrote)."""
-    from physics.scene import DEFAULT_FRICTION
+    from physics.io.scene import DEFAULT_FRICTION
 
     data = tomllib.loads(Path(path).read_text())
     nodes = data["node"]
@@ -120,11 +120,11 @@ class BulletPile:
 
 class OurPile:
     """The heap in `physics.Simulation` at the scene's settings but for the iteration count; the
-    solver's threads chosen by measuring (`threads` None) or pinned (`physics.threads`)."""
+    solver's threads chosen by measuring (`threads` None) or pinned (`physics.core.threads`)."""
 
     def __init__(self, iterations, path=PILE, threads=None):
-        from physics.simulation import Simulation
-        from physics.threads import fixed_threads
+        from physics.pipeline.simulation import Simulation
+        from physics.core.threads import fixed_threads
 
         self.sim = Simulation.from_file(path)
         self.sim.set("iterations", iterations)

@@ -24,7 +24,7 @@ import numpy as np
 import pinocchio as pin
 
 from benchmarks.hierarchy import chain, depth, random_tree, state, tanks, wide
-from physics.hierarchy import Hierarchy
+from physics.model.hierarchy import Hierarchy
 
 MEMORY_BUDGET = 600e6  # bytes of Pinocchio Data we allow ourselves on a shared machine
 # Measured with pin 4.1 (RSS growth of createData, fresh process): mimic-joint Data of N = 10^3 nodes

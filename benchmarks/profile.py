@@ -1,4 +1,4 @@
-"""The cost of the stage profiler (`physics.profile`): a step with no recorder on, with one keeping
+"""The cost of the stage profiler (`physics.core.profile`): a step with no recorder on, with one keeping
 totals (what the viewer's panel runs), and with one tracing (`python -m physics run --profile`);
 and the price of a hook while none is on.
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from physics import profile
-from physics.simulation import Simulation
+from physics.core import profile
+from physics.pipeline.simulation import Simulation
 
 SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
 RUNS = {"t_handle": 60, "tank": 120, "stack": 120, "car": 60}   # warm-up steps (contacts settled in)

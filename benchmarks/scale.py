@@ -1,5 +1,5 @@
 """Scale: heaps of 1,000 and 4,096 boxes beside PyBullet with the solver's thread count as chosen
-(`physics.threads`) and pinned to one and two threads; free bodies from 10^3 to 10^6, a whole
+(`physics.core.threads`) and pinned to one and two threads; free bodies from 10^3 to 10^6, a whole
 `Simulation.step` beside its integrator kernel; and the time to load a generated scene of each size.
 `python -m benchmarks scale`.
 
@@ -23,7 +23,7 @@ generated arrays (`physics.scene_from_arrays`); the step's and the kernel's (`st
 the step calls to integrate) median wall ns per body·step, and the step's pinned to one core
 (`fixed_threads(1)`), interleaved. The step/kernel ratio is what the step adds around the
 integration: free bodies take the fused sub-step (the integrator on the local state in place, the
-divergence check in its pass: `physics.stages.free_substep`), so what is left is the check's
+divergence check in its pass: `physics.pipeline.stages.free_substep`), so what is left is the check's
 arithmetic and the step's Python. From `SPLIT_BODIES` bodies both run in parts on every core at
 once; the 10^6 bodies are timed again beside one competing process, where the parts must not lose
 to one core.
@@ -39,10 +39,10 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.pile import SETTLE_MIN_S, BulletPile, OurPile, side_by_side
-from physics.integrators import SPLIT_BODIES, step_bodies
-from physics.scene import scene_from_arrays
-from physics.simulation import Simulation
-from physics.threads import fixed_threads
+from physics.dynamics.integrators import SPLIT_BODIES, step_bodies
+from physics.io.scene import scene_from_arrays
+from physics.pipeline.simulation import Simulation
+from physics.core.threads import fixed_threads
 
 SETTLE_S = 3.0
 TIMED = 15
@@ -232,7 +232,7 @@ def main(quick=False):
         "",
         "Free bodies (lie-midpoint, gyroscopic explicit, gravity, no parent), built from arrays "
         "(`scene_from_arrays`); median wall ns per body·step of the whole step, of its integrator kernel "
-        f"(both on every core from {SPLIT_BODIES:,} bodies, `physics.integrators.SPLIT_BODIES`) and of the "
+        f"(both on every core from {SPLIT_BODIES:,} bodies, `physics.dynamics.integrators.SPLIT_BODIES`) and of the "
         "step pinned to one core, interleaved; the last row beside one competing CPU-bound process.",
         "",
         "| bodies | scene_from_arrays, s | Simulation(), s | step, ns | kernel, ns | step / kernel "
@@ -258,7 +258,7 @@ def main(quick=False):
               "kernel's pass, block by block as each block of 256 bodies is stored (and, on the first sub-step of a "
               "call, before it is stepped): a block whose every component is within its limit / √3 is cleared by "
               "four vectorized reductions over contiguous memory, and only another is tested body by body "
-              "(`physics.integrators._check_block`); the two checks cost about 3 ns a body at 10^4. From 2^16 "
+              "(`physics.dynamics.integrators._check_block`); the two checks cost about 3 ns a body at 10^4. From 2^16 "
               "bodies the step and the kernel each run in two parts that join once, and a part the shared machine "
               "delays shows in either median."]
     lines += ["", f"Load average {load_before[0]:.1f} before, {load_after[0]:.1f} after, on {os.cpu_count()} cores."]

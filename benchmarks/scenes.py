@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physics.simulation import Simulation
+from physics.pipeline.simulation import Simulation
 
 SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
 TARGET_MS = {"tank": 0.13}
@@ -38,10 +38,10 @@ STAGES = {"sync": "world updates and derived local state",
 
 
 def _stage_ms(sim, steps, repeats):
-    """Median ms per step of each function of physics.stages in STAGES (wrapped with perf_counter in
+    """Median ms per step of each function of physics.pipeline.stages in STAGES (wrapped with perf_counter in
     the module, which its sub-step looks its stages up in at each call; `sync` counts only its calls
     from outside the stages, the solver stages' own syncs count in theirs)."""
-    import physics.stages as stages
+    import physics.pipeline.stages as stages
 
     totals = {name: [] for name in STAGES}
     clock = {name: 0.0 for name in STAGES}
@@ -183,7 +183,7 @@ def main(quick=False):
         "class and field names. The step's calls whose every argument is the Workspace's own (the world "
         "passes, the divergence scans, the solver's bodies, the dynamic stage's gather and placing, the "
         "kinematic scatter, sleeping's wake and hold) are bound to their compiled versions once a topology "
-        "(`physics.compiled.bind`, `physics.stages.Workspace.calls`), so nothing types them; the others, "
+        "(`physics.core.compiled.bind`, `physics.pipeline.stages.Workspace.calls`), so nothing types them; the others, "
         "mostly the contact solver's, whose arrays are made each step, are typed at each call. The same "
         "step with those entered through their compiled entry points too (`_entered_directly`, a "
         "measurement only), median ms, each pair measured one after the other:",

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from physics import Snapshot
-from physics.simulation import Simulation
-from physics.timeline import DEFAULT_BUDGET, HISTORY_STEPS
+from physics.pipeline.simulation import Simulation
+from physics.pipeline.timeline import DEFAULT_BUDGET, HISTORY_STEPS
 
 SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
 RUNS = {"tank": 120, "car": 60, "pile": 60}     # steps before measuring (contacts settled in)

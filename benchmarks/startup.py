@@ -5,7 +5,7 @@ Each figure is a fresh process with its own kernel cache directory (NUMBA_CACHE_
 sees another's cache unless it is meant to:
 - the runner's first step, `python -m physics run tank --steps 1`, cold and then warm: wall time
   and the CPU time of the process (user + system, its children counted); cold, it runs as Python
-  (physics.warmup.InterpretedStart), so the tank's compile is measured on its own too: its
+  (physics.tools.warmup.InterpretedStart), so the tank's compile is measured on its own too: its
   warm-up task in one cold process (`compile_profile`), three times, the median quoted;
 - the warm-up of everything, `python -m physics warmup`, on every core: wall and CPU time;
 - the compile profile: the same warm-up tasks in one process, cold, with numba's compile events
@@ -77,7 +77,7 @@ def warmup(cache, jobs=None):
 PROFILE = r"""
 import collections, json, sys, time
 from numba.core import event
-from physics.warmup import tasks, warm_scene
+from physics.tools.warmup import tasks, warm_scene
 names = tasks() if sys.argv[2] == "all" else sys.argv[2].split(",")
 start = time.process_time()
 with event.install_recorder("numba:compile") as recorder:
@@ -224,7 +224,7 @@ def main(quick=False):
         *kernel_rows,
         "",
         "A cold start does not wait for that compile. Until a kernel is compiled and loaded, it runs as "
-        "Python (physics.compiled.interpreting): numba compiles the same source without fastmath, so both "
+        "Python (physics.core.compiled.interpreting): numba compiles the same source without fastmath, so both "
         "give the same bits (tests/test_tiers.py compares state hashes). The runner does so while a run, "
         "so interpreted, is projected to end within 20 s, and compiles past that; the app does so for a scene "
         "whose steps a child process timed cheap enough as Python (the tank: 50-90 ms a step), while the "
@@ -245,7 +245,7 @@ def main(quick=False):
         "inlining them would make the Lie–midpoint step 1.7 to 2.2 times slower (LLVM does not inline them "
         "back), so they stay inlined, and the inlining is made cheap instead: numba builds a helper's IR "
         "again at every call site and deep-copies it block by block, each block with the whole scope, "
-        "which cost about a sixth of the compile; physics.compiled builds it once and copies it at the "
+        "which cost about a sixth of the compile; physics.core.compiled builds it once and copies it at the "
         "cost of the code copied (and compares compile flags without building a dict of all 70 options "
         "at each typing-cache lookup). Together that took about a fifth off the compile, with the same "
         "machine code.",

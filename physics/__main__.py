@@ -4,12 +4,12 @@ Loads a scene, applies command-line overrides to its settings, steps it, records
 initial state) and then one row every K steps, and writes the output atomically. When K does not
 divide the step count the last steps are simulated but not recorded (the contract keeps the rows
 evenly spaced); the summary says which step the last row holds.
-`--profile FILE.json` also writes every step's stage times as a Chrome trace (physics.profile).
+`--profile FILE.json` also writes every step's stage times as a Chrome trace (physics.core.profile).
 
 Exit codes (a failure prints one line on stderr, never a traceback; a usage error two: the short
-usage and the error, physics.options.Parser):
+usage and the error, physics.tools.options.Parser):
   0  done;
-  1  the run failed: a node's state diverged or went non-finite (physics.simulation's
+  1  the run failed: a node's state diverged or went non-finite (physics.pipeline.simulation's
      DivergenceError names the node, the step and the quantity), or an internal error (naming
      the stage and the exception); numpy's own overflow warnings are silenced, the blow-up is
      reported once, by us;
@@ -22,7 +22,7 @@ No output file is left by any run that does not exit 0.
 
 Subcommands: each is a parser on the `commands` subparsers object of `build_parser` whose
 `handler` default takes the parsed arguments and returns an exit code; bad input raises ValueError.
-`run`, `compare` and `sweep` share their argument checks (physics.options), made before any scene
+`run`, `compare` and `sweep` share their argument checks (physics.tools.options), made before any scene
 loads or any cluster starts.
 """
 import os
@@ -49,16 +49,17 @@ from pathlib import Path
 
 import numpy as np
 
-from physics import choices, options
-from physics.compare import add_parser as add_compare_parser
-from physics.profile import STAGES, Recorder
-from physics.recording import add_parser as add_replay_parser
-from physics.trajectory import FORMATS, Recording, recording_bytes, write
-from physics.scene import SceneError
-from physics.signals import raising_on_signals
-from physics.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES
-from physics.sweep import ORDER_NOTE, add_parser as add_sweep_parser
-from physics.warmup import add_parser as add_warmup_parser
+from physics.core import choices
+from physics.tools import options
+from physics.tools.compare import add_parser as add_compare_parser
+from physics.core.profile import STAGES, Recorder
+from physics.pipeline.recording import add_parser as add_replay_parser
+from physics.tools.trajectory import FORMATS, Recording, recording_bytes, write
+from physics.io.scene import SceneError
+from physics.tools.signals import raising_on_signals
+from physics.core.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES
+from physics.tools.sweep import ORDER_NOTE, add_parser as add_sweep_parser
+from physics.tools.warmup import add_parser as add_warmup_parser
 
 DEFAULT_STEPS = 600
 PROGRESS_MIN_STEPS = 2000  # shorter runs finish before a bar is worth drawing
@@ -123,7 +124,7 @@ def add_run_parser(commands):
     run_parser.add_argument("--keyframe-every", type=int, default=60, metavar="K",
                             help="a recording's keyframe snapshot every K steps (default 60)")
     run_parser.add_argument("--profile", metavar="FILE.json",
-                            help="also write every step's stage times (physics.profile: world, rows, broad phase, "
+                            help="also write every step's stage times (physics.core.profile: world, rows, broad phase, "
                                  "narrow phase, kinematic, dynamic, events, solve, sleep) as a Chrome trace; "
                                  "open it in Perfetto (ui.perfetto.dev) or chrome://tracing")
     run_parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
@@ -143,7 +144,7 @@ def _overrides(args):
 
 
 def check_output(option, path, extensions):
-    """physics.options.check_output_file (kept here by its name for callers)."""
+    """physics.tools.options.check_output_file (kept here by its name for callers)."""
     options.check_output_file(option, path, extensions)
 
 
@@ -301,12 +302,12 @@ def run(args):
             if Path(args.record).exists():      # a recording is never silently replaced
                 raise ValueError(f"--record: got {args.record!r}; the file exists (remove it or choose another name)")
     # a cold kernel cache: a short run runs interpreted rather than wait minutes for the compiler
-    # (physics.warmup.InterpretedStart; the same bits); a profile times the compiled stages
-    from physics.warmup import InterpretedStart
+    # (physics.tools.warmup.InterpretedStart; the same bits); a profile times the compiled stages
+    from physics.tools.warmup import InterpretedStart
     planned = 0 if args.profile is not None else args.steps if args.steps is not None else DEFAULT_STEPS
     with InterpretedStart(planned) as start:
         with _stage("while loading the scene", expected=(ValueError,)):
-            from physics.simulation import Simulation
+            from physics.pipeline.simulation import Simulation
             sim = Simulation.from_file(args.scene)
             for name, value in _overrides(args).items():
                 sim.set(name, value)
@@ -342,14 +343,14 @@ def _profile_summary(profiler, steps, path):
 
 def _simulate(args, sim, steps, recording, start=None, schedule=None):
     """Step and record, write, summarize; -> exit code (0, or 1 if the state diverged: the
-    simulation checks every sub-step, physics.stages.DivergenceError)."""
-    from physics.stages import DivergenceError
-    from physics.solver import ContactBudgetError
+    simulation checks every sub-step, physics.pipeline.stages.DivergenceError)."""
+    from physics.pipeline.stages import DivergenceError
+    from physics.constraints.solver import ContactBudgetError
 
     progress = Progress(steps, enabled=not args.quiet and steps >= PROGRESS_MIN_STEPS)
     timeline = None
     if args.record is not None:     # a recording holds every step from the first: no budget
-        from physics.timeline import Timeline
+        from physics.pipeline.timeline import Timeline
         timeline = Timeline(sim, budget=sys.maxsize, keyframe_every=args.keyframe_every)
     def control(name, value):       # an input: a recording holds it too
         sim.set_control(name, value) if timeline is None else timeline.apply("control", name, value)
@@ -404,7 +405,7 @@ def _simulate(args, sim, steps, recording, start=None, schedule=None):
             summary = None if args.quiet else _summary(arrays, steps, seconds, args.record_every)
             write(args.out, arrays)
     if timeline is not None:
-        from physics.recording import write_recording
+        from physics.pipeline.recording import write_recording
         try:
             with _stage(f"while writing {args.record}"):
                 size = write_recording(args.record, timeline)

@@ -4,8 +4,8 @@ inertials of an imported scene, in the model's own (z-up) frame."""
 import numpy as np
 
 from physics import DynamicTransform, Hierarchy, Transform
-from physics.articulated import Z_UP
-from physics.rotation import matrix_from_quaternion
+from physics.io.articulated import Z_UP
+from physics.math.rotation import matrix_from_quaternion
 
 
 def model_poses(scene):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from conftest import frames, require_tool, xdotool
-from physics.scene import load_scene
+from physics.io.scene import load_scene
 
 
 def keys(w, *names):

@@ -44,7 +44,7 @@ def test_w_drives_the_tank_off_its_circle_and_v_fires_the_shell(window, tmp_path
     np.testing.assert_allclose(world.velocity[shell], launch.velocity_world, rtol=0, atol=1e-9)
     v.seek(v.timeline.head)
     keys(w, "ctrl+s")
-    from physics.recording import read_recording
+    from physics.pipeline.recording import read_recording
     recording = read_recording(tmp_path / "drive.rec")
     kinds = [i.kind for i in recording.inputs]
     assert "launch" in kinds and kinds.count("control") >= 10

@@ -186,7 +186,7 @@ def test_a_mouse_pull_moves_the_ball_to_the_cursor_and_replays(window, tmp_path)
     """Real pointer events: Ctrl + left button down on the floating ball, the pointer moved 150 px
     right, held, then released. The ball follows the cursor (its screen x moves by most of 150 px),
     each step of the pull is a "force" input, and the saved recording re-simulates bit for bit."""
-    from physics.recording import read_recording
+    from physics.pipeline.recording import read_recording
     require_tool("xdotool", "xdotool")
     scene = tmp_path / "floating.toml"
     scene.write_text(FLOATING)
@@ -221,7 +221,7 @@ def test_a_ctrl_right_click_flicks_the_ball_into_the_screen(window, tmp_path):
     round-off; the direction within a few pixels' angle of the ray through the click's pixel),
     recorded as one "impulse" input that replays bit for bit."""
     from app.handles import FLICK_SPEED
-    from physics.recording import read_recording
+    from physics.pipeline.recording import read_recording
     require_tool("xdotool", "xdotool")
     scene = tmp_path / "floating.toml"
     scene.write_text(FLOATING)

@@ -19,7 +19,7 @@ pyglet.options["headless"] = True
 import moderngl, numpy as np
 import app.renderer as renderer
 from app.camera import Camera
-from physics.rotation import random_matrix
+from physics.math.rotation import random_matrix
 ctx = moderngl.create_standalone_context(backend="egl")
 r = renderer.Renderer(ctx)
 target = renderer.Target(ctx, (128, 128), 0)
@@ -74,7 +74,7 @@ def test_picking_a_hull_hits_where_the_box_does():
     missed."""
     from app import meshes, picking
     from app.renderer import shape_matrix
-    from physics.rotation import random_matrix
+    from physics.math.rotation import random_matrix
     kind = meshes.hull_mesh(CORNERS)[0]
     rng = np.random.default_rng(9)
     hits = 0

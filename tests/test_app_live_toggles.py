@@ -4,7 +4,7 @@ Python the change waits for its kernels and says so."""
 import pytest
 
 from conftest import frames, require_tool
-from physics.compiled import interpreting
+from physics.core.compiled import interpreting
 from test_app_choices import keys
 
 

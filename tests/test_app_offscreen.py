@@ -53,7 +53,7 @@ pyglet.options["headless"] = True
 import moderngl, numpy as np
 import app.renderer as renderer
 from app.camera import Camera
-from physics.rotation import random_matrix
+from physics.math.rotation import random_matrix
 ctx = moderngl.create_standalone_context(backend="egl")
 r = renderer.Renderer(ctx)
 target = renderer.Target(ctx, (96, 96), 0)

@@ -139,7 +139,7 @@ def test_depth_pass_stores_where_the_light_leaves_each_caster(window, points, mo
     across a texel (s, from numpy's map: where a rasterizer samples within the texel), and
     behind it by at most the pass's own offsets: the polygon offset (factor x s + units) for
     meshes, POINT_BIAS_TEXELS for points, plus s."""
-    from physics.rotation import random_matrix
+    from physics.math.rotation import random_matrix
     w = window("tank")
     texels = 128
     monkeypatch.setattr(shadows, "POINT_TEXELS", np.inf if points else 0.0)

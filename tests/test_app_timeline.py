@@ -150,7 +150,7 @@ def test_viewer_seeks_branches_and_round_trips_a_recording(tmp_path, app_config)
     branch (the old steps 25-40 kept bit for bit, a "branch" marker), 20 more steps equal to a plain
     run with rk4 from step 25. Saved, the recording verifies; a bad .rec shows an error and the
     tank keeps running; the saved one opens paused at its start and reaches the same last state."""
-    from physics.recording import read_recording
+    from physics.pipeline.recording import read_recording
     out, bad = tmp_path / "run.rec", tmp_path / "bad.rec"
     bad.write_bytes(b"not a recording at all")
     result = subprocess.run([sys.executable, "-c", SCRIPT, str(out), str(bad)], cwd=ROOT, capture_output=True,
@@ -187,7 +187,7 @@ def test_scrub_back_change_integrator_run_on_with_real_keys(window, tmp_path, mo
     are unchanged, the plots end at the shown state and mark the branch, and the saved recording
     holds the new branch and verifies by re-simulation."""
     from conftest import require_tool
-    from physics.recording import read_recording
+    from physics.pipeline.recording import read_recording
     require_tool("xdotool", "xdotool")
     monkeypatch.chdir(tmp_path)  # Ctrl+S saves sandbox-<time>.rec here
     w = window(str(TANK))

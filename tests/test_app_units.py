@@ -10,8 +10,8 @@ from app import culling, meshes, picking, settings as store
 from app.camera import Camera, gl_bytes
 from app.png import read_png, write_png
 from app.renderer import bounding_radius, model_matrices, shape_matrix
-from physics.rotation import matrix_from_quaternion
-from physics.transform import Transform
+from physics.math.rotation import matrix_from_quaternion
+from physics.math.transform import Transform
 
 unit_quaternions = st.lists(st.floats(-1, 1), min_size=4, max_size=4).map(np.array).filter(
     lambda q: np.linalg.norm(q) > 0.1).map(lambda q: q / np.linalg.norm(q))

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from physics.scene import load_scene, scene_from_dict
-from physics.simulation import Simulation
+from physics.io.scene import load_scene, scene_from_dict
+from physics.pipeline.simulation import Simulation
 
 SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
 TOL = 1e-11

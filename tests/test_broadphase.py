@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from physics.broadphase import BRUTE_FORCE_MAX, GRID_MAX_CELLS, candidate_pairs, collision_filter
-from physics.shapes import ShapeSet, aabbs
+from physics.collision.broadphase import BRUTE_FORCE_MAX, GRID_MAX_CELLS, candidate_pairs, collision_filter
+from physics.model.shapes import ShapeSet, aabbs
 from types import SimpleNamespace
 
 
@@ -175,8 +175,8 @@ def test_may_pair_is_false_only_when_no_pair_is_ever_allowed():
     """A conservative shortcut the Simulation uses to skip the solver: when it says False, the
     filter allows no pair at all (checked against every pair); a dynamic body beside a static one
     may pair."""
-    from physics.broadphase import collision_filter
-    from physics.shapes import ShapeSet
+    from physics.collision.broadphase import collision_filter
+    from physics.model.shapes import ShapeSet
     box = {"type": "box", "size": [1.0, 1.0, 1.0]}
     cases = [
         ([box, box], np.array([-1, 0]), np.array(["dynamic", "fixed"]), False),   # one rigid assembly
@@ -199,7 +199,7 @@ def test_grid_cell_order_is_the_stable_sort(n, side, seed):
     exactly: by counting when the cells span few values per entry (a cube of side³ cells), by merge
     sort when they spread over a wide range (side 40 with few entries); a stable sort has one
     answer, so the pairs, and the bits, do not depend on which ran."""
-    from physics.broadphase import _GRID_BITS, _cell_order
+    from physics.collision.broadphase import _GRID_BITS, _cell_order
     rng = np.random.default_rng(seed)
     cells = rng.integers(0, side, (n, 3)) + rng.integers(0, 1 << 10, 3)     # a block of cells anywhere
     key = (cells[:, 0] << (2 * _GRID_BITS)) | (cells[:, 1] << _GRID_BITS) | cells[:, 2]

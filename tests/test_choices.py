@@ -1,4 +1,4 @@
-"""Each choice-valued setting is one enumeration (physics.choices): every place that offers or
+"""Each choice-valued setting is one enumeration (physics.core.choices): every place that offers or
 checks it — Settings, the runner's and the app's command lines, the kernels' entry points — offers
 exactly its names and refuses anything else naming the key and the value."""
 import argparse
@@ -6,11 +6,11 @@ import argparse
 import numpy as np
 import pytest
 
-from physics import choices
+from physics.core import choices
 from physics.__main__ import build_parser
-from physics.integrators import INTEGRATORS, step_bodies
-from physics.kinematics import step_kinematic
-from physics.settings import SettingError, Settings
+from physics.dynamics.integrators import INTEGRATORS, step_bodies
+from physics.dynamics.kinematics import step_kinematic
+from physics.core.settings import SettingError, Settings
 from app.__main__ import parse_args
 
 CHOICES = [choices.GYROSCOPIC, choices.INTEGRATOR, choices.ROTATION_UPDATE, choices.EXPONENTIAL]
@@ -42,7 +42,7 @@ def test_settings_take_every_name_and_refuse_others_by_key(choice):
 
 @pytest.mark.parametrize("choice", CHOICES, ids=lambda c: c.key)
 def test_both_command_lines_offer_exactly_the_names(choice):
-    """The runner's --integrator takes any NAME (its help lists them from physics.choices) and lets
+    """The runner's --integrator takes any NAME (its help lists them from physics.core.choices) and lets
     Settings refuse a bad one (tests/test_runner.py); the others list the names themselves."""
     option = "--" + choice.key.replace("_", "-")
     assert offered(build_parser(), option) in (choice.names, None if choice is choices.INTEGRATOR else ())
@@ -67,7 +67,7 @@ def test_every_choice_the_panel_lists_has_its_plain_sentence():
     """The panel's combos show each option's one-line meaning over it (app.panel.setting_widget):
     every option of every choice has one, and each integrator's says its order and what it keeps,
     loses or costs."""
-    from physics import choices
+    from physics.core import choices
 
     for choice in (choices.GYROSCOPIC, choices.INTEGRATOR, choices.ROTATION_UPDATE, choices.EXPONENTIAL):
         assert all(isinstance(text, str) and len(text) > 10 for text in choice.meanings.values()), choice.key

@@ -1,4 +1,4 @@
-"""The command line's edges: one validation for `run`, `compare` and `sweep` (physics.options),
+"""The command line's edges: one validation for `run`, `compare` and `sweep` (physics.tools.options),
 paths checked before any cluster or simulation starts, two-line usage errors, Ctrl+C at any moment
 (the imports and the Dask cluster's start included) as one line and exit 130, workers lost in a
 sweep named as such and their runs retried, a warning as one line."""
@@ -45,7 +45,7 @@ def test_every_command_refuses_an_endless_duration_before_running(tmp_path, caps
 @pytest.mark.parametrize("command", [["compare", str(PENDULUM)], ["sweep", str(PENDULUM), "--vary", "dt=1/60"],
                                      ["run", str(PENDULUM)]])
 def test_every_command_refuses_too_many_steps(tmp_path, capsys, command):
-    """--steps past 1e9 (physics.options.STEPS_MAX): exit 2, one line, for every command alike."""
+    """--steps past 1e9 (physics.tools.options.STEPS_MAX): exit 2, one line, for every command alike."""
     out = str(tmp_path / ("r.npz" if command[0] == "run" else "o"))
     assert main(command + ["--steps", str(10**12), "--out", out]) == 2
     err = capsys.readouterr().err
@@ -55,7 +55,7 @@ def test_every_command_refuses_too_many_steps(tmp_path, capsys, command):
 def test_sweep_checks_its_output_before_any_cluster_starts(tmp_path, capsys, monkeypatch):
     """`sweep --out /proc/x` failed with exit 1 "internal error", and only after the cluster had
     started. Now: exit 2, one line naming --out, and no cluster (its start would fail the test)."""
-    import physics.sweep as sweep
+    import physics.tools.sweep as sweep
 
     def no_cluster(*args, **kwargs):
         raise AssertionError("a cluster started before the output was checked")
@@ -113,7 +113,7 @@ INTERRUPT_DURING_IMPORT = textwrap.dedent("""
     import os, runpy, signal, sys
     class Hook:
         def find_spec(self, name, path=None, target=None):
-            if name == "physics.compare":
+            if name == "physics.tools.compare":
                 os.kill(os.getpid(), signal.SIGINT)
             return None
     sys.meta_path.insert(0, Hook())
@@ -164,7 +164,7 @@ def test_ctrl_c_while_the_cluster_starts_is_one_line_and_exit_130(tmp_path):
 
 def kill_the_worker_once(scene, values, steps, marker):
     """A sweep case whose first attempt kills its worker process (a segfault, the OOM killer)."""
-    from physics.sweep import _run
+    from physics.tools.sweep import _run
     if not os.path.exists(marker):
         open(marker, "w").close()
         os._exit(1)
@@ -188,8 +188,8 @@ def test_a_lost_worker_is_named_and_its_run_retried(tmp_path):
     import dask
     from distributed import Client, LocalCluster
 
-    from physics.scene import load_scene
-    from physics.sweep import RETRIES, execute
+    from physics.io.scene import load_scene
+    from physics.tools.sweep import RETRIES, execute
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])   # the workers need not import this file
     scene = load_scene(PENDULUM)

@@ -1,4 +1,4 @@
-"""Narrow phase (physics.collision) against closed forms, symmetry, rotation invariance, and GJK/EPA
+"""Narrow phase (physics.collision.collision) against closed forms, symmetry, rotation invariance, and GJK/EPA
 against the separating-axis answer. Conventions: normal from a to b, depth > 0 when overlapping,
 point midway between the two surfaces (docs/architecture.md, "Collision interface")."""
 from types import SimpleNamespace
@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from physics.collision import _separated, contacts
-from physics.gjk_epa import gjk_epa, support, support_into
-from physics.manifold import ContactCache
-from physics.rotation import matrix_from_quaternion, random_quaternion
-from physics.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet
+from physics.collision.collision import _separated, contacts
+from physics.collision.gjk_epa import gjk_epa, support, support_into
+from physics.collision.manifold import ContactCache
+from physics.math.rotation import matrix_from_quaternion, random_quaternion
+from physics.model.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet
 
 # Closed-form cases involve a handful of float operations on O(1) numbers: 1e-9 leaves room
 # for rounding and for the 1e-12 guards in the kernels.
@@ -304,8 +304,8 @@ def test_output_growth_resumes_where_it_stopped():
     """A fresh cache sizes the outputs for 64 points; a 4³ grid of overlapping boxes on the ground
     needs hundreds, so the kernel stops, the outputs grow and it resumes several times. The result
     must equal the second call's, made with outputs already large enough: exact (same arithmetic)."""
-    from physics.broadphase import candidate_pairs, collision_filter
-    from physics.shapes import aabbs
+    from physics.collision.broadphase import candidate_pairs, collision_filter
+    from physics.model.shapes import aabbs
     grid = np.stack(np.meshgrid(*[np.arange(4)] * 3, indexing="ij"), axis=-1).reshape(-1, 3)
     t = np.vstack([np.zeros(3), grid * 0.99 + 0.49])
     r = np.concatenate([I3[None], [rot([1, 2, 3], 0.01 * k) for k in range(len(grid))]])
@@ -350,7 +350,7 @@ def test_store_then_lookup_any_order(shuffle):
     """Stored impulses are found again by (shape_a, shape_b, feature_id) whatever the order of the
     contacts: grouped by pair (the narrow phase's order) and fully shuffled (the store's sort then
     falls back from insertion sort to numpy's stable argsort). Exact: impulses are copied, not computed."""
-    from physics.collision import Contacts
+    from physics.collision.collision import Contacts
     rng = np.random.default_rng(5)
     a = np.repeat(np.arange(500), 4) // 7
     b = a + 1 + np.repeat(np.arange(500), 4) % 7
@@ -417,7 +417,7 @@ def test_separating_axis_shortcut_finds_the_obvious_gaps():
 
 # ----------------------------------------------------------------------------- warm starts and culling
 def _one_point(feature, point, normal):
-    from physics.collision import Contacts
+    from physics.collision.collision import Contacts
     return Contacts(np.array([0]), np.array([1]), np.array([0]), np.array([1]), np.array([point], float),
                     np.array([normal], float), np.zeros(1), np.array([feature]))
 
@@ -428,7 +428,7 @@ def test_warm_start_follows_a_relabelled_point_but_not_a_distinct_one():
     point under another id (a corner cut one step, kept the next). A point 3 mm away, or with its
     normal turned 0.2 rad, is another contact and starts cold; an id match comes first. Exact:
     impulses are copied (the normal unchanged: the tangents are the same)."""
-    from physics.manifold import WARM_MATCH_DISTANCE
+    from physics.collision.manifold import WARM_MATCH_DISTANCE
     assert WARM_MATCH_DISTANCE == 0.002
     cache = ContactCache()
     cache.n_shapes = 2
@@ -445,7 +445,7 @@ def test_warm_friction_keeps_its_world_direction_when_the_tangents_flip():
     side contact whose normal wobbles across n_z = 0 keeps its friction's direction instead of
     getting it reversed. Checked against the world vector computed independently; 1e-12: round-off
     of two 3-vector projections (the normal turned by 2e-3 rad keeps 1 − 2e-6 of it)."""
-    from physics.constraints import tangent_basis
+    from physics.constraints.constraints import tangent_basis
     before = np.array([1.0, 0.0, 1e-3]) / np.linalg.norm([1.0, 0.0, 1e-3])
     after = np.array([1.0, 0.0, -1e-3]) / np.linalg.norm([1.0, 0.0, -1e-3])
     cache = ContactCache()
@@ -467,7 +467,7 @@ def test_culling_keeps_most_of_the_polygon():
     of the points span (measured worst 0.74; scoring the fourth point by its largest triangle with
     any edge, which counts a point beside a kept corner as much as the missing corner, gave 0.57)."""
     import itertools
-    from physics.box_box import CHOSEN, DEPTH, POLY, cull4
+    from physics.collision.box_box import CHOSEN, DEPTH, POLY, cull4
 
     def area(points):
         centre = points.mean(axis=0)
@@ -531,7 +531,7 @@ def test_lower_bound_near_is_the_binary_search_from_any_hint(values, key, hint, 
     """`lower_bound_near` (the warm-start lookup's search from the last point's position) returns
     the sorted keys' lower bound, numpy's searchsorted 'left', from any hint, in or past the keys,
     with duplicates, on any prefix n: the same index as a binary search, so the same impulses."""
-    from physics.manifold import lower_bound_near
+    from physics.collision.manifold import lower_bound_near
     keys = np.sort(np.asarray(values, np.int64))
     n = min(cut, len(keys))
     assert lower_bound_near(keys, n, key, hint) == np.searchsorted(keys[:n], key, "left")

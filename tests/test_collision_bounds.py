@@ -45,7 +45,7 @@ shape = {{ type = "cylinder", radius = 0.2, height = 0.1, collide_with_parent = 
 RUN_SCENE = """
 import json, sys
 import numpy as np
-from physics.simulation import Simulation
+from physics.pipeline.simulation import Simulation
 sim = Simulation.from_file(sys.argv[1])
 sim.step(int(sys.argv[2]))
 local = sim.local()
@@ -63,11 +63,11 @@ KERNEL_CASES = """
 import json
 from types import SimpleNamespace
 import numpy as np
-from physics.collision import contacts
-from physics.gjk_epa import gjk_epa
-from physics.manifold import ContactCache
-from physics.shapes import BOX, CYLINDER
-from physics.shapes import ShapeSet
+from physics.collision.collision import contacts
+from physics.collision.gjk_epa import gjk_epa
+from physics.collision.manifold import ContactCache
+from physics.model.shapes import BOX, CYLINDER
+from physics.model.shapes import ShapeSet
 c, s = 0.9943165029753013, 0.10646451010062946
 table_R = np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
 c, s = 0.9943165029990335, 0.10646450987894851
@@ -147,9 +147,9 @@ def test_epa_edge_overflow_and_no_face_give_defined_results():
 PAIR_SWEEP = """
 import numpy as np
 from types import SimpleNamespace
-from physics.collision import contacts
-from physics.manifold import ContactCache
-from physics.shapes import ShapeSet
+from physics.collision.collision import contacts
+from physics.collision.manifold import ContactCache
+from physics.model.shapes import ShapeSet
 hull = {"type": "hull", "vertices": [[0.3, 0.0, 0.0], [-0.2, 0.25, 0.1], [0.0, -0.3, 0.2], [0.1, 0.1, -0.35],
                                      [-0.15, -0.1, -0.2], [0.2, 0.3, 0.3]]}
 kinds = [{"type": "sphere", "radius": 0.3}, {"type": "box", "size": [0.8, 0.4, 0.6]},
@@ -195,7 +195,7 @@ def test_narrow_phase_stays_in_bounds_under_numba_boundscheck(tmp_path):
 
 
 BOUNDSCHECK_RUN = "import sys\n" + KERNEL_CASES + """
-from physics.simulation import Simulation
+from physics.pipeline.simulation import Simulation
 for path, steps in zip(sys.argv[1::2], sys.argv[2::2]):
     sim = Simulation.from_file(path)
     sim.step(int(steps))

@@ -1,4 +1,4 @@
-"""`python -m physics compare` and physics.compare.Comparison: variants in lockstep, measured.
+"""`python -m physics compare` and physics.tools.compare.Comparison: variants in lockstep, measured.
 
 Expectations derived independently of the code under test: the T-handle's flip (the Dzhanibekov
 effect) that a run without the gyroscopic term cannot make; the closed-form angular momentum of a
@@ -16,8 +16,8 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from physics.__main__ import main
-from physics.compare import Comparison, parse_settings
-from physics.simulation import Simulation
+from physics.tools.compare import Comparison, parse_settings
+from physics.pipeline.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parent.parent
 T_HANDLE = ROOT / "assets" / "scenes" / "t_handle.toml"
@@ -216,7 +216,7 @@ def test_command_line(tmp_path):
 
 def test_failed_write_leaves_nothing_and_keeps_existing_output(tmp_path, monkeypatch):
     """Output is atomic: a failure while plotting leaves no directory (or the previous files)."""
-    import physics.compare
+    import physics.tools.compare
 
     out = tmp_path / "out"
     argv = ["compare", str(T_HANDLE), "--steps", "3", "--out", str(out), "--quiet"]
@@ -224,7 +224,7 @@ def test_failed_write_leaves_nothing_and_keeps_existing_output(tmp_path, monkeyp
     def broken(*args):
         raise OSError("disk full")
 
-    monkeypatch.setattr(physics.compare, "plot", broken)
+    monkeypatch.setattr(physics.tools.compare, "plot", broken)
     assert main(argv) == 1
     assert list(tmp_path.iterdir()) == []
     monkeypatch.undo()
@@ -328,7 +328,7 @@ def test_added_simulation_applies_its_recorded_inputs_as_the_timeline_replays_th
     """A timeline branch (gyroscopic off set at step 20, integrator rk4 at 50) cut off by a change
     at step 10: adopted as a ghost replayed to step 10 and stepped to step 80 in lockstep, every
     state matches the hash the branch recorded at its step."""
-    from physics.timeline import Timeline
+    from physics.pipeline.timeline import Timeline
     sim = Simulation.from_file(T_HANDLE)
     timeline = Timeline(sim)
     timeline.step(20)
@@ -355,7 +355,7 @@ def test_crash_queries():
     by stepping a plain run; with counteraction on and off the cargo's world velocities differ by
     about the car's 10 m/s once the car has stopped (on: the cargo flies on; off: it stops with
     the car; 5 m/s of slack for the cargo meeting the front panel)."""
-    from physics.compare import impact_step, loose_children
+    from physics.tools.compare import impact_step, loose_children
     sim = Simulation.from_file(CAR)
     loose, nearest = loose_children(sim)
     assert [sim.names[i] for i in loose] == ["box_1", "box_2", "ball"]

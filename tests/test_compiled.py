@@ -1,4 +1,4 @@
-"""The compile policy (physics.compiled): one specialization per kernel whatever constants it is
+"""The compile policy (physics.core.compiled): one specialization per kernel whatever constants it is
 called with, cache stamps that follow every module a kernel imports, and a cache directory that
 works for read-only installs, and a start that parses no module it has seen."""
 import json
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from physics import compiled
-from physics.compiled import IMPORT_TABLE, SourceTreeLocator, dependency_digest, kernel
+from physics.core import compiled
+from physics.core.compiled import IMPORT_TABLE, SourceTreeLocator, dependency_digest, kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,8 +47,8 @@ def test_a_kernel_called_with_constants_compiles_once():
 def test_the_gauss_seidel_sweep_has_one_version_per_array_layout():
     """The sweep `_pgs` is called with the literals True/False, 1 and slices of the residual;
     before `kernel` each gave it a version of its own (three, ~50 s of compile each)."""
-    from physics.simulation import Simulation
-    from physics import gauss_seidel
+    from physics.pipeline.simulation import Simulation
+    from physics.constraints import gauss_seidel
     sim = Simulation.from_file(ROOT / "assets" / "scenes" / "tank.toml")
     sim.step(3)
     # loaded from the cache or compiled: either way one signature per entry point
@@ -60,7 +60,7 @@ def test_lie_midpoint_and_its_triple_jump_share_one_version():
     sub-steps are always a 3-tuple and a count, so both are one version of `_step_lie` (a 1-tuple
     and a 3-tuple were two, ~8 s of compile each)."""
     import numpy as np
-    from physics import integrators
+    from physics.dynamics import integrators
     for integrator in ("lie-midpoint", "lie-midpoint-4"):
         translation, velocity, omega = np.zeros((2, 3)), np.zeros((2, 3)), np.array([[1.0, 2.0, 3.0], [0.0, 0.5, 0.0]])
         rotation = np.repeat(np.eye(3)[None], 2, axis=0)
@@ -73,8 +73,8 @@ def test_the_tank_compiles_no_parallel_region():
     """The tank's solver splits no halves (fewer than PARALLEL_MIN rows), so its step reaches the
     serial sweep only: the two-thread sweep's parallel region (seconds of compile) is neither
     compiled nor loaded. A fresh process, so that no other test's heap has loaded it."""
-    code = ("from physics.simulation import Simulation\n"
-            "from physics import gauss_seidel\n"
+    code = ("from physics.pipeline.simulation import Simulation\n"
+            "from physics.constraints import gauss_seidel\n"
             f"sim = Simulation.from_file({str(ROOT / 'assets' / 'scenes' / 'tank.toml')!r})\n"
             "sim.step(3)\n"
             "print(len(gauss_seidel._solve_stages.signatures), len(gauss_seidel._solve_stages_parallel.signatures),\n"
@@ -97,10 +97,10 @@ def test_the_stamp_follows_every_imported_module(tmp_path):
     changes, and not when an unrelated one does."""
     files = {"physics/__init__.py": "", "physics/a.py": "from physics.b import f\n",
              "physics/b.py": "import physics.c\n", "physics/c.py": "X = 1\n", "physics/d.py": "Y = 1\n",
-             "physics/compiled.py": "# policy\n"}
+             "physics/core/compiled.py": "# policy\n"}
     stamps = []
     for version, changes in enumerate([{}, {"physics/d.py": "Y = 2\n"}, {"physics/c.py": "X = 2\n"},
-                                       {"physics/compiled.py": "# another policy\n"}]):
+                                       {"physics/core/compiled.py": "# another policy\n"}]):
         root = tmp_path / f"v{version}"      # a tree per version: digests are kept per process
         _tree(root, {**files, **changes})
         files.update(changes)
@@ -133,7 +133,7 @@ def _run_with_cache_env(env_changes, tmp_path):
     scene.write_text(SPINNER)
     env = {key: value for key, value in os.environ.items() if key != "NUMBA_CACHE_DIR"}
     env.update(env_changes)
-    code = ("import sys; from physics.simulation import Simulation;"
+    code = ("import sys; from physics.pipeline.simulation import Simulation;"
             "sim = Simulation.from_file(sys.argv[1]); sim.step(2); print('stepped', sim.step_count)")
     return subprocess.run([sys.executable, "-c", code, str(scene)], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=600)
@@ -154,7 +154,7 @@ def test_an_unwritable_cache_directory_falls_back_with_one_line(tmp_path):
 def test_nothing_writable_compiles_in_memory_with_one_line(monkeypatch, capsys):
     """No cache directory at all (neither the user's nor a temporary one can be written): a
     project kernel still compiles and runs, in memory, after one note; no traceback."""
-    import physics.compiled as compiled
+    import physics.core.compiled as compiled
     monkeypatch.setattr(compiled.config, "CACHE_DIR", "")
     monkeypatch.setenv("XDG_CACHE_HOME", "/proc/no-cache-here")
     monkeypatch.setattr(compiled.tempfile, "gettempdir", lambda: "/proc/no-temp-here")
@@ -189,13 +189,15 @@ def test_a_kernel_is_recompiled_when_a_module_it_calls_changes(tmp_path):
     package = tmp_path / "tree" / "physics"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
+    (package / "core").mkdir()
+    (package / "core" / "__init__.py").write_text("")
     for name in ("compiled.py", "files.py"):
-        (package / name).write_text((ROOT / "physics" / name).read_text())
-    (package / "a.py").write_text("from physics.compiled import kernel\nfrom physics.b import inner\n\n\n"
+        (package / "core" / name).write_text((ROOT / "physics" / "core" / name).read_text())
+    (package / "a.py").write_text("from physics.core.compiled import kernel\nfrom physics.b import inner\n\n\n"
                                   "@kernel\ndef outer(x):\n    return inner(x) + 1\n")
 
     def run(value):
-        (package / "b.py").write_text(f"from physics.compiled import kernel\n\n\n@kernel\ndef inner(x):\n"
+        (package / "b.py").write_text(f"from physics.core.compiled import kernel\n\n\n@kernel\ndef inner(x):\n"
                                       f"    return x * {value}\n")
         env = {**os.environ, "PYTHONPATH": str(tmp_path / "tree"), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
         result = subprocess.run([sys.executable, "-c", "from physics.a import outer; print(outer(10))"],
@@ -212,7 +214,7 @@ def test_a_kernel_is_recompiled_when_a_module_it_calls_changes(tmp_path):
 
 
 def test_the_import_table_is_read_back_by_digest_and_a_bad_one_is_empty(tmp_path, monkeypatch):
-    """The table of each module's imports (physics.compiled._ImportTable) that spares a start the
+    """The table of each module's imports (physics.core.compiled._ImportTable) that spares a start the
     parse of every module: a new process finds an entry only under the same source digest, and a
     table that is not JSON of its shape, too large, or not a regular file reads as empty, no error."""
     monkeypatch.setattr(compiled, "cache_root", lambda: tmp_path)
@@ -265,7 +267,7 @@ def test_a_cache_index_naming_a_class_that_moved_is_a_miss(tmp_path, monkeypatch
     import pytest
     from numba.core.caching import IndexDataCacheFile
 
-    from physics.compiled import _IndexFile
+    from physics.core.compiled import _IndexFile
     module = types.ModuleType("bundle_that_moves")
     Bundle = type("Bundle", (), {"__module__": "bundle_that_moves"})
     module.Bundle = Bundle
@@ -304,14 +306,14 @@ def _inlines_many(x, y):
 
 def test_inlining_keeps_every_call_site_apart():
     """A helper inlined at five sites, four of them inside another inlined helper, from one cached
-    untyped IR (physics.compiled, inlining at linear cost): each site computes its own values.
+    untyped IR (physics.core.compiled, inlining at linear cost): each site computes its own values.
     Compared with the helpers run as Python, exactly (the same float operations)."""
     import numba
     from numba.core import inline_closurecall
 
-    import physics.compiled as compiled
+    import physics.core.compiled as compiled
     assert numba.__version__ == compiled.PATCHED_NUMBA, (
-        f"numba {numba.__version__}: re-check physics.compiled's patches of its inlining against its source")
+        f"numba {numba.__version__}: re-check physics.core.compiled's patches of its inlining against its source")
     assert inline_closurecall.copy is compiled._IRCopy
     square = _clamped_square.py_func
     twice = lambda x, y: square(x, 0.0, 4.0) + square(y, 1.0, 9.0)  # noqa: E731
@@ -321,7 +323,7 @@ def test_inlining_keeps_every_call_site_apart():
 
 
 def test_compile_flags_compare_as_numba_defines_them():
-    """The flags' cheaper hash and equality (physics.compiled) give numba's results: the hash of
+    """The flags' cheaper hash and equality (physics.core.compiled) give numba's results: the hash of
     the sorted option names; equal when every option's value is, set explicitly or by default."""
     from numba.core.compiler import Flags
     a, b = Flags(), Flags()
@@ -349,7 +351,7 @@ def test_a_bound_call_goes_through_the_kernel_until_it_is_compiled_then_straight
     the bound arrays as they are at the call (they are bound, not their values)."""
     from numba.core.dispatcher import Dispatcher
 
-    from physics.compiled import Kernel, bind, generation
+    from physics.core.compiled import Kernel, bind, generation
     values, out = np.arange(4.0), np.zeros(1)
     before = generation()
     first = bind(_weighted_sum, values, 2.0, out)
@@ -373,7 +375,7 @@ def test_the_steps_kernel_calls_over_the_workspace_are_bound_to_their_compiled_v
     version."""
     from numba.core.dispatcher import Dispatcher
 
-    from physics.simulation import Simulation
+    from physics.pipeline.simulation import Simulation
     sim = Simulation.from_file(ROOT / "assets" / "scenes" / "tank.toml")
     sim.step(150)
     calls = sim._work.calls

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from physics.contiguous_list import ContiguousList, index_dtype
+from physics.containers.contiguous_list import ContiguousList, index_dtype
 
 RECORD = np.dtype([("key", "<i4"), ("tag", "V5"), ("x", "<f8")])
 DTYPES = {

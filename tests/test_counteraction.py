@@ -1,14 +1,14 @@
 """Impulses and counteraction ("The Dynamics of a Transform Hierarchy": "Linear Impulses",
 "Local and Global Deltas", "Counteracting the Inherited Effect from the Parent"), checked against
-conservation laws and against physics.transform's independent delta formulas."""
+conservation laws and against physics.math.transform's independent delta formulas."""
 import numpy as np
 import pytest
 
-from physics import stages
-from physics.rotation import vee
-from physics.scene import scene_from_dict
-from physics.simulation import Simulation
-from physics.transform import DynamicTransform, Transform
+from physics.pipeline import stages
+from physics.math.rotation import vee
+from physics.io.scene import scene_from_dict
+from physics.pipeline.simulation import Simulation
+from physics.math.transform import DynamicTransform, Transform
 
 # Round-off of a few 3x3 products on O(1) numbers: 1e-12 absolute leaves a wide margin while
 # catching any real (O(1e-3) or larger) inheritance error.
@@ -198,8 +198,8 @@ def _node_dynamics(dt, i):
 
 @pytest.mark.parametrize("counteract", [True, False])
 def test_solver_world_changes_follow_the_transform_delta_rules(counteract):
-    """The solver's path from world changes to local state (physics.stages.apply_world_changes, the
-    compiled `physics.body_passes.move_bodies`) and physics.transform's delta rules are two implementations of the same
+    """The solver's path from world changes to local state (physics.pipeline.stages.apply_world_changes, the
+    compiled `physics.dynamics.body_passes.move_bodies`) and physics.math.transform's delta rules are two implementations of the same
     article formulas: they agree. Each dynamic body gets a world velocity change [Δv, Δω]; its local
     velocity changes by `delta_local_from_world(Δv)` under its parent, and with counteraction also
     by `counteract` of the world change its parent inherits from the nearest dynamic ancestor

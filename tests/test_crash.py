@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from physics.simulation import Simulation
+from physics.pipeline.simulation import Simulation
 
 CAR = Path(__file__).resolve().parents[1] / "assets" / "scenes" / "car.toml"
 

@@ -1,11 +1,11 @@
-"""Divergence is caught in the step where it happens (`physics.stages.DivergenceError`), names
+"""Divergence is caught in the step where it happens (`physics.pipeline.stages.DivergenceError`), names
 the node, the step and the quantity, and stops the run until a reset or a restore."""
 import numpy as np
 import pytest
 
 from physics import Simulation
-from physics.scene import scene_from_dict
-from physics.stages import DIVERGENCE_SPEED, DivergenceError
+from physics.io.scene import scene_from_dict
+from physics.pipeline.stages import DIVERGENCE_SPEED, DivergenceError
 
 
 def rocket(force=1e12, mass=1e-9):
@@ -59,7 +59,7 @@ def test_a_scene_that_would_make_millions_of_contacts_is_refused_at_load_with_a_
     import subprocess
     import sys
 
-    from physics.solver import PAIR_BUDGET, ContactBudgetError
+    from physics.constraints.solver import PAIR_BUDGET, ContactBudgetError
     nodes = [{"name": f"box{i}", "motion": "dynamic", "translation": [0.0, 0.5, 0.0],
               "shape": {"type": "box", "size": [0.2, 0.2, 0.2]}} for i in range(700)]
     with pytest.raises(ContactBudgetError, match="244,650 shape pairs overlap at load") as caught:
@@ -78,11 +78,11 @@ def test_a_scene_that_would_make_millions_of_contacts_is_refused_at_load_with_a_
 @pytest.mark.parametrize("integrator", ["semi-implicit-euler", "implicit-midpoint", "rk4", "lie-midpoint"])
 def test_the_in_pass_check_agrees_with_the_exact_test_at_the_limits(integrator):
     """The step kernels clear a body by squared norms against slightly shrunk squared limits
-    (physics.integrators `_within`) and leave the rest to `divergence`'s Euclidean norms: bodies
+    (physics.dynamics.integrators `_within`) and leave the rest to `divergence`'s Euclidean norms: bodies
     whose speed, spin or distance lies a few ulps either side of its limit, or is NaN or inf, are
     flagged exactly where `divergence` flags them. Checked on the state before the step (found[3:]),
     so that the step's own motion does not move anything across a limit."""
-    from physics.integrators import advance_bodies, divergence
+    from physics.dynamics.integrators import advance_bodies, divergence
     length, speed = 1e7, 1e7
     cases = []
     for scale in (np.nextafter(1.0, 0.0), 1.0, np.nextafter(1.0, 2.0), 1 - 1e-10, 1 + 1e-10, 0.5):
@@ -109,14 +109,14 @@ def test_the_in_pass_check_agrees_with_the_exact_test_at_the_limits(integrator):
 @pytest.mark.parametrize("integrator", ["semi-implicit-euler", "implicit-midpoint", "rk4", "lie-midpoint"])
 def test_the_block_check_names_the_first_divergent_body_of_the_pass(integrator):
     """The step kernels clear a block of bodies at once where every component is within its limit
-    / √3 (physics.integrators `_check_block`) and test the others body by body. 700 bodies (three
+    / √3 (physics.dynamics.integrators `_check_block`) and test the others body by body. 700 bodies (three
     blocks of 256 and a part of one), most well within the limits, some with a component past the
     bound but within the limit, a few divergent: blocks that pass the quick test, blocks that fail
     it with no divergent body, and blocks with one. Before the step (found[3:]) and after a step of 1e-12 s
     (found[:3], which moves nothing across a limit drawn 1e-6 away from it), the body named is the
     first that `divergence` itself flags, or none where none is, in every trial: exact, since the
     quick test only decides where no body of the block can be divergent."""
-    from physics.integrators import advance_bodies, divergence
+    from physics.dynamics.integrators import advance_bodies, divergence
     length, speed = 1e7, 1e7
     rng = np.random.default_rng(7)
     for trial in range(30):

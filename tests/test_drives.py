@@ -1,4 +1,4 @@
-"""Joint springs, dampers and actuators (physics.joints, "Drives"; docs/scene-format.md).
+"""Joint springs, dampers and actuators (physics.constraints.joints, "Drives"; docs/scene-format.md).
 
 Each is a soft velocity row: the generalized force τ = F₀ − K q − D q̇ taken at the end of the step
 (backward Euler in the force), so the checks are:
@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 import physics
-from physics.articulated import ModelWarning
-from physics.scene import SceneError, scene_from_dict
-from physics.timeline import Timeline
+from physics.io.articulated import ModelWarning
+from physics.io.scene import SceneError, scene_from_dict
+from physics.pipeline.timeline import Timeline
 from robots import Z_UP
 
 I_Z = 0.1   # kg m²: the bar's moment about the hinge axis
@@ -343,7 +343,7 @@ def test_the_runner_takes_a_controls_file_held_piecewise_constant(tmp_path):
         sim.set_control("elbow_servo", values[0])
         sim.set_control("shoulder_motor", values[1])
     sim.step(40 - sim.step_count)
-    from physics.recording import read_recording
+    from physics.pipeline.recording import read_recording
     recording = read_recording(record)
     assert recording.hashes[40] == sim.state_hash()
     assert sum(1 for entry in recording.inputs if entry.kind == "control") == 6
@@ -357,11 +357,11 @@ def test_the_runner_takes_a_controls_file_held_piecewise_constant(tmp_path):
 
 
 def test_compare_and_sweep_take_the_same_controls(tmp_path):
-    """A sweep's run (`physics.sweep.simulate`, what each worker runs) with --control(s) equals a
+    """A sweep's run (`physics.tools.sweep.simulate`, what each worker runs) with --control(s) equals a
     run stepped here with the same inputs at the same steps, bit for bit; `compare` takes them for
     every run, and refuses a bad one in one line naming the actuator, exit 2."""
-    from physics.options import controls as parse_controls
-    from physics.sweep import simulate
+    from physics.tools.options import controls as parse_controls
+    from physics.tools.sweep import simulate
 
     path = tmp_path / "arm.xml"
     path.write_text(ARM)

@@ -1,4 +1,4 @@
-"""Driving a scene (physics.driving): actuators on nodes, launchers and key bindings, checked against
+"""Driving a scene (physics.dynamics.driving): actuators on nodes, launchers and key bindings, checked against
 the screw motion's closed form, SE(3)'s exponential by scipy, finite differences, momentum, and a
 replayed recording."""
 import numpy as np
@@ -6,10 +6,10 @@ import pytest
 from scipy.linalg import expm
 
 from physics import Simulation, SceneError
-from physics.driving import KeyDrive, left_jacobian
-from physics.recording import read_recording, write_recording
-from physics.scene import load_scene
-from physics.timeline import Timeline
+from physics.dynamics.driving import KeyDrive, left_jacobian
+from physics.pipeline.recording import read_recording, write_recording
+from physics.io.scene import load_scene
+from physics.pipeline.timeline import Timeline
 
 SCENES = "assets/scenes"
 

@@ -1,4 +1,4 @@
-"""Tests of physics.dual: every rule against an independent means.
+"""Tests of physics.math.dual: every rule against an independent means.
 
 - elementary functions against their analytic derivatives (tolerance 1e-12 relative: the dual
   part is one or two rounded operations away from the formula);
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
-from physics.dual import (Dual, derivative, directional_derivative, jacobian, real_part,
+from physics.math.dual import (Dual, derivative, directional_derivative, jacobian, real_part,
                           second_derivative)
 
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -31,7 +31,7 @@ def vectors(shape, low=-2.0, high=2.0):
 
 
 # --- elementary functions against analytic derivatives ------------------------------------------
-# (function, analytic derivative written independently of physics/dual.py, domain)
+# (function, analytic derivative written independently of physics/math/dual.py, domain)
 ELEMENTARY = [
     (np.sin, np.cos, (-10, 10)),
     (np.cos, lambda x: -np.sin(x), (-10, 10)),
@@ -362,13 +362,13 @@ def test_rotation_derivative_at_zero_is_hat_omega():
     np.testing.assert_array_equal(derivative(series, 0.0), hat(w))
 
 
-from physics import rotation  # noqa: E402  (the rotation code must run on Duals)
+from physics.math import rotation  # noqa: E402  (the rotation code must run on Duals)
 
 
 @SETTINGS
 @given(w=vectors((3,), -3, 3), t0=st.sampled_from([0.0, 1e-9, 0.01, 0.5, 1.7]))
 def test_physics_rotation_differentiates_through_dual(w, t0):
-    """physics.rotation on Duals: d/dt matrix_from_rotvec(t w) = hat(w) R and
+    """physics.math.rotation on Duals: d/dt matrix_from_rotvec(t w) = hat(w) R and
     d/dt quaternion_from_rotvec(t w) = ½ (0, w) ⊗ q, including t = 0 (series branch)."""
     R = lambda t: rotation.matrix_from_rotvec(t * w)
     np.testing.assert_allclose(derivative(R, t0), hat(w) @ R(t0), rtol=1e-12, atol=1e-12)

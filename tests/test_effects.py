@@ -1,9 +1,9 @@
-"""What a toggle says (physics.effects): the sentence names what changes in this scene and where
+"""What a toggle says (physics.tools.effects): the sentence names what changes in this scene and where
 to look, or says that nothing here depends on the setting."""
 from pathlib import Path
 
-from physics.effects import carriers, sentence, spinning_asymmetric
-from physics.simulation import Simulation
+from physics.tools.effects import carriers, sentence, spinning_asymmetric
+from physics.pipeline.simulation import Simulation
 
 SCENES = Path(__file__).parents[1] / "assets" / "scenes"
 

@@ -9,8 +9,8 @@ import pytest
 from scipy.integrate import solve_ivp
 from scipy.special import ellipk
 
-from physics.integrators import Frame, step_bodies
-from physics.kinematics import step_kinematic
+from physics.dynamics.integrators import Frame, step_bodies
+from physics.dynamics.kinematics import step_kinematic
 
 INERTIA = np.array([1.0, 2.0, 3.0])
 OMEGA0 = np.array([0.01, 5.0, 0.0])

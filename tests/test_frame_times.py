@@ -21,7 +21,7 @@ FRAME_LIMIT = 0.25
 # docs/benchmarks.md): its frames are checked for compiles and time jumps only.
 DRAWS_SLOWLY = {"stress"}
 # The 1,000-box heap's solve runs on two threads where that measured faster, and tries two again
-# now and then (physics.threads.ThreadChoice): while the other core is busy (the other test
+# now and then (physics.core.threads.ThreadChoice): while the other core is busy (the other test
 # worker), the window's thread waits for its partner inside such a step, spinning, and that counts
 # as its CPU though nothing compiles (compiles are caught by the test below, by numba's events).
 # Measured: up to 0.45 s of CPU in a heap frame beside another test worker, under 0.25 s alone.

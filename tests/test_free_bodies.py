@@ -1,4 +1,4 @@
-"""Free bodies take the fused sub-step (`physics.stages.free_substep`: the integrator steps the local
+"""Free bodies take the fused sub-step (`physics.pipeline.stages.free_substep`: the integrator steps the local
 state in place and checks divergence in the same pass, with no gather, scatter or world pass).
 It must be the general sub-step (the STAGES) to the bit, for every integrator and gyroscopic mode,
 and report a divergence as the general one does: same error, node, step, quantity, value and time.
@@ -10,10 +10,13 @@ import itertools
 import numpy as np
 import pytest
 
-from physics import Simulation, integrators, stages, threads
-from physics.choices import GYROSCOPIC, INTEGRATOR
-from physics.scene import scene_from_arrays, scene_from_dict
-from physics.stages import DIVERGENCE_LENGTH, DivergenceError, OutOfBoundsError
+from physics import Simulation
+from physics.dynamics import integrators
+from physics.pipeline import stages
+from physics.core import threads
+from physics.core.choices import GYROSCOPIC, INTEGRATOR
+from physics.io.scene import scene_from_arrays, scene_from_dict
+from physics.pipeline.stages import DIVERGENCE_LENGTH, DivergenceError, OutOfBoundsError
 
 STEPS = 12
 

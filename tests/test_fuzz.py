@@ -1,4 +1,4 @@
-"""The fuzzer (physics.fuzz): a bounded, repeatable run of each reader (scenes, snapshots,
+"""The fuzzer (physics.tools.fuzz): a bounded, repeatable run of each reader (scenes, snapshots,
 recordings, command lines) finds no failure, every crafted defect is a clean refusal, its TOML
 writer is the inverse of tomllib, and a worker that hangs or dies fails its case without stopping
 the run."""
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from physics import crafting, fuzz
+from physics.tools import crafting, fuzz
 
 CASES = 200   # about 30 s on two busy cores; `make fuzz` runs 10^4 (docs/reliability.md)
 

@@ -1,4 +1,4 @@
-"""Tests of physics.hierarchy against independent means.
+"""Tests of physics.model.hierarchy against independent means.
 
 - world states against a per-node composition written in the matrix form of "The Dynamics of a
   Transform Hierarchy" (skew matrices, commutators), not the kernel's cross products, and against
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.spatial.transform import Rotation
 
-from physics.hierarchy import Hierarchy, NodeState
+from physics.model.hierarchy import Hierarchy, NodeState
 
 FIELDS = ("translation", "rotation", "scale", "velocity", "acceleration", "omega", "alpha")
 HYP = settings(max_examples=60, deadline=None)

@@ -1,4 +1,4 @@
-"""Convex-hull shapes (physics.hull, the `hull` kind of physics.shapes and physics.collision):
+"""Convex-hull shapes (physics.model.hull, the `hull` kind of physics.model.shapes and physics.collision.collision):
 the support function against a brute-force maximum, a hull that is a box against the box, a hull
 at rest on the ground, the importers' hulls against trimesh's, MuJoCo reading the exported mesh,
 and the scene format's errors."""
@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from physics.collision import contacts
-from physics.gjk_epa import gjk_epa, support, support_into
-from physics.hull import HULL_VERTICES_MAX, convex_hull
-from physics.rotation import matrix_from_quaternion, random_quaternion
-from physics.scene import SceneError, load_scene, scene_from_text
-from physics.shapes import BOX, CYLINDER, HULL, ShapeSet, hull_row, world_hulls
+from physics.collision.collision import contacts
+from physics.collision.gjk_epa import gjk_epa, support, support_into
+from physics.model.hull import HULL_VERTICES_MAX, convex_hull
+from physics.math.rotation import matrix_from_quaternion, random_quaternion
+from physics.io.scene import SceneError, load_scene, scene_from_text
+from physics.model.shapes import BOX, CYLINDER, HULL, ShapeSet, hull_row, world_hulls
 
 BOX_SIZE = np.array([1.0, 0.5, 0.6])
 BOX_CORNERS = 0.5 * BOX_SIZE * np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
@@ -169,7 +169,7 @@ def test_a_hull_comes_to_rest_on_the_ground(seed):
     than 1e-6 over the next 2 s (rest, not jitter; the solver's rows are rigid, so a body at rest
     holds still to rounding), and it lies on the ground: its lowest vertex within 1 mm of y = 0
     (the contact slop)."""
-    from physics.simulation import Simulation
+    from physics.pipeline.simulation import Simulation
     if seed is None:
         vertices = BOX_CORNERS
     else:
@@ -329,7 +329,7 @@ def test_a_mesh_that_would_take_more_than_its_file_is_refused_before_trimesh_rea
     import trimesh
 
     import physics
-    from physics.articulated import MESH_FACES_MAX
+    from physics.io.mesh_files import MESH_FACES_MAX
 
     cube = trimesh.creation.box()
     if case == "zip":
@@ -381,7 +381,7 @@ def test_a_needle_hull_whose_inertia_rounds_to_zero_is_refused_at_load():
     refuses it naming the node and the key and asks for an explicit inertia."""
     doc = {"title": "needle", "node": [{"name": "needle", "motion": "dynamic", "mass": 1e-9, "shape": {
         "type": "hull", "vertices": [[0, 0, 0], [1e3, 0, 0], [0, 1e-6, 0], [0, 0, 1e-6]]}}]}
-    from physics.scene import scene_from_dict
+    from physics.io.scene import scene_from_dict
     with pytest.raises(SceneError, match="node 'needle': key 'shape'.*explicit inertia"):
         scene_from_dict(doc, "needle.toml")
     doc["node"][0]["inertia"] = [1e-12, 1e-10, 1e-10]

@@ -1,4 +1,4 @@
-"""physics.integrators: convergence orders against an independent high-accuracy solution, exact
+"""physics.dynamics.integrators: convergence orders against an independent high-accuracy solution, exact
 momentum balance of lie-midpoint, a body in a moving frame against the same body in the world,
 the local accelerations against the forward (local-to-global) formulas of "The Dynamics of a
 Transform Hierarchy"."""
@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.integrate import solve_ivp
 
-from physics.integrators import (INTEGRATORS, Frame, inertial_accelerations, local_accelerations,
+from physics.dynamics.integrators import (INTEGRATORS, Frame, inertial_accelerations, local_accelerations,
                                  omega_body_from_local, omega_local_from_body, step_bodies)
-from physics.kinematics import step_kinematic
+from physics.dynamics.kinematics import step_kinematic
 
 INERTIA = np.array([0.8, 1.5, 2.2])
 TORQUE = np.array([0.3, -0.2, 0.5])      # world frame, constant
@@ -186,7 +186,7 @@ def test_bad_input_is_named():
 @pytest.mark.parametrize("integrator", ["lie-midpoint", "lie-midpoint-4"])
 def test_large_steps_keep_the_free_rotor_invariants(integrator):
     """h |omega| from 0.01 to 4 in one batch: the fast bodies leave the vectorized predictor + two
-    Newton steps for physics.rigid_body's damped Newton; energy, |L| and world L stay those of the
+    Newton steps for physics.model.rigid_body's damped Newton; energy, |L| and world L stay those of the
     exact solve (quadratic invariants of the midpoint rule, and the Cayley drift keeps R L)."""
     rng = np.random.default_rng(7)
     n, dt = 40, 0.2

@@ -1,4 +1,4 @@
-"""The joints' block-sparse systems (physics.joint_graph) against numpy's dense solve, and the
+"""The joints' block-sparse systems (physics.constraints.joint_graph) against numpy's dense solve, and the
 elimination's structure: no fill on a tree, work linear in the joints of a chain.
 
 Each case builds joints between random bodies at random poses, random rows J and weights W ≈ J
@@ -8,8 +8,8 @@ about one slot in ten untaken, and solves Γ μ = r both ways.
 import numpy as np
 import pytest
 
-from physics.joint_graph import assemble, factor_and_solve, minimum_degree_order, structure
-from physics.joints import BALL, FIXED, HINGE, ROWS_PER_JOINT, Joints
+from physics.constraints.joint_graph import assemble, factor_and_solve, minimum_degree_order, structure
+from physics.constraints.joints import BALL, FIXED, HINGE, ROWS_PER_JOINT, Joints
 
 RNG = np.random.default_rng(7)
 
@@ -127,9 +127,9 @@ def test_too_many_joints_on_one_body_are_refused_before_anything_is_allocated():
     import tracemalloc
 
     import physics
-    from physics.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
-    from physics.scene import scene_from_dict
-    from physics.solver import JointBudgetError
+    from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
+    from physics.io.scene import scene_from_dict
+    from physics.constraints.solver import JointBudgetError
 
     assert clique_cost([[-1, 0], [0, 1], [0, 2], [1, 2]]) == 27 + 8 + 8
     side = 100      # a net: each body joined to at most 4 neighbours

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from physics.scene import scene_from_dict
-from physics.simulation import Simulation
+from physics.io.scene import scene_from_dict
+from physics.pipeline.simulation import Simulation
 
 H = 1 / 240
 G = 9.81
@@ -282,11 +282,11 @@ def test_distance_pushes_rope_does_not(kind):
 
 
 def test_constraint_kind_codes_follow_the_scene_formats_joint_types():
-    """`physics.joints.JOINT_KINDS` numbers the joint types the scene format accepts
-    (`physics.scene.JOINT_TYPES`), one code each, in that order: the solver indexes kinds by code,
+    """`physics.constraints.joints.JOINT_KINDS` numbers the joint types the scene format accepts
+    (`physics.io.scene.JOINT_TYPES`), one code each, in that order: the solver indexes kinds by code,
     so a type added to one list and not the other, or reordered, must fail here."""
-    from physics.joints import BALL, DISTANCE, FIXED, HINGE, JOINT_KINDS, ROPE, SLIDER
-    from physics.scene import JOINT_TYPES
+    from physics.constraints.joints import BALL, DISTANCE, FIXED, HINGE, JOINT_KINDS, ROPE, SLIDER
+    from physics.io.scene import JOINT_TYPES
     assert tuple(JOINT_KINDS) == tuple(JOINT_TYPES)
     assert list(JOINT_KINDS.values()) == list(range(len(JOINT_TYPES)))
     assert [JOINT_KINDS[name] for name in ("ball", "hinge", "slider", "fixed", "distance", "rope")] == \
@@ -299,8 +299,8 @@ def test_compiled_joint_geometry_matches_finite_differences_of_its_errors():
     equals the rate of change of C along a random motion (central differences, step 1e-6: error
     ~1e-10 against rates of O(1); bound 1e-6), so the kernel's C and Jacobian agree for ball, hinge
     (with limit and motor), slider (with limit), fixed, distance and rope."""
-    from physics.joints import Joints
-    from physics.rotation import matrix_from_rotvec, random_matrix
+    from physics.constraints.joints import Joints
+    from physics.math.rotation import matrix_from_rotvec, random_matrix
     rng = np.random.default_rng(3)
     B = 5
     centre, rotation = rng.normal(size=(B, 3)), random_matrix(rng, size=B)

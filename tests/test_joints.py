@@ -1,4 +1,4 @@
-"""Joints (physics.constraints) through Simulation.step: the pendulum's period against the exact
+"""Joints (physics.constraints.constraints) through Simulation.step: the pendulum's period against the exact
 elliptic-integral period, a chain's energy with the relax stage, the shipped chain's under RATTLE,
 and a user constraint's Jacobian by dual numbers against the analytic distance row."""
 from pathlib import Path
@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from scipy.special import ellipk
 
-from physics import stages
-from physics.joints import DISTANCE, Joints, function_rows
-from physics.rotation import random_matrix
-from physics.scene import load_scene, scene_from_dict
-from physics.simulation import Simulation
+from physics.pipeline import stages
+from physics.constraints.joints import DISTANCE, Joints, function_rows
+from physics.math.rotation import random_matrix
+from physics.io.scene import load_scene, scene_from_dict
+from physics.pipeline.simulation import Simulation
 
 PIVOT = np.array([0.0, 2.0, 0.0])
 
@@ -154,7 +154,7 @@ def cartesian_rattle_period(theta0, h, seconds):
 
 @pytest.mark.parametrize("degrees", [60.0, 120.0])
 def test_rattle_pendulum_keeps_its_energy_at_a_sixtieth(degrees):
-    """lie-midpoint at h = 1/60 (the joint stepped by RATTLE, physics.rattle), a point mass on a
+    """lie-midpoint at h = 1/60 (the joint stepped by RATTLE, physics.constraints.rattle), a point mass on a
     distance joint: the energy stays within 0.2 % of the swing energy with no drift (measured
     −0.09 … 0 % at 60°, −0.12 … 0 % at 120°; the velocity solve alone lost 37 % in 10 s), and the
     period is the textbook Cartesian RATTLE's to 1 % of its error (the scheme, not an approximation
@@ -259,7 +259,7 @@ def test_triple_jump_of_rattle_gives_a_fourth_order_period(degrees):
 @pytest.mark.parametrize("degrees", [60.0, 120.0])
 def test_a_bob_with_a_shape_keeps_the_fourth_order_period(degrees):
     """lie-midpoint-4 at dt 1/60, the bob a 0.1 m sphere with nothing within reach to touch: the
-    composed RATTLE step still (`physics.stages.composes_rattle` asks whether any contact may act, not
+    composed RATTLE step still (`physics.pipeline.stages.composes_rattle` asks whether any contact may act, not
     whether shapes exist): the period within the goal's 6e-5 (measured 2.1e-6 and 8.5e-6, as
     without the shape; composing only where no shape existed gave 2.6e-4)."""
     error, energy, _ = swing(np.radians(degrees), 1 / 60, 30.0, shape={"type": "sphere", "radius": 0.1},
@@ -297,7 +297,7 @@ def test_a_chain_keeps_its_energy_under_rattle_at_a_sixtieth():
     (the joints stepped by RATTLE) at one step of 1/60, 100 s: the energy within ±1 % of the swing
     energy (measured −0.07 … 0 %; lie-midpoint-4, whose triple jump takes sub-steps of 1.35 h and
     −1.70 h, gained 3.4 %, and semi-implicit Euler with RATTLE stayed within ±1.8 %), the joints
-    together to 1e-9 m (the projection's 1e-12, physics.rattle.TOLERANCE, with margin)."""
+    together to 1e-9 m (the projection's 1e-12, physics.constraints.rattle.TOLERANCE, with margin)."""
     energy, separation = chain_swing(2, np.radians(60.0), 100.0, integrator="lie-midpoint")
     assert np.abs(energy).max() <= 1e-2
     assert separation <= 1e-9
@@ -361,7 +361,7 @@ def tilted_body(joint):
 
 
 def substep(sim, h):
-    """One lie-midpoint sub-step h of the stages (physics.stages.substep), RATTLE's as in the composed step."""
+    """One lie-midpoint sub-step h of the stages (physics.pipeline.stages.substep), RATTLE's as in the composed step."""
     context = stages.step_context(sim.model, sim.data, sim.settings, sim._work, h, "lie-midpoint")
     stages.substep(sim.model, sim.data, sim.settings, sim._work, context)
 
@@ -398,8 +398,8 @@ def test_the_two_nodes_of_a_joint_collide_only_if_it_says_so():
     the joint. A value that is not a boolean is refused naming the joint and the key."""
     import warnings
 
-    from physics.scene import SceneError
-    from physics.simulation import OverlapWarning
+    from physics.io.scene import SceneError
+    from physics.pipeline.simulation import OverlapWarning
 
     def boxes(**joint):
         nodes = [{"name": name, "motion": "dynamic", "translation": [x, 1.0, 0.0],

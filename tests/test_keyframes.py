@@ -1,4 +1,4 @@
-"""Keyframes (physics.keyframes): a scene's [[keyframe]] and MuJoCo's <key>, applied as poses and
+"""Keyframes (physics.pipeline.keyframes): a scene's [[keyframe]] and MuJoCo's <key>, applied as poses and
 controls; checked against MuJoCo's own keyframe reset of the same model, and by a round trip
 through the TOML text."""
 import warnings
@@ -7,9 +7,10 @@ import mujoco
 import numpy as np
 import pytest
 
-from physics import SceneError, Simulation, keyframes
-from physics.mjcf import load_mjcf
-from physics.scene import load_scene
+from physics import SceneError, Simulation
+from physics.pipeline import keyframes
+from physics.io.mjcf import load_mjcf
+from physics.io.scene import load_scene
 
 ARM = """
 [world]

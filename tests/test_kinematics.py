@@ -1,4 +1,4 @@
-"""physics.kinematics: exact translation, exact rotation where the Magnus series terminates,
+"""physics.dynamics.kinematics: exact translation, exact rotation where the Magnus series terminates,
 the normalized third-order exponential ("Numerical Integration for Rotational Dynamics"), the numpy
 Magnus vector against the stepped kernel."""
 import numpy as np
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
-from physics.kinematics import magnus_vector, step_kinematic
+from physics.dynamics.kinematics import magnus_vector, step_kinematic
 
 vectors = st.lists(st.floats(-2, 2), min_size=3, max_size=3).map(np.array)
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import physics
-from physics.articulated import ModelWarning
-from physics.scene import SceneError
+from physics.io.articulated import ModelWarning
+from physics.io.scene import SceneError
 from robots import assert_assembly_equal, composite, model_poses, scene_assemblies
 
 import gymnasium
@@ -175,7 +175,7 @@ def test_default_classes_nested_or_multiplied_past_their_budget_are_refused(tmp_
     and classes that each copy a parent of many attributes (gigabytes of tables): both are one SceneError
     naming the class, the first before any table past the budget is made (budget lowered here to
     keep the file small). Nesting within the depth limit still inherits, in document order."""
-    import physics.mjcf as mjcf
+    import physics.io.mjcf as mjcf
     deep = 1000
     nested = "".join(f'<default class="c{k}">' for k in range(deep)) + "</default>" * deep
     path = tmp_path / "deep.xml"
@@ -260,9 +260,9 @@ def test_mutated_files_load_or_raise_scene_error(tmp_path):
 
 
 def test_the_fuzzer_runs_robot_model_cases(tmp_path):
-    """physics.fuzz mutates robot models too (one case in ten): a model case is written with its
+    """physics.tools.fuzz mutates robot models too (one case in ten): a model case is written with its
     suffix, loaded by load_scene's dispatch, refused with the file and element named, or stepped."""
-    from physics import fuzz
+    from physics.tools import fuzz
     text = (ASSETS / "ant.xml").read_text()
     good = fuzz.Case("ant", text.encode(), suffix=".xml")
     with warnings.catch_warnings():
@@ -339,7 +339,7 @@ def test_geoms_pair_by_mujocos_contype_rule(name):
     comes at the same time to within a step of ours (1/240 s) and of MuJoCo's, but for the ant:
     its ankles load outside their range (0 against 30°…70°), and MuJoCo's soft limits ease them in
     as springs whose reaction lifts the torso 1.6 cm, while ours ease them in without momentum
-    (`physics.joints.Joints.limit_slack`), so its feet land 0.1 s later; there only both landing
+    (`physics.constraints.joints.Joints.limit_slack`), so its feet land 0.1 s later; there only both landing
     within 0.4 s is checked."""
     path = ASSETS / f"{name}.xml"
     model = mujoco.MjModel.from_xml_path(str(path))

@@ -1,4 +1,4 @@
-"""physics.to_mjcf and physics.mujoco_peer: every shipped scene MuJoCo can express loads in MuJoCo
+"""physics.to_mjcf and physics.tools.mujoco_peer: every shipped scene MuJoCo can express loads in MuJoCo
 as the same bodies, and the others are refused with every reason named.
 
 MuJoCo itself is the independent means: its compiler reads the XML, and its forward kinematics
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import physics
-from physics.mjcf_export import UnsupportedScene, to_mjcf
-from physics.mujoco_peer import MujocoSimulation
-from physics.rotation import vee
-from physics.scene import load_scene
+from physics.io.mjcf_export import UnsupportedScene, to_mjcf
+from physics.tools.mujoco_peer import MujocoSimulation
+from physics.math.rotation import vee
+from physics.io.scene import load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "assets" / "scenes"
@@ -182,7 +182,7 @@ def test_pushes_reach_a_mujoco_variant():
     MuJoCo variant as it reaches our runs: on the free T-handle (no gravity) the world velocity
     jumps by (F dt + J) / m in both, so the two velocities stay equal (1e-12). A MuJoCo run cannot
     be promoted to the main run."""
-    from physics.compare import Comparison
+    from physics.tools.compare import Comparison
     c = Comparison(SCENES / "t_handle.toml")
     c.add_variant("mujoco", "engine=mujoco")
     c.advance(5)
@@ -199,10 +199,10 @@ def test_pushes_reach_a_mujoco_variant():
 
 def test_a_joints_two_nodes_are_excluded_unless_it_says_collide_connected():
     """Two dynamic boxes overlapping by 0.2 m on a ball joint (their shapes never paired by ours:
-    physics.solver): MuJoCo's model excludes the two bodies and pairs nothing between them, so
+    physics.constraints.solver): MuJoCo's model excludes the two bodies and pairs nothing between them, so
     its collision detection finds no contact either; with `collide_connected = true` it pairs
     them as ours does and finds the overlap."""
-    from physics.scene import scene_from_dict
+    from physics.io.scene import scene_from_dict
 
     def contacts(**joint):
         nodes = [{"name": name, "motion": "dynamic", "translation": [x, 1.0, 0.0],

@@ -1,4 +1,4 @@
-"""Hands on: the soft mouse joint's pull (physics.mouse_joint, `Simulation.apply_force`) and the
+"""Hands on: the soft mouse joint's pull (physics.dynamics.mouse_joint, `Simulation.apply_force`) and the
 flick (an impulse), as inputs of the timeline, of recordings and of a comparison's every run."""
 import math
 from pathlib import Path
@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from physics import Simulation
-from physics.compare import Comparison
-from physics.mouse_joint import DAMPING_RATIO, HERTZ, MAX_ACCELERATION, MouseJoint
-from physics.recording import read_recording, write_recording
-from physics.scene import scene_from_dict
-from physics.timeline import Input, Timeline
+from physics.tools.compare import Comparison
+from physics.dynamics.mouse_joint import DAMPING_RATIO, HERTZ, MAX_ACCELERATION, MouseJoint
+from physics.pipeline.recording import read_recording, write_recording
+from physics.io.scene import scene_from_dict
+from physics.pipeline.timeline import Input, Timeline
 
 ROOT = Path(__file__).resolve().parent.parent
 CAR = ROOT / "assets" / "scenes" / "car.toml"
@@ -64,7 +64,7 @@ def test_a_held_ball_hangs_below_the_cursor_by_the_soft_steps_sag():
     """Grabbed at its centre under gravity with the target where it is, the ball settles where the
     soft step's impulse carries its weight each step: with v = 0 at each step's start,
     m g h = mass_scale m bias_rate |C| gives the sag |C| = g (1 + a2) / ω² (a2 = h ω (2ζ + h ω),
-    module docstring of physics.mouse_joint; the continuous spring's g / ω² times 1 + a2, the
+    module docstring of physics.dynamics.mouse_joint; the continuous spring's g / ω² times 1 + a2, the
     implicit step's softening). 1e-9 m after 10 s: the approach is damped (ζ = 0.7) to far below."""
     sim = ball(gravity=(0.0, -9.81, 0.0), integrator="semi-implicit-euler")
     joint = MouseJoint.grab(sim, "ball", [0.0, 1.0, 0.0])

@@ -1,11 +1,11 @@
 """Bodies carried by a moving kinematic surface (a turntable, the tank's turning deck) stay put on it
-when friction can hold them (physics.solver: the surface velocity a contact row targets is the
+when friction can hold them (physics.constraints.solver: the surface velocity a contact row targets is the
 surface's at the end of the step, where the free step leaves the body's velocity)."""
 import numpy as np
 import pytest
 
-from physics.scene import scene_from_dict
-from physics.simulation import Simulation
+from physics.io.scene import scene_from_dict
+from physics.pipeline.simulation import Simulation
 
 
 def turntable(omega, radius, dt):

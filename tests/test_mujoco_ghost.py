@@ -23,7 +23,7 @@ from scipy.spatial.transform import Rotation
 
 from app import ghosts as ghost_module
 from physics.__main__ import main
-from physics.compare import Comparison, rotation_angles
+from physics.tools.compare import Comparison, rotation_angles
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "assets" / "scenes"
@@ -108,8 +108,8 @@ def test_lie_midpoint_4_on_a_joint_converges_at_fourth_order_to_mujoco(joint):
     import mujoco
     from test_joints import tilted_body
 
-    from physics.mjcf_export import to_mjcf
-    from physics.simulation import Simulation
+    from physics.io.mjcf_export import to_mjcf
+    from physics.pipeline.simulation import Simulation
     scene = tilted_body(joint)
 
     def mujoco_run(dt):
@@ -276,7 +276,7 @@ def test_fidelity_table_against_mujoco():
     euler, _ = _largest_from_mujoco_rk4(pendulum, "integrator=semi-implicit-euler,dt=1/60,substeps=1")
     assert fourth < 1e-4 and mujoco_rk4 < 1e-6 and 1e-2 < euler < 1e-1
     import physics
-    from physics.mujoco_peer import MujocoSimulation
+    from physics.tools.mujoco_peer import MujocoSimulation
     ratios = []
     for make in (lambda sim: MujocoSimulation.from_simulation(sim, "implicitfast"), lambda sim: sim):
         sim = physics.Simulation.from_file(T_HANDLE)

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 
 import physics
-from physics import rotation
-from physics.scene import load_scene
+from physics.math import rotation
+from physics.io.scene import load_scene
 
 SCENE = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "double_pendulum.toml"
 
@@ -61,8 +61,8 @@ def test_nested_double_pendulum_moves_as_the_flat_one():
     the first-order form of a parent's position corrections the nested one was 2e-5 m off, and
     third order (the flat one is fourth: 6.4e-6, 4.0e-7, 2.5e-8 m from its dt = 1/6400 run at
     1/200, 1/400, 1/800)."""
-    from physics.scene import scene_from_text
-    from physics.simulation import Simulation
+    from physics.io.scene import scene_from_text
+    from physics.pipeline.simulation import Simulation
     path = Path(__file__).resolve().parents[1] / "assets" / "scenes" / "double_pendulum.toml"
     text = path.read_text()
     nested = text.replace('name = "lower"\nmotion = "dynamic"\ntranslation = [1.5, 3.866025403784, 0.0]',

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from physics import Simulation
-from physics.scene import SceneError, scene_from_dict
-from physics.settings import SettingError, Settings
-from physics.simulation import OverlapError, OverlapWarning
-from physics.stages import DivergenceError, OutOfBoundsError, PenetrationError, RunawayError
+from physics.io.scene import SceneError, scene_from_dict
+from physics.core.settings import SettingError, Settings
+from physics.pipeline.simulation import OverlapError, OverlapWarning
+from physics.pipeline.stages import DivergenceError, OutOfBoundsError, PenetrationError, RunawayError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,7 +69,7 @@ def test_too_many_overlapping_pairs_are_refused_at_load():
     """142 coincident boxes: 10,011 overlapping pairs, past OVERLAP_BUDGET (10,000): refused as the
     scene loads, naming the count and the deepest pair, instead of a first step of minutes (630
     such boxes took 31 s a step and gained 34 MJ)."""
-    from physics.solver import OVERLAP_BUDGET
+    from physics.constraints.solver import OVERLAP_BUDGET
     with pytest.raises(OverlapError, match="10,011 shape pairs start inside one another") as caught:
         Simulation(coincident(142, ground=False))
     assert caught.value.count == 142 * 141 // 2 > OVERLAP_BUDGET
@@ -121,7 +121,7 @@ def test_the_runaway_reference_survives_the_hand_off_and_the_car_gains_no_energy
     pushes), and the runaway reference stays the energy before the first step throughout (a
     RunawayError would be measured against it). The sinking check, which stops this run in step 2
     (the next test), is switched off here to watch the reference over the whole sinking run."""
-    monkeypatch.setattr("physics.solver.SINK_SIZES", math.inf)
+    monkeypatch.setattr("physics.constraints.solver.SINK_SIZES", math.inf)
     sim = Simulation.from_file("assets/scenes/car.toml")
     for name, value in {"dt": 0.5, "integrator": "rk4", "sor": 1e-10, "shake": True}.items():
         sim.set(name, value)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from physics.pairs import Pair, distinct_pair_indices, distinct_pairs, pairs
+from physics.containers.pairs import Pair, distinct_pair_indices, distinct_pairs, pairs
 
 seqs = st.lists(st.integers(-50, 50), max_size=25)
 SETTINGS = settings(max_examples=100, deadline=None)

@@ -29,7 +29,7 @@ MAX_DEPTH free-flyers (nv = 126, ~130 MB) and run one forward pass per root-to-l
 path's local states in the chain's first joints. Pinocchio still composes every path on its own.
 
 Scale: Pinocchio's SE(3) has no scale, so this check runs with scale = 1. Scaled trees are checked
-against forward-mode time derivatives (`physics.dual`) of the composed world transforms in
+against forward-mode time derivatives (`physics.math.dual`) of the composed world transforms in
 tests/test_transform.py (`test_random_tree_world_dynamics_match_time_derivatives`,
 `test_largest_deepest_tree`) — an independent reference that does include scale.
 """

@@ -1,4 +1,4 @@
-"""The stage profiler (physics.profile) and `python -m physics run --profile`: the trace parses as
+"""The stage profiler (physics.core.profile) and `python -m physics run --profile`: the trace parses as
 Chrome trace-event JSON, names every stage, nests stages in sub-steps in steps with non-negative
 durations; timing changes no state; with no recorder on the stages are their plain functions."""
 import json
@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 
-from physics import profile, stages
-from physics.simulation import Simulation
+from physics.core import profile
+from physics.pipeline import stages
+from physics.pipeline.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "assets" / "scenes"

@@ -1,8 +1,8 @@
-"""A RATTLE retry (physics.stages.rattle_substep, `Undo`) redoes the joints' island only: the bodies
+"""A RATTLE retry (physics.pipeline.stages.rattle_substep, `Undo`) redoes the joints' island only: the bodies
 outside it keep the step they took, bit for bit, with their warm starts and contact points, and the
 island's halves are those the whole world would take; where a half reaches a body outside the
 island, the attempt's result stands, whole. The island is a union–find closure
-(physics.sleeping.island_of), checked against a breadth-first search; the contact cache's two parts
+(physics.dynamics.sleeping.island_of), checked against a breadth-first search; the contact cache's two parts
 give the cache back."""
 import tomllib
 from pathlib import Path
@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from physics import stages
-from physics.scene import scene_from_dict, scene_from_text
-from physics.simulation import Simulation
-from physics.sleeping import island_of
-from physics.solver import SceneSolver
+from physics.pipeline import stages
+from physics.io.scene import scene_from_dict, scene_from_text
+from physics.pipeline.simulation import Simulation
+from physics.dynamics.sleeping import island_of
+from physics.constraints.solver import SceneSolver
 
 SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
 CHAIN = (SCENES / "chain.toml").read_text()

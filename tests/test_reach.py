@@ -1,4 +1,4 @@
-"""Reparenting while running, the reach policy and runaway reports (physics.simulation).
+"""Reparenting while running, the reach policy and runaway reports (physics.pipeline.simulation).
 
 - `Simulation.reparent` keeps the world motion (keep="world") or the local state (keep="local") of
   the node it moves, is refused for a cycle without changing anything, and is part of the state:
@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import physics.simulation as simulation
-from physics.model import Model
-from physics.scene import scene_from_dict
-from physics.simulation import Simulation
-from physics.stages import DivergenceError, RunawayError
+import physics.pipeline.simulation as simulation
+from physics.model.model import Model
+from physics.io.scene import scene_from_dict
+from physics.pipeline.simulation import Simulation
+from physics.pipeline.stages import DivergenceError, RunawayError
 
 W = 0.5     # rad/s, the turret's yaw rate (the tank's)
 
@@ -178,8 +178,8 @@ def test_an_input_resets_the_runaway_reference():
 
 
 def test_a_reparent_on_the_timeline_replays_and_records_bit_for_bit(tmp_path):
-    from physics.recording import read_recording, write_recording
-    from physics.timeline import Timeline
+    from physics.pipeline.recording import read_recording, write_recording
+    from physics.pipeline.timeline import Timeline
     scene = tmp_path / "turret.toml"           # a recording carries its scene file's text
     scene.write_text(f"""
 [world]
@@ -225,7 +225,7 @@ shape = {{ type = "sphere", radius = 0.2 }}
 def test_ghosts_receive_a_reparent():
     """A comparison's runs all take a reparent: a variant equal to main stays bit-identical to it and
     to a plain run given the same reparent at the same step; a variant with rk4 is reparented too."""
-    from physics.compare import Comparison
+    from physics.tools.compare import Comparison
     car = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "car.toml"
     comparison = Comparison(car)
     comparison.add_variant("same", {"integrator": "semi-implicit-euler"})

@@ -1,6 +1,6 @@
 """The snapshot and recording readers refuse every crafted file (its checksum recomputed, as anyone
 can) with the project's own error naming the file, the field and the value, before anything
-changes: the smallest reproducer of each defect, from physics.crafting. A refused restore leaves
+changes: the smallest reproducer of each defect, from physics.tools.crafting. A refused restore leaves
 the simulation's state hash and settings as they were; a refused recording never reaches a
 simulation. Special files are refused without blocking, a padded file without reading its body,
 a changed scene with what differs, and recordings are written with the umask's permissions."""
@@ -11,11 +11,11 @@ import stat
 import numpy as np
 import pytest
 
-from physics import crafting
-from physics.recording import RecordingError, _read, read_recording, write_recording
-from physics.simulation import Simulation
-from physics.snapshot import Snapshot, SnapshotError
-from physics.timeline import Timeline
+from physics.tools import crafting
+from physics.pipeline.recording import RecordingError, _read, read_recording, write_recording
+from physics.pipeline.simulation import Simulation
+from physics.pipeline.snapshot import Snapshot, SnapshotError
+from physics.pipeline.timeline import Timeline
 from test_recording import CAR
 
 
@@ -178,7 +178,7 @@ def test_an_input_the_simulation_refuses_names_the_step(base, tmp_path):
 @pytest.mark.parametrize("special", ["fifo", "/dev/zero", "dir"])
 def test_the_scene_loader_refuses_special_files_without_blocking(tmp_path, special):
     """/dev/zero never ends and a FIFO without a writer blocks an ordinary read forever."""
-    from physics.scene import SceneError, load_scene
+    from physics.io.scene import SceneError, load_scene
     path = {"fifo": tmp_path / "pipe.toml", "dir": tmp_path / "folder.toml"}.get(special, special)
     if special == "fifo":
         os.mkfifo(path)
@@ -206,7 +206,7 @@ def test_a_scene_file_past_its_byte_budget_is_refused_before_it_is_read(tmp_path
     file and the budget, without reading it: the reader stops at SCENE_BYTES_MAX + 1 bytes."""
     import tracemalloc
 
-    from physics.scene import SCENE_BYTES_MAX, SceneError, load_scene
+    from physics.io.scene import SCENE_BYTES_MAX, SceneError, load_scene
 
     path = tmp_path / "huge.toml"
     with open(path, "wb") as handle:

@@ -1,4 +1,4 @@
-"""Recordings (.rec, physics.recording): self-contained, checksummed, verified step by step."""
+"""Recordings (.rec, physics.pipeline.recording): self-contained, checksummed, verified step by step."""
 import subprocess
 import sys
 from pathlib import Path
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from physics import Simulation
-from physics.recording import RecordingError, read_recording, write_recording
-from physics.timeline import Timeline
+from physics.pipeline.recording import RecordingError, read_recording, write_recording
+from physics.pipeline.timeline import Timeline
 
 ROOT = Path(__file__).resolve().parent.parent
 CAR = ROOT / "assets" / "scenes" / "car.toml"

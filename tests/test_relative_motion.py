@@ -4,9 +4,9 @@ trajectory (world velocities, and poses in the frame's axes)."""
 import numpy as np
 import pytest
 
-from physics.relative_motion import relative_velocity, transport_terms
-from physics.scene import scene_from_dict
-from physics.simulation import Simulation
+from physics.math.relative_motion import relative_velocity, transport_terms
+from physics.io.scene import scene_from_dict
+from physics.pipeline.simulation import Simulation
 
 OMEGA = 0.8     # rad/s, the turntable's spin about the world y axis
 
@@ -100,7 +100,7 @@ def chain_run():
 
 
 # Every node follows to the finite difference's own error and rk4's, O(h⁴): the rider too, whose
-# parent is a dynamic body (a tree's bodies are integrated parents first, physics.simulation).
+# parent is a dynamic body (a tree's bodies are integrated parents first, physics.pipeline.simulation).
 TOLERANCE = 1e-6     # m/s²
 
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from physics import crafting
+from physics.tools import crafting
 from physics.__main__ import main
 from test_readers import base, recorded  # noqa: F401 - the fixture and helper of the readers tests
 from test_recording import ROOT

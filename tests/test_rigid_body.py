@@ -1,11 +1,11 @@
-"""physics.rigid_body: inertia against numerical quadrature, Euler's equations against their
+"""physics.model.rigid_body: inertia against numerical quadrature, Euler's equations against their
 invariants, the implicit gyroscopic step against its defining equation and its dissipation."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from physics.rigid_body import gyroscopic_implicit, inertia_from_shape, omega_body_dot
+from physics.model.rigid_body import gyroscopic_implicit, inertia_from_shape, omega_body_dot
 
 
 def quadrature_inertia(inside, half_extent, mass, n=120):

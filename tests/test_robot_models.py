@@ -11,7 +11,7 @@ import pybullet_data
 import pytest
 
 import physics
-from physics.articulated import ModelWarning
+from physics.io.articulated import ModelWarning
 
 GYMNASIUM = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets"
 PYBULLET = Path(pybullet_data.getDataPath())

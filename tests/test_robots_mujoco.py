@@ -19,9 +19,9 @@ import pytest
 
 import physics
 from physics.__main__ import main
-from physics.articulated import Z_UP
-from physics.mjcf_export import to_mjcf
-from physics.scene import load_scene
+from physics.io.articulated import Z_UP
+from physics.io.mjcf_export import to_mjcf
+from physics.io.scene import load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "assets" / "scenes"
@@ -133,7 +133,7 @@ def test_app_mujoco_ghost_on_the_arm_reads_as_compare(window, tmp_path):
     from pyglet.window import key
     from test_mujoco_ghost import magenta_and_green
 
-    from physics.compare import Comparison
+    from physics.tools.compare import Comparison
     w = window(IIWA)
     v = w.viewer
     press(w, key.SPACE)
@@ -163,7 +163,7 @@ def free_swinging_arm():
     rides the previous link's frame."""
     import tomllib
 
-    from physics.scene import scene_from_dict
+    from physics.io.scene import scene_from_dict
     data = tomllib.loads(IIWA.read_text())
     for node in data["node"]:
         node.pop("shape", None)
@@ -181,7 +181,7 @@ def test_iiwa_passive_swing_tracks_mujoco_rk4():
     exactly with its parent's position corrections (with the first-order form it was 4.2e-5 m off:
     third order). Our total energy (87 J above the origin) stays within 1e-6 of itself (measured
     1.4e-7, 1.2e-5 J: the RATTLE projections' tolerance)."""
-    from physics.simulation import Simulation
+    from physics.pipeline.simulation import Simulation
     scene = free_swinging_arm()
     bodies = [i for i, name in enumerate(scene.names) if name.endswith(":body")]
     assert len(bodies) == 7 and all(scene.parent[i] >= 0 and scene.motion[scene.parent[scene.parent[i]]] == "dynamic"

@@ -4,7 +4,7 @@ assets/scenes/tank.toml, gained energy x10 every 17 s and ended 6.4e5 m away).
 Cause: the Euler integrators stepped the parent-frame equation a1 = c + A T1 − 2 ω~ × v1 with the
 Coriolis term explicit; |1 − 2 h ω~×| = √(1 + 4 h² ω²) > 1, so any velocity relative to a turning
 parent grew exponentially. Now they step in the non-rotating frame moving with the parent's origin
-(physics.integrators._translate_euler).
+(physics.dynamics.integrators._translate_euler).
 
 Checks, each against an analytic solution:
 - a free body (no gravity) on a parent turning at Ω moves in a straight line at constant speed;
@@ -18,8 +18,8 @@ Checks, each against an analytic solution:
 import numpy as np
 import pytest
 
-from physics.scene import scene_from_dict
-from physics.simulation import Simulation
+from physics.io.scene import scene_from_dict
+from physics.pipeline.simulation import Simulation
 
 G, MASS, RADIUS = 9.81, 2.0, 0.2
 INERTIA = 0.4 * MASS * RADIUS ** 2

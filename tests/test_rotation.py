@@ -1,4 +1,4 @@
-"""Tests for physics.rotation: the project's conventions pinned one by one, then every map checked
+"""Tests for physics.math.rotation: the project's conventions pinned one by one, then every map checked
 against an independent means (scipy's Rotation, np.cross, np.linalg.solve, finite differences,
 dual numbers, group laws, round trips on random and near-singular inputs).
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy.spatial.transform import Rotation
 
-from physics import rotation as rot
+from physics.math import rotation as rot
 
 TOL = 1e-12  # round trips: see the module docstring
 HYP = settings(max_examples=100, deadline=None)
@@ -473,7 +473,7 @@ def test_errors_echo_what_was_received():
 
 
 def test_dual_numbers_flow_through_the_smooth_maps():
-    from physics.dual import Dual
+    from physics.math.dual import Dual
 
     w = np.array([0.3, -1.2, 0.7])
     t = Dual(np.float64(0.0), np.float64(1.0))
@@ -508,7 +508,7 @@ def test_dual_numbers_flow_through_the_smooth_maps():
 
 
 def test_second_derivative_through_the_series_branch():
-    from physics.dual import jacobian, second_derivative
+    from physics.math.dual import jacobian, second_derivative
 
     w = np.array([0.3, -1.2, 0.7])
     # d²/dt² exp(t hat(w)) at t = 0 is hat(w)²; nested duals pass the angle² series at angle 0.

@@ -1,6 +1,6 @@
-"""physics.rotation_kernels: the compiled scalar helpers against independent means (scipy's
+"""physics.math.rotation_kernels: the compiled scalar helpers against independent means (scipy's
 matrix exponential and Rotation, numpy linear algebra) and against their vectorized versions in
-physics.rotation. The kernels are inline numba functions, so each is applied to a batch by a
+physics.math.rotation. The kernels are inline numba functions, so each is applied to a batch by a
 small compiled loop below."""
 import numpy as np
 from hypothesis import given, settings, strategies as st
@@ -9,8 +9,8 @@ from numba import njit
 from scipy.linalg import expm
 from scipy.spatial.transform import Rotation
 
-from physics import rotation
-from physics import rotation_kernels as rk
+from physics.math import rotation
+from physics.math import rotation_kernels as rk
 
 # vectors of every size from tiny (the series branch of exp) to several turns
 _VECTORS = hnp.arrays(np.float64, (8, 3), elements=st.floats(-7.0, 7.0)).map(
@@ -130,7 +130,7 @@ def test_quaternion_from_matrix_of_half_turns():
 @settings(max_examples=100, deadline=None)
 @given(_VECTORS)
 def test_truncated_exponential_matches_the_vectorized_one(x):
-    # physics.rotation.quaternion_exp_truncated is the vectorized statement of the same formula
+    # physics.math.rotation.quaternion_exp_truncated is the vectorized statement of the same formula
     expected = rotation.matrix_from_quaternion(rotation.quaternion_exp_truncated(x / 2))
     assert np.allclose(_truncated_batch(x), expected, rtol=0, atol=1e-14)
 
@@ -158,7 +158,7 @@ def test_linear_algebra_against_numpy(a, b, v):
        hnp.arrays(np.float64, (4, 3), elements=st.floats(-3.0, 3.0)),
        st.floats(1e-3, 0.5), st.sampled_from([1, 2, 3]))
 def test_magnus_matches_the_vectorized_kinematics(omega, alpha, h, order):
-    from physics.kinematics import magnus_vector
+    from physics.dynamics.kinematics import magnus_vector
 
     # same formula in numpy: round-off only
     assert np.allclose(_magnus_batch(omega, alpha, h, order), magnus_vector(omega, alpha, h, order), rtol=0,

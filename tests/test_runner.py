@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from physics.__main__ import main
-from physics.trajectory import csv_columns
-from physics.simulation import Simulation
+from physics.tools.trajectory import csv_columns
+from physics.pipeline.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parent.parent
 TANK = ROOT / "assets" / "scenes" / "tank.toml"
@@ -233,7 +233,7 @@ def test_a_killed_runs_temporary_file_is_removed_by_the_next_run(tmp_path):
 
 
 def test_help_lists_every_integrator():
-    from physics.integrators import INTEGRATORS
+    from physics.dynamics.integrators import INTEGRATORS
     result = subprocess.run([sys.executable, "-m", "physics", "run", "--help"], capture_output=True, text=True,
                             cwd=ROOT, timeout=300)
     assert result.returncode == 0
@@ -376,7 +376,7 @@ def test_output_path_is_checked_before_the_scene_loads(tmp_path, capsys, monkeyp
     """Each unwritable --out is refused with exit 2 and a message naming --out, the value and the
     reason, before the scene is even loaded (so before a long run). A parent that is a regular file
     stops root as well as anyone (ENOTDIR), so that case holds wherever the tests run."""
-    from physics.simulation import Simulation as Loaded
+    from physics.pipeline.simulation import Simulation as Loaded
 
     def refuse(*args, **kwargs):
         raise AssertionError("the scene was loaded before --out was checked")
@@ -498,7 +498,7 @@ def test_signal_while_writing_removes_the_temporary_file(tmp_path, signum):
 
 # ------------------------------------------------------------------------------ no traceback, ever
 def test_more_rows_than_memory_holds_is_bad_input(tmp_path, capsys):
-    """1e9 steps (the most any command takes, physics.options.STEPS_MAX), a row each: terabytes of
+    """1e9 steps (the most any command takes, physics.tools.options.STEPS_MAX), a row each: terabytes of
     rows, refused before allocating (numpy would only fail once the pages are touched) with the row
     count and the size."""
     out = tmp_path / "x.npz"
@@ -511,7 +511,7 @@ def test_more_rows_than_memory_holds_is_bad_input(tmp_path, capsys):
 def test_an_unexpected_exception_is_one_line_naming_the_stage(tmp_path, capsys, monkeypatch):
     """A bug inside a step (a KeyError planted in Simulation.step) is no traceback but one line:
     the stage (the step it happened at), the exception's type and message; exit 1."""
-    from physics.simulation import Simulation as Stepped
+    from physics.pipeline.simulation import Simulation as Stepped
 
     def broken(self, n=1):
         raise KeyError("lost")
@@ -531,7 +531,7 @@ def test_a_signal_inside_a_compiled_call_is_the_interruption_not_an_internal_err
     128 + N with its one line, not "internal error" and 1. The smallest reproducer: the step raises
     that SystemError from the handler's exception."""
     from physics.__main__ import Interrupted
-    from physics.simulation import Simulation as Stepped
+    from physics.pipeline.simulation import Simulation as Stepped
 
     def interrupted_in_a_kernel(self, n=1):
         try:

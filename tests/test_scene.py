@@ -5,9 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from physics.rotation import matrix_from_quaternion
-from physics.scene import SceneError, load_scene
-from physics.settings import Settings
+from physics.math.rotation import matrix_from_quaternion
+from physics.io.scene import SceneError, load_scene
+from physics.core.settings import Settings
 
 GOOD = """
 title = "t"
@@ -288,11 +288,11 @@ SHIPPED = sorted((Path(__file__).resolve().parent.parent / "assets" / "scenes").
 def test_shipped_scenes_start_without_interpenetration(path):
     """No two shapes that may collide overlap at load (the tank's crates once started inside its
     engine deck and were thrown off). 1e-9 m: touching surfaces meet up to round-off."""
-    from physics.broadphase import candidate_pairs, collision_filter
-    from physics.collision import contacts
-    from physics.manifold import ContactCache
-    from physics.shapes import ShapeSet, aabbs
-    from physics.simulation import Simulation
+    from physics.collision.broadphase import candidate_pairs, collision_filter
+    from physics.collision.collision import contacts
+    from physics.collision.manifold import ContactCache
+    from physics.model.shapes import ShapeSet, aabbs
+    from physics.pipeline.simulation import Simulation
     sim = Simulation.from_file(path)
     shapes = ShapeSet.from_nodes(sim.shapes)
     world = sim.world()
@@ -308,7 +308,7 @@ def test_tank_cargo_rides_on_the_tank():
     turret), within 0.3 m (the cargo creeps ~1 cm/s on the deck; the ball rolls in its tray, 0.5 m
     wide inside), and no lower than 1 cm under its start height (it rests on a deck; a ball that
     falls through the turret does so within a second)."""
-    from physics.simulation import Simulation
+    from physics.pipeline.simulation import Simulation
     sim = Simulation.from_file(Path(__file__).resolve().parent.parent / "assets" / "scenes" / "tank.toml")
     loose = np.flatnonzero(np.asarray(sim.motion) == "dynamic")
     names = np.asarray(sim.names)[loose]

@@ -4,8 +4,8 @@ and the value, as the file loader names them."""
 import numpy as np
 import pytest
 
-from physics.scene import SceneError, scene_from_arrays, scene_from_dict
-from physics.simulation import Simulation
+from physics.io.scene import SceneError, scene_from_arrays, scene_from_dict
+from physics.pipeline.simulation import Simulation
 
 ARRAYS = ("parent", "translation", "rotation", "scale", "velocity", "angular_velocity", "acceleration",
           "angular_acceleration", "mass", "inertia_body", "applied_force", "applied_torque", "colors",

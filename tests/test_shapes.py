@@ -1,4 +1,4 @@
-"""Shapes (physics.shapes): world poses and bounding boxes against independent constructions —
+"""Shapes (physics.model.shapes): world poses and bounding boxes against independent constructions —
 corners and sampled surface points for the boxes, points of the node-frame plane for planes."""
 from types import SimpleNamespace
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from physics.rotation import matrix_from_quaternion, random_quaternion
-from physics.shapes import ShapeSet, aabbs, world_shapes
+from physics.math.rotation import matrix_from_quaternion, random_quaternion
+from physics.model.shapes import ShapeSet, aabbs, world_shapes
 
 RIM_SAMPLES = 4096
 

@@ -4,9 +4,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from physics.rotation import matrix_from_quaternion
-from physics.scene import scene_from_dict
-from physics.simulation import Simulation
+from physics.math.rotation import matrix_from_quaternion
+from physics.io.scene import scene_from_dict
+from physics.pipeline.simulation import Simulation
 
 SCENES = sorted((Path(__file__).resolve().parent.parent / "assets" / "scenes").glob("*.toml"))
 
@@ -223,7 +223,7 @@ def test_shipped_scene_runs_ten_thousand_steps_without_nan(path):
 
 
 def test_resting_bodies_report_the_acceleration_of_what_holds_them():
-    """Contact forces are part of the reported acceleration (physics.stages.forces, 'reported'): a box
+    """Contact forces are part of the reported acceleration (physics.pipeline.stages.forces, 'reported'): a box
     in a settled stack reports a ≈ 0, not −g; a crate riding the tank's turning deck reports the
     deck's acceleration in the world (centripetal, non-zero) and ≈ 0 relative to its parent.
     0.1 m/s² (1 % of g): what 10 PGS iterations leave of the contact residual on a 10-box stack."""

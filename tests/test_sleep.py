@@ -1,14 +1,14 @@
-"""Sleeping (settings.sleep, physics.sleeping.SLEEP_TIME): bodies at rest on their parent, with all
+"""Sleeping (settings.sleep, physics.dynamics.sleeping.SLEEP_TIME): bodies at rest on their parent, with all
 they may touch, ride it rigidly — exactly, with no integration, no narrow phase against their own
 assembly and no solver rows — until an impulse, a setting, an awake body, a moving shape of another
 assembly or a change of the field they rest in wakes them."""
 import numpy as np
 import pytest
 
-from physics.scene import scene_from_dict
-from physics.settings import Settings
-from physics.simulation import Simulation
-from physics.sleeping import SLEEP_TIME
+from physics.io.scene import scene_from_dict
+from physics.core.settings import Settings
+from physics.pipeline.simulation import Simulation
+from physics.dynamics.sleeping import SLEEP_TIME
 
 BOX = {"type": "box", "size": [0.4, 0.4, 0.4]}
 

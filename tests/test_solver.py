@@ -1,4 +1,4 @@
-"""The PGS / sequential-impulse solver (physics.solver) and contact rows (physics.constraints),
+"""The PGS / sequential-impulse solver (physics.constraints.solver) and contact rows (physics.constraints.constraints),
 on their own and through Simulation.step: stacks rest, restitution, Coulomb friction on a slope,
 the residual's fall with iterations and SOR."""
 import contextlib
@@ -8,10 +8,10 @@ import pytest
 
 from hypothesis import given, settings, strategies as st
 
-from physics.constraints import beta_from_erp, contact_rows, restitution_targets, tangent_basis
-from physics.scene import scene_from_dict
-from physics.simulation import Simulation
-from physics.gauss_seidel import prepare, solve
+from physics.constraints.constraints import beta_from_erp, contact_rows, restitution_targets, tangent_basis
+from physics.io.scene import scene_from_dict
+from physics.pipeline.simulation import Simulation
+from physics.constraints.gauss_seidel import prepare, solve
 
 GROUND = {"name": "ground", "shape": {"type": "plane", "normal": [0.0, 1.0, 0.0], "offset": 0.0}}
 
@@ -150,7 +150,7 @@ def test_box_on_slope_sticks_below_tan_theta_equals_mu(mu, angle_deg, slides):
 
 def test_speculative_points_only_where_their_own_gap_can_close():
     """A point gets rows only if its gap can close within the step at its own approach speed
-    (`physics.solver._contact_stage`): two boxes resting 1 cm apart get none between them although a
+    (`physics.constraints.solver._contact_stage`): two boxes resting 1 cm apart get none between them although a
     ball elsewhere falls at 20 m/s (the fastest body's reach, 0.002 + 20 h = 0.335 m, is the
     narrow phase's margin), while that ball, 0.2 m above the ground, does get its speculative point
     and lands on the ground without passing through it."""
@@ -184,7 +184,7 @@ def _manifold_on_ground(normal, points, velocity, warm, inverse_inertia, h=1 / 6
 @settings(max_examples=150, deadline=None)
 @given(seed=st.integers(0, 2 ** 32 - 1), k=st.integers(2, 4))
 def test_one_sweep_solves_a_manifold_exactly(seed, k):
-    """A manifold's normal rows are one exact block (`physics.gauss_seidel._manifold_normals`): after a
+    """A manifold's normal rows are one exact block (`physics.constraints.gauss_seidel._manifold_normals`): after a
     single frictionless sweep its impulses satisfy the LCP's conditions themselves — λ ≥ 0,
     w = J v − target ≥ 0, λ · w = 0 — checked on the velocities the sweep left (not on the solver's
     own bookkeeping), for random points, normal, inertia, velocity and warm start."""
@@ -199,7 +199,7 @@ def test_one_sweep_solves_a_manifold_exactly(seed, k):
     warm[:, 0] = rng.uniform(0.0, 1.0, k) * (rng.random(k) < 0.7)
     prepared = _manifold_on_ground(normal, points, velocity, warm, inverse_inertia)
     after = velocity.copy()
-    from physics.gauss_seidel import warm_start, sweep
+    from physics.constraints.gauss_seidel import warm_start, sweep
     warm_start(prepared, after)
     sweep(prepared, after, prepared.rows.target, 1, 1.0)
     rows = prepared.rows
@@ -221,7 +221,7 @@ def test_symmetric_corners_take_equal_impulses():
     velocity = np.array([[0.0, -0.5, 0.0, 0.0, 0.0, 0.0]])
     inverse_inertia = np.eye(3) / (0.5 ** 2 / 6)
     prepared = _manifold_on_ground([0.0, 1.0, 0.0], corners, velocity, np.zeros((4, 3)), inverse_inertia)
-    from physics.gauss_seidel import sweep
+    from physics.constraints.gauss_seidel import sweep
     after = velocity.copy()
     sweep(prepared, after, prepared.rows.target, 1, 1.0)
     lam = prepared.rows.impulse[2::3]
@@ -240,7 +240,7 @@ def test_shipped_stack_scene_stands_still():
     for 10 s from t = 0 (the goal in docs/fidelity.md: drift ≤ 0.01 mm, sink ≤ 1 mm). Measured: drift
     3e-14 m (round-off: the aligned stack is mirror-symmetric and so is every solve); the top box
     sinks at most 0.028 mm, in the first steps (the first step is a cold start and sweeps to
-    convergence, `physics.solver.COLD_START_SWEEPS`; at 10 sweeps it sank 10.5 mm). Bounds: drift
+    convergence, `physics.constraints.solver.COLD_START_SWEEPS`; at 10 sweeps it sank 10.5 mm). Bounds: drift
     1e-9 m, 10⁴ times the round-off yet 10⁴ below the goal — any ordering asymmetry or a lost
     warm start (a contact's feature id changing with round-off: the stack fell) trips it; sink
     ≤ 1 mm at every step (the goal), 35 times the measured."""
@@ -264,8 +264,8 @@ def test_shipped_pyramid_scene_stands_still():
     solver defaults (10 iterations, 1 sub-step), for 10 s from t = 0: no box moves more than 1 mm
     (in its plane or out of it). Measured: 0.29 mm in x, 0.11 mm in y, 0.19 mm in z, and the same
     over 10⁴ steps. Three defects each made it rock about its base and fall within 4 s: edge axes
-    replacing resting face manifolds (`physics.box_box.EDGE_TOLERANCE`), the sweep's halves
-    changing with round-off (`physics.gauss_seidel.HALVES_GRID`), and before them lost warm starts.
+    replacing resting face manifolds (`physics.collision.box_box.EDGE_TOLERANCE`), the sweep's halves
+    changing with round-off (`physics.constraints.gauss_seidel.HALVES_GRID`), and before them lost warm starts.
     Bound: 1 mm, 3 times the measured and far below the rocking's 100–250 mm."""
     from pathlib import Path
     sim = Simulation.from_file(Path(__file__).resolve().parents[1] / "assets" / "scenes" / "pyramid.toml")
@@ -378,9 +378,9 @@ def test_heap_nothing_falls_through_and_penetration_is_bounded():
 def test_halves_do_not_change_with_round_off():
     """The pyramid's 55 centres (spreads of 4.5 m along x and y alike, a middle column at x = 0),
     moved by round-off (1e-9 m at random, 20 times): `halves` gives the same split every time, so
-    the sweep's order stays put (`physics.gauss_seidel.HALVES_GRID`). Exact: integer bookkeeping;
+    the sweep's order stays put (`physics.constraints.gauss_seidel.HALVES_GRID`). Exact: integer bookkeeping;
     by the exact centres the axis and the middle column switched halves with the last bit."""
-    from physics.gauss_seidel import halves
+    from physics.constraints.gauss_seidel import halves
     centres = np.array([[0.5 * (col - (9 - row) / 2), 0.25 + 0.5 * row, 0.0]
                         for row in range(10) for col in range(10 - row)])
     first = halves(centres)
@@ -398,7 +398,7 @@ def test_partition_halves_share_no_body_and_keep_the_order(seed):
     rows touch only bodies of that half (or the world), so the halves can be swept at the same
     time; every boundary row touches both; each part keeps the rows' order. Below PARALLEL_MIN
     rows everything is part 0, in order. Exact: integer bookkeeping."""
-    from physics.gauss_seidel import PARALLEL_MIN, halves, partition_elements
+    from physics.constraints.gauss_seidel import PARALLEL_MIN, halves, partition_elements
     rng = np.random.default_rng(seed)
     R = int(rng.integers(1, 3 * PARALLEL_MIN))
     body = np.stack([rng.integers(0, 60, size=R), rng.integers(-1, 60, size=R)], axis=1)   # a row moves a body
@@ -420,12 +420,12 @@ def test_partition_halves_share_no_body_and_keep_the_order(seed):
 
 
 def test_heap_is_the_same_bits_on_one_thread_and_two():
-    """A 6³ heap's sweeps run its two halves on two threads (`physics.gauss_seidel._pgs_parallel`: measured
+    """A 6³ heap's sweeps run its two halves on two threads (`physics.constraints.gauss_seidel._pgs_parallel`: measured
     about 260 elements a step from step 50 on, twice PARALLEL_MIN, with 3–7 on the boundary); 200
     steps on one thread and on two give the same bits (nothing one half reads is written by the
     other, and the residual is summed in element order)."""
     import numba
-    from physics.threads import fixed_threads
+    from physics.core.threads import fixed_threads
 
     runs = []
     for n in (1, min(2, numba.config.NUMBA_NUM_THREADS), None):     # None: chosen by measuring
@@ -445,7 +445,7 @@ def test_heap_is_the_same_bits_with_the_serial_sweep(monkeypatch):
     halves) compute what the two-thread ones (`_solve_stages_parallel`) do on a heap that splits:
     100 steps of a 6³ heap each way give the same bits (the halves share no body, so solving them
     one after the other on one thread is the parallel sweep's own order)."""
-    from physics import gauss_seidel
+    from physics.constraints import gauss_seidel
     parallel = gauss_seidel._solve_stages_parallel
     runs = []
     for stages in (parallel, gauss_seidel._solve_stages):
@@ -464,9 +464,9 @@ def test_a_tumbling_box_lands_without_sinking(tilt):
     """A 0.2 m box standing 1 mm up on one edge, tilted `tilt` rad, turning towards the ground at
     0–10 rad/s about that edge, falls flat: its corners must meet the ground as speculative contact
     points, so the far ones, which close at |ω| ρ on top of the centre's speed, need the step's
-    reach to count the turn (`physics.solver._travel`). Counting the centre's speed only, they
+    reach to count the turn (`physics.constraints.solver._travel`). Counting the centre's speed only, they
     struck up to 11.4 mm deep. Bound: the slop (0.05 mm), what a resting contact is left deep."""
-    from physics.constraints import SLOP
+    from physics.constraints.constraints import SLOP
     for omega in (0.0, 2.0, 4.0, 6.0, 8.0, 10.0):
         nodes = [GROUND, {"name": "box", "motion": "dynamic", "mass": 1.0, "shape": {"type": "box", "size": [0.2] * 3},
                           "translation": [0.1 * (np.cos(tilt) - np.sin(tilt)), 0.1 * (np.sin(tilt) + np.cos(tilt)) + 0.001, 0.0],
@@ -480,11 +480,11 @@ def test_a_tumbling_box_lands_without_sinking(tilt):
 
 
 def test_the_kinetic_energy_of_the_deep_overlap_check_matches_a_lapack_solve():
-    """`physics.solver._kinetic` (Σ ½ (|v|²/m⁻¹ + ωᵀ (I⁻¹)⁻¹ ω), its 3×3 inverse by the adjugate so
+    """`physics.constraints.solver._kinetic` (Σ ½ (|v|²/m⁻¹ + ωᵀ (I⁻¹)⁻¹ ω), its 3×3 inverse by the adjugate so
     that no LAPACK kernel, chosen by CPU, sets its last bits) against np.linalg.solve on 50 random
     bodies with symmetric positive definite inverse inertias (A Aᵀ + 0.01 I, A standard normal):
     equal to 1e-12 relative (a few roundings of each of 50 terms)."""
-    from physics.solver import _kinetic
+    from physics.constraints.solver import _kinetic
     rng = np.random.default_rng(7)
     velocity = rng.standard_normal((50, 6))
     inverse_mass = rng.uniform(0.1, 10.0, 50)

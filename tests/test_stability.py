@@ -1,4 +1,4 @@
-"""The stability readout (physics.stability): Euler's Jacobian by dual numbers against finite
+"""The stability readout (physics.dynamics.stability): Euler's Jacobian by dual numbers against finite
 differences and the closed form, its eigenvalues about each principal axis against the analytic
 ones, and the exact flip period against the T-handle simulated."""
 from pathlib import Path
@@ -7,8 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from physics.simulation import Simulation
-from physics.stability import euler_jacobian, euler_rate, flip_period, spin_eigenvalues
+from physics.pipeline.simulation import Simulation
+from physics.dynamics.stability import euler_jacobian, euler_rate, flip_period, spin_eigenvalues
 
 SCENES = Path(__file__).parents[1] / "assets" / "scenes"
 moments = st.lists(st.floats(0.1, 10.0), min_size=3, max_size=3)

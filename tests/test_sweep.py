@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from physics.simulation import Simulation
-from physics.sweep import COLUMNS, observed_order
+from physics.pipeline.simulation import Simulation
+from physics.tools.sweep import COLUMNS, observed_order
 
 ROOT = Path(__file__).resolve().parent.parent
 T_HANDLE = ROOT / "assets" / "scenes" / "t_handle.toml"
@@ -218,7 +218,7 @@ def test_a_grid_past_the_run_budget_is_refused_before_it_is_listed(tmp_path):
     """Eleven --vary options of 2 to 4 values (1,179,648 runs, the reproducer) are refused by `runs`
     before it lists one; eight on the command line (10,368 runs) exit 2 at once with one line
     naming the count and the budget, and write nothing."""
-    from physics.sweep import RUNS_MAX, SweepError, runs
+    from physics.tools.sweep import RUNS_MAX, SweepError, runs
 
     with pytest.raises(SweepError, match=f"1179648 runs; a sweep takes at most {RUNS_MAX}"):
         runs({f"k{i}": list(range(4 if i < 8 else 3 if i < 10 else 2)) for i in range(11)})

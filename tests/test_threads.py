@@ -1,4 +1,4 @@
-"""physics.threads.ThreadChoice: the solver's thread count follows whichever count is faster now.
+"""physics.core.threads.ThreadChoice: the solver's thread count follows whichever count is faster now.
 
 A fake clock stands for the machine: each call advances it by the cost the test gives the thread
 count the call runs on (read from numba, as the sweep would use it), so the choices are exact and
@@ -9,7 +9,7 @@ import contextlib
 import numba
 import pytest
 
-from physics.threads import EXPLORE_FIRST, EXPLORE_MOST, ThreadChoice, fixed_threads
+from physics.core.threads import EXPLORE_FIRST, EXPLORE_MOST, ThreadChoice, fixed_threads
 
 pytestmark = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread here")
 
@@ -118,9 +118,9 @@ def test_the_4096_box_heap_is_the_same_bits_on_one_thread_two_and_chosen(tmp_pat
     import importlib.util
     from pathlib import Path
 
-    from physics.gauss_seidel import PARALLEL_MIN
-    from physics.scene import load_scene
-    from physics.simulation import Simulation
+    from physics.constraints.gauss_seidel import PARALLEL_MIN
+    from physics.io.scene import load_scene
+    from physics.pipeline.simulation import Simulation
 
     path = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "make_scenes.py"
     spec = importlib.util.spec_from_file_location("make_scenes", path)

@@ -1,4 +1,4 @@
-"""Kernels run as Python until compiled (physics.compiled.interpreting): the same bits, no compile
+"""Kernels run as Python until compiled (physics.core.compiled.interpreting): the same bits, no compile
 on the way, and the switch to compiled code kernel by kernel, on a cold cache and a warm one.
 
 Each check that needs a cold cache runs in a fresh process with an empty NUMBA_CACHE_DIR, so that
@@ -48,13 +48,13 @@ def test_interpreted_steps_give_the_compiled_bits(scene, tmp_path):
     """Steps as Python on an empty cache (contacts, sleeping, counteraction, RATTLE between them)
     hash to exactly the bits of as many compiled steps: numba compiles the same source, without
     fastmath, so every operation rounds the same way. Tolerance: none, the hash is of the bytes."""
-    from physics.simulation import Simulation
+    from physics.pipeline.simulation import Simulation
     steps = STEPS[scene]
     compiled = Simulation.from_file(SCENES / f"{scene}.toml")
     compiled.step(steps)
     got = _python(_COUNTING + f"""
-from physics.compiled import interpreting
-from physics.simulation import Simulation
+from physics.core.compiled import interpreting
+from physics.pipeline.simulation import Simulation
 with interpreting():
     sim = Simulation.from_file({str(SCENES / f'{scene}.toml')!r})
     sim.step({steps})
@@ -68,8 +68,8 @@ def test_a_kernel_runs_as_python_until_it_compiles(tmp_path):
     """Interpreted, a kernel has no compiled version after its call; outside, the same call
     compiles it (one version, one compile event) and gives the same answer."""
     got = _python(_COUNTING + """
-from physics.compiled import interpreting
-from physics.integrators import _all_positive
+from physics.core.compiled import interpreting
+from physics.dynamics.integrators import _all_positive
 with interpreting():
     inside = [bool(_all_positive(np.ones(3))), bool(_all_positive(np.array([1.0, 0.0]))), len(_all_positive.signatures)]
 outside = [bool(_all_positive(np.ones(3))), len(_all_positive.signatures)]
@@ -83,8 +83,8 @@ def test_a_thread_that_may_compile_switches_the_others_to_compiled_code(tmp_path
     thread's next call runs that compiled version (no compile of its own)."""
     got = _python(_COUNTING + """
 import threading
-from physics.compiled import allow_compile, interpret
-from physics.integrators import _all_positive
+from physics.core.compiled import allow_compile, interpret
+from physics.dynamics.integrators import _all_positive
 interpret(True)
 before = len(_all_positive.signatures)
 def load():
@@ -104,13 +104,13 @@ def test_load_cached_loads_what_the_cache_holds_and_interprets_the_rest(tmp_path
     cache = tmp_path / "cache"
     _python("""
 import json, numpy as np
-from physics.integrators import _all_positive
+from physics.dynamics.integrators import _all_positive
 print(json.dumps(bool(_all_positive(np.ones(3)))))
 """, cache)
     got = _python(_COUNTING + """
-from physics.compiled import interpreting
-from physics.integrators import _all_positive
-from physics.dense import cholesky_factor
+from physics.core.compiled import interpreting
+from physics.dynamics.integrators import _all_positive
+from physics.math.dense import cholesky_factor
 with interpreting(load_cached=True):
     positive = bool(_all_positive(np.ones(3)))
     A = np.array([[4.0, 2.0], [2.0, 5.0]])
@@ -122,7 +122,7 @@ print(json.dumps([positive, len(_all_positive.signatures), factored, len(cholesk
 
 def test_a_short_run_on_a_cold_cache_runs_as_python_with_the_same_output(tmp_path):
     """`physics run tank --steps 5` on an empty cache writes exactly the arrays of a warm run, and
-    compiles nothing on the way (physics.warmup.InterpretedStart): it answers in seconds where
+    compiles nothing on the way (physics.tools.warmup.InterpretedStart): it answers in seconds where
     compiling the tank's kernels takes minutes of CPU."""
     def run(cache, out):
         environment = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}

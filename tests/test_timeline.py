@@ -1,4 +1,4 @@
-"""The timeline (physics.timeline): seek restores exactly the state the run had, inputs replay at
+"""The timeline (physics.pipeline.timeline): seek restores exactly the state the run had, inputs replay at
 their steps, a change in the past branches and keeps the old future bit for bit."""
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from physics import Simulation
-from physics.timeline import Timeline
+from physics.pipeline.timeline import Timeline
 
 CAR = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "car.toml"
 

@@ -20,12 +20,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.integrate import solve_ivp
 
-from physics import stages
-from physics.joints import BALL, Joints
-from physics.rotation import matrix_from_rotvec, random_matrix
-from physics.scene import scene_from_dict
-from physics.simulation import Simulation
-from physics.gauss_seidel import prepare, sweep
+from physics.pipeline import stages
+from physics.constraints.joints import BALL, Joints
+from physics.math.rotation import matrix_from_rotvec, random_matrix
+from physics.io.scene import scene_from_dict
+from physics.pipeline.simulation import Simulation
+from physics.constraints.gauss_seidel import prepare, sweep
 
 MASS, ARM, TILT, SPIN = 1.0, 0.5, np.radians(20.0), 100.0      # the top.toml top, pivot at the origin
 DISC = {"type": "cylinder", "radius": 0.3, "height": 0.05}       # symmetry axis = body y
@@ -152,7 +152,7 @@ def test_ball_joint_rows_on_a_non_spherical_body(seed):
 
 
 def test_position_correction_keeps_world_angular_momentum():
-    """How the solver's world changes reach omega_body (`physics.stages.apply_world_changes`): Δω adds the
+    """How the solver's world changes reach omega_body (`physics.pipeline.stages.apply_world_changes`): Δω adds the
     angular impulse I_w Δω to the world L, and a rotation correction Δθ turns the body at fixed world L
     (as a drift does), so the spin does not turn with it."""
     sim = top(1 / 480, "lie-midpoint")
@@ -172,7 +172,7 @@ def test_position_correction_keeps_world_angular_momentum():
 
 
 def test_top_keeps_energy_and_vertical_momentum_about_the_pivot():
-    """top.toml (lie-midpoint: its ball joint is stepped by RATTLE, physics.rattle) over 2,000 steps
+    """top.toml (lie-midpoint: its ball joint is stepped by RATTLE, physics.constraints.rattle) over 2,000 steps
     (8.3 s, 1.4 precession turns). Gravity's torque about the pivot is horizontal, so L_y about the
     pivot (on the y axis: L_y about the origin is the same) is a constant of the motion, and so is E.
     Measured: both within 1e-6 relative (the linear rows of the velocity solve alone gained +1.8 %

@@ -1,8 +1,8 @@
-"""Tests of physics.transform ("The Dynamics of a Transform Hierarchy", docs/references.md).
+"""Tests of physics.math.transform ("The Dynamics of a Transform Hierarchy", docs/references.md).
 
 The dynamics formulas are checked against time derivatives of time-parameterized transforms
 (`T(t)` cubic, `R(t) = exp(t W1) exp(t W2) R0` so that both ω and α are non-trivial, constant
-scale), taken by forward-mode differentiation with `physics.dual`. The reference never calls the
+scale), taken by forward-mode differentiation with `physics.math.dual`. The reference never calls the
 formula under test: it differentiates compositions and inverses of plain `Transform`s, whose group
 structure is checked separately against augmented matrices.
 """
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from physics.dual import Dual
-from physics.rotation import hat, vee
-from physics.transform import DynamicTransform, Transform, _real
+from physics.math.dual import Dual
+from physics.math.rotation import hat, vee
+from physics.math.transform import DynamicTransform, Transform, _real
 
 SETTINGS = settings(max_examples=60, deadline=None)
 DIMS = st.sampled_from([2, 3, 4])

@@ -4,14 +4,14 @@ motion accounts for "the dynamics of each object in the tree between it and the 
 
 The reference is independent of the hierarchy: three free bodies with no parents, started at the
 tree's world state and integrated at a fine step; the tree's local state must approach these
-bodies' world states expressed in one another's frames (physics.hierarchy's A1 = A2⁻¹ A3).
+bodies' world states expressed in one another's frames (physics.model.hierarchy's A1 = A2⁻¹ A3).
 """
 import numpy as np
 import pytest
 
-from physics.hierarchy import Hierarchy, NodeState
-from physics.scene import scene_from_dict
-from physics.simulation import Simulation
+from physics.model.hierarchy import Hierarchy, NodeState
+from physics.io.scene import scene_from_dict
+from physics.pipeline.simulation import Simulation
 
 # A free, spinning, asymmetric parent, a free child on it and a free grandchild on that: every
 # frame turns about an axis that itself turns (no principal axis is near the spin).
@@ -40,7 +40,7 @@ def local_state(sim):
 def reference(seconds, dt=1 / 3840):
     """The tree's local state after `seconds`, from the three bodies integrated as free bodies of
     the world (rk4 at `dt`: its error, (dt/h)^4 of rk4's at h, is 1e-15 against h = 1/240's) and
-    expressed in one another's frames by physics.hierarchy."""
+    expressed in one another's frames by physics.model.hierarchy."""
     world = tree().world()
     translation, rotation = world.transform.translation, world.transform.rotation
     roots = [{**node, "translation": list(translation[k]), "rotation": list(_quaternion(rotation[k])),

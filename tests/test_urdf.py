@@ -26,8 +26,8 @@ import pybullet_data
 import pytest
 
 import physics
-from physics.articulated import ModelWarning
-from physics.scene import SceneError
+from physics.io.articulated import ModelWarning
+from physics.io.scene import SceneError
 from robots import assert_assembly_equal, composite, model_poses, scene_assemblies
 
 DATA = Path(pybullet_data.getDataPath())
@@ -281,7 +281,7 @@ def test_a_bad_file_is_one_clear_error(tmp_path, case):
 
 
 def test_an_oversized_file_is_refused_before_reading(tmp_path, monkeypatch):
-    import physics.articulated as articulated
+    import physics.io.articulated as articulated
     monkeypatch.setattr(articulated, "FILE_BYTES_MAX", 100)
     path = tmp_path / "big.urdf"
     path.write_text(GOOD)
@@ -352,7 +352,7 @@ def test_load_scene_dispatches_on_the_suffix():
     """`physics.load_scene` (hence Simulation.from_file, run, compare, sweep, the app) reads .urdf
     with load_urdf; the imported scene's TOML text reloads to the same arrays bit for bit (what a
     recording keeps)."""
-    from physics.scene import load_scene, scene_from_text
+    from physics.io.scene import load_scene, scene_from_text
     path = DATA / "r2d2.urdf"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)
@@ -446,9 +446,9 @@ def test_a_mesh_file_is_resolved_from_the_scene_folder_and_not_read(tmp_path):
 def test_a_recording_of_an_imported_robot_replays_bit_for_bit(tmp_path):
     """A recording carries the imported scene as TOML text (no URDF or mesh needed to replay it),
     and its replay reaches the recorded state hashes."""
-    from physics.recording import read_recording, write_recording
-    from physics.simulation import Simulation
-    from physics.timeline import Timeline
+    from physics.pipeline.recording import read_recording, write_recording
+    from physics.pipeline.simulation import Simulation
+    from physics.pipeline.timeline import Timeline
     sim = Simulation(load(DATA / "r2d2.urdf"))
     timeline = Timeline(sim)
     for _ in range(6):

@@ -1,15 +1,15 @@
-"""Scene and setting limits (physics.validation, docs/scene-format.md "Limits"): each class of value
+"""Scene and setting limits (physics.core.validation, docs/scene-format.md "Limits"): each class of value
 whose arithmetic would overflow, recurse or loop without end is refused with a SceneError naming
 file, node (or table), key and value, or a SettingError naming key and value; values at the limits
 load and step to a finite state."""
 import numpy as np
 import pytest
 
-from physics import validation as limits
-from physics.scene import SceneError, load_scene
-from physics.settings import SettingError, Settings
-from physics.simulation import Simulation
-from physics.stages import DivergenceError
+from physics.core import validation as limits
+from physics.io.scene import SceneError, load_scene
+from physics.core.settings import SettingError, Settings
+from physics.pipeline.simulation import Simulation
+from physics.pipeline.stages import DivergenceError
 
 BODY = '[[node]]\nname = "body"\nmotion = "dynamic"\nshape = { type = "capsule", radius = 0.1, height = 0.2 }\n'
 HINGE = '[[joint]]\ntype = "hinge"\nb = "body"\nanchor = [0.0, 0.0, 0.0]\n'
@@ -116,7 +116,7 @@ impulse = [{limits.FORCE_MAX}, 0.0, 0.0]
         except DivergenceError as error:
             # "tiny" moves at 1e6 of its parent's units per second under a scale of 1e6: 1e12 m/s in
             # the world. Within reach of its parent that is a legal local state; once its world
-            # distance passes REACH it is handed to the world (physics.simulation.REACH), where
+            # distance passes REACH it is handed to the world (physics.pipeline.simulation.REACH), where
             # the same motion is past the divergence limit, and the run stops naming it.
             assert (error.node, error.quantity) == ("tiny", "velocity")
     assert sim.first_non_finite() is None

@@ -22,8 +22,8 @@ from scipy.special import ellipk
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))   # benchmarks.contacts for the pile line
 
-from physics.scene import load_scene, scene_from_dict
-from physics.simulation import Simulation
+from physics.io.scene import load_scene, scene_from_dict
+from physics.pipeline.simulation import Simulation
 
 SCENES = ROOT / "assets" / "scenes"
 G = 9.81

@@ -17,7 +17,7 @@ matplotlib.use("Agg")   # no display needed
 import matplotlib.pyplot as plt
 import numpy as np
 
-from physics.simulation import Simulation
+from physics.pipeline.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parents[2]
 CAR = ROOT / "assets" / "scenes" / "car.toml"

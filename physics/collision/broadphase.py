@@ -1,0 +1,403 @@
+"""Broad phase: the pairs of shapes whose world bounding boxes overlap and that may collide.
+
+One entry point, `candidate_pairs(lo, hi, filter)`, chooses the method by size:
+- up to `BRUTE_FORCE_MAX` finite shapes, every distinct pair from `physics.containers.pairs.distinct_pair_indices`
+  ("Iterating Over Distinct Pairs in C++"), planes included: the pairs the filter allows are
+  listed once per filter (`CollisionFilter.allowed_pairs`) and each step one compiled loop tests
+  their boxes (a small scene's step then costs a few microseconds, not numpy calls per chunk);
+- beyond, a uniform grid (spatial hashing as in Teschner et al. 2003, "Optimized Spatial Hashing
+  for Collision Detection of Deformable Objects", with exact cell keys instead of a hash): the cell
+  edge is twice the median box's largest extent, every box is entered in the cells its box covers, the
+  entries are sorted by cell, and the boxes sharing a cell are tested against each other. A pair
+  that shares several cells is reported only in the first of them (the cell at the componentwise
+  maximum of the two boxes' lowest cells), so no pair is found twice. Boxes covering more than
+  `GRID_MAX_CELLS` cells (a wall, a floor slab among small bodies) are not entered but tested
+  against every box. The cost is O(S log S) for S boxes of similar size, however they are piled: a
+  one-axis sweep-and-prune costs O(S^(5/3)) on a cubic heap, where every slab across the sweep
+  axis holds S^(2/3) boxes.
+Planes (infinite bounding boxes, see `physics.model.shapes.aabbs`) are tested against every finite box.
+Both methods return the same sorted pair list, so the choice never changes a simulation's bits.
+
+Filtering (`collision_filter`): the rules are listed in docs/architecture.md ("Collision interface").
+Two AABBs overlap when lo_a <= hi_b and lo_b <= hi_a on every axis (touching counts).
+"""
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import NamedTuple
+
+import numpy as np
+from physics.core.compiled import kernel
+
+from physics.containers.pairs import distinct_pair_indices
+from physics.model.shapes import PLANE
+
+BRUTE_FORCE_MAX = 64
+# a box covering more cells than this is tested against every box instead of entered in the grid
+GRID_MAX_CELLS = 64
+# the cell edge in median box extents (measured on 1,000-8,000-box heaps: 2 beat 1, 1.5 and 3)
+GRID_CELL = 2.0
+# cells per axis at most 2^20: a cell key (ix, iy, iz) packs into one int64
+_GRID_BITS = 20
+# the grid's entries are ordered by counting where their cells span at most this many per entry
+COUNTING_SPAN = 8
+
+__all__ = ["CollisionFilter", "collision_filter", "candidate_pairs", "BRUTE_FORCE_MAX"]
+
+
+class FilterArrays(NamedTuple):
+    """A `CollisionFilter`'s per-shape arrays (S,) as one bundle for the compiled pair tests."""
+    is_plane: np.ndarray
+    node: np.ndarray
+    parent_node: np.ndarray
+    collide_with_parent: np.ndarray
+    group: np.ndarray
+    mask: np.ndarray
+    contype: np.ndarray
+    conaffinity: np.ndarray
+    assembly: np.ndarray
+    active: np.ndarray
+
+
+@dataclass
+class CollisionFilter:
+    """Per-shape data the pair filter needs (S shapes): `per_shape`, the `FilterArrays`, where
+    `assembly (S,)` is the node of the rigid assembly the shape moves with (its nearest non-fixed
+    ancestor or itself; -1 = the world) and `active (S,)` says that assembly is dynamic (without
+    motion information every node is its own assembly and active); `apart`: the sorted keys
+    (`_node_pair_keys`) of the node pairs that a joint keeps from colliding."""
+
+    per_shape: FilterArrays
+    apart: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    _allowed: np.ndarray = field(default=None, init=False, repr=False, compare=False)  # `allowed_pairs`, made on first use
+
+    @cached_property
+    def n_finite(self):
+        """How many shapes have finite bounding boxes (all but the planes): picks the broad phase."""
+        return int(np.count_nonzero(~self.per_shape.is_plane))
+
+    def allowed_pairs(self):
+        """(K, 2) int64 every pair a < b of shapes the filter allows, sorted by a then b: the brute
+        force's candidates, made once (the filter is constant) from
+        `physics.containers.pairs.distinct_pair_indices`, so that a step only tests their boxes."""
+        if self._allowed is None:
+            found = []
+            for i, j in distinct_pair_indices(len(self.per_shape.node)):
+                i, j = (x.ravel() for x in np.broadcast_arrays(i, j))
+                keep = self.allows(i, j)
+                found.append(np.column_stack([i[keep], j[keep]]))
+            pairs = np.concatenate(found).astype(np.int64).reshape(-1, 2) if found else np.zeros((0, 2), np.int64)
+            self._allowed = np.ascontiguousarray(pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))])
+        return self._allowed
+
+    def may_pair(self):
+        """False when no two shapes can ever be paired: every pair needs a dynamic assembly on one
+        side and a different assembly on the other (a conservative, O(S) test, done once)."""
+        return bool(self.per_shape.active.any()) and np.unique(self.per_shape.assembly).size > 1
+
+    def allows(self, a, b):
+        """Boolean mask over index arrays a, b (shape indices): may these pairs collide?"""
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+        allowed = _allows_many(a.ravel(), b.ravel(), self.per_shape)
+        if self.apart.size:
+            allowed &= ~self.kept_apart(np.column_stack([a.ravel(), b.ravel()]))
+        return allowed.reshape(a.shape)
+
+    def kept_apart(self, pairs):
+        """(K,) bool: which shape pairs (K, 2) join two nodes that a joint keeps from colliding."""
+        return np.isin(_node_pair_keys(self.per_shape.node[pairs[:, 0]], self.per_shape.node[pairs[:, 1]]), self.apart)
+
+
+def _node_pair_keys(a, b):
+    """One int64 per unordered node pair: the smaller index in the high 32 bits."""
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    return (np.minimum(a, b) << 32) | np.maximum(a, b)
+
+
+def collision_filter(shapes, parent, motion=None, apart=()):
+    """The `CollisionFilter` of a `ShapeSet` in a hierarchy with `parent (N,)` (-1 = world),
+    optional `motion (N,)` strings (fixed | kinematic | dynamic) and `apart`, (node, node) pairs
+    whose shapes never collide (the two nodes of a joint: docs/scene-format.md)."""
+    parent = np.asarray(parent, dtype=np.int64)
+    if parent.ndim != 1 or (len(shapes) and shapes.node.max() >= len(parent)):
+        raise ValueError(f"parent: got shape {parent.shape}; expected (N,) covering every shape's node")
+    n = len(parent)
+    if motion is None:
+        assembly, active = np.arange(n), np.ones(n, dtype=bool)
+    else:
+        motion = np.asarray(motion)
+        if motion.shape != (n,) or not np.isin(motion, ("fixed", "kinematic", "dynamic")).all():
+            raise ValueError(f"motion: got {motion!r}; expected (N,) of fixed | kinematic | dynamic")
+        assembly = np.arange(n)
+        # parents come before children in the hierarchy's order, but do not rely on it here:
+        # follow fixed links up until a moving node or the world (at most depth iterations)
+        for _ in range(n):
+            up = (motion[np.maximum(assembly, 0)] == "fixed") & (assembly >= 0)
+            if not up.any():
+                break
+            assembly = np.where(up, parent[np.maximum(assembly, 0)], assembly)
+        active = np.where(assembly >= 0, motion[np.maximum(assembly, 0)] == "dynamic", False)
+    node = shapes.node
+    apart = np.asarray(apart, np.int64).reshape(-1, 2)
+    per_shape = FilterArrays(shapes.kind == PLANE, node, parent[node], shapes.collide_with_parent, shapes.group,
+                             shapes.mask, shapes.contype, shapes.conaffinity, assembly[node], active[node])
+    return CollisionFilter(per_shape, np.unique(_node_pair_keys(apart[:, 0], apart[:, 1])))
+
+
+@kernel
+def _overlapping(lo, hi, candidates, out):
+    """The rows (a, b) of candidates (K, 2) whose boxes overlap, in their order, into out; how many."""
+    k = 0
+    for p in range(candidates.shape[0]):
+        a, b = candidates[p, 0], candidates[p, 1]
+        if lo[a, 0] <= hi[b, 0] and lo[b, 0] <= hi[a, 0] and lo[a, 1] <= hi[b, 1] and lo[b, 1] <= hi[a, 1] \
+                and lo[a, 2] <= hi[b, 2] and lo[b, 2] <= hi[a, 2]:
+            out[k, 0], out[k, 1] = a, b
+            k += 1
+    return k
+
+
+@kernel
+def _allowed(a, b, f):
+    """May shapes a and b collide (the rules of docs/architecture.md, "Collision interface")? Both
+    Bullet's rule (group/mask, each side accepts the other) and MuJoCo's (contype/conaffinity,
+    either side accepts the other) must hold; with the default bits each holds for every pair."""
+    na, nb = f.node[a], f.node[b]
+    return (na != nb and not (f.is_plane[a] and f.is_plane[b])
+            and (f.group[a] & f.mask[b]) != 0 and (f.group[b] & f.mask[a]) != 0
+            and ((f.contype[a] & f.conaffinity[b]) | (f.contype[b] & f.conaffinity[a])) != 0
+            and (f.parent_node[b] != na or f.collide_with_parent[b])
+            and (f.parent_node[a] != nb or f.collide_with_parent[a])
+            and f.assembly[a] != f.assembly[b] and (f.active[a] or f.active[b]))
+
+
+@kernel
+def _allows_many(a, b, f):
+    out = np.empty(a.shape[0], dtype=np.bool_)
+    for k in range(a.shape[0]):
+        out[k] = _allowed(a[k], b[k], f)
+    return out
+
+
+@kernel(inline=True)
+def _cell_index(x, top):
+    """floor(x) clamped to [0, top] as a float first: a NaN or huge coordinate lands in an edge
+    cell and never overflows the integer."""
+    x = np.floor(x)
+    if not x >= 0.0:        # NaN too
+        return 0
+    return int(min(x, float(top)))
+
+
+@kernel
+def _grid_frame(lo, hi, finite, factor):
+    """The grid's origin (the lowest corner of the boxes) and cell edge: `factor` times the median
+    box's largest extent (most boxes then cover 1 to 8 cells), never so small that a cell index
+    passes 2^_GRID_BITS (far-apart tiny boxes), never zero (points). Boxes with a non-finite or
+    astronomical coordinate (a diverged body, before the divergence check stops the run) are left
+    out of both."""
+    origin = np.full(3, np.inf)
+    top = np.full(3, -np.inf)
+    extent = np.empty(finite.shape[0])
+    m = 0
+    for p in range(finite.shape[0]):
+        i = finite[p]
+        sane = True
+        for c in range(3):
+            if not (abs(lo[i, c]) < 1e12 and abs(hi[i, c]) < 1e12):
+                sane = False
+        if sane:
+            largest = 0.0
+            for c in range(3):
+                origin[c] = min(origin[c], lo[i, c])
+                top[c] = max(top[c], hi[i, c])
+                largest = max(largest, hi[i, c] - lo[i, c])
+            extent[m] = largest
+            m += 1
+    if m == 0:
+        return np.zeros(3), 1.0
+    span = max(top[0] - origin[0], top[1] - origin[1], top[2] - origin[2])
+    return origin, max(factor * np.median(extent[:m]), span / 2.0 ** (_GRID_BITS - 1), 1e-9)
+
+
+@kernel
+def _box_cells(lo, hi, finite, origin, inv_cell, cell_lo, cell_hi):
+    """The lowest and highest grid cell (ix, iy, iz) of each finite box; how many cells each covers."""
+    top = (1 << _GRID_BITS) - 1
+    count = np.empty(finite.shape[0], dtype=np.int64)
+    for p in range(finite.shape[0]):
+        i = finite[p]
+        n = 1
+        for c in range(3):
+            cell_lo[p, c] = _cell_index((lo[i, c] - origin[c]) * inv_cell, top)
+            cell_hi[p, c] = _cell_index((hi[i, c] - origin[c]) * inv_cell, top)
+            n *= cell_hi[p, c] - cell_lo[p, c] + 1
+        count[p] = n
+    return count
+
+
+@kernel
+def _cell_order(key):
+    """np.argsort(key, kind="mergesort") of the grid's cell keys, the same permutation (a stable
+    sort has one): by counting where the occupied cells span at most COUNTING_SPAN per entry (a
+    heap's do: its boxes fill a block of cells), one pass to count and one to place (the 1,000-box
+    heap's grid pass 0.58 -> 0.48 ms); by numba's merge sort elsewhere."""
+    n = key.shape[0]
+    mask = (1 << _GRID_BITS) - 1
+    low = np.full(3, mask, np.int64)
+    high = np.zeros(3, np.int64)
+    for e in range(n):
+        for c in range(3):
+            x = (key[e] >> ((2 - c) * _GRID_BITS)) & mask
+            low[c], high[c] = min(low[c], x), max(high[c], x)
+    span = 1
+    for c in range(3):
+        span *= max(high[c] - low[c] + 1, 1)
+    if n == 0 or span > COUNTING_SPAN * n:
+        return np.argsort(key, kind="mergesort")
+    # the cells numbered in key order: (x, y, z) lexicographically, as the packed keys sort
+    ny, nz = high[1] - low[1] + 1, high[2] - low[2] + 1
+    cell = np.empty(n, np.int64)
+    start = np.zeros(span + 1, np.int64)
+    for e in range(n):
+        x = (key[e] >> (2 * _GRID_BITS)) - low[0]
+        y = ((key[e] >> _GRID_BITS) & mask) - low[1]
+        z = (key[e] & mask) - low[2]
+        cell[e] = (x * ny + y) * nz + z
+        start[cell[e] + 1] += 1
+    for i in range(span):
+        start[i + 1] += start[i]
+    order = np.empty(n, np.int64)
+    for e in range(n):          # in entry order within a cell: stable
+        order[start[cell[e]]] = e
+        start[cell[e]] += 1
+    return order
+
+
+@kernel
+def _grid(lo, hi, finite, cell_lo, cell_hi, count, planes, out, f):
+    """The allowed overlapping pairs (min, max) of the finite boxes `finite` (grid cells `cell_lo`,
+    `cell_hi`, `count` cells each, from `_box_cells`), then of every plane against every finite box,
+    into `out` while it has room (module docstring). Returns how many were found (more than out
+    holds: call again with a larger out)."""
+    n = finite.shape[0]
+    capacity = out.shape[0]
+    k = 0
+    # the grid's entries (cell key, box), sorted by key: the boxes of one cell are then adjacent
+    n_entries = 0
+    for p in range(n):
+        if count[p] <= GRID_MAX_CELLS:
+            n_entries += count[p]
+    key = np.empty(n_entries, dtype=np.int64)
+    box = np.empty(n_entries, dtype=np.int64)
+    e = 0
+    for p in range(n):
+        if count[p] <= GRID_MAX_CELLS:
+            for x in range(cell_lo[p, 0], cell_hi[p, 0] + 1):
+                for y in range(cell_lo[p, 1], cell_hi[p, 1] + 1):
+                    for z in range(cell_lo[p, 2], cell_hi[p, 2] + 1):
+                        key[e] = (x << (2 * _GRID_BITS)) | (y << _GRID_BITS) | z
+                        box[e] = p
+                        e += 1
+    order = _cell_order(key)
+    first = 0
+    while first < n_entries:
+        cell = key[order[first]]
+        last = first + 1
+        while last < n_entries and key[order[last]] == cell:
+            last += 1
+        cx, cy, cz = cell >> (2 * _GRID_BITS), (cell >> _GRID_BITS) & ((1 << _GRID_BITS) - 1), \
+            cell & ((1 << _GRID_BITS) - 1)
+        for u in range(first, last):
+            p = box[order[u]]
+            i = finite[p]
+            for v in range(u + 1, last):
+                q = box[order[v]]
+                # reported only in the first cell the two share
+                if max(cell_lo[p, 0], cell_lo[q, 0]) != cx or max(cell_lo[p, 1], cell_lo[q, 1]) != cy \
+                        or max(cell_lo[p, 2], cell_lo[q, 2]) != cz:
+                    continue
+                j = finite[q]
+                if lo[i, 0] <= hi[j, 0] and lo[j, 0] <= hi[i, 0] and lo[i, 1] <= hi[j, 1] \
+                        and lo[j, 1] <= hi[i, 1] and lo[i, 2] <= hi[j, 2] and lo[j, 2] <= hi[i, 2] \
+                        and _allowed(i, j, f):
+                    if k < capacity:
+                        out[k, 0], out[k, 1] = min(i, j), max(i, j)
+                    k += 1
+        first = last
+    # the boxes too large for the grid, against every finite box (each such pair once)
+    for p in range(n):
+        if count[p] <= GRID_MAX_CELLS:
+            continue
+        i = finite[p]
+        for q in range(n):
+            if q == p or (count[q] > GRID_MAX_CELLS and q < p):
+                continue
+            j = finite[q]
+            if lo[i, 0] <= hi[j, 0] and lo[j, 0] <= hi[i, 0] and lo[i, 1] <= hi[j, 1] and lo[j, 1] <= hi[i, 1] \
+                    and lo[i, 2] <= hi[j, 2] and lo[j, 2] <= hi[i, 2] \
+                    and _allowed(i, j, f):
+                if k < capacity:
+                    out[k, 0], out[k, 1] = min(i, j), max(i, j)
+                k += 1
+    for i in planes:
+        for p in range(n):
+            j = finite[p]
+            if lo[i, 0] <= hi[j, 0] and lo[j, 0] <= hi[i, 0] and lo[i, 1] <= hi[j, 1] and lo[j, 1] <= hi[i, 1] \
+                    and lo[i, 2] <= hi[j, 2] and lo[j, 2] <= hi[i, 2] \
+                    and _allowed(i, j, f):
+                if k < capacity:
+                    out[k, 0], out[k, 1] = min(i, j), max(i, j)
+                k += 1
+    return k
+
+
+@kernel
+def _sort_pairs(pairs, n_shapes):
+    """The rows of pairs (K, 2) sorted by the first then the second index: a counting sort on the
+    first (O(K + S)), then insertion sort within each group (a shape has few partners)."""
+    start = np.zeros(n_shapes + 1, dtype=np.int64)
+    for k in range(pairs.shape[0]):
+        start[pairs[k, 0] + 1] += 1
+    for s in range(n_shapes):
+        start[s + 1] += start[s]
+    fill = start[:-1].copy()
+    out = np.empty_like(pairs)
+    for k in range(pairs.shape[0]):
+        a = pairs[k, 0]
+        out[fill[a], 0], out[fill[a], 1] = a, pairs[k, 1]
+        fill[a] += 1
+    for s in range(n_shapes):
+        for p in range(start[s] + 1, start[s + 1]):
+            b = out[p, 1]
+            q = p
+            while q > start[s] and out[q - 1, 1] > b:
+                out[q, 1] = out[q - 1, 1]
+                q -= 1
+            out[q, 1] = b
+    return out
+
+
+def candidate_pairs(lo, hi, filter):
+    """(K, 2) int64 shape index pairs (a < b, sorted by a then b) whose AABBs overlap and that the
+    filter allows. `lo`, `hi` (S, 3) from `physics.model.shapes.aabbs`; the method: the module docstring."""
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    if lo.ndim != 2 or lo.shape[1:] != (3,) or hi.shape != lo.shape or len(filter.per_shape.node) != len(lo):
+        raise ValueError(f"lo, hi: got shapes {lo.shape}, {hi.shape}; expected (S, 3) with S = {len(filter.per_shape.node)}")
+    if filter.n_finite <= BRUTE_FORCE_MAX:
+        candidates = filter.allowed_pairs()
+        out = np.empty_like(candidates)  # made here: an array made in numba costs more to hand back
+        return out[:_overlapping(lo, hi, candidates, out)]
+    finite = np.flatnonzero(~filter.per_shape.is_plane)
+    planes = np.flatnonzero(filter.per_shape.is_plane)
+    origin, cell = _grid_frame(lo, hi, finite, GRID_CELL)
+    cell_lo, cell_hi = np.empty((len(finite), 3), np.int64), np.empty((len(finite), 3), np.int64)
+    count = _box_cells(lo, hi, finite, origin, 1.0 / cell, cell_lo, cell_hi)
+    out = np.empty((getattr(filter, "_grid_capacity", 4 * len(lo) + 16), 2), dtype=np.int64)
+    arrays = (lo, hi, finite, cell_lo, cell_hi, count, planes)
+    k = _grid(*arrays, out, filter.per_shape)
+    if k > len(out):
+        out = np.empty((k, 2), dtype=np.int64)
+        _grid(*arrays, out, filter.per_shape)
+    filter._grid_capacity = k + k // 4 + 16
+    pairs = _sort_pairs(out[:k], len(lo))
+    return pairs[~filter.kept_apart(pairs)] if filter.apart.size else pairs

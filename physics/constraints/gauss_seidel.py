@@ -1,0 +1,810 @@
+"""Projected Gauss–Seidel with SOR on Γλ = η: sequential impulses, the solver's arithmetic.
+
+"The Mathematics of Havok's Solver", "Constraints" and "Projected Gauss-Seidel with S.O.R": rows
+J v = B (physics.constraints.constraints), impulses Jᵀλ, Γ = J M⁻¹ Jᵀ, η = B − J (v₁ + M⁻¹ g_e), and the bounded
+MLCP r = Γλ − η, λ⁻ ≤ λ ≤ λ⁺, r_i = 0 where λ⁻ < λ_i < λ⁺. Here v is the bodies' velocity after the
+free step (v₁ + M⁻¹ g_e, with gravity and applied forces already integrated), so η_i = target_i − J_i v.
+
+Projected Gauss–Seidel, one row at a time, is Catto's sequential impulses ("Iterative Dynamics with
+Temporal Coherence", 2005; "Fast and Simple Physics using Sequential Impulses", GDC 2006):
+
+    r_i  = J_i v − target_i + s_i λ_i                 (the row's residual; s_i = CFM / h, ODE)
+    λ_i ← clamp(λ_i − ω r_i / (J_i M⁻¹ J_iᵀ + s_i), λ⁻_i, λ⁺_i)    (accumulated-impulse clamping)
+    v   ← v + M⁻¹ J_iᵀ Δλ_i                           (keeps v = v_free + M⁻¹ Jᵀ λ at every moment)
+
+with ω the SOR factor ("Successive Over Relaxation": ω = 1 is Gauss–Seidel, 1 < ω < 2
+over-relaxes) and a contact's two friction rows bounded together by the disc |λ_t| ≤ μ λ_normal,
+λ_normal read from its normal row as it is now (a Coulomb cone, `_pgs`). Clamping the *accumulated*
+λ rather than each increment lets an iteration take back impulse an earlier one applied too much of.
+
+`Rows.block` (physics.constraints.constraints: IN_BLOCK, SINGLE, TRIPLE, MANIFOLD) says how the sweep visits a
+row: on its own, as a 3×3 block, or as a contact manifold (friction rows, then the normal rows as
+one exact block).
+
+The stages this module runs (`solve`; Box2D v3 `b2SolverStage`, src/solver.c), over arrays:
+  warm start     apply last step's λ (`warm_start`)
+  solve          PGS with the Baumgarte / speculative targets
+  relax          PGS again with the bias removed (Box2D v3's soft step / relax, the idea of
+                 Catto's and Bullet's split impulses): the bias velocity moves the positions but is
+                 taken out of the velocities, so position correction adds no kinetic energy
+  restitution    normal rows that were approaching faster than the threshold: J v = the rebound
+                 velocity (−e × the velocity at the moment of contact, physics.constraints.constraints.restitution_targets)
+The residual ‖r‖ (projected: zero for a row held at a bound and pushing against it) of every solve
+iteration is kept in `Solution.residual` for display. Building the rows and storing the impulses is
+the contact pipeline's (physics.constraints.solver.SceneSolver).
+
+Conventions: R rows, B bodies; velocities (B, 6) [v, ω] world frame; every kernel that sweeps takes
+the rows as one `RowSystem` bundle. In a sweep the velocity array has one more row, the static
+dummy body B (zero velocity), which `RowSystem.slot` maps static sides to.
+"""
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numba
+import numpy as np
+from numba import prange
+from physics.core.compiled import kernel
+
+from physics.constraints.constraints import IN_BLOCK, MANIFOLD, TRIPLE, Rows
+from physics.math.dense import cholesky_factor, cholesky_substitute
+
+
+class RowSystem(NamedTuple):
+    """The rows as a sweep reads them (R rows): `Rows`' arrays and `Prepared`'s constants."""
+
+    body: np.ndarray            # (R, 2) int64 solver body of side a, b (−1 = static)
+    slot: np.ndarray            # (R, 2) int64 body with −1 replaced by B, the static dummy body
+    jacobian: np.ndarray        # (R, 2, 6)
+    minv_jt: np.ndarray         # (R, 2, 6) M⁻¹Jᵀ per side (zero for a static side)
+    inv_k: np.ndarray           # (R,) 1 / (J M⁻¹ Jᵀ + s)
+    inv_block: np.ndarray       # (R, 3, 3) at rows starting a TRIPLE: its block's (J M⁻¹ Jᵀ + s)⁻¹
+    block: np.ndarray           # (R,) int64 `Rows.block`
+    manifold: np.ndarray        # (R,) int64 at a manifold's first normal row: its index below
+    manifold_k: np.ndarray      # (manifolds, 4, 4) K of its normal rows
+    manifold_l: np.ndarray      # (manifolds, 2, 4, 4) Cholesky factors of K's rows in two active sets
+    manifold_set: np.ndarray    # (manifolds, 3) int64 the set in each slot (−1 = none), the slot used last
+    softness: np.ndarray        # (R,) CFM / h
+    lower: np.ndarray           # (R,)
+    upper: np.ndarray           # (R,)
+    mu: np.ndarray              # (R,)
+    impulse: np.ndarray         # (R,) accumulated λ, in and out
+
+
+class _ManifoldWork(NamedTuple):
+    """Scratch of `_manifold_normals` for k ≤ 4 normal rows, allocated once per sweep call."""
+
+    r: np.ndarray
+    lam: np.ndarray
+    delta: np.ndarray
+    x: np.ndarray
+    index: np.ndarray
+
+
+@kernel(inline=True)
+def _row_jv(J, va, vb):
+    """J v for one row J (2, 6) and the two bodies' velocities (6-tuples), summed as a tree: a shorter
+    dependency chain than a running sum (rows run one after another)."""
+    Ja, Jb = J[0], J[1]
+    return (((Ja[0] * va[0] + Ja[1] * va[1]) + (Ja[2] * va[2] + Ja[3] * va[3]))
+            + ((Ja[4] * va[4] + Ja[5] * va[5]) + (Jb[0] * vb[0] + Jb[1] * vb[1]))
+            + ((Jb[2] * vb[2] + Jb[3] * vb[3]) + (Jb[4] * vb[4] + Jb[5] * vb[5])))
+
+
+@kernel(inline=True)
+def _row_apply(minv_jt, delta, va, vb):
+    """v + M⁻¹Jᵀ Δλ for one row, minv_jt (2, 6): the two bodies' new velocities (tuples of 6)."""
+    a, b = minv_jt[0], minv_jt[1]
+    return ((va[0] + a[0] * delta, va[1] + a[1] * delta, va[2] + a[2] * delta, va[3] + a[3] * delta,
+             va[4] + a[4] * delta, va[5] + a[5] * delta),
+            (vb[0] + b[0] * delta, vb[1] + b[1] * delta, vb[2] + b[2] * delta, vb[3] + b[3] * delta,
+             vb[4] + b[4] * delta, vb[5] + b[5] * delta))
+
+
+@kernel(inline=True)
+def _scalar_row(j, jacobian, minv_jt, inv_k, target, softness, lower, upper, impulse, va, vb, sor):
+    """One row j: λ ← clamp(λ − ω r / K, λ⁻, λ⁺), v += M⁻¹Jᵀ Δλ; returns its projected r² (zero
+    when held at a bound and pushing against it) and the two bodies' new velocities va, vb."""
+    lam = impulse[j]
+    r = _row_jv(jacobian[j], va, vb) - target[j] + softness[j] * lam
+    lo, hi = lower[j], upper[j]
+    new = min(max(lam - sor * r * inv_k[j], lo), hi)
+    impulse[j] = new
+    va, vb = _row_apply(minv_jt[j], new - lam, va, vb)
+    return (0.0 if (lam <= lo and r > 0.0) or (lam >= hi and r < 0.0) else r * r), va, vb
+
+
+@kernel(inline=True)
+def _whiskered(A, n):
+    """A whisker on the diagonal: four corners on a face are one more row than the three velocities
+    (v_n, two tilts) they constrain, K is singular there, and this picks the least-norm Δλ
+    (the pseudo-inverse, to 1e-10 relative): symmetric corners get symmetric impulses."""
+    scale = 0.0
+    for a in range(n):
+        scale = max(scale, A[a, a])
+    for a in range(n):
+        A[a, a] += 1e-10 * scale
+
+
+
+
+@kernel(inline=True)
+def _try_active_set(mask, k, K, factor, sets, m, r, lam, delta, x, index):
+    """The LCP of manifold m (k normal rows, K (4, 4), r and λ (k,) loaded) with the rows in `mask`
+    active (r_p = 0) and the others released (λ_q = 0): K_SS Δλ_S = −r_S + K_S,S̄ λ_S̄,
+    Δλ_S̄ = −λ_S̄. Writes delta (k,) and returns the set it points to — `mask` itself when it is the
+    solution (λ + Δλ ≥ 0 on S, r + K Δλ ≥ 0 off S, within round-off), else mask without the rows
+    pulling and with the rows penetrating (a block principal pivot, Júdice & Pires 1994) — or −1 if
+    K_SS is not positive definite. factor (2, 4, 4) holds the Cholesky factors of the sets
+    sets[m, 0] and sets[m, 1] (−1: none), sets[m, 2] the slot used last: a manifold at rest solves
+    the same set every sweep and every step, so it is factored once, not each time, and one that
+    pivots between two sets (the guess, then the solution) keeps both: on the settled 1,000-box heap
+    a single slot refactored in 37 % of the block solves. A set is factored from the same K by the
+    same arithmetic in either slot, so the slots change no bit. x, index: scratch. The hot inner helpers take arrays, not bundles: with
+    the `RowSystem` read inside these loops the pile's sweeps took 28 % longer (measured)."""
+    n = 0
+    for p in range(k):
+        if mask & (1 << p):
+            index[n] = p
+            n += 1
+        else:
+            delta[p] = -lam[p]
+    for a in range(n):
+        p = index[a]
+        total = -r[p]
+        for q in range(k):
+            if not mask & (1 << q):
+                total += K[p, q] * lam[q]
+        x[a] = total
+    slot = 0 if sets[m, 0] == mask else 1 if sets[m, 1] == mask else -1
+    if slot < 0:            # factor the set into the slot not used last
+        slot = 1 - sets[m, 2]
+        L = factor[slot]
+        for a in range(n):
+            for b in range(n):
+                L[a, b] = K[index[a], index[b]]
+        _whiskered(L, n)
+        sets[m, slot] = mask if cholesky_factor(L, n) else -1
+        if sets[m, slot] < 0:
+            return -1
+    sets[m, 2] = slot
+    if n:
+        cholesky_substitute(factor[slot], x, n)
+    pivot = mask
+    for a in range(n):
+        p = index[a]
+        delta[p] = x[a]
+        if lam[p] + x[a] < -1e-12:
+            pivot &= ~(1 << p)
+    for q in range(k):
+        if not mask & (1 << q):
+            total = r[q]
+            for p in range(k):
+                total += K[q, p] * delta[p]
+            if total < -1e-12:
+                pivot |= 1 << q
+    return pivot
+
+
+@kernel(inline=True)
+def _manifold_normals(i, k, K, factor, sets, m, jacobian, minv_jt, target, softness, impulse, va, vb, sor, work):
+    """The k ≤ 4 normal rows of manifold m (rows i, i + 3, …; K, factor, sets: `RowSystem`'s
+    manifold_k[m], manifold_l[m] (2, 4, 4), manifold_set (M, 3)) as one block:
+    all their residuals r = J v − target + s λ from the same velocities, then the exact solution of
+    the small LCP
+
+        λ + Δλ ≥ 0,   w = r + K Δλ ≥ 0,   (λ + Δλ) · w = 0,   K_pq = J_p M⁻¹ J_qᵀ + s δ_pq
+
+    over its active sets (Box2D v2.x's 2-point block solver, b2ContactSolver::SolveVelocityConstraints,
+    enumerates them; generalised to 4 points): from the previous set (points pushing now or pushed
+    last time; at rest it is the answer) by block principal pivoting, and by enumeration of all
+    sets, largest first, in the rare case that cycles. Applied once, scaled by the SOR factor ω.
+    Solving the points one after another instead let each point's impulse tilt the box before the
+    next was seen: an aligned stack of 10 drifted sideways 13 mm in 10 s. Returns the block's
+    projected residual² (as `_scalar_row`'s), or −1 if no set passed the round-off checks (nothing
+    applied; the caller solves the rows one by one), and the bodies' velocities va, vb after it.
+    `work`: the `_ManifoldWork` scratch."""
+    r, lam, delta, x, index = work.r, work.lam, work.delta, work.x, work.index
+    total = 0.0
+    guess = 0
+    for p in range(k):
+        j = i + 3 * p
+        lam[p] = impulse[j]
+        r[p] = _row_jv(jacobian[j], va, vb) - target[j] + softness[j] * lam[p]
+        if not (lam[p] <= 0.0 and r[p] > 0.0):
+            total += r[p] * r[p]
+        if lam[p] > 0.0 or r[p] < 0.0:
+            guess |= 1 << p
+    # Block principal pivoting from the guess (at most 2k pivots; they settle in one or two); full
+    # enumeration only if that cycles.
+    found, mask = False, guess
+    for _ in range(2 * k):
+        pivot = _try_active_set(mask, k, K, factor, sets, m, r, lam, delta, x, index)
+        if pivot == mask:
+            found = True
+            break
+        if pivot < 0:
+            break
+        mask = pivot
+    if not found:
+        full = (1 << k) - 1
+        for size in range(k, -1, -1):
+            for mask in range(full, -1, -1):
+                bits = 0
+                for p in range(k):
+                    bits += (mask >> p) & 1
+                if bits == size and _try_active_set(mask, k, K, factor, sets, m, r, lam, delta, x, index) == mask:
+                    found = True
+                    break
+            if found:
+                break
+    if not found:
+        return -1.0, va, vb
+    for p in range(k):
+        j = i + 3 * p
+        new = max(lam[p] + sor * delta[p], 0.0)
+        impulse[j] = new
+        va, vb = _row_apply(minv_jt[j], new - lam[p], va, vb)
+    return total, va, vb
+
+
+@kernel(inline=True)       # at its one call site, `_sweep_part`: compiled once, without reference counts
+def _element(i, block, slot, jacobian, minv_jt, inv_k, impulse, inv_block, softness, mu, lower, upper, manifold,
+             manifold_k, manifold_l, manifold_set, target, velocity, dummy, sor, friction, r3, work):
+    """Element i of `_pgs` (a row, a block, or a manifold's friction and normal rows) on the two
+    bodies' velocities loaded once into the tuples va, vb and stored back (not into the static dummy
+    body); returns its projected residual². Takes `RowSystem`'s arrays, not the bundle: reading the
+    bundle inside the sweep doubled the heap's solve (measured). r3, work: scratch."""
+    kind = block[i]
+    a, b = slot[i, 0], slot[i, 1]
+    # the two bodies' velocities as tuples: values the compiler keeps in registers, where a scratch
+    # array written in place (which might alias the rows it reads) went through memory at every
+    # update: the same bits, the heap's one-thread sweep 15 % faster
+    va = (velocity[a, 0], velocity[a, 1], velocity[a, 2], velocity[a, 3], velocity[a, 4], velocity[a, 5])
+    vb = (velocity[b, 0], velocity[b, 1], velocity[b, 2], velocity[b, 3], velocity[b, 4], velocity[b, 5])
+    total = 0.0
+    if kind == TRIPLE and friction:
+        for q in range(3):
+            r3[q] = _row_jv(jacobian[i + q], va, vb) - target[i + q] + softness[i + q] * impulse[i + q]
+            total += r3[q] * r3[q]
+        for q in range(3):
+            delta = -sor * (inv_block[i, q, 0] * r3[0] + inv_block[i, q, 1] * r3[1] + inv_block[i, q, 2] * r3[2])
+            impulse[i + q] += delta
+            va, vb = _row_apply(minv_jt[i + q], delta, va, vb)
+        points = 0
+    elif kind >= MANIFOLD and friction:
+        points = kind - MANIFOLD + 1
+    else:
+        points = 0
+        r2, va, vb = _scalar_row(i, jacobian, minv_jt, inv_k, target, softness, lower, upper, impulse, va, vb, sor)
+        total += r2
+    for p in range(points):         # friction of each point first (bounded by the last normal
+        # impulse), both rows from one v, then the disc; the exact normal block after it
+        # (Box2D v2.4's order) takes out the tilt friction's sequence left
+        n, t1, t2 = i + 3 * p, i + 3 * p - 2, i + 3 * p - 1
+        lam1, lam2 = impulse[t1], impulse[t2]
+        limit = mu[t1] * impulse[n]
+        if limit == 0.0 and lam1 == 0.0 and lam2 == 0.0:
+            # a point not pushing (a speculative one, a third of the pile's) or frictionless:
+            # the disc is the origin, where λ_t stays and every r is in its normal cone
+            continue
+        r1 = _row_jv(jacobian[t1], va, vb) - target[t1] + softness[t1] * lam1
+        r2 = _row_jv(jacobian[t2], va, vb) - target[t2] + softness[t2] * lam2
+        new1, new2 = lam1 - sor * r1 * inv_k[t1], lam2 - sor * r2 * inv_k[t2]
+        size = np.sqrt(new1 * new1 + new2 * new2)
+        if size > limit:
+            # at the rim only r's part along the rim (⊥ λ_t) counts, unless r points inward
+            outward = -(r1 * new1 + r2 * new2) / size
+            if outward > 0.0:
+                r1 += outward * new1 / size
+                r2 += outward * new2 / size
+            new1, new2 = new1 * (limit / size), new2 * (limit / size)
+        va, vb = _row_apply(minv_jt[t1], new1 - lam1, va, vb)
+        va, vb = _row_apply(minv_jt[t2], new2 - lam2, va, vb)
+        impulse[t1], impulse[t2] = new1, new2
+        total += r1 * r1 + r2 * r2
+    one_by_one = points == 1
+    if points > 1:                  # normal rows of the manifold, as one block
+        m = manifold[i]
+        block_r2, va, vb = _manifold_normals(i, points, manifold_k[m], manifold_l[m], manifold_set, m, jacobian,
+                                             minv_jt, target, softness, impulse, va, vb, sor, work)
+        one_by_one = block_r2 < 0.0
+        total += max(block_r2, 0.0)
+    if one_by_one:
+        for p in range(points):
+            r2, va, vb = _scalar_row(i + 3 * p, jacobian, minv_jt, inv_k, target, softness, lower, upper, impulse,
+                                     va, vb, sor)
+            total += r2
+    if a != dummy:
+        for c in range(6):
+            velocity[a, c] = va[c]
+    if b != dummy:
+        for c in range(6):
+            velocity[b, c] = vb[c]
+    return total
+
+
+# A sweep of fewer elements than this runs on the calling thread in the rows' own order (`halves`):
+# two threads would cost more than such a sweep's rows (every shipped scene but the heaps).
+PARALLEL_MIN = 128
+
+
+# m: `halves` splits the bodies by their centres on this grid, not by the centres themselves
+HALVES_GRID = 0.01
+
+
+def halves(centre):
+    """(B,) int64 0 or 1: the solver bodies split in two halves by their centres (B, 3) along the
+    axis of largest spread (the first half the lower coordinates; ties by body index), for
+    `partition_elements`. The centres are taken on a 1 cm grid (HALVES_GRID) first, the spreads
+    too (ties: the first axis), so that round-off cannot move a resting body to the other half:
+    the pyramid spreads 4.5 m along x and along y and its middle column stands at x = 0, and split
+    by the exact centres its halves changed in one step of five, up to 28 bodies at once. Each
+    change reorders the sweep, and a sweep reordered at random steps rocked the pyramid at 10
+    iterations about its base until it fell within 4 s; in the fixed orders tried it stands."""
+    side = np.zeros(len(centre), np.int64)
+    if len(centre) > 1:
+        grid = np.round(np.asarray(centre, float) / HALVES_GRID)
+        axis = int(np.argmax(grid.max(axis=0) - grid.min(axis=0)))
+        side[np.argsort(grid[:, axis], kind="stable")[len(centre) // 2:]] = 1
+    return side
+
+
+@kernel
+def partition_elements(order, block, body, side, friction):
+    """The sweep's elements (the rows of `order` that start one: all of them with `friction` False,
+    else those not IN_BLOCK) in three parts, each in the order of `order`: the elements whose
+    dynamic bodies are all in half 0 of `side` (B,) (`halves`), those all in half 1, and the
+    boundary, which touches both (static sides, −1, belong to either). The two halves share no
+    dynamic body, so a sweep solves them at the same time, one on each core, and then the boundary
+    (`_pgs`); the result is the same bits on one thread or two, since nothing one half reads is
+    written by the other. With fewer than PARALLEL_MIN elements all of them are part 0, in the order
+    of `order`. (Domain decomposition: one fork and join a sweep. Level scheduling — each element one
+    level above the last earlier one sharing a body, levels solved in parallel — kept the serial
+    order's bits but forked once a level: the settled 1,000-box heap had 55 levels, half its
+    elements in levels too small to share, and its 156 forks a step each waited for a thread the
+    shared machine had descheduled: 668 ms a step at 50 iterations under a load of 2.5.)
+    Returns (elements, offsets (4,)): part p is elements[offsets[p]:offsets[p + 1]]."""
+    n = 0
+    for k in range(order.size):
+        n += not (friction and block[order[k]] == IN_BLOCK)
+    part = np.zeros(n, np.int64)
+    rows = np.empty(n, np.int64)
+    count = np.zeros(3, np.int64)
+    n = 0
+    for k in range(order.size):
+        i = order[k]
+        if friction and block[i] == IN_BLOCK:
+            continue
+        p = 0
+        if rows.size >= PARALLEL_MIN:
+            a, b = body[i, 0], body[i, 1]
+            pa = side[a] if a >= 0 else -1
+            pb = side[b] if b >= 0 else -1
+            p = pb if pa < 0 else pa if pb < 0 or pa == pb else 2
+            p = max(p, 0)
+        rows[n], part[n] = i, p
+        count[p] += 1
+        n += 1
+    offsets = np.zeros(4, np.int64)
+    for p in range(3):
+        offsets[p + 1] = offsets[p] + count[p]
+    fill = offsets[:3].copy()
+    elements = np.empty(n, np.int64)
+    for e in range(n):
+        elements[fill[part[e]]] = rows[e]
+        fill[part[e]] += 1
+    return elements, offsets
+
+
+@kernel(parallel=True)
+def _pgs_parallel(s, elements, offsets, target, velocity, iterations, sor, friction, residual):
+    """`iterations` PGS sweeps of the `RowSystem` s towards `target` (R,), in place on s.impulse (R,)
+    and velocity (B + 1, 6), whose last row is the static dummy body (zero velocity; s.slot maps side
+    −1 to it and that side's M⁻¹Jᵀ is zero, so no row branches on static sides); residual[k] =
+    ‖projected r‖ seen during sweep k. The elements (rows starting a row, block or manifold) come in
+    three parts (`partition_elements`: offsets (4,)): each sweep solves the two halves at the same
+    time, one per thread (numba `prange`; on one thread one after the other, the same bits), each
+    with its own scratch 512 bytes from the other's (sharing a cache line of scratch between the
+    threads made two threads no faster than one), then the boundary on the calling thread. The
+    static dummy body is read by both halves and never written. `Rows.block` says how a row is solved:
+    SINGLE   on its own: λ ← clamp(λ − ω r / K, λ⁻, λ⁺);
+    TRIPLE   with the next two rows as one block, Δλ = −ω K⁻¹ r with its 3×3 inverse effective
+             mass (block Gauss–Seidel; a joint's point or orientation equalities);
+    MANIFOLD + k − 1 (k = 1…4): the first normal row of a manifold of k contact points of two
+             bodies (rows [t1, t2, n] per point): each point's two friction rows, bounded by the
+             normal impulse as it stands, then the k normal rows as one block, exactly
+             (`_manifold_normals`, s.manifold_k[s.manifold[i]] its k×k K), on the two bodies'
+             velocities loaded once. Box2D v2.4's order (b2ContactSolver::SolveVelocityConstraints:
+             friction first, "non-penetration is more important"): the exact block then removes the
+             tilt the points' friction, applied one after another, left. Normal rows one by one,
+             then friction (Box2D v3's b2SolveContact) drifted an aligned stack of ten 13 mm
+             sideways in 10 s, and a box sliding at 8 m/s turned by up to 1e-6 rad (both round-off
+             now);
+    IN_BLOCK solved inside a block: not an element.
+    Friction is a cone, not a pyramid: t1 and t2 take their steps from the same velocities, then
+    the accumulated tangent impulse *vector* (λ₁, λ₂) is projected onto the disc |λ_t| ≤ μ λ_n and
+    applied (Jolt's ContactConstraintManager::SolveVelocityConstraint); clamping each row to
+    ±μ λ_n alone let a body sliding diagonally take √2 μ λ_n. (Solving t1 first and t2 on its
+    result would see t1's unclamped overshoot and push sideways.) Its projected residual leaves out
+    the outward part of r at the rim (the cone's normal cone), as a scalar row at a bound does.
+    With `friction` False every element is one row solved on its own (the restitution stage's
+    normal rows). Each element's residual² is kept apart and summed in element order, so the
+    residual too is the same on any number of threads."""
+    element_r2 = np.zeros(elements.size)
+    pad = np.empty((2, 64))             # per half, 512 bytes apart: no cache line shared
+    ipad = np.empty((2, 16), np.int64)
+    both = offsets[1] > offsets[0] and offsets[2] > offsets[1]
+    for it in range(iterations):
+        if both:
+            for t in prange(2):
+                _sweep_part(s, elements, offsets[t], offsets[t + 1], target, velocity, sor, friction, pad[t],
+                            ipad[t], element_r2)
+        _sweep_part(s, elements, offsets[2] if both else 0, elements.size, target, velocity, sor, friction, pad[0],
+                    ipad[0], element_r2)       # the boundary (or everything)
+        total = 0.0
+        for k in range(elements.size):
+            total += element_r2[k]
+        residual[it] = np.sqrt(total)
+
+
+@kernel
+def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, residual):
+    """`_pgs_parallel` on the calling thread: the three parts one after the other, which is what
+    the parallel sweep computes on one thread (the same bits). The sweep of every scene whose
+    solver splits no halves (fewer than PARALLEL_MIN rows): numba's parallel region costs seconds
+    of compile (its gufunc, the threading layer's wrappers, numba issue 8085) and a fork and join a
+    sweep, which only a heap's sweep repays."""
+    element_r2 = np.zeros(elements.size)
+    pad = np.empty((2, 64))
+    ipad = np.empty((2, 16), np.int64)
+    for it in range(iterations):
+        _sweep_part(s, elements, 0, elements.size, target, velocity, sor, friction, pad[0], ipad[0], element_r2)
+        total = 0.0
+        for k in range(elements.size):
+            total += element_r2[k]
+        residual[it] = np.sqrt(total)
+
+
+@kernel(refcounts=False)
+def _sweep_part(s, elements, start, stop, target, velocity, sor, friction, pad, ipad, element_r2):
+    """One sweep of `_pgs` over elements[start:stop], in order, with the scratch pad (64,) and ipad
+    (16,) of its thread; element_r2[k] ← element k's projected residual². Compiled once, outside
+    the parallel region, so that the region's body is this one call (numba compiles a `prange`
+    body as a function of its own), with `_element` inlined and without reference counts
+    (physics.core.compiled, 6): every row's views of the Jacobian and M⁻¹Jᵀ cost two atomic operations
+    each with them, and the heap's single-thread sweep took three times as long."""
+    block, slot, jacobian, minv_jt, inv_k, impulse = s.block, s.slot, s.jacobian, s.minv_jt, s.inv_k, s.impulse
+    inv_block, softness, mu, lower, upper = s.inv_block, s.softness, s.mu, s.lower, s.upper
+    manifold, manifold_k, manifold_l, manifold_set = s.manifold, s.manifold_k, s.manifold_l, s.manifold_set
+    dummy = velocity.shape[0] - 1
+    r3 = pad[0:3]
+    work = _ManifoldWork(pad[24:28], pad[32:36], pad[40:44], pad[48:52], ipad[0:4])
+    for k in range(start, stop):
+        element_r2[k] = _element(elements[k], block, slot, jacobian, minv_jt, inv_k, impulse, inv_block, softness,
+                                 mu, lower, upper, manifold, manifold_k, manifold_l, manifold_set, target, velocity,
+                                 dummy, sor, friction, r3, work)
+
+
+@dataclass
+class Prepared:
+    """Rows plus their per-row constants: M⁻¹Jᵀ (R, 2, 6) and 1 / (J M⁻¹ Jᵀ + s) (R,)."""
+
+    rows: Rows
+    slot: np.ndarray            # (R, 2) rows.body with −1 (static) replaced by B, the dummy static body
+    minv_jt: np.ndarray
+    inv_k: np.ndarray
+    inv_block: np.ndarray       # (R, 3, 3) at rows starting a block of 3: (J M⁻¹ Jᵀ + s)⁻¹ of the block
+    manifold: np.ndarray        # (R,) int64: at a manifold's first normal row, its index into manifold_k
+    manifold_k: np.ndarray      # (manifolds, 4, 4): K_pq = J_p M⁻¹ J_qᵀ + s δ_pq of its k normal rows
+    manifold_l: np.ndarray      # (manifolds, 2, 4, 4): Cholesky factors (`cholesky_factor`) of K's rows
+                                # in two active sets, kept from sweep to sweep (`_try_active_set`)
+    manifold_set: np.ndarray    # (manifolds, 3) int64: the set in each slot (bit p = row p; −1 = none)
+                                # and the slot used last; at first every row in slot 0
+
+    def system(self):
+        """The `RowSystem` bundle of these rows (views of the same arrays: a sweep writes
+        rows.impulse and the manifolds' factors in place)."""
+        rows = self.rows
+        return RowSystem(rows.body, self.slot, rows.jacobian, self.minv_jt, self.inv_k, self.inv_block,
+                         np.ascontiguousarray(rows.block, np.int64), self.manifold, self.manifold_k, self.manifold_l,
+                         self.manifold_set, rows.softness, rows.lower, rows.upper, rows.mu, rows.impulse)
+
+
+@kernel
+def _effective_masses(body, jacobian, inverse_mass, inverse_inertia, softness, minv_jt, inv_k):
+    """minv_jt[i, s] = M_s⁻¹ J_sᵀ (m⁻¹ J_lin, I⁻¹ J_ang) and inv_k[i] = 1 / (J M⁻¹ Jᵀ + s_i), per row."""
+    for i in range(body.shape[0]):
+        k = softness[i]
+        for side in range(2):
+            b = body[i, side]
+            if b < 0:
+                for c in range(6):
+                    minv_jt[i, side, c] = 0.0
+                continue
+            for c in range(3):
+                minv_jt[i, side, c] = inverse_mass[b] * jacobian[i, side, c]
+                minv_jt[i, side, 3 + c] = (inverse_inertia[b, c, 0] * jacobian[i, side, 3]
+                                           + inverse_inertia[b, c, 1] * jacobian[i, side, 4]
+                                           + inverse_inertia[b, c, 2] * jacobian[i, side, 5])
+            for c in range(6):
+                k += jacobian[i, side, c] * minv_jt[i, side, c]
+        inv_k[i] = 1.0 / k if k > 1e-300 else 0.0
+
+
+@kernel
+def _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, manifold_l, manifold_set):
+    """manifold_k[manifold[i]] = K of the normal rows i, i + 3, … of the manifold starting at row i
+    (`_manifold_normals`), and manifold_l[manifold[i], 0] the Cholesky factor of K with all k rows
+    active (whiskered, `_whiskered`; manifold_set says so), the set of a manifold at rest; static
+    sides have M⁻¹Jᵀ = 0, so they drop out without a branch."""
+    for i in range(block.size):
+        k = block[i] - MANIFOLD + 1
+        if k < 2:
+            continue
+        K = manifold_k[manifold[i]]
+        for p in range(k):
+            for q in range(p, k):
+                s = softness[i + 3 * p] if p == q else 0.0
+                for side in range(2):
+                    for c in range(6):
+                        s += jacobian[i + 3 * p, side, c] * minv_jt[i + 3 * q, side, c]
+                K[p, q] = K[q, p] = s
+        L = manifold_l[manifold[i], 0]
+        L[:k, :k] = K[:k, :k]
+        _whiskered(L, k)
+        manifold_set[manifold[i], 0] = (1 << k) - 1 if cholesky_factor(L, k) else -1
+
+
+@kernel
+def _block_inverses(body, jacobian, minv_jt, softness, block, inv_block):
+    """inv_block[i] = K⁻¹ for every row i starting a block of 3: K_pq = J_(i+p) M⁻¹ J_(i+q)ᵀ + s δ_pq
+    (symmetric positive definite for a joint on a dynamic body; zero if singular)."""
+    K = np.empty((3, 3))
+    for i in range(body.shape[0]):
+        if block[i] != TRIPLE:
+            continue
+        for p in range(3):
+            for q in range(3):
+                k = softness[i + p] if p == q else 0.0
+                for side in range(2):
+                    if body[i, side] >= 0:
+                        for c in range(6):
+                            k += jacobian[i + p, side, c] * minv_jt[i + q, side, c]
+                K[p, q] = k
+        # inverse by cofactors (adjugate / determinant)
+        c00 = K[1, 1] * K[2, 2] - K[1, 2] * K[2, 1]
+        c01 = K[1, 2] * K[2, 0] - K[1, 0] * K[2, 2]
+        c02 = K[1, 0] * K[2, 1] - K[1, 1] * K[2, 0]
+        det = K[0, 0] * c00 + K[0, 1] * c01 + K[0, 2] * c02
+        if abs(det) < 1e-300:
+            inv_block[i] = 0.0
+            continue
+        inv_block[i, 0, 0], inv_block[i, 1, 0], inv_block[i, 2, 0] = c00 / det, c01 / det, c02 / det
+        inv_block[i, 0, 1] = (K[0, 2] * K[2, 1] - K[0, 1] * K[2, 2]) / det
+        inv_block[i, 1, 1] = (K[0, 0] * K[2, 2] - K[0, 2] * K[2, 0]) / det
+        inv_block[i, 2, 1] = (K[0, 1] * K[2, 0] - K[0, 0] * K[2, 1]) / det
+        inv_block[i, 0, 2] = (K[0, 1] * K[1, 2] - K[0, 2] * K[1, 1]) / det
+        inv_block[i, 1, 2] = (K[0, 2] * K[1, 0] - K[0, 0] * K[1, 2]) / det
+        inv_block[i, 2, 2] = (K[0, 0] * K[1, 1] - K[0, 1] * K[1, 0]) / det
+
+
+@kernel
+def _prepare_rows(body, jacobian, block, softness, inverse_mass, inverse_inertia_world):
+    """`Prepared`'s arrays (after `rows`), in one compiled call: a step's fixed cost, not arithmetic,
+    is what a small scene's solver spends its time on."""
+    R, B = body.shape[0], inverse_mass.shape[0]
+    minv_jt, inv_k = np.empty((R, 2, 6)), np.empty(R)
+    _effective_masses(body, jacobian, inverse_mass, inverse_inertia_world, softness, minv_jt, inv_k)
+    blocked = False
+    manifold = np.empty(R, np.int64)
+    count = 0
+    for i in range(R):
+        blocked = blocked or block[i] == TRIPLE
+        count += block[i] > MANIFOLD           # manifolds of 2–4 points (one point is exact on its own)
+        manifold[i] = count - 1
+    inv_block = np.empty((R, 3, 3)) if blocked else np.zeros((1, 3, 3))
+    if blocked:
+        _block_inverses(body, jacobian, minv_jt, softness, block, inv_block)
+    manifold_k = np.zeros((max(count, 1), 4, 4))
+    manifold_l = np.zeros((max(count, 1), 2, 4, 4))
+    manifold_set = np.full((max(count, 1), 3), -1, np.int64)
+    manifold_set[:, 2] = 0      # slot 0 (the full set, below) counts as used last: a new set goes to slot 1
+    if count:
+        _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, manifold_l, manifold_set)
+    slot = np.empty((R, 2), np.int64)
+    for i in range(R):
+        for side in range(2):
+            slot[i, side] = body[i, side] if body[i, side] >= 0 else B
+    return slot, minv_jt, inv_k, inv_block, manifold, manifold_k, manifold_l, manifold_set
+
+
+def prepare(rows, inverse_mass, inverse_inertia_world):
+    """Effective masses of `rows` for bodies with inverse mass (B,) and inverse world inertia
+    (B, 3, 3), I⁻¹_world = R diag(1/I) Rᵀ at the start of the step (one compiled pass)."""
+    return Prepared(rows, *_prepare_rows(np.ascontiguousarray(rows.body, np.int64), np.ascontiguousarray(rows.jacobian, float),
+                                         np.ascontiguousarray(rows.block, np.int64), np.ascontiguousarray(rows.softness, float),
+                                         np.ascontiguousarray(inverse_mass, float),
+                                         np.ascontiguousarray(inverse_inertia_world, float)))
+
+
+@kernel
+def _apply_impulses(body, minv_jt, impulse, velocity):
+    for i in range(body.shape[0]):
+        for side in range(2):
+            b = body[i, side]
+            if b >= 0:
+                for c in range(6):
+                    velocity[b, c] += minv_jt[i, side, c] * impulse[i]
+
+
+def warm_start(prepared, velocity):
+    """v += M⁻¹ Jᵀ λ for the stored λ (Catto 2005, "warm starting"), in place on velocity (B, 6)."""
+    rows = prepared.rows
+    if len(rows):
+        _apply_impulses(rows.body, prepared.minv_jt, rows.impulse, velocity)
+
+
+def sweep(prepared, velocity, target, iterations, sor, order=None, friction=True):
+    """Run PGS on `target` (R,) for `iterations` sweeps, in place on velocity (B, 6) and the rows'
+    impulses; returns the residual per sweep. `friction` False: contact points' normal rows only."""
+    rows = prepared.rows
+    # Default order: the rows as they stand (joints, then contacts); friction rows are solved
+    # inside their manifold's block, right after its normal rows (`_pgs`).
+    order = np.arange(len(rows)) if order is None else np.asarray(order, np.int64)
+    residual = np.zeros(iterations)
+    if len(rows) and iterations:
+        padded = np.zeros((len(velocity) + 1, 6))      # + the static dummy body (`_pgs`)
+        padded[:-1] = velocity
+        elements, offsets = partition_elements(order, np.ascontiguousarray(rows.block, np.int64),
+                                               np.ascontiguousarray(rows.body, np.int64),
+                                               np.zeros(len(velocity), np.int64), bool(friction))
+        pgs = _pgs_parallel if offsets[1] > offsets[0] and offsets[2] > offsets[1] else _pgs
+        pgs(prepared.system(), elements, offsets, np.ascontiguousarray(target), padded, iterations, float(sor),
+            bool(friction), residual)
+        velocity[:] = padded[:-1]
+    return residual
+
+
+@dataclass
+class Solution:
+    """What one solve produced: velocities (B, 6) after solve (with bias), after relax, and final
+    (after restitution), and the residual of every solve iteration. Positions take the solve and
+    relax velocities (the split impulse); the restitution stage changes velocities only, since its
+    target already stands for the rebound at the surface (`restitution_targets`)."""
+
+    velocity_solve: np.ndarray
+    velocity_relax: np.ndarray
+    residual: np.ndarray
+    velocity_final: np.ndarray
+
+
+class Targets(NamedTuple):
+    """What each stage of `solve` aims J v at, per row (R,)."""
+
+    solve: np.ndarray           # the solve stage's (bias, speculative margin, motor speed)
+    relax: np.ndarray           # the relax stage's (bias removed)
+    restitution: np.ndarray     # the rebound's for normal rows that may bounce, NaN elsewhere; or empty
+
+
+class Stages(NamedTuple):
+    """Which stages `solve` runs, and how long."""
+
+    iterations: int             # PGS sweeps of the solve and restitution stages
+    relax_iterations: int       # sweeps of the relax stage
+    sor: float                  # the solve stage's SOR factor ω (relax and restitution use 1)
+    warm: bool                  # warm start from the rows' impulses (else from zero)
+    relax: bool                 # run the relax stage
+    most: int                   # the solve stage goes on past `iterations`, up to this many sweeps,
+    tolerance: float            # while its residual is above tolerance × the first sweep's
+    fresh: bool                 # the relax stage starts afresh: from the free velocities, λ = 0, `iterations` sweeps
+
+
+def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, relax_iterations=None,
+          restitution=None, most=None, tolerance=0.0, side=None, fresh=False):
+    """The stages warm start → solve → relax → restitution on the free velocities (B, 6).
+
+    The solve stage sweeps `iterations` times, then on up to `most` sweeps (None: `iterations`)
+    while its residual is above `tolerance` × its first sweep's: what a cold start needs
+    (`physics.constraints.solver.COLD_START_SWEEPS`). Sweeps past `iterations` are the same sweeps, so a
+    residual below the tolerance stops the stage with the bits it would have had anyway.
+
+    `fresh`: the relax stage solves again from the free velocities with every λ at 0 (`iterations`
+    sweeps) instead of going on from the solve stage's: the split impulse in full (Catto's, Bullet's),
+    for steps where bodies are deep inside one another (`physics.constraints.solver.DEEP_OVERLAP`). Relaxing
+    from the biased solution unwinds its impulses only as far as its few sweeps reach, and there
+    they kept most of the push that separated ten coincident boxes (49 J -> 151 J in one step; a
+    hundred: 490 J -> 50 kJ); sweeps of an inelastic solve from λ = 0 never add kinetic energy.
+
+    `restitution`: (R,) target J v for the normal rows that may bounce (`SceneSolver`'s restitution
+    targets, physics.constraints.constraints.restitution_targets), NaN elsewhere, or None; only rows holding an
+    impulse after relax bounce. The rows' `impulse` ends holding λ (to store for the next warm start)."""
+    if not isinstance(iterations, (int, np.integer)) or iterations < 0:
+        raise ValueError(f"iterations: got {iterations!r}; expected an integer >= 0")
+    if not 0.0 < sor < 2.0:
+        raise ValueError(f"sor: got {sor!r}; expected 0 < sor < 2 (over-relaxation diverges at 2)")
+    velocity = np.asarray(velocity, dtype=float)
+    rows, B = prepared.rows, len(velocity)
+    padded = np.zeros((B + 1, 6))      # + the static dummy body (`_pgs`)
+    padded[:-1] = velocity
+    targets = Targets(np.ascontiguousarray(rows.target, float), np.ascontiguousarray(rows.relax, float),
+                      _NO_RESTITUTION if restitution is None else np.ascontiguousarray(restitution, float))
+    most = iterations if most is None else max(int(most), int(iterations))
+    stages = Stages(int(iterations), int(iterations if relax_iterations is None else relax_iterations), float(sor),
+                    bool(warm), bool(relax), most, float(tolerance), bool(fresh))
+    # Without halves every sweep is one part: the serial sweep, and no parallel region to compile.
+    # With halves on one thread (physics.core.threads' choice), the serial kernel sweeps the same three
+    # parts in the same order (the same bits) without a parallel region to enter every sweep.
+    parallel = side is not None and numba.get_num_threads() > 1
+    stages_kernel = _solve_stages_parallel if parallel else _solve_stages
+    side = np.zeros(B, np.int64) if side is None else np.ascontiguousarray(side, np.int64)
+    residual, velocity_solve, velocity_relax = stages_kernel(prepared.system(), targets, stages, padded, side)
+    return Solution(velocity_solve, velocity_relax, residual, padded[:-1])
+
+
+_NO_RESTITUTION = np.zeros(0)
+
+
+@kernel
+def _solve_stages(s, targets, stages, velocity, side):
+    """`solve`'s stages in one compiled call on the `RowSystem` s, in place on velocity (B + 1, 6)
+    (the last row the static dummy body) and s.impulse; returns the residual of every solve sweep
+    and the velocities (B, 6) after the solve and after the relax stage. `targets`: `Targets`,
+    `stages`: `Stages`; `side` (B,): the bodies' halves (`partition_elements`). Sweeps on the
+    calling thread (`_pgs`); `_solve_stages_parallel` is the same with the two-thread sweep."""
+    return _stages(s, targets, stages, velocity, side, _pgs)
+
+
+@kernel
+def _solve_stages_parallel(s, targets, stages, velocity, side):
+    """`_solve_stages` with the sweep that solves the two halves on two threads (`_pgs_parallel`),
+    for a solver that splits halves (`physics.constraints.solver`: PARALLEL_MIN rows or more)."""
+    return _stages(s, targets, stages, velocity, side, _pgs_parallel)
+
+
+@kernel(inline=True)
+def _stages(s, targets, stages, velocity, side, pgs):
+    """The body of `_solve_stages`, with the sweep kernel `pgs` (`_pgs` or `_pgs_parallel`): inlined
+    into each, so that each compiles the one sweep it calls."""
+    R, B = s.body.shape[0], velocity.shape[0] - 1
+    iterations, relax_iterations = stages.iterations, stages.relax_iterations
+    impulse, restitution = s.impulse, targets.restitution
+    residual, velocity_solve, velocity_relax = np.zeros(stages.most), np.empty((B, 6)), np.empty((B, 6))
+    if not stages.warm:
+        impulse[:] = 0.0
+    free = velocity.copy() if stages.fresh else velocity[:0]
+    _apply_impulses(s.body, s.minv_jt, impulse, velocity)
+    elements, offsets = partition_elements(np.arange(R), s.block, s.body, side, True)   # once for both stages
+    swept = 0
+    if R and iterations:
+        pgs(s, elements, offsets, targets.solve, velocity, iterations, stages.sor, True, residual)
+        swept = iterations
+        while swept < stages.most and residual[swept - 1] > stages.tolerance * residual[0]:
+            pgs(s, elements, offsets, targets.solve, velocity, 1, stages.sor, True, residual[swept:swept + 1])
+            swept += 1
+    residual = residual[:swept]
+    velocity_solve[:] = velocity[:B]
+    if R and stages.relax and stages.fresh:
+        velocity[:] = free
+        impulse[:] = 0.0
+        pgs(s, elements, offsets, targets.relax, velocity, max(iterations, relax_iterations), 1.0, True,
+             np.zeros(max(iterations, relax_iterations)))
+    elif R and stages.relax and relax_iterations:
+        pgs(s, elements, offsets, targets.relax, velocity, relax_iterations, 1.0, True, np.zeros(relax_iterations))
+    velocity_relax[:] = velocity[:B]
+    # Box2D v3: only points that took an impulse bounce (a speculative point that never touched does not).
+    bounce = 0
+    for i in range(restitution.size):
+        bounce += np.isfinite(restitution[i]) and impulse[i] > 0.0
+    if bounce and iterations:
+        order = np.empty(bounce, np.int64)
+        bounce_target = np.zeros(R)
+        k = 0
+        for i in range(R):
+            if np.isfinite(restitution[i]):
+                bounce_target[i] = restitution[i]
+                if impulse[i] > 0.0:
+                    order[k] = i
+                    k += 1
+        elements, offsets = partition_elements(order, s.block, s.body, side, False)
+        pgs(s, elements, offsets, bounce_target, velocity, iterations, 1.0, False, np.zeros(iterations))
+    return residual, velocity_solve, velocity_relax

@@ -1,0 +1,296 @@
+"""The joints' systems J M⁻¹ Jᵀ μ = r as block-sparse matrices over the joint graph, factored in
+an order that keeps them sparse: linear time on a tree of joints.
+
+"The Mathematics of Havok's Solver", Part II, "Linear Time Dynamics Using Lagrange Multipliers":
+the joints' impulses solve Γ λ = η with Γ = J M⁻¹ Jᵀ. Γ's block (j, l) couples joints j and l
+only where they share a moving body (M is block diagonal), so Γ has the sparsity of the joint
+graph: joints as nodes, an edge where two joints share a body. Baraff ("Linear-Time Dynamics using
+Lagrange Multipliers", SIGGRAPH 1996) eliminates such a system leaves first: on a tree no
+elimination adds an entry (no fill), so factoring and solving cost O(joints). Here the order is
+the minimum-degree order of the joint graph (George & Liu, "The Evolution of the Minimum Degree
+Ordering Algorithm", 1989), which on a chain or a tree takes the leaves first (a leaf joint's
+neighbours already share its body) and on a graph with loops (a bridge, a net) keeps the fill
+small; the fill it does add is found once per topology (`JointGraph`), so the numeric factor
+(`factor_and_solve`) runs over a fixed structure:
+
+    for each joint k in order:    P = Γ_kk,   Γ_kl ← P⁻¹ Γ_kl,   r_k ← P⁻¹ r_k      (l after k)
+                                  Γ_il −= Γ_ik Γ_kl,  r_i −= Γ_ik r_k               (i, l after k)
+    for each joint k in reverse:  μ_k = r_k − Σ_l Γ_kl μ_l
+
+Each block is one joint's rows (a ball joint 3, a hinge 5 or 6 with its limit): the diagonal
+block is solved by Gaussian elimination with partial pivoting inside the block, which needs no
+symmetry, so RATTLE's position step J(q_k) M₀⁻¹ J₀ᵀ (not symmetric) and its velocity step
+J M⁻¹ Jᵀ (symmetric positive definite) share this one kernel.
+
+A joint's block holds every slot the joint may take (`JointModel` kinds, a limit's slot where it
+has a limit; never the motor's, a velocity target the projections leave to the velocity solver).
+A slot not taken in one evaluation (a limit not reached) gets an identity row and column, so its
+multiplier is 0 and the structure never changes between Newton iterations.
+
+Conventions: joints j, l and slots s as in `physics.constraints.joints` (ROWS_PER_JOINT slots a joint);
+Jacobians (J, ROWS_PER_JOINT, 2, 6) per row and side, [linear, angular] world; blocks stored
+row-major in one flat array.
+"""
+import heapq
+from typing import NamedTuple
+
+import numpy as np
+
+from physics.core.compiled import kernel
+from physics.constraints.joints import ROWS_PER_JOINT, joint_geometry, joint_geometry_arrays
+
+REGULARIZATION = 1e-12     # relative, on the taken diagonal (redundant rows: a closed loop of joints)
+
+
+class JointGraph(NamedTuple):
+    """A joint topology's elimination structure, for the compiled kernels (`structure`)."""
+    slots: np.ndarray           # (J, ROWS_PER_JOINT) int64 slot of the joint's block row r; −1 past its size
+    size: np.ndarray            # (J,) int64 the joint's block size m_j
+    order: np.ndarray           # (J,) int64 joints in elimination order
+    diagonal: np.ndarray        # (J,) int64 offset of block (j, j)
+    later_start: np.ndarray     # (J + 1,) int64 joint j's later neighbours in the filled graph:
+    later: np.ndarray           # (F,) int64     later[later_start[j]:later_start[j + 1]]
+    block_jl: np.ndarray        # (F,) int64 offset of block (j, later) …
+    block_lj: np.ndarray        # (F,) int64 … and of block (later, j)
+    update_start: np.ndarray    # (J + 1,) int64 joint j's Schur updates: for its later neighbours i, l
+    update: np.ndarray          # (U,) int64     (i-major), the offset of block (i, l)
+    term: np.ndarray            # (T, 5) int64 Γ's assembly: (offset of (j, l), j, side of j, l, side of l)
+    #                             for every pair of joint sides on one body, j = l included
+    values: int                 # floats in the block storage
+
+
+def _possible_slots(joints):
+    """(J, ROWS_PER_JOINT) bool: the slots a joint may take in a projection (its kind's equalities,
+    a limit's slot, never a motor's): `joint_geometry`'s active rows, which do not depend on the pose."""
+    geometry = joint_geometry_arrays(len(joints))
+    B = int(joints.body.max(initial=-1)) + 1
+    joint_geometry(joints.model(), np.zeros((B, 3)), np.broadcast_to(np.eye(3), (B, 3, 3)).copy(), geometry)
+    return geometry.active & ~geometry.motor
+
+
+def minimum_degree_order(neighbours):
+    """The minimum-degree elimination order of a graph (a list of sets, changed in place) and each
+    node's later neighbours in the graph filled by that elimination; ties go to the smaller index,
+    so the order is a function of the graph."""
+    heap = [(len(n), node) for node, n in enumerate(neighbours)]
+    heapq.heapify(heap)
+    done = np.zeros(len(neighbours), bool)
+    order, later = [], [None] * len(neighbours)
+    while heap:
+        degree, node = heapq.heappop(heap)
+        if done[node] or degree != len(neighbours[node]):
+            continue            # a stale entry: the node's degree changed since it was pushed
+        done[node] = True
+        order.append(node)
+        rest = neighbours[node]
+        later[node] = sorted(rest)
+        for other in rest:      # eliminating the node joins its neighbours to each other (the fill)
+            neighbours[other].discard(node)
+            neighbours[other].update(n for n in rest if n != other)
+            heapq.heappush(heap, (len(neighbours[other]), other))
+    return order, later
+
+
+JOINT_CLIQUE_COST_MAX = 5 * 10**6   # Σ d³ over the moving bodies' joint counts d (`clique_cost`, checked at
+                                    # load): a 100 × 100 net is 6.4·10^5, one body with 170 joints 4.9·10^6
+                                    # (its first step ~8 s); 5,000 links on one base would be 1.25·10^11
+
+
+def clique_cost(bodies):
+    """Σ_b d_b³ over the joint counts d_b of the moving bodies, given each joint's two solver bodies
+    `bodies` (J, 2) (−1 static). The d joints on one body are a clique of Γ's graph: d² blocks to
+    hold, and the ordering and elimination (`structure`, `minimum_degree_order`) visit ~d³ pairs."""
+    bodies = np.asarray(bodies, np.int64).reshape(-1, 2)
+    moving = bodies[bodies >= 0]
+    return int(np.sum(np.bincount(moving).astype(np.int64) ** 3)) if moving.size else 0
+
+
+def structure(joints):
+    """The `JointGraph` of `joints` (`physics.constraints.joints.Joints`): their blocks, the minimum-degree
+    order over the joints that share a moving body, the filled structure and its offsets."""
+    J = len(joints)
+    possible = _possible_slots(joints)
+    size = possible.sum(axis=1).astype(np.int64)
+    slots = np.full((J, ROWS_PER_JOINT), -1, np.int64)
+    for j in range(J):
+        taken = np.flatnonzero(possible[j])
+        slots[j, :len(taken)] = taken
+    on_body = {}                # moving body → its (joint, side)s
+    for j in range(J):
+        for side in range(2):
+            b = int(joints.body[j, side])
+            if b >= 0:
+                on_body.setdefault(b, []).append((j, side))
+    neighbours = [set() for _ in range(J)]
+    for sides in on_body.values():
+        for j, _ in sides:
+            neighbours[j].update(l for l, _ in sides if l != j)
+    order, later = minimum_degree_order(neighbours)
+    offset, blocks = 0, {}
+
+    def block(j, l):
+        nonlocal offset
+        if (j, l) not in blocks:
+            blocks[j, l] = offset
+            offset += int(size[j] * size[l])
+        return blocks[j, l]
+
+    diagonal = np.array([block(j, j) for j in range(J)], np.int64)
+    later_start = np.zeros(J + 1, np.int64)
+    later_start[1:] = np.cumsum([len(later[j]) for j in range(J)])
+    flat_later = np.array([l for j in range(J) for l in later[j]], np.int64)
+    block_jl = np.array([block(j, l) for j in range(J) for l in later[j]], np.int64)
+    block_lj = np.array([block(l, j) for j in range(J) for l in later[j]], np.int64)
+    update_start = np.zeros(J + 1, np.int64)
+    update_start[1:] = np.cumsum([len(later[j]) ** 2 for j in range(J)])
+    update = np.array([block(i, l) for j in range(J) for i in later[j] for l in later[j]], np.int64)
+    term = np.array([(block(j, l), j, sj, l, sl) for sides in on_body.values() for j, sj in sides for l, sl in sides],
+                    np.int64).reshape(-1, 5)
+    return JointGraph(slots, size, np.array(order, np.int64), diagonal, later_start, flat_later, block_jl, block_lj,
+                      update_start, update, term, offset)
+
+
+@kernel
+def assemble(graph, jacobian, weighted, taken, storage):
+    """Γ = J M⁻¹ J_dᵀ into `storage` over the taken rows: jacobian J (J, ROWS_PER_JOINT, 2, 6) the
+    rows, weighted (same shape) M⁻¹ J_dᵀ per row and side; identity rows for the untaken slots of a
+    block and a relative REGULARIZATION on the taken diagonal. Returns the taken diagonal's scale."""
+    storage[:] = 0.0
+    for t in range(graph.term.shape[0]):
+        base, j, sj, l, sl = graph.term[t, 0], graph.term[t, 1], graph.term[t, 2], graph.term[t, 3], graph.term[t, 4]
+        m_l = graph.size[l]
+        for r in range(graph.size[j]):
+            sr = graph.slots[j, r]
+            if not taken[j, sr]:
+                continue
+            row = jacobian[j, sr, sj]
+            for c in range(m_l):
+                sc = graph.slots[l, c]
+                if not taken[l, sc]:
+                    continue
+                w = weighted[l, sc, sl]
+                total = 0.0
+                for i in range(6):
+                    total += row[i] * w[i]
+                storage[base + r * m_l + c] += total
+    scale = 0.0
+    for j in range(len(graph.size)):
+        m = graph.size[j]
+        for r in range(m):
+            if taken[j, graph.slots[j, r]]:
+                scale = max(scale, abs(storage[graph.diagonal[j] + r * m + r]))
+    for j in range(len(graph.size)):
+        m = graph.size[j]
+        for r in range(m):
+            if taken[j, graph.slots[j, r]]:
+                storage[graph.diagonal[j] + r * m + r] += REGULARIZATION * scale
+            else:
+                storage[graph.diagonal[j] + r * m + r] = 1.0
+    return scale
+
+
+@kernel(inline=True)
+def _lu_factor(storage, base, m, pivot):
+    """The m×m block at `base` in place as its LU factors with partial pivoting (row r swapped with
+    pivot[r]); False if a pivot vanishes."""
+    for c in range(m):
+        p = c
+        for r in range(c + 1, m):
+            if abs(storage[base + r * m + c]) > abs(storage[base + p * m + c]):
+                p = r
+        pivot[c] = p
+        if storage[base + p * m + c] == 0.0:
+            return False
+        if p != c:
+            for k in range(m):
+                storage[base + c * m + k], storage[base + p * m + k] = storage[base + p * m + k], storage[base + c * m + k]
+        for r in range(c + 1, m):
+            f = storage[base + r * m + c] / storage[base + c * m + c]
+            storage[base + r * m + c] = f
+            for k in range(c + 1, m):
+                storage[base + r * m + k] -= f * storage[base + c * m + k]
+    return True
+
+
+@kernel(inline=True)
+def _lu_solve(storage, base, m, pivot, x, x_base, stride, columns):
+    """x ← P⁻¹ x for the m × `columns` matrix at x[x_base + r * stride + c], P's factors at `base`."""
+    for c in range(columns):
+        for r in range(m):
+            p = pivot[r]
+            if p != r:
+                a, b = x_base + r * stride + c, x_base + p * stride + c
+                x[a], x[b] = x[b], x[a]
+        for r in range(m):
+            s = x[x_base + r * stride + c]
+            for k in range(r):
+                s -= storage[base + r * m + k] * x[x_base + k * stride + c]
+            x[x_base + r * stride + c] = s
+        for r in range(m - 1, -1, -1):
+            s = x[x_base + r * stride + c]
+            for k in range(r + 1, m):
+                s -= storage[base + r * m + k] * x[x_base + k * stride + c]
+            x[x_base + r * stride + c] = s / storage[base + r * m + r]
+
+
+@kernel
+def factor_and_solve(graph, storage, rhs, pivot):
+    """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place, slot-indexed (untaken slots come out as they went
+    in, 0 for a zero right-hand side), Γ assembled in `storage` (`assemble`, overwritten by its
+    factors); pivot (J, ROWS_PER_JOINT) int64 scratch. The module docstring's elimination; False if
+    a diagonal block is singular (the rows are dependent beyond the regularization's reach)."""
+    J = len(graph.size)
+    x = np.zeros(J * ROWS_PER_JOINT)      # rhs gathered by block row: joint j's at j * ROWS_PER_JOINT
+    for j in range(J):
+        for r in range(graph.size[j]):
+            x[j * ROWS_PER_JOINT + r] = rhs[j, graph.slots[j, r]]
+    for position in range(J):
+        k = graph.order[position]
+        m = graph.size[k]
+        if m == 0:
+            continue
+        if not _lu_factor(storage, graph.diagonal[k], m, pivot[k]):
+            return False
+        _lu_solve(storage, graph.diagonal[k], m, pivot[k], x, k * ROWS_PER_JOINT, 1, 1)
+        first, last = graph.later_start[k], graph.later_start[k + 1]
+        for e in range(first, last):                 # Γ_kl ← P⁻¹ Γ_kl
+            l = graph.later[e]
+            _lu_solve(storage, graph.diagonal[k], m, pivot[k], storage, graph.block_jl[e], graph.size[l],
+                      graph.size[l])
+        u = graph.update_start[k]
+        for e in range(first, last):                 # row i −= Γ_ik (row k)
+            i = graph.later[e]
+            m_i = graph.size[i]
+            ik = graph.block_lj[e]
+            for f in range(first, last):
+                l = graph.later[f]
+                m_l = graph.size[l]
+                kl, il = graph.block_jl[f], graph.update[u]
+                u += 1
+                for r in range(m_i):
+                    for c in range(m_l):
+                        s = 0.0
+                        for q in range(m):
+                            s += storage[ik + r * m + q] * storage[kl + q * m_l + c]
+                        storage[il + r * m_l + c] -= s
+            for r in range(m_i):
+                s = 0.0
+                for q in range(m):
+                    s += storage[ik + r * m + q] * x[k * ROWS_PER_JOINT + q]
+                x[i * ROWS_PER_JOINT + r] -= s
+    for position in range(J - 1, -1, -1):
+        k = graph.order[position]
+        m = graph.size[k]
+        for e in range(graph.later_start[k], graph.later_start[k + 1]):
+            l = graph.later[e]
+            m_l = graph.size[l]
+            kl = graph.block_jl[e]
+            for r in range(m):
+                s = 0.0
+                for c in range(m_l):
+                    s += storage[kl + r * m_l + c] * x[l * ROWS_PER_JOINT + c]
+                x[k * ROWS_PER_JOINT + r] -= s
+    for j in range(J):
+        for r in range(graph.size[j]):
+            rhs[j, graph.slots[j, r]] = x[j * ROWS_PER_JOINT + r]
+    return True

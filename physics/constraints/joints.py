@@ -1,0 +1,437 @@
+"""Joints: their rows in the solver's one row shape (`physics.constraints.constraints`), the geometry RATTLE's
+projections evaluate (`joint_geometry`, compiled), and user constraints by forward AD.
+
+Joints (rows per joint; `a` may be the world): ball (3 point rows), hinge (3 point rows, 2 angular
+rows keeping the axes parallel, optional limit and motor about the axis), slider (2 linear rows
+⊥ axis, 3 angular rows, optional limit and motor along the axis), fixed (3 point + 3 angular),
+distance (1 row, |d| = L), rope (1 inequality row, |d| ≤ L). Chains and ropes are joints in series.
+A user constraint C(x_a, R_a, x_b, R_b) gets its Jacobian by forward AD (`physics.math.dual`).
+
+Each joint owns ROWS_PER_JOINT slots, whether a kind uses them or not: 0-2 linear (a point or the
+directions ⊥ a slider's axis), 3-5 angular, 6 the limit, 7 the drive (the joint's motor or its
+actuator), 8 the spring (stiffness and damping); `Joints.rows` emits the active ones with the block
+codes of the sweep (a point's three equalities as one 3×3 block).
+
+Drives and springs (hinge, slider) are soft velocity rows, the seed's ERP/CFM ("The Mathematics of
+Havok's Solver" §3.3; Catto's soft constraints): a generalized force τ = F₀ − K q − D q̇ on the
+joint coordinate q, taken at the end of the step (implicit, so a stiff spring or a strong damper on
+a light link stays stable at any h), is the row J v = (F₀ − K q)/(hK + D) − λ/(h(hK + D)) (target
+and softness; λ = h τ(q + h q̇', q̇')), bounded by the force range times h. With K = D = 0 it is
+the fixed impulse F₀ h. A spring: F₀ = K q_rest. An actuator of gain g, bias (b₀, b₁, b₂) and gear
+G acting on length G q (MuJoCo's `<general>`; a motor is g = 1, b = 0; a position servo g = kp,
+b = (0, −kp, −kv); a velocity servo g = kv, b = (0, 0, −kv)): F₀ = G (g ctrl + b₀), K = −G² b₁,
+D = −G² b₂, its force range ×G. An armature A (MuJoCo's: an inertia on the coordinate, a motor's
+rotor seen through its gear) rides the spring slot as the impulse −A (q̇' − q̇₀) against the rate
+q̇₀ at the step's start: that row is J v = (h(F₀ − K q) + A q̇₀)/(h²K + hD + A) − λ/(h²K + hD + A).
+The coordinate q is the joint's `coordinate` at load plus the hinge angle in (−π, π] (or the
+slider's travel) from the pose as loaded. The
+family: these rows, RATTLE's position and velocity projections (`physics.constraints.rattle`) and SHAKE's
+post-stabilization (`physics.constraints.solver`, `SceneSolver.post_stabilize`).
+"""
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from physics.core.compiled import kernel
+from physics.constraints.constraints import IN_BLOCK, INF, SINGLE, TRIPLE, Rows, tangent_basis, targets
+from physics.math.rotation import hat
+from physics.math.rotation_kernels import cross as cross3
+from physics.math.rotation_kernels import dot, load33, matmul, matvec, rotvec_from_matrix as rotvec3, sub, tangent_basis as basis3
+from physics.math.rotation_kernels import transpose
+
+BALL, HINGE, SLIDER, FIXED, DISTANCE, ROPE = range(6)
+JOINT_KINDS = {"ball": BALL, "hinge": HINGE, "slider": SLIDER, "fixed": FIXED, "distance": DISTANCE, "rope": ROPE}
+ROWS_PER_JOINT = 9  # slots: 0-2 linear, 3-5 angular, 6 limit, 7 drive, 8 spring
+LIMIT, DRIVE, SPRING = 6, 7, 8
+LIMIT_EASING_TIME = 0.02    # s: a joint loaded past its limit eases in with this time constant (`Joints.limit_slack`)
+NO_ACTUATOR = 0     # Joints.actuated: the joint's drive slot is its motor (motor_force > 0) or unused
+ACTUATED = 1        #   an actuator's (gain, bias, gear: `drive_terms`)
+
+
+class JointModel(NamedTuple):
+    """A `Joints`' model arrays as one bundle for the compiled kernels (`joint_geometry`)."""
+    kind: np.ndarray            # (J,) int64
+    body: np.ndarray            # (J, 2) int64
+    anchor: np.ndarray          # (J, 2, 3)
+    axis: np.ndarray            # (J, 2, 3)
+    reference: np.ndarray       # (J, 2, 3)
+    rest: np.ndarray            # (J, 3, 3)
+    length: np.ndarray          # (J,)
+    lower: np.ndarray           # (J,)
+    upper: np.ndarray           # (J,)
+    motor_force: np.ndarray     # (J,)
+    coordinate: np.ndarray      # (J,) the coordinate's value as loaded
+    driven: np.ndarray          # (J,) bool: the drive slot is active (a motor or an actuator)
+    sprung: np.ndarray          # (J,) bool: the spring slot is active (stiffness, damping or armature > 0)
+    limit_slack: np.ndarray     # (J,) ≥ 0: how far past its limit the joint may stay this step (soft limits)
+
+
+class JointGeometry(NamedTuple):
+    """Every (joint, slot) row of `joint_geometry`, whether active or not (J, ROWS_PER_JOINT, ...)."""
+    C: np.ndarray               # (J, 8) position error, m or rad
+    jacobian: np.ndarray        # (J, 8, 2, 6) [lin, ang] per side, world; zero on a static side
+    active: np.ndarray          # (J, 8) bool: the row exists (kind, limits, motor)
+    inequality: np.ndarray      # (J, 8) bool: C ≥ 0 (rope, limit)
+    motor: np.ndarray           # (J, 8) bool: a velocity target, not a constraint (drive, spring)
+    coordinate: np.ndarray      # (J,) the joint coordinate q (hinge, slider with a limit, drive or spring)
+
+
+def joint_geometry_arrays(J):
+    return JointGeometry(np.zeros((J, ROWS_PER_JOINT)), np.zeros((J, ROWS_PER_JOINT, 2, 6)),
+                         *(np.zeros((J, ROWS_PER_JOINT), np.bool_) for _ in range(3)), np.zeros(J))
+
+
+@kernel(inline=True)
+def _store_row(out, j, slot, C, direction, lever_a, lever_b, linear, static_a, static_b):
+    """Row (j, slot): C and J = [−u, −r_a × u | u, r_b × u] (linear) or [0, −u | 0, u] (angular)."""
+    out.C[j, slot] = C
+    out.active[j, slot] = True
+    jac = out.jacobian[j, slot]
+    jac[:] = 0.0
+    ang_a = cross3(lever_a, direction) if linear else direction
+    ang_b = cross3(lever_b, direction) if linear else direction
+    for i in range(3):
+        if linear:
+            jac[0, i], jac[1, i] = -direction[i], direction[i]
+        jac[0, 3 + i], jac[1, 3 + i] = -ang_a[i], ang_b[i]
+    if static_a:
+        jac[0, :] = 0.0
+    if static_b:
+        jac[1, :] = 0.0
+
+
+@kernel
+def joint_geometry(model, centre, rotation, out):
+    """The rows of every joint at the bodies' poses (centre (B, 3), rotation (B, 3, 3)) into `out`
+    (`JointGeometry`): the formulas of the module docstring, one joint at a time (`Joints.rows`
+    adds the targets and bounds; `physics.constraints.rattle` evaluates them inside its Newton iteration)."""
+    eye = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+    for j in range(len(model.kind)):
+        kind = model.kind[j]
+        a, b = model.body[j, 0], model.body[j, 1]
+        R_a = load33(rotation, a) if a >= 0 else eye
+        R_b = load33(rotation, b) if b >= 0 else eye
+        x_a = (centre[a, 0], centre[a, 1], centre[a, 2]) if a >= 0 else (0.0, 0.0, 0.0)
+        x_b = (centre[b, 0], centre[b, 1], centre[b, 2]) if b >= 0 else (0.0, 0.0, 0.0)
+        r_a = matvec(R_a, (model.anchor[j, 0, 0], model.anchor[j, 0, 1], model.anchor[j, 0, 2]))
+        r_b = matvec(R_b, (model.anchor[j, 1, 0], model.anchor[j, 1, 1], model.anchor[j, 1, 2]))
+        d = sub((x_b[0] + r_b[0], x_b[1] + r_b[1], x_b[2] + r_b[2]), (x_a[0] + r_a[0], x_a[1] + r_a[1], x_a[2] + r_a[2]))
+        n_a = matvec(R_a, (model.axis[j, 0, 0], model.axis[j, 0, 1], model.axis[j, 0, 2]))
+        n_b = matvec(R_b, (model.axis[j, 1, 0], model.axis[j, 1, 1], model.axis[j, 1, 2]))
+        ref_a = matvec(R_a, (model.reference[j, 0, 0], model.reference[j, 0, 1], model.reference[j, 0, 2]))
+        ref_b = matvec(R_b, (model.reference[j, 1, 0], model.reference[j, 1, 1], model.reference[j, 1, 2]))
+        u_a, w_a = basis3(n_a)
+        r_ad = (r_a[0] + d[0], r_a[1] + d[1], r_a[2] + d[2])     # Box2D's prismatic lever r_a + d
+        sa, sb = a < 0, b < 0
+        out.active[j, :] = False
+        out.inequality[j, :] = False
+        out.motor[j, :] = False
+        out.C[j, :] = 0.0
+        out.jacobian[j] = 0.0
+        if kind == BALL or kind == HINGE or kind == FIXED:
+            for i in range(3):
+                _store_row(out, j, i, d[i], eye[i], r_a, r_b, True, sa, sb)
+        elif kind == SLIDER:
+            _store_row(out, j, 0, dot(d, u_a), u_a, r_ad, r_b, True, sa, sb)
+            _store_row(out, j, 1, dot(d, w_a), w_a, r_ad, r_b, True, sa, sb)
+        elif kind == DISTANCE or kind == ROPE:
+            length = np.sqrt(dot(d, d))
+            inv = 1.0 / max(length, 1e-12)
+            u = (d[0] * inv, d[1] * inv, d[2] * inv)
+            if kind == ROPE:        # C = L − |d| ≥ 0 (an inequality, pulls only)
+                _store_row(out, j, 0, model.length[j] - length, (-u[0], -u[1], -u[2]), r_a, r_b, True, sa, sb)
+                out.inequality[j, 0] = True
+            else:                   # C = |d| − L = 0
+                _store_row(out, j, 0, length - model.length[j], u, r_a, r_b, True, sa, sb)
+        if kind == HINGE:
+            misalignment = cross3(n_a, n_b)
+            _store_row(out, j, 3, dot(misalignment, u_a), u_a, r_a, r_b, False, sa, sb)
+            _store_row(out, j, 4, dot(misalignment, w_a), w_a, r_a, r_b, False, sa, sb)
+        if kind == FIXED or kind == SLIDER:
+            # θ = log(R_b (R_a R_rest)ᵀ), world frame
+            error = rotvec3(matmul(R_b, transpose(matmul(R_a, load33(model.rest, j)))))
+            for i in range(3):
+                _store_row(out, j, 3 + i, error[i], eye[i], r_a, r_b, False, sa, sb)
+        if kind == HINGE or kind == SLIDER:
+            lever = r_ad if kind == SLIDER else r_a
+            linear = kind == SLIDER
+            lower, upper = model.lower[j], model.upper[j]
+            limited = np.isfinite(lower) or np.isfinite(upper)
+            if limited or model.driven[j] or model.sprung[j]:
+                if kind == HINGE:
+                    coordinate = model.coordinate[j] + np.arctan2(dot(n_a, cross3(ref_a, ref_b)), dot(ref_a, ref_b))
+                else:
+                    coordinate = model.coordinate[j] + dot(d, n_a)
+                out.coordinate[j] = coordinate
+            if limited:
+                slack = model.limit_slack[j]
+                if (coordinate - lower) <= (upper - coordinate):
+                    _store_row(out, j, LIMIT, coordinate - lower + slack, n_a, lever, r_b, linear, sa, sb)
+                else:
+                    _store_row(out, j, LIMIT, upper - coordinate + slack, (-n_a[0], -n_a[1], -n_a[2]), lever, r_b,
+                               linear, sa, sb)
+                out.inequality[j, LIMIT] = True
+            if model.driven[j]:
+                _store_row(out, j, DRIVE, 0.0, n_a, lever, r_b, linear, sa, sb)
+                out.motor[j, DRIVE] = True
+            if model.sprung[j]:
+                _store_row(out, j, SPRING, 0.0, n_a, lever, r_b, linear, sa, sb)
+                out.motor[j, SPRING] = True
+
+
+@dataclass
+class Joints:
+    """J joints (model data: anchors and axes in each body's frame, fixed at load time), plus the
+    accumulated impulses of their rows (J, ROWS_PER_JOINT), kept across steps for warm starting."""
+
+    kind: np.ndarray            # (J,) int64, JOINT_KINDS values
+    body: np.ndarray            # (J, 2) int64 solver bodies (−1 = the world)
+    anchor: np.ndarray          # (J, 2, 3) anchor in each body's frame (world frame for −1)
+    axis: np.ndarray            # (J, 2, 3) unit axis in each body's frame (hinge, slider)
+    reference: np.ndarray       # (J, 2, 3) unit vector ⊥ axis in each body's frame (hinge angle 0)
+    rest: np.ndarray            # (J, 3, 3) R_aᵀ R_b at load (fixed, slider)
+    length: np.ndarray          # (J,) distance / rope length, m
+    lower: np.ndarray           # (J,) limit, rad (hinge) or m (slider); −inf = none
+    upper: np.ndarray           # (J,)
+    motor_speed: np.ndarray     # (J,) rad/s or m/s
+    motor_force: np.ndarray     # (J,) max motor torque (N m) or force (N); 0 = no motor
+    impulse: np.ndarray         # (J, ROWS_PER_JOINT)
+    # the spring, the actuator and its control (module docstring), all optional: `Joints.drives`
+    coordinate: np.ndarray = None       # (J,) the coordinate's value as loaded (0)
+    stiffness: np.ndarray = None        # (J,) N m/rad or N/m (0)
+    spring_reference: np.ndarray = None  # (J,) the coordinate at which the spring is at rest (0)
+    damping: np.ndarray = None          # (J,) N m s/rad or N s/m (0)
+    armature: np.ndarray = None         # (J,) kg m² or kg: inertia added to the coordinate (0)
+    actuated: np.ndarray = None         # (J,) int64: NO_ACTUATOR | ACTUATED
+    gear: np.ndarray = None             # (J,) G: the actuator's length is G q, its force acts as G × force (1)
+    gain: np.ndarray = None             # (J,) g: force = g ctrl + b₀ + b₁ G q + b₂ G q̇ (0)
+    bias: np.ndarray = None             # (J, 3) (b₀, b₁, b₂) (0)
+    force_lower: np.ndarray = None      # (J,) the actuator's force range (−inf, inf)
+    force_upper: np.ndarray = None      # (J,)
+
+    DRIVE_FIELDS = ("coordinate", "stiffness", "spring_reference", "damping", "armature", "actuated", "gear", "gain", "bias",
+                    "force_lower", "force_upper")
+
+    def __post_init__(self):
+        J = len(self.kind)
+        defaults = {"gear": 1.0, "force_lower": -INF, "force_upper": INF}
+        for name in self.DRIVE_FIELDS:
+            if getattr(self, name) is None:
+                shape = (J, 3) if name == "bias" else (J,)
+                dtype = np.int64 if name == "actuated" else float
+                setattr(self, name, np.full(shape, defaults.get(name, 0), dtype))
+
+    def has_drives(self):
+        """Whether any joint has a spring, a damper or an actuator, or sits at a coordinate other
+        than 0 as loaded (then its drive fields are state worth saving)."""
+        return bool(self.actuated.any() or self.stiffness.any() or self.damping.any() or self.armature.any()
+                    or self.coordinate.any())
+
+    def __len__(self):
+        return len(self.kind)
+
+    @staticmethod
+    def from_world(kind, body, anchor_world, axis_world, centre, rotation, anchor_b_world=None, length=None,
+                   lower=None, upper=None, motor_speed=None, motor_force=None):
+        """Joints given in world terms at the bodies' current poses (centre (B,3), rotation (B,3,3)).
+
+        kind (J,), body (J,2), anchor_world (J,3) (the anchor on a; for distance/rope the anchor on
+        a, with anchor_b_world (J,3) the one on b), axis_world (J,3); length (J,) defaults to the
+        current anchor distance."""
+        kind = np.asarray(kind, np.int64)
+        body = np.asarray(body, np.int64).reshape(-1, 2)
+        J = len(kind)
+        anchor_world = np.asarray(anchor_world, float).reshape(J, 3)
+        anchor_b_world = anchor_world if anchor_b_world is None else np.asarray(anchor_b_world, float).reshape(J, 3)
+        axis_world = np.asarray(axis_world, float).reshape(J, 3)
+        axis_world = axis_world / np.linalg.norm(axis_world, axis=1, keepdims=True)
+        dynamic = body >= 0
+        safe = np.where(dynamic, body, 0)
+        R = np.where(dynamic[..., None, None], rotation[safe], np.eye(3))
+        x = np.where(dynamic[..., None], centre[safe], 0.0)
+        points = np.stack([anchor_world, anchor_b_world], axis=1)
+        to_body = lambda v: np.einsum("jski,jsk->jsi", R, v)      # Rᵀ v per side
+        reference_world, _ = tangent_basis(axis_world)
+        d = anchor_b_world - anchor_world
+        fill = lambda value, default: np.full(J, default, float) if value is None else np.asarray(value, float).reshape(J)
+        return Joints(kind, body, to_body(points - x),
+                      to_body(np.broadcast_to(axis_world[:, None], (J, 2, 3))),
+                      to_body(np.broadcast_to(reference_world[:, None], (J, 2, 3))),
+                      np.einsum("jki,jkl->jil", R[:, 0], R[:, 1]),
+                      fill(length, 0.0) if length is not None else np.linalg.norm(d, axis=1),
+                      fill(lower, -INF), fill(upper, INF), fill(motor_speed, 0.0), fill(motor_force, 0.0),
+                      np.zeros((J, ROWS_PER_JOINT)))
+
+    def model(self, limit_slack=None):
+        """The model arrays as a `JointModel` bundle (contiguous, for the compiled kernels); `limit_slack`
+        (J,) how far past its limit each joint may stay (0: none; `limit_slack`). Made once: the model
+        arrays do not change after the joints are built (a restore builds new `Joints`), and a
+        sub-step asks for it three or four times."""
+        model = self.__dict__.get("_model")
+        if model is None:
+            c = lambda a, dtype=float: np.ascontiguousarray(a, dtype)
+            model = JointModel(c(self.kind, np.int64), c(self.body, np.int64), c(self.anchor), c(self.axis),
+                               c(self.reference), c(self.rest), c(self.length), c(self.lower), c(self.upper),
+                               c(self.motor_force), c(self.coordinate),
+                               c((self.motor_force > 0) | (self.actuated != 0), bool),
+                               c((self.stiffness > 0) | (self.damping > 0) | (self.armature > 0), bool),
+                               np.zeros(len(self)))
+            self.__dict__["_model"] = model     # not a field: snapshots and `fields(Joints)` leave it out
+        return model if limit_slack is None else model._replace(limit_slack=np.ascontiguousarray(limit_slack, float))
+
+    def limit_slack(self, geometry, h):
+        """(J,) the soft limits of the position projections (RATTLE's, post-stabilization's): a joint
+        that starts the step of length h past its limit by e may end it past by e exp(−h/τ), τ =
+        LIMIT_EASING_TIME (MuJoCo's default soft-constraint time constant, `solref` 0.02 s), so it
+        eases in within a few τ as a MuJoCo model's joint does, and RATTLE's velocity
+        projection holds such a row's velocity at 0 (`physics.constraints.rattle.project_velocities`): the easing
+        moves positions without leaving velocity, where a projection onto the limit would snap it
+        back in one step and keep the snap as velocity (a humanoid's knee loaded outside its range
+        gained thousands of joules that way)."""
+        C = np.where(geometry.active[:, LIMIT] & geometry.inequality[:, LIMIT], geometry.C[:, LIMIT], 0.0)
+        return math.exp(-abs(h) / LIMIT_EASING_TIME) * np.maximum(-C, 0.0)
+
+    def drive_terms(self, q, h, control, rate=None):
+        """(target, softness, lower, upper) (J,) of the drive slot and of the spring slot at the
+        coordinates q (J,), step h and the actuators' inputs `control` (J,) (module docstring:
+        τ = F₀ − K q − D q̇, as a soft row); the spring slot carries the armature too, against the
+        coordinate's rate q̇₀ (J,) at the step's start (`rate`)."""
+        G = self.gear
+        F0 = G * (self.gain * control + self.bias[:, 0])
+        K, D = -G * G * self.bias[:, 1], -G * G * self.bias[:, 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            low, high = np.minimum(G * self.force_lower, G * self.force_upper), np.maximum(G * self.force_lower,
+                                                                                       G * self.force_upper)
+        drive = _soft_row(F0, K, D, q, h, low, high)
+        spring = _soft_row(self.stiffness * self.spring_reference, self.stiffness, self.damping, q, h, -INF, INF,
+                           self.armature, np.zeros_like(q) if rate is None else rate)
+        return drive, spring
+
+    def coordinates(self, centre, rotation):
+        """(J,) each hinge's and slider's coordinate q at the bodies' poses (centre (B, 3), rotation
+        (B, 3, 3)): its `coordinate` at load plus the angle atan2(n_a · (ref_a × ref_b), ref_a · ref_b)
+        or the displacement d · n_a since (`joint_geometry`'s formulas, for every joint); NaN for the
+        other kinds. With the world anchor point and world axis of each joint: (q, point (J, 3), n_a (J, 3))."""
+        def world(side, local, point):
+            k = self.body[:, side]
+            R = np.where((k >= 0)[:, None, None], rotation[np.maximum(k, 0)], np.eye(3))
+            turned = np.einsum("jab,jb->ja", R, local)
+            return turned + centre[np.maximum(k, 0)] * (k >= 0)[:, None] if point else turned
+        n_a, ref_a, ref_b = world(0, self.axis[:, 0], False), world(0, self.reference[:, 0], False), \
+            world(1, self.reference[:, 1], False)
+        p_a, p_b = world(0, self.anchor[:, 0], True), world(1, self.anchor[:, 1], True)
+        angle = np.arctan2(np.einsum("ja,ja->j", n_a, np.cross(ref_a, ref_b)), np.einsum("ja,ja->j", ref_a, ref_b))
+        shift = np.einsum("ja,ja->j", p_b - p_a, n_a)
+        q = np.where(self.kind == HINGE, angle, np.where(self.kind == SLIDER, shift, np.nan)) + self.coordinate
+        return q, p_a, n_a
+
+    def geometry(self, centre, rotation, out=None, limit_slack=None):
+        """Every (joint, slot) row's C, Jacobian and kind at the poses (`joint_geometry`)."""
+        out = joint_geometry_arrays(len(self)) if out is None else out
+        joint_geometry(self.model(limit_slack), np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
+                       out)
+        return out
+
+    def rows(self, centre, rotation, h, beta, slop=0.0, softness=0.0, control=None, velocity=None, limit_slack=None,
+             geometry=None):
+        """The active rows of every joint at the bodies' current poses, and their (J, slot) indices
+        (to store the impulses back after the solve); `control` (J,) the actuators' inputs (0),
+        `velocity` (B, 6) [v, ω] world the bodies' at the step's start (an armature resists its change),
+        `limit_slack` (J,) the soft limits (`limit_slack`; none by default); `geometry` the
+        `geometry` at these poses and slack when the caller has it already."""
+        J = len(self)
+        if J == 0:
+            return Rows.empty(), np.zeros(0, np.int64)
+        if geometry is None:
+            geometry = self.geometry(centre, rotation, limit_slack=limit_slack)
+        C, jac, active, inequality, motor, _ = geometry
+        kind = self.kind
+        point = (kind == BALL) | (kind == HINGE) | (kind == FIXED)       # not np.isin: a sub-step's
+        locked = (kind == FIXED) | (kind == SLIDER)                     # few joints, 20 µs each
+        target, relax = targets(C, inequality, beta, h, slop)
+        speed = np.broadcast_to(self.motor_speed[:, None], C.shape)
+        target = np.where(motor, speed, target)
+        relax = np.where(motor, speed, relax)
+        cap = np.broadcast_to((self.motor_force * h)[:, None], C.shape)
+        lower = np.where(inequality, 0.0, np.where(motor, -cap, -INF))
+        upper = np.where(motor, cap, INF)
+        soft = np.where(motor, 0.0, softness)
+        if self.has_drives():     # the actuators' and springs' soft rows (the drive slot of a motor stays as above)
+            soft = np.array(soft, float)
+            actuated = self.actuated != 0
+            rate = np.zeros(J)
+            if velocity is not None and self.armature.any():     # q̇₀ = J v along the spring slot's row
+                for side in range(2):
+                    body = self.body[:, side]
+                    v = np.where((body >= 0)[:, None], velocity[np.maximum(body, 0)], 0.0)
+                    rate += np.einsum("jk,jk->j", jac[:, SPRING, side], v)
+            drive, spring = self.drive_terms(geometry.coordinate, abs(h), np.zeros(J) if control is None else control,
+                                             rate)
+            for slot, terms, rows_of in ((DRIVE, drive, actuated), (SPRING, spring, None)):
+                where = active[:, slot] if rows_of is None else active[:, slot] & rows_of
+                for array, value in zip((target, soft, lower, upper), terms):
+                    array[where, slot] = value[where]
+                relax[where, slot] = target[where, slot]
+        # A joint's 3 point rows (and 3 orientation rows) are solved as one 3×3 block (Box2D's point
+        # constraint, b2SolveRevoluteJoint): with a heavy lever (a 1 m link on a small bob) their
+        # effective mass J M⁻¹ Jᵀ has a condition number of m L² / I ≈ 250, which row-by-row
+        # Gauss–Seidel would need hundreds of sweeps for; the block solve is exact in one.
+        block = np.full((J, ROWS_PER_JOINT), SINGLE, np.int64)
+        block[point, 0], block[point, 1:3] = TRIPLE, IN_BLOCK
+        block[locked, 3], block[locked, 4:6] = TRIPLE, IN_BLOCK
+        j_index, slot = np.nonzero(active)
+        rows = Rows(np.repeat(self.body[:, None], ROWS_PER_JOINT, axis=1)[j_index, slot], jac[j_index, slot],
+                    target[j_index, slot], relax[j_index, slot], lower[j_index, slot], upper[j_index, slot],
+                    soft[j_index, slot], np.zeros(len(j_index)),
+                    self.impulse[j_index, slot], block[j_index, slot])
+        return rows, j_index * ROWS_PER_JOINT + slot
+
+
+def _soft_row(F0, K, D, q, h, low, high, A=0.0, rate=0.0):
+    """(target, softness, lower, upper) of τ = F₀ − K q − D q̇ taken at the step's end as a soft row,
+    with an armature A (the impulse −A (q̇' − q̇₀) of an inertia on the coordinate, q̇₀ = `rate` the
+    step's start): λ = h F₀ − h K q + A q̇₀ − (h² K + h D + A) q̇' (module docstring); K = D = A = 0:
+    the fixed impulse F₀ h, clamped to [low, high] h."""
+    stiff = h * (h * K + D) + A
+    soft = stiff > 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        target = np.where(soft, (h * (F0 - K * q) + A * rate) / np.where(soft, stiff, 1.0), 0.0)
+        softness = np.where(soft, 1.0 / np.where(soft, stiff, 1.0), 0.0)
+    fixed = np.clip(F0, low, high) * h
+    lower = np.where(soft, low * h, fixed)
+    upper = np.where(soft, high * h, fixed)
+    return target, softness, np.nan_to_num(lower, nan=-INF), np.nan_to_num(upper, nan=INF)
+
+
+def function_rows(C, body, centre, rotation, h, beta, softness=0.0):
+    """Rows of a user constraint C(x_a, R_a, x_b, R_b) = 0 (values (K,) or scalar; bodies static when
+    −1), its Jacobian by forward AD with `physics.math.dual` ("Automatically Computing the Derivatives of a
+    Vector Field using Dual Numbers"): the derivative along each velocity coordinate of the perturbed
+    poses x + δx, (I + hat δφ) R (the first-order rotation with dR/dt = hat(ω) R, so δφ is ω dt, world
+    frame).
+
+    Returns Rows for the one pair `body = (a, b)` (equality rows, Baumgarte target −β C/h)."""
+    from physics.math.dual import Dual
+
+    a, b = int(body[0]), int(body[1])
+    pose = lambda i: (centre[i], rotation[i]) if i >= 0 else (np.zeros(3), np.eye(3))
+    (x_a, R_a), (x_b, R_b) = pose(a), pose(b)
+
+    def perturbed(q):       # q = (δx_a, δφ_a, δx_b, δφ_b), shape (12,)
+        return C(x_a + q[0:3], R_a + hat(q[3:6]) @ R_a, x_b + q[6:9], R_b + hat(q[9:12]) @ R_b)
+
+    value = np.atleast_1d(np.asarray(C(x_a, R_a, x_b, R_b), float))
+    K = len(value)
+    jac = np.zeros((K, 12))
+    for j in range(12):     # 12 seeds: one directional derivative per velocity coordinate
+        seed = np.zeros(12)
+        seed[j] = 1.0
+        out = perturbed(Dual(np.zeros(12), seed))
+        jac[:, j] = np.atleast_1d(out.dual if isinstance(out, Dual) else np.zeros(K))
+    jac = jac.reshape(K, 2, 6)
+    jac[:, 0] *= a >= 0
+    jac[:, 1] *= b >= 0
+    return Rows(np.tile([a, b], (K, 1)).astype(np.int64), jac, -beta * value / h, np.zeros(K),
+                np.full(K, -INF), np.full(K, INF), np.full(K, float(softness)), np.zeros(K), np.zeros(K))

@@ -1,0 +1,412 @@
+"""Joints kept on their constraint: the RATTLE projections of a step, solved directly.
+
+RATTLE (Andersen, "Rattle: a velocity version of the Shake algorithm", 1983; Hairer, Lubich &
+Wanner, "Geometric Numerical Integration", VII.1.4) is the constrained symplectic step of a
+kick–drift–kick scheme for q̇ = M⁻¹p, g(q) = 0 with constraint forces G(q)ᵀλ, G = ∂g/∂q:
+
+    p½ = p₀ + (h/2) F(q₀) + G(q₀)ᵀ Λ          Λ such that  g(q₁) = 0          (positions)
+    q₁ = q₀ + h M⁻¹ p½
+    p₁ = p½ + (h/2) F(q₁) + G(q₁)ᵀ μ          μ such that  G(q₁) M⁻¹ p₁ = 0   (velocities)
+
+Symplectic and symmetric (2nd order, energy without drift); composed by the triple jump it is of
+4th order. The Simulation's free step already made q_free, v_free (gravity and applied forces, no
+constraint); an impulse P at the start of the step moves a body by h M⁻¹ P more. So, with the
+joint rows J (`physics.constraints.joints.Joints.rows`, each row one scalar of g, world frame, velocity
+coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat Δθ) R):
+
+- `project_positions`: Δq = M₀⁻¹ J₀ᵀ Λ along the start-of-step rows J₀ (RATTLE's first kick, SHAKE's
+  directions), Λ by Newton on g(q_free + Δq) = 0 with the Jacobian of the current pose,
+  [J(q_k) M₀⁻¹ J₀ᵀ] δΛ = −g(q_k), solved directly over the joint graph (`physics.constraints.joint_graph`: a
+  chain or a tree of joints in time linear in the joints, loops with the fill of a minimum-degree
+  order). The caller adds Δv = Δq / h, so that the velocity is the chord's, (q₁ − q₀)/h.
+  SHAKE's own iteration keeps the start-of-step matrix J₀ M₀⁻¹ J₀ᵀ and, in a whip crack where the
+  links turn far within a step, stops converging; the current Jacobian converges quadratically.
+  Each Newton step is halved until it lowers Σ g² (a line search: a full step may raise max |g|
+  on its way to the root). Where no root is reached along J₀ (Σ g² stalls at a minimum that is no
+  root: J(q_k) M₀⁻¹ J₀ᵀ singular, the links turned too far in the step) the rest of the error is
+  projected along the current rows instead (Gauss–Newton, J_k M₀⁻¹ J_kᵀ is symmetric positive
+  definite), which always converges but is not RATTLE's step (it cost the chain 17 J of 98 in one
+  crack): the joints' island then takes the sub-step again as two halves (`RATTLE_HALVINGS`,
+  `physics.pipeline.stages.rattle_substep`), and it
+  does so too where the drift starts far off the constraint (`RATTLE_STEP_ERROR`); `stats`
+  reports both.
+- `project_velocities`: μ from [J₁ M₁⁻¹ J₁ᵀ] μ = −J₁ v at the end pose, Δv = M₁⁻¹ J₁ᵀ μ (RATTLE's
+  last kick; the M-orthogonal projection onto the constraint's tangent).
+
+Rows taken: the equalities (ball, hinge, slider, fixed, distance), and an inequality (rope, joint
+limit) where it is violated; motor rows are velocity targets, not constraints, and stay with the
+velocity solver (`physics.constraints.gauss_seidel`). Redundant rows (a closed loop of joints) make the
+matrices singular: a relative 1e-12 on the diagonal picks the least-impulse solution.
+
+Both are compiled (numba): the rows come from `physics.constraints.joints.joint_geometry` at every Newton
+evaluation; J(q_k) M₀⁻¹ J₀ᵀ is not symmetric, so both systems are factored by block elimination
+with partial pivoting inside each joint's block (`physics.constraints.joint_graph.factor_and_solve`).
+
+Conventions: B solver bodies, world frame, velocities (B, 6) [v, ω]; static sides (−1) drop out.
+"""
+from typing import NamedTuple
+
+import numpy as np
+from physics.core.compiled import kernel
+
+from physics.constraints.joint_graph import JointGraph, assemble, factor_and_solve, structure
+from physics.constraints.joints import LIMIT, ROWS_PER_JOINT, JointGeometry, JointModel, joint_geometry, joint_geometry_arrays
+from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
+    store33, sub, transpose
+
+NEWTON_ITERATIONS = 10     # at most; the chain's whip crack needs 3–4, a quiet step 1–2
+TOLERANCE = 1e-12           # m (rad): the largest row error left after the projection
+LINE_SEARCH = 8             # halvings of a Newton step at most
+DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
+
+
+class JointBodies:
+    """The solver bodies the joints move (n of B), their columns, and the joints' elimination
+    structure (`physics.constraints.joint_graph.structure`, made once per topology)."""
+
+    def __init__(self, joints, bodies):
+        used = joints.body[joints.body >= 0]
+        self.body = np.unique(used).astype(np.int64)                 # (n,) solver bodies, sorted
+        self.index = np.full(bodies + 1, -1, np.int64)              # solver body → column; [−1] = static
+        self.index[self.body] = np.arange(len(self.body))
+        self.graph = structure(joints)
+
+    def __len__(self):
+        return len(self.body)
+
+
+class RattleStart(NamedTuple):
+    """What the position projection keeps from the start of the step (`start`)."""
+    model: JointModel
+    column: np.ndarray          # (n,) int64 the jointed solver bodies
+    index: np.ndarray           # (B + 1,) int64 solver body → column, −1 static ([−1] too)
+    inverse_mass: np.ndarray    # (B,) M₀⁻¹
+    inverse_inertia: np.ndarray  # (B, 3, 3) world, at the start of the step
+    rotation: np.ndarray        # (B, 3, 3) R₀
+    jacobian: np.ndarray        # (J, ROWS_PER_JOINT, 2, 6) J₀: every (joint, slot) row at the start-of-step poses
+    geometry: JointGeometry     # scratch: the rows at the pose being evaluated
+    graph: JointGraph           # the joints' elimination structure
+
+
+def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit_slack=None):
+    """The start-of-step bundle: J₀ at these poses, M₀⁻¹, R₀ (copies); `limit_slack` (J,) the soft
+    limits (`physics.constraints.joints.Joints.limit_slack`: a limit row's C shifted by it, 0 without)."""
+    J0 = joints.geometry(centre, rotation).jacobian
+    return RattleStart(joints.model(limit_slack), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
+                       np.ascontiguousarray(inverse_inertia, float).copy(), np.ascontiguousarray(rotation, float).copy(),
+                       J0, joint_geometry_arrays(len(joints)), bodies.graph)
+
+
+@kernel(inline=True)
+def _hat(v):
+    return ((0.0, -v[2], v[1]), (v[2], 0.0, -v[0]), (-v[1], v[0], 0.0))
+
+
+@kernel(inline=True)
+def _axpy33(s, a, b):
+    """s a + b for 3×3 tuples."""
+    return (add(mul(s, a[0]), b[0]), add(mul(s, a[1]), b[1]), add(mul(s, a[2]), b[2]))
+
+
+@kernel(inline=True)
+def _inverse33(m):
+    c0, c1, c2 = solve3(m, (1.0, 0.0, 0.0)), solve3(m, (0.0, 1.0, 0.0)), solve3(m, (0.0, 0.0, 1.0))
+    return transpose((c0, c1, c2))
+
+
+@kernel(inline=True)
+def _drift_jacobian(inertia, y, h):
+    """I + (h/2)(hat(y) I − hat(I y)): ∂/∂y of I y + (h/2) y × (I y)."""
+    return _axpy33(0.5 * h, _axpy33(-1.0, _hat(matvec(inertia, y)), matmul(_hat(y), inertia)), inertia)
+
+
+@kernel
+def rotor_drift(inertia, momentum, h):
+    """The lie-midpoint's rotation over a step, world frame (`physics.dynamics.integrators`): y with
+    I y + (h/2) y × (I y) = L (the implicit midpoint of the free rotor; I a 3×3 world inertia at the
+    start of the step, L the world angular momentum of the drift) by Newton with the Jacobian
+    I + (h/2)(hat(y) I − hat(I y)); the body turns by cay(h y) (left, world). A fixed iteration
+    count (quadratic convergence: round-off by the fourth for h|y| < 1) keeps it deterministic."""
+    y = solve3(inertia, momentum)
+    for _ in range(DRIFT_ITERATIONS):
+        Iy = matvec(inertia, y)
+        F = sub(add(Iy, mul(0.5 * h, cross(y, Iy))), momentum)
+        y = sub(y, solve3(_drift_jacobian(inertia, y, h), F))
+    return y
+
+
+@kernel
+def drift_derivative(inertia, y, h):
+    """∂θ/∂A: how the drift's world rotation cay(h y) R₀ turns (left, world) per change of the
+    momentum × h, A = h L (`rotor_drift`): δ(h y) = [I + (h/2)(hat(y) I − hat(I y))]⁻¹ δA, and the
+    Cayley map's right-trivialized differential 2 (2 δa + a × δa) / (4 + |a|²) at a = h y."""
+    a = mul(h, y)
+    s = 2.0 / (4.0 + dot(a, a))
+    cay = _axpy33(s, _hat(a), ((2.0 * s, 0.0, 0.0), (0.0, 2.0 * s, 0.0), (0.0, 0.0, 2.0 * s)))
+    return matmul(cay, _inverse33(_drift_jacobian(inertia, y, h)))
+
+
+@kernel
+def _taken_rows(geometry, taken):
+    """The rows the position projection takes, marked in `taken` (J, ROWS_PER_JOINT): the
+    equalities, and the inequalities where violated (C < 0), never motors; returns their count, the
+    largest |C| and Σ C² (the line search's merit)."""
+    k, error, merit = 0, 0.0, 0.0
+    for j in range(geometry.C.shape[0]):
+        for s in range(ROWS_PER_JOINT):
+            taken[j, s] = False
+            if not geometry.active[j, s] or geometry.motor[j, s]:
+                continue
+            C = geometry.C[j, s]
+            if geometry.inequality[j, s] and C >= 0.0:
+                continue
+            taken[j, s] = True
+            k += 1
+            error = max(error, abs(C))
+            merit += C * C
+    return k, error, merit
+
+
+@kernel
+def _relative_error(system, taken):
+    """max |C| / lever over the taken rows: lever the joint's largest anchor offset from a moving
+    body's centre or its length (`JointModel`); joints with neither are left out. A link of lever r
+    turning by ωh within the step, kicked but not yet projected, leaves its joint by r (ωh)²/2:
+    the measure is (ωh)²/2, the same for a chain's short links and a pendulum's long one."""
+    model, worst = system.model, 0.0
+    for j in range(len(model.kind)):
+        lever = model.length[j]
+        for side in range(2):
+            if model.body[j, side] >= 0:
+                a = model.anchor[j, side]
+                lever = max(lever, np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]))
+        if lever > 0.0:
+            for s in range(ROWS_PER_JOINT):
+                if taken[j, s]:
+                    worst = max(worst, abs(system.geometry.C[j, s]) / lever)
+    return worst
+
+
+@kernel
+def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, taken):
+    """The pose of the jointed bodies for translation x (n, 3) and angular impulse × h A (n, 3):
+    R = cay(h y) R₀ with y the rotor drift of L + A/h, written into centre/rotation; the rows there
+    into system.geometry; D the drift derivatives; returns (taken rows, largest |C|, Σ C²)."""
+    for c in range(len(system.column)):
+        b = system.column[c]
+        L = (momentum[b, 0] + A[c, 0] / h, momentum[b, 1] + A[c, 1] / h, momentum[b, 2] + A[c, 2] / h)
+        I = load33(inertia, c)
+        y = rotor_drift(I, L, h)
+        Rc = matmul(cayley(mul(h, y)), load33(system.rotation, b))
+        store33(R, c, Rc)
+        store33(rotation, b, Rc)
+        store33(D, c, drift_derivative(I, y, h))
+        centre[b, 0], centre[b, 1], centre[b, 2] = x[c, 0], x[c, 1], x[c, 2]
+    joint_geometry(system.model, centre, rotation, system.geometry)
+    return _taken_rows(system.geometry, taken)
+
+
+@kernel
+def _weigh(system, taken, along_current, D, W):
+    """W (J, ROWS_PER_JOINT, 2, 6) = M₀⁻¹ J_dᵀ per taken row and side, J_d = J₀ (or J_k along the
+    current rows), the angular part of M₀⁻¹ the drift derivative D: J_k W is the Newton matrix."""
+    geometry, model = system.geometry, system.model
+    for j in range(len(model.kind)):
+        for s in range(ROWS_PER_JOINT):
+            if not taken[j, s]:
+                continue
+            Jd = geometry.jacobian[j, s] if along_current else system.jacobian[j, s]
+            for side in range(2):
+                c = system.index[model.body[j, side]]
+                if c < 0:
+                    W[j, s, side, :] = 0.0
+                    continue
+                m = system.inverse_mass[model.body[j, side]]
+                ang = matvec(load33(D, c), (Jd[side, 3], Jd[side, 4], Jd[side, 5]))
+                for i in range(3):
+                    W[j, s, side, i] = m * Jd[side, i]
+                    W[j, s, side, 3 + i] = ang[i]
+
+
+@kernel
+def project_positions_kernel(system, centre, rotation, momentum, h, iterations, tolerance, dx, dtheta, impulse, stats):
+    """`project_positions` compiled; returns the largest |g| left. stats (5,): Newton iterations taken,
+    whether the current-row fallback fired, the largest |impulse| component, the start error relative
+    to the joints' levers (`_relative_error`), the relative error when it left J₀."""
+    n = len(system.column)
+    J = len(system.model.kind)
+    work_c, work_R = centre.copy(), rotation.copy()
+    inertia = np.empty((n, 3, 3))
+    for c in range(n):
+        store33(inertia, c, _inverse33(load33(system.inverse_inertia, system.column[c])))
+    x = np.empty((n, 3))
+    for c in range(n):
+        x[c] = centre[system.column[c]]
+    A = np.zeros((n, 6))
+    R, D = np.empty((n, 3, 3)), np.empty((n, 3, 3))
+    taken = np.zeros((J, ROWS_PER_JOINT), np.bool_)
+    storage = np.empty(system.graph.values)
+    pivot = np.empty((J, ROWS_PER_JOINT), np.int64)
+    W = np.zeros((J, ROWS_PER_JOINT, 2, 6))
+    mu = np.empty((J, ROWS_PER_JOINT))
+    kick = np.empty((n, 6))
+    trial_x, trial_A = np.empty((n, 3)), np.empty((n, 6))
+    K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken)
+    along_current = False
+    stats[:] = 0.0
+    stats[3] = _relative_error(system, taken)
+    for _ in range(iterations):
+        if error <= tolerance:
+            break
+        stats[0] += 1.0
+        if along_current:
+            stats[1] = 1.0
+        _weigh(system, taken, along_current, D, W)
+        assemble(system.graph, system.geometry.jacobian, W, taken, storage)
+        for j in range(J):
+            for s in range(ROWS_PER_JOINT):
+                mu[j, s] = -system.geometry.C[j, s] if taken[j, s] else 0.0
+        solved = factor_and_solve(system.graph, storage, mu, pivot)
+        kick[:] = 0.0
+        if solved:
+            for j in range(J):
+                for s in range(ROWS_PER_JOINT):
+                    if not taken[j, s]:
+                        continue
+                    Jd = system.geometry.jacobian[j, s] if along_current else system.jacobian[j, s]
+                    for side in range(2):
+                        c = system.index[system.model.body[j, side]]
+                        if c >= 0:
+                            for i in range(6):
+                                kick[c, i] += Jd[side, i] * mu[j, s]
+            solved = np.all(np.isfinite(kick))
+        # Newton's step (along J₀ or the current rows) is a descent direction of Σ g²: halved until
+        # it lowers it (a full step may raise max |g| on the way to convergence)
+        descent = False
+        if solved:
+            for _ in range(LINE_SEARCH):
+                for c in range(n):
+                    m = system.inverse_mass[system.column[c]]
+                    for i in range(3):
+                        trial_x[c, i] = x[c, i] + m * kick[c, i]
+                trial_A[:] = A + kick
+                K, trial, trial_merit = _evaluate(system, trial_x, trial_A[:, 3:], momentum, h, work_c, work_R, inertia, R,
+                                                  D, taken)
+                if trial_merit < merit:
+                    descent = True
+                    break
+                kick *= 0.5
+        if descent:
+            x[:] = trial_x
+            A[:] = trial_A
+            error, merit = trial, trial_merit
+            continue
+        K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken)
+        if along_current:
+            break       # no descent left: round-off
+        along_current = True
+        stats[4] = _relative_error(system, taken)
+    for c in range(n):
+        b = system.column[c]
+        for i in range(3):
+            dx[b, i] = x[c, i] - centre[b, i]
+        theta = rotvec_from_matrix(matmul(load33(R, c), transpose(load33(rotation, b))))
+        for i in range(3):
+            dtheta[b, i] = theta[i]
+        impulse[b] = A[c]
+        for i in range(6):
+            stats[2] = max(stats[2], abs(A[c, i]))
+    return error
+
+
+def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_ITERATIONS, tolerance=TOLERANCE,
+                      stats=None):
+    """Move the jointed bodies onto g = 0 along the start-of-step rows (module docstring).
+
+    system: `RattleStart` (J₀, M₀⁻¹, R₀); centre (B, 3), rotation (B, 3, 3) now; momentum (B, 3) the
+    world angular momentum each body drifted with (after the velocity solve's first kick); h the
+    step. Translation is linear in the impulse (Δx = m⁻¹ J₀ᵀΛ); the rotation is the lie-midpoint
+    drift from R₀ with the momentum plus the impulse's moment (`rotor_drift`), so a fast-turning
+    link (a whip crack, the top's spin) moves as the kick says.
+    Returns (dx, dθ, impulse, error): world translation and rotation vector per body (B, 3) each
+    (the body's rotation becomes exp(hat dθ) R), the impulse × h that moved them, J₀ᵀ Λ (B, 6)
+    [linear, angular] world (Δv = m⁻¹ J₀ᵀΛ / h, ΔL = (J₀ᵀΛ)_angular / h), and the largest |g| left.
+    stats, if given, a (5,) array: filled with the Newton iterations taken, 1 if the projection left
+    J₀ for the current rows (else 0), the largest |impulse| component, the start error relative to
+    the joints' levers (`_relative_error`) and the relative error it left J₀ with (0 if it did not)."""
+    B = len(centre)
+    dx, dtheta, impulse = np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
+    error = project_positions_kernel(system, np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
+                                     np.ascontiguousarray(momentum, float), float(h), iterations, tolerance,
+                                     dx, dtheta, impulse, np.zeros(5) if stats is None else stats)
+    return dx, dtheta, impulse, error
+
+
+@kernel
+def project_velocities_kernel(model, index, graph, geometry, centre, rotation, velocity, inverse_mass, inverse_inertia,
+                              dv):
+    """`project_velocities` compiled."""
+    joint_geometry(model, centre, rotation, geometry)
+    J = len(model.kind)
+    taken = np.zeros((J, ROWS_PER_JOINT), np.bool_)
+    mu = np.zeros((J, ROWS_PER_JOINT))
+    W = np.zeros((J, ROWS_PER_JOINT, 2, 6))
+    K = 0
+    for j in range(J):
+        for s in range(ROWS_PER_JOINT):
+            if not geometry.active[j, s] or geometry.motor[j, s]:
+                continue
+            jac = geometry.jacobian[j, s]
+            v = 0.0
+            for side in range(2):
+                b = model.body[j, side]
+                if b >= 0:
+                    for i in range(6):
+                        v += jac[side, i] * velocity[b, i]
+            # a limit that started the step violated (soft: `Joints.limit_slack`) holds its velocity
+            # at 0 either way, so that its easing in leaves no velocity
+            eased = s == LIMIT and model.limit_slack[j] > 0.0
+            if geometry.inequality[j, s] and (geometry.C[j, s] > 1e-9 or (v >= 0.0 and not eased)):
+                continue
+            taken[j, s] = True
+            mu[j, s] = -v
+            K += 1
+            for side in range(2):
+                b = model.body[j, side]
+                if b < 0:
+                    continue
+                ang = matvec(load33(inverse_inertia, b), (jac[side, 3], jac[side, 4], jac[side, 5]))
+                for i in range(3):
+                    W[j, s, side, i] = inverse_mass[b] * jac[side, i]
+                    W[j, s, side, 3 + i] = ang[i]
+    if K == 0:
+        return
+    storage = np.empty(graph.values)
+    assemble(graph, geometry.jacobian, W, taken, storage)
+    if not factor_and_solve(graph, storage, mu, np.empty((J, ROWS_PER_JOINT), np.int64)):
+        return
+    for j in range(J):
+        for s in range(ROWS_PER_JOINT):
+            if not taken[j, s]:
+                continue
+            for side in range(2):
+                b = model.body[j, side]
+                if b >= 0:
+                    for i in range(6):
+                        dv[b, i] += W[j, s, side, i] * mu[j, s]
+
+
+def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass, inverse_inertia, limit_slack=None):
+    """Δv (B, 6) [v, ω] that makes J(q) v = 0 for the joints' rows at the poses q (centre (B, 3),
+    rotation (B, 3, 3)), M-orthogonally: Δv = M⁻¹ Jᵀ μ with (J M⁻¹ Jᵀ) μ = −J v, solved over the
+    joint graph (`physics.constraints.joint_graph`);
+    inverse_mass (B,), inverse_inertia (B, 3, 3) world at q. An inequality row takes part where it
+    is at its bound (|C| ≤ 1e-9 or violated) and its velocity would violate it further (J v < 0);
+    a limit easing in (`limit_slack` > 0: `physics.constraints.joints.Joints.limit_slack`) at its bound either way."""
+    B = len(centre)
+    dv = np.zeros((B, 6))
+    if len(joints):
+        c = lambda a: np.ascontiguousarray(a, float)
+        project_velocities_kernel(joints.model(limit_slack), bodies.index, bodies.graph, joint_geometry_arrays(len(joints)),
+                                  c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv)
+    return dv

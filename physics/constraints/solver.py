@@ -1,0 +1,852 @@
+"""The contact pipeline: a scene's solver stage, from shapes and joints to impulses and back.
+
+`SceneSolver` runs the step's stages (Box2D v3 `b2SolverStage`, src/solver.c) over arrays:
+  prepare        broad phase (physics.collision.broadphase), narrow phase (physics.collision.collision), the contact
+                 points that can touch this step (speculative contacts), their rows and the joints'
+                 (physics.constraints.constraints) at the start-of-step poses, effective masses
+                 (physics.constraints.gauss_seidel.prepare); sleeping bodies an awake body reaches wake
+                 (physics.dynamics.sleeping)
+  integrate velocities, integrate positions — the Simulation's integrator (free motion)
+  warm start, solve, relax, restitution — projected Gauss–Seidel (physics.constraints.gauss_seidel.solve); a
+                 cold start sweeps on until converged (COLD_START_SWEEPS)
+  store          impulses λ back to the contact cache and joints for the next warm start
+  post-stabilize the joints' position error projected out after the step (SHAKE)
+
+The arithmetic of the Gauss–Seidel sweep lives in physics.constraints.gauss_seidel ("The Mathematics of Havok's
+Solver", "Projected Gauss-Seidel with S.O.R"); `prepare`, `warm_start`, `sweep`, `solve`, `Prepared`
+and `Solution` are its. Conventions: B solver bodies (the Simulation's dynamic
+slots), velocities (B, 6) [v, ω] world frame; the compiled contact kernels take named bundles
+(`ContactPoints`, `SolverBodies`, `NodeMotion`, ...).
+"""
+import math
+from typing import NamedTuple
+
+import numpy as np
+from physics.core.compiled import kernel
+
+from physics.core import profile
+from physics.collision.broadphase import candidate_pairs, collision_filter
+from physics.collision.collision import Contacts, contacts
+from physics.collision.manifold import ContactCache, lookup_impulses
+from physics.constraints.constraints import BOUNCE_THRESHOLD, IN_BLOCK, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
+    beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
+from physics.constraints.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SPRING, Joints
+from physics.constraints.gauss_seidel import PARALLEL_MIN, halves, prepare, solve, sweep
+from physics.core.threads import ThreadChoice
+from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
+from physics.constraints.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
+from physics.math.rotation import matrix_from_rotvec
+from physics.math.rotation_kernels import cross, load3
+from physics.model.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs, place
+from physics.dynamics.sleeping import ShapeRest, awake_pairs, touch_flags, wake_touched
+from physics.constraints.solver_state import SolverState
+
+POST_STABILIZATION = 3  # projection rounds for the joints after the step (0 = Baumgarte only)
+SPECULATIVE = 0.002   # m: contacts kept this far apart beyond what can close in a step (4 slops, Box2D v3)
+# The contact budget: a step whose broad phase finds more candidate pairs than this is refused
+# (ContactBudgetError) rather than spending minutes in the narrow phase and the solver: 2,000
+# coincident boxes make 2 M pairs. The 1,000-box pile, the largest shipped heap, needs about 6,000.
+PAIR_BUDGET = 200_000
+# Sweeps of the relax stage (at most the solve stage's): Box2D v3 relaxes once per sub-step. The
+# relax stage only takes the bias velocity back out of the solved velocities, which a warm-started
+# system mostly already has; the stack of ten stands at 10 iterations with 2 or 3 (with 1 it
+# topples) and the heap keeps its penetration, at two thirds of the sweeps of relaxing as long as solving.
+RELAX_ITERATIONS = 3
+# A cold start: when most of a step's touching points have no impulse to warm start from (a scene's
+# first step with boxes placed resting on each other, a layer landing at once), PGS's `iterations`
+# sweeps carry a load only a few contacts down a column: the stack of ten at rest sank 10.5 mm in
+# its first steps at 10 iterations and took a second to climb back. Such a step's solve stage
+# sweeps on, up to COLD_START_SWEEPS, until its residual is COLD_START_TOLERANCE of its first
+# sweep's (the stack: about 260 sweeps of its 40 points, once; it then sinks 0.1 mm). Steps that
+# warm start from most of their points keep `iterations`; so does a scene whose warm start is off.
+COLD_START_SWEEPS = 500
+# Deep overlaps: in a step with a contact point deeper than DEEP_OVERLAP whose relaxed velocities
+# hold more kinetic energy than the free ones (by GAIN_TOLERANCE: contacts without restitution
+# only take energy out, so a gain is bias the relax stage left in), the solve is done again with
+# the relax stage started afresh from the free velocities (physics.constraints.gauss_seidel.solve, `fresh`).
+# Bodies placed inside one another are pushed apart by the solve stage's bias, which the relax
+# stage must take back out of the velocities; RELAX_ITERATIONS sweeps from the biased solution left
+# most of it in (ten coincident boxes: 49 J -> 151 J in the first step). A settling heap has points
+# over a centimetre deep in one step of five (the 64-box heap, 6 cm on landing), where relaxing
+# afresh every time sank its boxes 22 mm instead of 4: the energy test keeps those steps warm.
+DEEP_OVERLAP = 0.01         # m
+GAIN_TOLERANCE = 1e-6       # relative
+# Overlaps at the start (`SceneSolver.overlaps`, reported by physics.pipeline.simulation at load): shapes
+# deeper in one another than this are counted; touching surfaces written with rounded decimals meet
+# well within it (the shipped scenes' deepest start overlap is 1e-9 m).
+OVERLAP_TOLERANCE = 1e-3    # m
+# More pairs than this overlapping at load refuse the scene (physics.pipeline.simulation.OverlapError): 630
+# coincident boxes (198,135 pairs) took 31 s a step; a scene built with care has none, and the
+# heaviest shipped heap (the 1,000-box pile) has about 6,000 candidate pairs, none overlapping.
+OVERLAP_BUDGET = 10_000
+COLD_START_TOLERANCE = 1e-3
+# Sinking (`SceneSolver.sunk`, raised by `physics.pipeline.stages.stage_prepare` as a `PenetrationError`): a dynamic
+# shape deeper inside a static or kinematic one than SINK_SIZES times its own size (the diameter of
+# its bounding sphere) has passed wholly through that surface: no contact solve brings it back, and
+# a run that goes on shows a body under the ground. A step too long or a solver too weak for the
+# contact does it (the car at dt 0.5 s with sor 1e-10 sank its cargo 670 m in 60 steps). The
+# shipped scenes at their settings stay below 0.05 of a shape's size (the turntable's pucks), the
+# 1,000-box pile below 0.09 (its boxes landing).
+SINK_SIZES = 1.0
+
+
+def bounding_diameters(shapes):
+    """(S,) m, each shape's size in its node's units: the diameter of its bounding sphere about its
+    centre (sphere 2r, box 2|h| with h its half extents, capsule 2(r + h/2), cylinder
+    2 sqrt(r² + (h/2)²)); a plane, unbounded, +inf."""
+    params = shapes.params
+    size = np.full(len(shapes), np.inf)
+    for kind, diameter in ((SPHERE, 2.0 * params[:, 0]), (BOX, 2.0 * np.sqrt(np.einsum("si,si->s", params[:, :3], params[:, :3]))),
+                           (CAPSULE, 2.0 * (params[:, 0] + params[:, 1])), (CYLINDER, 2.0 * np.hypot(params[:, 0], params[:, 1]))):
+        size = np.where(shapes.kind == kind, diameter, size)
+    return size
+
+
+@kernel
+def _deepest_sunk(shape_a, shape_b, depth, shape_body, shape_node, size, scale, sizes):
+    """The contact point whose dynamic shape is deepest, relative to its size (`size` × its node's
+    world `scale`), inside a shape of no solver body (static or kinematic), if more than `sizes`
+    of its size deep, else −1 (SINK_SIZES). A non-finite depth is never picked (the divergence
+    check names it)."""
+    worst, worst_ratio = -1, sizes
+    for k in range(depth.shape[0]):
+        a, b = shape_a[k], shape_b[k]
+        if shape_body[a] >= 0 and shape_body[b] < 0:
+            moving = a
+        elif shape_body[b] >= 0 and shape_body[a] < 0:
+            moving = b
+        else:
+            continue
+        ratio = depth[k] / (size[moving] * scale[shape_node[moving]])
+        if ratio > worst_ratio:
+            worst, worst_ratio = k, ratio
+    return worst
+
+
+class Sunk(NamedTuple):
+    """A dynamic shape that passed through a static or kinematic one (`SceneSolver.sunk`)."""
+
+    node: int           # the dynamic shape's node
+    surface: int        # the node of the shape it is inside
+    depth: float        # m
+    size: float         # m, the dynamic shape's size (its bounding diameter, world scale)
+
+
+def _kinetic(velocity, inverse_mass, inverse_inertia):
+    """Σ ½ (|v|² / m⁻¹ + ωᵀ (I⁻¹)⁻¹ ω) (J) of the solver bodies' [v, ω] (B, 6), world frame. The
+    3×3 inverse by its adjugate: for M with columns c₀, c₁, c₂ the rows of M⁻¹ are c₁×c₂, c₂×c₀,
+    c₀×c₁ over det M = c₀·(c₁×c₂) (elementwise numpy, no compile). Not np.linalg.solve: LAPACK's
+    kernels, and so the last bits of a comparison the step branches on (`solve`), depend on the
+    CPU (docs/architecture.md, "Determinism across machines")."""
+    omega = velocity[:, 3:]
+    c0, c1, c2 = inverse_inertia[:, :, 0], inverse_inertia[:, :, 1], inverse_inertia[:, :, 2]
+    rows = np.stack([np.cross(c1, c2), np.cross(c2, c0), np.cross(c0, c1)], axis=1)     # adj(M), (B, 3, 3)
+    inertia_omega = np.einsum("bij,bj->bi", rows, omega) / np.einsum("bi,bi->b", c0, rows[:, 0])[:, None]
+    return 0.5 * float(np.sum(np.einsum("bi,bi->b", velocity[:, :3], velocity[:, :3]) / inverse_mass)
+                       + np.einsum("bi,bi->", omega, inertia_omega))
+
+
+class ContactBudgetError(ValueError):
+    """More candidate pairs in one step than PAIR_BUDGET: `pairs` says how many."""
+
+    def __init__(self, pairs, at_load=False):
+        self.pairs = pairs
+        when = "at load" if at_load else "in one step"
+        super().__init__(f"{pairs:,} shape pairs overlap {when} (the contact budget is {PAIR_BUDGET:,}): "
+                         "shapes placed inside one another? Spread them out or give them collision groups")
+
+
+class JointBudgetError(ValueError):
+    """More joints on one body than the joint solve takes (`physics.constraints.joint_graph.JOINT_CLIQUE_COST_MAX`)."""
+
+
+class Overlaps(NamedTuple):
+    """Shape pairs that overlap by more than OVERLAP_TOLERANCE (`SceneSolver.overlaps`)."""
+
+    count: int              # pairs of shapes deeper in one another than the tolerance
+    node_a: int             # the deepest pair's nodes (−1 when count is 0)
+    node_b: int
+    depth: float            # m, its depth (0 when count is 0)
+
+
+class ContactPoints(NamedTuple):
+    """This step's M contact points from the narrow phase (`physics.collision.collision.Contacts`), world
+    frame; `_contact_stage` compacts them in place, kept points first."""
+
+    shape_a: np.ndarray     # (M,) int64
+    shape_b: np.ndarray     # (M,) int64
+    node_a: np.ndarray      # (M,) int64: the node of shape a (`Contacts.body_a`)
+    node_b: np.ndarray      # (M,) int64
+    point: np.ndarray       # (M, 3)
+    normal: np.ndarray      # (M, 3) from a to b
+    depth: np.ndarray       # (M,) > 0 penetrating
+    feature: np.ndarray     # (M,) int64 feature id (warm-start key)
+
+
+class SolverBodies(NamedTuple):
+    """The solver bodies (B,) at the start of the step, and which one each node (N,) moves with."""
+
+    body_of_node: np.ndarray    # (N,) int64, −1 for static and kinematic nodes
+    centre: np.ndarray          # (B, 3) centre of mass, world
+    velocity: np.ndarray        # (B, 6) [v, ω] world
+
+
+class NodeMotion(NamedTuple):
+    """Every node's world motion (N, 3): what a static or kinematic side's surface moves with."""
+
+    translation: np.ndarray
+    velocity: np.ndarray
+    omega: np.ndarray
+    acceleration: np.ndarray
+    alpha: np.ndarray
+
+
+class Materials(NamedTuple):
+    """Per node (N,): friction coefficient μ and restitution e."""
+
+    friction: np.ndarray
+    restitution: np.ndarray
+
+
+class ContactParams(NamedTuple):
+    """The step's constants for the contact rows."""
+
+    h: float            # s, the sub-step
+    lead: float         # s, how far ahead a moving surface's velocity is taken (`_reach`)
+    base: float         # m, a point is kept if its gap ≤ base + h max(−vn₀, 0) (`_reach`)
+    warm: bool          # warm start from the stored impulses
+    beta: float         # Baumgarte factor per step
+    slop: float         # m, penetration left uncorrected
+    threshold: float    # m/s, slower approaches do not bounce
+    softness: float     # CFM / h
+    push: float         # m/s, the largest position-correction target (settings.max_contact_push_speed)
+
+
+@kernel
+def _reach(c, pair_nodes, body, bodies, nodes, params, surface, keep):
+    """keep[m] = −depth ≤ base + h max(−vn₀, 0) with vn₀ = n · (v_b − v_a) at the point, and the
+    surface velocity of each static side (a kinematic node's world motion) per point
+    (`_keep_reachable`), led by `lead` seconds:
+
+        v_surface = v + ω × r + lead (a + α × r + ω × (ω × r))
+
+    (the material point's velocity `lead` later, to first order). The rows compare it with the
+    bodies' end-of-step velocities, and a body at rest on the surface must land where the surface
+    point does (`physics.pipeline.stages.SURFACE_LEAD`): semi-implicit Euler moves it by h v₁ in the
+    parent's non-rotating frame, a chord whose velocity is the material point's at mid-step, so
+    h / 2; the trapezoid schemes (h (v₀ + v₁) / 2) and implicit Euler (h v₁ in the turning frame
+    itself) need the end-of-step velocity, h; explicit Euler moves with v₀ and can only match the
+    velocity, h. Lead 0 lagged a turning deck by ω h and a crate at rest on it crept outward at
+    |v| ω h; lead h under semi-implicit Euler crept inward as fast, and lead h / 2 under implicit
+    Euler outward (tests/test_moving_surfaces.py). A body moving over the surface also carries the contact to
+    where the surface moves otherwise: + lead ω × d, d the body's velocity over the surface in the
+    tangent plane (a ball rolling on a turntable, tests/test_rolling.py; the contact location moves
+    with the centre for a sphere, and d = 0 for a body at rest on it).
+    c: `ContactPoints`; pair_nodes, body (M, 2): each side's node and solver body; bodies:
+    `SolverBodies`; nodes: `NodeMotion`; params: `ContactParams`."""
+    point, normal, depth = c.point, c.normal, c.depth
+    centre, velocity = bodies.centre, bodies.velocity
+    h, lead, base = params.h, params.lead, params.base
+    # values as tuples, not views of the arrays: numba counts a reference to an array for every
+    # view it takes (physics.core.compiled, 6), six a point here, and the heap's pass took twice as long
+    zero = (0.0, 0.0, 0.0)
+    for m in range(depth.size):
+        vn = 0.0
+        vs, spin, moving = zero, zero, zero
+        for side in range(2):
+            k = body[m, side]
+            node = pair_nodes[m, side]
+            if k >= 0:
+                x = load3(centre, k)
+                lin = (velocity[k, 0], velocity[k, 1], velocity[k, 2])
+                ang = (velocity[k, 3], velocity[k, 4], velocity[k, 5])
+            else:
+                x, lin, ang = load3(nodes.translation, node), load3(nodes.velocity, node), load3(nodes.omega, node)
+            r0, r1, r2 = point[m, 0] - x[0], point[m, 1] - x[1], point[m, 2] - x[2]
+            v = (lin[0] + ang[1] * r2 - ang[2] * r1,
+                 lin[1] + ang[2] * r0 - ang[0] * r2,
+                 lin[2] + ang[0] * r1 - ang[1] * r0)
+            if k < 0:
+                acc, alpha = load3(nodes.acceleration, node), load3(nodes.alpha, node)
+                w = cross(ang, (v[0] - lin[0], v[1] - lin[1], v[2] - lin[2]))   # ω × (ω × r)
+                surface[m, side, 0] = v[0] + lead * (acc[0] + alpha[1] * r2 - alpha[2] * r1 + w[0])
+                surface[m, side, 1] = v[1] + lead * (acc[1] + alpha[2] * r0 - alpha[0] * r2 + w[1])
+                surface[m, side, 2] = v[2] + lead * (acc[2] + alpha[0] * r1 - alpha[1] * r0 + w[2])
+                vs, spin = v, ang
+            else:
+                for c3 in range(3):
+                    surface[m, side, c3] = 0.0
+                moving = lin
+            vn += (1.0 if side else -1.0) * (normal[m, 0] * v[0] + normal[m, 1] * v[1] + normal[m, 2] * v[2])
+        keep[m] = -depth[m] <= base + h * max(-vn, 0.0)
+        if (body[m, 0] < 0) != (body[m, 1] < 0):
+            # the contact slides over the surface with the body: ω × (its tangential velocity over it)
+            s = 0 if body[m, 0] < 0 else 1
+            n = load3(normal, m)
+            d = (moving[0] - vs[0], moving[1] - vs[1], moving[2] - vs[2])
+            dn = 0.0
+            for c3 in range(3):
+                dn += d[c3] * n[c3]
+            turn = cross(spin, (d[0] - dn * n[0], d[1] - dn * n[1], d[2] - dn * n[2]))
+            for c3 in range(3):
+                surface[m, s, c3] += lead * turn[c3]
+
+
+@kernel
+def _travel(shape_node, lo, hi, bodies, nodes, h, out):
+    """out[s] = |h| (|v| + |ω| ρ): how far any point of shape s can move within the step, v and ω
+    the motion of what it moves with (its solver body about the centre of mass, or a static or
+    kinematic node about its origin) and ρ the farthest corner of the shape's bounding box
+    (lo, hi (S, 3)) from that centre. A shape with an unbounded box (a plane) counts v only.
+    Returns the largest (NaN if any velocity is NaN: `contacts` then names the bad margin).
+
+    A tumbling box's far corners close on the ground at |ω| ρ on top of |v|: counting |v| only,
+    a box landing at 0.7 m/s while turning at 6 rad/s kept no point at the corners 17 mm up,
+    which struck 6.6 mm deep within the step."""
+    most = 0.0
+    for s in range(shape_node.shape[0]):
+        i = shape_node[s]
+        b = bodies.body_of_node[i]
+        v2 = w2 = rho2 = 0.0
+        for c in range(3):
+            if b >= 0:
+                v, w, pivot = bodies.velocity[b, c], bodies.velocity[b, 3 + c], bodies.centre[b, c]
+            else:
+                v, w, pivot = nodes.velocity[i, c], nodes.omega[i, c], nodes.translation[i, c]
+            v2 += v * v
+            w2 += w * w
+            far = max(abs(lo[s, c] - pivot), abs(hi[s, c] - pivot))
+            rho2 += far * far
+        travel = math.sqrt(v2)
+        if w2 > 0.0 and rho2 < np.inf:
+            travel += math.sqrt(w2 * rho2)
+        out[s] = abs(h) * travel
+        if out[s] > most or out[s] != out[s]:     # a NaN stays the largest
+            most = out[s]
+    return most
+
+
+@kernel
+def _contact_stage(c, bodies, nodes, materials, stored, params):
+    """The contact points' rows in one compiled call (`SceneSolver.prepare`): the points that can
+    touch within this step (`_keep_reachable`: the narrow phase keeps every point the two
+    farthest-moving shapes could close, one margin for all pairs (`_travel`); a point is kept
+    only if its own gap −depth ≤ SPECULATIVE + h (−vn₀ + |g| h), vn₀ the relative normal velocity at the point at the
+    start of the step — Catto, "Speculative contacts", GDC 2013: the settling pile of 1,000 boxes
+    then solves 4.3k points instead of 9.4k), their friction and restitution (Box2D's mixing
+    rules: μ = √(μ_a μ_b), e = max(e_a, e_b)), last step's impulses (warm start, the cache's sorted
+    keys) and their rows (`physics.constraints.constraints.contact_rows`). c: `ContactPoints`, compacted in
+    place, kept points first; bodies: `SolverBodies`; nodes: `NodeMotion`; materials: `Materials`;
+    stored: `StoredImpulses`; params: `ContactParams`. Returns (kept, how many may bounce, the rows
+    (`RowArrays`), their `PointBounce` (kept,), e (kept,), whether the step is a cold start: warm
+    starting on and more than half the touching points (depth > −slop) with no stored normal
+    impulse, `COLD_START_SWEEPS`; whether a point is deeper than DEEP_OVERLAP)."""
+    kept, body, surface = _keep_reachable(c, bodies, nodes, params)
+    mu, e, warm = np.empty(kept), np.empty(kept), np.zeros((kept, 3))
+    for m in range(kept):
+        a, b = c.node_a[m], c.node_b[m]
+        mu[m] = np.sqrt(materials.friction[a] * materials.friction[b])
+        e[m] = max(materials.restitution[a], materials.restitution[b])
+    if params.warm:
+        lookup_impulses(stored, c.shape_a[:kept], c.shape_b[:kept], c.feature[:kept], c.point[:kept], c.normal[:kept],
+                        warm)
+    rows, out = empty_row_arrays(3 * kept), PointBounce(np.empty(kept), np.empty(kept))
+    fill_contact_rows(ContactInput(c.point[:kept], c.normal[:kept], c.depth[:kept], body[:kept], surface[:kept], mu, e,
+                                   warm),
+                      BodyMotion(bodies.centre, bodies.velocity),
+                      ContactConstants(params.h, params.beta, params.slop, params.threshold, params.softness,
+                                       params.push), rows, out)
+    bounces, touching, cold, deep = 0, 0, 0, False
+    for m in range(kept):
+        bounces += np.isfinite(out.approach[m])
+        deep = deep or c.depth[m] > DEEP_OVERLAP
+        if c.depth[m] > -params.slop:
+            touching += 1
+            cold += warm[m, 0] == 0.0
+    return kept, bounces, rows, out, e, params.warm and 2 * cold > touching, deep
+
+
+@kernel
+def _keep_reachable(c, bodies, nodes, params):
+    """Each point's solver bodies (M, 2) and surface velocities (M, 2, 3) (`_reach`), then the
+    points that can touch this step moved to the front of every array of the `ContactPoints` c, in
+    order (its arrays are this step's, fresh from the narrow phase); returns (how many were kept,
+    body, surface)."""
+    M = c.depth.size
+    pair_nodes, body = np.empty((M, 2), np.int64), np.empty((M, 2), np.int64)
+    for m in range(M):
+        pair_nodes[m, 0], pair_nodes[m, 1] = c.node_a[m], c.node_b[m]
+        body[m, 0], body[m, 1] = bodies.body_of_node[c.node_a[m]], bodies.body_of_node[c.node_b[m]]
+    surface, keep = np.empty((M, 2, 3)), np.empty(M, np.bool_)
+    _reach(c, pair_nodes, body, bodies, nodes, params, surface, keep)
+    shape_a, shape_b, node_a, node_b, point, normal, depth, feature = c
+    kept = 0
+    for m in range(M):
+        if not keep[m]:
+            continue
+        if kept != m:
+            shape_a[kept], shape_b[kept], node_a[kept], node_b[kept] = shape_a[m], shape_b[m], node_a[m], node_b[m]
+            depth[kept], feature[kept] = depth[m], feature[m]
+            point[kept], normal[kept], body[kept], surface[kept] = point[m], normal[m], body[m], surface[m]
+        kept += 1
+    return kept, body, surface
+
+
+class SceneSolver:
+    """The solver stage of `physics.pipeline.simulation.Simulation`: contacts from the narrow phase
+    (docs/architecture.md, "Collision interface") and the scene's joints, on the dynamic bodies
+    ("solver bodies", index = the Simulation's dynamic slot) in world terms.
+
+    `body_of_node (N,)`: the solver body a node's shapes move with (a dynamic node itself, a fixed
+    node its nearest dynamic ancestor — the car's floor is the car), −1 for static and kinematic
+    ones (kinematic surfaces enter through their known velocity). `joint_specs`: dicts with keys
+    kind, a, b (node indices, −1 = the world), anchor, anchor_b, axis (world, at load), length,
+    lower, upper, motor_speed, motor_force."""
+
+    def __init__(self, node_shapes, parent, motion, body_of_node, friction, restitution, joint_specs=(), state=None,
+                 node_names=None):
+
+        self.shapes = ShapeSet.from_nodes(node_shapes)
+        # the two nodes of a joint do not collide unless it says `collide_connected` (Box2D's rule)
+        apart = [(j["a"], j["b"]) for j in joint_specs if j["a"] >= 0 and not j.get("collide_connected")]
+        self.filter = collision_filter(self.shapes, parent, motion, apart)
+        # Sleeping (`physics.dynamics.sleeping.ShapeRest`): the solver body each shape moves with, and the
+        # rigid assembly each body rests in (its parent's: the node its parent is fixed to, −1 the world).
+        parent, motion = np.asarray(parent), np.asarray(motion)
+        assembly = np.arange(len(parent))
+        for _ in range(len(parent)):
+            up = (assembly >= 0) & (motion[np.maximum(assembly, 0)] == "fixed")
+            if not up.any():
+                break
+            assembly = np.where(up, parent[np.maximum(assembly, 0)], assembly)
+        body_of_node = np.asarray(body_of_node, np.int64)
+        dynamic = np.flatnonzero((motion == "dynamic") & (body_of_node >= 0))
+        rest_assembly = np.full(int(body_of_node.max(initial=-1)) + 1, -1, np.int64)
+        rest_assembly[body_of_node[dynamic]] = np.where(parent[dynamic] >= 0, assembly[np.maximum(parent[dynamic], 0)], -1)
+        shape_body = body_of_node[self.shapes.node] if len(self.shapes) else np.zeros(0, np.int64)
+        self._rest = ShapeRest(shape_body, self.filter.per_shape.assembly, rest_assembly)
+        # what carries from step to step is the simulation's (physics.pipeline.data.Data.solver): this works on it
+        self.carried = SolverState() if state is None else state
+        if len(self.carried.control) != len(joint_specs):
+            self.carried.control = np.zeros(len(joint_specs))
+        self.body_of_node = np.asarray(body_of_node, np.int64)
+        self.friction = np.asarray(friction, float)
+        self.restitution = np.asarray(restitution, float)
+        self._materials = Materials(self.friction, self.restitution)
+        self._motion_of, self._motion = None, None      # `_node_motion`
+        self.joint_specs = list(joint_specs)
+        # the joint solve's memory, before anything is allocated (`physics.constraints.joint_graph.JOINT_PAIRS_MAX`)
+        ends = np.array([[self.body_of_node[s["a"]] if s["a"] >= 0 else -1, self.body_of_node[s["b"]]]
+                         for s in self.joint_specs], np.int64).reshape(-1, 2)
+        cost = clique_cost(ends)
+        if cost > JOINT_CLIQUE_COST_MAX:
+            busiest = int(np.argmax(np.bincount(ends[ends >= 0])))
+            node = int(np.flatnonzero(self.body_of_node == busiest)[0])
+            raise JointBudgetError(f"{int(np.count_nonzero(ends == busiest))} joints on one moving body "
+                                   f"({node_names[node] if node_names is not None else f'body {busiest}'}): the joint "
+                                   f"solve's cost grows as the cube of a body's joints (Σ d³ = {cost:.3g}, at most "
+                                   f"{JOINT_CLIQUE_COST_MAX:.3g}); join the links in a chain or a tree instead")
+        # Whether every joint is an equality (no limit, motor or rope): RATTLE's step then has no
+        # inequality or velocity target in it, and composing it (backward sub-steps too) is sound.
+        self.joints_equalities = all(
+            spec["kind"] != ROPE and spec.get("lower") is None and spec.get("upper") is None
+            and not spec.get("motor_force") and not spec.get("stiffness") and not spec.get("damping")
+            and not spec.get("armature")
+            and "actuator" not in spec for spec in self.joint_specs)
+        self.joints_armature = any(spec.get("armature") for spec in self.joint_specs)   # (`physics.pipeline.stages.step_context`)
+        self.joints_limited = any(spec.get("lower") is not None or spec.get("upper") is not None
+                                  for spec in self.joint_specs)
+        self._limit_slack = None
+        self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
+        self.joint_left_error = 0.0           # the largest |g| / lever it left J₀ with
+        self.joint_start_error = 0.0          # and the largest |g| / lever it started from
+        self._joint_bodies = None
+        self._joint_start = None
+        self.residual = np.zeros(0)
+        self.contacts = None
+        self._pairs = np.zeros((0, 2), np.int64)     # the last prepare's candidate shape pairs (`pair_bodies`)
+        self.outside_pairs = 0      # candidate pairs with a body outside `prepare`'s `active` (not solved)
+        self.body_touch = np.zeros(0, np.int64)     # per body: SUPPORTED | FOREIGN (`touch_flags`)
+        self._prepared = None
+        self._cold_start = self._deep = False
+        self._threads = ThreadChoice()      # the sweeps' thread count, by measurement (physics.core.threads)
+        self.shape_size = bounding_diameters(self.shapes)     # (S,) in node units (`sunk`)
+
+    @property
+    def prepared(self):
+        """The rows and effective masses of the last `prepare` (a `Prepared`), or None before the
+        first step and after a `restore`: the solve stage has nothing to do then."""
+        return self._prepared
+
+    @property
+    def pair_bodies(self):
+        """(K, 2) the last prepare's candidate pairs (boxes within reach; with some bodies asleep,
+        those solved or probed) as solver bodies, −1 for a static or kinematic shape: what joins
+        islands (physics.dynamics.sleeping's, a RATTLE retry's, `physics.pipeline.stages.Undo`). Made when asked."""
+        return self._rest.body[self._pairs]
+
+    # the carried state's parts, by the names the stages use
+    cache = property(lambda self: self.carried.cache, doc="the contact cache (warm starts, manifolds)")
+    joints = property(lambda self: self.carried.joints, lambda self, joints: setattr(self.carried, "joints", joints),
+                      doc="the joints once built (the first step's poses), else None")
+
+    def forget(self):
+        """Drop what the last `prepare` built (its rows and the joints' start): the carried state
+        was put back (a restore), so the next step prepares afresh."""
+        self._prepared = None
+        self._joint_start = None
+
+    def joints_at(self, centre, rotation, keep=False):
+        """The joints (physics.constraints.joints.Joints): the carried ones, or before the first step, built at
+        these poses (the load's): kept where `keep` says (an input that moves the bodies, before the
+        first step built them), else not (a query changes no state)."""
+        if self.joints is None and keep:
+            self.joints = self._build_joints(centre, rotation)
+        return self.joints if self.joints is not None else self._build_joints(centre, rotation)
+
+    def _build_joints(self, centre, rotation):
+        specs = self.joint_specs
+        get = lambda key, default: [spec.get(key, default) if spec.get(key) is not None else default for spec in specs]
+        body = np.array([[self.body_of_node[s["a"]] if s["a"] >= 0 else -1, self.body_of_node[s["b"]]] for s in specs], np.int64).reshape(-1, 2)
+        anchor = np.array(get("anchor", [0.0, 0.0, 0.0]), float).reshape(-1, 3)
+        anchor_b = np.array([s["anchor_b"] if s.get("anchor_b") is not None else s["anchor"] for s in specs], float).reshape(-1, 3)
+        lengths = np.array([s["length"] if s.get("length") is not None else np.linalg.norm(np.subtract(b, a)) for s, a, b in zip(specs, anchor, anchor_b)])
+        joints = Joints.from_world([s["kind"] for s in specs], body, anchor, get("axis", [0.0, 0.0, 1.0]), centre,
+                                   rotation, anchor_b, lengths, get("lower", -np.inf), get("upper", np.inf),
+                                   get("motor_speed", 0.0), get("motor_force", 0.0))
+        for name in ("coordinate", "stiffness", "spring_reference", "damping", "armature"):
+            getattr(joints, name)[:] = get(name, 0.0)
+        for j, spec in enumerate(specs):
+            actuator = spec.get("actuator")
+            if actuator is not None:
+                joints.actuated[j] = ACTUATED
+                joints.gear[j], joints.gain[j], joints.bias[j] = actuator["gear"], actuator["gain"], actuator["bias"]
+                joints.force_lower[j], joints.force_upper[j] = actuator.get("force_range", (-np.inf, np.inf))
+        return joints
+
+    def prepare(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings, lead=None,
+                awake=None, active=None):
+        """Build this step's rows at the start-of-step poses. `world`: the nodes' world state
+        (translation, rotation, scale, velocity, omega (N, ...)); centre, rotation (B, 3), (B, 3, 3),
+        velocity (B, 6) [v, ω], inverse_mass (B,), inverse_inertia (B, 3, 3): the solver bodies;
+        world acceleration and alpha of kinematic nodes are read too (moving surfaces, `_reach`).
+        `lead` (s): how far ahead a moving surface's velocity is taken (`_reach`; default h,
+        `physics.pipeline.stages.SURFACE_LEAD` says per integrator). `awake` (B,) bool, or None (all
+        awake): which bodies are awake (physics.dynamics.sleeping); updated in place with the
+        sleeping bodies this step's boxes wake (`physics.dynamics.sleeping.awake_pairs`), whose pairs are then solved.
+        `active` (B,) bool, or None (all): the bodies this sub-step steps (a RATTLE retry's island,
+        `physics.pipeline.stages.Undo`); a pair with a body outside it is not solved (that body has taken
+        its step already), and one that joins an active body to it is counted (`outside_pairs`); the
+        contact cache keeps only the active pairs' entries."""
+
+        t = profile.mark()              # laps: rows (joints), broad phase, narrow phase, rows (contacts)
+        # |h|: the triple jump's middle sub-step runs backwards in time (`Simulation.step`)
+        beta = beta_from_erp(settings.erp, abs(h))
+        softness = settings.cfm / abs(h)
+        parts = []
+        if self.joint_specs:
+            if self.joints is None:
+                self.joints = self._build_joints(centre, rotation)
+            # With post-stabilization the joints' position error is projected out after the step
+            # (`post_stabilize`), so the velocity solve carries no Baumgarte bias into the energy.
+            joint_beta = 0.0 if POST_STABILIZATION else beta
+            geometry = self.joints.geometry(centre, rotation)      # the rows' and the soft limits' (one kernel call)
+            joint_rows, self._joint_slots = self.joints.rows(centre, rotation, h, joint_beta, softness=softness,
+                                                             control=self.carried.control, velocity=velocity,
+                                                             geometry=geometry)
+            parts.append(joint_rows)
+            # The start-of-step rows and masses: RATTLE's first-kick directions (`project_joint_positions`);
+            # rigid (no CFM) and without motors, SHAKE's (`post_stabilize`).
+            slot = self._joint_slots % ROWS_PER_JOINT
+            motor = (slot == DRIVE) | (slot == SPRING)      # not np.isin: 40 µs a sub-step on a pendulum
+            position = Rows(joint_rows.body, joint_rows.jacobian, joint_rows.target, joint_rows.relax,
+                            np.where(motor, 0.0, joint_rows.lower), np.where(motor, 0.0, joint_rows.upper),
+                            np.zeros(len(joint_rows)), joint_rows.mu, np.zeros(len(joint_rows)),
+                            joint_rows.block)
+            self._joint_position = prepare(position, inverse_mass, inverse_inertia)
+            self._joint_start = (centre.copy(), rotation.copy())
+            # soft limits for RATTLE's projection: a joint past its limit eases back at the ERP rate
+            self._limit_slack = self.joints.limit_slack(geometry, h) if self.joints_limited else None
+            self._joint_masses = (inverse_mass, inverse_inertia)
+            if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
+                self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
+        offset = sum(len(p) for p in parts)
+        self.contacts = None
+        if len(self.shapes):
+            t = profile.lap("rows", t)
+            placed = place(self.shapes, world)
+            pairs, margin = self._candidates(placed, world, centre, velocity, h)
+            t = profile.lap("broad phase", t)
+            if len(pairs) > PAIR_BUDGET:
+                raise ContactBudgetError(len(pairs))
+            self.outside_pairs = 0
+            if active is not None:      # the active bodies' pairs; those that join one to another body, counted
+                body = self._rest.body[pairs]
+                moving = body >= 0
+                mine = moving & active[body]
+                self.outside_pairs = int(np.count_nonzero(mine.any(axis=1) & (moving & ~mine).any(axis=1)))
+                pairs = pairs[(mine | ~moving).all(axis=1) & mine.any(axis=1)]
+            if awake is None:
+                c = contacts(self.shapes, world, pairs, self.cache, margin=margin, placed=placed)
+            else:
+                pairs, c = self._awake_contacts(pairs, world, placed, margin, awake)
+            t = profile.lap("narrow phase", t)
+            self._pairs = pairs
+            if settings.sleep:      # what the sleep stage reads: supports, foreign touches
+                self.body_touch = np.zeros(len(inverse_mass), np.int64)
+                touch_flags(c.shape_a, c.shape_b, self._rest, self.body_touch)
+            lead = h if lead is None else lead      # `_reach`
+            cache = self.cache
+            kept, bounces, arrays, bounce, e, self._cold_start, self._deep = _contact_stage(
+                ContactPoints(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
+                              c.feature_id),
+                SolverBodies(self.body_of_node, centre, velocity),
+                self._node_motion(world), self._materials, cache.stored(),
+                ContactParams(h, lead, SPECULATIVE + math.hypot(*settings.gravity) * h * h, bool(settings.warm_start),
+                              beta, SLOP, BOUNCE_THRESHOLD, softness, settings.max_contact_push_speed))
+            if kept < len(c):
+                c = c.take(slice(kept))
+            self.contacts = c
+            parts.append(Rows(*arrays))
+            self._bounce = None
+            if bounces:     # points approaching faster than BOUNCE_THRESHOLD with e > 0 (rare)
+                may = np.flatnonzero(np.isfinite(bounce.approach))
+                self._bounce = (offset + 3 * may + 2, bounce.approach[may], bounce.static_normal[may], -c.depth[may],
+                                e[may])
+        else:
+            self._bounce = None
+            self._cold_start = self._deep = False
+        self._h = h
+        rows = parts[0] if len(parts) == 1 else concatenate(parts)
+        # the two halves the sweeps solve on two cores, where the sweep has PARALLEL_MIN elements
+        # (rows, blocks or manifolds: what `partition_elements` counts) or more; a smaller one is
+        # serial, and so is its solve, not the two-thread kernel with one part and a thread choice
+        # around it (the tank's 105 rows in about 30 elements took a third longer that way)
+        elements = int(np.count_nonzero(np.asarray(rows.block) != IN_BLOCK)) if len(rows) >= PARALLEL_MIN else 0
+        self._side = halves(centre) if elements >= PARALLEL_MIN else None
+        self._prepared = prepare(rows, inverse_mass, inverse_inertia)
+        self._masses = (inverse_mass, inverse_inertia) if self._deep else None   # `solve`: the kinetic energy
+        profile.lap("rows", t)
+
+    def overlaps(self, world):
+        """The shape pairs that may collide and overlap by more than OVERLAP_TOLERANCE at the poses
+        of `world` (the nodes' world state), and the deepest one (`Overlaps`): the broad phase on
+        the shapes' own boxes, the narrow phase with a cache of its own (this solver's warm starts
+        are left as they are). ContactBudgetError (at load) past PAIR_BUDGET candidate pairs."""
+        lo, hi = aabbs(self.shapes, world)
+        pairs = candidate_pairs(lo, hi, self.filter)
+        if len(pairs) > PAIR_BUDGET:
+            raise ContactBudgetError(len(pairs), at_load=True)
+        if not len(pairs):
+            return Overlaps(0, -1, -1, 0.0)
+        c = contacts(self.shapes, world, pairs, ContactCache())
+        deep = c.depth > OVERLAP_TOLERANCE
+        if not deep.any():
+            return Overlaps(0, -1, -1, 0.0)
+        count = len(np.unique(np.stack([c.shape_a[deep], c.shape_b[deep]], axis=1), axis=0))
+        worst = int(np.argmax(np.where(deep, c.depth, -np.inf)))
+        return Overlaps(count, int(c.body_a[worst]), int(c.body_b[worst]), float(c.depth[worst]))
+
+    def sunk(self, scale):
+        """The last `prepare`'s worst dynamic shape deeper inside a static or kinematic shape than
+        SINK_SIZES times its own size (`bounding_diameters` × its node's world `scale` (N,)), as a
+        `Sunk`, or None: the contact points are those at the start-of-step poses."""
+        c = self.contacts
+        if c is None or not len(c.depth):
+            return None
+        k = _deepest_sunk(c.shape_a, c.shape_b, c.depth, self._rest.body, self.shapes.node, self.shape_size,
+                          np.asarray(scale, float), SINK_SIZES)
+        if k < 0:
+            return None
+        moving, other = (c.shape_a[k], c.shape_b[k]) if self._rest.body[c.shape_a[k]] >= 0 else (c.shape_b[k], c.shape_a[k])
+        node = int(self.shapes.node[moving])
+        return Sunk(node, int(self.shapes.node[other]), float(c.depth[k]),
+                    float(self.shape_size[moving] * np.asarray(scale, float)[node]))
+
+    def _node_motion(self, world):
+        """`NodeMotion` over the world state `world` (a NodeState, whose arrays are those of one
+        topology, as this solver is), made once for it."""
+        if world is not self._motion_of:
+            self._motion_of = world
+            self._motion = NodeMotion(world.translation, world.velocity, world.omega, world.acceleration, world.alpha)
+        return self._motion
+
+    def _candidates(self, placed, world, centre, velocity, h):
+        """(pairs (K, 2) of shapes whose boxes (`placed`, at the poses of `world`), each grown by
+        how far its shape can move within |h| (`_travel`), overlap; the narrow phase's margin:
+        what the two farthest-moving shapes can close)."""
+        lo, hi = placed.lo, placed.hi
+        travel = np.empty(len(self.shapes))
+        most = _travel(self.shapes.node, lo, hi, SolverBodies(self.body_of_node, centre, velocity),
+                       self._node_motion(world),
+                       h, travel)
+        grow = (SPECULATIVE + travel)[:, None]
+        return candidate_pairs(lo - grow, hi + grow, self.filter), SPECULATIVE + 2.0 * most
+
+    def may_touch(self, world, centre, velocity, h):
+        """Whether any two shapes may come into contact within |h| of these poses (the broad phase
+        of `prepare` with boxes grown by the travel over |h|): where none may, a step of joints
+        alone is free of contacts (`physics.pipeline.simulation` composes lie-midpoint-4's there)."""
+        if not len(self.shapes):
+            return False
+        return bool(len(self._candidates(place(self.shapes, world), world, centre, velocity, h)[0]))
+
+    def _awake_contacts(self, candidates, world, placed, margin, awake):
+        """The candidate pairs to solve and their contacts when some bodies sleep (`awake` (B,),
+        updated in place): the pairs with an awake body, after the sleeping bodies they reach woke
+        (`physics.dynamics.sleeping.awake_pairs`), plus probes — a sleeping body against a static or kinematic shape that
+        may move against it — that wake their body, and then its island, if they touch (within
+        the margin). A probe that touches costs the narrow phase a second pass, with the woken
+        bodies' pairs; probes that do not touch cost one narrow-phase test each."""
+        solve, probe = awake_pairs(candidates, self._rest, awake)
+        pairs = candidates[solve | probe]
+        c = contacts(self.shapes, world, pairs, self.cache, margin=margin, placed=placed)
+        if probe.any() and wake_touched(c.shape_a, c.shape_b, self._rest.body, awake):
+            solve, probe = awake_pairs(candidates, self._rest, awake)
+            pairs = candidates[solve | probe]
+            c = contacts(self.shapes, world, pairs, self.cache, margin=margin, placed=placed)
+            wake_touched(c.shape_a, c.shape_b, self._rest.body, awake)   # touched in both passes: awake now
+        return pairs, c
+
+    def _restitution_targets(self, velocity, fraction):
+        """(R,) the restitution stage's J v target for the normal rows that may bounce, NaN elsewhere
+        (`physics.constraints.constraints.restitution_targets`, from the free velocities (B, 6)); None if none may."""
+        if self._bounce is None or not len(self._bounce[0]):
+            return None
+        rows = self._prepared.rows
+        target = np.full(len(rows), np.nan)
+        index, approach, static_normal, gap, e = self._bounce
+        body = rows.body[index]
+        free = static_normal.copy()
+        for side in range(2):
+            moving = body[:, side] >= 0
+            free[moving] += np.einsum("ic,ic->i", rows.jacobian[index[moving], side], velocity[body[moving, side]])
+        target[index] = restitution_targets(approach, free, gap, e, self._h, fraction) - static_normal
+        return target
+
+    def solve(self, velocity, settings, fraction=1.0):
+        """Warm start, solve, relax, restitution on the free velocities (B, 6); store the impulses.
+        `fraction`: how much of an end-of-step velocity change the integrator's position update sees
+        (`physics.pipeline.stages.POSITION_FRACTION`; restitution targets depend on it)."""
+        prepared = self._prepared
+        restitution = self._restitution_targets(velocity, fraction)
+
+        def run(fresh):
+            arguments = (prepared, velocity, settings.iterations, settings.sor, settings.warm_start, settings.relax)
+            options = dict(relax_iterations=min(settings.iterations, RELAX_ITERATIONS), restitution=restitution,
+                           most=COLD_START_SWEEPS if self._cold_start else None, tolerance=COLD_START_TOLERANCE,
+                           side=self._side, fresh=fresh)
+            if self._side is None:      # a sweep too small to split: one thread whatever the count
+                return solve(*arguments, **options)
+            # the halves on one thread or two, whichever is faster now (the same bits either way)
+            return self._threads.run(len(prepared.rows), solve, *arguments, **options)
+
+        warm = prepared.rows.impulse.copy() if self._deep and settings.relax else None
+        solution = run(False)
+        if warm is not None and _kinetic(solution.velocity_relax, *self._masses) > _kinetic(velocity, *self._masses) * (1.0 + GAIN_TOLERANCE):
+            prepared.rows.impulse[:] = warm     # DEEP_OVERLAP: the relax stage kept the push; solve again, relaxing afresh
+            solution = run(True)
+        impulse = prepared.rows.impulse
+        if self.joints is not None and len(self.joints):
+            self.joints.impulse.reshape(-1)[self._joint_slots] = impulse[:len(self._joint_slots)]
+        if self.contacts is not None:
+            c = self.contacts
+            stored = impulse[len(impulse) - 3 * len(c):].reshape(-1, 3)[:, [2, 0, 1]]   # (n, t1, t2)
+            self.cache.store(c, stored)
+        self.residual = solution.residual
+        return solution
+
+    @property
+    def start_inverse_inertia(self):
+        """(B, 3, 3) the world inverse inertia the last `prepare` built the rows with (M₀⁻¹)."""
+        return self._joint_masses[1]
+
+    def joint_velocity_change(self):
+        """(B, 6) [v, ω]: the part of the last solve's velocity change that the joint rows made,
+        M⁻¹ J₀ᵀ λ over the joint rows (RATTLE's first kick: the caller moves positions by h × it)."""
+        prepared = self._prepared
+        inverse_mass = self._joint_masses[0]
+        out = np.zeros((len(inverse_mass) + 1, 6))
+        k = len(self._joint_slots)
+        rows = prepared.rows
+        impulse = rows.impulse[:k]
+        for side in range(2):
+            np.add.at(out, prepared.slot[:k, side], prepared.minv_jt[:k, side] * impulse[:, None])
+        return out[:-1]
+
+    def project_joint_positions(self, centre, rotation, momentum):
+        """RATTLE's positions (`physics.constraints.rattle.project_positions`) from the poses after the velocity
+        solve, momentum (B, 3) the bodies' world angular momentum now: (dx, dθ) (B, 3) each, world, and the impulse × h that moved them (B, 6) [linear,
+        angular]; zeros without joints or before a `prepare`."""
+        B = len(centre)
+        self.joint_left_start_rows, self.joint_left_error, self.joint_start_error = False, 0.0, 0.0
+        if self.joints is None or not len(self.joints) or not POST_STABILIZATION or self._joint_start is None:
+            return np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
+        system = rattle_start(self.joints, self._joint_bodies, *self._joint_start, *self._joint_masses,
+                              self._limit_slack)
+        stats = np.zeros(5)
+        dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, self._h, stats=stats)
+        # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
+        self.joint_left_start_rows = bool(stats[1])
+        self.joint_left_error = stats[4]
+        self.joint_start_error = stats[3]
+        return dx, dtheta, impulse
+
+    def project_joint_velocities(self, centre, rotation, velocity, inverse_inertia):
+        """RATTLE's velocities (`physics.constraints.rattle.project_velocities`) at the end-of-step poses:
+        Δv (B, 6) [v, ω] world; inverse_inertia (B, 3, 3) world at these poses."""
+        if self.joints is None or not len(self.joints) or not POST_STABILIZATION or self._joint_start is None:
+            return np.zeros((len(centre), 6))
+        return project_velocities(self.joints, self._joint_bodies, centre, rotation, velocity, self._joint_masses[0],
+                                  inverse_inertia, self._limit_slack)
+
+    def post_stabilize(self, centre, rotation, iterations, shake=True):
+        """Post-stabilization as SHAKE (Ryckaert, Ciccotti & Berendsen 1977; Hairer, Lubich & Wanner,
+        "Geometric Numerical Integration", VII.1, the constrained symplectic Euler): after the step,
+        move the bodies along the **start-of-step** M⁻¹Jᵀ until the joints' position error vanishes,
+        and give the velocities the same change over the step, Δv = Δq / h. "The Mathematics of Havok's
+        Solver", "Post Stabilization" (an empty heading there); Cline & Pai, "Post-Stabilization for Rigid Body Simulation with
+        Contact and Constraints", ICRA 2003.
+
+        Why this form: the velocity solve made J(q₀) v = 0, so q₀ + h v leaves the manifold by
+        ~ h² v² / 2L outward. Projecting back along the *end-of-step* normal (or keeping v as it was)
+        shifts the body against its motion by ~ h³ v³ / 2L each step — a drag: the pendulum lost
+        2.4 % of its swing energy per period at 60°, h = 1/240. Along the start-of-step direction
+        with Δv = Δq/h the step is SHAKE, v = (q₁ − q₀)/h: symplectic, the energy oscillates with
+        no drift, and the next step's solve keeps v's component along J (it is the chord's).
+
+        Each round evaluates C at the current poses and solves J₀ M⁻¹ J₀ᵀ μ = −C by PGS (3×3
+        blocks exact) on a zero velocity, Δq = M⁻¹J₀ᵀ μ (a Newton iteration with the fixed
+        direction SHAKE uses). With `shake` False (settings.shake, the default) the rounds linearize at
+        the current poses instead and the caller leaves the velocities alone (positions only). Returns (dx, dθ, dv) (B, 3), (B, 3), (B, 6) [v, ω]:
+        world-frame translation, rotation vector and velocity change; inputs are not changed."""
+        B = len(centre)
+        dx, dtheta = np.zeros((B, 3)), np.zeros((B, 3))
+        position = getattr(self, "_joint_position", None)
+        if self.joints is None or not len(self.joints) or not POST_STABILIZATION or position is None:
+            return dx, dtheta, np.zeros((B, 6))
+        start_slots = self._joint_slots
+        centre, rotation = centre.copy(), rotation.copy()
+        for _ in range(POST_STABILIZATION):
+            rows, slots = self.joints.rows(centre, rotation, 1.0, 1.0,      # target −C: a position step
+                                           limit_slack=self._limit_slack)
+            where = np.minimum(np.searchsorted(start_slots, slots), len(start_slots) - 1)
+            known = start_slots[where] == slots
+            target = np.zeros(len(start_slots))
+            target[where[known]] = rows.target[known]
+            step = np.zeros((B, 6))
+            if shake:
+                position.rows.impulse[:] = 0.0
+                sweep(position, step, target, iterations, 1.0)
+            else:   # positions only: linearized at the current poses (Gauss–Newton, Cline & Pai)
+                rows.impulse[:] = 0.0
+                slot = slots % ROWS_PER_JOINT
+                motor = (slot == DRIVE) | (slot == SPRING)      # velocity rows: no position part
+                rows.lower[motor] = rows.upper[motor] = 0.0
+                sweep(prepare(rows, *self._joint_masses), step, rows.target, iterations, 1.0)
+            centre += step[:, :3]
+            # einsum, not `@`: numpy hands `@` to the BLAS, whose rounding depends on the CPU
+            rotation = np.einsum("bij,bjk->bik", matrix_from_rotvec(step[:, 3:]), rotation)
+            dx += step[:, :3]
+            dtheta += step[:, 3:]
+        return dx, dtheta, np.concatenate([dx, dtheta], axis=1) / self._h

@@ -1,0 +1,1 @@
+"""The seed's containers: a contiguous array-backed linked list and distinct pairs."""

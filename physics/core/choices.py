@@ -1,0 +1,77 @@
+"""The settings that are a choice among names: each spelled, explained and checked here, once.
+
+A choice is a name where people meet it (the scene format's `[world]`, the command lines, the
+panel, `Settings.set`) and an integer where a kernel meets it: the kernels compare that integer with
+the named constants below (`gyro == GYROSCOPIC_IMPLICIT`), never with a literal. Nothing here
+imports the rest of the package, so every layer can read it without compiling anything.
+"""
+from typing import NamedTuple
+
+
+class Choice(NamedTuple):
+    """One setting's options: `meanings` name -> one line on what it does (in the order shown to
+    people), `codes` name -> the integer the kernels receive."""
+
+    key: str
+    meanings: dict
+    codes: dict
+
+    @property
+    def names(self):
+        return tuple(self.meanings)
+
+    @property
+    def expected(self):
+        return f"expected one of {', '.join(self.meanings)}"
+
+    def check(self, value):
+        """`value` if it is one of the names, else ValueError naming the key and the value."""
+        if not isinstance(value, str) or value not in self.codes:
+            raise ValueError(f"{self.key}: got {value!r}; {self.expected}")
+        return value
+
+
+def _choice(key, meanings, codes=None):
+    return Choice(key, meanings, dict(zip(meanings, range(len(meanings)))) if codes is None else codes)
+
+
+# The gyroscopic term ω × Iω of Euler's equations ("From Torque to Angular Acceleration…
+# Correctly.", physics.model.rigid_body).
+GYROSCOPIC_OFF, GYROSCOPIC_EXPLICIT, GYROSCOPIC_IMPLICIT = 0, 1, 2
+GYROSCOPIC = _choice("gyroscopic", {
+    "off": "dropped: without torque omega_body stays constant (no precession, no Dzhanibekov flip)",
+    "explicit": "kept in the right-hand side and integrated like any torque",
+    "implicit": "backward Euler on the torque-free rotor (Newton), then integrated without it: stable, dissipative",
+}, {"off": GYROSCOPIC_OFF, "explicit": GYROSCOPIC_EXPLICIT, "implicit": GYROSCOPIC_IMPLICIT})
+
+# Dynamic bodies' integrators (physics.dynamics.integrators; "The Mathematics of Havok's Solver" Part II §2.1).
+INTEGRATOR = _choice("integrator", {
+    "explicit-euler": "explicit Euler, 1st order: the cheapest step, but it gains energy every step, so spins "
+                      "speed up and orbits spiral out",
+    "semi-implicit-euler": "semi-implicit (symplectic) Euler, 1st order: the games' default, one force "
+                           "evaluation a step; energy stays bounded on average but is not kept",
+    "implicit-euler": "implicit Euler with Newton, 1st order: stable at any step, but it drains energy (a "
+                      "damping the model does not have); a Newton solve a step",
+    "implicit-midpoint": "implicit midpoint rule with the exponential map, 2nd order: keeps a free body's energy "
+                         "and |L|, lets the direction of L drift; a small solve a step",
+    "rk4": "classical Runge-Kutta, 4th order: the most accurate over a short run at four force evaluations a "
+           "step, MuJoCo's RK4 reference; not conservative, so energy drifts over long runs",
+    "lie-midpoint": "implicit midpoint + Cayley map, 2nd order: keeps a free body's energy, |L| and world L to "
+                    "round-off for ever (the T-handle flips on and on); a small solve a step",
+    "lie-midpoint-4": "triple-jump composition of lie-midpoint, 4th order: the same conservation with the "
+                      "accuracy of rk4, at three lie-midpoint steps' cost",
+})
+
+# Kinematic rotation (physics.dynamics.kinematics, "Numerical Integration for Rotational Dynamics"): the
+# number of Magnus terms, which is the code the kernels receive.
+ROTATION_UPDATE = _choice("rotation_update", {
+    "magnus1": "Omega1: 2nd order",
+    "magnus2": "Omega1 + Omega2: 4th order",
+    "magnus3": "Omega1 + Omega2 + Omega3",
+}, {"magnus1": 1, "magnus2": 2, "magnus3": 3})
+
+EXPONENTIAL_EXACT, EXPONENTIAL_TRUNCATED = 0, 1
+EXPONENTIAL = _choice("exponential", {
+    "exact": "the exponential map of the Magnus vector",
+    "truncated": "its normalized 3rd-order quaternion series",
+}, {"exact": EXPONENTIAL_EXACT, "truncated": EXPONENTIAL_TRUNCATED})

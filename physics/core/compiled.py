@@ -1,0 +1,648 @@
+"""How this project compiles and caches its numba kernels: the one home of the compile policy.
+
+Every compiled loop in `physics` (and the viewer's few) is decorated with `kernel`, which is numba's
+`njit` with these differences, each measured:
+
+1. **One specialization per kernel.** A plain numba dispatcher called from compiled code with a
+   constant argument (`_clip(..., 0, 4)`, `_pgs(..., True, ...)`) compiles a new version for that
+   constant's *literal* type (`Literal[int](0)`, `Literal[bool](True)`): the narrow phase's support
+   function was compiled 12 times and the Gauss–Seidel sweep 3 times, the larger part of the cold
+   compile. `Kernel` types the arguments of a call without their literal values (numba's
+   `types.unliteral`), so a kernel compiles once per array layout, whatever constants it is called
+   with. No kernel here branches on a literal at typing time (`numba.literally` is not used).
+
+2. **A cache that knows what a kernel depends on.** numba keys a cached function on its own file's
+   content only, so a kernel that inlined or linked a helper from another module kept running the
+   helper's old code after that module changed. `SourceTreeLocator` stamps each cached kernel with
+   a digest of its module's source *and of every project module it imports, transitively*
+   (`dependency_digest`): change `rotation_kernels.py` and every kernel that may use it is
+   recompiled, and nothing else. numba's own index key adds the numba version, the function's
+   bytecode and the CPU (name and features), so a cache made on another CPU is never loaded.
+   What each module imports is remembered in the cache directory under its source's SHA-256
+   (`_ImportTable`), so a start parses only the modules that changed since the last one: parsing
+   all of them costs 0.8–1.2 s.
+
+3. **A cache directory that works for every install.** Editable checkouts, built wheels and
+   read-only install directories all cache into one user cache directory (`cache_root`:
+   $NUMBA_CACHE_DIR if set, else $XDG_CACHE_HOME or ~/.cache, `hierarchy-sandbox/numba`), never
+   beside the sources. Where that is not writable either, a directory under the system's temporary
+   directory is used and one line says so; where nothing is writable the kernels compile in memory
+   each run (one line again), never a traceback.
+
+4. **Interpreted until compiled, where asked.** Between a cold start and its kernels being
+   compiled, a process may run every kernel that has no compiled version yet as plain Python
+   (`interpreting`): numba compiles the same source, so the interpreted and compiled kernels give
+   the same bits (tests/test_tiers.py checks the state hashes), and the two can mix, kernel by
+   kernel, within one step. A kernel is interpreted only on threads that do not `allow_compile`;
+   the app's kernel loader (app.preparation) does, so kernels switch to compiled code as it loads
+   them, with no hand-over. Interpreted, the tank steps in about 20 ms (compiled: 0.1 ms); its
+   kernels cost about two minutes of CPU to compile (docs/benchmarks.md, "Start-up").
+
+5. **Inlining at the cost of the code inlined.** numba inlines an `inline="always"` helper by
+   running its whole untyped pipeline again at every call site (which inlines the helper's own
+   helpers again, recursively), then deep-copying the result block by block, each block's copy
+   taking along a copy of the whole scope: every variable and source location of the function.
+   A kernel that inlines a few hundred helper calls paid for that quadratically: about a sixth of
+   the cold compile (`_inline_at_linear_cost`). Here each helper's untyped IR is built once per
+   compile flags and reused, and a block is copied directly: new statements and variables, the
+   source locations and constant values shared, a shallow copy of the scope's table of names. On
+   the locked numba only (`PATCHED_NUMBA`). The generated code is the same: the golden hashes do
+   not move.
+
+6. **No reference counts in the sweep.** numba keeps every array view a loop takes (a row of the
+   Jacobian, `jacobian[j]`; a manifold's K, `manifold_k[m]`) alive by incrementing and then
+   decrementing its parent's reference count: two atomic operations per view, several views per
+   row, in the Gauss–Seidel sweep's innermost loop. A kernel that allocates nothing and returns no
+   array needs none of them (its caller holds every array it reads), and `refcounts=False`
+   compiles it without numba's runtime (numba's `_nrt=False`): the settled 1,000-box heap's
+   single-thread solve at 50 iterations took a third of the time, the tank's solve half, with the
+   same bits (`physics.constraints.gauss_seidel._sweep_part`). numba refuses to compile such a kernel if it
+   allocates.
+
+7. **Calls bound to their arguments.** numba types every argument of every call from Python to
+   find the compiled version: a named tuple (the kernels' bundles) costs it about 0.3 µs plus
+   0.03 µs a field, and a small scene's step makes dozens of calls (a quarter of the tank's step).
+   Where a call's arguments are objects whose types cannot change — arrays that live as long as a
+   topology and are only ever written in place, bundles of them, numbers — `bind` types them once
+   and returns the call going straight to the compiled version (`physics.pipeline.stages.Workspace.calls`);
+   a call bound before its kernel was compiled runs through the kernel as usual (interpreted, or
+   compiled then) until it is bound again, which its owner does when `generation()` changes.
+
+The cache can be filled ahead of need, on both cores, with `python -m physics warmup`
+(physics.tools.warmup).
+"""
+import ast
+import collections
+import copy
+import functools
+import hashlib
+import json
+import os
+import pickle
+import sys
+import tempfile
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+import numba
+from numba.core import bytecode, config, inline_closurecall, ir, targetconfig, types
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.dispatcher import OmittedArg
+from numba.core.registry import CPUDispatcher
+
+# The packages whose kernels this locator caches (top-level package directories).
+PROJECT_PACKAGES = ("physics", "app", "benchmarks")
+# The numba whose inlining and flag comparison `_inline_at_linear_cost` and `_cheap_config_comparisons`
+# patch (they read its internals); any other runs numba's own, slower, with the same result.
+PATCHED_NUMBA = "0.68.1"
+_ROOT = Path(__file__).resolve().parents[2]
+_notices = set()
+
+
+def _notice(text):
+    """One line on stderr, once per process (a cache fallback is worth knowing, not a traceback)."""
+    if text not in _notices:
+        _notices.add(text)
+        print(f"note: {text}", file=sys.stderr)
+
+
+def _writable(path):
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+        return True
+    except OSError:
+        return False
+
+
+@functools.lru_cache(maxsize=None)
+def cache_root():
+    """The directory compiled kernels are cached in (see the module docstring), or None when no
+    directory can be written (then kernels compile in memory every run)."""
+    if config.CACHE_DIR:
+        candidates = [Path(config.CACHE_DIR)]
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        candidates = [Path(base) / "hierarchy-sandbox" / "numba"]
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    fallback = Path(tempfile.gettempdir()) / f"hierarchy-sandbox-{uid}" / "numba"
+    for path in candidates:
+        if _writable(path):
+            return path
+    if _writable(fallback):
+        _notice(f"{candidates[0]} is not writable; compiled kernels are cached in {fallback} instead")
+        return fallback
+    _notice(f"neither {candidates[0]} nor {fallback} is writable; kernels are compiled afresh each run")
+    return None
+
+
+def _module_of(path):
+    """'physics.collision.collision' for .../physics/collision/collision.py (None outside the project packages)."""
+    path = Path(path).resolve()
+    try:
+        parts = path.relative_to(_ROOT).with_suffix("").parts
+    except ValueError:
+        return None
+    if not parts or parts[0] not in PROJECT_PACKAGES:
+        return None
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _path_of(module, root=_ROOT):
+    base = root.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+IMPORT_TABLE = "imports.json"       # in cache_root(): module → [SHA-256 of its source, its imports]
+IMPORT_TABLE_BYTES = 1 << 20         # read at most this much of it (about 60 modules take 10 kB)
+
+
+class _ImportTable:
+    """What each project module imports, kept in the cache directory between processes and keyed by
+    the SHA-256 of the module's source, so that a start parses only the modules that changed:
+    parsing all of them (ast, about 60 modules) costs 0.8–1.2 s, the larger part of a
+    warm `physics run`. A table that cannot be read (missing, special, too large, not JSON of this
+    shape) is an empty one; it is written back atomically, and where it cannot be, nothing is lost
+    but the next start's time."""
+
+    def __init__(self):
+        self.entries, self.changed, self._path = {}, False, None
+        self._lock = threading.Lock()       # the app's kernel loader compiles beside the main thread
+        root = cache_root()
+        if root is None:
+            return
+        self._path = root / IMPORT_TABLE
+        try:
+            from physics.core.files import open_regular
+            with open_regular(self._path) as stream:
+                text = stream.read(IMPORT_TABLE_BYTES + 1)
+            if len(text) > IMPORT_TABLE_BYTES:
+                return
+            table = json.loads(text)
+            self.entries = {module: (sha, frozenset(names)) for module, (sha, names) in table.items()
+                            if isinstance(sha, str) and all(isinstance(name, str) for name in names)}
+        except (OSError, ValueError, TypeError, AttributeError):
+            self.entries = {}
+
+    def lookup(self, module, sha):
+        entry = self.entries.get(module)
+        return entry[1] if entry is not None and entry[0] == sha else None
+
+    def store(self, module, sha, names):
+        with self._lock:
+            self.entries[module] = (sha, names)
+            self.changed = True
+
+    def save(self):
+        with self._lock:
+            if not self.changed or self._path is None:
+                return
+            self.changed = False
+            text = json.dumps({module: [sha, sorted(names)] for module, (sha, names) in sorted(self.entries.items())})
+        temp = self._path.with_name(f".{IMPORT_TABLE}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            temp.write_text(text)
+            os.replace(temp, self._path)
+        except OSError:
+            temp.unlink(missing_ok=True)
+
+
+@functools.lru_cache(maxsize=None)
+def _import_table():
+    return _ImportTable()
+
+
+@functools.lru_cache(maxsize=None)
+def _imports(module, root=_ROOT):
+    """The project modules `module` imports (any form of import, at any depth of its code); under
+    the project's own tree, remembered between processes by the source's digest (`_ImportTable`)."""
+    path = _path_of(module, root)
+    if path is None:
+        return frozenset()
+    source = path.read_bytes()
+    table = _import_table() if root == _ROOT else None
+    sha = hashlib.sha256(source).hexdigest()
+    known = table.lookup(module, sha) if table is not None else None
+    if known is not None:
+        return known
+    found = _parsed_imports(module, source, path, root)
+    if table is not None:
+        table.store(module, sha, found)
+    return found
+
+
+def _parsed_imports(module, source, path, root):
+    found = set()
+    for node in ast.walk(ast.parse(source, str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found.update(name for name in names if name.split(".")[0] in PROJECT_PACKAGES and _path_of(name, root))
+    # this module decides how kernels are compiled and cached, not what they compute: left out, so
+    # that changing it does not throw the whole cache away
+    return frozenset(found - {module, __name__})
+
+
+@functools.lru_cache(maxsize=None)
+def dependency_digest(module, root=_ROOT):
+    """SHA-256 over the sources of `module` and of every project module it imports, transitively
+    (sorted by name), under the source tree `root`: the freshness stamp of its cached kernels.
+    Computed once per process (a kernel compiled in this process saw these sources)."""
+    seen, todo = set(), [module]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(_imports(name, root))
+    if root == _ROOT:
+        _import_table().save()
+    digest = hashlib.sha256()
+    for name in sorted(seen):
+        path = _path_of(name, root)
+        if path is not None:
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+class SourceTreeLocator(_CacheLocator):
+    """numba cache locator for the project's kernels: `cache_root()`/<package path>, stamped with
+    `dependency_digest` of the kernel's module (numba compares the stamp stored in a cache index
+    with this one and recompiles on any difference)."""
+
+    def __init__(self, py_func, py_file, module):
+        self._py_file = py_file         # numba's warnings name it
+        self._lineno = py_func.__code__.co_firstlineno
+        self._module = module
+        self._path = cache_root() / module.rsplit(".", 1)[0].replace(".", os.sep)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        module = _module_of(py_file)
+        if module is None or cache_root() is None:
+            return None
+        return cls(py_func, py_file, module)
+
+    def get_cache_path(self):
+        return str(self._path)
+
+    def get_source_stamp(self):
+        return dependency_digest(self._module)
+
+    def get_disambiguator(self):
+        return str(self._lineno)
+
+
+class _CacheImpl(CompileResultCacheImpl):
+    _locator_classes = [SourceTreeLocator]
+
+
+class _IndexFile(IndexDataCacheFile):
+    """numba's index and data files of one kernel, where a file that no longer unpickles is stale,
+    a miss, not an error: a cached kernel's index names the classes of its argument types (the
+    `NamedTuple` bundles), and numba unpickles the whole index before it compares the source stamp,
+    so a bundle moved to another module raised AttributeError at the first call (measured when
+    `JointModel` moved from physics.constraints.constraints to physics.constraints.joints) instead of compiling afresh."""
+
+    _STALE = (AttributeError, ImportError, EOFError, TypeError, ValueError, pickle.UnpicklingError)
+
+    def _load_index(self):
+        try:
+            return super()._load_index()
+        except self._STALE:
+            return {}
+
+    def load(self, key):
+        try:
+            return super().load(key)
+        except self._STALE:
+            return None
+
+
+class _Cache(FunctionCache):
+    _impl_class = _CacheImpl
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._cache_file = _IndexFile(self._cache_path, self._impl.filename_base, self._impl.locator.get_source_stamp())
+
+
+class _Tiers(threading.local):
+    """Whether kernels without a compiled version run as Python (`interpreting`, process-wide),
+    after trying the cache (`load_cached`), and whether this thread compiles all the same
+    (`allow_compile`, per thread)."""
+    interpret = False           # shared: class attributes, set on the class
+    load_cached = False
+    compile_here = False
+
+
+_tiers = _Tiers()
+
+
+def interpret(on, load_cached=False):
+    """Switch interpreting on or off for the process (what `interpreting` does for a block);
+    -> the previous (on, load_cached)."""
+    before = _Tiers.interpret, _Tiers.load_cached
+    _Tiers.interpret, _Tiers.load_cached = bool(on), bool(load_cached)
+    return before
+
+
+@contextmanager
+def interpreting(on=True, load_cached=False):
+    """Within it, a kernel called with argument types it has no compiled version for runs as
+    plain Python instead of compiling (module docstring, 4), except on threads inside
+    `allow_compile`. Kernels compiled or loaded meanwhile run compiled. `load_cached`: a kernel
+    the cache holds is loaded from it first (a command line's choice; the app's frames leave
+    even that to its loading thread, since a load can take a second)."""
+    before = interpret(on, load_cached)
+    try:
+        yield
+    finally:
+        interpret(*before)
+
+
+@contextmanager
+def allow_compile():
+    """On this thread, kernels compile (or load from the cache) as usual, even `interpreting`."""
+    before, _tiers.compile_here = _tiers.compile_here, True
+    try:
+        yield
+    finally:
+        _tiers.compile_here = before
+
+
+def is_interpreting():
+    """Whether kernels without a compiled version run as Python on this thread now."""
+    return _Tiers.interpret and not _tiers.compile_here
+
+
+_generation = 0         # compiled versions the kernels have gained in this process (`Kernel.add_overload`)
+
+
+def generation():
+    """How many compiled versions kernels have gained in this process so far: calls bound before
+    (`bind`) may go through a kernel that has one now, and are bound again."""
+    return _generation
+
+
+def bind(function, *args):
+    """`function(*args)` as a call of no arguments (module docstring, 7): straight to the compiled
+    version for these arguments' types where the kernel has one (its entry point, which converts
+    the arguments but does not type them), else through the kernel (or the plain function) as
+    usual. Only for arguments whose numba types cannot change while the call is kept: arrays
+    (dtype, dimensions, layout, writeability) and bundles of them, and numbers."""
+    if isinstance(function, Kernel):
+        overload = function.overloads.get(tuple(function.typeof_pyval(a) for a in args))
+        if overload is not None:
+            return functools.partial(overload.entry_point, *args)
+    return functools.partial(function, *args)
+
+
+class Kernel(CPUDispatcher):
+    """numba's CPU dispatcher, specializing on argument types without their literal values and
+    caching through `SourceTreeLocator` (module docstring)."""
+
+    _python = None          # the Python function, as numba's C dispatcher calls it (below)
+    _not_cached = False     # the cache had no version of it when asked (`_load_cached`)
+
+    def add_overload(self, cres):
+        # every compiled or cached version arrives here (numba's compile and `_load_cached`)
+        global _generation
+        super().add_overload(cres)
+        _generation += 1
+
+    def _compile_for_args(self, *args, **kws):
+        # numba's C dispatcher calls this when no compiled version matches, then calls what it
+        # returns with the same (folded) arguments
+        if is_interpreting() and not (_Tiers.load_cached and self._load_cached(args)):
+            if self._python is None:
+                py_func = self.py_func
+                self._python = lambda *a, **k: py_func(*(x.value if isinstance(x, OmittedArg) else x for x in a), **k)
+            return self._python
+        return super()._compile_for_args(*args, **kws)
+
+    def typeof_pyval(self, val):
+        # numba types a call's tuple arguments through a functools.singledispatch registry,
+        # which a compile on another thread may extend mid-lookup ("dictionary changed size
+        # during iteration"): the app's loader compiles while its window runs kernels. The lookup
+        # only reads, so it is tried again.
+        for _ in range(8):
+            try:
+                return super().typeof_pyval(val)
+            except RuntimeError as error:
+                if "changed size during iteration" not in str(error):
+                    raise
+        return super().typeof_pyval(val)
+
+    def _load_cached(self, args):
+        """Load the version for `args` from the cache, as numba's `compile` does before it
+        compiles; -> whether the cache had it. A kernel the cache lacked once is not looked up
+        again (a step calls the small ones thousands of times)."""
+        if self._not_cached:
+            return False
+        sig = tuple(types.Omitted(a.value) if isinstance(a, OmittedArg) else self.typeof_pyval(a) for a in args)
+        with global_compiler_lock:
+            if sig in self.overloads:
+                return True
+            result = self._cache.load_overload(sig, self.targetctx)
+            if result is None:
+                self._not_cached = True
+                return False
+            self._cache_hits[sig] += 1
+            self.targetctx.insert_user_function(result.entry_point, result.fndesc, [result.library])
+            self.add_overload(result)
+            return True
+
+    def get_call_template(self, args, kws):
+        args = tuple(types.unliteral(a) for a in args)
+        kws = {name: types.unliteral(value) for name, value in kws.items()}
+        return super().get_call_template(args, kws)
+
+    def enable_caching(self):
+        try:
+            self._cache = _Cache(self.py_func)
+        except RuntimeError:       # no locator: not under the project's packages, or nothing writable
+            pass                   # stays numba's NullCache: compiled in memory
+
+
+def _inline_at_linear_cost():
+    """Make numba's IR inlining (`inline_closurecall.InlineWorker`) linear in the code it inlines
+    (module docstring, 5): measured on the tank's cold compile, 65 s of CPU became 56 s, and the
+    inlining pass's own share 11 s became 3 s. numba's `inline_ir` copies the callee's IR with
+    `copy.deepcopy`, block by block, each copy with a fresh memo, so each block copies the whole
+    scope; its module's `copy` is pointed at `_IRCopy`, whose deep copy of a block is built
+    directly (`_clone_block`). Applied on PATCHED_NUMBA only: any other numba runs its own
+    inlining, slower, with the same result."""
+    # numba's internals, not its API: patched only on the numba this project locks (requirements.lock);
+    # tests/test_compiled.py fails if it is not installed, so an upgrade re-checks it deliberately
+    if numba.__version__ != PATCHED_NUMBA:
+        return
+    worker = inline_closurecall.InlineWorker
+    untyped = worker.run_untyped_passes
+    built = {}
+
+    @functools.wraps(untyped)
+    def run_untyped_passes(self, func, enable_ssa=False):
+        # The untyped IR of `func` depends on it, the flags and the locals only. Cached for the
+        # inliner's call (enable_ssa False), whose inline_ir copies the IR before changing anything;
+        # an overload's inlining (enable_ssa True) changes the IR it gets, so builds its own.
+        if enable_ssa:
+            return untyped(self, func, enable_ssa)
+        self.flags.enable_ssa = enable_ssa       # what numba's own does to the caller's flags
+        key = (func, tuple(sorted((k, repr(v)) for k, v in self.flags._values.items())),
+               repr(sorted((self.locals or {}).items())))
+        if key not in built:
+            built[key] = untyped(self, func, enable_ssa)
+            return built[key]
+        # each inlined copy gets a function identity of its own, as a fresh build would: inline_ir
+        # names the copy's variables after it, and parfors read those names' versions
+        function_ir, identity = built[key].copy(), copy.copy(built[key].func_id)
+        identity.unique_id = next(bytecode.FunctionIdentity._unique_ids)
+        identity.unique_name = f"{identity.func_qualname}${identity.unique_id}"
+        function_ir.func_id = identity
+        return function_ir
+
+    worker.run_untyped_passes = run_untyped_passes
+    inline_closurecall.copy = _IRCopy
+
+
+def _scope_copy(scope):
+    """A copy of an `ir.Scope` whose tables map the same names to the same variables and
+    versions: inline_ir reads only the names, defines the callee's variables under new names,
+    renames every variable into the caller's scope and drops this one (an overload's inlining
+    first rebuilds SSA on it, which may add versions: the version sets are copied)."""
+    new = copy.copy(scope)
+    new.localvars = copy.copy(scope.localvars)
+    new.localvars._con = dict(scope.localvars._con)
+    new.redefined = collections.defaultdict(int, scope.redefined)
+    new.var_redefinitions = collections.defaultdict(set, {k: set(v) for k, v in scope.var_redefinitions.items()})
+    return new
+
+
+class _IRCopy:
+    """`copy` as `inline_closurecall.inline_ir` sees it (`_inline_at_linear_cost`): its deep copy
+    of a block is `_clone_block`."""
+
+    copy = staticmethod(copy.copy)
+
+    @staticmethod
+    def deepcopy(value, memo=None):
+        if isinstance(value, ir.Block) and memo is None:
+            return _clone_block(value)
+        return copy.deepcopy(value, memo)
+
+
+# IR values copied with their fields as they are (their `value` may be any Python object, a module
+# or an array: copy.deepcopy's own rule for them, numba's `__deepcopy__`, shares it too)
+_LEAVES = (ir.Const, ir.Global, ir.FreeVar, ir.Arg)
+
+
+def _clone_block(block):
+    """What copy.deepcopy(block) gives, built directly: the block, its statements and expressions
+    (and the lists, tuples and dicts in them) new; each variable new, once, in a new scope
+    (`_scope_copy`); source locations, constants' values, types and functions shared, as numba's
+    own `__deepcopy__` methods share them."""
+    scope = _scope_copy(block.scope)
+    variables = {}
+
+    def clone(value):
+        kind = type(value)
+        if kind is ir.Var:
+            new = variables.get(id(value))
+            if new is None:
+                new = variables[id(value)] = ir.Var(scope, value.name, value.loc)
+            return new
+        if kind is list:
+            return [clone(item) for item in value]
+        if kind is tuple:
+            return tuple(clone(item) for item in value)
+        if kind is dict:
+            return {key: clone(item) for key, item in value.items()}
+        if isinstance(value, (ir.Inst, ir.AbstractRHS)):
+            new = object.__new__(kind)
+            if isinstance(value, _LEAVES):
+                new.__dict__.update(value.__dict__)
+            else:
+                new.__dict__.update({key: clone(item) for key, item in value.__dict__.items()})
+            return new
+        return value
+
+    new = ir.Block(scope, block.loc)
+    new.body = [clone(statement) for statement in block.body]
+    return new
+
+
+def _cheap_config_comparisons():
+    """numba keys its typing caches on the compile flags (`targetconfig.TargetConfig`), whose hash
+    and equality build a dict of every option's value, 70 options, at each of the tens of thousands
+    of lookups of a compile (about 5 % of it). The same results, cheaper: the hash is that of the
+    sorted option names, as numba's own (it hashes the keys of that dict); two configs of one class
+    are compared on the options either of them sets."""
+    if numba.__version__ != PATCHED_NUMBA:
+        return
+    config_class = targetconfig.TargetConfig
+    equal, hashes = config_class.__eq__, {}
+
+    def __hash__(self):
+        kind = type(self)
+        if kind not in hashes:
+            hashes[kind] = hash(tuple(sorted(self.values())))
+        return hashes[kind]
+
+    def __eq__(self, other):
+        if type(self) is not type(other):
+            return equal(self, other)
+        mine, theirs = self._values, other._values
+        if mine == theirs:
+            return True
+        # an option set in neither is its default in both: only those set in either can differ
+        # (numba's own compares the options of the class only: a value set under another name is ignored)
+        options = type(self).options
+        return all(mine.get(name, options[name].default) == theirs.get(name, options[name].default)
+                   for name in (mine.keys() | theirs.keys()) & options.keys())
+
+    config_class.__hash__, config_class.__eq__ = __hash__, __eq__
+
+
+_inline_at_linear_cost()
+_cheap_config_comparisons()
+
+
+def kernel(function=None, *, inline=False, parallel=False, nogil=False, error_model="python", refcounts=True):
+    """`@kernel` or `@kernel(inline=True, parallel=..., error_model=..., refcounts=...)`: a cached, nopython
+    compiled function (module docstring). inline=True inlines it into its callers at numba's IR
+    level (numba's `inline="always"`): for small helpers whose callers need their tuples in
+    registers, and for a large function with one call site. A kernel called from another is a
+    library of its own, which numba optimizes and compiles to machine code, and then links into
+    every caller's library, which optimizes and compiles all of it again: a chain of such calls
+    pays for its deepest code once per level. Inlined at its one call site, a function is
+    compiled once, in its caller; inlined at several, it is type-inferred and lowered at each.
+    nogil=True releases the GIL while it runs. refcounts=False compiles it without numba's
+    reference counting (module docstring, 6), for a hot loop that allocates nothing and returns no
+    array. fastmath is never on: the golden hashes pin every bit."""
+    options = {"nopython": True, "error_model": error_model}
+    if inline:
+        options["inline"] = "always"
+    if parallel:
+        options["parallel"] = True
+    if nogil:
+        options["nogil"] = True
+    if not refcounts:
+        options["_nrt"] = False
+
+    def wrap(py_func):
+        if config.DISABLE_JIT:
+            return py_func
+        dispatcher = Kernel(py_func=py_func, locals={}, targetoptions=options)
+        dispatcher.enable_caching()
+        return dispatcher
+
+    return wrap(function) if function is not None else wrap

@@ -1,0 +1,199 @@
+"""Where a step's time goes: stage timing with `time.perf_counter_ns`, as totals or a trace.
+
+Stages, as a trace and the viewer's panel name them: "step" (one `Simulation.step` of dt),
+"substep", and inside each sub-step, in order (STAGES):
+  world         the world state at the sub-step's start (forward kinematics, sleeping bodies' wake test)
+  rows          joint rows; contact rows and effective masses (physics.constraints.solver `SceneSolver.prepare`)
+  broad phase   bounding boxes and candidate pairs
+  narrow phase  contact points of the candidate pairs (and the sleeping bodies they wake)
+  kinematic     prescribed local motion (Magnus)
+  dynamic       forces, accelerations, the integrator's free step
+  events        timed impulses that are due
+  solve         warm start, PGS, relax, restitution, the position changes, joint projection
+  sleep         stillness counted, islands put to sleep
+"rows" is timed in two laps of `prepare` (joint rows before the broad phase, contact rows after
+the narrow phase), so its total is their sum. The stages are disjoint and lie inside their
+sub-step; what a sub-step spends outside them (a state gather, the divergence checks) is the
+sub-step's time less theirs.
+
+Hooks: a module-level function is timed by `@timed(name)`: the decorator registers it and leaves
+the plain function in its module, so with no recorder on it costs exactly what it did; the first
+recorder started swaps timed wrappers into the module's namespace, the last one stopped swaps the
+plain functions back (callers look the function up by its name at each call, as physics.pipeline.stages'
+`substep` does its STAGES). Code inside a function is timed by laps, `t = mark()` ... `t = lap(name, t)` (the time since `t`): with no
+recorder on both return 0 at once, one call each. Timing reads a clock and changes no
+arithmetic: a profiled run's states are bit for bit an unprofiled one's.
+
+A `Recorder` keeps per-stage totals since its last `take_totals()` (the viewer's panel takes
+them every frame) and, with `trace=True`, every event (up to MAX_EVENTS) for `write_trace`: the
+Chrome trace-event format (a JSON object whose "traceEvents" are "X" complete events, ts and dur
+in µs), which Perfetto (ui.perfetto.dev) and chrome://tracing open. Recorders are process-wide,
+like cProfile's: every simulation stepping while one is on is timed.
+"""
+import functools
+import json
+import os
+import time
+from pathlib import Path
+
+STAGES = ("world", "rows", "broad phase", "narrow phase", "kinematic", "dynamic", "events", "solve", "sleep")
+SPANS = ("step", "substep")   # the events the stages nest in
+MAX_EVENTS = 2_000_000        # a trace past this keeps its first events (chrome://tracing slows past ~1e6)
+
+_clock = time.perf_counter_ns
+_active = []       # the recorders on
+_hooks = []        # (module namespace, name, plain function, timed function) of every @timed function
+
+
+def timed(name):
+    """Decorator: time a module-level function as stage `name` while a recorder is on (module
+    docstring)."""
+    def decorate(plain):
+        if plain.__qualname__ != plain.__name__:     # a method or a nested function: not a module global
+            raise TypeError(f"profile.timed: {plain.__qualname__} is not a module-level function; the swap "
+                            "replaces it in its module's namespace, where callers look it up")
+
+        @functools.wraps(plain)
+        def wrapper(*args, **kwargs):
+            start = _clock()
+            try:
+                return plain(*args, **kwargs)
+            finally:
+                _add(name, start, _clock())
+
+        _hooks.append((plain.__globals__, plain.__name__, plain, wrapper))
+        return wrapper if _active else plain
+    return decorate
+
+
+def mark():
+    """The clock (ns) while a recorder is on, else 0."""
+    return _clock() if _active else 0
+
+
+def lap(name, start):
+    """Record `name` from `start` (a `mark` or the last `lap`) to now -> now; 0 with no recorder on."""
+    if not _active:
+        return 0
+    now = _clock()
+    _add(name, start, now)
+    return now
+
+
+def _add(name, start, end):
+    for recorder in _active:
+        recorder.add(name, start, end)
+
+
+def _swap(timed):
+    for namespace, name, plain, wrapper in _hooks:
+        namespace[name] = wrapper if timed else plain
+
+
+class Recorder:
+    """Stage times while started (`start`/`stop`, or `with Recorder() as r:`): events (name,
+    start ns, end ns) in the order they ended; a `trace` recorder keeps them (up to `max_events`)
+    for `write_trace`, another keeps them until `take_totals` sums and drops them."""
+
+    def __init__(self, trace=False, max_events=MAX_EVENTS):
+        self.trace, self.max_events = trace, max_events
+        self.events = []
+        self.dropped = 0        # events past max_events
+        self.origin = None      # the clock at the first start: the trace's ts 0
+        self._taken = 0         # events already summed by take_totals
+
+    def start(self):
+        if self not in _active:
+            if self.origin is None:
+                self.origin = _clock()
+            _active.append(self)
+            if len(_active) == 1:
+                _swap(True)
+        return self
+
+    def stop(self):
+        if self in _active:
+            _active.remove(self)
+            if not _active:
+                _swap(False)
+        return self
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def on(self):
+        return self in _active
+
+    def add(self, name, start, end):
+        # one append per event: the sums wait for take_totals, out of the step's way
+        if len(self.events) < self.max_events:
+            self.events.append((name, start, end))
+        else:
+            self.dropped += 1
+
+    def totals(self, events=None):
+        """({name: ns}, {name: count}) over `events` (default all kept)."""
+        totals, counts = {}, {}
+        for name, start, end in self.events if events is None else events:
+            totals[name] = totals.get(name, 0) + (end - start)
+            counts[name] = counts.get(name, 0) + 1
+        return totals, counts
+
+    def take_totals(self):
+        """`totals` of the events since the last call; a recorder that does not trace drops them."""
+        if self.trace:
+            events, self._taken = self.events[self._taken:], len(self.events)
+        else:
+            events, self.events = self.events, []
+        return self.totals(events)
+
+    def per_step(self):
+        """{name: (S,) ns}: each traced step's time in each stage (summed over its sub-steps), and
+        in "step" itself; a stage a step did not run counts 0 there."""
+        import numpy as np
+        steps, current = [], {}
+        for name, start, end in self.events:
+            current[name] = current.get(name, 0) + (end - start)
+            if name == "step":
+                steps.append(current)
+                current = {}
+        names = {name for step in steps for name in step}
+        return {name: np.array([step.get(name, 0) for step in steps], np.int64) for name in names}
+
+    def trace_events(self, first_step=0):
+        """The events as Chrome trace-event dicts: "X" complete events, ts (from `start`) and dur
+        in µs, all on one thread; each "step" event carries its step number in args (`first_step`
+        + 1 for the first: the step count after it)."""
+        origin = self.origin or 0
+        out = [{"name": "process_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "physics"}},
+               {"name": "thread_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "Simulation.step"}}]
+        step = first_step
+        for name, start, end in self.events:
+            event = {"name": name, "cat": "stage" if name in STAGES else "span", "ph": "X", "pid": 1, "tid": 1,
+                     "ts": (start - origin) / 1e3, "dur": (end - start) / 1e3}
+            if name == "step":
+                step += 1
+                event["args"] = {"step": step}
+            out.append(event)
+        return out
+
+    def write_trace(self, path, first_step=0, metadata=None):
+        """Write the trace as JSON to `path` atomically (a temporary file, then os.replace); the
+        run's `metadata` (scene, settings, ...) goes under "otherData"."""
+        from physics.core.files import temporary_path
+        path = Path(path)
+        document = {"traceEvents": self.trace_events(first_step), "displayTimeUnit": "ms",
+                    "otherData": {**(metadata or {}), "clock": "time.perf_counter_ns",
+                                  "dropped_events": self.dropped, "stages": list(STAGES)}}
+        partial = temporary_path(path)
+        try:
+            with open(partial, "w") as f:
+                json.dump(document, f, separators=(",", ":"))
+            os.replace(partial, path)
+        finally:
+            partial.unlink(missing_ok=True)
+        return path

@@ -1,0 +1,1105 @@
+"""The step: one list of named stages, each a function of (model, data, settings, work, context).
+
+MuJoCo's mj_step(m, d) and Box2D v3's b2SolverStage list: `physics.model.model.Model` is what stays
+constant, `physics.pipeline.data.Data` what the steps change, `physics.core.settings.Settings` the knobs, and
+`Workspace` what the stages work with for one topology and keep nothing of between steps that a
+snapshot would need: the hierarchy's world pass (its world state a cache of the Data's local state,
+`sync`), the contact and joint solver (its carried state is the Data's), and the kernels' bundles
+over the Data's arrays. `StepContext` is built once per sub-step (`step_context`): every stage reads h, the scheme
+and the awake set from it, and none looks up a mode of its own.
+
+A step (`step`) of settings.dt is settings.substeps sub-steps. A sub-step is the STAGES in order
+(`substep`), or one of three forms that are the same stages with a guarantee the plain list cannot
+give on its own:
+  - `rattle_substep`: a sub-step whose joints are stepped by RATTLE; where the joints' position
+    projection fails, their island (`Undo`) is put back and takes it as two halves, while every
+    other body keeps its whole step (`StepContext.active`, RATTLE_HALVINGS);
+  - the triple jump (`composes_rattle`): lie-midpoint-4's three RATTLE sub-steps g1 h, g2 h, g1 h
+    (4th order) where every joint is an equality and no contact can act within the step;
+  - `free_substep`: free bodies, nothing to touch, no parents — the stages fused into the
+    integrator's one pass over the local arrays (the same bits).
+
+A stage that finds a body diverged raises `Diverged` (node, quantity, value); the Simulation makes
+it the public DivergenceError or OutOfBoundsError (it tells them apart by the energy) and keeps it.
+A body through a surface raises `PenetrationError` from the prepare stage.
+
+Frames: world poses and velocities (`x_world`, `v_world`) in the hierarchy's world state; local ones
+in the Data's `local`; omega_body in body axes (physics.pipeline.data).
+"""
+import math
+from functools import partial
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from physics.core import profile
+from physics.core.compiled import bind, generation
+from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, dynamic_inputs, first_divergent, \
+    keep_momentum, move_bodies, place_bodies, rows_times, rows_transposed_times, scatter_motion, solve_rows, \
+    solver_bodies, split_impulse_changes
+from physics.pipeline.data import Motion
+from physics.dynamics.integrators import TRIPLE_JUMP, Frame, advance_bodies, local_accelerations, omega_local_from_body
+from physics.dynamics.kinematics import advance_kinematic
+from physics.math.rotation import cross
+from physics.core.settings import Settings
+from physics.dynamics.sleeping import Bodies, LocalMotion, hold, island_of, parent_motion, sleep_islands, wake_on_field
+from physics.core.validation import LENGTH_MAX, SPEED_MAX
+
+# Fraction of an end-of-step velocity change each integrator's position update sees (`stage_contacts`).
+POSITION_FRACTION = {"explicit-euler": 0.0, "semi-implicit-euler": 1.0, "implicit-euler": 1.0}
+# How far ahead, in steps, the contact rows take a moving kinematic surface's velocity so that a body
+# at rest on it lands where the surface does (physics.constraints.solver's surface velocities): semi-implicit
+# Euler's chord in the parent's non-rotating frame wants the mid-step velocity, every other scheme
+# the end-of-step one.
+SURFACE_LEAD = {"semi-implicit-euler": 0.5}
+# Integrators whose bodies in joints are stepped by RATTLE (`physics.constraints.rattle`): the kick–drift–kick
+# schemes whose rotation drift the joint projection reproduces, and semi-implicit Euler, a kick and
+# a drift (the positions see all of the joints' impulse), unless settings.shake asks for SHAKE.
+# RATTLE's position projection turns a jointed body by the Lie–midpoint rotor drift, so under
+# semi-implicit Euler a jointed body's translation is symplectic Euler's constrained form and its
+# rotation the Lie–midpoint one: first order, the energy oscillating by O(h) without drift (a
+# pendulum at 60°: ±2.5 % at h = 1/60, ±0.8 % at the default sub-step of 1/180, docs/fidelity.md
+# "The default integrator"). The others keep the velocity solve plus the position projection
+# (SHAKE with settings.shake, `SceneSolver.post_stabilize`).
+RATTLE_INTEGRATORS = ("semi-implicit-euler", "lie-midpoint", "lie-midpoint-4")
+# A RATTLE sub-step is taken again as two halves, down to 2^-RATTLE_HALVINGS of it
+# (`rattle_substep`), where its position projection finds no root along the start-of-step rows (a
+# whip crack of the chain: the links turn so far within the step that J(q) M⁻¹ J₀ᵀ turns singular
+# before g = 0), or where the drift left the constraint by more than RATTLE_STEP_ERROR of the
+# joint's lever before the projection: a link of lever r turning by ωh in the step leaves it by
+# r (ωh)²/2, so 0.016 is a turn of 0.18 rad (2 mm on the chain's 0.125 m half-links). Past it a whip
+# crack's step costs or adds joules of the chain's 98 J: at 0.024–0.032 the 10 s loss of chain.toml
+# ranged from −2 % to 17 % with the velocity solver's iteration count, at 0.016 from 3 % to 6 %.
+RATTLE_HALVINGS = 4
+RATTLE_STEP_ERROR = 0.016
+# Halving helps a projection that left J₀ where the step is long for the links' turn (a crack:
+# the start error falls as h²). Where it started within RATTLE_CRACK_ERROR of a lever (a turn of
+# 0.045 rad in the step) or left J₀ with less than RATTLE_LEFT_ERROR of one still to project, the
+# stall is the configuration's, at any h: a net of ball joints near a plane (a planar framework,
+# infinitesimally flexible out of its plane) makes RATTLE's Newton system nearly singular, and its
+# iteration along J₀ converges only linearly. The current rows' step (Gauss–Newton) then stands:
+# halving finds the same stall at every level (the 8 × 8 net would take 18 sub-steps for each
+# nominal one; with its stalls standing it takes 2–3, and the 6 × 6 net loses 7.5 % of its energy
+# in 5 s, against 8.5 % with every stall halved). The chain's cracks do not leave J₀.
+RATTLE_CRACK_ERROR = 1e-3
+RATTLE_LEFT_ERROR = 1e-6
+# Divergence (`Diverged`): a moving node's local state must stay finite and within ten times the
+# ranges a scene may start in (physics.core.validation): past them the products a step forms are no
+# longer guaranteed finite, and a body there has run away (an explosion, or energy gained without
+# input). Checked after the free motion and after the solver of every sub-step, in one compiled pass
+# (free bodies: inside the integrator's pass, `free_substep`).
+DIVERGENCE_LENGTH = 10 * LENGTH_MAX     # m
+DIVERGENCE_SPEED = 10 * SPEED_MAX       # m/s and rad/s
+QUANTITIES = ("translation", "rotation", "velocity", "angular velocity")
+# Runaway (`RunawayError`): a scene with no driver (no moving kinematic node, no applied force or
+# torque) can gain energy only through inputs (settings, impulses, reparenting). Once a simulated
+# second the total energy is compared with its value after the last input, taken before the next
+# step starts (the reference is never re-taken within a run otherwise: the reach policy's hand-off
+# keeps every body's world motion, so it is no input, and a reference taken in the middle of a
+# blow-up would let it grow on); growth beyond what would double the kinetic energy, lift every
+# body by the scene's size and set it moving at RUNAWAY_SPEED stops the run. Drift of an integrator
+# or a joint (a few per cent) stays far below that.
+RUNAWAY_EVERY = 1.0         # s of simulated time
+RUNAWAY_SPEED = 1.0         # m/s
+_NO_PAIRS = np.zeros((0, 2), np.int64)     # the sleep stage's candidate pairs where nothing can touch
+# How far the hierarchy's world state is current with the Data (`sync`): not at all; every node's
+# world pose and velocity; and every dynamic node's derived local ω, a and α too.
+STALE, MOVING, COMPLETE = 0, 1, 2
+
+
+class DivergenceError(ValueError):
+    """A simulation whose state went non-finite or ran away: `node` (name), `step` (the step in which
+    it happened, 1 = the first), `time` (s, the sub-step's end), `quantity` and `value` say where and
+    what. The simulation stays stopped (every `step` raises it again) until `reset` or `restore`."""
+
+    def __init__(self, node, step, time, quantity, value, limit):
+        self.node, self.step, self.time, self.quantity, self.value = node, step, time, quantity, value
+        what = f"is {value}" if not math.isfinite(value) else f"reached {value:.3g} (limit {limit:.0e})"
+        super().__init__(f"node {node!r} diverged in step {step} (t = {time:.6g} s): its local {quantity} {what}")
+
+
+class OutOfBoundsError(DivergenceError):
+    """A body that left the world's bounds (DIVERGENCE_LENGTH from its parent's origin) with a finite
+    speed and no energy gained since the last input (the runaway reference): a body flying or
+    rolling away, not a blow-up. `speed` (m/s) is its local speed then."""
+
+    def __init__(self, node, step, time, value, limit, speed):
+        self.node, self.step, self.time, self.quantity, self.value, self.speed = node, step, time, "translation", value, speed
+        ValueError.__init__(self, f"node {node!r} left the world's bounds in step {step} (t = {time:.6g} s): its local "
+                                  f"translation reached {value:.3g} m (limit {limit:.0e} m) at {speed:.3g} m/s, with no "
+                                  "energy gained; not a divergence")
+
+
+class RunawayError(DivergenceError):
+    """Energy grown without input in a scene with no driver (RUNAWAY_EVERY): `node`
+    is the body with the most kinetic energy (translation and spin), `value` the energy gained (J)
+    and `limit` the allowance."""
+
+    def __init__(self, node, step, time, value, limit):
+        self.node, self.step, self.time, self.quantity, self.value = node, step, time, "energy", value
+        ValueError.__init__(self, f"the run gained {value:.4g} J of energy without input by step {step} "
+                                  f"(t = {time:.6g} s; allowance {limit:.4g} J): a runaway; most energetic body {node!r}")
+
+
+class PenetrationError(DivergenceError):
+    """A dynamic shape deeper inside a static or kinematic shape than its own size
+    (physics.constraints.solver.SINK_SIZES): it fell through that surface, which no contact solve undoes, and a
+    run that went on would show it under the ground. `node` names the dynamic node, `surface` the
+    node it is inside, `value` the depth (m) and `limit` the shape's size (its bounding diameter),
+    `step` and `time` the step that found it and its sub-step's start (where the contact points are
+    taken); `cause` names the settings that weaken the contact solve or lengthen the step."""
+
+    def __init__(self, node, surface, step, time, depth, size, cause):
+        self.node, self.step, self.time, self.quantity, self.value = node, step, time, "penetration", depth
+        self.surface, self.limit, self.cause = surface, size, cause
+        ValueError.__init__(self, f"node {node!r} fell through {surface!r} in step {step} (t = {time:.6g} s): it is "
+                                  f"{depth:.3g} m deep inside it, more than its own size ({size:.3g} m); the contact "
+                                  f"solve could not hold it: {cause}")
+
+
+class Diverged(Exception):
+    """A stage found node `node`'s local `quantity` (an index into QUANTITIES) at `value`, outside
+    the finite range, in the step about to be counted: what the Simulation turns into its public
+    DivergenceError or OutOfBoundsError."""
+
+    def __init__(self, node, quantity, value):
+        self.node, self.quantity, self.value = node, quantity, value
+        super().__init__(f"node {node} diverged: {QUANTITIES[quantity]} {value}")
+
+
+class OutsideIsland(Exception):
+    """A half of a RATTLE retry brought its island within reach of a body outside it, which has
+    taken its whole step already (`rattle_substep`)."""
+
+
+def contact_cause(settings):
+    """What likely let a body through a surface (`PenetrationError`): the settings that weaken the
+    contact solve or lengthen the step against their defaults (a lower sor, erp or iteration count,
+    softness, a sub-step longer than the default dt, at which the contact rows are measured to
+    hold in one sub-step: docs/fidelity.md), each with its default; else the body was too small or
+    too fast for the sub-step."""
+    default = Settings()
+    h, default_h = settings.dt / settings.substeps, default.dt
+    weaker = [f"{name} = {getattr(settings, name):g} (default {getattr(default, name):g})"
+              for name in ("sor", "erp", "iterations") if getattr(settings, name) < getattr(default, name)]
+    if settings.cfm > default.cfm:
+        weaker.append(f"cfm = {settings.cfm:g} (default {default.cfm:g})")
+    if h > default_h * (1 + 1e-9):
+        weaker.append(f"a sub-step of {h:g} s (dt = {settings.dt:g} s, substeps = {settings.substeps}; "
+                      f"contacts hold at {default_h:.3g} s)")
+    if not weaker:
+        return (f"a shape too small or too fast for a sub-step of {h:g} s; try more substeps or a smaller dt")
+    return "likely " + ", ".join(weaker)
+
+
+class StepContext(NamedTuple):
+    """What every stage of one sub-step reads, built once for it (`step_context`; Box2D v3's
+    b2StepContext): no stage looks up a setting or a mode of its own."""
+
+    h: float                    # s, the sub-step (negative: the triple jump's middle one)
+    integrator: str             # its scheme (lie-midpoint within lie-midpoint-4's composed RATTLE step)
+    position_fraction: float    # of a velocity change the scheme's position update sees (POSITION_FRACTION)
+    surface_lead: float         # s, how far ahead a moving surface's velocity is taken (SURFACE_LEAD)
+    rattle: bool                # its joints are stepped by RATTLE (RATTLE_INTEGRATORS, joints present)
+    sleeping: bool              # some body sleeps at its start (wake on field, hold)
+    active: np.ndarray | None = None    # (D,) bool: the bodies it steps (a RATTLE retry's island,
+                                        # `Undo`); None: every one
+
+
+@dataclass
+class Runaway:
+    """The runaway check's reference (RUNAWAY_EVERY): the total energy after the last input and the
+    allowance past it (None: to be taken before the next step), and when the next check is due (s).
+    Not state of the run: a restore takes it afresh (`take_runaway_reference`, `check_runaway`)."""
+
+    reference: tuple | None = None
+    due: float = 0.0
+
+    def input(self):
+        """An input (an impulse, a setting, a reparent) changed the energy: a new reference is taken
+        before the next step."""
+        self.reference = None
+
+    def reset(self):
+        """As at load: no reference, the first check due at once."""
+        self.reference, self.due = None, 0.0
+
+
+class Calls(NamedTuple):
+    """The stages' kernel calls whose every argument is the Workspace's own — the Data's arrays,
+    the bundles over them, the hierarchy's, `Workspace.gravity` — bound once a topology
+    (physics.core.compiled.bind: no typing of the arguments at each call). Each is called with none."""
+
+    world: Callable             # the hierarchy's world pass, the local state as it is
+    world_spin: Callable        # the same, each dynamic body's local ω from omega_body on the way (`sync`)
+    divergent: Callable         # first_divergent over the moving nodes -> (node, quantity, value)
+    solver_bodies: Callable     # -> the solver's bodies: centre, rotation, velocity, inverse inertia
+    inputs: Callable            # dynamic_inputs into `Workspace.inputs`
+    place: tuple                # place_bodies, one call a generation, parents first
+    scatter_kinematic: Callable     # the kinematic nodes' stepped motion into the local state
+    wake: Callable              # wake_on_field
+    hold: Callable              # sleeping bodies stay where they rest
+    keep_momentum: Callable     # on `Workspace.moved_total`, `moved_before` (`apply_world_changes`)
+
+
+class Workspace:
+    """What the stages work with for one topology, besides the model, the data and the settings:
+    the hierarchy (its world pass; `world` says how far its world state is current, `sync`), the
+    solver (None when nothing can touch), the scene's timed impulses, the runaway check's
+    reference (shared with the Simulation), and the kernels' bundles over the Data's arrays
+    (`NodeArrays`, `DynamicBodies`, physics.dynamics.sleeping's) and the calls bound to them (`calls`),
+    built at load and for each topology."""
+
+    def __init__(self, model, data, settings, hierarchy, solver, events, runaway):
+        self.hierarchy, self.solver, self.events, self.runaway = hierarchy, solver, events, runaway
+        self.drives = None      # the actuators on nodes (physics.dynamics.driving.Drives), the Simulation's
+        self.world = STALE
+        self.local_arrays = NodeArrays(*hierarchy.local.views())
+        self.world_arrays = NodeArrays(*hierarchy.world_state.views())
+        self.dynamic = DynamicBodies(model.dyn, model.dyn_parent, model.nearest_dynamic_slot, model.generation_order,
+                                     model.mass_dyn, model.inertia_dyn, model.force_applied)
+        self.inputs = DynamicInputs.empty(model.dyn.size)
+        self.frames = tuple(self.inputs[4:])
+        self.dynamic_motion = Motion(self.inputs.translation, self.inputs.rotation, self.inputs.velocity, NO_ROWS)
+        self.sleep_bodies = Bodies(model.dyn, model.dyn_parent, model.sleepable)
+        local = self.local_arrays
+        self.local_motion = LocalMotion(local.translation, local.rotation, local.velocity, data.omega_body)
+        self.parent_motion = parent_motion(hierarchy.world_state)
+        # The free-body sub-step (`free_substep`): every dynamic body a root, in one contiguous run of
+        # nodes, nothing kinematic, nothing to touch. The integrator then steps the hierarchy's local
+        # arrays in place (a root's local state is its world state), with no gather, no scatter and
+        # no world pass, and checks divergence in the same pass.
+        dyn = model.dyn
+        self.free = None
+        if (dyn.size and solver is None and model.kin.size == 0 and not model.any_parented
+                and dyn[-1] - dyn[0] + 1 == dyn.size):
+            rows = slice(int(dyn[0]), int(dyn[-1]) + 1)
+            self.free = (local.translation[rows], local.rotation[rows], local.velocity[rows], data.omega_body,
+                         model.mass_dyn, model.inertia_dyn, self.inputs.force, model.torque_applied)
+        self.free_gravity = None        # what self.inputs.force was last made with
+        self.found = np.empty(6)        # the free-body sub-step's divergence check (`free_substep`)
+        self.gravity = np.zeros(3)      # settings.gravity at the step's start (`refresh`), for `calls`
+        # `apply_world_changes`' outputs: each body's change of world [v, ω], its rotation before
+        self.moved_total, self.moved_before = np.empty((dyn.size, 6)), np.empty((dyn.size, 3, 3))
+        self.every_body = np.ones(dyn.size, bool)   # `apply_world_changes`' bodies outside a RATTLE retry
+
+        def calls():
+            return Calls(
+                hierarchy.world_pass(), hierarchy.world_pass(model.dyn_slot, data.omega_body),
+                bind(first_divergent, model.moving, model.dyn_slot, local, data.omega_body, DIVERGENCE_LENGTH,
+                     DIVERGENCE_SPEED),
+                bind(solver_bodies, self.dynamic, self.world_arrays, data.omega_body),
+                bind(dynamic_inputs, self.dynamic, self.world_arrays, local, self.gravity, self.inputs),
+                tuple(bind(place_bodies, self.dynamic, slots, self.dynamic_motion, self.world_arrays, local)
+                      for slots in model.generations),
+                bind(scatter_motion, model.kin, data.kinematic, local),
+                bind(wake_on_field, self.sleep_bodies, self.parent_motion, self.gravity, data.sleep),
+                bind(hold, self.sleep_bodies, data.sleep, self.local_motion),
+                bind(keep_momentum, model.dyn, data.omega_body, model.inertia_dyn, self.moved_before,
+                     self.world_arrays.rotation, self.moved_total))
+        self._calls = calls
+        self._bound = -1       # physics.core.compiled.generation() when `calls` were bound
+        self.calls = None
+        self.refresh(settings)
+
+    def refresh(self, settings):
+        """Before a step: `gravity` as `settings` has it now, and `calls` bound again if a kernel
+        gained a compiled version since they were (the interpreted tier's kernels, compiled or
+        loaded meanwhile)."""
+        self.gravity[:] = settings.gravity
+        if self._bound != generation():
+            self._bound = generation()
+            self.calls = self._calls()
+
+
+# ---------------------------------------------------------------------- the world state, derived
+def frame(model, work, slots):
+    """The parents' world motion (an integrators.Frame) for the dynamic bodies `slots`; bodies
+    parented to the world get the identity frame."""
+    world = work.hierarchy.world_state
+    parent = model.dyn_parent[slots]
+    out = Frame(world.rotation[parent], world.scale[parent], world.acceleration[parent],
+                world.omega[parent], world.alpha[parent])
+    if model.dyn_rooted.all():
+        return out
+    roots = np.flatnonzero(parent < 0)
+    if roots.size:
+        out.rotation[roots] = np.eye(3)
+        out.scale[roots] = 1.0
+        for values in (out.acceleration, out.angular_velocity, out.angular_acceleration):
+            values[roots] = 0.0
+    return out
+
+
+def forces(model, data, settings, work, slots=slice(None), reported=False):
+    """World force (gravity + applied) and torque on the dynamic bodies `slots`; `reported` adds
+    the last solver stage's share, F_c = m Δv / h and τ_c = I_world Δω / h (Newton–Euler for the
+    stage's change of the world motion, `Data.constraint_acceleration`)."""
+    mass = model.mass_dyn[slots]
+    force = mass[:, None] * settings.gravity + model.force_applied[slots]
+    torque = model.torque_applied[slots]
+    if reported:
+        change = data.constraint_acceleration[slots]
+        rotation = work.hierarchy.world_state.rotation[model.dyn[slots]]
+        force = force + mass[:, None] * change[:, :3]
+        torque = torque + rows_times(rotation, model.inertia_dyn[slots] * rows_transposed_times(rotation, change[:, 3:]))
+    return force, torque
+
+
+def _sync_generation(model, data, settings, work, slots):
+    """Derive the hierarchy's omega_local of dynamic `slots` from omega_body and their local
+    accelerations from the forces ("The Dynamics of a Transform Hierarchy", "Converting Global
+    Dynamics To Local Dynamics"); parents must be settled. The accelerations are the reported ones:
+    gravity, applied forces and the contact and joint forces of the last solver stage (`forces`),
+    in the parents' reported motion (a crate resting on the deck reports a = 0, not −g)."""
+    local, nodes = work.hierarchy.local, model.dyn[slots]
+    parents = frame(model, work, slots)
+    rotation = local.rotation[nodes]
+    omega_body = np.ascontiguousarray(data.omega_body[slots])
+    local.omega[nodes] = omega_local_from_body(rotation, omega_body, parents)
+    held = data.sleep.asleep[slots]
+    if held.any():
+        data.constraint_acceleration[slots[held]] = 0.0     # the free motion first (below)
+    force, torque = forces(model, data, settings, work, slots, reported=True)
+    acceleration, alpha = local_accelerations(
+        local.translation[nodes], rotation, local.velocity[nodes], omega_body,
+        model.mass[nodes], model.inertia_body[nodes], force, torque, settings.gyroscopic, parents)
+    if held.any():
+        # a sleeping body rides its parent rigidly: a1 = α1 = 0 (also as the frame of what it
+        # carries), and what holds it there is the constraint share, −J2 a1_free and −R2 α1_free
+        R2, s2, k = parents.rotation[held], parents.scale[held], slots[held]
+        data.constraint_acceleration[k, :3] = -s2[:, None] * rows_times(R2, acceleration[held])
+        data.constraint_acceleration[k, 3:] = -rows_times(R2, alpha[held])
+        acceleration[held], alpha[held] = 0.0, 0.0
+    local.acceleration[nodes] = acceleration
+    local.alpha[nodes] = alpha
+
+
+def sync(model, data, settings, work, level):
+    """Bring the world state (and dynamic nodes' derived local values) up to `level`:
+    MOVING      every node's world pose and velocity (what the solver and a step need: a step
+                reads no dynamic body's acceleration, `stage_dynamic`);
+    COMPLETE    every node's world and local state, reported accelerations (what queries need)."""
+    have = work.world
+    if have == level or (level == MOVING and have != STALE):
+        return
+    if level == MOVING:
+        # one pass: each dynamic body's local omega from omega_body on the way down
+        work.calls.world_spin()
+    else:   # generation by generation: a body's local acceleration needs its parent's world one
+        work.hierarchy.update_world()
+        for slots in model.generations:
+            _sync_generation(model, data, settings, work, slots)
+            work.hierarchy.update_world()
+    work.world = level
+
+
+def solver_state(model, data, settings, work):
+    """The dynamic bodies in world terms: the world state, centre (D,3), rotation (D,3,3), velocity
+    (D,6) [v, ω], inverse world inertia (D,3,3) R I⁻¹ Rᵀ (one compiled gather, `solver_bodies`)."""
+    sync(model, data, settings, work, MOVING)
+    return (work.hierarchy.world_state, *work.calls.solver_bodies())
+
+
+def check_divergence(model, data, work):
+    """Raise `Diverged` if a moving node's local state left the finite range (DIVERGENCE_LENGTH,
+    DIVERGENCE_SPEED): the run stops in the step where it happens, before any later stage or
+    kernel sees the bad values."""
+    node, quantity, value = work.calls.divergent()
+    if node >= 0:
+        raise Diverged(node, quantity, value)
+
+
+def energy(model, data, settings, work, slots=slice(None)):
+    """dict kinetic, potential (J) of the dynamic bodies `slots`: ½ m v² + ½ ω_bᵀ I ω_b, −m g · x."""
+    sync(model, data, settings, work, MOVING)
+    world, nodes = work.hierarchy.world_state, model.dyn[slots]
+    mass = model.mass[nodes]
+    velocity = world.velocity[nodes]
+    kinetic = 0.5 * (mass @ np.einsum("bi,bi->b", velocity, velocity)
+                     + np.sum(model.inertia_body[nodes] * data.omega_body[slots] ** 2))
+    potential = -mass @ (world.translation[nodes] @ settings.gravity)
+    return {"kinetic": float(kinetic), "potential": float(potential)}
+
+
+def take_runaway_reference(model, data, settings, work):
+    """The runaway check's reference (RUNAWAY_EVERY): the total energy now, and the allowance of
+    growth past it, from the kinetic energy, the scene's size and RUNAWAY_SPEED."""
+    if model.dyn.size == 0:
+        return
+    now = energy(model, data, settings, work)
+    translation = work.hierarchy.world_state.translation
+    size = float(np.ptp(translation, axis=0).max(initial=0.0)) if len(translation) else 0.0
+    mass = float(model.mass_dyn.sum())
+    allowance = (now["kinetic"] + mass * math.hypot(*settings.gravity) * max(size, 1.0)
+                 + 0.5 * mass * RUNAWAY_SPEED ** 2)
+    work.runaway.reference = (now["kinetic"] + now["potential"], allowance)
+
+
+def check_runaway(model, data, settings, work):
+    """RUNAWAY_EVERY: compare the total energy with its value after the last input (taken before the
+    step after it, `take_runaway_reference`) and raise a RunawayError past the allowance."""
+    work.runaway.due = data.time + RUNAWAY_EVERY
+    if model.dyn.size == 0:
+        return
+    if work.runaway.reference is None:     # an input within this step (a timed impulse)
+        take_runaway_reference(model, data, settings, work)
+        return
+    now = energy(model, data, settings, work)
+    total = now["kinetic"] + now["potential"]
+    reference, allowance = work.runaway.reference
+    if total - reference > allowance:
+        velocity = work.hierarchy.world_state.velocity[model.dyn]
+        kinetic = model.mass_dyn * np.einsum("bi,bi->b", velocity, velocity) + np.einsum(
+            "bi,bi->b", model.inertia_dyn * data.omega_body, data.omega_body)
+        raise RunawayError(model.names[model.dyn[int(np.argmax(kinetic))]], data.step_count, data.time,
+                           total - reference, allowance)
+
+
+def divergence_error(model, data, settings, work, found):
+    """The public error of a `Diverged` found in the step about to be counted: OutOfBoundsError for
+    a translation past DIVERGENCE_LENGTH at a finite speed with no energy gained past the runaway
+    allowance (a body that merely went far), else DivergenceError."""
+    node, quantity, value = found.node, found.quantity, found.value
+    limit = DIVERGENCE_LENGTH if quantity == 0 else DIVERGENCE_SPEED
+    args = (model.names[node], data.step_count + 1, data.time)
+    speed = float(np.linalg.norm(work.hierarchy.local.velocity[node]))
+    if quantity == 0 and math.isfinite(value) and speed <= DIVERGENCE_SPEED and not _energy_grew(model, data, settings, work):
+        return OutOfBoundsError(*args, float(value), limit, speed)
+    return DivergenceError(*args, QUANTITIES[quantity], float(value), limit)
+
+
+def _energy_grew(model, data, settings, work):
+    """Whether the total energy now exceeds the runaway reference by more than its allowance (or is
+    not finite): what tells a blow-up from a body that merely went far. The state may be mid-step:
+    the world pass is redone from the local state."""
+    if model.dyn.size == 0 or work.runaway.reference is None:
+        return False
+    work.world = STALE
+    now = energy(model, data, settings, work)
+    total = now["kinetic"] + now["potential"]
+    reference, allowance = work.runaway.reference
+    return not total - reference <= allowance
+
+
+# ---------------------------------------------------------------------- inputs
+def wake(model, data, node=None):
+    """Wake dynamic `node` (an index) and its dynamic descendants, or every body (node None)."""
+    if node is None:
+        data.sleep.asleep[:] = False
+        data.sleep.still[:] = 0.0
+        return
+    below = model.descendants(node) | (np.arange(len(model.names)) == node)
+    slots = model.dyn_slot[np.flatnonzero(below & (model.motion == "dynamic"))]
+    data.sleep.asleep[slots] = False
+    data.sleep.still[slots] = 0.0
+
+
+def apply_impulse(model, data, settings, work, i, impulse, point_world=None):
+    """Apply a world-frame impulse J (3,) (N s) to dynamic node i through `point_world` (default its
+    centre of mass); wakes it and its subtree, and is an input to the runaway check (its reference
+    is taken afresh). "The Dynamics of a Transform Hierarchy", "Example: Newtonian Mechanics —
+    Linear Impulses" and "Local and Global Deltas":
+
+        Δv3 = J / m,   Δω3 = I_world⁻¹ ((p − x3) × J),   I_world = R3 diag(I) R3ᵀ
+        Δv1 = J2⁻¹ Δv3                     (the node's own local change; Δa1 = −2 J2⁻¹ ω2 Δv3
+                                            follows from the new v1 through the Coriolis term)
+        omega_body += R3ᵀ Δω3              (its world angular velocity, body axes)
+
+    Descendants, with r = x_d − x3 and J_q the parent of descendant d:
+    - counteract on: each nearest dynamic descendant gets Δv1 = −J_q⁻¹ (Δv3 + Δω3 × r) and keeps
+      omega_body, so its world motion is unchanged (Δa1 = 2 J_q⁻¹ ω_q Δv again follows through
+      Coriolis); deeper nodes inherit the unchanged motion.
+    - off: local velocities are kept, so every descendant inherits Δv3 + Δω3 × r and Δω3;
+      dynamic ones record that in omega_body.
+    Kinematic and fixed descendants always follow the node."""
+    wake(model, data, i)
+    work.runaway.input()
+    sync(model, data, settings, work, MOVING)
+    world, local, slot = work.hierarchy.world_state, work.hierarchy.local, model.dyn_slot[i]
+    dv_world = impulse / model.mass[i]
+    dw_world = np.zeros(3)
+    if point_world is not None:
+        arm = point_world - world.translation[i]
+        rotation = world.rotation[i]
+        dw_world = np.einsum("ij,j->i", rotation, np.einsum("ji,j->i", rotation, cross(arm, impulse))
+                             / model.inertia_body[i])
+    # einsum, not `@`: numpy hands `@` to the BLAS, whose kernel (and rounding) depends on the CPU
+    p = model.parent[i]
+    if p >= 0:
+        local.velocity[i] += np.einsum("ji,j->i", world.rotation[p], dv_world) / world.scale[p]
+    else:
+        local.velocity[i] += dv_world
+    data.omega_body[slot] += np.einsum("ji,j->i", world.rotation[i], dw_world)
+
+    below = model.descendants(i) & (model.motion == "dynamic")
+    if settings.counteract:
+        nearest = np.flatnonzero(below & (model.nearest_dynamic_ancestor == i))
+        if nearest.size:
+            q = model.parent[nearest]
+            inherited = dv_world + cross(dw_world, world.translation[nearest] - world.translation[i])
+            local.velocity[nearest] -= rows_transposed_times(world.rotation[q], inherited) / world.scale[q][:, None]
+    else:
+        deeper = np.flatnonzero(below)
+        if deeper.size:
+            data.omega_body[model.dyn_slot[deeper]] += rows_transposed_times(world.rotation[deeper], np.broadcast_to(dw_world, (deeper.size, 3)))
+    work.world = STALE
+
+
+# ---------------------------------------------------------------------- the step
+def step_context(model, data, settings, work, h, integrator, active=None):
+    """The `StepContext` of a sub-step h with `integrator`, stepping the bodies `active` (all: None)."""
+    # semi-implicit Euler with settings.shake: its joints by SHAKE (`RATTLE_INTEGRATORS`); joints with
+    # an armature by the velocity solve and post-stabilization too: RATTLE's projections weigh the
+    # constraint impulses by the bodies' masses alone, and the armature's inertia (a coupling of
+    # the two bodies along the joint's axis) would be left out of them
+    rattle = (integrator in RATTLE_INTEGRATORS and not (integrator == "semi-implicit-euler" and settings.shake)
+              and work.solver is not None and bool(len(work.solver.joint_specs)) and not work.solver.joints_armature)
+    return StepContext(h, integrator, POSITION_FRACTION.get(integrator, 0.5), h * SURFACE_LEAD.get(integrator, 1.0),
+                       rattle, bool(settings.sleep and data.sleep.asleep.any()), active)
+
+
+def fused(model, settings, work):
+    """Whether this topology's sub-steps are the free-body one (`free_substep`): free bodies, and
+    none that may sleep (sleep has stages of its own)."""
+    return work.free is not None and not (settings.sleep and model.may_sleep)
+
+
+def step(model, data, settings, work, first):
+    """One step of settings.dt in settings.substeps equal sub-steps, each the STAGES or one of their
+    forms (module docstring). `first`: the first sub-step of a run of free-body sub-steps checks the
+    state it starts from too (`free_substep`); returns whether the next one still must."""
+    h = settings.dt / settings.substeps
+    free = fused(model, settings, work)
+    work.refresh(settings)
+    for _ in range(settings.substeps):
+        c = step_context(model, data, settings, work, h, settings.integrator)
+        if c.rattle and composes_rattle(model, data, settings, work, h):
+            # lie-midpoint-4 with equality joints and no contact within reach: the whole
+            # constrained step (free motion, RATTLE) composed by the triple jump (4th order)
+            for fraction in TRIPLE_JUMP:
+                rattle_substep(model, data, settings, work,
+                               step_context(model, data, settings, work, fraction * h, "lie-midpoint"))
+        elif c.rattle:
+            rattle_substep(model, data, settings, work, c)
+        elif free:
+            free_substep(model, data, settings, work, c, first)
+            first = False
+        else:
+            substep(model, data, settings, work, c)
+    return first
+
+
+# The sub-step: these stages in this order, each the function `stage_<name>(model, data, settings,
+# work, context)`, which returns at once where it has nothing to do.
+STAGES = (
+    "world",        # every node's world pose and velocity at the start of the sub-step
+    "wake",         # sleeping bodies whose field changed wake (physics.dynamics.sleeping)
+    "prepare",      # contact and joint rows at these poses (physics.constraints.solver)
+    "kinematic",    # prescribed local motion (Magnus, physics.dynamics.kinematics)
+    "dynamic",      # forces -> integrator: the free motion, trees parents first
+    "hold",         # sleeping bodies stay where they rest on their parent
+    "clock",        # time advances; nothing below sees a non-finite or out-of-range state
+    "events",       # timed impulses that are due
+    "contacts",     # warm start, solve, positions, relax, restitution, joints (RATTLE / SHAKE)
+    "sleep",        # bodies still for SLEEP_TIME, with all they touch, sleep
+    "check",        # nothing leaves the sub-step non-finite or run away
+)
+_FUNCTIONS = tuple("stage_" + name for name in STAGES)
+
+
+@profile.timed("substep")
+def substep(model, data, settings, work, context, undo=None):
+    """One sub-step: the STAGES (looked up by name each time: physics.core.profile swaps in timed ones).
+    `undo`: a list that gets the `Undo` of the joints' island once the prepare stage has found
+    what is within their reach (`rattle_substep`)."""
+    functions = globals()
+    for name in _FUNCTIONS:
+        functions[name](model, data, settings, work, context)
+        if undo is not None and name == "stage_prepare":
+            undo.append(Undo.take(model, data, work, context))
+
+
+def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVINGS):
+    """A sub-step whose joints are stepped by RATTLE; where its position projection finds no root of
+    g = 0 along the start-of-step rows (the solvability of RATTLE's nonlinear system needs h small
+    against how far the links turn) or starts more than RATTLE_STEP_ERROR of a joint's lever off the
+    constraint, the joints' island is put back where it started (`Undo`) and takes the sub-step
+    again as two halves, while every other body keeps the step it took: each half is RATTLE's step,
+    where a projection along other directions (the current rows) is not RATTLE's and was measured
+    to add or remove up to 17 J of the chain's 98 J in one whip crack. Where a half brings the
+    island within reach of a body outside it (the island moved past the travel its attempt
+    predicted: a timed impulse it took in the first half, a crack's speed), that body's step is
+    taken already: the attempt's result then stands, as at the last halving. Where the last sub-step's
+    start error, scaled by h², predicts the bound passed, the halves are taken at once, by every
+    body the sub-step steps (the island is known only once prepare has run; the hint is part of the
+    Data). At the last halving the projection's own fallback stands."""
+    h, solver = context.h, work.solver
+    if not halvings:
+        substep(model, data, settings, work, context)
+        data.rattle_hint[:] = solver.joint_start_error, h
+        return
+
+    def halves(active):     # each half's context built as it starts
+        for _ in range(2):
+            half = step_context(model, data, settings, work, 0.5 * h, context.integrator, active)
+            rattle_substep(model, data, settings, work, half, halvings - 1)
+
+    # the start error grows as h²: where the last sub-step's predicts one past the bound, the
+    # halves are taken at once instead of after a failed attempt
+    if data.rattle_hint[0] * (h / data.rattle_hint[1]) ** 2 > RATTLE_STEP_ERROR:
+        halves(context.active)
+        return
+    undo = []
+    substep(model, data, settings, work, context, undo)
+    data.rattle_hint[:] = solver.joint_start_error, h
+    left = (solver.joint_left_start_rows and solver.joint_left_error > RATTLE_LEFT_ERROR
+            and solver.joint_start_error > RATTLE_CRACK_ERROR)
+    if not left and solver.joint_start_error <= RATTLE_STEP_ERROR:
+        return
+    undo, = undo
+    # the island as the attempt left it, the result that stands where a half reaches outside it
+    attempt = None if undo.active is None else Undo(model, data, work, undo.active)
+    after = None if undo.active is None else After(data, work, undo.shapes(model, work))
+    undo.put_back(model, data, work)
+    stands = False
+    try:
+        halves(undo.active)
+    except OutsideIsland:
+        if attempt is None:
+            raise
+        attempt.put_back(model, data, work)
+        stands = True
+    finally:    # (also where a half raised: a stopped run's cache and contacts stay whole)
+        if after is not None:
+            after.put_back(model, data, work, stands)
+
+
+class Undo:
+    """What a RATTLE retry (`rattle_substep`) puts back of a sub-step: the state at its start of the
+    bodies its halves redo. That is the joints' island: the bodies of every joint (RATTLE's position
+    step is one Newton system over all of them), every body the prepare stage found within reach of
+    one (`SceneSolver.pair_bodies`, boxes grown by the whole sub-step's travel), whole trees, and so
+    on, closed (physics.dynamics.sleeping.island_of). Put back: those bodies' rows (local pose and velocity,
+    omega_body, the solver's share of their accelerations), the joints' impulses, the contact
+    cache's entries of their shapes as the prepare stage left them (the warm starts from before the
+    attempt's solve; the persistent manifolds as its narrow phase built them at the start-of-step
+    poses), the kinematic nodes' motion (the halves step them with the island), the clock, the next
+    timed impulse, the RATTLE hint and the runaway check's reference. An island's sleep timers stay
+    as the attempt left them: the sub-step's time passed once, and an island with a joint in it
+    never falls asleep (physics.model.model's `sleepable`); the whole world's are put back, as its halves
+    count them again.
+
+    Every other body has taken its whole step and keeps it: none of its rows is copied, and the
+    halves neither step it nor solve a row of it (`StepContext.active`); where a half brings the
+    island within its reach, the attempt's result stands (`OutsideIsland`). An island of every body
+    is the whole world (active None): the halves step it as a sub-step does."""
+
+    def __init__(self, model, data, work, active):
+        self.active = active
+        cache = work.solver.cache
+        if active is None:
+            self.slots, self.cache = slice(None), cache.state()
+        else:
+            self.slots, self.cache = np.flatnonzero(active), cache.part(self.shapes(model, work))
+        local, nodes = work.hierarchy.local, model.dyn[self.slots]
+        self.local = tuple(a[nodes] for a in (local.translation, local.rotation, local.velocity))
+        self.omega_body = data.omega_body[self.slots].copy()
+        self.constraint_acceleration = data.constraint_acceleration[self.slots].copy()
+        # the whole world's halves wake, hold and count still time again (a retry's island's do not)
+        self.sleep = tuple(a.copy() for a in data.sleep) if active is None else None
+        self.kinematic = tuple(a.copy() for a in data.kinematic)
+        joints = work.solver.joints
+        self.impulse = joints.impulse.copy() if joints is not None else None
+        self.time, self.next_event = data.time, data.next_event
+        self.runaway = work.runaway.reference, work.runaway.due
+        self.hint = data.rattle_hint.copy()
+
+    @classmethod
+    def take(cls, model, data, work, context):
+        """At a sub-step's start, after its prepare stage: the island of the joints as it found it,
+        within the bodies the sub-step steps (`context.active`)."""
+        solver = work.solver
+        if context.active is None and model.in_joint[model.dyn].all():
+            return cls(model, data, work, None)     # every body in a joint: the island is all
+        edges = [solver.pair_bodies, solver.joints.body]
+        if model.any_parented:      # a tree is stepped whole: parents first, at every stage
+            carried = np.flatnonzero(model.nearest_dynamic_slot >= 0)
+            edges.append(np.stack([carried, model.nearest_dynamic_slot[carried]], axis=1))
+        pairs = np.concatenate([np.asarray(e, np.int64).reshape(-1, 2) for e in edges])
+        active = island_of(pairs, model.dyn.size, np.ascontiguousarray(solver.joints.body.reshape(-1)))
+        if context.active is not None:
+            active &= context.active
+        return cls(model, data, work, None if active.all() else active)
+
+    def shapes(self, model, work):
+        """(S,) bool: the shapes of the island's bodies."""
+        solver = work.solver
+        body = solver.body_of_node[solver.shapes.node]
+        return (body >= 0) & np.append(self.active, False)[body]
+
+    def put_back(self, model, data, work):
+        """The island back where this was taken."""
+        local, nodes = work.hierarchy.local, model.dyn[self.slots]
+        local.translation[nodes], local.rotation[nodes], local.velocity[nodes] = self.local
+        data.omega_body[self.slots] = self.omega_body
+        data.constraint_acceleration[self.slots] = self.constraint_acceleration
+        for array, rows in zip(data.sleep, self.sleep or ()):
+            array[:] = rows
+        for array, rows in zip(data.kinematic, self.kinematic):
+            array[:] = rows
+        work.calls.scatter_kinematic()
+        solver = work.solver
+        if self.impulse is not None:
+            solver.joints.impulse[:] = self.impulse
+        solver.cache.restore(self.cache)
+        data.time, data.next_event = self.time, self.next_event
+        data.rattle_hint[:] = self.hint
+        work.runaway.reference, work.runaway.due = self.runaway
+        solver.forget()
+        work.world = STALE
+
+
+class After:
+    """What a RATTLE retry keeps of its failed attempt for the bodies outside the island (`Undo`):
+    the kinematic nodes' motion at its end (the halves end there too, to round-off), the contact
+    cache's entries of the other shapes, and its contact points and solver residual, put back once
+    the halves are done: the step's contacts are the island's last half's and the others' from the
+    attempt; the residual is the last half's. Where the attempt's result stands (`OutsideIsland`),
+    its contacts and residual are the step's."""
+
+    def __init__(self, data, work, inside):
+        solver = work.solver
+        self.kinematic = tuple(a.copy() for a in data.kinematic)
+        self.cache = solver.cache.part(inside, touching=False)
+        self.inside, self.contacts, self.residual = inside, solver.contacts, solver.residual
+
+    def put_back(self, model, data, work, attempt_stands=False):
+        for array, rows in zip(data.kinematic, self.kinematic):
+            array[:] = rows
+        work.calls.scatter_kinematic()
+        solver = work.solver
+        solver.cache.merge(self.cache)
+        if attempt_stands:
+            solver.contacts, solver.residual = self.contacts, self.residual
+        elif self.contacts is not None:
+            c = self.contacts
+            others = c.take(~(self.inside[c.shape_a] | self.inside[c.shape_b]))
+            solver.contacts = others if solver.contacts is None else type(c).joined(solver.contacts, others)
+        work.world = STALE
+
+
+def composes_rattle(model, data, settings, work, h):
+    """Whether a sub-step h of `lie-midpoint-4` with joints is RATTLE's constrained lie-midpoint step
+    composed by the triple jump (g1 h, g2 h < 0, g1 h): where every joint is an equality (no limit,
+    motor or rope) and no contact may become active within it (no two shapes within reach of g1 h
+    of travel, the farthest the composition strays: `SceneSolver.may_touch`). Contacts, limits and
+    ropes are inequalities, motors velocity targets, solved at velocity level with speculative
+    margins and restitution: they have no meaning over a backward sub-step. Where one may act, the
+    free motion alone is composed and the joints are stepped once (2nd order in the joints)."""
+    if settings.integrator != "lie-midpoint-4" or not work.solver.joints_equalities:
+        return False
+    if not len(work.solver.shapes):
+        return True
+    world, centre, _, velocity, _ = solver_state(model, data, settings, work)
+    return not work.solver.may_touch(world, centre, velocity, TRIPLE_JUMP[0] * h)
+
+
+@profile.timed("substep")
+def free_substep(model, data, settings, work, context, first):
+    """The sub-step of free bodies (`Workspace.free`), bit for bit the STAGES' (a root's integrator
+    reads only its local state): the integrator steps the local arrays in place and checks each body
+    as it stores it (physics.dynamics.integrators `advance_bodies`, `found`), the clock advances and the first
+    divergent body raises as `stage_clock` would; then the events, and the check again if one was
+    applied. The `first` sub-step of a `Simulation.step` call also checks each body's state before
+    its step, in the same pass, in place of the check before the call: the same error (node, step,
+    time, quantity, value), raised after the pass, so the state left stopped is one sub-step on from
+    the one that failed."""
+    found = work.found if first else work.found[:3]
+    free_motion(model, data, settings, work, context, found)
+    work.world = STALE
+    dyn0 = int(model.dyn[0])
+    if first and found[3] >= 0:
+        raise Diverged(dyn0 + int(found[3]), int(found[4]), float(found[5]))
+    data.time += context.h
+    if found[0] >= 0:
+        raise Diverged(dyn0 + int(found[0]), int(found[1]), float(found[2]))
+    due = data.next_event
+    stage_events(model, data, settings, work, context)
+    if data.next_event != due:
+        check_divergence(model, data, work)
+
+
+@profile.timed("dynamic")
+def free_motion(model, data, settings, work, context, found):
+    """The free bodies' integrator pass, in place on the local arrays, with the divergence check."""
+    gravity = tuple(settings.gravity)
+    if gravity != work.free_gravity:    # m g + F_applied, as `dynamic_inputs` forms it
+        np.add(model.mass_dyn[:, None] * settings.gravity, model.force_applied, out=work.inputs.force)
+        work.free_gravity = gravity
+    found[::3] = -1.0
+    advance_bodies(work.free, context.h, context.integrator, settings.gyroscopic, None,
+                   (DIVERGENCE_LENGTH, DIVERGENCE_SPEED), found)
+
+
+# ---------------------------------------------------------------------- the stages
+def stage_world(model, data, settings, work, context):
+    started = profile.mark()
+    sync(model, data, settings, work, MOVING)
+    profile.lap("world", started)
+
+
+def stage_wake(model, data, settings, work, context):
+    if context.sleeping and context.active is None:     # a retry's island woke in its attempt
+        work.calls.wake()
+
+
+def stage_prepare(model, data, settings, work, context):
+    """Solver stage 'prepare' (physics.constraints.solver): rows at the start-of-step poses."""
+    if work.solver is None:
+        return
+    world, centre, rotation, velocity, inverse_inertia = solver_state(model, data, settings, work)
+    awake = None
+    if settings.sleep and data.sleep.asleep.any() and context.active is None:
+        awake = ~data.sleep.asleep
+    work.solver.prepare(world, centre, rotation, velocity, model.inverse_mass, inverse_inertia, context.h,
+                        settings, context.surface_lead, awake, context.active)
+    if work.solver.outside_pairs:
+        raise OutsideIsland
+    if awake is not None:          # an awake body's box reached sleeping ones: their islands woke
+        woken = data.sleep.asleep & awake
+        data.sleep.asleep[woken] = False
+        data.sleep.still[woken] = 0.0
+    sunk = work.solver.sunk(world.scale)
+    if sunk is not None:    # a body passed through a surface by the last sub-step: stop here
+        raise PenetrationError(model.names[sunk.node], model.names[sunk.surface], data.step_count + 1, data.time,
+                               sunk.depth, sunk.size, contact_cause(settings))
+
+
+@profile.timed("kinematic")
+def stage_kinematic(model, data, settings, work, context):
+    if model.kin.size == 0:
+        return
+    translation, rotation, velocity, omega = data.kinematic
+    advance_kinematic(translation, rotation, velocity, omega, data.kin_acceleration, data.kin_alpha, context.h,
+                      settings.rotation_update, settings.exponential)
+    work.calls.scatter_kinematic()
+    if work.drives is not None:     # a driven node's acceleration turns with it (physics.dynamics.driving)
+        work.drives.report(data.kinematic, work.hierarchy.local.acceleration)
+
+
+@profile.timed("dynamic")
+def stage_dynamic(model, data, settings, work, context):
+    if model.dyn.size == 0:
+        return
+    inputs = work.inputs
+    work.calls.inputs()
+    bodies = (inputs.translation, inputs.rotation, inputs.velocity, data.omega_body, model.mass_dyn,
+              model.inertia_dyn, inputs.force, model.torque_applied)
+    frames = work.frames if model.any_parented else None
+    if context.active is None:
+        advance_bodies(bodies, context.h, context.integrator, settings.gyroscopic, frames)
+        places = work.calls.place
+    else:   # a retry's island: its rows gathered, stepped, and put back; no other body moves
+        slots = np.flatnonzero(context.active)
+        some = tuple(a[slots] for a in bodies)
+        advance_bodies(some, context.h, context.integrator, settings.gyroscopic,
+                       None if frames is None else tuple(a[slots] for a in frames))
+        for array, rows in zip(bodies[:4], some[:4]):
+            array[slots] = rows
+        places = [partial(place_bodies, work.dynamic, np.intersect1d(g, slots), work.dynamic_motion,
+                          work.world_arrays, work.local_arrays) for g in model.generations]
+    # the trees, parents first: a carried generation is placed in its parents' end-of-step frame
+    for g, place in enumerate(places):
+        if g:
+            work.calls.world_spin()
+        place()
+
+
+def stage_hold(model, data, settings, work, context):
+    if context.sleeping and context.active is None:     # a retry's island is awake: none to hold
+        work.calls.hold()
+    work.world = STALE
+
+
+def stage_clock(model, data, settings, work, context):
+    data.time += context.h
+    check_divergence(model, data, work)
+
+
+@profile.timed("events")
+def stage_events(model, data, settings, work, context):
+    events = work.events
+    while data.next_event < len(events) and events[data.next_event].time <= data.time + 1e-12:
+        event = events[data.next_event]
+        data.next_event += 1
+        if context.active is not None and not context.active[model.dyn_slot[int(event.node)]]:
+            work.runaway.input()    # a body outside a retry's island: its attempt applied it
+            continue
+        apply_impulse(model, data, settings, work, int(event.node), np.asarray(event.impulse_world, float),
+                      None if event.point_world is None else np.asarray(event.point_world, float))
+
+
+@profile.timed("solve")
+def stage_contacts(model, data, settings, work, context):
+    """Solver stages warm start → solve → relax → restitution → store (physics.constraints.solver) on the free
+    end-of-step velocities, then the changes applied to the bodies (`apply_world_changes`):
+    velocities get the final change (relax, then restitution); positions get f h Δv_r plus the bias
+    part h (Δv_s − Δv_r) — the split impulse, so the correction moves bodies without adding energy;
+    its linear part at most settings.max_contact_push_speed per body — and nothing of the
+    restitution stage (its target is the rebound at the surface).
+    f = `POSITION_FRACTION[integrator]`: how much of an end-of-step velocity change the integrator's
+    own position update would have seen (x₁ = x₀ + h v₁ for semi-implicit Euler: 1; constant-force
+    schemes x₁ = x₀ + h v₀ + h²a/2: ½; explicit Euler: 0)."""
+    island = slice(None) if context.active is None else context.active
+    data.constraint_acceleration[island] = 0.0
+    solver = work.solver
+    if solver is None or solver.prepared is None:
+        return
+    _, _, _, velocity, inverse_inertia = solver_state(model, data, settings, work)
+    h, fraction = context.h, context.position_fraction
+    solution = solver.solve(velocity, settings, fraction)
+    # final: with the restitution stage, velocities only; moved: the split impulse, each body's
+    # bias part at most the push speed (PhysX's max depenetration velocity is per body too: a box
+    # among a hundred coincident ones took 57 m/s of bias from its 99 contacts, each within the
+    # limit, and leapt a metre in one step)
+    final, moved = np.empty_like(velocity), np.empty_like(velocity)
+    split_impulse_changes(velocity, solution.velocity_solve, solution.velocity_relax, solution.velocity_final, h,
+                          fraction, settings.max_contact_push_speed, final, moved)
+    joints = solver.joints is not None and len(solver.joints)
+    rattle = joints and context.rattle
+    if rattle:
+        if settings.integrator == "lie-midpoint-4" and context.integrator == "lie-midpoint":
+            # a sub-step of the composed RATTLE step (`composes_rattle`: equality joints, no
+            # contact): every row is a joint's, which carries no Baumgarte bias, so solve − relax
+            # is only what the relax stage's sweeps changed of an unconverged PGS. Moved but never
+            # seen by the velocities, it broke the chord (v½ = (q₁ − q₀)/h) and with it the step's
+            # symmetry: the triple jump's backward sub-step starts from impulses of the other sign,
+            # PGS leaves more, and a hinge's composed step fell to first order. RATTLE's projections
+            # own the joints: positions and velocities take the same joint impulse.
+            moved = h * fraction * (solution.velocity_relax - velocity)
+        # the joint rows' impulse is RATTLE's first kick (`physics.constraints.rattle`): it acts before the
+        # drift, so the positions see all of it, whatever the integrator's fraction
+        moved += h * (1.0 - fraction) * solver.joint_velocity_change()
+        # The solver's angular impulse is I₀ Δω with the start-of-step inertia; the bodies have
+        # turned since, so Δω is re-expressed with the inertia they have now: the angular
+        # momentum about a joint's pivot then changes by exactly the impulse's moment (the top).
+        start = solver.start_inverse_inertia
+        final[:, 3:] = rows_times(inverse_inertia, solve_rows(start, final[:, 3:]))
+    apply_world_changes(model, data, settings, work, final, moved, context.active)
+    if rattle:
+        # RATTLE: positions onto the joints' constraint along the start-of-step rows (the
+        # rotation by the lie-midpoint drift with the kicked momentum), the velocities by the
+        # same impulse over the step ...
+        _, centre, rotation, velocity, inverse_inertia = solver_state(model, data, settings, work)
+        momentum = solve_rows(inverse_inertia, velocity[:, 3:])
+        dx, dtheta, impulse = solver.project_joint_positions(centre, rotation, momentum)
+        dv = np.concatenate([model.inverse_mass[:, None] * impulse[:, :3],
+                             rows_times(inverse_inertia, impulse[:, 3:])], axis=1) / h
+        apply_world_changes(model, data, settings, work, dv, np.concatenate([dx, dtheta], axis=1), context.active)
+        # ... then the velocities onto the constraint's tangent at the end-of-step poses
+        _, centre, rotation, velocity, inverse_inertia = solver_state(model, data, settings, work)
+        dv = solver.project_joint_velocities(centre, rotation, velocity, inverse_inertia)
+        apply_world_changes(model, data, settings, work, dv, np.zeros_like(dv), context.active)
+    elif joints:
+        # post-stabilization: project the joints' position error out along the start-of-step
+        # directions; with settings.shake the velocities take the same change over the step (SHAKE)
+        _, centre, rotation, _, _ = solver_state(model, data, settings, work)
+        dx, dtheta, dv = solver.post_stabilize(centre, rotation, settings.iterations, settings.shake)
+        apply_world_changes(model, data, settings, work, dv if settings.shake else None,
+                            np.concatenate([dx, dtheta], axis=1), context.active)
+    data.constraint_acceleration[island] /= h
+
+
+@profile.timed("sleep")
+def stage_sleep(model, data, settings, work, context):
+    """Count how long each body has been still (in its parent's frame) and put to sleep the islands
+    — bodies joined by this step's candidate pairs (boxes within reach: what wakes a sleeping body,
+    `physics.dynamics.sleeping.awake_pairs`, joins islands too) — whose bodies have all been still for
+    SLEEP_TIME (and may sleep: `physics.model.model.Model.sleepable`); what they hold is recorded."""
+    if not (settings.sleep and model.may_sleep) or context.active is not None:
+        return      # (a retry's island: its attempt counted its still time)
+    # The parents' world motion is current after the solver (`apply_world_changes` updated the
+    # world; the solver moves no parent of a body that may sleep): local ω comes from omega_body.
+    solver = work.solver
+    if solver is None or solver.prepared is None:
+        sync(model, data, settings, work, MOVING)     # nothing updated the world since the free step
+    pairs = _NO_PAIRS if solver is None else solver.pair_bodies
+    touch = solver.body_touch if solver is not None else np.zeros(0, np.int64)
+    if len(touch) != model.dyn.size:    # no shapes: nothing to rest on
+        touch = np.zeros(model.dyn.size, np.int64)
+    sleep_islands(work.sleep_bodies, pairs, touch, work.parent_motion, settings.gravity, work.local_motion,
+                  context.h, data.sleep)
+    work.world = STALE
+
+
+def stage_check(model, data, settings, work, context):
+    check_divergence(model, data, work)
+
+
+# ---------------------------------------------------------------------- the solver's changes, applied
+def apply_world_changes(model, data, settings, work, dv, dx, active=None):
+    """Apply world-frame changes of velocity dv = [Δv, Δω] and of pose dx = [Δx, Δθ] (Δθ a
+    rotation vector), (D, 6) each (dv may be None: poses only), found by the solver to the
+    dynamic bodies (those `active` (D,) bool, None: all; the others' changes are zero), as local changes; each body's resulting change of world [v, ω] (its own, plus
+    what it inherits with counteraction off) is added to `data.constraint_acceleration`.
+
+    "The Dynamics of a Transform Hierarchy", "Local and Global Deltas" and "Counteracting the
+    Inherited Effect from the Parent": with P the nearest dynamic ancestor and r = x_i − x_P,
+    J_q = R_q S_q the parent's world Jacobian,
+      counteract on:  Δv1 = J_q⁻¹ (Δv_i − Δv_P − Δω_P × r)   (the child's world change is its own)
+      counteract off: Δv1 = J_q⁻¹ Δv_i                        (it inherits its ancestors' changes)
+    and the same for positions (Δx, Δθ); the local rotation turns by R_qᵀ(Δθ_i − [on] Δθ_P).
+
+    Angular velocity: Δω is the solver's angular impulse I_world Δω (I_world at the current
+    R3), and a position correction moves a body at fixed momentum, as a drift does:
+        L_world = R3 I (omega_body + R3ᵀ Δω),   omega_body ← I⁻¹ R3'ᵀ L_world
+    with R3' the world rotation after the correction. Keeping omega_body instead turns L with
+    the body, a spurious torque Δθ × L / h that for a fast spinner dwarfs gravity's: the top
+    (assets/scenes/top.toml) fell over (tests/test_top.py)."""
+    sync(model, data, settings, work, MOVING)
+    nodes, rows = model.dyn, slice(None) if active is None else active
+    total, before = work.moved_total, work.moved_before
+    carried = settings.counteract and len(model.generations) > 1
+    if carried:     # the world velocities the carried bodies must end with (their own change only)
+        target = work.hierarchy.world_state.velocity[nodes] + (0.0 if dv is None else dv[:, :3])
+    move_bodies(work.dynamic, settings.counteract, np.zeros_like(dx) if dv is None else dv, dx,
+                work.world_arrays, work.local_arrays, total, before, work.every_body if active is None else active)
+    if dv is not None:      # (a row outside `active` keeps its bits: its sign of zero too)
+        data.constraint_acceleration[rows] += total[rows]
+    work.calls.world()
+    if active is None:
+        work.calls.keep_momentum()
+    else:   # R3'ᵀ R3 is the identity only to round-off: a body outside the island keeps its bits
+        slots = np.flatnonzero(active)
+        omega_body = data.omega_body[slots]
+        keep_momentum(nodes[slots], omega_body, model.inertia_dyn[slots], before[slots],
+                      work.world_arrays.rotation, total[slots])
+        data.omega_body[slots] = omega_body
+    if carried:
+        _keep_carried_velocity(model, data, work, target, active)
+    work.world = STALE
+
+
+def _keep_carried_velocity(model, data, work, target, active=None):
+    """Counteraction through a move of the parent's pose: a carried body's world velocity is
+    v3 = v2 + ω2 × (x3 − x2) + s2 R2 v1, so a turn Δθ of its dynamic ancestor (R2 → exp(Δθ) R2)
+    or a shift of the lever x3 − x2 changes v3 at fixed local v1 by Δθ × s2 R2 v1 + ω2 × Δ(x3 − x2),
+    a change no impulse made (of order h² per correction: a first-order leak of energy through
+    RATTLE's position projections of a nested arm). The local velocity is solved again from the
+    moved parents, generation by generation (parents first):
+        v1 = R2ᵀ (v3_target − v2 − ω2 × (x3 − x2)) / s2,   v3_target = v3 + Δv3 (its own change)."""
+    local, parent = work.hierarchy.local, model.parent
+    for g, slots in enumerate(model.generations):
+        if active is not None:      # the bodies of a retry's island (`Undo`) only
+            slots = slots[active[slots]]
+        if g == 0 or not slots.size:
+            continue
+        work.calls.world_spin()
+        world = work.hierarchy.world_state
+        i = model.dyn[slots]
+        q = parent[i]
+        relative = target[slots] - world.velocity[q] - np.cross(world.omega[q], world.translation[i] - world.translation[q])
+        local.velocity[i] = np.einsum("nji,nj->ni", world.rotation[q], relative) / world.scale[q][:, None]

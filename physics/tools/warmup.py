@@ -1,0 +1,301 @@
+"""`python -m physics warmup`: compile every kernel ahead of need, on every core, with progress.
+
+numba compiles a kernel the first time it is called with new argument types and caches the result
+(physics.core.compiled). Paid inside a step, that compile freezes whoever called it: the app's window,
+a test, a sweep's worker. The warm-up pays it up front instead: it runs every shipped scene under
+every integrator and gyroscopic mode, with the settings that choose other code paths (rotation
+updates, exponentials, counteraction, SHAKE, sleeping, sub-steps), and what the viewer offers on
+top of a step (reparenting, impulses and forces, snapshots and hashes, the acceleration terms),
+a few steps each. Each scene makes two tasks: NAME, what opening it and running it as its file says
+needs, and NAME+, everything else above. They run in parallel worker processes (`--jobs`,
+default: the cores), each compiling what it meets and writing it to the shared cache; a worker
+that meets a kernel another has cached already loads it.
+
+When every task has passed, a stamp file named for the sources, numba and the CPU (`stamp_path`)
+says the cache is warm (`is_warm`): `make test` (through `make warmup`) and the app check it and
+run the warm-up only when it is missing. A task that fails is reported and the stamp is not written.
+The app also runs single tasks in its own process to load their kernels from the cache
+(app.preparation).
+
+Progress: a tqdm bar on a terminal, else one line per task (`--plain`), which the app reads
+to show what it is preparing: ``task K/N NAME done S s``.
+"""
+import argparse
+import ctypes
+import ctypes.util
+import hashlib
+import os
+import signal
+import sys
+import time
+from multiprocessing import get_context
+from pathlib import Path
+
+SCENES = Path(__file__).resolve().parents[2] / "assets" / "scenes"   # physics.io.scene.SHIPPED_SCENES (not imported: this module stays cheap to import)
+STEPS = 3                   # steps per setting: enough to meet contacts, joints and the solver's stages
+SLEEP_SECONDS = 3.0         # s a scene with sleeping on is stepped at most, until a body falls asleep
+SPLIT_SECONDS = 2.0         # s a heap is stepped at most, until its contact rows split in halves
+# Scenes whose size makes a step slow: one setting each (their kernels are the small scenes' ones).
+LARGE = ("stress",)
+
+
+def scene_names():
+    """Every shipped scene, in file-name order."""
+    return sorted(path.stem for path in SCENES.glob("*.toml"))
+
+
+def _variants():
+    """The setting changes each scene is stepped under: every integrator × gyroscopic mode, then
+    the other settings that select other kernels or branches."""
+    from physics.core.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES, integrator_names
+    for integrator in integrator_names():
+        for gyroscopic in GYROSCOPIC:
+            yield {"integrator": integrator, "gyroscopic": gyroscopic}
+    for update in ROTATION_UPDATES:
+        for exponential in EXPONENTIALS:
+            yield {"rotation_update": update, "exponential": exponential}
+    yield {"counteract": False}
+    yield {"shake": True}
+    yield {"sleep": True}
+    yield {"warm_start": False, "relax": False, "sor": 1.3}
+    yield {"substeps": 2}
+
+
+def warm_scene(task):
+    """Task NAME: open scene NAME and step it as its file says, with what the viewer reads every
+    frame (`_queries`: energies, momenta, contacts, accelerations, snapshot and hash) and, with
+    sleeping on, until a body sleeps and is woken. Task NAME+: step it under every variant
+    (`_variants`), and drive what the viewer offers on top of a step: impulse and force,
+    reparenting (to the world and back, keeping world or local state), the acceleration terms from
+    a moving frame. Returns the seconds it took."""
+    import numpy as np
+
+    from physics.pipeline.simulation import Simulation
+    start = time.perf_counter()
+    name, everything = task.rstrip("+"), task.endswith("+")
+    sim = Simulation.from_file(SCENES / f"{name}.toml")
+    sim.step(STEPS)
+    # A heap's solver loads its two-thread stages (`physics.constraints.gauss_seidel._solve_stages_parallel`, a
+    # cached parallel kernel: about a second to load) only when its rows first reach PARALLEL_MIN,
+    # once it has landed: on until then, so that the app never loads them inside a frame.
+    from physics.constraints.gauss_seidel import PARALLEL_MIN
+    if np.count_nonzero(sim.motion == "dynamic") * 6 >= PARALLEL_MIN:
+        for _ in range(int(SPLIT_SECONDS / sim.settings.dt)):
+            if 3 * len(sim.contacts()[0]) >= PARALLEL_MIN:
+                sim.step(1)
+                break
+            sim.step(1)
+    snapshot = sim.snapshot()
+    sim.restore(snapshot)
+    _queries(sim)
+    if sim.settings.sleep:      # on until something sleeps, a few steps asleep (the sleeping kernels), woken
+        for _ in range(int(SLEEP_SECONDS / sim.settings.dt)):
+            sim.step(1)
+            if np.any(sim.sleeping()):
+                break
+        sim.step(STEPS)
+        sim.wake()
+        sim.step(1)
+        sim.restore(snapshot)
+    if not everything:
+        return time.perf_counter() - start
+    variants = list(_variants())[:1] if name in LARGE else _variants()
+    for change in variants:
+        sim.restore(snapshot)
+        for key, value in change.items():
+            sim.set(key, value)
+        sim.step(STEPS)
+    sim.restore(snapshot)
+    dynamic = [i for i, motion in enumerate(sim.motion) if motion == "dynamic"]
+    parented = [i for i in range(len(sim.names)) if sim.parent[i] >= 0]
+    if dynamic:
+        body = dynamic[-1]
+        sim.apply_impulse(body, np.array([0.0, 0.1, 0.0]) * float(sim.mass[body]))
+        sim.apply_force(body, np.array([0.0, 1.0, 0.0]))
+        sim.step(1)
+    if parented:
+        node = parented[-1]
+        frame = int(sim.parent[node])
+        sim.acceleration_terms(node, frame=frame)
+        for keep in ("world", "local"):
+            try:
+                sim.reparent(node, None, keep=keep)
+                sim.step(1)
+                sim.reparent(node, frame, keep=keep)
+                sim.step(1)
+            except ValueError:      # a node the scene cannot move (a joint's): the step is warm anyway
+                pass
+    return time.perf_counter() - start
+
+
+def _queries(sim):
+    """What the viewer reads of a simulation every frame or on demand (inspector, overlays, plots)."""
+    sim.state_hash()
+    sim.energy(), sim.momentum(), sim.body_energies(), sim.body_momenta(), sim.contacts(), sim.joint_separation()
+    sim.world(), sim.world_poses(), sim.local(), sim.sleeping(), sim.solver_residual(), sim.first_non_finite()
+    sim.inertial_accelerations(), sim.constraint_accelerations()
+
+
+def tasks(first=None):
+    """The task names in the order they are handed out: `first` (the scene the app opens) and a
+    joint scene (RATTLE, SHAKE: other kernels than the contact scenes', so the two workers start
+    on different code), then `first`'s other settings, then every scene to open, then every
+    scene's other settings."""
+    names = scene_names()
+    leading = [first] if first in names else []
+    leading += [name for name in ("chain", "tank") if name in names]
+    order = leading[:2] + [f"{name}+" for name in leading[:1]] + names + [f"{name}+" for name in names]
+    return list(dict.fromkeys(order))
+
+
+def stamp_path():
+    """The file that says the cache is warm for these sources, this numba and this CPU."""
+    import numba
+    from numba.core.registry import cpu_target
+
+    from physics.core.compiled import cache_root, dependency_digest
+    root = cache_root()
+    if root is None:
+        return None
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parents[1]     # physics/: every module of every subpackage
+    modules = (".".join(("physics",) + path.relative_to(package).with_suffix("").parts) for path in package.rglob("*.py"))
+    for module in sorted(name[:-len(".__init__")] if name.endswith(".__init__") else name for name in modules):
+        digest.update(dependency_digest(module).encode())
+    for path in sorted(SCENES.glob("*.toml")):
+        digest.update(path.read_bytes())
+    digest.update(repr((numba.__version__, sys.version_info[:2], cpu_target.target_context.codegen().magic_tuple()))
+                  .encode())
+    return root / f"warm-{digest.hexdigest()[:32]}"
+
+
+def is_warm():
+    """Whether `python -m physics warmup` has completed for these sources, numba and CPU."""
+    path = stamp_path()
+    return path is not None and path.exists()
+
+
+class InterpretedStart:
+    """A command's run on a cold cache: its kernels run as Python (physics.core.compiled.interpreting,
+    the same bits), loading what the cache holds, for as long as the whole run, so interpreted, is
+    projected to take at most `budget` seconds; past that it compiles, from the next call on.
+    Compiling the tank's kernels costs about two minutes of CPU, stepping it interpreted about
+    20-90 ms a step: `physics run tank --steps 1` answers in about 2 s, where it waited for the
+    compiler. On a warm cache (`is_warm`) it does nothing. Use: `with InterpretedStart(steps) as
+    start:`, and `start.stepped(done)` after each step; `start.on` says whether to step one at a
+    time (so that the projection is made after the first step)."""
+
+    def __init__(self, steps, budget=20.0):
+        from contextlib import ExitStack
+        self.steps, self.budget, self._stack = steps, budget, ExitStack()
+        self.on = bool(steps) and not is_warm()
+        self.started = self._last = time.perf_counter()
+
+    def __enter__(self):
+        if self.on:
+            from physics.core.compiled import interpreting
+            self._stack.enter_context(interpreting(load_cached=True))
+        return self
+
+    def stepped(self, done):
+        """After step `done` of `steps`: compile from now on if the rest, at the last step's pace
+        (the first steps also pay for first calls), would take the run past `budget`."""
+        if self.on:
+            now = time.perf_counter()
+            spent = now - self.started
+            if spent > self.budget or (done >= 3 and spent + (now - self._last) * (self.steps - done) > self.budget):
+                self.stop()
+            self._last = now
+
+    def stop(self):
+        self.on = False
+        self._stack.close()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
+def die_with_parent():
+    """Ask Linux to end this process when its parent ends, however the parent ends (a kill
+    included): no warm-up worker outlives the command or the window that started it."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        libc.prctl(1, signal.SIGTERM)       # PR_SET_PDEATHSIG
+
+
+def _worker_start():
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl+C is the parent's to handle: it ends the pool
+
+
+def _task(name):
+    """A task in a worker: (name, seconds, None) or (name, None, its error in one line)."""
+    try:
+        return name, warm_scene(name), None
+    except Exception as error:  # noqa: BLE001 - reported, and the stamp is not written
+        return name, None, f"{type(error).__name__}: {error}"
+
+
+def run(jobs=None, first=None, plain=False, out=sys.stdout):
+    """Run every task on `jobs` worker processes; returns the failures as {task: message}. An
+    interruption (Ctrl+C, SIGTERM) ends the workers at once; what they cached stays cached."""
+    names = tasks(first)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(names)))
+    failures = {}
+    start = time.perf_counter()
+    bar = None
+    if not plain:
+        from tqdm import tqdm
+        bar = tqdm(total=len(names), desc="compiling kernels", unit="task", file=out)
+    # spawn: a fresh interpreter per worker, nothing inherited from this process's numba state
+    pool = get_context("spawn").Pool(jobs, initializer=_worker_start)
+    try:
+        for done, (name, seconds, error) in enumerate(pool.imap_unordered(_task, names), 1):
+            if error is None:
+                line = f"task {done}/{len(names)} {name} done {seconds:.1f} s"
+            else:
+                failures[name] = error
+                line = f"task {done}/{len(names)} {name} failed: {error}"
+            if bar is not None:
+                bar.set_postfix_str(name)
+                bar.update(1)
+                if error is not None:
+                    bar.write(line)
+            else:
+                print(line, file=out, flush=True)
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+        if bar is not None:
+            bar.close()
+    total = time.perf_counter() - start
+    if not failures:
+        path = stamp_path()
+        if path is not None:
+            path.write_text(f"{len(names)} tasks in {total:.1f} s\n")
+    print(f"warm-up {'done' if not failures else 'FAILED'}: {len(names) - len(failures)} of {len(names)} tasks "
+          f"in {total:.1f} s on {jobs} process{'es' if jobs > 1 else ''}", file=out, flush=True)
+    return failures
+
+
+def add_parser(commands):
+    parser = commands.add_parser("warmup", help="compile every kernel ahead of need (both cores, with progress)",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: the cores)")
+    parser.add_argument("--first", default=None, help="the scene to prepare first")
+    parser.add_argument("--plain", action="store_true", help="one line per task instead of a progress bar")
+    parser.add_argument("--if-needed", action="store_true", help="do nothing when the cache is already warm")
+    parser.set_defaults(handler=command)
+    return parser
+
+
+def command(args):
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(f"--jobs: expected a positive count, got {args.jobs}")
+    if args.if_needed and is_warm():
+        print("warm-up: the kernel cache is already warm")
+        return 0
+    failures = run(jobs=args.jobs, first=args.first, plain=args.plain or not sys.stdout.isatty())
+    return 1 if failures else 0
