@@ -26,7 +26,7 @@ def test_a_box_on_a_turntable_stays_where_it_was_put(integrator):
     """ω = 1 rad/s, r = 2 m: the centripetal 2 m/s² is well inside μ g. A surface velocity taken at
     the start of the step lags the turn by ω h and let the box creep outward at ~v ω h / 2 (0.17 m
     in 10 s at h = 1/60); one led by h crept inward as fast under semi-implicit Euler, and one led
-    by h / 2 outward under implicit Euler. Led by SURFACE_LEAD the residual creep is O(h²) (2.8 mm
+    by h / 2 outward under implicit Euler. Led by the integrator's surface_lead the residual creep is O(h²) (2.8 mm
     at 1/60 at most). Bound 5 mm over 10 s at both step sizes."""
     for dt in (1 / 60, 1 / 240):
         sim = turntable(1.0, 2.0, dt)

@@ -310,7 +310,7 @@ def restitution_targets(approach, free, gap, restitution, h, fraction):
     a = (free − approach)/h is the normal relative acceleration; gap: C = −depth at the start;
     restitution e; fraction f = how much of the end-of-step velocity the integrator's position
     update sees (1 for semi-implicit Euler, ½ for constant-force schemes; see
-    `physics.pipeline.stages.POSITION_FRACTION`).
+    `physics.core.choices.INTEGRATOR_TRAITS` (position_fraction)).
 
     The velocity a scheme carries is the true velocity at time t − (f − ½) h against its positions
     (semi-implicit Euler is leapfrog: its v is the mean velocity over the step just taken), so the

@@ -232,7 +232,7 @@ def _reach(c, pair_nodes, body, bodies, nodes, params, surface, keep):
 
     (the material point's velocity `lead` later, to first order). The rows compare it with the
     bodies' end-of-step velocities, and a body at rest on the surface must land where the surface
-    point does (`physics.pipeline.stages.SURFACE_LEAD`): semi-implicit Euler moves it by h v₁ in the
+    point does (`physics.core.choices.INTEGRATOR_TRAITS` (surface_lead)): semi-implicit Euler moves it by h v₁ in the
     parent's non-rotating frame, a chord whose velocity is the material point's at mid-step, so
     h / 2; the trapezoid schemes (h (v₀ + v₁) / 2) and implicit Euler (h v₁ in the turning frame
     itself) need the end-of-step velocity, h; explicit Euler moves with v₀ and can only match the
@@ -531,7 +531,7 @@ class SceneSolver:
         velocity (B, 6) [v, ω], inverse_mass (B,), inverse_inertia (B, 3, 3): the solver bodies;
         world acceleration and alpha of kinematic nodes are read too (moving surfaces, `_reach`).
         `lead` (s): how far ahead a moving surface's velocity is taken (`_reach`; default h,
-        `physics.pipeline.stages.SURFACE_LEAD` says per integrator). `awake` (B,) bool, or None (all
+        `physics.core.choices.INTEGRATOR_TRAITS` (surface_lead) says per integrator). `awake` (B,) bool, or None (all
         awake): which bodies are awake (physics.dynamics.sleeping); updated in place with the
         sleeping bodies this step's boxes wake (`physics.dynamics.sleeping.awake_pairs`), whose pairs are then solved.
         `active` (B,) bool, or None (all): the bodies this sub-step steps (a RATTLE retry's island,
@@ -727,7 +727,7 @@ class SceneSolver:
     def solve(self, velocity, settings, fraction=1.0):
         """Warm start, solve, relax, restitution on the free velocities (B, 6); store the impulses.
         `fraction`: how much of an end-of-step velocity change the integrator's position update sees
-        (`physics.pipeline.stages.POSITION_FRACTION`; restitution targets depend on it)."""
+        (`physics.core.choices.INTEGRATOR_TRAITS` (position_fraction); restitution targets depend on it)."""
         prepared = self._prepared
         restitution = self._restitution_targets(velocity, fraction)
 

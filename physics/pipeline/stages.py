@@ -45,25 +45,9 @@ from physics.dynamics.kinematics import advance_kinematic
 from physics.math.rotation import cross
 from physics.core.settings import Settings
 from physics.dynamics.sleeping import Bodies, LocalMotion, hold, island_of, parent_motion, sleep_islands, wake_on_field
+from physics.core.choices import INTEGRATOR_TRAITS
 from physics.core.validation import LENGTH_MAX, SPEED_MAX
 
-# Fraction of an end-of-step velocity change each integrator's position update sees (`stage_contacts`).
-POSITION_FRACTION = {"explicit-euler": 0.0, "semi-implicit-euler": 1.0, "implicit-euler": 1.0}
-# How far ahead, in steps, the contact rows take a moving kinematic surface's velocity so that a body
-# at rest on it lands where the surface does (physics.constraints.solver's surface velocities): semi-implicit
-# Euler's chord in the parent's non-rotating frame wants the mid-step velocity, every other scheme
-# the end-of-step one.
-SURFACE_LEAD = {"semi-implicit-euler": 0.5}
-# Integrators whose bodies in joints are stepped by RATTLE (`physics.constraints.rattle`): the kick–drift–kick
-# schemes whose rotation drift the joint projection reproduces, and semi-implicit Euler, a kick and
-# a drift (the positions see all of the joints' impulse), unless settings.shake asks for SHAKE.
-# RATTLE's position projection turns a jointed body by the Lie–midpoint rotor drift, so under
-# semi-implicit Euler a jointed body's translation is symplectic Euler's constrained form and its
-# rotation the Lie–midpoint one: first order, the energy oscillating by O(h) without drift (a
-# pendulum at 60°: ±2.5 % at h = 1/60, ±0.8 % at the default sub-step of 1/180, docs/fidelity.md
-# "The default integrator"). The others keep the velocity solve plus the position projection
-# (SHAKE with settings.shake, `SceneSolver.post_stabilize`).
-RATTLE_INTEGRATORS = ("semi-implicit-euler", "lie-midpoint", "lie-midpoint-4")
 # A RATTLE sub-step is taken again as two halves, down to 2^-RATTLE_HALVINGS of it
 # (`rattle_substep`), where its position projection finds no root along the start-of-step rows (a
 # whip crack of the chain: the links turn so far within the step that J(q) M⁻¹ J₀ᵀ turns singular
@@ -200,9 +184,9 @@ class StepContext(NamedTuple):
 
     h: float                    # s, the sub-step (negative: the triple jump's middle one)
     integrator: str             # its scheme (lie-midpoint within lie-midpoint-4's composed RATTLE step)
-    position_fraction: float    # of a velocity change the scheme's position update sees (POSITION_FRACTION)
-    surface_lead: float         # s, how far ahead a moving surface's velocity is taken (SURFACE_LEAD)
-    rattle: bool                # its joints are stepped by RATTLE (RATTLE_INTEGRATORS, joints present)
+    position_fraction: float    # of a velocity change the scheme's position update sees (INTEGRATOR_TRAITS)
+    surface_lead: float         # s, how far ahead a moving surface's velocity is taken (INTEGRATOR_TRAITS)
+    rattle: bool                # its joints are stepped by RATTLE (INTEGRATOR_TRAITS, joints present)
     sleeping: bool              # some body sleeps at its start (wake on field, hold)
     active: np.ndarray | None = None    # (D,) bool: the bodies it steps (a RATTLE retry's island,
                                         # `Undo`); None: every one
@@ -551,13 +535,14 @@ def apply_impulse(model, data, settings, work, i, impulse, point_world=None):
 # ---------------------------------------------------------------------- the step
 def step_context(model, data, settings, work, h, integrator, active=None):
     """The `StepContext` of a sub-step h with `integrator`, stepping the bodies `active` (all: None)."""
-    # semi-implicit Euler with settings.shake: its joints by SHAKE (`RATTLE_INTEGRATORS`); joints with
+    # semi-implicit Euler with settings.shake: its joints by SHAKE (`INTEGRATOR_TRAITS`' rattle); joints with
     # an armature by the velocity solve and post-stabilization too: RATTLE's projections weigh the
     # constraint impulses by the bodies' masses alone, and the armature's inertia (a coupling of
     # the two bodies along the joint's axis) would be left out of them
-    rattle = (integrator in RATTLE_INTEGRATORS and not (integrator == "semi-implicit-euler" and settings.shake)
+    traits = INTEGRATOR_TRAITS[integrator]
+    rattle = (traits.rattle and not (integrator == "semi-implicit-euler" and settings.shake)
               and work.solver is not None and bool(len(work.solver.joint_specs)) and not work.solver.joints_armature)
-    return StepContext(h, integrator, POSITION_FRACTION.get(integrator, 0.5), h * SURFACE_LEAD.get(integrator, 1.0),
+    return StepContext(h, integrator, traits.position_fraction, h * traits.surface_lead,
                        rattle, bool(settings.sleep and data.sleep.asleep.any()), active)
 
 
@@ -799,7 +784,7 @@ def composes_rattle(model, data, settings, work, h):
     ropes are inequalities, motors velocity targets, solved at velocity level with speculative
     margins and restitution: they have no meaning over a backward sub-step. Where one may act, the
     free motion alone is composed and the joints are stepped once (2nd order in the joints)."""
-    if settings.integrator != "lie-midpoint-4" or not work.solver.joints_equalities:
+    if not INTEGRATOR_TRAITS[settings.integrator].triple_jump or not work.solver.joints_equalities:
         return False
     if not len(work.solver.shapes):
         return True
@@ -950,7 +935,7 @@ def stage_contacts(model, data, settings, work, context):
     part h (Δv_s − Δv_r) — the split impulse, so the correction moves bodies without adding energy;
     its linear part at most settings.max_contact_push_speed per body — and nothing of the
     restitution stage (its target is the rebound at the surface).
-    f = `POSITION_FRACTION[integrator]`: how much of an end-of-step velocity change the integrator's
+    f = `INTEGRATOR_TRAITS[integrator].position_fraction`: how much of an end-of-step velocity change the integrator's
     own position update would have seen (x₁ = x₀ + h v₁ for semi-implicit Euler: 1; constant-force
     schemes x₁ = x₀ + h v₀ + h²a/2: ½; explicit Euler: 0)."""
     island = slice(None) if context.active is None else context.active
