@@ -259,7 +259,7 @@ def test_triple_jump_of_rattle_gives_a_fourth_order_period(degrees):
 @pytest.mark.parametrize("degrees", [60.0, 120.0])
 def test_a_bob_with_a_shape_keeps_the_fourth_order_period(degrees):
     """lie-midpoint-4 at dt 1/60, the bob a 0.1 m sphere with nothing within reach to touch: the
-    composed RATTLE step still (`physics.pipeline.stages.composes_rattle` asks whether any contact may act, not
+    composed RATTLE step still (`physics.pipeline.retry.composes_rattle` asks whether any contact may act, not
     whether shapes exist): the period within the goal's 6e-5 (measured 2.1e-6 and 8.5e-6, as
     without the shape; composing only where no shape existed gave 2.6e-4)."""
     error, energy, _ = swing(np.radians(degrees), 1 / 60, 30.0, shape={"type": "sphere", "radius": 0.1},

@@ -1,4 +1,4 @@
-"""A RATTLE retry (physics.pipeline.stages.rattle_substep, `Undo`) redoes the joints' island only: the bodies
+"""A RATTLE retry (physics.pipeline.retry.rattle_substep, `Undo`) redoes the joints' island only: the bodies
 outside it keep the step they took, bit for bit, with their warm starts and contact points, and the
 island's halves are those the whole world would take; where a half reaches a body outside the
 island, the attempt's result stands, whole. The island is a union–find closure
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from physics.pipeline import stages
+from physics.pipeline import retry, stages
 from physics.io.scene import scene_from_dict, scene_from_text
 from physics.pipeline.simulation import Simulation
 from physics.dynamics.sleeping import island_of
@@ -86,14 +86,14 @@ def run(text, failing, monkeypatch, steps=STEPS, after_step=None):
                 return out
 
             patch.setattr(SceneSolver, "project_joint_positions", left_the_rows)
-            patch.setattr(stages, "RATTLE_CRACK_ERROR", 0.0)
-            put_back = stages.Undo.put_back
+            patch.setattr(retry, "RATTLE_CRACK_ERROR", 0.0)
+            put_back = retry.Undo.put_back
 
             def counted(self, *args):
                 islands.append(None if self.active is None else int(self.active.sum()))
                 return put_back(self, *args)
 
-            patch.setattr(stages.Undo, "put_back", counted)
+            patch.setattr(retry.Undo, "put_back", counted)
         sim = Simulation(scene_from_text(text) if isinstance(text, str) else scene_from_dict(text))
         for _ in range(steps):
             sim.step()
@@ -238,7 +238,7 @@ def test_a_retried_sub_step_is_its_halves(name, monkeypatch):
     text = BOB_OVER_BOX if name == "bob_over_box" else (SCENES / f"{name}.toml").read_text()
     retried, _ = run(text, True, monkeypatch)
     with monkeypatch.context() as patch:
-        patch.setattr(stages, "RATTLE_STEP_ERROR", -1.0)    # every sub-step predicted past the bound
+        patch.setattr(retry, "RATTLE_STEP_ERROR", -1.0)    # every sub-step predicted past the bound
         halved = Simulation(scene_from_text(text))
         for _ in range(STEPS):
             halved.step()
@@ -299,7 +299,7 @@ def test_where_the_attempt_stands_the_data_is_the_attempts(monkeypatch):
     attempt's result stands, every array of the Data — the solver's cache and joints, the sleep
     state, the constraint accelerations — and the contact points are bit for bit the attempt's,
     but for the local ω that queries derive from omega_body afresh."""
-    init, put_back, after_put_back = stages.Undo.__init__, stages.Undo.put_back, stages.After.put_back
+    init, put_back, after_put_back = retry.Undo.__init__, retry.Undo.put_back, retry.After.put_back
     last, checked = [], []
 
     def noted(self, model, data, work, active):
@@ -318,9 +318,9 @@ def test_where_the_attempt_stands_the_data_is_the_attempts(monkeypatch):
             assert np.array_equal(work.solver.contacts.point_world, attempt.contacts.point_world)
             checked.append(data.time)
 
-    monkeypatch.setattr(stages.Undo, "__init__", noted)
-    monkeypatch.setattr(stages.Undo, "put_back", put)
-    monkeypatch.setattr(stages.After, "put_back", compared)
+    monkeypatch.setattr(retry.Undo, "__init__", noted)
+    monkeypatch.setattr(retry.Undo, "put_back", put)
+    monkeypatch.setattr(retry.After, "put_back", compared)
     run(PLANK, False, monkeypatch, 12)
     assert checked, "the attempt stood"
 

@@ -402,7 +402,7 @@ class ContactCache:
     def part(self, shapes, touching=True):
         """This cache's entries (impulses and manifolds, as `state()` names them) of the shape pairs
         with a shape in `shapes` (S,) bool, or (touching False) of the others: `restore` one and
-        `merge` the other to have them all again (a RATTLE retry, `physics.pipeline.stages.Undo`)."""
+        `merge` the other to have them all again (a RATTLE retry, `physics.pipeline.retry.Undo`)."""
         n, m = self.n_shapes, self.n_manifolds
         live = {"impulse": (self._impulse_keys >> 20, {"impulse_keys": self._impulse_keys, "impulses": self._impulses,
                                                        "impulse_points": self._impulse_points,

@@ -27,7 +27,7 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   projected along the current rows instead (Gauss–Newton, J_k M₀⁻¹ J_kᵀ is symmetric positive
   definite), which always converges but is not RATTLE's step (it cost the chain 17 J of 98 in one
   crack): the joints' island then takes the sub-step again as two halves (`RATTLE_HALVINGS`,
-  `physics.pipeline.stages.rattle_substep`), and it
+  `physics.pipeline.retry.rattle_substep`), and it
   does so too where the drift starts far off the constraint (`RATTLE_STEP_ERROR`); `stats`
   reports both.
 - `project_velocities`: μ from [J₁ M₁⁻¹ J₁ᵀ] μ = −J₁ v at the end pose, Δv = M₁⁻¹ J₁ᵀ μ (RATTLE's

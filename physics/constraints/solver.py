@@ -482,7 +482,7 @@ class SceneSolver:
     def pair_bodies(self):
         """(K, 2) the last prepare's candidate pairs (boxes within reach; with some bodies asleep,
         those solved or probed) as solver bodies, −1 for a static or kinematic shape: what joins
-        islands (physics.dynamics.sleeping's, a RATTLE retry's, `physics.pipeline.stages.Undo`). Made when asked."""
+        islands (physics.dynamics.sleeping's, a RATTLE retry's, `physics.pipeline.retry.Undo`). Made when asked."""
         return self._rest.body[self._pairs]
 
     # the carried state's parts, by the names the stages use
@@ -535,7 +535,7 @@ class SceneSolver:
         awake): which bodies are awake (physics.dynamics.sleeping); updated in place with the
         sleeping bodies this step's boxes wake (`physics.dynamics.sleeping.awake_pairs`), whose pairs are then solved.
         `active` (B,) bool, or None (all): the bodies this sub-step steps (a RATTLE retry's island,
-        `physics.pipeline.stages.Undo`); a pair with a body outside it is not solved (that body has taken
+        `physics.pipeline.retry.Undo`); a pair with a body outside it is not solved (that body has taken
         its step already), and one that joins an active body to it is counted (`outside_pairs`); the
         contact cache keeps only the active pairs' entries."""
 

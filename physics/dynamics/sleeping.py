@@ -173,7 +173,7 @@ def _joined(pairs, count):
 @kernel
 def island_of(pairs, count, members):
     """(count,) bool: the bodies in an island (union–find over pairs (K, 2) of bodies, −1 = static)
-    with any of `members` (M,) (−1 skipped): what a RATTLE retry redoes (`physics.pipeline.stages.Undo`)."""
+    with any of `members` (M,) (−1 skipped): what a RATTLE retry redoes (`physics.pipeline.retry.Undo`)."""
     island = _joined(pairs, count)
     marked = np.zeros(count, np.bool_)
     for m in range(members.size):

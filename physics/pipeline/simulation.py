@@ -54,6 +54,7 @@ from physics.pipeline import stages
 from physics.dynamics.body_passes import first_beyond_reach, rows_times, rows_transposed_times
 from physics.dynamics import driving
 from physics.pipeline.data import Data
+from physics.pipeline.step import step as advance
 from physics.model.hierarchy import Hierarchy, NodeState
 from physics.dynamics.integrators import inertial_accelerations
 from physics.model.model import Model
@@ -235,7 +236,7 @@ class Simulation:
     # ------------------------------------------------------------------ the step
     def step(self, n=1):
         """Advance n steps of settings.dt, each in settings.substeps equal sub-steps: the stages of
-        physics.pipeline.stages (`stages.step`), then the reach policy and the runaway check."""
+        physics.pipeline.stages (physics.pipeline.step), then the reach policy and the runaway check."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"step: n must be an integer >= 0, got {n!r}")
         if self.diverged is not None:
@@ -254,7 +255,7 @@ class Simulation:
                 started = profile.mark()
                 if self._drives is not None:
                     first = self._drive()
-                first = stages.step(self.model, self.data, self.settings, self._work, first)
+                first = advance(self.model, self.data, self.settings, self._work, first)
                 self.data.step_count += 1
                 if self.model.loose.size:
                     self._hand_off()
@@ -808,7 +809,7 @@ class Simulation:
     def solver_residual(self):
         """(sweeps,) the solver's residual ‖Γλ − η‖ (projected) after each sweep of the last step's solve stage
         (`iterations` of them, more on a cold start: `physics.constraints.solver.COLD_START_SWEEPS`); where a RATTLE
-        retry took the last sub-step's joints' island in halves, its last half's (`physics.pipeline.stages.After`)."""
+        retry took the last sub-step's joints' island in halves, its last half's (`physics.pipeline.retry.After`)."""
         return np.zeros(0) if self._solver is None else self._solver.residual.copy()
 
     def joint_separation(self):

@@ -1,0 +1,226 @@
+"""RATTLE's retry and its triple jump: the forms of a sub-step whose joints RATTLE steps.
+
+`rattle_substep` takes a sub-step (physics.pipeline.stages' `substep`) and, where the joints' position
+projection fails (no root along the start-of-step rows, or a start too far off the constraint),
+puts the joints' island back (`Undo`) and takes the sub-step again as two halves, while every
+other body keeps the step it took (`StepContext.active`), down to 2^-RATTLE_HALVINGS of it;
+`After` keeps what the failed attempt did outside the island. `composes_rattle` says where
+lie-midpoint-4's step is RATTLE's constrained step composed by the triple jump (4th order). The
+step (physics.pipeline.step) calls these; the stages know nothing of them but the island they are
+told to step (`StepContext.active`) and `OutsideIsland`, which a half raises where it reaches out.
+"""
+import numpy as np
+
+from physics.core.choices import INTEGRATOR_TRAITS
+from physics.dynamics.integrators import TRIPLE_JUMP
+from physics.dynamics.sleeping import island_of
+from physics.pipeline import stages
+from physics.pipeline.stages import STALE, OutsideIsland, solver_state, step_context
+
+# A RATTLE sub-step is taken again as two halves, down to 2^-RATTLE_HALVINGS of it
+# (`rattle_substep`), where its position projection finds no root along the start-of-step rows (a
+# whip crack of the chain: the links turn so far within the step that J(q) M⁻¹ J₀ᵀ turns singular
+# before g = 0), or where the drift left the constraint by more than RATTLE_STEP_ERROR of the
+# joint's lever before the projection: a link of lever r turning by ωh in the step leaves it by
+# r (ωh)²/2, so 0.016 is a turn of 0.18 rad (2 mm on the chain's 0.125 m half-links). Past it a whip
+# crack's step costs or adds joules of the chain's 98 J: at 0.024–0.032 the 10 s loss of chain.toml
+# ranged from −2 % to 17 % with the velocity solver's iteration count, at 0.016 from 3 % to 6 %.
+RATTLE_HALVINGS = 4
+RATTLE_STEP_ERROR = 0.016
+# Halving helps a projection that left J₀ where the step is long for the links' turn (a crack:
+# the start error falls as h²). Where it started within RATTLE_CRACK_ERROR of a lever (a turn of
+# 0.045 rad in the step) or left J₀ with less than RATTLE_LEFT_ERROR of one still to project, the
+# stall is the configuration's, at any h: a net of ball joints near a plane (a planar framework,
+# infinitesimally flexible out of its plane) makes RATTLE's Newton system nearly singular, and its
+# iteration along J₀ converges only linearly. The current rows' step (Gauss–Newton) then stands:
+# halving finds the same stall at every level (the 8 × 8 net would take 18 sub-steps for each
+# nominal one; with its stalls standing it takes 2–3, and the 6 × 6 net loses 7.5 % of its energy
+# in 5 s, against 8.5 % with every stall halved). The chain's cracks do not leave J₀.
+RATTLE_CRACK_ERROR = 1e-3
+RATTLE_LEFT_ERROR = 1e-6
+
+
+def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVINGS):
+    """A sub-step whose joints are stepped by RATTLE; where its position projection finds no root of
+    g = 0 along the start-of-step rows (the solvability of RATTLE's nonlinear system needs h small
+    against how far the links turn) or starts more than RATTLE_STEP_ERROR of a joint's lever off the
+    constraint, the joints' island is put back where it started (`Undo`) and takes the sub-step
+    again as two halves, while every other body keeps the step it took: each half is RATTLE's step,
+    where a projection along other directions (the current rows) is not RATTLE's and was measured
+    to add or remove up to 17 J of the chain's 98 J in one whip crack. Where a half brings the
+    island within reach of a body outside it (the island moved past the travel its attempt
+    predicted: a timed impulse it took in the first half, a crack's speed), that body's step is
+    taken already: the attempt's result then stands, as at the last halving. Where the last sub-step's
+    start error, scaled by h², predicts the bound passed, the halves are taken at once, by every
+    body the sub-step steps (the island is known only once prepare has run; the hint is part of the
+    Data). At the last halving the projection's own fallback stands."""
+    h, solver = context.h, work.solver
+    if not halvings:
+        stages.substep(model, data, settings, work, context)
+        data.rattle_hint[:] = solver.joint_start_error, h
+        return
+
+    def halves(active):     # each half's context built as it starts
+        for _ in range(2):
+            half = step_context(model, data, settings, work, 0.5 * h, context.integrator, active)
+            rattle_substep(model, data, settings, work, half, halvings - 1)
+
+    # the start error grows as h²: where the last sub-step's predicts one past the bound, the
+    # halves are taken at once instead of after a failed attempt
+    if data.rattle_hint[0] * (h / data.rattle_hint[1]) ** 2 > RATTLE_STEP_ERROR:
+        halves(context.active)
+        return
+    undo = []
+    stages.substep(model, data, settings, work, context,
+                   after_prepare=lambda: undo.append(Undo.take(model, data, work, context)))
+    data.rattle_hint[:] = solver.joint_start_error, h
+    left = (solver.joint_left_start_rows and solver.joint_left_error > RATTLE_LEFT_ERROR
+            and solver.joint_start_error > RATTLE_CRACK_ERROR)
+    if not left and solver.joint_start_error <= RATTLE_STEP_ERROR:
+        return
+    undo, = undo
+    # the island as the attempt left it, the result that stands where a half reaches outside it
+    attempt = None if undo.active is None else Undo(model, data, work, undo.active)
+    after = None if undo.active is None else After(data, work, undo.shapes(model, work))
+    undo.put_back(model, data, work)
+    stands = False
+    try:
+        halves(undo.active)
+    except OutsideIsland:
+        if attempt is None:
+            raise
+        attempt.put_back(model, data, work)
+        stands = True
+    finally:    # (also where a half raised: a stopped run's cache and contacts stay whole)
+        if after is not None:
+            after.put_back(model, data, work, stands)
+
+
+class Undo:
+    """What a RATTLE retry (`rattle_substep`) puts back of a sub-step: the state at its start of the
+    bodies its halves redo. That is the joints' island: the bodies of every joint (RATTLE's position
+    step is one Newton system over all of them), every body the prepare stage found within reach of
+    one (`SceneSolver.pair_bodies`, boxes grown by the whole sub-step's travel), whole trees, and so
+    on, closed (physics.dynamics.sleeping.island_of). Put back: those bodies' rows (local pose and velocity,
+    omega_body, the solver's share of their accelerations), the joints' impulses, the contact
+    cache's entries of their shapes as the prepare stage left them (the warm starts from before the
+    attempt's solve; the persistent manifolds as its narrow phase built them at the start-of-step
+    poses), the kinematic nodes' motion (the halves step them with the island), the clock, the next
+    timed impulse, the RATTLE hint and the runaway check's reference. An island's sleep timers stay
+    as the attempt left them: the sub-step's time passed once, and an island with a joint in it
+    never falls asleep (physics.model.model's `sleepable`); the whole world's are put back, as its halves
+    count them again.
+
+    Every other body has taken its whole step and keeps it: none of its rows is copied, and the
+    halves neither step it nor solve a row of it (`StepContext.active`); where a half brings the
+    island within its reach, the attempt's result stands (`OutsideIsland`). An island of every body
+    is the whole world (active None): the halves step it as a sub-step does."""
+
+    def __init__(self, model, data, work, active):
+        self.active = active
+        cache = work.solver.cache
+        if active is None:
+            self.slots, self.cache = slice(None), cache.state()
+        else:
+            self.slots, self.cache = np.flatnonzero(active), cache.part(self.shapes(model, work))
+        local, nodes = work.hierarchy.local, model.dyn[self.slots]
+        self.local = tuple(a[nodes] for a in (local.translation, local.rotation, local.velocity))
+        self.omega_body = data.omega_body[self.slots].copy()
+        self.constraint_acceleration = data.constraint_acceleration[self.slots].copy()
+        # the whole world's halves wake, hold and count still time again (a retry's island's do not)
+        self.sleep = tuple(a.copy() for a in data.sleep) if active is None else None
+        self.kinematic = tuple(a.copy() for a in data.kinematic)
+        joints = work.solver.joints
+        self.impulse = joints.impulse.copy() if joints is not None else None
+        self.time, self.next_event = data.time, data.next_event
+        self.runaway = work.runaway.reference, work.runaway.due
+        self.hint = data.rattle_hint.copy()
+
+    @classmethod
+    def take(cls, model, data, work, context):
+        """At a sub-step's start, after its prepare stage: the island of the joints as it found it,
+        within the bodies the sub-step steps (`context.active`)."""
+        solver = work.solver
+        if context.active is None and model.in_joint[model.dyn].all():
+            return cls(model, data, work, None)     # every body in a joint: the island is all
+        edges = [solver.pair_bodies, solver.joints.body]
+        if model.any_parented:      # a tree is stepped whole: parents first, at every stage
+            carried = np.flatnonzero(model.nearest_dynamic_slot >= 0)
+            edges.append(np.stack([carried, model.nearest_dynamic_slot[carried]], axis=1))
+        pairs = np.concatenate([np.asarray(e, np.int64).reshape(-1, 2) for e in edges])
+        active = island_of(pairs, model.dyn.size, np.ascontiguousarray(solver.joints.body.reshape(-1)))
+        if context.active is not None:
+            active &= context.active
+        return cls(model, data, work, None if active.all() else active)
+
+    def shapes(self, model, work):
+        """(S,) bool: the shapes of the island's bodies."""
+        solver = work.solver
+        body = solver.body_of_node[solver.shapes.node]
+        return (body >= 0) & np.append(self.active, False)[body]
+
+    def put_back(self, model, data, work):
+        """The island back where this was taken."""
+        local, nodes = work.hierarchy.local, model.dyn[self.slots]
+        local.translation[nodes], local.rotation[nodes], local.velocity[nodes] = self.local
+        data.omega_body[self.slots] = self.omega_body
+        data.constraint_acceleration[self.slots] = self.constraint_acceleration
+        for array, rows in zip(data.sleep, self.sleep or ()):
+            array[:] = rows
+        for array, rows in zip(data.kinematic, self.kinematic):
+            array[:] = rows
+        work.calls.scatter_kinematic()
+        solver = work.solver
+        if self.impulse is not None:
+            solver.joints.impulse[:] = self.impulse
+        solver.cache.restore(self.cache)
+        data.time, data.next_event = self.time, self.next_event
+        data.rattle_hint[:] = self.hint
+        work.runaway.reference, work.runaway.due = self.runaway
+        solver.forget()
+        work.world = STALE
+
+
+class After:
+    """What a RATTLE retry keeps of its failed attempt for the bodies outside the island (`Undo`):
+    the kinematic nodes' motion at its end (the halves end there too, to round-off), the contact
+    cache's entries of the other shapes, and its contact points and solver residual, put back once
+    the halves are done: the step's contacts are the island's last half's and the others' from the
+    attempt; the residual is the last half's. Where the attempt's result stands (`OutsideIsland`),
+    its contacts and residual are the step's."""
+
+    def __init__(self, data, work, inside):
+        solver = work.solver
+        self.kinematic = tuple(a.copy() for a in data.kinematic)
+        self.cache = solver.cache.part(inside, touching=False)
+        self.inside, self.contacts, self.residual = inside, solver.contacts, solver.residual
+
+    def put_back(self, model, data, work, attempt_stands=False):
+        for array, rows in zip(data.kinematic, self.kinematic):
+            array[:] = rows
+        work.calls.scatter_kinematic()
+        solver = work.solver
+        solver.cache.merge(self.cache)
+        if attempt_stands:
+            solver.contacts, solver.residual = self.contacts, self.residual
+        elif self.contacts is not None:
+            c = self.contacts
+            others = c.take(~(self.inside[c.shape_a] | self.inside[c.shape_b]))
+            solver.contacts = others if solver.contacts is None else type(c).joined(solver.contacts, others)
+        work.world = STALE
+
+
+def composes_rattle(model, data, settings, work, h):
+    """Whether a sub-step h of `lie-midpoint-4` with joints is RATTLE's constrained lie-midpoint step
+    composed by the triple jump (g1 h, g2 h < 0, g1 h): where every joint is an equality (no limit,
+    motor or rope) and no contact may become active within it (no two shapes within reach of g1 h
+    of travel, the farthest the composition strays: `SceneSolver.may_touch`). Contacts, limits and
+    ropes are inequalities, motors velocity targets, solved at velocity level with speculative
+    margins and restitution: they have no meaning over a backward sub-step. Where one may act, the
+    free motion alone is composed and the joints are stepped once (2nd order in the joints)."""
+    if not INTEGRATOR_TRAITS[settings.integrator].triple_jump or not work.solver.joints_equalities:
+        return False
+    if not len(work.solver.shapes):
+        return True
+    world, centre, _, velocity, _ = solver_state(model, data, settings, work)
+    return not work.solver.may_touch(world, centre, velocity, TRIPLE_JUMP[0] * h)

@@ -1,0 +1,34 @@
+"""One step of settings.dt: settings.substeps sub-steps, each the stages of physics.pipeline.stages
+in one of their forms (Box2D v3's b2SolverStep over its stages): RATTLE's, with its retry and
+triple jump (physics.pipeline.retry), the free bodies' fused pass, or the plain list. The sub-step
+functions are looked up on their module at each call: physics.core.profile swaps in timed ones.
+"""
+from physics.dynamics.integrators import TRIPLE_JUMP
+from physics.pipeline import stages
+from physics.pipeline.retry import composes_rattle, rattle_substep
+from physics.pipeline.stages import fused, step_context
+
+
+def step(model, data, settings, work, first):
+    """One step of settings.dt in settings.substeps equal sub-steps, each the STAGES or one of their
+    forms (module docstring). `first`: the first sub-step of a run of free-body sub-steps checks the
+    state it starts from too (`free_substep`); returns whether the next one still must."""
+    h = settings.dt / settings.substeps
+    free = fused(model, settings, work)
+    work.refresh(settings)
+    for _ in range(settings.substeps):
+        c = step_context(model, data, settings, work, h, settings.integrator)
+        if c.rattle and composes_rattle(model, data, settings, work, h):
+            # lie-midpoint-4 with equality joints and no contact within reach: the whole
+            # constrained step (free motion, RATTLE) composed by the triple jump (4th order)
+            for fraction in TRIPLE_JUMP:
+                rattle_substep(model, data, settings, work,
+                               step_context(model, data, settings, work, fraction * h, "lie-midpoint"))
+        elif c.rattle:
+            rattle_substep(model, data, settings, work, c)
+        elif free:
+            stages.free_substep(model, data, settings, work, c, first)
+            first = False
+        else:
+            stages.substep(model, data, settings, work, c)
+    return first
