@@ -2,13 +2,10 @@
 top row first. Written atomically (a temporary file beside the target, then os.replace), so an
 interrupted screenshot never leaves half a file under the name asked for.
 """
-import os
-from pathlib import Path
-
 import numpy as np
 from PIL import Image
 
-from physics.core.files import remove_stale_temporaries, temporary_path
+from physics.core.files import write_atomically
 
 
 def write_png(path, rgb):
@@ -16,18 +13,7 @@ def write_png(path, rgb):
     rgb = np.asarray(rgb)
     if rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
         raise ValueError(f"write_png: expected an (H, W, 3) uint8 array, got shape {rgb.shape} dtype {rgb.dtype}")
-    path = Path(path)
-    remove_stale_temporaries(path)
-    temp = temporary_path(path)
-    try:
-        with open(temp, "xb") as out:
-            Image.fromarray(rgb, "RGB").save(out, format="PNG")
-        os.replace(temp, path)
-    except FileExistsError:     # the random name is taken: that file is not ours to remove
-        raise
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
+    write_atomically(path, lambda out: Image.fromarray(rgb, "RGB").save(out, format="PNG"))
 
 
 def read_png(path):

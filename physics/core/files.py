@@ -98,3 +98,23 @@ def remove_stale_temporaries(path):
             Path(entry.path).unlink(missing_ok=True)
         except (PermissionError, OverflowError, OSError):
             pass
+
+
+def write_atomically(path, write, binary=True):
+    """Write `path` through `write(stream)` on a fresh temporary beside it (`temporary_path`), then
+    rename it over `path` (os.replace): a reader sees the old file or the whole new one. The
+    temporary is removed on any exception, an interruption (KeyboardInterrupt, a signal's exception)
+    included: its name is chosen before it exists, so no moment leaves it behind; the leftovers of
+    writers killed outright go first (`remove_stale_temporaries`)."""
+    path = Path(path)
+    remove_stale_temporaries(path)
+    temp = temporary_path(path)
+    try:
+        with (open(temp, "xb") if binary else open(temp, "x", newline="")) as out:
+            write(out)
+        os.replace(temp, path)
+    except FileExistsError:     # the random name is taken: that file is not ours to remove
+        raise
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise

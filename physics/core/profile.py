@@ -32,9 +32,10 @@ like cProfile's: every simulation stepping while one is on is timed.
 """
 import functools
 import json
-import os
 import time
 from pathlib import Path
+
+from physics.core.files import write_atomically
 
 STAGES = ("world", "rows", "broad phase", "narrow phase", "kinematic", "dynamic", "events", "solve", "sleep")
 SPANS = ("step", "substep")   # the events the stages nest in
@@ -184,16 +185,9 @@ class Recorder:
     def write_trace(self, path, first_step=0, metadata=None):
         """Write the trace as JSON to `path` atomically (a temporary file, then os.replace); the
         run's `metadata` (scene, settings, ...) goes under "otherData"."""
-        from physics.core.files import temporary_path
         path = Path(path)
         document = {"traceEvents": self.trace_events(first_step), "displayTimeUnit": "ms",
                     "otherData": {**(metadata or {}), "clock": "time.perf_counter_ns",
                                   "dropped_events": self.dropped, "stages": list(STAGES)}}
-        partial = temporary_path(path)
-        try:
-            with open(partial, "w") as f:
-                json.dump(document, f, separators=(",", ":"))
-            os.replace(partial, path)
-        finally:
-            partial.unlink(missing_ok=True)
+        write_atomically(path, lambda out: json.dump(document, out, separators=(",", ":")), binary=False)
         return path

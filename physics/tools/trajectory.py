@@ -9,12 +9,11 @@ bodies (angular about the world origin). Constant: names (B,), parent (B,) with 
 """
 import csv
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 
-from physics.core.files import remove_stale_temporaries, temporary_path
+from physics.core.files import write_atomically
 
 NODE_FIELDS = {  # name -> trailing shape per node
     "translation": (3,), "rotation": (3, 3), "scale": (), "velocity": (3,), "acceleration": (3,),
@@ -117,24 +116,12 @@ def _write_csv(handle, arrays):
 
 
 def write(path, arrays):
-    """Write `arrays` to `path` (.npz or .csv) atomically: a temporary file, then os.replace. The
-    temporary file is removed on any exception, an interruption (KeyboardInterrupt, or the runner's
-    signal exception) included: its name is chosen before it exists, so no moment leaves it behind."""
+    """Write `arrays` to `path` (.npz or .csv) atomically (`physics.core.files.write_atomically`: a
+    temporary file, then os.replace; nothing left behind by an exception or the runner's signal)."""
     path = Path(path)
     if path.suffix not in FORMATS:
         raise ValueError(f"output file {str(path)!r}: unknown extension {path.suffix!r}; expected .npz or .csv")
-    remove_stale_temporaries(path)
-    temp = temporary_path(path)
-    try:
-        if path.suffix == ".npz":
-            with open(temp, "xb") as out:
-                np.savez_compressed(out, **arrays)
-        else:
-            with open(temp, "x", newline="") as out:
-                _write_csv(out, arrays)
-        os.replace(temp, path)
-    except FileExistsError:     # the random name is taken: that file is not ours to remove
-        raise
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
+    if path.suffix == ".npz":
+        write_atomically(path, lambda out: np.savez_compressed(out, **arrays))
+    else:
+        write_atomically(path, lambda out: _write_csv(out, arrays), binary=False)
