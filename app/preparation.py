@@ -62,9 +62,12 @@ class Preparation:
         self._built = {}                    # scene -> the Simulation `build` made (None: it failed)
         self._condition = threading.Condition()
         if compile:
-            command = [sys.executable, "-m", "physics", "warmup", "--plain"] + ([] if first is None else ["--first", first])
+            # what the window waits on (the first scene and its toggles) at normal priority, the rest
+            # niced: physics.tools.warmup.yield_cores
+            command = [sys.executable, "-m", "physics", "warmup", "--plain", "--background-after-first"] + (
+                [] if first is None else ["--first", first])
             self.child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                          stdin=subprocess.DEVNULL, preexec_fn=_background_child)
+                                          stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
             threading.Thread(target=self._read, name="warm-up reader", daemon=True).start()
         threading.Thread(target=self._load, name="kernel loader", daemon=True).start()
 
@@ -242,13 +245,6 @@ def time_as_python(path, timeout=PROBE_TIMEOUT):
                             stdin=subprocess.DEVNULL, env=environment, timeout=timeout, preexec_fn=die_with_parent)
     first, step = json.loads(result.stdout.strip().splitlines()[-1])
     return first, step
-
-
-def _background_child():
-    """The warm-up child ends with the window and yields the cores to it: the window's frames
-    (which run the scene as Python meanwhile) come first, the compile takes what is left."""
-    die_with_parent()
-    os.nice(10)
 
 
 def _read_meshes(scene):

@@ -189,3 +189,24 @@ def test_the_app_on_a_cold_cache_moves_the_tank_at_once(display, tmp_path):
     walls = [float(row[2]) for row in rows if row[3] != "nan"]
     for before, after, wall in zip(times, times[1:], walls[1:]):
         assert after - before <= min(wall, MAX_FRAME_SECONDS) + dt + 1e-9
+
+
+def test_the_warm_up_yields_the_cores_once_what_the_window_waits_on_is_compiled():
+    """`yield_cores` (the app's warm-up, after its first scene's tasks): the warm-up process and
+    each of its pool's workers at nice BACKGROUND_NICE at least, read back by getpriority in a fresh
+    process (raising one's niceness needs no privilege; this test's own process is left as it is)."""
+    script = (
+        "import os\n"
+        "from multiprocessing import get_context\n"
+        "from physics.tools.warmup import BACKGROUND_NICE, yield_cores\n"
+        "if __name__ == '__main__':\n"
+        "    pool = get_context('spawn').Pool(2)\n"
+        "    before = os.getpriority(os.PRIO_PROCESS, 0)\n"
+        "    yield_cores(pool)\n"
+        "    after = [os.getpriority(os.PRIO_PROCESS, pid) for pid in [0] + [w.pid for w in pool._pool]]\n"
+        "    print(before, *after, BACKGROUND_NICE)\n"
+        "    pool.terminate()\n")
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    before, *after, nice = map(int, result.stdout.split())
+    assert len(after) == 3 and all(value >= max(nice, before) for value in after), result.stdout

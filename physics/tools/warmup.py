@@ -237,10 +237,28 @@ def _task(name):
         return name, None, f"{type(error).__name__}: {error}"
 
 
-def run(jobs=None, first=None, plain=False, out=sys.stdout):
+BACKGROUND_NICE = 10    # the niceness of the compiling ahead of need, once what the user waits on is done
+
+
+def yield_cores(pool):
+    """This process and its pool's workers at BACKGROUND_NICE: what is left is compiling ahead of
+    need, and the window's frames come first. (Raising one's own niceness needs no privilege;
+    lowering it back would, so the order of the tasks puts what the user waits on first.)"""
+    for pid in [os.getpid()] + [worker.pid for worker in getattr(pool, "_pool", ())]:
+        try:
+            os.setpriority(os.PRIO_PROCESS, pid, max(os.getpriority(os.PRIO_PROCESS, pid), BACKGROUND_NICE))
+        except (OSError, AttributeError):     # a worker gone, or no priorities on this platform
+            pass
+
+
+def run(jobs=None, first=None, plain=False, out=sys.stdout, background_after_first=False):
     """Run every task on `jobs` worker processes; returns the failures as {task: message}. An
-    interruption (Ctrl+C, SIGTERM) ends the workers at once; what they cached stays cached."""
+    interruption (Ctrl+C, SIGTERM) ends the workers at once; what they cached stays cached.
+    `background_after_first`: the app's warm-up. `first` and its other settings (`first`+, what the
+    user waits on: the scene shown, its toggles) compile at normal priority, the rest at
+    BACKGROUND_NICE (`yield_cores`), said in one line."""
     names = tasks(first)
+    waited_on = {first, f"{first}+"} & set(names) if background_after_first else set()
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(names)))
     failures = {}
     start = time.perf_counter()
@@ -250,6 +268,8 @@ def run(jobs=None, first=None, plain=False, out=sys.stdout):
         bar = tqdm(total=len(names), desc="compiling kernels", unit="task", file=out)
     # spawn: a fresh interpreter per worker, nothing inherited from this process's numba state
     pool = get_context("spawn").Pool(jobs, initializer=_worker_start)
+    if background_after_first and not waited_on:
+        yield_cores(pool)
     try:
         for done, (name, seconds, error) in enumerate(pool.imap_unordered(_task, names), 1):
             if error is None:
@@ -264,6 +284,12 @@ def run(jobs=None, first=None, plain=False, out=sys.stdout):
                     bar.write(line)
             else:
                 print(line, file=out, flush=True)
+            if name in waited_on:
+                waited_on.discard(name)
+                if not waited_on:
+                    yield_cores(pool)
+                    print(f"what {first} needs is compiled: the rest compiles at nice {BACKGROUND_NICE}", file=out,
+                          flush=True)
         pool.close()
     finally:
         pool.terminate()
@@ -287,6 +313,8 @@ def add_parser(commands):
     parser.add_argument("--first", default=None, help="the scene to prepare first")
     parser.add_argument("--plain", action="store_true", help="one line per task instead of a progress bar")
     parser.add_argument("--if-needed", action="store_true", help="do nothing when the cache is already warm")
+    parser.add_argument("--background-after-first", action="store_true",
+                        help=f"compile --first's tasks at normal priority, the rest at nice {BACKGROUND_NICE} (the app's)")
     parser.set_defaults(handler=command)
     return parser
 
@@ -297,5 +325,6 @@ def command(args):
     if args.if_needed and is_warm():
         print("warm-up: the kernel cache is already warm")
         return 0
-    failures = run(jobs=args.jobs, first=args.first, plain=args.plain or not sys.stdout.isatty())
+    failures = run(jobs=args.jobs, first=args.first, plain=args.plain or not sys.stdout.isatty(),
+                   background_after_first=args.background_after_first)
     return 1 if failures else 0
