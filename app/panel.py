@@ -496,7 +496,8 @@ class Panel:
         [[keyframe]] table on the clipboard, to paste into the scene file."""
         from physics.pipeline import keyframes
         v = self.viewer
-        if not (v.sim.joint_coordinates() or v.sim.scene.keyframes):    # a keyframe poses joints
+        named = any("name" in spec and spec["type"] in ("hinge", "slider") for spec in v.sim.scene.joints)
+        if not (named or v.sim.scene.keyframes):    # a keyframe poses joints
             return
         saved = v.saved_keyframes
         shown = list(v.sim.scene.keyframes) + saved
@@ -536,9 +537,11 @@ class Panel:
             if name not in coordinates:
                 continue
             q = coordinates[name]
-            span = np.pi if spec["type"] == "hinge" else 1.0
-            low = spec["lower"] if spec.get("lower") is not None else q - span
-            high = spec["upper"] if spec.get("upper") is not None else q + span
+            # an unlimited joint's range about its coordinate at load: fixed, so that a held drag
+            # does not chase a range that follows the joint
+            span, centre = (np.pi if spec["type"] == "hinge" else 1.0), spec.get("coordinate", 0.0)
+            low = spec["lower"] if spec.get("lower") is not None else centre - span
+            high = spec["upper"] if spec.get("upper") is not None else centre + span
             changed, new = imgui.slider_float(f"{name}##joint", q, low, high, "%.3f")
             if changed and new != q:
                 if not v.paused and name in servos:

@@ -1076,6 +1076,16 @@ class Viewer:
         except Exception as error:  # noqa: BLE001 - input errors show, never end the app
             self.error = f"key {key.symbol_string(symbol)}: {type(error).__name__}: {error}"
 
+    def release_keys(self):
+        """Let go of every scene key held (the window lost the keyboard, and no release will come):
+        each gives its release input, recorded as a key's own would be."""
+        for letter in sorted(self.keys.down):
+            try:
+                self.drive_keys(self.keys.release(letter, self.sim.controls) if self.sim is not None else [])
+            except Exception as error:  # noqa: BLE001 - input errors show, never end the app
+                self.error = f"key {letter}: {type(error).__name__}: {error}"
+        self.keys.down.clear()
+
     def key_release(self, symbol, modifiers):
         imgui.set_current_context(self.imgui_context)
         self.imgui_input.key(symbol, False)

@@ -70,6 +70,10 @@ class SandboxWindow(pyglet.window.Window):
     def on_key_release(self, symbol, modifiers):
         self.viewer.key_release(symbol, modifiers)
 
+    def on_deactivate(self):
+        # the window loses the keyboard: no release will come for the keys held now
+        self.viewer.release_keys()
+
     def on_text(self, text):
         self.viewer.text(text)
 

@@ -70,6 +70,14 @@ def test_the_control_section_sets_an_actuator(window):
     keys(w, "F1")
     frames(w, 2)
     assert "help V" in v.panel.item_rects and "help W" in v.panel.item_rects
+    # a key held as the window loses the keyboard is let go (no release event will come)
+    keys(w, "Escape")
+    xdotool(w, "keydown", "a")
+    assert v.sim.controls["steer"] == 0.4
+    w.dispatch_event("on_deactivate")
+    frames(w, 2)
+    assert v.sim.controls["steer"] == 0.0 and not v.keys.down
+    xdotool(w, "keyup", "a")        # the X server's key state back as it was
 
 
 @pytest.mark.display

@@ -207,6 +207,13 @@ def test_keys_ramp_hold_and_release():
     assert keys.release("A", controls) == [("control", ("steer", 0.0))]
     assert keys.press("V", controls) == [("launch", ("gun",))]
     assert keys.held(controls, 0.1) == []
+    # two keys on one actuator: A held, D pressed and let go, A steers again
+    both = KeyDrive([{"key": "A", "actuator": "steer", "value": 0.4, "release": 0.0},
+                     {"key": "D", "actuator": "steer", "value": -0.4, "release": 0.0}])
+    assert both.press("A", {"steer": 0.0}) == [("control", ("steer", 0.4))]
+    assert both.press("D", {"steer": 0.4}) == [("control", ("steer", -0.4))]
+    assert both.release("D", {"steer": -0.4}) == [("control", ("steer", 0.4))]
+    assert both.release("A", {"steer": 0.4}) == [("control", ("steer", 0.0))]
 
 
 def test_a_recorded_drive_replays_bit_for_bit(tmp_path):
@@ -404,3 +411,22 @@ def test_a_recorded_pose_replays_bit_for_bit(tmp_path):
     recording = read_recording(tmp_path / "pose.rec")
     assert [i.kind for i in recording.inputs] == ["pose", "pose"]
     assert recording.verify() == (45, None)
+
+
+def test_a_pose_while_running_leaves_every_moved_link_at_rest():
+    """The iiwa swinging (100 steps in), joint 1 posed 0.5 rad on: every link beyond it (each nested
+    under the one before) is at rest in the world, as its fixed base is (a nested link once kept its
+    parent's old spin); a refused pose at step 0 changes not a bit of the state."""
+    sim = Simulation.from_file(f"{SCENES}/iiwa.toml")
+    sim.step(100)
+    q = sim.joint_coordinates()["lbr_iiwa_joint_1"]
+    sim.pose_joint("lbr_iiwa_joint_1", q + 0.5)
+    links = [i for i, name in enumerate(sim.names) if name.endswith(":body")]
+    world = sim.world()
+    assert np.abs(world.omega_vector()[links]).max() < 1e-12
+    assert np.abs(world.velocity[links]).max() < 1e-12
+    fresh = Simulation.from_file(f"{SCENES}/iiwa.toml")
+    before = fresh.state_hash()
+    with pytest.raises(ValueError, match="within its limits"):
+        fresh.pose_joint("lbr_iiwa_joint_2", 99.0)
+    assert fresh.state_hash() == before

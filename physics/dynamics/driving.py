@@ -35,7 +35,7 @@ start (the chord's mean velocity less a h / 2).
 **Launchers** (`[[launcher]]`): `launch` puts a dynamic node at another node's origin (a muzzle),
 moving as that point moves, plus `speed` along the launcher's axis: v = v_muzzle_world + speed ·
 R_muzzle_world axis, ω = ω_muzzle_world. It says how much of v_muzzle_world each moving ancestor
-gave (`Launch.parts`): node a moving relative to its parent gives R_parent_world · v_local_a +
+gave (`Launch.parts`): node a moving relative to its parent gives S_parent R_parent_world · v_local_a +
 (R_parent_world ω_local_a) × (p_muzzle − p_a), and these sum to v_muzzle_world (the velocity
 composition of "The Dynamics of a Transform Hierarchy").
 
@@ -195,8 +195,9 @@ def velocity_parts(parent, names, world, local, muzzle):
     while node >= 0:
         up = int(parent[node])
         R_parent = world.rotation[up] if up >= 0 else np.eye(3)
-        part = matvec(R_parent, local.velocity[node]) + np.cross(matvec(R_parent, local.omega[node]),
-                                                                 point - world.translation[node])
+        scale = world.scale[up] if up >= 0 else 1.0       # x_world = R S x_local + T
+        part = scale * matvec(R_parent, local.velocity[node]) + np.cross(matvec(R_parent, local.omega[node]),
+                                                                         point - world.translation[node])
         if np.any(part != 0.0):
             parts[names[node]] = part
         node = up
@@ -263,9 +264,19 @@ class KeyDrive:
         return out
 
     def release(self, letter, controls):
+        """A held key let go: its actuators back to their release value, or to the value of another
+        key still held on the same actuator (A held, D pressed and let go: A steers again)."""
         self.down.discard(letter)
-        return [("control", (k["actuator"], k["release"])) for k in self.bound(letter)
-                if "release" in k and controls.get(k["actuator"]) != k["release"]]
+        out = []
+        for k in self.bound(letter):
+            if "release" not in k:
+                continue
+            still = [other for held in sorted(self.down) for other in self.bound(held)
+                     if other.get("actuator") == k["actuator"] and "release" in other]
+            value = still[-1]["value"] if still else k["release"]
+            if controls.get(k["actuator"]) != value:
+                out.append(("control", (k["actuator"], value)))
+        return out
 
     def held(self, controls, dt):
         """The ramps of the held keys over one step of dt: each moves its actuator towards its value

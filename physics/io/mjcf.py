@@ -364,8 +364,13 @@ class _Reader:
             ctrl = self.numbers(label, "ctrl", element.get("ctrl"))
             if ctrl.size != len(actuator_order):
                 raise self.error(label, "ctrl", element.get("ctrl"), f"expected {len(actuator_order)} numbers, one per actuator")
+            ranges = {a["name"]: a.get("ctrl_range") for a in self.actuators}
             for actuator, value in zip(actuator_order, ctrl):
                 if actuator is not None:
+                    low, high = ranges[actuator] or (-np.inf, np.inf)
+                    if not low <= value <= high:    # MuJoCo clamps ctrl to ctrlrange; our loader would refuse it
+                        self.skipped.append("a keyframe's controls outside the actuator's ctrlrange (clamped to it)")
+                        value = float(np.clip(value, low, high))
                     controls[actuator] = float(value)
         for key in ("qvel", "act", "mpos", "mquat"):
             if element.get(key) is not None:

@@ -767,6 +767,9 @@ class _Loader:
                 raise self.error(label, "release", raw["release"], "a key with a rate holds its value when let go")
             spec["rate"] = self.number(label, "rate", raw["rate"], 0.0, limits.FORCE_MAX, low_open=True)
         else:
+            if "release" not in raw and not low <= 0.0 <= high:
+                raise self.error(label, "release", None, f"a held key's release value defaults to 0, outside the "
+                                                         f"actuator's ctrl_range [{low:g}, {high:g}]: give it one")
             spec["release"] = self.number(label, "release", raw.get("release", 0.0), low, high)
         return spec
 

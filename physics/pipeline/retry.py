@@ -170,6 +170,8 @@ class Undo:
         for array, rows in zip(data.kinematic, self.kinematic):
             array[:] = rows
         work.calls.scatter_kinematic()
+        if work.drives is not None:     # a driven node's acceleration as at this pose (physics.dynamics.driving)
+            work.drives.report(data.kinematic, work.hierarchy.local.acceleration)
         solver = work.solver
         if self.impulse is not None:
             solver.joints.impulse[:] = self.impulse
@@ -199,6 +201,8 @@ class After:
         for array, rows in zip(data.kinematic, self.kinematic):
             array[:] = rows
         work.calls.scatter_kinematic()
+        if work.drives is not None:     # a driven node's acceleration as at this pose (physics.dynamics.driving)
+            work.drives.report(data.kinematic, work.hierarchy.local.acceleration)
         solver = work.solver
         solver.cache.merge(self.cache)
         if attempt_stands:

@@ -482,11 +482,15 @@ class Simulation:
         return where, j, value
 
     # ------------------------------------------------------------------ joint coordinates
+    def _named_joints(self):
+        """{name: joint index} of the named hinges and sliders (the joints a coordinate names)."""
+        return {spec["name"]: j for j, spec in enumerate(self.scene.joints)
+                if "name" in spec and spec["type"] in ("hinge", "slider")}
+
     def _coordinates(self, keep=False):
         """(named hinge and slider joints {name: index}, q (J,), anchor point (J, 3), axis (J, 3)) now;
         `keep`: the joints, built here before the first step, stay (an input is about to move the bodies)."""
-        named = {spec["name"]: j for j, spec in enumerate(self.scene.joints)
-                 if "name" in spec and spec["type"] in ("hinge", "slider")}
+        named = self._named_joints()
         if not named or self._solver is None:
             return named, np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3))
         _, centre, rotation, _, _ = stages.solver_state(self.model, self.data, self.settings, self._work)
@@ -505,7 +509,7 @@ class Simulation:
         axis through its anchor (a hinge) or moves along it (a slider), rigidly, and comes to rest
         on its parent. ValueError for an unknown joint, a value outside its limits, or a joint in a
         loop (no side of it moves alone)."""
-        named, now, point, axis = self._coordinates(keep=True)
+        named = self._named_joints()
         if name not in named:
             known = ", ".join(map(repr, named)) or "none: the scene names no hinge or slider"
             raise ValueError(f"pose_joint: unknown joint {name!r}; the scene's named hinges and sliders: {known}")
@@ -519,7 +523,8 @@ class Simulation:
         low, high = -np.inf if low is None else low, np.inf if high is None else high
         if not (np.isfinite(q) and low <= q <= high):
             raise ValueError(f"pose_joint: joint {name!r} got {q!r}; expected a value within its limits [{low:g}, {high:g}]")
-        moved = self._beyond(j)
+        moved = self._beyond(j)         # refused (a loop) before anything changes
+        _, now, point, axis = self._coordinates(keep=True)
         delta = q - now[j]
         if spec["type"] == "hinge":
             K = hat(axis[j])        # Rodrigues, its products in a fixed order (no BLAS: this is state)
@@ -529,11 +534,11 @@ class Simulation:
             turn, shift = np.eye(3), delta * axis[j]
         self._sync(stages.COMPLETE)
         world, local = self.hierarchy.world_state, self.hierarchy.local
-        tops = [k for k in moved if not self._has_ancestor_in(k, moved)]
+        moved_set = set(moved)
+        tops = [k for k in moved if not self._has_ancestor_in(k, moved_set)]
         placed = {}
         for k in tops:      # new world poses first: a top's parent is not moved
-            R = driving.matmul(turn, world.rotation[k])
-            placed[k] = (driving.matvec(turn, world.translation[k]) + shift, R)
+            placed[k] = (driving.matvec(turn, world.translation[k]) + shift, driving.matmul(turn, world.rotation[k]))
         for k, (T, R) in placed.items():
             p = int(self.parent[k])
             if p >= 0:
@@ -542,16 +547,15 @@ class Simulation:
                 local.rotation[k] = driving.matmul(Rp.T, R)
             else:
                 local.translation[k], local.rotation[k] = T, R
-        for k in moved:     # at rest on its parent
-            local.velocity[k] = 0.0
-            p = int(self.parent[k])
-            spin = world.omega[p] if p >= 0 else np.zeros(3)
-            rotation_now = placed[k][1] if k in placed else None
-            if rotation_now is None:    # below a moved top: its world rotation turned with it
-                rotation_now = driving.matmul(turn, world.rotation[k])
-            self.data.omega_body[self.model.dyn_slot[k]] = driving.matvec(rotation_now.T, spin)
-            # no solver stage has acted at this pose yet: the reported accelerations start from rest
-            self.data.constraint_acceleration[self.model.dyn_slot[k]] = 0.0
+        # each moved body at rest on its parent, whose new world motion one world pass gives (a body
+        # below another moved one, or below a kinematic node it carries, rides it)
+        slots = self.model.dyn_slot[moved]
+        local.velocity[moved] = 0.0
+        local.omega[moved] = 0.0
+        world = self.hierarchy.update_world()
+        self.data.omega_body[slots] = rows_transposed_times(world.rotation[moved], world.omega[moved])
+        # no solver stage has acted at this pose yet: the reported accelerations start from rest
+        self.data.constraint_acceleration[slots] = 0.0
         self.wake()
         if self._solver is not None:
             self._solver.forget()
@@ -575,16 +579,21 @@ class Simulation:
     def _beyond(self, j):
         """The dynamic nodes on joint j's b side: b's body and what the other joints join to it and
         the hierarchy carries below it, without crossing j; ValueError where that reaches j's a side
-        or the world (a loop: no side of j moves alone)."""
+        or the world (a loop: no side of j moves alone), or where b rides no dynamic body."""
         spec = self.scene.joints[j]
         start, other_side = self._body_of(spec["b"]), self._body_of(spec["a"])
-        edges = {}
+        if start < 0:
+            raise ValueError(f"pose_joint: joint {spec.get('name')!r} has no dynamic body on its b side to move")
+        edges, carried = {}, {}
         for i, joint in enumerate(self.scene.joints):
             if i != j:
                 a, b = self._body_of(joint["a"]), self._body_of(joint["b"])
                 edges.setdefault(a, set()).add(b)
                 edges.setdefault(b, set()).add(a)
-        dynamic = np.flatnonzero(self.motion == "dynamic")
+        for k in np.flatnonzero(self.motion == "dynamic"):      # each body under the body that carries it
+            up = self._body_of(int(self.parent[k]))
+            if up >= 0:
+                carried.setdefault(up, []).append(int(k))
         seen, todo = set(), [start]
         while todo:
             k = todo.pop()
@@ -594,9 +603,8 @@ class Simulation:
                 raise ValueError(f"pose_joint: joint {spec.get('name')!r} is in a loop: its b side reaches its a side "
                                  "or the world through other joints, so no side of it moves alone")
             seen.add(k)
-            below = self.model.descendants(k)
             todo += [n for n in edges.get(k, ()) if n not in seen]
-            todo += [int(n) for n in dynamic if below[n] and n not in seen]   # carried by k
+            todo += [n for n in carried.get(k, ()) if n not in seen]
         return sorted(seen)
 
     def apply_keyframe(self, name):
