@@ -34,7 +34,7 @@ import threading
 import time
 import traceback
 
-from physics.tools.warmup import die_with_parent, warm_scene
+from physics.tools.warmup import BACKGROUND_NICE, die_with_parent, warm_scene
 
 _LINE = re.compile(r"task (\d+)/(\d+) (\S+) (done|failed)")
 # A scene runs as Python while its kernels compile only if, so, its first step takes at most
@@ -62,12 +62,12 @@ class Preparation:
         self._built = {}                    # scene -> the Simulation `build` made (None: it failed)
         self._condition = threading.Condition()
         if compile:
-            # what the window waits on (the first scene and its toggles) at normal priority, the rest
-            # niced: physics.tools.warmup.yield_cores
-            command = [sys.executable, "-m", "physics", "warmup", "--plain", "--background-after-first"] + (
-                [] if first is None else ["--first", first])
+            # niced from the start: the window's frames, which run the first scene as Python meanwhile
+            # where a child timed it cheap enough so (`probe`), come first, and that timing must not
+            # compete with the compile (at normal priority it judged the tank too slow and it waited)
+            command = [sys.executable, "-m", "physics", "warmup", "--plain"] + ([] if first is None else ["--first", first])
             self.child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                          stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+                                          stdin=subprocess.DEVNULL, preexec_fn=_background_child)
             threading.Thread(target=self._read, name="warm-up reader", daemon=True).start()
         threading.Thread(target=self._load, name="kernel loader", daemon=True).start()
 
@@ -245,6 +245,13 @@ def time_as_python(path, timeout=PROBE_TIMEOUT):
                             stdin=subprocess.DEVNULL, env=environment, timeout=timeout, preexec_fn=die_with_parent)
     first, step = json.loads(result.stdout.strip().splitlines()[-1])
     return first, step
+
+
+def _background_child():
+    """The warm-up child ends with the window and yields the cores to it (physics.tools.warmup's
+    BACKGROUND_NICE)."""
+    die_with_parent()
+    os.nice(BACKGROUND_NICE)
 
 
 def _read_meshes(scene):
