@@ -28,7 +28,7 @@ DRAWS_SLOWLY = {"stress"}
 SOLVES_ON_TWO_THREADS, TWO_THREAD_FRAME_LIMIT = {"pile"}, 0.6
 
 
-# One tour per pytest session (a session-scoped fixture: 35–45 s of CPU), read by every test here.
+# One tour for the whole test run (a fixture of pytest's widest scope: 35–45 s of CPU), read by every test here.
 @pytest.fixture(scope="session")
 def tour(display, tmp_path_factory):
     out = tmp_path_factory.mktemp("tour") / "frames.json"
