@@ -287,10 +287,10 @@ class Simulation:
         """The driven kinematic nodes' motion (`physics.dynamics.driving.Drives.move`) into the hierarchy: the
         local state and a and α, which the world pass reads."""
         self._work.calls.scatter_kinematic()
-        for slot, _ in self._drives.kinematic:
-            k = self.model.kin[slot]
-            self.hierarchy.local.acceleration[k] = self.data.kin_acceleration[slot]
-            self.hierarchy.local.alpha[k] = self.data.kin_alpha[slot]
+        slots = self._drives.slots
+        nodes = self.model.kin[slots]
+        self.hierarchy.local.acceleration[nodes] = self.data.kin_acceleration[slots]
+        self.hierarchy.local.alpha[nodes] = self.data.kin_alpha[slots]
         self._work.world = stages.STALE
 
     # ------------------------------------------------------------------ reparenting
