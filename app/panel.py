@@ -323,6 +323,8 @@ class Panel:
         imgui.pop_text_wrap_pos()
         if p.compiling:
             imgui.progress_bar(p.fraction, imgui.ImVec2(-1 if waiting else 260, 0))
+        if v.cancel_label() is not None and self.button(v.cancel_label()):
+            v.cancel_pending()
         imgui.end()
 
     def error(self):

@@ -5,7 +5,10 @@ the cache into each process that runs them. Done inside a frame, the compile fro
 for minutes on the first start, and even the load takes seconds on a busy machine. So:
 
 - **compiling** happens in a child process, `python -m physics warmup` (every core), when the
-  cache is not warm; its progress lines (``task K/N NAME done``) say which tasks are in the cache;
+  cache is not warm; its progress lines (``task K/N NAME done``) say which tasks are in the cache.
+  What the user waits on, the first scene and its settings, compiles at normal priority, and the
+  rest niced (``--background-after-first``); the first scene is timed as Python (`probe`) before
+  the child starts, so that the two do not compete;
 - **loading** happens on a thread of this process, which runs a warm-up task here
   (`physics.tools.warmup.warm_scene`) once it is compiled: stepping a throwaway copy of the scene loads
   every kernel the scene needs into this process's dispatchers, from the cache.
@@ -34,7 +37,7 @@ import threading
 import time
 import traceback
 
-from physics.tools.warmup import BACKGROUND_NICE, die_with_parent, warm_scene
+from physics.tools.warmup import BACKGROUND_NICE, KERNEL_FILES, SCENES, die_with_parent, kernel_files, warm_scene
 
 _LINE = re.compile(r"task (\d+)/(\d+) (\S+) (done|failed)")
 # A scene runs as Python while its kernels compile only if, so, its first step takes at most
@@ -56,23 +59,44 @@ class Preparation:
         self.started = time.perf_counter()
         self.compiled, self.loaded, self.failed = set(), set(), {}
         self.total, self.lines, self.returncode, self.child = None, [], None, None
+        self._compile, self._closed = compile, False
+        self._since, self._counted_at, self._kernel_count = time.time() - 1.0, -1.0, 0     # `_kernels`
         self.loading = None                 # the task the thread loads now
         self._probes = {}                   # path -> None (being timed), else whether it may run as Python
         self._jobs = []                     # ("load", task) and ("build", scene), in the order asked
         self._built = {}                    # scene -> the Simulation `build` made (None: it failed)
         self._condition = threading.Condition()
         if compile:
-            # niced from the start: the window's frames, which run the first scene as Python meanwhile
-            # where a child timed it cheap enough so (`probe`), come first, and that timing must not
-            # compete with the compile (at normal priority it judged the tank too slow and it waited)
-            command = [sys.executable, "-m", "physics", "warmup", "--plain"] + ([] if first is None else ["--first", first])
-            self.child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                          stdin=subprocess.DEVNULL, preexec_fn=_background_child)
-            threading.Thread(target=self._read, name="warm-up reader", daemon=True).start()
+            threading.Thread(target=self._run_child, args=(first,), name="warm-up", daemon=True).start()
         threading.Thread(target=self._load, name="kernel loader", daemon=True).start()
 
-    # --- the child's progress ----------------------------------------------------------------
-    def _read(self):
+    # --- the child and its progress ----------------------------------------------------------
+    def _run_child(self, first):
+        """Time the first scene as Python (`probe`), then start the warm-up child and read its lines.
+        The probe comes first because the compile of what the user waits on, the first scene and
+        its settings, runs at normal priority (`physics warmup --background-after-first`; the rest
+        is niced): beside it, the probe's child judged the tank too slow to run as Python."""
+        if first is not None:
+            path = _key(SCENES / f"{first}.toml")
+            self.probe(path)
+            with self._condition:
+                self._condition.wait_for(lambda: self._probes.get(path) is not None or self._closed,
+                                         timeout=PROBE_TIMEOUT + 5.0)
+        command = [sys.executable, "-m", "physics", "warmup", "--plain"]
+        if first is not None:
+            command += ["--first", first, "--background-after-first"]
+        with self._condition:
+            if self._closed:
+                return
+            try:
+                self.child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                              stdin=subprocess.DEVNULL,
+                                              preexec_fn=die_with_parent if first is not None else _background_child)
+            except OSError as error:        # said by `status`; kernels then compile when first used
+                self.lines.append(f"could not start the warm-up: {error}")
+                self.returncode = -1
+                self._condition.notify_all()
+                return
         for line in self.child.stdout:
             line = line.strip()
             self.lines.append(line)
@@ -91,8 +115,8 @@ class Preparation:
 
     @property
     def compiling(self):
-        """Whether the warm-up child still runs."""
-        return self.child is not None and self.returncode is None
+        """Whether the warm-up child runs, or is about to (its first scene being timed)."""
+        return self._compile and self.returncode is None
 
     def _compiled(self, task):
         return not self.compiling or task in self.compiled
@@ -183,7 +207,7 @@ class Preparation:
     def probe(self, path):
         """Start timing scene `path`'s steps as Python in a child process (NUMBA_DISABLE_JIT: no
         compile), unless it is timed already; `interpretable` gives the verdict."""
-        path = str(path)
+        path = _key(path)
         with self._condition:
             if path in self._probes:
                 return
@@ -202,24 +226,47 @@ class Preparation:
 
     def interpretable(self, path):
         """Whether scene `path` was timed (`probe`) and may run as Python."""
-        return bool(self._probes.get(str(path)))
+        return bool(self._probes.get(_key(path)))
 
     # --- what the window says ----------------------------------------------------------------
     @property
     def elapsed(self):
         return time.perf_counter() - self.started
 
+    def _kernels(self):
+        """The kernels compiled since the start (`physics.tools.warmup.kernel_files`), counted at most
+        once a second (a walk of the cache)."""
+        now = time.perf_counter()
+        if now - self._counted_at >= 1.0:
+            self._counted_at, self._kernel_count = now, kernel_files(self._since)
+        return self._kernel_count
+
     @property
     def fraction(self):
+        """How far the compile is: by the kernels written, each a second or so of a worker's time,
+        so that it moves every few seconds (its tasks take up to a minute and a half each), or by
+        the tasks done where that says more (a cache that held some kernels already). Below 1
+        until the child ends."""
         if not self.compiling:
             return 1.0
-        return len(self.compiled) / self.total if self.total else 0.0
+        return progress(len(self.compiled), self.total, self._kernels())
+
+    def estimate(self):
+        """The seconds left at the pace so far (`time_left`), or None."""
+        return time_left(self.elapsed, self.fraction) if self.compiling else None
 
     def status(self):
-        """One line: what is being compiled or loaded, how far it is."""
+        """One line: what is being compiled or loaded, how far it is, and how long it should take."""
         if self.compiling:
-            count = f"{len(self.compiled)} of {self.total} tasks done" if self.total else "starting"
-            return f"compiling the physics kernels on every core: {count}, {self.elapsed:.0f} s"
+            if self.child is None:
+                return f"timing the first scene as Python before compiling, {self.elapsed:.0f} s"
+            kernels = self._kernels()
+            done = f"{kernels} of about {KERNEL_FILES} kernels"
+            if self.total:
+                done += f" ({len(self.compiled)} of {self.total} scene tasks)"
+            left = self.estimate()
+            left = "estimating the time left" if left is None else f"about {_duration(left)} left"
+            return f"compiling the physics kernels on every core: {done}, {left}; {self.elapsed:.0f} s so far"
         if self.returncode not in (None, 0):
             last = self.lines[-1] if self.lines else f"exit code {self.returncode}"
             return f"the warm-up stopped ({last}); kernels it did not compile compile when first used"
@@ -228,7 +275,10 @@ class Preparation:
         return "kernels ready"
 
     def close(self):
-        """End the child if it still runs (what it compiled stays cached)."""
+        """End the child if it still runs (what it compiled stays cached), or keep it from starting."""
+        with self._condition:
+            self._closed = True
+            self._condition.notify_all()
         if self.child is not None and self.child.poll() is None:
             self.child.terminate()
             try:
@@ -245,6 +295,30 @@ def time_as_python(path, timeout=PROBE_TIMEOUT):
                             stdin=subprocess.DEVNULL, env=environment, timeout=timeout, preexec_fn=die_with_parent)
     first, step = json.loads(result.stdout.strip().splitlines()[-1])
     return first, step
+
+
+def progress(tasks_done, tasks, kernels):
+    """How far a warm-up is that has finished `tasks_done` of `tasks` (None: not known yet) and
+    written `kernels` compiled-kernel files: the larger of the two fractions, below 1 (the child
+    says when it has ended)."""
+    by_tasks = tasks_done / tasks if tasks else 0.0
+    return min(0.99, max(by_tasks, kernels / KERNEL_FILES))
+
+
+def time_left(elapsed, fraction):
+    """The seconds left of a job `fraction` done in `elapsed` s, at that pace; None until a
+    twentieth is done (the first kernels are the small ones, and a guess that early misleads)."""
+    return None if fraction < 0.05 else elapsed * (1.0 - fraction) / fraction
+
+
+def _duration(seconds):
+    """Seconds as a person says them: "40 s", "3 min"."""
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+def _key(path):
+    """A scene file's one name, however it was given (relative, absolute, through a link)."""
+    return os.path.realpath(path)
 
 
 def _background_child():

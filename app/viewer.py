@@ -266,6 +266,28 @@ class Viewer:
             self._said_warmup_failed = True
             self.notify(preparation.status())
 
+    def cancel_label(self):
+        """What cancelling the wait does, for its button, or None if there is nothing to cancel."""
+        if self.pending is None:
+            return None
+        if self.sim is not None:
+            return f"cancel: stay on {Path(str(self.scene_path)).stem}"
+        default = Path(DEFAULT_SCENE).stem
+        return None if Path(str(self.pending)).stem == default else f"cancel: open {default}"
+
+    def cancel_pending(self):
+        """Stop waiting for the scene that prepares; the one shown stays (nothing is shown: the
+        default scene opens, or waits in its turn). Its kernels go on compiling in the background."""
+        if self.pending is None:
+            return
+        name, self.pending = Path(str(self.pending)).stem, None
+        if self.sim is None:
+            if name == Path(DEFAULT_SCENE).stem:
+                self.pending = DEFAULT_SCENE
+                return
+            self._wait_for(DEFAULT_SCENE)
+        self.notify(f"stopped waiting for {name}: its kernels go on compiling in the background")
+
     def when_ready(self, action, what):
         """Run `action()` now, unless the warm-up has yet to compile the current scene's other
         settings (its task NAME+): then it runs once they are compiled, and the status message says

@@ -25,6 +25,9 @@ class Preparing:
     def want(self, task):
         self.wanted.append(task)
 
+    def build(self, task):
+        self.wanted.append(task)
+
     def probe(self, path):
         self.probed.append(path)
 
@@ -67,4 +70,28 @@ def test_g_during_the_warm_up_acts_at_once_where_the_scene_runs_as_python(window
             frames(w, 2)
             assert v.sim.settings.gyroscopic == "off"
     assert preparing.wanted == ["t_handle+"]
+    v.preparation = None
+
+
+@pytest.mark.display
+def test_a_scene_that_waits_for_its_kernels_can_be_cancelled(window):
+    """Opening the pile while its kernels compile (too slow as Python) shows the wait box with a
+    cancel button; a click on it leaves the T-handle running, shown and stepping, and says that
+    the pile's kernels go on compiling."""
+    from conftest import click
+    w = window("t_handle")
+    frames(w, 3)
+    v = w.viewer
+    v.preparation = preparing = Preparing(False)
+    with interpreting():
+        v.open("pile")
+        frames(w, 2)
+        assert v.pending == "pile" and v.cancel_label() == "cancel: stay on t_handle"
+        click(w, "cancel: stay on t_handle")
+        assert v.pending is None and v.scene_path.stem == "t_handle"
+        assert "stopped waiting for pile" in v.message
+        t = v.sim.time
+        frames(w, 3)
+        assert v.sim.time > t
+    assert "pile" in preparing.wanted
     v.preparation = None

@@ -183,10 +183,11 @@ print(json.dumps({"pairs": len(counts), "points": int(sum(counts))}))
 
 
 def test_narrow_phase_stays_in_bounds_under_numba_boundscheck(tmp_path):
-    # The narrow phase alone compiled with bounds checks (only the collision kernels: about a minute
-    # of CPU), on the pair cases above and a sweep of every pair of shape kinds. The whole step's
-    # kernels under bounds checks are `make long` (the test below).
-    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "numba_cache"))
+    # The narrow phase alone compiled with bounds checks, on the pair cases above and a sweep of
+    # every pair of shape kinds. Unoptimised (NUMBA_OPT=0): numba inserts the checks as it lowers
+    # each index, before LLVM's passes, so they are all there, and the compile takes a fraction of
+    # the optimised one's minute. The whole step's kernels under bounds checks are `make long` (below).
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_OPT="0", NUMBA_CACHE_DIR=str(tmp_path / "numba_cache"))
     code, out, err = _python(KERNEL_CASES + PAIR_SWEEP, env=env, timeout=1200)
     assert code == 0, f"exit {code}: {err[-3000:]}"
     swept = _last_json(out)

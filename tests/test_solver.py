@@ -356,23 +356,37 @@ def _heap(side, seed=5):
     return Simulation(scene_from_dict({"node": nodes, "world": {"dt": 1 / 60}}))
 
 
-def test_heap_nothing_falls_through_and_penetration_is_bounded():
-    """A 4³ heap (64 boxes) dropped at the default solver settings for 10⁴ steps: no box centre
-    ever goes below the ground, and after the first 5 s the worst penetration of a box corner below
-    the ground (y − h Σⱼ|R₁ⱼ|, h = 0.1 m) stays ≤ 6 mm. Measured: 2.4–3.9 mm per 500 steps after
-    the first 5 s (boxes resting tilted on a neighbour, their low corners held by the Baumgarte
-    bias against the load); the bound is that plus half, chaotic in the last bits. The 1,000-box heap's numbers and the goal (≤ 2 mm) are benchmarks/pile.py's."""
+def _heap_worst_penetration(steps):
+    """A 4³ heap (64 boxes) dropped at the default solver settings for `steps` steps: asserts that
+    no box centre ever goes below the ground; returns the worst penetration of a box corner below
+    the ground (y − h Σⱼ|R₁ⱼ|, h = 0.1 m) after the first 5 s (300 steps)."""
     sim = _heap(4)
     boxes = np.flatnonzero(sim.motion == "dynamic")
     worst_steady = 0.0
-    for step in range(10_000):
+    for step in range(steps):
         sim.step(1)
         world = sim.world().transform
         assert (world.translation[boxes, 1] > 0.0).all(), f"a box fell through the ground at step {step}"
         if step >= 300:
             lowest = world.translation[boxes, 1] - 0.1 * np.abs(world.rotation[boxes, 1, :]).sum(axis=1)
             worst_steady = max(worst_steady, -lowest.min())
-    assert worst_steady <= 6e-3
+    return worst_steady
+
+
+def test_heap_nothing_falls_through_and_penetration_is_bounded():
+    """The heap for 2,000 steps (33 s: it lands and settles within the first 5 s): nothing falls
+    through, and the worst corner penetration after 5 s is ≤ 6 mm. Measured: 2.4–3.9 mm per 500
+    steps after the first 5 s (boxes resting tilted on a neighbour, their low corners held by the
+    Baumgarte bias against the load); the bound is that plus half, chaotic in the last bits. The
+    10⁴-step soak is `make long` (below); the 1,000-box heap's numbers and the goal (≤ 2 mm) are
+    benchmarks/pile.py's."""
+    assert _heap_worst_penetration(2_000) <= 6e-3
+
+
+@pytest.mark.long
+def test_heap_holds_for_ten_thousand_steps():
+    """The bounded test above over 10⁴ steps (167 s of simulated time), the same bound."""
+    assert _heap_worst_penetration(10_000) <= 6e-3
 
 
 def test_halves_do_not_change_with_round_off():

@@ -36,6 +36,11 @@ def _sweep(*args, timeout=300):
     return subprocess.run([*SWEEP, *map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
 
 
+# The tests that read the two sweeps run on one xdist worker (`--dist loadgroup`), so that the
+# cluster and the sweeps, a module-scoped fixture, are made once and not once per worker.
+ON_ONE_WORKER = pytest.mark.xdist_group("sweeps")
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """A Dask cluster of our own on 127.0.0.1: `dask scheduler` and `dask worker` with two
@@ -79,6 +84,7 @@ def local_and_cluster(tmp_path_factory, cluster):
     return results
 
 
+@ON_ONE_WORKER
 def test_cluster_and_local_sweeps_are_bit_identical(local_and_cluster):
     """Every row, hash and metric of the cluster's sweep equals the local sweep's exactly (tolerance
     0: the same runs must do the same arithmetic wherever they run); only wall_s may differ."""
@@ -90,6 +96,7 @@ def test_cluster_and_local_sweeps_are_bit_identical(local_and_cluster):
         assert len(mine["state_hash"]) == 64 and mine["error"] == ""
 
 
+@ON_ONE_WORKER
 def test_rows_match_independent_runs(local_and_cluster):
     """Each row against a run made here with plain `step(n)` and no per-step queries: the same final
     state hash (bit for bit), the same position error to the smallest-dt run (0 for that run,
@@ -118,6 +125,7 @@ def test_rows_match_independent_runs(local_and_cluster):
         assert (expected == 0.0) == (row["dt"] == finest)
 
 
+@ON_ONE_WORKER
 def test_observed_orders(local_and_cluster):
     """The orders the sweep shows (position error against dt): rk4 is 4th order with the explicit
     gyroscopic term and 1st order with the implicit one (Bullet's backward-Euler split), lie-midpoint
@@ -142,6 +150,7 @@ def test_observed_order_recovers_known_orders():
     assert observed_order(h, [1e-15, 3e-15, 2e-15, 1e-15]) is None
 
 
+@ON_ONE_WORKER
 def test_plots_are_written(local_and_cluster):
     """One PNG per metric when dt is varied, named in the summary."""
     out, _, result = local_and_cluster["local"]

@@ -210,3 +210,52 @@ def test_the_warm_up_yields_the_cores_once_what_the_window_waits_on_is_compiled(
     assert result.returncode == 0, result.stderr
     before, *after, nice = map(int, result.stdout.split())
     assert len(after) == 3 and all(value >= max(nice, before) for value in after), result.stdout
+
+
+def test_a_task_compiled_ahead_of_need_runs_niced_from_its_start():
+    """With `--background-after-first`, a worker that takes a task the user does not wait on (any
+    but the first scene's) sets itself to BACKGROUND_NICE before it compiles (`_task`, its second
+    element `ahead`), and one that takes what the user waits on stays as it was; read back by
+    getpriority in fresh processes. (The task names no scene, so nothing compiles: its error is
+    the answer.)"""
+    script = (
+        "import os, sys\n"
+        "from physics.tools.warmup import _task\n"
+        "name, seconds, error = _task(('no_such_scene', sys.argv[1] == 'ahead'))\n"
+        "print(os.getpriority(os.PRIO_PROCESS, 0), error is not None)\n")
+    niceness = {}
+    for ahead in ("ahead", "waited-on"):
+        result = subprocess.run([sys.executable, "-c", script, ahead], cwd=ROOT, capture_output=True, text=True,
+                                timeout=120)
+        assert result.returncode == 0, result.stderr
+        value, failed = result.stdout.split()
+        niceness[ahead] = int(value)
+        assert failed == "True"
+    from physics.tools.warmup import BACKGROUND_NICE
+    assert niceness["ahead"] >= BACKGROUND_NICE
+    assert niceness["waited-on"] == os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def test_the_warm_up_progress_counts_the_kernels_written_since_it_started(tmp_path):
+    """`kernel_files(since)` counts the compiled-kernel files (.nbc) written at or after `since`,
+    in every folder of the cache, and nothing else; the window's progress is the larger of the
+    kernels' and the tasks' fractions, below 1 until the child ends, and the time left is the time
+    so far scaled by what is left."""
+    from app.preparation import progress, time_left
+    from physics.tools.warmup import KERNEL_FILES, kernel_files
+    old = tmp_path / "physics" / "old.1.nbc"
+    old.parent.mkdir()
+    old.write_bytes(b"")
+    os.utime(old, (1_000.0, 1_000.0))
+    since = time.time() - 1.0
+    for k in range(5):
+        (tmp_path / "physics" / f"k{k}.1.nbc").write_bytes(b"")
+    (tmp_path / "physics" / "k0.nbi").write_bytes(b"")      # an index, not a kernel
+    assert kernel_files(since, tmp_path) == 5
+    assert kernel_files(root=tmp_path) == 6
+    assert progress(0, None, 0) == 0.0
+    assert progress(2, 36, KERNEL_FILES // 2) == pytest.approx((KERNEL_FILES // 2) / KERNEL_FILES)
+    assert progress(35, 36, 10) == pytest.approx(35 / 36)      # a cache that held most: the tasks say more
+    assert progress(36, 36, 2 * KERNEL_FILES) == 0.99         # done only when the child says so
+    assert time_left(30.0, 0.01) is None
+    assert time_left(30.0, 0.25) == pytest.approx(90.0)
