@@ -46,18 +46,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from physics.core.compiled import kernel
+from physics.math.rotation_kernels import add, cross, dot, load3, load33, matvec as matvec3, mul, store3
+
 VELOCITY, POSITION, MOTOR = 0, 1, 2
+# Below this angle h|ω_b| V's factors are their series' first terms (error < θ⁴/720 relative)
+_SERIES_ANGLE = 1e-4
 
 
 def matvec(R, v):
     """R v for (3, 3) R, summed in a fixed order: numpy's `@` goes to BLAS, whose kernels (FMA or
     not, by CPU) round differently, and these products are state (tests/test_determinism.py)."""
     return (R * v).sum(axis=-1)
-
-
-def _matvecs(R, v):
-    """R v for a batch (n, 3, 3), (n, 3), in `matvec`'s order."""
-    return (R * v[:, None, :]).sum(axis=-1)
 
 
 def matmul(A, B):
@@ -78,24 +78,56 @@ class DriveState:
         return cls(np.array([float(d["ctrl"]) for d in drives]), np.zeros(len(drives)))
 
 
-def left_jacobians(phi):
-    """SE(3)'s left Jacobians V(φ) (module docstring) of a batch φ (n, 3) -> (n, 3, 3), by the
-    series below θ = 1e-4 (error < θ⁴/720); products in a fixed order (`matvec`)."""
-    phi = np.asarray(phi, float).reshape(-1, 3)
-    theta = np.sqrt((phi * phi).sum(axis=1))[:, None, None]
-    zero = np.zeros(len(phi))
-    K = np.stack([np.stack([zero, -phi[:, 2], phi[:, 1]], 1), np.stack([phi[:, 2], zero, -phi[:, 0]], 1),
-                  np.stack([-phi[:, 1], phi[:, 0], zero], 1)], 1)
-    KK = (K[:, :, :, None] * K[:, None, :, :]).sum(axis=2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        first = np.where(theta < 1e-4, 0.5, (1.0 - np.cos(theta)) / theta**2)
-        second = np.where(theta < 1e-4, 1.0 / 6.0, (theta - np.sin(theta)) / theta**3)
-    return np.eye(3) + first * K + second * KK
+@kernel(inline=True)
+def _screw_displacement(phi, v):
+    """V(φ) v (module docstring) = v + c₁ φ × v + c₂ φ × (φ × v), c₁ = (1 − cos θ)/θ²,
+    c₂ = (θ − sin θ)/θ³, θ = |φ|; below θ = 1e-4 the series' first terms, 1/2 and 1/6."""
+    theta2 = dot(phi, phi)
+    theta = np.sqrt(theta2)
+    if theta < _SERIES_ANGLE:
+        first, second = 0.5, 1.0 / 6.0
+    else:
+        first, second = (1.0 - np.cos(theta)) / theta2, (theta - np.sin(theta)) / (theta2 * theta)
+    turned = cross(phi, v)
+    return add(v, add(mul(first, turned), mul(second, cross(phi, turned))))
 
 
-def left_jacobian(phi):
-    """V(φ) of one φ (3,) (`left_jacobians`)."""
-    return left_jacobians(phi)[0]
+@kernel
+def screw_displacements(phi, v, out):
+    """out[i] = V(φᵢ) vᵢ for batches (n, 3): `_screw_displacement`, for the tests and any caller."""
+    for i in range(phi.shape[0]):
+        store3(out, i, _screw_displacement(load3(phi, i), load3(v, i)))
+
+
+@kernel
+def _move_driven(placement, rate, slots, h, kinematic, acceleration, alpha, twist):
+    """`Drives.move`'s loop over the driven nodes n: the twist (v_b, ω_b) = Σ_a placement[n, a] ·
+    rate[a] (actuators in their order), then ω = R ω_b, a = R (ω_b × v_b), v = R V(h ω_b) v_b − a h/2
+    into the kinematic slot `slots[n]` of `kinematic` (physics.pipeline.data.Motion), `acceleration`
+    and `alpha`."""
+    for n in range(slots.shape[0]):
+        k = slots[n]
+        v_b = (0.0, 0.0, 0.0)
+        w_b = (0.0, 0.0, 0.0)
+        for a in range(rate.shape[0]):
+            v_b = add(v_b, mul(rate[a], load3(placement[n, a], 0)))
+            w_b = add(w_b, mul(rate[a], load3(placement[n, a], 1)))
+        store3(twist[n], 0, v_b)
+        store3(twist[n], 1, w_b)
+        R = load33(kinematic.rotation, k)
+        a_world = matvec3(R, cross(w_b, v_b))
+        store3(kinematic.omega, k, matvec3(R, w_b))
+        store3(kinematic.velocity, k, add(matvec3(R, _screw_displacement(mul(h, w_b), v_b)), mul(-0.5 * h, a_world)))
+        store3(acceleration, k, a_world)
+        store3(alpha, k, (0.0, 0.0, 0.0))
+
+
+@kernel
+def _report_driven(twist, slots, nodes, rotation, local_acceleration):
+    """`Drives.report`'s loop: local_acceleration[nodes[slots[n]]] = R (ω_b × v_b) at the pose now."""
+    for n in range(slots.shape[0]):
+        R = load33(rotation, slots[n])
+        store3(local_acceleration, nodes[slots[n]], matvec3(R, cross(load3(twist[n], 1), load3(twist[n], 0))))
 
 
 class Drives:
@@ -139,33 +171,24 @@ class Drives:
         queries, the next sub-step's frame of the cargo) sees the acceleration turn with the node;
         the stage itself keeps the one it stepped with (`before_step`). One batch over the nodes."""
         if self.slots.size:
-            local_acceleration[self.kinematic_nodes[self.slots]] = _matvecs(
-                kinematic.rotation[self.slots], np.cross(self.twist[:, 1], self.twist[:, 0]))
+            _report_driven(self.twist, self.slots, self.kinematic_nodes, kinematic.rotation, local_acceleration)
 
     def move(self, data, dt):
         """The kinematic nodes' velocities and accelerations for a step of dt from now (module
         docstring), written into `data.kinematic` and `data.kin_acceleration`; -> the rates (A,).
-        One batch over the driven nodes (a per-node loop of small numpy calls made the tank's step
-        four times slower)."""
+        One compiled loop over the driven nodes (`_move_driven`; as numpy calls it made the tank's
+        step over three times slower)."""
         rate = self.rates(data.drive, dt)
-        if not self.slots.size:
-            return rate
-        kinematic, slots = data.kinematic, self.slots
-        # (n, A, 2, 3) axes times (A,) rates, summed over the actuators in their order: (v_b, ω_b) each
-        self.twist[:] = (self.placement * rate[None, :, None, None]).sum(axis=1)
-        v_b, w_b = self.twist[:, 0], self.twist[:, 1]
-        R = kinematic.rotation[slots]
-        acceleration = _matvecs(R, np.cross(w_b, v_b))
-        kinematic.omega[slots] = _matvecs(R, w_b)
-        kinematic.velocity[slots] = _matvecs(R, _matvecs(left_jacobians(dt * w_b), v_b)) - 0.5 * dt * acceleration
-        data.kin_acceleration[slots] = acceleration
-        data.kin_alpha[slots] = 0.0
+        if self.slots.size:
+            _move_driven(self.placement, rate, self.slots, float(dt), data.kinematic, data.kin_acceleration,
+                         data.kin_alpha, self.twist)
         return rate
 
     def before_step(self, data, dt, world):
         """Before a step of dt: `move`, and the coordinates advanced by rate · dt; returns the
         motors' impulses [(node, impulse_world (3,), point_world (3,) or None)] for the caller to
-        apply, from `world` (every node's world translation and rotation now)."""
+        apply, from `world` (every node's world translation and rotation now; only read, and only
+        needed, when the scene has motors)."""
         state = data.drive
         state.coordinate += self.move(data, dt) * dt
         impulses = []

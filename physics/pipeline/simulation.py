@@ -275,8 +275,10 @@ class Simulation:
         """Before a step: the actuators on nodes set their kinematic nodes' velocities and give their
         motors' impulses (physics.dynamics.driving); returns `stages.fused`'s answer again, as a state set
         from outside needs."""
-        self._sync(stages.MOVING)
-        world = self.hierarchy.world_state
+        world = None
+        if self._drives.motors:     # a motor's axis turns with its node: the world poses now
+            self._sync(stages.MOVING)
+            world = self.hierarchy.world_state
         for node, impulse, point in self._drives.before_step(self.data, self.settings.dt, world):
             stages.apply_impulse(self.model, self.data, self.settings, self._work, node, impulse, point)
         if self._drives.kinematic:
