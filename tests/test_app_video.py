@@ -226,11 +226,11 @@ def test_a_killed_app_leaves_no_video(display, app_config, tmp_path):
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 300
-        while not any(p.name.endswith(".part") for p in tmp_path.iterdir()):
+        # killed once ffmpeg has written frames into the .part file (its size grows past zero)
+        while not any(p.name.endswith(".part") and p.stat().st_size > 0 for p in tmp_path.iterdir()):
             assert process.poll() is None, process.stderr.read().decode()[-2000:]
             assert time.monotonic() < deadline, "the recording never started"
             time.sleep(0.2)
-        time.sleep(1.0)  # frames being written
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait(30)
