@@ -10,8 +10,10 @@ Frame parts are laps of one clock (`lap`), so they add up to the time from one f
   video    a video frame read back and handed to the encoder (app.video), when recording
   swap     the window's buffer swap (with vsync on, the wait for the display is here)
 Step stages come from a `physics.core.profile.Recorder` kept on while the viewer lives: its sums over
-the frame's steps divided by their number (ms per step). A frame without a step adds no stage
-sample, so the stage lines hold the last steps taken (paused, they stand still).
+the frame's steps divided by their number (ms per step), one line per stage of
+`physics.pipeline.stages.STAGES` by its own name, and under a stage a line per part it times
+("prepare/broad phase"), as they first appear. A frame without a step adds no stage sample, so
+the stage lines hold the last steps taken (paused, they stand still).
 """
 import time
 
@@ -19,11 +21,12 @@ import numpy as np
 from imgui_bundle import imgui
 
 from physics.core import profile
+from physics.pipeline.stages import STAGES
 
 HISTORY = 240          # samples per line: 4 s of frames at 60 FPS
 SHOWN_MEAN = 30        # the number beside a line is the mean of its last this-many samples
 FRAME_PARTS = ("input", "physics", "plots", "panel", "render", "video", "swap")
-STEP_ROWS = ("step",) + profile.STAGES
+STEP_ROWS = ("step",) + STAGES      # and each stage's parts, as they appear (`FrameStats.parts_of`)
 LINE_SIZE = (150, 18)  # px of one history line
 DIM = (0.75, 0.75, 0.75, 1.0)
 
@@ -84,8 +87,19 @@ class FrameStats:
         steps = counts.get("step", 0)
         if steps:
             self.steps = steps
-            for name in STEP_ROWS:
-                self.stages[name].push(totals.get(name, 0) / steps / 1e6)
+            for name in totals:
+                if profile.category(name) == "part" and name not in self.stages:
+                    self.stages[name] = Ring()
+            for name, ring in self.stages.items():
+                ring.push(totals.get(name, 0) / steps / 1e6)
+
+    def rows(self):
+        """(name, ring) of the step table: the step, then each stage followed by its parts."""
+        for name in STEP_ROWS:
+            yield name, self.stages[name]
+            for part, ring in self.stages.items():
+                if part.startswith(name + profile.PART):
+                    yield part, ring
 
     def close(self):
         self.recorder.stop()
@@ -104,10 +118,12 @@ class FrameStats:
             whole(heading)
             if not imgui.begin_table(f"timing {title}", 3, imgui.TableFlags_.sizing_fixed_fit):
                 continue
-            for name, ring in rings.items():
+            for name, ring in (self.rows() if title == "step" else rings.items()):
                 imgui.table_next_row()
                 imgui.table_next_column()
                 label = name if name != title else f"{name} (all)"
+                if profile.category(name) == "part":     # indented under its stage
+                    label = "  " + name.split(profile.PART, 1)[1]
                 imgui.text(label)
                 whole(label)
                 imgui.table_next_column()

@@ -30,49 +30,26 @@ def _median_step_ms(sim, steps, repeats):
     return float(np.median(samples))
 
 
-STAGES = {"sync": "world updates and derived local state",
-          "stage_kinematic": "kinematic stage (Magnus)", "stage_dynamic": "dynamic stage (integrator)",
-          "stage_prepare": "solver prepare (broad + narrow phase, rows)",
-          "stage_contacts": "solver solve, relax, restitution, applied back (counteraction)",
-          "stage_sleep": "sleeping: still time, islands"}
+# the profiler's stage names (physics.core.profile: the sub-step's own) and how the table says them
+STAGES = {"world": "world updates and derived local state (the world stage)",
+          "kinematic": "kinematic stage (Magnus)", "dynamic": "dynamic stage (integrator)",
+          "prepare": "solver prepare (broad + narrow phase, rows)",
+          "contacts": "solver solve, relax, restitution, applied back (counteraction)",
+          "sleep": "sleeping: still time, islands"}
 
 
 def _stage_ms(sim, steps, repeats):
-    """Median ms per step of each function of physics.pipeline.stages in STAGES (wrapped with perf_counter in
-    the module, which its sub-step looks its stages up in at each call; `sync` counts only its calls
-    from outside the stages, the solver stages' own syncs count in theirs)."""
-    import physics.pipeline.stages as stages
+    """Median ms per step of each stage in STAGES, as the profiler times them (physics.core.profile:
+    each stage under its own name, by the loop that runs them), over `repeats` runs of `steps`."""
+    from physics.core.profile import Recorder
 
     totals = {name: [] for name in STAGES}
-    clock = {name: 0.0 for name in STAGES}
-    depth = [0]
-    originals = {name: getattr(stages, name) for name in STAGES}
-
-    def wrap(name):
-        inner = originals[name]
-
-        def timed(*args, **kwargs):
-            depth[0] += 1
-            start = time.perf_counter()
-            try:
-                return inner(*args, **kwargs)
-            finally:
-                depth[0] -= 1
-                if name != "sync" or depth[0] == 0:
-                    clock[name] += time.perf_counter() - start
-        setattr(stages, name, timed)
-    try:
-        for name in STAGES:
-            wrap(name)
-        for _ in range(repeats):
-            for name in clock:
-                clock[name] = 0.0
+    for _ in range(repeats):
+        with Recorder() as recorder:
             sim.step(steps)
-            for name in clock:
-                totals[name].append(clock[name] / steps * 1e3)
-    finally:
-        for name, function in originals.items():
-            setattr(stages, name, function)
+        ns = recorder.totals()[0]
+        for name in STAGES:
+            totals[name].append(ns.get(name, 0) / steps / 1e6)
     return {name: float(np.median(values)) for name, values in totals.items()}
 
 
@@ -170,15 +147,15 @@ def main(quick=False):
         "|---|---|---|---|---|---|",
         *rows,
         "",
-        "The tank's step by stage (median ms per step; wrapping adds ~1 µs per call):",
+        "The tank's step by stage (median ms per step, as `physics.core.profile` times them by their names):",
         "",
         "| stage | sleep on (shipped) | sleep off |",
         "|---|---|---|",
         *(f"| {STAGES[name]} | {on[name]:.3f} | {off[name]:.3f} |" for name in STAGES),
         "",
         f"With sleeping off, free motion (world updates, kinematic and dynamic stages) is "
-        f"{off['sync'] + off['stage_kinematic'] + off['stage_dynamic']:.3f} ms of the tank's step and the "
-        f"contact solver {off['stage_prepare'] + off['stage_contacts']:.3f} ms: 20 projected Gauss–Seidel "
+        f"{off['world'] + off['kinematic'] + off['dynamic']:.3f} ms of the tank's step and the "
+        f"contact solver {off['prepare'] + off['contacts']:.3f} ms: 20 projected Gauss–Seidel "
         "sweeps over ~14 four-point manifolds whose normal rows are solved as exact blocks, GJK/EPA for the "
         "upright drum on the deck and against the crates, and the calls into them.",
         "",

@@ -52,7 +52,7 @@ import numpy as np
 from physics.core import choices
 from physics.tools import options
 from physics.tools.compare import add_parser as add_compare_parser
-from physics.core.profile import STAGES, Recorder
+from physics.core.profile import Recorder, category as event_category
 from physics.pipeline.recording import add_parser as add_replay_parser
 from physics.tools.trajectory import FORMATS, Recording, recording_bytes, write
 from physics.io.scene import SceneError
@@ -124,8 +124,8 @@ def add_run_parser(commands):
     run_parser.add_argument("--keyframe-every", type=int, default=60, metavar="K",
                             help="a recording's keyframe snapshot every K steps (default 60)")
     run_parser.add_argument("--profile", metavar="FILE.json",
-                            help="also write every step's stage times (physics.core.profile: world, rows, broad phase, "
-                                 "narrow phase, kinematic, dynamic, events, solve, sleep) as a Chrome trace; "
+                            help="also write every step's stage times (physics.core.profile: each stage of the sub-step by "
+                                 "its name, world, prepare, kinematic, dynamic, contacts, sleep, ...) as a Chrome trace; "
                                  "open it in Perfetto (ui.perfetto.dev) or chrome://tracing")
     run_parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     run_parser.set_defaults(handler=run)
@@ -334,7 +334,7 @@ def _profile_summary(profiler, steps, path):
     """The median time per step of the step and of each stage, the largest first (the median: a
     stage's first step also compiles the numba kernels not yet cached), and where the trace went."""
     per_step = {name: np.median(ns) / 1e3 for name, ns in profiler.per_step().items()}   # µs
-    ranked = sorted((name for name in STAGES if name in per_step), key=per_step.get, reverse=True)
+    ranked = sorted((name for name in per_step if event_category(name) == "stage"), key=per_step.get, reverse=True)
     stages = ", ".join(f"{name} {per_step[name]:.1f}" for name in ranked)
     dropped = f" (kept the first {len(profiler.events)} events, {profiler.dropped} more dropped)" if profiler.dropped else ""
     return (f"wrote a trace of {steps} steps to {path}{dropped}; median per step {per_step.get('step', 0.0):.1f} µs: "

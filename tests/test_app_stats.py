@@ -23,8 +23,9 @@ def test_panel_times_every_stage_and_frame_part(window):
         assert f"frame {name}" in rects, name
     stages, parts = v.timing.stages, v.timing.parts
     assert stages["step"].count == 39   # every frame but the last stepped once (dt = 1/60), its sample comes next frame
-    for name in ("rows", "broad phase", "narrow phase", "solve", "dynamic"):
+    for name in ("prepare", "prepare/rows", "prepare/broad phase", "prepare/narrow phase", "contacts", "dynamic"):
         assert stages[name].mean() > 0, name
+        assert f"stage {name}" in rects, name
     # the stages lie inside the step: their sum is at most the step's time (1e-9 ms: float32 rounding)
     assert sum(stages[name].mean(40) for name in STEP_ROWS[1:]) <= stages["step"].mean(40) * (1 + 1e-6) + 1e-9
     assert parts["physics"].mean() > 0 and parts["render"].mean() > 0 and parts["swap"].mean() > 0

@@ -35,7 +35,7 @@ def check_nesting(events, substeps):
     assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in events)
     steps = [e for e in events if e["name"] == "step"]
     subs = [e for e in events if e["name"] == "substep"]
-    stages = [e for e in events if e["name"] in profile.STAGES]
+    stages = [e for e in events if profile.category(e["name"]) == "stage"]
     assert [s["args"]["step"] for s in steps] == list(range(1, STEPS + 1))
     assert len(subs) == STEPS * substeps
     inside = lambda e, span: span["ts"] - eps <= e["ts"] and e["ts"] + e["dur"] <= span["ts"] + span["dur"] + eps
@@ -47,18 +47,25 @@ def check_nesting(events, substeps):
         for a, b in zip(mine, mine[1:]):
             assert a["ts"] + a["dur"] <= b["ts"] + eps, (a, b)
     assert all(any(inside(e, sub) for sub in subs) for e in stages)
+    # a stage's parts lie inside it
+    parts = [e for e in events if profile.category(e["name"]) == "part"]
+    for part in parts:
+        stage = part["name"].split(profile.PART)[0]
+        assert any(inside(part, e) for e in stages if e["name"] == stage), part
 
 
 def test_contact_scene_trace_names_every_stage(tmp_path):
-    """The stack (contacts, two sub-steps) with sleep on runs every stage, each in every sub-step
-    ("rows" twice: joint rows before the broad phase, contact rows after the narrow phase)."""
+    """The stack (contacts, two sub-steps) with sleep on runs every stage of the sub-step, each in
+    every sub-step under its own name, and the prepare stage's parts ("prepare/rows" twice: joint
+    rows before the broad phase, contact rows after the narrow phase)."""
+    from physics.pipeline.stages import STAGES
     document, events = run_profile(tmp_path, "stack", "--sleep", "on")
     names = [e["name"] for e in events]
     substeps = Simulation.from_file(SCENES / "stack.toml").settings.substeps
-    for stage in profile.STAGES:
-        assert names.count(stage) == STEPS * substeps * (2 if stage == "rows" else 1), stage
+    for stage in STAGES + ("prepare/broad phase", "prepare/narrow phase", "prepare/rows"):
+        assert names.count(stage) == STEPS * substeps * (2 if stage == "prepare/rows" else 1), stage
     check_nesting(events, substeps)
-    assert document["displayTimeUnit"] == "ms" and document["otherData"]["stages"] == list(profile.STAGES)
+    assert document["displayTimeUnit"] == "ms" and document["otherData"]["stages"] == list(STAGES)
     assert document["otherData"]["settings"]["sleep"] is True
 
 
@@ -68,7 +75,8 @@ def test_free_body_trace_has_no_contact_stages(tmp_path):
     _, events = run_profile(tmp_path, "t_handle")
     names = {e["name"] for e in events}
     assert {"step", "substep", "dynamic", "events"} <= names
-    assert not names & {"world", "kinematic", "broad phase", "narrow phase", "rows", "solve", "sleep"}
+    assert not names & {"world", "kinematic", "prepare", "prepare/broad phase", "prepare/narrow phase", "contacts",
+                        "sleep"}
     check_nesting(events, 1)
 
 
@@ -95,19 +103,18 @@ def test_timing_changes_no_state():
     assert hashes[0] == hashes[1]
 
 
-def test_stages_are_plain_functions_while_no_recorder_is_on():
-    """Off, a decorated stage is its own function (nothing wraps it); the first recorder on swaps
-    the timed wrapper in, the last one off swaps it out; totals are taken once."""
-    plain = stages.stage_dynamic
-    assert not hasattr(plain, "__wrapped__")
+def test_recorders_nest_and_nothing_is_timed_while_none_is_on():
+    """With no recorder on, `recording` says so and `mark`/`lap` answer 0; recorders nest (each
+    sees what stepped while it was on), and totals are taken once."""
+    assert not profile.recording()
     sim = Simulation.from_file(SCENES / "t_handle.toml")
     with profile.Recorder() as outer:
-        assert stages.stage_dynamic.__wrapped__ is plain
+        assert profile.recording()
         with profile.Recorder() as inner:
             sim.step(2)
-        assert stages.stage_dynamic is not plain       # the outer one is still on
+        assert profile.recording()       # the outer one is still on
         sim.step(1)
-    assert stages.stage_dynamic is plain
+    assert not profile.recording()
     assert profile.mark() == 0 and profile.lap("x", 0) == 0
     assert inner.take_totals()[1]["step"] == 2
     totals, counts = outer.take_totals()

@@ -573,10 +573,10 @@ class SceneSolver:
         offset = sum(len(p) for p in parts)
         self.contacts = None
         if len(self.shapes):
-            t = profile.lap("rows", t)
+            t = profile.lap("prepare/rows", t)
             placed = place(self.shapes, world)
             pairs, margin = self._candidates(placed, world, centre, velocity, h)
-            t = profile.lap("broad phase", t)
+            t = profile.lap("prepare/broad phase", t)
             if len(pairs) > PAIR_BUDGET:
                 raise ContactBudgetError(len(pairs))
             self.outside_pairs = 0
@@ -590,7 +590,7 @@ class SceneSolver:
                 c = contacts(self.shapes, world, pairs, self.cache, margin=margin, placed=placed)
             else:
                 pairs, c = self._awake_contacts(pairs, world, placed, margin, awake)
-            t = profile.lap("narrow phase", t)
+            t = profile.lap("prepare/narrow phase", t)
             self._pairs = pairs
             if settings.sleep:      # what the sleep stage reads: supports, foreign touches
                 self.body_touch = np.zeros(len(inverse_mass), np.int64)
@@ -626,7 +626,7 @@ class SceneSolver:
         self._side = halves(centre) if elements >= PARALLEL_MIN else None
         self._prepared = prepare(rows, inverse_mass, inverse_inertia)
         self._masses = (inverse_mass, inverse_inertia) if self._deep else None   # `solve`: the kinetic energy
-        profile.lap("rows", t)
+        profile.lap("prepare/rows", t)
 
     def overlaps(self, world):
         """The shape pairs that may collide and overlap by more than OVERLAP_TOLERANCE at the poses

@@ -1,70 +1,48 @@
-"""Where a step's time goes: stage timing with `time.perf_counter_ns`, as totals or a trace.
+"""Where a step's time goes: named spans timed with `time.perf_counter_ns`, as totals or a trace.
 
-Stages, as a trace and the viewer's panel name them: "step" (one `Simulation.step` of dt),
-"substep", and inside each sub-step, in order (STAGES):
-  world         the world state at the sub-step's start (forward kinematics, sleeping bodies' wake test)
-  rows          joint rows; contact rows and effective masses (physics.constraints.solver `SceneSolver.prepare`)
-  broad phase   bounding boxes and candidate pairs
-  narrow phase  contact points of the candidate pairs (and the sleeping bodies they wake)
-  kinematic     prescribed local motion (Magnus)
-  dynamic       forces, accelerations, the integrator's free step
-  events        timed impulses that are due
-  solve         warm start, PGS, relax, restitution, the position changes, joint projection
-  sleep         stillness counted, islands put to sleep
-"rows" is timed in two laps of `prepare` (joint rows before the broad phase, contact rows after
-the narrow phase), so its total is their sum. The stages are disjoint and lie inside their
-sub-step; what a sub-step spends outside them (a state gather, the divergence checks) is the
-sub-step's time less theirs.
+The names are the step's own. "step" is one `Simulation.step` of dt, "substep" one sub-step, and
+inside a sub-step each stage of `physics.pipeline.stages.STAGES` is timed under its own name by
+the loop that runs them (`stages.substep`): world, wake, prepare, kinematic, dynamic, hold, clock,
+events, contacts, sleep, check. A stage that times its parts names them "STAGE/PART": the
+prepare stage's "prepare/rows" (joint rows before the broad phase, contact rows after the narrow
+phase, so two laps), "prepare/broad phase" and "prepare/narrow phase". The free-body sub-step
+(`stages.free_substep`) times the stages it fuses as "dynamic" and "events". Stages are disjoint
+and lie inside their sub-step, parts inside their stage; what a sub-step spends outside its stages
+is the sub-step's time less theirs.
 
-Hooks: a module-level function is timed by `@timed(name)`: the decorator registers it and leaves
-the plain function in its module, so with no recorder on it costs exactly what it did; the first
-recorder started swaps timed wrappers into the module's namespace, the last one stopped swaps the
-plain functions back (callers look the function up by its name at each call, as physics.pipeline.stages'
-`substep` does its STAGES). Code inside a function is timed by laps, `t = mark()` ... `t = lap(name, t)` (the time since `t`): with no
-recorder on both return 0 at once, one call each. Timing reads a clock and changes no
-arithmetic: a profiled run's states are bit for bit an unprofiled one's.
+Timing is by laps: `t = mark()` ... `t = lap(name, t)` (the time since `t`). With no recorder on,
+both return 0 at once, one call each, and the stage loop checks `recording()` once a sub-step and
+runs its stages untimed. Timing reads a clock and changes no arithmetic: a profiled run's states
+are bit for bit an unprofiled one's.
 
-A `Recorder` keeps per-stage totals since its last `take_totals()` (the viewer's panel takes
+A `Recorder` keeps per-name totals since its last `take_totals()` (the viewer's panel takes
 them every frame) and, with `trace=True`, every event (up to MAX_EVENTS) for `write_trace`: the
 Chrome trace-event format (a JSON object whose "traceEvents" are "X" complete events, ts and dur
 in µs), which Perfetto (ui.perfetto.dev) and chrome://tracing open. Recorders are process-wide,
 like cProfile's: every simulation stepping while one is on is timed.
 """
-import functools
 import json
 import time
 from pathlib import Path
 
 from physics.core.files import write_atomically
 
-STAGES = ("world", "rows", "broad phase", "narrow phase", "kinematic", "dynamic", "events", "solve", "sleep")
 SPANS = ("step", "substep")   # the events the stages nest in
+PART = "/"                    # "STAGE/PART": a part of a stage, nested in it
 MAX_EVENTS = 2_000_000        # a trace past this keeps its first events (chrome://tracing slows past ~1e6)
 
 _clock = time.perf_counter_ns
 _active = []       # the recorders on
-_hooks = []        # (module namespace, name, plain function, timed function) of every @timed function
 
 
-def timed(name):
-    """Decorator: time a module-level function as stage `name` while a recorder is on (module
-    docstring)."""
-    def decorate(plain):
-        if plain.__qualname__ != plain.__name__:     # a method or a nested function: not a module global
-            raise TypeError(f"profile.timed: {plain.__qualname__} is not a module-level function; the swap "
-                            "replaces it in its module's namespace, where callers look it up")
+def recording():
+    """Whether a recorder is on (a loop of stages then times each)."""
+    return bool(_active)
 
-        @functools.wraps(plain)
-        def wrapper(*args, **kwargs):
-            start = _clock()
-            try:
-                return plain(*args, **kwargs)
-            finally:
-                _add(name, start, _clock())
 
-        _hooks.append((plain.__globals__, plain.__name__, plain, wrapper))
-        return wrapper if _active else plain
-    return decorate
+def category(name):
+    """An event's kind by its name: "span" (step, substep), "part" (STAGE/PART) or "stage"."""
+    return "span" if name in SPANS else "part" if PART in name else "stage"
 
 
 def mark():
@@ -86,11 +64,6 @@ def _add(name, start, end):
         recorder.add(name, start, end)
 
 
-def _swap(timed):
-    for namespace, name, plain, wrapper in _hooks:
-        namespace[name] = wrapper if timed else plain
-
-
 class Recorder:
     """Stage times while started (`start`/`stop`, or `with Recorder() as r:`): events (name,
     start ns, end ns) in the order they ended; a `trace` recorder keeps them (up to `max_events`)
@@ -108,15 +81,11 @@ class Recorder:
             if self.origin is None:
                 self.origin = _clock()
             _active.append(self)
-            if len(_active) == 1:
-                _swap(True)
         return self
 
     def stop(self):
         if self in _active:
             _active.remove(self)
-            if not _active:
-                _swap(False)
         return self
 
     def __enter__(self):
@@ -165,6 +134,10 @@ class Recorder:
         names = {name for step in steps for name in step}
         return {name: np.array([step.get(name, 0) for step in steps], np.int64) for name in names}
 
+    def stages(self):
+        """The stage names among the events kept, in the order they first ran."""
+        return list(dict.fromkeys(name for name, _, _ in self.events if category(name) == "stage"))
+
     def trace_events(self, first_step=0):
         """The events as Chrome trace-event dicts: "X" complete events, ts (from `start`) and dur
         in µs, all on one thread; each "step" event carries its step number in args (`first_step`
@@ -174,7 +147,7 @@ class Recorder:
                {"name": "thread_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "Simulation.step"}}]
         step = first_step
         for name, start, end in self.events:
-            event = {"name": name, "cat": "stage" if name in STAGES else "span", "ph": "X", "pid": 1, "tid": 1,
+            event = {"name": name, "cat": category(name), "ph": "X", "pid": 1, "tid": 1,
                      "ts": (start - origin) / 1e3, "dur": (end - start) / 1e3}
             if name == "step":
                 step += 1
@@ -188,6 +161,6 @@ class Recorder:
         path = Path(path)
         document = {"traceEvents": self.trace_events(first_step), "displayTimeUnit": "ms",
                     "otherData": {**(metadata or {}), "clock": "time.perf_counter_ns",
-                                  "dropped_events": self.dropped, "stages": list(STAGES)}}
+                                  "dropped_events": self.dropped, "stages": self.stages()}}
         write_atomically(path, lambda out: json.dump(document, out, separators=(",", ":")), binary=False)
         return path

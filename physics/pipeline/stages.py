@@ -541,22 +541,28 @@ STAGES = (
     "sleep",        # bodies still for SLEEP_TIME, with all they touch, sleep
     "check",        # nothing leaves the sub-step non-finite or run away
 )
-_FUNCTIONS = tuple("stage_" + name for name in STAGES)
 
 
-@profile.timed("substep")
 def substep(model, data, settings, work, context, after_prepare=None):
-    """One sub-step: the STAGES (looked up by name each time: physics.core.profile swaps in timed ones).
-    `after_prepare()`: called once the prepare stage has found what is within the joints' reach (a
-    RATTLE retry takes its island's `Undo` there: physics.pipeline.retry)."""
-    functions = globals()
-    for name in _FUNCTIONS:
-        functions[name](model, data, settings, work, context)
-        if after_prepare is not None and name == "stage_prepare":
+    """One sub-step: the STAGES in order, each timed under its own name while a profile recorder
+    is on (physics.core.profile). `after_prepare()`: called once the prepare stage has found what is
+    within the joints' reach (a RATTLE retry takes its island's `Undo` there: physics.pipeline.retry)."""
+    if profile.recording():
+        started = profile.mark()
+        for name, stage in _STAGE_FUNCTIONS:
+            lap = profile.mark()
+            stage(model, data, settings, work, context)
+            profile.lap(name, lap)
+            if after_prepare is not None and name == "prepare":
+                after_prepare()
+        profile.lap("substep", started)
+        return
+    for name, stage in _STAGE_FUNCTIONS:
+        stage(model, data, settings, work, context)
+        if after_prepare is not None and name == "prepare":
             after_prepare()
 
 
-@profile.timed("substep")
 def free_substep(model, data, settings, work, context, first):
     """The sub-step of free bodies (`Workspace.free`), bit for bit the STAGES' (a root's integrator
     reads only its local state): the integrator steps the local arrays in place and checks each body
@@ -566,8 +572,12 @@ def free_substep(model, data, settings, work, context, first):
     its step, in the same pass, in place of the check before the call: the same error (node, step,
     time, quantity, value), raised after the pass, so the state left stopped is one sub-step on from
     the one that failed."""
+    timing = profile.recording()        # once: this sub-step is a free body's few microseconds
+    started = profile.mark() if timing else 0
     found = work.found if first else work.found[:3]
     free_motion(model, data, settings, work, context, found)
+    if timing:
+        profile.lap("dynamic", started)
     work.world = STALE
     dyn0 = int(model.dyn[0])
     if first and found[3] >= 0:
@@ -576,12 +586,16 @@ def free_substep(model, data, settings, work, context, first):
     if found[0] >= 0:
         raise Diverged(dyn0 + int(found[0]), int(found[1]), float(found[2]))
     due = data.next_event
+    lap = profile.mark() if timing else 0
     stage_events(model, data, settings, work, context)
+    if timing:
+        profile.lap("events", lap)
     if data.next_event != due:
         check_divergence(model, data, work)
+    if timing:
+        profile.lap("substep", started)
 
 
-@profile.timed("dynamic")
 def free_motion(model, data, settings, work, context, found):
     """The free bodies' integrator pass, in place on the local arrays, with the divergence check."""
     gravity = tuple(settings.gravity)
@@ -595,9 +609,7 @@ def free_motion(model, data, settings, work, context, found):
 
 # ---------------------------------------------------------------------- the stages
 def stage_world(model, data, settings, work, context):
-    started = profile.mark()
     sync(model, data, settings, work, MOVING)
-    profile.lap("world", started)
 
 
 def stage_wake(model, data, settings, work, context):
@@ -627,7 +639,6 @@ def stage_prepare(model, data, settings, work, context):
                                sunk.depth, sunk.size, contact_cause(settings))
 
 
-@profile.timed("kinematic")
 def stage_kinematic(model, data, settings, work, context):
     if model.kin.size == 0:
         return
@@ -639,7 +650,6 @@ def stage_kinematic(model, data, settings, work, context):
         work.drives.report(data.kinematic, work.hierarchy.local.acceleration)
 
 
-@profile.timed("dynamic")
 def stage_dynamic(model, data, settings, work, context):
     if model.dyn.size == 0:
         return
@@ -678,7 +688,6 @@ def stage_clock(model, data, settings, work, context):
     check_divergence(model, data, work)
 
 
-@profile.timed("events")
 def stage_events(model, data, settings, work, context):
     events = work.events
     while data.next_event < len(events) and events[data.next_event].time <= data.time + 1e-12:
@@ -691,7 +700,6 @@ def stage_events(model, data, settings, work, context):
                       None if event.point_world is None else np.asarray(event.point_world, float))
 
 
-@profile.timed("solve")
 def stage_contacts(model, data, settings, work, context):
     """Solver stages warm start → solve → relax → restitution → store (physics.constraints.solver) on the free
     end-of-step velocities, then the changes applied to the bodies (`apply_world_changes`):
@@ -762,7 +770,6 @@ def stage_contacts(model, data, settings, work, context):
     data.constraint_acceleration[island] /= h
 
 
-@profile.timed("sleep")
 def stage_sleep(model, data, settings, work, context):
     """Count how long each body has been still (in its parent's frame) and put to sleep the islands
     — bodies joined by this step's candidate pairs (boxes within reach: what wakes a sleeping body,
@@ -786,6 +793,10 @@ def stage_sleep(model, data, settings, work, context):
 
 def stage_check(model, data, settings, work, context):
     check_divergence(model, data, work)
+
+
+# (name, stage function) in the order of STAGES, for `substep`
+_STAGE_FUNCTIONS = tuple((name, globals()["stage_" + name]) for name in STAGES)
 
 
 # ---------------------------------------------------------------------- the solver's changes, applied

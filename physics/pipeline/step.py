@@ -1,7 +1,7 @@
 """One step of settings.dt: settings.substeps sub-steps, each the stages of physics.pipeline.stages
 in one of their forms (Box2D v3's b2SolverStep over its stages): RATTLE's, with its retry and
-triple jump (physics.pipeline.retry), the free bodies' fused pass, or the plain list. The sub-step
-functions are looked up on their module at each call: physics.core.profile swaps in timed ones.
+triple jump (physics.pipeline.retry), the free bodies' fused pass, or the plain list. Each times
+its stages by their names while a profile recorder is on (physics.core.profile).
 """
 from physics.dynamics.integrators import TRIPLE_JUMP
 from physics.pipeline import stages
