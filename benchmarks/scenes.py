@@ -34,7 +34,8 @@ def _median_step_ms(sim, steps, repeats):
 STAGES = {"world": "world updates and derived local state (the world stage)",
           "kinematic": "kinematic stage (Magnus)", "dynamic": "dynamic stage (integrator)",
           "prepare": "solver prepare (broad + narrow phase, rows)",
-          "contacts": "solver solve, relax, restitution, applied back (counteraction)",
+          "solve": "solver solve, relax, restitution, applied back (counteraction)",
+          "joints": "joints' projections or post-stabilization",
           "sleep": "sleeping: still time, islands"}
 
 
@@ -155,7 +156,7 @@ def main(quick=False):
         "",
         f"With sleeping off, free motion (world updates, kinematic and dynamic stages) is "
         f"{off['world'] + off['kinematic'] + off['dynamic']:.3f} ms of the tank's step and the "
-        f"contact solver {off['prepare'] + off['contacts']:.3f} ms: 20 projected Gauss–Seidel "
+        f"contact solver {off['prepare'] + off['solve']:.3f} ms: 20 projected Gauss–Seidel "
         "sweeps over ~14 four-point manifolds whose normal rows are solved as exact blocks, GJK/EPA for the "
         "upright drum on the deck and against the crates, and the calls into them.",
         "",

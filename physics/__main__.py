@@ -125,7 +125,7 @@ def add_run_parser(commands):
                             help="a recording's keyframe snapshot every K steps (default 60)")
     run_parser.add_argument("--profile", metavar="FILE.json",
                             help="also write every step's stage times (physics.core.profile: each stage of the sub-step by "
-                                 "its name, world, prepare, kinematic, dynamic, contacts, sleep, ...) as a Chrome trace; "
+                                 "its name, world, prepare, kinematic, dynamic, solve, joints, sleep, ...) as a Chrome trace; "
                                  "open it in Perfetto (ui.perfetto.dev) or chrome://tracing")
     run_parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     run_parser.set_defaults(handler=run)

@@ -75,7 +75,7 @@ def test_free_body_trace_has_no_contact_stages(tmp_path):
     _, events = run_profile(tmp_path, "t_handle")
     names = {e["name"] for e in events}
     assert {"step", "substep", "dynamic", "events"} <= names
-    assert not names & {"world", "kinematic", "prepare", "prepare/broad phase", "prepare/narrow phase", "contacts",
+    assert not names & {"world", "kinematic", "prepare", "prepare/broad phase", "prepare/narrow phase", "solve",
                         "sleep"}
     check_nesting(events, 1)
 

@@ -74,7 +74,7 @@ class IntegratorTraits(NamedTuple):
     triple_jump: bool           # RATTLE's constrained step is composed by the triple jump (4th order)
 
 
-# - position_fraction: the contact stage's impulses change the end-of-step velocity; explicit Euler's
+# - position_fraction: the solve stage's impulses change the end-of-step velocity; explicit Euler's
 #   positions saw none of it, semi-implicit and implicit Euler's all, the midpoint schemes' half.
 # - surface_lead: a body at rest on a moving kinematic surface lands where the surface does when the
 #   contact rows take the surface's velocity this far ahead (physics.constraints.solver): semi-implicit

@@ -3,7 +3,7 @@
 The names are the step's own. "step" is one `Simulation.step` of dt, "substep" one sub-step, and
 inside a sub-step each stage of `physics.pipeline.stages.STAGES` is timed under its own name by
 the loop that runs them (`stages.substep`): world, wake, prepare, kinematic, dynamic, hold, clock,
-events, contacts, sleep, check. A stage that times its parts names them "STAGE/PART": the
+events, solve, joints, sleep, check. A stage that times its parts names them "STAGE/PART": the
 prepare stage's "prepare/rows" (joint rows before the broad phase, contact rows after the narrow
 phase, so two laps), "prepare/broad phase" and "prepare/narrow phase". The free-body sub-step
 (`stages.free_substep`) times the stages it fuses as "dynamic" and "events". Stages are disjoint

@@ -158,7 +158,7 @@ def move_bodies(bodies, counteract, dv, dx, world, local, total, before, active)
 
 @kernel
 def split_impulse_changes(velocity, solved, relaxed, final, h, fraction, push_speed, dv, dx):
-    """The contact stage's changes to the bodies (`physics.pipeline.stages.stage_contacts`), from the free
+    """The solve and joints stages' changes to the bodies (`physics.pipeline.stages.stage_solve`, `stage_joints`), from the free
     velocities and the solver's three results [v, ω] (D, 6): dv = final − velocity (relax, then
     restitution: velocities only), and dx = h (f (relaxed − velocity) + bias), the split impulse,
     with the bias part solved − relaxed scaled down to `push_speed` where its linear speed is past

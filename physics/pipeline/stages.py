@@ -537,7 +537,8 @@ STAGES = (
     "hold",         # sleeping bodies stay where they rest on their parent
     "clock",        # time advances; nothing below sees a non-finite or out-of-range state
     "events",       # timed impulses that are due
-    "contacts",     # warm start, solve, positions, relax, restitution, joints (RATTLE / SHAKE)
+    "solve",        # warm start, solve, relax, restitution: velocity and split-impulse position changes
+    "joints",       # the joints' projections (RATTLE) or post-stabilization (SHAKE); the constraint accelerations
     "sleep",        # bodies still for SLEEP_TIME, with all they touch, sleep
     "check",        # nothing leaves the sub-step non-finite or run away
 )
@@ -700,7 +701,7 @@ def stage_events(model, data, settings, work, context):
                       None if event.point_world is None else np.asarray(event.point_world, float))
 
 
-def stage_contacts(model, data, settings, work, context):
+def stage_solve(model, data, settings, work, context):
     """Solver stages warm start → solve → relax → restitution → store (physics.constraints.solver) on the free
     end-of-step velocities, then the changes applied to the bodies (`apply_world_changes`):
     velocities get the final change (relax, then restitution); positions get f h Δv_r plus the bias
@@ -746,6 +747,18 @@ def stage_contacts(model, data, settings, work, context):
         start = solver.start_inverse_inertia
         final[:, 3:] = rows_times(inverse_inertia, solve_rows(start, final[:, 3:]))
     apply_world_changes(model, data, settings, work, final, moved, context.active)
+
+
+def stage_joints(model, data, settings, work, context):
+    """The joints after the solve: RATTLE's projections (`physics.constraints.rattle`), positions
+    then velocities, or else the post-stabilization (SHAKE with settings.shake); then the
+    sub-step's constraint accelerations, the velocity changes of the solve and of the joints over h."""
+    island = slice(None) if context.active is None else context.active
+    solver, h = work.solver, context.h
+    if solver is None or solver.prepared is None:
+        return
+    joints = solver.joints is not None and len(solver.joints)
+    rattle = joints and context.rattle
     if rattle:
         # RATTLE: positions onto the joints' constraint along the start-of-step rows (the
         # rotation by the lie-midpoint drift with the kicked momentum), the velocities by the
