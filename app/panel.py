@@ -25,7 +25,8 @@ from imgui_bundle import imgui
 from app import frames, overlays, plots
 from app.settings import MAX_BUDGET_MB, MIN_BUDGET_MB, MIN_PANEL_WIDTH, OVERLAYS
 from app.tree import Tree
-from physics.tools.sweep import ORDER_NOTE
+from physics.core.choices import ORDER_NOTE
+from physics.core.settings import Settings
 
 RED = imgui.ImVec4(1.0, 0.35, 0.3, 1.0)
 DIM = imgui.ImVec4(0.75, 0.75, 0.75, 1.0)
@@ -60,7 +61,8 @@ def _vec(v):
 def setting_widget(name, value, id_suffix=""):
     """One physics setting's widget (a combo for a known set of choices, a checkbox, an int or float
     input, three inputs for a 3-vector), labelled `name`; `id_suffix` ("##draft") keeps a second
-    copy's ImGui ID apart. -> (changed, new value): only values the setting can take (>= 1, > 0)."""
+    copy's ImGui ID apart. -> (changed, new value): changed only once the value is one the setting
+    can take (`Settings.accepts`: physics.core.validation's ranges), so a half-typed value is not applied."""
     choices, label = _choices(), f"{name}{id_suffix}"
     if name in choices:
         options = list(choices[name])
@@ -84,15 +86,15 @@ def setting_widget(name, value, id_suffix=""):
         return imgui.checkbox(label, bool(value))
     if isinstance(value, (int, np.integer)):
         changed, new = imgui.input_int(label, int(value))
-        return changed and new >= 1, new
-    if isinstance(value, (float, np.floating)):
+    elif isinstance(value, (float, np.floating)):
         changed, new = imgui.input_double(label, float(value), 0.0, 0.0, FLOAT_FORMAT)
-        return changed and new > 0, new
-    if np.shape(value) == (3,):
+    elif np.shape(value) == (3,):
         changed, new = imgui.input_float3(label, [float(x) for x in value])
-        return changed, np.array(new, dtype=float)
-    imgui.text(f"{name}: {value}")
-    return False, value
+        new = np.array(new, dtype=float)
+    else:
+        imgui.text(f"{name}: {value}")
+        return False, value
+    return changed and Settings.accepts(name, new), new
 
 
 def speed_text(rtf, paused):

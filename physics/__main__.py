@@ -42,6 +42,7 @@ if __name__ == "__main__":
 
 import argparse
 import math
+import textwrap
 import time
 import warnings
 from contextlib import contextmanager
@@ -58,7 +59,8 @@ from physics.tools.trajectory import FORMATS, Recording, recording_bytes, write
 from physics.io.scene import SceneError
 from physics.tools.signals import raising_on_signals
 from physics.core.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES
-from physics.tools.sweep import ORDER_NOTE, add_parser as add_sweep_parser
+from physics.core.choices import ORDER_NOTE
+from physics.tools.sweep import add_parser as add_sweep_parser
 from physics.tools.warmup import add_parser as add_warmup_parser
 
 DEFAULT_STEPS = 600
@@ -67,7 +69,6 @@ MEMORY_FRACTION = 0.5      # of physical memory a recording may fill: writing it
 
 
 def _integrator_help():
-    import textwrap
     return "\n".join(textwrap.fill(description, 100, initial_indent=f"  {name:<22}", subsequent_indent=" " * 24)
                      for name, description in choices.INTEGRATOR.meanings.items())
 
@@ -90,7 +91,7 @@ def add_run_parser(commands):
         "run", formatter_class=argparse.RawDescriptionHelpFormatter,
         help="simulate a scene file and write its states (.npz or .csv)",
         description="Simulate SCENE.toml headless and write every node's world and local state.",
-        epilog="integrators:\n" + _integrator_help() + "\n\n" + ORDER_NOTE
+        epilog="integrators:\n" + _integrator_help() + "\n\n" + textwrap.fill(ORDER_NOTE, 100)
                + "\n\noutput: row 0 is the initial state, then one row every K steps; see docs/scene-format.md.")
     run_parser.add_argument("scene", metavar="SCENE", help="a scene file (.toml) or a robot model (.urdf, MJCF .xml)")
     length = run_parser.add_mutually_exclusive_group()

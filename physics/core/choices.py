@@ -99,6 +99,14 @@ INTEGRATOR_TRAITS = {
 }
 assert tuple(INTEGRATOR_TRAITS) == INTEGRATOR.names
 
+# Which integrators keep their order in which gyroscopic mode (docs/fidelity.md): said by the
+# command lines' help, the sweep's summary and the panel's tooltip.
+ORDER_NOTE = (
+    "note: with gyroscopic = implicit (the scene default: Bullet's backward-Euler gyroscopic step, split from "
+    "the integrator) every integrator but lie-midpoint and lie-midpoint-4 (whose gyroscopic term is part of "
+    "their own solve) is first order in rotation; gyroscopic = explicit gives implicit-midpoint its 2nd order "
+    "and rk4 its 4th (docs/fidelity.md).")
+
 # Kinematic rotation (physics.dynamics.kinematics, "Numerical Integration for Rotational Dynamics"): the
 # number of Magnus terms, which is the code the kernels receive.
 ROTATION_UPDATE = _choice("rotation_update", {

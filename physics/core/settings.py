@@ -136,6 +136,16 @@ class Settings:
             setattr(self, name, value)
 
     @classmethod
+    def accepts(cls, name, value):
+        """Whether setting `name` may take `value` (its check, physics.core.validation's ranges):
+        what an editor offers only once it holds such a value."""
+        check = cls._CHECKS.get(name) if isinstance(name, str) else None
+        try:
+            return check is not None and check(name, value) is not None
+        except SettingError:
+            return False
+
+    @classmethod
     def names(cls):
         return tuple(f.name for f in fields(cls))
 

@@ -47,6 +47,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from physics.core.choices import ORDER_NOTE
 from physics.tools import options
 from physics.tools.compare import split_pairs, setting_value
 from physics.io.scene import SceneError, load_scene
@@ -62,12 +63,6 @@ RUNS_MAX = 10_000     # runs a sweep takes at most: its grid, rows and futures a
 # Below this a drift or error is round-off (~5000 ulp of a unit value): it has no order, and the
 # fit leaves it out.
 ROUND_OFF = 1e-12
-ORDER_NOTE = textwrap.fill(
-    "note: with gyroscopic = implicit (the scene default: Bullet's backward-Euler gyroscopic step, split from "
-    "the integrator) every integrator but lie-midpoint and lie-midpoint-4 (whose gyroscopic term is part of "
-    "their own solve) is first order in rotation; gyroscopic = explicit gives implicit-midpoint its 2nd order "
-    "and rk4 its 4th (docs/fidelity.md).", 100)
-
 
 class SweepError(ValueError):
     """Bad sweep input; the message names the option (or file), the key and the value."""
@@ -85,7 +80,7 @@ def add_parser(commands):
         epilog="columns: one per varied key, then energy_drift (max |E - E0| / |E0|), angular_momentum_drift\n"
                "(max |L - L0| / |L0|, world L), position_error (m, largest world-translation distance at the end\n"
                "to the run with the smallest dt and otherwise equal settings), steps, wall_s, state_hash, error.\n\n"
-               + ORDER_NOTE + "\n\n"
+               + textwrap.fill(ORDER_NOTE, 100) + "\n\n"
                "example:\n  python -m physics sweep t_handle --vary integrator=rk4,lie-midpoint-4 \\\n"
                "      --vary dt=1/60,1/120,1/240 --duration 2 --out out/sweep")
     sweep.add_argument("scene", metavar="SCENE", help="a scene file, a robot model (.urdf, MJCF .xml), or a name from assets/scenes/")
