@@ -165,8 +165,10 @@ def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist with `--dist loadgroup` (make test), every display test runs on one worker,
     one after another, as without xdist: those tests send real X events to a window and read back
     what it drew, and two windows drawing with Mesa's software renderer at once starve each other's
-    event handling. The other tests share the other workers. First among the hooks: xdist's own
-    reads the group marker in this same hook, to name the group in each test's id."""
+    event handling. A display test marked `draws_only` (a child process that draws a picture, no
+    input events) shares the other workers with the rest, so that the display worker's queue, the
+    suite's longest, is shorter. First among the hooks: xdist's own reads the group marker in this
+    same hook, to name the group in each test's id."""
     for item in items:
-        if item.get_closest_marker("display") is not None:
+        if item.get_closest_marker("display") is not None and item.get_closest_marker("draws_only") is None:
             item.add_marker(pytest.mark.xdist_group("display"))

@@ -69,6 +69,7 @@ def scenes():
     return sorted((ROOT / "assets" / "scenes").glob("*.toml"))
 
 
+@pytest.mark.draws_only
 @pytest.mark.parametrize("scene", scenes(), ids=lambda p: p.stem)
 def test_every_scene_screenshot(display, app_config, tmp_path, scene):
     """`python -m app SCENE --frames 10 --screenshot F` exits 0 and the picture shows the scene.
