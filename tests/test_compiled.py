@@ -132,6 +132,7 @@ def _run_with_cache_env(env_changes, tmp_path):
     scene = tmp_path / "spinner.toml"
     scene.write_text(SPINNER)
     env = {key: value for key, value in os.environ.items() if key != "NUMBA_CACHE_DIR"}
+    env["NUMBA_OPT"] = "0"      # where the kernels are cached is the question, not how fast they run: a quicker compile
     env.update(env_changes)
     code = ("import sys; from physics.pipeline.simulation import Simulation;"
             "sim = Simulation.from_file(sys.argv[1]); sim.step(2); print('stepped', sim.step_count)")
