@@ -72,9 +72,11 @@ def test_contact_scene_trace_names_every_stage(tmp_path):
 def test_free_body_trace_has_no_contact_stages(tmp_path):
     """The T-handle (one free body, no contacts) takes the free-body sub-step: the integrator on the
     local state in place, then the events; no world pass, no kinematic or contact stages."""
+    from physics.pipeline.stages import FREE_STAGES
     _, events = run_profile(tmp_path, "t_handle")
     names = {e["name"] for e in events}
     assert {"step", "substep", "dynamic", "events"} <= names
+    assert names - {"step", "substep"} <= set(FREE_STAGES)      # only the free form's stages
     assert not names & {"world", "kinematic", "prepare", "prepare/broad phase", "prepare/narrow phase", "solve",
                         "sleep"}
     check_nesting(events, 1)

@@ -542,6 +542,12 @@ STAGES = (
     "sleep",        # bodies still for SLEEP_TIME, with all they touch, sleep
     "check",        # nothing leaves the sub-step non-finite or run away
 )
+# The list's form for free bodies (`fused`): no node but free dynamic roots, none that may sleep,
+# so world, wake, prepare, kinematic, hold, solve, joints and sleep have nothing to do, and the
+# rest run as one pass over the local arrays (`free_substep`, bit for bit the list's:
+# tests/test_free_bodies.py), each still timed by its name. "dynamic" holds the clock and the
+# check of each body as the integrator stores it; "check" runs again only after an event.
+FREE_STAGES = ("dynamic", "clock", "events", "check")
 
 
 def substep(model, data, settings, work, context, after_prepare=None):
@@ -565,8 +571,8 @@ def substep(model, data, settings, work, context, after_prepare=None):
 
 
 def free_substep(model, data, settings, work, context, first):
-    """The sub-step of free bodies (`Workspace.free`), bit for bit the STAGES' (a root's integrator
-    reads only its local state): the integrator steps the local arrays in place and checks each body
+    """The sub-step of free bodies (`Workspace.free`): FREE_STAGES, bit for bit the STAGES' (a root's
+    integrator reads only its local state): the integrator steps the local arrays in place and checks each body
     as it stores it (physics.dynamics.integrators `advance_bodies`, `found`), the clock advances and the first
     divergent body raises as `stage_clock` would; then the events, and the check again if one was
     applied. The `first` sub-step of a `Simulation.step` call also checks each body's state before

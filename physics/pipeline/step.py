@@ -1,6 +1,7 @@
 """One step of settings.dt: settings.substeps sub-steps, each the stages of physics.pipeline.stages
 in one of their forms (Box2D v3's b2SolverStep over its stages): RATTLE's, with its retry and
-triple jump (physics.pipeline.retry), the free bodies' fused pass, or the plain list. Each times
+triple jump (physics.pipeline.retry), the free bodies' form (`stages.FREE_STAGES`, one fused
+pass), or the plain list. Each times
 its stages by their names while a profile recorder is on (physics.core.profile).
 """
 from physics.dynamics.integrators import TRIPLE_JUMP
