@@ -75,7 +75,23 @@ class Preparation:
         """Time the first scene as Python (`probe`), then start the warm-up child and read its lines.
         The probe comes first because the compile of what the user waits on, the first scene and
         its settings, runs at normal priority (`physics warmup --background-after-first`; the rest
-        is niced): beside it, the probe's child judged the tank too slow to run as Python."""
+        is niced): beside it, the probe's child judged the tank too slow to run as Python. However
+        this ends (the window closed first, the child not started, an error), `returncode` is set,
+        so that nothing waits for a compile that will not come."""
+        try:
+            self._start_and_read(first)
+        except Exception as error:     # noqa: BLE001 - said by `status`; kernels then compile when first used
+            self.lines.append(f"the warm-up stopped: {type(error).__name__}: {error}")
+        finally:
+            with self._condition:
+                if self.returncode is None:
+                    self.returncode = -1 if self.child is None else self.child.poll()
+                    if self.returncode is None:     # still running: an error in reading it
+                        self.child.kill()
+                        self.returncode = -1
+                self._condition.notify_all()
+
+    def _start_and_read(self, first):
         if first is not None:
             path = _key(SCENES / f"{first}.toml")
             self.probe(path)
@@ -85,19 +101,19 @@ class Preparation:
         command = [sys.executable, "-m", "physics", "warmup", "--plain"]
         if first is not None:
             command += ["--first", first, "--background-after-first"]
+        if self._closed:
+            return
+        # started outside the lock (a fork and exec: the window's thread asks the lock every frame)
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 stdin=subprocess.DEVNULL,
+                                 preexec_fn=die_with_parent if first is not None else _background_child)
         with self._condition:
-            if self._closed:
-                return
-            try:
-                self.child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                              stdin=subprocess.DEVNULL,
-                                              preexec_fn=die_with_parent if first is not None else _background_child)
-            except OSError as error:        # said by `status`; kernels then compile when first used
-                self.lines.append(f"could not start the warm-up: {error}")
-                self.returncode = -1
-                self._condition.notify_all()
-                return
-        for line in self.child.stdout:
+            self.child = child
+            closed = self._closed
+        if closed:          # the window closed while it started
+            child.terminate()
+            return
+        for line in child.stdout:
             line = line.strip()
             self.lines.append(line)
             match = _LINE.match(line)
@@ -108,7 +124,7 @@ class Preparation:
                     if match.group(4) == "failed":
                         self.failed[match.group(3)] = line
                     self._condition.notify_all()
-        returncode = self.child.wait()
+        returncode = child.wait()
         with self._condition:
             self.returncode = returncode
             self._condition.notify_all()
@@ -145,6 +161,14 @@ class Preparation:
         """The `Simulation` `build` made of scene `task` (its file as it was then), or None."""
         with self._condition:
             return self._built.pop(task, None)
+
+    def forget(self, task):
+        """Drop scene `task`'s build: asked for and not started, or done and not taken (a wait the
+        user cancelled); its kernels still load."""
+        with self._condition:
+            if ("build", task) in self._jobs:
+                self._jobs.remove(("build", task))
+            self._built.pop(task, None)
 
     def built(self, task):
         """Whether `build` has finished with scene `task` (`take` may still answer None: it failed)."""

@@ -280,6 +280,9 @@ class Viewer:
         default scene opens, or waits in its turn). Its kernels go on compiling in the background."""
         if self.pending is None:
             return
+        task = self._task_of(self.pending)
+        if task is not None and self.preparation is not None:
+            self.preparation.forget(task)       # opened again later, it is built from its file then
         name, self.pending = Path(str(self.pending)).stem, None
         if self.sim is None:
             if name == Path(DEFAULT_SCENE).stem:

@@ -34,7 +34,7 @@ def _step_ms(sim, snapshot, mode, steps):
 
 def _hook_ns(calls=200_000, repeats=5):
     """ns of one inline hook call (`mark` or `lap`) with no recorder on, the best of `repeats`
-    (a decorated stage costs nothing then: its plain function is in place)."""
+    (the stage loop makes none then: it asks `recording` once a sub-step)."""
     best = np.inf
     for _ in range(repeats):
         start = time.perf_counter_ns()

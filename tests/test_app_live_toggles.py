@@ -28,6 +28,9 @@ class Preparing:
     def build(self, task):
         self.wanted.append(task)
 
+    def forget(self, task):
+        self.forgotten = task
+
     def probe(self, path):
         self.probed.append(path)
 
@@ -93,5 +96,5 @@ def test_a_scene_that_waits_for_its_kernels_can_be_cancelled(window):
         t = v.sim.time
         frames(w, 3)
         assert v.sim.time > t
-    assert "pile" in preparing.wanted
+    assert "pile" in preparing.wanted and preparing.forgotten == "pile"
     v.preparation = None

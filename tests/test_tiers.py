@@ -259,3 +259,21 @@ def test_the_warm_up_progress_counts_the_kernels_written_since_it_started(tmp_pa
     assert progress(36, 36, 2 * KERNEL_FILES) == 0.99         # done only when the child says so
     assert time_left(30.0, 0.01) is None
     assert time_left(30.0, 0.25) == pytest.approx(90.0)
+
+
+def test_a_preparation_closed_before_its_warm_up_starts_starts_none():
+    """A window closed while its first scene is still being timed as Python (before the warm-up
+    child starts): no child is started, and the preparation says it is no longer compiling (its
+    returncode set), so nothing waits for a compile that will not come. In a fresh process, as
+    the app's own."""
+    script = ("import time\n"
+              "from app.preparation import Preparation\n"
+              "p = Preparation(compile=True, first='tank')\n"
+              "p.close()\n"
+              "deadline = time.monotonic() + 60\n"
+              "while p.compiling and time.monotonic() < deadline:\n"
+              "    time.sleep(0.05)\n"
+              "print(p.compiling, p.child is None, p.returncode)\n")
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["False", "True", "-1"], result.stdout

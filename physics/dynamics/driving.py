@@ -169,7 +169,7 @@ class Drives:
         """After the kinematic stage: each driven node's local acceleration in the hierarchy is its
         screw's at its pose now, R (ω_b × v_b), so that what reads it (the sleep stage's field, the
         queries, the next sub-step's frame of the cargo) sees the acceleration turn with the node;
-        the stage itself keeps the one it stepped with (`before_step`). One batch over the nodes."""
+        the stage itself keeps the one it stepped with (`before_step`). One compiled loop over the nodes."""
         if self.slots.size:
             _report_driven(self.twist, self.slots, self.kinematic_nodes, kinematic.rotation, local_acceleration)
 

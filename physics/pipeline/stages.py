@@ -545,8 +545,8 @@ STAGES = (
 # The list's form for free bodies (`fused`): no node but free dynamic roots, none that may sleep,
 # so world, wake, prepare, kinematic, hold, solve, joints and sleep have nothing to do, and the
 # rest run as one pass over the local arrays (`free_substep`, bit for bit the list's:
-# tests/test_free_bodies.py), each still timed by its name. "dynamic" holds the clock and the
-# check of each body as the integrator stores it; "check" runs again only after an event.
+# tests/test_free_bodies.py). The profile times its "dynamic", which holds the clock and the check
+# of each body as the integrator stores it, and its "events"; "check" runs again only after an event.
 FREE_STAGES = ("dynamic", "clock", "events", "check")
 
 

@@ -25,6 +25,7 @@ import ctypes
 import ctypes.util
 import hashlib
 import os
+import queue
 import signal
 import sys
 import time
@@ -291,13 +292,13 @@ def run(jobs=None, first=None, plain=False, out=sys.stdout, background_after_fir
     """Run every task on `jobs` worker processes; returns the failures as {task: message}. An
     interruption (Ctrl+C, SIGTERM) ends the workers at once; what they cached stays cached.
     `background_after_first`: the app's warm-up. `first` and its other settings (`first`+, what the
-    user waits on: the scene shown, its toggles) compile at normal priority; every other task is
-    compiled ahead of need, at BACKGROUND_NICE from its start (its worker stays so), and once
-    `first`'s are done the whole warm-up yields (`yield_cores`), said in one line. `tasks` hands
-    out `first`, then another scene (niced), then `first`+: the worker that finishes `first`,
-    still at normal priority, is the one free for `first`+."""
+    user waits on: the scene shown, its toggles) compile one after the other at normal priority in
+    a process of their own; the `jobs` workers take every other task, each worker at
+    BACKGROUND_NICE from its first task on (a niceness raised cannot be lowered back, so what the
+    user waits on never goes to them), and once `first`'s are done the whole warm-up yields
+    (`yield_cores`), said in one line."""
     names = tasks(first)
-    waited_on = {first, f"{first}+"} & set(names) if background_after_first else set()
+    waited_on = [name for name in names if name in {first, f"{first}+"}] if background_after_first else []
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(names)))
     failures = {}
     start, written_since = time.perf_counter(), time.time() - 1.0      # a file system's times may lag a second
@@ -306,12 +307,23 @@ def run(jobs=None, first=None, plain=False, out=sys.stdout, background_after_fir
         from tqdm import tqdm
         bar = tqdm(total=len(names), desc="compiling kernels", unit="task", file=out)
     # spawn: a fresh interpreter per worker, nothing inherited from this process's numba state
-    pool = get_context("spawn").Pool(jobs, initializer=_worker_start)
+    context = get_context("spawn")
+    pool = context.Pool(jobs, initializer=_worker_start)
+    lead = context.Pool(1, initializer=_worker_start) if waited_on else None
     if background_after_first and not waited_on:
         yield_cores(pool)
+    results = queue.SimpleQueue()
     try:
-        handed = [(name, bool(waited_on) and name not in waited_on) for name in names]    # (name, ahead of need)
-        for done, (name, seconds, error) in enumerate(pool.imap_unordered(_task, handed), 1):
+        def failed(name):       # what `_task` could not catch (its worker lost) still ends the task
+            return lambda error: results.put((name, None, f"{type(error).__name__}: {error}"))
+        for name in waited_on:      # in order, on the one lead worker: first, then first+
+            lead.apply_async(_task, ((name, False),), callback=results.put, error_callback=failed(name))
+        for name in names:
+            if name not in waited_on:
+                pool.apply_async(_task, ((name, bool(waited_on)),), callback=results.put, error_callback=failed(name))
+        left = set(waited_on)
+        for done in range(1, len(names) + 1):
+            name, seconds, error = results.get()
             if error is None:
                 line = f"task {done}/{len(names)} {name} done {seconds:.1f} s"
             else:
@@ -324,16 +336,18 @@ def run(jobs=None, first=None, plain=False, out=sys.stdout, background_after_fir
                     bar.write(line)
             else:
                 print(line, file=out, flush=True)
-            if name in waited_on:
-                waited_on.discard(name)
-                if not waited_on:
+            if name in left:
+                left.discard(name)
+                if not left:
                     yield_cores(pool)
                     print(f"what {first} needs is compiled: the rest compiles at nice {BACKGROUND_NICE}", file=out,
                           flush=True)
         pool.close()
     finally:
-        pool.terminate()
-        pool.join()
+        for workers in (pool, lead):
+            if workers is not None:
+                workers.terminate()
+                workers.join()
         if bar is not None:
             bar.close()
     total = time.perf_counter() - start
