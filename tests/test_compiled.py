@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from physics.core import compiled
 from physics.core.compiled import IMPORT_TABLE, SourceTreeLocator, dependency_digest, kernel
@@ -383,3 +384,26 @@ def test_the_steps_kernel_calls_over_the_workspace_are_bound_to_their_compiled_v
     bound = [*calls[:calls._fields.index("place")], *calls.place, *calls[calls._fields.index("place") + 1:]]
     assert bound and all(not isinstance(call.func, Dispatcher) for call in bound), \
         [name for name, call in zip(calls._fields, calls) if isinstance(getattr(call, "func", None), Dispatcher)]
+
+
+def test_a_kernel_without_reference_counts_runs_and_may_not_allocate():
+    """`kernel(refcounts=False)` (numba's private `_nrt` target option, module docstring 6): a
+    kernel that only reads and writes its arguments compiles and runs without numba's runtime, and
+    one that allocates is refused by numba at compile time, which is what makes the option safe.
+    If a numba release renames or drops the option, the first call fails here."""
+    import numpy as np
+
+    def scale(a, k):
+        for i in range(a.shape[0]):
+            a[i] *= k
+
+    def allocate(n):
+        return np.zeros(n).sum()
+
+    a = np.arange(4.0)
+    kernel(refcounts=False)(scale)(a, 2.0)
+    assert a.tolist() == [0.0, 2.0, 4.0, 6.0]
+    from numba.core.errors import TypingError
+    with pytest.raises(TypingError):    # an allocation needs the runtime it was compiled without
+        kernel(refcounts=False)(allocate)(3)
+    assert kernel(allocate)(3) == 0.0   # with it, the same function compiles
