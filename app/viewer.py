@@ -52,6 +52,7 @@ from app.renderer import SKY_RGB, Renderer, Target, model_matrices
 from app.shadows import ShadowMap
 
 DEFAULT_SCENE = "tank"
+FALLBACK_SCENE = "t_handle"     # what a cancelled first wait for the default scene opens: one body, cheap as Python
 MAX_STEPS_PER_FRAME = 8
 # s of real time one frame may simulate at most: a frame that took longer (a stall, a window drag, a
 # slow machine's frame) drops the rest, as MuJoCo's `simulate` and Box2D's samples do, so simulated
@@ -272,12 +273,19 @@ class Viewer:
             return None
         if self.sim is not None:
             return f"cancel: stay on {Path(str(self.scene_path)).stem}"
+        return f"cancel: open {self._instead(Path(str(self.pending)).stem)}"
+
+    @staticmethod
+    def _instead(name):
+        """The scene a cancelled first wait for scene `name` opens: the default, or for the default
+        itself the fallback (a single body, cheap enough as Python to run at once)."""
         default = Path(DEFAULT_SCENE).stem
-        return None if Path(str(self.pending)).stem == default else f"cancel: open {default}"
+        return FALLBACK_SCENE if name == default else default
 
     def cancel_pending(self):
         """Stop waiting for the scene that prepares; the one shown stays (nothing is shown: the
-        default scene opens, or waits in its turn). Its kernels go on compiling in the background."""
+        default scene opens, or the fallback instead of the default, or waits in its turn). Its
+        kernels go on compiling in the background."""
         if self.pending is None:
             return
         task = self._task_of(self.pending)
@@ -285,10 +293,7 @@ class Viewer:
             self.preparation.forget(task)       # opened again later, it is built from its file then
         name, self.pending = Path(str(self.pending)).stem, None
         if self.sim is None:
-            if name == Path(DEFAULT_SCENE).stem:
-                self.pending = DEFAULT_SCENE
-                return
-            self._wait_for(DEFAULT_SCENE)
+            self._wait_for(self._instead(name))
         self.notify(f"stopped waiting for {name}: its kernels go on compiling in the background")
 
     def when_ready(self, action, what):

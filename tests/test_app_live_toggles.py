@@ -98,3 +98,27 @@ def test_a_scene_that_waits_for_its_kernels_can_be_cancelled(window):
         assert v.sim.time > t
     assert "pile" in preparing.wanted and preparing.forgotten == "pile"
     v.preparation = None
+
+
+@pytest.mark.display
+def test_a_first_wait_always_has_a_cancel(window):
+    """Before any scene is shown (a first start whose scene is too slow as Python), the wait box's
+    cancel opens the default scene instead, and a wait for the default itself opens the fallback
+    (the T-handle): the box always has a way out. The window's own scene is set aside meanwhile."""
+    from app.viewer import DEFAULT_SCENE, FALLBACK_SCENE
+    w = window("t_handle")
+    frames(w, 1)
+    v = w.viewer
+    v.preparation = preparing = Preparing(False)
+    shown, v.sim = v.sim, None          # as before the first scene opens
+    try:
+        with interpreting():
+            v.pending = "pile"
+            assert v.cancel_label() == f"cancel: open {DEFAULT_SCENE}"
+            v.cancel_pending()
+            assert v.pending == DEFAULT_SCENE and preparing.forgotten == "pile"
+            assert v.cancel_label() == f"cancel: open {FALLBACK_SCENE}"
+            v.cancel_pending()
+            assert v.pending == FALLBACK_SCENE and preparing.forgotten == DEFAULT_SCENE
+    finally:
+        v.sim, v.pending, v.preparation = shown, None, None
