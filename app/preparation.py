@@ -60,7 +60,7 @@ class Preparation:
         self.compiled, self.loaded, self.failed = set(), set(), {}
         self.total, self.lines, self.returncode, self.child = None, [], None, None
         self._compile, self._closed = compile, False
-        self._since, self._counted_at, self._kernel_count = time.time() - 1.0, -1.0, 0     # `_kernels`
+        self._since, self._kernel_count = time.time() - 1.0, 0       # `_count_kernels`
         self.loading = None                 # the task the thread loads now
         self._probes = {}                   # path -> None (being timed), else whether it may run as Python
         self._jobs = []                     # ("load", task) and ("build", scene), in the order asked
@@ -113,6 +113,7 @@ class Preparation:
         if closed:          # the window closed while it started
             child.terminate()
             return
+        threading.Thread(target=self._count_kernels, args=(child,), name="kernel count", daemon=True).start()
         for line in child.stdout:
             line = line.strip()
             self.lines.append(line)
@@ -257,12 +258,15 @@ class Preparation:
     def elapsed(self):
         return time.perf_counter() - self.started
 
+    def _count_kernels(self, child):
+        """Once a second while `child` runs: the kernels compiled since the start
+        (`physics.tools.warmup.kernel_files`, a walk of the cache), off the window's thread."""
+        while child.poll() is None and not self._closed:
+            self._kernel_count = kernel_files(self._since)
+            time.sleep(1.0)
+
     def _kernels(self):
-        """The kernels compiled since the start (`physics.tools.warmup.kernel_files`), counted at most
-        once a second (a walk of the cache)."""
-        now = time.perf_counter()
-        if now - self._counted_at >= 1.0:
-            self._counted_at, self._kernel_count = now, kernel_files(self._since)
+        """The last count of `_count_kernels`."""
         return self._kernel_count
 
     @property
