@@ -100,23 +100,15 @@ class Rows:
 
 
 def concatenate(parts):
-    """One Rows from several, in order."""
+    """One Rows from several, in order (the one part itself where the others are empty)."""
     parts = [p for p in parts if len(p)]
     if not parts:
         return Rows.empty()
+    if len(parts) == 1:
+        return parts[0]
     cat = lambda name: np.concatenate([getattr(p, name) for p in parts])
     return Rows(cat("body"), cat("jacobian"), cat("target"), cat("relax"), cat("lower"), cat("upper"),
                 cat("softness"), cat("mu"), cat("impulse"), cat("block"))
-
-
-def targets(C, inequality, beta, h, slop):
-    """(solve, relax) targets for rows with position error C (module docstring)."""
-    equality_solve = -beta * C / h
-    separated = C > 0.0
-    inequality_solve = np.where(separated, -C / h, -beta * np.minimum(C + slop, 0.0) / h)
-    inequality_relax = np.where(separated, -C / h, 0.0)
-    return (np.where(inequality, inequality_solve, equality_solve),
-            np.where(inequality, inequality_relax, 0.0))
 
 
 def tangent_basis(normal):

@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 
 from physics.core.compiled import kernel
-from physics.constraints.constraints import IN_BLOCK, INF, SINGLE, TRIPLE, Rows, tangent_basis, targets
+from physics.constraints.constraints import IN_BLOCK, INF, SINGLE, TRIPLE, Rows, tangent_basis
 from physics.math.rotation import hat
 from physics.math.rotation_kernels import cross as cross3
 from physics.math.rotation_kernels import dot, load33, matmul, matvec, rotvec_from_matrix as rotvec3, sub, tangent_basis as basis3
@@ -47,7 +47,7 @@ ROWS_PER_JOINT = 9  # slots: 0-2 linear, 3-5 angular, 6 limit, 7 drive, 8 spring
 LIMIT, DRIVE, SPRING = 6, 7, 8
 LIMIT_EASING_TIME = 0.02    # s: a joint loaded past its limit eases in with this time constant (`Joints.limit_slack`)
 NO_ACTUATOR = 0     # Joints.actuated: the joint's drive slot is its motor (motor_force > 0) or unused
-ACTUATED = 1        #   an actuator's (gain, bias, gear: `drive_terms`)
+ACTUATED = 1        #   an actuator's (gain, bias, gear: `_joint_rows`)
 
 
 class JointModel(NamedTuple):
@@ -293,22 +293,6 @@ class Joints:
         C = np.where(geometry.active[:, LIMIT] & geometry.inequality[:, LIMIT], geometry.C[:, LIMIT], 0.0)
         return math.exp(-abs(h) / LIMIT_EASING_TIME) * np.maximum(-C, 0.0)
 
-    def drive_terms(self, q, h, control, rate=None):
-        """(target, softness, lower, upper) (J,) of the drive slot and of the spring slot at the
-        coordinates q (J,), step h and the actuators' inputs `control` (J,) (module docstring:
-        τ = F₀ − K q − D q̇, as a soft row); the spring slot carries the armature too, against the
-        coordinate's rate q̇₀ (J,) at the step's start (`rate`)."""
-        G = self.gear
-        F0 = G * (self.gain * control + self.bias[:, 0])
-        K, D = -G * G * self.bias[:, 1], -G * G * self.bias[:, 2]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            low, high = np.minimum(G * self.force_lower, G * self.force_upper), np.maximum(G * self.force_lower,
-                                                                                       G * self.force_upper)
-        drive = _soft_row(F0, K, D, q, h, low, high)
-        spring = _soft_row(self.stiffness * self.spring_reference, self.stiffness, self.damping, q, h, -INF, INF,
-                           self.armature, np.zeros_like(q) if rate is None else rate)
-        return drive, spring
-
     def coordinates(self, centre, rotation):
         """(J,) each hinge's and slider's coordinate q at the bodies' poses (centre (B, 3), rotation
         (B, 3, 3)): its `coordinate` at load plus the angle atan2(n_a · (ref_a × ref_b), ref_a · ref_b)
@@ -334,75 +318,177 @@ class Joints:
                        out)
         return out
 
+    def drives(self):
+        """The drive fields as a `JointDrives` bundle (contiguous, for `_joint_rows`); made once, as
+        `model` is: the fields do not change after the joints are built."""
+        drives = self.__dict__.get("_drives")
+        if drives is None:
+            c = lambda a, dtype=float: np.ascontiguousarray(a, dtype)
+            drives = JointDrives(c(self.motor_speed), c(self.motor_force), c(self.stiffness), c(self.spring_reference),
+                                 c(self.damping), c(self.armature), c(self.actuated != 0, bool), c(self.gear),
+                                 c(self.gain), c(self.bias), c(self.force_lower), c(self.force_upper))
+            self.__dict__["_drives"] = drives
+        return drives
+
     def rows(self, centre, rotation, h, beta, slop=0.0, softness=0.0, control=None, velocity=None, limit_slack=None,
              geometry=None):
         """The active rows of every joint at the bodies' current poses, and their (J, slot) indices
         (to store the impulses back after the solve); `control` (J,) the actuators' inputs (0),
         `velocity` (B, 6) [v, ω] world the bodies' at the step's start (an armature resists its change),
         `limit_slack` (J,) the soft limits (`limit_slack`; none by default); `geometry` the
-        `geometry` at these poses and slack when the caller has it already."""
+        `geometry` at these poses and slack when the caller has it already. One compiled pass
+        (`_joint_rows`: the targets of `physics.constraints.constraints`' docstring, the drive and
+        spring slots of `_soft_terms`)."""
         J = len(self)
         if J == 0:
             return Rows.empty(), np.zeros(0, np.int64)
         if geometry is None:
             geometry = self.geometry(centre, rotation, limit_slack=limit_slack)
-        C, jac, active, inequality, motor, _ = geometry
-        kind = self.kind
-        point = (kind == BALL) | (kind == HINGE) | (kind == FIXED)       # not np.isin: a sub-step's
-        locked = (kind == FIXED) | (kind == SLIDER)                     # few joints, 20 µs each
-        target, relax = targets(C, inequality, beta, h, slop)
-        speed = np.broadcast_to(self.motor_speed[:, None], C.shape)
-        target = np.where(motor, speed, target)
-        relax = np.where(motor, speed, relax)
-        cap = np.broadcast_to((self.motor_force * h)[:, None], C.shape)
-        lower = np.where(inequality, 0.0, np.where(motor, -cap, -INF))
-        upper = np.where(motor, cap, INF)
-        soft = np.where(motor, 0.0, softness)
-        if self.has_drives():     # the actuators' and springs' soft rows (the drive slot of a motor stays as above)
-            soft = np.array(soft, float)
-            actuated = self.actuated != 0
-            rate = np.zeros(J)
-            if velocity is not None and self.armature.any():     # q̇₀ = J v along the spring slot's row
-                for side in range(2):
-                    body = self.body[:, side]
-                    v = np.where((body >= 0)[:, None], velocity[np.maximum(body, 0)], 0.0)
-                    rate += np.einsum("jk,jk->j", jac[:, SPRING, side], v)
-            drive, spring = self.drive_terms(geometry.coordinate, abs(h), np.zeros(J) if control is None else control,
-                                             rate)
-            for slot, terms, rows_of in ((DRIVE, drive, actuated), (SPRING, spring, None)):
-                where = active[:, slot] if rows_of is None else active[:, slot] & rows_of
-                for array, value in zip((target, soft, lower, upper), terms):
-                    array[where, slot] = value[where]
-                relax[where, slot] = target[where, slot]
-        # A joint's 3 point rows (and 3 orientation rows) are solved as one 3×3 block (Box2D's point
-        # constraint, b2SolveRevoluteJoint): with a heavy lever (a 1 m link on a small bob) their
-        # effective mass J M⁻¹ Jᵀ has a condition number of m L² / I ≈ 250, which row-by-row
-        # Gauss–Seidel would need hundreds of sweeps for; the block solve is exact in one.
-        block = np.full((J, ROWS_PER_JOINT), SINGLE, np.int64)
-        block[point, 0], block[point, 1:3] = TRIPLE, IN_BLOCK
-        block[locked, 3], block[locked, 4:6] = TRIPLE, IN_BLOCK
-        j_index, slot = np.nonzero(active)
-        rows = Rows(np.repeat(self.body[:, None], ROWS_PER_JOINT, axis=1)[j_index, slot], jac[j_index, slot],
-                    target[j_index, slot], relax[j_index, slot], lower[j_index, slot], upper[j_index, slot],
-                    soft[j_index, slot], np.zeros(len(j_index)),
-                    self.impulse[j_index, slot], block[j_index, slot])
-        return rows, j_index * ROWS_PER_JOINT + slot
+        drives = self.drives()
+        rate = velocity is not None and self.armature.any()     # q̇₀ = J v along the spring slot's row
+        arrays = _joint_rows(self.model(), drives, geometry, self.impulse,
+                             np.zeros(J) if control is None else np.ascontiguousarray(control, float),
+                             np.ascontiguousarray(velocity, float) if rate else _NO_VELOCITY, float(h), float(beta),
+                             float(slop), float(softness))
+        return Rows(*arrays[:-1]), arrays[-1]
 
 
-def _soft_row(F0, K, D, q, h, low, high, A=0.0, rate=0.0):
-    """(target, softness, lower, upper) of τ = F₀ − K q − D q̇ taken at the step's end as a soft row,
-    with an armature A (the impulse −A (q̇' − q̇₀) of an inertia on the coordinate, q̇₀ = `rate` the
-    step's start): λ = h F₀ − h K q + A q̇₀ − (h² K + h D + A) q̇' (module docstring); K = D = A = 0:
-    the fixed impulse F₀ h, clamped to [low, high] h."""
+class JointDrives(NamedTuple):
+    """A `Joints`' motor, spring, damper, armature and actuator arrays as one bundle (`Joints.drives`)."""
+    motor_speed: np.ndarray     # (J,)
+    motor_force: np.ndarray     # (J,)
+    stiffness: np.ndarray       # (J,)
+    spring_reference: np.ndarray  # (J,)
+    damping: np.ndarray         # (J,)
+    armature: np.ndarray        # (J,)
+    actuated: np.ndarray        # (J,) bool
+    gear: np.ndarray            # (J,)
+    gain: np.ndarray            # (J,)
+    bias: np.ndarray            # (J, 3)
+    force_lower: np.ndarray     # (J,)
+    force_upper: np.ndarray     # (J,)
+
+
+_NO_VELOCITY = np.zeros((0, 6))
+_BIG = np.finfo(float).max
+
+
+@kernel(inline=True)
+def _nan_min(a, b):
+    """np.minimum's: NaN if either is."""
+    return a + b if a != a or b != b else (a if a <= b else b)
+
+
+@kernel(inline=True)
+def _nan_max(a, b):
+    return a + b if a != a or b != b else (a if a >= b else b)
+
+
+@kernel(inline=True)
+def _finite_bound(x, nan):
+    """np.nan_to_num(x, nan=nan): NaN to `nan`, ±inf to ±the largest float."""
+    if x != x:
+        return nan
+    if x == np.inf:
+        return _BIG
+    if x == -np.inf:
+        return -_BIG
+    return x
+
+
+@kernel(inline=True)
+def _soft_terms(F0, K, D, q, h, low, high, A, rate):
+    """(target, softness, lower, upper) of one joint's soft row τ = F₀ − K q − D q̇ taken at the step's
+    end, with an armature A (the impulse −A (q̇' − q̇₀) of an inertia on the coordinate, q̇₀ = `rate`
+    the step's start): λ = h F₀ − h K q + A q̇₀ − (h² K + h D + A) q̇' (module docstring); K = D = A = 0:
+    the fixed impulse F₀ h, clamped to [low, high] h. Infinite bounds become ± the largest float."""
     stiff = h * (h * K + D) + A
-    soft = stiff > 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        target = np.where(soft, (h * (F0 - K * q) + A * rate) / np.where(soft, stiff, 1.0), 0.0)
-        softness = np.where(soft, 1.0 / np.where(soft, stiff, 1.0), 0.0)
-    fixed = np.clip(F0, low, high) * h
-    lower = np.where(soft, low * h, fixed)
-    upper = np.where(soft, high * h, fixed)
-    return target, softness, np.nan_to_num(lower, nan=-INF), np.nan_to_num(upper, nan=INF)
+    if stiff > 0.0:
+        target, softness = (h * (F0 - K * q) + A * rate) / stiff, 1.0 / stiff
+        lower, upper = low * h, high * h
+    else:
+        fixed = _nan_min(_nan_max(F0, low), high) * h
+        target, softness, lower, upper = 0.0, 0.0, fixed, fixed
+    return target, softness, _finite_bound(lower, -np.inf), _finite_bound(upper, np.inf)
+
+
+@kernel
+def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness):
+    """`Joints.rows` compiled: the active (joint, slot) rows in row-major order as the arrays of a
+    `Rows` (body, jacobian, target, relax, lower, upper, softness, mu, impulse, block) and their
+    slots j × ROWS_PER_JOINT + s. Targets (`physics.constraints.constraints`' docstring): an equality
+    −β C / h; an inequality −C / h while separated (relax the same), else −β min(C + slop, 0) / h
+    (relax 0); a motor its speed, bounded by ± its force × h. The drive slot of an actuated joint
+    and the spring slot take their soft rows (`_soft_terms`), the spring's with the
+    armature's rate J v when `velocity` has rows."""
+    J = len(model.kind)
+    R = 0
+    for j in range(J):
+        for s in range(ROWS_PER_JOINT):
+            if geometry.active[j, s]:
+                R += 1
+    body = np.empty((R, 2), np.int64)
+    jacobian = np.empty((R, 2, 6))
+    target, relax, lower, upper = np.empty(R), np.empty(R), np.empty(R), np.empty(R)
+    soft, mu, warm = np.empty(R), np.zeros(R), np.empty(R)
+    block, slots = np.empty(R, np.int64), np.empty(R, np.int64)
+    ha = abs(h)
+    k = 0
+    for j in range(J):
+        kind = model.kind[j]
+        point = kind == BALL or kind == HINGE or kind == FIXED
+        locked = kind == FIXED or kind == SLIDER
+        rate = 0.0
+        if velocity.shape[0]:
+            for side in range(2):
+                b = model.body[j, side]
+                along = 0.0
+                if b >= 0:
+                    for i in range(6):
+                        along += geometry.jacobian[j, SPRING, side, i] * velocity[b, i]
+                rate += along
+        for s in range(ROWS_PER_JOINT):
+            if not geometry.active[j, s]:
+                continue
+            C, inequality, motor = geometry.C[j, s], geometry.inequality[j, s], geometry.motor[j, s]
+            if inequality:
+                if C > 0.0:
+                    t, r = -C / h, -C / h
+                else:
+                    t, r = -beta * min(C + slop, 0.0) / h, 0.0
+            else:
+                t, r = -beta * C / h, 0.0
+            if motor:
+                t = r = drives.motor_speed[j]
+            cap = drives.motor_force[j] * h
+            lo = 0.0 if inequality else (-cap if motor else -np.inf)
+            hi = cap if motor else np.inf
+            so = 0.0 if motor else softness
+            q = geometry.coordinate[j]
+            if s == DRIVE and drives.actuated[j]:
+                G = drives.gear[j]
+                F0 = G * (drives.gain[j] * control[j] + drives.bias[j, 0])
+                low, high = G * drives.force_lower[j], G * drives.force_upper[j]
+                t, so, lo, hi = _soft_terms(F0, -G * G * drives.bias[j, 1], -G * G * drives.bias[j, 2], q, ha,
+                                            _nan_min(low, high), _nan_max(low, high), 0.0, 0.0)
+                r = t
+            elif s == SPRING:
+                K = drives.stiffness[j]
+                t, so, lo, hi = _soft_terms(K * drives.spring_reference[j], K, drives.damping[j], q, ha, -np.inf,
+                                            np.inf, drives.armature[j], rate)
+                r = t
+            body[k, 0], body[k, 1] = model.body[j, 0], model.body[j, 1]
+            jacobian[k] = geometry.jacobian[j, s]
+            target[k], relax[k], lower[k], upper[k], soft[k] = t, r, lo, hi, so
+            warm[k] = impulse[j, s]
+            block[k] = SINGLE
+            if point and s < 3:
+                block[k] = TRIPLE if s == 0 else IN_BLOCK
+            if locked and 3 <= s < 6:
+                block[k] = TRIPLE if s == 3 else IN_BLOCK
+            slots[k] = j * ROWS_PER_JOINT + s
+            k += 1
+    return body, jacobian, target, relax, lower, upper, soft, mu, warm, block, slots
 
 
 def function_rows(C, body, centre, rotation, h, beta, softness=0.0):

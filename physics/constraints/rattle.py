@@ -88,10 +88,11 @@ class RattleStart(NamedTuple):
     graph: JointGraph           # the joints' elimination structure
 
 
-def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit_slack=None):
+def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit_slack=None, jacobian=None):
     """The start-of-step bundle: J₀ at these poses, M₀⁻¹, R₀ (copies); `limit_slack` (J,) the soft
-    limits (`physics.constraints.joints.Joints.limit_slack`: a limit row's C shifted by it, 0 without)."""
-    J0 = joints.geometry(centre, rotation).jacobian
+    limits (`physics.constraints.joints.Joints.limit_slack`: a limit row's C shifted by it, 0 without);
+    `jacobian` J₀ if the caller has it (`Joints.geometry` at these poses: the slack moves C only)."""
+    J0 = joints.geometry(centre, rotation).jacobian if jacobian is None else jacobian
     return RattleStart(joints.model(limit_slack), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
                        np.ascontiguousarray(inverse_inertia, float).copy(), np.ascontiguousarray(rotation, float).copy(),
                        J0, joint_geometry_arrays(len(joints)), bodies.graph)

@@ -555,16 +555,10 @@ class SceneSolver:
                                                              control=self.carried.control, velocity=velocity,
                                                              geometry=geometry)
             parts.append(joint_rows)
-            # The start-of-step rows and masses: RATTLE's first-kick directions (`project_joint_positions`);
-            # rigid (no CFM) and without motors, SHAKE's (`post_stabilize`).
-            slot = self._joint_slots % ROWS_PER_JOINT
-            motor = (slot == DRIVE) | (slot == SPRING)      # not np.isin: 40 µs a sub-step on a pendulum
-            position = Rows(joint_rows.body, joint_rows.jacobian, joint_rows.target, joint_rows.relax,
-                            np.where(motor, 0.0, joint_rows.lower), np.where(motor, 0.0, joint_rows.upper),
-                            np.zeros(len(joint_rows)), joint_rows.mu, np.zeros(len(joint_rows)),
-                            joint_rows.block)
-            self._joint_position = prepare(position, inverse_mass, inverse_inertia)
-            self._joint_start = (centre.copy(), rotation.copy())
+            # The start-of-step rows, poses and masses: RATTLE's first-kick directions
+            # (`project_joint_positions`: J₀ from `geometry`), SHAKE's (`post_stabilize`)
+            self._joint_start_rows = joint_rows
+            self._joint_start = (centre.copy(), rotation.copy(), geometry.jacobian)
             # soft limits for RATTLE's projection: a joint past its limit eases back at the ERP rate
             self._limit_slack = self.joints.limit_slack(geometry, h) if self.joints_limited else None
             self._joint_masses = (inverse_mass, inverse_inertia)
@@ -782,8 +776,9 @@ class SceneSolver:
         self.joint_left_start_rows, self.joint_left_error, self.joint_start_error = False, 0.0, 0.0
         if self.joints is None or not len(self.joints) or not POST_STABILIZATION or self._joint_start is None:
             return np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
-        system = rattle_start(self.joints, self._joint_bodies, *self._joint_start, *self._joint_masses,
-                              self._limit_slack)
+        centre0, rotation0, jacobian0 = self._joint_start
+        system = rattle_start(self.joints, self._joint_bodies, centre0, rotation0, *self._joint_masses,
+                              self._limit_slack, jacobian0)
         stats = np.zeros(5)
         dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, self._h, stats=stats)
         # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
@@ -822,9 +817,16 @@ class SceneSolver:
         world-frame translation, rotation vector and velocity change; inputs are not changed."""
         B = len(centre)
         dx, dtheta = np.zeros((B, 3)), np.zeros((B, 3))
-        position = getattr(self, "_joint_position", None)
-        if self.joints is None or not len(self.joints) or not POST_STABILIZATION or position is None:
+        if self.joints is None or not len(self.joints) or not POST_STABILIZATION or self._joint_start is None:
             return dx, dtheta, np.zeros((B, 6))
+        if shake:   # the start-of-step rows, rigid (no CFM) and without motors
+            start = self._joint_start_rows
+            slot = self._joint_slots % ROWS_PER_JOINT
+            motor = (slot == DRIVE) | (slot == SPRING)      # not np.isin: 40 µs a sub-step on a pendulum
+            position = prepare(Rows(start.body, start.jacobian, start.target, start.relax,
+                                    np.where(motor, 0.0, start.lower), np.where(motor, 0.0, start.upper),
+                                    np.zeros(len(start)), start.mu, np.zeros(len(start)), start.block),
+                               *self._joint_masses)
         start_slots = self._joint_slots
         centre, rotation = centre.copy(), rotation.copy()
         for _ in range(POST_STABILIZATION):
