@@ -552,11 +552,16 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None):
     margin = float(margin)
     if not np.isfinite(margin) or margin < 0:
         raise ValueError(f"margin: got {margin!r}; expected a finite number >= 0")
-    centre, rotation, params = world_shapes(shapes, world) if placed is None else placed[:3]
-    hulls = world_hulls(shapes, world)
     if cache is None:
         cache = ContactCache()
     cache.n_shapes = n_shapes = len(shapes)
+    if not len(pairs):      # no pair to test: the state the narrow phase leaves after none (no manifold kept)
+        cache.capacity = 64
+        cache.spare, cache.manifolds, cache.n_manifolds = cache.manifolds, cache.spare, 0
+        return Contacts(*(np.zeros(0, np.int64) for _ in range(4)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0),
+                        np.zeros(0, np.int64))
+    centre, rotation, params = world_shapes(shapes, world) if placed is None else placed[:3]
+    hulls = world_hulls(shapes, world)
     # outputs sized from the last call's count (fresh pages cost more than the kernel's work per
     # point), grown and resumed when a step needs more; likewise the manifold rows
     ints, vec, depth = _outputs(cache.capacity)

@@ -26,7 +26,7 @@ from physics.core.compiled import kernel
 
 from physics.core import profile
 from physics.collision.broadphase import candidate_pairs, collision_filter
-from physics.collision.collision import Contacts, contacts
+from physics.collision.collision import contacts
 from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, IN_BLOCK, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
@@ -367,6 +367,18 @@ def _contact_stage(c, bodies, nodes, materials, stored, params):
 
 
 @kernel
+def _add_row_changes(slot, minv_jt, impulse, rows, out):
+    """out[slot] += M⁻¹ Jᵀ λ of the first `rows` rows, side a's then side b's, row by row (the order
+    of np.add.at's, so the sums' bits are its); slot (R, 2) the bodies' rows of out, the static
+    body's last."""
+    for side in range(2):
+        for k in range(rows):
+            b = slot[k, side]
+            for i in range(6):
+                out[b, i] += minv_jt[k, side, i] * impulse[k]
+
+
+@kernel
 def _keep_reachable(c, bodies, nodes, params):
     """Each point's solver bodies (M, 2) and surface velocities (M, 2, 3) (`_reach`), then the
     points that can touch this step moved to the front of every array of the `ContactPoints` c, in
@@ -590,23 +602,10 @@ class SceneSolver:
                 self.body_touch = np.zeros(len(inverse_mass), np.int64)
                 touch_flags(c.shape_a, c.shape_b, self._rest, self.body_touch)
             lead = h if lead is None else lead      # `_reach`
-            cache = self.cache
-            kept, bounces, arrays, bounce, e, self._cold_start, self._deep = _contact_stage(
-                ContactPoints(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
-                              c.feature_id),
-                SolverBodies(self.body_of_node, centre, velocity),
-                self._node_motion(world), self._materials, cache.stored(),
-                ContactParams(h, lead, SPECULATIVE + math.hypot(*settings.gravity) * h * h, bool(settings.warm_start),
-                              beta, SLOP, BOUNCE_THRESHOLD, softness, settings.max_contact_push_speed))
-            if kept < len(c):
-                c = c.take(slice(kept))
-            self.contacts = c
-            parts.append(Rows(*arrays))
-            self._bounce = None
-            if bounces:     # points approaching faster than BOUNCE_THRESHOLD with e > 0 (rare)
-                may = np.flatnonzero(np.isfinite(bounce.approach))
-                self._bounce = (offset + 3 * may + 2, bounce.approach[may], bounce.static_normal[may], -c.depth[may],
-                                e[may])
+            if not len(c):      # (what `_contact_stage` makes of no point)
+                self.contacts, self._bounce, self._cold_start, self._deep = c, None, False, False
+            else:
+                self._contact_rows(c, centre, velocity, world, h, lead, beta, softness, settings, offset, parts)
         else:
             self._bounce = None
             self._cold_start = self._deep = False
@@ -621,6 +620,26 @@ class SceneSolver:
         self._prepared = prepare(rows, inverse_mass, inverse_inertia)
         self._masses = (inverse_mass, inverse_inertia) if self._deep else None   # `solve`: the kinetic energy
         profile.lap("prepare/rows", t)
+
+    def _contact_rows(self, c, centre, velocity, world, h, lead, beta, softness, settings, offset, parts):
+        """The contact points' rows (`_contact_stage`), appended to `parts`; `offset` rows come before
+        them (the restitution stage's indices)."""
+        kept, bounces, arrays, bounce, e, self._cold_start, self._deep = _contact_stage(
+            ContactPoints(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
+                          c.feature_id),
+            SolverBodies(self.body_of_node, centre, velocity),
+            self._node_motion(world), self._materials, self.cache.stored(),
+            ContactParams(h, lead, SPECULATIVE + math.hypot(*settings.gravity) * h * h, bool(settings.warm_start),
+                          beta, SLOP, BOUNCE_THRESHOLD, softness, settings.max_contact_push_speed))
+        if kept < len(c):
+            c = c.take(slice(kept))
+        self.contacts = c
+        parts.append(Rows(*arrays))
+        self._bounce = None
+        if bounces:     # points approaching faster than BOUNCE_THRESHOLD with e > 0 (rare)
+            may = np.flatnonzero(np.isfinite(bounce.approach))
+            self._bounce = (offset + 3 * may + 2, bounce.approach[may], bounce.static_normal[may], -c.depth[may],
+                            e[may])
 
     def overlaps(self, world):
         """The shape pairs that may collide and overlap by more than OVERLAP_TOLERANCE at the poses
@@ -759,13 +778,8 @@ class SceneSolver:
         """(B, 6) [v, ω]: the part of the last solve's velocity change that the joint rows made,
         M⁻¹ J₀ᵀ λ over the joint rows (RATTLE's first kick: the caller moves positions by h × it)."""
         prepared = self._prepared
-        inverse_mass = self._joint_masses[0]
-        out = np.zeros((len(inverse_mass) + 1, 6))
-        k = len(self._joint_slots)
-        rows = prepared.rows
-        impulse = rows.impulse[:k]
-        for side in range(2):
-            np.add.at(out, prepared.slot[:k, side], prepared.minv_jt[:k, side] * impulse[:, None])
+        out = np.zeros((len(self._joint_masses[0]) + 1, 6))
+        _add_row_changes(prepared.slot, prepared.minv_jt, prepared.rows.impulse, len(self._joint_slots), out)
         return out[:-1]
 
     def project_joint_positions(self, centre, rotation, momentum):
