@@ -35,9 +35,9 @@ from physics.constraints.gauss_seidel import PARALLEL_MIN, halves, prepare, solv
 from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
 from physics.constraints.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
-from physics.math.rotation import matrix_from_rotvec
 from physics.math.rotation_kernels import cross, load3
 from physics.model.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs, place
+from physics.dynamics.body_passes import turn_rows
 from physics.dynamics.sleeping import ShapeRest, awake_pairs, touch_flags, wake_touched
 from physics.constraints.solver_state import SolverState
 
@@ -861,8 +861,7 @@ class SceneSolver:
                 rows.lower[motor] = rows.upper[motor] = 0.0
                 sweep(prepare(rows, *self._joint_masses), step, rows.target, iterations, 1.0)
             centre += step[:, :3]
-            # einsum, not `@`: numpy hands `@` to the BLAS, whose rounding depends on the CPU
-            rotation = np.einsum("bij,bjk->bik", matrix_from_rotvec(step[:, 3:]), rotation)
+            rotation = turn_rows(step[:, 3:], rotation)
             dx += step[:, :3]
             dtheta += step[:, 3:]
         return dx, dtheta, np.concatenate([dx, dtheta], axis=1) / self._h

@@ -79,6 +79,21 @@ def solve_rows(matrices, vectors):
     return out
 
 
+@kernel
+def _turn_rows(rotvec, rotation):
+    for k in range(rotvec.shape[0]):
+        store33(rotation, k, matmul(exp_so3(load3(rotvec, k)), load33(rotation, k)))
+
+
+def turn_rows(rotvec, rotation):
+    """exp(hat(r)) R per row, rotation vectors r (B, 3) world, R (B, 3, 3) -> (B, 3, 3) (a new array;
+    `physics.math.rotation_kernels.exp_so3`, compiled: numpy's `@` on stacked 3×3s goes to the
+    BLAS, whose rounding depends on the CPU)."""
+    out = np.array(rotation, float)
+    _turn_rows(np.ascontiguousarray(rotvec, float), out)
+    return out
+
+
 def rows_times(matrices, vectors):
     """(B,3,3) @ (B,3) -> (B,3)."""
     return np.einsum("bij,bj->bi", matrices, vectors)
@@ -154,6 +169,25 @@ def move_bodies(bodies, counteract, dv, dx, world, local, total, before, active)
         else:       # a root, or (counteraction off) a body that takes its ancestors' moves as they come
             store3(translation, i, add(load3(translation, i), mul(inverse_scale, matvec_t(Rq, _get3(dx, k, 0)))))
             store33(rotation, i, matmul(exp_so3(matvec_t(Rq, _get3(dx, k, 3))), load33(rotation, i)))
+
+
+@kernel
+def carry_velocity(nodes, parent, slots, target, world, local_velocity):
+    """The local velocity of the dynamic bodies `slots` (one generation) that gives them the world
+    velocity `target` (D, 3) under their parents' world motion (`world`: `NodeArrays`), written
+    into `local_velocity` (N, 3): v1 = R2ᵀ (v3 − v2 − ω2 × (x3 − x2)) / s2
+    (`physics.pipeline.stages._keep_carried_velocity`), summed in numpy's order (its einsum starts
+    from +0)."""
+    for k in range(slots.shape[0]):
+        slot = slots[k]
+        i = nodes[slot]
+        q = parent[i]
+        lever = sub(load3(world.translation, i), load3(world.translation, q))
+        relative = sub(sub(load3(target, slot), load3(world.velocity, q)), cross3(load3(world.omega, q), lever))
+        R = load33(world.rotation, q)
+        scale = world.scale[q]
+        for c in range(3):
+            local_velocity[i, c] = (0.0 + R[0][c] * relative[0] + R[1][c] * relative[1] + R[2][c] * relative[2]) / scale
 
 
 @kernel

@@ -31,7 +31,7 @@ import numpy as np
 
 from physics.core import profile
 from physics.core.compiled import bind, generation
-from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, dynamic_inputs, first_divergent, \
+from physics.dynamics.body_passes import NO_ROWS, carry_velocity, DynamicBodies, DynamicInputs, NodeArrays, dynamic_inputs, first_divergent, \
     keep_momentum, move_bodies, place_bodies, rows_times, rows_transposed_times, scatter_motion, solve_rows, \
     solver_bodies, split_impulse_changes
 from physics.pipeline.data import Motion
@@ -870,15 +870,10 @@ def _keep_carried_velocity(model, data, work, target, active=None):
     RATTLE's position projections of a nested arm). The local velocity is solved again from the
     moved parents, generation by generation (parents first):
         v1 = R2ᵀ (v3_target − v2 − ω2 × (x3 − x2)) / s2,   v3_target = v3 + Δv3 (its own change)."""
-    local, parent = work.hierarchy.local, model.parent
     for g, slots in enumerate(model.generations):
         if active is not None:      # the bodies of a retry's island (physics.pipeline.retry's `Undo`) only
             slots = slots[active[slots]]
         if g == 0 or not slots.size:
             continue
         work.calls.world_spin()
-        world = work.hierarchy.world_state
-        i = model.dyn[slots]
-        q = parent[i]
-        relative = target[slots] - world.velocity[q] - np.cross(world.omega[q], world.translation[i] - world.translation[q])
-        local.velocity[i] = np.einsum("nji,nj->ni", world.rotation[q], relative) / world.scale[q][:, None]
+        carry_velocity(model.dyn, model.parent, slots, target, work.world_arrays, work.local_arrays.velocity)
