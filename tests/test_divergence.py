@@ -75,6 +75,33 @@ def test_a_scene_that_would_make_millions_of_contacts_is_refused_at_load_with_a_
     assert not (tmp_path / "heap.npz").exists()
 
 
+def test_ten_thousand_coincident_spheres_are_refused_before_their_pairs_are_listed():
+    """10⁴ coincident spheres are 5·10⁷ overlapping pairs: listing them took 1.8 GB before the
+    contact budget refused them. The broad phase counts them first and refuses past the budget
+    before it stores one (`candidate_pairs(..., budget)`), so the refusal costs what the import
+    and the scene cost. Measured in a child process (its peak resident memory, which numba's own
+    allocations count in too); the bound, 1 GB, is the issue's "no input makes any command exceed
+    about 1 GB", with the child's imports about a quarter of it."""
+    import subprocess
+    import sys
+    code = (
+        "import resource\n"
+        "from physics import Simulation\n"
+        "from physics.io.scene import scene_from_dict\n"
+        "from physics.constraints.solver import ContactBudgetError\n"
+        "nodes = [{'name': f's{i}', 'motion': 'dynamic', 'translation': [0.0, 1.0, 0.0],\n"
+        "          'shape': {'type': 'sphere', 'radius': 0.1}} for i in range(10_000)]\n"
+        "try:\n"
+        "    Simulation(scene_from_dict({'node': nodes}))\n"
+        "except ContactBudgetError as error:\n"
+        "    print(error.pairs, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    pairs, peak_kib = map(int, out.stdout.split())
+    assert pairs == 10_000 * 9_999 // 2
+    assert peak_kib < 1_000_000, f"peak {peak_kib / 1024:.0f} MiB"
+
+
 @pytest.mark.parametrize("integrator", ["semi-implicit-euler", "implicit-midpoint", "rk4", "lie-midpoint"])
 def test_the_in_pass_check_agrees_with_the_exact_test_at_the_limits(integrator):
     """The step kernels clear a body by squared norms against slightly shrunk squared limits

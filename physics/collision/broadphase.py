@@ -41,7 +41,7 @@ _GRID_BITS = 20
 # the grid's entries are ordered by counting where their cells span at most this many per entry
 COUNTING_SPAN = 8
 
-__all__ = ["CollisionFilter", "collision_filter", "candidate_pairs", "BRUTE_FORCE_MAX"]
+__all__ = ["CollisionFilter", "collision_filter", "candidate_pairs", "TooManyPairs", "BRUTE_FORCE_MAX"]
 
 
 class FilterArrays(NamedTuple):
@@ -377,16 +377,29 @@ def _sort_pairs(pairs, n_shapes):
     return out
 
 
-def candidate_pairs(lo, hi, filter):
+class TooManyPairs(ValueError):
+    """The broad phase found more pairs than its budget (`candidate_pairs`); `count` says how many."""
+
+    def __init__(self, count, budget):
+        self.count, self.budget = count, budget
+        super().__init__(f"{count:,} candidate pairs, more than the budget of {budget:,}")
+
+
+def candidate_pairs(lo, hi, filter, budget=None):
     """(K, 2) int64 shape index pairs (a < b, sorted by a then b) whose AABBs overlap and that the
-    filter allows. `lo`, `hi` (S, 3) from `physics.model.shapes.aabbs`; the method: the module docstring."""
+    filter allows. `lo`, `hi` (S, 3) from `physics.model.shapes.aabbs`; the method: the module docstring.
+    `budget`: at most this many pairs, or TooManyPairs, raised once they are counted and before
+    they are stored (10⁴ coincident spheres are 5·10⁷ pairs: 0.8 GB to list)."""
     lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
     if lo.ndim != 2 or lo.shape[1:] != (3,) or hi.shape != lo.shape or len(filter.per_shape.node) != len(lo):
         raise ValueError(f"lo, hi: got shapes {lo.shape}, {hi.shape}; expected (S, 3) with S = {len(filter.per_shape.node)}")
     if filter.n_finite <= BRUTE_FORCE_MAX:
         candidates = filter.allowed_pairs()
         out = np.empty_like(candidates)  # made here: an array made in numba costs more to hand back
-        return out[:_overlapping(lo, hi, candidates, out)]
+        k = _overlapping(lo, hi, candidates, out)
+        if budget is not None and k > budget:
+            raise TooManyPairs(k, budget)
+        return out[:k]
     finite = np.flatnonzero(~filter.per_shape.is_plane)
     planes = np.flatnonzero(filter.per_shape.is_plane)
     origin, cell = _grid_frame(lo, hi, finite, GRID_CELL)
@@ -395,6 +408,8 @@ def candidate_pairs(lo, hi, filter):
     out = np.empty((getattr(filter, "_grid_capacity", 4 * len(lo) + 16), 2), dtype=np.int64)
     arrays = (lo, hi, finite, cell_lo, cell_hi, count, planes)
     k = _grid(*arrays, out, filter.per_shape)
+    if budget is not None and k > budget:
+        raise TooManyPairs(k, budget)
     if k > len(out):
         out = np.empty((k, 2), dtype=np.int64)
         _grid(*arrays, out, filter.per_shape)

@@ -25,7 +25,7 @@ import numpy as np
 from physics.core.compiled import kernel
 
 from physics.core import profile
-from physics.collision.broadphase import candidate_pairs, collision_filter
+from physics.collision.broadphase import TooManyPairs, candidate_pairs, collision_filter
 from physics.collision.collision import contacts
 from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, IN_BLOCK, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
@@ -583,8 +583,6 @@ class SceneSolver:
             placed = place(self.shapes, world)
             pairs, margin = self._candidates(placed, world, centre, velocity, h)
             t = profile.lap("prepare/broad phase", t)
-            if len(pairs) > PAIR_BUDGET:
-                raise ContactBudgetError(len(pairs))
             self.outside_pairs = 0
             if active is not None:      # the active bodies' pairs; those that join one to another body, counted
                 body = self._rest.body[pairs]
@@ -647,9 +645,10 @@ class SceneSolver:
         the shapes' own boxes, the narrow phase with a cache of its own (this solver's warm starts
         are left as they are). ContactBudgetError (at load) past PAIR_BUDGET candidate pairs."""
         lo, hi = aabbs(self.shapes, world)
-        pairs = candidate_pairs(lo, hi, self.filter)
-        if len(pairs) > PAIR_BUDGET:
-            raise ContactBudgetError(len(pairs), at_load=True)
+        try:
+            pairs = candidate_pairs(lo, hi, self.filter, PAIR_BUDGET)
+        except TooManyPairs as error:
+            raise ContactBudgetError(error.count, at_load=True) from None
         if not len(pairs):
             return Overlaps(0, -1, -1, 0.0)
         c = contacts(self.shapes, world, pairs, ContactCache())
@@ -694,7 +693,10 @@ class SceneSolver:
                        self._node_motion(world),
                        h, travel)
         grow = (SPECULATIVE + travel)[:, None]
-        return candidate_pairs(lo - grow, hi + grow, self.filter), SPECULATIVE + 2.0 * most
+        try:
+            return candidate_pairs(lo - grow, hi + grow, self.filter, PAIR_BUDGET), SPECULATIVE + 2.0 * most
+        except TooManyPairs as error:
+            raise ContactBudgetError(error.count) from None
 
     def may_touch(self, world, centre, velocity, h):
         """Whether any two shapes may come into contact within |h| of these poses (the broad phase
