@@ -318,3 +318,32 @@ def test_tank_cargo_rides_on_the_tank():
     moved = np.linalg.norm(end - start, axis=1)
     assert moved.max() < 0.3, dict(zip(names, moved))
     assert (end[:, 1] - start[:, 1]).min() > -0.01, dict(zip(names, end[:, 1] - start[:, 1]))
+
+
+def test_a_shape_shared_by_many_nodes_is_checked_at_each_world_scale_and_names_the_first_node_at_fault():
+    """The loader checks each distinct (shape, world scale) once and computes its inertia for all
+    its nodes' masses in one call: the inertias are those of a node-by-node pass (bit for bit: the
+    batch's rows are the one-mass call's), and where the same box, fine at scale 1, is too small
+    under a parent scaled by 1e-6, the first node so placed is the one named."""
+    from physics.model.rigid_body import inertia_from_shape
+    from physics.io.scene import scene_from_dict
+    box = {"type": "box", "size": [0.2, 0.3, 0.4]}
+    nodes = [{"name": f"b{i}", "motion": "dynamic", "mass": 1.0 + i, "shape": dict(box)} for i in range(5)]
+    scene = scene_from_dict({"node": nodes})
+    for i in range(5):
+        assert scene.inertia_body[i].tobytes() == inertia_from_shape(box, 1.0 + i).tobytes()
+    tiny = [{"name": "small", "motion": "fixed", "scale": 1e-6}]
+    tiny += [{"name": f"c{i}", "motion": "dynamic", "parent": "small", "shape": dict(box)} for i in range(3)]
+    with pytest.raises(SceneError, match=r"node 'c0': key 'shape.size'.*world scale 1e-06"):
+        scene_from_dict({"node": nodes + tiny})
+
+
+def test_a_node_that_leaves_a_vector_out_gets_its_own_default():
+    """Absent vectors share one read-only default array: the scene's arrays are built from them
+    (copies), and changing one node's row leaves the others' as they were."""
+    from physics.io.scene import scene_from_dict
+    scene = scene_from_dict({"node": [{"name": "a", "motion": "dynamic", "shape": {"type": "sphere", "radius": 0.1}},
+                                      {"name": "b", "motion": "dynamic", "shape": {"type": "sphere", "radius": 0.1}}]})
+    scene.velocity[0] = 1.0
+    assert scene.velocity[1].tolist() == [0.0, 0.0, 0.0]
+    assert scene.rotation.flags.writeable and scene.colors.flags.writeable

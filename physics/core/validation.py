@@ -143,6 +143,16 @@ def integer(value, low, high):
 
 def vector(value, length, low=None, high=None, low_open=False):
     """A list, tuple or 1-D numeric array of `length` numbers, each as `real` checks it -> float array."""
+    # the common case first, as a scene file gives it: a list of floats and ints inside finite
+    # bounds (a NaN, an infinity or a huge integer fails a comparison and takes the checks below,
+    # which name it)
+    if type(value) is list and len(value) == length and not low_open and low is not None and high is not None \
+            and math.isfinite(low) and math.isfinite(high):
+        for item in value:
+            if not (type(item) is float or type(item) is int) or not low <= item <= high:
+                break
+        else:
+            return np.array(value, float)
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in "iuf" or value.shape != (length,):
             raise Invalid(f"expected {length} numbers, got an array of {value.dtype} with shape {value.shape}")
@@ -194,5 +204,8 @@ def nesting_depth(text):
     """The deepest nesting of brackets and braces in TOML text outside strings and comments, found
     without parsing (a parser recursing 1,000 levels deep would exceed the recursion limit)."""
     code = np.frombuffer(_STRINGS_AND_COMMENTS.sub("", text).encode("utf-8", "replace"), dtype=np.uint8)
-    step = np.isin(code, (ord("["), ord("{"))).astype(np.int64) - np.isin(code, (ord("]"), ord("}")))
-    return int(np.cumsum(step).max(initial=0))
+    return int(np.cumsum(_BRACKET_STEP[code], dtype=np.int64).max(initial=0))
+
+
+_BRACKET_STEP = np.zeros(256, np.int8)     # a character's change of the nesting depth: [ { open, ] } close
+_BRACKET_STEP[[ord("["), ord("{")]], _BRACKET_STEP[[ord("]"), ord("}")]] = 1, -1
