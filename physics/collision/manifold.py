@@ -237,7 +237,8 @@ def lookup_impulses(stored, shape_a, shape_b, feature_id, point, normal, out):
     search in the sorted keys), then, for the points left, by position (`WARM_MATCH_DISTANCE`): the
     nearest stored point of the same pair, normal within 0.1 rad (`WARM_MATCH_COS`), that no point
     took; re-expressed in this step's tangents (`_warm`). `stored`: `StoredImpulses`; point, normal
-    (M, 3): this step's, world."""
+    (M, 3): this step's, world. Returns (M,) bool: which points found a stored one (a point resting
+    with no load has a stored impulse of 0, and is no new point for that)."""
     keys, impulses, points, normals = stored.keys, stored.impulses, stored.points, stored.normals
     mine = np.empty(out.shape[0], dtype=np.int64)
     contact_keys(shape_a, shape_b, feature_id, stored.n_shapes, mine)
@@ -273,6 +274,8 @@ def lookup_impulses(stored, shape_a, shape_b, feature_id, point, normal, out):
         if best >= 0:
             _warm(impulses, normals, best, normal, i, out)
             taken[best] = True
+            found[i] = True
+    return found
 
 
 @kernel

@@ -339,17 +339,19 @@ def _contact_stage(c, bodies, nodes, materials, stored, params):
     place, kept points first; bodies: `SolverBodies`; nodes: `NodeMotion`; materials: `Materials`;
     stored: `StoredImpulses`; params: `ContactParams`. Returns (kept, how many may bounce, the rows
     (`RowArrays`), their `PointBounce` (kept,), e (kept,), whether the step is a cold start: warm
-    starting on and more than half the touching points (depth > −slop) with no stored normal
-    impulse, `COLD_START_SWEEPS`; whether a point is deeper than DEEP_OVERLAP)."""
+    starting on and more than half the touching points (depth > −slop) new, with nothing stored
+    to start from (a point stored with an impulse of 0, a wheel resting on the ground under no load,
+    is not new), `COLD_START_SWEEPS`; whether a point is deeper than DEEP_OVERLAP)."""
     kept, body, surface = _keep_reachable(c, bodies, nodes, params)
     mu, e, warm = np.empty(kept), np.empty(kept), np.zeros((kept, 3))
     for m in range(kept):
         a, b = c.node_a[m], c.node_b[m]
         mu[m] = np.sqrt(materials.friction[a] * materials.friction[b])
         e[m] = max(materials.restitution[a], materials.restitution[b])
+    found = np.zeros(kept, np.bool_)
     if params.warm:
-        lookup_impulses(stored, c.shape_a[:kept], c.shape_b[:kept], c.feature[:kept], c.point[:kept], c.normal[:kept],
-                        warm)
+        found = lookup_impulses(stored, c.shape_a[:kept], c.shape_b[:kept], c.feature[:kept], c.point[:kept],
+                                c.normal[:kept], warm)
     rows, out = empty_row_arrays(3 * kept), PointBounce(np.empty(kept), np.empty(kept))
     fill_contact_rows(ContactInput(c.point[:kept], c.normal[:kept], c.depth[:kept], body[:kept], surface[:kept], mu, e,
                                    warm),
@@ -362,7 +364,7 @@ def _contact_stage(c, bodies, nodes, materials, stored, params):
         deep = deep or c.depth[m] > DEEP_OVERLAP
         if c.depth[m] > -params.slop:
             touching += 1
-            cold += warm[m, 0] == 0.0
+            cold += not found[m]
     return kept, bounces, rows, out, e, params.warm and 2 * cold > touching, deep
 
 

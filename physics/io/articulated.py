@@ -36,7 +36,6 @@ The mapping (docs/scene-format.md, "URDF and MJCF"):
 
 What cannot be mapped is collected and named in one `ModelWarning` per file; the model still loads.
 """
-import functools
 import math
 import warnings
 from dataclasses import dataclass, field, replace
@@ -44,14 +43,13 @@ from pathlib import Path
 
 import numpy as np
 
-from physics.core.files import FileTooLarge, open_regular, read_regular
+from physics.core.files import FileTooLarge, read_regular
 from physics.math.rotation import quaternion_from_matrix
 from physics.io.errors import SceneError
 from physics.io.mesh_files import FILE_BYTES_MAX
 from physics.io.scene import scene_from_dict
 
 STAGE_SHARE = 0.05          # of a link's mass and inertia carried by each gimbal stage of a multi-joint link
-GROUND_GAP = 1e-3           # m between the added ground and a robot that reaches below z = 0
 POINT_RADIUS = 0.05         # m: a moving link given as a point mass gets the inertia of a solid sphere this size
 ROBOT_GROUP = 2             # collision group of a model's shapes; their mask leaves it out (no self-collision)
 ROBOT_MASK = ~ROBOT_GROUP   # -3: everything but the robot
@@ -242,9 +240,7 @@ class _Builder:
         if self.ground:   # at z = 0, or under the robot's lowest shape (a fixed-base quadruped's feet)
             name = "ground" if "ground" not in self.by_name else f"{root}:ground"
             lowest = min([0.0] + [self.lowest(node) for node in self.nodes if node.get("shape") is not None])
-            # a gap: shapes resting exactly on the plane (r2d2's wheels) made contacts that lost their
-            # warm start every other sub-step, each time a 500-sweep cold start (physics.constraints.solver)
-            height = 0.0 if lowest >= 0.0 else lowest - GROUND_GAP
+            height = min(lowest, 0.0)      # shapes that reach lower rest on it, as the peers place them
             ground = {"name": name, "parent": root, "motion": "fixed", "translation": [0.0, 0.0, height],
                       "rotation": [1.0, 0.0, 0.0, 0.0], "friction": 0.8, "color": [0.42, 0.45, 0.5],
                       "shape": {"type": "plane", "normal": [0.0, 0.0, 1.0], "offset": 0.0}}
