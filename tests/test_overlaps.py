@@ -210,3 +210,29 @@ def test_a_body_that_leaves_the_world_is_not_said_to_diverge():
     assert isinstance(error, DivergenceError) and error.node == "ball" and error.quantity == "translation"
     assert "left the world's bounds" in str(error) and "diverged" not in str(error)
     assert 0 < error.speed <= 23000.0 and total(sim) <= start
+
+
+def test_a_light_box_pressed_into_the_ground_by_a_heavy_one_stops_the_run_naming_the_weight():
+    """A 1e-6 kg box under a 1 kg box (the issue's reproducer at 1e-9 under 1e9: any ratio far past
+    what the sweeps hold) is pushed into the ground with no error at the old bound (a whole size
+    deep): it sits 0.58 of its size deep. Half its size is the bound now, and the error names the
+    body pressing it down and the mass ratio as the likely cause. At a ratio of 100 the pair rests
+    (MASS_RATIO_HELD): both boxes stay within 1 mm of their places over 3 s."""
+    from physics.constraints.solver import MASS_RATIO_HELD
+
+    def stack(light):
+        return Simulation(scene_from_dict({"world": {"dt": 1 / 60}, "node": [GROUND,
+            {"name": "light", "motion": "dynamic", "mass": light, "translation": [0.0, 0.1, 0.0],
+             "shape": {"type": "box", "size": [0.2, 0.2, 0.2]}},
+            {"name": "heavy", "motion": "dynamic", "mass": 1.0, "translation": [0.0, 0.3, 0.0],
+             "shape": {"type": "box", "size": [0.2, 0.2, 0.2]}}]}))
+    sim = stack(1e-6)
+    with pytest.raises(PenetrationError) as caught:
+        sim.step(180)
+    error = caught.value
+    assert (error.node, error.surface) == ("light", "ground") and 0.5 * error.limit < error.value < error.limit
+    assert "the weight of 'heavy', 1e+06 times its mass" in str(error), str(error)
+    held = stack(1.0 / MASS_RATIO_HELD)
+    held.step(180)
+    y = held.world_poses()[0][1:, 1]
+    assert np.abs(y - [0.1, 0.3]).max() < 1e-3, y

@@ -31,7 +31,9 @@ import numpy as np
 
 from physics.core import profile
 from physics.core.compiled import bind, generation
-from physics.dynamics.body_passes import NO_ROWS, carry_velocity, DynamicBodies, DynamicInputs, NodeArrays, dynamic_inputs, first_divergent, \
+from physics.constraints.solver import MASS_RATIO_HELD
+from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, carry_velocity, dynamic_inputs, \
+    first_divergent, \
     keep_momentum, move_bodies, place_bodies, rows_times, rows_transposed_times, scatter_motion, solve_rows, \
     solver_bodies, split_impulse_changes
 from physics.pipeline.data import Motion
@@ -102,8 +104,8 @@ class RunawayError(DivergenceError):
 
 
 class PenetrationError(DivergenceError):
-    """A dynamic shape deeper inside a static or kinematic shape than its own size
-    (physics.constraints.solver.SINK_SIZES): it fell through that surface, which no contact solve undoes, and a
+    """A dynamic shape deeper inside a static or kinematic shape than half its own size
+    (physics.constraints.solver.SINK_SIZES): it is falling through that surface, which no contact solve undoes, and a
     run that went on would show it under the ground. `node` names the dynamic node, `surface` the
     node it is inside, `value` the depth (m) and `limit` the shape's size (its bounding diameter),
     `step` and `time` the step that found it and its sub-step's start (where the contact points are
@@ -113,7 +115,7 @@ class PenetrationError(DivergenceError):
         self.node, self.step, self.time, self.quantity, self.value = node, step, time, "penetration", depth
         self.surface, self.limit, self.cause = surface, size, cause
         ValueError.__init__(self, f"node {node!r} fell through {surface!r} in step {step} (t = {time:.6g} s): it is "
-                                  f"{depth:.3g} m deep inside it, more than its own size ({size:.3g} m); the contact "
+                                  f"{depth:.3g} m deep inside it, more than half its own size ({size:.3g} m); the contact "
                                   f"solve could not hold it: {cause}")
 
 
@@ -132,12 +134,16 @@ class OutsideIsland(Exception):
     taken its whole step already (`physics.pipeline.retry.rattle_substep`)."""
 
 
-def contact_cause(settings):
-    """What likely let a body through a surface (`PenetrationError`): the settings that weaken the
-    contact solve or lengthen the step against their defaults (a lower sor, erp or iteration count,
-    softness, a sub-step longer than the default dt, at which the contact rows are measured to
-    hold in one sub-step: docs/fidelity.md), each with its default; else the body was too small or
-    too fast for the sub-step."""
+def contact_cause(settings, heavier=None):
+    """What likely let a body through a surface (`PenetrationError`): a body it carries more than
+    MASS_RATIO_HELD times heavier (`heavier`: (name, mass ratio) of the heaviest it touches, or
+    None); the settings that weaken the contact solve or lengthen the step against their defaults
+    (a lower sor, erp or iteration count, softness, a sub-step longer than the default dt, at which
+    the contact rows are measured to hold in one sub-step: docs/fidelity.md), each with its
+    default; else the body was too small or too fast for the sub-step."""
+    if heavier is not None and heavier[1] > MASS_RATIO_HELD:
+        return (f"likely the weight of {heavier[0]!r}, {heavier[1]:.3g} times its mass, pressing it down (the contact "
+                f"solve holds a body under one up to about {MASS_RATIO_HELD:g} times heavier); give them closer masses")
     default = Settings()
     h, default_h = settings.dt / settings.substeps, default.dt
     weaker = [f"{name} = {getattr(settings, name):g} (default {getattr(default, name):g})"
@@ -642,8 +648,10 @@ def stage_prepare(model, data, settings, work, context):
         data.sleep.still[woken] = 0.0
     sunk = work.solver.sunk(world.scale)
     if sunk is not None:    # a body passed through a surface by the last sub-step: stop here
+        heavier = work.solver.heaviest_touching(sunk.node, model.inverse_mass)
         raise PenetrationError(model.names[sunk.node], model.names[sunk.surface], data.step_count + 1, data.time,
-                               sunk.depth, sunk.size, contact_cause(settings))
+                               sunk.depth, sunk.size, contact_cause(settings, heavier and (model.names[heavier[0]],
+                                                                                            heavier[1])))
 
 
 def stage_kinematic(model, data, settings, work, context):
