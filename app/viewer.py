@@ -399,7 +399,8 @@ class Viewer:
             self.error = f"could not open {name}: {error}"
             return False
         self._adopt(sim, path, text)
-        for note in sim.scene.warnings:   # an imported model names what it skipped
+        # an imported model names what it skipped; the load, overlaps and mass ratios it found
+        for note in (*sim.scene.warnings, *sim.warnings):
             self.notify(note)
         if saved:
             self.notify("your saved choices: " + ", ".join(saved))

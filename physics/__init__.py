@@ -33,6 +33,7 @@ _EXPORTS = {
     "OutOfBoundsError": "physics.pipeline.stages",
     "PenetrationError": "physics.pipeline.stages",
     "OverlapWarning": "physics.pipeline.simulation",
+    "MassRatioWarning": "physics.pipeline.simulation",
     "OverlapError": "physics.pipeline.simulation",
     "Snapshot": "physics.pipeline.snapshot",
     "SceneError": "physics.io.scene",

@@ -40,3 +40,25 @@ def test_a_message_moves_no_widget_and_is_shown_in_full(window):
     frames(w, int(MESSAGE_SECONDS * 60) + 10)
     assert v.message is None
     assert panel_rects(v) == before
+
+
+@pytest.mark.display
+def test_what_the_load_warns_about_is_shown_as_messages(window, tmp_path):
+    """A scene whose load warns (two boxes placed inside one another; a light link holding a body
+    1e18 times heavier) opens, runs, and shows each warning in the Messages log, as the runner
+    prints each on one line: never only on a terminal the user may not see."""
+    path = tmp_path / "warned.toml"
+    path.write_text(
+        '[[node]]\nname = "a"\nmotion = "dynamic"\ntranslation = [3.0, 1.0, 0.0]\nshape = { type = "box", size = [0.2, 0.2, 0.2] }\n'
+        '[[node]]\nname = "b"\nmotion = "dynamic"\ntranslation = [3.0, 1.0, 0.0]\nshape = { type = "box", size = [0.2, 0.2, 0.2] }\n'
+        '[[node]]\nname = "link"\nmotion = "dynamic"\nmass = 1e-9\ntranslation = [0.0, 2.0, 0.0]\n'
+        'shape = { type = "box", size = [0.1, 0.5, 0.1] }\n'
+        '[[node]]\nname = "weight"\nmotion = "dynamic"\nmass = 1e9\ntranslation = [0.0, 1.5, 0.0]\n'
+        'shape = { type = "sphere", radius = 0.2 }\n'
+        '[[joint]]\ntype = "ball"\nb = "link"\nanchor = [0.0, 2.25, 0.0]\n'
+        '[[joint]]\ntype = "ball"\na = "link"\nb = "weight"\nanchor = [0.0, 1.75, 0.0]\n')
+    w = window(path)
+    frames(w, 3)
+    logged = " ".join(text for _, text in w.viewer.messages)    # (messages of one frame are joined)
+    assert "starts inside one another" in logged and "masses differ 1e+18 times" in logged, logged
+    assert w.viewer.sim.step_count > 0 and w.viewer.error is None
