@@ -5,10 +5,23 @@ the main thread (only there may handlers be set; elsewhere the block runs with t
 finds). The first signal ignores further ones, so that nothing cuts the cleanup short; a signal
 ignored when the block starts (a background job's SIGINT) stays ignored; the handlers found come
 back afterwards. The runner (physics.__main__) and the sweep (physics.tools.sweep) use it.
+
+A handler runs in whatever the main thread is running when the signal arrives, and where that is
+a callback Python calls from C, its exception is "unraisable": printed and dropped. A sweep's
+scheduler (Dask, in the sweep's process) times the garbage collector with a gc callback; a SIGTERM
+that landed in it printed two tracebacks (the callback's own state left half-way) and the sweep
+ran on, deaf to further signals. So a signal that arrives inside a gc callback is delivered again
+a moment later, from another thread (`_thread.interrupt_main`), where the main thread then is; and
+a stop raised where Python drops it anyway (a `__del__`) is delivered again the same way, silently.
 """
+import _thread
+import gc
 import signal
+import sys
 import threading
 from contextlib import contextmanager
+
+REDELIVERY_S = 0.01     # a signal deferred out of a callback is delivered again after this
 
 STOPPING = (signal.SIGINT, signal.SIGTERM)
 
@@ -20,17 +33,48 @@ def raising_on_signals(make):
         yield
         return
 
+    received = []
+
     def stop(signum, frame):
+        if _in_gc_callback(frame):
+            _deliver_later(signum)
+            return
         for number in STOPPING:
             signal.signal(number, signal.SIG_IGN)
+        received.append(signum)
         raise make(signum)
 
+    def dropped(unraisable):
+        if not (received and isinstance(unraisable.exc_value, make)):
+            return hook(unraisable)
+        signal.signal(received[-1], stop)       # once more, for the delivery it lost
+        _deliver_later(received[-1])
+
     previous = {number: signal.getsignal(number) for number in STOPPING}
+    hook = sys.unraisablehook
     try:
+        sys.unraisablehook = dropped
         for number, handler in previous.items():
             if handler is not signal.SIG_IGN:
                 signal.signal(number, stop)
         yield
     finally:
+        sys.unraisablehook = hook
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def _in_gc_callback(frame):
+    """Whether `frame` runs inside one of `gc.callbacks` (its own frame or one it called)."""
+    codes = {getattr(getattr(callback, "__func__", callback), "__code__", None) for callback in gc.callbacks}
+    while frame is not None:
+        if frame.f_code in codes:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _deliver_later(signum):
+    timer = threading.Timer(REDELIVERY_S, _thread.interrupt_main, (signum,))
+    timer.daemon = True
+    timer.start()

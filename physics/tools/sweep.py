@@ -471,7 +471,7 @@ def execute(client, scene, plan, steps, csv_path, task=None, controls=()):
             write_csv(csv_path, plan, results)
             progress.update(len(results), sum("error" in r for r in results.values()))
     except BaseException:
-        logging.getLogger("distributed").setLevel(logging.CRITICAL)   # shutdown chatter
+        logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)   # shutdown chatter, critical included
         client.cancel(list(futures))
         raise
     return results
