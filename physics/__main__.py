@@ -41,11 +41,13 @@ if __name__ == "__main__":
             signal.signal(_number, _stopped_while_starting)
 
 import argparse
+import errno
 import math
 import textwrap
 import time
 import warnings
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +56,8 @@ from physics.core import choices
 from physics.tools import options
 from physics.tools.compare import add_parser as add_compare_parser
 from physics.core.profile import Recorder, category as event_category
-from physics.pipeline.recording import add_parser as add_replay_parser
+from physics.pipeline.recording import add_parser as add_replay_parser, write_recording
+from physics.pipeline.timeline import Timeline
 from physics.tools.trajectory import FORMATS, Recording, recording_bytes, write
 from physics.io.scene import SceneError
 from physics.tools.signals import raising_on_signals
@@ -308,6 +311,7 @@ def run(args):
     planned = 0 if args.profile is not None else args.steps if args.steps is not None else DEFAULT_STEPS
     with InterpretedStart(planned) as start:
         with _stage("while loading the scene", expected=(ValueError,)):
+            # here, within InterpretedStart: on a cold cache the kernels' modules load as Python
             from physics.pipeline.simulation import Simulation
             sim = Simulation.from_file(args.scene)
             for name, value in _overrides(args).items():
@@ -326,7 +330,6 @@ def run(args):
 
 def _settings_text(settings):
     """The settings as JSON-ready values (vectors as lists) for a trace's metadata."""
-    from dataclasses import asdict
     return {name: np.asarray(value).tolist() if np.ndim(value) else (value.item() if hasattr(value, "item") else value)
             for name, value in asdict(settings).items()}
 
@@ -345,13 +348,13 @@ def _profile_summary(profiler, steps, path):
 def _simulate(args, sim, steps, recording, start=None, schedule=None):
     """Step and record, write, summarize; -> exit code (0, or 1 if the state diverged: the
     simulation checks every sub-step, physics.pipeline.stages.DivergenceError)."""
+    # (loaded with the Simulation; imported here, not at the top, so that the parser loads no kernel module)
     from physics.pipeline.stages import DivergenceError
     from physics.constraints.solver import ContactBudgetError
 
     progress = Progress(steps, enabled=not args.quiet and steps >= PROGRESS_MIN_STEPS)
     timeline = None
     if args.record is not None:     # a recording holds every step from the first: no budget
-        from physics.pipeline.timeline import Timeline
         timeline = Timeline(sim, budget=sys.maxsize, keyframe_every=args.keyframe_every)
     def control(name, value):       # an input: a recording holds it too
         sim.set_control(name, value) if timeline is None else timeline.apply("control", name, value)
@@ -406,7 +409,6 @@ def _simulate(args, sim, steps, recording, start=None, schedule=None):
             summary = None if args.quiet else _summary(arrays, steps, seconds, args.record_every)
             write(args.out, arrays)
     if timeline is not None:
-        from physics.pipeline.recording import write_recording
         try:
             with _stage(f"while writing {args.record}"):
                 size = write_recording(args.record, timeline)
@@ -444,8 +446,6 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 def _disk_full(error):
     """The OSError "no space left" (ENOSPC, or EDQUOT: over quota) behind `error`, if one is."""
-    import errno
-
     seen = set()
     while error is not None and id(error) not in seen:
         if isinstance(error, OSError) and error.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):

@@ -36,6 +36,7 @@ import numpy as np
 
 from physics.core.compiled import kernel
 from physics.constraints.constraints import IN_BLOCK, INF, SINGLE, TRIPLE, Rows, tangent_basis
+from physics.math.dual import Dual
 from physics.math.rotation import hat
 from physics.math.rotation_kernels import cross as cross3
 from physics.math.rotation_kernels import dot, load33, matmul, matvec, rotvec_from_matrix as rotvec3, sub, tangent_basis as basis3
@@ -499,8 +500,6 @@ def function_rows(C, body, centre, rotation, h, beta, softness=0.0):
     frame).
 
     Returns Rows for the one pair `body = (a, b)` (equality rows, Baumgarte target −β C/h)."""
-    from physics.math.dual import Dual
-
     a, b = int(body[0]), int(body[1])
     pose = lambda i: (centre[i], rotation[i]) if i >= 0 else (np.zeros(3), np.eye(3))
     (x_a, R_a), (x_b, R_b) = pose(a), pose(b)

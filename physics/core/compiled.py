@@ -103,6 +103,8 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import OmittedArg
 from numba.core.registry import CPUDispatcher
 
+from physics.core.files import open_regular
+
 # The packages whose kernels this locator caches (top-level package directories).
 PROJECT_PACKAGES = ("physics", "app", "benchmarks")
 # The numba whose inlining and flag comparison `_inline_at_linear_cost` and `_cheap_config_comparisons`
@@ -189,7 +191,6 @@ class _ImportTable:
             return
         self._path = root / IMPORT_TABLE
         try:
-            from physics.core.files import open_regular
             with open_regular(self._path) as stream:
                 text = stream.read(IMPORT_TABLE_BYTES + 1)
             if len(text) > IMPORT_TABLE_BYTES:

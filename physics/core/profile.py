@@ -25,6 +25,8 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
+
 from physics.core.files import write_atomically
 
 SPANS = ("step", "substep")   # the events the stages nest in
@@ -124,7 +126,6 @@ class Recorder:
     def per_step(self):
         """{name: (S,) ns}: each traced step's time in each stage (summed over its sub-steps), and
         in "step" itself; a stage a step did not run counts 0 there."""
-        import numpy as np
         steps, current = [], {}
         for name, start, end in self.events:
             current[name] = current.get(name, 0) + (end - start)

@@ -40,8 +40,11 @@ import math
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from xml.etree.ElementTree import ParseError
 
+import defusedxml.ElementTree as safe
 import numpy as np
+from defusedxml import DefusedXmlException
 
 from physics.core.files import FileTooLarge, read_regular
 from physics.math.rotation import quaternion_from_matrix
@@ -433,10 +436,6 @@ def read_xml(path):
     is opened (`physics.core.files.open_regular`: a FIFO would block the read forever), and trailing NUL
     bytes and whitespace are dropped before parsing, as PyBullet's and MuJoCo's readers drop them
     (pybullet_data's humanoid.urdf ends in a NUL)."""
-    import defusedxml.ElementTree as safe
-    from defusedxml import DefusedXmlException
-    from xml.etree.ElementTree import ParseError
-
     path = Path(path)
     try:
         data = read_regular(path, FILE_BYTES_MAX)

@@ -4,12 +4,15 @@ at most MESH_FACES_MAX faces — each failure one SceneError naming the file, th
 key. The scene loader and the model importers share them (physics.io.scene, physics.io.articulated).
 """
 import functools
+import json
+import struct
 from pathlib import Path
 
 import numpy as np
 
-from physics.core.files import FileTooLarge, open_regular, read_regular
+from physics.core.files import open_regular, read_regular
 from physics.io.errors import SceneError
+from physics.model.hull import convex_hull
 
 FILE_BYTES_MAX = 64 * 2**20      # a model or mesh file larger than this is refused before it is read
 MESH_FACES_MAX = 2_000_000       # a mesh with more faces is refused (its hull or bounds are all the sandbox uses)
@@ -82,7 +85,6 @@ def mesh_hull(path, element, mesh_path, scale):
     """A collision mesh as a scene hull shape {"type": "hull", "vertices": ...}: the convex hull of
     its scaled vertices (physics.model.hull.convex_hull, at most HULL_VERTICES_MAX vertices), or None
     when the vertices span no volume (a flat mesh)."""
-    from physics.model.hull import convex_hull
     try:
         hull = convex_hull(mesh_points(path, element, mesh_path, scale))
     except ValueError:
@@ -103,9 +105,6 @@ def mesh_file_problem(mesh_path, size):
     - a glTF's buffers must be regular files within FILE_BYTES_MAX (a FIFO would block the read);
     - a binary STL's header must count the triangles the file holds (a wrong count sent trimesh to
       its text reader)."""
-    import json
-    import struct
-
     suffix = Path(mesh_path).suffix.lower()
     if suffix not in MESH_SUFFIXES:
         return f"a {suffix or 'suffix-less'} file is not read as a mesh; expected one of {', '.join(MESH_SUFFIXES)}"
@@ -140,7 +139,7 @@ def mesh_file_problem(mesh_path, size):
 
 
 def _load_mesh(mesh_path):
-    import trimesh
+    import trimesh      # here: a second to import, and only a mesh file needs it
     return trimesh.load(mesh_path, force="mesh", process=False, skip_materials=True)
 
 

@@ -36,6 +36,7 @@ from physics.io.articulated import (Geom, Joint, Link, axis_angle_matrix, build_
 from physics.io.errors import SceneError
 from physics.io.mesh_files import mesh_box, mesh_hull, visual_mesh
 from physics.core.validation import MASK_RANGE
+from physics.model.hull import mass_properties
 
 __all__ = ["load_mjcf"]
 
@@ -526,7 +527,6 @@ class _Reader:
                 link.geoms.append(Geom(f"{name}:mesh", None, t, R, color=color, collide=False, mesh=drawn))
             shape = mesh_hull(self.path, label, mesh[0], mesh[1])
             if shape is not None:   # its convex hull, with the hull's mass properties (MuJoCo's inertia="convex")
-                from physics.model.hull import mass_properties
                 volume, centre, tensor = mass_properties(shape["vertices"], 1.0)
                 hull_mass = (t + R @ centre, R @ tensor @ R.T)     # centre and unit-mass tensor, link frame
             else:                   # a flat mesh: the thin box of its bounds

@@ -55,10 +55,12 @@ them in a comment at the top of the XML.
 import math
 import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from physics.io.scene import Scene, load_scene
 from physics.math import rotation
 
 MUJOCO_INTEGRATORS = {"euler": "Euler", "rk4": "RK4", "implicit": "implicit", "implicitfast": "implicitfast"}
@@ -344,10 +346,6 @@ def to_mjcf(scene, left_out=None, integrator="rk4", contacts=True, settings=None
     those sentences appended (and the XML is what can be expressed). `integrator`: MuJoCo's
     (euler, rk4, implicit, implicitfast). `contacts` False disables contacts. `settings`: a
     physics.core.settings.Settings for dt, substeps and gravity (default: the scene's)."""
-    from pathlib import Path
-
-    from physics.io.scene import Scene, load_scene
-
     scene = scene if isinstance(scene, Scene) else load_scene(Path(scene))
     if integrator not in MUJOCO_INTEGRATORS:
         raise ValueError(f"integrator: got {integrator!r}; MuJoCo's are {', '.join(MUJOCO_INTEGRATORS)}")

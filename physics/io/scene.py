@@ -13,6 +13,7 @@ before child (keeping file order where it can), which the hierarchy's arrays req
 import contextlib
 import functools
 import gc
+import importlib
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,6 +27,7 @@ from physics.core.settings import SettingError, Settings
 from physics.core.validation import Invalid, short_repr
 from physics.io.errors import SceneError
 from physics.io.mesh_files import mesh_points
+from physics.model.hull import convex_hull
 
 MOTIONS = ("fixed", "kinematic", "dynamic")
 SHAPES = {  # type -> required parameters (all in the node's own units, before its scale)
@@ -188,8 +190,7 @@ def load_scene(path):
     path = Path(path)
     if not path.exists() and path.parent == Path(".") and not path.suffix and (SHIPPED_SCENES / f"{path}.toml").is_file():
         path = SHIPPED_SCENES / f"{path}.toml"
-    if path.suffix.lower() in IMPORTED:
-        import importlib
+    if path.suffix.lower() in IMPORTED:     # by name: the robot readers import this module
         module, function = IMPORTED[path.suffix.lower()]
         return getattr(importlib.import_module(module), function)(path)
     try:       # a FIFO or a device is refused, never waited on; a huge file before it is read whole
@@ -360,7 +361,6 @@ class _Loader:
         """A convex hull shape: `vertices` (rows of 3 numbers, node frame) or `file` (a mesh path
         relative to the scene file's folder, read by trimesh) with an optional `scale` (3 numbers);
         the clean table holds the hull's vertices, at most HULL_VERTICES_MAX (physics.model.hull)."""
-        from physics.model.hull import convex_hull
         if ("vertices" in value) == ("file" in value):
             raise self.error(node, "shape.vertices", None, "a hull needs either vertices (rows of 3 numbers) "
                              "or file (a mesh path), not both")

@@ -41,8 +41,7 @@ class Hull:
 
 
 def _qhull(points):
-    from scipy.spatial import ConvexHull
-    from scipy.spatial import QhullError
+    from scipy.spatial import ConvexHull, QhullError     # here: scipy takes a second to import, a hull needs it
     try:
         return ConvexHull(points)
     except QhullError:
@@ -106,7 +105,7 @@ def mass_properties(vertices, mass):
     hull of `vertices` with uniform density and total `mass`: trimesh's integration over the hull's
     triangles (the divergence theorem, Eberly's polyhedral mass properties). The tensor about the
     vertices' origin adds m (|c|² 1 - c cᵀ) (parallel axes)."""
-    import trimesh
+    import trimesh      # here: a second to import, and only a hull needs it
     hull = convex_hull(vertices)
     mesh = trimesh.Trimesh(hull.vertices, hull.triangles, process=False)
     volume = float(mesh.volume)

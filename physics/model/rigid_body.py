@@ -21,6 +21,7 @@ from physics.core.compiled import kernel
 from physics.core import choices
 from physics.math.rotation import cross
 from physics.math.rotation_kernels import cross as cross3, solve3
+from physics.model.hull import mass_properties
 
 GYROSCOPIC = choices.GYROSCOPIC.codes       # name -> the kernels' code (physics.core.choices)
 
@@ -76,7 +77,6 @@ def inertia_from_shape(shape, mass):
         side = m_c * (3.0 * r * r + h * h) / 12.0 + m_s * (0.4 * r * r + 0.25 * h * h + 0.375 * h * r)
         return np.stack([side, 0.5 * m_c * r * r + 0.4 * m_s * r * r, side], axis=-1)
     if kind == "hull":
-        from physics.model.hull import mass_properties
         try:
             _, c, tensor = mass_properties(np.asarray(shape.get("vertices", ()), dtype=float), 1.0)
             tensor = tensor + (c @ c) * np.eye(3) - np.outer(c, c)   # about the node origin (parallel axes)

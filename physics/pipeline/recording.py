@@ -38,6 +38,7 @@ import numpy as np
 
 from physics.core.files import NotRegularFile, open_regular
 from physics.core.settings import Settings
+from physics.io.scene import SceneError, scene_from_text
 from physics.pipeline.snapshot import (OLDER, STEP_MAX, Snapshot, SnapshotError, canonical, decode_settings, integer,
                               scene_differences, scene_digests, strict_json)
 from physics.pipeline.timeline import Input, Timeline
@@ -114,7 +115,8 @@ class Recording:
         Refuses (RecordingError), before anything runs, a scene text that does not load, keyframes
         taken in another scene (saying what differs), a keyframe no run of the scene can be in
         (`Simulation.check_restorable`: it names the field) and inputs on nodes it lacks."""
-        from physics.io.scene import SceneError, scene_from_text
+        # here, as below: `python -m physics` builds its parser from this module, and the
+        # Simulation's modules (numba's dispatchers) load only for a command that steps
         from physics.pipeline.simulation import Simulation
 
         fail = lambda reason: RecordingError(self.path, reason)

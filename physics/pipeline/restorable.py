@@ -7,8 +7,11 @@ scene can hold (a non-rotation, a fixed node that moves, a cycle in the topology
 a shape's world length outside the loader's ranges, solver arrays that index bodies that do not
 exist) is refused with a ValueError naming the field and the value.
 """
+from dataclasses import fields
+
 import numpy as np
 
+from physics.constraints.joints import JOINT_KINDS, Joints
 from physics.pipeline.data import DERIVED_NODE_FIELDS
 from physics.core.validation import LENGTH_MAX, LENGTH_MIN, SCALE_RANGE, shape_lengths, shape_lengths_outside, short_repr
 
@@ -173,10 +176,6 @@ class Restorable:
         be taken at the poses of the moment), complete sets, manifold point counts 0..4, sorted
         impulse keys (matched by binary search), joints of the scene's count and kinds on bodies
         that exist (compiled loops index with them)."""
-        from dataclasses import fields
-
-        from physics.constraints.joints import JOINT_KINDS, Joints
-
         cache = [key for key in arrays if key.startswith("solver.cache.")]
         joints = [key for key in arrays if key.startswith("solver.joints.")]
         # a joint's spring, actuator and control are written where the scene has one (`SolverState.arrays`)

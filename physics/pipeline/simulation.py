@@ -49,8 +49,11 @@ from pathlib import Path
 
 import numpy as np
 
+from physics.constraints.solver import OVERLAP_BUDGET, OVERLAP_TOLERANCE, Overlaps, SceneSolver
 from physics.core import profile
-from physics.pipeline import stages
+from physics.math.relative_motion import transport_terms
+from physics.math.rotation import matrix_from_quaternion
+from physics.pipeline import keyframes, stages
 from physics.dynamics.body_passes import first_beyond_reach, rows_times, rows_transposed_times
 from physics.dynamics import driving
 from physics.pipeline.data import Data
@@ -99,11 +102,6 @@ class OverlapError(ValueError):
         super().__init__(message)
 
 
-def _overlap_tolerance():
-    from physics.constraints.solver import OVERLAP_TOLERANCE
-    return OVERLAP_TOLERANCE
-
-
 class Simulation:
     """A scene being simulated: `model` (constant, physics.model.model.Model) and the state the steps change
     (module docstring); see docs/architecture.md for the interface the app and runner use."""
@@ -149,16 +147,14 @@ class Simulation:
         deeper than OVERLAP_TOLERANCE), warned about once at load (an `OverlapWarning` naming the
         count and the deepest pair); OverlapError past OVERLAP_BUDGET of them, ContactBudgetError
         past PAIR_BUDGET candidate pairs: so many that no step could solve them in reasonable time."""
-        from physics.constraints.solver import Overlaps
         if self._solver is None or not len(self._solver.shapes):
             return Overlaps(0, -1, -1, 0.0)
         self._sync(stages.MOVING)
-        from physics.constraints.solver import OVERLAP_BUDGET
         found = self._solver.overlaps(self.hierarchy.world_state)
         if not found.count:
             return found
         text = (f"{found.count:,} shape pair{'s start' if found.count != 1 else ' starts'} inside one another (deeper than "
-                f"{_overlap_tolerance() * 1e3:g} mm); the deepest: {self.names[found.node_a]!r} and "
+                f"{OVERLAP_TOLERANCE * 1e3:g} mm); the deepest: {self.names[found.node_a]!r} and "
                 f"{self.names[found.node_b]!r}, {found.depth:.3g} m")
         if found.count > OVERLAP_BUDGET:
             raise OverlapError(found.count, f"{text}: more than {OVERLAP_BUDGET:,}, refused; spread the shapes out "
@@ -195,7 +191,6 @@ class Simulation:
         self._solver = None
         scene = self.scene
         if any(shape is not None for shape in self.shapes) or scene.joints:
-            from physics.constraints.solver import SceneSolver
             friction = scene.friction if scene.friction is not None else np.full(len(self.names), 0.6)
             restitution = scene.restitution if scene.restitution is not None else np.zeros(len(self.names))
             self._solver = SceneSolver(self.shapes, self.parent, self.motion, self.model.solver_bodies, friction,
@@ -653,7 +648,6 @@ class Simulation:
     def apply_keyframe(self, name):
         """Put the run at [[keyframe]] `name` (physics.pipeline.keyframes: its joints posed, its controls set);
         ValueError naming the scene's keyframes for an unknown one."""
-        from physics.pipeline import keyframes
         found = {spec["name"]: spec for spec in self.scene.keyframes}
         if name not in found:
             known = ", ".join(map(repr, found)) or "none: the scene has no [[keyframe]]"
@@ -904,8 +898,6 @@ class Simulation:
         -> dict relative, constraint, frame, euler, centrifugal, coriolis, world: world-axis vectors
         (m/s²), (3,) for one node, (K, 3) for a sequence. The node's own frame gives all zeros but
         `world` and `frame`; the world frame gives zero transport terms."""
-        from physics.math.relative_motion import transport_terms
-
         single = isinstance(node, (str, int, np.integer))
         nodes = np.array([self._resolve(n) for n in ([node] if single else node)], dtype=np.int64)
         self._sync(stages.COMPLETE)
@@ -940,5 +932,4 @@ def _vector3(name, value):
 
 def _matrices_from_quaternions(q):
     """(N, 4) unit quaternions (w, x, y, z) -> (N, 3, 3) active rotation matrices."""
-    from physics.math.rotation import matrix_from_quaternion
     return np.ascontiguousarray(matrix_from_quaternion(q))

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from physics.core.settings import SettingError, Settings
 from physics.core.validation import short_repr
 
 MAGIC = b"HSSNAP\x00\x03"
@@ -130,8 +131,6 @@ def decode_settings(settings, refuse):
     """The settings of a header (`canonical` form) -> a dict of values, each validated as
     `Settings.set` validates it. `refuse(reason, field)` makes the error; a setting this version
     does not know is named as a newer version's."""
-    from physics.core.settings import SettingError, Settings
-
     if not isinstance(settings, dict):
         raise refuse(f"got {short_repr(settings)}; expected a table of settings", "settings")
     defaults, out = Settings(), {}

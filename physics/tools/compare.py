@@ -51,6 +51,7 @@ import numpy as np
 from physics.tools import options
 from physics.io.scene import Scene, load_scene
 from physics.core.settings import SettingError, Settings
+from physics.pipeline.timeline import INPUT_KINDS, Input
 
 MAIN, REFERENCE = "main", "reference"
 MAX_VARIANTS = 4
@@ -111,7 +112,7 @@ def check_settings(values):
     if engine not in ENGINES:
         raise SettingError("engine", engine, f"expected one of {', '.join(ENGINES)}")
     if engine == "mujoco":
-        from physics.tools import mujoco_peer
+        from physics.tools import mujoco_peer       # here: MuJoCo is an optional extra
         mujoco_peer.check_integrator(values.pop("integrator", mujoco_peer.DEFAULT_INTEGRATOR))
         for key, value in values.items():
             if key not in mujoco_peer.ENGINE_KEYS:
@@ -161,7 +162,7 @@ class _Run:
         steps = math.floor((target - sim.time) / sim.settings.dt + STEP_TOLERANCE)
         if steps <= 0:
             return
-        from physics.pipeline.stages import DivergenceError
+        from physics.pipeline.stages import DivergenceError  # here, not at the top: the parser loads no kernel
 
         try:
             end = sim.step_count + steps
@@ -219,12 +220,12 @@ class Comparison:
         self.time = self._runs[MAIN].sim.time          # the last sample time (s)
 
     def _start(self, settings):
-        from physics.pipeline.simulation import Simulation
+        from physics.pipeline.simulation import Simulation  # here, not at the top: the parser loads no kernel
 
         settings = dict(settings)
         engine, integrator = settings.pop("engine", "ours"), None
         if engine == "mujoco":
-            from physics.tools.mujoco_peer import DEFAULT_INTEGRATOR
+            from physics.tools.mujoco_peer import DEFAULT_INTEGRATOR      # (an optional extra)
             integrator = settings.pop("integrator", DEFAULT_INTEGRATOR)
         sim = Simulation(self.scene)
         if self.snapshot is not None:
@@ -235,7 +236,7 @@ class Comparison:
             if not np.array_equal(getattr(sim.settings, key), value):
                 sim.set(key, value)
         if engine == "mujoco":      # the same scene and state, stepped by MuJoCo (physics.tools.mujoco_peer)
-            from physics.tools.mujoco_peer import MujocoSimulation
+            from physics.tools.mujoco_peer import MujocoSimulation        # (an optional extra)
             return _Run(MujocoSimulation.from_simulation(sim, integrator))
         return _Run(sim)
 
@@ -370,8 +371,6 @@ class Comparison:
         Settings are not inputs here (a variant is its settings: `add_variant`). The input is kept
         with each run's recorded inputs, so a run restored to before it (`restore`) takes it again
         at its step. The first run takes it first: a refused input (ValueError) changes no run."""
-        from physics.pipeline.timeline import INPUT_KINDS, Input
-
         if kind == "set" or kind not in INPUT_KINDS:
             raise ValueError(f"apply_input: kind {kind!r}; expected one of "
                              f"{', '.join(k for k in INPUT_KINDS if k != 'set')} (a variant's settings are its own)")
@@ -429,7 +428,7 @@ def impact_step(scene, snapshot, node, steps, speed_change):
     """The first step count after `snapshot` (at most `steps` later) at which `node`'s world
     speed changes by more than `speed_change` (m/s) in one step, a fresh run of `scene` from the
     snapshot telling: the car meeting the wall. None if it does not within `steps`."""
-    from physics.pipeline.simulation import Simulation
+    from physics.pipeline.simulation import Simulation  # here, not at the top: the parser loads no kernel
 
     sim = Simulation(scene)
     sim.restore(snapshot)

@@ -29,19 +29,30 @@ process draws the next; it is restarted after a crash or a hang (a hang's limit 
 its answer is awaited, the next case drawn). docs/reliability.md holds the tally of a recorded run.
 """
 import argparse
+import contextlib
+import datetime
 import functools
+import hashlib
+import io
+import json
 import math
 import os
 import pickle
+import re
 import select
 import struct
 import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+
+# hypothesis (a dev extra) and the physics modules are imported inside the functions that use them:
+# the process that draws the cases loads no kernel (its worker does), and `import physics` never
+# needs hypothesis.
 
 SCENES = Path(__file__).resolve().parents[2] / "assets" / "scenes"
 SKIPPED_SCENES = ("stress",)   # 10^4 nodes: a second to load, too slow to mutate thousands of times
@@ -121,7 +132,6 @@ def to_toml(document):
 def _strategies():
     """The hypothesis strategies (imported here: hypothesis is a dev dependency), built once: a
     strategy is an immutable description, drawn from anew each time."""
-    import datetime
 
     from hypothesis import strategies as st
 
@@ -207,7 +217,6 @@ def _copy(value):
 
 def draw_case(data, bases):
     """One Case, drawn from hypothesis' `data` (st.data()); `bases` maps a scene name to its text."""
-    import tomllib
 
     st, special, hostile, like, keys, live, setting_names = _strategies()
     scene = data.draw(st.sampled_from(sorted(bases)), label="scene")
@@ -300,7 +309,6 @@ XML_HOSTILE = ("nan", "inf", "-1", "0", "1e308", "5e-324", "", "x", "1 2", "0 0 
 def model_bases():
     """name -> (suffix, text) of models whose geometry is all primitives (the text is written to a
     temporary folder, away from any mesh file); empty without pybullet_data and gymnasium."""
-    import re
     bases = {}
     try:
         import pybullet_data
@@ -317,7 +325,6 @@ def model_bases():
 def draw_model_case(data, models):
     """One Case of a robot model: one to three attribute values made hostile, elements removed or
     doubled, the text cut short."""
-    import re
 
     from hypothesis import strategies as st
     name = data.draw(st.sampled_from(sorted(models)), label="model")
@@ -541,7 +548,6 @@ def _edit_arrays(data, snapshot, mutations, label):
 
 def _corrupt(data, blob, mutations, label):
     """Bytes truncated, flipped, inserted or deleted; the checksum recomputed three times in four."""
-    import hashlib
 
     from hypothesis import strategies as st
 
@@ -568,7 +574,6 @@ def _corrupt(data, blob, mutations, label):
 def draw_binary_case(data, kind, bases):
     """A snapshot or recording Case: a base file changed by a crafted defect (physics.tools.crafting),
     header mutations, array changes or byte corruption, its checksum recomputed (mostly)."""
-    import json
 
     from hypothesis import strategies as st
 
@@ -765,8 +770,6 @@ def run_command(case, directory, steps=None, budget=None):
     """`python -m physics ARGV` in this process, stdout and stderr captured: exit 0 (ran), 2 with
     one `error:` line (refused), 1 only for a divergence or a differing step; anything else
     (exit 1 "internal error", a traceback, another code) failed."""
-    import contextlib
-    import io
 
     from physics.__main__ import main
 

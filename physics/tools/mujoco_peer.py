@@ -60,7 +60,7 @@ def available():
 def require():
     """The mujoco module, or MujocoMissing (how to install it)."""
     try:
-        import mujoco
+        import mujoco       # here: an optional extra, named when missing
     except ImportError:
         raise MujocoMissing() from None
     return mujoco

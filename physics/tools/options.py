@@ -15,10 +15,14 @@ any cluster starts or any simulation runs.
   at the first step that starts at or after their time, whatever its dt.
 """
 import argparse
+import csv
+import io
 import math
 import os
 import tempfile
 from pathlib import Path
+
+from physics.core.files import read_regular, temporary_path
 
 # The most steps a run may be asked for: 1e9 steps are about three hours at the fastest scenes'
 # 100,000 steps per second; a --duration of 1e20 s would otherwise run for ever (the runner's memory
@@ -131,8 +135,6 @@ def check_output_file(option, path, extensions):
     one of `extensions`, is no directory and no special file, and its directory takes a new file:
     one is created there (named as the writer's temporary files) and removed, since os.access
     answers yes for root where the file system refuses (an immutable or read-only directory)."""
-    from physics.core.files import temporary_path
-
     text = str(path)
     if "\0" in text:
         raise ValueError(f"{option}: got {text!r}; a file name cannot hold a NUL character")
@@ -252,11 +254,6 @@ def controls(args, sim):
 
 
 def _control_file(path, sim):
-    import csv
-    import io
-
-    from physics.core.files import read_regular
-
     label = f"--controls {path}"
     try:
         text = read_regular(path, CONTROLS_BYTES_MAX).decode("utf-8")

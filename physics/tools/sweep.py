@@ -30,6 +30,8 @@ Exit codes: 0 every run finished, 1 some run failed, 2 bad input (checked, --out
 any cluster starts: physics.tools.options; a product past RUNS_MAX too), 130 / 143 stopped by SIGINT (Ctrl+C) / SIGTERM at any moment,
 the cluster's start included, the rows done kept.
 """
+import argparse
+import asyncio
 import csv
 import io
 import itertools
@@ -70,7 +72,6 @@ class SweepError(ValueError):
 
 def add_parser(commands):
     """The `sweep` subcommand on an argparse subparsers object; its handler is `main_args`."""
-    import argparse
     sweep = commands.add_parser(
         "sweep", formatter_class=argparse.RawDescriptionHelpFormatter,
         help="run a scene over every combination of settings; drift, error and order per run",
@@ -162,7 +163,7 @@ def simulate(scene, values, steps, controls=()):
     state, its actuators set by `controls` [(time, actuator, value)] (`physics.tools.options.Controls`). -> dict of energy_drift, angular_momentum_drift (None for a zero start value), steps,
     wall_s, state_hash and translation (N, 3), world frame, at the end. A run that diverges raises
     the simulation's DivergenceError (node, step, quantity)."""
-    from physics.pipeline.simulation import Simulation
+    from physics.pipeline.simulation import Simulation  # here, not at the top: the parser loads no kernel
 
     sim = Simulation(scene)
     for key, value in values.items():
@@ -372,7 +373,7 @@ class Progress:
 def _connect(stack, address):
     """A distributed.Client on the cluster whose scheduler is at `address` (closed with `stack`;
     the cluster stays up)."""
-    from distributed import Client
+    from distributed import Client     # here: a second to import, and only a sweep that runs needs it
     try:
         return stack.enter_context(Client(address, timeout="10s"))
     except (OSError, ValueError, TypeError) as error:
@@ -402,7 +403,7 @@ def dask_setup(worker):
 def _local_cluster(stack, workers):
     """A distributed.Client on a local cluster of `workers` single-threaded processes (closed
     with `stack`)."""
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster       # (a second to import: only a sweep that runs)
     # A terminal's Ctrl+C signals the whole process group, so that this process alone stops the
     # sweep and closes the workers quietly: they ignore SIGINT from their start (`dask_setup`), and
     # while they start it is blocked in this thread, whose mask the threads that start them
@@ -439,9 +440,7 @@ def execute(client, scene, plan, steps, csv_path, task=None, controls=()):
     RETRIES times, on the workers left, with the scene sent anew (the scattered copy may have died
     with the worker); past that its row says "worker died while running case k". Dask's own
     `retries=` takes a task that raised through again."""
-    import asyncio
-
-    from distributed import as_completed
+    from distributed import as_completed       # (a second to import: only a sweep that runs)
 
     task = _run if task is None else task
     results, attempts = {}, [0] * len(plan)
@@ -506,7 +505,7 @@ def sweep(args):
     scene = load_scene(_scene_path(args.scene))
     controls = ()
     if getattr(args, "control", None) or getattr(args, "controls", None):
-        from physics.pipeline.simulation import Simulation
+        from physics.pipeline.simulation import Simulation  # here, not at the top: the parser loads no kernel
         try:
             controls = tuple(options.controls(args, Simulation(scene)).entries)
         except ValueError as error:

@@ -29,8 +29,13 @@ import queue
 import signal
 import sys
 import time
+from contextlib import ExitStack
 from multiprocessing import get_context
 from pathlib import Path
+
+# numpy, numba and the physics modules are imported inside the functions that use them: the viewer
+# imports this module before its first frame (`is_warm`, `kernel_files`), and the warm-up's parent
+# process, which only hands out tasks and counts files, never loads a kernel.
 
 SCENES = Path(__file__).resolve().parents[2] / "assets" / "scenes"   # physics.io.scene.SHIPPED_SCENES (not imported: this module stays cheap to import)
 STEPS = 3                   # steps per setting: enough to meet contacts, joints and the solver's stages
@@ -193,7 +198,6 @@ class InterpretedStart:
     time (so that the projection is made after the first step)."""
 
     def __init__(self, steps, budget=20.0):
-        from contextlib import ExitStack
         self.steps, self.budget, self._stack = steps, budget, ExitStack()
         self.on = bool(steps) and not is_warm()
         self.started = self._last = time.perf_counter()
