@@ -16,9 +16,12 @@ stops a recording in the app (sandbox-<time>.mp4 in the working directory).
 """
 import argparse
 import sys
+from pathlib import Path
 
 
 def parse_args(argv=None):
+    # physics and the window's modules are imported inside the functions here: `python -m app
+    # --help` and a bad argument answer without loading numba, GL or ImGui
     from physics.core.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES, integrator_names
 
     parser = argparse.ArgumentParser(prog="python -m app", description=__doc__,
@@ -54,7 +57,6 @@ def parse_args(argv=None):
     if args.replay is not None and args.scene is not None:
         parser.error(f"give a scene ({args.scene!r}) or --replay ({args.replay!r}), not both")
     if args.record is not None:
-        from pathlib import Path
         if not args.record.lower().endswith(".rec"):
             parser.error(f"--record: expected a FILE.rec name, got {args.record!r}")
         if Path(args.record).exists():

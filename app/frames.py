@@ -18,6 +18,8 @@ frame's camera they appear in F's axes); the stacked plot shows one component in
 import numpy as np
 from imgui_bundle import imgui, implot
 
+from app import overlays
+
 TERMS = ("relative", "constraint", "frame", "euler", "centrifugal", "coriolis")
 TERM_COLORS = {   # the inertial ones as app.overlays colours them
     "relative": (0.2, 0.6, 1.0), "constraint": (0.85, 0.85, 0.85), "frame": (1.0, 0.55, 0.0),
@@ -151,7 +153,6 @@ class FrameView:
 
     def overlay_lines(self, state, selected, scale, pixels_per_metre):
         """The selected node's terms as arrows at its origin, one colour each (app.overlays)."""
-        from app import overlays
         if self.last_terms is None or selected is None:
             return []
         origin = state["T"][selected]

@@ -45,12 +45,16 @@ drawn as trails (app.trails) in each ghost's colour, and the largest difference 
 velocities (`Comparison.velocity_difference`) is a readout and a plot line.
 """
 from dataclasses import dataclass, fields
+from importlib.util import find_spec
 
 import numpy as np
 from imgui_bundle import imgui, implot
 
 from app import plots
+from app.panel import setting_widget
+from app.settings import PHYSICS_KEYS
 from app.trails import Trails
+from physics.pipeline.timeline import Timeline
 
 GHOST_ALPHA = 0.45
 COLORS = ((1.0, 0.2, 0.85), (0.15, 0.85, 0.25), (1.0, 0.55, 0.05), (0.55, 0.35, 1.0))   # magenta, green, orange, violet
@@ -74,7 +78,6 @@ def mujoco_available():
     the first MuJoCo ghost pays, not the frame that opens the Compare section)."""
     global _mujoco
     if _mujoco is None:
-        from importlib.util import find_spec
         _mujoco = find_spec("mujoco") is not None
     return _mujoco
 
@@ -161,7 +164,7 @@ class Ghosts:
     def _begin(self):
         """A comparison starting at the main run's current state; ghost keyframes, plots and
         trails start over."""
-        from physics.tools.compare import Comparison
+        from physics.tools.compare import Comparison  # here: the ghosts' engine loads with the first ghost
         sim = self.viewer.sim
         self.comparison = Comparison(sim.scene, main=sim)
         self.start_time = sim.time
@@ -223,7 +226,7 @@ class Ghosts:
     def sync(self):
         """Bring the ghosts to the main run's time after any change of the main state (module
         docstring: seeks restore or restart them). Errors show in the status message, never stop the app."""
-        from physics.tools.compare import MAIN
+        from physics.tools.compare import MAIN  # here: the ghosts' engine loads with the first ghost
         c = self.comparison
         if c is None:
             return
@@ -259,8 +262,8 @@ class Ghosts:
     def _remake(self, ghost, restart=False):
         """(Re)create a ghost's run at the comparison's time: a settings variant from the common
         start, a branch replayed to the main run's step. -> bool (False: a branch not begun yet)."""
-        from physics.tools.compare import REFERENCE
-        from physics.pipeline.simulation import Simulation
+        from physics.tools.compare import REFERENCE  # here: the ghosts' engine loads with the first ghost
+        from physics.pipeline.simulation import Simulation      # (loaded with the first scene)
         c = self.comparison
         if ghost.label in c.labels:
             c.remove(ghost.label)
@@ -294,7 +297,7 @@ class Ghosts:
     def add_variant(self, settings, label=None):
         """A variant running with `settings` (a dict of settings: all or only the changed ones)
         from the ghosts' start. -> its label, or None (the error shows)."""
-        from physics.tools.compare import MAX_VARIANTS
+        from physics.tools.compare import MAX_VARIANTS  # here: the ghosts' engine loads with the first ghost
         if self.comparison is not None and len(self.comparison.variants) >= MAX_VARIANTS:
             self.viewer.error = f"at most {MAX_VARIANTS} ghosts: remove one first"
             return None
@@ -302,18 +305,18 @@ class Ghosts:
         return self._add(Ghost(label, self._color(), settings=dict(settings)))
 
     def add_reference(self):
-        from physics.tools.compare import REFERENCE, REFERENCE_DT_DIVISOR, REFERENCE_INTEGRATOR
+        from physics.tools.compare import REFERENCE, REFERENCE_DT_DIVISOR, REFERENCE_INTEGRATOR  # here: the ghosts' engine loads with the first ghost
         settings = {"integrator": REFERENCE_INTEGRATOR, "dt": self.viewer.sim.settings.dt / REFERENCE_DT_DIVISOR}
         return self._add(Ghost(REFERENCE, REFERENCE_COLOR, settings=settings))
 
     def add_mujoco(self, integrator):
         """A MuJoCo run of the scene from the ghosts' start (`integrator`: rk4 or implicitfast).
         -> its label, or None (the error, or how to install MuJoCo, shows)."""
-        from physics.tools.compare import MAX_VARIANTS
+        from physics.tools.compare import MAX_VARIANTS  # here: the ghosts' engine loads with the first ghost
         if not mujoco_available():
             self.viewer.error = f"{PEERS_HINT} (MuJoCo is not installed)"
             return None
-        from physics.tools.mujoco_peer import integrator_label
+        from physics.tools.mujoco_peer import integrator_label  # (MuJoCo: an optional extra)
         label = integrator_label(integrator)
         if label in self.ghosts:
             self.viewer.notify(f"{label} is running already")
@@ -369,8 +372,6 @@ class Ghosts:
     def promote(self, label):
         """The variant becomes the main run, with a new timeline from its current state (module
         docstring); the other ghosts run on."""
-        from app.settings import PHYSICS_KEYS
-        from physics.pipeline.timeline import Timeline
         v = self.viewer
         sim = self.comparison.promote(label)
         self.comparison.time = sim.time     # a variant whose dt does not divide main's may be a step behind
@@ -395,7 +396,7 @@ class Ghosts:
         return self.viewer.when_ready(self._compare_counteraction, "the crash A/B")
 
     def _compare_counteraction(self):
-        from physics.tools.compare import impact_step, loose_children
+        from physics.tools.compare import impact_step, loose_children  # here: the ghosts' engine loads with the first ghost
         v = self.viewer
         loose, nearest = loose_children(v.sim)
         if not loose.size:
@@ -473,7 +474,7 @@ class Ghosts:
     # --- the panel's Compare section --------------------------------------------------------------
     def section(self, panel):
         """Add / show / hide / remove / promote ghosts, their readouts and plots."""
-        from physics.tools.compare import MAX_VARIANTS, REFERENCE, loose_children
+        from physics.tools.compare import MAX_VARIANTS, REFERENCE, loose_children  # here: the ghosts' engine loads with the first ghost
         v, c = self.viewer, self.comparison
         if c is None:
             imgui.text_wrapped("Run variants of this scene from now on beside the main run, "
@@ -500,7 +501,7 @@ class Ghosts:
             if panel.button("Show previous branch"):
                 self.add_branch()
         if mujoco_available():
-            from physics.tools.mujoco_peer import integrator_label
+            from physics.tools.mujoco_peer import integrator_label  # (MuJoCo: an optional extra)
             for k, integrator in enumerate(MUJOCO_VARIANTS):
                 if k:
                     imgui.same_line()
@@ -592,5 +593,4 @@ class Ghosts:
 
 def panel_widget(name, value):
     """The Physics section's widget for one setting, with its own ImGui ID (app.panel)."""
-    from app.panel import setting_widget
     return setting_widget(name, value, "##draft")

@@ -16,6 +16,7 @@ joint's force comes from physics, the flick is the user's choice of Δv = J / m.
 """
 import numpy as np
 
+from app import overlays
 from physics.dynamics.mouse_joint import MouseJoint
 
 FLICK_SPEED = 4.0        # m/s: a click's Δv along the view ray
@@ -140,7 +141,6 @@ class Hand:
         """The spring from the grabbed point to the cursor's point, and a cross there."""
         if self.joint is None or self.target is None:
             return []
-        from app import overlays
         point = state["T"][self.joint.node] + state["R"][self.joint.node] @ self.joint.anchor_body
         spring = (np.array([[point, self.target]]), np.array([SPRING_COLOR]))
         return [overlays.concatenate([spring, overlays.crosses(self.target, TARGET_SIZE, SPRING_COLOR)])]

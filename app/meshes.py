@@ -19,7 +19,11 @@ Two levels of detail: `mesh(kind, coarse=True)` is the same unit shape with fewe
 thousands of small instances are on screen, and a shape a few pixels wide looks the same with
 a third of the triangles (app.renderer chooses the level per instance by its size on screen).
 """
+import hashlib
+
 import numpy as np
+
+from physics.model.hull import convex_hull
 
 SHAPE_TYPES = ("box", "sphere", "cylinder", "capsule", "plane")
 COARSE_TYPES = ("sphere", "cylinder", "capsule")  # the types whose coarse mesh has fewer triangles
@@ -175,7 +179,7 @@ HULL_PLANES = {}             # hull or mesh kind -> its (convex hull's) face pla
 def _hull_planes(points):
     """The face planes (F, 4) rows (n, d), n . x <= d inside, of the convex hull of `points` (P, 3),
     by Qhull (scipy); none (0, 4) for points spanning no volume (a flat mesh: not pickable)."""
-    from scipy.spatial import ConvexHull, QhullError
+    from scipy.spatial import ConvexHull, QhullError     # here: scipy takes a second to import
     try:
         equations = ConvexHull(np.unique(np.asarray(points, float), axis=0)).equations   # n . x + e <= 0 inside
     except (QhullError, ValueError):
@@ -189,11 +193,9 @@ def hull_mesh(vertices):
     node frame: the convex hull of its `vertices` (physics.model.hull, Qhull's triangles wound outwards),
     flat-shaded. Made once per vertex list; the kind's half extents join HALF_EXTENTS and its
     planes HULL_PLANES (ray picking)."""
-    from physics.model.hull import convex_hull
     points = np.asarray(vertices, float)
     key = points.tobytes()
     if key not in _HULLS:
-        import hashlib
         hull = convex_hull(points)
         corners = hull.vertices[hull.triangles]     # (T, 3, 3), counter-clockwise from outside
         normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])

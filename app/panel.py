@@ -25,8 +25,10 @@ from imgui_bundle import imgui
 from app import frames, overlays, plots
 from app.settings import MAX_BUDGET_MB, MIN_BUDGET_MB, MIN_PANEL_WIDTH, OVERLAYS
 from app.tree import Tree
-from physics.core.choices import ORDER_NOTE
-from physics.core.settings import Settings
+from physics.core.choices import EXPONENTIAL, GYROSCOPIC, INTEGRATOR, ORDER_NOTE, ROTATION_UPDATE
+from physics.core.settings import EXPONENTIALS, GYROSCOPIC as GYROSCOPIC_MODES, ROTATION_UPDATES, Settings, \
+    integrator_names
+from physics.dynamics.driving import describe, describe_letters
 
 RED = imgui.ImVec4(1.0, 0.35, 0.3, 1.0)
 DIM = imgui.ImVec4(0.75, 0.75, 0.75, 1.0)
@@ -43,15 +45,13 @@ CHOICES = ("gyroscopic", "integrator", "rotation_update", "exponential")  # the 
 
 
 def _choices():
-    from physics.core import settings as s
-    return {"gyroscopic": s.GYROSCOPIC, "integrator": s.integrator_names(),
-            "rotation_update": s.ROTATION_UPDATES, "exponential": s.EXPONENTIALS}
+    return {"gyroscopic": GYROSCOPIC_MODES, "integrator": integrator_names(),
+            "rotation_update": ROTATION_UPDATES, "exponential": EXPONENTIALS}
 
 
 def _meanings():
     """{setting: {choice: its one-line explanation}} (physics.core.choices): each shown over its item."""
-    from physics.core import choices as c
-    return {choice.key: choice.meanings for choice in (c.GYROSCOPIC, c.INTEGRATOR, c.ROTATION_UPDATE, c.EXPONENTIAL)}
+    return {choice.key: choice.meanings for choice in (GYROSCOPIC, INTEGRATOR, ROTATION_UPDATE, EXPONENTIAL)}
 
 
 def _vec(v):
@@ -469,7 +469,6 @@ class Panel:
         """A slider per actuator (its ctrl_range; a drag box where it has none), set through the
         timeline as a "control" input (recorded, replayed, branched like any input); the keys the
         scene binds to it in its tooltip. A button per launcher."""
-        from physics.dynamics.driving import describe
         v = self.viewer
         controls = v.sim.controls
         for name, where, spec in v.sim.actuators():
@@ -498,7 +497,7 @@ class Panel:
         """The scene's [[keyframe]]s and those saved here: "save" takes the joints and controls now,
         a keyframe's button applies it (its poses and controls, recorded inputs), "copy" puts its
         [[keyframe]] table on the clipboard, to paste into the scene file."""
-        from physics.pipeline import keyframes
+        from physics.pipeline import keyframes     # here: it loads the robot readers, needed only to copy a keyframe
         v = self.viewer
         named = any("name" in spec and spec["type"] in ("hinge", "slider") for spec in v.sim.scene.joints)
         if not (named or v.sim.scene.keyframes):    # a keyframe poses joints
@@ -624,7 +623,7 @@ class Panel:
         """Why it flips (physics.dynamics.stability): the eigenvalues of Euler's Jacobian at the body's ω (by
         dual numbers), the exact time between flips of the torque-free body, and the observed one
         (the intermediate axis's ω changing sign, timed here frame by frame)."""
-        from physics.dynamics.stability import flip_period, spin_eigenvalues
+        from physics.dynamics.stability import flip_period, spin_eigenvalues     # here: scipy, a second to import
         values = spin_eigenvalues(inertia, omega_body)
         self.text(" eig(dw'/dw) " + "  ".join(f"{z.real:+.3g}{z.imag:+.3g}i" if abs(z.imag) > 1e-12 else f"{z.real:+.3g}"
                                              for z in values))
@@ -703,14 +702,13 @@ class Panel:
             draw_list.add_text(imgui.ImVec2(float(x) + 4, float(y) - 6), white, str(v.sim.names[i]))
 
     def help(self):
-        from app.controls import KEYS, MOUSE_HELP
+        from app.controls import KEYS, MOUSE_HELP     # (as above: pyglet.window needs a display)
         v = self.viewer
         imgui.set_next_window_pos(imgui.ImVec2(v.size[0] / 2, v.size[1] / 2), imgui.Cond_.always, imgui.ImVec2(0.5, 0.5))
         imgui.begin("Keys (F1)", None, imgui.WindowFlags_.always_auto_resize)
         self._remember_window("Keys (F1)")
         # a table, not padded strings: the labels differ in length and the columns must line up
         if imgui.begin_table("keys", 2, imgui.TableFlags_.sizing_fixed_fit):
-            from physics.dynamics.driving import describe_letters
             scene_keys = describe_letters(v.keys.keys)
             if scene_keys:
                 scene_keys = [("", "this scene's keys:")] + scene_keys + [("", "the app's keys:")]

@@ -174,7 +174,7 @@ def readable_axis(values, offset_allowed=True):
     flat line gets ±10 % of its size, or ±1), ticks (matplotlib's MaxNLocator) and labels (the
     fewest significant digits that tell every tick apart). The offset is the first finite value
     when `offset_allowed` and the values vary by less than OFFSET_SPAN of their size, else 0."""
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import MaxNLocator      # here: matplotlib is a second to import, for an exported plot
 
     finite = np.asarray(values, float).ravel()
     finite = finite[np.isfinite(finite)]

@@ -37,6 +37,8 @@ import threading
 import time
 import traceback
 
+from app import meshes
+from physics.core.compiled import allow_compile
 from physics.tools.warmup import BACKGROUND_NICE, KERNEL_FILES, SCENES, die_with_parent, kernel_files, warm_scene
 
 _LINE = re.compile(r"task (\d+)/(\d+) (\S+) (done|failed)")
@@ -188,14 +190,12 @@ class Preparation:
                 self._condition.wait()
 
     def _load(self):
-        from physics.core.compiled import allow_compile
         with allow_compile():       # this thread loads (or compiles) while the window's interprets
             self._load_jobs()
 
     def _load_jobs(self):
-        from app import renderer, shadows
-        from physics.pipeline.simulation import Simulation
-        from physics.tools.warmup import SCENES
+        from app import renderer, shadows   # here, in the loading thread: their kernels load as they import
+        from physics.pipeline.simulation import Simulation      # (and the physics' kernels)
         renderer.warm_kernels()         # the viewer's own kernels first: every scene draws with them
         shadows.warm_kernels()
         while True:
@@ -359,7 +359,6 @@ def _background_child():
 def _read_meshes(scene):
     """Read a scene's drawn mesh files here (app.meshes caches them), not in the frame that opens
     it; a file that cannot be read is named when the scene opens (app.renderer.set_shapes)."""
-    from app import meshes
     for entry in scene.meshes or ():
         if entry is not None:
             try:

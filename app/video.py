@@ -22,6 +22,7 @@ window is cropped or padded (black) to it, anchored top left.
 Files are written atomically: ffmpeg writes `.NAME.PID.part` beside the file, renamed to it when
 the recording stops, so a killed app never leaves a half video under the final name.
 """
+import logging
 import math
 import os
 import time
@@ -69,7 +70,7 @@ class VideoWriter:
     (even width, height); `close` renames the finished file into place; `abort` deletes it."""
 
     def __init__(self, path, size, fps):
-        import imageio_ffmpeg
+        import imageio_ffmpeg      # here: the encoder (FFmpeg's binary) is found only for a video
         self.path = check_path(path)
         self.size = tuple(int(n) for n in size)
         if self.size != even_size(self.size):
@@ -107,7 +108,6 @@ class VideoWriter:
         return self.path
 
     def abort(self):
-        import logging
         log = logging.getLogger("imageio_ffmpeg")
         level = log.level
         log.setLevel(logging.ERROR)     # its "no frames have been written" is what an abort means
@@ -164,7 +164,7 @@ class VideoRecording:
         if self.panel:
             target = v.target
         else:
-            from app.renderer import Target
+            from app.renderer import Target     # here: the renderer imports GL, which needs a context
             if self.target is None or self.target.size != v.target.size:
                 if self.target is not None:
                     self.target.release()

@@ -41,9 +41,19 @@ import numpy as np
 from imgui_bundle import imgui, implot
 from pyglet.window import key, mouse
 
+import physics
 from app import culling, frames, handles, overlays, paths, picking, plots, settings as settings_store
+from app.ghosts import Ghosts
+from app.png import write_png
+from app.preparation import Preparation
+from app.video import VideoControl
+from physics.core.compiled import interpret, is_interpreting
+from physics.core.settings import GYROSCOPIC, integrator_names
+from physics.dynamics.driving import KeyDrive
+from physics.pipeline.recording import read_recording, write_recording
+from physics.pipeline.timeline import Timeline
 from physics.tools import effects
-from physics.core.compiled import is_interpreting
+from physics.tools.warmup import SCENES, is_warm
 from app.camera import Camera
 from app.controls import KEYS, SCENE_KEYS, matches, resolve_scene, scene_files
 from app.imgui_renderer import ImGuiInput, ImGuiRenderer
@@ -170,11 +180,9 @@ class Viewer:
         self.frame_count, self._last_frame = 0, None
         self.contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
         self.history = plots.History()
-        from app.ghosts import Ghosts
         self.ghosts = Ghosts(self)  # variants run beside the main one; follow it in refresh_state
         self.frames, self.trails = frames.FrameView(), paths.Trails()  # view from a node; path history
         self.hand = handles.Hand(self)  # mouse pulls and flicks
-        from physics.dynamics.driving import KeyDrive
         self.keys = KeyDrive(())        # the scene's [[key]]s (`_scene_keys`, at each open)
         self.last_input = None          # what the last input said it did (a launch's physics.dynamics.driving.Launch)
         self.launched = None            # the last launch (its arrows: `launch_lines`)
@@ -182,12 +190,9 @@ class Viewer:
         scene = scene or self.prefs.get("last_scene") or DEFAULT_SCENE
         self.preparation, self.pending, self.deferred, self._said_warmup_failed = None, None, [], False
         if prepare:
-            from physics.tools.warmup import is_warm
-            from app.preparation import Preparation
             self.preparation = Preparation(compile=not is_warm(), first=self._task_of(scene))
             if self.preparation.compiling:
                 # until its kernels are loaded, a small scene runs as Python (the same bits)
-                from physics.core.compiled import interpret
                 interpret(True)
         self.frame_log = None if frame_log is None else open(frame_log, "w", buffering=1)
         if self.frame_log is not None:
@@ -196,8 +201,7 @@ class Viewer:
             self._wait_for(scene)   # opens in `poll_preparation` once its kernels are loaded
         else:
             self._open_first(scene)
-        from app.stats import FrameStats
-        from app.video import VideoControl
+        from app.stats import FrameStats     # here: it loads the solver's modules (numba), after the window is up
         self.timing = FrameStats()  # the panel's stage and frame-part times (app.stats)
         self.video = VideoControl(self, video, video_panel)
         self._video_on_open = video is not None and self.sim is None      # --video while the scene prepares
@@ -217,7 +221,6 @@ class Viewer:
         scene, its file loaded into a simulation, off this thread; it opens in `poll_preparation`.
         While kernels compile, a shipped scene whose steps are cheap enough as Python (measured:
         `Preparation.probe`) opens as soon as that is known, and runs so until they are loaded."""
-        from physics.core.compiled import is_interpreting
         task = self._task_of(name)
         self.pending = name
         if task is not None:
@@ -228,14 +231,12 @@ class Viewer:
 
     def _interpretable(self, name, task):
         """Whether scene `name` (warm-up task `task`) may open now and run as Python."""
-        from physics.core.compiled import is_interpreting
         return (task is not None and is_interpreting() and not self.preparation.ready(task)
                 and self.preparation.interpretable(resolve_scene(name)))
 
     @property
     def interpreted(self):
         """Whether the scene shown runs (partly) as Python, its kernels still being prepared."""
-        from physics.core.compiled import is_interpreting
         return (self.sim is not None and self.preparation is not None and is_interpreting()
                 and not self.preparation.ready(self._task_of(self.scene_path)))
 
@@ -329,7 +330,6 @@ class Viewer:
     def _task_of(name):
         """The warm-up task that prepares what scene `name` needs (a shipped scene's name), or None
         (other files and recordings: ready once nothing compiles any more)."""
-        from physics.tools.warmup import SCENES
         text = str(name).strip()
         if text.lower().endswith(".rec"):
             return None
@@ -360,7 +360,6 @@ class Viewer:
         """Open a recording, paused at its first step, to scrub and branch; on any error keep the
         current scene running and show the error. -> bool."""
         try:
-            from physics.pipeline.recording import read_recording
             path = Path(path)
             timeline = read_recording(path).timeline(budget=self.budget_bytes())
         except Exception as error:  # noqa: BLE001 - a bad file of any kind must not stop the app
@@ -377,7 +376,6 @@ class Viewer:
         """Load a scene; on any error keep the current one running and show the error. -> bool."""
         try:
             path = resolve_scene(name)
-            import physics
             built = self.preparation.take(self._task_of(name)) if self.preparation is not None else None
             sim = built if built is not None else physics.Simulation.from_file(path)
             # an imported robot (URDF, MJCF) carries its scene as TOML text: what a recording keeps
@@ -410,7 +408,6 @@ class Viewer:
     def _adopt(self, sim, path, scene_text, timeline=None):
         """Show `sim` (loaded from `path`; its scene file's text) from now on, with `timeline`
         (a recording's) or a new one from its current state."""
-        from physics.pipeline.timeline import Timeline
         self.sim, self.scene_path, self.scene_text, self.error = sim, path, scene_text, None
         self.timeline = timeline if timeline is not None else Timeline(sim, budget=self.budget_bytes())
         self.renderer.set_shapes(sim.shapes, sim.colors, sim.scene.meshes, sim.scene.visible, sim.scene.parent)
@@ -441,7 +438,6 @@ class Viewer:
     def _scene_keys(self, sim):
         """The scene's [[key]]s (physics.dynamics.driving.KeyDrive), less any letter the app's own keys take
         (they come first: said once, at open)."""
-        from physics.dynamics.driving import KeyDrive
         taken = {key.symbol_string(bound) for keys, _, _, _ in KEYS for bound in keys if not isinstance(bound, tuple)}
         clash = sorted({k["key"] for k in sim.scene.keys if k["key"] in taken})
         if clash:
@@ -571,7 +567,6 @@ class Viewer:
 
     def reset(self):
         """Back to the scene's first state with a new timeline (the settings are kept)."""
-        from physics.pipeline.timeline import Timeline
         self.sim.reset()
         self.timeline = Timeline(self.sim, budget=self.budget_bytes())
         self.accumulator, self.error, self.backwards = 0.0, None, False
@@ -642,7 +637,6 @@ class Viewer:
         """Save the timeline (start to end) as a recording: `path`, else the `record` path given
         at start (overwritten: this run owns it), else sandbox-<time>.rec in the working
         directory. The status message names the file; an error shows. -> the path or None."""
-        from physics.pipeline.recording import write_recording
         own = path is None and self.record_path is not None
         path = Path(path) if path is not None else self.record_path or Path.cwd() / time.strftime("sandbox-%Y%m%d-%H%M%S.rec")
         try:
@@ -655,11 +649,9 @@ class Viewer:
         return path
 
     def cycle_gyroscopic(self):
-        from physics.core.settings import GYROSCOPIC
         self._cycle("gyroscopic", GYROSCOPIC)
 
     def cycle_integrator(self):
-        from physics.core.settings import integrator_names
         self._cycle("integrator", integrator_names())
 
     def toggle_counteract(self):
@@ -731,7 +723,6 @@ class Viewer:
 
     def screenshot(self, path):
         """Save the last frame (scene and panel) as a PNG."""
-        from app.png import write_png
         write_png(path, self.read_rgb())
 
     # --- physics ------------------------------------------------------------------------------
@@ -766,7 +757,7 @@ class Viewer:
 
     def _physics_error(self, error):
         """Pause and show a physics error; a divergence selects the node it names."""
-        from physics.pipeline.stages import DivergenceError
+        from physics.pipeline.stages import DivergenceError      # (loaded with the first scene: the solver's modules)
         self.paused, self.backwards = True, False
         if isinstance(error, DivergenceError):
             self.error = f"paused: {error}; press Left to step back or R to reset"
@@ -1212,7 +1203,6 @@ class Viewer:
         end a warm-up still running (what it compiled stays cached)."""
         if self.preparation is not None:
             self.preparation.close()
-            from physics.core.compiled import interpret
             interpret(False)
         if self.frame_log is not None:
             self.frame_log.close()
