@@ -31,7 +31,7 @@ from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, IN_BLOCK, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.constraints.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SPRING, Joints
-from physics.constraints.gauss_seidel import PARALLEL_MIN, halves, prepare, solve, sweep
+from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, halves, prepare, solve, sweep
 from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
 from physics.constraints.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
@@ -412,6 +412,31 @@ def _keep_reachable(c, bodies, nodes, params):
     return kept, body, surface
 
 
+class JointStart(NamedTuple):
+    """The joints' start of a sub-step, as `SceneSolver.prepare` found it (RATTLE's first-kick
+    directions, SHAKE's rows)."""
+    slots: np.ndarray           # (K,) each joint row's slot j × ROWS_PER_JOINT + s, in row order
+    rows: Rows                  # the joint rows as prepared (SHAKE's position rows start from them)
+    centre: np.ndarray          # (B, 3) the start-of-step poses (copies)
+    rotation: np.ndarray        # (B, 3, 3)
+    jacobian: np.ndarray        # (J, ROWS_PER_JOINT, 2, 6) J₀: every (joint, slot) row at those poses
+    limit_slack: object         # (J,) the soft limits (`Joints.limit_slack`), or None without limits
+
+
+class PreparedStep(NamedTuple):
+    """What `SceneSolver.prepare` hands to the solve and the joints' stages of the same sub-step (as
+    Box2D's step context carries the prepared constraints to its solver stages): made whole by each
+    prepare, dropped by `forget`."""
+    h: float                    # s, the sub-step the rows were made for (negative: the triple jump's middle one)
+    system: Prepared            # the rows (the joints' first, then the contacts') and their effective masses
+    masses: tuple               # (inverse mass (B,), inverse world inertia (B, 3, 3)) at the start poses: M₀⁻¹
+    side: object                # (B,) the bodies' halves for a two-thread sweep, or None (serial)
+    cold_start: bool            # most touching points new: the solve sweeps on until converged (COLD_START_SWEEPS)
+    deep: bool                  # a point deeper than DEEP_OVERLAP: the solve checks its relax stage's energy
+    bounce: object              # the rows that may bounce and what their targets need (`_restitution_targets`), or None
+    joints: object              # `JointStart`, or None without joints
+
+
 class SceneSolver:
     """The solver stage of `physics.pipeline.simulation.Simulation`: contacts from the narrow phase
     (docs/architecture.md, "Collision interface") and the scene's joints, on the dynamic bodies
@@ -476,19 +501,16 @@ class SceneSolver:
         self.joints_armature = any(spec.get("armature") for spec in self.joint_specs)   # (`physics.pipeline.stages.step_context`)
         self.joints_limited = any(spec.get("lower") is not None or spec.get("upper") is not None
                                   for spec in self.joint_specs)
-        self._limit_slack = None
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
         self.joint_left_error = 0.0           # the largest |g| / lever it left J₀ with
         self.joint_start_error = 0.0          # and the largest |g| / lever it started from
         self._joint_bodies = None
-        self._joint_start = None
+        self.step = None        # what the last prepare hands to this sub-step's other stages (`PreparedStep`)
         self.residual = np.zeros(0)
         self.contacts = None
         self._pairs = np.zeros((0, 2), np.int64)     # the last prepare's candidate shape pairs (`pair_bodies`)
         self.outside_pairs = 0      # candidate pairs with a body outside `prepare`'s `active` (not solved)
         self.body_touch = np.zeros(0, np.int64)     # per body: SUPPORTED | FOREIGN (`touch_flags`)
-        self._prepared = None
-        self._cold_start = self._deep = False
         self._threads = ThreadChoice()      # the sweeps' thread count, by measurement (physics.core.threads)
         self.shape_size = bounding_diameters(self.shapes)     # (S,) in node units (`sunk`)
 
@@ -496,7 +518,7 @@ class SceneSolver:
     def prepared(self):
         """The rows and effective masses of the last `prepare` (a `Prepared`), or None before the
         first step and after a `restore`: the solve stage has nothing to do then."""
-        return self._prepared
+        return None if self.step is None else self.step.system
 
     @property
     def pair_bodies(self):
@@ -513,8 +535,7 @@ class SceneSolver:
     def forget(self):
         """Drop what the last `prepare` built (its rows and the joints' start): the carried state
         was put back (a restore), so the next step prepares afresh."""
-        self._prepared = None
-        self._joint_start = None
+        self.step = None
 
     def joints_at(self, centre, rotation, keep=False):
         """The joints (physics.constraints.joints.Joints): the carried ones, or before the first step, built at
@@ -563,7 +584,7 @@ class SceneSolver:
         # |h|: the triple jump's middle sub-step runs backwards in time (`Simulation.step`)
         beta = beta_from_erp(settings.erp, abs(h))
         softness = settings.cfm / abs(h)
-        parts = []
+        parts, joint_start, bounce, cold_start, deep = [], None, None, False, False
         if self.joint_specs:
             if self.joints is None:
                 self.joints = self._build_joints(centre, rotation)
@@ -571,17 +592,14 @@ class SceneSolver:
             # (`post_stabilize`), so the velocity solve carries no Baumgarte bias into the energy.
             joint_beta = 0.0 if POST_STABILIZATION else beta
             geometry = self.joints.geometry(centre, rotation)      # the rows' and the soft limits' (one kernel call)
-            joint_rows, self._joint_slots = self.joints.rows(centre, rotation, h, joint_beta, softness=softness,
-                                                             control=self.carried.control, velocity=velocity,
-                                                             geometry=geometry)
+            joint_rows, slots = self.joints.rows(centre, rotation, h, joint_beta, softness=softness,
+                                                 control=self.carried.control, velocity=velocity, geometry=geometry)
             parts.append(joint_rows)
-            # The start-of-step rows, poses and masses: RATTLE's first-kick directions
-            # (`project_joint_positions`: J₀ from `geometry`), SHAKE's (`post_stabilize`)
-            self._joint_start_rows = joint_rows
-            self._joint_start = (centre.copy(), rotation.copy(), geometry.jacobian)
-            # soft limits for RATTLE's projection: a joint past its limit eases back at the ERP rate
-            self._limit_slack = self.joints.limit_slack(geometry, h) if self.joints_limited else None
-            self._joint_masses = (inverse_mass, inverse_inertia)
+            # The start-of-step rows and poses: RATTLE's first-kick directions (`project_joint_positions`:
+            # J₀ from `geometry`), SHAKE's (`post_stabilize`); the soft limits for the projections (a
+            # joint past its limit eases back at the ERP rate)
+            joint_start = JointStart(slots, joint_rows, centre.copy(), rotation.copy(), geometry.jacobian,
+                                     self.joints.limit_slack(geometry, h) if self.joints_limited else None)
             if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
                 self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
         offset = sum(len(p) for p in parts)
@@ -608,29 +626,26 @@ class SceneSolver:
                 self.body_touch = np.zeros(len(inverse_mass), np.int64)
                 touch_flags(c.shape_a, c.shape_b, self._rest, self.body_touch)
             lead = h if lead is None else lead      # `_reach`
-            if not len(c):      # (what `_contact_stage` makes of no point)
-                self.contacts, self._bounce, self._cold_start, self._deep = c, None, False, False
-            else:
-                self._contact_rows(c, centre, velocity, world, h, lead, beta, softness, settings, offset, parts)
-        else:
-            self._bounce = None
-            self._cold_start = self._deep = False
-        self._h = h
+            self.contacts = c
+            if len(c):      # (no point: what `_contact_stage` makes of none)
+                bounce, cold_start, deep = self._contact_rows(c, centre, velocity, world, h, lead, beta, softness,
+                                                              settings, offset, parts)
         rows = parts[0] if len(parts) == 1 else concatenate(parts)
         # the two halves the sweeps solve on two cores, where the sweep has PARALLEL_MIN elements
         # (rows, blocks or manifolds: what `partition_elements` counts) or more; a smaller one is
         # serial, and so is its solve, not the two-thread kernel with one part and a thread choice
         # around it (the tank's 105 rows in about 30 elements took a third longer that way)
         elements = int(np.count_nonzero(np.asarray(rows.block) != IN_BLOCK)) if len(rows) >= PARALLEL_MIN else 0
-        self._side = halves(centre) if elements >= PARALLEL_MIN else None
-        self._prepared = prepare(rows, inverse_mass, inverse_inertia)
-        self._masses = (inverse_mass, inverse_inertia) if self._deep else None   # `solve`: the kinetic energy
+        side = halves(centre) if elements >= PARALLEL_MIN else None
+        self.step = PreparedStep(h, prepare(rows, inverse_mass, inverse_inertia), (inverse_mass, inverse_inertia), side,
+                                 cold_start, deep, bounce, joint_start)
         profile.lap("prepare/rows", t)
 
     def _contact_rows(self, c, centre, velocity, world, h, lead, beta, softness, settings, offset, parts):
         """The contact points' rows (`_contact_stage`), appended to `parts`; `offset` rows come before
-        them (the restitution stage's indices)."""
-        kept, bounces, arrays, bounce, e, self._cold_start, self._deep = _contact_stage(
+        them (the restitution stage's indices). The points kept become `contacts`. -> (the rows that
+        may bounce, or None; whether the step is a cold start; whether a point is deep)."""
+        kept, bounces, arrays, bounce, e, cold_start, deep = _contact_stage(
             ContactPoints(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
                           c.feature_id),
             SolverBodies(self.body_of_node, centre, velocity),
@@ -641,11 +656,11 @@ class SceneSolver:
             c = c.take(slice(kept))
         self.contacts = c
         parts.append(Rows(*arrays))
-        self._bounce = None
+        may_bounce = None
         if bounces:     # points approaching faster than BOUNCE_THRESHOLD with e > 0 (rare)
             may = np.flatnonzero(np.isfinite(bounce.approach))
-            self._bounce = (offset + 3 * may + 2, bounce.approach[may], bounce.static_normal[may], -c.depth[may],
-                            e[may])
+            may_bounce = (offset + 3 * may + 2, bounce.approach[may], bounce.static_normal[may], -c.depth[may], e[may])
+        return may_bounce, cold_start, deep
 
     def overlaps(self, world):
         """The shape pairs that may collide and overlap by more than OVERLAP_TOLERANCE at the poses
@@ -751,44 +766,46 @@ class SceneSolver:
     def _restitution_targets(self, velocity, fraction):
         """(R,) the restitution stage's J v target for the normal rows that may bounce, NaN elsewhere
         (`physics.constraints.constraints.restitution_targets`, from the free velocities (B, 6)); None if none may."""
-        if self._bounce is None or not len(self._bounce[0]):
+        step = self.step
+        if step.bounce is None or not len(step.bounce[0]):
             return None
-        rows = self._prepared.rows
+        rows = step.system.rows
         target = np.full(len(rows), np.nan)
-        index, approach, static_normal, gap, e = self._bounce
+        index, approach, static_normal, gap, e = step.bounce
         body = rows.body[index]
         free = static_normal.copy()
         for side in range(2):
             moving = body[:, side] >= 0
             free[moving] += np.einsum("ic,ic->i", rows.jacobian[index[moving], side], velocity[body[moving, side]])
-        target[index] = restitution_targets(approach, free, gap, e, self._h, fraction) - static_normal
+        target[index] = restitution_targets(approach, free, gap, e, step.h, fraction) - static_normal
         return target
 
     def solve(self, velocity, settings, fraction=1.0):
         """Warm start, solve, relax, restitution on the free velocities (B, 6); store the impulses.
         `fraction`: how much of an end-of-step velocity change the integrator's position update sees
         (`physics.core.choices.INTEGRATOR_TRAITS` (position_fraction); restitution targets depend on it)."""
-        prepared = self._prepared
+        step = self.step
+        prepared = step.system
         restitution = self._restitution_targets(velocity, fraction)
 
         def run(fresh):
             arguments = (prepared, velocity, settings.iterations, settings.sor, settings.warm_start, settings.relax)
             options = dict(relax_iterations=min(settings.iterations, RELAX_ITERATIONS), restitution=restitution,
-                           most=COLD_START_SWEEPS if self._cold_start else None, tolerance=COLD_START_TOLERANCE,
-                           side=self._side, fresh=fresh)
-            if self._side is None:      # a sweep too small to split: one thread whatever the count
+                           most=COLD_START_SWEEPS if step.cold_start else None, tolerance=COLD_START_TOLERANCE,
+                           side=step.side, fresh=fresh)
+            if step.side is None:      # a sweep too small to split: one thread whatever the count
                 return solve(*arguments, **options)
             # the halves on one thread or two, whichever is faster now (the same bits either way)
             return self._threads.run(len(prepared.rows), solve, *arguments, **options)
 
-        warm = prepared.rows.impulse.copy() if self._deep and settings.relax else None
+        warm = prepared.rows.impulse.copy() if step.deep and settings.relax else None
         solution = run(False)
-        if warm is not None and _kinetic(solution.velocity_relax, *self._masses) > _kinetic(velocity, *self._masses) * (1.0 + GAIN_TOLERANCE):
+        if warm is not None and _kinetic(solution.velocity_relax, *step.masses) > _kinetic(velocity, *step.masses) * (1.0 + GAIN_TOLERANCE):
             prepared.rows.impulse[:] = warm     # DEEP_OVERLAP: the relax stage kept the push; solve again, relaxing afresh
             solution = run(True)
         impulse = prepared.rows.impulse
-        if self.joints is not None and len(self.joints):
-            self.joints.impulse.reshape(-1)[self._joint_slots] = impulse[:len(self._joint_slots)]
+        if step.joints is not None:
+            self.joints.impulse.reshape(-1)[step.joints.slots] = impulse[:len(step.joints.slots)]
         if self.contacts is not None:
             c = self.contacts
             stored = impulse[len(impulse) - 3 * len(c):].reshape(-1, 3)[:, [2, 0, 1]]   # (n, t1, t2)
@@ -799,14 +816,14 @@ class SceneSolver:
     @property
     def start_inverse_inertia(self):
         """(B, 3, 3) the world inverse inertia the last `prepare` built the rows with (M₀⁻¹)."""
-        return self._joint_masses[1]
+        return self.step.masses[1]
 
     def joint_velocity_change(self):
         """(B, 6) [v, ω]: the part of the last solve's velocity change that the joint rows made,
         M⁻¹ J₀ᵀ λ over the joint rows (RATTLE's first kick: the caller moves positions by h × it)."""
-        prepared = self._prepared
-        out = np.zeros((len(self._joint_masses[0]) + 1, 6))
-        _add_row_changes(prepared.slot, prepared.minv_jt, prepared.rows.impulse, len(self._joint_slots), out)
+        step = self.step
+        out = np.zeros((len(step.masses[0]) + 1, 6))
+        _add_row_changes(step.system.slot, step.system.minv_jt, step.system.rows.impulse, len(step.joints.slots), out)
         return out[:-1]
 
     def project_joint_positions(self, centre, rotation, momentum):
@@ -815,13 +832,14 @@ class SceneSolver:
         angular]; zeros without joints or before a `prepare`."""
         B = len(centre)
         self.joint_left_start_rows, self.joint_left_error, self.joint_start_error = False, 0.0, 0.0
-        if self.joints is None or not len(self.joints) or not POST_STABILIZATION or self._joint_start is None:
+        step = self.step
+        if step is None or step.joints is None or not POST_STABILIZATION:
             return np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
-        centre0, rotation0, jacobian0 = self._joint_start
-        system = rattle_start(self.joints, self._joint_bodies, centre0, rotation0, *self._joint_masses,
-                              self._limit_slack, jacobian0)
+        start = step.joints
+        system = rattle_start(self.joints, self._joint_bodies, start.centre, start.rotation, *step.masses,
+                              start.limit_slack, start.jacobian)
         stats = np.zeros(5)
-        dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, self._h, stats=stats)
+        dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, step.h, stats=stats)
         # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
         self.joint_left_start_rows = bool(stats[1])
         self.joint_left_error = stats[4]
@@ -831,10 +849,11 @@ class SceneSolver:
     def project_joint_velocities(self, centre, rotation, velocity, inverse_inertia):
         """RATTLE's velocities (`physics.constraints.rattle.project_velocities`) at the end-of-step poses:
         Δv (B, 6) [v, ω] world; inverse_inertia (B, 3, 3) world at these poses."""
-        if self.joints is None or not len(self.joints) or not POST_STABILIZATION or self._joint_start is None:
+        step = self.step
+        if step is None or step.joints is None or not POST_STABILIZATION:
             return np.zeros((len(centre), 6))
-        return project_velocities(self.joints, self._joint_bodies, centre, rotation, velocity, self._joint_masses[0],
-                                  inverse_inertia, self._limit_slack)
+        return project_velocities(self.joints, self._joint_bodies, centre, rotation, velocity, step.masses[0],
+                                  inverse_inertia, step.joints.limit_slack)
 
     def post_stabilize(self, centre, rotation, iterations, shake=True):
         """Post-stabilization as SHAKE (Ryckaert, Ciccotti & Berendsen 1977; Hairer, Lubich & Wanner,
@@ -858,21 +877,22 @@ class SceneSolver:
         world-frame translation, rotation vector and velocity change; inputs are not changed."""
         B = len(centre)
         dx, dtheta = np.zeros((B, 3)), np.zeros((B, 3))
-        if self.joints is None or not len(self.joints) or not POST_STABILIZATION or self._joint_start is None:
+        prepared = self.step
+        if prepared is None or prepared.joints is None or not POST_STABILIZATION:
             return dx, dtheta, np.zeros((B, 6))
+        start_slots, limit_slack = prepared.joints.slots, prepared.joints.limit_slack
         if shake:   # the start-of-step rows, rigid (no CFM) and without motors
-            start = self._joint_start_rows
-            slot = self._joint_slots % ROWS_PER_JOINT
+            start = prepared.joints.rows
+            slot = start_slots % ROWS_PER_JOINT
             motor = (slot == DRIVE) | (slot == SPRING)      # not np.isin: 40 µs a sub-step on a pendulum
             position = prepare(Rows(start.body, start.jacobian, start.target, start.relax,
                                     np.where(motor, 0.0, start.lower), np.where(motor, 0.0, start.upper),
                                     np.zeros(len(start)), start.mu, np.zeros(len(start)), start.block),
-                               *self._joint_masses)
-        start_slots = self._joint_slots
+                               *prepared.masses)
         centre, rotation = centre.copy(), rotation.copy()
         for _ in range(POST_STABILIZATION):
             rows, slots = self.joints.rows(centre, rotation, 1.0, 1.0,      # target −C: a position step
-                                           limit_slack=self._limit_slack)
+                                           limit_slack=limit_slack)
             where = np.minimum(np.searchsorted(start_slots, slots), len(start_slots) - 1)
             known = start_slots[where] == slots
             target = np.zeros(len(start_slots))
@@ -886,9 +906,9 @@ class SceneSolver:
                 slot = slots % ROWS_PER_JOINT
                 motor = (slot == DRIVE) | (slot == SPRING)      # velocity rows: no position part
                 rows.lower[motor] = rows.upper[motor] = 0.0
-                sweep(prepare(rows, *self._joint_masses), step, rows.target, iterations, 1.0)
+                sweep(prepare(rows, *prepared.masses), step, rows.target, iterations, 1.0)
             centre += step[:, :3]
             rotation = turn_rows(step[:, 3:], rotation)
             dx += step[:, :3]
             dtheta += step[:, 3:]
-        return dx, dtheta, np.concatenate([dx, dtheta], axis=1) / self._h
+        return dx, dtheta, np.concatenate([dx, dtheta], axis=1) / prepared.h
