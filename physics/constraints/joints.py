@@ -67,6 +67,12 @@ class JointModel(NamedTuple):
     driven: np.ndarray          # (J,) bool: the drive slot is active (a motor or an actuator)
     sprung: np.ndarray          # (J,) bool: the spring slot is active (stiffness, damping or armature > 0)
     limit_slack: np.ndarray     # (J,) ≥ 0: how far past its limit the joint may stay this step (soft limits)
+    # Side a on a moving frame (a kinematic node, or a node fixed to one: `Joints.set_frames`): the
+    # anchor, axis and reference of side a are in that frame, whose world pose and motion are these
+    framed: np.ndarray          # (J,) bool: side a is a moving frame (else a body, or the world)
+    frame_centre: np.ndarray    # (J, 3) the frame's origin, world
+    frame_rotation: np.ndarray  # (J, 3, 3) its world rotation
+    frame_velocity: np.ndarray  # (J, 6) [v, ω] world: its origin's velocity and its angular velocity
 
 
 class JointGeometry(NamedTuple):
@@ -77,11 +83,14 @@ class JointGeometry(NamedTuple):
     inequality: np.ndarray      # (J, 8) bool: C ≥ 0 (rope, limit)
     motor: np.ndarray           # (J, 8) bool: a velocity target, not a constraint (drive, spring)
     coordinate: np.ndarray      # (J,) the joint coordinate q (hinge, slider with a limit, drive or spring)
+    frame_speed: np.ndarray     # (J, 8) J_a v_a of a row whose side a is a moving frame (0 elsewhere): the
+    #                             frame's share of J v, which its row's targets leave to side b
 
 
 def joint_geometry_arrays(J):
     return JointGeometry(np.zeros((J, ROWS_PER_JOINT)), np.zeros((J, ROWS_PER_JOINT, 2, 6)),
-                         *(np.zeros((J, ROWS_PER_JOINT), np.bool_) for _ in range(3)), np.zeros(J))
+                         *(np.zeros((J, ROWS_PER_JOINT), np.bool_) for _ in range(3)), np.zeros(J),
+                         np.zeros((J, ROWS_PER_JOINT)))
 
 
 @kernel(inline=True)
@@ -112,9 +121,11 @@ def joint_geometry(model, centre, rotation, out):
     for j in range(len(model.kind)):
         kind = model.kind[j]
         a, b = model.body[j, 0], model.body[j, 1]
-        R_a = load33(rotation, a) if a >= 0 else eye
+        framed = a < 0 and model.framed[j]
+        R_a = load33(rotation, a) if a >= 0 else load33(model.frame_rotation, j) if framed else eye
         R_b = load33(rotation, b) if b >= 0 else eye
-        x_a = (centre[a, 0], centre[a, 1], centre[a, 2]) if a >= 0 else (0.0, 0.0, 0.0)
+        x_a = (centre[a, 0], centre[a, 1], centre[a, 2]) if a >= 0 else \
+            (model.frame_centre[j, 0], model.frame_centre[j, 1], model.frame_centre[j, 2]) if framed else (0.0, 0.0, 0.0)
         x_b = (centre[b, 0], centre[b, 1], centre[b, 2]) if b >= 0 else (0.0, 0.0, 0.0)
         r_a = matvec(R_a, (model.anchor[j, 0, 0], model.anchor[j, 0, 1], model.anchor[j, 0, 2]))
         r_b = matvec(R_b, (model.anchor[j, 1, 0], model.anchor[j, 1, 1], model.anchor[j, 1, 2]))
@@ -125,11 +136,12 @@ def joint_geometry(model, centre, rotation, out):
         ref_b = matvec(R_b, (model.reference[j, 1, 0], model.reference[j, 1, 1], model.reference[j, 1, 2]))
         u_a, w_a = basis3(n_a)
         r_ad = (r_a[0] + d[0], r_a[1] + d[1], r_a[2] + d[2])     # Box2D's prismatic lever r_a + d
-        sa, sb = a < 0, b < 0
+        sa, sb = a < 0 and not framed, b < 0       # (a frame's side is zeroed below, once its share is taken)
         out.active[j, :] = False
         out.inequality[j, :] = False
         out.motor[j, :] = False
         out.C[j, :] = 0.0
+        out.frame_speed[j, :] = 0.0
         out.jacobian[j] = 0.0
         if kind == BALL or kind == HINGE or kind == FIXED:
             for i in range(3):
@@ -180,6 +192,14 @@ def joint_geometry(model, centre, rotation, out):
             if model.sprung[j]:
                 _store_row(out, j, SPRING, 0.0, n_a, lever, r_b, linear, sa, sb)
                 out.motor[j, SPRING] = True
+        if framed:      # a moving frame: its share of each row's J v, then a static side like the world's
+            for slot in range(ROWS_PER_JOINT):
+                if out.active[j, slot]:
+                    share = 0.0
+                    for i in range(6):
+                        share += out.jacobian[j, slot, 0, i] * model.frame_velocity[j, i]
+                    out.frame_speed[j, slot] = share
+                    out.jacobian[j, slot, 0, :] = 0.0
 
 
 @dataclass
@@ -278,9 +298,31 @@ class Joints:
                                c(self.motor_force), c(self.coordinate),
                                c((self.motor_force > 0) | (self.actuated != 0), bool),
                                c((self.stiffness > 0) | (self.damping > 0) | (self.armature > 0), bool),
-                               np.zeros(len(self)))
+                               np.zeros(len(self)), np.zeros(len(self), bool), np.zeros((len(self), 3)),
+                               np.repeat(np.eye(3)[None], len(self), axis=0), np.zeros((len(self), 6)))
             self.__dict__["_model"] = model     # not a field: snapshots and `fields(Joints)` leave it out
         return model if limit_slack is None else model._replace(limit_slack=np.ascontiguousarray(limit_slack, float))
+
+    def set_frames(self, framed, centre, rotation, velocity):
+        """Side a of the joints `framed` (J,) bool rides a moving frame (a kinematic node, or a node
+        fixed to one): its world pose now, centre (J, 3) and rotation (J, 3, 3), and its motion,
+        velocity (J, 6) [v of its origin, ω] world, rows for every joint (read where framed). Side
+        a's anchor, axis and reference are then in that frame (`frame_anchors`). The next rows and
+        projections are made with it."""
+        model = self.model()
+        model.framed[:] = framed
+        model.frame_centre[:], model.frame_rotation[:], model.frame_velocity[:] = centre, rotation, velocity
+
+    def frame_anchors(self, framed, centre, rotation):
+        """Express side a of the joints `framed` (J,) bool, built with a world side a, in their
+        frames at the poses centre (J, 3), rotation (J, 3, 3): anchor and rest relative to the
+        frame's origin, axis and reference in its axes (Rᵀ(p − x), Rᵀ n, Rᵀ R_rest)."""
+        to_frame = lambda R, v: np.einsum("ji,j->i", R, v)     # Rᵀ v (einsum, not `@`: no BLAS in the state)
+        for j in np.flatnonzero(framed):
+            R, x = rotation[j], centre[j]
+            self.anchor[j, 0] = to_frame(R, self.anchor[j, 0] - x)
+            self.axis[j, 0], self.reference[j, 0] = to_frame(R, self.axis[j, 0]), to_frame(R, self.reference[j, 0])
+            self.rest[j] = np.einsum("ki,kl->il", R, self.rest[j])
 
     def limit_slack(self, geometry, h):
         """(J,) the soft limits of the position projections (RATTLE's, post-stabilization's): a joint
@@ -299,18 +341,29 @@ class Joints:
         (B, 3, 3)): its `coordinate` at load plus the angle atan2(n_a · (ref_a × ref_b), ref_a · ref_b)
         or the displacement d · n_a since (`joint_geometry`'s formulas, for every joint); NaN for the
         other kinds. With the world anchor point and world axis of each joint: (q, point (J, 3), n_a (J, 3))."""
-        def world(side, local, point):
-            k = self.body[:, side]
-            R = np.where((k >= 0)[:, None, None], rotation[np.maximum(k, 0)], np.eye(3))
-            turned = np.einsum("jab,jb->ja", R, local)
-            return turned + centre[np.maximum(k, 0)] * (k >= 0)[:, None] if point else turned
-        n_a, ref_a, ref_b = world(0, self.axis[:, 0], False), world(0, self.reference[:, 0], False), \
-            world(1, self.reference[:, 1], False)
-        p_a, p_b = world(0, self.anchor[:, 0], True), world(1, self.anchor[:, 1], True)
+        world = self.to_world
+        n_a, ref_a, ref_b = world(centre, rotation, 0, self.axis[:, 0], False), \
+            world(centre, rotation, 0, self.reference[:, 0], False), world(centre, rotation, 1, self.reference[:, 1], False)
+        p_a, p_b = world(centre, rotation, 0, self.anchor[:, 0], True), world(centre, rotation, 1, self.anchor[:, 1], True)
         angle = np.arctan2(np.einsum("ja,ja->j", n_a, np.cross(ref_a, ref_b)), np.einsum("ja,ja->j", ref_a, ref_b))
         shift = np.einsum("ja,ja->j", p_b - p_a, n_a)
         q = np.where(self.kind == HINGE, angle, np.where(self.kind == SLIDER, shift, np.nan)) + self.coordinate
         return q, p_a, n_a
+
+    def to_world(self, centre, rotation, side, local, point):
+        """(J, 3) vectors `local` (J, 3) of each joint's `side` in the world: turned by that side's
+        body (centre (B, 3), rotation (B, 3, 3)), its moving frame (side a, `set_frames`) or the
+        world's identity, and moved by its origin where `point`."""
+        k = self.body[:, side]
+        model = self.model()
+        framed = (k < 0) & model.framed if side == 0 else np.zeros(len(k), bool)
+        R = np.where((k >= 0)[:, None, None], rotation[np.maximum(k, 0)],
+                     np.where(framed[:, None, None], model.frame_rotation, np.eye(3)))
+        turned = np.einsum("jab,jb->ja", R, local)
+        if not point:
+            return turned
+        origin = np.where((k >= 0)[:, None], centre[np.maximum(k, 0)], np.where(framed[:, None], model.frame_centre, 0.0))
+        return turned + origin
 
     def geometry(self, centre, rotation, out=None, limit_slack=None):
         """Every (joint, slot) row's C, Jacobian and kind at the poses (`joint_geometry`)."""
@@ -332,12 +385,13 @@ class Joints:
         return drives
 
     def rows(self, centre, rotation, h, beta, slop=0.0, softness=0.0, control=None, velocity=None, limit_slack=None,
-             geometry=None):
+             geometry=None, frames_move=True):
         """The active rows of every joint at the bodies' current poses, and their (J, slot) indices
         (to store the impulses back after the solve); `control` (J,) the actuators' inputs (0),
         `velocity` (B, 6) [v, ω] world the bodies' at the step's start (an armature resists its change),
         `limit_slack` (J,) the soft limits (`limit_slack`; none by default); `geometry` the
-        `geometry` at these poses and slack when the caller has it already. One compiled pass
+        `geometry` at these poses and slack when the caller has it already; `frames_move` False: a
+        moving frame's velocity is left out of the targets (a position step's rows). One compiled pass
         (`_joint_rows`: the targets of `physics.constraints.constraints`' docstring, the drive and
         spring slots of `_soft_terms`)."""
         J = len(self)
@@ -350,7 +404,7 @@ class Joints:
         arrays = _joint_rows(self.model(), drives, geometry, self.impulse,
                              np.zeros(J) if control is None else np.ascontiguousarray(control, float),
                              np.ascontiguousarray(velocity, float) if rate else _NO_VELOCITY, float(h), float(beta),
-                             float(slop), float(softness))
+                             float(slop), float(softness), bool(frames_move))
         return Rows(*arrays[:-1]), arrays[-1]
 
 
@@ -414,14 +468,16 @@ def _soft_terms(F0, K, D, q, h, low, high, A, rate):
 
 
 @kernel
-def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness):
+def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness, frames_move):
     """`Joints.rows` compiled: the active (joint, slot) rows in row-major order as the arrays of a
     `Rows` (body, jacobian, target, relax, lower, upper, softness, mu, impulse, block) and their
     slots j × ROWS_PER_JOINT + s. Targets (`physics.constraints.constraints`' docstring): an equality
     −β C / h; an inequality −C / h while separated (relax the same), else −β min(C + slop, 0) / h
     (relax 0); a motor its speed, bounded by ± its force × h. The drive slot of an actuated joint
     and the spring slot take their soft rows (`_soft_terms`), the spring's with the
-    armature's rate J v when `velocity` has rows."""
+    armature's rate J v when `velocity` has rows. A row whose side a is a moving frame aims side b
+    at its target less the frame's share, J_b v_b = target − J_a v_a (`JointGeometry.frame_speed`;
+    with `frames_move`)."""
     J = len(model.kind)
     R = 0
     for j in range(J):
@@ -478,6 +534,9 @@ def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, sl
                 t, so, lo, hi = _soft_terms(K * drives.spring_reference[j], K, drives.damping[j], q, ha, -np.inf,
                                             np.inf, drives.armature[j], rate)
                 r = t
+            if frames_move and model.framed[j]:
+                t -= geometry.frame_speed[j, s]
+                r -= geometry.frame_speed[j, s]
             body[k, 0], body[k, 1] = model.body[j, 0], model.body[j, 1]
             jacobian[k] = geometry.jacobian[j, s]
             target[k], relax[k], lower[k], upper[k], soft[k] = t, r, lo, hi, so

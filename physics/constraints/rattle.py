@@ -358,7 +358,7 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
             if not geometry.active[j, s] or geometry.motor[j, s]:
                 continue
             jac = geometry.jacobian[j, s]
-            v = 0.0
+            v = geometry.frame_speed[j, s] if model.framed[j] else 0.0     # a moving frame's share of J v
             for side in range(2):
                 b = model.body[j, side]
                 if b >= 0:

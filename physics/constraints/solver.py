@@ -480,6 +480,15 @@ class SceneSolver:
         self._materials = Materials(self.friction, self.restitution)
         self._motion_of, self._motion = None, None      # `_node_motion`
         self.joint_specs = list(joint_specs)
+        # A joint's side a on a node that moves without being a body (a kinematic node, or a node
+        # fixed to one): a moving frame, which the joint follows (`follow_frames`)
+        motion, parent = np.asarray(motion), np.asarray(parent)
+        moves = motion == "kinematic"
+        for node in range(len(parent)):     # parents come first
+            if parent[node] >= 0 and motion[node] == "fixed":
+                moves[node] = moves[parent[node]]
+        self.frame_node = np.array([s["a"] if s["a"] >= 0 and self.body_of_node[s["a"]] < 0 and moves[s["a"]] else -1
+                                    for s in self.joint_specs], np.int64)
         # the joint solve's memory, before anything is allocated (`physics.constraints.joint_graph.JOINT_PAIRS_MAX`)
         ends = np.array([[self.body_of_node[s["a"]] if s["a"] >= 0 else -1, self.body_of_node[s["b"]]]
                          for s in self.joint_specs], np.int64).reshape(-1, 2)
@@ -537,15 +546,32 @@ class SceneSolver:
         was put back (a restore), so the next step prepares afresh."""
         self.step = None
 
-    def joints_at(self, centre, rotation, keep=False):
+    def joints_at(self, world, centre, rotation, keep=False):
         """The joints (physics.constraints.joints.Joints): the carried ones, or before the first step, built at
-        these poses (the load's): kept where `keep` says (an input that moves the bodies, before the
-        first step built them), else not (a query changes no state)."""
+        these poses (the load's; `world` the nodes' world state): kept where `keep` says (an input that
+        moves the bodies, before the first step built them), else not (a query changes no state);
+        their moving frames where `world` has them now (`follow_frames`)."""
         if self.joints is None and keep:
-            self.joints = self._build_joints(centre, rotation)
-        return self.joints if self.joints is not None else self._build_joints(centre, rotation)
+            self.joints = self._build_joints(world, centre, rotation)
+        joints = self.joints if self.joints is not None else self._build_joints(world, centre, rotation)
+        self._follow(joints, world)
+        return joints
 
-    def _build_joints(self, centre, rotation):
+    def follow_frames(self, world):
+        """Give the joints whose side a rides a moving frame (`frame_node`) that frame's pose and motion in
+        the nodes' world state `world` (translation, rotation, velocity, omega): the next rows and
+        projections are taken with it."""
+        if self.joints is not None:
+            self._follow(self.joints, world)
+
+    def _follow(self, joints, world):
+        framed = self.frame_node >= 0
+        if framed.any():
+            node = np.maximum(self.frame_node, 0)
+            joints.set_frames(framed, world.translation[node], world.rotation[node],
+                              np.concatenate([world.velocity[node], world.omega[node]], axis=1))
+
+    def _build_joints(self, world, centre, rotation):
         specs = self.joint_specs
         get = lambda key, default: [spec.get(key, default) if spec.get(key) is not None else default for spec in specs]
         body = np.array([[self.body_of_node[s["a"]] if s["a"] >= 0 else -1, self.body_of_node[s["b"]]] for s in specs], np.int64).reshape(-1, 2)
@@ -563,6 +589,10 @@ class SceneSolver:
                 joints.actuated[j] = ACTUATED
                 joints.gear[j], joints.gain[j], joints.bias[j] = actuator["gear"], actuator["gain"], actuator["bias"]
                 joints.force_lower[j], joints.force_upper[j] = actuator.get("force_range", (-np.inf, np.inf))
+        framed = self.frame_node >= 0
+        if framed.any():     # side a in its frame, as the frame is now (the load's pose)
+            node = np.maximum(self.frame_node, 0)
+            joints.frame_anchors(framed, world.translation[node], world.rotation[node])
         return joints
 
     def prepare(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings, lead=None,
@@ -587,7 +617,8 @@ class SceneSolver:
         parts, joint_start, bounce, cold_start, deep = [], None, None, False, False
         if self.joint_specs:
             if self.joints is None:
-                self.joints = self._build_joints(centre, rotation)
+                self.joints = self._build_joints(world, centre, rotation)
+            self.follow_frames(world)
             # With post-stabilization the joints' position error is projected out after the step
             # (`post_stabilize`), so the velocity solve carries no Baumgarte bias into the energy.
             joint_beta = 0.0 if POST_STABILIZATION else beta
@@ -826,7 +857,7 @@ class SceneSolver:
         _add_row_changes(step.system.slot, step.system.minv_jt, step.system.rows.impulse, len(step.joints.slots), out)
         return out[:-1]
 
-    def project_joint_positions(self, centre, rotation, momentum):
+    def project_joint_positions(self, world, centre, rotation, momentum):
         """RATTLE's positions (`physics.constraints.rattle.project_positions`) from the poses after the velocity
         solve, momentum (B, 3) the bodies' world angular momentum now: (dx, dθ) (B, 3) each, world, and the impulse × h that moved them (B, 6) [linear,
         angular]; zeros without joints or before a `prepare`."""
@@ -836,6 +867,7 @@ class SceneSolver:
         if step is None or step.joints is None or not POST_STABILIZATION:
             return np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
         start = step.joints
+        self.follow_frames(world)       # the frames as they end the sub-step: g(q₁) = 0 there
         system = rattle_start(self.joints, self._joint_bodies, start.centre, start.rotation, *step.masses,
                               start.limit_slack, start.jacobian)
         stats = np.zeros(5)
@@ -846,16 +878,17 @@ class SceneSolver:
         self.joint_start_error = stats[3]
         return dx, dtheta, impulse
 
-    def project_joint_velocities(self, centre, rotation, velocity, inverse_inertia):
+    def project_joint_velocities(self, world, centre, rotation, velocity, inverse_inertia):
         """RATTLE's velocities (`physics.constraints.rattle.project_velocities`) at the end-of-step poses:
         Δv (B, 6) [v, ω] world; inverse_inertia (B, 3, 3) world at these poses."""
         step = self.step
         if step is None or step.joints is None or not POST_STABILIZATION:
             return np.zeros((len(centre), 6))
+        self.follow_frames(world)
         return project_velocities(self.joints, self._joint_bodies, centre, rotation, velocity, step.masses[0],
                                   inverse_inertia, step.joints.limit_slack)
 
-    def post_stabilize(self, centre, rotation, iterations, shake=True):
+    def post_stabilize(self, world, centre, rotation, iterations, shake=True):
         """Post-stabilization as SHAKE (Ryckaert, Ciccotti & Berendsen 1977; Hairer, Lubich & Wanner,
         "Geometric Numerical Integration", VII.1, the constrained symplectic Euler): after the step,
         move the bodies along the **start-of-step** M⁻¹Jᵀ until the joints' position error vanishes,
@@ -890,9 +923,10 @@ class SceneSolver:
                                     np.zeros(len(start)), start.mu, np.zeros(len(start)), start.block),
                                *prepared.masses)
         centre, rotation = centre.copy(), rotation.copy()
+        self.follow_frames(world)
         for _ in range(POST_STABILIZATION):
             rows, slots = self.joints.rows(centre, rotation, 1.0, 1.0,      # target −C: a position step
-                                           limit_slack=limit_slack)
+                                           limit_slack=limit_slack, frames_move=False)
             where = np.minimum(np.searchsorted(start_slots, slots), len(start_slots) - 1)
             known = start_slots[where] == slots
             target = np.zeros(len(start_slots))

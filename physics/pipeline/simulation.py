@@ -531,8 +531,8 @@ class Simulation:
         named = self._named_joints()
         if not named or self._solver is None:
             return named, np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3))
-        _, centre, rotation, _, _ = stages.solver_state(self.model, self.data, self.settings, self._work)
-        q, point, axis = self._solver.joints_at(centre, rotation, keep).coordinates(centre, rotation)
+        world, centre, rotation, _, _ = stages.solver_state(self.model, self.data, self.settings, self._work)
+        q, point, axis = self._solver.joints_at(world, centre, rotation, keep).coordinates(centre, rotation)
         return named, q, point, axis
 
     def joint_coordinates(self):
@@ -864,14 +864,10 @@ class Simulation:
         joints = None if self._solver is None else self._solver.joints
         if joints is None:
             return np.zeros(0)
-        _, centre, rotation, _, _ = stages.solver_state(self.model, self.data, self.settings, self._work)
-        ends = np.empty((len(joints.kind), 2, 3))
-        for side in range(2):
-            k = joints.body[:, side]
-            anchor = joints.anchor[:, side]
-            on_body = np.einsum("jab,jb->ja", rotation[np.maximum(k, 0)], anchor) + centre[np.maximum(k, 0)]
-            ends[:, side] = np.where((k >= 0)[:, None], on_body, anchor)
-        return np.linalg.norm(ends[:, 0] - ends[:, 1], axis=1)
+        world, centre, rotation, _, _ = stages.solver_state(self.model, self.data, self.settings, self._work)
+        self._solver.follow_frames(world)
+        ends = [joints.to_world(centre, rotation, side, joints.anchor[:, side], True) for side in range(2)]
+        return np.linalg.norm(ends[0] - ends[1], axis=1)
 
     def first_non_finite(self):
         """Name of the first node whose world state holds a NaN or infinity, else None."""

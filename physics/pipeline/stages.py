@@ -777,21 +777,21 @@ def stage_joints(model, data, settings, work, context):
         # RATTLE: positions onto the joints' constraint along the start-of-step rows (the
         # rotation by the lie-midpoint drift with the kicked momentum), the velocities by the
         # same impulse over the step ...
-        _, centre, rotation, velocity, inverse_inertia = solver_state(model, data, settings, work)
+        world, centre, rotation, velocity, inverse_inertia = solver_state(model, data, settings, work)
         momentum = solve_rows(inverse_inertia, velocity[:, 3:])
-        dx, dtheta, impulse = solver.project_joint_positions(centre, rotation, momentum)
+        dx, dtheta, impulse = solver.project_joint_positions(world, centre, rotation, momentum)
         dv = np.concatenate([model.inverse_mass[:, None] * impulse[:, :3],
                              rows_times(inverse_inertia, impulse[:, 3:])], axis=1) / h
         apply_world_changes(model, data, settings, work, dv, np.concatenate([dx, dtheta], axis=1), context.active)
         # ... then the velocities onto the constraint's tangent at the end-of-step poses
-        _, centre, rotation, velocity, inverse_inertia = solver_state(model, data, settings, work)
-        dv = solver.project_joint_velocities(centre, rotation, velocity, inverse_inertia)
+        world, centre, rotation, velocity, inverse_inertia = solver_state(model, data, settings, work)
+        dv = solver.project_joint_velocities(world, centre, rotation, velocity, inverse_inertia)
         apply_world_changes(model, data, settings, work, dv, np.zeros_like(dv), context.active)
     elif joints:
         # post-stabilization: project the joints' position error out along the start-of-step
         # directions; with settings.shake the velocities take the same change over the step (SHAKE)
-        _, centre, rotation, _, _ = solver_state(model, data, settings, work)
-        dx, dtheta, dv = solver.post_stabilize(centre, rotation, settings.iterations, settings.shake)
+        world, centre, rotation, _, _ = solver_state(model, data, settings, work)
+        dx, dtheta, dv = solver.post_stabilize(world, centre, rotation, settings.iterations, settings.shake)
         apply_world_changes(model, data, settings, work, dv if settings.shake else None,
                             np.concatenate([dx, dtheta], axis=1), context.active)
     data.constraint_acceleration[island] /= h
