@@ -186,12 +186,7 @@ def test_ctrl_c_keeps_the_finished_rows(tmp_path):
                                 "--out", str(out), "--workers", "1"], cwd=ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and process.poll() is None:
-            if (out / "sweep.csv").exists() and len(_rows(out / "sweep.csv")) >= 1:
-                break
-            time.sleep(0.1)
-        assert process.poll() is None, process.communicate()
+        _wait_for_rows(process, out, 1)
         os.killpg(process.pid, signal.SIGINT)
         _, err = process.communicate(timeout=60)
     finally:
@@ -202,15 +197,7 @@ def test_ctrl_c_keeps_the_finished_rows(tmp_path):
     rows = _rows(out / "sweep.csv")
     assert 1 <= len(rows) < 3
     assert all(len(row["state_hash"]) == 64 and row["error"] == "" for row in rows)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(process.pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.2)
-    else:
-        pytest.fail("worker processes of the interrupted sweep are still running")
+    _assert_no_process_left(process)
 
 
 def test_sigterm_to_the_sweep_alone_stops_it_with_one_line_and_no_process_left(tmp_path):
@@ -225,12 +212,7 @@ def test_sigterm_to_the_sweep_alone_stops_it_with_one_line_and_no_process_left(t
                                 "--workers", "2"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and process.poll() is None:
-            if (out / "sweep.csv").exists() and len(_rows(out / "sweep.csv")) >= 5:
-                break
-            time.sleep(0.05)
-        assert process.poll() is None, process.communicate()
+        _wait_for_rows(process, out, 5)
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=60)
     finally:
@@ -241,15 +223,29 @@ def test_sigterm_to_the_sweep_alone_stops_it_with_one_line_and_no_process_left(t
     lines = [line for line in err.replace("\r", "\n").splitlines() if line.strip() and not progress.match(line)]
     assert lines == [f"interrupted (SIGTERM): the finished runs are in {out / 'sweep.csv'}"], err
     assert all(row["error"] == "" for row in _rows(out / "sweep.csv"))
+    _assert_no_process_left(process)
+
+
+def _wait_for_rows(process, out, rows):
+    """Until the running sweep `process` has written `rows` finished rows to out/sweep.csv."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if (out / "sweep.csv").exists() and len(_rows(out / "sweep.csv")) >= rows:
+            break
+        time.sleep(0.05)
+    assert process.poll() is None, process.communicate()
+
+
+def _assert_no_process_left(process):
+    """No process of the stopped sweep's session (its workers) is left within 20 s."""
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
             os.killpg(process.pid, 0)
         except ProcessLookupError:
-            break
+            return
         time.sleep(0.2)
-    else:
-        pytest.fail("worker processes of the stopped sweep are still running")
+    pytest.fail("worker processes of the stopped sweep are still running")
 
 
 @pytest.mark.parametrize("vary, named", [("dt=1/60,-1", ["--vary dt", "'-1'"]),
