@@ -24,7 +24,12 @@ D = −G² b₂, its force range ×G. An armature A (MuJoCo's: an inertia on the
 rotor seen through its gear) rides the spring slot as the impulse −A (q̇' − q̇₀) against the rate
 q̇₀ at the step's start: that row is J v = (h(F₀ − K q) + A q̇₀)/(h²K + hD + A) − λ/(h²K + hD + A).
 The coordinate q is the joint's `coordinate` at load plus the hinge angle in (−π, π] (or the
-slider's travel) from the pose as loaded. The
+slider's travel) from the pose as loaded.
+
+Side a may be a moving frame: a kinematic node, or a node fixed to one, whose motion is prescribed
+(`Joints.set_frames`). Its anchor, axis and reference are then in that frame, whose pose places
+them, and whose velocity is a known J_a v_a in every row: side b aims at the row's target less it
+(`JointGeometry.frame_speed`), as a contact on a moving surface does. The
 family: these rows, RATTLE's position and velocity projections (`physics.constraints.rattle`) and SHAKE's
 post-stabilization (`physics.constraints.solver`, `SceneSolver.post_stabilize`).
 """
@@ -77,13 +82,13 @@ class JointModel(NamedTuple):
 
 class JointGeometry(NamedTuple):
     """Every (joint, slot) row of `joint_geometry`, whether active or not (J, ROWS_PER_JOINT, ...)."""
-    C: np.ndarray               # (J, 8) position error, m or rad
-    jacobian: np.ndarray        # (J, 8, 2, 6) [lin, ang] per side, world; zero on a static side
-    active: np.ndarray          # (J, 8) bool: the row exists (kind, limits, motor)
-    inequality: np.ndarray      # (J, 8) bool: C ≥ 0 (rope, limit)
-    motor: np.ndarray           # (J, 8) bool: a velocity target, not a constraint (drive, spring)
+    C: np.ndarray               # (J, ROWS_PER_JOINT) position error, m or rad
+    jacobian: np.ndarray        # (J, ROWS_PER_JOINT, 2, 6) [lin, ang] per side, world; zero on a static side
+    active: np.ndarray          # (J, ROWS_PER_JOINT) bool: the row exists (kind, limits, motor)
+    inequality: np.ndarray      # (J, ROWS_PER_JOINT) bool: C ≥ 0 (rope, limit)
+    motor: np.ndarray           # (J, ROWS_PER_JOINT) bool: a velocity target, not a constraint (drive, spring)
     coordinate: np.ndarray      # (J,) the joint coordinate q (hinge, slider with a limit, drive or spring)
-    frame_speed: np.ndarray     # (J, 8) J_a v_a of a row whose side a is a moving frame (0 elsewhere): the
+    frame_speed: np.ndarray     # (J, ROWS_PER_JOINT) J_a v_a of a row whose side a is a moving frame (0 elsewhere): the
     #                             frame's share of J v, which its row's targets leave to side b
 
 
