@@ -76,7 +76,7 @@ def test_a_scene_that_would_make_millions_of_contacts_is_refused_at_load_with_a_
 
 
 def test_ten_thousand_coincident_spheres_are_refused_before_their_pairs_are_listed():
-    """10⁴ coincident spheres are 5·10⁷ overlapping pairs: listing them took 1.8 GB before the
+    """10⁴ coincident spheres are 5·10⁷ overlapping pairs: listing them would take 1.8 GB before the
     contact budget refused them. The broad phase counts them first and refuses past the budget
     before it stores one (`candidate_pairs(..., budget)`), so the refusal costs what the import
     and the scene cost. Measured in a child process (its peak resident memory, which numba's own

@@ -44,8 +44,8 @@ def test_a_pendulum_on_a_turning_table_rides_at_its_relative_equilibrium(child):
     """Started at θ* turning with the table, the bob stays at θ* (within 2e-3 rad over 4 s: the
     default semi-implicit Euler at dt 1/240 swings it by 1.5e-3 about θ*, its first-order error)
     and turns with the table (its azimuth is the table's angle to 1e-9 rad), its hinge held (1e-12
-    m). A joint that kept its anchor and axis where they were at load let it swing in a fixed
-    plane, 0.6 rad off θ* within 4 s."""
+    m). A joint that kept its anchor and axis where they were at load would let it swing in a
+    fixed plane, 0.6 rad off θ* within 4 s."""
     sim = turning(EQUILIBRIUM, child)
     for _ in range(4):
         sim.step(240)

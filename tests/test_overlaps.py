@@ -56,7 +56,7 @@ def test_coincident_boxes_are_reported_at_load_and_separate_without_gaining_ener
 
 def test_a_hundred_and_forty_coincident_boxes_separate_without_gaining_energy():
     """The issue's reproducer: 140 coincident boxes 1 m up (9,730 pairs, under the overlap budget)
-    once went from 1,373 J to 2,134 J before settling, within the runaway allowance (which lets
+    could go from 1,373 J to 2,134 J before settling within the runaway allowance (which lets
     every body rise by the scene's size), so nothing stopped them. Over the 2 s in which they burst
     apart and land, the total energy never exceeds its start (1e-9 relative: round-off). (Pushed
     apart nearer the ground, some boxes are pushed above where they started: at 0.5 m the total
@@ -230,8 +230,8 @@ def test_a_body_that_leaves_the_world_is_not_said_to_diverge():
 
 def test_a_light_box_pressed_into_the_ground_by_a_heavy_one_stops_the_run_naming_the_weight():
     """A 1e-6 kg box under a 1 kg box (the issue's reproducer at 1e-9 under 1e9: any ratio far past
-    what the sweeps hold) is pushed into the ground with no error at the old bound (a whole size
-    deep): it sits 0.58 of its size deep. Half its size is the bound now, and the error names the
+    what the sweeps hold) is pushed into the ground: it sits 0.58 of its size deep, which a bound of
+    a whole size would miss. Past half its size the run stops, and the error names the
     body pressing it down and the mass ratio as the likely cause. At a ratio of 100 the pair rests
     (MASS_RATIO_HELD): both boxes stay within 1 mm of their places over 3 s."""
     from physics.constraints.solver import MASS_RATIO_HELD

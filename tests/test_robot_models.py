@@ -45,9 +45,9 @@ def test_the_model_runs_3_s_from_its_files_pose(path):
 def test_a_robot_resting_exactly_on_the_ground_keeps_its_warm_starts():
     """r2d2's wheels touch the added ground at depth 0 and carry no load (its base is fixed): their
     stored impulses are 0. A point found in the cache with an impulse of 0 is no new point, so no
-    step is a cold start, and every step's solve sweeps `iterations` times. Counting a zero impulse
-    as "nothing stored" made every sub-step a cold start swept to COLD_START_SWEEPS (500), and the
-    importer had lowered its ground 1 mm to avoid it; the ground is now at the wheels."""
+    step is a cold start, and every step's solve sweeps `iterations` times, with the importer's
+    ground exactly at the wheels. (Were a zero impulse read as "nothing stored", every sub-step
+    would be a cold start swept to COLD_START_SWEEPS, 500.)"""
     sim = physics.Simulation(physics.load_urdf(PYBULLET / "r2d2.urdf"))
     sweeps = []
     for _ in range(10):

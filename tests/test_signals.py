@@ -1,7 +1,7 @@
 """SIGINT and SIGTERM as exceptions (physics.tools.signals): a stop is never lost, wherever the main
-thread is when the signal arrives. A signal delivered inside a gc callback (Dask's scheduler times
-the collector with one, in the sweep's own process) used to raise there, where Python prints the
-exception and drops it: the sweep ran on, deaf to further signals."""
+thread is when the signal arrives. An exception raised inside a gc callback (Dask's scheduler times
+the collector with one, in the sweep's own process) is printed and dropped by Python: a stop raised
+there would be lost, and the sweep would run on, deaf to further signals."""
 import gc
 import os
 import signal

@@ -204,8 +204,8 @@ def test_sigterm_to_the_sweep_alone_stops_it_with_one_line_and_no_process_left(t
     """`timeout` and service managers signal the sweep's process, not its group: a SIGTERM while
     many short runs finish exits 143 with the one "interrupted" line, keeps the finished rows, and
     leaves no worker running. (The scheduler, in the sweep's process, times every collection with a
-    gc callback, where a signal once landed, was dropped and left the sweep running on; that moment
-    is rare here, and tests/test_signals.py makes it happen.)"""
+    gc callback, where a stop raised would be dropped; a signal arriving there is rare here, and
+    tests/test_signals.py makes it happen.)"""
     out = tmp_path / "out"
     process = subprocess.Popen([*SWEEP, str(T_HANDLE), "--vary", "iterations=" + ",".join(map(str, range(1, 41))),
                                 "--vary", "erp=0.1,0.2,0.3,0.4,0.5", "--steps", "600", "--out", str(out),
@@ -237,7 +237,7 @@ def _wait_for_rows(process, out, rows):
 
 
 def _assert_no_process_left(process):
-    """No process of the stopped sweep's session (its workers) is left within 20 s."""
+    """Fails unless every process of the sweep's session (its workers) is gone within 20 s."""
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:

@@ -8,9 +8,9 @@ back afterwards. The runner (physics.__main__) and the sweep (physics.tools.swee
 
 A handler runs in whatever the main thread is running when the signal arrives, and where that is
 a callback Python calls from C, its exception is "unraisable": printed and dropped. A sweep's
-scheduler (Dask, in the sweep's process) times the garbage collector with a gc callback; a SIGTERM
-that landed in it printed two tracebacks (the callback's own state left half-way) and the sweep
-ran on, deaf to further signals. So a signal that arrives inside a gc callback is delivered again
+scheduler (Dask, in the sweep's process) times the garbage collector with a gc callback; a stop
+raised in it would print two tracebacks (the callback's own state left half-way) and be lost, the
+sweep running on, deaf to further signals (the handler ignores them once it has run). So a signal that arrives inside a gc callback is delivered again
 a moment later, from another thread (`_thread.interrupt_main`), where the main thread then is; and
 a stop raised where Python drops it anyway (a `__del__`) is delivered again the same way, silently.
 """
