@@ -15,7 +15,7 @@ from physics import Simulation
 from physics.io.scene import SceneError, scene_from_dict
 from physics.core.settings import SettingError, Settings
 from physics.pipeline.simulation import OverlapError, OverlapWarning
-from physics.pipeline.stages import DivergenceError, OutOfBoundsError, PenetrationError, RunawayError
+from physics.pipeline.stages import DivergenceError, OutOfBoundsError, PenetrationError
 
 ROOT = Path(__file__).resolve().parent.parent
 
