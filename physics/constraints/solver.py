@@ -489,6 +489,8 @@ class SceneSolver:
                 moves[node] = moves[parent[node]]
         self.frame_node = np.array([s["a"] if s["a"] >= 0 and self.body_of_node[s["a"]] < 0 and moves[s["a"]] else -1
                                     for s in self.joint_specs], np.int64)
+        self._framed = self.frame_node >= 0
+        self._any_framed = bool(self._framed.any())     # (asked three times a sub-step)
         # the joint solve's memory, before anything is allocated (`physics.constraints.joint_graph.JOINT_PAIRS_MAX`)
         ends = np.array([[self.body_of_node[s["a"]] if s["a"] >= 0 else -1, self.body_of_node[s["b"]]]
                          for s in self.joint_specs], np.int64).reshape(-1, 2)
@@ -565,10 +567,9 @@ class SceneSolver:
             self._follow(self.joints, world)
 
     def _follow(self, joints, world):
-        framed = self.frame_node >= 0
-        if framed.any():
+        if self._any_framed:
             node = np.maximum(self.frame_node, 0)
-            joints.set_frames(framed, world.translation[node], world.rotation[node],
+            joints.set_frames(self._framed, world.translation[node], world.rotation[node],
                               np.concatenate([world.velocity[node], world.omega[node]], axis=1))
 
     def _build_joints(self, world, centre, rotation):
@@ -589,10 +590,9 @@ class SceneSolver:
                 joints.actuated[j] = ACTUATED
                 joints.gear[j], joints.gain[j], joints.bias[j] = actuator["gear"], actuator["gain"], actuator["bias"]
                 joints.force_lower[j], joints.force_upper[j] = actuator.get("force_range", (-np.inf, np.inf))
-        framed = self.frame_node >= 0
-        if framed.any():     # side a in its frame, as the frame is now (the load's pose)
+        if self._any_framed:     # side a in its frame, as the frame is now (the load's pose)
             node = np.maximum(self.frame_node, 0)
-            joints.frame_anchors(framed, world.translation[node], world.rotation[node])
+            joints.frame_anchors(self._framed, world.translation[node], world.rotation[node])
         return joints
 
     def prepare(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings, lead=None,
