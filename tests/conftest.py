@@ -5,10 +5,12 @@ number (from :90, each pytest-xdist worker in a range of its own), waits until i
 display to be had, the tests fail when CI=true (CI installs Xvfb: a missing display there is a
 broken setup, not a reason to skip) and skip with the reason elsewhere.
 """
+import json
 import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -158,6 +160,32 @@ motion = "dynamic"
 inertia = [1.0, 2.0, 3.0]
 angular_velocity = [{0}, {1}, {1}]
 """
+
+
+# A user's tour of the viewer (tests/frame_tour.py) in a fresh process: every scene, integrator,
+# gyroscopic mode and counteraction, and the viewer's actions, every frame timed, with a picture
+# of each scene as it first shows. Once for the whole test run (pytest's widest scope: 35–45 s of
+# CPU), on the display tests' worker; read by tests/test_frame_times.py (the frames) and
+# tests/test_app_window.py (the pictures).
+@pytest.fixture(scope="session")
+def tour_folder(display, tmp_path_factory):
+    """The tour's folder: frames.json and shots/SCENE.png."""
+    root = Path(__file__).resolve().parent.parent
+    folder = tmp_path_factory.mktemp("tour")
+    config = tmp_path_factory.mktemp("config")
+    subprocess.run([sys.executable, "-m", "physics", "warmup", "--if-needed", "--plain"], cwd=root, check=True,
+                   capture_output=True, timeout=3600)
+    env = dict(os.environ, HIERARCHY_SANDBOX_CONFIG_DIR=str(config))
+    result = subprocess.run([sys.executable, str(root / "tests" / "frame_tour.py"), str(folder / "frames.json")],
+                            cwd=root, env=env, capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tour(tour_folder):
+    """The tour's frames (tests/frame_tour.py's OUT.json)."""
+    return json.loads((tour_folder / "frames.json").read_text())
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -1,5 +1,6 @@
 """A user's tour of the viewer in a fresh process, every frame timed: `python tests/frame_tour.py
-OUT.json [SCENE ...]` (tests/test_frame_times.py runs it with a warm kernel cache).
+OUT.json [SCENE ...]` (tests/conftest.py's `tour` runs it with a warm kernel cache, for
+tests/test_frame_times.py and tests/test_app_window.py).
 
 It opens the viewer as `make run` does (kernels prepared beside the window, app.preparation),
 then goes through every scene (PgDn), in each cycles every integrator (I) and gyroscopic mode (G)
@@ -11,7 +12,8 @@ frame at real time, and the action and its frame are timed together as the user 
 OUT.json gets one entry per frame: the scene, what was done, the frame's wall seconds and the CPU
 seconds of the main thread, the wall seconds since the previous frame began (the real time this
 frame may simulate, bounded by the viewer), the simulated time it added, the steps it took, and the numba compile events that happened on the
-main thread during it.
+main thread during it. Beside OUT.json, shots/SCENE.png: each scene as it first shows, two frames
+after it opened (taken between frames, outside their timing).
 """
 import json
 import os
@@ -45,6 +47,8 @@ class _Listener(event.Listener):
 def main(out, scenes=None):
     event.register("numba:compile", _Listener())
     frames = []
+    shots = Path(out).resolve().with_name("shots")
+    shots.mkdir(exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="frame-tour-"))
     os.chdir(work)          # F10's video and Ctrl+S's recording land here
     window = SandboxWindow("tank", {}, vsync=False, store=False, prepare=True)
@@ -88,6 +92,10 @@ def main(out, scenes=None):
     while visited < len(names) + 1:
         scene = viewer.scene_path.stem
         if scene in names:
+            if not (shots / f"{scene}.png").exists():
+                frame("run")
+                frame("run")
+                viewer.screenshot(shots / f"{scene}.png")
             for _ in range(7):
                 frame("I", press(key.I))
                 frame("run")

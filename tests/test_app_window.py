@@ -69,18 +69,36 @@ def scenes():
     return sorted((ROOT / "assets" / "scenes").glob("*.toml"))
 
 
+# The command line's picture (`python -m app SCENE --frames 10 --screenshot F`, a process each) on
+# three scenes: the tank (the default scene: a hierarchy in the car's and turret's frames), the
+# stress scene (10,011 nodes, drawn as points) and the heap (the solver on two threads). Every
+# scene's picture is checked from the user's tour, one process for all of them (below).
+COMMAND_LINE_SCENES = ("tank", "stress", "pile")
+
+
 @pytest.mark.draws_only
-@pytest.mark.parametrize("scene", scenes(), ids=lambda p: p.stem)
-def test_every_scene_screenshot(display, app_config, tmp_path, scene):
+@pytest.mark.parametrize("scene", COMMAND_LINE_SCENES)
+def test_the_command_line_saves_the_scene_s_picture(display, app_config, tmp_path, scene):
     """`python -m app SCENE --frames 10 --screenshot F` exits 0 and the picture shows the scene.
     (10 frames: the loop runs many times over; more only adds physics time on the big scenes.)"""
     import physics
-    out = tmp_path / "shot.png"
-    result = subprocess.run([sys.executable, "-m", "app", str(scene), "--frames", "10", "--screenshot", str(out)],
+    path, out = ROOT / "assets" / "scenes" / f"{scene}.toml", tmp_path / "shot.png"
+    result = subprocess.run([sys.executable, "-m", "app", str(path), "--frames", "10", "--screenshot", str(out)],
                             cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     from app.png import read_png
     image = read_png(out)
+    assert image.shape == (720, 1280, 3)
+    assert_shows_scene(image, physics.Simulation.from_file(path).colors)
+
+
+@pytest.mark.parametrize("scene", scenes(), ids=lambda p: p.stem)
+def test_every_scene_shows_in_its_picture(tour_folder, scene):
+    """Each shipped scene's picture from the user's tour (tests/frame_tour.py: the viewer as
+    `make run` opens it, the scene reached by PgDn, two frames after it opened) shows the scene."""
+    import physics
+    from app.png import read_png
+    image = read_png(tour_folder / "shots" / f"{scene.stem}.png")
     assert image.shape == (720, 1280, 3)
     assert_shows_scene(image, physics.Simulation.from_file(scene).colors)
 

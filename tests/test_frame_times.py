@@ -1,11 +1,7 @@
 """No frame waits on a compiler, and simulated time never jumps: a user's tour of the viewer
 (tests/frame_tour.py: every scene, integrator, gyroscopic mode and counteraction, a ghost, the
 crash A/B, a reparent, "view from", a video, a recording and its replay) in a fresh process
-with a warm kernel cache, every frame timed."""
-import json
-import os
-import subprocess
-import sys
+with a warm kernel cache, every frame timed (the session's `tour`, tests/conftest.py)."""
 from pathlib import Path
 
 import pytest
@@ -26,20 +22,6 @@ DRAWS_SLOWLY = {"stress"}
 # as its CPU though nothing compiles (compiles are caught by the test below, by numba's events).
 # Measured: up to 0.45 s of CPU in a heap frame beside another test worker, under 0.25 s alone.
 SOLVES_ON_TWO_THREADS, TWO_THREAD_FRAME_LIMIT = {"pile"}, 0.6
-
-
-# One tour for the whole test run (a fixture of pytest's widest scope: 35–45 s of CPU), read by every test here.
-@pytest.fixture(scope="session")
-def tour(display, tmp_path_factory):
-    out = tmp_path_factory.mktemp("tour") / "frames.json"
-    config = tmp_path_factory.mktemp("config")
-    subprocess.run([sys.executable, "-m", "physics", "warmup", "--if-needed", "--plain"], cwd=ROOT, check=True,
-                   capture_output=True, timeout=3600)
-    env = dict(os.environ, HIERARCHY_SANDBOX_CONFIG_DIR=str(config))
-    result = subprocess.run([sys.executable, str(ROOT / "tests" / "frame_tour.py"), str(out)], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=1800)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(out.read_text())
 
 
 def test_the_tour_visits_every_scene_and_action(tour):
