@@ -11,8 +11,10 @@ frame at real time, and the action and its frame are timed together as the user 
 
 OUT.json gets one entry per frame: the scene, what was done, the frame's wall seconds and the CPU
 seconds of the main thread, the wall seconds since the previous frame began (the real time this
-frame may simulate, bounded by the viewer), the simulated time it added, the steps it took, and the numba compile events that happened on the
-main thread during it. Beside OUT.json, shots/SCENE.png: each scene as it first shows, two frames
+frame may simulate, bounded by the viewer), the simulated time it added, the steps it took, the
+numba compile events that happened on the main thread during it, and every kernel version the main
+thread took during it, compiled or loaded from the cache (`physics.core.compiled.Kernel.add_overload`,
+where both arrive): a frame that took one waited on it. Beside OUT.json, shots/SCENE.png: each scene as it first shows, two frames
 after it opened (taken between frames, outside their timing).
 """
 import json
@@ -30,15 +32,28 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from app.window import SandboxWindow  # noqa: E402
+from physics.core.compiled import Kernel  # noqa: E402
 
-compiles_on_main = []
+compiles_on_main, taken_on_main = [], []
+
+
+def _name(dispatcher):
+    function = dispatcher.py_func
+    return f"{function.__module__}.{function.__qualname__}"
+
+
+def _recording_add_overload(add_overload):
+    def add(self, cres):
+        if threading.current_thread() is threading.main_thread():
+            taken_on_main.append(_name(self))
+        return add_overload(self, cres)
+    return add
 
 
 class _Listener(event.Listener):
     def on_start(self, ev):
         if threading.current_thread() is threading.main_thread():
-            function = ev.data["dispatcher"].py_func
-            compiles_on_main.append(f"{function.__module__}.{function.__qualname__}")
+            compiles_on_main.append(_name(ev.data["dispatcher"]))
 
     def on_end(self, ev):
         pass
@@ -46,6 +61,7 @@ class _Listener(event.Listener):
 
 def main(out, scenes=None):
     event.register("numba:compile", _Listener())
+    Kernel.add_overload = _recording_add_overload(Kernel.add_overload)
     frames = []
     shots = Path(out).resolve().with_name("shots")
     shots.mkdir(exist_ok=True)
@@ -58,7 +74,7 @@ def main(out, scenes=None):
 
     def frame(what, action=None):
         before = (viewer.sim.time, viewer.sim.step_count) if viewer.sim is not None else (0.0, 0)
-        compiled = len(compiles_on_main)
+        compiled, taken = len(compiles_on_main), len(taken_on_main)
         start, cpu = time.perf_counter(), time.thread_time()
         interval = 0.0 if last[0] is None else start - last[0]      # what the viewer's clock sees
         last[0] = start
@@ -73,7 +89,7 @@ def main(out, scenes=None):
                        "steps": (sim.step_count - before[1]) if same else 0,
                        "dt": sim.settings.dt if sim is not None else 0.0,
                        "time_scale": viewer.prefs["time_scale"],
-                       "compiles": compiles_on_main[compiled:]})
+                       "compiles": compiles_on_main[compiled:], "kernels_taken": taken_on_main[taken:]})
 
     def settle(what, limit=600):
         """Frames until no scene waits and nothing loads (the warm-up's tasks for it are in)."""
