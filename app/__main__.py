@@ -97,45 +97,45 @@ def main(argv=None):
                            store=not scripted, record=args.record, video=args.video, video_panel=args.video_panel,
                            prepare=not scripted, frame_log=args.frame_log)
     viewer = window.viewer
-    if viewer.sim is None and viewer.pending is None:
-        print(f"error: {viewer.error}", file=sys.stderr)
+    if viewer.session.sim is None and viewer.session.pending is None:
+        print(f"error: {viewer.session.error}", file=sys.stderr)
         window.close()
         return 2
-    if requested is not None and viewer.error:  # the requested file failed, a fallback is showing
+    if requested is not None and viewer.session.error:  # the requested file failed, a fallback is showing
         # a scripted run, or a recording's video, must not silently picture another scene
         refused = args.frames or (args.replay is not None and args.video is not None)
-        print(f"{'error' if refused else 'warning'}: {viewer.error}", file=sys.stderr)
+        print(f"{'error' if refused else 'warning'}: {viewer.session.error}", file=sys.stderr)
         if refused:
             viewer.video.abort()  # no video of the fallback scene is left behind
             window.close()
             return 2
     if args.video is not None:
-        if not viewer.video.active and viewer.pending is None:  # it could not start: the viewer says why
-            print(f"error: {viewer.error}", file=sys.stderr)
+        if not viewer.video.active and viewer.session.pending is None:  # it could not start: the viewer says why
+            print(f"error: {viewer.session.error}", file=sys.stderr)
             window.close()
             return 2
         if args.replay is not None:
-            viewer.paused = False  # a replay opens paused: a video plays it
+            viewer.session.paused = False  # a replay opens paused: a video plays it
     # to the recording's last step (or a physics error, which pauses)
-    until = (lambda: viewer.paused or viewer.sim.step_count >= viewer.timeline.head) if render_replay else None
+    until = (lambda: viewer.session.paused or viewer.session.sim.step_count >= viewer.session.timeline.head) if render_replay else None
     run(window, frames=args.frames, screenshot=args.screenshot, fixed_step=1 / 60 if scripted else None, until=until)
-    if render_replay and window.viewer is not None and viewer.sim.step_count < viewer.timeline.head:
+    if render_replay and window.viewer is not None and viewer.session.sim.step_count < viewer.session.timeline.head:
         # stopped short of the recording's last step (a physics error paused it): no partial video
-        print(f"error: {args.replay}: the replay stopped at step {viewer.sim.step_count} of "
-              f"{viewer.timeline.head}: {viewer.error}; no video written", file=sys.stderr)
+        print(f"error: {args.replay}: the replay stopped at step {viewer.session.sim.step_count} of "
+              f"{viewer.session.timeline.head}: {viewer.session.error}; no video written", file=sys.stderr)
         viewer.video.abort()
         window.close()
         return 1
     if window.viewer is not None:
         window.close()  # the viewer saves the --record file and the video as it closes
     if args.record is not None:
-        if viewer.saved_recording is None:
-            print(f"error: {viewer.error}", file=sys.stderr)
+        if viewer.session.saved_recording is None:
+            print(f"error: {viewer.session.error}", file=sys.stderr)
             return 1
-        print(viewer.message)
+        print(viewer.session.message)
     if args.video is not None:
         if viewer.video.saved is None:
-            print(f"error: {viewer.error}", file=sys.stderr)
+            print(f"error: {viewer.session.error}", file=sys.stderr)
             return 1
         print(viewer.video.said)
     return 0

@@ -184,14 +184,14 @@ class FrameView:
 def panel_section(panel):
     """The panel's "Frames" section: view from, trails, the decomposition (app.panel calls it)."""
     v = panel.viewer
-    sim, view, trails = v.sim, v.frames, v.trails
+    sim, view, trails = v.session.sim, v.view.frames, v.view.trails
     options = ["world"] + [str(n) for n in sim.names]
     index = 0 if view.node is None else view.node + 1
     changed, index = imgui.combo("view from", index, options)
     panel.remember("view from")
     if changed:
-        v.view_from(None if index == 0 else index - 1)
-    selected = v.selected
+        v.view.view_from(None if index == 0 else index - 1)
+    selected = v.session.selected
     if selected is None:
         panel.text("select a node for its trail and its acceleration terms", imgui.ImVec4(0.75, 0.75, 0.75, 1.0))
     else:
@@ -212,7 +212,7 @@ def panel_section(panel):
         changed, view.axis = imgui.combo("plot axis", view.axis, [f"{a} of {view.name(sim)}" for a in AXES])
         terms = view.last_terms
         if terms is not None:
-            to_frame = view.pose(v.state)[:3, :3].T
+            to_frame = view.pose(v.session.state)[:3, :3].T
             for name in TERMS + ("world",):
                 r, g, b = TERM_COLORS.get(name, (1.0, 1.0, 1.0))
                 value = to_frame @ terms[name]

@@ -165,7 +165,7 @@ class Ghosts:
         """A comparison starting at the main run's current state; ghost keyframes, plots and
         trails start over."""
         from physics.tools.compare import Comparison  # here: the ghosts' engine loads with the first ghost
-        sim = self.viewer.sim
+        sim = self.viewer.session.sim
         self.comparison = Comparison(sim.scene, main=sim)
         self.start_time = sim.time
         self.keyframes, self.keyframe_bytes, self.keyframe_seconds = [], 0, KEYFRAME_SECONDS
@@ -189,7 +189,7 @@ class Ghosts:
 
     def label_for(self, settings):
         """'gyroscopic=off, dt=0.008333': the settings that differ from the main run's, unique."""
-        current = self.viewer.sim.settings
+        current = self.viewer.session.sim.settings
         said = [f"{k}={plots.format_value(v)}" for k, v in settings.items()
                 if not np.array_equal(getattr(current, k), v)]
         base = ", ".join(said) or "same as main"
@@ -230,7 +230,7 @@ class Ghosts:
         c = self.comparison
         if c is None:
             return
-        main = self.viewer.sim
+        main = self.viewer.session.sim
         if main is not c.simulation(MAIN):     # another scene or recording: its own runs now
             self.clear()
             return
@@ -245,7 +245,7 @@ class Ghosts:
                 self._keep_keyframe()
                 self._sample()
         except Exception as error:  # noqa: BLE001 - ghosts are display: the main run goes on
-            self.viewer.notify(f"ghosts: {type(error).__name__}: {error}")
+            self.viewer.session.notify(f"ghosts: {type(error).__name__}: {error}")
 
     def _rewind(self, time):
         """Every ghost at `time` (at or after the start) as it ran: the last keyframe at or before
@@ -268,10 +268,10 @@ class Ghosts:
         if ghost.label in c.labels:
             c.remove(ghost.label)
         if ghost.branch is not None:
-            step = self.viewer.sim.step_count
+            step = self.viewer.session.sim.step_count
             if step < ghost.branch.start:
                 return False
-            sim = Simulation(self.viewer.sim.scene)
+            sim = Simulation(self.viewer.session.sim.scene)
             ghost.branch.replay(sim, step)
             c.add_simulation(ghost.label, sim, ghost.branch.inputs)
             c.step_to(c.time)
@@ -299,14 +299,14 @@ class Ghosts:
         from the ghosts' start. -> its label, or None (the error shows)."""
         from physics.tools.compare import MAX_VARIANTS  # here: the ghosts' engine loads with the first ghost
         if self.comparison is not None and len(self.comparison.variants) >= MAX_VARIANTS:
-            self.viewer.error = f"at most {MAX_VARIANTS} ghosts: remove one first"
+            self.viewer.session.error = f"at most {MAX_VARIANTS} ghosts: remove one first"
             return None
         label = label or self.label_for(settings)
         return self._add(Ghost(label, self._color(), settings=dict(settings)))
 
     def add_reference(self):
         from physics.tools.compare import REFERENCE, REFERENCE_DT_DIVISOR, REFERENCE_INTEGRATOR  # here: the ghosts' engine loads with the first ghost
-        settings = {"integrator": REFERENCE_INTEGRATOR, "dt": self.viewer.sim.settings.dt / REFERENCE_DT_DIVISOR}
+        settings = {"integrator": REFERENCE_INTEGRATOR, "dt": self.viewer.session.sim.settings.dt / REFERENCE_DT_DIVISOR}
         return self._add(Ghost(REFERENCE, REFERENCE_COLOR, settings=settings))
 
     def add_mujoco(self, integrator):
@@ -314,29 +314,29 @@ class Ghosts:
         -> its label, or None (the error, or how to install MuJoCo, shows)."""
         from physics.tools.compare import MAX_VARIANTS  # here: the ghosts' engine loads with the first ghost
         if not mujoco_available():
-            self.viewer.error = f"{PEERS_HINT} (MuJoCo is not installed)"
+            self.viewer.session.error = f"{PEERS_HINT} (MuJoCo is not installed)"
             return None
         from physics.tools.mujoco_peer import integrator_label  # (MuJoCo: an optional extra)
         label = integrator_label(integrator)
         if label in self.ghosts:
-            self.viewer.notify(f"{label} is running already")
+            self.viewer.session.notify(f"{label} is running already")
             return label
         if self.comparison is not None and len(self.comparison.variants) >= MAX_VARIANTS:
-            self.viewer.error = f"at most {MAX_VARIANTS} ghosts: remove one first"
+            self.viewer.session.error = f"at most {MAX_VARIANTS} ghosts: remove one first"
             return None
         return self._add(Ghost(label, self._color(), settings={"engine": "mujoco", "integrator": integrator}))
 
     def add_branch(self):
         """The timeline's previous branch as a ghost. -> its label or None."""
-        branch = self.viewer.timeline.previous
+        branch = self.viewer.session.timeline.previous
         if branch is None:
-            self.viewer.notify("no previous branch: change a setting while looking at the past to make one")
+            self.viewer.session.notify("no previous branch: change a setting while looking at the past to make one")
             return None
         return self._add(Ghost(f"branch from step {branch.start}", self._color(), branch=branch))
 
     def _add(self, ghost):
         """Start `ghost` (or, while the warm-up compiles its kernels, once it has: `when_ready`)."""
-        return self.viewer.when_ready(lambda: self._start(ghost), f"the ghost {ghost.label!r}")
+        return self.viewer.session.when_ready(lambda: self._start(ghost), f"the ghost {ghost.label!r}")
 
     def _start(self, ghost):
         if self.comparison is None:
@@ -345,7 +345,7 @@ class Ghosts:
             if not self._remake(ghost):
                 raise ValueError(f"{ghost.label}: the main run is before the branch's start")
         except ValueError as error:
-            self.viewer.error = f"ghost: {error}"
+            self.viewer.session.error = f"ghost: {error}"
             if not self.ghosts:
                 self.clear()
             return None
@@ -381,43 +381,43 @@ class Ghosts:
         if self.ab is not None and label in self.ab["labels"]:
             self.ab, self.ab_dv, self.trails = None, np.nan, None
         self.history.values.pop(label, None)
-        v.sim, v.timeline = sim, Timeline(sim, budget=v.budget_bytes())
-        v.error, v.backwards = None, False
+        v.session.sim, v.session.timeline = sim, Timeline(sim, budget=v.session.budget_bytes())
+        v.session.error, v.session.backwards = None, False
         for name in PHYSICS_KEYS:
-            v.prefs["physics"][name] = getattr(sim.settings, name)
-        v.history.mark(sim.time, f"promoted {label}")
-        v.refresh_state()
-        v.notify(f"promoted {label!r}: it is the main run now, its timeline starts here (t = {sim.time:.3f} s)")
+            v.session.prefs["physics"][name] = getattr(sim.settings, name)
+        v.session.history.mark(sim.time, f"promoted {label}")
+        v.session.refresh_state()
+        v.session.notify(f"promoted {label!r}: it is the main run now, its timeline starts here (t = {sim.time:.3f} s)")
         if not self.ghosts:
             self.clear()
 
     def compare_counteraction(self):
         """The crash A/B (module docstring). -> bool: started (or waits for the warm-up)."""
-        return self.viewer.when_ready(self._compare_counteraction, "the crash A/B")
+        return self.viewer.session.when_ready(self._compare_counteraction, "the crash A/B")
 
     def _compare_counteraction(self):
         from physics.tools.compare import impact_step, loose_children  # here: the ghosts' engine loads with the first ghost
         v = self.viewer
-        loose, nearest = loose_children(v.sim)
+        loose, nearest = loose_children(v.session.sim)
         if not loose.size:
-            v.notify("no loose children here: counteraction changes nothing in this scene")
+            v.session.notify("no loose children here: counteraction changes nothing in this scene")
             return False
         carrier = int(nearest[loose[0]])
-        dt = v.sim.settings.dt
+        dt = v.session.sim.settings.dt
         search, lead = int(round(IMPACT_SEARCH_SECONDS / dt)), int(round(IMPACT_LEAD_SECONDS / dt))
-        impact = impact_step(v.sim.scene, v.sim.snapshot(), carrier, search, IMPACT_SPEED_CHANGE)
-        if impact is None and v.sim.step_count > v.timeline.origin:      # past it: look from the timeline's start
-            v.seek(v.timeline.origin)
-            impact = impact_step(v.sim.scene, v.sim.snapshot(), carrier, search, IMPACT_SPEED_CHANGE)
+        impact = impact_step(v.session.sim.scene, v.session.sim.snapshot(), carrier, search, IMPACT_SPEED_CHANGE)
+        if impact is None and v.session.sim.step_count > v.session.timeline.origin:      # past it: look from the timeline's start
+            v.session.seek(v.session.timeline.origin)
+            impact = impact_step(v.session.sim.scene, v.session.sim.snapshot(), carrier, search, IMPACT_SPEED_CHANGE)
         if impact is None:
-            v.notify(f"no impact of {v.sim.names[carrier]!r} within {IMPACT_SEARCH_SECONDS:.0f} s")
+            v.session.notify(f"no impact of {v.session.sim.names[carrier]!r} within {IMPACT_SEARCH_SECONDS:.0f} s")
             return False
-        target = max(impact - lead, v.sim.step_count)
-        if target <= v.timeline.head:
-            v.seek(target)
+        target = max(impact - lead, v.session.sim.step_count)
+        if target <= v.session.timeline.head:
+            v.session.seek(target)
         else:
-            v.seek(v.timeline.head)
-            v.step_physics(target - v.sim.step_count)
+            v.session.seek(v.session.timeline.head)
+            v.session.step_physics(target - v.session.sim.step_count)
         self.clear()
         self.trails = Trails(loose)
         for label, on in zip(AB_LABELS, (True, False)):
@@ -426,8 +426,8 @@ class Ghosts:
         self.ab = {"nodes": loose, "labels": AB_LABELS}
         self.history.clear()          # the first sample again, with the A/B's |dv|
         self._sample()
-        v.paused, v.backwards = False, False
-        v.notify(f"A/B from {IMPACT_LEAD_SECONDS} s before the {v.sim.names[carrier]} hits")
+        v.session.paused, v.session.backwards = False, False
+        v.session.notify(f"A/B from {IMPACT_LEAD_SECONDS} s before the {v.session.sim.names[carrier]} hits")
         return True
 
     # --- drawing --------------------------------------------------------------------------------
@@ -446,12 +446,12 @@ class Ghosts:
         v = self.viewer
         for label in self.visible():
             translation, rotation, scale = self.comparison.poses(label)
-            v.renderer.draw_shapes(translation, rotation, np.broadcast_to(scale[:, None], (len(scale), 3)),
-                                   view_projection, v.focal_px(), eye_world=v.camera.eye_world,
+            v.view.renderer.draw_shapes(translation, rotation, np.broadcast_to(scale[:, None], (len(scale), 3)),
+                                   view_projection, v.view.focal_px(), eye_world=v.view.camera.eye_world,
                                    tint=self.ghosts[label].color, alpha=GHOST_ALPHA, only=self.moving)
         if self.trails is not None:
             segments, colors = self.trails.segments({label: self.ghosts[label].color for label in self.visible()})
-            v.renderer.draw_lines(segments, colors, view_projection)
+            v.view.renderer.draw_lines(segments, colors, view_projection)
 
     def labels(self):
         """Each visible ghost's label in its colour beside its first moving body (ImGui's
@@ -460,7 +460,7 @@ class Ghosts:
             return
         v = self.viewer
         anchor = int(np.argmax(self.moving)) if self.moving.any() else 0
-        vp, (w, h) = v.view_projection(), v.size
+        vp, (w, h) = v.view.view_projection(), v.size
         draw_list = imgui.get_foreground_draw_list()
         for k, label in enumerate(self.visible()):
             point = np.append(self.comparison.poses(label)[0][anchor], 1.0) @ vp.T
@@ -482,7 +482,7 @@ class Ghosts:
         else:
             panel.text(f"ghosts from t = {self.start_time:.3f} s; divergence from {c.base}")
         if self.draft is None:
-            self.draft = {f.name: getattr(v.sim.settings, f.name) for f in fields(v.sim.settings)}
+            self.draft = {f.name: getattr(v.session.sim.settings, f.name) for f in fields(v.session.sim.settings)}
         if imgui.tree_node("variant settings"):
             for name, value in list(self.draft.items()):
                 changed, new = panel_widget(name, value)
@@ -496,7 +496,7 @@ class Ghosts:
         imgui.same_line()
         if panel.button("Add reference"):
             self.add_reference()
-        if v.timeline.previous is not None:
+        if v.session.timeline.previous is not None:
             imgui.same_line()
             if panel.button("Show previous branch"):
                 self.add_branch()
@@ -510,7 +510,7 @@ class Ghosts:
         else:
             imgui.text_colored(imgui.ImVec4(0.75, 0.75, 0.75, 1.0), PEERS_HINT)
             panel.remember(PEERS_HINT)
-        if loose_children(v.sim)[0].size and panel.button("compare counteraction"):
+        if loose_children(v.session.sim)[0].size and panel.button("compare counteraction"):
             self.compare_counteraction()
         c = self.comparison
         if c is None:

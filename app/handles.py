@@ -71,11 +71,11 @@ class Hand:
     def _plane(self):
         """(point, normal) of the grab plane now, world."""
         v = self.viewer
-        eye, forward = v.eye_world(), v.forward_world()
+        eye, forward = v.view.eye_world(), v.view.forward_world()
         return eye + self.depth * forward, forward
 
     def _cursor_point(self, x, y):
-        origin, direction = self.viewer.world_ray(x, y)
+        origin, direction = self.viewer.view.world_ray(x, y)
         return on_plane(origin, direction, *self._plane())
 
     # --- mouse --------------------------------------------------------------------------------
@@ -83,20 +83,20 @@ class Hand:
         """Ctrl + press at (x, y): grab (flick False) or aim a flick at what is under the cursor.
         -> True if a body was taken."""
         v = self.viewer
-        node, point = v.pick_point(x, y, reach=GRAB_REACH)
-        body = None if node is None else body_of(v.sim, node)
+        node, point = v.view.pick_point(x, y, reach=GRAB_REACH)
+        body = None if node is None else body_of(v.session.sim, node)
         if body is None:
-            what = "nothing" if node is None else f"{v.sim.names[node]!r} ({v.sim.motion[node]}, moved by no dynamic body)"
-            v.notify(f"{'flick' if flick else 'pull'}: {what} under the cursor; only dynamic bodies can be taken")
+            what = "nothing" if node is None else f"{v.session.sim.names[node]!r} ({v.session.sim.motion[node]}, moved by no dynamic body)"
+            v.session.notify(f"{'flick' if flick else 'pull'}: {what} under the cursor; only dynamic bodies can be taken")
             return False
-        self.depth = float((point - v.eye_world()) @ v.forward_world())
+        self.depth = float((point - v.view.eye_world()) @ v.view.forward_world())
         self.cursor = (x, y)
         if flick:
             self.flick = (body, point, (x, y))
             return True
-        self.joint = MouseJoint.grab(v.sim, body, point)
+        self.joint = MouseJoint.grab(v.session.sim, body, point)
         self.target = point
-        v.history.mark(v.sim.time, f"pull: {v.sim.names[body]}")
+        v.session.history.mark(v.session.sim.time, f"pull: {v.session.sim.names[body]}")
         return True
 
     def drag(self, x, y):
@@ -112,7 +112,7 @@ class Hand:
             body, point, (x0, y0) = self.flick
             v = self.viewer
             if abs(x - x0) + abs(y - y0) < CLICK_PIXELS:
-                velocity = FLICK_SPEED * v.world_ray(x0, y0)[1]
+                velocity = FLICK_SPEED * v.view.world_ray(x0, y0)[1]
             else:
                 start, end = self._cursor_point(x0, y0), self._cursor_point(x, y)
                 drag = np.zeros(3) if start is None or end is None else end - start
@@ -120,9 +120,9 @@ class Hand:
                 speed = float(np.linalg.norm(velocity))
                 if speed > MAX_FLICK_SPEED:
                     velocity *= MAX_FLICK_SPEED / speed
-            name = str(v.sim.names[body])
-            if v.give_input("impulse", name, float(v.sim.mass[body]) * velocity, point, mark=f"flick: {name}"):
-                v.notify(f"flicked {name}: dv = {np.linalg.norm(velocity):.3g} m/s")
+            name = str(v.session.sim.names[body])
+            if v.session.give_input("impulse", name, float(v.session.sim.mass[body]) * velocity, point, mark=f"flick: {name}"):
+                v.session.notify(f"flicked {name}: dv = {np.linalg.norm(velocity):.3g} m/s")
         self.release()
 
     # --- each step ----------------------------------------------------------------------------
@@ -133,8 +133,8 @@ class Hand:
         v = self.viewer
         if self.cursor is not None:
             self.drag(*self.cursor)     # the plane moves with the camera's frame
-        force, point = self.joint.force(v.sim, self.target)
-        if not v.give_input("force", str(v.sim.names[self.joint.node]), force, point):
+        force, point = self.joint.force(v.session.sim, self.target)
+        if not v.session.give_input("force", str(v.session.sim.names[self.joint.node]), force, point):
             self.release()
 
     def overlay_lines(self, state):

@@ -23,6 +23,7 @@ import numpy as np
 from imgui_bundle import imgui
 
 from app import frames, overlays, plots
+from app.session import scene_files
 from app.settings import MAX_BUDGET_MB, MIN_BUDGET_MB, MIN_PANEL_WIDTH, OVERLAYS
 from app.tree import Tree
 from physics.core.choices import EXPONENTIAL, GYROSCOPIC, INTEGRATOR, ORDER_NOTE, ROTATION_UPDATE
@@ -197,16 +198,16 @@ class Panel:
         self.cut, self.cut_rects, self.whole_shown = [], [], None
         imgui.set_next_window_pos(imgui.ImVec2(8, 8), imgui.Cond_.first_use_ever)
         widest = max(MIN_PANEL_WIDTH, v.size[0] - SCENE_MARGIN)
-        imgui.set_next_window_size(imgui.ImVec2(min(v.prefs["panel_width"], widest), min(v.size[1] - 16, 700)),
+        imgui.set_next_window_size(imgui.ImVec2(min(v.session.prefs["panel_width"], widest), min(v.size[1] - 16, 700)),
                                    imgui.Cond_.first_use_ever)
         imgui.set_next_window_size_constraints(imgui.ImVec2(MIN_PANEL_WIDTH, 100), imgui.ImVec2(widest, 1e5))
         imgui.begin("Sandbox")
         self._remember_window("Sandbox")
         width = round(imgui.get_window_size().x)
-        if width != round(v.prefs["panel_width"]) and not imgui.is_window_collapsed():
-            v.prefs["panel_width"] = float(width)   # dragged by its edge: kept (saved with the view preferences)
+        if width != round(v.session.prefs["panel_width"]) and not imgui.is_window_collapsed():
+            v.session.prefs["panel_width"] = float(width)   # dragged by its edge: kept (saved with the view preferences)
         imgui.push_item_width(-LABEL_WIDTH)
-        if v.sim is not None:
+        if v.session.sim is not None:
             self.transport()
             timeline_open = self.header("Timeline", imgui.TreeNodeFlags_.default_open)
             if timeline_open:
@@ -218,7 +219,7 @@ class Panel:
             else:
                 self.plotted = {}
             # what the scene's keys drive, set by hand (high up: the keys' effect shows as they act)
-            if (v.sim.actuators() or v.sim.scene.launchers or any("name" in spec for spec in v.sim.scene.joints)) \
+            if (v.session.sim.actuators() or v.session.sim.scene.launchers or any("name" in spec for spec in v.session.sim.scene.joints)) \
                     and self.header("Control", imgui.TreeNodeFlags_.default_open):
                 self.control()
             tree_open = self.header("Hierarchy")
@@ -248,19 +249,19 @@ class Panel:
             self.message_log()
         imgui.pop_item_width()
         imgui.end()
-        if v.message:
+        if v.session.message:
             self.toast()
-        if v.error:
+        if v.session.error:
             self.error()
-        if v.preparation is not None and (v.preparation.busy or v.pending is not None):
+        if v.session.preparation is not None and (v.session.preparation.busy or v.session.pending is not None):
             self.preparing()
-        if v.prefs["numbers"] and v.sim is not None:
+        if v.session.prefs["numbers"] and v.session.sim is not None:
             self.numbers()
-        if v.prefs["overlays"]["inertial"]:
+        if v.session.prefs["overlays"]["inertial"]:
             self.legend()
-        if v.prefs["overlays"]["names"] and v.state is not None:
+        if v.session.prefs["overlays"]["names"] and v.session.state is not None:
             self.names()
-        if v.state is not None:
+        if v.session.state is not None:
             v.ghosts.labels()
         if v.show_help:
             self.help()
@@ -280,16 +281,16 @@ class Panel:
                     | imgui.WindowFlags_.no_focus_on_appearing | imgui.WindowFlags_.no_nav
                     | imgui.WindowFlags_.no_saved_settings)
         imgui.push_text_wrap_pos(0.0)
-        imgui.text(v.message)
+        imgui.text(v.session.message)
         imgui.pop_text_wrap_pos()
-        v.message_hovered = imgui.is_window_hovered()
+        v.session.message_hovered = imgui.is_window_hovered()
         self._remember_window("message")
         imgui.end()
 
     def message_log(self):
         """The logged messages (`Viewer.messages`), newest first, each with its simulated time."""
         imgui.push_text_wrap_pos(0.0)
-        for sim_time, text in reversed(self.viewer.messages):
+        for sim_time, text in reversed(self.viewer.session.messages):
             imgui.text_colored(DIM, f"{sim_time:8.3f} s")
             imgui.same_line()
             imgui.text(text)
@@ -298,8 +299,8 @@ class Panel:
     def preparing(self):
         """What is compiled or loaded (app.preparation): a box in the middle of the window while a
         scene waits for its kernels, else a line in the bottom right corner."""
-        v, p = self.viewer, self.viewer.preparation
-        waiting = v.sim is None or v.pending is not None
+        v, p = self.viewer, self.viewer.session.preparation
+        waiting = v.session.sim is None or v.session.pending is not None
         if waiting:
             imgui.set_next_window_pos(imgui.ImVec2(v.size[0] / 2, v.size[1] * 0.4), imgui.Cond_.always,
                                       imgui.ImVec2(0.5, 0.5))
@@ -312,21 +313,21 @@ class Panel:
         self._remember_window("Preparing")
         imgui.push_text_wrap_pos(0.0)
         if waiting:
-            name = Path(str(v.pending)).stem if v.pending is not None else "the scene"
+            name = Path(str(v.session.pending)).stem if v.session.pending is not None else "the scene"
             if p.compiling:
                 imgui.text(f"Preparing {name}: its physics kernels are being compiled.")
                 imgui.text("This happens once per machine (and after an update); later starts take a second.")
             else:
                 imgui.text(f"Opening {name}")
-        elif v.interpreted:
-            imgui.text(f"{Path(str(v.scene_path)).stem} runs as Python (the same bits, slower: "
-                       f"{v.stats['rtf']:.2f}x real time) until its compiled kernels are loaded")
+        elif v.session.interpreted:
+            imgui.text(f"{Path(str(v.session.scene_path)).stem} runs as Python (the same bits, slower: "
+                       f"{v.session.stats['rtf']:.2f}x real time) until its compiled kernels are loaded")
         imgui.text(p.status())
         imgui.pop_text_wrap_pos()
         if p.compiling:
             imgui.progress_bar(p.fraction, imgui.ImVec2(-1 if waiting else 260, 0))
-        if v.cancel_label() is not None and self.button(v.cancel_label()):
-            v.cancel_pending()
+        if v.session.cancel_label() is not None and self.button(v.session.cancel_label()):
+            v.session.cancel_pending()
         imgui.end()
 
     def error(self):
@@ -338,37 +339,37 @@ class Panel:
                     | imgui.WindowFlags_.always_auto_resize)
         self._remember_window("Error")
         imgui.push_text_wrap_pos(0.0)
-        imgui.text_colored(RED, v.error)
+        imgui.text_colored(RED, v.session.error)
         imgui.pop_text_wrap_pos()
         if self.button("dismiss"):
-            v.error = None
+            v.session.error = None
         imgui.end()
 
     def transport(self):
         v = self.viewer
-        self.text(f"{v.scene_path.stem}   t = {v.sim.time:.3f} s")
-        if self.button("Play" if v.paused else "Pause"):
-            v.toggle_pause()
+        self.text(f"{v.session.scene_path.stem}   t = {v.session.sim.time:.3f} s")
+        if self.button("Play" if v.session.paused else "Pause"):
+            v.session.toggle_pause()
         imgui.same_line()
         if self.button("Step"):
-            v.single_step()
+            v.session.single_step()
         imgui.same_line()
         if self.button("Reset"):
-            v.reset()
+            v.session.reset()
         imgui.same_line()
         if self.button("Frame"):
-            v.frame_scene()
+            v.view.frame_scene()
         imgui.same_line()
-        changed, on = imgui.checkbox("Shadows", v.prefs["shadows"])
+        changed, on = imgui.checkbox("Shadows", v.session.prefs["shadows"])
         self.remember("Shadows")
         self.tooltip("the key light's shadows: what touches what")
         if changed:
-            v.prefs["shadows"] = on
-        changed, scale = imgui.slider_float("time scale", v.prefs["time_scale"], 0.01, 4.0, "%.2fx",
+            v.session.prefs["shadows"] = on
+        changed, scale = imgui.slider_float("time scale", v.session.prefs["time_scale"], 0.01, 4.0, "%.2fx",
                                             imgui.SliderFlags_.logarithmic)
         self.remember("time scale")
         if changed:
-            v.prefs["time_scale"] = float(np.clip(scale, 0.01, 4.0))
+            v.session.prefs["time_scale"] = float(np.clip(scale, 0.01, 4.0))
 
     def timeline(self):
         """|< < > >| (start, one back, one on, end) and Save; the scrubber over the timeline's
@@ -376,80 +377,79 @@ class Panel:
         steps; the keyframes' memory against the budget (the slider sets it). Four lines: the
         plots below stay in view."""
         v = self.viewer
-        tl = v.timeline
-        step = v.sim.step_count
-        for label, action in (("|<", lambda: v.seek(tl.origin)), ("<", v.step_back),
-                              (">", v.step_forward), (">|", lambda: v.seek(tl.head))):
+        tl = v.session.timeline
+        step = v.session.sim.step_count
+        for label, action in (("|<", lambda: v.session.seek(tl.origin)), ("<", v.session.step_back),
+                              (">", v.session.step_forward), (">|", lambda: v.session.seek(tl.head))):
             if self.button(label):
-                v.paused, v.backwards = True, False
+                v.session.paused, v.session.backwards = True, False
                 action()
             imgui.same_line()
         if self.button("Save (Ctrl+S)"):
-            v.save_recording()
-        if v.backwards:
+            v.session.save_recording()
+        if v.session.backwards:
             imgui.same_line()
             self.text("playing backwards", DIM)
         imgui.set_next_item_width(-1)
-        shown = f"step %d of {tl.origin}-{tl.head}   t = {v.sim.time:.3f} s"
+        shown = f"step %d of {tl.origin}-{tl.head}   t = {v.session.sim.time:.3f} s"
         inside = imgui.calc_text_size(shown % step).x > imgui.calc_item_width() - 2 * imgui.get_style().frame_padding.x
         changed, wanted = imgui.slider_int("##scrubber", step, tl.origin, max(tl.head, tl.origin + 1), shown)
         self.remember("scrubber", shown % step, cut=inside)   # the slider's box cuts its text itself
         if changed and wanted != step:
-            v.paused, v.backwards = True, False
-            v.seek(wanted)
+            v.session.paused, v.session.backwards = True, False
+            v.session.seek(wanted)
         if tl.previous is not None:
             self.text(f"previous branch: steps {tl.previous.start} to {tl.previous.head}", DIM)
         # "###budget": the label shows the memory used, the widget's ID stays the same while it changes
-        changed, budget = imgui.slider_float(f"{tl.bytes / 2**20:.1f} MB kept###budget", v.prefs["timeline_budget_mb"],
+        changed, budget = imgui.slider_float(f"{tl.bytes / 2**20:.1f} MB kept###budget", v.session.prefs["timeline_budget_mb"],
                                              MIN_BUDGET_MB, MAX_BUDGET_MB, "budget %.0f MB", imgui.SliderFlags_.logarithmic)
-        self.remember("budget", f"budget {v.prefs['timeline_budget_mb']:.0f} MB, {tl.bytes / 2**20:.1f} MB kept")
+        self.remember("budget", f"budget {v.session.prefs['timeline_budget_mb']:.0f} MB, {tl.bytes / 2**20:.1f} MB kept")
         self.tooltip(f"{len(tl.keyframes)} keyframes, one every {tl.keyframe_every} steps; past the budget "
                      "the oldest go and the timeline starts later")
         if changed:
-            v.set_budget(float(np.clip(budget, MIN_BUDGET_MB, MAX_BUDGET_MB)))
+            v.session.set_budget(float(np.clip(budget, MIN_BUDGET_MB, MAX_BUDGET_MB)))
 
     def scenes(self):
-        from app.controls import scene_files  # here: app.controls loads pyglet.window, which needs a display
         v = self.viewer
-        description = getattr(v.sim.scene, "description", "") if v.sim is not None else ""
+        description = getattr(v.session.sim.scene, "description", "") if v.session.sim is not None else ""
         if description:     # what the open scene is about, from its file, above the list it was picked from
             imgui.push_text_wrap_pos(0.0)
             imgui.text_colored(DIM, description)
             imgui.pop_text_wrap_pos()
         for i, path in enumerate(scene_files()):
             label = f"{i + 1}  {path.stem}" if i < 9 else f"   {path.stem}"
-            clicked, _ = imgui.selectable(label, v.scene_path == path)
+            clicked, _ = imgui.selectable(label, v.session.scene_path == path)
             lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
             self.item_rects[path.stem] = (lo.x, lo.y, hi.x, hi.y)
             self.whole(path.stem, lo.x + imgui.calc_text_size(label).x)  # a selectable spans the row: its text ends here
             if clicked:
-                v.open(path)
+                v.session.open(path)
         _, self.open_path = imgui.input_text("##path", self.open_path)
         self.remember("path")
         imgui.same_line()
         if self.button("Open") and self.open_path.strip():
-            v.open(self.open_path.strip())
+            v.session.open(self.open_path.strip())
 
     def physics(self):
         """Every setting's widget; one that differs from the scene file's gets a `scene` button
         beside it that puts the file's value back (the tooltip says which), so a choice never
         changes a scene unseen. "keep my physics choices" re-applies them to each scene opened."""
         v = self.viewer
-        changed, keep = imgui.checkbox("keep my physics choices", v.prefs["keep_physics"])
+        changed, keep = imgui.checkbox("keep my physics choices", v.session.prefs["keep_physics"])
         if changed:
-            v.prefs["keep_physics"] = keep
+            v.session.prefs["keep_physics"] = keep
         self.remember("keep my physics choices")
         self.tooltip("on: the integrator, gyroscopic term, rotation update, exponential and counteraction\n"
                      "you choose apply to every scene you open; off: each scene opens with its own")
-        if self._scene_settings is None or self._scene_settings[0] is not v.sim.scene:
-            self._scene_settings = (v.sim.scene, v.sim.scene.settings())   # once per scene, not per frame
+        if self._scene_settings is None or self._scene_settings[0] is not v.session.sim.scene:
+            self._scene_settings = (v.session.sim.scene, v.session.sim.scene.settings())   # once per scene, not per frame
         scene = self._scene_settings[1]
-        for field in fields(v.sim.settings):
+        for field in fields(v.session.sim.settings):
             name = field.name
-            value = getattr(v.sim.settings, name)
+            value = getattr(v.session.sim.settings, name)
             changed, new = setting_widget(name, value)
             if changed:
-                v.set(name, new)
+                v.session.set(name, new)
             shown = plots.format_value(new if changed else value)
             inside = name in CHOICES and self.combo_cuts(shown)   # a combo's box cuts a value wider than itself
             self.remember(name, f"{name}: {shown}", cut=inside)
@@ -460,7 +460,7 @@ class Panel:
             if not np.array_equal(value, file_value):
                 imgui.same_line()
                 if imgui.small_button(f"scene##{name}"):
-                    v.set(name, file_value)
+                    v.session.set(name, file_value)
                 self.remember(f"scene##{name}")
                 self.tooltip(f"{name} differs from the scene file ({plots.format_value(file_value)}): "
                              "click to put the file's value back")
@@ -470,8 +470,8 @@ class Panel:
         timeline as a "control" input (recorded, replayed, branched like any input); the keys the
         scene binds to it in its tooltip. A button per launcher."""
         v = self.viewer
-        controls = v.sim.controls
-        for name, where, spec in v.sim.actuators():
+        controls = v.session.sim.controls
+        for name, where, spec in v.session.sim.actuators():
             value = controls[name]
             if "ctrl_range" in spec:
                 low, high = spec["ctrl_range"]
@@ -479,18 +479,18 @@ class Panel:
             else:
                 changed, new = imgui.drag_float(f"{name}##control", value, 0.01 * max(1.0, abs(value)), 0.0, 0.0, "%.3g")
             if changed and new != value:
-                v.give_input("control", name, float(new), mark=f"{name} {new:.3g}")
+                v.session.give_input("control", name, float(new), mark=f"{name} {new:.3g}")
             self.remember(f"{name}##control", f"{name}: {value:.3g}")
-            bound = [f"{k['key']}: {describe(k)}" for k in v.keys.keys if k.get("actuator") == name]
+            bound = [f"{k['key']}: {describe(k)}" for k in v.session.keys.keys if k.get("actuator") == name]
             what = f"a {spec['type']} actuator on {'a joint' if where == 'joint' else 'a node'}"
             self.tooltip("\n".join([what] + bound))
         self.joint_sliders()
         self.keyframes()
-        for spec in v.sim.scene.launchers:
+        for spec in v.session.sim.scene.launchers:
             if self.button(f"fire {spec['name']}"):
-                v.drive_keys([("launch", (spec["name"],))])
-            bound = [k["key"] for k in v.keys.keys if k.get("launch") == spec["name"]]
-            self.tooltip(f"launch {v.sim.names[spec['node']]} from {v.sim.names[spec['from']]} at {spec['speed']:g} m/s"
+                v.session.drive_keys([("launch", (spec["name"],))])
+            bound = [k["key"] for k in v.session.keys.keys if k.get("launch") == spec["name"]]
+            self.tooltip(f"launch {v.session.sim.names[spec['node']]} from {v.session.sim.names[spec['from']]} at {spec['speed']:g} m/s"
                          + (f" (key {', '.join(bound)})" if bound else ""))
 
     def keyframes(self):
@@ -499,29 +499,29 @@ class Panel:
         [[keyframe]] table on the clipboard, to paste into the scene file."""
         from physics.pipeline import keyframes     # here: it loads the robot readers, needed only to copy a keyframe
         v = self.viewer
-        named = any("name" in spec and spec["type"] in ("hinge", "slider") for spec in v.sim.scene.joints)
-        if not (named or v.sim.scene.keyframes):    # a keyframe poses joints
+        named = any("name" in spec and spec["type"] in ("hinge", "slider") for spec in v.session.sim.scene.joints)
+        if not (named or v.session.sim.scene.keyframes):    # a keyframe poses joints
             return
-        saved = v.saved_keyframes
-        shown = list(v.sim.scene.keyframes) + saved
+        saved = v.session.saved_keyframes
+        shown = list(v.session.sim.scene.keyframes) + saved
         imgui.text("keyframes")
         if self.button("save keyframe"):
-            keyframe = keyframes.capture(v.sim, f"saved{len(saved) + 1}")
+            keyframe = keyframes.capture(v.session.sim, f"saved{len(saved) + 1}")
             saved.append(keyframe)
-            v.notify(f"keyframe {keyframe['name']!r} saved: its button applies it, copy puts its [[keyframe]] table on "
+            v.session.notify(f"keyframe {keyframe['name']!r} saved: its button applies it, copy puts its [[keyframe]] table on "
                      "the clipboard")
         self.tooltip("keep the joints' coordinates and the actuators' controls now as a keyframe")
         for keyframe in shown:
             if self.button(f"{keyframe['name']}##keyframe"):
                 for kind, args in keyframes.inputs(keyframe):
-                    if not v.give_input(kind, *args, mark=f"keyframe {keyframe['name']}"):
+                    if not v.session.give_input(kind, *args, mark=f"keyframe {keyframe['name']}"):
                         break
             self.tooltip(f"apply keyframe {keyframe['name']!r}: {len(keyframe['joints'])} joints posed, "
                          f"{len(keyframe['controls'])} controls set")
             imgui.same_line()
             if self.button(f"copy##{keyframe['name']}"):
                 imgui.set_clipboard_text(keyframes.toml(keyframe))
-                v.notify(f"keyframe {keyframe['name']!r} copied as a [[keyframe]] table: paste it into the scene file")
+                v.session.notify(f"keyframe {keyframe['name']!r} copied as a [[keyframe]] table: paste it into the scene file")
 
     def joint_sliders(self):
         """A slider per named hinge and slider joint, at its coordinate now (within its limits, else
@@ -529,13 +529,13 @@ class Panel:
         turn rigidly, as MuJoCo's Joint panel sets qpos); running, it sets the target of the joint's
         position actuator where it has one, and poses it where it has none."""
         v = self.viewer
-        coordinates = v.sim.joint_coordinates()
+        coordinates = v.session.sim.joint_coordinates()
         if not coordinates:
             return
-        servos = {spec["name"]: spec["actuator"] for spec in v.sim.scene.joints
+        servos = {spec["name"]: spec["actuator"] for spec in v.session.sim.scene.joints
                   if "name" in spec and spec.get("actuator", {}).get("type") == "position"}
         imgui.text("joints")
-        for j, spec in enumerate(v.sim.scene.joints):
+        for j, spec in enumerate(v.session.sim.scene.joints):
             name = spec.get("name")
             if name not in coordinates:
                 continue
@@ -547,22 +547,22 @@ class Panel:
             high = spec["upper"] if spec.get("upper") is not None else centre + span
             changed, new = imgui.slider_float(f"{name}##joint", q, low, high, "%.3f")
             if changed and new != q:
-                if not v.paused and name in servos:
+                if not v.session.paused and name in servos:
                     target = float(np.clip(new * servos[name]["gear"], *servos[name].get("ctrl_range", (-np.inf, np.inf))))
-                    v.give_input("control", servos[name]["name"], target, mark=f"{name} -> {new:.3g}")
+                    v.session.give_input("control", servos[name]["name"], target, mark=f"{name} -> {new:.3g}")
                 else:
-                    v.give_input("pose", name, float(new), mark=f"pose {name} {new:.3g}")
+                    v.session.give_input("pose", name, float(new), mark=f"pose {name} {new:.3g}")
             self.remember(f"{name}##joint", f"{name}: {q:.3f}")
             self.tooltip(f"{spec['type']} coordinate ({'rad' if spec['type'] == 'hinge' else 'm'}): paused, drag to pose "
                          "the joint; running, " + ("its position servo's target" if name in servos else "it poses it too"))
 
     def plots(self):
         v = self.viewer
-        self.plotted = plots.draw(v.history, v.sim.solver_residual(),
-                                  None if v.selected is None else str(v.sim.names[v.selected]), self.axes, self.whole)
+        self.plotted = plots.draw(v.session.history, v.session.sim.solver_residual(),
+                                  None if v.session.selected is None else str(v.session.sim.names[v.session.selected]), self.axes, self.whole)
 
     def overlay_toggles(self):
-        prefs = self.viewer.prefs
+        prefs = self.viewer.session.prefs
         for name in OVERLAYS:
             changed, on = imgui.checkbox(name.replace("_", " "), prefs["overlays"][name])
             self.remember(name)
@@ -573,22 +573,22 @@ class Panel:
         if changed:
             prefs["arrow_scale"] = float(scale)
         v = self.viewer
-        changed, on = imgui.checkbox("antialiasing (4x MSAA)", v.target.samples > 0)
+        changed, on = imgui.checkbox("antialiasing (4x MSAA)", v.view.target.samples > 0)
         self.remember("antialiasing")
         self.tooltip("smooth edges: each pixel sampled 4 times (multisampling). On a software renderer\n"
                      "(Mesa's llvmpipe) it costs about 2.7 times the frame's CPU time, so it starts off there")
         if changed:
-            v.set_msaa(4 if on else 0)
+            v.view.set_msaa(4 if on else 0)
 
     def inspector(self):
         v = self.viewer
-        i = v.selected
+        i = v.session.selected
         if i is None:
             self.text(color=DIM, text="click a body to inspect it")
             return
-        sim, s = v.sim, v.state
+        sim, s = v.session.sim, v.session.state
         self.text(f"{sim.names[i]}  ({sim.motion[i]}, parent {sim.names[sim.parent[i]] if sim.parent[i] >= 0 else 'world'})")
-        changed, v.follow = imgui.checkbox("follow (L)", v.follow)
+        changed, v.view.follow = imgui.checkbox("follow (L)", v.view.follow)
         try:
             local = sim.local()
             rows = [
@@ -636,7 +636,7 @@ class Panel:
         if record is None:
             record = self._flips = {"body": i, "sign": sign, "times": []}
         if sign != 0 and record["sign"] != 0 and sign != record["sign"]:
-            record["times"] = (record["times"] + [self.viewer.sim.time])[-3:]
+            record["times"] = (record["times"] + [self.viewer.session.sim.time])[-3:]
         record["sign"] = sign if sign != 0 else record["sign"]
         predicted = flip_period(inertia, omega_body)
         observed = np.diff(record["times"])
@@ -645,11 +645,11 @@ class Panel:
             self.text(f"             {observed[-1]:.4g} s (observed)")
     def stats(self):
         v = self.viewer
-        st = v.stats
+        st = v.session.stats
         self.text(f"FPS {st['fps']:.1f}   physics {st['physics_ms']:.2f} ms   render {st['render_ms']:.2f} ms")
-        self.text(f"nodes {st['nodes']}   steps {v.sim.step_count}   {speed_text(st['rtf'], v.paused)}")
+        self.text(f"nodes {st['nodes']}   steps {v.session.sim.step_count}   {speed_text(st['rtf'], v.session.paused)}")
         try:
-            energy = v.sim.energy()
+            energy = v.session.sim.energy()
             self.text(f"energy: kinetic {energy['kinetic']:.6g}  potential {energy['potential']:.6g} J")
         except Exception:  # noqa: BLE001 - optional display
             pass
@@ -658,7 +658,7 @@ class Panel:
     def numbers(self):
         """The numbers at a glance, top right over the scene (O toggles it), as MuJoCo's simulate
         and the Box2D samples show them: FPS, frame ms, physics ms, real-time factor, time, step."""
-        v, st = self.viewer, self.viewer.stats
+        v, st = self.viewer, self.viewer.session.stats
         imgui.set_next_window_pos(imgui.ImVec2(v.size[0] - 8, 8), imgui.Cond_.always, imgui.ImVec2(1.0, 0.0))
         imgui.set_next_window_bg_alpha(1.0)
         imgui.begin("##numbers", None, imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.always_auto_resize
@@ -666,8 +666,8 @@ class Panel:
                     | imgui.WindowFlags_.no_saved_settings)
         frame_ms = 1e3 / st["fps"] if st["fps"] > 0 else 0.0
         self.numbers_lines = (f"FPS {st['fps']:6.1f}   frame {frame_ms:6.2f} ms",
-                              f"physics {st['physics_ms']:6.2f} ms   {speed_text(st['rtf'], v.paused)}",
-                              f"t = {v.sim.time:.3f} s   step {v.sim.step_count}")
+                              f"physics {st['physics_ms']:6.2f} ms   {speed_text(st['rtf'], v.session.paused)}",
+                              f"t = {v.session.sim.time:.3f} s   step {v.session.sim.step_count}")
         for line in self.numbers_lines:
             imgui.text(line)
         self._remember_window("numbers")
@@ -676,7 +676,7 @@ class Panel:
 
     def legend(self):
         v = self.viewer
-        top = 8 + (self.numbers_bottom if v.prefs["numbers"] and v.sim is not None else 0.0)
+        top = 8 + (self.numbers_bottom if v.session.prefs["numbers"] and v.session.sim is not None else 0.0)
         imgui.set_next_window_pos(imgui.ImVec2(v.size[0] - 8, top), imgui.Cond_.always, imgui.ImVec2(1.0, 0.0))
         imgui.begin("Legend", None, imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_move)
         for name in ("frame", "euler", "centrifugal", "coriolis"):
@@ -689,8 +689,8 @@ class Panel:
         """Node names at their origins: the MAX_NAMES nearest nodes on screen (thousands of
         labels are unreadable, and each is a Python call into ImGui)."""
         v = self.viewer
-        s = v.state
-        vp = v.view_projection()
+        s = v.session.state
+        vp = v.view.view_projection()
         clip = np.c_[s["T"], np.ones(len(s["T"]))] @ vp.T
         shown = np.flatnonzero((clip[:, 3] > 1e-6) & np.all(np.abs(clip[:, :3]) <= clip[:, 3:], axis=1))
         shown = shown[np.argsort(clip[shown, 3], kind="stable")[:MAX_NAMES]]
@@ -699,7 +699,7 @@ class Panel:
         draw_list = imgui.get_foreground_draw_list()
         white = imgui.color_convert_float4_to_u32(imgui.ImVec4(1, 1, 1, 1))
         for i, (x, y) in zip(shown, (ndc + 1) / 2 * [w, -h] + [0, h]):
-            draw_list.add_text(imgui.ImVec2(float(x) + 4, float(y) - 6), white, str(v.sim.names[i]))
+            draw_list.add_text(imgui.ImVec2(float(x) + 4, float(y) - 6), white, str(v.session.sim.names[i]))
 
     def help(self):
         from app.controls import KEYS, MOUSE_HELP     # (as above: pyglet.window needs a display)
@@ -709,7 +709,7 @@ class Panel:
         self._remember_window("Keys (F1)")
         # a table, not padded strings: the labels differ in length and the columns must line up
         if imgui.begin_table("keys", 2, imgui.TableFlags_.sizing_fixed_fit):
-            scene_keys = describe_letters(v.keys.keys)
+            scene_keys = describe_letters(v.session.keys.keys)
             if scene_keys:
                 scene_keys = [("", "this scene's keys:")] + scene_keys + [("", "the app's keys:")]
             for label, description in scene_keys + [(label, description) for _, label, _, description in KEYS] + MOUSE_HELP:

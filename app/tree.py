@@ -54,14 +54,14 @@ class Tree:
 
     def draw(self):
         viewer = self.panel.viewer
-        sim = viewer.sim
+        sim = viewer.session.sim
         choices = ["all bodies"] + [sim.names[i] for i in assemblies(sim)]
-        current = choices.index(viewer.history.subtree) if viewer.history.subtree in choices else 0
+        current = choices.index(viewer.session.history.subtree) if viewer.session.history.subtree in choices else 0
         inside = self.panel.combo_cuts(choices[current])   # a long node name in the box
         changed, index = imgui.combo("plots of", current, choices)
         self.panel.remember("plots of", f"plots of: {choices[current]}", cut=inside)
         if changed:
-            viewer.history.set_subtree(None if index == 0 else choices[index])
+            viewer.session.history.set_subtree(None if index == 0 else choices[index])
         self.panel.tooltip("the Plots section's energy and angular momentum: of every body, or of one\n"
                            "node's subtree (the car and its cargo)")
         inside = self.panel.combo_cuts(KEEP_LABELS[KEEPS.index(self.keep)])
@@ -87,16 +87,16 @@ class Tree:
                 self._row(root, children, asleep, small, dropped)
             imgui.tree_pop()
         for node, parent in dropped:         # after the tree is drawn: it changes what the tree shows
-            viewer.reparent(node, parent, keep=self.keep)
+            viewer.session.reparent(node, parent, keep=self.keep)
 
     def _row(self, i, children, asleep, small, dropped):
-        viewer, sim = self.panel.viewer, self.panel.viewer.sim
+        viewer, sim = self.panel.viewer, self.panel.viewer.session.sim
         flags = imgui.TreeNodeFlags_.open_on_arrow | imgui.TreeNodeFlags_.span_avail_width
         if small:
             flags |= imgui.TreeNodeFlags_.default_open
         if not children[i]:
             flags |= imgui.TreeNodeFlags_.leaf
-        if viewer.selected == i:
+        if viewer.session.selected == i:
             flags |= imgui.TreeNodeFlags_.selected
         text = describe(sim, i, asleep)
         opened = imgui.tree_node_ex(f"{text}##tree{i}", flags)
@@ -104,7 +104,7 @@ class Tree:
         self.panel.remember(f"tree:{sim.names[i]}", text, end_x=imgui.get_item_rect_min().x + imgui.get_font_size()
                             + 2 * imgui.get_style().frame_padding.x + imgui.calc_text_size(text).x)
         if imgui.is_item_clicked() and not imgui.is_item_toggled_open():
-            viewer.selected = i
+            viewer.session.selected = i
         if imgui.begin_drag_drop_source():
             imgui.set_drag_drop_payload_py_id(PAYLOAD, i)
             imgui.text(f"{sim.names[i]} -> ...")

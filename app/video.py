@@ -127,10 +127,10 @@ class VideoRecording:
 
     def __init__(self, viewer, path, panel=True):
         self.viewer, self.panel = viewer, panel
-        self.frame_seconds, fps = video_rate(viewer.sim.settings.dt)
+        self.frame_seconds, fps = video_rate(viewer.session.sim.settings.dt)
         self.size = even_size(viewer.size)
         self.writer = VideoWriter(path, self.size, fps)
-        self.start_time = viewer.sim.time  # the simulated time of the (unwritten) frame 0
+        self.start_time = viewer.session.sim.time  # the simulated time of the (unwritten) frame 0
         self.target = None  # the scene-only picture's own target (panel=False)
 
     @property
@@ -152,7 +152,7 @@ class VideoRecording:
 
     def after_frame(self):
         """Write the picture just drawn once for every frame time passed."""
-        due = self.frames_due(self.viewer.sim.time)
+        due = self.frames_due(self.viewer.session.sim.time)
         if due > 0:
             self.writer.write(self.picture(), due)
 
@@ -162,15 +162,15 @@ class VideoRecording:
         `Viewer.draws_offscreen`), or the scene drawn again without the panel."""
         v = self.viewer
         if self.panel:
-            target = v.target
+            target = v.view.target
         else:
             from app.renderer import Target     # here: the renderer imports GL, which needs a context
-            if self.target is None or self.target.size != v.target.size:
+            if self.target is None or self.target.size != v.view.target.size:
                 if self.target is not None:
                     self.target.release()
-                self.target = Target(v.ctx, v.target.size, v.target.samples)
+                self.target = Target(v.ctx, v.view.target.size, v.view.target.samples)
             target = self.target
-            v.render_scene(target.draw)
+            v.view.render_scene(target.draw)
             if target.msaa is not None:
                 v.ctx.copy_framebuffer(target.resolved, target.msaa)
         width, height = (min(a, b) for a, b in zip(self.size, target.size))
@@ -222,16 +222,16 @@ class VideoControl:
     def start(self, path=None):
         """Start recording to `path` (else the --video path, once, else sandbox-<time>.mp4) -> bool."""
         v = self.viewer
-        if v.sim is None:
+        if v.session.sim is None:
             return False
         if path is None:
             path, self.path = self.path or Path.cwd() / time.strftime("sandbox-%Y%m%d-%H%M%S.mp4"), None
         try:
             self.recording = VideoRecording(v, path, self.panel)
         except Exception as error:  # noqa: BLE001 - a recording that cannot start must not stop the app
-            v.error = f"could not record a video to {path}: {type(error).__name__}: {error}"
+            v.session.error = f"could not record a video to {path}: {type(error).__name__}: {error}"
             return False
-        v.notify(f"recording {self.recording.path}; F10 stops")
+        v.session.notify(f"recording {self.recording.path}; F10 stops")
         return True
 
     def stop(self):
@@ -243,11 +243,11 @@ class VideoControl:
         try:
             path = recording.close()
         except Exception as error:  # noqa: BLE001 - a failed save shows, the app goes on
-            self.viewer.error = f"could not save the video: {error}"
+            self.viewer.session.error = f"could not save the video: {error}"
             return None
         self.saved = path
         self.said = f"saved {path} ({writer.frames} frames, {writer.seconds:.2f} s, {path.stat().st_size / 2**20:.1f} MB)"
-        self.viewer.notify(self.said)
+        self.viewer.session.notify(self.said)
         return path
 
     def abort(self):
@@ -265,7 +265,7 @@ class VideoControl:
         except Exception as error:  # noqa: BLE001 - ffmpeg gone, disk full: stop, say so, go on
             recording, self.recording = self.recording, None
             recording.abort()
-            self.viewer.error = f"video recording stopped: {type(error).__name__}: {error}"
+            self.viewer.session.error = f"video recording stopped: {type(error).__name__}: {error}"
 
     @property
     def offscreen(self):

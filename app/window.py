@@ -52,8 +52,8 @@ class SandboxWindow(pyglet.window.Window):
                              record=record, video=video, video_panel=video_panel, prepare=prepare,
                              frame_log=frame_log)
         self.viewer.on_scene_loaded = self._title
-        if self.viewer.scene_path is not None:
-            self._title(self.viewer.scene_path)
+        if self.viewer.session.scene_path is not None:
+            self._title(self.viewer.session.scene_path)
 
     def _title(self, path):
         self.set_caption(f"{TITLE} - {path.stem}")
@@ -95,8 +95,8 @@ class SandboxWindow(pyglet.window.Window):
     def on_file_drop(self, x, y, paths):
         """Open the first dropped file (scene or recording); a bad one shows its error."""
         if paths:
-            self.viewer.message = None
-            self.viewer.open(paths[0])
+            self.viewer.session.message = None
+            self.viewer.session.open(paths[0])
 
     def on_resize(self, width, height):
         self.viewer.resize(*self.get_framebuffer_size())
@@ -116,7 +116,7 @@ class SandboxWindow(pyglet.window.Window):
             self.viewer.frame(frame_seconds, self._screen_framebuffer())
         else:  # drawn (and resolved) offscreen
             self.viewer.frame(frame_seconds)
-            self._blit_color(self.viewer.target.resolved)
+            self._blit_color(self.viewer.view.target.resolved)
         self.flip()
         self.viewer.timing.lap("swap")
 
@@ -159,7 +159,7 @@ def run(window, frames=None, screenshot=None, fixed_step=None, until=None):
         count += 1
         if frames is None:
             viewer = window.viewer
-            if viewer is not None and viewer.preparation is not None and viewer.preparation.compiling:
+            if viewer is not None and viewer.session.preparation is not None and viewer.session.preparation.compiling:
                 time.sleep(max(0.0, PREPARING_FRAME_SECONDS - (time.perf_counter() - start)))
             else:
                 time.sleep(0)  # vsync paces the loop; yield to the OS between frames

@@ -58,10 +58,10 @@ def _xvfb():
 def _measure(scene, msaa, shadows, warmup, frames):
     from app.window import SandboxWindow
     window = SandboxWindow(str(scene), {}, vsync=False, store=False, msaa=msaa)
-    window.viewer.prefs["shadows"] = shadows
+    window.viewer.session.prefs["shadows"] = shadows
     try:
         times, cpu, physics, render = [], [], [], []
-        maps = window.viewer.shadow_map.renders
+        maps = window.viewer.view.shadow_map.renders
         for i in range(warmup + frames):
             start, start_cpu = time.perf_counter(), time.process_time()
             window.frame(1 / 60)
@@ -69,12 +69,12 @@ def _measure(scene, msaa, shadows, warmup, frames):
             if i >= warmup:
                 times.append(time.perf_counter() - start)
                 cpu.append(time.process_time() - start_cpu)
-                physics.append(window.viewer.stats["physics_ms"])
-                render.append(window.viewer.stats["render_ms"])
+                physics.append(window.viewer.session.stats["physics_ms"])
+                render.append(window.viewer.session.stats["render_ms"])
             if i == warmup - 1:
-                maps = window.viewer.shadow_map.renders
-        maps = (window.viewer.shadow_map.renders - maps) / frames
-        nodes = len(window.viewer.sim.names)
+                maps = window.viewer.view.shadow_map.renders
+        maps = (window.viewer.view.shadow_map.renders - maps) / frames
+        nodes = len(window.viewer.session.sim.names)
     finally:
         window.close()
     return nodes, maps, *(float(np.median(x)) for x in (times, cpu, physics, render))
@@ -102,29 +102,29 @@ def _split(scene, warmup, frames):
     def clear_grid():
         screen.use()
         screen.clear(0.6, 0.76, 0.92, 1.0, depth=1.0)
-        v.renderer.draw_grid(v.view_projection())
+        v.view.renderer.draw_grid(v.view.view_projection())
 
     def shadow_map():
-        drawn["shadow"] = v.shadow_map.render(v.renderer, s["T"], s["R"], s["S"], v.view_projection(), force=True,
-                                              focal_px=v.focal_px())
+        drawn["shadow"] = v.view.shadow_map.render(v.view.renderer, s["T"], s["R"], s["S"], v.view.view_projection(), force=True,
+                                              focal_px=v.view.focal_px())
 
     def overlays():
-        for segments, colors in v.overlay_lines():
-            v.renderer.draw_lines(segments, colors, v.view_projection())
+        for segments, colors in v.view.overlay_lines():
+            v.view.renderer.draw_lines(segments, colors, v.view.view_projection())
 
     try:
         for _ in range(warmup + frames):
             window.switch_to()
             window.dispatch_events()
             screen = window._screen_framebuffer()
-            part("physics step", lambda: v.sim.step(1))
-            part("world state", lambda: (v.refresh_state(), v.runaway_node()))
+            part("physics step", lambda: v.session.sim.step(1))
+            part("world state", lambda: (v.session.refresh_state(), v.session.runaway_node()))
             part("UI build", lambda: v.build_ui(1 / 60))
-            s = v.state
+            s = v.session.state
             part("shadow map", shadow_map)
             part("clear + grid", clear_grid)
-            part("shapes", lambda: v.renderer.draw_shapes(s["T"], s["R"], s["S"], v.view_projection(), v.focal_px(), None,
-                                                          v.camera.eye_world, shadow=drawn["shadow"]))
+            part("shapes", lambda: v.view.renderer.draw_shapes(s["T"], s["R"], s["S"], v.view.view_projection(), v.view.focal_px(), None,
+                                                          v.view.camera.eye_world, shadow=drawn["shadow"]))
             part("overlays", overlays)
             part("UI draw", lambda: v.imgui.render(imgui.get_draw_data(), screen))
             part("swap", window.flip)

@@ -73,7 +73,7 @@ def main(out, scenes=None):
     last = [None]
 
     def frame(what, action=None):
-        before = (viewer.sim.time, viewer.sim.step_count) if viewer.sim is not None else (0.0, 0)
+        before = (viewer.session.sim.time, viewer.session.sim.step_count) if viewer.session.sim is not None else (0.0, 0)
         compiled, taken = len(compiles_on_main), len(taken_on_main)
         start, cpu = time.perf_counter(), time.thread_time()
         interval = 0.0 if last[0] is None else start - last[0]      # what the viewer's clock sees
@@ -82,20 +82,20 @@ def main(out, scenes=None):
             action()
         window.frame()
         wall, cpu = time.perf_counter() - start, time.thread_time() - cpu
-        sim = viewer.sim
+        sim = viewer.session.sim
         same = sim is not None and sim.step_count >= before[1]
-        frames.append({"scene": viewer.scene_path.stem if viewer.scene_path else None, "what": what, "wall": wall, "cpu": cpu, "interval": interval + wall,
+        frames.append({"scene": viewer.session.scene_path.stem if viewer.session.scene_path else None, "what": what, "wall": wall, "cpu": cpu, "interval": interval + wall,
                        "advanced": (sim.time - before[0]) if same else 0.0,
                        "steps": (sim.step_count - before[1]) if same else 0,
                        "dt": sim.settings.dt if sim is not None else 0.0,
-                       "time_scale": viewer.prefs["time_scale"],
+                       "time_scale": viewer.session.prefs["time_scale"],
                        "compiles": compiles_on_main[compiled:], "kernels_taken": taken_on_main[taken:]})
 
     def settle(what, limit=600):
         """Frames until no scene waits and nothing loads (the warm-up's tasks for it are in)."""
         for _ in range(limit):
             frame(what)
-            if viewer.pending is None and viewer.sim is not None and not viewer.preparation.busy:
+            if viewer.session.pending is None and viewer.session.sim is not None and not viewer.session.preparation.busy:
                 return
         raise RuntimeError(f"{what}: the scene did not open within {limit} frames")
 
@@ -106,7 +106,7 @@ def main(out, scenes=None):
     names = scenes or [path.stem for path in sorted((HERE.parent / "assets" / "scenes").glob("*.toml"))]
     visited = 0
     while visited < len(names) + 1:
-        scene = viewer.scene_path.stem
+        scene = viewer.session.scene_path.stem
         if scene in names:
             if not (shots / f"{scene}.png").exists():
                 frame("run")
@@ -129,10 +129,10 @@ def main(out, scenes=None):
                 frame("crash A/B", viewer.ghosts.compare_counteraction)
                 for _ in range(10):
                     frame("A/B run")
-                cargo = [i for i in range(len(viewer.sim.names)) if viewer.sim.parent[i] >= 0
-                         and viewer.sim.motion[i] == "dynamic"]
-                frame("reparent", lambda: viewer.reparent(cargo[-1], None))
-                frame("view from", lambda: viewer.view_from(int(viewer.sim.parent[cargo[0]])))
+                cargo = [i for i in range(len(viewer.session.sim.names)) if viewer.session.sim.parent[i] >= 0
+                         and viewer.session.sim.motion[i] == "dynamic"]
+                frame("reparent", lambda: viewer.session.reparent(cargo[-1], None))
+                frame("view from", lambda: viewer.view.view_from(int(viewer.session.sim.parent[cargo[0]])))
                 for _ in range(10):
                     frame("view run")
                 frame("F10 start", press(key.F10))
@@ -147,9 +147,9 @@ def main(out, scenes=None):
         frame("PgDn", press(key.PAGEDOWN))
         settle("open next")
         visited += 1
-    if viewer.saved_recording is not None:
-        recording = viewer.saved_recording
-        frame("replay", lambda: viewer.open(str(recording)))
+    if viewer.session.saved_recording is not None:
+        recording = viewer.session.saved_recording
+        frame("replay", lambda: viewer.session.open(str(recording)))
         settle("replay")
         frame("play", press(key.SPACE))
         for _ in range(10):

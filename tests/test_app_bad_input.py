@@ -28,24 +28,24 @@ def test_the_viewer_survives_the_worst_files(window, tmp_path):
     for name, text in WORST.items():
         path = tmp_path / name
         path.write_text(text)
-        assert not v.load_scene(str(path))
-        assert name in v.error and v.scene_path == TANK, v.error
-        t = v.sim.time
+        assert not v.session.load_scene(str(path))
+        assert name in v.session.error and v.session.scene_path == TANK, v.session.error
+        t = v.session.sim.time
         frames(w, 3)
-        assert v.sim.time > t and not v.paused        # the tank runs on
-        v.error = None
+        assert v.session.sim.time > t and not v.session.paused        # the tank runs on
+        v.session.error = None
     path = tmp_path / "divergent.toml"
     path.write_text(DIVERGENT)
-    assert v.load_scene(str(path)) and v.error is None
+    assert v.session.load_scene(str(path)) and v.session.error is None
     for _ in range(60):
         frames(w, 1)
-        if v.paused:
+        if v.session.paused:
             break
-    assert v.paused and "'spinner' diverged in step" in v.error and "angular velocity" in v.error
-    assert v.selected == 0
+    assert v.session.paused and "'spinner' diverged in step" in v.session.error and "angular velocity" in v.session.error
+    assert v.session.selected == 0
     frames(w, 2)                                      # paused, drawing on, no exception
-    v.reset()
-    assert v.sim.diverged is None and v.sim.step_count == 0
+    v.session.reset()
+    assert v.session.sim.diverged is None and v.session.sim.step_count == 0
 
 
 SINKING = """[world]
@@ -74,8 +74,8 @@ def test_the_viewer_pauses_on_a_crate_that_falls_through_the_ground(window, tmp_
     v = w.viewer
     for _ in range(60):
         frames(w, 1)
-        if v.paused:
+        if v.session.paused:
             break
-    assert v.paused and "'crate' fell through 'ground' in step 2" in v.error and "sor = 1e-10" in v.error, v.error
-    assert v.sim.names[v.selected] == "crate"
+    assert v.session.paused and "'crate' fell through 'ground' in step 2" in v.session.error and "sor = 1e-10" in v.session.error, v.session.error
+    assert v.session.sim.names[v.session.selected] == "crate"
     frames(w, 2)

@@ -35,7 +35,7 @@ def click_item(w, label):
 
 
 def scene_value(v, name):
-    return getattr(load_scene(v.scene_path).settings(), name)
+    return getattr(load_scene(v.session.scene_path).settings(), name)
 
 
 CHOICES = ("gyroscopic", "integrator", "counteract")
@@ -48,25 +48,25 @@ def test_a_scene_opens_with_its_own_physics_unless_choices_are_kept(window):
     frames(w, 3)
     v = w.viewer
     keys(w, "g", "i", "c")                       # G, I, C on the T-handle ...
-    chosen = {name: getattr(v.sim.settings, name) for name in CHOICES}
+    chosen = {name: getattr(v.session.sim.settings, name) for name in CHOICES}
     assert all(chosen[name] != scene_value(v, name) for name in CHOICES)
-    from app.controls import scene_files         # (pyglet's window module needs the display)
+    from app.session import scene_files
 
     car = [path.stem for path in scene_files()].index("car")
     keys(w, str(car + 1))                        # ... then the car, by its number key
     frames(w, 5)
-    assert v.scene_path.stem == "car"
+    assert v.session.scene_path.stem == "car"
     for name in CHOICES:                         # the car's own physics: counteraction on, as in its file
-        assert getattr(v.sim.settings, name) == scene_value(v, name), name
+        assert getattr(v.session.sim.settings, name) == scene_value(v, name), name
     # "keep my physics choices" on: a choice made now follows to the next scene
     click_item(w, "keep my physics choices")
-    assert v.prefs["keep_physics"]
+    assert v.session.prefs["keep_physics"]
     keys(w, "c")
-    assert v.sim.settings.counteract != scene_value(v, "counteract")
+    assert v.session.sim.settings.counteract != scene_value(v, "counteract")
     keys(w, "bracketright")
     frames(w, 5)
-    assert v.scene_path.stem != "car"
-    assert v.sim.settings.counteract != scene_value(v, "counteract")
+    assert v.session.scene_path.stem != "car"
+    assert v.session.sim.settings.counteract != scene_value(v, "counteract")
 
 
 @pytest.mark.display
@@ -78,12 +78,12 @@ def test_a_setting_off_its_scene_file_has_a_button_that_puts_it_back(window):
     assert "scene##gyroscopic" not in v.panel.item_rects     # as the file says: no button
     keys(w, "g")
     frames(w, 2)
-    assert v.sim.settings.gyroscopic != scene_value(v, "gyroscopic")
+    assert v.session.sim.settings.gyroscopic != scene_value(v, "gyroscopic")
     assert "scene##gyroscopic" in v.panel.item_rects
     x0, _, x1, _ = v.panel.item_rects["scene##gyroscopic"]
     assert x1 <= v.panel.item_rects["Sandbox"][2]           # inside the panel, not cut off
     click_item(w, "scene##gyroscopic")
-    assert v.sim.settings.gyroscopic == scene_value(v, "gyroscopic")
+    assert v.session.sim.settings.gyroscopic == scene_value(v, "gyroscopic")
     frames(w, 2)
     assert "scene##gyroscopic" not in v.panel.item_rects
-    np.testing.assert_array_equal(v.sim.settings.gravity, scene_value(v, "gravity"))
+    np.testing.assert_array_equal(v.session.sim.settings.gravity, scene_value(v, "gravity"))

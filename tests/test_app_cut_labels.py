@@ -86,7 +86,7 @@ def narrow_window(window, scene, width=MIN_PANEL_WIDTH):
     store.save(prefs)
     w = window(scene, size=(1280, 720))
     v = w.viewer
-    v.selected = int(v.dynamic[0]) if v.dynamic.size else 1
+    v.session.selected = int(v.session.dynamic[0]) if v.session.dynamic.size else 1
     open_every_section(w)
     frames(w, 3)
     assert v.panel.windows["Sandbox"][2] - v.panel.windows["Sandbox"][0] == pytest.approx(width, abs=1)
@@ -119,7 +119,7 @@ def test_no_label_is_cut_without_a_tooltip(window, app_config, scene, width):
     uncovered = [g for g in cut_glyphs(panel.windows["Sandbox"])
                  if not any(on(g, r) for r in panel.cut_rects) and not any(on(g, r) for r in plots)]
     assert uncovered == [], f"glyphs cut with no tooltip: {uncovered}"
-    sim, asleep = v.sim, v.sim.sleeping()
+    sim, asleep = v.session.sim, v.session.sim.sleeping()
     font = imgui.get_font_size()   # 13 px: ImGui's default font, as the panel draws it
     rows = 0
     for i, name in enumerate(sim.names):
@@ -147,8 +147,8 @@ def test_a_cut_tree_row_shows_whole_under_the_real_pointer(window, app_config):
     require_tool("xdotool", "xdotool")
     w = narrow_window(window, "tank")
     v = w.viewer
-    i = list(v.sim.names).index("turret")
-    text = describe(v.sim, i, v.sim.sleeping())
+    i = list(v.session.sim.names).index("turret")
+    text = describe(v.session.sim, i, v.session.sim.sleeping())
     assert text in v.panel.cut
     wid, panel = str(w._window), v.panel.windows["Sandbox"]
     for _ in range(60):   # the wheel on the panel until the row is in view

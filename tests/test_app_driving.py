@@ -22,7 +22,7 @@ def test_w_drives_the_tank_off_its_circle_and_v_fires_the_shell(window, tmp_path
     w = window("tank", record=str(tmp_path / "drive.rec"))
     frames(w, 30)
     v = w.viewer
-    sim = v.sim
+    sim = v.session.sim
     assert abs(radius(sim) - 8.0) < 1e-9 and sim.controls["throttle"] == 2.4
     keys(w)                                     # focus the window, the pointer off the panel
     xdotool(w, "keydown", "w")
@@ -33,16 +33,16 @@ def test_w_drives_the_tank_off_its_circle_and_v_fires_the_shell(window, tmp_path
     assert throttle > 4.0 and sim.controls["wheels"] == throttle       # ramped while held, kept when let go
     assert radius(sim) > 8.2, radius(sim)
     keys(w, "v")
-    launch = v.last_input
-    assert launch is not None and "launched at" in v.message and "m/s from the launcher" in v.message
-    fired = next(i for i in v.timeline.inputs if i.kind == "launch")
-    v.seek(fired.step)                          # the state just after the launch
+    launch = v.session.last_input
+    assert launch is not None and "launched at" in v.session.message and "m/s from the launcher" in v.session.message
+    fired = next(i for i in v.session.timeline.inputs if i.kind == "launch")
+    v.session.seek(fired.step)                          # the state just after the launch
     world = sim.world()
     shell, muzzle = sim.names.index("shell"), sim.names.index("muzzle_brake")
     axis = world.transform.rotation[muzzle] @ [0.0, 1.0, 0.0]
     np.testing.assert_allclose(world.velocity[shell], world.velocity[muzzle] + 25.0 * axis, rtol=0, atol=1e-9)
     np.testing.assert_allclose(world.velocity[shell], launch.velocity_world, rtol=0, atol=1e-9)
-    v.seek(v.timeline.head)
+    v.session.seek(v.session.timeline.head)
     keys(w, "ctrl+s")
     from physics.pipeline.recording import read_recording
     recording = read_recording(tmp_path / "drive.rec")
@@ -59,24 +59,24 @@ def test_the_control_section_sets_an_actuator(window):
     w = window("tank")
     frames(w, 10)
     v = w.viewer
-    assert v.sim.controls["turret"] == 0.5
+    assert v.session.sim.controls["turret"] == 0.5
     click_item(w, "turret##control")          # scrolled into view (and clicked)
     x0, y0, x1, y1 = v.panel.item_rects["turret##control"]
     xdotool(w, "mousemove", "--window", str(w._window), str(int(x0) + 2), str(int((y0 + y1) / 2)))
     xdotool(w, "click", "1")
     frames(w, 5)
-    assert v.sim.controls["turret"] < -0.95, v.sim.controls
-    assert any(i.kind == "control" and i.args[0] == "turret" for i in v.timeline.inputs)
+    assert v.session.sim.controls["turret"] < -0.95, v.session.sim.controls
+    assert any(i.kind == "control" and i.args[0] == "turret" for i in v.session.timeline.inputs)
     keys(w, "F1")
     frames(w, 2)
     assert "help V" in v.panel.item_rects and "help W" in v.panel.item_rects
     # a key held as the window loses the keyboard is let go (no release event will come)
     keys(w, "Escape")
     xdotool(w, "keydown", "a")
-    assert v.sim.controls["steer"] == 0.4
+    assert v.session.sim.controls["steer"] == 0.4
     w.dispatch_event("on_deactivate")
     frames(w, 2)
-    assert v.sim.controls["steer"] == 0.0 and not v.keys.down
+    assert v.session.sim.controls["steer"] == 0.0 and not v.session.keys.down
     xdotool(w, "keyup", "a")        # the X server's key state back as it was
 
 
@@ -91,25 +91,25 @@ def test_a_joint_slider_poses_the_iiwa(window):
     frames(w, 5)
     v = w.viewer
     keys(w, "space")
-    assert v.paused
-    before = v.sim.joint_coordinates()
+    assert v.session.paused
+    before = v.session.sim.joint_coordinates()
     click_item(w, "lbr_iiwa_joint_2##joint")
     x0, y0, x1, y1 = v.panel.item_rects["lbr_iiwa_joint_2##joint"]
     xdotool(w, "mousemove", "--window", str(w._window), str(int(x0) + 2), str(int((y0 + y1) / 2)))
     xdotool(w, "click", "1")
     frames(w, 3)
-    after = v.sim.joint_coordinates()
+    after = v.session.sim.joint_coordinates()
     assert after["lbr_iiwa_joint_2"] < -1.9, after
     assert all(abs(after[n] - before[n]) < 1e-9 for n in before if n != "lbr_iiwa_joint_2")
-    assert any(i.kind == "pose" and i.args[0] == "lbr_iiwa_joint_2" for i in v.timeline.inputs)
-    assert v.sim.joint_separation().max() < 1e-9
+    assert any(i.kind == "pose" and i.args[0] == "lbr_iiwa_joint_2" for i in v.session.timeline.inputs)
+    assert v.session.sim.joint_separation().max() < 1e-9
     # a keyframe saved here, the arm moved, the keyframe's button brings it back
     click_item(w, "save keyframe")
-    assert [k["name"] for k in v.saved_keyframes] == ["saved1"]
-    v.give_input("pose", "lbr_iiwa_joint_2", 0.5)
+    assert [k["name"] for k in v.session.saved_keyframes] == ["saved1"]
+    v.session.give_input("pose", "lbr_iiwa_joint_2", 0.5)
     click_item(w, "saved1##keyframe")
     frames(w, 2)
-    back = v.sim.joint_coordinates()
+    back = v.session.sim.joint_coordinates()
     assert all(abs(back[n] - after[n]) < 1e-9 for n in after), (back, after)
 
 
@@ -121,17 +121,17 @@ def test_the_cars_cargo_shows_through_its_cabin(window):
     w = window("car")
     frames(w, 3)
     v = w.viewer
-    v.paused = True
-    ball = v.sim.names.index("ball")
-    clip = v.view_projection() @ np.append(v.state["T"][ball], 1.0)
+    v.session.paused = True
+    ball = v.session.sim.names.index("ball")
+    clip = v.view.view_projection() @ np.append(v.session.state["T"][ball], 1.0)
     ndc = clip[:2] / clip[3]
     x, y = (ndc[0] + 1) / 2 * v.size[0], (1 - ndc[1]) / 2 * v.size[1]     # window pixels, top row first
     frames(w, 2)
     seen = v.read_rgb()[int(y), int(x)].astype(float)
-    opacity = v.sim.scene.opacity.copy()
-    v.sim.scene.opacity[:] = 1.0
+    opacity = v.session.sim.scene.opacity.copy()
+    v.session.sim.scene.opacity[:] = 1.0
     frames(w, 2)
     hidden = v.read_rgb()[int(y), int(x)].astype(float)
-    v.sim.scene.opacity[:] = opacity
+    v.session.sim.scene.opacity[:] = opacity
     assert seen[0] > seen[2] + 30, seen           # yellow (red and green over blue): the ball
     assert hidden[2] >= hidden[0], hidden         # the cabin's pale blue

@@ -37,7 +37,7 @@ color = [0.2, 0.3, 0.9]
 
 def screen_xy(v, point_world):
     """Window pixel (x right, y down from the top) where `point_world` is drawn."""
-    clip = v.view_projection() @ np.append(point_world, 1.0)
+    clip = v.view.view_projection() @ np.append(point_world, 1.0)
     ndc = clip[:3] / clip[3]
     return np.array([(ndc[0] + 1) / 2 * v.size[0], (1 - ndc[1]) / 2 * v.size[1]])
 
@@ -61,27 +61,27 @@ def test_view_from_the_car_holds_it_still_while_the_world_moves_past(window):
     w = window(str(CAR))
     v = w.viewer
     frames(w, 2)
-    car = list(v.sim.names).index("car")
-    wall = list(v.sim.names).index("wall")
-    v.paused = True
-    v.view_from(car)
+    car = list(v.session.sim.names).index("car")
+    wall = list(v.session.sim.names).index("wall")
+    v.session.paused = True
+    v.view.view_from(car)
     frames(w, 1)
-    v.paused = False
-    first_car, first_wall = screen_xy(v, v.state["T"][car]), screen_xy(v, v.state["T"][wall])
+    v.session.paused = False
+    first_car, first_wall = screen_xy(v, v.session.state["T"][car]), screen_xy(v, v.session.state["T"][wall])
     first_image = v.read_rgb()
     for _ in range(30):
         frames(w, 1)
-        np.testing.assert_allclose(screen_xy(v, v.state["T"][car]), first_car, atol=1e-6)
-    assert np.linalg.norm(screen_xy(v, v.state["T"][wall]) - first_wall) > 20
-    body_color = v.sim.colors[car]
+        np.testing.assert_allclose(screen_xy(v, v.session.state["T"][car]), first_car, atol=1e-6)
+    assert np.linalg.norm(screen_xy(v, v.session.state["T"][wall]) - first_wall) > 20
+    body_color = v.session.sim.colors[car]
     before, count = color_centroid(first_image, body_color)
     after, _ = color_centroid(v.read_rgb(), body_color)
     assert count > 200 and np.linalg.norm(after - before) < 1.0
-    v.view_from(None)
+    v.view.view_from(None)
     frames(w, 1)
-    start = screen_xy(v, v.state["T"][car])
+    start = screen_xy(v, v.session.state["T"][car])
     frames(w, 30)
-    assert np.linalg.norm(screen_xy(v, v.state["T"][car]) - start) > 20
+    assert np.linalg.norm(screen_xy(v, v.session.state["T"][car]) - start) > 20
 
 
 def test_switching_frames_keeps_the_picture(window):
@@ -92,10 +92,10 @@ def test_switching_frames_keeps_the_picture(window):
     w = window(str(TURNTABLE))
     v = w.viewer
     frames(w, 20)
-    v.paused = True
-    before = [screen_xy(v, x) for x in v.state["T"]]
-    v.view_from(list(v.sim.names).index("turntable"))
-    after = [screen_xy(v, x) for x in v.state["T"]]
+    v.session.paused = True
+    before = [screen_xy(v, x) for x in v.session.state["T"]]
+    v.view.view_from(list(v.session.sim.names).index("turntable"))
+    after = [screen_xy(v, x) for x in v.session.state["T"]]
     np.testing.assert_allclose(after, before, atol=1e-6)
 
 
@@ -105,18 +105,18 @@ def test_the_cargo_trail_in_the_car_frame_and_in_the_world(window):
     crash, then slides forward to the front panel). Both end at the ball (1e-9 m: one rigid map)."""
     w = window(str(CAR))
     v = w.viewer
-    ball = list(v.sim.names).index("ball")
-    car = list(v.sim.names).index("car")
-    v.trails.toggle(ball)
-    v.view_from(car)
+    ball = list(v.session.sim.names).index("ball")
+    car = list(v.session.sim.names).index("car")
+    v.view.trails.toggle(ball)
+    v.view.view_from(car)
     frames(w, 150)
-    world_path = v.trails.path(ball, None, v.state)
-    car_path = v.trails.path(ball, car, v.state)
+    world_path = v.view.trails.path(ball, None, v.session.state)
+    car_path = v.view.trails.path(ball, car, v.session.state)
     assert len(world_path) > 100 and len(car_path) == len(world_path)
-    np.testing.assert_allclose(world_path[-1], v.state["T"][ball], atol=1e-12)
-    np.testing.assert_allclose(car_path[-1], v.state["T"][ball], atol=1e-9)
+    np.testing.assert_allclose(world_path[-1], v.session.state["T"][ball], atol=1e-12)
+    np.testing.assert_allclose(car_path[-1], v.session.state["T"][ball], atol=1e-9)
     assert np.ptp(world_path[:, 0]) > 10 and np.ptp(car_path[:, 0]) < 1.5
-    assert len(v.overlay_lines()) >= 2
+    assert len(v.view.overlay_lines()) >= 2
 
 
 def _off_line(points):
@@ -135,18 +135,18 @@ def test_a_trail_straight_in_the_world_curves_on_the_turntable(window):
     from app import paths
     w = window(str(TURNTABLE))
     v = w.viewer
-    puck = list(v.sim.names).index("puck_blue")
-    table = list(v.sim.names).index("turntable")
-    v.trails.toggle(puck)
-    v.view_from(table)
+    puck = list(v.session.sim.names).index("puck_blue")
+    table = list(v.session.sim.names).index("turntable")
+    v.view.trails.toggle(puck)
+    v.view.view_from(table)
     frames(w, 180)
-    world_path, table_path = v.trails.path(puck, None, v.state), v.trails.path(puck, table, v.state)
+    world_path, table_path = v.view.trails.path(puck, None, v.session.state), v.view.trails.path(puck, table, v.session.state)
     assert np.linalg.norm(world_path[-1] - world_path[0]) > 1.0
     assert _off_line(world_path) < 1e-3
     assert _off_line(table_path) > 0.2
-    v.paused = True
-    v.camera.target_world = v.frames.to_frame(v.state, v.state["T"][table])
-    v.camera.pitch, v.camera.distance = 1.45, 6.0
+    v.session.paused = True
+    v.view.camera.target_world = v.view.frames.to_frame(v.session.state, v.session.state["T"][table])
+    v.view.camera.pitch, v.view.camera.distance = 1.45, 6.0
     frames(w, 1)
     image = v.read_rgb()
     for shade in (1.0, paths.WORLD_SHADE):
@@ -161,21 +161,21 @@ def test_acceleration_terms_arrows_and_stacked_plot(window):
     from app.frames import TERMS
     w = window(str(TURNTABLE))
     v = w.viewer
-    puck = list(v.sim.names).index("puck_white")
-    v.selected = puck
+    puck = list(v.session.sim.names).index("puck_white")
+    v.session.selected = puck
     frames(w, 2)
     click(w, "Frames")
     click(w, "acceleration terms")
-    assert v.frames.decompose
-    v.view_from(list(v.sim.names).index("turntable"))
+    assert v.view.frames.decompose
+    v.view.view_from(list(v.session.sim.names).index("turntable"))
     frames(w, 30)
-    t, stacked, world = v.frames.history.series(0)
+    t, stacked, world = v.view.frames.history.series(0)
     assert len(t) >= 30
     np.testing.assert_allclose(stacked[-1], world, atol=1e-9)
-    terms = v.frames.last_terms
+    terms = v.view.frames.last_terms
     np.testing.assert_allclose(terms["coriolis"], -2 * terms["centrifugal"], atol=1e-6)
     assert "terms plot" in v.panel.item_rects
-    arrows = v.frames.overlay_lines(v.state, puck, 0.25, np.full(len(v.state["T"]), 100.0))
+    arrows = v.view.frames.overlay_lines(v.session.state, puck, 0.25, np.full(len(v.session.state["T"]), 100.0))
     assert len(arrows[0][0]) >= 3 * 3      # relative, centrifugal, Coriolis at least (3 segments each)
     assert set(TERMS) <= set(terms)
 
@@ -194,8 +194,8 @@ def test_a_mouse_pull_moves_the_ball_to_the_cursor_and_replays(window, tmp_path)
     v = w.viewer
     frames(w, 3)
     wid = str(w._window)
-    ball = list(v.sim.names).index("ball")
-    x, y = screen_xy(v, v.state["T"][ball]).round().astype(int)
+    ball = list(v.session.sim.names).index("ball")
+    x, y = screen_xy(v, v.session.state["T"][ball]).round().astype(int)
     xdotool(w, "mousemove", "--window", wid, str(x), str(y))
     xdotool(w, "keydown", "ctrl")
     xdotool(w, "mousedown", "1")
@@ -203,16 +203,16 @@ def test_a_mouse_pull_moves_the_ball_to_the_cursor_and_replays(window, tmp_path)
     for dx in range(30, 151, 30):
         xdotool(w, "mousemove", "--window", wid, str(x + dx), str(y))
     frames(w, 90)
-    held_at = screen_xy(v, v.state["T"][ball])
+    held_at = screen_xy(v, v.session.state["T"][ball])
     xdotool(w, "mouseup", "1")
     xdotool(w, "keyup", "ctrl")
     assert not v.hand.holding
     assert held_at[0] - x > 120 and abs(held_at[1] - y) < 10, held_at - [x, y]
-    kinds = [i.kind for i in v.timeline.inputs]
+    kinds = [i.kind for i in v.session.timeline.inputs]
     assert kinds.count("force") > 90
-    assert any(text == "pull: ball" for _, text in v.history.markers)
-    path = v.save_recording(tmp_path / "pull.rec")
-    assert read_recording(path).verify() == (v.timeline.head, None)
+    assert any(text == "pull: ball" for _, text in v.session.history.markers)
+    path = v.session.save_recording(tmp_path / "pull.rec")
+    assert read_recording(path).verify() == (v.session.timeline.head, None)
 
 
 def test_a_ctrl_right_click_flicks_the_ball_into_the_screen(window, tmp_path):
@@ -228,26 +228,26 @@ def test_a_ctrl_right_click_flicks_the_ball_into_the_screen(window, tmp_path):
     w = window(str(scene))
     v = w.viewer
     frames(w, 3)
-    v.paused = True
+    v.session.paused = True
     wid = str(w._window)
-    ball = list(v.sim.names).index("ball")
-    x, y = screen_xy(v, v.state["T"][ball]).round().astype(int)
+    ball = list(v.session.sim.names).index("ball")
+    x, y = screen_xy(v, v.session.state["T"][ball]).round().astype(int)
     xdotool(w, "mousemove", "--window", wid, str(x), str(y))
-    before = np.array(v.state["v"][ball])
+    before = np.array(v.session.state["v"][ball])
     xdotool(w, "keydown", "ctrl")
     xdotool(w, "click", "3")
     xdotool(w, "keyup", "ctrl")
-    dv = np.array(v.state["v"][ball]) - before
-    assert [i.kind for i in v.timeline.inputs] == ["impulse"]
-    impulse = v.timeline.inputs[0].args[1]
+    dv = np.array(v.session.state["v"][ball]) - before
+    assert [i.kind for i in v.session.timeline.inputs] == ["impulse"]
+    impulse = v.session.timeline.inputs[0].args[1]
     np.testing.assert_allclose(dv, impulse / 2.0, atol=1e-12)
     assert np.linalg.norm(dv) == pytest.approx(FLICK_SPEED, abs=1e-9)
-    ray = v.world_ray(x, v.size[1] - y)[1]     # within a pixel of the click's (1.2e-3 rad a pixel)
+    ray = v.view.world_ray(x, v.size[1] - y)[1]     # within a pixel of the click's (1.2e-3 rad a pixel)
     assert np.arccos(np.clip(dv @ ray / FLICK_SPEED, -1, 1)) < 5e-3
-    v.paused = False
+    v.session.paused = False
     frames(w, 20)
-    path = v.save_recording(tmp_path / "flick.rec")
-    assert read_recording(path).verify() == (v.timeline.head, None)
+    path = v.session.save_recording(tmp_path / "flick.rec")
+    assert read_recording(path).verify() == (v.session.timeline.head, None)
 
 
 def test_a_ghost_receives_the_pull(window, tmp_path):
@@ -260,12 +260,12 @@ def test_a_ghost_receives_the_pull(window, tmp_path):
     w = window(str(scene))
     v = w.viewer
     frames(w, 3)
-    label = v.ghosts.add_variant({"integrator": v.sim.settings.integrator}, label="twin")
+    label = v.ghosts.add_variant({"integrator": v.session.sim.settings.integrator}, label="twin")
     frames(w, 2)
-    ball = list(v.sim.names).index("ball")
-    x, y = screen_xy(v, v.state["T"][ball])
+    ball = list(v.session.sim.names).index("ball")
+    x, y = screen_xy(v, v.session.state["T"][ball])
     y = v.size[1] - y                   # pyglet's origin: bottom left
-    start = v.state["T"][ball].copy()
+    start = v.session.state["T"][ball].copy()
     v.mouse_press(x, y, mouse.LEFT, key.MOD_CTRL)
     assert v.hand.holding
     for i in range(1, 21):
@@ -274,9 +274,9 @@ def test_a_ghost_receives_the_pull(window, tmp_path):
     v.mouse_release(x + 100, y, mouse.LEFT, key.MOD_CTRL)
     frames(w, 1)
     twin = v.ghosts.comparison.simulation(label)
-    assert twin.step_count == v.sim.step_count and twin.state_hash() == v.sim.state_hash()
-    assert np.linalg.norm(v.state["T"][ball] - start) > 0.5
-    assert sum(i.kind == "force" for i in v.timeline.inputs) >= 40
+    assert twin.step_count == v.session.sim.step_count and twin.state_hash() == v.session.sim.state_hash()
+    assert np.linalg.norm(v.session.state["T"][ball] - start) > 0.5
+    assert sum(i.kind == "force" for i in v.session.timeline.inputs) >= 40
 
 
 def test_a_grab_beside_a_thin_link_takes_it_and_a_missed_one_never_turns_the_camera(window):
@@ -287,16 +287,16 @@ def test_a_grab_beside_a_thin_link_takes_it_and_a_missed_one_never_turns_the_cam
     require_tool("xdotool", "xdotool")
     w = window("iiwa")
     v = w.viewer
-    v.paused = True
+    v.session.paused = True
     frames(w, 3)
     wid = str(w._window)
-    tip = list(v.sim.names).index("lbr_iiwa_link_7")
-    x, y = screen_xy(v, v.state["T"][tip]).round().astype(int)
+    tip = list(v.session.sim.names).index("lbr_iiwa_link_7")
+    x, y = screen_xy(v, v.session.state["T"][tip]).round().astype(int)
     for dx in range(5, 40):     # the first pixel right of the link where a plain pick misses
-        if v.pick_point(x + dx, v.size[1] - y)[0] is None:
+        if v.view.pick_point(x + dx, v.size[1] - y)[0] is None:
             break
     side = x + dx + 5
-    assert v.pick_point(side, v.size[1] - y)[0] is None
+    assert v.view.pick_point(side, v.size[1] - y)[0] is None
     xdotool(w, "mousemove", "--window", wid, str(side), str(y))
     xdotool(w, "keydown", "ctrl")
     xdotool(w, "mousedown", "1")
@@ -304,7 +304,7 @@ def test_a_grab_beside_a_thin_link_takes_it_and_a_missed_one_never_turns_the_cam
     xdotool(w, "mouseup", "1")
     xdotool(w, "keyup", "ctrl")
     frames(w, 2)
-    camera = (v.camera.yaw, v.camera.pitch, v.camera.distance, v.camera.target_world.copy())
+    camera = (v.view.camera.yaw, v.view.camera.pitch, v.view.camera.distance, v.view.camera.target_world.copy())
     xdotool(w, "mousemove", "--window", wid, "1200", "60")
     xdotool(w, "keydown", "ctrl")
     xdotool(w, "mousedown", "1")
@@ -314,5 +314,5 @@ def test_a_grab_beside_a_thin_link_takes_it_and_a_missed_one_never_turns_the_cam
     xdotool(w, "mouseup", "1")
     xdotool(w, "keyup", "ctrl")
     frames(w, 2)
-    assert (v.camera.yaw, v.camera.pitch, v.camera.distance) == camera[:3]
-    assert np.array_equal(v.camera.target_world, camera[3])
+    assert (v.view.camera.yaw, v.view.camera.pitch, v.view.camera.distance) == camera[:3]
+    assert np.array_equal(v.view.camera.target_world, camera[3])

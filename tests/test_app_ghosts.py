@@ -69,8 +69,8 @@ def test_t_handle_ghost(window):
     w = window(SCENES / "t_handle.toml")
     v = w.viewer
     press(w, key.SPACE)
-    v.seek(0)
-    v.step_physics(20)
+    v.session.seek(0)
+    v.session.step_physics(20)
     frames(w, 2)
     assert magenta_pixels(v.read_rgb()) == 0
     click(w, "Compare")
@@ -79,23 +79,23 @@ def test_t_handle_ghost(window):
     label = "gyroscopic=off"
     assert list(v.ghosts.ghosts) == [label] and v.ghosts.ghosts[label].color == ghost_module.COLORS[0]
     ghost = v.ghosts.comparison.simulation(label)
-    assert ghost is not v.sim and ghost.step_count == 20
+    assert ghost is not v.session.sim and ghost.step_count == 20
     press(w, key.SPACE)
     divergence, hashes = [], {}
-    while v.sim.step_count < 260:
+    while v.session.sim.step_count < 260:
         frames(w, 1)
         divergence.append(v.ghosts.readouts[label]["max_rotation_error"])
         hashes[ghost.step_count] = ghost.state_hash()
     press(w, key.SPACE)
-    v.seek(260)
-    assert ghost.step_count == v.sim.step_count == 260
+    v.session.seek(260)
+    assert ghost.step_count == v.session.sim.step_count == 260
     image = v.read_rgb()
     assert magenta_pixels(image) > 150
     assert divergence[10] < 1e-2 and max(divergence) > 1.0       # measured: 4e-4 rad at step 30, 3.1 rad by 260
     assert ghost.state_hash() == fresh_hash(SCENES / "t_handle.toml", 20, {"gyroscopic": "off"}, 240)
-    v.seek(140)
+    v.session.seek(140)
     assert ghost.step_count == 140 and ghost.state_hash() == hashes[140]
-    v.seek(260)
+    v.session.seek(260)
     assert ghost.state_hash() == hashes[260]
     click(w, f"hide##{label}")
     assert v.ghosts.ghosts[label].hidden and magenta_pixels(v.read_rgb()) == 0
@@ -104,15 +104,15 @@ def test_t_handle_ghost(window):
     plotted = v.ghosts.plotted
     assert plotted["max_rotation_error"][0] > 100      # one sample a frame, a line per run
     click(w, f"promote##{label}")
-    assert v.sim is ghost and v.sim.settings.gyroscopic == "off"
-    assert v.timeline.origin == v.timeline.head == 260 and v.ghosts.comparison is None
-    assert v.history.markers[-1][1] == f"promoted {label}"
+    assert v.session.sim is ghost and v.session.sim.settings.gyroscopic == "off"
+    assert v.session.timeline.origin == v.session.timeline.head == 260 and v.ghosts.comparison is None
+    assert v.session.history.markers[-1][1] == f"promoted {label}"
     press(w, key.SPACE)
-    while v.sim.step_count < 300:
+    while v.session.sim.step_count < 300:
         frames(w, 1)
     press(w, key.SPACE)
-    v.seek(300)
-    assert v.sim.state_hash() == fresh_hash(SCENES / "t_handle.toml", 20, {"gyroscopic": "off"}, 280)
+    v.session.seek(300)
+    assert v.session.sim.state_hash() == fresh_hash(SCENES / "t_handle.toml", 20, {"gyroscopic": "off"}, 280)
     v.ghosts.add_variant({"integrator": "rk4"})
     frames(w, 1)                 # the panel draws its row
     click(w, "remove##integrator=rk4")
@@ -129,11 +129,11 @@ def test_branch_as_ghost_and_readable_energy_axis(window):
     w = window(SCENES / "t_handle.toml")
     v = w.viewer
     press(w, key.SPACE)
-    v.seek(0)
-    v.step_physics(60)
-    v.seek(30)
-    v.set("integrator", "rk4")
-    branch = v.timeline.previous
+    v.session.seek(0)
+    v.session.step_physics(60)
+    v.session.seek(30)
+    v.session.set("integrator", "rk4")
+    branch = v.session.timeline.previous
     assert (branch.start, branch.head) == (30, 60)
     frames(w, 1)
     click(w, "Compare")
@@ -142,7 +142,7 @@ def test_branch_as_ghost_and_readable_energy_axis(window):
     ghost = v.ghosts.comparison.simulation(label)
     assert ghost.step_count == 30 and ghost.state_hash() == branch.hashes[30]
     for step in (31, 45, 60):
-        v.step_physics(step - v.sim.step_count)
+        v.session.step_physics(step - v.session.sim.step_count)
         assert ghost.step_count == step and ghost.state_hash() == branch.hashes[step]
     assert v.ghosts.readouts[label]["max_rotation_error"] > 0.0   # rk4 and lie-midpoint part ways
     click(w, "Compare")          # closed again: the Plots section is in view
@@ -151,7 +151,7 @@ def test_branch_as_ghost_and_readable_energy_axis(window):
     frames(w, 30)
     axis = v.panel.axes["energy"]
     assert axis["offset"] != 0.0 and len(set(axis["labels"])) == len(axis["labels"]) >= 3
-    _, energy = v.history.channel("energy")
+    _, energy = v.session.history.channel("energy")
     shown = energy - axis["offset"]
     assert axis["lo"] < shown.min() and shown.max() < axis["hi"]
 
@@ -170,7 +170,7 @@ def test_crash_ab_draws_two_trails(window, tmp_path):
     click(w, "compare counteraction")
     g = v.ghosts
     assert list(g.ghosts) == list(ghost_module.AB_LABELS) and g.ab is not None
-    start = v.sim.step_count
+    start = v.session.sim.step_count
     assert 40 < start < 100        # measured: the impact at step 79, the A/B from step 64
     frames(w, 60)
     _, dv = g.history.series(ghost_module.AB_LABELS[0], len(ghost_module.CHANNELS))
@@ -181,7 +181,7 @@ def test_crash_ab_draws_two_trails(window, tmp_path):
     # Before the impact the two trails are one path (the car's; the later-drawn one shows there);
     # after it the cargo with counteraction on slides on to the front panel, ahead of the cargo
     # without it: each trail's last points show in its own colour.
-    vp, (width, height) = v.view_projection(), v.size
+    vp, (width, height) = v.view.view_projection(), v.size
     for label in ghost_module.AB_LABELS:
         trail = g.trails.points(label)
         assert len(trail) > 10

@@ -17,20 +17,20 @@ def test_the_numbers_overlay_shows_at_a_glance_and_toggles(window):
     assert x1 == pytest.approx(v.size[0] - 8, abs=1) and y0 == pytest.approx(8, abs=1)     # top right
     legend = v.panel.item_rects["Legend"]
     assert legend[1] >= y1                          # the legend below it, not under it
-    assert v.stats["fps"] > 0 and v.stats["rtf"] > 0
+    assert v.session.stats["fps"] > 0 and v.session.stats["rtf"] > 0
     assert "real time x" in v.panel.numbers_lines[1]
     keys(w, "space")                                # paused: the factor is not 0.00 but "paused"
     frames(w, 2)
-    assert v.paused and v.panel.numbers_lines[1].endswith("   paused"), v.panel.numbers_lines
+    assert v.session.paused and v.panel.numbers_lines[1].endswith("   paused"), v.panel.numbers_lines
     keys(w, "space")
     frames(w, 2)
-    assert not v.paused and "real time x" in v.panel.numbers_lines[1]
+    assert not v.session.paused and "real time x" in v.panel.numbers_lines[1]
     keys(w, "o")
-    assert not v.prefs["numbers"]
+    assert not v.session.prefs["numbers"]
     frames(w, 2)
     assert v.panel.item_rects["Legend"][1] == pytest.approx(8, abs=1)                     # moved up into its place
     keys(w, "o")
-    assert v.prefs["numbers"]
+    assert v.session.prefs["numbers"]
 
 
 @pytest.mark.display
@@ -41,11 +41,11 @@ def test_escape_closes_what_is_open_then_does_nothing(window):
     v = w.viewer
     keys(w, "F1")
     assert v.show_help
-    v.error = "a test error"
+    v.session.error = "a test error"
     keys(w, "Escape")
-    assert not v.show_help and v.error == "a test error"
+    assert not v.show_help and v.session.error == "a test error"
     keys(w, "Escape")
-    assert v.error is None
+    assert v.session.error is None
     keys(w, "Escape", "Escape")
     assert not w.has_exit and w.viewer is not None          # nothing left to close: the app stays
 
@@ -73,11 +73,11 @@ def test_a_press_made_as_the_pointer_enters_the_panel_never_moves_the_camera(win
     v = w.viewer
     wid = str(w._window)
     xdotool(w, "mousemove", "--window", wid, "900", "400")
-    camera = (v.camera.yaw, v.camera.pitch, v.camera.distance)
+    camera = (v.view.camera.yaw, v.view.camera.pitch, v.view.camera.distance)
     x0, y0, x1, y1 = v.panel.item_rects["Sandbox"]
     inside = (str(int(x0 + 40)), str(int((y0 + y1) / 2)))
     xdotool(w, "mousemove", "--window", wid, *inside, "mousedown", "1", "mousemove_relative", "--", "-20", "30",
             "mousemove_relative", "--", "15", "-40", "mouseup", "1")
-    assert (v.camera.yaw, v.camera.pitch, v.camera.distance) == camera
+    assert (v.view.camera.yaw, v.view.camera.pitch, v.view.camera.distance) == camera
     xdotool(w, "mousemove", "--window", wid, *inside, "click", "--repeat", "3", "5")     # the wheel too
-    assert v.camera.distance == camera[2]
+    assert v.view.camera.distance == camera[2]

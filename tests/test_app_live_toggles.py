@@ -56,24 +56,24 @@ def test_g_during_the_warm_up_acts_at_once_where_the_scene_runs_as_python(window
     w = window("t_handle")
     frames(w, 3)
     v = w.viewer
-    assert v.sim.settings.gyroscopic == "implicit"
-    v.preparation = preparing = Preparing(cheap)
+    assert v.session.sim.settings.gyroscopic == "implicit"
+    v.session.preparation = preparing = Preparing(cheap)
     with interpreting():
         keys(w, "g")
         if cheap:
-            assert v.sim.settings.gyroscopic == "off"
-            assert "run as Python until its kernels are ready" in v.message
-            t = v.sim.time
+            assert v.session.sim.settings.gyroscopic == "off"
+            assert "run as Python until its kernels are ready" in v.session.message
+            t = v.session.sim.time
             frames(w, 3)
-            assert v.sim.time > t           # and it runs on
+            assert v.session.sim.time > t           # and it runs on
         else:
-            assert v.sim.settings.gyroscopic == "implicit"
-            assert "applies when its kernels are ready" in v.message and preparing.probed
+            assert v.session.sim.settings.gyroscopic == "implicit"
+            assert "applies when its kernels are ready" in v.session.message and preparing.probed
             preparing._interpretable = True     # the probe's verdict: cheap enough after all
             frames(w, 2)
-            assert v.sim.settings.gyroscopic == "off"
+            assert v.session.sim.settings.gyroscopic == "off"
     assert preparing.wanted == ["t_handle+"]
-    v.preparation = None
+    v.session.preparation = None
 
 
 @pytest.mark.display
@@ -85,19 +85,19 @@ def test_a_scene_that_waits_for_its_kernels_can_be_cancelled(window):
     w = window("t_handle")
     frames(w, 3)
     v = w.viewer
-    v.preparation = preparing = Preparing(False)
+    v.session.preparation = preparing = Preparing(False)
     with interpreting():
-        v.open("pile")
+        v.session.open("pile")
         frames(w, 2)
-        assert v.pending == "pile" and v.cancel_label() == "cancel: stay on t_handle"
+        assert v.session.pending == "pile" and v.session.cancel_label() == "cancel: stay on t_handle"
         click(w, "cancel: stay on t_handle")
-        assert v.pending is None and v.scene_path.stem == "t_handle"
-        assert "stopped waiting for pile" in v.message
-        t = v.sim.time
+        assert v.session.pending is None and v.session.scene_path.stem == "t_handle"
+        assert "stopped waiting for pile" in v.session.message
+        t = v.session.sim.time
         frames(w, 3)
-        assert v.sim.time > t
+        assert v.session.sim.time > t
     assert "pile" in preparing.wanted and preparing.forgotten == "pile"
-    v.preparation = None
+    v.session.preparation = None
 
 
 @pytest.mark.display
@@ -105,20 +105,20 @@ def test_a_first_wait_always_has_a_cancel(window):
     """Before any scene is shown (a first start whose scene is too slow as Python), the wait box's
     cancel opens the default scene instead, and a wait for the default itself opens the fallback
     (the T-handle): the box always has a way out. The window's own scene is set aside meanwhile."""
-    from app.viewer import DEFAULT_SCENE, FALLBACK_SCENE
+    from app.session import DEFAULT_SCENE, FALLBACK_SCENE
     w = window("t_handle")
     frames(w, 1)
     v = w.viewer
-    v.preparation = preparing = Preparing(False)
-    shown, v.sim = v.sim, None          # as before the first scene opens
+    v.session.preparation = preparing = Preparing(False)
+    shown, v.session.sim = v.session.sim, None          # as before the first scene opens
     try:
         with interpreting():
-            v.pending = "pile"
-            assert v.cancel_label() == f"cancel: open {DEFAULT_SCENE}"
-            v.cancel_pending()
-            assert v.pending == DEFAULT_SCENE and preparing.forgotten == "pile"
-            assert v.cancel_label() == f"cancel: open {FALLBACK_SCENE}"
-            v.cancel_pending()
-            assert v.pending == FALLBACK_SCENE and preparing.forgotten == DEFAULT_SCENE
+            v.session.pending = "pile"
+            assert v.session.cancel_label() == f"cancel: open {DEFAULT_SCENE}"
+            v.session.cancel_pending()
+            assert v.session.pending == DEFAULT_SCENE and preparing.forgotten == "pile"
+            assert v.session.cancel_label() == f"cancel: open {FALLBACK_SCENE}"
+            v.session.cancel_pending()
+            assert v.session.pending == FALLBACK_SCENE and preparing.forgotten == DEFAULT_SCENE
     finally:
-        v.sim, v.pending, v.preparation = shown, None, None
+        v.session.sim, v.session.pending, v.session.preparation = shown, None, None

@@ -18,30 +18,30 @@ def test_a_message_moves_no_widget_and_is_shown_in_full(window, monkeypatch):
     require_tool("xdotool", "xdotool")
     # a message's life shortened from 4 s of frames to 1 s (each frame here is drawn in software):
     # what is checked is that it stays while pointed at and goes MESSAGE_SECONDS after, whatever that is
-    monkeypatch.setattr("app.viewer.MESSAGE_SECONDS", 1.0)
-    from app.viewer import MESSAGE_SECONDS
+    monkeypatch.setattr("app.session.MESSAGE_SECONDS", 1.0)
+    from app.session import MESSAGE_SECONDS
     w = window("car")
     frames(w, 3)
     v = w.viewer
     before = panel_rects(v)
     keys(w, "c")                                 # "counteract: off" appears
-    assert v.message and v.message.startswith("counteract")
+    assert v.session.message and v.session.message.startswith("counteract")
     assert panel_rects(v) == before              # nothing in the panel moved for it
     long = "stopped: the run gained 31.44 J of energy without input by step 3379; " * 4
-    v.notify(long)
+    v.session.notify(long)
     frames(w, 2)
     x0, y0, x1, y1 = v.panel.item_rects["message"]
     assert x0 >= v.panel.item_rects["Sandbox"][2] and x1 <= v.size[0] and y1 <= v.size[1]   # over the scene
     assert y1 - y0 > 3 * 13                      # wrapped over several lines, not cut off
-    assert v.messages[-1][1] == long and any(text.startswith("counteract") for _, text in v.messages)
+    assert v.session.messages[-1][1] == long and any(text.startswith("counteract") for _, text in v.session.messages)
     # kept while the pointer is on it, gone MESSAGE_SECONDS after it leaves
     wid = str(w._window)
     xdotool(w, "mousemove", "--window", wid, str(int((x0 + x1) / 2)), str(int((y0 + y1) / 2)))
     frames(w, int(MESSAGE_SECONDS * 60) + 10)
-    assert v.message == long
+    assert v.session.message == long
     xdotool(w, "mousemove", "--window", wid, "900", "200")
     frames(w, int(MESSAGE_SECONDS * 60) + 10)
-    assert v.message is None
+    assert v.session.message is None
     assert panel_rects(v) == before
 
 
@@ -62,6 +62,6 @@ def test_what_the_load_warns_about_is_shown_as_messages(window, tmp_path):
         '[[joint]]\ntype = "ball"\na = "link"\nb = "weight"\nanchor = [0.0, 1.75, 0.0]\n')
     w = window(path)
     frames(w, 3)
-    logged = " ".join(text for _, text in w.viewer.messages)    # (messages of one frame are joined)
+    logged = " ".join(text for _, text in w.viewer.session.messages)    # (messages of one frame are joined)
     assert "starts inside one another" in logged and "masses differ 1e+18 times" in logged, logged
-    assert w.viewer.sim.step_count > 0 and w.viewer.error is None
+    assert w.viewer.session.sim.step_count > 0 and w.viewer.session.error is None

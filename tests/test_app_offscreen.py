@@ -21,10 +21,10 @@ ctx = moderngl.create_standalone_context(backend="egl")
 viewer = Viewer(ctx, (1280, 720), "tank", store=False, msaa=4)
 for _ in range(20):
     viewer.frame(1 / 60)
-assert viewer.error is None, viewer.error
+assert viewer.session.error is None, viewer.session.error
 assert ctx.error == "GL_NO_ERROR", ctx.error
 viewer.screenshot(sys.argv[1])
-print(viewer.sim.time, viewer.target.samples)
+print(viewer.session.sim.time, viewer.view.target.samples)
 viewer.close()
 """
 

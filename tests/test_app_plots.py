@@ -155,28 +155,28 @@ def test_buffers_fill_and_keys_add_markers(window):
     w = window(SCENES / "t_handle.toml")
     v = w.viewer
     frames(w, 30)
-    assert v.history.count == 30
-    energy, momentum = v.sim.energy(), v.sim.momentum()
-    t, values = v.history.series()
-    assert t[-1] == v.sim.time
+    assert v.session.history.count == 30
+    energy, momentum = v.session.sim.energy(), v.session.sim.momentum()
+    t, values = v.session.history.series()
+    assert t[-1] == v.session.sim.time
     assert values[CHANNELS.index("energy"), -1] == energy["kinetic"] + energy["potential"]
     np.testing.assert_array_equal(values[[CHANNELS.index(c) for c in ("Lx", "Ly", "Lz")], -1], momentum["angular"])
     assert np.abs(values[CHANNELS.index("drift")]).max() < 1e-10  # lie-midpoint: round-off
     for _ in range(2):  # implicit -> off -> explicit
         press(w, key.G)
-    while v.sim.settings.integrator != "semi-implicit-euler":
+    while v.session.sim.settings.integrator != "semi-implicit-euler":
         press(w, key.I)
-        assert len(v.history.markers) < 10, "I never reached semi-implicit-euler"
-    assert [text for _, text in v.history.markers[:2]] == ["gyroscopic: off", "gyroscopic: explicit"]
-    assert v.history.markers[-1][1] == "integrator: semi-implicit-euler"
-    changed = v.history.markers[-1][0]
-    assert changed <= v.sim.time and changed > t[-1]
+        assert len(v.session.history.markers) < 10, "I never reached semi-implicit-euler"
+    assert [text for _, text in v.session.history.markers[:2]] == ["gyroscopic: off", "gyroscopic: explicit"]
+    assert v.session.history.markers[-1][1] == "integrator: semi-implicit-euler"
+    changed = v.session.history.markers[-1][0]
+    assert changed <= v.session.sim.time and changed > t[-1]
     frames(w, 120)
-    t, drift = v.history.channel("drift")
+    t, drift = v.session.history.channel("drift")
     assert abs(drift[np.searchsorted(t, changed)]) < 1e-6  # restarted at the change (one frame later)
     assert drift[-1] > 1e-3  # measured ~8e-2 after 2 s
     press(w, key.R)
-    assert v.history.count <= 1 and v.history.markers == []  # a reset starts the plots over
+    assert v.session.history.count <= 1 and v.session.history.markers == []  # a reset starts the plots over
 
 
 @pytest.mark.display
@@ -193,18 +193,18 @@ def test_plots_section_on_screen_with_selected_node_and_residual(window, tmp_pat
     closed = v.read_rgb()
     assert colour_pixels(closed, plots.COLORS["energy"]) == 0
     click(w, "Plots")
-    v.selected = int(np.flatnonzero(np.asarray(v.sim.motion) == "dynamic")[-1])  # the top box
+    v.session.selected = int(np.flatnonzero(np.asarray(v.session.sim.motion) == "dynamic")[-1])  # the top box
     frames(w, 30)
     image = v.read_rgb()
     write_png(tmp_path / "plots.png", image)
-    assert v.panel.plotted["energy"][0] == v.history.count > 30
-    assert v.panel.plotted["speed"][0] == v.history.count
+    assert v.panel.plotted["energy"][0] == v.session.history.count > 30
+    assert v.panel.plotted["speed"][0] == v.session.history.count
     # A settled stack's energy is flat to 1e-5: its line is a short horizontal stroke at the left of
     # the 20 s window (~1 px per 0.07 s), 12 px after 0.7 s; none at all with the section closed.
     assert colour_pixels(image, plots.COLORS["energy"]) > 8
     assert colour_pixels(image, plots.COLORS["drift"]) > 8
-    _, speed = v.history.channel("angular_speed")
-    assert np.isfinite(speed[-1]) and speed[-1] == np.linalg.norm(v.state["omega"][v.selected])
+    _, speed = v.session.history.channel("angular_speed")
+    assert np.isfinite(speed[-1]) and speed[-1] == np.linalg.norm(v.session.state["omega"][v.session.selected])
     assert "residual" not in v.panel.plotted  # below the panel's edge: ImPlot skips hidden plots
     x0, y0, x1, y1 = v.panel.item_rects["Plots"]
     w.dispatch_event("on_mouse_motion", (x0 + x1) / 2, 300, 0, 0)  # onto the panel, over a plot
@@ -219,7 +219,7 @@ def test_plots_section_on_screen_with_selected_node_and_residual(window, tmp_pat
     frames(w, 2)  # ImPlot fits its axes to the data a frame after the plot first appears
     scrolled = v.read_rgb()
     write_png(tmp_path / "residual.png", scrolled)
-    residual = v.sim.solver_residual()
+    residual = v.session.sim.solver_residual()
     assert residual.size and (residual > 0).any(), "the stack's contacts left no solver residual"
     points, (px0, py0, px1, py1) = v.panel.plotted["residual"]
     assert points == int((residual > 0).sum())

@@ -144,7 +144,7 @@ def test_depth_pass_stores_where_the_light_leaves_each_caster(window, points, mo
     texels = 128
     monkeypatch.setattr(shadows, "POINT_TEXELS", np.inf if points else 0.0)
     shadow_map = shadows.ShadowMap(w.ctx, texels)
-    renderer = w.viewer.renderer
+    renderer = w.viewer.view.renderer
     rng = np.random.default_rng(3)
     size = np.array([1.0, 0.4, 0.7])
     renderer.set_shapes([{"type": "box", "size": size.tolist()}], [[0.5, 0.5, 0.5]])
@@ -184,7 +184,7 @@ def test_depth_pass_stores_where_the_light_leaves_each_caster(window, points, mo
 
 def _pixel(viewer, point_world):
     """The window pixel (column, row from the top) a world point projects to."""
-    clip = viewer.view_projection() @ np.r_[point_world, 1.0]
+    clip = viewer.view.view_projection() @ np.r_[point_world, 1.0]
     ndc = clip[:2] / clip[3]
     width, height = viewer.size
     return int(round((ndc[0] + 1) / 2 * width)), int(round((1 - ndc[1]) / 2 * height))
@@ -210,9 +210,9 @@ def test_shadows_darken_the_ground_beside_a_body_and_a_body_under_another(window
     scene.write_text(SCENE)
     w = window(str(scene))
     v = w.viewer
-    assert v.prefs["shadows"] is True
-    v.camera.target_world = np.array([0.0, 0.5, 0.0])
-    v.camera.yaw, v.camera.pitch, v.camera.distance = np.radians(35.0), np.radians(35.0), 4.0
+    assert v.session.prefs["shadows"] is True
+    v.view.camera.target_world = np.array([0.0, 0.5, 0.0])
+    v.view.camera.yaw, v.view.camera.pitch, v.view.camera.distance = np.radians(35.0), np.radians(35.0), 4.0
     frames(w, 3)
     boxes = [(np.array([0.0, 0.5, 0.0]), np.array([0.5, 0.5, 0.5])), (np.array([-0.2, 1.15, 0.0]), np.array([0.15] * 3))]
 
@@ -231,7 +231,7 @@ def test_shadows_darken_the_ground_beside_a_body_and_a_body_under_another(window
         assert shadowed(np.array(point, float)) == (name in dark), name
     on = v.read_rgb()
     click(w, "Shadows")
-    assert v.prefs["shadows"] is False
+    assert v.session.prefs["shadows"] is False
     frames(w, 1)
     off = v.read_rgb()
     from app.png import write_png
@@ -257,11 +257,11 @@ def _pictures(viewer):
     (rgb on, rgb off, depth on, depth off); the shadows preference left on."""
     shown = []
     for on in (True, False):
-        viewer.prefs["shadows"] = on
+        viewer.session.prefs["shadows"] = on
         rgb = viewer.read_rgb()
-        depth = np.frombuffer(viewer.target.resolved.read(components=1, attachment=-1, dtype="f4"), np.float32)
+        depth = np.frombuffer(viewer.view.target.resolved.read(components=1, attachment=-1, dtype="f4"), np.float32)
         shown.append((rgb, depth.reshape(viewer.size[1], viewer.size[0])[::-1]))
-    viewer.prefs["shadows"] = True
+    viewer.session.prefs["shadows"] = True
     return shown[0][0], shown[1][0], shown[0][1], shown[1][1]
 
 
@@ -282,8 +282,8 @@ def assert_shadows_only_darken(viewer, where, keep=None):
     moved = np.abs(depth_on - depth_off) > 2 * step + 16 * 2.0 ** -24
     if keep is not None and (brighter.any() or moved.any()):
         from app.png import write_png
-        write_png(keep / f"{viewer.scene_path.stem}-shadows-on.png", on)
-        write_png(keep / f"{viewer.scene_path.stem}-shadows-off.png", off)
+        write_png(keep / f"{viewer.session.scene_path.stem}-shadows-on.png", on)
+        write_png(keep / f"{viewer.session.scene_path.stem}-shadows-off.png", off)
     assert not moved.any(), f"{where}: {moved.sum()} pixels show something else with shadows on (depth)"
     assert not brighter.any(), f"{where}: {brighter.sum()} pixels brighter with shadows on"
 
@@ -312,8 +312,8 @@ def _open_in_order(window, monkeypatch, tmp_path, order):
     v = w.viewer
     previous = order[0]
     for name in order[1:]:
-        assert v.open(name), v.error
-        v.paused = True
+        assert v.session.open(name), v.session.error
+        v.session.paused = True
         frames(w, 1)
         assert_shadows_only_darken(v, f"{previous} -> {name}", tmp_path)
         previous = name
@@ -334,7 +334,7 @@ def test_every_scene_shows_every_body_after_the_widest_and_the_narrowest_scene(w
     second a visit) is the widest of all: it goes before the widest and the narrowest of the
     others, which then go before every scene. (Every ordered pair of scenes is `make long`'s: the
     test below.)"""
-    from app.controls import scene_files
+    from app.session import scene_files
     paths = {path.stem: path for path in scene_files()}
     _cached_scenes(monkeypatch)
     extents = {name: _extent(path) for name, path in paths.items()}
@@ -357,7 +357,7 @@ def test_every_scene_shows_every_body_reached_from_every_other_scene(window, mon
     circuit of the complete directed graph of the shipped scenes), each drawn paused after one
     frame: shadows only darken (`assert_shadows_only_darken`). A program's uniform left by the
     previous scene (the shadow map's footprint) once clipped whole bodies away."""
-    from app.controls import scene_files
+    from app.session import scene_files
     names = [path.stem for path in scene_files()]
     # Hierholzer's circuit on the complete directed graph (every vertex has in = out degree)
     unused = {a: [b for b in names if b != a] for a in names}
@@ -384,13 +384,13 @@ def test_the_t_handle_shows_after_the_tank_with_real_keys(window, tmp_path):
     xdotool(w, "mousemove", "--window", wid, "900", "500")
     xdotool(w, "windowfocus", "--sync", wid)
     xdotool(w, "key", "Next")
-    assert v.scene_path.stem == "tank"
+    assert v.session.scene_path.stem == "tank"
     frames(w, 120)
     xdotool(w, "key", "Prior")
-    assert v.scene_path.stem == "t_handle"
-    v.paused = True
+    assert v.session.scene_path.stem == "t_handle"
+    v.session.paused = True
     frames(w, 1)
-    assert sum(v.renderer.drawn.values()) == 3
+    assert sum(v.view.renderer.drawn.values()) == 3
     assert_shadows_only_darken(v, "t_handle -> tank -> t_handle", tmp_path)
 
 
@@ -403,9 +403,9 @@ def test_a_paused_scene_draws_the_same_picture_every_frame(window, scene):
     a second, at rest or in motion."""
     w = window(scene, msaa=0)
     v = w.viewer
-    v.prefs["numbers"] = False   # the overlay's FPS changes by itself
+    v.session.prefs["numbers"] = False   # the overlay's FPS changes by itself
     frames(w, 60)
-    v.paused = True
+    v.session.paused = True
     pictures = []
     for _ in range(3):
         frames(w, 1)
@@ -432,9 +432,9 @@ def test_the_walls_shadow_holds_while_the_car_crashes(window):
     only), and the lit points stay within 2 % of the lit ground (8-bit rounding)."""
     w = window("car", msaa=0)
     v = w.viewer
-    v.prefs["numbers"] = False
-    v.camera.target_world = np.array([1.0, 0.5, 0.0])      # from +x, -z: the wall's shaded side, the car behind it
-    v.camera.yaw, v.camera.pitch, v.camera.distance = np.radians(115.0), np.radians(35.0), 12.0
+    v.session.prefs["numbers"] = False
+    v.view.camera.target_world = np.array([1.0, 0.5, 0.0])      # from +x, -z: the wall's shaded side, the car behind it
+    v.view.camera.yaw, v.view.camera.pitch, v.view.camera.distance = np.radians(115.0), np.radians(35.0), 12.0
     wall = (np.array([0.25, 1.5, 0.0]), np.array([0.25, 1.5, 3.0]))
     # between the grid's lines; a point's neighbours 0.2 m around share its light (the filtered edge is further)
     dark = [np.array(p, float) for p in ([1.5, 0.0, -0.5], [1.5, 0.0, -1.5], [1.5, 0.0, 1.5], [0.8, 0.0, 0.5])]
@@ -447,11 +447,11 @@ def test_the_walls_shadow_holds_while_the_car_crashes(window):
     for frame in range(0, 150, 5):
         frames(w, 5)
         image = v.read_rgb()
-        fits.add(v.shadow_map.light.view_projection.tobytes())
+        fits.add(v.view.shadow_map.light.view_projection.tobytes())
         ground = _brightness(image, _pixel(v, reference))
         for point in dark:
             ratio = _brightness(image, _pixel(v, point)) / ground
-            assert ratio < 0.6, f"frame {frame}, t = {v.sim.time:.2f} s: the wall's shadow at {point} is {ratio:.2f} of the lit ground"
+            assert ratio < 0.6, f"frame {frame}, t = {v.session.sim.time:.2f} s: the wall's shadow at {point} is {ratio:.2f} of the lit ground"
         for point in lit:
             ratio = _brightness(image, _pixel(v, point)) / ground
             assert abs(ratio - 1) < 0.02, f"frame {frame}: lit ground at {point} is {ratio:.2f} of the lit ground"

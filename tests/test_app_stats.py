@@ -29,7 +29,7 @@ def test_panel_times_every_stage_and_frame_part(window):
     # the stages lie inside the step: their sum is at most the step's time (1e-9 ms: float32 rounding)
     assert sum(stages[name].mean(40) for name in STEP_ROWS[1:]) <= stages["step"].mean(40) * (1 + 1e-6) + 1e-9
     assert parts["physics"].mean() > 0 and parts["render"].mean() > 0 and parts["swap"].mean() > 0
-    v.toggle_pause()
+    v.session.toggle_pause()
     frames(w, 10)
     assert stages["step"].count == 40 and parts["physics"].count == 49
 

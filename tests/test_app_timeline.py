@@ -104,41 +104,41 @@ v = Viewer(ctx, (1280, 720), "tank", store=False, msaa=0)
 report = {}
 for _ in range(40):
     v.frame(1 / 60)
-v.toggle_pause()
-old = dict(v.timeline.hashes)
-report["head"] = v.timeline.head
+v.session.toggle_pause()
+old = dict(v.session.timeline.hashes)
+report["head"] = v.session.timeline.head
 for _ in range(15):
-    v.step_back()
+    v.session.step_back()
 v.frame(1 / 60)
-report["back"] = v.sim.step_count
-report["back_hash_matches"] = v.sim.state_hash() == old[v.sim.step_count]
-report["last_sample"] = float(v.history.series()[0][-1])
-report["time"] = v.sim.time
-report["world_T_matches"] = bool(np.array_equal(v.state["T"], v.sim.world_poses()[0]))
-v.seek(10)
-report["seek10_hash_matches"] = v.sim.state_hash() == old[10]
-v.seek(25)
-report["seek25_samples"] = int(v.history.count)
-report["integrator_before"] = v.sim.settings.integrator
-v.set("integrator", "rk4")
-report["previous"] = [v.timeline.previous.start, v.timeline.previous.head]
-report["previous_hashes_kept"] = all(v.timeline.previous.hashes[s] == old[s] for s in range(25, 41))
-report["markers"] = [text for _, text in v.history.markers]
-v.toggle_pause()
+report["back"] = v.session.sim.step_count
+report["back_hash_matches"] = v.session.sim.state_hash() == old[v.session.sim.step_count]
+report["last_sample"] = float(v.session.history.series()[0][-1])
+report["time"] = v.session.sim.time
+report["world_T_matches"] = bool(np.array_equal(v.session.state["T"], v.session.sim.world_poses()[0]))
+v.session.seek(10)
+report["seek10_hash_matches"] = v.session.sim.state_hash() == old[10]
+v.session.seek(25)
+report["seek25_samples"] = int(v.session.history.count)
+report["integrator_before"] = v.session.sim.settings.integrator
+v.session.set("integrator", "rk4")
+report["previous"] = [v.session.timeline.previous.start, v.session.timeline.previous.head]
+report["previous_hashes_kept"] = all(v.session.timeline.previous.hashes[s] == old[s] for s in range(25, 41))
+report["markers"] = [text for _, text in v.session.history.markers]
+v.session.toggle_pause()
 for _ in range(20):
     v.frame(1 / 60)
-report["new_hashes"] = {s: v.timeline.hashes[s] for s in range(0, v.timeline.head + 1)}
-report["saved"] = str(v.save_recording(out))
-report["opened_bad"] = v.open(bad)
-report["error"] = v.error
-t = v.sim.time
+report["new_hashes"] = {s: v.session.timeline.hashes[s] for s in range(0, v.session.timeline.head + 1)}
+report["saved"] = str(v.session.save_recording(out))
+report["opened_bad"] = v.session.open(bad)
+report["error"] = v.session.error
+t = v.session.sim.time
 for _ in range(3):
     v.frame(1 / 60)
-report["kept_running"] = v.sim.time > t and v.scene_path.stem == "tank"
-report["opened"] = v.open(out)
-report["opened_at"] = [v.sim.step_count, v.timeline.origin, v.timeline.head, v.paused]
-v.seek(v.timeline.head)
-report["reopened_head_matches"] = v.sim.state_hash() == report["new_hashes"][v.timeline.head]
+report["kept_running"] = v.session.sim.time > t and v.session.scene_path.stem == "tank"
+report["opened"] = v.session.open(out)
+report["opened_at"] = [v.session.sim.step_count, v.session.timeline.origin, v.session.timeline.head, v.session.paused]
+v.session.seek(v.session.timeline.head)
+report["reopened_head_matches"] = v.session.sim.state_hash() == report["new_hashes"][v.session.timeline.head]
 v.close()
 print(json.dumps(report))
 """
@@ -196,34 +196,34 @@ def test_scrub_back_change_integrator_run_on_with_real_keys(window, tmp_path, mo
     xdotool(w, "mousemove", "--window", str(w._window), "900", "500")  # off the panel: keys reach the scene
     xdotool(w, "windowfocus", "--sync", str(w._window))
     _keys(w, "space")
-    assert v.paused
-    paused_at = v.sim.step_count
-    old = dict(v.timeline.hashes)
+    assert v.session.paused
+    paused_at = v.session.sim.step_count
+    old = dict(v.session.timeline.hashes)
     assert paused_at > 20 and old == plain_hashes(paused_at)
     _keys(w, *["Left"] * 12)
     branch_at = paused_at - 12
-    assert v.sim.step_count == branch_at and v.sim.state_hash() == old[branch_at]
-    assert v.history.series()[0][-1] <= v.sim.time
-    before = v.sim.settings.integrator
+    assert v.session.sim.step_count == branch_at and v.session.sim.state_hash() == old[branch_at]
+    assert v.session.history.series()[0][-1] <= v.session.sim.time
+    before = v.session.sim.settings.integrator
     _keys(w, "i")
-    after = v.sim.settings.integrator
+    after = v.session.sim.settings.integrator
     assert after != before
-    previous = v.timeline.previous
+    previous = v.session.timeline.previous
     assert (previous.start, previous.head) == (branch_at, paused_at)
     assert previous.hashes == {s: old[s] for s in range(branch_at, paused_at + 1)}
-    assert "branched" in v.message and v.history.markers[-2][1] == "branch"
+    assert "branched" in v.session.message and v.session.history.markers[-2][1] == "branch"
     _keys(w, "space")
     frames(w, 30)
     _keys(w, "space")
-    assert v.paused and v.sim.step_count > paused_at
-    head = v.timeline.head
-    assert v.timeline.hashes == plain_hashes(head, change_at=branch_at, change=("integrator", after))
-    assert v.timeline.previous.hashes == {s: old[s] for s in range(branch_at, paused_at + 1)}
+    assert v.session.paused and v.session.sim.step_count > paused_at
+    head = v.session.timeline.head
+    assert v.session.timeline.hashes == plain_hashes(head, change_at=branch_at, change=("integrator", after))
+    assert v.session.timeline.previous.hashes == {s: old[s] for s in range(branch_at, paused_at + 1)}
     _keys(w, "ctrl+s")
     saved = sorted(tmp_path.glob("sandbox-*.rec"))
-    assert len(saved) == 1 and str(saved[0]) in v.message
+    assert len(saved) == 1 and str(saved[0]) in v.session.message
     recording = read_recording(saved[0])
-    assert recording.hashes == v.timeline.hashes and recording.verify() == (head, None)
+    assert recording.hashes == v.session.timeline.hashes and recording.verify() == (head, None)
 
 
 @pytest.mark.display
@@ -237,13 +237,13 @@ def test_shift_left_plays_backwards_to_the_start(window):
     frames(w, 60)
     xdotool(w, "windowfocus", "--sync", str(w._window))
     _keys(w, "space")
-    start = v.sim.step_count
+    start = v.session.sim.step_count
     _keys(w, "shift+Left")
-    assert v.backwards and not v.paused and v.sim.step_count < start
-    assert v.history.series()[0][-1] <= v.sim.time
+    assert v.session.backwards and not v.session.paused and v.session.sim.step_count < start
+    assert v.session.history.series()[0][-1] <= v.session.sim.time
     frames(w, start)
-    assert not v.backwards and v.paused and v.sim.step_count == v.timeline.origin == 0
-    assert v.sim.state_hash() == v.timeline.hashes[0] and v.history.count <= 1
+    assert not v.session.backwards and v.session.paused and v.session.sim.step_count == v.session.timeline.origin == 0
+    assert v.session.sim.state_hash() == v.session.timeline.hashes[0] and v.session.history.count <= 1
 
 
 @pytest.mark.display
@@ -260,11 +260,11 @@ def test_bad_recording_dropped_or_typed_shows_error_and_scene_runs(window, tmp_p
     frames(w, 3)
     w.dispatch_event("on_file_drop", 600, 300, [str(bad)])
     frames(w, 1)
-    assert "broken.rec" in v.error and v.scene_path == TANK
-    t = v.sim.time
+    assert "broken.rec" in v.session.error and v.session.scene_path == TANK
+    t = v.session.sim.time
     frames(w, 3)
-    assert v.sim.time > t
-    v.error = None
+    assert v.session.sim.time > t
+    v.session.error = None
     wid = str(w._window)
     from test_app_choices import click_item
     click_item(w, "path")               # scrolled into view (the Control section sits above it)
@@ -279,15 +279,15 @@ def test_bad_recording_dropped_or_typed_shows_error_and_scene_runs(window, tmp_p
     x0, y0, x1, y1 = v.panel.item_rects["Open"]
     xdotool(w, "mousemove", "--window", wid, str(int((x0 + x1) / 2)), str(int((y0 + y1) / 2)))
     xdotool(w, "click", "1")
-    assert v.error is not None and "broken.rec" in v.error and v.scene_path == TANK
-    t = v.sim.time
+    assert v.session.error is not None and "broken.rec" in v.session.error and v.session.scene_path == TANK
+    t = v.session.sim.time
     frames(w, 3)
-    assert v.sim.time > t
+    assert v.session.sim.time > t
     good = tmp_path / "good.rec"
-    assert v.save_recording(good) == good
+    assert v.session.save_recording(good) == good
     w.dispatch_event("on_file_drop", 600, 300, [str(good)])
     frames(w, 1)
-    assert v.error is None and v.scene_path == good and v.paused and v.sim.step_count == v.timeline.origin
+    assert v.session.error is None and v.session.scene_path == good and v.session.paused and v.session.sim.step_count == v.session.timeline.origin
 
 
 
@@ -307,14 +307,14 @@ def test_a_blow_up_pauses_and_left_steps_back_to_a_good_state(window, tmp_path, 
     v = w.viewer
     for _ in range(60):
         frames(w, 1)
-        if v.paused:
+        if v.session.paused:
             break
-    assert v.paused and said in v.error and v.selected == 0
-    assert v.sim.step_count == v.timeline.head == stopped_at
+    assert v.session.paused and said in v.session.error and v.session.selected == 0
+    assert v.session.sim.step_count == v.session.timeline.head == stopped_at
     press(w, key.LEFT)
     back = max(stopped_at - 1, 0)
-    assert v.sim.step_count == back and v.sim.diverged is None
-    assert v.sim.state_hash() == v.timeline.hashes[back]
+    assert v.session.sim.step_count == back and v.session.sim.diverged is None
+    assert v.session.sim.state_hash() == v.session.timeline.hashes[back]
     if stopped_at > 0:
         press(w, key.RIGHT)
-        assert v.sim.step_count == stopped_at and v.sim.state_hash() == v.timeline.hashes[stopped_at]
+        assert v.session.sim.step_count == stopped_at and v.session.sim.state_hash() == v.session.timeline.hashes[stopped_at]

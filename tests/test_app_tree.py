@@ -42,25 +42,25 @@ def cargo(sim):
 def test_the_tree_shows_selects_and_reparents_by_drag_and_drop(window):
     w = window(CAR)
     v = w.viewer
-    v.paused = True
+    v.session.paused = True
     frames(w, 2)
     click(w, "Hierarchy")
     frames(w, 2)
-    sim = v.sim
+    sim = v.session.sim
     box = cargo(sim)
     name, old_parent = sim.names[box], sim.parent[box]
     assert old_parent >= 0
     assert f"tree:{name}" in v.panel.item_rects and "tree:world" in v.panel.item_rects
     click(w, f"tree:{name}")
-    assert v.selected == box
-    v.step_physics(30)
+    assert v.session.selected == box
+    v.session.step_physics(30)
     frames(w, 1)
     step = sim.step_count
     drag(w, f"tree:{name}", "tree:world")
     assert sim.parent[box] == -1
-    assert [(i.step, i.kind, i.args) for i in v.timeline.inputs] == [(step, "reparent", (name, None, "world"))]
-    assert "now under world" in (v.message or "")
-    v.step_physics(30)
+    assert [(i.step, i.kind, i.args) for i in v.session.timeline.inputs] == [(step, "reparent", (name, None, "world"))]
+    assert "now under world" in (v.session.message or "")
+    v.session.step_physics(30)
     # the same run without the app: the reparent at the same step gives the same bits
     import physics
     plain = physics.Simulation.from_file(CAR)
@@ -68,7 +68,7 @@ def test_the_tree_shows_selects_and_reparents_by_drag_and_drop(window):
     plain.reparent(name, None, keep="world")
     plain.step(30)
     assert sim.state_hash() == plain.state_hash()
-    v.timeline.seek(step - 5)                    # scrubbing back undoes it
+    v.session.timeline.seek(step - 5)                    # scrubbing back undoes it
     assert sim.parent[box] == old_parent
     frames(w, 2)
     drag(w, f"tree:{name}", f"tree:{name}")      # onto itself: a cycle, refused and shown
@@ -79,12 +79,12 @@ def test_a_cycle_is_refused_with_a_message_and_the_run_goes_on(window):
     w = window(CAR)
     v = w.viewer
     frames(w, 2)
-    sim = v.sim
+    sim = v.session.sim
     child = int(np.flatnonzero(sim.parent >= 0)[0])
     digest = sim.state_hash()
-    v.paused = True
-    assert not v.reparent(int(sim.parent[child]), child)
-    assert "cycle" in v.error and sim.state_hash() == digest
-    v.paused = False
+    v.session.paused = True
+    assert not v.session.reparent(int(sim.parent[child]), child)
+    assert "cycle" in v.session.error and sim.state_hash() == digest
+    v.session.paused = False
     frames(w, 3)
     assert sim.step_count > 0

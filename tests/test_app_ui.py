@@ -40,34 +40,34 @@ def test_step_counter_resets_on_reset_and_on_load(window):
     w = window("pendulum")
     frames(w, 10)
     v = w.viewer
-    assert v.stats["steps"] > 0
+    assert v.session.stats["steps"] > 0
     press(w, key.SPACE)  # pause, so the next frames add no steps before we look
     press(w, key.R)
-    assert v.stats["steps"] == 0 and v.sim.time == 0.0
+    assert v.session.stats["steps"] == 0 and v.session.sim.time == 0.0
     press(w, key.SPACE)
     frames(w, 5)
-    assert v.stats["steps"] > 0
-    assert v.load_scene("chain")
-    assert v.stats["steps"] == 0
+    assert v.session.stats["steps"] > 0
+    assert v.session.load_scene("chain")
+    assert v.session.stats["steps"] == 0
 
 
 @pytest.mark.display
 def test_status_line_expires_and_goes_at_the_next_action(window):
     from pyglet.window import key
-    from app.viewer import MESSAGE_SECONDS
+    from app.session import MESSAGE_SECONDS
     w = window("pendulum")
     frames(w, 1)
     v = w.viewer
     press(w, key.G)
-    assert v.message and v.message.startswith("gyroscopic")
+    assert v.session.message and v.session.message.startswith("gyroscopic")
     frames(w, int(MESSAGE_SECONDS * 60) - 5)  # 1/60 s a frame: still within its life
-    assert v.message is not None
+    assert v.session.message is not None
     frames(w, 10)
-    assert v.message is None
+    assert v.session.message is None
     press(w, key.C)
-    assert v.message.startswith("counteract")
+    assert v.session.message.startswith("counteract")
     press(w, key.F)  # an action that says nothing clears the last status line
-    assert v.message is None
+    assert v.session.message is None
 
 
 @pytest.mark.display
@@ -78,11 +78,11 @@ def test_open_error_shows_mid_window_and_dismisses(window, tmp_path):
     w = window("pendulum")
     frames(w, 2)
     v = w.viewer
-    assert not v.load_scene(str(tmp_path / "missing.toml"))
-    assert "could not open" in v.error
-    t = v.sim.time
+    assert not v.session.load_scene(str(tmp_path / "missing.toml"))
+    assert "could not open" in v.session.error
+    t = v.session.sim.time
     frames(w, 3)
-    assert v.sim.time > t  # still running
+    assert v.session.sim.time > t  # still running
     x0, y0, x1, y1 = v.panel.item_rects["Error"]
     width, height = v.size
     assert x0 > width / 4 and x1 < 3 * width / 4 and y0 < height / 2, (x0, y0, x1, y1)
@@ -90,7 +90,7 @@ def test_open_error_shows_mid_window_and_dismisses(window, tmp_path):
     red = np.all(np.abs(image[int(y0):int(y1), int(x0):int(x1)].astype(int) - [255, 89, 76]) <= 40, axis=-1)
     assert red.sum() > 20  # the error's red text is in that box
     click(w, "dismiss")
-    assert v.error is None and "Error" in v.panel.item_rects  # dismissed (the rect is last frame's)
+    assert v.session.error is None and "Error" in v.panel.item_rects  # dismissed (the rect is last frame's)
 
 
 @pytest.mark.display
@@ -98,22 +98,22 @@ def test_every_scene_is_reachable_by_key(window):
     """] / PageDown step through the browser's scenes in order, past the ninth, and wrap; [ and
     PageUp go back."""
     from pyglet.window import key
-    from app.controls import scene_files
+    from app.session import scene_files
     files = [path.resolve() for path in scene_files()]
     assert len(files) > 9  # the point: keys 1-9 alone cannot reach them all
     w = window("car")
     frames(w, 1)
     v = w.viewer
-    start = files.index(v.scene_path.resolve())
+    start = files.index(v.session.scene_path.resolve())
     seen = []
     for i in range(len(files)):
         press(w, key.BRACKETRIGHT if i % 2 else key.PAGEDOWN)
-        seen.append(files.index(v.scene_path.resolve()))
+        seen.append(files.index(v.session.scene_path.resolve()))
     assert seen == [(start + 1 + i) % len(files) for i in range(len(files))]  # all, in order, wrapped
     press(w, key.BRACKETLEFT)
-    assert v.scene_path.resolve() == files[start - 1]
+    assert v.session.scene_path.resolve() == files[start - 1]
     press(w, key.PAGEUP)
-    assert v.scene_path.resolve() == files[start - 2]
+    assert v.session.scene_path.resolve() == files[start - 2]
 
 
 @pytest.mark.display
@@ -167,14 +167,14 @@ def test_the_panel_is_as_wide_as_its_edge_is_dragged_and_stays_so(window, app_co
     v = w.viewer
     frames(w, 2)
     x0, y0, x1, y1 = v.panel.windows["Sandbox"]
-    yaw = v.camera.yaw
+    yaw = v.view.camera.yaw
     _drag(w, (x1 - 1, 300), (x1 + 99, 300))
     assert abs(v.panel.windows["Sandbox"][2] - (x1 + 100)) <= 1
     _drag(w, (x1 + 99, 300), (x1 + 39, 300))
     width = v.panel.windows["Sandbox"][2] - x0
     assert abs(width - (x1 - x0 + 40)) <= 1
-    assert v.camera.yaw == yaw, "dragging the panel's edge turned the camera"
-    assert v.prefs["panel_width"] == pytest.approx(width, abs=0.5)
+    assert v.view.camera.yaw == yaw, "dragging the panel's edge turned the camera"
+    assert v.session.prefs["panel_width"] == pytest.approx(width, abs=0.5)
     w.close()
     assert store.load()["panel_width"] == pytest.approx(width, abs=0.5)
     again = window("t_handle")
@@ -199,7 +199,7 @@ def test_no_label_is_cut_at_1280x720(window, scene):
     lines), the window cuts no label of the panel: text stays whole and readable."""
     w = window(scene, size=(1280, 720))
     v = w.viewer
-    v.selected = int(v.dynamic[0]) if v.dynamic.size else 1
+    v.session.selected = int(v.session.dynamic[0]) if v.session.dynamic.size else 1
     frames(w, 3)
     assert v.size == (1280, 720)
     assert v.panel.cut == [], f"cut at 1280x720: {v.panel.cut}"
@@ -220,7 +220,7 @@ def test_a_label_the_window_cuts_shows_whole_in_a_tooltip(window):
     _drag(w, (x1 - 1, 300), (x0 + 100, 300))
     assert v.panel.windows["Sandbox"][2] - x0 == pytest.approx(MIN_PANEL_WIDTH, abs=1)
     frames(w, 2)
-    whole = "integrator: " + v.sim.settings.integrator     # its combo's box is narrower than the value
+    whole = "integrator: " + v.session.sim.settings.integrator     # its combo's box is narrower than the value
     assert whole in v.panel.cut and "Shadows" in v.panel.cut
     wid = str(w._window)
     panel = v.panel.windows["Sandbox"]
@@ -251,20 +251,20 @@ def test_the_selection_is_cleared_when_another_scene_opens(window):
     require_tool("xdotool", "xdotool")
     w = window("t_handle")
     v = w.viewer
-    v.paused = True
+    v.session.paused = True
     frames(w, 2)
-    clip = v.view_projection() @ np.r_[v.state["T"][0], 1.0]   # the handle's centre sphere
+    clip = v.view.view_projection() @ np.r_[v.session.state["T"][0], 1.0]   # the handle's centre sphere
     x = (clip[0] / clip[3] + 1) / 2 * v.size[0]
     y = (1 - clip[1] / clip[3]) / 2 * v.size[1]
     wid = str(w._window)
     xdotool(w, "mousemove", "--window", wid, str(int(x)), str(int(y)))
     xdotool(w, "click", "1")
-    assert v.selected is not None, "the click picked nothing"
+    assert v.session.selected is not None, "the click picked nothing"
     xdotool(w, "key", "Next")
-    assert v.scene_path.stem == "tank"
-    assert v.selected == list(v.sim.names).index("hull") and v.follow
+    assert v.session.scene_path.stem == "tank"
+    assert v.session.selected == list(v.session.sim.names).index("hull") and v.view.follow
     xdotool(w, "key", "Prior")
-    assert v.scene_path.stem == "t_handle" and v.selected is None
+    assert v.session.scene_path.stem == "t_handle" and v.session.selected is None
 
 
 @pytest.mark.display
@@ -281,21 +281,21 @@ def test_antialiasing_is_a_checkbox_that_smooths_edges_and_stays_chosen(window, 
     require_tool("xdotool", "xdotool")
     w = window("t_handle")
     v = w.viewer
-    assert v.software and v.ctx.max_samples >= 4
-    assert v.target.samples == 0
-    v.paused = True
+    assert v.view.software and v.ctx.max_samples >= 4
+    assert v.view.target.samples == 0
+    v.session.paused = True
     frames(w, 2)
-    clip = v.view_projection() @ np.r_[v.state["T"][0], 1.0]
+    clip = v.view.view_projection() @ np.r_[v.session.state["T"][0], 1.0]
     x, y = int((clip[0] / clip[3] + 1) / 2 * v.size[0]), int((1 - clip[1] / clip[3]) / 2 * v.size[1])
     around = (slice(y - 120, y + 120), slice(x - 160, x + 160))
     before = v.read_rgb()[around]
     click_item(w, "Overlays")
     click_item(w, "antialiasing")
-    assert v.target.samples == 4 and v.prefs["msaa"] == 4
+    assert v.view.target.samples == 4 and v.session.prefs["msaa"] == 4
     after = v.read_rgb()[around]
     shades = [len(np.unique(picture.reshape(-1, 3), axis=0)) for picture in (before, after)]
     assert shades[1] > 1.2 * shades[0], f"distinct colours around the handle without / with MSAA: {shades}"
     w.close()
     assert store.load()["msaa"] == 4
     again = window("t_handle")
-    assert again.viewer.target.samples == 4
+    assert again.viewer.view.target.samples == 4

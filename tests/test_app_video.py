@@ -136,15 +136,15 @@ def test_rate_follows_simulated_time_not_frames(window, tmp_path):
     tank (dt = 1/60) step 10 times and record 10 frames; the top (dt = 1/240) takes 4 steps a
     drawn frame, 20 frames record 20 video frames of 4 steps each."""
     w = window("tank", video=tmp_path / "slow.mp4", store=False)  # its time scale is not saved for the next
-    w.viewer.prefs["time_scale"] = 0.25
+    w.viewer.session.prefs["time_scale"] = 0.25
     frames(w, 40)
-    assert w.viewer.sim.step_count == 10
+    assert w.viewer.session.sim.step_count == 10
     assert w.viewer.video.stop() == tmp_path / "slow.mp4"
     assert decode(tmp_path / "slow.mp4")[1].shape[0] == 10
     w.close()
     w = window("top", video=tmp_path / "fine.mp4")
     frames(w, 20)
-    assert w.viewer.sim.step_count == 80
+    assert w.viewer.session.sim.step_count == 80
     w.viewer.video.stop()
     meta, got = decode(tmp_path / "fine.mp4")
     assert got.shape[0] == 20 and meta["fps"] == 60
@@ -175,8 +175,8 @@ def test_replay_renders_the_whole_recording(window, display, tmp_path):
     recording of 36 steps of the car becomes 36 frames of the window's size."""
     w = window("car")
     frames(w, 36)
-    recording = w.viewer.save_recording(tmp_path / "car.rec")
-    assert w.viewer.timeline.head == 36
+    recording = w.viewer.session.save_recording(tmp_path / "car.rec")
+    assert w.viewer.session.timeline.head == 36
     w.close()
     video = tmp_path / "car.mp4"
     result = subprocess.run([sys.executable, "-m", "app", "--replay", str(recording), "--video", str(video),
@@ -202,15 +202,15 @@ def test_f10_starts_and_stops_recording_with_real_keys(window, tmp_path, monkeyp
     frames(w, 3)
     xdotool(w, "windowfocus", "--sync", str(w._window))
     xdotool(w, "key", "F10")
-    assert v.video.active and "recording" in v.message and "F10 stops" in v.message
+    assert v.video.active and "recording" in v.session.message and "F10 stops" in v.session.message
     started = v.video.recording.start_time
     stop, stopped_at = v.video.stop, []
-    monkeypatch.setattr(v.video, "stop", lambda: stopped_at.append(v.sim.time) or stop())
+    monkeypatch.setattr(v.video, "stop", lambda: stopped_at.append(v.session.sim.time) or stop())
     frames(w, 20)
     xdotool(w, "key", "F10")
     assert not v.video.active and len(stopped_at) == 1
     saved = sorted(tmp_path.glob("sandbox-*.mp4"))
-    assert len(saved) == 1 and f"saved {saved[0]}" in v.message
+    assert len(saved) == 1 and f"saved {saved[0]}" in v.session.message
     meta, got = decode(saved[0])
     # one frame per 1/60 s simulated between the presses (dt = 1/60: one per step)
     expected = round((stopped_at[0] - started) * 60)

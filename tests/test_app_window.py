@@ -110,19 +110,19 @@ def test_keys_pause_step_reset(window):
     frames(w, 3)
     w.dispatch_event("on_key_press", key.SPACE, 0)
     frames(w, 1)
-    assert v.paused
-    t = v.sim.time
+    assert v.session.paused
+    t = v.session.sim.time
     frames(w, 5)
-    assert v.sim.time == t  # paused: no time passes
+    assert v.session.sim.time == t  # paused: no time passes
     w.dispatch_event("on_key_press", key.PERIOD, 0)
     frames(w, 1)
-    assert v.sim.time == pytest.approx(t + v.sim.settings.dt, rel=1e-12)
+    assert v.session.sim.time == pytest.approx(t + v.session.sim.settings.dt, rel=1e-12)
     w.dispatch_event("on_key_press", key.R, 0)
     frames(w, 1)
-    assert v.sim.time == 0.0
+    assert v.session.sim.time == 0.0
     w.dispatch_event("on_key_press", key.SPACE, 0)
     frames(w, 3)
-    assert not v.paused and v.sim.time > 0
+    assert not v.session.paused and v.session.sim.time > 0
 
 
 def test_the_tank_opens_with_the_camera_following_its_hull(window):
@@ -133,17 +133,17 @@ def test_the_tank_opens_with_the_camera_following_its_hull(window):
 
     w = window("tank")
     v = w.viewer
-    hull = list(v.sim.names).index("hull")
-    assert v.follow and v.selected == hull
+    hull = list(v.session.sim.names).index("hull")
+    assert v.view.follow and v.session.selected == hull
     frames(w, 80)
-    assert v.sim.time > 1.0
-    target = v.frames.to_frame(v.state, v.state["T"][hull])
-    assert np.linalg.norm(v.camera.target_world - target) < 1e-2
+    assert v.session.sim.time > 1.0
+    target = v.view.frames.to_frame(v.session.state, v.session.state["T"][hull])
+    assert np.linalg.norm(v.view.camera.target_world - target) < 1e-2
     press(w, key.L)
     frames(w, 1)
-    held = v.camera.target_world.copy()
+    held = v.view.camera.target_world.copy()
     frames(w, 30)
-    assert not v.follow and np.array_equal(v.camera.target_world, held)
+    assert not v.view.follow and np.array_equal(v.view.camera.target_world, held)
 
 
 def test_key_toggles_change_settings_and_motion(window, tmp_path):
@@ -154,23 +154,23 @@ def test_key_toggles_change_settings_and_motion(window, tmp_path):
     scene.write_text(T_HANDLE)
     w = window(str(scene))
     v = w.viewer
-    assert v.sim.settings.gyroscopic == "implicit"
+    assert v.session.sim.settings.gyroscopic == "implicit"
     frames(w, 120)
-    omega_implicit = v.state["omega"][0].copy()
+    omega_implicit = v.session.state["omega"][0].copy()
     press(w, key.G)          # implicit -> off
-    assert v.sim.settings.gyroscopic == "off"
+    assert v.session.sim.settings.gyroscopic == "off"
     press(w, key.R)
     frames(w, 119)
-    omega_off = v.state["omega"][0]
+    omega_off = v.session.state["omega"][0]
     # off: omega is constant (1e-9: round-off of 120 steps); implicit: it has moved by far more
     np.testing.assert_allclose(omega_off, [0.01, 5.0, 0.0], atol=1e-9)
     assert np.linalg.norm(omega_implicit - [0.01, 5.0, 0.0]) > 1e-3
-    integrator = v.sim.settings.integrator
+    integrator = v.session.sim.settings.integrator
     press(w, key.I)
-    assert v.sim.settings.integrator != integrator
-    counteract = v.sim.settings.counteract
+    assert v.session.sim.settings.integrator != integrator
+    counteract = v.session.sim.settings.counteract
     press(w, key.C)
-    assert v.sim.settings.counteract == (not counteract)
+    assert v.session.sim.settings.counteract == (not counteract)
 
 
 def test_help_and_screenshot_keys(window, tmp_path, monkeypatch):
@@ -200,9 +200,9 @@ def test_scene_keys_and_panel_click(window):
     frames(w, 2)
     w.dispatch_event("on_key_press", key._1, 0)
     frames(w, 1)
-    assert w.viewer.scene_path == scenes()[0]
+    assert w.viewer.session.scene_path == scenes()[0]
     click(w, "Pause")
-    assert w.viewer.paused
+    assert w.viewer.session.paused
 
 
 def test_click_selects_and_empty_space_deselects(window):
@@ -210,19 +210,19 @@ def test_click_selects_and_empty_space_deselects(window):
     w = window()
     frames(w, 2)
     v = w.viewer
-    hull = v.sim.names.index("hull") if "hull" in v.sim.names else int(np.argmax(v.sim.motion != "fixed"))
-    vp = v.view_projection()
-    clip = vp @ np.append(v.state["T"][hull], 1.0)
+    hull = v.session.sim.names.index("hull") if "hull" in v.session.sim.names else int(np.argmax(v.session.sim.motion != "fixed"))
+    vp = v.view.view_projection()
+    clip = vp @ np.append(v.session.state["T"][hull], 1.0)
     x, y = (clip[:2] / clip[3] + 1) / 2 * np.array(v.size)
     for event in ("on_mouse_press", "on_mouse_release"):
         w.dispatch_event(event, x, y, mouse.LEFT, 0)
     frames(w, 1)  # queued events are delivered at the next frame
-    assert v.selected is not None
+    assert v.session.selected is not None
     frames(w, 1)
     for event in ("on_mouse_press", "on_mouse_release"):
         w.dispatch_event(event, v.size[0] - 5, v.size[1] - 200, mouse.LEFT, 0)  # the sky
     frames(w, 1)
-    assert v.selected is None
+    assert v.session.selected is None
 
 
 @pytest.mark.parametrize("size", [(1, 1), (320, 200), (1600, 900)])
@@ -231,11 +231,11 @@ def test_resize(window, size):
     frames(w, 1)
     w.set_size(*size)
     frames(w, 3)
-    assert w.viewer.target.size == w.get_framebuffer_size()
+    assert w.viewer.view.target.size == w.get_framebuffer_size()
     if size[0] >= 1280:  # smaller windows are mostly panel
         image = w.viewer.read_rgb()
         assert image.shape == (size[1], size[0], 3)
-        assert_shows_scene(image, w.viewer.sim.colors)
+        assert_shows_scene(image, w.viewer.session.sim.colors)
 
 
 def test_bad_scene_keeps_current_running(window, tmp_path):
@@ -243,12 +243,12 @@ def test_bad_scene_keeps_current_running(window, tmp_path):
     bad.write_text('[[node]]\nname = "a"\nmass = -1\nmotion = "dynamic"\n')
     w = window()
     frames(w, 2)
-    path = w.viewer.scene_path
-    assert not w.viewer.load_scene(str(bad))
-    assert "bad.toml" in w.viewer.error and "mass" in w.viewer.error
-    t = w.viewer.sim.time
+    path = w.viewer.session.scene_path
+    assert not w.viewer.session.load_scene(str(bad))
+    assert "bad.toml" in w.viewer.session.error and "mass" in w.viewer.session.error
+    t = w.viewer.session.sim.time
     frames(w, 3)
-    assert w.viewer.scene_path == path and w.viewer.sim.time > t
+    assert w.viewer.session.scene_path == path and w.viewer.session.sim.time > t
     image = w.viewer.read_rgb()
     x0, y0, x1, y1 = (int(c) for c in w.viewer.panel.item_rects["Error"])
     red_text = np.all(np.abs(image[y0:y1, x0:x1].astype(int) - [255, 89, 76]) <= 40, axis=-1)
@@ -261,7 +261,7 @@ def test_runaway_pauses_and_names_node(window, tmp_path):
                      'mass = 1.0\nvelocity = [20000.0, 0.0, 0.0]\nshape = { type = "sphere", radius = 0.5 }\n')
     w = window(str(scene))
     frames(w, 3)
-    assert w.viewer.paused and "'rocket'" in w.viewer.error
+    assert w.viewer.session.paused and "'rocket'" in w.viewer.session.error
 
 
 def test_settings_persist(window, app_config):
@@ -269,17 +269,17 @@ def test_settings_persist(window, app_config):
     "keep my physics choices" is on (then the next run applies it too)."""
     from pyglet.window import key
     w = window()
-    own = w.viewer.sim.settings.gyroscopic
+    own = w.viewer.session.sim.settings.gyroscopic
     press(w, key.G)
-    mode = w.viewer.sim.settings.gyroscopic
+    mode = w.viewer.session.sim.settings.gyroscopic
     w.close()
     w2 = window()
-    assert w2.viewer.sim.settings.gyroscopic == own != mode
-    assert w2.viewer.prefs["physics"]["gyroscopic"] == mode
-    w2.viewer.prefs["keep_physics"] = True
+    assert w2.viewer.session.sim.settings.gyroscopic == own != mode
+    assert w2.viewer.session.prefs["physics"]["gyroscopic"] == mode
+    w2.viewer.session.prefs["keep_physics"] = True
     w2.close()
     w3 = window()
-    assert w3.viewer.sim.settings.gyroscopic == mode
+    assert w3.viewer.session.sim.settings.gyroscopic == mode
 
 
 def test_xdotool_end_to_end(window):
@@ -290,7 +290,7 @@ def test_xdotool_end_to_end(window):
     frames(w, 3)
     wid = str(w._window)
     x0, y0, x1, y1 = w.viewer.panel.item_rects["Pause"]
-    mode = w.viewer.sim.settings.gyroscopic
+    mode = w.viewer.session.sim.settings.gyroscopic
 
     def xdotool(*args):
         process = subprocess.Popen(["xdotool", *args])
@@ -302,22 +302,22 @@ def test_xdotool_end_to_end(window):
 
     xdotool("mousemove", "--window", wid, str(int((x0 + x1) / 2)), str(int((y0 + y1) / 2)))
     xdotool("click", "1")
-    assert w.viewer.paused
+    assert w.viewer.session.paused
     xdotool("mousemove", "--window", wid, "900", "500")  # off the panel, so the key reaches us
     xdotool("windowfocus", "--sync", wid)
     xdotool("key", "g")
-    assert w.viewer.sim.settings.gyroscopic != mode
+    assert w.viewer.session.sim.settings.gyroscopic != mode
 
 
 def _crash(w, frames_max=150):
     """Run the car scene until the car has stopped at the wall; the cargo's (box_1) and the
     car's world x velocity at that frame."""
     v = w.viewer
-    car, box = v.sim.names.index("car"), v.sim.names.index("box_1")
+    car, box = v.session.sim.names.index("car"), v.session.sim.names.index("box_1")
     for _ in range(frames_max):
         frames(w, 1)
-        if abs(v.state["v"][car, 0]) < 1.0:
-            return v.state["v"][car, 0], v.state["v"][box, 0]
+        if abs(v.session.state["v"][car, 0]) < 1.0:
+            return v.session.state["v"][car, 0], v.session.state["v"][box, 0]
     raise AssertionError(f"the car did not stop within {frames_max} frames")
 
 
@@ -328,11 +328,11 @@ def test_counteract_key_changes_the_crash(window):
     ≤ 0.05 m/s per step, slows it). Off: the cargo stops with the car (same velocity within 0.05 m/s)."""
     from pyglet.window import key
     w = window(str(ROOT / "assets" / "scenes" / "car.toml"))
-    assert w.viewer.sim.settings.counteract
+    assert w.viewer.session.sim.settings.counteract
     car_v, box_v = _crash(w)
     assert box_v > 9.5
     press(w, key.C)
-    assert not w.viewer.sim.settings.counteract
+    assert not w.viewer.session.sim.settings.counteract
     press(w, key.R)
     car_v, box_v = _crash(w)
     assert abs(box_v - car_v) < 0.05
@@ -345,15 +345,15 @@ def test_contact_overlay_marks_the_contacts(window):
     from pyglet.window import key
     w = window(str(ROOT / "assets" / "scenes" / "car.toml"))
     v = w.viewer
-    for name in v.prefs["overlays"]:
-        v.prefs["overlays"][name] = name == "contacts"
+    for name in v.session.prefs["overlays"]:
+        v.session.prefs["overlays"][name] = name == "contacts"
     frames(w, 2)
-    points, normals = v.sim.contacts()
+    points, normals = v.session.sim.contacts()
     assert len(points) > 0, "physics reports no contacts for the resting cargo"
     w.dispatch_event("on_key_press", key.SPACE, 0)  # pause: a still picture
     frames(w, 1)
-    points, _ = v.sim.contacts()
-    (segments, _), = v.overlay_lines()
+    points, _ = v.session.sim.contacts()
+    (segments, _), = v.view.overlay_lines()
     crosses = segments[:3 * len(points)].reshape(len(points), 3, 2, 3)
     np.testing.assert_allclose(crosses.mean(axis=2), np.repeat(points[:, None, :], 3, axis=1), atol=1e-12)
 
@@ -362,12 +362,12 @@ def test_contact_overlay_marks_the_contacts(window):
         return np.all(np.abs(image - [255, 26, 26]) <= 3, axis=-1)  # COLORS["contact_point"], unlit
 
     on = red_pixels()
-    v.prefs["overlays"]["contacts"] = False
+    v.session.prefs["overlays"]["contacts"] = False
     off = red_pixels()
     # 2 cm crosses over the cargo's few touching points (speculative ones are no longer reported):
     # 16 red pixels measured, none with the overlay off
     assert on.sum() > 8 and off.sum() == 0
-    clip = np.c_[points, np.ones(len(points))] @ v.view_projection().T
+    clip = np.c_[points, np.ones(len(points))] @ v.view.view_projection().T
     xy = (clip[:, :2] / clip[:, 3:] + 1) / 2 * np.array(v.size)
     rows, cols = np.nonzero(on)
     pixel = np.c_[cols + 0.5, v.size[1] - rows - 0.5]  # image rows run top down
@@ -385,28 +385,28 @@ def test_level_of_detail_and_culling_follow_the_distance(window):
     from app.renderer import CULL_PIXELS, POINT_PIXELS, bounding_radius
     w = window()
     v = w.viewer
-    v.follow = False        # the tank's [view] follows its hull: this test places the camera itself
+    v.view.follow = False        # the tank's [view] follows its hull: this test places the camera itself
     frames(w, 1)
-    assert v.renderer.drawn["cylinder", "full"] > 0
+    assert v.view.renderer.drawn["cylinder", "full"] > 0
     w.dispatch_event("on_key_press", key.SPACE, 0)  # pause: the shapes stay where they were measured
-    v.camera.distance = 1300.0
+    v.view.camera.distance = 1300.0
     frames(w, 1)
     f = 360 / np.tan(np.radians(25))
     expected = {}
-    for i, shape in enumerate(v.sim.shapes):
+    for i, shape in enumerate(v.session.sim.shapes):
         if shape is None or shape["type"] == "plane":
             continue
-        pixels = f * bounding_radius(shape) * v.state["S"][i, 0] / np.linalg.norm(v.camera.eye_world - v.state["T"][i])
+        pixels = f * bounding_radius(shape) * v.session.state["S"][i, 0] / np.linalg.norm(v.view.camera.eye_world - v.session.state["T"][i])
         assert abs(pixels / CULL_PIXELS - 1) > 0.1 and pixels < POINT_PIXELS
         expected[shape["type"]] = expected.get(shape["type"], 0) + int(pixels >= CULL_PIXELS)
-    drawn = {kind: n for (kind, level), n in v.renderer.drawn.items() if kind != "plane" and n}
+    drawn = {kind: n for (kind, level), n in v.view.renderer.drawn.items() if kind != "plane" and n}
     assert drawn == {kind: n for kind, n in expected.items() if n}
-    assert all(n == 0 for (kind, level), n in v.renderer.drawn.items() if kind != "plane" and level != "point")
-    assert v.renderer.drawn["plane", "full"] == 1
-    v.camera.distance, v.camera.pitch = 12.0, -1.5  # below the target, looking up into the sky
-    v.camera.target_world = v.camera.target_world + [0.0, 50.0, 0.0]
+    assert all(n == 0 for (kind, level), n in v.view.renderer.drawn.items() if kind != "plane" and level != "point")
+    assert v.view.renderer.drawn["plane", "full"] == 1
+    v.view.camera.distance, v.view.camera.pitch = 12.0, -1.5  # below the target, looking up into the sky
+    v.view.camera.target_world = v.view.camera.target_world + [0.0, 50.0, 0.0]
     frames(w, 1)
-    assert sum(n for (kind, _), n in v.renderer.drawn.items() if kind != "plane") == 0
+    assert sum(n for (kind, _), n in v.view.renderer.drawn.items() if kind != "plane") == 0
 
 
 @pytest.mark.display

@@ -195,8 +195,8 @@ def test_app_mujoco_ghosts(window, tmp_path):
     w = window(T_HANDLE)
     v = w.viewer
     press(w, key.SPACE)
-    v.seek(0)
-    v.step_physics(20)
+    v.session.seek(0)
+    v.session.step_physics(20)
     frames(w, 2)
     click(w, "Compare")
     click(w, "MuJoCo (RK4)")
@@ -207,11 +207,11 @@ def test_app_mujoco_ghosts(window, tmp_path):
     assert rk4.engine == "mujoco" and rk4.step_count == 20
     press(w, key.SPACE)
     hashes = {}
-    while v.sim.step_count < 170:
+    while v.session.sim.step_count < 170:
         frames(w, 1)
         hashes[rk4.step_count] = rk4.state_hash()
     press(w, key.SPACE)
-    v.seek(170)
+    v.session.seek(170)
     readouts = v.ghosts.readouts
     assert readouts[labels[0]]["max_rotation_error"] < 3e-2
     assert readouts[labels[1]]["max_rotation_error"] > 5e-2 and readouts[labels[1]]["energy_drift"] < -1e-2
@@ -221,7 +221,7 @@ def test_app_mujoco_ghosts(window, tmp_path):
     magenta, green = magenta_and_green(image)
     assert magenta > 150 and green > 150
     assert "promote##MuJoCo (RK4)" not in v.panel.item_rects and "remove##MuJoCo (RK4)" in v.panel.item_rects
-    v.seek(100)
+    v.session.seek(100)
     assert rk4.step_count == 100 and rk4.state_hash() == hashes[100]
 
 
@@ -240,7 +240,7 @@ def test_app_without_mujoco_or_with_a_scene_mujoco_cannot_express(window, monkey
     frames(w, 1)
     click(w, "MuJoCo (RK4)")
     frames(w, 1)
-    assert v.ghosts.ghosts == {} and "kinematic" in (v.error or "")
+    assert v.ghosts.ghosts == {} and "kinematic" in (v.session.error or "")
 
 
 def _largest_from_mujoco_rk4(scene, settings, reference="1/960"):

@@ -137,12 +137,12 @@ def test_app_mujoco_ghost_on_the_arm_reads_as_compare(window, tmp_path):
     w = window(IIWA)
     v = w.viewer
     press(w, key.SPACE)
-    v.seek(0)
+    v.session.seek(0)
     frames(w, 2)
     click(w, "Compare")
     click(w, "MuJoCo (RK4)")
-    assert list(v.ghosts.ghosts) == ["MuJoCo (RK4)"] and v.error is None
-    v.step_physics(30)
+    assert list(v.ghosts.ghosts) == ["MuJoCo (RK4)"] and v.session.error is None
+    v.session.step_physics(30)
     frames(w, 2)
     readout = v.ghosts.readouts["MuJoCo (RK4)"]
     headless = Comparison(IIWA)

@@ -384,21 +384,21 @@ def test_the_app_opens_robots_by_drop_and_by_path(window):
     w.dispatch_event("on_file_drop", 10, 10, [str(urdf)])
     for _ in range(600):                 # the app may wait for kernels prepared beside it
         frames(w, 1)
-        if v.scene_path == urdf:
+        if v.session.scene_path == urdf:
             break
-    assert v.scene_path == urdf and v.error is None, v.error
-    assert "lbr_iiwa_link_7" in v.sim.names and v.sim.time > 0
-    assert v.scene_text == v.sim.scene.toml_text           # a recording of it carries the TOML text
+    assert v.session.scene_path == urdf and v.session.error is None, v.session.error
+    assert "lbr_iiwa_link_7" in v.session.sim.names and v.session.sim.time > 0
+    assert v.session.scene_text == v.session.sim.scene.toml_text           # a recording of it carries the TOML text
     import gymnasium
     mjcf = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml"
-    assert v.open(str(mjcf))
+    assert v.session.open(str(mjcf))
     for _ in range(600):
         frames(w, 1)
-        if v.scene_path == mjcf:
+        if v.session.scene_path == mjcf:
             break
-    assert v.scene_path == mjcf and "torso:body" in v.sim.names
+    assert v.session.scene_path == mjcf and "torso:body" in v.session.sim.names
     frames(w, 3)
-    assert v.sim.first_non_finite() is None
+    assert v.session.sim.first_non_finite() is None
 
 
 def test_visual_meshes_are_drawn_and_collision_shapes_collide_unseen():
@@ -480,9 +480,9 @@ def test_an_unreadable_visual_mesh_shows_the_collision_shapes_instead(window, tm
     w = window(str(path))
     v = w.viewer
     frames(w, 3)
-    groups = v.renderer.groups
-    names = list(v.sim.names)
+    groups = v.view.renderer.groups
+    names = list(v.session.sim.names)
     assert names.index("base:collision0") in groups["box"]["index"]              # shown instead of bad.stl
     assert names.index("arm:collision0") not in groups.get("cylinder", {"index": []})["index"]   # the duck draws the arm
     assert any(kind.startswith("mesh:") and kind.endswith(f"@{(0.002, 0.002, 0.002)}") for kind in groups)
-    assert any("bad.stl" in said for said in v.renderer.mesh_errors)
+    assert any("bad.stl" in said for said in v.view.renderer.mesh_errors)

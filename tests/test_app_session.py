@@ -1,0 +1,68 @@
+"""The app's state without a window (app.session): a session opens, steps, seeks, branches and saves
+as the viewer's does, and needs no display, no GL and no UI to do it."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from app.session import Listener, Session
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Heard(Listener):
+    """Writes down what the session tells its listener."""
+
+    def __init__(self):
+        self.said = []
+
+    def opened(self, sim, path, follow):
+        self.said.append(("opened", Path(path).stem, follow))
+
+    def back_to_start(self):
+        self.said.append(("back to start",))
+
+    def input_given(self, kind, args):
+        self.said.append(("input", kind))
+
+
+def test_a_session_steps_seeks_branches_and_saves_without_a_window(tmp_path, monkeypatch):
+    monkeypatch.setenv("HIERARCHY_SANDBOX_CONFIG_DIR", str(tmp_path / "config"))
+    heard = Heard()
+    session = Session(store=False, scene="pendulum", listener=heard)
+    session.start()
+    assert heard.said == [("opened", "pendulum", False)] and session.error is None
+    session.step_physics(20)
+    hash_at_20 = session.sim.state_hash()
+    assert session.seek(10) == 10 and session.sim.step_count == 10
+    session.step_physics(10)            # the recorded future replays: the same bits
+    assert session.sim.state_hash() == hash_at_20
+    session.seek(5)
+    assert session.set("integrator", "rk4")         # in the past: a branch, the old future kept
+    assert session.timeline.previous is not None and session.timeline.head == 5
+    session.give_input("impulse", 1, np.array([0.0, 0.0, 0.5]))
+    assert heard.said[-1] == ("input", "impulse")
+    saved = session.save_recording(tmp_path / "run.rec")
+    assert saved == tmp_path / "run.rec" and saved.stat().st_size > 0
+    session.reset()
+    assert heard.said[-1] == ("back to start",) and session.sim.step_count == 0
+
+
+def test_a_bad_scene_is_an_error_and_the_default_runs():
+    session = Session(store=False, scene="no-such-scene")
+    session.start()
+    assert "no-such-scene" in session.error and session.scene_path.stem == "tank"
+
+
+def test_the_session_loads_no_window_gl_or_ui_module():
+    """In a fresh process with no display: app.session steps a scene, and neither pyglet's window,
+    moderngl nor Dear ImGui is imported (the view, the panel and the viewer are)."""
+    code = ("import sys; from app.session import Session\n"
+            "s = Session(store=False, scene='t_handle'); s.start(); s.step_physics(3)\n"
+            "assert s.error is None, s.error\n"
+            "print(sorted(m for m in ('pyglet.window', 'moderngl', 'imgui_bundle.imgui') if m in sys.modules))")
+    env = {key: value for key, value in __import__("os").environ.items() if key != "DISPLAY"}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "[]", result.stdout
