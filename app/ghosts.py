@@ -50,7 +50,7 @@ from importlib.util import find_spec
 import numpy as np
 from imgui_bundle import imgui, implot
 
-from app import plots
+from app import history, plots
 from app.panel import setting_widget
 from app.settings import PHYSICS_KEYS
 from app.trails import Trails
@@ -106,10 +106,10 @@ class Ghost:
 
 
 class History:
-    """Readouts over time, one column block per run label, at most plots.CAPACITY samples spaced
-    at least plots.WINDOW / plots.CAPACITY s apart (as app.plots.History)."""
+    """Readouts over time, one column block per run label, at most history.CAPACITY samples spaced
+    at least history.WINDOW / history.CAPACITY s apart (as app.history.History)."""
 
-    def __init__(self, capacity=plots.CAPACITY, window=plots.WINDOW):
+    def __init__(self, capacity=history.CAPACITY, window=history.WINDOW):
         self.capacity, self.spacing = capacity, window / capacity
         self.clear()
 
@@ -190,7 +190,7 @@ class Ghosts:
     def label_for(self, settings):
         """'gyroscopic=off, dt=0.008333': the settings that differ from the main run's, unique."""
         current = self.viewer.session.sim.settings
-        said = [f"{k}={plots.format_value(v)}" for k, v in settings.items()
+        said = [f"{k}={history.format_value(v)}" for k, v in settings.items()
                 if not np.array_equal(getattr(current, k), v)]
         base = ", ".join(said) or "same as main"
         label, n = base, 2
@@ -563,7 +563,7 @@ class Ghosts:
         if not len(t):
             return
         # x: the samples held (at most the plots' window) and a margin, so a short A/B fills the plot
-        lo = max(t[0], t[-1] - plots.WINDOW)
+        lo = max(t[0], t[-1] - history.WINDOW)
         span = max(t[-1] - lo, 0.1)
         lo, hi = lo - plots.AXIS_MARGIN * span / 2, t[-1] + plots.AXIS_MARGIN * span / 2
         runs = [(label, MAIN_COLOR if label == "main" else self.ghosts[label].color)

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from imgui_bundle import imgui
 
-from app import frames, overlays, plots
+from app import frames, history, overlays, plots
 from app.session import scene_files
 from app.settings import MAX_BUDGET_MB, MIN_BUDGET_MB, MIN_PANEL_WIDTH, OVERLAYS
 from app.tree import Tree
@@ -450,7 +450,7 @@ class Panel:
             changed, new = setting_widget(name, value)
             if changed:
                 v.session.set(name, new)
-            shown = plots.format_value(new if changed else value)
+            shown = history.format_value(new if changed else value)
             inside = name in CHOICES and self.combo_cuts(shown)   # a combo's box cuts a value wider than itself
             self.remember(name, f"{name}: {shown}", cut=inside)
             if name in ("integrator", "gyroscopic"):
@@ -462,7 +462,7 @@ class Panel:
                 if imgui.small_button(f"scene##{name}"):
                     v.session.set(name, file_value)
                 self.remember(f"scene##{name}")
-                self.tooltip(f"{name} differs from the scene file ({plots.format_value(file_value)}): "
+                self.tooltip(f"{name} differs from the scene file ({history.format_value(file_value)}): "
                              "click to put the file's value back")
 
     def control(self):

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 import physics
-from app import plots, settings as settings_store
+from app import history, settings as settings_store
 from app.preparation import Preparation
 from physics.core.compiled import interpret, is_interpreting
 from physics.core.settings import GYROSCOPIC, integrator_names
@@ -76,7 +76,7 @@ def resolve_scene(name):
 def input_label(entry):
     """A timeline input (`physics.pipeline.timeline.Input`) as a plot marker's text."""
     if entry.kind == "set":
-        return f"{entry.args[0]}: {plots.format_value(entry.args[1])}"
+        return f"{entry.args[0]}: {history.format_value(entry.args[1])}"
     return f"{entry.kind}: {entry.args[0]}"
 
 
@@ -167,7 +167,7 @@ class Session:
         self.stats = {"fps": 0.0, "physics_ms": 0.0, "render_ms": 0.0, "nodes": 0, "steps": 0, "rtf": 0.0}
         self.contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
         self.dynamic = np.zeros(0, np.int64)    # the dynamic nodes' indices
-        self.history = plots.History()
+        self.history = history.History()
         self.keys = KeyDrive(())        # the scene's [[key]]s (`_scene_keys`, at each open)
         self.app_letters = frozenset()  # the letters the app's own keys take (the viewer's): no scene key there
         self.last_input = None          # what the last input said it did (a launch's physics.dynamics.driving.Launch)
@@ -454,7 +454,7 @@ class Session:
         status message says so, the plots mark "branch"). A bad value shows in the panel. `say`:
         name the new value in the status message. While the warm-up compiles, it waits for the
         kernels it needs (`when_ready`). -> bool."""
-        return self.when_ready(lambda: self._set(name, value, say), f"{name} = {plots.format_value(value)}")
+        return self.when_ready(lambda: self._set(name, value, say), f"{name} = {history.format_value(value)}")
 
     def _set(self, name, value, say):
         step = self.sim.step_count
@@ -466,7 +466,7 @@ class Session:
             return False
         if name in settings_store.PHYSICS_KEYS:
             self.prefs["physics"][name] = getattr(self.sim.settings, name)
-        shown = plots.format_value(getattr(self.sim.settings, name))
+        shown = history.format_value(getattr(self.sim.settings, name))
         if branching:
             self.history.mark(self.sim.time, "branch")
         self.history.mark(self.sim.time, f"{name}: {shown}")
@@ -702,7 +702,7 @@ class Session:
             self.notify(f"at the timeline's start (step {self.timeline.origin})")
 
     def sample_history(self):
-        """One sample of the plotted measurements (app.plots.History takes it only when enough
+        """One sample of the plotted measurements (app.history.History takes it only when enough
         simulated time passed); a display error never stops the app."""
         if self.sim is None or self.state is None:
             return

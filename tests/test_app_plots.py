@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from app import plots
-from app.plots import CHANNELS, History
+from app.history import CHANNELS, History, format_value
 from conftest import click, frames, press
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,7 +94,7 @@ def test_drift_restarts_at_each_mark_and_marker_text():
     history.sample(sim)
     assert history.channel("drift")[1][-1] == pytest.approx(-0.5, rel=1e-15)  # (3 - 6) / 6
     assert plots.marker_labels(history.markers) == {0.1: "integrator: rk4, gyroscopic: off"}
-    assert plots.format_value(True) == "on" and plots.format_value(np.array([0.0, -9.81, 0.0])) == "(0, -9.81, 0)"
+    assert format_value(True) == "on" and format_value(np.array([0.0, -9.81, 0.0])) == "(0, -9.81, 0)"
 
 
 def test_selection_change_clears_the_speed_channels_and_time_going_back_clears_all():

@@ -41,7 +41,8 @@ def test_a_session_steps_seeks_branches_and_saves_without_a_window(tmp_path, mon
     session.seek(5)
     assert session.set("integrator", "rk4")         # in the past: a branch, the old future kept
     assert session.timeline.previous is not None and session.timeline.head == 5
-    session.give_input("impulse", 1, np.array([0.0, 0.0, 0.5]))
+    bob = session.sim.names[int(session.dynamic[0])]
+    assert session.give_input("impulse", bob, np.array([0.0, 0.0, 0.5]), None), session.error
     assert heard.said[-1] == ("input", "impulse")
     saved = session.save_recording(tmp_path / "run.rec")
     assert saved == tmp_path / "run.rec" and saved.stat().st_size > 0

@@ -3,7 +3,7 @@
 Every check of a state is by `state_hash()` against an independent run: a plain
 `physics.Simulation` of the same scene stepped without a timeline, with the same change given at
 the same step (hashes are SHA-256 over the whole state, so equal means bit for bit). The history
-(app.plots.History) is checked against known sample times. The viewer runs offscreen through EGL
+(app.history.History) is checked against known sample times. The viewer runs offscreen through EGL
 (no X server) in a subprocess, and in a real window under X with real key presses (xdotool).
 """
 import json
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from conftest import SPINNER, frames, xdotool
 
-from app.plots import History
+from app.history import History
 
 ROOT = Path(__file__).resolve().parent.parent
 TANK = ROOT / "assets" / "scenes" / "tank.toml"
