@@ -4,7 +4,7 @@
   and MuJoCo's perturbation) from the grabbed point towards the cursor's point on the plane
   through the grab point facing the camera. The plane keeps its depth along the camera's viewing
   axis, so in a view from a moving frame it moves with the frame. Every step while the button is
-  held, the joint's force is given as a "force" input of the timeline (`Viewer.give_input`): it
+  held, the joint's force is given as a "force" input of the timeline (`Session.give_input`): it
   is recorded, replays bit for bit and reaches the ghosts like any input.
 - Ctrl + right click on a body flicks it: the impulse m FLICK_SPEED along the view ray, at the hit
   point; Ctrl + right drag flicks it along the drag (measured on the same plane) at

@@ -1,6 +1,6 @@
 """The Dear ImGui panel: scene browser, transport, timeline, plots, physics settings, overlays, inspector, stats.
 
-Every physics widget writes through `Viewer.set(name, value)` (= `sim.set`), so a change takes
+Every physics widget writes through `Session.set(name, value)` (= `sim.set`), so a change takes
 effect on the next step without reloading. Settings are drawn from `sim.settings` itself: a
 field with a known set of choices is a combo, a bool a checkbox, an int or float an input, a
 3-vector three inputs — so solver settings appear as soon as physics adds them.
@@ -269,7 +269,7 @@ class Panel:
     def toast(self):
         """The status message over the scene, bottom centre, wrapped in full: it is a window of
         its own, so no panel widget moves when it comes or goes; it stays while the pointer is on it
-        (`Viewer.expire_message`)."""
+        (`Session.expire_message`)."""
         v = self.viewer
         left = PANEL_WIDTH + 16
         width = min(TOAST_WIDTH, max(v.size[0] - left - 16, 200))
@@ -288,7 +288,7 @@ class Panel:
         imgui.end()
 
     def message_log(self):
-        """The logged messages (`Viewer.messages`), newest first, each with its simulated time."""
+        """The logged messages (`Session.messages`), newest first, each with its simulated time."""
         imgui.push_text_wrap_pos(0.0)
         for sim_time, text in reversed(self.viewer.session.messages):
             imgui.text_colored(DIM, f"{sim_time:8.3f} s")
