@@ -98,6 +98,15 @@ def setting_widget(name, value, id_suffix=""):
     return changed and Settings.accepts(name, new), new
 
 
+def substeps_text(counts):
+    """The sub-steps line of the Stats (`Simulation.substep_counts`): how many were taken per one
+    asked for, the worst step's, and RATTLE's retries."""
+    taken = counts["taken"] / counts["nominal"] if counts["nominal"] else 1.0
+    retries = counts["retried_left"] + counts["retried_start_error"]
+    return (f"sub-steps {taken:.2f}x nominal (worst step {counts['worst_step']:.2f}x); "
+            f"RATTLE retries {retries}, halved ahead {counts['halved_ahead']}")
+
+
 def speed_text(rtf, paused):
     """The real-time factor as the overlay and the Stats say it: "paused" while paused (a factor
     of 0.00 there read as a stall), else "real time x1.00"."""
@@ -648,6 +657,11 @@ class Panel:
         st = v.session.stats
         self.text(f"FPS {st['fps']:.1f}   physics {st['physics_ms']:.2f} ms   render {st['render_ms']:.2f} ms")
         self.text(f"nodes {st['nodes']}   steps {v.session.sim.step_count}   {speed_text(st['rtf'], v.session.paused)}")
+        line = substeps_text(v.session.sim.substep_counts())
+        imgui.text(line)
+        self.remember("sub-steps", line)
+        self.tooltip("passes of the stage list taken per one asked for, since the scene opened (a RATTLE sub-step "
+                     "taken again as two halves counts its attempt and its halves), and the worst single step's")
         try:
             energy = v.session.sim.energy()
             self.text(f"energy: kinetic {energy['kinetic']:.6g}  potential {energy['potential']:.6g} J")

@@ -334,15 +334,20 @@ def _settings_text(settings):
             for name, value in asdict(settings).items()}
 
 
-def _profile_summary(profiler, steps, path):
+def _profile_summary(profiler, steps, path, counts):
     """The median time per step of the step and of each stage, the largest first (the median: a
-    stage's first step also compiles the numba kernels not yet cached), and where the trace went."""
+    stage's first step also compiles the numba kernels not yet cached), where the trace went, and
+    the sub-steps taken per nominal one with RATTLE's retries (`counts`: `Simulation.substep_counts`;
+    the trace holds each retry as a "retry" span around its halves)."""
     per_step = {name: np.median(ns) / 1e3 for name, ns in profiler.per_step().items()}   # µs
     ranked = sorted((name for name in per_step if event_category(name) == "stage"), key=per_step.get, reverse=True)
     stages = ", ".join(f"{name} {per_step[name]:.1f}" for name in ranked)
     dropped = f" (kept the first {len(profiler.events)} events, {profiler.dropped} more dropped)" if profiler.dropped else ""
+    taken = counts["taken"] / counts["nominal"] if counts["nominal"] else 1.0
+    retries = counts["retried_left"] + counts["retried_start_error"]
     return (f"wrote a trace of {steps} steps to {path}{dropped}; median per step {per_step.get('step', 0.0):.1f} µs: "
-            f"{stages} µs")
+            f"{stages} µs; sub-steps taken {taken:.2f}x nominal (worst step {counts['worst_step']:.2f}x), "
+            f"{retries} RATTLE retries, {counts['halved_ahead']} halved ahead")
 
 
 def _simulate(args, sim, steps, recording, start=None, schedule=None):
@@ -432,7 +437,7 @@ def _simulate(args, sim, steps, recording, start=None, schedule=None):
                 print(summary)
                 print(f"wrote {arrays['time'].shape[0]} rows x {len(arrays['names'])} nodes to {args.out}")
             if profiler is not None:
-                print(_profile_summary(profiler, steps, args.profile))
+                print(_profile_summary(profiler, steps, args.profile, sim.substep_counts()))
             if timeline is not None:
                 print(f"wrote a recording of steps {timeline.origin}..{timeline.head} "
                       f"({len(timeline.keyframes)} keyframes, {size / 1e6:.3g} MB) to {args.record}")

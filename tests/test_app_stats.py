@@ -48,3 +48,20 @@ def test_frame_parts_add_up_to_the_time_between_frames(window):
     total = sum(float(ring.last(20).sum()) for ring in v.timing.parts.values())
     assert all(ring.count == before[name] + 21 for name, ring in v.timing.parts.items())
     assert abs(total - elapsed_ms) < 2 + 0.1 * elapsed_ms
+
+
+def test_the_stats_count_the_sub_steps_and_rattles_retries(window):
+    """The rope bridge (ropes and crates: RATTLE takes sub-steps again): the Stats' sub-steps line
+    is drawn and says what `Simulation.substep_counts` counts (taken over nominal, the worst step,
+    the retries), the numbers the benchmark and the runner's profile give."""
+    from app.panel import substeps_text
+    w = window("rope_bridge")
+    v = w.viewer
+    frames(w, 60)
+    counts = v.session.sim.substep_counts()
+    assert "sub-steps" in v.panel.item_rects
+    assert counts["taken"] > counts["nominal"] > 0 and counts["retried_left"] + counts["retried_start_error"] > 0
+    said = substeps_text(counts)
+    taken = counts["taken"] / counts["nominal"]
+    assert said.startswith(f"sub-steps {taken:.2f}x nominal (worst step {counts['worst_step']:.2f}x)")
+    assert f"RATTLE retries {counts['retried_left'] + counts['retried_start_error']}" in said

@@ -349,3 +349,37 @@ def test_a_flat_nets_stalls_stand_instead_of_halving(tmp_path, monkeypatch):
         highest = max(highest, sum(sim.energy().values()))
     assert len(taken) <= 1.5 * 60 * sim.settings.substeps, len(taken) / (60 * sim.settings.substeps)
     assert highest - start <= 1e-5 * start, (highest, start)
+
+
+def test_the_sub_step_counts_are_the_passes_and_retries_that_ran(monkeypatch):
+    """`Simulation.substep_counts` against independent counts over 2 s of the rope bridge (ropes and
+    crates: RATTLE retries both ways): its passes are the stage list's calls, its retries the
+    islands put back (one `Undo.put_back` each, and one more where a half reached outside the
+    island and the attempt stood) and the profile's "retry" spans; the nominal passes are the
+    steps' sub-steps; a step's ratio bounds the run's. Exact counts: tolerance 0."""
+    from physics.core.profile import Recorder
+    passes, put_back, stood = [], [], []
+    substep, undo_put_back, after_put_back = stages.substep, retry.Undo.put_back, retry.After.put_back
+    monkeypatch.setattr(stages, "substep", lambda *args, **kwargs: passes.append(1) or substep(*args, **kwargs))
+    monkeypatch.setattr(retry.Undo, "put_back", lambda self, *args: put_back.append(1) or undo_put_back(self, *args))
+
+    def after(self, model, data, work, attempt_stands=False):
+        stood.append(attempt_stands)
+        return after_put_back(self, model, data, work, attempt_stands)
+    monkeypatch.setattr(retry.After, "put_back", after)
+    sim = Simulation.from_file(SCENES / "rope_bridge.toml")
+    steps, worst = 120, 0.0
+    with Recorder() as recorder:
+        for _ in range(steps):
+            before = len(passes)
+            sim.step()
+            worst = max(worst, (len(passes) - before) / sim.settings.substeps)
+    counts = sim.substep_counts()
+    retried = counts["retried_left"] + counts["retried_start_error"]
+    assert counts["nominal"] == steps * sim.settings.substeps
+    assert counts["taken"] == len(passes) > counts["nominal"], counts
+    assert retried == len(put_back) - sum(stood) == recorder.totals()[1].get("retry", 0) > 0, counts
+    assert counts["retried_left"] > 0 and counts["retried_start_error"] > 0, counts
+    assert counts["worst_step"] == worst >= counts["taken"] / counts["nominal"]
+    sim.reset()
+    assert sim.substep_counts()["taken"] == 0

@@ -1,6 +1,8 @@
 """Where a step's time goes: named spans timed with `time.perf_counter_ns`, as totals or a trace.
 
-The names are the step's own. "step" is one `Simulation.step` of dt, "substep" one sub-step, and
+The names are the step's own. "step" is one `Simulation.step` of dt, "substep" one sub-step
+("retry" the halves of a RATTLE sub-step taken again, physics.pipeline.retry; its count is the
+retries'), and
 inside a sub-step each stage of `physics.pipeline.stages.STAGES` is timed under its own name by
 the loop that runs them (`stages.substep`): world, wake, prepare, kinematic, dynamic, hold, clock,
 events, solve, joints, sleep, check. A stage that times its parts names them "STAGE/PART": the
@@ -29,7 +31,7 @@ import numpy as np
 
 from physics.core.files import write_atomically
 
-SPANS = ("step", "substep")   # the events the stages nest in
+SPANS = ("step", "substep", "retry")   # the events the stages nest in (a retry: its halves' sub-steps)
 PART = "/"                    # "STAGE/PART": a part of a stage, nested in it
 MAX_EVENTS = 2_000_000        # a trace past this keeps its first events (chrome://tracing slows past ~1e6)
 

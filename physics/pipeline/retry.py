@@ -8,9 +8,12 @@ other body keeps the step it took (`StepContext.active`), down to 2^-RATTLE_HALV
 lie-midpoint-4's step is RATTLE's constrained step composed by the triple jump (4th order). The
 step (physics.pipeline.step) calls these; the stages know nothing of them but the island they are
 told to step (`StepContext.active`) and `OutsideIsland`, which a half raises where it reaches out.
+Each pass of the stage list and each retry is counted (`SubstepCount`), and a retry's halves are
+timed as a "retry" span while a profile recorder is on (physics.core.profile).
 """
 import numpy as np
 
+from physics.core import profile
 from physics.core.choices import INTEGRATOR_TRAITS
 from physics.dynamics.integrators import TRIPLE_JUMP
 from physics.dynamics.sleeping import island_of
@@ -40,6 +43,33 @@ RATTLE_CRACK_ERROR = 1e-3
 RATTLE_LEFT_ERROR = 1e-6
 
 
+class SubstepCount:
+    """How a run's sub-steps went, counted since its simulation was made or reset (diagnostics, not
+    state: no hash, snapshot or recording holds them; a timeline's replays count again).
+    nominal      passes of the stage list the steps asked for: settings.substeps a step, each three
+                 where lie-midpoint-4 composes RATTLE's step by the triple jump
+    taken        passes run: each failed attempt and each half of a retry counts (taken / nominal is
+                 1 where nothing was taken again)
+    left         attempts taken again as halves because the position projection left the start-of-step rows
+    start_error  attempts taken again because the drift started past RATTLE_STEP_ERROR of a lever
+    ahead        sub-steps halved before an attempt, the last start error predicting the bound passed
+    worst_step   the largest taken / nominal of a single step; last_step, that of the last step"""
+
+    def __init__(self):
+        self.nominal = self.taken = self.left = self.start_error = self.ahead = 0
+        self.worst_step = self.last_step = 0.0
+
+    def stepped(self, nominal, taken):
+        """One step asked for `nominal` passes and ran `taken`."""
+        self.last_step = taken / nominal if nominal else 0.0
+        self.worst_step = max(self.worst_step, self.last_step)
+
+    def as_dict(self):
+        return {"nominal": self.nominal, "taken": self.taken, "retried_left": self.left,
+                "retried_start_error": self.start_error, "halved_ahead": self.ahead,
+                "worst_step": self.worst_step, "last_step": self.last_step}
+
+
 def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVINGS):
     """A sub-step whose joints are stepped by RATTLE; where its position projection finds no root of
     g = 0 along the start-of-step rows (the solvability of RATTLE's nonlinear system needs h small
@@ -54,8 +84,9 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     start error, scaled by h², predicts the bound passed, the halves are taken at once, by every
     body the sub-step steps (the island is known only once prepare has run; the hint is part of the
     Data). At the last halving the projection's own fallback stands."""
-    h, solver = context.h, work.solver
+    h, solver, counts = context.h, work.solver, work.substeps
     if not halvings:
+        counts.taken += 1       # before the pass: one a half stops (it reached outside the island) counts too
         stages.substep(model, data, settings, work, context)
         data.rattle_hint[:] = solver.joint_start_error, h
         return
@@ -68,9 +99,11 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     # the start error grows as h²: where the last sub-step's predicts one past the bound, the
     # halves are taken at once instead of after a failed attempt
     if data.rattle_hint[0] * (h / data.rattle_hint[1]) ** 2 > RATTLE_STEP_ERROR:
+        counts.ahead += 1
         halves(context.active)
         return
     undo = []
+    counts.taken += 1
     stages.substep(model, data, settings, work, context,
                    after_prepare=lambda: undo.append(Undo.take(model, data, work, context)))
     data.rattle_hint[:] = solver.joint_start_error, h
@@ -78,6 +111,11 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
             and solver.joint_start_error > RATTLE_CRACK_ERROR)
     if not left and solver.joint_start_error <= RATTLE_STEP_ERROR:
         return
+    if left:
+        counts.left += 1
+    else:
+        counts.start_error += 1
+    started = profile.mark()
     undo, = undo
     # the island as the attempt left it, the result that stands where a half reaches outside it
     attempt = None if undo.active is None else Undo(model, data, work, undo.active)
@@ -94,6 +132,7 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     finally:    # (also where a half raised: a stopped run's cache and contacts stay whole)
         if after is not None:
             after.put_back(model, data, work, stands)
+        profile.lap("retry", started)
 
 
 class Undo:

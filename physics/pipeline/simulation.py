@@ -62,6 +62,7 @@ from physics.model.hierarchy import Hierarchy, NodeState
 from physics.dynamics.integrators import inertial_accelerations
 from physics.model.model import Model
 from physics.pipeline.restorable import Restorable
+from physics.pipeline.retry import SubstepCount
 from physics.math.rotation import cross, hat
 from physics.io.scene import Scene, load_scene
 from physics.core.settings import Settings
@@ -221,6 +222,7 @@ class Simulation:
         self.data.drive = driving.DriveState.start(scene.drives) if scene.drives else None
         self.diverged = None        # the DivergenceError that stopped the run, if one did
         self._runaway = stages.Runaway()
+        self._substeps = SubstepCount()
         self._build_solver()
         # omega_body from the file's parent-frame angular velocity, ancestors' world motion settled
         # first: omega_body = R3^T omega3_world (generation by generation, see physics.pipeline.stages.sync).
@@ -238,7 +240,7 @@ class Simulation:
         """The stages' workspace (physics.pipeline.stages.Workspace: the hierarchy, the solver, the kernels'
         bundles over the Data's arrays) for this topology: built at reset and for each topology."""
         self._work = stages.Workspace(self.model, self.data, self.settings, self.hierarchy, self._solver,
-                                      self.scene.events, self._runaway)
+                                      self.scene.events, self._runaway, self._substeps)
         self._drives = driving.Drives(self.scene.drives, self.model.kin) if self.scene.drives else None
         self._work.drives = self._drives if self._drives is not None and self._drives.kinematic else None
 
@@ -856,6 +858,15 @@ class Simulation:
         (`iterations` of them, more on a cold start: `physics.constraints.solver.COLD_START_SWEEPS`); where a RATTLE
         retry took the last sub-step's joints' island in halves, its last half's (`physics.pipeline.retry.After`)."""
         return np.zeros(0) if self._solver is None else self._solver.residual.copy()
+
+    def substep_counts(self):
+        """How the sub-steps went since the simulation was made or reset (physics.pipeline.retry's
+        `SubstepCount`: diagnostics, not state): {"nominal", "taken": passes of the stage list asked
+        for and run, "retried_left", "retried_start_error": RATTLE sub-steps taken again as halves
+        because the position projection left its start-of-step rows or started too far off the
+        constraint, "halved_ahead": halved before an attempt, "worst_step", "last_step": the largest
+        and the last step's taken / nominal}. taken / nominal is 1 where nothing was taken again."""
+        return self._substeps.as_dict()
 
     def joint_separation(self):
         """(J,) m: for each joint, the world distance between its anchor on body a and its anchor on

@@ -212,12 +212,13 @@ class Workspace:
     """What the stages work with for one topology, besides the model, the data and the settings:
     the hierarchy (its world pass; `world` says how far its world state is current, `sync`), the
     solver (None when nothing can touch), the scene's timed impulses, the runaway check's
-    reference (shared with the Simulation), and the kernels' bundles over the Data's arrays
+    reference and the sub-step counts (shared with the Simulation), and the kernels' bundles over the Data's arrays
     (`NodeArrays`, `DynamicBodies`, physics.dynamics.sleeping's) and the calls bound to them (`calls`),
     built at load and for each topology."""
 
-    def __init__(self, model, data, settings, hierarchy, solver, events, runaway):
+    def __init__(self, model, data, settings, hierarchy, solver, events, runaway, substeps):
         self.hierarchy, self.solver, self.events, self.runaway = hierarchy, solver, events, runaway
+        self.substeps = substeps    # the passes asked for and run (physics.pipeline.retry.SubstepCount), the Simulation's
         self.drives = None      # the actuators on nodes (physics.dynamics.driving.Drives), the Simulation's
         self.world = STALE
         self.local_arrays = NodeArrays(*hierarchy.local.views())

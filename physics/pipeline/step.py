@@ -2,7 +2,8 @@
 in one of their forms (Box2D v3's b2SolverStep over its stages): RATTLE's, with its retry and
 triple jump (physics.pipeline.retry), the free bodies' form (`stages.FREE_STAGES`, one fused
 pass), or the plain list. Each times
-its stages by their names while a profile recorder is on (physics.core.profile).
+its stages by their names while a profile recorder is on (physics.core.profile), and counts the
+passes it asked for and ran (`physics.pipeline.retry.SubstepCount`, `work.substeps`).
 """
 from physics.dynamics.integrators import TRIPLE_JUMP
 from physics.pipeline import stages
@@ -17,19 +18,28 @@ def step(model, data, settings, work, first):
     h = settings.dt / settings.substeps
     free = fused(model, settings, work)
     work.refresh(settings)
+    counts = work.substeps
+    nominal, taken = counts.nominal, counts.taken
     for _ in range(settings.substeps):
         c = step_context(model, data, settings, work, h, settings.integrator)
         if c.rattle and composes_rattle(model, data, settings, work, h):
             # lie-midpoint-4 with equality joints and no contact within reach: the whole
             # constrained step (free motion, RATTLE) composed by the triple jump (4th order)
+            counts.nominal += len(TRIPLE_JUMP)
             for fraction in TRIPLE_JUMP:
                 rattle_substep(model, data, settings, work,
                                step_context(model, data, settings, work, fraction * h, "lie-midpoint"))
         elif c.rattle:
+            counts.nominal += 1
             rattle_substep(model, data, settings, work, c)
         elif free:
+            counts.nominal += 1
+            counts.taken += 1
             stages.free_substep(model, data, settings, work, c, first)
             first = False
         else:
+            counts.nominal += 1
+            counts.taken += 1
             stages.substep(model, data, settings, work, c)
+    counts.stepped(counts.nominal - nominal, counts.taken - taken)
     return first
