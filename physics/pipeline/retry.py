@@ -53,16 +53,13 @@ class SubstepCount:
     left         attempts taken again as halves because the position projection left the start-of-step rows
     start_error  attempts taken again because the drift started past RATTLE_STEP_ERROR of a lever
     ahead        sub-steps halved before an attempt, the last start error predicting the bound passed
-    worst_step   the largest taken / nominal of a single step; last_step, that of the last step"""
+    worst_step   the largest taken / nominal of a single step (1 before any); last_step, that of the last step
+(physics.pipeline.step counts the passes of the forms without a retry, once a step, and works out
+a step's ratio only where it took more.)"""
 
     def __init__(self):
         self.nominal = self.taken = self.left = self.start_error = self.ahead = 0
-        self.worst_step = self.last_step = 0.0
-
-    def stepped(self, nominal, taken):
-        """One step asked for `nominal` passes and ran `taken`."""
-        self.last_step = taken / nominal if nominal else 0.0
-        self.worst_step = max(self.worst_step, self.last_step)
+        self.worst_step = self.last_step = 1.0
 
     def as_dict(self):
         return {"nominal": self.nominal, "taken": self.taken, "retried_left": self.left,

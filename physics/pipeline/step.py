@@ -19,27 +19,32 @@ def step(model, data, settings, work, first):
     free = fused(model, settings, work)
     work.refresh(settings)
     counts = work.substeps
-    nominal, taken = counts.nominal, counts.taken
+    taken = counts.taken        # RATTLE's passes are counted where they run (physics.pipeline.retry)
+    nominal = plain = 0         # the other forms' passes: one each, counted here
     for _ in range(settings.substeps):
         c = step_context(model, data, settings, work, h, settings.integrator)
         if c.rattle and composes_rattle(model, data, settings, work, h):
             # lie-midpoint-4 with equality joints and no contact within reach: the whole
             # constrained step (free motion, RATTLE) composed by the triple jump (4th order)
-            counts.nominal += len(TRIPLE_JUMP)
+            nominal += len(TRIPLE_JUMP)
             for fraction in TRIPLE_JUMP:
                 rattle_substep(model, data, settings, work,
                                step_context(model, data, settings, work, fraction * h, "lie-midpoint"))
         elif c.rattle:
-            counts.nominal += 1
+            nominal += 1
             rattle_substep(model, data, settings, work, c)
         elif free:
-            counts.nominal += 1
-            counts.taken += 1
+            nominal, plain = nominal + 1, plain + 1
             stages.free_substep(model, data, settings, work, c, first)
             first = False
         else:
-            counts.nominal += 1
-            counts.taken += 1
+            nominal, plain = nominal + 1, plain + 1
             stages.substep(model, data, settings, work, c)
-    counts.stepped(counts.nominal - nominal, counts.taken - taken)
+    counts.nominal += nominal
+    counts.taken += plain
+    if counts.taken - taken > nominal:      # a retry: the step's ratio (else 1, as it starts)
+        counts.last_step = (counts.taken - taken) / nominal
+        counts.worst_step = max(counts.worst_step, counts.last_step)
+    else:
+        counts.last_step = 1.0
     return first
