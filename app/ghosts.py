@@ -3,8 +3,8 @@
 The panel's Compare section adds up to four variants (any settings, picked with the same widgets
 as the Physics section), a reference (the same scene with a 4th-order integrator at a sixteenth of
 the step: ground truth) and the timeline's previous branch. Each is its own `physics.Simulation`,
-held by a `physics.tools.compare.Comparison` whose main run is the viewer's (stepped by the viewer's
-timeline, read here): after every change of the main state (`Session.refresh_state` tells the viewer, which calls `sync`)
+held by a `physics.tools.compare.Comparison` whose main run is the session's (stepped by its
+timeline, read here: app.session): after every change of the main state (`Session.refresh_state` tells the viewer, which calls `sync`)
 the ghosts are stepped to the main run's time. So a variant shows exactly what a fresh run with
 its settings shows (tests/test_app_ghosts.py compares state hashes bit for bit).
 

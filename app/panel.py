@@ -101,10 +101,8 @@ def setting_widget(name, value, id_suffix=""):
 def substeps_text(counts):
     """The sub-steps line of the Stats (`Simulation.substep_counts`): how many were taken per one
     asked for, the worst step's, and RATTLE's retries."""
-    taken = counts["taken"] / counts["nominal"] if counts["nominal"] else 1.0
-    retries = counts["retried_left"] + counts["retried_start_error"]
-    return (f"sub-steps {taken:.2f}x nominal (worst step {counts['worst_step']:.2f}x); "
-            f"RATTLE retries {retries}, halved ahead {counts['halved_ahead']}")
+    return (f"sub-steps {counts['per_nominal']:.2f}x nominal (worst step {counts['worst_step']:.2f}x); "
+            f"RATTLE retries {counts['retries']}, halved ahead {counts['halved_ahead']}")
 
 
 def speed_text(rtf, paused):
@@ -660,8 +658,9 @@ class Panel:
         line = substeps_text(v.session.sim.substep_counts())
         imgui.text(line)
         self.remember("sub-steps", line)
-        self.tooltip("passes of the stage list taken per one asked for, since the scene opened (a RATTLE sub-step "
-                     "taken again as two halves counts its attempt and its halves), and the worst single step's")
+        self.tooltip("passes of the stage list taken per one asked for since the scene opened or was reset, "
+                     "replays included (a RATTLE sub-step taken again as two halves counts its attempt and its "
+                     "halves), and the worst single step's")
         try:
             energy = v.session.sim.energy()
             self.text(f"energy: kinetic {energy['kinetic']:.6g}  potential {energy['potential']:.6g} J")
@@ -716,7 +715,7 @@ class Panel:
             draw_list.add_text(imgui.ImVec2(float(x) + 4, float(y) - 6), white, str(v.session.sim.names[i]))
 
     def help(self):
-        from app.controls import KEYS, MOUSE_HELP     # (as above: pyglet.window needs a display)
+        from app.controls import KEYS, MOUSE_HELP     # here: pyglet.window, which app.controls loads, needs a display
         v = self.viewer
         imgui.set_next_window_pos(imgui.ImVec2(v.size[0] / 2, v.size[1] / 2), imgui.Cond_.always, imgui.ImVec2(0.5, 0.5))
         imgui.begin("Keys (F1)", None, imgui.WindowFlags_.always_auto_resize)

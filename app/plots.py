@@ -16,6 +16,7 @@ import numpy as np
 from imgui_bundle import imgui, implot
 
 from app.history import CHANNELS, WINDOW
+
 PLOT_HEIGHT = 150  # px
 AXIS_MARGIN = 0.08    # of the lines' span, above and below: a line at the limit would hide in the frame
 OFFSET_SPAN = 1e-3    # a line varying less than this fraction of its size is plotted as its deviation

@@ -6,16 +6,18 @@ viewer) hears what the view and the other parts must follow.
 
 It owns the simulation: it asks `physics` for state and never computes physics itself.
 
-Time: each frame adds `frame_seconds * time_scale` to an accumulator and takes as many
-`settings.dt` steps as fit (at most MAX_STEPS_PER_FRAME, the rest is dropped so a slow frame
-does not snowball), within the frame's physics budget (`advance`): after a stall simulated time
-goes on from where it was, never jumping to catch up (MuJoCo's `simulate` and Box2D's samples drop
+Time: each frame adds `frame_seconds * time_scale` to an accumulator (a real-time frame counts at
+most MAX_FRAME_SECONDS of the wall time since the last one) and takes as many `settings.dt` steps as
+fit (at most MAX_STEPS_PER_FRAME, the rest is dropped so a slow frame does not snowball), within
+PHYSICS_BUDGET_SECONDS of stepping (`advance`): after a stall simulated time goes on from where it was, never jumping to catch up (MuJoCo's `simulate` and Box2D's samples drop
 it too), and the Stats show the real-time factor. Any exception from physics, a NaN or a runaway
 node pauses the simulation and shows the error: the app never exits on a physics or input error.
 
 Kernels (app.preparation): with `prepare` (the interactive app), numba kernels are compiled in a
 warm-up child process and loaded on a thread, never inside a frame; a scene opens, and a setting,
 ghost or reparent applies, once its kernels are loaded, and the window says what it waits for.
+(That thread also loads the view's own kernels, app.renderer's and app.shadows': with `prepare`,
+the session serves a window.)
 
 Timeline (`physics.pipeline.timeline.Timeline`, made at every load, reset and open): every step goes
 through it, so the recent past can be sought (the panel's scrubber, ← / →, Shift+← plays
@@ -52,6 +54,14 @@ SCENES_DIR = Path(__file__).resolve().parent.parent / "assets" / "scenes"
 DEFAULT_SCENE = "tank"
 FALLBACK_SCENE = "t_handle"     # what a cancelled first wait for the default scene opens: one body, cheap as Python
 MAX_STEPS_PER_FRAME = 8
+# s of real time one frame may simulate at most: a frame that took longer (a stall, a window drag, a
+# slow machine's frame) drops the rest, as MuJoCo's `simulate` and Box2D's samples do, so simulated
+# time never jumps to catch up with the wall clock
+MAX_FRAME_SECONDS = 0.1
+# s of physics one real-time frame may spend: the steps due past it are dropped with the time they
+# stood for (a 1,000-box heap under rk4 takes ~50 ms a step; eight of them would hold a frame for
+# 0.4 s). At least one step is always taken; the real-time factor then says how far behind it is.
+PHYSICS_BUDGET_SECONDS = 0.05
 RUNAWAY_DISTANCE = 1e5  # m from the origin: beyond this a node has exploded
 RUNAWAY_SPEED = 1e4     # m/s or rad/s
 MESSAGE_SECONDS = 4.0   # a status message's life, s of frames (long enough to read a sentence)
@@ -81,7 +91,7 @@ def input_label(entry):
 
 
 def world_arrays(world):
-    """The arrays the viewer draws from a physics DynamicTransform of batch (N,).
+    """The arrays drawn (app.view) from a physics DynamicTransform of batch (N,).
 
     T (N, 3), R (N, 3, 3), S (N, 3) (the uniform scale broadcast), v, a, omega, alpha (N, 3)."""
     transform = world.transform
@@ -95,13 +105,13 @@ def world_arrays(world):
 
 
 class WorldState(dict):
-    """The viewer's per-frame state: T (N, 3), R (N, 3, 3), S (N, 3) from `sim.world_poses()`,
+    """The state drawn, one moment of the run: T (N, 3), R (N, 3, 3), S (N, 3) from `sim.world_poses()`,
     the motion (v, a, omega, alpha, as `world_arrays`) from the full `sim.world()` on first use.
 
     Drawing needs only the poses; the full query settles every dynamic body's accelerations,
     which only the overlays, the inspector and the runaway check of scenes with dynamic bodies
-    read (3.6 ms of a 10,000-node frame before this split). A state belongs to one moment:
-    the viewer makes a new one after every step, so a late fetch sees the same state."""
+    read (3.6 ms of a 10,000-node frame). A state belongs to one moment: the session makes a new
+    one after every step, so a late fetch sees the same state."""
 
     MOTION = ("v", "a", "omega", "alpha")
 
@@ -153,7 +163,7 @@ class Session:
         self.listener = listener if listener is not None else Listener()
         self.store = store
         self.prefs = settings_store.load() if store else settings_store.load("/nonexistent/settings.json")
-        self._settings_problem = settings_store.problem     # shown once the window can show messages
+        self._settings_problem = settings_store.problem     # said as a message when the first scene opens
         self.overrides = dict(overrides or {})
         self.sim, self.scene_path, self.state, self.timeline, self.scene_text = None, None, None, None, None
         self.record_path = None if record is None else Path(record)

@@ -1,9 +1,9 @@
 """The panel's Hierarchy section: the nodes as a tree, and reparenting by drag and drop.
 
 Each row shows a node's name, motion type, whether it sleeps and its shape; clicking a row selects
-the node as picking in the 3D view does (the selection is the viewer's, shared by both). Dragging
+the node as picking in the 3D view does (the selection is the session's, shared by both). Dragging
 a row onto another row, or onto "world", reparents the node while the run goes on, through the
-viewer's `reparent` (a timeline input: scrubbing back undoes it, recordings replay it). Above the
+session's `reparent` (a timeline input: scrubbing back undoes it, recordings replay it). Above the
 tree: whose energy and angular momentum the Plots section shows (every body's, or one subtree's,
 `assemblies`), and what a dropped node keeps: its world motion (the conversion A1 = A2'⁻¹ A3 of
 "The Dynamics of a Transform Hierarchy") or its local state (it moves with its new parent).

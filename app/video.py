@@ -202,7 +202,7 @@ class VideoControl:
     """The viewer's video recording: F10 starts and stops it (`toggle`), the status message names
     the file. The first recording goes to `path` when given (`--video`; an existing file is
     replaced), later ones to sandbox-<time>.mp4 in the working directory, like screenshots.
-    Failures show as the viewer's error and never stop the app."""
+    Failures show as the session's error and never stop the app."""
 
     def __init__(self, viewer, path=None, panel=True):
         self.viewer, self.path, self.panel = viewer, None if path is None else Path(path), panel

@@ -23,12 +23,16 @@ CONTACT_CROSS, CONTACT_NORMAL = 0.02, 0.05  # m: a contact's cross and normal, s
 
 class View:
     def __init__(self, ctx, size, msaa, session):
-        """`size` = (width, height) in pixels; `msaa` samples (0: off); `session` the state drawn
+        """`size` = (width, height) in pixels; `msaa` samples (0: off; None: the user's last choice,
+        else 4 on a hardware GL and 0 on Mesa's software renderers, where 4x costs about ten times
+        the whole scene: docs/benchmarks.md, section viewer); `session` the state drawn
         (app.session: `sim`, `state`, `selected`, `prefs`, `contacts`, `dynamic`, `launched`,
         `notify`)."""
         self.ctx, self.session = ctx, session
         self.software = any(name in ctx.info["GL_RENDERER"].lower() for name in ("llvmpipe", "softpipe", "swrast"))
         self.size = (max(int(size[0]), 1), max(int(size[1]), 1))
+        if msaa is None:
+            msaa = session.prefs["msaa"] if session.prefs["msaa"] is not None else (0 if self.software else 4)
         self.msaa = msaa
         self.target = Target(ctx, self.size, msaa)
         self.renderer = Renderer(ctx)
@@ -57,7 +61,7 @@ class View:
     def set_msaa(self, samples):
         """Multisample the scene with `samples` (0: off; the context's maximum at most: Target)
         from the next frame on, kept as a view preference. The target is remade at the start of
-        the next frame (`_fit_target`), not in this one: the window chose this frame's framebuffer
+        the next frame (`fit_target`), not in this one: the window chose this frame's framebuffer
         by `draws_offscreen` already."""
         self.msaa = self.session.prefs["msaa"] = int(samples)
 

@@ -16,8 +16,8 @@ with an EGL context, no window, and the view's offscreen target. Screenshots dra
 again into that target and read it (`read_rgb`).
 
 A frame (`frame`): the session polls the kernels' preparation, then steps as much simulated time as
-the wall time since the last frame allows, at most MAX_FRAME_SECONDS of it, within
-PHYSICS_BUDGET_SECONDS of stepping (the session's `advance`); the plots and trails take their
+the wall time since the last frame allows (the session's stepping policy: MAX_FRAME_SECONDS of it at
+most, within PHYSICS_BUDGET_SECONDS of stepping, `Session.advance`); the plots and trails take their
 samples; the panel is built and the scene and panel drawn.
 """
 import time
@@ -33,18 +33,10 @@ from app.ghosts import Ghosts
 from app.imgui_renderer import ImGuiInput, ImGuiRenderer
 from app.panel import Panel
 from app.png import write_png
-from app.session import Listener, Session, scene_files
+from app.session import MAX_FRAME_SECONDS, PHYSICS_BUDGET_SECONDS, Listener, Session, scene_files
 from app.video import VideoControl
 from app.view import View
 
-# s of real time one frame may simulate at most: a frame that took longer (a stall, a window drag, a
-# slow machine's frame) drops the rest, as MuJoCo's `simulate` and Box2D's samples do, so simulated
-# time never jumps to catch up with the wall clock
-MAX_FRAME_SECONDS = 0.1
-# s of physics one real-time frame may spend: the steps due past it are dropped with the time they
-# stood for (a 1,000-box heap under rk4 takes ~50 ms a step; eight of them would hold a frame for
-# 0.4 s). At least one step is always taken; the real-time factor then says how far behind it is.
-PHYSICS_BUDGET_SECONDS = 0.05
 
 
 class Viewer(Listener):
@@ -61,9 +53,6 @@ class Viewer(Listener):
         # the letters the app's own keys take: a scene's [[key]] on one is not bound
         session.app_letters = frozenset(key.symbol_string(bound) for keys, _, _, _ in KEYS for bound in keys
                                         if not isinstance(bound, tuple))
-        if msaa is None:    # the command line's, else the user's last choice (the panel), else by renderer
-            software = any(name in ctx.info["GL_RENDERER"].lower() for name in ("llvmpipe", "softpipe", "swrast"))
-            msaa = session.prefs["msaa"] if session.prefs["msaa"] is not None else (0 if software else 4)
         self.ctx = ctx
         self.view = View(ctx, size, msaa, session)
         self.imgui_context = imgui.create_context()
@@ -104,9 +93,6 @@ class Viewer(Listener):
         self.view.frame_scene()
         self.view.follow = follow
         self.on_scene_loaded(path)
-        if session._settings_problem:     # the settings file set aside at start: said once
-            session.notify(session._settings_problem)
-            session._settings_problem = None
 
     def back_to_start(self):
         self.view.forget_history()
@@ -287,7 +273,7 @@ class Viewer(Listener):
     def over_ui(self, x, y):
         """Whether window point (x, y) (pyglet's, origin bottom left) is on the UI: ImGui wants the
         mouse, or the point is inside a window drawn last frame. The second catches a press made
-        as the pointer enters the panel, before ImGui has seen it hover there: it used to orbit."""
+        as the pointer enters the panel, before ImGui has seen it hover there (else it would orbit)."""
         if self.wants_mouse():
             return True
         top = self.size[1] - y

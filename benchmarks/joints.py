@@ -6,7 +6,7 @@ Each scene is stepped by our `Simulation.step` and by MuJoCo reading our own `ph
 block in turn, so that a busy machine slows both alike: the figure is the best of the blocks (ms a
 step) and the ratio is ours over MuJoCo's. The sub-steps taken count RATTLE's retries
 (`Simulation.substep_counts`): a sub-step taken again counts its attempt and its halves, so 1.00 is
-no retry; the worst step is the largest such ratio of a single step (goal 3: at most 2).
+no retry; the worst step is the largest such ratio of a single step (the issue's goal: at most 2).
 """
 import os
 import re
@@ -68,6 +68,7 @@ def _measure(path, steps, blocks):
             break
     counts = sim.substep_counts()
     per_nominal = ((counts["taken"] - first["taken"]) / (counts["nominal"] - first["nominal"]), counts["worst_step"])
+    # (the blocks' own ratio: the first two steps, which compile and fill caches, are left out of it)
     joints = len(sim.scene.joints) if hasattr(sim.scene, "joints") else 0
     return min(ours), min(theirs) if theirs else None, per_nominal, joints, left_out
 

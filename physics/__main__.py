@@ -343,11 +343,9 @@ def _profile_summary(profiler, steps, path, counts):
     ranked = sorted((name for name in per_step if event_category(name) == "stage"), key=per_step.get, reverse=True)
     stages = ", ".join(f"{name} {per_step[name]:.1f}" for name in ranked)
     dropped = f" (kept the first {len(profiler.events)} events, {profiler.dropped} more dropped)" if profiler.dropped else ""
-    taken = counts["taken"] / counts["nominal"] if counts["nominal"] else 1.0
-    retries = counts["retried_left"] + counts["retried_start_error"]
     return (f"wrote a trace of {steps} steps to {path}{dropped}; median per step {per_step.get('step', 0.0):.1f} µs: "
-            f"{stages} µs; sub-steps taken {taken:.2f}x nominal (worst step {counts['worst_step']:.2f}x), "
-            f"{retries} RATTLE retries, {counts['halved_ahead']} halved ahead")
+            f"{stages} µs; sub-steps taken {counts['per_nominal']:.2f}x nominal (worst step {counts['worst_step']:.2f}x), "
+            f"{counts['retries']} RATTLE retries, {counts['halved_ahead']} halved ahead")
 
 
 def _simulate(args, sim, steps, recording, start=None, schedule=None):

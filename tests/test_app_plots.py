@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from app import plots
-from app.history import CHANNELS, History, format_value
+from app.history import CHANNELS, WINDOW, History, format_value
 from conftest import click, frames, press
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,16 +65,16 @@ def test_window_is_covered_at_any_frame_rate():
     history, sim = History(), FakeSim()
     frame = 1 / 240
     history.mark(0.0, "integrator: rk4")
-    for _ in range(int(1.5 * plots.WINDOW / frame)):
+    for _ in range(int(1.5 * WINDOW / frame)):
         sim.time += frame
         history.sample(sim)
-        if sim.time < plots.WINDOW:
+        if sim.time < WINDOW:
             assert len(history.markers) == 1
     assert history.markers == []  # scrolled out of the window with its samples
     t, _ = history.series()
     assert history.count == history.capacity
     # one spacing of slack: the first sample opens the span; 1e-9: round-off of the time sums
-    assert plots.WINDOW - history.spacing <= t[-1] - t[0] <= (history.capacity - 1) * (history.spacing + frame) + 1e-9
+    assert WINDOW - history.spacing <= t[-1] - t[0] <= (history.capacity - 1) * (history.spacing + frame) + 1e-9
     assert np.diff(t).min() >= history.spacing * (1 - 1e-9)
 
 

@@ -57,12 +57,13 @@ def test_a_bad_scene_is_an_error_and_the_default_runs():
 
 
 def test_the_session_loads_no_window_gl_or_ui_module():
-    """In a fresh process with no display: app.session steps a scene, and neither pyglet's window,
-    moderngl nor Dear ImGui is imported (the view, the panel and the viewer are)."""
+    """In a fresh process with no display: app.session steps a scene, and no module of pyglet,
+    moderngl or Dear ImGui, nor the app's view, renderer, shadows or panel, is imported."""
     code = ("import sys; from app.session import Session\n"
             "s = Session(store=False, scene='t_handle'); s.start(); s.step_physics(3)\n"
             "assert s.error is None, s.error\n"
-            "print(sorted(m for m in ('pyglet.window', 'moderngl', 'imgui_bundle.imgui') if m in sys.modules))")
+            "ui = ('pyglet', 'moderngl', 'imgui_bundle', 'app.view', 'app.renderer', 'app.shadows', 'app.panel')\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ui or m in ui))")
     env = {key: value for key, value in __import__("os").environ.items() if key != "DISPLAY"}
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]

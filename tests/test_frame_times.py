@@ -36,7 +36,7 @@ def test_simulated_time_never_jumps(tour):
     """Per frame, simulated time advances by at most the time scale times the real time since the
     previous frame, and never by more than MAX_FRAME_SECONDS of it (the rest of a longer frame is
     dropped), plus the one step the accumulator may carry; the one-second stall included."""
-    from app.viewer import MAX_FRAME_SECONDS
+    from app.session import MAX_FRAME_SECONDS
     for frame in tour:
         if frame["what"] == "crash A/B":
             continue        # the A/B moves the run to 0.25 s before the impact on purpose, as a seek does

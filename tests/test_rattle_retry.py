@@ -375,7 +375,7 @@ def test_the_sub_step_counts_are_the_passes_and_retries_that_ran(monkeypatch):
             sim.step()
             worst = max(worst, (len(passes) - before) / sim.settings.substeps)
     counts = sim.substep_counts()
-    retried = counts["retried_left"] + counts["retried_start_error"]
+    retried = counts["retries"]
     assert counts["nominal"] == steps * sim.settings.substeps
     assert counts["taken"] == len(passes) > counts["nominal"], counts
     assert retried == len(put_back) - sum(stood) == recorder.totals()[1].get("retry", 0) > 0, counts

@@ -161,7 +161,7 @@ def test_the_app_on_a_cold_cache_moves_the_tank_at_once(display, tmp_path):
     steps within 15 s of the first frame (a child times its steps as Python first, about 1.5 s
     on an idle machine; the bound leaves room for a loaded one, and compiling it takes minutes);
     a frame advances simulated time by at most MAX_FRAME_SECONDS and one carried step."""
-    from app.viewer import MAX_FRAME_SECONDS
+    from app.session import MAX_FRAME_SECONDS
     log = tmp_path / "frames.csv"
     environment = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
     environment.update(NUMBA_CACHE_DIR=str(tmp_path / "cache"), HIERARCHY_SANDBOX_CONFIG_DIR=str(tmp_path / "config"))

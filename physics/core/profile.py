@@ -45,7 +45,7 @@ def recording():
 
 
 def category(name):
-    """An event's kind by its name: "span" (step, substep), "part" (STAGE/PART) or "stage"."""
+    """An event's kind by its name: "span" (step, substep, retry), "part" (STAGE/PART) or "stage"."""
     return "span" if name in SPANS else "part" if PART in name else "stage"
 
 

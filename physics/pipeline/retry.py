@@ -46,25 +46,33 @@ RATTLE_LEFT_ERROR = 1e-6
 class SubstepCount:
     """How a run's sub-steps went, counted since its simulation was made or reset (diagnostics, not
     state: no hash, snapshot or recording holds them; a timeline's replays count again).
-    nominal      passes of the stage list the steps asked for: settings.substeps a step, each three
-                 where lie-midpoint-4 composes RATTLE's step by the triple jump
-    taken        passes run: each failed attempt and each half of a retry counts (taken / nominal is
-                 1 where nothing was taken again)
-    left         attempts taken again as halves because the position projection left the start-of-step rows
-    start_error  attempts taken again because the drift started past RATTLE_STEP_ERROR of a lever
-    ahead        sub-steps halved before an attempt, the last start error predicting the bound passed
-    worst_step   the largest taken / nominal of a single step (1 before any); last_step, that of the last step
-(physics.pipeline.step counts the passes of the forms without a retry, once a step, and works out
-a step's ratio only where it took more.)"""
+    nominal              passes of the stage list the steps asked for: settings.substeps a step, each
+                         three where lie-midpoint-4 composes RATTLE's step by the triple jump
+    taken                passes run, counted as each starts: each failed attempt and each half of a
+                         retry counts (taken / nominal is 1 where nothing was taken again)
+    retried_left         attempts taken again as halves because the position projection left the
+                         start-of-step rows
+    retried_start_error  attempts taken again because the drift started past RATTLE_STEP_ERROR of a lever
+    halved_ahead         sub-steps halved before an attempt, the last start error predicting the bound passed
+    worst_step           the largest taken / nominal of a single step (1 before any); last_step, the last step's"""
 
     def __init__(self):
-        self.nominal = self.taken = self.left = self.start_error = self.ahead = 0
+        self.nominal = self.taken = self.retried_left = self.retried_start_error = self.halved_ahead = 0
         self.worst_step = self.last_step = 1.0
 
+    def step_done(self, nominal, taken):
+        """A step asked for `nominal` passes and ran `taken`."""
+        self.last_step = taken / nominal if nominal else 1.0
+        if self.last_step > self.worst_step:
+            self.worst_step = self.last_step
+
     def as_dict(self):
-        return {"nominal": self.nominal, "taken": self.taken, "retried_left": self.left,
-                "retried_start_error": self.start_error, "halved_ahead": self.ahead,
-                "worst_step": self.worst_step, "last_step": self.last_step}
+        """The counts by name, with "per_nominal" (taken / nominal) and "retries" (both causes)."""
+        out = {name: getattr(self, name) for name in ("nominal", "taken", "retried_left", "retried_start_error",
+                                                      "halved_ahead", "worst_step", "last_step")}
+        out["per_nominal"] = self.taken / self.nominal if self.nominal else 1.0
+        out["retries"] = self.retried_left + self.retried_start_error
+        return out
 
 
 def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVINGS):
@@ -96,7 +104,7 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     # the start error grows as h²: where the last sub-step's predicts one past the bound, the
     # halves are taken at once instead of after a failed attempt
     if data.rattle_hint[0] * (h / data.rattle_hint[1]) ** 2 > RATTLE_STEP_ERROR:
-        counts.ahead += 1
+        counts.halved_ahead += 1
         halves(context.active)
         return
     undo = []
@@ -109,9 +117,9 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     if not left and solver.joint_start_error <= RATTLE_STEP_ERROR:
         return
     if left:
-        counts.left += 1
+        counts.retried_left += 1
     else:
-        counts.start_error += 1
+        counts.retried_start_error += 1
     started = profile.mark()
     undo, = undo
     # the island as the attempt left it, the result that stands where a half reaches outside it

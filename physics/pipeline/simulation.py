@@ -862,10 +862,11 @@ class Simulation:
     def substep_counts(self):
         """How the sub-steps went since the simulation was made or reset (physics.pipeline.retry's
         `SubstepCount`: diagnostics, not state): {"nominal", "taken": passes of the stage list asked
-        for and run, "retried_left", "retried_start_error": RATTLE sub-steps taken again as halves
-        because the position projection left its start-of-step rows or started too far off the
-        constraint, "halved_ahead": halved before an attempt, "worst_step", "last_step": the largest
-        and the last step's taken / nominal}. taken / nominal is 1 where nothing was taken again."""
+        for and run, "per_nominal": taken / nominal (1 where nothing was taken again),
+        "retried_left", "retried_start_error": RATTLE sub-steps taken again as halves because the
+        position projection left its start-of-step rows or started too far off the constraint,
+        "retries": both, "halved_ahead": halved before an attempt, "worst_step", "last_step": the
+        largest and the last step's taken / nominal}."""
         return self._substeps.as_dict()
 
     def joint_separation(self):

@@ -19,32 +19,29 @@ def step(model, data, settings, work, first):
     free = fused(model, settings, work)
     work.refresh(settings)
     counts = work.substeps
-    taken = counts.taken        # RATTLE's passes are counted where they run (physics.pipeline.retry)
-    nominal = plain = 0         # the other forms' passes: one each, counted here
-    for _ in range(settings.substeps):
-        c = step_context(model, data, settings, work, h, settings.integrator)
-        if c.rattle and composes_rattle(model, data, settings, work, h):
-            # lie-midpoint-4 with equality joints and no contact within reach: the whole
-            # constrained step (free motion, RATTLE) composed by the triple jump (4th order)
-            nominal += len(TRIPLE_JUMP)
-            for fraction in TRIPLE_JUMP:
-                rattle_substep(model, data, settings, work,
-                               step_context(model, data, settings, work, fraction * h, "lie-midpoint"))
-        elif c.rattle:
-            nominal += 1
-            rattle_substep(model, data, settings, work, c)
-        elif free:
-            nominal, plain = nominal + 1, plain + 1
-            stages.free_substep(model, data, settings, work, c, first)
-            first = False
-        else:
-            nominal, plain = nominal + 1, plain + 1
-            stages.substep(model, data, settings, work, c)
-    counts.nominal += nominal
-    counts.taken += plain
-    if counts.taken - taken > nominal:      # a retry: the step's ratio (else 1, as it starts)
-        counts.last_step = (counts.taken - taken) / nominal
-        counts.worst_step = max(counts.worst_step, counts.last_step)
-    else:
-        counts.last_step = 1.0
+    nominal, taken = counts.nominal, counts.taken
+    try:
+        for _ in range(settings.substeps):
+            c = step_context(model, data, settings, work, h, settings.integrator)
+            if c.rattle and composes_rattle(model, data, settings, work, h):
+                # lie-midpoint-4 with equality joints and no contact within reach: the whole
+                # constrained step (free motion, RATTLE) composed by the triple jump (4th order)
+                counts.nominal += len(TRIPLE_JUMP)
+                for fraction in TRIPLE_JUMP:
+                    rattle_substep(model, data, settings, work,
+                                   step_context(model, data, settings, work, fraction * h, "lie-midpoint"))
+            elif c.rattle:      # (its passes are counted where they run: physics.pipeline.retry)
+                counts.nominal += 1
+                rattle_substep(model, data, settings, work, c)
+            elif free:
+                counts.nominal += 1
+                counts.taken += 1
+                stages.free_substep(model, data, settings, work, c, first)
+                first = False
+            else:
+                counts.nominal += 1
+                counts.taken += 1
+                stages.substep(model, data, settings, work, c)
+    finally:        # (a step a divergence stops counts what it asked for and ran too)
+        counts.step_done(counts.nominal - nominal, counts.taken - taken)
     return first
