@@ -105,7 +105,7 @@ class Ghost:
     hidden: bool = False
 
 
-class History:
+class Readouts:
     """Readouts over time, one column block per run label, at most history.CAPACITY samples spaced
     at least history.WINDOW / history.CAPACITY s apart (as app.history.History)."""
 
@@ -149,7 +149,7 @@ class Ghosts:
     def __init__(self, viewer):
         self.viewer = viewer
         self.draft = None          # the next variant's settings as edited in the panel
-        self.history = History()
+        self.history = Readouts()
         self.plotted, self.axes = {}, {}
         self.clear()
 
