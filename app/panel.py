@@ -99,9 +99,9 @@ def setting_widget(name, value, id_suffix=""):
 
 
 def substeps_text(counts):
-    """The sub-steps line of the Stats (`Simulation.substep_counts`): how many were taken per one
-    asked for, the worst step's, and RATTLE's retries."""
-    return (f"sub-steps {counts['per_nominal']:.2f}x nominal (worst step {counts['worst_step']:.2f}x); "
+    """The sub-steps lines of the Stats (`Simulation.substep_counts`): how many were taken per one
+    asked for and the worst step's; RATTLE's retries. Two lines: one is wider than the panel."""
+    return (f"sub-steps {counts['per_nominal']:.2f}x nominal, worst step {counts['worst_step']:.2f}x",
             f"RATTLE retries {counts['retries']}, halved ahead {counts['halved_ahead']}")
 
 
@@ -655,12 +655,13 @@ class Panel:
         st = v.session.stats
         self.text(f"FPS {st['fps']:.1f}   physics {st['physics_ms']:.2f} ms   render {st['render_ms']:.2f} ms")
         self.text(f"nodes {st['nodes']}   steps {v.session.sim.step_count}   {speed_text(st['rtf'], v.session.paused)}")
-        line = substeps_text(v.session.sim.substep_counts())
-        imgui.text(line)
-        self.remember("sub-steps", line)
+        taken, retries = substeps_text(v.session.sim.substep_counts())
+        imgui.text(taken)
+        self.remember("sub-steps", taken)
         self.tooltip("passes of the stage list taken per one asked for since the scene opened or was reset, "
                      "replays included (a RATTLE sub-step taken again as two halves counts its attempt and its "
                      "halves), and the worst single step's")
+        self.text(retries)
         try:
             energy = v.session.sim.energy()
             self.text(f"energy: kinetic {energy['kinetic']:.6g}  potential {energy['potential']:.6g} J")

@@ -63,6 +63,7 @@ def test_the_stats_count_the_sub_steps_and_rattles_retries(window):
     assert counts["taken"] > counts["nominal"] > 0 and counts["retries"] > 0
     assert counts["per_nominal"] == counts["taken"] / counts["nominal"]
     assert counts["retries"] == counts["retried_left"] + counts["retried_start_error"]
-    said = substeps_text(counts)
-    assert said.startswith(f"sub-steps {counts['per_nominal']:.2f}x nominal (worst step {counts['worst_step']:.2f}x)")
-    assert f"RATTLE retries {counts['retries']}," in said
+    taken, retries = substeps_text(counts)
+    assert taken == f"sub-steps {counts['per_nominal']:.2f}x nominal, worst step {counts['worst_step']:.2f}x"
+    assert retries.startswith(f"RATTLE retries {counts['retries']},")
+    assert v.panel.cut == [], v.panel.cut       # both lines whole at the window's 1280 x 720
