@@ -7,6 +7,8 @@ block in turn, so that a busy machine slows both alike: the figure is the best o
 step) and the ratio is ours over MuJoCo's. The sub-steps taken count RATTLE's retries
 (`Simulation.substep_counts`): a sub-step taken again counts its attempt and its halves, so 1.00 is
 no retry; the worst step is the largest such ratio of a single step (the issue's goal: at most 2).
+What a step allocates is measured too: the most memory it takes and gives back (`_transient_kib`,
+tracemalloc; the goal is a step that allocates nothing in steady state).
 """
 import os
 import re
@@ -24,6 +26,7 @@ SHIPPED = ("pendulum", "double_pendulum", "newtons_cradle", "iiwa", "ant", "chai
 CHAINS, NETS = (10, 100, 400, 1000), (4, 6, 8, 16)
 GOAL_RATIO, GOAL_FLOOR_MS = 3.0, 0.030      # at most 3× MuJoCo, or 30 µs a step where that is less
 GOAL_WORST_STEP = 2.0                       # no step takes more than twice its nominal sub-steps
+ALLOCATION_STEPS = 5                        # steps traced for `_transient_kib` (tracemalloc slows them)
 BUDGET_S = 20.0                            # of our stepping per scene; a scene past it is cut short
 
 
@@ -35,9 +38,28 @@ def _generated(kind, size, folder):
     return path
 
 
+def _transient_kib(sim, steps=ALLOCATION_STEPS):
+    """The memory a step allocates and frees again, KiB: tracemalloc's peak during the step above
+    what was held before it (numpy's arrays and Python's objects), the median over `steps` steps.
+    A step that allocates nothing reads 0."""
+    import statistics
+    import tracemalloc
+    tracemalloc.start()
+    peaks = []
+    try:
+        for _ in range(steps):
+            held = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            sim.step()
+            peaks.append(tracemalloc.get_traced_memory()[1] - held)
+    finally:
+        tracemalloc.stop()
+    return statistics.median(peaks) / 1024
+
+
 def _measure(path, steps, blocks):
-    """(ours ms, MuJoCo ms or None, (sub-steps taken per nominal one, the worst step's), joints, what
-    MJCF left out)."""
+    """(ours ms, MuJoCo ms or None, (sub-steps taken per nominal one, the worst step's, KiB a step
+    allocates), joints, what MJCF left out)."""
     import mujoco
 
     from physics import Simulation, to_mjcf
@@ -67,8 +89,9 @@ def _measure(path, steps, blocks):
         if spent > BUDGET_S:
             break
     counts = sim.substep_counts()
-    per_nominal = ((counts["taken"] - first["taken"]) / (counts["nominal"] - first["nominal"]), counts["worst_step"])
     # (the blocks' own ratio: the first two steps, which compile and fill caches, are left out of it)
+    per_nominal = ((counts["taken"] - first["taken"]) / (counts["nominal"] - first["nominal"]), counts["worst_step"],
+                   _transient_kib(sim))
     joints = len(sim.scene.joints) if hasattr(sim.scene, "joints") else 0
     return min(ours), min(theirs) if theirs else None, per_nominal, joints, left_out
 
@@ -80,7 +103,8 @@ def _left_out(label, left_out):
 
 
 def _row(label, joints, ours, theirs, per_nominal):
-    taken = f"{per_nominal[0]:.2f} | {per_nominal[1]:.2f} {'✓' if per_nominal[1] <= GOAL_WORST_STEP else '✗'}"
+    taken = (f"{per_nominal[0]:.2f} | {per_nominal[1]:.2f} {'✓' if per_nominal[1] <= GOAL_WORST_STEP else '✗'} | "
+             f"{per_nominal[2]:.0f}")
     if theirs is None:
         return f"| {label} | {joints} | {ours:.3f} | — | — | — | {taken} |"
     goal = max(GOAL_RATIO * theirs, GOAL_FLOOR_MS)
@@ -132,7 +156,7 @@ def main(quick=False):
                     notes.append(_left_out(label, left_out))
     _plot(curves)
     header = ["| scene | joints | ours, ms a step | MuJoCo | ours / MuJoCo | goal | sub-steps taken / nominal "
-              "| worst step (goal ≤ 2) |", "|---|---|---|---|---|---|---|---|"]
+              "| worst step (goal ≤ 2) | KiB a step allocates (goal 0) |", "|---|---|---|---|---|---|---|---|---|"]
     return "\n".join([
         "## Joints (`benchmarks/joints.py`)",
         "",
@@ -140,7 +164,8 @@ def main(quick=False):
         "same dt, one MuJoCo step per sub-step of ours), best of blocks measured in turn in one process. "
         "Goal: at most 3× MuJoCo's time, or 30 µs a step where that is less. The last two columns count "
         "RATTLE's retries (`Simulation.substep_counts`): 1.00 is no retry; the worst step is the largest "
-        "ratio of a single step, from the first step on. "
+        "ratio of a single step, from the first step on. The last, what a step allocates and frees again "
+        f"(tracemalloc's peak above what was held, median of {ALLOCATION_STEPS} steps). "
         f"Load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
         "",
         *header, *rows,
