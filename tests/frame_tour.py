@@ -14,7 +14,8 @@ seconds of the main thread, the wall seconds since the previous frame began (the
 frame may simulate, bounded by the viewer), the simulated time it added, the steps it took, the
 numba compile events that happened on the main thread during it, and every kernel version the main
 thread took during it, compiled or loaded from the cache (`physics.core.compiled.Kernel.add_overload`,
-where both arrive): a frame that took one waited on it. Beside OUT.json, shots/SCENE.png: each scene as it first shows, two frames
+where both arrive): a frame that took one waited on it; and the scene files the main thread read
+(`Simulation.from_file`), which the app reads on its loading thread. Beside OUT.json, shots/SCENE.png: each scene as it first shows, two frames
 after it opened (taken between frames, outside their timing).
 """
 import json
@@ -33,13 +34,22 @@ sys.path.insert(0, str(HERE.parent))
 
 from app.window import SandboxWindow  # noqa: E402
 from physics.core.compiled import Kernel  # noqa: E402
+from physics.pipeline import simulation  # noqa: E402
 
-compiles_on_main, taken_on_main = [], []
+compiles_on_main, taken_on_main, loaded_on_main = [], [], []
 
 
 def _name(dispatcher):
     function = dispatcher.py_func
     return f"{function.__module__}.{function.__qualname__}"
+
+
+def _recording_load_scene(load_scene):
+    def load(path, *args, **kwargs):
+        if threading.current_thread() is threading.main_thread():
+            loaded_on_main.append(str(path))
+        return load_scene(path, *args, **kwargs)
+    return load
 
 
 def _recording_add_overload(add_overload):
@@ -62,6 +72,7 @@ class _Listener(event.Listener):
 def main(out, scenes=None):
     event.register("numba:compile", _Listener())
     Kernel.add_overload = _recording_add_overload(Kernel.add_overload)
+    simulation.load_scene = _recording_load_scene(simulation.load_scene)     # what Simulation.from_file reads with
     frames = []
     shots = Path(out).resolve().with_name("shots")
     shots.mkdir(exist_ok=True)
@@ -74,7 +85,7 @@ def main(out, scenes=None):
 
     def frame(what, action=None):
         before = (viewer.session.sim.time, viewer.session.sim.step_count) if viewer.session.sim is not None else (0.0, 0)
-        compiled, taken = len(compiles_on_main), len(taken_on_main)
+        compiled, taken, loaded = len(compiles_on_main), len(taken_on_main), len(loaded_on_main)
         start, cpu = time.perf_counter(), time.thread_time()
         interval = 0.0 if last[0] is None else start - last[0]      # what the viewer's clock sees
         last[0] = start
@@ -89,7 +100,8 @@ def main(out, scenes=None):
                        "steps": (sim.step_count - before[1]) if same else 0,
                        "dt": sim.settings.dt if sim is not None else 0.0,
                        "time_scale": viewer.session.prefs["time_scale"],
-                       "compiles": compiles_on_main[compiled:], "kernels_taken": taken_on_main[taken:]})
+                       "compiles": compiles_on_main[compiled:], "kernels_taken": taken_on_main[taken:],
+                       "scenes_loaded": loaded_on_main[loaded:]})
 
     def settle(what, limit=600):
         """Frames until no scene waits and nothing loads (the warm-up's tasks for it are in)."""

@@ -1,4 +1,4 @@
-"""No frame waits on a compiler, and simulated time never jumps: a user's tour of the viewer
+"""No frame waits on a compiler or a scene file, and simulated time never jumps: a user's tour of the viewer
 (tests/frame_tour.py: every scene, integrator, gyroscopic mode and counteraction, a ghost, the
 crash A/B, a reparent, "view from", a video, a recording and its replay) in a fresh process
 with a warm kernel cache, every frame timed (the session's `tour`, tests/conftest.py)."""
@@ -30,6 +30,14 @@ def test_no_frame_after_the_first_waits_on_a_kernel(tour):
     before it applies them, app.preparation)."""
     waited = [(frame["scene"], frame["what"], frame["kernels_taken"]) for frame in tour[1:] if frame["kernels_taken"]]
     assert not waited, f"{len(waited)} frames took kernels on the main thread: {waited[:5]}"
+
+
+def test_no_frame_reads_a_scene_file_on_the_window_s_thread(tour):
+    """Opening a scene reads and builds it on the loading thread (app.preparation), not in a frame:
+    a count of the scene files the main thread read (`Simulation.from_file`), none in the whole tour,
+    the first frame included. (A large scene's load takes seconds: the stress scene's 10,011 nodes.)"""
+    read = [(frame["scene"], frame["what"], frame["scenes_loaded"]) for frame in tour if frame["scenes_loaded"]]
+    assert not read, f"{len(read)} frames read a scene file on the main thread: {read[:5]}"
 
 
 def test_simulated_time_never_jumps(tour):
