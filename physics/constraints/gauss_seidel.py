@@ -761,6 +761,12 @@ def _solve_stages_parallel(s, targets, stages, velocity, side):
     return _stages(s, targets, stages, velocity, side, _pgs_parallel)
 
 
+def parallel_stages_loaded():
+    """Whether this process holds a version of the two-thread stages (`_solve_stages_parallel`,
+    compiled or loaded from the cache): a heap's warm-up steps until it does (physics.tools.warmup)."""
+    return bool(_solve_stages_parallel.overloads)
+
+
 @kernel(inline=True)
 def _stages(s, targets, stages, velocity, side, pgs):
     """The body of `_solve_stages`, with the sweep kernel `pgs` (`_pgs` or `_pgs_parallel`): inlined

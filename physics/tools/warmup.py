@@ -82,13 +82,15 @@ def warm_scene(task):
     sim = Simulation.from_file(SCENES / f"{name}.toml")
     sim.step(STEPS)
     # A heap's solver loads its two-thread stages (`physics.constraints.gauss_seidel._solve_stages_parallel`, a
-    # cached parallel kernel: about a second to load) only when its rows first reach PARALLEL_MIN,
-    # once it has landed: on until then, so that the app never loads them inside a frame.
-    from physics.constraints.gauss_seidel import PARALLEL_MIN
-    if np.count_nonzero(sim.motion == "dynamic") * 6 >= PARALLEL_MIN:
+    # cached parallel kernel: about a second to load) only once it has landed and splits its rows in
+    # halves, and then on its second such solve: the thread choice tries one thread first
+    # (physics.core.threads.ThreadChoice). On until they are loaded, so that the app never loads
+    # them inside a frame.
+    from physics.constraints.gauss_seidel import PARALLEL_MIN, parallel_stages_loaded
+    from physics.core.threads import cores
+    if cores() > 1 and np.count_nonzero(sim.motion == "dynamic") * 6 >= PARALLEL_MIN:
         for _ in range(int(SPLIT_SECONDS / sim.settings.dt)):
-            if 3 * len(sim.contacts()[0]) >= PARALLEL_MIN:
-                sim.step(1)
+            if parallel_stages_loaded():
                 break
             sim.step(1)
     snapshot = sim.snapshot()
