@@ -37,6 +37,7 @@ bench: $(STAMP)
 
 fuzz: $(STAMP)
 	$(PY) -m physics.tools.fuzz --cases 10000 $(ARGS)
+	$(PY) -m app.settings_fuzz --cases 10000
 
 # Regenerate tests/golden_hashes.json after a deliberate change of arithmetic (say why in the commit).
 golden: $(STAMP)

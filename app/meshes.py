@@ -23,6 +23,8 @@ import hashlib
 
 import numpy as np
 
+from physics.core.files import read_regular
+from physics.io.mesh_files import FILE_BYTES_MAX, file_problem, read_mesh
 from physics.model.hull import convex_hull
 
 SHAPE_TYPES = ("box", "sphere", "cylinder", "capsule", "plane")
@@ -143,13 +145,17 @@ def file_mesh(path, scale):
     vertices per triangle, the face normal) and two-sided (each triangle also wound the other way
     with the opposite normal): files from robot packages do not all wind outwards, and the renderer
     culls back faces. Read once per (path, scale); the kind's bounding half extents join
-    HALF_EXTENTS for the point level. Raises what trimesh raises for an unreadable file."""
+    HALF_EXTENTS for the point level. The file passes the checks a collision mesh passes
+    (physics.io.mesh_files.file_problem: a regular file within the budgets, no archive), else
+    ValueError; raises what trimesh raises for an unreadable file."""
     key = (str(path), tuple(float(s) for s in scale))
     if key not in _FILES:
+        _, problem = file_problem(key[0])       # a special file, an archive, past the budgets: never read
+        if problem is not None:
+            raise ValueError(f"{key[0]}: {problem}")
         corners = _binary_stl(key[0])
         if corners is None:     # any other format (and ASCII STL): trimesh, imported only then (0.3 s)
-            import trimesh
-            mesh = trimesh.load(str(path), force="mesh")
+            mesh = read_mesh(key[0])
             corners = np.asarray(mesh.vertices, float)[np.asarray(mesh.faces, np.int64)]
         corners = corners * np.asarray(key[1])   # (F, 3, 3)
         normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
@@ -218,8 +224,7 @@ def _binary_stl(path):
     (its size must be 84 + 50 F): a robot's meshes load in milliseconds, inside a frame."""
     if not str(path).lower().endswith(".stl"):
         return None
-    with open(path, "rb") as handle:
-        data = handle.read()
+    data = read_regular(path, FILE_BYTES_MAX)
     if len(data) < 84:
         return None
     count = int(np.frombuffer(data, "<u4", 1, 80)[0])

@@ -55,6 +55,7 @@ import numpy as np
 from physics.core import choices
 from physics.tools import options
 from physics.tools.compare import add_parser as add_compare_parser
+from physics.core.files import identity
 from physics.core.profile import Recorder, category as event_category
 from physics.pipeline.recording import add_parser as add_replay_parser, write_recording
 from physics.pipeline.timeline import Timeline
@@ -406,29 +407,29 @@ def _simulate(args, sim, steps, recording, start=None, schedule=None):
             profiler.stop()
     seconds = time.perf_counter() - progress.start
     summary = None
-    if recording is not None:
-        with _stage(f"while writing {args.out}"):
-            arrays = recording.arrays()
-            summary = None if args.quiet else _summary(arrays, steps, seconds, args.record_every)
-            write(args.out, arrays)
-    if timeline is not None:
-        try:
+    # All or nothing: a write that fails or is interrupted (a signal may land just after a file's
+    # rename) takes back every file this run put in place; a file found there before is left.
+    outputs = [path for path, wanted in ((args.out, recording), (args.record, timeline), (args.profile, profiler))
+               if path is not None and wanted is not None]
+    found = {path: identity(path) for path in outputs}
+    try:
+        if recording is not None:
+            with _stage(f"while writing {args.out}"):
+                arrays = recording.arrays()
+                summary = None if args.quiet else _summary(arrays, steps, seconds, args.record_every)
+                write(args.out, arrays)
+        if timeline is not None:
             with _stage(f"while writing {args.record}"):
                 size = write_recording(args.record, timeline)
-        except BaseException:
-            if recording is not None:   # all or nothing: the trajectory goes with the recording
-                Path(args.out).unlink(missing_ok=True)
-            raise
-    if profiler is not None:
-        try:
+        if profiler is not None:
             with _stage(f"while writing {args.profile}"):
                 profiler.write_trace(args.profile, first_step, {"scene": str(args.scene), "steps": steps,
                                                                 "settings": _settings_text(sim.settings)})
-        except BaseException:
-            for written in (args.out, args.record):     # all or nothing, as above
-                if written is not None:
-                    Path(written).unlink(missing_ok=True)
-            raise
+    except BaseException:
+        for path in outputs:
+            if identity(path) not in (None, found[path]):
+                Path(path).unlink(missing_ok=True)
+        raise
     if not args.quiet:
         with _stage("after writing the output", expected=(BrokenPipeError,), written=True):
             if summary is not None:

@@ -138,3 +138,42 @@ def test_a_command_stopped_by_a_body_falling_through_the_ground_is_a_divergence(
                      argv=["run", car, "--dt", "0.5", "--sor", "1e-10", "--steps", "10", "--out", "{out}.csv"])
     outcome, detail = fuzz.run_case(case, tmp_path / "x.rec", steps=5)
     assert outcome == "divergence" and "fell through 'ground'" in detail, detail
+
+
+# --- what a model reaches beyond its text, signals mid-run, the app's settings file -----------------
+
+FILE_CASES = 40     # of each kind, seed 0; `make fuzz` runs 10^4 of each (docs/reliability.md)
+
+
+def test_bounded_fuzz_run_of_model_files_and_signals_has_no_failure(monkeypatch):
+    """Models whose meshes are archives and bombs (2^24 zero bytes here; `make fuzz`: 2^30), MJCF
+    `<default>` classes drawn deep, wide and many-attributed, models whose files are special, and
+    SIGINT / SIGTERM at drawn moments of `python -m physics run`: one worker for all four kinds.
+    Each case is refused naming the file and element, runs, or (a signal) exits 130 / 143 with
+    one line and no file left; none fails, hangs, crashes or passes the worker's memory bound."""
+    from physics.tools import fuzz_models
+
+    monkeypatch.setattr(fuzz_models, "BOMB_BYTES", 2**24)
+    worker = fuzz.Worker(steps=5, timeout=60.0)
+    try:
+        for kind in ("archive", "defaults", "special", "signal"):
+            tally = fuzz.fuzz(FILE_CASES, seed=0, steps=5, kind=kind, runner=worker)
+            details = "\n\n".join(f"{case.mutations}:\n{detail}" for case, detail in tally.failures)
+            assert tally.counts["failed"] == 0, f"{kind}: {tally.report()}\n{details}"
+            assert tally.tried == FILE_CASES, tally.report()
+            assert tally.counts["refused"] > 0, f"{kind}: {tally.report()}"
+            if kind == "signal":
+                assert tally.counts["stopped"] > 0, tally.report()
+    finally:
+        worker.stop()
+
+
+def test_bounded_fuzz_run_of_the_apps_settings_file_has_no_failure():
+    """settings.json drawn, corrupted, oversized or special: loaded as itself, or set aside with
+    one line and the defaults (app.settings_fuzz); no case fails."""
+    from app import settings_fuzz
+
+    tally = fuzz.fuzz(300, seed=0, kind="settings", runner=settings_fuzz.InProcess(), draw=settings_fuzz.draw_settings_case)
+    details = "\n\n".join(f"{case.mutations}:\n{detail}" for case, detail in tally.failures)
+    assert tally.counts["failed"] == 0, f"{tally.report()}\n{details}"
+    assert tally.counts["refused"] > 0 and tally.counts["ran"] > 0, tally.report()

@@ -312,13 +312,15 @@ def test_hull_from_a_mesh_file_relative_to_the_scene(tmp_path):
     assert np.allclose(np.sort(np.abs(vertices), axis=0), [[1.0, 1.0, 0.75]] * 8, atol=1e-12, rtol=0)
 
 
-@pytest.mark.parametrize("case", ["zip", "obj faces", "obj mtllib fifo", "gltf buffer fifo", "stl count"])
+@pytest.mark.parametrize("case", ["zip", "dae zip", "obj faces", "obj mtllib fifo", "gltf buffer fifo", "stl count"])
 def test_a_mesh_that_would_take_more_than_its_file_is_refused_before_trimesh_reads_it(tmp_path, case):
     """The smallest reproducers of what trimesh would read past the mesh file's own budget: a zip
     archive (unpacked before any size is known), an OBJ of more faces than MESH_FACES_MAX (counted
     by streaming its lines, here written as 'f 1 2 3' lines without vertices), an OBJ whose mtllib
     is a FIFO and a glTF whose buffer is one (both would block the read forever), and a binary STL
-    whose header counts triangles the file does not hold. Each: one SceneError naming the file,
+    whose header counts triangles the file does not hold, and a .dae that is a zip (pycollada
+    unpacks the .dae inside: a 1 MB file of 2^30 zeros took 2.2 GB; here 2^26, refused by its
+    first bytes whatever it holds). Each: one SceneError naming the file,
     within seconds and a few MB; the OBJ with a FIFO mtllib loads (materials are never opened)."""
     import os
     import time
@@ -337,6 +339,12 @@ def test_a_mesh_that_would_take_more_than_its_file_is_refused_before_trimesh_rea
         with zipfile.ZipFile(tmp_path / "rock.zip", "w") as archive:
             archive.write(tmp_path / "cube.stl", "cube.stl")
         name, words = "rock.zip", "not read as a mesh"
+    elif case == "dae zip":
+        with zipfile.ZipFile(tmp_path / "rock.dae", "w", zipfile.ZIP_DEFLATED) as archive, \
+                archive.open("rock.dae", "w") as member:
+            for _ in range(64):
+                member.write(bytes(2**20))
+        name, words = "rock.dae", "a zip archive, not a mesh"
     elif case == "obj faces":
         with open(tmp_path / "rock.obj", "w") as handle:
             handle.write("v 0 0 0\nv 1 0 0\nv 0 1 0\n" + "f 1 2 3\n" * (MESH_FACES_MAX + 1))
@@ -386,3 +394,17 @@ def test_a_needle_hull_whose_inertia_rounds_to_zero_is_refused_at_load():
         scene_from_dict(doc, "needle.toml")
     doc["node"][0]["inertia"] = [1e-12, 1e-10, 1e-10]
     scene_from_dict(doc, "needle.toml")
+
+
+def test_a_text_mesh_in_another_encoding_is_read_or_refused_never_for_a_missing_module(tmp_path):
+    """trimesh guesses a text mesh's encoding with charset-normalizer (a dependency of ours): an
+    OBJ with a Latin-1 comment loads; without the package it was refused as "No module named
+    'charset_normalizer'"."""
+    import trimesh
+
+    import physics
+
+    text = trimesh.creation.box().export(file_type="obj")
+    (tmp_path / "rock.obj").write_bytes("# pierre taill\u00e9e\n".encode("latin-1") + text.encode())
+    scene = physics.load_urdf(urdf_with_mesh(tmp_path, "rock.obj"))
+    assert any(s is not None and s["type"] == "hull" for s in scene.shapes)

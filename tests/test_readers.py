@@ -218,3 +218,30 @@ def test_a_scene_file_past_its_byte_budget_is_refused_before_it_is_read(tmp_path
     tracemalloc.stop()
     assert str(path) in str(info.value)
     assert peak < 2 * SCENE_BYTES_MAX       # the budget and a copy at most, never the 150 MB
+
+
+def test_a_signal_inside_the_safe_opener_leaves_one_owner_per_descriptor(tmp_path, monkeypatch):
+    """The fuzzer's signal kind found a scene refused as "cannot read the file (Bad file
+    descriptor)": a signal's exception landing just after the file object took the descriptor
+    made two closers of one number (the opener's `os.close` and the object), and the second closed
+    whatever file reused the number. The smallest reproducer: `open` in the opener's module
+    raises once its file object exists; the object, closed later, must not close another file."""
+    import builtins
+
+    from physics.core import files
+
+    (tmp_path / "a.toml").write_text("first")
+    (tmp_path / "b.toml").write_text("second")
+    made = []
+
+    def open_then_stop(*args, **kwargs):
+        made.append(builtins.open(*args, **kwargs))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(files, "open", open_then_stop, raising=False)
+    with pytest.raises(KeyboardInterrupt):
+        files.open_regular(tmp_path / "a.toml")
+    monkeypatch.undo()
+    with files.open_regular(tmp_path / "b.toml") as other:
+        made[0].close()             # the interrupted open's object lets go of its own descriptor only
+        assert other.read() == b"second"

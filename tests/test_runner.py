@@ -545,6 +545,40 @@ def test_a_signal_inside_a_compiled_call_is_the_interruption_not_an_internal_err
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("where", ["just after the trajectory's rename", "inside the recording's write"])
+def test_a_signal_after_a_file_is_in_place_takes_back_every_output(tmp_path, capsys, monkeypatch, where):
+    """All or nothing, to the last moment: SIGTERM landing just after `--out`'s rename (the fuzzer's
+    signal kind found the trajectory left behind, "no output written" said beside it), or inside
+    the recording's write (its temporary, named by mkstemp inside the window, was left as
+    `.x.rec.RANDOM.tmp`). Exit 143, one line, and the folder as it was: empty."""
+    import physics.__main__ as runner
+    from physics.__main__ import Interrupted
+
+    if where == "just after the trajectory's rename":
+        wrote = runner.write
+
+        def write_then_stop(path, arrays):
+            wrote(path, arrays)
+            raise Interrupted(signal.SIGTERM)
+
+        monkeypatch.setattr(runner, "write", write_then_stop)
+    else:
+        import physics.core.files as files
+        replace = os.replace
+
+        def stop_at_the_rename(source, target):
+            if str(target).endswith(".rec"):
+                raise Interrupted(signal.SIGTERM)
+            return replace(source, target)
+
+        monkeypatch.setattr(files.os, "replace", stop_at_the_rename)
+    argv = ["run", str(TANK), "--steps", "3", "--out", str(tmp_path / "x.npz"), "--record", str(tmp_path / "x.rec"),
+            "--quiet"]
+    assert main(argv) == 128 + signal.SIGTERM
+    assert capsys.readouterr().err.endswith("; no output written\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 HUGE = str(2**64)
 VALUES = {  # per option: valid values, out-of-range ones and malformed ones
     "--steps": ["0", "3", "-1", HUGE, "-" + HUGE, "1" + "0" * 400, "1.5", "nan", "x", ""],

@@ -31,14 +31,20 @@ def open_regular(path, buffering=-1):
     """A binary file object reading `path`; OSError if it cannot be opened (NotRegularFile, with
     strerror "is a FIFO (named pipe); expected a regular file" and the like, for a special file);
     ValueError for a NUL in the name."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    # The file object owns the descriptor from the moment it exists (the opener runs inside open):
+    # a signal's exception between a bare os.open and the wrapping would leave two closers of
+    # one number, the second closing whatever file reused it.
+    flags = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        mode = os.fstat(fd).st_mode
+        stream = open(path, "rb", buffering=buffering, opener=lambda name, mode: os.open(name, mode | flags))
+    except IsADirectoryError:       # (open refuses a directory itself)
+        raise NotRegularFile(0, "is a directory; expected a regular file", str(path)) from None
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
         if not stat.S_ISREG(mode):
             raise NotRegularFile(0, f"is {kind_of(mode)}; expected a regular file", str(path))
-        stream = open(fd, "rb", buffering=buffering)
     except BaseException:
-        os.close(fd)
+        stream.close()
         raise
     return stream
 
@@ -75,6 +81,16 @@ def temporary_path(path):
     return path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
 
 
+def identity(path):
+    """What tells one file at `path` from another written there later: (device, inode, mtime in
+    ns), or None when nothing is there (a writer that must take back its output compares them)."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return found.st_dev, found.st_ino, found.st_mtime_ns
+
+
 def remove_stale_temporaries(path):
     """Remove the temporary files of earlier writes of `path` whose writer is gone (a run killed by
     SIGKILL cannot remove its own): `.NAME.PID.RANDOM.tmp` with no process PID. A live PID's file
@@ -109,12 +125,13 @@ def write_atomically(path, write, binary=True):
     path = Path(path)
     remove_stale_temporaries(path)
     temp = temporary_path(path)
+    opened = False
     try:
         with (open(temp, "xb") if binary else open(temp, "x", newline="")) as out:
+            opened = True
             write(out)
         os.replace(temp, path)
-    except FileExistsError:     # the random name is taken: that file is not ours to remove
-        raise
-    except BaseException:
-        temp.unlink(missing_ok=True)
+    except BaseException as error:
+        if opened or not isinstance(error, FileExistsError):    # else the random name was taken: not ours
+            temp.unlink(missing_ok=True)
         raise

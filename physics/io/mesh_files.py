@@ -5,12 +5,14 @@ key. The scene loader and the model importers share them (physics.io.scene, phys
 """
 import functools
 import json
+import os
 import struct
 from pathlib import Path
+from stat import S_ISREG
 
 import numpy as np
 
-from physics.core.files import open_regular, read_regular
+from physics.core.files import kind_of, open_regular, read_regular
 from physics.io.errors import SceneError
 from physics.model.hull import convex_hull
 
@@ -19,12 +21,17 @@ MESH_FACES_MAX = 2_000_000       # a mesh with more faces is refused (its hull o
 
 
 def visual_mesh(path, element, mesh_path, scale):
-    """A drawn mesh's entry {"file", "scale"}: the file must exist and be at most FILE_BYTES_MAX
-    (the app reads it); a mirrored (negative) scale is not drawn (None)."""
+    """A drawn mesh's entry {"file", "scale"}: the file must be a regular file of at most
+    FILE_BYTES_MAX (the app reads it, through `read_mesh`'s checks); a mirrored (negative) scale is
+    not drawn (None)."""
     mesh_path = Path(mesh_path)
-    if not mesh_path.is_file():
-        raise SceneError(path, element, "filename", str(mesh_path), "mesh file not found")
-    if mesh_path.stat().st_size > FILE_BYTES_MAX:
+    try:
+        stat = os.stat(mesh_path)
+    except (OSError, ValueError):
+        raise SceneError(path, element, "filename", str(mesh_path), "mesh file not found") from None
+    if not S_ISREG(stat.st_mode):
+        raise SceneError(path, element, "filename", str(mesh_path), f"the mesh is {kind_of(stat.st_mode)}; expected a regular file")
+    if stat.st_size > FILE_BYTES_MAX:
         raise SceneError(path, element, "filename", str(mesh_path), f"mesh file larger than {FILE_BYTES_MAX} bytes")
     scale = np.asarray(scale, float)
     if np.any(scale <= 0):
@@ -36,14 +43,7 @@ def mesh_box(path, element, mesh_path, scale):
     """A mesh file's axis-aligned bounds in its own frame, scaled: (centre (3,), size (3,)). The
     mesh is read by trimesh; a missing, oversized or unreadable mesh is one SceneError naming it."""
     mesh_path = Path(mesh_path)
-    if not mesh_path.is_file():
-        raise SceneError(path, element, "filename", str(mesh_path), "mesh file not found")
-    if mesh_path.stat().st_size > FILE_BYTES_MAX:
-        raise SceneError(path, element, "filename", str(mesh_path), f"mesh file larger than {FILE_BYTES_MAX} bytes")
-    stat = mesh_path.stat()
-    problem = mesh_file_problem(mesh_path, stat.st_size)
-    if problem is not None:
-        raise SceneError(path, element, "filename", str(mesh_path), problem)
+    stat = _checked(path, element, "filename", mesh_path)
     try:
         faces, bounds = _mesh_bounds(str(mesh_path), stat.st_mtime_ns, stat.st_size)
     except Exception as error:   # trimesh raises many types for a bad file; any of them is a bad mesh
@@ -62,14 +62,7 @@ def mesh_points(path, element, mesh_path, scale, key="filename"):
     (one SceneError naming the file, the element and `key`) when missing, larger than
     FILE_BYTES_MAX, with more than MESH_FACES_MAX faces, unreadable or not finite."""
     mesh_path = Path(mesh_path)
-    if not mesh_path.is_file():
-        raise SceneError(path, element, key, str(mesh_path), "mesh file not found")
-    stat = mesh_path.stat()
-    if stat.st_size > FILE_BYTES_MAX:
-        raise SceneError(path, element, key, str(mesh_path), f"mesh file larger than {FILE_BYTES_MAX} bytes")
-    problem = mesh_file_problem(mesh_path, stat.st_size)
-    if problem is not None:
-        raise SceneError(path, element, key, str(mesh_path), problem)
+    stat = _checked(path, element, key, mesh_path)
     try:
         faces, points = _mesh_vertices(str(mesh_path), stat.st_mtime_ns, stat.st_size)
     except Exception as error:   # trimesh raises many types for a bad file; any of them is a bad mesh
@@ -79,6 +72,45 @@ def mesh_points(path, element, mesh_path, scale, key="filename"):
     if points.ndim != 2 or points.shape[1:] != (3,) or not len(points) or not np.all(np.isfinite(points)):
         raise SceneError(path, element, key, str(mesh_path), "the mesh has no finite vertices")
     return points * np.asarray(scale, float)
+
+
+def _checked(path, element, key, mesh_path):
+    """The os.stat of a mesh file that passed `file_problem`; else one SceneError naming the model
+    file `path`, the element, the key and the mesh file."""
+    stat, problem = file_problem(mesh_path)
+    if problem is not None:
+        raise SceneError(path, element, key, str(mesh_path), problem)
+    return stat
+
+
+def file_problem(mesh_path):
+    """(os.stat of the file, None) for a mesh file trimesh may read, else (None, why not): missing,
+    not a regular file, larger than FILE_BYTES_MAX, or `mesh_file_problem`."""
+    try:
+        stat = os.stat(mesh_path)
+    except (OSError, ValueError):
+        return None, "mesh file not found"
+    if not S_ISREG(stat.st_mode):
+        return None, f"the mesh is {kind_of(stat.st_mode)}; expected a regular file"
+    if stat.st_size > FILE_BYTES_MAX:
+        return None, f"mesh file larger than {FILE_BYTES_MAX} bytes"
+    try:
+        problem = mesh_file_problem(mesh_path, stat.st_size)
+    except OSError as error:      # replaced by a special file since the stat
+        return None, f"cannot read the mesh ({error.strerror or error})"
+    return (stat, None) if problem is None else (None, problem)
+
+
+def read_mesh(mesh_path):
+    """A drawn mesh file as trimesh reads it (the app's meshes), behind the checks a collision mesh
+    passes (`file_problem`, MESH_FACES_MAX): ValueError saying what failed, naming the file."""
+    _, problem = file_problem(mesh_path)
+    if problem is not None:
+        raise ValueError(f"{mesh_path}: {problem}")
+    mesh = _load_mesh(mesh_path)
+    if len(getattr(mesh, "faces", ())) > MESH_FACES_MAX:
+        raise ValueError(f"{mesh_path}: {len(mesh.faces)} faces; at most {MESH_FACES_MAX}")
+    return mesh
 
 
 def mesh_hull(path, element, mesh_path, scale):
@@ -93,6 +125,10 @@ def mesh_hull(path, element, mesh_path, scale):
 
 
 MESH_SUFFIXES = (".stl", ".obj", ".dae", ".ply", ".off", ".glb", ".gltf")   # read; archives and the rest refused
+# An archive under a mesh's suffix is refused by its first bytes: pycollada opens a .dae that is a
+# zip and unpacks the .dae inside (a 1 MB file took 2.2 GB), and no mesh format starts so.
+ARCHIVE_SIGNATURES = ((b"PK\x03\x04", "zip"), (b"PK\x05\x06", "zip"), (b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"),
+                      (b"\xfd7zXZ\x00", "xz"), (b"7z\xbc\xaf\x27\x1c", "7z"), (b"\x28\xb5\x2f\xfd", "zstandard"))
 
 
 def mesh_file_problem(mesh_path, size):
@@ -104,10 +140,16 @@ def mesh_file_problem(mesh_path, size):
       refuse), and its `mtllib` is never opened (trimesh is told to skip materials);
     - a glTF's buffers must be regular files within FILE_BYTES_MAX (a FIFO would block the read);
     - a binary STL's header must count the triangles the file holds (a wrong count sent trimesh to
-      its text reader)."""
+      its text reader);
+    - no file may start as an archive does (ARCHIVE_SIGNATURES), whatever its suffix."""
     suffix = Path(mesh_path).suffix.lower()
     if suffix not in MESH_SUFFIXES:
         return f"a {suffix or 'suffix-less'} file is not read as a mesh; expected one of {', '.join(MESH_SUFFIXES)}"
+    with open_regular(mesh_path) as stream:
+        head = stream.read(84)
+    for signature, name in ARCHIVE_SIGNATURES:
+        if head.startswith(signature):
+            return f"a {name} archive, not a mesh (archives are not unpacked)"
     if suffix == ".obj":
         faces = 0
         with open_regular(mesh_path) as stream:
@@ -117,8 +159,6 @@ def mesh_file_problem(mesh_path, size):
                     if faces > MESH_FACES_MAX:
                         return f"more than {MESH_FACES_MAX} faces"
     elif suffix == ".stl":
-        with open_regular(mesh_path) as stream:
-            head = stream.read(84)
         if len(head) >= 84 and 84 + 50 * struct.unpack("<I", head[80:84])[0] != size and not head.lstrip().startswith(b"solid"):
             count = struct.unpack("<I", head[80:84])[0]
             return (f"a binary STL whose header counts {count} triangles ({84 + 50 * count} bytes) in a file of "

@@ -30,13 +30,12 @@ import json
 import os
 import struct
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from physics.core.files import NotRegularFile, open_regular
+from physics.core.files import NotRegularFile, open_regular, write_atomically
 from physics.core.settings import Settings
 from physics.io.scene import SceneError, scene_from_text
 from physics.pipeline.snapshot import (OLDER, STEP_MAX, Snapshot, SnapshotError, canonical, decode_settings, integer,
@@ -394,19 +393,6 @@ def _read(stream, size, path):
                      header.get("scene_digests"))
 
 
-def _umask():
-    """The process's umask, read without changing it where the system says it (Linux)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def write_recording(path, timeline, overwrite=False, scene_text=None):
     """Write `timeline` (its scene's text read from its file unless given) to `path` atomically;
     FileExistsError if `path` exists and not `overwrite`."""
@@ -419,17 +405,13 @@ def write_recording(path, timeline, overwrite=False, scene_text=None):
         scene_text = timeline.scene_text if timeline.scene_text is not None else \
             imported if imported is not None else Path(scene_path).read_text()
     data = Recording.from_timeline(timeline, scene_text, scene_path).to_bytes()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())    # mkstemp's 0600 -> what an ordinary new file gets
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
+
+    def write(out):
+        out.write(data)
         if not overwrite and path.exists():     # appeared while we wrote
             raise FileExistsError(f"{path} exists; not overwritten")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    write_atomically(path, write)
     return len(data)
 
 

@@ -39,7 +39,9 @@ import math
 import os
 import pickle
 import re
+import resource
 import select
+import shutil
 import struct
 import subprocess
 import sys
@@ -50,15 +52,20 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from physics.tools.fuzz_models import DRAW as MODEL_DRAW, place_files, read_drawn_meshes
+from physics.tools.fuzz_signals import draw_signal_case
+
 # hypothesis (a dev extra) and the physics modules are imported inside the functions that use them:
 # the process that draws the cases loads no kernel (its worker does), and `import physics` never
 # needs hypothesis.
 
 SCENES = Path(__file__).resolve().parents[2] / "assets" / "scenes"
 SKIPPED_SCENES = ("stress",)   # 10^4 nodes: a second to load, too slow to mutate thousands of times
-OUTCOMES = ("refused", "ran", "divergence", "failed")
+OUTCOMES = ("refused", "ran", "divergence", "stopped", "failed")   # stopped: by a signal, as documented
 STEP_BUDGET = 3.0              # s of stepping per case; a case that takes longer stops early (still 'ran')
 FIRST_TIMEOUT = 600.0          # s for the worker's first answer: importing numba's cached kernels
+MEMORY_MAX = 2**30             # bytes a case may add to the worker's resident memory at its peak:
+                               # no input may take a command past about a gigabyte (docs/reliability.md)
 
 
 # --- cases ---------------------------------------------------------------------------------------
@@ -75,6 +82,10 @@ class Case:
     argv: list = field(default_factory=list)        # a command line (kind "command")
     suffix: str = ""                                # a scene case's file suffix when not .toml: a robot
                                                     # model's .urdf or .xml (physics.io.urdf, physics.io.mjcf)
+    files: list = field(default_factory=list)       # (name, bytes or a special file's name) written beside
+                                                    # the case's file (physics.tools.fuzz_models.place_files)
+    delay: float = 0.0                              # kind "signal": s after the command starts
+    signal: int = 0                                 # kind "signal": its number (physics.tools.fuzz_signals)
 
 
 def _key(name):
@@ -371,11 +382,17 @@ def run_case(case, path, steps, budget=STEP_BUDGET):
         return run_recording(case, path, steps, budget)
     if kind == "command":
         return run_command(case, Path(path).parent)
+    if kind == "signal":
+        from physics.tools.fuzz_signals import run_signal_case
+        return run_signal_case(case, Path(path).parent)
+    if kind in MODEL_DRAW:     # a robot model and its files, which the app's drawn meshes read too
+        return run_scene(case, path, steps, budget, loaded=read_drawn_meshes)
     return run_scene(case, path, steps, budget)
 
 
-def run_scene(case, path, steps, budget=STEP_BUDGET):
-    """Load, set and step one scene case (its text written to `path`) -> (outcome, detail)."""
+def run_scene(case, path, steps, budget=STEP_BUDGET, loaded=None):
+    """Load, set and step one scene case (its text written to `path`) -> (outcome, detail);
+    `loaded(sim)`, if given, is called once the scene has loaded (what the app would do next)."""
     from physics.io.scene import SceneError
     from physics.pipeline.simulation import OverlapError, Simulation
     from physics.constraints.solver import ContactBudgetError
@@ -392,9 +409,13 @@ def run_scene(case, path, steps, budget=STEP_BUDGET):
         element = (error.node or "").startswith("<")   # a robot model's error names its element
         if str(path) not in message or not (syntax or error.key is not None or element):
             return "failed", f"a SceneError without the file or key: {message}"
+        if "No module named" in message:        # a reader's dependency missing from the install
+            return "failed", f"a refusal for want of a module: {message}"
         return "refused", message
     except Exception:
         return "failed", "at load: " + traceback.format_exc()
+    if loaded is not None:
+        loaded(sim)
     for name, value in case.settings:
         before = repr(sim.settings)
         try:
@@ -438,9 +459,11 @@ def _step(sim, steps, budget):
 
 # --- snapshots, recordings and command lines -----------------------------------------------------
 
+DRAW = {**MODEL_DRAW, "signal": draw_signal_case}    # the kinds drawn by their own modules
 BINARY_SCENES = ("car", "chain", "pile", "tank")   # contacts, joints, manifolds, kinematic nodes
-KINDS = ("scene", "recording", "snapshot", "command")
-_SUFFIX = {"scene": ".toml", "recording": ".rec", "snapshot": ".snap", "command": ".rec"}
+KINDS = ("scene", "recording", "snapshot", "command", "archive", "defaults", "special", "signal")
+_SUFFIX = {"scene": ".toml", "recording": ".rec", "snapshot": ".snap", "command": ".rec", "signal": ".rec",
+           "settings": ".json"}     # (settings: the app's file, fuzzed by app.settings_fuzz)
 
 
 def _suffix(case):
@@ -841,13 +864,31 @@ def worker():
             case, steps = request
             count += 1
             kind = getattr(case, "kind", "scene")
-            path = Path(directory) / f"{case.scene}-{kind}-{count}{_suffix(case)}"
+            folder = Path(directory) / f"case-{count}"     # the case's own: its files, its outputs
+            folder.mkdir()
+            path = folder / f"{case.scene}-{kind}{_suffix(case)}"
+            held, peak = memory()
             try:
+                place_files(folder, getattr(case, "files", ()))
                 answer = run_case(case, path, steps)
             except Exception:   # run_case classifies what the code under test raises: this is its own
                 answer = "failed", "in the worker: " + traceback.format_exc()
-            path.unlink(missing_ok=True)
+            shutil.rmtree(folder, ignore_errors=True)
+            grown = memory()[1]
+            if grown > peak and grown - held > MEMORY_MAX:
+                answer = "failed", (f"memory: the case took the worker from {held / 2**20:.0f} MiB to a peak of "
+                                    f"{grown / 2**20:.0f} MiB (at most {MEMORY_MAX / 2**20:.0f} MiB more); "
+                                    f"it had {answer[0]}: {answer[1][:2000]}")
+                _frame(answers, answer)
+                return      # a fresh worker: the peak is a high-water mark
             _frame(answers, answer)
+
+
+def memory():
+    """(resident bytes now, the process's peak resident bytes so far)."""
+    with open("/proc/self/statm") as statm:
+        resident = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    return resident, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 # --- the driver ----------------------------------------------------------------------------------
@@ -925,23 +966,29 @@ class Tally:
 
     def report(self):
         c = self.counts
+        stopped = f"stopped by the signal cleanly {c['stopped']}, " if c["stopped"] else ""
         return (f"tried {self.tried}, refused cleanly {c['refused']}, ran {c['ran']}, "
-                f"divergence reported {c['divergence']}, failed {c['failed']}")
+                f"divergence reported {c['divergence']}, {stopped}failed {c['failed']}")
 
 
-def fuzz(cases, seed=0, steps=20, timeout=60.0, progress=None, kind="scene", runner=None, bases=None):
+def fuzz(cases, seed=0, steps=20, timeout=60.0, progress=None, kind="scene", runner=None, bases=None, draw=None):
     """Run `cases` cases of `kind` (KINDS) through one worker (`runner`, else a new one) -> Tally
-    (deterministic for a seed). `bases`: `binary_bases()` if already made."""
+    (deterministic for a seed). `bases`: `binary_bases()` if already made. `draw(data)`: a Case of
+    a kind drawn elsewhere (the app's settings file: app.settings_fuzz), for a `runner` of its own."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as fixed_seed
     from hypothesis import strategies as st
 
-    if kind == "scene":
+    if draw is not None:
+        pass
+    elif kind == "scene":
         texts = {path.stem: path.read_text() for path in sorted(SCENES.glob("*.toml")) if path.stem not in SKIPPED_SCENES}
         models = model_bases()
         # one case in MODEL_SHARE is a robot model (URDF, MJCF) mutated as XML
         draw = lambda data: draw_model_case(data, models) \
             if models and data.draw(st.integers(0, MODEL_SHARE - 1), label="robot model?") == 0 else draw_case(data, texts)
+    elif kind in DRAW:
+        draw = DRAW[kind]
     else:
         bases = binary_bases() if bases is None else bases
         draw = (lambda data: draw_command(data, bases)) if kind == "command" else \
@@ -1026,7 +1073,7 @@ def main(argv=None):
     runner, bases, failed = Worker(args.steps, args.timeout), None, 0
     try:
         for kind in kinds:
-            if kind != "scene" and bases is None:
+            if kind in ("recording", "snapshot", "command") and bases is None:
                 bases = binary_bases()
             began = time.perf_counter()
             tally = fuzz(args.cases, args.seed, args.steps, args.timeout, progress=max(1, args.cases // 10), kind=kind,
