@@ -138,6 +138,7 @@ def test_the_runaway_reference_survives_the_hand_off_and_the_car_gains_no_energy
     RunawayError would be measured against it). The sinking check, which stops this run in step 2
     (the next test), is switched off here to watch the reference over the whole sinking run."""
     monkeypatch.setattr("physics.constraints.solver.SINK_SIZES", math.inf)
+    monkeypatch.setattr("physics.constraints.solver.SINK_SIZES_PRESSED", math.inf)
     sim = Simulation.from_file("assets/scenes/car.toml")
     for name, value in {"dt": 0.5, "integrator": "rk4", "sor": 1e-10, "shake": True}.items():
         sim.set(name, value)
@@ -228,11 +229,34 @@ def test_a_body_that_leaves_the_world_is_not_said_to_diverge():
     assert 0 < error.speed <= 23000.0 and total(sim) <= start
 
 
+@pytest.mark.parametrize("ratio", [300.0, 1000.0])
+def test_a_light_box_sinking_under_one_past_the_held_ratio_is_reported_before_half_its_size(ratio):
+    """Under a box 1,000 times heavier, a 0.2 m box settled 0.49 of its size into the ground and
+    was not reported (the bound was half its size); under one 300 times heavier, 0.15. A body
+    touching one more than MASS_RATIO_HELD times heavier is reported from SINK_SIZES_PRESSED (a
+    tenth of its size) on, naming the weight; at 100 times the pair rests within 1 mm (the next
+    test), so no held stack is stopped."""
+    from physics.constraints.solver import SINK_SIZES_PRESSED
+
+    sim = Simulation(scene_from_dict({"world": {"dt": 1 / 60}, "node": [GROUND,
+        {"name": "light", "motion": "dynamic", "mass": 1.0 / ratio, "translation": [0.0, 0.1, 0.0],
+         "shape": {"type": "box", "size": [0.2, 0.2, 0.2]}},
+        {"name": "heavy", "motion": "dynamic", "mass": 1.0, "translation": [0.0, 0.3, 0.0],
+         "shape": {"type": "box", "size": [0.2, 0.2, 0.2]}}]}))
+    with pytest.raises(PenetrationError) as caught:
+        sim.step(300)
+    error = caught.value
+    assert (error.node, error.surface, error.bound) == ("light", "ground", SINK_SIZES_PRESSED)
+    assert SINK_SIZES_PRESSED * error.limit < error.value < 0.2 * error.limit, (error.value, error.limit)
+    assert "more than a tenth of its own size" in str(error) and "the weight of 'heavy'" in str(error), str(error)
+
+
 def test_a_light_box_pressed_into_the_ground_by_a_heavy_one_stops_the_run_naming_the_weight():
     """A 1e-6 kg box under a 1 kg box (the issue's reproducer at 1e-9 under 1e9: any ratio far past
-    what the sweeps hold) is pushed into the ground: it sits 0.58 of its size deep, which a bound of
-    a whole size would miss. Past half its size the run stops, and the error names the
-    body pressing it down and the mass ratio as the likely cause. At a ratio of 100 the pair rests
+    what the sweeps hold) is pushed into the ground: it sat 0.58 of its size deep, which a bound of
+    a whole size would miss. Past its bound (a tenth of its size, pressed as it is: the test above)
+    the run stops, and the error names the body pressing it down and the mass ratio as the likely
+    cause. At a ratio of 100 the pair rests
     (MASS_RATIO_HELD): both boxes stay within 1 mm of their places over 3 s."""
     from physics.constraints.solver import MASS_RATIO_HELD
 
@@ -246,7 +270,7 @@ def test_a_light_box_pressed_into_the_ground_by_a_heavy_one_stops_the_run_naming
     with pytest.raises(PenetrationError) as caught:
         sim.step(180)
     error = caught.value
-    assert (error.node, error.surface) == ("light", "ground") and 0.5 * error.limit < error.value < error.limit
+    assert (error.node, error.surface) == ("light", "ground") and error.bound * error.limit < error.value < error.limit
     assert "the weight of 'heavy', 1e+06 times its mass" in str(error), str(error)
     held = stack(1.0 / MASS_RATIO_HELD)
     held.step(180)

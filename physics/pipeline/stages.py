@@ -105,18 +105,21 @@ class RunawayError(DivergenceError):
 
 class PenetrationError(DivergenceError):
     """A dynamic shape deeper inside a static or kinematic shape than half its own size
-    (physics.constraints.solver.SINK_SIZES): it is falling through that surface, which no contact solve undoes, and a
-    run that went on would show it under the ground. `node` names the dynamic node, `surface` the
-    node it is inside, `value` the depth (m) and `limit` the shape's size (its bounding diameter),
-    `step` and `time` the step that found it and its sub-step's start (where the contact points are
-    taken); `cause` names the settings that weaken the contact solve or lengthen the step."""
+    (physics.constraints.solver.SINK_SIZES), or a tenth of it under a body more than MASS_RATIO_HELD
+    times heavier (SINK_SIZES_PRESSED): it is falling through that surface, which no contact solve
+    undoes, and a run that went on would show it under the ground. `node` names the dynamic node,
+    `surface` the node it is inside, `value` the depth (m), `limit` the shape's size (its bounding
+    diameter) and `bound` the fraction of it passed, `step` and `time` the step that found it and
+    its sub-step's start (where the contact points are taken); `cause` names the settings that
+    weaken the contact solve or lengthen the step."""
 
-    def __init__(self, node, surface, step, time, depth, size, cause):
+    def __init__(self, node, surface, step, time, depth, size, cause, bound=0.5):
         self.node, self.step, self.time, self.quantity, self.value = node, step, time, "penetration", depth
-        self.surface, self.limit, self.cause = surface, size, cause
+        self.surface, self.limit, self.cause, self.bound = surface, size, cause, bound
+        share = {0.5: "half", 0.1: "a tenth of"}.get(bound, f"{bound:g} of")
         ValueError.__init__(self, f"node {node!r} fell through {surface!r} in step {step} (t = {time:.6g} s): it is "
-                                  f"{depth:.3g} m deep inside it, more than half its own size ({size:.3g} m); the contact "
-                                  f"solve could not hold it: {cause}")
+                                  f"{depth:.3g} m deep inside it, more than {share} its own size ({size:.3g} m); the "
+                                  f"contact solve could not hold it: {cause}")
 
 
 class Diverged(Exception):
@@ -647,12 +650,12 @@ def stage_prepare(model, data, settings, work, context):
         woken = data.sleep.asleep & awake
         data.sleep.asleep[woken] = False
         data.sleep.still[woken] = 0.0
-    sunk = work.solver.sunk(world.scale)
+    sunk = work.solver.sunk(world.scale, model.inverse_mass)
     if sunk is not None:    # a body passed through a surface by the last sub-step: stop here
         heavier = work.solver.heaviest_touching(sunk.node, model.inverse_mass)
         raise PenetrationError(model.names[sunk.node], model.names[sunk.surface], data.step_count + 1, data.time,
                                sunk.depth, sunk.size, contact_cause(settings, heavier and (model.names[heavier[0]],
-                                                                                            heavier[1])))
+                                                                                            heavier[1])), sunk.bound)
 
 
 def stage_kinematic(model, data, settings, work, context):
