@@ -98,7 +98,7 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
 
     def halves(active):     # each half's context built as it starts
         for _ in range(2):
-            half = step_context(model, data, settings, work, 0.5 * h, context.integrator, active)
+            half = step_context(model, data, settings, work, 0.5 * h, context.integrator, active, context.composed)
             rattle_substep(model, data, settings, work, half, halvings - 1)
 
     # the start error grows as h²: where the last sub-step's predicts one past the bound, the
@@ -258,15 +258,16 @@ class After:
         work.world = STALE
 
 
-def composes_rattle(model, data, settings, work, h):
-    """Whether a sub-step h of `lie-midpoint-4` with joints is RATTLE's constrained lie-midpoint step
+def composes_rattle(model, data, settings, work, h, integrator):
+    """Whether a sub-step h of `integrator` (the step's: lie-midpoint-4, or rk4's with joints,
+    physics.core.choices.JOINTED_SCHEME) with joints is RATTLE's constrained lie-midpoint step
     composed by the triple jump (g1 h, g2 h < 0, g1 h): where every joint is an equality (no limit,
     motor or rope) and no contact may become active within it (no two shapes within reach of g1 h
     of travel, the farthest the composition strays: `SceneSolver.may_touch`). Contacts, limits and
     ropes are inequalities, motors velocity targets, solved at velocity level with speculative
     margins and restitution: they have no meaning over a backward sub-step. Where one may act, the
     free motion alone is composed and the joints are stepped once (2nd order in the joints)."""
-    if not INTEGRATOR_TRAITS[settings.integrator].triple_jump or not work.solver.joints_equalities:
+    if not INTEGRATOR_TRAITS[integrator].triple_jump or not work.solver.joints_equalities:
         return False
     if not len(work.solver.shapes):
         return True

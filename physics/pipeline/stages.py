@@ -173,6 +173,7 @@ class StepContext(NamedTuple):
     sleeping: bool              # some body sleeps at its start (wake on field, hold)
     active: np.ndarray | None = None    # (D,) bool: the bodies it steps (a RATTLE retry's island,
                                         # `physics.pipeline.retry.Undo`); None: every one
+    composed: bool = False      # a sub-step of RATTLE's step composed by the triple jump (physics.pipeline.step)
 
 
 @dataclass
@@ -517,8 +518,9 @@ def apply_impulse(model, data, settings, work, i, impulse, point_world=None):
 
 
 # ---------------------------------------------------------------------- the step
-def step_context(model, data, settings, work, h, integrator, active=None):
-    """The `StepContext` of a sub-step h with `integrator`, stepping the bodies `active` (all: None)."""
+def step_context(model, data, settings, work, h, integrator, active=None, composed=False):
+    """The `StepContext` of a sub-step h with `integrator`, stepping the bodies `active` (all: None);
+    `composed`: one of the triple jump's sub-steps of RATTLE's step."""
     # semi-implicit Euler with settings.shake: its joints by SHAKE (`INTEGRATOR_TRAITS`' rattle); joints with
     # an armature by the velocity solve and post-stabilization too: RATTLE's projections weigh the
     # constraint impulses by the bodies' masses alone, and the armature's inertia (a coupling of
@@ -527,7 +529,7 @@ def step_context(model, data, settings, work, h, integrator, active=None):
     rattle = (traits.rattle and not (integrator == "semi-implicit-euler" and settings.shake)
               and work.solver is not None and bool(len(work.solver.joint_specs)) and not work.solver.joints_armature)
     return StepContext(h, integrator, traits.position_fraction, h * traits.surface_lead,
-                       rattle, bool(settings.sleep and data.sleep.asleep.any()), active)
+                       rattle, bool(settings.sleep and data.sleep.asleep.any()), active, composed)
 
 
 def fused(model, settings, work):
@@ -747,7 +749,7 @@ def stage_solve(model, data, settings, work, context):
     joints = solver.joints is not None and len(solver.joints)
     rattle = joints and context.rattle
     if rattle:
-        if settings.integrator == "lie-midpoint-4" and context.integrator == "lie-midpoint":
+        if context.composed:
             # a sub-step of the composed RATTLE step (physics.pipeline.retry's `composes_rattle`: equality joints, no
             # contact): every row is a joint's, which carries no Baumgarte bias, so solve − relax
             # is only what the relax stage's sweeps changed of an unconverged PGS. Moved but never

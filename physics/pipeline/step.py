@@ -5,6 +5,7 @@ pass), or the plain list. Each times
 its stages by their names while a profile recorder is on (physics.core.profile), and counts the
 passes it asked for and ran (`physics.pipeline.retry.SubstepCount`, `work.substeps`).
 """
+from physics.core.choices import stepped_integrator
 from physics.dynamics.integrators import TRIPLE_JUMP
 from physics.pipeline import stages
 from physics.pipeline.retry import composes_rattle, rattle_substep
@@ -20,16 +21,18 @@ def step(model, data, settings, work, first):
     work.refresh(settings)
     counts = work.substeps
     nominal, taken = counts.nominal, counts.taken
+    # rk4 with joints runs lie-midpoint-4 (physics.core.choices.JOINTED_SCHEME)
+    integrator = stepped_integrator(settings.integrator, work.solver is not None and bool(len(work.solver.joint_specs)))
     try:
         for _ in range(settings.substeps):
-            c = step_context(model, data, settings, work, h, settings.integrator)
-            if c.rattle and composes_rattle(model, data, settings, work, h):
+            c = step_context(model, data, settings, work, h, integrator)
+            if c.rattle and composes_rattle(model, data, settings, work, h, integrator):
                 # lie-midpoint-4 with equality joints and no contact within reach: the whole
                 # constrained step (free motion, RATTLE) composed by the triple jump (4th order)
                 counts.nominal += len(TRIPLE_JUMP)
                 for fraction in TRIPLE_JUMP:
                     rattle_substep(model, data, settings, work,
-                                   step_context(model, data, settings, work, fraction * h, "lie-midpoint"))
+                                   step_context(model, data, settings, work, fraction * h, "lie-midpoint", composed=True))
             elif c.rattle:      # (its passes are counted where they run: physics.pipeline.retry)
                 counts.nominal += 1
                 rattle_substep(model, data, settings, work, c)
