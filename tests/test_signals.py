@@ -72,3 +72,37 @@ def test_a_stop_dropped_by_python_is_raised_again_where_the_main_thread_goes_on(
                 time.sleep(0.01)
     assert seen == ["ValueError"]
     assert capsys.readouterr().err == ""
+
+
+def test_a_signal_that_arrives_while_numba_compiles_stops_the_block_once_the_kernel_is_compiled():
+    """The fuzzer's signal kind sent SIGINT and SIGTERM into running commands in one process: a
+    stop raised inside numba's own Python code (a kernel compiled, loaded from the cache, or typed
+    for a call) left the dispatcher half-updated, and later calls failed to type or crashed the
+    process. A signal sent while a fresh kernel compiles (about a second: well past the moment it
+    is sent) now stops the block at the next line of our code: the kernel is compiled whole, and
+    it still runs."""
+    import threading
+
+    import numba
+
+    @numba.njit(cache=False)
+    def fresh(x):
+        total = 0.0
+        for k in range(x.shape[0]):
+            total += x[k] * k
+        return total
+
+    import numpy as np
+    values = np.arange(5.0)
+    timer = threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT))
+    with pytest.raises(Stop, match="SIGINT"):
+        with raising_on_signals(Stop):
+            timer.start()
+            started = time.monotonic()
+            fresh(values)
+            assert time.monotonic() - started > 0.02, "the compile ended before the signal was sent"
+            deadline = time.monotonic() + 1.0
+            while time.monotonic() < deadline:
+                time.sleep(0.01)
+    assert len(fresh.signatures) == 1
+    assert fresh(values) == 30.0

@@ -13,9 +13,17 @@ raised in it would print two tracebacks (the callback's own state left half-way)
 sweep running on, deaf to further signals (the handler ignores them once it has run). So a signal that arrives inside a gc callback is delivered again
 a moment later, from another thread (`_thread.interrupt_main`), where the main thread then is; and
 a stop raised where Python drops it anyway (a `__del__`) is delivered again the same way, silently.
+
+So is a signal that arrives inside numba's or llvmlite's own Python code: a kernel being compiled
+or loaded from the cache, or numba's dispatcher typing a call's arguments (it calls back into
+Python for them). An exception raised there leaves the dispatcher's tables half-updated: in a
+process that went on, later calls failed to type ("Unknown attribute 'shape' of type array") or
+crashed (a double free, a segmentation fault; the fuzzer's signal kind found both). The stop comes
+at the next line of our own code, once the kernel is compiled (seconds at most, on a cold cache).
 """
 import _thread
 import gc
+import os
 import signal
 import sys
 import threading
@@ -36,7 +44,7 @@ def raising_on_signals(make):
     received = []
 
     def stop(signum, frame):
-        if _in_gc_callback(frame):
+        if _in_gc_callback(frame) or _in_compiler(frame):
             _deliver_later(signum)
             return
         for number in STOPPING:
@@ -69,6 +77,18 @@ def _in_gc_callback(frame):
     codes = {getattr(getattr(callback, "__func__", callback), "__code__", None) for callback in gc.callbacks}
     while frame is not None:
         if frame.f_code in codes:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _in_compiler(frame):
+    """Whether `frame` runs inside numba's or llvmlite's own Python code: a kernel being compiled,
+    loaded from the cache or typed for a call (numba's dispatcher calls back into Python for it)."""
+    roots = tuple(os.path.dirname(module.__file__) + os.sep
+                  for module in (sys.modules.get("numba"), sys.modules.get("llvmlite")) if module is not None)
+    while roots and frame is not None:
+        if frame.f_code.co_filename.startswith(roots):
             return True
         frame = frame.f_back
     return False
