@@ -238,7 +238,8 @@ def draw_case(data, bases):
     for _ in range(data.draw(st.integers(0, 3), label="mutations")):
         kind = data.draw(st.sampled_from(["set", "set", "set", "add", "delete", "parent", "event", "joint"]))
         nodes = document.get("node") if isinstance(document.get("node"), list) else []
-        names = [node.get("name") for node in nodes if isinstance(node, dict)] or ["nobody"]
+        # (a node whose name a mutation deleted names nothing: TOML has no null to write)
+        names = [node.get("name") for node in nodes if isinstance(node, dict) and node.get("name") is not None] or ["nobody"]
         if kind in ("set", "delete"):
             paths = list(_paths(document))
             if not paths:

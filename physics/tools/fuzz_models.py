@@ -194,6 +194,13 @@ mesh = {{ file = {json.dumps(visual)} }}
 """
 
 
+HELPERS = ("box.bin", "box.mtl")      # what the glTF and the OBJ of `meshes()` name beside themselves
+
+
+def _mesh_names():
+    return sorted(name for name in meshes() if name not in HELPERS)
+
+
 def draw_archive_case(data):
     """A model whose meshes are archives (module docstring)."""
     from hypothesis import strategies as st
@@ -204,14 +211,14 @@ def draw_archive_case(data):
     valid = meshes()
     files, mutations, names = [], [], {}
     for slot in ("collision", "visual"):
-        mesh_name = data.draw(st.sampled_from(sorted(n for n in valid if n not in ("box.bin", "box.mtl"))))
+        mesh_name = data.draw(st.sampled_from(_mesh_names()))
         made = archives(mesh_name)
         what = data.draw(st.sampled_from(sorted(made) + ["mesh"]), label=slot)
         suffix = data.draw(st.sampled_from(ARCHIVE_SUFFIXES + MESH_SUFFIXES), label="suffix")
         names[slot] = f"{slot}{suffix}"
         files.append((names[slot], valid[mesh_name] if what == "mesh" else made[what]))
         mutations.append(f"{slot} mesh {names[slot]!r}: {'the valid ' + mesh_name if what == 'mesh' else what + ' of ' + mesh_name}")
-    files += [("box.bin", valid["box.bin"]), ("box.mtl", valid["box.mtl"])]
+    files += [(helper, valid[helper]) for helper in HELPERS]
     text = model_text(kind, names["collision"], names["visual"])
     return Case("archive", text.encode(), mutations=mutations, kind="archive", suffix=kind, files=files)
 
@@ -226,12 +233,12 @@ def draw_special_case(data):
     valid = meshes()
     files, mutations, names = [], [], {}
     for slot in ("collision", "visual"):
-        mesh_name = data.draw(st.sampled_from(sorted(n for n in valid if n not in ("box.bin", "box.mtl"))))
+        mesh_name = data.draw(st.sampled_from(_mesh_names()))
         special = data.draw(st.sampled_from(SPECIAL + ("regular",) * 3), label=slot)
         names[slot] = f"{slot}{Path(mesh_name).suffix}"
         files.append((names[slot], valid[mesh_name] if special == "regular" else special))
         mutations.append(f"{slot} mesh {names[slot]!r}: {special}")
-    for helper in ("box.bin", "box.mtl"):       # what a glTF and an OBJ name beside themselves
+    for helper in HELPERS:
         special = data.draw(st.sampled_from(SPECIAL + ("regular",)), label=helper)
         files.append((helper, valid[helper] if special == "regular" else special))
         mutations.append(f"{helper}: {special}")
