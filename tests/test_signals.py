@@ -106,3 +106,39 @@ def test_a_signal_that_arrives_while_numba_compiles_stops_the_block_once_the_ker
                 time.sleep(0.01)
     assert len(fresh.signatures) == 1
     assert fresh(values) == 30.0
+
+
+def test_a_stop_held_back_while_numba_compiled_is_not_delivered_after_the_block():
+    """A signal held back while numba compiles is delivered again 10 ms later; where the block
+    has ended meanwhile (its work done), it stops nothing and is delivered into nothing after it
+    (the fuzzer's worker ran the next command into it: "interrupted while checking the options").
+    It is kept in `late_stops`, unless it came back while the block was still open and stopped it."""
+    import threading
+
+    import numba
+    import numpy as np
+
+    from physics.tools import signals
+
+    @numba.njit(cache=False)
+    def fresh(x):
+        return x.sum() * 2.0
+
+    after = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: after.append(signum))
+    try:
+        timer = threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT))
+        stopped = False
+        try:
+            with raising_on_signals(Stop):
+                timer.start()
+                fresh(np.arange(3.0))
+        except Stop:
+            stopped = True
+        deadline = time.monotonic() + 0.2
+        while time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert after == []
+    assert stopped or signals.late_stops == [signal.SIGINT], (stopped, signals.late_stops)

@@ -20,6 +20,8 @@ Python for them). An exception raised there leaves the dispatcher's tables half-
 process that went on, later calls failed to type ("Unknown attribute 'shape' of type array") or
 crashed (a double free, a segmentation fault; the fuzzer's signal kind found both). The stop comes
 at the next line of our own code, once the kernel is compiled (seconds at most, on a cold cache).
+A stop delivered again only after the block has ended (its work finished meanwhile) stops nothing
+and is kept in `late_stops`; none is delivered into whatever the process does next.
 """
 import _thread
 import gc
@@ -30,6 +32,9 @@ import threading
 from contextlib import contextmanager
 
 REDELIVERY_S = 0.01     # a signal deferred out of a callback is delivered again after this
+# The stops the last block let go as it ended: delivered again (out of a callback or numba's code)
+# after its work was done, they stop nothing (the command ends as it would have a moment later).
+late_stops = []
 
 STOPPING = (signal.SIGINT, signal.SIGTERM)
 
@@ -41,22 +46,38 @@ def raising_on_signals(make):
         yield
         return
 
-    received = []
+    received, open_, lock = [], [True], threading.Lock()
+    del late_stops[:]
 
     def stop(signum, frame):
+        if not open_[0]:        # a delivery again that came as the block ended: its work is done
+            late_stops.append(signum)
+            return
         if _in_gc_callback(frame) or _in_compiler(frame):
-            _deliver_later(signum)
+            later(signum)
             return
         for number in STOPPING:
             signal.signal(number, signal.SIG_IGN)
         received.append(signum)
         raise make(signum)
 
+    def later(signum):
+        """Deliver `signum` again in REDELIVERY_S, from another thread, while the block is open."""
+        def again():
+            with lock:
+                if open_[0]:
+                    _thread.interrupt_main(signum)
+                else:
+                    late_stops.append(signum)
+        timer = threading.Timer(REDELIVERY_S, again)
+        timer.daemon = True
+        timer.start()
+
     def dropped(unraisable):
         if not (received and isinstance(unraisable.exc_value, make)):
             return hook(unraisable)
         signal.signal(received[-1], stop)       # once more, for the delivery it lost
-        _deliver_later(received[-1])
+        later(received[-1])
 
     previous = {number: signal.getsignal(number) for number in STOPPING}
     hook = sys.unraisablehook
@@ -67,6 +88,8 @@ def raising_on_signals(make):
                 signal.signal(number, stop)
         yield
     finally:
+        with lock:
+            open_[0] = False
         sys.unraisablehook = hook
         for number, handler in previous.items():
             signal.signal(number, handler)
@@ -94,7 +117,3 @@ def _in_compiler(frame):
     return False
 
 
-def _deliver_later(signum):
-    timer = threading.Timer(REDELIVERY_S, _thread.interrupt_main, (signum,))
-    timer.daemon = True
-    timer.start()
