@@ -13,7 +13,7 @@ import numpy as np
 
 from physics.constraints.joints import JOINT_KINDS, Joints
 from physics.pipeline.data import DERIVED_NODE_FIELDS
-from physics.core.validation import LENGTH_MAX, LENGTH_MIN, SCALE_RANGE, shape_lengths, shape_lengths_outside, short_repr
+from physics.core.validation import FORCE_MAX, LENGTH_MAX, LENGTH_MIN, SCALE_RANGE, shape_lengths, shape_lengths_outside, short_repr
 
 # A restored rotation matrix's largest |RᵀR − I|: a stepped one stays within round-off of
 # orthonormal (1e-15 a step), a crafted all-zero one is 1 off.
@@ -122,7 +122,51 @@ class Restorable:
                 refuse("topology.parent", f"a cycle through node {self.scene.names[a]!r}", "a tree (no node its own ancestor)")
             state[path] = 2
         self._check_world_scales(parent, scale, refuse)
+        self._check_sleep(arrays["asleep"], parent, refuse)
+        self._check_controls(arrays, refuse)
         self._check_solver_state(arrays, refuse, solver_expected and same, snapshot.step_count)
+
+    def _check_sleep(self, asleep, parent, refuse):
+        """Only a body that may sleep sleeps (physics.model.model.Model.sleepable, in the snapshot's
+        topology): none in a joint, below another dynamic body or with one below it. (The tank's
+        lantern restored asleep on its joint divided by its zero inertia in the joints' stage.)"""
+        dynamic = np.flatnonzero(self.scene.motion == "dynamic")     # the slots' nodes, in order
+        if not np.asarray(asleep).any():
+            return
+        in_joint = np.zeros(len(self.scene.names), bool)
+        for joint in self.scene.joints:
+            in_joint[[n for n in (joint["a"], joint["b"]) if n >= 0]] = True
+        is_dynamic = self.scene.motion == "dynamic"
+        below = np.zeros(len(self.scene.names), bool)       # a dynamic ancestor
+        carries = np.zeros(len(self.scene.names), bool)     # a dynamic node below it
+        for node in dynamic:
+            a = parent[node]
+            while a >= 0 and not is_dynamic[a]:
+                a = parent[a]
+            if a >= 0:
+                below[node] = carries[a] = True
+        for slot in np.flatnonzero(asleep):
+            node = dynamic[slot]
+            why = "in a joint" if in_joint[node] else "below another dynamic body" if below[node] else \
+                "with a dynamic body below it" if carries[node] else None
+            if why is not None:
+                refuse("asleep", f"node {self.scene.names[node]!r} asleep", f"bodies that may sleep (it is {why})")
+
+    def _check_controls(self, arrays, refuse):
+        """Every actuator's input within its ctrl_range, as `Simulation.set_control` holds it (the
+        tank's throttle at 1e308 drove its hull past every bound before any check)."""
+        tables = [("drive.control", list(self.scene.drives)),
+                  ("solver.control", [spec.get("actuator") for spec in self.scene.joints])]
+        for key, actuators in tables:
+            if key not in arrays:
+                continue
+            for value, actuator in zip(np.asarray(arrays[key], float), actuators):
+                if actuator is None:
+                    continue
+                low, high = actuator.get("ctrl_range", (-FORCE_MAX, FORCE_MAX))
+                if not low <= value <= high:
+                    refuse(key, f"{float(value)!r} for actuator {actuator.get('name')!r}",
+                           f"a value in its ctrl_range [{low:g}, {high:g}]")
 
     def _check_world_scales(self, parent, scale, refuse):
         """The loader's `world_lengths` for a restored state: each node's world scale (the product of

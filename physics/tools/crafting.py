@@ -167,6 +167,10 @@ SNAPSHOT_CRAFTS = {
     "oversized declared length": (lambda d: edit_snapshot(d, header_edit=_oversized), "offset|shape"),
     "impulse keys out of order": (lambda d: edit_snapshot(d, arrays_edit=lambda a: a.__setitem__(
         "solver.cache.impulse_keys", a["solver.cache.impulse_keys"][::-1].copy())), "solver.cache.impulse_keys"),
+    "every body asleep": (lambda d: edit_snapshot(d, arrays_edit=_set("asleep", slice(None), True)),
+                          "'asleep'.*bodies that may sleep"),
+    "control past its range": (lambda d: edit_snapshot(d, arrays_edit=_set("drive.control", 0, 1e308)),
+                               "drive.control.*ctrl_range"),
 }
 
 
