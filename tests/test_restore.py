@@ -141,3 +141,32 @@ def test_a_jointed_snapshot_without_its_solver_state_is_refused():
             with pytest.raises(ValueError, match=message):
                 fresh.restore(dataclasses.replace(snapshot, arrays=dict(arrays)))
             assert fresh.state_hash() == before
+
+
+@pytest.mark.parametrize("defect, field", [("the lantern asleep on its joint", "asleep"),
+                                           ("a crate asleep at a held rotation of zeros", "held_rotation"),
+                                           ("the throttle at 1e308", "drive.control")])
+def test_a_tank_state_no_run_reaches_is_refused_and_changes_nothing(defect, field):
+    """The snapshot and recording fuzz on the tank found three states a restore took and a step
+    then failed on without naming anything: the lantern asleep on its joint and a crate asleep at
+    a held rotation of zeros (a zero inertia, divided by in the joints' stage), and the throttle's
+    control at 1e308 (the hull's speed reached the contact margin as inf). Each is refused naming
+    the field, and the state hash is unchanged."""
+    sim = Simulation.from_file(CAR.parent / "tank.toml")
+    sim.step(3)
+    snapshot = sim.snapshot()
+    slots = [sim.names[i] for i in sim.model.dyn]
+    asleep, held = snapshot.arrays["asleep"].copy(), snapshot.arrays["held_rotation"].copy()
+    control = snapshot.arrays["drive.control"].copy()
+    if field == "asleep":
+        asleep[slots.index("lantern")] = True
+    elif field == "held_rotation":
+        asleep[slots.index("crate_3")] = True
+        held[slots.index("crate_3")] = 0.0
+    else:
+        control[0] = 1e308
+    bad = crafted(snapshot, {"asleep": asleep, "held_rotation": held, "drive.control": control})
+    before = sim.state_hash()
+    with pytest.raises(ValueError, match=f"restore: snapshot field '{field}'"):
+        sim.restore(bad)
+    assert sim.state_hash() == before

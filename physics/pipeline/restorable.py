@@ -122,16 +122,19 @@ class Restorable:
                 refuse("topology.parent", f"a cycle through node {self.scene.names[a]!r}", "a tree (no node its own ancestor)")
             state[path] = 2
         self._check_world_scales(parent, scale, refuse)
-        self._check_sleep(arrays["asleep"], parent, refuse)
+        self._check_sleep(arrays, parent, refuse)
         self._check_controls(arrays, refuse)
         self._check_solver_state(arrays, refuse, solver_expected and same, snapshot.step_count)
 
-    def _check_sleep(self, asleep, parent, refuse):
+    def _check_sleep(self, arrays, parent, refuse):
         """Only a body that may sleep sleeps (physics.model.model.Model.sleepable, in the snapshot's
-        topology): none in a joint, below another dynamic body or with one below it. (The tank's
-        lantern restored asleep on its joint divided by its zero inertia in the joints' stage.)"""
+        topology): none in a joint, below another dynamic body or with one below it; and it is held
+        at a pose (held_rotation a rotation, held_translation within the fixed nodes' reach), which
+        the hold stage puts it back to every sub-step. (The tank's lantern restored asleep on its
+        joint, and a crate asleep at a held rotation of zeros, divided by a zero inertia.)"""
+        asleep = np.asarray(arrays["asleep"], bool)
         dynamic = np.flatnonzero(self.scene.motion == "dynamic")     # the slots' nodes, in order
-        if not np.asarray(asleep).any():
+        if not asleep.any():
             return
         in_joint = np.zeros(len(self.scene.names), bool)
         for joint in self.scene.joints:
@@ -151,6 +154,13 @@ class Restorable:
                 "with a dynamic body below it" if carries[node] else None
             if why is not None:
                 refuse("asleep", f"node {self.scene.names[node]!r} asleep", f"bodies that may sleep (it is {why})")
+        R, T = arrays["held_rotation"][asleep], arrays["held_translation"][asleep]
+        if (np.abs(np.einsum("nji,njk->nik", R, R) - np.eye(3)).max() > ROTATION_TOLERANCE
+                or (np.linalg.det(R) < 0.0).any()):
+            refuse("held_rotation", "a matrix that is not a rotation, for a body asleep", "rotations (determinant +1)")
+        if np.abs(T).max() > self.length_limit:
+            refuse("held_translation", T[np.abs(T).max(axis=1) > self.length_limit][0],
+                   f"within {self.length_limit:g} m of its parent, for a body asleep")
 
     def _check_controls(self, arrays, refuse):
         """Every actuator's input within its ctrl_range, as `Simulation.set_control` holds it (the
