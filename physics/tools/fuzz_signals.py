@@ -105,8 +105,11 @@ def run_signal_case(case, directory):
     lines = [line for line in said.replace("\r", "\n").splitlines() if line.strip() and not line.startswith("[")]
     if code is None:
         return "ran", f"{argv}: the signal came while the command's handlers were not set"
-    if code == 0 and case.signal in signals.late_stops:     # deferred out of numba's code, then done
-        return "ran", f"{argv}: done before the stop, held while a kernel compiled, could be taken"
+    if case.signal in signals.late_stops:     # held back while numba compiled; the command ended first
+        if code == 0:
+            return "ran", f"{argv}: done before the stop, held while a kernel compiled, could be taken"
+        if code == 2 and len(lines) == 1 and lines[0].startswith("error:"):
+            return "refused", f"{argv}: {lines[0]} (before the stop, held while a kernel compiled, could be taken)"
     if not state["sent"] or state["late"]:      # the command was done before the moment came
         if code == 0:
             return "ran", f"{argv}: done before the signal"

@@ -20,8 +20,8 @@ Python for them). An exception raised there leaves the dispatcher's tables half-
 process that went on, later calls failed to type ("Unknown attribute 'shape' of type array") or
 crashed (a double free, a segmentation fault; the fuzzer's signal kind found both). The stop comes
 at the next line of our own code, once the kernel is compiled (seconds at most, on a cold cache).
-A stop delivered again only after the block has ended (its work finished meanwhile) stops nothing
-and is kept in `late_stops`; none is delivered into whatever the process does next.
+A stop still held back when the block ends (its work finished meanwhile) stops nothing and is
+kept in `late_stops`; none is delivered into whatever the process does next.
 """
 import _thread
 import gc
@@ -46,7 +46,7 @@ def raising_on_signals(make):
         yield
         return
 
-    received, open_, lock = [], [True], threading.Lock()
+    received, open_, lock, pending = [], [True], threading.Lock(), []
     del late_stops[:]
 
     def stop(signum, frame):
@@ -65,12 +65,14 @@ def raising_on_signals(make):
         """Deliver `signum` again in REDELIVERY_S, from another thread, while the block is open."""
         def again():
             with lock:
-                if open_[0]:
+                if entry in pending:
+                    pending.remove(entry)
                     _thread.interrupt_main(signum)
-                else:
-                    late_stops.append(signum)
         timer = threading.Timer(REDELIVERY_S, again)
         timer.daemon = True
+        entry = (timer, signum)
+        with lock:
+            pending.append(entry)
         timer.start()
 
     def dropped(unraisable):
@@ -88,8 +90,12 @@ def raising_on_signals(make):
                 signal.signal(number, stop)
         yield
     finally:
-        with lock:
+        with lock:      # what is still to be delivered again stops nothing now: kept, never delivered
             open_[0] = False
+            for timer, signum in pending:
+                timer.cancel()
+                late_stops.append(signum)
+            pending.clear()
         sys.unraisablehook = hook
         for number, handler in previous.items():
             signal.signal(number, handler)
