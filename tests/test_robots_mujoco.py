@@ -173,13 +173,13 @@ def free_swinging_arm():
     return scene_from_dict(data, IIWA)
 
 
-@pytest.mark.parametrize("integrator", ["lie-midpoint-4", "rk4"])
-def test_iiwa_passive_swing_tracks_mujoco_rk4(integrator):
+def test_iiwa_passive_swing_tracks_mujoco_rk4():
     """The arm's free swing for 1 s: our lie-midpoint-4 at dt = 1/1000 against MuJoCo's RK4 on the
     exported arm at dt = 1/1000, both sampled every 10 ms: every body within 1e-6 m (measured
     7.1e-7; MuJoCo's own RK4 at 1/1000 is 7.0e-7 m from its 1/8000 run, ours 6.0e-7). Our rk4
-    steps a scene with joints by lie-midpoint-4 (physics.core.choices.JOINTED_SCHEME), so it holds
-    the same bound: with the velocity solve and a projection in its place it ended 14 cm away. Each body is
+    steps a scene with joints by lie-midpoint-4, bit for bit (physics.core.choices.JOINTED_SCHEME;
+    tests/test_joints.py checks it on this arm), so it holds the same bound: with the velocity
+    solve and a projection in its place it ended 14 cm away. Each body is
     nested under the previous link, so this holds only where counteraction moves a carried body
     exactly with its parent's position corrections (with the first-order form it was 4.2e-5 m off:
     third order). Our total energy (87 J above the origin) stays within 1e-6 of itself (measured
@@ -196,7 +196,7 @@ def test_iiwa_passive_swing_tracks_mujoco_rk4(integrator):
     mujoco.mj_forward(model, data)
     ids = [model.body(scene.names[i]).id for i in bodies]
     sim = Simulation(scene)
-    for name, value in (("dt", dt), ("substeps", 1), ("integrator", integrator)):
+    for name, value in (("dt", dt), ("substeps", 1), ("integrator", "lie-midpoint-4")):
         sim.set(name, value)
     energy = sim.energy()
     start = energy["kinetic"] + energy["potential"]
