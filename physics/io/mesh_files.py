@@ -25,14 +25,9 @@ def visual_mesh(path, element, mesh_path, scale):
     FILE_BYTES_MAX (the app reads it, through `read_mesh`'s checks); a mirrored (negative) scale is
     not drawn (None)."""
     mesh_path = Path(mesh_path)
-    try:
-        stat = os.stat(mesh_path)
-    except (OSError, ValueError):
-        raise SceneError(path, element, "filename", str(mesh_path), "mesh file not found") from None
-    if not S_ISREG(stat.st_mode):
-        raise SceneError(path, element, "filename", str(mesh_path), f"the mesh is {kind_of(stat.st_mode)}; expected a regular file")
-    if stat.st_size > FILE_BYTES_MAX:
-        raise SceneError(path, element, "filename", str(mesh_path), f"mesh file larger than {FILE_BYTES_MAX} bytes")
+    _, problem = _stat_problem(mesh_path)
+    if problem is not None:
+        raise SceneError(path, element, "filename", str(mesh_path), problem)
     scale = np.asarray(scale, float)
     if np.any(scale <= 0):
         return None
@@ -83,9 +78,8 @@ def _checked(path, element, key, mesh_path):
     return stat
 
 
-def file_problem(mesh_path):
-    """(os.stat of the file, None) for a mesh file trimesh may read, else (None, why not): missing,
-    not a regular file, larger than FILE_BYTES_MAX, or `mesh_file_problem`."""
+def _stat_problem(mesh_path):
+    """(os.stat of the file, None) for a regular file within FILE_BYTES_MAX, else (None, why not)."""
     try:
         stat = os.stat(mesh_path)
     except (OSError, ValueError):
@@ -94,6 +88,15 @@ def file_problem(mesh_path):
         return None, f"the mesh is {kind_of(stat.st_mode)}; expected a regular file"
     if stat.st_size > FILE_BYTES_MAX:
         return None, f"mesh file larger than {FILE_BYTES_MAX} bytes"
+    return stat, None
+
+
+def file_problem(mesh_path):
+    """(os.stat of the file, None) for a mesh file trimesh may read, else (None, why not): missing,
+    not a regular file, larger than FILE_BYTES_MAX, or `mesh_file_problem`."""
+    stat, problem = _stat_problem(mesh_path)
+    if problem is not None:
+        return None, problem
     try:
         problem = mesh_file_problem(mesh_path, stat.st_size)
     except OSError as error:      # replaced by a special file since the stat
