@@ -46,7 +46,7 @@ def raising_on_signals(make):
         yield
         return
 
-    received, open_, lock, pending = [], [True], threading.Lock(), []
+    received, open_, lock, pending = [], [True], threading.RLock(), []   # (re-entered by a handler in the block's end)
     del late_stops[:]
 
     def stop(signum, frame):
