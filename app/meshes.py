@@ -155,7 +155,7 @@ def file_mesh(path, scale):
             raise ValueError(f"{key[0]}: {problem}")
         corners = _binary_stl(key[0])
         if corners is None:     # any other format (and ASCII STL): trimesh, imported only then (0.3 s)
-            mesh = read_mesh(key[0])
+            mesh = read_mesh(key[0], checked=True)
             corners = np.asarray(mesh.vertices, float)[np.asarray(mesh.faces, np.int64)]
         corners = corners * np.asarray(key[1])   # (F, 3, 3)
         normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])

@@ -233,7 +233,7 @@ def test_a_body_that_leaves_the_world_is_not_said_to_diverge():
 def test_a_light_box_sinking_under_one_past_the_held_ratio_is_reported_before_half_its_size(ratio):
     """Under a box 1,000 times heavier, a 0.2 m box settled 0.49 of its size into the ground and
     was not reported (the bound was half its size); under one 300 times heavier, 0.15. A body
-    touching one more than MASS_RATIO_HELD times heavier is reported from SINK_SIZES_PRESSED (a
+    under one more than MASS_RATIO_HELD times heavier (touching it) is reported from SINK_SIZES_PRESSED (a
     tenth of its size) on, naming the weight; at 100 times the pair rests within 1 mm (the next
     test), so no held stack is stopped."""
     from physics.constraints.solver import SINK_SIZES_PRESSED

@@ -96,7 +96,7 @@ SINK_SIZES = 0.5
 MASS_RATIO_HELD = 100.0
 # Past that ratio a light body sinks where it rests, yet short of SINK_SIZES: a 0.2 m box under one
 # 200 times heavier settles 0.10 of its size into the ground, 300 times 0.15, 500 times 0.27 (at
-# 100 times 1e-4). A body pressed by one more than MASS_RATIO_HELD times heavier is reported from
+# 100 times 1e-4). A body under one more than MASS_RATIO_HELD times heavier, touching it, is reported from
 # this depth on; the deepest unpressed shape of the shipped scenes, a box of the pile landing, stays
 # below 0.09.
 SINK_SIZES_PRESSED = 0.1
@@ -115,19 +115,23 @@ def bounding_diameters(shapes):
 
 
 @kernel
-def _deepest_sunk(shape_a, shape_b, depth, shape_body, shape_node, size, scale, sizes, inverse_mass, sizes_pressed):
+def _deepest_sunk(shape_a, shape_b, depth, normal, shape_body, shape_node, size, scale, sizes, inverse_mass, up,
+                  sizes_pressed):
     """Of the contact points whose dynamic shape is deeper than its bound inside a shape of no
     solver body (static or kinematic), the deepest relative to its size (`size` × its node's world
-    `scale`), else −1. The bound is `sizes` of its size (SINK_SIZES), or `sizes_pressed` (SINK_SIZES_PRESSED)
-    for a body touching one more than MASS_RATIO_HELD times heavier (`inverse_mass` (B,) per solver
-    body). A non-finite depth is never picked (the divergence check names it)."""
+    `scale`), else −1. The bound is `sizes` of its size (SINK_SIZES), or `sizes_pressed`
+    (SINK_SIZES_PRESSED) for a body pressed by one more than MASS_RATIO_HELD times heavier: touching
+    it with that body above it (the contact `normal`, a to b, within 60° of `up`, the unit vector
+    against gravity; `inverse_mass` (B,) per solver body). A non-finite depth is never picked (the
+    divergence check names it)."""
     pressed = np.zeros(inverse_mass.shape[0], np.bool_)
     for k in range(depth.shape[0]):
         a, b = shape_body[shape_a[k]], shape_body[shape_b[k]]
-        if a >= 0 and b >= 0:
-            if inverse_mass[a] > MASS_RATIO_HELD * inverse_mass[b]:
+        if a >= 0 and b >= 0 and inverse_mass[a] > 0.0 and inverse_mass[b] > 0.0:
+            rise = normal[k, 0] * up[0] + normal[k, 1] * up[1] + normal[k, 2] * up[2]    # b above a
+            if inverse_mass[a] > MASS_RATIO_HELD * inverse_mass[b] and rise > 0.5:
                 pressed[a] = True
-            elif inverse_mass[b] > MASS_RATIO_HELD * inverse_mass[a]:
+            elif inverse_mass[b] > MASS_RATIO_HELD * inverse_mass[a] and rise < -0.5:
                 pressed[b] = True
     worst, worst_ratio = -1, 0.0
     for k in range(depth.shape[0]):
@@ -729,17 +733,19 @@ class SceneSolver:
         worst = int(np.argmax(np.where(deep, c.depth, -np.inf)))
         return Overlaps(count, int(c.body_a[worst]), int(c.body_b[worst]), float(c.depth[worst]))
 
-    def sunk(self, scale, inverse_mass):
+    def sunk(self, scale, inverse_mass, gravity):
         """The last `prepare`'s worst dynamic shape deeper inside a static or kinematic shape than
         SINK_SIZES times its own size (`bounding_diameters` × its node's world `scale` (N,)), or
-        SINK_SIZES_PRESSED times when it touches a body more than MASS_RATIO_HELD times heavier
-        (`inverse_mass` (B,) per solver body), as a `Sunk`, or None: the contact points are those
-        at the start-of-step poses."""
+        SINK_SIZES_PRESSED times under a body more than MASS_RATIO_HELD times heavier (`inverse_mass`
+        (B,) per solver body; above it: against `gravity`), as a `Sunk`, or None: the contact points
+        are those at the start-of-step poses."""
         c = self.contacts
         if c is None or not len(c.depth):
             return None
-        k = _deepest_sunk(c.shape_a, c.shape_b, c.depth, self._rest.body, self.shapes.node, self.shape_size,
-                          np.asarray(scale, float), SINK_SIZES, inverse_mass, SINK_SIZES_PRESSED)
+        g = np.asarray(gravity, float)
+        up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0.0 else np.zeros(3)
+        k = _deepest_sunk(c.shape_a, c.shape_b, c.depth, c.normal_world, self._rest.body, self.shapes.node,
+                          self.shape_size, np.asarray(scale, float), SINK_SIZES, inverse_mass, up, SINK_SIZES_PRESSED)
         if k < 0:
             return None
         moving, other = (c.shape_a[k], c.shape_b[k]) if self._rest.body[c.shape_a[k]] >= 0 else (c.shape_b[k], c.shape_a[k])

@@ -31,9 +31,9 @@ def open_regular(path, buffering=-1):
     """A binary file object reading `path`; OSError if it cannot be opened (NotRegularFile, with
     strerror "is a FIFO (named pipe); expected a regular file" and the like, for a special file);
     ValueError for a NUL in the name."""
-    # The file object owns the descriptor from the moment it exists (the opener runs inside open):
-    # a signal's exception between a bare os.open and the wrapping would leave two closers of
-    # one number, the second closing whatever file reused it.
+    # The descriptor goes to the file object inside `open` (the opener runs there), so nothing of
+    # ours holds it beside the object: a signal's exception between a bare os.open and our own
+    # wrapping left two closers of one number, the second closing whatever file reused it.
     flags = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         stream = open(path, "rb", buffering=buffering, opener=lambda name, mode: os.open(name, mode | flags))

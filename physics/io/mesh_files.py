@@ -104,10 +104,11 @@ def file_problem(mesh_path):
     return (stat, None) if problem is None else (None, problem)
 
 
-def read_mesh(mesh_path):
+def read_mesh(mesh_path, checked=False):
     """A drawn mesh file as trimesh reads it (the app's meshes), behind the checks a collision mesh
-    passes (`file_problem`, MESH_FACES_MAX): ValueError saying what failed, naming the file."""
-    _, problem = file_problem(mesh_path)
+    passes (`file_problem`, unless the caller has just made them: `checked`; MESH_FACES_MAX):
+    ValueError saying what failed, naming the file."""
+    _, problem = (None, None) if checked else file_problem(mesh_path)
     if problem is not None:
         raise ValueError(f"{mesh_path}: {problem}")
     mesh = _load_mesh(mesh_path)
@@ -150,7 +151,8 @@ def mesh_file_problem(mesh_path, size):
         return f"a {suffix or 'suffix-less'} file is not read as a mesh; expected one of {', '.join(MESH_SUFFIXES)}"
     with open_regular(mesh_path) as stream:
         head = stream.read(84)
-    for signature, name in ARCHIVE_SIGNATURES:
+    binary_stl = suffix == ".stl" and len(head) >= 84 and 84 + 50 * struct.unpack("<I", head[80:84])[0] == size
+    for signature, name in () if binary_stl else ARCHIVE_SIGNATURES:    # (a binary STL's header is free text)
         if head.startswith(signature):
             return f"a {name} archive, not a mesh (archives are not unpacked)"
     if suffix == ".obj":

@@ -652,7 +652,7 @@ def stage_prepare(model, data, settings, work, context):
         woken = data.sleep.asleep & awake
         data.sleep.asleep[woken] = False
         data.sleep.still[woken] = 0.0
-    sunk = work.solver.sunk(world.scale, model.inverse_mass)
+    sunk = work.solver.sunk(world.scale, model.inverse_mass, settings.gravity)
     if sunk is not None:    # a body passed through a surface by the last sub-step: stop here
         heavier = work.solver.heaviest_touching(sunk.node, model.inverse_mass)
         raise PenetrationError(model.names[sunk.node], model.names[sunk.surface], data.step_count + 1, data.time,

@@ -90,15 +90,17 @@ def raising_on_signals(make):
                 signal.signal(number, stop)
         yield
     finally:
-        with lock:      # what is still to be delivered again stops nothing now: kept, never delivered
-            open_[0] = False
-            for timer, signum in pending:
-                timer.cancel()
-                late_stops.append(signum)
-            pending.clear()
-        sys.unraisablehook = hook
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+        open_[0] = False        # first: a stop handled from here on is late, never raised in here
+        try:
+            with lock:      # what is still to be delivered again stops nothing now: kept, never delivered
+                for timer, signum in pending:
+                    timer.cancel()
+                    late_stops.append(signum)
+                pending.clear()
+        finally:
+            sys.unraisablehook = hook
+            for number, handler in previous.items():
+                signal.signal(number, handler)
 
 
 def _in_gc_callback(frame):
