@@ -291,13 +291,11 @@ def test_an_oversized_file_is_refused_before_reading(tmp_path, monkeypatch):
 
 def test_trailing_nul_bytes_and_whitespace_are_read_as_the_peers_read_them(tmp_path):
     """pybullet_data's humanoid.urdf ends in a NUL byte, which PyBullet and MuJoCo accept: so do we
-    (its XML is read; what stops it now is its spherical joints, which the importer does not map
-    yet), and a small robot with NULs and whitespace after its last element loads; a NUL inside the
-    XML is still a syntax error."""
+    (it loads, its spherical joints as ball joints), and a small robot with NULs and whitespace after
+    its last element loads; a NUL inside the XML is still a syntax error."""
     humanoid = DATA / "humanoid" / "humanoid.urdf"
     assert humanoid.read_bytes().endswith(b">\r\n\0")
-    with pytest.raises(SceneError, match="'spherical'"):
-        physics.load_urdf(humanoid)
+    assert "chest" in physics.load_urdf(humanoid).names
     path = tmp_path / "nul.urdf"
     path.write_bytes(GOOD.encode() + b"\n\0\0 \n")
     assert physics.load_urdf(path).names == physics.load_urdf(_written(tmp_path, GOOD)).names

@@ -6,8 +6,9 @@ tensor about the centre of mass in the inertial frame), `<visual>` and `<collisi
 (xyz, then rpy: R = Rz(yaw) Ry(pitch) Rx(roll), fixed axes) and an `<axis>` in the child frame.
 
 Joints: revolute → hinge with its `<limit lower upper>`, continuous → hinge, prismatic → slider
-with its limits, fixed → a fixed child node, floating → a free dynamic body; planar is named in the
-warning and held fixed. The root link is fixed to the world unless `floating_base=True`.
+with its limits, fixed → a fixed child node, floating → a free dynamic body, spherical (PyBullet's
+extension) → a ball joint at the joint's origin, as PyBullet and MuJoCo read it; planar is named in
+the warning and held fixed. The root link is fixed to the world unless `floating_base=True`.
 
 Geometry: box, sphere, cylinder (axis z) and pybullet's capsule (axis z, `length` of the
 cylindrical part) map to scene shapes; a collision mesh (read by trimesh) collides as its convex
@@ -224,8 +225,9 @@ class _Reader:
     def joint(self, element, name, links, parents):
         label = f"<joint name={name!r}>"
         kind = element.get("type")
-        if kind not in ("revolute", "continuous", "prismatic", "fixed", "floating", "planar"):
-            raise self.error(label, "type", kind, "expected revolute, continuous, prismatic, fixed, floating or planar")
+        if kind not in ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "spherical"):
+            raise self.error(label, "type", kind,
+                             "expected revolute, continuous, prismatic, fixed, floating, planar or spherical")
         ends = {}
         for end in ("parent", "child"):
             found = element.find(end)
@@ -255,6 +257,14 @@ class _Reader:
             return
         if kind == "floating":
             child.joints.append(Joint(name, "free"))
+            return
+        if kind == "spherical":     # PyBullet's and MuJoCo's reading: a ball joint at the joint's origin
+            if dynamics is not None and float(self.numbers(label, "dynamics.damping", dynamics.get("damping"), 1,
+                                                           [0.0])[0]) != 0.0:
+                self.skipped.append("<dynamics damping> on spherical joints")
+            if element.find("limit") is not None:
+                self.skipped.append("<limit> on spherical joints")
+            child.joints.append(Joint(name, "ball"))
             return
         axis_element = element.find("axis")
         axis = self.numbers(label, "axis.xyz", None if axis_element is None else axis_element.get("xyz"), 3, [1, 0, 0])
