@@ -285,12 +285,13 @@ def test_constraint_kind_codes_follow_the_scene_formats_joint_types():
     """`physics.constraints.joints.JOINT_KINDS` numbers the joint types the scene format accepts
     (`physics.io.scene.JOINT_TYPES`), one code each, in that order: the solver indexes kinds by code,
     so a type added to one list and not the other, or reordered, must fail here."""
-    from physics.constraints.joints import BALL, DISTANCE, FIXED, HINGE, JOINT_KINDS, ROPE, SLIDER
-    from physics.io.scene import JOINT_TYPES
+    from physics.constraints.joints import ALL_KINDS, AXIS, BALL, DISTANCE, FIXED, HINGE, JOINT_KINDS, ROPE, SIX_AXIS, SLIDER
+    from physics.io.scene import AXIS_KIND, JOINT_TYPES
     assert tuple(JOINT_KINDS) == tuple(JOINT_TYPES)
     assert list(JOINT_KINDS.values()) == list(range(len(JOINT_TYPES)))
-    assert [JOINT_KINDS[name] for name in ("ball", "hinge", "slider", "fixed", "distance", "rope")] == \
-        [BALL, HINGE, SLIDER, FIXED, DISTANCE, ROPE]
+    assert [JOINT_KINDS[name] for name in ("ball", "hinge", "slider", "fixed", "distance", "rope", "six_axis")] == \
+        [BALL, HINGE, SLIDER, FIXED, DISTANCE, ROPE, SIX_AXIS]
+    assert AXIS_KIND == AXIS == len(JOINT_TYPES) and ALL_KINDS == tuple(range(len(JOINT_TYPES) + 1))
 
 
 def test_compiled_joint_geometry_matches_finite_differences_of_its_errors():

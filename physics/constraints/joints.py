@@ -26,6 +26,31 @@ q̇₀ at the step's start: that row is J v = (h(F₀ − K q) + A q̇₀)/(h²K
 The coordinate q is the joint's `coordinate` at load plus the hinge angle in (−π, π] (or the
 slider's travel) from the pose as loaded.
 
+Six-axis joints (Jolt's SixDOFConstraint, PhysX's D6, MuJoCo's several joints in one body): b moves
+relative to a along up to three slides s_i, then turns about up to three hinges through one anchor,
+each about its axis as the hinges before it turned it:
+
+    R_b = R_a R_rest M(q),   M = Rot(k₁, q₁ − r₁) Rot(k₂, q₂ − r₂) Rot(k₃, q₃ − r₃),   d = R_a Σ s_i (q_i − r_i)
+
+with d the anchor's displacement from its place on a, R_rest the rotation at the chart's zero
+(q = r, MuJoCo's `ref`), s_i in a's frame and k_i constant. The SIX_AXIS joint holds what its axes
+leave: 3 − (slides) linear rows ⊥ the slides (the point rows without slides) and 3 − (hinges)
+angular rows (a fixed joint's without hinges; a hinge's two with one; with two, the universal
+joint's C = e₁ · R_b k₂ − k₁ · k₂ along R_b k₂ × e₁; none with three: a ball). Each axis is an AXIS
+joint of its own (its name, limit, drive and spring slots, as a hinge or a slider has). Its
+coordinate: a slide's q_i = r_i + w_i · R_aᵀ d with w_i the dual basis of the slides (w_i · s_j = δ_ij,
+w_i in their span); a hinge's the Davenport angles of M (Shuster & Markley, "Generalization of
+Euler Angles", 2003): with three,
+
+    A cos θ₂ + B sin θ₂ = k₁ᵀ M k₃ − (k₁·k₂)(k₂·k₃),   A = k₁·k₃ − (k₁·k₂)(k₂·k₃),  B = k₁ · (k₂ × k₃)
+
+(the root nearer 0), then θ₁ the angle about k₁ from Rot(k₂, θ₂) k₃ to M k₃ and −θ₃ the angle about k₃
+from Rot(k₂, −θ₂) k₁ to Mᵀ k₁; with two, θ₁ from k₂ to M k₂ about k₁ and −θ₂ from k₁ to Mᵀ k₁ about
+k₂; with one, the angle of M about k₁. Its row: the coordinate's rate q̇_i = w_i · (v or ω), w_i row i
+of E⁻¹, E's columns the world axes e_i (the slides, with the lever r_a + d as a slider's; the hinges
+e₁ = R_a R_rest k₁, e₂ = R_a R_rest Rot(k₁, θ₁) k₂, e₃ = R_b k₃, completed by the locked
+directions).
+
 Side a may be a moving frame: a kinematic node, or a node fixed to one, whose motion is prescribed
 (`Joints.set_frames`). Its anchor, axis and reference are then in that frame, whose pose places
 them, and whose velocity is a known J_a v_a in every row: side b aims at the row's target less it
@@ -44,11 +69,14 @@ from physics.constraints.constraints import IN_BLOCK, INF, SINGLE, TRIPLE, Rows,
 from physics.math.dual import Dual
 from physics.math.rotation import hat
 from physics.math.rotation_kernels import cross as cross3
-from physics.math.rotation_kernels import dot, load33, matmul, matvec, rotvec_from_matrix as rotvec3, sub, tangent_basis as basis3
-from physics.math.rotation_kernels import transpose
+from physics.math.rotation_kernels import angle_about, dot, load33, matmul, matvec, matvec_t, rotate_about
+from physics.math.rotation_kernels import rotvec_from_matrix as rotvec3, solve3, sub, tangent_basis as basis3, transpose
 
-BALL, HINGE, SLIDER, FIXED, DISTANCE, ROPE = range(6)
-JOINT_KINDS = {"ball": BALL, "hinge": HINGE, "slider": SLIDER, "fixed": FIXED, "distance": DISTANCE, "rope": ROPE}
+BALL, HINGE, SLIDER, FIXED, DISTANCE, ROPE, SIX_AXIS, AXIS = range(8)
+JOINT_KINDS = {"ball": BALL, "hinge": HINGE, "slider": SLIDER, "fixed": FIXED, "distance": DISTANCE, "rope": ROPE,
+               "six_axis": SIX_AXIS}
+ALL_KINDS = tuple(JOINT_KINDS.values()) + (AXIS,)   # AXIS: one coordinate of a six-axis joint (its `axes`)
+AXES_MAX = 3        # slides, and hinges, of one six-axis joint
 ROWS_PER_JOINT = 9  # slots: 0-2 linear, 3-5 angular, 6 limit, 7 drive, 8 spring
 LIMIT, DRIVE, SPRING = 6, 7, 8
 LIMIT_EASING_TIME = 0.02    # s: a joint loaded past its limit eases in with this time constant (`Joints.limit_slack`)
@@ -78,6 +106,11 @@ class JointModel(NamedTuple):
     frame_centre: np.ndarray    # (J, 3) the frame's origin, world
     frame_rotation: np.ndarray  # (J, 3, 3) its world rotation
     frame_velocity: np.ndarray  # (J, 6) [v, ω] world: its origin's velocity and its angular velocity
+    # A six-axis joint's axes ("Six-axis joints" above), on the SIX_AXIS joint and on each of its AXIS joints
+    axes: np.ndarray            # (J, 6, 3) its slides' directions in a's frame, then its hinges' axes k_i
+    axis_offset: np.ndarray     # (J, 6) each axis's coordinate where the chart is at its zero (MuJoCo's ref)
+    axis_count: np.ndarray      # (J, 2) int64 (slides, hinges), each 0..AXES_MAX
+    member: np.ndarray          # (J,) int64 an AXIS joint's axis: 0 .. slides + hinges − 1 (−1 elsewhere)
 
 
 class JointGeometry(NamedTuple):
@@ -117,24 +150,127 @@ def _store_row(out, j, slot, C, direction, lever_a, lever_b, linear, static_a, s
         jac[1, :] = 0.0
 
 
+@kernel(inline=True)
+def _unit(v):
+    n = np.sqrt(dot(v, v))
+    return (v[0] / n, v[1] / n, v[2] / n)
+
+
+@kernel(inline=True)
+def _dual_rows(c0, c1, c2):
+    """The rows w_i of E⁻¹, E's columns c₀, c₁, c₂: w_i · c_j = δ_ij."""
+    rows = (c0, c1, c2)
+    return solve3(rows, (1.0, 0.0, 0.0)), solve3(rows, (0.0, 1.0, 0.0)), solve3(rows, (0.0, 0.0, 1.0))
+
+
+@kernel
+def axes_state(model, j, R_a, R_b, d, q, rate, axis):
+    """A six-axis joint's coordinates and rates (module docstring, "Six-axis joints") from its
+    model row j (the SIX_AXIS joint or any of its AXIS joints): R_a, R_b the sides' world rotations,
+    d the anchor's displacement from its place on a (world); into q (6,) each axis's coordinate, rate
+    (6, 3) its w_i (world: q̇_i = w_i · the relative velocity) and axis (6, 3) its world direction
+    e_i, slides first. The locked directions complete the slides' and the hinges' bases."""
+    ns, nh = model.axis_count[j, 0], model.axis_count[j, 1]
+    d_a = matvec_t(R_a, d)
+    s = [(model.axes[j, i, 0], model.axes[j, i, 1], model.axes[j, i, 2]) for i in range(3)]
+    if ns == 1:
+        t1, t2 = basis3(s[0])
+        s[1], s[2] = t1, t2
+    elif ns == 2:
+        s[2] = _unit(cross3(s[0], s[1]))
+    elif ns == 0:
+        s[0], s[1], s[2] = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
+    dual = _dual_rows(s[0], s[1], s[2])
+    for i in range(ns):
+        q[i] = model.axis_offset[j, i] + dot(dual[i], d_a)
+        w, e = matvec(R_a, dual[i]), matvec(R_a, s[i])
+        for c in range(3):
+            rate[i, c], axis[i, c] = w[c], e[c]
+    if nh == 0:
+        return
+    Z = matmul(R_a, load33(model.rest, j))
+    M = matmul(transpose(Z), R_b)
+    k = [(model.axes[j, ns + i, 0], model.axes[j, ns + i, 1], model.axes[j, ns + i, 2]) for i in range(3)]
+    theta = [0.0, 0.0, 0.0]
+    if nh == 1:
+        r, _ = basis3(k[0])
+        theta[0] = angle_about(k[0], r, matvec(M, r))
+    elif nh == 2:
+        theta[0] = angle_about(k[0], k[1], matvec(M, k[1]))
+        theta[1] = -angle_about(k[1], k[0], matvec_t(M, k[0]))
+    else:
+        k12, k23 = dot(k[0], k[1]), dot(k[1], k[2])
+        A, B = dot(k[0], k[2]) - k12 * k23, dot(k[0], cross3(k[1], k[2]))
+        rho = np.sqrt(A * A + B * B)
+        phi = np.arctan2(B, A)
+        spread = np.arccos(min(1.0, max(-1.0, (dot(k[0], matvec(M, k[2])) - k12 * k23) / rho)))
+        first, second = np.arctan2(np.sin(phi + spread), np.cos(phi + spread)), \
+            np.arctan2(np.sin(phi - spread), np.cos(phi - spread))
+        theta[1] = first if abs(first) <= abs(second) else second
+        theta[0] = angle_about(k[0], rotate_about(k[1], theta[1], k[2]), matvec(M, k[2]))
+        theta[2] = -angle_about(k[2], rotate_about(k[1], -theta[1], k[0]), matvec_t(M, k[0]))
+    e = [matvec(Z, k[0]), matvec(Z, rotate_about(k[0], theta[0], k[1])), matvec(R_b, k[2])]
+    if nh == 1:
+        t1, t2 = basis3(e[0])
+        e[1], e[2] = t1, t2
+    elif nh == 2:
+        e[2] = _unit(cross3(e[0], e[1]))
+    dual = _dual_rows(e[0], e[1], e[2])
+    for i in range(nh):
+        q[ns + i] = model.axis_offset[j, ns + i] + theta[i]
+        for c in range(3):
+            rate[ns + i, c], axis[ns + i, c] = dual[i][c], e[i][c]
+
+
+@kernel(inline=True)
+def _sides(model, j, centre, rotation):
+    """Joint j's sides at the poses: (R_a, R_b, r_a, r_b, d), each side's rotation (a moving frame's
+    or the world's identity where it has no body), its anchor's lever from its origin, world, and
+    d = (x_b + r_b) − (x_a + r_a)."""
+    eye = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+    a, b = model.body[j, 0], model.body[j, 1]
+    framed = a < 0 and model.framed[j]
+    R_a = load33(rotation, a) if a >= 0 else load33(model.frame_rotation, j) if framed else eye
+    R_b = load33(rotation, b) if b >= 0 else eye
+    x_a = (centre[a, 0], centre[a, 1], centre[a, 2]) if a >= 0 else \
+        (model.frame_centre[j, 0], model.frame_centre[j, 1], model.frame_centre[j, 2]) if framed else (0.0, 0.0, 0.0)
+    x_b = (centre[b, 0], centre[b, 1], centre[b, 2]) if b >= 0 else (0.0, 0.0, 0.0)
+    r_a = matvec(R_a, (model.anchor[j, 0, 0], model.anchor[j, 0, 1], model.anchor[j, 0, 2]))
+    r_b = matvec(R_b, (model.anchor[j, 1, 0], model.anchor[j, 1, 1], model.anchor[j, 1, 2]))
+    d = sub((x_b[0] + r_b[0], x_b[1] + r_b[1], x_b[2] + r_b[2]), (x_a[0] + r_a[0], x_a[1] + r_a[1], x_a[2] + r_a[2]))
+    return R_a, R_b, r_a, r_b, d
+
+
+@kernel
+def axes_coordinates(model, centre, rotation, q, point, axis):
+    """Each AXIS joint's coordinate q (J,), its anchor on b, point (J, 3), and its axis (J, 3) in the
+    world at the poses (`axes_state`); the other joints' rows are left as they are."""
+    q6, rate, axis6 = np.zeros(6), np.zeros((6, 3)), np.zeros((6, 3))
+    for j in range(len(model.kind)):
+        if model.kind[j] != AXIS:
+            continue
+        R_a, R_b, r_a, r_b, d = _sides(model, j, centre, rotation)
+        axes_state(model, j, R_a, R_b, d, q6, rate, axis6)
+        m = model.member[j]
+        b = model.body[j, 1]
+        q[j] = q6[m]
+        for c in range(3):
+            point[j, c] = r_b[c] + (centre[b, c] if b >= 0 else 0.0)
+            axis[j, c] = axis6[m, c]
+
+
 @kernel
 def joint_geometry(model, centre, rotation, out):
     """The rows of every joint at the bodies' poses (centre (B, 3), rotation (B, 3, 3)) into `out`
     (`JointGeometry`): the formulas of the module docstring, one joint at a time (`Joints.rows`
     adds the targets and bounds; `physics.constraints.rattle` evaluates them inside its Newton iteration)."""
     eye = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+    q, rate, axis = np.zeros(6), np.zeros((6, 3)), np.zeros((6, 3))
     for j in range(len(model.kind)):
         kind = model.kind[j]
         a, b = model.body[j, 0], model.body[j, 1]
         framed = a < 0 and model.framed[j]
-        R_a = load33(rotation, a) if a >= 0 else load33(model.frame_rotation, j) if framed else eye
-        R_b = load33(rotation, b) if b >= 0 else eye
-        x_a = (centre[a, 0], centre[a, 1], centre[a, 2]) if a >= 0 else \
-            (model.frame_centre[j, 0], model.frame_centre[j, 1], model.frame_centre[j, 2]) if framed else (0.0, 0.0, 0.0)
-        x_b = (centre[b, 0], centre[b, 1], centre[b, 2]) if b >= 0 else (0.0, 0.0, 0.0)
-        r_a = matvec(R_a, (model.anchor[j, 0, 0], model.anchor[j, 0, 1], model.anchor[j, 0, 2]))
-        r_b = matvec(R_b, (model.anchor[j, 1, 0], model.anchor[j, 1, 1], model.anchor[j, 1, 2]))
-        d = sub((x_b[0] + r_b[0], x_b[1] + r_b[1], x_b[2] + r_b[2]), (x_a[0] + r_a[0], x_a[1] + r_a[1], x_a[2] + r_a[2]))
+        R_a, R_b, r_a, r_b, d = _sides(model, j, centre, rotation)
         n_a = matvec(R_a, (model.axis[j, 0, 0], model.axis[j, 0, 1], model.axis[j, 0, 2]))
         n_b = matvec(R_b, (model.axis[j, 1, 0], model.axis[j, 1, 1], model.axis[j, 1, 2]))
         ref_a = matvec(R_a, (model.reference[j, 0, 0], model.reference[j, 0, 1], model.reference[j, 0, 2]))
@@ -148,9 +284,20 @@ def joint_geometry(model, centre, rotation, out):
         out.C[j, :] = 0.0
         out.frame_speed[j, :] = 0.0
         out.jacobian[j] = 0.0
-        if kind == BALL or kind == HINGE or kind == FIXED:
+        slides = model.axis_count[j, 0] if kind == SIX_AXIS else 0
+        hinges = model.axis_count[j, 1] if kind == SIX_AXIS else 0
+        if kind == BALL or kind == HINGE or kind == FIXED or (kind == SIX_AXIS and slides == 0):
             for i in range(3):
                 _store_row(out, j, i, d[i], eye[i], r_a, r_b, True, sa, sb)
+        elif kind == SIX_AXIS and slides < 3:      # the directions ⊥ its slides, with a slider's lever
+            s_0 = matvec(R_a, (model.axes[j, 0, 0], model.axes[j, 0, 1], model.axes[j, 0, 2]))
+            if slides == 1:
+                t_1, t_2 = basis3(s_0)
+                _store_row(out, j, 0, dot(d, t_1), t_1, r_ad, r_b, True, sa, sb)
+                _store_row(out, j, 1, dot(d, t_2), t_2, r_ad, r_b, True, sa, sb)
+            else:
+                n = _unit(cross3(s_0, matvec(R_a, (model.axes[j, 1, 0], model.axes[j, 1, 1], model.axes[j, 1, 2]))))
+                _store_row(out, j, 0, dot(d, n), n, r_ad, r_b, True, sa, sb)
         elif kind == SLIDER:
             _store_row(out, j, 0, dot(d, u_a), u_a, r_ad, r_b, True, sa, sb)
             _store_row(out, j, 1, dot(d, w_a), w_a, r_ad, r_b, True, sa, sb)
@@ -167,17 +314,37 @@ def joint_geometry(model, centre, rotation, out):
             misalignment = cross3(n_a, n_b)
             _store_row(out, j, 3, dot(misalignment, u_a), u_a, r_a, r_b, False, sa, sb)
             _store_row(out, j, 4, dot(misalignment, w_a), w_a, r_a, r_b, False, sa, sb)
-        if kind == FIXED or kind == SLIDER:
+        if kind == SIX_AXIS and 0 < hinges < 3:
+            Z = matmul(R_a, load33(model.rest, j))
+            k_1 = (model.axes[j, slides, 0], model.axes[j, slides, 1], model.axes[j, slides, 2])
+            e_1 = matvec(Z, k_1)
+            if hinges == 1:     # a hinge's two rows: k₁ carried by a and by b stay parallel
+                misalignment = cross3(e_1, matvec(R_b, k_1))
+                t_1, t_2 = basis3(e_1)
+                _store_row(out, j, 3, dot(misalignment, t_1), t_1, r_a, r_b, False, sa, sb)
+                _store_row(out, j, 4, dot(misalignment, t_2), t_2, r_a, r_b, False, sa, sb)
+            else:               # the universal joint's: e₁ · R_b k₂ stays k₁ · k₂
+                k_2 = (model.axes[j, slides + 1, 0], model.axes[j, slides + 1, 1], model.axes[j, slides + 1, 2])
+                f = matvec(R_b, k_2)
+                _store_row(out, j, 3, dot(e_1, f) - dot(k_1, k_2), cross3(f, e_1), r_a, r_b, False, sa, sb)
+        if kind == FIXED or kind == SLIDER or (kind == SIX_AXIS and hinges == 0):
             # θ = log(R_b (R_a R_rest)ᵀ), world frame
             error = rotvec3(matmul(R_b, transpose(matmul(R_a, load33(model.rest, j)))))
             for i in range(3):
                 _store_row(out, j, 3 + i, error[i], eye[i], r_a, r_b, False, sa, sb)
-        if kind == HINGE or kind == SLIDER:
-            lever = r_ad if kind == SLIDER else r_a
-            linear = kind == SLIDER
+        if kind == HINGE or kind == SLIDER or kind == AXIS:
+            m = model.member[j]
+            linear = kind == SLIDER or (kind == AXIS and m < model.axis_count[j, 0])
+            lever = r_ad if linear else r_a
+            direction = n_a
             lower, upper = model.lower[j], model.upper[j]
             limited = np.isfinite(lower) or np.isfinite(upper)
-            if limited or model.driven[j] or model.sprung[j]:
+            if kind == AXIS:
+                axes_state(model, j, R_a, R_b, d, q, rate, axis)
+                coordinate = q[m]
+                direction = (rate[m, 0], rate[m, 1], rate[m, 2])
+                out.coordinate[j] = coordinate
+            elif limited or model.driven[j] or model.sprung[j]:
                 if kind == HINGE:
                     coordinate = model.coordinate[j] + np.arctan2(dot(n_a, cross3(ref_a, ref_b)), dot(ref_a, ref_b))
                 else:
@@ -186,16 +353,16 @@ def joint_geometry(model, centre, rotation, out):
             if limited:
                 slack = model.limit_slack[j]
                 if (coordinate - lower) <= (upper - coordinate):
-                    _store_row(out, j, LIMIT, coordinate - lower + slack, n_a, lever, r_b, linear, sa, sb)
+                    _store_row(out, j, LIMIT, coordinate - lower + slack, direction, lever, r_b, linear, sa, sb)
                 else:
-                    _store_row(out, j, LIMIT, upper - coordinate + slack, (-n_a[0], -n_a[1], -n_a[2]), lever, r_b,
-                               linear, sa, sb)
+                    _store_row(out, j, LIMIT, upper - coordinate + slack, (-direction[0], -direction[1], -direction[2]),
+                               lever, r_b, linear, sa, sb)
                 out.inequality[j, LIMIT] = True
             if model.driven[j]:
-                _store_row(out, j, DRIVE, 0.0, n_a, lever, r_b, linear, sa, sb)
+                _store_row(out, j, DRIVE, 0.0, direction, lever, r_b, linear, sa, sb)
                 out.motor[j, DRIVE] = True
             if model.sprung[j]:
-                _store_row(out, j, SPRING, 0.0, n_a, lever, r_b, linear, sa, sb)
+                _store_row(out, j, SPRING, 0.0, direction, lever, r_b, linear, sa, sb)
                 out.motor[j, SPRING] = True
         if framed:      # a moving frame: its share of each row's J v, then a static side like the world's
             for slot in range(ROWS_PER_JOINT):
@@ -236,18 +403,28 @@ class Joints:
     bias: np.ndarray = None             # (J, 3) (b₀, b₁, b₂) (0)
     force_lower: np.ndarray = None      # (J,) the actuator's force range (−inf, inf)
     force_upper: np.ndarray = None      # (J,)
+    # six-axis joints (module docstring), all optional: `Joints.set_axes`
+    axes: np.ndarray = None             # (J, 6, 3) the slides' directions in a's frame, then the hinges' k_i (0)
+    axis_offset: np.ndarray = None      # (J, 6) each axis's coordinate at the chart's zero (0)
+    axis_count: np.ndarray = None       # (J, 2) int64 (slides, hinges) (0)
+    member: np.ndarray = None           # (J,) int64 an AXIS joint's axis in its six-axis joint (−1)
 
     DRIVE_FIELDS = ("coordinate", "stiffness", "spring_reference", "damping", "armature", "actuated", "gear", "gain", "bias",
                     "force_lower", "force_upper")
+    AXES_FIELDS = ("axes", "axis_offset", "axis_count", "member")
+    _SHAPES = {"bias": (3,), "axes": (6, 3), "axis_offset": (6,), "axis_count": (2,)}
 
     def __post_init__(self):
         J = len(self.kind)
-        defaults = {"gear": 1.0, "force_lower": -INF, "force_upper": INF}
-        for name in self.DRIVE_FIELDS:
+        defaults = {"gear": 1.0, "force_lower": -INF, "force_upper": INF, "member": -1}
+        for name in self.DRIVE_FIELDS + self.AXES_FIELDS:
             if getattr(self, name) is None:
-                shape = (J, 3) if name == "bias" else (J,)
-                dtype = np.int64 if name == "actuated" else float
-                setattr(self, name, np.full(shape, defaults.get(name, 0), dtype))
+                dtype = np.int64 if name in ("actuated", "axis_count", "member") else float
+                setattr(self, name, np.full((J,) + self._SHAPES.get(name, ()), defaults.get(name, 0), dtype))
+
+    def has_axes(self):
+        """Whether any joint is a six-axis joint (then its axes are state worth saving)."""
+        return bool(np.any(self.kind == SIX_AXIS))
 
     def has_drives(self):
         """Whether any joint has a spring, a damper or an actuator, or sits at a coordinate other
@@ -304,9 +481,55 @@ class Joints:
                                c((self.motor_force > 0) | (self.actuated != 0), bool),
                                c((self.stiffness > 0) | (self.damping > 0) | (self.armature > 0), bool),
                                np.zeros(len(self)), np.zeros(len(self), bool), np.zeros((len(self), 3)),
-                               np.repeat(np.eye(3)[None], len(self), axis=0), np.zeros((len(self), 6)))
+                               np.repeat(np.eye(3)[None], len(self), axis=0), np.zeros((len(self), 6)),
+                               c(self.axes), c(self.axis_offset), c(self.axis_count, np.int64), c(self.member, np.int64))
             self.__dict__["_model"] = model     # not a field: snapshots and `fields(Joints)` leave it out
         return model if limit_slack is None else model._replace(limit_slack=np.ascontiguousarray(limit_slack, float))
+
+    def set_axes(self, joint, members, types, axes_world, coordinates, offsets, centre, rotation):
+        """Make joint `joint` (built as a ball at its anchor by `from_world`) a six-axis joint whose
+        axes are the joints `members`, in order: `types` "slider" or "hinge" (slides first),
+        `axes_world` their directions in the world as loaded (a hinge's as the hinges before it
+        turned it, MuJoCo's xaxis), `coordinates` their values as loaded and `offsets` their values
+        at the chart's zero (module docstring), at the bodies' poses now (centre (B, 3), rotation
+        (B, 3, 3)): the chart's zero rotation and anchor on a, the slides in a's frame and the hinges'
+        k_i, from the last hinge back (k_n = R_bᵀ e_n, k_i = Rot(k_{i+1}, δ_{i+1}) ⋯ Rot(k_n, δ_n) R_bᵀ e_i,
+        δ = coordinate − offset)."""
+        from physics.math.rotation import matrix_from_rotvec
+        pose = lambda k: (centre[k], rotation[k]) if k >= 0 else (np.zeros(3), np.eye(3))
+        (x_a, R_a), (x_b, R_b) = pose(self.body[joint, 0]), pose(self.body[joint, 1])
+        turn = lambda k, angle: matrix_from_rotvec(np.asarray(k, float) * angle)
+        slides = [i for i, t in enumerate(types) if t == "slider"]
+        hinges = [i for i, t in enumerate(types) if t == "hinge"]
+        delta = np.asarray(coordinates, float) - np.asarray(offsets, float)
+        axes = np.zeros((6, 3))
+        for i in slides:
+            axes[i] = np.einsum("ki,k->i", R_a, axes_world[i])
+        k = {}
+        for i in reversed(hinges):
+            v = np.einsum("ki,k->i", R_b, axes_world[i])
+            for later in hinges[::-1]:
+                if later > i:
+                    v = np.einsum("ij,j->i", turn(k[later], delta[later]), v)
+            k[i] = v / np.linalg.norm(v)
+            axes[i] = k[i]
+        M = np.eye(3)
+        for i in hinges:
+            M = np.einsum("ij,jk->ik", M, turn(k[i], delta[i]))
+        point = self.anchor[joint, 0].copy() if self.body[joint, 0] < 0 else \
+            np.einsum("ij,j->i", R_a, self.anchor[joint, 0]) + x_a
+        rest = np.einsum("ki,kl,ml->im", R_a, R_b, M)        # R_aᵀ R_b M(c)ᵀ
+        anchor_a = np.einsum("ki,k->i", R_a, point - x_a) - sum((axes[i] * delta[i] for i in slides), np.zeros(3))
+        for j in [joint, *members]:
+            self.body[j] = self.body[joint]
+            self.anchor[j, 0], self.anchor[j, 1] = anchor_a, np.einsum("ki,k->i", R_b, point - x_b)
+            self.rest[j] = rest
+            self.axes[j] = axes
+            self.axis_offset[j, :len(types)] = offsets
+            self.axis_count[j] = len(slides), len(hinges)
+        self.kind[joint] = SIX_AXIS
+        for m, j in enumerate(members):
+            self.kind[j], self.member[j] = AXIS, m
 
     def set_frames(self, framed, centre, rotation, velocity):
         """Side a of the joints `framed` (J,) bool rides a moving frame (a kinematic node, or a node
@@ -328,6 +551,7 @@ class Joints:
             self.anchor[j, 0] = to_frame(R, self.anchor[j, 0] - x)
             self.axis[j, 0], self.reference[j, 0] = to_frame(R, self.axis[j, 0]), to_frame(R, self.reference[j, 0])
             self.rest[j] = np.einsum("ki,kl->il", R, self.rest[j])
+            self.axes[j, :self.axis_count[j, 0]] = np.einsum("ki,sk->si", R, self.axes[j, :self.axis_count[j, 0]])
 
     def limit_slack(self, geometry, h):
         """(J,) the soft limits of the position projections (RATTLE's, post-stabilization's): a joint
@@ -344,8 +568,9 @@ class Joints:
     def coordinates(self, centre, rotation):
         """(J,) each hinge's and slider's coordinate q at the bodies' poses (centre (B, 3), rotation
         (B, 3, 3)): its `coordinate` at load plus the angle atan2(n_a · (ref_a × ref_b), ref_a · ref_b)
-        or the displacement d · n_a since (`joint_geometry`'s formulas, for every joint); NaN for the
-        other kinds. With the world anchor point and world axis of each joint: (q, point (J, 3), n_a (J, 3))."""
+        or the displacement d · n_a since (`joint_geometry`'s formulas, for every joint); a six-axis
+        joint's axis (an AXIS joint) its coordinate, anchor on b and world axis (`axes_coordinates`); NaN
+        for the other kinds. With the world anchor point and world axis of each joint: (q, point (J, 3), n_a (J, 3))."""
         world = self.to_world
         n_a, ref_a, ref_b = world(centre, rotation, 0, self.axis[:, 0], False), \
             world(centre, rotation, 0, self.reference[:, 0], False), world(centre, rotation, 1, self.reference[:, 1], False)
@@ -353,6 +578,9 @@ class Joints:
         angle = np.arctan2(np.einsum("ja,ja->j", n_a, np.cross(ref_a, ref_b)), np.einsum("ja,ja->j", ref_a, ref_b))
         shift = np.einsum("ja,ja->j", p_b - p_a, n_a)
         q = np.where(self.kind == HINGE, angle, np.where(self.kind == SLIDER, shift, np.nan)) + self.coordinate
+        if np.any(self.kind == AXIS):   # a six-axis joint's axis: the anchor on b and the axis now
+            axes_coordinates(self.model(), np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
+                             q, p_a, n_a)
         return q, p_a, n_a
 
     def to_world(self, centre, rotation, side, local, point):
@@ -498,8 +726,9 @@ def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, sl
     k = 0
     for j in range(J):
         kind = model.kind[j]
-        point = kind == BALL or kind == HINGE or kind == FIXED
-        locked = kind == FIXED or kind == SLIDER
+        six = kind == SIX_AXIS
+        point = kind == BALL or kind == HINGE or kind == FIXED or (six and model.axis_count[j, 0] == 0)
+        locked = kind == FIXED or kind == SLIDER or (six and model.axis_count[j, 1] == 0)
         rate = 0.0
         if velocity.shape[0]:
             for side in range(2):

@@ -30,7 +30,7 @@ from physics.collision.collision import contacts
 from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, IN_BLOCK, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
-from physics.constraints.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SPRING, Joints
+from physics.constraints.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints
 from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, halves, prepare, solve, sweep
 from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
@@ -610,6 +610,13 @@ class SceneSolver:
                 joints.actuated[j] = ACTUATED
                 joints.gear[j], joints.gain[j], joints.bias[j] = actuator["gear"], actuator["gain"], actuator["bias"]
                 joints.force_lower[j], joints.force_upper[j] = actuator.get("force_range", (-np.inf, np.inf))
+        for g, spec in enumerate(specs):
+            if spec["kind"] == SIX_AXIS:     # its axes' joints follow it (physics.io.scene)
+                members = [j for j, axis in enumerate(specs) if axis.get("group") == g]
+                axes = [specs[j] for j in members]
+                joints.set_axes(g, members, [a["type"] for a in axes], np.array([a["axis"] for a in axes], float),
+                                [a.get("coordinate") or 0.0 for a in axes], [a.get("ref") or 0.0 for a in axes],
+                                centre, rotation)
         if self._any_framed:     # side a in its frame, as the frame is now (the load's pose)
             node = np.maximum(self.frame_node, 0)
             joints.frame_anchors(self._framed, world.translation[node], world.rotation[node])

@@ -30,9 +30,10 @@ class SolverState:
             out["control"] = self.control.copy()
         if self.joints is not None:
             # the drives' fields only where a joint has one: a scene without keeps its snapshot and hash
-            drives = self.joints.has_drives()
+            # and the axes' only where a joint is a six-axis joint
+            drives, axes = self.joints.has_drives(), self.joints.has_axes()
             out.update({"joints." + f.name: getattr(self.joints, f.name).copy() for f in fields(Joints)
-                        if drives or f.name not in Joints.DRIVE_FIELDS})
+                        if (drives or f.name not in Joints.DRIVE_FIELDS) and (axes or f.name not in Joints.AXES_FIELDS)})
         return out
 
     def load(self, arrays):

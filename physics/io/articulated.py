@@ -19,12 +19,16 @@ The mapping (docs/scene-format.md, "URDF and MJCF"):
   centre of mass with its principal axes (the eigenvectors of the tensor above, a right-handed
   frame; the moments are the eigenvalues), and the link node is a fixed child of it placed back
   at the link frame: an offset centre of mass and a full tensor are exactly the source's.
-- k joints in one link (MJCF) are a chain of k dynamic stages, each turned or moved by one joint
-  about (along) its own anchor and axis, in the order of the file as MuJoCo applies them. The first
-  k − 1 stages are gimbal bodies carrying STAGE_SHARE of the link's mass and inertia each, at most
-  half of it together (beyond 11 joints each carries 1/(2(k − 1))), at the same centre and axes:
-  at the loaded pose the chain's composite is the link's; the last carries the rest and the link
-  node.
+- k joints in one link (MJCF): up to three slides, then up to three hinges through one anchor (every
+  multi-joint body of gymnasium's models) are one `six_axis` joint, the link one body, each joint
+  an axis of it with its name, coordinate, ref, limits and drives (`one_body`): the same multibody
+  as MuJoCo's. Other combinations (a ball among them, hinges through different points, a slide
+  after a hinge, more than three of a kind) are a chain of k dynamic stages, each turned or moved
+  by one joint about (along) its own anchor and axis, in the order of the file as MuJoCo applies
+  them. The first k − 1 stages are gimbal bodies carrying STAGE_SHARE of the link's mass and
+  inertia each, at most half of it together (beyond 11 joints each carries 1/(2(k − 1))), at the
+  same centre and axes: at the loaded pose the chain's composite is the link's; the last carries
+  the rest and the link node.
 - hinge → `hinge`, slide → `slider`, ball → `ball` (the anchors coincide), free → a dynamic root
   with no joint. A hinge or slide keeps its name, the source's coordinate (`coordinate`: the value
   it loads at) and limits, damping, stiffness and armature (MJCF).
@@ -47,6 +51,7 @@ import numpy as np
 from defusedxml import DefusedXmlException
 
 from physics.core.files import FileTooLarge, read_regular
+from physics.core.validation import MASS_RANGE
 from physics.math.rotation import quaternion_from_matrix
 from physics.io.errors import SceneError
 from physics.io.mesh_files import FILE_BYTES_MAX
@@ -151,6 +156,16 @@ def joint_motion(joint, value):
         return joint.axis * (value - joint.ref), np.eye(3)
     R = axis_angle_matrix(joint.axis, value - joint.ref) if joint.type == "hinge" else quaternion_matrix(value)
     return joint.anchor - R @ joint.anchor, R
+
+
+def one_body(joints):
+    """Whether a link's joints are one six-axis joint (the scene's six_axis): two or more, up to three
+    slides and then up to three hinges through one anchor, as every multi-joint body of gymnasium's
+    models has them (their root's slides and hinge, the humanoid's hips and shoulders)."""
+    slides = [j for j in joints if j.type == "slide"]
+    hinges = [j for j in joints if j.type == "hinge"]
+    return (len(joints) >= 2 and len(slides) + len(hinges) == len(joints) and len(slides) <= 3 and len(hinges) <= 3
+            and all(a is b for a, b in zip(joints, slides)) and all(np.array_equal(j.anchor, hinges[0].anchor) for j in hinges))
 
 
 def principal_frame(tensor):
@@ -264,6 +279,9 @@ class _Builder:
         if not mass > 0:
             raise self.error(link.element, "mass", mass, "a link that moves (on a joint or floating) needs a mass > 0, "
                                                          "with the links fixed to it")
+        if mass < MASS_RANGE[0]:    # a marker (pusher's goal, 4e-10 kg): the sandbox's lightest body, as dense
+            self.skipped.append(f"masses below {MASS_RANGE[0]:g} kg (raised to it, inertia in proportion)")
+            tensor, mass = tensor * (MASS_RANGE[0] / mass), MASS_RANGE[0]
         moments, V = principal_frame(tensor)
         if np.all(np.abs(moments) <= 1e-300):   # a point mass (laikago's hips): the sandbox's bodies need an inertia
             self.skipped.append(f"zero inertia tensors (given a solid sphere's of radius {POINT_RADIUS} m)")
@@ -285,6 +303,9 @@ class _Builder:
                              mass=mass, inertia=moments.tolist())
             self.node(link.name, body["name"], back)
             self.geoms(link)
+            return
+        if one_body(stages):
+            self.six_axis(link, parent, local, centre, back, mass, moments, stages)
             return
         frame, before = parent, local
         for j, joint in enumerate(stages):
@@ -321,6 +342,39 @@ class _Builder:
                     spec["stiffness"], spec["spring_reference"] = float(joint.stiffness), float(joint.springref)
             self.joints.append(spec)
             frame, before = stage_frame["name"], (np.zeros(3), np.eye(3))
+        self.geoms(link)
+
+    def six_axis(self, link, parent, local, centre, back, mass, moments, joints):
+        """A link on several slides and hinges (`one_body`) as one body on a six_axis joint: the
+        link at its loaded coordinates, each axis in the world as MuJoCo's xaxis (turned by the
+        hinges before it), its coordinate and its ref (the chart's zero: the written pose)."""
+        axes, pose = [], local
+        for joint in joints:
+            value = float(self.positions.get(joint.name, joint.ref))
+            axis = {"type": "slider" if joint.type == "slide" else "hinge", "name": joint.name,
+                    "axis": (self.pose[parent][1] @ pose[1] @ joint.axis).tolist()}
+            for key, number in (("coordinate", value), ("ref", joint.ref)):
+                if number != 0.0:
+                    axis[key] = number
+            for key, limit in (("lower", joint.lower), ("upper", joint.upper)):
+                if limit is not None:
+                    axis[key] = float(limit)
+            if joint.damping:
+                axis["damping"] = float(joint.damping)
+            if joint.armature:
+                axis["armature"] = float(joint.armature)
+            if joint.stiffness:
+                axis["stiffness"], axis["spring_reference"] = float(joint.stiffness), float(joint.springref)
+            axes.append(axis)
+            pose = compose(pose, joint_motion(joint, value))
+        name = f"{link.name}:body"
+        self.node(name, parent, compose(pose, centre), "dynamic", mass=mass, inertia=moments.tolist())
+        self.node(link.name, name, back)
+        world_t, world_R = self.pose[link.name]
+        spec = {"type": "six_axis", "b": name, "anchor": (world_t + world_R @ joints[-1].anchor).tolist(), "axes": axes}
+        if parent != self.root:
+            spec["a"] = parent
+        self.joints.append(spec)
         self.geoms(link)
 
     def geoms(self, link):

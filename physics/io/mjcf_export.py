@@ -17,8 +17,9 @@ What maps exactly (docs/scene-format.md; MuJoCo's XML reference):
 - Joints become MuJoCo's tree: the body `b` of a ball, hinge or slider joint is a child of the
   body of `a` (the world when `a` is absent, static or kinematic: our joints then hold the anchor
   where it was at load), with `<joint type="ball|hinge|slide">` at the anchor and along the axis,
-  both in `b`'s frame. A fixed joint makes `b` a child body with no joint (welded to `a`'s body,
-  keeping its own inertial). A dynamic body
+  both in `b`'s frame. A six_axis joint is its axes as MuJoCo's joints of `b`, in order (its
+  hinges' chart is MuJoCo's where they load at their refs). A fixed joint makes `b` a child body
+  with no joint (welded to `a`'s body, keeping its own inertial). A dynamic body
   in no joint is a `<freejoint>` child of the world (a loose child of a moving body moves in the
   world as it does in its parent's frame: the hierarchy is our choice of coordinates). Joint
   angles count from the pose at load in both (MuJoCo's qpos0), so hinge and slider limits carry
@@ -153,11 +154,18 @@ def plan(scene):
     body_parent, joint = {}, {}
     for k, spec in enumerate(scene.joints):
         kind, b = spec["type"], spec["b"]
+        if "group" in spec:     # an axis of a six_axis joint: written with it
+            continue
         label = f"[[joint]] #{k + 1} ({kind}, b = {names[b]!r})"
         if kind in ("distance", "rope"):
             left_out.append(f"{label}: MJCF has no {kind} joint between two bodies (only soft equality "
                             "constraints and tendons)")
             continue
+        hinges = [axis for axis in scene.joints if axis.get("group") == k and axis["type"] == "hinge"]
+        if len(hinges) > 1 and any((axis.get("coordinate") or 0.0) != (axis.get("ref") or 0.0) for axis in hinges):
+            left_out.append(f"{label}: its hinges' chart (MuJoCo's is zero at the written pose: ours at each ref, "
+                            "where these hinges are not; the motion is the same, the coordinates of limits and "
+                            "springs are not)")
         if spec.get("motor_force"):
             left_out.append(f"{label}: its motor (MuJoCo's velocity actuator is a damper, not our rigid motor)")
         if b in body_parent:
@@ -194,6 +202,25 @@ def plan(scene):
     result = Plan(bodies, body_parent, joint, owner, translation, quaternion, rot, scale, left_out)
     _contacts(scene, result)
     return result
+
+
+def _axial(p, i, spec, name, kind, anchor, actuators):
+    """The attributes of MuJoCo's hinge or slide `name` on body i for the joint (or six_axis axis)
+    `spec`, its actuator added to `actuators`. The joint's coordinate as loaded is MuJoCo's ref (qpos
+    at the written pose); the spring, damper and armature are MuJoCo's own joint terms."""
+    attributes = {"name": name, "type": kind, "pos": _text(p.rotation[i].T @ (np.asarray(anchor, float) - p.translation[i])),
+                  "axis": _text(p.rotation[i].T @ np.asarray(spec["axis"], float))}
+    if spec.get("lower") is not None or spec.get("upper") is not None:
+        lower = spec["lower"] if spec.get("lower") is not None else -1e10
+        upper = spec["upper"] if spec.get("upper") is not None else 1e10
+        attributes["range"] = _text([lower, upper])
+    for key, attribute in (("coordinate", "ref"), ("damping", "damping"), ("stiffness", "stiffness"),
+                           ("spring_reference", "springref"), ("armature", "armature")):
+        if spec.get(key):
+            attributes[attribute] = repr(float(spec[key]))
+    if "actuator" in spec:
+        actuators.append((name, spec["actuator"]))
+    return attributes
 
 
 def _collides(a, b):
@@ -379,24 +406,19 @@ def to_mjcf(scene, left_out=None, integrator="rk4", contacts=True, settings=None
         elements[i] = body
         if spec is None:
             ET.SubElement(body, "freejoint", {"name": scene.names[i]})
+        elif spec["type"] == "six_axis":      # MuJoCo's joints of one body, in order
+            group = next(k for k, other in enumerate(scene.joints) if other is spec)
+            for m, axis in enumerate(other for other in scene.joints if other.get("group") == group):
+                attributes = _axial(p, i, axis, axis.get("name", f"{scene.names[i]}:{m}"),
+                                    {"hinge": "hinge", "slider": "slide"}[axis["type"]], spec["anchor"], actuators)
+                ET.SubElement(body, "joint", attributes)
         elif spec["type"] != "fixed":         # a fixed joint: a child body with no joint is welded to its parent
             kind = {"ball": "ball", "hinge": "hinge", "slider": "slide"}[spec["type"]]
-            attributes = {"name": scene.names[i], "type": kind,
-                          "pos": _text(p.rotation[i].T @ (np.asarray(spec["anchor"], float) - p.translation[i]))}
-            if kind != "ball":
-                attributes["axis"] = _text(p.rotation[i].T @ np.asarray(spec["axis"], float))
-                if spec.get("lower") is not None or spec.get("upper") is not None:
-                    lower = spec["lower"] if spec.get("lower") is not None else -1e10
-                    upper = spec["upper"] if spec.get("upper") is not None else 1e10
-                    attributes["range"] = _text([lower, upper])
-                # the joint's coordinate as loaded is MuJoCo's ref (qpos at the written pose); the
-                # spring, damper and armature are MuJoCo's own joint terms
-                for key, attribute in (("coordinate", "ref"), ("damping", "damping"), ("stiffness", "stiffness"),
-                                       ("spring_reference", "springref"), ("armature", "armature")):
-                    if spec.get(key):
-                        attributes[attribute] = repr(float(spec[key]))
-                if "actuator" in spec:
-                    actuators.append((scene.names[i], spec["actuator"]))
+            if kind == "ball":
+                attributes = {"name": scene.names[i], "type": kind,
+                              "pos": _text(p.rotation[i].T @ (np.asarray(spec["anchor"], float) - p.translation[i]))}
+            else:
+                attributes = _axial(p, i, spec, scene.names[i], kind, spec["anchor"], actuators)
             ET.SubElement(body, "joint", attributes)
         ET.SubElement(body, "inertial", {"pos": "0 0 0", "mass": repr(float(scene.mass[i])),
                                           "diaginertia": _text(scene.inertia_body[i])})

@@ -40,7 +40,8 @@ SHAPES = {  # type -> required parameters (all in the node's own units, before i
 }
 HULL_KEYS = ("vertices", "file", "scale")
 HULL_POINTS_MAX = 100_000   # points given inline to one hull (a mesh file has MESH_FACES_MAX)
-QUATERNION_TOLERANCE = 1e-3  # |q| may differ from 1 by this much (rounded decimals in files)
+QUATERNION_TOLERANCE = 1e-3
+AXES_INDEPENDENT = 1e-3  # a six_axis joint's slides (and hinges) span their directions' space: smallest singular value  # |q| may differ from 1 by this much (rounded decimals in files)
 
 NODE_KEYS = (
     "name", "parent", "motion", "translation", "rotation", "scale", "velocity", "angular_velocity",
@@ -48,9 +49,13 @@ NODE_KEYS = (
     "applied_force", "applied_torque", "friction", "restitution", "mesh", "visible", "opacity",
 )
 MESH_KEYS = ("file", "scale")
-JOINT_TYPES = ("ball", "hinge", "slider", "fixed", "distance", "rope")
+JOINT_TYPES = ("ball", "hinge", "slider", "fixed", "distance", "rope", "six_axis")
 JOINT_KEYS = ("type", "a", "b", "anchor", "anchor_b", "axis", "length", "lower", "upper", "motor_speed", "motor_force",
-              "collide_connected", "name", "coordinate", "stiffness", "spring_reference", "damping", "armature")
+              "collide_connected", "name", "coordinate", "stiffness", "spring_reference", "damping", "armature", "axes")
+# One axis of a six_axis joint (`axes`, slides first): a joint of its own, named, with a hinge's or a slider's keys
+AXIS_KEYS = ("type", "axis", "name", "lower", "upper", "coordinate", "ref", "stiffness", "spring_reference", "damping",
+             "armature")
+AXIS_KIND = 7       # physics.constraints.joints.AXIS: the joint of one axis of a six_axis joint
 _AXIAL = ("axis", "lower", "upper", "motor_speed", "motor_force", "coordinate", "stiffness", "spring_reference", "damping",
           "armature")
 ACTUATOR_TYPES = ("motor", "position", "velocity", "general")
@@ -67,7 +72,7 @@ BINDABLE_KEYS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 ACTUATOR_TYPE_KEYS = {"motor": (), "position": ("kp", "kv"), "velocity": ("kv",), "general": ("gain", "bias")}
 JOINT_TYPE_KEYS = {  # beyond type, a, b, anchor: a key another type owns is an error, not ignored
     "ball": (), "fixed": (), "hinge": _AXIAL, "slider": _AXIAL,
-    "distance": ("anchor_b", "length"), "rope": ("anchor_b", "length"),
+    "distance": ("anchor_b", "length"), "rope": ("anchor_b", "length"), "six_axis": ("axes",),
 }
 DEFAULT_FRICTION, DEFAULT_RESTITUTION = 0.6, 0.0   # Box2D's defaults
 EVENT_KEYS = ("time", "node", "impulse", "point")
@@ -432,12 +437,21 @@ class _Loader:
         nodes = [nodes[i] for i in order]
         index = {node["name"]: i for i, node in enumerate(nodes)}
         events = tuple(self.event(raw, index, nodes) for raw in self.array_of_tables("event", data.get("event", [])))
-        joints = tuple(self.joint(raw, i, index, nodes) for i, raw in enumerate(self.array_of_tables("joint", data.get("joint", []))))
+        joints, labels = [], []     # a six_axis joint is followed by the joint of each of its axes (`group`: its index)
+        for i, raw in enumerate(self.array_of_tables("joint", data.get("joint", []))):
+            spec = self.joint(raw, i, index, nodes)
+            axes = spec.pop("axis_specs", ())
+            group = len(joints)
+            joints.append(spec)
+            labels.append(f"[[joint]] #{i + 1}")
+            joints.extend(dict(axis, group=group) for axis in axes)
+            labels.extend(f"[[joint]] #{i + 1} axes #{k + 1}" for k in range(len(axes)))
+        joints = tuple(joints)
         names = {}
-        for i, spec in enumerate(joints):
+        for label, spec in zip(labels, joints):
             if "name" in spec:
                 if spec["name"] in names:
-                    raise self.error(f"[[joint]] #{i + 1}", "name", spec["name"], "two joints share this name")
+                    raise self.error(label, "name", spec["name"], "two joints share this name")
                 names[spec["name"]] = spec
         actuators, drives = set(), []
         for i, raw in enumerate(self.array_of_tables("actuator", data.get("actuator", []))):
@@ -636,7 +650,50 @@ class _Loader:
                                ("armature", 0.0, limits.FORCE_MAX)):
             if key in raw:
                 spec[key] = self.number(label, key, raw[key], low, high)
+        if kind == "six_axis":
+            spec["axis_specs"] = self.axes(label, raw.get("axes", []), spec)
         return spec
+
+    def axes(self, label, raw, spec):
+        """A six_axis joint's `axes` (docs/scene-format.md): up to three sliders, then up to three
+        hinges, each a joint of its own between the same two nodes (AXIS_KIND), its direction in the
+        world at load; independent directions (the slides', and the hinges' as each turns the next)."""
+        if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
+            raise self.error(label, "axes", raw, "expected an array of tables (slides, then hinges)")
+        out = []
+        for i, item in enumerate(raw):
+            where = f"{label} axes #{i + 1}"
+            self.table(where, "axes", item, AXIS_KEYS)
+            if "type" not in item:
+                raise self.error(where, "type", None, "an axis needs a type: slider or hinge")
+            kind = self.string(where, "type", item["type"], ("slider", "hinge"))
+            if kind == "slider" and out and out[-1]["type"] == "hinge":
+                raise self.error(where, "type", kind, "the slides come first, then the hinges (MuJoCo's order)")
+            axis = {"kind": AXIS_KIND, "type": kind, "a": spec["a"], "b": spec["b"],
+                    "anchor": spec["anchor"], "anchor_b": None, "length": None, "motor_speed": None, "motor_force": None,
+                    "axis": self.direction(where, "axis", item.get("axis", [0.0, 0.0, 1.0]))}
+            for key in ("lower", "upper"):
+                axis[key] = self.number(where, key, item[key], -limits.LENGTH_MAX, limits.LENGTH_MAX) if key in item else None
+            if axis["lower"] is not None and axis["upper"] is not None and axis["lower"] > axis["upper"]:
+                raise self.error(where, "lower", axis["lower"], f"lower limit above upper ({axis['upper']})")
+            if "name" in item:
+                axis["name"] = self.string(where, "name", item["name"])
+            for key, low, high in (("coordinate", -limits.LENGTH_MAX, limits.LENGTH_MAX),
+                                   ("ref", -limits.LENGTH_MAX, limits.LENGTH_MAX),
+                                   ("spring_reference", -limits.LENGTH_MAX, limits.LENGTH_MAX),
+                                   ("stiffness", 0.0, limits.FORCE_MAX), ("damping", 0.0, limits.FORCE_MAX),
+                                   ("armature", 0.0, limits.FORCE_MAX)):
+                if key in item:
+                    axis[key] = self.number(where, key, item[key], low, high)
+            out.append(axis)
+        for kind in ("slider", "hinge"):
+            directions = np.array([axis["axis"] for axis in out if axis["type"] == kind]).reshape(-1, 3)
+            if len(directions) > 3:
+                raise self.error(label, "axes", len(directions), f"at most three of type {kind}")
+            # the hinges' axes as loaded: independent for any value of the coordinates near the load's
+            if len(directions) and np.linalg.svd(directions, compute_uv=False)[-1] < AXES_INDEPENDENT:
+                raise self.error(label, "axes", directions.tolist(), f"the {kind}s' directions are not independent")
+        return out
 
     def actuator(self, raw, position, joints, taken):
         """An [[actuator]] (docs/scene-format.md), put on the joint it drives as that joint's

@@ -282,6 +282,20 @@ def rotvec_from_matrix(m):
 
 
 @kernel(inline=True)
+def rotate_about(k, angle, v):
+    """v turned by `angle` about the unit axis k (Rodrigues: v cos θ + (k × v) sin θ + k (k·v)(1 − cos θ))."""
+    c, s = np.cos(angle), np.sin(angle)
+    kv, kxv = dot(k, v) * (1.0 - c), cross(k, v)
+    return (v[0] * c + kxv[0] * s + k[0] * kv, v[1] * c + kxv[1] * s + k[1] * kv, v[2] * c + kxv[2] * s + k[2] * kv)
+
+
+@kernel(inline=True)
+def angle_about(k, v, w):
+    """The angle θ about the unit axis k that turns v's part ⊥ k onto w's: atan2(k·(v × w), v·w − (k·v)(k·w))."""
+    return np.arctan2(dot(k, cross(v, w)), dot(v, w) - dot(k, v) * dot(k, w))
+
+
+@kernel(inline=True)
 def tangent_basis(n):
     """Two unit tangents (t1, t2) with (n, t1, t2) right-handed (physics.constraints.constraints.tangent_basis;
     Duff et al., "Building an Orthonormal Basis, Revisited", 2017)."""

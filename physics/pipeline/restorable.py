@@ -11,7 +11,7 @@ from dataclasses import fields
 
 import numpy as np
 
-from physics.constraints.joints import JOINT_KINDS, Joints
+from physics.constraints.joints import ALL_KINDS, AXES_MAX, AXIS, SIX_AXIS, Joints
 from physics.pipeline.data import DERIVED_NODE_FIELDS
 from physics.core.validation import FORCE_MAX, LENGTH_MAX, LENGTH_MIN, SCALE_RANGE, shape_lengths, shape_lengths_outside, short_repr
 
@@ -236,10 +236,12 @@ class Restorable:
         drives = any(spec.get("coordinate") or spec.get("stiffness") or spec.get("damping") or spec.get("armature")
                      or "actuator" in spec
                      for spec in self.scene.joints)
+        axes = any(spec["kind"] == SIX_AXIS for spec in self.scene.joints)     # (`SolverState.arrays`)
         if cache or joints:
             for key in [f"solver.cache.{k}" for k in self._CACHE_REQUIRED] + (
                     [f"solver.joints.{f.name}" for f in fields(Joints)
-                     if drives or f.name not in Joints.DRIVE_FIELDS] if joints else []):
+                     if (drives or f.name not in Joints.DRIVE_FIELDS) and (axes or f.name not in Joints.AXES_FIELDS)]
+                    if joints else []):
                 if key not in arrays:
                     refuse(key, "nothing", "an array (the file lacks it)")
         elif solver_expected or self.scene.joints:
@@ -264,8 +266,19 @@ class Restorable:
             kind, body, bodies = arrays["solver.joints.kind"], arrays["solver.joints.body"], len(arrays["omega_body"])
             if len(kind) != len(self.scene.joints):
                 refuse("solver.joints.kind", f"{len(kind)} joints", f"the scene's {len(self.scene.joints)}")
-            known = np.isin(kind, sorted(JOINT_KINDS.values()))
+            known = np.isin(kind, ALL_KINDS)
             if not known.all():
-                refuse("solver.joints.kind", kind[~known][:3], f"one of {sorted(JOINT_KINDS.values())}")
+                refuse("solver.joints.kind", kind[~known][:3], f"one of {list(ALL_KINDS)}")
             if np.any((body < -1) | (body >= bodies)):
                 refuse("solver.joints.body", body[(body < -1) | (body >= bodies)][:3], f"bodies -1 .. {bodies - 1}")
+            scene_kinds = np.array([spec["kind"] for spec in self.scene.joints], np.int64)
+            if not np.array_equal(kind, scene_kinds):
+                refuse("solver.joints.kind", kind[kind != scene_kinds][:3], f"the scene's kinds {scene_kinds.tolist()[:8]}")
+            if "solver.joints.axis_count" in arrays:    # a six-axis joint's axes (compiled loops index with them)
+                count, member = arrays["solver.joints.axis_count"], arrays["solver.joints.member"]
+                if np.any((count < 0) | (count > AXES_MAX)):
+                    refuse("solver.joints.axis_count", count[(count < 0) | (count > AXES_MAX)][:3], f"0 .. {AXES_MAX}")
+                axis = kind == AXIS
+                if np.any(axis & ((member < 0) | (member >= count.sum(axis=-1)))):
+                    refuse("solver.joints.member", member[axis & ((member < 0) | (member >= count.sum(axis=-1)))][:3],
+                           "an axis of its six-axis joint")
