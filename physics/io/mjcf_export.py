@@ -162,10 +162,12 @@ def plan(scene):
                             "constraints and tendons)")
             continue
         hinges = [axis for axis in scene.joints if axis.get("group") == k and axis["type"] == "hinge"]
-        if len(hinges) > 1 and any((axis.get("coordinate") or 0.0) != (axis.get("ref") or 0.0) for axis in hinges):
-            left_out.append(f"{label}: its hinges' chart (MuJoCo's is zero at the written pose: ours at each ref, "
-                            "where these hinges are not; the motion is the same, the coordinates of limits and "
-                            "springs are not)")
+        charted = any(axis.get(key) is not None and axis.get(key) != 0.0 for axis in hinges
+                      for key in ("lower", "upper", "stiffness", "damping", "armature", "actuator"))
+        if len(hinges) > 1 and charted and any((axis.get("coordinate") or 0.0) != (axis.get("ref") or 0.0) for axis in hinges):
+            left_out.append(f"{label}: its hinges' chart (MuJoCo's is zero at the written pose, ours at each ref, "
+                            "where these hinges are not: the motion is the same, the coordinates its limits, "
+                            "springs, dampers and actuators act on are not)")
         if spec.get("motor_force"):
             left_out.append(f"{label}: its motor (MuJoCo's velocity actuator is a damper, not our rigid motor)")
         if b in body_parent:

@@ -16,6 +16,7 @@ at rest) and the body's offset (pos0, Q0) in p at load:
     ball:   qpos = quat(Q0ᵀ R_pᵀ R_b),           qvel = R_bᵀ (ω_b − ω_p)
     hinge:  qpos = a · log(Q0ᵀ R_pᵀ R_b),        qvel = (R_b a) · (ω_b − ω_p)          (a: axis in b's frame)
     slide:  qpos = a · (Q0ᵀ (R_pᵀ (T_b − T_p) − pos0)),  qvel = (R_b a) · (v_b − v_p − ω_p × (T_b − T_p))
+    a six_axis joint's several joints: by Newton on MuJoCo's own kinematics (`_set_axes`)
 A state whose joints have drifted (ours are constraint rows, MuJoCo's are coordinates) is projected
 onto MuJoCo's joint manifold by these formulas. Back: world poses `xpos`, `xmat`, velocities by
 `mj_objectVelocity` (world axes, at the body origin = its centre of mass), recomputed after every
@@ -136,6 +137,9 @@ class MujocoSimulation:
             spec, parent = p.joint[i], p.body_parent[i]
             if spec is not None and spec["type"] == "fixed":
                 continue
+            if spec is not None and spec["type"] == "six_axis":
+                self._set_axes(i, translation[i], rot[i], velocity[i], omega[i])
+                continue
             jid = mj.mj_name2id(m, mj.mjtObj.mjOBJ_JOINT, self.names[i])
             qa, va = m.jnt_qposadr[jid], m.jnt_dofadr[jid]
             t_b, r_b, v_b, w_b = translation[i], rot[i], velocity[i], omega[i]
@@ -162,6 +166,30 @@ class MujocoSimulation:
                 d.qpos[qa] = m.qpos0[qa] + axis @ (q0.T @ (r_p.T @ (t_b - t_p) - pos0))
                 d.qvel[va] = (r_b @ axis) @ (v_b - v_p - np.cross(w_p, t_b - t_p))
         mj.mj_forward(m, d)
+
+    def _set_axes(self, i, t_b, r_b, v_b, w_b, iterations=30, tolerance=1e-13):
+        """The qpos and qvel of body i's several joints (a six_axis joint: MuJoCo's joints of one body)
+        that put it at world pose (t_b, r_b) moving at (v_b, w_b), its ancestors' already set: Newton on
+        MuJoCo's own kinematics (the body's position and rotation error against `mj_jacBody`'s columns
+        of its joints, least squares), then its joints' rates from the same columns, J q̇ = (v, ω) less
+        what the ancestors' rates give it."""
+        mj, m, d = self._mj, self.model, self.data
+        bid = mj.mj_name2id(m, mj.mjtObj.mjOBJ_BODY, self.names[i])
+        joints = range(m.body_jntadr[bid], m.body_jntadr[bid] + m.body_jntnum[bid])
+        qa, va = [int(m.jnt_qposadr[j]) for j in joints], [int(m.jnt_dofadr[j]) for j in joints]
+        jacp, jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+        for _ in range(iterations):
+            mj.mj_kinematics(m, d)
+            mj.mj_comPos(m, d)      # (the Jacobians' joint axes)
+            error = np.concatenate([t_b - d.xpos[bid], rotation.rotvec_from_matrix(r_b @ d.xmat[bid].reshape(3, 3).T)])
+            mj.mj_jacBody(m, d, jacp, jacr, bid)
+            J = np.concatenate([jacp, jacr])
+            if np.abs(error).max() <= tolerance:
+                break
+            d.qpos[qa] += np.linalg.lstsq(J[:, va], error, rcond=None)[0]
+        d.qvel[va] = 0.0
+        inherited = J @ d.qvel
+        d.qvel[va] = np.linalg.lstsq(J[:, va], np.concatenate([v_b, w_b]) - inherited, rcond=None)[0]
 
     def _bodies(self):
         """World translation, rotation, velocity, angular velocity (B, ...) of the dynamic nodes."""
