@@ -625,8 +625,9 @@ class Simulation:
         if start < 0:
             raise ValueError(f"pose_joint: joint {spec.get('name')!r} has no dynamic body on its b side to move")
         edges, carried = {}, {}
+        group = spec.get("group")       # an axis of a six_axis joint: its other axes and the joint turn with it
         for i, joint in enumerate(self.scene.joints):
-            if i != j:
+            if i != j and (group is None or (i != group and joint.get("group") != group)):
                 a, b = self._body_of(joint["a"]), self._body_of(joint["b"])
                 edges.setdefault(a, set()).add(b)
                 edges.setdefault(b, set()).add(a)
