@@ -152,13 +152,19 @@ def _store_row(out, j, slot, C, direction, lever_a, lever_b, linear, static_a, s
 
 @kernel(inline=True)
 def _unit(v):
+    """v / |v|; the zero vector for a zero v (parallel axes: a state no load accepts)."""
     n = np.sqrt(dot(v, v))
-    return (v[0] / n, v[1] / n, v[2] / n)
+    return (v[0] / n, v[1] / n, v[2] / n) if n > 0.0 else (0.0, 0.0, 0.0)
 
 
 @kernel(inline=True)
 def _dual_rows(c0, c1, c2):
-    """The rows w_i of E⁻¹, E's columns c₀, c₁, c₂: w_i · c_j = δ_ij."""
+    """The rows w_i of E⁻¹, E's columns c₀, c₁, c₂: w_i · c_j = δ_ij. At a gimbal lock (E singular: the
+    first and last of three hinges aligned) the coordinates' rates are undefined, as MuJoCo's are
+    there: zero rows, which no row of the solver can act along."""
+    if dot(c0, cross3(c1, c2)) == 0.0:
+        zero = (0.0, 0.0, 0.0)
+        return zero, zero, zero
     rows = (c0, c1, c2)
     return solve3(rows, (1.0, 0.0, 0.0)), solve3(rows, (0.0, 1.0, 0.0)), solve3(rows, (0.0, 0.0, 1.0))
 
@@ -203,7 +209,8 @@ def axes_state(model, j, R_a, R_b, d, q, rate, axis):
         A, B = dot(k[0], k[2]) - k12 * k23, dot(k[0], cross3(k[1], k[2]))
         rho = np.sqrt(A * A + B * B)
         phi = np.arctan2(B, A)
-        spread = np.arccos(min(1.0, max(-1.0, (dot(k[0], matvec(M, k[2])) - k12 * k23) / rho)))
+        cosine = (dot(k[0], matvec(M, k[2])) - k12 * k23) / rho if rho > 0.0 else 1.0    # (ρ = 0: k₁ ∥ k₂)
+        spread = np.arccos(min(1.0, max(-1.0, cosine)))
         first, second = np.arctan2(np.sin(phi + spread), np.cos(phi + spread)), \
             np.arctan2(np.sin(phi - spread), np.cos(phi - spread))
         theta[1] = first if abs(first) <= abs(second) else second

@@ -281,8 +281,14 @@ def draw_case(data, bases):
                 document.setdefault("event", []).append(event)
                 mutations.append(f"event {event!r:.80}")
         elif kind == "joint":
-            joint = {"type": data.draw(st.sampled_from(["ball", "hinge", "slider", "fixed", "distance", "rope"])),
+            joint = {"type": data.draw(st.sampled_from(["ball", "hinge", "slider", "fixed", "distance", "rope", "six_axis"])),
                      "b": data.draw(st.sampled_from(names)), "anchor": data.draw(st.lists(st.floats(-2.0, 2.0), min_size=3, max_size=3))}
+            if joint["type"] == "six_axis":     # axes of any type, order and direction (parallel ones too), some limited
+                axis = st.fixed_dictionaries({"type": st.sampled_from(["slider", "hinge"]),
+                                              "axis": st.lists(st.one_of(st.floats(-1.0, 1.0), special), min_size=3, max_size=3)},
+                                             optional={key: st.one_of(special, st.floats(-3.0, 3.0)) for key in
+                                                       ("lower", "upper", "damping", "stiffness", "coordinate", "ref")})
+                joint["axes"] = data.draw(st.lists(axis, max_size=7))
             if data.draw(st.booleans()):
                 joint["a"] = data.draw(st.sampled_from(names))
             if isinstance(document.get("joint", []), list):
