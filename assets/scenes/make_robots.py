@@ -1,4 +1,4 @@
-"""Write the two robot scenes (ant.toml, iiwa.toml) from the models pybullet and gymnasium ship.
+"""Write the robot scenes (ant.toml, humanoid.toml, iiwa.toml) from the models pybullet and gymnasium ship.
 
 Run `python assets/scenes/make_robots.py` after changing it (it needs the `dev` extra: gymnasium
 and pybullet); the output (and the arm's meshes, in assets/robots) is committed, so the app's scene
@@ -15,7 +15,7 @@ from types import SimpleNamespace
 HERE = Path(__file__).parent
 
 MIT_GYMNASIUM = """\
-The model is gymnasium's envs/mujoco/assets/ant.xml, under the MIT License:
+The model is gymnasium's envs/mujoco/assets/{model}.xml, under the MIT License:
 Copyright (c) 2016 OpenAI; Copyright (c) 2022 Farama Foundation.
 Permission is hereby granted, free of charge, to any person obtaining a copy of this software and
 associated documentation files (the "Software"), to deal in the Software without restriction,
@@ -77,8 +77,30 @@ limits hold the body. The joints' armature and damping are the file's; its camer
 not modelled (the import's warning names them). Drive the motors from the Control section's
 sliders, drag the torso or a shin with the mouse, or try --integrator semi-implicit-euler.
 
-{MIT_GYMNASIUM}""", "Ant (MJCF)", "gymnasium's ant drops onto its legs; drag the torso and watch the hip and ankle limits hold.",
+{MIT_GYMNASIUM.format(model="ant")}""", "Ant (MJCF)", "gymnasium's ant drops onto its legs; drag the torso and watch the hip and ankle limits hold.",
           {"dt": 1.0 / 120.0, "integrator": "lie-midpoint", "iterations": 20, "substeps": 2})
+
+
+def humanoid():
+    import gymnasium
+
+    import physics
+    path = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "humanoid.xml"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scene = physics.load_mjcf(path)
+    write("humanoid", scene, f"""
+gymnasium's humanoid (MJCF), imported by physics.load_mjcf as its file writes it: a free torso
+(with its head) and ten links of capsules, 42 kg in all. Its hips (three hinges each), shoulders (two) and abdomen
+(two) are six-axis joints, one body per link as in MuJoCo, every hinge named as in the file with
+its range, spring, damper and armature; its 17 motors (gear 25 to 100) are the Control section's
+sliders, at rest at 0. Standing as gymnasium resets it, it folds to the floor, its knees and hips
+stopping at their limits: drive the hips and knees from the sliders, pose a joint in the Joints
+section, or drag a hand. Its tendons, cameras and light are not modelled (the import's warning
+names them).
+{MIT_GYMNASIUM.format(model="humanoid")}""", "Humanoid (MJCF)",
+          "gymnasium's humanoid, its hips and shoulders six-axis joints, folds to the floor; drive its 17 motors.",
+          {"dt": 1.0 / 240.0, "integrator": "lie-midpoint", "iterations": 20, "substeps": 2})
 
 
 def ship_meshes(scene, folder):
@@ -125,7 +147,7 @@ within its limits.
           {"dt": 1.0 / 120.0, "integrator": "lie-midpoint", "iterations": 20, "substeps": 2})
 
 
-SCENES = (ant, iiwa)
+SCENES = (ant, humanoid, iiwa)
 
 if __name__ == "__main__":
     for make in SCENES:

@@ -142,6 +142,7 @@ def _queries(sim):
     sim.energy(), sim.momentum(), sim.body_energies(), sim.body_momenta(), sim.contacts(), sim.joint_separation()
     sim.world(), sim.world_poses(), sim.local(), sim.sleeping(), sim.solver_residual(), sim.first_non_finite()
     sim.inertial_accelerations(), sim.constraint_accelerations()
+    sim.joint_coordinates()     # (the Joints section; a six-axis joint's coordinates are compiled)
 
 
 def tasks(first=None):
