@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "assets" / "scenes"
 PLOT = ROOT / "docs" / "plots" / "joints_scale.png"
-SHIPPED = ("pendulum", "double_pendulum", "newtons_cradle", "iiwa", "ant", "chain", "rope_bridge")
+SHIPPED = ("pendulum", "double_pendulum", "newtons_cradle", "iiwa", "ant", "humanoid", "chain", "rope_bridge")
 CHAINS, NETS = (10, 100, 400, 1000), (4, 6, 8, 16)
 GOAL_RATIO, GOAL_FLOOR_MS = 3.0, 0.030      # at most 3× MuJoCo, or 30 µs a step where that is less
 GOAL_WORST_STEP = 2.0                       # no step takes more than twice its nominal sub-steps

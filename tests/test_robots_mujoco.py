@@ -213,6 +213,24 @@ def test_iiwa_passive_swing_tracks_mujoco_rk4():
     assert drift < 1e-6 * abs(start)
 
 
+def passive_and_paired(scene, model, dt):
+    """Our run of an imported `scene` without its joint limits, at dt in one lie-midpoint-4 sub-step,
+    and (our node, MuJoCo's body) for each of MuJoCo's bodies that the scene has by name."""
+    import tomllib
+
+    from physics.io.scene import scene_from_dict
+    from physics.pipeline.simulation import Simulation
+    document = tomllib.loads(scene.toml_text)
+    for joint in document["joint"]:
+        for key in ("lower", "upper"):
+            joint.pop(key, None)
+    sim = Simulation(scene_from_dict(document, IIWA.parent / f"{scene.title}.toml"))
+    for name, value in (("dt", dt), ("substeps", 1), ("integrator", "lie-midpoint-4")):
+        sim.set(name, value)
+    names = list(sim.names)
+    return sim, [(names.index(model.body(b).name), b) for b in range(1, model.nbody) if model.body(b).name in names]
+
+
 def test_panda_passive_swing_tracks_mujoco_reading_the_urdf():
     """pybullet_data's franka_panda as its file writes it (visual and collision geometry left out,
     inertials kept), loaded by us and by MuJoCo's own URDF compiler, both from joints 2, 4, 6 at
@@ -224,13 +242,9 @@ def test_panda_passive_swing_tracks_mujoco_reading_the_urdf():
     striking its limit near 0.4 s, a hard stop here and a spring in MuJoCo (3.6 mm at 0.5 s)."""
     import re
     import tempfile
-    import tomllib
     import warnings
 
     import pybullet_data
-
-    from physics.io.scene import scene_from_dict
-    from physics.pipeline.simulation import Simulation
 
     start = {"panda_joint2": 0.6, "panda_joint4": -1.2, "panda_joint6": 0.8}
     text = (Path(pybullet_data.getDataPath()) / "franka_panda" / "panda.urdf").read_text()
@@ -250,16 +264,7 @@ def test_panda_passive_swing_tracks_mujoco_reading_the_urdf():
         warnings.simplefilter("ignore")     # (the model's warning names the mimic)
         (Path(folder) / "panda.urdf").write_text(text)
         scene = physics.load_urdf(Path(folder) / "panda.urdf", joint_positions=start, ground=False)
-    document = tomllib.loads(scene.toml_text)
-    for joint in document["joint"]:
-        for key in ("lower", "upper"):
-            joint.pop(key, None)
-    scene = scene_from_dict(document, IIWA.parent / "panda.toml")
-    sim = Simulation(scene)
-    for name, value in (("dt", dt), ("substeps", 1), ("integrator", "lie-midpoint-4")):
-        sim.set(name, value)
-    names = list(sim.names)
-    pairs = [(names.index(model.body(b).name), b) for b in range(1, model.nbody) if model.body(b).name in names]
+    sim, pairs = passive_and_paired(scene, model, dt)
     assert len(pairs) == 9      # seven links and two fingers
     ours, theirs = [p[0] for p in pairs], [p[1] for p in pairs]
     worst = 0.0
@@ -284,12 +289,9 @@ def test_humanoid_urdf_spherical_joints_track_mujoco_reading_the_urdf():
     by 1e-4 m)."""
     import re
     import tempfile
-    import tomllib
 
     import pybullet_data
 
-    from physics.io.scene import scene_from_dict
-    from physics.pipeline.simulation import Simulation
 
     text = (Path(pybullet_data.getDataPath()) / "humanoid" / "humanoid.urdf").read_text()
     text = re.sub(r"<(visual|collision)>.*?</\1>", "", text, flags=re.S).rstrip("\0\r\n ")
@@ -315,17 +317,8 @@ def test_humanoid_urdf_spherical_joints_track_mujoco_reading_the_urdf():
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "humanoid.urdf").write_text(text)
         scene = physics.load_urdf(Path(folder) / "humanoid.urdf", joint_positions=start, ground=False)
-    document = tomllib.loads(scene.toml_text)
-    assert sum(joint["type"] == "ball" for joint in document["joint"]) == 8
-    for joint in document["joint"]:
-        for key in ("lower", "upper"):
-            joint.pop(key, None)
-    scene = scene_from_dict(document, IIWA.parent / "humanoid.toml")
-    sim = Simulation(scene)
-    for name, value in (("dt", dt), ("substeps", 1), ("integrator", "lie-midpoint-4")):
-        sim.set(name, value)
-    names = list(sim.names)
-    pairs = [(names.index(model.body(b).name), b) for b in range(1, model.nbody) if model.body(b).name in names]
+    assert sum(spec["type"] == "ball" for spec in scene.joints) == 8
+    sim, pairs = passive_and_paired(scene, model, dt)
     assert len(pairs) == 12     # every link but the fixed root
     ours, theirs = [p[0] for p in pairs], [p[1] for p in pairs]
 

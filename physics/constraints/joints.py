@@ -272,7 +272,6 @@ def joint_geometry(model, centre, rotation, out):
     (`JointGeometry`): the formulas of the module docstring, one joint at a time (`Joints.rows`
     adds the targets and bounds; `physics.constraints.rattle` evaluates them inside its Newton iteration)."""
     eye = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
-    q, rate, axis = np.zeros(6), np.zeros((6, 3)), np.zeros((6, 3))
     for j in range(len(model.kind)):
         kind = model.kind[j]
         a, b = model.body[j, 0], model.body[j, 1]
@@ -346,7 +345,8 @@ def joint_geometry(model, centre, rotation, out):
             direction = n_a
             lower, upper = model.lower[j], model.upper[j]
             limited = np.isfinite(lower) or np.isfinite(upper)
-            if kind == AXIS:
+            if kind == AXIS:        # (its scratch made here: a scene without six-axis joints allocates none)
+                q, rate, axis = np.zeros(6), np.zeros((6, 3)), np.zeros((6, 3))
                 axes_state(model, j, R_a, R_b, d, q, rate, axis)
                 coordinate = q[m]
                 direction = (rate[m, 0], rate[m, 1], rate[m, 2])

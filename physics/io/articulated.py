@@ -158,6 +158,20 @@ def joint_motion(joint, value):
     return joint.anchor - R @ joint.anchor, R
 
 
+def axial_terms(joint, value):
+    """A hinge's or slide's scene keys beyond its name and axis: its coordinate as loaded (`value`,
+    the source's), its limits and its joint terms, each only where the source gives one."""
+    terms = {"coordinate": float(value)} if float(value) != 0.0 else {}
+    terms.update({key: float(limit) for key, limit in (("lower", joint.lower), ("upper", joint.upper)) if limit is not None})
+    if joint.damping:
+        terms["damping"] = float(joint.damping)
+    if joint.armature:
+        terms["armature"] = float(joint.armature)
+    if joint.stiffness:
+        terms["stiffness"], terms["spring_reference"] = float(joint.stiffness), float(joint.springref)
+    return terms
+
+
 def one_body(joints):
     """Whether a link's joints are one six-axis joint (the scene's six_axis): two or more, up to three
     slides and then up to three hinges through one anchor, as every multi-joint body of gymnasium's
@@ -327,19 +341,7 @@ class _Builder:
                 spec["a"] = frame
             if joint.type != "ball":
                 # the scene's joint coordinate is the source's: it reads `value` as loaded
-                spec["name"] = joint.name
-                spec["axis"] = (world_R @ joint.axis).tolist()
-                if float(value) != 0.0:
-                    spec["coordinate"] = float(value)
-                for key, limit in (("lower", joint.lower), ("upper", joint.upper)):
-                    if limit is not None:
-                        spec[key] = float(limit)
-                if joint.damping:
-                    spec["damping"] = float(joint.damping)
-                if joint.armature:
-                    spec["armature"] = float(joint.armature)
-                if joint.stiffness:
-                    spec["stiffness"], spec["spring_reference"] = float(joint.stiffness), float(joint.springref)
+                spec.update(name=joint.name, axis=(world_R @ joint.axis).tolist(), **axial_terms(joint, float(value)))
             self.joints.append(spec)
             frame, before = stage_frame["name"], (np.zeros(3), np.eye(3))
         self.geoms(link)
@@ -352,19 +354,9 @@ class _Builder:
         for joint in joints:
             value = float(self.positions.get(joint.name, joint.ref))
             axis = {"type": "slider" if joint.type == "slide" else "hinge", "name": joint.name,
-                    "axis": (self.pose[parent][1] @ pose[1] @ joint.axis).tolist()}
-            for key, number in (("coordinate", value), ("ref", joint.ref)):
-                if number != 0.0:
-                    axis[key] = number
-            for key, limit in (("lower", joint.lower), ("upper", joint.upper)):
-                if limit is not None:
-                    axis[key] = float(limit)
-            if joint.damping:
-                axis["damping"] = float(joint.damping)
-            if joint.armature:
-                axis["armature"] = float(joint.armature)
-            if joint.stiffness:
-                axis["stiffness"], axis["spring_reference"] = float(joint.stiffness), float(joint.springref)
+                    "axis": (self.pose[parent][1] @ pose[1] @ joint.axis).tolist(), **axial_terms(joint, value)}
+            if joint.ref != 0.0:
+                axis["ref"] = float(joint.ref)
             axes.append(axis)
             pose = compose(pose, joint_motion(joint, value))
         name = f"{link.name}:body"
