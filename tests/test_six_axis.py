@@ -161,3 +161,79 @@ def test_a_six_axis_scene_restores_bit_for_bit(tmp_path):
     sim.step(50)
     other.step(50)
     assert sim.state_hash() == other.state_hash()
+
+
+@pytest.mark.parametrize("joints, qpos", [
+    (BODIES["three hinges (a hip)"], [0.0, 2.0, 0.0]),          # the middle hinge past π/2: the other root
+    ('<joint name="h1" axis="0 0 1" pos="0 0 0.1"/><joint name="h2" axis="1 0 0" pos="0 0 0.1"/>'
+     '<joint name="h3" axis="0 0 1" pos="0 0 0.1"/>', [0.1, 0.7, -0.4]),     # Z X Z: the two roots tie
+    ('<joint name="h1" axis="0 0 1" pos="0 0 0.1"/><joint name="h2" axis="1 0 0" pos="0 0 0.1"/>'
+     '<joint name="h3" axis="0 0 1" pos="0 0 0.1"/>', [-0.2, -1.0, 0.3]),
+    (BODIES["three hinges (a hip)"], [3.5, 0.2, -3.4]),         # past ±π: about the load's value, as a hinge
+])
+def test_the_loaded_coordinates_choose_the_branch(joints, qpos):
+    """Two sets of three angles give one rotation, (θ₁ + π, π − θ₂, θ₃ + π): the pose alone cannot tell
+    them apart. The one read is the one nearer the coordinates as loaded, so a body loaded at MuJoCo's
+    qpos reads it back (to 1e-12) however far its middle hinge is turned, and whether or not the
+    roots tie (first and third axes parallel: proper Euler angles); each angle in (−π, π] about its
+    value as loaded. Then 0.2 s of free swing keeps them MuJoCo's (1e-8)."""
+    model, data = mujoco_body(joints, qpos)
+    sim = our_body(model, data)
+    names = [model.joint(j).name for j in range(model.njnt)]
+    q = sim.joint_coordinates()
+    np.testing.assert_allclose([q[n] for n in names], qpos, rtol=0, atol=1e-12)
+    model.opt.timestep, model.opt.integrator = 2.5e-4, mujoco.mjtIntegrator.mjINT_RK4
+    for _ in range(200):
+        sim.step(1)
+        mujoco.mj_step(model, data, nstep=4)
+    q = sim.joint_coordinates()
+    np.testing.assert_allclose([q[n] for n in names], data.qpos, rtol=0, atol=1e-8)
+
+
+def test_a_six_axis_snapshot_file_reads_back(tmp_path):
+    """A six-axis scene's snapshot written to bytes (a file, a recording's keyframe) and read back:
+    its axes' arrays are in the file's layout, and the run goes on bit for bit."""
+    from physics.pipeline.snapshot import Snapshot
+    model, data = mujoco_body(BODIES["two hinges (a shoulder)"], [0.4, -0.3])
+    sim = our_body(model, data)
+    sim.step(20)
+    snapshot = Snapshot.from_bytes(sim.snapshot().to_bytes())
+    other = our_body(model, data)
+    other.restore(snapshot)
+    sim.step(30)
+    other.step(30)
+    assert sim.state_hash() == other.state_hash()
+
+
+@pytest.mark.parametrize("key, value, reason", [
+    ("solver.joints.axis_count", lambda a: a + 4, "0 .. 3"),
+    ("solver.joints.member", lambda a: np.where(a >= 0, a + 5, a), "an axis of its six-axis joint"),
+    ("solver.joints.axes", lambda a: np.where(a != 0, np.inf, a), "finite values"),
+    ("solver.joints.kind", lambda a: np.zeros_like(a), "the scene's kinds"),
+])
+def test_a_snapshot_with_impossible_axes_is_refused(key, value, reason):
+    """The compiled kernels index with a six-axis joint's counts and members and divide by its axes'
+    norms: a snapshot whose arrays would send them out of bounds or to inf is refused, naming the
+    array, before anything changes."""
+    import dataclasses
+    model, data = mujoco_body(BODIES["three hinges (a hip)"], [0.2, 0.1, -0.3])
+    sim = our_body(model, data)
+    sim.step(5)
+    snapshot = sim.snapshot()
+    arrays = dict(snapshot.arrays)
+    arrays[key] = value(arrays[key])
+    before = sim.state_hash()
+    with pytest.raises(ValueError, match=reason) as refused:
+        sim.restore(dataclasses.replace(snapshot, arrays=arrays))
+    assert key in str(refused.value) and sim.state_hash() == before
+
+
+def test_collide_connected_holds_for_every_axis():
+    """`collide_connected = true` on a six_axis joint reaches the joint of each of its axes (they join
+    the same two nodes), so the two nodes' shapes collide."""
+    document = {"title": "c", "node": [{"name": "a", "motion": "dynamic", "mass": 1.0, "inertia": [1, 1, 1]},
+                                       {"name": "b", "motion": "dynamic", "mass": 1.0, "inertia": [1, 1, 1]}],
+                "joint": [{"type": "six_axis", "a": "a", "b": "b", "anchor": [0, 0, 0], "collide_connected": True,
+                           "axes": [{"type": "hinge", "axis": [1, 0, 0]}, {"type": "hinge", "axis": [0, 1, 0]}]}]}
+    scene = scene_from_dict(document, HERE / "c.toml")
+    assert [spec.get("collide_connected") for spec in scene.joints] == [True] * 3

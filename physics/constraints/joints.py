@@ -44,9 +44,12 @@ Euler Angles", 2003): with three,
 
     A cos θ₂ + B sin θ₂ = k₁ᵀ M k₃ − (k₁·k₂)(k₂·k₃),   A = k₁·k₃ − (k₁·k₂)(k₂·k₃),  B = k₁ · (k₂ × k₃)
 
-(the root nearer 0), then θ₁ the angle about k₁ from Rot(k₂, θ₂) k₃ to M k₃ and −θ₃ the angle about k₃
-from Rot(k₂, −θ₂) k₁ to Mᵀ k₁; with two, θ₁ from k₂ to M k₂ about k₁ and −θ₂ from k₁ to Mᵀ k₁ about
-k₂; with one, the angle of M about k₁. Its row: the coordinate's rate q̇_i = w_i · (v or ω), w_i row i
+(of its two roots, one rotation with (θ₁ + π, θ₃ + π), the one nearer θ₂ as loaded: the pose alone
+cannot tell them apart, MuJoCo's qpos can; so the coordinates are MuJoCo's while the middle hinge
+stays within the gimbal locks about its loaded angle, π/2 for orthogonal axes), then θ₁ the angle
+about k₁ from Rot(k₂, θ₂) k₃ to M k₃ and −θ₃ the angle about k₃ from Rot(k₂, −θ₂) k₁ to Mᵀ k₁; with
+two, θ₁ from k₂ to M k₂ about k₁ and −θ₂ from k₁ to Mᵀ k₁ about k₂; with one, the angle of M about
+k₁. Each hinge's angle is read in (−π, π] about its value as loaded, as a hinge's. Its row: the coordinate's rate q̇_i = w_i · (v or ω), w_i row i
 of E⁻¹, E's columns the world axes e_i (the slides, with the lever r_a + d as a slider's; the hinges
 e₁ = R_a R_rest k₁, e₂ = R_a R_rest Rot(k₁, θ₁) k₂, e₃ = R_b k₃, completed by the locked
 directions).
@@ -109,6 +112,7 @@ class JointModel(NamedTuple):
     # A six-axis joint's axes ("Six-axis joints" above), on the SIX_AXIS joint and on each of its AXIS joints
     axes: np.ndarray            # (J, 6, 3) its slides' directions in a's frame, then its hinges' axes k_i
     axis_offset: np.ndarray     # (J, 6) each axis's coordinate where the chart is at its zero (MuJoCo's ref)
+    axis_load: np.ndarray       # (J, 6) each axis's coordinate as loaded (the branch of its angle: `axes_state`)
     axis_count: np.ndarray      # (J, 2) int64 (slides, hinges), each 0..AXES_MAX
     member: np.ndarray          # (J,) int64 an AXIS joint's axis: 0 .. slides + hinges − 1 (−1 elsewhere)
 
@@ -155,6 +159,12 @@ def _unit(v):
     """v / |v|; the zero vector for a zero v (parallel axes: a state no load accepts)."""
     n = np.sqrt(dot(v, v))
     return (v[0] / n, v[1] / n, v[2] / n) if n > 0.0 else (0.0, 0.0, 0.0)
+
+
+@kernel(inline=True)
+def _wrapped(angle):
+    """angle in (−π, π]."""
+    return np.arctan2(np.sin(angle), np.cos(angle))
 
 
 @kernel(inline=True)
@@ -213,7 +223,10 @@ def axes_state(model, j, R_a, R_b, d, q, rate, axis):
         spread = np.arccos(min(1.0, max(-1.0, cosine)))
         first, second = np.arctan2(np.sin(phi + spread), np.cos(phi + spread)), \
             np.arctan2(np.sin(phi - spread), np.cos(phi - spread))
-        theta[1] = first if abs(first) <= abs(second) else second
+        # the two roots are one rotation (θ₁ + π, π − θ₂, θ₃ + π): the one nearer the load's is read,
+        # as MuJoCo's qpos would have it, within π/2 of it for orthogonal axes (the gimbal locks)
+        middle = model.axis_load[j, ns + 1] - model.axis_offset[j, ns + 1]
+        theta[1] = first if abs(_wrapped(first - middle)) <= abs(_wrapped(second - middle)) else second
         theta[0] = angle_about(k[0], rotate_about(k[1], theta[1], k[2]), matvec(M, k[2]))
         theta[2] = -angle_about(k[2], rotate_about(k[1], -theta[1], k[0]), matvec_t(M, k[0]))
     e = [matvec(Z, k[0]), matvec(Z, rotate_about(k[0], theta[0], k[1])), matvec(R_b, k[2])]
@@ -223,8 +236,9 @@ def axes_state(model, j, R_a, R_b, d, q, rate, axis):
     elif nh == 2:
         e[2] = _unit(cross3(e[0], e[1]))
     dual = _dual_rows(e[0], e[1], e[2])
-    for i in range(nh):
-        q[ns + i] = model.axis_offset[j, ns + i] + theta[i]
+    for i in range(nh):     # each angle in (−π, π] about its load's value, as a hinge's
+        load = model.axis_load[j, ns + i]
+        q[ns + i] = load + _wrapped(model.axis_offset[j, ns + i] + theta[i] - load)
         for c in range(3):
             rate[ns + i, c], axis[ns + i, c] = dual[i][c], e[i][c]
 
@@ -413,13 +427,14 @@ class Joints:
     # six-axis joints (module docstring), all optional: `Joints.set_axes`
     axes: np.ndarray = None             # (J, 6, 3) the slides' directions in a's frame, then the hinges' k_i (0)
     axis_offset: np.ndarray = None      # (J, 6) each axis's coordinate at the chart's zero (0)
+    axis_load: np.ndarray = None        # (J, 6) each axis's coordinate as loaded (0)
     axis_count: np.ndarray = None       # (J, 2) int64 (slides, hinges) (0)
     member: np.ndarray = None           # (J,) int64 an AXIS joint's axis in its six-axis joint (−1)
 
     DRIVE_FIELDS = ("coordinate", "stiffness", "spring_reference", "damping", "armature", "actuated", "gear", "gain", "bias",
                     "force_lower", "force_upper")
-    AXES_FIELDS = ("axes", "axis_offset", "axis_count", "member")
-    _SHAPES = {"bias": (3,), "axes": (6, 3), "axis_offset": (6,), "axis_count": (2,)}
+    AXES_FIELDS = ("axes", "axis_offset", "axis_load", "axis_count", "member")
+    _SHAPES = {"bias": (3,), "axes": (6, 3), "axis_offset": (6,), "axis_load": (6,), "axis_count": (2,)}
 
     def __post_init__(self):
         J = len(self.kind)
@@ -489,7 +504,8 @@ class Joints:
                                c((self.stiffness > 0) | (self.damping > 0) | (self.armature > 0), bool),
                                np.zeros(len(self)), np.zeros(len(self), bool), np.zeros((len(self), 3)),
                                np.repeat(np.eye(3)[None], len(self), axis=0), np.zeros((len(self), 6)),
-                               c(self.axes), c(self.axis_offset), c(self.axis_count, np.int64), c(self.member, np.int64))
+                               c(self.axes), c(self.axis_offset), c(self.axis_load), c(self.axis_count, np.int64),
+                               c(self.member, np.int64))
             self.__dict__["_model"] = model     # not a field: snapshots and `fields(Joints)` leave it out
         return model if limit_slack is None else model._replace(limit_slack=np.ascontiguousarray(limit_slack, float))
 
@@ -533,6 +549,7 @@ class Joints:
             self.rest[j] = rest
             self.axes[j] = axes
             self.axis_offset[j, :len(types)] = offsets
+            self.axis_load[j, :len(types)] = coordinates
             self.axis_count[j] = len(slides), len(hinges)
         self.kind[joint] = SIX_AXIS
         for m, j in enumerate(members):

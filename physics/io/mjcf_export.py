@@ -152,11 +152,13 @@ def plan(scene):
         return WORLD if node < 0 else owner[node]
 
     body_parent, joint = {}, {}
+    number = 0      # the [[joint]] table's (a six_axis joint's axes are entries of its own table)
     for k, spec in enumerate(scene.joints):
         kind, b = spec["type"], spec["b"]
         if "group" in spec:     # an axis of a six_axis joint: written with it
             continue
-        label = f"[[joint]] #{k + 1} ({kind}, b = {names[b]!r})"
+        number += 1
+        label = f"[[joint]] #{number} ({kind}, b = {names[b]!r})"
         if kind in ("distance", "rope"):
             left_out.append(f"{label}: MJCF has no {kind} joint between two bodies (only soft equality "
                             "constraints and tendons)")

@@ -40,8 +40,8 @@ SHAPES = {  # type -> required parameters (all in the node's own units, before i
 }
 HULL_KEYS = ("vertices", "file", "scale")
 HULL_POINTS_MAX = 100_000   # points given inline to one hull (a mesh file has MESH_FACES_MAX)
-QUATERNION_TOLERANCE = 1e-3
-AXES_INDEPENDENT = 1e-3  # a six_axis joint's slides (and hinges) span their directions' space: smallest singular value  # |q| may differ from 1 by this much (rounded decimals in files)
+QUATERNION_TOLERANCE = 1e-3  # |q| may differ from 1 by this much (rounded decimals in files)
+AXES_INDEPENDENT = 1e-3  # a six_axis joint's slides (and hinges) span their directions' space: smallest singular value
 
 NODE_KEYS = (
     "name", "parent", "motion", "translation", "rotation", "scale", "velocity", "angular_velocity",
@@ -670,6 +670,7 @@ class _Loader:
             if kind == "slider" and out and out[-1]["type"] == "hinge":
                 raise self.error(where, "type", kind, "the slides come first, then the hinges (MuJoCo's order)")
             axis = {"kind": AXIS_KIND, "type": kind, "a": spec["a"], "b": spec["b"],
+                    **({"collide_connected": True} if spec.get("collide_connected") else {}),
                     "anchor": spec["anchor"], "anchor_b": None, "length": None, "motor_speed": None, "motor_force": None,
                     "axis": self.direction(where, "axis", item.get("axis", [0.0, 0.0, 1.0]))}
             for key in ("lower", "upper"):

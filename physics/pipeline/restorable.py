@@ -276,6 +276,10 @@ class Restorable:
                 refuse("solver.joints.kind", kind[kind != scene_kinds][:3], f"the scene's kinds {scene_kinds.tolist()[:8]}")
             if "solver.joints.axis_count" in arrays:    # a six-axis joint's axes (compiled loops index with them)
                 count, member = arrays["solver.joints.axis_count"], arrays["solver.joints.member"]
+                for name in ("axes", "axis_offset", "axis_load"):
+                    values = arrays[f"solver.joints.{name}"]
+                    if not np.isfinite(values).all():
+                        refuse(f"solver.joints.{name}", values[~np.isfinite(values)][:3], "finite values")
                 if np.any((count < 0) | (count > AXES_MAX)):
                     refuse("solver.joints.axis_count", count[(count < 0) | (count > AXES_MAX)][:3], f"0 .. {AXES_MAX}")
                 axis = kind == AXIS

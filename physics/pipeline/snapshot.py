@@ -101,6 +101,10 @@ _LAYOUT = {
                                                     "gain", "force_lower", "force_upper")},
     "solver.control": (_F, ("J",)),
     "solver.joints.actuated": (_I, ("J",)), "solver.joints.bias": (_F, ("J", 3)),
+    # a six-axis joint's axes (physics.constraints.joints): written only where a scene has one
+    "solver.joints.axes": (_F, ("J", 6, 3)), "solver.joints.axis_offset": (_F, ("J", 6)),
+    "solver.joints.axis_count": (_I, ("J", 2)), "solver.joints.member": (_I, ("J",)),
+    "solver.joints.axis_load": (_F, ("J", 6)),
     # the actuators on nodes (physics.dynamics.driving): written only where a scene has one
     "drive.control": (_F, ("A",)), "drive.coordinate": (_F, ("A",)),
 }
