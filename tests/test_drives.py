@@ -50,6 +50,27 @@ def angle(sim):
     return math.atan2(R[1, 0], R[0, 0])
 
 
+@pytest.mark.parametrize("integrator", ["semi-implicit-euler", "lie-midpoint"])
+@pytest.mark.parametrize("torque", [0.3, 0.5, 2.0])
+def test_dry_friction_holds_below_its_torque_and_slips_above_it(integrator, torque):
+    """A joint's `friction` (MuJoCo's frictionloss, URDF's <dynamics friction>) of 0.5 N m on the bar,
+    turned by a constant applied torque about the axis: below 0.5 N m the bar stays at rest (|ω| <
+    1e-12: the row's bound is not reached), at 0.5 it is on the edge of slipping and stays, above it
+    spins up at the Coulomb rate (τ − 0.5) / I exactly, the friction's full torque opposing (ω after
+    1 s within 1e-9 of 15 rad/s: a constant torque, which these integrators hold exactly in the
+    velocity). An actuator and a friction on one joint are refused: they take the same row."""
+    doc = {"title": "bar", "world": {"gravity": [0, 0, 0], "integrator": integrator, "dt": 0.001},
+           "node": [{"name": "bar", "motion": "dynamic", "mass": 1.0, "inertia": [I_Z, I_Z, I_Z],
+                     "applied_torque": [0.0, 0.0, torque]}],
+           "joint": [{"type": "hinge", "b": "bar", "anchor": [0, 0, 0], "axis": [0, 0, 1], "name": "hinge",
+                      "friction": 0.5}]}
+    sim = physics.Simulation(scene_from_dict(doc, "bar.toml"))
+    sim.step(1000)
+    expected = max(torque - 0.5, 0.0) / I_Z * 1.0
+    assert abs(spin(sim) - expected) < (1e-9 if expected else 1e-12)
+    doc["actuator"] = [{"name": "push", "joint": "hinge", "type": "motor"}]
+    with pytest.raises(SceneError, match="driven already"):
+        scene_from_dict(doc, "bar.toml")
 @pytest.mark.parametrize("integrator", ["semi-implicit-euler", "lie-midpoint", "rk4"])
 def test_a_spring_swings_about_its_rest_angle_with_the_analytic_period(integrator):
     """K = 10 N m/rad on I = 0.1 kg m²: ω₀ = 10 rad/s, period 0.2π s, from rest at 0 about 0.3 rad.
@@ -388,3 +409,28 @@ def test_compare_and_sweep_take_the_same_controls(tmp_path):
     assert result.returncode == 0, result.stderr
     result = run("--control", "wrist=1")
     assert result.returncode == 2 and "unknown actuator 'wrist'" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_friction_loss_is_imported_and_written_back(tmp_path):
+    """MJCF `frictionloss` (with its `<default>`) and URDF `<dynamics friction>` become the joint's
+    `friction`; on an actuated joint it would take the actuator's row, so it is named in the model's
+    warning and left out; `to_mjcf` writes it back as MuJoCo's `frictionloss`."""
+    path = tmp_path / "arm.xml"
+    path.write_text("""<mujoco><default><joint frictionloss="0.2"/></default><worldbody>
+      <body name="upper"><joint name="shoulder" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
+        <body name="lower" pos="0 0 -0.5"><joint name="elbow" axis="0 1 0" frictionloss="0.7"/>
+          <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.04"/></body></body></worldbody>
+      <actuator><motor joint="shoulder" gear="10"/></actuator></mujoco>""")
+    with pytest.warns(ModelWarning, match="friction loss on an actuated joint"):
+        scene = physics.load_mjcf(path)
+    friction = {spec["name"]: spec.get("friction") for spec in scene.joints}
+    assert friction == {"shoulder": None, "elbow": 0.7}
+    model = mujoco.MjModel.from_xml_string(physics.to_mjcf(scene))
+    assert model.dof_frictionloss.tolist() == [0.0, 0.7]
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text("""<robot name="arm"><link name="base"/><link name="arm"><inertial><mass value="1"/>
+      <inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+      <limit lower="-1" upper="1" effort="1" velocity="1"/><dynamics damping="0.1" friction="0.3"/></joint></robot>""")
+    spec, = physics.load_urdf(urdf).joints
+    assert (spec["damping"], spec["friction"]) == (0.1, 0.3)

@@ -526,7 +526,7 @@ class SceneSolver:
         # inequality or velocity target in it, and composing it (backward sub-steps too) is sound.
         self.joints_equalities = all(
             spec["kind"] != ROPE and spec.get("lower") is None and spec.get("upper") is None
-            and not spec.get("motor_force") and not spec.get("stiffness") and not spec.get("damping")
+            and not spec.get("motor_force") and not spec.get("friction") and not spec.get("stiffness") and not spec.get("damping")
             and not spec.get("armature")
             and "actuator" not in spec for spec in self.joint_specs)
         self.joints_armature = any(spec.get("armature") for spec in self.joint_specs)   # (`physics.pipeline.stages.step_context`)
@@ -601,7 +601,9 @@ class SceneSolver:
         lengths = np.array([s["length"] if s.get("length") is not None else np.linalg.norm(np.subtract(b, a)) for s, a, b in zip(specs, anchor, anchor_b)])
         joints = Joints.from_world([s["kind"] for s in specs], body, anchor, get("axis", [0.0, 0.0, 1.0]), centre,
                                    rotation, anchor_b, lengths, get("lower", -np.inf), get("upper", np.inf),
-                                   get("motor_speed", 0.0), get("motor_force", 0.0))
+                                   get("motor_speed", 0.0),
+                                   # dry friction (MuJoCo's frictionloss) is the drive slot's motor at speed 0
+                                   [s.get("motor_force") or s.get("friction") or 0.0 for s in specs])
         for name in ("coordinate", "stiffness", "spring_reference", "damping", "armature"):
             getattr(joints, name)[:] = get(name, 0.0)
         for j, spec in enumerate(specs):

@@ -102,6 +102,7 @@ class Joint:
     stiffness: float = 0.0      # N m/rad or N/m, towards `springref`
     springref: float = 0.0      # the coordinate at which the spring is at rest
     armature: float = 0.0       # kg m² or kg: inertia on the coordinate (a rotor through its gear)
+    friction: float = 0.0       # N m or N: dry friction on the coordinate (MJCF frictionloss, URDF <dynamics friction>)
 
 
 @dataclass
@@ -167,6 +168,8 @@ def axial_terms(joint, value):
         terms["damping"] = float(joint.damping)
     if joint.armature:
         terms["armature"] = float(joint.armature)
+    if joint.friction:
+        terms["friction"] = float(joint.friction)
     if joint.stiffness:
         terms["stiffness"], terms["spring_reference"] = float(joint.stiffness), float(joint.springref)
     return terms

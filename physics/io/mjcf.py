@@ -17,13 +17,14 @@ hull (physics.model.hull).
 
 Joint coordinates are MuJoCo's qpos: a hinge turns the body by q − ref about its anchor and axis,
 a slide moves it by q − ref; several joints of one body act in file order (`mj_kinematics`). A
-hinge's or slide's `damping`, `stiffness`, `springref` and `armature` become the scene joint's, and the scene
+hinge's or slide's `damping`, `stiffness`, `springref`, `armature` and `frictionloss` become the scene joint's
+(`friction`: the drive slot's, so an actuated joint's friction loss is named and left out), and the scene
 joint keeps MuJoCo's coordinate (`coordinate` = the qpos it loads at, limits as written).
 `<actuator>`: `<motor>`, `<position>`, `<velocity>` and `<general>` with a fixed gain and an affine
 bias, on a hinge or slide, become [[actuator]] tables (gear's first entry, ctrlrange and forcerange
 where limited), with their `<default>`s.
 Other actuators, tendons, equality constraints, sensors, sites, cameras, lights, contact pairs and
-excludes, joint friction loss, fluid forces, and defaults of other elements are named
+excludes, fluid forces, and defaults of other elements are named
 in one warning and skipped.
 """
 import math
@@ -44,7 +45,7 @@ SKIPPED_SECTIONS = ("tendon", "equality", "sensor", "contact", "include", "exten
 ACTUATOR_TAGS = ("motor", "position", "velocity", "general")   # read; any other actuator is named as skipped
 SHARED_ACTUATOR_ATTRIBUTES = ("ctrlrange", "ctrllimited", "forcerange", "forcelimited", "gear")
 SKIPPED_IN_BODY = ("site", "camera", "light", "composite", "flexcomp", "plugin", "attach", "frame", "replicate")
-JOINT_EXTRAS = ("frictionloss", "springdamper")   # read: damping, stiffness, springref, armature
+JOINT_EXTRAS = ("springdamper",)   # read: damping, stiffness, springref, armature, frictionloss
 DEPTH_MAX = 256    # bodies nested deeper are refused (each level is a node and a parent lookup)
 # <default> classes: each copies its parent's attributes and adds its own, so classes nested or
 # side by side under a class of many attributes multiply them (a 612 kB file can make 2 GB of tables);
@@ -128,6 +129,11 @@ class _Reader:
                 count = len(self.actuators)
                 self.actuator(element)
                 actuator_order.append(self.actuators[-1]["name"] if len(self.actuators) > count else None)
+        for table in self.actuators:    # an actuated joint's drive is its actuator: its friction loss is left out
+            joint = self.joint_objects[table["joint"]]
+            if joint.friction:
+                joint.friction = 0.0
+                self.skipped.append("friction loss on an actuated joint")
         self.keyframes = [self.keyframe(key, n, actuator_order)
                           for n, key in enumerate(key for section in root.findall("keyframe") for key in section.findall("key"))]
         if self.total_mass is not None:
@@ -306,14 +312,15 @@ class _Reader:
         self.joint_objects[name] = joint
         if kind == "free":
             return joint
-        for key in ("damping", "stiffness", "armature"):
+        for key, field in (("damping", "damping"), ("stiffness", "stiffness"), ("armature", "armature"),
+                           ("frictionloss", "friction")):
             value = float(self.numbers(label, key, attrs.get(key), 1, [0.0])[0])
             if value < 0:
                 raise self.error(label, key, attrs[key], "expected a value >= 0")
             if value and kind == "ball":
                 self.skipped.append(f"ball joint {key}")
             elif value:
-                setattr(joint, key, value)
+                setattr(joint, field, value)
         springref = float(self.numbers(label, "springref", attrs.get("springref"), 1, [0.0])[0])
         joint.springref = self.angle(springref) if kind == "hinge" else springref
         joint.anchor = self.numbers(label, "pos", attrs.get("pos"), 3, [0, 0, 0])

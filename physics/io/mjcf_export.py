@@ -219,7 +219,7 @@ def _axial(p, i, spec, name, kind, anchor, actuators):
         upper = spec["upper"] if spec.get("upper") is not None else 1e10
         attributes["range"] = _text([lower, upper])
     for key, attribute in (("coordinate", "ref"), ("damping", "damping"), ("stiffness", "stiffness"),
-                           ("spring_reference", "springref"), ("armature", "armature")):
+                           ("spring_reference", "springref"), ("armature", "armature"), ("friction", "frictionloss")):
         if spec.get(key):
             attributes[attribute] = repr(float(spec[key]))
     if "actuator" in spec:

@@ -51,13 +51,14 @@ NODE_KEYS = (
 MESH_KEYS = ("file", "scale")
 JOINT_TYPES = ("ball", "hinge", "slider", "fixed", "distance", "rope", "six_axis")
 JOINT_KEYS = ("type", "a", "b", "anchor", "anchor_b", "axis", "length", "lower", "upper", "motor_speed", "motor_force",
-              "collide_connected", "name", "coordinate", "stiffness", "spring_reference", "damping", "armature", "axes")
+              "collide_connected", "name", "coordinate", "stiffness", "spring_reference", "damping", "armature", "axes",
+              "friction")
 # One axis of a six_axis joint (`axes`, slides first): a joint of its own, named, with a hinge's or a slider's keys
 AXIS_KEYS = ("type", "axis", "name", "lower", "upper", "coordinate", "ref", "stiffness", "spring_reference", "damping",
-             "armature")
+             "armature", "friction")
 AXIS_KIND = 7       # physics.constraints.joints.AXIS: the joint of one axis of a six_axis joint
 _AXIAL = ("axis", "lower", "upper", "motor_speed", "motor_force", "coordinate", "stiffness", "spring_reference", "damping",
-          "armature")
+          "armature", "friction")
 ACTUATOR_TYPES = ("motor", "position", "velocity", "general")
 ACTUATOR_KEYS = ("name", "joint", "type", "gear", "kp", "kv", "gain", "bias", "ctrl_range", "force_range")
 # An actuator on a node (physics.dynamics.driving): a kinematic node's velocity or position along an axis of
@@ -647,9 +648,11 @@ class _Loader:
         for key, low, high in (("coordinate", -limits.LENGTH_MAX, limits.LENGTH_MAX),
                                ("spring_reference", -limits.LENGTH_MAX, limits.LENGTH_MAX),
                                ("stiffness", 0.0, limits.FORCE_MAX), ("damping", 0.0, limits.FORCE_MAX),
-                               ("armature", 0.0, limits.FORCE_MAX)):
+                               ("armature", 0.0, limits.FORCE_MAX), ("friction", 0.0, limits.FORCE_MAX)):
             if key in raw:
                 spec[key] = self.number(label, key, raw[key], low, high)
+        if spec.get("friction") and spec.get("motor_force"):
+            raise self.error(label, "friction", spec["friction"], "a joint's drive is its motor or its friction, not both")
         if kind == "six_axis":
             spec["axis_specs"] = self.axes(label, raw.get("axes", []), spec)
         return spec
@@ -683,7 +686,7 @@ class _Loader:
                                    ("ref", -limits.LENGTH_MAX, limits.LENGTH_MAX),
                                    ("spring_reference", -limits.LENGTH_MAX, limits.LENGTH_MAX),
                                    ("stiffness", 0.0, limits.FORCE_MAX), ("damping", 0.0, limits.FORCE_MAX),
-                                   ("armature", 0.0, limits.FORCE_MAX)):
+                                   ("armature", 0.0, limits.FORCE_MAX), ("friction", 0.0, limits.FORCE_MAX)):
                 if key in item:
                     axis[key] = self.number(where, key, item[key], low, high)
             out.append(axis)
@@ -718,8 +721,9 @@ class _Loader:
         spec = joints[joint]
         if spec["type"] not in ("hinge", "slider"):
             raise self.error(label, "joint", joint, f"an actuator drives a hinge or a slider, not a {spec['type']}")
-        if spec.get("motor_force") or "actuator" in spec:
-            raise self.error(label, "joint", joint, "the joint is driven already (its motor_force or another actuator)")
+        if spec.get("motor_force") or spec.get("friction") or "actuator" in spec:
+            raise self.error(label, "joint", joint, "the joint is driven already (its motor_force, its friction or "
+                                                    "another actuator)")
         gear = self.number(label, "gear", raw.get("gear", 1.0), -limits.FORCE_MAX, limits.FORCE_MAX)
         if gear == 0.0:
             raise self.error(label, "gear", gear, "a gear of 0 transmits nothing")

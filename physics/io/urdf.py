@@ -259,9 +259,9 @@ class _Reader:
             child.joints.append(Joint(name, "free"))
             return
         if kind == "spherical":     # PyBullet's and MuJoCo's reading: a ball joint at the joint's origin
-            if dynamics is not None and float(self.numbers(label, "dynamics.damping", dynamics.get("damping"), 1,
-                                                           [0.0])[0]) != 0.0:
-                self.skipped.append("<dynamics damping> on spherical joints")
+            if dynamics is not None and any(float(self.numbers(label, f"dynamics.{key}", dynamics.get(key), 1, [0.0])[0])
+                                            for key in ("damping", "friction")):
+                self.skipped.append("<dynamics> on spherical joints")
             if element.find("limit") is not None:
                 self.skipped.append("<limit> on spherical joints")
             child.joints.append(Joint(name, "ball"))
@@ -272,12 +272,12 @@ class _Reader:
         if not norm > 1e-9:
             raise self.error(label, "axis.xyz", axis.tolist(), "a joint axis must not be zero")
         joint = Joint(name, "slide" if kind == "prismatic" else "hinge", axis=axis / norm)
-        if dynamics is not None:    # URDF's viscous damping is the joint's damper; its Coulomb friction is not modelled
-            joint.damping = float(self.numbers(label, "dynamics.damping", dynamics.get("damping"), 1, [0.0])[0])
-            if joint.damping < 0.0:
-                raise self.error(label, "dynamics.damping", joint.damping, "expected a damping >= 0")
-            if float(self.numbers(label, "dynamics.friction", dynamics.get("friction"), 1, [0.0])[0]) != 0.0:
-                self.skipped.append("joint <dynamics friction> (Coulomb friction on a joint)")
+        if dynamics is not None:    # URDF's viscous damping is the joint's damper, its Coulomb friction its friction
+            for key in ("damping", "friction"):
+                value = float(self.numbers(label, f"dynamics.{key}", dynamics.get(key), 1, [0.0])[0])
+                if value < 0.0:
+                    raise self.error(label, f"dynamics.{key}", value, f"expected a {key} >= 0")
+                setattr(joint, key, value)
         limit = element.find("limit")
         if kind != "continuous" and limit is not None:
             joint.lower = float(self.numbers(label, "limit.lower", limit.get("lower"), 1, [0.0])[0])
