@@ -7,7 +7,9 @@ Each is a soft velocity row: the generalized force τ = F₀ − K q − D q̇ t
 - an armature adds its inertia to the joint coordinate (a torque's spin-up, a pendulum's period);
 - a driven arm read from MJCF (a spring, dampers, a motor, a position and a velocity servo) converges
   to MuJoCo's RK4 on the same file at first order in the step, as a first-order force must;
-- controls are state: in snapshots, hashes, recordings and the runner's --control.
+- controls are state: in snapshots, hashes, recordings and the runner's --control;
+- dry friction holds below its torque and slips at the Coulomb rate above it (a velocity row
+  bounded by it: exact).
 """
 import math
 import re
