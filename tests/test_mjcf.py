@@ -160,6 +160,8 @@ BAD = {
     "unknown class": (GOOD.replace('class="thin" type="sphere"', 'class="thick" type="sphere"'), "<geom>", "no <default class=...>"),
     "missing size": (GOOD.replace('size="0.05"', ""), "<geom name='rod'>", "needs 2 sizes"),
     "missing mesh": (GOOD.replace('type="sphere"', 'type="mesh" mesh="hull"'), "<geom name='ball'>", "no <mesh> asset"),
+    "empty gear": (GOOD.replace("</worldbody>", '</worldbody><actuator><motor name="m" joint="pivot" gear=""/></actuator>'),
+                   "<motor name='m'>", "expected at least one number"),
     "missing mesh file": (GOOD.replace("<worldbody>", '<asset><mesh name="hull" file="nowhere.stl"/></asset><worldbody>')
                           .replace('type="sphere"', 'type="mesh" mesh="hull"'), "<geom name='ball'>", "mesh file not found"),
     "duplicate body": (GOOD.replace('name="hand"', 'name="arm"'), "<body name='arm'>", "duplicate"),

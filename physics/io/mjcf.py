@@ -416,7 +416,10 @@ class _Reader:
             self.skipped.append(f"actuators on {kind} joints")
             return
         table = {"name": name, "joint": joint, "type": element.tag if element.tag != "general" else "general"}
-        gear = float(self.numbers(label, "gear", attrs.get("gear"), None, [1.0])[0])
+        gears = self.numbers(label, "gear", attrs.get("gear"), None, [1.0])
+        if not gears.size:      # (MuJoCo's six numbers; its first is the joint's)
+            raise self.error(label, "gear", attrs.get("gear"), "expected at least one number")
+        gear = float(gears[0])
         if gear != 1.0:
             table["gear"] = gear
         number = lambda key, default: float(self.numbers(label, key, attrs.get(key), 1, [default])[0])
