@@ -483,6 +483,8 @@ class Panel:
             if "ctrl_range" in spec:
                 low, high = spec["ctrl_range"]
                 changed, new = imgui.slider_float(f"{name}##control", value, low, high, "%.3g")
+                # ImGui's slider is single precision: its end, float32(0.4), lies outside a [−0.4, 0.4] range
+                new = float(np.clip(new, low, high))
             else:
                 changed, new = imgui.drag_float(f"{name}##control", value, 0.01 * max(1.0, abs(value)), 0.0, 0.0, "%.3g")
             if changed and new != value:
@@ -553,6 +555,7 @@ class Panel:
             low = spec["lower"] if spec.get("lower") is not None else centre - span
             high = spec["upper"] if spec.get("upper") is not None else centre + span
             changed, new = imgui.slider_float(f"{name}##joint", q, low, high, "%.3f")
+            new = float(np.clip(new, low, high))      # (single precision: its ends lie past the limits)
             if changed and new != q:
                 if not v.session.paused and name in servos:
                     target = float(np.clip(new * servos[name]["gear"], *servos[name].get("ctrl_range", (-np.inf, np.inf))))

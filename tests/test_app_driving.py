@@ -81,6 +81,47 @@ def test_the_control_section_sets_an_actuator(window):
 
 
 @pytest.mark.display
+def test_a_control_slider_reaches_both_ends_of_its_range(window):
+    """The humanoid's hip motor (ctrl_range ±0.4): its slider dragged past either end sets the
+    control to exactly ±0.4. ImGui's slider is single precision, and float32(0.4) lies past the
+    range: the value the slider gives is clamped to it, never refused. A joint's slider, paused, poses
+    the knee at its lower limit the same way (to 1e-9: the pose's own round-off)."""
+    require_tool("xdotool", "xdotool")
+    w = window("humanoid")
+    frames(w, 5)
+    v = w.viewer
+    click_item(w, "right_hip_y##control")       # scrolled into view
+    frames(w, 2)
+    x0, y0, x1, y1 = v.panel.item_rects["right_hip_y##control"]
+    y = str(int((y0 + y1) / 2))
+    for past, expected in ((int(x1) + 40, 0.4), (int(x0) - 40, -0.4)):     # (the item's rect holds its label)
+        xdotool(w, "mousemove", "--window", str(w._window), str(int(x0) + 20), y)
+        xdotool(w, "mousedown", "1")
+        frames(w, 2)
+        xdotool(w, "mousemove", "--window", str(w._window), str(max(past, 0)), y)
+        frames(w, 2)
+        xdotool(w, "mouseup", "1")
+        frames(w, 3)
+        assert v.session.sim.controls["right_hip_y"] == expected, v.session.sim.controls
+    # the same for a joint's slider, whose ends are its limits (right_knee: −160° .. −2°): posed at the end
+    keys(w, "space")        # paused: a joint slider poses
+    frames(w, 2)
+    click_item(w, "right_knee##joint")
+    frames(w, 2)
+    x0, y0, x1, y1 = v.panel.item_rects["right_knee##joint"]
+    y = str(int((y0 + y1) / 2))
+    xdotool(w, "mousemove", "--window", str(w._window), str(int(x0) + 20), y)
+    xdotool(w, "mousedown", "1")
+    frames(w, 2)
+    xdotool(w, "mousemove", "--window", str(w._window), str(max(int(x0) - 40, 0)), y)
+    frames(w, 2)
+    xdotool(w, "mouseup", "1")
+    frames(w, 3)
+    lower = next(spec["lower"] for spec in v.session.sim.scene.joints if spec.get("name") == "right_knee")
+    assert abs(v.session.sim.joint_coordinates()["right_knee"] - lower) < 1e-9
+
+
+@pytest.mark.display
 def test_a_joint_slider_poses_the_iiwa(window):
     """Paused, a click at the left end of the iiwa's joint 2 slider (its limits ±2.09 rad) poses the
     arm there: the joint reads near its lower limit, the other joints keep their angles, the pose is
