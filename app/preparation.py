@@ -288,10 +288,13 @@ class Preparation:
         if self.compiling:
             if self.child is None:
                 return f"timing the first scene as Python before compiling, {self.elapsed:.0f} s"
+            # the kernels written so far, where any are: with most of them cached already (a source
+            # change of a few modules) the scene tasks alone say how far it is
             kernels = self._kernels()
-            done = f"{kernels} of about {KERNEL_FILES} kernels"
+            parts = [f"{kernels} of about {KERNEL_FILES} kernels"] if kernels or not self.total else []
             if self.total:
-                done += f" ({len(self.compiled)} of {self.total} scene tasks)"
+                parts.append(f"{len(self.compiled)} of {self.total} scene tasks")
+            done = parts[0] if len(parts) == 1 else f"{parts[0]} ({parts[1]})"
             left = self.estimate()
             left = "estimating the time left" if left is None else f"about {_duration(left)} left"
             return f"compiling the physics kernels on every core: {done}, {left}; {self.elapsed:.0f} s so far"

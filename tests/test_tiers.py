@@ -277,3 +277,24 @@ def test_a_preparation_closed_before_its_warm_up_starts_starts_none():
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["False", "True", "-1"], result.stdout
+
+
+def test_the_progress_line_names_the_kernels_only_when_some_were_written():
+    """A warm-up whose kernels were mostly cached already (a change to a few modules re-runs every
+    task and writes few files) says how many scene tasks are done, not "0 of about N kernels"
+    beside a bar at 50 %; once kernels are written, both counts."""
+    from types import SimpleNamespace
+
+    from app.preparation import Preparation
+    from physics.tools.warmup import KERNEL_FILES
+    preparation = Preparation(compile=False)
+    try:
+        preparation._compile, preparation.child = True, SimpleNamespace(poll=lambda: None)
+        preparation.total, preparation.compiled = 38, {f"task{k}" for k in range(19)}
+        line = preparation.status()
+        assert "19 of 38 scene tasks" in line and "kernels:" not in line and "0 of about" not in line
+        preparation._kernel_count = 40
+        assert f"40 of about {KERNEL_FILES} kernels (19 of 38 scene tasks)" in preparation.status()
+    finally:
+        preparation.child = None
+        preparation.close()
