@@ -85,13 +85,39 @@ def test_world_rows_compose_from_local_rows(tmp_path):
         np.testing.assert_allclose(d["velocity"][:, i], expected_v, atol=1e-12)
 
 
+def test_joint_coordinates_and_controls_are_in_the_output(tmp_path):
+    """A scene with named joints and actuators (the humanoid: six-axis hips, 17 motors) writes
+    each joint's coordinate and each actuator's control per row, in .npz and .csv: the same values,
+    bit for bit, as the same run stepped here reads (`joint_coordinates`, `controls`)."""
+    scene = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "humanoid.toml"
+    npz, table = tmp_path / "h.npz", tmp_path / "h.csv"
+    for out in (npz, table):
+        assert main(["run", str(scene), "--steps", "6", "--record-every", "3", "--control", "right_knee=0.2",
+                     "--out", str(out), "--quiet"]) == 0
+    sim = Simulation.from_file(scene)
+    sim.set_control("right_knee", 0.2)
+    sim.step(6)
+    data = np.load(npz)
+    coordinates, controls = sim.joint_coordinates(), sim.controls
+    assert list(data["joint_names"]) == list(coordinates) and list(data["control_names"]) == list(controls)
+    assert data["joint_coordinates"].shape == (3, len(coordinates)) and data["controls"].shape == (3, len(controls))
+    assert data["joint_coordinates"][-1].tolist() == list(coordinates.values())
+    assert data["controls"][-1].tolist() == list(controls.values())
+    with open(table, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    last = rows[-1]
+    assert all(float(last[f"joint_{name}"]) == q for name, q in coordinates.items())
+    assert float(last["control_right_knee"]) == 0.2 and float(last["control_left_knee"]) == 0.0
+
+
 def test_csv_output(tmp_path):
     out = tmp_path / "tank.csv"
     assert main(["run", str(TANK), "--steps", "4", "--record-every", "2", "--out", str(out), "--quiet"]) == 0
     with open(out, newline="") as handle:
         rows = list(csv.reader(handle))
-    assert rows[0] == csv_columns()
-    count = len(Simulation.from_file(TANK).names)
+    tank = Simulation.from_file(TANK)
+    assert rows[0] == csv_columns(control_names=list(tank.controls))      # its actuators' controls last
+    count = len(tank.names)
     assert len(rows) == 1 + 3 * count
     npz = tmp_path / "tank.npz"
     main(["run", str(TANK), "--steps", "4", "--record-every", "2", "--out", str(npz), "--quiet"])

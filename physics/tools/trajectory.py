@@ -5,7 +5,10 @@ one row every K steps. Per node, relative to the world and (prefix `local_`) rel
 in the parent frame: translation (T,B,3), rotation (T,B,3,3), scale (T,B), velocity, acceleration
 (of the origin, classical), angular_velocity, angular_acceleration (T,B,3). Per row: time (T,),
 kinetic_energy, potential_energy (T,), linear_momentum, angular_momentum (T,3) of all dynamic
-bodies (angular about the world origin). Constant: names (B,), parent (B,) with -1 = world.
+bodies (angular about the world origin); where the scene has them, joint_coordinates (T,Q) of its
+named hinges, sliders and six-axis axes (rad or m: MuJoCo's qpos for an imported model) and
+controls (T,A) of its actuators. Constant: names (B,), parent (B,) with -1 = world, joint_names
+(Q,), control_names (A,).
 """
 import csv
 import math
@@ -49,6 +52,13 @@ class Recording:
                 self.data[prefix + name] = np.zeros((rows, count) + shape)
         for name, shape in ROW_FIELDS.items():
             self.data[name] = np.zeros((rows,) + shape)
+        # the joints' coordinates and the actuators' controls, where the scene has any
+        self.joint_names = np.array(list(sim.joint_coordinates()), dtype=str)
+        self.control_names = np.array(list(sim.controls), dtype=str)
+        if len(self.joint_names):
+            self.data["joint_coordinates"] = np.zeros((rows, len(self.joint_names)))
+        if len(self.control_names):
+            self.data["controls"] = np.zeros((rows, len(self.control_names)))
         self.sim = sim
 
     def record(self):
@@ -62,12 +72,22 @@ class Recording:
         self.data["potential_energy"][row] = energy["potential"]
         self.data["linear_momentum"][row] = momentum["linear"]
         self.data["angular_momentum"][row] = momentum["angular"]
+        if len(self.joint_names):
+            coordinates = sim.joint_coordinates()
+            self.data["joint_coordinates"][row] = [coordinates[name] for name in self.joint_names]
+        if len(self.control_names):
+            controls = sim.controls
+            self.data["controls"][row] = [controls[name] for name in self.control_names]
         self.rows += 1
 
     def arrays(self):
         """Every output array, trimmed to the rows recorded so far."""
         out = {name: values[: self.rows] for name, values in self.data.items()}
         out["names"], out["parent"] = self.names, self.parent
+        if len(self.joint_names):
+            out["joint_names"] = self.joint_names
+        if len(self.control_names):
+            out["control_names"] = self.control_names
         return out
 
 
@@ -79,8 +99,9 @@ def recording_bytes(rows, count):
     return 8 * rows * (count * per_node + per_row)
 
 
-def csv_columns():
-    """The CSV header: one row per (time, node); per-row quantities repeat on each node's line."""
+def csv_columns(joint_names=(), control_names=()):
+    """The CSV header: one row per (time, node); per-row quantities repeat on each node's line, the
+    joints' coordinates (`joint_NAME`) and the actuators' controls (`control_NAME`) last."""
     columns = ["time", "node", "name", "parent"]
     axes = "xyz"
     for prefix in ("", "local_"):
@@ -93,7 +114,7 @@ def csv_columns():
                 columns += [f"{prefix}{name}_{i}{j}" for i in range(3) for j in range(3)]
     for name, shape in ROW_FIELDS.items():
         columns += [name] if shape == () else [f"{name}_{a}" for a in axes]
-    return columns
+    return columns + [f"joint_{name}" for name in joint_names] + [f"control_{name}" for name in control_names]
 
 
 def _write_csv(handle, arrays):
@@ -105,12 +126,12 @@ def _write_csv(handle, arrays):
         for name in NODE_FIELDS:
             node_blocks.append(arrays[prefix + name].reshape(rows, count, -1))
     row_blocks = [np.broadcast_to(arrays[name].reshape(rows, 1, -1), (rows, count, arrays[name].reshape(rows, 1, -1).shape[-1]))
-                  for name in ROW_FIELDS]
+                  for name in (*ROW_FIELDS, "joint_coordinates", "controls") if name in arrays]
     numbers = np.concatenate(blocks + node_blocks + row_blocks, axis=-1).reshape(rows * count, -1)
     names = np.tile(arrays["names"], rows)
     parents = np.tile(arrays["parent"], rows)
     writer = csv.writer(handle)
-    writer.writerow(csv_columns())
+    writer.writerow(csv_columns(arrays.get("joint_names", ()), arrays.get("control_names", ())))
     for line, name, parent in zip(numbers, names, parents):
         writer.writerow([repr(float(line[0])), int(line[1]), name, int(parent)] + [repr(float(x)) for x in line[2:]])
 
