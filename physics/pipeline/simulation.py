@@ -538,8 +538,9 @@ class Simulation:
         return named, q, point, axis
 
     def joint_coordinates(self):
-        """{joint name: q} of the named hinges and sliders now: rad or m, their `coordinate` at load
-        plus the angle or displacement since (physics.constraints.joints), as a Joint panel shows them."""
+        """{joint name: q} of the named hinges and sliders (and six-axis joints' axes) now: rad or m,
+        their `coordinate` at load plus the angle or displacement since (a six-axis joint's axis: its
+        Davenport angle or slide, physics.constraints.joints), as a Joint panel shows them."""
         named, q, _, _ = self._coordinates()
         return {name: float(q[j]) for name, j in named.items()}
 
