@@ -393,7 +393,7 @@ def test_gymnasium_multi_joint_bodies_track_mujoco_as_one_body(name, tmp_path):
     MuJoCo's. Passive, without contacts, limits or joint terms, hung by the root from a random pose
     (`gymnasium_passive`) for 1 s (ours lie-midpoint-4 at 1 ms, MuJoCo RK4 at 0.25 ms): every body
     within 1e-6 m of MuJoCo's (measured 1.2e-7 on the humanoid, 1.6e-8 at 0.5 ms: the integrators'
-    truncation; 3.9e-12 on the pusher; a body split in stages was 0.11 m off)."""
+    truncation; 3.9e-12 on the pusher)."""
     sim, model, data, pairs = gymnasium_passive(name, tmp_path)
     assert len(pairs) == model.nbody - 1
     # one body per MuJoCo body with joints (those without are welded to their parent): no stage bodies
