@@ -467,7 +467,7 @@ def _step(sim, steps, budget):
 # --- snapshots, recordings and command lines -----------------------------------------------------
 
 DRAW = {**MODEL_DRAW, "signal": draw_signal_case}    # the kinds drawn by their own modules
-BINARY_SCENES = ("car", "chain", "pile", "tank")   # contacts, joints, manifolds, kinematic nodes
+BINARY_SCENES = ("car", "chain", "humanoid", "pile", "tank")   # contacts, joints (six-axis too), manifolds, kinematic nodes
 KINDS = ("scene", "recording", "snapshot", "command", "archive", "defaults", "special", "signal")
 _SUFFIX = {"scene": ".toml", "recording": ".rec", "snapshot": ".snap", "command": ".rec", "signal": ".rec",
            "settings": ".json"}     # (settings: the app's file, fuzzed by app.settings_fuzz)
