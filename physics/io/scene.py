@@ -57,6 +57,9 @@ JOINT_KEYS = ("type", "a", "b", "anchor", "anchor_b", "axis", "length", "lower",
 AXIS_KEYS = ("type", "axis", "name", "lower", "upper", "coordinate", "ref", "stiffness", "spring_reference", "damping",
              "armature", "friction")
 AXIS_KIND = 7       # physics.constraints.joints.AXIS: the joint of one axis of a six_axis joint
+JOINT_TERMS = (("coordinate", -limits.LENGTH_MAX, limits.LENGTH_MAX),   # a hinge's or slider's (key, low, high)
+               ("spring_reference", -limits.LENGTH_MAX, limits.LENGTH_MAX), ("stiffness", 0.0, limits.FORCE_MAX),
+               ("damping", 0.0, limits.FORCE_MAX), ("armature", 0.0, limits.FORCE_MAX), ("friction", 0.0, limits.FORCE_MAX))
 _AXIAL = ("axis", "lower", "upper", "motor_speed", "motor_force", "coordinate", "stiffness", "spring_reference", "damping",
           "armature", "friction")
 ACTUATOR_TYPES = ("motor", "position", "velocity", "general")
@@ -645,17 +648,19 @@ class _Loader:
         # kept only where given, as collide_connected: a scene without them keeps its fingerprint
         if "name" in raw:
             spec["name"] = self.string(label, "name", raw["name"])
-        for key, low, high in (("coordinate", -limits.LENGTH_MAX, limits.LENGTH_MAX),
-                               ("spring_reference", -limits.LENGTH_MAX, limits.LENGTH_MAX),
-                               ("stiffness", 0.0, limits.FORCE_MAX), ("damping", 0.0, limits.FORCE_MAX),
-                               ("armature", 0.0, limits.FORCE_MAX), ("friction", 0.0, limits.FORCE_MAX)):
-            if key in raw:
-                spec[key] = self.number(label, key, raw[key], low, high)
+        self.joint_terms(label, raw, spec, JOINT_TERMS)
         if spec.get("friction") and spec.get("motor_force"):
             raise self.error(label, "friction", spec["friction"], "a joint's drive is its motor or its friction, not both")
         if kind == "six_axis":
             spec["axis_specs"] = self.axes(label, raw.get("axes", []), spec)
         return spec
+
+    def joint_terms(self, label, raw, out, terms):
+        """Each of `terms` ((key, low, high)) that `raw` gives, checked, into `out` (kept only where
+        given: a scene without them keeps its fingerprint)."""
+        for key, low, high in terms:
+            if key in raw:
+                out[key] = self.number(label, key, raw[key], low, high)
 
     def axes(self, label, raw, spec):
         """A six_axis joint's `axes` (docs/scene-format.md): up to three sliders, then up to three
@@ -682,13 +687,8 @@ class _Loader:
                 raise self.error(where, "lower", axis["lower"], f"lower limit above upper ({axis['upper']})")
             if "name" in item:
                 axis["name"] = self.string(where, "name", item["name"])
-            for key, low, high in (("coordinate", -limits.LENGTH_MAX, limits.LENGTH_MAX),
-                                   ("ref", -limits.LENGTH_MAX, limits.LENGTH_MAX),
-                                   ("spring_reference", -limits.LENGTH_MAX, limits.LENGTH_MAX),
-                                   ("stiffness", 0.0, limits.FORCE_MAX), ("damping", 0.0, limits.FORCE_MAX),
-                                   ("armature", 0.0, limits.FORCE_MAX), ("friction", 0.0, limits.FORCE_MAX)):
-                if key in item:
-                    axis[key] = self.number(where, key, item[key], low, high)
+            self.joint_terms(where, item, axis, JOINT_TERMS[:1] + (("ref", -limits.LENGTH_MAX, limits.LENGTH_MAX),)
+                             + JOINT_TERMS[1:])
             out.append(axis)
         for kind in ("slider", "hinge"):
             directions = np.array([axis["axis"] for axis in out if axis["type"] == kind]).reshape(-1, 3)
