@@ -23,7 +23,8 @@ symmetry, so RATTLE's position step J(q_k) M₀⁻¹ J₀ᵀ (not symmetric) and
 J M⁻¹ Jᵀ (symmetric positive definite) share this one kernel.
 
 A joint's block holds every slot the joint may take (`JointModel` kinds, a limit's slot where it
-has a limit; never the motor's, a velocity target the projections leave to the velocity solver).
+has a limit, the spring slot where an armature or a damper makes it a row of RATTLE's step; never
+the motor's, a velocity target the projections leave to the velocity solver).
 A slot not taken in one evaluation (a limit not reached) gets an identity row and column, so its
 multiplier is 0 and the structure never changes between Newton iterations.
 
@@ -37,7 +38,7 @@ from typing import NamedTuple
 import numpy as np
 
 from physics.core.compiled import kernel
-from physics.constraints.joints import ROWS_PER_JOINT, joint_geometry, joint_geometry_arrays
+from physics.constraints.joints import ROWS_PER_JOINT, SPRING, joint_geometry, joint_geometry_arrays
 
 REGULARIZATION = 1e-12     # relative, on the taken diagonal (redundant rows: a closed loop of joints)
 
@@ -65,7 +66,9 @@ def _possible_slots(joints):
     geometry = joint_geometry_arrays(len(joints))
     B = int(joints.body.max(initial=-1)) + 1
     joint_geometry(joints.model(), np.zeros((B, 3)), np.broadcast_to(np.eye(3), (B, 3, 3)).copy(), geometry)
-    return geometry.active & ~geometry.motor
+    possible = geometry.active & ~geometry.motor
+    possible[:, SPRING] |= joints.rotor_slots()     # an armature's or a damper's row (`physics.constraints.rattle`)
+    return possible
 
 
 def minimum_degree_order(neighbours):

@@ -101,7 +101,7 @@ class JointModel(NamedTuple):
     motor_force: np.ndarray     # (J,)
     coordinate: np.ndarray      # (J,) the coordinate's value as loaded
     driven: np.ndarray          # (J,) bool: the drive slot is active (a motor or an actuator)
-    sprung: np.ndarray          # (J,) bool: the spring slot is active (stiffness, damping or armature > 0)
+    sprung: np.ndarray          # (J,) bool: the spring slot is active (stiffness, damping, armature > 0 or an actuator)
     limit_slack: np.ndarray     # (J,) ≥ 0: how far past its limit the joint may stay this step (soft limits)
     # Side a on a moving frame (a kinematic node, or a node fixed to one: `Joints.set_frames`): the
     # anchor, axis and reference of side a are in that frame, whose world pose and motion are these
@@ -501,7 +501,8 @@ class Joints:
                                c(self.reference), c(self.rest), c(self.length), c(self.lower), c(self.upper),
                                c(self.motor_force), c(self.coordinate),
                                c((self.motor_force > 0) | (self.actuated != 0), bool),
-                               c((self.stiffness > 0) | (self.damping > 0) | (self.armature > 0), bool),
+                               c((self.stiffness > 0) | (self.damping > 0) | (self.armature > 0) | (self.actuated != 0),
+                                 bool),
                                np.zeros(len(self)), np.zeros(len(self), bool), np.zeros((len(self), 3)),
                                np.repeat(np.eye(3)[None], len(self), axis=0), np.zeros((len(self), 6)),
                                c(self.axes), c(self.axis_offset), c(self.axis_load), c(self.axis_count, np.int64),
@@ -641,14 +642,41 @@ class Joints:
             self.__dict__["_drives"] = drives
         return drives
 
+    def exact_actuators(self):
+        """(J,) bool: the actuated joints whose actuator force has no finite range, so that RATTLE's
+        step can take it as a generalized force (`terms`); a clamped one stays a soft row."""
+        return (self.actuated != 0) & ~(np.isfinite(self.force_lower) | np.isfinite(self.force_upper))
+
+    def terms(self, control=None):
+        """The generalized force on each joint's coordinate, τ = F₀ − K q − D q̇, and its armature A,
+        as RATTLE's step takes them (`physics.constraints.rattle`, "Joint terms"): the spring
+        (F₀ = K q_rest) plus an actuator without a force range at its `control` (J,) (0): F₀ += G (g
+        ctrl + b₀), K −= G² b₁, D −= G² b₂. Returns (termed (J,) bool, F₀, K, D, A (J,) each)."""
+        actuator = self.exact_actuators()
+        G = np.where(actuator, self.gear, 0.0)
+        ctrl = np.zeros(len(self)) if control is None else np.asarray(control, float)
+        force = self.stiffness * self.spring_reference + G * (self.gain * ctrl + self.bias[:, 0])
+        stiffness = self.stiffness - G * G * self.bias[:, 1]
+        damping = self.damping - G * G * self.bias[:, 2]
+        termed = (self.stiffness > 0) | (self.damping > 0) | (self.armature > 0) | actuator
+        return termed, force, stiffness, damping, self.armature.astype(float)
+
+    def rotor_slots(self):
+        """(J,) bool: the joints whose spring slot is a row of RATTLE's projections (an armature or a
+        damper: `physics.constraints.rattle`'s rotor row), so the joint graph gives it a place."""
+        termed, _, _, damping, armature = self.terms()
+        return termed & ((armature > 0) | (damping != 0))
+
     def rows(self, centre, rotation, h, beta, slop=0.0, softness=0.0, control=None, velocity=None, limit_slack=None,
-             geometry=None, frames_move=True):
+             geometry=None, frames_move=True, exact=None):
         """The active rows of every joint at the bodies' current poses, and their (J, slot) indices
         (to store the impulses back after the solve); `control` (J,) the actuators' inputs (0),
         `velocity` (B, 6) [v, ω] world the bodies' at the step's start (an armature resists its change),
         `limit_slack` (J,) the soft limits (`limit_slack`; none by default); `geometry` the
         `geometry` at these poses and slack when the caller has it already; `frames_move` False: a
-        moving frame's velocity is left out of the targets (a position step's rows). One compiled pass
+        moving frame's velocity is left out of the targets (a position step's rows); `exact` (J,) bool
+        the joints whose terms RATTLE's step takes (`terms`): their spring slot, and an exact
+        actuator's drive slot, are left to it (none by default). One compiled pass
         (`_joint_rows`: the targets of `physics.constraints.constraints`' docstring, the drive and
         spring slots of `_soft_terms`)."""
         J = len(self)
@@ -661,7 +689,8 @@ class Joints:
         arrays = _joint_rows(self.model(), drives, geometry, self.impulse,
                              np.zeros(J) if control is None else np.ascontiguousarray(control, float),
                              np.ascontiguousarray(velocity, float) if rate else _NO_VELOCITY, float(h), float(beta),
-                             float(slop), float(softness), bool(frames_move))
+                             float(slop), float(softness), bool(frames_move),
+                             _NO_EXACT if exact is None else np.ascontiguousarray(exact, np.bool_))
         return Rows(*arrays[:-1]), arrays[-1]
 
 
@@ -682,6 +711,7 @@ class JointDrives(NamedTuple):
 
 
 _NO_VELOCITY = np.zeros((0, 6))
+_NO_EXACT = np.zeros(0, np.bool_)
 _BIG = np.finfo(float).max
 
 
@@ -724,8 +754,34 @@ def _soft_terms(F0, K, D, q, h, low, high, A, rate):
     return target, softness, _finite_bound(lower, -np.inf), _finite_bound(upper, np.inf)
 
 
+@kernel(inline=True)
+def _emitted(drives, geometry, exact, j, s):
+    """Whether `_joint_rows` emits row (j, s): active, and not a spring slot with nothing on it (an
+    actuator's alone) or a slot whose terms RATTLE's step takes (`exact` (J,) or empty: none)."""
+    if not geometry.active[j, s]:
+        return False
+    taken = exact.shape[0] > 0 and exact[j]
+    if s == SPRING:     # (RATTLE's: the first kick of its force, a fixed impulse: `_exact_kick`)
+        return taken or drives.stiffness[j] > 0.0 or drives.damping[j] > 0.0 or drives.armature[j] > 0.0
+    if s == DRIVE and taken and drives.actuated[j]:     # an exact actuator's (`Joints.exact_actuators`)
+        return np.isfinite(drives.force_lower[j]) or np.isfinite(drives.force_upper[j])
+    return True
+
+
+@kernel(inline=True)
+def _exact_kick(drives, control, j, q, h):
+    """(h/2) τ(q₀), τ = F₀ − K q (`Joints.terms`): the first kick of the force RATTLE's step takes on
+    joint j (`physics.constraints.rattle`, "Joint terms"), the spring slot's fixed impulse."""
+    F0, K = drives.stiffness[j] * drives.spring_reference[j], drives.stiffness[j]
+    if drives.actuated[j] and not (np.isfinite(drives.force_lower[j]) or np.isfinite(drives.force_upper[j])):
+        G = drives.gear[j]
+        F0 += G * (drives.gain[j] * control[j] + drives.bias[j, 0])
+        K -= G * G * drives.bias[j, 1]
+    return 0.5 * h * (F0 - K * q)
+
+
 @kernel
-def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness, frames_move):
+def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness, frames_move, exact):
     """`Joints.rows` compiled: the active (joint, slot) rows in row-major order as the arrays of a
     `Rows` (body, jacobian, target, relax, lower, upper, softness, mu, impulse, block) and their
     slots j × ROWS_PER_JOINT + s. Targets (`physics.constraints.constraints`' docstring): an equality
@@ -739,7 +795,7 @@ def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, sl
     R = 0
     for j in range(J):
         for s in range(ROWS_PER_JOINT):
-            if geometry.active[j, s]:
+            if _emitted(drives, geometry, exact, j, s):
                 R += 1
     body = np.empty((R, 2), np.int64)
     jacobian = np.empty((R, 2, 6))
@@ -763,7 +819,7 @@ def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, sl
                         along += geometry.jacobian[j, SPRING, side, i] * velocity[b, i]
                 rate += along
         for s in range(ROWS_PER_JOINT):
-            if not geometry.active[j, s]:
+            if not _emitted(drives, geometry, exact, j, s):
                 continue
             C, inequality, motor = geometry.C[j, s], geometry.inequality[j, s], geometry.motor[j, s]
             if inequality:
@@ -787,6 +843,9 @@ def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, sl
                 t, so, lo, hi = _soft_terms(F0, -G * G * drives.bias[j, 1], -G * G * drives.bias[j, 2], q, ha,
                                             _nan_min(low, high), _nan_max(low, high), 0.0, 0.0)
                 r = t
+            elif s == SPRING and exact.shape[0] > 0 and exact[j]:
+                t = r = so = 0.0
+                lo = hi = _exact_kick(drives, control, j, q, h)
             elif s == SPRING:
                 K = drives.stiffness[j]
                 t, so, lo, hi = _soft_terms(K * drives.spring_reference[j], K, drives.damping[j], q, ha, -np.inf,

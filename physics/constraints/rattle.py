@@ -50,7 +50,8 @@ import numpy as np
 from physics.core.compiled import kernel
 
 from physics.constraints.joint_graph import JointGraph, assemble, factor_and_solve, structure
-from physics.constraints.joints import LIMIT, ROWS_PER_JOINT, JointGeometry, JointModel, joint_geometry, joint_geometry_arrays
+from physics.constraints.joints import AXIS, HINGE, LIMIT, ROWS_PER_JOINT, SPRING, JointGeometry, JointModel, joint_geometry, \
+    joint_geometry_arrays
 from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
     store33, sub, transpose
 
@@ -75,6 +76,24 @@ class JointBodies:
         return len(self.body)
 
 
+class JointTerms(NamedTuple):
+    """The joints' generalized forces τ = F₀ − K q − D q̇ and armatures A as RATTLE's step takes them
+    (module docstring, "Joint terms"), with the coordinates and rates they start the step from."""
+    exact: np.ndarray           # (J,) bool: the joint's terms are taken here (else none, or the velocity solve's)
+    force: np.ndarray           # (J,) F₀
+    stiffness: np.ndarray       # (J,) K
+    damping: np.ndarray         # (J,) D
+    armature: np.ndarray        # (J,) A
+    coordinate: np.ndarray      # (J,) q₀ at the start of the step
+    rate: np.ndarray            # (J,) q̇₀ = J₀ v₀ at the start of the step
+
+
+def no_terms(J):
+    """`JointTerms` of J joints with none taken."""
+    z = np.zeros(J)
+    return JointTerms(np.zeros(J, np.bool_), z, z, z, z, z, z)
+
+
 class RattleStart(NamedTuple):
     """What the position projection keeps from the start of the step (`start`)."""
     model: JointModel
@@ -86,16 +105,18 @@ class RattleStart(NamedTuple):
     jacobian: np.ndarray        # (J, ROWS_PER_JOINT, 2, 6) J₀: every (joint, slot) row at the start-of-step poses
     geometry: JointGeometry     # scratch: the rows at the pose being evaluated
     graph: JointGraph           # the joints' elimination structure
+    terms: JointTerms           # the joints' springs, dampers, armatures and exact actuators
 
 
-def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit_slack=None, jacobian=None):
+def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit_slack=None, jacobian=None, terms=None):
     """The start-of-step bundle: J₀ at these poses, M₀⁻¹, R₀ (copies); `limit_slack` (J,) the soft
     limits (`physics.constraints.joints.Joints.limit_slack`: a limit row's C shifted by it, 0 without);
-    `jacobian` J₀ if the caller has it (`Joints.geometry` at these poses: the slack moves C only)."""
+    `jacobian` J₀ if the caller has it (`Joints.geometry` at these poses: the slack moves C only);
+    `terms` the joints' `JointTerms` (none taken without)."""
     J0 = joints.geometry(centre, rotation).jacobian if jacobian is None else jacobian
     return RattleStart(joints.model(limit_slack), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
                        np.ascontiguousarray(inverse_inertia, float).copy(), np.ascontiguousarray(rotation, float).copy(),
-                       J0, joint_geometry_arrays(len(joints)), bodies.graph)
+                       J0, joint_geometry_arrays(len(joints)), bodies.graph, no_terms(len(joints)) if terms is None else terms)
 
 
 @kernel(inline=True)
@@ -147,6 +168,52 @@ def drift_derivative(inertia, y, h):
     return matmul(cay, _inverse33(_drift_jacobian(inertia, y, h)))
 
 
+@kernel(inline=True)
+def _travel(model, j, q, q0):
+    """q − q₀ of joint j's coordinate; an angle's in (−π, π] (a hinge turning past ±π)."""
+    d = q - q0
+    if model.kind[j] == HINGE or (model.kind[j] == AXIS and model.member[j] >= model.axis_count[j, 0]):
+        d = np.arctan2(np.sin(d), np.cos(d))
+    return d
+
+
+@kernel(inline=True)
+def _rotor_mass(terms, j, h):
+    """m = A + h D / 2: the rotor row's mass over the step; 0: joint j's spring slot is no row."""
+    if not terms.exact[j]:
+        return 0.0
+    return terms.armature[j] + 0.5 * h * terms.damping[j]
+
+
+@kernel
+def _rotor_rows(system, h, lam, taken):
+    """The rotor rows (module docstring, "Joint terms"): g = (q − q₀) − (A h q̇₀ − Λ)/m per joint with
+    an armature or a damper, Λ = `lam` (J,) its impulse × h so far, written into the geometry's C
+    and marked in `taken`; returns their count, largest |g| and Σ g²."""
+    geometry, terms, k, error, merit = system.geometry, system.terms, 0, 0.0, 0.0
+    for j in range(len(terms.exact)):
+        m = _rotor_mass(terms, j, h)
+        if m == 0.0:
+            continue
+        g = _travel(system.model, j, geometry.coordinate[j], terms.coordinate[j]) \
+            - (terms.armature[j] * h * terms.rate[j] - lam[j]) / m
+        geometry.C[j, SPRING] = g
+        taken[j, SPRING] = True
+        k += 1
+        error = max(error, abs(g))
+        merit += g * g
+    return k, error, merit
+
+
+@kernel(inline=True)
+def _add_diagonal(graph, storage, j, slot, value):
+    """Γ_rr += value at joint j's row of `slot` (its block holds it: `JointGraph.slots`)."""
+    m = graph.size[j]
+    for r in range(m):
+        if graph.slots[j, r] == slot:
+            storage[graph.diagonal[j] + r * m + r] += value
+
+
 @kernel
 def _taken_rows(geometry, taken):
     """The rows the position projection takes, marked in `taken` (J, ROWS_PER_JOINT): the
@@ -183,16 +250,17 @@ def _relative_error(system, taken):
                 lever = max(lever, np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]))
         if lever > 0.0:
             for s in range(ROWS_PER_JOINT):
-                if taken[j, s]:
+                if taken[j, s] and s != SPRING:     # (a rotor row's g starts at h q̇ (1 − A/m): no drift)
                     worst = max(worst, abs(system.geometry.C[j, s]) / lever)
     return worst
 
 
 @kernel
-def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, taken):
+def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, taken, lam):
     """The pose of the jointed bodies for translation x (n, 3) and angular impulse × h A (n, 3):
     R = cay(h y) R₀ with y the rotor drift of L + A/h, written into centre/rotation; the rows there
-    into system.geometry; D the drift derivatives; returns (taken rows, largest |C|, Σ C²)."""
+    into system.geometry, with the rotor rows at their impulses × h `lam` (J,); D the drift
+    derivatives; returns (taken rows, largest |C|, Σ C²)."""
     for c in range(len(system.column)):
         b = system.column[c]
         L = (momentum[b, 0] + A[c, 0] / h, momentum[b, 1] + A[c, 1] / h, momentum[b, 2] + A[c, 2] / h)
@@ -204,7 +272,9 @@ def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, taken)
         store33(D, c, drift_derivative(I, y, h))
         centre[b, 0], centre[b, 1], centre[b, 2] = x[c, 0], x[c, 1], x[c, 2]
     joint_geometry(system.model, centre, rotation, system.geometry)
-    return _taken_rows(system.geometry, taken)
+    k, error, merit = _taken_rows(system.geometry, taken)
+    k_r, error_r, merit_r = _rotor_rows(system, h, lam, taken)
+    return k + k_r, max(error, error_r), merit + merit_r
 
 
 @kernel
@@ -244,6 +314,8 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     for c in range(n):
         x[c] = centre[system.column[c]]
     A = np.zeros((n, 6))
+    terms = system.terms
+    lam, trial_lam = np.zeros(J), np.zeros(J)      # the rotor rows' impulses × h
     R, D = np.empty((n, 3, 3)), np.empty((n, 3, 3))
     taken = np.zeros((J, ROWS_PER_JOINT), np.bool_)
     storage = np.empty(system.graph.values)
@@ -252,7 +324,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     mu = np.empty((J, ROWS_PER_JOINT))
     kick = np.empty((n, 6))
     trial_x, trial_A = np.empty((n, 3)), np.empty((n, 6))
-    K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken)
+    K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken, lam)
     along_current = False
     stats[:] = 0.0
     stats[3] = _relative_error(system, taken)
@@ -265,6 +337,9 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         _weigh(system, taken, along_current, D, W)
         assemble(system.graph, system.geometry.jacobian, W, taken, storage)
         for j in range(J):
+            m = _rotor_mass(terms, j, h)
+            if m != 0.0:    # the rotor's own give: ∂g/∂Λ = J W + 1/m
+                _add_diagonal(system.graph, storage, j, SPRING, 1.0 / m)
             for s in range(ROWS_PER_JOINT):
                 mu[j, s] = -system.geometry.C[j, s] if taken[j, s] else 0.0
         solved = factor_and_solve(system.graph, storage, mu, pivot)
@@ -285,24 +360,29 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         # it lowers it (a full step may raise max |g| on the way to convergence)
         descent = False
         if solved:
+            fraction = 1.0
             for _ in range(LINE_SEARCH):
                 for c in range(n):
                     m = system.inverse_mass[system.column[c]]
                     for i in range(3):
                         trial_x[c, i] = x[c, i] + m * kick[c, i]
                 trial_A[:] = A + kick
+                for j in range(J):
+                    trial_lam[j] = lam[j] + fraction * mu[j, SPRING] if taken[j, SPRING] else lam[j]
                 K, trial, trial_merit = _evaluate(system, trial_x, trial_A[:, 3:], momentum, h, work_c, work_R, inertia, R,
-                                                  D, taken)
+                                                  D, taken, trial_lam)
                 if trial_merit < merit:
                     descent = True
                     break
                 kick *= 0.5
+                fraction *= 0.5
         if descent:
             x[:] = trial_x
             A[:] = trial_A
+            lam[:] = trial_lam
             error, merit = trial, trial_merit
             continue
-        K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken)
+        K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken, lam)
         if along_current:
             break       # no descent left: round-off
         along_current = True
@@ -343,9 +423,23 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     return dx, dtheta, impulse, error
 
 
+@kernel(inline=True)
+def _weigh_row(model, inverse_mass, inverse_inertia, jac, j, W_row):
+    """W_row (2, 6) = M⁻¹ Jᵀ of one row `jac` (2, 6) of joint j (zero on a static side)."""
+    for side in range(2):
+        b = model.body[j, side]
+        if b < 0:
+            W_row[side, :] = 0.0
+            continue
+        ang = matvec(load33(inverse_inertia, b), (jac[side, 3], jac[side, 4], jac[side, 5]))
+        for i in range(3):
+            W_row[side, i] = inverse_mass[b] * jac[side, i]
+            W_row[side, 3 + i] = ang[i]
+
+
 @kernel
 def project_velocities_kernel(model, index, graph, geometry, centre, rotation, velocity, inverse_mass, inverse_inertia,
-                              dv):
+                              dv, terms, h):
     """`project_velocities` compiled."""
     joint_geometry(model, centre, rotation, geometry)
     J = len(model.kind)
@@ -353,7 +447,36 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
     mu = np.zeros((J, ROWS_PER_JOINT))
     W = np.zeros((J, ROWS_PER_JOINT, 2, 6))
     K = 0
+    # the joint terms' last kick at q₁ (module docstring, "Joint terms"): (h/2) τ(q₁) along J₁, and
+    # without an armature the damper's −(D/2)(q₁ − q₀); the rows then see the kicked velocity
+    velocity = velocity.copy()
     for j in range(J):
+        if not terms.exact[j]:
+            continue
+        travel = _travel(model, j, geometry.coordinate[j], terms.coordinate[j])
+        kicked = 0.5 * h * (terms.force[j] - terms.stiffness[j] * geometry.coordinate[j])
+        if terms.armature[j] == 0.0:
+            kicked -= 0.5 * terms.damping[j] * travel
+        _weigh_row(model, inverse_mass, inverse_inertia, geometry.jacobian[j, SPRING], j, W[j, SPRING])
+        for side in range(2):
+            b = model.body[j, side]
+            if b >= 0:
+                for i in range(6):
+                    dv[b, i] += W[j, SPRING, side, i] * kicked
+                    velocity[b, i] += W[j, SPRING, side, i] * kicked
+    for j in range(J):
+        if terms.exact[j] and terms.armature[j] > 0.0:
+            # the rotor row: J₁ v₁ = q̇₁ = (q₁ − q₀)(1/h − D/2A) − μ/A, the rotor's last kick
+            v = geometry.frame_speed[j, SPRING] if model.framed[j] else 0.0
+            for side in range(2):
+                b = model.body[j, side]
+                if b >= 0:
+                    for i in range(6):
+                        v += geometry.jacobian[j, SPRING, side, i] * velocity[b, i]
+            travel = _travel(model, j, geometry.coordinate[j], terms.coordinate[j])
+            taken[j, SPRING] = True
+            mu[j, SPRING] = travel * (1.0 / h - 0.5 * terms.damping[j] / terms.armature[j]) - v
+            K += 1
         for s in range(ROWS_PER_JOINT):
             if not geometry.active[j, s] or geometry.motor[j, s]:
                 continue
@@ -372,18 +495,14 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
             taken[j, s] = True
             mu[j, s] = -v
             K += 1
-            for side in range(2):
-                b = model.body[j, side]
-                if b < 0:
-                    continue
-                ang = matvec(load33(inverse_inertia, b), (jac[side, 3], jac[side, 4], jac[side, 5]))
-                for i in range(3):
-                    W[j, s, side, i] = inverse_mass[b] * jac[side, i]
-                    W[j, s, side, 3 + i] = ang[i]
+            _weigh_row(model, inverse_mass, inverse_inertia, jac, j, W[j, s])
     if K == 0:
         return
     storage = np.empty(graph.values)
     assemble(graph, geometry.jacobian, W, taken, storage)
+    for j in range(J):
+        if taken[j, SPRING]:
+            _add_diagonal(graph, storage, j, SPRING, 1.0 / terms.armature[j])
     if not factor_and_solve(graph, storage, mu, np.empty((J, ROWS_PER_JOINT), np.int64)):
         return
     for j in range(J):
@@ -397,17 +516,21 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
                         dv[b, i] += W[j, s, side, i] * mu[j, s]
 
 
-def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass, inverse_inertia, limit_slack=None):
+def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass, inverse_inertia, limit_slack=None,
+                       terms=None, h=1.0):
     """Δv (B, 6) [v, ω] that makes J(q) v = 0 for the joints' rows at the poses q (centre (B, 3),
     rotation (B, 3, 3)), M-orthogonally: Δv = M⁻¹ Jᵀ μ with (J M⁻¹ Jᵀ) μ = −J v, solved over the
     joint graph (`physics.constraints.joint_graph`);
     inverse_mass (B,), inverse_inertia (B, 3, 3) world at q. An inequality row takes part where it
     is at its bound (|C| ≤ 1e-9 or violated) and its velocity would violate it further (J v < 0);
-    a limit easing in (`limit_slack` > 0: `physics.constraints.joints.Joints.limit_slack`) at its bound either way."""
+    a limit easing in (`limit_slack` > 0: `physics.constraints.joints.Joints.limit_slack`) at its bound either way.
+    `terms` the joints' `JointTerms` of this step h (none taken without): their last kick, and an
+    armature's row (module docstring, "Joint terms")."""
     B = len(centre)
     dv = np.zeros((B, 6))
     if len(joints):
         c = lambda a: np.ascontiguousarray(a, float)
         project_velocities_kernel(joints.model(limit_slack), bodies.index, bodies.graph, joint_geometry_arrays(len(joints)),
-                                  c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv)
+                                  c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv,
+                                  no_terms(len(joints)) if terms is None else terms, float(h))
     return dv

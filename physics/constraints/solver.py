@@ -34,10 +34,11 @@ from physics.constraints.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SI
 from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, halves, prepare, solve, sweep
 from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
-from physics.constraints.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
+from physics.constraints.rattle import JointBodies, JointTerms, project_positions, project_velocities, start as rattle_start
 from physics.math.rotation_kernels import cross, load3
 from physics.model.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs, place
 from physics.dynamics.body_passes import turn_rows
+from physics.dynamics.integrators import TRIPLE_JUMP
 from physics.dynamics.sleeping import ShapeRest, awake_pairs, touch_flags, wake_touched
 from physics.constraints.solver_state import SolverState
 
@@ -432,6 +433,9 @@ def _keep_reachable(c, bodies, nodes, params):
     return kept, body, surface
 
 
+TRIPLE_JUMP_REACH = max(abs(f) for f in TRIPLE_JUMP)    # the longest of the triple jump's sub-steps, × h
+
+
 class JointStart(NamedTuple):
     """The joints' start of a sub-step, as `SceneSolver.prepare` found it (RATTLE's first-kick
     directions, SHAKE's rows)."""
@@ -441,6 +445,7 @@ class JointStart(NamedTuple):
     rotation: np.ndarray        # (B, 3, 3)
     jacobian: np.ndarray        # (J, ROWS_PER_JOINT, 2, 6) J₀: every (joint, slot) row at those poses
     limit_slack: object         # (J,) the soft limits (`Joints.limit_slack`), or None without limits
+    terms: object               # the joint terms RATTLE takes (`physics.constraints.rattle.JointTerms`), or None
 
 
 class PreparedStep(NamedTuple):
@@ -524,12 +529,17 @@ class SceneSolver:
                                    f"{JOINT_CLIQUE_COST_MAX:.3g}); join the links in a chain or a tree instead")
         # Whether every joint is an equality (no limit, motor or rope): RATTLE's step then has no
         # inequality or velocity target in it, and composing it (backward sub-steps too) is sound.
+        # A spring, a damper, an armature and an actuator without a force range are forces and an
+        # inertia on the coordinate, which RATTLE's step takes exactly (`physics.constraints.rattle`,
+        # "Joint terms"): they leave the joints equalities.
         self.joints_equalities = all(
             spec["kind"] != ROPE and spec.get("lower") is None and spec.get("upper") is None
-            and not spec.get("motor_force") and not spec.get("friction") and not spec.get("stiffness") and not spec.get("damping")
-            and not spec.get("armature")
-            and "actuator" not in spec for spec in self.joint_specs)
-        self.joints_armature = any(spec.get("armature") for spec in self.joint_specs)   # (`physics.pipeline.stages.step_context`)
+            and not spec.get("motor_force") and not spec.get("friction")
+            and ("actuator" not in spec or not np.isfinite(spec["actuator"].get("force_range", (-np.inf, np.inf))).any())
+            for spec in self.joint_specs)
+        self.joints_termed = any(spec.get("stiffness") or spec.get("damping") or spec.get("armature") or "actuator" in spec
+                                 for spec in self.joint_specs)
+        self.joints_stiff = False   # the last prepare left a joint's spring to the velocity solve (`_joint_terms`)
         self.joints_limited = any(spec.get("lower") is not None or spec.get("upper") is not None
                                   for spec in self.joint_specs)
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
@@ -625,7 +635,7 @@ class SceneSolver:
         return joints
 
     def prepare(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings, lead=None,
-                awake=None, active=None):
+                awake=None, active=None, rattle=False):
         """Build this step's rows at the start-of-step poses. `world`: the nodes' world state
         (translation, rotation, scale, velocity, omega (N, ...)); centre, rotation (B, 3), (B, 3, 3),
         velocity (B, 6) [v, ω], inverse_mass (B,), inverse_inertia (B, 3, 3): the solver bodies;
@@ -637,7 +647,8 @@ class SceneSolver:
         `active` (B,) bool, or None (all): the bodies this sub-step steps (a RATTLE retry's island,
         `physics.pipeline.retry.Undo`); a pair with a body outside it is not solved (that body has taken
         its step already), and one that joins an active body to it is counted (`outside_pairs`); the
-        contact cache keeps only the active pairs' entries."""
+        contact cache keeps only the active pairs' entries. `rattle`: the joints are stepped by
+        RATTLE, which then takes their springs, dampers, armatures and actuators (`_joint_terms`)."""
 
         t = profile.mark()              # laps: rows (joints), broad phase, narrow phase, rows (contacts)
         # |h|: the triple jump's middle sub-step runs backwards in time (`Simulation.step`)
@@ -652,14 +663,17 @@ class SceneSolver:
             # (`post_stabilize`), so the velocity solve carries no Baumgarte bias into the energy.
             joint_beta = 0.0 if POST_STABILIZATION else beta
             geometry = self.joints.geometry(centre, rotation)      # the rows' and the soft limits' (one kernel call)
+            terms = self._joint_terms(geometry, velocity, inverse_mass, inverse_inertia, settings) \
+                if rattle and self.joints_termed else None
             joint_rows, slots = self.joints.rows(centre, rotation, h, joint_beta, softness=softness,
-                                                 control=self.carried.control, velocity=velocity, geometry=geometry)
+                                                 control=self.carried.control, velocity=velocity, geometry=geometry,
+                                                 exact=None if terms is None else terms.exact)
             parts.append(joint_rows)
             # The start-of-step rows and poses: RATTLE's first-kick directions (`project_joint_positions`:
             # J₀ from `geometry`), SHAKE's (`post_stabilize`); the soft limits for the projections (a
             # joint past its limit eases back at the ERP rate)
             joint_start = JointStart(slots, joint_rows, centre.copy(), rotation.copy(), geometry.jacobian,
-                                     self.joints.limit_slack(geometry, h) if self.joints_limited else None)
+                                     self.joints.limit_slack(geometry, h) if self.joints_limited else None, terms)
             if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
                 self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
         offset = sum(len(p) for p in parts)
@@ -891,6 +905,32 @@ class SceneSolver:
         _add_row_changes(step.system.slot, step.system.minv_jt, step.system.rows.impulse, len(step.joints.slots), out)
         return out[:-1]
 
+    def _joint_terms(self, geometry, velocity, inverse_mass, inverse_inertia, settings):
+        """The joints' terms RATTLE's step takes (`physics.constraints.rattle.JointTerms`) from the
+        start-of-step rows `geometry` and velocity (B, 6): every joint's spring, damper, armature
+        and actuator without a force range, save a spring too stiff for the step. RATTLE's kicks
+        take a spring's force explicitly, as MuJoCo's integrators do, which holds while h ω < 2,
+        ω² = K s / (1 + A s), s = J M⁻¹ Jᵀ along the coordinate (the coordinate's inverse inertia
+        with the other joints free, at least the constrained one); a spring with h ω > 1 at the
+        longest sub-step a triple jump takes (TRIPLE_JUMP_REACH × the nominal) stays the velocity
+        solve's implicit soft row (`joints_stiff`). A damper's chord form is stable at any h."""
+        joints = self.joints
+        termed, force, stiffness, damping, armature = joints.terms(self.carried.control)
+        jacobian = geometry.jacobian[:, SPRING]     # (J, 2, 6)
+        body = joints.body
+        moving = body >= 0
+        safe = np.where(moving, body, 0)
+        lin, ang = jacobian[..., :3], jacobian[..., 3:]
+        s = np.einsum("js,jsi,jsi->j", np.where(moving, inverse_mass[safe], 0.0), lin, lin) \
+            + np.einsum("jsi,jsik,jsk,js->j", ang, inverse_inertia[safe], ang, moving.astype(float))
+        h = TRIPLE_JUMP_REACH * settings.dt / settings.substeps
+        stiff = termed & (h * h * stiffness * s > 1.0 + armature * s)
+        self.joints_stiff = bool(stiff.any())
+        exact = termed & ~stiff
+        rate = np.einsum("jsi,jsi->j", jacobian, np.where(moving[..., None], velocity[safe], 0.0)) \
+            + geometry.frame_speed[:, SPRING]
+        return JointTerms(exact, force, stiffness, damping, armature, geometry.coordinate.copy(), rate)
+
     def project_joint_positions(self, world, centre, rotation, momentum):
         """RATTLE's positions (`physics.constraints.rattle.project_positions`) from the poses after the velocity
         solve, momentum (B, 3) the bodies' world angular momentum now: (dx, dθ) (B, 3) each, world, and the impulse × h that moved them (B, 6) [linear,
@@ -903,7 +943,7 @@ class SceneSolver:
         start = step.joints
         self.follow_frames(world)       # the frames as they end the sub-step: g(q₁) = 0 there
         system = rattle_start(self.joints, self._joint_bodies, start.centre, start.rotation, *step.masses,
-                              start.limit_slack, start.jacobian)
+                              start.limit_slack, start.jacobian, start.terms)
         stats = np.zeros(5)
         dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, step.h, stats=stats)
         # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
@@ -920,7 +960,7 @@ class SceneSolver:
             return np.zeros((len(centre), 6))
         self.follow_frames(world)
         return project_velocities(self.joints, self._joint_bodies, centre, rotation, velocity, step.masses[0],
-                                  inverse_inertia, step.joints.limit_slack)
+                                  inverse_inertia, step.joints.limit_slack, step.joints.terms, step.h)
 
     def post_stabilize(self, world, centre, rotation, iterations, shake=True):
         """Post-stabilization as SHAKE (Ryckaert, Ciccotti & Berendsen 1977; Hairer, Lubich & Wanner,

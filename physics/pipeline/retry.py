@@ -262,12 +262,15 @@ def composes_rattle(model, data, settings, work, h, integrator):
     """Whether a sub-step h of `integrator` (the step's: lie-midpoint-4, or rk4's with joints,
     physics.core.choices.JOINTED_SCHEME) with joints is RATTLE's constrained lie-midpoint step
     composed by the triple jump (g1 h, g2 h < 0, g1 h): where every joint is an equality (no limit,
-    motor or rope) and no contact may become active within it (no two shapes within reach of g1 h
+    motor, dry friction, clamped actuator or rope; springs, dampers, armatures and the other
+    actuators RATTLE's step takes: `physics.constraints.rattle`, "Joint terms"), none of them a
+    spring the last sub-step found too stiff for the step (`SceneSolver.joints_stiff`), and no
+    contact may become active within it (no two shapes within reach of g1 h
     of travel, the farthest the composition strays: `SceneSolver.may_touch`). Contacts, limits and
     ropes are inequalities, motors velocity targets, solved at velocity level with speculative
     margins and restitution: they have no meaning over a backward sub-step. Where one may act, the
     free motion alone is composed and the joints are stepped once (2nd order in the joints)."""
-    if not INTEGRATOR_TRAITS[integrator].triple_jump or not work.solver.joints_equalities:
+    if not INTEGRATOR_TRAITS[integrator].triple_jump or not work.solver.joints_equalities or work.solver.joints_stiff:
         return False
     if not len(work.solver.shapes):
         return True

@@ -521,13 +521,10 @@ def apply_impulse(model, data, settings, work, i, impulse, point_world=None):
 def step_context(model, data, settings, work, h, integrator, active=None, composed=False):
     """The `StepContext` of a sub-step h with `integrator`, stepping the bodies `active` (all: None);
     `composed`: one of the triple jump's sub-steps of RATTLE's step."""
-    # semi-implicit Euler with settings.shake: its joints by SHAKE (`INTEGRATOR_TRAITS`' rattle); joints with
-    # an armature by the velocity solve and post-stabilization too: RATTLE's projections weigh the
-    # constraint impulses by the bodies' masses alone, and the armature's inertia (a coupling of
-    # the two bodies along the joint's axis) would be left out of them
+    # semi-implicit Euler with settings.shake: its joints by SHAKE (`INTEGRATOR_TRAITS`' rattle)
     traits = INTEGRATOR_TRAITS[integrator]
     rattle = (traits.rattle and not (integrator == "semi-implicit-euler" and settings.shake)
-              and work.solver is not None and bool(len(work.solver.joint_specs)) and not work.solver.joints_armature)
+              and work.solver is not None and bool(len(work.solver.joint_specs)))
     return StepContext(h, integrator, traits.position_fraction, h * traits.surface_lead,
                        rattle, bool(settings.sleep and data.sleep.asleep.any()), active, composed)
 
@@ -645,7 +642,7 @@ def stage_prepare(model, data, settings, work, context):
     if settings.sleep and data.sleep.asleep.any() and context.active is None:
         awake = ~data.sleep.asleep
     work.solver.prepare(world, centre, rotation, velocity, model.inverse_mass, inverse_inertia, context.h,
-                        settings, context.surface_lead, awake, context.active)
+                        settings, context.surface_lead, awake, context.active, context.rattle)
     if work.solver.outside_pairs:
         raise OutsideIsland
     if awake is not None:          # an awake body's box reached sleeping ones: their islands woke
