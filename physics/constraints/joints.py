@@ -12,9 +12,12 @@ directions ⊥ a slider's axis), 3-5 angular, 6 the limit, 7 the drive (the join
 actuator), 8 the spring (stiffness and damping); `Joints.rows` emits the active ones with the block
 codes of the sweep (a point's three equalities as one 3×3 block).
 
-Drives and springs (hinge, slider) are soft velocity rows, the seed's ERP/CFM ("The Mathematics of
-Havok's Solver" §3.3; Catto's soft constraints): a generalized force τ = F₀ − K q − D q̇ on the
-joint coordinate q, taken at the end of the step (implicit, so a stiff spring or a strong damper on
+Drives and springs (hinge, slider, a six-axis joint's axis). Under RATTLE's integrators its step
+takes a spring's, a damper's, an armature's and an unclamped actuator's terms exactly
+(`physics.constraints.rattle`, "Joint terms"; `Joints.terms`). Elsewhere, and for a motor, dry
+friction, a clamped actuator or a spring too stiff for the step, they are soft velocity rows, the
+seed's ERP/CFM ("The Mathematics of Havok's Solver" §3.3; Catto's soft constraints): a
+generalized force τ = F₀ − K q − D q̇ on the joint coordinate q, taken at the end of the step (implicit, so a stiff spring or a strong damper on
 a light link stays stable at any h), is the row J v = (F₀ − K q)/(hK + D) − λ/(h(hK + D)) (target
 and softness; λ = h τ(q + h q̇', q̇')), bounded by the force range times h. With K = D = 0 it is
 the fixed impulse F₀ h. A spring: F₀ = K q_rest. An actuator of gain g, bias (b₀, b₁, b₂) and gear

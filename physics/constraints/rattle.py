@@ -38,6 +38,31 @@ limit) where it is violated; motor rows are velocity targets, not constraints, a
 velocity solver (`physics.constraints.gauss_seidel`). Redundant rows (a closed loop of joints) make the
 matrices singular: a relative 1e-12 on the diagonal picks the least-impulse solution.
 
+Joint terms. A joint's spring, damper, armature and actuator (without a force range) act on its
+coordinate q (`physics.constraints.joints`, the spring slot's row J): a generalized force
+τ = F₀ − K q − D q̇ and an inertia A, MuJoCo's ½ A q̇² (`physics.constraints.joints.Joints.terms`).
+RATTLE's step takes them as the forces and the mass of its equations, so the step stays symmetric
+and the triple jump composes it to 4th order (the velocity solve's soft rows, which the other
+integrators take, are first order):
+
+- the force part F₀ − K q enters both kicks, (h/2) τ(q₀) along J₀ (the velocity solve's fixed
+  impulse on the spring slot: an impulse at the start of the step, which the positions see whole)
+  and (h/2) τ(q₁) along J₁ before the velocity projection;
+- the damper takes the coordinate's chord for q̇ in both kicks, −(D/2)(q₁ − q₀) each: the step
+  for q̈ = f(q, q̇) that is symmetric (v½ implicit in the first kick, explicit in the second) and,
+  for a damper, stable at any h;
+- the armature is a rotor, a coordinate φ of mass A held to φ = q(x) by one more row (the spring
+  slot's), with no state of its own: φ₀ = q₀, φ̇₀ = J₀ v₀ at the start, and the row holds it to q at
+  the end. Its impulse Λ (× h) moves φ by −Λ/A; with the damper on it, φ₁ − φ₀ = (A h φ̇₀ − Λ)/m,
+  m = A + h D/2, so the position row is g = (q(x) − q₀) − (A h φ̇₀ − Λ)/m with ∂g/∂Λ = J W + 1/m
+  (a diagonal term in the joint graph's block), and the velocity row J₁ v₁ = φ̇₁ =
+  (q₁ − q₀)(1/h − D/2A) − μ/A. Without an armature the same row (m = h D/2) is the damper's
+  first kick; its second is then a fixed impulse.
+
+A spring too stiff for the step (h ω > 1 at the triple jump's longest sub-step) stays the velocity
+solve's implicit row (`physics.constraints.solver.SceneSolver._joint_terms`): RATTLE's kicks, like
+MuJoCo's integrators, take a spring explicitly.
+
 Both are compiled (numba): the rows come from `physics.constraints.joints.joint_geometry` at every Newton
 evaluation; J(q_k) M₀⁻¹ J₀ᵀ is not symmetric, so both systems are factored by block elimination
 with partial pivoting inside each joint's block (`physics.constraints.joint_graph.factor_and_solve`).
