@@ -8,7 +8,9 @@ time scale; a sample costs one `sim.energy()` and one `sim.momentum()` (vectoriz
 bodies), never a loop over nodes.
 
 Channels (world frame, SI, `sim.time` in s):
-  energy    E = kinetic + potential (J), `sim.energy()`
+  energy    E = kinetic + potential + the joints' springs and armatures − the work the moving
+            frames did on the bodies through joints (J), `sim.energy()`: what the bodies and their
+            joints hold of their own, the quantity a conservative step keeps
   drift     (E − E₀) / max(|E₀|, ENERGY_FLOOR): E₀ = the first sample after a reset, a scene load
             or a setting change, so a change shows as a fresh drift curve starting at 0
   L, Lx, Ly, Lz   |L_world| and L_world about the world origin (kg m²/s), `sim.momentum()`
@@ -19,6 +21,8 @@ A seek back in the timeline cuts the samples and markers after the time sought (
 plots never show a future that was cut off as if it were current.
 """
 import numpy as np
+
+from physics.pipeline.simulation import energy_balance
 
 WINDOW = 20.0     # s of simulated time shown
 CAPACITY = 2048   # samples: one per WINDOW / CAPACITY ≈ 9.8 ms, finer than a 60 Hz frame at 1x
@@ -93,8 +97,7 @@ class History:
         if self.subtree is not None and self.subtree not in sim.names:   # another scene: every body
             self.set_subtree(None)
         of = {} if self.subtree is None else {"subtree": self.subtree}
-        energy = sim.energy(**of)
-        total = energy["kinetic"] + energy["potential"]
+        total = energy_balance(sim.energy(**of))
         if self.reference_energy is None:
             self.reference_energy = total
             self.references.append((time, total))

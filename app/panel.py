@@ -668,6 +668,10 @@ class Panel:
         try:
             energy = v.session.sim.energy()
             self.text(f"energy: kinetic {energy['kinetic']:.6g}  potential {energy['potential']:.6g} J")
+            joints = [f"{label} {energy[key]:.6g}" for key, label in
+                      (("spring", "springs"), ("armature", "armatures"), ("frame_work", "frames' work")) if key in energy]
+            if joints:
+                self.text("  joints: " + "  ".join(joints) + " J")
         except Exception:  # noqa: BLE001 - optional display
             pass
         v.timing.draw(self.item_rects, self.whole)  # every stage of a step, every part of a frame (app.stats)

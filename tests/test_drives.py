@@ -453,3 +453,21 @@ def test_friction_loss_is_imported_and_written_back(tmp_path):
       <limit lower="-1" upper="1" effort="1" velocity="1"/><dynamics damping="0.1" friction="0.3"/></joint></robot>""")
     spec, = physics.load_urdf(urdf).joints
     assert (spec["damping"], spec["friction"]) == (0.1, 0.3)
+
+
+@pytest.mark.parametrize("integrator, bound", [("lie-midpoint", 1e-6), ("lie-midpoint-4", 1e-8)])
+def test_a_spring_and_an_armature_keep_the_energy_they_share(integrator, bound):
+    """The bar on a spring (K = 10 N m/rad, rest 0.3 rad) with an armature A = 0.4 kg m², let go
+    at 0: `energy()` holds the spring's ½ K (q − q_rest)² and the armature's ½ A q̇² beside the
+    bar's own, and their sum, 0.45 J, stays within `bound` over 1 s at h = 1 ms (measured 2.5e-7 J
+    with lie-midpoint, second order; 1.9e-9 composed to fourth), while they trade it."""
+    sim = bar({"stiffness": 10.0, "spring_reference": 0.3, "armature": 0.4}, integrator=integrator)
+    energy = sim.energy()
+    assert energy == {"kinetic": 0.0, "potential": 0.0, "spring": pytest.approx(0.45, abs=1e-15), "armature": 0.0}
+    worst, traded = 0.0, 0.0
+    for _ in range(1000):
+        sim.step()
+        energy = sim.energy()
+        worst = max(worst, abs(sum(energy.values()) - 0.45))
+        traded = max(traded, energy["armature"])
+    assert traded > 0.3 and worst < bound, (traded, worst)

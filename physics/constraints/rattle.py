@@ -131,17 +131,22 @@ class RattleStart(NamedTuple):
     geometry: JointGeometry     # scratch: the rows at the pose being evaluated
     graph: JointGraph           # the joints' elimination structure
     terms: JointTerms           # the joints' springs, dampers, armatures and exact actuators
+    frame_speed: np.ndarray     # (J, ROWS_PER_JOINT) each row's J_a v_a of a moving frame at the start (0 elsewhere)
 
 
-def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit_slack=None, jacobian=None, terms=None):
+def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit_slack=None, jacobian=None, terms=None,
+          frame_speed=None):
     """The start-of-step bundle: J₀ at these poses, M₀⁻¹, R₀ (copies); `limit_slack` (J,) the soft
     limits (`physics.constraints.joints.Joints.limit_slack`: a limit row's C shifted by it, 0 without);
     `jacobian` J₀ if the caller has it (`Joints.geometry` at these poses: the slack moves C only);
-    `terms` the joints' `JointTerms` (none taken without)."""
+    `terms` the joints' `JointTerms` (none taken without); `frame_speed` the rows' J_a v_a of the
+    moving frames at these poses (`physics.constraints.joints.JointGeometry`; none without)."""
     J0 = joints.geometry(centre, rotation).jacobian if jacobian is None else jacobian
+    J = len(joints)
     return RattleStart(joints.model(limit_slack), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
                        np.ascontiguousarray(inverse_inertia, float).copy(), np.ascontiguousarray(rotation, float).copy(),
-                       J0, joint_geometry_arrays(len(joints)), bodies.graph, no_terms(len(joints)) if terms is None else terms)
+                       J0, joint_geometry_arrays(J), bodies.graph, no_terms(J) if terms is None else terms,
+                       np.zeros((J, ROWS_PER_JOINT)) if frame_speed is None else frame_speed)
 
 
 @kernel(inline=True)
@@ -228,6 +233,20 @@ def _rotor_rows(system, h, lam, taken):
         error = max(error, abs(g))
         merit += g * g
     return k, error, merit
+
+
+@kernel
+def _frame_work(model, frame_speed, impulse, scale):
+    """The work (J) the moving frames do on the bodies through the rows' impulses `impulse` × `scale`
+    (J, ROWS_PER_JOINT): −λ J_a v_a per row of a joint whose side a is one (a workless row does
+    λ (J_a v_a + J_b v_b) = 0 in all, so the bodies get −λ J_a v_a), `frame_speed` its J_a v_a where
+    the impulse acts (`JointGeometry.frame_speed`): a kick at the start, with the start's rows."""
+    work = 0.0
+    for j in range(len(model.kind)):
+        if model.framed[j]:
+            for s in range(ROWS_PER_JOINT):
+                work -= scale * impulse[j, s] * frame_speed[j, s]
+    return work
 
 
 @kernel(inline=True)
@@ -326,9 +345,9 @@ def _weigh(system, taken, along_current, D, W):
 
 @kernel
 def project_positions_kernel(system, centre, rotation, momentum, h, iterations, tolerance, dx, dtheta, impulse, stats):
-    """`project_positions` compiled; returns the largest |g| left. stats (5,): Newton iterations taken,
+    """`project_positions` compiled; returns the largest |g| left. stats (6,): Newton iterations taken,
     whether the current-row fallback fired, the largest |impulse| component, the start error relative
-    to the joints' levers (`_relative_error`), the relative error when it left J₀."""
+    to the joints' levers (`_relative_error`), the relative error when it left J₀, the frames' work."""
     n = len(system.column)
     J = len(system.model.kind)
     work_c, work_R = centre.copy(), rotation.copy()
@@ -341,6 +360,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     A = np.zeros((n, 6))
     terms = system.terms
     lam, trial_lam = np.zeros(J), np.zeros(J)      # the rotor rows' impulses × h
+    total, trial_total = np.zeros((J, ROWS_PER_JOINT)), np.zeros((J, ROWS_PER_JOINT))   # every row's
     R, D = np.empty((n, 3, 3)), np.empty((n, 3, 3))
     taken = np.zeros((J, ROWS_PER_JOINT), np.bool_)
     storage = np.empty(system.graph.values)
@@ -394,6 +414,8 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                 trial_A[:] = A + kick
                 for j in range(J):
                     trial_lam[j] = lam[j] + fraction * mu[j, SPRING] if taken[j, SPRING] else lam[j]
+                    for s in range(ROWS_PER_JOINT):
+                        trial_total[j, s] = total[j, s] + fraction * mu[j, s] if taken[j, s] else total[j, s]
                 K, trial, trial_merit = _evaluate(system, trial_x, trial_A[:, 3:], momentum, h, work_c, work_R, inertia, R,
                                                   D, taken, trial_lam)
                 if trial_merit < merit:
@@ -405,6 +427,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             x[:] = trial_x
             A[:] = trial_A
             lam[:] = trial_lam
+            total[:] = trial_total
             error, merit = trial, trial_merit
             continue
         K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken, lam)
@@ -422,6 +445,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         impulse[b] = A[c]
         for i in range(6):
             stats[2] = max(stats[2], abs(A[c, i]))
+    stats[5] = _frame_work(system.model, system.frame_speed, total, 1.0 / h)     # (along J₀: at the start)
     return error
 
 
@@ -437,14 +461,15 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     Returns (dx, dθ, impulse, error): world translation and rotation vector per body (B, 3) each
     (the body's rotation becomes exp(hat dθ) R), the impulse × h that moved them, J₀ᵀ Λ (B, 6)
     [linear, angular] world (Δv = m⁻¹ J₀ᵀΛ / h, ΔL = (J₀ᵀΛ)_angular / h), and the largest |g| left.
-    stats, if given, a (5,) array: filled with the Newton iterations taken, 1 if the projection left
+    stats, if given, a (6,) array: filled with the Newton iterations taken, 1 if the projection left
     J₀ for the current rows (else 0), the largest |impulse| component, the start error relative to
-    the joints' levers (`_relative_error`) and the relative error it left J₀ with (0 if it did not)."""
+    the joints' levers (`_relative_error`), the relative error it left J₀ with (0 if it did not) and
+    the work the moving frames did through its impulses (`_frame_work`, at the end poses)."""
     B = len(centre)
     dx, dtheta, impulse = np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
     error = project_positions_kernel(system, np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
                                      np.ascontiguousarray(momentum, float), float(h), iterations, tolerance,
-                                     dx, dtheta, impulse, np.zeros(5) if stats is None else stats)
+                                     dx, dtheta, impulse, np.zeros(6) if stats is None else stats)
     return dx, dtheta, impulse, error
 
 
@@ -465,7 +490,7 @@ def _weigh_row(model, inverse_mass, inverse_inertia, jac, j, W_row):
 @kernel
 def project_velocities_kernel(model, index, graph, geometry, centre, rotation, velocity, inverse_mass, inverse_inertia,
                               dv, terms, h):
-    """`project_velocities` compiled."""
+    """`project_velocities` compiled; returns the work the moving frames did through its impulses."""
     joint_geometry(model, centre, rotation, geometry)
     J = len(model.kind)
     taken = np.zeros((J, ROWS_PER_JOINT), np.bool_)
@@ -475,6 +500,7 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
     # the joint terms' last kick at q₁ (module docstring, "Joint terms"): (h/2) τ(q₁) along J₁, and
     # without an armature the damper's −(D/2)(q₁ − q₀); the rows then see the kicked velocity
     velocity = velocity.copy()
+    work = 0.0
     for j in range(J):
         if not terms.exact[j]:
             continue
@@ -483,6 +509,8 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
         if terms.armature[j] == 0.0:
             kicked -= 0.5 * terms.damping[j] * travel
         _weigh_row(model, inverse_mass, inverse_inertia, geometry.jacobian[j, SPRING], j, W[j, SPRING])
+        if model.framed[j]:
+            work -= kicked * geometry.frame_speed[j, SPRING]
         for side in range(2):
             b = model.body[j, side]
             if b >= 0:
@@ -522,14 +550,15 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
             K += 1
             _weigh_row(model, inverse_mass, inverse_inertia, jac, j, W[j, s])
     if K == 0:
-        return
+        return work
     storage = np.empty(graph.values)
     assemble(graph, geometry.jacobian, W, taken, storage)
     for j in range(J):
         if taken[j, SPRING]:
             _add_diagonal(graph, storage, j, SPRING, 1.0 / terms.armature[j])
     if not factor_and_solve(graph, storage, mu, np.empty((J, ROWS_PER_JOINT), np.int64)):
-        return
+        return work
+    work += _frame_work(model, geometry.frame_speed, mu, 1.0)     # (an untaken slot's μ is 0: `factor_and_solve`)
     for j in range(J):
         for s in range(ROWS_PER_JOINT):
             if not taken[j, s]:
@@ -539,6 +568,7 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
                 if b >= 0:
                     for i in range(6):
                         dv[b, i] += W[j, s, side, i] * mu[j, s]
+    return work
 
 
 def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass, inverse_inertia, limit_slack=None,
@@ -550,12 +580,14 @@ def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass,
     is at its bound (|C| ≤ 1e-9 or violated) and its velocity would violate it further (J v < 0);
     a limit easing in (`limit_slack` > 0: `physics.constraints.joints.Joints.limit_slack`) at its bound either way.
     `terms` the joints' `JointTerms` of this step h (none taken without): their last kick, and an
-    armature's row (module docstring, "Joint terms")."""
+    armature's row (module docstring, "Joint terms"). Returns (Δv, the work the moving frames did
+    through these impulses, J)."""
     B = len(centre)
-    dv = np.zeros((B, 6))
+    dv, work = np.zeros((B, 6)), 0.0
     if len(joints):
         c = lambda a: np.ascontiguousarray(a, float)
-        project_velocities_kernel(joints.model(limit_slack), bodies.index, bodies.graph, joint_geometry_arrays(len(joints)),
-                                  c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv,
-                                  no_terms(len(joints)) if terms is None else terms, float(h))
-    return dv
+        work = project_velocities_kernel(joints.model(limit_slack), bodies.index, bodies.graph,
+                                         joint_geometry_arrays(len(joints)), c(centre), c(rotation), c(velocity),
+                                         c(inverse_mass), c(inverse_inertia), dv,
+                                         no_terms(len(joints)) if terms is None else terms, float(h))
+    return dv, work

@@ -436,6 +436,14 @@ def _keep_reachable(c, bodies, nodes, params):
 TRIPLE_JUMP_REACH = max(abs(f) for f in TRIPLE_JUMP)    # the longest of the triple jump's sub-steps, × h
 
 
+def _coordinate_rates(joints, geometry, velocity):
+    """(J,) each joint's q̇ = J v along its spring slot's row (`geometry` at the bodies' poses, velocity
+    (B, 6) [v, ω] world), a moving frame's share included."""
+    moving = joints.body >= 0
+    v = np.where(moving[..., None], velocity[np.maximum(joints.body, 0)], 0.0)
+    return np.einsum("jsi,jsi->j", geometry.jacobian[:, SPRING], v) + geometry.frame_speed[:, SPRING]
+
+
 class JointStart(NamedTuple):
     """The joints' start of a sub-step, as `SceneSolver.prepare` found it (RATTLE's first-kick
     directions, SHAKE's rows)."""
@@ -446,6 +454,7 @@ class JointStart(NamedTuple):
     jacobian: np.ndarray        # (J, ROWS_PER_JOINT, 2, 6) J₀: every (joint, slot) row at those poses
     limit_slack: object         # (J,) the soft limits (`Joints.limit_slack`), or None without limits
     terms: object               # the joint terms RATTLE takes (`physics.constraints.rattle.JointTerms`), or None
+    frame_speed: object         # (J, ROWS_PER_JOINT) J_a v_a of a moving frame (0 elsewhere), or None without frames
 
 
 class PreparedStep(NamedTuple):
@@ -516,6 +525,7 @@ class SceneSolver:
                                     for s in self.joint_specs], np.int64)
         self._framed = self.frame_node >= 0
         self._any_framed = bool(self._framed.any())     # (asked three times a sub-step)
+        self.frame_work = 0.0   # J the moving frames did on the bodies through the joints since `take_frame_work`
         # the joint solve's memory, before anything is allocated (`physics.constraints.joint_graph.JOINT_PAIRS_MAX`)
         ends = np.array([[self.body_of_node[s["a"]] if s["a"] >= 0 else -1, self.body_of_node[s["b"]]]
                          for s in self.joint_specs], np.int64).reshape(-1, 2)
@@ -577,6 +587,7 @@ class SceneSolver:
         """Drop what the last `prepare` built (its rows and the joints' start): the carried state
         was put back (a restore), so the next step prepares afresh."""
         self.step = None
+        self.frame_work = 0.0
 
     def joints_at(self, world, centre, rotation, keep=False):
         """The joints (physics.constraints.joints.Joints): the carried ones, or before the first step, built at
@@ -673,7 +684,8 @@ class SceneSolver:
             # J₀ from `geometry`), SHAKE's (`post_stabilize`); the soft limits for the projections (a
             # joint past its limit eases back at the ERP rate)
             joint_start = JointStart(slots, joint_rows, centre.copy(), rotation.copy(), geometry.jacobian,
-                                     self.joints.limit_slack(geometry, h) if self.joints_limited else None, terms)
+                                     self.joints.limit_slack(geometry, h) if self.joints_limited else None, terms,
+                                     geometry.frame_speed.copy() if self._any_framed else None)
             if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
                 self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
         offset = sum(len(p) for p in parts)
@@ -897,6 +909,39 @@ class SceneSolver:
         """(B, 3, 3) the world inverse inertia the last `prepare` built the rows with (M₀⁻¹)."""
         return self.step.masses[1]
 
+    @property
+    def frames_work(self):
+        """Whether a joint's side a is a moving frame, which then does work on the bodies
+        (`frame_work`, `physics.pipeline.data.Data.frame_work`)."""
+        return self._any_framed
+
+    def count_solve_frame_work(self):
+        """Add to `frame_work` what the moving frames did through the last solve's joint rows:
+        −λ J_a v_a per row (`physics.constraints.rattle._frame_work`), J_a v_a at the start of the step."""
+        step = self.step
+        if step is None or step.joints is None or step.joints.frame_speed is None:
+            return
+        K = len(step.joints.slots)
+        self.frame_work -= float(step.system.rows.impulse[:K] @ step.joints.frame_speed.reshape(-1)[step.joints.slots])
+
+    def joint_energy(self, world, centre, rotation, velocity, bodies=None):
+        """dict spring, armature (J): Σ ½ K (q − q_rest)² of the joints' springs and Σ ½ A q̇² of their
+        armatures (MuJoCo's), q̇ = J v along the spring slot's row, at the solver bodies' poses centre
+        (B, 3), rotation (B, 3, 3) and velocity (B, 6) [v, ω]; of the joints whose side b is in `bodies`
+        (B,) bool, or of all (None). An actuator's servo is an input, not the joint's: left out."""
+        joints = self.joints_at(world, centre, rotation)
+        geometry = joints.geometry(centre, rotation)
+        rate = _coordinate_rates(joints, geometry, velocity)
+        mine = np.ones(len(joints), bool) if bodies is None else bodies[joints.body[:, 1]]
+        stretch = geometry.coordinate - joints.spring_reference
+        return {"spring": float(0.5 * np.sum((joints.stiffness * stretch * stretch)[mine])),
+                "armature": float(0.5 * np.sum((joints.armature * rate * rate)[mine]))}
+
+    def take_frame_work(self):
+        """`frame_work` since the last take (J), and start again from 0."""
+        work, self.frame_work = self.frame_work, 0.0
+        return work
+
     def joint_velocity_change(self):
         """(B, 6) [v, ω]: the part of the last solve's velocity change that the joint rows made,
         M⁻¹ J₀ᵀ λ over the joint rows (RATTLE's first kick: the caller moves positions by h × it)."""
@@ -927,9 +972,8 @@ class SceneSolver:
         stiff = termed & (h * h * stiffness * s > 1.0 + armature * s)
         self.joints_stiff = bool(stiff.any())
         exact = termed & ~stiff
-        rate = np.einsum("jsi,jsi->j", jacobian, np.where(moving[..., None], velocity[safe], 0.0)) \
-            + geometry.frame_speed[:, SPRING]
-        return JointTerms(exact, force, stiffness, damping, armature, geometry.coordinate.copy(), rate)
+        return JointTerms(exact, force, stiffness, damping, armature, geometry.coordinate.copy(),
+                          _coordinate_rates(joints, geometry, velocity))
 
     def project_joint_positions(self, world, centre, rotation, momentum):
         """RATTLE's positions (`physics.constraints.rattle.project_positions`) from the poses after the velocity
@@ -943,9 +987,10 @@ class SceneSolver:
         start = step.joints
         self.follow_frames(world)       # the frames as they end the sub-step: g(q₁) = 0 there
         system = rattle_start(self.joints, self._joint_bodies, start.centre, start.rotation, *step.masses,
-                              start.limit_slack, start.jacobian, start.terms)
-        stats = np.zeros(5)
+                              start.limit_slack, start.jacobian, start.terms, start.frame_speed)
+        stats = np.zeros(6)
         dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, step.h, stats=stats)
+        self.frame_work += stats[5]
         # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
         self.joint_left_start_rows = bool(stats[1])
         self.joint_left_error = stats[4]
@@ -959,8 +1004,10 @@ class SceneSolver:
         if step is None or step.joints is None or not POST_STABILIZATION:
             return np.zeros((len(centre), 6))
         self.follow_frames(world)
-        return project_velocities(self.joints, self._joint_bodies, centre, rotation, velocity, step.masses[0],
-                                  inverse_inertia, step.joints.limit_slack, step.joints.terms, step.h)
+        dv, work = project_velocities(self.joints, self._joint_bodies, centre, rotation, velocity, step.masses[0],
+                                      inverse_inertia, step.joints.limit_slack, step.joints.terms, step.h)
+        self.frame_work += work
+        return dv
 
     def post_stabilize(self, world, centre, rotation, iterations, shake=True):
         """Post-stabilization as SHAKE (Ryckaert, Ciccotti & Berendsen 1977; Hairer, Lubich & Wanner,

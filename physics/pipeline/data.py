@@ -23,6 +23,9 @@ from physics.model.hierarchy import NodeState
 from physics.dynamics.sleeping import SleepState
 from physics.constraints.solver_state import SolverState
 
+# Arrays a snapshot may lack (a file written before they were kept): they load as zeros.
+OPTIONAL = ("derived.frame_work",)
+
 # A node's local state, by field: the integrated ones, then those a query derives (`arrays`).
 NODE_FIELDS = ("translation", "rotation", "scale", "velocity", "acceleration", "omega", "alpha")
 DERIVED_NODE_FIELDS = ("acceleration", "omega", "alpha")
@@ -51,6 +54,7 @@ class Data:
     rattle_hint: np.ndarray             # (2,) the last RATTLE sub-step's start error and its h
     solver: SolverState | None = None   # the solver's warm starts, manifolds and joints (None: no solver)
     drive: DriveState | None = None     # the actuators on nodes' controls and coordinates (None: the scene has none)
+    frame_work: np.ndarray | None = None  # (1,) J the moving frames did on the bodies through joints (None: no such joint)
     time: float = 0.0                   # s since the scene was loaded or reset
     step_count: int = 0                 # whole steps since then
     next_event: int = 0                 # the scene's first timed impulse not applied yet
@@ -77,6 +81,8 @@ class Data:
         out["rattle.hint"] = self.rattle_hint
         if self.drive is not None:      # only in a scene that drives nodes: the others' hashes are as they were
             out["drive.control"], out["drive.coordinate"] = self.drive.control, self.drive.coordinate
+        if self.frame_work is not None:     # only with a joint on a moving frame (a readout: not hashed)
+            out["derived.frame_work"] = self.frame_work
         return out
 
     def save(self):
@@ -93,7 +99,7 @@ class Data:
         """Put back a `save()` (the fixed-size arrays in place); the solver's state where this Data
         has a solver (one saved without solver arrays starts from an empty cache)."""
         for key, value in self.arrays().items():
-            value[:] = saved[key]
+            value[:] = saved[key] if key in saved or key not in OPTIONAL else 0.0
         self.time = float(saved["time"])
         self.next_event = int(saved["next_event"])
         if self.solver is not None:

@@ -12,7 +12,7 @@ from dataclasses import fields
 import numpy as np
 
 from physics.constraints.joints import ALL_KINDS, AXES_MAX, AXIS, SIX_AXIS, Joints
-from physics.pipeline.data import DERIVED_NODE_FIELDS
+from physics.pipeline.data import DERIVED_NODE_FIELDS, OPTIONAL
 from physics.core.validation import FORCE_MAX, LENGTH_MAX, LENGTH_MIN, SCALE_RANGE, shape_lengths, shape_lengths_outside, short_repr
 
 # A restored rotation matrix's largest |RᵀR − I|: a stepped one stays within round-off of
@@ -44,7 +44,7 @@ class Restorable:
         checked.update(snapshot.settings)           # SettingError names the key and the value
         arrays = snapshot.arrays
         for key in (*live, "time", "next_event"):
-            if key not in arrays:
+            if key not in arrays and key not in OPTIONAL:
                 refuse(key, "nothing", "an array (the file lacks it)")
         for key, value in arrays.items():
             value = np.asarray(value)

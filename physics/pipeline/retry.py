@@ -179,6 +179,7 @@ class Undo:
         self.time, self.next_event = data.time, data.next_event
         self.runaway = work.runaway.reference, work.runaway.due
         self.hint = data.rattle_hint.copy()
+        self.frame_work = None if data.frame_work is None else data.frame_work.copy()
 
     @classmethod
     def take(cls, model, data, work, context):
@@ -222,6 +223,8 @@ class Undo:
         solver.cache.restore(self.cache)
         data.time, data.next_event = self.time, self.next_event
         data.rattle_hint[:] = self.hint
+        if self.frame_work is not None:
+            data.frame_work[:] = self.frame_work
         work.runaway.reference, work.runaway.due = self.runaway
         solver.forget()
         work.world = STALE

@@ -736,6 +736,8 @@ def stage_solve(model, data, settings, work, context):
     _, _, _, velocity, inverse_inertia = solver_state(model, data, settings, work)
     h, fraction = context.h, context.position_fraction
     solution = solver.solve(velocity, settings, fraction)
+    if data.frame_work is not None:
+        solver.count_solve_frame_work()
     # final: with the restitution stage, velocities only; moved: the split impulse, each body's
     # bias part at most the push speed (PhysX's max depenetration velocity is per body too: a box
     # among a hundred coincident ones took 57 m/s of bias from its 99 contacts, each within the
@@ -798,6 +800,8 @@ def stage_joints(model, data, settings, work, context):
         apply_world_changes(model, data, settings, work, dv if settings.shake else None,
                             np.concatenate([dx, dtheta], axis=1), context.active)
     data.constraint_acceleration[island] /= h
+    if data.frame_work is not None:
+        data.frame_work[0] += solver.take_frame_work()
 
 
 def stage_sleep(model, data, settings, work, context):

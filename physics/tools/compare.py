@@ -52,6 +52,7 @@ from physics.tools import options
 from physics.io.scene import Scene, load_scene
 from physics.core.settings import SettingError, Settings
 from physics.pipeline.timeline import INPUT_KINDS, Input
+from physics.pipeline.simulation import energy_balance
 
 MAIN, REFERENCE = "main", "reference"
 MAX_VARIANTS = 4
@@ -184,8 +185,7 @@ class _Run:
 
 
 def _energy(sim):
-    energy = sim.energy()
-    return energy["kinetic"] + energy["potential"]
+    return energy_balance(sim.energy())
 
 
 def _relative(change, start):

@@ -54,6 +54,7 @@ from physics.tools import options
 from physics.tools.compare import split_pairs, setting_value
 from physics.io.scene import SceneError, load_scene
 from physics.core.settings import SettingError
+from physics.pipeline.simulation import energy_balance
 from physics.tools.signals import raising_on_signals
 
 METRICS = ("energy_drift", "angular_momentum_drift", "position_error")
@@ -201,8 +202,7 @@ def _error(error):
 
 
 def _energy(sim):
-    energy = sim.energy()
-    return energy["kinetic"] + energy["potential"]
+    return energy_balance(sim.energy())
 
 
 def warm_up(scene, plan):
