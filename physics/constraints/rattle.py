@@ -113,10 +113,20 @@ class JointTerms(NamedTuple):
     rate: np.ndarray            # (J,) q̇₀ = J₀ v₀ at the start of the step
 
 
+_NONE_TAKEN = {}     # J → (`JointTerms` with none taken, a zero (J, ROWS_PER_JOINT)): read only, made once
+
+
+def _none_taken(J):
+    made = _NONE_TAKEN.get(J)
+    if made is None:
+        z = np.zeros(J)
+        made = _NONE_TAKEN[J] = (JointTerms(np.zeros(J, np.bool_), z, z, z, z, z, z), np.zeros((J, ROWS_PER_JOINT)))
+    return made
+
+
 def no_terms(J):
-    """`JointTerms` of J joints with none taken."""
-    z = np.zeros(J)
-    return JointTerms(np.zeros(J, np.bool_), z, z, z, z, z, z)
+    """`JointTerms` of J joints with none taken (shared, read only)."""
+    return _none_taken(J)[0]
 
 
 class RattleStart(NamedTuple):
@@ -146,7 +156,7 @@ def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit
     return RattleStart(joints.model(limit_slack), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
                        np.ascontiguousarray(inverse_inertia, float).copy(), np.ascontiguousarray(rotation, float).copy(),
                        J0, joint_geometry_arrays(J), bodies.graph, no_terms(J) if terms is None else terms,
-                       np.zeros((J, ROWS_PER_JOINT)) if frame_speed is None else frame_speed)
+                       _none_taken(J)[1] if frame_speed is None else frame_speed)
 
 
 @kernel(inline=True)
@@ -499,8 +509,9 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
     K = 0
     # the joint terms' last kick at q₁ (module docstring, "Joint terms"): (h/2) τ(q₁) along J₁, and
     # without an armature the damper's −(D/2)(q₁ − q₀); the rows then see the kicked velocity
-    velocity = velocity.copy()
     work = 0.0
+    if np.any(terms.exact):
+        velocity = velocity.copy()
     for j in range(J):
         if not terms.exact[j]:
             continue
