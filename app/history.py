@@ -22,7 +22,7 @@ plots never show a future that was cut off as if it were current.
 """
 import numpy as np
 
-from physics.pipeline.simulation import energy_balance
+from physics.pipeline.stages import energy_balance
 
 WINDOW = 20.0     # s of simulated time shown
 CAPACITY = 2048   # samples: one per WINDOW / CAPACITY ≈ 9.8 ms, finer than a 60 Hz frame at 1x

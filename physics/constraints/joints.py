@@ -15,7 +15,7 @@ codes of the sweep (a point's three equalities as one 3×3 block).
 Drives and springs (hinge, slider, a six-axis joint's axis). Under RATTLE's integrators its step
 takes a spring's, a damper's, an armature's and an unclamped actuator's terms exactly
 (`physics.constraints.rattle`, "Joint terms"; `Joints.terms`). Elsewhere, and for a motor, dry
-friction, a clamped actuator or a spring too stiff for the step, they are soft velocity rows, the
+friction, a clamped actuator or a spring or damper too stiff for the step, they are soft velocity rows, the
 seed's ERP/CFM ("The Mathematics of Havok's Solver" §3.3; Catto's soft constraints): a
 generalized force τ = F₀ − K q − D q̇ on the joint coordinate q, taken at the end of the step (implicit, so a stiff spring or a strong damper on
 a light link stays stable at any h), is the row J v = (F₀ − K q)/(hK + D) − λ/(h(hK + D)) (target
@@ -130,6 +130,32 @@ class JointGeometry(NamedTuple):
     coordinate: np.ndarray      # (J,) the joint coordinate q (hinge, slider with a limit, drive or spring)
     frame_speed: np.ndarray     # (J, ROWS_PER_JOINT) J_a v_a of a row whose side a is a moving frame (0 elsewhere): the
     #                             frame's share of J v, which its row's targets leave to side b
+
+
+class JointTerms(NamedTuple):
+    """The joints' generalized forces τ = F₀ − K q − D q̇ and armatures A as RATTLE's step takes them
+    (`physics.constraints.rattle`, "Joint terms"; `Joints.terms`), with the coordinates and rates
+    they start the step from."""
+    exact: np.ndarray           # (J,) bool: the joint's terms are RATTLE's (else the velocity solve's soft rows)
+    actuator: np.ndarray        # (J,) bool: its actuator's force is among them (an actuator without a force range)
+    force: np.ndarray           # (J,) F₀
+    stiffness: np.ndarray       # (J,) K
+    damping: np.ndarray         # (J,) D
+    armature: np.ndarray        # (J,) A
+    coordinate: np.ndarray      # (J,) q₀ at the start of the step
+    rate: np.ndarray            # (J,) q̇₀ = J₀ v₀ at the start of the step
+
+
+_NO_TERMS = {}      # J → `JointTerms` with none taken (read only, made once)
+
+
+def no_terms(J):
+    """`JointTerms` of J joints with none taken (shared, read only)."""
+    terms = _NO_TERMS.get(J)
+    if terms is None:
+        z = np.zeros(J)
+        terms = _NO_TERMS[J] = JointTerms(np.zeros(J, np.bool_), np.zeros(J, np.bool_), z, z, z, z, z, z)
+    return terms
 
 
 def joint_geometry_arrays(J):
@@ -645,41 +671,37 @@ class Joints:
             self.__dict__["_drives"] = drives
         return drives
 
-    def exact_actuators(self):
-        """(J,) bool: the actuated joints whose actuator force has no finite range, so that RATTLE's
-        step can take it as a generalized force (`terms`); a clamped one stays a soft row."""
-        return (self.actuated != 0) & ~(np.isfinite(self.force_lower) | np.isfinite(self.force_upper))
-
     def terms(self, control=None):
         """The generalized force on each joint's coordinate, τ = F₀ − K q − D q̇, and its armature A,
-        as RATTLE's step takes them (`physics.constraints.rattle`, "Joint terms"): the spring
-        (F₀ = K q_rest) plus an actuator without a force range at its `control` (J,) (0): F₀ += G (g
-        ctrl + b₀), K −= G² b₁, D −= G² b₂. Returns (termed (J,) bool, F₀, K, D, A (J,) each)."""
-        actuator = self.exact_actuators()
+        as RATTLE's step takes them (`physics.constraints.rattle`, "Joint terms"), a `JointTerms`
+        with every joint that has any taken (`exact`; the caller screens them) and no coordinates or
+        rates yet: the spring (F₀ = K q_rest) plus an actuator without a force range (a clamped one
+        stays a soft row) at its `control` (J,) (0): F₀ += G (g ctrl + b₀), K −= G² b₁, D −= G² b₂."""
+        actuator = (self.actuated != 0) & ~(np.isfinite(self.force_lower) | np.isfinite(self.force_upper))
         G = np.where(actuator, self.gear, 0.0)
         ctrl = np.zeros(len(self)) if control is None else np.asarray(control, float)
-        force = self.stiffness * self.spring_reference + G * (self.gain * ctrl + self.bias[:, 0])
-        stiffness = self.stiffness - G * G * self.bias[:, 1]
-        damping = self.damping - G * G * self.bias[:, 2]
         termed = (self.stiffness > 0) | (self.damping > 0) | (self.armature > 0) | actuator
-        return termed, force, stiffness, damping, self.armature.astype(float)
+        zero = np.zeros(len(self))
+        return JointTerms(termed, actuator, self.stiffness * self.spring_reference + G * (self.gain * ctrl + self.bias[:, 0]),
+                          self.stiffness - G * G * self.bias[:, 1], self.damping - G * G * self.bias[:, 2],
+                          self.armature.astype(float), zero, zero)
 
     def rotor_slots(self):
         """(J,) bool: the joints whose spring slot is a row of RATTLE's projections (an armature or a
         damper: `physics.constraints.rattle`'s rotor row), so the joint graph gives it a place."""
-        termed, _, _, damping, armature = self.terms()
-        return termed & ((armature > 0) | (damping != 0))
+        terms = self.terms()
+        return terms.exact & ((terms.armature > 0) | (terms.damping != 0))
 
     def rows(self, centre, rotation, h, beta, slop=0.0, softness=0.0, control=None, velocity=None, limit_slack=None,
-             geometry=None, frames_move=True, exact=None):
+             geometry=None, frames_move=True, terms=None):
         """The active rows of every joint at the bodies' current poses, and their (J, slot) indices
         (to store the impulses back after the solve); `control` (J,) the actuators' inputs (0),
         `velocity` (B, 6) [v, ω] world the bodies' at the step's start (an armature resists its change),
         `limit_slack` (J,) the soft limits (`limit_slack`; none by default); `geometry` the
         `geometry` at these poses and slack when the caller has it already; `frames_move` False: a
-        moving frame's velocity is left out of the targets (a position step's rows); `exact` (J,) bool
-        the joints whose terms RATTLE's step takes (`terms`): their spring slot, and an exact
-        actuator's drive slot, are left to it (none by default). One compiled pass
+        moving frame's velocity is left out of the targets (a position step's rows); `terms` the
+        `JointTerms` RATTLE's step takes (none by default): an exact joint's spring slot is the fixed
+        impulse of its first kick and its actuator's drive slot is left out. One compiled pass
         (`_joint_rows`: the targets of `physics.constraints.constraints`' docstring, the drive and
         spring slots of `_soft_terms`)."""
         J = len(self)
@@ -693,7 +715,7 @@ class Joints:
                              np.zeros(J) if control is None else np.ascontiguousarray(control, float),
                              np.ascontiguousarray(velocity, float) if rate else _NO_VELOCITY, float(h), float(beta),
                              float(slop), float(softness), bool(frames_move),
-                             _NO_EXACT if exact is None else np.ascontiguousarray(exact, np.bool_))
+                             no_terms(J) if terms is None else terms)
         return Rows(*arrays[:-1]), arrays[-1]
 
 
@@ -714,7 +736,6 @@ class JointDrives(NamedTuple):
 
 
 _NO_VELOCITY = np.zeros((0, 6))
-_NO_EXACT = np.zeros(0, np.bool_)
 _BIG = np.finfo(float).max
 
 
@@ -758,47 +779,35 @@ def _soft_terms(F0, K, D, q, h, low, high, A, rate):
 
 
 @kernel(inline=True)
-def _emitted(drives, geometry, exact, j, s):
+def _emitted(drives, geometry, terms, j, s):
     """Whether `_joint_rows` emits row (j, s): active, and not a spring slot with nothing on it (an
-    actuator's alone) or a slot whose terms RATTLE's step takes (`exact` (J,) or empty: none)."""
+    actuator's alone) or the drive slot of an actuator whose force RATTLE's step takes (`terms`):
+    an exact joint's spring slot is the fixed impulse of that step's first kick."""
     if not geometry.active[j, s]:
         return False
-    taken = exact.shape[0] > 0 and exact[j]
-    if s == SPRING:     # (RATTLE's: the first kick of its force, a fixed impulse: `_exact_kick`)
-        return taken or drives.stiffness[j] > 0.0 or drives.damping[j] > 0.0 or drives.armature[j] > 0.0
-    if s == DRIVE and taken and drives.actuated[j]:     # an exact actuator's (`Joints.exact_actuators`)
-        return np.isfinite(drives.force_lower[j]) or np.isfinite(drives.force_upper[j])
-    return True
-
-
-@kernel(inline=True)
-def _exact_kick(drives, control, j, q, h):
-    """(h/2) τ(q₀), τ = F₀ − K q (`Joints.terms`): the first kick of the force RATTLE's step takes on
-    joint j (`physics.constraints.rattle`, "Joint terms"), the spring slot's fixed impulse."""
-    F0, K = drives.stiffness[j] * drives.spring_reference[j], drives.stiffness[j]
-    if drives.actuated[j] and not (np.isfinite(drives.force_lower[j]) or np.isfinite(drives.force_upper[j])):
-        G = drives.gear[j]
-        F0 += G * (drives.gain[j] * control[j] + drives.bias[j, 0])
-        K -= G * G * drives.bias[j, 1]
-    return 0.5 * h * (F0 - K * q)
+    if s == SPRING:
+        return terms.exact[j] or drives.stiffness[j] > 0.0 or drives.damping[j] > 0.0 or drives.armature[j] > 0.0
+    return not (s == DRIVE and terms.exact[j] and terms.actuator[j])
 
 
 @kernel
-def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness, frames_move, exact):
+def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness, frames_move, terms):
     """`Joints.rows` compiled: the active (joint, slot) rows in row-major order as the arrays of a
     `Rows` (body, jacobian, target, relax, lower, upper, softness, mu, impulse, block) and their
     slots j × ROWS_PER_JOINT + s. Targets (`physics.constraints.constraints`' docstring): an equality
     −β C / h; an inequality −C / h while separated (relax the same), else −β min(C + slop, 0) / h
     (relax 0); a motor its speed, bounded by ± its force × h. The drive slot of an actuated joint
     and the spring slot take their soft rows (`_soft_terms`), the spring's with the
-    armature's rate J v when `velocity` has rows. A row whose side a is a moving frame aims side b
+    armature's rate J v when `velocity` has rows; where RATTLE's step takes the joint's terms
+    (`terms.exact`, `_emitted`), the spring slot is instead the fixed impulse (h/2) τ(q₀) of its
+    first kick. A row whose side a is a moving frame aims side b
     at its target less the frame's share, J_b v_b = target − J_a v_a (`JointGeometry.frame_speed`;
     with `frames_move`)."""
     J = len(model.kind)
     R = 0
     for j in range(J):
         for s in range(ROWS_PER_JOINT):
-            if _emitted(drives, geometry, exact, j, s):
+            if _emitted(drives, geometry, terms, j, s):
                 R += 1
     body = np.empty((R, 2), np.int64)
     jacobian = np.empty((R, 2, 6))
@@ -822,7 +831,7 @@ def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, sl
                         along += geometry.jacobian[j, SPRING, side, i] * velocity[b, i]
                 rate += along
         for s in range(ROWS_PER_JOINT):
-            if not _emitted(drives, geometry, exact, j, s):
+            if not _emitted(drives, geometry, terms, j, s):
                 continue
             C, inequality, motor = geometry.C[j, s], geometry.inequality[j, s], geometry.motor[j, s]
             if inequality:
@@ -846,9 +855,9 @@ def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, sl
                 t, so, lo, hi = _soft_terms(F0, -G * G * drives.bias[j, 1], -G * G * drives.bias[j, 2], q, ha,
                                             _nan_min(low, high), _nan_max(low, high), 0.0, 0.0)
                 r = t
-            elif s == SPRING and exact.shape[0] > 0 and exact[j]:
+            elif s == SPRING and terms.exact[j]:     # RATTLE's first kick, (h/2) τ(q₀)
                 t = r = so = 0.0
-                lo = hi = _exact_kick(drives, control, j, q, h)
+                lo = hi = 0.5 * h * (terms.force[j] - terms.stiffness[j] * q)
             elif s == SPRING:
                 K = drives.stiffness[j]
                 t, so, lo, hi = _soft_terms(K * drives.spring_reference[j], K, drives.damping[j], q, ha, -np.inf,

@@ -49,8 +49,9 @@ integrators take, are first order):
   impulse on the spring slot: an impulse at the start of the step, which the positions see whole)
   and (h/2) τ(q₁) along J₁ before the velocity projection;
 - the damper takes the coordinate's chord for q̇ in both kicks, −(D/2)(q₁ − q₀) each: the step
-  for q̈ = f(q, q̇) that is symmetric (v½ implicit in the first kick, explicit in the second) and,
-  for a damper, stable at any h;
+  for q̈ = f(q, q̇) that is symmetric (v½ implicit in the first kick, explicit in the second),
+  stable for h > 0 (it scales q̇ by (1 − a)/(1 + a), a = h D s / 2, s the coordinate's inverse
+  inertia);
 - the armature is a rotor, a coordinate φ of mass A held to φ = q(x) by one more row (the spring
   slot's), with no state of its own: φ₀ = q₀, φ̇₀ = J₀ v₀ at the start, and the row holds it to q at
   the end. Its impulse Λ (× h) moves φ by −Λ/A; with the damper on it, φ₁ − φ₀ = (A h φ̇₀ − Λ)/m,
@@ -59,9 +60,11 @@ integrators take, are first order):
   (q₁ − q₀)(1/h − D/2A) − μ/A. Without an armature the same row (m = h D/2) is the damper's
   first kick; its second is then a fixed impulse.
 
-A spring too stiff for the step (h ω > 1 at the triple jump's longest sub-step) stays the velocity
-solve's implicit row (`physics.constraints.solver.SceneSolver._joint_terms`): RATTLE's kicks, like
-MuJoCo's integrators, take a spring explicitly.
+A spring too stiff for the step (h ω > 1; RATTLE's kicks, like MuJoCo's integrators, take a
+spring explicitly) or a damper strong enough to ring (a > 1; a > 1/4 where the triple jump's
+backward sub-step, which meets a pole at a = 1/1.7, may compose it) stays the velocity solve's
+implicit row, chosen from the state at each sub-step's start
+(`physics.constraints.solver.SceneSolver.choose_joint_terms`).
 
 Both are compiled (numba): the rows come from `physics.constraints.joints.joint_geometry` at every Newton
 evaluation; J(q_k) M₀⁻¹ J₀ᵀ is not symmetric, so both systems are factored by block elimination
@@ -75,8 +78,8 @@ import numpy as np
 from physics.core.compiled import kernel
 
 from physics.constraints.joint_graph import JointGraph, assemble, factor_and_solve, structure
-from physics.constraints.joints import AXIS, HINGE, LIMIT, ROWS_PER_JOINT, SPRING, JointGeometry, JointModel, joint_geometry, \
-    joint_geometry_arrays
+from physics.constraints.joints import AXIS, HINGE, LIMIT, ROWS_PER_JOINT, SPRING, JointGeometry, JointModel, JointTerms, \
+    joint_geometry, joint_geometry_arrays, no_terms
 from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
     store33, sub, transpose
 
@@ -101,32 +104,15 @@ class JointBodies:
         return len(self.body)
 
 
-class JointTerms(NamedTuple):
-    """The joints' generalized forces τ = F₀ − K q − D q̇ and armatures A as RATTLE's step takes them
-    (module docstring, "Joint terms"), with the coordinates and rates they start the step from."""
-    exact: np.ndarray           # (J,) bool: the joint's terms are taken here (else none, or the velocity solve's)
-    force: np.ndarray           # (J,) F₀
-    stiffness: np.ndarray       # (J,) K
-    damping: np.ndarray         # (J,) D
-    armature: np.ndarray        # (J,) A
-    coordinate: np.ndarray      # (J,) q₀ at the start of the step
-    rate: np.ndarray            # (J,) q̇₀ = J₀ v₀ at the start of the step
+def _zero_frame_speed(J):
+    """A zero (J, ROWS_PER_JOINT) frame speed (shared, read only)."""
+    zero = _ZERO_FRAME_SPEED.get(J)
+    if zero is None:
+        zero = _ZERO_FRAME_SPEED[J] = np.zeros((J, ROWS_PER_JOINT))
+    return zero
 
 
-_NONE_TAKEN = {}     # J → (`JointTerms` with none taken, a zero (J, ROWS_PER_JOINT)): read only, made once
-
-
-def _none_taken(J):
-    made = _NONE_TAKEN.get(J)
-    if made is None:
-        z = np.zeros(J)
-        made = _NONE_TAKEN[J] = (JointTerms(np.zeros(J, np.bool_), z, z, z, z, z, z), np.zeros((J, ROWS_PER_JOINT)))
-    return made
-
-
-def no_terms(J):
-    """`JointTerms` of J joints with none taken (shared, read only)."""
-    return _none_taken(J)[0]
+_ZERO_FRAME_SPEED = {}
 
 
 class RattleStart(NamedTuple):
@@ -156,7 +142,7 @@ def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit
     return RattleStart(joints.model(limit_slack), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
                        np.ascontiguousarray(inverse_inertia, float).copy(), np.ascontiguousarray(rotation, float).copy(),
                        J0, joint_geometry_arrays(J), bodies.graph, no_terms(J) if terms is None else terms,
-                       _none_taken(J)[1] if frame_speed is None else frame_speed)
+                       _zero_frame_speed(J) if frame_speed is None else frame_speed)
 
 
 @kernel(inline=True)
@@ -246,17 +232,16 @@ def _rotor_rows(system, h, lam, taken):
 
 
 @kernel
-def _frame_work(model, frame_speed, impulse, scale):
-    """The work (J) the moving frames do on the bodies through the rows' impulses `impulse` × `scale`
-    (J, ROWS_PER_JOINT): −λ J_a v_a per row of a joint whose side a is one (a workless row does
-    λ (J_a v_a + J_b v_b) = 0 in all, so the bodies get −λ J_a v_a), `frame_speed` its J_a v_a where
-    the impulse acts (`JointGeometry.frame_speed`): a kick at the start, with the start's rows."""
-    work = 0.0
+def _frame_work(model, frame_speed, impulse, scale, work):
+    """Add to `work` (J,) the work (J) the moving frames do on the bodies through each joint's rows'
+    impulses `impulse` × `scale` (J, ROWS_PER_JOINT): −λ J_a v_a per row of a joint whose side a is
+    one (a workless row does λ (J_a v_a + J_b v_b) = 0 in all, so the bodies get −λ J_a v_a),
+    `frame_speed` its J_a v_a where the impulse acts (`JointGeometry.frame_speed`): a kick at the
+    start, with the start's rows."""
     for j in range(len(model.kind)):
         if model.framed[j]:
             for s in range(ROWS_PER_JOINT):
-                work -= scale * impulse[j, s] * frame_speed[j, s]
-    return work
+                work[j] -= scale * impulse[j, s] * frame_speed[j, s]
 
 
 @kernel(inline=True)
@@ -354,10 +339,12 @@ def _weigh(system, taken, along_current, D, W):
 
 
 @kernel
-def project_positions_kernel(system, centre, rotation, momentum, h, iterations, tolerance, dx, dtheta, impulse, stats):
-    """`project_positions` compiled; returns the largest |g| left. stats (6,): Newton iterations taken,
+def project_positions_kernel(system, centre, rotation, momentum, h, iterations, tolerance, dx, dtheta, impulse, stats,
+                             work):
+    """`project_positions` compiled; returns the largest |g| left. stats (5,): Newton iterations taken,
     whether the current-row fallback fired, the largest |impulse| component, the start error relative
-    to the joints' levers (`_relative_error`), the relative error when it left J₀, the frames' work."""
+    to the joints' levers (`_relative_error`), the relative error when it left J₀; `work` (J,) gets
+    each joint's frame's work (`_frame_work`)."""
     n = len(system.column)
     J = len(system.model.kind)
     work_c, work_R = centre.copy(), rotation.copy()
@@ -422,10 +409,11 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                     for i in range(3):
                         trial_x[c, i] = x[c, i] + m * kick[c, i]
                 trial_A[:] = A + kick
+                # (a slot the solve did not take has μ = 0: `factor_and_solve`; `taken` is the trial's now)
                 for j in range(J):
-                    trial_lam[j] = lam[j] + fraction * mu[j, SPRING] if taken[j, SPRING] else lam[j]
+                    trial_lam[j] = lam[j] + fraction * mu[j, SPRING]
                     for s in range(ROWS_PER_JOINT):
-                        trial_total[j, s] = total[j, s] + fraction * mu[j, s] if taken[j, s] else total[j, s]
+                        trial_total[j, s] = total[j, s] + fraction * mu[j, s]
                 K, trial, trial_merit = _evaluate(system, trial_x, trial_A[:, 3:], momentum, h, work_c, work_R, inertia, R,
                                                   D, taken, trial_lam)
                 if trial_merit < merit:
@@ -455,12 +443,12 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         impulse[b] = A[c]
         for i in range(6):
             stats[2] = max(stats[2], abs(A[c, i]))
-    stats[5] = _frame_work(system.model, system.frame_speed, total, 1.0 / h)     # (along J₀: at the start)
+    _frame_work(system.model, system.frame_speed, total, 1.0 / h, work)     # (along J₀: at the start)
     return error
 
 
 def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_ITERATIONS, tolerance=TOLERANCE,
-                      stats=None):
+                      stats=None, work=None):
     """Move the jointed bodies onto g = 0 along the start-of-step rows (module docstring).
 
     system: `RattleStart` (J₀, M₀⁻¹, R₀); centre (B, 3), rotation (B, 3, 3) now; momentum (B, 3) the
@@ -471,15 +459,17 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     Returns (dx, dθ, impulse, error): world translation and rotation vector per body (B, 3) each
     (the body's rotation becomes exp(hat dθ) R), the impulse × h that moved them, J₀ᵀ Λ (B, 6)
     [linear, angular] world (Δv = m⁻¹ J₀ᵀΛ / h, ΔL = (J₀ᵀΛ)_angular / h), and the largest |g| left.
-    stats, if given, a (6,) array: filled with the Newton iterations taken, 1 if the projection left
+    stats, if given, a (5,) array: filled with the Newton iterations taken, 1 if the projection left
     J₀ for the current rows (else 0), the largest |impulse| component, the start error relative to
-    the joints' levers (`_relative_error`), the relative error it left J₀ with (0 if it did not) and
-    the work the moving frames did through its impulses (`_frame_work`, at the end poses)."""
+    the joints' levers (`_relative_error`) and the relative error it left J₀ with (0 if it did not).
+    work, if given, a (J,) array: each joint's moving frame's work through these impulses is added
+    (`_frame_work`, along J₀: at the start)."""
     B = len(centre)
     dx, dtheta, impulse = np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
     error = project_positions_kernel(system, np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
                                      np.ascontiguousarray(momentum, float), float(h), iterations, tolerance,
-                                     dx, dtheta, impulse, np.zeros(6) if stats is None else stats)
+                                     dx, dtheta, impulse, np.zeros(5) if stats is None else stats,
+                                     np.zeros(len(system.model.kind)) if work is None else work)
     return dx, dtheta, impulse, error
 
 
@@ -499,8 +489,9 @@ def _weigh_row(model, inverse_mass, inverse_inertia, jac, j, W_row):
 
 @kernel
 def project_velocities_kernel(model, index, graph, geometry, centre, rotation, velocity, inverse_mass, inverse_inertia,
-                              dv, terms, h):
-    """`project_velocities` compiled; returns the work the moving frames did through its impulses."""
+                              dv, terms, h, work):
+    """`project_velocities` compiled; adds each joint's moving frame's work through its impulses to
+    `work` (J,)."""
     joint_geometry(model, centre, rotation, geometry)
     J = len(model.kind)
     taken = np.zeros((J, ROWS_PER_JOINT), np.bool_)
@@ -509,7 +500,6 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
     K = 0
     # the joint terms' last kick at q₁ (module docstring, "Joint terms"): (h/2) τ(q₁) along J₁, and
     # without an armature the damper's −(D/2)(q₁ − q₀); the rows then see the kicked velocity
-    work = 0.0
     if np.any(terms.exact):
         velocity = velocity.copy()
     for j in range(J):
@@ -521,7 +511,7 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
             kicked -= 0.5 * terms.damping[j] * travel
         _weigh_row(model, inverse_mass, inverse_inertia, geometry.jacobian[j, SPRING], j, W[j, SPRING])
         if model.framed[j]:
-            work -= kicked * geometry.frame_speed[j, SPRING]
+            work[j] -= kicked * geometry.frame_speed[j, SPRING]
         for side in range(2):
             b = model.body[j, side]
             if b >= 0:
@@ -561,15 +551,15 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
             K += 1
             _weigh_row(model, inverse_mass, inverse_inertia, jac, j, W[j, s])
     if K == 0:
-        return work
+        return
     storage = np.empty(graph.values)
     assemble(graph, geometry.jacobian, W, taken, storage)
     for j in range(J):
         if taken[j, SPRING]:
             _add_diagonal(graph, storage, j, SPRING, 1.0 / terms.armature[j])
     if not factor_and_solve(graph, storage, mu, np.empty((J, ROWS_PER_JOINT), np.int64)):
-        return work
-    work += _frame_work(model, geometry.frame_speed, mu, 1.0)     # (an untaken slot's μ is 0: `factor_and_solve`)
+        return
+    _frame_work(model, geometry.frame_speed, mu, 1.0, work)     # (an untaken slot's μ is 0: `factor_and_solve`)
     for j in range(J):
         for s in range(ROWS_PER_JOINT):
             if not taken[j, s]:
@@ -579,11 +569,10 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
                 if b >= 0:
                     for i in range(6):
                         dv[b, i] += W[j, s, side, i] * mu[j, s]
-    return work
 
 
 def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass, inverse_inertia, limit_slack=None,
-                       terms=None, h=1.0):
+                       terms=None, h=1.0, work=None):
     """Δv (B, 6) [v, ω] that makes J(q) v = 0 for the joints' rows at the poses q (centre (B, 3),
     rotation (B, 3, 3)), M-orthogonally: Δv = M⁻¹ Jᵀ μ with (J M⁻¹ Jᵀ) μ = −J v, solved over the
     joint graph (`physics.constraints.joint_graph`);
@@ -591,14 +580,14 @@ def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass,
     is at its bound (|C| ≤ 1e-9 or violated) and its velocity would violate it further (J v < 0);
     a limit easing in (`limit_slack` > 0: `physics.constraints.joints.Joints.limit_slack`) at its bound either way.
     `terms` the joints' `JointTerms` of this step h (none taken without): their last kick, and an
-    armature's row (module docstring, "Joint terms"). Returns (Δv, the work the moving frames did
-    through these impulses, J)."""
+    armature's row (module docstring, "Joint terms"); `work` (J,), if given, gets each joint's moving
+    frame's work through these impulses."""
     B = len(centre)
-    dv, work = np.zeros((B, 6)), 0.0
+    dv = np.zeros((B, 6))
     if len(joints):
         c = lambda a: np.ascontiguousarray(a, float)
-        work = project_velocities_kernel(joints.model(limit_slack), bodies.index, bodies.graph,
-                                         joint_geometry_arrays(len(joints)), c(centre), c(rotation), c(velocity),
-                                         c(inverse_mass), c(inverse_inertia), dv,
-                                         no_terms(len(joints)) if terms is None else terms, float(h))
-    return dv, work
+        project_velocities_kernel(joints.model(limit_slack), bodies.index, bodies.graph, joint_geometry_arrays(len(joints)),
+                                  c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv,
+                                  no_terms(len(joints)) if terms is None else terms, float(h),
+                                  np.zeros(len(joints)) if work is None else work)
+    return dv

@@ -34,7 +34,7 @@ from physics.constraints.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SI
 from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, halves, prepare, solve, sweep
 from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
-from physics.constraints.rattle import JointBodies, JointTerms, project_positions, project_velocities, start as rattle_start
+from physics.constraints.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
 from physics.math.rotation_kernels import cross, load3
 from physics.model.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs, place
 from physics.dynamics.body_passes import turn_rows
@@ -453,7 +453,7 @@ class JointStart(NamedTuple):
     rotation: np.ndarray        # (B, 3, 3)
     jacobian: np.ndarray        # (J, ROWS_PER_JOINT, 2, 6) J₀: every (joint, slot) row at those poses
     limit_slack: object         # (J,) the soft limits (`Joints.limit_slack`), or None without limits
-    terms: object               # the joint terms RATTLE takes (`physics.constraints.rattle.JointTerms`), or None
+    terms: object               # the joint terms RATTLE takes (`physics.constraints.joints.JointTerms`), or None
     frame_speed: object         # (J, ROWS_PER_JOINT) J_a v_a of a moving frame (0 elsewhere), or None without frames
 
 
@@ -525,7 +525,8 @@ class SceneSolver:
                                     for s in self.joint_specs], np.int64)
         self._framed = self.frame_node >= 0
         self._any_framed = bool(self._framed.any())     # (asked three times a sub-step)
-        self.frame_work = 0.0   # J the moving frames did on the bodies through the joints since `take_frame_work`
+        # (J,) J each joint's moving frame did on the bodies since `take_frame_work` (`frames_work`)
+        self.frame_work = np.zeros(len(self.joint_specs))
         # the joint solve's memory, before anything is allocated (`physics.constraints.joint_graph.JOINT_PAIRS_MAX`)
         ends = np.array([[self.body_of_node[s["a"]] if s["a"] >= 0 else -1, self.body_of_node[s["b"]]]
                          for s in self.joint_specs], np.int64).reshape(-1, 2)
@@ -549,7 +550,8 @@ class SceneSolver:
             for spec in self.joint_specs)
         self.joints_termed = any(spec.get("stiffness") or spec.get("damping") or spec.get("armature") or "actuator" in spec
                                  for spec in self.joint_specs)
-        self.joints_stiff = False   # the last prepare left a joint's spring to the velocity solve (`_joint_terms`)
+        # this sub-step's choice of the joint terms RATTLE takes (`choose_joint_terms`: None before one)
+        self._exact, self.joints_stiff, self.armature_left = None, False, False
         self.joints_limited = any(spec.get("lower") is not None or spec.get("upper") is not None
                                   for spec in self.joint_specs)
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
@@ -587,7 +589,7 @@ class SceneSolver:
         """Drop what the last `prepare` built (its rows and the joints' start): the carried state
         was put back (a restore), so the next step prepares afresh."""
         self.step = None
-        self.frame_work = 0.0
+        self.frame_work[:] = 0.0
 
     def joints_at(self, world, centre, rotation, keep=False):
         """The joints (physics.constraints.joints.Joints): the carried ones, or before the first step, built at
@@ -674,11 +676,10 @@ class SceneSolver:
             # (`post_stabilize`), so the velocity solve carries no Baumgarte bias into the energy.
             joint_beta = 0.0 if POST_STABILIZATION else beta
             geometry = self.joints.geometry(centre, rotation)      # the rows' and the soft limits' (one kernel call)
-            terms = self._joint_terms(geometry, velocity, inverse_mass, inverse_inertia, settings) \
-                if rattle and self.joints_termed else None
+            terms = self._joint_terms(geometry, velocity) if rattle and self._exact is not None else None
             joint_rows, slots = self.joints.rows(centre, rotation, h, joint_beta, softness=softness,
                                                  control=self.carried.control, velocity=velocity, geometry=geometry,
-                                                 exact=None if terms is None else terms.exact)
+                                                 terms=terms)
             parts.append(joint_rows)
             # The start-of-step rows and poses: RATTLE's first-kick directions (`project_joint_positions`:
             # J₀ from `geometry`), SHAKE's (`post_stabilize`); the soft limits for the projections (a
@@ -921,8 +922,15 @@ class SceneSolver:
         step = self.step
         if step is None or step.joints is None or step.joints.frame_speed is None:
             return
-        K = len(step.joints.slots)
-        self.frame_work -= float(step.system.rows.impulse[:K] @ step.joints.frame_speed.reshape(-1)[step.joints.slots])
+        slots = step.joints.slots
+        np.subtract.at(self.frame_work, slots // ROWS_PER_JOINT,
+                       step.system.rows.impulse[:len(slots)] * step.joints.frame_speed.reshape(-1)[slots])
+
+    def joints_of(self, bodies):
+        """(J,) bool: the joints whose side b is one of `bodies` (B,) bool (all: None)."""
+        if bodies is None:
+            return np.ones(len(self.joint_specs), bool)
+        return bodies[[self.body_of_node[spec["b"]] for spec in self.joint_specs]]
 
     def joint_energy(self, world, centre, rotation, velocity, bodies=None):
         """dict spring, armature (J): Σ ½ K (q − q_rest)² of the joints' springs and Σ ½ A q̇² of their
@@ -932,15 +940,15 @@ class SceneSolver:
         joints = self.joints_at(world, centre, rotation)
         geometry = joints.geometry(centre, rotation)
         rate = _coordinate_rates(joints, geometry, velocity)
-        mine = np.ones(len(joints), bool) if bodies is None else bodies[joints.body[:, 1]]
+        mine = self.joints_of(bodies)
         stretch = geometry.coordinate - joints.spring_reference
         return {"spring": float(0.5 * np.sum((joints.stiffness * stretch * stretch)[mine])),
                 "armature": float(0.5 * np.sum((joints.armature * rate * rate)[mine]))}
 
-    def take_frame_work(self):
-        """`frame_work` since the last take (J), and start again from 0."""
-        work, self.frame_work = self.frame_work, 0.0
-        return work
+    def take_frame_work(self, into):
+        """Add `frame_work` since the last take to `into` (J,), and start again from 0."""
+        into += self.frame_work
+        self.frame_work[:] = 0.0
 
     def joint_velocity_change(self):
         """(B, 6) [v, ω]: the part of the last solve's velocity change that the joint rows made,
@@ -950,30 +958,46 @@ class SceneSolver:
         _add_row_changes(step.system.slot, step.system.minv_jt, step.system.rows.impulse, len(step.joints.slots), out)
         return out[:-1]
 
-    def _joint_terms(self, geometry, velocity, inverse_mass, inverse_inertia, settings):
-        """The joints' terms RATTLE's step takes (`physics.constraints.rattle.JointTerms`) from the
-        start-of-step rows `geometry` and velocity (B, 6): every joint's spring, damper, armature
-        and actuator without a force range, save a spring too stiff for the step. RATTLE's kicks
-        take a spring's force explicitly, as MuJoCo's integrators do, which holds while h ω < 2,
-        ω² = K s / (1 + A s), s = J M⁻¹ Jᵀ along the coordinate (the coordinate's inverse inertia
-        with the other joints free, at least the constrained one); a spring with h ω > 1 at the
-        longest sub-step a triple jump takes (TRIPLE_JUMP_REACH × the nominal) stays the velocity
-        solve's implicit soft row (`joints_stiff`). A damper's chord form is stable at any h."""
-        joints = self.joints
-        termed, force, stiffness, damping, armature = joints.terms(self.carried.control)
+    def choose_joint_terms(self, world, centre, rotation, inverse_mass, inverse_inertia, settings, composing):
+        """Which joints' terms RATTLE's step takes this sub-step (`physics.constraints.rattle`, "Joint
+        terms"), chosen from the state at its start (so a restored run chooses as the run it was
+        taken from) and kept for its composed sub-steps and retries: every joint's spring, damper,
+        armature and actuator without a force range, save those too stiff for the step, which stay
+        the velocity solve's implicit soft rows (`joints_stiff`). With s = J M⁻¹ Jᵀ along the
+        coordinate (its inverse inertia with the other joints free, at least the constrained one)
+        and h the nominal sub-step, or where the step may be `composing` (a triple jump of equality
+        joints) its longest sub-step, TRIPLE_JUMP_REACH × the nominal:
+        - a spring, taken explicitly in the kicks (as MuJoCo's integrators take it), holds while
+          h ω < 2, ω² = K s / (1 + A s): kept where h ω ≤ 1;
+        - a damper at the coordinate's chord scales q̇ by (1 − a)/(1 + a) a step, a = h D s / 2(1 + A s):
+          stable for h > 0, ringing past a = 1 (→ −1 as a grows): kept where a ≤ 1; the triple
+          jump's backward sub-step meets a pole at a = 1/1.7: there kept where a ≤ 1/4.
+        Where a joint with an armature is left out, no joint is RATTLE's this sub-step
+        (`armature_left`, `physics.pipeline.stages.step_context`): RATTLE's projections weigh
+        impulses by the bodies' masses alone."""
+        joints = self.joints_at(world, centre, rotation, keep=True)
+        terms = joints.terms(self.carried.control)
+        geometry = joints.geometry(centre, rotation)
         jacobian = geometry.jacobian[:, SPRING]     # (J, 2, 6)
-        body = joints.body
-        moving = body >= 0
-        safe = np.where(moving, body, 0)
+        moving = joints.body >= 0
+        safe = np.where(moving, joints.body, 0)
         lin, ang = jacobian[..., :3], jacobian[..., 3:]
         s = np.einsum("js,jsi,jsi->j", np.where(moving, inverse_mass[safe], 0.0), lin, lin) \
             + np.einsum("jsi,jsik,jsk,js->j", ang, inverse_inertia[safe], ang, moving.astype(float))
-        h = TRIPLE_JUMP_REACH * settings.dt / settings.substeps
-        stiff = termed & (h * h * stiffness * s > 1.0 + armature * s)
+        h = (TRIPLE_JUMP_REACH if composing else 1.0) * settings.dt / settings.substeps
+        give = 1.0 + terms.armature * s
+        ring = 0.25 if composing else 1.0      # the largest a kept
+        stiff = terms.exact & ((h * h * terms.stiffness * s > give) | (h * np.abs(terms.damping) * s > 2.0 * ring * give))
         self.joints_stiff = bool(stiff.any())
-        exact = termed & ~stiff
-        return JointTerms(exact, force, stiffness, damping, armature, geometry.coordinate.copy(),
-                          _coordinate_rates(joints, geometry, velocity))
+        self.armature_left = bool((stiff & (terms.armature > 0)).any())
+        self._exact = terms.exact & ~stiff
+
+    def _joint_terms(self, geometry, velocity):
+        """This sub-step's `JointTerms` (`choose_joint_terms`' joints) from the start-of-step rows
+        `geometry` and the bodies' velocity (B, 6) [v, ω]."""
+        terms = self.joints.terms(self.carried.control)
+        return terms._replace(exact=self._exact, coordinate=geometry.coordinate.copy(),
+                              rate=_coordinate_rates(self.joints, geometry, velocity))
 
     def project_joint_positions(self, world, centre, rotation, momentum):
         """RATTLE's positions (`physics.constraints.rattle.project_positions`) from the poses after the velocity
@@ -988,9 +1012,9 @@ class SceneSolver:
         self.follow_frames(world)       # the frames as they end the sub-step: g(q₁) = 0 there
         system = rattle_start(self.joints, self._joint_bodies, start.centre, start.rotation, *step.masses,
                               start.limit_slack, start.jacobian, start.terms, start.frame_speed)
-        stats = np.zeros(6)
-        dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, step.h, stats=stats)
-        self.frame_work += stats[5]
+        stats = np.zeros(5)
+        dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, step.h, stats=stats,
+                                                                  work=self.frame_work)
         # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
         self.joint_left_start_rows = bool(stats[1])
         self.joint_left_error = stats[4]
@@ -1004,10 +1028,8 @@ class SceneSolver:
         if step is None or step.joints is None or not POST_STABILIZATION:
             return np.zeros((len(centre), 6))
         self.follow_frames(world)
-        dv, work = project_velocities(self.joints, self._joint_bodies, centre, rotation, velocity, step.masses[0],
-                                      inverse_inertia, step.joints.limit_slack, step.joints.terms, step.h)
-        self.frame_work += work
-        return dv
+        return project_velocities(self.joints, self._joint_bodies, centre, rotation, velocity, step.masses[0],
+                                  inverse_inertia, step.joints.limit_slack, step.joints.terms, step.h, self.frame_work)
 
     def post_stabilize(self, world, centre, rotation, iterations, shake=True):
         """Post-stabilization as SHAKE (Ryckaert, Ciccotti & Berendsen 1977; Hairer, Lubich & Wanner,

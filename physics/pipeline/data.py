@@ -54,7 +54,7 @@ class Data:
     rattle_hint: np.ndarray             # (2,) the last RATTLE sub-step's start error and its h
     solver: SolverState | None = None   # the solver's warm starts, manifolds and joints (None: no solver)
     drive: DriveState | None = None     # the actuators on nodes' controls and coordinates (None: the scene has none)
-    frame_work: np.ndarray | None = None  # (1,) J the moving frames did on the bodies through joints (None: no such joint)
+    frame_work: np.ndarray | None = None  # (J,) J each joint's moving frame did on the bodies (None: no joint has one)
     time: float = 0.0                   # s since the scene was loaded or reset
     step_count: int = 0                 # whole steps since then
     next_event: int = 0                 # the scene's first timed impulse not applied yet
@@ -98,6 +98,8 @@ class Data:
     def load(self, saved):
         """Put back a `save()` (the fixed-size arrays in place); the solver's state where this Data
         has a solver (one saved without solver arrays starts from an empty cache)."""
+        if self.frame_work is None and "derived.frame_work" in saved:     # (a topology whose frames came later)
+            self.frame_work = np.array(saved["derived.frame_work"], float)
         for key, value in self.arrays().items():
             value[:] = saved[key] if key in saved or key not in OPTIONAL else 0.0
         self.time = float(saved["time"])

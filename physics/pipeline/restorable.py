@@ -49,7 +49,7 @@ class Restorable:
         for key, value in arrays.items():
             value = np.asarray(value)
             reference = live.get(key)
-            if reference is None and key not in ("time", "next_event") and not key.startswith("solver."):
+            if reference is None and key not in ("time", "next_event", *OPTIONAL) and not key.startswith("solver."):
                 refuse(key, key, "a field this version knows (a file of a newer version?)")
             if reference is not None and (value.shape != reference.shape or value.dtype.kind != reference.dtype.kind):
                 refuse(key, f"{value.dtype} {value.shape}", f"{reference.dtype} {reference.shape}")

@@ -267,7 +267,7 @@ def composes_rattle(model, data, settings, work, h, integrator):
     composed by the triple jump (g1 h, g2 h < 0, g1 h): where every joint is an equality (no limit,
     motor, dry friction, clamped actuator or rope; springs, dampers, armatures and the other
     actuators RATTLE's step takes: `physics.constraints.rattle`, "Joint terms"), none of them a
-    spring the last sub-step found too stiff for the step (`SceneSolver.joints_stiff`), and no
+    spring or damper too stiff for this sub-step (`SceneSolver.choose_joint_terms`), and no
     contact may become active within it (no two shapes within reach of g1 h
     of travel, the farthest the composition strays: `SceneSolver.may_touch`). Contacts, limits and
     ropes are inequalities, motors velocity targets, solved at velocity level with speculative

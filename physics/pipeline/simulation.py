@@ -79,13 +79,6 @@ from physics.core.validation import FORCE_MAX
 REACH = 1000.0              # m
 
 
-def energy_balance(energy):
-    """The energy a run keeps, of a `Simulation.energy()` dict: kinetic + potential + the joints'
-    spring and armature − the moving frames' work, the last three where the scene has them."""
-    return (energy["kinetic"] + energy["potential"] + energy.get("spring", 0.0) + energy.get("armature", 0.0)
-            - energy.get("frame_work", 0.0))
-
-
 class OverlapWarning(UserWarning):
     """Shapes that start inside one another (`Simulation.initial_overlaps`)."""
 
@@ -207,7 +200,7 @@ class Simulation:
                 self._solver = None  # shapes for drawing only (a T-handle in space, kinematic tanks)
         self.data.solver = None if self._solver is None else self._solver.carried
         if self.data.frame_work is None and self._solver is not None and self._solver.frames_work:
-            self.data.frame_work = np.zeros(1)      # (kept across topologies, as the run's total)
+            self.data.frame_work = np.zeros(len(scene.joints))      # (kept across topologies: the run's)
 
     def reset(self):
         """Back to the state loaded from the file (the settings are kept)."""
@@ -822,22 +815,15 @@ class Simulation:
         and its descendants, e.g. the car and its cargo): ½ m v² + ½ ω_bᵀ I ω_b, −m g · x. Where
         joints have springs or armatures, also spring: Σ ½ K (q − q_rest)² and armature: Σ ½ A q̇²
         (of the joints whose side b is in the subtree); where a joint hangs from a moving frame (a
-        kinematic node), frame_work: the work the frames have done on the bodies through the joints
-        since the load (the whole run's). Without dampers, actuators, contacts or applied forces,
-        kinetic + potential + spring + armature − frame_work stays what it was at the load."""
+        kinematic node), frame_work: the work the frames have done on the bodies through those joints
+        since the load. Without dampers, actuators, contacts or applied forces, kinetic + potential +
+        spring + armature − frame_work stays what it was at the load (`energy_balance`)."""
         slots = self._bodies(subtree)
-        out = stages.energy(self.model, self.data, self.settings, self._work, slots)
-        solver = self._solver
-        if solver is not None and solver.joints_termed:
-            world, centre, rotation, velocity, _ = stages.solver_state(self.model, self.data, self.settings, self._work)
-            inside = None
-            if subtree is not None:
-                inside = np.zeros(self.model.dyn.size, bool)
-                inside[slots] = True
-            out.update(solver.joint_energy(world, centre, rotation, velocity, inside))
-        if self.data.frame_work is not None:
-            out["frame_work"] = float(self.data.frame_work[0])
-        return out
+        inside = None
+        if subtree is not None:
+            inside = np.zeros(self.model.dyn.size, bool)
+            inside[slots] = True
+        return stages.energy(self.model, self.data, self.settings, self._work, slots, inside)
 
     def momentum(self, subtree=None):
         """dict linear (3,), angular (3,) about the world origin, of all dynamic bodies or of those

@@ -108,7 +108,7 @@ _LAYOUT = {
     # the actuators on nodes (physics.dynamics.driving): written only where a scene has one
     "drive.control": (_F, ("A",)), "drive.coordinate": (_F, ("A",)),
     # the work of the moving frames through joints (physics.pipeline.data): only where a joint has one
-    "derived.frame_work": (_F, (1,)),
+    "derived.frame_work": (_F, ("J",)),
 }
 _HEADER_KEYS = ("arrays", "payload", "scene", "scene_name", "settings", "step_count", "version")
 _DIMENSION_MAX = 2**31      # elements along one axis (the arrays' bytes are bounded by the payload too)

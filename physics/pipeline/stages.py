@@ -381,8 +381,11 @@ def check_divergence(model, data, work):
         raise Diverged(node, quantity, value)
 
 
-def energy(model, data, settings, work, slots=slice(None)):
-    """dict kinetic, potential (J) of the dynamic bodies `slots`: ½ m v² + ½ ω_bᵀ I ω_b, −m g · x."""
+def energy(model, data, settings, work, slots=slice(None), inside=None):
+    """dict kinetic, potential (J) of the dynamic bodies `slots`: ½ m v² + ½ ω_bᵀ I ω_b, −m g · x;
+    where joints have springs or armatures, spring and armature (`SceneSolver.joint_energy`), and
+    where a joint hangs from a moving frame, frame_work (`Data.frame_work`), of the joints whose
+    side b is `inside` (D,) bool (all: None)."""
     sync(model, data, settings, work, MOVING)
     world, nodes = work.hierarchy.world_state, model.dyn[slots]
     mass = model.mass[nodes]
@@ -390,7 +393,21 @@ def energy(model, data, settings, work, slots=slice(None)):
     kinetic = 0.5 * (mass @ np.einsum("bi,bi->b", velocity, velocity)
                      + np.sum(model.inertia_body[nodes] * data.omega_body[slots] ** 2))
     potential = -mass @ (world.translation[nodes] @ settings.gravity)
-    return {"kinetic": float(kinetic), "potential": float(potential)}
+    out = {"kinetic": float(kinetic), "potential": float(potential)}
+    solver = work.solver
+    if solver is not None and solver.joints_termed:
+        world, centre, rotation, velocity, _ = solver_state(model, data, settings, work)
+        out.update(solver.joint_energy(world, centre, rotation, velocity, inside))
+    if data.frame_work is not None:
+        out["frame_work"] = float(data.frame_work[solver.joints_of(inside)].sum())
+    return out
+
+
+def energy_balance(energy):
+    """The energy a run keeps, of an `energy` dict: kinetic + potential + the joints' spring and
+    armature − the moving frames' work, the last three where the scene has them."""
+    return (energy["kinetic"] + energy["potential"] + energy.get("spring", 0.0) + energy.get("armature", 0.0)
+            - energy.get("frame_work", 0.0))
 
 
 def take_runaway_reference(model, data, settings, work):
@@ -404,7 +421,7 @@ def take_runaway_reference(model, data, settings, work):
     mass = float(model.mass_dyn.sum())
     allowance = (now["kinetic"] + mass * math.hypot(*settings.gravity) * max(size, 1.0)
                  + 0.5 * mass * RUNAWAY_SPEED ** 2)
-    work.runaway.reference = (now["kinetic"] + now["potential"], allowance)
+    work.runaway.reference = (energy_balance(now), allowance)
 
 
 def check_runaway(model, data, settings, work):
@@ -416,8 +433,7 @@ def check_runaway(model, data, settings, work):
     if work.runaway.reference is None:     # an input within this step (a timed impulse)
         take_runaway_reference(model, data, settings, work)
         return
-    now = energy(model, data, settings, work)
-    total = now["kinetic"] + now["potential"]
+    total = energy_balance(energy(model, data, settings, work))     # (a spring let go, a turntable's work: no runaway)
     reference, allowance = work.runaway.reference
     if total - reference > allowance:
         velocity = work.hierarchy.world_state.velocity[model.dyn]
@@ -447,8 +463,7 @@ def _energy_grew(model, data, settings, work):
     if model.dyn.size == 0 or work.runaway.reference is None:
         return False
     work.world = STALE
-    now = energy(model, data, settings, work)
-    total = now["kinetic"] + now["potential"]
+    total = energy_balance(energy(model, data, settings, work))
     reference, allowance = work.runaway.reference
     return not total - reference <= allowance
 
@@ -524,9 +539,21 @@ def step_context(model, data, settings, work, h, integrator, active=None, compos
     # semi-implicit Euler with settings.shake: its joints by SHAKE (`INTEGRATOR_TRAITS`' rattle)
     traits = INTEGRATOR_TRAITS[integrator]
     rattle = (traits.rattle and not (integrator == "semi-implicit-euler" and settings.shake)
-              and work.solver is not None and bool(len(work.solver.joint_specs)))
+              and work.solver is not None and bool(len(work.solver.joint_specs)) and not work.solver.armature_left)
     return StepContext(h, integrator, traits.position_fraction, h * traits.surface_lead,
                        rattle, bool(settings.sleep and data.sleep.asleep.any()), active, composed)
+
+
+def choose_joint_terms(model, data, settings, work, integrator):
+    """Before a sub-step of `integrator` (the stepped one): which joints' springs, dampers,
+    armatures and actuators RATTLE's step takes, from the state now
+    (`physics.constraints.solver.SceneSolver.choose_joint_terms`); nothing to choose without them."""
+    solver = work.solver
+    if solver is None or not solver.joints_termed or not INTEGRATOR_TRAITS[integrator].rattle:
+        return
+    world, centre, rotation, _, inverse_inertia = solver_state(model, data, settings, work)
+    solver.choose_joint_terms(world, centre, rotation, model.inverse_mass, inverse_inertia, settings,
+                              INTEGRATOR_TRAITS[integrator].triple_jump and solver.joints_equalities)
 
 
 def fused(model, settings, work):
@@ -801,7 +828,7 @@ def stage_joints(model, data, settings, work, context):
                             np.concatenate([dx, dtheta], axis=1), context.active)
     data.constraint_acceleration[island] /= h
     if data.frame_work is not None:
-        data.frame_work[0] += solver.take_frame_work()
+        solver.take_frame_work(data.frame_work)
 
 
 def stage_sleep(model, data, settings, work, context):

@@ -25,6 +25,7 @@ def step(model, data, settings, work, first):
     integrator = stepped_integrator(settings.integrator, work.solver is not None and bool(len(work.solver.joint_specs)))
     try:
         for _ in range(settings.substeps):
+            stages.choose_joint_terms(model, data, settings, work, integrator)
             c = step_context(model, data, settings, work, h, integrator)
             if c.rattle and composes_rattle(model, data, settings, work, h, integrator):
                 # lie-midpoint-4 with equality joints and no contact within reach: the whole

@@ -52,7 +52,7 @@ from physics.tools import options
 from physics.io.scene import Scene, load_scene
 from physics.core.settings import SettingError, Settings
 from physics.pipeline.timeline import INPUT_KINDS, Input
-from physics.pipeline.simulation import energy_balance
+from physics.pipeline.stages import energy_balance
 
 MAIN, REFERENCE = "main", "reference"
 MAX_VARIANTS = 4

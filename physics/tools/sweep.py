@@ -54,7 +54,7 @@ from physics.tools import options
 from physics.tools.compare import split_pairs, setting_value
 from physics.io.scene import SceneError, load_scene
 from physics.core.settings import SettingError
-from physics.pipeline.simulation import energy_balance
+from physics.pipeline.stages import energy_balance
 from physics.tools.signals import raising_on_signals
 
 METRICS = ("energy_drift", "angular_momentum_drift", "position_error")
