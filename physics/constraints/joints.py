@@ -424,6 +424,25 @@ def joint_geometry(model, centre, rotation, out):
                     out.jacobian[j, slot, 0, :] = 0.0
 
 
+@kernel
+def coordinate_inverse_inertia(geometry, body, inverse_mass, inverse_inertia):
+    """(J,) s = J M⁻¹ Jᵀ of each joint's spring-slot row in `geometry` (its coordinate's inverse
+    inertia with the other joints free), body (J, 2) the solver bodies (−1 static), inverse_mass
+    (B,), inverse_inertia (B, 3, 3) world."""
+    J = body.shape[0]
+    s = np.zeros(J)
+    for j in range(J):
+        for side in range(2):
+            b = body[j, side]
+            if b < 0:
+                continue
+            row = geometry.jacobian[j, SPRING, side]
+            linear = row[0] * row[0] + row[1] * row[1] + row[2] * row[2]
+            turn = matvec(load33(inverse_inertia, b), (row[3], row[4], row[5]))
+            s[j] += inverse_mass[b] * linear + row[3] * turn[0] + row[4] * turn[1] + row[5] * turn[2]
+    return s
+
+
 @dataclass
 class Joints:
     """J joints (model data: anchors and axes in each body's frame, fixed at load time), plus the
@@ -677,14 +696,18 @@ class Joints:
         with every joint that has any taken (`exact`; the caller screens them) and no coordinates or
         rates yet: the spring (F₀ = K q_rest) plus an actuator without a force range (a clamped one
         stays a soft row) at its `control` (J,) (0): F₀ += G (g ctrl + b₀), K −= G² b₁, D −= G² b₂."""
-        actuator = (self.actuated != 0) & ~(np.isfinite(self.force_lower) | np.isfinite(self.force_upper))
-        G = np.where(actuator, self.gear, 0.0)
-        ctrl = np.zeros(len(self)) if control is None else np.asarray(control, float)
-        termed = (self.stiffness > 0) | (self.damping > 0) | (self.armature > 0) | actuator
-        zero = np.zeros(len(self))
-        return JointTerms(termed, actuator, self.stiffness * self.spring_reference + G * (self.gain * ctrl + self.bias[:, 0]),
-                          self.stiffness - G * G * self.bias[:, 1], self.damping - G * G * self.bias[:, 2],
-                          self.armature.astype(float), zero, zero)
+        made = self.__dict__.get("_terms")      # (the fields do not change after the joints are built)
+        if made is None:
+            actuator = (self.actuated != 0) & ~(np.isfinite(self.force_lower) | np.isfinite(self.force_upper))
+            G = np.where(actuator, self.gear, 0.0)
+            termed = (self.stiffness > 0) | (self.damping > 0) | (self.armature > 0) | actuator
+            zero = np.zeros(len(self))
+            made = self.__dict__["_terms"] = (
+                JointTerms(termed, actuator, self.stiffness * self.spring_reference + G * self.bias[:, 0],
+                           self.stiffness - G * G * self.bias[:, 1], self.damping - G * G * self.bias[:, 2],
+                           self.armature.astype(float), zero, zero), G * self.gain)
+        terms, control_gain = made
+        return terms if control is None else terms._replace(force=terms.force + control_gain * control)
 
     def rotor_slots(self):
         """(J,) bool: the joints whose spring slot is a row of RATTLE's projections (an armature or a

@@ -30,7 +30,8 @@ from physics.collision.collision import contacts
 from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, IN_BLOCK, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
-from physics.constraints.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints
+from physics.constraints.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints, \
+    coordinate_inverse_inertia
 from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, halves, prepare, solve, sweep
 from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
@@ -976,14 +977,9 @@ class SceneSolver:
         (`armature_left`, `physics.pipeline.stages.step_context`): RATTLE's projections weigh
         impulses by the bodies' masses alone."""
         joints = self.joints_at(world, centre, rotation, keep=True)
-        terms = joints.terms(self.carried.control)
-        geometry = joints.geometry(centre, rotation)
-        jacobian = geometry.jacobian[:, SPRING]     # (J, 2, 6)
-        moving = joints.body >= 0
-        safe = np.where(moving, joints.body, 0)
-        lin, ang = jacobian[..., :3], jacobian[..., 3:]
-        s = np.einsum("js,jsi,jsi->j", np.where(moving, inverse_mass[safe], 0.0), lin, lin) \
-            + np.einsum("jsi,jsik,jsk,js->j", ang, inverse_inertia[safe], ang, moving.astype(float))
+        terms = joints.terms()      # (K, D and A: the control moves F₀ only)
+        s = coordinate_inverse_inertia(joints.geometry(centre, rotation), joints.model().body, inverse_mass,
+                                       np.ascontiguousarray(inverse_inertia, float))
         h = (TRIPLE_JUMP_REACH if composing else 1.0) * settings.dt / settings.substeps
         give = 1.0 + terms.armature * s
         ring = 0.25 if composing else 1.0      # the largest a kept
