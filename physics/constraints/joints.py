@@ -802,15 +802,18 @@ def _soft_terms(F0, K, D, q, h, low, high, A, rate):
 
 
 @kernel(inline=True)
-def _emitted(drives, geometry, terms, j, s):
-    """Whether `_joint_rows` emits row (j, s): active, and not a spring slot with nothing on it (an
-    actuator's alone) or the drive slot of an actuator whose force RATTLE's step takes (`terms`):
-    an exact joint's spring slot is the fixed impulse of that step's first kick."""
-    if not geometry.active[j, s]:
+def _emitted(active, s, exact, actuator, sprung):
+    """Whether `_joint_rows` emits the `active` row of slot s of a joint whose terms RATTLE's step
+    takes (`exact`; its actuator's force among them: `actuator`) or has a spring, damper or armature
+    (`sprung`): not a spring slot with nothing on it (an actuator's alone) or the drive slot of an
+    actuator RATTLE's step takes; an exact joint's spring slot is the fixed impulse of that step's
+    first kick. (Scalars: a bundle passed per slot costs its arrays' reference counts each time.)"""
+    if not active:
         return False
     if s == SPRING:
-        return terms.exact[j] or drives.stiffness[j] > 0.0 or drives.damping[j] > 0.0 or drives.armature[j] > 0.0
-    return not (s == DRIVE and terms.exact[j] and terms.actuator[j])
+        return exact or sprung
+    return not (s == DRIVE and exact and actuator)
+
 
 
 @kernel
@@ -827,10 +830,12 @@ def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, sl
     at its target less the frame's share, J_b v_b = target − J_a v_a (`JointGeometry.frame_speed`;
     with `frames_move`)."""
     J = len(model.kind)
+    exact, actuator, active = terms.exact, terms.actuator, geometry.active
+    sprung = (drives.stiffness > 0.0) | (drives.damping > 0.0) | (drives.armature > 0.0)
     R = 0
     for j in range(J):
         for s in range(ROWS_PER_JOINT):
-            if _emitted(drives, geometry, terms, j, s):
+            if _emitted(active[j, s], s, exact[j], actuator[j], sprung[j]):
                 R += 1
     body = np.empty((R, 2), np.int64)
     jacobian = np.empty((R, 2, 6))
@@ -854,7 +859,7 @@ def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, sl
                         along += geometry.jacobian[j, SPRING, side, i] * velocity[b, i]
                 rate += along
         for s in range(ROWS_PER_JOINT):
-            if not _emitted(drives, geometry, terms, j, s):
+            if not _emitted(active[j, s], s, exact[j], actuator[j], sprung[j]):
                 continue
             C, inequality, motor = geometry.C[j, s], geometry.inequality[j, s], geometry.motor[j, s]
             if inequality:
@@ -878,7 +883,7 @@ def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, sl
                 t, so, lo, hi = _soft_terms(F0, -G * G * drives.bias[j, 1], -G * G * drives.bias[j, 2], q, ha,
                                             _nan_min(low, high), _nan_max(low, high), 0.0, 0.0)
                 r = t
-            elif s == SPRING and terms.exact[j]:     # RATTLE's first kick, (h/2) τ(q₀)
+            elif s == SPRING and exact[j]:     # RATTLE's first kick, (h/2) τ(q₀)
                 t = r = so = 0.0
                 lo = hi = 0.5 * h * (terms.force[j] - terms.stiffness[j] * q)
             elif s == SPRING:

@@ -195,20 +195,20 @@ def drift_derivative(inertia, y, h):
 
 
 @kernel(inline=True)
-def _travel(model, j, q, q0):
-    """q − q₀ of joint j's coordinate; an angle's in (−π, π] (a hinge turning past ±π)."""
+def _travel(kind, member, slides, q, q0):
+    """q − q₀ of a joint's coordinate (its kind, its member and its six-axis joint's slides); an
+    angle's in (−π, π] (a hinge turning past ±π). (Scalars: a bundle passed per joint costs its
+    arrays' reference counts each time.)"""
     d = q - q0
-    if model.kind[j] == HINGE or (model.kind[j] == AXIS and model.member[j] >= model.axis_count[j, 0]):
+    if kind == HINGE or (kind == AXIS and member >= slides):
         d = np.arctan2(np.sin(d), np.cos(d))
     return d
 
 
 @kernel(inline=True)
-def _rotor_mass(terms, j, h):
-    """m = A + h D / 2: the rotor row's mass over the step; 0: joint j's spring slot is no row."""
-    if not terms.exact[j]:
-        return 0.0
-    return terms.armature[j] + 0.5 * h * terms.damping[j]
+def _rotor_mass(exact, armature, damping, h):
+    """m = A + h D / 2: the rotor row's mass over the step; 0: the joint's spring slot is no row."""
+    return armature + 0.5 * h * damping if exact else 0.0
 
 
 @kernel
@@ -216,13 +216,14 @@ def _rotor_rows(system, h, lam, taken):
     """The rotor rows (module docstring, "Joint terms"): g = (q − q₀) − (A h q̇₀ − Λ)/m per joint with
     an armature or a damper, Λ = `lam` (J,) its impulse × h so far, written into the geometry's C
     and marked in `taken`; returns their count, largest |g| and Σ g²."""
-    geometry, terms, k, error, merit = system.geometry, system.terms, 0, 0.0, 0.0
-    for j in range(len(terms.exact)):
-        m = _rotor_mass(terms, j, h)
+    geometry, terms, model, k, error, merit = system.geometry, system.terms, system.model, 0, 0.0, 0.0
+    exact, armature, damping = terms.exact, terms.armature, terms.damping
+    for j in range(len(exact)):
+        m = _rotor_mass(exact[j], armature[j], damping[j], h)
         if m == 0.0:
             continue
-        g = _travel(system.model, j, geometry.coordinate[j], terms.coordinate[j]) \
-            - (terms.armature[j] * h * terms.rate[j] - lam[j]) / m
+        g = _travel(model.kind[j], model.member[j], model.axis_count[j, 0], geometry.coordinate[j], terms.coordinate[j]) \
+            - (armature[j] * h * terms.rate[j] - lam[j]) / m
         geometry.C[j, SPRING] = g
         taken[j, SPRING] = True
         k += 1
@@ -356,6 +357,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         x[c] = centre[system.column[c]]
     A = np.zeros((n, 6))
     terms = system.terms
+    exact, armature, damping = terms.exact, terms.armature, terms.damping
     lam, trial_lam = np.zeros(J), np.zeros(J)      # the rotor rows' impulses × h
     total, trial_total = np.zeros((J, ROWS_PER_JOINT)), np.zeros((J, ROWS_PER_JOINT))   # every row's
     R, D = np.empty((n, 3, 3)), np.empty((n, 3, 3))
@@ -379,7 +381,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         _weigh(system, taken, along_current, D, W)
         assemble(system.graph, system.geometry.jacobian, W, taken, storage)
         for j in range(J):
-            m = _rotor_mass(terms, j, h)
+            m = _rotor_mass(exact[j], armature[j], damping[j], h)
             if m != 0.0:    # the rotor's own give: ∂g/∂Λ = J W + 1/m
                 _add_diagonal(system.graph, storage, j, SPRING, 1.0 / m)
             for s in range(ROWS_PER_JOINT):
@@ -474,10 +476,10 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
 
 
 @kernel(inline=True)
-def _weigh_row(model, inverse_mass, inverse_inertia, jac, j, W_row):
-    """W_row (2, 6) = M⁻¹ Jᵀ of one row `jac` (2, 6) of joint j (zero on a static side)."""
+def _weigh_row(body, inverse_mass, inverse_inertia, jac, j, W_row):
+    """W_row (2, 6) = M⁻¹ Jᵀ of one row `jac` (2, 6) of joint j (`body` (J, 2); zero on a static side)."""
     for side in range(2):
-        b = model.body[j, side]
+        b = body[j, side]
         if b < 0:
             W_row[side, :] = 0.0
             continue
@@ -500,16 +502,17 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
     K = 0
     # the joint terms' last kick at q₁ (module docstring, "Joint terms"): (h/2) τ(q₁) along J₁, and
     # without an armature the damper's −(D/2)(q₁ − q₀); the rows then see the kicked velocity
-    if np.any(terms.exact):
+    exact, armature = terms.exact, terms.armature
+    if np.any(exact):
         velocity = velocity.copy()
     for j in range(J):
-        if not terms.exact[j]:
+        if not exact[j]:
             continue
-        travel = _travel(model, j, geometry.coordinate[j], terms.coordinate[j])
+        travel = _travel(model.kind[j], model.member[j], model.axis_count[j, 0], geometry.coordinate[j], terms.coordinate[j])
         kicked = 0.5 * h * (terms.force[j] - terms.stiffness[j] * geometry.coordinate[j])
         if terms.armature[j] == 0.0:
             kicked -= 0.5 * terms.damping[j] * travel
-        _weigh_row(model, inverse_mass, inverse_inertia, geometry.jacobian[j, SPRING], j, W[j, SPRING])
+        _weigh_row(model.body, inverse_mass, inverse_inertia, geometry.jacobian[j, SPRING], j, W[j, SPRING])
         if model.framed[j]:
             work[j] -= kicked * geometry.frame_speed[j, SPRING]
         for side in range(2):
@@ -519,7 +522,7 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
                     dv[b, i] += W[j, SPRING, side, i] * kicked
                     velocity[b, i] += W[j, SPRING, side, i] * kicked
     for j in range(J):
-        if terms.exact[j] and terms.armature[j] > 0.0:
+        if exact[j] and armature[j] > 0.0:
             # the rotor row: J₁ v₁ = q̇₁ = (q₁ − q₀)(1/h − D/2A) − μ/A, the rotor's last kick
             v = geometry.frame_speed[j, SPRING] if model.framed[j] else 0.0
             for side in range(2):
@@ -527,7 +530,7 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
                 if b >= 0:
                     for i in range(6):
                         v += geometry.jacobian[j, SPRING, side, i] * velocity[b, i]
-            travel = _travel(model, j, geometry.coordinate[j], terms.coordinate[j])
+            travel = _travel(model.kind[j], model.member[j], model.axis_count[j, 0], geometry.coordinate[j], terms.coordinate[j])
             taken[j, SPRING] = True
             mu[j, SPRING] = travel * (1.0 / h - 0.5 * terms.damping[j] / terms.armature[j]) - v
             K += 1
@@ -549,7 +552,7 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
             taken[j, s] = True
             mu[j, s] = -v
             K += 1
-            _weigh_row(model, inverse_mass, inverse_inertia, jac, j, W[j, s])
+            _weigh_row(model.body, inverse_mass, inverse_inertia, jac, j, W[j, s])
     if K == 0:
         return
     storage = np.empty(graph.values)
