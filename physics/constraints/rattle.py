@@ -212,27 +212,6 @@ def _rotor_mass(exact, armature, damping, h):
 
 
 @kernel
-def _rotor_rows(system, h, lam, taken):
-    """The rotor rows (module docstring, "Joint terms"): g = (q − q₀) − (A h q̇₀ − Λ)/m per joint with
-    an armature or a damper, Λ = `lam` (J,) its impulse × h so far, written into the geometry's C
-    and marked in `taken`; returns their count, largest |g| and Σ g²."""
-    geometry, terms, model, k, error, merit = system.geometry, system.terms, system.model, 0, 0.0, 0.0
-    exact, armature, damping = terms.exact, terms.armature, terms.damping
-    for j in range(len(exact)):
-        m = _rotor_mass(exact[j], armature[j], damping[j], h)
-        if m == 0.0:
-            continue
-        g = _travel(model.kind[j], model.member[j], model.axis_count[j, 0], geometry.coordinate[j], terms.coordinate[j]) \
-            - (armature[j] * h * terms.rate[j] - lam[j]) / m
-        geometry.C[j, SPRING] = g
-        taken[j, SPRING] = True
-        k += 1
-        error = max(error, abs(g))
-        merit += g * g
-    return k, error, merit
-
-
-@kernel
 def _frame_work(model, frame_speed, impulse, scale, work):
     """Add to `work` (J,) the work (J) the moving frames do on the bodies through each joint's rows'
     impulses `impulse` × `scale` (J, ROWS_PER_JOINT): −λ J_a v_a per row of a joint whose side a is
@@ -255,15 +234,24 @@ def _add_diagonal(graph, storage, j, slot, value):
 
 
 @kernel
-def _taken_rows(geometry, taken):
+def _taken_rows(system, h, lam, taken):
     """The rows the position projection takes, marked in `taken` (J, ROWS_PER_JOINT): the
-    equalities, and the inequalities where violated (C < 0), never motors; returns their count, the
+    equalities, the inequalities where violated (C < 0) and the rotor rows (module docstring, "Joint
+    terms": g = (q − q₀) − (A h q̇₀ − Λ)/m of a joint with an armature or a damper, Λ = `lam` (J,) its
+    impulse × h so far, written into the geometry's C), never motors; returns their count, the
     largest |C| and Σ C² (the line search's merit)."""
+    geometry, terms, model = system.geometry, system.terms, system.model
+    exact, armature, damping = terms.exact, terms.armature, terms.damping
     k, error, merit = 0, 0.0, 0.0
     for j in range(geometry.C.shape[0]):
+        m = _rotor_mass(exact[j], armature[j], damping[j], h)
+        if m != 0.0:
+            geometry.C[j, SPRING] = _travel(model.kind[j], model.member[j], model.axis_count[j, 0], geometry.coordinate[j],
+                                            terms.coordinate[j]) - (armature[j] * h * terms.rate[j] - lam[j]) / m
         for s in range(ROWS_PER_JOINT):
             taken[j, s] = False
-            if not geometry.active[j, s] or geometry.motor[j, s]:
+            rotor = s == SPRING and m != 0.0
+            if not rotor and (not geometry.active[j, s] or geometry.motor[j, s]):
                 continue
             C = geometry.C[j, s]
             if geometry.inequality[j, s] and C >= 0.0:
@@ -312,9 +300,7 @@ def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, taken,
         store33(D, c, drift_derivative(I, y, h))
         centre[b, 0], centre[b, 1], centre[b, 2] = x[c, 0], x[c, 1], x[c, 2]
     joint_geometry(system.model, centre, rotation, system.geometry)
-    k, error, merit = _taken_rows(system.geometry, taken)
-    k_r, error_r, merit_r = _rotor_rows(system, h, lam, taken)
-    return k + k_r, max(error, error_r), merit + merit_r
+    return _taken_rows(system, h, lam, taken)
 
 
 @kernel
