@@ -52,7 +52,6 @@ from physics.tools import options
 from physics.io.scene import Scene, load_scene
 from physics.core.settings import SettingError, Settings
 from physics.pipeline.timeline import INPUT_KINDS, Input
-from physics.pipeline.stages import energy_balance
 
 MAIN, REFERENCE = "main", "reference"
 MAX_VARIANTS = 4
@@ -185,6 +184,7 @@ class _Run:
 
 
 def _energy(sim):
+    from physics.pipeline.stages import energy_balance     # (here: the command line starts without numba)
     return energy_balance(sim.energy())
 
 

@@ -54,7 +54,6 @@ from physics.tools import options
 from physics.tools.compare import split_pairs, setting_value
 from physics.io.scene import SceneError, load_scene
 from physics.core.settings import SettingError
-from physics.pipeline.stages import energy_balance
 from physics.tools.signals import raising_on_signals
 
 METRICS = ("energy_drift", "angular_momentum_drift", "position_error")
@@ -202,6 +201,7 @@ def _error(error):
 
 
 def _energy(sim):
+    from physics.pipeline.stages import energy_balance     # (here: the command line starts without numba)
     return energy_balance(sim.energy())
 
 
