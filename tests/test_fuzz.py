@@ -161,9 +161,10 @@ def test_bounded_fuzz_run_of_model_files_and_signals_has_no_failure(monkeypatch)
             details = "\n\n".join(f"{case.mutations}:\n{detail}" for case, detail in tally.failures)
             assert tally.counts["failed"] == 0, f"{kind}: {tally.report()}\n{details}"
             assert tally.tried == FILE_CASES, tally.report()
-            assert tally.counts["refused"] > 0, f"{kind}: {tally.report()}"
-            if kind == "signal":
-                assert tally.counts["stopped"] > 0, tally.report()
+            if kind == "signal":    # (its one refusal, the iiwa's 10^6 recorded steps refused within 42 ms of the
+                assert tally.counts["stopped"] > 0, tally.report()     # start, is a race on a loaded machine)
+            else:
+                assert tally.counts["refused"] > 0, f"{kind}: {tally.report()}"
     finally:
         worker.stop()
 
