@@ -84,14 +84,18 @@ class View:
         self.frame_scene()
 
     def frame_scene(self):
-        """Fit the camera to the nodes that have a finite shape (planes excluded)."""
+        """Fit the camera to the nodes that have a finite shape (planes excluded), with a margin of a
+        tenth of their span and 0.2 m, at most 1 m, for the shapes around their origins: a robot
+        of 1.5 m fills the view, as a scene of 20 m does."""
         if self.session.state is None:
             return
         finite = [i for i, s in enumerate(self.session.sim.shapes) if s is not None and s["type"] != "plane"]
         points = self.session.state["T"][finite] if finite else self.session.state["T"]
         points = self.frames.to_frame(self.session.state, points[np.all(np.isfinite(points), axis=1)])
         if len(points):
-            self.camera.frame(points.min(0) - 1.0, points.max(0) + 1.0, self.size[0] / self.size[1])
+            lo, hi = points.min(0), points.max(0)
+            margin = min(0.1 * float(np.linalg.norm(hi - lo)) + 0.2, 1.0)
+            self.camera.frame(lo - margin, hi + margin, self.size[0] / self.size[1])
 
     def view_projection(self):
         """P V M_F⁻¹: the orbit camera in the frame viewed from (app.frames; the world: M_F = I)."""

@@ -266,12 +266,15 @@ def test_a_ghost_receives_the_pull(window, tmp_path):
     x, y = screen_xy(v, v.session.state["T"][ball])
     y = v.size[1] - y                   # pyglet's origin: bottom left
     start = v.session.state["T"][ball].copy()
+    # 20 drags of 0.1 m each at the ball (the framing sets the pixels per metre); the soft pull
+    # trails the pointer: the ball covers about 0.4 m of each metre dragged in these 40 frames
+    step = max(1, round(np.linalg.norm(screen_xy(v, start + [1.0, 0.0, 0.0]) - screen_xy(v, start)) / 10))
     v.mouse_press(x, y, mouse.LEFT, key.MOD_CTRL)
     assert v.hand.holding
     for i in range(1, 21):
-        v.mouse_drag(x + 5 * i, y, 5, 0, mouse.LEFT, key.MOD_CTRL)
+        v.mouse_drag(x + step * i, y, step, 0, mouse.LEFT, key.MOD_CTRL)
         frames(w, 2)
-    v.mouse_release(x + 100, y, mouse.LEFT, key.MOD_CTRL)
+    v.mouse_release(x + 20 * step, y, mouse.LEFT, key.MOD_CTRL)
     frames(w, 1)
     twin = v.ghosts.comparison.simulation(label)
     assert twin.step_count == v.session.sim.step_count and twin.state_hash() == v.session.sim.state_hash()

@@ -21,7 +21,7 @@ from physics.io.scene import load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "assets" / "scenes"
-EXPRESSIBLE = ("ant", "car", "chain", "double_pendulum", "humanoid", "iiwa", "pendulum", "pile", "pyramid", "slope", "stack",
+EXPRESSIBLE = ("ant", "car", "chain", "double_pendulum", "humanoid", "iiwa", "iiwa_servo", "pendulum", "pile", "pyramid", "slope", "stack",
                "t_handle", "top")
 # what each refused scene lacks in MJCF (a word of each reason)
 REFUSED = {"gyroscope": ["kinematic"], "newtons_cradle": ["distance", "restitution"], "rope_bridge": ["rope"],

@@ -445,6 +445,16 @@ def _coordinate_rates(joints, geometry, velocity):
     return np.einsum("jsi,jsi->j", geometry.jacobian[:, SPRING], v) + geometry.frame_speed[:, SPRING]
 
 
+def _row_rates(rows, index, velocity):
+    """(K,) J v of the rows `index` of `rows` for the bodies' velocities (B, 6) (static sides: 0)."""
+    rate = np.zeros(len(index))
+    for side in range(2):
+        body = rows.body[index, side]
+        moving = body >= 0
+        rate[moving] += np.einsum("ki,ki->k", rows.jacobian[index[moving], side], velocity[body[moving]])
+    return rate
+
+
 class JointStart(NamedTuple):
     """The joints' start of a sub-step, as `SceneSolver.prepare` found it (RATTLE's first-kick
     directions, SHAKE's rows)."""
@@ -456,6 +466,17 @@ class JointStart(NamedTuple):
     limit_slack: object         # (J,) the soft limits (`Joints.limit_slack`), or None without limits
     terms: object               # the joint terms RATTLE takes (`physics.constraints.joints.JointTerms`), or None
     frame_speed: object         # (J, ROWS_PER_JOINT) J_a v_a of a moving frame (0 elsewhere), or None without frames
+    chord: object               # `ChordRows`: the rows RATTLE's positions move along, or None
+
+
+class ChordRows(NamedTuple):
+    """The joint rows of a sub-step RATTLE steps that are to see the chord of the positions
+    (`SceneSolver.solve`): each equality row, and the soft rows of joint terms RATTLE's step does
+    not take (`SceneSolver.choose_joint_terms`: springs, dampers and actuators too stiff for it)."""
+    index: np.ndarray           # (K,) their rows
+    weight: np.ndarray          # (K,) 1, or a soft row's h (h K + D) / (h (h K + D) + A): the share of its softness that is K's and D's
+    start_rate: np.ndarray      # (K,) J v₀, each row's rate at the step's start
+    target: np.ndarray          # (K,) the rows' targets as prepared
 
 
 class PreparedStep(NamedTuple):
@@ -508,7 +529,7 @@ class SceneSolver:
         # what carries from step to step is the simulation's (physics.pipeline.data.Data.solver): this works on it
         self.carried = SolverState() if state is None else state
         if len(self.carried.control) != len(joint_specs):
-            self.carried.control = np.zeros(len(joint_specs))
+            self.carried.control = np.array([spec.get("actuator", {}).get("ctrl", 0.0) for spec in joint_specs], float)
         self.body_of_node = np.asarray(body_of_node, np.int64)
         self.friction = np.asarray(friction, float)
         self.restitution = np.asarray(restitution, float)
@@ -687,7 +708,8 @@ class SceneSolver:
             # joint past its limit eases back at the ERP rate)
             joint_start = JointStart(slots, joint_rows, centre.copy(), rotation.copy(), geometry.jacobian,
                                      self.joints.limit_slack(geometry, h) if self.joints_limited else None, terms,
-                                     geometry.frame_speed.copy() if self._any_framed else None)
+                                     geometry.frame_speed.copy() if self._any_framed else None,
+                                     self._chord_rows(joint_rows, slots, geometry, velocity) if rattle else None)
             if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
                 self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
         offset = sum(len(p) for p in parts)
@@ -873,13 +895,45 @@ class SceneSolver:
         target[index] = restitution_targets(approach, free, gap, e, step.h, fraction) - static_normal
         return target
 
+    def _chord_rows(self, rows, slots, geometry, velocity):
+        """`ChordRows` of the joint rows `slots` (prepare's, in row order): the equality rows and the
+        soft rows of joint terms (the spring slot of a joint RATTLE's step does not take, an
+        actuator's drive slot); None if there are none of the soft ones (nothing then sees the chord)."""
+        joint, slot = slots // ROWS_PER_JOINT, slots % ROWS_PER_JOINT
+        exact = self._exact[joint] if self._exact is not None else np.zeros(len(slots), bool)
+        soft = ((slot == SPRING) & ~exact) | ((slot == DRIVE) & (self.joints.actuated[joint] != 0))
+        soft &= rows.softness > 0.0
+        if not soft.any():
+            return None
+        equality = ~(geometry.inequality[joint, slot] | geometry.motor[joint, slot])
+        index = np.flatnonzero(soft | equality)
+        # a soft row's softness is 1/(h (h K + D) + A): its armature's share resists q̇' − q̇₀, not the chord
+        armature = np.where(soft[index] & (slot[index] == SPRING), self.joints.armature[joint[index]], 0.0)
+        weight = 1.0 - armature * np.where(soft[index], rows.softness[index], 0.0)
+        return ChordRows(index, weight, _row_rates(rows, index, velocity), rows.target[index].copy())
+
     def solve(self, velocity, settings, fraction=1.0):
         """Warm start, solve, relax, restitution on the free velocities (B, 6); store the impulses.
         `fraction`: how much of an end-of-step velocity change the integrator's position update sees
-        (`physics.core.choices.INTEGRATOR_TRAITS` (position_fraction); restitution targets depend on it)."""
+        (`physics.core.choices.INTEGRATOR_TRAITS` (position_fraction); restitution targets depend on it).
+
+        The chord (`ChordRows`). RATTLE moves the positions by the joint rows' whole impulse but by
+        only f of the free kick: along a row, q₁ − q₀ = h (q̇' − (1 − f) J (v_free − v₀)), q̇' = J v'
+        the end-of-step rate the solve works on. The equality rows aim at that chord's 0 and the
+        soft rows of joint terms take their stiffness and damping at it (each target shifted by
+        the lag (1 − f) J (v_free − v₀), a soft row's times its `ChordRows.weight`). At q̇', a servo
+        holding its arm still (q₁ = q₀) saw q̇' = (h/2) q̈ of the free kick and its damper carried
+        D (h/2) q̈ of the load: the iiwa's held pose sat 4 mrad off at kv 200 (restitution's targets
+        take the same lag, `_restitution_targets`). RATTLE's projections then take the positions
+        and velocities onto the constraint, whatever the equality rows' first guess."""
         step = self.step
         prepared = step.system
         restitution = self._restitution_targets(velocity, fraction)
+        chord = step.joints.chord if step.joints is not None else None
+        if chord is not None:
+            lag = (1.0 - fraction) * (_row_rates(prepared.rows, chord.index, velocity) - chord.start_rate)
+            prepared.rows.target[chord.index] = chord.target + chord.weight * lag
+            prepared.rows.relax[chord.index] = prepared.rows.target[chord.index]
 
         def run(fresh):
             arguments = (prepared, velocity, settings.iterations, settings.sor, settings.warm_start, settings.relax)

@@ -453,7 +453,7 @@ def toml_text(document, header=""):
     lines = ["# " + line if line else "#" for line in header.strip().splitlines()] if header else []
     lines += [f"{key} = {toml_value(document[key])}" for key in ("title", "description") if key in document]
     lines += ["", "[world]"] + [f"{key} = {toml_value(value)}" for key, value in document.get("world", {}).items()]
-    for table in ("node", "joint", "event", "actuator", "keyframe"):
+    for table in ("node", "joint", "event", "actuator", "launcher", "key", "keyframe"):
         for item in document.get(table, ()):
             lines += ["", f"[[{table}]]"] + [f"{key} = {toml_value(value)}" for key, value in item.items()]
     return "\n".join(lines) + "\n"

@@ -63,7 +63,7 @@ JOINT_TERMS = (("coordinate", -limits.LENGTH_MAX, limits.LENGTH_MAX),   # a hing
 _AXIAL = ("axis", "lower", "upper", "motor_speed", "motor_force", "coordinate", "stiffness", "spring_reference", "damping",
           "armature", "friction")
 ACTUATOR_TYPES = ("motor", "position", "velocity", "general")
-ACTUATOR_KEYS = ("name", "joint", "type", "gear", "kp", "kv", "gain", "bias", "ctrl_range", "force_range")
+ACTUATOR_KEYS = ("name", "joint", "type", "gear", "kp", "kv", "gain", "bias", "ctrl_range", "force_range", "ctrl")
 # An actuator on a node (physics.dynamics.driving): a kinematic node's velocity or position along an axis of
 # its own frame, or a motor's force or torque on a dynamic node.
 NODE_ACTUATOR_TYPES = {"kinematic": ("velocity", "position"), "dynamic": ("motor",)}
@@ -749,6 +749,9 @@ class _Loader:
                 if low > high:
                     raise self.error(label, key, raw[key], "the lower end is above the upper")
                 ranges[key] = [float(low), float(high)]
+        if "ctrl" in raw:       # the control at load: a servo holds its pose from the first step
+            low, high = ranges.get("ctrl_range", (-limits.FORCE_MAX, limits.FORCE_MAX))
+            ranges["ctrl"] = self.number(label, "ctrl", raw["ctrl"], low, high)
         spec["actuator"] = {"name": name, "type": kind, "gear": gear, "gain": float(gain),
                             "bias": [float(b) for b in bias], **ranges}
         taken.add(name)

@@ -127,6 +127,11 @@ class MujocoSimulation:
         peer.set_state(translation, rot, world.velocity, rotation.vee(world.angular_velocity))
         peer.data.time = sim.time
         peer.step_count = sim.step_count
+        for name, value in sim.controls.items():    # the controls are state too (a servo's pose at load)
+            try:
+                peer.set_control(name, value)
+            except ValueError:      # an actuator MJCF cannot express: the run has none to set
+                pass
         return peer
 
     def set_state(self, translation, rot, velocity, omega):
