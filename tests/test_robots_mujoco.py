@@ -338,23 +338,30 @@ def test_humanoid_urdf_spherical_joints_track_mujoco_reading_the_urdf():
 
 @pytest.mark.long
 @pytest.mark.parametrize("path", ["r2d2.urdf", "quadruped/minitaur.urdf", "a1/a1.urdf", "cartpole.urdf",
-                                  "racecar/racecar.urdf"])
+                                  "racecar/racecar.urdf", "laikago/laikago.urdf"])
 def test_pybullet_urdfs_track_mujoco_reading_the_urdf(path, tmp_path):
     """pybullet_data's other URDFs as their files write them (visual and collision geometry left
     out, inertials and `<dynamics>` kept), loaded by us and by MuJoCo's own URDF compiler, every
     hinge and slide at a random coordinate (±0.5 rad or m), no limits and no contacts: our
     lie-midpoint-4 at dt 1 ms against MuJoCo's RK4 at 0.25 ms for 1 s. Every body (its origin and
-    points 0.1 m along its axes) within 1e-6 m (measured: a1 3.8e-11, racecar 9.5e-14, the others
-    below 1e-14; their roots are fixed, as MuJoCo reads a URDF's). laikago is left out: MuJoCo
-    refuses its zero hip inertias, which the importer gives a 0.05 m sphere's."""
+    points 0.1 m along its axes) within 1e-6 m (measured: laikago 2.1e-7, a1 3.8e-11, racecar
+    9.5e-14, the others below 1e-14; their roots are fixed, as MuJoCo reads a URDF's). laikago's links are point masses
+    (every inertia tensor 0), which MuJoCo refuses and the importer gives a solid sphere's of
+    POINT_RADIUS: both read its file with that sphere's tensor written in."""
     import re
     import warnings
 
     import pybullet_data
 
-    from physics.io.articulated import ModelWarning
+    from physics.io.articulated import POINT_RADIUS, ModelWarning
     text = (Path(pybullet_data.getDataPath()) / path).read_text()
     text = re.sub(r"<(visual|collision)>.*?</\1>", "", text, flags=re.S).rstrip("\0\r\n ")
+
+    def sphere(match):      # a point mass's zero tensor -> the importer's stand-in, 2/5 m r²
+        moment = 0.4 * float(match.group(2)) * POINT_RADIUS ** 2
+        return (f'{match.group(1)}<inertia ixx="{moment!r}" ixy="0" ixz="0" iyy="{moment!r}" iyz="0" '
+                f'izz="{moment!r}"/>')
+    text = re.sub(r'(<mass value="([^"]+)"/>\s*)<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>', sphere, text)
     dt = 1e-3
     model = mujoco.MjModel.from_xml_string(text)
     model.opt.timestep, model.opt.integrator = dt / 4, mujoco.mjtIntegrator.mjINT_RK4

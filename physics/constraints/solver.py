@@ -966,6 +966,16 @@ class SceneSolver:
         return self.step.masses[1]
 
     @property
+    def limit_easing(self):
+        """How far (rad or m) the last prepared sub-step's joints may stay past their limits
+        (`physics.constraints.joints.Joints.limit_slack`: a joint loaded outside its range easing
+        in), the largest; 0 without limits."""
+        start = self.step.joints if self.step is not None else None
+        if start is None or start.limit_slack is None or not len(start.limit_slack):
+            return 0.0
+        return float(start.limit_slack.max())
+
+    @property
     def frames_work(self):
         """Whether a joint's side a is a moving frame, which then does work on the bodies
         (`frame_work`, `physics.pipeline.data.Data.frame_work`)."""
