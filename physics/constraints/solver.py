@@ -573,7 +573,7 @@ class SceneSolver:
         self.joints_termed = any(spec.get("stiffness") or spec.get("damping") or spec.get("armature") or "actuator" in spec
                                  for spec in self.joint_specs)
         # this sub-step's choice of the joint terms RATTLE takes (`choose_joint_terms`: None before one)
-        self._exact, self.joints_stiff, self.armature_left = None, False, False
+        self._exact, self.joints_stiff, self.armature_left, self._soft_terms = None, False, False, True
         self.joints_limited = any(spec.get("lower") is not None or spec.get("upper") is not None
                                   for spec in self.joint_specs)
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
@@ -899,6 +899,8 @@ class SceneSolver:
         """`ChordRows` of the joint rows `slots` (prepare's, in row order): the equality rows and the
         soft rows of joint terms (the spring slot of a joint RATTLE's step does not take, an
         actuator's drive slot); None if there are none of the soft ones (nothing then sees the chord)."""
+        if not (self.joints_termed and self._soft_terms):     # every term RATTLE's (or none): no soft term row
+            return None
         joint, slot = slots // ROWS_PER_JOINT, slots % ROWS_PER_JOINT
         exact = self._exact[joint] if self._exact is not None else np.zeros(len(slots), bool)
         soft = ((slot == SPRING) & ~exact) | ((slot == DRIVE) & (self.joints.actuated[joint] != 0))
@@ -1051,6 +1053,9 @@ class SceneSolver:
         self.joints_stiff = bool(stiff.any())
         self.armature_left = bool((stiff & (terms.armature > 0)).any())
         self._exact = terms.exact & ~stiff
+        j = self.joints
+        termed = (j.stiffness > 0) | (j.damping > 0) | (j.armature > 0) | (j.actuated != 0)
+        self._soft_terms = bool((termed & ~self._exact).any())     # `_chord_rows`'s rows exist
 
     def _joint_terms(self, geometry, velocity):
         """This sub-step's `JointTerms` (`choose_joint_terms`' joints) from the start-of-step rows
