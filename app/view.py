@@ -13,7 +13,7 @@ import numpy as np
 
 from app import culling, frames, overlays, paths, picking
 from app.camera import Camera
-from app.renderer import SKY_RGB, Renderer, Target, model_matrices
+from app.renderer import SKY_RGB, Renderer, Target, bounding_radius, model_matrices
 from app.shadows import ShadowMap
 
 LAUNCH_ARROWS_SECONDS = 3.0     # s of simulated time a launch's velocity arrows stay (`launch_lines`)
@@ -84,18 +84,24 @@ class View:
         self.frame_scene()
 
     def frame_scene(self):
-        """Fit the camera to the nodes that have a finite shape (planes excluded), with a margin of a
-        tenth of their span and 0.2 m, at most 1 m, for the shapes around their origins: a robot
-        of 1.5 m fills the view, as a scene of 20 m does."""
+        """Fit the camera to the shapes' bounding spheres about their nodes (planes excluded; a
+        mesh counts as its node's origin) with a twentieth of their span around them: a robot of
+        1.5 m fills the view as a scene of 20 m does."""
         if self.session.state is None:
             return
-        finite = [i for i, s in enumerate(self.session.sim.shapes) if s is not None and s["type"] != "plane"]
-        points = self.session.state["T"][finite] if finite else self.session.state["T"]
-        points = self.frames.to_frame(self.session.state, points[np.all(np.isfinite(points), axis=1)])
-        if len(points):
-            lo, hi = points.min(0), points.max(0)
-            margin = min(0.1 * float(np.linalg.norm(hi - lo)) + 0.2, 1.0)
-            self.camera.frame(lo - margin, hi + margin, self.size[0] / self.size[1])
+        state, shapes = self.session.state, self.session.sim.shapes
+        finite = [i for i, s in enumerate(shapes) if s is not None and s["type"] != "plane"]
+        nodes = np.asarray(finite if finite else range(len(state["T"])), np.int64)
+        radius = np.array([bounding_radius(shapes[i]) for i in finite]) if finite else np.zeros(len(nodes))
+        radius = np.where(np.isfinite(radius), radius, 0.0) * np.abs(state["S"][nodes]).max(axis=1, initial=0.0)
+        centre = state["T"][nodes]
+        keep = np.all(np.isfinite(centre), axis=1) & np.isfinite(radius)
+        if not keep.any():
+            return
+        centre, radius = self.frames.to_frame(state, centre[keep]), radius[keep, None]
+        lo, hi = (centre - radius).min(0), (centre + radius).max(0)
+        margin = 0.05 * float(np.linalg.norm(hi - lo))
+        self.camera.frame(lo - margin, hi + margin, self.size[0] / self.size[1])
 
     def view_projection(self):
         """P V M_F⁻¹: the orbit camera in the frame viewed from (app.frames; the world: M_F = I)."""

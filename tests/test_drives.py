@@ -519,6 +519,17 @@ def test_a_restored_run_chooses_its_joint_terms_as_the_run_it_came_from(joint):
 SERVO_SCENE = Path(__file__).resolve().parent.parent / "assets" / "scenes" / "iiwa_servo.toml"
 
 
+def test_a_control_range_without_0_starts_at_its_nearest_end():
+    """An actuator whose ctrl_range leaves out 0 and no `ctrl` starts at the range's end nearest 0
+    (MuJoCo clamps a control to its range), so the run's own snapshot restores."""
+    sim = bar(actuator={"name": "m", "joint": "hinge", "type": "motor", "ctrl_range": [0.5, 1.0]})
+    assert sim.controls == {"m": 0.5}
+    snapshot = sim.snapshot()
+    sim.step(5)
+    sim.restore(snapshot)
+    assert sim.controls == {"m": 0.5}
+
+
 def test_an_actuators_control_at_load_is_state_from_the_first_step():
     """`ctrl` (docs/scene-format.md): iiwa_servo.toml loads each servo's control at Menagerie's home
     pose; a reset and a snapshot's restore keep them, and the MuJoCo peer takes them as its own."""
@@ -545,8 +556,8 @@ def test_the_servo_arm_holds_its_poses_as_mujoco_does():
     0.03 rad of its control (gravity's droop: kp 2000 holds about 40 N m at the shoulder) and the
     arm rests where MuJoCo's does, every link within 1e-6 m (measured 1.4e-9 to 1.6e-9: both at
     the static balance of servo and gravity, kv 200 having damped the move in a tenth of a second;
-    2.3e-3 m while the servos' soft rows took their damping at the end-of-step rate instead of the
-    positions' chord, `SceneSolver.solve`). Its links move slower than 0.05 m/s (the carried
+    their soft rows' damping at the end-of-step rate instead of the positions' chord would leave
+    2.3e-3 m, `SceneSolver.solve`). Its links move slower than 0.05 m/s (the carried
     velocity of a soft row's body leads the chord by (h/2) q̈: 0.02 m/s). The stand's pendulum,
     swinging, within 2e-3 m (measured 1.8e-4 to 5.8e-4: the two integrators' first-order errors)."""
     import tomllib
@@ -579,23 +590,25 @@ def test_the_servo_arm_holds_its_poses_as_mujoco_does():
 
 
 @pytest.mark.parametrize("integrator", ["lie-midpoint", "lie-midpoint-4", "semi-implicit-euler"])
-@pytest.mark.parametrize("kv", [4.0, 20.0])
-def test_a_servo_holds_a_lever_at_the_static_balance(integrator, kv):
+@pytest.mark.parametrize("kv, clamped", [(4.0, False), (20.0, False), (4.0, True)])
+def test_a_servo_holds_a_lever_at_the_static_balance(integrator, kv, clamped):
     """A 1 kg lever 0.5 m out on a hinge, a position servo (kp 200) holding it level against
     gravity: after 4 s (the motion decays at kv/2I ≥ 7.7 /s, or the overdamped servo's slow pole
     kp/kv = 10 /s: below 1e-12 rad) the angle is the root of kp q = −m g l cos q (Newton, to
     round-off) within 1e-9 rad. kv 4 keeps the damper in RATTLE's step under lie-midpoint; kv 20
     makes it too strong (a = h kv s / 2 > 1 with s the lever's own inverse inertia about its
-    centre), a soft row: taken at the end-of-step rate it sat 4.1e-3 rad off (17 % of the droop)
-    under both Lie–midpoint schemes, at the positions' chord it holds the balance."""
+    centre), a soft row: taken at the end-of-step rate it would sit 4.1e-3 rad off (17 % of the
+    droop) under both Lie–midpoint schemes; at the positions' chord it holds the balance. `clamped`: the servo
+    with a force range (a soft row whatever its gains) beside a joint damper RATTLE takes."""
     dt, kp, m, g, r = 1.0 / 240.0, 200.0, 1.0, 9.81, 0.5
     doc = {"world": {"dt": dt, "substeps": 1, "integrator": integrator, "gravity": [0.0, -g, 0.0]},
            "node": [{"name": "base", "motion": "fixed"},
                     {"name": "lever", "motion": "dynamic", "mass": m, "translation": [r, 0.0, 0.0],
                      "inertia": [0.01, 0.01, 0.01]}],
            "joint": [{"type": "hinge", "name": "j", "a": "base", "b": "lever", "anchor": [0.0, 0.0, 0.0],
-                      "axis": [0.0, 0.0, 1.0]}],
-           "actuator": [{"name": "servo", "joint": "j", "type": "position", "kp": kp, "kv": kv}]}
+                      "axis": [0.0, 0.0, 1.0], **({"damping": 0.05} if clamped else {})}],
+           "actuator": [{"name": "servo", "joint": "j", "type": "position", "kp": kp, "kv": kv,
+                         **({"force_range": [-100.0, 100.0]} if clamped else {})}]}
     sim = physics.Simulation(scene_from_dict(doc, "lever.toml"))
     sim.step(int(round(4.0 / dt)))
     q = 0.0
@@ -609,7 +622,7 @@ def test_levers_loaded_far_past_their_limits_ease_in_without_being_flung():
     loaded 0.5 to 1.5 rad past one end under gravity, stepped 2 s by lie-midpoint, lie-midpoint-4
     or semi-implicit Euler at dt 1/120 with two sub-steps. Every run ends inside the range (within
     1e-3 rad) without a RunawayError (the easing lifts a lever by its positions alone, an input to
-    the runaway check: 2 of 24 such runs raised one while it counted as a gain), and the easing
+    the runaway check: counted as a gain, the lift raises one in 2 of 24 random runs), and the easing
     gives height, never speed: the kinetic energy at every step is at most m g (highest centre so
     far − centre now), the fall from the highest point reached, plus 1 % of m g L (the schemes'
     energy error over a swing)."""

@@ -220,8 +220,9 @@ with each servo's control there. The keyframes set the servos' controls, which c
 control runs towards a limit while held and stays when let go), T/Y speed up or reverse the stand's
 turret, a body on a hinge held at its speed by a velocity servo (kv 5 N m s/rad). Its pendulum
 hangs on a ball joint from the turning boom: it swings out as the turret turns, and its pull slows
-the turret as it swings. The arm's stiff wrist servos run as soft rows, the others inside
-RATTLE's step (docs/scene-format.md, "[[actuator]]").
+the turret as it swings. At this step the arm's servos are too stiff for RATTLE's own step and run
+as the velocity solve's soft rows, the turret's inside it (docs/fidelity.md, "The arm on position
+servos").
 
 {BSD_IIWA}""", "KUKA iiwa on position servos", "Seven servos hold the arm's pose; keyframes and keys move it, beside a turret swinging a pendulum.",
           {"dt": 1.0 / 120.0, "integrator": "lie-midpoint", "iterations": 20, "substeps": 2})

@@ -472,11 +472,13 @@ class JointStart(NamedTuple):
 class ChordRows(NamedTuple):
     """The joint rows of a sub-step RATTLE steps that are to see the chord of the positions
     (`SceneSolver.solve`): each equality row, and the soft rows of joint terms RATTLE's step does
-    not take (`SceneSolver.choose_joint_terms`: springs, dampers and actuators too stiff for it)."""
+    not take (`SceneSolver.choose_joint_terms`: springs, dampers and actuators too stiff for it, and
+    an actuator with a force range, whose clamp is a velocity row's bound)."""
     index: np.ndarray           # (K,) their rows
     weight: np.ndarray          # (K,) 1, or a soft row's h (h K + D) / (h (h K + D) + A): the share of its softness that is K's and D's
     start_rate: np.ndarray      # (K,) J v₀, each row's rate at the step's start
     target: np.ndarray          # (K,) the rows' targets as prepared
+    relax: np.ndarray           # (K,) and their relax stage's targets
 
 
 class PreparedStep(NamedTuple):
@@ -573,7 +575,7 @@ class SceneSolver:
         self.joints_termed = any(spec.get("stiffness") or spec.get("damping") or spec.get("armature") or "actuator" in spec
                                  for spec in self.joint_specs)
         # this sub-step's choice of the joint terms RATTLE takes (`choose_joint_terms`: None before one)
-        self._exact, self.joints_stiff, self.armature_left, self._soft_terms = None, False, False, True
+        self._exact, self.joints_stiff, self.armature_left, self._chord_wanted = None, False, False, True
         self.joints_limited = any(spec.get("lower") is not None or spec.get("upper") is not None
                                   for spec in self.joint_specs)
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
@@ -899,7 +901,7 @@ class SceneSolver:
         """`ChordRows` of the joint rows `slots` (prepare's, in row order): the equality rows and the
         soft rows of joint terms (the spring slot of a joint RATTLE's step does not take, an
         actuator's drive slot); None if there are none of the soft ones (nothing then sees the chord)."""
-        if not (self.joints_termed and self._soft_terms):     # every term RATTLE's (or none): no soft term row
+        if not (self.joints_termed and self._chord_wanted):     # every term RATTLE's (or none): no soft term row
             return None
         joint, slot = slots // ROWS_PER_JOINT, slots % ROWS_PER_JOINT
         exact = self._exact[joint] if self._exact is not None else np.zeros(len(slots), bool)
@@ -912,7 +914,8 @@ class SceneSolver:
         # a soft row's softness is 1/(h (h K + D) + A): its armature's share resists q̇' − q̇₀, not the chord
         armature = np.where(soft[index] & (slot[index] == SPRING), self.joints.armature[joint[index]], 0.0)
         weight = 1.0 - armature * np.where(soft[index], rows.softness[index], 0.0)
-        return ChordRows(index, weight, _row_rates(rows, index, velocity), rows.target[index].copy())
+        return ChordRows(index, weight, _row_rates(rows, index, velocity), rows.target[index].copy(),
+                         rows.relax[index].copy())
 
     def solve(self, velocity, settings, fraction=1.0):
         """Warm start, solve, relax, restitution on the free velocities (B, 6); store the impulses.
@@ -924,10 +927,12 @@ class SceneSolver:
         the end-of-step rate the solve works on. The equality rows aim at that chord's 0 and the
         soft rows of joint terms take their stiffness and damping at it (each target shifted by
         the lag (1 − f) J (v_free − v₀), a soft row's times its `ChordRows.weight`). At q̇', a servo
-        holding its arm still (q₁ = q₀) saw q̇' = (h/2) q̈ of the free kick and its damper carried
-        D (h/2) q̈ of the load: the iiwa's held pose sat 4 mrad off at kv 200 (restitution's targets
-        take the same lag, `_restitution_targets`). RATTLE's projections then take the positions
-        and velocities onto the constraint, whatever the equality rows' first guess."""
+        holding its arm still (q₁ = q₀) would see q̇' = (h/2) q̈ of the free kick and its damper
+        would carry D (h/2) q̈ of the load: the iiwa's held pose 4 mrad off at kv 200 (restitution's
+        targets take the same lag, `_restitution_targets`). RATTLE's projections then take the positions
+        and velocities onto the constraint, whatever the equality rows' first guess. (A timed impulse
+        of the step is in v_free too, and the positions see all of it: the lag counts it as the free
+        kick's, a first-order error for that one step.)"""
         step = self.step
         prepared = step.system
         restitution = self._restitution_targets(velocity, fraction)
@@ -935,7 +940,7 @@ class SceneSolver:
         if chord is not None:
             lag = (1.0 - fraction) * (_row_rates(prepared.rows, chord.index, velocity) - chord.start_rate)
             prepared.rows.target[chord.index] = chord.target + chord.weight * lag
-            prepared.rows.relax[chord.index] = prepared.rows.target[chord.index]
+            prepared.rows.relax[chord.index] = chord.relax + chord.weight * lag
 
         def run(fresh):
             arguments = (prepared, velocity, settings.iterations, settings.sor, settings.warm_start, settings.relax)
@@ -1053,9 +1058,9 @@ class SceneSolver:
         self.joints_stiff = bool(stiff.any())
         self.armature_left = bool((stiff & (terms.armature > 0)).any())
         self._exact = terms.exact & ~stiff
-        j = self.joints
-        termed = (j.stiffness > 0) | (j.damping > 0) | (j.armature > 0) | (j.actuated != 0)
-        self._soft_terms = bool((termed & ~self._exact).any())     # `_chord_rows`'s rows exist
+        termed = (joints.stiffness > 0) | (joints.damping > 0) | (joints.armature > 0) | (joints.actuated != 0)
+        clamped = (joints.actuated != 0) & ~terms.actuator     # a drive slot's soft row beside an exact damper
+        self._chord_wanted = bool(((termed & ~self._exact) | clamped).any())     # `_chord_rows`'s rows exist
 
     def _joint_terms(self, geometry, velocity):
         """This sub-step's `JointTerms` (`choose_joint_terms`' joints) from the start-of-step rows

@@ -51,7 +51,9 @@ joints, joint motors, timed events, applied forces and torques, restitution, a g
 the OR rule would read differently, sleeping. `to_mjcf(scene)` raises `UnsupportedScene` naming
 every one; `to_mjcf(scene, left_out=[])` writes what it can (a moving kinematic node as static at
 its pose at load, the rest left out), appends one sentence per omission to the list and repeats
-them in a comment at the top of the XML.
+them in a comment at the top of the XML. The actuators' controls (a joint actuator's `ctrl` at load
+among them) are the run's state, not the model's: MuJoCo's data starts them at 0, and
+`physics.tools.mujoco_peer.MujocoSimulation.from_simulation` sets them from the run.
 """
 import math
 import sys

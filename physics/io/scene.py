@@ -749,9 +749,11 @@ class _Loader:
                 if low > high:
                     raise self.error(label, key, raw[key], "the lower end is above the upper")
                 ranges[key] = [float(low), float(high)]
+        low, high = ranges.get("ctrl_range", (-limits.FORCE_MAX, limits.FORCE_MAX))
         if "ctrl" in raw:       # the control at load: a servo holds its pose from the first step
-            low, high = ranges.get("ctrl_range", (-limits.FORCE_MAX, limits.FORCE_MAX))
             ranges["ctrl"] = self.number(label, "ctrl", raw["ctrl"], low, high)
+        elif not low <= 0.0 <= high:    # 0 outside the range: its nearest end, as MuJoCo clamps a control
+            ranges["ctrl"] = min(max(0.0, low), high)
         spec["actuator"] = {"name": name, "type": kind, "gear": gear, "gain": float(gain),
                             "bias": [float(b) for b in bias], **ranges}
         taken.add(name)

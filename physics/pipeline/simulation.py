@@ -486,8 +486,8 @@ class Simulation:
 
     @property
     def controls(self):
-        """{actuator name: its input ctrl} (0 until set, or an actuator on a node's `ctrl` at load;
-        `set_control`): part of the state, so snapshots, hashes and recordings hold it."""
+        """{actuator name: its input ctrl} (its `ctrl` at load until set, else 0 or the end of its
+        ctrl_range nearest 0; `set_control`): part of the state, so snapshots, hashes and recordings hold it."""
         return {name: float(self._control_array(where)[i]) for name, (where, i, _) in self._actuators().items()}
 
     def actuators(self):

@@ -92,8 +92,8 @@ class OutOfBoundsError(DivergenceError):
                                   "energy gained; not a divergence")
 
 
-# How far (rad or m) past its limit a joint's easing makes an input to the runaway check
-# (`stage_joints`): a joint resting on its limit stays within the projection's tolerance of it.
+# How far (rad or m) past its limit a joint's easing, shrinking, makes an input to the runaway
+# check (`stage_joints`): a joint resting on its limit stays within the projection's tolerance of it.
 EASING_INPUT = 1e-3
 
 
@@ -189,6 +189,7 @@ class Runaway:
 
     reference: tuple | None = None
     due: float = 0.0
+    easing: float = math.inf    # the last sub-step's `SceneSolver.limit_easing` (`stage_joints`)
 
     def input(self):
         """An input (an impulse, a setting, a reparent) changed the energy: a new reference is taken
@@ -197,7 +198,7 @@ class Runaway:
 
     def reset(self):
         """As at load: no reference, the first check due at once."""
-        self.reference, self.due = None, 0.0
+        self.reference, self.due, self.easing = None, 0.0, math.inf
 
 
 class Calls(NamedTuple):
@@ -834,12 +835,15 @@ def stage_joints(model, data, settings, work, context):
     data.constraint_acceleration[island] /= h
     if data.frame_work is not None:
         solver.take_frame_work(data.frame_work)
-    if solver.limit_easing > EASING_INPUT:
+    easing = solver.limit_easing
+    if EASING_INPUT < easing < work.runaway.easing:
         # a joint loaded outside its range eases in by its positions alone, lifting what it
         # carries: the energy it gives is the start's, as MuJoCo's soft limit gives back what its
         # violated spring held, so an input to the runaway check (a lever 1.5 rad out, 2.8 m
-        # long, gained 32 J against an allowance of 26 J)
+        # long, gains 32 J against an allowance of 26 J). Only while it shrinks: a limit the
+        # projection fails to close stays under the check.
         work.runaway.input()
+    work.runaway.easing = easing
 
 
 def stage_sleep(model, data, settings, work, context):
