@@ -13,13 +13,27 @@ import numpy as np
 
 from app import culling, frames, overlays, paths, picking
 from app.camera import Camera
-from app.renderer import SKY_RGB, Renderer, Target, bounding_radius, model_matrices
+from app.renderer import SKY_RGB, Renderer, Target, model_matrices
 from app.shadows import ShadowMap
 
 LAUNCH_ARROWS_SECONDS = 3.0     # s of simulated time a launch's velocity arrows stay (`launch_lines`)
 LAUNCH_PART_COLORS = ((0.3, 0.8, 1.0), (1.0, 0.45, 0.3), (0.5, 1.0, 0.4), (0.9, 0.5, 1.0))
 CONTACT_CROSS, CONTACT_NORMAL = 0.02, 0.05  # m: a contact's cross and normal, small beside the pile's 0.2 m boxes
 
+
+
+def half_extents(shape):
+    """(3,) the half extents of a shape's box about its node's origin, in the node's frame and units
+    (physics.model.shapes: a capsule's and a cylinder's axis is local y); a mesh or hull: 0."""
+    kind = shape["type"]
+    if kind == "box":
+        return 0.5 * np.broadcast_to(np.asarray(shape["size"], float), 3)
+    if kind == "sphere":
+        return np.full(3, float(shape["radius"]))
+    if kind in ("cylinder", "capsule"):
+        r, half = float(shape["radius"]), float(shape["height"]) / 2
+        return np.array([r, half + (r if kind == "capsule" else 0.0), r])
+    return np.zeros(3)
 
 class View:
     def __init__(self, ctx, size, msaa, session):
@@ -84,22 +98,23 @@ class View:
         self.frame_scene()
 
     def frame_scene(self):
-        """Fit the camera to the shapes' bounding spheres about their nodes (planes excluded; a
-        mesh counts as its node's origin) with a twentieth of their span around them: a robot of
-        1.5 m fills the view as a scene of 20 m does."""
+        """Fit the camera to the shapes' world boxes (`half_extents`; planes excluded, a mesh counts
+        as its node's origin) with a twentieth of their span around them: a robot of 1.5 m fills
+        the view as a scene of 20 m does."""
         if self.session.state is None:
             return
         state, shapes = self.session.state, self.session.sim.shapes
         finite = [i for i, s in enumerate(shapes) if s is not None and s["type"] != "plane"]
         nodes = np.asarray(finite if finite else range(len(state["T"])), np.int64)
-        radius = np.array([bounding_radius(shapes[i]) for i in finite]) if finite else np.zeros(len(nodes))
-        radius = np.where(np.isfinite(radius), radius, 0.0) * np.abs(state["S"][nodes]).max(axis=1, initial=0.0)
+        local = np.array([half_extents(shapes[i]) for i in finite]) if finite else np.zeros((len(nodes), 3))
+        # the world box of a box of half extents e turned by R: |R| (S e)
+        extent = np.einsum("nij,nj->ni", np.abs(state["R"][nodes]), np.abs(state["S"][nodes]) * local)
         centre = state["T"][nodes]
-        keep = np.all(np.isfinite(centre), axis=1) & np.isfinite(radius)
+        keep = np.all(np.isfinite(centre), axis=1) & np.all(np.isfinite(extent), axis=1)
         if not keep.any():
             return
-        centre, radius = self.frames.to_frame(state, centre[keep]), radius[keep, None]
-        lo, hi = (centre - radius).min(0), (centre + radius).max(0)
+        centre, extent = self.frames.to_frame(state, centre[keep]), extent[keep]
+        lo, hi = (centre - extent).min(0), (centre + extent).max(0)
         margin = 0.05 * float(np.linalg.norm(hi - lo))
         self.camera.frame(lo - margin, hi + margin, self.size[0] / self.size[1])
 
