@@ -192,6 +192,7 @@ def test_a_mouse_pull_moves_the_ball_to_the_cursor_and_replays(window, tmp_path)
     scene.write_text(FLOATING)
     w = window(str(scene))
     v = w.viewer
+    v.view.camera.distance = 5.0        # 150 px about 1 m at the ball, whatever the framing
     frames(w, 3)
     wid = str(w._window)
     ball = list(v.session.sim.names).index("ball")
