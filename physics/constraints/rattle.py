@@ -85,6 +85,8 @@ from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmu
 
 NEWTON_ITERATIONS = 10     # at most; the chain's whip crack needs 3–4, a quiet step 1–2
 TOLERANCE = 1e-12           # m (rad): the largest row error left after the projection
+STALL = 0.25                # a Newton iteration that leaves more than this of the error has stalled
+ACCEPTED_ERROR = 1e-6       # of a lever (m / m, rad): a stalled projection's error that stands
 LINE_SEARCH = 8             # halvings of a Newton step at most
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
 
@@ -122,6 +124,7 @@ class RattleStart(NamedTuple):
     index: np.ndarray           # (B + 1,) int64 solver body → column, −1 static ([−1] too)
     inverse_mass: np.ndarray    # (B,) M₀⁻¹
     inverse_inertia: np.ndarray  # (B, 3, 3) world, at the start of the step
+    centre: np.ndarray          # (B, 3) x₀
     rotation: np.ndarray        # (B, 3, 3) R₀
     jacobian: np.ndarray        # (J, ROWS_PER_JOINT, 2, 6) J₀: every (joint, slot) row at the start-of-step poses
     geometry: JointGeometry     # scratch: the rows at the pose being evaluated
@@ -140,7 +143,8 @@ def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit
     J0 = joints.geometry(centre, rotation).jacobian if jacobian is None else jacobian
     J = len(joints)
     return RattleStart(joints.model(limit_slack), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
-                       np.ascontiguousarray(inverse_inertia, float).copy(), np.ascontiguousarray(rotation, float).copy(),
+                       np.ascontiguousarray(inverse_inertia, float).copy(), np.ascontiguousarray(centre, float).copy(),
+                       np.ascontiguousarray(rotation, float).copy(),
                        J0, joint_geometry_arrays(J), bodies.graph, no_terms(J) if terms is None else terms,
                        _zero_frame_speed(J) if frame_speed is None else frame_speed)
 
@@ -234,12 +238,14 @@ def _add_diagonal(graph, storage, j, slot, value):
 
 
 @kernel
-def _taken_rows(system, h, lam, taken):
+def _taken_rows(system, h, lam, total, taken):
     """The rows the position projection takes, marked in `taken` (J, ROWS_PER_JOINT): the
-    equalities, the inequalities where violated (C < 0) and the rotor rows (module docstring, "Joint
-    terms": g = (q − q₀) − (A h q̇₀ − Λ)/m of a joint with an armature or a damper, Λ = `lam` (J,) its
-    impulse × h so far, written into the geometry's C), never motors; returns their count, the
-    largest |C| and Σ C² (the line search's merit)."""
+    equalities, the inequalities where violated (C < 0) or still pushing (their impulse so far
+    `total` > 0: a rope the projection pulled taut stays held at C = 0 until its impulse would turn,
+    so the set of rows does not flip between iterations) and the rotor rows (module docstring,
+    "Joint terms": g = (q − q₀) − (A h q̇₀ − Λ)/m of a joint with an armature or a damper, Λ = `lam`
+    (J,) its impulse × h so far, written into the geometry's C), never motors; returns their count,
+    the largest |C| and Σ C² (the line search's merit)."""
     geometry, terms, model = system.geometry, system.terms, system.model
     exact, armature, damping = terms.exact, terms.armature, terms.damping
     k, error, merit = 0, 0.0, 0.0
@@ -254,7 +260,7 @@ def _taken_rows(system, h, lam, taken):
             if not rotor and (not geometry.active[j, s] or geometry.motor[j, s]):
                 continue
             C = geometry.C[j, s]
-            if geometry.inequality[j, s] and C >= 0.0:
+            if geometry.inequality[j, s] and C >= 0.0 and total[j, s] <= 0.0:
                 continue
             taken[j, s] = True
             k += 1
@@ -263,32 +269,92 @@ def _taken_rows(system, h, lam, taken):
     return k, error, merit
 
 
+@kernel(inline=True)
+def _lever(model, j):
+    """Joint j's lever: its largest anchor offset from a moving body's centre, or its length; 0
+    for a joint with neither."""
+    lever = model.length[j]
+    for side in range(2):
+        if model.body[j, side] >= 0:
+            a = model.anchor[j, side]
+            lever = max(lever, np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]))
+    return lever
+
+
+@kernel(inline=True)
+def _row_scale(row, lever):
+    """What a row's error is measured against: the joint's lever for a row with a linear part (m),
+    1 for a purely angular row (rad: an axis turned by θ is off by θ whatever the lever); 0 where a
+    linear row's joint has no lever (left out)."""
+    for side in range(2):
+        for i in range(3):
+            if row[side, i] != 0.0:
+                return lever
+    return 1.0
+
+
 @kernel
 def _relative_error(system, taken):
-    """max |C| / lever over the taken rows: lever the joint's largest anchor offset from a moving
-    body's centre or its length (`JointModel`); joints with neither are left out. A link of lever r
-    turning by ωh within the step, kicked but not yet projected, leaves its joint by r (ωh)²/2:
-    the measure is (ωh)²/2, the same for a chain's short links and a pendulum's long one."""
+    """max |C| / scale over the taken rows (`_row_scale`: the lever for a row in metres, 1 for an
+    angular one); rows whose joint has no lever are left out, and so are the rotor rows (whose g
+    starts at h q̇ (1 − A/m): no drift)."""
     model, worst = system.model, 0.0
     for j in range(len(model.kind)):
-        lever = model.length[j]
-        for side in range(2):
-            if model.body[j, side] >= 0:
-                a = model.anchor[j, side]
-                lever = max(lever, np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]))
-        if lever > 0.0:
-            for s in range(ROWS_PER_JOINT):
-                if taken[j, s] and s != SPRING:     # (a rotor row's g starts at h q̇ (1 − A/m): no drift)
-                    worst = max(worst, abs(system.geometry.C[j, s]) / lever)
+        lever = _lever(model, j)
+        for s in range(ROWS_PER_JOINT):
+            if taken[j, s] and s != SPRING:
+                scale = _row_scale(system.geometry.jacobian[j, s], lever)
+                if scale > 0.0:
+                    worst = max(worst, abs(system.geometry.C[j, s]) / scale)
     return worst
 
 
 @kernel
-def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, taken, lam):
+def _curvature_error(system, start_C, x, R, taken):
+    """How far the drift left the joints beyond their tangent: max over the taken rows of
+    |g(q) − g(q₀) − J₀ (q − q₀)| / scale (`_row_scale`), q − q₀ the jointed bodies' translation and
+    rotation vector (of R R₀ᵀ) since the start, x (n, 3) and R (n, 3, 3) per column. A link of lever
+    r turning by ωh leaves its joint by r (ωh)²/2 beyond the tangent: the measure is (ωh)²/2, the
+    same for a chain's short links and a pendulum's long one, and it falls as h² where the step is
+    halved. What the tangent carries (a velocity solve's joint rows left unconverged after a hard
+    contact, a rope snapping taut) is no curvature: RATTLE's first Newton step takes it whole, at
+    any h, so it is no reason to halve the step. `start_C` (J, ROWS_PER_JOINT) g(q₀); the rows at q
+    in `system.geometry`."""
+    model, geometry = system.model, system.geometry
+    n = len(system.column)
+    moved = np.empty((n, 6))
+    for c in range(n):
+        b = system.column[c]
+        theta = rotvec_from_matrix(matmul(load33(R, c), transpose(load33(system.rotation, b))))
+        for i in range(3):
+            moved[c, i] = x[c, i] - system.centre[b, i]
+            moved[c, 3 + i] = theta[i]
+    worst = 0.0
+    for j in range(len(model.kind)):
+        lever = _lever(model, j)
+        for s in range(ROWS_PER_JOINT):
+            if not taken[j, s] or s == SPRING:
+                continue
+            row = system.jacobian[j, s]
+            scale = _row_scale(row, lever)
+            if scale <= 0.0:
+                continue
+            tangent = 0.0
+            for side in range(2):
+                c = system.index[model.body[j, side]]
+                if c >= 0:
+                    for i in range(6):
+                        tangent += row[side, i] * moved[c, i]
+            worst = max(worst, abs(geometry.C[j, s] - start_C[j, s] - tangent) / scale)
+    return worst
+
+
+@kernel
+def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, taken, lam, total):
     """The pose of the jointed bodies for translation x (n, 3) and angular impulse × h A (n, 3):
     R = cay(h y) R₀ with y the rotor drift of L + A/h, written into centre/rotation; the rows there
-    into system.geometry, with the rotor rows at their impulses × h `lam` (J,); D the drift
-    derivatives; returns (taken rows, largest |C|, Σ C²)."""
+    into system.geometry, with the rotor rows at their impulses × h `lam` (J,) and every row's so far
+    `total` (J, ROWS_PER_JOINT); D the drift derivatives; returns (taken rows, largest |C|, Σ C²)."""
     for c in range(len(system.column)):
         b = system.column[c]
         L = (momentum[b, 0] + A[c, 0] / h, momentum[b, 1] + A[c, 1] / h, momentum[b, 2] + A[c, 2] / h)
@@ -300,7 +366,7 @@ def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, taken,
         store33(D, c, drift_derivative(I, y, h))
         centre[b, 0], centre[b, 1], centre[b, 2] = x[c, 0], x[c, 1], x[c, 2]
     joint_geometry(system.model, centre, rotation, system.geometry)
-    return _taken_rows(system, h, lam, taken)
+    return _taken_rows(system, h, lam, total, taken)
 
 
 @kernel
@@ -328,9 +394,10 @@ def _weigh(system, taken, along_current, D, W):
 @kernel
 def project_positions_kernel(system, centre, rotation, momentum, h, iterations, tolerance, dx, dtheta, impulse, stats,
                              work):
-    """`project_positions` compiled; returns the largest |g| left. stats (5,): Newton iterations taken,
-    whether the current-row fallback fired, the largest |impulse| component, the start error relative
-    to the joints' levers (`_relative_error`), the relative error when it left J₀; `work` (J,) gets
+    """`project_positions` compiled; returns the largest |g| left. stats (6,): Newton iterations taken,
+    whether the current-row fallback fired, the largest |impulse| component, the drift's departure
+    from the rows' tangent relative to the joints' levers (`_curvature_error`), the relative error
+    when it left J₀ and the one the drift started from (`_relative_error`); `work` (J,) gets
     each joint's frame's work (`_frame_work`)."""
     n = len(system.column)
     J = len(system.model.kind)
@@ -354,13 +421,28 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     mu = np.empty((J, ROWS_PER_JOINT))
     kick = np.empty((n, 6))
     trial_x, trial_A = np.empty((n, 3)), np.empty((n, 6))
-    K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken, lam)
+    # g(q₀): the rows at the start-of-step poses (the moving frames where they end the step, as at q)
+    for c in range(n):
+        b = system.column[c]
+        work_c[b] = system.centre[b]
+        store33(work_R, b, load33(system.rotation, b))
+    joint_geometry(system.model, work_c, work_R, system.geometry)
+    start_C = system.geometry.C.copy()
+    K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken, lam, total)
     along_current = False
     stats[:] = 0.0
-    stats[3] = _relative_error(system, taken)
+    stats[3] = _curvature_error(system, start_C, x, R, taken)
+    stats[5] = _relative_error(system, taken)
+    previous = np.inf
     for _ in range(iterations):
         if error <= tolerance:
             break
+        # Newton converges quadratically; one that falls by less than STALL an iteration meets a
+        # nearly singular system (a net of loops near a plane: its rows nearly redundant), where
+        # more iterations buy round-off. Its error, once within ACCEPTED_ERROR of the levers, stands.
+        if error > STALL * previous and _relative_error(system, taken) <= ACCEPTED_ERROR:
+            break
+        previous = error
         stats[0] += 1.0
         if along_current:
             stats[1] = 1.0
@@ -373,6 +455,11 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             for s in range(ROWS_PER_JOINT):
                 mu[j, s] = -system.geometry.C[j, s] if taken[j, s] else 0.0
         solved = factor_and_solve(system.graph, storage, mu, pivot)
+        if solved:      # an inequality's impulse so far may fall to 0, never below: past that it lets go
+            for j in range(J):
+                for s in range(ROWS_PER_JOINT):
+                    if taken[j, s] and system.geometry.inequality[j, s] and total[j, s] + mu[j, s] < 0.0:
+                        mu[j, s] = -total[j, s]
         kick[:] = 0.0
         if solved:
             for j in range(J):
@@ -403,7 +490,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                     for s in range(ROWS_PER_JOINT):
                         trial_total[j, s] = total[j, s] + fraction * mu[j, s]
                 K, trial, trial_merit = _evaluate(system, trial_x, trial_A[:, 3:], momentum, h, work_c, work_R, inertia, R,
-                                                  D, taken, trial_lam)
+                                                  D, taken, trial_lam, trial_total)
                 if trial_merit < merit:
                     descent = True
                     break
@@ -416,7 +503,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             total[:] = trial_total
             error, merit = trial, trial_merit
             continue
-        K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken, lam)
+        K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken, lam, total)
         if along_current:
             break       # no descent left: round-off
         along_current = True
@@ -447,16 +534,17 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     Returns (dx, dθ, impulse, error): world translation and rotation vector per body (B, 3) each
     (the body's rotation becomes exp(hat dθ) R), the impulse × h that moved them, J₀ᵀ Λ (B, 6)
     [linear, angular] world (Δv = m⁻¹ J₀ᵀΛ / h, ΔL = (J₀ᵀΛ)_angular / h), and the largest |g| left.
-    stats, if given, a (5,) array: filled with the Newton iterations taken, 1 if the projection left
-    J₀ for the current rows (else 0), the largest |impulse| component, the start error relative to
-    the joints' levers (`_relative_error`) and the relative error it left J₀ with (0 if it did not).
+    stats, if given, a (6,) array: filled with the Newton iterations taken, 1 if the projection left
+    J₀ for the current rows (else 0), the largest |impulse| component, the drift's departure from
+    the rows' tangent relative to the joints' levers (`_curvature_error`), the relative error it
+    left J₀ with (`_relative_error`, 0 if it did not) and the one the drift started from.
     work, if given, a (J,) array: each joint's moving frame's work through these impulses is added
     (`_frame_work`, along J₀: at the start)."""
     B = len(centre)
     dx, dtheta, impulse = np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
     error = project_positions_kernel(system, np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
                                      np.ascontiguousarray(momentum, float), float(h), iterations, tolerance,
-                                     dx, dtheta, impulse, np.zeros(5) if stats is None else stats,
+                                     dx, dtheta, impulse, np.zeros(6) if stats is None else stats,
                                      np.zeros(len(system.model.kind)) if work is None else work)
     return dx, dtheta, impulse, error
 

@@ -581,6 +581,7 @@ class SceneSolver:
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
         self.joint_left_error = 0.0           # the largest |g| / lever it left J₀ with
         self.joint_start_error = 0.0          # and the largest |g| / lever it started from
+        self.joint_curvature_error = 0.0      # of which the drift's departure from the rows' tangent
         self._joint_bodies = None
         self.step = None        # what the last prepare hands to this sub-step's other stages (`PreparedStep`)
         self.residual = np.zeros(0)
@@ -1075,6 +1076,7 @@ class SceneSolver:
         angular]; zeros without joints or before a `prepare`."""
         B = len(centre)
         self.joint_left_start_rows, self.joint_left_error, self.joint_start_error = False, 0.0, 0.0
+        self.joint_curvature_error = 0.0
         step = self.step
         if step is None or step.joints is None or not POST_STABILIZATION:
             return np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
@@ -1082,13 +1084,13 @@ class SceneSolver:
         self.follow_frames(world)       # the frames as they end the sub-step: g(q₁) = 0 there
         system = rattle_start(self.joints, self._joint_bodies, start.centre, start.rotation, *step.masses,
                               start.limit_slack, start.jacobian, start.terms, start.frame_speed)
-        stats = np.zeros(5)
+        stats = np.zeros(6)
         dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, step.h, stats=stats,
                                                                   work=self.frame_work)
         # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
         self.joint_left_start_rows = bool(stats[1])
         self.joint_left_error = stats[4]
-        self.joint_start_error = stats[3]
+        self.joint_curvature_error, self.joint_start_error = stats[3], stats[5]
         return dx, dtheta, impulse
 
     def project_joint_velocities(self, world, centre, rotation, velocity, inverse_inertia):

@@ -51,7 +51,7 @@ class Data:
     kin_alpha: np.ndarray               # (K, 3) their prescribed local α
     constraint_acceleration: np.ndarray  # (D, 6) the last solver stage's change of world [v, ω] per second
     sleep: SleepState                   # (D, ...) sleep timers and what sleeping bodies hold
-    rattle_hint: np.ndarray             # (2,) the last RATTLE sub-step's start error and its h
+    rattle_hint: np.ndarray             # (2,) the last RATTLE sub-step's start error (`retry._start_error`) and its h
     solver: SolverState | None = None   # the solver's warm starts, manifolds and joints (None: no solver)
     drive: DriveState | None = None     # the actuators on nodes' controls and coordinates (None: the scene has none)
     frame_work: np.ndarray | None = None  # (J,) J each joint's moving frame did on the bodies (None: no joint has one)

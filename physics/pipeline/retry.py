@@ -23,15 +23,16 @@ from physics.pipeline.stages import STALE, OutsideIsland, solver_state, step_con
 # A RATTLE sub-step is taken again as two halves, down to 2^-RATTLE_HALVINGS of it
 # (`rattle_substep`), where its position projection finds no root along the start-of-step rows (a
 # whip crack of the chain: the links turn so far within the step that J(q) M⁻¹ J₀ᵀ turns singular
-# before g = 0), or where the drift left the constraint by more than RATTLE_STEP_ERROR of the
-# joint's lever before the projection: a link of lever r turning by ωh in the step leaves it by
-# r (ωh)²/2, so 0.016 is a turn of 0.18 rad (2 mm on the chain's 0.125 m half-links). Past it a whip
+# before g = 0), or where the drift departed from the joint rows' tangent by more than
+# RATTLE_STEP_ERROR of the joint's lever before the projection (`_start_error`): a link of lever r
+# turning by ωh in the step leaves it by r (ωh)²/2 beyond the tangent, so 0.016 is a turn of
+# 0.18 rad (2 mm on the chain's 0.125 m half-links). Past it a whip
 # crack's step costs or adds joules of the chain's 98 J: at 0.024–0.032 the 10 s loss of chain.toml
 # ranged from −2 % to 17 % with the velocity solver's iteration count, at 0.016 from 3 % to 6 %.
 RATTLE_HALVINGS = 4
 RATTLE_STEP_ERROR = 0.016
 # Halving helps a projection that left J₀ where the step is long for the links' turn (a crack:
-# the start error falls as h²). Where it started within RATTLE_CRACK_ERROR of a lever (a turn of
+# the departure falls as h²). Where it started within RATTLE_CRACK_ERROR of a lever (a turn of
 # 0.045 rad in the step) or left J₀ with less than RATTLE_LEFT_ERROR of one still to project, the
 # stall is the configuration's, at any h: a net of ball joints near a plane (a planar framework,
 # infinitesimally flexible out of its plane) makes RATTLE's Newton system nearly singular, and its
@@ -75,7 +76,7 @@ class SubstepCount:
         return out
 
 
-def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVINGS):
+def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVINGS, whole=True):
     """A sub-step whose joints are stepped by RATTLE; where its position projection finds no root of
     g = 0 along the start-of-step rows (the solvability of RATTLE's nonlinear system needs h small
     against how far the links turn) or starts more than RATTLE_STEP_ERROR of a joint's lever off the
@@ -88,18 +89,21 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     taken already: the attempt's result then stands, as at the last halving. Where the last sub-step's
     start error, scaled by h², predicts the bound passed, the halves are taken at once, by every
     body the sub-step steps (the island is known only once prepare has run; the hint is part of the
-    Data). At the last halving the projection's own fallback stands."""
+    Data). At the last halving the projection's own fallback stands. `whole`: whether the start
+    error the tangent carries counts (`_start_error`); the halves of a retry that only it caused
+    are judged without it."""
     h, solver, counts = context.h, work.solver, work.substeps
+    events = data.next_event
     if not halvings:
         counts.taken += 1       # before the pass: one a half stops (it reached outside the island) counts too
         stages.substep(model, data, settings, work, context)
-        data.rattle_hint[:] = solver.joint_start_error, h
+        data.rattle_hint[:] = _start_error(solver, data.next_event != events, False), h
         return
 
-    def halves(active):     # each half's context built as it starts
+    def halves(active, whole=whole):     # each half's context built as it starts
         for _ in range(2):
             half = step_context(model, data, settings, work, 0.5 * h, context.integrator, active, context.composed)
-            rattle_substep(model, data, settings, work, half, halvings - 1)
+            rattle_substep(model, data, settings, work, half, halvings - 1, whole)
 
     # the start error grows as h²: where the last sub-step's predicts one past the bound, the
     # halves are taken at once instead of after a failed attempt
@@ -111,11 +115,15 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     counts.taken += 1
     stages.substep(model, data, settings, work, context,
                    after_prepare=lambda: undo.append(Undo.take(model, data, work, context)))
-    data.rattle_hint[:] = solver.joint_start_error, h
+    struck = data.next_event != events
+    start_error = _start_error(solver, struck, whole)
+    data.rattle_hint[:] = _start_error(solver, struck, False), h
     left = (solver.joint_left_start_rows and solver.joint_left_error > RATTLE_LEFT_ERROR
-            and solver.joint_start_error > RATTLE_CRACK_ERROR)
-    if not left and solver.joint_start_error <= RATTLE_STEP_ERROR:
+            and start_error > RATTLE_CRACK_ERROR)
+    if not left and start_error <= RATTLE_STEP_ERROR:
         return
+    # halved once for what the tangent carries: the halves are judged by their curvature
+    whole = struck or _start_error(solver, struck, False) > RATTLE_STEP_ERROR or left
     if left:
         counts.retried_left += 1
     else:
@@ -128,7 +136,7 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     undo.put_back(model, data, work)
     stands = False
     try:
-        halves(undo.active)
+        halves(undo.active, whole)
     except OutsideIsland:
         if attempt is None:
             raise
@@ -138,6 +146,19 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
         if after is not None:
             after.put_back(model, data, work, stands)
         profile.lap("retry", started)
+
+
+def _start_error(solver, struck, whole):
+    """The start error a RATTLE sub-step is judged by. The drift's departure from the joint rows'
+    tangent (`SceneSolver.joint_curvature_error`) is what halving shrinks, as h², and what the hint
+    predicts from. What the tangent carries, the rest of the whole start error
+    (`SceneSolver.joint_start_error`), RATTLE's first Newton step takes whole at any h: a velocity
+    solve that left the joint rows unconverged against a hard contact. That error says the solve
+    met a conflict the halves resolve better, once (`whole`: the halves of a retry it caused are
+    judged by their curvature alone). Where a timed impulse struck in the sub-step (`struck`), after
+    its prepare stage, the whole start error counts at every level: it says how far the blow carries
+    the island past the contacts prepared for it, which the halves prepare again."""
+    return solver.joint_start_error if struck or whole else solver.joint_curvature_error
 
 
 class Undo:
