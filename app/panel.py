@@ -100,9 +100,11 @@ def setting_widget(name, value, id_suffix=""):
 
 def substeps_text(counts):
     """The sub-steps lines of the Stats (`Simulation.substep_counts`): how many were taken per one
-    asked for and the worst step's; RATTLE's retries. Two lines: one is wider than the panel."""
+    asked for and the worst step's; RATTLE's retries, and those the step's budget refused
+    (`physics.pipeline.retry.STEP_BUDGET`). Two lines: one is wider than the panel."""
     return (f"sub-steps {counts['per_nominal']:.2f}x nominal, worst step {counts['worst_step']:.2f}x",
-            f"RATTLE retries {counts['retries']}, halved ahead {counts['halved_ahead']}")
+            f"RATTLE retries {counts['retries']}, halved ahead {counts['halved_ahead']}, "
+            f"over budget {counts['refused']}")
 
 
 def speed_text(rtf, paused):

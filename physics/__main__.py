@@ -346,7 +346,8 @@ def _profile_summary(profiler, steps, path, counts):
     dropped = f" (kept the first {len(profiler.events)} events, {profiler.dropped} more dropped)" if profiler.dropped else ""
     return (f"wrote a trace of {steps} steps to {path}{dropped}; median per step {per_step.get('step', 0.0):.1f} µs: "
             f"{stages} µs; sub-steps taken {counts['per_nominal']:.2f}x nominal (worst step {counts['worst_step']:.2f}x), "
-            f"{counts['retries']} RATTLE retries, {counts['halved_ahead']} halved ahead")
+            f"{counts['retries']} RATTLE retries, {counts['halved_ahead']} halved ahead, "
+            f"{counts['refused']} refused by the step's budget")
 
 
 def _simulate(args, sim, steps, recording, start=None, schedule=None):

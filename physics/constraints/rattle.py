@@ -434,7 +434,8 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     stats[3] = _curvature_error(system, start_C, x, R, taken)
     stats[5] = _relative_error(system, taken)
     previous = np.inf
-    for _ in range(iterations):
+    along_start = 0         # iterations along J₀
+    for _ in range(2 * iterations):
         if error <= tolerance:
             break
         # Newton converges quadratically; one that falls by less than STALL an iteration meets a
@@ -442,6 +443,14 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         # more iterations buy round-off. Its error, once within ACCEPTED_ERROR of the levers, stands.
         if error > STALL * previous and _relative_error(system, taken) <= ACCEPTED_ERROR:
             break
+        if not along_current and along_start == iterations:
+            # `iterations` along J₀ found no root: the current rows take the rest, with as many
+            # iterations of their own
+            along_current = True
+            stats[4] = _relative_error(system, taken)
+        elif along_current and stats[0] >= along_start + iterations:
+            break
+        along_start += 0 if along_current else 1
         previous = error
         stats[0] += 1.0
         if along_current:

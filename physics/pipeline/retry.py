@@ -42,6 +42,17 @@ RATTLE_STEP_ERROR = 0.016
 # in 5 s, against 8.5 % with every stall halved). The chain's cracks do not leave J₀.
 RATTLE_CRACK_ERROR = 1e-3
 RATTLE_LEFT_ERROR = 1e-6
+# A step takes at most STEP_BUDGET times the passes it asked for: a retry (or a halving ahead)
+# that would leave too few for the passes still owed is refused, and the attempt's result stands,
+# as at the last halving (but see STANDING_ERROR). A timed impulse is an input, the exception the
+# budget leaves out: the step it struck is halved as deep as it needs (`_start_error`). A stepping budget is what a real-time caller needs (a frame's time is
+# bounded); the halvings it refuses are the rare deep cascades (a crate landing on the rope
+# bridge asked for 7 times a step's passes, the flat 6 × 6 net for 14).
+STEP_BUDGET = 2.0
+# Only an attempt whose projection met the joints stands so: within STANDING_ERROR (m, rad) of
+# every row. One that did not (a net near a plane, whose Newton stalls) is halved whatever the
+# budget: its error would be the next step's start, and a flat net so left diverged in 3 s.
+STANDING_ERROR = 1e-5
 
 
 class SubstepCount:
@@ -55,11 +66,31 @@ class SubstepCount:
                          start-of-step rows
     retried_start_error  attempts taken again because the drift started past RATTLE_STEP_ERROR of a lever
     halved_ahead         sub-steps halved before an attempt, the last start error predicting the bound passed
+    refused              retries and halvings ahead the step's budget refused (`STEP_BUDGET`): the attempt stood
     worst_step           the largest taken / nominal of a single step (1 before any); last_step, the last step's"""
 
     def __init__(self):
         self.nominal = self.taken = self.retried_left = self.retried_start_error = self.halved_ahead = 0
+        self.refused = 0
         self.worst_step = self.last_step = 1.0
+        # the step under way (`step_begun`, `later`, `room`): its counts as it began, the nominal
+        # passes after the one running, the halves still owed within it; whether a timed impulse
+        # struck in it
+        self._step_nominal = self._step_taken = self.later = self.owed = 0
+        self.struck = False
+
+    def step_begun(self):
+        """A step begins: its budget counts from here."""
+        self._step_nominal, self._step_taken, self.later, self.owed = self.nominal, self.taken, 0, 0
+        self.struck = False
+
+    def room(self, passes):
+        """Whether the step under way may run `passes` more passes (a retry's halves) and still run
+        every pass it owes (the halves waiting, `owed`, and the nominal passes after this one,
+        `later`, one each) within STEP_BUDGET times its nominal passes; always, in a step a timed
+        impulse struck (`struck`: an input, the exception the budget leaves out)."""
+        nominal = self.nominal - self._step_nominal + self.later
+        return self.struck or self.taken - self._step_taken + passes + self.owed + self.later <= STEP_BUDGET * nominal
 
     def step_done(self, nominal, taken):
         """A step asked for `nominal` passes and ran `taken`."""
@@ -70,13 +101,13 @@ class SubstepCount:
     def as_dict(self):
         """The counts by name, with "per_nominal" (taken / nominal) and "retries" (both causes)."""
         out = {name: getattr(self, name) for name in ("nominal", "taken", "retried_left", "retried_start_error",
-                                                      "halved_ahead", "worst_step", "last_step")}
+                                                      "halved_ahead", "refused", "worst_step", "last_step")}
         out["per_nominal"] = self.taken / self.nominal if self.nominal else 1.0
         out["retries"] = self.retried_left + self.retried_start_error
         return out
 
 
-def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVINGS, whole=True):
+def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVINGS, whole=True, struck=False):
     """A sub-step whose joints are stepped by RATTLE; where its position projection finds no root of
     g = 0 along the start-of-step rows (the solvability of RATTLE's nonlinear system needs h small
     against how far the links turn) or starts more than RATTLE_STEP_ERROR of a joint's lever off the
@@ -91,7 +122,8 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     body the sub-step steps (the island is known only once prepare has run; the hint is part of the
     Data). At the last halving the projection's own fallback stands. `whole`: whether the start
     error the tangent carries counts (`_start_error`); the halves of a retry that only it caused
-    are judged without it."""
+    are judged without it. `struck`: a timed impulse struck this sub-step (the halves of one it
+    struck are judged by the whole start error and halved beyond the step's budget)."""
     h, solver, counts = context.h, work.solver, work.substeps
     events = data.next_event
     if not halvings:
@@ -100,27 +132,37 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
         data.rattle_hint[:] = _start_error(solver, data.next_event != events, False), h
         return
 
-    def halves(active, whole=whole):     # each half's context built as it starts
-        for _ in range(2):
-            half = step_context(model, data, settings, work, 0.5 * h, context.integrator, active, context.composed)
-            rattle_substep(model, data, settings, work, half, halvings - 1, whole)
+    def halves(active, whole=whole, struck=struck):     # each half's context built as it starts; the second is owed while the first runs
+        for owed in (1, 0):
+            counts.owed += owed
+            try:
+                half = step_context(model, data, settings, work, 0.5 * h, context.integrator, active, context.composed)
+                rattle_substep(model, data, settings, work, half, halvings - 1, whole, struck)
+            finally:
+                counts.owed -= owed
 
     # the start error grows as h²: where the last sub-step's predicts one past the bound, the
     # halves are taken at once instead of after a failed attempt
     if data.rattle_hint[0] * (h / data.rattle_hint[1]) ** 2 > RATTLE_STEP_ERROR:
-        counts.halved_ahead += 1
-        halves(context.active)
-        return
+        if counts.room(2):
+            counts.halved_ahead += 1
+            halves(context.active)
+            return
+        counts.refused += 1
     undo = []
     counts.taken += 1
     stages.substep(model, data, settings, work, context,
                    after_prepare=lambda: undo.append(Undo.take(model, data, work, context)))
-    struck = data.next_event != events
+    struck = struck or data.next_event != events
+    counts.struck |= struck
     start_error = _start_error(solver, struck, whole)
     data.rattle_hint[:] = _start_error(solver, struck, False), h
     left = (solver.joint_left_start_rows and solver.joint_left_error > RATTLE_LEFT_ERROR
             and start_error > RATTLE_CRACK_ERROR)
     if not left and start_error <= RATTLE_STEP_ERROR:
+        return
+    if not counts.room(2) and solver.joint_error <= STANDING_ERROR:
+        counts.refused += 1
         return
     # halved once for what the tangent carries: the halves are judged by their curvature
     whole = struck or _start_error(solver, struck, False) > RATTLE_STEP_ERROR or left
@@ -136,7 +178,7 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     undo.put_back(model, data, work)
     stands = False
     try:
-        halves(undo.active, whole)
+        halves(undo.active, whole, struck)
     except OutsideIsland:
         if attempt is None:
             raise

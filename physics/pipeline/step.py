@@ -21,21 +21,25 @@ def step(model, data, settings, work, first):
     work.refresh(settings)
     counts = work.substeps
     nominal, taken = counts.nominal, counts.taken
+    counts.step_begun()
     # rk4 with joints runs lie-midpoint-4 (physics.core.choices.JOINTED_SCHEME)
     integrator = stepped_integrator(settings.integrator, work.solver is not None and bool(len(work.solver.joint_specs)))
     try:
-        for _ in range(settings.substeps):
+        for i in range(settings.substeps):
             stages.choose_joint_terms(model, data, settings, work, integrator)
             c = step_context(model, data, settings, work, h, integrator)
+            later = settings.substeps - 1 - i       # sub-steps after this one (the retry's budget)
             if c.rattle and composes_rattle(model, data, settings, work, h, integrator):
                 # lie-midpoint-4 with equality joints and no contact within reach: the whole
                 # constrained step (free motion, RATTLE) composed by the triple jump (4th order)
                 counts.nominal += len(TRIPLE_JUMP)
-                for fraction in TRIPLE_JUMP:
+                for k, fraction in enumerate(TRIPLE_JUMP):
+                    counts.later = len(TRIPLE_JUMP) * (later + 1) - 1 - k
                     rattle_substep(model, data, settings, work,
                                    step_context(model, data, settings, work, fraction * h, "lie-midpoint", composed=True))
             elif c.rattle:      # (its passes are counted where they run: physics.pipeline.retry)
                 counts.nominal += 1
+                counts.later = later
                 rattle_substep(model, data, settings, work, c)
             elif free:
                 counts.nominal += 1
