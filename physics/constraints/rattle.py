@@ -28,8 +28,10 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   definite), which always converges but is not RATTLE's step (it cost the chain 17 J of 98 in one
   crack): the joints' island then takes the sub-step again as two halves (`RATTLE_HALVINGS`,
   `physics.pipeline.retry.rattle_substep`), and it
-  does so too where the drift starts far off the constraint (`RATTLE_STEP_ERROR`); `stats`
-  reports both.
+  does so too where the drift curves far off the rows' tangent (`RATTLE_STEP_ERROR`,
+  `_curvature_error`); `stats` reports both. Where Newton stalls (it falls by less than STALL an
+  iteration: a nearly singular system, a net near a plane) within ACCEPTED_ERROR of the levers, its
+  error stands; where J₀ finds no root in `iterations`, the current rows get as many again.
 - `project_velocities`: μ from [J₁ M₁⁻¹ J₁ᵀ] μ = −J₁ v at the end pose, Δv = M₁⁻¹ J₁ᵀ μ (RATTLE's
   last kick; the M-orthogonal projection onto the constraint's tangent).
 
