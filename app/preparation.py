@@ -17,7 +17,7 @@ While the child compiles, the window's own thread runs every kernel not yet load
 (physics.core.compiled.interpreting: the same bits), so a scene such as the tank moves at once, slower
 than real time, and speeds up as this thread loads its kernels (`allow_compile`: this thread alone
 compiles or loads). Which scenes may run so is measured, not guessed (`probe`): a child process
-times a few of its steps as Python (as Python, a step of the tank takes 50-90 ms, of the chain
+times a few of its steps as Python in CPU time (as Python, a step of the tank takes 50-90 ms, of the chain
 1.5 s, of the pyramid 0.7 s after a first of 6 s), and a scene whose steps would hold a frame
 waits for its compiled kernels instead.
 
@@ -44,13 +44,18 @@ from physics.tools.warmup import BACKGROUND_NICE, KERNEL_FILES, SCENES, die_with
 _LINE = re.compile(r"task (\d+)/(\d+) (\S+) (done|failed)")
 # A scene runs as Python while its kernels compile only if, so, its first step takes at most
 # PROBE_FIRST s and the next ones PROBE_STEP s each (a frame then stays near a quarter second).
-PROBE_FIRST, PROBE_STEP, PROBE_TIMEOUT = 0.3, 0.12, 10.0
+# The probe's child takes 2-3 s of wall time for the tank on an idle 2-core machine, most of it
+# imports; PROBE_TIMEOUT (wall) leaves room for a machine busy with other work.
+PROBE_FIRST, PROBE_STEP, PROBE_TIMEOUT = 0.3, 0.12, 20.0
+# Timed in the child's CPU time, not the wall's: the window's first frames (llvmpipe renders on
+# the same cores) and its warm-up start beside the probe, and on a loaded 2-core machine they
+# doubled the tank's wall time per step past PROBE_STEP, so it waited minutes for its kernels.
 _PROBE = r"""
 import json, sys, time
 from physics.pipeline.simulation import Simulation
 sim = Simulation.from_file(sys.argv[1])
-start = time.perf_counter(); sim.step(1); first = time.perf_counter(); sim.step(3)
-print(json.dumps([first - start, (time.perf_counter() - first) / 3]))
+start = time.process_time(); sim.step(1); first = time.process_time(); sim.step(3)
+print(json.dumps([first - start, (time.process_time() - first) / 3]))
 """
 
 
@@ -319,8 +324,9 @@ class Preparation:
 
 
 def time_as_python(path, timeout=PROBE_TIMEOUT):
-    """(s of the first step, s of each of the next three) of scene `path` run as Python, in a
-    child process (NUMBA_DISABLE_JIT: nothing compiles); subprocess.TimeoutExpired past `timeout`."""
+    """(CPU s of the first step, CPU s of each of the next three) of scene `path` run as Python,
+    in a child process (NUMBA_DISABLE_JIT: nothing compiles); subprocess.TimeoutExpired past
+    `timeout` (wall)."""
     environment = dict(os.environ, NUMBA_DISABLE_JIT="1")
     result = subprocess.run([sys.executable, "-c", _PROBE, str(path)], capture_output=True, text=True, check=True,
                             stdin=subprocess.DEVNULL, env=environment, timeout=timeout, preexec_fn=die_with_parent)
