@@ -103,27 +103,35 @@ def main(out, scenes=None):
                        "compiles": compiles_on_main[compiled:], "kernels_taken": taken_on_main[taken:],
                        "scenes_loaded": loaded_on_main[loaded:]})
 
+    def shoot():
+        """The open scene's picture, two frames after it opened, once per scene."""
+        scene = viewer.session.scene_path.stem
+        if scene in names and not (shots / f"{scene}.png").exists():
+            frame("run")
+            frame("run")
+            viewer.screenshot(shots / f"{scene}.png")
+
     def settle(what, limit=600):
-        """Frames until no scene waits and nothing loads (the warm-up's tasks for it are in)."""
+        """Frames until no scene waits and nothing loads (the warm-up's tasks for it are in); the
+        scene's picture as soon as it opens (a scene that runs as Python while its kernels load
+        opens before they are in, and runs on meanwhile)."""
         for _ in range(limit):
             frame(what)
-            if viewer.session.pending is None and viewer.session.sim is not None and not viewer.session.preparation.busy:
-                return
+            if viewer.session.pending is None and viewer.session.sim is not None:
+                shoot()
+                if not viewer.session.preparation.busy:
+                    return
         raise RuntimeError(f"{what}: the scene did not open within {limit} frames")
 
     def press(symbol, modifiers=0):
         return lambda: window.dispatch_event("on_key_press", symbol, modifiers)
 
-    settle("open")
     names = scenes or [path.stem for path in sorted((HERE.parent / "assets" / "scenes").glob("*.toml"))]
+    settle("open")
     visited = 0
     while visited < len(names) + 1:
         scene = viewer.session.scene_path.stem
         if scene in names:
-            if not (shots / f"{scene}.png").exists():
-                frame("run")
-                frame("run")
-                viewer.screenshot(shots / f"{scene}.png")
             for _ in range(7):
                 frame("I", press(key.I))
                 frame("run")
