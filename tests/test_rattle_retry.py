@@ -336,8 +336,9 @@ def test_where_the_attempt_stands_the_data_is_the_attempts(monkeypatch):
 
 
 def test_a_flat_nets_stalls_stand_instead_of_halving(tmp_path, monkeypatch):
-    """A 4 × 4 net of spheres on ball joints, hung flat by two corners (make_scenes.py net): a
-    planar framework, whose RATTLE system is nearly singular, so the projection leaves J₀ with
+    """A 4 × 4 net of spheres on ball joints, hung flat by two corners with the edge between them
+    straight (make_scenes.py net --slack 0): a planar framework, whose RATTLE system is nearly
+    singular (no finite tension holds a straight edge), so the projection leaves J₀ with
     round-off to a few µm still to project at tiny start errors. Those stalls stand (halving finds
     the same stall at any h): over 1 s the net takes at most 1.5 sub-steps per nominal one
     (measured 1.18; 2.3 where only the stalls at round-off stand, 27 where every stall is halved),
@@ -346,7 +347,7 @@ def test_a_flat_nets_stalls_stand_instead_of_halving(tmp_path, monkeypatch):
     import subprocess
     import sys
     path = tmp_path / "net.toml"
-    subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), "net", "--side", "4", "--out",
+    subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), "net", "--side", "4", "--slack", "0", "--out",
                     str(path)], check=True, capture_output=True)
     taken = []
     substep = stages.substep

@@ -167,31 +167,59 @@ sizes: python assets/scenes/make_scenes.py chain --links N --out FILE.toml"""
           {"dt": 1 / 60, "integrator": "lie-midpoint", "iterations": 20, "substeps": 8}, nodes, joints)
 
 
-def net(side=8, out=None):
+def _sagging_row(links, pitch, slack):
+    """(x, drop) of the links + 1 knots of a row of `links` straight links `pitch` long laid on a
+    circular arc whose ends are (1 − slack) of the row's length apart, x from the first end, drop
+    below the ends (0 for a straight row, `slack` 0). The arc's angle Θ solves
+    sin(Θ/2) / (n sin(Θ/2n)) = 1 − slack, by bisection (the ratio falls from 1 as Θ grows)."""
+    n = max(links, 1)
+    ratio = lambda angle: math.sin(angle / 2) / (n * math.sin(angle / (2 * n))) if angle > 0 else 1.0
+    lo, hi = 0.0, math.pi
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if ratio(mid) > 1.0 - slack else (lo, mid)
+    angle = 0.5 * (lo + hi)
+    if angle == 0.0:
+        return [pitch * k for k in range(links + 1)], [0.0] * (links + 1)
+    r = pitch / (2 * math.sin(angle / (2 * n)))
+    phi = [-angle / 2 + k * angle / n for k in range(links + 1)]
+    return ([r * (math.sin(p) - math.sin(phi[0])) for p in phi],
+            [r * (math.cos(p) - math.cos(angle / 2)) for p in phi])
+
+
+def net(side=8, out=None, slack=0.1):
     """A square net of side × side spheres, each joined to its neighbours by ball joints and hung
-    from the world by two corners: a joint graph full of loops. `out` a path to write (default
-    net.toml beside this file; no net is shipped)."""
+    from the world by two corners: a joint graph full of loops. The hung edge starts as an arc
+    whose ends are (1 − `slack`) of its length apart, and every row across it alike (a trough): with
+    `slack` 0 it is straight between its two hooks, where no finite tension holds the net's weight
+    (the joint rows' Jacobian is singular there, and a Newton projection onto exact joints
+    converges only linearly). `out` a path to write (default net.toml beside this file; no net is
+    shipped)."""
     radius, pitch, height = 0.08, 0.3, 4.0
     digits = max(2, len(str(side - 1)))
     name = lambda i, k: f"knot_{i:0{digits}d}_{k:0{digits}d}"
+    x, drop = _sagging_row(side - 1, pitch, slack)
+    y = [height - d for d in drop]
     nodes, joints = [GROUND], []
     for i in range(side):
         for k in range(side):
-            nodes.append(dict(name=name(i, k), motion="dynamic", translation=[pitch * k, height, pitch * i], mass=0.1,
+            nodes.append(dict(name=name(i, k), motion="dynamic", translation=[x[k], y[k], pitch * i], mass=0.1,
                               shape={"type": "sphere", "radius": radius, "group": 2, "mask": -3},
                               color=[0.3 + 0.5 * k / side, 0.45, 0.8 - 0.5 * i / side]))
     for i in range(side):
         for k in range(side):
-            if k + 1 < side:
-                joints.append(dict(type="ball", a=name(i, k), b=name(i, k + 1), anchor=[pitch * (k + 0.5), height, pitch * i]))
+            if k + 1 < side:        # at the link's middle (a chord of the arc)
+                joints.append(dict(type="ball", a=name(i, k), b=name(i, k + 1),
+                                   anchor=[0.5 * (x[k] + x[k + 1]), 0.5 * (y[k] + y[k + 1]), pitch * i]))
             if i + 1 < side:
-                joints.append(dict(type="ball", a=name(i, k), b=name(i + 1, k), anchor=[pitch * k, height, pitch * (i + 0.5)]))
+                joints.append(dict(type="ball", a=name(i, k), b=name(i + 1, k), anchor=[x[k], y[k], pitch * (i + 0.5)]))
     for k in (0, side - 1):             # the two corners of the first row, hung from the world
-        joints.append(dict(type="ball", b=name(0, k), anchor=[pitch * k, height, 0.0]))
+        joints.append(dict(type="ball", b=name(0, k), anchor=[x[k], y[k], 0.0]))
     write(out or "net", f"""
 A net of {side} x {side} spheres (0.1 kg, 0.3 m apart), each joined to its neighbours by ball joints
 ({len(joints)} joints: every square of four is a closed loop), hung from the world by two corners
-and released flat: the joint benchmark's nets. Other sizes:
+{100 * slack:g} % closer together than the edge between them is long, released as a trough: the joint
+benchmark's nets. Other sizes:
 python assets/scenes/make_scenes.py net --side N --out FILE.toml""",
           f"Net of {side} x {side}", f"{side * side} spheres on ball joints in a square net, hung by two corners.",
           {"dt": 1 / 60, "integrator": "lie-midpoint", "iterations": 20, "substeps": 4}, nodes, joints)
@@ -362,6 +390,9 @@ if __name__ == "__main__":
     parser.add_argument("--side", type=int, help="pile: boxes along each edge of the heap (side³ boxes, default 10); "
                                                  "net: spheres along each edge (default 8)")
     parser.add_argument("--links", type=int, default=20, help="chain: links (default 20)")
+    parser.add_argument("--slack", type=float, default=0.1,
+                        help="net: how much closer its two hooks are than the edge between them is long, a fraction "
+                             "from 0 (straight: a singular configuration) to 0.5 (default 0.1)")
     parser.add_argument("--out", help="the .toml file to write (default: assets/scenes/SCENE.toml)")
     args = parser.parse_args()
     size = {"pile": args.side or 10, "net": args.side or 8, "chain": args.links}.get(args.scene)
@@ -370,5 +401,9 @@ if __name__ == "__main__":
             make()
     elif size < 1 or size > 10**4 or (args.out and not args.out.endswith(".toml")):
         parser.error(f"{args.scene}: got size {size} and --out {args.out}; expected a size from 1 to 10000 and a .toml path")
+    elif not 0.0 <= args.slack <= 0.5:
+        parser.error(f"--slack: got {args.slack}; expected a fraction from 0 to 0.5")
+    elif args.scene == "net":
+        net(size, args.out, args.slack)
     else:
-        {"pile": pile, "chain": chain, "net": net}[args.scene](size, args.out)
+        {"pile": pile, "chain": chain}[args.scene](size, args.out)

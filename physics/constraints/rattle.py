@@ -95,7 +95,9 @@ DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off
 
 class JointBodies:
     """The solver bodies the joints move (n of B), their columns, and the joints' elimination
-    structure (`physics.constraints.joint_graph.structure`, made once per topology)."""
+    structure (`physics.constraints.joint_graph.structure`, made once per topology); the rows'
+    scratch of each projection, written whole by `joint_geometry` before it is read (a sub-step
+    allocates none)."""
 
     def __init__(self, joints, bodies):
         used = joints.body[joints.body >= 0]
@@ -103,6 +105,8 @@ class JointBodies:
         self.index = np.full(bodies + 1, -1, np.int64)              # solver body → column; [−1] = static
         self.index[self.body] = np.arange(len(self.body))
         self.graph = structure(joints)
+        self.position_rows = joint_geometry_arrays(len(joints))     # `project_positions`' Newton evaluations
+        self.velocity_rows = joint_geometry_arrays(len(joints))     # `project_velocities`' end-of-step rows
 
     def __len__(self):
         return len(self.body)
@@ -136,19 +140,19 @@ class RattleStart(NamedTuple):
 
 
 def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit_slack=None, jacobian=None, terms=None,
-          frame_speed=None):
-    """The start-of-step bundle: J₀ at these poses, M₀⁻¹, R₀ (copies); `limit_slack` (J,) the soft
+          frame_speed=None, copy=True):
+    """The start-of-step bundle: J₀ at these poses, M₀⁻¹, R₀ (copies; `copy` False: the caller's own
+    contiguous arrays, which it leaves as they are while the bundle is used); `limit_slack` (J,) the soft
     limits (`physics.constraints.joints.Joints.limit_slack`: a limit row's C shifted by it, 0 without);
     `jacobian` J₀ if the caller has it (`Joints.geometry` at these poses: the slack moves C only);
     `terms` the joints' `JointTerms` (none taken without); `frame_speed` the rows' J_a v_a of the
     moving frames at these poses (`physics.constraints.joints.JointGeometry`; none without)."""
     J0 = joints.geometry(centre, rotation).jacobian if jacobian is None else jacobian
     J = len(joints)
+    own = (lambda a: np.ascontiguousarray(a, float).copy()) if copy else (lambda a: a)
     return RattleStart(joints.model(limit_slack), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
-                       np.ascontiguousarray(inverse_inertia, float).copy(), np.ascontiguousarray(centre, float).copy(),
-                       np.ascontiguousarray(rotation, float).copy(),
-                       J0, joint_geometry_arrays(J), bodies.graph, no_terms(J) if terms is None else terms,
-                       _zero_frame_speed(J) if frame_speed is None else frame_speed)
+                       own(inverse_inertia), own(centre), own(rotation), J0, bodies.position_rows, bodies.graph,
+                       no_terms(J) if terms is None else terms, _zero_frame_speed(J) if frame_speed is None else frame_speed)
 
 
 @kernel(inline=True)
@@ -674,7 +678,7 @@ def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass,
     dv = np.zeros((B, 6))
     if len(joints):
         c = lambda a: np.ascontiguousarray(a, float)
-        project_velocities_kernel(joints.model(limit_slack), bodies.index, bodies.graph, joint_geometry_arrays(len(joints)),
+        project_velocities_kernel(joints.model(limit_slack), bodies.index, bodies.graph, bodies.velocity_rows,
                                   c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv,
                                   no_terms(len(joints)) if terms is None else terms, float(h),
                                   np.zeros(len(joints)) if work is None else work)

@@ -1082,8 +1082,9 @@ class SceneSolver:
             return np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
         start = step.joints
         self.follow_frames(world)       # the frames as they end the sub-step: g(q₁) = 0 there
+        # (the start's poses are prepare's copies and M₀⁻¹ its own: nothing writes them until the next prepare)
         system = rattle_start(self.joints, self._joint_bodies, start.centre, start.rotation, *step.masses,
-                              start.limit_slack, start.jacobian, start.terms, start.frame_speed)
+                              start.limit_slack, start.jacobian, start.terms, start.frame_speed, copy=False)
         stats = np.zeros(6)
         dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, step.h, stats=stats,
                                                                   work=self.frame_work)
