@@ -306,6 +306,43 @@ def factor_and_solve(graph, storage, rhs, pivot):
                 for q in range(m):
                     s += storage[ik + r * m + q] * x[k * ROWS_PER_JOINT + q]
                 x[i * ROWS_PER_JOINT + r] -= s
+    _back_substitute(graph, storage, x, rhs)
+    return True
+
+
+@kernel
+def solve_factored(graph, storage, rhs, pivot):
+    """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place with the factors `factor_and_solve` left in
+    `storage` and `pivot` (the same Γ, the same taken slots): its forward and back substitutions
+    alone, O(the fill) instead of a factorization (RATTLE's chord steps). True (as factor_and_solve)."""
+    J = len(graph.size)
+    x = np.zeros(J * ROWS_PER_JOINT)
+    for j in range(J):
+        for r in range(graph.size[j]):
+            x[j * ROWS_PER_JOINT + r] = rhs[j, graph.slots[j, r]]
+    for position in range(J):
+        k = graph.order[position]
+        m = graph.size[k]
+        if m == 0:
+            continue
+        _lu_solve(storage, graph.diagonal[k], m, pivot[k], x, k * ROWS_PER_JOINT, 1, 1)
+        for e in range(graph.later_start[k], graph.later_start[k + 1]):
+            i = graph.later[e]
+            ik = graph.block_lj[e]
+            for r in range(graph.size[i]):
+                s = 0.0
+                for q in range(m):
+                    s += storage[ik + r * m + q] * x[k * ROWS_PER_JOINT + q]
+                x[i * ROWS_PER_JOINT + r] -= s
+    _back_substitute(graph, storage, x, rhs)
+    return True
+
+
+@kernel(inline=True)
+def _back_substitute(graph, storage, x, rhs):
+    """The elimination's back substitution (x by block row, the factors in `storage`), then x
+    scattered into `rhs` by slot."""
+    J = len(graph.size)
     for position in range(J - 1, -1, -1):
         k = graph.order[position]
         m = graph.size[k]
@@ -321,4 +358,3 @@ def factor_and_solve(graph, storage, rhs, pivot):
     for j in range(J):
         for r in range(graph.size[j]):
             rhs[j, graph.slots[j, r]] = x[j * ROWS_PER_JOINT + r]
-    return True

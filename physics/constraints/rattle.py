@@ -79,7 +79,7 @@ from typing import NamedTuple
 import numpy as np
 from physics.core.compiled import kernel
 
-from physics.constraints.joint_graph import JointGraph, assemble, factor_and_solve, structure
+from physics.constraints.joint_graph import JointGraph, assemble, factor_and_solve, solve_factored, structure
 from physics.constraints.joints import AXIS, HINGE, LIMIT, ROWS_PER_JOINT, SPRING, JointGeometry, JointModel, JointTerms, \
     joint_geometry, joint_geometry_arrays, no_terms
 from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
@@ -89,6 +89,7 @@ NEWTON_ITERATIONS = 10     # at most; the chain's whip crack needs 3–4, a quie
 TOLERANCE = 1e-12           # m (rad): the largest row error left after the projection
 STALL = 0.25                # a Newton iteration that leaves more than this of the error has stalled
 ACCEPTED_ERROR = 1e-6       # of a lever (m / m, rad): a stalled projection's error that stands
+CHORD = 1.0 / 16.0         # a chord step (Newton's last factors kept) must shrink the error this much, or refactor
 LINE_SEARCH = 8             # halvings of a Newton step at most
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
 
@@ -441,18 +442,25 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     stats[5] = _relative_error(system, taken)
     previous = np.inf
     along_start = 0         # iterations along J₀
+    # the factors of the last Newton matrix, kept for chord steps while they contract by CHORD
+    # (`factored`: for these rows, along these directions; `chord`: the last step was one)
+    factored, chord = False, False
+    factored_taken = np.zeros((J, ROWS_PER_JOINT), np.bool_)
     for _ in range(2 * iterations):
         if error <= tolerance:
             break
+        if chord and error > CHORD * previous:
+            factored = False        # the kept factors no longer contract fast: Newton's matrix again
         # Newton converges quadratically; one that falls by less than STALL an iteration meets a
         # nearly singular system (a net of loops near a plane: its rows nearly redundant), where
         # more iterations buy round-off. Its error, once within ACCEPTED_ERROR of the levers, stands.
-        if error > STALL * previous and _relative_error(system, taken) <= ACCEPTED_ERROR:
+        elif error > STALL * previous and _relative_error(system, taken) <= ACCEPTED_ERROR:
             break
         if not along_current and along_start == iterations:
             # `iterations` along J₀ found no root: the current rows take the rest, with as many
             # iterations of their own
             along_current = True
+            factored = False
             stats[4] = _relative_error(system, taken)
         elif along_current and stats[0] >= along_start + iterations:
             break
@@ -461,15 +469,24 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         stats[0] += 1.0
         if along_current:
             stats[1] = 1.0
-        _weigh(system, taken, along_current, D, W)
-        assemble(system.graph, system.geometry.jacobian, W, taken, storage)
         for j in range(J):
-            m = _rotor_mass(exact[j], armature[j], damping[j], h)
-            if m != 0.0:    # the rotor's own give: ∂g/∂Λ = J W + 1/m
-                _add_diagonal(system.graph, storage, j, SPRING, 1.0 / m)
             for s in range(ROWS_PER_JOINT):
                 mu[j, s] = -system.geometry.C[j, s] if taken[j, s] else 0.0
-        solved = factor_and_solve(system.graph, storage, mu, pivot)
+                if taken[j, s] != factored_taken[j, s]:
+                    factored = False        # (an inequality taken or let go: another matrix)
+        chord = factored
+        if chord:
+            solved = solve_factored(system.graph, storage, mu, pivot)
+        else:
+            _weigh(system, taken, along_current, D, W)
+            assemble(system.graph, system.geometry.jacobian, W, taken, storage)
+            for j in range(J):
+                m = _rotor_mass(exact[j], armature[j], damping[j], h)
+                if m != 0.0:    # the rotor's own give: ∂g/∂Λ = J W + 1/m
+                    _add_diagonal(system.graph, storage, j, SPRING, 1.0 / m)
+            solved = factor_and_solve(system.graph, storage, mu, pivot)
+            factored = solved
+            factored_taken[:] = taken
         if solved:      # an inequality's impulse so far may fall to 0, never below: past that it lets go
             for j in range(J):
                 for s in range(ROWS_PER_JOINT):
@@ -519,6 +536,9 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             error, merit = trial, trial_merit
             continue
         K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken, lam, total)
+        if chord:       # the kept factors' step: Newton's own matrix before any verdict
+            factored = False
+            continue
         if along_current:
             break       # no descent left: round-off
         along_current = True
