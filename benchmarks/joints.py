@@ -23,17 +23,19 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "assets" / "scenes"
 PLOT = ROOT / "docs" / "plots" / "joints_scale.png"
 SHIPPED = ("pendulum", "double_pendulum", "newtons_cradle", "iiwa", "ant", "humanoid", "chain", "rope_bridge")
-CHAINS, NETS = (10, 100, 400, 1000), (4, 6, 8, 16)
+CHAINS, NETS = (10, 100, 400, 1000), (4, 8, 16, 32)
+STRAIGHT_NET = 8            # also hung with its hooked edge straight (--slack 0): the singular case
 GOAL_RATIO, GOAL_FLOOR_MS = 3.0, 0.030      # at most 3× MuJoCo, or 30 µs a step where that is less
 GOAL_WORST_STEP = 2.0                       # no step takes more than twice its nominal sub-steps
 ALLOCATION_STEPS = 5                        # steps traced for `_transient_kib` (tracemalloc slows them)
 BUDGET_S = 20.0                            # of our stepping per scene; a scene past it is cut short
 
 
-def _generated(kind, size, folder):
-    path = Path(folder) / f"{kind}_{size}.toml"
+def _generated(kind, size, folder, slack=None):
+    path = Path(folder) / f"{kind}_{size}{'' if slack is None else f'_slack_{slack:g}'}.toml"
     option = "--links" if kind == "chain" else "--side"
-    subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), kind, option, str(size), "--out", str(path)],
+    extra = [] if slack is None else ["--slack", str(slack)]
+    subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), kind, option, str(size), *extra, "--out", str(path)],
                    check=True, capture_output=True)
     return path
 
@@ -143,17 +145,20 @@ def main(quick=False):
         if left_out:
             notes.append(_left_out(name, left_out))
     with tempfile.TemporaryDirectory() as folder:
-        for kind, sizes in (("chain", CHAINS[:2] if quick else CHAINS), ("net", NETS[:2] if quick else NETS)):
-            for size in sizes:
-                path = _generated(kind, size, folder)
-                ours, theirs, per_nominal, joints, left_out = _measure(path, max(2, steps // 6), blocks)
-                label = f"{kind} of {size}" if kind == "chain" else f"net {size} × {size}"
-                scale_rows.append(_row(label, joints, ours, theirs, per_nominal))
+        scenes = [("chain", size, None) for size in (CHAINS[:2] if quick else CHAINS)]
+        scenes += [("net", size, None) for size in (NETS[:2] if quick else NETS)] + [("net", STRAIGHT_NET, 0.0)]
+        for kind, size, slack in scenes:
+            path = _generated(kind, size, folder, slack)
+            ours, theirs, per_nominal, joints, left_out = _measure(path, max(2, steps // 6), blocks)
+            label = f"{kind} of {size}" if kind == "chain" else f"net {size} × {size}"
+            label += ", straight edge" if slack == 0.0 else ""
+            scale_rows.append(_row(label, joints, ours, theirs, per_nominal))
+            if slack is None:       # (the curves: the scenes as generated)
                 curves.setdefault((kind, "ours"), []).append((joints, ours))
                 if theirs is not None:
                     curves.setdefault((kind, "MuJoCo"), []).append((joints, theirs))
-                if left_out:
-                    notes.append(_left_out(label, left_out))
+            if left_out:
+                notes.append(_left_out(label, left_out))
     _plot(curves)
     header = ["| scene | joints | ours, ms a step | MuJoCo | ours / MuJoCo | goal | sub-steps taken / nominal "
               "| worst step (goal ≤ 2) | KiB a step allocates (goal 0) |", "|---|---|---|---|---|---|---|---|---|"]
@@ -171,8 +176,10 @@ def main(quick=False):
         *header, *rows,
         "",
         "Scale: chains of capsules on ball joints hooked at one end, and square nets of spheres on ball "
-        "joints hung by two corners (every square of four a loop), from make_scenes.py. Plot: "
-        "docs/plots/joints_scale.png.",
+        "joints hung by two corners (every square of four a loop), from make_scenes.py: the hooks 10 % "
+        "closer together than the edge between them is long (`--slack 0.1`), the net released as a "
+        f"trough; the {STRAIGHT_NET} × {STRAIGHT_NET} net also with that edge straight (`--slack 0`). "
+        "Plot: docs/plots/joints_scale.png.",
         "",
         *header, *scale_rows,
         *([""] + [f"- {note}" for note in notes] if notes else []),

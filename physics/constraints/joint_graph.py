@@ -17,6 +17,10 @@ small; the fill it does add is found once per topology (`JointGraph`), so the nu
                                   Γ_il −= Γ_ik Γ_kl,  r_i −= Γ_ik r_k               (i, l after k)
     for each joint k in reverse:  μ_k = r_k − Σ_l Γ_kl μ_l
 
+The factors stay in the block storage, so another right-hand side with the same Γ costs the two
+substitutions alone (`solve_factored`: RATTLE's chord steps). Most of a factorization's time on a
+net is the Schur updates Γ_il −= Γ_ik Γ_kl, unrolled where all three blocks are a ball joint's 3 × 3.
+
 Each block is one joint's rows (a ball joint 3, a hinge 5 or 6 with its limit): the diagonal
 block is solved by Gaussian elimination with partial pivoting inside the block, which needs no
 symmetry, so RATTLE's position step J(q_k) M₀⁻¹ J₀ᵀ (not symmetric) and its velocity step
