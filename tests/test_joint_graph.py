@@ -8,7 +8,7 @@ about one slot in ten untaken, and solves Γ μ = r both ways.
 import numpy as np
 import pytest
 
-from physics.constraints.joint_graph import assemble, factor_and_solve, minimum_degree_order, structure
+from physics.constraints.joint_graph import assemble, factor_and_solve, minimum_degree_order, solve_factored, structure
 from physics.constraints.joints import BALL, FIXED, HINGE, ROWS_PER_JOINT, Joints
 
 RNG = np.random.default_rng(7)
@@ -40,8 +40,10 @@ def grid_edges(side):
             + [(at(i, k), at(i + 1, k)) for i in range(side - 1) for k in range(side)])
 
 
-def solve_both(joints):
-    """(μ by the joint graph, μ by numpy's dense solve, Γ's condition number) over the taken rows."""
+def solve_both(joints, again=False):
+    """(μ by the joint graph, μ by numpy's dense solve, Γ's condition number) over the taken rows;
+    `again`: also a second right-hand side's, by the kept factors (`solve_factored`), by a fresh
+    factorization and by numpy: (those three, then the three above)."""
     graph = structure(joints)
     J = len(joints)
     jacobian = RNG.normal(size=(J, ROWS_PER_JOINT, 2, 6))
@@ -67,9 +69,20 @@ def solve_both(joints):
     rhs[tuple(np.array(rows).T)] = r
     storage = np.empty(graph.values)
     assemble(graph, jacobian, weighted, taken, storage)
-    assert factor_and_solve(graph, storage, rhs, np.empty((J, ROWS_PER_JOINT), np.int64))
+    pivot = np.empty((J, ROWS_PER_JOINT), np.int64)
+    assert factor_and_solve(graph, storage, rhs, pivot)
     assert np.all(rhs[~taken] == 0.0), "an untaken slot's multiplier is 0"
-    return rhs[tuple(np.array(rows).T)], np.linalg.solve(dense, r), np.linalg.cond(dense)
+    first = rhs[tuple(np.array(rows).T)], np.linalg.solve(dense, r), np.linalg.cond(dense)
+    if not again:
+        return first
+    r2 = RNG.normal(size=len(rows))
+    kept, fresh = np.zeros((J, ROWS_PER_JOINT)), np.zeros((J, ROWS_PER_JOINT))
+    kept[tuple(np.array(rows).T)] = fresh[tuple(np.array(rows).T)] = r2
+    assert solve_factored(graph, storage, kept, pivot)
+    assemble(graph, jacobian, weighted, taken, storage)
+    assert factor_and_solve(graph, storage, fresh, pivot)
+    at = tuple(np.array(rows).T)
+    return (kept[at], fresh[at], np.linalg.solve(dense, r2)), first
 
 
 @pytest.mark.parametrize("case, bodies, edges, kinds", [
@@ -83,6 +96,19 @@ def test_the_block_elimination_solves_what_numpy_solves(case, bodies, edges, kin
     condition number allows (1e-16 × cond, with a factor 100 for the different orders of the sums)."""
     sparse, dense, condition = solve_both(random_joints(bodies, edges, kinds))
     assert np.abs(sparse - dense).max() <= 1e-14 * condition * np.abs(dense).max(), (case, condition)
+
+
+@pytest.mark.parametrize("case, bodies, edges, kinds", [    # (no random tree: the module's RNG picks the others)
+    ("chain", 40, chain_edges(40), (BALL, HINGE, FIXED)),
+    ("net", 36, grid_edges(6), (BALL,)),
+])
+def test_the_kept_factors_solve_another_right_hand_side_as_a_new_factorization_does(case, bodies, edges, kinds):
+    """RATTLE's chord steps (`solve_factored`): a second right-hand side through the factors the
+    first solve left gives the bits a fresh factorization gives (the same substitutions in the same
+    order: tolerance 0), and numpy's dense solve to the first test's round-off bound."""
+    (kept, fresh, dense), (_, _, condition) = solve_both(random_joints(bodies, edges, kinds), again=True)
+    assert np.array_equal(kept, fresh), (case, np.abs(kept - fresh).max())
+    assert np.abs(kept - dense).max() <= 1e-14 * condition * np.abs(dense).max(), (case, condition)
 
 
 @pytest.mark.parametrize("edges", [chain_edges(50), tree_edges(50)], ids=["chain", "tree"])

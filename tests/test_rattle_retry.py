@@ -362,6 +362,41 @@ def test_a_flat_nets_stalls_stand_instead_of_halving(tmp_path, monkeypatch):
     assert highest - start <= 1e-5 * start, (highest, start)
 
 
+def test_a_net_hung_with_slack_starts_as_designed_and_keeps_its_joints_without_retries(tmp_path):
+    """make_scenes.py net --slack 0.2: read back from the file, every link is as long as the net's
+    pitch (each joint's anchor half a pitch from both its bodies' centres), and the two hooks are
+    0.8 of the hooked edge's length apart (to the file's 12 decimals: 1e-11 m). Stepped for 1 s,
+    the sagging net is a regular system: RATTLE's Newton (its chord steps included) meets every
+    joint within 1e-9 m after each step, with at most a tenth more sub-steps than nominal (the
+    straight edge, `--slack 0`, takes 1.2 to 1.5: the test above)."""
+    import subprocess
+    import sys
+    side, pitch, slack = 5, 0.3, 0.2
+    path = tmp_path / "net.toml"
+    subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), "net", "--side", str(side), "--slack", str(slack),
+                    "--out", str(path)], check=True, capture_output=True)
+    text = tomllib.loads(path.read_text())
+    centre = {node["name"]: np.array(node.get("translation", [0.0, 0.0, 0.0])) for node in text["node"]}
+    hooks = []
+    for joint in text["joint"]:
+        anchor = np.array(joint["anchor"])
+        if "a" in joint:
+            for side_name in (joint["a"], joint["b"]):
+                assert abs(np.linalg.norm(anchor - centre[side_name]) - pitch / 2) <= 1e-11, joint
+        else:
+            assert np.linalg.norm(anchor - centre[joint["b"]]) <= 1e-11, joint      # hooked at its centre
+            hooks.append(anchor)
+    assert len(hooks) == 2
+    assert abs(np.linalg.norm(hooks[0] - hooks[1]) - (1.0 - slack) * (side - 1) * pitch) <= 1e-11
+    sim = Simulation.from_file(path)
+    worst = 0.0
+    for _ in range(60):
+        sim.step()
+        worst = max(worst, float(sim.joint_separation().max()))
+    assert worst <= 1e-9, worst
+    assert sim.substep_counts()["per_nominal"] <= 1.1, sim.substep_counts()
+
+
 def test_the_sub_step_counts_are_the_passes_and_retries_that_ran(monkeypatch):
     """`Simulation.substep_counts` against independent counts over 2 s of the rope bridge (ropes and
     crates: RATTLE retries both ways): its passes are the stage list's calls, its retries the
