@@ -170,35 +170,41 @@ sizes: python assets/scenes/make_scenes.py chain --links N --out FILE.toml"""
 def _sagging_row(links, pitch, slack):
     """(x, drop) of the links + 1 knots of a row of `links` straight links `pitch` long laid on a
     circular arc whose ends are (1 − slack) of the row's length apart, x from the first end, drop
-    below the ends (0 for a straight row, `slack` 0). The arc's angle Θ solves
-    sin(Θ/2) / (n sin(Θ/2n)) = 1 − slack, by bisection (the ratio falls from 1 as Θ grows)."""
-    n = max(links, 1)
-    ratio = lambda angle: math.sin(angle / 2) / (n * math.sin(angle / (2 * n))) if angle > 0 else 1.0
-    lo, hi = 0.0, math.pi
+    below the ends (a straight row, exactly, for `slack` 0). The arc's angle Θ solves
+    sin(Θ/2) / (n sin(Θ/2n)) = 1 − slack, by bisection: for n ≥ 2 links the ratio falls from 1 at
+    Θ = 0 to 0 at Θ = 2π (the arc closing into a circle); one link cannot sag."""
+    if slack == 0.0:
+        return [pitch * k for k in range(links + 1)], [0.0] * (links + 1)
+    if links < 2:
+        raise ValueError(f"slack: got {slack} for a row of {links} link; a row sags from 2 links")
+    n = links
+    ratio = lambda angle: math.sin(angle / 2) / (n * math.sin(angle / (2 * n)))
+    lo, hi = 0.0, 2.0 * math.pi
     for _ in range(100):
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if ratio(mid) > 1.0 - slack else (lo, mid)
     angle = 0.5 * (lo + hi)
-    if angle == 0.0:
-        return [pitch * k for k in range(links + 1)], [0.0] * (links + 1)
     r = pitch / (2 * math.sin(angle / (2 * n)))
     phi = [-angle / 2 + k * angle / n for k in range(links + 1)]
     return ([r * (math.sin(p) - math.sin(phi[0])) for p in phi],
             [r * (math.cos(p) - math.cos(angle / 2)) for p in phi])
 
 
-def net(side=8, out=None, slack=0.1):
+def net(side=8, out=None, slack=None):
     """A square net of side × side spheres, each joined to its neighbours by ball joints and hung
     from the world by two corners: a joint graph full of loops. The hung edge starts as an arc
     whose ends are (1 − `slack`) of its length apart, and every row across it alike (a trough): with
-    `slack` 0 it is straight between its two hooks, where no finite tension holds the net's weight
+    `slack` 0 it is straight between its two hooks (None: 0.1, or 0 for a net of fewer than 3 on
+    a side, whose edge cannot sag), where no finite tension holds the net's weight
     (the joint rows' Jacobian is singular there, and a Newton projection onto exact joints
     converges only linearly). `out` a path to write (default net.toml beside this file; no net is
     shipped)."""
-    radius, pitch, height = 0.08, 0.3, 4.0
+    radius, pitch = 0.08, 0.3
+    slack = (0.1 if side >= 3 else 0.0) if slack is None else slack
     digits = max(2, len(str(side - 1)))
     name = lambda i, k: f"knot_{i:0{digits}d}_{k:0{digits}d}"
     x, drop = _sagging_row(side - 1, pitch, slack)
+    height = max(4.0, max(drop) + 1.0)      # the trough's bottom a metre above the ground at least
     y = [height - d for d in drop]
     nodes, joints = [GROUND], []
     for i in range(side):
@@ -390,9 +396,9 @@ if __name__ == "__main__":
     parser.add_argument("--side", type=int, help="pile: boxes along each edge of the heap (side³ boxes, default 10); "
                                                  "net: spheres along each edge (default 8)")
     parser.add_argument("--links", type=int, default=20, help="chain: links (default 20)")
-    parser.add_argument("--slack", type=float, default=0.1,
+    parser.add_argument("--slack", type=float,
                         help="net: how much closer its two hooks are than the edge between them is long, a fraction "
-                             "from 0 (straight: a singular configuration) to 0.5 (default 0.1)")
+                             "from 0 (straight: a singular configuration) to 0.5 (default 0.1; 0 below 3 on a side)")
     parser.add_argument("--out", help="the .toml file to write (default: assets/scenes/SCENE.toml)")
     args = parser.parse_args()
     size = {"pile": args.side or 10, "net": args.side or 8, "chain": args.links}.get(args.scene)
@@ -401,8 +407,9 @@ if __name__ == "__main__":
             make()
     elif size < 1 or size > 10**4 or (args.out and not args.out.endswith(".toml")):
         parser.error(f"{args.scene}: got size {size} and --out {args.out}; expected a size from 1 to 10000 and a .toml path")
-    elif not 0.0 <= args.slack <= 0.5:
-        parser.error(f"--slack: got {args.slack}; expected a fraction from 0 to 0.5")
+    elif args.slack is not None and (not 0.0 <= args.slack <= 0.5 or (args.scene == "net" and size < 3 and args.slack > 0.0)):
+        parser.error(f"--slack: got {args.slack} for --side {size}; expected a fraction from 0 to 0.5 "
+                     "(and 0 for a net of fewer than 3 on a side: one link cannot sag)")
     elif args.scene == "net":
         net(size, args.out, args.slack)
     else:

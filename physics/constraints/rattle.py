@@ -19,7 +19,7 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   [J(q_k) M₀⁻¹ J₀ᵀ] δΛ = −g(q_k), solved directly over the joint graph (`physics.constraints.joint_graph`: a
   chain or a tree of joints in time linear in the joints, loops with the fill of a minimum-degree
   order). A factorization is kept for chord steps (its forward and back substitutions alone,
-  `physics.constraints.joint_graph.solve_factored`) while each shrinks the error by CHORD: the
+  `physics.constraints.joint_graph.solve_factored`) while each step shrinks the error by CHORD: the
   matrix changes over a correction by about the correction over a lever, so the chord converges
   nearly as fast as Newton at a fraction of the cost on a net, whose factorization is most of a
   projection; a slower chord step, or one that finds no descent, refactors at the current pose.
@@ -102,8 +102,9 @@ DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off
 class JointBodies:
     """The solver bodies the joints move (n of B), their columns, and the joints' elimination
     structure (`physics.constraints.joint_graph.structure`, made once per topology); the rows'
-    scratch of each projection, written whole by `joint_geometry` before it is read (a sub-step
-    allocates none)."""
+    scratch of each projection (a sub-step allocates none), which `joint_geometry` writes before
+    it is read: every row's fields, and a joint's coordinate wherever its kind has one to read
+    (a joint's kind never changes, so no stale coordinate is ever read)."""
 
     def __init__(self, joints, bodies):
         used = joints.body[joints.body >= 0]
@@ -155,7 +156,7 @@ def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit
     moving frames at these poses (`physics.constraints.joints.JointGeometry`; none without)."""
     J0 = joints.geometry(centre, rotation).jacobian if jacobian is None else jacobian
     J = len(joints)
-    own = (lambda a: np.ascontiguousarray(a, float).copy()) if copy else (lambda a: a)
+    own = (lambda a: np.ascontiguousarray(a, float).copy()) if copy else (lambda a: np.ascontiguousarray(a, float))
     return RattleStart(joints.model(limit_slack), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
                        own(inverse_inertia), own(centre), own(rotation), J0, bodies.position_rows, bodies.graph,
                        no_terms(J) if terms is None else terms, _zero_frame_speed(J) if frame_speed is None else frame_speed)
@@ -406,11 +407,12 @@ def _weigh(system, taken, along_current, D, W):
 @kernel
 def project_positions_kernel(system, centre, rotation, momentum, h, iterations, tolerance, dx, dtheta, impulse, stats,
                              work):
-    """`project_positions` compiled; returns the largest |g| left. stats (6,): Newton iterations taken,
+    """`project_positions` compiled; returns the largest |g| left. stats (7,): Newton iterations taken,
     whether the current-row fallback fired, the largest |impulse| component, the drift's departure
     from the rows' tangent relative to the joints' levers (`_curvature_error`), the relative error
-    when it left J₀ and the one the drift started from (`_relative_error`); `work` (J,) gets
-    each joint's frame's work (`_frame_work`)."""
+    when it left J₀ and the one the drift started from (`_relative_error`), and the
+    factorizations among the iterations (the others chord steps); `work` (J,) gets each joint's
+    frame's work (`_frame_work`)."""
     n = len(system.column)
     J = len(system.model.kind)
     work_c, work_R = centre.copy(), rotation.copy()
@@ -454,12 +456,16 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     for _ in range(2 * iterations):
         if error <= tolerance:
             break
-        if chord and error > CHORD * previous:
-            factored = False        # the kept factors no longer contract fast: Newton's matrix again
+        # factors are kept only after a step that shrank the error CHORD-fold: a chord step that
+        # did less, or a Newton step in its linear regime (a nearly singular system), is followed
+        # by Newton's own matrix, so a stall is judged between Newton steps, as without chords
+        slow = error > CHORD * previous
+        if slow:
+            factored = False
         # Newton converges quadratically; one that falls by less than STALL an iteration meets a
         # nearly singular system (a net of loops near a plane: its rows nearly redundant), where
         # more iterations buy round-off. Its error, once within ACCEPTED_ERROR of the levers, stands.
-        elif error > STALL * previous and _relative_error(system, taken) <= ACCEPTED_ERROR:
+        if not (chord and slow) and error > STALL * previous and _relative_error(system, taken) <= ACCEPTED_ERROR:
             break
         if not along_current and along_start == iterations:
             # `iterations` along J₀ found no root: the current rows take the rest, with as many
@@ -492,6 +498,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             solved = factor_and_solve(system.graph, storage, mu, pivot)
             factored = solved
             factored_taken[:] = taken
+            stats[6] += 1.0
         if solved:      # an inequality's impulse so far may fall to 0, never below: past that it lets go
             for j in range(J):
                 for s in range(ROWS_PER_JOINT):
@@ -541,8 +548,8 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             error, merit = trial, trial_merit
             continue
         K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken, lam, total)
-        if chord:       # the kept factors' step: Newton's own matrix before any verdict
-            factored = False
+        factored = False    # (factors whose step found no descent, or gave a non-finite kick)
+        if chord:           # the kept factors' step: Newton's own matrix before any verdict
             continue
         if along_current:
             break       # no descent left: round-off
@@ -574,17 +581,18 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     Returns (dx, dθ, impulse, error): world translation and rotation vector per body (B, 3) each
     (the body's rotation becomes exp(hat dθ) R), the impulse × h that moved them, J₀ᵀ Λ (B, 6)
     [linear, angular] world (Δv = m⁻¹ J₀ᵀΛ / h, ΔL = (J₀ᵀΛ)_angular / h), and the largest |g| left.
-    stats, if given, a (6,) array: filled with the Newton iterations taken, 1 if the projection left
+    stats, if given, a (7,) array: filled with the Newton iterations taken, 1 if the projection left
     J₀ for the current rows (else 0), the largest |impulse| component, the drift's departure from
     the rows' tangent relative to the joints' levers (`_curvature_error`), the relative error it
-    left J₀ with (`_relative_error`, 0 if it did not) and the one the drift started from.
+    left J₀ with (`_relative_error`, 0 if it did not), the one the drift started from, and how
+    many of the iterations factored their matrix (the rest were chord steps).
     work, if given, a (J,) array: each joint's moving frame's work through these impulses is added
     (`_frame_work`, along J₀: at the start)."""
     B = len(centre)
     dx, dtheta, impulse = np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
     error = project_positions_kernel(system, np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
                                      np.ascontiguousarray(momentum, float), float(h), iterations, tolerance,
-                                     dx, dtheta, impulse, np.zeros(6) if stats is None else stats,
+                                     dx, dtheta, impulse, np.zeros(7) if stats is None else stats,
                                      np.zeros(len(system.model.kind)) if work is None else work)
     return dx, dtheta, impulse, error
 
