@@ -269,10 +269,7 @@ def factor_and_solve(graph, storage, rhs, pivot):
     factors); pivot (J, ROWS_PER_JOINT) int64 scratch. The module docstring's elimination; False if
     a diagonal block is singular (the rows are dependent beyond the regularization's reach)."""
     J = len(graph.size)
-    x = np.zeros(J * ROWS_PER_JOINT)      # rhs gathered by block row: joint j's at j * ROWS_PER_JOINT
-    for j in range(J):
-        for r in range(graph.size[j]):
-            x[j * ROWS_PER_JOINT + r] = rhs[j, graph.slots[j, r]]
+    x = _gathered(graph, rhs)
     for position in range(J):
         k = graph.order[position]
         m = graph.size[k]
@@ -320,10 +317,7 @@ def solve_factored(graph, storage, rhs, pivot):
     `storage` and `pivot` (the same Γ, the same taken slots): its forward and back substitutions
     alone, O(the fill) instead of a factorization (RATTLE's chord steps). True (as factor_and_solve)."""
     J = len(graph.size)
-    x = np.zeros(J * ROWS_PER_JOINT)
-    for j in range(J):
-        for r in range(graph.size[j]):
-            x[j * ROWS_PER_JOINT + r] = rhs[j, graph.slots[j, r]]
+    x = _gathered(graph, rhs)
     for position in range(J):
         k = graph.order[position]
         m = graph.size[k]
@@ -340,6 +334,16 @@ def solve_factored(graph, storage, rhs, pivot):
                 x[i * ROWS_PER_JOINT + r] -= s
     _back_substitute(graph, storage, x, rhs)
     return True
+
+
+@kernel(inline=True)
+def _gathered(graph, rhs):
+    """rhs (J, ROWS_PER_JOINT), slot-indexed, gathered by block row: joint j's at j * ROWS_PER_JOINT."""
+    x = np.zeros(len(graph.size) * ROWS_PER_JOINT)
+    for j in range(len(graph.size)):
+        for r in range(graph.size[j]):
+            x[j * ROWS_PER_JOINT + r] = rhs[j, graph.slots[j, r]]
+    return x
 
 
 @kernel(inline=True)
