@@ -198,7 +198,7 @@ def load_layout(joints):
     return x
 
 
-DISSECTION_LEAF = 16        # joints: a part this small is ordered by minimum degree
+DISSECTION_LEAF = 8         # joints: a part this small is ordered by minimum degree
 
 
 def dissection_order(joints, neighbours):
