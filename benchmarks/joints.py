@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "assets" / "scenes"
 PLOT = ROOT / "docs" / "plots" / "joints_scale.png"
 SHIPPED = ("pendulum", "double_pendulum", "newtons_cradle", "iiwa", "ant", "humanoid", "chain", "rope_bridge")
-CHAINS, NETS = (10, 100, 400, 1000), (4, 8, 16, 32)
+CHAINS, NETS = (10, 100, 400, 1000), (4, 8, 16, 32, 64)
 STRAIGHT_NET = 8            # also hung with its hooked edge straight (--slack 0): the singular case
 GOAL_RATIO, GOAL_FLOOR_MS = 3.0, 0.030      # at most 3× MuJoCo, or 30 µs a step where that is less
 GOAL_WORST_STEP = 2.0                       # no step takes more than twice its nominal sub-steps
@@ -32,12 +32,16 @@ BUDGET_S = 20.0                            # of our stepping per scene; a scene 
 
 
 NETS_PROSE = (
-    "A net's time is its joint graph's factorization: the minimum-degree order fills a net's graph as it "
-    "fills a grid's, and the Schur updates of the 3 × 3 blocks are most of the work (unrolled, "
-    "`physics.constraints.joint_graph`). A RATTLE projection factors once where its chord steps converge "
-    "and again where one shrinks the error less than 16-fold, and the velocities take one more "
-    "factorization. For the net of 1,986 joints one factorization costs tens of milliseconds, so the goal "
-    "there needs an iterative loop closure, not a faster direct one. The straight edge is the singular case: two hooks as far apart as "
+    "A net's time is its joint graph's factorization (`physics.constraints.joint_graph`). A tree of joints "
+    "is eliminated leaves first, with no fill. A net's loops fill its graph; the order that fills it least "
+    "is a nested dissection of the bodies as the joints lay them out at load (the joints that cross a "
+    "median cut go after both halves), which on the 32 × 32 net needs 565k Schur updates of 3 × 3 blocks "
+    "where minimum degree needs 1.29M, and `structure` keeps whichever of the two needs fewer. A RATTLE "
+    "projection factors once where its chord steps converge and again where one shrinks the error less "
+    "than 16-fold, and the velocities take one more factorization. For the net of 1,986 joints one "
+    "factorization costs about 15 ms, so the goal there (16 ms for a step of four sub-steps) needs an "
+    "iterative loop closure, not a faster direct one. The largest nets' blocks are one or two steps each. "
+    "The straight edge is the singular case: two hooks as far apart as "
     "the edge is long leave no finite tension to hold the net's weight, the rows' Jacobian loses rank "
     "across the edge, and Newton converges linearly there (its stalls stand within a millionth of a "
     "lever): exact joints meet it in any solver, and a real net hangs with slack.")
@@ -71,9 +75,10 @@ def _transient_kib(sim, steps=ALLOCATION_STEPS):
     return statistics.median(peaks) / 1024
 
 
-def _measure(path, steps, blocks):
+def _measure(path, steps, blocks, scale=False):
     """(ours ms, MuJoCo ms or None, (sub-steps taken per nominal one, the worst step's, KiB a step
-    allocates), joints, what MJCF left out)."""
+    allocates), joints, what MJCF left out). `scale`: a scale scene, whose blocks take fewer steps
+    where its first two fill more than a block's share of `BUDGET_S`."""
     import mujoco
 
     from physics import Simulation, to_mjcf
@@ -85,7 +90,10 @@ def _measure(path, steps, blocks):
         model, left_out = None, [f"the whole scene: MuJoCo refuses it ({str(error).splitlines()[-1].strip()})"]
     data = mujoco.MjData(model) if model is not None else None
     substeps = sim.settings.substeps
+    started = time.perf_counter()
     sim.step(2)         # compile, fill caches
+    if scale:
+        steps = max(1, min(steps, int(BUDGET_S / blocks / ((time.perf_counter() - started) / 2))))
     for _ in range(2 * substeps if model is not None else 0):
         mujoco.mj_step(model, data)
     ours, theirs, spent = [], [], 0.0
@@ -105,7 +113,7 @@ def _measure(path, steps, blocks):
     counts = sim.substep_counts()
     # (the blocks' own ratio: the first two steps, which compile and fill caches, are left out of it)
     per_nominal = ((counts["taken"] - first["taken"]) / (counts["nominal"] - first["nominal"]), counts["worst_step"],
-                   _transient_kib(sim))
+                   _transient_kib(sim, min(ALLOCATION_STEPS, steps)))
     joints = len(sim.scene.joints) if hasattr(sim.scene, "joints") else 0
     return min(ours), min(theirs) if theirs else None, per_nominal, joints, left_out
 
@@ -161,7 +169,7 @@ def main(quick=False):
         scenes += [("net", size, None) for size in (NETS[:2] if quick else NETS)] + [("net", STRAIGHT_NET, 0.0)]
         for kind, size, slack in scenes:
             path = _generated(kind, size, folder, slack)
-            ours, theirs, per_nominal, joints, left_out = _measure(path, max(2, steps // 6), blocks)
+            ours, theirs, per_nominal, joints, left_out = _measure(path, max(2, steps // 6), blocks, scale=True)
             label = f"{kind} of {size}" if kind == "chain" else f"net {size} × {size}"
             label += ", straight edge" if slack == 0.0 else ""
             scale_rows.append(_row(label, joints, ours, theirs, per_nominal))
@@ -182,7 +190,8 @@ def main(quick=False):
         "Goal: at most 3× MuJoCo's time, or 30 µs a step where that is less. The last two columns count "
         "RATTLE's retries (`Simulation.substep_counts`): 1.00 is no retry; the worst step is the largest "
         "ratio of a single step, from the first step on. The last, what a step allocates and frees again "
-        f"(tracemalloc's peak above what was held, median of {ALLOCATION_STEPS} steps). "
+        f"(tracemalloc's peak above what was held, median of {ALLOCATION_STEPS} steps, or of a block's on the "
+        "largest nets). "
         f"Load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
         "",
         *header, *rows,

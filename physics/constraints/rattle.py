@@ -36,7 +36,9 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   does so too where the drift curves far off the rows' tangent (`RATTLE_STEP_ERROR`,
   `_curvature_error`); `stats` reports both. Where Newton stalls (it falls by less than STALL an
   iteration: a nearly singular system, a net near a plane) within ACCEPTED_ERROR of the levers, its
-  error stands; where J₀ finds no root in `iterations`, the current rows get as many again.
+  error stands; where J₀ finds no root in `iterations`, or LEFT_STALLS Newton steps in a row each
+  leave more than STUCK of the error (Σ g² at its minimum along J₀: a swinging net's, whose
+  iterations along J₀ would be factorizations spent on nothing), the current rows get as many again.
 - `project_velocities`: μ from [J₁ M₁⁻¹ J₁ᵀ] μ = −J₁ v at the end pose, Δv = M₁⁻¹ J₁ᵀ μ (RATTLE's
   last kick; the M-orthogonal projection onto the constraint's tangent).
 
@@ -93,6 +95,8 @@ from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmu
 NEWTON_ITERATIONS = 10     # at most; the chain's whip crack needs 3–4, a quiet step 1–2
 TOLERANCE = 1e-12           # m (rad): the largest row error left after the projection
 STALL = 0.25                # a Newton iteration that leaves more than this of the error has stalled
+STUCK = 0.7                 # a Newton iteration that leaves more than this of the error is stuck …
+LEFT_STALLS = 2             # … and so many in a row along J₀ send the projection to the current rows
 ACCEPTED_ERROR = 1e-6       # of a lever (m / m, rad): a stalled projection's error that stands
 CHORD = 1.0 / 16.0         # a chord step (Newton's last factors kept) must shrink the error this much, or refactor
 LINE_SEARCH = 8             # halvings of a Newton step at most
@@ -452,6 +456,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     # the factors of the last Newton matrix, kept for chord steps while they contract by CHORD
     # (`factored`: for these rows, along these directions; `chord`: the last step was one)
     factored, chord = False, False
+    stalls = 0              # Newton steps in a row that each left more than STALL of the error
     factored_taken = np.zeros((J, ROWS_PER_JOINT), np.bool_)
     for _ in range(2 * iterations):
         if error <= tolerance:
@@ -465,11 +470,15 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         # Newton converges quadratically; one that falls by less than STALL an iteration meets a
         # nearly singular system (a net of loops near a plane: its rows nearly redundant), where
         # more iterations buy round-off. Its error, once within ACCEPTED_ERROR of the levers, stands.
-        if not (chord and slow) and error > STALL * previous and _relative_error(system, taken) <= ACCEPTED_ERROR:
+        stalled = not (chord and slow) and error > STALL * previous
+        if stalled and _relative_error(system, taken) <= ACCEPTED_ERROR:
             break
-        if not along_current and along_start == iterations:
-            # `iterations` along J₀ found no root: the current rows take the rest, with as many
-            # iterations of their own
+        if not (chord and slow):
+            stalls = stalls + 1 if error > STUCK * previous else 0
+        if not along_current and (along_start == iterations or stalls == LEFT_STALLS):
+            # `iterations` along J₀ found no root, or LEFT_STALLS Newton steps in a row each stalled
+            # (J₀'s directions hold none near: a net's): the current rows take the rest, with as
+            # many iterations of their own
             along_current = True
             factored = False
             stats[4] = _relative_error(system, taken)
