@@ -362,6 +362,39 @@ def test_a_flat_nets_stalls_stand_instead_of_halving(tmp_path, monkeypatch):
     assert highest - start <= 1e-5 * start, (highest, start)
 
 
+def test_a_projection_stuck_along_j0_turns_to_the_current_rows_at_once(tmp_path, monkeypatch):
+    """The flat 4 × 4 net of the test above: where RATTLE's Newton along J₀ is stuck (two steps in
+    a row each leave more than `rattle.STUCK` of the error: Σ g² at its minimum along J₀), the
+    projection goes on along the current rows at once, instead of spending the rest of its
+    NEWTON_ITERATIONS factorizations along J₀. Counted over 1 s (`project_positions`' stats): the
+    projections that left J₀ spent at most 0.6 of NEWTON_ITERATIONS along it (median; measured 3 to
+    8, median 5, where each spent all 10 before), and every one met the joints (its largest |g|
+    within STANDING_ERROR)."""
+    import subprocess
+    import sys
+
+    from physics.constraints import rattle, solver
+    path = tmp_path / "net.toml"
+    subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), "net", "--side", "4", "--slack", "0", "--out",
+                    str(path)], check=True, capture_output=True)
+    left = []
+    project = solver.project_positions
+
+    def counted(*args, **kwargs):
+        result = project(*args, **kwargs)
+        if kwargs["stats"][1]:
+            left.append((kwargs["stats"][7], result[3]))
+        return result
+
+    monkeypatch.setattr(solver, "project_positions", counted)
+    sim = Simulation.from_file(path)
+    sim.step(60)
+    assert len(left) >= 10, "the flat net's projections leave J₀ (a net near a plane)"
+    iterations, errors = np.array(left).T       # along J₀, the largest |g| left
+    assert np.median(iterations) <= 0.6 * rattle.NEWTON_ITERATIONS, np.bincount(iterations.astype(int))
+    assert errors.max() <= retry.STANDING_ERROR, errors.max()
+
+
 def test_a_net_hung_with_slack_starts_as_designed_and_keeps_its_joints_without_retries(tmp_path, monkeypatch):
     """make_scenes.py net --slack 0.2: read back from the file, every link is as long as the net's
     pitch (each joint's anchor half a pitch from both its bodies' centres), and the two hooks are

@@ -411,11 +411,12 @@ def _weigh(system, taken, along_current, D, W):
 @kernel
 def project_positions_kernel(system, centre, rotation, momentum, h, iterations, tolerance, dx, dtheta, impulse, stats,
                              work):
-    """`project_positions` compiled; returns the largest |g| left. stats (7,): Newton iterations taken,
+    """`project_positions` compiled; returns the largest |g| left. stats (8,): Newton iterations taken,
     whether the current-row fallback fired, the largest |impulse| component, the drift's departure
     from the rows' tangent relative to the joints' levers (`_curvature_error`), the relative error
-    when it left J₀ and the one the drift started from (`_relative_error`), and the
-    factorizations among the iterations (the others chord steps); `work` (J,) gets each joint's
+    when it left J₀ and the one the drift started from (`_relative_error`), the
+    factorizations among the iterations (the others chord steps) and the iterations along J₀;
+    `work` (J,) gets each joint's
     frame's work (`_frame_work`)."""
     n = len(system.column)
     J = len(system.model.kind)
@@ -574,6 +575,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         impulse[b] = A[c]
         for i in range(6):
             stats[2] = max(stats[2], abs(A[c, i]))
+    stats[7] = along_start
     _frame_work(system.model, system.frame_speed, total, 1.0 / h, work)     # (along J₀: at the start)
     return error
 
@@ -590,18 +592,19 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     Returns (dx, dθ, impulse, error): world translation and rotation vector per body (B, 3) each
     (the body's rotation becomes exp(hat dθ) R), the impulse × h that moved them, J₀ᵀ Λ (B, 6)
     [linear, angular] world (Δv = m⁻¹ J₀ᵀΛ / h, ΔL = (J₀ᵀΛ)_angular / h), and the largest |g| left.
-    stats, if given, a (7,) array: filled with the Newton iterations taken, 1 if the projection left
+    stats, if given, a (8,) array: filled with the Newton iterations taken, 1 if the projection left
     J₀ for the current rows (else 0), the largest |impulse| component, the drift's departure from
     the rows' tangent relative to the joints' levers (`_curvature_error`), the relative error it
-    left J₀ with (`_relative_error`, 0 if it did not), the one the drift started from, and how
-    many of the iterations factored their matrix (the rest were chord steps).
+    left J₀ with (`_relative_error`, 0 if it did not), the one the drift started from, how
+    many of the iterations factored their matrix (the rest were chord steps), and how many of
+    them went along J₀.
     work, if given, a (J,) array: each joint's moving frame's work through these impulses is added
     (`_frame_work`, along J₀: at the start)."""
     B = len(centre)
     dx, dtheta, impulse = np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
     error = project_positions_kernel(system, np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
                                      np.ascontiguousarray(momentum, float), float(h), iterations, tolerance,
-                                     dx, dtheta, impulse, np.zeros(7) if stats is None else stats,
+                                     dx, dtheta, impulse, np.zeros(8) if stats is None else stats,
                                      np.zeros(len(system.model.kind)) if work is None else work)
     return dx, dtheta, impulse, error
 

@@ -1085,7 +1085,7 @@ class SceneSolver:
         # (the start's poses are prepare's copies and M₀⁻¹ its own: nothing writes them until the next prepare)
         system = rattle_start(self.joints, self._joint_bodies, start.centre, start.rotation, *step.masses,
                               start.limit_slack, start.jacobian, start.terms, start.frame_speed, copy=False)
-        stats = np.zeros(7)
+        stats = np.zeros(8)
         dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, step.h, stats=stats,
                                                                   work=self.frame_work)
         # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
