@@ -6,11 +6,13 @@ the joints' impulses solve Γ λ = η with Γ = J M⁻¹ Jᵀ. Γ's block (j, l)
 only where they share a moving body (M is block diagonal), so Γ has the sparsity of the joint
 graph: joints as nodes, an edge where two joints share a body. Baraff ("Linear-Time Dynamics using
 Lagrange Multipliers", SIGGRAPH 1996) eliminates such a system leaves first: on a tree no
-elimination adds an entry (no fill), so factoring and solving cost O(joints). Here the order is
-the minimum-degree order of the joint graph (George & Liu, "The Evolution of the Minimum Degree
-Ordering Algorithm", 1989), which on a chain or a tree takes the leaves first (a leaf joint's
-neighbours already share its body) and on a graph with loops (a bridge, a net) keeps the fill
-small; the fill it does add is found once per topology (`JointGraph`), so the numeric factor
+elimination adds an entry (no fill), so factoring and solving cost O(joints). The order
+(`structure`) is that one wherever the moving bodies form a forest (`tree_order`: deepest joints
+first, exact on every tree); on a graph with loops (a net) it is whichever fills less of two: the
+minimum-degree order (George & Liu, "The Evolution of the Minimum Degree Ordering Algorithm",
+1989) and a nested dissection of the bodies as the joints lay them out at load (George, "Nested
+Dissection of a Regular Finite Element Mesh", 1973: `dissection_order`), which on a net's grid
+fills as n log n. The fill is found once per topology (`JointGraph`), so the numeric factor
 (`factor_and_solve`) runs over a fixed structure:
 
     for each joint k in order:    P = Γ_kk,   Γ_kl ← P⁻¹ Γ_kl,   r_k ← P⁻¹ r_k      (l after k)
