@@ -16,6 +16,7 @@ import numpy as np
 
 from physics.core.compiled import kernel
 from physics.dynamics.integrators import divergence
+from physics.model.hierarchy import world_from_local
 from physics.math.rotation_kernels import add, cross as cross3, exp_so3, load3, load33, matmul, matmul_tn, \
     matrix_from_quaternion, matvec, matvec_t, mul, quaternion_from_matrix, solve3, store3, store33, sub, transpose
 
@@ -188,6 +189,23 @@ def carry_velocity(nodes, parent, slots, target, world, local_velocity):
         scale = world.scale[q]
         for c in range(3):
             local_velocity[i, c] = (0.0 + R[0][c] * relative[0] + R[1][c] * relative[1] + R[2][c] * relative[2]) / scale
+
+
+@kernel
+def carry_generations(nodes, parent, order, first, active, target, world, local_velocity, world_pass):
+    """`carry_velocity` for every generation after the roots', parents first, each after a world pass
+    (`physics.model.hierarchy.world_from_local(*world_pass)`, its arguments) has brought its parents'
+    world motion up to date: `physics.pipeline.stages._keep_carried_velocity` in one call.
+    order (D,) the dynamic slots by generation (`Model.generation_order`), generation g's at
+    order[first[g]:first[g + 1]]; active (D,) bool the bodies it carries (a retry's island, or all);
+    a generation with none of them gets neither pass."""
+    for g in range(1, first.shape[0] - 1):
+        slots = order[first[g]:first[g + 1]]
+        slots = slots[active[slots]]
+        if slots.shape[0] == 0:
+            continue
+        world_from_local(*world_pass)
+        carry_velocity(nodes, parent, slots, target, world, local_velocity)
 
 
 @kernel

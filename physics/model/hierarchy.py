@@ -157,7 +157,7 @@ for _name in _FIELDS:
 # loops read like the formulas and compile to straight-line code without temporary arrays.
 
 @kernel
-def _world_from_local(order, parent, body_slot, omega_body,
+def world_from_local(order, parent, body_slot, omega_body,
                       T1, R1, S1, v1, a1, w1, alpha1,
                       T3, R3, S3, v3, a3, w3, alpha3):
     """World state (3) of every node in `order` from its local state (1) and its parent's world (2).
@@ -362,8 +362,8 @@ class Hierarchy:
         """Compute every node's world state into `self.world_state` (no allocation) and return it.
         Nodes with body_slot[i] = b >= 0 (int64, (N,)) hold their angular velocity in their own
         axes, omega_body[b] ((D, 3) float64): their local omega is derived from it on the way
-        (`_world_from_local`) and written into `self.local`."""
-        _world_from_local(self._order[: self._order_len], self._parent, body_slot, omega_body,
+        (`world_from_local`) and written into `self.local`."""
+        world_from_local(self._order[: self._order_len], self._parent, body_slot, omega_body,
                           *self.local._arrays(), *self.world_state._arrays())
         return self.world_state
 
@@ -372,8 +372,13 @@ class Hierarchy:
         (physics.core.compiled.bind; it returns nothing: the world is then `world_state`). Valid until
         the next `reparent`, `add` or `remove`, which may move the pass's order or the states'
         buffers to new arrays or change their length."""
-        return bind(_world_from_local, self._order[: self._order_len], self._parent, body_slot, omega_body,
-                    *self.local._arrays(), *self.world_state._arrays())
+        return bind(world_from_local, *self.world_pass_arguments(body_slot, omega_body))
+
+    def world_pass_arguments(self, body_slot=_NO_BODIES, omega_body=_NO_SPIN):
+        """`world_pass`'s arguments as one tuple, for a kernel that runs the pass itself between
+        passes of its own (`world_from_local(*arguments)`); valid as long as `world_pass`."""
+        return (self._order[: self._order_len], self._parent, body_slot, omega_body, *self.local._arrays(),
+                *self.world_state._arrays())
 
     def world(self):
         """The world `physics.DynamicTransform` of every node, batch shape (N,), after `update_world`.
@@ -525,7 +530,7 @@ class Hierarchy:
         if keep == "world":
             # fresh world states of the node and of the new parent's chain: O(depth)
             path = np.array(self._ancestors(k)[::-1] + self._ancestors(p)[::-1], dtype=np.int32)
-            _world_from_local(path, self._parent, _NO_BODIES, _NO_SPIN, *self.local._arrays(), *self.world_state._arrays())
+            world_from_local(path, self._parent, _NO_BODIES, _NO_SPIN, *self.local._arrays(), *self.world_state._arrays())
         self._unlink(k)
         self._parent[k] = p
         self._link(k, p)

@@ -32,7 +32,7 @@ import numpy as np
 from physics.core import profile
 from physics.core.compiled import bind, generation
 from physics.constraints.solver import MASS_RATIO_HELD
-from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, carry_velocity, dynamic_inputs, \
+from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, carry_generations, dynamic_inputs, \
     first_divergent, \
     keep_momentum, move_bodies, place_bodies, rows_times, rows_transposed_times, scatter_motion, solve_rows, \
     solver_bodies, split_impulse_changes
@@ -259,6 +259,9 @@ class Workspace:
         # `apply_world_changes`' outputs: each body's change of world [v, ω], its rotation before
         self.moved_total, self.moved_before = np.empty((dyn.size, 6)), np.empty((dyn.size, 3, 3))
         self.every_body = np.ones(dyn.size, bool)   # `apply_world_changes`' bodies outside a RATTLE retry
+        # generation g's slots at model.generation_order[first[g]:first[g + 1]] (`_keep_carried_velocity`)
+        self.generation_first = np.cumsum([0] + [len(slots) for slots in model.generations]).astype(np.int64)
+        self.world_spin_arguments = hierarchy.world_pass_arguments(model.dyn_slot, data.omega_body)
 
         def calls():
             return Calls(
@@ -927,10 +930,8 @@ def _keep_carried_velocity(model, data, work, target, active=None):
     RATTLE's position projections of a nested arm). The local velocity is solved again from the
     moved parents, generation by generation (parents first):
         v1 = R2ᵀ (v3_target − v2 − ω2 × (x3 − x2)) / s2,   v3_target = v3 + Δv3 (its own change)."""
-    for g, slots in enumerate(model.generations):
-        if active is not None:      # the bodies of a retry's island (physics.pipeline.retry's `Undo`) only
-            slots = slots[active[slots]]
-        if g == 0 or not slots.size:
-            continue
-        work.calls.world_spin()
-        carry_velocity(model.dyn, model.parent, slots, target, work.world_arrays, work.local_arrays.velocity)
+    # (one compiled call for every generation, its world passes between them: `carry_generations`;
+    # `active` the bodies of a retry's island, physics.pipeline.retry's `Undo`)
+    carry_generations(model.dyn, model.parent, model.generation_order, work.generation_first,
+                      work.every_body if active is None else active, target, work.world_arrays,
+                      work.local_arrays.velocity, work.world_spin_arguments)
