@@ -91,6 +91,9 @@ def solve_both(joints, again=False):
     ("tree", 40, tree_edges(40), (BALL, HINGE, FIXED)),
     ("net", 36, grid_edges(6), (BALL,)),            # ball joints only: 3 rows each, fewer than the bodies' 6
     ("two trees", 20, chain_edges(10) + [(10 + a, 10 + b) for a, b in tree_edges(10)[1:]], (BALL, HINGE)),
+    ("two nets", 32, grid_edges(4) + [(16 + a if a >= 0 else a, 16 + b) for a, b in grid_edges(4)], (BALL,)),
+    ("loops anywhere", 30, tree_edges(30) + [(int(a), int(b)) for a, b in RNG.integers(0, 30, size=(20, 2)) if a != b],
+     (BALL, HINGE)),
 ])
 def test_the_block_elimination_solves_what_numpy_solves(case, bodies, edges, kinds):
     """Γ μ = r by the joint graph equals numpy's LU solve of the dense Γ to the round-off its
