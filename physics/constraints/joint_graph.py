@@ -91,13 +91,20 @@ def minimum_degree_order(neighbours):
             continue            # a stale entry: the node's degree changed since it was pushed
         done[node] = True
         order.append(node)
-        rest = neighbours[node]
-        later[node] = sorted(rest)
-        for other in rest:      # eliminating the node joins its neighbours to each other (the fill)
-            neighbours[other].discard(node)
-            neighbours[other].update(n for n in rest if n != other)
+        later[node] = _eliminate(neighbours, node)
+        for other in later[node]:
             heapq.heappush(heap, (len(neighbours[other]), other))
     return order, later
+
+
+def _eliminate(neighbours, node):
+    """Eliminate `node` from the graph (a list of sets, changed in place): its neighbours are joined
+    to each other (the fill). Returns them, sorted: its later neighbours in the filled graph."""
+    rest = neighbours[node]
+    for other in rest:
+        neighbours[other].discard(node)
+        neighbours[other].update(n for n in rest if n != other)
+    return sorted(rest)
 
 
 JOINT_CLIQUE_COST_MAX = 5 * 10**6   # Σ d³ over the moving bodies' joint counts d (`clique_cost`, checked at
@@ -147,19 +154,8 @@ def tree_order(joints):
             adjacent[a].append(b)
             adjacent[b].append(a)
     depth = {}
-    for start in sorted(adjacent):
-        if start in depth:
-            continue
-        depth[start] = 0
-        level = [start]
-        while level:
-            following = []
-            for b in level:
-                for c in adjacent[b]:
-                    if c not in depth:
-                        depth[c] = depth[b] + 1
-                        following.append(c)
-            level = following
+    for a, _, b in _breadth_first({b: [(None, c) for c in bodies] for b, bodies in adjacent.items()}):
+        depth[b] = 0 if a is None else depth[a] + 1
     key = [max([depth[int(b)] for b in body[j] if b >= 0], default=-1) + (1 if min(body[j]) < 0 else 0)
            for j in range(J)]
     return sorted(range(J), key=lambda j: (-key[j], j))
@@ -177,27 +173,35 @@ def load_layout(joints):
     for j in range(len(joints)):
         a, b = int(body[j, 0]), int(body[j, 1])
         if a >= 0 and b >= 0:
-            edges.setdefault(a, []).append((j, 0, b))
-            edges.setdefault(b, []).append((j, 1, a))
-    placed = np.zeros(B, bool)
-    for start in sorted(edges):
-        if placed[start]:
+            edges.setdefault(a, []).append(((j, 0), b))
+            edges.setdefault(b, []).append(((j, 1), a))
+    for a, (j, side), b in _breadth_first(edges):
+        if a is not None:
+            R[b] = R[a] @ (joints.rest[j] if side == 0 else joints.rest[j].T)
+            x[b] = x[a] + R[a] @ joints.anchor[j, side] - R[b] @ joints.anchor[j, 1 - side]
+    return x
+
+
+def _breadth_first(edges):
+    """The bodies of a graph (`edges`: body → [(label, neighbour)]) breadth first, each component
+    from its smallest body: (None, (None, None), root), then (a, label, b) for each body b first
+    reached from a through the edge `label`."""
+    reached = set()
+    for root in sorted(edges):
+        if root in reached:
             continue
-        placed[start] = True
-        level = [start]
+        reached.add(root)
+        yield None, (None, None), root
+        level = [root]
         while level:
             following = []
             for a in level:
-                for j, side, b in edges[a]:
-                    if placed[b]:
-                        continue
-                    rest = joints.rest[j] if side == 0 else joints.rest[j].T
-                    R[b] = R[a] @ rest
-                    x[b] = x[a] + R[a] @ joints.anchor[j, side] - R[b] @ joints.anchor[j, 1 - side]
-                    placed[b] = True
-                    following.append(b)
+                for label, b in edges[a]:
+                    if b not in reached:
+                        reached.add(b)
+                        following.append(b)
+                        yield a, label, b
             level = following
-    return x
 
 
 DISSECTION_LEAF = 8         # joints: a part this small is ordered by minimum degree
@@ -242,11 +246,7 @@ def filled(neighbours, order):
     eliminating its nodes in `order` (`minimum_degree_order`'s second result, for a given order)."""
     later = [None] * len(neighbours)
     for node in order:
-        rest = neighbours[node]
-        later[node] = sorted(rest)
-        for other in rest:
-            neighbours[other].discard(node)
-            neighbours[other].update(n for n in rest if n != other)
+        later[node] = _eliminate(neighbours, node)
     return later
 
 
