@@ -646,9 +646,11 @@ def _step_lie(fractions, count, gyro, h, bodies, moving, frames, limits, found):
     gyro_on = gyro != GYROSCOPIC_OFF
     translation, rotation, velocity, omega_body, mass, inertia_body, force, torque = bodies
     r2s, s2s, a2s, omega2s, alpha2s = frames
-    w, inertia, inverse_inertia = np.empty((3, _BLOCK)), np.empty((3, _BLOCK)), np.empty((3, _BLOCK))
-    torque_start, x, q = np.empty((3, _BLOCK)), np.empty((3, _BLOCK)), np.empty((4, _BLOCK))
-    converged = np.empty(_BLOCK, np.bool_)
+    # (a block's columns, no more than the batch has: a small scene's step allocates 45 KB less)
+    width = min(_BLOCK, translation.shape[0])
+    w, inertia, inverse_inertia = np.empty((3, width)), np.empty((3, width)), np.empty((3, width))
+    torque_start, x, q = np.empty((3, width)), np.empty((3, width)), np.empty((4, width))
+    converged = np.empty(width, np.bool_)
     for first in range(0, translation.shape[0], _BLOCK):
         lanes = min(_BLOCK, translation.shape[0] - first)
         kicks = False
