@@ -38,7 +38,14 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   iteration: a nearly singular system, a net near a plane) within ACCEPTED_ERROR of the levers, its
   error stands; where J₀ finds no root in `iterations`, or LEFT_STALLS Newton steps in a row each
   leave more than STUCK of the error (Σ g² at its minimum along J₀: a swinging net's, whose
-  iterations along J₀ would be factorizations spent on nothing), the current rows get as many again.
+  iterations along J₀ would be factorizations spent on nothing), the current rows get CURRENT_ROWS
+  times as many of their own: far from its root Gauss–Newton's line search halves its steps, and a
+  whipping net's projections that start a tenth of a lever off take 15 to 25 iterations there before
+  the quadratic end (with only as many as J₀'s, their error stood at 1e-5 to 2e-4 of a lever and the
+  sub-step was halved past its budget, `physics.pipeline.retry.STANDING_ERROR`), for as long as
+  the error falls tenfold over each eight of them (CURRENT_FALL, CURRENT_WINDOW; the whipping net's
+  fell at least 3-fold over each four): a straight-edged net's converge only linearly there too,
+  about 0.9 an iteration, and more iterations would be factorizations spent on nothing.
 - `project_velocities`: μ from [J₁ M₁⁻¹ J₁ᵀ] μ = −J₁ v at the end pose, Δv = M₁⁻¹ J₁ᵀ μ (RATTLE's
   last kick; the M-orthogonal projection onto the constraint's tangent).
 
@@ -100,6 +107,10 @@ LEFT_STALLS = 2             # … and so many in a row along J₀ send the proje
 ACCEPTED_ERROR = 1e-6       # of a lever (m / m, rad): a stalled projection's error that stands
 CHORD = 1.0 / 16.0         # a chord step (Newton's last factors kept) must shrink the error this much, or refactor
 LINE_SEARCH = 8             # halvings of a Newton step at most
+CURRENT_ROWS = 3            # the current rows' iterations, in J₀'s (`iterations`): the whipping 32 × 32 net's need 25 …
+CURRENT_WINDOW = 8          # … while the error falls at least 1/CURRENT_FALL-fold over each CURRENT_WINDOW of them
+CURRENT_FALL = 0.1
+CURRENT_STANDING = 1e-6     # m (rad): … or it is within this, a tenth of what a retry lets stand (`physics.pipeline.retry.STANDING_ERROR`)
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
 
 
@@ -409,15 +420,15 @@ def _weigh(system, taken, along_current, D, W):
 
 
 @kernel
-def project_positions_kernel(system, centre, rotation, momentum, h, iterations, tolerance, dx, dtheta, impulse, stats,
-                             work):
+def project_positions_kernel(system, centre, rotation, momentum, h, iterations, current, tolerance, dx, dtheta, impulse,
+                             stats, work):
     """`project_positions` compiled; returns the largest |g| left. stats (8,): Newton iterations taken,
     whether the current-row fallback fired, the largest |impulse| component, the drift's departure
     from the rows' tangent relative to the joints' levers (`_curvature_error`), the relative error
     when it left J₀ and the one the drift started from (`_relative_error`), the
     factorizations among the iterations (the others chord steps) and the iterations along J₀;
     `work` (J,) gets each joint's
-    frame's work (`_frame_work`)."""
+    frame's work (`_frame_work`). At most `iterations` along J₀ and `current` along the current rows."""
     n = len(system.column)
     J = len(system.model.kind)
     work_c, work_R = centre.copy(), rotation.copy()
@@ -459,7 +470,8 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     factored, chord = False, False
     stalls = 0              # Newton steps in a row that each left more than STALL of the error
     factored_taken = np.zeros((J, ROWS_PER_JOINT), np.bool_)
-    for _ in range(2 * iterations):
+    fallen = np.empty(CURRENT_WINDOW + 1)     # the error as each of the last current-row iterations began
+    for _ in range(iterations + current):
         if error <= tolerance:
             break
         # factors are kept only after a step that shrank the error CHORD-fold: a chord step that
@@ -478,13 +490,19 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             stalls = stalls + 1 if error > STUCK * previous else 0
         if not along_current and (along_start == iterations or stalls == LEFT_STALLS):
             # `iterations` along J₀ found no root, or LEFT_STALLS Newton steps in a row each stalled
-            # (J₀'s directions hold none near: a net's): the current rows take the rest, with as
-            # many iterations of their own
+            # (J₀'s directions hold none near: a net's): the current rows take the rest, with
+            # CURRENT_ROWS times as many iterations of their own
             along_current = True
             factored = False
             stats[4] = _relative_error(system, taken)
-        elif along_current and stats[0] >= along_start + iterations:
+        elif along_current and stats[0] >= along_start + current:
             break
+        if along_current:   # the current rows stuck too (a straight-edged net's: linear, about 0.9 an iteration)
+            done = int(stats[0]) - along_start
+            if (done >= CURRENT_WINDOW and error <= CURRENT_STANDING
+                    and error > CURRENT_FALL * fallen[(done - CURRENT_WINDOW) % (CURRENT_WINDOW + 1)]):
+                break
+            fallen[done % (CURRENT_WINDOW + 1)] = error
         along_start += 0 if along_current else 1
         previous = error
         stats[0] += 1.0
@@ -581,7 +599,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
 
 
 def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_ITERATIONS, tolerance=TOLERANCE,
-                      stats=None, work=None):
+                      stats=None, work=None, current=None):
     """Move the jointed bodies onto g = 0 along the start-of-step rows (module docstring).
 
     system: `RattleStart` (J₀, M₀⁻¹, R₀); centre (B, 3), rotation (B, 3, 3) now; momentum (B, 3) the
@@ -599,11 +617,13 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     many of the iterations factored their matrix (the rest were chord steps), and how many of
     them went along J₀.
     work, if given, a (J,) array: each joint's moving frame's work through these impulses is added
-    (`_frame_work`, along J₀: at the start)."""
+    (`_frame_work`, along J₀: at the start). `iterations` along J₀ at most, and `current` along the
+    current rows (None: CURRENT_ROWS × iterations)."""
     B = len(centre)
     dx, dtheta, impulse = np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
+    current = CURRENT_ROWS * iterations if current is None else current
     error = project_positions_kernel(system, np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
-                                     np.ascontiguousarray(momentum, float), float(h), iterations, tolerance,
+                                     np.ascontiguousarray(momentum, float), float(h), iterations, current, tolerance,
                                      dx, dtheta, impulse, np.zeros(8) if stats is None else stats,
                                      np.zeros(len(system.model.kind)) if work is None else work)
     return dx, dtheta, impulse, error
