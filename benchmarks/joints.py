@@ -23,6 +23,12 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "assets" / "scenes"
 PLOT = ROOT / "docs" / "plots" / "joints_scale.png"
 SHIPPED = ("pendulum", "double_pendulum", "newtons_cradle", "iiwa", "ant", "humanoid", "chain", "rope_bridge")
+# the robot models pip installs, as their authors wrote them (tests/test_robot_models.py runs the same twenty)
+GYMNASIUM_MODELS = ("ant", "hopper", "half_cheetah", "walker2d", "humanoid", "humanoidstandup", "reacher",
+                    "inverted_pendulum", "inverted_double_pendulum", "swimmer", "pusher")
+PYBULLET_MODELS = ("kuka_iiwa/model.urdf", "franka_panda/panda.urdf", "r2d2.urdf", "quadruped/minitaur.urdf",
+                   "a1/a1.urdf", "laikago/laikago.urdf", "cartpole.urdf", "racecar/racecar.urdf",
+                   "humanoid/humanoid.urdf")
 CHAINS, NETS = (10, 100, 400, 1000), (4, 8, 16, 32, 64)
 STRAIGHT_NET = 8            # also hung with its hooked edge straight (--slack 0): the singular case
 GOAL_RATIO, GOAL_FLOOR_MS = 3.0, 0.030      # at most 3× MuJoCo, or 30 µs a step where that is less
@@ -45,6 +51,16 @@ NETS_PROSE = (
     "the edge is long leave no finite tension to hold the net's weight, the rows' Jacobian loses rank "
     "across the edge, and Newton converges linearly there (its stalls stand within a millionth of a "
     "lever): exact joints meet it in any solver, and a real net hangs with slack.")
+
+
+def _robot_models():
+    """[(label, path)] of the robot models gymnasium and pybullet_data install."""
+    import gymnasium
+    import pybullet_data
+    gym = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets"
+    bullet = Path(pybullet_data.getDataPath())
+    return ([(f"gymnasium {name}", gym / f"{name}.xml") for name in GYMNASIUM_MODELS]
+            + [(f"pybullet_data {name}", bullet / name) for name in PYBULLET_MODELS])
 
 
 def _generated(kind, size, folder, slack=None):
@@ -79,10 +95,15 @@ def _measure(path, steps, blocks, scale=False):
     """(ours ms, MuJoCo ms or None, (sub-steps taken per nominal one, the worst step's, KiB a step
     allocates), joints, what MJCF left out). `scale`: a scale scene, whose blocks take fewer steps
     where its first two fill more than a block's share of `BUDGET_S`."""
+    import warnings
+
     import mujoco
 
     from physics import Simulation, to_mjcf
-    sim = Simulation.from_file(path)
+    from physics.io.articulated import ModelWarning
+    with warnings.catch_warnings():     # (what an importer approximates: the tests and docs/fidelity.md say)
+        warnings.simplefilter("ignore", ModelWarning)
+        sim = Simulation.from_file(path)
     left_out = []
     try:
         model = mujoco.MjModel.from_xml_string(to_mjcf(sim.scene, left_out, integrator="euler"))
@@ -158,12 +179,17 @@ def _plot(curves):
 
 def main(quick=False):
     steps, blocks = (10, 2) if quick else (60, 5)
-    rows, scale_rows, curves, notes = [], [], {}, []
+    rows, robot_rows, scale_rows, curves, notes = [], [], [], {}, []
     for name in SHIPPED:
         ours, theirs, per_nominal, joints, left_out = _measure(SCENES / f"{name}.toml", steps, blocks)
         rows.append(_row(name, joints, ours, theirs, per_nominal))
         if left_out:
             notes.append(_left_out(name, left_out))
+    for label, path in _robot_models()[:3] if quick else _robot_models():
+        ours, theirs, per_nominal, joints, left_out = _measure(path, steps, blocks)
+        robot_rows.append(_row(label, joints, ours, theirs, per_nominal))
+        if left_out:
+            notes.append(_left_out(label, left_out))
     with tempfile.TemporaryDirectory() as folder:
         scenes = [("chain", size, None) for size in (CHAINS[:2] if quick else CHAINS)]
         scenes += [("net", size, None) for size in (NETS[:2] if quick else NETS)] + [("net", STRAIGHT_NET, 0.0)]
@@ -195,6 +221,12 @@ def main(quick=False):
         f"Load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
         "",
         *header, *rows,
+        "",
+        "The robot models pip installs, as their authors wrote them (gymnasium's MJCF files, pybullet_data's "
+        "URDFs: the twenty of tests/test_robot_models.py), each from its file's pose with its own timestep, "
+        "contacts and actuators:",
+        "",
+        *header, *robot_rows,
         "",
         "Scale: chains of capsules on ball joints hooked at one end, and square nets of spheres on ball "
         "joints hung by two corners (every square of four a loop), from make_scenes.py: the hooks 10 % "
