@@ -437,6 +437,24 @@ def _keep_reachable(c, bodies, nodes, params):
 TRIPLE_JUMP_REACH = max(abs(f) for f in TRIPLE_JUMP)    # the longest of the triple jump's sub-steps, × h
 
 
+@kernel
+def _exact_terms(exact, stiffness, damping, armature, s, h, ring, termed, clamped, out):
+    """`SceneSolver.choose_joint_terms`' choice compiled: out (J,) the joints whose terms RATTLE's
+    step takes, of those that have them (`exact`), save the stiff: a spring with h² K s > 1 + A s or
+    a damper with h |D| s > 2 ring (1 + A s), s (J,) the coordinate's inverse inertia; returns
+    (whether any is stiff, whether a stiff one has an armature, whether a soft row of joint terms
+    stays: a termed joint not taken, or a `clamped` one)."""
+    stiff_any, armature_left, chord_wanted = False, False, False
+    for j in range(len(exact)):
+        give = 1.0 + armature[j] * s[j]
+        stiff = exact[j] and (h * h * stiffness[j] * s[j] > give or h * abs(damping[j]) * s[j] > 2.0 * ring * give)
+        out[j] = exact[j] and not stiff
+        stiff_any = stiff_any or stiff
+        armature_left = armature_left or (stiff and armature[j] > 0.0)
+        chord_wanted = chord_wanted or (termed[j] and not out[j]) or clamped[j]
+    return stiff_any, armature_left, chord_wanted
+
+
 def _coordinate_rates(joints, geometry, velocity):
     """(J,) each joint's q̇ = J v along its spring slot's row (`geometry` at the bodies' poses, velocity
     (B, 6) [v, ω] world), a moving frame's share included."""
@@ -445,14 +463,67 @@ def _coordinate_rates(joints, geometry, velocity):
     return np.einsum("jsi,jsi->j", geometry.jacobian[:, SPRING], v) + geometry.frame_speed[:, SPRING]
 
 
-def _row_rates(rows, index, velocity):
-    """(K,) J v of the rows `index` of `rows` for the bodies' velocities (B, 6) (static sides: 0)."""
-    rate = np.zeros(len(index))
+@kernel(inline=True)
+def _row_rate(body, jacobian, velocity, k):
+    """J v of row k (`Rows` body (R, 2), jacobian (R, 2, 6)) for the bodies' velocities (B, 6), static
+    sides 0: each side's six products summed in two lanes, even and odd, as numpy's einsum sums
+    them, so that this rate and numpy's agree to the bit."""
+    rate = 0.0
     for side in range(2):
-        body = rows.body[index, side]
-        moving = body >= 0
-        rate[moving] += np.einsum("ki,ki->k", rows.jacobian[index[moving], side], velocity[body[moving]])
+        b = body[k, side]
+        if b >= 0:
+            row = jacobian[k, side]
+            even = row[0] * velocity[b, 0] + row[2] * velocity[b, 2] + row[4] * velocity[b, 4]
+            odd = row[1] * velocity[b, 1] + row[3] * velocity[b, 3] + row[5] * velocity[b, 5]
+            rate += even + odd
     return rate
+
+
+@kernel
+def _chord_rows_kernel(slots, exact, actuated, armature, inequality, motor, body, jacobian, softness, target, relax,
+                       velocity):
+    """`SceneSolver._chord_rows` compiled: (index, weight, start_rate, target, relax) of `ChordRows`,
+    all empty where no row is soft. slots (K,) the joint rows' (joint × ROWS_PER_JOINT + slot);
+    exact, actuated, armature (J,); inequality, motor (J, ROWS_PER_JOINT); body, jacobian,
+    softness, target, relax the rows' (`Rows`, the joints' K first); velocity (B, 6)."""
+    K = len(slots)
+    soft, kept = np.empty(K, np.bool_), np.empty(K, np.bool_)
+    count, any_soft = 0, False
+    for k in range(K):
+        j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
+        soft[k] = ((s == SPRING and not exact[j]) or (s == DRIVE and actuated[j] != 0)) and softness[k] > 0.0
+        any_soft = any_soft or soft[k]
+        kept[k] = soft[k] or not (inequality[j, s] or motor[j, s])
+        count += kept[k]
+    if not any_soft:
+        count = 0
+    index, weight = np.empty(count, np.int64), np.empty(count)
+    rate, kept_target, kept_relax = np.empty(count), np.empty(count), np.empty(count)
+    n = 0
+    for k in range(K if count else 0):
+        if not kept[k]:
+            continue
+        j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
+        # a soft row's softness is 1/(h (h K + D) + A): its armature's share resists q̇' − q̇₀, not the chord
+        share = armature[j] if soft[k] and s == SPRING else 0.0
+        index[n] = k
+        weight[n] = 1.0 - share * (softness[k] if soft[k] else 0.0)
+        rate[n] = _row_rate(body, jacobian, velocity, k)
+        kept_target[n], kept_relax[n] = target[k], relax[k]
+        n += 1
+    return index, weight, rate, kept_target, kept_relax
+
+
+@kernel
+def _chord_targets(body, jacobian, chord, lag_share, velocity, target, relax):
+    """The chord rows' targets for the free velocities (B, 6) (`SceneSolver.solve`): each row's
+    prepared target and relax target plus its weight × the lag (1 − f) (J v_free − J v₀),
+    `lag_share` = 1 − f, written into the rows' `target` and `relax` (R,)."""
+    for n in range(len(chord.index)):
+        k = chord.index[n]
+        lag = lag_share * (_row_rate(body, jacobian, velocity, k) - chord.start_rate[n])
+        target[k] = chord.target[n] + chord.weight[n] * lag
+        relax[k] = chord.relax[n] + chord.weight[n] * lag
 
 
 class JointStart(NamedTuple):
@@ -576,6 +647,7 @@ class SceneSolver:
                                  for spec in self.joint_specs)
         # this sub-step's choice of the joint terms RATTLE takes (`choose_joint_terms`: None before one)
         self._exact, self.joints_stiff, self.armature_left, self._chord_wanted = None, False, False, True
+        self._soft_kinds = None        # (joints, termed (J,), clamped (J,)): `choose_joint_terms`' fixed part
         self.joints_limited = any(spec.get("lower") is not None or spec.get("upper") is not None
                                   for spec in self.joint_specs)
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
@@ -904,19 +976,12 @@ class SceneSolver:
         actuator's drive slot); None if there are none of the soft ones (nothing then sees the chord)."""
         if not (self.joints_termed and self._chord_wanted):     # every term RATTLE's (or none): no soft term row
             return None
-        joint, slot = slots // ROWS_PER_JOINT, slots % ROWS_PER_JOINT
-        exact = self._exact[joint] if self._exact is not None else np.zeros(len(slots), bool)
-        soft = ((slot == SPRING) & ~exact) | ((slot == DRIVE) & (self.joints.actuated[joint] != 0))
-        soft &= rows.softness > 0.0
-        if not soft.any():
-            return None
-        equality = ~(geometry.inequality[joint, slot] | geometry.motor[joint, slot])
-        index = np.flatnonzero(soft | equality)
-        # a soft row's softness is 1/(h (h K + D) + A): its armature's share resists q̇' − q̇₀, not the chord
-        armature = np.where(soft[index] & (slot[index] == SPRING), self.joints.armature[joint[index]], 0.0)
-        weight = 1.0 - armature * np.where(soft[index], rows.softness[index], 0.0)
-        return ChordRows(index, weight, _row_rates(rows, index, velocity), rows.target[index].copy(),
-                         rows.relax[index].copy())
+        joints = self.joints
+        exact = self._exact if self._exact is not None else np.zeros(len(joints), bool)
+        chord = ChordRows(*_chord_rows_kernel(slots, exact, joints.actuated, joints.armature, geometry.inequality,
+                                              geometry.motor, rows.body, rows.jacobian, rows.softness, rows.target,
+                                              rows.relax, velocity))
+        return chord if len(chord.index) else None
 
     def solve(self, velocity, settings, fraction=1.0):
         """Warm start, solve, relax, restitution on the free velocities (B, 6); store the impulses.
@@ -939,9 +1004,8 @@ class SceneSolver:
         restitution = self._restitution_targets(velocity, fraction)
         chord = step.joints.chord if step.joints is not None else None
         if chord is not None:
-            lag = (1.0 - fraction) * (_row_rates(prepared.rows, chord.index, velocity) - chord.start_rate)
-            prepared.rows.target[chord.index] = chord.target + chord.weight * lag
-            prepared.rows.relax[chord.index] = chord.relax + chord.weight * lag
+            rows = prepared.rows
+            _chord_targets(rows.body, rows.jacobian, chord, 1.0 - fraction, velocity, rows.target, rows.relax)
 
         def run(fresh):
             arguments = (prepared, velocity, settings.iterations, settings.sor, settings.warm_start, settings.relax)
@@ -1053,15 +1117,14 @@ class SceneSolver:
         s = coordinate_inverse_inertia(joints.geometry(centre, rotation), joints.model().body, inverse_mass,
                                        np.ascontiguousarray(inverse_inertia, float))
         h = (TRIPLE_JUMP_REACH if composing else 1.0) * settings.dt / settings.substeps
-        give = 1.0 + terms.armature * s
         ring = 0.25 if composing else 1.0      # the largest a kept
-        stiff = terms.exact & ((h * h * terms.stiffness * s > give) | (h * np.abs(terms.damping) * s > 2.0 * ring * give))
-        self.joints_stiff = bool(stiff.any())
-        self.armature_left = bool((stiff & (terms.armature > 0)).any())
-        self._exact = terms.exact & ~stiff
-        termed = (joints.stiffness > 0) | (joints.damping > 0) | (joints.armature > 0) | (joints.actuated != 0)
-        clamped = (joints.actuated != 0) & ~terms.actuator     # a drive slot's soft row beside an exact damper
-        self._chord_wanted = bool(((termed & ~self._exact) | clamped).any())     # `_chord_rows`'s rows exist
+        if self._soft_kinds is None or self._soft_kinds[0] is not joints:
+            termed = (joints.stiffness > 0) | (joints.damping > 0) | (joints.armature > 0) | (joints.actuated != 0)
+            clamped = (joints.actuated != 0) & ~terms.actuator     # a drive slot's soft row beside an exact damper
+            self._soft_kinds = joints, termed, clamped
+        self._exact = np.empty(len(joints), bool)
+        self.joints_stiff, self.armature_left, self._chord_wanted = _exact_terms(
+            terms.exact, terms.stiffness, terms.damping, terms.armature, s, h, ring, *self._soft_kinds[1:], self._exact)
 
     def _joint_terms(self, geometry, velocity):
         """This sub-step's `JointTerms` (`choose_joint_terms`' joints) from the start-of-step rows
