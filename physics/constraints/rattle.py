@@ -27,7 +27,9 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   SHAKE's own iteration keeps the start-of-step matrix J₀ M₀⁻¹ J₀ᵀ and, in a whip crack where the
   links turn far within a step, stops converging; the current Jacobian converges quadratically.
   Each Newton step is halved until it lowers Σ g² (a line search: a full step may raise max |g|
-  on its way to the root). Where no root is reached along J₀ (Σ g² stalls at a minimum that is no
+  on its way to the root), at most LINE_SEARCH times: a step whose system leaves out an inequality
+  row at its bound may cross that row far (an ant's ankle at its limit, by 2,000 times the error it
+  corrects), and a small fraction of it still descends, after which the row is taken. Where no root is reached along J₀ (Σ g² stalls at a minimum that is no
   root: J(q_k) M₀⁻¹ J₀ᵀ singular, the links turned too far in the step) the rest of the error is
   projected along the current rows instead (Gauss–Newton, J_k M₀⁻¹ J_kᵀ is symmetric positive
   definite), which always converges but is not RATTLE's step (it cost the chain 17 J of 98 in one
@@ -41,11 +43,11 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   iterations along J₀ would be factorizations spent on nothing), the current rows get CURRENT_ROWS
   times as many of their own: far from its root Gauss–Newton's line search halves its steps, and a
   whipping net's projections that start a tenth of a lever off take 15 to 25 iterations there before
-  the quadratic end (with only as many as J₀'s, their error stood at 1e-5 to 2e-4 of a lever and the
-  sub-step was halved past its budget, `physics.pipeline.retry.STANDING_ERROR`), for as long as
-  the error falls tenfold over each eight of them (CURRENT_FALL, CURRENT_WINDOW; the whipping net's
-  fell at least 3-fold over each four): a straight-edged net's converge only linearly there too,
-  about 0.9 an iteration, and more iterations would be factorizations spent on nothing.
+  the quadratic end (with only as many as J₀'s, their error stood at 1e-5 to 2e-4 m and the sub-step
+  was halved past its budget, `physics.pipeline.retry.STANDING_ERROR`). A straight-edged net's
+  converge only linearly there too, about 0.9 an iteration: once within CURRENT_STANDING, a tenth
+  of what a retry lets stand, an error that fell less than tenfold over the last CURRENT_WINDOW
+  iterations (CURRENT_FALL) stands, where more iterations would be factorizations spent on nothing.
 - `project_velocities`: μ from [J₁ M₁⁻¹ J₁ᵀ] μ = −J₁ v at the end pose, Δv = M₁⁻¹ J₁ᵀ μ (RATTLE's
   last kick; the M-orthogonal projection onto the constraint's tangent).
 
@@ -106,11 +108,12 @@ STUCK = 0.7                 # a Newton iteration that leaves more than this of t
 LEFT_STALLS = 2             # … and so many in a row along J₀ send the projection to the current rows
 ACCEPTED_ERROR = 1e-6       # of a lever (m / m, rad): a stalled projection's error that stands
 CHORD = 1.0 / 16.0         # a chord step (Newton's last factors kept) must shrink the error this much, or refactor
-LINE_SEARCH = 8             # halvings of a Newton step at most
+LINE_SEARCH = 16            # halvings of a Newton step at most: gymnasium's ant with an ankle at its limit (the limit
+                            # row out of the first system) descends only at 1/2048 of the first step, then converges
 CURRENT_ROWS = 3            # the current rows' iterations, in J₀'s (`iterations`): the whipping 32 × 32 net's need 25 …
-CURRENT_WINDOW = 8          # … while the error falls at least 1/CURRENT_FALL-fold over each CURRENT_WINDOW of them
+CURRENT_STANDING = 1e-6     # m (rad): … and stop within this (a tenth of `physics.pipeline.retry.STANDING_ERROR`) …
+CURRENT_WINDOW = 8          # … where the error fell less than 1/CURRENT_FALL-fold over the last CURRENT_WINDOW of them
 CURRENT_FALL = 0.1
-CURRENT_STANDING = 1e-6     # m (rad): … or it is within this, a tenth of what a retry lets stand (`physics.pipeline.retry.STANDING_ERROR`)
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
 
 
@@ -495,11 +498,11 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             along_current = True
             factored = False
             stats[4] = _relative_error(system, taken)
-        elif along_current and stats[0] >= along_start + current:
+        if along_current and stats[0] >= along_start + current:
             break
         if along_current:   # the current rows stuck too (a straight-edged net's: linear, about 0.9 an iteration)
             done = int(stats[0]) - along_start
-            if (done >= CURRENT_WINDOW and error <= CURRENT_STANDING
+            if (done >= CURRENT_WINDOW and not (chord and slow) and error <= CURRENT_STANDING
                     and error > CURRENT_FALL * fallen[(done - CURRENT_WINDOW) % (CURRENT_WINDOW + 1)]):
                 break
             fallen[done % (CURRENT_WINDOW + 1)] = error

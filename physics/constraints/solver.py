@@ -467,7 +467,8 @@ def _coordinate_rates(joints, geometry, velocity):
 def _row_rate(body, jacobian, velocity, k):
     """J v of row k (`Rows` body (R, 2), jacobian (R, 2, 6)) for the bodies' velocities (B, 6), static
     sides 0: each side's six products summed in two lanes, even and odd, as numpy's einsum sums
-    them, so that this rate and numpy's agree to the bit."""
+    them on x86-64's SSE2 baseline (without fused multiply-adds), so that there this rate and
+    numpy's agree to the bit."""
     rate = 0.0
     for side in range(2):
         b = body[k, side]
@@ -977,7 +978,9 @@ class SceneSolver:
         if not (self.joints_termed and self._chord_wanted):     # every term RATTLE's (or none): no soft term row
             return None
         joints = self.joints
-        exact = self._exact if self._exact is not None else np.zeros(len(joints), bool)
+        # (no choice yet, or a choice made for other joints, as a restore may bring: none exact)
+        chosen = self._exact is not None and len(self._exact) == len(joints)
+        exact = self._exact if chosen else np.zeros(len(joints), bool)
         chord = ChordRows(*_chord_rows_kernel(slots, exact, joints.actuated, joints.armature, geometry.inequality,
                                               geometry.motor, rows.body, rows.jacobian, rows.softness, rows.target,
                                               rows.relax, velocity))
