@@ -27,9 +27,12 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   SHAKE's own iteration keeps the start-of-step matrix J₀ M₀⁻¹ J₀ᵀ and, in a whip crack where the
   links turn far within a step, stops converging; the current Jacobian converges quadratically.
   Each Newton step is halved until it lowers Σ g² (a line search: a full step may raise max |g|
-  on its way to the root), at most LINE_SEARCH times: a step whose system leaves out an inequality
-  row at its bound may cross that row far (an ant's ankle at its limit, by 2,000 times the error it
-  corrects), and a small fraction of it still descends, after which the row is taken. Where no root is reached along J₀ (Σ g² stalls at a minimum that is no
+  on its way to the root), tried at most LINE_SEARCH times. A step whose system leaves out an
+  inequality row at its bound may cross that row far (an ant's ankle at its limit: Σ g² grew
+  4-million-fold), and a small fraction of it still descends, after which the row is taken: a full
+  step that raised Σ g² more than CROSSED-fold gets LINE_SEARCH_CROSSED trials. (A straight-edged
+  net's failing steps raise it 20-fold in the median: more trials there were evaluations spent on
+  nothing.) Where no root is reached along J₀ (Σ g² stalls at a minimum that is no
   root: J(q_k) M₀⁻¹ J₀ᵀ singular, the links turned too far in the step) the rest of the error is
   projected along the current rows instead (Gauss–Newton, J_k M₀⁻¹ J_kᵀ is symmetric positive
   definite), which always converges but is not RATTLE's step (it cost the chain 17 J of 98 in one
@@ -108,8 +111,9 @@ STUCK = 0.7                 # a Newton iteration that leaves more than this of t
 LEFT_STALLS = 2             # … and so many in a row along J₀ send the projection to the current rows
 ACCEPTED_ERROR = 1e-6       # of a lever (m / m, rad): a stalled projection's error that stands
 CHORD = 1.0 / 16.0         # a chord step (Newton's last factors kept) must shrink the error this much, or refactor
-LINE_SEARCH = 16            # halvings of a Newton step at most: gymnasium's ant with an ankle at its limit (the limit
-                            # row out of the first system) descends only at 1/2048 of the first step, then converges
+LINE_SEARCH = 8             # trials of a Newton step at most, each half the last …
+LINE_SEARCH_CROSSED = 16    # … or this many where the full step raised Σ g² more than CROSSED-fold: gymnasium's ant
+CROSSED = 100               # with an ankle at its limit (the row out of the system) descends at 1/2048 of it
 CURRENT_ROWS = 3            # the current rows' iterations, in J₀'s (`iterations`): the whipping 32 × 32 net's need 25 …
 CURRENT_STANDING = 1e-6     # m (rad): … and stop within this (a tenth of `physics.pipeline.retry.STANDING_ERROR`) …
 CURRENT_WINDOW = 8          # … where the error fell less than 1/CURRENT_FALL-fold over the last CURRENT_WINDOW of them
@@ -552,8 +556,8 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         # it lowers it (a full step may raise max |g| on the way to convergence)
         descent = False
         if solved:
-            fraction = 1.0
-            for _ in range(LINE_SEARCH):
+            fraction, tries = 1.0, LINE_SEARCH
+            while True:
                 for c in range(n):
                     m = system.inverse_mass[system.column[c]]
                     for i in range(3):
@@ -568,6 +572,11 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                                                   D, taken, trial_lam, trial_total)
                 if trial_merit < merit:
                     descent = True
+                    break
+                if fraction == 1.0 and trial_merit > CROSSED * merit:
+                    tries = LINE_SEARCH_CROSSED
+                tries -= 1
+                if tries == 0:
                     break
                 kick *= 0.5
                 fraction *= 0.5
