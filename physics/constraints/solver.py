@@ -438,12 +438,12 @@ TRIPLE_JUMP_REACH = max(abs(f) for f in TRIPLE_JUMP)    # the longest of the tri
 
 
 @kernel
-def _exact_terms(exact, stiffness, damping, armature, s, h, ring, termed, clamped, out):
+def _exact_terms(exact, stiffness, damping, armature, s, h, ring, clamped, out):
     """`SceneSolver.choose_joint_terms`' choice compiled: out (J,) the joints whose terms RATTLE's
     step takes, of those that have them (`exact`), save the stiff: a spring with h² K s > 1 + A s or
     a damper with h |D| s > 2 ring (1 + A s), s (J,) the coordinate's inverse inertia; returns
     (whether any is stiff, whether a stiff one has an armature, whether a soft row of joint terms
-    stays: a termed joint not taken, or a `clamped` one)."""
+    stays: a joint with terms not taken, or a `clamped` one, an actuator with a force range)."""
     stiff_any, armature_left, chord_wanted = False, False, False
     for j in range(len(exact)):
         give = 1.0 + armature[j] * s[j]
@@ -451,7 +451,7 @@ def _exact_terms(exact, stiffness, damping, armature, s, h, ring, termed, clampe
         out[j] = exact[j] and not stiff
         stiff_any = stiff_any or stiff
         armature_left = armature_left or (stiff and armature[j] > 0.0)
-        chord_wanted = chord_wanted or (termed[j] and not out[j]) or clamped[j]
+        chord_wanted = chord_wanted or (exact[j] and not out[j]) or clamped[j]
     return stiff_any, armature_left, chord_wanted
 
 
@@ -648,7 +648,6 @@ class SceneSolver:
                                  for spec in self.joint_specs)
         # this sub-step's choice of the joint terms RATTLE takes (`choose_joint_terms`: None before one)
         self._exact, self.joints_stiff, self.armature_left, self._chord_wanted = None, False, False, True
-        self._soft_kinds = None        # (joints, termed (J,), clamped (J,)): `choose_joint_terms`' fixed part
         self.joints_limited = any(spec.get("lower") is not None or spec.get("upper") is not None
                                   for spec in self.joint_specs)
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
@@ -1121,13 +1120,10 @@ class SceneSolver:
                                        np.ascontiguousarray(inverse_inertia, float))
         h = (TRIPLE_JUMP_REACH if composing else 1.0) * settings.dt / settings.substeps
         ring = 0.25 if composing else 1.0      # the largest a kept
-        if self._soft_kinds is None or self._soft_kinds[0] is not joints:
-            termed = (joints.stiffness > 0) | (joints.damping > 0) | (joints.armature > 0) | (joints.actuated != 0)
-            clamped = (joints.actuated != 0) & ~terms.actuator     # a drive slot's soft row beside an exact damper
-            self._soft_kinds = joints, termed, clamped
+        clamped = (joints.actuated != 0) & ~terms.actuator     # a drive slot's soft row beside an exact damper
         self._exact = np.empty(len(joints), bool)
         self.joints_stiff, self.armature_left, self._chord_wanted = _exact_terms(
-            terms.exact, terms.stiffness, terms.damping, terms.armature, s, h, ring, *self._soft_kinds[1:], self._exact)
+            terms.exact, terms.stiffness, terms.damping, terms.armature, s, h, ring, clamped, self._exact)
 
     def _joint_terms(self, geometry, velocity):
         """This sub-step's `JointTerms` (`choose_joint_terms`' joints) from the start-of-step rows
