@@ -8,8 +8,8 @@ about one slot in ten untaken, and solves Γ μ = r both ways.
 import numpy as np
 import pytest
 
-from physics.constraints.joint_graph import (assemble, dissection_order, factor_and_solve, filled, load_layout,
-                                            minimum_degree_order, solve_factored, structure, tree_order)
+from physics.constraints.joint_graph import (assemble, dissection_order, empty_factors, factor_and_solve, filled,
+                                            load_layout, minimum_degree_order, solve_factored, structure, tree_order)
 from physics.constraints.joints import BALL, FIXED, HINGE, ROWS_PER_JOINT, Joints
 
 RNG = np.random.default_rng(7)
@@ -68,10 +68,10 @@ def solve_both(joints, again=False):
     r = RNG.normal(size=len(rows))
     rhs = np.zeros((J, ROWS_PER_JOINT))
     rhs[tuple(np.array(rows).T)] = r
-    storage = np.empty(graph.values)
+    factors = empty_factors(graph)
+    storage = factors.storage
     assemble(graph, jacobian, weighted, taken, storage)
-    pivot = np.empty((J, ROWS_PER_JOINT), np.int64)
-    assert factor_and_solve(graph, storage, rhs, pivot)
+    assert factor_and_solve(graph, factors, rhs)
     assert np.all(rhs[~taken] == 0.0), "an untaken slot's multiplier is 0"
     first = rhs[tuple(np.array(rows).T)], np.linalg.solve(dense, r), np.linalg.cond(dense)
     if not again:
@@ -79,9 +79,9 @@ def solve_both(joints, again=False):
     r2 = RNG.normal(size=len(rows))
     kept, fresh = np.zeros((J, ROWS_PER_JOINT)), np.zeros((J, ROWS_PER_JOINT))
     kept[tuple(np.array(rows).T)] = fresh[tuple(np.array(rows).T)] = r2
-    assert solve_factored(graph, storage, kept, pivot)
+    assert solve_factored(graph, factors, kept)
     assemble(graph, jacobian, weighted, taken, storage)
-    assert factor_and_solve(graph, storage, fresh, pivot)
+    assert factor_and_solve(graph, factors, fresh)
     at = tuple(np.array(rows).T)
     return (kept[at], fresh[at], np.linalg.solve(dense, r2)), first
 

@@ -19,7 +19,8 @@ fills as n log n. The fill is found once per topology (`JointGraph`), so the num
                                   Γ_il −= Γ_ik Γ_kl,  r_i −= Γ_ik r_k               (i, l after k)
     for each joint k in reverse:  μ_k = r_k − Σ_l Γ_kl μ_l
 
-The factors stay in the block storage, so another right-hand side with the same Γ costs the two
+The factors stay in the block storage (`Factors`, made once per topology with the structure, so a
+factorization allocates nothing), and another right-hand side with the same Γ costs the two
 substitutions alone (`solve_factored`: RATTLE's chord steps). Most of a factorization's time on a
 net is the Schur updates Γ_il −= Γ_ik Γ_kl, unrolled where all three blocks are a ball joint's 3 × 3.
 
@@ -64,6 +65,20 @@ class JointGraph(NamedTuple):
     term: np.ndarray            # (T, 5) int64 Γ's assembly: (offset of (j, l), j, side of j, l, side of l)
     #                             for every pair of joint sides on one body, j = l included
     values: int                 # floats in the block storage
+
+
+class Factors(NamedTuple):
+    """A joint graph's numeric factors and the scratch of their substitutions (`factors`), made once
+    per topology with the graph, so that a factorization allocates nothing."""
+    storage: np.ndarray         # (values,) Γ's blocks (`assemble`), then their LU factors
+    pivot: np.ndarray           # (J, ROWS_PER_JOINT) int64 each diagonal block's row swaps
+    x: np.ndarray               # (J * ROWS_PER_JOINT,) the right-hand side by block row (`_gathered`)
+
+
+def empty_factors(graph):
+    """Empty `Factors` for `graph` (`JointGraph`)."""
+    J = len(graph.size)
+    return Factors(np.empty(graph.values), np.empty((J, ROWS_PER_JOINT), np.int64), np.empty(J * ROWS_PER_JOINT))
 
 
 def _possible_slots(joints):
@@ -412,13 +427,14 @@ def _update33(storage, ik, kl, il):
 
 
 @kernel
-def factor_and_solve(graph, storage, rhs, pivot):
+def factor_and_solve(graph, factors, rhs):
     """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place, slot-indexed (untaken slots come out as they went
-    in, 0 for a zero right-hand side), Γ assembled in `storage` (`assemble`, overwritten by its
-    factors); pivot (J, ROWS_PER_JOINT) int64 scratch. The module docstring's elimination; False if
-    a diagonal block is singular (the rows are dependent beyond the regularization's reach)."""
+    in, 0 for a zero right-hand side), Γ assembled in `factors.storage` (`assemble`, overwritten by
+    its factors). The module docstring's elimination; False if a diagonal block is singular (the
+    rows are dependent beyond the regularization's reach)."""
     J = len(graph.size)
-    x = _gathered(graph, rhs)
+    storage, pivot, x = factors.storage, factors.pivot, factors.x
+    _gathered(graph, rhs, x)
     for position in range(J):
         k = graph.order[position]
         m = graph.size[k]
@@ -461,12 +477,13 @@ def factor_and_solve(graph, storage, rhs, pivot):
 
 
 @kernel
-def solve_factored(graph, storage, rhs, pivot):
-    """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place with the factors `factor_and_solve` left in
-    `storage` and `pivot` (the same Γ, the same taken slots): its forward and back substitutions
-    alone, O(the fill) instead of a factorization (RATTLE's chord steps). True (as factor_and_solve)."""
+def solve_factored(graph, factors, rhs):
+    """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place with the `factors` `factor_and_solve` left (the
+    same Γ, the same taken slots): its forward and back substitutions alone, O(the fill) instead of
+    a factorization (RATTLE's chord steps). True (as factor_and_solve)."""
     J = len(graph.size)
-    x = _gathered(graph, rhs)
+    storage, pivot, x = factors.storage, factors.pivot, factors.x
+    _gathered(graph, rhs, x)
     for position in range(J):
         k = graph.order[position]
         m = graph.size[k]
@@ -486,13 +503,12 @@ def solve_factored(graph, storage, rhs, pivot):
 
 
 @kernel(inline=True)
-def _gathered(graph, rhs):
-    """rhs (J, ROWS_PER_JOINT), slot-indexed, gathered by block row: joint j's at j * ROWS_PER_JOINT."""
-    x = np.zeros(len(graph.size) * ROWS_PER_JOINT)
+def _gathered(graph, rhs, x):
+    """x ← rhs (J, ROWS_PER_JOINT), slot-indexed, gathered by block row: joint j's at j * ROWS_PER_JOINT."""
+    x[:] = 0.0
     for j in range(len(graph.size)):
         for r in range(graph.size[j]):
             x[j * ROWS_PER_JOINT + r] = rhs[j, graph.slots[j, r]]
-    return x
 
 
 @kernel(inline=True)

@@ -98,7 +98,8 @@ from typing import NamedTuple
 import numpy as np
 from physics.core.compiled import kernel
 
-from physics.constraints.joint_graph import JointGraph, assemble, factor_and_solve, solve_factored, structure
+from physics.constraints.joint_graph import Factors, JointGraph, assemble, empty_factors, factor_and_solve, solve_factored, \
+    structure
 from physics.constraints.joints import AXIS, HINGE, LIMIT, ROWS_PER_JOINT, SPRING, JointGeometry, JointModel, JointTerms, \
     joint_geometry, joint_geometry_arrays, no_terms
 from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
@@ -121,12 +122,50 @@ CURRENT_FALL = 0.1
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
 
 
+class PositionScratch(NamedTuple):
+    """`project_positions_kernel`'s working arrays, made once per topology (`JointBodies`) so that a
+    projection allocates nothing; every one is written before it is read in each projection. n
+    jointed bodies (columns) of B solver bodies, J joints, R = ROWS_PER_JOINT slots a joint."""
+    centre: np.ndarray          # (B, 3) the poses being evaluated, every solver body …
+    rotation: np.ndarray        # (B, 3, 3) … (the unjointed ones as they came)
+    inertia: np.ndarray         # (n, 3, 3) world inertia at the start (M₀)
+    x: np.ndarray               # (n, 3) the translations so far …
+    A: np.ndarray               # (n, 6) … and the impulse × h that moved them [linear, angular]
+    trial_x: np.ndarray         # (n, 3) a line search's trial of x …
+    trial_A: np.ndarray         # (n, 6) … and of A
+    lam: np.ndarray             # (J,) the rotor rows' impulses × h so far …
+    trial_lam: np.ndarray       # (J,) … and a trial's
+    total: np.ndarray           # (J, R) every row's impulse × h so far …
+    trial_total: np.ndarray     # (J, R) … and a trial's
+    R: np.ndarray               # (n, 3, 3) the jointed bodies' rotations at the pose evaluated
+    D: np.ndarray               # (n, 3, 3) their drift derivatives there
+    taken: np.ndarray           # (J, R) bool the rows taken at the pose evaluated …
+    factored_taken: np.ndarray  # (J, R) bool … and those the kept factors were made with
+    W: np.ndarray               # (J, R, 2, 6) M₀⁻¹ J_dᵀ per row and side
+    mu: np.ndarray              # (J, R) a Newton step's multipliers
+    kick: np.ndarray            # (n, 6) J_dᵀ μ per column
+    fallen: np.ndarray          # (CURRENT_WINDOW + 1,) the error as each recent current-row iteration began
+    start_C: np.ndarray         # (J, R) g(q₀)
+    moved: np.ndarray           # (n, 6) the drift since the start, per column (`_curvature_error`)
+    factors: Factors            # the Newton matrix's factors, kept for chord steps
+
+
+class VelocityScratch(NamedTuple):
+    """`project_velocities_kernel`'s working arrays (as `PositionScratch`)."""
+    taken: np.ndarray           # (J, R) bool the rows at their bound or equalities
+    mu: np.ndarray              # (J, R) their multipliers
+    W: np.ndarray               # (J, R, 2, 6) M⁻¹ Jᵀ per row and side
+    velocity: np.ndarray        # (B, 6) the velocities the joint terms' last kick leaves
+    factors: Factors            # J M⁻¹ Jᵀ's factors
+
+
 class JointBodies:
     """The solver bodies the joints move (n of B), their columns, and the joints' elimination
     structure (`physics.constraints.joint_graph.structure`, made once per topology); the rows'
-    scratch of each projection (a sub-step allocates none), which `joint_geometry` writes before
-    it is read: every row's fields, and a joint's coordinate wherever its kind has one to read
-    (a joint's kind never changes, so no stale coordinate is ever read)."""
+    scratch of each projection, which `joint_geometry` writes before it is read: every row's
+    fields, and a joint's coordinate wherever its kind has one to read (a joint's kind never
+    changes, so no stale coordinate is ever read); and the projections' working arrays
+    (`PositionScratch`, `VelocityScratch`): a projection allocates nothing."""
 
     def __init__(self, joints, bodies):
         used = joints.body[joints.body >= 0]
@@ -134,8 +173,21 @@ class JointBodies:
         self.index = np.full(bodies + 1, -1, np.int64)              # solver body → column; [−1] = static
         self.index[self.body] = np.arange(len(self.body))
         self.graph = structure(joints)
+        self.start_rows = joint_geometry_arrays(len(joints))        # the sub-step's start (J₀: `SceneSolver.prepare`) …
+        self.start_centre = np.empty((bodies, 3))                   # … and its poses (x₀, R₀)
+        self.start_rotation = np.empty((bodies, 3, 3))
         self.position_rows = joint_geometry_arrays(len(joints))     # `project_positions`' Newton evaluations
         self.velocity_rows = joint_geometry_arrays(len(joints))     # `project_velocities`' end-of-step rows
+        n, J, R = len(self.body), len(joints), ROWS_PER_JOINT
+        shared = empty_factors(self.graph)        # (the projections take turns: no factors outlive one)
+        self.position_scratch = PositionScratch(
+            np.empty((bodies, 3)), np.empty((bodies, 3, 3)), np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 6)),
+            np.empty((n, 3)), np.empty((n, 6)), np.empty(J), np.empty(J), np.empty((J, R)), np.empty((J, R)),
+            np.empty((n, 3, 3)), np.empty((n, 3, 3)), np.empty((J, R), np.bool_), np.empty((J, R), np.bool_),
+            np.empty((J, R, 2, 6)), np.empty((J, R)), np.empty((n, 6)), np.empty(CURRENT_WINDOW + 1),
+            np.empty((J, R)), np.empty((n, 6)), shared)
+        self.velocity_scratch = VelocityScratch(np.empty((J, R), np.bool_), np.empty((J, R)),
+                                                np.empty((J, R, 2, 6)), np.empty((bodies, 6)), shared)
 
     def __len__(self):
         return len(self.body)
@@ -164,6 +216,7 @@ class RattleStart(NamedTuple):
     jacobian: np.ndarray        # (J, ROWS_PER_JOINT, 2, 6) J₀: every (joint, slot) row at the start-of-step poses
     geometry: JointGeometry     # scratch: the rows at the pose being evaluated
     graph: JointGraph           # the joints' elimination structure
+    scratch: PositionScratch    # the projection's working arrays
     terms: JointTerms           # the joints' springs, dampers, armatures and exact actuators
     frame_speed: np.ndarray     # (J, ROWS_PER_JOINT) each row's J_a v_a of a moving frame at the start (0 elsewhere)
 
@@ -181,7 +234,7 @@ def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit
     own = (lambda a: np.ascontiguousarray(a, float).copy()) if copy else (lambda a: np.ascontiguousarray(a, float))
     return RattleStart(joints.model(limit_slack), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
                        own(inverse_inertia), own(centre), own(rotation), J0, bodies.position_rows, bodies.graph,
-                       no_terms(J) if terms is None else terms, _zero_frame_speed(J) if frame_speed is None else frame_speed)
+                       bodies.position_scratch, no_terms(J) if terms is None else terms, _zero_frame_speed(J) if frame_speed is None else frame_speed)
 
 
 @kernel(inline=True)
@@ -345,7 +398,7 @@ def _relative_error(system, taken):
 
 
 @kernel
-def _curvature_error(system, start_C, x, R, taken):
+def _curvature_error(system, start_C, x, R, taken, moved):
     """How far the drift left the joints beyond their tangent: max over the taken rows of
     |g(q) − g(q₀) − J₀ (q − q₀)| / scale (`_row_scale`), q − q₀ the jointed bodies' translation and
     rotation vector (of R R₀ᵀ) since the start, x (n, 3) and R (n, 3, 3) per column. A link of lever
@@ -354,10 +407,9 @@ def _curvature_error(system, start_C, x, R, taken):
     halved. What the tangent carries (a velocity solve's joint rows left unconverged after a hard
     contact, a rope snapping taut) is no curvature: RATTLE's first Newton step takes it whole, at
     any h, so it is no reason to halve the step. `start_C` (J, ROWS_PER_JOINT) g(q₀); the rows at q
-    in `system.geometry`."""
+    in `system.geometry`; `moved` (n, 6) scratch."""
     model, geometry = system.model, system.geometry
     n = len(system.column)
-    moved = np.empty((n, 6))
     for c in range(n):
         b = system.column[c]
         theta = rotvec_from_matrix(matmul(load33(R, c), transpose(load33(system.rotation, b))))
@@ -404,6 +456,16 @@ def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, taken,
     return _taken_rows(system, h, lam, total, taken)
 
 
+@kernel(inline=True)
+def _finite(a):
+    """Whether every entry of the 2-d array `a` is finite (np.isfinite's array, not made)."""
+    for r in range(a.shape[0]):
+        for c in range(a.shape[1]):
+            if not np.isfinite(a[r, c]):
+                return False
+    return True
+
+
 @kernel
 def _weigh(system, taken, along_current, D, W):
     """W (J, ROWS_PER_JOINT, 2, 6) = M₀⁻¹ J_dᵀ per taken row and side, J_d = J₀ (or J_k along the
@@ -438,37 +500,43 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     frame's work (`_frame_work`). At most `iterations` along J₀ and `current` along the current rows."""
     n = len(system.column)
     J = len(system.model.kind)
-    work_c, work_R = centre.copy(), rotation.copy()
-    inertia = np.empty((n, 3, 3))
+    scratch = system.scratch
+    work_c, work_R = scratch.centre, scratch.rotation
+    work_c[:] = centre
+    work_R[:] = rotation
+    inertia = scratch.inertia
     for c in range(n):
         store33(inertia, c, _inverse33(load33(system.inverse_inertia, system.column[c])))
-    x = np.empty((n, 3))
+    x = scratch.x
     for c in range(n):
         x[c] = centre[system.column[c]]
-    A = np.zeros((n, 6))
+    A = scratch.A
+    A[:] = 0.0
     terms = system.terms
     exact, armature, damping = terms.exact, terms.armature, terms.damping
-    lam, trial_lam = np.zeros(J), np.zeros(J)      # the rotor rows' impulses × h
-    total, trial_total = np.zeros((J, ROWS_PER_JOINT)), np.zeros((J, ROWS_PER_JOINT))   # every row's
-    R, D = np.empty((n, 3, 3)), np.empty((n, 3, 3))
-    taken = np.zeros((J, ROWS_PER_JOINT), np.bool_)
-    storage = np.empty(system.graph.values)
-    pivot = np.empty((J, ROWS_PER_JOINT), np.int64)
-    W = np.zeros((J, ROWS_PER_JOINT, 2, 6))
-    mu = np.empty((J, ROWS_PER_JOINT))
-    kick = np.empty((n, 6))
-    trial_x, trial_A = np.empty((n, 3)), np.empty((n, 6))
+    lam, trial_lam = scratch.lam, scratch.trial_lam         # the rotor rows' impulses × h
+    total, trial_total = scratch.total, scratch.trial_total  # every row's
+    lam[:] = 0.0
+    total[:] = 0.0
+    R, D = scratch.R, scratch.D
+    taken = scratch.taken
+    taken[:] = False
+    W = scratch.W
+    W[:] = 0.0
+    mu, kick = scratch.mu, scratch.kick
+    trial_x, trial_A = scratch.trial_x, scratch.trial_A
     # g(q₀): the rows at the start-of-step poses (the moving frames where they end the step, as at q)
     for c in range(n):
         b = system.column[c]
         work_c[b] = system.centre[b]
         store33(work_R, b, load33(system.rotation, b))
     joint_geometry(system.model, work_c, work_R, system.geometry)
-    start_C = system.geometry.C.copy()
+    start_C = scratch.start_C
+    start_C[:] = system.geometry.C
     K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken, lam, total)
     along_current = False
     stats[:] = 0.0
-    stats[3] = _curvature_error(system, start_C, x, R, taken)
+    stats[3] = _curvature_error(system, start_C, x, R, taken, scratch.moved)
     stats[5] = _relative_error(system, taken)
     previous = np.inf
     along_start = 0         # iterations along J₀
@@ -476,8 +544,9 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     # (`factored`: for these rows, along these directions; `chord`: the last step was one)
     factored, chord = False, False
     stalls = 0              # Newton steps in a row that each left more than STALL of the error
-    factored_taken = np.zeros((J, ROWS_PER_JOINT), np.bool_)
-    fallen = np.empty(CURRENT_WINDOW + 1)     # the error as each of the last current-row iterations began
+    factored_taken = scratch.factored_taken
+    factored_taken[:] = False
+    fallen = scratch.fallen     # the error as each of the last current-row iterations began
     for _ in range(iterations + current):
         if error <= tolerance:
             break
@@ -522,15 +591,15 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                     factored = False        # (an inequality taken or let go: another matrix)
         chord = factored
         if chord:
-            solved = solve_factored(system.graph, storage, mu, pivot)
+            solved = solve_factored(system.graph, scratch.factors, mu)
         else:
             _weigh(system, taken, along_current, D, W)
-            assemble(system.graph, system.geometry.jacobian, W, taken, storage)
+            assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage)
             for j in range(J):
                 m = _rotor_mass(exact[j], armature[j], damping[j], h)
                 if m != 0.0:    # the rotor's own give: ∂g/∂Λ = J W + 1/m
-                    _add_diagonal(system.graph, storage, j, SPRING, 1.0 / m)
-            solved = factor_and_solve(system.graph, storage, mu, pivot)
+                    _add_diagonal(system.graph, scratch.factors.storage, j, SPRING, 1.0 / m)
+            solved = factor_and_solve(system.graph, scratch.factors, mu)
             factored = solved
             factored_taken[:] = taken
             stats[6] += 1.0
@@ -551,7 +620,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                         if c >= 0:
                             for i in range(6):
                                 kick[c, i] += Jd[side, i] * mu[j, s]
-            solved = np.all(np.isfinite(kick))
+            solved = _finite(kick)
         # Newton's step (along J₀ or the current rows) is a descent direction of Σ g²: halved until
         # it lowers it (a full step may raise max |g| on the way to convergence)
         descent = False
@@ -562,7 +631,9 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                     m = system.inverse_mass[system.column[c]]
                     for i in range(3):
                         trial_x[c, i] = x[c, i] + m * kick[c, i]
-                trial_A[:] = A + kick
+                for c in range(n):
+                    for i in range(6):
+                        trial_A[c, i] = A[c, i] + kick[c, i]
                 # (a slot the solve did not take has μ = 0: `factor_and_solve`; `taken` is the trial's now)
                 for j in range(J):
                     trial_lam[j] = lam[j] + fraction * mu[j, SPRING]
@@ -656,21 +727,23 @@ def _weigh_row(body, inverse_mass, inverse_inertia, jac, j, W_row):
 
 
 @kernel
-def project_velocities_kernel(model, index, graph, geometry, centre, rotation, velocity, inverse_mass, inverse_inertia,
-                              dv, terms, h, work):
-    """`project_velocities` compiled; adds each joint's moving frame's work through its impulses to
-    `work` (J,)."""
+def project_velocities_kernel(model, index, graph, geometry, scratch, centre, rotation, velocity, inverse_mass,
+                              inverse_inertia, dv, terms, h, work):
+    """`project_velocities` compiled, `scratch` its `VelocityScratch`; adds each joint's moving
+    frame's work through its impulses to `work` (J,)."""
     joint_geometry(model, centre, rotation, geometry)
     J = len(model.kind)
-    taken = np.zeros((J, ROWS_PER_JOINT), np.bool_)
-    mu = np.zeros((J, ROWS_PER_JOINT))
-    W = np.zeros((J, ROWS_PER_JOINT, 2, 6))
+    taken, mu, W = scratch.taken, scratch.mu, scratch.W
+    taken[:] = False
+    mu[:] = 0.0
+    W[:] = 0.0
     K = 0
     # the joint terms' last kick at q₁ (module docstring, "Joint terms"): (h/2) τ(q₁) along J₁, and
     # without an armature the damper's −(D/2)(q₁ − q₀); the rows then see the kicked velocity
     exact, armature = terms.exact, terms.armature
     if np.any(exact):
-        velocity = velocity.copy()
+        scratch.velocity[:] = velocity
+        velocity = scratch.velocity
     for j in range(J):
         if not exact[j]:
             continue
@@ -721,12 +794,11 @@ def project_velocities_kernel(model, index, graph, geometry, centre, rotation, v
             _weigh_row(model.body, inverse_mass, inverse_inertia, jac, j, W[j, s])
     if K == 0:
         return
-    storage = np.empty(graph.values)
-    assemble(graph, geometry.jacobian, W, taken, storage)
+    assemble(graph, geometry.jacobian, W, taken, scratch.factors.storage)
     for j in range(J):
         if taken[j, SPRING]:
-            _add_diagonal(graph, storage, j, SPRING, 1.0 / terms.armature[j])
-    if not factor_and_solve(graph, storage, mu, np.empty((J, ROWS_PER_JOINT), np.int64)):
+            _add_diagonal(graph, scratch.factors.storage, j, SPRING, 1.0 / terms.armature[j])
+    if not factor_and_solve(graph, scratch.factors, mu):
         return
     _frame_work(model, geometry.frame_speed, mu, 1.0, work)     # (an untaken slot's μ is 0: `factor_and_solve`)
     for j in range(J):
@@ -756,7 +828,7 @@ def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass,
     if len(joints):
         c = lambda a: np.ascontiguousarray(a, float)
         project_velocities_kernel(joints.model(limit_slack), bodies.index, bodies.graph, bodies.velocity_rows,
-                                  c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv,
+                                  bodies.velocity_scratch, c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv,
                                   no_terms(len(joints)) if terms is None else terms, float(h),
                                   np.zeros(len(joints)) if work is None else work)
     return dv

@@ -532,7 +532,7 @@ class JointStart(NamedTuple):
     directions, SHAKE's rows)."""
     slots: np.ndarray           # (K,) each joint row's slot j × ROWS_PER_JOINT + s, in row order
     rows: Rows                  # the joint rows as prepared (SHAKE's position rows start from them)
-    centre: np.ndarray          # (B, 3) the start-of-step poses (copies)
+    centre: np.ndarray          # (B, 3) the start-of-step poses (copies, kept until the next prepare)
     rotation: np.ndarray        # (B, 3, 3)
     jacobian: np.ndarray        # (J, ROWS_PER_JOINT, 2, 6) J₀: every (joint, slot) row at those poses
     limit_slack: object         # (J,) the soft limits (`Joints.limit_slack`), or None without limits
@@ -772,7 +772,10 @@ class SceneSolver:
             # With post-stabilization the joints' position error is projected out after the step
             # (`post_stabilize`), so the velocity solve carries no Baumgarte bias into the energy.
             joint_beta = 0.0 if POST_STABILIZATION else beta
-            geometry = self.joints.geometry(centre, rotation)      # the rows' and the soft limits' (one kernel call)
+            if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
+                self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
+            # the rows' and the soft limits' (one kernel call), kept for the sub-step (J₀)
+            geometry = self.joints.geometry(centre, rotation, out=self._joint_bodies.start_rows)
             terms = self._joint_terms(geometry, velocity) if rattle and self._exact is not None else None
             joint_rows, slots = self.joints.rows(centre, rotation, h, joint_beta, softness=softness,
                                                  control=self.carried.control, velocity=velocity, geometry=geometry,
@@ -781,12 +784,13 @@ class SceneSolver:
             # The start-of-step rows and poses: RATTLE's first-kick directions (`project_joint_positions`:
             # J₀ from `geometry`), SHAKE's (`post_stabilize`); the soft limits for the projections (a
             # joint past its limit eases back at the ERP rate)
-            joint_start = JointStart(slots, joint_rows, centre.copy(), rotation.copy(), geometry.jacobian,
+            bodies = self._joint_bodies
+            np.copyto(bodies.start_centre, centre)
+            np.copyto(bodies.start_rotation, rotation)
+            joint_start = JointStart(slots, joint_rows, bodies.start_centre, bodies.start_rotation, geometry.jacobian,
                                      self.joints.limit_slack(geometry, h) if self.joints_limited else None, terms,
                                      geometry.frame_speed.copy() if self._any_framed else None,
                                      self._chord_rows(joint_rows, slots, geometry, velocity) if rattle else None)
-            if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
-                self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
         offset = sum(len(p) for p in parts)
         self.contacts = None
         if len(self.shapes):
