@@ -552,15 +552,20 @@ def _eliminate_half(graph, storage, pivot, x, half):
 @kernel(parallel=True)
 def _eliminate_halves(graph, storage, pivot, x, ok):
     """Both halves at once, one a thread (numba `prange`; on one thread one after the other, the
-    same bits): ok[h] whether half h's blocks were regular."""
+    same bits): ok[h] whether half h's blocks were regular; then the updates they deferred, the
+    SHARED rows dealt between the threads by parity (`_shared_updates`)."""
     for half in prange(2):
         ok[half] = _eliminate_half(graph, storage, pivot, x, half)
+    if ok[0] and ok[1]:
+        for half in prange(2):
+            _shared_updates(graph, storage, x, half)
 
 
-@kernel(inline=True)
-def _shared_updates(graph, storage, x):
-    """The Schur updates the halves deferred, into the SHARED joints' blocks and right-hand sides,
-    joint by joint in elimination order (so each block sums them in one order, whatever the threads)."""
+@kernel
+def _shared_updates(graph, storage, x, half):
+    """The Schur updates the halves deferred into the SHARED joints' blocks and right-hand sides, of
+    the rows i with i % 2 == half, joint by joint in elimination order (so each block sums them in
+    one order, whatever the threads)."""
     for position in range(len(graph.order)):
         k = graph.order[position]
         m = graph.size[k]
@@ -570,7 +575,7 @@ def _shared_updates(graph, storage, x):
         u = graph.update_start[k]
         for e in range(first, last):
             i = graph.later[e]
-            if graph.part[i] != SHARED:
+            if graph.part[i] != SHARED or i % 2 != half:
                 u += last - first
                 continue
             m_i = graph.size[i]
@@ -615,7 +620,6 @@ def factor_and_solve(graph, factors, rhs):
         _eliminate_halves(graph, storage, pivot, x, factors.ok)
         if not (factors.ok[0] and factors.ok[1]):
             return False
-        _shared_updates(graph, storage, x)
     for position in range(J):
         k = graph.order[position]
         if graph.part[k] == SHARED and not _eliminate_joint(graph, storage, pivot, x, k, False):
