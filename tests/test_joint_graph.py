@@ -5,13 +5,11 @@ Each case builds joints between random bodies at random poses, random rows J and
 (so that Γ = J Wᵀ is nonsymmetric, as RATTLE's J(q_k) M₀⁻¹ J₀ᵀ is, yet well conditioned), leaves
 about one slot in ten untaken, and solves Γ μ = r both ways.
 """
-import numba
 import numpy as np
 import pytest
 
-from physics.constraints.joint_graph import (HALVES_BALANCE, SHARED, assemble, dissection_order, empty_factors,
-                                            factor_and_solve, filled, load_layout, minimum_degree_order, solve_factored,
-                                            structure, tree_order)
+from physics.constraints.joint_graph import (assemble, dissection_order, empty_factors, factor_and_solve, filled,
+                                            load_layout, minimum_degree_order, solve_factored, structure, tree_order)
 from physics.constraints.joints import BALL, FIXED, HINGE, ROWS_PER_JOINT, Joints
 
 RNG = np.random.default_rng(7)
@@ -167,23 +165,18 @@ def test_the_load_layout_places_the_bodies_as_they_were_loaded_up_to_a_rigid_mot
     assert np.abs(distances(layout) - distances(centre)).max() < 1e-12
 
 
-def flat_net(side):
-    """A side × side net of ball joints laid flat (`grid_edges`), 0.3 m between the bodies."""
+def test_a_net_is_dissected_with_less_fill_than_minimum_degree_and_still_solves_what_numpy_solves():
+    """On a 16 × 16 net laid flat, nested dissection across the layout needs fewer Schur updates
+    than minimum degree (counted: at least 1.4 times fewer; at 32 × 32 it is 2.2), `structure`
+    keeps it, and the dissected elimination solves Γ μ = r as numpy does (the first test's bound)."""
+    side = 16
     edges = grid_edges(side)
     centre = np.array([(i * 0.3, k * 0.3, 0.0) for i in range(side) for k in range(side)])
     rotation = np.broadcast_to(np.eye(3), (side * side, 3, 3)).copy()
     anchor = np.array([(centre[max(a, 0)] + centre[b]) / 2 if a >= 0 else centre[b] for a, b in edges])
-    return Joints.from_world(np.full(len(edges), BALL), np.array(edges), anchor, np.tile([0, 0, 1.0], (len(edges), 1)),
-                             centre, rotation)
-
-
-def test_a_net_is_dissected_with_less_fill_than_minimum_degree_and_still_solves_what_numpy_solves():
-    """On a 16 × 16 net laid flat, nested dissection across the layout needs fewer Schur updates
-    than minimum degree (counted: at least 1.4 times fewer; at 32 × 32 it is 2.2), `structure`
-    keeps it, and the dissected elimination (in two halves: the next test) solves Γ μ = r as numpy
-    does (the first test's bound)."""
-    joints = flat_net(16)
-    neighbours = [set() for _ in range(len(joints))]
+    joints = Joints.from_world(np.full(len(edges), BALL), np.array(edges), anchor, np.tile([0, 0, 1.0], (len(edges), 1)),
+                               centre, rotation)
+    neighbours = [set() for _ in edges]
     for j, l in shared_pairs(joints):
         neighbours[j].add(l)
         neighbours[l].add(j)
@@ -194,42 +187,6 @@ def test_a_net_is_dissected_with_less_fill_than_minimum_degree_and_still_solves_
     assert len(structure(joints).update) == dissected
     sparse, dense, condition = solve_both(joints)
     assert np.abs(sparse - dense).max() <= 1e-14 * condition * np.abs(dense).max(), condition
-
-
-def test_a_nets_halves_share_only_the_separator_and_give_the_same_bits_on_one_thread_or_two():
-    """The 16 × 16 net's elimination splits into two halves (`elimination_halves`), each with at
-    least HALVES_BALANCE of the Schur updates, and the SHARED joints above them: no joint of one
-    half has a later neighbour in the other (so the two threads never touch one block). Factored
-    on two threads or on one, the multipliers are the same bits (tolerance 0: every block takes
-    the same operations in the same order either way). A chain has no halves: one thread."""
-    graph = structure(flat_net(16))
-    assert graph.split
-    part = graph.part
-    updates = np.diff(graph.update_start)
-    for half in (0, 1):
-        assert updates[part == half].sum() >= HALVES_BALANCE * updates.sum()
-        for k in np.flatnonzero(part == half):
-            later = graph.later[graph.later_start[k]:graph.later_start[k + 1]]
-            assert np.all((part[later] == half) | (part[later] == SHARED)), (k, later)
-    J = len(graph.size)
-    taken = graph.slots >= 0
-    jacobian = RNG.normal(size=(J, ROWS_PER_JOINT, 2, 6))
-    weighted = jacobian + 0.1 * RNG.normal(size=jacobian.shape)
-    rhs = RNG.normal(size=(J, ROWS_PER_JOINT)) * taken
-    solved = {}
-    previous = numba.get_num_threads()
-    try:
-        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
-            numba.set_num_threads(threads)
-            factors, mu = empty_factors(graph), rhs.copy()
-            assemble(graph, jacobian, weighted, taken, factors.storage)
-            assert factor_and_solve(graph, factors, mu)
-            solved[threads] = mu
-    finally:
-        numba.set_num_threads(previous)
-    first, last = solved.values()
-    assert np.array_equal(first, last)
-    assert not structure(random_joints(400, chain_edges(400), kinds=(BALL,))).split
 
 
 def test_a_chains_elimination_grows_linearly_with_its_joints():

@@ -23,11 +23,6 @@ The factors stay in the block storage (`Factors`, made once per topology with th
 factorization allocates nothing), and another right-hand side with the same Γ costs the two
 substitutions alone (`solve_factored`: RATTLE's chord steps). Most of a factorization's time on a
 net is the Schur updates Γ_il −= Γ_ik Γ_kl, unrolled where all three blocks are a ball joint's 3 × 3.
-A net's elimination tree splits into two halves that share only the blocks of the joints above them
-(a nested dissection's top separator: `elimination_halves`), so the two are eliminated at the same
-time on two threads, their updates into the shared blocks made after both in elimination order:
-the same bits on one thread or two, and the 32 × 32 net's factorization in about 0.6 of one thread's
-time. A tree's (every robot's) is small enough to stay on one thread.
 
 Each block is one joint's rows (a ball joint 3, a hinge 5 or 6 with its limit): the diagonal
 block is solved by Gaussian elimination with partial pivoting inside the block, which needs no
@@ -48,15 +43,11 @@ import heapq
 from typing import NamedTuple
 
 import numpy as np
-from numba import prange
 
 from physics.core.compiled import kernel
 from physics.constraints.joints import ROWS_PER_JOINT, SPRING, joint_geometry, joint_geometry_arrays
 
 REGULARIZATION = 1e-12     # relative, on the taken diagonal (redundant rows: a closed loop of joints)
-HALVES_MIN_UPDATES = 20000  # Schur updates a factorization needs before its halves run on two threads …
-HALVES_BALANCE = 0.25       # … where the lighter half holds at least this share of them (`elimination_halves`)
-SHARED = 2                  # `JointGraph.part` of a joint eliminated after both halves
 
 
 class JointGraph(NamedTuple):
@@ -74,8 +65,6 @@ class JointGraph(NamedTuple):
     term: np.ndarray            # (T, 5) int64 Γ's assembly: (offset of (j, l), j, side of j, l, side of l)
     #                             for every pair of joint sides on one body, j = l included
     values: int                 # floats in the block storage
-    part: np.ndarray            # (J,) int64 the half (0, 1) whose thread eliminates the joint, or SHARED
-    split: bool                 # whether there are halves (`elimination_halves`); else every joint is SHARED
 
 
 class Factors(NamedTuple):
@@ -84,14 +73,12 @@ class Factors(NamedTuple):
     storage: np.ndarray         # (values,) Γ's blocks (`assemble`), then their LU factors
     pivot: np.ndarray           # (J, ROWS_PER_JOINT) int64 each diagonal block's row swaps
     x: np.ndarray               # (J * ROWS_PER_JOINT,) the right-hand side by block row (`_gathered`)
-    ok: np.ndarray              # (2,) bool whether each half's diagonal blocks were regular
 
 
 def empty_factors(graph):
     """Empty `Factors` for `graph` (`JointGraph`)."""
     J = len(graph.size)
-    return Factors(np.empty(graph.values), np.empty((J, ROWS_PER_JOINT), np.int64), np.empty(J * ROWS_PER_JOINT),
-                   np.empty(2, np.bool_))
+    return Factors(np.empty(graph.values), np.empty((J, ROWS_PER_JOINT), np.int64), np.empty(J * ROWS_PER_JOINT))
 
 
 def _possible_slots(joints):
@@ -278,55 +265,6 @@ def filled(neighbours, order):
     return later
 
 
-def elimination_halves(order, later):
-    """(J,) int64 each joint's `JointGraph.part`: two sets of subtrees of the elimination tree whose
-    factorizations run at the same time, balanced by their Schur updates, and SHARED for the joints
-    eliminated after both (a nested dissection's top separator). All SHARED (one thread) where a
-    factorization needs fewer than HALVES_MIN_UPDATES updates (a fork and join costs more than it
-    saves: every robot, every chain) or the lighter half would hold less than HALVES_BALANCE of them.
-
-    The elimination tree (Liu, "The Role of Elimination Trees in Sparse Factorization", 1990): a
-    joint's parent is the first of its later neighbours `later` in the filled graph, to be eliminated
-    in `order`. Every later neighbour of a joint is one of its ancestors, so eliminating a joint
-    updates blocks of its subtree's ancestors only, and two disjoint subtrees meet only in the
-    blocks of the ancestors they share. From the roots down, the heaviest subtree is opened (its root
-    SHARED, its children in its place) while it holds more than 60 % of the updates of those left;
-    those are then dealt, heaviest first, to the lighter half."""
-    J = len(order)
-    rank = np.empty(J, np.int64)
-    rank[np.asarray(order, np.int64)] = np.arange(J)
-    parent = [min(later[k], key=lambda l: rank[l]) if later[k] else -1 for k in range(J)]
-    updates = [len(later[k]) ** 2 for k in range(J)]
-    weight = list(map(float, updates))          # of each joint's subtree
-    children = [[] for _ in range(J)]
-    for k in order:
-        if parent[k] >= 0:
-            weight[parent[k]] += weight[k]
-            children[parent[k]].append(k)
-    part = np.full(J, -1, np.int64)
-    total = sum(updates)
-    if total < HALVES_MIN_UPDATES:
-        part[:] = SHARED
-        return part
-    left = sorted((k for k in range(J) if parent[k] < 0), key=lambda k: (-weight[k], k))
-    while left and (len(left) == 1 or weight[left[0]] > 0.6 * sum(weight[k] for k in left)):
-        opened, left = left[0], left[1:]
-        part[opened] = SHARED
-        left = sorted(left + children[opened], key=lambda k: (-weight[k], k))
-    halves = [0.0, 0.0]
-    for k in left:
-        half = 0 if halves[0] <= halves[1] else 1
-        part[k] = half
-        halves[half] += weight[k]
-    if min(halves) < HALVES_BALANCE * total:
-        part[:] = SHARED
-        return part
-    for k in reversed(order):                   # ancestors first: a subtree's joints take its root's half
-        if part[k] < 0:
-            part[k] = part[parent[k]]
-    return part
-
-
 def structure(joints):
     """The `JointGraph` of `joints` (`physics.constraints.joints.Joints`): their blocks, an
     elimination order over the joints that share a moving body (leaves first on a forest:
@@ -379,9 +317,8 @@ def structure(joints):
     update = np.array([block(i, l) for j in range(J) for i in later[j] for l in later[j]], np.int64)
     term = np.array([(block(j, l), j, sj, l, sl) for sides in on_body.values() for j, sj in sides for l, sl in sides],
                     np.int64).reshape(-1, 5)
-    part = elimination_halves(order, later)
     return JointGraph(slots, size, np.array(order, np.int64), diagonal, later_start, flat_later, block_jl, block_lj,
-                      update_start, update, term, offset, part, bool(np.any(part != SHARED)))
+                      update_start, update, term, offset)
 
 
 @kernel
@@ -489,95 +426,31 @@ def _update33(storage, ik, kl, il):
     storage[il + 8] -= 0.0 + a20 * b02 + a21 * b12 + a22 * b22
 
 
-@kernel(inline=True)
-def _eliminate_joint(graph, storage, pivot, x, k, defer):
-    """The module docstring's elimination step of joint k: its diagonal block factored, its rows of
-    Γ and r solved, the Schur updates of its later neighbours' blocks and right-hand sides; with
-    `defer`, not those into the blocks and right-hand sides of SHARED joints (`_shared_updates`
-    makes them). False if the diagonal block is singular."""
-    m = graph.size[k]
-    if m == 0:
-        return True
-    if not _lu_factor(storage, graph.diagonal[k], m, pivot[k]):
-        return False
-    _lu_solve(storage, graph.diagonal[k], m, pivot[k], x, k * ROWS_PER_JOINT, 1, 1)
-    first, last = graph.later_start[k], graph.later_start[k + 1]
-    for e in range(first, last):                 # Γ_kl ← P⁻¹ Γ_kl
-        l = graph.later[e]
-        _lu_solve(storage, graph.diagonal[k], m, pivot[k], storage, graph.block_jl[e], graph.size[l],
-                  graph.size[l])
-    u = graph.update_start[k]
-    for e in range(first, last):                 # row i −= Γ_ik (row k)
-        i = graph.later[e]
-        m_i = graph.size[i]
-        ik = graph.block_lj[e]
-        shared_i = defer and graph.part[i] == SHARED
-        for f in range(first, last):
-            l = graph.later[f]
-            m_l = graph.size[l]
-            kl, il = graph.block_jl[f], graph.update[u]
-            u += 1
-            if shared_i and graph.part[l] == SHARED:
-                continue
-            if m == 3 and m_i == 3 and m_l == 3:
-                _update33(storage, ik, kl, il)
-                continue
-            for r in range(m_i):
-                for c in range(m_l):
-                    s = 0.0
-                    for q in range(m):
-                        s += storage[ik + r * m + q] * storage[kl + q * m_l + c]
-                    storage[il + r * m_l + c] -= s
-        if shared_i:
-            continue
-        for r in range(m_i):
-            s = 0.0
-            for q in range(m):
-                s += storage[ik + r * m + q] * x[k * ROWS_PER_JOINT + q]
-            x[i * ROWS_PER_JOINT + r] -= s
-    return True
-
-
 @kernel
-def _eliminate_half(graph, storage, pivot, x, half):
-    """Every joint of `half` in order (`_eliminate_joint`, deferring the SHARED blocks): nothing it
-    writes is written or read by the other half's. False if a diagonal block is singular."""
-    for position in range(len(graph.order)):
-        k = graph.order[position]
-        if graph.part[k] == half and not _eliminate_joint(graph, storage, pivot, x, k, True):
-            return False
-    return True
-
-
-@kernel(parallel=True)
-def _eliminate_halves(graph, storage, pivot, x, ok):
-    """Both halves at once, one a thread (numba `prange`; on one thread one after the other, the
-    same bits): ok[h] whether half h's blocks were regular; then the updates they deferred, the
-    SHARED rows dealt between the threads by parity (`_shared_updates`)."""
-    for half in prange(2):
-        ok[half] = _eliminate_half(graph, storage, pivot, x, half)
-    if ok[0] and ok[1]:
-        for half in prange(2):
-            _shared_updates(graph, storage, x, half)
-
-
-@kernel
-def _shared_updates(graph, storage, x, half):
-    """The Schur updates the halves deferred into the SHARED joints' blocks and right-hand sides, of
-    the rows i with i % 2 == half, joint by joint in elimination order (so each block sums them in
-    one order, whatever the threads)."""
-    for position in range(len(graph.order)):
+def factor_and_solve(graph, factors, rhs):
+    """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place, slot-indexed (untaken slots come out as they went
+    in, 0 for a zero right-hand side), Γ assembled in `factors.storage` (`assemble`, overwritten by
+    its factors). The module docstring's elimination; False if a diagonal block is singular (the
+    rows are dependent beyond the regularization's reach)."""
+    J = len(graph.size)
+    storage, pivot, x = factors.storage, factors.pivot, factors.x
+    _gathered(graph, rhs, x)
+    for position in range(J):
         k = graph.order[position]
         m = graph.size[k]
-        if graph.part[k] == SHARED or m == 0:
+        if m == 0:
             continue
+        if not _lu_factor(storage, graph.diagonal[k], m, pivot[k]):
+            return False
+        _lu_solve(storage, graph.diagonal[k], m, pivot[k], x, k * ROWS_PER_JOINT, 1, 1)
         first, last = graph.later_start[k], graph.later_start[k + 1]
+        for e in range(first, last):                 # Γ_kl ← P⁻¹ Γ_kl
+            l = graph.later[e]
+            _lu_solve(storage, graph.diagonal[k], m, pivot[k], storage, graph.block_jl[e], graph.size[l],
+                      graph.size[l])
         u = graph.update_start[k]
-        for e in range(first, last):
+        for e in range(first, last):                 # row i −= Γ_ik (row k)
             i = graph.later[e]
-            if graph.part[i] != SHARED or i % 2 != half:
-                u += last - first
-                continue
             m_i = graph.size[i]
             ik = graph.block_lj[e]
             for f in range(first, last):
@@ -585,8 +458,6 @@ def _shared_updates(graph, storage, x, half):
                 m_l = graph.size[l]
                 kl, il = graph.block_jl[f], graph.update[u]
                 u += 1
-                if graph.part[l] != SHARED:
-                    continue
                 if m == 3 and m_i == 3 and m_l == 3:
                     _update33(storage, ik, kl, il)
                     continue
@@ -601,29 +472,6 @@ def _shared_updates(graph, storage, x, half):
                 for q in range(m):
                     s += storage[ik + r * m + q] * x[k * ROWS_PER_JOINT + q]
                 x[i * ROWS_PER_JOINT + r] -= s
-
-
-@kernel
-def factor_and_solve(graph, factors, rhs):
-    """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place, slot-indexed (untaken slots come out as they went
-    in, 0 for a zero right-hand side), Γ assembled in `factors.storage` (`assemble`, overwritten by
-    its factors). The module docstring's elimination; False if a diagonal block is singular (the
-    rows are dependent beyond the regularization's reach).
-
-    Where the graph has halves (`elimination_halves`: a net's), they are eliminated at the same time
-    on two threads, their updates into the SHARED joints' blocks made after both (`_shared_updates`),
-    then the SHARED joints; without, every joint in order on this thread."""
-    J = len(graph.size)
-    storage, pivot, x = factors.storage, factors.pivot, factors.x
-    _gathered(graph, rhs, x)
-    if graph.split:
-        _eliminate_halves(graph, storage, pivot, x, factors.ok)
-        if not (factors.ok[0] and factors.ok[1]):
-            return False
-    for position in range(J):
-        k = graph.order[position]
-        if graph.part[k] == SHARED and not _eliminate_joint(graph, storage, pivot, x, k, False):
-            return False
     _back_substitute(graph, storage, x, rhs)
     return True
 
