@@ -121,6 +121,43 @@ CURRENT_FALL = 0.1
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
 
 
+class PositionScratch(NamedTuple):
+    """`project_positions_kernel`'s working arrays, views of an `Arena` (`_position_scratch`);
+    every one is written before it is read in each projection. n jointed bodies (columns) of B
+    solver bodies, J joints, R = ROWS_PER_JOINT slots a joint."""
+    centre: np.ndarray          # (B, 3) the poses being evaluated, every solver body …
+    rotation: np.ndarray        # (B, 3, 3) … (the unjointed ones as they came)
+    inertia: np.ndarray         # (n, 3, 3) world inertia at the start (M₀)
+    x: np.ndarray               # (n, 3) the translations so far …
+    A: np.ndarray               # (n, 6) … and the impulse × h that moved them [linear, angular]
+    trial_x: np.ndarray         # (n, 3) a line search's trial of x …
+    trial_A: np.ndarray         # (n, 6) … and of A
+    lam: np.ndarray             # (J,) the rotor rows' impulses × h so far …
+    trial_lam: np.ndarray       # (J,) … and a trial's
+    total: np.ndarray           # (J, R) every row's impulse × h so far …
+    trial_total: np.ndarray     # (J, R) … and a trial's
+    R: np.ndarray               # (n, 3, 3) the jointed bodies' rotations at the pose evaluated
+    D: np.ndarray               # (n, 3, 3) their drift derivatives there
+    taken: np.ndarray           # (J, R) bool the rows taken at the pose evaluated …
+    factored_taken: np.ndarray  # (J, R) bool … and those the kept factors were made with
+    W: np.ndarray               # (J, R, 2, 6) M₀⁻¹ J_dᵀ per row and side
+    mu: np.ndarray              # (J, R) a Newton step's multipliers
+    kick: np.ndarray            # (n, 6) J_dᵀ μ per column
+    fallen: np.ndarray          # (CURRENT_WINDOW + 1,) the error as each recent current-row iteration began
+    start_C: np.ndarray         # (J, R) g(q₀)
+    moved: np.ndarray           # (n, 6) the drift since the start, per column (`_curvature_error`)
+    factors: Factors            # the Newton matrix's factors, kept for chord steps
+
+
+class VelocityScratch(NamedTuple):
+    """`project_velocities_kernel`'s working arrays (as `PositionScratch`)."""
+    taken: np.ndarray           # (J, R) bool the rows at their bound or equalities
+    mu: np.ndarray              # (J, R) their multipliers
+    W: np.ndarray               # (J, R, 2, 6) M⁻¹ Jᵀ per row and side
+    velocity: np.ndarray        # (B, 6) the velocities the joint terms' last kick leaves
+    factors: Factors            # J M⁻¹ Jᵀ's factors
+
+
 class Arena(NamedTuple):
     """The projections' working memory, made once per topology (`JointBodies`) so that a projection
     allocates nothing: three flat arrays, cut inside the kernels into the named views of
@@ -206,43 +243,6 @@ def _position_scratch(arena, n, J, B, values):
                            D.reshape((n, 3, 3)), taken.reshape((J, R)), factored_taken.reshape((J, R)),
                            W.reshape((J, R, 2, 6)), mu.reshape((J, R)), kick.reshape((n, 6)), fallen,
                            start_C.reshape((J, R)), moved.reshape((n, 6)), velocity.factors), o, b
-
-
-class PositionScratch(NamedTuple):
-    """`project_positions_kernel`'s working arrays, views of the `Arena` (`_position_scratch`);
-    every one is written before it is read in each projection. n jointed bodies (columns) of B
-    solver bodies, J joints, R = ROWS_PER_JOINT slots a joint."""
-    centre: np.ndarray          # (B, 3) the poses being evaluated, every solver body …
-    rotation: np.ndarray        # (B, 3, 3) … (the unjointed ones as they came)
-    inertia: np.ndarray         # (n, 3, 3) world inertia at the start (M₀)
-    x: np.ndarray               # (n, 3) the translations so far …
-    A: np.ndarray               # (n, 6) … and the impulse × h that moved them [linear, angular]
-    trial_x: np.ndarray         # (n, 3) a line search's trial of x …
-    trial_A: np.ndarray         # (n, 6) … and of A
-    lam: np.ndarray             # (J,) the rotor rows' impulses × h so far …
-    trial_lam: np.ndarray       # (J,) … and a trial's
-    total: np.ndarray           # (J, R) every row's impulse × h so far …
-    trial_total: np.ndarray     # (J, R) … and a trial's
-    R: np.ndarray               # (n, 3, 3) the jointed bodies' rotations at the pose evaluated
-    D: np.ndarray               # (n, 3, 3) their drift derivatives there
-    taken: np.ndarray           # (J, R) bool the rows taken at the pose evaluated …
-    factored_taken: np.ndarray  # (J, R) bool … and those the kept factors were made with
-    W: np.ndarray               # (J, R, 2, 6) M₀⁻¹ J_dᵀ per row and side
-    mu: np.ndarray              # (J, R) a Newton step's multipliers
-    kick: np.ndarray            # (n, 6) J_dᵀ μ per column
-    fallen: np.ndarray          # (CURRENT_WINDOW + 1,) the error as each recent current-row iteration began
-    start_C: np.ndarray         # (J, R) g(q₀)
-    moved: np.ndarray           # (n, 6) the drift since the start, per column (`_curvature_error`)
-    factors: Factors            # the Newton matrix's factors, kept for chord steps
-
-
-class VelocityScratch(NamedTuple):
-    """`project_velocities_kernel`'s working arrays (as `PositionScratch`)."""
-    taken: np.ndarray           # (J, R) bool the rows at their bound or equalities
-    mu: np.ndarray              # (J, R) their multipliers
-    W: np.ndarray               # (J, R, 2, 6) M⁻¹ Jᵀ per row and side
-    velocity: np.ndarray        # (B, 6) the velocities the joint terms' last kick leaves
-    factors: Factors            # J M⁻¹ Jᵀ's factors
 
 
 class JointBodies:
