@@ -164,7 +164,8 @@ class Arena(NamedTuple):
     `PositionScratch`, `VelocityScratch` and their shared `Factors` (`_position_scratch`,
     `_velocity_scratch`). A call unboxes these three, not thirty arrays: numba types and unboxes
     every array of a call's arguments, about 1 µs each, and the iiwa's position projection took
-    65 µs a call with its scratch passed as arrays, 31 µs with it allocated inside."""
+    65 µs a call with its scratch passed as arrays, 31 µs with it allocated inside. The cuts are
+    kernels of their own, not inlined: inlined, they cost the position kernel's cold compile 8 s."""
     floats: np.ndarray          # (F,) float64
     flags: np.ndarray           # (Fb,) bool
     ints: np.ndarray            # (Fi,) int64
@@ -188,7 +189,7 @@ def _cut(buffer, at, count):
     return buffer[at:at + count], at + count
 
 
-@kernel(inline=True)
+@kernel
 def _arena_factors(arena, J, values):
     """The `Factors` at the start of the arena's buffers, and the offsets after them (floats, flags)."""
     R = ROWS_PER_JOINT
@@ -197,7 +198,7 @@ def _arena_factors(arena, J, values):
     return Factors(storage, arena.ints[:J * R].reshape((J, R)), x), o, 0
 
 
-@kernel(inline=True)
+@kernel
 def _velocity_scratch(arena, J, B, values):
     """`VelocityScratch` cut from the arena (`_arena_sizes`); -> (it, the offsets after it)."""
     R = ROWS_PER_JOINT
@@ -210,7 +211,7 @@ def _velocity_scratch(arena, J, B, values):
                            velocity.reshape((B, 6)), factors), o, b
 
 
-@kernel(inline=True)
+@kernel
 def _position_scratch(arena, n, J, B, values):
     """`PositionScratch` cut from the arena, after `VelocityScratch`; -> (it, the offsets after it)."""
     R = ROWS_PER_JOINT
