@@ -68,8 +68,8 @@ class JointGraph(NamedTuple):
 
 
 class Factors(NamedTuple):
-    """A joint graph's numeric factors and the scratch of their substitutions (`factors`), made once
-    per topology with the graph, so that a factorization allocates nothing."""
+    """A joint graph's numeric factors and the scratch of their substitutions (`empty_factors`, or
+    cut from RATTLE's arena), made once per topology, so that a factorization allocates nothing."""
     storage: np.ndarray         # (values,) Γ's blocks (`assemble`), then their LU factors
     pivot: np.ndarray           # (J, ROWS_PER_JOINT) int64 each diagonal block's row swaps
     x: np.ndarray               # (J * ROWS_PER_JOINT,) the right-hand side by block row (`_gathered`)
