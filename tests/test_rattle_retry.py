@@ -373,20 +373,20 @@ def test_a_projection_stuck_along_j0_turns_to_the_current_rows_at_once(tmp_path,
     import subprocess
     import sys
 
-    from physics.constraints import rattle, solver
+    from physics.constraints import rattle
     path = tmp_path / "net.toml"
     subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), "net", "--side", "4", "--slack", "0", "--out",
                     str(path)], check=True, capture_output=True)
     left = []
-    project = solver.project_positions
+    project = rattle.JointBodies.positions
 
-    def counted(*args, **kwargs):
-        result = project(*args, **kwargs)
-        if kwargs["stats"][1]:
-            left.append((kwargs["stats"][7], result[3]))
+    def counted(bodies, *args):
+        result = project(bodies, *args)
+        if bodies.stats[1]:
+            left.append((bodies.stats[7], result[3]))
         return result
 
-    monkeypatch.setattr(solver, "project_positions", counted)
+    monkeypatch.setattr(rattle.JointBodies, "positions", counted)
     sim = Simulation.from_file(path)
     sim.step(60)
     assert len(left) >= 10, "the flat net's projections leave J₀ (a net near a plane)"
@@ -423,14 +423,14 @@ def test_a_net_hung_with_slack_starts_as_designed_and_keeps_its_joints_without_r
             hooks.append(anchor)
     assert len(hooks) == 2
     assert abs(np.linalg.norm(hooks[0] - hooks[1]) - (1.0 - slack) * (side - 1) * pitch) <= 1e-11
-    import physics.constraints.solver as solver_module
-    project, counted = solver_module.project_positions, np.zeros(3)
+    from physics.constraints.rattle import JointBodies
+    project, counted = JointBodies.positions, np.zeros(3)
 
-    def noted(*args, stats=None, **kwargs):
-        out = project(*args, stats=stats, **kwargs)
-        counted[:] += (stats[0], stats[6], stats[1])     # iterations, factorizations, left J₀
+    def noted(bodies, *args):
+        out = project(bodies, *args)
+        counted[:] += (bodies.stats[0], bodies.stats[6], bodies.stats[1])     # iterations, factorizations, left J₀
         return out
-    monkeypatch.setattr(solver_module, "project_positions", noted)
+    monkeypatch.setattr(JointBodies, "positions", noted)
     sim = Simulation.from_file(path)
     worst = 0.0
     for _ in range(60):

@@ -96,7 +96,7 @@ Conventions: B solver bodies, world frame, velocities (B, 6) [v, ω]; static sid
 from typing import NamedTuple
 
 import numpy as np
-from physics.core.compiled import kernel
+from physics.core.compiled import bind, generation, kernel
 
 from physics.constraints.joint_graph import Factors, JointGraph, assemble, factor_and_solve, solve_factored, structure
 from physics.constraints.joints import AXIS, HINGE, LIMIT, ROWS_PER_JOINT, SPRING, JointGeometry, JointModel, JointTerms, \
@@ -267,9 +267,82 @@ class JointBodies:
         self.velocity_rows = joint_geometry_arrays(len(joints))     # `project_velocities`' end-of-step rows
         sizes = _arena_sizes(len(self.body), len(joints), bodies, self.graph.values)
         self.arena = Arena(np.empty(sizes[0]), np.empty(sizes[1], np.bool_), np.empty(sizes[2], np.int64))
+        # the rest of the start, as prepare writes it in place (`SceneSolver.prepare`) …
+        J = len(joints)
+        self.limit_slack = np.zeros(J)
+        self.terms = JointTerms(np.zeros(J, np.bool_), np.zeros(J, np.bool_), *(np.zeros(J) for _ in range(6)))
+        self.frame_speed = np.zeros((J, ROWS_PER_JOINT))
+        # … and each projection's inputs and outputs, so that its call is bound once (`positions`, `velocities`)
+        self.centre, self.rotation = np.empty((bodies, 3)), np.empty((bodies, 3, 3))
+        self.momentum, self.velocity = np.empty((bodies, 3)), np.empty((bodies, 6))
+        self.inverse_inertia = np.empty((bodies, 3, 3))
+        self.dx, self.dtheta, self.impulse = np.empty((bodies, 3)), np.empty((bodies, 3)), np.empty((bodies, 6))
+        self.dv, self.stats = np.empty((bodies, 6)), np.zeros(8)
+        self._bound, self._bound_generation = {}, -1
 
     def __len__(self):
         return len(self.body)
+
+    def _call(self, make, objects, *values):
+        """The bound call `make()` (physics.core.compiled.bind) for these `objects` (by identity) and
+        `values`: made once, and again when a kernel gained a compiled version (`generation`). The
+        objects are held with their call, so no id in a key is reused while it is kept."""
+        if self._bound_generation != generation():
+            self._bound, self._bound_generation = {}, generation()
+        key = tuple(map(id, objects)) + values
+        found = self._bound.get(key)
+        if found is None:
+            found = self._bound[key] = (make(), objects)
+        return found[0]
+
+    def positions(self, joints, inverse_mass, inverse_inertia, limited, termed, framed, centre, rotation, momentum, h,
+                  work):
+        """`project_positions` of the start prepare wrote here (`start_centre`, `start_rotation`,
+        `start_rows`, and `limit_slack`, `terms`, `frame_speed` where `limited`, `termed`, `framed`),
+        M₀⁻¹ `inverse_mass` (B,), `inverse_inertia` (B, 3, 3), through a call bound once: the same
+        bits, without the typing of some seventy arrays at each sub-step. Returns (dx, dθ, impulse,
+        error) as `project_positions` does, the first three this bundle's own arrays (read them
+        before the next projection); `stats` holds the projection's (8,)."""
+        J = len(joints)
+
+        def make():
+            model = joints.model(self.limit_slack if limited else None)
+            system = RattleStart(model, self.body, self.index, inverse_mass, inverse_inertia, self.start_centre,
+                                 self.start_rotation, self.start_rows.jacobian, self.position_rows, self.graph,
+                                 self.arena, self.terms if termed else no_terms(J),
+                                 self.frame_speed if framed else _zero_frame_speed(J))
+            return bind(project_positions_kernel, system, self.centre, self.rotation, self.momentum, float(h),
+                        NEWTON_ITERATIONS, CURRENT_ROWS * NEWTON_ITERATIONS, TOLERANCE, self.dx, self.dtheta,
+                        self.impulse, self.stats, work)
+
+        call = self._call(make, (joints, inverse_mass, inverse_inertia, work), "positions", limited, termed, framed,
+                          float(h))
+        np.copyto(self.centre, centre)
+        np.copyto(self.rotation, rotation)
+        np.copyto(self.momentum, momentum)
+        for out in (self.dx, self.dtheta, self.impulse):
+            out.fill(0.0)
+        return self.dx, self.dtheta, self.impulse, call()
+
+    def velocities(self, joints, inverse_mass, limited, termed, centre, rotation, velocity, inverse_inertia, h, work):
+        """`project_velocities` through a call bound once (`positions`): Δv (B, 6), this bundle's own
+        array (read it before the next projection)."""
+        J = len(joints)
+
+        def make():
+            return bind(project_velocities_kernel, joints.model(self.limit_slack if limited else None), self.index,
+                        self.graph, self.velocity_rows, self.arena, self.centre, self.rotation, self.velocity,
+                        inverse_mass, self.inverse_inertia, self.dv, self.terms if termed else no_terms(J), float(h), work)
+
+        call = self._call(make, (joints, inverse_mass, work), "velocities", limited, termed, float(h))
+        np.copyto(self.centre, centre)
+        np.copyto(self.rotation, rotation)
+        np.copyto(self.velocity, velocity)
+        np.copyto(self.inverse_inertia, inverse_inertia)
+        self.dv.fill(0.0)
+        if J:
+            call()
+        return self.dv
 
 
 def _zero_frame_speed(J):

@@ -35,7 +35,7 @@ from physics.constraints.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SI
 from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, halves, prepare, solve, sweep
 from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
-from physics.constraints.rattle import JointBodies, project_positions, project_velocities, start as rattle_start
+from physics.constraints.rattle import JointBodies
 from physics.math.rotation_kernels import cross, load3
 from physics.model.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs, place
 from physics.dynamics.body_passes import turn_rows
@@ -655,6 +655,7 @@ class SceneSolver:
         self.joint_start_error = 0.0          # and the largest |g| / lever it started from
         self.joint_curvature_error = 0.0      # of which the drift's departure from the rows' tangent
         self._joint_bodies = None
+        self._start_inverse_inertia = None     # (B, 3, 3) M₀⁻¹ as the last prepare found it (`start_inverse_inertia`)
         self.step = None        # what the last prepare hands to this sub-step's other stages (`PreparedStep`)
         self.residual = np.zeros(0)
         self.contacts = None
@@ -776,7 +777,8 @@ class SceneSolver:
                 self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
             # the rows' and the soft limits' (one kernel call), kept for the sub-step (J₀)
             geometry = self.joints.geometry(centre, rotation, out=self._joint_bodies.start_rows)
-            terms = self._joint_terms(geometry, velocity) if rattle and self._exact is not None else None
+            terms = self._joint_terms(geometry, velocity, self._joint_bodies.terms) \
+                if rattle and self._exact is not None else None
             joint_rows, slots = self.joints.rows(centre, rotation, h, joint_beta, softness=softness,
                                                  control=self.carried.control, velocity=velocity, geometry=geometry,
                                                  terms=terms)
@@ -787,9 +789,15 @@ class SceneSolver:
             bodies = self._joint_bodies
             np.copyto(bodies.start_centre, centre)
             np.copyto(bodies.start_rotation, rotation)
+            limit_slack, frame_speed = None, None
+            if self.joints_limited:
+                limit_slack = bodies.limit_slack
+                np.copyto(limit_slack, self.joints.limit_slack(geometry, h))
+            if self._any_framed:
+                frame_speed = bodies.frame_speed
+                np.copyto(frame_speed, geometry.frame_speed)
             joint_start = JointStart(slots, joint_rows, bodies.start_centre, bodies.start_rotation, geometry.jacobian,
-                                     self.joints.limit_slack(geometry, h) if self.joints_limited else None, terms,
-                                     geometry.frame_speed.copy() if self._any_framed else None,
+                                     limit_slack, terms, frame_speed,
                                      self._chord_rows(joint_rows, slots, geometry, velocity) if rattle else None)
         offset = sum(len(p) for p in parts)
         self.contacts = None
@@ -826,6 +834,12 @@ class SceneSolver:
         # around it (the tank's 105 rows in about 30 elements took a third longer that way)
         elements = int(np.count_nonzero(np.asarray(rows.block) != IN_BLOCK)) if len(rows) >= PARALLEL_MIN else 0
         side = halves(centre) if elements >= PARALLEL_MIN else None
+        # M₀⁻¹, kept through the sub-step: the caller's array is its bodies' now, written again later
+        start_inertia = self._start_inverse_inertia
+        if start_inertia is None or start_inertia.shape != np.shape(inverse_inertia):
+            start_inertia = self._start_inverse_inertia = np.empty(np.shape(inverse_inertia))
+        np.copyto(start_inertia, inverse_inertia)
+        inverse_inertia = start_inertia
         self.step = PreparedStep(h, prepare(rows, inverse_mass, inverse_inertia), (inverse_mass, inverse_inertia), side,
                                  cold_start, deep, bounce, joint_start)
         profile.lap("prepare/rows", t)
@@ -1129,12 +1143,16 @@ class SceneSolver:
         self.joints_stiff, self.armature_left, self._chord_wanted = _exact_terms(
             terms.exact, terms.stiffness, terms.damping, terms.armature, s, h, ring, clamped, self._exact)
 
-    def _joint_terms(self, geometry, velocity):
+    def _joint_terms(self, geometry, velocity, out):
         """This sub-step's `JointTerms` (`choose_joint_terms`' joints) from the start-of-step rows
-        `geometry` and the bodies' velocity (B, 6) [v, ω]."""
+        `geometry` and the bodies' velocity (B, 6) [v, ω], written into `out` (the projections'
+        own, `physics.constraints.rattle.JointBodies.terms`), which is returned."""
         terms = self.joints.terms(self.carried.control)
-        return terms._replace(exact=self._exact, coordinate=geometry.coordinate.copy(),
+        made = terms._replace(exact=self._exact, coordinate=geometry.coordinate,
                               rate=_coordinate_rates(self.joints, geometry, velocity))
+        for into, value in zip(out, made):
+            np.copyto(into, value)
+        return out
 
     def project_joint_positions(self, world, centre, rotation, momentum):
         """RATTLE's positions (`physics.constraints.rattle.project_positions`) from the poses after the velocity
@@ -1148,12 +1166,13 @@ class SceneSolver:
             return np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
         start = step.joints
         self.follow_frames(world)       # the frames as they end the sub-step: g(q₁) = 0 there
-        # (the start's poses are prepare's copies and M₀⁻¹ its own: nothing writes them until the next prepare)
-        system = rattle_start(self.joints, self._joint_bodies, start.centre, start.rotation, *step.masses,
-                              start.limit_slack, start.jacobian, start.terms, start.frame_speed, copy=False)
-        stats = np.zeros(8)
-        dx, dtheta, impulse, self.joint_error = project_positions(system, centre, rotation, momentum, step.h, stats=stats,
-                                                                  work=self.frame_work)
+        # (the start's poses, rows, slack, terms and frame speeds are prepare's, written into the joint
+        # bodies' arrays, and M₀⁻¹ its own: nothing writes them until the next prepare)
+        bodies = self._joint_bodies
+        dx, dtheta, impulse, self.joint_error = bodies.positions(
+            self.joints, *step.masses, start.limit_slack is not None, start.terms is not None,
+            start.frame_speed is not None, centre, rotation, momentum, step.h, self.frame_work)
+        stats = bodies.stats
         # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
         self.joint_left_start_rows = bool(stats[1])
         self.joint_left_error = stats[4]
@@ -1167,8 +1186,10 @@ class SceneSolver:
         if step is None or step.joints is None or not POST_STABILIZATION:
             return np.zeros((len(centre), 6))
         self.follow_frames(world)
-        return project_velocities(self.joints, self._joint_bodies, centre, rotation, velocity, step.masses[0],
-                                  inverse_inertia, step.joints.limit_slack, step.joints.terms, step.h, self.frame_work)
+        start = step.joints
+        return self._joint_bodies.velocities(self.joints, step.masses[0], start.limit_slack is not None,
+                                             start.terms is not None, centre, rotation, velocity, inverse_inertia,
+                                             step.h, self.frame_work)
 
     def post_stabilize(self, world, centre, rotation, iterations, shake=True):
         """Post-stabilization as SHAKE (Ryckaert, Ciccotti & Berendsen 1977; Hairer, Lubich & Wanner,

@@ -360,15 +360,28 @@ def scatter_motion(nodes, motion, local):
             store3(local_omega, i, load3(omega, k))
 
 
+class WorldBodies(NamedTuple):
+    """The dynamic bodies in the solver's world terms (D, ...), as `solver_bodies` writes them."""
+
+    centre: np.ndarray              # (D, 3) x
+    rotation: np.ndarray            # (D, 3, 3) R3
+    velocity: np.ndarray            # (D, 6) [v, ω] world
+    inverse_inertia: np.ndarray     # (D, 3, 3) R3 I⁻¹ R3ᵀ world
+
+    @classmethod
+    def empty(cls, count):
+        return cls(np.empty((count, 3)), np.empty((count, 3, 3)), np.empty((count, 6)), np.empty((count, 3, 3)))
+
+
 @kernel
-def solver_bodies(bodies, world, omega_body):
+def solver_bodies(bodies, world, omega_body, out):
     """The dynamic `bodies`' (`DynamicBodies`) centre (D,3), rotation (D,3,3), world velocity [v, ω]
     (D,6) with ω = R3 omega_body, and inverse world inertia R3 I⁻¹ R3ᵀ (D,3,3), from the world
-    state (`NodeArrays`)."""
+    state (`NodeArrays`), into `out` (`WorldBodies`)."""
     nodes, inertia = bodies.node, bodies.inertia
     translation, rotation, velocity = world.translation, world.rotation, world.velocity
     D = nodes.size
-    centre, R3, v, inverse_inertia = np.empty((D, 3)), np.empty((D, 3, 3)), np.empty((D, 6)), np.empty((D, 3, 3))
+    centre, R3, v, inverse_inertia = out.centre, out.rotation, out.velocity, out.inverse_inertia
     for k in range(D):
         i = nodes[k]
         R = load33(rotation, i)
@@ -381,4 +394,3 @@ def solver_bodies(bodies, world, omega_body):
         store33(inverse_inertia, k, matmul(((R[0][0] / I[0], R[0][1] / I[1], R[0][2] / I[2]),
                                             (R[1][0] / I[0], R[1][1] / I[1], R[1][2] / I[2]),
                                             (R[2][0] / I[0], R[2][1] / I[1], R[2][2] / I[2])), transpose(R)))
-    return centre, R3, v, inverse_inertia

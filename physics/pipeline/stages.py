@@ -35,7 +35,7 @@ from physics.constraints.solver import MASS_RATIO_HELD
 from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, carry_generations, dynamic_inputs, \
     first_divergent, \
     keep_momentum, move_bodies, place_bodies, rows_times, rows_transposed_times, scatter_motion, solve_rows, \
-    solver_bodies, split_impulse_changes
+    solver_bodies, split_impulse_changes, WorldBodies
 from physics.pipeline.data import Motion
 from physics.dynamics.integrators import Frame, advance_bodies, local_accelerations, omega_local_from_body
 from physics.dynamics.kinematics import advance_kinematic
@@ -209,13 +209,14 @@ class Calls(NamedTuple):
     world: Callable             # the hierarchy's world pass, the local state as it is
     world_spin: Callable        # the same, each dynamic body's local ω from omega_body on the way (`sync`)
     divergent: Callable         # first_divergent over the moving nodes -> (node, quantity, value)
-    solver_bodies: Callable     # -> the solver's bodies: centre, rotation, velocity, inverse inertia
+    solver_bodies: Callable     # the solver's bodies into `Workspace.bodies`
     inputs: Callable            # dynamic_inputs into `Workspace.inputs`
     place: tuple                # place_bodies, one call a generation, parents first
     scatter_kinematic: Callable     # the kinematic nodes' stepped motion into the local state
     wake: Callable              # wake_on_field
     hold: Callable              # sleeping bodies stay where they rest
     keep_momentum: Callable     # on `Workspace.moved_total`, `moved_before` (`apply_world_changes`)
+    move: tuple                 # move_bodies of every body on `Workspace.changes`, [counteract off, on]
 
 
 class Workspace:
@@ -258,7 +259,11 @@ class Workspace:
         self.gravity = np.zeros(3)      # settings.gravity at the step's start (`refresh`), for `calls`
         # `apply_world_changes`' outputs: each body's change of world [v, ω], its rotation before
         self.moved_total, self.moved_before = np.empty((dyn.size, 6)), np.empty((dyn.size, 3, 3))
+        # the solver's bodies in world terms (`solver_state`), written in place by each call
+        self.bodies = WorldBodies.empty(dyn.size)
         self.every_body = np.ones(dyn.size, bool)   # `apply_world_changes`' bodies outside a RATTLE retry
+        # `apply_world_changes`' inputs, Δv and Δx [Δx, Δθ] (D, 6): a stage writes them here, or they are copied here
+        self.changes = (np.empty((dyn.size, 6)), np.empty((dyn.size, 6)))
         # generation g's slots at model.generation_order[first[g]:first[g + 1]] (`_keep_carried_velocity`)
         self.generation_first = np.cumsum([0] + [len(slots) for slots in model.generations]).astype(np.int64)
         self.world_spin_arguments = hierarchy.world_pass_arguments(model.dyn_slot, data.omega_body)
@@ -268,7 +273,7 @@ class Workspace:
                 hierarchy.world_pass(), hierarchy.world_pass(model.dyn_slot, data.omega_body),
                 bind(first_divergent, model.moving, model.dyn_slot, local, data.omega_body, DIVERGENCE_LENGTH,
                      DIVERGENCE_SPEED),
-                bind(solver_bodies, self.dynamic, self.world_arrays, data.omega_body),
+                bind(solver_bodies, self.dynamic, self.world_arrays, data.omega_body, self.bodies),
                 bind(dynamic_inputs, self.dynamic, self.world_arrays, local, self.gravity, self.inputs),
                 tuple(bind(place_bodies, self.dynamic, slots, self.dynamic_motion, self.world_arrays, local)
                       for slots in model.generations),
@@ -276,7 +281,9 @@ class Workspace:
                 bind(wake_on_field, self.sleep_bodies, self.parent_motion, self.gravity, data.sleep),
                 bind(hold, self.sleep_bodies, data.sleep, self.local_motion),
                 bind(keep_momentum, model.dyn, data.omega_body, model.inertia_dyn, self.moved_before,
-                     self.world_arrays.rotation, self.moved_total))
+                     self.world_arrays.rotation, self.moved_total),
+                tuple(bind(move_bodies, self.dynamic, counteract, *self.changes, self.world_arrays, local,
+                           self.moved_total, self.moved_before, self.every_body) for counteract in (False, True)))
         self._calls = calls
         self._bound = -1       # physics.core.compiled.generation() when `calls` were bound
         self.calls = None
@@ -376,9 +383,12 @@ def sync(model, data, settings, work, level):
 
 def solver_state(model, data, settings, work):
     """The dynamic bodies in world terms: the world state, centre (D,3), rotation (D,3,3), velocity
-    (D,6) [v, ω], inverse world inertia (D,3,3) R I⁻¹ Rᵀ (one compiled gather, `solver_bodies`)."""
+    (D,6) [v, ω], inverse world inertia (D,3,3) R I⁻¹ Rᵀ (one compiled gather, `solver_bodies`).
+    The four are the Workspace's own arrays (`Workspace.bodies`), written again by the next call:
+    what keeps one past it keeps a copy (the solver's M₀⁻¹, `SceneSolver.prepare`)."""
     sync(model, data, settings, work, MOVING)
-    return (work.hierarchy.world_state, *work.calls.solver_bodies())
+    work.calls.solver_bodies()
+    return (work.hierarchy.world_state, *work.bodies)
 
 
 def check_divergence(model, data, work):
@@ -778,7 +788,7 @@ def stage_solve(model, data, settings, work, context):
     # bias part at most the push speed (PhysX's max depenetration velocity is per body too: a box
     # among a hundred coincident ones took 57 m/s of bias from its 99 contacts, each within the
     # limit, and leapt a metre in one step)
-    final, moved = np.empty_like(velocity), np.empty_like(velocity)
+    final, moved = work.changes
     split_impulse_changes(velocity, solution.velocity_solve, solution.velocity_relax, solution.velocity_final, h,
                           fraction, settings.max_contact_push_speed, final, moved)
     joints = solver.joints is not None and len(solver.joints)
@@ -821,13 +831,17 @@ def stage_joints(model, data, settings, work, context):
         world, centre, rotation, velocity, inverse_inertia = solver_state(model, data, settings, work)
         momentum = solve_rows(inverse_inertia, velocity[:, 3:])
         dx, dtheta, impulse = solver.project_joint_positions(world, centre, rotation, momentum)
-        dv = np.concatenate([model.inverse_mass[:, None] * impulse[:, :3],
-                             rows_times(inverse_inertia, impulse[:, 3:])], axis=1) / h
-        apply_world_changes(model, data, settings, work, dv, np.concatenate([dx, dtheta], axis=1), context.active)
+        dv, moved = work.changes        # Δv = M⁻¹ impulse / h, Δx = [dx, dθ]
+        np.multiply(model.inverse_mass[:, None], impulse[:, :3], out=dv[:, :3])
+        np.einsum("bij,bj->bi", inverse_inertia, impulse[:, 3:], out=dv[:, 3:])
+        dv /= h
+        moved[:, :3], moved[:, 3:] = dx, dtheta
+        apply_world_changes(model, data, settings, work, dv, moved, context.active)
         # ... then the velocities onto the constraint's tangent at the end-of-step poses
         world, centre, rotation, velocity, inverse_inertia = solver_state(model, data, settings, work)
         dv = solver.project_joint_velocities(world, centre, rotation, velocity, inverse_inertia)
-        apply_world_changes(model, data, settings, work, dv, np.zeros_like(dv), context.active)
+        moved.fill(0.0)
+        apply_world_changes(model, data, settings, work, dv, moved, context.active)
     elif joints:
         # post-stabilization: project the joints' position error out along the start-of-step
         # directions; with settings.shake the velocities take the same change over the step (SHAKE)
@@ -899,15 +913,27 @@ def apply_world_changes(model, data, settings, work, dv, dx, active=None):
     the body, a spurious torque Δθ × L / h that for a fast spinner dwarfs gravity's: the top
     (assets/scenes/top.toml) fell over (tests/test_top.py)."""
     sync(model, data, settings, work, MOVING)
-    nodes, rows = model.dyn, slice(None) if active is None else active
+    nodes = model.dyn
     total, before = work.moved_total, work.moved_before
     carried = settings.counteract and len(model.generations) > 1
     if carried:     # the world velocities the carried bodies must end with (their own change only)
         target = work.hierarchy.world_state.velocity[nodes] + (0.0 if dv is None else dv[:, :3])
-    move_bodies(work.dynamic, settings.counteract, np.zeros_like(dx) if dv is None else dv, dx,
-                work.world_arrays, work.local_arrays, total, before, work.every_body if active is None else active)
-    if dv is not None:      # (a row outside `active` keeps its bits: its sign of zero too)
-        data.constraint_acceleration[rows] += total[rows]
+    velocity_change, pose_change = work.changes
+    if dv is None:
+        velocity_change.fill(0.0)
+    elif dv is not velocity_change:
+        np.copyto(velocity_change, dv)
+    if dx is not pose_change:
+        np.copyto(pose_change, dx)
+    if active is None:
+        work.calls.move[bool(settings.counteract)]()
+        if dv is not None:
+            np.add(data.constraint_acceleration, total, out=data.constraint_acceleration)
+    else:
+        move_bodies(work.dynamic, settings.counteract, velocity_change, pose_change, work.world_arrays,
+                    work.local_arrays, total, before, active)
+        if dv is not None:      # (a row outside `active` keeps its bits: its sign of zero too)
+            data.constraint_acceleration[active] += total[active]
     work.calls.world()
     if active is None:
         work.calls.keep_momentum()
