@@ -391,15 +391,19 @@ class ContactCache:
         self._impulse_keys, self._impulses = keys, impulses
         self._impulse_points, self._impulse_normals = points, normals
 
-    def state(self):
+    def state(self, copy=True):
         """What the next step reads (`physics.pipeline.snapshot`): the stored impulses and the live
-        manifolds, as named array copies."""
+        manifolds, as named array copies. `copy` False: the cache's own arrays, as they stand until
+        the next narrow phase (which writes this step's manifolds into the other set of buffers)
+        or `store` (which replaces the impulses' arrays): to `restore` before either, as a RATTLE
+        retry does (`physics.pipeline.retry.Undo`)."""
         n = self.n_manifolds
-        out = {"impulse_keys": self._impulse_keys.copy(), "impulses": self._impulses.copy(),
-               "impulse_points": self._impulse_points.copy(), "impulse_normals": self._impulse_normals.copy(),
+        own = np.copy if copy else (lambda array: array)
+        out = {"impulse_keys": own(self._impulse_keys), "impulses": own(self._impulses),
+               "impulse_points": own(self._impulse_points), "impulse_normals": own(self._impulse_normals),
                "n_shapes": np.array(self.n_shapes, np.int64)}
         for name, array in zip(MANIFOLD_FIELDS, self.manifolds):
-            out["manifold_" + name] = array[:n].copy()
+            out["manifold_" + name] = own(array[:n])
         return out
 
     def part(self, shapes, touching=True):

@@ -227,7 +227,8 @@ class Undo:
         self.active = active
         cache = work.solver.cache
         if active is None:
-            self.slots, self.cache = slice(None), cache.state()
+            # (the cache's own arrays: `put_back` comes before the next narrow phase, and `restore` copies)
+            self.slots, self.cache = slice(None), cache.state(copy=False)
         else:
             self.slots, self.cache = np.flatnonzero(active), cache.part(self.shapes(model, work))
         local, nodes = work.hierarchy.local, model.dyn[self.slots]
