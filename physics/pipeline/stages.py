@@ -217,6 +217,7 @@ class Calls(NamedTuple):
     hold: Callable              # sleeping bodies stay where they rest
     keep_momentum: Callable     # on `Workspace.moved_total`, `moved_before` (`apply_world_changes`)
     move: tuple                 # move_bodies of every body on `Workspace.changes`, [counteract off, on]
+    carry: Callable             # carry_generations of every body to `Workspace.carry_target`
 
 
 class Workspace:
@@ -264,6 +265,7 @@ class Workspace:
         self.every_body = np.ones(dyn.size, bool)   # `apply_world_changes`' bodies outside a RATTLE retry
         # `apply_world_changes`' inputs, Δv and Δx [Δx, Δθ] (D, 6): a stage writes them here, or they are copied here
         self.changes = (np.empty((dyn.size, 6)), np.empty((dyn.size, 6)))
+        self.carry_target = np.empty((dyn.size, 3))     # `_keep_carried_velocity`'s
         # generation g's slots at model.generation_order[first[g]:first[g + 1]] (`_keep_carried_velocity`)
         self.generation_first = np.cumsum([0] + [len(slots) for slots in model.generations]).astype(np.int64)
         self.world_spin_arguments = hierarchy.world_pass_arguments(model.dyn_slot, data.omega_body)
@@ -283,7 +285,9 @@ class Workspace:
                 bind(keep_momentum, model.dyn, data.omega_body, model.inertia_dyn, self.moved_before,
                      self.world_arrays.rotation, self.moved_total),
                 tuple(bind(move_bodies, self.dynamic, counteract, *self.changes, self.world_arrays, local,
-                           self.moved_total, self.moved_before, self.every_body) for counteract in (False, True)))
+                           self.moved_total, self.moved_before, self.every_body) for counteract in (False, True)),
+                bind(carry_generations, model.dyn, model.parent, model.generation_order, self.generation_first,
+                     self.every_body, self.carry_target, self.world_arrays, local.velocity, self.world_spin_arguments))
         self._calls = calls
         self._bound = -1       # physics.core.compiled.generation() when `calls` were bound
         self.calls = None
@@ -917,7 +921,9 @@ def apply_world_changes(model, data, settings, work, dv, dx, active=None):
     total, before = work.moved_total, work.moved_before
     carried = settings.counteract and len(model.generations) > 1
     if carried:     # the world velocities the carried bodies must end with (their own change only)
-        target = work.hierarchy.world_state.velocity[nodes] + (0.0 if dv is None else dv[:, :3])
+        target = work.carry_target
+        np.take(work.hierarchy.world_state.velocity, nodes, axis=0, out=target)
+        target += 0.0 if dv is None else dv[:, :3]
     velocity_change, pose_change = work.changes
     if dv is None:
         velocity_change.fill(0.0)
@@ -958,6 +964,9 @@ def _keep_carried_velocity(model, data, work, target, active=None):
         v1 = R2ᵀ (v3_target − v2 − ω2 × (x3 − x2)) / s2,   v3_target = v3 + Δv3 (its own change)."""
     # (one compiled call for every generation, its world passes between them: `carry_generations`;
     # `active` the bodies of a retry's island, physics.pipeline.retry's `Undo`)
+    if active is None and target is work.carry_target:
+        work.calls.carry()
+        return
     carry_generations(model.dyn, model.parent, model.generation_order, work.generation_first,
                       work.every_body if active is None else active, target, work.world_arrays,
                       work.local_arrays.velocity, work.world_spin_arguments)
