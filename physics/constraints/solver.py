@@ -355,22 +355,22 @@ def _travel(shape_node, lo, hi, bodies, nodes, h, out):
 
 
 @kernel
-def _contact_stage(c, bodies, nodes, materials, stored, params):
-    """The contact points' rows in one compiled call (`SceneSolver.prepare`): the points that can
-    touch within this step (`_keep_reachable`: the narrow phase keeps every point the two
+def _contact_stage(c, kept, body, surface, bodies, materials, stored, params):
+    """The contact points' rows in one compiled call (`SceneSolver.prepare`), of the points that can
+    touch within this step, `kept` of them moved to the front of c with their solver bodies `body`
+    and surface velocities `surface` (`_keep_reachable`, called first: the narrow phase keeps every point the two
     farthest-moving shapes could close, one margin for all pairs (`_travel`); a point is kept
     only if its own gap −depth ≤ SPECULATIVE + h (−vn₀ + |g| h), vn₀ the relative normal velocity at the point at the
     start of the step — Catto, "Speculative contacts", GDC 2013: the settling pile of 1,000 boxes
     then solves 4.3k points instead of 9.4k), their friction and restitution (Box2D's mixing
     rules: μ = √(μ_a μ_b), e = max(e_a, e_b)), last step's impulses (warm start, the cache's sorted
     keys) and their rows (`physics.constraints.constraints.contact_rows`). c: `ContactPoints`, compacted in
-    place, kept points first; bodies: `SolverBodies`; nodes: `NodeMotion`; materials: `Materials`;
+    place, kept points first; bodies: `SolverBodies`; materials: `Materials`;
     stored: `StoredImpulses`; params: `ContactParams`. Returns (kept, how many may bounce, the rows
     (`RowArrays`), their `PointBounce` (kept,), e (kept,), whether the step is a cold start: warm
     starting on and more than half the touching points (depth > −slop) new, with nothing stored
     to start from (a point stored with an impulse of 0, a wheel resting on the ground under no load,
     is not new), `COLD_START_SWEEPS`; whether a point is deeper than DEEP_OVERLAP)."""
-    kept, body, surface = _keep_reachable(c, bodies, nodes, params)
     mu, e, warm = np.empty(kept), np.empty(kept), np.zeros((kept, 3))
     for m in range(kept):
         a, b = c.node_a[m], c.node_b[m]
@@ -848,16 +848,19 @@ class SceneSolver:
         """The contact points' rows (`_contact_stage`), appended to `parts`; `offset` rows come before
         them (the restitution stage's indices). The points kept become `contacts`. -> (the rows that
         may bounce, or None; whether the step is a cold start; whether a point is deep)."""
-        kept, bounces, arrays, bounce, e, cold_start, deep = _contact_stage(
-            ContactPoints(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
-                          c.feature_id),
-            SolverBodies(self.body_of_node, centre, velocity),
-            self._node_motion(world), self._materials, self.cache.stored(),
-            ContactParams(h, lead, SPECULATIVE + math.hypot(*settings.gravity) * h * h, bool(settings.warm_start),
-                          beta, SLOP, BOUNCE_THRESHOLD, softness, settings.max_contact_push_speed))
+        points = ContactPoints(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
+                               c.feature_id)
+        bodies = SolverBodies(self.body_of_node, centre, velocity)
+        params = ContactParams(h, lead, SPECULATIVE + math.hypot(*settings.gravity) * h * h, bool(settings.warm_start),
+                               beta, SLOP, BOUNCE_THRESHOLD, softness, settings.max_contact_push_speed)
+        kept, body, surface = _keep_reachable(points, bodies, self._node_motion(world), params)
         if kept < len(c):
             c = c.take(slice(kept))
         self.contacts = c
+        if not kept:    # (none within reach: no rows, and the rows call's dozen arrays are not made)
+            return None, False, False
+        _, bounces, arrays, bounce, e, cold_start, deep = _contact_stage(points, kept, body, surface, bodies,
+                                                                          self._materials, self.cache.stored(), params)
         parts.append(Rows(*arrays))
         may_bounce = None
         if bounces:     # points approaching faster than BOUNCE_THRESHOLD with e > 0 (rare)
