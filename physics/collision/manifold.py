@@ -391,20 +391,29 @@ class ContactCache:
         self._impulse_keys, self._impulses = keys, impulses
         self._impulse_points, self._impulse_normals = points, normals
 
-    def state(self, copy=True):
+    def state(self):
         """What the next step reads (`physics.pipeline.snapshot`): the stored impulses and the live
-        manifolds, as named array copies. `copy` False: the cache's own arrays, as they stand until
-        the next narrow phase (which writes this step's manifolds into the other set of buffers)
-        or `store` (which replaces the impulses' arrays): to `restore` before either, as a RATTLE
-        retry does (`physics.pipeline.retry.Undo`)."""
+        manifolds, as named array copies."""
         n = self.n_manifolds
-        own = np.copy if copy else (lambda array: array)
-        out = {"impulse_keys": own(self._impulse_keys), "impulses": own(self._impulses),
-               "impulse_points": own(self._impulse_points), "impulse_normals": own(self._impulse_normals),
+        out = {"impulse_keys": self._impulse_keys.copy(), "impulses": self._impulses.copy(),
+               "impulse_points": self._impulse_points.copy(), "impulse_normals": self._impulse_normals.copy(),
                "n_shapes": np.array(self.n_shapes, np.int64)}
         for name, array in zip(MANIFOLD_FIELDS, self.manifolds):
-            out["manifold_" + name] = own(array[:n])
+            out["manifold_" + name] = array[:n].copy()
         return out
+
+    def held(self):
+        """The cache as it stands, by reference, for `put_held` (a RATTLE retry's `Undo`): valid
+        until the next narrow phase, which writes this step's manifolds into the other set of
+        buffers (`spare`) and swaps, and until `store`, which replaces the impulses' arrays:
+        nothing writes the arrays held in place, so a retry puts back the references."""
+        return (self._impulse_keys, self._impulses, self._impulse_points, self._impulse_normals, self.n_shapes,
+                self.manifolds, self.n_manifolds)
+
+    def put_held(self, held):
+        """The cache as `held` found it, taken before the next narrow phase."""
+        (self._impulse_keys, self._impulses, self._impulse_points, self._impulse_normals, self.n_shapes,
+         self.manifolds, self.n_manifolds) = held
 
     def part(self, shapes, touching=True):
         """This cache's entries (impulses and manifolds, as `state()` names them) of the shape pairs

@@ -678,6 +678,21 @@ class Joints:
                        out)
         return out
 
+    def _any_armature(self):
+        """Whether a joint has an armature (made once, as `drives`)."""
+        any_armature = self.__dict__.get("_any_armature_made")
+        if any_armature is None:
+            any_armature = self.__dict__["_any_armature_made"] = bool(np.any(self.armature))
+        return any_armature
+
+    def _zero(self):
+        """(J,) zeros (no control), shared: not to be written (left writeable, as the kernels are
+        compiled for writeable arrays)."""
+        zero = self.__dict__.get("_zero_made")
+        if zero is None:
+            zero = self.__dict__["_zero_made"] = np.zeros(len(self))
+        return zero
+
     def drives(self):
         """The drive fields as a `JointDrives` bundle (contiguous, for `_joint_rows`); made once, as
         `model` is: the fields do not change after the joints are built."""
@@ -733,9 +748,9 @@ class Joints:
         if geometry is None:
             geometry = self.geometry(centre, rotation, limit_slack=limit_slack)
         drives = self.drives()
-        rate = velocity is not None and self.armature.any()     # q̇₀ = J v along the spring slot's row
+        rate = velocity is not None and self._any_armature()    # q̇₀ = J v along the spring slot's row
         arrays = _joint_rows(self.model(), drives, geometry, self.impulse,
-                             np.zeros(J) if control is None else np.ascontiguousarray(control, float),
+                             self._zero() if control is None else np.ascontiguousarray(control, float),
                              np.ascontiguousarray(velocity, float) if rate else _NO_VELOCITY, float(h), float(beta),
                              float(slop), float(softness), bool(frames_move),
                              no_terms(J) if terms is None else terms)

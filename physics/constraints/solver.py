@@ -22,7 +22,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from physics.core.compiled import kernel
+from physics.core.compiled import generation, kernel
 
 from physics.core import profile
 from physics.collision.broadphase import TooManyPairs, candidate_pairs, collision_filter
@@ -37,7 +37,7 @@ from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
 from physics.constraints.rattle import JointBodies
 from physics.math.rotation_kernels import cross, load3
-from physics.model.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs, place
+from physics.model.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs, place, placing
 from physics.dynamics.body_passes import turn_rows
 from physics.dynamics.integrators import TRIPLE_JUMP
 from physics.dynamics.sleeping import ShapeRest, awake_pairs, touch_flags, wake_touched
@@ -656,6 +656,7 @@ class SceneSolver:
         self.joint_curvature_error = 0.0      # of which the drift's departure from the rows' tangent
         self._joint_bodies = None
         self._start_inverse_inertia = None     # (B, 3, 3) M₀⁻¹ as the last prepare found it (`start_inverse_inertia`)
+        self._placing = None        # (world state, kernel generation, `placing`'s call and Placed): `_place`
         self.step = None        # what the last prepare hands to this sub-step's other stages (`PreparedStep`)
         self.residual = np.zeros(0)
         self.contacts = None
@@ -803,7 +804,7 @@ class SceneSolver:
         self.contacts = None
         if len(self.shapes):
             t = profile.lap("prepare/rows", t)
-            placed = place(self.shapes, world)
+            placed = self._place(world)
             pairs, margin = self._candidates(placed, world, centre, velocity, h)
             t = profile.lap("prepare/broad phase", t)
             self.outside_pairs = 0
@@ -925,6 +926,19 @@ class SceneSolver:
                     if best is None or ratio > best[1]:
                         best = (there, float(ratio))
         return best
+
+    def _place(self, world):
+        """`place(self.shapes, world)`: through a call bound to `world`'s arrays (`placing`), made
+        again for another world state or when a kernel gained a compiled version, into this
+        solver's own `Placed`, which the next call rewrites (a prepare reads it within itself)."""
+        made = self._placing
+        if made is None or made[0] is not world or made[1] != generation():
+            made = self._placing = (world, generation(), placing(self.shapes, world))
+        if made[2] is None:
+            return place(self.shapes, world)
+        call, placed = made[2]
+        call()
+        return placed
 
     def _node_motion(self, world):
         """`NodeMotion` over the world state `world` (a NodeState, whose arrays are those of one

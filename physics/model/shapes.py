@@ -20,7 +20,7 @@ from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
-from physics.core.compiled import kernel
+from physics.core.compiled import bind, kernel
 from physics.model.hull import HULL_PLANES, HULL_ROW, HULL_VERTICES_MAX, convex_hull
 
 SPHERE, BOX, CAPSULE, CYLINDER, PLANE, HULL = 0, 1, 2, 3, 4, 5
@@ -280,6 +280,22 @@ def place(shapes, world):
                  np.empty((n_shapes, 3)), np.empty((n_shapes, 3)))
     _place(shapes.kind, shapes.node, shapes.params, *_checked_poses(shapes, world), *out)
     return out
+
+
+def placing(shapes, world):
+    """`place` as a call of no arguments, into a `Placed` of its own, bound to the arrays of `world`
+    (a NodeState, whose arrays are written in place: physics.core.compiled.bind) for a caller that
+    places the same shapes at the same world state every step (`physics.constraints.solver.SceneSolver`):
+    (call, placed), each call rewriting `placed`; None where `world`'s arrays are not float64 ones
+    the call can read live (`place` then)."""
+    t, r, s = _checked_poses(shapes, world)
+    live = getattr(world, "transform", world)
+    if t is not live.translation or r is not live.rotation or s is not live.scale:
+        return None
+    n_shapes = len(shapes)
+    out = Placed(np.empty((n_shapes, 3)), np.empty((n_shapes, 3, 3)), np.empty((n_shapes, 4)),
+                 np.empty((n_shapes, 3)), np.empty((n_shapes, 3)))
+    return bind(_place, shapes.kind, shapes.node, shapes.params, t, r, s, *out), out
 
 
 # One compiled pass over the shapes each: a step calls these for every shape, and for small scenes

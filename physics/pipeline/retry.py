@@ -227,8 +227,8 @@ class Undo:
         self.active = active
         cache = work.solver.cache
         if active is None:
-            # (the cache's own arrays: `put_back` comes before the next narrow phase, and `restore` copies)
-            self.slots, self.cache = slice(None), cache.state(copy=False)
+            # (the cache's own arrays: `put_back` comes before the next narrow phase)
+            self.slots, self.cache = slice(None), cache.held()
         else:
             self.slots, self.cache = np.flatnonzero(active), cache.part(self.shapes(model, work))
         local, nodes = work.hierarchy.local, model.dyn[self.slots]
@@ -250,7 +250,7 @@ class Undo:
         """At a sub-step's start, after its prepare stage: the island of the joints as it found it,
         within the bodies the sub-step steps (`context.active`)."""
         solver = work.solver
-        if context.active is None and model.in_joint[model.dyn].all():
+        if context.active is None and work.all_jointed:
             return cls(model, data, work, None)     # every body in a joint: the island is all
         edges = [solver.pair_bodies, solver.joints.body]
         if model.any_parented:      # a tree is stepped whole: parents first, at every stage
@@ -284,7 +284,10 @@ class Undo:
         solver = work.solver
         if self.impulse is not None:
             solver.joints.impulse[:] = self.impulse
-        solver.cache.restore(self.cache)
+        if self.active is None:
+            solver.cache.put_held(self.cache)
+        else:
+            solver.cache.restore(self.cache)
         data.time, data.next_event = self.time, self.next_event
         data.rattle_hint[:] = self.hint
         if self.frame_work is not None:

@@ -263,6 +263,7 @@ class Workspace:
         # the solver's bodies in world terms (`solver_state`), written in place by each call
         self.bodies = WorldBodies.empty(dyn.size)
         self.every_body = np.ones(dyn.size, bool)   # `apply_world_changes`' bodies outside a RATTLE retry
+        self.all_jointed = bool(model.in_joint[dyn].all())     # a RATTLE retry's island is every body (`Undo.take`)
         # `apply_world_changes`' inputs, Δv and Δx [Δx, Δθ] (D, 6): a stage writes them here, or they are copied here
         self.changes = (np.empty((dyn.size, 6)), np.empty((dyn.size, 6)))
         self.carry_target = np.empty((dyn.size, 3))     # `_keep_carried_velocity`'s
