@@ -595,3 +595,42 @@ def test_the_projections_scratch_is_cut_from_its_arena_without_overlap_or_gap(n,
     flags = [view for _, view in fields if view.dtype == bool]
     assert sum(view.size for view in flags) == sizes[1] and arena.flags.all()
     assert sum(view.size for _, view in fields if view.dtype == float) == sizes[0]
+
+
+@pytest.mark.parametrize("scene", ["iiwa", "rope_bridge"])
+def test_the_bound_projections_give_the_projection_functions_bits(scene):
+    """The sub-step's RATTLE projections go through calls bound once to `JointBodies`' arrays
+    (`JointBodies.positions`, `velocities`); at a state of the iiwa (dampers: joint terms) and of
+    the rope bridge (limits: ropes), the start prepare wrote there, each gives the bits of
+    `rattle.project_positions` and `project_velocities` called with the same start as a fresh
+    bundle (`rattle.start`), exactly (tolerance 0: the same kernels on the same numbers). The bound
+    calls a bundle keeps are bounded (`rattle.BOUND_CALLS`) for a caller that passes new arrays."""
+    from physics.constraints import rattle
+    sim = Simulation.from_file(SCENES / f"{scene}.toml")
+    sim.step(12)
+    work = sim._work
+    world, centre, rotation, velocity, inverse_inertia = stages.solver_state(sim.model, sim.data, sim.settings, work)
+    solver = work.solver
+    solver.prepare(world, centre, rotation, velocity, sim.model.inverse_mass, inverse_inertia, solver.step.h,
+                   sim.settings, rattle=True)
+    step, bodies, joints = solver.step, solver._joint_bodies, solver.joints
+    start = step.joints
+    momentum = np.einsum("bij,bj->bi", np.linalg.inv(inverse_inertia), velocity[:, 3:]) * 0.5
+    moved = centre + 1e-4 * np.arange(centre.size).reshape(centre.shape) % 3
+    system = rattle.start(joints, bodies, start.centre, start.rotation, *step.masses, start.limit_slack, start.jacobian,
+                          start.terms, start.frame_speed)
+    stats = np.zeros(8)
+    expected = rattle.project_positions(system, moved, rotation, momentum, step.h, stats=stats, work=np.zeros(len(joints)))
+    got = bodies.positions(joints, *step.masses, start.limit_slack is not None, start.terms is not None,
+                           start.frame_speed is not None, moved, rotation, momentum, step.h, np.zeros(len(joints)))
+    for a, b in zip(expected, got):
+        assert np.array_equal(a, b)
+    assert np.array_equal(stats, bodies.stats) and np.abs(got[2]).max() > 0.0 and stats[0] >= 1
+    expected = rattle.project_velocities(joints, bodies, moved, rotation, velocity, step.masses[0], inverse_inertia,
+                                         start.limit_slack, start.terms, step.h)
+    got = bodies.velocities(joints, step.masses[0], start.limit_slack is not None, start.terms is not None, moved,
+                            rotation, velocity, inverse_inertia, step.h, np.zeros(len(joints)))
+    assert np.array_equal(expected, got) and np.abs(got).max() > 0.0
+    for _ in range(2 * rattle.BOUND_CALLS):
+        bodies.geometry(joints, centre.copy(), rotation.copy(), bodies.velocity_rows)
+    assert bodies.bound_calls <= rattle.BOUND_CALLS + 1

@@ -104,6 +104,7 @@ from physics.constraints.joints import AXIS, HINGE, LIMIT, ROWS_PER_JOINT, SPRIN
 from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
     store33, sub, transpose
 
+BOUND_CALLS = 32            # `JointBodies`' bound calls kept at most (a caller passing fresh arrays each time)
 NEWTON_ITERATIONS = 10     # at most; the chain's whip crack needs 3–4, a quiet step 1–2
 TOLERANCE = 1e-12           # m (rad): the largest row error left after the projection
 STALL = 0.25                # a Newton iteration that leaves more than this of the error has stalled
@@ -283,17 +284,30 @@ class JointBodies:
     def __len__(self):
         return len(self.body)
 
+    @property
+    def bound_calls(self):
+        """How many bound calls this bundle keeps (`_call`)."""
+        return len(self._bound)
+
     def _call(self, make, objects, *values):
         """The bound call `make()` (physics.core.compiled.bind) for these `objects` (by identity) and
         `values`: made once, and again when a kernel gained a compiled version (`generation`). The
         objects are held with their call, so no id in a key is reused while it is kept."""
-        if self._bound_generation != generation():
+        if self._bound_generation != generation() or len(self._bound) > BOUND_CALLS:
             self._bound, self._bound_generation = {}, generation()
         key = tuple(map(id, objects)) + values
         found = self._bound.get(key)
         if found is None:
             found = self._bound[key] = (make(), objects)
         return found[0]
+
+    def geometry(self, joints, centre, rotation, rows):
+        """`joint_geometry` of `joints` at these poses (centre (B, 3), rotation (B, 3, 3), arrays the
+        caller writes in place: the Workspace's solver bodies) into `rows`, one of this bundle's
+        (`start_rows`; `velocity_rows` as scratch between projections), through a bound call."""
+        self._call(lambda: bind(joint_geometry, joints.model(), centre, rotation, rows),
+                   (joints, centre, rotation, rows), "geometry")()
+        return rows
 
     def positions(self, joints, inverse_mass, inverse_inertia, limited, termed, framed, centre, rotation, momentum, h,
                   work):

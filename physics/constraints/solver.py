@@ -777,7 +777,7 @@ class SceneSolver:
             if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
                 self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
             # the rows' and the soft limits' (one kernel call), kept for the sub-step (J₀)
-            geometry = self.joints.geometry(centre, rotation, out=self._joint_bodies.start_rows)
+            geometry = self._joint_bodies.geometry(self.joints, centre, rotation, self._joint_bodies.start_rows)
             terms = self._joint_terms(geometry, velocity, self._joint_bodies.terms) \
                 if rattle and self._exact is not None else None
             joint_rows, slots = self.joints.rows(centre, rotation, h, joint_beta, softness=softness,
@@ -1151,7 +1151,11 @@ class SceneSolver:
         impulses by the bodies' masses alone."""
         joints = self.joints_at(world, centre, rotation, keep=True)
         terms = joints.terms()      # (K, D and A: the control moves F₀ only)
-        s = coordinate_inverse_inertia(joints.geometry(centre, rotation), joints.model().body, inverse_mass,
+        bodies = self._joint_bodies     # (its velocity rows are scratch between projections)
+        ready = bodies is not None and joints is self.joints and len(bodies.index) == len(inverse_mass) + 1
+        geometry = bodies.geometry(joints, centre, rotation, bodies.velocity_rows) if ready \
+            else joints.geometry(centre, rotation)
+        s = coordinate_inverse_inertia(geometry, joints.model().body, inverse_mass,
                                        np.ascontiguousarray(inverse_inertia, float))
         h = (TRIPLE_JUMP_REACH if composing else 1.0) * settings.dt / settings.substeps
         ring = 0.25 if composing else 1.0      # the largest a kept
