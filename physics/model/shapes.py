@@ -186,18 +186,24 @@ def hull_row(hull):
 def world_hulls(shapes, world):
     """The hull rows (H, HULL_ROW) at the world scale of their nodes (`hull_row`: radius, vertices
     and plane offsets times the scale s, stored in column 3); the rows of a scene without hulls
-    are returned as they are (empty)."""
+    are returned as they are (empty). Not to be written (writeable only as the narrow phase's kernel
+    is compiled for it): the rows of the last scales are kept and returned again while they stay."""
     if not len(shapes.hull_rows):
         return shapes.hull_rows
     _, _, s = _checked_poses(shapes, world)
-    out = shapes.hull_rows.copy()
     which = np.flatnonzero(shapes.hull >= 0)
-    scale = np.empty(len(out))
+    scale = np.empty(len(shapes.hull_rows))
     scale[shapes.hull[which]] = s[shapes.node[which]]
+    # the last scales' rows, kept: a node's world scale seldom changes, and a step reads them only
+    made = shapes.__dict__.get("_world_hulls")
+    if made is not None and np.array_equal(made[0], scale):
+        return made[1]
+    out = shapes.hull_rows.copy()
     out[:, 0] *= scale
     out[:, 3] = scale
     out[:, 4:HULL_PLANES] *= scale[:, None]
     out[:, HULL_PLANES + 3::4] *= scale[:, None]
+    shapes.__dict__["_world_hulls"] = (scale, out)
     return out
 
 
