@@ -293,11 +293,13 @@ def placing(shapes, world):
     (a NodeState, whose arrays are written in place: physics.core.compiled.bind) for a caller that
     places the same shapes at the same world state every step (`physics.constraints.solver.SceneSolver`):
     (call, placed), each call rewriting `placed`; None where `world`'s arrays are not float64 ones
-    the call can read live (`place` then)."""
+    the call can read live (`place` then). A NodeState's arrays are views of its buffers, one
+    topology's (a view made again is of the same memory: what is bound is checked by its address)."""
     t, r, s = _checked_poses(shapes, world)
     live = getattr(world, "transform", world)
-    if t is not live.translation or r is not live.rotation or s is not live.scale:
-        return None
+    for array, own in ((t, live.translation), (r, live.rotation), (s, live.scale)):
+        if not isinstance(own, np.ndarray) or array.ctypes.data != own.ctypes.data or array.shape != own.shape:
+            return None
     n_shapes = len(shapes)
     out = Placed(np.empty((n_shapes, 3)), np.empty((n_shapes, 3, 3)), np.empty((n_shapes, 4)),
                  np.empty((n_shapes, 3)), np.empty((n_shapes, 3)))
