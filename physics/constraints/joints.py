@@ -87,7 +87,7 @@ ROWS_PER_JOINT = 9  # slots: 0-2 linear, 3-5 angular, 6 limit, 7 drive, 8 spring
 LIMIT, DRIVE, SPRING = 6, 7, 8
 LIMIT_EASING_TIME = 0.02    # s: a joint loaded past its limit eases in with this time constant (`Joints.limit_slack`)
 NO_ACTUATOR = 0     # Joints.actuated: the joint's drive slot is its motor (motor_force > 0) or unused
-ACTUATED = 1        #   an actuator's (gain, bias, gear: `_joint_rows`)
+ACTUATED = 1        #   an actuator's (gain, bias, gear: `fill_joint_rows`)
 
 
 class JointModel(NamedTuple):
@@ -694,7 +694,7 @@ class Joints:
         return zero
 
     def drives(self):
-        """The drive fields as a `JointDrives` bundle (contiguous, for `_joint_rows`); made once, as
+        """The drive fields as a `JointDrives` bundle (contiguous, for `fill_joint_rows`); made once, as
         `model` is: the fields do not change after the joints are built."""
         drives = self.__dict__.get("_drives")
         if drives is None:
@@ -740,21 +740,54 @@ class Joints:
         moving frame's velocity is left out of the targets (a position step's rows); `terms` the
         `JointTerms` RATTLE's step takes (none by default): an exact joint's spring slot is the fixed
         impulse of its first kick and its actuator's drive slot is left out. One compiled pass
-        (`_joint_rows`: the targets of `physics.constraints.constraints`' docstring, the drive and
+        (`fill_joint_rows`: the targets of `physics.constraints.constraints`' docstring, the drive and
         spring slots of `_soft_terms`)."""
-        J = len(self)
-        if J == 0:
+        if len(self) == 0:
             return Rows.empty(), np.zeros(0, np.int64)
         if geometry is None:
             geometry = self.geometry(centre, rotation, limit_slack=limit_slack)
-        drives = self.drives()
+        arguments = self.row_arguments(geometry, h, beta, slop, softness, control, velocity, frames_move, terms)
+        return rows_of(arguments[-1], fill_joint_rows(*arguments))
+
+    def row_arguments(self, geometry, h, beta, slop=0.0, softness=0.0, control=None, velocity=None, frames_move=True,
+                      terms=None, out=None):
+        """`fill_joint_rows`' arguments for `rows`' (`geometry` the rows' at the poses), into `out`
+        (`JointRowArrays` of capacity J × ROWS_PER_JOINT; new ones by default): also for a caller
+        that binds the call to arrays of its own (physics.constraints.rattle.JointBodies.rows)."""
+        J = len(self)
         rate = velocity is not None and self._any_armature()    # q̇₀ = J v along the spring slot's row
-        arrays = _joint_rows(self.model(), drives, geometry, self.impulse,
-                             self._zero() if control is None else np.ascontiguousarray(control, float),
-                             np.ascontiguousarray(velocity, float) if rate else _NO_VELOCITY, float(h), float(beta),
-                             float(slop), float(softness), bool(frames_move),
-                             no_terms(J) if terms is None else terms)
-        return Rows(*arrays[:-1]), arrays[-1]
+        return (self.model(), self.drives(), geometry, self.impulse,
+                self._zero() if control is None else np.ascontiguousarray(control, float),
+                np.ascontiguousarray(velocity, float) if rate else _NO_VELOCITY, float(h), float(beta), float(slop),
+                float(softness), bool(frames_move), no_terms(J) if terms is None else terms,
+                joint_row_arrays(J) if out is None else out)
+
+
+class JointRowArrays(NamedTuple):
+    """The joint rows `fill_joint_rows` writes, with room for every (joint, slot): a `Rows`' arrays and
+    each row's slot j × ROWS_PER_JOINT + s (`rows_of` cuts the first R)."""
+    body: np.ndarray            # (K, 2) int64
+    jacobian: np.ndarray        # (K, 2, 6)
+    target: np.ndarray          # (K,)
+    relax: np.ndarray           # (K,)
+    lower: np.ndarray           # (K,)
+    upper: np.ndarray           # (K,)
+    softness: np.ndarray        # (K,)
+    mu: np.ndarray              # (K,)
+    impulse: np.ndarray         # (K,)
+    block: np.ndarray           # (K,) int64
+    slots: np.ndarray           # (K,) int64
+
+
+def joint_row_arrays(J):
+    K = J * ROWS_PER_JOINT
+    return JointRowArrays(np.empty((K, 2), np.int64), np.empty((K, 2, 6)), *(np.empty(K) for _ in range(7)),
+                          np.empty(K, np.int64), np.empty(K, np.int64))
+
+
+def rows_of(arrays, R):
+    """(`Rows`, slots) of the first R rows of `arrays` (`JointRowArrays`), as views."""
+    return Rows(*(a[:R] for a in arrays[:-1])), arrays.slots[:R]
 
 
 class JointDrives(NamedTuple):
@@ -818,7 +851,7 @@ def _soft_terms(F0, K, D, q, h, low, high, A, rate):
 
 @kernel(inline=True)
 def _emitted(active, s, exact, actuator, sprung):
-    """Whether `_joint_rows` emits the `active` row of slot s of a joint whose terms RATTLE's step
+    """Whether `fill_joint_rows` emits the `active` row of slot s of a joint whose terms RATTLE's step
     takes (`exact`; its actuator's force among them: `actuator`) or has a spring, damper or armature
     (`sprung`): not a spring slot with nothing on it (an actuator's alone) or the drive slot of an
     actuator RATTLE's step takes; an exact joint's spring slot is the fixed impulse of that step's
@@ -832,10 +865,10 @@ def _emitted(active, s, exact, actuator, sprung):
 
 
 @kernel
-def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness, frames_move, terms):
-    """`Joints.rows` compiled: the active (joint, slot) rows in row-major order as the arrays of a
-    `Rows` (body, jacobian, target, relax, lower, upper, softness, mu, impulse, block) and their
-    slots j × ROWS_PER_JOINT + s. Targets (`physics.constraints.constraints`' docstring): an equality
+def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness, frames_move, terms, out):
+    """`Joints.rows` compiled: the active (joint, slot) rows in row-major order into the first R
+    rows of `out` (`JointRowArrays`: the arrays of a `Rows` and their slots j × ROWS_PER_JOINT + s);
+    returns R. Targets (`physics.constraints.constraints`' docstring): an equality
     −β C / h; an inequality −C / h while separated (relax the same), else −β min(C + slop, 0) / h
     (relax 0); a motor its speed, bounded by ± its force × h. The drive slot of an actuated joint
     and the spring slot take their soft rows (`_soft_terms`), the spring's with the
@@ -852,11 +885,8 @@ def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, sl
         for s in range(ROWS_PER_JOINT):
             if _emitted(active[j, s], s, exact[j], actuator[j], sprung[j]):
                 R += 1
-    body = np.empty((R, 2), np.int64)
-    jacobian = np.empty((R, 2, 6))
-    target, relax, lower, upper = np.empty(R), np.empty(R), np.empty(R), np.empty(R)
-    soft, mu, warm = np.empty(R), np.zeros(R), np.empty(R)
-    block, slots = np.empty(R, np.int64), np.empty(R, np.int64)
+    body, jacobian, target, relax, lower, upper = out.body, out.jacobian, out.target, out.relax, out.lower, out.upper
+    soft, mu, warm, block, slots = out.softness, out.mu, out.impulse, out.block, out.slots
     ha = abs(h)
     k = 0
     for j in range(J):
@@ -912,6 +942,7 @@ def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, sl
             body[k, 0], body[k, 1] = model.body[j, 0], model.body[j, 1]
             jacobian[k] = geometry.jacobian[j, s]
             target[k], relax[k], lower[k], upper[k], soft[k] = t, r, lo, hi, so
+            mu[k] = 0.0
             warm[k] = impulse[j, s]
             block[k] = SINGLE
             if point and s < 3:
@@ -920,7 +951,7 @@ def _joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, sl
                 block[k] = TRIPLE if s == 3 else IN_BLOCK
             slots[k] = j * ROWS_PER_JOINT + s
             k += 1
-    return body, jacobian, target, relax, lower, upper, soft, mu, warm, block, slots
+    return R
 
 
 def function_rows(C, body, centre, rotation, h, beta, softness=0.0):

@@ -100,7 +100,7 @@ from physics.core.compiled import bind, generation, kernel
 
 from physics.constraints.joint_graph import Factors, JointGraph, assemble, factor_and_solve, solve_factored, structure
 from physics.constraints.joints import AXIS, HINGE, LIMIT, ROWS_PER_JOINT, SPRING, JointGeometry, JointModel, JointTerms, \
-    joint_geometry, joint_geometry_arrays, no_terms
+    fill_joint_rows, joint_geometry, joint_geometry_arrays, joint_row_arrays, no_terms, rows_of
 from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
     store33, sub, transpose
 
@@ -273,6 +273,7 @@ class JointBodies:
         self.limit_slack = np.zeros(J)
         self.terms = JointTerms(np.zeros(J, np.bool_), np.zeros(J, np.bool_), *(np.zeros(J) for _ in range(6)))
         self.frame_speed = np.zeros((J, ROWS_PER_JOINT))
+        self.row_arrays = joint_row_arrays(J)       # the start's rows (`rows`)
         # … and each projection's inputs and outputs, so that its call is bound once (`positions`, `velocities`)
         self.centre, self.rotation = np.empty((bodies, 3)), np.empty((bodies, 3, 3))
         self.momentum, self.velocity = np.empty((bodies, 3)), np.empty((bodies, 6))
@@ -308,6 +309,17 @@ class JointBodies:
         self._call(lambda: bind(joint_geometry, joints.model(), centre, rotation, rows),
                    (joints, centre, rotation, rows), "geometry")()
         return rows
+
+    def rows(self, joints, h, beta, softness, control, velocity, terms):
+        """`Joints.rows` of the start (`start_rows`, the geometry prepare wrote) into this bundle's
+        own row arrays through a bound call: (`Rows`, slots), views of them, rewritten by the next
+        call (`SceneSolver.prepare`'s rows live for its sub-step)."""
+        arguments = joints.row_arguments(self.start_rows, h, beta, 0.0, softness, control, velocity, True, terms,
+                                         self.row_arrays)
+        call = self._call(lambda: bind(fill_joint_rows, *arguments),
+                          (joints,) + tuple(a for a in arguments if not isinstance(a, (float, bool))), "rows",
+                          *(a for a in arguments if isinstance(a, (float, bool))))
+        return rows_of(self.row_arrays, call())
 
     def positions(self, joints, inverse_mass, inverse_inertia, limited, termed, framed, centre, rotation, momentum, h,
                   work):

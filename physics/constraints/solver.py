@@ -780,9 +780,8 @@ class SceneSolver:
             geometry = self._joint_bodies.geometry(self.joints, centre, rotation, self._joint_bodies.start_rows)
             terms = self._joint_terms(geometry, velocity, self._joint_bodies.terms) \
                 if rattle and self._exact is not None else None
-            joint_rows, slots = self.joints.rows(centre, rotation, h, joint_beta, softness=softness,
-                                                 control=self.carried.control, velocity=velocity, geometry=geometry,
-                                                 terms=terms)
+            joint_rows, slots = self._joint_bodies.rows(self.joints, h, joint_beta, softness, self.carried.control,
+                                                        velocity, terms)
             parts.append(joint_rows)
             # The start-of-step rows and poses: RATTLE's first-kick directions (`project_joint_positions`:
             # J₀ from `geometry`), SHAKE's (`post_stabilize`); the soft limits for the projections (a
