@@ -40,6 +40,17 @@ WORST_SECONDS = 1.0                         # the worst step is judged over the 
 WORST_BUDGET_S = 90.0                       # … where stepping on to it fits this, else over what was stepped
 
 
+ROBOTS_PROSE = (
+    "A robot's step is the Python between its kernels and the kernels' calls, not their arithmetic: "
+    "numba types every argument of a call from Python (a bundle of arrays costs about 0.3 µs and 0.03 µs "
+    "an array) and unboxes every array, and a sub-step is a dozen stages of numpy and calls around them. "
+    "The calls whose arguments live as long as a topology go straight to the compiled code, typed once "
+    "(`physics.core.compiled.bind`): the solver's bodies, the joints' geometry and rows at the start, "
+    "RATTLE's two projections (their start, inputs and outputs are arrays of `rattle.JointBodies`, "
+    "written in place), the bodies' moves and carried velocities, the shapes' placement. The narrow "
+    "phase, the contact rows and the velocity solve, whose arrays are each step's own, are typed at "
+    "each call; MuJoCo's step is one compiled call."
+)
 NETS_PROSE = (
     "A net's time is its joint graph's factorization (`physics.constraints.joint_graph`). A tree of joints "
     "is eliminated leaves first, with no fill. A net's loops fill its graph; the order that fills it least "
@@ -51,7 +62,7 @@ NETS_PROSE = (
     "factorization costs about 15 ms, so the goal there (16 ms for a step of four sub-steps) needs an "
     "iterative loop closure, not a faster direct one. A net's elimination tree splits into two halves that "
     "share only the top separator's blocks; eliminated on two threads they took 0.6 of one thread's time "
-    "(the 32 × 32 net's step 530 ms instead of 690), but the factorization runs inside RATTLE's compiled "
+    "(the 32 × 32 net's step three quarters of its time), but the factorization runs inside RATTLE's compiled "
     "projections, and a parallel kernel called from cached kernels crashes when the cache was written by "
     "another process (numba issue 8578), so it stays on one thread. The largest nets' blocks are one or two "
     "steps each. "
@@ -244,6 +255,8 @@ def main(quick=False):
         "file with its own timestep and actuators (a URDF has neither: the default dt):",
         "",
         *header, *robot_rows,
+        "",
+        ROBOTS_PROSE,
         "",
         "Scale: chains of capsules on ball joints hooked at one end, and square nets of spheres on ball "
         "joints hung by two corners (every square of four a loop), from make_scenes.py: the hooks 10 % "
