@@ -373,18 +373,21 @@ def test_a_bound_call_goes_through_the_kernel_until_it_is_compiled_then_straight
 
 
 def test_the_steps_kernel_calls_over_the_workspace_are_bound_to_their_compiled_versions():
-    """Once every kernel of the Workspace's calls has run (the tank: contacts, kinematic and
-    carried bodies, and its cargo asleep from about 1 s on), each call is bound to its compiled
-    version."""
+    """Once the Workspace's calls have run (the tank: contacts, kinematic and carried bodies, and
+    its cargo asleep from about 1 s on), each call whose kernel has a compiled version is bound to
+    it (the tank's trees are one generation deep: it carries no velocity through a parent, and
+    `carry`'s kernel never runs; the others all do)."""
     from numba.core.dispatcher import Dispatcher
 
     from physics.pipeline.simulation import Simulation
     sim = Simulation.from_file(ROOT / "assets" / "scenes" / "tank.toml")
     sim.step(150)
     calls = sim._work.calls
-    bound = [*calls[:calls._fields.index("place")], *calls.place, *calls[calls._fields.index("place") + 1:]]
-    assert bound and all(not isinstance(call.func, Dispatcher) for call in bound), \
-        [name for name, call in zip(calls._fields, calls) if isinstance(getattr(call, "func", None), Dispatcher)]
+    named = [(name, one) for name, call in zip(calls._fields, calls)
+             for one in (call if isinstance(call, tuple) else (call,))]       # (place, move: one a generation, a choice)
+    unbound = [name for name, call in named if isinstance(call.func, Dispatcher) and call.func.overloads]
+    never_ran = {name for name, call in named if isinstance(call.func, Dispatcher) and not call.func.overloads}
+    assert named and not unbound and never_ran <= {"carry"}, (unbound, never_ran)
 
 
 def test_a_kernel_without_reference_counts_runs_and_may_not_allocate():

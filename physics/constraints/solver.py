@@ -656,7 +656,7 @@ class SceneSolver:
         self.joint_curvature_error = 0.0      # of which the drift's departure from the rows' tangent
         self._joint_bodies = None
         self._start_inverse_inertia = None     # (B, 3, 3) M₀⁻¹ as the last prepare found it (`start_inverse_inertia`)
-        self._placing = None        # (world state, kernel generation, `placing`'s call and Placed): `_place`
+        self._placing = None        # (world state, (kernel generation, its buffers), `placing`'s call and Placed): `_place`
         self.step = None        # what the last prepare hands to this sub-step's other stages (`PreparedStep`)
         self.residual = np.zeros(0)
         self.contacts = None
@@ -928,11 +928,14 @@ class SceneSolver:
 
     def _place(self, world):
         """`place(self.shapes, world)`: through a call bound to `world`'s arrays (`placing`), made
-        again for another world state or when a kernel gained a compiled version, into this
-        solver's own `Placed`, which the next call rewrites (a prepare reads it within itself)."""
+        again for another world state, for its buffers moved (grown) or when a kernel gained a
+        compiled version, into this solver's own `Placed`, which the next call rewrites (a prepare
+        reads it within itself)."""
         made = self._placing
-        if made is None or made[0] is not world or made[1] != generation():
-            made = self._placing = (world, generation(), placing(self.shapes, world))
+        live = getattr(world, "transform", world)
+        key = (generation(), *(np.asarray(a).ctypes.data for a in (live.translation, live.rotation, live.scale)))
+        if made is None or made[0] is not world or made[1] != key:
+            made = self._placing = (world, key, placing(self.shapes, world))
         if made[2] is None:
             return place(self.shapes, world)
         call, placed = made[2]
