@@ -567,6 +567,12 @@ class PreparedStep(NamedTuple):
     joints: object              # `JointStart`, or None without joints
 
 
+def _buffer_of(array):
+    """The array whose memory `array` views (itself if it owns it): what moves when a buffer grows."""
+    base = getattr(array, "base", None)
+    return array if base is None else base
+
+
 class SceneSolver:
     """The solver stage of `physics.pipeline.simulation.Simulation`: contacts from the narrow phase
     (docs/architecture.md, "Collision interface") and the scene's joints, on the dynamic bodies
@@ -656,7 +662,7 @@ class SceneSolver:
         self.joint_curvature_error = 0.0      # of which the drift's departure from the rows' tangent
         self._joint_bodies = None
         self._start_inverse_inertia = None     # (B, 3, 3) M₀⁻¹ as the last prepare found it (`start_inverse_inertia`)
-        self._placing = None        # (world state, (kernel generation, its buffers), `placing`'s call and Placed): `_place`
+        self._placing = None        # ((world state, its buffers), kernel generation, `placing`'s call and Placed): `_place`
         self.step = None        # what the last prepare hands to this sub-step's other stages (`PreparedStep`)
         self.residual = np.zeros(0)
         self.contacts = None
@@ -932,10 +938,10 @@ class SceneSolver:
         compiled version, into this solver's own `Placed`, which the next call rewrites (a prepare
         reads it within itself)."""
         made = self._placing
-        live = getattr(world, "transform", world)
-        key = (generation(), *(np.asarray(a).ctypes.data for a in (live.translation, live.rotation, live.scale)))
-        if made is None or made[0] is not world or made[1] != key:
-            made = self._placing = (world, key, placing(self.shapes, world))
+        live = getattr(world, "transform", world)     # (a NodeState's arrays: views, each access a new one, of its buffers)
+        key = (world, *(_buffer_of(a) for a in (live.translation, live.rotation, live.scale)))
+        if made is None or made[1] != generation() or any(a is not b for a, b in zip(made[0], key)):
+            made = self._placing = (key, generation(), placing(self.shapes, world))
         if made[2] is None:
             return place(self.shapes, world)
         call, placed = made[2]
