@@ -329,14 +329,11 @@ class JointBodies:
         bits, without the typing of some seventy arrays at each sub-step. Returns (dx, dθ, impulse,
         error) as `project_positions` does, the first three this bundle's own arrays (read them
         before the next projection); `stats` holds the projection's (8,)."""
-        J = len(joints)
 
         def make():
-            model = joints.model(self.limit_slack if limited else None)
-            system = RattleStart(model, self.body, self.index, inverse_mass, inverse_inertia, self.start_centre,
-                                 self.start_rotation, self.start_rows.jacobian, self.position_rows, self.graph,
-                                 self.arena, self.terms if termed else no_terms(J),
-                                 self.frame_speed if framed else _zero_frame_speed(J))
+            system = start(joints, self, self.start_centre, self.start_rotation, inverse_mass, inverse_inertia,
+                           self.limit_slack if limited else None, self.start_rows.jacobian,
+                           self.terms if termed else None, self.frame_speed if framed else None, copy=False)
             return bind(project_positions_kernel, system, self.centre, self.rotation, self.momentum, float(h),
                         NEWTON_ITERATIONS, CURRENT_ROWS * NEWTON_ITERATIONS, TOLERANCE, self.dx, self.dtheta,
                         self.impulse, self.stats, work)
