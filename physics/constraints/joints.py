@@ -71,7 +71,7 @@ from typing import NamedTuple
 import numpy as np
 
 from physics.core.compiled import kernel
-from physics.constraints.constraints import IN_BLOCK, INF, SINGLE, TRIPLE, Rows, tangent_basis
+from physics.constraints.constraints import IN_BLOCK, INF, SINGLE, TRIPLE, Rows, empty_row_arrays, tangent_basis
 from physics.math.dual import Dual
 from physics.math.rotation import hat
 from physics.math.rotation_kernels import cross as cross3
@@ -747,47 +747,33 @@ class Joints:
         if geometry is None:
             geometry = self.geometry(centre, rotation, limit_slack=limit_slack)
         arguments = self.row_arguments(geometry, h, beta, slop, softness, control, velocity, frames_move, terms)
-        return rows_of(arguments[-1], fill_joint_rows(*arguments))
+        return rows_of(arguments[-2], arguments[-1], fill_joint_rows(*arguments))
 
     def row_arguments(self, geometry, h, beta, slop=0.0, softness=0.0, control=None, velocity=None, frames_move=True,
                       terms=None, out=None):
         """`fill_joint_rows`' arguments for `rows`' (`geometry` the rows' at the poses), into `out`
-        (`JointRowArrays` of capacity J × ROWS_PER_JOINT; new ones by default): also for a caller
-        that binds the call to arrays of its own (physics.constraints.rattle.JointBodies.rows)."""
+        ((`RowArrays`, slots) of capacity J × ROWS_PER_JOINT, `joint_row_arrays`; new ones by
+        default): also for a caller that binds the call to arrays of its own
+        (physics.constraints.rattle.JointBodies.rows)."""
         J = len(self)
         rate = velocity is not None and self._any_armature()    # q̇₀ = J v along the spring slot's row
         return (self.model(), self.drives(), geometry, self.impulse,
                 self._zero() if control is None else np.ascontiguousarray(control, float),
                 np.ascontiguousarray(velocity, float) if rate else _NO_VELOCITY, float(h), float(beta), float(slop),
                 float(softness), bool(frames_move), no_terms(J) if terms is None else terms,
-                joint_row_arrays(J) if out is None else out)
-
-
-class JointRowArrays(NamedTuple):
-    """The joint rows `fill_joint_rows` writes, with room for every (joint, slot): a `Rows`' arrays and
-    each row's slot j × ROWS_PER_JOINT + s (`rows_of` cuts the first R)."""
-    body: np.ndarray            # (K, 2) int64
-    jacobian: np.ndarray        # (K, 2, 6)
-    target: np.ndarray          # (K,)
-    relax: np.ndarray           # (K,)
-    lower: np.ndarray           # (K,)
-    upper: np.ndarray           # (K,)
-    softness: np.ndarray        # (K,)
-    mu: np.ndarray              # (K,)
-    impulse: np.ndarray         # (K,)
-    block: np.ndarray           # (K,) int64
-    slots: np.ndarray           # (K,) int64
+                *(joint_row_arrays(J) if out is None else out))
 
 
 def joint_row_arrays(J):
+    """(`RowArrays`, slots): room for a row of every (joint, slot) of J joints, and each row's slot
+    j × ROWS_PER_JOINT + s (K,) int64, for `fill_joint_rows` to write (`rows_of` cuts the first R)."""
     K = J * ROWS_PER_JOINT
-    return JointRowArrays(np.empty((K, 2), np.int64), np.empty((K, 2, 6)), *(np.empty(K) for _ in range(7)),
-                          np.empty(K, np.int64), np.empty(K, np.int64))
+    return empty_row_arrays(K), np.empty(K, np.int64)
 
 
-def rows_of(arrays, R):
-    """(`Rows`, slots) of the first R rows of `arrays` (`JointRowArrays`), as views."""
-    return Rows(*(a[:R] for a in arrays[:-1])), arrays.slots[:R]
+def rows_of(arrays, slots, R):
+    """(`Rows`, slots) of the first R rows of `arrays` (`RowArrays`) and `slots`, as views."""
+    return Rows(*(a[:R] for a in arrays)), slots[:R]
 
 
 class JointDrives(NamedTuple):
@@ -865,10 +851,10 @@ def _emitted(active, s, exact, actuator, sprung):
 
 
 @kernel
-def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness, frames_move, terms, out):
+def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness, frames_move, terms, out,
+                    slots):
     """`Joints.rows` compiled: the active (joint, slot) rows in row-major order into the first R
-    rows of `out` (`JointRowArrays`: the arrays of a `Rows` and their slots j × ROWS_PER_JOINT + s);
-    returns R. Targets (`physics.constraints.constraints`' docstring): an equality
+    rows of `out` (`RowArrays`) and their slots j × ROWS_PER_JOINT + s into `slots`; returns R. Targets (`physics.constraints.constraints`' docstring): an equality
     −β C / h; an inequality −C / h while separated (relax the same), else −β min(C + slop, 0) / h
     (relax 0); a motor its speed, bounded by ± its force × h. The drive slot of an actuated joint
     and the spring slot take their soft rows (`_soft_terms`), the spring's with the
@@ -886,7 +872,7 @@ def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta
             if _emitted(active[j, s], s, exact[j], actuator[j], sprung[j]):
                 R += 1
     body, jacobian, target, relax, lower, upper = out.body, out.jacobian, out.target, out.relax, out.lower, out.upper
-    soft, mu, warm, block, slots = out.softness, out.mu, out.impulse, out.block, out.slots
+    soft, mu, warm, block = out.softness, out.mu, out.impulse, out.block
     ha = abs(h)
     k = 0
     for j in range(J):

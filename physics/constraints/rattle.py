@@ -273,7 +273,7 @@ class JointBodies:
         self.limit_slack = np.zeros(J)
         self.terms = JointTerms(np.zeros(J, np.bool_), np.zeros(J, np.bool_), *(np.zeros(J) for _ in range(6)))
         self.frame_speed = np.zeros((J, ROWS_PER_JOINT))
-        self.row_arrays = joint_row_arrays(J)       # the start's rows (`rows`)
+        self.row_arrays = joint_row_arrays(J)       # the start's rows and their slots (`rows`)
         # … and each projection's inputs and outputs, so that its call is bound once (`positions`, `velocities`)
         self.centre, self.rotation = np.empty((bodies, 3)), np.empty((bodies, 3, 3))
         self.momentum, self.velocity = np.empty((bodies, 3)), np.empty((bodies, 6))
@@ -319,7 +319,7 @@ class JointBodies:
         call = self._call(lambda: bind(fill_joint_rows, *arguments),
                           (joints,) + tuple(a for a in arguments if not isinstance(a, (float, bool))), "rows",
                           *(a for a in arguments if isinstance(a, (float, bool))))
-        return rows_of(self.row_arrays, call())
+        return rows_of(*self.row_arrays, call())
 
     def positions(self, joints, inverse_mass, inverse_inertia, limited, termed, framed, centre, rotation, momentum, h,
                   work):
