@@ -263,7 +263,7 @@ class Workspace:
         # the solver's bodies in world terms (`solver_state`), written in place by each call
         self.bodies = WorldBodies.empty(dyn.size)
         self.every_body = np.ones(dyn.size, bool)   # `apply_world_changes`' bodies outside a RATTLE retry
-        self.all_jointed = bool(model.in_joint[dyn].all())     # a RATTLE retry's island is every body (`Undo.take`)
+        self.all_jointed = _all_jointed(model)     # a RATTLE retry's island is every body (`Undo.take`)
         # `apply_world_changes`' inputs, Δv and Δx [Δx, Δθ] (D, 6): a stage writes them here, or they are copied here
         self.changes = (np.empty((dyn.size, 6)), np.empty((dyn.size, 6)))
         self.carry_target = np.empty((dyn.size, 3))     # `_keep_carried_velocity`'s
@@ -384,6 +384,20 @@ def sync(model, data, settings, work, level):
             _sync_generation(model, data, settings, work, slots)
             work.hierarchy.update_world()
     work.world = level
+
+
+def _all_jointed(model):
+    """Whether every dynamic body is in a joint or in a tree of parented bodies (`nearest_dynamic_slot`:
+    stepped whole) with a body in a joint: the joints' island is then every body, whatever touches."""
+    top = np.arange(model.dyn.size)
+    nearest = model.nearest_dynamic_slot
+    while True:     # each slot's topmost dynamic ancestor (itself if it has none)
+        up = np.where(nearest[top] >= 0, nearest[top], top)
+        if np.array_equal(up, top):
+            break
+        top = up
+    jointed = model.in_joint[model.dyn]
+    return bool(np.isin(top, top[jointed]).all())
 
 
 def solver_state(model, data, settings, work):
