@@ -634,3 +634,25 @@ def test_the_bound_projections_give_the_projection_functions_bits(scene):
     for _ in range(2 * rattle.BOUND_CALLS):
         bodies.geometry(joints, centre.copy(), rotation.copy(), bodies.velocity_rows)
     assert bodies.bound_calls <= rattle.BOUND_CALLS + 1
+
+
+@pytest.mark.parametrize("scene, whole", [("ant", True), ("humanoid", True), ("chain", True), ("iiwa", True),
+                                          ("rope_bridge", False), ("tank", False), ("car", False)])
+def test_a_world_of_jointed_trees_knows_its_retry_island_at_load(scene, whole):
+    """`Workspace.all_jointed`: every body is in a joint or in a parented tree with one (the ant's
+    and the humanoid's torso is in no joint but carries their jointed limbs), so a RATTLE retry's
+    island is every body and `Undo.take` skips its search. Where it says so, the search itself (run
+    here with the load-time answer switched off, after steps that made contacts) finds every body
+    too: an exact check, the island is a set."""
+    sim = Simulation.from_file(SCENES / f"{scene}.toml")
+    work = sim._work
+    assert work.all_jointed == whole
+    if not whole:
+        return
+    sim.step(30)
+    work.all_jointed = False
+
+    class Whole:        # a sub-step of every body (`StepContext.active` None)
+        active = None
+
+    assert retry.Undo.take(sim.model, sim.data, work, Whole).active is None
