@@ -671,8 +671,6 @@ class SceneSolver:
         self.body_touch = np.zeros(0, np.int64)     # per body: SUPPORTED | FOREIGN (`touch_flags`)
         self._threads = ThreadChoice()      # the sweeps' thread count, by measurement (physics.core.threads)
         self.shape_size = bounding_diameters(self.shapes)     # (S,) in node units (`sunk`)
-        moving = self._rest.body >= 0
-        self._moving_size, self._moving_node = self.shape_size[moving], self.shapes.node[moving]
 
     @property
     def prepared(self):
@@ -904,11 +902,6 @@ class SceneSolver:
         are those at the start-of-step poses."""
         c = self.contacts
         if c is None or not len(c.depth):
-            return None
-        # none deeper than the least bound of the smallest moving shape: nothing to look for (a NaN
-        # depth goes on to the kernel, which never picks it)
-        if c.depth.max() <= min(SINK_SIZES, SINK_SIZES_PRESSED) * (self._moving_size * scale[self._moving_node]).min(
-                initial=np.inf):
             return None
         g = np.asarray(gravity, float)
         up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0.0 else np.zeros(3)
