@@ -41,7 +41,7 @@ from physics.dynamics.integrators import Frame, advance_bodies, local_accelerati
 from physics.dynamics.kinematics import advance_kinematic
 from physics.math.rotation import cross
 from physics.core.settings import Settings
-from physics.dynamics.sleeping import Bodies, LocalMotion, hold, parent_motion, sleep_islands, wake_on_field
+from physics.dynamics.sleeping import Bodies, LocalMotion, hold, island_of, parent_motion, sleep_islands, wake_on_field
 from physics.core.choices import INTEGRATOR_TRAITS
 from physics.core.validation import LENGTH_MAX, SPEED_MAX
 
@@ -388,16 +388,14 @@ def sync(model, data, settings, work, level):
 
 def _all_jointed(model):
     """Whether every dynamic body is in a joint or in a tree of parented bodies (`nearest_dynamic_slot`:
-    stepped whole) with a body in a joint: the joints' island is then every body, whatever touches."""
-    top = np.arange(model.dyn.size)
-    nearest = model.nearest_dynamic_slot
-    while True:     # each slot's topmost dynamic ancestor (itself if it has none)
-        up = np.where(nearest[top] >= 0, nearest[top], top)
-        if np.array_equal(up, top):
-            break
-        top = up
-    jointed = model.in_joint[model.dyn]
-    return bool(np.isin(top, top[jointed]).all())
+    stepped whole) with a body in a joint: the joints' island (`island_of` over the parent links,
+    as `physics.pipeline.retry.Undo.take` closes it) is then every body, whatever touches."""
+    carried = np.flatnonzero(model.nearest_dynamic_slot >= 0)
+    links = np.stack([carried, model.nearest_dynamic_slot[carried]], axis=1).astype(np.int64).reshape(-1, 2)
+    jointed = np.flatnonzero(model.in_joint[model.dyn]).astype(np.int64)
+    if not jointed.size:
+        return model.dyn.size == 0
+    return bool(island_of(links, model.dyn.size, jointed).all())
 
 
 def solver_state(model, data, settings, work):
