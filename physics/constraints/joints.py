@@ -856,8 +856,9 @@ def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta
     """`Joints.rows` compiled: the active (joint, slot) rows in row-major order into the first R
     rows of `out` (`RowArrays`) and their slots j × ROWS_PER_JOINT + s into `slots`; returns R.
     Targets (`physics.constraints.constraints`' docstring): an equality −β C / h; an inequality
-    −C / h while separated (relax the same), else −β min(C + slop, 0) / h (relax 0); a motor its speed, bounded by ± its force × h. The drive slot of an actuated joint
-    and the spring slot take their soft rows (`_soft_terms`), the spring's with the
+    −C / h while separated (relax the same), else −β min(C + slop, 0) / h (relax 0); a motor its
+    speed, bounded by ± its force × h. The drive slot of an actuated joint and the spring slot
+    take their soft rows (`_soft_terms`), the spring's with the
     armature's rate J v when `velocity` has rows; where RATTLE's step takes the joint's terms
     (`terms.exact`, `_emitted`), the spring slot is instead the fixed impulse (h/2) τ(q₀) of its
     first kick. A row whose side a is a moving frame aims side b
