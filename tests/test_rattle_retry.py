@@ -569,23 +569,23 @@ def test_no_step_takes_more_than_its_budget(name, steps, monkeypatch):
     assert bounded["refused"] > 0 and free["worst_step"] > 2.0, (bounded, free)
 
 
-@pytest.mark.parametrize("n, J, B, values", [(1, 1, 1, 36), (2, 2, 3, 90), (64, 112, 70, 5000)])
-def test_the_projections_scratch_is_cut_from_its_arena_without_overlap_or_gap(n, J, B, values):
+@pytest.mark.parametrize("n, J, B, values, panel", [(1, 1, 1, 36, 0), (2, 2, 3, 90, 18), (64, 112, 70, 5000, 126)])
+def test_the_projections_scratch_is_cut_from_its_arena_without_overlap_or_gap(n, J, B, values, panel):
     """`rattle.Arena` sized by `_arena_sizes` is cut (`_position_scratch`, which cuts
     `_velocity_scratch` and the `Factors` first; run as Python) into views that end exactly where
     the sizes end, with the shapes their fields name, and no two fields share an element: each
     filled with its own number reads it back whole, in the order the fields were filled."""
     from physics.constraints import rattle
     from physics.core.compiled import interpreting
-    sizes = rattle._arena_sizes(n, J, B, values)
+    sizes = rattle._arena_sizes(n, J, B, values, panel)
     arena = rattle.Arena(np.empty(sizes[0]), np.zeros(sizes[1], bool), np.empty(sizes[2], np.int64))
     with interpreting():
-        position, end_floats, end_flags = rattle._position_scratch.py_func(arena, n, J, B, values)
-        velocity = rattle._velocity_scratch.py_func(arena, J, B, values)[0]
+        position, end_floats, end_flags = rattle._position_scratch.py_func(arena, n, J, B, values, panel)
+        velocity = rattle._velocity_scratch.py_func(arena, J, B, values, panel)[0]
     assert (end_floats, end_flags) == sizes[:2]
     fields = ([(name, getattr(position, name)) for name in rattle.PositionScratch._fields if name != "factors"]
               + [(name, getattr(velocity, name)) for name in rattle.VelocityScratch._fields if name != "factors"]
-              + list(zip(("storage", "pivot", "x"), position.factors)))
+              + list(zip(("storage", "pivot", "x", "panel"), position.factors)))
     assert position.W.shape == velocity.W.shape == (J, rattle.ROWS_PER_JOINT, 2, 6) and position.centre.shape == (B, 3)
     for number, (name, view) in enumerate(fields):
         view[...] = number if view.dtype != bool else True

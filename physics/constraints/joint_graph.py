@@ -22,7 +22,8 @@ fills as n log n. The fill is found once per topology (`JointGraph`), so the num
 The factors stay in the block storage (`Factors`, made once per topology with the structure, so a
 factorization allocates nothing), and another right-hand side with the same Γ costs the two
 substitutions alone (`solve_factored`: RATTLE's chord steps). Most of a factorization's time on a
-net is the Schur updates Γ_il −= Γ_ik Γ_kl, unrolled where all three blocks are a ball joint's 3 × 3.
+net is the Schur updates Γ_il −= Γ_ik Γ_kl, a product over contiguous columns where all the blocks are
+ball joints' 3 × 3 (`_ball_updates`).
 
 Each block is one joint's rows (a ball joint 3, a hinge 5 or 6 with its limit): the diagonal
 block is solved by Gaussian elimination with partial pivoting inside the block, which needs no
@@ -48,6 +49,7 @@ from physics.core.compiled import kernel
 from physics.constraints.joints import ROWS_PER_JOINT, SPRING, joint_geometry, joint_geometry_arrays
 
 REGULARIZATION = 1e-12     # relative, on the taken diagonal (redundant rows: a closed loop of joints)
+PANEL_FLOATS = 18           # a later neighbour's floats in `Factors.panel`: its 3 × 3 block of row k and of the update
 
 
 class JointGraph(NamedTuple):
@@ -65,6 +67,7 @@ class JointGraph(NamedTuple):
     term: np.ndarray            # (T, 5) int64 Γ's assembly: (offset of (j, l), j, side of j, l, side of l)
     #                             for every pair of joint sides on one body, j = l included
     values: int                 # floats in the block storage
+    panel: int                  # floats of `Factors.panel`: 18 × the most later neighbours a joint has
 
 
 class Factors(NamedTuple):
@@ -73,12 +76,14 @@ class Factors(NamedTuple):
     storage: np.ndarray         # (values,) Γ's blocks (`assemble`), then their LU factors
     pivot: np.ndarray           # (J, ROWS_PER_JOINT) int64 each diagonal block's row swaps
     x: np.ndarray               # (J * ROWS_PER_JOINT,) the right-hand side by block row (`_gathered`)
+    panel: np.ndarray           # (graph.panel,) a ball joint's Schur updates, gathered (`_ball_updates`)
 
 
 def empty_factors(graph):
     """Empty `Factors` for `graph` (`JointGraph`)."""
     J = len(graph.size)
-    return Factors(np.empty(graph.values), np.empty((J, ROWS_PER_JOINT), np.int64), np.empty(J * ROWS_PER_JOINT))
+    return Factors(np.empty(graph.values), np.empty((J, ROWS_PER_JOINT), np.int64), np.empty(J * ROWS_PER_JOINT),
+                   np.empty(graph.panel))
 
 
 def _possible_slots(joints):
@@ -317,8 +322,9 @@ def structure(joints):
     update = np.array([block(i, l) for j in range(J) for i in later[j] for l in later[j]], np.int64)
     term = np.array([(block(j, l), j, sj, l, sl) for sides in on_body.values() for j, sj in sides for l, sl in sides],
                     np.int64).reshape(-1, 5)
+    panel = PANEL_FLOATS * max((len(l) for l in later), default=0)
     return JointGraph(slots, size, np.array(order, np.int64), diagonal, later_start, flat_later, block_jl, block_lj,
-                      update_start, update, term, offset)
+                      update_start, update, term, offset, panel)
 
 
 @kernel
@@ -404,26 +410,66 @@ def _lu_solve(storage, base, m, pivot, x, x_base, stride, columns):
             x[x_base + r * stride + c] = s / storage[base + r * m + r]
 
 
-@kernel(inline=True)
-def _update33(storage, ik, kl, il):
-    """Γ_il −= Γ_ik Γ_kl for three 3 × 3 blocks (ball joints: a net's, a chain's), the general
-    loop's sums in its order from 0.0 (the same bits, the sign of a zero included), each block's
-    entries loaded once: most of a factorization's time is these updates."""
-    a00, a01, a02 = storage[ik], storage[ik + 1], storage[ik + 2]
-    a10, a11, a12 = storage[ik + 3], storage[ik + 4], storage[ik + 5]
-    a20, a21, a22 = storage[ik + 6], storage[ik + 7], storage[ik + 8]
-    b00, b01, b02 = storage[kl], storage[kl + 1], storage[kl + 2]
-    b10, b11, b12 = storage[kl + 3], storage[kl + 4], storage[kl + 5]
-    b20, b21, b22 = storage[kl + 6], storage[kl + 7], storage[kl + 8]
-    storage[il] -= 0.0 + a00 * b00 + a01 * b10 + a02 * b20
-    storage[il + 1] -= 0.0 + a00 * b01 + a01 * b11 + a02 * b21
-    storage[il + 2] -= 0.0 + a00 * b02 + a01 * b12 + a02 * b22
-    storage[il + 3] -= 0.0 + a10 * b00 + a11 * b10 + a12 * b20
-    storage[il + 4] -= 0.0 + a10 * b01 + a11 * b11 + a12 * b21
-    storage[il + 5] -= 0.0 + a10 * b02 + a11 * b12 + a12 * b22
-    storage[il + 6] -= 0.0 + a20 * b00 + a21 * b10 + a22 * b20
-    storage[il + 7] -= 0.0 + a20 * b01 + a21 * b11 + a22 * b21
-    storage[il + 8] -= 0.0 + a20 * b02 + a21 * b12 + a22 * b22
+@kernel
+def _ball_updates(graph, storage, pivot, panel, x, k):
+    """Row k of the elimination where ball joint k and its later neighbours are all ball joints
+    (3 × 3 blocks: a net's, a chain's): Γ_kl ← P⁻¹ Γ_kl (P = Γ_kk's LU factors, `pivot` its swaps),
+    then Γ_il −= Γ_ik Γ_kl for every pair i, l of them, most of a factorization's time on a net,
+    and x_i −= Γ_ik x_k (x_k solved already).
+    Row k's blocks are gathered into `panel` as they are solved and each Γ_ik is loaded once; every
+    operation is the general loops' (`_lu_solve`, the Schur update's sum from 0.0) in their order:
+    the same bits, the sign of a zero included."""
+    first, last = graph.later_start[k], graph.later_start[k + 1]
+    d = last - first
+    base = graph.diagonal[k]
+    p0, p1 = pivot[0], pivot[1]
+    l10, l20, l21 = storage[base + 3], storage[base + 6], storage[base + 7]
+    u00, u01, u02 = storage[base], storage[base + 1], storage[base + 2]
+    u11, u12, u22 = storage[base + 4], storage[base + 5], storage[base + 8]
+    for f in range(d):
+        kl = graph.block_jl[first + f]
+        for c in range(3):
+            v0, v1, v2 = storage[kl + c], storage[kl + 3 + c], storage[kl + 6 + c]
+            if p0 == 1:
+                v0, v1 = v1, v0
+            elif p0 == 2:
+                v0, v2 = v2, v0
+            if p1 == 2:
+                v1, v2 = v2, v1
+            v1 = v1 - l10 * v0
+            v2 = v2 - l20 * v0 - l21 * v1
+            v2 = v2 / u22
+            v1 = (v1 - u12 * v2) / u11
+            v0 = (v0 - u01 * v1 - u02 * v2) / u00
+            storage[kl + c], storage[kl + 3 + c], storage[kl + 6 + c] = v0, v1, v2
+            panel[9 * f + c], panel[9 * f + 3 + c], panel[9 * f + 6 + c] = v0, v1, v2
+    u = graph.update_start[k]
+    x0, x1, x2 = x[k * ROWS_PER_JOINT], x[k * ROWS_PER_JOINT + 1], x[k * ROWS_PER_JOINT + 2]
+    for e in range(d):
+        ik = graph.block_lj[first + e]
+        a00, a01, a02 = storage[ik], storage[ik + 1], storage[ik + 2]
+        a10, a11, a12 = storage[ik + 3], storage[ik + 4], storage[ik + 5]
+        a20, a21, a22 = storage[ik + 6], storage[ik + 7], storage[ik + 8]
+        i = graph.later[first + e] * ROWS_PER_JOINT
+        x[i] -= 0.0 + a00 * x0 + a01 * x1 + a02 * x2
+        x[i + 1] -= 0.0 + a10 * x0 + a11 * x1 + a12 * x2
+        x[i + 2] -= 0.0 + a20 * x0 + a21 * x1 + a22 * x2
+        for f in range(d):
+            il = graph.update[u]
+            u += 1
+            b = 9 * f
+            b00, b01, b02 = panel[b], panel[b + 1], panel[b + 2]
+            b10, b11, b12 = panel[b + 3], panel[b + 4], panel[b + 5]
+            b20, b21, b22 = panel[b + 6], panel[b + 7], panel[b + 8]
+            storage[il] -= 0.0 + a00 * b00 + a01 * b10 + a02 * b20
+            storage[il + 1] -= 0.0 + a00 * b01 + a01 * b11 + a02 * b21
+            storage[il + 2] -= 0.0 + a00 * b02 + a01 * b12 + a02 * b22
+            storage[il + 3] -= 0.0 + a10 * b00 + a11 * b10 + a12 * b20
+            storage[il + 4] -= 0.0 + a10 * b01 + a11 * b11 + a12 * b21
+            storage[il + 5] -= 0.0 + a10 * b02 + a11 * b12 + a12 * b22
+            storage[il + 6] -= 0.0 + a20 * b00 + a21 * b10 + a22 * b20
+            storage[il + 7] -= 0.0 + a20 * b01 + a21 * b11 + a22 * b21
+            storage[il + 8] -= 0.0 + a20 * b02 + a21 * b12 + a22 * b22
 
 
 @kernel
@@ -444,6 +490,12 @@ def factor_and_solve(graph, factors, rhs):
             return False
         _lu_solve(storage, graph.diagonal[k], m, pivot[k], x, k * ROWS_PER_JOINT, 1, 1)
         first, last = graph.later_start[k], graph.later_start[k + 1]
+        balls = m == 3
+        for e in range(first, last):
+            balls = balls and graph.size[graph.later[e]] == 3
+        if balls:       # a ball joint among ball joints (a net's, a chain's): its own loops
+            _ball_updates(graph, storage, pivot[k], factors.panel, x, k)
+            continue
         for e in range(first, last):                 # Γ_kl ← P⁻¹ Γ_kl
             l = graph.later[e]
             _lu_solve(storage, graph.diagonal[k], m, pivot[k], storage, graph.block_jl[e], graph.size[l],
@@ -458,9 +510,6 @@ def factor_and_solve(graph, factors, rhs):
                 m_l = graph.size[l]
                 kl, il = graph.block_jl[f], graph.update[u]
                 u += 1
-                if m == 3 and m_i == 3 and m_l == 3:
-                    _update33(storage, ik, kl, il)
-                    continue
                 for r in range(m_i):
                     for c in range(m_l):
                         s = 0.0

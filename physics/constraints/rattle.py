@@ -172,13 +172,13 @@ class Arena(NamedTuple):
     ints: np.ndarray            # (Fi,) int64
 
 
-def _arena_sizes(n, J, B, values):
+def _arena_sizes(n, J, B, values, panel):
     """(floats, flags, ints) of the `Arena` for n jointed bodies of B, J joints and a joint graph
-    of `values` floats: the factors, then `VelocityScratch`'s fields, then `PositionScratch`'s
+    of `values` floats and a `panel` of its own (`JointGraph`): the factors, then `VelocityScratch`'s fields, then `PositionScratch`'s
     (the cuts of `_velocity_scratch` and `_position_scratch`; tests/test_rattle_retry.py checks that
     they end where these say)."""
     R = ROWS_PER_JOINT
-    factors = values + J * R
+    factors = values + J * R + panel
     position = B * 12 + n * (9 + 3 + 6 + 3 + 6 + 9 + 9 + 6 + 6) + 2 * J + J * R * (4 + 12) + CURRENT_WINDOW + 1
     velocity = J * R * 13 + B * 6
     return factors + position + velocity, 3 * J * R, J * R
@@ -191,19 +191,20 @@ def _cut(buffer, at, count):
 
 
 @kernel
-def _arena_factors(arena, J, values):
+def _arena_factors(arena, J, values, panel):
     """The `Factors` at the start of the arena's buffers, and the offsets after them (floats, flags)."""
     R = ROWS_PER_JOINT
     storage, o = _cut(arena.floats, 0, values)
     x, o = _cut(arena.floats, o, J * R)
-    return Factors(storage, arena.ints[:J * R].reshape((J, R)), x), o, 0
+    scratch, o = _cut(arena.floats, o, panel)
+    return Factors(storage, arena.ints[:J * R].reshape((J, R)), x, scratch), o, 0
 
 
 @kernel
-def _velocity_scratch(arena, J, B, values):
+def _velocity_scratch(arena, J, B, values, panel):
     """`VelocityScratch` cut from the arena (`_arena_sizes`); -> (it, the offsets after it)."""
     R = ROWS_PER_JOINT
-    factors, o, b = _arena_factors(arena, J, values)
+    factors, o, b = _arena_factors(arena, J, values, panel)
     taken, b = _cut(arena.flags, b, J * R)
     mu, o = _cut(arena.floats, o, J * R)
     W, o = _cut(arena.floats, o, J * R * 12)
@@ -213,10 +214,10 @@ def _velocity_scratch(arena, J, B, values):
 
 
 @kernel
-def _position_scratch(arena, n, J, B, values):
+def _position_scratch(arena, n, J, B, values, panel):
     """`PositionScratch` cut from the arena, after `VelocityScratch`; -> (it, the offsets after it)."""
     R = ROWS_PER_JOINT
-    velocity, o, b = _velocity_scratch(arena, J, B, values)
+    velocity, o, b = _velocity_scratch(arena, J, B, values, panel)
     f, g = arena.floats, arena.flags
     centre, o = _cut(f, o, B * 3)
     rotation, o = _cut(f, o, B * 9)
@@ -266,7 +267,7 @@ class JointBodies:
         self.start_rotation = np.empty((bodies, 3, 3))
         self.position_rows = joint_geometry_arrays(len(joints))     # `project_positions`' Newton evaluations
         self.velocity_rows = joint_geometry_arrays(len(joints))     # `project_velocities`' end-of-step rows
-        sizes = _arena_sizes(len(self.body), len(joints), bodies, self.graph.values)
+        sizes = _arena_sizes(len(self.body), len(joints), bodies, self.graph.values, self.graph.panel)
         self.arena = Arena(np.empty(sizes[0]), np.empty(sizes[1], np.bool_), np.empty(sizes[2], np.int64))
         # the rest of the start, as prepare writes it in place (`SceneSolver.prepare`) …
         J = len(joints)
@@ -675,7 +676,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     frame's work (`_frame_work`). At most `iterations` along J₀ and `current` along the current rows."""
     n = len(system.column)
     J = len(system.model.kind)
-    scratch = _position_scratch(system.arena, n, J, centre.shape[0], system.graph.values)[0]
+    scratch = _position_scratch(system.arena, n, J, centre.shape[0], system.graph.values, system.graph.panel)[0]
     work_c, work_R = scratch.centre, scratch.rotation
     work_c[:] = centre
     work_R[:] = rotation
@@ -908,7 +909,7 @@ def project_velocities_kernel(model, index, graph, geometry, arena, centre, rota
     frame's work through its impulses to `work` (J,)."""
     joint_geometry(model, centre, rotation, geometry)
     J = len(model.kind)
-    scratch = _velocity_scratch(arena, J, centre.shape[0], graph.values)[0]
+    scratch = _velocity_scratch(arena, J, centre.shape[0], graph.values, graph.panel)[0]
     taken, mu, W = scratch.taken, scratch.mu, scratch.W
     taken[:] = False
     mu[:] = 0.0
