@@ -327,7 +327,7 @@ def structure(joints):
                       update_start, update, term, offset, panel)
 
 
-@kernel
+@kernel(refcounts=False)
 def assemble(graph, jacobian, weighted, taken, storage):
     """Γ = J M⁻¹ J_dᵀ into `storage` over the taken rows: jacobian J (J, ROWS_PER_JOINT, 2, 6) the
     rows, weighted (same shape) M⁻¹ J_dᵀ per row and side; identity rows for the untaken slots of a
@@ -410,7 +410,7 @@ def _lu_solve(storage, base, m, pivot, x, x_base, stride, columns):
             x[x_base + r * stride + c] = s / storage[base + r * m + r]
 
 
-@kernel
+@kernel(refcounts=False)
 def _ball_updates(graph, storage, pivot, panel, x, k):
     """Row k of the elimination where ball joint k and its later neighbours are all ball joints
     (3 × 3 blocks: a net's, a chain's): Γ_kl ← P⁻¹ Γ_kl (P = Γ_kk's LU factors, `pivot` its swaps),
@@ -472,7 +472,7 @@ def _ball_updates(graph, storage, pivot, panel, x, k):
             storage[il + 8] -= 0.0 + a20 * b02 + a21 * b12 + a22 * b22
 
 
-@kernel
+@kernel(refcounts=False)
 def factor_and_solve(graph, factors, rhs):
     """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place, slot-indexed (untaken slots come out as they went
     in, 0 for a zero right-hand side), Γ assembled in `factors.storage` (`assemble`, overwritten by
@@ -525,7 +525,7 @@ def factor_and_solve(graph, factors, rhs):
     return True
 
 
-@kernel
+@kernel(refcounts=False)
 def solve_factored(graph, factors, rhs):
     """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place with the `factors` `factor_and_solve` left (the
     same Γ, the same taken slots): its forward and back substitutions alone, O(the fill) instead of

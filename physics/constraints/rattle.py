@@ -190,7 +190,7 @@ def _cut(buffer, at, count):
     return buffer[at:at + count], at + count
 
 
-@kernel
+@kernel(refcounts=False)
 def _arena_factors(arena, J, values, panel):
     """The `Factors` at the start of the arena's buffers, and the offsets after them (floats, flags)."""
     R = ROWS_PER_JOINT
@@ -200,7 +200,7 @@ def _arena_factors(arena, J, values, panel):
     return Factors(storage, arena.ints[:J * R].reshape((J, R)), x, scratch), o, 0
 
 
-@kernel
+@kernel(refcounts=False)
 def _velocity_scratch(arena, J, B, values, panel):
     """`VelocityScratch` cut from the arena (`_arena_sizes`); -> (it, the offsets after it)."""
     R = ROWS_PER_JOINT
@@ -213,7 +213,7 @@ def _velocity_scratch(arena, J, B, values, panel):
                            velocity.reshape((B, 6)), factors), o, b
 
 
-@kernel
+@kernel(refcounts=False)
 def _position_scratch(arena, n, J, B, values, panel):
     """`PositionScratch` cut from the arena, after `VelocityScratch`; -> (it, the offsets after it)."""
     R = ROWS_PER_JOINT
@@ -414,6 +414,15 @@ def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit
 
 
 @kernel(inline=True)
+def _copy(into, values):
+    """into[...] = values for two contiguous arrays of one shape, element by element: a kernel without
+    reference counts may not allocate, and numba's slice assignment copies a source that may overlap."""
+    flat_into, flat_values = into.reshape(into.size), values.reshape(values.size)
+    for i in range(flat_into.size):
+        flat_into[i] = flat_values[i]
+
+
+@kernel(inline=True)
 def _hat(v):
     return ((0.0, -v[2], v[1]), (v[2], 0.0, -v[0]), (-v[1], v[0], 0.0))
 
@@ -436,7 +445,7 @@ def _drift_jacobian(inertia, y, h):
     return _axpy33(0.5 * h, _axpy33(-1.0, _hat(matvec(inertia, y)), matmul(_hat(y), inertia)), inertia)
 
 
-@kernel
+@kernel(refcounts=False)
 def rotor_drift(inertia, momentum, h):
     """The lie-midpoint's rotation over a step, world frame (`physics.dynamics.integrators`): y with
     I y + (h/2) y × (I y) = L (the implicit midpoint of the free rotor; I a 3×3 world inertia at the
@@ -451,7 +460,7 @@ def rotor_drift(inertia, momentum, h):
     return y
 
 
-@kernel
+@kernel(refcounts=False)
 def drift_derivative(inertia, y, h):
     """∂θ/∂A: how the drift's world rotation cay(h y) R₀ turns (left, world) per change of the
     momentum × h, A = h L (`rotor_drift`): δ(h y) = [I + (h/2)(hat(y) I − hat(I y))]⁻¹ δA, and the
@@ -479,7 +488,7 @@ def _rotor_mass(exact, armature, damping, h):
     return armature + 0.5 * h * damping if exact else 0.0
 
 
-@kernel
+@kernel(refcounts=False)
 def _frame_work(model, frame_speed, impulse, scale, work):
     """Add to `work` (J,) the work (J) the moving frames do on the bodies through each joint's rows'
     impulses `impulse` × `scale` (J, ROWS_PER_JOINT): −λ J_a v_a per row of a joint whose side a is
@@ -501,7 +510,7 @@ def _add_diagonal(graph, storage, j, slot, value):
             storage[graph.diagonal[j] + r * m + r] += value
 
 
-@kernel
+@kernel(refcounts=False)
 def _taken_rows(system, h, lam, total, taken):
     """The rows the position projection takes, marked in `taken` (J, ROWS_PER_JOINT): the
     equalities, the inequalities where violated (C < 0) or still pushing (their impulse so far
@@ -557,7 +566,7 @@ def _row_scale(row, lever):
     return 1.0
 
 
-@kernel
+@kernel(refcounts=False)
 def _relative_error(system, taken):
     """max |C| / scale over the taken rows (`_row_scale`: the lever for a row in metres, 1 for an
     angular one); rows whose joint has no lever are left out, and so are the rotor rows (whose g
@@ -573,7 +582,7 @@ def _relative_error(system, taken):
     return worst
 
 
-@kernel
+@kernel(refcounts=False)
 def _curvature_error(system, start_C, x, R, taken, moved):
     """How far the drift left the joints beyond their tangent: max over the taken rows of
     |g(q) − g(q₀) − J₀ (q − q₀)| / scale (`_row_scale`), q − q₀ the jointed bodies' translation and
@@ -612,7 +621,7 @@ def _curvature_error(system, start_C, x, R, taken, moved):
     return worst
 
 
-@kernel
+@kernel(refcounts=False)
 def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, taken, lam, total):
     """The pose of the jointed bodies for translation x (n, 3) and angular impulse × h A (n, 3):
     R = cay(h y) R₀ with y the rotor drift of L + A/h, written into centre/rotation; the rows there
@@ -642,7 +651,7 @@ def _finite(a):
     return True
 
 
-@kernel
+@kernel(refcounts=False)
 def _weigh(system, taken, along_current, D, W):
     """W (J, ROWS_PER_JOINT, 2, 6) = M₀⁻¹ J_dᵀ per taken row and side, J_d = J₀ (or J_k along the
     current rows), the angular part of M₀⁻¹ the drift derivative D: J_k W is the Newton matrix."""
@@ -664,7 +673,7 @@ def _weigh(system, taken, along_current, D, W):
                     W[j, s, side, 3 + i] = ang[i]
 
 
-@kernel
+@kernel(refcounts=False)
 def project_positions_kernel(system, centre, rotation, momentum, h, iterations, current, tolerance, dx, dtheta, impulse,
                              stats, work):
     """`project_positions` compiled; returns the largest |g| left. stats (8,): Newton iterations taken,
@@ -678,14 +687,15 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     J = len(system.model.kind)
     scratch = _position_scratch(system.arena, n, J, centre.shape[0], system.graph.values, system.graph.panel)[0]
     work_c, work_R = scratch.centre, scratch.rotation
-    work_c[:] = centre
-    work_R[:] = rotation
+    _copy(work_c, centre)
+    _copy(work_R, rotation)
     inertia = scratch.inertia
     for c in range(n):
         store33(inertia, c, _inverse33(load33(system.inverse_inertia, system.column[c])))
     x = scratch.x
     for c in range(n):
-        x[c] = centre[system.column[c]]
+        for i in range(3):
+            x[c, i] = centre[system.column[c], i]
     A = scratch.A
     A[:] = 0.0
     terms = system.terms
@@ -704,11 +714,12 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     # g(q₀): the rows at the start-of-step poses (the moving frames where they end the step, as at q)
     for c in range(n):
         b = system.column[c]
-        work_c[b] = system.centre[b]
+        for i in range(3):
+            work_c[b, i] = system.centre[b, i]
         store33(work_R, b, load33(system.rotation, b))
     joint_geometry(system.model, work_c, work_R, system.geometry)
     start_C = scratch.start_C
-    start_C[:] = system.geometry.C
+    _copy(start_C, system.geometry.C)
     K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken, lam, total)
     along_current = False
     stats[:] = 0.0
@@ -777,7 +788,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                     _add_diagonal(system.graph, scratch.factors.storage, j, SPRING, 1.0 / m)
             solved = factor_and_solve(system.graph, scratch.factors, mu)
             factored = solved
-            factored_taken[:] = taken
+            _copy(factored_taken, taken)
             stats[6] += 1.0
         if solved:      # an inequality's impulse so far may fall to 0, never below: past that it lets go
             for j in range(J):
@@ -828,10 +839,10 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                 kick *= 0.5
                 fraction *= 0.5
         if descent:
-            x[:] = trial_x
-            A[:] = trial_A
-            lam[:] = trial_lam
-            total[:] = trial_total
+            _copy(x, trial_x)
+            _copy(A, trial_A)
+            _copy(lam, trial_lam)
+            _copy(total, trial_total)
             error, merit = trial, trial_merit
             continue
         K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken, lam, total)
@@ -849,7 +860,8 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         theta = rotvec_from_matrix(matmul(load33(R, c), transpose(load33(rotation, b))))
         for i in range(3):
             dtheta[b, i] = theta[i]
-        impulse[b] = A[c]
+        for i in range(6):
+            impulse[b, i] = A[c, i]
         for i in range(6):
             stats[2] = max(stats[2], abs(A[c, i]))
     stats[7] = along_start
@@ -902,7 +914,7 @@ def _weigh_row(body, inverse_mass, inverse_inertia, jac, j, W_row):
             W_row[side, 3 + i] = ang[i]
 
 
-@kernel
+@kernel(refcounts=False)
 def project_velocities_kernel(model, index, graph, geometry, arena, centre, rotation, velocity, inverse_mass,
                               inverse_inertia, dv, terms, h, work):
     """`project_velocities` compiled, `arena` holding its `VelocityScratch`; adds each joint's moving
@@ -919,7 +931,7 @@ def project_velocities_kernel(model, index, graph, geometry, arena, centre, rota
     # without an armature the damper's −(D/2)(q₁ − q₀); the rows then see the kicked velocity
     exact, armature = terms.exact, terms.armature
     if np.any(exact):
-        scratch.velocity[:] = velocity
+        _copy(scratch.velocity, velocity)
         velocity = scratch.velocity
     for j in range(J):
         if not exact[j]:

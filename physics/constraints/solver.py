@@ -250,7 +250,7 @@ class ContactParams(NamedTuple):
     push: float         # m/s, the largest position-correction target (settings.max_contact_push_speed)
 
 
-@kernel
+@kernel(refcounts=False)
 def _reach(c, pair_nodes, body, bodies, nodes, params, surface, keep):
     """keep[m] = −depth ≤ base + h max(−vn₀, 0) with vn₀ = n · (v_b − v_a) at the point, and the
     surface velocity of each static side (a kinematic node's world motion) per point
@@ -320,7 +320,7 @@ def _reach(c, pair_nodes, body, bodies, nodes, params, surface, keep):
                 surface[m, s, c3] += lead * turn[c3]
 
 
-@kernel
+@kernel(refcounts=False)
 def _travel(shape_node, lo, hi, bodies, nodes, h, out):
     """out[s] = |h| (|v| + |ω| ρ): how far any point of shape s can move within the step, v and ω
     the motion of what it moves with (its solver body about the centre of mass, or a static or
@@ -396,7 +396,7 @@ def _contact_stage(c, kept, body, surface, bodies, materials, stored, params):
     return kept, bounces, rows, out, e, params.warm and 2 * cold > touching, deep
 
 
-@kernel
+@kernel(refcounts=False)
 def _add_row_changes(slot, minv_jt, impulse, rows, out):
     """out[slot] += M⁻¹ Jᵀ λ of the first `rows` rows, side a's then side b's, row by row (the order
     of np.add.at's, so the sums' bits are its); slot (R, 2) the bodies' rows of out, the static
@@ -437,7 +437,7 @@ def _keep_reachable(c, bodies, nodes, params):
 TRIPLE_JUMP_REACH = max(abs(f) for f in TRIPLE_JUMP)    # the longest of the triple jump's sub-steps, × h
 
 
-@kernel
+@kernel(refcounts=False)
 def _exact_terms(exact, stiffness, damping, armature, s, h, ring, clamped, out):
     """`SceneSolver.choose_joint_terms`' choice compiled: out (J,) the joints whose terms RATTLE's
     step takes, of those that have them (`exact`), save the stiff: a spring with h² K s > 1 + A s or
@@ -515,7 +515,7 @@ def _chord_rows_kernel(slots, exact, actuated, armature, inequality, motor, body
     return index, weight, rate, kept_target, kept_relax
 
 
-@kernel
+@kernel(refcounts=False)
 def _chord_targets(body, jacobian, chord, lag_share, velocity, target, relax):
     """The chord rows' targets for the free velocities (B, 6) (`SceneSolver.solve`): each row's
     prepared target and relax target plus its weight × the lag (1 − f) (J v_free − J v₀),

@@ -65,7 +65,7 @@ class DynamicInputs(NamedTuple):
                    np.empty((count, 3)))
 
 
-@kernel
+@kernel(refcounts=False)
 def _solve_rows_into(matrices, vectors, out):
     for k in range(vectors.shape[0]):
         store3(out, k, solve3(load33(matrices, k), load3(vectors, k)))
@@ -80,7 +80,7 @@ def solve_rows(matrices, vectors):
     return out
 
 
-@kernel
+@kernel(refcounts=False)
 def _turn_rows(rotvec, rotation):
     for k in range(rotvec.shape[0]):
         store33(rotation, k, matmul(exp_so3(load3(rotvec, k)), load33(rotation, k)))
@@ -116,7 +116,7 @@ def _put3(a, i, c, v):
     a[i, c], a[i, c + 1], a[i, c + 2] = v[0], v[1], v[2]
 
 
-@kernel
+@kernel(refcounts=False)
 def move_bodies(bodies, counteract, dv, dx, world, local, total, before, active):
     """`physics.pipeline.stages.apply_world_changes` up to the world update, in place on the `local` arrays
     (`NodeArrays`) of the dynamic `bodies` (`DynamicBodies`) that are `active` (D,) bool (the others'
@@ -172,7 +172,7 @@ def move_bodies(bodies, counteract, dv, dx, world, local, total, before, active)
             store33(rotation, i, matmul(exp_so3(matvec_t(Rq, _get3(dx, k, 3))), load33(rotation, i)))
 
 
-@kernel
+@kernel(refcounts=False)
 def carry_velocity(nodes, parent, slots, target, world, local_velocity):
     """The local velocity of the dynamic bodies `slots` (one generation) that gives them the world
     velocity `target` (D, 3) under their parents' world motion (`world`: `NodeArrays`), written
@@ -208,7 +208,7 @@ def carry_generations(nodes, parent, order, first, active, target, world, local_
         carry_velocity(nodes, parent, slots, target, world, local_velocity)
 
 
-@kernel
+@kernel(refcounts=False)
 def split_impulse_changes(velocity, solved, relaxed, final, h, fraction, push_speed, dv, dx):
     """The solve and joints stages' changes to the bodies (`physics.pipeline.stages.stage_solve`, `stage_joints`), from the free
     velocities and the solver's three results [v, ω] (D, 6): dv = final − velocity (relax, then
@@ -230,7 +230,7 @@ _EYE = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 NO_ROWS = np.zeros((0, 3))
 
 
-@kernel
+@kernel(refcounts=False)
 def first_divergent(nodes, slot, local, omega_body, length, speed):
     """(node, quantity index into `physics.pipeline.stages.QUANTITIES`, value) of the first of `nodes` whose local velocity,
     (dynamic: slot >= 0) omega_body, translation or rotation (`local`: `NodeArrays`) is non-finite or
@@ -248,7 +248,7 @@ def first_divergent(nodes, slot, local, omega_body, length, speed):
     return -1, 0, 0.0
 
 
-@kernel
+@kernel(refcounts=False)
 def first_beyond_reach(nodes, parent, translation, world_scale, reach):
     """The first of `nodes` whose local translation, scaled by its parent's world scale, is longer
     than `reach` (−1 if none): its distance from the parent's origin in world units."""
@@ -260,7 +260,7 @@ def first_beyond_reach(nodes, parent, translation, world_scale, reach):
     return -1
 
 
-@kernel
+@kernel(refcounts=False)
 def keep_momentum(nodes, omega_body, inertia, before, world_rotation, total):
     """omega_body ← I⁻¹ R3'ᵀ R3 I (omega_body + R3ᵀ Δω) per body, in place: the world angular
     momentum plus the angular impulse I_world Δω (Δω = total[:, 3:]), kept through the turn
@@ -273,7 +273,7 @@ def keep_momentum(nodes, omega_body, inertia, before, world_rotation, total):
         store3(omega_body, k, (L[0] / I[0], L[1] / I[1], L[2] / I[2]))
 
 
-@kernel
+@kernel(refcounts=False)
 def dynamic_inputs(bodies, world, local, gravity, out):
     """What the dynamic stage steps, gathered in one compiled pass into `out` (`DynamicInputs`): the
     `bodies`' local translation, rotation, velocity, their world force m g + F_applied, and their
@@ -314,7 +314,7 @@ def dynamic_inputs(bodies, world, local, gravity, out):
             store3(alpha2, k, (0.0, 0.0, 0.0))
 
 
-@kernel
+@kernel(refcounts=False)
 def place_bodies(bodies, slots, motion, world, local):
     """The dynamic stage's results `motion` (`Motion`, by slot) written into the local state
     (`NodeArrays`) of the bodies `slots` (`DynamicBodies`): a carried body's (one with a dynamic
@@ -343,7 +343,7 @@ def place_bodies(bodies, slots, motion, world, local):
         store3(local.velocity, i, v)
 
 
-@kernel
+@kernel(refcounts=False)
 def scatter_motion(nodes, motion, local):
     """A stage's results `motion` (`Motion`) for `nodes` written back into the hierarchy's local
     state (`NodeArrays`) in one pass; motion.omega may be empty (the dynamic stage keeps omega_body
@@ -373,7 +373,7 @@ class WorldBodies(NamedTuple):
         return cls(np.empty((count, 3)), np.empty((count, 3, 3)), np.empty((count, 6)), np.empty((count, 3, 3)))
 
 
-@kernel
+@kernel(refcounts=False)
 def solver_bodies(bodies, world, omega_body, out):
     """The dynamic `bodies`' (`DynamicBodies`) centre (D,3), rotation (D,3,3), world velocity [v, ω]
     (D,6) with ω = R3 omega_body, and inverse world inertia R3 I⁻¹ R3ᵀ (D,3,3), from the world

@@ -156,7 +156,7 @@ for _name in _FIELDS:
 # Vectors are 3-tuples of floats inside the kernels (helpers from physics.math.rotation_kernels), so the
 # loops read like the formulas and compile to straight-line code without temporary arrays.
 
-@kernel
+@kernel(refcounts=False)
 def world_from_local(order, parent, body_slot, omega_body,
                       T1, R1, S1, v1, a1, w1, alpha1,
                       T3, R3, S3, v3, a3, w3, alpha3):
@@ -216,7 +216,7 @@ def world_from_local(order, parent, body_slot, omega_body,
         S3[i] = s2 * S1_i
 
 
-@kernel
+@kernel(refcounts=False)
 def _local_from_world(nodes, parent,
                       T3, R3, S3, v3, a3, w3, alpha3,
                       T1, R1, S1, v1, a1, w1, alpha1):
@@ -264,7 +264,7 @@ def _local_from_world(nodes, parent,
         S1[i] = S3_i * inv_s2
 
 
-@kernel
+@kernel(refcounts=False)
 def _link_children(parent, first_child, next_sibling, prev_sibling):
     """Child lists as index links (cw::list): each parent's children in increasing index order."""
     first_child[:] = -1
@@ -280,7 +280,7 @@ def _link_children(parent, first_child, next_sibling, prev_sibling):
             first_child[p] = i
 
 
-@kernel
+@kernel(refcounts=False)
 def _subtree(root, first_child, next_sibling, parent, out):
     """Write the subtree of `root` into `out` in pre-order (parents first); return its size.
 
