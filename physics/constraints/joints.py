@@ -310,6 +310,16 @@ def axes_coordinates(model, centre, rotation, q, point, axis):
 
 
 @kernel
+def _axis_state(model, j, R_a, R_b, d, m):
+    """Axis m of six-axis joint j (`axes_state`): its coordinate and its w_m (world), with the
+    scratch made here: a scene without six-axis joints allocates none, and `joint_geometry`, which
+    counts no references, nothing."""
+    q, rate, axis = np.zeros(6), np.zeros((6, 3)), np.zeros((6, 3))
+    axes_state(model, j, R_a, R_b, d, q, rate, axis)
+    return q[m], (rate[m, 0], rate[m, 1], rate[m, 2])
+
+
+@kernel(refcounts=False)
 def joint_geometry(model, centre, rotation, out):
     """The rows of every joint at the bodies' poses (centre (B, 3), rotation (B, 3, 3)) into `out`
     (`JointGeometry`): the formulas of the module docstring, one joint at a time (`Joints.rows`
@@ -388,11 +398,8 @@ def joint_geometry(model, centre, rotation, out):
             direction = n_a
             lower, upper = model.lower[j], model.upper[j]
             limited = np.isfinite(lower) or np.isfinite(upper)
-            if kind == AXIS:        # (its scratch made here: a scene without six-axis joints allocates none)
-                q, rate, axis = np.zeros(6), np.zeros((6, 3)), np.zeros((6, 3))
-                axes_state(model, j, R_a, R_b, d, q, rate, axis)
-                coordinate = q[m]
-                direction = (rate[m, 0], rate[m, 1], rate[m, 2])
+            if kind == AXIS:
+                coordinate, direction = _axis_state(model, j, R_a, R_b, d, m)
                 out.coordinate[j] = coordinate
             elif limited or model.driven[j] or model.sprung[j]:
                 if kind == HINGE:

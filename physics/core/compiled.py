@@ -61,9 +61,11 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    without reference counts too, so that no view is released that was not taken), the joint graph's
    factorization and the bodies' passes are compiled so as well: the pendulum's and the tank's steps
    took 15 % less time, the chain's and the rope bridge's a fifth to a quarter less, the same bits.
-   numba refuses to compile such a kernel if it allocates (so `joint_geometry`, which makes a
-   six-axis joint's arrays, and `fill_joint_rows`, which forms a mask, keep theirs); a kernel
-   without them returns no array to a caller that counts.
+   numba refuses to compile such a kernel if it allocates (`fill_joint_rows`, which forms a mask,
+   keeps its counts; `joint_geometry` calls a kernel of its own for a six-axis joint's arrays); a
+   kernel without them returns no array to a caller that counts. Every kernel states its setting:
+   numba compiles a kernel that is first called from one without counts with that caller's setting
+   where the kernel states none (an allocating kernel then fails to compile).
 
 7. **Calls bound to their arguments.** numba types every argument of every call from Python to
    find the compiled version: a named tuple (the kernels' bundles) costs it about 0.3 µs plus
@@ -653,8 +655,10 @@ def kernel(function=None, *, inline=False, parallel=False, nogil=False, error_mo
         options["parallel"] = True
     if nogil:
         options["nogil"] = True
-    if not refcounts:
-        options["_nrt"] = False
+    # stated for every kernel: numba compiles a kernel that a caller without reference counts calls
+    # before any other has with the caller's setting where the kernel states none, and one that
+    # allocates then fails to compile (the order of compiles is the run's: a warm-up's, the app's)
+    options["_nrt"] = bool(refcounts)
 
     def wrap(py_func):
         if config.DISABLE_JIT:
