@@ -411,3 +411,26 @@ def test_a_kernel_without_reference_counts_runs_and_may_not_allocate():
     with pytest.raises(TypingError):    # an allocation needs the runtime it was compiled without
         kernel(refcounts=False)(allocate)(3)
     assert kernel(allocate)(3) == 0.0   # with it, the same function compiles
+
+
+def test_a_kernel_first_called_from_one_without_reference_counts_keeps_its_own():
+    """numba compiles a kernel that a caller without reference counts calls first with the caller's
+    setting where the kernel states none: an allocating kernel then fails to compile, whichever
+    order a run's compiles take (module docstring 6). `kernel` states the setting of every kernel,
+    so the callee keeps its counts. Shown with numba's own decorator, and held with ours."""
+    import numba
+    import numpy as np
+    from numba.core.errors import TypingError
+
+    def allocate(x):
+        t = np.zeros(3)
+        t[0] = x
+        return 2.0 * t[0]
+
+    plain = numba.njit(allocate)
+    uncounted = numba.njit(_nrt=False)(lambda x: plain(x))
+    with pytest.raises(TypingError):    # numba's default: the callee inherits the caller's setting
+        uncounted(1.0)
+    ours = kernel(allocate)
+    caller = kernel(refcounts=False)(lambda x: ours(x))
+    assert caller(1.0) == 2.0
