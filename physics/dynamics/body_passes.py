@@ -209,6 +209,33 @@ def carry_generations(nodes, parent, order, first, active, target, world, local_
 
 
 @kernel(refcounts=False)
+def apply_changes(flags, bodies, dv, dx, world, local, total, before, every, acceleration, world_pass, omega_body,
+                  carry):
+    """`physics.pipeline.stages.apply_world_changes` for every body in one call: flags (3,) int64
+    (counteraction on, carried velocities kept, a velocity change given), dv and dx the changes
+    (`move_bodies`), acceleration (D, 6) the Data's constraint acceleration, which gets each body's
+    change of world [v, ω] where one is given; world_pass the hierarchy's (`world_pass_arguments`),
+    carry `carry_generations`' arguments (its target (D, 3) written here first: each body's world
+    velocity before the move plus its own change). The same operations in the same order as the
+    calls it stands for: the same bits."""
+    counteract, carried, given = flags[0] != 0, flags[1] != 0, flags[2] != 0
+    nodes, target = bodies.node, carry[5]
+    if carried:
+        for k in range(nodes.shape[0]):
+            for i in range(3):
+                target[k, i] = world.velocity[nodes[k], i] + (dv[k, i] if given else 0.0)
+    move_bodies(bodies, counteract, dv, dx, world, local, total, before, every)
+    if given:
+        for k in range(acceleration.shape[0]):
+            for i in range(6):
+                acceleration[k, i] = acceleration[k, i] + total[k, i]
+    world_from_local(*world_pass)
+    keep_momentum(nodes, omega_body, bodies.inertia, before, world.rotation, total)
+    if carried:
+        carry_generations(*carry)
+
+
+@kernel(refcounts=False)
 def split_impulse_changes(velocity, solved, relaxed, final, h, fraction, push_speed, dv, dx):
     """The solve and joints stages' changes to the bodies (`physics.pipeline.stages.stage_solve`, `stage_joints`), from the free
     velocities and the solver's three results [v, ω] (D, 6): dv = final − velocity (relax, then

@@ -32,8 +32,8 @@ import numpy as np
 from physics.core import profile
 from physics.core.compiled import bind, generation
 from physics.constraints.solver import MASS_RATIO_HELD
-from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, carry_generations, dynamic_inputs, \
-    first_divergent, \
+from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, apply_changes, \
+    carry_generations, dynamic_inputs, first_divergent, \
     keep_momentum, move_bodies, place_bodies, rows_times, rows_transposed_times, scatter_motion, solve_rows, \
     solver_bodies, split_impulse_changes, WorldBodies
 from physics.pipeline.data import Motion
@@ -215,9 +215,8 @@ class Calls(NamedTuple):
     scatter_kinematic: Callable     # the kinematic nodes' stepped motion into the local state
     wake: Callable              # wake_on_field
     hold: Callable              # sleeping bodies stay where they rest
-    keep_momentum: Callable     # on `Workspace.moved_total`, `moved_before` (`apply_world_changes`)
-    move: tuple                 # move_bodies of every body on `Workspace.changes`, [counteract off, on]
-    carry: Callable             # carry_generations of every body to `Workspace.carry_target`
+    apply: Callable             # `apply_world_changes` of every body (apply_changes on `Workspace.changes`,
+                                # `Workspace.apply_flags`): the move, the world pass, the momentum, the carry
 
 
 class Workspace:
@@ -271,6 +270,12 @@ class Workspace:
         self.generation_first = np.cumsum([0] + [len(slots) for slots in model.generations]).astype(np.int64)
         self.world_spin_arguments = hierarchy.world_pass_arguments(model.dyn_slot, data.omega_body)
 
+        # `apply_world_changes`' one call for every body: (counteraction on, carried velocities kept, a
+        # velocity change given), written before each call
+        self.apply_flags = np.zeros(3, np.int64)
+        carry = (model.dyn, model.parent, model.generation_order, self.generation_first, self.every_body,
+                 self.carry_target, self.world_arrays, local.velocity, self.world_spin_arguments)   # carry_generations'
+
         def calls():
             return Calls(
                 hierarchy.world_pass(), hierarchy.world_pass(model.dyn_slot, data.omega_body),
@@ -283,12 +288,9 @@ class Workspace:
                 bind(scatter_motion, model.kin, data.kinematic, local),
                 bind(wake_on_field, self.sleep_bodies, self.parent_motion, self.gravity, data.sleep),
                 bind(hold, self.sleep_bodies, data.sleep, self.local_motion),
-                bind(keep_momentum, model.dyn, data.omega_body, model.inertia_dyn, self.moved_before,
-                     self.world_arrays.rotation, self.moved_total),
-                tuple(bind(move_bodies, self.dynamic, counteract, *self.changes, self.world_arrays, local,
-                           self.moved_total, self.moved_before, self.every_body) for counteract in (False, True)),
-                bind(carry_generations, model.dyn, model.parent, model.generation_order, self.generation_first,
-                     self.every_body, self.carry_target, self.world_arrays, local.velocity, self.world_spin_arguments))
+                bind(apply_changes, self.apply_flags, self.dynamic, *self.changes, self.world_arrays, local,
+                     self.moved_total, self.moved_before, self.every_body, data.constraint_acceleration,
+                     hierarchy.world_pass_arguments(), data.omega_body, carry))
         self._calls = calls
         self._bound = -1       # physics.core.compiled.generation() when `calls` were bound
         self.calls = None
@@ -933,10 +935,6 @@ def apply_world_changes(model, data, settings, work, dv, dx, active=None):
     nodes = model.dyn
     total, before = work.moved_total, work.moved_before
     carried = settings.counteract and len(model.generations) > 1
-    if carried:     # the world velocities the carried bodies must end with (their own change only)
-        target = work.carry_target
-        np.take(work.hierarchy.world_state.velocity, nodes, axis=0, out=target)
-        target += 0.0 if dv is None else dv[:, :3]
     velocity_change, pose_change = work.changes
     if dv is None:
         velocity_change.fill(0.0)
@@ -944,30 +942,32 @@ def apply_world_changes(model, data, settings, work, dv, dx, active=None):
         np.copyto(velocity_change, dv)
     if dx is not pose_change:
         np.copyto(pose_change, dx)
-    if active is None:
-        work.calls.move[bool(settings.counteract)]()
-        if dv is not None:
-            np.add(data.constraint_acceleration, total, out=data.constraint_acceleration)
-    else:
-        move_bodies(work.dynamic, settings.counteract, velocity_change, pose_change, work.world_arrays,
-                    work.local_arrays, total, before, active)
-        if dv is not None:      # (a row outside `active` keeps its bits: its sign of zero too)
-            data.constraint_acceleration[active] += total[active]
+    if carried and active is not None:  # the world velocities the carried bodies must end with (their own change only)
+        target = work.carry_target
+        np.take(work.hierarchy.world_state.velocity, nodes, axis=0, out=target)
+        target += 0.0 if dv is None else dv[:, :3]
+    work.world = STALE
+    if active is None:      # one compiled call: the move, the world pass, the momentum, the carried velocities
+        flags = work.apply_flags
+        flags[0], flags[1], flags[2] = settings.counteract, carried, dv is not None
+        work.calls.apply()
+        return
+    move_bodies(work.dynamic, settings.counteract, velocity_change, pose_change, work.world_arrays,
+                work.local_arrays, total, before, active)
+    if dv is not None:      # (a row outside `active` keeps its bits: its sign of zero too)
+        data.constraint_acceleration[active] += total[active]
     work.calls.world()
-    if active is None:
-        work.calls.keep_momentum()
-    else:   # R3'ᵀ R3 is the identity only to round-off: a body outside the island keeps its bits
-        slots = np.flatnonzero(active)
-        omega_body = data.omega_body[slots]
-        keep_momentum(nodes[slots], omega_body, model.inertia_dyn[slots], before[slots],
-                      work.world_arrays.rotation, total[slots])
-        data.omega_body[slots] = omega_body
+    # R3'ᵀ R3 is the identity only to round-off: a body outside the island keeps its bits
+    slots = np.flatnonzero(active)
+    omega_body = data.omega_body[slots]
+    keep_momentum(nodes[slots], omega_body, model.inertia_dyn[slots], before[slots],
+                  work.world_arrays.rotation, total[slots])
+    data.omega_body[slots] = omega_body
     if carried:
         _keep_carried_velocity(model, data, work, target, active)
-    work.world = STALE
 
 
-def _keep_carried_velocity(model, data, work, target, active=None):
+def _keep_carried_velocity(model, data, work, target, active):
     """Counteraction through a move of the parent's pose: a carried body's world velocity is
     v3 = v2 + ω2 × (x3 − x2) + s2 R2 v1, so a turn Δθ of its dynamic ancestor (R2 → exp(Δθ) R2)
     or a shift of the lever x3 − x2 changes v3 at fixed local v1 by Δθ × s2 R2 v1 + ω2 × Δ(x3 − x2),
@@ -976,10 +976,7 @@ def _keep_carried_velocity(model, data, work, target, active=None):
     moved parents, generation by generation (parents first):
         v1 = R2ᵀ (v3_target − v2 − ω2 × (x3 − x2)) / s2,   v3_target = v3 + Δv3 (its own change)."""
     # (one compiled call for every generation, its world passes between them: `carry_generations`;
-    # `active` the bodies of a retry's island, physics.pipeline.retry's `Undo`)
-    if active is None and target is work.carry_target:
-        work.calls.carry()
-        return
-    carry_generations(model.dyn, model.parent, model.generation_order, work.generation_first,
-                      work.every_body if active is None else active, target, work.world_arrays,
-                      work.local_arrays.velocity, work.world_spin_arguments)
+    # `active` the bodies of a retry's island, physics.pipeline.retry's `Undo`; every body's carry is
+    # part of `apply_changes`)
+    carry_generations(model.dyn, model.parent, model.generation_order, work.generation_first, active, target,
+                      work.world_arrays, work.local_arrays.velocity, work.world_spin_arguments)
