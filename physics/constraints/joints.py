@@ -431,13 +431,13 @@ def joint_geometry(model, centre, rotation, out):
                     out.jacobian[j, slot, 0, :] = 0.0
 
 
-@kernel
-def coordinate_inverse_inertia(geometry, body, inverse_mass, inverse_inertia):
-    """(J,) s = J M⁻¹ Jᵀ of each joint's spring-slot row in `geometry` (its coordinate's inverse
+@kernel(refcounts=False)
+def coordinate_inverse_inertia(geometry, body, inverse_mass, inverse_inertia, s):
+    """s (J,) ← J M⁻¹ Jᵀ of each joint's spring-slot row in `geometry` (its coordinate's inverse
     inertia with the other joints free), body (J, 2) the solver bodies (−1 static), inverse_mass
     (B,), inverse_inertia (B, 3, 3) world."""
     J = body.shape[0]
-    s = np.zeros(J)
+    s[:] = 0.0
     for j in range(J):
         for side in range(2):
             b = body[j, side]
@@ -447,7 +447,49 @@ def coordinate_inverse_inertia(geometry, body, inverse_mass, inverse_inertia):
             linear = row[0] * row[0] + row[1] * row[1] + row[2] * row[2]
             turn = matvec(load33(inverse_inertia, b), (row[3], row[4], row[5]))
             s[j] += inverse_mass[b] * linear + row[3] * turn[0] + row[4] * turn[1] + row[5] * turn[2]
-    return s
+
+
+@kernel(refcounts=False)
+def fill_joint_terms(fixed, control_gain, control, exact, geometry, body, velocity, out):
+    """`Joints.terms` at `control` (J,) with the joints `exact` (J,) bool RATTLE's step takes and
+    the coordinates q₀ and rates q̇₀ = J v of `geometry` (the rows at the start of the step, the
+    spring slot's; velocity (B, 6) [v, ω] world, body (J, 2) the solver bodies, −1 static) into
+    `out` (`JointTerms`): fixed the terms without control (`Joints.term_parts`), F₀ + gain × control,
+    each rate `_coordinate_rate`'s."""
+    for j in range(body.shape[0]):
+        out.exact[j] = exact[j]
+        out.actuator[j] = fixed.actuator[j]
+        out.force[j] = fixed.force[j] + control_gain[j] * control[j]
+        out.stiffness[j] = fixed.stiffness[j]
+        out.damping[j] = fixed.damping[j]
+        out.armature[j] = fixed.armature[j]
+        out.coordinate[j] = geometry.coordinate[j]
+        out.rate[j] = _coordinate_rate(geometry, body, velocity, j)
+
+
+@kernel(inline=True)
+def _coordinate_rate(geometry, body, velocity, j):
+    """Joint j's q̇ = J v along its spring slot's row in `geometry` (velocity (B, 6) [v, ω] world,
+    body (J, 2) the solver bodies, −1 static), a moving frame's share included: numpy's einsum over
+    the row's twelve products, the static side's zeros included (2 lanes, the first eight in fours
+    from the last, then the rest, then the lanes' sum added to 0), plus the frame's share: the bits
+    of `np.einsum("jsi,jsi->j", ...) + frame_speed` on x86-64."""
+    total = 0.0
+    for lane in range(2):
+        acc = 0.0
+        for k in (6, 4, 2, 0, 8, 10):
+            k += lane
+            b = body[j, k // 6]
+            acc += geometry.jacobian[j, SPRING, k // 6, k % 6] * (velocity[b, k % 6] if b >= 0 else 0.0)
+        total = acc if lane == 0 else total + acc
+    return (0.0 + total) + geometry.frame_speed[j, SPRING]
+
+
+@kernel(refcounts=False)
+def coordinate_rates(geometry, body, velocity, out):
+    """out (J,) ← each joint's q̇ along its spring slot's row (`_coordinate_rate`)."""
+    for j in range(body.shape[0]):
+        out[j] = _coordinate_rate(geometry, body, velocity, j)
 
 
 @dataclass
@@ -730,6 +772,11 @@ class Joints:
                            self.armature.astype(float), zero, zero), G * self.gain)
         terms, control_gain = made
         return terms if control is None else terms._replace(force=terms.force + control_gain * control)
+
+    def term_parts(self):
+        """(`terms()`, the actuators' gain G g): what `fill_joint_terms` makes the terms at a control from."""
+        self.terms()
+        return self.__dict__["_terms"]
 
     def rotor_slots(self):
         """(J,) bool: the joints whose spring slot is a row of RATTLE's projections (an armature or a

@@ -100,7 +100,7 @@ from physics.core.compiled import bind, generation, kernel
 
 from physics.constraints.joint_graph import Factors, JointGraph, assemble, factor_and_solve, solve_factored, structure
 from physics.constraints.joints import AXIS, HINGE, LIMIT, ROWS_PER_JOINT, SPRING, JointGeometry, JointModel, JointTerms, \
-    fill_joint_rows, joint_geometry, joint_geometry_arrays, joint_row_arrays, no_terms, rows_of
+    fill_joint_rows, fill_joint_terms, joint_geometry, joint_geometry_arrays, joint_row_arrays, no_terms, rows_of
 from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
     store33, sub, transpose
 
@@ -288,10 +288,10 @@ class JointBodies:
 
     @property
     def bound_calls(self):
-        """How many bound calls this bundle keeps (`_call`)."""
+        """How many bound calls this bundle keeps (`bound`)."""
         return len(self._bound)
 
-    def _call(self, make, objects, *values):
+    def bound(self, make, objects, *values):
         """The bound call `make()` (physics.core.compiled.bind) for these `objects` (by identity) and
         `values`: made once, and again when a kernel gained a compiled version (`generation`). The
         objects are held with their call, so no id in a key is reused while it is kept."""
@@ -307,7 +307,7 @@ class JointBodies:
         """`joint_geometry` of `joints` at these poses (centre (B, 3), rotation (B, 3, 3), arrays the
         caller writes in place: the Workspace's solver bodies) into `rows`, one of this bundle's
         (`start_rows`; `velocity_rows` as scratch between projections), through a bound call."""
-        self._call(lambda: bind(joint_geometry, joints.model(), centre, rotation, rows),
+        self.bound(lambda: bind(joint_geometry, joints.model(), centre, rotation, rows),
                    (joints, centre, rotation, rows), "geometry")()
         return rows
 
@@ -317,10 +317,22 @@ class JointBodies:
         call (`SceneSolver.prepare`'s rows live for its sub-step)."""
         arguments = joints.row_arguments(self.start_rows, h, beta, 0.0, softness, control, velocity, True, terms,
                                          self.row_arrays)
-        call = self._call(lambda: bind(fill_joint_rows, *arguments),
+        call = self.bound(lambda: bind(fill_joint_rows, *arguments),
                           (joints,) + tuple(a for a in arguments if not isinstance(a, (float, bool))), "rows",
                           *(a for a in arguments if isinstance(a, (float, bool))))
         return rows_of(*self.row_arrays, call())
+
+    def fill_terms(self, joints, exact, control, velocity):
+        """This sub-step's `JointTerms` into `terms` (`fill_joint_terms` through a bound call): the
+        joints' terms at `control` (J,), those `exact` (J,) bool takes, the coordinates and rates of
+        `start_rows` (the geometry prepare wrote) at the bodies' `velocity` (B, 6). -> `terms`."""
+        def make():
+            fixed, gain = joints.term_parts()
+            return bind(fill_joint_terms, fixed, gain, control, exact, self.start_rows, joints.model().body, velocity,
+                        self.terms)
+
+        self.bound(make, (joints, exact, control, velocity), "terms")()
+        return self.terms
 
     def positions(self, joints, inverse_mass, inverse_inertia, limited, termed, framed, centre, rotation, momentum, h,
                   work):
@@ -339,7 +351,7 @@ class JointBodies:
                         NEWTON_ITERATIONS, CURRENT_ROWS * NEWTON_ITERATIONS, TOLERANCE, self.dx, self.dtheta,
                         self.impulse, self.stats, work)
 
-        call = self._call(make, (joints, inverse_mass, inverse_inertia, work), "positions", limited, termed, framed,
+        call = self.bound(make, (joints, inverse_mass, inverse_inertia, work), "positions", limited, termed, framed,
                           float(h))
         np.copyto(self.centre, centre)
         np.copyto(self.rotation, rotation)
@@ -358,7 +370,7 @@ class JointBodies:
                         self.graph, self.velocity_rows, self.arena, self.centre, self.rotation, self.velocity,
                         inverse_mass, self.inverse_inertia, self.dv, self.terms if termed else no_terms(J), float(h), work)
 
-        call = self._call(make, (joints, inverse_mass, work), "velocities", limited, termed, float(h))
+        call = self.bound(make, (joints, inverse_mass, work), "velocities", limited, termed, float(h))
         np.copyto(self.centre, centre)
         np.copyto(self.rotation, rotation)
         np.copyto(self.velocity, velocity)

@@ -22,7 +22,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from physics.core.compiled import generation, kernel
+from physics.core.compiled import bind, generation, kernel
 
 from physics.core import profile
 from physics.collision.broadphase import TooManyPairs, candidate_pairs, collision_filter
@@ -31,7 +31,7 @@ from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, IN_BLOCK, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.constraints.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints, \
-    coordinate_inverse_inertia
+    coordinate_inverse_inertia, coordinate_rates
 from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, halves, prepare, solve, sweep
 from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
@@ -455,12 +455,13 @@ def _exact_terms(exact, stiffness, damping, armature, s, h, ring, clamped, out):
     return stiff_any, armature_left, chord_wanted
 
 
-def _coordinate_rates(joints, geometry, velocity):
-    """(J,) each joint's q̇ = J v along its spring slot's row (`geometry` at the bodies' poses, velocity
-    (B, 6) [v, ω] world), a moving frame's share included."""
-    moving = joints.body >= 0
-    v = np.where(moving[..., None], velocity[np.maximum(joints.body, 0)], 0.0)
-    return np.einsum("jsi,jsi->j", geometry.jacobian[:, SPRING], v) + geometry.frame_speed[:, SPRING]
+@kernel(refcounts=False)
+def _choose_exact_terms(geometry, body, inverse_mass, inverse_inertia, terms, clamped, step, s, out):
+    """`SceneSolver.choose_joint_terms`' choice in one call: each coordinate's inverse inertia s (J,)
+    (`coordinate_inverse_inertia`, scratch) from the rows `geometry`, then `_exact_terms` with
+    step (2,) [h, ring] -> its result, `out` the joints whose terms RATTLE's step takes."""
+    coordinate_inverse_inertia(geometry, body, inverse_mass, inverse_inertia, s)
+    return _exact_terms(terms.exact, terms.stiffness, terms.damping, terms.armature, s, step[0], step[1], clamped, out)
 
 
 @kernel(inline=True)
@@ -654,6 +655,7 @@ class SceneSolver:
                                  for spec in self.joint_specs)
         # this sub-step's choice of the joint terms RATTLE takes (`choose_joint_terms`: None before one)
         self._exact, self.joints_stiff, self.armature_left, self._chord_wanted = None, False, False, True
+        self._coordinate_s, self._choice_step = None, np.zeros(2)      # `choose_joint_terms`' scratch and [h, ring]
         self.joints_limited = any(spec.get("lower") is not None or spec.get("upper") is not None
                                   for spec in self.joint_specs)
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
@@ -784,8 +786,7 @@ class SceneSolver:
                 self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
             # the rows' and the soft limits' (one kernel call), kept for the sub-step (J₀)
             geometry = self._joint_bodies.geometry(self.joints, centre, rotation, self._joint_bodies.start_rows)
-            terms = self._joint_terms(geometry, velocity, self._joint_bodies.terms) \
-                if rattle and self._exact is not None else None
+            terms = self._joint_terms(velocity) if rattle and self._exact is not None else None
             joint_rows, slots = self._joint_bodies.rows(self.joints, h, joint_beta, softness, self.carried.control,
                                                         velocity, terms)
             parts.append(joint_rows)
@@ -1121,7 +1122,8 @@ class SceneSolver:
         (B,) bool, or of all (None). An actuator's servo is an input, not the joint's: left out."""
         joints = self.joints_at(world, centre, rotation)
         geometry = joints.geometry(centre, rotation)
-        rate = _coordinate_rates(joints, geometry, velocity)
+        rate = np.empty(len(joints))
+        coordinate_rates(geometry, joints.model().body, np.ascontiguousarray(velocity, float), rate)
         mine = self.joints_of(bodies)
         stretch = geometry.coordinate - joints.spring_reference
         return {"spring": float(0.5 * np.sum((joints.stiffness * stretch * stretch)[mine])),
@@ -1161,27 +1163,31 @@ class SceneSolver:
         terms = joints.terms()      # (K, D and A: the control moves F₀ only)
         bodies = self._joint_bodies     # (its velocity rows are scratch between projections)
         ready = bodies is not None and joints is self.joints and len(bodies.index) == len(inverse_mass) + 1
-        geometry = bodies.geometry(joints, centre, rotation, bodies.velocity_rows) if ready \
-            else joints.geometry(centre, rotation)
-        s = coordinate_inverse_inertia(geometry, joints.model().body, inverse_mass,
-                                       np.ascontiguousarray(inverse_inertia, float))
-        h = (TRIPLE_JUMP_REACH if composing else 1.0) * settings.dt / settings.substeps
-        ring = 0.25 if composing else 1.0      # the largest a kept
-        clamped = (joints.actuated != 0) & ~terms.actuator     # a drive slot's soft row beside an exact damper
-        self._exact = np.empty(len(joints), bool)
-        self.joints_stiff, self.armature_left, self._chord_wanted = _exact_terms(
-            terms.exact, terms.stiffness, terms.damping, terms.armature, s, h, ring, clamped, self._exact)
+        if self._exact is None or len(self._exact) != len(joints):     # (kept: the calls below are bound to them)
+            self._exact, self._coordinate_s = np.empty(len(joints), bool), np.empty(len(joints))
+        step = self._choice_step
+        step[0] = (TRIPLE_JUMP_REACH if composing else 1.0) * settings.dt / settings.substeps
+        step[1] = 0.25 if composing else 1.0      # the largest a kept
+        inverse_inertia = np.ascontiguousarray(inverse_inertia, float)
 
-    def _joint_terms(self, geometry, velocity, out):
+        def arguments(geometry):
+            clamped = (joints.actuated != 0) & ~terms.actuator     # a drive slot's soft row beside an exact damper
+            return (geometry, joints.model().body, inverse_mass, inverse_inertia, terms, clamped, step,
+                    self._coordinate_s, self._exact)
+
+        if ready:       # (the Workspace's arrays: one call bound to them)
+            geometry = bodies.geometry(joints, centre, rotation, bodies.velocity_rows)
+            choice = bodies.bound(lambda: bind(_choose_exact_terms, *arguments(geometry)),
+                                  (joints, geometry, inverse_mass, inverse_inertia, self._exact), "choose")()
+        else:
+            choice = _choose_exact_terms(*arguments(joints.geometry(centre, rotation)))
+        self.joints_stiff, self.armature_left, self._chord_wanted = choice
+
+    def _joint_terms(self, velocity):
         """This sub-step's `JointTerms` (`choose_joint_terms`' joints) from the start-of-step rows
-        `geometry` and the bodies' velocity (B, 6) [v, ω], written into `out` (the projections'
-        own, `physics.constraints.rattle.JointBodies.terms`), which is returned."""
-        terms = self.joints.terms(self.carried.control)
-        made = terms._replace(exact=self._exact, coordinate=geometry.coordinate,
-                              rate=_coordinate_rates(self.joints, geometry, velocity))
-        for into, value in zip(out, made):
-            np.copyto(into, value)
-        return out
+        prepare wrote and the bodies' velocity (B, 6) [v, ω], written into the projections' own
+        (`physics.constraints.rattle.JointBodies.fill_terms`), which are returned."""
+        return self._joint_bodies.fill_terms(self.joints, self._exact, self.carried.control, velocity)
 
     def project_joint_positions(self, world, centre, rotation, momentum):
         """RATTLE's positions (`physics.constraints.rattle.project_positions`) from the poses after the velocity
