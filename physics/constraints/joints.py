@@ -904,7 +904,13 @@ def _emitted(active, s, exact, actuator, sprung):
 
 
 
-@kernel
+@kernel(inline=True)
+def _sprung(drives, j):
+    """Whether joint j's spring slot has a spring, a damper or an armature on it."""
+    return drives.stiffness[j] > 0.0 or drives.damping[j] > 0.0 or drives.armature[j] > 0.0
+
+
+@kernel(refcounts=False)
 def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness, frames_move, terms, out,
                     slots):
     """`Joints.rows` compiled: the active (joint, slot) rows in row-major order into the first R
@@ -920,11 +926,10 @@ def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta
     with `frames_move`)."""
     J = len(model.kind)
     exact, actuator, active = terms.exact, terms.actuator, geometry.active
-    sprung = (drives.stiffness > 0.0) | (drives.damping > 0.0) | (drives.armature > 0.0)
     R = 0
     for j in range(J):
         for s in range(ROWS_PER_JOINT):
-            if _emitted(active[j, s], s, exact[j], actuator[j], sprung[j]):
+            if _emitted(active[j, s], s, exact[j], actuator[j], _sprung(drives, j)):
                 R += 1
     body, jacobian, target, relax, lower, upper = out.body, out.jacobian, out.target, out.relax, out.lower, out.upper
     soft, mu, warm, block = out.softness, out.mu, out.impulse, out.block
@@ -945,7 +950,7 @@ def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta
                         along += geometry.jacobian[j, SPRING, side, i] * velocity[b, i]
                 rate += along
         for s in range(ROWS_PER_JOINT):
-            if not _emitted(active[j, s], s, exact[j], actuator[j], sprung[j]):
+            if not _emitted(active[j, s], s, exact[j], actuator[j], _sprung(drives, j)):
                 continue
             C, inequality, motor = geometry.C[j, s], geometry.inequality[j, s], geometry.motor[j, s]
             if inequality:
@@ -981,7 +986,9 @@ def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta
                 t -= geometry.frame_speed[j, s]
                 r -= geometry.frame_speed[j, s]
             body[k, 0], body[k, 1] = model.body[j, 0], model.body[j, 1]
-            jacobian[k] = geometry.jacobian[j, s]
+            for side in range(2):
+                for i in range(6):
+                    jacobian[k, side, i] = geometry.jacobian[j, s, side, i]
             target[k], relax[k], lower[k], upper[k], soft[k] = t, r, lo, hi, so
             mu[k] = 0.0
             warm[k] = impulse[j, s]
