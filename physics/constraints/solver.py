@@ -656,6 +656,7 @@ class SceneSolver:
         # this sub-step's choice of the joint terms RATTLE takes (`choose_joint_terms`: None before one)
         self._exact, self.joints_stiff, self.armature_left, self._chord_wanted = None, False, False, True
         self._coordinate_s, self._choice_step = None, np.zeros(2)      # `choose_joint_terms`' scratch and [h, ring]
+        self._up = None     # (gravity, the unit vector against it) of the last `sunk`
         self.joints_limited = any(spec.get("lower") is not None or spec.get("upper") is not None
                                   for spec in self.joint_specs)
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
@@ -904,8 +905,11 @@ class SceneSolver:
         c = self.contacts
         if c is None or not len(c.depth):
             return None
-        g = np.asarray(gravity, float)
-        up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0.0 else np.zeros(3)
+        key = tuple(float(x) for x in gravity)
+        if self._up is None or self._up[0] != key:      # (made again only where gravity changed)
+            g = np.asarray(key)
+            self._up = key, (-g / np.linalg.norm(g) if np.linalg.norm(g) > 0.0 else np.zeros(3))
+        up = self._up[1]
         k = _deepest_sunk(c.shape_a, c.shape_b, c.depth, c.normal_world, self._rest.body, self.shapes.node,
                           self.shape_size, np.asarray(scale, float), SINK_SIZES, inverse_mass, up, SINK_SIZES_PRESSED)
         if k < 0:
