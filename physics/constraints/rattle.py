@@ -166,7 +166,10 @@ class Arena(NamedTuple):
     `_velocity_scratch`). A call unboxes these three, not thirty arrays: numba types and unboxes
     every array of a call's arguments, about 1 µs each, and the iiwa's position projection took
     65 µs a call with its scratch passed as arrays, 31 µs with it allocated inside. The cuts are
-    kernels of their own, not inlined: inlined, they cost the position kernel's cold compile 8 s."""
+    kernels of their own, not inlined: inlined, they cost the position kernel's cold compile 8 s.
+    Like the projections, they count no references (physics.core.compiled, `refcounts=False`): call
+    them from those kernels only (their views, handed to Python, would not hold the arena alive;
+    tests run them as Python, `py_func`)."""
     floats: np.ndarray          # (F,) float64
     flags: np.ndarray           # (Fb,) bool
     ints: np.ndarray            # (Fi,) int64
