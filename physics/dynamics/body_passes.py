@@ -2,7 +2,8 @@
 world motion: gathering the integrator's inputs (`dynamic_inputs`), placing integrated bodies in
 their parents' frames generation by generation (`place_bodies`), writing kinematic nodes' motion
 back (`scatter_motion`), the solver's world-frame bodies (`solver_bodies`), applying the solver's
-world changes as local ones with counteraction (`move_bodies`, `keep_momentum`), and the scans
+world changes as local ones with counteraction (`move_bodies`, `keep_momentum`; for every body with
+the world pass and the carried velocities in one call, `apply_changes`), and the scans
 that stop a run (`first_divergent`, `first_beyond_reach`). The formulas are "The Dynamics of a
 Transform Hierarchy"'s (docs/references.md); what each stage does with them, physics.pipeline.simulation.
 
