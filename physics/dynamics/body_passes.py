@@ -178,7 +178,7 @@ def carry_velocity(nodes, parent, slots, target, world, local_velocity):
     """The local velocity of the dynamic bodies `slots` (one generation) that gives them the world
     velocity `target` (D, 3) under their parents' world motion (`world`: `NodeArrays`), written
     into `local_velocity` (N, 3): v1 = R2ᵀ (v3 − v2 − ω2 × (x3 − x2)) / s2
-    (`physics.pipeline.stages._keep_carried_velocity`), summed in numpy's order (its einsum starts
+    (`physics.pipeline.stages.apply_world_changes`), summed in numpy's order (its einsum starts
     from +0)."""
     for k in range(slots.shape[0]):
         slot = slots[k]
@@ -196,7 +196,7 @@ def carry_velocity(nodes, parent, slots, target, world, local_velocity):
 def carry_generations(nodes, parent, order, first, active, target, world, local_velocity, world_pass):
     """`carry_velocity` for every generation after the roots', parents first, each after a world pass
     (`physics.model.hierarchy.world_from_local(*world_pass)`, its arguments) has brought its parents'
-    world motion up to date: `physics.pipeline.stages._keep_carried_velocity` in one call.
+    world motion up to date (`apply_changes`).
     order (D,) the dynamic slots by generation (`Model.generation_order`), generation g's at
     order[first[g]:first[g + 1]]; active (D,) bool the bodies it carries (a retry's island, or all);
     a generation with none of them gets neither pass."""
@@ -210,28 +210,29 @@ def carry_generations(nodes, parent, order, first, active, target, world, local_
 
 
 @kernel(refcounts=False)
-def apply_changes(flags, bodies, dv, dx, world, local, total, before, every, acceleration, world_pass, omega_body,
+def apply_changes(flags, bodies, dv, dx, world, local, total, before, active, acceleration, world_pass, omega_body,
                   carry):
-    """`physics.pipeline.stages.apply_world_changes` for every body in one call: flags (3,) int64
-    (counteraction on, carried velocities kept, a velocity change given), dv and dx the changes
-    (`move_bodies`), acceleration (D, 6) the Data's constraint acceleration, which gets each body's
-    change of world [v, ω] where one is given; world_pass the hierarchy's (`world_pass_arguments`),
-    carry `carry_generations`' arguments (its target (D, 3) written here first: each body's world
-    velocity before the move plus its own change). The same operations in the same order as the
-    calls it stands for: the same bits."""
+    """`physics.pipeline.stages.apply_world_changes` in one call, for the bodies `active` (D,) bool
+    (every body, or a RATTLE retry's island): flags (3,) int64 (counteraction on, carried velocities
+    kept, a velocity change given), dv and dx the changes (`move_bodies`), acceleration (D, 6) the
+    Data's constraint acceleration, which gets each active body's change of world [v, ω] where one is
+    given; world_pass the hierarchy's (`world_pass_arguments`), carry `carry_generations`' arguments
+    (`active` among them; its target (D, 3) written here first: each body's world velocity before
+    the move plus its own change). A body outside `active` keeps its bits."""
     counteract, carried, given = flags[0] != 0, flags[1] != 0, flags[2] != 0
     nodes, target = bodies.node, carry[5]
     if carried:
         for k in range(nodes.shape[0]):
             for i in range(3):
                 target[k, i] = world.velocity[nodes[k], i] + (dv[k, i] if given else 0.0)
-    move_bodies(bodies, counteract, dv, dx, world, local, total, before, every)
+    move_bodies(bodies, counteract, dv, dx, world, local, total, before, active)
     if given:
         for k in range(acceleration.shape[0]):
-            for i in range(6):
-                acceleration[k, i] = acceleration[k, i] + total[k, i]
+            if active[k]:
+                for i in range(6):
+                    acceleration[k, i] = acceleration[k, i] + total[k, i]
     world_from_local(*world_pass)
-    keep_momentum(nodes, omega_body, bodies.inertia, before, world.rotation, total)
+    keep_momentum(nodes, omega_body, bodies.inertia, before, world.rotation, total, active)
     if carried:
         carry_generations(*carry)
 
@@ -289,11 +290,14 @@ def first_beyond_reach(nodes, parent, translation, world_scale, reach):
 
 
 @kernel(refcounts=False)
-def keep_momentum(nodes, omega_body, inertia, before, world_rotation, total):
-    """omega_body ← I⁻¹ R3'ᵀ R3 I (omega_body + R3ᵀ Δω) per body, in place: the world angular
-    momentum plus the angular impulse I_world Δω (Δω = total[:, 3:]), kept through the turn
-    R3 = before → R3' = world_rotation[nodes] (`physics.pipeline.stages.apply_world_changes`)."""
+def keep_momentum(nodes, omega_body, inertia, before, world_rotation, total, active):
+    """omega_body ← I⁻¹ R3'ᵀ R3 I (omega_body + R3ᵀ Δω) per body that is `active` (D,) bool, in
+    place: the world angular momentum plus the angular impulse I_world Δω (Δω = total[:, 3:]), kept
+    through the turn R3 = before → R3' = world_rotation[nodes] (`physics.pipeline.stages.apply_world_changes`).
+    R3'ᵀ R3 is the identity only to round-off: a body outside `active` (a retry's island) keeps its bits."""
     for k in range(omega_body.shape[0]):
+        if not active[k]:
+            continue
         R, I = load33(before, k), load3(inertia, k)
         w = add(load3(omega_body, k), matvec_t(R, _get3(total, k, 3)))
         L_body = (I[0] * w[0], I[1] * w[1], I[2] * w[2])

@@ -33,8 +33,7 @@ from physics.core import profile
 from physics.core.compiled import bind, generation
 from physics.constraints.solver import MASS_RATIO_HELD
 from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, apply_changes, \
-    carry_generations, dynamic_inputs, first_divergent, \
-    keep_momentum, move_bodies, place_bodies, rows_times, rows_transposed_times, scatter_motion, solve_rows, \
+    dynamic_inputs, first_divergent, place_bodies, rows_times, rows_transposed_times, scatter_motion, solve_rows, \
     solver_bodies, split_impulse_changes, WorldBodies
 from physics.pipeline.data import Motion
 from physics.dynamics.integrators import Frame, advance_bodies, local_accelerations, omega_local_from_body
@@ -261,19 +260,19 @@ class Workspace:
         self.moved_total, self.moved_before = np.empty((dyn.size, 6)), np.empty((dyn.size, 3, 3))
         # the solver's bodies in world terms (`solver_state`), written in place by each call
         self.bodies = WorldBodies.empty(dyn.size)
-        self.every_body = np.ones(dyn.size, bool)   # `apply_world_changes`' bodies outside a RATTLE retry
+        self.moving = np.ones(dyn.size, bool)   # the bodies `apply_world_changes` moves: all, or a retry's island
         self.all_jointed = _all_jointed(model)     # a RATTLE retry's island is every body (`Undo.take`)
         # `apply_world_changes`' inputs, Δv and Δx [Δx, Δθ] (D, 6): a stage writes them here, or they are copied here
         self.changes = (np.empty((dyn.size, 6)), np.empty((dyn.size, 6)))
-        self.carry_target = np.empty((dyn.size, 3))     # `_keep_carried_velocity`'s
-        # generation g's slots at model.generation_order[first[g]:first[g + 1]] (`_keep_carried_velocity`)
+        self.carry_target = np.empty((dyn.size, 3))     # the carried velocities' (`apply_world_changes`)
+        # generation g's slots at model.generation_order[first[g]:first[g + 1]] (`carry_generations`)
         self.generation_first = np.cumsum([0] + [len(slots) for slots in model.generations]).astype(np.int64)
         self.world_spin_arguments = hierarchy.world_pass_arguments(model.dyn_slot, data.omega_body)
 
         # `apply_world_changes`' one call for every body: (counteraction on, carried velocities kept, a
         # velocity change given), written before each call
         self.apply_flags = np.zeros(3, np.int64)
-        carry = (model.dyn, model.parent, model.generation_order, self.generation_first, self.every_body,
+        carry = (model.dyn, model.parent, model.generation_order, self.generation_first, self.moving,
                  self.carry_target, self.world_arrays, local.velocity, self.world_spin_arguments)   # carry_generations'
 
         def calls():
@@ -289,7 +288,7 @@ class Workspace:
                 bind(wake_on_field, self.sleep_bodies, self.parent_motion, self.gravity, data.sleep),
                 bind(hold, self.sleep_bodies, data.sleep, self.local_motion),
                 bind(apply_changes, self.apply_flags, self.dynamic, *self.changes, self.world_arrays, local,
-                     self.moved_total, self.moved_before, self.every_body, data.constraint_acceleration,
+                     self.moved_total, self.moved_before, self.moving, data.constraint_acceleration,
                      hierarchy.world_pass_arguments(), data.omega_body, carry))
         self._calls = calls
         self._bound = -1       # physics.core.compiled.generation() when `calls` were bound
@@ -930,10 +929,17 @@ def apply_world_changes(model, data, settings, work, dv, dx, active=None):
         L_world = R3 I (omega_body + R3ᵀ Δω),   omega_body ← I⁻¹ R3'ᵀ L_world
     with R3' the world rotation after the correction. Keeping omega_body instead turns L with
     the body, a spurious torque Δθ × L / h that for a fast spinner dwarfs gravity's: the top
-    (assets/scenes/top.toml) fell over (tests/test_top.py)."""
+    (assets/scenes/top.toml) fell over (tests/test_top.py).
+
+    Counteraction through a move of the parent's pose: a carried body's world velocity is
+    v3 = v2 + ω2 × (x3 − x2) + s2 R2 v1, so a turn Δθ of its dynamic ancestor (R2 → exp(Δθ) R2)
+    or a shift of the lever x3 − x2 changes v3 at fixed local v1 by Δθ × s2 R2 v1 + ω2 × Δ(x3 − x2),
+    a change no impulse made (of order h² per correction: a first-order leak of energy through
+    RATTLE's position projections of a nested arm). The local velocity is solved again from the
+    moved parents, generation by generation (parents first, `carry_generations`):
+        v1 = R2ᵀ (v3_target − v2 − ω2 × (x3 − x2)) / s2,   v3_target = v3 + Δv3 (its own change).
+    All of it is one compiled call (`physics.dynamics.body_passes.apply_changes`)."""
     sync(model, data, settings, work, MOVING)
-    nodes = model.dyn
-    total, before = work.moved_total, work.moved_before
     carried = settings.counteract and len(model.generations) > 1
     velocity_change, pose_change = work.changes
     if dv is None:
@@ -942,41 +948,17 @@ def apply_world_changes(model, data, settings, work, dv, dx, active=None):
         np.copyto(velocity_change, dv)
     if dx is not pose_change:
         np.copyto(pose_change, dx)
-    if carried and active is not None:  # the world velocities the carried bodies must end with (their own change only)
-        target = work.carry_target
-        np.take(work.hierarchy.world_state.velocity, nodes, axis=0, out=target)
-        target += 0.0 if dv is None else dv[:, :3]
     work.world = STALE
-    if active is None:      # one compiled call: the move, the world pass, the momentum, the carried velocities
-        flags = work.apply_flags
-        flags[0], flags[1], flags[2] = settings.counteract, carried, dv is not None
+    # one compiled call: the move, the world pass, the momentum, the carried velocities, of every
+    # body or of a retry's island (its bodies in `Workspace.moving` while it runs; the others keep
+    # their bits, a row's sign of zero too)
+    flags = work.apply_flags
+    flags[0], flags[1], flags[2] = settings.counteract, carried, dv is not None
+    if active is None:
         work.calls.apply()
         return
-    move_bodies(work.dynamic, settings.counteract, velocity_change, pose_change, work.world_arrays,
-                work.local_arrays, total, before, active)
-    if dv is not None:      # (a row outside `active` keeps its bits: its sign of zero too)
-        data.constraint_acceleration[active] += total[active]
-    work.calls.world()
-    # R3'ᵀ R3 is the identity only to round-off: a body outside the island keeps its bits
-    slots = np.flatnonzero(active)
-    omega_body = data.omega_body[slots]
-    keep_momentum(nodes[slots], omega_body, model.inertia_dyn[slots], before[slots],
-                  work.world_arrays.rotation, total[slots])
-    data.omega_body[slots] = omega_body
-    if carried:
-        _keep_carried_velocity(model, data, work, target, active)
-
-
-def _keep_carried_velocity(model, data, work, target, active):
-    """Counteraction through a move of the parent's pose: a carried body's world velocity is
-    v3 = v2 + ω2 × (x3 − x2) + s2 R2 v1, so a turn Δθ of its dynamic ancestor (R2 → exp(Δθ) R2)
-    or a shift of the lever x3 − x2 changes v3 at fixed local v1 by Δθ × s2 R2 v1 + ω2 × Δ(x3 − x2),
-    a change no impulse made (of order h² per correction: a first-order leak of energy through
-    RATTLE's position projections of a nested arm). The local velocity is solved again from the
-    moved parents, generation by generation (parents first):
-        v1 = R2ᵀ (v3_target − v2 − ω2 × (x3 − x2)) / s2,   v3_target = v3 + Δv3 (its own change)."""
-    # (one compiled call for every generation, its world passes between them: `carry_generations`;
-    # `active` the bodies of a retry's island, physics.pipeline.retry's `Undo`; every body's carry is
-    # part of `apply_changes`)
-    carry_generations(model.dyn, model.parent, model.generation_order, work.generation_first, active, target,
-                      work.world_arrays, work.local_arrays.velocity, work.world_spin_arguments)
+    try:
+        np.copyto(work.moving, active)
+        work.calls.apply()
+    finally:
+        work.moving.fill(True)
