@@ -542,6 +542,12 @@ def solve_factored(graph, factors, rhs):
         for e in range(graph.later_start[k], graph.later_start[k + 1]):
             i = graph.later[e]
             ik = graph.block_lj[e]
+            if m == 3 and graph.size[i] == 3:   # two ball joints': the loop below, unrolled
+                xk, xi = k * ROWS_PER_JOINT, i * ROWS_PER_JOINT
+                x0, x1, x2 = x[xk], x[xk + 1], x[xk + 2]
+                for r in range(3):
+                    x[xi + r] -= 0.0 + storage[ik + 3 * r] * x0 + storage[ik + 3 * r + 1] * x1 + storage[ik + 3 * r + 2] * x2
+                continue
             for r in range(graph.size[i]):
                 s = 0.0
                 for q in range(m):
@@ -572,6 +578,12 @@ def _back_substitute(graph, storage, x, rhs):
             l = graph.later[e]
             m_l = graph.size[l]
             kl = graph.block_jl[e]
+            if m == 3 and m_l == 3:     # two ball joints' (a net's, a chain's): the loop below, unrolled
+                xk, xl = k * ROWS_PER_JOINT, l * ROWS_PER_JOINT
+                x0, x1, x2 = x[xl], x[xl + 1], x[xl + 2]
+                for r in range(3):
+                    x[xk + r] -= 0.0 + storage[kl + 3 * r] * x0 + storage[kl + 3 * r + 1] * x1 + storage[kl + 3 * r + 2] * x2
+                continue
             for r in range(m):
                 s = 0.0
                 for c in range(m_l):
