@@ -754,12 +754,17 @@ class Joints:
             self.__dict__["_drives"] = drives
         return drives
 
-    def terms(self, control=None):
-        """The generalized force on each joint's coordinate, τ = F₀ − K q − D q̇, and its armature A,
-        as RATTLE's step takes them (`physics.constraints.rattle`, "Joint terms"), a `JointTerms`
-        with every joint that has any taken (`exact`; the caller screens them) and no coordinates or
-        rates yet: the spring (F₀ = K q_rest) plus an actuator without a force range (a clamped one
-        stays a soft row) at its `control` (J,) (0): F₀ += G (g ctrl + b₀), K −= G² b₁, D −= G² b₂."""
+    def terms(self):
+        """The generalized force on each joint's coordinate at no control, τ = F₀ − K q − D q̇, and its
+        armature A, as RATTLE's step takes them (`physics.constraints.rattle`, "Joint terms"), a
+        `JointTerms` with every joint that has any taken (`exact`; the caller screens them) and no
+        coordinates or rates yet: the spring (F₀ = K q_rest) plus an actuator without a force range (a
+        clamped one stays a soft row): F₀ += G b₀, K −= G² b₁, D −= G² b₂ (`term_parts` for a control)."""
+        return self.term_parts()[0]
+
+    def term_parts(self):
+        """(`terms()`, the actuators' gain G g (J,)): at a control ctrl, F₀ += G g ctrl
+        (`fill_joint_terms`, which makes the terms a step takes)."""
         made = self.__dict__.get("_terms")      # (the fields do not change after the joints are built)
         if made is None:
             actuator = (self.actuated != 0) & ~(np.isfinite(self.force_lower) | np.isfinite(self.force_upper))
@@ -770,13 +775,7 @@ class Joints:
                 JointTerms(termed, actuator, self.stiffness * self.spring_reference + G * self.bias[:, 0],
                            self.stiffness - G * G * self.bias[:, 1], self.damping - G * G * self.bias[:, 2],
                            self.armature.astype(float), zero, zero), G * self.gain)
-        terms, control_gain = made
-        return terms if control is None else terms._replace(force=terms.force + control_gain * control)
-
-    def term_parts(self):
-        """(`terms()`, the actuators' gain G g): what `fill_joint_terms` makes the terms at a control from."""
-        self.terms()
-        return self.__dict__["_terms"]
+        return made
 
     def rotor_slots(self):
         """(J,) bool: the joints whose spring slot is a row of RATTLE's projections (an armature or a
