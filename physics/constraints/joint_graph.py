@@ -392,22 +392,33 @@ def _lu_factor(storage, base, m, pivot):
 @kernel(inline=True)
 def _lu_solve(storage, base, m, pivot, x, x_base, stride, columns):
     """x ← P⁻¹ x for the m × `columns` matrix at x[x_base + r * stride + c], P's factors at `base`."""
-    for c in range(columns):
-        for r in range(m):
-            p = pivot[r]
-            if p != r:
+    # Each column's swaps, then its sums in place, k ascending: a column's every element sees the
+    # operations of the column-by-column form in its order (the same bits); the columns, innermost,
+    # are independent chains the processor overlaps (a 7-row hinge block's were one latency-bound
+    # chain at a time).
+    for r in range(m):
+        p = pivot[r]
+        if p != r:
+            for c in range(columns):
                 a, b = x_base + r * stride + c, x_base + p * stride + c
                 x[a], x[b] = x[b], x[a]
-        for r in range(m):
-            s = x[x_base + r * stride + c]
-            for k in range(r):
-                s -= storage[base + r * m + k] * x[x_base + k * stride + c]
-            x[x_base + r * stride + c] = s
-        for r in range(m - 1, -1, -1):
-            s = x[x_base + r * stride + c]
-            for k in range(r + 1, m):
-                s -= storage[base + r * m + k] * x[x_base + k * stride + c]
-            x[x_base + r * stride + c] = s / storage[base + r * m + r]
+    for r in range(m):
+        row = x_base + r * stride
+        for k in range(r):
+            f = storage[base + r * m + k]
+            other = x_base + k * stride
+            for c in range(columns):
+                x[row + c] -= f * x[other + c]
+    for r in range(m - 1, -1, -1):
+        row = x_base + r * stride
+        for k in range(r + 1, m):
+            f = storage[base + r * m + k]
+            other = x_base + k * stride
+            for c in range(columns):
+                x[row + c] -= f * x[other + c]
+        d = storage[base + r * m + r]
+        for c in range(columns):
+            x[row + c] = x[row + c] / d
 
 
 @kernel(refcounts=False)
@@ -479,7 +490,7 @@ def factor_and_solve(graph, factors, rhs):
     its factors). The module docstring's elimination; False if a diagonal block is singular (the
     rows are dependent beyond the regularization's reach)."""
     J = len(graph.size)
-    storage, pivot, x = factors.storage, factors.pivot, factors.x
+    storage, pivot, x, panel = factors.storage, factors.pivot, factors.x, factors.panel
     _gathered(graph, rhs, x)
     for position in range(J):
         k = graph.order[position]
@@ -494,7 +505,7 @@ def factor_and_solve(graph, factors, rhs):
         for e in range(first, last):
             balls = balls and graph.size[graph.later[e]] == 3
         if balls:       # a ball joint among ball joints (a net's, a chain's): its own loops
-            _ball_updates(graph, storage, pivot[k], factors.panel, x, k)
+            _ball_updates(graph, storage, pivot[k], panel, x, k)
             continue
         for e in range(first, last):                 # Γ_kl ← P⁻¹ Γ_kl
             l = graph.later[e]
@@ -510,12 +521,17 @@ def factor_and_solve(graph, factors, rhs):
                 m_l = graph.size[l]
                 kl, il = graph.block_jl[f], graph.update[u]
                 u += 1
+                # each entry's sum from 0.0, q ascending, then subtracted (the same bits as a sum per
+                # entry), a row's entries summed side by side in `panel`: independent chains
                 for r in range(m_i):
                     for c in range(m_l):
-                        s = 0.0
-                        for q in range(m):
-                            s += storage[ik + r * m + q] * storage[kl + q * m_l + c]
-                        storage[il + r * m_l + c] -= s
+                        panel[c] = 0.0
+                    for q in range(m):
+                        a = storage[ik + r * m + q]
+                        for c in range(m_l):
+                            panel[c] += a * storage[kl + q * m_l + c]
+                    for c in range(m_l):
+                        storage[il + r * m_l + c] -= panel[c]
             for r in range(m_i):
                 s = 0.0
                 for q in range(m):

@@ -278,10 +278,7 @@ class JointBodies:
         self.terms = JointTerms(np.zeros(J, np.bool_), np.zeros(J, np.bool_), *(np.zeros(J) for _ in range(6)))
         self.frame_speed = np.zeros((J, ROWS_PER_JOINT))
         self.row_arrays = joint_row_arrays(J)       # the start's rows and their slots (`rows`)
-        # … and each projection's inputs and outputs, so that its call is bound once (`positions`, `velocities`)
-        self.centre, self.rotation = np.empty((bodies, 3)), np.empty((bodies, 3, 3))
-        self.momentum, self.velocity = np.empty((bodies, 3)), np.empty((bodies, 6))
-        self.inverse_inertia = np.empty((bodies, 3, 3))
+        # … and the projections' outputs where a caller gives none (`positions`, `velocities`)
         self.dx, self.dtheta, self.impulse = np.empty((bodies, 3)), np.empty((bodies, 3)), np.empty((bodies, 6))
         self.dv, self.stats = np.empty((bodies, 6)), np.zeros(8)
         self._bound, self._bound_generation = {}, -1
@@ -338,50 +335,49 @@ class JointBodies:
         return self.terms
 
     def positions(self, joints, inverse_mass, inverse_inertia, limited, termed, framed, centre, rotation, momentum, h,
-                  work):
+                  work, out=None):
         """`project_positions` of the start prepare wrote here (`start_centre`, `start_rotation`,
         `start_rows`, and `limit_slack`, `terms`, `frame_speed` where `limited`, `termed`, `framed`),
-        M₀⁻¹ `inverse_mass` (B,), `inverse_inertia` (B, 3, 3), through a call bound once: the same
-        bits, without the typing of some seventy arrays at each sub-step. Returns (dx, dθ, impulse,
-        error) as `project_positions` does, the first three this bundle's own arrays (read them
-        before the next projection); `stats` holds the projection's (8,)."""
+        M₀⁻¹ `inverse_mass` (B,), `inverse_inertia` (B, 3, 3), from the poses centre (B, 3), rotation
+        (B, 3, 3) and the world angular momentum (B, 3), through a call bound to these arrays (the
+        caller's, by identity: a caller that keeps its arrays, as the Workspace does, binds once): the
+        same bits, without the typing of some seventy arrays at each sub-step. Returns (dx, dθ,
+        impulse, error) as `project_positions` does, the first three `out` (a caller's (B, 3), (B, 3),
+        (B, 6)) or else this bundle's own arrays (read them before the next projection); `stats`
+        holds the projection's (8,)."""
+        dx, dtheta, impulse = (self.dx, self.dtheta, self.impulse) if out is None else out
 
         def make():
             system = start(joints, self, self.start_centre, self.start_rotation, inverse_mass, inverse_inertia,
                            self.limit_slack if limited else None, self.start_rows.jacobian,
                            self.terms if termed else None, self.frame_speed if framed else None, copy=False)
-            return bind(project_positions_kernel, system, self.centre, self.rotation, self.momentum, float(h),
-                        NEWTON_ITERATIONS, CURRENT_ROWS * NEWTON_ITERATIONS, TOLERANCE, self.dx, self.dtheta,
-                        self.impulse, self.stats, work)
+            return bind(project_positions_kernel, system, centre, rotation, momentum, float(h),
+                        NEWTON_ITERATIONS, CURRENT_ROWS * NEWTON_ITERATIONS, TOLERANCE, dx, dtheta, impulse,
+                        self.stats, work)
 
-        call = self.bound(make, (joints, inverse_mass, inverse_inertia, work), "positions", limited, termed, framed,
-                          float(h))
-        np.copyto(self.centre, centre)
-        np.copyto(self.rotation, rotation)
-        np.copyto(self.momentum, momentum)
-        for out in (self.dx, self.dtheta, self.impulse):
-            out.fill(0.0)
-        return self.dx, self.dtheta, self.impulse, call()
+        call = self.bound(make, (joints, inverse_mass, inverse_inertia, work, centre, rotation, momentum, dx, dtheta,
+                                 impulse), "positions", limited, termed, framed, float(h))
+        return dx, dtheta, impulse, call()
 
-    def velocities(self, joints, inverse_mass, limited, termed, centre, rotation, velocity, inverse_inertia, h, work):
-        """`project_velocities` through a call bound once (`positions`): Δv (B, 6), this bundle's own
-        array (read it before the next projection)."""
+    def velocities(self, joints, inverse_mass, limited, termed, centre, rotation, velocity, inverse_inertia, h, work,
+                   out=None):
+        """`project_velocities` through a call bound to these arrays (`positions`): Δv (B, 6), `out`
+        or else this bundle's own array (read it before the next projection)."""
         J = len(joints)
+        dv = self.dv if out is None else out
 
         def make():
             return bind(project_velocities_kernel, joints.model(self.limit_slack if limited else None), self.index,
-                        self.graph, self.velocity_rows, self.arena, self.centre, self.rotation, self.velocity,
-                        inverse_mass, self.inverse_inertia, self.dv, self.terms if termed else no_terms(J), float(h), work)
+                        self.graph, self.velocity_rows, self.arena, centre, rotation, velocity, inverse_mass,
+                        inverse_inertia, dv, self.terms if termed else no_terms(J), float(h), work)
 
-        call = self.bound(make, (joints, inverse_mass, work), "velocities", limited, termed, float(h))
-        np.copyto(self.centre, centre)
-        np.copyto(self.rotation, rotation)
-        np.copyto(self.velocity, velocity)
-        np.copyto(self.inverse_inertia, inverse_inertia)
-        self.dv.fill(0.0)
+        call = self.bound(make, (joints, inverse_mass, work, centre, rotation, velocity, inverse_inertia, dv),
+                          "velocities", limited, termed, float(h))
         if J:
             call()
-        return self.dv
+        else:
+            dv.fill(0.0)
+        return dv
 
 
 def _zero_frame_speed(J):
@@ -701,6 +697,9 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     n = len(system.column)
     J = len(system.model.kind)
     scratch = _position_scratch(system.arena, n, J, centre.shape[0], system.graph.values, system.graph.panel)[0]
+    dx[:] = 0.0         # (an unjointed body's rows stay 0)
+    dtheta[:] = 0.0
+    impulse[:] = 0.0
     work_c, work_R = scratch.centre, scratch.rotation
     _copy(work_c, centre)
     _copy(work_R, rotation)
@@ -934,6 +933,7 @@ def project_velocities_kernel(model, index, graph, geometry, arena, centre, rota
                               inverse_inertia, dv, terms, h, work):
     """`project_velocities` compiled, `arena` holding its `VelocityScratch`; adds each joint's moving
     frame's work through its impulses to `work` (J,)."""
+    dv[:] = 0.0
     joint_geometry(model, centre, rotation, geometry)
     J = len(model.kind)
     scratch = _velocity_scratch(arena, J, centre.shape[0], graph.values, graph.panel)[0]

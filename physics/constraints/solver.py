@@ -1193,16 +1193,21 @@ class SceneSolver:
         (`physics.constraints.rattle.JointBodies.fill_terms`), which are returned."""
         return self._joint_bodies.fill_terms(self.joints, self._exact, self.carried.control, velocity)
 
-    def project_joint_positions(self, world, centre, rotation, momentum):
+    def project_joint_positions(self, world, centre, rotation, momentum, out=None):
         """RATTLE's positions (`physics.constraints.rattle.project_positions`) from the poses after the velocity
         solve, momentum (B, 3) the bodies' world angular momentum now: (dx, dθ) (B, 3) each, world, and the impulse × h that moved them (B, 6) [linear,
-        angular]; zeros without joints or before a `prepare`."""
+        angular], into `out` (three such arrays) if given; zeros without joints or before a `prepare`.
+        Arrays the caller keeps (the Workspace's) keep the projection's call bound to them."""
         B = len(centre)
         self.joint_left_start_rows, self.joint_left_error, self.joint_start_error = False, 0.0, 0.0
         self.joint_curvature_error = 0.0
         step = self.step
         if step is None or step.joints is None or not POST_STABILIZATION:
-            return np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
+            if out is None:
+                return np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
+            for array in out:
+                array.fill(0.0)
+            return out
         start = step.joints
         self.follow_frames(world)       # the frames as they end the sub-step: g(q₁) = 0 there
         # (the start's poses, rows, slack, terms and frame speeds are prepare's, written into the joint
@@ -1210,7 +1215,7 @@ class SceneSolver:
         bodies = self._joint_bodies
         dx, dtheta, impulse, self.joint_error = bodies.positions(
             self.joints, *step.masses, start.limit_slack is not None, start.terms is not None,
-            start.frame_speed is not None, centre, rotation, momentum, step.h, self.frame_work)
+            start.frame_speed is not None, centre, rotation, momentum, step.h, self.frame_work, out)
         stats = bodies.stats
         # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
         self.joint_left_start_rows = bool(stats[1])
@@ -1218,17 +1223,20 @@ class SceneSolver:
         self.joint_curvature_error, self.joint_start_error = stats[3], stats[5]
         return dx, dtheta, impulse
 
-    def project_joint_velocities(self, world, centre, rotation, velocity, inverse_inertia):
+    def project_joint_velocities(self, world, centre, rotation, velocity, inverse_inertia, out=None):
         """RATTLE's velocities (`physics.constraints.rattle.project_velocities`) at the end-of-step poses:
-        Δv (B, 6) [v, ω] world; inverse_inertia (B, 3, 3) world at these poses."""
+        Δv (B, 6) [v, ω] world, into `out` if given; inverse_inertia (B, 3, 3) world at these poses."""
         step = self.step
         if step is None or step.joints is None or not POST_STABILIZATION:
-            return np.zeros((len(centre), 6))
+            if out is None:
+                return np.zeros((len(centre), 6))
+            out.fill(0.0)
+            return out
         self.follow_frames(world)
         start = step.joints
         return self._joint_bodies.velocities(self.joints, step.masses[0], start.limit_slack is not None,
                                              start.terms is not None, centre, rotation, velocity, inverse_inertia,
-                                             step.h, self.frame_work)
+                                             step.h, self.frame_work, out)
 
     def post_stabilize(self, world, centre, rotation, iterations, shake=True):
         """Post-stabilization as SHAKE (Ryckaert, Ciccotti & Berendsen 1977; Hairer, Lubich & Wanner,

@@ -96,6 +96,32 @@ def turn_rows(rotvec, rotation):
     return out
 
 
+@kernel(refcounts=False)
+def angular_momentum(bodies, out):
+    """out (D, 3) = L = I_world ω of the solver's `bodies` (`WorldBodies`): (R I⁻¹ Rᵀ)⁻¹ ω per row by
+    Cramer's rule, as `solve_rows` (the same bits), into the caller's array."""
+    velocity = bodies.velocity
+    for k in range(velocity.shape[0]):
+        store3(out, k, solve3(load33(bodies.inverse_inertia, k), (velocity[k, 3], velocity[k, 4], velocity[k, 5])))
+
+
+@kernel(refcounts=False)
+def impulse_changes(inverse_mass, bodies, dx, dtheta, impulse, step, dv, moved):
+    """The changes an impulse × h (D, 6) [linear, angular] world makes over a step h = step[0], with
+    the pose changes dx, dθ (D, 3) that it made: dv = M⁻¹ impulse / h (inverse_mass (D,), the
+    `WorldBodies`' world inverse inertia) and moved = [dx, dθ], into the caller's (D, 6) arrays.
+    Each angular row's sum is numpy's einsum's ("bij,bj->bi", the bits `rows_times` gives):
+    0 + ((a₀ b₀ + a₂ b₂) + a₁ b₁)."""
+    inverse_inertia, h = bodies.inverse_inertia, step[0]
+    for k in range(dv.shape[0]):
+        for i in range(3):
+            dv[k, i] = inverse_mass[k] * impulse[k, i] / h
+            dv[k, 3 + i] = (0.0 + ((inverse_inertia[k, i, 0] * impulse[k, 3] + inverse_inertia[k, i, 2] * impulse[k, 5])
+                                   + inverse_inertia[k, i, 1] * impulse[k, 4])) / h
+            moved[k, i] = dx[k, i]
+            moved[k, 3 + i] = dtheta[k, i]
+
+
 def rows_times(matrices, vectors):
     """(B,3,3) @ (B,3) -> (B,3)."""
     return np.einsum("bij,bj->bi", matrices, vectors)

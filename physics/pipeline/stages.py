@@ -32,9 +32,9 @@ import numpy as np
 from physics.core import profile
 from physics.core.compiled import bind, generation
 from physics.constraints.solver import MASS_RATIO_HELD
-from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, apply_changes, \
-    dynamic_inputs, first_divergent, place_bodies, rows_times, rows_transposed_times, scatter_motion, solve_rows, \
-    solver_bodies, split_impulse_changes, WorldBodies
+from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, angular_momentum, \
+    apply_changes, dynamic_inputs, first_divergent, impulse_changes, place_bodies, rows_times, rows_transposed_times, \
+    scatter_motion, solve_rows, solver_bodies, split_impulse_changes, WorldBodies
 from physics.pipeline.data import Motion
 from physics.dynamics.integrators import Frame, advance_bodies, local_accelerations, omega_local_from_body
 from physics.dynamics.kinematics import advance_kinematic
@@ -216,6 +216,9 @@ class Calls(NamedTuple):
     hold: Callable              # sleeping bodies stay where they rest
     apply: Callable             # `apply_world_changes` of every body (apply_changes on `Workspace.changes`,
                                 # `Workspace.apply_flags`): the move, the world pass, the momentum, the carry
+    momentum: Callable          # the solver's bodies' world angular momentum into `Workspace.momentum`
+    joint_kick: Callable        # RATTLE's position projection (`Workspace.projected`) as `Workspace.changes`
+                                # over the step `Workspace.step_length`
 
 
 class Workspace:
@@ -265,6 +268,11 @@ class Workspace:
         # `apply_world_changes`' inputs, Δv and Δx [Δx, Δθ] (D, 6): a stage writes them here, or they are copied here
         self.changes = (np.empty((dyn.size, 6)), np.empty((dyn.size, 6)))
         self.carry_target = np.empty((dyn.size, 3))     # the carried velocities' (`apply_world_changes`)
+        # RATTLE's position projection (`stage_joints`): its input, the bodies' world angular momentum,
+        # and its outputs (dx, dθ, the impulse × h), in which its call stays bound; the sub-step's h
+        self.momentum = np.empty((dyn.size, 3))
+        self.projected = (np.empty((dyn.size, 3)), np.empty((dyn.size, 3)), np.empty((dyn.size, 6)))
+        self.step_length = np.zeros(1)
         # generation g's slots at model.generation_order[first[g]:first[g + 1]] (`carry_generations`)
         self.generation_first = np.cumsum([0] + [len(slots) for slots in model.generations]).astype(np.int64)
         self.world_spin_arguments = hierarchy.world_pass_arguments(model.dyn_slot, data.omega_body)
@@ -289,7 +297,10 @@ class Workspace:
                 bind(hold, self.sleep_bodies, data.sleep, self.local_motion),
                 bind(apply_changes, self.apply_flags, self.dynamic, *self.changes, self.world_arrays, local,
                      self.moved_total, self.moved_before, self.moving, data.constraint_acceleration,
-                     hierarchy.world_pass_arguments(), data.omega_body, carry))
+                     hierarchy.world_pass_arguments(), data.omega_body, carry),
+                bind(angular_momentum, self.bodies, self.momentum),
+                bind(impulse_changes, model.inverse_mass, self.bodies, *self.projected, self.step_length,
+                     *self.changes))
         self._calls = calls
         self._bound = -1       # physics.core.compiled.generation() when `calls` were bound
         self.calls = None
@@ -846,18 +857,17 @@ def stage_joints(model, data, settings, work, context):
         # RATTLE: positions onto the joints' constraint along the start-of-step rows (the
         # rotation by the lie-midpoint drift with the kicked momentum), the velocities by the
         # same impulse over the step ...
+        # (every array here is the Workspace's, so each call stays bound to them)
         world, centre, rotation, velocity, inverse_inertia = solver_state(model, data, settings, work)
-        momentum = solve_rows(inverse_inertia, velocity[:, 3:])
-        dx, dtheta, impulse = solver.project_joint_positions(world, centre, rotation, momentum)
+        work.calls.momentum()
+        solver.project_joint_positions(world, centre, rotation, work.momentum, work.projected)
         dv, moved = work.changes        # Δv = M⁻¹ impulse / h, Δx = [dx, dθ]
-        np.multiply(model.inverse_mass[:, None], impulse[:, :3], out=dv[:, :3])
-        np.einsum("bij,bj->bi", inverse_inertia, impulse[:, 3:], out=dv[:, 3:])
-        dv /= h
-        moved[:, :3], moved[:, 3:] = dx, dtheta
+        work.step_length[0] = h
+        work.calls.joint_kick()
         apply_world_changes(model, data, settings, work, dv, moved, context.active)
         # ... then the velocities onto the constraint's tangent at the end-of-step poses
         world, centre, rotation, velocity, inverse_inertia = solver_state(model, data, settings, work)
-        dv = solver.project_joint_velocities(world, centre, rotation, velocity, inverse_inertia)
+        solver.project_joint_velocities(world, centre, rotation, velocity, inverse_inertia, dv)
         moved.fill(0.0)
         apply_world_changes(model, data, settings, work, dv, moved, context.active)
     elif joints:
