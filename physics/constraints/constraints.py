@@ -99,18 +99,6 @@ class Rows:
         return Rows(np.zeros((0, 2), np.int64), np.zeros((0, 2, 6)), *(np.zeros(0) for _ in range(7)))
 
 
-def concatenate(parts):
-    """One Rows from several, in order (the one part itself where the others are empty)."""
-    parts = [p for p in parts if len(p)]
-    if not parts:
-        return Rows.empty()
-    if len(parts) == 1:
-        return parts[0]
-    cat = lambda name: np.concatenate([getattr(p, name) for p in parts])
-    return Rows(cat("body"), cat("jacobian"), cat("target"), cat("relax"), cat("lower"), cat("upper"),
-                cat("softness"), cat("mu"), cat("impulse"), cat("block"))
-
-
 def tangent_basis(normal):
     """Two unit tangents (t1, t2) with (n, t1, t2) right-handed; a fixed function of n, so a
     contact's friction directions — and its warm-started friction impulses — persist across steps

@@ -29,7 +29,7 @@ from physics.collision.broadphase import TooManyPairs, candidate_pairs, collisio
 from physics.collision.collision import contacts
 from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, IN_BLOCK, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
-    beta_from_erp, concatenate, empty_row_arrays, fill_contact_rows, restitution_targets
+    RowArrays, beta_from_erp, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.constraints.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints, \
     coordinate_inverse_inertia, coordinate_rates
 from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, halves, prepare, solve, sweep
@@ -355,7 +355,7 @@ def _travel(shape_node, lo, hi, bodies, nodes, h, out):
 
 
 @kernel
-def _contact_stage(c, kept, body, surface, bodies, materials, stored, params):
+def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, before):
     """The contact points' rows in one compiled call (`SceneSolver.prepare`), of the points that can
     touch within this step, `kept` of them moved to the front of c with their solver bodies `body`
     and surface velocities `surface` (`_keep_reachable`, called first: the narrow phase keeps every point the two
@@ -366,8 +366,10 @@ def _contact_stage(c, kept, body, surface, bodies, materials, stored, params):
     rules: μ = √(μ_a μ_b), e = max(e_a, e_b)), last step's impulses (warm start, the cache's sorted
     keys) and their rows (`physics.constraints.constraints.contact_rows`). c: `ContactPoints`, compacted in
     place, kept points first; bodies: `SolverBodies`; materials: `Materials`;
-    stored: `StoredImpulses`; params: `ContactParams`. Returns (kept, how many may bounce, the rows
-    (`RowArrays`), their `PointBounce` (kept,), e (kept,), whether the step is a cold start: warm
+    stored: `StoredImpulses`; params: `ContactParams`; before: `RowArrays` of the rows that come
+    first (the joints', J of them; none: empty), copied to the front of the rows returned, so that the
+    sub-step's rows are made in one piece. Returns (kept, how many may bounce, the rows
+    (`RowArrays`, J + 3 kept), their `PointBounce` (kept,), e (kept,), whether the step is a cold start: warm
     starting on and more than half the touching points (depth > −slop) new, with nothing stored
     to start from (a point stored with an impulse of 0, a wheel resting on the ground under no load,
     is not new), `COLD_START_SWEEPS`; whether a point is deeper than DEEP_OVERLAP)."""
@@ -380,12 +382,25 @@ def _contact_stage(c, kept, body, surface, bodies, materials, stored, params):
     if params.warm:
         found = lookup_impulses(stored, c.shape_a[:kept], c.shape_b[:kept], c.feature[:kept], c.point[:kept],
                                 c.normal[:kept], warm)
-    rows, out = empty_row_arrays(3 * kept), PointBounce(np.empty(kept), np.empty(kept))
+    J = before.body.shape[0]
+    rows, out = empty_row_arrays(J + 3 * kept), PointBounce(np.empty(kept), np.empty(kept))
+    for k in range(J):
+        for side in range(2):
+            rows.body[k, side] = before.body[k, side]
+            for i in range(6):
+                rows.jacobian[k, side, i] = before.jacobian[k, side, i]
+        rows.target[k], rows.relax[k], rows.lower[k], rows.upper[k] = \
+            before.target[k], before.relax[k], before.lower[k], before.upper[k]
+        rows.softness[k], rows.mu[k], rows.impulse[k], rows.block[k] = \
+            before.softness[k], before.mu[k], before.impulse[k], before.block[k]
     fill_contact_rows(ContactInput(c.point[:kept], c.normal[:kept], c.depth[:kept], body[:kept], surface[:kept], mu, e,
                                    warm),
                       BodyMotion(bodies.centre, bodies.velocity),
                       ContactConstants(params.h, params.beta, params.slop, params.threshold, params.softness,
-                                       params.push), rows, out)
+                                       params.push),
+                      RowArrays(rows.body[J:], rows.jacobian[J:], rows.target[J:], rows.relax[J:], rows.lower[J:],
+                                rows.upper[J:], rows.softness[J:], rows.mu[J:], rows.impulse[J:], rows.block[J:]),
+                      out)
     bounces, touching, cold, deep = 0, 0, 0, False
     for m in range(kept):
         bounces += np.isfinite(out.approach[m])
@@ -432,6 +447,10 @@ def _keep_reachable(c, bodies, nodes, params):
             point[kept], normal[kept], body[kept], surface[kept] = point[m], normal[m], body[m], surface[m]
         kept += 1
     return kept, body, surface
+
+
+_NO_ROWS = RowArrays(np.zeros((0, 2), np.int64), np.zeros((0, 2, 6)), *(np.zeros(0) for _ in range(7)),
+                     np.zeros(0, np.int64))    # `_contact_stage`'s rows before the contacts' where no joint has any
 
 
 TRIPLE_JUMP_REACH = max(abs(f) for f in TRIPLE_JUMP)    # the longest of the triple jump's sub-steps, × h
@@ -775,7 +794,8 @@ class SceneSolver:
         # |h|: the triple jump's middle sub-step runs backwards in time (`Simulation.step`)
         beta = beta_from_erp(settings.erp, abs(h))
         softness = settings.cfm / abs(h)
-        parts, joint_start, bounce, cold_start, deep = [], None, None, False, False
+        # the sub-step's rows: the joints' (`joint_rows`), then the contacts', made in one piece
+        rows, joint_rows, joint_start, bounce, cold_start, deep = None, None, None, None, False, False
         if self.joint_specs:
             if self.joints is None:
                 self.joints = self._build_joints(world, centre, rotation)
@@ -790,7 +810,6 @@ class SceneSolver:
             terms = self._joint_terms(velocity) if rattle and self._exact is not None else None
             joint_rows, slots = self._joint_bodies.rows(self.joints, h, joint_beta, softness, self.carried.control,
                                                         velocity, terms)
-            parts.append(joint_rows)
             # The start-of-step rows and poses: RATTLE's first-kick directions (`project_joint_positions`:
             # J₀ from `geometry`), SHAKE's (`post_stabilize`); the soft limits for the projections (a
             # joint past its limit eases back at the ERP rate)
@@ -807,7 +826,6 @@ class SceneSolver:
             joint_start = JointStart(slots, joint_rows, bodies.start_centre, bodies.start_rotation, geometry.jacobian,
                                      limit_slack, terms, frame_speed,
                                      self._chord_rows(joint_rows, slots, geometry, velocity) if rattle else None)
-        offset = sum(len(p) for p in parts)
         self.contacts = None
         if len(self.shapes):
             t = profile.lap("prepare/rows", t)
@@ -833,9 +851,10 @@ class SceneSolver:
             lead = h if lead is None else lead      # `_reach`
             self.contacts = c
             if len(c):      # (no point: what `_contact_stage` makes of none)
-                bounce, cold_start, deep = self._contact_rows(c, centre, velocity, world, h, lead, beta, softness,
-                                                              settings, offset, parts)
-        rows = parts[0] if len(parts) == 1 else concatenate(parts)
+                rows, bounce, cold_start, deep = self._contact_rows(c, centre, velocity, world, h, lead, beta,
+                                                                    softness, settings, joint_rows)
+        if rows is None:
+            rows = joint_rows if joint_rows is not None else Rows.empty()
         # the two halves the sweeps solve on two cores, where the sweep has PARALLEL_MIN elements
         # (rows, blocks or manifolds: what `partition_elements` counts) or more; a smaller one is
         # serial, and so is its solve, not the two-thread kernel with one part and a thread choice
@@ -852,10 +871,12 @@ class SceneSolver:
                                  cold_start, deep, bounce, joint_start)
         profile.lap("prepare/rows", t)
 
-    def _contact_rows(self, c, centre, velocity, world, h, lead, beta, softness, settings, offset, parts):
-        """The contact points' rows (`_contact_stage`), appended to `parts`; `offset` rows come before
-        them (the restitution stage's indices). The points kept become `contacts`. -> (the rows that
-        may bounce, or None; whether the step is a cold start; whether a point is deep)."""
+    def _contact_rows(self, c, centre, velocity, world, h, lead, beta, softness, settings, before):
+        """The sub-step's rows (`_contact_stage`) where a contact point is kept: `before` (the joints'
+        `Rows`, or None), then the contact points' (in one piece: the restitution stage's indices count
+        from the first). The points kept become `contacts`. -> (the `Rows`, or None where no point is
+        kept; the rows that may bounce, or None; whether the step is a cold start; whether a point is
+        deep)."""
         points = ContactPoints(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
                                c.feature_id)
         bodies = SolverBodies(self.body_of_node, centre, velocity)
@@ -866,15 +887,17 @@ class SceneSolver:
             c = c.take(slice(kept))
         self.contacts = c
         if not kept:    # (none within reach: no rows, and the rows call's dozen arrays are not made)
-            return None, False, False
+            return None, None, False, False
+        first = _NO_ROWS if before is None else RowArrays(*(getattr(before, name) for name in RowArrays._fields))
         _, bounces, arrays, bounce, e, cold_start, deep = _contact_stage(points, kept, body, surface, bodies,
-                                                                          self._materials, self.cache.stored(), params)
-        parts.append(Rows(*arrays))
+                                                                          self._materials, self.cache.stored(), params,
+                                                                          first)
         may_bounce = None
         if bounces:     # points approaching faster than BOUNCE_THRESHOLD with e > 0 (rare)
             may = np.flatnonzero(np.isfinite(bounce.approach))
+            offset = len(first.target)
             may_bounce = (offset + 3 * may + 2, bounce.approach[may], bounce.static_normal[may], -c.depth[may], e[may])
-        return may_bounce, cold_start, deep
+        return Rows(*arrays), may_bounce, cold_start, deep
 
     def overlaps(self, world):
         """The shape pairs that may collide and overlap by more than OVERLAP_TOLERANCE at the poses
