@@ -204,3 +204,31 @@ def test_grid_cell_order_is_the_stable_sort(n, side, seed):
     cells = rng.integers(0, side, (n, 3)) + rng.integers(0, 1 << 10, 3)     # a block of cells anywhere
     key = (cells[:, 0] << (2 * _GRID_BITS)) | (cells[:, 1] << _GRID_BITS) | cells[:, 2]
     assert np.array_equal(_cell_order(key), np.argsort(key, kind="stable"))
+
+
+@pytest.mark.parametrize("scene", ["car", "ant", "newtons_cradle"])
+def test_the_solvers_bound_broad_phase_finds_what_candidate_pairs_finds(scene):
+    """A step's broad phase (`SceneSolver._candidates`) goes through one call bound to the solver's
+    arrays where it is a brute force: at states of three scenes (contacts made, bodies moving), its
+    pairs are exactly those of `candidate_pairs` on the boxes grown by each shape's travel within
+    the sub-step, and in the same order, and its margin is SPECULATIVE + twice the largest travel."""
+    from pathlib import Path
+    from physics import Simulation
+    from physics.constraints import solver as solver_module
+    from physics.pipeline import stages
+    sim = Simulation.from_file(Path(__file__).parent.parent / "assets" / "scenes" / f"{scene}.toml")
+    sim.step(40)
+    work, solver = sim._work, sim._work.solver
+    world, centre, rotation, velocity, _ = stages.solver_state(sim.model, sim.data, sim.settings, work)
+    h = sim.settings.dt / sim.settings.substeps
+    placed = solver._place(world)
+    pairs, margin = solver._candidates(placed, world, centre, velocity, h)
+    assert solver._reaching is not None     # (the bound path was taken)
+    travel = np.empty(len(solver.shapes))
+    most = solver_module._travel(solver.shapes.node, placed.lo, placed.hi,
+                                 solver_module.SolverBodies(solver.body_of_node, centre, velocity),
+                                 solver._node_motion(world), h, travel)
+    grow = (solver_module.SPECULATIVE + travel)[:, None]
+    expected = candidate_pairs(placed.lo - grow, placed.hi + grow, solver.filter)
+    assert len(expected) and np.array_equal(pairs, expected)
+    assert margin == solver_module.SPECULATIVE + 2.0 * most

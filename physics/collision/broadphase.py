@@ -144,7 +144,7 @@ def collision_filter(shapes, parent, motion=None, apart=()):
 
 
 @kernel
-def _overlapping(lo, hi, candidates, out):
+def overlapping(lo, hi, candidates, out):
     """The rows (a, b) of candidates (K, 2) whose boxes overlap, in their order, into out; how many."""
     k = 0
     for p in range(candidates.shape[0]):
@@ -385,6 +385,12 @@ class TooManyPairs(ValueError):
         super().__init__(f"{count:,} candidate pairs, more than the budget of {budget:,}")
 
 
+def brute_force(filter):
+    """Whether `candidate_pairs` tests every pair the filter allows (`CollisionFilter.allowed_pairs`,
+    with `overlapping`) rather than a grid: up to BRUTE_FORCE_MAX shapes of finite size."""
+    return filter.n_finite <= BRUTE_FORCE_MAX
+
+
 def candidate_pairs(lo, hi, filter, budget=None):
     """(K, 2) int64 shape index pairs (a < b, sorted by a then b) whose AABBs overlap and that the
     filter allows. `lo`, `hi` (S, 3) from `physics.model.shapes.aabbs`; the method: the module docstring.
@@ -393,10 +399,10 @@ def candidate_pairs(lo, hi, filter, budget=None):
     lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
     if lo.ndim != 2 or lo.shape[1:] != (3,) or hi.shape != lo.shape or len(filter.per_shape.node) != len(lo):
         raise ValueError(f"lo, hi: got shapes {lo.shape}, {hi.shape}; expected (S, 3) with S = {len(filter.per_shape.node)}")
-    if filter.n_finite <= BRUTE_FORCE_MAX:
+    if brute_force(filter):
         candidates = filter.allowed_pairs()
         out = np.empty_like(candidates)  # made here: an array made in numba costs more to hand back
-        k = _overlapping(lo, hi, candidates, out)
+        k = overlapping(lo, hi, candidates, out)
         if budget is not None and k > budget:
             raise TooManyPairs(k, budget)
         return out[:k]

@@ -25,7 +25,7 @@ import numpy as np
 from physics.core.compiled import bind, generation, kernel
 
 from physics.core import profile
-from physics.collision.broadphase import TooManyPairs, candidate_pairs, collision_filter
+from physics.collision.broadphase import TooManyPairs, brute_force, candidate_pairs, collision_filter, overlapping
 from physics.collision.collision import contacts
 from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, IN_BLOCK, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
@@ -352,6 +352,22 @@ def _travel(shape_node, lo, hi, bodies, nodes, h, out):
         if out[s] > most or out[s] != out[s]:     # a NaN stays the largest
             most = out[s]
     return most
+
+
+@kernel(refcounts=False)
+def _reaching_pairs(shape_node, lo, hi, bodies, nodes, step, candidates, grown_lo, grown_hi, travel, out):
+    """The broad phase of `SceneSolver._candidates` where it is a brute force over the filter's
+    `candidates` (K, 2), in one call: each shape's `_travel` within |h| = step[0], its box (lo, hi)
+    grown by SPECULATIVE + that travel into grown_lo, grown_hi (S, 3), and the candidates whose grown
+    boxes overlap into out (K, 2), in order (`physics.collision.broadphase.overlapping`). -> (how
+    many, the largest travel)."""
+    most = _travel(shape_node, lo, hi, bodies, nodes, step[0], travel)
+    for s in range(lo.shape[0]):
+        grow = SPECULATIVE + travel[s]
+        for c in range(3):
+            grown_lo[s, c] = lo[s, c] - grow
+            grown_hi[s, c] = hi[s, c] + grow
+    return overlapping(grown_lo, grown_hi, candidates, out), most
 
 
 @kernel
@@ -685,6 +701,8 @@ class SceneSolver:
         self._joint_bodies = None
         self._start_inverse_inertia = None     # (B, 3, 3) M₀⁻¹ as the last prepare found it (`start_inverse_inertia`)
         self._placing = None        # ((world state, its buffers), kernel generation, `placing`'s call and Placed): `_place`
+        self._reaching = None       # ((its arrays and generation), the bound broad phase, its pairs' buffer): `_candidates`
+        self._step_length = np.zeros(1)     # the sub-step's h, for the calls bound above
         self.step = None        # what the last prepare hands to this sub-step's other stages (`PreparedStep`)
         self.residual = np.zeros(0)
         self.contacts = None
@@ -693,6 +711,7 @@ class SceneSolver:
         self.body_touch = np.zeros(0, np.int64)     # per body: SUPPORTED | FOREIGN (`touch_flags`)
         self._threads = ThreadChoice()      # the sweeps' thread count, by measurement (physics.core.threads)
         self.shape_size = bounding_diameters(self.shapes)     # (S,) in node units (`sunk`)
+        self._least_size = float(self.shape_size.min()) if len(self.shape_size) else np.inf
 
     @property
     def prepared(self):
@@ -926,20 +945,21 @@ class SceneSolver:
         (B,) per solver body; above it: against `gravity`), as a `Sunk`, or None: the contact points
         are those at the start-of-step poses."""
         c = self.contacts
-        if c is None or not len(c.depth):
+        if c is None or not len(c.depth) or self._least_size == np.inf:    # (no shape of finite size: none sinks)
             return None
+        scale = np.asarray(scale, float)
         key = tuple(float(x) for x in gravity)
         if self._up is None or self._up[0] != key:      # (made again only where gravity changed)
             g = np.asarray(key)
             self._up = key, (-g / np.linalg.norm(g) if np.linalg.norm(g) > 0.0 else np.zeros(3))
         up = self._up[1]
         k = _deepest_sunk(c.shape_a, c.shape_b, c.depth, c.normal_world, self._rest.body, self.shapes.node,
-                          self.shape_size, np.asarray(scale, float), SINK_SIZES, inverse_mass, up, SINK_SIZES_PRESSED)
+                          self.shape_size, scale, SINK_SIZES, inverse_mass, up, SINK_SIZES_PRESSED)
         if k < 0:
             return None
         moving, other = (c.shape_a[k], c.shape_b[k]) if self._rest.body[c.shape_a[k]] >= 0 else (c.shape_b[k], c.shape_a[k])
         node = int(self.shapes.node[moving])
-        size = float(self.shape_size[moving] * np.asarray(scale, float)[node])
+        size = float(self.shape_size[moving] * scale[node])
         return Sunk(node, int(self.shapes.node[other]), float(c.depth[k]), size,
                     SINK_SIZES if c.depth[k] > SINK_SIZES * size else SINK_SIZES_PRESSED)
 
@@ -987,8 +1007,27 @@ class SceneSolver:
     def _candidates(self, placed, world, centre, velocity, h):
         """(pairs (K, 2) of shapes whose boxes (`placed`, at the poses of `world`), each grown by
         how far its shape can move within |h| (`_travel`), overlap; the narrow phase's margin:
-        what the two farthest-moving shapes can close)."""
+        what the two farthest-moving shapes can close). Where the broad phase is a brute force over
+        the filter's pairs (`physics.collision.broadphase.brute_force`) and `placed` is this solver's
+        own, one call bound to these arrays (`_reaching_pairs`): the same pairs, in the same order."""
         lo, hi = placed.lo, placed.hi
+        if brute_force(self.filter) and self._placing is not None and self._placing[2] is not None \
+                and placed is self._placing[2][1]:
+            key = (placed, world, centre, velocity)
+            if self._reaching is None or self._reaching[0][1] != generation() \
+                    or any(a is not b for a, b in zip(self._reaching[0][0], key)):
+                candidates = self.filter.allowed_pairs()
+                out = np.empty_like(candidates)
+                call = bind(_reaching_pairs, self.shapes.node, lo, hi, SolverBodies(self.body_of_node, centre, velocity),
+                            self._node_motion(world), self._step_length, candidates, np.empty_like(lo),
+                            np.empty_like(hi), np.empty(len(self.shapes)), out)
+                self._reaching = ((key, generation()), call, out)
+            _, call, out = self._reaching
+            self._step_length[0] = h
+            k, most = call()
+            if k > PAIR_BUDGET:
+                raise ContactBudgetError(k)
+            return out[:k].copy(), SPECULATIVE + 2.0 * most     # (the pairs outlive the call: `pair_bodies`)
         travel = np.empty(len(self.shapes))
         most = _travel(self.shapes.node, lo, hi, SolverBodies(self.body_of_node, centre, velocity),
                        self._node_motion(world),
