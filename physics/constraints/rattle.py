@@ -277,7 +277,8 @@ class JointBodies:
         self.limit_slack = np.zeros(J)
         self.terms = JointTerms(np.zeros(J, np.bool_), np.zeros(J, np.bool_), *(np.zeros(J) for _ in range(6)))
         self.frame_speed = np.zeros((J, ROWS_PER_JOINT))
-        self.row_arrays = joint_row_arrays(J)       # the start's rows and their slots (`rows`)
+        self.row_arrays = joint_row_arrays(J)       # the start's rows and their slots (`rows`) …
+        self._row_views = {}                        # … and their views by count
         # … and the projections' outputs where a caller gives none (`positions`, `velocities`)
         self.dx, self.dtheta, self.impulse = np.empty((bodies, 3)), np.empty((bodies, 3)), np.empty((bodies, 6))
         self.dv, self.stats = np.empty((bodies, 6)), np.zeros(8)
@@ -314,13 +315,17 @@ class JointBodies:
     def rows(self, joints, h, beta, softness, control, velocity, terms):
         """`Joints.rows` of the start (`start_rows`, the geometry prepare wrote) into this bundle's
         own row arrays through a bound call: (`Rows`, slots), views of them, rewritten by the next
-        call (`SceneSolver.prepare`'s rows live for its sub-step)."""
-        arguments = joints.row_arguments(self.start_rows, h, beta, 0.0, softness, control, velocity, True, terms,
-                                         self.row_arrays)
-        call = self.bound(lambda: bind(fill_joint_rows, *arguments),
-                          (joints,) + tuple(a for a in arguments if not isinstance(a, (float, bool))), "rows",
-                          *(a for a in arguments if isinstance(a, (float, bool))))
-        return rows_of(*self.row_arrays, call())
+        call (`SceneSolver.prepare`'s rows live for its sub-step). The call is found by what its
+        arguments are made from (the arrays by identity: `Joints.row_arguments` makes the rest once
+        for the joints), and the views by their count, each made once."""
+        call = self.bound(lambda: bind(fill_joint_rows, *joints.row_arguments(
+            self.start_rows, h, beta, 0.0, softness, control, velocity, True, terms, self.row_arrays)),
+            (joints, control, velocity, terms), "rows", float(h), float(beta), float(softness))
+        count = call()
+        views = self._row_views.get(count)
+        if views is None or views[0] is not self.row_arrays:
+            views = self._row_views[count] = (self.row_arrays, rows_of(*self.row_arrays, count))
+        return views[1]
 
     def fill_terms(self, joints, exact, control, velocity):
         """This sub-step's `JointTerms` into `terms` (`fill_joint_terms` through a bound call): the

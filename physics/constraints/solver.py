@@ -36,9 +36,9 @@ from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, halves, pre
 from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
 from physics.constraints.rattle import JointBodies
-from physics.math.rotation_kernels import cross, load3
+from physics.math.rotation_kernels import cross, load3, load33, solve3
 from physics.model.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs, place, placing
-from physics.dynamics.body_passes import turn_rows
+from physics.dynamics.body_passes import split_impulse_changes, turn_rows
 from physics.dynamics.integrators import TRIPLE_JUMP
 from physics.dynamics.sleeping import ShapeRest, awake_pairs, touch_flags, wake_touched
 from physics.constraints.solver_state import SolverState
@@ -368,6 +368,36 @@ def _reaching_pairs(shape_node, lo, hi, bodies, nodes, step, candidates, grown_l
             grown_lo[s, c] = lo[s, c] - grow
             grown_hi[s, c] = hi[s, c] + grow
     return overlapping(grown_lo, grown_hi, candidates, out), most
+
+
+@kernel(refcounts=False)
+def _solve_changes(velocity, solved, relaxed, final, h, fraction, push_speed, joints, composed, slot, minv_jt, impulse,
+                   start_inertia, inverse_inertia, scratch, dv, dx):
+    """`SceneSolver.solve_changes` in one call: the split impulse (`split_impulse_changes`) into dv,
+    dx (D, 6); where the joints are RATTLE's (`joints` rows of the system, the first), their share
+    of the positions; and the angular Δv re-expressed with the bodies' inertia now. Each sum in the
+    order of the numpy it stands for: `_add_row_changes` (np.add.at's), then dx + (h (1 − f)) Δv_J,
+    and Iₙₒw⁻¹ (I₀⁻¹)⁻¹ Δω as `rows_times(·, solve_rows(·, ·))` (Cramer's rule, then einsum's
+    0 + ((a₀ b₀ + a₂ b₂) + a₁ b₁)); with `composed`, dx = (h f)(relaxed − velocity) first (the
+    composed RATTLE step's, `physics.pipeline.stages.stage_solve`). `scratch` (D + 1, 6)."""
+    split_impulse_changes(velocity, solved, relaxed, final, h, fraction, push_speed, dv, dx)
+    if joints < 0:
+        return
+    if composed:
+        c = h * fraction
+        for k in range(dx.shape[0]):
+            for i in range(6):
+                dx[k, i] = c * (relaxed[k, i] - velocity[k, i])
+    scratch[:] = 0.0
+    _add_row_changes(slot, minv_jt, impulse, joints, scratch)
+    c = h * (1.0 - fraction)
+    for k in range(dx.shape[0]):
+        for i in range(6):
+            dx[k, i] += c * scratch[k, i]
+        w = solve3(load33(start_inertia, k), (dv[k, 3], dv[k, 4], dv[k, 5]))
+        for i in range(3):
+            dv[k, 3 + i] = 0.0 + ((inverse_inertia[k, i, 0] * w[0] + inverse_inertia[k, i, 2] * w[2])
+                                  + inverse_inertia[k, i, 1] * w[1])
 
 
 @kernel
@@ -702,6 +732,7 @@ class SceneSolver:
         self._start_inverse_inertia = None     # (B, 3, 3) M₀⁻¹ as the last prepare found it (`start_inverse_inertia`)
         self._placing = None        # ((world state, its buffers), kernel generation, `placing`'s call and Placed): `_place`
         self._reaching = None       # ((its arrays and generation), the bound broad phase, its pairs' buffer): `_candidates`
+        self._change_scratch = None     # (B + 1, 6) the joint rows' velocity change (`solve_changes`)
         self._step_length = np.zeros(1)     # the sub-step's h, for the calls bound above
         self.step = None        # what the last prepare hands to this sub-step's other stages (`PreparedStep`)
         self.residual = np.zeros(0)
@@ -1200,13 +1231,24 @@ class SceneSolver:
         into += self.frame_work
         self.frame_work[:] = 0.0
 
-    def joint_velocity_change(self):
-        """(B, 6) [v, ω]: the part of the last solve's velocity change that the joint rows made,
-        M⁻¹ J₀ᵀ λ over the joint rows (RATTLE's first kick: the caller moves positions by h × it)."""
+    def solve_changes(self, velocity, solution, h, fraction, push_speed, rattle, composed, inverse_inertia, dv, dx):
+        """The changes the last `solve` makes to the bodies (`physics.pipeline.stages.stage_solve`), into
+        dv, dx (B, 6) [v, ω] world: dv = the final velocities − `velocity` (B, 6), the free ones, and
+        dx the split impulse (`physics.dynamics.body_passes.split_impulse_changes`: h f (relaxed −
+        velocity) plus the bias part, at most `push_speed`); where `rattle` (the joints' rows are
+        RATTLE's), dx gains h (1 − f) × the joint rows' share of the velocity change, M₀⁻¹ J₀ᵀ λ
+        (RATTLE's first kick, which the positions see whole), after dx =
+        h f (relaxed − velocity) where `composed` (its bias part then is no position's), and the
+        angular dv, the solver's I₀⁻¹ ΔL, becomes I⁻¹ ΔL with the bodies' world inverse inertia now
+        `inverse_inertia` (B, 3, 3). One compiled pass (`_solve_changes`)."""
         step = self.step
-        out = np.zeros((len(step.masses[0]) + 1, 6))
-        _add_row_changes(step.system.slot, step.system.minv_jt, step.system.rows.impulse, len(step.joints.slots), out)
-        return out[:-1]
+        scratch = self._change_scratch
+        if scratch is None or len(scratch) != len(velocity) + 1:
+            scratch = self._change_scratch = np.empty((len(velocity) + 1, 6))
+        system = step.system
+        _solve_changes(velocity, solution.velocity_solve, solution.velocity_relax, solution.velocity_final, h, fraction,
+                       push_speed, len(step.joints.slots) if rattle else -1, bool(composed), system.slot,
+                       system.minv_jt, system.rows.impulse, step.masses[1], inverse_inertia, scratch, dv, dx)
 
     def choose_joint_terms(self, world, centre, rotation, inverse_mass, inverse_inertia, settings, composing):
         """Which joints' terms RATTLE's step takes this sub-step (`physics.constraints.rattle`, "Joint

@@ -34,7 +34,7 @@ from physics.core.compiled import bind, generation
 from physics.constraints.solver import MASS_RATIO_HELD
 from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, angular_momentum, \
     apply_changes, dynamic_inputs, first_divergent, impulse_changes, place_bodies, rows_times, rows_transposed_times, \
-    scatter_motion, solve_rows, solver_bodies, split_impulse_changes, WorldBodies
+    scatter_motion, solver_bodies, WorldBodies
 from physics.pipeline.data import Motion
 from physics.dynamics.integrators import Frame, advance_bodies, local_accelerations, omega_local_from_body
 from physics.dynamics.kinematics import advance_kinematic
@@ -818,28 +818,21 @@ def stage_solve(model, data, settings, work, context):
     # among a hundred coincident ones took 57 m/s of bias from its 99 contacts, each within the
     # limit, and leapt a metre in one step)
     final, moved = work.changes
-    split_impulse_changes(velocity, solution.velocity_solve, solution.velocity_relax, solution.velocity_final, h,
-                          fraction, settings.max_contact_push_speed, final, moved)
     joints = solver.joints is not None and len(solver.joints)
-    rattle = joints and context.rattle
-    if rattle:
-        if context.composed:
-            # a sub-step of the composed RATTLE step (physics.pipeline.retry's `composes_rattle`: equality joints, no
-            # contact): every row is a joint's, which carries no Baumgarte bias, so solve − relax
-            # is only what the relax stage's sweeps changed of an unconverged PGS. Moved but never
-            # seen by the velocities, it broke the chord (v½ = (q₁ − q₀)/h) and with it the step's
-            # symmetry: the triple jump's backward sub-step starts from impulses of the other sign,
-            # PGS leaves more, and a hinge's composed step fell to first order. RATTLE's projections
-            # own the joints: positions and velocities take the same joint impulse.
-            moved = h * fraction * (solution.velocity_relax - velocity)
-        # the joint rows' impulse is RATTLE's first kick (`physics.constraints.rattle`): it acts before the
-        # drift, so the positions see all of it, whatever the integrator's fraction
-        moved += h * (1.0 - fraction) * solver.joint_velocity_change()
-        # The solver's angular impulse is I₀ Δω with the start-of-step inertia; the bodies have
-        # turned since, so Δω is re-expressed with the inertia they have now: the angular
-        # momentum about a joint's pivot then changes by exactly the impulse's moment (the top).
-        start = solver.start_inverse_inertia
-        final[:, 3:] = rows_times(inverse_inertia, solve_rows(start, final[:, 3:]))
+    # RATTLE's joints (`physics.constraints.solver.SceneSolver.solve_changes`): the joint rows' impulse is
+    # RATTLE's first kick (`physics.constraints.rattle`): it acts before the drift, so the positions see
+    # all of it, whatever the integrator's fraction. In a sub-step of the composed RATTLE step
+    # (physics.pipeline.retry's `composes_rattle`: equality joints, no contact) every row is a joint's,
+    # which carries no Baumgarte bias, so solve − relax is only what the relax stage's sweeps changed
+    # of an unconverged PGS: moved but never seen by the velocities, it broke the chord
+    # (v½ = (q₁ − q₀)/h) and with it the step's symmetry (the triple jump's backward sub-step starts
+    # from impulses of the other sign, PGS leaves more, and a hinge's composed step fell to first
+    # order); RATTLE's projections own the joints: positions and velocities take the same joint
+    # impulse. The solver's angular impulse is I₀ Δω with the start-of-step inertia; the bodies have
+    # turned since, so Δω is re-expressed with the inertia they have now: the angular momentum about
+    # a joint's pivot then changes by exactly the impulse's moment (the top).
+    solver.solve_changes(velocity, solution, h, fraction, settings.max_contact_push_speed,
+                         bool(joints and context.rattle), context.composed, inverse_inertia, final, moved)
     apply_world_changes(model, data, settings, work, final, moved, context.active)
 
 
