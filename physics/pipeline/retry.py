@@ -231,13 +231,16 @@ class Undo:
             self.slots, self.cache = slice(None), cache.held()
         else:
             self.slots, self.cache = np.flatnonzero(active), cache.part(self.shapes(model, work))
-        local, nodes = work.hierarchy.local, model.dyn[self.slots]
-        self.local = tuple(a[nodes] for a in (local.translation, local.rotation, local.velocity))
+        local = work.hierarchy.local
+        nodes = model.dyn[self.slots]
+        self.local = tuple(a.take(nodes, axis=0) for a in (local.translation, local.rotation, local.velocity))
         self.omega_body = data.omega_body[self.slots].copy()
         self.constraint_acceleration = data.constraint_acceleration[self.slots].copy()
-        # the whole world's halves wake, hold and count still time again (a retry's island's do not)
-        self.sleep = tuple(a.copy() for a in data.sleep) if active is None else None
-        self.kinematic = tuple(a.copy() for a in data.kinematic)
+        # the whole world's halves wake, hold and count still time again (a retry's island's do not),
+        # where any of it can change: a body asleep at the start, or one that may fall asleep
+        sleep_changes = active is None and (data.sleep.asleep.any() or model.may_sleep)
+        self.sleep = tuple(a.copy() for a in data.sleep) if sleep_changes else None
+        self.kinematic = tuple(a.copy() for a in data.kinematic) if model.kin.size else ()
         joints = work.solver.joints
         self.impulse = joints.impulse.copy() if joints is not None else None
         self.time, self.next_event = data.time, data.next_event
