@@ -61,7 +61,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from physics.core.compiled import kernel
+from physics.core.compiled import bind, kernel
 
 from physics.core import choices, threads
 from physics.core.choices import GYROSCOPIC_IMPLICIT, GYROSCOPIC_OFF
@@ -747,19 +747,38 @@ def advance_bodies(bodies, dt, integrator, gyroscopic, frames=None, limits=(0.0,
         _advance(bodies, h, integrator, gyro, moving, frames, limits, found)
 
 
+def advancing(bodies, dt, integrator, gyroscopic, frames=None):
+    """`advance_bodies(bodies, dt, integrator, gyroscopic, frames)` (no check) as a call of no
+    arguments, bound to these arrays (physics.core.compiled.bind: not typed at each call) where
+    the batch is stepped in one pass; for a caller that steps the same arrays every sub-step
+    (physics.pipeline.stages.Workspace)."""
+    moving, frames = (False, _IDENTITY) if frames is None else (True, frames)
+    gyro, h = choices.GYROSCOPIC.codes[gyroscopic], float(dt)
+    if len(_parts(bodies[0].shape[0])) > 1:
+        return lambda: _advance_parts(_parts(bodies[0].shape[0]), bodies, h, integrator, gyro, moving, frames,
+                                      (0.0, 0.0), _NO_CHECK)
+    step, arguments = _integrator_call(bodies, h, integrator, gyro, moving, frames, (0.0, 0.0), _NO_CHECK)
+    return bind(step, *arguments)
+
+
+def _integrator_call(bodies, h, integrator, gyro, moving, frames, limits, found):
+    """(the integrator's kernel, its arguments) for `_advance`."""
+    if integrator in ("explicit-euler", "semi-implicit-euler"):
+        return _step_euler, (integrator == "semi-implicit-euler", gyro, h, bodies, moving, frames, limits, found)
+    if integrator in ("implicit-euler", "implicit-midpoint"):
+        return _step_implicit, (1.0 if integrator == "implicit-euler" else 0.5, gyro, h, bodies, moving, frames, limits,
+                                found)
+    if integrator == "rk4":
+        return _step_rk4, (gyro, h, bodies, moving, frames, limits, found)
+    if integrator == "lie-midpoint":
+        return _step_lie, (_ONE_STEP, 1, gyro, h, bodies, moving, frames, limits, found)
+    return _step_lie, (_TRIPLE_JUMP, 3, gyro, h, bodies, moving, frames, limits, found)
+
+
 def _advance(bodies, h, integrator, gyro, moving, frames, limits, found):
     """`advance_bodies` in one pass: the integrator's kernel."""
-    if integrator in ("explicit-euler", "semi-implicit-euler"):
-        _step_euler(integrator == "semi-implicit-euler", gyro, h, bodies, moving, frames, limits, found)
-    elif integrator in ("implicit-euler", "implicit-midpoint"):
-        _step_implicit(1.0 if integrator == "implicit-euler" else 0.5, gyro, h, bodies, moving, frames, limits, found)
-    elif integrator == "rk4":
-        _step_rk4(gyro, h, bodies, moving, frames, limits, found)
-    else:
-        if integrator == "lie-midpoint":
-            _step_lie(_ONE_STEP, 1, gyro, h, bodies, moving, frames, limits, found)
-        else:
-            _step_lie(_TRIPLE_JUMP, 3, gyro, h, bodies, moving, frames, limits, found)
+    step, arguments = _integrator_call(bodies, h, integrator, gyro, moving, frames, limits, found)
+    step(*arguments)
 
 
 # Every kernel above steps each body on its own, so a batch of SPLIT_BODIES bodies or more is

@@ -36,7 +36,7 @@ from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, 
     apply_changes, dynamic_inputs, first_divergent, impulse_changes, place_bodies, rows_times, rows_transposed_times, \
     scatter_motion, solver_bodies, WorldBodies
 from physics.pipeline.data import Motion
-from physics.dynamics.integrators import Frame, advance_bodies, local_accelerations, omega_local_from_body
+from physics.dynamics.integrators import Frame, advance_bodies, advancing, local_accelerations, omega_local_from_body
 from physics.dynamics.kinematics import advance_kinematic
 from physics.math.rotation import cross
 from physics.core.settings import Settings
@@ -302,9 +302,27 @@ class Workspace:
                 bind(impulse_changes, model.inverse_mass, self.bodies, *self.projected, self.step_length,
                      *self.changes))
         self._calls = calls
+        self._model, self._data = model, data
+        self._advancing = {}    # (h, integrator, gyroscopic) -> the integrator's bound pass (`advancing`)
         self._bound = -1       # physics.core.compiled.generation() when `calls` were bound
         self.calls = None
         self.refresh(settings)
+
+    def advancing(self, h, integrator, gyroscopic):
+        """The dynamic stage's integrator pass over every body (`stage_dynamic`'s arrays) for this
+        step h, integrator and gyroscopic term, as a call bound to them
+        (physics.dynamics.integrators.advancing), made once for each and again with `calls`."""
+        key = (h, integrator, gyroscopic)
+        call = self._advancing.get(key)
+        if call is None:
+            if len(self._advancing) > 16:     # (h takes a few values: halves, the triple jump's)
+                self._advancing.clear()
+            inputs, model, data = self.inputs, self._model, self._data
+            bodies = (inputs.translation, inputs.rotation, inputs.velocity, data.omega_body, model.mass_dyn,
+                      model.inertia_dyn, inputs.force, model.torque_applied)
+            call = self._advancing[key] = advancing(bodies, h, integrator, gyroscopic,
+                                                    self.frames if model.any_parented else None)
+        return call
 
     def refresh(self, settings):
         """Before a step: `gravity` as `settings` has it now, and `calls` bound again if a kernel
@@ -314,6 +332,7 @@ class Workspace:
         if self._bound != generation():
             self._bound = generation()
             self.calls = self._calls()
+            self._advancing = {}
 
 
 # ---------------------------------------------------------------------- the world state, derived
@@ -752,7 +771,7 @@ def stage_dynamic(model, data, settings, work, context):
               model.inertia_dyn, inputs.force, model.torque_applied)
     frames = work.frames if model.any_parented else None
     if context.active is None:
-        advance_bodies(bodies, context.h, context.integrator, settings.gyroscopic, frames)
+        work.advancing(context.h, context.integrator, settings.gyroscopic)()
         places = work.calls.place
     else:   # a retry's island: its rows gathered, stepped, and put back; no other body moves
         slots = np.flatnonzero(context.active)
