@@ -93,6 +93,7 @@ with partial pivoting inside each joint's block (`physics.constraints.joint_grap
 
 Conventions: B solver bodies, world frame, velocities (B, 6) [v, ω]; static sides (−1) drop out.
 """
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -461,6 +462,16 @@ def _drift_jacobian(inertia, y, h):
     return _axpy33(0.5 * h, _axpy33(-1.0, _hat(matvec(inertia, y)), matmul(_hat(y), inertia)), inertia)
 
 
+@kernel(inline=True)
+def _same_bits(a, b):
+    """Whether the 3-tuples a and b hold the same floats bit for bit (the sign of a zero included;
+    a NaN is never the same)."""
+    for i in range(3):
+        if a[i] != b[i] or math.copysign(1.0, a[i]) != math.copysign(1.0, b[i]):
+            return False
+    return True
+
+
 @kernel(refcounts=False)
 def rotor_drift(inertia, momentum, h):
     """The lie-midpoint's rotation over a step, world frame (`physics.dynamics.integrators`): y with
@@ -472,7 +483,10 @@ def rotor_drift(inertia, momentum, h):
     for _ in range(DRIFT_ITERATIONS):
         Iy = matvec(inertia, y)
         F = sub(add(Iy, mul(0.5 * h, cross(y, Iy))), momentum)
-        y = sub(y, solve3(_drift_jacobian(inertia, y, h), F))
+        step = sub(y, solve3(_drift_jacobian(inertia, y, h), F))
+        if _same_bits(step, y):
+            break       # a fixed point: every later iteration gives these bits again
+        y = step
     return y
 
 
