@@ -23,6 +23,12 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   matrix changes over a correction by about the correction over a lever, so the chord converges
   nearly as fast as Newton at a fraction of the cost on a net, whose factorization is most of a
   projection; a slower chord step, or one that finds no descent, refactors at the current pose.
+  The first chord is the last velocity projection's factorization, where it left one at the poses
+  this projection starts from (`JointBodies.carried`): J₀ M₀⁻¹ J₀ᵀ, SHAKE's matrix, which differs
+  from Newton's first by the drift's turn of the rows (the 32 × 32 net's step 8 % faster). It is
+  forgotten at each step's start and before a retry's halves, so that a step's bits depend on the
+  state it starts from alone (a restored run steps as the original did; a retried sub-step is its
+  halves taken at once).
   The caller adds Δv = Δq / h, so that the velocity is the chord's, (q₁ − q₀)/h.
   SHAKE's own iteration keeps the start-of-step matrix J₀ M₀⁻¹ J₀ᵀ and, in a whip crack where the
   links turn far within a step, stops converging; the current Jacobian converges quadratically.
@@ -273,6 +279,9 @@ class JointBodies:
         self.velocity_rows = joint_geometry_arrays(len(joints))     # `project_velocities`' end-of-step rows
         sizes = _arena_sizes(len(self.body), len(joints), bodies, self.graph.values, self.graph.panel)
         self.arena = Arena(np.empty(sizes[0]), np.empty(sizes[1], np.bool_), np.empty(sizes[2], np.int64))
+        # 1 where the arena's factors are the last velocity projection's J M⁻¹ Jᵀ, at the poses the next
+        # position projection starts from, which takes them for its first chord and clears this
+        self.carried = np.zeros(1)
         # the rest of the start, as prepare writes it in place (`SceneSolver.prepare`) …
         J = len(joints)
         self.limit_slack = np.zeros(J)
@@ -287,6 +296,12 @@ class JointBodies:
 
     def __len__(self):
         return len(self.body)
+
+    def forget_factors(self):
+        """The next position projection factors its own first matrix rather than take the last velocity
+        projection's (`carried`): at a step's start, and where the state was put back, so that a
+        step's bits depend on its start state alone (a run restored there steps as it did)."""
+        self.carried[0] = 0.0
 
     @property
     def bound_calls(self):
@@ -375,7 +390,7 @@ class JointBodies:
         def make():
             return bind(project_velocities_kernel, joints.model(self.limit_slack if limited else None), self.index,
                         self.graph, self.velocity_rows, self.arena, centre, rotation, velocity, inverse_mass,
-                        inverse_inertia, dv, self.terms if termed else no_terms(J), float(h), work)
+                        inverse_inertia, dv, self.terms if termed else no_terms(J), float(h), work, self.carried)
 
         call = self.bound(make, (joints, inverse_mass, work, centre, rotation, velocity, inverse_inertia, dv),
                           "velocities", limited, termed, float(h))
@@ -412,6 +427,8 @@ class RattleStart(NamedTuple):
     arena: Arena                # the projection's working arrays (`PositionScratch`)
     terms: JointTerms           # the joints' springs, dampers, armatures and exact actuators
     frame_speed: np.ndarray     # (J, ROWS_PER_JOINT) each row's J_a v_a of a moving frame at the start (0 elsewhere)
+    carried: np.ndarray         # (1,) 1 where the arena's factors are the last velocity projection's, at
+    #                             these poses: the first chord's (`JointBodies.carried`); read and cleared
 
 
 def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit_slack=None, jacobian=None, terms=None,
@@ -427,7 +444,8 @@ def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit
     own = (lambda a: np.ascontiguousarray(a, float).copy()) if copy else (lambda a: np.ascontiguousarray(a, float))
     return RattleStart(joints.model(limit_slack), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
                        own(inverse_inertia), own(centre), own(rotation), J0, bodies.position_rows, bodies.graph,
-                       bodies.arena, no_terms(J) if terms is None else terms, _zero_frame_speed(J) if frame_speed is None else frame_speed)
+                       bodies.arena, no_terms(J) if terms is None else terms,
+                       _zero_frame_speed(J) if frame_speed is None else frame_speed, bodies.carried)
 
 
 @kernel(inline=True)
@@ -716,6 +734,11 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     n = len(system.column)
     J = len(system.model.kind)
     scratch = _position_scratch(system.arena, n, J, centre.shape[0], system.graph.values, system.graph.panel)[0]
+    # the last velocity projection's factors, J M⁻¹ Jᵀ at the poses this step starts from (where it
+    # left them: `RattleStart.carried`): J₀ M₀⁻¹ J₀ᵀ, SHAKE's matrix, the first chord's
+    last = _velocity_scratch(system.arena, J, centre.shape[0], system.graph.values, system.graph.panel)[0]
+    carried = system.carried[0] == 1.0
+    system.carried[0] = 0.0
     dx[:] = 0.0         # (an unjointed body's rows stay 0)
     dtheta[:] = 0.0
     impulse[:] = 0.0
@@ -762,10 +785,13 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     along_start = 0         # iterations along J₀
     # the factors of the last Newton matrix, kept for chord steps while they contract by CHORD
     # (`factored`: for these rows, along these directions; `chord`: the last step was one)
-    factored, chord = False, False
+    factored, chord = carried, False
     stalls = 0              # Newton steps in a row that each left more than STALL of the error
     factored_taken = scratch.factored_taken
-    factored_taken[:] = False
+    if carried:
+        _copy(factored_taken, last.taken)
+    else:
+        factored_taken[:] = False
     fallen = scratch.fallen     # the error as each of the last current-row iterations began
     for _ in range(iterations + current):
         if error <= tolerance:
@@ -949,13 +975,15 @@ def _weigh_row(body, inverse_mass, inverse_inertia, jac, j, W_row):
 
 @kernel(refcounts=False)
 def project_velocities_kernel(model, index, graph, geometry, arena, centre, rotation, velocity, inverse_mass,
-                              inverse_inertia, dv, terms, h, work):
+                              inverse_inertia, dv, terms, h, work, carried):
     """`project_velocities` compiled, `arena` holding its `VelocityScratch`; adds each joint's moving
-    frame's work through its impulses to `work` (J,)."""
+    frame's work through its impulses to `work` (J,); carried (1,) is set to 1 where the arena's
+    factors are left as this projection's J M⁻¹ Jᵀ (`JointBodies.carried`), else 0."""
     dv[:] = 0.0
     joint_geometry(model, centre, rotation, geometry)
     J = len(model.kind)
     scratch = _velocity_scratch(arena, J, centre.shape[0], graph.values, graph.panel)[0]
+    carried[0] = 0.0        # (the factors are rewritten below, or left as they are with no row)
     taken, mu, W = scratch.taken, scratch.mu, scratch.W
     taken[:] = False
     mu[:] = 0.0
@@ -1023,6 +1051,7 @@ def project_velocities_kernel(model, index, graph, geometry, arena, centre, rota
             _add_diagonal(graph, scratch.factors.storage, j, SPRING, 1.0 / terms.armature[j])
     if not factor_and_solve(graph, scratch.factors, mu):
         return
+    carried[0] = 1.0
     _frame_work(model, geometry.frame_speed, mu, 1.0, work)     # (an untaken slot's μ is 0: `factor_and_solve`)
     for j in range(J):
         for s in range(ROWS_PER_JOINT):
@@ -1053,5 +1082,5 @@ def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass,
         project_velocities_kernel(joints.model(limit_slack), bodies.index, bodies.graph, bodies.velocity_rows,
                                   bodies.arena, c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv,
                                   no_terms(len(joints)) if terms is None else terms, float(h),
-                                  np.zeros(len(joints)) if work is None else work)
+                                  np.zeros(len(joints)) if work is None else work, bodies.carried)
     return dv

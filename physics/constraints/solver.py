@@ -767,6 +767,13 @@ class SceneSolver:
         was put back (a restore), so the next step prepares afresh."""
         self.step = None
         self.frame_work[:] = 0.0
+        self.forget_factors()
+
+    def forget_factors(self):
+        """RATTLE's next position projection factors its own first matrix (`physics.constraints.rattle.
+        JointBodies.forget_factors`): at a step's start and where the state was put back."""
+        if self._joint_bodies is not None:
+            self._joint_bodies.forget_factors()
 
     def joints_at(self, world, centre, rotation, keep=False):
         """The joints (physics.constraints.joints.Joints): the carried ones, or before the first step, built at

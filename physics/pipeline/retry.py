@@ -133,6 +133,9 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
         return
 
     def halves(active, whole=whole, struck=struck):     # each half's context built as it starts; the second is owed while the first runs
+        # the first half factors its own first matrix, after an attempt put back or not (the hint's
+        # halves): a retried sub-step is the halves taken at once, bit for bit
+        solver.forget_factors()
         for owed in (1, 0):
             counts.owed += owed
             try:

@@ -22,6 +22,8 @@ def step(model, data, settings, work, first):
     counts = work.substeps
     nominal, taken = counts.nominal, counts.taken
     counts.step_begun()
+    if work.solver is not None:     # a step's bits depend on its start state alone (a restore's too)
+        work.solver.forget_factors()
     # rk4 with joints runs lie-midpoint-4 (physics.core.choices.JOINTED_SCHEME)
     integrator = stepped_integrator(settings.integrator, work.solver is not None and bool(len(work.solver.joint_specs)))
     try:
