@@ -25,11 +25,11 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   projection; a slower chord step, or one that finds no descent, refactors at the current pose.
   The first chord is the last velocity projection's factorization, where it left one at the poses
   this projection starts from (`JointBodies.carried`): J₀ M₀⁻¹ J₀ᵀ, SHAKE's matrix, which differs
-  from Newton's first by the drift's turn of the rows (the 32 × 32 net's step 8 % faster). Not
-  where the velocities took a rotor's row (an armature's, weighed 1/A there and 1/(A + h D/2) here).
-  It is forgotten at each step's start and before a retry's halves, so that a step's bits depend on
-  the state it starts from alone (a restored run steps as the original did; a retried sub-step is
-  its halves taken at once).
+  from Newton's first by the drift's turn of the rows (with it the 32 × 32 net's step takes 8 % less
+  time). Not where the velocities took a rotor's row (an armature's, weighed 1/A there and
+  1/(A + h D/2) here). It is forgotten at each step's start and before a retry's halves, so that
+  a step's bits depend on the state it starts from alone (a restored run steps as the original
+  did; a retried sub-step is its halves taken at once).
   The caller adds Δv = Δq / h, so that the velocity is the chord's, (q₁ − q₀)/h.
   SHAKE's own iteration keeps the start-of-step matrix J₀ M₀⁻¹ J₀ᵀ and, in a whip crack where the
   links turn far within a step, stops converging; the current Jacobian converges quadratically.
