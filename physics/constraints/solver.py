@@ -729,7 +729,7 @@ class SceneSolver:
         self.joint_start_error = 0.0          # and the largest |g| / lever it started from
         self.joint_curvature_error = 0.0      # of which the drift's departure from the rows' tangent
         self._joint_bodies = None
-        self._start_inverse_inertia = None     # (B, 3, 3) M₀⁻¹ as the last prepare found it (`start_inverse_inertia`)
+        self._start_inverse_inertia = None     # (B, 3, 3) M₀⁻¹ as the last prepare found it (`PreparedStep.masses`)
         self._placing = None        # ((world state, its buffers), kernel generation, `placing`'s call and Placed): `_place`
         self._reaching = None       # ((its arrays and generation), the bound broad phase, its pairs' buffer): `_candidates`
         self._change_scratch = None     # (B + 1, 6) the joint rows' velocity change (`solve_changes`)
@@ -1181,11 +1181,6 @@ class SceneSolver:
             self.cache.store(c, stored)
         self.residual = solution.residual
         return solution
-
-    @property
-    def start_inverse_inertia(self):
-        """(B, 3, 3) the world inverse inertia the last `prepare` built the rows with (M₀⁻¹)."""
-        return self.step.masses[1]
 
     @property
     def limit_easing(self):

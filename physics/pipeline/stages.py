@@ -240,6 +240,9 @@ class Workspace:
                                      model.mass_dyn, model.inertia_dyn, model.force_applied)
         self.inputs = DynamicInputs.empty(model.dyn.size)
         self.frames = tuple(self.inputs[4:])
+        # the integrator's eight arrays (`stage_dynamic`): the inputs gathered, omega_body, the masses
+        self.step_bodies = (self.inputs.translation, self.inputs.rotation, self.inputs.velocity, data.omega_body,
+                            model.mass_dyn, model.inertia_dyn, self.inputs.force, model.torque_applied)
         self.dynamic_motion = Motion(self.inputs.translation, self.inputs.rotation, self.inputs.velocity, NO_ROWS)
         self.sleep_bodies = Bodies(model.dyn, model.dyn_parent, model.sleepable)
         local = self.local_arrays
@@ -302,7 +305,7 @@ class Workspace:
                 bind(impulse_changes, model.inverse_mass, self.bodies, *self.projected, self.step_length,
                      *self.changes))
         self._calls = calls
-        self._model, self._data = model, data
+        self._any_parented = model.any_parented
         self._advancing = {}    # (h, integrator, gyroscopic) -> the integrator's bound pass (`advancing`)
         self._bound = -1       # physics.core.compiled.generation() when `calls` were bound
         self.calls = None
@@ -317,11 +320,8 @@ class Workspace:
         if call is None:
             if len(self._advancing) > 16:     # (h takes a few values: halves, the triple jump's)
                 self._advancing.clear()
-            inputs, model, data = self.inputs, self._model, self._data
-            bodies = (inputs.translation, inputs.rotation, inputs.velocity, data.omega_body, model.mass_dyn,
-                      model.inertia_dyn, inputs.force, model.torque_applied)
-            call = self._advancing[key] = advancing(bodies, h, integrator, gyroscopic,
-                                                    self.frames if model.any_parented else None)
+            call = self._advancing[key] = advancing(self.step_bodies, h, integrator, gyroscopic,
+                                                    self.frames if self._any_parented else None)
         return call
 
     def refresh(self, settings):
@@ -765,15 +765,12 @@ def stage_kinematic(model, data, settings, work, context):
 def stage_dynamic(model, data, settings, work, context):
     if model.dyn.size == 0:
         return
-    inputs = work.inputs
     work.calls.inputs()
-    bodies = (inputs.translation, inputs.rotation, inputs.velocity, data.omega_body, model.mass_dyn,
-              model.inertia_dyn, inputs.force, model.torque_applied)
-    frames = work.frames if model.any_parented else None
     if context.active is None:
         work.advancing(context.h, context.integrator, settings.gyroscopic)()
         places = work.calls.place
     else:   # a retry's island: its rows gathered, stepped, and put back; no other body moves
+        bodies, frames = work.step_bodies, work.frames if model.any_parented else None
         slots = np.flatnonzero(context.active)
         some = tuple(a[slots] for a in bodies)
         advance_bodies(some, context.h, context.integrator, settings.gyroscopic,
