@@ -57,6 +57,27 @@ def _stack_rows(n_boxes, h=1 / 60):
     return prepare(rows, np.ones(n_boxes), inertia[:, None, None] * np.eye(3)), velocity
 
 
+
+def test_prepared_buffers_give_the_same_arrays_and_grow_only_when_full():
+    """A `Prepared` made in kept buffers (`PreparedBuffers`: a solver's, from sub-step to sub-step)
+    is the one made in its own arrays, bit for bit, whatever the buffers held before: a stack of
+    3 boxes (grown from none to twice its rows), then of 7 (more than that: grown), then of 2 (room:
+    the same buffers). Every interface is a manifold of 4 points; the stacks' rows hold no block of
+    3 (a joint's), whose inverses the shipped scenes' state hashes cover."""
+    from physics.constraints.gauss_seidel import PreparedBuffers
+    buffers = PreparedBuffers()
+    fields = ("slot", "minv_jt", "inv_k", "manifold", "manifold_k", "manifold_l", "manifold_set")
+    for boxes in (3, 7, 2):
+        own, _ = _stack_rows(boxes)
+        before = buffers.arrays
+        inverse_inertia = np.full(boxes, 1.0 / (0.5 ** 2 / 6))[:, None, None] * np.eye(3)     # (`_stack_rows`')
+        kept = prepare(own.rows, np.ones(boxes), inverse_inertia, buffers)
+        for name in fields:
+            assert np.array_equal(getattr(kept, name), getattr(own, name)), name
+        assert kept.manifold_k.base is buffers.arrays.manifold_k
+        assert (buffers.arrays is before) == (boxes == 2)
+
+
 def test_residual_falls_with_iterations_and_faster_with_sor():
     results = {}
     for sor in (1.0, 1.3):

@@ -493,7 +493,7 @@ class Prepared:
     slot: np.ndarray            # (R, 2) rows.body with −1 (static) replaced by B, the dummy static body
     minv_jt: np.ndarray
     inv_k: np.ndarray
-    inv_block: np.ndarray       # (R, 3, 3) at rows starting a block of 3: (J M⁻¹ Jᵀ + s)⁻¹ of the block
+    inv_block: np.ndarray       # (R, 3, 3) at rows starting a block of 3: (J M⁻¹ Jᵀ + s)⁻¹ of the block (else unset)
     manifold: np.ndarray        # (R,) int64: at a manifold's first normal row, its index into manifold_k
     manifold_k: np.ndarray      # (manifolds, 4, 4): K_pq = J_p M⁻¹ J_qᵀ + s δ_pq of its k normal rows
     manifold_l: np.ndarray      # (manifolds, 2, 4, 4): Cholesky factors (`cholesky_factor`) of K's rows
@@ -588,43 +588,91 @@ def _block_inverses(body, jacobian, minv_jt, softness, block, inv_block):
         inv_block[i, 2, 2] = (K[0, 0] * K[1, 1] - K[0, 1] * K[1, 0]) / det
 
 
+class PreparedArrays(NamedTuple):
+    """Room for `Prepared`'s arrays: the first R rows and the first manifolds of each are a
+    sub-step's (`PreparedBuffers`), the rest unused."""
+    slot: np.ndarray            # (rows, 2) int64
+    minv_jt: np.ndarray         # (rows, 2, 6)
+    inv_k: np.ndarray           # (rows,)
+    inv_block: np.ndarray       # (rows, 3, 3)
+    manifold: np.ndarray        # (rows,) int64
+    manifold_k: np.ndarray      # (manifolds, 4, 4)
+    manifold_l: np.ndarray      # (manifolds, 2, 4, 4)
+    manifold_set: np.ndarray    # (manifolds, 3) int64
+
+
+def prepared_arrays(rows, manifolds):
+    """Empty `PreparedArrays` with room for `rows` rows and `manifolds` manifolds (each at least 1)."""
+    rows, manifolds = max(rows, 1), max(manifolds, 1)
+    return PreparedArrays(np.empty((rows, 2), np.int64), np.empty((rows, 2, 6)), np.empty(rows), np.empty((rows, 3, 3)),
+                          np.empty(rows, np.int64), np.empty((manifolds, 4, 4)), np.empty((manifolds, 2, 4, 4)),
+                          np.empty((manifolds, 3), np.int64))
+
+
 @kernel
-def _prepare_rows(body, jacobian, block, softness, inverse_mass, inverse_inertia_world):
-    """`Prepared`'s arrays (after `rows`), in one compiled call: a step's fixed cost, not arithmetic,
-    is what a small scene's solver spends its time on."""
+def _prepare_rows(body, jacobian, block, softness, inverse_mass, inverse_inertia_world, out):
+    """`Prepared`'s arrays (after `rows`) into the first rows and manifolds of `out`
+    (`PreparedArrays`), in one compiled call: a step's fixed cost, not arithmetic, is what a small
+    scene's solver spends its time on. -> the manifolds (2–4 points each), or −1 − that count where
+    `out` has no room for the rows or for them (nothing written)."""
     R, B = body.shape[0], inverse_mass.shape[0]
-    minv_jt, inv_k = np.empty((R, 2, 6)), np.empty(R)
+    count = 0
+    for i in range(R):
+        count += block[i] > MANIFOLD           # manifolds of 2–4 points (one point is exact on its own)
+    if R > out.inv_k.shape[0] or count > out.manifold_k.shape[0]:
+        return -1 - count
+    minv_jt, inv_k, manifold = out.minv_jt[:R], out.inv_k[:R], out.manifold[:R]
     _effective_masses(body, jacobian, inverse_mass, inverse_inertia_world, softness, minv_jt, inv_k)
     blocked = False
-    manifold = np.empty(R, np.int64)
     count = 0
     for i in range(R):
         blocked = blocked or block[i] == TRIPLE
-        count += block[i] > MANIFOLD           # manifolds of 2–4 points (one point is exact on its own)
+        count += block[i] > MANIFOLD
         manifold[i] = count - 1
-    inv_block = np.empty((R, 3, 3)) if blocked else np.zeros((1, 3, 3))
-    if blocked:
-        _block_inverses(body, jacobian, minv_jt, softness, block, inv_block)
-    manifold_k = np.zeros((max(count, 1), 4, 4))
-    manifold_l = np.zeros((max(count, 1), 2, 4, 4))
-    manifold_set = np.full((max(count, 1), 3), -1, np.int64)
+    if blocked:     # (read at the blocks' first rows only)
+        _block_inverses(body, jacobian, minv_jt, softness, block, out.inv_block[:R])
+    used = max(count, 1)
+    manifold_k, manifold_l, manifold_set = out.manifold_k[:used], out.manifold_l[:used], out.manifold_set[:used]
+    manifold_k[:] = 0.0
+    manifold_l[:] = 0.0
+    manifold_set[:] = -1
     manifold_set[:, 2] = 0      # slot 0 (the full set, below) counts as used last: a new set goes to slot 1
     if count:
         _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, manifold_l, manifold_set)
-    slot = np.empty((R, 2), np.int64)
+    slot = out.slot
     for i in range(R):
         for side in range(2):
             slot[i, side] = body[i, side] if body[i, side] >= 0 else B
-    return slot, minv_jt, inv_k, inv_block, manifold, manifold_k, manifold_l, manifold_set
+    return count
 
 
-def prepare(rows, inverse_mass, inverse_inertia_world):
+class PreparedBuffers:
+    """`PreparedArrays` kept from one `prepare` to the next (a solver's, for its sub-steps' rows),
+    grown to twice what a sub-step needed where it had too little room: a sub-step that fits
+    allocates nothing (the 400-link chain's 1,200 rows made 470 KiB of them a sub-step)."""
+
+    def __init__(self):
+        self.arrays = prepared_arrays(0, 0)
+
+
+def prepare(rows, inverse_mass, inverse_inertia_world, buffers=None):
     """Effective masses of `rows` for bodies with inverse mass (B,) and inverse world inertia
-    (B, 3, 3), I⁻¹_world = R diag(1/I) Rᵀ at the start of the step (one compiled pass)."""
-    return Prepared(rows, *_prepare_rows(np.ascontiguousarray(rows.body, np.int64), np.ascontiguousarray(rows.jacobian, float),
-                                         np.ascontiguousarray(rows.block, np.int64), np.ascontiguousarray(rows.softness, float),
-                                         np.ascontiguousarray(inverse_mass, float),
-                                         np.ascontiguousarray(inverse_inertia_world, float)))
+    (B, 3, 3), I⁻¹_world = R diag(1/I) Rᵀ at the start of the step (one compiled pass): a `Prepared`
+    whose arrays are views of `buffers` (`PreparedBuffers`, valid until its next prepare), or its own."""
+    R = len(rows)
+    arguments = (np.ascontiguousarray(rows.body, np.int64), np.ascontiguousarray(rows.jacobian, float),
+                 np.ascontiguousarray(rows.block, np.int64), np.ascontiguousarray(rows.softness, float),
+                 np.ascontiguousarray(inverse_mass, float), np.ascontiguousarray(inverse_inertia_world, float))
+    out = buffers.arrays if buffers is not None else prepared_arrays(R, R // 3)
+    count = _prepare_rows(*arguments, out)
+    if count < 0:       # no room: twice what this needs (a manifold has at least 6 rows)
+        out = prepared_arrays(2 * R, 2 * (-1 - count))
+        if buffers is not None:
+            buffers.arrays = out
+        count = _prepare_rows(*arguments, out)
+    used = max(count, 1)
+    return Prepared(rows, out.slot[:R], out.minv_jt[:R], out.inv_k[:R], out.inv_block[:R], out.manifold[:R],
+                    out.manifold_k[:used], out.manifold_l[:used], out.manifold_set[:used])
 
 
 @kernel

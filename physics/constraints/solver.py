@@ -32,7 +32,7 @@ from physics.constraints.constraints import BOUNCE_THRESHOLD, IN_BLOCK, SLOP, Bo
     RowArrays, beta_from_erp, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.constraints.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints, \
     coordinate_inverse_inertia, coordinate_rates
-from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, halves, prepare, solve, sweep
+from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, PreparedBuffers, halves, prepare, solve, sweep
 from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
 from physics.constraints.rattle import JointBodies
@@ -730,6 +730,7 @@ class SceneSolver:
         self.joint_curvature_error = 0.0      # of which the drift's departure from the rows' tangent
         self._joint_bodies = None
         self._start_inverse_inertia = None     # (B, 3, 3) M₀⁻¹ as the last prepare found it (`PreparedStep.masses`)
+        self._prepared = PreparedBuffers()     # the room of the sub-step's `Prepared` (`self.step`'s, until the next prepare)
         self._placing = None        # ((world state, its buffers), kernel generation, `placing`'s call and Placed): `_place`
         self._reaching = None       # ((its arrays and generation), the bound broad phase, its pairs' buffer): `_candidates`
         self._change_scratch = None     # (B + 1, 6) the joint rows' velocity change (`solve_changes`)
@@ -924,8 +925,8 @@ class SceneSolver:
             start_inertia = self._start_inverse_inertia = np.empty(np.shape(inverse_inertia))
         np.copyto(start_inertia, inverse_inertia)
         inverse_inertia = start_inertia
-        self.step = PreparedStep(h, prepare(rows, inverse_mass, inverse_inertia), (inverse_mass, inverse_inertia), side,
-                                 cold_start, deep, bounce, joint_start)
+        self.step = PreparedStep(h, prepare(rows, inverse_mass, inverse_inertia, self._prepared),
+                                 (inverse_mass, inverse_inertia), side, cold_start, deep, bounce, joint_start)
         profile.lap("prepare/rows", t)
 
     def _contact_rows(self, c, centre, velocity, world, h, lead, beta, softness, settings, before):
