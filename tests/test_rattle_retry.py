@@ -662,3 +662,26 @@ def test_a_world_of_jointed_trees_knows_its_retry_island_at_load(scene, whole):
         active = None
 
     assert retry.Undo.take(sim.model, sim.data, work, Whole).active is None
+
+
+def test_undo_rooms_are_reused_and_retry_to_the_same_bits():
+    """A whole-world `Undo` copies into the arrays of the last one taken at its halving level
+    (`Workspace.undo_rooms`): after the first steps no sub-step allocates them again, and a run
+    whose retries put back from those kept arrays is bit for bit the run that copies into new
+    ones at every sub-step (the rooms forgotten before each step). The chain's first whip cracks,
+    from about 3 s, retry (`Simulation.substep_counts`), so puts back are among the steps compared."""
+    kept, fresh = (Simulation.from_file(SCENES / "chain.toml") for _ in range(2))
+    kept.step(5)
+    rooms = {level: undo.local for level, undo in kept._work.undo_rooms.items()}
+    assert rooms
+    for _ in range(5):
+        fresh._work.undo_rooms.clear()
+        fresh.step(1)
+    for _ in range(195):
+        kept.step(1)
+        fresh._work.undo_rooms.clear()
+        fresh.step(1)
+    assert kept.substep_counts()["retries"] > 0
+    assert kept.state_hash() == fresh.state_hash()
+    for level, local in rooms.items():
+        assert all(a is b for a, b in zip(kept._work.undo_rooms[level].local, local)), level

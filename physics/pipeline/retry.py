@@ -155,7 +155,7 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     undo = []
     counts.taken += 1
     stages.substep(model, data, settings, work, context,
-                   after_prepare=lambda: undo.append(Undo.take(model, data, work, context)))
+                   after_prepare=lambda: undo.append(Undo.take(model, data, work, context, halvings)))
     struck = struck or data.next_event != events
     counts.struck |= struck
     start_error = _start_error(solver, struck, whole)
@@ -226,7 +226,7 @@ class Undo:
     island within its reach, the attempt's result stands (`OutsideIsland`). An island of every body
     is the whole world (active None): the halves step it as a sub-step does."""
 
-    def __init__(self, model, data, work, active):
+    def __init__(self, model, data, work, active, room=None):
         self.active = active
         cache = work.solver.cache
         if active is None:
@@ -236,28 +236,39 @@ class Undo:
             self.slots, self.cache = np.flatnonzero(active), cache.part(self.shapes(model, work))
         local = work.hierarchy.local
         nodes = model.dyn[self.slots]
-        self.local = tuple(a.take(nodes, axis=0) for a in (local.translation, local.rotation, local.velocity))
-        self.omega_body = data.omega_body[self.slots].copy()
-        self.constraint_acceleration = data.constraint_acceleration[self.slots].copy()
+        # the copies go into `room`'s arrays (an Undo done with: `take`) where they fit, else new ones
+        kept = (lambda name: getattr(room, name)) if room is not None else (lambda name: None)
+        self.local = tuple(_taken(a, nodes, into) for a, into in
+                           zip((local.translation, local.rotation, local.velocity), kept("local") or (None,) * 3))
+        self.omega_body = _copied(data.omega_body[self.slots], kept("omega_body"))
+        self.constraint_acceleration = _copied(data.constraint_acceleration[self.slots], kept("constraint_acceleration"))
         # the whole world's halves wake, hold and count still time again (a retry's island's do not),
         # where any of it can change: a body asleep at the start, or one that may fall asleep
         sleep_changes = active is None and (data.sleep.asleep.any() or model.may_sleep)
-        self.sleep = tuple(a.copy() for a in data.sleep) if sleep_changes else None
-        self.kinematic = tuple(a.copy() for a in data.kinematic) if model.kin.size else ()
+        self.sleep = tuple(_copied(a, into) for a, into in zip(data.sleep, kept("sleep") or (None,) * len(data.sleep))) \
+            if sleep_changes else None
+        self.kinematic = tuple(_copied(a, into) for a, into in zip(data.kinematic, kept("kinematic") or
+                                                                   (None,) * len(data.kinematic))) if model.kin.size else ()
         joints = work.solver.joints
-        self.impulse = joints.impulse.copy() if joints is not None else None
+        self.impulse = _copied(joints.impulse, kept("impulse")) if joints is not None else None
         self.time, self.next_event = data.time, data.next_event
         self.runaway = work.runaway.reference, work.runaway.due
-        self.hint = data.rattle_hint.copy()
-        self.frame_work = None if data.frame_work is None else data.frame_work.copy()
+        self.hint = _copied(data.rattle_hint, kept("hint"))
+        self.frame_work = None if data.frame_work is None else _copied(data.frame_work, kept("frame_work"))
 
     @classmethod
-    def take(cls, model, data, work, context):
+    def take(cls, model, data, work, context, halvings=None):
         """At a sub-step's start, after its prepare stage: the island of the joints as it found it,
-        within the bodies the sub-step steps (`context.active`)."""
+        within the bodies the sub-step steps (`context.active`). A sub-step `halvings` from the last
+        level (`rattle_substep`) is done with the last Undo taken at its level, whose arrays this
+        one's copies then go into (`Workspace.undo_rooms`): the whole world's, a scene where every body
+        is in a joint, is then copied without an allocation (None: in arrays of its own)."""
         solver = work.solver
-        if context.active is None and work.all_jointed:
-            return cls(model, data, work, None)     # every body in a joint: the island is all
+        if context.active is None and work.all_jointed:     # every body in a joint: the island is all
+            if halvings is None:
+                return cls(model, data, work, None)
+            undo = work.undo_rooms[halvings] = cls(model, data, work, None, work.undo_rooms.get(halvings))
+            return undo
         edges = [solver.pair_bodies, solver.joints.body]
         if model.any_parented:      # a tree is stepped whole: parents first, at every stage
             carried = np.flatnonzero(model.nearest_dynamic_slot >= 0)
@@ -332,6 +343,22 @@ class After:
             others = c.take(~(self.inside[c.shape_a] | self.inside[c.shape_b]))
             solver.contacts = others if solver.contacts is None else type(c).joined(solver.contacts, others)
         work.world = STALE
+
+
+def _copied(values, into):
+    """`values` copied into `into` where it has their shape and type, else into a new array."""
+    if into is None or into.shape != values.shape or into.dtype != values.dtype:
+        return values.copy()
+    np.copyto(into, values)
+    return into
+
+
+def _taken(values, rows, into):
+    """values[rows] along the first axis, into `into` as `_copied` does (`rows` in range: "clip" takes
+    them unbuffered, numpy's "raise" through a copy)."""
+    if into is None or into.shape != (len(rows),) + values.shape[1:] or into.dtype != values.dtype:
+        return values.take(rows, axis=0)
+    return values.take(rows, axis=0, out=into, mode="clip")
 
 
 def composes_rattle(model, data, settings, work, h, integrator):
