@@ -206,12 +206,15 @@ def test_grid_cell_order_is_the_stable_sort(n, side, seed):
     assert np.array_equal(_cell_order(key), np.argsort(key, kind="stable"))
 
 
-@pytest.mark.parametrize("scene", ["car", "ant", "newtons_cradle"])
-def test_the_solvers_bound_broad_phase_finds_what_candidate_pairs_finds(scene):
+@pytest.mark.parametrize("scene, room", [("car", None), ("ant", None), ("newtons_cradle", None), ("pile", None),
+                                         ("pile", 1)])
+def test_the_solvers_bound_broad_phase_finds_what_candidate_pairs_finds(scene, room):
     """A step's broad phase (`SceneSolver._candidates`) goes through one call bound to the solver's
-    arrays where it is a brute force: at states of three scenes (contacts made, bodies moving), its
-    pairs are exactly those of `candidate_pairs` on the boxes grown by each shape's travel within
-    the sub-step, and in the same order, and its margin is SPECULATIVE + twice the largest travel."""
+    arrays, a brute force or (the pile's 1,000 boxes) the grid: at states of four scenes (contacts
+    made, bodies moving), its pairs are exactly those of `candidate_pairs` on the boxes grown by each
+    shape's travel within the sub-step, and in the same order, and its margin is SPECULATIVE + twice
+    the largest travel. `room`: the grid's buffer made with room for that many pairs first, so that
+    the call finds it full and binds again with more."""
     from pathlib import Path
     from physics import Simulation
     from physics.constraints import solver as solver_module
@@ -222,8 +225,13 @@ def test_the_solvers_bound_broad_phase_finds_what_candidate_pairs_finds(scene):
     world, centre, rotation, velocity, _ = stages.solver_state(sim.model, sim.data, sim.settings, work)
     h = sim.settings.dt / sim.settings.substeps
     placed = solver._place(world)
+    if room is not None:
+        solver._candidates(placed, world, centre, velocity, h)      # (bound to these arrays)
+        solver._reaching = solver._reaching[:1] + solver._reaching_call(placed.lo, placed.hi, world, centre, velocity,
+                                                                        room)
     pairs, margin = solver._candidates(placed, world, centre, velocity, h)
     assert solver._reaching is not None     # (the bound path was taken)
+    assert room is None or len(solver._reaching[2]) > room
     travel = np.empty(len(solver.shapes))
     most = solver_module._travel(solver.shapes.node, placed.lo, placed.hi,
                                  solver_module.SolverBodies(solver.body_of_node, centre, velocity),

@@ -69,11 +69,19 @@ class CollisionFilter:
     per_shape: FilterArrays
     apart: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     _allowed: np.ndarray = field(default=None, init=False, repr=False, compare=False)  # `allowed_pairs`, made on first use
+    _grid: "GridArrays" = field(default=None, init=False, repr=False, compare=False)  # `grid`, made on first use
 
     @cached_property
     def n_finite(self):
         """How many shapes have finite bounding boxes (all but the planes): picks the broad phase."""
         return int(np.count_nonzero(~self.per_shape.is_plane))
+
+    def grid(self):
+        """This filter's `GridArrays`, made once (the filter is constant)."""
+        if self._grid is None:
+            self._grid = GridArrays(np.flatnonzero(~self.per_shape.is_plane), np.flatnonzero(self.per_shape.is_plane),
+                                    self.per_shape, self.apart)
+        return self._grid
 
     def allowed_pairs(self):
         """(K, 2) int64 every pair a < b of shapes the filter allows, sorted by a then b: the brute
@@ -377,6 +385,42 @@ def _sort_pairs(pairs, n_shapes):
     return out
 
 
+class GridArrays(NamedTuple):
+    """What the grid broad phase needs of a `CollisionFilter` besides the boxes (`grid_pairs`)."""
+    finite: np.ndarray          # (F,) int64 the shapes with finite boxes (all but the planes) …
+    planes: np.ndarray          # (P,) int64 … and the planes
+    per_shape: FilterArrays
+    apart: np.ndarray           # the sorted keys of the node pairs a joint keeps apart (`CollisionFilter.apart`)
+
+
+@kernel
+def grid_pairs(lo, hi, grid, cell_lo, cell_hi, out):
+    """`candidate_pairs`' grid (module docstring) in one call: the allowed pairs of overlapping boxes
+    lo, hi (S, 3), `grid` a `GridArrays`, sorted by their first then their second shape, without
+    those a joint keeps apart, into out (K, 2); cell_lo, cell_hi (F, 3) scratch. -> (pairs found
+    before the joints' are left out, how many out holds), the second −1 where out had no room for
+    the first (call again with as many)."""
+    finite = grid.finite
+    origin, cell = _grid_frame(lo, hi, finite, GRID_CELL)
+    count = _box_cells(lo, hi, finite, origin, 1.0 / cell, cell_lo, cell_hi)
+    found = _grid(lo, hi, finite, cell_lo, cell_hi, count, grid.planes, out, grid.per_shape)
+    if found > out.shape[0]:
+        return found, -1
+    pairs = _sort_pairs(out[:found], lo.shape[0])
+    node, apart = grid.per_shape.node, grid.apart
+    k = 0
+    for p in range(found):
+        a, b = node[pairs[p, 0]], node[pairs[p, 1]]
+        if apart.size:      # `CollisionFilter.kept_apart`: the key's place in the sorted keys
+            key = (min(a, b) << 32) | max(a, b)
+            at = np.searchsorted(apart, key)
+            if at < apart.size and apart[at] == key:
+                continue
+        out[k, 0], out[k, 1] = pairs[p, 0], pairs[p, 1]
+        k += 1
+    return found, k
+
+
 class TooManyPairs(ValueError):
     """The broad phase found more pairs than its budget (`candidate_pairs`); `count` says how many."""
 
@@ -406,19 +450,15 @@ def candidate_pairs(lo, hi, filter, budget=None):
         if budget is not None and k > budget:
             raise TooManyPairs(k, budget)
         return out[:k]
-    finite = np.flatnonzero(~filter.per_shape.is_plane)
-    planes = np.flatnonzero(filter.per_shape.is_plane)
-    origin, cell = _grid_frame(lo, hi, finite, GRID_CELL)
-    cell_lo, cell_hi = np.empty((len(finite), 3), np.int64), np.empty((len(finite), 3), np.int64)
-    count = _box_cells(lo, hi, finite, origin, 1.0 / cell, cell_lo, cell_hi)
+    grid = filter.grid()
+    cell_lo, cell_hi = np.empty((len(grid.finite), 3), np.int64), np.empty((len(grid.finite), 3), np.int64)
     out = np.empty((getattr(filter, "_grid_capacity", 4 * len(lo) + 16), 2), dtype=np.int64)
-    arrays = (lo, hi, finite, cell_lo, cell_hi, count, planes)
-    k = _grid(*arrays, out, filter.per_shape)
-    if budget is not None and k > budget:
-        raise TooManyPairs(k, budget)
-    if k > len(out):
-        out = np.empty((k, 2), dtype=np.int64)
-        _grid(*arrays, out, filter.per_shape)
-    filter._grid_capacity = k + k // 4 + 16
-    pairs = _sort_pairs(out[:k], len(lo))
-    return pairs[~filter.kept_apart(pairs)] if filter.apart.size else pairs
+    while True:
+        found, k = grid_pairs(lo, hi, grid, cell_lo, cell_hi, out)
+        if budget is not None and found > budget:
+            raise TooManyPairs(found, budget)
+        if k >= 0:
+            break
+        out = np.empty((found, 2), dtype=np.int64)
+    filter._grid_capacity = found + found // 4 + 16
+    return out[:k]

@@ -25,7 +25,8 @@ import numpy as np
 from physics.core.compiled import bind, generation, kernel
 
 from physics.core import profile
-from physics.collision.broadphase import TooManyPairs, brute_force, candidate_pairs, collision_filter, overlapping
+from physics.collision.broadphase import TooManyPairs, brute_force, candidate_pairs, collision_filter, grid_pairs, \
+    overlapping
 from physics.collision.collision import contacts
 from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, IN_BLOCK, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
@@ -354,20 +355,38 @@ def _travel(shape_node, lo, hi, bodies, nodes, h, out):
     return most
 
 
-@kernel(refcounts=False)
-def _reaching_pairs(shape_node, lo, hi, bodies, nodes, step, candidates, grown_lo, grown_hi, travel, out):
-    """The broad phase of `SceneSolver._candidates` where it is a brute force over the filter's
-    `candidates` (K, 2), in one call: each shape's `_travel` within |h| = step[0], its box (lo, hi)
-    grown by SPECULATIVE + that travel into grown_lo, grown_hi (S, 3), and the candidates whose grown
-    boxes overlap into out (K, 2), in order (`physics.collision.broadphase.overlapping`). -> (how
-    many, the largest travel)."""
+@kernel(inline=True)
+def _grown(shape_node, lo, hi, bodies, nodes, step, grown_lo, grown_hi, travel):
+    """Each shape's `_travel` within |h| = step[0] into travel (S,), and its box (lo, hi) grown by
+    SPECULATIVE + that travel into grown_lo, grown_hi (S, 3); -> the largest travel."""
     most = _travel(shape_node, lo, hi, bodies, nodes, step[0], travel)
     for s in range(lo.shape[0]):
         grow = SPECULATIVE + travel[s]
         for c in range(3):
             grown_lo[s, c] = lo[s, c] - grow
             grown_hi[s, c] = hi[s, c] + grow
+    return most
+
+
+@kernel(refcounts=False)
+def _reaching_pairs(shape_node, lo, hi, bodies, nodes, step, candidates, grown_lo, grown_hi, travel, out):
+    """The broad phase of `SceneSolver._candidates` where it is a brute force over the filter's
+    `candidates` (K, 2), in one call: the boxes grown (`_grown`) into grown_lo, grown_hi (S, 3), and
+    the candidates whose grown boxes overlap into out (K, 2), in order
+    (`physics.collision.broadphase.overlapping`). -> (how many, the largest travel)."""
+    most = _grown(shape_node, lo, hi, bodies, nodes, step, grown_lo, grown_hi, travel)
     return overlapping(grown_lo, grown_hi, candidates, out), most
+
+
+@kernel
+def _reaching_grid(shape_node, lo, hi, bodies, nodes, step, grid, cell_lo, cell_hi, grown_lo, grown_hi, travel, out):
+    """The broad phase of `SceneSolver._candidates` on the grid, in one call: the boxes grown as
+    `_reaching_pairs` grows them, and their pairs (`physics.collision.broadphase.grid_pairs`, `grid`
+    the filter's `GridArrays`, cell_lo and cell_hi its scratch) into out. -> (the pairs found, how
+    many out holds or −1 where it had no room for them, the largest travel)."""
+    most = _grown(shape_node, lo, hi, bodies, nodes, step, grown_lo, grown_hi, travel)
+    found, k = grid_pairs(grown_lo, grown_hi, grid, cell_lo, cell_hi, out)
+    return found, k, most
 
 
 @kernel(refcounts=False)
@@ -1046,27 +1065,26 @@ class SceneSolver:
     def _candidates(self, placed, world, centre, velocity, h):
         """(pairs (K, 2) of shapes whose boxes (`placed`, at the poses of `world`), each grown by
         how far its shape can move within |h| (`_travel`), overlap; the narrow phase's margin:
-        what the two farthest-moving shapes can close). Where the broad phase is a brute force over
-        the filter's pairs (`physics.collision.broadphase.brute_force`) and `placed` is this solver's
-        own, one call bound to these arrays (`_reaching_pairs`): the same pairs, in the same order."""
+        what the two farthest-moving shapes can close). Where `placed` is this solver's own, one
+        call bound to these arrays (`_reaching_call`: a brute force over the filter's pairs, or the
+        grid): the same pairs, in the same order."""
         lo, hi = placed.lo, placed.hi
-        if brute_force(self.filter) and self._placing is not None and self._placing[2] is not None \
-                and placed is self._placing[2][1]:
+        if self._placing is not None and self._placing[2] is not None and placed is self._placing[2][1]:
             key = (placed, world, centre, velocity)
             if self._reaching is None or self._reaching[0][1] != generation() \
                     or any(a is not b for a, b in zip(self._reaching[0][0], key)):
-                candidates = self.filter.allowed_pairs()
-                out = np.empty_like(candidates)
-                call = bind(_reaching_pairs, self.shapes.node, lo, hi, SolverBodies(self.body_of_node, centre, velocity),
-                            self._node_motion(world), self._step_length, candidates, np.empty_like(lo),
-                            np.empty_like(hi), np.empty(len(self.shapes)), out)
-                self._reaching = ((key, generation()), call, out)
-            _, call, out = self._reaching
+                self._reaching = ((key, generation()),) + self._reaching_call(lo, hi, world, centre, velocity)
             self._step_length[0] = h
-            k, most = call()
-            if k > PAIR_BUDGET:
-                raise ContactBudgetError(k)
-            return out[:k].copy(), SPECULATIVE + 2.0 * most     # (the pairs outlive the call: `pair_bodies`)
+            while True:
+                _, call, out = self._reaching
+                found, k, most = call()
+                if found > PAIR_BUDGET:
+                    raise ContactBudgetError(found)
+                if k >= 0:
+                    return out[:k].copy(), SPECULATIVE + 2.0 * most     # (the pairs outlive the call: `pair_bodies`)
+                # the grid's pairs had no room: room for a quarter more, bound again
+                self._reaching = self._reaching[:1] + self._reaching_call(lo, hi, world, centre, velocity,
+                                                                          found + found // 4 + 16)
         travel = np.empty(len(self.shapes))
         most = _travel(self.shapes.node, lo, hi, SolverBodies(self.body_of_node, centre, velocity),
                        self._node_motion(world),
@@ -1076,6 +1094,29 @@ class SceneSolver:
             return candidate_pairs(lo - grow, hi + grow, self.filter, PAIR_BUDGET), SPECULATIVE + 2.0 * most
         except TooManyPairs as error:
             raise ContactBudgetError(error.count) from None
+
+    def _reaching_call(self, lo, hi, world, centre, velocity, capacity=None):
+        """(the broad phase's call bound to these arrays, its pairs' buffer) for `_candidates`: as a
+        call of (pairs found, pairs in the buffer or −1 where it had no room, the largest travel),
+        over the filter's candidates where the broad phase is a brute force (`_reaching_pairs`, whose
+        buffer holds them all), else on the grid (`_reaching_grid`, room for `capacity` pairs, at
+        first four a shape)."""
+        arguments = (self.shapes.node, lo, hi, SolverBodies(self.body_of_node, centre, velocity),
+                     self._node_motion(world), self._step_length)
+        scratch = (np.empty_like(lo), np.empty_like(hi), np.empty(len(self.shapes)))
+        if brute_force(self.filter):
+            candidates = self.filter.allowed_pairs()
+            out = np.empty_like(candidates)
+            pairs = bind(_reaching_pairs, *arguments, candidates, *scratch, out)
+
+            def call():
+                k, most = pairs()
+                return k, k, most
+            return call, out
+        grid = self.filter.grid()
+        out = np.empty((4 * len(lo) + 16 if capacity is None else capacity, 2), np.int64)
+        cells = (np.empty((len(grid.finite), 3), np.int64), np.empty((len(grid.finite), 3), np.int64))
+        return bind(_reaching_grid, *arguments, grid, *cells, *scratch, out), out
 
     def may_touch(self, world, centre, velocity, h):
         """Whether any two shapes may come into contact within |h| of these poses (the broad phase
