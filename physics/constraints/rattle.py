@@ -23,6 +23,11 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   matrix changes over a correction by about the correction over a lever, so the chord converges
   nearly as fast as Newton at a fraction of the cost on a net, whose factorization is most of a
   projection; a slower chord step, or one that finds no descent, refactors at the current pose.
+  Along the current rows (below) no chord is taken: a net's rows are nearly redundant (its loops'
+  self-stresses make J M⁻¹ Jᵀ nearly singular), and the multipliers the last factors give in those
+  directions, which the exact matrix's own rows turn into no motion, the next pose's rows turn into
+  a kick that raises Σ g² (a whipping 32 × 32 net's chord steps there all failed, most after every
+  halving of the line search).
   The first chord is the last velocity projection's factorization, where it left one at the poses
   this projection starts from (`JointBodies.carried`): J₀ M₀⁻¹ J₀ᵀ, SHAKE's matrix, which differs
   from Newton's first by the drift's turn of the rows (with it the 32 × 32 net's step takes 8 % less
@@ -847,7 +852,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                 if m != 0.0:    # the rotor's own give: ∂g/∂Λ = J W + 1/m
                     _add_diagonal(system.graph, scratch.factors.storage, j, SPRING, 1.0 / m)
             solved = factor_and_solve(system.graph, scratch.factors, mu)
-            factored = solved
+            factored = solved and not along_current     # (no chord along the current rows: module docstring)
             _copy(factored_taken, taken)
             stats[6] += 1.0
         if solved:      # an inequality's impulse so far may fall to 0, never below: past that it lets go
