@@ -349,6 +349,14 @@ def halves(centre):
     return side
 
 
+class Partition(NamedTuple):
+    """`_partition`'s working arrays and outputs, with room for as many elements as rows (or more)."""
+    part: np.ndarray            # (≥ n,) int64 each element's part …
+    rows: np.ndarray            # (≥ n,) int64 … and its row, in the order of `order`
+    elements: np.ndarray        # (≥ n,) int64 the elements, part by part
+    offsets: np.ndarray         # (4,) int64 part p is elements[offsets[p]:offsets[p + 1]]
+
+
 @kernel
 def partition_elements(order, block, body, side, friction):
     """The sweep's elements (the rows of `order` that start one: all of them with `friction` False,
@@ -364,36 +372,54 @@ def partition_elements(order, block, body, side, friction):
     elements in levels too small to share, and its 156 forks a step each waited for a thread the
     shared machine had descheduled: 668 ms a step at 50 iterations under a load of 2.5.)
     Returns (elements, offsets (4,)): part p is elements[offsets[p]:offsets[p + 1]]."""
+    n = order.size
+    room = Partition(np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64), np.empty(4, np.int64))
+    return room.elements[:_partition(order, block, body, side, friction, room)], room.offsets
+
+
+@kernel
+def _partition(order, block, body, side, friction, room):
+    """`partition_elements` into `room` (`Partition`); -> n, the elements in room.elements[:n]."""
+    part, rows, offsets = room.part, room.rows, room.offsets
     n = 0
     for k in range(order.size):
         n += not (friction and block[order[k]] == IN_BLOCK)
-    part = np.zeros(n, np.int64)
-    rows = np.empty(n, np.int64)
-    count = np.zeros(3, np.int64)
+    parallel = n >= PARALLEL_MIN
+    c0 = c1 = c2 = 0        # (scalars: a list would be allocated)
     n = 0
     for k in range(order.size):
         i = order[k]
         if friction and block[i] == IN_BLOCK:
             continue
         p = 0
-        if rows.size >= PARALLEL_MIN:
+        if parallel:
             a, b = body[i, 0], body[i, 1]
             pa = side[a] if a >= 0 else -1
             pb = side[b] if b >= 0 else -1
             p = pb if pa < 0 else pa if pb < 0 or pa == pb else 2
             p = max(p, 0)
         rows[n], part[n] = i, p
-        count[p] += 1
+        if p == 0:
+            c0 += 1
+        elif p == 1:
+            c1 += 1
+        else:
+            c2 += 1
         n += 1
-    offsets = np.zeros(4, np.int64)
-    for p in range(3):
-        offsets[p + 1] = offsets[p] + count[p]
-    fill = offsets[:3].copy()
-    elements = np.empty(n, np.int64)
+    offsets[0], offsets[1], offsets[2], offsets[3] = 0, c0, c0 + c1, c0 + c1 + c2
+    f0, f1, f2 = 0, c0, c0 + c1
+    elements = room.elements
     for e in range(n):
-        elements[fill[part[e]]] = rows[e]
-        fill[part[e]] += 1
-    return elements, offsets
+        if part[e] == 0:
+            elements[f0] = rows[e]
+            f0 += 1
+        elif part[e] == 1:
+            elements[f1] = rows[e]
+            f1 += 1
+        else:
+            elements[f2] = rows[e]
+            f2 += 1
+    return n
 
 
 @kernel(parallel=True)
@@ -747,8 +773,42 @@ class Stages(NamedTuple):
     fresh: bool                 # the relax stage starts afresh: from the free velocities, λ = 0, `iterations` sweeps
 
 
+class SolveRoom(NamedTuple):
+    """`solve`'s arrays, with room for B bodies and R rows or more (`solve_room`)."""
+    padded: np.ndarray          # (B + 1, 6) the velocities and the static dummy body's zero
+    velocity_solve: np.ndarray  # (B, 6) after the solve stage …
+    velocity_relax: np.ndarray  # (B, 6) … and after the relax stage
+    free: np.ndarray            # (B + 1, 6) the free velocities, for a relax stage that starts afresh
+    side: np.ndarray            # (B,) int64 zeros: the halves of a solve that splits none
+    order: np.ndarray           # (R,) int64 the rows in sweep order
+    bounce_target: np.ndarray   # (R,) the restitution stage's targets
+    partition: Partition        # (R,) the sweeps' elements (`_partition`)
+
+
+def solve_room(bodies, rows):
+    """An empty `SolveRoom` for `bodies` bodies and `rows` rows."""
+    return SolveRoom(np.empty((bodies + 1, 6)), np.empty((bodies, 6)), np.empty((bodies, 6)),
+                     np.empty((bodies + 1, 6)), np.zeros(bodies, np.int64), np.empty(rows, np.int64),
+                     np.empty(rows), Partition(*(np.empty(rows, np.int64) for _ in range(3)), np.empty(4, np.int64)))
+
+
+class SolveBuffers:
+    """A `SolveRoom` kept from one `solve` to the next (a solver's, for its sub-steps), grown to twice
+    what a solve needed where it had too little room: a solve that fits allocates nothing of the
+    size of its bodies or rows. The `Solution`'s velocities are its views, valid until the next solve."""
+
+    def __init__(self):
+        self.arrays = solve_room(0, 0)
+
+    def room(self, bodies, rows):
+        """The kept room, grown first where it holds fewer than `bodies` bodies or `rows` rows."""
+        if len(self.arrays.side) < bodies or len(self.arrays.order) < rows:
+            self.arrays = solve_room(max(2 * bodies, len(self.arrays.side)), max(2 * rows, len(self.arrays.order)))
+        return self.arrays
+
+
 def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, relax_iterations=None,
-          restitution=None, most=None, tolerance=0.0, side=None, fresh=False):
+          restitution=None, most=None, tolerance=0.0, side=None, fresh=False, buffers=None):
     """The stages warm start → solve → relax → restitution on the free velocities (B, 6).
 
     The solve stage sweeps `iterations` times, then on up to `most` sweeps (None: `iterations`)
@@ -765,15 +825,19 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
 
     `restitution`: (R,) target J v for the normal rows that may bounce (`SceneSolver`'s restitution
     targets, physics.constraints.constraints.restitution_targets), NaN elsewhere, or None; only rows holding an
-    impulse after relax bounce. The rows' `impulse` ends holding λ (to store for the next warm start)."""
+    impulse after relax bounce. The rows' `impulse` ends holding λ (to store for the next warm start).
+    `buffers`: a `SolveBuffers` whose room the solve works in (the `Solution`'s velocities are its
+    views until its next solve), or None: arrays of its own."""
     if not isinstance(iterations, (int, np.integer)) or iterations < 0:
         raise ValueError(f"iterations: got {iterations!r}; expected an integer >= 0")
     if not 0.0 < sor < 2.0:
         raise ValueError(f"sor: got {sor!r}; expected 0 < sor < 2 (over-relaxation diverges at 2)")
     velocity = np.asarray(velocity, dtype=float)
     rows, B = prepared.rows, len(velocity)
-    padded = np.zeros((B + 1, 6))      # + the static dummy body (`_pgs`)
+    room = solve_room(B, len(rows)) if buffers is None else buffers.room(B, len(rows))
+    padded = room.padded[:B + 1]      # + the static dummy body (`_pgs`)
     padded[:-1] = velocity
+    padded[-1] = 0.0
     targets = Targets(np.ascontiguousarray(rows.target, float), np.ascontiguousarray(rows.relax, float),
                       _NO_RESTITUTION if restitution is None else np.ascontiguousarray(restitution, float))
     most = iterations if most is None else max(int(most), int(iterations))
@@ -784,8 +848,8 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
     # parts in the same order (the same bits) without a parallel region to enter every sweep.
     parallel = side is not None and numba.get_num_threads() > 1
     stages_kernel = _solve_stages_parallel if parallel else _solve_stages
-    side = np.zeros(B, np.int64) if side is None else np.ascontiguousarray(side, np.int64)
-    residual, velocity_solve, velocity_relax = stages_kernel(prepared.system(), targets, stages, padded, side)
+    side = room.side[:B] if side is None else np.ascontiguousarray(side, np.int64)
+    residual, velocity_solve, velocity_relax = stages_kernel(prepared.system(), targets, stages, padded, side, room)
     return Solution(velocity_solve, velocity_relax, residual, padded[:-1])
 
 
@@ -793,20 +857,20 @@ _NO_RESTITUTION = np.zeros(0)
 
 
 @kernel
-def _solve_stages(s, targets, stages, velocity, side):
+def _solve_stages(s, targets, stages, velocity, side, room):
     """`solve`'s stages in one compiled call on the `RowSystem` s, in place on velocity (B + 1, 6)
     (the last row the static dummy body) and s.impulse; returns the residual of every solve sweep
-    and the velocities (B, 6) after the solve and after the relax stage. `targets`: `Targets`,
-    `stages`: `Stages`; `side` (B,): the bodies' halves (`partition_elements`). Sweeps on the
-    calling thread (`_pgs`); `_solve_stages_parallel` is the same with the two-thread sweep."""
-    return _stages(s, targets, stages, velocity, side, _pgs)
+    and the velocities (B, 6) after the solve and after the relax stage (views of `room`, a
+    `SolveRoom`, whose arrays the stages work in). `targets`: `Targets`, `stages`: `Stages`; `side`
+    (B,): the bodies' halves (`partition_elements`). Sweeps on the calling thread (`_pgs`); `_solve_stages_parallel` is the same with the two-thread sweep."""
+    return _stages(s, targets, stages, velocity, side, _pgs, room)
 
 
 @kernel
-def _solve_stages_parallel(s, targets, stages, velocity, side):
+def _solve_stages_parallel(s, targets, stages, velocity, side, room):
     """`_solve_stages` with the sweep that solves the two halves on two threads (`_pgs_parallel`),
     for a solver that splits halves (`physics.constraints.solver`: PARALLEL_MIN rows or more)."""
-    return _stages(s, targets, stages, velocity, side, _pgs_parallel)
+    return _stages(s, targets, stages, velocity, side, _pgs_parallel, room)
 
 
 def parallel_stages_loaded():
@@ -816,18 +880,26 @@ def parallel_stages_loaded():
 
 
 @kernel(inline=True)
-def _stages(s, targets, stages, velocity, side, pgs):
+def _stages(s, targets, stages, velocity, side, pgs, room):
     """The body of `_solve_stages`, with the sweep kernel `pgs` (`_pgs` or `_pgs_parallel`): inlined
     into each, so that each compiles the one sweep it calls."""
     R, B = s.body.shape[0], velocity.shape[0] - 1
     iterations, relax_iterations = stages.iterations, stages.relax_iterations
     impulse, restitution = s.impulse, targets.restitution
-    residual, velocity_solve, velocity_relax = np.zeros(stages.most), np.empty((B, 6)), np.empty((B, 6))
+    residual = np.zeros(stages.most)
+    velocity_solve, velocity_relax = room.velocity_solve[:B], room.velocity_relax[:B]
     if not stages.warm:
         impulse[:] = 0.0
-    free = velocity.copy() if stages.fresh else velocity[:0]
+    free = room.free[:B + 1]
+    if stages.fresh:
+        free[:] = velocity
     _apply_impulses(s.body, s.minv_jt, impulse, velocity)
-    elements, offsets = partition_elements(np.arange(R), s.block, s.body, side, True)   # once for both stages
+    order = room.order[:R]
+    for i in range(R):
+        order[i] = i
+    partition = room.partition
+    elements, offsets = partition.elements[:_partition(order, s.block, s.body, side, True, partition)], partition.offsets
+    # (once for both stages)
     swept = 0
     if R and iterations:
         pgs(s, elements, offsets, targets.solve, velocity, iterations, stages.sor, True, residual)
@@ -850,8 +922,9 @@ def _stages(s, targets, stages, velocity, side, pgs):
     for i in range(restitution.size):
         bounce += np.isfinite(restitution[i]) and impulse[i] > 0.0
     if bounce and iterations:
-        order = np.empty(bounce, np.int64)
-        bounce_target = np.zeros(R)
+        order = room.order[:bounce]
+        bounce_target = room.bounce_target[:R]
+        bounce_target[:] = 0.0
         k = 0
         for i in range(R):
             if np.isfinite(restitution[i]):
@@ -859,6 +932,6 @@ def _stages(s, targets, stages, velocity, side, pgs):
                 if impulse[i] > 0.0:
                     order[k] = i
                     k += 1
-        elements, offsets = partition_elements(order, s.block, s.body, side, False)
+        elements = partition.elements[:_partition(order, s.block, s.body, side, False, partition)]
         pgs(s, elements, offsets, bounce_target, velocity, iterations, 1.0, False, np.zeros(iterations))
     return residual, velocity_solve, velocity_relax

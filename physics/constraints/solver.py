@@ -33,7 +33,8 @@ from physics.constraints.constraints import BOUNCE_THRESHOLD, IN_BLOCK, SLOP, Bo
     RowArrays, beta_from_erp, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.constraints.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints, \
     coordinate_inverse_inertia, coordinate_rates
-from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, PreparedBuffers, halves, prepare, solve, sweep
+from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, PreparedBuffers, SolveBuffers, halves, prepare, solve, \
+    sweep
 from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
 from physics.constraints.rattle import JointBodies
@@ -750,6 +751,7 @@ class SceneSolver:
         self._joint_bodies = None
         self._start_inverse_inertia = None     # (B, 3, 3) M₀⁻¹ as the last prepare found it (`PreparedStep.masses`)
         self._prepared = PreparedBuffers()     # the room of the sub-step's `Prepared` (`self.step`'s, until the next prepare)
+        self._solved = SolveBuffers()       # the room of the sub-step's solve (its `Solution`, until the next solve)
         self._placing = None        # ((world state, its buffers), kernel generation, `placing`'s call and Placed): `_place`
         self._reaching = None       # ((its arrays and generation), the bound broad phase, its pairs' buffer): `_candidates`
         self._change_scratch = None     # (B + 1, 6) the joint rows' velocity change (`solve_changes`)
@@ -1203,7 +1205,7 @@ class SceneSolver:
             arguments = (prepared, velocity, settings.iterations, settings.sor, settings.warm_start, settings.relax)
             options = dict(relax_iterations=min(settings.iterations, RELAX_ITERATIONS), restitution=restitution,
                            most=COLD_START_SWEEPS if step.cold_start else None, tolerance=COLD_START_TOLERANCE,
-                           side=step.side, fresh=fresh)
+                           side=step.side, fresh=fresh, buffers=self._solved)
             if step.side is None:      # a sweep too small to split: one thread whatever the count
                 return solve(*arguments, **options)
             # the halves on one thread or two, whichever is faster now (the same bits either way)
