@@ -550,3 +550,23 @@ def test_a_solve_in_kept_buffers_is_the_solve_in_its_own_arrays():
             assert np.array_equal(own.rows.impulse, kept.rows.impulse)
         assert np.shares_memory(b.velocity_relax, buffers.arrays.velocity_relax)
         assert (buffers.arrays is before) == (boxes == 2)
+
+
+@given(st.integers(0, 2 ** 32 - 1), st.integers(0, 300), st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_halves_is_the_stable_sort_it_stands_for(seed, n, on_grid):
+    """`halves` (a compiled merge sort in kept arrays) is the split its docstring states, written
+    with numpy: the centres on the HALVES_GRID, the axis of largest spread (the first on ties),
+    np.argsort(kind="stable") along it, the upper half 1. Centres on the grid itself (`on_grid`)
+    make ties in both the spreads and the sort. Exact: integer bookkeeping on the same rounding."""
+    from physics.constraints.gauss_seidel import HALVES_GRID, halves
+    rng = np.random.default_rng(seed)
+    centre = rng.integers(-5, 5, size=(n, 3)) * HALVES_GRID if on_grid else rng.normal(size=(n, 3))
+    grid = np.round(centre / HALVES_GRID)
+    expected = np.zeros(n, np.int64)
+    if n > 1:
+        axis = int(np.argmax(grid.max(axis=0) - grid.min(axis=0)))
+        expected[np.argsort(grid[:, axis], kind="stable")[n // 2:]] = 1
+    room = (np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64))
+    np.testing.assert_array_equal(halves(centre), expected)
+    assert halves(centre, room) is room[3] and np.array_equal(room[3], expected)

@@ -332,7 +332,7 @@ PARALLEL_MIN = 128
 HALVES_GRID = 0.01
 
 
-def halves(centre):
+def halves(centre, room=None):
     """(B,) int64 0 or 1: the solver bodies split in two halves by their centres (B, 3) along the
     axis of largest spread (the first half the lower coordinates; ties by body index), for
     `partition_elements`. The centres are taken on a 1 cm grid (HALVES_GRID) first, the spreads
@@ -340,13 +340,62 @@ def halves(centre):
     the pyramid spreads 4.5 m along x and along y and its middle column stands at x = 0, and split
     by the exact centres its halves changed in one step of five, up to 28 bodies at once. Each
     change reorders the sweep, and a sweep reordered at random steps rocked the pyramid at 10
-    iterations about its base until it fell within 4 s; in the fixed orders tried it stands."""
-    side = np.zeros(len(centre), np.int64)
-    if len(centre) > 1:
-        grid = np.round(np.asarray(centre, float) / HALVES_GRID)
-        axis = int(np.argmax(grid.max(axis=0) - grid.min(axis=0)))
-        side[np.argsort(grid[:, axis], kind="stable")[len(centre) // 2:]] = 1
+    iterations about its base until it fell within 4 s; in the fixed orders tried it stands.
+    `room`: (keys (B,), order (B,) int64, spare (B,) int64, side (B,) int64) to work in, the last
+    returned (a solver's, kept), or None: arrays of its own."""
+    centre = np.ascontiguousarray(centre, float)
+    B = len(centre)
+    keys, order, spare, side = (np.empty(B), np.empty(B, np.int64), np.empty(B, np.int64), np.empty(B, np.int64)) \
+        if room is None else room
+    _halves(centre, keys, order, spare, side)
     return side
+
+
+@kernel
+def _halves(centre, keys, order, spare, side):
+    """`halves` into side (B,): the grid's spread per axis, then a stable merge sort (bottom up,
+    between order and spare) of the bodies by their grid coordinate on the widest, keys (B,)."""
+    B = centre.shape[0]
+    side[:] = 0
+    if B <= 1:
+        return
+    widest, axis = -np.inf, 0
+    for c in range(3):
+        low, high = np.inf, -np.inf
+        for b in range(B):
+            g = np.rint(centre[b, c] / HALVES_GRID)
+            low, high = min(low, g), max(high, g)
+        if high - low > widest:     # (the first axis on ties, as np.argmax)
+            widest, axis = high - low, c
+    for b in range(B):
+        keys[b] = np.rint(centre[b, axis] / HALVES_GRID)
+        order[b] = b
+    source, target = order, spare
+    width = 1
+    while width < B:
+        for start in range(0, B, 2 * width):
+            middle, end = min(start + width, B), min(start + 2 * width, B)
+            i, j = start, middle
+            for k in range(start, end):
+                if j < end and (i == middle or keys[source[j]] < keys[source[i]]):
+                    target[k] = source[j]
+                    j += 1
+                else:
+                    target[k] = source[i]
+                    i += 1
+        source, target = target, source
+        width *= 2
+    for k in range(B // 2, B):
+        side[source[k]] = 1
+
+
+@kernel
+def element_count(block):
+    """How many elements rows of `Rows.block` (R,) make: the rows not IN_BLOCK (`partition_elements`)."""
+    n = 0
+    for i in range(block.shape[0]):
+        n += block[i] != IN_BLOCK
+    return n
 
 
 class Partition(NamedTuple):

@@ -29,12 +29,12 @@ from physics.collision.broadphase import TooManyPairs, brute_force, candidate_pa
     overlapping
 from physics.collision.collision import contacts
 from physics.collision.manifold import ContactCache, lookup_impulses
-from physics.constraints.constraints import BOUNCE_THRESHOLD, IN_BLOCK, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
+from physics.constraints.constraints import BOUNCE_THRESHOLD, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     RowArrays, beta_from_erp, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.constraints.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints, \
     coordinate_inverse_inertia, coordinate_rates
-from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, PreparedBuffers, SolveBuffers, halves, prepare, solve, \
-    sweep
+from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, PreparedBuffers, SolveBuffers, element_count, halves, \
+    prepare, solve, sweep
 from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
 from physics.constraints.rattle import JointBodies
@@ -752,6 +752,7 @@ class SceneSolver:
         self._start_inverse_inertia = None     # (B, 3, 3) M₀⁻¹ as the last prepare found it (`PreparedStep.masses`)
         self._prepared = PreparedBuffers()     # the room of the sub-step's `Prepared` (`self.step`'s, until the next prepare)
         self._solved = SolveBuffers()       # the room of the sub-step's solve (its `Solution`, until the next solve)
+        self._halves_room = None        # `halves`' arrays for B bodies (its side is the sub-step's, `PreparedStep.side`)
         self._placing = None        # ((world state, its buffers), kernel generation, `placing`'s call and Placed): `_place`
         self._reaching = None       # ((its arrays and generation), the bound broad phase, its pairs' buffer): `_candidates`
         self._change_scratch = None     # (B + 1, 6) the joint rows' velocity change (`solve_changes`)
@@ -938,8 +939,12 @@ class SceneSolver:
         # (rows, blocks or manifolds: what `partition_elements` counts) or more; a smaller one is
         # serial, and so is its solve, not the two-thread kernel with one part and a thread choice
         # around it (the tank's 105 rows in about 30 elements took a third longer that way)
-        elements = int(np.count_nonzero(np.asarray(rows.block) != IN_BLOCK)) if len(rows) >= PARALLEL_MIN else 0
-        side = halves(centre) if elements >= PARALLEL_MIN else None
+        elements = element_count(rows.block) if len(rows) >= PARALLEL_MIN else 0
+        if elements >= PARALLEL_MIN:
+            B = len(centre)
+            if self._halves_room is None or len(self._halves_room[0]) != B:
+                self._halves_room = (np.empty(B), np.empty(B, np.int64), np.empty(B, np.int64), np.empty(B, np.int64))
+        side = halves(centre, self._halves_room) if elements >= PARALLEL_MIN else None
         # M₀⁻¹, kept through the sub-step: the caller's array is its bodies' now, written again later
         start_inertia = self._start_inverse_inertia
         if start_inertia is None or start_inertia.shape != np.shape(inverse_inertia):
