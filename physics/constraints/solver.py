@@ -421,7 +421,7 @@ def _solve_changes(velocity, solved, relaxed, final, h, fraction, push_speed, jo
 
 
 @kernel
-def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, before):
+def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, before, room):
     """The contact points' rows in one compiled call (`SceneSolver.prepare`), of the points that can
     touch within this step, `kept` of them moved to the front of c with their solver bodies `body`
     and surface velocities `surface` (`_keep_reachable`, called first: the narrow phase keeps every point the two
@@ -434,8 +434,9 @@ def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, be
     place, kept points first; bodies: `SolverBodies`; materials: `Materials`;
     stored: `StoredImpulses`; params: `ContactParams`; before: `RowArrays` of the rows that come
     first (the joints', J of them; none: empty), copied to the front of the rows returned, so that the
-    sub-step's rows are made in one piece. Returns (kept, how many may bounce, the rows
-    (`RowArrays`, J + 3 kept), their `PointBounce` (kept,), e (kept,), whether the step is a cold start: warm
+    sub-step's rows are made in one piece, in `room` (`RowArrays` with room for J + 3 kept rows or
+    more: the solver's, kept). Returns (kept, how many may bounce, the rows
+    (`RowArrays`, J + 3 kept, views of room's), their `PointBounce` (kept,), e (kept,), whether the step is a cold start: warm
     starting on and more than half the touching points (depth > −slop) new, with nothing stored
     to start from (a point stored with an impulse of 0, a wheel resting on the ground under no load,
     is not new), `COLD_START_SWEEPS`; whether a point is deeper than DEEP_OVERLAP)."""
@@ -449,7 +450,10 @@ def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, be
         found = lookup_impulses(stored, c.shape_a[:kept], c.shape_b[:kept], c.feature[:kept], c.point[:kept],
                                 c.normal[:kept], warm)
     J = before.body.shape[0]
-    rows, out = empty_row_arrays(J + 3 * kept), PointBounce(np.empty(kept), np.empty(kept))
+    n = J + 3 * kept
+    rows = RowArrays(room.body[:n], room.jacobian[:n], room.target[:n], room.relax[:n], room.lower[:n], room.upper[:n],
+                     room.softness[:n], room.mu[:n], room.impulse[:n], room.block[:n])
+    out = PointBounce(np.empty(kept), np.empty(kept))
     for k in range(J):
         for side in range(2):
             rows.body[k, side] = before.body[k, side]
@@ -753,6 +757,7 @@ class SceneSolver:
         self._prepared = PreparedBuffers()     # the room of the sub-step's `Prepared` (`self.step`'s, until the next prepare)
         self._solved = SolveBuffers()       # the room of the sub-step's solve (its `Solution`, until the next solve)
         self._halves_room = None        # `halves`' arrays for B bodies (its side is the sub-step's, `PreparedStep.side`)
+        self._rows_room = empty_row_arrays(0)   # the room of the sub-step's rows with contacts (`_contact_stage`)
         self._placing = None        # ((world state, its buffers), kernel generation, `placing`'s call and Placed): `_place`
         self._reaching = None       # ((its arrays and generation), the bound broad phase, its pairs' buffer): `_candidates`
         self._change_scratch = None     # (B + 1, 6) the joint rows' velocity change (`solve_changes`)
@@ -973,9 +978,12 @@ class SceneSolver:
         if not kept:    # (none within reach: no rows, and the rows call's dozen arrays are not made)
             return None, None, False, False
         first = _NO_ROWS if before is None else RowArrays(*(getattr(before, name) for name in RowArrays._fields))
+        rows = len(first.target) + 3 * kept
+        if len(self._rows_room.target) < rows:     # (room for twice as many)
+            self._rows_room = empty_row_arrays(2 * rows)
         _, bounces, arrays, bounce, e, cold_start, deep = _contact_stage(points, kept, body, surface, bodies,
                                                                           self._materials, self.cache.stored(), params,
-                                                                          first)
+                                                                          first, self._rows_room)
         may_bounce = None
         if bounces:     # points approaching faster than BOUNCE_THRESHOLD with e > 0 (rare)
             may = np.flatnonzero(np.isfinite(bounce.approach))
