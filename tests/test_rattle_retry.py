@@ -685,3 +685,35 @@ def test_undo_rooms_are_reused_and_retry_to_the_same_bits():
     assert kept.state_hash() == fresh.state_hash()
     for level, local in rooms.items():
         assert all(a is b for a, b in zip(kept._work.undo_rooms[level].local, local)), level
+
+
+def test_a_pass_no_retry_can_follow_is_final(monkeypatch):
+    """`StepContext.final` (RATTLE's projection then takes `rattle.FINAL_ROWS` times its current-row
+    iterations, `JointBodies.positions`) marks exactly the passes whose error stands: those at the
+    last halving level, and those the step's budget has no room to retry (`SubstepCount.room`);
+    a step of the chain within its budget has none."""
+    sim = Simulation.from_file(SCENES / "chain.toml")
+    sim.step(1)
+    seen = []
+    substep = stages.substep
+
+    def spy(model, data, settings, work, context, **options):
+        seen.append(context.final)
+        return substep(model, data, settings, work, context, **options)
+
+    monkeypatch.setattr(stages, "substep", spy)
+    sim.step(1)
+    assert seen and not any(seen)
+    model, data, settings, work = sim.model, sim.data, sim.settings, sim._work
+    h = settings.dt / settings.substeps
+    context = stages.step_context(model, data, settings, work, h, settings.integrator)
+    seen.clear()
+    retry.rattle_substep(model, data, settings, work, context, halvings=0)
+    assert seen == [True]
+    counts = work.substeps
+    counts.step_begun()
+    counts.taken += 2 * settings.substeps      # (the budget spent)
+    counts.nominal += settings.substeps
+    seen.clear()
+    retry.rattle_substep(model, data, settings, work, context)
+    assert seen[0] is True

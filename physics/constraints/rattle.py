@@ -129,6 +129,7 @@ LINE_SEARCH = 8             # trials of a Newton step at most, each half the las
 LINE_SEARCH_CROSSED = 16    # … or this many where the full step raised Σ g² more than CROSSED-fold: gymnasium's ant
 CROSSED = 100               # with an ankle at its limit (the row out of the system) descends at 1/2048 of it
 CURRENT_ROWS = 3            # the current rows' iterations, in J₀'s (`iterations`): the whipping 32 × 32 net's need 25 …
+FINAL_ROWS = 2              # … and this many times as many where no retry can follow (`JointBodies.positions`' final)
 CURRENT_STANDING = 1e-6     # m (rad): … and stop within this (a tenth of `physics.pipeline.retry.STANDING_ERROR`) …
 CURRENT_WINDOW = 8          # … where the error fell less than 1/CURRENT_FALL-fold over the last CURRENT_WINDOW of them
 CURRENT_FALL = 0.1
@@ -362,7 +363,7 @@ class JointBodies:
         return self.terms
 
     def positions(self, joints, inverse_mass, inverse_inertia, limited, termed, framed, centre, rotation, momentum, h,
-                  work, out=None):
+                  work, out=None, final=False):
         """`project_positions` of the start prepare wrote here (`start_centre`, `start_rotation`,
         `start_rows`, and `limit_slack`, `terms`, `frame_speed` where `limited`, `termed`, `framed`),
         M₀⁻¹ `inverse_mass` (B,), `inverse_inertia` (B, 3, 3), from the poses centre (B, 3), rotation
@@ -371,19 +372,23 @@ class JointBodies:
         same bits, without the typing of some seventy arrays at each sub-step. Returns (dx, dθ,
         impulse, error) as `project_positions` does, the first three `out` (a caller's (B, 3), (B, 3),
         (B, 6)) or else this bundle's own arrays (read them before the next projection); `stats`
-        holds the projection's (8,)."""
+        holds the projection's (8,). `final`: no retry can follow (the last halving, or the step's
+        budget spent: `physics.pipeline.retry`), so the error this projection leaves stands or
+        halves the step past its budget; the current rows then get FINAL_ROWS times their iterations
+        (the 64 × 64 net's whipping projections ended 1 to 3 times a retry's standing error off
+        after 30)."""
         dx, dtheta, impulse = (self.dx, self.dtheta, self.impulse) if out is None else out
 
         def make():
             system = start(joints, self, self.start_centre, self.start_rotation, inverse_mass, inverse_inertia,
                            self.limit_slack if limited else None, self.start_rows.jacobian,
                            self.terms if termed else None, self.frame_speed if framed else None, copy=False)
+            current = CURRENT_ROWS * NEWTON_ITERATIONS * (FINAL_ROWS if final else 1)
             return bind(project_positions_kernel, system, centre, rotation, momentum, float(h),
-                        NEWTON_ITERATIONS, CURRENT_ROWS * NEWTON_ITERATIONS, TOLERANCE, dx, dtheta, impulse,
-                        self.stats, work)
+                        NEWTON_ITERATIONS, current, TOLERANCE, dx, dtheta, impulse, self.stats, work)
 
         call = self.bound(make, (joints, inverse_mass, inverse_inertia, work, centre, rotation, momentum, dx, dtheta,
-                                 impulse), "positions", limited, termed, framed, float(h))
+                                 impulse), "positions", limited, termed, framed, float(h), bool(final))
         return dx, dtheta, impulse, call()
 
     def velocities(self, joints, inverse_mass, limited, termed, centre, rotation, velocity, inverse_inertia, h, work,

@@ -1356,11 +1356,12 @@ class SceneSolver:
         (`physics.constraints.rattle.JointBodies.fill_terms`), which are returned."""
         return self._joint_bodies.fill_terms(self.joints, self._exact, self.carried.control, velocity)
 
-    def project_joint_positions(self, world, centre, rotation, momentum, out=None):
+    def project_joint_positions(self, world, centre, rotation, momentum, out=None, final=False):
         """RATTLE's positions (`physics.constraints.rattle.project_positions`) from the poses after the velocity
         solve, momentum (B, 3) the bodies' world angular momentum now: (dx, dθ) (B, 3) each, world, and the impulse × h that moved them (B, 6) [linear,
         angular], into `out` (three such arrays) if given; zeros without joints or before a `prepare`.
-        Arrays the caller keeps (the Workspace's) keep the projection's call bound to them."""
+        Arrays the caller keeps (the Workspace's) keep the projection's call bound to them. `final`: no
+        retry can follow (`physics.constraints.rattle.JointBodies.positions`)."""
         B = len(centre)
         self.joint_left_start_rows, self.joint_left_error, self.joint_start_error = False, 0.0, 0.0
         self.joint_curvature_error = 0.0
@@ -1378,7 +1379,7 @@ class SceneSolver:
         bodies = self._joint_bodies
         dx, dtheta, impulse, self.joint_error = bodies.positions(
             self.joints, *step.masses, start.limit_slack is not None, start.terms is not None,
-            start.frame_speed is not None, centre, rotation, momentum, step.h, self.frame_work, out)
+            start.frame_speed is not None, centre, rotation, momentum, step.h, self.frame_work, out, final)
         stats = bodies.stats
         # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
         self.joint_left_start_rows = bool(stats[1])
