@@ -133,6 +133,7 @@ FINAL_ROWS = 2              # … and this many times as many where no retry can
 CURRENT_STANDING = 1e-6     # m (rad): … and stop within this (a tenth of `physics.pipeline.retry.STANDING_ERROR`) …
 CURRENT_WINDOW = 8          # … where the error fell less than 1/CURRENT_FALL-fold over the last CURRENT_WINDOW of them
 CURRENT_FALL = 0.1
+NEVER = (math.inf, math.inf, math.inf)     # `project_positions_kernel`'s abandon that never stops one
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
 
 
@@ -363,7 +364,7 @@ class JointBodies:
         return self.terms
 
     def positions(self, joints, inverse_mass, inverse_inertia, limited, termed, framed, centre, rotation, momentum, h,
-                  work, out=None, final=False):
+                  work, out=None, final=False, abandon=NEVER):
         """`project_positions` of the start prepare wrote here (`start_centre`, `start_rotation`,
         `start_rows`, and `limit_slack`, `terms`, `frame_speed` where `limited`, `termed`, `framed`),
         M₀⁻¹ `inverse_mass` (B,), `inverse_inertia` (B, 3, 3), from the poses centre (B, 3), rotation
@@ -376,7 +377,8 @@ class JointBodies:
         budget spent: `physics.pipeline.retry`), so the error this projection leaves stands or
         halves the step past its budget; the current rows then get FINAL_ROWS times their iterations
         (the 64 × 64 net's whipping projections ended 1 to 3 times a retry's standing error off
-        after 30)."""
+        after 30). `abandon`: (start, left, step), the errors past which a projection stops
+        (`project_positions_kernel`: its sub-step is certain to be taken again as halves)."""
         dx, dtheta, impulse = (self.dx, self.dtheta, self.impulse) if out is None else out
 
         def make():
@@ -385,10 +387,11 @@ class JointBodies:
                            self.terms if termed else None, self.frame_speed if framed else None, copy=False)
             current = CURRENT_ROWS * NEWTON_ITERATIONS * (FINAL_ROWS if final else 1)
             return bind(project_positions_kernel, system, centre, rotation, momentum, float(h),
-                        NEWTON_ITERATIONS, current, TOLERANCE, dx, dtheta, impulse, self.stats, work)
+                        NEWTON_ITERATIONS, current, abandon, TOLERANCE, dx, dtheta, impulse, self.stats, work)
 
+        abandon = (float(abandon[0]), float(abandon[1]), float(abandon[2]))
         call = self.bound(make, (joints, inverse_mass, inverse_inertia, work, centre, rotation, momentum, dx, dtheta,
-                                 impulse), "positions", limited, termed, framed, float(h), bool(final))
+                                 impulse), "positions", limited, termed, framed, float(h), bool(final), abandon)
         return dx, dtheta, impulse, call()
 
     def velocities(self, joints, inverse_mass, limited, termed, centre, rotation, velocity, inverse_inertia, h, work,
@@ -732,16 +735,34 @@ def _weigh(system, taken, along_current, D, W):
                     W[j, s, side, 3 + i] = ang[i]
 
 
+@kernel(inline=True)
+def _abandoned(stats, abandon):
+    """Whether a projection leaving J₀ now stops (`project_positions_kernel`'s `abandon`): it left
+    with more than abandon[1] of a lever to project (stats[4]), from a start more than abandon[0]
+    off, its curvature (stats[3]) and its whole start error (stats[5]) alike (the retry takes one of
+    the two); marks stats[1] = 2."""
+    if stats[4] > abandon[1] and min(stats[3], stats[5]) > abandon[0]:
+        stats[1] = 2.0
+        return True
+    return False
+
+
 @kernel(refcounts=False)
-def project_positions_kernel(system, centre, rotation, momentum, h, iterations, current, tolerance, dx, dtheta, impulse,
-                             stats, work):
+def project_positions_kernel(system, centre, rotation, momentum, h, iterations, current, abandon, tolerance, dx, dtheta,
+                             impulse, stats, work):
     """`project_positions` compiled; returns the largest |g| left. stats (8,): Newton iterations taken,
     whether the current-row fallback fired, the largest |impulse| component, the drift's departure
     from the rows' tangent relative to the joints' levers (`_curvature_error`), the relative error
     when it left J₀ and the one the drift started from (`_relative_error`), the
     factorizations among the iterations (the others chord steps) and the iterations along J₀;
     `work` (J,) gets each joint's
-    frame's work (`_frame_work`). At most `iterations` along J₀ and `current` along the current rows."""
+    frame's work (`_frame_work`). At most `iterations` along J₀ and `current` along the current rows.
+    `abandon` (start, left, step): a projection whose sub-step is certain to be taken again as halves
+    (the caller's retry, `physics.pipeline.retry`) stops, where its iterations would be
+    factorizations spent on nothing (stats[1] = 2): one whose drift starts more than `step` of a
+    lever off (its curvature and its whole start error alike) before any, one that leaves J₀ with
+    more than `left` of a lever still to project, from a start more than `start` off, there;
+    `NEVER` never stops."""
     n = len(system.column)
     J = len(system.model.kind)
     scratch = _position_scratch(system.arena, n, J, centre.shape[0], system.graph.values, system.graph.panel)[0]
@@ -792,6 +813,9 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     stats[:] = 0.0
     stats[3] = _curvature_error(system, start_C, x, R, taken, scratch.moved)
     stats[5] = _relative_error(system, taken)
+    started = min(stats[3], stats[5]) <= abandon[2]     # (else certain to be taken again: `abandon`)
+    if not started:
+        stats[1] = 2.0
     previous = np.inf
     along_start = 0         # iterations along J₀
     # the factors of the last Newton matrix, kept for chord steps while they contract by CHORD
@@ -804,7 +828,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     else:
         factored_taken[:] = False
     fallen = scratch.fallen     # the error as each of the last current-row iterations began
-    for _ in range(iterations + current):
+    for _ in range(iterations + current if started else 0):
         if error <= tolerance:
             break
         # factors are kept only after a step that shrank the error CHORD-fold: a chord step that
@@ -828,6 +852,8 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             along_current = True
             factored = False
             stats[4] = _relative_error(system, taken)
+            if _abandoned(stats, abandon):
+                break
         if along_current and stats[0] >= along_start + current:
             break
         if along_current:   # the current rows stuck too (a straight-edged net's: linear, about 0.9 an iteration)
@@ -923,6 +949,8 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             break       # no descent left: round-off
         along_current = True
         stats[4] = _relative_error(system, taken)
+        if _abandoned(stats, abandon):
+            break
     for c in range(n):
         b = system.column[c]
         for i in range(3):
@@ -964,7 +992,7 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     dx, dtheta, impulse = np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
     current = CURRENT_ROWS * iterations if current is None else current
     error = project_positions_kernel(system, np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
-                                     np.ascontiguousarray(momentum, float), float(h), iterations, current, tolerance,
+                                     np.ascontiguousarray(momentum, float), float(h), iterations, current, NEVER, tolerance,
                                      dx, dtheta, impulse, np.zeros(8) if stats is None else stats,
                                      np.zeros(len(system.model.kind)) if work is None else work)
     return dx, dtheta, impulse, error

@@ -37,7 +37,7 @@ from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, PreparedBuf
     prepare, solve, sweep
 from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
-from physics.constraints.rattle import JointBodies
+from physics.constraints.rattle import NEVER, JointBodies
 from physics.math.rotation_kernels import cross, load3, load33, solve3
 from physics.model.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs, place, placing
 from physics.dynamics.body_passes import split_impulse_changes, turn_rows
@@ -752,6 +752,7 @@ class SceneSolver:
         self.joint_left_error = 0.0           # the largest |g| / lever it left J₀ with
         self.joint_start_error = 0.0          # and the largest |g| / lever it started from
         self.joint_curvature_error = 0.0      # of which the drift's departure from the rows' tangent
+        self.joint_abandoned = False          # it stopped on leaving J₀, its sub-step certain to be taken again
         self._joint_bodies = None
         self._start_inverse_inertia = None     # (B, 3, 3) M₀⁻¹ as the last prepare found it (`PreparedStep.masses`)
         self._prepared = PreparedBuffers()     # the room of the sub-step's `Prepared` (`self.step`'s, until the next prepare)
@@ -1356,15 +1357,17 @@ class SceneSolver:
         (`physics.constraints.rattle.JointBodies.fill_terms`), which are returned."""
         return self._joint_bodies.fill_terms(self.joints, self._exact, self.carried.control, velocity)
 
-    def project_joint_positions(self, world, centre, rotation, momentum, out=None, final=False):
+    def project_joint_positions(self, world, centre, rotation, momentum, out=None, final=False, abandon=None):
         """RATTLE's positions (`physics.constraints.rattle.project_positions`) from the poses after the velocity
         solve, momentum (B, 3) the bodies' world angular momentum now: (dx, dθ) (B, 3) each, world, and the impulse × h that moved them (B, 6) [linear,
         angular], into `out` (three such arrays) if given; zeros without joints or before a `prepare`.
         Arrays the caller keeps (the Workspace's) keep the projection's call bound to them. `final`: no
-        retry can follow (`physics.constraints.rattle.JointBodies.positions`)."""
+        retry can follow; `abandon`: (start, left, step), the errors past which a projection stops, its
+        sub-step certain to be taken again (`physics.constraints.rattle.JointBodies.positions`;
+        `joint_abandoned` then says so, and the velocities' projection is left out)."""
         B = len(centre)
         self.joint_left_start_rows, self.joint_left_error, self.joint_start_error = False, 0.0, 0.0
-        self.joint_curvature_error = 0.0
+        self.joint_curvature_error, self.joint_abandoned = 0.0, False
         step = self.step
         if step is None or step.joints is None or not POST_STABILIZATION:
             if out is None:
@@ -1379,20 +1382,22 @@ class SceneSolver:
         bodies = self._joint_bodies
         dx, dtheta, impulse, self.joint_error = bodies.positions(
             self.joints, *step.masses, start.limit_slack is not None, start.terms is not None,
-            start.frame_speed is not None, centre, rotation, momentum, step.h, self.frame_work, out, final)
+            start.frame_speed is not None, centre, rotation, momentum, step.h, self.frame_work, out, final,
+            NEVER if abandon is None else abandon)
         stats = bodies.stats
         # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
-        self.joint_left_start_rows = bool(stats[1])
+        self.joint_left_start_rows = bool(stats[1]) and stats[4] > 0.0     # (not one abandoned at its start)
         self.joint_left_error = stats[4]
         self.joint_curvature_error, self.joint_start_error = stats[3], stats[5]
+        self.joint_abandoned = stats[1] == 2.0
         return dx, dtheta, impulse
 
     def project_joint_velocities(self, world, centre, rotation, velocity, inverse_inertia, out=None):
         """RATTLE's velocities (`physics.constraints.rattle.project_velocities`) at the end-of-step poses:
         Δv (B, 6) [v, ω] world, into `out` if given; inverse_inertia (B, 3, 3) world at these poses."""
         step = self.step
-        if step is None or step.joints is None or not POST_STABILIZATION:
-            if out is None:
+        if step is None or step.joints is None or not POST_STABILIZATION or self.joint_abandoned:
+            if out is None:     # (an abandoned projection's sub-step is taken again: nothing to project)
                 return np.zeros((len(centre), 6))
             out.fill(0.0)
             return out

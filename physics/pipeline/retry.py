@@ -161,7 +161,16 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     undo = []
     counts.taken += 1
     final = not counts.room(2)      # (no room for a retry's halves: the attempt stands, within STANDING_ERROR)
-    stages.substep(model, data, settings, work, context._replace(final=True) if final else context,
+    if final:
+        attempt_context = context._replace(final=True)
+    elif context.active is None and work.all_jointed:
+        # the island is every body (`Undo.take`), so an attempt whose projection starts past
+        # RATTLE_STEP_ERROR or leaves J₀ as `left` below says is certain to be taken again as halves,
+        # its result never standing: the projection stops there
+        attempt_context = context._replace(abandon=(RATTLE_CRACK_ERROR, RATTLE_LEFT_ERROR, RATTLE_STEP_ERROR))
+    else:
+        attempt_context = context
+    stages.substep(model, data, settings, work, attempt_context,
                    after_prepare=lambda: undo.append(Undo.take(model, data, work, context, halvings)))
     struck = struck or data.next_event != events
     counts.struck |= struck

@@ -180,6 +180,8 @@ class StepContext(NamedTuple):
     composed: bool = False      # a sub-step of RATTLE's step composed by the triple jump (physics.pipeline.step)
     final: bool = False         # no retry can follow it (the last halving, or the step's budget spent:
                                 # physics.pipeline.retry): its projection's error stands
+    abandon: tuple | None = None    # (start, left, step): errors past which a RATTLE projection stops,
+                                    # its sub-step certain to be taken again as halves (rattle.NEVER: none)
 
 
 @dataclass
@@ -872,7 +874,8 @@ def stage_joints(model, data, settings, work, context):
         # (every array here is the Workspace's, so each call stays bound to them)
         world, centre, rotation, velocity, inverse_inertia = solver_state(model, data, settings, work)
         work.calls.momentum()
-        solver.project_joint_positions(world, centre, rotation, work.momentum, work.projected, context.final)
+        solver.project_joint_positions(world, centre, rotation, work.momentum, work.projected, context.final,
+                                       context.abandon)
         dv, moved = work.changes        # Δv = M⁻¹ impulse / h, Δx = [dx, dθ]
         work.step_length[0] = h
         work.calls.joint_kick()
