@@ -30,7 +30,7 @@ GYMNASIUM_MODELS = ("ant", "hopper", "half_cheetah", "walker2d", "humanoid", "hu
 PYBULLET_MODELS = ("kuka_iiwa/model.urdf", "franka_panda/panda.urdf", "r2d2.urdf", "quadruped/minitaur.urdf",
                    "a1/a1.urdf", "laikago/laikago.urdf", "cartpole.urdf", "racecar/racecar.urdf",
                    "humanoid/humanoid.urdf")
-CHAINS, NETS = (10, 100, 400, 1000), (4, 8, 16, 32, 64)
+CHAINS, NETS = (10, 100, 400, 1000, 10000), (4, 8, 16, 32, 64)
 STRAIGHT_NET = 8            # also hung with its hooked edge straight (--slack 0): the singular case
 GOAL_RATIO, GOAL_FLOOR_MS = 3.0, 0.030      # at most 3× MuJoCo, or 30 µs a step where that is less
 GOAL_WORST_STEP = 2.0                       # no step takes more than twice its nominal sub-steps
