@@ -668,7 +668,7 @@ def test_undo_rooms_are_reused_and_retry_to_the_same_bits():
     """A whole-world `Undo` copies into the arrays of the last one taken at its halving level
     (`Workspace.undo_rooms`): after the first steps no sub-step allocates them again, and a run
     whose retries put back from those kept arrays is bit for bit the run that copies into new
-    ones at every sub-step (the rooms forgotten before each step). The chain's first whip cracks,
+    ones at each step's first sub-steps (the rooms forgotten before each step). The chain's first whip cracks,
     from about 3 s, retry (`Simulation.substep_counts`), so puts back are among the steps compared."""
     kept, fresh = (Simulation.from_file(SCENES / "chain.toml") for _ in range(2))
     kept.step(5)
@@ -725,7 +725,8 @@ def test_an_attempt_certain_to_be_retried_stops_its_projection_with_the_same_bit
     taken again as halves, so its projection stops there and the velocities' is left out
     (`SceneSolver.joint_abandoned`). The straight-edged 8 × 8 net over 1.5 s: most of its retried
     attempts stop so (measured 124 of 125), and the run is bit for bit the one whose projections
-    never stop (the abandon thresholds dropped)."""
+    never stop (the abandon thresholds dropped), with as many retries (their split between the
+    retry's two causes may differ: one stopped at its start counts as the start error's)."""
     import subprocess
     import sys
     from physics.constraints.solver import SceneSolver

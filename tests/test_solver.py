@@ -534,17 +534,20 @@ def test_the_kinetic_energy_of_the_deep_overlap_check_matches_a_lapack_solve():
 def test_a_solve_in_kept_buffers_is_the_solve_in_its_own_arrays():
     """`solve` with `SolveBuffers` (a solver's, from sub-step to sub-step) works in their room and
     gives the bits it gives in arrays of its own, at every size the room meets: a stack of 3 boxes
-    (grown from none), of 7 (grown again), of 2 (in the same room), each solved twice, the second
-    from the first's warm start; the velocities it returns are views of the room."""
+    (grown from none), of 7 (grown again), of 2 (in the same room), each solved three times, each
+    from the last's warm start: plainly, with its relax stage afresh, and split in halves with a
+    restitution stage; the velocities it returns are views of the room."""
     from physics.constraints.gauss_seidel import SolveBuffers
     buffers = SolveBuffers()
     for boxes in (3, 7, 2):
         own, velocity = _stack_rows(boxes)
         kept, _ = _stack_rows(boxes)
         before = buffers.arrays
-        for _ in range(2):
-            a = solve(own, velocity, 10, 1.3)
-            b = solve(kept, velocity, 10, 1.3, buffers=buffers)
+        side = np.arange(boxes) % 2     # (the halves of a split solve)
+        restitution = np.where(np.arange(len(own.rows)) % 3 == 2, 0.1, np.nan)     # (normal rows may bounce)
+        for options in ({}, {"fresh": True}, {"side": side, "restitution": restitution}):
+            a = solve(own, velocity, 10, 1.3, **options)
+            b = solve(kept, velocity, 10, 1.3, buffers=buffers, **options)
             for name in ("velocity_solve", "velocity_relax", "residual", "velocity_final"):
                 assert np.array_equal(getattr(a, name), getattr(b, name)), name
             assert np.array_equal(own.rows.impulse, kept.rows.impulse)

@@ -740,8 +740,8 @@ def prepare(rows, inverse_mass, inverse_inertia_world, buffers=None):
                  np.ascontiguousarray(inverse_mass, float), np.ascontiguousarray(inverse_inertia_world, float))
     out = buffers.arrays if buffers is not None else prepared_arrays(R, R // 3)
     count = _prepare_rows(*arguments, out)
-    if count < 0:       # no room: twice what this needs (a manifold has at least 6 rows)
-        out = prepared_arrays(2 * R, 2 * (-1 - count))
+    if count < 0:       # no room: twice what this needs, never less than there was
+        out = prepared_arrays(max(2 * R, len(out.inv_k)), max(2 * (-1 - count), len(out.manifold_k)))
         if buffers is not None:
             buffers.arrays = out
         count = _prepare_rows(*arguments, out)

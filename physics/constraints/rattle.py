@@ -129,7 +129,7 @@ LINE_SEARCH = 8             # trials of a Newton step at most, each half the las
 LINE_SEARCH_CROSSED = 16    # … or this many where the full step raised Σ g² more than CROSSED-fold: gymnasium's ant
 CROSSED = 100               # with an ankle at its limit (the row out of the system) descends at 1/2048 of it
 CURRENT_ROWS = 3            # the current rows' iterations, in J₀'s (`iterations`): the whipping 32 × 32 net's need 25 …
-FINAL_ROWS = 2              # … and this many times as many where no retry can follow (`JointBodies.positions`' final)
+FINAL_ROWS = 2              # … and this many times as many where the budget holds no retry (StepContext.final)
 CURRENT_STANDING = 1e-6     # m (rad): … and stop within this (a tenth of `physics.pipeline.retry.STANDING_ERROR`) …
 CURRENT_WINDOW = 8          # … where the error fell less than 1/CURRENT_FALL-fold over the last CURRENT_WINDOW of them
 CURRENT_FALL = 0.1
@@ -373,8 +373,8 @@ class JointBodies:
         same bits, without the typing of some seventy arrays at each sub-step. Returns (dx, dθ,
         impulse, error) as `project_positions` does, the first three `out` (a caller's (B, 3), (B, 3),
         (B, 6)) or else this bundle's own arrays (read them before the next projection); `stats`
-        holds the projection's (8,). `final`: no retry can follow (the last halving, or the step's
-        budget spent: `physics.pipeline.retry`), so the error this projection leaves stands or
+        holds the projection's (8,). `final`: the budget holds no retry (the last halving, or the
+        step's budget spent: `physics.pipeline.retry`), so the error this projection leaves stands, or
         halves the step past its budget; the current rows then get FINAL_ROWS times their iterations
         (the 64 × 64 net's whipping projections ended 1 to 3 times a retry's standing error off
         after 30). `abandon`: (start, left, step), the errors past which a projection stops
@@ -813,7 +813,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     stats[:] = 0.0
     stats[3] = _curvature_error(system, start_C, x, R, taken, scratch.moved)
     stats[5] = _relative_error(system, taken)
-    started = min(stats[3], stats[5]) <= abandon[2]     # (else certain to be taken again: `abandon`)
+    started = not min(stats[3], stats[5]) > abandon[2]     # (else certain to be taken again: `abandon`; NaN starts)
     if not started:
         stats[1] = 2.0
     previous = np.inf
@@ -949,7 +949,9 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             break       # no descent left: round-off
         along_current = True
         stats[4] = _relative_error(system, taken)
-        if _abandoned(stats, abandon):
+        # (within ACCEPTED_ERROR the next pass may stop as a stall that stands, never marked as having
+        # left J₀: not certain to be taken again)
+        if stats[4] > ACCEPTED_ERROR and _abandoned(stats, abandon):
             break
     for c in range(n):
         b = system.column[c]

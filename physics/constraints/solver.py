@@ -752,7 +752,7 @@ class SceneSolver:
         self.joint_left_error = 0.0           # the largest |g| / lever it left J₀ with
         self.joint_start_error = 0.0          # and the largest |g| / lever it started from
         self.joint_curvature_error = 0.0      # of which the drift's departure from the rows' tangent
-        self.joint_abandoned = False          # it stopped on leaving J₀, its sub-step certain to be taken again
+        self.joint_abandoned = False          # it stopped, at its start or on leaving J₀: its sub-step is certain to be taken again
         self._joint_bodies = None
         self._start_inverse_inertia = None     # (B, 3, 3) M₀⁻¹ as the last prepare found it (`PreparedStep.masses`)
         self._prepared = PreparedBuffers()     # the room of the sub-step's `Prepared` (`self.step`'s, until the next prepare)

@@ -52,8 +52,9 @@ STEP_BUDGET = 2.0
 # Only an attempt whose projection met the joints stands so: within STANDING_ERROR (m, rad) of
 # every row. One that did not (a net near a plane, whose Newton stalls) is halved whatever the
 # budget: its error would be the next step's start, and a flat net so left diverged in 3 s. An
-# attempt knows before it runs that no retry can follow it (`StepContext.final`: no room left, or
-# the last halving), and its projection then takes more iterations along the current rows
+# attempt knows before it runs that its budget holds no retry (`StepContext.final`: no room left, or
+# the last halving: it stands if within STANDING_ERROR), and its projection then takes more
+# iterations along the current rows
 # (`physics.constraints.rattle.FINAL_ROWS`): the 64 × 64 net's whipping attempts stopped 1 to 3
 # times STANDING_ERROR off after the usual count and were halved past the budget, up to 4.5 times
 # a step's sub-steps; with the longer count they meet it, and no step of its first second takes
@@ -166,7 +167,8 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     elif context.active is None and work.all_jointed:
         # the island is every body (`Undo.take`), so an attempt whose projection starts past
         # RATTLE_STEP_ERROR or leaves J₀ as `left` below says is certain to be taken again as halves,
-        # its result never standing: the projection stops there
+        # its result never standing: the projection stops there (one stopped at its start counts
+        # among the start error's retries, whether or not it would have left J₀)
         attempt_context = context._replace(abandon=(RATTLE_CRACK_ERROR, RATTLE_LEFT_ERROR, RATTLE_STEP_ERROR))
     else:
         attempt_context = context
@@ -253,18 +255,23 @@ class Undo:
         local = work.hierarchy.local
         nodes = model.dyn[self.slots]
         # the copies go into `room`'s arrays (an Undo done with: `take`) where they fit, else new ones
-        kept = (lambda name: getattr(room, name)) if room is not None else (lambda name: None)
+        def kept(name, count=None):
+            arrays = getattr(room, name) if room is not None else None
+            return arrays if arrays is None or count is None or len(arrays) == count else None
+
         self.local = tuple(_taken(a, nodes, into) for a, into in
-                           zip((local.translation, local.rotation, local.velocity), kept("local") or (None,) * 3))
+                           zip((local.translation, local.rotation, local.velocity), kept("local", 3) or (None,) * 3))
         self.omega_body = _copied(data.omega_body[self.slots], kept("omega_body"))
         self.constraint_acceleration = _copied(data.constraint_acceleration[self.slots], kept("constraint_acceleration"))
         # the whole world's halves wake, hold and count still time again (a retry's island's do not),
         # where any of it can change: a body asleep at the start, or one that may fall asleep
         sleep_changes = active is None and (data.sleep.asleep.any() or model.may_sleep)
-        self.sleep = tuple(_copied(a, into) for a, into in zip(data.sleep, kept("sleep") or (None,) * len(data.sleep))) \
+        self.sleep = tuple(_copied(a, into) for a, into in
+                           zip(data.sleep, kept("sleep", len(data.sleep)) or (None,) * len(data.sleep))) \
             if sleep_changes else None
-        self.kinematic = tuple(_copied(a, into) for a, into in zip(data.kinematic, kept("kinematic") or
-                                                                   (None,) * len(data.kinematic))) if model.kin.size else ()
+        self.kinematic = tuple(_copied(a, into) for a, into in
+                               zip(data.kinematic, kept("kinematic", len(data.kinematic)) or (None,) * len(data.kinematic))) \
+            if model.kin.size else ()
         joints = work.solver.joints
         self.impulse = _copied(joints.impulse, kept("impulse")) if joints is not None else None
         self.time, self.next_event = data.time, data.next_event

@@ -178,8 +178,8 @@ class StepContext(NamedTuple):
     active: np.ndarray | None = None    # (D,) bool: the bodies it steps (a RATTLE retry's island,
                                         # `physics.pipeline.retry.Undo`); None: every one
     composed: bool = False      # a sub-step of RATTLE's step composed by the triple jump (physics.pipeline.step)
-    final: bool = False         # no retry can follow it (the last halving, or the step's budget spent:
-                                # physics.pipeline.retry): its projection's error stands
+    final: bool = False         # its budget holds no retry (the last halving, or the step's budget spent:
+                                # physics.pipeline.retry): it stands where its projection met the joints
     abandon: tuple | None = None    # (start, left, step): errors past which a RATTLE projection stops,
                                     # its sub-step certain to be taken again as halves (rattle.NEVER: none)
 
