@@ -393,6 +393,12 @@ class GridArrays(NamedTuple):
     apart: np.ndarray           # the sorted keys of the node pairs a joint keeps apart (`CollisionFilter.apart`)
 
 
+def grid_capacity(shapes, found=None):
+    """How many pairs a grid's output is made with room for: a quarter more than the last call
+    `found`, or four a shape at first."""
+    return 4 * shapes + 16 if found is None else found + found // 4 + 16
+
+
 @kernel
 def grid_pairs(lo, hi, grid, cell_lo, cell_hi, out):
     """`candidate_pairs`' grid (module docstring) in one call: the allowed pairs of overlapping boxes
@@ -452,7 +458,7 @@ def candidate_pairs(lo, hi, filter, budget=None):
         return out[:k]
     grid = filter.grid()
     cell_lo, cell_hi = np.empty((len(grid.finite), 3), np.int64), np.empty((len(grid.finite), 3), np.int64)
-    out = np.empty((getattr(filter, "_grid_capacity", 4 * len(lo) + 16), 2), dtype=np.int64)
+    out = np.empty((getattr(filter, "_grid_capacity", grid_capacity(len(lo))), 2), dtype=np.int64)
     while True:
         found, k = grid_pairs(lo, hi, grid, cell_lo, cell_hi, out)
         if budget is not None and found > budget:
@@ -460,5 +466,5 @@ def candidate_pairs(lo, hi, filter, budget=None):
         if k >= 0:
             break
         out = np.empty((found, 2), dtype=np.int64)
-    filter._grid_capacity = found + found // 4 + 16
+    filter._grid_capacity = grid_capacity(len(lo), found)
     return out[:k]

@@ -25,8 +25,8 @@ import numpy as np
 from physics.core.compiled import bind, generation, kernel
 
 from physics.core import profile
-from physics.collision.broadphase import TooManyPairs, brute_force, candidate_pairs, collision_filter, grid_pairs, \
-    overlapping
+from physics.collision.broadphase import TooManyPairs, brute_force, candidate_pairs, collision_filter, grid_capacity, \
+    grid_pairs, overlapping
 from physics.collision.collision import contacts
 from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
@@ -1100,7 +1100,7 @@ class SceneSolver:
                     return out[:k].copy(), SPECULATIVE + 2.0 * most     # (the pairs outlive the call: `pair_bodies`)
                 # the grid's pairs had no room: room for a quarter more, bound again
                 self._reaching = self._reaching[:1] + self._reaching_call(lo, hi, world, centre, velocity,
-                                                                          found + found // 4 + 16)
+                                                                          grid_capacity(len(lo), found))
         travel = np.empty(len(self.shapes))
         most = _travel(self.shapes.node, lo, hi, SolverBodies(self.body_of_node, centre, velocity),
                        self._node_motion(world),
@@ -1116,7 +1116,7 @@ class SceneSolver:
         call of (pairs found, pairs in the buffer or −1 where it had no room, the largest travel),
         over the filter's candidates where the broad phase is a brute force (`_reaching_pairs`, whose
         buffer holds them all), else on the grid (`_reaching_grid`, room for `capacity` pairs, at
-        first four a shape)."""
+        first `grid_capacity`'s)."""
         arguments = (self.shapes.node, lo, hi, SolverBodies(self.body_of_node, centre, velocity),
                      self._node_motion(world), self._step_length)
         scratch = (np.empty_like(lo), np.empty_like(hi), np.empty(len(self.shapes)))
@@ -1130,7 +1130,7 @@ class SceneSolver:
                 return k, k, most
             return call, out
         grid = self.filter.grid()
-        out = np.empty((4 * len(lo) + 16 if capacity is None else capacity, 2), np.int64)
+        out = np.empty((grid_capacity(len(lo)) if capacity is None else capacity, 2), np.int64)
         cells = (np.empty((len(grid.finite), 3), np.int64), np.empty((len(grid.finite), 3), np.int64))
         return bind(_reaching_grid, *arguments, grid, *cells, *scratch, out), out
 
@@ -1361,8 +1361,8 @@ class SceneSolver:
         """RATTLE's positions (`physics.constraints.rattle.project_positions`) from the poses after the velocity
         solve, momentum (B, 3) the bodies' world angular momentum now: (dx, dθ) (B, 3) each, world, and the impulse × h that moved them (B, 6) [linear,
         angular], into `out` (three such arrays) if given; zeros without joints or before a `prepare`.
-        Arrays the caller keeps (the Workspace's) keep the projection's call bound to them. `final`: no
-        retry can follow; `abandon`: (start, left, step), the errors past which a projection stops, its
+        Arrays the caller keeps (the Workspace's) keep the projection's call bound to them. `final`: its
+        budget holds no retry; `abandon`: (start, left, step), the errors past which a projection stops, its
         sub-step certain to be taken again (`physics.constraints.rattle.JointBodies.positions`;
         `joint_abandoned` then says so, and the velocities' projection is left out)."""
         B = len(centre)
