@@ -944,8 +944,11 @@ class SceneSolver:
         # the two halves the sweeps solve on two cores, where the sweep has PARALLEL_MIN elements
         # (rows, blocks or manifolds: what `partition_elements` counts) or more; a smaller one is
         # serial, and so is its solve, not the two-thread kernel with one part and a thread choice
-        # around it (the tank's 105 rows in about 30 elements took a third longer that way)
-        elements = element_count(rows.block) if len(rows) >= PARALLEL_MIN else 0
+        # around it (the tank's 105 rows in about 30 elements took a third longer that way). Counted
+        # in every sub-step, not only from PARALLEL_MIN rows on: a scene's warm-up then always loads
+        # the kernel, and the app never takes it inside a frame where the scene first grows that
+        # many rows (the humanoid falling apart with counteraction off)
+        elements = element_count(rows.block)
         if elements >= PARALLEL_MIN:
             B = len(centre)
             if self._halves_room is None or len(self._halves_room[0]) != B:
