@@ -5,6 +5,8 @@ Each case builds joints between random bodies at random poses, random rows J and
 (so that Γ = J Wᵀ is nonsymmetric, as RATTLE's J(q_k) M₀⁻¹ J₀ᵀ is, yet well conditioned), leaves
 about one slot in ten untaken, and solves Γ μ = r both ways.
 """
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -296,3 +298,30 @@ def test_too_many_joints_on_one_body_are_refused_before_anything_is_allocated():
     tracemalloc.stop()
     assert "\n" not in str(info.value) and f"{JOINT_CLIQUE_COST_MAX:.3g}" in str(info.value)
     assert time.monotonic() - started < 30 and peak < 256 * 2**20
+
+
+def test_a_large_net_steps_to_the_same_bits_on_one_thread_as_on_two(tmp_path):
+    """The whole of RATTLE's step on a 16 × 16 net (make_scenes.py net --side 16), whose joint graph
+    has halves: the assembly, the factorizations, the substitutions and the evaluations of the poses
+    and rows in two halves give the state hash of one thread after ten steps (tolerance 0)."""
+    import subprocess
+    import sys
+
+    import numba
+
+    from physics.pipeline.simulation import Simulation
+    scenes = Path(__file__).resolve().parent.parent / "assets" / "scenes"
+    path = tmp_path / "net.toml"
+    subprocess.run([sys.executable, str(scenes / "make_scenes.py"), "net", "--side", "16", "--out", str(path)],
+                   check=True, capture_output=True)
+    previous = numba.get_num_threads()
+    hashes = {}
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            sim = Simulation.from_file(path)
+            sim.step(10)
+            hashes[threads] = sim.state_hash()
+    finally:
+        numba.set_num_threads(previous)
+    assert len(set(hashes.values())) == 1, hashes
