@@ -325,3 +325,42 @@ def test_a_large_net_steps_to_the_same_bits_on_one_thread_as_on_two(tmp_path):
     finally:
         numba.set_num_threads(previous)
     assert len(set(hashes.values())) == 1, hashes
+
+
+_FROM_CACHE = r"""
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from test_joint_graph import flat_net
+from physics.constraints.joint_graph import assemble, empty_factors, factor_and_solve, solve_factored, structure
+from physics.constraints.joints import ROWS_PER_JOINT
+joints = flat_net(20)
+graph = structure(joints)
+J = len(joints)
+rng = np.random.default_rng(0)
+jacobian = rng.normal(size=(J, ROWS_PER_JOINT, 2, 6))
+taken = np.zeros((J, ROWS_PER_JOINT), bool)
+for j in range(J):
+    taken[j, graph.slots[j, :graph.size[j]]] = True
+factors = empty_factors(graph)
+rhs = rng.normal(size=(J, ROWS_PER_JOINT)) * taken
+assemble(graph, jacobian, jacobian + 0.1, taken, factors.storage)
+assert factor_and_solve(graph, factors, rhs) and solve_factored(graph, factors, rhs.copy())
+print(sum(factor_and_solve.stats.cache_hits.values()), rhs.tobytes().hex()[:64])
+"""
+
+
+def test_the_halves_run_from_a_cache_another_process_wrote(tmp_path):
+    """numba's parallel regions called from cached kernels are known to crash where another process
+    wrote the cache (numba issues 8578 and 10128). A process that compiles the factorization into a
+    fresh cache and a second that loads it from there both run the halves, to the same bits."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, "-c", _FROM_CACHE, str(Path(__file__).parent)], env=env,
+                           capture_output=True, text=True, timeout=600) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    (compiled, first), (loaded, second) = (run.stdout.split() for run in runs)
+    assert compiled == "0" and loaded == "1" and first == second
