@@ -302,8 +302,8 @@ def test_too_many_joints_on_one_body_are_refused_before_anything_is_allocated():
 
 def test_a_large_net_steps_to_the_same_bits_on_one_thread_as_on_two(tmp_path):
     """The whole of RATTLE's step on a 16 × 16 net (make_scenes.py net --side 16), whose joint graph
-    has halves: the assembly, the factorizations, the substitutions and the evaluations of the poses
-    and rows in two halves give the state hash of one thread after ten steps (tolerance 0)."""
+    has halves: the assembly, the factorizations and the substitutions in two halves give the state
+    hash of one thread after ten steps (tolerance 0)."""
     import subprocess
     import sys
 

@@ -35,8 +35,10 @@ halves on two threads, one per core (`_assemble_halves`, `_factor_halves`, `_sol
 adding the copies in before the crossing joints are eliminated. No float is written by both, and
 every sum is formed in one order whatever the thread count: the bits are the same on one thread or
 two. On the 32 × 32 net a factorization takes 53 % of one thread's time, its assembly 52 % and a
-substitution 55 % (the crossing joints' part and the joins stay serial). RATTLE evaluates the
-poses and rows of such a graph in halves too (`physics.constraints.rattle._evaluate_halves`).
+substitution 55 % (the crossing joints' part and the joins stay serial). RATTLE's evaluations of
+the poses and rows stay on one thread: in halves they took a tenth off the net's projection, but
+the parallel regions around the joints' geometry, linked into every projection kernel, cost the
+cold warm-up a sixth more compile (232 s of CPU against 203).
 
 Each block is one joint's rows (a ball joint 3, a hinge 5 or 6 with its limit): the diagonal
 block is solved by Gaussian elimination with partial pivoting inside the block, which needs no

@@ -324,15 +324,8 @@ def joint_geometry(model, centre, rotation, out):
     """The rows of every joint at the bodies' poses (centre (B, 3), rotation (B, 3, 3)) into `out`
     (`JointGeometry`): the formulas of the module docstring, one joint at a time (`Joints.rows`
     adds the targets and bounds; `physics.constraints.rattle` evaluates them inside its Newton iteration)."""
-    joint_geometry_range(model, centre, rotation, out, 0, len(model.kind))
-
-
-@kernel(refcounts=False)
-def joint_geometry_range(model, centre, rotation, out, start, stop):
-    """`joint_geometry` of the joints start … stop − 1 alone (each joint's rows are its own: a range
-    may be evaluated on a thread of its own, `physics.constraints.rattle`)."""
     eye = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
-    for j in range(start, stop):
+    for j in range(len(model.kind)):
         kind = model.kind[j]
         a, b = model.body[j, 0], model.body[j, 1]
         framed = a < 0 and model.framed[j]

@@ -109,14 +109,11 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import prange
-
 from physics.core.compiled import bind, generation, kernel
 
 from physics.constraints.joint_graph import Factors, JointGraph, assemble, factor_and_solve, solve_factored, structure
 from physics.constraints.joints import AXIS, HINGE, LIMIT, ROWS_PER_JOINT, SPRING, JointGeometry, JointModel, JointTerms, \
-    fill_joint_rows, fill_joint_terms, joint_geometry, joint_geometry_arrays, joint_geometry_range, joint_row_arrays, \
-    no_terms, rows_of
+    fill_joint_rows, fill_joint_terms, joint_geometry, joint_geometry_arrays, joint_row_arrays, no_terms, rows_of
 from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
     store33, sub, transpose
 
@@ -691,61 +688,19 @@ def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, taken,
     """The pose of the jointed bodies for translation x (n, 3) and angular impulse × h A (n, 3):
     R = cay(h y) R₀ with y the rotor drift of L + A/h, written into centre/rotation; the rows there
     into system.geometry, with the rotor rows at their impulses × h `lam` (J,) and every row's so far
-    `total` (J, ROWS_PER_JOINT); D the drift derivatives; returns (taken rows, largest |C|, Σ C²).
-    Where the joint graph has halves (a large net's: `JointGraph.split`) the bodies and then the
-    joints are evaluated on two threads (`_evaluate_halves`), the same bits."""
-    n = len(system.column)
-    if system.graph.split[1] > 0:
-        _evaluate_halves(system.model, system.geometry, system.column, system.rotation, x, A, momentum, h, centre,
-                         rotation, inertia, R, D)
-    else:
-        _drift_bodies(system.column, system.rotation, x, A, momentum, h, centre, rotation, inertia, R, D, 0, n)
-        joint_geometry(system.model, centre, rotation, system.geometry)
-    return _taken_rows(system, h, lam, total, taken)
-
-
-@kernel(parallel=True, refcounts=False)
-def _evaluate_halves(model, geometry, column, start_rotation, x, A, momentum, h, centre, rotation, inertia, R, D):
-    """`_evaluate`'s poses, half the bodies a thread, then (a second region: every pose is written
-    before any joint reads it) its rows, half the joints a thread: each body's and each joint's
-    values are its own, so the bits are one thread's. (The system's parts, not the system: numba's
-    parallel regions take a tuple of arrays, not a tuple of tuples.)"""
-    for t in prange(2):
-        _evaluate_half(model, geometry, column, start_rotation, x, A, momentum, h, centre, rotation, inertia, R, D, t,
-                       False)
-    for t in prange(2):
-        _evaluate_half(model, geometry, column, start_rotation, x, A, momentum, h, centre, rotation, inertia, R, D, t,
-                       True)
-
-
-@kernel(refcounts=False)
-def _evaluate_half(model, geometry, column, start_rotation, x, A, momentum, h, centre, rotation, inertia, R, D, t,
-                   joints):
-    """Half t of `_evaluate_halves`: of the bodies' poses, or of the `joints`' rows. A kernel of its
-    own, so that each parallel region's body is one call (`physics.constraints.joint_graph._factor_half`)."""
-    if joints:
-        J = len(model.kind)
-        joint_geometry_range(model, centre, rotation, geometry, t * J // 2, (t + 1) * J // 2)
-    else:
-        n = len(column)
-        _drift_bodies(column, start_rotation, x, A, momentum, h, centre, rotation, inertia, R, D, t * n // 2,
-                      (t + 1) * n // 2)
-
-
-@kernel(refcounts=False)
-def _drift_bodies(column, start_rotation, x, A, momentum, h, centre, rotation, inertia, R, D, start, stop):
-    """`_evaluate`'s poses of the jointed bodies in columns start … stop − 1 (their start-of-step
-    rotations `start_rotation` (B, 3, 3))."""
-    for c in range(start, stop):
-        b = column[c]
+    `total` (J, ROWS_PER_JOINT); D the drift derivatives; returns (taken rows, largest |C|, Σ C²)."""
+    for c in range(len(system.column)):
+        b = system.column[c]
         L = (momentum[b, 0] + A[c, 0] / h, momentum[b, 1] + A[c, 1] / h, momentum[b, 2] + A[c, 2] / h)
         I = load33(inertia, c)
         y = rotor_drift(I, L, h)
-        Rc = matmul(cayley(mul(h, y)), load33(start_rotation, b))
+        Rc = matmul(cayley(mul(h, y)), load33(system.rotation, b))
         store33(R, c, Rc)
         store33(rotation, b, Rc)
         store33(D, c, drift_derivative(I, y, h))
         centre[b, 0], centre[b, 1], centre[b, 2] = x[c, 0], x[c, 1], x[c, 2]
+    joint_geometry(system.model, centre, rotation, system.geometry)
+    return _taken_rows(system, h, lam, total, taken)
 
 
 @kernel(inline=True)

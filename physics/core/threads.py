@@ -28,7 +28,7 @@ The counts are 1 and numba's current count (`numba.get_num_threads()`, all cores
 set fewer); `fixed_threads(n)` pins the count, for tests and benchmarks that compare counts.
 
 RATTLE's projections on a large net work on two threads too (`physics.constraints.joint_graph`'s
-halves: assembly, factorization, substitutions, the poses' and rows' evaluations), joining a few
+halves: assembly, factorization, substitutions), joining a few
 times each Newton iteration, and they give the same bits on either count: the solver chooses their
 count the same way, per projection, by wall time per unit of work (a joint times the projection's
 iterations and factorizations, known after the call).
