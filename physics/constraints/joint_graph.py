@@ -99,7 +99,8 @@ class Factors(NamedTuple):
     storage: np.ndarray         # (values,) Γ's blocks (`assemble`), then their LU factors
     pivot: np.ndarray           # (J, ROWS_PER_JOINT) int64 each diagonal block's row swaps
     x: np.ndarray               # (J * ROWS_PER_JOINT,) the right-hand side by block row (`_gathered`)
-    panel: np.ndarray           # (graph.panel,) a ball joint's Schur updates, gathered (`_ball_updates`)
+    panel: np.ndarray           # (graph.panel,) a ball joint's Schur updates, gathered (`_ball_updates`);
+    #                             with halves: each half's such scratch, their outcomes and a copy of x
 
 
 def empty_factors(graph):
@@ -603,8 +604,9 @@ def factor_and_solve(graph, factors, rhs):
     in, 0 for a zero right-hand side), Γ assembled in `factors.storage` (`assemble`, overwritten by
     its factors). The module docstring's elimination; False if a diagonal block is singular (the
     rows are dependent beyond the regularization's reach). A graph with halves (`JointGraph.split`)
-    is factored two halves at once (`_factor_halves`), then solved by `solve_factored`: the forward
-    substitution's every operation is the one the elimination would have done on x, in its order."""
+    is factored two halves at once (`_factor_halves`), then solved by `solve_factored` (whose
+    crossing joints' rows take the left half's updates in place and the right half's as one sum
+    added in: the same bits on any number of threads, and the same as a chord step's)."""
     J = len(graph.size)
     storage, pivot, x, panel = factors.storage, factors.pivot, factors.x, factors.panel
     if graph.split[1] > 0:

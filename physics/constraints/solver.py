@@ -1389,8 +1389,8 @@ class SceneSolver:
                      start.frame_speed is not None, centre, rotation, momentum, step.h, self.frame_work, out, final,
                      NEVER if abandon is None else abandon)
         if bodies.graph.split[1] > 0:   # (a graph in halves: on one thread or two, whichever is faster now)
-            work = lambda: len(self.joints) * (1.0 + stats[0] + stats[6])     # its iterations and factorizations
-            dx, dtheta, impulse, self.joint_error = self._joint_threads[0].run(work, bodies.positions, *arguments)
+            units = lambda: len(self.joints) * (1.0 + stats[0] + stats[6])    # its iterations and factorizations
+            dx, dtheta, impulse, self.joint_error = self._joint_threads[0].run(units, bodies.positions, *arguments)
         else:
             dx, dtheta, impulse, self.joint_error = bodies.positions(*arguments)
         # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)

@@ -79,10 +79,10 @@ def cores():
 
 
 class ThreadChoice:
-    """The thread count of one solver's sweeps (module docstring). `run(rows, function, *args)`
-    calls function(*args) on the chosen count and learns from its wall time per row. `rows` may
-    be a function of no arguments, called after the call: the work it did, where only the call
-    knows it (a RATTLE projection's iterations)."""
+    """The thread count of one solver's sweeps, or of its joint projections (module docstring).
+    `run(rows, function, *args)` calls function(*args) on the chosen count and learns from its wall
+    time per row. `rows` may be a function of no arguments, called after the call: the work it did,
+    where only the call knows it (a RATTLE projection's iterations)."""
 
     def __init__(self, clock=time.perf_counter):
         self.clock = clock          # seconds (tests give a clock of their own)
