@@ -30,7 +30,7 @@ GYMNASIUM_MODELS = ("ant", "hopper", "half_cheetah", "walker2d", "humanoid", "hu
 PYBULLET_MODELS = ("kuka_iiwa/model.urdf", "franka_panda/panda.urdf", "r2d2.urdf", "quadruped/minitaur.urdf",
                    "a1/a1.urdf", "laikago/laikago.urdf", "cartpole.urdf", "racecar/racecar.urdf",
                    "humanoid/humanoid.urdf")
-CHAINS, NETS = (10, 100, 400, 1000, 10000), (4, 8, 16, 32, 64)
+CHAINS, NETS = (10, 100, 400, 1000, 10000), (4, 8, 16, 32, 64, 100)
 STRAIGHT_NET = 8            # also hung with its hooked edge straight (--slack 0): the singular case
 GOAL_RATIO, GOAL_FLOOR_MS = 3.0, 0.030      # at most 3× MuJoCo, or 30 µs a step where that is less
 GOAL_WORST_STEP = 2.0                       # no step takes more than twice its nominal sub-steps
@@ -73,22 +73,20 @@ NETS_PROSE = (
     "projection factors once where its chord steps converge and again where one shrinks the error less "
     "than 16-fold (its first chord is the last velocity projection's factorization, at the poses it starts "
     "from), and the velocities take one more factorization. Along the current rows (where J₀ held no root) "
-    "no chord is taken: the loops' self-stresses make the matrix nearly singular, and the last factors' "
-    "multipliers in those directions, which the exact matrix's rows turn into no motion, the next pose's "
-    "rows turn into a kick that raises the error. A ball joint's row of the elimination "
+    "a chord moves along the rows its factors were made with: the loops' self-stresses make the matrix "
+    "nearly singular, and the factors' multipliers in those directions, which the factored rows turn into "
+    "no motion, the next pose's rows turned into a kick that raised the error. A ball joint's row of the elimination "
     "among ball joints runs in loops of its own (`joint_graph._ball_updates`: its blocks solved unrolled "
     "and gathered once, each block of its column loaded once, the general loops' bits). For the net of "
     "1,986 joints one factorization costs about 4 ms on one thread, and a step of four sub-steps takes 20 to 35 of "
     "them (near a plane RATTLE's Newton converges only linearly there, a factorization an iteration), "
     "so the goal there (16 ms a step) needs an iterative loop closure, not a faster direct one. A large net's "
     "dissection splits its joints into two halves that share no body, only the blocks between the joints "
-    "that cross the cut (`JointGraph.split`): their assembly, elimination and substitutions "
-    "run one half a thread (the right half's updates of the shared "
-    "blocks go to copies added in after both), the same bits on one thread or two, on whichever count is "
-    "faster now (`physics.core.threads`). A factorization of the 32 × 32 net takes 53 % of one thread's "
-    "time. numba's parallel regions called from cached kernels are known to crash where another process "
-    "wrote the cache (numba issues 8578 and 10128): a test runs the halves from a cache another process "
-    "wrote, and `make test` runs them from the warm-up's. The largest nets' blocks are one or two "
+    "that cross the cut (`JointGraph.split`), whose assembly, elimination and substitutions write no float "
+    "in common; they run one after the other, on one thread: numba's parallel regions, linked into "
+    "RATTLE's projection kernels, crashed the next process from a cache where a projection was compiled "
+    "around a region loaded from it (numba issues 8578 and 10128; `physics.core.compiled`, 8). On two "
+    "threads the 32 × 32 net's step took about a third less time. The largest nets' blocks are one or two "
     "steps each. "
     "The straight edge is the singular case: two hooks as far apart as "
     "the edge is long leave no finite tension to hold the net's weight, the rows' Jacobian loses rank "

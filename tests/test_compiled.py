@@ -1,6 +1,8 @@
 """The compile policy (physics.core.compiled): one specialization per kernel whatever constants it is
 called with, cache stamps that follow every module a kernel imports, and a cache directory that
 works for read-only installs, and a start that parses no module it has seen."""
+import ast
+import collections
 import json
 import os
 import subprocess
@@ -434,3 +436,52 @@ def test_a_kernel_first_called_from_one_without_reference_counts_keeps_its_own()
     ours = kernel(allocate)
     caller = kernel(refcounts=False)(lambda x: ours(x))
     assert caller(1.0) == 2.0
+
+
+def _kernel_options(function):
+    """{option: value} of a function's `@kernel(...)` decorator, or None where it has none."""
+    for decorator in function.decorator_list:
+        call = decorator if isinstance(decorator, ast.Call) else None
+        name = (call.func if call else decorator)
+        if isinstance(name, ast.Name) and name.id == "kernel":
+            return {k.arg: getattr(k.value, "value", None) for k in call.keywords} if call else {}
+    return None
+
+
+def test_no_kernel_calls_a_parallel_region_of_another_module():
+    """Module docstring, 8: a parallel region linked into a kernel of another module crashes from a
+    cache that process wrote (numba issues 8578 and 10128). Read from the sources: no kernel calls
+    a kernel of another module that holds a `parallel=True` kernel's region, directly or through
+    the kernels it calls (a name resolves to its own module's kernel, else to any module's)."""
+    kernels, parallel = {}, set()
+    for path in sorted((ROOT / "physics").rglob("*.py")) + sorted((ROOT / "app").rglob("*.py")):
+        module = path.relative_to(ROOT).with_suffix("").as_posix().replace("/", ".")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and (options := _kernel_options(node)) is not None:
+                kernels[module, node.name] = node
+                if options.get("parallel"):
+                    parallel.add((module, node.name))
+    assert parallel, "no parallel kernel found: the check reads nothing"
+    by_name = collections.defaultdict(list)
+    for module, name in kernels:
+        by_name[name].append((module, name))
+
+    def callees(key):
+        found = set()
+        for node in ast.walk(kernels[key]):
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+                own = (key[0], name)
+                found.update([own] if own in kernels else by_name.get(name, []))
+        return found
+
+    calls = {key: callees(key) for key in kernels}
+    holds = set(parallel)       # the kernels whose code holds a region: the parallel ones and their callers
+    while True:
+        more = {key for key, called in calls.items() if called & holds} - holds
+        if not more:
+            break
+        holds |= more
+    crossing = sorted(f"{a[0]}.{a[1]} calls {b[0]}.{b[1]}" for a, called in calls.items() for b in called & holds
+                      if b[0] != a[0])
+    assert not crossing, crossing

@@ -5,7 +5,6 @@ Each case builds joints between random bodies at random poses, random rows J and
 (so that Γ = J Wᵀ is nonsymmetric, as RATTLE's J(q_k) M₀⁻¹ J₀ᵀ is, yet well conditioned), leaves
 about one slot in ten untaken, and solves Γ μ = r both ways.
 """
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -195,38 +194,29 @@ def test_a_net_is_dissected_with_less_fill_than_minimum_degree_and_still_solves_
     assert np.abs(sparse - dense).max() <= 1e-14 * condition * np.abs(dense).max(), condition
 
 
-def test_a_large_net_is_factored_as_two_halves_with_the_same_bits_on_one_thread_or_two():
-    """A 20 × 20 net's dissection has halves worth two threads (`JointGraph.split`); small nets and
-    trees are one piece. Its two-halves factorization solves Γ μ = r as numpy does (the first test's
-    bound), gives the same bits on one thread as on two (the halves write no float in common, and
-    the right half's updates of the crossing joints' blocks are added in after both), and the kept
-    factors solve a second right-hand side as a new factorization does (tolerance 0, as above)."""
-    import numba
+def test_a_large_net_is_factored_as_two_halves():
+    """A 20 × 20 net's dissection has halves (`JointGraph.split`); small nets and trees are one
+    piece. Its two-halves factorization (the right half's updates of the crossing joints' blocks
+    added in after both) solves Γ μ = r as numpy does (the first test's bound), and the kept factors
+    solve a second right-hand side as a new factorization does (tolerance 0, as above)."""
     joints = flat_net(20)
     graph = structure(joints)
     assert 0 < graph.split[0] < graph.split[1] < len(joints) and len(graph.merge)
     assert structure(flat_net(8)).split[1] == 0
     assert structure(random_joints(40, chain_edges(40))).split[1] == 0
-    previous, state = numba.get_num_threads(), RNG.bit_generator.state
+    state = RNG.bit_generator.state
     try:
-        runs = {}
-        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
-            numba.set_num_threads(threads)
-            RNG.bit_generator.state = np.random.default_rng(11).bit_generator.state
-            runs[threads] = solve_both(joints, again=True)
+        RNG.bit_generator.state = np.random.default_rng(11).bit_generator.state
+        (kept, fresh, dense), (sparse, first_dense, condition) = solve_both(joints, again=True)
     finally:
-        numba.set_num_threads(previous)
         RNG.bit_generator.state = state     # (the module's later tests draw as they would without this one)
-    (kept, fresh, dense), (sparse, first_dense, condition) = runs[1]
     assert np.abs(sparse - first_dense).max() <= 1e-14 * condition * np.abs(first_dense).max(), condition
     assert np.array_equal(kept, fresh)
     assert np.abs(kept - dense).max() <= 1e-14 * condition * np.abs(dense).max(), condition
-    for one, other in zip(runs[1][0] + runs[1][1][:1], runs[max(runs)][0] + runs[max(runs)][1][:1]):
-        assert np.array_equal(one, other)
 
 
-def test_the_two_thread_assembly_gives_the_bits_of_one(monkeypatch):
-    """`assemble` on a graph with halves (its terms sorted by the thread that writes their block)
+def test_the_halves_assembly_gives_the_bits_of_one_piece(monkeypatch):
+    """`assemble` on a graph with halves (its terms sorted by the half that writes their block)
     gives the blocks, bit for bit, of the one-piece graph's assembly (the same blocks at the same
     offsets: the halves' copies lie past them), and the same diagonal scale."""
     import physics.constraints.joint_graph as joint_graph
@@ -299,73 +289,3 @@ def test_too_many_joints_on_one_body_are_refused_before_anything_is_allocated():
     tracemalloc.stop()
     assert "\n" not in str(info.value) and f"{JOINT_CLIQUE_COST_MAX:.3g}" in str(info.value)
     assert time.monotonic() - started < 30 and peak < 256 * 2**20
-
-
-def test_a_large_net_steps_to_the_same_bits_on_one_thread_as_on_two(tmp_path):
-    """The whole of RATTLE's step on a 16 × 16 net (make_scenes.py net --side 16), whose joint graph
-    has halves: the assembly, the factorizations and the substitutions in two halves give the state
-    hash of one thread after ten steps (tolerance 0)."""
-    import subprocess
-    import sys
-
-    import numba
-
-    from physics.pipeline.simulation import Simulation
-    scenes = Path(__file__).resolve().parent.parent / "assets" / "scenes"
-    path = tmp_path / "net.toml"
-    subprocess.run([sys.executable, str(scenes / "make_scenes.py"), "net", "--side", "16", "--out", str(path)],
-                   check=True, capture_output=True)
-    from physics.core.threads import fixed_threads
-    previous = numba.get_num_threads()
-    hashes = {}
-    try:
-        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
-            numba.set_num_threads(threads)
-            with fixed_threads(threads):     # (the projections' thread choice held to this count)
-                sim = Simulation.from_file(path)
-                sim.step(10)
-                hashes[threads] = sim.state_hash()
-    finally:
-        numba.set_num_threads(previous)
-    assert len(set(hashes.values())) == 1, hashes
-
-
-_FROM_CACHE = r"""
-import sys
-import numpy as np
-sys.path.insert(0, sys.argv[1])
-from test_joint_graph import flat_net
-from physics.constraints.joint_graph import assemble, empty_factors, factor_and_solve, solve_factored, structure
-from physics.constraints.joints import ROWS_PER_JOINT
-joints = flat_net(20)
-graph = structure(joints)
-J = len(joints)
-rng = np.random.default_rng(0)
-jacobian = rng.normal(size=(J, ROWS_PER_JOINT, 2, 6))
-taken = np.zeros((J, ROWS_PER_JOINT), bool)
-for j in range(J):
-    taken[j, graph.slots[j, :graph.size[j]]] = True
-factors = empty_factors(graph)
-rhs = rng.normal(size=(J, ROWS_PER_JOINT)) * taken
-assemble(graph, jacobian, jacobian + 0.1, taken, factors.storage)
-again = rhs.copy()
-assert factor_and_solve(graph, factors, rhs) and solve_factored(graph, factors, again)
-import hashlib
-print(sum(factor_and_solve.stats.cache_hits.values()), hashlib.sha256(rhs.tobytes() + again.tobytes()).hexdigest())
-"""
-
-
-def test_the_halves_run_from_a_cache_another_process_wrote(tmp_path):
-    """numba's parallel regions called from cached kernels are known to crash where another process
-    wrote the cache (numba issues 8578 and 10128). A process that compiles the factorization into a
-    fresh cache and a second that loads it from there both run the halves, to the same bits."""
-    import os
-    import subprocess
-    import sys
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
-    runs = [subprocess.run([sys.executable, "-c", _FROM_CACHE, str(Path(__file__).parent)], env=env,
-                           capture_output=True, text=True, timeout=600) for _ in range(2)]
-    for run in runs:
-        assert run.returncode == 0, run.stderr[-2000:]
-    (compiled, first), (loaded, second) = (run.stdout.split() for run in runs)
-    assert compiled == "0" and loaded == "1" and first == second

@@ -138,22 +138,3 @@ def test_the_4096_box_heap_is_the_same_bits_on_one_thread_two_and_chosen(tmp_pat
         split.append(len(sim.contacts()[0]) >= 4 * PARALLEL_MIN)
     assert all(split)
     assert hashes[0] == hashes[1] == hashes[2]
-
-
-def test_work_known_only_after_the_call_is_what_the_cost_is_per():
-    """A projection's work is known after it ran (its iterations): `rows` as a function, called
-    after the call. Calls of very different sizes then compare by cost per unit of work: two
-    threads at 3/4 of one's cost a unit are kept though the calls on one thread were the small ones."""
-    most = numba.get_num_threads()
-    machine = Machine({1: 1.0, most: 0.75})
-    choice = ThreadChoice(clock=machine.clock)
-    sizes = []
-
-    def project():
-        size = 10 if numba.get_num_threads() == 1 else 1000     # one thread given only the cheap calls
-        sizes.append(size)
-        return machine.solve(size)
-
-    for _ in range(200):
-        choice.run(lambda: sizes[-1], project)
-    assert choice.current == most

@@ -25,20 +25,20 @@ substitutions alone (`solve_factored`: RATTLE's chord steps). Most of a factoriz
 net is the Schur updates Γ_il −= Γ_ik Γ_kl, a product over contiguous columns where all the blocks are
 ball joints' 3 × 3 (`_ball_updates`).
 
-Two halves at once. A nested dissection's top level splits the joints into a left half, a right
-half and the joints that cross between them; no left joint shares a body with a right one, so the
-halves' eliminations touch different blocks except those between two crossing joints, which both
-update. Where each half holds at least HALF_UPDATES_MIN Schur updates (a net of about 14 × 14 and
-up), the structure sends the right half's updates of those blocks to copies past the storage's
-end (`JointGraph.merge`), and the assembly, the factorization and both substitutions run the two
-halves on two threads, one per core (`_assemble_halves`, `_factor_halves`, `_solve_halves`),
-adding the copies in before the crossing joints are eliminated. No float is written by both, and
-every sum is formed in one order whatever the thread count: the bits are the same on one thread or
-two. On the 32 × 32 net a factorization takes 53 % of one thread's time, its assembly 52 % and a
-substitution 55 % (the crossing joints' part and the joins stay serial). RATTLE's evaluations of
-the poses and rows stay on one thread: in halves they took a tenth off the net's projection, but
-the parallel regions around the joints' geometry, linked into every projection kernel, cost the
-cold warm-up a sixth more compile (232 s of CPU against 203).
+Two halves. A nested dissection's top level splits the joints into a left half, a right half and
+the joints that cross between them; no left joint shares a body with a right one, so the halves'
+eliminations touch different blocks except those between two crossing joints, which both update.
+Where each half holds at least HALF_UPDATES_MIN Schur updates (a net of about 14 × 14 and up), the
+structure sends the right half's updates of those blocks to copies past the storage's end
+(`JointGraph.merge`), and the assembly, the factorization and both substitutions take the halves
+one after the other (`_assemble_halves`, `_factor_halves`, `_solve_halves`), adding the copies in
+before the crossing joints are eliminated: no float is written by both halves, so each could run on
+a core of its own with the same bits. They do not, because numba's parallel regions cannot live
+here: these kernels are linked into RATTLE's projection kernels, and a kernel compiled in a process
+that loaded such a region from the cache, once cached itself, crashed the next process that called
+it (numba issues 8578 and 10128; a projection compiled after an edit of `physics.constraints.rattle`
+alone, then a chain stepped from that cache). On two threads the 32 × 32 net's step took about a
+third less time (`physics.core.compiled`, "Parallel regions only where Python calls them").
 
 Each block is one joint's rows (a ball joint 3, a hinge 5 or 6 with its limit): the diagonal
 block is solved by Gaussian elimination with partial pivoting inside the block, which needs no
@@ -59,7 +59,6 @@ import heapq
 from typing import NamedTuple
 
 import numpy as np
-from numba import prange
 
 from physics.core.compiled import kernel
 from physics.constraints.joints import ROWS_PER_JOINT, SPRING, joint_geometry, joint_geometry_arrays
@@ -90,7 +89,7 @@ class JointGraph(NamedTuple):
     #                             ends (`_factor_halves`); (0, 0): one piece
     merge: np.ndarray           # (M, 3) int64 (block offset, its copy's offset, floats): the crossing
     #                             joints' blocks the right half updates in copies
-    term_half: int              # where `split`: the first term the second thread assembles (`_assemble_halves`)
+    term_half: int              # where `split`: the first term the right half assembles (`_assemble_halves`)
 
 
 class Factors(NamedTuple):
@@ -250,7 +249,7 @@ def _breadth_first(edges):
 
 DISSECTION_LEAF = 8         # joints: a part this small is ordered by minimum degree
 HALF_UPDATES_MIN = 20_000   # Schur updates of each half before a dissected net is factored as two
-                            # halves at once (`_factor_halves`)
+                            # halves (`_factor_halves`)
 
 
 def dissection_order(joints, neighbours):
@@ -335,7 +334,7 @@ def structure(joints):
         updates = lambda later: sum(len(l) ** 2 for l in later)
         if updates(dissected_later) < updates(later):
             order, later, halves = dissected, dissected_later, dissected_halves
-    if halves is not None:      # factored as two halves only where each half's Schur updates repay the threads' join
+    if halves is not None:      # factored as two halves only where each half's Schur updates would repay a join
         ends = np.cumsum(halves)
         parts = (order[:ends[0]], order[ends[0]:ends[1]])
         if min(sum(len(later[j]) ** 2 for j in part) for part in parts) < HALF_UPDATES_MIN:
@@ -365,7 +364,7 @@ def structure(joints):
     if halves is not None:
         # The right half's updates of blocks between two crossing joints go to a copy of those
         # blocks past the storage's end, added in after both halves (`_factor_halves`): the two
-        # halves then write no float in common, and the sums are the same on one thread or two.
+        # halves then write no float in common (the sums would be the same on one thread or two).
         split[:] = np.cumsum(halves)
         crossing = set(order[split[1]:])
         copies = {}
@@ -379,9 +378,9 @@ def structure(joints):
                     update[e] = copies[i, l]
         merge = np.array([(blocks[i, l], copy, size[i] * size[l]) for (i, l), copy in copies.items()],
                          np.int64).reshape(-1, 3)
-        # the assembly's terms by the thread that writes their block's row joint (`_assemble_halves`):
+        # the assembly's terms by the half that writes their block's row joint (`_assemble_halves`):
         # each half's joints, the crossing ones to whichever has fewer terms so far; a stable sort,
-        # so that every block still sums its terms in the order one thread does
+        # so that every block still sums its terms in the order of the one-piece graph
         group = np.zeros(J, np.int64)
         group[order[split[0]:split[1]]] = 1
         per_joint = np.bincount(term[:, 1], minlength=J)
@@ -406,7 +405,7 @@ def assemble(graph, jacobian, weighted, taken, storage):
     """Γ = J M⁻¹ J_dᵀ into `storage` over the taken rows: jacobian J (J, ROWS_PER_JOINT, 2, 6) the
     rows, weighted (same shape) M⁻¹ J_dᵀ per row and side; identity rows for the untaken slots of a
     block and a relative REGULARIZATION on the taken diagonal. Returns the taken diagonal's scale.
-    A graph with halves (`JointGraph.split`) is assembled on two threads (`_assemble_halves`), with
+    A graph with halves (`JointGraph.split`) is assembled half by half (`_assemble_halves`), with
     the same bits."""
     if graph.split[1] > 0:
         _assemble_halves(graph, jacobian, weighted, taken, storage)
@@ -429,16 +428,15 @@ def assemble(graph, jacobian, weighted, taken, storage):
     return scale
 
 
-@kernel(parallel=True, refcounts=False)
+@kernel(refcounts=False)
 def _assemble_halves(graph, jacobian, weighted, taken, storage):
-    """`assemble`'s zeroing and its terms on two threads: each zeroes half the storage, and then
-    (a second region: none writes a term before all is zeroed) assembles the terms of the blocks
-    whose row joint is its own (`structure` sorted `graph.term` so, stably: every block sums its
-    terms in one thread's order, the same bits on any number of threads)."""
+    """`assemble`'s zeroing and its terms in halves: the storage zeroed, then each half assembles
+    the terms of the blocks whose row joint is its own (`structure` sorted `graph.term` so, stably:
+    every block sums its terms in one half's order)."""
     half = (len(storage) + 1) // 2
-    for t in prange(2):
+    for t in range(2):
         _zero(storage, t * half, min(len(storage), (t + 1) * half))
-    for t in prange(2):
+    for t in range(2):
         _assemble_part(graph, jacobian, weighted, taken, storage, t)
 
 
@@ -604,9 +602,9 @@ def factor_and_solve(graph, factors, rhs):
     in, 0 for a zero right-hand side), Γ assembled in `factors.storage` (`assemble`, overwritten by
     its factors). The module docstring's elimination; False if a diagonal block is singular (the
     rows are dependent beyond the regularization's reach). A graph with halves (`JointGraph.split`)
-    is factored two halves at once (`_factor_halves`), then solved by `solve_factored` (whose
-    crossing joints' rows take the left half's updates in place and the right half's as one sum
-    added in: the same bits on any number of threads, and the same as a chord step's)."""
+    is factored half by half (`_factor_halves`), then solved by `solve_factored` (whose crossing
+    joints' rows take the left half's updates in place and the right half's as one sum added in:
+    the same bits as a chord step's)."""
     J = len(graph.size)
     storage, pivot, x, panel = factors.storage, factors.pivot, factors.x, factors.panel
     if graph.split[1] > 0:
@@ -620,16 +618,15 @@ def factor_and_solve(graph, factors, rhs):
     return True
 
 
-@kernel(parallel=True, refcounts=False)
+@kernel(refcounts=False)
 def _factor_halves(graph, storage, pivot, panel, x):
     """Γ's factors in `storage` where the graph has halves (`JointGraph.split`: a nested dissection's
-    top level, whose left and right joints share no body): the two halves eliminated at the same
-    time, one a thread (numba `prange`; on one thread one after the other), each with its own half
-    of `panel`; the right half's updates of the crossing joints' blocks went to copies
-    (`JointGraph.merge`), which are then added in, and the crossing joints eliminated last. Every
-    sum is the same on any number of threads. False if a diagonal block is singular."""
+    top level, whose left and right joints share no body): the two halves eliminated one after the
+    other, each with its own half of `panel`; the right half's updates of the crossing joints'
+    blocks went to copies (`JointGraph.merge`), which are then added in, and the crossing joints
+    eliminated last. False if a diagonal block is singular."""
     half = (len(panel) - 2 - len(graph.size) * ROWS_PER_JOINT) // 2
-    for t in prange(2):
+    for t in range(2):
         _factor_half(graph, storage, pivot, panel, x, half, t)
     if panel[2 * half] == 0.0 or panel[2 * half + 1] == 0.0:
         return False
@@ -708,8 +705,8 @@ def _factor_range(graph, storage, pivot, panel, x, start, stop, forward):
 def solve_factored(graph, factors, rhs):
     """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place with the `factors` `factor_and_solve` left (the
     same Γ, the same taken slots): its forward and back substitutions alone, O(the fill) instead of
-    a factorization (RATTLE's chord steps); on two threads where the graph has halves
-    (`_solve_halves`). True (as factor_and_solve)."""
+    a factorization (RATTLE's chord steps); in halves where the graph has them (`_solve_halves`).
+    True (as factor_and_solve)."""
     J = len(graph.size)
     storage, pivot, x = factors.storage, factors.pivot, factors.x
     if graph.split[1] > 0:
@@ -721,13 +718,12 @@ def solve_factored(graph, factors, rhs):
     return True
 
 
-@kernel(parallel=True, refcounts=False)
+@kernel(refcounts=False)
 def _solve_halves(graph, storage, pivot, x, panel, rhs):
     """`solve_factored` where the graph has halves (`JointGraph.split`): the halves' forward
-    substitutions at the same time, the right half's into the crossing joints' rows going to a copy
-    of x in `panel` (added in after both), the crossing joints' forward and back substitutions,
-    then the halves' back substitutions at the same time (each reads the crossing joints' x, and
-    writes its own joints' only). The same bits on any number of threads."""
+    substitutions, the right half's into the crossing joints' rows going to a copy of x in `panel`
+    (added in after both), the crossing joints' forward and back substitutions, then the halves'
+    back substitutions (each reads the crossing joints' x, and writes its own joints' only)."""
     J = len(graph.size)
     copy = panel[len(panel) - J * ROWS_PER_JOINT:]
     _gathered(graph, rhs, x)
@@ -735,7 +731,7 @@ def _solve_halves(graph, storage, pivot, x, panel, rhs):
         k = graph.order[position]
         for r in range(graph.size[k]):
             copy[k * ROWS_PER_JOINT + r] = 0.0
-    for t in prange(2):
+    for t in range(2):
         _substitute_half(graph, storage, pivot, x, copy, t, True)
     for position in range(graph.split[1], J):
         k = graph.order[position]
@@ -743,7 +739,7 @@ def _solve_halves(graph, storage, pivot, x, panel, rhs):
             x[k * ROWS_PER_JOINT + r] += copy[k * ROWS_PER_JOINT + r]
     _forward_range(graph, storage, pivot, x, x, graph.split[1], J, J)
     _back_range(graph, storage, x, graph.split[1], J)
-    for t in prange(2):
+    for t in range(2):
         _substitute_half(graph, storage, pivot, x, copy, t, False)
     _scattered(graph, x, rhs)
 

@@ -770,7 +770,6 @@ class SceneSolver:
         self.outside_pairs = 0      # candidate pairs with a body outside `prepare`'s `active` (not solved)
         self.body_touch = np.zeros(0, np.int64)     # per body: SUPPORTED | FOREIGN (`touch_flags`)
         self._threads = ThreadChoice()      # the sweeps' thread count, by measurement (physics.core.threads)
-        self._joint_threads = (ThreadChoice(), ThreadChoice())     # … and the joint projections' (positions, velocities)
         self.shape_size = bounding_diameters(self.shapes)     # (S,) in node units (`sunk`)
         self._least_size = float(self.shape_size.min()) if len(self.shape_size) else np.inf
 
@@ -1388,11 +1387,7 @@ class SceneSolver:
         arguments = (self.joints, *step.masses, start.limit_slack is not None, start.terms is not None,
                      start.frame_speed is not None, centre, rotation, momentum, step.h, self.frame_work, out, final,
                      NEVER if abandon is None else abandon)
-        if bodies.graph.split[1] > 0:   # (a graph in halves: on one thread or two, whichever is faster now)
-            units = lambda: len(self.joints) * (1.0 + stats[0] + stats[6])    # its iterations and factorizations
-            dx, dtheta, impulse, self.joint_error = self._joint_threads[0].run(units, bodies.positions, *arguments)
-        else:
-            dx, dtheta, impulse, self.joint_error = bodies.positions(*arguments)
+        dx, dtheta, impulse, self.joint_error = bodies.positions(*arguments)
         # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
         self.joint_left_start_rows = bool(stats[1]) and stats[4] > 0.0     # (not one abandoned at its start)
         self.joint_left_error = stats[4]
@@ -1414,8 +1409,6 @@ class SceneSolver:
         bodies = self._joint_bodies
         arguments = (self.joints, step.masses[0], start.limit_slack is not None, start.terms is not None, centre,
                      rotation, velocity, inverse_inertia, step.h, self.frame_work, out)
-        if bodies.graph.split[1] > 0:   # (as the positions')
-            return self._joint_threads[1].run(len(self.joints), bodies.velocities, *arguments)
         return bodies.velocities(*arguments)
 
     def post_stabilize(self, world, centre, rotation, iterations, shake=True):

@@ -27,12 +27,6 @@ the user waits for), tries the other count now and then, and keeps the faster:
 The counts are 1 and numba's current count (`numba.get_num_threads()`, all cores unless the caller
 set fewer); `fixed_threads(n)` pins the count, for tests and benchmarks that compare counts.
 
-RATTLE's projections on a large net work on two threads too (`physics.constraints.joint_graph`'s
-halves: assembly, factorization, substitutions), joining a few
-times each Newton iteration, and they give the same bits on either count: the solver chooses their
-count the same way, per projection, by wall time per unit of work (a joint times the projection's
-iterations and factorizations, known after the call).
-
 Free bodies need no such choice: a step of many is split into parts that join once, at the end of
 the integrator's pass (`physics.dynamics.integrators.SPLIT_BODIES`), one a core (`cores`), so a core taken
 by another process costs about its part's time, not a wait at every sweep. `fixed_threads` pins
@@ -79,10 +73,8 @@ def cores():
 
 
 class ThreadChoice:
-    """The thread count of one solver's sweeps, or of its joint projections (module docstring).
-    `run(rows, function, *args)` calls function(*args) on the chosen count and learns from its wall
-    time per row. `rows` may be a function of no arguments, called after the call: the work it did,
-    where only the call knows it (a RATTLE projection's iterations)."""
+    """The thread count of one solver's sweeps (module docstring). `run(rows, function, *args)`
+    calls function(*args) on the chosen count and learns from its wall time per row."""
 
     def __init__(self, clock=time.perf_counter):
         self.clock = clock          # seconds (tests give a clock of their own)
@@ -95,7 +87,7 @@ class ThreadChoice:
         most = numba.get_num_threads()
         if _fixed is not None:
             return self._on(_fixed, function, args, kwargs, self.clock)[0]
-        if most < 2 or (not callable(rows) and rows <= 0):
+        if most < 2 or rows <= 0:
             return function(*args, **kwargs)
         if self.current not in (1, most):
             self.current = most
@@ -105,7 +97,7 @@ class ThreadChoice:
         n = other if trying else self.current
         first = n not in self.cost
         result, seconds = self._on(n, function, args, kwargs, self.clock)
-        cost = seconds / max(rows() if callable(rows) else rows, 1)
+        cost = seconds / max(rows, 1)
         if n == self.current and not first:
             self.cost[n] += WEIGHT * (cost - self.cost[n])
         else:
