@@ -5,7 +5,6 @@ Each case builds joints between random bodies at random poses, random rows J and
 (so that Γ = J Wᵀ is nonsymmetric, as RATTLE's J(q_k) M₀⁻¹ J₀ᵀ is, yet well conditioned), leaves
 about one slot in ten untaken, and solves Γ μ = r both ways.
 """
-
 import numpy as np
 import pytest
 
@@ -166,22 +165,18 @@ def test_the_load_layout_places_the_bodies_as_they_were_loaded_up_to_a_rigid_mot
     assert np.abs(distances(layout) - distances(centre)).max() < 1e-12
 
 
-def flat_net(side):
-    """A `side` × `side` net of ball joints laid flat, hung by two corners."""
-    edges = grid_edges(side)
-    centre = np.array([(i * 0.3, k * 0.3, 0.0) for i in range(side) for k in range(side)])
-    rotation = np.broadcast_to(np.eye(3), (side * side, 3, 3)).copy()
-    anchor = np.array([(centre[max(a, 0)] + centre[b]) / 2 if a >= 0 else centre[b] for a, b in edges])
-    return Joints.from_world(np.full(len(edges), BALL), np.array(edges), anchor, np.tile([0, 0, 1.0], (len(edges), 1)),
-                             centre, rotation)
-
-
 def test_a_net_is_dissected_with_less_fill_than_minimum_degree_and_still_solves_what_numpy_solves():
     """On a 16 × 16 net laid flat, nested dissection across the layout needs fewer Schur updates
     than minimum degree (counted: at least 1.4 times fewer; at 32 × 32 it is 2.2), `structure`
     keeps it, and the dissected elimination solves Γ μ = r as numpy does (the first test's bound)."""
-    joints = flat_net(16)
-    neighbours = [set() for _ in range(len(joints))]
+    side = 16
+    edges = grid_edges(side)
+    centre = np.array([(i * 0.3, k * 0.3, 0.0) for i in range(side) for k in range(side)])
+    rotation = np.broadcast_to(np.eye(3), (side * side, 3, 3)).copy()
+    anchor = np.array([(centre[max(a, 0)] + centre[b]) / 2 if a >= 0 else centre[b] for a, b in edges])
+    joints = Joints.from_world(np.full(len(edges), BALL), np.array(edges), anchor, np.tile([0, 0, 1.0], (len(edges), 1)),
+                               centre, rotation)
+    neighbours = [set() for _ in edges]
     for j, l in shared_pairs(joints):
         neighbours[j].add(l)
         neighbours[l].add(j)
@@ -192,46 +187,6 @@ def test_a_net_is_dissected_with_less_fill_than_minimum_degree_and_still_solves_
     assert len(structure(joints).update) == dissected
     sparse, dense, condition = solve_both(joints)
     assert np.abs(sparse - dense).max() <= 1e-14 * condition * np.abs(dense).max(), condition
-
-
-def test_a_large_net_is_factored_as_two_halves():
-    """A 20 × 20 net's dissection has halves (`JointGraph.split`); small nets and trees are one
-    piece. Its two-halves factorization (the right half's updates of the crossing joints' blocks
-    added in after both) solves Γ μ = r as numpy does (the first test's bound), and the kept factors
-    solve a second right-hand side as a new factorization does (tolerance 0, as above)."""
-    joints = flat_net(20)
-    graph = structure(joints)
-    assert 0 < graph.split[0] < graph.split[1] < len(joints) and len(graph.merge)
-    assert structure(flat_net(8)).split[1] == 0
-    assert structure(random_joints(40, chain_edges(40))).split[1] == 0
-    state = RNG.bit_generator.state
-    try:
-        RNG.bit_generator.state = np.random.default_rng(11).bit_generator.state
-        (kept, fresh, dense), (sparse, first_dense, condition) = solve_both(joints, again=True)
-    finally:
-        RNG.bit_generator.state = state     # (the module's later tests draw as they would without this one)
-    assert np.abs(sparse - first_dense).max() <= 1e-14 * condition * np.abs(first_dense).max(), condition
-    assert np.array_equal(kept, fresh)
-    assert np.abs(kept - dense).max() <= 1e-14 * condition * np.abs(dense).max(), condition
-
-
-def test_the_halves_assembly_gives_the_bits_of_one_piece(monkeypatch):
-    """`assemble` on a graph with halves (its terms sorted by the half that writes their block)
-    gives the blocks, bit for bit, of the one-piece graph's assembly (the same blocks at the same
-    offsets: the halves' copies lie past them), and the same diagonal scale."""
-    import physics.constraints.joint_graph as joint_graph
-    joints = flat_net(20)
-    split = structure(joints)
-    monkeypatch.setattr(joint_graph, "HALF_UPDATES_MIN", 10**12)
-    whole = structure(joints)
-    assert split.split[1] > 0 and whole.split[1] == 0 and not np.array_equal(split.term, whole.term)
-    J = len(joints)
-    jacobian = RNG.normal(size=(J, ROWS_PER_JOINT, 2, 6))
-    weighted = jacobian + 0.1 * RNG.normal(size=jacobian.shape)
-    taken = RNG.random((J, ROWS_PER_JOINT)) < 0.9
-    halves, one = np.full(split.values, np.nan), np.full(whole.values, np.nan)
-    assert assemble(split, jacobian, weighted, taken, halves) == assemble(whole, jacobian, weighted, taken, one)
-    assert np.array_equal(halves[:whole.values], one) and not halves[whole.values:].any()
 
 
 def test_a_chains_elimination_grows_linearly_with_its_joints():

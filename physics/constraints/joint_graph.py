@@ -25,20 +25,10 @@ substitutions alone (`solve_factored`: RATTLE's chord steps). Most of a factoriz
 net is the Schur updates Γ_il −= Γ_ik Γ_kl, a product over contiguous columns where all the blocks are
 ball joints' 3 × 3 (`_ball_updates`).
 
-Two halves. A nested dissection's top level splits the joints into a left half, a right half and
-the joints that cross between them; no left joint shares a body with a right one, so the halves'
-eliminations touch different blocks except those between two crossing joints, which both update.
-Where each half holds at least HALF_UPDATES_MIN Schur updates (a net of about 14 × 14 and up), the
-structure sends the right half's updates of those blocks to copies past the storage's end
-(`JointGraph.merge`), and the assembly, the factorization and both substitutions take the halves
-one after the other (`_assemble_halves`, `_factor_halves`, `_solve_halves`), adding the copies in
-before the crossing joints are eliminated: no float is written by both halves, so each could run on
-a core of its own with the same bits. They do not, because numba's parallel regions cannot live
-here: these kernels are linked into RATTLE's projection kernels, and a kernel compiled in a process
-that loaded such a region from the cache, once cached itself, crashed the next process that called
-it (numba issues 8578 and 10128; a projection compiled after an edit of `physics.constraints.rattle`
-alone, then a chain stepped from that cache). On two threads the 32 × 32 net's step took about a
-third less time (`physics.core.compiled`, "Parallel regions only where Python calls them").
+One thread. A nested dissection's two halves share no body, and each could be eliminated on a core
+of its own (the 32 × 32 net's step took about a third less time on two), but these kernels are
+linked into RATTLE's projection kernels, where numba's parallel regions crash a process that
+loads a projection compiled around a region that came from the cache (`physics.core.compiled`, 8).
 
 Each block is one joint's rows (a ball joint 3, a hinge 5 or 6 with its limit): the diagonal
 block is solved by Gaussian elimination with partial pivoting inside the block, which needs no
@@ -72,7 +62,6 @@ class JointGraph(NamedTuple):
     slots: np.ndarray           # (J, ROWS_PER_JOINT) int64 slot of the joint's block row r; −1 past its size
     size: np.ndarray            # (J,) int64 the joint's block size m_j
     order: np.ndarray           # (J,) int64 joints in elimination order
-    position: np.ndarray        # (J,) int64 each joint's place in it
     diagonal: np.ndarray        # (J,) int64 offset of block (j, j)
     later_start: np.ndarray     # (J + 1,) int64 joint j's later neighbours in the filled graph:
     later: np.ndarray           # (F,) int64     later[later_start[j]:later_start[j + 1]]
@@ -82,14 +71,8 @@ class JointGraph(NamedTuple):
     update: np.ndarray          # (U,) int64     (i-major), the offset of block (i, l)
     term: np.ndarray            # (T, 5) int64 Γ's assembly: (offset of (j, l), j, side of j, l, side of l)
     #                             for every pair of joint sides on one body, j = l included
-    values: int                 # floats in the block storage (and the right half's copies: `merge`)
-    panel: int                  # floats of `Factors.panel`: 18 × the most later neighbours a joint has;
-    #                             where `split` twice that, the halves' outcomes and a copy of x
-    split: np.ndarray           # (2,) int64 order positions where the left half ends and the right half
-    #                             ends (`_factor_halves`); (0, 0): one piece
-    merge: np.ndarray           # (M, 3) int64 (block offset, its copy's offset, floats): the crossing
-    #                             joints' blocks the right half updates in copies
-    term_half: int              # where `split`: the first term the right half assembles (`_assemble_halves`)
+    values: int                 # floats in the block storage
+    panel: int                  # floats of `Factors.panel`: 18 × the most later neighbours a joint has
 
 
 class Factors(NamedTuple):
@@ -98,8 +81,7 @@ class Factors(NamedTuple):
     storage: np.ndarray         # (values,) Γ's blocks (`assemble`), then their LU factors
     pivot: np.ndarray           # (J, ROWS_PER_JOINT) int64 each diagonal block's row swaps
     x: np.ndarray               # (J * ROWS_PER_JOINT,) the right-hand side by block row (`_gathered`)
-    panel: np.ndarray           # (graph.panel,) a ball joint's Schur updates, gathered (`_ball_updates`);
-    #                             with halves: each half's such scratch, their outcomes and a copy of x
+    panel: np.ndarray           # (graph.panel,) a ball joint's Schur updates, gathered (`_ball_updates`)
 
 
 def empty_factors(graph):
@@ -248,8 +230,6 @@ def _breadth_first(edges):
 
 
 DISSECTION_LEAF = 8         # joints: a part this small is ordered by minimum degree
-HALF_UPDATES_MIN = 20_000   # Schur updates of each half before a dissected net is factored as two
-                            # halves (`_factor_halves`)
 
 
 def dissection_order(joints, neighbours):
@@ -259,20 +239,13 @@ def dissection_order(joints, neighbours):
     joint on the left shares no body with one on the right), so those are ordered first, each half
     recursively, and the crossing joints last. On a net its fill grows as n log n where minimum
     degree's grows faster; `structure` keeps whichever order needs fewer Schur updates."""
-    return _dissected(joints, neighbours)[0]
-
-
-def _dissected(joints, neighbours):
-    """(`dissection_order`, the top split's halves as their counts of joints (left, right), or None
-    where the whole graph was ordered by minimum degree): the order is left's, right's, then the
-    crossing joints'."""
     layout = load_layout(joints)
     moving = [[int(b) for b in joints.body[j] if b >= 0] for j in range(len(joints))]
 
     def by_minimum_degree(nodes):
         inside = {node: i for i, node in enumerate(nodes)}
         order, _ = minimum_degree_order([{inside[l] for l in neighbours[j] if l in inside} for j in nodes])
-        return [nodes[i] for i in order], None
+        return [nodes[i] for i in order]
 
     def dissect(nodes):
         bodies = sorted({b for j in nodes for b in moving[j]})
@@ -288,7 +261,7 @@ def _dissected(joints, neighbours):
             parts[0 if all(sides) else 1 if not any(sides) else 2].append(j)
         if not parts[0] or not parts[1]:
             return by_minimum_degree(nodes)
-        return dissect(parts[0])[0] + dissect(parts[1])[0] + parts[2], (len(parts[0]), len(parts[1]))
+        return dissect(parts[0]) + dissect(parts[1]) + parts[2]
 
     return dissect(list(range(len(joints))))
 
@@ -324,21 +297,16 @@ def structure(joints):
     for sides in on_body.values():
         for j, _ in sides:
             neighbours[j].update(l for l, _ in sides if l != j)
-    order, halves = tree_order(joints), None
+    order = tree_order(joints)
     if order is not None:
         later = filled([set(n) for n in neighbours], order)
     else:
         order, later = minimum_degree_order([set(n) for n in neighbours])
-        dissected, dissected_halves = _dissected(joints, neighbours)
+        dissected = dissection_order(joints, neighbours)
         dissected_later = filled([set(n) for n in neighbours], dissected)
         updates = lambda later: sum(len(l) ** 2 for l in later)
         if updates(dissected_later) < updates(later):
-            order, later, halves = dissected, dissected_later, dissected_halves
-    if halves is not None:      # factored as two halves only where each half's Schur updates would repay a join
-        ends = np.cumsum(halves)
-        parts = (order[:ends[0]], order[ends[0]:ends[1]])
-        if min(sum(len(later[j]) ** 2 for j in part) for part in parts) < HALF_UPDATES_MIN:
-            halves = None
+            order, later = dissected, dissected_later
     offset, blocks = 0, {}
 
     def block(j, l):
@@ -360,106 +328,17 @@ def structure(joints):
     term = np.array([(block(j, l), j, sj, l, sl) for sides in on_body.values() for j, sj in sides for l, sl in sides],
                     np.int64).reshape(-1, 5)
     panel = PANEL_FLOATS * max((len(l) for l in later), default=0)
-    split, merge = np.zeros(2, np.int64), np.zeros((0, 3), np.int64)
-    if halves is not None:
-        # The right half's updates of blocks between two crossing joints go to a copy of those
-        # blocks past the storage's end, added in after both halves (`_factor_halves`): the two
-        # halves then write no float in common (the sums would be the same on one thread or two).
-        split[:] = np.cumsum(halves)
-        crossing = set(order[split[1]:])
-        copies = {}
-        for j in order[split[0]:split[1]]:
-            for e in range(update_start[j], update_start[j + 1]):
-                i, l = later[j][(e - update_start[j]) // len(later[j])], later[j][(e - update_start[j]) % len(later[j])]
-                if i in crossing and l in crossing:
-                    if (i, l) not in copies:
-                        copies[i, l] = offset
-                        offset += int(size[i] * size[l])
-                    update[e] = copies[i, l]
-        merge = np.array([(blocks[i, l], copy, size[i] * size[l]) for (i, l), copy in copies.items()],
-                         np.int64).reshape(-1, 3)
-        # the assembly's terms by the half that writes their block's row joint (`_assemble_halves`):
-        # each half's joints, the crossing ones to whichever has fewer terms so far; a stable sort,
-        # so that every block still sums its terms in the order of the one-piece graph
-        group = np.zeros(J, np.int64)
-        group[order[split[0]:split[1]]] = 1
-        per_joint = np.bincount(term[:, 1], minlength=J)
-        counts = [int(per_joint[order[:split[0]]].sum()), int(per_joint[order[split[0]:split[1]]].sum())]
-        for j in order[split[1]:]:
-            group[j] = 0 if counts[0] <= counts[1] else 1
-            counts[group[j]] += int(per_joint[j])
-        term = term[np.argsort(group[term[:, 1]], kind="stable")]
-        term_half = int(np.count_nonzero(group[term[:, 1]] == 0))
-        # the right half's forward substitution into the crossing joints' rows goes to a copy of x
-        panel = 2 * panel + 2 + J * ROWS_PER_JOINT
-    else:
-        term_half = 0
-    position = np.empty(J, np.int64)
-    position[np.array(order, np.int64)] = np.arange(J)
-    return JointGraph(slots, size, np.array(order, np.int64), position, diagonal, later_start, flat_later, block_jl, block_lj,
-                      update_start, update, term, offset, panel, split, merge, term_half)
+    return JointGraph(slots, size, np.array(order, np.int64), diagonal, later_start, flat_later, block_jl, block_lj,
+                      update_start, update, term, offset, panel)
 
 
 @kernel(refcounts=False)
 def assemble(graph, jacobian, weighted, taken, storage):
     """Γ = J M⁻¹ J_dᵀ into `storage` over the taken rows: jacobian J (J, ROWS_PER_JOINT, 2, 6) the
     rows, weighted (same shape) M⁻¹ J_dᵀ per row and side; identity rows for the untaken slots of a
-    block and a relative REGULARIZATION on the taken diagonal. Returns the taken diagonal's scale.
-    A graph with halves (`JointGraph.split`) is assembled half by half (`_assemble_halves`), with
-    the same bits."""
-    if graph.split[1] > 0:
-        _assemble_halves(graph, jacobian, weighted, taken, storage)
-    else:
-        storage[:] = 0.0
-        _assemble_terms(graph, jacobian, weighted, taken, storage, 0, graph.term.shape[0])
-    scale = 0.0
-    for j in range(len(graph.size)):
-        m = graph.size[j]
-        for r in range(m):
-            if taken[j, graph.slots[j, r]]:
-                scale = max(scale, abs(storage[graph.diagonal[j] + r * m + r]))
-    for j in range(len(graph.size)):
-        m = graph.size[j]
-        for r in range(m):
-            if taken[j, graph.slots[j, r]]:
-                storage[graph.diagonal[j] + r * m + r] += REGULARIZATION * scale
-            else:
-                storage[graph.diagonal[j] + r * m + r] = 1.0
-    return scale
-
-
-@kernel(refcounts=False)
-def _assemble_halves(graph, jacobian, weighted, taken, storage):
-    """`assemble`'s zeroing and its terms in halves: the storage zeroed, then each half assembles
-    the terms of the blocks whose row joint is its own (`structure` sorted `graph.term` so, stably:
-    every block sums its terms in one half's order)."""
-    half = (len(storage) + 1) // 2
-    for t in range(2):
-        _zero(storage, t * half, min(len(storage), (t + 1) * half))
-    for t in range(2):
-        _assemble_part(graph, jacobian, weighted, taken, storage, t)
-
-
-@kernel(refcounts=False)
-def _zero(storage, start, stop):
-    """storage[start:stop] = 0 (a parallel region's body: `_assemble_halves`)."""
-    for i in range(start, stop):
-        storage[i] = 0.0
-
-
-@kernel(refcounts=False)
-def _assemble_part(graph, jacobian, weighted, taken, storage, t):
-    """Thread t's terms of `_assemble_halves`."""
-    if t == 0:
-        _assemble_terms(graph, jacobian, weighted, taken, storage, 0, graph.term_half)
-    else:
-        _assemble_terms(graph, jacobian, weighted, taken, storage, graph.term_half, graph.term.shape[0])
-
-
-@kernel(refcounts=False)
-def _assemble_terms(graph, jacobian, weighted, taken, storage, start, stop):
-    """The terms graph.term[start:stop] of `assemble` added into their blocks."""
-    for t in range(start, stop):
+    block and a relative REGULARIZATION on the taken diagonal. Returns the taken diagonal's scale."""
+    storage[:] = 0.0
+    for t in range(graph.term.shape[0]):
         base, j, sj, l, sl = graph.term[t, 0], graph.term[t, 1], graph.term[t, 2], graph.term[t, 3], graph.term[t, 4]
         m_l = graph.size[l]
         for r in range(graph.size[j]):
@@ -476,6 +355,20 @@ def _assemble_terms(graph, jacobian, weighted, taken, storage, start, stop):
                 for i in range(6):
                     total += row[i] * w[i]
                 storage[base + r * m_l + c] += total
+    scale = 0.0
+    for j in range(len(graph.size)):
+        m = graph.size[j]
+        for r in range(m):
+            if taken[j, graph.slots[j, r]]:
+                scale = max(scale, abs(storage[graph.diagonal[j] + r * m + r]))
+    for j in range(len(graph.size)):
+        m = graph.size[j]
+        for r in range(m):
+            if taken[j, graph.slots[j, r]]:
+                storage[graph.diagonal[j] + r * m + r] += REGULARIZATION * scale
+            else:
+                storage[graph.diagonal[j] + r * m + r] = 1.0
+    return scale
 
 
 @kernel(inline=True)
@@ -534,11 +427,11 @@ def _lu_solve(storage, base, m, pivot, x, x_base, stride, columns):
 
 
 @kernel(refcounts=False)
-def _ball_updates(graph, storage, pivot, panel, x, k, forward):
+def _ball_updates(graph, storage, pivot, panel, x, k):
     """Row k of the elimination where ball joint k and its later neighbours are all ball joints
     (3 × 3 blocks: a net's, a chain's): Γ_kl ← P⁻¹ Γ_kl (P = Γ_kk's LU factors, `pivot` its swaps),
     then Γ_il −= Γ_ik Γ_kl for every pair i, l of them, most of a factorization's time on a net,
-    and, where `forward`, x_i −= Γ_ik x_k (x_k solved already).
+    and x_i −= Γ_ik x_k (x_k solved already).
     Row k's blocks are gathered into `panel` as they are solved and each Γ_ik is loaded once; every
     operation is the general loops' (`_lu_solve`, the Schur update's sum from 0.0) in their order:
     the same bits, the sign of a zero included."""
@@ -567,17 +460,16 @@ def _ball_updates(graph, storage, pivot, panel, x, k, forward):
             storage[kl + c], storage[kl + 3 + c], storage[kl + 6 + c] = v0, v1, v2
             panel[9 * f + c], panel[9 * f + 3 + c], panel[9 * f + 6 + c] = v0, v1, v2
     u = graph.update_start[k]
-    x0, x1, x2 = (x[k * ROWS_PER_JOINT], x[k * ROWS_PER_JOINT + 1], x[k * ROWS_PER_JOINT + 2]) if forward else (0.0, 0.0, 0.0)
+    x0, x1, x2 = x[k * ROWS_PER_JOINT], x[k * ROWS_PER_JOINT + 1], x[k * ROWS_PER_JOINT + 2]
     for e in range(d):
         ik = graph.block_lj[first + e]
         a00, a01, a02 = storage[ik], storage[ik + 1], storage[ik + 2]
         a10, a11, a12 = storage[ik + 3], storage[ik + 4], storage[ik + 5]
         a20, a21, a22 = storage[ik + 6], storage[ik + 7], storage[ik + 8]
-        if forward:
-            i = graph.later[first + e] * ROWS_PER_JOINT
-            x[i] -= 0.0 + a00 * x0 + a01 * x1 + a02 * x2
-            x[i + 1] -= 0.0 + a10 * x0 + a11 * x1 + a12 * x2
-            x[i + 2] -= 0.0 + a20 * x0 + a21 * x1 + a22 * x2
+        i = graph.later[first + e] * ROWS_PER_JOINT
+        x[i] -= 0.0 + a00 * x0 + a01 * x1 + a02 * x2
+        x[i + 1] -= 0.0 + a10 * x0 + a11 * x1 + a12 * x2
+        x[i + 2] -= 0.0 + a20 * x0 + a21 * x1 + a22 * x2
         for f in range(d):
             il = graph.update[u]
             u += 1
@@ -601,71 +493,24 @@ def factor_and_solve(graph, factors, rhs):
     """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place, slot-indexed (untaken slots come out as they went
     in, 0 for a zero right-hand side), Γ assembled in `factors.storage` (`assemble`, overwritten by
     its factors). The module docstring's elimination; False if a diagonal block is singular (the
-    rows are dependent beyond the regularization's reach). A graph with halves (`JointGraph.split`)
-    is factored half by half (`_factor_halves`), then solved by `solve_factored` (whose crossing
-    joints' rows take the left half's updates in place and the right half's as one sum added in:
-    the same bits as a chord step's)."""
+    rows are dependent beyond the regularization's reach)."""
     J = len(graph.size)
     storage, pivot, x, panel = factors.storage, factors.pivot, factors.x, factors.panel
-    if graph.split[1] > 0:
-        if not _factor_halves(graph, storage, pivot, panel, x):
-            return False
-        return solve_factored(graph, factors, rhs)
     _gathered(graph, rhs, x)
-    if not _factor_range(graph, storage, pivot, panel, x, 0, J, True):
-        return False
-    _back_substitute(graph, storage, x, rhs)
-    return True
-
-
-@kernel(refcounts=False)
-def _factor_halves(graph, storage, pivot, panel, x):
-    """Γ's factors in `storage` where the graph has halves (`JointGraph.split`: a nested dissection's
-    top level, whose left and right joints share no body): the two halves eliminated one after the
-    other, each with its own half of `panel`; the right half's updates of the crossing joints'
-    blocks went to copies (`JointGraph.merge`), which are then added in, and the crossing joints
-    eliminated last. False if a diagonal block is singular."""
-    half = (len(panel) - 2 - len(graph.size) * ROWS_PER_JOINT) // 2
-    for t in range(2):
-        _factor_half(graph, storage, pivot, panel, x, half, t)
-    if panel[2 * half] == 0.0 or panel[2 * half + 1] == 0.0:
-        return False
-    for m in range(graph.merge.shape[0]):
-        main, copy = graph.merge[m, 0], graph.merge[m, 1]
-        for e in range(graph.merge[m, 2]):
-            storage[main + e] += storage[copy + e]
-    return _factor_range(graph, storage, pivot, panel[:half], x, graph.split[1], len(graph.size), False)
-
-
-@kernel(refcounts=False)
-def _factor_half(graph, storage, pivot, panel, x, half, t):
-    """Half t (0 left, 1 right) of `_factor_halves`, with panel[t * half:(t + 1) * half] for scratch;
-    its outcome (1.0 factored, 0.0 a singular block) in panel[2 * half + t]. A kernel of its own,
-    so that the parallel region's body is this one call (`physics.constraints.gauss_seidel._sweep_part`)."""
-    start = 0 if t == 0 else graph.split[0]
-    done = _factor_range(graph, storage, pivot, panel[t * half:(t + 1) * half], x, start, graph.split[t], False)
-    panel[2 * half + t] = 1.0 if done else 0.0
-
-
-@kernel(refcounts=False)
-def _factor_range(graph, storage, pivot, panel, x, start, stop, forward):
-    """The elimination of the joints at order positions [start, stop) (the module docstring's first
-    loop), and where `forward` the right-hand side x's with it; False if a diagonal block is singular."""
-    for position in range(start, stop):
+    for position in range(J):
         k = graph.order[position]
         m = graph.size[k]
         if m == 0:
             continue
         if not _lu_factor(storage, graph.diagonal[k], m, pivot[k]):
             return False
-        if forward:
-            _lu_solve(storage, graph.diagonal[k], m, pivot[k], x, k * ROWS_PER_JOINT, 1, 1)
+        _lu_solve(storage, graph.diagonal[k], m, pivot[k], x, k * ROWS_PER_JOINT, 1, 1)
         first, last = graph.later_start[k], graph.later_start[k + 1]
         balls = m == 3
         for e in range(first, last):
             balls = balls and graph.size[graph.later[e]] == 3
         if balls:       # a ball joint among ball joints (a net's, a chain's): its own loops
-            _ball_updates(graph, storage, pivot[k], panel, x, k, forward)
+            _ball_updates(graph, storage, pivot[k], panel, x, k)
             continue
         for e in range(first, last):                 # Γ_kl ← P⁻¹ Γ_kl
             l = graph.later[e]
@@ -692,12 +537,12 @@ def _factor_range(graph, storage, pivot, panel, x, start, stop, forward):
                             panel[c] += a * storage[kl + q * m_l + c]
                     for c in range(m_l):
                         storage[il + r * m_l + c] -= panel[c]
-            if forward:
-                for r in range(m_i):
-                    s = 0.0
-                    for q in range(m):
-                        s += storage[ik + r * m + q] * x[k * ROWS_PER_JOINT + q]
-                    x[i * ROWS_PER_JOINT + r] -= s
+            for r in range(m_i):
+                s = 0.0
+                for q in range(m):
+                    s += storage[ik + r * m + q] * x[k * ROWS_PER_JOINT + q]
+                x[i * ROWS_PER_JOINT + r] -= s
+    _back_substitute(graph, storage, x, rhs)
     return True
 
 
@@ -705,63 +550,11 @@ def _factor_range(graph, storage, pivot, panel, x, start, stop, forward):
 def solve_factored(graph, factors, rhs):
     """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place with the `factors` `factor_and_solve` left (the
     same Γ, the same taken slots): its forward and back substitutions alone, O(the fill) instead of
-    a factorization (RATTLE's chord steps); in halves where the graph has them (`_solve_halves`).
-    True (as factor_and_solve)."""
+    a factorization (RATTLE's chord steps). True (as factor_and_solve)."""
     J = len(graph.size)
     storage, pivot, x = factors.storage, factors.pivot, factors.x
-    if graph.split[1] > 0:
-        _solve_halves(graph, storage, pivot, x, factors.panel, rhs)
-        return True
     _gathered(graph, rhs, x)
-    _forward_range(graph, storage, pivot, x, x, 0, J, J)
-    _back_substitute(graph, storage, x, rhs)
-    return True
-
-
-@kernel(refcounts=False)
-def _solve_halves(graph, storage, pivot, x, panel, rhs):
-    """`solve_factored` where the graph has halves (`JointGraph.split`): the halves' forward
-    substitutions, the right half's into the crossing joints' rows going to a copy of x in `panel`
-    (added in after both), the crossing joints' forward and back substitutions, then the halves'
-    back substitutions (each reads the crossing joints' x, and writes its own joints' only)."""
-    J = len(graph.size)
-    copy = panel[len(panel) - J * ROWS_PER_JOINT:]
-    _gathered(graph, rhs, x)
-    for position in range(graph.split[1], J):
-        k = graph.order[position]
-        for r in range(graph.size[k]):
-            copy[k * ROWS_PER_JOINT + r] = 0.0
-    for t in range(2):
-        _substitute_half(graph, storage, pivot, x, copy, t, True)
-    for position in range(graph.split[1], J):
-        k = graph.order[position]
-        for r in range(graph.size[k]):
-            x[k * ROWS_PER_JOINT + r] += copy[k * ROWS_PER_JOINT + r]
-    _forward_range(graph, storage, pivot, x, x, graph.split[1], J, J)
-    _back_range(graph, storage, x, graph.split[1], J)
-    for t in range(2):
-        _substitute_half(graph, storage, pivot, x, copy, t, False)
-    _scattered(graph, x, rhs)
-
-
-@kernel(refcounts=False)
-def _substitute_half(graph, storage, pivot, x, copy, t, forward):
-    """Half t (0 left, 1 right) of `_solve_halves`' forward substitution (the right half's updates
-    of the crossing joints' rows into `copy`), or of its back substitution."""
-    start, stop = (0, graph.split[0]) if t == 0 else (graph.split[0], graph.split[1])
-    if forward:
-        _forward_range(graph, storage, pivot, x, copy, start, stop, len(graph.size) if t == 0 else graph.split[1])
-    else:
-        _back_range(graph, storage, x, start, stop)
-
-
-@kernel(refcounts=False)
-def _forward_range(graph, storage, pivot, x, copy, start, stop, crossing):
-    """The forward substitution of the joints at order positions [start, stop): x_k ← P_k⁻¹ x_k,
-    then x_i −= Γ_ik x_k for its later joints i, into `copy` instead for those at positions from
-    `crossing` on (`_solve_halves`' right half; J: none)."""
-    position_of = graph.position
-    for position in range(start, stop):
+    for position in range(J):
         k = graph.order[position]
         m = graph.size[k]
         if m == 0:
@@ -770,18 +563,19 @@ def _forward_range(graph, storage, pivot, x, copy, start, stop, crossing):
         for e in range(graph.later_start[k], graph.later_start[k + 1]):
             i = graph.later[e]
             ik = graph.block_lj[e]
-            out = copy if position_of[i] >= crossing else x
             if m == 3 and graph.size[i] == 3:   # two ball joints': the loop below, unrolled
                 xk, xi = k * ROWS_PER_JOINT, i * ROWS_PER_JOINT
                 x0, x1, x2 = x[xk], x[xk + 1], x[xk + 2]
                 for r in range(3):
-                    out[xi + r] -= 0.0 + storage[ik + 3 * r] * x0 + storage[ik + 3 * r + 1] * x1 + storage[ik + 3 * r + 2] * x2
+                    x[xi + r] -= 0.0 + storage[ik + 3 * r] * x0 + storage[ik + 3 * r + 1] * x1 + storage[ik + 3 * r + 2] * x2
                 continue
             for r in range(graph.size[i]):
                 s = 0.0
                 for q in range(m):
                     s += storage[ik + r * m + q] * x[k * ROWS_PER_JOINT + q]
-                out[i * ROWS_PER_JOINT + r] -= s
+                x[i * ROWS_PER_JOINT + r] -= s
+    _back_substitute(graph, storage, x, rhs)
+    return True
 
 
 @kernel(inline=True)
@@ -797,23 +591,8 @@ def _gathered(graph, rhs, x):
 def _back_substitute(graph, storage, x, rhs):
     """The elimination's back substitution (x by block row, the factors in `storage`), then x
     scattered into `rhs` by slot."""
-    _back_range(graph, storage, x, 0, len(graph.size))
-    _scattered(graph, x, rhs)
-
-
-@kernel(inline=True)
-def _scattered(graph, x, rhs):
-    """rhs (J, ROWS_PER_JOINT) ← x by slot (`_gathered`'s inverse)."""
-    for j in range(len(graph.size)):
-        for r in range(graph.size[j]):
-            rhs[j, graph.slots[j, r]] = x[j * ROWS_PER_JOINT + r]
-
-
-@kernel(refcounts=False)
-def _back_range(graph, storage, x, start, stop):
-    """The back substitution of the joints at order positions [start, stop), last first:
-    x_k −= Σ_l Γ_kl x_l over its later joints l (solved already)."""
-    for position in range(stop - 1, start - 1, -1):
+    J = len(graph.size)
+    for position in range(J - 1, -1, -1):
         k = graph.order[position]
         m = graph.size[k]
         for e in range(graph.later_start[k], graph.later_start[k + 1]):
@@ -831,3 +610,6 @@ def _back_range(graph, storage, x, start, stop):
                 for c in range(m_l):
                     s += storage[kl + r * m_l + c] * x[l * ROWS_PER_JOINT + c]
                 x[k * ROWS_PER_JOINT + r] -= s
+    for j in range(J):
+        for r in range(graph.size[j]):
+            rhs[j, graph.slots[j, r]] = x[j * ROWS_PER_JOINT + r]

@@ -80,11 +80,12 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    of another module links that kernel's region into its own code, and a caller compiled in a
    process that loaded the region from the cache, once cached itself, crashed the next process
    that called it (numba issues 8578 and 10128: the region's functions are named by a counter of
-   the process that compiled them). Measured with the joint graph's two-thread halves: an edit of
-   `physics.constraints.rattle` alone recompiled its projections around the halves loaded from the
-   cache, and the next process's chain died in its first projection. So a parallel kernel is
-   called from Python, or from a kernel of its own module (whose stamp it shares: the two are
-   always compiled in one process); tests/test_compiled.py checks the sources for it.
+   the process that compiled them). Measured with a net's joint graph eliminated in two halves on
+   two threads: an edit of `physics.constraints.rattle` alone recompiled its projections around the
+   halves loaded from the cache, and the next process's chain died in its first projection. So a
+   parallel kernel is called from Python, or from a kernel of its own module (whose stamp it
+   shares: the two are compiled in one process); tests/test_compiled.py checks the sources for it,
+   and the joint graph runs on one thread.
 
 The cache can be filled ahead of need, on both cores, with `python -m physics warmup`
 (physics.tools.warmup).
