@@ -91,8 +91,8 @@ NETS_PROSE = (
     "across the edge, and Newton converges linearly there (its stalls stand within a millionth of a "
     "lever): exact joints meet it in any solver, and a real net hangs with slack. Its attempts whose budget "
     "holds no retry, even with twice the current rows' iterations (`rattle.FINAL_ROWS`), may stop just above "
-    "the retry's standing error (1.3e-5 m against 1e-5) and are halved past the budget: 2.5 times a step's "
-    "sub-steps at worst, over its first second and over 3 s alike (3.5 over 3 s with the shorter count).")
+    "the retry's standing error (1.3e-5 m against 1e-5) and are halved past the budget: twice a step's "
+    "sub-steps at worst over its first second, 2.5 times over 3 s.")
 
 
 def _robot_models():
