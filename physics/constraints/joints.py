@@ -208,6 +208,76 @@ def _dual_rows(c0, c1, c2):
     return solve3(rows, (1.0, 0.0, 0.0)), solve3(rows, (0.0, 1.0, 0.0)), solve3(rows, (0.0, 0.0, 1.0))
 
 
+@kernel(inline=True)
+def _axes_frames(model, j, R_a, R_b, d):
+    """The bases `axes_state` reads a six-axis joint's coordinates from, as tuples (nothing
+    allocated: `joint_geometry` counts no references): (d_a, the slides' local directions s and
+    their dual rows, the hinges' angles θ, their world directions e and dual rows), each a triple
+    (the hinges' zero where it has none)."""
+    ns, nh = model.axis_count[j, 0], model.axis_count[j, 1]
+    d_a = matvec_t(R_a, d)
+    s0 = (model.axes[j, 0, 0], model.axes[j, 0, 1], model.axes[j, 0, 2])
+    s1 = (model.axes[j, 1, 0], model.axes[j, 1, 1], model.axes[j, 1, 2])
+    s2 = (model.axes[j, 2, 0], model.axes[j, 2, 1], model.axes[j, 2, 2])
+    if ns == 1:
+        s1, s2 = basis3(s0)
+    elif ns == 2:
+        s2 = _unit(cross3(s0, s1))
+    elif ns == 0:
+        s0, s1, s2 = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
+    slides = (s0, s1, s2)
+    dual_s = _dual_rows(s0, s1, s2)
+    zero = (0.0, 0.0, 0.0)
+    if nh == 0:
+        return d_a, slides, dual_s, zero, (zero, zero, zero), (zero, zero, zero)
+    Z = matmul(R_a, load33(model.rest, j))
+    M = matmul(transpose(Z), R_b)
+    k0 = (model.axes[j, ns, 0], model.axes[j, ns, 1], model.axes[j, ns, 2])
+    k1 = (model.axes[j, ns + 1, 0], model.axes[j, ns + 1, 1], model.axes[j, ns + 1, 2])
+    k2 = (model.axes[j, ns + 2, 0], model.axes[j, ns + 2, 1], model.axes[j, ns + 2, 2])
+    theta0, theta1, theta2 = 0.0, 0.0, 0.0
+    if nh == 1:
+        r, _ = basis3(k0)
+        theta0 = angle_about(k0, r, matvec(M, r))
+    elif nh == 2:
+        theta0 = angle_about(k0, k1, matvec(M, k1))
+        theta1 = -angle_about(k1, k0, matvec_t(M, k0))
+    else:
+        k12, k23 = dot(k0, k1), dot(k1, k2)
+        A, B = dot(k0, k2) - k12 * k23, dot(k0, cross3(k1, k2))
+        rho = np.sqrt(A * A + B * B)
+        phi = np.arctan2(B, A)
+        cosine = (dot(k0, matvec(M, k2)) - k12 * k23) / rho if rho > 0.0 else 1.0    # (ρ = 0: k₁ ∥ k₂)
+        spread = np.arccos(min(1.0, max(-1.0, cosine)))
+        first, second = np.arctan2(np.sin(phi + spread), np.cos(phi + spread)), \
+            np.arctan2(np.sin(phi - spread), np.cos(phi - spread))
+        # the two roots are one rotation (θ₁ + π, π − θ₂, θ₃ + π): the one nearer the load's is read,
+        # as MuJoCo's qpos would have it, within π/2 of it for orthogonal axes (the gimbal locks)
+        middle = model.axis_load[j, ns + 1] - model.axis_offset[j, ns + 1]
+        theta1 = first if abs(_wrapped(first - middle)) <= abs(_wrapped(second - middle)) else second
+        theta0 = angle_about(k0, rotate_about(k1, theta1, k2), matvec(M, k2))
+        theta2 = -angle_about(k2, rotate_about(k1, -theta1, k0), matvec_t(M, k0))
+    e0, e1, e2 = matvec(Z, k0), matvec(Z, rotate_about(k0, theta0, k1)), matvec(R_b, k2)
+    if nh == 1:
+        e1, e2 = basis3(e0)
+    elif nh == 2:
+        e2 = _unit(cross3(e0, e1))
+    return d_a, slides, dual_s, (theta0, theta1, theta2), (e0, e1, e2), _dual_rows(e0, e1, e2)
+
+
+@kernel(refcounts=False)
+def _axis_state(model, j, R_a, R_b, d, m):
+    """Axis m of six-axis joint j (`axes_state`): its coordinate q_m, its w_m (world: q̇_m = w_m · the
+    relative velocity) and its world direction e_m."""
+    ns = model.axis_count[j, 0]
+    d_a, slides, dual_s, theta, e, dual_e = _axes_frames(model, j, R_a, R_b, d)
+    if m < ns:
+        return model.axis_offset[j, m] + dot(dual_s[m], d_a), matvec(R_a, dual_s[m]), matvec(R_a, slides[m])
+    i = m - ns
+    load = model.axis_load[j, m]
+    return load + _wrapped(model.axis_offset[j, m] + theta[i] - load), dual_e[i], e[i]
+
+
 @kernel
 def axes_state(model, j, R_a, R_b, d, q, rate, axis):
     """A six-axis joint's coordinates and rates (module docstring, "Six-axis joints") from its
@@ -215,61 +285,10 @@ def axes_state(model, j, R_a, R_b, d, q, rate, axis):
     d the anchor's displacement from its place on a (world); into q (6,) each axis's coordinate, rate
     (6, 3) its w_i (world: q̇_i = w_i · the relative velocity) and axis (6, 3) its world direction
     e_i, slides first. The locked directions complete the slides' and the hinges' bases."""
-    ns, nh = model.axis_count[j, 0], model.axis_count[j, 1]
-    d_a = matvec_t(R_a, d)
-    s = [(model.axes[j, i, 0], model.axes[j, i, 1], model.axes[j, i, 2]) for i in range(3)]
-    if ns == 1:
-        t1, t2 = basis3(s[0])
-        s[1], s[2] = t1, t2
-    elif ns == 2:
-        s[2] = _unit(cross3(s[0], s[1]))
-    elif ns == 0:
-        s[0], s[1], s[2] = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
-    dual = _dual_rows(s[0], s[1], s[2])
-    for i in range(ns):
-        q[i] = model.axis_offset[j, i] + dot(dual[i], d_a)
-        w, e = matvec(R_a, dual[i]), matvec(R_a, s[i])
+    for m in range(model.axis_count[j, 0] + model.axis_count[j, 1]):
+        q[m], w, e = _axis_state(model, j, R_a, R_b, d, m)
         for c in range(3):
-            rate[i, c], axis[i, c] = w[c], e[c]
-    if nh == 0:
-        return
-    Z = matmul(R_a, load33(model.rest, j))
-    M = matmul(transpose(Z), R_b)
-    k = [(model.axes[j, ns + i, 0], model.axes[j, ns + i, 1], model.axes[j, ns + i, 2]) for i in range(3)]
-    theta = [0.0, 0.0, 0.0]
-    if nh == 1:
-        r, _ = basis3(k[0])
-        theta[0] = angle_about(k[0], r, matvec(M, r))
-    elif nh == 2:
-        theta[0] = angle_about(k[0], k[1], matvec(M, k[1]))
-        theta[1] = -angle_about(k[1], k[0], matvec_t(M, k[0]))
-    else:
-        k12, k23 = dot(k[0], k[1]), dot(k[1], k[2])
-        A, B = dot(k[0], k[2]) - k12 * k23, dot(k[0], cross3(k[1], k[2]))
-        rho = np.sqrt(A * A + B * B)
-        phi = np.arctan2(B, A)
-        cosine = (dot(k[0], matvec(M, k[2])) - k12 * k23) / rho if rho > 0.0 else 1.0    # (ρ = 0: k₁ ∥ k₂)
-        spread = np.arccos(min(1.0, max(-1.0, cosine)))
-        first, second = np.arctan2(np.sin(phi + spread), np.cos(phi + spread)), \
-            np.arctan2(np.sin(phi - spread), np.cos(phi - spread))
-        # the two roots are one rotation (θ₁ + π, π − θ₂, θ₃ + π): the one nearer the load's is read,
-        # as MuJoCo's qpos would have it, within π/2 of it for orthogonal axes (the gimbal locks)
-        middle = model.axis_load[j, ns + 1] - model.axis_offset[j, ns + 1]
-        theta[1] = first if abs(_wrapped(first - middle)) <= abs(_wrapped(second - middle)) else second
-        theta[0] = angle_about(k[0], rotate_about(k[1], theta[1], k[2]), matvec(M, k[2]))
-        theta[2] = -angle_about(k[2], rotate_about(k[1], -theta[1], k[0]), matvec_t(M, k[0]))
-    e = [matvec(Z, k[0]), matvec(Z, rotate_about(k[0], theta[0], k[1])), matvec(R_b, k[2])]
-    if nh == 1:
-        t1, t2 = basis3(e[0])
-        e[1], e[2] = t1, t2
-    elif nh == 2:
-        e[2] = _unit(cross3(e[0], e[1]))
-    dual = _dual_rows(e[0], e[1], e[2])
-    for i in range(nh):     # each angle in (−π, π] about its load's value, as a hinge's
-        load = model.axis_load[j, ns + i]
-        q[ns + i] = load + _wrapped(model.axis_offset[j, ns + i] + theta[i] - load)
-        for c in range(3):
-            rate[ns + i, c], axis[ns + i, c] = dual[i][c], e[i][c]
+            rate[m, c], axis[m, c] = w[c], e[c]
 
 
 @kernel(inline=True)
@@ -307,16 +326,6 @@ def axes_coordinates(model, centre, rotation, q, point, axis):
         for c in range(3):
             point[j, c] = r_b[c] + (centre[b, c] if b >= 0 else 0.0)
             axis[j, c] = axis6[m, c]
-
-
-@kernel
-def _axis_state(model, j, R_a, R_b, d, m):
-    """Axis m of six-axis joint j (`axes_state`): its coordinate and its w_m (world), with the
-    scratch made here: a scene without six-axis joints allocates none, and `joint_geometry`, which
-    counts no references, nothing."""
-    q, rate, axis = np.zeros(6), np.zeros((6, 3)), np.zeros((6, 3))
-    axes_state(model, j, R_a, R_b, d, q, rate, axis)
-    return q[m], (rate[m, 0], rate[m, 1], rate[m, 2])
 
 
 @kernel(refcounts=False)
@@ -399,7 +408,7 @@ def joint_geometry(model, centre, rotation, out):
             lower, upper = model.lower[j], model.upper[j]
             limited = np.isfinite(lower) or np.isfinite(upper)
             if kind == AXIS:
-                coordinate, direction = _axis_state(model, j, R_a, R_b, d, m)
+                coordinate, direction, _ = _axis_state(model, j, R_a, R_b, d, m)
                 out.coordinate[j] = coordinate
             elif limited or model.driven[j] or model.sprung[j]:
                 if kind == HINGE:

@@ -62,10 +62,9 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    factorization and the bodies' passes are compiled so as well: the pendulum's and the tank's steps
    took 15 % less time, the chain's and the rope bridge's a fifth to a quarter less, the same bits.
    numba refuses to compile such a kernel if it allocates (`fill_joint_rows`, which forms a mask,
-   keeps its counts; `joint_geometry` calls a kernel of its own for a six-axis joint's arrays); a
-   kernel without them returns no array to a caller that counts. Every kernel states its setting:
-   numba compiles a kernel that is first called from one without counts with that caller's setting
-   where the kernel states none (an allocating kernel then fails to compile).
+   keeps its counts); a kernel without them returns no array to a caller that counts. Every kernel
+   states its setting: numba compiles a kernel that is first called from one without counts with
+   that caller's setting where the kernel states none (an allocating kernel then fails to compile).
 
 7. **Calls bound to their arguments.** numba types every argument of every call from Python to
    find the compiled version: a named tuple (the kernels' bundles) costs it about 0.3 µs plus
