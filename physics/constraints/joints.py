@@ -115,7 +115,7 @@ class JointModel(NamedTuple):
     # A six-axis joint's axes ("Six-axis joints" above), on the SIX_AXIS joint and on each of its AXIS joints
     axes: np.ndarray            # (J, 6, 3) its slides' directions in a's frame, then its hinges' axes k_i
     axis_offset: np.ndarray     # (J, 6) each axis's coordinate where the chart is at its zero (MuJoCo's ref)
-    axis_load: np.ndarray       # (J, 6) each axis's coordinate as loaded (the branch of its angle: `axes_state`)
+    axis_load: np.ndarray       # (J, 6) each axis's coordinate as loaded (the branch of its angle: `_axis_state`)
     axis_count: np.ndarray      # (J, 2) int64 (slides, hinges), each 0..AXES_MAX
     member: np.ndarray          # (J,) int64 an AXIS joint's axis: 0 .. slides + hinges − 1 (−1 elsewhere)
 
@@ -210,7 +210,7 @@ def _dual_rows(c0, c1, c2):
 
 @kernel(inline=True)
 def _axes_frames(model, j, R_a, R_b, d):
-    """The bases `axes_state` reads a six-axis joint's coordinates from, as tuples (nothing
+    """The bases `_axis_state` reads a six-axis joint's coordinates from, as tuples (nothing
     allocated: `joint_geometry` counts no references): (d_a, the slides' local directions s and
     their dual rows, the hinges' angles θ, their world directions e and dual rows), each a triple
     (the hinges' zero where it has none)."""
@@ -267,8 +267,11 @@ def _axes_frames(model, j, R_a, R_b, d):
 
 @kernel(refcounts=False)
 def _axis_state(model, j, R_a, R_b, d, m):
-    """Axis m of six-axis joint j (`axes_state`): its coordinate q_m, its w_m (world: q̇_m = w_m · the
-    relative velocity) and its world direction e_m."""
+    """Axis m of six-axis joint j (module docstring, "Six-axis joints"), from its model row j (the
+    SIX_AXIS joint or any of its AXIS joints): R_a, R_b the sides' world rotations, d the anchor's
+    displacement from its place on a (world); -> its coordinate q_m, its w_m (world: q̇_m = w_m · the
+    relative velocity) and its world direction e_m, the slides first. The locked directions complete
+    the slides' and the hinges' bases."""
     ns = model.axis_count[j, 0]
     d_a, slides, dual_s, theta, e, dual_e = _axes_frames(model, j, R_a, R_b, d)
     if m < ns:
@@ -276,19 +279,6 @@ def _axis_state(model, j, R_a, R_b, d, m):
     i = m - ns
     load = model.axis_load[j, m]
     return load + _wrapped(model.axis_offset[j, m] + theta[i] - load), dual_e[i], e[i]
-
-
-@kernel
-def axes_state(model, j, R_a, R_b, d, q, rate, axis):
-    """A six-axis joint's coordinates and rates (module docstring, "Six-axis joints") from its
-    model row j (the SIX_AXIS joint or any of its AXIS joints): R_a, R_b the sides' world rotations,
-    d the anchor's displacement from its place on a (world); into q (6,) each axis's coordinate, rate
-    (6, 3) its w_i (world: q̇_i = w_i · the relative velocity) and axis (6, 3) its world direction
-    e_i, slides first. The locked directions complete the slides' and the hinges' bases."""
-    for m in range(model.axis_count[j, 0] + model.axis_count[j, 1]):
-        q[m], w, e = _axis_state(model, j, R_a, R_b, d, m)
-        for c in range(3):
-            rate[m, c], axis[m, c] = w[c], e[c]
 
 
 @kernel(inline=True)
@@ -313,19 +303,16 @@ def _sides(model, j, centre, rotation):
 @kernel
 def axes_coordinates(model, centre, rotation, q, point, axis):
     """Each AXIS joint's coordinate q (J,), its anchor on b, point (J, 3), and its axis (J, 3) in the
-    world at the poses (`axes_state`); the other joints' rows are left as they are."""
-    q6, rate, axis6 = np.zeros(6), np.zeros((6, 3)), np.zeros((6, 3))
+    world at the poses (`_axis_state`); the other joints' rows are left as they are."""
     for j in range(len(model.kind)):
         if model.kind[j] != AXIS:
             continue
         R_a, R_b, r_a, r_b, d = _sides(model, j, centre, rotation)
-        axes_state(model, j, R_a, R_b, d, q6, rate, axis6)
-        m = model.member[j]
+        q[j], _, e = _axis_state(model, j, R_a, R_b, d, model.member[j])
         b = model.body[j, 1]
-        q[j] = q6[m]
         for c in range(3):
             point[j, c] = r_b[c] + (centre[b, c] if b >= 0 else 0.0)
-            axis[j, c] = axis6[m, c]
+            axis[j, c] = e[c]
 
 
 @kernel(refcounts=False)

@@ -27,10 +27,10 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   not the pose's own: a net's rows are nearly redundant (its loops' self-stresses make J M⁻¹ Jᵀ
   nearly singular), and the multipliers the factors give in those directions, which the factored
   rows turn into no motion, the next pose's rows turned into a kick that raised Σ g² (a whipping
-  32 × 32 net's chord steps there all failed, most after every halving of the line search). Along
-  the factored rows the chord is Newton's step with a matrix a correction old, as along J₀: the
-  32 × 32 net's projections took 4.4 factorizations instead of 5.6, the 64 × 64 net's 5.1 instead
-  of 7.8.
+  32 × 32 net's chord steps there all failed, most after every halving of the line search). Its
+  matrix and its directions are then both the factored pose's, a correction old: that pose's
+  Gauss–Newton step, whose self-stresses move nothing. The 32 × 32 net's projections took 4.4
+  factorizations instead of 5.6, the 64 × 64 net's 5.1 instead of 7.8.
   The first chord is the last velocity projection's factorization, where it left one at the poses
   this projection starts from (`JointBodies.carried`): J₀ M₀⁻¹ J₀ᵀ, SHAKE's matrix, which differs
   from Newton's first by the drift's turn of the rows (with it the 32 × 32 net's step takes 8 % less
@@ -137,6 +137,7 @@ CURRENT_STANDING = 1e-6     # m (rad): … and stop within this (a tenth of `phy
 CURRENT_WINDOW = 8          # … where the error fell less than 1/CURRENT_FALL-fold over the last CURRENT_WINDOW of them
 CURRENT_FALL = 0.1
 NEVER = (math.inf, math.inf, math.inf)     # `project_positions_kernel`'s abandon that never stops one
+POSITION_STATS = 9          # `project_positions_kernel`'s stats
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
 
 
@@ -305,7 +306,7 @@ class JointBodies:
         self._row_views = {}                        # … and their views by count
         # … and the projections' outputs where a caller gives none (`positions`, `velocities`)
         self.dx, self.dtheta, self.impulse = np.empty((bodies, 3)), np.empty((bodies, 3)), np.empty((bodies, 6))
-        self.dv, self.stats = np.empty((bodies, 6)), np.zeros(8)
+        self.dv, self.stats = np.empty((bodies, 6)), np.zeros(POSITION_STATS)
         self._bound, self._bound_generation = {}, -1
 
     def __len__(self):
@@ -379,7 +380,7 @@ class JointBodies:
         same bits, without the typing of some seventy arrays at each sub-step. Returns (dx, dθ,
         impulse, error) as `project_positions` does, the first three `out` (a caller's (B, 3), (B, 3),
         (B, 6)) or else this bundle's own arrays (read them before the next projection); `stats`
-        holds the projection's (8,). `final`: the budget holds no retry (the last halving, or the
+        holds the projection's (POSITION_STATS,). `final`: the budget holds no retry (the last halving, or the
         step's budget spent: `physics.pipeline.retry`), so the error this projection leaves stands, or
         halves the step past its budget; the current rows then get FINAL_ROWS times their iterations
         (the 64 × 64 net's whipping projections ended 1 to 3 times a retry's standing error off
@@ -756,11 +757,12 @@ def _abandoned(stats, abandon):
 @kernel(refcounts=False)
 def project_positions_kernel(system, centre, rotation, momentum, h, iterations, current, abandon, tolerance, dx, dtheta,
                              impulse, stats, work):
-    """`project_positions` compiled; returns the largest |g| left. stats (8,): Newton iterations taken,
-    whether the current-row fallback fired, the largest |impulse| component, the drift's departure
-    from the rows' tangent relative to the joints' levers (`_curvature_error`), the relative error
-    when it left J₀ and the one the drift started from (`_relative_error`), the
-    factorizations among the iterations (the others chord steps) and the iterations along J₀;
+    """`project_positions` compiled; returns the largest |g| left. stats (POSITION_STATS,): Newton
+    iterations taken, whether the current-row fallback fired, the largest |impulse| component, the
+    drift's departure from the rows' tangent relative to the joints' levers (`_curvature_error`),
+    the relative error when it left J₀ and the one the drift started from (`_relative_error`), the
+    factorizations among the iterations (the others chord steps), the iterations along J₀ and the
+    factorizations along the current rows;
     `work` (J,) gets each joint's
     frame's work (`_frame_work`). At most `iterations` along J₀ and `current` along the current rows.
     `abandon` (start, left, step): a projection whose sub-step is certain to be taken again as halves
@@ -894,6 +896,8 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             if along_current:   # a chord along the current rows keeps these (module docstring)
                 _copy(scratch.factored_jacobian, system.geometry.jacobian)
             stats[6] += 1.0
+            if along_current:
+                stats[8] += 1.0
         if solved:      # an inequality's impulse so far may fall to 0, never below: past that it lets go
             for j in range(J):
                 for s in range(ROWS_PER_JOINT):
@@ -994,12 +998,12 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     Returns (dx, dθ, impulse, error): world translation and rotation vector per body (B, 3) each
     (the body's rotation becomes exp(hat dθ) R), the impulse × h that moved them, J₀ᵀ Λ (B, 6)
     [linear, angular] world (Δv = m⁻¹ J₀ᵀΛ / h, ΔL = (J₀ᵀΛ)_angular / h), and the largest |g| left.
-    stats, if given, a (8,) array: filled with the Newton iterations taken, 1 if the projection left
+    stats, if given, a (POSITION_STATS,) array: filled with the Newton iterations taken, 1 if the projection left
     J₀ for the current rows (else 0), the largest |impulse| component, the drift's departure from
     the rows' tangent relative to the joints' levers (`_curvature_error`), the relative error it
     left J₀ with (`_relative_error`, 0 if it did not), the one the drift started from, how
-    many of the iterations factored their matrix (the rest were chord steps), and how many of
-    them went along J₀.
+    many of the iterations factored their matrix (the rest were chord steps), how many of them
+    went along J₀, and how many factored along the current rows.
     work, if given, a (J,) array: each joint's moving frame's work through these impulses is added
     (`_frame_work`, along J₀: at the start). `iterations` along J₀ at most, and `current` along the
     current rows (None: CURRENT_ROWS × iterations)."""
@@ -1008,7 +1012,7 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     current = CURRENT_ROWS * iterations if current is None else current
     error = project_positions_kernel(system, np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
                                      np.ascontiguousarray(momentum, float), float(h), iterations, current, NEVER, tolerance,
-                                     dx, dtheta, impulse, np.zeros(8) if stats is None else stats,
+                                     dx, dtheta, impulse, np.zeros(POSITION_STATS) if stats is None else stats,
                                      np.zeros(len(system.model.kind)) if work is None else work)
     return dx, dtheta, impulse, error
 

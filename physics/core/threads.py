@@ -97,7 +97,7 @@ class ThreadChoice:
         n = other if trying else self.current
         first = n not in self.cost
         result, seconds = self._on(n, function, args, kwargs, self.clock)
-        cost = seconds / max(rows, 1)
+        cost = seconds / rows
         if n == self.current and not first:
             self.cost[n] += WEIGHT * (cost - self.cost[n])
         else:
