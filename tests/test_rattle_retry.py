@@ -423,23 +423,30 @@ def test_a_net_hung_with_slack_starts_as_designed_and_keeps_its_joints_without_r
             hooks.append(anchor)
     assert len(hooks) == 2
     assert abs(np.linalg.norm(hooks[0] - hooks[1]) - (1.0 - slack) * (side - 1) * pitch) <= 1e-11
+    sim, worst, stats = _stepped_with_projection_stats(path, 60, monkeypatch)
+    assert worst <= 1e-9, worst
+    assert sim.substep_counts()["retries"] == 0, sim.substep_counts()
+    iterations, factorizations, left = stats[:, [0, 6, 1]].sum(axis=0)
+    assert left == 0 and factorizations <= 2 / 3 * iterations, (iterations, factorizations, left)
+
+
+def _stepped_with_projection_stats(path, steps, monkeypatch):
+    """(the scene at `path` after `steps` steps, the largest joint separation after any of them,
+    every position projection's stats (P, POSITION_STATS) in order)."""
     from physics.constraints.rattle import JointBodies
-    project, counted = JointBodies.positions, np.zeros(3)
+    project, stats = JointBodies.positions, []
 
     def noted(bodies, *args):
         out = project(bodies, *args)
-        counted[:] += (bodies.stats[0], bodies.stats[6], bodies.stats[1])     # iterations, factorizations, left J₀
+        stats.append(bodies.stats.copy())
         return out
     monkeypatch.setattr(JointBodies, "positions", noted)
     sim = Simulation.from_file(path)
     worst = 0.0
-    for _ in range(60):
+    for _ in range(steps):
         sim.step()
         worst = max(worst, float(sim.joint_separation().max()))
-    assert worst <= 1e-9, worst
-    assert sim.substep_counts()["retries"] == 0, sim.substep_counts()
-    iterations, factorizations, left = counted
-    assert left == 0 and factorizations <= 2 / 3 * iterations, counted
+    return sim, worst, np.array(stats)
 
 
 def test_a_whipping_net_takes_chord_steps_along_the_current_rows(tmp_path, monkeypatch):
@@ -453,23 +460,11 @@ def test_a_whipping_net_takes_chord_steps_along_the_current_rows(tmp_path, monke
     path = tmp_path / "net.toml"
     subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), "net", "--side", "12", "--out", str(path)],
                    check=True, capture_output=True)
-    from physics.constraints.rattle import JointBodies
-    project, left = JointBodies.positions, []
-
-    def noted(bodies, *args):
-        out = project(bodies, *args)
-        if bodies.stats[1] == 1.0:      # (left J₀; 2: abandoned, its sub-step taken again)
-            left.append((bodies.stats[0] - bodies.stats[7], bodies.stats[8]))
-        return out
-    monkeypatch.setattr(JointBodies, "positions", noted)
-    sim = Simulation.from_file(path)
-    worst = 0.0
-    for _ in range(55):
-        sim.step()
-        worst = max(worst, float(sim.joint_separation().max()))
+    _, worst, stats = _stepped_with_projection_stats(path, 55, monkeypatch)
     assert worst <= 1e-9, worst
-    iterations, factorizations = np.sum(left, axis=0) if left else (0.0, 0.0)
-    assert left and 0 < factorizations < iterations, left
+    left = stats[stats[:, 1] == 1.0]        # (left J₀; 2: abandoned, its sub-step taken again)
+    iterations, factorizations = (left[:, 0] - left[:, 7]).sum(), left[:, 8].sum()
+    assert len(left) and 0 < factorizations < iterations, (len(left), iterations, factorizations)
 
 
 def test_the_sub_step_counts_are_the_passes_and_retries_that_ran(monkeypatch):
