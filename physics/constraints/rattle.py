@@ -893,11 +893,15 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             solved = factor_and_solve(system.graph, scratch.factors, mu)
             factored = solved
             _copy(factored_taken, taken)
-            if along_current:   # a chord along the current rows keeps these (module docstring)
-                _copy(scratch.factored_jacobian, system.geometry.jacobian)
             stats[6] += 1.0
-            if along_current:
+            if along_current:   # a chord along the current rows keeps the taken ones (module docstring)
                 stats[8] += 1.0
+                for j in range(J):
+                    for s in range(ROWS_PER_JOINT):
+                        if taken[j, s]:
+                            for side in range(2):
+                                for i in range(6):
+                                    scratch.factored_jacobian[j, s, side, i] = system.geometry.jacobian[j, s, side, i]
         if solved:      # an inequality's impulse so far may fall to 0, never below: past that it lets go
             for j in range(J):
                 for s in range(ROWS_PER_JOINT):
