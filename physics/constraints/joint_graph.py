@@ -23,7 +23,12 @@ The factors stay in the block storage (`Factors`, made once per topology with th
 factorization allocates nothing), and another right-hand side with the same Γ costs the two
 substitutions alone (`solve_factored`: RATTLE's chord steps). Most of a factorization's time on a
 net is the Schur updates Γ_il −= Γ_ik Γ_kl, a product over contiguous columns where all the blocks are
-ball joints' 3 × 3 (`_ball_updates`).
+ball joints' 3 × 3 (`_ball_updates`). A run of ball joints eliminated one after another, each one's
+later neighbours the next one's and the next one itself (a separator of the dissection: a
+supernode), is one dense matrix, a front (`_front_updates`): its updates are then rank-3 updates
+of contiguous rows, which the processor does several entries at a time, with the same operations
+on each entry in the same order as block by block (the same bits). On the 32 × 32 net 96 % of
+the updates are in fronts, and a factorization takes a quarter less time.
 
 One thread. A nested dissection's two halves share no body, and each could be eliminated on a core
 of its own (the 32 × 32 net's step took about a third less time on two), but these kernels are
@@ -71,8 +76,15 @@ class JointGraph(NamedTuple):
     update: np.ndarray          # (U,) int64     (i-major), the offset of block (i, l)
     term: np.ndarray            # (T, 5) int64 Γ's assembly: (offset of (j, l), j, side of j, l, side of l)
     #                             for every pair of joint sides on one body, j = l included
+    front: np.ndarray           # (J,) int64 the front (`_fronts`) whose elimination starts at joint j, −1 none
+    front_start: np.ndarray     # (Fr + 1,) int64 front f's joints: front_joint[front_start[f]:front_start[f + 1]],
+    front_joint: np.ndarray     # (U,) int64     the ones it eliminates first, in order, then the rest
+    front_eliminated: np.ndarray  # (Fr,) int64 how many of them it eliminates
+    front_block_start: np.ndarray  # (Fr + 1,) int64 front f's block offsets (a, b) of its joints a, b, a-major:
+    front_block: np.ndarray     # (Σ u²,) int64     front_block[front_block_start[f] + a * u + b]
     values: int                 # floats in the block storage
-    panel: int                  # floats of `Factors.panel`: 18 × the most later neighbours a joint has
+    panel: int                  # floats of `Factors.panel`: 18 × the most later neighbours a joint has, or a
+    #                             front's (3u)² floats where that is more
 
 
 class Factors(NamedTuple):
@@ -81,7 +93,8 @@ class Factors(NamedTuple):
     storage: np.ndarray         # (values,) Γ's blocks (`assemble`), then their LU factors
     pivot: np.ndarray           # (J, ROWS_PER_JOINT) int64 each diagonal block's row swaps
     x: np.ndarray               # (J * ROWS_PER_JOINT,) the right-hand side by block row (`_gathered`)
-    panel: np.ndarray           # (graph.panel,) a ball joint's Schur updates, gathered (`_ball_updates`)
+    panel: np.ndarray           # (graph.panel,) a ball joint's Schur updates, gathered (`_ball_updates`), or a
+    #                             front's dense matrix (`_front_updates`)
 
 
 def empty_factors(graph):
@@ -316,6 +329,25 @@ def structure(joints):
             offset += int(size[j] * size[l])
         return blocks[j, l]
 
+    # the blocks laid out in the order the elimination first reaches them, a front's (`_fronts`)
+    # together, row by row: its gather and scatter then read and write runs of memory (the offsets
+    # move no value: the same bits)
+    runs = _front_runs(order, later, size)
+    starting = {members[0]: f for f, (members, _) in enumerate(runs)}
+    front_blocks = [None] * len(runs)
+    for k in order:
+        f = starting.get(k)
+        if f is not None:
+            members = runs[f][0]
+            front_blocks[f] = [block(a, b) for a in members for b in members]
+            continue
+        block(k, k)
+        for l in later[k]:
+            block(k, l)
+            block(l, k)
+        for i in later[k]:
+            for l in later[k]:
+                block(i, l)
     diagonal = np.array([block(j, j) for j in range(J)], np.int64)
     later_start = np.zeros(J + 1, np.int64)
     later_start[1:] = np.cumsum([len(later[j]) for j in range(J)])
@@ -327,9 +359,66 @@ def structure(joints):
     update = np.array([block(i, l) for j in range(J) for i in later[j] for l in later[j]], np.int64)
     term = np.array([(block(j, l), j, sj, l, sl) for sides in on_body.values() for j, sj in sides for l, sl in sides],
                     np.int64).reshape(-1, 5)
-    panel = PANEL_FLOATS * max((len(l) for l in later), default=0)
+    fronts = _fronts(runs, front_blocks, J)
+    panel = max(PANEL_FLOATS * max((len(l) for l in later), default=0), fronts.floats)
     return JointGraph(slots, size, np.array(order, np.int64), diagonal, later_start, flat_later, block_jl, block_lj,
-                      update_start, update, term, offset, panel)
+                      update_start, update, term, fronts.front, fronts.start, fronts.joint, fronts.eliminated,
+                      fronts.block_start, fronts.block, offset, panel)
+
+
+FRONT_MIN = 2       # joints a front eliminates at least (one alone gains nothing from its copies)
+
+
+class _Fronts(NamedTuple):
+    front: np.ndarray
+    start: np.ndarray
+    joint: np.ndarray
+    eliminated: np.ndarray
+    block_start: np.ndarray
+    block: np.ndarray
+    floats: int
+
+
+def _front_runs(order, later, size):
+    """The fronts of an elimination (`JointGraph.front`…): runs of ball joints k₁ … k_s, consecutive
+    in `order`, each one's later neighbours the next one and the next one's (a fundamental
+    supernode: later(k_t) = {k_t+1} ∪ later(k_t+1)), s ≥ FRONT_MIN, with every later neighbour a
+    ball joint too. Their joints u = k₁ … k_s, then later(k_s) by their place in the order, are
+    one dense matrix of 3u × 3u (`_front_updates`): each k_t's Schur update is then a rank-3 update
+    of its trailing part, rows the processor does several entries of at once, where the scattered
+    3 × 3 blocks (`_ball_updates`) are one entry at a time. A separator of a nested dissection is
+    such a run: 96 % of the 32 × 32 net's updates are in fronts. -> [(the u joints, s)]."""
+    position = {k: p for p, k in enumerate(order)}
+    balls = [size[k] == 3 and all(size[l] == 3 for l in later[k]) for k in range(len(order))]
+    runs, run = [], []
+    for k in order:
+        if run and balls[k] and set(later[run[-1]]) == {k} | set(later[k]):
+            run.append(k)
+            continue
+        if len(run) >= FRONT_MIN:
+            runs.append(run)
+        run = [k] if balls[k] else []
+    if len(run) >= FRONT_MIN:
+        runs.append(run)
+    return [(run + sorted(later[run[-1]], key=position.__getitem__), len(run)) for run in runs]
+
+
+def _fronts(runs, front_blocks, J):
+    """The `_Fronts` of `_front_runs`' runs over J joints, each run's block offsets (a, b) a-major
+    in `front_blocks`."""
+    front = np.full(J, -1, np.int64)
+    start, joints, eliminated, block_start, blocks = [0], [], [], [0], []
+    floats = 0
+    for f, (members, s) in enumerate(runs):
+        front[members[0]] = f
+        joints.extend(members)
+        start.append(len(joints))
+        eliminated.append(s)
+        blocks.extend(front_blocks[f])
+        block_start.append(len(blocks))
+        floats = max(floats, (3 * len(members)) ** 2)
+    return _Fronts(front, np.array(start, np.int64), np.array(joints, np.int64), np.array(eliminated, np.int64),
+                   np.array(block_start, np.int64), np.array(blocks, np.int64), floats)
 
 
 @kernel(refcounts=False)
@@ -489,6 +578,146 @@ def _ball_updates(graph, storage, pivot, panel, x, k):
 
 
 @kernel(refcounts=False)
+def _front_updates(graph, storage, pivot, front, x, f):
+    """The elimination of front f's joints (`_fronts`: k₁ … k_s, then the joints they reach) in one
+    dense matrix, `front` (3u × 3u, row-major): its blocks gathered from `storage`, each k_t in
+    turn as `_lu_factor`, `_lu_solve` and `_ball_updates` do it (its diagonal block's LU factors,
+    x_k solved, row k's blocks Γ_kl ← P⁻¹ Γ_kl, x_i −= Γ_ik x_k, then Γ_il −= Γ_ik Γ_kl over the
+    trailing rows and columns, each entry's sum from 0.0 in the same order: the same bits), then
+    the blocks scattered back. Two joints k_t, k_t+1 go in one pass over the trailing matrix:
+    k_t+1's own rows and columns take k_t's update first, k_t+1 is factored, and every other entry
+    then takes k_t's update and k_t+1's one after the other (the order of the two passes: the same
+    bits, in half the reads and writes). False if a pivot vanishes (`_lu_factor`)."""
+    first = graph.front_start[f]
+    u = graph.front_start[f + 1] - first
+    W = 3 * u
+    blocks = graph.front_block_start[f]
+    for a in range(u):
+        offsets = graph.front_block[blocks + a * u:blocks + (a + 1) * u]
+        for r in range(3):
+            row = front[(3 * a + r) * W:(3 * a + r + 1) * W]
+            for b in range(u):
+                o = offsets[b] + 3 * r
+                row[3 * b], row[3 * b + 1], row[3 * b + 2] = storage[o], storage[o + 1], storage[o + 2]
+    s = graph.front_eliminated[f]
+    t = 0
+    while t < s:
+        d = 3 * t
+        if not _front_pivot(graph, front, W, pivot, x, first, u, t):
+            return False
+        if t + 1 == s:
+            _front_rank3(front, W, d, d + 3, W, d + 3, W)
+            break
+        _front_rank3(front, W, d, d + 3, d + 6, d + 3, W)       # k_t+1's rows …
+        _front_rank3(front, W, d, d + 6, W, d + 3, d + 6)       # … and columns
+        if not _front_pivot(graph, front, W, pivot, x, first, u, t + 1):
+            return False
+        lo = d + 6
+        p0, p1, p2 = front[d * W + lo:d * W + W], front[(d + 1) * W + lo:(d + 1) * W + W], front[(d + 2) * W + lo:(d + 2) * W + W]
+        q0, q1, q2 = (front[(d + 3) * W + lo:(d + 3) * W + W], front[(d + 4) * W + lo:(d + 4) * W + W],
+                      front[(d + 5) * W + lo:(d + 5) * W + W])
+        for row in range(lo, W):
+            at = row * W
+            a0, a1, a2 = front[at + d], front[at + d + 1], front[at + d + 2]
+            b0, b1, b2 = front[at + d + 3], front[at + d + 4], front[at + d + 5]
+            trailing = front[at + lo:at + W]
+            for c in range(W - lo):
+                e = trailing[c] - (0.0 + a0 * p0[c] + a1 * p1[c] + a2 * p2[c])
+                trailing[c] = e - (0.0 + b0 * q0[c] + b1 * q1[c] + b2 * q2[c])
+        t += 2
+    for a in range(u):
+        offsets = graph.front_block[blocks + a * u:blocks + (a + 1) * u]
+        for r in range(3):
+            row = front[(3 * a + r) * W:(3 * a + r + 1) * W]
+            for b in range(u):
+                o = offsets[b] + 3 * r
+                storage[o], storage[o + 1], storage[o + 2] = row[3 * b], row[3 * b + 1], row[3 * b + 2]
+    return True
+
+
+@kernel(inline=True)
+def _front_pivot(graph, front, W, pivot, x, first, u, t):
+    """Front joint k_t's own step (`_front_updates`): its diagonal block's LU factors as `_lu_factor`
+    (at stride W; False if a pivot vanishes), x_k solved as `_lu_solve`, row k's blocks
+    P⁻¹ Γ_kl and x_i −= Γ_ik x_k as `_ball_updates` (the rows as views, which the compiler sees do
+    not overlap: the loops then run several columns at once)."""
+    k = graph.front_joint[first + t]
+    d = 3 * t                   # the diagonal block's first row and column
+    p = pivot[k]
+    for c in range(3):
+        q = c
+        for r in range(c + 1, 3):
+            if abs(front[(d + r) * W + d + c]) > abs(front[(d + q) * W + d + c]):
+                q = r
+        p[c] = q
+        if front[(d + q) * W + d + c] == 0.0:
+            return False
+        if q != c:
+            for i in range(3):
+                a, b = (d + c) * W + d + i, (d + q) * W + d + i
+                front[a], front[b] = front[b], front[a]
+        for r in range(c + 1, 3):
+            g = front[(d + r) * W + d + c] / front[(d + c) * W + d + c]
+            front[(d + r) * W + d + c] = g
+            for i in range(c + 1, 3):
+                front[(d + r) * W + d + i] -= g * front[(d + c) * W + d + i]
+    xk = k * ROWS_PER_JOINT
+    for r in range(3):
+        if p[r] != r:
+            x[xk + r], x[xk + p[r]] = x[xk + p[r]], x[xk + r]
+    for r in range(3):
+        for i in range(r):
+            x[xk + r] -= front[(d + r) * W + d + i] * x[xk + i]
+    for r in range(2, -1, -1):
+        for i in range(r + 1, 3):
+            x[xk + r] -= front[(d + r) * W + d + i] * x[xk + i]
+        x[xk + r] = x[xk + r] / front[(d + r) * W + d + r]
+    p0, p1 = p[0], p[1]
+    lo = d + 3
+    r0, r1, r2 = d * W, (d + 1) * W, (d + 2) * W
+    l10, l20, l21 = front[r1 + d], front[r2 + d], front[r2 + d + 1]
+    u00, u01, u02 = front[r0 + d], front[r0 + d + 1], front[r0 + d + 2]
+    u11, u12, u22 = front[r1 + d + 1], front[r1 + d + 2], front[r2 + d + 2]
+    k0, k1, k2 = front[r0 + lo:r0 + W], front[r1 + lo:r1 + W], front[r2 + lo:r2 + W]
+    for c in range(W - lo):
+        v0, v1, v2 = k0[c], k1[c], k2[c]
+        if p0 == 1:
+            v0, v1 = v1, v0
+        elif p0 == 2:
+            v0, v2 = v2, v0
+        if p1 == 2:
+            v1, v2 = v2, v1
+        v1 = v1 - l10 * v0
+        v2 = v2 - l20 * v0 - l21 * v1
+        v2 = v2 / u22
+        v1 = (v1 - u12 * v2) / u11
+        v0 = (v0 - u01 * v1 - u02 * v2) / u00
+        k0[c], k1[c], k2[c] = v0, v1, v2
+    x0, x1, x2 = x[xk], x[xk + 1], x[xk + 2]
+    for a in range(t + 1, u):
+        xi = graph.front_joint[first + a] * ROWS_PER_JOINT
+        for r in range(3):
+            row = (3 * a + r) * W + d
+            x[xi + r] -= 0.0 + front[row] * x0 + front[row + 1] * x1 + front[row + 2] * x2
+    return True
+
+
+@kernel(inline=True)
+def _front_rank3(front, W, d, row_lo, row_hi, col_lo, col_hi):
+    """Rows [row_lo, row_hi) × columns [col_lo, col_hi) of the front −= its columns d … d + 2 times
+    rows d … d + 2 (`_ball_updates`' sums, from 0.0)."""
+    n = col_hi - col_lo
+    k0, k1, k2 = front[d * W + col_lo:d * W + col_hi], front[(d + 1) * W + col_lo:(d + 1) * W + col_hi], \
+        front[(d + 2) * W + col_lo:(d + 2) * W + col_hi]
+    for row in range(row_lo, row_hi):
+        at = row * W
+        a0, a1, a2 = front[at + d], front[at + d + 1], front[at + d + 2]
+        trailing = front[at + col_lo:at + col_hi]
+        for c in range(n):
+            trailing[c] -= 0.0 + a0 * k0[c] + a1 * k1[c] + a2 * k2[c]
+
+
+@kernel(refcounts=False)
 def factor_and_solve(graph, factors, rhs):
     """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place, slot-indexed (untaken slots come out as they went
     in, 0 for a zero right-hand side), Γ assembled in `factors.storage` (`assemble`, overwritten by
@@ -497,10 +726,18 @@ def factor_and_solve(graph, factors, rhs):
     J = len(graph.size)
     storage, pivot, x, panel = factors.storage, factors.pivot, factors.x, factors.panel
     _gathered(graph, rhs, x)
-    for position in range(J):
+    position = 0
+    while position < J:
         k = graph.order[position]
+        position += 1
         m = graph.size[k]
         if m == 0:
+            continue
+        f = graph.front[k]
+        if f >= 0:      # a run of ball joints (a separator of a net's dissection): one dense matrix
+            if not _front_updates(graph, storage, pivot, panel, x, f):
+                return False
+            position += graph.front_eliminated[f] - 1
             continue
         if not _lu_factor(storage, graph.diagonal[k], m, pivot[k]):
             return False
