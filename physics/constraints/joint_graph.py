@@ -435,15 +435,16 @@ def assemble(graph, jacobian, weighted, taken, storage):
             if not taken[j, sr]:
                 continue
             row = jacobian[j, sr, sj]
+            # the row in registers, each entry's sum in the order of i (the columns' sums are
+            # independent chains the processor overlaps)
+            j0, j1, j2, j3, j4, j5 = row[0], row[1], row[2], row[3], row[4], row[5]
+            at = base + r * m_l
             for c in range(m_l):
                 sc = graph.slots[l, c]
                 if not taken[l, sc]:
                     continue
                 w = weighted[l, sc, sl]
-                total = 0.0
-                for i in range(6):
-                    total += row[i] * w[i]
-                storage[base + r * m_l + c] += total
+                storage[at + c] += 0.0 + j0 * w[0] + j1 * w[1] + j2 * w[2] + j3 * w[3] + j4 * w[4] + j5 * w[5]
     scale = 0.0
     for j in range(len(graph.size)):
         m = graph.size[j]
