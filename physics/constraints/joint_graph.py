@@ -329,25 +329,11 @@ def structure(joints):
             offset += int(size[j] * size[l])
         return blocks[j, l]
 
-    # the blocks laid out in the order the elimination first reaches them, a front's (`_fronts`)
-    # together, row by row: its gather and scatter then read and write runs of memory (the offsets
-    # move no value: the same bits)
+    # a front's blocks (`_fronts`) laid out first, in the order of the elimination, each front's
+    # together, row by row, where an earlier one has not: its gather and scatter then read and write
+    # runs of memory (the offsets move no value: the same bits)
     runs = _front_runs(order, later, size)
-    starting = {members[0]: f for f, (members, _) in enumerate(runs)}
-    front_blocks = [None] * len(runs)
-    for k in order:
-        f = starting.get(k)
-        if f is not None:
-            members = runs[f][0]
-            front_blocks[f] = [block(a, b) for a in members for b in members]
-            continue
-        block(k, k)
-        for l in later[k]:
-            block(k, l)
-            block(l, k)
-        for i in later[k]:
-            for l in later[k]:
-                block(i, l)
+    front_blocks = [[block(a, b) for a in members for b in members] for members, _ in runs]
     diagonal = np.array([block(j, j) for j in range(J)], np.int64)
     later_start = np.zeros(J + 1, np.int64)
     later_start[1:] = np.cumsum([len(later[j]) for j in range(J)])
