@@ -22,13 +22,13 @@ fills as n log n. The fill is found once per topology (`JointGraph`), so the num
 The factors stay in the block storage (`Factors`, made once per topology with the structure, so a
 factorization allocates nothing), and another right-hand side with the same Γ costs the two
 substitutions alone (`solve_factored`: RATTLE's chord steps). Most of a factorization's time on a
-net is the Schur updates Γ_il −= Γ_ik Γ_kl, a product over contiguous columns where all the blocks are
-ball joints' 3 × 3 (`_ball_updates`). A run of ball joints eliminated one after another, each one's
-later neighbours the next one's and the next one itself (a separator of the dissection: a
-supernode), is one dense matrix, a front (`_front_updates`): its updates are then rank-3 updates
-of contiguous rows, which the processor does several entries at a time, with the same operations
-on each entry in the same order as block by block (the same bits). On the 32 × 32 net 96 % of
-the updates are in fronts, and a factorization takes a quarter less time.
+net is the Schur updates Γ_il −= Γ_ik Γ_kl of ball joints' 3 × 3 blocks. A run of ball joints
+eliminated one after another, each one's later neighbours the next one and that one's (a separator
+of the dissection: a supernode), is one dense matrix, a front (`_front_updates`): its updates are
+then rank-3 updates of contiguous rows, which the processor does several entries at a time, with
+the same operations on each entry in the same order as block by block (the same bits). On the
+32 × 32 net 96 % of the updates are in fronts, and a factorization takes a quarter less time; a
+ball joint among ball joints outside a front (a chain's) has loops of its own (`_ball_updates`).
 
 One thread. A nested dissection's two halves share no body, and each could be eliminated on a core
 of its own (the 32 × 32 net's step took about a third less time on two), but these kernels are
@@ -78,7 +78,7 @@ class JointGraph(NamedTuple):
     #                             for every pair of joint sides on one body, j = l included
     front: np.ndarray           # (J,) int64 the front (`_fronts`) whose elimination starts at joint j, −1 none
     front_start: np.ndarray     # (Fr + 1,) int64 front f's joints: front_joint[front_start[f]:front_start[f + 1]],
-    front_joint: np.ndarray     # (U,) int64     the ones it eliminates first, in order, then the rest
+    front_joint: np.ndarray     # (Σ u,) int64   the ones it eliminates first, in order, then the rest
     front_eliminated: np.ndarray  # (Fr,) int64 how many of them it eliminates
     front_block_start: np.ndarray  # (Fr + 1,) int64 front f's block offsets (a, b) of its joints a, b, a-major:
     front_block: np.ndarray     # (Σ u²,) int64     front_block[front_block_start[f] + a * u + b]
@@ -292,7 +292,8 @@ def structure(joints):
     """The `JointGraph` of `joints` (`physics.constraints.joints.Joints`): their blocks, an
     elimination order over the joints that share a moving body (leaves first on a forest:
     `tree_order`; with loops the minimum-degree or the nested-dissection order, whichever needs
-    fewer Schur updates), the filled structure and its offsets."""
+    fewer Schur updates), the filled structure and its offsets, and its fronts (`_front_runs`),
+    whose blocks are laid out first."""
     J = len(joints)
     possible = _possible_slots(joints)
     size = possible.sum(axis=1).astype(np.int64)
@@ -386,7 +387,12 @@ def _front_runs(order, later, size):
         run = [k] if balls[k] else []
     if len(run) >= FRONT_MIN:
         runs.append(run)
-    return [(run + sorted(later[run[-1]], key=position.__getitem__), len(run)) for run in runs]
+    fronts = [(run + sorted(later[run[-1]], key=position.__getitem__), len(run)) for run in runs]
+    for members, s in fronts:   # what `factor_and_solve` and `_front_updates` rely on
+        if list(order[position[members[0]]:position[members[0]] + s]) != members[:s] or \
+                sorted(members[1:]) != sorted(later[members[0]]):
+            raise RuntimeError(f"joint graph: front {members[:s]} is not a run of the elimination")
+    return fronts
 
 
 def _fronts(runs, front_blocks, J):
@@ -423,14 +429,14 @@ def assemble(graph, jacobian, weighted, taken, storage):
             row = jacobian[j, sr, sj]
             # the row in registers, each entry's sum in the order of i (the columns' sums are
             # independent chains the processor overlaps)
-            j0, j1, j2, j3, j4, j5 = row[0], row[1], row[2], row[3], row[4], row[5]
+            row0, row1, row2, row3, row4, row5 = row[0], row[1], row[2], row[3], row[4], row[5]
             at = base + r * m_l
             for c in range(m_l):
                 sc = graph.slots[l, c]
                 if not taken[l, sc]:
                     continue
                 w = weighted[l, sc, sl]
-                storage[at + c] += 0.0 + j0 * w[0] + j1 * w[1] + j2 * w[2] + j3 * w[3] + j4 * w[4] + j5 * w[5]
+                storage[at + c] += 0.0 + row0 * w[0] + row1 * w[1] + row2 * w[2] + row3 * w[3] + row4 * w[4] + row5 * w[5]
     scale = 0.0
     for j in range(len(graph.size)):
         m = graph.size[j]
@@ -506,8 +512,8 @@ def _lu_solve(storage, base, m, pivot, x, x_base, stride, columns):
 def _ball_updates(graph, storage, pivot, panel, x, k):
     """Row k of the elimination where ball joint k and its later neighbours are all ball joints
     (3 × 3 blocks: a net's, a chain's): Γ_kl ← P⁻¹ Γ_kl (P = Γ_kk's LU factors, `pivot` its swaps),
-    then Γ_il −= Γ_ik Γ_kl for every pair i, l of them, most of a factorization's time on a net,
-    and x_i −= Γ_ik x_k (x_k solved already).
+    then Γ_il −= Γ_ik Γ_kl for every pair i, l of them, and x_i −= Γ_ik x_k (x_k solved already):
+    a chain's, and a net's outside its fronts (`_front_updates`).
     Row k's blocks are gathered into `panel` as they are solved and each Γ_ik is loaded once; every
     operation is the general loops' (`_lu_solve`, the Schur update's sum from 0.0) in their order:
     the same bits, the sign of a zero included."""
@@ -565,9 +571,9 @@ def _ball_updates(graph, storage, pivot, panel, x, k):
 
 
 @kernel(refcounts=False)
-def _front_updates(graph, storage, pivot, front, x, f):
+def _front_updates(graph, storage, pivot, dense, x, f):
     """The elimination of front f's joints (`_fronts`: k₁ … k_s, then the joints they reach) in one
-    dense matrix, `front` (3u × 3u, row-major): its blocks gathered from `storage`, each k_t in
+    dense matrix, `dense` (3u × 3u, row-major): its blocks gathered from `storage`, each k_t in
     turn as `_lu_factor`, `_lu_solve` and `_ball_updates` do it (its diagonal block's LU factors,
     x_k solved, row k's blocks Γ_kl ← P⁻¹ Γ_kl, x_i −= Γ_ik x_k, then Γ_il −= Γ_ik Γ_kl over the
     trailing rows and columns, each entry's sum from 0.0 in the same order: the same bits), then
@@ -582,7 +588,7 @@ def _front_updates(graph, storage, pivot, front, x, f):
     for a in range(u):
         offsets = graph.front_block[blocks + a * u:blocks + (a + 1) * u]
         for r in range(3):
-            row = front[(3 * a + r) * W:(3 * a + r + 1) * W]
+            row = dense[(3 * a + r) * W:(3 * a + r + 1) * W]
             for b in range(u):
                 o = offsets[b] + 3 * r
                 row[3 * b], row[3 * b + 1], row[3 * b + 2] = storage[o], storage[o + 1], storage[o + 2]
@@ -590,24 +596,24 @@ def _front_updates(graph, storage, pivot, front, x, f):
     t = 0
     while t < s:
         d = 3 * t
-        if not _front_pivot(graph, front, W, pivot, x, first, u, t):
+        if not _front_pivot(graph, dense, W, pivot, x, first, u, t):
             return False
         if t + 1 == s:
-            _front_rank3(front, W, d, d + 3, W, d + 3, W)
+            _front_rank3(dense, W, d, d + 3, W, d + 3, W)
             break
-        _front_rank3(front, W, d, d + 3, d + 6, d + 3, W)       # k_t+1's rows …
-        _front_rank3(front, W, d, d + 6, W, d + 3, d + 6)       # … and columns
-        if not _front_pivot(graph, front, W, pivot, x, first, u, t + 1):
+        _front_rank3(dense, W, d, d + 3, d + 6, d + 3, W)       # k_t+1's rows …
+        _front_rank3(dense, W, d, d + 6, W, d + 3, d + 6)       # … and columns
+        if not _front_pivot(graph, dense, W, pivot, x, first, u, t + 1):
             return False
         lo = d + 6
-        p0, p1, p2 = front[d * W + lo:d * W + W], front[(d + 1) * W + lo:(d + 1) * W + W], front[(d + 2) * W + lo:(d + 2) * W + W]
-        q0, q1, q2 = (front[(d + 3) * W + lo:(d + 3) * W + W], front[(d + 4) * W + lo:(d + 4) * W + W],
-                      front[(d + 5) * W + lo:(d + 5) * W + W])
+        p0, p1, p2 = dense[d * W + lo:d * W + W], dense[(d + 1) * W + lo:(d + 1) * W + W], dense[(d + 2) * W + lo:(d + 2) * W + W]
+        q0, q1, q2 = (dense[(d + 3) * W + lo:(d + 3) * W + W], dense[(d + 4) * W + lo:(d + 4) * W + W],
+                      dense[(d + 5) * W + lo:(d + 5) * W + W])
         for row in range(lo, W):
             at = row * W
-            a0, a1, a2 = front[at + d], front[at + d + 1], front[at + d + 2]
-            b0, b1, b2 = front[at + d + 3], front[at + d + 4], front[at + d + 5]
-            trailing = front[at + lo:at + W]
+            a0, a1, a2 = dense[at + d], dense[at + d + 1], dense[at + d + 2]
+            b0, b1, b2 = dense[at + d + 3], dense[at + d + 4], dense[at + d + 5]
+            trailing = dense[at + lo:at + W]
             for c in range(W - lo):
                 e = trailing[c] - (0.0 + a0 * p0[c] + a1 * p1[c] + a2 * p2[c])
                 trailing[c] = e - (0.0 + b0 * q0[c] + b1 * q1[c] + b2 * q2[c])
@@ -615,7 +621,7 @@ def _front_updates(graph, storage, pivot, front, x, f):
     for a in range(u):
         offsets = graph.front_block[blocks + a * u:blocks + (a + 1) * u]
         for r in range(3):
-            row = front[(3 * a + r) * W:(3 * a + r + 1) * W]
+            row = dense[(3 * a + r) * W:(3 * a + r + 1) * W]
             for b in range(u):
                 o = offsets[b] + 3 * r
                 storage[o], storage[o + 1], storage[o + 2] = row[3 * b], row[3 * b + 1], row[3 * b + 2]
@@ -623,49 +629,48 @@ def _front_updates(graph, storage, pivot, front, x, f):
 
 
 @kernel(inline=True)
-def _front_pivot(graph, front, W, pivot, x, first, u, t):
+def _front_pivot(graph, dense, W, pivot, x, first, u, t):
     """Front joint k_t's own step (`_front_updates`): its diagonal block's LU factors as `_lu_factor`
     (at stride W; False if a pivot vanishes), x_k solved as `_lu_solve`, row k's blocks
-    P⁻¹ Γ_kl and x_i −= Γ_ik x_k as `_ball_updates` (the rows as views, which the compiler sees do
-    not overlap: the loops then run several columns at once)."""
+    P⁻¹ Γ_kl and x_i −= Γ_ik x_k as `_ball_updates` (row k's blocks as views, as in `_front_rank3`)."""
     k = graph.front_joint[first + t]
     d = 3 * t                   # the diagonal block's first row and column
     p = pivot[k]
     for c in range(3):
         q = c
         for r in range(c + 1, 3):
-            if abs(front[(d + r) * W + d + c]) > abs(front[(d + q) * W + d + c]):
+            if abs(dense[(d + r) * W + d + c]) > abs(dense[(d + q) * W + d + c]):
                 q = r
         p[c] = q
-        if front[(d + q) * W + d + c] == 0.0:
+        if dense[(d + q) * W + d + c] == 0.0:
             return False
         if q != c:
             for i in range(3):
                 a, b = (d + c) * W + d + i, (d + q) * W + d + i
-                front[a], front[b] = front[b], front[a]
+                dense[a], dense[b] = dense[b], dense[a]
         for r in range(c + 1, 3):
-            g = front[(d + r) * W + d + c] / front[(d + c) * W + d + c]
-            front[(d + r) * W + d + c] = g
+            g = dense[(d + r) * W + d + c] / dense[(d + c) * W + d + c]
+            dense[(d + r) * W + d + c] = g
             for i in range(c + 1, 3):
-                front[(d + r) * W + d + i] -= g * front[(d + c) * W + d + i]
+                dense[(d + r) * W + d + i] -= g * dense[(d + c) * W + d + i]
     xk = k * ROWS_PER_JOINT
     for r in range(3):
         if p[r] != r:
             x[xk + r], x[xk + p[r]] = x[xk + p[r]], x[xk + r]
     for r in range(3):
         for i in range(r):
-            x[xk + r] -= front[(d + r) * W + d + i] * x[xk + i]
+            x[xk + r] -= dense[(d + r) * W + d + i] * x[xk + i]
     for r in range(2, -1, -1):
         for i in range(r + 1, 3):
-            x[xk + r] -= front[(d + r) * W + d + i] * x[xk + i]
-        x[xk + r] = x[xk + r] / front[(d + r) * W + d + r]
+            x[xk + r] -= dense[(d + r) * W + d + i] * x[xk + i]
+        x[xk + r] = x[xk + r] / dense[(d + r) * W + d + r]
     p0, p1 = p[0], p[1]
     lo = d + 3
     r0, r1, r2 = d * W, (d + 1) * W, (d + 2) * W
-    l10, l20, l21 = front[r1 + d], front[r2 + d], front[r2 + d + 1]
-    u00, u01, u02 = front[r0 + d], front[r0 + d + 1], front[r0 + d + 2]
-    u11, u12, u22 = front[r1 + d + 1], front[r1 + d + 2], front[r2 + d + 2]
-    k0, k1, k2 = front[r0 + lo:r0 + W], front[r1 + lo:r1 + W], front[r2 + lo:r2 + W]
+    l10, l20, l21 = dense[r1 + d], dense[r2 + d], dense[r2 + d + 1]
+    u00, u01, u02 = dense[r0 + d], dense[r0 + d + 1], dense[r0 + d + 2]
+    u11, u12, u22 = dense[r1 + d + 1], dense[r1 + d + 2], dense[r2 + d + 2]
+    k0, k1, k2 = dense[r0 + lo:r0 + W], dense[r1 + lo:r1 + W], dense[r2 + lo:r2 + W]
     for c in range(W - lo):
         v0, v1, v2 = k0[c], k1[c], k2[c]
         if p0 == 1:
@@ -685,21 +690,24 @@ def _front_pivot(graph, front, W, pivot, x, first, u, t):
         xi = graph.front_joint[first + a] * ROWS_PER_JOINT
         for r in range(3):
             row = (3 * a + r) * W + d
-            x[xi + r] -= 0.0 + front[row] * x0 + front[row + 1] * x1 + front[row + 2] * x2
+            x[xi + r] -= 0.0 + dense[row] * x0 + dense[row + 1] * x1 + dense[row + 2] * x2
     return True
 
 
 @kernel(inline=True)
-def _front_rank3(front, W, d, row_lo, row_hi, col_lo, col_hi):
-    """Rows [row_lo, row_hi) × columns [col_lo, col_hi) of the front −= its columns d … d + 2 times
-    rows d … d + 2 (`_ball_updates`' sums, from 0.0)."""
+def _front_rank3(dense, W, d, row_lo, row_hi, col_lo, col_hi):
+    """Rows [row_lo, row_hi) × columns [col_lo, col_hi) of a front's `dense` matrix −= its columns
+    d … d + 2 times rows d … d + 2 (`_ball_updates`' sums, from 0.0). The rows taken as views, the
+    loop runs several columns at once: about 20 GFLOP/s on one core, against 4 with the same loop
+    indexing the whole matrix."""
     n = col_hi - col_lo
-    k0, k1, k2 = front[d * W + col_lo:d * W + col_hi], front[(d + 1) * W + col_lo:(d + 1) * W + col_hi], \
-        front[(d + 2) * W + col_lo:(d + 2) * W + col_hi]
+    k0 = dense[d * W + col_lo:d * W + col_hi]
+    k1 = dense[(d + 1) * W + col_lo:(d + 1) * W + col_hi]
+    k2 = dense[(d + 2) * W + col_lo:(d + 2) * W + col_hi]
     for row in range(row_lo, row_hi):
         at = row * W
-        a0, a1, a2 = front[at + d], front[at + d + 1], front[at + d + 2]
-        trailing = front[at + col_lo:at + col_hi]
+        a0, a1, a2 = dense[at + d], dense[at + d + 1], dense[at + d + 2]
+        trailing = dense[at + col_lo:at + col_hi]
         for c in range(n):
             trailing[c] -= 0.0 + a0 * k0[c] + a1 * k1[c] + a2 * k2[c]
 
@@ -720,11 +728,11 @@ def factor_and_solve(graph, factors, rhs):
         m = graph.size[k]
         if m == 0:
             continue
-        f = graph.front[k]
-        if f >= 0:      # a run of ball joints (a separator of a net's dissection): one dense matrix
-            if not _front_updates(graph, storage, pivot, panel, x, f):
+        front = graph.front[k]
+        if front >= 0:      # a run of ball joints (a separator of a net's dissection): one dense matrix
+            if not _front_updates(graph, storage, pivot, panel, x, front):
                 return False
-            position += graph.front_eliminated[f] - 1
+            position += graph.front_eliminated[front] - 1
             continue
         if not _lu_factor(storage, graph.diagonal[k], m, pivot[k]):
             return False
