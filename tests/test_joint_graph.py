@@ -197,9 +197,9 @@ def flat_net(side):
 def test_a_nets_fronts_eliminate_with_the_bits_of_the_blocks_one_by_one(side, share, odd):
     """The runs of ball joints a net's dissection eliminates one after another (its separators) are
     factored as dense fronts (`_front_updates`), which hold most of the Schur updates (counted: 69 %
-    of the 6 × 6 net's, more as the separators grow), and give the bits of the same elimination block by block (the graph
-    with no front): the same operations on each entry in the same order (tolerance 0), on random
-    nonsymmetric Γ with about one slot in ten untaken."""
+    of the 6 × 6 net's, more as the separators grow), and give the bits of the same elimination
+    block by block (the graph with no front): the same operations on each entry in the same order
+    (tolerance 0), on random nonsymmetric Γ with about one slot in ten untaken."""
     joints = flat_net(side)
     graph = structure(joints)
     J = len(joints)

@@ -436,7 +436,8 @@ def assemble(graph, jacobian, weighted, taken, storage):
                 if not taken[l, sc]:
                     continue
                 w = weighted[l, sc, sl]
-                storage[at + c] += 0.0 + row0 * w[0] + row1 * w[1] + row2 * w[2] + row3 * w[3] + row4 * w[4] + row5 * w[5]
+                storage[at + c] += (0.0 + row0 * w[0] + row1 * w[1] + row2 * w[2] + row3 * w[3] + row4 * w[4]
+                                    + row5 * w[5])
     scale = 0.0
     for j in range(len(graph.size)):
         m = graph.size[j]
@@ -454,26 +455,45 @@ def assemble(graph, jacobian, weighted, taken, storage):
 
 
 @kernel(inline=True)
-def _lu_factor(storage, base, m, pivot):
-    """The m×m block at `base` in place as its LU factors with partial pivoting (row r swapped with
-    pivot[r]); False if a pivot vanishes."""
+def _lu_factor(storage, base, m, pivot, stride):
+    """The m×m block at `base` (row r at base + r * stride) in place as its LU factors with partial
+    pivoting (row r swapped with pivot[r]); False if a pivot vanishes."""
     for c in range(m):
         p = c
         for r in range(c + 1, m):
-            if abs(storage[base + r * m + c]) > abs(storage[base + p * m + c]):
+            if abs(storage[base + r * stride + c]) > abs(storage[base + p * stride + c]):
                 p = r
         pivot[c] = p
-        if storage[base + p * m + c] == 0.0:
+        if storage[base + p * stride + c] == 0.0:
             return False
         if p != c:
             for k in range(m):
-                storage[base + c * m + k], storage[base + p * m + k] = storage[base + p * m + k], storage[base + c * m + k]
+                storage[base + c * stride + k], storage[base + p * stride + k] = \
+                    storage[base + p * stride + k], storage[base + c * stride + k]
         for r in range(c + 1, m):
-            f = storage[base + r * m + c] / storage[base + c * m + c]
-            storage[base + r * m + c] = f
+            f = storage[base + r * stride + c] / storage[base + c * stride + c]
+            storage[base + r * stride + c] = f
             for k in range(c + 1, m):
-                storage[base + r * m + k] -= f * storage[base + c * m + k]
+                storage[base + r * stride + k] -= f * storage[base + c * stride + k]
     return True
+
+
+@kernel(inline=True)
+def _solve33(v0, v1, v2, p0, p1, l10, l20, l21, u00, u01, u02, u11, u12, u22):
+    """P⁻¹ (v0, v1, v2) for a 3 × 3 block's LU factors (`_lu_factor`: rows swapped with p0, then p1;
+    L's l10, l20, l21 below the diagonal, U on and above it): `_lu_solve`'s operations in its order."""
+    if p0 == 1:
+        v0, v1 = v1, v0
+    elif p0 == 2:
+        v0, v2 = v2, v0
+    if p1 == 2:
+        v1, v2 = v2, v1
+    v1 = v1 - l10 * v0
+    v2 = v2 - l20 * v0 - l21 * v1
+    v2 = v2 / u22
+    v1 = (v1 - u12 * v2) / u11
+    v0 = (v0 - u01 * v1 - u02 * v2) / u00
+    return v0, v1, v2
 
 
 @kernel(inline=True)
@@ -527,18 +547,8 @@ def _ball_updates(graph, storage, pivot, panel, x, k):
     for f in range(d):
         kl = graph.block_jl[first + f]
         for c in range(3):
-            v0, v1, v2 = storage[kl + c], storage[kl + 3 + c], storage[kl + 6 + c]
-            if p0 == 1:
-                v0, v1 = v1, v0
-            elif p0 == 2:
-                v0, v2 = v2, v0
-            if p1 == 2:
-                v1, v2 = v2, v1
-            v1 = v1 - l10 * v0
-            v2 = v2 - l20 * v0 - l21 * v1
-            v2 = v2 / u22
-            v1 = (v1 - u12 * v2) / u11
-            v0 = (v0 - u01 * v1 - u02 * v2) / u00
+            v0, v1, v2 = _solve33(storage[kl + c], storage[kl + 3 + c], storage[kl + 6 + c], p0, p1, l10, l20, l21,
+                                  u00, u01, u02, u11, u12, u22)
             storage[kl + c], storage[kl + 3 + c], storage[kl + 6 + c] = v0, v1, v2
             panel[9 * f + c], panel[9 * f + 3 + c], panel[9 * f + 6 + c] = v0, v1, v2
     u = graph.update_start[k]
@@ -584,14 +594,7 @@ def _front_updates(graph, storage, pivot, dense, x, f):
     first = graph.front_start[f]
     u = graph.front_start[f + 1] - first
     W = 3 * u
-    blocks = graph.front_block_start[f]
-    for a in range(u):
-        offsets = graph.front_block[blocks + a * u:blocks + (a + 1) * u]
-        for r in range(3):
-            row = dense[(3 * a + r) * W:(3 * a + r + 1) * W]
-            for b in range(u):
-                o = offsets[b] + 3 * r
-                row[3 * b], row[3 * b + 1], row[3 * b + 2] = storage[o], storage[o + 1], storage[o + 2]
+    _front_copy(graph, storage, dense, f, True)
     s = graph.front_eliminated[f]
     t = 0
     while t < s:
@@ -606,7 +609,8 @@ def _front_updates(graph, storage, pivot, dense, x, f):
         if not _front_pivot(graph, dense, W, pivot, x, first, u, t + 1):
             return False
         lo = d + 6
-        p0, p1, p2 = dense[d * W + lo:d * W + W], dense[(d + 1) * W + lo:(d + 1) * W + W], dense[(d + 2) * W + lo:(d + 2) * W + W]
+        p0, p1, p2 = (dense[d * W + lo:d * W + W], dense[(d + 1) * W + lo:(d + 1) * W + W],
+                      dense[(d + 2) * W + lo:(d + 2) * W + W])
         q0, q1, q2 = (dense[(d + 3) * W + lo:(d + 3) * W + W], dense[(d + 4) * W + lo:(d + 4) * W + W],
                       dense[(d + 5) * W + lo:(d + 5) * W + W])
         for row in range(lo, W):
@@ -618,73 +622,51 @@ def _front_updates(graph, storage, pivot, dense, x, f):
                 e = trailing[c] - (0.0 + a0 * p0[c] + a1 * p1[c] + a2 * p2[c])
                 trailing[c] = e - (0.0 + b0 * q0[c] + b1 * q1[c] + b2 * q2[c])
         t += 2
+    _front_copy(graph, storage, dense, f, False)
+    return True
+
+
+@kernel(inline=True)
+def _front_copy(graph, storage, dense, f, gather):
+    """Front f's blocks from `storage` into its `dense` matrix (`gather`), or back."""
+    first = graph.front_start[f]
+    u = graph.front_start[f + 1] - first
+    W = 3 * u
+    blocks = graph.front_block_start[f]
     for a in range(u):
         offsets = graph.front_block[blocks + a * u:blocks + (a + 1) * u]
         for r in range(3):
             row = dense[(3 * a + r) * W:(3 * a + r + 1) * W]
             for b in range(u):
                 o = offsets[b] + 3 * r
-                storage[o], storage[o + 1], storage[o + 2] = row[3 * b], row[3 * b + 1], row[3 * b + 2]
-    return True
+                if gather:
+                    row[3 * b], row[3 * b + 1], row[3 * b + 2] = storage[o], storage[o + 1], storage[o + 2]
+                else:
+                    storage[o], storage[o + 1], storage[o + 2] = row[3 * b], row[3 * b + 1], row[3 * b + 2]
 
 
 @kernel(inline=True)
 def _front_pivot(graph, dense, W, pivot, x, first, u, t):
-    """Front joint k_t's own step (`_front_updates`): its diagonal block's LU factors as `_lu_factor`
-    (at stride W; False if a pivot vanishes), x_k solved as `_lu_solve`, row k's blocks
-    P⁻¹ Γ_kl and x_i −= Γ_ik x_k as `_ball_updates` (row k's blocks as views, as in `_front_rank3`)."""
+    """Front joint k_t's own step (`_front_updates`): its diagonal block's LU factors (`_lu_factor`,
+    at stride W; False if a pivot vanishes), x_k solved, row k's blocks P⁻¹ Γ_kl (`_solve33`, as
+    `_lu_solve`) and x_i −= Γ_ik x_k as `_ball_updates` (row k's blocks as views, as in `_front_rank3`)."""
     k = graph.front_joint[first + t]
     d = 3 * t                   # the diagonal block's first row and column
     p = pivot[k]
-    for c in range(3):
-        q = c
-        for r in range(c + 1, 3):
-            if abs(dense[(d + r) * W + d + c]) > abs(dense[(d + q) * W + d + c]):
-                q = r
-        p[c] = q
-        if dense[(d + q) * W + d + c] == 0.0:
-            return False
-        if q != c:
-            for i in range(3):
-                a, b = (d + c) * W + d + i, (d + q) * W + d + i
-                dense[a], dense[b] = dense[b], dense[a]
-        for r in range(c + 1, 3):
-            g = dense[(d + r) * W + d + c] / dense[(d + c) * W + d + c]
-            dense[(d + r) * W + d + c] = g
-            for i in range(c + 1, 3):
-                dense[(d + r) * W + d + i] -= g * dense[(d + c) * W + d + i]
-    xk = k * ROWS_PER_JOINT
-    for r in range(3):
-        if p[r] != r:
-            x[xk + r], x[xk + p[r]] = x[xk + p[r]], x[xk + r]
-    for r in range(3):
-        for i in range(r):
-            x[xk + r] -= dense[(d + r) * W + d + i] * x[xk + i]
-    for r in range(2, -1, -1):
-        for i in range(r + 1, 3):
-            x[xk + r] -= dense[(d + r) * W + d + i] * x[xk + i]
-        x[xk + r] = x[xk + r] / dense[(d + r) * W + d + r]
+    if not _lu_factor(dense, d * W + d, 3, p, W):
+        return False
     p0, p1 = p[0], p[1]
     lo = d + 3
     r0, r1, r2 = d * W, (d + 1) * W, (d + 2) * W
     l10, l20, l21 = dense[r1 + d], dense[r2 + d], dense[r2 + d + 1]
     u00, u01, u02 = dense[r0 + d], dense[r0 + d + 1], dense[r0 + d + 2]
     u11, u12, u22 = dense[r1 + d + 1], dense[r1 + d + 2], dense[r2 + d + 2]
+    xk = k * ROWS_PER_JOINT
+    x[xk], x[xk + 1], x[xk + 2] = _solve33(x[xk], x[xk + 1], x[xk + 2], p0, p1, l10, l20, l21, u00, u01, u02, u11,
+                                           u12, u22)
     k0, k1, k2 = dense[r0 + lo:r0 + W], dense[r1 + lo:r1 + W], dense[r2 + lo:r2 + W]
     for c in range(W - lo):
-        v0, v1, v2 = k0[c], k1[c], k2[c]
-        if p0 == 1:
-            v0, v1 = v1, v0
-        elif p0 == 2:
-            v0, v2 = v2, v0
-        if p1 == 2:
-            v1, v2 = v2, v1
-        v1 = v1 - l10 * v0
-        v2 = v2 - l20 * v0 - l21 * v1
-        v2 = v2 / u22
-        v1 = (v1 - u12 * v2) / u11
-        v0 = (v0 - u01 * v1 - u02 * v2) / u00
-        k0[c], k1[c], k2[c] = v0, v1, v2
+        k0[c], k1[c], k2[c] = _solve33(k0[c], k1[c], k2[c], p0, p1, l10, l20, l21, u00, u01, u02, u11, u12, u22)
     x0, x1, x2 = x[xk], x[xk + 1], x[xk + 2]
     for a in range(t + 1, u):
         xi = graph.front_joint[first + a] * ROWS_PER_JOINT
@@ -734,7 +716,7 @@ def factor_and_solve(graph, factors, rhs):
                 return False
             position += graph.front_eliminated[front] - 1
             continue
-        if not _lu_factor(storage, graph.diagonal[k], m, pivot[k]):
+        if not _lu_factor(storage, graph.diagonal[k], m, pivot[k], m):
             return False
         _lu_solve(storage, graph.diagonal[k], m, pivot[k], x, k * ROWS_PER_JOINT, 1, 1)
         first, last = graph.later_start[k], graph.later_start[k + 1]
