@@ -84,7 +84,7 @@ NETS_PROSE = (
     "(4.7 block by block), the 64 × 64 net's 26 ms (41), and a step of four sub-steps takes 20 to 35 of them "
     "(near a plane RATTLE's Newton converges only linearly there, a factorization an iteration; half the 32 × 32 "
     "net's projections leave J₀ for the current rows, and take three quarters of the time). Copying a front's "
-    "blocks in from the block storage and out again now costs about as much as its arithmetic on the largest "
+    "blocks in from the block storage and out again costs about as much as its arithmetic on the largest "
     "nets: a multifrontal factorization, each front's trailing blocks handed on to the front that takes them "
     "next, would save most of it. So the goal (16 ms a step) needs an iterative loop closure or fewer "
     "factorizations an iteration, not only a faster direct one. A large net's "
