@@ -428,6 +428,17 @@ def joint_geometry(model, centre, rotation, out):
 
 
 @kernel(refcounts=False)
+def fill_limit_slack(geometry, easing, out):
+    """out (J,) ← easing × max(−C, 0) of each joint's limit row in `geometry` where it is an active
+    inequality, else of C = 0 (`Joints.limit_slack`): numpy's maximum, whose +0 stands for −0 and a
+    NaN for itself, the same bits as `easing * np.maximum(-C, 0.0)`."""
+    for j in range(out.shape[0]):
+        taken = geometry.active[j, LIMIT] and geometry.inequality[j, LIMIT]
+        v = -(geometry.C[j, LIMIT] if taken else 0.0)
+        out[j] = easing * (v if v > 0.0 or np.isnan(v) else 0.0)
+
+
+@kernel(refcounts=False)
 def coordinate_inverse_inertia(geometry, body, inverse_mass, inverse_inertia, s):
     """s (J,) ← J M⁻¹ Jᵀ of each joint's spring-slot row in `geometry` (its coordinate's inverse
     inertia with the other joints free), body (J, 2) the solver bodies (−1 static), inverse_mass
@@ -671,7 +682,7 @@ class Joints:
             self.rest[j] = np.einsum("ki,kl->il", R, self.rest[j])
             self.axes[j, :self.axis_count[j, 0]] = np.einsum("ki,sk->si", R, self.axes[j, :self.axis_count[j, 0]])
 
-    def limit_slack(self, geometry, h):
+    def limit_slack(self, geometry, h, out=None):
         """(J,) the soft limits of the position projections (RATTLE's, post-stabilization's): a joint
         that starts the step of length h past its limit by e may end it past by e exp(−h/τ), τ =
         LIMIT_EASING_TIME (MuJoCo's default soft-constraint time constant, `solref` 0.02 s), so it
@@ -679,9 +690,11 @@ class Joints:
         projection holds such a row's velocity at 0 (`physics.constraints.rattle.project_velocities`): the easing
         moves positions without leaving velocity, where a projection onto the limit would snap it
         back in one step and keep the snap as velocity (a humanoid's knee loaded outside its range
-        gained thousands of joules that way)."""
-        C = np.where(geometry.active[:, LIMIT] & geometry.inequality[:, LIMIT], geometry.C[:, LIMIT], 0.0)
-        return math.exp(-abs(h) / LIMIT_EASING_TIME) * np.maximum(-C, 0.0)
+        gained thousands of joules that way). Into `out` (J,) if given (one compiled pass,
+        `fill_limit_slack`)."""
+        out = np.empty(len(self.kind)) if out is None else out
+        fill_limit_slack(geometry, math.exp(-abs(h) / LIMIT_EASING_TIME), out)
+        return out
 
     def coordinates(self, centre, rotation):
         """(J,) each hinge's and slider's coordinate q at the bodies' poses (centre (B, 3), rotation

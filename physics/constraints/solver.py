@@ -905,7 +905,7 @@ class SceneSolver:
             limit_slack, frame_speed = None, None
             if self.joints_limited:
                 limit_slack = bodies.limit_slack
-                np.copyto(limit_slack, self.joints.limit_slack(geometry, h))
+                self.joints.limit_slack(geometry, h, limit_slack)
             if self._any_framed:
                 frame_speed = bodies.frame_speed
                 np.copyto(frame_speed, geometry.frame_speed)
