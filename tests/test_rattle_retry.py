@@ -694,7 +694,9 @@ def test_undo_rooms_are_reused_and_retry_to_the_same_bits():
     (`Workspace.undo_rooms`): after the first steps no sub-step allocates them again, and a run
     whose retries put back from those kept arrays is bit for bit the run that copies into new
     ones at each step's first sub-steps (the rooms forgotten before each step). The chain's first whip cracks,
-    from about 3 s, retry (`Simulation.substep_counts`), so puts back are among the steps compared."""
+    from about 3 s, retry (`Simulation.substep_counts`), so puts back are among the steps compared.
+    A room taken again copies in one compiled call (`Undo._copy_again`), so the kept run takes its
+    copies that way and the fresh one the first of each step through the constructor: the same bits."""
     kept, fresh = (Simulation.from_file(SCENES / "chain.toml") for _ in range(2))
     kept.step(5)
     rooms = {level: undo.local for level, undo in kept._work.undo_rooms.items()}
@@ -710,6 +712,7 @@ def test_undo_rooms_are_reused_and_retry_to_the_same_bits():
     assert kept.state_hash() == fresh.state_hash()
     for level, local in rooms.items():
         assert all(a is b for a, b in zip(kept._work.undo_rooms[level].local, local)), level
+        assert kept._work.undo_rooms[level]._again is not None, level
 
 
 def test_a_pass_no_retry_can_follow_is_final(monkeypatch):

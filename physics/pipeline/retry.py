@@ -14,6 +14,7 @@ timed as a "retry" span while a profile recorder is on (physics.core.profile).
 import numpy as np
 
 from physics.core import profile
+from physics.core.compiled import bind, kernel
 from physics.core.choices import INTEGRATOR_TRAITS
 from physics.dynamics.integrators import TRIPLE_JUMP
 from physics.dynamics.sleeping import island_of
@@ -290,7 +291,16 @@ class Undo:
         if context.active is None and work.all_jointed:     # every body in a joint: the island is all
             if halvings is None:
                 return cls(model, data, work, None)
-            undo = work.undo_rooms[halvings] = cls(model, data, work, None, work.undo_rooms.get(halvings))
+            room = work.undo_rooms.get(halvings)
+            sources = _whole_sources(model, data, work)
+            if room is not None and room._again is not None and _same(room._again[0], sources):
+                room._again[1]()        # (the copies a new Undo would make, into the same arrays)
+                room.cache = solver.cache.held()
+                room.time, room.next_event = data.time, data.next_event
+                room.runaway = work.runaway.reference, work.runaway.due
+                return room
+            undo = work.undo_rooms[halvings] = cls(model, data, work, None, room)
+            undo._again = undo._copy_again(model, sources)
             return undo
         edges = [solver.pair_bodies, solver.joints.body]
         if model.any_parented:      # a tree is stepped whole: parents first, at every stage
@@ -301,6 +311,24 @@ class Undo:
         if context.active is not None:
             active &= context.active
         return cls(model, data, work, None if active.all() else active)
+
+    _again = None   # a whole-world Undo's copies as one call: (its sources' ids, the call), `take`
+
+    def _copy_again(self, model, sources):
+        """The copies this whole-world Undo made, `sources` (`_whole_sources`) into its own arrays, as
+        one bound call (`_copy_rows`), with the sources it holds for (by identity); None where a source has
+        sleep or kinematic rows to copy, or arrays `_copy_rows` cannot take as they are."""
+        if sources[0] is None:
+            return None
+        local, flat = sources[:3], sources[3:]
+        into = self.local + (self.omega_body, self.constraint_acceleration, self.impulse, self.hint,
+                             self.frame_work)[:len(flat)]
+        if not all(a.dtype == np.float64 and a.flags.c_contiguous for a in local + flat + into):
+            return None
+        rows = lambda arrays: tuple(a.reshape(len(a), -1) for a in arrays)
+        call = bind(_copy_rows, np.ascontiguousarray(model.dyn, np.int64), rows(local), rows(into[:3]),
+                    tuple(a.reshape(-1) for a in flat), tuple(a.reshape(-1) for a in into[3:]))
+        return sources, call
 
     def shapes(self, model, work):
         """(S,) bool: the shapes of the island's bodies."""
@@ -366,6 +394,40 @@ class After:
             others = c.take(~(self.inside[c.shape_a] | self.inside[c.shape_b]))
             solver.contacts = others if solver.contacts is None else type(c).joined(solver.contacts, others)
         work.world = STALE
+
+
+def _whole_sources(model, data, work):
+    """What a whole-world `Undo` copies, where its copies can be one call (`Undo._copy_again`): the local
+    translation, rotation and velocity (every node's: the dynamic ones are taken), omega_body, the
+    constraint acceleration, the joints' impulses, the RATTLE hint and the frames' work where there is
+    one; (None,) where sleep or kinematic rows are copied too (the sub-step's sleep can change, or
+    kinematic nodes move)."""
+    joints = work.solver.joints
+    if model.kin.size or joints is None or data.sleep.asleep.any() or model.may_sleep:
+        return (None,)
+    local = work.local_arrays       # (the Workspace's views, made once a topology)
+    return (local.translation, local.rotation, local.velocity, data.omega_body, data.constraint_acceleration,
+            joints.impulse, data.rattle_hint) + (() if data.frame_work is None else (data.frame_work,))
+
+
+def _same(kept, sources):
+    """Whether `sources` are the arrays `kept` (by identity)."""
+    return len(kept) == len(sources) and all(a is b for a, b in zip(kept, sources))
+
+
+@kernel(refcounts=False)
+def _copy_rows(nodes, rows, taken, arrays, copies):
+    """taken[i][k] = rows[i][nodes[k]] for each (N, w) array of `rows` (the local state's, by node),
+    and copies[i][:] = arrays[i][:] (flat): a whole-world `Undo`'s copies, the same bits."""
+    for i in range(len(rows)):
+        source, target = rows[i], taken[i]
+        for k in range(nodes.shape[0]):
+            for c in range(source.shape[1]):
+                target[k, c] = source[nodes[k], c]
+    for i in range(len(arrays)):
+        source, target = arrays[i], copies[i]
+        for e in range(source.shape[0]):
+            target[e] = source[e]
 
 
 def _copied(values, into):
