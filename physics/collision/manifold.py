@@ -379,6 +379,8 @@ class ContactCache:
         impulse = np.asarray(impulse, dtype=np.float64)
         if impulse.shape != (len(c), 3):
             raise ValueError(f"impulse: got shape {impulse.shape}; expected ({len(c)}, 3)")
+        if not len(c) and not len(self._impulse_keys):
+            return      # none to remember and none remembered: the empty arrays stand (a robot in the air's sub-steps)
         keys, impulses = np.empty(len(c), dtype=np.int64), np.empty((len(c), 3))
         points, normals = np.empty((len(c), 3)), np.empty((len(c), 3))
         point = np.ascontiguousarray(c.point_world, dtype=np.float64)
