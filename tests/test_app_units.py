@@ -4,7 +4,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from app import culling, meshes, picking, settings as store
 from app.camera import Camera, gl_bytes
@@ -225,6 +225,8 @@ def test_pick_capsule_cap_and_miss():
 
 @settings(max_examples=100, deadline=None)
 @given(unit_quaternions, vectors, st.lists(st.floats(0.2, 2), min_size=3, max_size=3), vectors)
+@example(np.array([0.0, 0.38342867, -0.75671373, -0.52949674]), np.zeros(3), [0.2, 0.341796875, 1.0],
+         np.array([0.0, 0.375, -0.75]))     # a graze the 1e-3 march steps over
 def test_pick_box_agrees_with_sampling(q, T, size, start):
     """Against brute force: march the ray in 1e-3 steps and find the first point inside the
     oriented box; the analytic t must agree within the step (1e-3) — or both miss, or the ray only

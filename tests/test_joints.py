@@ -471,3 +471,26 @@ def test_rk4_steps_a_scene_with_joints_as_lie_midpoint_4_and_free_bodies_by_its_
     np.testing.assert_array_equal(run("double_pendulum", "rk4", 60), run("double_pendulum", "lie-midpoint-4", 60))
     np.testing.assert_array_equal(run("iiwa", "rk4", 30), run("iiwa", "lie-midpoint-4", 30))
     assert np.abs(run("t_handle", "rk4", 60) - run("t_handle", "lie-midpoint-4", 60)).max() > 1e-12
+
+
+def test_the_soft_limits_have_the_bits_of_numpys_maximum():
+    """`Joints.limit_slack` (one compiled pass, `fill_limit_slack`) gives the bits of the numpy
+    form e × np.maximum(−C, 0) of the active limit rows' C (0 elsewhere), e = exp(−|h|/τ): numpy's
+    maximum gives +0 for −0 and keeps a NaN as it is, in its vector body and its scalar tail alike
+    (1,003 rows: not a multiple of a vector's lanes). Tolerance 0: the projections take these values
+    as they are."""
+    from physics.constraints.joints import LIMIT, LIMIT_EASING_TIME, fill_limit_slack, joint_geometry_arrays
+    rng = np.random.default_rng(7)
+    J = 1003
+    geometry = joint_geometry_arrays(J)
+    special = np.array([-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-300, -1e-300])
+    geometry.C[:] = rng.choice(np.concatenate([special, rng.standard_normal(8)]), size=geometry.C.shape)
+    geometry.active[:] = rng.random(geometry.active.shape) < 0.7
+    geometry.inequality[:] = rng.random(geometry.inequality.shape) < 0.7
+    for h in (1 / 240, -1 / 240, 0.0):
+        easing = np.exp(-abs(h) / LIMIT_EASING_TIME)
+        C = np.where(geometry.active[:, LIMIT] & geometry.inequality[:, LIMIT], geometry.C[:, LIMIT], 0.0)
+        expected = easing * np.maximum(-C, 0.0)
+        got = np.empty(J)
+        fill_limit_slack(geometry, float(easing), got)
+        assert np.array_equal(expected.view(np.int64), got.view(np.int64)), h

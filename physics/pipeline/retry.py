@@ -14,7 +14,7 @@ timed as a "retry" span while a profile recorder is on (physics.core.profile).
 import numpy as np
 
 from physics.core import profile
-from physics.core.compiled import bind, kernel
+from physics.core.compiled import bind, generation, kernel
 from physics.core.choices import INTEGRATOR_TRAITS
 from physics.dynamics.integrators import TRIPLE_JUMP
 from physics.dynamics.sleeping import island_of
@@ -293,8 +293,9 @@ class Undo:
                 return cls(model, data, work, None)
             room = work.undo_rooms.get(halvings)
             sources = _whole_sources(model, data, work)
-            if room is not None and room._again is not None and _same(room._again[0], sources):
-                room._again[1]()        # (the copies a new Undo would make, into the same arrays)
+            again = room._again if room is not None else None
+            if again is not None and again[1] == generation() and _same(again[0], sources):
+                again[2]()        # (the copies a new Undo would make, into the same arrays)
                 room.cache = solver.cache.held()
                 room.time, room.next_event = data.time, data.next_event
                 room.runaway = work.runaway.reference, work.runaway.due
@@ -312,23 +313,24 @@ class Undo:
             active &= context.active
         return cls(model, data, work, None if active.all() else active)
 
-    _again = None   # a whole-world Undo's copies as one call: (its sources' ids, the call), `take`
+    _again = None   # a whole-world Undo's copies as one call: (its sources, `generation()`, the call), `take`
 
     def _copy_again(self, model, sources):
         """The copies this whole-world Undo made, `sources` (`_whole_sources`) into its own arrays, as
-        one bound call (`_copy_rows`), with the sources it holds for (by identity); None where a source has
-        sleep or kinematic rows to copy, or arrays `_copy_rows` cannot take as they are."""
+        one bound call (`_copy_rows`), with the sources it holds for (by identity) and the kernels'
+        `generation()` it was bound in (a later one binds it again, straight to a version compiled
+        since); None where sleep, kinematic or frame rows are copied too, or where `_copy_rows`
+        cannot take the arrays as they are."""
         if sources[0] is None:
             return None
         local, flat = sources[:3], sources[3:]
-        into = self.local + (self.omega_body, self.constraint_acceleration, self.impulse, self.hint,
-                             self.frame_work)[:len(flat)]
+        into = self.local + (self.omega_body, self.constraint_acceleration, self.impulse, self.hint)
         if not all(a.dtype == np.float64 and a.flags.c_contiguous for a in local + flat + into):
             return None
         rows = lambda arrays: tuple(a.reshape(len(a), -1) for a in arrays)
         call = bind(_copy_rows, np.ascontiguousarray(model.dyn, np.int64), rows(local), rows(into[:3]),
                     tuple(a.reshape(-1) for a in flat), tuple(a.reshape(-1) for a in into[3:]))
-        return sources, call
+        return sources, generation(), call
 
     def shapes(self, model, work):
         """(S,) bool: the shapes of the island's bodies."""
@@ -399,15 +401,15 @@ class After:
 def _whole_sources(model, data, work):
     """What a whole-world `Undo` copies, where its copies can be one call (`Undo._copy_again`): the local
     translation, rotation and velocity (every node's: the dynamic ones are taken), omega_body, the
-    constraint acceleration, the joints' impulses, the RATTLE hint and the frames' work where there is
-    one; (None,) where sleep or kinematic rows are copied too (the sub-step's sleep can change, or
-    kinematic nodes move)."""
+    constraint acceleration, the joints' impulses and the RATTLE hint; (None,) where sleep, kinematic
+    or frame rows are copied too (the sub-step's sleep can change, kinematic nodes move, a moving
+    frame's work is counted)."""
     joints = work.solver.joints
-    if model.kin.size or joints is None or data.sleep.asleep.any() or model.may_sleep:
+    if model.kin.size or joints is None or data.frame_work is not None or data.sleep.asleep.any() or model.may_sleep:
         return (None,)
     local = work.local_arrays       # (the Workspace's views, made once a topology)
     return (local.translation, local.rotation, local.velocity, data.omega_body, data.constraint_acceleration,
-            joints.impulse, data.rattle_hint) + (() if data.frame_work is None else (data.frame_work,))
+            joints.impulse, data.rattle_hint)
 
 
 def _same(kept, sources):
