@@ -326,12 +326,6 @@ def joint_geometry(model, centre, rotation, out):
         a, b = model.body[j, 0], model.body[j, 1]
         framed = a < 0 and model.framed[j]
         R_a, R_b, r_a, r_b, d = _sides(model, j, centre, rotation)
-        n_a = matvec(R_a, (model.axis[j, 0, 0], model.axis[j, 0, 1], model.axis[j, 0, 2]))
-        n_b = matvec(R_b, (model.axis[j, 1, 0], model.axis[j, 1, 1], model.axis[j, 1, 2]))
-        ref_a = matvec(R_a, (model.reference[j, 0, 0], model.reference[j, 0, 1], model.reference[j, 0, 2]))
-        ref_b = matvec(R_b, (model.reference[j, 1, 0], model.reference[j, 1, 1], model.reference[j, 1, 2]))
-        u_a, w_a = basis3(n_a)
-        r_ad = (r_a[0] + d[0], r_a[1] + d[1], r_a[2] + d[2])     # Box2D's prismatic lever r_a + d
         sa, sb = a < 0 and not framed, b < 0       # (a frame's side is zeroed below, once its share is taken)
         out.active[j, :] = False
         out.inequality[j, :] = False
@@ -339,6 +333,16 @@ def joint_geometry(model, centre, rotation, out):
         out.C[j, :] = 0.0
         out.frame_speed[j, :] = 0.0
         out.jacobian[j] = 0.0
+        if kind == BALL and not framed:     # its three rows alone (a net's thousands: no axis to turn)
+            for i in range(3):
+                _store_row(out, j, i, d[i], eye[i], r_a, r_b, True, sa, sb)
+            continue
+        n_a = matvec(R_a, (model.axis[j, 0, 0], model.axis[j, 0, 1], model.axis[j, 0, 2]))
+        n_b = matvec(R_b, (model.axis[j, 1, 0], model.axis[j, 1, 1], model.axis[j, 1, 2]))
+        ref_a = matvec(R_a, (model.reference[j, 0, 0], model.reference[j, 0, 1], model.reference[j, 0, 2]))
+        ref_b = matvec(R_b, (model.reference[j, 1, 0], model.reference[j, 1, 1], model.reference[j, 1, 2]))
+        u_a, w_a = basis3(n_a)
+        r_ad = (r_a[0] + d[0], r_a[1] + d[1], r_a[2] + d[2])     # Box2D's prismatic lever r_a + d
         slides = model.axis_count[j, 0] if kind == SIX_AXIS else 0
         hinges = model.axis_count[j, 1] if kind == SIX_AXIS else 0
         if kind == BALL or kind == HINGE or kind == FIXED or (kind == SIX_AXIS and slides == 0):
