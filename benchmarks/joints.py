@@ -43,7 +43,7 @@ WORST_BUDGET_S = 90.0                       # … where stepping on to it fits t
 ROBOTS_PROSE = (
     "A robot's sub-step is a dozen stages of Python around compiled calls. Sampled on the ant (py-spy), "
     "the calls take about three fifths of its step: RATTLE's position projection 18 % (about 27 µs a "
-    "call: a Newton iteration or two, each factoring the joints' blocks, about 10 µs for the ant's eight "
+    "call: a Newton iteration or two, each factoring the joints' blocks, about 8 µs for the ant's eight "
     "hinges of 7 rows, about a billion multiply-adds a second in blocks this small, and evaluating the "
     "joints' rows and the rotors' drift, about 2.6 µs each), the velocity solve 12 %, the contact rows 8 "
     "%, the velocity projection 6 %, the bodies' moves 5 %. Each call pays numba's unboxing of every "
