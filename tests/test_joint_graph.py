@@ -102,6 +102,19 @@ def test_the_block_elimination_solves_what_numpy_solves(case, bodies, edges, kin
     assert np.abs(sparse - dense).max() <= 1e-14 * condition * np.abs(dense).max(), (case, condition)
 
 
+@pytest.mark.parametrize("armature, size", [(0.0, 6), (0.1, 7)])
+def test_a_robots_hinges_the_compiler_unrolls_solve_what_numpy_solves(armature, size):
+    """The ant's shape: four hips on one torso (a clique: each hip's later neighbours are the hips
+    after it) and a knee on each, all limited hinges: blocks of 6 rows, 7 with a rotor (an
+    armature), whose Schur updates `factor_and_solve` runs with sizes the compiler knows
+    (`_block_update`); against numpy's dense solve to the first test's round-off bound."""
+    joints = random_joints(9, [(0, 1), (0, 2), (0, 3), (0, 4), (1, 5), (2, 6), (3, 7), (4, 8)], (HINGE,))
+    joints.armature[:] = armature
+    assert set(structure(joints).size.tolist()) == {size}
+    sparse, dense, condition = solve_both(joints)
+    assert np.abs(sparse - dense).max() <= 1e-14 * condition * np.abs(dense).max(), condition
+
+
 @pytest.mark.parametrize("case, bodies, edges, kinds", [    # (no random tree: the module's RNG picks the others)
     ("chain", 40, chain_edges(40), (BALL, HINGE, FIXED)),
     ("net", 36, grid_edges(6), (BALL,)),
