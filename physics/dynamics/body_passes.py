@@ -242,11 +242,13 @@ def apply_changes(flags, bodies, dv, dx, world, local, total, before, active, ac
     (every body, or a RATTLE retry's island): flags (3,) int64 (counteraction on, carried velocities
     kept, a velocity change given), dv and dx the changes (`move_bodies`), acceleration (D, 6) the
     Data's constraint acceleration, which gets each active body's change of world [v, ω] where one is
-    given; world_pass the hierarchy's (`world_pass_arguments`), carry `carry_generations`' arguments
-    (`active` among them; its target (D, 3) written here first: each body's world velocity before
-    the move plus its own change). A body outside `active` keeps its bits."""
+    given; world_pass the hierarchy's (`world_pass_arguments`), carry what `carry_generations` takes
+    besides: (parent, order, first, target, body_slot), its target (D, 3) written here first (each
+    body's world velocity before the move plus its own change), body_slot the nodes' dynamic slots
+    for its world passes, which turn omega_body into local ω (`world_pass` with them: each array
+    passed once, numba unboxing each at every call). A body outside `active` keeps its bits."""
     counteract, carried, given = flags[0] != 0, flags[1] != 0, flags[2] != 0
-    nodes, target = bodies.node, carry[5]
+    nodes, target = bodies.node, carry[3]
     if carried:
         for k in range(nodes.shape[0]):
             for i in range(3):
@@ -260,7 +262,8 @@ def apply_changes(flags, bodies, dv, dx, world, local, total, before, active, ac
     world_from_local(*world_pass)
     keep_momentum(nodes, omega_body, bodies.inertia, before, world.rotation, total, active)
     if carried:
-        carry_generations(*carry)
+        spin = (world_pass[0], world_pass[1], carry[4], omega_body) + world_pass[4:]
+        carry_generations(nodes, carry[0], carry[1], carry[2], active, target, world, local.velocity, spin)
 
 
 @kernel(refcounts=False)

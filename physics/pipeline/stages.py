@@ -288,8 +288,8 @@ class Workspace:
         # `apply_world_changes`' one call for every body: (counteraction on, carried velocities kept, a
         # velocity change given), written before each call
         self.apply_flags = np.zeros(3, np.int64)
-        carry = (model.dyn, model.parent, model.generation_order, self.generation_first, self.moving,
-                 self.carry_target, self.world_arrays, local.velocity, self.world_spin_arguments)   # carry_generations'
+        # what `carry_generations` takes besides the arrays `apply_changes` has already
+        carry = (model.parent, model.generation_order, self.generation_first, self.carry_target, model.dyn_slot)
 
         def calls():
             return Calls(
