@@ -757,7 +757,8 @@ def factor_and_solve(graph, factors, rhs):
                 kl, il = graph.block_jl[f], graph.update[u]
                 u += 1
                 # a robot's hinges among hinges (7 rows with a limit and a rotor, 6 with one of them)
-                # with sizes the compiler knows: their loops unrolled, the ant's factorization 10 -> 7 µs
+                # with sizes the compiler knows, their loops unrolled: the ant's eight hinges factor in 8.1 µs, 10.6
+                # through the general loops
                 if m == 7 and m_i == 7 and m_l == 7:
                     _block_update(storage, ik, kl, il, 7, 7, 7)
                 elif m == 6 and m_i == 6 and m_l == 6:

@@ -283,7 +283,6 @@ class Workspace:
         self.step_length = np.zeros(1)
         # generation g's slots at model.generation_order[first[g]:first[g + 1]] (`carry_generations`)
         self.generation_first = np.cumsum([0] + [len(slots) for slots in model.generations]).astype(np.int64)
-        self.world_spin_arguments = hierarchy.world_pass_arguments(model.dyn_slot, data.omega_body)
 
         # `apply_world_changes`' one call for every body: (counteraction on, carried velocities kept, a
         # velocity change given), written before each call
