@@ -196,14 +196,65 @@ def test_a_net_is_dissected_with_less_fill_than_minimum_degree_and_still_solves_
     assert np.abs(sparse - dense).max() <= 1e-14 * condition * np.abs(dense).max(), condition
 
 
-def flat_net(side):
-    """A side × side net of ball joints laid flat, hung by two corners (the scenes' nets)."""
+def flat_net(side, kinds=(BALL,)):
+    """A side × side net of ball joints (or of random `kinds`) laid flat, hung by two corners (the
+    scenes' nets)."""
     edges = grid_edges(side)
     centre = np.array([(i * 0.3, k * 0.3, 0.0) for i in range(side) for k in range(side)])
     rotation = np.broadcast_to(np.eye(3), (side * side, 3, 3)).copy()
     anchor = np.array([(centre[max(a, 0)] + centre[b]) / 2 if a >= 0 else centre[b] for a, b in edges])
-    return Joints.from_world(np.full(len(edges), BALL), np.array(edges), anchor, np.tile([0, 0, 1.0], (len(edges), 1)),
-                             centre, rotation)
+    kind = np.full(len(edges), BALL) if kinds == (BALL,) else RNG.choice(list(kinds), size=len(edges))
+    return Joints.from_world(kind, np.array(edges), anchor,
+                             np.tile([0, 0, 1.0], (len(edges), 1)), centre, rotation)
+
+
+@pytest.mark.parametrize("kinds", [(BALL,), (BALL, HINGE)], ids=["balls", "balls and hinges"])
+def test_a_split_nets_halves_solve_what_numpy_solves_with_the_same_bits_on_one_thread_or_two(monkeypatch, kinds):
+    """A net's dissection split in halves (`JointGraph.halves`; SPLIT_UPDATES lowered so that a 6 × 6
+    net splits, as a 20 × 20 one does): no joint of one half reaches the other's, and the separator's
+    blocks the second half updates go to buffers; the elimination solves Γ μ = r as numpy does (the
+    first test's bound), the kept factors give a fresh factorization's bits, and RATTLE's
+    factorization (`physics.constraints.rattle._factor_and_solve`, the halves at once) gives
+    `factor_and_solve`'s bits (the halves one after the other) on one thread and on two: the same
+    operations on the same entries in the same order, so tolerance 0, the factors' bits included."""
+    import numba
+
+    from physics.constraints import joint_graph, rattle
+    monkeypatch.setattr(joint_graph, "SPLIT_UPDATES", 0)
+    joints = flat_net(6, kinds)
+    graph = structure(joints)
+    J, (_, a, b) = len(joints), graph.halves
+    assert 0 < a < b < J and graph.split is graph.halves and len(graph.merge) and len(graph.merge_x)
+    half = np.full(J, 2)
+    half[graph.order[:a]], half[graph.order[a:b]] = 0, 1
+    for k in graph.order[:b]:
+        assert set(half[graph.later[graph.later_start[k]:graph.later_start[k + 1]]]) <= {half[k], 2}, k
+    (kept, fresh, dense), (sparse, first_dense, condition) = solve_both(joints, again=True)
+    assert np.abs(sparse - first_dense).max() <= 1e-14 * condition * np.abs(first_dense).max(), condition
+    assert np.array_equal(kept, fresh) and np.abs(kept - dense).max() <= 1e-14 * condition * np.abs(dense).max()
+    jacobian = RNG.normal(size=(J, ROWS_PER_JOINT, 2, 6))
+    jacobian[np.broadcast_to((joints.body < 0)[:, None, :], jacobian.shape[:3])] = 0.0
+    weighted = jacobian + 0.1 * RNG.normal(size=jacobian.shape) * (jacobian != 0.0)
+    taken = np.zeros((J, ROWS_PER_JOINT), bool)
+    for j in range(J):
+        taken[j, graph.slots[j, :graph.size[j]]] = RNG.random(graph.size[j]) < 0.9
+    rhs = np.where(taken, RNG.normal(size=taken.shape), 0.0)
+    solved = []
+    previous = numba.get_num_threads()
+    try:
+        for threads in (None, 1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            factors, mu = empty_factors(graph), rhs.copy()
+            assemble(graph, jacobian, weighted, taken, factors.storage)
+            if threads is None:
+                assert factor_and_solve(graph, factors, mu)
+            else:
+                numba.set_num_threads(threads)
+                assert rattle._factor_and_solve(graph, factors, mu, graph.split)
+            solved.append((factors.storage[:graph.values].view(np.int64), mu.view(np.int64)))
+    finally:
+        numba.set_num_threads(previous)
+    for storage, mu in solved[1:]:
+        assert np.array_equal(storage, solved[0][0]) and np.array_equal(mu, solved[0][1])
 
 
 @pytest.mark.parametrize("side, share, odd", [(6, 0.6, True), (16, 0.8, False)])

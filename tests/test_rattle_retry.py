@@ -467,6 +467,35 @@ def test_a_whipping_net_takes_chord_steps_along_the_current_rows(tmp_path, monke
     assert len(left) and 0 < factorizations < iterations, (len(left), iterations, factorizations)
 
 
+@pytest.mark.long
+def test_a_split_net_steps_to_the_same_bits_on_one_thread_two_and_chosen(tmp_path):
+    """make_scenes.py net --side 20: its dissection needs more than SPLIT_UPDATES Schur updates, so its
+    halves are factored at once (`physics.constraints.rattle._factor_and_solve`) on the count each
+    projection's `ThreadChoice` picks. 40 steps of it (its edges whip from step 30) give the same
+    state hash on one thread, on two and with the count chosen by measuring, which may change at any
+    projection (tests/test_joint_graph.py checks the factorization itself on a small net)."""
+    import contextlib
+    import subprocess
+    import sys
+
+    import numba
+
+    from physics.constraints import rattle
+    from physics.core.threads import fixed_threads
+    path = tmp_path / "net.toml"
+    subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), "net", "--side", "20", "--out", str(path)],
+                   check=True, capture_output=True)
+    hashes = []
+    for n in (1, min(2, numba.config.NUMBA_NUM_THREADS), None):
+        sim = Simulation.from_file(path)
+        with fixed_threads(n) if n else contextlib.nullcontext():
+            sim.step(40)
+        hashes.append(sim.state_hash())
+    bodies = sim._work.solver._joint_bodies
+    assert isinstance(bodies, rattle.JointBodies) and bodies.graph.split is not None and bodies.threads
+    assert hashes[0] == hashes[1] == hashes[2], hashes
+
+
 def test_the_sub_step_counts_are_the_passes_and_retries_that_ran(monkeypatch):
     """`Simulation.substep_counts` against independent counts over 2 s of the rope bridge (ropes and
     crates: RATTLE retries both ways): its passes are the stage list's calls, its retries the
@@ -594,23 +623,24 @@ def test_no_step_takes_more_than_its_budget(name, steps, monkeypatch):
     assert bounded["refused"] > 0 and free["worst_step"] > 2.0, (bounded, free)
 
 
-@pytest.mark.parametrize("n, J, B, values, panel", [(1, 1, 1, 36, 0), (2, 2, 3, 90, 18), (64, 112, 70, 5000, 126)])
-def test_the_projections_scratch_is_cut_from_its_arena_without_overlap_or_gap(n, J, B, values, panel):
+@pytest.mark.parametrize("n, J, B, values, x_size, panel", [(1, 1, 1, 36, 7, 0), (2, 2, 3, 90, 14, 18),
+                                                            (64, 112, 70, 5000, 784 + 56, 252)])
+def test_the_projections_scratch_is_cut_from_its_arena_without_overlap_or_gap(n, J, B, values, x_size, panel):
     """`rattle.Arena` sized by `_arena_sizes` is cut (`_position_scratch`, which cuts
     `_velocity_scratch` and the `Factors` first; run as Python) into views that end exactly where
     the sizes end, with the shapes their fields name, and no two fields share an element: each
     filled with its own number reads it back whole, in the order the fields were filled."""
     from physics.constraints import rattle
     from physics.core.compiled import interpreting
-    sizes = rattle._arena_sizes(n, J, B, values, panel)
+    sizes = rattle._arena_sizes(n, J, B, values, x_size, panel)
     arena = rattle.Arena(np.empty(sizes[0]), np.zeros(sizes[1], bool), np.empty(sizes[2], np.int64))
     with interpreting(), pytest.MonkeyPatch.context() as patch:
         # the cuts each other calls as Python too: a compiled cut (one this process compiled for a
         # projection) counts no references, and may not hand its views to Python
         for name in ("_arena_factors", "_velocity_scratch"):
             patch.setattr(rattle, name, getattr(rattle, name).py_func)
-        position, end_floats, end_flags = rattle._position_scratch.py_func(arena, n, J, B, values, panel)
-        velocity = rattle._velocity_scratch(arena, J, B, values, panel)[0]
+        position, end_floats, end_flags = rattle._position_scratch.py_func(arena, n, J, B, values, x_size, panel)
+        velocity = rattle._velocity_scratch(arena, J, B, values, x_size, panel)[0]
     assert (end_floats, end_flags) == sizes[:2]
     fields = ([(name, getattr(position, name)) for name in rattle.PositionScratch._fields if name != "factors"]
               + [(name, getattr(velocity, name)) for name in rattle.VelocityScratch._fields if name != "factors"]

@@ -138,3 +138,23 @@ def test_the_4096_box_heap_is_the_same_bits_on_one_thread_two_and_chosen(tmp_pat
         split.append(len(sim.contacts()[0]) >= 4 * PARALLEL_MIN)
     assert all(split)
     assert hashes[0] == hashes[1] == hashes[2]
+
+
+def test_work_told_after_the_call_is_what_each_count_is_judged_by():
+    """A call whose work is known only after it runs (a projection's factorizations) gives `rows`
+    as a function: the cost of each count is its time over the work the call then reports, so
+    calls of very different sizes are compared fairly (exact costs on the fake clock: one thread
+    1 a unit of work, two 0.75, whatever the sizes)."""
+    most = numba.get_num_threads()
+    machine = Machine({1: 1.0, most: 0.75})
+    choice = ThreadChoice(clock=machine.clock)
+    work = []
+
+    def project(size):
+        work.append(size)
+        return machine.solve(size)
+
+    for call in range(200):
+        choice.run(lambda: work[-1], project, 1 + 37 * (call % 5))
+    assert choice.current == most
+    assert choice.cost == {1: 1.0, most: 0.75}

@@ -30,10 +30,18 @@ the same operations on each entry in the same order as block by block (the same 
 32 × 32 net 96 % of the updates are in fronts, and a factorization takes a quarter less time; a
 ball joint among ball joints outside a front (a chain's) has loops of its own (`_ball_updates`).
 
-One thread. A nested dissection's two halves share no body, and each could be eliminated on a core
-of its own (the 32 × 32 net's step took about a third less time on two), but these kernels are
-linked into RATTLE's projection kernels, where numba's parallel regions crash a process that
-loads a projection compiled around a region that came from the cache (`physics.core.compiled`, 8).
+Two threads where a net is large. A nested dissection's two halves share no body, so neither
+half's elimination reads or writes a block of the other's: only the separator's own blocks (and
+right-hand side rows) take updates from both. Where the dissected graph needs SPLIT_UPDATES Schur
+updates or more (`JointGraph.halves`, from a 20 × 20 net on), the second half's updates of those
+go to buffers of their own, added once both halves are done (`finish`), so that the halves may be
+eliminated at once (`eliminate` over each half's range of the order; the region that runs them on
+two threads lives beside its callers, `physics.constraints.rattle._halves`) and give the same bits
+as one after the other. The buffers change the order of a separator entry's sums, and so the bits
+of a split graph's factors (not their accuracy: the tests' round-off bound holds); a graph below
+SPLIT_UPDATES is factored exactly as before. On the 32 × 32 net two threads took a fifth off the
+step (`python -m benchmarks joints`), on the 16 × 16 net less than a tenth, which is why smaller
+graphs stay whole.
 
 Each block is one joint's rows (a ball joint 3, a hinge 5 or 6 with its limit): the diagonal
 block is solved by Gaussian elimination with partial pivoting inside the block, which needs no
@@ -82,9 +90,20 @@ class JointGraph(NamedTuple):
     front_eliminated: np.ndarray  # (Fr,) int64 how many of them it eliminates
     front_block_start: np.ndarray  # (Fr + 1,) int64 front f's block offsets (a, b) of its joints a, b, a-major:
     front_block: np.ndarray     # (Σ u²,) int64     front_block[front_block_start[f] + a * u + b]
+    later_x: np.ndarray         # (F,) int64 where in `Factors.x` joint j's elimination updates `later`'s rows
+    front_x: np.ndarray         # (Σ u,) int64 … and a front's its joints' (`halves`: a buffer for some)
+    halves: np.ndarray          # (3,) int64 order positions 0, a, b: the halves [0, a) and [a, b) share no block
+    #                             but the separator's [b, J) ones; (0, 0, 0) where the graph is not split
+    split: object               # `halves` where the graph is split, else None: a type of its own, so that only a
+    #                             split graph's projections compile the two threads' region (numba prunes the
+    #                             other branch: `physics.constraints.rattle._factor_and_solve`)
+    merge: np.ndarray           # (M, 2) int64 storage[real] += storage[buffer] per (buffer, real) after the halves …
+    merge_x: np.ndarray         # (Mx, 2) int64 … and x[real] += x[buffer]
     values: int                 # floats in the block storage
+    x_size: int                 # floats of `Factors.x`: J × ROWS_PER_JOINT and the separator's buffer
     panel: int                  # floats of `Factors.panel`: 18 × the most later neighbours a joint has, or a
-    #                             front's (3u)² floats where that is more
+    #                             front's (3u)² floats where that is more; where split, one such a half and
+    #                             two floats more, each half's outcome (`physics.constraints.rattle._halves`)
 
 
 class Factors(NamedTuple):
@@ -92,7 +111,8 @@ class Factors(NamedTuple):
     cut from RATTLE's arena), made once per topology, so that a factorization allocates nothing."""
     storage: np.ndarray         # (values,) Γ's blocks (`assemble`), then their LU factors
     pivot: np.ndarray           # (J, ROWS_PER_JOINT) int64 each diagonal block's row swaps
-    x: np.ndarray               # (J * ROWS_PER_JOINT,) the right-hand side by block row (`_gathered`)
+    x: np.ndarray               # (graph.x_size,) the right-hand side by block row (`_gathered`), then the
+    #                             second half's updates of the separator's rows (`JointGraph.halves`)
     panel: np.ndarray           # (graph.panel,) a ball joint's Schur updates, gathered (`_ball_updates`), or a
     #                             front's dense matrix (`_front_updates`)
 
@@ -100,7 +120,7 @@ class Factors(NamedTuple):
 def empty_factors(graph):
     """Empty `Factors` for `graph` (`JointGraph`)."""
     J = len(graph.size)
-    return Factors(np.empty(graph.values), np.empty((J, ROWS_PER_JOINT), np.int64), np.empty(J * ROWS_PER_JOINT),
+    return Factors(np.empty(graph.values), np.empty((J, ROWS_PER_JOINT), np.int64), np.empty(graph.x_size),
                    np.empty(graph.panel))
 
 
@@ -243,6 +263,7 @@ def _breadth_first(edges):
 
 
 DISSECTION_LEAF = 8         # joints: a part this small is ordered by minimum degree
+SPLIT_UPDATES = 100_000     # Schur updates (Σ later²) from which a dissected graph's halves are eliminated apart
 
 
 def dissection_order(joints, neighbours):
@@ -252,6 +273,12 @@ def dissection_order(joints, neighbours):
     joint on the left shares no body with one on the right), so those are ordered first, each half
     recursively, and the crossing joints last. On a net its fill grows as n log n where minimum
     degree's grows faster; `structure` keeps whichever order needs fewer Schur updates."""
+    return _dissection(joints, neighbours)[0]
+
+
+def _dissection(joints, neighbours):
+    """`dissection_order` and its top split: (order, (a, b)), the left half's joints order[:a], the
+    right's order[a:b], the crossing ones order[b:]; (0, 0) where the top part was not split."""
     layout = load_layout(joints)
     moving = [[int(b) for b in joints.body[j] if b >= 0] for j in range(len(joints))]
 
@@ -260,7 +287,7 @@ def dissection_order(joints, neighbours):
         order, _ = minimum_degree_order([{inside[l] for l in neighbours[j] if l in inside} for j in nodes])
         return [nodes[i] for i in order]
 
-    def dissect(nodes):
+    def dissect(nodes, top=False):
         bodies = sorted({b for j in nodes for b in moving[j]})
         if len(nodes) <= DISSECTION_LEAF or len(bodies) < 2:
             return by_minimum_degree(nodes)
@@ -274,9 +301,13 @@ def dissection_order(joints, neighbours):
             parts[0 if all(sides) else 1 if not any(sides) else 2].append(j)
         if not parts[0] or not parts[1]:
             return by_minimum_degree(nodes)
+        if top:
+            split[:] = len(parts[0]), len(parts[0]) + len(parts[1])
         return dissect(parts[0]) + dissect(parts[1]) + parts[2]
 
-    return dissect(list(range(len(joints))))
+    split = [0, 0]
+    order = dissect(list(range(len(joints))), top=True)
+    return order, tuple(split)
 
 
 def filled(neighbours, order):
@@ -311,30 +342,50 @@ def structure(joints):
     for sides in on_body.values():
         for j, _ in sides:
             neighbours[j].update(l for l, _ in sides if l != j)
-    order = tree_order(joints)
+    updates = lambda later: sum(len(l) ** 2 for l in later)
+    order, split = tree_order(joints), (0, 0)
     if order is not None:
         later = filled([set(n) for n in neighbours], order)
     else:
         order, later = minimum_degree_order([set(n) for n in neighbours])
-        dissected = dissection_order(joints, neighbours)
+        dissected, dissected_split = _dissection(joints, neighbours)
         dissected_later = filled([set(n) for n in neighbours], dissected)
-        updates = lambda later: sum(len(l) ** 2 for l in later)
         if updates(dissected_later) < updates(later):
             order, later = dissected, dissected_later
-    offset, blocks = 0, {}
+            if updates(later) >= SPLIT_UPDATES:
+                split = dissected_split
+    a, b = split
+    R = ROWS_PER_JOINT
+    half = np.zeros(J, np.int64)            # 0 the first half (or no split), 1 the second, 2 the separator
+    half[order[a:b]], half[order[b:]] = 1, 2
+    if a < b:
+        for k in order[:b]:
+            if any(half[l] not in (half[k], 2) for l in later[k]):
+                raise RuntimeError(f"joint graph: the halves of the dissection share joint {k}'s blocks")
+    else:
+        half[:] = 0
+    separator = {k: s for s, k in enumerate(order[b:])} if a < b else {}
+    offset, blocks, buffers = 0, {}, {}
 
-    def block(j, l):
+    def block(j, l, k=None):
+        """Block (j, l)'s offset; Schur updates by the second half's joint k of a separator's block
+        go to a buffer block of their own, added after the halves (`merge_halves`)."""
         nonlocal offset
-        if (j, l) not in blocks:
-            blocks[j, l] = offset
+        table = buffers if k is not None and half[k] == 1 and half[j] == 2 and half[l] == 2 else blocks
+        if (j, l) not in table:
+            table[j, l] = offset
             offset += int(size[j] * size[l])
-        return blocks[j, l]
+        return table[j, l]
+
+    def x_at(l, k):
+        """Where k's elimination updates joint l's right-hand side in `Factors.x`."""
+        return J * R + separator[l] * R if half[k] == 1 and half[l] == 2 else l * R
 
     # a front's blocks (`_fronts`) laid out first, in the order of the elimination, each front's
     # together, row by row, where an earlier one has not: its gather and scatter then read and write
     # runs of memory (the offsets move no value: the same bits)
-    runs = _front_runs(order, later, size)
-    front_blocks = [[block(a, b) for a in members for b in members] for members, _ in runs]
+    runs = _front_runs(order, later, size, (a, b) if a < b else ())
+    front_blocks = [[block(x, y, members[0]) for x in members for y in members] for members, _ in runs]
     diagonal = np.array([block(j, j) for j in range(J)], np.int64)
     later_start = np.zeros(J + 1, np.int64)
     later_start[1:] = np.cumsum([len(later[j]) for j in range(J)])
@@ -343,14 +394,22 @@ def structure(joints):
     block_lj = np.array([block(l, j) for j in range(J) for l in later[j]], np.int64)
     update_start = np.zeros(J + 1, np.int64)
     update_start[1:] = np.cumsum([len(later[j]) ** 2 for j in range(J)])
-    update = np.array([block(i, l) for j in range(J) for i in later[j] for l in later[j]], np.int64)
+    update = np.array([block(i, l, j) for j in range(J) for i in later[j] for l in later[j]], np.int64)
     term = np.array([(block(j, l), j, sj, l, sl) for sides in on_body.values() for j, sj in sides for l, sl in sides],
                     np.int64).reshape(-1, 5)
+    later_x = np.array([x_at(l, j) for j in range(J) for l in later[j]], np.int64)
+    front_x = np.array([x_at(x, members[0]) for members, _ in runs for x in members], np.int64)
+    merge = np.array([(buffer + e, blocks[key] + e) for key, buffer in buffers.items()
+                      for e in range(int(size[key[0]] * size[key[1]]))], np.int64).reshape(-1, 2)
+    merge_x = np.array([(J * R + s * R + r, k * R + r) for k, s in separator.items() for r in range(size[k])],
+                       np.int64).reshape(-1, 2)
     fronts = _fronts(runs, front_blocks, J)
+    halves = np.array([0, a, b], np.int64)
     panel = max(PANEL_FLOATS * max((len(l) for l in later), default=0), fronts.floats)
     return JointGraph(slots, size, np.array(order, np.int64), diagonal, later_start, flat_later, block_jl, block_lj,
                       update_start, update, term, fronts.front, fronts.start, fronts.joint, fronts.eliminated,
-                      fronts.block_start, fronts.block, offset, panel)
+                      fronts.block_start, fronts.block, later_x, front_x, halves, halves if a < b else None, merge,
+                      merge_x, offset, J * R + len(separator) * R, 2 * panel + 2 if a < b else panel)
 
 
 FRONT_MIN = 2       # joints a front eliminates at least (one alone gains nothing from its copies)
@@ -366,7 +425,7 @@ class _Fronts(NamedTuple):
     floats: int
 
 
-def _front_runs(order, later, size):
+def _front_runs(order, later, size, boundaries=()):
     """The fronts of an elimination (`JointGraph.front`…): runs of ball joints k₁ … k_s, consecutive
     in `order`, each one's later neighbours the next one and the next one's (a fundamental
     supernode: later(k_t) = {k_t+1} ∪ later(k_t+1)), s ≥ FRONT_MIN, with every later neighbour a
@@ -379,7 +438,7 @@ def _front_runs(order, later, size):
     balls = [size[k] == 3 and all(size[l] == 3 for l in later[k]) for k in range(len(order))]
     runs, run = [], []
     for k in order:
-        if run and balls[k] and set(later[run[-1]]) == {k} | set(later[k]):
+        if run and balls[k] and set(later[run[-1]]) == {k} | set(later[k]) and position[k] not in boundaries:
             run.append(k)
             continue
         if len(run) >= FRONT_MIN:
@@ -558,7 +617,7 @@ def _ball_updates(graph, storage, pivot, panel, x, k):
         a00, a01, a02 = storage[ik], storage[ik + 1], storage[ik + 2]
         a10, a11, a12 = storage[ik + 3], storage[ik + 4], storage[ik + 5]
         a20, a21, a22 = storage[ik + 6], storage[ik + 7], storage[ik + 8]
-        i = graph.later[first + e] * ROWS_PER_JOINT
+        i = graph.later_x[first + e]
         x[i] -= 0.0 + a00 * x0 + a01 * x1 + a02 * x2
         x[i + 1] -= 0.0 + a10 * x0 + a11 * x1 + a12 * x2
         x[i + 2] -= 0.0 + a20 * x0 + a21 * x1 + a22 * x2
@@ -669,7 +728,7 @@ def _front_pivot(graph, dense, W, pivot, x, first, u, t):
         k0[c], k1[c], k2[c] = _solve33(k0[c], k1[c], k2[c], p0, p1, l10, l20, l21, u00, u01, u02, u11, u12, u22)
     x0, x1, x2 = x[xk], x[xk + 1], x[xk + 2]
     for a in range(t + 1, u):
-        xi = graph.front_joint[first + a] * ROWS_PER_JOINT
+        xi = graph.front_x[first + a]
         for r in range(3):
             row = (3 * a + r) * W + d
             x[xi + r] -= 0.0 + dense[row] * x0 + dense[row + 1] * x1 + dense[row + 2] * x2
@@ -714,13 +773,55 @@ def _block_update(storage, ik, kl, il, m, m_i, m_l):
 def factor_and_solve(graph, factors, rhs):
     """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place, slot-indexed (untaken slots come out as they went
     in, 0 for a zero right-hand side), Γ assembled in `factors.storage` (`assemble`, overwritten by
-    its factors). The module docstring's elimination; False if a diagonal block is singular (the
-    rows are dependent beyond the regularization's reach)."""
-    J = len(graph.size)
-    storage, pivot, x, panel = factors.storage, factors.pivot, factors.x, factors.panel
+    its factors). The module docstring's elimination, the halves one after the other (what
+    `physics.constraints.rattle` runs on two threads: the same bits); False if a diagonal block is
+    singular (the rows are dependent beyond the regularization's reach)."""
+    gather(graph, rhs, factors.x)
+    first, second, separator = graph.halves[0], graph.halves[1], graph.halves[2]
+    if not eliminate(graph, factors.storage, factors.pivot, factors.panel, factors.x, first, second):
+        return False
+    if not eliminate(graph, factors.storage, factors.pivot, factors.panel, factors.x, second, separator):
+        return False
+    return finish(graph, factors, rhs)
+
+
+@kernel(refcounts=False)
+def gather(graph, rhs, x):
+    """x ← rhs (J, ROWS_PER_JOINT), slot-indexed, by block row (`_gathered`): an elimination's start."""
     _gathered(graph, rhs, x)
-    position = 0
-    while position < J:
+
+
+@kernel(refcounts=False)
+def finish(graph, factors, rhs):
+    """The elimination after its halves (`eliminate` of order[:halves[2]]): the second half's updates
+    of the separator's blocks and rows added (`merge_halves`), the separator eliminated, the back
+    substitution into rhs. False as `factor_and_solve`."""
+    storage, x = factors.storage, factors.x
+    for t in range(graph.merge.shape[0]):
+        storage[graph.merge[t, 1]] += storage[graph.merge[t, 0]]
+    _merge_x(graph, x)
+    if not eliminate(graph, storage, factors.pivot, factors.panel, x, graph.halves[2], len(graph.size)):
+        return False
+    _back_substitute(graph, storage, x, rhs)
+    return True
+
+
+@kernel(inline=True)
+def _merge_x(graph, x):
+    """The second half's updates of the separator's right-hand side, held apart, added to it."""
+    for t in range(graph.merge_x.shape[0]):
+        x[graph.merge_x[t, 1]] += x[graph.merge_x[t, 0]]
+
+
+@kernel(refcounts=False)
+def eliminate(graph, storage, pivot, panel, x, start, stop):
+    """The elimination of the joints order[start:stop] (module docstring), x the right-hand side by
+    block row (`_gathered`), `panel` this call's scratch. Each half of a split graph
+    (`JointGraph.halves`) writes only its own blocks and rows, its blocks with the separator's and,
+    the second half, buffers of the separator's own, so the two may run at once. False if a
+    diagonal block is singular."""
+    position = start
+    while position < stop:
         k = graph.order[position]
         position += 1
         m = graph.size[k]
@@ -765,12 +866,12 @@ def factor_and_solve(graph, factors, rhs):
                     _block_update(storage, ik, kl, il, 6, 6, 6)
                 else:
                     _block_update(storage, ik, kl, il, m, m_i, m_l)
+            xi = graph.later_x[e]
             for r in range(m_i):
                 s = 0.0
                 for q in range(m):
                     s += storage[ik + r * m + q] * x[k * ROWS_PER_JOINT + q]
-                x[i * ROWS_PER_JOINT + r] -= s
-    _back_substitute(graph, storage, x, rhs)
+                x[xi + r] -= s
     return True
 
 
@@ -778,11 +879,14 @@ def factor_and_solve(graph, factors, rhs):
 def solve_factored(graph, factors, rhs):
     """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place with the `factors` `factor_and_solve` left (the
     same Γ, the same taken slots): its forward and back substitutions alone, O(the fill) instead of
-    a factorization (RATTLE's chord steps). True (as factor_and_solve)."""
+    a factorization (RATTLE's chord steps), the second half's updates of the separator's rows held
+    apart and added where the factorization adds them (the same bits). True (as factor_and_solve)."""
     J = len(graph.size)
     storage, pivot, x = factors.storage, factors.pivot, factors.x
     _gathered(graph, rhs, x)
     for position in range(J):
+        if position == graph.halves[2]:
+            _merge_x(graph, x)
         k = graph.order[position]
         m = graph.size[k]
         if m == 0:
@@ -791,8 +895,8 @@ def solve_factored(graph, factors, rhs):
         for e in range(graph.later_start[k], graph.later_start[k + 1]):
             i = graph.later[e]
             ik = graph.block_lj[e]
+            xk, xi = k * ROWS_PER_JOINT, graph.later_x[e]
             if m == 3 and graph.size[i] == 3:   # two ball joints': the loop below, unrolled
-                xk, xi = k * ROWS_PER_JOINT, i * ROWS_PER_JOINT
                 x0, x1, x2 = x[xk], x[xk + 1], x[xk + 2]
                 for r in range(3):
                     x[xi + r] -= 0.0 + storage[ik + 3 * r] * x0 + storage[ik + 3 * r + 1] * x1 + storage[ik + 3 * r + 2] * x2
@@ -800,8 +904,8 @@ def solve_factored(graph, factors, rhs):
             for r in range(graph.size[i]):
                 s = 0.0
                 for q in range(m):
-                    s += storage[ik + r * m + q] * x[k * ROWS_PER_JOINT + q]
-                x[i * ROWS_PER_JOINT + r] -= s
+                    s += storage[ik + r * m + q] * x[xk + q]
+                x[xi + r] -= s
     _back_substitute(graph, storage, x, rhs)
     return True
 

@@ -112,9 +112,12 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from numba import prange
 from physics.core.compiled import bind, generation, kernel
+from physics.core.threads import ThreadChoice
 
-from physics.constraints.joint_graph import Factors, JointGraph, assemble, factor_and_solve, solve_factored, structure
+from physics.constraints.joint_graph import Factors, JointGraph, assemble, eliminate, factor_and_solve, finish, \
+    gather, solve_factored, structure
 from physics.constraints.joints import AXIS, HINGE, LIMIT, ROWS_PER_JOINT, SPRING, JointGeometry, JointModel, JointTerms, \
     fill_joint_rows, fill_joint_terms, joint_geometry, joint_geometry_arrays, joint_row_arrays, no_terms, rows_of
 from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
@@ -195,16 +198,51 @@ class Arena(NamedTuple):
     ints: np.ndarray            # (Fi,) int64
 
 
-def _arena_sizes(n, J, B, values, panel):
+def _arena_sizes(n, J, B, values, x_size, panel):
     """(floats, flags, ints) of the `Arena` for n jointed bodies of B, J joints and a joint graph
-    of `values` floats and a `panel` of its own (`JointGraph`): the factors, then `VelocityScratch`'s fields, then `PositionScratch`'s
-    (the cuts of `_velocity_scratch` and `_position_scratch`; tests/test_rattle_retry.py checks that
+    of `values` floats, `x_size` of right-hand side and a `panel` of its own (`JointGraph`): the
+    factors, then `VelocityScratch`'s fields, then `PositionScratch`'s (the cuts of `_velocity_scratch` and `_position_scratch`; tests/test_rattle_retry.py checks that
     they end where these say)."""
     R = ROWS_PER_JOINT
-    factors = values + J * R + panel
+    factors = values + x_size + panel
     position = B * 12 + n * (9 + 3 + 6 + 3 + 6 + 9 + 9 + 6 + 6) + 2 * J + J * R * (4 + 24) + CURRENT_WINDOW + 1
     velocity = J * R * 13 + B * 6
     return factors + position + velocity, 3 * J * R, J * R
+
+
+@kernel(refcounts=False)
+def _factor_and_solve(graph, factors, rhs, split):
+    """`physics.constraints.joint_graph.factor_and_solve`, a split graph's halves (`JointGraph.halves`:
+    a net's dissection) at once on the threads numba's count gives the caller (`_halves`; the
+    projections' caller chooses it, `JointBodies.threads`): the same operations on the same entries
+    in the same order (each half writes its own blocks, the second the separator's into buffers of
+    its own), so the same bits on any number of threads. `split` is `graph.split`: where it is None
+    numba prunes the region's branch, and a graph that is not split compiles no parallel region
+    (it cost the pendulum's cold first step 4.6 s)."""
+    if split is None:
+        return factor_and_solve(graph, factors, rhs)
+    gather(graph, rhs, factors.x)
+    half = (factors.panel.size - 2) // 2
+    _halves(graph, factors.storage, factors.pivot, factors.panel, factors.x, half)
+    if factors.panel[2 * half] == 0.0 or factors.panel[2 * half + 1] == 0.0:
+        return False
+    return finish(graph, factors, rhs)
+
+
+@kernel(parallel=True, refcounts=False)
+def _halves(graph, storage, pivot, panel, x, half):
+    """The two halves of a split graph's elimination (`physics.constraints.joint_graph.eliminate`)
+    at once, one a thread, each with its `half` floats of the panel; panel[2 half + t] 1 where half
+    t found no singular block, else 0 (`JointGraph.panel`). Its arguments are the `Factors`' arrays
+    and the region is all it holds: with the right-hand side gathered in it and the named tuple's
+    fields taken inside, numba's compiled halves found singular blocks where the same loops run as
+    Python found none. Here, beside its only caller (physics.core.compiled,
+    8: a parallel region linked into a kernel of another module crashed a process that loaded it
+    from the cache)."""
+    for t in prange(2):
+        done = eliminate(graph, storage, pivot, panel[t * half:(t + 1) * half], x, graph.halves[t],
+                         graph.halves[t + 1])
+        panel[2 * half + t] = 1.0 if done else 0.0
 
 
 @kernel(inline=True)
@@ -214,20 +252,20 @@ def _cut(buffer, at, count):
 
 
 @kernel(refcounts=False)
-def _arena_factors(arena, J, values, panel):
+def _arena_factors(arena, J, values, x_size, panel):
     """The `Factors` at the start of the arena's buffers, and the offsets after them (floats, flags)."""
     R = ROWS_PER_JOINT
     storage, o = _cut(arena.floats, 0, values)
-    x, o = _cut(arena.floats, o, J * R)
+    x, o = _cut(arena.floats, o, x_size)
     scratch, o = _cut(arena.floats, o, panel)
     return Factors(storage, arena.ints[:J * R].reshape((J, R)), x, scratch), o, 0
 
 
 @kernel(refcounts=False)
-def _velocity_scratch(arena, J, B, values, panel):
+def _velocity_scratch(arena, J, B, values, x_size, panel):
     """`VelocityScratch` cut from the arena (`_arena_sizes`); -> (it, the offsets after it)."""
     R = ROWS_PER_JOINT
-    factors, o, b = _arena_factors(arena, J, values, panel)
+    factors, o, b = _arena_factors(arena, J, values, x_size, panel)
     taken, b = _cut(arena.flags, b, J * R)
     mu, o = _cut(arena.floats, o, J * R)
     W, o = _cut(arena.floats, o, J * R * 12)
@@ -237,10 +275,10 @@ def _velocity_scratch(arena, J, B, values, panel):
 
 
 @kernel(refcounts=False)
-def _position_scratch(arena, n, J, B, values, panel):
+def _position_scratch(arena, n, J, B, values, x_size, panel):
     """`PositionScratch` cut from the arena, after `VelocityScratch`; -> (it, the offsets after it)."""
     R = ROWS_PER_JOINT
-    velocity, o, b = _velocity_scratch(arena, J, B, values, panel)
+    velocity, o, b = _velocity_scratch(arena, J, B, values, x_size, panel)
     f, g = arena.floats, arena.flags
     centre, o = _cut(f, o, B * 3)
     rotation, o = _cut(f, o, B * 9)
@@ -292,7 +330,8 @@ class JointBodies:
         self.start_rotation = np.empty((bodies, 3, 3))
         self.position_rows = joint_geometry_arrays(len(joints))     # `project_positions`' Newton evaluations
         self.velocity_rows = joint_geometry_arrays(len(joints))     # `project_velocities`' end-of-step rows
-        sizes = _arena_sizes(len(self.body), len(joints), bodies, self.graph.values, self.graph.panel)
+        sizes = _arena_sizes(len(self.body), len(joints), bodies, self.graph.values, self.graph.x_size,
+                             self.graph.panel)
         self.arena = Arena(np.empty(sizes[0]), np.empty(sizes[1], np.bool_), np.empty(sizes[2], np.int64))
         # 1 where the arena's factors are the last velocity projection's J M⁻¹ Jᵀ, at the poses the next
         # position projection starts from, which takes them for its first chord and clears this
@@ -308,6 +347,10 @@ class JointBodies:
         self.dx, self.dtheta, self.impulse = np.empty((bodies, 3)), np.empty((bodies, 3)), np.empty((bodies, 6))
         self.dv, self.stats = np.empty((bodies, 6)), np.zeros(POSITION_STATS)
         self._bound, self._bound_generation = {}, -1
+        # a split graph's halves are factored on one thread or two, whichever is faster now
+        # (`_factor_and_solve`; the same bits on both), judged apart for each projection by its time a
+        # factorization (a position projection's also evaluates the rows, and solves by chords)
+        self.threads = None if self.graph.split is None else (ThreadChoice(), ThreadChoice())
 
     def __len__(self):
         return len(self.body)
@@ -399,7 +442,9 @@ class JointBodies:
         abandon = (float(abandon[0]), float(abandon[1]), float(abandon[2]))
         call = self.bound(make, (joints, inverse_mass, inverse_inertia, work, centre, rotation, momentum, dx, dtheta,
                                  impulse), "positions", limited, termed, framed, float(h), bool(final), abandon)
-        return dx, dtheta, impulse, call()
+        if self.threads is None:
+            return dx, dtheta, impulse, call()
+        return dx, dtheta, impulse, self.threads[0].run(lambda: max(self.stats[6], 1.0) * len(joints), call)
 
     def velocities(self, joints, inverse_mass, limited, termed, centre, rotation, velocity, inverse_inertia, h, work,
                    out=None):
@@ -415,7 +460,9 @@ class JointBodies:
 
         call = self.bound(make, (joints, inverse_mass, work, centre, rotation, velocity, inverse_inertia, dv),
                           "velocities", limited, termed, float(h))
-        if J:
+        if self.threads is not None:
+            self.threads[1].run(J, call)
+        elif J:
             call()
         else:
             dv.fill(0.0)
@@ -773,10 +820,12 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     `NEVER` never stops."""
     n = len(system.column)
     J = len(system.model.kind)
-    scratch = _position_scratch(system.arena, n, J, centre.shape[0], system.graph.values, system.graph.panel)[0]
+    scratch = _position_scratch(system.arena, n, J, centre.shape[0], system.graph.values, system.graph.x_size,
+                                  system.graph.panel)[0]
     # the last velocity projection's factors, J M⁻¹ Jᵀ at the poses this step starts from (where it
     # left them: `RattleStart.carried`): J₀ M₀⁻¹ J₀ᵀ, SHAKE's matrix, the first chord's
-    last = _velocity_scratch(system.arena, J, centre.shape[0], system.graph.values, system.graph.panel)[0]
+    last = _velocity_scratch(system.arena, J, centre.shape[0], system.graph.values, system.graph.x_size,
+                                  system.graph.panel)[0]
     carried = system.carried[0] == 1.0
     system.carried[0] = 0.0
     dx[:] = 0.0         # (an unjointed body's rows stay 0)
@@ -890,7 +939,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                 m = _rotor_mass(exact[j], armature[j], damping[j], h)
                 if m != 0.0:    # the rotor's own give: ∂g/∂Λ = J W + 1/m
                     _add_diagonal(system.graph, scratch.factors.storage, j, SPRING, 1.0 / m)
-            solved = factor_and_solve(system.graph, scratch.factors, mu)
+            solved = _factor_and_solve(system.graph, scratch.factors, mu, system.graph.split)
             factored = solved
             _copy(factored_taken, taken)
             stats[6] += 1.0
@@ -1044,7 +1093,7 @@ def project_velocities_kernel(model, index, graph, geometry, arena, centre, rota
     dv[:] = 0.0
     joint_geometry(model, centre, rotation, geometry)
     J = len(model.kind)
-    scratch = _velocity_scratch(arena, J, centre.shape[0], graph.values, graph.panel)[0]
+    scratch = _velocity_scratch(arena, J, centre.shape[0], graph.values, graph.x_size, graph.panel)[0]
     carried[0] = 0.0        # (the factors are rewritten below, or left as they are with no row)
     taken, mu, W = scratch.taken, scratch.mu, scratch.W
     taken[:] = False
@@ -1111,7 +1160,7 @@ def project_velocities_kernel(model, index, graph, geometry, arena, centre, rota
     for j in range(J):
         if taken[j, SPRING]:
             _add_diagonal(graph, scratch.factors.storage, j, SPRING, 1.0 / terms.armature[j])
-    if not factor_and_solve(graph, scratch.factors, mu):
+    if not _factor_and_solve(graph, scratch.factors, mu, graph.split):
         return
     # (a rotor's row weighs its armature here, 1/A, and its damper too in the positions' 1/(A + h D/2):
     # its factors are left to this projection; measured, a chord through them missed an armature's

@@ -83,8 +83,9 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    two threads: an edit of `physics.constraints.rattle` alone recompiled its projections around the
    halves loaded from the cache, and the next process's chain died in its first projection. So a
    parallel kernel is called from Python, or from a kernel of its own module (whose stamp it
-   shares: the two are compiled in one process); tests/test_compiled.py checks the sources for it,
-   and the joint graph runs on one thread.
+   shares: the two are compiled in one process); tests/test_compiled.py checks the sources for it.
+   So the joint graph's two halves run on two threads from a region in `physics.constraints.rattle`
+   (`_halves`), beside the projections that call it, never from `physics.constraints.joint_graph`.
 
 The cache can be filled ahead of need, on both cores, with `python -m physics warmup`
 (physics.tools.warmup).

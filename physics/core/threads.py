@@ -84,10 +84,12 @@ class ThreadChoice:
         self.until_try = EXPLORE_FIRST
 
     def run(self, rows, function, *args, **kwargs):
+        """function(*args, **kwargs) on the chosen count; `rows` its work, or a function that says
+        after the call how much it did (a projection's factorizations)."""
         most = numba.get_num_threads()
         if _fixed is not None:
             return self._on(_fixed, function, args, kwargs, self.clock)[0]
-        if most < 2 or rows <= 0:
+        if most < 2 or (not callable(rows) and rows <= 0):
             return function(*args, **kwargs)
         if self.current not in (1, most):
             self.current = most
@@ -97,7 +99,7 @@ class ThreadChoice:
         n = other if trying else self.current
         first = n not in self.cost
         result, seconds = self._on(n, function, args, kwargs, self.clock)
-        cost = seconds / rows
+        cost = seconds / (rows() if callable(rows) else rows)
         if n == self.current and not first:
             self.cost[n] += WEIGHT * (cost - self.cost[n])
         else:
