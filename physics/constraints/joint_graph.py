@@ -39,7 +39,7 @@ eliminated at once (`eliminate` over each half's range of the order; the region 
 two threads lives beside its callers, `physics.constraints.rattle._halves`) and give the same bits
 as one after the other. The buffers change the order of a separator entry's sums, and so the bits
 of a split graph's factors (not their accuracy: the tests' round-off bound holds); a graph below
-SPLIT_UPDATES is factored exactly as before. On the 32 × 32 net two threads took a fifth off the
+SPLIT_UPDATES is factored exactly as before. On the 32 × 32 net two threads took a sixth off the
 step (`python -m benchmarks joints`), on the 16 × 16 net less than a tenth, which is why smaller
 graphs stay whole.
 
