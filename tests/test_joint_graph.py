@@ -213,10 +213,11 @@ def test_a_split_nets_halves_solve_what_numpy_solves_with_the_same_bits_on_one_t
     """A net's dissection split in halves (`JointGraph.halves`; SPLIT_UPDATES lowered so that a 6 × 6
     net splits, as a 20 × 20 one does): no joint of one half reaches the other's, and the separator's
     blocks the second half updates go to buffers; the elimination solves Γ μ = r as numpy does (the
-    first test's bound), the kept factors give a fresh factorization's bits, and RATTLE's
-    factorization (`physics.constraints.rattle._factor_and_solve`, the halves at once) gives
-    `factor_and_solve`'s bits (the halves one after the other) on one thread and on two: the same
-    operations on the same entries in the same order, so tolerance 0, the factors' bits included."""
+    first test's bound), the kept factors give a fresh factorization's bits, and RATTLE's assembly,
+    factorization and chord solve (`physics.constraints.rattle._assemble`, `_factor_and_solve`,
+    `_solve_factored`: the halves at once) give the bits of `assemble`, `factor_and_solve` and
+    `solve_factored` (the halves one after the other) on one thread and on two: the same operations
+    on the same entries in the same order, so tolerance 0, Γ and its factors included."""
     import numba
 
     from physics.constraints import joint_graph, rattle
@@ -229,6 +230,9 @@ def test_a_split_nets_halves_solve_what_numpy_solves_with_the_same_bits_on_one_t
     half[graph.order[:a]], half[graph.order[a:b]] = 0, 1
     for k in graph.order[:b]:
         assert set(half[graph.later[graph.later_start[k]:graph.later_start[k + 1]]]) <= {half[k], 2}, k
+    t1, t2, T = graph.term_halves[1:]       # the assembly's groups: the halves' threads write apart
+    assert 0 < t1 < t2 <= T == len(graph.term)
+    assert not set(graph.term[:t1, 0]) & set(graph.term[t1:t2, 0])
     (kept, fresh, dense), (sparse, first_dense, condition) = solve_both(joints, again=True)
     assert np.abs(sparse - first_dense).max() <= 1e-14 * condition * np.abs(first_dense).max(), condition
     assert np.array_equal(kept, fresh) and np.abs(kept - dense).max() <= 1e-14 * condition * np.abs(dense).max()
@@ -239,22 +243,28 @@ def test_a_split_nets_halves_solve_what_numpy_solves_with_the_same_bits_on_one_t
     for j in range(J):
         taken[j, graph.slots[j, :graph.size[j]]] = RNG.random(graph.size[j]) < 0.9
     rhs = np.where(taken, RNG.normal(size=taken.shape), 0.0)
+    other = np.where(taken, RNG.normal(size=taken.shape), 0.0)
     solved = []
     previous = numba.get_num_threads()
     try:
         for threads in (None, 1, min(2, numba.config.NUMBA_NUM_THREADS)):
-            factors, mu = empty_factors(graph), rhs.copy()
-            assemble(graph, jacobian, weighted, taken, factors.storage)
+            factors, mu, chord = empty_factors(graph), rhs.copy(), other.copy()
+            factors.storage[:] = np.nan             # (the assembly zeroes every block first)
             if threads is None:
-                assert factor_and_solve(graph, factors, mu)
+                assemble(graph, jacobian, weighted, taken, factors.storage)
+                assembled = factors.storage.copy()
+                assert factor_and_solve(graph, factors, mu) and solve_factored(graph, factors, chord)
             else:
                 numba.set_num_threads(threads)
+                rattle._assemble(graph, jacobian, weighted, taken, factors.storage, graph.split)
+                assembled = factors.storage.copy()
                 assert rattle._factor_and_solve(graph, factors, mu, graph.split)
-            solved.append((factors.storage[:graph.values].view(np.int64), mu.view(np.int64)))
+                assert rattle._solve_factored(graph, factors, chord, graph.split)
+            solved.append([a.view(np.int64) for a in (assembled, factors.storage, mu, chord)])
     finally:
         numba.set_num_threads(previous)
-    for storage, mu in solved[1:]:
-        assert np.array_equal(storage, solved[0][0]) and np.array_equal(mu, solved[0][1])
+    for arrays in solved[1:]:
+        assert all(np.array_equal(a, b) for a, b in zip(arrays, solved[0]))
 
 
 @pytest.mark.parametrize("side, share, odd", [(6, 0.6, True), (16, 0.8, False)])

@@ -83,7 +83,9 @@ class JointGraph(NamedTuple):
     update_start: np.ndarray    # (J + 1,) int64 joint j's Schur updates: for its later neighbours i, l
     update: np.ndarray          # (U,) int64     (i-major), the offset of block (i, l)
     term: np.ndarray            # (T, 5) int64 Γ's assembly: (offset of (j, l), j, side of j, l, side of l)
-    #                             for every pair of joint sides on one body, j = l included
+    #                             for every pair of joint sides on one body, j = l included, in three groups:
+    term_halves: np.ndarray     # (4,) int64 term[0:t1] write only blocks the first half's bodies alone reach,
+    #                             term[t1:t2] the second's, term[t2:T] the rest (all of them where not split)
     front: np.ndarray           # (J,) int64 the front (`_fronts`) whose elimination starts at joint j, −1 none
     front_start: np.ndarray     # (Fr + 1,) int64 front f's joints: front_joint[front_start[f]:front_start[f + 1]],
     front_joint: np.ndarray     # (Σ u,) int64   the ones it eliminates first, in order, then the rest
@@ -369,7 +371,7 @@ def structure(joints):
 
     def block(j, l, k=None):
         """Block (j, l)'s offset; Schur updates by the second half's joint k of a separator's block
-        go to a buffer block of their own, added after the halves (`merge_halves`)."""
+        go to a buffer block of their own, added after the halves (`finish`)."""
         nonlocal offset
         table = buffers if k is not None and half[k] == 1 and half[j] == 2 and half[l] == 2 else blocks
         if (j, l) not in table:
@@ -395,8 +397,7 @@ def structure(joints):
     update_start = np.zeros(J + 1, np.int64)
     update_start[1:] = np.cumsum([len(later[j]) ** 2 for j in range(J)])
     update = np.array([block(i, l, j) for j in range(J) for i in later[j] for l in later[j]], np.int64)
-    term = np.array([(block(j, l), j, sj, l, sl) for sides in on_body.values() for j, sj in sides for l, sl in sides],
-                    np.int64).reshape(-1, 5)
+    term, term_halves = _terms(on_body, block, half, a < b)
     later_x = np.array([x_at(l, j) for j in range(J) for l in later[j]], np.int64)
     front_x = np.array([x_at(x, members[0]) for members, _ in runs for x in members], np.int64)
     merge = np.array([(buffer + e, blocks[key] + e) for key, buffer in buffers.items()
@@ -407,9 +408,29 @@ def structure(joints):
     halves = np.array([0, a, b], np.int64)
     panel = max(PANEL_FLOATS * max((len(l) for l in later), default=0), fronts.floats)
     return JointGraph(slots, size, np.array(order, np.int64), diagonal, later_start, flat_later, block_jl, block_lj,
-                      update_start, update, term, fronts.front, fronts.start, fronts.joint, fronts.eliminated,
+                      update_start, update, term, term_halves, fronts.front, fronts.start, fronts.joint, fronts.eliminated,
                       fronts.block_start, fronts.block, later_x, front_x, halves, halves if a < b else None, merge,
                       merge_x, offset, J * R + len(separator) * R, 2 * panel + 2 if a < b else panel)
+
+
+def _terms(on_body, block, half, split):
+    """Γ's assembly terms (`JointGraph.term`) and their groups (`JointGraph.term_halves`): a block
+    all of whose terms come from bodies of one half (a body is in the half of its joints, a
+    separator's joints aside) is assembled by that half's thread, every other block after both
+    (`physics.constraints.rattle._assemble`), each group's terms in the order of the bodies, so
+    that each block takes its terms in the same order grouped or not (the same bits)."""
+    terms = [((block(j, l), j, sj, l, sl), b) for b, sides in on_body.items() for j, sj in sides for l, sl in sides]
+    group = [2] * len(terms)
+    if split:
+        body_half = {b: min((int(half[j]) for j, _ in sides), default=2) for b, sides in on_body.items()}
+        halves_of = {}
+        for (t, b) in terms:
+            halves_of.setdefault(t[0], set()).add(body_half[b])
+        group = [min(halves_of[t[0]]) if len(halves_of[t[0]]) == 1 else 2 for t, _ in terms]
+    rank = sorted(range(len(terms)), key=lambda k: group[k])           # stable: each group in the bodies' order
+    counts = np.bincount(np.array(group, np.int64), minlength=3)
+    term = np.array([terms[k][0] for k in rank], np.int64).reshape(-1, 5)
+    return term, np.array([0, counts[0], counts[0] + counts[1], len(terms)], np.int64)
 
 
 FRONT_MIN = 2       # joints a front eliminates at least (one alone gains nothing from its copies)
@@ -476,9 +497,18 @@ def _fronts(runs, front_blocks, J):
 def assemble(graph, jacobian, weighted, taken, storage):
     """Γ = J M⁻¹ J_dᵀ into `storage` over the taken rows: jacobian J (J, ROWS_PER_JOINT, 2, 6) the
     rows, weighted (same shape) M⁻¹ J_dᵀ per row and side; identity rows for the untaken slots of a
-    block and a relative REGULARIZATION on the taken diagonal. Returns the taken diagonal's scale."""
+    block and a relative REGULARIZATION on the taken diagonal. Returns the taken diagonal's scale.
+    The terms' groups one after the other (`physics.constraints.rattle._assemble` runs a split
+    graph's first two at once: the same bits)."""
     storage[:] = 0.0
-    for t in range(graph.term.shape[0]):
+    assemble_terms(graph, jacobian, weighted, taken, storage, 0, graph.term.shape[0])
+    return assemble_diagonal(graph, taken, storage)
+
+
+@kernel(refcounts=False)
+def assemble_terms(graph, jacobian, weighted, taken, storage, start, stop):
+    """`assemble`'s terms graph.term[start:stop] added into their blocks (zeroed before)."""
+    for t in range(start, stop):
         base, j, sj, l, sl = graph.term[t, 0], graph.term[t, 1], graph.term[t, 2], graph.term[t, 3], graph.term[t, 4]
         m_l = graph.size[l]
         for r in range(graph.size[j]):
@@ -497,6 +527,12 @@ def assemble(graph, jacobian, weighted, taken, storage):
                 w = weighted[l, sc, sl]
                 storage[at + c] += (0.0 + row0 * w[0] + row1 * w[1] + row2 * w[2] + row3 * w[3] + row4 * w[4]
                                     + row5 * w[5])
+
+
+@kernel(refcounts=False)
+def assemble_diagonal(graph, taken, storage):
+    """`assemble`'s last pass: the relative REGULARIZATION on the taken diagonal, identity rows for
+    the untaken slots. Returns the taken diagonal's scale."""
     scale = 0.0
     for j in range(len(graph.size)):
         m = graph.size[j]
@@ -782,7 +818,12 @@ def factor_and_solve(graph, factors, rhs):
         return False
     if not eliminate(graph, factors.storage, factors.pivot, factors.panel, factors.x, second, separator):
         return False
-    return finish(graph, factors, rhs)
+    if not finish(graph, factors):
+        return False
+    backward(graph, factors.storage, factors.x, second, separator)
+    backward(graph, factors.storage, factors.x, first, second)
+    _scattered(graph, factors.x, rhs)
+    return True
 
 
 @kernel(refcounts=False)
@@ -792,17 +833,19 @@ def gather(graph, rhs, x):
 
 
 @kernel(refcounts=False)
-def finish(graph, factors, rhs):
+def finish(graph, factors):
     """The elimination after its halves (`eliminate` of order[:halves[2]]): the second half's updates
-    of the separator's blocks and rows added (`merge_halves`), the separator eliminated, the back
-    substitution into rhs. False as `factor_and_solve`."""
+    of the separator's blocks and rows added, the separator eliminated and its back substitution
+    (the halves' own and the scatter into `rhs` are left to the caller: `backward`, `scatter`).
+    False as `factor_and_solve`."""
     storage, x = factors.storage, factors.x
     for t in range(graph.merge.shape[0]):
         storage[graph.merge[t, 1]] += storage[graph.merge[t, 0]]
     _merge_x(graph, x)
-    if not eliminate(graph, storage, factors.pivot, factors.panel, x, graph.halves[2], len(graph.size)):
+    J = len(graph.size)
+    if not eliminate(graph, storage, factors.pivot, factors.panel, x, graph.halves[2], J):
         return False
-    _back_substitute(graph, storage, x, rhs)
+    backward(graph, storage, x, graph.halves[2], J)
     return True
 
 
@@ -880,13 +923,38 @@ def solve_factored(graph, factors, rhs):
     """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place with the `factors` `factor_and_solve` left (the
     same Γ, the same taken slots): its forward and back substitutions alone, O(the fill) instead of
     a factorization (RATTLE's chord steps), the second half's updates of the separator's rows held
-    apart and added where the factorization adds them (the same bits). True (as factor_and_solve)."""
-    J = len(graph.size)
-    storage, pivot, x = factors.storage, factors.pivot, factors.x
+    apart and added where the factorization adds them (the same bits). True (as factor_and_solve).
+    The halves one after the other (`physics.constraints.rattle._solve_factored` runs a split
+    graph's at once: the same bits)."""
+    storage, x = factors.storage, factors.x
+    first, second, separator = graph.halves[0], graph.halves[1], graph.halves[2]
     _gathered(graph, rhs, x)
-    for position in range(J):
-        if position == graph.halves[2]:
-            _merge_x(graph, x)
+    forward(graph, storage, factors.pivot, x, first, second)
+    forward(graph, storage, factors.pivot, x, second, separator)
+    solve_separator(graph, storage, factors.pivot, x)
+    backward(graph, storage, x, second, separator)
+    backward(graph, storage, x, first, second)
+    _scattered(graph, x, rhs)
+    return True
+
+
+@kernel(refcounts=False)
+def solve_separator(graph, storage, pivot, x):
+    """`solve_factored`'s part after the halves' forward substitutions and before their back
+    substitutions: the second half's updates of the separator's rows added, then the separator's
+    forward and back substitutions."""
+    J = len(graph.size)
+    _merge_x(graph, x)
+    forward(graph, storage, pivot, x, graph.halves[2], J)
+    backward(graph, storage, x, graph.halves[2], J)
+
+
+@kernel(refcounts=False)
+def forward(graph, storage, pivot, x, start, stop):
+    """The forward substitution over order[start:stop] (x by block row, `_gathered`): each joint's
+    x_k ← P⁻¹ x_k, then x_i −= Γ_ik x_k at `later_x` (a half writes only its own rows and the
+    separator's, the second half into buffers)."""
+    for position in range(start, stop):
         k = graph.order[position]
         m = graph.size[k]
         if m == 0:
@@ -906,25 +974,13 @@ def solve_factored(graph, factors, rhs):
                 for q in range(m):
                     s += storage[ik + r * m + q] * x[xk + q]
                 x[xi + r] -= s
-    _back_substitute(graph, storage, x, rhs)
-    return True
 
 
-@kernel(inline=True)
-def _gathered(graph, rhs, x):
-    """x ← rhs (J, ROWS_PER_JOINT), slot-indexed, gathered by block row: joint j's at j * ROWS_PER_JOINT."""
-    x[:] = 0.0
-    for j in range(len(graph.size)):
-        for r in range(graph.size[j]):
-            x[j * ROWS_PER_JOINT + r] = rhs[j, graph.slots[j, r]]
-
-
-@kernel(inline=True)
-def _back_substitute(graph, storage, x, rhs):
-    """The elimination's back substitution (x by block row, the factors in `storage`), then x
-    scattered into `rhs` by slot."""
-    J = len(graph.size)
-    for position in range(J - 1, -1, -1):
+@kernel(refcounts=False)
+def backward(graph, storage, x, start, stop):
+    """The back substitution over order[start:stop], last first (x by block row): x_k −= Γ_kl x_l
+    over k's later joints, which are solved already (a half's are its own and the separator's)."""
+    for position in range(stop - 1, start - 1, -1):
         k = graph.order[position]
         m = graph.size[k]
         for e in range(graph.later_start[k], graph.later_start[k + 1]):
@@ -942,6 +998,26 @@ def _back_substitute(graph, storage, x, rhs):
                 for c in range(m_l):
                     s += storage[kl + r * m_l + c] * x[l * ROWS_PER_JOINT + c]
                 x[k * ROWS_PER_JOINT + r] -= s
-    for j in range(J):
+
+
+@kernel(refcounts=False)
+def scatter(graph, x, rhs):
+    """rhs (J, ROWS_PER_JOINT) ← x by slot: an elimination's end (`_scattered`)."""
+    _scattered(graph, x, rhs)
+
+
+@kernel(inline=True)
+def _scattered(graph, x, rhs):
+    """x (by block row) scattered into `rhs` by slot."""
+    for j in range(len(graph.size)):
         for r in range(graph.size[j]):
             rhs[j, graph.slots[j, r]] = x[j * ROWS_PER_JOINT + r]
+
+
+@kernel(inline=True)
+def _gathered(graph, rhs, x):
+    """x ← rhs (J, ROWS_PER_JOINT), slot-indexed, gathered by block row: joint j's at j * ROWS_PER_JOINT."""
+    x[:] = 0.0
+    for j in range(len(graph.size)):
+        for r in range(graph.size[j]):
+            x[j * ROWS_PER_JOINT + r] = rhs[j, graph.slots[j, r]]

@@ -116,8 +116,8 @@ from numba import prange
 from physics.core.compiled import bind, generation, kernel
 from physics.core.threads import ThreadChoice
 
-from physics.constraints.joint_graph import Factors, JointGraph, assemble, eliminate, factor_and_solve, finish, \
-    gather, solve_factored, structure
+from physics.constraints.joint_graph import Factors, JointGraph, assemble, assemble_diagonal, assemble_terms, backward, \
+    eliminate, factor_and_solve, finish, forward, gather, scatter, solve_factored, solve_separator, structure
 from physics.constraints.joints import AXIS, HINGE, LIMIT, ROWS_PER_JOINT, SPRING, JointGeometry, JointModel, JointTerms, \
     fill_joint_rows, fill_joint_terms, joint_geometry, joint_geometry_arrays, joint_row_arrays, no_terms, rows_of
 from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
@@ -213,12 +213,12 @@ def _arena_sizes(n, J, B, values, x_size, panel):
 @kernel(refcounts=False)
 def _factor_and_solve(graph, factors, rhs, split):
     """`physics.constraints.joint_graph.factor_and_solve`, a split graph's halves (`JointGraph.halves`:
-    a net's dissection) at once on the threads numba's count gives the caller (`_halves`; the
-    projections' caller chooses it, `JointBodies.threads`): the same operations on the same entries
-    in the same order (each half writes its own blocks, the second the separator's into buffers of
-    its own), so the same bits on any number of threads. `split` is `graph.split`: where it is None
-    numba prunes the region's branch, and a graph that is not split compiles no parallel region
-    (it cost the pendulum's cold first step 4.6 s)."""
+    a net's dissection) at once on the threads numba's count gives the caller (`_halves`,
+    `_substitute_halves`; the projections' caller chooses it, `JointBodies.threads`): the same
+    operations on the same entries in the same order (each half writes its own blocks, the second
+    the separator's into buffers of its own), so the same bits on any number of threads. `split`
+    is `graph.split`: where it is None numba prunes the regions' branch, and a graph that is not
+    split compiles no parallel region (it cost the pendulum's cold first step 4.6 s)."""
     if split is None:
         return factor_and_solve(graph, factors, rhs)
     gather(graph, rhs, factors.x)
@@ -226,23 +226,77 @@ def _factor_and_solve(graph, factors, rhs, split):
     _halves(graph, factors.storage, factors.pivot, factors.panel, factors.x, half)
     if factors.panel[2 * half] == 0.0 or factors.panel[2 * half + 1] == 0.0:
         return False
-    return finish(graph, factors, rhs)
+    if not finish(graph, factors):
+        return False
+    _substitute_halves(graph, factors.storage, factors.pivot, factors.x, False)
+    scatter(graph, factors.x, rhs)
+    return True
 
+
+@kernel(refcounts=False)
+def _solve_factored(graph, factors, rhs, split):
+    """`physics.constraints.joint_graph.solve_factored`, a split graph's halves' substitutions at once
+    (`_substitute_halves`; `_factor_and_solve`): the same bits."""
+    if split is None:
+        return solve_factored(graph, factors, rhs)
+    gather(graph, rhs, factors.x)
+    _substitute_halves(graph, factors.storage, factors.pivot, factors.x, True)
+    solve_separator(graph, factors.storage, factors.pivot, factors.x)
+    _substitute_halves(graph, factors.storage, factors.pivot, factors.x, False)
+    scatter(graph, factors.x, rhs)
+    return True
+
+
+@kernel(refcounts=False)
+def _assemble(graph, jacobian, weighted, taken, storage, split):
+    """`physics.constraints.joint_graph.assemble`, a split graph's storage zeroed and its first two
+    groups of terms (`JointGraph.term_halves`) assembled at once (`_assemble_halves`), then the
+    blocks both halves' bodies reach and the diagonal: the same bits (`_factor_and_solve`)."""
+    if split is None:
+        assemble(graph, jacobian, weighted, taken, storage)
+        return
+    _assemble_halves(graph, jacobian, weighted, taken, storage)
+    assemble_terms(graph, jacobian, weighted, taken, storage, graph.term_halves[2], graph.term_halves[3])
+    assemble_diagonal(graph, taken, storage)
+
+
+# The parallel regions, here beside their only callers (physics.core.compiled, 8: a parallel region
+# linked into a kernel of another module crashed a process that loaded it from the cache). Each
+# takes the arrays it works on and holds its region alone: with the right-hand side gathered in the
+# kernel of `_halves` and the named tuple's arrays taken inside its region, numba's compiled halves
+# found singular blocks where the same loops run as Python found none.
 
 @kernel(parallel=True, refcounts=False)
 def _halves(graph, storage, pivot, panel, x, half):
     """The two halves of a split graph's elimination (`physics.constraints.joint_graph.eliminate`)
     at once, one a thread, each with its `half` floats of the panel; panel[2 half + t] 1 where half
-    t found no singular block, else 0 (`JointGraph.panel`). Its arguments are the `Factors`' arrays
-    and the region is all it holds: with the right-hand side gathered in it and the named tuple's
-    fields taken inside, numba's compiled halves found singular blocks where the same loops run as
-    Python found none. Here, beside its only caller (physics.core.compiled,
-    8: a parallel region linked into a kernel of another module crashed a process that loaded it
-    from the cache)."""
+    t found no singular block, else 0 (`JointGraph.panel`)."""
     for t in prange(2):
         done = eliminate(graph, storage, pivot, panel[t * half:(t + 1) * half], x, graph.halves[t],
                          graph.halves[t + 1])
         panel[2 * half + t] = 1.0 if done else 0.0
+
+
+@kernel(parallel=True, refcounts=False)
+def _substitute_halves(graph, storage, pivot, x, forwards):
+    """The two halves' forward substitutions (`forwards`) or back substitutions at once."""
+    for t in prange(2):
+        if forwards:
+            forward(graph, storage, pivot, x, graph.halves[t], graph.halves[t + 1])
+        else:
+            backward(graph, storage, x, graph.halves[t], graph.halves[t + 1])
+
+
+@kernel(parallel=True, refcounts=False)
+def _assemble_halves(graph, jacobian, weighted, taken, storage):
+    """The storage zeroed, half of it a thread, then the terms of blocks one half's bodies alone reach
+    (`JointGraph.term_halves`), one half a thread."""
+    size = storage.size
+    for t in prange(2):
+        for i in range(t * (size // 2), size if t else size // 2):
+            storage[i] = 0.0
+    for t in prange(2):
+        assemble_terms(graph, jacobian, weighted, taken, storage, graph.term_halves[t], graph.term_halves[t + 1])
 
 
 @kernel(inline=True)
@@ -931,10 +985,11 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                     factored = False        # (an inequality taken or let go: another matrix)
         chord = factored
         if chord:
-            solved = solve_factored(system.graph, scratch.factors, mu)
+            solved = _solve_factored(system.graph, scratch.factors, mu, system.graph.split)
         else:
             _weigh(system, taken, along_current, D, W)
-            assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage)
+            _assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage,
+                      system.graph.split)
             for j in range(J):
                 m = _rotor_mass(exact[j], armature[j], damping[j], h)
                 if m != 0.0:    # the rotor's own give: ∂g/∂Λ = J W + 1/m
@@ -1156,7 +1211,7 @@ def project_velocities_kernel(model, index, graph, geometry, arena, centre, rota
             _weigh_row(model.body, inverse_mass, inverse_inertia, jac, j, W[j, s])
     if K == 0:
         return
-    assemble(graph, geometry.jacobian, W, taken, scratch.factors.storage)
+    _assemble(graph, geometry.jacobian, W, taken, scratch.factors.storage, graph.split)
     for j in range(J):
         if taken[j, SPRING]:
             _add_diagonal(graph, scratch.factors.storage, j, SPRING, 1.0 / terms.armature[j])
