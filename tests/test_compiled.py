@@ -488,3 +488,41 @@ def test_no_kernel_calls_a_parallel_region_of_another_module():
     crossing = sorted(f"{a[0]}.{a[1]} calls {b[0]}.{b[1]}" for a, called in calls.items() for b in called & holds
                       if b[0] != a[0])
     assert not crossing, crossing
+
+
+@pytest.mark.long
+def test_projections_compiled_around_the_halves_loaded_from_the_cache_run_from_it(tmp_path):
+    """Module docstring, 8: RATTLE's projections call the joint graph's two-thread regions of their own
+    module (`physics.constraints.rattle._halves`, `_substitute_halves`, `_assemble_halves`), and a
+    projection variant met first in a later process is compiled around those regions loaded from
+    the cache. Four processes, one after the other, on a copy of the cache without rattle's kernels:
+    a split 20 × 20 net (the projections and the regions compiled and cached), the same net with one
+    joint a limited, damped hinge (other projection variants, compiled around the cached regions),
+    that net again and the first again (everything loaded from the cache). Each runs 40 steps on
+    numba's threads, and each net's state hash is the same in both of its runs."""
+    import shutil
+
+    net = tmp_path / "net.toml"
+    subprocess.run([sys.executable, str(ROOT / "assets" / "scenes" / "make_scenes.py"), "net", "--side", "20", "--out",
+                    str(net)], check=True, capture_output=True)
+    plain = net.read_text()
+    first = '[[joint]]\ntype = "ball"\na = "knot_00_00"\nb = "knot_00_01"\n'
+    assert first in plain
+    hinged = tmp_path / "hinged.toml"
+    hinged.write_text(plain.replace(first, '[[joint]]\ntype = "hinge"\naxis = [0.0, 0.0, 1.0]\nlower = -3.0\n'
+                                           'upper = 3.0\ndamping = 0.01\na = "knot_00_00"\nb = "knot_00_01"\n', 1))
+    cache = tmp_path / "cache"
+    source = compiled.cache_root()
+    if source is not None and source.is_dir():
+        shutil.copytree(source, cache, ignore=lambda folder, names: [n for n in names if n.startswith("rattle.")])
+    environment = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    script = ("import sys\nfrom physics import Simulation\nfrom physics.constraints import rattle\n"
+              "sim = Simulation.from_file(sys.argv[1])\nsim.step(40)\n"
+              "assert sim._work.solver._joint_bodies.graph.split is not None\nprint(sim.state_hash())\n")
+    hashes = []
+    for path in (net, hinged, hinged, net):
+        run = subprocess.run([sys.executable, "-c", script, str(path)], cwd=ROOT, env=environment, capture_output=True,
+                             text=True, timeout=900)
+        assert run.returncode == 0, (path.name, run.returncode, run.stderr[-2000:])
+        hashes.append(run.stdout.split()[-1])
+    assert hashes[0] == hashes[3] and hashes[1] == hashes[2] and hashes[0] != hashes[1], hashes

@@ -144,7 +144,7 @@ def test_work_told_after_the_call_is_what_each_count_is_judged_by():
     """A call whose work is known only after it runs (a projection's factorizations) gives `rows`
     as a function: the cost of each count is its time over the work the call then reports, so
     calls of very different sizes are compared fairly (exact costs on the fake clock: one thread
-    1 a unit of work, two 0.75, whatever the sizes)."""
+    1 a unit of work, two 0.75, whatever the sizes), and a call that reports none is not counted."""
     most = numba.get_num_threads()
     machine = Machine({1: 1.0, most: 0.75})
     choice = ThreadChoice(clock=machine.clock)
@@ -158,3 +158,9 @@ def test_work_told_after_the_call_is_what_each_count_is_judged_by():
         choice.run(lambda: work[-1], project, 1 + 37 * (call % 5))
     assert choice.current == most
     assert choice.cost == {1: 1.0, most: 0.75}
+    # a call that did none of the work (a projection that factored nothing) teaches nothing, however
+    # long it took on either count
+    machine.cost = {1: 50.0, most: 90.0}
+    for _ in range(2 * EXPLORE_MOST):
+        choice.run(lambda: 0, project, 1)
+    assert choice.current == most and choice.cost == {1: 1.0, most: 0.75}

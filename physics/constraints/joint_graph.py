@@ -116,7 +116,8 @@ class Factors(NamedTuple):
     x: np.ndarray               # (graph.x_size,) the right-hand side by block row (`_gathered`), then the
     #                             second half's updates of the separator's rows (`JointGraph.halves`)
     panel: np.ndarray           # (graph.panel,) a ball joint's Schur updates, gathered (`_ball_updates`), or a
-    #                             front's dense matrix (`_front_updates`)
+    #                             front's dense matrix (`_front_updates`); a split graph's, one such a half and
+    #                             the halves' two outcomes (`JointGraph.panel`)
 
 
 def empty_factors(graph):
@@ -408,9 +409,10 @@ def structure(joints):
     halves = np.array([0, a, b], np.int64)
     panel = max(PANEL_FLOATS * max((len(l) for l in later), default=0), fronts.floats)
     return JointGraph(slots, size, np.array(order, np.int64), diagonal, later_start, flat_later, block_jl, block_lj,
-                      update_start, update, term, term_halves, fronts.front, fronts.start, fronts.joint, fronts.eliminated,
-                      fronts.block_start, fronts.block, later_x, front_x, halves, halves if a < b else None, merge,
-                      merge_x, offset, J * R + len(separator) * R, 2 * panel + 2 if a < b else panel)
+                      update_start, update, term, term_halves, fronts.front, fronts.start, fronts.joint,
+                      fronts.eliminated, fronts.block_start, fronts.block, later_x, front_x, halves,
+                      halves if a < b else None, merge, merge_x, offset, J * R + len(separator) * R,
+                      2 * panel + 2 if a < b else panel)
 
 
 def _terms(on_body, block, half, split):
@@ -451,8 +453,9 @@ def _front_runs(order, later, size, boundaries=()):
     in `order`, each one's later neighbours the next one and the next one's (a fundamental
     supernode: later(k_t) = {k_t+1} ∪ later(k_t+1)), s ≥ FRONT_MIN, with every later neighbour a
     ball joint too. Their joints u = k₁ … k_s, then later(k_s) by their place in the order, are
-    one dense matrix of 3u × 3u (`_front_updates`): each k_t's Schur update is then a rank-3 update
-    of its trailing part, rows the processor does several entries of at once, where the scattered
+    one dense matrix of 3u × 3u (`_front_updates`); a run ends at each order position in
+    `boundaries` (a split graph's halves, `JointGraph.halves`). Each k_t's Schur update is then a
+    rank-3 update of its trailing part, rows the processor does several entries of at once, where the scattered
     3 × 3 blocks (`_ball_updates`) are one entry at a time. A separator of a nested dissection is
     such a run: 96 % of the 32 × 32 net's updates are in fronts. -> [(the u joints, s)]."""
     position = {k: p for p, k in enumerate(order)}

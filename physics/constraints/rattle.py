@@ -201,8 +201,9 @@ class Arena(NamedTuple):
 def _arena_sizes(n, J, B, values, x_size, panel):
     """(floats, flags, ints) of the `Arena` for n jointed bodies of B, J joints and a joint graph
     of `values` floats, `x_size` of right-hand side and a `panel` of its own (`JointGraph`): the
-    factors, then `VelocityScratch`'s fields, then `PositionScratch`'s (the cuts of `_velocity_scratch` and `_position_scratch`; tests/test_rattle_retry.py checks that
-    they end where these say)."""
+    factors, then `VelocityScratch`'s fields, then `PositionScratch`'s (the cuts of
+    `_velocity_scratch` and `_position_scratch`; tests/test_rattle_retry.py checks that they end
+    where these say)."""
     R = ROWS_PER_JOINT
     factors = values + x_size + panel
     position = B * 12 + n * (9 + 3 + 6 + 3 + 6 + 9 + 9 + 6 + 6) + 2 * J + J * R * (4 + 24) + CURRENT_WINDOW + 1
@@ -250,21 +251,23 @@ def _solve_factored(graph, factors, rhs, split):
 @kernel(refcounts=False)
 def _assemble(graph, jacobian, weighted, taken, storage, split):
     """`physics.constraints.joint_graph.assemble`, a split graph's storage zeroed and its first two
-    groups of terms (`JointGraph.term_halves`) assembled at once (`_assemble_halves`), then the
+    groups of terms (`JointGraph.term_halves`) assembled at once (`_zero_halves`, `_assemble_halves`), then the
     blocks both halves' bodies reach and the diagonal: the same bits (`_factor_and_solve`)."""
     if split is None:
         assemble(graph, jacobian, weighted, taken, storage)
         return
+    _zero_halves(storage)
     _assemble_halves(graph, jacobian, weighted, taken, storage)
     assemble_terms(graph, jacobian, weighted, taken, storage, graph.term_halves[2], graph.term_halves[3])
     assemble_diagonal(graph, taken, storage)
 
 
 # The parallel regions, here beside their only callers (physics.core.compiled, 8: a parallel region
-# linked into a kernel of another module crashed a process that loaded it from the cache). Each
-# takes the arrays it works on and holds its region alone: with the right-hand side gathered in the
-# kernel of `_halves` and the named tuple's arrays taken inside its region, numba's compiled halves
-# found singular blocks where the same loops run as Python found none.
+# linked into a kernel of another module crashed a process that loaded it from the cache). Each is a
+# kernel of its own, called from the kernels above, and none gathers or reads a `Factors` field
+# inside its region: with the right-hand side gathered in the kernel of `_halves` and the named
+# tuple's arrays taken inside its region, numba's compiled halves found singular blocks where the
+# same loops run as Python found none.
 
 @kernel(parallel=True, refcounts=False)
 def _halves(graph, storage, pivot, panel, x, half):
@@ -288,13 +291,19 @@ def _substitute_halves(graph, storage, pivot, x, forwards):
 
 
 @kernel(parallel=True, refcounts=False)
-def _assemble_halves(graph, jacobian, weighted, taken, storage):
-    """The storage zeroed, half of it a thread, then the terms of blocks one half's bodies alone reach
-    (`JointGraph.term_halves`), one half a thread."""
+def _zero_halves(storage):
+    """storage[:] = 0, half of it a thread (a region of its own: the terms after it may write
+    anywhere)."""
     size = storage.size
     for t in prange(2):
         for i in range(t * (size // 2), size if t else size // 2):
             storage[i] = 0.0
+
+
+@kernel(parallel=True, refcounts=False)
+def _assemble_halves(graph, jacobian, weighted, taken, storage):
+    """The terms of the blocks one half's bodies alone reach (`JointGraph.term_halves`), one half a
+    thread, into storage zeroed before."""
     for t in prange(2):
         assemble_terms(graph, jacobian, weighted, taken, storage, graph.term_halves[t], graph.term_halves[t + 1])
 

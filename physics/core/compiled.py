@@ -83,9 +83,12 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    two threads: an edit of `physics.constraints.rattle` alone recompiled its projections around the
    halves loaded from the cache, and the next process's chain died in its first projection. So a
    parallel kernel is called from Python, or from a kernel of its own module (whose stamp it
-   shares: the two are compiled in one process); tests/test_compiled.py checks the sources for it.
-   So the joint graph's two halves run on two threads from a region in `physics.constraints.rattle`
-   (`_halves`), beside the projections that call it, never from `physics.constraints.joint_graph`.
+   shares: an edit recompiles both), and tests/test_compiled.py checks the sources for it. So the
+   joint graph's two halves run on two threads from regions in `physics.constraints.rattle`
+   (`_halves`), beside the projections that call them, never from `physics.constraints.joint_graph`.
+   A projection variant first met in a later process (a net with a limited hinge after one without)
+   is compiled there around the regions loaded from the cache, and it runs, and so does the next
+   process that loads it (`test_projections_compiled_around_the_halves_loaded_from_the_cache_run_from_it`).
 
 The cache can be filled ahead of need, on both cores, with `python -m physics warmup`
 (physics.tools.warmup).

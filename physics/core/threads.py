@@ -24,6 +24,9 @@ the user waits for), tries the other count now and then, and keeps the faster:
   slower within a solve, and waiting out an interval grown to `EXPLORE_MOST` on a quiet machine
   cost seconds of such solves (the 1,000-box heap ran at 3.2–4.0 times one thread's time through a
   benchmark's 15 steps).
+RATTLE's projections of a net whose joint graph is split in halves (`physics.constraints.rattle`,
+`JointBodies.threads`) choose the same way, one choice per projection, judged by the time a
+factorization (the work a call reports after it: `run`'s `rows` as a function).
 The counts are 1 and numba's current count (`numba.get_num_threads()`, all cores unless the caller
 set fewer); `fixed_threads(n)` pins the count, for tests and benchmarks that compare counts.
 
@@ -85,7 +88,8 @@ class ThreadChoice:
 
     def run(self, rows, function, *args, **kwargs):
         """function(*args, **kwargs) on the chosen count; `rows` its work, or a function that says
-        after the call how much it did (a projection's factorizations)."""
+        after the call how much it did (a projection's factorizations: one that did none teaches
+        nothing, and a try of the other count waits for the next call)."""
         most = numba.get_num_threads()
         if _fixed is not None:
             return self._on(_fixed, function, args, kwargs, self.clock)[0]
@@ -99,7 +103,10 @@ class ThreadChoice:
         n = other if trying else self.current
         first = n not in self.cost
         result, seconds = self._on(n, function, args, kwargs, self.clock)
-        cost = seconds / (rows() if callable(rows) else rows)
+        work = rows() if callable(rows) else rows
+        if work <= 0:       # a call that did none of the work counted (a projection that factored nothing)
+            return result
+        cost = seconds / work
         if n == self.current and not first:
             self.cost[n] += WEIGHT * (cost - self.cost[n])
         else:
