@@ -526,3 +526,38 @@ def test_projections_compiled_around_the_halves_loaded_from_the_cache_run_from_i
         assert run.returncode == 0, (path.name, run.returncode, run.stderr[-2000:])
         hashes.append(run.stdout.split()[-1])
     assert hashes[0] == hashes[3] and hashes[1] == hashes[2] and hashes[0] != hashes[1], hashes
+
+
+def test_a_projection_reaches_the_split_graphs_regions_only_where_numba_prunes_the_branch():
+    """RATTLE's projections call the two-thread kernels of a split joint graph (`rattle._split_*`)
+    only in the `else` of an `if split is None:` whose test is that comparison alone, `split` a
+    kernel's own argument: the branch numba's dead-branch pruning removes where the argument is
+    None, so a graph that is not split (every shipped scene) compiles no parallel region. A compound
+    test (`if chord and split is None:`) is not pruned, and cost the pendulum's cold start 3.5 s of
+    those regions' compile. Read from the source."""
+    tree = ast.parse((ROOT / "physics" / "constraints" / "rattle.py").read_text())
+    calls = []
+
+    def visit(node, pruned, arguments):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("_split_"):
+            calls.append((node.func.id, node.lineno, pruned))
+        if isinstance(node, ast.If):
+            test = node.test
+            alone = (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "split"
+                     and "split" in arguments and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
+                     and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
+            visit(node.test, pruned, arguments)
+            for child in node.body:
+                visit(child, pruned, arguments)
+            for child in node.orelse:
+                visit(child, pruned or alone, arguments)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, pruned, arguments)
+
+    for function in tree.body:
+        if isinstance(function, ast.FunctionDef) and _kernel_options(function) is not None and \
+                not function.name.startswith("_split_"):
+            visit(function, False, {a.arg for a in function.args.args})
+    assert calls, "no call of a split graph's kernel found: the check reads nothing"
+    assert all(pruned for _, _, pruned in calls), [c for c in calls if not c[2]]

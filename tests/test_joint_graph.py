@@ -214,8 +214,8 @@ def test_a_split_nets_halves_solve_what_numpy_solves_with_the_same_bits_on_one_t
     net splits, as a 20 × 20 one does): no joint of one half reaches the other's, and the separator's
     blocks the second half updates go to buffers; the elimination solves Γ μ = r as numpy does (the
     first test's bound), the kept factors give a fresh factorization's bits, and RATTLE's assembly,
-    factorization and chord solve (`physics.constraints.rattle._assemble`, `_factor_and_solve`,
-    `_solve_factored`: the halves at once) give the bits of `assemble`, `factor_and_solve` and
+    factorization and chord solve (`physics.constraints.rattle._split_assemble`,
+    `_split_factor_and_solve`, `_split_solve_factored`: the halves at once) give the bits of `assemble`, `factor_and_solve` and
     `solve_factored` (the halves one after the other) on one thread and on two: the same operations
     on the same entries in the same order, so tolerance 0, Γ and its factors included."""
     import numba
@@ -256,10 +256,10 @@ def test_a_split_nets_halves_solve_what_numpy_solves_with_the_same_bits_on_one_t
                 assert factor_and_solve(graph, factors, mu) and solve_factored(graph, factors, chord)
             else:
                 numba.set_num_threads(threads)
-                rattle._assemble(graph, jacobian, weighted, taken, factors.storage, graph.split)
+                rattle._split_assemble(graph, jacobian, weighted, taken, factors.storage)
                 assembled = factors.storage.copy()
-                assert rattle._factor_and_solve(graph, factors, mu, graph.split)
-                assert rattle._solve_factored(graph, factors, chord, graph.split)
+                assert rattle._split_factor_and_solve(graph, factors, mu)
+                assert rattle._split_solve_factored(graph, factors, chord)
             solved.append([a.view(np.int64) for a in (assembled, factors.storage, mu, chord)])
     finally:
         numba.set_num_threads(previous)

@@ -470,7 +470,7 @@ def test_a_whipping_net_takes_chord_steps_along_the_current_rows(tmp_path, monke
 @pytest.mark.long
 def test_a_split_net_steps_to_the_same_bits_on_one_thread_two_and_chosen(tmp_path):
     """make_scenes.py net --side 20: its dissection needs more than SPLIT_UPDATES Schur updates, so its
-    halves are factored at once (`physics.constraints.rattle._factor_and_solve`) on the count each
+    halves are factored at once (`physics.constraints.rattle._split_factor_and_solve`) on the count each
     projection's `ThreadChoice` picks. 40 steps of it (its edges whip from step 30) give the same
     state hash on one thread, on two and with the count chosen by measuring, which may change at any
     projection (tests/test_joint_graph.py checks the factorization itself on a small net)."""

@@ -97,8 +97,8 @@ class JointGraph(NamedTuple):
     halves: np.ndarray          # (3,) int64 order positions 0, a, b: the halves [0, a) and [a, b) share no block
     #                             but the separator's [b, J) ones; (0, 0, 0) where the graph is not split
     split: object               # `halves` where the graph is split, else None: a type of its own, so that only a
-    #                             split graph's projections compile the two threads' region (numba prunes the
-    #                             other branch: `physics.constraints.rattle._factor_and_solve`)
+    #                             split graph's projections compile the two threads' regions (numba prunes the
+    #                             other branch: `physics.constraints.rattle.project_positions_kernel`'s `split`)
     merge: np.ndarray           # (M, 2) int64 storage[real] += storage[buffer] per (buffer, real) after the halves …
     merge_x: np.ndarray         # (Mx, 2) int64 … and x[real] += x[buffer]
     values: int                 # floats in the block storage
@@ -419,7 +419,7 @@ def _terms(on_body, block, half, split):
     """Γ's assembly terms (`JointGraph.term`) and their groups (`JointGraph.term_halves`): a block
     all of whose terms come from bodies of one half (a body is in the half of its joints, a
     separator's joints aside) is assembled by that half's thread, every other block after both
-    (`physics.constraints.rattle._assemble`), each group's terms in the order of the bodies, so
+    (`physics.constraints.rattle._split_assemble`), each group's terms in the order of the bodies, so
     that each block takes its terms in the same order grouped or not (the same bits)."""
     terms = [((block(j, l), j, sj, l, sl), b) for b, sides in on_body.items() for j, sj in sides for l, sl in sides]
     group = [2] * len(terms)
@@ -501,16 +501,29 @@ def assemble(graph, jacobian, weighted, taken, storage):
     """Γ = J M⁻¹ J_dᵀ into `storage` over the taken rows: jacobian J (J, ROWS_PER_JOINT, 2, 6) the
     rows, weighted (same shape) M⁻¹ J_dᵀ per row and side; identity rows for the untaken slots of a
     block and a relative REGULARIZATION on the taken diagonal. Returns the taken diagonal's scale.
-    The terms' groups one after the other (`physics.constraints.rattle._assemble` runs a split
-    graph's first two at once: the same bits)."""
+    The terms' groups one after the other (`physics.constraints.rattle` runs a split graph's first
+    two at once: `assemble_terms`, the same bits)."""
     storage[:] = 0.0
-    assemble_terms(graph, jacobian, weighted, taken, storage, 0, graph.term.shape[0])
-    return assemble_diagonal(graph, taken, storage)
+    _assemble_terms(graph, jacobian, weighted, taken, storage, 0, graph.term.shape[0])
+    return _assemble_diagonal(graph, taken, storage)
 
 
 @kernel(refcounts=False)
 def assemble_terms(graph, jacobian, weighted, taken, storage, start, stop):
-    """`assemble`'s terms graph.term[start:stop] added into their blocks (zeroed before)."""
+    """`assemble`'s terms graph.term[start:stop] added into their blocks (zeroed before): a split
+    graph's part (`physics.constraints.rattle`)."""
+    _assemble_terms(graph, jacobian, weighted, taken, storage, start, stop)
+
+
+@kernel(refcounts=False)
+def assemble_diagonal(graph, taken, storage):
+    """`assemble`'s last pass (`_assemble_diagonal`): a split graph's (`physics.constraints.rattle`)."""
+    return _assemble_diagonal(graph, taken, storage)
+
+
+@kernel(inline=True)
+def _assemble_terms(graph, jacobian, weighted, taken, storage, start, stop):
+    """The terms graph.term[start:stop] added into their blocks."""
     for t in range(start, stop):
         base, j, sj, l, sl = graph.term[t, 0], graph.term[t, 1], graph.term[t, 2], graph.term[t, 3], graph.term[t, 4]
         m_l = graph.size[l]
@@ -532,10 +545,10 @@ def assemble_terms(graph, jacobian, weighted, taken, storage, start, stop):
                                     + row5 * w[5])
 
 
-@kernel(refcounts=False)
-def assemble_diagonal(graph, taken, storage):
-    """`assemble`'s last pass: the relative REGULARIZATION on the taken diagonal, identity rows for
-    the untaken slots. Returns the taken diagonal's scale."""
+@kernel(inline=True)
+def _assemble_diagonal(graph, taken, storage):
+    """The relative REGULARIZATION on the taken diagonal, identity rows for the untaken slots.
+    Returns the taken diagonal's scale."""
     scale = 0.0
     for j in range(len(graph.size)):
         m = graph.size[j]
@@ -812,44 +825,50 @@ def _block_update(storage, ik, kl, il, m, m_i, m_l):
 def factor_and_solve(graph, factors, rhs):
     """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place, slot-indexed (untaken slots come out as they went
     in, 0 for a zero right-hand side), Γ assembled in `factors.storage` (`assemble`, overwritten by
-    its factors). The module docstring's elimination, the halves one after the other (what
-    `physics.constraints.rattle` runs on two threads: the same bits); False if a diagonal block is
-    singular (the rows are dependent beyond the regularization's reach)."""
-    gather(graph, rhs, factors.x)
-    first, second, separator = graph.halves[0], graph.halves[1], graph.halves[2]
-    if not eliminate(graph, factors.storage, factors.pivot, factors.panel, factors.x, first, second):
-        return False
-    if not eliminate(graph, factors.storage, factors.pivot, factors.panel, factors.x, second, separator):
-        return False
-    if not finish(graph, factors):
-        return False
-    backward(graph, factors.storage, factors.x, second, separator)
-    backward(graph, factors.storage, factors.x, first, second)
-    _scattered(graph, factors.x, rhs)
+    its factors). The module docstring's elimination: a split graph's halves one after the other
+    (`physics.constraints.rattle` runs them at once: `eliminate`, `finish`, the same bits), then
+    the separator; False if a diagonal block is singular (the rows are dependent beyond the
+    regularization's reach)."""
+    J = len(graph.size)
+    storage, pivot, x, panel = factors.storage, factors.pivot, factors.x, factors.panel
+    _gathered(graph, rhs, x)
+    for part in range(3):
+        if part == 2:
+            _merge_halves(graph, storage, x)
+        if not _eliminate_range(graph, storage, pivot, panel, x, graph.halves[part],
+                          graph.halves[part + 1] if part < 2 else J):
+            return False
+    _backward(graph, storage, x, 0, J)
+    _scattered(graph, x, rhs)
     return True
 
 
 @kernel(refcounts=False)
-def gather(graph, rhs, x):
-    """x ← rhs (J, ROWS_PER_JOINT), slot-indexed, by block row (`_gathered`): an elimination's start."""
-    _gathered(graph, rhs, x)
+def eliminate(graph, storage, pivot, panel, x, start, stop):
+    """`_eliminate_range` of order[start:stop]: a split graph's half (`physics.constraints.rattle`)."""
+    return _eliminate_range(graph, storage, pivot, panel, x, start, stop)
 
 
 @kernel(refcounts=False)
 def finish(graph, factors):
-    """The elimination after its halves (`eliminate` of order[:halves[2]]): the second half's updates
+    """A split graph's elimination after its halves (`eliminate` of each): the second half's updates
     of the separator's blocks and rows added, the separator eliminated and its back substitution
-    (the halves' own and the scatter into `rhs` are left to the caller: `backward`, `scatter`).
-    False as `factor_and_solve`."""
-    storage, x = factors.storage, factors.x
+    (the halves' own and the scatter are left to the caller: `backward`, `scatter`). False as
+    `factor_and_solve`."""
+    J = len(graph.size)
+    _merge_halves(graph, factors.storage, factors.x)
+    if not _eliminate_range(graph, factors.storage, factors.pivot, factors.panel, factors.x, graph.halves[2], J):
+        return False
+    _backward(graph, factors.storage, factors.x, graph.halves[2], J)
+    return True
+
+
+@kernel(inline=True)
+def _merge_halves(graph, storage, x):
+    """The second half's updates of the separator's blocks and rows, held apart, added to them."""
     for t in range(graph.merge.shape[0]):
         storage[graph.merge[t, 1]] += storage[graph.merge[t, 0]]
     _merge_x(graph, x)
-    J = len(graph.size)
-    if not eliminate(graph, storage, factors.pivot, factors.panel, x, graph.halves[2], J):
-        return False
-    backward(graph, storage, x, graph.halves[2], J)
-    return True
 
 
 @kernel(inline=True)
@@ -859,8 +878,8 @@ def _merge_x(graph, x):
         x[graph.merge_x[t, 1]] += x[graph.merge_x[t, 0]]
 
 
-@kernel(refcounts=False)
-def eliminate(graph, storage, pivot, panel, x, start, stop):
+@kernel(inline=True)
+def _eliminate_range(graph, storage, pivot, panel, x, start, stop):
     """The elimination of the joints order[start:stop] (module docstring), x the right-hand side by
     block row (`_gathered`), `panel` this call's scratch. Each half of a split graph
     (`JointGraph.halves`) writes only its own blocks and rows, its blocks with the separator's and,
@@ -927,37 +946,60 @@ def solve_factored(graph, factors, rhs):
     same Γ, the same taken slots): its forward and back substitutions alone, O(the fill) instead of
     a factorization (RATTLE's chord steps), the second half's updates of the separator's rows held
     apart and added where the factorization adds them (the same bits). True (as factor_and_solve).
-    The halves one after the other (`physics.constraints.rattle._solve_factored` runs a split
-    graph's at once: the same bits)."""
+    A split graph's halves one after the other (`physics.constraints.rattle` runs them at once:
+    `forward`, `backward`, the same bits)."""
+    J = len(graph.size)
     storage, x = factors.storage, factors.x
-    first, second, separator = graph.halves[0], graph.halves[1], graph.halves[2]
     _gathered(graph, rhs, x)
-    forward(graph, storage, factors.pivot, x, first, second)
-    forward(graph, storage, factors.pivot, x, second, separator)
-    solve_separator(graph, storage, factors.pivot, x)
-    backward(graph, storage, x, second, separator)
-    backward(graph, storage, x, first, second)
+    _forward(graph, storage, factors.pivot, x, 0, J, graph.halves[2])
+    _backward(graph, storage, x, 0, J)
     _scattered(graph, x, rhs)
     return True
 
 
 @kernel(refcounts=False)
 def solve_separator(graph, storage, pivot, x):
-    """`solve_factored`'s part after the halves' forward substitutions and before their back
-    substitutions: the second half's updates of the separator's rows added, then the separator's
-    forward and back substitutions."""
+    """A split graph's substitutions between its halves' forward and back substitutions: the second
+    half's updates of the separator's rows added, then the separator's forward and back
+    substitutions."""
     J = len(graph.size)
     _merge_x(graph, x)
-    forward(graph, storage, pivot, x, graph.halves[2], J)
-    backward(graph, storage, x, graph.halves[2], J)
+    _forward(graph, storage, pivot, x, graph.halves[2], J, -1)
+    _backward(graph, storage, x, graph.halves[2], J)
 
 
 @kernel(refcounts=False)
 def forward(graph, storage, pivot, x, start, stop):
+    """`_forward` over order[start:stop]: a split graph's half (`physics.constraints.rattle`)."""
+    _forward(graph, storage, pivot, x, start, stop, -1)
+
+
+@kernel(refcounts=False)
+def backward(graph, storage, x, start, stop):
+    """`_backward` over order[start:stop]: a split graph's half (`physics.constraints.rattle`)."""
+    _backward(graph, storage, x, start, stop)
+
+
+@kernel(refcounts=False)
+def gather(graph, rhs, x):
+    """x ← rhs (J, ROWS_PER_JOINT), slot-indexed, by block row (`_gathered`): an elimination's start."""
+    _gathered(graph, rhs, x)
+
+
+@kernel(refcounts=False)
+def scatter(graph, x, rhs):
+    """rhs (J, ROWS_PER_JOINT) ← x by slot: an elimination's end (`_scattered`)."""
+    _scattered(graph, x, rhs)
+
+
+@kernel(inline=True)
+def _forward(graph, storage, pivot, x, start, stop, merge_at):
     """The forward substitution over order[start:stop] (x by block row, `_gathered`): each joint's
     x_k ← P⁻¹ x_k, then x_i −= Γ_ik x_k at `later_x` (a half writes only its own rows and the
-    separator's, the second half into buffers)."""
+    separator's, the second half into buffers, added at order position `merge_at`)."""
     for position in range(start, stop):
+        if position == merge_at:
+            _merge_x(graph, x)
         k = graph.order[position]
         m = graph.size[k]
         if m == 0:
@@ -979,8 +1021,8 @@ def forward(graph, storage, pivot, x, start, stop):
                 x[xi + r] -= s
 
 
-@kernel(refcounts=False)
-def backward(graph, storage, x, start, stop):
+@kernel(inline=True)
+def _backward(graph, storage, x, start, stop):
     """The back substitution over order[start:stop], last first (x by block row): x_k −= Γ_kl x_l
     over k's later joints, which are solved already (a half's are its own and the separator's)."""
     for position in range(stop - 1, start - 1, -1):
@@ -1001,12 +1043,6 @@ def backward(graph, storage, x, start, stop):
                 for c in range(m_l):
                     s += storage[kl + r * m_l + c] * x[l * ROWS_PER_JOINT + c]
                 x[k * ROWS_PER_JOINT + r] -= s
-
-
-@kernel(refcounts=False)
-def scatter(graph, x, rhs):
-    """rhs (J, ROWS_PER_JOINT) ← x by slot: an elimination's end (`_scattered`)."""
-    _scattered(graph, x, rhs)
 
 
 @kernel(inline=True)

@@ -212,16 +212,15 @@ def _arena_sizes(n, J, B, values, x_size, panel):
 
 
 @kernel(refcounts=False)
-def _factor_and_solve(graph, factors, rhs, split):
-    """`physics.constraints.joint_graph.factor_and_solve`, a split graph's halves (`JointGraph.halves`:
-    a net's dissection) at once on the threads numba's count gives the caller (`_halves`,
-    `_substitute_halves`; the projections' caller chooses it, `JointBodies.threads`): the same
-    operations on the same entries in the same order (each half writes its own blocks, the second
-    the separator's into buffers of its own), so the same bits on any number of threads. `split`
-    is `graph.split`: where it is None numba prunes the regions' branch, and a graph that is not
-    split compiles no parallel region (it cost the pendulum's cold first step 4.6 s)."""
-    if split is None:
-        return factor_and_solve(graph, factors, rhs)
+def _split_factor_and_solve(graph, factors, rhs):
+    """`physics.constraints.joint_graph.factor_and_solve` of a split graph (`JointGraph.halves`: a
+    net's dissection), its halves at once on the threads numba's count gives the caller
+    (`_halves`, `_substitute_halves`; the projections' caller chooses it, `JointBodies.threads`):
+    the same operations on the same entries in the same order (each half writes its own blocks,
+    the second the separator's into buffers of its own), so the same bits on any number of
+    threads. The projections call it where their `split` (`JointGraph.split`) is not None: numba
+    prunes the other branch where it is, and a graph that is not split compiles no parallel region
+    (it cost the pendulum's cold first step 4.6 s)."""
     gather(graph, rhs, factors.x)
     half = (factors.panel.size - 2) // 2
     _halves(graph, factors.storage, factors.pivot, factors.panel, factors.x, half)
@@ -235,11 +234,9 @@ def _factor_and_solve(graph, factors, rhs, split):
 
 
 @kernel(refcounts=False)
-def _solve_factored(graph, factors, rhs, split):
-    """`physics.constraints.joint_graph.solve_factored`, a split graph's halves' substitutions at once
-    (`_substitute_halves`; `_factor_and_solve`): the same bits."""
-    if split is None:
-        return solve_factored(graph, factors, rhs)
+def _split_solve_factored(graph, factors, rhs):
+    """`physics.constraints.joint_graph.solve_factored` of a split graph, its halves' substitutions at
+    once (`_substitute_halves`; `_split_factor_and_solve`): the same bits."""
     gather(graph, rhs, factors.x)
     _substitute_halves(graph, factors.storage, factors.pivot, factors.x, True)
     solve_separator(graph, factors.storage, factors.pivot, factors.x)
@@ -249,13 +246,11 @@ def _solve_factored(graph, factors, rhs, split):
 
 
 @kernel(refcounts=False)
-def _assemble(graph, jacobian, weighted, taken, storage, split):
-    """`physics.constraints.joint_graph.assemble`, a split graph's storage zeroed and its first two
-    groups of terms (`JointGraph.term_halves`) assembled at once (`_zero_halves`, `_assemble_halves`), then the
-    blocks both halves' bodies reach and the diagonal: the same bits (`_factor_and_solve`)."""
-    if split is None:
-        assemble(graph, jacobian, weighted, taken, storage)
-        return
+def _split_assemble(graph, jacobian, weighted, taken, storage):
+    """`physics.constraints.joint_graph.assemble` of a split graph: its storage zeroed and its first
+    two groups of terms (`JointGraph.term_halves`) assembled at once (`_zero_halves`,
+    `_assemble_halves`), then the blocks both halves' bodies reach and the diagonal: the same bits
+    (`_split_factor_and_solve`)."""
     _zero_halves(storage)
     _assemble_halves(graph, jacobian, weighted, taken, storage)
     assemble_terms(graph, jacobian, weighted, taken, storage, graph.term_halves[2], graph.term_halves[3])
@@ -411,7 +406,7 @@ class JointBodies:
         self.dv, self.stats = np.empty((bodies, 6)), np.zeros(POSITION_STATS)
         self._bound, self._bound_generation = {}, -1
         # a split graph's halves are factored on one thread or two, whichever is faster now
-        # (`_factor_and_solve`; the same bits on both), judged apart for each projection by its time a
+        # (`_split_factor_and_solve`; the same bits on both), judged apart for each projection by its time a
         # factorization (a position projection's also evaluates the rows, and solves by chords)
         self.threads = None if self.graph.split is None else (ThreadChoice(), ThreadChoice())
 
@@ -500,7 +495,8 @@ class JointBodies:
                            self.terms if termed else None, self.frame_speed if framed else None, copy=False)
             current = CURRENT_ROWS * NEWTON_ITERATIONS * (FINAL_ROWS if final else 1)
             return bind(project_positions_kernel, system, centre, rotation, momentum, float(h),
-                        NEWTON_ITERATIONS, current, abandon, TOLERANCE, dx, dtheta, impulse, self.stats, work)
+                        NEWTON_ITERATIONS, current, abandon, TOLERANCE, dx, dtheta, impulse, self.stats, work,
+                        self.graph.split)
 
         abandon = (float(abandon[0]), float(abandon[1]), float(abandon[2]))
         call = self.bound(make, (joints, inverse_mass, inverse_inertia, work, centre, rotation, momentum, dx, dtheta,
@@ -519,7 +515,8 @@ class JointBodies:
         def make():
             return bind(project_velocities_kernel, joints.model(self.limit_slack if limited else None), self.index,
                         self.graph, self.velocity_rows, self.arena, centre, rotation, velocity, inverse_mass,
-                        inverse_inertia, dv, self.terms if termed else no_terms(J), float(h), work, self.carried)
+                        inverse_inertia, dv, self.terms if termed else no_terms(J), float(h), work, self.carried,
+                        self.graph.split)
 
         call = self.bound(make, (joints, inverse_mass, work, centre, rotation, velocity, inverse_inertia, dv),
                           "velocities", limited, termed, float(h))
@@ -866,7 +863,7 @@ def _abandoned(stats, abandon):
 
 @kernel(refcounts=False)
 def project_positions_kernel(system, centre, rotation, momentum, h, iterations, current, abandon, tolerance, dx, dtheta,
-                             impulse, stats, work):
+                             impulse, stats, work, split):
     """`project_positions` compiled; returns the largest |g| left. stats (POSITION_STATS,): Newton
     iterations taken, whether the current-row fallback fired, the largest |impulse| component, the
     drift's departure from the rows' tangent relative to the joints' levers (`_curvature_error`),
@@ -880,7 +877,8 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     factorizations spent on nothing (stats[1] = 2): one whose drift starts more than `step` of a
     lever off (its curvature and its whole start error alike) before any, one that leaves J₀ with
     more than `left` of a lever still to project, from a start more than `start` off, there;
-    `NEVER` never stops."""
+    `NEVER` never stops. `split` is the joint graph's `JointGraph.split`: an argument of its own, so
+    that numba prunes the branch it does not take (`_split_factor_and_solve`)."""
     n = len(system.column)
     J = len(system.model.kind)
     scratch = _position_scratch(system.arena, n, J, centre.shape[0], system.graph.values, system.graph.x_size,
@@ -993,17 +991,25 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                 if taken[j, s] != factored_taken[j, s]:
                     factored = False        # (an inequality taken or let go: another matrix)
         chord = factored
-        if chord:
-            solved = _solve_factored(system.graph, scratch.factors, mu, system.graph.split)
+        if chord:       # (`split` alone in its conditions: numba prunes only such branches)
+            if split is None:
+                solved = solve_factored(system.graph, scratch.factors, mu)
+            else:
+                solved = _split_solve_factored(system.graph, scratch.factors, mu)
         else:
             _weigh(system, taken, along_current, D, W)
-            _assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage,
-                      system.graph.split)
+            if split is None:
+                assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage)
+            else:
+                _split_assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage)
             for j in range(J):
                 m = _rotor_mass(exact[j], armature[j], damping[j], h)
                 if m != 0.0:    # the rotor's own give: ∂g/∂Λ = J W + 1/m
                     _add_diagonal(system.graph, scratch.factors.storage, j, SPRING, 1.0 / m)
-            solved = _factor_and_solve(system.graph, scratch.factors, mu, system.graph.split)
+            if split is None:
+                solved = factor_and_solve(system.graph, scratch.factors, mu)
+            else:
+                solved = _split_factor_and_solve(system.graph, scratch.factors, mu)
             factored = solved
             _copy(factored_taken, taken)
             stats[6] += 1.0
@@ -1130,7 +1136,7 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     error = project_positions_kernel(system, np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
                                      np.ascontiguousarray(momentum, float), float(h), iterations, current, NEVER, tolerance,
                                      dx, dtheta, impulse, np.zeros(POSITION_STATS) if stats is None else stats,
-                                     np.zeros(len(system.model.kind)) if work is None else work)
+                                     np.zeros(len(system.model.kind)) if work is None else work, system.graph.split)
     return dx, dtheta, impulse, error
 
 
@@ -1150,10 +1156,11 @@ def _weigh_row(body, inverse_mass, inverse_inertia, jac, j, W_row):
 
 @kernel(refcounts=False)
 def project_velocities_kernel(model, index, graph, geometry, arena, centre, rotation, velocity, inverse_mass,
-                              inverse_inertia, dv, terms, h, work, carried):
+                              inverse_inertia, dv, terms, h, work, carried, split):
     """`project_velocities` compiled, `arena` holding its `VelocityScratch`; adds each joint's moving
     frame's work through its impulses to `work` (J,); carried (1,) is set to 1 where the arena's
-    factors are left as this projection's J M⁻¹ Jᵀ (`JointBodies.carried`), else 0."""
+    factors are left as this projection's J M⁻¹ Jᵀ (`JointBodies.carried`), else 0. `split` as
+    `project_positions_kernel`'s."""
     dv[:] = 0.0
     joint_geometry(model, centre, rotation, geometry)
     J = len(model.kind)
@@ -1220,11 +1227,18 @@ def project_velocities_kernel(model, index, graph, geometry, arena, centre, rota
             _weigh_row(model.body, inverse_mass, inverse_inertia, jac, j, W[j, s])
     if K == 0:
         return
-    _assemble(graph, geometry.jacobian, W, taken, scratch.factors.storage, graph.split)
+    if split is None:
+        assemble(graph, geometry.jacobian, W, taken, scratch.factors.storage)
+    else:
+        _split_assemble(graph, geometry.jacobian, W, taken, scratch.factors.storage)
     for j in range(J):
         if taken[j, SPRING]:
             _add_diagonal(graph, scratch.factors.storage, j, SPRING, 1.0 / terms.armature[j])
-    if not _factor_and_solve(graph, scratch.factors, mu, graph.split):
+    if split is None:
+        solved = factor_and_solve(graph, scratch.factors, mu)
+    else:
+        solved = _split_factor_and_solve(graph, scratch.factors, mu)
+    if not solved:
         return
     # (a rotor's row weighs its armature here, 1/A, and its damper too in the positions' 1/(A + h D/2):
     # its factors are left to this projection; measured, a chord through them missed an armature's
@@ -1263,5 +1277,5 @@ def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass,
         project_velocities_kernel(joints.model(limit_slack), bodies.index, bodies.graph, bodies.velocity_rows,
                                   bodies.arena, c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv,
                                   no_terms(len(joints)) if terms is None else terms, float(h),
-                                  np.zeros(len(joints)) if work is None else work, bodies.carried)
+                                  np.zeros(len(joints)) if work is None else work, bodies.carried, bodies.graph.split)
     return dv
