@@ -95,7 +95,7 @@ NETS_PROSE = (
     "nets: a multifrontal factorization, each front's trailing blocks handed on to the front that takes them "
     "next, would save most of it. So the goal (16 ms a step) needs an iterative loop closure or fewer "
     "factorizations an iteration, not only a faster direct one. The dissection's two halves share no "
-    "body: from the 20 × 20 net on (`joint_graph.SPLIT_UPDATES`) they are eliminated at once, one a "
+    "body: from the 16 × 16 net on (`joint_graph.SPLIT_UPDATES`) they are eliminated at once, one a "
     "thread, the second half's updates of the separator's blocks in buffers of their own, added once both "
     "are done, so that one thread and two give the same bits; each projection takes one thread or two, "
     "whichever its factorizations took less time on lately (`physics.core.threads.ThreadChoice`). The "

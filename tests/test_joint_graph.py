@@ -211,7 +211,7 @@ def flat_net(side, kinds=(BALL,)):
 @pytest.mark.parametrize("kinds", [(BALL,), (BALL, HINGE)], ids=["balls", "balls and hinges"])
 def test_a_split_nets_halves_solve_what_numpy_solves_with_the_same_bits_on_one_thread_or_two(monkeypatch, kinds):
     """A net's dissection split in halves (`JointGraph.halves`; SPLIT_UPDATES lowered so that a 6 × 6
-    net splits, as a 20 × 20 one does): no joint of one half reaches the other's, and the separator's
+    net splits, as a 16 × 16 one does): no joint of one half reaches the other's, and the separator's
     blocks the second half updates go to buffers; the elimination solves Γ μ = r as numpy does (the
     first test's bound), the kept factors give a fresh factorization's bits, and RATTLE's assembly,
     factorization and chord solve (`physics.constraints.rattle._split_assemble`,

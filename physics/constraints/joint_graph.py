@@ -33,15 +33,16 @@ ball joint among ball joints outside a front (a chain's) has loops of its own (`
 Two threads where a net is large. A nested dissection's two halves share no body, so neither
 half's elimination reads or writes a block of the other's: only the separator's own blocks (and
 right-hand side rows) take updates from both. Where the dissected graph needs SPLIT_UPDATES Schur
-updates or more (`JointGraph.halves`, from a 20 × 20 net on), the second half's updates of those
+updates or more (`JointGraph.halves`, from a 16 × 16 net on), the second half's updates of those
 go to buffers of their own, added once both halves are done (`finish`), so that the halves may be
 eliminated at once (`eliminate` over each half's range of the order; the region that runs them on
 two threads lives beside its callers, `physics.constraints.rattle._halves`) and give the same bits
 as one after the other. The buffers change the order of a separator entry's sums, and so the bits
 of a split graph's factors (not their accuracy: the tests' round-off bound holds); a graph below
-SPLIT_UPDATES is factored exactly as before. On the 32 × 32 net two threads took a sixth off the
-step (`python -m benchmarks joints`), on the 16 × 16 net less than a tenth, which is why smaller
-graphs stay whole.
+SPLIT_UPDATES is factored exactly as before. On two threads the 32 × 32 net's step takes a fifth
+less time, the 16 × 16 net's a sixth less, the 12 × 12 net's (27k updates) a sixteenth less and the
+8 × 8 net's a sixth more (a region's start and join cost more than its halves save): smaller graphs
+stay whole.
 
 Each block is one joint's rows (a ball joint 3, a hinge 5 or 6 with its limit): the diagonal
 block is solved by Gaussian elimination with partial pivoting inside the block, which needs no
@@ -266,7 +267,7 @@ def _breadth_first(edges):
 
 
 DISSECTION_LEAF = 8         # joints: a part this small is ordered by minimum degree
-SPLIT_UPDATES = 100_000     # Schur updates (Σ later²) from which a dissected graph's halves are eliminated apart
+SPLIT_UPDATES = 50_000      # Schur updates (Σ later²) from which a dissected graph's halves are eliminated apart
 
 
 def dissection_order(joints, neighbours):
