@@ -407,7 +407,8 @@ class JointBodies:
         self._bound, self._bound_generation = {}, -1
         # a split graph's halves are factored on one thread or two, whichever is faster now
         # (`_split_factor_and_solve`; the same bits on both), judged apart for each projection by its time a
-        # factorization (a position projection's also evaluates the rows, and solves by chords)
+        # factorization (a position projection's also evaluates the rows, and solves by chords; one that
+        # factored nothing is not counted)
         self.threads = None if self.graph.split is None else (ThreadChoice(), ThreadChoice())
 
     def __len__(self):
@@ -503,7 +504,7 @@ class JointBodies:
                                  impulse), "positions", limited, termed, framed, float(h), bool(final), abandon)
         if self.threads is None:
             return dx, dtheta, impulse, call()
-        return dx, dtheta, impulse, self.threads[0].run(lambda: max(self.stats[6], 1.0) * len(joints), call)
+        return dx, dtheta, impulse, self.threads[0].run(lambda: self.stats[6] * len(joints), call)
 
     def velocities(self, joints, inverse_mass, limited, termed, centre, rotation, velocity, inverse_inertia, h, work,
                    out=None):
