@@ -477,8 +477,8 @@ def test_the_soft_limits_have_the_bits_of_numpys_maximum():
     """`Joints.limit_slack` (one compiled pass, `fill_limit_slack`) gives the bits of the numpy
     form e × np.maximum(−C, 0) of the active limit rows' C (0 elsewhere), e = exp(−|h|/τ): numpy's
     maximum gives +0 for −0 and keeps a NaN as it is, in its vector body and its scalar tail alike
-    (1,003 rows: not a multiple of a vector's lanes). Tolerance 0: the projections take these values
-    as they are."""
+    (1,003 rows: not a multiple of a vector's lanes); the largest it returns is ndarray.max's (a NaN
+    where one is, 0 of none). Tolerance 0: the projections take these values as they are."""
     from physics.constraints.joints import LIMIT, LIMIT_EASING_TIME, fill_limit_slack, joint_geometry_arrays
     rng = np.random.default_rng(7)
     J = 1003
@@ -492,5 +492,11 @@ def test_the_soft_limits_have_the_bits_of_numpys_maximum():
         C = np.where(geometry.active[:, LIMIT] & geometry.inequality[:, LIMIT], geometry.C[:, LIMIT], 0.0)
         expected = easing * np.maximum(-C, 0.0)
         got = np.empty(J)
-        fill_limit_slack(geometry, float(easing), got)
+        largest = fill_limit_slack(geometry, float(easing), got)
         assert np.array_equal(expected.view(np.int64), got.view(np.int64)), h
+        assert np.array_equal(largest, expected.max(), equal_nan=True), h     # what the runaway check reads
+    geometry.C[np.isnan(geometry.C)] = 1.0      # without a NaN: the largest value itself
+    got = np.empty(J)
+    largest = fill_limit_slack(geometry, 1.0, got)
+    assert largest == got.max()
+    assert fill_limit_slack(joint_geometry_arrays(0), 1.0, np.empty(0)) == 0.0

@@ -435,11 +435,16 @@ def joint_geometry(model, centre, rotation, out):
 def fill_limit_slack(geometry, easing, out):
     """out (J,) ← easing × max(−C, 0) of each joint's limit row in `geometry` where it is an active
     inequality, else of C = 0 (`Joints.limit_slack`): numpy's maximum, whose +0 stands for −0 and a
-    NaN for itself, the same bits as `easing * np.maximum(-C, 0.0)`."""
+    NaN for itself, the same bits as `easing * np.maximum(-C, 0.0)`. Returns the largest, as
+    `out.max()` gives it (NaN where one is; 0 where J = 0)."""
+    largest = 0.0
     for j in range(out.shape[0]):
         taken = geometry.active[j, LIMIT] and geometry.inequality[j, LIMIT]
         v = -(geometry.C[j, LIMIT] if taken else 0.0)
         out[j] = easing * (v if v > 0.0 or np.isnan(v) else 0.0)
+        if out[j] > largest or np.isnan(out[j]):      # (a NaN, once found, stays)
+            largest = out[j]
+    return largest
 
 
 @kernel(refcounts=False)
@@ -695,10 +700,9 @@ class Joints:
         moves positions without leaving velocity, where a projection onto the limit would snap it
         back in one step and keep the snap as velocity (a humanoid's knee loaded outside its range
         gained thousands of joules that way). Into `out` (J,) if given (one compiled pass,
-        `fill_limit_slack`)."""
+        `fill_limit_slack`). -> (out, its largest value, 0 where there is none)."""
         out = np.empty(len(self.kind)) if out is None else out
-        fill_limit_slack(geometry, math.exp(-abs(h) / LIMIT_EASING_TIME), out)
-        return out
+        return out, fill_limit_slack(geometry, math.exp(-abs(h) / LIMIT_EASING_TIME), out)
 
     def coordinates(self, centre, rotation):
         """(J,) each hinge's and slider's coordinate q at the bodies' poses (centre (B, 3), rotation

@@ -521,6 +521,7 @@ def _keep_reachable(c, bodies, nodes, params):
 
 _NO_ROWS = RowArrays(np.zeros((0, 2), np.int64), np.zeros((0, 2, 6)), *(np.zeros(0) for _ in range(7)),
                      np.zeros(0, np.int64))    # `_contact_stage`'s rows before the contacts' where no joint has any
+_NORMAL_FIRST = np.array([2, 0, 1])     # a point's rows (t1, t2, n) as the cache stores them (n, t1, t2)
 
 
 TRIPLE_JUMP_REACH = max(abs(f) for f in TRIPLE_JUMP)    # the longest of the triple jump's sub-steps, × h
@@ -759,6 +760,8 @@ class SceneSolver:
         self._solved = SolveBuffers()       # the room of the sub-step's solve (its `Solution`, until the next solve)
         self._halves_room = None        # `halves`' arrays for B bodies (its side is the sub-step's, `PreparedStep.side`)
         self._rows_room = empty_row_arrays(0)   # the room of the sub-step's rows with contacts (`_contact_stage`)
+        self._limit_easing = 0.0                # the last prepare's largest soft-limit slack (`limit_easing`)
+        self._row_arrays = None                 # (the joints' Rows, their RowArrays): `_row_arrays_of`
         self._placing = None        # ((world state, its buffers), kernel generation, `placing`'s call and Placed): `_place`
         self._reaching = None       # ((its arrays and generation), the bound broad phase, its pairs' buffer): `_candidates`
         self._change_scratch = None     # (B + 1, 6) the joint rows' velocity change (`solve_changes`)
@@ -819,7 +822,7 @@ class SceneSolver:
         """Give the joints whose side a rides a moving frame (`frame_node`) that frame's pose and motion in
         the nodes' world state `world` (translation, rotation, velocity, omega): the next rows and
         projections are taken with it."""
-        if self.joints is not None:
+        if self._any_framed and self.joints is not None:
             self._follow(self.joints, world)
 
     def _follow(self, joints, world):
@@ -905,7 +908,7 @@ class SceneSolver:
             limit_slack, frame_speed = None, None
             if self.joints_limited:
                 limit_slack = bodies.limit_slack
-                self.joints.limit_slack(geometry, h, limit_slack)
+                _, self._limit_easing = self.joints.limit_slack(geometry, h, limit_slack)
             if self._any_framed:
                 frame_speed = bodies.frame_speed
                 np.copyto(frame_speed, geometry.frame_speed)
@@ -981,7 +984,7 @@ class SceneSolver:
         self.contacts = c
         if not kept:    # (none within reach: no rows, and the rows call's dozen arrays are not made)
             return None, None, False, False
-        first = _NO_ROWS if before is None else RowArrays(*(getattr(before, name) for name in RowArrays._fields))
+        first = _NO_ROWS if before is None else self._row_arrays_of(before)
         rows = len(first.target) + 3 * kept
         if len(self._rows_room.target) < rows:     # (room for twice as many)
             self._rows_room = empty_row_arrays(2 * rows)
@@ -1072,6 +1075,13 @@ class SceneSolver:
         call, placed = made[2]
         call()
         return placed
+
+    def _row_arrays_of(self, rows):
+        """`RowArrays` of the joints' `Rows` (views the joint bodies keep by count: the same object
+        while the count stays), made once for each."""
+        if self._row_arrays is None or self._row_arrays[0] is not rows:
+            self._row_arrays = (rows, RowArrays(*(getattr(rows, name) for name in RowArrays._fields)))
+        return self._row_arrays[1]
 
     def _node_motion(self, world):
         """`NodeMotion` over the world state `world` (a NodeState, whose arrays are those of one
@@ -1238,7 +1248,7 @@ class SceneSolver:
             self.joints.impulse.reshape(-1)[step.joints.slots] = impulse[:len(step.joints.slots)]
         if self.contacts is not None:
             c = self.contacts
-            stored = impulse[len(impulse) - 3 * len(c):].reshape(-1, 3)[:, [2, 0, 1]]   # (n, t1, t2)
+            stored = impulse[len(impulse) - 3 * len(c):].reshape(-1, 3)[:, _NORMAL_FIRST]   # (n, t1, t2)
             self.cache.store(c, stored)
         self.residual = solution.residual
         return solution
@@ -1249,9 +1259,9 @@ class SceneSolver:
         (`physics.constraints.joints.Joints.limit_slack`: a joint loaded outside its range easing
         in), the largest; 0 without limits."""
         start = self.step.joints if self.step is not None else None
-        if start is None or start.limit_slack is None or not len(start.limit_slack):
+        if start is None or start.limit_slack is None:
             return 0.0
-        return float(start.limit_slack.max())
+        return self._limit_easing       # (`Joints.limit_slack`'s largest, found as prepare wrote them)
 
     @property
     def frames_work(self):

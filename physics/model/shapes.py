@@ -191,19 +191,23 @@ def world_hulls(shapes, world):
     if not len(shapes.hull_rows):
         return shapes.hull_rows
     _, _, s = _checked_poses(shapes, world)
-    which = np.flatnonzero(shapes.hull >= 0)
-    scale = np.empty(len(shapes.hull_rows))
-    scale[shapes.hull[which]] = s[shapes.node[which]]
-    # the last scales' rows, kept: a node's world scale seldom changes, and a step reads them only
+    # each hull row's shape's node, found once (the narrow phase asks at every sub-step); the rows
+    # of the last scales, kept: a node's world scale seldom changes, and a step reads them only
     made = shapes.__dict__.get("_world_hulls")
-    if made is not None and np.array_equal(made[0], scale):
-        return made[1]
+    if made is None:
+        which = np.flatnonzero(shapes.hull >= 0)
+        made = shapes.__dict__["_world_hulls"] = [shapes.hull[which], shapes.node[which], None, None]
+    rows, nodes, last, out = made
+    scale = np.empty(len(shapes.hull_rows))
+    scale[rows] = s[nodes]
+    if last is not None and np.array_equal(last, scale):
+        return out
     out = shapes.hull_rows.copy()
     out[:, 0] *= scale
     out[:, 3] = scale
     out[:, 4:HULL_PLANES] *= scale[:, None]
     out[:, HULL_PLANES + 3::4] *= scale[:, None]
-    shapes.__dict__["_world_hulls"] = (scale, out)
+    made[2:] = scale, out
     return out
 
 
