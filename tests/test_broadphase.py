@@ -199,11 +199,48 @@ def test_grid_cell_order_is_the_stable_sort(n, side, seed):
     exactly: by counting when the cells span few values per entry (a cube of side³ cells), by merge
     sort when they spread over a wide range (side 40 with few entries); a stable sort has one
     answer, so the pairs, and the bits, do not depend on which ran."""
-    from physics.collision.broadphase import _GRID_BITS, _cell_order
+    from physics.collision.broadphase import _GRID_BITS, COUNTING_SPAN, _cell_order
     rng = np.random.default_rng(seed)
     cells = rng.integers(0, side, (n, 3)) + rng.integers(0, 1 << 10, 3)     # a block of cells anywhere
     key = (cells[:, 0] << (2 * _GRID_BITS)) | (cells[:, 1] << _GRID_BITS) | cells[:, 2]
-    assert np.array_equal(_cell_order(key), np.argsort(key, kind="stable"))
+    order, cell, start = np.full(n, -1, np.int64), np.empty(n, np.int64), np.empty(COUNTING_SPAN * n + 1, np.int64)
+    _cell_order(key, order, cell, start)
+    assert np.array_equal(order, np.argsort(key, kind="stable"))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.floats(0.0, 1e3), min_size=1, max_size=60), st.integers(0, 3))
+def test_the_grids_median_extent_is_numpys(values, repeats):
+    """The grid's cell edge takes the median box extent by selection in place (`_median`, no
+    array made): numpy's np.median exactly (tolerance 0), on odd and even counts and on ties (the
+    values repeated)."""
+    from physics.collision.broadphase import _median
+    a = np.array(values * (repeats + 1))
+    expected = np.median(a)
+    assert _median(a.copy()) == expected
+
+
+@pytest.mark.parametrize("entries", [1, None])
+def test_the_grid_grows_its_scratch_and_finds_the_same_pairs(entries):
+    """`grid_pairs` works in a `GridScratch` the caller keeps; one with room for too few grid
+    entries says how many it needs (−2), and with that room the pass finds every pair, in order, as
+    numpy's broadcast over all pairs does (`reference`)."""
+    from physics.collision.broadphase import grid_pairs, grid_scratch
+    rng = np.random.default_rng(3)
+    n = 300
+    centre = rng.uniform(0.0, 6.0, (n, 3))
+    filter_ = collision_filter(boxes(n), np.full(n, -1))
+    lo, hi = centre - 0.2, centre + 0.2
+    grid = filter_.grid()
+    cells = np.empty((n, 3), np.int64), np.empty((n, 3), np.int64)
+    out = np.empty((20 * n, 2), np.int64)
+    scratch = grid_scratch(filter_, len(out), entries)
+    found, k = grid_pairs(lo, hi, grid, *cells, out, scratch)
+    if entries == 1:
+        assert k == -2 and found > 1
+        scratch = grid_scratch(filter_, len(out), found)
+        found, k = grid_pairs(lo, hi, grid, *cells, out, scratch)
+    assert k == found and np.array_equal(out[:k], reference(lo, hi))
 
 
 @pytest.mark.parametrize("scene, room", [("car", None), ("ant", None), ("newtons_cradle", None), ("pile", None),

@@ -196,16 +196,56 @@ def _cell_index(x, top):
     return int(min(x, float(top)))
 
 
+@kernel(inline=True)
+def _kth(a, k):
+    """The k-th smallest of a (0-based), a reordered in place (Hoare's selection): the value the
+    same whatever the selection, so np.median's bits."""
+    low, high = 0, a.shape[0] - 1
+    while low < high:
+        pivot = a[(low + high) >> 1]
+        i, j = low, high
+        while i <= j:
+            while a[i] < pivot:
+                i += 1
+            while a[j] > pivot:
+                j -= 1
+            if i <= j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+        if k <= j:
+            high = j
+        elif k >= i:
+            low = i
+        else:
+            break
+    return a[k]
+
+
+@kernel(inline=True)
+def _median(a):
+    """np.median of a (n > 0), a reordered in place: the middle value, or the mean (x + y) / 2 of
+    the two middle ones, as numpy and numba's np.median compute it."""
+    n = a.shape[0]
+    half = n >> 1
+    upper = _kth(a, half)
+    if n & 1:
+        return upper
+    lower = a[0]
+    for i in range(1, half):        # (after the selection the lower half holds what is below)
+        lower = max(lower, a[i])
+    return (lower + upper) / 2
+
+
 @kernel
-def _grid_frame(lo, hi, finite, factor):
+def _grid_frame(lo, hi, finite, factor, extent):
     """The grid's origin (the lowest corner of the boxes) and cell edge: `factor` times the median
     box's largest extent (most boxes then cover 1 to 8 cells), never so small that a cell index
     passes 2^_GRID_BITS (far-apart tiny boxes), never zero (points). Boxes with a non-finite or
     astronomical coordinate (a diverged body, before the divergence check stops the run) are left
-    out of both."""
-    origin = np.full(3, np.inf)
-    top = np.full(3, -np.inf)
-    extent = np.empty(finite.shape[0])
+    out of both. extent (F,): scratch."""
+    origin = (np.inf, np.inf, np.inf)
+    top = (-np.inf, -np.inf, -np.inf)
     m = 0
     for p in range(finite.shape[0]):
         i = finite[p]
@@ -214,24 +254,26 @@ def _grid_frame(lo, hi, finite, factor):
             if not (abs(lo[i, c]) < 1e12 and abs(hi[i, c]) < 1e12):
                 sane = False
         if sane:
+            origin = (min(origin[0], lo[i, 0]), min(origin[1], lo[i, 1]), min(origin[2], lo[i, 2]))
+            top = (max(top[0], hi[i, 0]), max(top[1], hi[i, 1]), max(top[2], hi[i, 2]))
             largest = 0.0
             for c in range(3):
-                origin[c] = min(origin[c], lo[i, c])
-                top[c] = max(top[c], hi[i, c])
                 largest = max(largest, hi[i, c] - lo[i, c])
             extent[m] = largest
             m += 1
     if m == 0:
-        return np.zeros(3), 1.0
+        return (0.0, 0.0, 0.0), 1.0
     span = max(top[0] - origin[0], top[1] - origin[1], top[2] - origin[2])
-    return origin, max(factor * np.median(extent[:m]), span / 2.0 ** (_GRID_BITS - 1), 1e-9)
+    return origin, max(factor * _median(extent[:m]), span / 2.0 ** (_GRID_BITS - 1), 1e-9)
 
 
 @kernel
-def _box_cells(lo, hi, finite, origin, inv_cell, cell_lo, cell_hi):
-    """The lowest and highest grid cell (ix, iy, iz) of each finite box; how many cells each covers."""
+def _box_cells(lo, hi, finite, origin, inv_cell, cell_lo, cell_hi, count):
+    """The lowest and highest grid cell (ix, iy, iz) of each finite box, and how many cells each
+    covers into count (F,); -> how many entries the grid then holds (the boxes of at most
+    GRID_MAX_CELLS cells, an entry a cell)."""
     top = (1 << _GRID_BITS) - 1
-    count = np.empty(finite.shape[0], dtype=np.int64)
+    entries = 0
     for p in range(finite.shape[0]):
         i = finite[p]
         n = 1
@@ -240,63 +282,87 @@ def _box_cells(lo, hi, finite, origin, inv_cell, cell_lo, cell_hi):
             cell_hi[p, c] = _cell_index((hi[i, c] - origin[c]) * inv_cell, top)
             n *= cell_hi[p, c] - cell_lo[p, c] + 1
         count[p] = n
-    return count
+        if n <= GRID_MAX_CELLS:
+            entries += n
+    return entries
 
 
 @kernel
-def _cell_order(key):
-    """np.argsort(key, kind="mergesort") of the grid's cell keys, the same permutation (a stable
-    sort has one): by counting where the occupied cells span at most COUNTING_SPAN per entry (a
-    heap's do: its boxes fill a block of cells), one pass to count and one to place (the 1,000-box
-    heap's grid pass 0.58 -> 0.48 ms); by numba's merge sort elsewhere."""
+def _cell_order(key, order, cell, start):
+    """np.argsort(key, kind="mergesort") of the grid's cell keys (n,) into order (n,), the same
+    permutation (a stable sort has one), with cell (n,) and start (COUNTING_SPAN n + 1,) as scratch:
+    by counting where the occupied cells span at most COUNTING_SPAN per entry (a heap's do: its
+    boxes fill a block of cells), one pass to count and one to place (the 1,000-box heap's grid pass
+    0.58 -> 0.48 ms); by a merge sort elsewhere (`_merge_order`)."""
     n = key.shape[0]
     mask = (1 << _GRID_BITS) - 1
-    low = np.full(3, mask, np.int64)
-    high = np.zeros(3, np.int64)
+    low0, low1, low2 = mask, mask, mask
+    high0, high1, high2 = 0, 0, 0
     for e in range(n):
-        for c in range(3):
-            x = (key[e] >> ((2 - c) * _GRID_BITS)) & mask
-            low[c], high[c] = min(low[c], x), max(high[c], x)
-    span = 1
-    for c in range(3):
-        span *= max(high[c] - low[c] + 1, 1)
+        x, y, z = key[e] >> (2 * _GRID_BITS), (key[e] >> _GRID_BITS) & mask, key[e] & mask
+        low0, low1, low2 = min(low0, x), min(low1, y), min(low2, z)
+        high0, high1, high2 = max(high0, x), max(high1, y), max(high2, z)
+    span = max(high0 - low0 + 1, 1) * max(high1 - low1 + 1, 1) * max(high2 - low2 + 1, 1)
     if n == 0 or span > COUNTING_SPAN * n:
-        return np.argsort(key, kind="mergesort")
+        _merge_order(key, order, cell)
+        return
     # the cells numbered in key order: (x, y, z) lexicographically, as the packed keys sort
-    ny, nz = high[1] - low[1] + 1, high[2] - low[2] + 1
-    cell = np.empty(n, np.int64)
-    start = np.zeros(span + 1, np.int64)
+    ny, nz = high1 - low1 + 1, high2 - low2 + 1
+    start[:span + 1] = 0
     for e in range(n):
-        x = (key[e] >> (2 * _GRID_BITS)) - low[0]
-        y = ((key[e] >> _GRID_BITS) & mask) - low[1]
-        z = (key[e] & mask) - low[2]
+        x = (key[e] >> (2 * _GRID_BITS)) - low0
+        y = ((key[e] >> _GRID_BITS) & mask) - low1
+        z = (key[e] & mask) - low2
         cell[e] = (x * ny + y) * nz + z
         start[cell[e] + 1] += 1
     for i in range(span):
         start[i + 1] += start[i]
-    order = np.empty(n, np.int64)
     for e in range(n):          # in entry order within a cell: stable
         order[start[cell[e]]] = e
         start[cell[e]] += 1
-    return order
+
+
+@kernel(inline=True)
+def _merge_order(key, order, spare):
+    """The stable order of key (n,) into order (n,), spare (n,) scratch: a bottom-up merge sort of
+    the entries' indices, a run taking from its left half while the keys tie."""
+    n = key.shape[0]
+    for e in range(n):
+        order[e] = e
+    source, target = order, spare
+    swapped = False         # (whether the last pass wrote spare)
+    width = 1
+    while width < n:
+        for left in range(0, n, 2 * width):
+            middle, right = min(left + width, n), min(left + 2 * width, n)
+            i, j = left, middle
+            for t in range(left, right):
+                if i < middle and (j >= right or key[source[i]] <= key[source[j]]):
+                    target[t] = source[i]
+                    i += 1
+                else:
+                    target[t] = source[j]
+                    j += 1
+        source, target = target, source
+        swapped = not swapped
+        width *= 2
+    if swapped:
+        order[:] = spare
 
 
 @kernel
-def _grid(lo, hi, finite, cell_lo, cell_hi, count, planes, out, f):
+def _grid(lo, hi, finite, cell_lo, cell_hi, count, planes, out, f, scratch, n_entries):
     """The allowed overlapping pairs (min, max) of the finite boxes `finite` (grid cells `cell_lo`,
-    `cell_hi`, `count` cells each, from `_box_cells`), then of every plane against every finite box,
-    into `out` while it has room (module docstring). Returns how many were found (more than out
-    holds: call again with a larger out)."""
+    `cell_hi`, `count` cells each, n_entries in all, from `_box_cells`), then of every plane against
+    every finite box, into `out` while it has room (module docstring), in `scratch`'s arrays
+    (`GridScratch`, room for n_entries). Returns how many were found (more than out holds: call
+    again with a larger out)."""
     n = finite.shape[0]
     capacity = out.shape[0]
     k = 0
     # the grid's entries (cell key, box), sorted by key: the boxes of one cell are then adjacent
-    n_entries = 0
-    for p in range(n):
-        if count[p] <= GRID_MAX_CELLS:
-            n_entries += count[p]
-    key = np.empty(n_entries, dtype=np.int64)
-    box = np.empty(n_entries, dtype=np.int64)
+    key, box = scratch.key[:n_entries], scratch.box[:n_entries]
+    order = scratch.order[:n_entries]
     e = 0
     for p in range(n):
         if count[p] <= GRID_MAX_CELLS:
@@ -306,7 +372,7 @@ def _grid(lo, hi, finite, cell_lo, cell_hi, count, planes, out, f):
                         key[e] = (x << (2 * _GRID_BITS)) | (y << _GRID_BITS) | z
                         box[e] = p
                         e += 1
-    order = _cell_order(key)
+    _cell_order(key, order, scratch.cell[:n_entries], scratch.start)
     first = 0
     while first < n_entries:
         cell = key[order[first]]
@@ -360,16 +426,17 @@ def _grid(lo, hi, finite, cell_lo, cell_hi, count, planes, out, f):
 
 
 @kernel
-def _sort_pairs(pairs, n_shapes):
-    """The rows of pairs (K, 2) sorted by the first then the second index: a counting sort on the
-    first (O(K + S)), then insertion sort within each group (a shape has few partners)."""
-    start = np.zeros(n_shapes + 1, dtype=np.int64)
+def _sort_pairs(pairs, start, fill, out):
+    """The rows of pairs (K, 2) sorted by the first then the second index into out (K, 2), start
+    (S + 1,) and fill (S,) scratch: a counting sort on the first (O(K + S)), then insertion sort
+    within each group (a shape has few partners)."""
+    n_shapes = fill.shape[0]
+    start[:] = 0
     for k in range(pairs.shape[0]):
         start[pairs[k, 0] + 1] += 1
     for s in range(n_shapes):
         start[s + 1] += start[s]
-    fill = start[:-1].copy()
-    out = np.empty_like(pairs)
+    fill[:] = start[:-1]
     for k in range(pairs.shape[0]):
         a = pairs[k, 0]
         out[fill[a], 0], out[fill[a], 1] = a, pairs[k, 1]
@@ -382,7 +449,6 @@ def _sort_pairs(pairs, n_shapes):
                 out[q, 1] = out[q - 1, 1]
                 q -= 1
             out[q, 1] = b
-    return out
 
 
 class GridArrays(NamedTuple):
@@ -393,26 +459,66 @@ class GridArrays(NamedTuple):
     apart: np.ndarray           # the sorted keys of the node pairs a joint keeps apart (`CollisionFilter.apart`)
 
 
+class GridScratch(NamedTuple):
+    """The grid broad phase's working arrays (`grid_pairs`), made once by a caller that runs it
+    every sub-step (`grid_scratch`), so that a pass allocates nothing: F finite shapes, S shapes,
+    room for E grid entries (a box's cells) and K pairs."""
+    extent: np.ndarray          # (F,) each box's largest extent (the cell edge's median)
+    count: np.ndarray           # (F,) int64 the cells each box covers
+    key: np.ndarray             # (E,) int64 the entries' cell keys …
+    box: np.ndarray             # (E,) int64 … their boxes …
+    order: np.ndarray           # (E,) int64 … in cell order (`_cell_order`) …
+    cell: np.ndarray            # (E,) int64 … and its scratch
+    start: np.ndarray           # (COUNTING_SPAN E + 1,) int64 the counting sort's cells
+    first: np.ndarray           # (S + 1,) int64 the pairs' groups by first shape (`_sort_pairs`) …
+    fill: np.ndarray            # (S,) int64
+    pairs: np.ndarray           # (K, 2) int64 … and the pairs sorted
+
+
+def grid_scratch(filter, capacity, entries=None):
+    """A `GridScratch` for `filter`'s shapes with room for `capacity` pairs and `entries` grid
+    entries (None: `grid_entries`' first guess)."""
+    grid = filter.grid()
+    F, S = len(grid.finite), len(filter.per_shape.node)
+    E = grid_entries(F) if entries is None else entries
+    return GridScratch(np.empty(F), np.empty(F, np.int64), *(np.empty(E, np.int64) for _ in range(4)),
+                       np.empty(COUNTING_SPAN * E + 1, np.int64), np.empty(S + 1, np.int64), np.empty(S, np.int64),
+                       np.empty((capacity, 2), np.int64))
+
+
 def grid_capacity(shapes, found=None):
     """How many pairs a grid's output is made with room for: a quarter more than the last call
     `found`, or four a shape at first."""
     return 4 * shapes + 16 if found is None else found + found // 4 + 16
 
 
+def grid_entries(finite, needed=None):
+    """How many grid entries a `GridScratch` is made with room for: a quarter more than a pass
+    `needed`, or eight a finite box at first (most cover 1 to 8 cells)."""
+    return 8 * finite + 16 if needed is None else needed + needed // 4 + 16
+
+
 @kernel
-def grid_pairs(lo, hi, grid, cell_lo, cell_hi, out):
+def grid_pairs(lo, hi, grid, cell_lo, cell_hi, out, scratch):
     """`candidate_pairs`' grid (module docstring) in one call: the allowed pairs of overlapping boxes
     lo, hi (S, 3), `grid` a `GridArrays`, sorted by their first then their second shape, without
-    those a joint keeps apart, into out (K, 2); cell_lo, cell_hi (F, 3) scratch. -> (pairs found
-    before the joints' are left out, how many out holds), the second −1 where out had no room for
-    the first (call again with as many)."""
+    those a joint keeps apart, into out (K, 2); cell_lo, cell_hi (F, 3) and `scratch` (a
+    `GridScratch`) its working arrays. -> (pairs found before the joints' are left out, how many out
+    holds), the second −1 where out (or the scratch's pairs) had no room for the first (call again
+    with room for as many), or −2 where the scratch had no room for the grid's entries, the first
+    then how many it needs."""
     finite = grid.finite
-    origin, cell = _grid_frame(lo, hi, finite, GRID_CELL)
-    count = _box_cells(lo, hi, finite, origin, 1.0 / cell, cell_lo, cell_hi)
-    found = _grid(lo, hi, finite, cell_lo, cell_hi, count, grid.planes, out, grid.per_shape)
-    if found > out.shape[0]:
+    F = finite.shape[0]
+    origin, cell = _grid_frame(lo, hi, finite, GRID_CELL, scratch.extent[:F])
+    count = scratch.count[:F]
+    entries = _box_cells(lo, hi, finite, origin, 1.0 / cell, cell_lo, cell_hi, count)
+    if entries > scratch.key.shape[0]:
+        return entries, -2
+    found = _grid(lo, hi, finite, cell_lo, cell_hi, count, grid.planes, out, grid.per_shape, scratch, entries)
+    if found > out.shape[0] or found > scratch.pairs.shape[0]:
         return found, -1
-    pairs = _sort_pairs(out[:found], lo.shape[0])
+    pairs = scratch.pairs[:found]
+    _sort_pairs(out[:found], scratch.first, scratch.fill, pairs)
     node, apart = grid.per_shape.node, grid.apart
     k = 0
     for p in range(found):
@@ -458,13 +564,18 @@ def candidate_pairs(lo, hi, filter, budget=None):
         return out[:k]
     grid = filter.grid()
     cell_lo, cell_hi = np.empty((len(grid.finite), 3), np.int64), np.empty((len(grid.finite), 3), np.int64)
-    out = np.empty((getattr(filter, "_grid_capacity", grid_capacity(len(lo))), 2), dtype=np.int64)
+    capacity = getattr(filter, "_grid_capacity", grid_capacity(len(lo)))
+    out, scratch = np.empty((capacity, 2), dtype=np.int64), grid_scratch(filter, capacity)
     while True:
-        found, k = grid_pairs(lo, hi, grid, cell_lo, cell_hi, out)
+        found, k = grid_pairs(lo, hi, grid, cell_lo, cell_hi, out, scratch)
+        if k == -2:         # (room for the grid's entries)
+            scratch = grid_scratch(filter, len(out), grid_entries(len(grid.finite), found))
+            continue
         if budget is not None and found > budget:
             raise TooManyPairs(found, budget)
         if k >= 0:
             break
         out = np.empty((found, 2), dtype=np.int64)
+        scratch = scratch._replace(pairs=np.empty((found, 2), dtype=np.int64))
     filter._grid_capacity = grid_capacity(len(lo), found)
     return out[:k]

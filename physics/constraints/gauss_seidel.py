@@ -471,8 +471,20 @@ def _partition(order, block, body, side, friction, room):
     return n
 
 
+class SweepScratch(NamedTuple):
+    """The sweeps' working arrays (`_pgs`, `_pgs_parallel`), kept with a solve's room (`SolveRoom`)."""
+    element_r2: np.ndarray      # (elements or more,) each element's projected residual² of the sweep
+    pad: np.ndarray             # (2, 64) a thread's scratch, 512 bytes apart: no cache line shared
+    ipad: np.ndarray            # (2, 16) int64
+
+
+def sweep_scratch(elements):
+    """A `SweepScratch` with room for `elements` elements."""
+    return SweepScratch(np.empty(elements), np.empty((2, 64)), np.empty((2, 16), np.int64))
+
+
 @kernel(parallel=True)
-def _pgs_parallel(s, elements, offsets, target, velocity, iterations, sor, friction, residual):
+def _pgs_parallel(s, elements, offsets, target, velocity, iterations, sor, friction, residual, scratch):
     """`iterations` PGS sweeps of the `RowSystem` s towards `target` (R,), in place on s.impulse (R,)
     and velocity (B + 1, 6), whose last row is the static dummy body (zero velocity; s.slot maps side
     −1 to it and that side's M⁻¹Jᵀ is zero, so no row branches on static sides); residual[k] =
@@ -504,10 +516,10 @@ def _pgs_parallel(s, elements, offsets, target, velocity, iterations, sor, frict
     the outward part of r at the rim (the cone's normal cone), as a scalar row at a bound does.
     With `friction` False every element is one row solved on its own (the restitution stage's
     normal rows). Each element's residual² is kept apart and summed in element order, so the
-    residual too is the same on any number of threads."""
-    element_r2 = np.zeros(elements.size)
-    pad = np.empty((2, 64))             # per half, 512 bytes apart: no cache line shared
-    ipad = np.empty((2, 16), np.int64)
+    residual too is the same on any number of threads. `scratch`: a `SweepScratch` with room for the
+    elements."""
+    element_r2, pad, ipad = scratch.element_r2[:elements.size], scratch.pad, scratch.ipad
+    element_r2[:] = 0.0
     both = offsets[1] > offsets[0] and offsets[2] > offsets[1]
     for it in range(iterations):
         if both:
@@ -523,15 +535,14 @@ def _pgs_parallel(s, elements, offsets, target, velocity, iterations, sor, frict
 
 
 @kernel
-def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, residual):
+def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, residual, scratch):
     """`_pgs_parallel` on the calling thread: the three parts one after the other, which is what
     the parallel sweep computes on one thread (the same bits). The sweep of every scene whose
     solver splits no halves (fewer than PARALLEL_MIN rows): numba's parallel region costs seconds
     of compile (its gufunc, the threading layer's wrappers, numba issue 8085) and a fork and join a
-    sweep, which only a heap's sweep repays."""
-    element_r2 = np.zeros(elements.size)
-    pad = np.empty((2, 64))
-    ipad = np.empty((2, 16), np.int64)
+    sweep, which only a heap's sweep repays. `scratch`: a `SweepScratch` with room for the elements."""
+    element_r2, pad, ipad = scratch.element_r2[:elements.size], scratch.pad, scratch.ipad
+    element_r2[:] = 0.0
     for it in range(iterations):
         _sweep_part(s, elements, 0, elements.size, target, velocity, sor, friction, pad[0], ipad[0], element_r2)
         total = 0.0
@@ -783,7 +794,7 @@ def sweep(prepared, velocity, target, iterations, sor, order=None, friction=True
                                                np.zeros(len(velocity), np.int64), bool(friction))
         pgs = _pgs_parallel if offsets[1] > offsets[0] and offsets[2] > offsets[1] else _pgs
         pgs(prepared.system(), elements, offsets, np.ascontiguousarray(target), padded, iterations, float(sor),
-            bool(friction), residual)
+            bool(friction), residual, sweep_scratch(len(elements)))
         velocity[:] = padded[:-1]
     return residual
 
@@ -832,27 +843,35 @@ class SolveRoom(NamedTuple):
     order: np.ndarray           # (R,) int64 the rows in sweep order
     bounce_target: np.ndarray   # (R,) the restitution stage's targets
     partition: Partition        # (R,) the sweeps' elements (`_partition`)
+    sweep: SweepScratch         # (R,) the sweeps' working arrays
+    residual: np.ndarray        # (sweeps,) the solve stage's residual per sweep …
+    spare: np.ndarray           # (sweeps,) … and the other stages' (not kept)
 
 
-def solve_room(bodies, rows):
-    """An empty `SolveRoom` for `bodies` bodies and `rows` rows."""
+def solve_room(bodies, rows, sweeps=0):
+    """An empty `SolveRoom` for `bodies` bodies, `rows` rows and `sweeps` sweeps a stage."""
     return SolveRoom(np.empty((bodies + 1, 6)), np.empty((bodies, 6)), np.empty((bodies, 6)),
                      np.empty((bodies + 1, 6)), np.zeros(bodies, np.int64), np.empty(rows, np.int64),
-                     np.empty(rows), Partition(*(np.empty(rows, np.int64) for _ in range(3)), np.empty(4, np.int64)))
+                     np.empty(rows), Partition(*(np.empty(rows, np.int64) for _ in range(3)), np.empty(4, np.int64)),
+                     sweep_scratch(rows), np.empty(sweeps), np.empty(sweeps))
 
 
 class SolveBuffers:
     """A `SolveRoom` kept from one `solve` to the next (a solver's, for its sub-steps), grown to twice
     what a solve needed where it had too little room: a solve that fits allocates nothing of the
-    size of its bodies or rows. The `Solution`'s velocities are its views, valid until the next solve."""
+    size of its bodies, rows or sweeps. The `Solution`'s velocities and residual are its views, valid
+    until the next solve."""
 
     def __init__(self):
         self.arrays = solve_room(0, 0)
 
-    def room(self, bodies, rows):
-        """The kept room, grown first where it holds fewer than `bodies` bodies or `rows` rows."""
-        if len(self.arrays.side) < bodies or len(self.arrays.order) < rows:
-            self.arrays = solve_room(max(2 * bodies, len(self.arrays.side)), max(2 * rows, len(self.arrays.order)))
+    def room(self, bodies, rows, sweeps=0):
+        """The kept room, grown first where it holds fewer than `bodies` bodies, `rows` rows or
+        `sweeps` sweeps."""
+        have = self.arrays
+        if len(have.side) < bodies or len(have.order) < rows or len(have.residual) < sweeps:
+            self.arrays = solve_room(max(2 * bodies, len(have.side)), max(2 * rows, len(have.order)),
+                                     max(sweeps, len(have.residual)))
         return self.arrays
 
 
@@ -883,13 +902,14 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
         raise ValueError(f"sor: got {sor!r}; expected 0 < sor < 2 (over-relaxation diverges at 2)")
     velocity = np.asarray(velocity, dtype=float)
     rows, B = prepared.rows, len(velocity)
-    room = solve_room(B, len(rows)) if buffers is None else buffers.room(B, len(rows))
+    most = iterations if most is None else max(int(most), int(iterations))
+    sweeps = max(most, int(iterations if relax_iterations is None else relax_iterations))
+    room = solve_room(B, len(rows), sweeps) if buffers is None else buffers.room(B, len(rows), sweeps)
     padded = room.padded[:B + 1]      # + the static dummy body (`_pgs`)
     padded[:-1] = velocity
     padded[-1] = 0.0
     targets = Targets(np.ascontiguousarray(rows.target, float), np.ascontiguousarray(rows.relax, float),
                       _NO_RESTITUTION if restitution is None else np.ascontiguousarray(restitution, float))
-    most = iterations if most is None else max(int(most), int(iterations))
     stages = Stages(int(iterations), int(iterations if relax_iterations is None else relax_iterations), float(sor),
                     bool(warm), bool(relax), most, float(tolerance), bool(fresh))
     # Without halves every sweep is one part: the serial sweep, and no parallel region to compile.
@@ -935,7 +955,8 @@ def _stages(s, targets, stages, velocity, side, pgs, room):
     R, B = s.body.shape[0], velocity.shape[0] - 1
     iterations, relax_iterations = stages.iterations, stages.relax_iterations
     impulse, restitution = s.impulse, targets.restitution
-    residual = np.zeros(stages.most)
+    residual = room.residual[:stages.most]
+    residual[:] = 0.0
     velocity_solve, velocity_relax = room.velocity_solve[:B], room.velocity_relax[:B]
     if not stages.warm:
         impulse[:] = 0.0
@@ -951,10 +972,11 @@ def _stages(s, targets, stages, velocity, side, pgs, room):
     # (once for both stages)
     swept = 0
     if R and iterations:
-        pgs(s, elements, offsets, targets.solve, velocity, iterations, stages.sor, True, residual)
+        pgs(s, elements, offsets, targets.solve, velocity, iterations, stages.sor, True, residual, room.sweep)
         swept = iterations
         while swept < stages.most and residual[swept - 1] > stages.tolerance * residual[0]:
-            pgs(s, elements, offsets, targets.solve, velocity, 1, stages.sor, True, residual[swept:swept + 1])
+            pgs(s, elements, offsets, targets.solve, velocity, 1, stages.sor, True, residual[swept:swept + 1],
+                room.sweep)
             swept += 1
     residual = residual[:swept]
     velocity_solve[:] = velocity[:B]
@@ -962,9 +984,10 @@ def _stages(s, targets, stages, velocity, side, pgs, room):
         velocity[:] = free
         impulse[:] = 0.0
         pgs(s, elements, offsets, targets.relax, velocity, max(iterations, relax_iterations), 1.0, True,
-             np.zeros(max(iterations, relax_iterations)))
+            room.spare[:max(iterations, relax_iterations)], room.sweep)
     elif R and stages.relax and relax_iterations:
-        pgs(s, elements, offsets, targets.relax, velocity, relax_iterations, 1.0, True, np.zeros(relax_iterations))
+        pgs(s, elements, offsets, targets.relax, velocity, relax_iterations, 1.0, True, room.spare[:relax_iterations],
+            room.sweep)
     velocity_relax[:] = velocity[:B]
     # Box2D v3: only points that took an impulse bounce (a speculative point that never touched does not).
     bounce = 0
@@ -982,5 +1005,5 @@ def _stages(s, targets, stages, velocity, side, pgs, room):
                     order[k] = i
                     k += 1
         elements = partition.elements[:_partition(order, s.block, s.body, side, False, partition)]
-        pgs(s, elements, offsets, bounce_target, velocity, iterations, 1.0, False, np.zeros(iterations))
+        pgs(s, elements, offsets, bounce_target, velocity, iterations, 1.0, False, room.spare[:iterations], room.sweep)
     return residual, velocity_solve, velocity_relax

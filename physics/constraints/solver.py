@@ -26,7 +26,7 @@ from physics.core.compiled import bind, generation, kernel
 
 from physics.core import profile
 from physics.collision.broadphase import TooManyPairs, brute_force, candidate_pairs, collision_filter, grid_capacity, \
-    grid_pairs, overlapping
+    grid_entries, grid_pairs, grid_scratch, overlapping
 from physics.collision.collision import contacts
 from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
@@ -162,18 +162,26 @@ class Sunk(NamedTuple):
     bound: float        # the depth it passed, as a fraction of its size (SINK_SIZES or SINK_SIZES_PRESSED)
 
 
+@kernel(refcounts=False)
 def _kinetic(velocity, inverse_mass, inverse_inertia):
     """Σ ½ (|v|² / m⁻¹ + ωᵀ (I⁻¹)⁻¹ ω) (J) of the solver bodies' [v, ω] (B, 6), world frame. The
     3×3 inverse by its adjugate: for M with columns c₀, c₁, c₂ the rows of M⁻¹ are c₁×c₂, c₂×c₀,
-    c₀×c₁ over det M = c₀·(c₁×c₂) (elementwise numpy, no compile). Not np.linalg.solve: LAPACK's
-    kernels, and so the last bits of a comparison the step branches on (`solve`), depend on the
-    CPU (docs/architecture.md, "Determinism across machines")."""
-    omega = velocity[:, 3:]
-    c0, c1, c2 = inverse_inertia[:, :, 0], inverse_inertia[:, :, 1], inverse_inertia[:, :, 2]
-    rows = np.stack([np.cross(c1, c2), np.cross(c2, c0), np.cross(c0, c1)], axis=1)     # adj(M), (B, 3, 3)
-    inertia_omega = np.einsum("bij,bj->bi", rows, omega) / np.einsum("bi,bi->b", c0, rows[:, 0])[:, None]
-    return 0.5 * float(np.sum(np.einsum("bi,bi->b", velocity[:, :3], velocity[:, :3]) / inverse_mass)
-                       + np.einsum("bi,bi->", omega, inertia_omega))
+    c₀×c₁ over det M = c₀·(c₁×c₂). One compiled pass in the bodies' order, allocating nothing (a
+    step of the 64 × 64 net made and dropped 0.7 MB of numpy temporaries here). Not
+    np.linalg.solve: LAPACK's kernels, and so the last bits of a comparison the step branches on
+    (`solve`), depend on the CPU (docs/architecture.md, "Determinism across machines")."""
+    linear, angular = 0.0, 0.0
+    for b in range(velocity.shape[0]):
+        vx, vy, vz = velocity[b, 0], velocity[b, 1], velocity[b, 2]
+        linear += (vx * vx + vy * vy + vz * vz) / inverse_mass[b]
+        m = load33(inverse_inertia, b)
+        c0, c1, c2 = (m[0][0], m[1][0], m[2][0]), (m[0][1], m[1][1], m[2][1]), (m[0][2], m[1][2], m[2][2])
+        r0, r1, r2 = cross(c1, c2), cross(c2, c0), cross(c0, c1)      # adj(M)
+        det = c0[0] * r0[0] + c0[1] * r0[1] + c0[2] * r0[2]
+        wx, wy, wz = velocity[b, 3], velocity[b, 4], velocity[b, 5]
+        angular += (wx * (r0[0] * wx + r0[1] * wy + r0[2] * wz) + wy * (r1[0] * wx + r1[1] * wy + r1[2] * wz)
+                    + wz * (r2[0] * wx + r2[1] * wy + r2[2] * wz)) / det
+    return 0.5 * (linear + angular)
 
 
 class ContactBudgetError(ValueError):
@@ -380,13 +388,15 @@ def _reaching_pairs(shape_node, lo, hi, bodies, nodes, step, candidates, grown_l
 
 
 @kernel
-def _reaching_grid(shape_node, lo, hi, bodies, nodes, step, grid, cell_lo, cell_hi, grown_lo, grown_hi, travel, out):
+def _reaching_grid(shape_node, lo, hi, bodies, nodes, step, grid, cell_lo, cell_hi, scratch, grown_lo, grown_hi, travel,
+                   out):
     """The broad phase of `SceneSolver._candidates` on the grid, in one call: the boxes grown as
     `_reaching_pairs` grows them, and their pairs (`physics.collision.broadphase.grid_pairs`, `grid`
-    the filter's `GridArrays`, cell_lo and cell_hi its scratch) into out. -> (the pairs found, how
-    many out holds or −1 where it had no room for them, the largest travel)."""
+    the filter's `GridArrays`, cell_lo, cell_hi and `scratch` its working arrays) into out. -> (the
+    pairs found, how many out holds or −1 where it had no room for them, the largest travel), or
+    (the grid entries needed, −2, ...) where the scratch had no room for them."""
     most = _grown(shape_node, lo, hi, bodies, nodes, step, grown_lo, grown_hi, travel)
-    found, k = grid_pairs(grown_lo, grown_hi, grid, cell_lo, cell_hi, out)
+    found, k = grid_pairs(grown_lo, grown_hi, grid, cell_lo, cell_hi, out, scratch)
     return found, k, most
 
 
@@ -1107,10 +1117,18 @@ class SceneSolver:
             while True:
                 _, call, out = self._reaching
                 found, k, most = call()
+                if k == -2:     # the grid's entries had no room: room for a quarter more, bound again
+                    self._reaching = self._reaching[:1] + self._reaching_call(
+                        lo, hi, world, centre, velocity, len(out), grid_entries(len(self.filter.grid().finite), found))
+                    continue
                 if found > PAIR_BUDGET:
                     raise ContactBudgetError(found)
                 if k >= 0:
-                    return out[:k].copy(), SPECULATIVE + 2.0 * most     # (the pairs outlive the call: `pair_bodies`)
+                    # a view of the buffer the next prepare's broad phase writes again: the pairs
+                    # live until then (`pair_bodies`, read within the sub-step), and a copy here
+                    # was the largest of a large net's transient allocations (154 KiB a sub-step
+                    # on the 32 × 32 net)
+                    return out[:k], SPECULATIVE + 2.0 * most
                 # the grid's pairs had no room: room for a quarter more, bound again
                 self._reaching = self._reaching[:1] + self._reaching_call(lo, hi, world, centre, velocity,
                                                                           grid_capacity(len(lo), found))
@@ -1124,12 +1142,13 @@ class SceneSolver:
         except TooManyPairs as error:
             raise ContactBudgetError(error.count) from None
 
-    def _reaching_call(self, lo, hi, world, centre, velocity, capacity=None):
+    def _reaching_call(self, lo, hi, world, centre, velocity, capacity=None, entries=None):
         """(the broad phase's call bound to these arrays, its pairs' buffer) for `_candidates`: as a
         call of (pairs found, pairs in the buffer or −1 where it had no room, the largest travel),
         over the filter's candidates where the broad phase is a brute force (`_reaching_pairs`, whose
         buffer holds them all), else on the grid (`_reaching_grid`, room for `capacity` pairs, at
-        first `grid_capacity`'s)."""
+        first `grid_capacity`'s, and `entries` grid entries, at first `grid_entries`': a call that
+        found too few asks again with −2)."""
         arguments = (self.shapes.node, lo, hi, SolverBodies(self.body_of_node, centre, velocity),
                      self._node_motion(world), self._step_length)
         scratch = (np.empty_like(lo), np.empty_like(hi), np.empty(len(self.shapes)))
@@ -1145,7 +1164,8 @@ class SceneSolver:
         grid = self.filter.grid()
         out = np.empty((grid_capacity(len(lo)) if capacity is None else capacity, 2), np.int64)
         cells = (np.empty((len(grid.finite), 3), np.int64), np.empty((len(grid.finite), 3), np.int64))
-        return bind(_reaching_grid, *arguments, grid, *cells, *scratch, out), out
+        room = grid_scratch(self.filter, len(out), entries)
+        return bind(_reaching_grid, *arguments, grid, *cells, room, *scratch, out), out
 
     def may_touch(self, world, centre, velocity, h):
         """Whether any two shapes may come into contact within |h| of these poses (the broad phase

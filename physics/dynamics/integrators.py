@@ -59,6 +59,7 @@ inherent: `explicit` and `implicit` both mean the conservative solve, `off` drop
 import concurrent.futures
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from physics.core.compiled import bind, kernel
@@ -628,12 +629,31 @@ def _start_block(lanes, inertia, inverse_inertia, q):
         _set_col4(q, k, (1.0, 0.0, 0.0, 0.0))
 
 
+class LieScratch(NamedTuple):
+    """`_step_lie`'s block columns, (3, width) each but q (4, width), and its flags (width,), width
+    = min(_BLOCK, batch) (`lie_scratch`): made once by a caller that steps the same batch every
+    sub-step, so that its step allocates nothing (153 bytes a column, 38 KiB for a whole block)."""
+    w: np.ndarray
+    inertia: np.ndarray
+    inverse_inertia: np.ndarray
+    torque_start: np.ndarray
+    x: np.ndarray
+    q: np.ndarray
+    converged: np.ndarray
+
+
+def lie_scratch(batch):
+    """A `LieScratch` for a batch of `batch` bodies."""
+    width = min(_BLOCK, batch)
+    return LieScratch(*(np.empty((3, width)) for _ in range(5)), np.empty((4, width)), np.empty(width, np.bool_))
+
+
 @kernel(error_model="numpy", nogil=True)
-def _step_lie(fractions, count, gyro, h, bodies, moving, frames, limits, found):
+def _step_lie(fractions, count, gyro, h, bodies, moving, frames, limits, found, scratch):
     """lie-midpoint (count 1: the sub-step fractions[0] = 1) or its triple jump (count 3: g1, g2,
     g1). `fractions` is always a 3-tuple, so that both compile as one version (a 1-tuple and a
     3-tuple are two numba types). For `lie-midpoint(-4)` the gyroscopic term is inherent:
-    `explicit` and `implicit` both solve it, `off` drops it.
+    `explicit` and `implicit` both solve it, `off` drops it. `scratch`: a `LieScratch` for this batch.
 
     Per block of bodies: (1) body by body, the translation (independent of the rotation) and the
     rotation state into the scratch columns; (2) the rotation sub-steps on whole columns (SIMD);
@@ -646,11 +666,8 @@ def _step_lie(fractions, count, gyro, h, bodies, moving, frames, limits, found):
     gyro_on = gyro != GYROSCOPIC_OFF
     translation, rotation, velocity, omega_body, mass, inertia_body, force, torque = bodies
     r2s, s2s, a2s, omega2s, alpha2s = frames
-    # (a block's columns, no more than the batch has: 153 bytes a column, 38 KiB for a whole block)
-    width = min(_BLOCK, translation.shape[0])
-    w, inertia, inverse_inertia = np.empty((3, width)), np.empty((3, width)), np.empty((3, width))
-    torque_start, x, q = np.empty((3, width)), np.empty((3, width)), np.empty((4, width))
-    converged = np.empty(width, np.bool_)
+    # (a block's columns, no more than the batch has)
+    w, inertia, inverse_inertia, torque_start, x, q, converged = scratch
     for first in range(0, translation.shape[0], _BLOCK):
         lanes = min(_BLOCK, translation.shape[0] - first)
         kicks = False
@@ -724,7 +741,7 @@ def step_bodies(translation, rotation, velocity, omega_body, mass, inertia_body,
                    integrator, gyroscopic, None if frame is None else _frame_arrays(frame, batch))
 
 
-def advance_bodies(bodies, dt, integrator, gyroscopic, frames=None, limits=(0.0, 0.0), found=None):
+def advance_bodies(bodies, dt, integrator, gyroscopic, frames=None, limits=(0.0, 0.0), found=None, scratch=None):
     """`step_bodies` on arguments known to be valid: `bodies` its eight arrays in its order and
     `frames` the frame's five (rotation, scale, acceleration, angular_velocity,
     angular_acceleration) or None, all C-contiguous float64 of one batch, with positive masses,
@@ -736,7 +753,9 @@ def advance_bodies(bodies, dt, integrator, gyroscopic, frames=None, limits=(0.0,
     speed); `_check_block`), and the first divergent body, by index, is written into it as
     [index, quantity, value]; [-1, 0, 0, -1, 0, 0] also checks each block's state before its
     step, into found[3:]. The check costs no pass over memory of its own. A batch of `SPLIT_BODIES` or more is stepped in parts on the cores at
-    once (`_parts`), to the same bits and the same `found`."""
+    once (`_parts`), to the same bits and the same `found`. `scratch`: lie-midpoint's `LieScratch`
+    for this batch, kept by a caller that steps it every sub-step (used where it is one part), or
+    None (made for the call)."""
     moving, frames = (False, _IDENTITY) if frames is None else (True, frames)
     gyro, h = choices.GYROSCOPIC.codes[gyroscopic], float(dt)
     limits, found = (float(limits[0]), float(limits[1])), _NO_CHECK if found is None else found
@@ -744,7 +763,7 @@ def advance_bodies(bodies, dt, integrator, gyroscopic, frames=None, limits=(0.0,
     if len(parts) > 1:
         _advance_parts(parts, bodies, h, integrator, gyro, moving, frames, limits, found)
     else:
-        _advance(bodies, h, integrator, gyro, moving, frames, limits, found)
+        _advance(bodies, h, integrator, gyro, moving, frames, limits, found, scratch)
 
 
 def advancing(bodies, dt, integrator, gyroscopic, frames=None):
@@ -761,8 +780,9 @@ def advancing(bodies, dt, integrator, gyroscopic, frames=None):
     return bind(step, *arguments)
 
 
-def _integrator_call(bodies, h, integrator, gyro, moving, frames, limits, found):
-    """(the integrator's kernel, its arguments) for `_advance`."""
+def _integrator_call(bodies, h, integrator, gyro, moving, frames, limits, found, scratch=None):
+    """(the integrator's kernel, its arguments) for `_advance`; `scratch`: lie-midpoint's
+    `LieScratch` for this batch, or None (one made for the call)."""
     if integrator in ("explicit-euler", "semi-implicit-euler"):
         return _step_euler, (integrator == "semi-implicit-euler", gyro, h, bodies, moving, frames, limits, found)
     if integrator in ("implicit-euler", "implicit-midpoint"):
@@ -770,14 +790,15 @@ def _integrator_call(bodies, h, integrator, gyro, moving, frames, limits, found)
                                 found)
     if integrator == "rk4":
         return _step_rk4, (gyro, h, bodies, moving, frames, limits, found)
+    scratch = lie_scratch(bodies[0].shape[0]) if scratch is None else scratch
     if integrator == "lie-midpoint":
-        return _step_lie, (_ONE_STEP, 1, gyro, h, bodies, moving, frames, limits, found)
-    return _step_lie, (_TRIPLE_JUMP, 3, gyro, h, bodies, moving, frames, limits, found)
+        return _step_lie, (_ONE_STEP, 1, gyro, h, bodies, moving, frames, limits, found, scratch)
+    return _step_lie, (_TRIPLE_JUMP, 3, gyro, h, bodies, moving, frames, limits, found, scratch)
 
 
-def _advance(bodies, h, integrator, gyro, moving, frames, limits, found):
+def _advance(bodies, h, integrator, gyro, moving, frames, limits, found, scratch=None):
     """`advance_bodies` in one pass: the integrator's kernel."""
-    step, arguments = _integrator_call(bodies, h, integrator, gyro, moving, frames, limits, found)
+    step, arguments = _integrator_call(bodies, h, integrator, gyro, moving, frames, limits, found, scratch)
     step(*arguments)
 
 

@@ -379,7 +379,8 @@ class After:
         solver = work.solver
         self.kinematic = tuple(a.copy() for a in data.kinematic)
         self.cache = solver.cache.part(inside, touching=False)
-        self.inside, self.contacts, self.residual = inside, solver.contacts, solver.residual
+        # (the residual a copy: it is a view of the solve's room, which the halves' solves write again)
+        self.inside, self.contacts, self.residual = inside, solver.contacts, solver.residual.copy()
 
     def put_back(self, model, data, work, attempt_stands=False):
         for array, rows in zip(data.kinematic, self.kinematic):

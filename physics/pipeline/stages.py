@@ -36,7 +36,7 @@ from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, 
     apply_changes, dynamic_inputs, first_divergent, impulse_changes, place_bodies, rows_times, rows_transposed_times, \
     scatter_motion, solver_bodies, WorldBodies
 from physics.pipeline.data import Motion
-from physics.dynamics.integrators import Frame, advance_bodies, advancing, local_accelerations, omega_local_from_body
+from physics.dynamics.integrators import Frame, advance_bodies, advancing, lie_scratch, local_accelerations, omega_local_from_body
 from physics.dynamics.kinematics import advance_kinematic
 from physics.math.rotation import cross
 from physics.core.settings import Settings
@@ -263,6 +263,7 @@ class Workspace:
             rows = slice(int(dyn[0]), int(dyn[-1]) + 1)
             self.free = (local.translation[rows], local.rotation[rows], local.velocity[rows], data.omega_body,
                          model.mass_dyn, model.inertia_dyn, self.inputs.force, model.torque_applied)
+        self.free_scratch = lie_scratch(dyn.size)     # lie-midpoint's columns for `free_motion`, kept
         self.free_gravity = None        # what self.inputs.force was last made with
         self.found = np.empty(6)        # the free-body sub-step's divergence check (`free_substep`)
         self.gravity = np.zeros(3)      # settings.gravity at the step's start (`refresh`), for `calls`
@@ -718,7 +719,7 @@ def free_motion(model, data, settings, work, context, found):
         work.free_gravity = gravity
     found[::3] = -1.0
     advance_bodies(work.free, context.h, context.integrator, settings.gyroscopic, None,
-                   (DIVERGENCE_LENGTH, DIVERGENCE_SPEED), found)
+                   (DIVERGENCE_LENGTH, DIVERGENCE_SPEED), found, work.free_scratch)
 
 
 # ---------------------------------------------------------------------- the stages
