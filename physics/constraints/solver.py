@@ -772,6 +772,7 @@ class SceneSolver:
         self._rows_room = empty_row_arrays(0)   # the room of the sub-step's rows with contacts (`_contact_stage`)
         self._limit_easing = 0.0                # the last prepare's largest soft-limit slack (`limit_easing`)
         self._row_arrays = None                 # (the joints' Rows, their RowArrays): `_row_arrays_of`
+        self._warm_room = np.zeros(0)           # a deep sub-step's warm start, to solve again from (`solve`)
         self._placing = None        # ((world state, its buffers), kernel generation, `placing`'s call and Placed): `_place`
         self._reaching = None       # ((its arrays and generation), the bound broad phase, its pairs' buffer): `_candidates`
         self._change_scratch = None     # (B + 1, 6) the joint rows' velocity change (`solve_changes`)
@@ -1258,7 +1259,13 @@ class SceneSolver:
             # the halves on one thread or two, whichever is faster now (the same bits either way)
             return self._threads.run(len(prepared.rows), solve, *arguments, **options)
 
-        warm = prepared.rows.impulse.copy() if step.deep and settings.relax else None
+        warm = None
+        if step.deep and settings.relax:    # the warm start, kept in room of the solver's (grown, never shrunk)
+            R = len(prepared.rows.impulse)
+            if len(self._warm_room) < R:
+                self._warm_room = np.empty(2 * R)
+            warm = self._warm_room[:R]
+            np.copyto(warm, prepared.rows.impulse)
         solution = run(False)
         if warm is not None and _kinetic(solution.velocity_relax, *step.masses) > _kinetic(velocity, *step.masses) * (1.0 + GAIN_TOLERANCE):
             prepared.rows.impulse[:] = warm     # DEEP_OVERLAP: the relax stage kept the push; solve again, relaxing afresh
