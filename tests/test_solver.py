@@ -515,11 +515,11 @@ def test_a_tumbling_box_lands_without_sinking(tilt):
 
 
 def test_the_kinetic_energy_of_the_deep_overlap_check_matches_a_lapack_solve():
-    """`physics.constraints.solver._kinetic` (Σ ½ (|v|²/m⁻¹ + ωᵀ (I⁻¹)⁻¹ ω), its 3×3 inverse by the adjugate so
+    """`physics.constraints.solver.kinetic_energy` (Σ ½ (|v|²/m⁻¹ + ωᵀ (I⁻¹)⁻¹ ω), its 3×3 inverse by the adjugate so
     that no LAPACK kernel, chosen by CPU, sets its last bits) against np.linalg.solve on 50 random
     bodies with symmetric positive definite inverse inertias (A Aᵀ + 0.01 I, A standard normal):
     equal to 1e-12 relative (a few roundings of each of 50 terms)."""
-    from physics.constraints.solver import _kinetic
+    from physics.constraints.solver import kinetic_energy
     rng = np.random.default_rng(7)
     velocity = rng.standard_normal((50, 6))
     inverse_mass = rng.uniform(0.1, 10.0, 50)
@@ -528,7 +528,7 @@ def test_the_kinetic_energy_of_the_deep_overlap_check_matches_a_lapack_solve():
     omega = velocity[:, 3:]
     expected = 0.5 * (np.sum(np.einsum("bi,bi->b", velocity[:, :3], velocity[:, :3]) / inverse_mass)
                       + np.einsum("bi,bi->", omega, np.linalg.solve(inverse_inertia, omega[:, :, None])[:, :, 0]))
-    assert _kinetic(velocity, inverse_mass, inverse_inertia) == pytest.approx(expected, rel=1e-12)
+    assert kinetic_energy(velocity, inverse_mass, inverse_inertia) == pytest.approx(expected, rel=1e-12)
 
 
 def test_a_solve_in_kept_buffers_is_the_solve_in_its_own_arrays():

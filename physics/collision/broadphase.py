@@ -565,11 +565,13 @@ def candidate_pairs(lo, hi, filter, budget=None):
     grid = filter.grid()
     cell_lo, cell_hi = np.empty((len(grid.finite), 3), np.int64), np.empty((len(grid.finite), 3), np.int64)
     capacity = getattr(filter, "_grid_capacity", grid_capacity(len(lo)))
-    out, scratch = np.empty((capacity, 2), dtype=np.int64), grid_scratch(filter, capacity)
+    out = np.empty((capacity, 2), dtype=np.int64)
+    scratch = grid_scratch(filter, capacity, getattr(filter, "_grid_entries", None))
     while True:
         found, k = grid_pairs(lo, hi, grid, cell_lo, cell_hi, out, scratch)
-        if k == -2:         # (room for the grid's entries)
-            scratch = grid_scratch(filter, len(out), grid_entries(len(grid.finite), found))
+        if k == -2:         # (room for the grid's entries, remembered as the pairs' is)
+            filter._grid_entries = grid_entries(len(grid.finite), found)
+            scratch = grid_scratch(filter, len(out), filter._grid_entries)
             continue
         if budget is not None and found > budget:
             raise TooManyPairs(found, budget)

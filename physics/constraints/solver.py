@@ -163,13 +163,14 @@ class Sunk(NamedTuple):
 
 
 @kernel(refcounts=False)
-def _kinetic(velocity, inverse_mass, inverse_inertia):
+def kinetic_energy(velocity, inverse_mass, inverse_inertia):
     """Σ ½ (|v|² / m⁻¹ + ωᵀ (I⁻¹)⁻¹ ω) (J) of the solver bodies' [v, ω] (B, 6), world frame. The
     3×3 inverse by its adjugate: for M with columns c₀, c₁, c₂ the rows of M⁻¹ are c₁×c₂, c₂×c₀,
-    c₀×c₁ over det M = c₀·(c₁×c₂). One compiled pass in the bodies' order, allocating nothing (a
-    step of the 64 × 64 net made and dropped 0.7 MB of numpy temporaries here). Not
+    c₀×c₁ over det M = c₀·(c₁×c₂). One compiled pass in the bodies' order, allocating nothing (the
+    deep-overlap check of `SceneSolver.solve` runs it twice a sub-step on every body). Not
     np.linalg.solve: LAPACK's kernels, and so the last bits of a comparison the step branches on
-    (`solve`), depend on the CPU (docs/architecture.md, "Determinism across machines")."""
+    (`solve`), depend on the CPU (docs/architecture.md, "Determinism across machines"); a compiled
+    loop sums in one order on every machine."""
     linear, angular = 0.0, 0.0
     for b in range(velocity.shape[0]):
         vx, vy, vz = velocity[b, 0], velocity[b, 1], velocity[b, 2]
@@ -773,12 +774,13 @@ class SceneSolver:
         self._limit_easing = 0.0                # the last prepare's largest soft-limit slack (`limit_easing`)
         self._row_arrays = None                 # (the joints' Rows, their RowArrays): `_row_arrays_of`
         self._warm_room = np.zeros(0)           # a deep sub-step's warm start, to solve again from (`solve`)
+        self._grid_entries = None               # the grid scratch's room for entries (`_reaching_call`), once grown
         self._placing = None        # ((world state, its buffers), kernel generation, `placing`'s call and Placed): `_place`
         self._reaching = None       # ((its arrays and generation), the bound broad phase, its pairs' buffer): `_candidates`
         self._change_scratch = None     # (B + 1, 6) the joint rows' velocity change (`solve_changes`)
         self._step_length = np.zeros(1)     # the sub-step's h, for the calls bound above
         self.step = None        # what the last prepare hands to this sub-step's other stages (`PreparedStep`)
-        self.residual = np.zeros(0)
+        self.residual = np.zeros(0)     # the last solve's residual per sweep (a view of its room: until the next solve)
         self.contacts = None
         self._pairs = np.zeros((0, 2), np.int64)     # the last prepare's candidate shape pairs (`pair_bodies`)
         self.outside_pairs = 0      # candidate pairs with a body outside `prepare`'s `active` (not solved)
@@ -1119,16 +1121,16 @@ class SceneSolver:
                 _, call, out = self._reaching
                 found, k, most = call()
                 if k == -2:     # the grid's entries had no room: room for a quarter more, bound again
-                    self._reaching = self._reaching[:1] + self._reaching_call(
-                        lo, hi, world, centre, velocity, len(out), grid_entries(len(self.filter.grid().finite), found))
+                    self._grid_entries = grid_entries(len(self.filter.grid().finite), found)
+                    self._reaching = self._reaching[:1] + self._reaching_call(lo, hi, world, centre, velocity,
+                                                                              len(out))
                     continue
                 if found > PAIR_BUDGET:
                     raise ContactBudgetError(found)
                 if k >= 0:
                     # a view of the buffer the next prepare's broad phase writes again: the pairs
-                    # live until then (`pair_bodies`, read within the sub-step), and a copy here
-                    # was the largest of a large net's transient allocations (154 KiB a sub-step
-                    # on the 32 × 32 net)
+                    # are read until then only (`pair_bodies`, within the sub-step), so no copy
+                    # (on the 32 × 32 net one was 150 KiB a sub-step)
                     return out[:k], SPECULATIVE + 2.0 * most
                 # the grid's pairs had no room: room for a quarter more, bound again
                 self._reaching = self._reaching[:1] + self._reaching_call(lo, hi, world, centre, velocity,
@@ -1143,13 +1145,13 @@ class SceneSolver:
         except TooManyPairs as error:
             raise ContactBudgetError(error.count) from None
 
-    def _reaching_call(self, lo, hi, world, centre, velocity, capacity=None, entries=None):
+    def _reaching_call(self, lo, hi, world, centre, velocity, capacity=None):
         """(the broad phase's call bound to these arrays, its pairs' buffer) for `_candidates`: as a
         call of (pairs found, pairs in the buffer or −1 where it had no room, the largest travel),
         over the filter's candidates where the broad phase is a brute force (`_reaching_pairs`, whose
         buffer holds them all), else on the grid (`_reaching_grid`, room for `capacity` pairs, at
-        first `grid_capacity`'s, and `entries` grid entries, at first `grid_entries`': a call that
-        found too few asks again with −2)."""
+        first `grid_capacity`'s, and for the grid entries the last pass needed, `_grid_entries`, at
+        first `grid_entries`'; a call whose scratch had too little room for its entries returns −2)."""
         arguments = (self.shapes.node, lo, hi, SolverBodies(self.body_of_node, centre, velocity),
                      self._node_motion(world), self._step_length)
         scratch = (np.empty_like(lo), np.empty_like(hi), np.empty(len(self.shapes)))
@@ -1165,7 +1167,7 @@ class SceneSolver:
         grid = self.filter.grid()
         out = np.empty((grid_capacity(len(lo)) if capacity is None else capacity, 2), np.int64)
         cells = (np.empty((len(grid.finite), 3), np.int64), np.empty((len(grid.finite), 3), np.int64))
-        room = grid_scratch(self.filter, len(out), entries)
+        room = grid_scratch(self.filter, len(out), self._grid_entries)
         return bind(_reaching_grid, *arguments, grid, *cells, room, *scratch, out), out
 
     def may_touch(self, world, centre, velocity, h):
@@ -1267,7 +1269,7 @@ class SceneSolver:
             warm = self._warm_room[:R]
             np.copyto(warm, prepared.rows.impulse)
         solution = run(False)
-        if warm is not None and _kinetic(solution.velocity_relax, *step.masses) > _kinetic(velocity, *step.masses) * (1.0 + GAIN_TOLERANCE):
+        if warm is not None and kinetic_energy(solution.velocity_relax, *step.masses) > kinetic_energy(velocity, *step.masses) * (1.0 + GAIN_TOLERANCE):
             prepared.rows.impulse[:] = warm     # DEEP_OVERLAP: the relax stage kept the push; solve again, relaxing afresh
             solution = run(True)
         impulse = prepared.rows.impulse

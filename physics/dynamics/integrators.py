@@ -790,7 +790,8 @@ def _integrator_call(bodies, h, integrator, gyro, moving, frames, limits, found,
                                 found)
     if integrator == "rk4":
         return _step_rk4, (gyro, h, bodies, moving, frames, limits, found)
-    scratch = lie_scratch(bodies[0].shape[0]) if scratch is None else scratch
+    if scratch is None or scratch.w.shape[1] != min(_BLOCK, bodies[0].shape[0]):   # (another batch's: not used)
+        scratch = lie_scratch(bodies[0].shape[0])
     if integrator == "lie-midpoint":
         return _step_lie, (_ONE_STEP, 1, gyro, h, bodies, moving, frames, limits, found, scratch)
     return _step_lie, (_TRIPLE_JUMP, 3, gyro, h, bodies, moving, frames, limits, found, scratch)

@@ -263,7 +263,8 @@ class Workspace:
             rows = slice(int(dyn[0]), int(dyn[-1]) + 1)
             self.free = (local.translation[rows], local.rotation[rows], local.velocity[rows], data.omega_body,
                          model.mass_dyn, model.inertia_dyn, self.inputs.force, model.torque_applied)
-        self.free_scratch = lie_scratch(dyn.size)     # lie-midpoint's columns for `free_motion`, kept
+        # lie-midpoint's columns for `free_motion`, kept
+        self.free_scratch = None if self.free is None else lie_scratch(dyn.size)
         self.free_gravity = None        # what self.inputs.force was last made with
         self.found = np.empty(6)        # the free-body sub-step's divergence check (`free_substep`)
         self.gravity = np.zeros(3)      # settings.gravity at the step's start (`refresh`), for `calls`

@@ -81,6 +81,10 @@ def warm_scene(task):
     name, everything = task.rstrip("+"), task.endswith("+")
     sim = Simulation.from_file(SCENES / f"{name}.toml")
     sim.step(STEPS)
+    # the deep-overlap check's energy (`SceneSolver.solve`), which a scene reaches only where a body
+    # sinks a centimetre into another: compiled here, never inside one of the app's frames
+    from physics.constraints.solver import kinetic_energy
+    kinetic_energy(np.zeros((1, 6)), np.ones(1), np.eye(3)[None].copy())
     # A heap's solver loads its two-thread stages (`physics.constraints.gauss_seidel._solve_stages_parallel`, a
     # cached parallel kernel: about a second to load) only once it has landed and splits its rows in
     # halves, and then on its second such solve: the thread choice tries one thread first
