@@ -29,6 +29,7 @@ import numpy as np
 from physics.core.compiled import kernel
 
 from physics.containers.pairs import distinct_pair_indices
+from physics.containers.stable_order import stable_order
 from physics.model.shapes import PLANE
 
 BRUTE_FORCE_MAX = 64
@@ -293,7 +294,7 @@ def _cell_order(key, order, cell, start):
     permutation (a stable sort has one), with cell (n,) and start (COUNTING_SPAN n + 1,) as scratch:
     by counting where the occupied cells span at most COUNTING_SPAN per entry (a heap's do: its
     boxes fill a block of cells), one pass to count and one to place (the 1,000-box heap's grid pass
-    0.58 -> 0.48 ms); by a merge sort elsewhere (`_merge_order`)."""
+    0.58 -> 0.48 ms); by a merge sort elsewhere (`physics.containers.stable_order`)."""
     n = key.shape[0]
     mask = (1 << _GRID_BITS) - 1
     low0, low1, low2 = mask, mask, mask
@@ -304,7 +305,7 @@ def _cell_order(key, order, cell, start):
         high0, high1, high2 = max(high0, x), max(high1, y), max(high2, z)
     span = max(high0 - low0 + 1, 1) * max(high1 - low1 + 1, 1) * max(high2 - low2 + 1, 1)
     if n == 0 or span > COUNTING_SPAN * n:
-        _merge_order(key, order, cell)
+        stable_order(key, order, cell)
         return
     # the cells numbered in key order: (x, y, z) lexicographically, as the packed keys sort
     ny, nz = high1 - low1 + 1, high2 - low2 + 1
@@ -320,34 +321,6 @@ def _cell_order(key, order, cell, start):
     for e in range(n):          # in entry order within a cell: stable
         order[start[cell[e]]] = e
         start[cell[e]] += 1
-
-
-@kernel(inline=True)
-def _merge_order(key, order, spare):
-    """The stable order of key (n,) into order (n,), spare (n,) scratch: a bottom-up merge sort of
-    the entries' indices, a run taking from its left half while the keys tie."""
-    n = key.shape[0]
-    for e in range(n):
-        order[e] = e
-    source, target = order, spare
-    swapped = False         # (whether the last pass wrote spare)
-    width = 1
-    while width < n:
-        for left in range(0, n, 2 * width):
-            middle, right = min(left + width, n), min(left + 2 * width, n)
-            i, j = left, middle
-            for t in range(left, right):
-                if i < middle and (j >= right or key[source[i]] <= key[source[j]]):
-                    target[t] = source[i]
-                    i += 1
-                else:
-                    target[t] = source[j]
-                    j += 1
-        source, target = target, source
-        swapped = not swapped
-        width *= 2
-    if swapped:
-        order[:] = spare
 
 
 @kernel

@@ -44,6 +44,7 @@ import numba
 import numpy as np
 from numba import prange
 from physics.core.compiled import kernel
+from physics.containers.stable_order import stable_order
 
 from physics.constraints.constraints import IN_BLOCK, MANIFOLD, TRIPLE, Rows
 from physics.math.dense import cholesky_factor, cholesky_substitute
@@ -353,8 +354,9 @@ def halves(centre, room=None):
 
 @kernel
 def _halves(centre, keys, order, spare, side):
-    """`halves` into side (B,): the grid's spread per axis, then a stable merge sort (bottom up,
-    between order and spare) of the bodies by their grid coordinate on the widest, keys (B,)."""
+    """`halves` into side (B,): the grid's spread per axis, then the stable order of the bodies by
+    their grid coordinate on the widest, keys (B,) (`physics.containers.stable_order`, in order and
+    spare)."""
     B = centre.shape[0]
     side[:] = 0
     if B <= 1:
@@ -369,24 +371,9 @@ def _halves(centre, keys, order, spare, side):
             widest, axis = high - low, c
     for b in range(B):
         keys[b] = np.rint(centre[b, axis] / HALVES_GRID)
-        order[b] = b
-    source, target = order, spare
-    width = 1
-    while width < B:
-        for start in range(0, B, 2 * width):
-            middle, end = min(start + width, B), min(start + 2 * width, B)
-            i, j = start, middle
-            for k in range(start, end):
-                if j < end and (i == middle or keys[source[j]] < keys[source[i]]):
-                    target[k] = source[j]
-                    j += 1
-                else:
-                    target[k] = source[i]
-                    i += 1
-        source, target = target, source
-        width *= 2
+    stable_order(keys, order, spare)
     for k in range(B // 2, B):
-        side[source[k]] = 1
+        side[order[k]] = 1
 
 
 @kernel
