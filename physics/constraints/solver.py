@@ -1130,7 +1130,7 @@ class SceneSolver:
                 if k >= 0:
                     # a view of the buffer the next prepare's broad phase writes again: the pairs
                     # are read until then only (`pair_bodies`, within the sub-step), so no copy
-                    # (on the 32 × 32 net one was 150 KiB a sub-step)
+                    # (a copy is 150 KiB a sub-step on the 32 × 32 net)
                     return out[:k], SPECULATIVE + 2.0 * most
                 # the grid's pairs had no room: room for a quarter more, bound again
                 self._reaching = self._reaching[:1] + self._reaching_call(lo, hi, world, centre, velocity,
