@@ -160,7 +160,8 @@ class PositionScratch(NamedTuple):
     total: np.ndarray           # (J, R) every row's impulse × h so far …
     trial_total: np.ndarray     # (J, R) … and a trial's
     R: np.ndarray               # (n, 3, 3) the jointed bodies' rotations at the pose evaluated
-    D: np.ndarray               # (n, 3, 3) their drift derivatives there
+    y: np.ndarray               # (n, 3) their rotor drifts there (`rotor_drift`) …
+    D: np.ndarray               # (n, 3, 3) … and the drift derivatives, where a Newton matrix is weighed (`_weigh`)
     taken: np.ndarray           # (J, R) bool the rows taken at the pose evaluated …
     factored_taken: np.ndarray  # (J, R) bool … and those the kept factors were made with
     W: np.ndarray               # (J, R, 2, 6) M₀⁻¹ J_dᵀ per row and side
@@ -206,7 +207,7 @@ def _arena_sizes(n, J, B, values, x_size, panel):
     where these say)."""
     R = ROWS_PER_JOINT
     factors = values + x_size + panel
-    position = B * 12 + n * (9 + 3 + 6 + 3 + 6 + 9 + 9 + 6 + 6) + 2 * J + J * R * (4 + 24) + CURRENT_WINDOW + 1
+    position = B * 12 + n * (9 + 3 + 6 + 3 + 6 + 9 + 3 + 9 + 6 + 6) + 2 * J + J * R * (4 + 24) + CURRENT_WINDOW + 1
     velocity = J * R * 13 + B * 6
     return factors + position + velocity, 3 * J * R, J * R
 
@@ -350,6 +351,7 @@ def _position_scratch(arena, n, J, B, values, x_size, panel):
     total, o = _cut(f, o, J * R)
     trial_total, o = _cut(f, o, J * R)
     Rn, o = _cut(f, o, n * 9)
+    y, o = _cut(f, o, n * 3)
     D, o = _cut(f, o, n * 9)
     taken, b = _cut(g, b, J * R)
     factored_taken, b = _cut(g, b, J * R)
@@ -363,7 +365,7 @@ def _position_scratch(arena, n, J, B, values, x_size, panel):
     return PositionScratch(centre.reshape((B, 3)), rotation.reshape((B, 3, 3)), inertia.reshape((n, 3, 3)),
                            x.reshape((n, 3)), A.reshape((n, 6)), trial_x.reshape((n, 3)), trial_A.reshape((n, 6)),
                            lam, trial_lam, total.reshape((J, R)), trial_total.reshape((J, R)), Rn.reshape((n, 3, 3)),
-                           D.reshape((n, 3, 3)), taken.reshape((J, R)), factored_taken.reshape((J, R)),
+                           y.reshape((n, 3)), D.reshape((n, 3, 3)), taken.reshape((J, R)), factored_taken.reshape((J, R)),
                            W.reshape((J, R, 2, 6)), factored_jacobian.reshape((J, R, 2, 6)), mu.reshape((J, R)),
                            kick.reshape((n, 6)), fallen,
                            start_C.reshape((J, R)), moved.reshape((n, 6)), velocity.factors), o, b
@@ -799,11 +801,13 @@ def _curvature_error(system, start_C, x, R, taken, moved):
 
 
 @kernel(refcounts=False)
-def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, taken, lam, total):
+def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, Y, taken, lam, total):
     """The pose of the jointed bodies for translation x (n, 3) and angular impulse × h A (n, 3):
-    R = cay(h y) R₀ with y the rotor drift of L + A/h, written into centre/rotation; the rows there
-    into system.geometry, with the rotor rows at their impulses × h `lam` (J,) and every row's so far
-    `total` (J, ROWS_PER_JOINT); D the drift derivatives; returns (taken rows, largest |C|, Σ C²)."""
+    R = cay(h y) R₀ with y the rotor drift of L + A/h, written into centre/rotation, y into Y (n, 3)
+    (their derivatives are `_weigh`'s, made only where a Newton matrix needs them: a line search's
+    trials and a chord's poses never do); the rows there into system.geometry, with the rotor rows
+    at their impulses × h `lam` (J,) and every row's so far `total` (J, ROWS_PER_JOINT); returns
+    (taken rows, largest |C|, Σ C²)."""
     for c in range(len(system.column)):
         b = system.column[c]
         L = (momentum[b, 0] + A[c, 0] / h, momentum[b, 1] + A[c, 1] / h, momentum[b, 2] + A[c, 2] / h)
@@ -812,7 +816,7 @@ def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, D, taken,
         Rc = matmul(cayley(mul(h, y)), load33(system.rotation, b))
         store33(R, c, Rc)
         store33(rotation, b, Rc)
-        store33(D, c, drift_derivative(I, y, h))
+        Y[c, 0], Y[c, 1], Y[c, 2] = y[0], y[1], y[2]
         centre[b, 0], centre[b, 1], centre[b, 2] = x[c, 0], x[c, 1], x[c, 2]
     joint_geometry(system.model, centre, rotation, system.geometry)
     return _taken_rows(system, h, lam, total, taken)
@@ -829,10 +833,14 @@ def _finite(a):
 
 
 @kernel(refcounts=False)
-def _weigh(system, taken, along_current, D, W):
+def _weigh(system, taken, along_current, inertia, Y, h, D, W):
     """W (J, ROWS_PER_JOINT, 2, 6) = M₀⁻¹ J_dᵀ per taken row and side, J_d = J₀ (or J_k along the
-    current rows), the angular part of M₀⁻¹ the drift derivative D: J_k W is the Newton matrix."""
+    current rows), the angular part of M₀⁻¹ the drift derivative D (n, 3, 3), made here from the
+    world inertias (n, 3, 3) and the rotor drifts Y (n, 3) of the pose evaluated (`_evaluate`):
+    J_k W is the Newton matrix."""
     geometry, model = system.geometry, system.model
+    for c in range(len(system.column)):
+        store33(D, c, drift_derivative(load33(inertia, c), (Y[c, 0], Y[c, 1], Y[c, 2]), h))
     for j in range(len(model.kind)):
         for s in range(ROWS_PER_JOINT):
             if not taken[j, s]:
@@ -911,7 +919,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     total, trial_total = scratch.total, scratch.trial_total  # every row's
     lam[:] = 0.0
     total[:] = 0.0
-    R, D = scratch.R, scratch.D
+    R, Y, D = scratch.R, scratch.y, scratch.D
     taken = scratch.taken
     taken[:] = False
     W = scratch.W
@@ -927,7 +935,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     joint_geometry(system.model, work_c, work_R, system.geometry)
     start_C = scratch.start_C
     _copy(start_C, system.geometry.C)
-    K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken, lam, total)
+    K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, Y, taken, lam, total)
     along_current = False
     stats[:] = 0.0
     stats[3] = _curvature_error(system, start_C, x, R, taken, scratch.moved)
@@ -998,7 +1006,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             else:
                 solved = _split_solve_factored(system.graph, scratch.factors, mu)
         else:
-            _weigh(system, taken, along_current, D, W)
+            _weigh(system, taken, along_current, inertia, Y, h, D, W)
             if split is None:
                 assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage)
             else:
@@ -1064,7 +1072,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                     for s in range(ROWS_PER_JOINT):
                         trial_total[j, s] = total[j, s] + fraction * mu[j, s]
                 K, trial, trial_merit = _evaluate(system, trial_x, trial_A[:, 3:], momentum, h, work_c, work_R, inertia, R,
-                                                  D, taken, trial_lam, trial_total)
+                                                  Y, taken, trial_lam, trial_total)
                 if trial_merit < merit:
                     descent = True
                     break
@@ -1082,7 +1090,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
             _copy(total, trial_total)
             error, merit = trial, trial_merit
             continue
-        K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, D, taken, lam, total)
+        K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, Y, taken, lam, total)
         factored = False    # (factors whose step found no descent, or gave a non-finite kick)
         if chord:           # the kept factors' step: Newton's own matrix before any verdict
             continue
