@@ -211,7 +211,10 @@ def draw(history, residual, node_name=None, axes=None, whole=None):
             _end_plot(cut, whole)
             plotted["speed"] = (len(t), _item_rect())
     if residual is None or len(residual) == 0:
-        imgui.text_wrapped("no solver residual: the scene has no contacts or joints")
+        # (no contacts or joints; or joints alone, which RATTLE's projections hold exactly with no
+        # velocity solve: `physics.constraints.solver.SceneSolver.leave_out_solve`)
+        imgui.text_wrapped("no solver residual: the last step had no velocity rows to solve (no contacts, and "
+                           "no joints or only joints RATTLE's projections hold exactly)")
         return plotted
     positive = residual > 0
     if not positive.any():

@@ -31,7 +31,7 @@ from physics.collision.collision import contacts
 from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     RowArrays, beta_from_erp, empty_row_arrays, fill_contact_rows, restitution_targets
-from physics.constraints.joints import ACTUATED, DRIVE, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints, \
+from physics.constraints.joints import ACTUATED, DRIVE, LIMIT, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints, \
     coordinate_inverse_inertia, coordinate_rates
 from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, PreparedBuffers, SolveBuffers, element_count, halves, \
     prepare, solve, sweep
@@ -618,6 +618,19 @@ def _chord_rows_kernel(slots, exact, actuated, armature, inequality, motor, body
 
 
 @kernel(refcounts=False)
+def _equalities_alone(slots, inequality, motor):
+    """Whether the joint rows `slots` (K,) (joint × ROWS_PER_JOINT + slot) are all equalities of a
+    joint's point, orientation or distance (slots below LIMIT, neither an inequality nor a motor),
+    and there is one: the rows RATTLE's projections hold exactly by themselves (`PreparedStep.alone`).
+    inequality, motor (J, ROWS_PER_JOINT) the geometry's."""
+    for k in range(len(slots)):
+        j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
+        if s >= LIMIT or inequality[j, s] or motor[j, s]:
+            return False
+    return len(slots) > 0
+
+
+@kernel(refcounts=False)
 def _chord_targets(body, jacobian, chord, lag_share, velocity, target, relax):
     """The chord rows' targets for the free velocities (B, 6) (`SceneSolver.solve`): each row's
     prepared target and relax target plus its weight × the lag (1 − f) (J v_free − J v₀),
@@ -667,6 +680,12 @@ class PreparedStep(NamedTuple):
     deep: bool                  # a point deeper than DEEP_OVERLAP: the solve checks its relax stage's energy
     bounce: object              # the rows that may bounce and what their targets need (`_restitution_targets`), or None
     joints: object              # `JointStart`, or None without joints
+    alone: bool                 # the rows are the joints' equalities alone, which RATTLE steps: no velocity solve
+    #                             (`physics.pipeline.stages.stage_solve`, `SceneSolver.leave_out_solve`)
+
+
+_NO_RESIDUAL = np.zeros(0)     # the residual of a solve left out (`SceneSolver.leave_out_solve`)
+_NO_RESIDUAL.flags.writeable = False
 
 
 def _buffer_of(array):
@@ -898,6 +917,7 @@ class SceneSolver:
         softness = settings.cfm / abs(h)
         # the sub-step's rows: the joints' (`joint_rows`), then the contacts', made in one piece
         rows, joint_rows, joint_start, bounce, cold_start, deep = None, None, None, None, False, False
+        alone = False
         if self.joint_specs:
             if self.joints is None:
                 self.joints = self._build_joints(world, centre, rotation)
@@ -928,6 +948,7 @@ class SceneSolver:
             joint_start = JointStart(slots, joint_rows, bodies.start_centre, bodies.start_rotation, geometry.jacobian,
                                      limit_slack, terms, frame_speed,
                                      self._chord_rows(joint_rows, slots, geometry, velocity) if rattle else None)
+            alone = rattle and _equalities_alone(slots, geometry.inequality, geometry.motor)
         self.contacts = None
         if len(self.shapes):
             t = profile.lap("prepare/rows", t)
@@ -957,6 +978,7 @@ class SceneSolver:
                                                                     softness, settings, joint_rows)
         if rows is None:
             rows = joint_rows if joint_rows is not None else Rows.empty()
+        alone = alone and rows is joint_rows     # (no contact row)
         # the two halves the sweeps solve on two cores, where the sweep has PARALLEL_MIN elements
         # (rows, blocks or manifolds: what `partition_elements` counts) or more; a smaller one is
         # serial, and so is its solve, not the two-thread kernel with one part and a thread choice
@@ -977,7 +999,8 @@ class SceneSolver:
         np.copyto(start_inertia, inverse_inertia)
         inverse_inertia = start_inertia
         self.step = PreparedStep(h, prepare(rows, inverse_mass, inverse_inertia, self._prepared),
-                                 (inverse_mass, inverse_inertia), side, cold_start, deep, bounce, joint_start)
+                                 (inverse_mass, inverse_inertia), side, cold_start, deep, bounce, joint_start,
+                                 bool(alone))
         profile.lap("prepare/rows", t)
 
     def _contact_rows(self, c, centre, velocity, world, h, lead, beta, softness, settings, before):
@@ -1226,6 +1249,21 @@ class SceneSolver:
                                               geometry.motor, rows.body, rows.jacobian, rows.softness, rows.target,
                                               rows.relax, velocity))
         return chord if len(chord.index) else None
+
+    def leave_out_solve(self):
+        """The solve stage of a sub-step whose rows are the joints' equalities alone
+        (`PreparedStep.alone`: no contact, limit, motor, drive or spring row), left out. RATTLE's
+        projections hold those rows exactly, and the velocity solve's impulses along them would be
+        only the position projection's first guess: the guess moves the bodies along the
+        start-of-step rows' directions M₀⁻¹ J₀ᵀ, the directions the projection's Newton searches,
+        whose root g(q₁) = 0 is the same whatever the guess; the velocities then are the chord's
+        (q₁ − q₀)/h with the free kick's lag, projected onto the end pose's tangent. Measured: the
+        pendulum's and the double pendulum's bodies end within 2e-11 m of the solved step's after 320
+        steps (tests/test_rattle_alone.py), and their steps take a third less time. Nothing is
+        left to warm-start the joints' rows from (their stored impulses are 0) and the solve has no
+        residual."""
+        self.joints.impulse.fill(0.0)
+        self.residual = _NO_RESIDUAL
 
     def solve(self, velocity, settings, fraction=1.0):
         """Warm start, solve, relax, restitution on the free velocities (B, 6); store the impulses.
