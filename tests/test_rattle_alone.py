@@ -4,7 +4,7 @@ exactly, and the solve's impulses along them are only the position projection's 
 
 Checked against the step with the solve (the same scene stepped with `_equalities_alone` answering
 no): the bodies end where they did, to the projections' round-off, and the solve is left out only
-where nothing but such rows is solved."""
+where nothing but such rows of a forest of joints is solved."""
 import sys
 from pathlib import Path
 
@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT))
 
 from physics import Simulation  # noqa: E402
 from physics.constraints import solver as solver_module  # noqa: E402
+from physics.constraints.joint_graph import forest  # noqa: E402
 
 SCENES = ROOT / "assets" / "scenes"
 STEPS = 320
@@ -48,6 +49,31 @@ def test_left_out_solve_leaves_no_residual_and_no_stored_impulse():
     assert alone
     assert sim.solver_residual().size == 0
     assert not sim._work.solver.joints.impulse.any()
+
+
+def test_a_net_keeps_its_solve(tmp_path):
+    """A net's loops make its rows nearly redundant, and RATTLE's Newton there converges from
+    where the solve's guess starts it (`SceneSolver.leave_out_solve`): make_scenes.py's 4 × 4 net
+    keeps its velocity solve."""
+    import subprocess
+    path = tmp_path / "net.toml"
+    subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), "net", "--side", "4", "--out", str(path)],
+                   check=True, capture_output=True)
+    sim = Simulation.from_file(path)
+    sim.step(5)
+    assert not sim._work.solver.step.alone
+    assert sim.solver_residual().size
+
+
+@pytest.mark.parametrize("body, expected", [
+    ([[-1, 0], [0, 1], [1, 2]], True),              # a chain hooked at one end
+    ([[-1, 0], [0, 1], [1, -1]], False),            # hooked at both: a loop through the world
+    ([[0, 1], [1, 2], [2, 0]], False),              # a loop of bodies
+    ([[-1, 0], [0, 1], [0, 1], [0, 1]], True),      # a hinge per axis between two bodies: one edge
+    ([[-1, 0], [-1, 1]], True),                     # two pendulums on the world
+])
+def test_forest(body, expected):
+    assert forest(np.array(body)) is expected
 
 
 @pytest.mark.parametrize("scene", ["ant", "newtons_cradle", "iiwa"])

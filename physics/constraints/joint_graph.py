@@ -223,6 +223,31 @@ def tree_order(joints):
     return sorted(range(J), key=lambda j: (-key[j], j))
 
 
+def forest(body):
+    """Whether the graph of the moving bodies and the world (one node), joined by the joints, is a
+    forest: no loop of joints among the bodies, and none through the world (a chain hooked at both
+    ends). Joints between the same two (a hinge per axis of an MJCF hip) are one edge, as in
+    `tree_order`. body (J, 2) each joint's two moving bodies, −1 the world."""
+    parent = {}
+
+    def root(b):
+        while parent.get(b, b) != b:
+            b = parent[b]
+        return b
+
+    edges = set()
+    for a, b in np.asarray(body, np.int64).tolist():
+        edge = (min(a, b), max(a, b))
+        if edge in edges:
+            continue
+        edges.add(edge)
+        ra, rb = root(a), root(b)
+        if ra == rb:
+            return False
+        parent[max(ra, rb)] = min(ra, rb)
+    return True
+
+
 def load_layout(joints):
     """(B, 3) a place for each moving body from the joints alone: each component laid out from its
     smallest body at the origin, unrotated, through the joints' anchors and their rotation at load

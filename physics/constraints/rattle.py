@@ -72,12 +72,11 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
 Rows taken: the equalities (ball, hinge, slider, fixed, distance), and an inequality (rope, joint
 limit) where it is violated; motor rows are velocity targets, not constraints, and stay with the
 velocity solver (`physics.constraints.gauss_seidel`). Redundant rows (a closed loop of joints) make the
-matrices singular: a relative 1e-12 on the diagonal picks the least-impulse solution. Where the
-joints' equalities are all a sub-step's rows (no contact, limit, motor, drive or spring), the
-velocity solve is left out (`physics.constraints.solver.SceneSolver.leave_out_solve`): its impulses
-along J₀ would only be the position Newton's first guess, whose root is the same whatever the
-guess; with the solve's unconverged guess, four of the 12 × 12 net's projections in its first 55
-steps found no root along J₀, without it none.
+matrices singular: a relative 1e-12 on the diagonal picks the least-impulse solution. Where a
+forest of joints' equalities are all a sub-step's rows (no contact, limit, motor, drive or spring;
+no loop), the velocity solve is left out (`physics.constraints.solver.SceneSolver.leave_out_solve`):
+its impulses along J₀ would only be the position Newton's first guess, whose root is the same
+whatever the guess.
 
 Joint terms. A joint's spring, damper, armature and actuator (without a force range) act on its
 coordinate q (`physics.constraints.joints`, the spring slot's row J): a generalized force

@@ -36,7 +36,7 @@ from physics.constraints.joints import ACTUATED, DRIVE, LIMIT, ROPE, ROWS_PER_JO
 from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, PreparedBuffers, SolveBuffers, element_count, halves, \
     prepare, solve, sweep
 from physics.core.threads import ThreadChoice
-from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost
+from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost, forest
 from physics.constraints.rattle import NEVER, JointBodies
 from physics.math.rotation_kernels import cross, load3, load33, solve3
 from physics.model.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs, place, placing
@@ -680,7 +680,7 @@ class PreparedStep(NamedTuple):
     deep: bool                  # a point deeper than DEEP_OVERLAP: the solve checks its relax stage's energy
     bounce: object              # the rows that may bounce and what their targets need (`_restitution_targets`), or None
     joints: object              # `JointStart`, or None without joints
-    alone: bool                 # the rows are the joints' equalities alone, which RATTLE steps: no velocity solve
+    alone: bool                 # the rows are a forest's joint equalities alone, which RATTLE steps: no velocity solve
     #                             (`physics.pipeline.stages.stage_solve`, `SceneSolver.leave_out_solve`)
 
 
@@ -799,6 +799,7 @@ class SceneSolver:
         self._change_scratch = None     # (B + 1, 6) the joint rows' velocity change (`solve_changes`)
         self._step_length = np.zeros(1)     # the sub-step's h, for the calls bound above
         self.step = None        # what the last prepare hands to this sub-step's other stages (`PreparedStep`)
+        self._joints_forest = None      # whether the joints join the bodies and the world as a forest (`leave_out_solve`)
         self.residual = np.zeros(0)     # the last solve's residual per sweep (a view of its room: until the next solve)
         self.contacts = None
         self._pairs = np.zeros((0, 2), np.int64)     # the last prepare's candidate shape pairs (`pair_bodies`)
@@ -948,7 +949,9 @@ class SceneSolver:
             joint_start = JointStart(slots, joint_rows, bodies.start_centre, bodies.start_rotation, geometry.jacobian,
                                      limit_slack, terms, frame_speed,
                                      self._chord_rows(joint_rows, slots, geometry, velocity) if rattle else None)
-            alone = rattle and _equalities_alone(slots, geometry.inequality, geometry.motor)
+            if self._joints_forest is None:
+                self._joints_forest = forest(self.joints.body)
+            alone = rattle and self._joints_forest and _equalities_alone(slots, geometry.inequality, geometry.motor)
         self.contacts = None
         if len(self.shapes):
             t = profile.lap("prepare/rows", t)
@@ -1252,16 +1255,21 @@ class SceneSolver:
 
     def leave_out_solve(self):
         """The solve stage of a sub-step whose rows are the joints' equalities alone
-        (`PreparedStep.alone`: no contact, limit, motor, drive or spring row), left out. RATTLE's
-        projections hold those rows exactly, and the velocity solve's impulses along them would be
-        only the position projection's first guess: the guess moves the bodies along the
+        (`PreparedStep.alone`: no contact, limit, motor, drive or spring row) on a forest of joints
+        (no loop, none through the world: `physics.constraints.joint_graph.forest`), left out.
+        RATTLE's projections hold those rows exactly, and the velocity solve's impulses along them
+        would be only the position projection's first guess: the guess moves the bodies along the
         start-of-step rows' directions M₀⁻¹ J₀ᵀ, the directions the projection's Newton searches,
         whose root g(q₁) = 0 is the same whatever the guess; the velocities then are the chord's
-        (q₁ − q₀)/h with the free kick's lag, projected onto the end pose's tangent. Measured: the
-        pendulum's and the double pendulum's bodies end within 2e-11 m of the solved step's after 320
-        steps (tests/test_rattle_alone.py), and their steps take a third less time. Nothing is
-        left to warm-start the joints' rows from (their stored impulses are 0) and the solve has no
-        residual."""
+        (q₁ − q₀)/h with the free kick's lag, projected onto the end pose's tangent. On a forest
+        the rows are independent and Newton converges quadratically from either start. Measured:
+        the pendulum's and the double pendulum's bodies end within 2e-11 m of the solved step's
+        after 320 steps (tests/test_rattle_alone.py), and their steps take a third less time. A net's
+        loops make its rows nearly redundant, and Newton's convergence there depends on where it
+        starts: without the solve's guess the 64 × 64 net's whipping projections stopped above the
+        retry's standing error, and steps were halved past their budget (2.5 times their sub-steps),
+        so loops keep the solve. Nothing is left to warm-start the joints' rows from (their stored
+        impulses are 0) and the solve has no residual."""
         self.joints.impulse.fill(0.0)
         self.residual = _NO_RESIDUAL
 
