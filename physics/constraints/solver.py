@@ -799,7 +799,7 @@ class SceneSolver:
         self._change_scratch = None     # (B + 1, 6) the joint rows' velocity change (`solve_changes`)
         self._step_length = np.zeros(1)     # the sub-step's h, for the calls bound above
         self.step = None        # what the last prepare hands to this sub-step's other stages (`PreparedStep`)
-        self._joints_forest = None      # whether the joints join the bodies and the world as a forest (`leave_out_solve`)
+        self._joints_forest = None      # (the joints, whether they join the bodies and the world as a forest): `leave_out_solve`
         self.residual = np.zeros(0)     # the last solve's residual per sweep (a view of its room: until the next solve)
         self.contacts = None
         self._pairs = np.zeros((0, 2), np.int64)     # the last prepare's candidate shape pairs (`pair_bodies`)
@@ -949,9 +949,9 @@ class SceneSolver:
             joint_start = JointStart(slots, joint_rows, bodies.start_centre, bodies.start_rotation, geometry.jacobian,
                                      limit_slack, terms, frame_speed,
                                      self._chord_rows(joint_rows, slots, geometry, velocity) if rattle else None)
-            if self._joints_forest is None:
-                self._joints_forest = forest(self.joints.body)
-            alone = rattle and self._joints_forest and _equalities_alone(slots, geometry.inequality, geometry.motor)
+            if self._joints_forest is None or self._joints_forest[0] is not self.joints:
+                self._joints_forest = (self.joints, forest(self.joints.body))
+            alone = rattle and self._joints_forest[1] and _equalities_alone(slots, geometry.inequality, geometry.motor)
         self.contacts = None
         if len(self.shapes):
             t = profile.lap("prepare/rows", t)
