@@ -673,7 +673,8 @@ class PreparedStep(NamedTuple):
     Box2D's step context carries the prepared constraints to its solver stages): made whole by each
     prepare, dropped by `forget`."""
     h: float                    # s, the sub-step the rows were made for (negative: the triple jump's middle one)
-    system: Prepared            # the rows (the joints' first, then the contacts') and their effective masses
+    system: Prepared            # the rows (the joints' first, then the contacts') and their effective masses;
+    #                             None where `alone` (`SceneSolver.keep_solve` makes them)
     masses: tuple               # (inverse mass (B,), inverse world inertia (B, 3, 3)) at the start poses: M₀⁻¹
     side: object                # (B,) the bodies' halves for a two-thread sweep, or None (serial)
     cold_start: bool            # most touching points new: the solve sweeps on until converged (COLD_START_SWEEPS)
@@ -812,7 +813,8 @@ class SceneSolver:
     @property
     def prepared(self):
         """The rows and effective masses of the last `prepare` (a `Prepared`), or None before the
-        first step and after a `restore`: the solve stage has nothing to do then."""
+        first step, after a `restore` and where the sub-step leaves out the solve
+        (`PreparedStep.alone`): the solve stage has nothing to do then."""
         return None if self.step is None else self.step.system
 
     @property
@@ -1001,9 +1003,10 @@ class SceneSolver:
             start_inertia = self._start_inverse_inertia = np.empty(np.shape(inverse_inertia))
         np.copyto(start_inertia, inverse_inertia)
         inverse_inertia = start_inertia
-        self.step = PreparedStep(h, prepare(rows, inverse_mass, inverse_inertia, self._prepared),
-                                 (inverse_mass, inverse_inertia), side, cold_start, deep, bounce, joint_start,
-                                 bool(alone))
+        # (where the solve is left out, so are its rows' effective masses: `keep_solve` makes them)
+        system = None if alone else prepare(rows, inverse_mass, inverse_inertia, self._prepared)
+        self.step = PreparedStep(h, system, (inverse_mass, inverse_inertia), side, cold_start, deep, bounce,
+                                 joint_start, bool(alone))
         profile.lap("prepare/rows", t)
 
     def _contact_rows(self, c, centre, velocity, world, h, lead, beta, softness, settings, before):
@@ -1252,6 +1255,16 @@ class SceneSolver:
                                               geometry.motor, rows.body, rows.jacobian, rows.softness, rows.target,
                                               rows.relax, velocity))
         return chord if len(chord.index) else None
+
+    def keep_solve(self):
+        """The sub-step prepared last solves its rows after all, though they are a forest's joint
+        equalities alone (`PreparedStep.alone`): a timed impulse struck after its prepare stage
+        (`physics.pipeline.stages.stage_events`). Its rows' effective masses are made now, from the
+        rows and the start-of-step masses prepare kept: the same bits as made there."""
+        step = self.step
+        if step is None or not step.alone:
+            return
+        self.step = step._replace(system=prepare(step.joints.rows, *step.masses, self._prepared), alone=False)
 
     def leave_out_solve(self):
         """The solve stage of a sub-step whose rows are the joints' equalities alone

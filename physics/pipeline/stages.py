@@ -821,7 +821,7 @@ def stage_events(model, data, settings, work, context):
             # (`physics.pipeline.retry._start_error`): that sub-step keeps its velocity solve. (Left
             # out, the positions saw the blow a sub-step late, nothing was halved, and a bob struck
             # at 20 m/s went 4 cm into the plank it met, against 2 cm: tests/test_rattle_retry.py.)
-            solver.step = solver.step._replace(alone=False)
+            solver.keep_solve()
 
 
 def stage_solve(model, data, settings, work, context):
@@ -837,7 +837,7 @@ def stage_solve(model, data, settings, work, context):
     island = slice(None) if context.active is None else context.active
     data.constraint_acceleration[island] = 0.0
     solver = work.solver
-    if solver is None or solver.prepared is None:
+    if solver is None or solver.step is None:
         return
     if solver.step.alone:
         # the rows are a forest of joints' equalities alone: RATTLE's projections (`stage_joints`)
@@ -878,7 +878,7 @@ def stage_joints(model, data, settings, work, context):
     sub-step's constraint accelerations, the velocity changes of the solve and of the joints over h."""
     island = slice(None) if context.active is None else context.active
     solver, h = work.solver, context.h
-    if solver is None or solver.prepared is None:
+    if solver is None or solver.step is None:
         return
     joints = solver.joints is not None and len(solver.joints)
     rattle = joints and context.rattle
@@ -931,7 +931,7 @@ def stage_sleep(model, data, settings, work, context):
     # The parents' world motion is current after the solver (`apply_world_changes` updated the
     # world; the solver moves no parent of a body that may sleep): local ω comes from omega_body.
     solver = work.solver
-    if solver is None or solver.prepared is None:
+    if solver is None or solver.step is None:
         sync(model, data, settings, work, MOVING)     # nothing updated the world since the free step
     pairs = _NO_PAIRS if solver is None else solver.pair_bodies
     touch = solver.body_touch if solver is not None else np.zeros(0, np.int64)
