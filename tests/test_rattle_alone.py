@@ -84,3 +84,23 @@ def test_solve_kept_where_other_rows_are(scene):
     sim = Simulation.from_file(SCENES / f"{scene}.toml")
     sim.step(60)
     assert not sim._work.solver.step.alone
+
+
+def test_a_dragged_chain_is_judged_by_its_curvature():
+    """A sub-step with no velocity solve is retried for its drift's curvature alone: the velocity
+    an input gave before the step (here a mouse joint dragging the chain by its middle link, up and
+    down 0.5 m) is carried along the rows' tangent, which RATTLE's first Newton step takes whole
+    (`physics.pipeline.retry._start_error`). Judged by its whole start error it was taken again at
+    every one of 120 steps; the solved step takes no retry either."""
+    from physics.dynamics.mouse_joint import MouseJoint
+    sim = Simulation.from_file(SCENES / "chain.toml")
+    link = list(sim.names).index("link_10")
+    start = sim.world_poses()[0][link].copy()
+    pull = MouseJoint.grab(sim, link, start)
+    for k in range(120):
+        force, point = pull.force(sim, start + np.array([0.0, 0.5 * np.sin(k / 30), 0.0]))
+        sim.apply_force(link, force, point)
+        sim.step()
+    assert sim._work.solver.step.alone
+    counts = sim.substep_counts()
+    assert counts["retried_start_error"] == 0 and counts["retried_left"] == 0, counts

@@ -219,10 +219,15 @@ def _start_error(solver, struck, whole):
     (`SceneSolver.joint_start_error`), RATTLE's first Newton step takes whole at any h: a velocity
     solve that left the joint rows unconverged against a hard contact. That error says the solve
     met a conflict the halves resolve better, once (`whole`: the halves of a retry it caused are
-    judged by their curvature alone). Where a timed impulse struck in the sub-step (`struck`), after
-    its prepare stage, the whole start error counts at every level: it says how far the blow carries
-    the island past the contacts prepared for it, which the halves prepare again."""
-    return solver.joint_start_error if struck or whole else solver.joint_curvature_error
+    judged by their curvature alone). A sub-step that left out the velocity solve
+    (`physics.constraints.solver.PreparedStep.alone`) met no such conflict: what its tangent carries
+    is the velocity an input gave before the step (a drag, a flick), and its curvature alone judges
+    it (judged whole, a chain dragged by its middle link was taken again at every sub-step). Where a
+    timed impulse struck in the sub-step (`struck`), after its prepare stage, the whole start error
+    counts at every level: it says how far the blow carries the island past the contacts prepared
+    for it, which the halves prepare again."""
+    alone = solver.step is not None and solver.step.alone
+    return solver.joint_start_error if struck or (whole and not alone) else solver.joint_curvature_error
 
 
 class Undo:
