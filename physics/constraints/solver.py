@@ -811,13 +811,6 @@ class SceneSolver:
         self._least_size = float(self.shape_size.min()) if len(self.shape_size) else np.inf
 
     @property
-    def prepared(self):
-        """The rows and effective masses of the last `prepare` (a `Prepared`), or None before the
-        first step, after a `restore` and where the sub-step leaves out the solve
-        (`PreparedStep.alone`): the solve stage has nothing to do then."""
-        return None if self.step is None else self.step.system
-
-    @property
     def pair_bodies(self):
         """(K, 2) the last prepare's candidate pairs (boxes within reach; with some bodies asleep,
         those solved or probed) as solver bodies, −1 for a static or kinematic shape: what joins
