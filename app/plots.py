@@ -211,10 +211,10 @@ def draw(history, residual, node_name=None, axes=None, whole=None):
             _end_plot(cut, whole)
             plotted["speed"] = (len(t), _item_rect())
     if residual is None or len(residual) == 0:
-        # (no contacts or joints; or joints alone, which RATTLE's projections hold exactly with no
-        # velocity solve: `physics.constraints.solver.SceneSolver.leave_out_solve`)
+        # (no contacts or joints; or joints whose rows RATTLE's projections hold by themselves, with
+        # no velocity solve: `physics.constraints.solver.SceneSolver.leave_out_solve`)
         imgui.text_wrapped("no solver residual: the last step had no velocity rows to solve (no contacts, and "
-                           "no joints or only joints RATTLE's projections hold exactly)")
+                           "no joints or only joints RATTLE's projections hold by themselves)")
         return plotted
     positive = residual > 0
     if not positive.any():

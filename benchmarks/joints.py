@@ -41,10 +41,14 @@ WORST_BUDGET_S = 90.0                       # … where stepping on to it fits t
 
 
 ROBOTS_PROSE = (
-    "A robot's sub-step is a dozen stages of Python around compiled calls. Where a forest of joints' "
-    "equalities are all a sub-step's rows (the pendulums and the chains here), RATTLE's projections hold "
-    "them exactly and the sub-step has no velocity solve (`SceneSolver.leave_out_solve`), a third less "
-    "time. Sampled on the ant (py-spy), "
+    "A robot's sub-step is a dozen stages of Python around compiled calls. Where a forest's rows are all "
+    "ones RATTLE's projections hold by themselves (joints' equalities, limits far from their bounds, "
+    "dampers, armatures and springs or actuators that do not push: the pendulums and the chains here, and "
+    "the robot models clear of the floor, gymnasium's reacher, inverted pendulums and swimmer, "
+    "pybullet_data's iiwa), the sub-step has no "
+    "velocity solve (`SceneSolver.leave_out_solve`): a third less time for the pendulums, a quarter for "
+    "those robots. A robot on the floor, or with a joint near its limit (the panda's fingers), keeps it. "
+    "Sampled on the ant (py-spy), "
     "the calls take about three fifths of its step: RATTLE's position projection 18 % (about 27 µs a "
     "call: a Newton iteration or two, each factoring the joints' blocks, about 8 µs for the ant's eight "
     "hinges of 7 rows, about a billion multiply-adds a second in blocks this small, and evaluating the "

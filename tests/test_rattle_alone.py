@@ -1,8 +1,10 @@
-"""A sub-step whose rows are the joints' equalities alone leaves out the velocity solve
-(`physics.constraints.solver.SceneSolver.leave_out_solve`): RATTLE's projections hold those rows
-exactly, and the solve's impulses along them are only the position projection's first guess.
+"""A sub-step whose rows RATTLE's projections hold by themselves (the joints' equalities, limits
+far from their bounds, exact joint terms' fixed impulses) leaves out the velocity solve
+(`physics.constraints.solver.SceneSolver.leave_out_solve`): the solve's impulses along the
+equalities are only the position projection's first guess, a far limit's row takes none, and the
+fixed impulses are applied as the solve applies them.
 
-Checked against the step with the solve (the same scene stepped with `_equalities_alone` answering
+Checked against the step with the solve (the same scene stepped with `_projections_alone` answering
 no): the bodies end where they did, to the projections' round-off, and the solve is left out only
 where nothing but such rows of a forest of joints is solved."""
 import sys
@@ -37,7 +39,7 @@ def test_left_out_solve_ends_where_the_solved_step_does(scene, monkeypatch):
     320 steps; these scenes are not chaotic over 2.7 s, so nothing amplifies it)."""
     x, v, alone, _ = _run(scene)
     assert alone, f"{scene}: its rows are hinge equalities alone, yet the solve ran"
-    monkeypatch.setattr(solver_module, "_equalities_alone", lambda *args: False)
+    monkeypatch.setattr(solver_module, "_projections_alone", lambda *args: False)
     x_solved, v_solved, alone_solved, _ = _run(scene)
     assert not alone_solved
     np.testing.assert_allclose(x, x_solved, rtol=0, atol=1e-9)
@@ -78,9 +80,9 @@ def test_forest(body, expected):
 
 @pytest.mark.parametrize("scene", ["ant", "newtons_cradle", "iiwa"])
 def test_solve_kept_where_other_rows_are(scene):
-    """The ant stands on contacts (and its hinges have limits and armatures), the cradle's balls
-    touch, the iiwa's joints have limits and dampers (and it touches no floor yet after 60 steps):
-    each has rows beyond the joints' equalities."""
+    """The ant stands on contacts, the cradle's balls touch, the iiwa's joints rest on their limits
+    and its strongest dampers are soft rows of the solve (too strong for RATTLE's exact terms): each
+    has rows the projections do not hold by themselves."""
     sim = Simulation.from_file(SCENES / f"{scene}.toml")
     sim.step(60)
     assert not sim._work.solver.step.alone
@@ -104,3 +106,99 @@ def test_a_dragged_chain_is_judged_by_its_curvature():
     assert sim._work.solver.step.alone
     counts = sim.substep_counts()
     assert counts["retried_start_error"] == 0 and counts["retried_left"] == 0, counts
+
+
+def _terms_scene(tmp_path, terms):
+    """The double pendulum with `terms` (TOML lines) on both hinges: a file in tmp_path."""
+    text = (SCENES / "double_pendulum.toml").read_text()
+    assert text.count("axis = [0.0, 0.0, 1.0]\n") == 2
+    path = tmp_path / "terms.toml"
+    path.write_text(text.replace("axis = [0.0, 0.0, 1.0]\n", "axis = [0.0, 0.0, 1.0]\n" + terms))
+    return path
+
+
+def _stepped(path, steps, solved=False, monkeypatch=None):
+    """(world translations, velocities, the joints' stored impulses, how many sub-steps left out
+    the solve) after `steps` steps; `solved`: with `_projections_alone` answering no."""
+    if solved:
+        monkeypatch.setattr(solver_module, "_projections_alone", lambda *args: False)
+    left_out = [0]
+    prepare = solver_module.SceneSolver.prepare
+
+    def counted(self, *args, **kwargs):
+        out = prepare(self, *args, **kwargs)
+        left_out[0] += bool(self.step.alone)
+        return out
+    monkeypatch.setattr(solver_module.SceneSolver, "prepare", counted)
+    sim = Simulation.from_file(path)
+    sim.step(steps)
+    monkeypatch.undo()
+    world = sim._work.hierarchy.world_state
+    return world.translation.copy(), world.velocity.copy(), sim._work.solver.joints.impulse.copy(), left_out[0]
+
+
+def test_exact_terms_and_far_limits_leave_out_the_solve(tmp_path, monkeypatch):
+    """A damper and an armature on each hinge (RATTLE's rotor rows, their first kick 0), limits at
+    ±2.5 rad the swing does not reach in 120 steps: every sub-step leaves the solve out and ends
+    where the solved step does. Tolerance 1e-9 m and 1e-8 m/s as above (measured 3e-13 m: the two
+    runs differ by where in the projections' 1e-12 m band each stopped)."""
+    path = _terms_scene(tmp_path, "damping = 0.05\narmature = 0.02\nlower = -2.5\nupper = 2.5\n")
+    x, v, impulse, left_out = _stepped(path, 120, monkeypatch=monkeypatch)
+    x_solved, v_solved, _, left_out_solved = _stepped(path, 120, True, monkeypatch)
+    assert left_out == 120 and left_out_solved == 0
+    np.testing.assert_allclose(x, x_solved, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(v, v_solved, rtol=0, atol=1e-8)
+    assert not impulse.any(), "a left-out solve stores no impulse"
+
+
+def test_a_spring_that_pushes_keeps_the_solve(tmp_path, monkeypatch):
+    """A spring away from its reference kicks its joint each sub-step (a fixed impulse, (h/2) τ(q₀)):
+    the solve spreads it over the island (`_projections_alone`), so no sub-step leaves it out."""
+    path = _terms_scene(tmp_path, "stiffness = 3.0\nspring_reference = 0.4\n")
+    _, _, impulse, left_out = _stepped(path, 20, monkeypatch=monkeypatch)
+    assert left_out == 0
+    assert impulse[:, 8].all()
+
+
+def test_a_limit_within_reach_keeps_the_solve():
+    """The rule itself (`_projections_alone`): a hinge's limit row 0.2 rad from its bound turning
+    towards it at 1 rad/s is far at h = 1/120 s (4 sub-steps of the rate and 0.01 besides: 0.043 rad);
+    at 0.03 rad it is within reach, and so is any limit at 20 rad/s; a soft spring row (lower ≠ upper)
+    and a fixed impulse that is not 0 keep the solve whatever the limits."""
+    from physics.constraints.joints import LIMIT, SPRING, joint_geometry_arrays
+    geometry = joint_geometry_arrays(1)
+    geometry.inequality[0, LIMIT] = True
+    slots = np.array([LIMIT, SPRING])
+    body = np.array([[-1, 0], [-1, 0]])
+    jacobian = np.zeros((2, 2, 6))
+    jacobian[:, 1, 5] = 1.0      # the coordinate's rate: body 0's ω_z
+    velocity = np.zeros((1, 6))
+    h = 1.0 / 120.0
+
+    def alone(gap, rate, lower=(0.0, 0.0), upper=(np.inf, 0.0)):
+        geometry.C[0, LIMIT] = gap
+        velocity[0, 5] = -rate
+        return solver_module._projections_alone(slots, body, jacobian, np.array(lower), np.array(upper), geometry,
+                                                velocity, h)
+    assert alone(0.2, 1.0)
+    assert not alone(0.03, 1.0)
+    assert not alone(0.2, 20.0)
+    assert not alone(0.2, 1.0, lower=(0.0, -np.inf), upper=(np.inf, np.inf))
+    assert not alone(0.2, 1.0, lower=(0.0, 0.5), upper=(np.inf, 0.5))
+
+
+def test_robots_without_contacts_leave_out_the_solve(monkeypatch):
+    """gymnasium's reacher (hinges with dampers, armatures and limits, no contact): every sub-step
+    leaves the solve out, and it ends where the solved run does after 2 s (480 steps of 1/240 s;
+    tolerance 1e-9 m as above, measured 1e-15 m)."""
+    import gymnasium
+    path = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "reacher.xml"
+    import warnings
+    from physics.io.articulated import ModelWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        x, v, _, left_out = _stepped(path, 480, monkeypatch=monkeypatch)
+        x_solved, v_solved, _, left_out_solved = _stepped(path, 480, True, monkeypatch)
+    assert left_out > 0 and left_out_solved == 0
+    np.testing.assert_allclose(x, x_solved, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(v, v_solved, rtol=0, atol=1e-8)

@@ -73,10 +73,12 @@ Rows taken: the equalities (ball, hinge, slider, fixed, distance), and an inequa
 limit) where it is violated; motor rows are velocity targets, not constraints, and stay with the
 velocity solver (`physics.constraints.gauss_seidel`). Redundant rows (a closed loop of joints) make the
 matrices singular: a relative 1e-12 on the diagonal picks the least-impulse solution. Where a
-forest of joints' equalities are all a sub-step's rows (no contact, limit, motor, drive or spring;
-no loop), the velocity solve is left out (`physics.constraints.solver.SceneSolver.leave_out_solve`):
-its impulses along J₀ would only be the position Newton's first guess, whose root is the same
-whatever the guess.
+forest's rows are all ones these projections hold by themselves (the equalities, limits far from
+their bounds, the exact terms below where their first kick is 0; no contact, motor, drive or soft
+spring; no loop), the velocity solve is left out
+(`physics.constraints.solver.SceneSolver.leave_out_solve`): its impulses along J₀ would only be the
+position Newton's first guess, whose root is the same whatever the guess, and a far limit's
+speculative row would take none.
 
 Joint terms. A joint's spring, damper, armature and actuator (without a force range) act on its
 coordinate q (`physics.constraints.joints`, the spring slot's row J): a generalized force

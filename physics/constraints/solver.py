@@ -84,6 +84,14 @@ OVERLAP_TOLERANCE = 1e-3    # m
 # heaviest shipped heap (the 1,000-box pile) has about 6,000 candidate pairs, none overlapping.
 OVERLAP_BUDGET = 10_000
 COLD_START_TOLERANCE = 1e-3
+# A limit far from its bound leaves a sub-step to RATTLE's projections alone (`_projections_alone`):
+# its gap must hold LIMIT_REACH sub-steps of the coordinate's start rate and LIMIT_CLEAR (rad or m)
+# besides, for a coordinate at rest that the step's forces start moving (gravity turns a link of
+# 0.1 m lever by about g h² / 2r = 3.4 mrad in a 1/120 s sub-step). One crossed all the same is an
+# inequality of RATTLE's projections, taken where it is violated: stepped right, only not bit for
+# bit as the solved step
+LIMIT_REACH = 4.0
+LIMIT_CLEAR = 0.01
 # Sinking (`SceneSolver.sunk`, raised by `physics.pipeline.stages.stage_prepare` as a `PenetrationError`): a dynamic
 # shape deeper inside a static or kinematic one than SINK_SIZES times its own size (the diameter of
 # its bounding sphere) is going through that surface: no contact solve brings it back, and a run
@@ -618,14 +626,40 @@ def _chord_rows_kernel(slots, exact, actuated, armature, inequality, motor, body
 
 
 @kernel(refcounts=False)
-def _equalities_alone(slots, inequality, motor):
-    """Whether the joint rows `slots` (K,) (joint × ROWS_PER_JOINT + slot) are all equalities of a
-    joint's point, orientation or distance (slots below LIMIT, neither an inequality nor a motor),
-    and there is one: the rows RATTLE's projections hold exactly by themselves (`PreparedStep.alone`).
-    inequality, motor (J, ROWS_PER_JOINT) the geometry's."""
+def _projections_alone(slots, body, jacobian, lower, upper, geometry, velocity, h):
+    """Whether the joint rows `slots` (K,) (joint × ROWS_PER_JOINT + slot; body (K, 2), jacobian
+    (K, 2, 6), lower, upper (K,) the `Rows` they start, in order) are all rows RATTLE's
+    projections hold by themselves, and there is one (`PreparedStep.alone`):
+    - a joint's point, orientation or distance equality (a slot below LIMIT, neither an
+      inequality nor a motor);
+    - a limit far from its bound: its gap C (the geometry's, with the easing slack) more than
+      LIMIT_REACH sub-steps of the coordinate's start rate J v₀ (with a moving frame's share) and
+      LIMIT_CLEAR besides, where the velocity solve's speculative row (J v ≥ −C/h) takes no
+      impulse; a limit the step crosses anyway is an inequality of RATTLE's projections, taken
+      where it is violated (`physics.constraints.rattle`);
+    - an exact joint term's fixed impulse (the spring slot's lower = upper: RATTLE's first kick,
+      (h/2) τ(q₀)) where it is 0: a spring at its reference, an actuator at rest. A fixed impulse
+      that is not 0 keeps the solve: the solve spreads it over the joints' island, where without
+      it the kick turns the links alone, sized for the coordinate's inertia with its armature (25
+      times a link's own in tests/test_drives.py's driven arm), and under lie-midpoint-4 the drift's
+      curvature took the triple jump's long sub-steps again as halves, and its fourth order with
+      them.
+    velocity (B, 6) [v, ω] world at the start; geometry the start's `JointGeometry`."""
     for k in range(len(slots)):
         j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
-        if s >= LIMIT or inequality[j, s] or motor[j, s]:
+        if s < LIMIT:
+            if geometry.inequality[j, s] or geometry.motor[j, s]:
+                return False
+        elif s == LIMIT:
+            rate = geometry.frame_speed[j, s]
+            for side in range(2):
+                b = body[k, side]
+                if b >= 0:
+                    for i in range(6):
+                        rate += jacobian[k, side, i] * velocity[b, i]
+            if not geometry.C[j, s] > LIMIT_REACH * abs(h) * abs(rate) + LIMIT_CLEAR:
+                return False
+        elif s != SPRING or lower[k] != 0.0 or upper[k] != 0.0:
             return False
     return len(slots) > 0
 
@@ -681,7 +715,7 @@ class PreparedStep(NamedTuple):
     deep: bool                  # a point deeper than DEEP_OVERLAP: the solve checks its relax stage's energy
     bounce: object              # the rows that may bounce and what their targets need (`_restitution_targets`), or None
     joints: object              # `JointStart`, or None without joints
-    alone: bool                 # the rows are a forest's joint equalities alone, which RATTLE steps: no velocity solve
+    alone: bool                 # the rows are a forest's that RATTLE's projections hold alone: no velocity solve
     #                             (`physics.pipeline.stages.stage_solve`, `SceneSolver.leave_out_solve`)
 
 
@@ -946,7 +980,8 @@ class SceneSolver:
                                      self._chord_rows(joint_rows, slots, geometry, velocity) if rattle else None)
             if self._joints_forest is None or self._joints_forest[0] is not self.joints:
                 self._joints_forest = (self.joints, forest(self.joints.body))
-            alone = rattle and self._joints_forest[1] and _equalities_alone(slots, geometry.inequality, geometry.motor)
+            alone = rattle and self._joints_forest[1] and _projections_alone(
+                slots, joint_rows.body, joint_rows.jacobian, joint_rows.lower, joint_rows.upper, geometry, velocity, h)
         self.contacts = None
         if len(self.shapes):
             t = profile.lap("prepare/rows", t)
@@ -1250,8 +1285,8 @@ class SceneSolver:
         return chord if len(chord.index) else None
 
     def keep_solve(self):
-        """The sub-step prepared last solves its rows after all, though they are a forest's joint
-        equalities alone (`PreparedStep.alone`): a timed impulse struck after its prepare stage
+        """The sub-step prepared last solves its rows after all, though RATTLE's projections hold
+        them by themselves (`PreparedStep.alone`): a timed impulse struck after its prepare stage
         (`physics.pipeline.stages.stage_events`). Its rows' effective masses are made now, from the
         rows and the start-of-step masses prepare kept: the same bits as made there."""
         step = self.step
@@ -1260,22 +1295,26 @@ class SceneSolver:
         self.step = step._replace(system=prepare(step.joints.rows, *step.masses, self._prepared), alone=False)
 
     def leave_out_solve(self):
-        """The solve stage of a sub-step whose rows are the joints' equalities alone
-        (`PreparedStep.alone`: no contact, limit, motor, drive or spring row) on a forest of joints
-        (no loop, none through the world: `physics.constraints.joint_graph.forest`), left out.
-        RATTLE's projections hold those rows exactly, and the velocity solve's impulses along them
-        would be only the position projection's first guess: the guess moves the bodies along the
-        start-of-step rows' directions M₀⁻¹ J₀ᵀ, the directions the projection's Newton searches,
-        whose root g(q₁) = 0 is the same whatever the guess; the velocities then are the chord's
-        (q₁ − q₀)/h with the free kick's lag, projected onto the end pose's tangent. On a forest
-        the rows are independent and Newton converges quadratically from either start. Measured:
-        the pendulum's and the double pendulum's bodies end within 2e-11 m of the solved step's
-        after 320 steps (tests/test_rattle_alone.py), and their steps take a third less time. A net's
-        loops make its rows nearly redundant, and Newton's convergence there depends on where it
-        starts: without the solve's guess the 64 × 64 net's whipping projections stopped above the
-        retry's standing error, and steps were halved past their budget (2.5 times their sub-steps),
-        so loops keep the solve. Nothing is left to warm-start the joints' rows from (their stored
-        impulses are 0) and the solve has no residual."""
+        """The solve stage of a sub-step whose rows RATTLE's projections hold by themselves
+        (`PreparedStep.alone`, `_projections_alone`: the joints' equalities, limits far from their
+        bounds and exact terms' fixed impulses of 0; no contact, motor, drive, soft spring row or
+        fixed impulse that acts) on a forest of joints (no loop, none through the world:
+        `physics.constraints.joint_graph.forest`), left out. RATTLE's projections hold the
+        equalities exactly, and the velocity solve's impulses along them would be only the position
+        projection's first guess: the guess moves the bodies along the start-of-step rows'
+        directions M₀⁻¹ J₀ᵀ, the directions the projection's Newton searches, whose root g(q₁) = 0
+        is the same whatever the guess; the velocities then are the chord's (q₁ − q₀)/h with the
+        free kick's lag, projected onto the end pose's tangent. On a forest the rows are independent
+        and Newton converges quadratically from either start; a far limit's speculative row takes
+        no impulse in the solve. Measured: the pendulum's and the double pendulum's bodies end
+        within 2e-11 m of the solved step's after 320 steps, gymnasium's reacher's (dampers,
+        armatures, limits) within 1e-15 m after 2 s (tests/test_rattle_alone.py), and their steps
+        take a third and a quarter less time. A net's loops make its rows nearly redundant, and
+        Newton's convergence there depends on where it starts: without the solve's guess the
+        64 × 64 net's whipping projections stopped above the retry's standing error, and steps were
+        halved past their budget (2.5 times their sub-steps), so loops keep the solve. Nothing is
+        left to warm-start the joints' rows from (their stored impulses are 0) and the solve has no
+        residual."""
         self.joints.impulse.fill(0.0)
         self.residual = _NO_RESIDUAL
 
