@@ -117,24 +117,32 @@ def _terms_scene(tmp_path, terms):
     return path
 
 
-def _stepped(path, steps, solved=False, monkeypatch=None):
+def _stepped(path, steps, solved=False, monkeypatch=None, dt=None):
     """(world translations, velocities, the joints' stored impulses, how many sub-steps left out
-    the solve) after `steps` steps; `solved`: with `_projections_alone` answering no."""
+    the solve, how many solved) after `steps` steps (of `dt` where given); `solved`: with
+    `_projections_alone` answering no."""
     if solved:
         monkeypatch.setattr(solver_module, "_projections_alone", lambda *args: False)
-    left_out = [0]
-    prepare = solver_module.SceneSolver.prepare
+    counts = {"left out": 0, "solved": 0}
+    leave_out, solve = solver_module.SceneSolver.leave_out_solve, solver_module.SceneSolver.solve
 
-    def counted(self, *args, **kwargs):
-        out = prepare(self, *args, **kwargs)
-        left_out[0] += bool(self.step.alone)
-        return out
-    monkeypatch.setattr(solver_module.SceneSolver, "prepare", counted)
+    def left(self, *args, **kwargs):
+        counts["left out"] += 1
+        return leave_out(self, *args, **kwargs)
+
+    def solved_(self, *args, **kwargs):
+        counts["solved"] += 1
+        return solve(self, *args, **kwargs)
+    monkeypatch.setattr(solver_module.SceneSolver, "leave_out_solve", left)
+    monkeypatch.setattr(solver_module.SceneSolver, "solve", solved_)
     sim = Simulation.from_file(path)
+    if dt is not None:
+        sim.set("dt", dt)
     sim.step(steps)
     monkeypatch.undo()
     world = sim._work.hierarchy.world_state
-    return world.translation.copy(), world.velocity.copy(), sim._work.solver.joints.impulse.copy(), left_out[0]
+    return (world.translation.copy(), world.velocity.copy(), sim._work.solver.joints.impulse.copy(),
+            counts["left out"], counts["solved"], sim)
 
 
 def test_exact_terms_and_far_limits_leave_out_the_solve(tmp_path, monkeypatch):
@@ -143,9 +151,9 @@ def test_exact_terms_and_far_limits_leave_out_the_solve(tmp_path, monkeypatch):
     where the solved step does. Tolerance 1e-9 m and 1e-8 m/s as above (measured 3e-13 m: the two
     runs differ by where in the projections' 1e-12 m band each stopped)."""
     path = _terms_scene(tmp_path, "damping = 0.05\narmature = 0.02\nlower = -2.5\nupper = 2.5\n")
-    x, v, impulse, left_out = _stepped(path, 120, monkeypatch=monkeypatch)
-    x_solved, v_solved, _, left_out_solved = _stepped(path, 120, True, monkeypatch)
-    assert left_out == 120 and left_out_solved == 0
+    x, v, impulse, left_out, solved, _ = _stepped(path, 120, monkeypatch=monkeypatch)
+    x_solved, v_solved, _, left_out_solved, _, _ = _stepped(path, 120, True, monkeypatch)
+    assert (left_out, solved) == (120, 0) and left_out_solved == 0
     np.testing.assert_allclose(x, x_solved, rtol=0, atol=1e-9)
     np.testing.assert_allclose(v, v_solved, rtol=0, atol=1e-8)
     assert not impulse.any(), "a left-out solve stores no impulse"
@@ -154,17 +162,39 @@ def test_exact_terms_and_far_limits_leave_out_the_solve(tmp_path, monkeypatch):
 def test_a_spring_that_pushes_keeps_the_solve(tmp_path, monkeypatch):
     """A spring away from its reference kicks its joint each sub-step (a fixed impulse, (h/2) τ(q₀)):
     the solve spreads it over the island (`_projections_alone`), so no sub-step leaves it out."""
+    from physics.constraints.joints import ROWS_PER_JOINT, SPRING
     path = _terms_scene(tmp_path, "stiffness = 3.0\nspring_reference = 0.4\n")
-    _, _, impulse, left_out = _stepped(path, 20, monkeypatch=monkeypatch)
-    assert left_out == 0
-    assert impulse[:, 8].all()
+    _, _, impulse, left_out, solved, sim = _stepped(path, 20, monkeypatch=monkeypatch)
+    assert left_out == 0 and solved == 20
+    start = sim._work.solver.step.joints
+    spring = start.slots % ROWS_PER_JOINT == SPRING
+    assert spring.sum() == 2, "each hinge's spring is a row of the solve"
+    lower, upper = start.rows.lower[:len(start.slots)][spring], start.rows.upper[:len(start.slots)][spring]
+    assert (lower == upper).all() and lower.all(), "RATTLE's exact spring: a fixed first kick that is not 0"
+    assert impulse[:, SPRING].all()
 
 
-def test_a_limit_within_reach_keeps_the_solve():
-    """The rule itself (`_projections_alone`): a hinge's limit row 0.2 rad from its bound turning
-    towards it at 1 rad/s is far at h = 1/120 s (4 sub-steps of the rate and 0.01 besides: 0.043 rad);
-    at 0.03 rad it is within reach, and so is any limit at 20 rad/s; a soft spring row (lower ≠ upper)
-    and a fixed impulse that is not 0 keep the solve whatever the limits."""
+def test_a_limit_the_free_step_reaches_keeps_the_solve(tmp_path, monkeypatch):
+    """Hinges at rest 0.0105 rad from their limits (their coordinates 0 as loaded, limits ±0.0105),
+    at dt 1/30 in one sub-step: gravity turns the upper link by about α h² ≈ 0.011 rad in the
+    sub-step, through its limit, so the solve's speculative row stops it there. The free step gives
+    the link no turn (gravity acts at its centre: the turn comes through the hinge's point rows), so
+    the rule allows LIMIT_ACCELERATION h² (0.44 rad here): every sub-step keeps the solve and the
+    run is the solved one bit for bit."""
+    path = _terms_scene(tmp_path, "lower = -0.0105\nupper = 0.0105\n")
+    x, v, _, left_out, solved, _ = _stepped(path, 30, monkeypatch=monkeypatch, dt=1.0 / 30.0)
+    x_solved, v_solved, _, _, _, _ = _stepped(path, 30, True, monkeypatch, dt=1.0 / 30.0)
+    assert left_out == 0 and solved >= 30
+    np.testing.assert_array_equal(x, x_solved)
+    np.testing.assert_array_equal(v, v_solved)
+
+
+def test_the_rule():
+    """`_projections_alone` on one hinge's limit and spring rows at h = 1/120 s: a limit 0.2 rad
+    from its bound turning at 1 rad/s is far (4 sub-steps of the rate, 0.033 rad, and 400 h²,
+    0.028 rad), at 0.05 rad it is within reach, and so is any limit at 20 rad/s, or one whose moving
+    frame turns at 20 rad/s; a soft spring row (lower ≠ upper) and a fixed impulse that is not 0
+    keep the solve whatever the limits."""
     from physics.constraints.joints import LIMIT, SPRING, joint_geometry_arrays
     geometry = joint_geometry_arrays(1)
     geometry.inequality[0, LIMIT] = True
@@ -175,14 +205,16 @@ def test_a_limit_within_reach_keeps_the_solve():
     velocity = np.zeros((1, 6))
     h = 1.0 / 120.0
 
-    def alone(gap, rate, lower=(0.0, 0.0), upper=(np.inf, 0.0)):
+    def alone(gap, rate, frame=0.0, lower=(0.0, 0.0), upper=(np.inf, 0.0)):
         geometry.C[0, LIMIT] = gap
+        geometry.frame_speed[0, LIMIT] = frame
         velocity[0, 5] = -rate
         return solver_module._projections_alone(slots, body, jacobian, np.array(lower), np.array(upper), geometry,
                                                 velocity, h)
-    assert alone(0.2, 1.0)
-    assert not alone(0.03, 1.0)
+    assert alone(0.2, 1.0) and alone(0.2, -1.0)
+    assert not alone(0.05, 1.0)
     assert not alone(0.2, 20.0)
+    assert not alone(0.2, 0.0, frame=20.0)
     assert not alone(0.2, 1.0, lower=(0.0, -np.inf), upper=(np.inf, np.inf))
     assert not alone(0.2, 1.0, lower=(0.0, 0.5), upper=(np.inf, 0.5))
 
@@ -197,8 +229,8 @@ def test_robots_without_contacts_leave_out_the_solve(monkeypatch):
     from physics.io.articulated import ModelWarning
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)
-        x, v, _, left_out = _stepped(path, 480, monkeypatch=monkeypatch)
-        x_solved, v_solved, _, left_out_solved = _stepped(path, 480, True, monkeypatch)
-    assert left_out > 0 and left_out_solved == 0
+        x, v, _, left_out, solved, _ = _stepped(path, 480, monkeypatch=monkeypatch)
+        x_solved, v_solved, _, left_out_solved, _, _ = _stepped(path, 480, True, monkeypatch)
+    assert (left_out, solved) == (960, 0) and left_out_solved == 0
     np.testing.assert_allclose(x, x_solved, rtol=0, atol=1e-9)
     np.testing.assert_allclose(v, v_solved, rtol=0, atol=1e-8)

@@ -85,13 +85,14 @@ OVERLAP_TOLERANCE = 1e-3    # m
 OVERLAP_BUDGET = 10_000
 COLD_START_TOLERANCE = 1e-3
 # A limit far from its bound leaves a sub-step to RATTLE's projections alone (`_projections_alone`):
-# its gap must hold LIMIT_REACH sub-steps of the coordinate's start rate and LIMIT_CLEAR (rad or m)
-# besides, for a coordinate at rest that the step's forces start moving (gravity turns a link of
-# 0.1 m lever by about g h² / 2r = 3.4 mrad in a 1/120 s sub-step). One crossed all the same is an
-# inequality of RATTLE's projections, taken where it is violated: stepped right, only not bit for
-# bit as the solved step
+# its gap must hold LIMIT_REACH sub-steps of the coordinate's start rate and LIMIT_ACCELERATION h²
+# besides (rad/s² or m/s²), what a coordinate at rest gains in the sub-step: gravity turns a link of
+# lever r at g/r, 400 rad/s² at 2.5 cm, and its free velocities do not show it (the turn comes
+# through the joint's point rows, which the solve or the projection would take). One crossed all
+# the same is an inequality of RATTLE's projections, taken where it is violated: stepped right,
+# only not bit for bit as the solved step
 LIMIT_REACH = 4.0
-LIMIT_CLEAR = 0.01
+LIMIT_ACCELERATION = 400.0
 # Sinking (`SceneSolver.sunk`, raised by `physics.pipeline.stages.stage_prepare` as a `PenetrationError`): a dynamic
 # shape deeper inside a static or kinematic one than SINK_SIZES times its own size (the diameter of
 # its bounding sphere) is going through that surface: no contact solve brings it back, and a run
@@ -632,11 +633,11 @@ def _projections_alone(slots, body, jacobian, lower, upper, geometry, velocity, 
     projections hold by themselves, and there is one (`PreparedStep.alone`):
     - a joint's point, orientation or distance equality (a slot below LIMIT, neither an
       inequality nor a motor);
-    - a limit far from its bound: its gap C (the geometry's, with the easing slack) more than
-      LIMIT_REACH sub-steps of the coordinate's start rate J v₀ (with a moving frame's share) and
-      LIMIT_CLEAR besides, where the velocity solve's speculative row (J v ≥ −C/h) takes no
-      impulse; a limit the step crosses anyway is an inequality of RATTLE's projections, taken
-      where it is violated (`physics.constraints.rattle`);
+    - a limit far from its bound: its gap C more than LIMIT_REACH sub-steps of the coordinate's
+      start rate J v₀ (with a moving frame's share) and LIMIT_ACCELERATION h² besides, where the
+      velocity solve's speculative row (J v ≥ −C/h) takes no impulse; a limit the step crosses
+      anyway is an inequality of RATTLE's projections, taken where it is violated
+      (`physics.constraints.rattle`);
     - an exact joint term's fixed impulse (the spring slot's lower = upper: RATTLE's first kick,
       (h/2) τ(q₀)) where it is 0: a spring at its reference, an actuator at rest. A fixed impulse
       that is not 0 keeps the solve: the solve spreads it over the joints' island, where without
@@ -657,7 +658,7 @@ def _projections_alone(slots, body, jacobian, lower, upper, geometry, velocity, 
                 if b >= 0:
                     for i in range(6):
                         rate += jacobian[k, side, i] * velocity[b, i]
-            if not geometry.C[j, s] > LIMIT_REACH * abs(h) * abs(rate) + LIMIT_CLEAR:
+            if not geometry.C[j, s] > LIMIT_REACH * abs(h) * abs(rate) + LIMIT_ACCELERATION * h * h:
                 return False
         elif s != SPRING or lower[k] != 0.0 or upper[k] != 0.0:
             return False

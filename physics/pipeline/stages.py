@@ -840,8 +840,8 @@ def stage_solve(model, data, settings, work, context):
     if solver is None or solver.step is None:
         return
     if solver.step.alone:
-        # the rows are a forest of joints' equalities alone: RATTLE's projections (`stage_joints`)
-        # hold them exactly, whatever first guess a solve would give them (`SceneSolver.leave_out_solve`)
+        # the rows are a forest's that RATTLE's projections (`stage_joints`) hold by themselves,
+        # whatever first guess a solve would give them (`SceneSolver.leave_out_solve`)
         solver.leave_out_solve()
         return
     _, _, _, velocity, inverse_inertia = solver_state(model, data, settings, work)
