@@ -652,12 +652,7 @@ def _projections_alone(slots, body, jacobian, lower, upper, geometry, velocity, 
             if geometry.inequality[j, s] or geometry.motor[j, s]:
                 return False
         elif s == LIMIT:
-            rate = geometry.frame_speed[j, s]
-            for side in range(2):
-                b = body[k, side]
-                if b >= 0:
-                    for i in range(6):
-                        rate += jacobian[k, side, i] * velocity[b, i]
+            rate = geometry.frame_speed[j, s] + _row_rate(body, jacobian, velocity, k)
             if not geometry.C[j, s] > LIMIT_REACH * abs(h) * abs(rate) + LIMIT_ACCELERATION * h * h:
                 return False
         elif s != SPRING or lower[k] != 0.0 or upper[k] != 0.0:
