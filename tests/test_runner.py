@@ -500,8 +500,10 @@ def test_signal_while_writing_removes_the_temporary_file(tmp_path, signum):
     attempt where it is not, and the runner exited 0 with the new output in place, tested nothing:
     the test process was starved past the rest of the write (a loaded CI machine), so the signal
     came as the runner's signal block ended or later, where a stop stops nothing
-    (physics.tools.signals), and the attempt is made again, at most WRITE_ATTEMPTS times. A signal
-    that lands in the write and is lost still fails."""
+    (physics.tools.signals), and the attempt is made again, at most WRITE_ATTEMPTS times. Whether it
+    landed is seen with the runner stopped (SIGSTOP, the signal sent, then SIGCONT): a look taken
+    after the signal with the runner still going raced the runner's own rename. A signal that
+    lands in the write and is lost still fails."""
     scene = tmp_path / "many.toml"
     scene.write_text(_many_nodes_scene(600))
     out = tmp_path / "many.csv"
@@ -521,9 +523,16 @@ def test_signal_while_writing_removes_the_temporary_file(tmp_path, signum):
         out.write_text("old")
         process = _start([str(scene), "--steps", "2000", "--out", str(out), "--quiet"], tmp_path)
         _wait_for(writing, process)
+        landed = False
         if process.poll() is None:
+            # the runner held still (SIGSTOP) while the test looks: the temporary file there then
+            # says the signal, pending until SIGCONT, lands in the write, however late the test's
+            # own look came on a loaded machine
+            process.send_signal(signal.SIGSTOP)
+            _wait_for_stop(process)
+            landed = writing()
             process.send_signal(signum)
-        landed = writing()
+            process.send_signal(signal.SIGCONT)
         stdout, stderr = process.communicate(timeout=60)
         if landed or process.returncode != 0 or out.stat().st_size == len("old"):     # (not the new output)
             break
@@ -535,6 +544,20 @@ def test_signal_while_writing_removes_the_temporary_file(tmp_path, signum):
 
 
 WRITE_ATTEMPTS = 3
+
+
+def _wait_for_stop(process, seconds=60):
+    """Until `process` (sent SIGSTOP) is stopped, or has ended (Linux's /proc/PID/stat state)."""
+    deadline = time.monotonic() + seconds
+    while process.poll() is None:
+        try:
+            state = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return
+        if state in ("T", "t"):
+            return
+        assert time.monotonic() < deadline, "the runner never stopped"
+        time.sleep(0.001)
 
 
 # ------------------------------------------------------------------------------ no traceback, ever

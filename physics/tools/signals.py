@@ -20,6 +20,11 @@ Python for them). An exception raised there leaves the dispatcher's tables half-
 process that went on, later calls failed to type ("Unknown attribute 'shape' of type array") or
 crashed (a double free, a segmentation fault; the fuzzer's signal kind found both). The stop comes
 at the next line of our own code, once the kernel is compiled (seconds at most, on a cold cache).
+A stop raised inside C code that clears any error it meets is lost outright, and the handler
+ignores the signals after it: numpy does that in places (its issue 20596), iterating an array of
+strings among them, so a block's long loops iterate Python objects, never such an array (the
+runner's CSV writer, `physics.tools.trajectory`).
+
 A stop still held back when the block ends (its work finished meanwhile) stops nothing and is
 kept in `late_stops`; none is delivered into whatever the process does next.
 """

@@ -11,6 +11,7 @@ controls (T,A) of its actuators. Constant: names (B,), parent (B,) with -1 = wor
 (Q,), control_names (A,).
 """
 import csv
+import itertools
 import math
 from pathlib import Path
 
@@ -128,12 +129,15 @@ def _write_csv(handle, arrays):
     row_blocks = [np.broadcast_to(arrays[name].reshape(rows, 1, -1), (rows, count, arrays[name].reshape(rows, 1, -1).shape[-1]))
                   for name in (*ROW_FIELDS, "joint_coordinates", "controls") if name in arrays]
     numbers = np.concatenate(blocks + node_blocks + row_blocks, axis=-1).reshape(rows * count, -1)
-    names = np.tile(arrays["names"], rows)
-    parents = np.tile(arrays["parent"], rows)
+    # the names and parents as Python objects, each node's once: iterating a numpy array of strings
+    # clears an exception a signal handler raised in it (numpy's blanket PyErr_Clear, numpy issue
+    # 20596), so the runner's stop (physics.tools.signals) was lost there, and the write went on
+    names = itertools.cycle([str(name) for name in arrays["names"].tolist()])
+    parents = itertools.cycle([int(parent) for parent in arrays["parent"].tolist()])
     writer = csv.writer(handle)
     writer.writerow(csv_columns(arrays.get("joint_names", ()), arrays.get("control_names", ())))
     for line, name, parent in zip(numbers, names, parents):
-        writer.writerow([repr(float(line[0])), int(line[1]), name, int(parent)] + [repr(float(x)) for x in line[2:]])
+        writer.writerow([repr(float(line[0])), int(line[1]), name, parent] + [repr(float(x)) for x in line[2:]])
 
 
 def write(path, arrays):
