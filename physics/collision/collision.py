@@ -32,6 +32,7 @@ Methods, and where they come from:
 The small vector helpers and the closest points of shape cores the pair functions share are
 `physics.collision.closest_points`.
 """
+import math
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -536,6 +537,20 @@ class Contacts:
         return keys
 
 
+# No contact: one empty `Contacts`, shared (no point to write into; made once, not at each sub-step)
+_NO_CONTACTS = Contacts(*(np.zeros(0, np.int64) for _ in range(4)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0),
+                        np.zeros(0, np.int64))
+
+
+def _no_pairs(cache, n_shapes):
+    """`contacts` of no pair: the state the narrow phase leaves `cache` in after none (no manifold
+    kept), and no point."""
+    cache.n_shapes = n_shapes
+    cache.capacity = 64
+    cache.spare, cache.manifolds, cache.n_manifolds = cache.manifolds, cache.spare, 0
+    return _NO_CONTACTS
+
+
 def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None):
     """Contact points of the candidate `pairs (K, 2)` (from `physics.collision.broadphase.candidate_pairs`).
 
@@ -544,6 +559,8 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None):
     only this step's point. Points with depth >= -margin are returned. `placed`: the shapes at
     these poses, if the caller has them (`physics.model.shapes.place`). Returns `Contacts`.
     """
+    if cache is not None and type(pairs) is np.ndarray and pairs.shape == (0, 2) and 0.0 <= margin < math.inf:
+        return _no_pairs(cache, len(shapes))     # (the common sub-step of a robot clear of the floor)
     pairs = np.asarray(pairs)
     if pairs.dtype != np.int64 or pairs.ndim != 2 or not pairs.flags.c_contiguous:
         pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2) if pairs.size else np.zeros((0, 2), np.int64)
@@ -554,12 +571,9 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None):
         raise ValueError(f"margin: got {margin!r}; expected a finite number >= 0")
     if cache is None:
         cache = ContactCache()
+    if not len(pairs):
+        return _no_pairs(cache, len(shapes))
     cache.n_shapes = n_shapes = len(shapes)
-    if not len(pairs):      # no pair to test: the state the narrow phase leaves after none (no manifold kept)
-        cache.capacity = 64
-        cache.spare, cache.manifolds, cache.n_manifolds = cache.manifolds, cache.spare, 0
-        return Contacts(*(np.zeros(0, np.int64) for _ in range(4)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0),
-                        np.zeros(0, np.int64))
     centre, rotation, params = world_shapes(shapes, world) if placed is None else placed[:3]
     hulls = world_hulls(shapes, world)
     # outputs sized from the last call's count (fresh pages cost more than the kernel's work per

@@ -976,8 +976,11 @@ class SceneSolver:
                                      self._chord_rows(joint_rows, slots, geometry, velocity) if rattle else None)
             if self._joints_forest is None or self._joints_forest[0] is not self.joints:
                 self._joints_forest = (self.joints, forest(self.joints.body))
-            alone = rattle and self._joints_forest[1] and _projections_alone(
-                slots, joint_rows.body, joint_rows.jacobian, joint_rows.lower, joint_rows.upper, geometry, velocity, h)
+            # (bound to the rows' views, kept while their count stays, and to the bodies' velocity)
+            alone = rattle and self._joints_forest[1] and bodies.bound(
+                lambda: bind(_projections_alone, slots, joint_rows.body, joint_rows.jacobian, joint_rows.lower,
+                             joint_rows.upper, geometry, velocity, float(h)),
+                (slots, joint_rows, geometry, velocity), "alone", float(h))()
         self.contacts = None
         if len(self.shapes):
             t = profile.lap("prepare/rows", t)

@@ -614,7 +614,7 @@ def step_context(model, data, settings, work, h, integrator, active=None, compos
     rattle = (traits.rattle and not (integrator == "semi-implicit-euler" and settings.shake)
               and work.solver is not None and bool(len(work.solver.joint_specs)) and not work.solver.armature_left)
     return StepContext(h, integrator, traits.position_fraction, h * traits.surface_lead,
-                       rattle, bool(settings.sleep and data.sleep.asleep.any()), active, composed)
+                       rattle, bool(settings.sleep and np.count_nonzero(data.sleep.asleep)), active, composed)
 
 
 def choose_joint_terms(model, data, settings, work, integrator):
@@ -739,7 +739,7 @@ def stage_prepare(model, data, settings, work, context):
         return
     world, centre, rotation, velocity, inverse_inertia = solver_state(model, data, settings, work)
     awake = None
-    if settings.sleep and data.sleep.asleep.any() and context.active is None:
+    if settings.sleep and np.count_nonzero(data.sleep.asleep) and context.active is None:
         awake = ~data.sleep.asleep
     work.solver.prepare(world, centre, rotation, velocity, model.inverse_mass, inverse_inertia, context.h,
                         settings, context.surface_lead, awake, context.active, context.rattle)
@@ -907,7 +907,10 @@ def stage_joints(model, data, settings, work, context):
         dx, dtheta, dv = solver.post_stabilize(world, centre, rotation, settings.iterations, settings.shake)
         apply_world_changes(model, data, settings, work, dv if settings.shake else None,
                             np.concatenate([dx, dtheta], axis=1), context.active)
-    data.constraint_acceleration[island] /= h
+    if context.active is None:      # (in place: the indexed form copies the array onto itself)
+        np.divide(data.constraint_acceleration, h, out=data.constraint_acceleration)
+    else:
+        data.constraint_acceleration[island] /= h
     if data.frame_work is not None:
         solver.take_frame_work(data.frame_work)
     easing = solver.limit_easing
