@@ -529,10 +529,15 @@ def test_signal_while_writing_removes_the_temporary_file(tmp_path, signum):
             # says the signal, pending until SIGCONT, lands in the write, however late the test's
             # own look came on a loaded machine
             process.send_signal(signal.SIGSTOP)
-            _wait_for_stop(process)
-            landed = writing()
-            process.send_signal(signum)
-            process.send_signal(signal.SIGCONT)
+            try:
+                _wait_for_stop(process)
+                landed = writing()
+                process.send_signal(signum)
+            except BaseException:       # (never a runner left stopped behind a failure)
+                process.kill()
+                raise
+            finally:
+                process.send_signal(signal.SIGCONT)
         stdout, stderr = process.communicate(timeout=60)
         if landed or process.returncode != 0 or out.stat().st_size == len("old"):     # (not the new output)
             break
@@ -547,7 +552,8 @@ WRITE_ATTEMPTS = 3
 
 
 def _wait_for_stop(process, seconds=60):
-    """Until `process` (sent SIGSTOP) is stopped, or has ended (Linux's /proc/PID/stat state)."""
+    """Until `process` (sent SIGSTOP) is stopped, or has ended (Linux's /proc/PID/stat state: the
+    tests run on Linux, CI's machine)."""
     deadline = time.monotonic() + seconds
     while process.poll() is None:
         try:

@@ -559,7 +559,8 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None):
     only this step's point. Points with depth >= -margin are returned. `placed`: the shapes at
     these poses, if the caller has them (`physics.model.shapes.place`). Returns `Contacts`.
     """
-    if cache is not None and type(pairs) is np.ndarray and pairs.shape == (0, 2) and 0.0 <= margin < math.inf:
+    if cache is not None and type(pairs) is np.ndarray and pairs.shape == (0, 2) \
+            and isinstance(margin, float) and 0.0 <= margin < math.inf:
         return _no_pairs(cache, len(shapes))     # (the common sub-step of a robot clear of the floor)
     pairs = np.asarray(pairs)
     if pairs.dtype != np.int64 or pairs.ndim != 2 or not pairs.flags.c_contiguous:

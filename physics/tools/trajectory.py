@@ -118,6 +118,12 @@ def csv_columns(joint_names=(), control_names=()):
     return columns + [f"joint_{name}" for name in joint_names] + [f"control_{name}" for name in control_names]
 
 
+def _python(names):
+    """`names` (a numpy array of strings, or any sequence) as a list of Python strings, in one call
+    (`_write_csv`: no loop over a numpy array of strings inside the write)."""
+    return [str(name) for name in (names.tolist() if isinstance(names, np.ndarray) else names)]
+
+
 def _write_csv(handle, arrays):
     rows, count = arrays["translation"].shape[:2]
     blocks = [np.broadcast_to(arrays["time"][:, None, None], (rows, count, 1)),
@@ -132,10 +138,10 @@ def _write_csv(handle, arrays):
     # the names and parents as Python objects, each node's once: iterating a numpy array of strings
     # clears an exception a signal handler raised in it (numpy's blanket PyErr_Clear, numpy issue
     # 20596), so the runner's stop (physics.tools.signals) was lost there, and the write went on
-    names = itertools.cycle([str(name) for name in arrays["names"].tolist()])
+    names = itertools.cycle(_python(arrays["names"]))
     parents = itertools.cycle([int(parent) for parent in arrays["parent"].tolist()])
     writer = csv.writer(handle)
-    writer.writerow(csv_columns(arrays.get("joint_names", ()), arrays.get("control_names", ())))
+    writer.writerow(csv_columns(*(_python(arrays.get(name, ())) for name in ("joint_names", "control_names"))))
     for line, name, parent in zip(numbers, names, parents):
         writer.writerow([repr(float(line[0])), int(line[1]), name, parent] + [repr(float(x)) for x in line[2:]])
 
