@@ -81,7 +81,7 @@ def warmup(cache, jobs=None):
     return _cpu_of(command, _env(cache))
 
 
-def reference_warmup(work, jobs=None):
+def reference_warmup(work):
     """`warmup` of REFERENCE's code, from a git worktree of it with a cache of its own: (wall s, CPU s)."""
     tree = work / "reference"
     subprocess.run(["git", "worktree", "add", "--detach", str(tree), REFERENCE], cwd=ROOT, check=True,
@@ -89,8 +89,7 @@ def reference_warmup(work, jobs=None):
     try:
         env = _env(work / "cache-reference")
         env["PYTHONPATH"] = str(tree)
-        command = [sys.executable, "-m", "physics", "warmup", "--plain"] + ([] if jobs is None else ["--jobs", str(jobs)])
-        wall, cpu, _ = _cpu_of(command, env, cwd=tree)
+        wall, cpu, _ = _cpu_of([sys.executable, "-m", "physics", "warmup", "--plain"], env, cwd=tree)
         return wall, cpu
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
