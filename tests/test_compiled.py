@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -216,6 +217,71 @@ def test_a_kernel_is_recompiled_when_a_module_it_calls_changes(tmp_path):
     assert table["physics.a"][1] == ["physics.b"], "the import table remembers a.py's imports (the policy left out)"
     assert run(3) == 31, "a cached kernel kept the old code of a module it calls"
     assert json.loads((tmp_path / "cache" / IMPORT_TABLE).read_text())["physics.b"][0] != table["physics.b"][0]
+
+
+SLOW_TO_COMPILE = """import os
+import time
+
+from numba.extending import intrinsic
+
+from physics.core.compiled import kernel
+
+
+@intrinsic
+def _typed_slowly(typingctx, x):
+    # typing runs as Python inside the compile: where asked, say so, then keep the compile going
+    marker = os.environ.get("TYPING_MARKER")
+    if marker:
+        open(marker, "w").close()
+        time.sleep(float(os.environ["TYPING_SECONDS"]))
+
+    def codegen(context, builder, signature, args):
+        return args[0]
+    return x(x), codegen
+
+
+@kernel
+def doubled(x):
+    return 2 * _typed_slowly(x)
+"""
+
+
+def test_a_kernel_another_process_is_compiling_is_waited_for_and_loaded(tmp_path):
+    """Module docstring, 9, end to end: process B compiles `doubled`, whose typing takes 8 s; process
+    A, started once B is inside that compile, needs the same version. A waits for B's compile lock
+    and then loads what B cached: A counts a cache hit and no miss (numba's own dispatcher would
+    have compiled it a second time, a miss). A started late, after B saved it, would load it as
+    well: the check never fails on a slow machine, it only stops telling the two apart there."""
+    package = tmp_path / "tree" / "physics"
+    (package / "core").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "core" / "__init__.py").write_text("")
+    for name in ("compiled.py", "files.py"):
+        (package / "core" / name).write_text((ROOT / "physics" / "core" / name).read_text())
+    (package / "slow.py").write_text(SLOW_TO_COMPILE)
+    marker = tmp_path / "typing"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "tree"), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    script = ("from physics.slow import doubled\nprint(doubled(21), sum(doubled.stats.cache_hits.values()), "
+              "sum(doubled.stats.cache_misses.values()))")
+
+    def start(**extra):
+        return subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, env={**env, **extra},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = start(TYPING_MARKER=str(marker), TYPING_SECONDS="8")
+    try:
+        for _ in range(1200):       # (its start and numba's import: up to two minutes on a busy machine)
+            if marker.exists() or first.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert marker.exists(), first.communicate(timeout=60)
+        second = start()
+        out_second, err_second = second.communicate(timeout=600)
+        out_first, err_first = first.communicate(timeout=600)
+    finally:
+        first.kill()
+    assert first.returncode == 0 and second.returncode == 0, (err_first[-2000:], err_second[-2000:])
+    assert out_first.split() == ["42", "0", "1"], out_first      # B compiled it: one miss
+    assert out_second.split() == ["42", "1", "0"], out_second    # A loaded B's: one hit, no compile
 
 
 def test_the_import_table_is_read_back_by_digest_and_a_bad_one_is_empty(tmp_path, monkeypatch):

@@ -9,7 +9,8 @@ top of a step (reparenting, impulses and forces, snapshots and hashes, the accel
 a few steps each. Each scene makes two tasks: NAME, what opening it and running it as its file says
 needs, and NAME+, everything else above. They run in parallel worker processes (`--jobs`,
 default: the cores), each compiling what it meets and writing it to the shared cache; a worker
-that meets a kernel another has cached already loads it.
+that meets a kernel another has cached already loads it, and one that meets a kernel another is
+compiling waits for it and then loads it (physics.core.compiled, 9): each kernel is compiled once.
 
 When every task has passed, a stamp file named for the sources, numba and the CPU (`stamp_path`)
 says the cache is warm (`is_warm`): `make test` (through `make warmup`) and the app check it and
