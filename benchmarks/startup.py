@@ -253,7 +253,9 @@ def main(quick=False):
             f"warmed up in {REFERENCE_GOAL_MACHINE_CPU:.0f} s of CPU; on this one it takes {reference[1]:.0f} s, "
             f"{reference[1] / REFERENCE_GOAL_MACHINE_CPU:.1f} times as long, so this table's times read against the "
             "absolute goals at that scale. The warm-up's own goal is relative: no more CPU than that code's, run in "
-            "turn with it.", ""]),
+            "turn with it. It holds because the two workers compile each kernel version once: a worker that needs a "
+            "version the other is compiling waits for it and loads it from the cache (physics.core.compiled, 9).",
+            ""]),
         "A cold start does not wait for that compile. Until a kernel is compiled and loaded, it runs as "
         "Python (physics.core.compiled.interpreting): numba compiles the same source without fastmath, so both "
         "give the same bits (tests/test_tiers.py compares state hashes). The runner does so while a run, "
