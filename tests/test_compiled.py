@@ -246,12 +246,11 @@ def doubled(x):
 """
 
 
-def test_a_kernel_another_process_is_compiling_is_waited_for_and_loaded(tmp_path):
-    """Module docstring, 9, end to end: process B compiles `doubled`, whose typing takes 8 s; process
-    A, started once B is inside that compile, needs the same version. A waits for B's compile lock
-    and then loads what B cached: A counts a cache hit and no miss (numba's own dispatcher would
-    have compiled it a second time, a miss). A started late, after B saved it, would load it as
-    well: the check never fails on a slow machine, it only stops telling the two apart there."""
+def _compile_race(tmp_path, holder_niceness, typing_seconds):
+    """Process B, at `holder_niceness` above the test's, compiles `doubled` (SLOW_TO_COMPILE), its
+    typing taking `typing_seconds`; process A, at the test's niceness, started once B is inside that
+    compile, needs the same version. -> (B, A's output: "42 <cache hits> <cache misses>"), B left
+    running for the caller to wait for or end."""
     package = tmp_path / "tree" / "physics"
     (package / "core").mkdir(parents=True)
     (package / "__init__.py").write_text("")
@@ -261,27 +260,52 @@ def test_a_kernel_another_process_is_compiling_is_waited_for_and_loaded(tmp_path
     (package / "slow.py").write_text(SLOW_TO_COMPILE)
     marker = tmp_path / "typing"
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "tree"), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    script = ("from physics.slow import doubled\nprint(doubled(21), sum(doubled.stats.cache_hits.values()), "
-              "sum(doubled.stats.cache_misses.values()))")
+    script = ("import os, sys\nos.nice(int(sys.argv[1]))\nfrom physics.slow import doubled\n"
+              "print(doubled(21), sum(doubled.stats.cache_hits.values()), sum(doubled.stats.cache_misses.values()))")
 
-    def start(**extra):
-        return subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, env={**env, **extra},
+    def start(niceness, **extra):
+        return subprocess.Popen([sys.executable, "-c", script, str(niceness)], cwd=tmp_path, env={**env, **extra},
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    first = start(TYPING_MARKER=str(marker), TYPING_SECONDS="8")
+    holder = start(holder_niceness, TYPING_MARKER=str(marker), TYPING_SECONDS=str(typing_seconds))
     try:
         for _ in range(1200):       # (its start and numba's import: up to two minutes on a busy machine)
-            if marker.exists() or first.poll() is not None:
+            if marker.exists() or holder.poll() is not None:
                 break
             time.sleep(0.1)
-        assert marker.exists(), first.communicate(timeout=60)
-        second = start()
-        out_second, err_second = second.communicate(timeout=600)
-        out_first, err_first = first.communicate(timeout=600)
+        assert marker.exists(), holder.communicate(timeout=60)
+        second = start(0)
+        out, err = second.communicate(timeout=600)
+    except BaseException:
+        holder.kill()
+        raise
+    assert second.returncode == 0, err[-2000:]
+    return holder, out.split()
+
+
+def test_a_kernel_another_process_is_compiling_is_waited_for_and_loaded(tmp_path):
+    """Module docstring, 9, end to end: B, as nice as A, compiles `doubled`, whose typing takes 8 s;
+    A waits for B's compile lock and then loads what B cached: one cache hit, no miss (numba's own
+    dispatcher would have compiled it a second time, a miss). An A started late, after B saved it,
+    would load it as well: the check never fails on a slow machine, it only stops telling the two
+    apart there."""
+    holder, second = _compile_race(tmp_path, 0, 8)
+    out, err = holder.communicate(timeout=600)
+    assert holder.returncode == 0, err[-2000:]
+    assert out.split() == ["42", "0", "1"], out      # B compiled it: one miss
+    assert second == ["42", "1", "0"], second        # A loaded B's: one hit, no compile
+
+
+def test_a_process_does_not_wait_for_a_nicer_one_compiling_the_same_kernel(tmp_path):
+    """Module docstring, 9: B, 10 nicer than A (a warm-up worker compiling ahead of need beside the
+    app), holds `doubled`'s compile lock for 120 s of typing; A does not wait at B's priority but
+    compiles the kernel itself (one miss) and is done while B still types."""
+    holder, second = _compile_race(tmp_path, 10, 120)
+    try:
+        assert holder.poll() is None, "the holder ended before the other process was done"
+        assert second == ["42", "0", "1"], second       # compiled here, not waited for
     finally:
-        first.kill()
-    assert first.returncode == 0 and second.returncode == 0, (err_first[-2000:], err_second[-2000:])
-    assert out_first.split() == ["42", "0", "1"], out_first      # B compiled it: one miss
-    assert out_second.split() == ["42", "1", "0"], out_second    # A loaded B's: one hit, no compile
+        holder.kill()
+        holder.communicate(timeout=60)
 
 
 def test_the_import_table_is_read_back_by_digest_and_a_bad_one_is_empty(tmp_path, monkeypatch):

@@ -101,7 +101,10 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    and 361 s of CPU where it took 514 and 459 without the lock, and 249 and 219 s of wall time
    where it took 264 and 234: a version is compiled once, and the core that waited for it is
    free sooner for the next. A holder alive but stuck is waited out for `COMPILE_WAIT`, then the
-   waiter compiles too.
+   waiter compiles too. A holder nicer than the waiter is not waited for (the holder writes its
+   niceness into the lock file): beside the app, the warm-up's workers compile ahead of need at a
+   lower priority, and the scene the user opened must not wait at their pace, so its process
+   compiles what it needs itself, as before.
 
 The cache can be filled ahead of need, on both cores, with `python -m physics warmup`
 (physics.tools.warmup).
@@ -400,10 +403,26 @@ COMPILE_WAIT = 900.0
 _held = {}      # lock path -> how deep this process holds it (a kernel compiled within its own compile)
 
 
+def _niceness():
+    try:
+        return os.getpriority(os.PRIO_PROCESS, 0)
+    except (OSError, AttributeError):
+        return 0
+
+
+def _holder_niceness(fd):
+    """The niceness the compile lock's holder wrote into it, or None (not written yet)."""
+    try:
+        return int(os.pread(fd, 16, 0))
+    except (OSError, ValueError):
+        return None
+
+
 @contextmanager
 def _compiling(path):
     """Hold the compile lock `path` (module docstring, 9) for the block, waiting while another
-    process holds it. Called under numba's compiler lock: one thread of a process at a time."""
+    process as nice or less holds it (a nicer one is not waited for). Called under numba's
+    compiler lock: one thread of a process at a time."""
     if fcntl is None or path in _held:
         _held[path] = _held.get(path, 0) + 1
         try:
@@ -421,12 +440,21 @@ def _compiling(path):
         return
     try:
         deadline = time.monotonic() + COMPILE_WAIT
+        mine = _niceness()
         while True:
             try:
                 # (flock: released by the kernel when the process ends, however it ends)
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                os.ftruncate(fd, 0)         # the holder's niceness, for those who would wait on it
+                os.pwrite(fd, str(mine).encode(), 0)
                 break
             except BlockingIOError:
+                holder = _holder_niceness(fd)
+                if holder is not None and holder > mine:
+                    # A nicer process holds it (a warm-up worker compiling ahead of need beside
+                    # the app's first scene): waiting would run what this process needs at that
+                    # process's priority, so it is compiled here too, as numba would.
+                    break
                 if time.monotonic() > deadline:
                     _notice(f"another process held {path.name} for {COMPILE_WAIT:.0f} s: compiling it here too")
                     break
