@@ -22,9 +22,10 @@ warmup: $(STAMP)
 	$(PY) -m physics warmup --if-needed
 
 # one pytest worker per core (pytest-xdist), the display tests together on one of them
-# (tests/conftest.py); PYTEST_ARGS="-n 0" runs everything in this process
+# (tests/conftest.py); PYTEST_ARGS="-n 0" runs everything in this process. The slowest tests are
+# listed at the end (what a faster suite shortens next: the README's test-time paragraph).
 test: warmup
-	$(PY) -m pytest -n auto --dist loadgroup -m "not long" $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto --dist loadgroup -m "not long" --durations=15 --durations-min=5 $(PYTEST_ARGS)
 
 # the runs too long for `make test`, each beside its bounded version there (pytest marker `long`)
 long: warmup
