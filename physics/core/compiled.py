@@ -106,16 +106,6 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    lower priority, and the scene the user opened must not wait at their pace, so its process
    compiles what it needs itself, as before.
 
-10. **Division as the processor does it.** numba's default error model is Python's: every division
-   checks its divisor and raises ZeroDivisionError for a zero, a branch and an exit from the loop
-   at each one, which keeps LLVM from keeping a loop's values in registers across it and from
-   vectorizing it. Every kernel here takes numpy's instead (`kernel`'s `error_model`), under which a
-   float divided by zero is an infinity or a NaN, as in numpy, and the divergence checks of the
-   step find it (`physics.pipeline.stages`: the same checks that find any other blow-up). Where no
-   divisor is zero the quotients are the same IEEE divisions: the golden hashes do not move. RATTLE's
-   projections of the ant took 54 and 31 µs where they took 79 and 53, its joints' geometry 2.1
-   where 4.3.
-
 The cache can be filled ahead of need, on both cores, with `python -m physics warmup`
 (physics.tools.warmup).
 
@@ -772,7 +762,7 @@ _inline_at_linear_cost()
 _cheap_config_comparisons()
 
 
-def kernel(function=None, *, inline=False, parallel=False, nogil=False, error_model="numpy", refcounts=True):
+def kernel(function=None, *, inline=False, parallel=False, nogil=False, error_model="python", refcounts=True):
     """`@kernel` or `@kernel(inline=True, parallel=..., error_model=..., refcounts=...)`: a cached, nopython
     compiled function (module docstring). inline=True inlines it into its callers at numba's IR
     level (numba's `inline="always"`): for small helpers whose callers need their tuples in
@@ -781,8 +771,7 @@ def kernel(function=None, *, inline=False, parallel=False, nogil=False, error_mo
     every caller's library, which optimizes and compiles all of it again: a chain of such calls
     pays for its deepest code once per level. Inlined at its one call site, a function is
     compiled once, in its caller; inlined at several, it is type-inferred and lowered at each.
-    error_model is numpy's (module docstring, 10): a division by zero gives an infinity or a NaN,
-    never a Python exception. nogil=True releases the GIL while it runs. refcounts=False compiles it without numba's
+    nogil=True releases the GIL while it runs. refcounts=False compiles it without numba's
     reference counting (module docstring, 6), for a hot loop that allocates nothing and returns no
     array. fastmath is never on: the golden hashes pin every bit."""
     options = {"nopython": True, "error_model": error_model}

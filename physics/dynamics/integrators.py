@@ -264,9 +264,8 @@ def _solve_omega(rot, w, inertia, tau, has_torque, gyro_on, h_force, h_rot):
 
 # lie-midpoint works on blocks of bodies in structure-of-arrays scratch (one row per component,
 # one column per body): its loops over a block are straight-line arithmetic on columns, which LLVM
-# compiles to SIMD over bodies (8 per AVX-512 instruction). A division raises no Python exception
-# (numpy's error model, every kernel's: physics.core.compiled), whose check would be a branch that
-# blocks the vectorizer. A block's
+# compiles to SIMD over bodies (8 per AVX-512 instruction). With error_model="numpy" a division
+# raises no Python exception, whose check would be a branch that blocks the vectorizer. A block's
 # scratch (19 rows of 256 floats and a row of flags, 38 KiB) stays in the L2 cache between the passes.
 _BLOCK = 256
 
@@ -328,7 +327,7 @@ def _kick_block(lanes, w, inverse_inertia, q, torque_start, hh):
         _set_col3(w, k, axpy(hh, hadamard(_col3(inverse_inertia, k), tau_body), _col3(w, k)))
 
 
-@kernel(inline=True)
+@kernel(inline=True, error_model="numpy")
 def _lie_midpoint_block(lanes, w, inertia, inverse_inertia, q, torque_start, x, converged, kicks, gyro_on, h):
     """One kick-drift-kick lie-midpoint step (module docstring) of the block's (q, omega_body),
     written on w = I^-1 L: the drift L <- 2 I x - L is w <- 2 x - w, with no division.
@@ -622,7 +621,7 @@ def _step_rk4(gyro, h, bodies, moving, frames, limits, found):
             _check_block(first, stop, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
-@kernel
+@kernel(error_model="numpy")
 def _start_block(lanes, inertia, inverse_inertia, q):
     """I^-1 and q = 1 (no rotation yet) for the block."""
     for k in range(lanes):
@@ -649,7 +648,7 @@ def lie_scratch(batch):
     return LieScratch(*(np.empty((3, width)) for _ in range(5)), np.empty((4, width)), np.empty(width, np.bool_))
 
 
-@kernel(nogil=True)
+@kernel(error_model="numpy", nogil=True)
 def _step_lie(fractions, count, gyro, h, bodies, moving, frames, limits, found, scratch):
     """lie-midpoint (count 1: the sub-step fractions[0] = 1) or its triple jump (count 3: g1, g2,
     g1). `fractions` is always a 3-tuple, so that both compile as one version (a 1-tuple and a
@@ -660,8 +659,8 @@ def _step_lie(fractions, count, gyro, h, bodies, moving, frames, limits, found, 
     rotation state into the scratch columns; (2) the rotation sub-steps on whole columns (SIMD);
     (3) body by body, R3 <- R3 M(q) and the state back. The block step is inlined here (one call
     site), so that LLVM sees the scratch columns are distinct arrays and vectorizes its loops as
-    they are (no division's check is a branch in them: numpy's error model). Masses and inertias
-    are checked > 0 before any step, so no division here is by zero.
+    they are; the error model is numpy's, as the block's (a division's check would be a branch in
+    them). Masses and inertias are checked > 0 before any step, so no division here is by zero.
     Called through a separate kernel, lie-midpoint's step was 8 % slower (measured).
     """
     gyro_on = gyro != GYROSCOPIC_OFF
