@@ -464,6 +464,31 @@ def test_a_bound_call_goes_through_the_kernel_until_it_is_compiled_then_straight
     assert out[0] == 8.0
 
 
+def test_bound_calls_are_kept_by_their_objects_identity_and_their_values(monkeypatch):
+    """`BoundCalls` makes a call once for the same objects (by identity) and values, again for an
+    equal but other object or another value, and all of them again once a kernel gained a
+    compiled version (`generation` moved) or more than its limit are kept."""
+    from physics.core.compiled import BoundCalls
+    made = []
+
+    def make():
+        made.append(object())
+        return made[-1]
+
+    calls = BoundCalls(limit=3)
+    a, b = np.zeros(2), np.zeros(2)
+    first = calls.get(make, (a,), 1.0)
+    assert calls.get(make, (a,), 1.0) is first and len(made) == 1
+    assert calls.get(make, (b,), 1.0) is not first             # equal, not the same: another call
+    assert calls.get(make, (a,), 2.0) is not first             # another value
+    assert calls.get(make, (a,), 1.0) is first and len(made) == 3 and len(calls) == 3
+    monkeypatch.setattr(compiled, "_generation", compiled.generation() + 1)
+    assert calls.get(make, (a,), 1.0) is not first and len(calls) == 1
+    for value in range(4):      # past the limit: cleared, then made again
+        calls.get(make, (a,), float(value))
+    assert len(calls) <= 3 + 1
+
+
 def test_the_steps_kernel_calls_over_the_workspace_are_bound_to_their_compiled_versions():
     """Once the Workspace's calls have run (the tank: contacts, kinematic and carried bodies, and
     its cargo asleep from about 1 s on), each call whose kernel has a compiled version is bound to

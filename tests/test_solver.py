@@ -555,6 +555,31 @@ def test_a_solve_in_kept_buffers_is_the_solve_in_its_own_arrays():
         assert (buffers.arrays is before) == (boxes == 2)
 
 
+def test_a_solve_whose_rows_and_counts_stay_is_one_call_bound_to_them():
+    """The solve of the same rows (the same `Prepared`, as a solver keeps them by count) in the same
+    kept room, with the same stages, is one bound call (`SolveBuffers.stages_call`): made once,
+    straight to the compiled stages (no argument typed), and made again for other stages or
+    another count of bodies; solved again from the same impulses, it gives the same bits."""
+    from numba.core.dispatcher import Dispatcher
+
+    from physics.constraints.gauss_seidel import _solve_stages, SolveBuffers, Stages
+    buffers = SolveBuffers()
+    prepared, velocity = _stack_rows(4)
+    start = prepared.rows.impulse.copy()
+    first = solve(prepared, velocity, 10, 1.3, buffers=buffers)
+    first = {name: getattr(first, name).copy() for name in ("velocity_solve", "velocity_relax", "residual")}
+    prepared.rows.impulse[:] = start
+    again = solve(prepared, velocity, 10, 1.3, buffers=buffers)
+    for name, value in first.items():
+        assert np.array_equal(getattr(again, name), value), name
+    stages = Stages(10, 10, 1.3, True, True, 10, 0.0, False)
+    call = buffers.stages_call(_solve_stages, prepared, stages, len(velocity), None)
+    assert buffers.stages_call(_solve_stages, prepared, Stages(*stages), len(velocity), None) is call
+    assert not isinstance(call.func, Dispatcher)
+    assert buffers.stages_call(_solve_stages, prepared, stages._replace(sor=1.0), len(velocity), None) is not call
+    assert buffers.stages_call(_solve_stages, prepared, stages, len(velocity) - 1, None) is not call
+
+
 @given(st.integers(0, 2 ** 32 - 1), st.integers(0, 300), st.booleans())
 @settings(max_examples=60, deadline=None)
 def test_halves_is_the_stable_sort_it_stands_for(seed, n, on_grid):

@@ -37,13 +37,14 @@ Conventions: R rows, B bodies; velocities (B, 6) [v, ω] world frame; every kern
 the rows as one `RowSystem` bundle. In a sweep the velocity array has one more row, the static
 dummy body B (zero velocity), which `RowSystem.slot` maps static sides to.
 """
-from dataclasses import dataclass
+import operator
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numba
 import numpy as np
 from numba import prange
-from physics.core.compiled import kernel
+from physics.core.compiled import BoundCalls, bind, kernel
 from physics.containers.stable_order import stable_order
 
 from physics.constraints.constraints import IN_BLOCK, MANIFOLD, TRIPLE, Rows
@@ -324,6 +325,20 @@ def _element(i, block, slot, jacobian, minv_jt, inv_k, impulse, inv_block, softn
     return total
 
 
+def _as(a, dtype):
+    """`a` itself where it is a C-contiguous array of `dtype`, else its C-contiguous copy: numpy's
+    `ascontiguousarray` returns a new view even then of an array numba made (the solver's rooms),
+    and a bound call is found again only for the same objects."""
+    if type(a) is np.ndarray and a.dtype == dtype and a.flags.c_contiguous:
+        return a
+    return np.ascontiguousarray(a, dtype)
+
+
+# Views and bound calls a solver's buffers keep (`PreparedBuffers`, `SolveBuffers`) for the rows
+# objects and counts they last met, at most: a sub-step's counts change with its contact points,
+# and a scene whose count wanders makes new ones, until these are cleared.
+VIEWS_KEPT = 32
+
 # A sweep of fewer elements than this runs on the calling thread in the rows' own order (`halves`):
 # two threads would cost more than such a sweep's rows (every shipped scene but the heaps).
 PARALLEL_MIN = 128
@@ -573,14 +588,22 @@ class Prepared:
                                 # in two active sets, kept from sweep to sweep (`_try_active_set`)
     manifold_set: np.ndarray    # (manifolds, 3) int64: the set in each slot (bit p = row p; −1 = none)
                                 # and the slot used last; at first every row in slot 0
+    _system: "RowSystem" = field(default=None, repr=False, compare=False)     # (`system`)
 
     def system(self):
         """The `RowSystem` bundle of these rows (views of the same arrays: a sweep writes
-        rows.impulse and the manifolds' factors in place)."""
+        rows.impulse and the manifolds' factors in place), made once: a `Prepared` kept from
+        sub-step to sub-step (`PreparedBuffers`) gives the same bundle, which a bound call keeps."""
+        if self._system is not None:
+            return self._system
         rows = self.rows
-        return RowSystem(rows.body, self.slot, rows.jacobian, self.minv_jt, self.inv_k, self.inv_block,
-                         np.ascontiguousarray(rows.block, np.int64), self.manifold, self.manifold_k, self.manifold_l,
-                         self.manifold_set, rows.softness, rows.lower, rows.upper, rows.mu, rows.impulse)
+        block = _as(rows.block, np.int64)
+        system = RowSystem(rows.body, self.slot, rows.jacobian, self.minv_jt, self.inv_k, self.inv_block, block,
+                           self.manifold, self.manifold_k, self.manifold_l, self.manifold_set, rows.softness, rows.lower,
+                           rows.upper, rows.mu, rows.impulse)
+        if block is rows.block:     # (a copy would not follow the rows' blocks where they are written again)
+            self._system = system
+        return system
 
 
 @kernel
@@ -726,6 +749,21 @@ class PreparedBuffers:
 
     def __init__(self):
         self.arrays = prepared_arrays(0, 0)
+        self._kept = {}         # id(rows), R, manifolds -> (rows, arrays, `Prepared`)
+        self.calls = BoundCalls(VIEWS_KEPT)     # `_prepare_rows`' (`_fill_prepared`)
+
+    def prepared(self, rows, R, used):
+        """The `Prepared` of `rows` (R rows, `used` manifolds) over these arrays, made once for each
+        rows object, count and room: a caller whose rows are views kept by count (the solver's)
+        gets the same `Prepared` and `RowSystem` each sub-step, and a call bound to them
+        (`SolveBuffers.stages_call`) types nothing. At most VIEWS_KEPT are kept."""
+        key = (id(rows), R, used)
+        found = self._kept.get(key)
+        if found is None or found[0] is not rows or found[1] is not self.arrays:
+            if len(self._kept) >= VIEWS_KEPT:
+                self._kept.clear()
+            found = self._kept[key] = (rows, self.arrays, _prepared_views(rows, self.arrays, R, used))
+        return found[2]
 
 
 def prepare(rows, inverse_mass, inverse_inertia_world, buffers=None):
@@ -733,17 +771,33 @@ def prepare(rows, inverse_mass, inverse_inertia_world, buffers=None):
     (B, 3, 3), I⁻¹_world = R diag(1/I) Rᵀ at the start of the step (one compiled pass): a `Prepared`
     whose arrays are views of `buffers` (`PreparedBuffers`, valid until its next prepare), or its own."""
     R = len(rows)
-    arguments = (np.ascontiguousarray(rows.body, np.int64), np.ascontiguousarray(rows.jacobian, float),
-                 np.ascontiguousarray(rows.block, np.int64), np.ascontiguousarray(rows.softness, float),
-                 np.ascontiguousarray(inverse_mass, float), np.ascontiguousarray(inverse_inertia_world, float))
+    arguments = (_as(rows.body, np.int64), _as(rows.jacobian, float), _as(rows.block, np.int64),
+                 _as(rows.softness, float), _as(inverse_mass, float), _as(inverse_inertia_world, float))
     out = buffers.arrays if buffers is not None else prepared_arrays(R, R // 3)
-    count = _prepare_rows(*arguments, out)
+    count = _fill_prepared(arguments, out, buffers)
     if count < 0:       # no room: twice what this needs, never less than there was
         out = prepared_arrays(max(2 * R, len(out.inv_k)), max(2 * (-1 - count), len(out.manifold_k)))
         if buffers is not None:
             buffers.arrays = out
-        count = _prepare_rows(*arguments, out)
+        count = _fill_prepared(arguments, out, buffers)
     used = max(count, 1)
+    if buffers is not None:
+        return buffers.prepared(rows, R, used)
+    return _prepared_views(rows, out, R, used)
+
+
+def _fill_prepared(arguments, out, buffers):
+    """`_prepare_rows(*arguments, out)`, through a call `buffers` keeps bound to these arrays where
+    there are buffers (`PreparedBuffers.calls`: the rows' views kept by count make the same
+    arguments each sub-step)."""
+    if buffers is None:
+        return _prepare_rows(*arguments, out)
+    arguments = arguments + (out,)      # (a copy made for a call is another object each time: bound anew)
+    return buffers.calls.get(lambda: bind(_prepare_rows, *arguments), arguments)()
+
+
+def _prepared_views(rows, out, R, used):
+    """The `Prepared` of `rows` whose arrays are the first R rows and `used` manifolds of `out`."""
     return Prepared(rows, out.slot[:R], out.minv_jt[:R], out.inv_k[:R], out.inv_block[:R], out.manifold[:R],
                     out.manifold_k[:used], out.manifold_l[:used], out.manifold_set[:used])
 
@@ -851,6 +905,8 @@ class SolveBuffers:
 
     def __init__(self):
         self.arrays = solve_room(0, 0)
+        self._views = {}        # `_kept`'s: key -> (the objects it was made from, the object)
+        self._calls = BoundCalls(VIEWS_KEPT)
 
     def room(self, bodies, rows, sweeps=0):
         """The kept room, grown first where it holds fewer than `bodies` bodies, `rows` rows or
@@ -860,6 +916,37 @@ class SolveBuffers:
             self.arrays = solve_room(max(2 * bodies, len(have.side)), max(2 * rows, len(have.order)),
                                      max(sweeps, len(have.residual)))
         return self.arrays
+
+    def stages_call(self, kernel, prepared, stages, bodies, side):
+        """`kernel(prepared.system(), targets, stages, padded, side, room)` (`_solve_stages` or its
+        two-thread twin) as a bound call (physics.core.compiled.BoundCalls) in this room, for a
+        solve without restitution targets: the targets of `prepared`'s rows, the padded velocities
+        of `bodies` bodies, and `side` (B,) int64 or None (this room's zeros) are made once for
+        each rows object, count and room, and `stages` (`Stages`) once for its values, so that a
+        sub-step whose rows and counts are the last one's types no argument (the bundles' typing
+        cost the ant's solve about 17 µs a sub-step). For rows whose targets and blocks are their
+        own C-contiguous arrays (`solve` checks: a copy would not follow them)."""
+        room = self.arrays
+        rows = prepared.rows
+        system = prepared.system()
+        targets = self._kept(("targets", id(rows)), (rows, rows.target, rows.relax),
+                             lambda: Targets(rows.target, rows.relax, _NO_RESTITUTION))
+        stages = self._kept(("stages", stages), (), lambda: stages)
+        padded = self._kept(("padded", bodies), (room,), lambda: room.padded[:bodies + 1])
+        if side is None:
+            side = self._kept(("side", bodies), (room,), lambda: room.side[:bodies])
+        arguments = (system, targets, stages, padded, side, room)
+        return self._calls.get(lambda: bind(kernel, *arguments), (kernel,) + arguments)
+
+    def _kept(self, key, objects, make):
+        """`make()`, made once for `key` while `objects` (by identity) stay what it was made from;
+        at most VIEWS_KEPT are kept."""
+        found = self._views.get(key)
+        if found is None or not all(map(operator.is_, found[0], objects)):
+            if len(self._views) >= VIEWS_KEPT:
+                self._views.clear()
+            found = self._views[key] = (objects, make())
+        return found[1]
 
 
 def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, relax_iterations=None,
@@ -895,7 +982,7 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
     padded = room.padded[:B + 1]      # + the static dummy body (`_pgs`)
     padded[:-1] = velocity
     padded[-1] = 0.0
-    targets = Targets(np.ascontiguousarray(rows.target, float), np.ascontiguousarray(rows.relax, float),
+    targets = Targets(_as(rows.target, float), _as(rows.relax, float),
                       _NO_RESTITUTION if restitution is None else np.ascontiguousarray(restitution, float))
     stages = Stages(int(iterations), int(iterations if relax_iterations is None else relax_iterations), float(sor),
                     bool(warm), bool(relax), most, float(tolerance), bool(fresh))
@@ -904,7 +991,13 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
     # parts in the same order (the same bits) without a parallel region to enter every sweep.
     parallel = side is not None and numba.get_num_threads() > 1
     stages_kernel = _solve_stages_parallel if parallel else _solve_stages
-    side = room.side[:B] if side is None else np.ascontiguousarray(side, np.int64)
+    if buffers is not None and restitution is None and targets.solve is rows.target and targets.relax is rows.relax \
+            and prepared.system() is prepared._system:
+        # (the same call, its arguments kept where they are the rows' own arrays: `stages_call`)
+        call = buffers.stages_call(stages_kernel, prepared, stages, B, None if side is None else _as(side, np.int64))
+        residual, velocity_solve, velocity_relax = call()
+        return Solution(velocity_solve, velocity_relax, residual, padded[:-1])
+    side = room.side[:B] if side is None else _as(side, np.int64)
     residual, velocity_solve, velocity_relax = stages_kernel(prepared.system(), targets, stages, padded, side, room)
     return Solution(velocity_solve, velocity_relax, residual, padded[:-1])
 

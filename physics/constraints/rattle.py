@@ -115,12 +115,11 @@ with partial pivoting inside each joint's block (`physics.constraints.joint_grap
 Conventions: B solver bodies, world frame, velocities (B, 6) [v, ω]; static sides (−1) drop out.
 """
 import math
-import operator
 from typing import NamedTuple
 
 import numpy as np
 from numba import prange
-from physics.core.compiled import bind, generation, kernel
+from physics.core.compiled import BoundCalls, bind, kernel
 from physics.core.threads import ThreadChoice
 
 from physics.constraints.joint_graph import Factors, JointGraph, assemble, assemble_diagonal, assemble_terms, backward, \
@@ -413,7 +412,7 @@ class JointBodies:
         # … and the projections' outputs where a caller gives none (`positions`, `velocities`)
         self.dx, self.dtheta, self.impulse = np.empty((bodies, 3)), np.empty((bodies, 3)), np.empty((bodies, 6))
         self.dv, self.stats = np.empty((bodies, 6)), np.zeros(POSITION_STATS)
-        self._bound, self._bound_generation, self._last = {}, -1, {}
+        self._calls = BoundCalls(BOUND_CALLS)
         # a split graph's halves are factored on one thread or two, whichever is faster now
         # (`_split_factor_and_solve`; the same bits on both), judged apart for each projection by its time a
         # factorization (a position projection's also evaluates the rows, and solves by chords; one that
@@ -432,25 +431,12 @@ class JointBodies:
     @property
     def bound_calls(self):
         """How many bound calls this bundle keeps (`bound`)."""
-        return len(self._bound)
+        return len(self._calls)
 
     def bound(self, make, objects, *values):
         """The bound call `make()` (physics.core.compiled.bind) for these `objects` (by identity) and
-        `values`: made once, and again when a kernel gained a compiled version (`generation`). The
-        objects are held with their call, so no id in a key is reused while it is kept."""
-        if self._bound_generation != generation() or len(self._bound) > BOUND_CALLS:
-            self._bound, self._bound_generation, self._last = {}, generation(), {}
-        # the last call made for these values, where its objects are these (a sub-step asks for the
-        # same few again and again: cheaper than the key of every object's id)
-        last = self._last.get(values)
-        if last is not None and all(map(operator.is_, last[1], objects)):
-            return last[0]
-        key = tuple(map(id, objects)) + values
-        found = self._bound.get(key)
-        if found is None:
-            found = self._bound[key] = (make(), objects)
-        self._last[values] = found
-        return found[0]
+        `values` (`physics.core.compiled.BoundCalls`)."""
+        return self._calls.get(make, objects, *values)
 
     def geometry(self, joints, centre, rotation, rows):
         """`joint_geometry` of `joints` at these poses (centre (B, 3), rotation (B, 3, 3), arrays the

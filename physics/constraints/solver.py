@@ -33,8 +33,8 @@ from physics.constraints.constraints import BOUNCE_THRESHOLD, SLOP, BodyMotion, 
     RowArrays, beta_from_erp, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.constraints.joints import ACTUATED, DRIVE, LIMIT, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints, \
     coordinate_inverse_inertia, coordinate_rates
-from physics.constraints.gauss_seidel import PARALLEL_MIN, Prepared, PreparedBuffers, SolveBuffers, element_count, halves, \
-    prepare, solve, sweep
+from physics.constraints.gauss_seidel import PARALLEL_MIN, VIEWS_KEPT, Prepared, PreparedBuffers, SolveBuffers, \
+    element_count, halves, prepare, solve, sweep
 from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost, forest
 from physics.constraints.rattle import NEVER, JointBodies
@@ -821,6 +821,8 @@ class SceneSolver:
         self._solved = SolveBuffers()       # the room of the sub-step's solve (its `Solution`, until the next solve)
         self._halves_room = None        # `halves`' arrays for B bodies (its side is the sub-step's, `PreparedStep.side`)
         self._rows_room = empty_row_arrays(0)   # the room of the sub-step's rows with contacts (`_contact_stage`)
+        self._contact_views = {}                # its rows' views by count (`_contact_row_views`)
+        self._no_rows = Rows.empty()            # a sub-step's rows where it has none (one object: `_contact_row_views`)
         self._limit_easing = 0.0                # the last prepare's largest soft-limit slack (`limit_easing`)
         self._row_arrays = None                 # (the joints' Rows, their RowArrays): `_row_arrays_of`
         self._warm_room = np.zeros(0)           # a deep sub-step's warm start, to solve again from (`solve`)
@@ -1009,7 +1011,7 @@ class SceneSolver:
                 rows, bounce, cold_start, deep = self._contact_rows(c, centre, velocity, world, h, lead, beta,
                                                                     softness, settings, joint_rows)
         if rows is None:
-            rows = joint_rows if joint_rows is not None else Rows.empty()
+            rows = joint_rows if joint_rows is not None else self._no_rows
         alone = alone and rows is joint_rows     # (no contact row)
         # the two halves the sweeps solve on two cores, where the sweep has PARALLEL_MIN elements
         # (rows, blocks or manifolds: what `partition_elements` counts) or more; a smaller one is
@@ -1065,7 +1067,20 @@ class SceneSolver:
             may = np.flatnonzero(np.isfinite(bounce.approach))
             offset = len(first.target)
             may_bounce = (offset + 3 * may + 2, bounce.approach[may], bounce.static_normal[may], -c.depth[may], e[may])
-        return Rows(*arrays), may_bounce, cold_start, deep
+        return self._contact_row_views(len(arrays.target)), may_bounce, cold_start, deep
+
+    def _contact_row_views(self, n):
+        """The `Rows` of the first n rows of the contact rows' room (`_contact_stage` wrote them),
+        made once for each count and room: the same object while the count stays, so that the
+        solve's calls bound to it (`physics.constraints.gauss_seidel.SolveBuffers`) are found
+        again. At most VIEWS_KEPT counts are kept."""
+        found = self._contact_views.get(n)
+        if found is None or found[0] is not self._rows_room:
+            if len(self._contact_views) >= VIEWS_KEPT:
+                self._contact_views.clear()
+            room = self._rows_room
+            found = self._contact_views[n] = (room, Rows(*(a[:n] for a in room)))
+        return found[1]
 
     def overlaps(self, world):
         """The shape pairs that may collide and overlap by more than OVERLAP_TOLERANCE at the poses

@@ -127,6 +127,7 @@ import copy
 import functools
 import hashlib
 import json
+import operator
 import os
 import pickle
 import sys
@@ -537,6 +538,38 @@ def bind(function, *args):
         if overload is not None:
             return functools.partial(overload.entry_point, *args)
     return functools.partial(function, *args)
+
+
+class BoundCalls:
+    """Bound calls (`bind`) kept by what they are made from, for an owner whose arguments live
+    from call to call: arrays and bundles of them (by identity, held with their call, so that no
+    id in a key is reused while it is kept) and numbers (by value). Made once each, and all made
+    again when a kernel gained a compiled version (`generation`) or more than `limit` are kept (a
+    caller passing fresh arrays each time)."""
+
+    def __init__(self, limit):
+        self.limit = limit
+        self._calls, self._generation, self._last = {}, -1, {}
+
+    def __len__(self):
+        return len(self._calls)
+
+    def get(self, make, objects, *values):
+        """The bound call `make()` for these `objects` (a tuple, by identity) and `values` (hashable,
+        by value)."""
+        if self._generation != _generation or len(self._calls) > self.limit:
+            self._calls, self._generation, self._last = {}, _generation, {}
+        # the last call made for these values, where its objects are these (an owner asks for the
+        # same few again and again: cheaper than the key of every object's id)
+        last = self._last.get(values)
+        if last is not None and all(map(operator.is_, last[1], objects)):
+            return last[0]
+        key = tuple(map(id, objects)) + values
+        found = self._calls.get(key)
+        if found is None:
+            found = self._calls[key] = (make(), objects)
+        self._last[values] = found
+        return found[0]
 
 
 class Kernel(CPUDispatcher):
