@@ -74,6 +74,10 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    and returns the call going straight to the compiled version (`physics.pipeline.stages.Workspace.calls`);
    a call bound before its kernel was compiled runs through the kernel as usual (interpreted, or
    compiled then) until it is bound again, which its owner does when `generation()` changes.
+   Where the arguments are views cut to a sub-step's size from room kept between sub-steps, their
+   owner keeps the views by count and the calls by what they are made from (`BoundCalls`: the
+   joints' `physics.constraints.rattle.JointBodies`, the solver's `PreparedBuffers` and
+   `SolveBuffers`), so that a sub-step whose counts are the last one's finds its calls again.
 
 8. **Parallel regions only where Python calls them.** A kernel that calls a `parallel=True` kernel
    of another module links that kernel's region into its own code, and a caller compiled in a
