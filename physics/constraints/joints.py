@@ -435,6 +435,12 @@ def joint_geometry(model, centre, rotation, out):
                     out.jacobian[j, slot, 0, :] = 0.0
 
 
+def limit_easing(h):
+    """exp(−|h|/τ), τ = LIMIT_EASING_TIME: how much of a joint's excess past its limit a step of
+    length h may leave (`Joints.limit_slack`)."""
+    return math.exp(-abs(h) / LIMIT_EASING_TIME)
+
+
 @kernel(refcounts=False)
 def fill_limit_slack(geometry, easing, out):
     """out (J,) ← easing × max(−C, 0) of each joint's limit row in `geometry` where it is an active
@@ -706,7 +712,7 @@ class Joints:
         gained thousands of joules that way). Into `out` (J,) if given (one compiled pass,
         `fill_limit_slack`). -> (out, its largest value, 0 where there is none)."""
         out = np.empty(len(self.kind)) if out is None else out
-        return out, fill_limit_slack(geometry, math.exp(-abs(h) / LIMIT_EASING_TIME), out)
+        return out, fill_limit_slack(geometry, limit_easing(h), out)
 
     def coordinates(self, centre, rotation):
         """(J,) each hinge's and slider's coordinate q at the bodies' poses (centre (B, 3), rotation

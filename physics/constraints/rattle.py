@@ -125,7 +125,8 @@ from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import Factors, JointGraph, assemble, assemble_diagonal, assemble_terms, backward, \
     eliminate, factor_and_solve, finish, forward, gather, scatter, solve_factored, solve_separator, structure
 from physics.constraints.joints import AXIS, HINGE, LIMIT, ROWS_PER_JOINT, SPRING, JointGeometry, JointModel, JointTerms, \
-    fill_joint_rows, fill_joint_terms, joint_geometry, joint_geometry_arrays, joint_row_arrays, no_terms, rows_of
+    fill_joint_rows, fill_joint_terms, fill_limit_slack, joint_geometry, joint_geometry_arrays, joint_row_arrays, \
+    limit_easing, no_terms, rows_of
 from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
     store33, sub, transpose
 
@@ -460,6 +461,13 @@ class JointBodies:
         if views is None or views[0] is not self.row_arrays:
             views = self._row_views[count] = (self.row_arrays, rows_of(*self.row_arrays, count))
         return views[1]
+
+    def fill_limit_slack(self, joints, geometry, h):
+        """`Joints.limit_slack` of `geometry` (the start's rows, `start_rows`) for a step of length h
+        into `limit_slack`, through a call bound to them; -> its largest value (0 where none)."""
+        easing = limit_easing(h)
+        return self.bound(lambda: bind(fill_limit_slack, geometry, easing, self.limit_slack),
+                          (joints, geometry), "limit slack", easing)()
 
     def fill_terms(self, joints, exact, control, velocity):
         """This sub-step's `JointTerms` into `terms` (`fill_joint_terms` through a bound call): the

@@ -455,8 +455,9 @@ def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, be
     stored: `StoredImpulses`; params: `ContactParams`; before: `RowArrays` of the rows that come
     first (the joints', J of them; none: empty), copied to the front of the rows returned, so that the
     sub-step's rows are made in one piece, in `room` (`RowArrays` with room for J + 3 kept rows or
-    more: the solver's, kept). Returns (kept, how many may bounce, the rows
-    (`RowArrays`, J + 3 kept, views of room's), their `PointBounce` (kept,), e (kept,), whether the step is a cold start: warm
+    more: the solver's, kept). Returns (kept, how many may bounce, the rows (`RowArrays`, J + 3 kept,
+    views of room's; none where no point is kept), their `PointBounce` (kept,), e (kept,), whether
+    the step is a cold start: warm
     starting on and more than half the touching points (depth > −slop) new, with nothing stored
     to start from (a point stored with an impulse of 0, a wheel resting on the ground under no load,
     is not new), `COLD_START_SWEEPS`; whether a point is deeper than DEEP_OVERLAP)."""
@@ -469,7 +470,7 @@ def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, be
     if params.warm:
         found = lookup_impulses(stored, c.shape_a[:kept], c.shape_b[:kept], c.feature[:kept], c.point[:kept],
                                 c.normal[:kept], warm)
-    J = before.body.shape[0]
+    J = before.body.shape[0] if kept else 0     # (no point kept: no rows, the joints' not copied either)
     n = J + 3 * kept
     rows = RowArrays(room.body[:n], room.jacobian[:n], room.target[:n], room.relax[:n], room.lower[:n], room.upper[:n],
                      room.softness[:n], room.mu[:n], room.impulse[:n], room.block[:n])
@@ -537,6 +538,17 @@ def _keep_reachable(c, bodies, nodes, params):
             point[kept], normal[kept], body[kept], surface[kept] = point[m], normal[m], body[m], surface[m]
         kept += 1
     return kept, body, surface
+
+
+@kernel
+def _reachable_contact_stage(c, bodies, nodes, materials, stored, params, before, room):
+    """`_keep_reachable`, then `_contact_stage` of the points kept, in one compiled call (each
+    bundle typed once: numba types every argument of a call from Python, and the two calls apart
+    typed the points, the bodies and the constants twice, about 10 µs a sub-step of the ant on the
+    floor); room (`RowArrays`) has room for the rows `before` and 3 rows a point of c. Returns
+    `_contact_stage`'s results, (0, 0, and its others for no point) where no point is kept."""
+    kept, body, surface = _keep_reachable(c, bodies, nodes, params)
+    return _contact_stage(c, kept, body, surface, bodies, materials, stored, params, before, room)
 
 
 _NO_ROWS = RowArrays(np.zeros((0, 2), np.int64), np.zeros((0, 2, 6)), *(np.zeros(0) for _ in range(7)),
@@ -969,7 +981,7 @@ class SceneSolver:
             limit_slack, frame_speed = None, None
             if self.joints_limited:
                 limit_slack = bodies.limit_slack
-                _, self._limit_easing = self.joints.limit_slack(geometry, h, limit_slack)
+                self._limit_easing = bodies.fill_limit_slack(self.joints, geometry, h)
             if self._any_framed:
                 frame_speed = bodies.frame_speed
                 np.copyto(frame_speed, geometry.frame_speed)
@@ -1049,19 +1061,18 @@ class SceneSolver:
         bodies = SolverBodies(self.body_of_node, centre, velocity)
         params = ContactParams(h, lead, SPECULATIVE + math.hypot(*settings.gravity) * h * h, bool(settings.warm_start),
                                beta, SLOP, BOUNCE_THRESHOLD, softness, settings.max_contact_push_speed)
-        kept, body, surface = _keep_reachable(points, bodies, self._node_motion(world), params)
+        first = _NO_ROWS if before is None else self._row_arrays_of(before)
+        rows = len(first.target) + 3 * len(c)     # (at most: the points kept are found in the call)
+        if len(self._rows_room.target) < rows:     # (room for twice as many)
+            self._rows_room = empty_row_arrays(2 * rows)
+        kept, bounces, arrays, bounce, e, cold_start, deep = _reachable_contact_stage(
+            points, bodies, self._node_motion(world), self._materials, self.cache.stored(), params, first,
+            self._rows_room)
         if kept < len(c):
             c = c.take(slice(kept))
         self.contacts = c
-        if not kept:    # (none within reach: no rows, and the rows call's dozen arrays are not made)
+        if not kept:    # (none within reach: no rows)
             return None, None, False, False
-        first = _NO_ROWS if before is None else self._row_arrays_of(before)
-        rows = len(first.target) + 3 * kept
-        if len(self._rows_room.target) < rows:     # (room for twice as many)
-            self._rows_room = empty_row_arrays(2 * rows)
-        _, bounces, arrays, bounce, e, cold_start, deep = _contact_stage(points, kept, body, surface, bodies,
-                                                                          self._materials, self.cache.stored(), params,
-                                                                          first, self._rows_room)
         may_bounce = None
         if bounces:     # points approaching faster than BOUNCE_THRESHOLD with e > 0 (rare)
             may = np.flatnonzero(np.isfinite(bounce.approach))
