@@ -72,7 +72,7 @@ ROBOTS_PROSE = (
     "passes), the bodies' moves and carried velocities, a retry's undo of the whole world (one copy of "
     "its rows), the shapes' placement, and the broad phase (a brute force over the filter's pairs, or the"
     " grid). So are the rows' effective masses and the velocity solve, to views of the solver's kept room "
-    "that are kept by count themselves (`physics.core.compiled.BoundCalls`: the rows of a count, their "
+    "that are kept by count themselves (`physics.core.compiled.Memo`: the rows of a count, their "
     "effective masses' arrays, the solve's targets and stages, made once and found again), so that a "
     "sub-step whose counts are the last one's types none of their bundles: on the ant, standing on its "
     "four feet, their fingerprints would take numba some 22 µs a sub-step. The joints' soft limits are bound "

@@ -464,18 +464,19 @@ def test_a_bound_call_goes_through_the_kernel_until_it_is_compiled_then_straight
     assert out[0] == 8.0
 
 
-def test_bound_calls_are_kept_by_their_objects_identity_and_their_values(monkeypatch):
-    """`BoundCalls` makes a call once for the same objects (by identity) and values, again for an
-    equal but other object or another value, and all of them again once a kernel gained a
-    compiled version (`generation` moved) or more than its limit are kept."""
-    from physics.core.compiled import BoundCalls
+def test_a_memo_keeps_what_it_made_by_its_objects_identity_and_its_values(monkeypatch):
+    """`Memo` (bound calls, views of kept room) makes an object once for the same objects (by
+    identity) and values, again for an equal but other object or another value, and all of them
+    again once a kernel gained a compiled version (`generation` moved: a bound call then goes
+    straight to it) or more than its limit are kept."""
+    from physics.core.compiled import Memo
     made = []
 
     def make():
         made.append(object())
         return made[-1]
 
-    calls = BoundCalls(limit=3)
+    calls = Memo(limit=3)
     a, b = np.zeros(2), np.zeros(2)
     first = calls.get(make, (a,), 1.0)
     assert calls.get(make, (a,), 1.0) is first and len(made) == 1

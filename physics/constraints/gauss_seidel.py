@@ -37,14 +37,13 @@ Conventions: R rows, B bodies; velocities (B, 6) [v, ω] world frame; every kern
 the rows as one `RowSystem` bundle. In a sweep the velocity array has one more row, the static
 dummy body B (zero velocity), which `RowSystem.slot` maps static sides to.
 """
-import operator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numba
 import numpy as np
 from numba import prange
-from physics.core.compiled import BoundCalls, bind, kernel
+from physics.core.compiled import Memo, bind, kernel
 from physics.containers.stable_order import stable_order
 
 from physics.constraints.constraints import IN_BLOCK, MANIFOLD, TRIPLE, Rows
@@ -749,21 +748,16 @@ class PreparedBuffers:
 
     def __init__(self):
         self.arrays = prepared_arrays(0, 0)
-        self._kept = {}         # id(rows), R, manifolds -> (rows, arrays, `Prepared`)
-        self.calls = BoundCalls(VIEWS_KEPT)     # `_prepare_rows`' (`_fill_prepared`)
+        self._views = Memo(VIEWS_KEPT)      # a `Prepared` by rows, counts and room (`prepared`)
+        self.calls = Memo(VIEWS_KEPT)       # `_prepare_rows`' bound calls (`_fill_prepared`)
 
     def prepared(self, rows, R, used):
         """The `Prepared` of `rows` (R rows, `used` manifolds) over these arrays, made once for each
         rows object, count and room: a caller whose rows are views kept by count (the solver's)
         gets the same `Prepared` and `RowSystem` each sub-step, and a call bound to them
         (`SolveBuffers.stages_call`) types nothing. At most VIEWS_KEPT are kept."""
-        key = (id(rows), R, used)
-        found = self._kept.get(key)
-        if found is None or found[0] is not rows or found[1] is not self.arrays:
-            if len(self._kept) >= VIEWS_KEPT:
-                self._kept.clear()
-            found = self._kept[key] = (rows, self.arrays, _prepared_views(rows, self.arrays, R, used))
-        return found[2]
+        out = self.arrays
+        return self._views.get(lambda: _prepared_views(rows, out, R, used), (rows, out), R, used)
 
 
 def prepare(rows, inverse_mass, inverse_inertia_world, buffers=None):
@@ -905,8 +899,8 @@ class SolveBuffers:
 
     def __init__(self):
         self.arrays = solve_room(0, 0)
-        self._views = {}        # `_kept`'s: key -> (the objects it was made from, the object)
-        self._calls = BoundCalls(VIEWS_KEPT)
+        self._views = Memo(VIEWS_KEPT)      # the solve's targets, stages and views (`stages_call`) …
+        self._calls = Memo(VIEWS_KEPT)      # … and its calls bound to them
 
     def room(self, bodies, rows, sweeps=0):
         """The kept room, grown first where it holds fewer than `bodies` bodies, `rows` rows or
@@ -919,7 +913,7 @@ class SolveBuffers:
 
     def stages_call(self, kernel, prepared, stages, bodies, side):
         """`kernel(prepared.system(), targets, stages, padded, side, room)` (`_solve_stages` or its
-        two-thread twin) as a bound call (physics.core.compiled.BoundCalls) in this room, for a
+        two-thread twin) as a bound call (physics.core.compiled.Memo) in this room, for a
         solve without restitution targets: the targets of `prepared`'s rows, the padded velocities
         of `bodies` bodies, and `side` (B,) int64 or None (this room's zeros) are made once for
         each rows object, count and room, and `stages` (`Stages`) once for its values, so that a
@@ -929,24 +923,15 @@ class SolveBuffers:
         room = self.arrays
         rows = prepared.rows
         system = prepared.system()
-        targets = self._kept(("targets", id(rows)), (rows, rows.target, rows.relax),
-                             lambda: Targets(rows.target, rows.relax, _NO_RESTITUTION))
-        stages = self._kept(("stages", stages), (), lambda: stages)
-        padded = self._kept(("padded", bodies), (room,), lambda: room.padded[:bodies + 1])
+        views = self._views
+        targets = views.get(lambda: Targets(rows.target, rows.relax, _NO_RESTITUTION), (rows, rows.target, rows.relax),
+                            "targets")
+        stages = views.get(lambda: stages, (), "stages", stages)
+        padded = views.get(lambda: room.padded[:bodies + 1], (room,), "padded", bodies)
         if side is None:
-            side = self._kept(("side", bodies), (room,), lambda: room.side[:bodies])
+            side = views.get(lambda: room.side[:bodies], (room,), "side", bodies)
         arguments = (system, targets, stages, padded, side, room)
         return self._calls.get(lambda: bind(kernel, *arguments), (kernel,) + arguments)
-
-    def _kept(self, key, objects, make):
-        """`make()`, made once for `key` while `objects` (by identity) stay what it was made from;
-        at most VIEWS_KEPT are kept."""
-        found = self._views.get(key)
-        if found is None or not all(map(operator.is_, found[0], objects)):
-            if len(self._views) >= VIEWS_KEPT:
-                self._views.clear()
-            found = self._views[key] = (objects, make())
-        return found[1]
 
 
 def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, relax_iterations=None,

@@ -119,7 +119,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import prange
-from physics.core.compiled import BoundCalls, bind, kernel
+from physics.core.compiled import Memo, bind, kernel
 from physics.core.threads import ThreadChoice
 
 from physics.constraints.joint_graph import Factors, JointGraph, assemble, assemble_diagonal, assemble_terms, backward, \
@@ -130,7 +130,7 @@ from physics.constraints.joints import AXIS, HINGE, LIMIT, ROWS_PER_JOINT, SPRIN
 from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
     store33, sub, transpose
 
-BOUND_CALLS = 32            # `JointBodies`' bound calls kept at most (a caller passing fresh arrays each time)
+BOUND_CALLS = 32            # `JointBodies`' bound calls (and its rows' views) kept at most (a caller passing fresh arrays each time)
 NEWTON_ITERATIONS = 10     # at most; the chain's whip crack needs 3–4, a quiet step 1–2
 TOLERANCE = 1e-12           # m (rad): the largest row error left after the projection
 STALL = 0.25                # a Newton iteration that leaves more than this of the error has stalled
@@ -409,11 +409,11 @@ class JointBodies:
         self.terms = JointTerms(np.zeros(J, np.bool_), np.zeros(J, np.bool_), *(np.zeros(J) for _ in range(6)))
         self.frame_speed = np.zeros((J, ROWS_PER_JOINT))
         self.row_arrays = joint_row_arrays(J)       # the start's rows and their slots (`rows`) …
-        self._row_views = {}                        # … and their views by count
+        self._row_views = Memo(BOUND_CALLS)         # … and their views by count
         # … and the projections' outputs where a caller gives none (`positions`, `velocities`)
         self.dx, self.dtheta, self.impulse = np.empty((bodies, 3)), np.empty((bodies, 3)), np.empty((bodies, 6))
         self.dv, self.stats = np.empty((bodies, 6)), np.zeros(POSITION_STATS)
-        self._calls = BoundCalls(BOUND_CALLS)
+        self._calls = Memo(BOUND_CALLS)
         # a split graph's halves are factored on one thread or two, whichever is faster now
         # (`_split_factor_and_solve`; the same bits on both), judged apart for each projection by its time a
         # factorization (a position projection's also evaluates the rows, and solves by chords; one that
@@ -436,7 +436,7 @@ class JointBodies:
 
     def bound(self, make, objects, *values):
         """The bound call `make()` (physics.core.compiled.bind) for these `objects` (by identity) and
-        `values` (`physics.core.compiled.BoundCalls`)."""
+        `values` (`physics.core.compiled.Memo`)."""
         return self._calls.get(make, objects, *values)
 
     def geometry(self, joints, centre, rotation, rows):
@@ -457,10 +457,7 @@ class JointBodies:
             self.start_rows, h, beta, 0.0, softness, control, velocity, True, terms, self.row_arrays)),
             (joints, control, velocity, terms), "rows", float(h), float(beta), float(softness))
         count = call()
-        views = self._row_views.get(count)
-        if views is None or views[0] is not self.row_arrays:
-            views = self._row_views[count] = (self.row_arrays, rows_of(*self.row_arrays, count))
-        return views[1]
+        return self._row_views.get(lambda: rows_of(*self.row_arrays, count), (self.row_arrays,), count)
 
     def fill_limit_slack(self, joints, geometry, h):
         """`Joints.limit_slack` of `geometry` (the start's rows, `start_rows`) for a step of length h

@@ -22,7 +22,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from physics.core.compiled import bind, generation, kernel
+from physics.core.compiled import Memo, bind, generation, kernel
 
 from physics.core import profile
 from physics.collision.broadphase import TooManyPairs, brute_force, candidate_pairs, collision_filter, grid_capacity, \
@@ -833,7 +833,7 @@ class SceneSolver:
         self._solved = SolveBuffers()       # the room of the sub-step's solve (its `Solution`, until the next solve)
         self._halves_room = None        # `halves`' arrays for B bodies (its side is the sub-step's, `PreparedStep.side`)
         self._rows_room = empty_row_arrays(0)   # the room of the sub-step's rows with contacts (`_contact_stage`)
-        self._contact_views = {}                # its rows' views by count (`_contact_row_views`)
+        self._contact_views = Memo(VIEWS_KEPT)  # its rows' views by count (`_contact_row_views`)
         self._no_rows = Rows.empty()            # a sub-step's rows where it has none (one object: `_contact_row_views`)
         self._limit_easing = 0.0                # the last prepare's largest soft-limit slack (`limit_easing`)
         self._row_arrays = None                 # (the joints' Rows, their RowArrays): `_row_arrays_of`
@@ -1085,13 +1085,8 @@ class SceneSolver:
         made once for each count and room: the same object while the count stays, so that the
         solve's calls bound to it (`physics.constraints.gauss_seidel.SolveBuffers`) are found
         again. At most VIEWS_KEPT counts are kept."""
-        found = self._contact_views.get(n)
-        if found is None or found[0] is not self._rows_room:
-            if len(self._contact_views) >= VIEWS_KEPT:
-                self._contact_views.clear()
-            room = self._rows_room
-            found = self._contact_views[n] = (room, Rows(*(a[:n] for a in room)))
-        return found[1]
+        room = self._rows_room
+        return self._contact_views.get(lambda: Rows(*(a[:n] for a in room)), (room,), n)
 
     def overlaps(self, world):
         """The shape pairs that may collide and overlap by more than OVERLAP_TOLERANCE at the poses

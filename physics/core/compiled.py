@@ -75,7 +75,7 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    a call bound before its kernel was compiled runs through the kernel as usual (interpreted, or
    compiled then) until it is bound again, which its owner does when `generation()` changes.
    Where the arguments are views cut to a sub-step's size from room kept between sub-steps, their
-   owner keeps the views by count and the calls by what they are made from (`BoundCalls`: the
+   owner keeps the views by count and the calls by what they are made from (`Memo`: the
    joints' `physics.constraints.rattle.JointBodies`, the solver's `PreparedBuffers` and
    `SolveBuffers`), so that a sub-step whose counts are the last one's finds its calls again.
 
@@ -544,34 +544,34 @@ def bind(function, *args):
     return functools.partial(function, *args)
 
 
-class BoundCalls:
-    """Bound calls (`bind`) kept by what they are made from, for an owner whose arguments live
-    from call to call: arrays and bundles of them (by identity, held with their call, so that no
-    id in a key is reused while it is kept) and numbers (by value). Made once each, and all made
-    again when a kernel gained a compiled version (`generation`) or more than `limit` are kept (a
-    caller passing fresh arrays each time)."""
+class Memo:
+    """Objects made once from others, for an owner whose arguments live from call to call: bound
+    calls (`bind`) and the views of kept room they are bound to. `get(make, objects, *values)` is
+    `make()` made once for these objects (by identity, held with what was made, so that no id in
+    a key is reused while it is kept) and values (by value); all are made again once a kernel
+    gained a compiled version (`generation`: a bound call then goes straight to it) or more than
+    `limit` are kept (a caller passing fresh objects each time)."""
 
     def __init__(self, limit):
         self.limit = limit
-        self._calls, self._generation, self._last = {}, -1, {}
+        self._made, self._generation, self._last = {}, -1, {}
 
     def __len__(self):
-        return len(self._calls)
+        return len(self._made)
 
     def get(self, make, objects, *values):
-        """The bound call `make()` for these `objects` (a tuple, by identity) and `values` (hashable,
-        by value)."""
-        if self._generation != _generation or len(self._calls) > self.limit:
-            self._calls, self._generation, self._last = {}, _generation, {}
+        """`make()` for these `objects` (a tuple, by identity) and `values` (hashable, by value)."""
+        if self._generation != _generation or len(self._made) > self.limit:
+            self._made, self._generation, self._last = {}, _generation, {}
         # the last call made for these values, where its objects are these (an owner asks for the
         # same few again and again: cheaper than the key of every object's id)
         last = self._last.get(values)
         if last is not None and all(map(operator.is_, last[1], objects)):
             return last[0]
         key = tuple(map(id, objects)) + values
-        found = self._calls.get(key)
+        found = self._made.get(key)
         if found is None:
-            found = self._calls[key] = (make(), objects)
+            found = self._made[key] = (make(), objects)
         self._last[values] = found
         return found[0]
 
