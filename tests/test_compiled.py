@@ -490,6 +490,26 @@ def test_a_memo_keeps_what_it_made_by_its_objects_identity_and_its_values(monkey
     assert len(calls) <= 3 + 1
 
 
+def test_a_memo_finds_what_it_made_last_for_the_same_objects_and_values_and_nothing_else(monkeypatch):
+    """`Memo.find` (a hot path's first ask, before it makes its closure) gives what `get` made last
+    for these values where the objects are the same ones, and None for others, for other values
+    and for anything before it was made or after a kernel gained a compiled version."""
+    from physics.core.compiled import Memo
+    calls = Memo(limit=8)
+    a, b = np.zeros(2), np.zeros(2)
+    assert calls.find((a,), "rows", 1.0) is None
+    made = calls.get(object, (a,), "rows", 1.0)
+    assert calls.find((a,), "rows", 1.0) is made
+    assert calls.find((b,), "rows", 1.0) is None            # equal, not the same
+    assert calls.find((a,), "rows", 2.0) is None            # another value
+    assert calls.find((a, b), "rows", 1.0) is None          # more objects than it was made for
+    other = calls.get(object, (b,), "rows", 1.0)
+    assert calls.find((b,), "rows", 1.0) is other and calls.find((a,), "rows", 1.0) is None     # the last only
+    assert calls.get(object, (a,), "rows", 1.0) is made     # (still kept: `get` finds it by the objects' ids)
+    monkeypatch.setattr(compiled, "_generation", compiled.generation() + 1)
+    assert calls.find((a,), "rows", 1.0) is None and len(calls) == 0
+
+
 def test_the_steps_kernel_calls_over_the_workspace_are_bound_to_their_compiled_versions():
     """Once the Workspace's calls have run (the tank: contacts, kinematic and carried bodies, and
     its cargo asleep from about 1 s on), each call whose kernel has a compiled version is bound to

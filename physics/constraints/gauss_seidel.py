@@ -757,7 +757,8 @@ class PreparedBuffers:
         gets the same `Prepared` and `RowSystem` each sub-step, and a call bound to them
         (`SolveBuffers.stages_call`) types nothing. At most VIEWS_KEPT are kept."""
         out = self.arrays
-        return self._views.get(lambda: _prepared_views(rows, out, R, used), (rows, out), R, used)
+        return self._views.find((rows, out), R, used) or self._views.get(lambda: _prepared_views(rows, out, R, used),
+                                                                          (rows, out), R, used)
 
 
 def prepare(rows, inverse_mass, inverse_inertia_world, buffers=None):
@@ -787,7 +788,8 @@ def _fill_prepared(arguments, out, buffers):
     if buffers is None:
         return _prepare_rows(*arguments, out)
     arguments = arguments + (out,)      # (a copy made for a call is another object each time: bound anew)
-    return buffers.calls.get(lambda: bind(_prepare_rows, *arguments), arguments)()
+    call = buffers.calls.find(arguments) or buffers.calls.get(lambda: bind(_prepare_rows, *arguments), arguments)
+    return call()
 
 
 def _prepared_views(rows, out, R, used):
@@ -924,14 +926,20 @@ class SolveBuffers:
         rows = prepared.rows
         system = prepared.system()
         views = self._views
-        targets = views.get(lambda: Targets(rows.target, rows.relax, _NO_RESTITUTION), (rows, rows.target, rows.relax),
-                            "targets")
-        stages = views.get(lambda: stages, (), "stages", stages)
-        padded = views.get(lambda: room.padded[:bodies + 1], (room,), "padded", bodies)
+        # (each `find` first: a closure is an allocation of its own, made only where nothing is found)
+        objects = (rows, rows.target, rows.relax)
+        targets = views.find(objects, "targets") or views.get(
+            lambda: Targets(rows.target, rows.relax, _NO_RESTITUTION), objects, "targets")
+        stages = views.find((), "stages", stages) or views.get(lambda: stages, (), "stages", stages)
+        padded = views.find((room,), "padded", bodies)
+        if padded is None:
+            padded = views.get(lambda: room.padded[:bodies + 1], (room,), "padded", bodies)
         if side is None:
-            side = views.get(lambda: room.side[:bodies], (room,), "side", bodies)
-        arguments = (system, targets, stages, padded, side, room)
-        return self._calls.get(lambda: bind(kernel, *arguments), (kernel,) + arguments)
+            side = views.find((room,), "side", bodies)
+            if side is None:
+                side = views.get(lambda: room.side[:bodies], (room,), "side", bodies)
+        objects = (kernel, system, targets, stages, padded, side, room)
+        return self._calls.find(objects) or self._calls.get(lambda: bind(*objects), objects)
 
 
 def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, relax_iterations=None,

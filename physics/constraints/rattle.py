@@ -439,12 +439,19 @@ class JointBodies:
         `values` (`physics.core.compiled.Memo`)."""
         return self._calls.get(make, objects, *values)
 
+    def found(self, objects, *values):
+        """The bound call `bound` made for these `objects` and `values`, or None (`Memo.find`: the
+        calls below make their `make` only where nothing is found)."""
+        return self._calls.find(objects, *values)
+
     def geometry(self, joints, centre, rotation, rows):
         """`joint_geometry` of `joints` at these poses (centre (B, 3), rotation (B, 3, 3), arrays the
         caller writes in place: the Workspace's solver bodies) into `rows`, one of this bundle's
         (`start_rows`; `velocity_rows` as scratch between projections), through a bound call."""
-        self.bound(lambda: bind(joint_geometry, joints.model(), centre, rotation, rows),
-                   (joints, centre, rotation, rows), "geometry")()
+        objects = (joints, centre, rotation, rows)
+        call = self.found(objects, "geometry") or self.bound(
+            lambda: bind(joint_geometry, joints.model(), centre, rotation, rows), objects, "geometry")
+        call()
         return rows
 
     def rows(self, joints, h, beta, softness, control, velocity, terms):
@@ -453,29 +460,37 @@ class JointBodies:
         call (`SceneSolver.prepare`'s rows live for its sub-step). The call is found by what its
         arguments are made from (the arrays by identity: `Joints.row_arguments` makes the rest once
         for the joints), and the views by their count, each made once."""
-        call = self.bound(lambda: bind(fill_joint_rows, *joints.row_arguments(
-            self.start_rows, h, beta, 0.0, softness, control, velocity, True, terms, self.row_arrays)),
-            (joints, control, velocity, terms), "rows", float(h), float(beta), float(softness))
+        objects, h, beta, softness = (joints, control, velocity, terms), float(h), float(beta), float(softness)
+        call = self.found(objects, "rows", h, beta, softness) or self.bound(
+            lambda: bind(fill_joint_rows, *joints.row_arguments(self.start_rows, h, beta, 0.0, softness, control, velocity,
+                                                                True, terms, self.row_arrays)),
+            objects, "rows", h, beta, softness)
         count = call()
-        return self._row_views.get(lambda: rows_of(*self.row_arrays, count), (self.row_arrays,), count)
+        views = self._row_views
+        return views.find((self.row_arrays,), count) or views.get(lambda: rows_of(*self.row_arrays, count),
+                                                                  (self.row_arrays,), count)
 
     def fill_limit_slack(self, joints, geometry, h):
         """`Joints.limit_slack` of `geometry` (the start's rows, `start_rows`) for a step of length h
         into `limit_slack`, through a call bound to them; -> its largest value (0 where none)."""
         easing = limit_easing(h)
-        return self.bound(lambda: bind(fill_limit_slack, geometry, easing, self.limit_slack),
-                          (joints, geometry), "limit slack", easing)()
+        call = self.found((joints, geometry), "limit slack", easing) or self.bound(
+            lambda: bind(fill_limit_slack, geometry, easing, self.limit_slack), (joints, geometry), "limit slack", easing)
+        return call()
 
     def fill_terms(self, joints, exact, control, velocity):
         """This sub-step's `JointTerms` into `terms` (`fill_joint_terms` through a bound call): the
         joints' terms at `control` (J,), those `exact` (J,) bool takes, the coordinates and rates of
         `start_rows` (the geometry prepare wrote) at the bodies' `velocity` (B, 6). -> `terms`."""
-        def make():
-            fixed, gain = joints.term_parts()
-            return bind(fill_joint_terms, fixed, gain, control, exact, self.start_rows, joints.model().body, velocity,
-                        self.terms)
-
-        self.bound(make, (joints, exact, control, velocity), "terms")()
+        objects = (joints, exact, control, velocity)
+        call = self.found(objects, "terms")
+        if call is None:
+            def make():
+                fixed, gain = joints.term_parts()
+                return bind(fill_joint_terms, fixed, gain, control, exact, self.start_rows, joints.model().body,
+                            velocity, self.terms)
+            call = self.bound(make, objects, "terms")
+        call()
         return self.terms
 
     def positions(self, joints, inverse_mass, inverse_inertia, limited, termed, framed, centre, rotation, momentum, h,
@@ -495,19 +510,20 @@ class JointBodies:
         after 30). `abandon`: (start, left, step), the errors past which a projection stops
         (`project_positions_kernel`: its sub-step is certain to be taken again as halves)."""
         dx, dtheta, impulse = (self.dx, self.dtheta, self.impulse) if out is None else out
-
-        def make():
-            system = start(joints, self, self.start_centre, self.start_rotation, inverse_mass, inverse_inertia,
-                           self.limit_slack if limited else None, self.start_rows.jacobian,
-                           self.terms if termed else None, self.frame_speed if framed else None, copy=False)
-            current = CURRENT_ROWS * NEWTON_ITERATIONS * (FINAL_ROWS if final else 1)
-            return bind(project_positions_kernel, system, centre, rotation, momentum, float(h),
-                        NEWTON_ITERATIONS, current, abandon, TOLERANCE, dx, dtheta, impulse, self.stats, work,
-                        self.graph.split)
-
-        abandon = (float(abandon[0]), float(abandon[1]), float(abandon[2]))
-        call = self.bound(make, (joints, inverse_mass, inverse_inertia, work, centre, rotation, momentum, dx, dtheta,
-                                 impulse), "positions", limited, termed, framed, float(h), bool(final), abandon)
+        objects = (joints, inverse_mass, inverse_inertia, work, centre, rotation, momentum, dx, dtheta, impulse)
+        values = ("positions", limited, termed, framed, float(h), bool(final),
+                  (float(abandon[0]), float(abandon[1]), float(abandon[2])))
+        call = self.found(objects, *values)
+        if call is None:
+            def make():
+                system = start(joints, self, self.start_centre, self.start_rotation, inverse_mass, inverse_inertia,
+                               self.limit_slack if limited else None, self.start_rows.jacobian,
+                               self.terms if termed else None, self.frame_speed if framed else None, copy=False)
+                current = CURRENT_ROWS * NEWTON_ITERATIONS * (FINAL_ROWS if final else 1)
+                return bind(project_positions_kernel, system, centre, rotation, momentum, float(h),
+                            NEWTON_ITERATIONS, current, values[-1], TOLERANCE, dx, dtheta, impulse, self.stats, work,
+                            self.graph.split)
+            call = self.bound(make, objects, *values)
         if self.threads is None:
             return dx, dtheta, impulse, call()
         return dx, dtheta, impulse, self.threads[0].run(lambda: self.stats[6] * len(joints), call)
@@ -518,15 +534,16 @@ class JointBodies:
         or else this bundle's own array (read it before the next projection)."""
         J = len(joints)
         dv = self.dv if out is None else out
-
-        def make():
-            return bind(project_velocities_kernel, joints.model(self.limit_slack if limited else None), self.index,
-                        self.graph, self.velocity_rows, self.arena, centre, rotation, velocity, inverse_mass,
-                        inverse_inertia, dv, self.terms if termed else no_terms(J), float(h), work, self.carried,
-                        self.graph.split)
-
-        call = self.bound(make, (joints, inverse_mass, work, centre, rotation, velocity, inverse_inertia, dv),
-                          "velocities", limited, termed, float(h))
+        objects, values = (joints, inverse_mass, work, centre, rotation, velocity, inverse_inertia, dv), \
+            ("velocities", limited, termed, float(h))
+        call = self.found(objects, *values)
+        if call is None:
+            def make():
+                return bind(project_velocities_kernel, joints.model(self.limit_slack if limited else None), self.index,
+                            self.graph, self.velocity_rows, self.arena, centre, rotation, velocity, inverse_mass,
+                            inverse_inertia, dv, self.terms if termed else no_terms(J), float(h), work, self.carried,
+                            self.graph.split)
+            call = self.bound(make, objects, *values)
         if self.threads is not None:
             self.threads[1].run(J, call)
         elif J:

@@ -991,10 +991,11 @@ class SceneSolver:
             if self._joints_forest is None or self._joints_forest[0] is not self.joints:
                 self._joints_forest = (self.joints, forest(self.joints.body))
             # (bound to the rows' views, kept while their count stays, and to the bodies' velocity)
-            alone = rattle and self._joints_forest[1] and bodies.bound(
-                lambda: bind(_projections_alone, slots, joint_rows.body, joint_rows.jacobian, joint_rows.lower,
-                             joint_rows.upper, geometry, velocity, float(h)),
-                (slots, joint_rows, geometry, velocity), "alone", float(h))()
+            if rattle and self._joints_forest[1]:
+                objects = (slots, joint_rows, geometry, velocity)
+                alone = (bodies.found(objects, "alone", float(h)) or bodies.bound(
+                    lambda: bind(_projections_alone, slots, joint_rows.body, joint_rows.jacobian, joint_rows.lower,
+                                 joint_rows.upper, geometry, velocity, float(h)), objects, "alone", float(h)))()
         self.contacts = None
         if len(self.shapes):
             t = profile.lap("prepare/rows", t)
@@ -1086,7 +1087,8 @@ class SceneSolver:
         solve's calls bound to it (`physics.constraints.gauss_seidel.SolveBuffers`) are found
         again. At most VIEWS_KEPT counts are kept."""
         room = self._rows_room
-        return self._contact_views.get(lambda: Rows(*(a[:n] for a in room)), (room,), n)
+        views = self._contact_views.find((room,), n)       # (`Rows` of no row is falsy: None, not `or`)
+        return views if views is not None else self._contact_views.get(lambda: Rows(*(a[:n] for a in room)), (room,), n)
 
     def overlaps(self, world):
         """The shape pairs that may collide and overlap by more than OVERLAP_TOLERANCE at the poses
@@ -1481,7 +1483,6 @@ class SceneSolver:
         (`armature_left`, `physics.pipeline.stages.step_context`): RATTLE's projections weigh
         impulses by the bodies' masses alone."""
         joints = self.joints_at(world, centre, rotation, keep=True)
-        terms = joints.terms()      # (K, D and A: the control moves F₀ only)
         bodies = self._joint_bodies     # (its velocity rows are scratch between projections)
         ready = bodies is not None and joints is self.joints and len(bodies.index) == len(inverse_mass) + 1
         if self._exact is None or len(self._exact) != len(joints):     # (kept: the calls below are bound to them)
@@ -1490,19 +1491,23 @@ class SceneSolver:
         step[0] = (TRIPLE_JUMP_REACH if composing else 1.0) * settings.dt / settings.substeps
         step[1] = 0.25 if composing else 1.0      # the largest a kept
         inverse_inertia = np.ascontiguousarray(inverse_inertia, float)
-
-        def arguments(geometry):
-            clamped = (joints.actuated != 0) & ~terms.actuator     # a drive slot's soft row beside an exact damper
-            return (geometry, joints.model().body, inverse_mass, inverse_inertia, terms, clamped, step,
-                    self._coordinate_s, self._exact)
-
         if ready:       # (the Workspace's arrays: one call bound to them)
             geometry = bodies.geometry(joints, centre, rotation, bodies.velocity_rows)
-            choice = bodies.bound(lambda: bind(_choose_exact_terms, *arguments(geometry)),
-                                  (joints, geometry, inverse_mass, inverse_inertia, self._exact), "choose")()
+            objects = (joints, geometry, inverse_mass, inverse_inertia, self._exact)
+            choice = (bodies.found(objects, "choose") or bodies.bound(lambda: bind(
+                _choose_exact_terms, *self._choice_arguments(joints, geometry, inverse_mass, inverse_inertia)),
+                objects, "choose"))()
         else:
-            choice = _choose_exact_terms(*arguments(joints.geometry(centre, rotation)))
+            geometry = joints.geometry(centre, rotation)
+            choice = _choose_exact_terms(*self._choice_arguments(joints, geometry, inverse_mass, inverse_inertia))
         self.joints_stiff, self.armature_left, self._chord_wanted = choice
+
+    def _choice_arguments(self, joints, geometry, inverse_mass, inverse_inertia):
+        """`_choose_exact_terms`' arguments for `joints` and their rows `geometry` (`choose_joint_terms`)."""
+        terms = joints.terms()      # (K, D and A: the control moves F₀ only)
+        clamped = (joints.actuated != 0) & ~terms.actuator     # a drive slot's soft row beside an exact damper
+        return (geometry, joints.model().body, inverse_mass, inverse_inertia, terms, clamped, self._choice_step,
+                self._coordinate_s, self._exact)
 
     def _joint_terms(self, velocity):
         """This sub-step's `JointTerms` (`choose_joint_terms`' joints) from the start-of-step rows

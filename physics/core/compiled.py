@@ -560,20 +560,30 @@ class Memo:
         return len(self._made)
 
     def get(self, make, objects, *values):
-        """`make()` for these `objects` (a tuple, by identity) and `values` (hashable, by value)."""
+        """`make()` (never None) for these `objects` (a tuple, by identity) and `values` (hashable,
+        by value)."""
+        found = self.find(objects, *values)
+        if found is not None:
+            return found
+        key = tuple(map(id, objects)) + values
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = (make(), objects)
+        self._last[values] = made
+        return made[0]
+
+    def find(self, objects, *values):
+        """What `get` made last for these values, where it was made for these `objects`, or None: a
+        caller on its hot path asks here first and makes its `make` (a closure, an allocation of its
+        own at each call) only where nothing is found."""
         if self._generation != _generation or len(self._made) > self.limit:
             self._made, self._generation, self._last = {}, _generation, {}
         # the last call made for these values, where its objects are these (an owner asks for the
         # same few again and again: cheaper than the key of every object's id)
         last = self._last.get(values)
-        if last is not None and all(map(operator.is_, last[1], objects)):
+        if last is not None and len(last[1]) == len(objects) and all(map(operator.is_, last[1], objects)):
             return last[0]
-        key = tuple(map(id, objects)) + values
-        found = self._made.get(key)
-        if found is None:
-            found = self._made[key] = (make(), objects)
-        self._last[values] = found
-        return found[0]
+        return None
 
 
 class Kernel(CPUDispatcher):

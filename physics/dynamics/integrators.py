@@ -534,7 +534,7 @@ def _rows_within(values, first, stop, bound):
     return clear
 
 
-@kernel
+@kernel(refcounts=False)
 def _check_block(first, stop, translation, rotation, velocity, omega_body, limits, found, at):
     """Bodies first..stop-1 through `divergence`: the first divergent body of the pass (the lowest
     i) goes into found[at:at + 3] = [i, quantity, value] (found[at] < 0: none yet). A block whose
@@ -562,7 +562,7 @@ def _check_block(first, stop, translation, rotation, velocity, omega_body, limit
 # One loop kernel per integrator family, each one pass over the bodies. bodies = (translation,
 # rotation, velocity, omega_body, mass, inertia_body, force, torque), frames = the Frame's arrays.
 
-@kernel(nogil=True)
+@kernel(nogil=True, refcounts=False)
 def _step_euler(semi_implicit, gyro, h, bodies, moving, frames, limits, found):
     translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
     for first in range(0, bodies[0].shape[0], _BLOCK):
@@ -584,7 +584,7 @@ def _step_euler(semi_implicit, gyro, h, bodies, moving, frames, limits, found):
             _check_block(first, stop, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
-@kernel(nogil=True)
+@kernel(nogil=True, refcounts=False)
 def _step_implicit(theta, gyro, h, bodies, moving, frames, limits, found):
     """theta = 1: implicit Euler; theta = 1/2: implicit midpoint."""
     translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
@@ -604,7 +604,7 @@ def _step_implicit(theta, gyro, h, bodies, moving, frames, limits, found):
             _check_block(first, stop, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
-@kernel(nogil=True)
+@kernel(nogil=True, refcounts=False)
 def _step_rk4(gyro, h, bodies, moving, frames, limits, found):
     translation, rotation, velocity, omega_body = bodies[0], bodies[1], bodies[2], bodies[3]
     for first in range(0, bodies[0].shape[0], _BLOCK):
@@ -621,7 +621,7 @@ def _step_rk4(gyro, h, bodies, moving, frames, limits, found):
             _check_block(first, stop, translation, rotation, velocity, omega_body, limits, found, 0)
 
 
-@kernel(error_model="numpy")
+@kernel(error_model="numpy", refcounts=False)
 def _start_block(lanes, inertia, inverse_inertia, q):
     """I^-1 and q = 1 (no rotation yet) for the block."""
     for k in range(lanes):
@@ -648,7 +648,7 @@ def lie_scratch(batch):
     return LieScratch(*(np.empty((3, width)) for _ in range(5)), np.empty((4, width)), np.empty(width, np.bool_))
 
 
-@kernel(error_model="numpy", nogil=True)
+@kernel(error_model="numpy", nogil=True, refcounts=False)
 def _step_lie(fractions, count, gyro, h, bodies, moving, frames, limits, found, scratch):
     """lie-midpoint (count 1: the sub-step fractions[0] = 1) or its triple jump (count 3: g1, g2,
     g1). `fractions` is always a 3-tuple, so that both compile as one version (a 1-tuple and a
