@@ -67,6 +67,30 @@ def test_a_net_keeps_its_solve(tmp_path):
     assert sim.solver_residual().size
 
 
+def test_a_comb_is_the_nets_bodies_as_a_tree_whose_projections_hold_alone(tmp_path):
+    """make_scenes.py net --tree, the benchmark's measure of what a net's loops cost: the same
+    spheres where the net has them, joined as a forest (one joint a body, hung by one corner), so
+    that RATTLE's projections hold its rows by themselves and the sub-step leaves out the solve the
+    net keeps (above)."""
+    import subprocess
+    import tomllib
+    sims, nodes = {}, {}
+    for kind, tree in (("net", []), ("comb", ["--tree"])):
+        path = tmp_path / f"{kind}.toml"
+        subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), "net", "--side", "4", *tree, "--out", str(path)],
+                       check=True, capture_output=True)
+        nodes[kind] = tomllib.loads(path.read_text())["node"]
+        sims[kind] = Simulation.from_file(path)
+        sims[kind].step(5)
+    net, comb = sims["net"], sims["comb"]
+    assert nodes["net"] == nodes["comb"]        # the same bodies, where the net has them
+    comb_joints, net_joints = comb._work.solver.joints, net._work.solver.joints
+    assert len(comb_joints) == 16 and len(net_joints) == 26
+    assert forest(comb_joints.body) and not forest(net_joints.body)
+    assert comb._work.solver.step.alone
+    assert comb.substep_counts()["retries"] == 0
+
+
 @pytest.mark.parametrize("body, expected", [
     ([[-1, 0], [0, 1], [1, 2]], True),              # a chain hooked at one end
     ([[-1, 0], [0, 1], [1, -1]], False),            # hooked at both: a loop through the world

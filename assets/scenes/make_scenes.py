@@ -190,9 +190,11 @@ def _sagging_row(links, pitch, slack):
             [r * (math.cos(p) - math.cos(angle / 2)) for p in phi])
 
 
-def net(side=8, out=None, slack=None):
+def net(side=8, out=None, slack=None, tree=False):
     """A square net of side × side spheres, each joined to its neighbours by ball joints and hung
-    from the world by two corners: a joint graph full of loops. The hung edge starts as an arc
+    from the world by two corners: a joint graph full of loops. With `tree`, the same spheres where
+    they lie joined as a tree, a comb (each row a chain, the rows joined at their first sphere, hung
+    by its first corner alone): the net's bodies without its loops. The hung edge starts as an arc
     whose ends are (1 − `slack`) of its length apart, and every row across it alike (a trough): with
     `slack` 0 it is straight between its two hooks (None: 0.1, or 0 for a net of fewer than 3 on
     a side, whose edge cannot sag), where no finite tension holds the net's weight
@@ -217,17 +219,21 @@ def net(side=8, out=None, slack=None):
             if k + 1 < side:        # at the link's middle (a chord of the arc)
                 joints.append(dict(type="ball", a=name(i, k), b=name(i, k + 1),
                                    anchor=[0.5 * (x[k] + x[k + 1]), 0.5 * (y[k] + y[k + 1]), pitch * i]))
-            if i + 1 < side:
+            if i + 1 < side and (k == 0 or not tree):
                 joints.append(dict(type="ball", a=name(i, k), b=name(i + 1, k), anchor=[x[k], y[k], pitch * (i + 0.5)]))
-    for k in (0, side - 1):             # the two corners of the first row, hung from the world
+    for k in (0,) if tree else (0, side - 1):      # the corners of the first row, hung from the world
         joints.append(dict(type="ball", b=name(0, k), anchor=[x[k], y[k], 0.0]))
-    write(out or "net", f"""
-A net of {side} x {side} spheres (0.1 kg, 0.3 m apart), each joined to its neighbours by ball joints
-({len(joints)} joints: every square of four is a closed loop), hung from the world by two corners
+    joined = (f"each row a chain of ball joints, the rows joined at their first sphere\n({len(joints)} joints: the "
+              "net's bodies as a tree, without its loops), hung from the world by its first corner" if tree else
+              f"each joined to its neighbours by ball joints\n({len(joints)} joints: every square of four is a "
+              "closed loop), hung from the world by two corners")
+    write(out or ("comb" if tree else "net"), f"""
+A {"comb" if tree else "net"} of {side} x {side} spheres (0.1 kg, 0.3 m apart), {joined}, the first row's two corners
 {100 * slack:g} % closer together than the edge between them is long, released as a trough: the joint
 benchmark's nets. Other sizes:
-python assets/scenes/make_scenes.py net --side N --out FILE.toml""",
-          f"Net of {side} x {side}", f"{side * side} spheres on ball joints in a square net, hung by two corners.",
+python assets/scenes/make_scenes.py net --side N [--tree] --out FILE.toml""",
+          f"{'Comb' if tree else 'Net'} of {side} x {side}",
+          f"{side * side} spheres on ball joints in a square {'comb, hung by a corner' if tree else 'net, hung by two corners'}.",
           {"dt": 1 / 60, "integrator": "lie-midpoint", "iterations": 20, "substeps": 4}, nodes, joints)
 
 
@@ -399,6 +405,8 @@ if __name__ == "__main__":
     parser.add_argument("--slack", type=float,
                         help="net: how much closer its two hooks are than the edge between them is long, a fraction "
                              "from 0 (straight: a singular configuration) to 0.5 (default 0.1; 0 below 3 on a side)")
+    parser.add_argument("--tree", action="store_true",
+                        help="net: the same spheres joined as a tree, a comb hung by one corner (the net without its loops)")
     parser.add_argument("--out", help="the .toml file to write (default: assets/scenes/SCENE.toml)")
     args = parser.parse_args()
     size = {"pile": args.side or 10, "net": args.side or 8, "chain": args.links}.get(args.scene)
@@ -410,7 +418,9 @@ if __name__ == "__main__":
     elif args.slack is not None and (not 0.0 <= args.slack <= 0.5 or (args.scene == "net" and size < 3 and args.slack > 0.0)):
         parser.error(f"--slack: got {args.slack} for --side {size}; expected a fraction from 0 to 0.5 "
                      "(and 0 for a net of fewer than 3 on a side: one link cannot sag)")
+    elif args.tree and args.scene != "net":
+        parser.error(f"--tree: got it for {args.scene}; it is a net's option")
     elif args.scene == "net":
-        net(size, args.out, args.slack)
+        net(size, args.out, args.slack, args.tree)
     else:
         {"pile": pile, "chain": chain}[args.scene](size, args.out)
