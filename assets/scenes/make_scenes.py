@@ -6,6 +6,7 @@ computed here (trigonometry, heaps, arcs) rather than typed by hand; each scene'
 what to look at and which setting shows what. Format: docs/scene-format.md.
 """
 import math
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -223,14 +224,14 @@ def net(side=8, out=None, slack=None, tree=False):
                 joints.append(dict(type="ball", a=name(i, k), b=name(i + 1, k), anchor=[x[k], y[k], pitch * (i + 0.5)]))
     for k in (0,) if tree else (0, side - 1):      # the corners of the first row, hung from the world
         joints.append(dict(type="ball", b=name(0, k), anchor=[x[k], y[k], 0.0]))
-    joined = (f"each row a chain of ball joints, the rows joined at their first sphere\n({len(joints)} joints: the "
-              "net's bodies as a tree, without its loops), hung from the world by its first corner" if tree else
-              f"each joined to its neighbours by ball joints\n({len(joints)} joints: every square of four is a "
-              "closed loop), hung from the world by two corners")
-    write(out or ("comb" if tree else "net"), f"""
-A {"comb" if tree else "net"} of {side} x {side} spheres (0.1 kg, 0.3 m apart), {joined}, the first row's two corners
-{100 * slack:g} % closer together than the edge between them is long, released as a trough: the joint
-benchmark's nets. Other sizes:
+    joined = (f"each row a chain of ball joints, the rows joined at their first sphere ({len(joints)} joints: the "
+              "net's bodies as a tree, without its loops), hung from the world by its first corner, released as a "
+              "trough (timed beside the joint benchmark's nets: what their loops cost)" if tree else
+              f"each joined to its neighbours by ball joints ({len(joints)} joints: every square of four is a closed "
+              "loop), hung from the world by two corners, released as a trough: the joint benchmark's nets")
+    about = textwrap.fill(f"A {'comb' if tree else 'net'} of {side} x {side} spheres (0.1 kg, 0.3 m apart), {joined}. "
+                          f"The first row's ends are {100 * slack:g} % closer together than the row is long.", 100)
+    write(out or ("comb" if tree else "net"), about + """ Other sizes:
 python assets/scenes/make_scenes.py net --side N [--tree] --out FILE.toml""",
           f"{'Comb' if tree else 'Net'} of {side} x {side}",
           f"{side * side} spheres on ball joints in a square {'comb, hung by a corner' if tree else 'net, hung by two corners'}.",

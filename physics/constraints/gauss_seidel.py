@@ -704,7 +704,7 @@ def prepared_arrays(rows, manifolds):
                           np.empty((manifolds, 3), np.int64))
 
 
-@kernel
+@kernel(refcounts=False)
 def _prepare_rows(body, jacobian, block, softness, inverse_mass, inverse_inertia_world, out):
     """`Prepared`'s arrays (after `rows`) into the first rows and manifolds of `out`
     (`PreparedArrays`), in one compiled call: a step's fixed cost, not arithmetic, is what a small
