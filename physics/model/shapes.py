@@ -338,7 +338,7 @@ def _world_shapes(kind, node, params, translation, rotation, scale, centre_world
                 params_world[k, a] = s * params[k, a]
 
 
-@kernel
+@kernel(refcounts=False)
 def _place(kind, node, params, translation, rotation, scale, centre, rot, prm, lo, hi):
     """The formulas of `world_shapes` into centre, rot, prm, then those of `aabbs` from them into
     lo and hi, one loop each over the shapes."""
