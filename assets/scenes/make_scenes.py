@@ -234,7 +234,8 @@ def net(side=8, out=None, slack=None, tree=False):
     write(out or ("comb" if tree else "net"), about + """ Other sizes:
 python assets/scenes/make_scenes.py net --side N [--tree] --out FILE.toml""",
           f"{'Comb' if tree else 'Net'} of {side} x {side}",
-          f"{side * side} spheres on ball joints in a square {'comb, hung by a corner' if tree else 'net, hung by two corners'}.",
+          f"{side * side} spheres on ball joints in a square "
+          f"{'comb, hung by a corner' if tree else 'net, hung by two corners'}.",
           {"dt": 1 / 60, "integrator": "lie-midpoint", "iterations": 20, "substeps": 4}, nodes, joints)
 
 
