@@ -86,14 +86,14 @@ def run(text, failing, monkeypatch, steps=STEPS, after_step=None):
     islands = []
     with monkeypatch.context() as patch:
         if failing:
-            project = SceneSolver.project_joint_positions
+            # (after every position projection, whether its stage runs call by call or as one call)
+            take = SceneSolver._take_position_stats
 
-            def left_the_rows(self, *args):
-                out = project(self, *args)
+            def left_the_rows(self):
+                take(self)
                 self.joint_left_start_rows, self.joint_left_error = True, 1.0
-                return out
 
-            patch.setattr(SceneSolver, "project_joint_positions", left_the_rows)
+            patch.setattr(SceneSolver, "_take_position_stats", left_the_rows)
             patch.setattr(retry, "RATTLE_CRACK_ERROR", -1.0)    # (a drift exactly on its tangent starts at 0)
             patch.setattr(retry, "STEP_BUDGET", np.inf)         # every halving, whatever a step's budget
             put_back = retry.Undo.put_back
@@ -378,15 +378,15 @@ def test_a_projection_stuck_along_j0_turns_to_the_current_rows_at_once(tmp_path,
     subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), "net", "--side", "4", "--slack", "0", "--out",
                     str(path)], check=True, capture_output=True)
     left = []
-    project = rattle.JointBodies.positions
+    take = SceneSolver._take_position_stats
 
-    def counted(bodies, *args):
-        result = project(bodies, *args)
-        if bodies.stats[1]:
-            left.append((bodies.stats[7], result[3]))
-        return result
+    def counted(solver):
+        take(solver)
+        stats = solver._joint_bodies.stats
+        if stats[1]:
+            left.append((stats[7], solver.joint_error))
 
-    monkeypatch.setattr(rattle.JointBodies, "positions", counted)
+    monkeypatch.setattr(SceneSolver, "_take_position_stats", counted)
     sim = Simulation.from_file(path)
     sim.step(60)
     assert len(left) >= 10, "the flat net's projections leave J₀ (a net near a plane)"
@@ -433,14 +433,12 @@ def test_a_net_hung_with_slack_starts_as_designed_and_keeps_its_joints_without_r
 def _stepped_with_projection_stats(path, steps, monkeypatch):
     """(the scene at `path` after `steps` steps, the largest joint separation after any of them,
     every position projection's stats (P, POSITION_STATS) in order)."""
-    from physics.constraints.rattle import JointBodies
-    project, stats = JointBodies.positions, []
+    take, stats = SceneSolver._take_position_stats, []
 
-    def noted(bodies, *args):
-        out = project(bodies, *args)
-        stats.append(bodies.stats.copy())
-        return out
-    monkeypatch.setattr(JointBodies, "positions", noted)
+    def noted(solver):
+        take(solver)
+        stats.append(solver._joint_bodies.stats.copy())
+    monkeypatch.setattr(SceneSolver, "_take_position_stats", noted)
     sim = Simulation.from_file(path)
     worst = 0.0
     for _ in range(steps):
@@ -579,14 +577,13 @@ def test_the_start_error_halving_answers_to_is_the_curvature(monkeypatch):
     constraint, h times it, which halving only halves, and which RATTLE's first Newton step takes
     whole at any h. Ratios within 10 % of 4 and 2 (the next Taylor terms are ωh ≈ 3 % of these)."""
     first = {}
-    project = SceneSolver.project_joint_positions
+    take = SceneSolver._take_position_stats
 
-    def noted(self, *args):
-        out = project(self, *args)
+    def noted(self):
+        take(self)
         first.setdefault(self.step.h, (self.joint_curvature_error, self.joint_start_error))
-        return out
 
-    monkeypatch.setattr(SceneSolver, "project_joint_positions", noted)
+    monkeypatch.setattr(SceneSolver, "_take_position_stats", noted)
     for dt in (1 / 60, 1 / 120):
         Simulation(scene_from_text(TWO_BOBS.format(dt=dt))).step()
     (curved, whole), (curved_half, whole_half) = first[1 / 60], first[1 / 120]
@@ -791,24 +788,29 @@ def test_an_attempt_certain_to_be_retried_stops_its_projection_with_the_same_bit
     path = tmp_path / "net.toml"
     subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), "net", "--side", "8", "--slack", "0", "--out",
                     str(path)], check=True, capture_output=True)
-    project = SceneSolver.project_joint_positions
+    take, project, project_joints = (SceneSolver._take_position_stats, SceneSolver.project_joint_positions,
+                                     SceneSolver.project_joints)
     abandoned = []
 
-    def counted(solver, *args, **kwargs):
-        result = project(solver, *args, **kwargs)
+    def counted(solver):
+        take(solver)
         abandoned.append(solver.joint_abandoned)
-        return result
 
-    monkeypatch.setattr(SceneSolver, "project_joint_positions", counted)
+    monkeypatch.setattr(SceneSolver, "_take_position_stats", counted)
     stopping = Simulation.from_file(path)
     stopping.step(90)
     retries = stopping.substep_counts()["retries"]
     assert retries >= 20 and sum(abandoned) >= 0.5 * retries, (sum(abandoned), retries)
 
+    # (RATTLE's stage call by call, or as one call: `stage_joints`)
     def never(solver, world, centre, rotation, momentum, out=None, final=False, abandon=None):
         return project(solver, world, centre, rotation, momentum, out, final, None)
 
+    def never_in_one_call(solver, passes, final=False, abandon=None):
+        return project_joints(solver, passes, final, None)
+
     monkeypatch.setattr(SceneSolver, "project_joint_positions", never)
+    monkeypatch.setattr(SceneSolver, "project_joints", never_in_one_call)
     whole = Simulation.from_file(path)
     whole.step(90)
     assert whole.substep_counts()["retries"] == retries

@@ -121,6 +121,8 @@ import numpy as np
 from numba import prange
 from physics.core.compiled import Memo, bind, kernel
 from physics.core.threads import ThreadChoice
+from physics.dynamics.body_passes import angular_momentum, apply_changes, impulse_changes, solver_bodies
+from physics.model.hierarchy import world_from_local
 
 from physics.constraints.joint_graph import Factors, JointGraph, assemble, assemble_diagonal, assemble_terms, backward, \
     eliminate, factor_and_solve, finish, forward, gather, scatter, solve_factored, solve_separator, structure
@@ -515,15 +517,8 @@ class JointBodies:
                   (float(abandon[0]), float(abandon[1]), float(abandon[2])))
         call = self.found(objects, *values)
         if call is None:
-            def make():
-                system = start(joints, self, self.start_centre, self.start_rotation, inverse_mass, inverse_inertia,
-                               self.limit_slack if limited else None, self.start_rows.jacobian,
-                               self.terms if termed else None, self.frame_speed if framed else None, copy=False)
-                current = CURRENT_ROWS * NEWTON_ITERATIONS * (FINAL_ROWS if final else 1)
-                return bind(project_positions_kernel, system, centre, rotation, momentum, float(h),
-                            NEWTON_ITERATIONS, current, values[-1], TOLERANCE, dx, dtheta, impulse, self.stats, work,
-                            self.graph.split)
-            call = self.bound(make, objects, *values)
+            call = self.bound(lambda: bind(project_positions_kernel, *self._positions_arguments(*objects, *values[1:])),
+                              objects, *values)
         if self.threads is None:
             return dx, dtheta, impulse, call()
         return dx, dtheta, impulse, self.threads[0].run(lambda: self.stats[6] * len(joints), call)
@@ -538,12 +533,9 @@ class JointBodies:
             ("velocities", limited, termed, float(h))
         call = self.found(objects, *values)
         if call is None:
-            def make():
-                return bind(project_velocities_kernel, joints.model(self.limit_slack if limited else None), self.index,
-                            self.graph, self.velocity_rows, self.arena, centre, rotation, velocity, inverse_mass,
-                            inverse_inertia, dv, self.terms if termed else no_terms(J), float(h), work, self.carried,
-                            self.graph.split)
-            call = self.bound(make, objects, *values)
+            call = self.bound(lambda: bind(project_velocities_kernel, *self._velocities_arguments(
+                joints, inverse_mass, work, centre, rotation, velocity, inverse_inertia, dv, limited, termed, h)),
+                objects, *values)
         if self.threads is not None:
             self.threads[1].run(J, call)
         elif J:
@@ -551,6 +543,97 @@ class JointBodies:
         else:
             dv.fill(0.0)
         return dv
+
+    def _positions_arguments(self, joints, inverse_mass, inverse_inertia, work, centre, rotation, momentum, dx, dtheta,
+                             impulse, limited, termed, framed, h, final, abandon):
+        """`project_positions_kernel`'s arguments for `positions` (its arguments, in its order)."""
+        system = start(joints, self, self.start_centre, self.start_rotation, inverse_mass, inverse_inertia,
+                       self.limit_slack if limited else None, self.start_rows.jacobian,
+                       self.terms if termed else None, self.frame_speed if framed else None, copy=False)
+        current = CURRENT_ROWS * NEWTON_ITERATIONS * (FINAL_ROWS if final else 1)
+        return (system, centre, rotation, momentum, float(h), NEWTON_ITERATIONS, current, abandon, TOLERANCE, dx,
+                dtheta, impulse, self.stats, work, self.graph.split)
+
+    def _velocities_arguments(self, joints, inverse_mass, work, centre, rotation, velocity, inverse_inertia, dv,
+                              limited, termed, h):
+        """`project_velocities_kernel`'s arguments for `velocities`."""
+        return (joints.model(self.limit_slack if limited else None), self.index, self.graph, self.velocity_rows,
+                self.arena, centre, rotation, velocity, inverse_mass, inverse_inertia, dv,
+                self.terms if termed else no_terms(len(joints)), float(h), work, self.carried, self.graph.split)
+
+    def stage(self, joints, passes, masses, limited, termed, work, h, final=False, abandon=NEVER):
+        """RATTLE's stage of a sub-step as one compiled call (`joint_stage`), where the projections run
+        on one thread (`threads` None: a graph not split in halves) and no joint rides a moving frame:
+        the same bits as its calls one by one (`physics.pipeline.stages.stage_joints`). `passes`: the
+        bodies' passes' arguments (`BodyPasses`), arrays the caller keeps, whose `bodies` hold the
+        poses and velocities the projections read and `changes` the (Δv, Δx) they leave for the
+        bodies; masses (M⁻¹ (B,), M₀⁻¹ (B, 3, 3)) the start's. -> the largest |g| the position
+        projection left; `stats` holds its figures (`positions`)."""
+        bodies, (dv, moved) = passes.bodies, passes.changes
+        dx, dtheta, impulse = passes.projected
+        objects = (joints, passes, *masses, work)
+        values = ("stage", limited, termed, float(h), bool(final),
+                  (float(abandon[0]), float(abandon[1]), float(abandon[2])))
+        call = self.found(objects, *values)
+        if call is None:
+            def make():
+                positions = self._positions_arguments(joints, *masses, work, bodies.centre, bodies.rotation,
+                                                      passes.momentum[1], dx, dtheta, impulse, limited, termed, False,
+                                                      *values[3:])
+                velocities = self._velocities_arguments(joints, masses[0], work, bodies.centre, bodies.rotation,
+                                                        bodies.velocity, bodies.inverse_inertia, dv, limited, termed, h)
+                return bind(joint_stage, passes.stale, passes.spin, passes.gather, passes.momentum, positions,
+                            passes.kick, passes.apply, velocities, passes.acceleration, float(h))
+            call = self.bound(make, objects, *values)
+        return call()
+
+
+class BodyPasses(NamedTuple):
+    """The bodies' passes RATTLE's stage runs between its projections (`joint_stage`), as their
+    arguments: the caller's arrays (`physics.pipeline.stages.Workspace.body_passes`)."""
+    stale: np.ndarray           # (1,) int64: 1 where the world state is stale at the stage's start
+    spin: tuple                 # `world_from_local`'s, with omega_body (`physics.model.hierarchy`)
+    gather: tuple               # `solver_bodies`' (`physics.dynamics.body_passes`) …
+    bodies: tuple               # … into these `WorldBodies`: centre, rotation, velocity, inverse inertia
+    momentum: tuple             # `angular_momentum`'s: (bodies, out (D, 3))
+    projected: tuple            # the position projection's dx, dθ (D, 3) and impulse × h (D, 6)
+    kick: tuple                 # `impulse_changes`' (its step (1,) takes h)
+    changes: tuple              # (Δv, Δx) (D, 6) each, which `kick` writes and `apply` reads
+    apply: tuple                # `apply_changes`' (its flags set by the caller)
+    acceleration: np.ndarray    # (D, 6) the Data's constraint acceleration, divided by h at the end
+
+
+@kernel(refcounts=False)
+def joint_stage(stale, spin, gather, momentum, positions, kick, apply, velocities, acceleration, h):
+    """RATTLE's stage of a sub-step in one call, the calls `physics.pipeline.stages.stage_joints` makes
+    one by one, in its order: the world state where it is stale and the solver's bodies
+    (`solver_bodies`), their angular momentum, the position projection (`project_positions_kernel`),
+    its kick (`impulse_changes`) applied to the bodies (`apply_changes`); the world state again,
+    the solver's bodies at the end-of-step poses, the velocity projection (`project_velocities_kernel`,
+    left out where the position projection was abandoned: Δv = 0) and its Δv applied with no move;
+    the constraint acceleration over h. Returns the position projection's largest |g| left."""
+    if stale[0]:
+        world_from_local(*spin)
+    solver_bodies(*gather)
+    angular_momentum(*momentum)
+    error = project_positions_kernel(*positions)
+    step, dv, moved = kick[5], kick[6], kick[7]
+    step[0] = h
+    impulse_changes(*kick)
+    apply_changes(*apply)
+    world_from_local(*spin)
+    solver_bodies(*gather)
+    stats = positions[12]
+    if stats[1] == 2.0 or velocities[0].kind.shape[0] == 0:
+        dv[:] = 0.0
+    else:
+        project_velocities_kernel(*velocities)
+    moved[:] = 0.0
+    apply_changes(*apply)
+    for k in range(acceleration.shape[0]):
+        for i in range(acceleration.shape[1]):
+            acceleration[k, i] = acceleration[k, i] / h
+    return error
 
 
 def _zero_frame_speed(J):

@@ -1538,17 +1538,44 @@ class SceneSolver:
         # (the start's poses, rows, slack, terms and frame speeds are prepare's, written into the joint
         # bodies' arrays, and M₀⁻¹ its own: nothing writes them until the next prepare)
         bodies = self._joint_bodies
-        stats = bodies.stats
         arguments = (self.joints, *step.masses, start.limit_slack is not None, start.terms is not None,
                      start.frame_speed is not None, centre, rotation, momentum, step.h, self.frame_work, out, final,
                      NEVER if abandon is None else abandon)
         dx, dtheta, impulse, self.joint_error = bodies.positions(*arguments)
-        # whether no root of g = 0 was found along J₀ (the projection left RATTLE's directions)
+        self._take_position_stats()
+        return dx, dtheta, impulse
+
+    def _take_position_stats(self):
+        """The last position projection's figures (`physics.constraints.rattle.JointBodies.stats`): whether
+        no root of g = 0 was found along J₀ (the projection left RATTLE's directions), its errors,
+        whether it was abandoned."""
+        stats = self._joint_bodies.stats
         self.joint_left_start_rows = bool(stats[1]) and stats[4] > 0.0     # (not one abandoned at its start)
         self.joint_left_error = stats[4]
         self.joint_curvature_error, self.joint_start_error = stats[3], stats[5]
         self.joint_abandoned = stats[1] == 2.0
-        return dx, dtheta, impulse
+
+    def joint_stage_fused(self):
+        """Whether RATTLE's stage of this sub-step can be one compiled call (`project_joints`): its
+        joints prepared, their graph's projections on one thread (not split in halves), no joint
+        riding a moving frame (whose pose Python gives the joints before each projection)."""
+        step = self.step
+        return (POST_STABILIZATION and step is not None and step.joints is not None and not self._any_framed
+                and self._joint_bodies.threads is None)
+
+    def project_joints(self, passes, final=False, abandon=None):
+        """RATTLE's stage in one compiled call (`physics.constraints.rattle.JointBodies.stage`), where
+        `joint_stage_fused`: `project_joint_positions`, the kick and its changes applied, then
+        `project_joint_velocities` and its changes applied, as the stages make them one by one (the
+        same bits), on the bodies' passes' arrays `passes` (`physics.constraints.rattle.BodyPasses`).
+        The position projection's figures are this solver's after it, as `project_joint_positions`
+        leaves them."""
+        step, bodies = self.step, self._joint_bodies
+        start = step.joints
+        self.joint_error = bodies.stage(self.joints, passes, step.masses, start.limit_slack is not None,
+                                        start.terms is not None, self.frame_work, step.h, final,
+                                        NEVER if abandon is None else abandon)
+        self._take_position_stats()
 
     def project_joint_velocities(self, world, centre, rotation, velocity, inverse_inertia, out=None):
         """RATTLE's velocities (`physics.constraints.rattle.project_velocities`) at the end-of-step poses:

@@ -31,6 +31,7 @@ import numpy as np
 
 from physics.core import profile
 from physics.core.compiled import bind, generation
+from physics.constraints.rattle import BodyPasses
 from physics.constraints.solver import MASS_RATIO_HELD
 from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, NodeArrays, angular_momentum, \
     apply_changes, dynamic_inputs, first_divergent, impulse_changes, place_bodies, rows_times, rows_transposed_times, \
@@ -291,25 +292,34 @@ class Workspace:
         self.apply_flags = np.zeros(3, np.int64)
         # what `carry_generations` takes besides the arrays `apply_changes` has already
         carry = (model.parent, model.generation_order, self.generation_first, self.carry_target, model.dyn_slot)
+        # the bodies' passes of RATTLE's stage, as their arguments: bound one by one (`calls`) or run
+        # together by the stage's one call (`stage_joints`)
+        self.body_passes = BodyPasses(
+            np.zeros(1, np.int64), hierarchy.world_pass_arguments(model.dyn_slot, data.omega_body),
+            (self.dynamic, self.world_arrays, data.omega_body, self.bodies), self.bodies, (self.bodies, self.momentum),
+            self.projected, (model.inverse_mass, self.bodies, *self.projected, self.step_length, *self.changes),
+            self.changes,
+            (self.apply_flags, self.dynamic, *self.changes, self.world_arrays, local, self.moved_total,
+             self.moved_before, self.moving, data.constraint_acceleration, hierarchy.world_pass_arguments(),
+             data.omega_body, carry),
+            data.constraint_acceleration)
+        passes = self.body_passes
 
         def calls():
             return Calls(
                 hierarchy.world_pass(), hierarchy.world_pass(model.dyn_slot, data.omega_body),
                 bind(first_divergent, model.moving, model.dyn_slot, local, data.omega_body, DIVERGENCE_LENGTH,
                      DIVERGENCE_SPEED),
-                bind(solver_bodies, self.dynamic, self.world_arrays, data.omega_body, self.bodies),
+                bind(solver_bodies, *passes.gather),
                 bind(dynamic_inputs, self.dynamic, self.world_arrays, local, self.gravity, self.inputs),
                 tuple(bind(place_bodies, self.dynamic, slots, self.dynamic_motion, self.world_arrays, local)
                       for slots in model.generations),
                 bind(scatter_motion, model.kin, data.kinematic, local),
                 bind(wake_on_field, self.sleep_bodies, self.parent_motion, self.gravity, data.sleep),
                 bind(hold, self.sleep_bodies, data.sleep, self.local_motion),
-                bind(apply_changes, self.apply_flags, self.dynamic, *self.changes, self.world_arrays, local,
-                     self.moved_total, self.moved_before, self.moving, data.constraint_acceleration,
-                     hierarchy.world_pass_arguments(), data.omega_body, carry),
-                bind(angular_momentum, self.bodies, self.momentum),
-                bind(impulse_changes, model.inverse_mass, self.bodies, *self.projected, self.step_length,
-                     *self.changes))
+                bind(apply_changes, *passes.apply),
+                bind(angular_momentum, *passes.momentum),
+                bind(impulse_changes, *passes.kick))
         self._calls = calls
         self._any_parented = model.any_parented
         self._advancing = {}    # (h, integrator, gyroscopic) -> the integrator's bound pass (`advancing`)
@@ -882,7 +892,16 @@ def stage_joints(model, data, settings, work, context):
         return
     joints = solver.joints is not None and len(solver.joints)
     rattle = joints and context.rattle
-    if rattle:
+    fused = rattle and context.active is None and solver.joint_stage_fused()
+    if fused:
+        # RATTLE's stage as one compiled call: the calls below and the acceleration over h, in
+        # their order (the same bits; a tenth of the pendulum's sub-step was the Python between them)
+        passes = work.body_passes
+        passes.stale[0] = work.world == STALE
+        work.world = STALE
+        _set_apply_flags(model, settings, work, True)
+        solver.project_joints(passes, context.final, context.abandon)
+    elif rattle:
         # RATTLE: positions onto the joints' constraint along the start-of-step rows (the
         # rotation by the lie-midpoint drift with the kicked momentum), the velocities by the
         # same impulse over the step ...
@@ -907,7 +926,9 @@ def stage_joints(model, data, settings, work, context):
         dx, dtheta, dv = solver.post_stabilize(world, centre, rotation, settings.iterations, settings.shake)
         apply_world_changes(model, data, settings, work, dv if settings.shake else None,
                             np.concatenate([dx, dtheta], axis=1), context.active)
-    if context.active is None:      # (in place: the indexed form copies the array onto itself)
+    if fused:
+        pass
+    elif context.active is None:      # (in place: the indexed form copies the array onto itself)
         np.divide(data.constraint_acceleration, h, out=data.constraint_acceleration)
     else:
         data.constraint_acceleration[island] /= h
@@ -983,7 +1004,6 @@ def apply_world_changes(model, data, settings, work, dv, dx, active=None):
         v1 = R2ᵀ (v3_target − v2 − ω2 × (x3 − x2)) / s2,   v3_target = v3 + Δv3 (its own change).
     All of it is one compiled call (`physics.dynamics.body_passes.apply_changes`)."""
     sync(model, data, settings, work, MOVING)
-    carried = settings.counteract and len(model.generations) > 1
     velocity_change, pose_change = work.changes
     if dv is None:
         velocity_change.fill(0.0)
@@ -995,8 +1015,7 @@ def apply_world_changes(model, data, settings, work, dv, dx, active=None):
     # one compiled call: the move, the world pass, the momentum, the carried velocities, of every
     # body or of a retry's island (its bodies in `Workspace.moving` while it runs; the others keep
     # their bits, a row's sign of zero too)
-    flags = work.apply_flags
-    flags[0], flags[1], flags[2] = settings.counteract, carried, dv is not None
+    _set_apply_flags(model, settings, work, dv is not None)
     if active is None:
         work.calls.apply()
         return
@@ -1005,3 +1024,11 @@ def apply_world_changes(model, data, settings, work, dv, dx, active=None):
         work.calls.apply()
     finally:
         work.moving.fill(True)
+
+
+def _set_apply_flags(model, settings, work, given):
+    """`apply_changes`' flags (`Workspace.apply_flags`): counteraction on, the carried bodies'
+    velocities solved again (counteraction on and a tree deeper than its roots), a velocity change
+    `given`."""
+    flags = work.apply_flags
+    flags[0], flags[1], flags[2] = settings.counteract, settings.counteract and len(model.generations) > 1, given
