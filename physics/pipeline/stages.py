@@ -885,7 +885,10 @@ def stage_solve(model, data, settings, work, context):
 def stage_joints(model, data, settings, work, context):
     """The joints after the solve: RATTLE's projections (`physics.constraints.rattle`), positions
     then velocities, or else the post-stabilization (SHAKE with settings.shake); then the
-    sub-step's constraint accelerations, the velocity changes of the solve and of the joints over h."""
+    sub-step's constraint accelerations, the velocity changes of the solve and of the joints over h.
+    RATTLE's calls and the accelerations are one compiled call where the solver can make them so
+    (`SceneSolver.joint_stage_fused`) and the sub-step steps every body (a retry's island moves
+    only its own: its halves make the calls one by one)."""
     island = slice(None) if context.active is None else context.active
     solver, h = work.solver, context.h
     if solver is None or solver.step is None:
