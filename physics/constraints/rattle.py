@@ -405,6 +405,9 @@ class JointBodies:
         # 1 where the arena's factors are the last velocity projection's J M⁻¹ Jᵀ, at the poses the next
         # position projection starts from, which takes them for its first chord and clears this
         self.carried = np.zeros(1)
+        # (joints, centre, rotation) where `start_rows` holds the geometry at those poses already, taken
+        # by the choice of the joint terms at the sub-step's start (`take_start`), for its prepare alone
+        self.start_at = None
         # the rest of the start, as prepare writes it in place (`SceneSolver.prepare`) …
         J = len(joints)
         self.limit_slack = np.zeros(J)
@@ -430,6 +433,7 @@ class JointBodies:
         projection's (`carried`): at a step's start, and where the state was put back, so that a
         step's bits depend on its start state alone (a run restored there steps as it did)."""
         self.carried[0] = 0.0
+        self.start_at = None
 
     @property
     def bound_calls(self):
@@ -455,6 +459,22 @@ class JointBodies:
             lambda: bind(joint_geometry, joints.model(), centre, rotation, rows), objects, "geometry")
         call()
         return rows
+
+    def take_start(self, joints, centre, rotation):
+        """`geometry` of `joints` at these poses into `start_rows`, for the prepare that follows at the
+        same poses (the same arrays, not moved since) to take as its start (`start_geometry`) instead
+        of computing it again: the same bits, the geometry reading the poses and the joints alone."""
+        self.geometry(joints, centre, rotation, self.start_rows)
+        self.start_at = (joints, centre, rotation)
+        return self.start_rows
+
+    def start_geometry(self, joints, centre, rotation):
+        """The start's geometry (`start_rows`) at these poses: `take_start`'s where it took it at these
+        poses of these joints, else computed now. Either way the next call computes it."""
+        taken, self.start_at = self.start_at, None
+        if taken is not None and taken[0] is joints and taken[1] is centre and taken[2] is rotation:
+            return self.start_rows
+        return self.geometry(joints, centre, rotation, self.start_rows)
 
     def rows(self, joints, h, beta, softness, control, velocity, terms):
         """`Joints.rows` of the start (`start_rows`, the geometry prepare wrote) into this bundle's

@@ -968,7 +968,7 @@ class SceneSolver:
             if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
                 self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
             # the rows' and the soft limits' (one kernel call), kept for the sub-step (J₀)
-            geometry = self._joint_bodies.geometry(self.joints, centre, rotation, self._joint_bodies.start_rows)
+            geometry = self._joint_bodies.start_geometry(self.joints, centre, rotation)
             terms = self._joint_terms(velocity) if rattle and self._exact is not None else None
             joint_rows, slots = self._joint_bodies.rows(self.joints, h, joint_beta, softness, self.carried.control,
                                                         velocity, terms)
@@ -1158,9 +1158,13 @@ class SceneSolver:
         compiled version, into this solver's own `Placed`, which the next call rewrites (a prepare
         reads it within itself)."""
         made = self._placing
-        live = getattr(world, "transform", world)     # (a NodeState's arrays: views, each access a new one, of its buffers)
-        key = (world, *(_buffer_of(a) for a in (live.translation, live.rotation, live.scale)))
-        if made is None or made[1] != generation() or any(a is not b for a, b in zip(made[0], key)):
+        live = getattr(world, "transform", world)
+        # a NodeState's token for its buffers (its arrays are views, each access a new one); else the buffers
+        storage = getattr(live, "storage", None)
+        key = (world, storage) if storage is not None else \
+            (world, *(_buffer_of(a) for a in (live.translation, live.rotation, live.scale)))
+        if made is None or made[1] != generation() or len(made[0]) != len(key) \
+                or any(a is not b for a, b in zip(made[0], key)):
             made = self._placing = (key, generation(), placing(self.shapes, world))
         if made[2] is None:
             return place(self.shapes, world)
@@ -1492,7 +1496,10 @@ class SceneSolver:
         step[1] = 0.25 if composing else 1.0      # the largest a kept
         inverse_inertia = np.ascontiguousarray(inverse_inertia, float)
         if ready:       # (the Workspace's arrays: one call bound to them)
-            geometry = bodies.geometry(joints, centre, rotation, bodies.velocity_rows)
+            # the start's rows, which the sub-step's prepare then takes at the same poses (not where a
+            # joint rides a moving frame: prepare follows the frames again)
+            geometry = bodies.geometry(joints, centre, rotation, bodies.velocity_rows) if self._any_framed \
+                else bodies.take_start(joints, centre, rotation)
             objects = (joints, geometry, inverse_mass, inverse_inertia, self._exact)
             choice = (bodies.found(objects, "choose") or bodies.bound(lambda: bind(
                 _choose_exact_terms, *self._choice_arguments(joints, geometry, inverse_mass, inverse_inertia)),

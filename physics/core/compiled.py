@@ -65,8 +65,8 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    `_chord_rows_kernel`, which makes its rows, keeps its counts); a kernel without them returns no
    array to a caller that counts. A kernel with them also allocates a record of some 50 bytes for
    each array a call from Python gives it, which tracemalloc counts: the bound calls of a sub-step
-   (the integrators' passes, the joints' rows, the rows' effective masses, the shapes' placement)
-   are compiled without, the velocity solve's stages aside (they return views to Python). Every
+   (the integrators' passes, the joints' rows, RATTLE's stage, the rows' effective masses, the
+   shapes' placement) are compiled without, the velocity solve's stages aside (they return views to Python). Every
    kernel states its setting: numba compiles a kernel that is first called from one without counts with
    that caller's setting where the kernel states none (an allocating kernel then fails to compile).
 

@@ -50,11 +50,12 @@ class NodeState:
     the same shape (`s.velocity = v`, copied in). Re-read them after the node count changes.
     """
 
-    __slots__ = ("_n", "_buffers")
+    __slots__ = ("_n", "_buffers", "_storage")
 
     def __init__(self, n):
         """N nodes at rest at the identity: T = 0, R = I, S = 1, v = a = ω = α = 0."""
         self._n = n
+        self._storage = object()
         self._buffers = {f: np.zeros((n, *shape)) for f, shape in _FIELDS.items()}
         self._buffers["rotation"][:] = np.eye(3)
         self._buffers["scale"][:] = 1.0
@@ -104,6 +105,12 @@ class NodeState:
     def __repr__(self):
         return f"NodeState(n={self._n})"
 
+    @property
+    def storage(self):
+        """A token that stays the same object while the buffers do, and is new once they grow (`Hierarchy.add`):
+        what a call bound to this state's arrays checks, without making their views."""
+        return self._storage
+
     # -- used by Hierarchy: capacity and moving rows (the cw::list erase) --
     def _reserve(self, capacity):
         for f, buffer in self._buffers.items():
@@ -111,6 +118,7 @@ class NodeState:
                 grown = np.zeros((capacity, *buffer.shape[1:]))
                 grown[: self._n] = buffer[: self._n]
                 self._buffers[f] = grown
+                self._storage = object()
 
     def _move_row(self, src, dst):
         for buffer in self._buffers.values():
