@@ -5,11 +5,13 @@ and the prepare that follows at the same poses takes it (`start_geometry`) inste
 again; and a node state's token for its buffers (`physics.model.hierarchy.NodeState.storage`),
 which the shapes' placement checks in place of the buffers' views.
 
-Checked by independent means: the geometry taken is compared entry by entry with the geometry
-computed afresh at the prepare's poses (`Joints.geometry`, new arrays), and a run that computes
-it again in every prepare must end on the same bits (`Simulation.state_hash`): the geometry reads
-the poses and the joints alone, and nothing moves a body between the choice and the prepare. The
-scenes have joint terms (the ant's and the humanoid's dampers and armatures, the iiwa's servos)."""
+Checked two ways: the geometry taken is compared entry by entry with the geometry computed afresh
+at the prepare's poses (`Joints.geometry`, the same kernel into new arrays: what the prepare would
+have computed), and a run that computes it again in every prepare must end on the same bits
+(`Simulation.state_hash`): the geometry reads the poses and the joints alone, and nothing moves a
+body between the choice and the prepare. The scenes have joint terms (the ant's and the humanoid's
+dampers and armatures, the iiwa's dampers, the iiwa_servo's servos); the iiwa's steps are retried
+as halves, whose prepares compute their own."""
 import sys
 from pathlib import Path
 
@@ -24,9 +26,10 @@ from physics.constraints.rattle import JointBodies  # noqa: E402
 from physics.model.hierarchy import Hierarchy, NodeState  # noqa: E402
 
 SCENES = ROOT / "assets" / "scenes"
-STEPS = {"ant": 60, "humanoid": 40, "iiwa_servo": 60}
-# every field `joint_geometry` writes for every joint (the coordinate only for the kinds that have one)
-WRITTEN = ("C", "jacobian", "active", "inequality", "motor", "frame_speed")
+STEPS = {"ant": 60, "humanoid": 40, "iiwa": 120, "iiwa_servo": 60}
+# every field of the geometry (a joint's coordinate where its kind has one; 0 elsewhere in both: the
+# arrays start at 0, `joint_geometry_arrays`, and the kernel never writes it there)
+FIELDS = ("C", "jacobian", "active", "inequality", "motor", "coordinate", "frame_speed")
 
 
 def _run(scene, monkeypatch, again=False):
@@ -37,12 +40,13 @@ def _run(scene, monkeypatch, again=False):
     start_geometry, take_start = JointBodies.start_geometry, JointBodies.take_start
 
     def checked(self, joints, centre, rotation):
-        taken = self.start_at is not None
+        at = self.start_at      # (taken only where it was taken for these joints at these arrays)
+        taken = at is not None and at[0] is joints and at[1] is centre and at[2] is rotation
         geometry = start_geometry(self, joints, centre, rotation)
         counts["taken" if taken else "computed"] += 1
         if taken:
             fresh = joints.geometry(centre.copy(), rotation.copy())
-            for name in WRITTEN:    # to the bit: the same kernel at the same poses
+            for name in FIELDS:     # to the bit: the same kernel at the same poses
                 assert getattr(geometry, name).tobytes() == getattr(fresh, name).tobytes(), name
         return geometry
 
@@ -53,36 +57,42 @@ def _run(scene, monkeypatch, again=False):
     monkeypatch.setattr(JointBodies, "take_start", recorded_nothing if again else take_start)
     sim = Simulation.from_file(SCENES / f"{scene}.toml")
     sim.step(STEPS[scene])
-    return sim.state_hash(), counts["taken"], counts["computed"]
+    return sim.state_hash(), counts["taken"], counts["computed"], sim.substep_counts()["retries"]
 
 
 @pytest.mark.parametrize("scene", sorted(STEPS))
 def test_the_prepare_takes_the_geometry_the_choice_of_terms_computed_at_its_poses(scene, monkeypatch):
-    """Nearly every prepare takes the start's geometry (the first sub-step of the first step builds
-    the joints first, and a retry's halves compute theirs); a run computing it in every prepare ends
-    on the same bits."""
-    once, taken, computed = _run(scene, monkeypatch)
-    assert taken >= 0.9 * (taken + computed), (taken, computed)
-    again, none, computed_again = _run(scene, monkeypatch, again=True)
+    """Most prepares take the start's geometry (the first step's builds the joints first, and a
+    retry's halves compute theirs: a fifth of the iiwa's prepares over its first 120 steps); a run
+    computing it in every prepare ends on the same bits."""
+    once, taken, computed, retries = _run(scene, monkeypatch)
+    assert taken >= 0.7 * (taken + computed), (taken, computed)
+    if scene == "iiwa":     # (the halves' prepares, after the attempt's state was put back)
+        assert retries > 0 and computed > 1, (retries, computed)
+    again, none, computed_again, _ = _run(scene, monkeypatch, again=True)
     assert none == 0 and computed_again == taken + computed
     assert once == again
 
 
-def test_a_node_states_storage_token_changes_only_when_its_buffers_grow():
-    """The token is the same object while the buffers are (writes, a copy's own token), and a new
-    one once a node added past the capacity moves them (`Hierarchy.add`)."""
+def test_a_node_states_storage_token_changes_only_when_its_views_would():
+    """The token is the same object while the arrays' views are the same rows of the same buffers
+    (writes leave it; a copy has its own), and a new one once a node is added, within the capacity
+    or past it (the buffers grow), or removed (`Hierarchy.add`, `remove`)."""
     h = Hierarchy(np.array([-1]), NodeState(1))
     state = h.local
     token = state.storage
     state.translation[0] = (1.0, 2.0, 3.0)
+    state.velocity = np.ones((1, 3))
     assert state.storage is token
     assert state.copy().storage is not token
-    buffer, added = state.translation.base, 0
-    while state.translation.base is buffer:     # add nodes until the buffers grow
-        added += 1
-        h.add(f"n{added}", 0)
-        if state.translation.base is buffer:
-            assert state.storage is token
-    assert state.storage is not token
-    assert state.storage is h.local.storage      # (the hierarchy keeps the same state object)
+    grown = False
+    for k in range(40):     # past the first capacity: the buffers grow at least once
+        buffer, before = state.translation.base, state.storage
+        h.add(f"n{k}", 0)
+        assert state.storage is not before and h.world_state.storage is not before
+        grown |= state.translation.base is not buffer
+    assert grown
+    before = state.storage
+    h.remove("n3")
+    assert state.storage is not before
     assert NodeState(2).storage is not NodeState(2).storage

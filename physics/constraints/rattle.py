@@ -430,8 +430,9 @@ class JointBodies:
 
     def forget_factors(self):
         """The next position projection factors its own first matrix rather than take the last velocity
-        projection's (`carried`): at a step's start, and where the state was put back, so that a
-        step's bits depend on its start state alone (a run restored there steps as it did)."""
+        projection's (`carried`), and the next prepare computes the start's geometry rather than take
+        one `take_start` left: at a step's start, and where the state was put back, so that a step's
+        bits depend on its start state alone (a run restored there steps as it did)."""
         self.carried[0] = 0.0
         self.start_at = None
 
@@ -462,8 +463,11 @@ class JointBodies:
 
     def take_start(self, joints, centre, rotation):
         """`geometry` of `joints` at these poses into `start_rows`, for the prepare that follows at the
-        same poses (the same arrays, not moved since) to take as its start (`start_geometry`) instead
-        of computing it again: the same bits, the geometry reading the poses and the joints alone."""
+        same poses to take as its start (`start_geometry`) instead of computing it again: the same
+        bits, the geometry reading the poses and the joints alone. The arrays are checked, not what
+        they hold: between the two calls (`physics.pipeline.step`) only the sub-step's context, the
+        world pass (the same poses again) and the wake stage (sleep flags) run, and whatever puts the
+        state back or halves the sub-step first clears what this records (`forget_factors`)."""
         self.geometry(joints, centre, rotation, self.start_rows)
         self.start_at = (joints, centre, rotation)
         return self.start_rows

@@ -874,8 +874,9 @@ class SceneSolver:
         self.forget_factors()
 
     def forget_factors(self):
-        """RATTLE's next position projection factors its own first matrix (`physics.constraints.rattle.
-        JointBodies.forget_factors`): at a step's start and where the state was put back."""
+        """RATTLE's next position projection factors its own first matrix, and the next prepare computes
+        the start's geometry (`physics.constraints.rattle.JointBodies.forget_factors`): at a step's
+        start and where the state was put back."""
         if self._joint_bodies is not None:
             self._joint_bodies.forget_factors()
 
@@ -1487,7 +1488,7 @@ class SceneSolver:
         (`armature_left`, `physics.pipeline.stages.step_context`): RATTLE's projections weigh
         impulses by the bodies' masses alone."""
         joints = self.joints_at(world, centre, rotation, keep=True)
-        bodies = self._joint_bodies     # (its velocity rows are scratch between projections)
+        bodies = self._joint_bodies     # (its start rows are the prepare's to take: `take_start`)
         ready = bodies is not None and joints is self.joints and len(bodies.index) == len(inverse_mass) + 1
         if self._exact is None or len(self._exact) != len(joints):     # (kept: the calls below are bound to them)
             self._exact, self._coordinate_s = np.empty(len(joints), bool), np.empty(len(joints))

@@ -66,8 +66,8 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    array to a caller that counts. A kernel with them also allocates a record of some 50 bytes for
    each array a call from Python gives it, which tracemalloc counts: the bound calls of a sub-step
    (the integrators' passes, the joints' rows, RATTLE's stage, the rows' effective masses, the
-   shapes' placement) are compiled without, the velocity solve's stages aside (they return views to Python). Every
-   kernel states its setting: numba compiles a kernel that is first called from one without counts with
+   shapes' placement) are compiled without, the velocity solve's stages aside (they return views
+   to Python). Every kernel states its setting: numba compiles a kernel that is first called from one without counts with
    that caller's setting where the kernel states none (an allocating kernel then fails to compile).
 
 7. **Calls bound to their arguments.** numba types every argument of every call from Python to

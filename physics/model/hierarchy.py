@@ -107,11 +107,17 @@ class NodeState:
 
     @property
     def storage(self):
-        """A token that stays the same object while the buffers do, and is new once they grow (`Hierarchy.add`):
-        what a call bound to this state's arrays checks, without making their views."""
+        """A token that stays the same object while the arrays' views do (the buffers and the node
+        count), and is new once a node is added or removed (`Hierarchy.add`, `remove`): what a call
+        bound to this state's arrays checks, without making their views."""
         return self._storage
 
-    # -- used by Hierarchy: capacity and moving rows (the cw::list erase) --
+    # -- used by Hierarchy: capacity, the node count and moving rows (the cw::list erase) --
+    def _resize(self, n):
+        """N nodes within the capacity: the views are n rows long now, so a new `storage` token."""
+        self._n = n
+        self._storage = object()
+
     def _reserve(self, capacity):
         for f, buffer in self._buffers.items():
             if buffer.shape[0] < capacity:
@@ -475,7 +481,8 @@ class Hierarchy:
             raise ValueError(f"cannot add {name!r}: at most 2**31 - 2 nodes (int32 links)")
         self._reserve(i + 1, self._order_len + 1)
         self._n = i + 1
-        self.local._n = self.world_state._n = i + 1
+        self.local._resize(i + 1)
+        self.world_state._resize(i + 1)
         self.local._set_row(i, row, 0)
         self.world_state._set_row(i, row, 0)
         self._parent[i] = p
@@ -512,7 +519,8 @@ class Hierarchy:
             index[names[k]] = k
         names.pop()
         self._n = last
-        self.local._n = self.world_state._n = last
+        self.local._resize(last)
+        self.world_state._resize(last)
         if self._holes > max(16, self._order_len // 2):
             self._compact_order()
 

@@ -895,10 +895,11 @@ def stage_joints(model, data, settings, work, context):
         return
     joints = solver.joints is not None and len(solver.joints)
     rattle = joints and context.rattle
-    fused = rattle and context.active is None and solver.joint_stage_fused()
-    if fused:
+    one_call = rattle and context.active is None and solver.joint_stage_fused()
+    if one_call:
         # RATTLE's stage as one compiled call: the calls below and the acceleration over h, in
-        # their order (the same bits; a tenth of the pendulum's sub-step was the Python between them)
+        # their order (the same bits; made one by one, the Python between them is a tenth of the
+        # pendulum's sub-step)
         passes = work.body_passes
         passes.stale[0] = work.world == STALE
         work.world = STALE
@@ -929,8 +930,8 @@ def stage_joints(model, data, settings, work, context):
         dx, dtheta, dv = solver.post_stabilize(world, centre, rotation, settings.iterations, settings.shake)
         apply_world_changes(model, data, settings, work, dv if settings.shake else None,
                             np.concatenate([dx, dtheta], axis=1), context.active)
-    if fused:
-        pass
+    if one_call:
+        pass    # (the call divided it)
     elif context.active is None:      # (in place: the indexed form copies the array onto itself)
         np.divide(data.constraint_acceleration, h, out=data.constraint_acceleration)
     else:
