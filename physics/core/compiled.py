@@ -67,8 +67,9 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    each array a call from Python gives it, which tracemalloc counts: the bound calls of a sub-step
    (the integrators' passes, the joints' rows, RATTLE's stage, the rows' effective masses, the
    shapes' placement) are compiled without, the velocity solve's stages aside (they return views
-   to Python). Every kernel states its setting: numba compiles a kernel that is first called from one without counts with
-   that caller's setting where the kernel states none (an allocating kernel then fails to compile).
+   to Python). Every kernel states its setting: numba compiles a kernel that is first called from
+   one without counts with that caller's setting where the kernel states none (an allocating kernel
+   then fails to compile).
 
 7. **Calls bound to their arguments.** numba types every argument of every call from Python to
    find the compiled version: a named tuple (the kernels' bundles) costs it about 0.3 µs plus
