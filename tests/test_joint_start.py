@@ -1,8 +1,8 @@
 """The joints' start of a sub-step taken once: where RATTLE's step chooses the joint terms it takes
 (`physics.constraints.solver.SceneSolver.choose_joint_terms`, at the sub-step's start), the rows'
 geometry it computes there is the start's (`physics.constraints.rattle.JointBodies.take_start`),
-and the prepare that follows at the same poses takes it (`start_geometry`) instead of computing it
-again; and a node state's token for its buffers (`physics.model.hierarchy.NodeState.storage`),
+and the prepare that follows at the same poses takes it (`start_taken`: its one compiled call then
+leaves the geometry out) instead of computing it again; and a node state's token for its buffers (`physics.model.hierarchy.NodeState.storage`),
 which the shapes' placement checks in place of the buffers' views.
 
 Checked two ways: the geometry taken is compared entry by entry with the geometry computed afresh
@@ -38,23 +38,21 @@ def _run(scene, monkeypatch, again=False):
     computed it); `again`: the choice records nothing, so every prepare computes it. Each geometry
     taken is checked against the geometry computed afresh at the prepare's poses."""
     counts = {"taken": 0, "computed": 0}
-    start_geometry, take_start = JointBodies.start_geometry, JointBodies.take_start
+    start_taken, take_start = JointBodies.start_taken, JointBodies.take_start
 
     def checked(self, joints, centre, rotation):
-        at = self.start_at      # (taken only where it was taken for these joints at these arrays)
-        taken = at is not None and at[0] is joints and at[1] is centre and at[2] is rotation
-        geometry = start_geometry(self, joints, centre, rotation)
+        taken = start_taken(self, joints, centre, rotation)
         counts["taken" if taken else "computed"] += 1
         if taken:
             fresh = joints.geometry(centre.copy(), rotation.copy())
             for name in FIELDS:     # to the bit: the same kernel at the same poses
-                assert getattr(geometry, name).tobytes() == getattr(fresh, name).tobytes(), name
-        return geometry
+                assert getattr(self.start_rows, name).tobytes() == getattr(fresh, name).tobytes(), name
+        return taken
 
     def recorded_nothing(self, joints, centre, rotation):
         return self.geometry(joints, centre, rotation, self.start_rows)
 
-    monkeypatch.setattr(JointBodies, "start_geometry", checked)
+    monkeypatch.setattr(JointBodies, "start_taken", checked)
     monkeypatch.setattr(JointBodies, "take_start", recorded_nothing if again else take_start)
     sim = Simulation.from_file(SCENES / f"{scene}.toml")
     sim.step(STEPS[scene])
@@ -147,3 +145,73 @@ def test_a_joint_on_a_moving_frame_computes_its_start_in_the_prepare(monkeypatch
     translation = sim.world_poses()[0]
     lever = np.linalg.norm(translation[sim.names.index("bob")] - translation[sim.names.index("hub")])
     assert abs(lever - 0.8) < 1e-9, lever
+
+
+def _one_by_one(todo, geometry, terms, rows, poses, slack, frames, velocity, h):
+    """`_joint_start`'s calls made one by one from Python, each kernel on its own (the prepare as
+    it made them before they were one call), with numpy's copies."""
+    from physics.constraints.joints import fill_joint_rows, fill_joint_terms, fill_limit_slack, joint_geometry
+    from physics.constraints.solver import _projections_alone
+    if todo[0]:
+        joint_geometry(*geometry)
+    if todo[1]:
+        fill_joint_terms(*terms)
+    count = fill_joint_rows(*rows)
+    np.copyto(poses[2], poses[0])
+    np.copyto(poses[3], poses[1])
+    easing = fill_limit_slack(*slack) if todo[2] else 0.0
+    if todo[3]:
+        np.copyto(frames[1], frames[0])
+    alone = False
+    if todo[4]:
+        out, slots = rows[12], rows[13]
+        alone = _projections_alone(slots[:count], out.body[:count], out.jacobian[:count], out.lower[:count],
+                                   out.upper[:count], geometry[3], velocity, h)
+    return count, easing, alone
+
+
+def _start_run(scene, one_by_one=False, steps=60, **settings):
+    """(state hash after `steps` steps, which of `_joint_start`'s flags were set in some prepare);
+    `scene` a scene file's name or a scene's text; `one_by_one`: its calls made one by one."""
+    from physics.constraints import solver as solver_module
+    from physics.io.scene import load_scene, scene_from_text
+    loaded = load_scene(SCENES / f"{scene}.toml") if "\n" not in scene else scene_from_text(scene)
+    chosen = loaded.settings()
+    chosen.update(settings)
+    sim = Simulation(loaded, chosen)
+    fused, seen = solver_module._joint_start, np.zeros(5, bool)
+
+    def start(todo, *arguments):
+        seen[:] |= todo
+        return (_one_by_one if one_by_one else fused)(todo, *arguments)
+
+    # (bound when a prepare first meets its arrays: this one is bound as a plain function)
+    solver_module._joint_start = start
+    try:
+        sim.step(steps)
+    finally:
+        solver_module._joint_start = fused
+    return sim.state_hash(), tuple(seen)
+
+
+# Between them the scenes set every flag: the geometry computed and taken, the terms (the ant's
+# dampers, the iiwa_servo's servos), the limits (the humanoid's), a moving frame (the spun hinge),
+# the rows held by the projections alone (the pendulum's) and SHAKE's start (no RATTLE: no terms,
+# never alone).
+START_SCENES = {"pendulum": {}, "ant": {}, "humanoid": {}, "iiwa_servo": {}, "spun hinge": {},
+                "pendulum, SHAKE": {"integrator": "semi-implicit-euler", "shake": True}}
+
+
+@pytest.mark.parametrize("name", sorted(START_SCENES))
+def test_the_start_in_one_call_gives_the_bits_of_its_calls_one_by_one(name):
+    """Bit for bit: the prepare's one compiled call (`physics.constraints.solver._joint_start`) runs
+    the kernels the calls one by one run, in their order."""
+    scene = SPUN_HINGE if name == "spun hinge" else name.split(",")[0]
+    fused_hash, seen = _start_run(scene, **START_SCENES[name])
+    one_hash, seen_again = _start_run(scene, one_by_one=True, **START_SCENES[name])
+    assert seen == seen_again
+    assert fused_hash == one_hash, name
+    expected = {"pendulum": (1, 0, 0, 0, 1), "ant": (1, 1, 1, 0, 1), "spun hinge": (1, 1, 0, 1, 1),
+                "pendulum, SHAKE": (1, 0, 0, 0, 0)}.get(name)
+    if expected is not None:
+        assert seen == tuple(map(bool, expected)), (name, seen)

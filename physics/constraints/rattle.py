@@ -127,8 +127,7 @@ from physics.model.hierarchy import world_from_local
 from physics.constraints.joint_graph import Factors, JointGraph, assemble, assemble_diagonal, assemble_terms, backward, \
     eliminate, factor_and_solve, finish, forward, gather, scatter, solve_factored, solve_separator, structure
 from physics.constraints.joints import AXIS, HINGE, LIMIT, ROWS_PER_JOINT, SPRING, JointGeometry, JointModel, JointTerms, \
-    fill_joint_rows, fill_joint_terms, fill_limit_slack, joint_geometry, joint_geometry_arrays, joint_row_arrays, \
-    limit_easing, no_terms, rows_of
+    joint_geometry, joint_geometry_arrays, joint_row_arrays, limit_easing, no_terms, rows_of
 from physics.math.rotation_kernels import add, cayley, cross, dot, load33, matmul, matvec, mul, rotvec_from_matrix, solve3, \
     store33, sub, transpose
 
@@ -413,7 +412,7 @@ class JointBodies:
         self.limit_slack = np.zeros(J)
         self.terms = JointTerms(np.zeros(J, np.bool_), np.zeros(J, np.bool_), *(np.zeros(J) for _ in range(6)))
         self.frame_speed = np.zeros((J, ROWS_PER_JOINT))
-        self.row_arrays = joint_row_arrays(J)       # the start's rows and their slots (`rows`) …
+        self.row_arrays = joint_row_arrays(J)       # the start's rows and their slots (`start_arguments`) …
         self._row_views = Memo(BOUND_CALLS)         # … and their views by count
         # … and the projections' outputs where a caller gives none (`positions`, `velocities`)
         self.dx, self.dtheta, self.impulse = np.empty((bodies, 3)), np.empty((bodies, 3)), np.empty((bodies, 6))
@@ -463,7 +462,7 @@ class JointBodies:
 
     def take_start(self, joints, centre, rotation):
         """`geometry` of `joints` at these poses into `start_rows`, for the prepare that follows at the
-        same poses to take as its start (`start_geometry`) instead of computing it again: the same
+        same poses to take as its start (`start_taken`) instead of computing it again: the same
         bits, the geometry reading the poses and the joints alone. The arrays are checked, not what
         they hold: between the two calls (`physics.pipeline.step`) only the sub-step's context, the
         world pass (the same poses again) and the wake stage (sleep flags) run, and whatever puts the
@@ -472,52 +471,36 @@ class JointBodies:
         self.start_at = (joints, centre, rotation)
         return self.start_rows
 
-    def start_geometry(self, joints, centre, rotation):
-        """The start's geometry (`start_rows`) at these poses: `take_start`'s where it took it at these
-        poses of these joints, else computed now. Either way the next call computes it."""
+    def start_taken(self, joints, centre, rotation):
+        """Whether `take_start` took the start's geometry (`start_rows`) at these poses of these joints,
+        for the prepare that follows to take it. Either way the next call answers no."""
         taken, self.start_at = self.start_at, None
-        if taken is not None and taken[0] is joints and taken[1] is centre and taken[2] is rotation:
-            return self.start_rows
-        return self.geometry(joints, centre, rotation, self.start_rows)
+        return taken is not None and taken[0] is joints and taken[1] is centre and taken[2] is rotation
 
-    def rows(self, joints, h, beta, softness, control, velocity, terms):
-        """`Joints.rows` of the start (`start_rows`, the geometry prepare wrote) into this bundle's
-        own row arrays through a bound call: (`Rows`, slots), views of them, rewritten by the next
-        call (`SceneSolver.prepare`'s rows live for its sub-step). The call is found by what its
-        arguments are made from (the arrays by identity: `Joints.row_arguments` makes the rest once
-        for the joints), and the views by their count, each made once."""
-        objects, h, beta, softness = (joints, control, velocity, terms), float(h), float(beta), float(softness)
-        call = self.found(objects, "rows", h, beta, softness) or self.bound(
-            lambda: bind(fill_joint_rows, *joints.row_arguments(self.start_rows, h, beta, 0.0, softness, control, velocity,
-                                                                True, terms, self.row_arrays)),
-            objects, "rows", h, beta, softness)
-        count = call()
+    def start_arguments(self, joints, centre, rotation, h, beta, softness, control, velocity, exact, termed):
+        """The arguments of the start's calls, each its kernel's in its order, for the prepare that
+        makes them in one compiled call bound to these arrays (`physics.constraints.solver.SceneSolver.prepare`):
+        `joint_geometry`'s at the poses centre (B, 3), rotation (B, 3, 3) into `start_rows`;
+        `fill_joint_terms`' at `control` (J,) with the joints `exact` (J,) bool and the bodies'
+        `velocity` (B, 6) into `terms`; `fill_joint_rows`' into the row arrays (`row_views` cuts
+        them), with `terms` where `termed`; the poses and `start_centre`, `start_rotation` they are
+        copied into; `fill_limit_slack`'s for a step of length h into `limit_slack`; the start rows'
+        frame speeds and `frame_speed` they are copied into."""
+        fixed, gain = joints.term_parts()
+        return ((joints.model(), centre, rotation, self.start_rows),
+                (fixed, gain, control, exact, self.start_rows, joints.model().body, velocity, self.terms),
+                joints.row_arguments(self.start_rows, h, beta, 0.0, softness, control, velocity, True,
+                                     self.terms if termed else None, self.row_arrays),
+                (centre, rotation, self.start_centre, self.start_rotation),
+                (self.start_rows, limit_easing(h), self.limit_slack),
+                (self.start_rows.frame_speed, self.frame_speed))
+
+    def row_views(self, count):
+        """(`Rows`, slots) of the first `count` rows of the row arrays (`fill_joint_rows` writes them:
+        `start_arguments`), views made once for each count: prepare's rows live for its sub-step."""
         views = self._row_views
         return views.find((self.row_arrays,), count) or views.get(lambda: rows_of(*self.row_arrays, count),
                                                                   (self.row_arrays,), count)
-
-    def fill_limit_slack(self, joints, geometry, h):
-        """`Joints.limit_slack` of `geometry` (the start's rows, `start_rows`) for a step of length h
-        into `limit_slack`, through a call bound to them; -> its largest value (0 where none)."""
-        easing = limit_easing(h)
-        call = self.found((joints, geometry), "limit slack", easing) or self.bound(
-            lambda: bind(fill_limit_slack, geometry, easing, self.limit_slack), (joints, geometry), "limit slack", easing)
-        return call()
-
-    def fill_terms(self, joints, exact, control, velocity):
-        """This sub-step's `JointTerms` into `terms` (`fill_joint_terms` through a bound call): the
-        joints' terms at `control` (J,), those `exact` (J,) bool takes, the coordinates and rates of
-        `start_rows` (the geometry prepare wrote) at the bodies' `velocity` (B, 6). -> `terms`."""
-        objects = (joints, exact, control, velocity)
-        call = self.found(objects, "terms")
-        if call is None:
-            def make():
-                fixed, gain = joints.term_parts()
-                return bind(fill_joint_terms, fixed, gain, control, exact, self.start_rows, joints.model().body,
-                            velocity, self.terms)
-            call = self.bound(make, objects, "terms")
-        call()
-        return self.terms
 
     def positions(self, joints, inverse_mass, inverse_inertia, limited, termed, framed, centre, rotation, momentum, h,
                   work, out=None, final=False, abandon=NEVER):

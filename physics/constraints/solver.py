@@ -32,7 +32,7 @@ from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     RowArrays, beta_from_erp, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.constraints.joints import ACTUATED, DRIVE, LIMIT, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints, \
-    coordinate_inverse_inertia, coordinate_rates
+    coordinate_inverse_inertia, coordinate_rates, fill_joint_rows, fill_joint_terms, fill_limit_slack, joint_geometry
 from physics.constraints.gauss_seidel import PARALLEL_MIN, VIEWS_KEPT, Prepared, PreparedBuffers, SolveBuffers, \
     element_count, halves, prepare, solve, sweep
 from physics.core.threads import ThreadChoice
@@ -673,6 +673,44 @@ def _projections_alone(slots, body, jacobian, lower, upper, geometry, velocity, 
 
 
 @kernel(refcounts=False)
+def _joint_start(todo, geometry, terms, rows, poses, slack, frames, velocity, h):
+    """`SceneSolver.prepare`'s joint calls in one compiled call, in its order (the same bits as
+    made one by one; timed against them, the pendulum's and the ant's steps were within noise, a
+    few lookups of bound calls saved; a step towards the sub-step as a few compiled calls):
+    the start's geometry (`joint_geometry`) where todo[0] (not taken at these poses already:
+    `physics.constraints.rattle.JointBodies.take_start`), the joint terms RATTLE's step takes
+    (`fill_joint_terms`) where todo[1], the rows (`fill_joint_rows`), the start's poses copied, the
+    soft limits (`fill_limit_slack`) where todo[2], a moving frame's speeds copied where todo[3],
+    and whether RATTLE's projections hold the rows by themselves (`_projections_alone`, at the
+    bodies' start `velocity` (B, 6) and step h) where todo[4]. Every other argument is its call's
+    arguments in its order (`JointBodies.start_arguments`). Returns (the rows' count, the largest
+    limit slack (0 where not filled), whether the projections hold the rows alone)."""
+    if todo[0]:
+        joint_geometry(*geometry)
+    if todo[1]:
+        fill_joint_terms(*terms)
+    count = fill_joint_rows(*rows)
+    centre, rotation, start_centre, start_rotation = poses
+    for b in range(centre.shape[0]):
+        for i in range(3):
+            start_centre[b, i] = centre[b, i]
+            for k in range(3):
+                start_rotation[b, i, k] = rotation[b, i, k]
+    easing = fill_limit_slack(*slack) if todo[2] else 0.0
+    if todo[3]:
+        speed, into = frames
+        for j in range(speed.shape[0]):
+            for s in range(speed.shape[1]):
+                into[j, s] = speed[j, s]
+    alone = False
+    if todo[4]:
+        out, slots = rows[12], rows[13]
+        alone = _projections_alone(slots[:count], out.body[:count], out.jacobian[:count], out.lower[:count],
+                                   out.upper[:count], geometry[3], velocity, h)
+    return count, easing, alone
+
+
+@kernel(refcounts=False)
 def _chord_targets(body, jacobian, chord, lag_share, velocity, target, relax):
     """The chord rows' targets for the free velocities (B, 6) (`SceneSolver.solve`): each row's
     prepared target and relax target plus its weight × the lag (1 − f) (J v_free − J v₀),
@@ -845,6 +883,7 @@ class SceneSolver:
         self._step_length = np.zeros(1)     # the sub-step's h, for the calls bound above
         self.step = None        # what the last prepare hands to this sub-step's other stages (`PreparedStep`)
         self._joints_forest = None      # (the joints, whether they join the bodies and the world as a forest): `leave_out_solve`
+        self._start_todo = np.zeros(5, np.bool_)     # `_joint_start`'s flags, written before each call
         self.residual = np.zeros(0)     # the last solve's residual per sweep (a view of its room: until the next solve)
         self.contacts = None
         self._pairs = np.zeros((0, 2), np.int64)     # the last prepare's candidate shape pairs (`pair_bodies`)
@@ -968,35 +1007,40 @@ class SceneSolver:
             joint_beta = 0.0 if POST_STABILIZATION else beta
             if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
                 self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
-            # the rows' and the soft limits' (one kernel call), kept for the sub-step (J₀)
-            geometry = self._joint_bodies.start_geometry(self.joints, centre, rotation)
-            terms = self._joint_terms(velocity) if rattle and self._exact is not None else None
-            joint_rows, slots = self._joint_bodies.rows(self.joints, h, joint_beta, softness, self.carried.control,
-                                                        velocity, terms)
-            # The start-of-step rows and poses: RATTLE's first-kick directions (`project_joint_positions`:
-            # J₀ from `geometry`), SHAKE's (`post_stabilize`); the soft limits for the projections (a
-            # joint past its limit eases back at the ERP rate)
             bodies = self._joint_bodies
-            np.copyto(bodies.start_centre, centre)
-            np.copyto(bodies.start_rotation, rotation)
-            limit_slack, frame_speed = None, None
-            if self.joints_limited:
-                limit_slack = bodies.limit_slack
-                self._limit_easing = bodies.fill_limit_slack(self.joints, geometry, h)
-            if self._any_framed:
-                frame_speed = bodies.frame_speed
-                np.copyto(frame_speed, geometry.frame_speed)
-            joint_start = JointStart(slots, joint_rows, bodies.start_centre, bodies.start_rotation, geometry.jacobian,
-                                     limit_slack, terms, frame_speed,
-                                     self._chord_rows(joint_rows, slots, geometry, velocity) if rattle else None)
             if self._joints_forest is None or self._joints_forest[0] is not self.joints:
                 self._joints_forest = (self.joints, forest(self.joints.body))
-            # (bound to the rows' views, kept while their count stays, and to the bodies' velocity)
-            if rattle and self._joints_forest[1]:
-                objects = (slots, joint_rows, geometry, velocity)
-                alone = (bodies.found(objects, "alone", float(h)) or bodies.bound(
-                    lambda: bind(_projections_alone, slots, joint_rows.body, joint_rows.jacobian, joint_rows.lower,
-                                 joint_rows.upper, geometry, velocity, float(h)), objects, "alone", float(h)))()
+            # The start of the sub-step, one compiled call (`_joint_start`): J₀'s geometry (RATTLE's
+            # first-kick directions, `project_joint_positions`; SHAKE's, `post_stabilize`), the joint
+            # terms RATTLE takes, the rows, the poses x₀, R₀ copied, the soft limits for the
+            # projections (a joint past its limit eases back at the ERP rate), a moving frame's speeds,
+            # and whether the projections hold the rows by themselves. It is bound to the arrays its
+            # arguments are made from and to the flags in `todo`, written before each call.
+            termed = bool(rattle and self._exact is not None)
+            todo = self._start_todo
+            todo[0] = not bodies.start_taken(self.joints, centre, rotation)
+            todo[1] = termed
+            todo[2] = self.joints_limited
+            todo[3] = self._any_framed
+            todo[4] = bool(rattle and self._joints_forest[1])
+            # (the terms' call is left out where not termed: any (J,) bool stands for its choice then)
+            exact = self._exact if termed else bodies.terms.exact
+            objects = (self.joints, centre, rotation, self.carried.control, velocity, exact, todo)
+            values = ("start", float(h), float(joint_beta), float(softness), termed)
+            call = bodies.found(objects, *values) or bodies.bound(lambda: bind(
+                _joint_start, todo, *bodies.start_arguments(self.joints, centre, rotation, float(h), float(joint_beta),
+                                                            float(softness), self.carried.control, velocity, exact,
+                                                            termed), velocity, float(h)), objects, *values)
+            count, easing, alone = call()
+            joint_rows, slots = bodies.row_views(count)
+            geometry = bodies.start_rows
+            if self.joints_limited:
+                self._limit_easing = easing
+            joint_start = JointStart(slots, joint_rows, bodies.start_centre, bodies.start_rotation, geometry.jacobian,
+                                     bodies.limit_slack if self.joints_limited else None,
+                                     bodies.terms if termed else None,
+                                     bodies.frame_speed if self._any_framed else None,
+                                     self._chord_rows(joint_rows, slots, geometry, velocity) if rattle else None)
         self.contacts = None
         if len(self.shapes):
             t = profile.lap("prepare/rows", t)
@@ -1516,12 +1560,6 @@ class SceneSolver:
         clamped = (joints.actuated != 0) & ~terms.actuator     # a drive slot's soft row beside an exact damper
         return (geometry, joints.model().body, inverse_mass, inverse_inertia, terms, clamped, self._choice_step,
                 self._coordinate_s, self._exact)
-
-    def _joint_terms(self, velocity):
-        """This sub-step's `JointTerms` (`choose_joint_terms`' joints) from the start-of-step rows
-        prepare wrote and the bodies' velocity (B, 6) [v, ω], written into the projections' own
-        (`physics.constraints.rattle.JointBodies.fill_terms`), which are returned."""
-        return self._joint_bodies.fill_terms(self.joints, self._exact, self.carried.control, velocity)
 
     def project_joint_positions(self, world, centre, rotation, momentum, out=None, final=False, abandon=None):
         """RATTLE's positions (`physics.constraints.rattle.project_positions`) from the poses after the velocity
