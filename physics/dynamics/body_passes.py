@@ -17,7 +17,7 @@ import numpy as np
 
 from physics.core.compiled import kernel
 from physics.dynamics.integrators import divergence
-from physics.model.hierarchy import world_from_local
+from physics.model.hierarchy import node_world, world_from_local
 from physics.math.rotation_kernels import add, cross as cross3, exp_so3, load3, load33, matmul, matmul_tn, \
     matrix_from_quaternion, matvec, matvec_t, mul, quaternion_from_matrix, solve3, store3, store33, sub, transpose
 
@@ -200,15 +200,30 @@ def move_bodies(bodies, counteract, dv, dx, world, local, total, before, active)
 
 
 @kernel(refcounts=False)
-def carry_velocity(nodes, parent, slots, target, world, local_velocity):
-    """The local velocity of the dynamic bodies `slots` (one generation) that gives them the world
-    velocity `target` (D, 3) under their parents' world motion (`world`: `NodeArrays`), written
-    into `local_velocity` (N, 3): v1 = R2ᵀ (v3 − v2 − ω2 × (x3 − x2)) / s2
+def carry_pass(nodes, nearest, active, target, world, local_velocity, world_pass):
+    """The local velocity of every carried body (one with a dynamic ancestor, nearest (D,) >= 0, and
+    in `active` (D,) bool, a retry's island or all) that gives it the world velocity `target` (D, 3)
+    under its parent's world motion, in one world pass (`physics.model.hierarchy.node_world` with
+    `world_pass`'s arguments), parents first: a carried node's world state is computed once to
+    read its lever, its local velocity solved, and its world state computed again from it, so its
+    children read their parent's motion as carried (`apply_changes`):
+        v1 = R2ᵀ (v3 − v2 − ω2 × (x3 − x2)) / s2
     (`physics.pipeline.stages.apply_world_changes`), summed in numpy's order (its einsum starts
-    from +0)."""
-    for k in range(slots.shape[0]):
-        slot = slots[k]
-        i = nodes[slot]
+    from +0). `world` (`NodeArrays`) and `local_velocity` (N, 3) are the world pass's own arrays
+    under their names. No carried body: no pass."""
+    carried = False
+    for k in range(nodes.shape[0]):
+        carried = carried or (nearest[k] >= 0 and active[k])
+    if not carried:
+        return
+    order, parent, body_slot, omega_body, T1, R1, S1, v1, a1, w1, alpha1, T3, R3, S3, v3, a3, w3, alpha3 = world_pass
+    for i in order:
+        if i < 0:
+            continue
+        node_world(i, parent, body_slot, omega_body, T1, R1, S1, v1, a1, w1, alpha1, T3, R3, S3, v3, a3, w3, alpha3)
+        slot = body_slot[i]
+        if slot < 0 or nearest[slot] < 0 or not active[slot]:
+            continue
         q = parent[i]
         lever = sub(load3(world.translation, i), load3(world.translation, q))
         relative = sub(sub(load3(target, slot), load3(world.velocity, q)), cross3(load3(world.omega, q), lever))
@@ -216,23 +231,7 @@ def carry_velocity(nodes, parent, slots, target, world, local_velocity):
         scale = world.scale[q]
         for c in range(3):
             local_velocity[i, c] = (0.0 + R[0][c] * relative[0] + R[1][c] * relative[1] + R[2][c] * relative[2]) / scale
-
-
-@kernel
-def carry_generations(nodes, parent, order, first, active, target, world, local_velocity, world_pass):
-    """`carry_velocity` for every generation after the roots', parents first, each after a world pass
-    (`physics.model.hierarchy.world_from_local(*world_pass)`, its arguments) has brought its parents'
-    world motion up to date (`apply_changes`).
-    order (D,) the dynamic slots by generation (`Model.generation_order`), generation g's at
-    order[first[g]:first[g + 1]]; active (D,) bool the bodies it carries (a retry's island, or all);
-    a generation with none of them gets neither pass."""
-    for g in range(1, first.shape[0] - 1):
-        slots = order[first[g]:first[g + 1]]
-        slots = slots[active[slots]]
-        if slots.shape[0] == 0:
-            continue
-        world_from_local(*world_pass)
-        carry_velocity(nodes, parent, slots, target, world, local_velocity)
+        node_world(i, parent, body_slot, omega_body, T1, R1, S1, v1, a1, w1, alpha1, T3, R3, S3, v3, a3, w3, alpha3)
 
 
 @kernel(refcounts=False)
@@ -242,13 +241,13 @@ def apply_changes(flags, bodies, dv, dx, world, local, total, before, active, ac
     (every body, or a RATTLE retry's island): flags (3,) int64 (counteraction on, carried velocities
     kept, a velocity change given), dv and dx the changes (`move_bodies`), acceleration (D, 6) the
     Data's constraint acceleration, which gets each active body's change of world [v, ω] where one is
-    given; world_pass the hierarchy's (`world_pass_arguments`), carry what `carry_generations` takes
-    besides: (parent, order, first, target, body_slot), its target (D, 3) written here first (each
-    body's world velocity before the move plus its own change), body_slot the nodes' dynamic slots
-    for its world passes, which turn omega_body into local ω (`world_pass` with them: each array
-    passed once, numba unboxing each at every call). A body outside `active` keeps its bits."""
+    given; world_pass the hierarchy's (`world_pass_arguments`), carry what `carry_pass` takes
+    besides: (target, body_slot), its target (D, 3) written here first (each body's world velocity
+    before the move plus its own change), body_slot the nodes' dynamic slots for its world pass,
+    which turns omega_body into local ω (`world_pass` with them: each array passed once, numba
+    unboxing each at every call). A body outside `active` keeps its bits."""
     counteract, carried, given = flags[0] != 0, flags[1] != 0, flags[2] != 0
-    nodes, target = bodies.node, carry[3]
+    nodes, target = bodies.node, carry[0]
     if carried:
         for k in range(nodes.shape[0]):
             for i in range(3):
@@ -262,8 +261,8 @@ def apply_changes(flags, bodies, dv, dx, world, local, total, before, active, ac
     world_from_local(*world_pass)
     keep_momentum(nodes, omega_body, bodies.inertia, before, world.rotation, total, active)
     if carried:
-        spin = (world_pass[0], world_pass[1], carry[4], omega_body) + world_pass[4:]
-        carry_generations(nodes, carry[0], carry[1], carry[2], active, target, world, local.velocity, spin)
+        spin = (world_pass[0], world_pass[1], carry[1], omega_body) + world_pass[4:]
+        carry_pass(nodes, bodies.nearest_slot, active, target, world, local.velocity, spin)
 
 
 @kernel(refcounts=False)

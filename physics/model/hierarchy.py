@@ -174,7 +174,20 @@ for _name in _FIELDS:
 def world_from_local(order, parent, body_slot, omega_body,
                       T1, R1, S1, v1, a1, w1, alpha1,
                       T3, R3, S3, v3, a3, w3, alpha3):
-    """World state (3) of every node in `order` from its local state (1) and its parent's world (2).
+    """World state (3) of every node in `order` from its local state (1) and its parent's world (2)
+    (`node_world`, one node at a time). `order` lists parents before children; entries -1 are
+    holes and skipped."""
+    for i in order:
+        if i >= 0:
+            node_world(i, parent, body_slot, omega_body, T1, R1, S1, v1, a1, w1, alpha1,
+                       T3, R3, S3, v3, a3, w3, alpha3)
+
+
+@kernel(inline=True)
+def node_world(i, parent, body_slot, omega_body,
+               T1, R1, S1, v1, a1, w1, alpha1,
+               T3, R3, S3, v3, a3, w3, alpha3):
+    """World state (3) of node i from its local state (1) and its parent's world (2), already computed.
 
     "The Dynamics of a Transform Hierarchy", "Dynamics of Composition", with r = J2 T1 the
     parent-to-node offset in world axes:
@@ -185,49 +198,44 @@ def world_from_local(order, parent, body_slot, omega_body,
         ω3 = ω2 + R2 ω1
         α3 = α2 + R2 α1 + ω2 × ω3
     A root (parent -1) has the world as parent: its world state is its local state.
-    `order` lists parents before children; entries -1 are holes and skipped.
     A node with body_slot[i] = b >= 0 (body_slot may be empty: none) keeps its angular velocity in
     its own axes, omega_body[b] (a rigid body's state, physics.dynamics.integrators); its local one is
-    derived first, from its parent's world motion just computed: ω1 = R1 ω_body − R2ᵀ ω2.
+    derived first, from its parent's world motion: ω1 = R1 ω_body − R2ᵀ ω2.
     """
-    bodies = body_slot.size > 0
-    for i in order:
-        if i < 0:
-            continue
-        p = parent[i]
-        if bodies and body_slot[i] >= 0:
-            spin = matvec(load33(R1, i), load3(omega_body, body_slot[i]))
-            store3(w1, i, spin if p < 0 else sub(spin, matvec_t(load33(R3, p), load3(w3, p))))
-        if p < 0:
-            store3(T3, i, load3(T1, i))
-            store33(R3, i, load33(R1, i))
-            S3[i] = S1[i]
-            store3(v3, i, load3(v1, i))
-            store3(a3, i, load3(a1, i))
-            store3(w3, i, load3(w1, i))
-            store3(alpha3, i, load3(alpha1, i))
-            continue
-        T2, R2, s2 = load3(T3, p), load33(R3, p), S3[p]
-        v2, a2, w2, alpha2 = load3(v3, p), load3(a3, p), load3(w3, p), load3(alpha3, p)
-        R1_i, S1_i = load33(R1, i), S1[i]
-        r = mul(s2, matvec(R2, load3(T1, i)))
-        J2v1 = mul(s2, matvec(R2, load3(v1, i)))
-        J2a1 = mul(s2, matvec(R2, load3(a1, i)))
-        omega3 = add(w2, matvec(R2, load3(w1, i)))
-        alpha3_i = add(add(alpha2, matvec(R2, load3(alpha1, i))), cross(w2, omega3))
-        T3_i = add(T2, r)
-        v3_i = add(add(v2, J2v1), cross(w2, r))
-        euler_centripetal = add(cross(alpha2, r), cross(w2, cross(w2, r)))
-        coriolis = mul(2.0, cross(w2, J2v1))
-        a3_i = add(add(a2, J2a1), add(euler_centripetal, coriolis))
+    p = parent[i]
+    if body_slot.size > 0 and body_slot[i] >= 0:
+        spin = matvec(load33(R1, i), load3(omega_body, body_slot[i]))
+        store3(w1, i, spin if p < 0 else sub(spin, matvec_t(load33(R3, p), load3(w3, p))))
+    if p < 0:
+        store3(T3, i, load3(T1, i))
+        store33(R3, i, load33(R1, i))
+        S3[i] = S1[i]
+        store3(v3, i, load3(v1, i))
+        store3(a3, i, load3(a1, i))
+        store3(w3, i, load3(w1, i))
+        store3(alpha3, i, load3(alpha1, i))
+        return
+    T2, R2, s2 = load3(T3, p), load33(R3, p), S3[p]
+    v2, a2, w2, alpha2 = load3(v3, p), load3(a3, p), load3(w3, p), load3(alpha3, p)
+    R1_i, S1_i = load33(R1, i), S1[i]
+    r = mul(s2, matvec(R2, load3(T1, i)))
+    J2v1 = mul(s2, matvec(R2, load3(v1, i)))
+    J2a1 = mul(s2, matvec(R2, load3(a1, i)))
+    omega3 = add(w2, matvec(R2, load3(w1, i)))
+    alpha3_i = add(add(alpha2, matvec(R2, load3(alpha1, i))), cross(w2, omega3))
+    T3_i = add(T2, r)
+    v3_i = add(add(v2, J2v1), cross(w2, r))
+    euler_centripetal = add(cross(alpha2, r), cross(w2, cross(w2, r)))
+    coriolis = mul(2.0, cross(w2, J2v1))
+    a3_i = add(add(a2, J2a1), add(euler_centripetal, coriolis))
 
-        store3(T3, i, T3_i)
-        store3(v3, i, v3_i)
-        store3(a3, i, a3_i)
-        store3(w3, i, omega3)
-        store3(alpha3, i, alpha3_i)
-        store33(R3, i, matmul(R2, R1_i))
-        S3[i] = s2 * S1_i
+    store3(T3, i, T3_i)
+    store3(v3, i, v3_i)
+    store3(a3, i, a3_i)
+    store3(w3, i, omega3)
+    store3(alpha3, i, alpha3_i)
+    store33(R3, i, matmul(R2, R1_i))
+    S3[i] = s2 * S1_i
 
 
 @kernel(refcounts=False)

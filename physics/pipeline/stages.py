@@ -284,14 +284,12 @@ class Workspace:
         self.momentum = np.empty((dyn.size, 3))
         self.projected = (np.empty((dyn.size, 3)), np.empty((dyn.size, 3)), np.empty((dyn.size, 6)))
         self.step_length = np.zeros(1)
-        # generation g's slots at model.generation_order[first[g]:first[g + 1]] (`carry_generations`)
-        self.generation_first = np.cumsum([0] + [len(slots) for slots in model.generations]).astype(np.int64)
 
         # `apply_world_changes`' one call for every body: (counteraction on, carried velocities kept, a
         # velocity change given), written before each call
         self.apply_flags = np.zeros(3, np.int64)
-        # what `carry_generations` takes besides the arrays `apply_changes` has already
-        carry = (model.parent, model.generation_order, self.generation_first, self.carry_target, model.dyn_slot)
+        # what `carry_pass` takes besides the arrays `apply_changes` has already
+        carry = (self.carry_target, model.dyn_slot)
         # the bodies' passes of RATTLE's stage, as their arguments: bound one by one (`calls`) or run
         # together by the stage's one call (`stage_joints`)
         self.body_passes = BodyPasses(
@@ -1004,7 +1002,7 @@ def apply_world_changes(model, data, settings, work, dv, dx, active=None):
     or a shift of the lever x3 − x2 changes v3 at fixed local v1 by Δθ × s2 R2 v1 + ω2 × Δ(x3 − x2),
     a change no impulse made (of order h² per correction: a first-order leak of energy through
     RATTLE's position projections of a nested arm). The local velocity is solved again from the
-    moved parents, generation by generation (parents first, `carry_generations`):
+    moved parents, in one world pass, parents first (`physics.dynamics.body_passes.carry_pass`):
         v1 = R2ᵀ (v3_target − v2 − ω2 × (x3 − x2)) / s2,   v3_target = v3 + Δv3 (its own change).
     All of it is one compiled call (`physics.dynamics.body_passes.apply_changes`)."""
     sync(model, data, settings, work, MOVING)
