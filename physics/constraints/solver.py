@@ -1086,7 +1086,7 @@ class SceneSolver:
         side = halves(centre, self._halves_room) if elements >= PARALLEL_MIN else None
         # M₀⁻¹, kept through the sub-step: the caller's array is its bodies' now, written again later
         start_inertia = self._start_inverse_inertia
-        if start_inertia is None or start_inertia.shape != np.shape(inverse_inertia):
+        if start_inertia is None or start_inertia.shape != getattr(inverse_inertia, "shape", None):
             start_inertia = self._start_inverse_inertia = np.empty(np.shape(inverse_inertia))
         np.copyto(start_inertia, inverse_inertia)
         inverse_inertia = start_inertia
@@ -1105,7 +1105,7 @@ class SceneSolver:
         points = ContactPoints(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
                                c.feature_id)
         bodies = SolverBodies(self.body_of_node, centre, velocity)
-        params = ContactParams(h, lead, SPECULATIVE + math.hypot(*settings.gravity) * h * h, bool(settings.warm_start),
+        params = ContactParams(h, lead, SPECULATIVE + math.hypot(*np.asarray(settings.gravity, float).tolist()) * h * h, bool(settings.warm_start),
                                beta, SLOP, BOUNCE_THRESHOLD, softness, settings.max_contact_push_speed)
         first = _NO_ROWS if before is None else self._row_arrays_of(before)
         rows = len(first.target) + 3 * len(c)     # (at most: the points kept are found in the call)
@@ -1165,7 +1165,7 @@ class SceneSolver:
         if c is None or not len(c.depth) or self._least_size == np.inf:    # (no shape of finite size: none sinks)
             return None
         scale = np.asarray(scale, float)
-        key = tuple(float(x) for x in gravity)
+        key = tuple(np.asarray(gravity, float).tolist())     # (Python floats: a cheap key)
         if self._up is None or self._up[0] != key:      # (made again only where gravity changed)
             g = np.asarray(key)
             self._up = key, (-g / np.linalg.norm(g) if np.linalg.norm(g) > 0.0 else np.zeros(3))

@@ -842,8 +842,10 @@ def stage_solve(model, data, settings, work, context):
     f = `INTEGRATOR_TRAITS[integrator].position_fraction`: how much of an end-of-step velocity change the integrator's
     own position update would have seen (x₁ = x₀ + h v₁ for semi-implicit Euler: 1; constant-force
     schemes x₁ = x₀ + h v₀ + h²a/2: ½; explicit Euler: 0)."""
-    island = slice(None) if context.active is None else context.active
-    data.constraint_acceleration[island] = 0.0
+    if context.active is None:      # (in place: the indexed form costs a slice's indexing)
+        data.constraint_acceleration.fill(0.0)
+    else:
+        data.constraint_acceleration[context.active] = 0.0
     solver = work.solver
     if solver is None or solver.step is None:
         return
