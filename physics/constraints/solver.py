@@ -1105,8 +1105,9 @@ class SceneSolver:
         points = ContactPoints(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
                                c.feature_id)
         bodies = SolverBodies(self.body_of_node, centre, velocity)
-        params = ContactParams(h, lead, SPECULATIVE + math.hypot(*np.asarray(settings.gravity, float).tolist()) * h * h, bool(settings.warm_start),
-                               beta, SLOP, BOUNCE_THRESHOLD, softness, settings.max_contact_push_speed)
+        g = math.hypot(*np.asarray(settings.gravity, float).tolist())     # (Python floats: numpy's scalars cost more)
+        params = ContactParams(h, lead, SPECULATIVE + g * h * h, bool(settings.warm_start), beta, SLOP, BOUNCE_THRESHOLD,
+                               softness, settings.max_contact_push_speed)
         first = _NO_ROWS if before is None else self._row_arrays_of(before)
         rows = len(first.target) + 3 * len(c)     # (at most: the points kept are found in the call)
         if len(self._rows_room.target) < rows:     # (room for twice as many)
