@@ -955,6 +955,16 @@ def _eliminate_range(graph, storage, pivot, panel, x, start, stop):
                     _block_update(storage, ik, kl, il, 7, 7, 7)
                 elif m == 6 and m_i == 6 and m_l == 6:
                     _block_update(storage, ik, kl, il, 6, 6, 6)
+                # blocks of mixed sizes (a humanoid's hinges, multi-axis joints and their axes): the
+                # sum's length the compiler knows, its loop unrolled
+                elif m == 2:
+                    _block_update(storage, ik, kl, il, 2, m_i, m_l)
+                elif m == 3:
+                    _block_update(storage, ik, kl, il, 3, m_i, m_l)
+                elif m == 4:
+                    _block_update(storage, ik, kl, il, 4, m_i, m_l)
+                elif m == 7:
+                    _block_update(storage, ik, kl, il, 7, m_i, m_l)
                 else:
                     _block_update(storage, ik, kl, il, m, m_i, m_l)
             xi = graph.later_x[e]
