@@ -197,7 +197,7 @@ def test_a_kernel_is_recompiled_when_a_module_it_calls_changes(tmp_path):
     (package / "__init__.py").write_text("")
     (package / "core").mkdir()
     (package / "core" / "__init__.py").write_text("")
-    for name in ("compiled.py", "files.py"):
+    for name in ("compiled.py", "files.py", "unboxed.py"):
         (package / "core" / name).write_text((ROOT / "physics" / "core" / name).read_text())
     (package / "a.py").write_text("from physics.core.compiled import kernel\nfrom physics.b import inner\n\n\n"
                                   "@kernel\ndef outer(x):\n    return inner(x) + 1\n")
@@ -255,7 +255,7 @@ def _compile_race(tmp_path, holder_niceness, typing_seconds):
     (package / "core").mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "core" / "__init__.py").write_text("")
-    for name in ("compiled.py", "files.py"):
+    for name in ("compiled.py", "files.py", "unboxed.py"):
         (package / "core" / name).write_text((ROOT / "physics" / "core" / name).read_text())
     (package / "slow.py").write_text(SLOW_TO_COMPILE)
     marker = tmp_path / "typing"

@@ -154,6 +154,7 @@ from numba.core.dispatcher import OmittedArg
 from numba.core.registry import CPUDispatcher
 
 from physics.core.files import open_regular
+from physics.core import unboxed
 
 try:
     import fcntl
@@ -545,7 +546,8 @@ def bind(function, *args):
     if isinstance(function, Kernel):
         overload = function.overloads.get(tuple(function.typeof_pyval(a) for a in args))
         if overload is not None:
-            return functools.partial(overload.entry_point, *args)
+            # many arrays: unboxed once, here (physics.core.unboxed), not by the entry point at each call
+            return unboxed.call(function, overload, args) or functools.partial(overload.entry_point, *args)
     return functools.partial(function, *args)
 
 

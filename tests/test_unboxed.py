@@ -1,0 +1,140 @@
+"""Bound calls unboxed once (physics.core.unboxed): the same results as numba's entry point, the
+same exceptions, and the path taken where it applies (a kernel without reference counts, with
+many arrays). Exact comparisons: the same compiled code runs on the same values."""
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+
+from physics.core import unboxed
+from physics.core.compiled import bind, kernel
+
+
+class Bundle(NamedTuple):
+    positions: np.ndarray       # (N, 3) float64
+    flags: np.ndarray           # (N,) bool
+    index: np.ndarray           # (N,) int64
+    small: np.ndarray           # (N,) int32
+    column: np.ndarray          # a strided view: every other row's second column
+
+
+@kernel(refcounts=False)
+def _stir(bundle, many, scale, count, flip, nothing, out):
+    """Writes into `out` and `many` from every kind of argument; returns (sum, count, flag)."""
+    total = 0.0
+    for i in range(bundle.positions.shape[0]):
+        for k in range(3):
+            bundle.positions[i, k] *= scale
+            total += bundle.positions[i, k]
+        if bundle.flags[i] != flip:
+            total += bundle.index[i] + bundle.small[i]
+    for i in range(bundle.column.shape[0]):
+        total += bundle.column[i]
+    for a in many:
+        a[0] += count
+        total += a.sum()
+    out[0] = total
+    return total, count + 1, nothing is None
+
+
+@kernel(refcounts=False)
+def _mean(many):
+    total = 0.0
+    for a in many:
+        total += a.sum()
+    return total / len(many)
+
+
+@kernel(refcounts=False)
+def _fill(many, value):
+    for a in many:
+        a[:] = value
+
+
+@kernel(refcounts=False)
+def _divide(many, d):
+    return many[0][0] / d       # error_model "python": ZeroDivisionError at d == 0
+
+
+@kernel
+def _counted(many):
+    return len(many)
+
+
+def _arguments(seed):
+    rng = np.random.default_rng(seed)
+    wide = rng.normal(size=(8, 4))
+    bundle = Bundle(rng.normal(size=(5, 3)), rng.random(5) < 0.5, rng.integers(-9, 9, 5),
+                    rng.integers(-9, 9, 5).astype(np.int32), wide[::2, 1])
+    many = tuple(rng.normal(size=(3,)) for _ in range(unboxed.MIN_ARRAYS))
+    return bundle, many, 1.5, 7, True, None, np.zeros(1)
+
+
+def test_an_unboxed_call_gives_what_numbas_entry_point_gives():
+    expected_arguments, arguments = _arguments(3), _arguments(3)
+    expected = _stir(*expected_arguments)          # numba's way in (compiles)
+    call = bind(_stir, *arguments)
+    assert getattr(call, "unboxed", False), "the call should take the unboxed path"
+    got = call()
+    assert got == expected and type(got[1]) is int and type(got[2]) is bool
+    for a, b in zip(expected_arguments, arguments):
+        for x, y in zip(a if isinstance(a, tuple) else (a,), b if isinstance(b, tuple) else (b,)):
+            if isinstance(x, np.ndarray):
+                assert np.array_equal(x, y)
+    # called again, the arrays' new contents are read: the image holds their addresses, not values
+    assert call() == _stir(*expected_arguments)
+
+
+def test_float_and_none_returns_and_arrays_written_in_place():
+    many = tuple(np.full(2, float(i)) for i in range(unboxed.MIN_ARRAYS))
+    expected = _mean(many)      # compiled first: a call bound before goes through the kernel
+    mean = bind(_mean, many)
+    assert mean.unboxed
+    assert mean() == expected == sum(range(unboxed.MIN_ARRAYS)) * 2 / unboxed.MIN_ARRAYS
+    _fill(many, 0.0)
+    fill = bind(_fill, many, 2.5)
+    assert fill.unboxed and fill() is None
+    assert all((a == 2.5).all() for a in many)
+    assert mean() == 5.0
+
+
+def test_a_kernel_that_raises_raises_through_an_unboxed_call_as_through_numba():
+    many = tuple(np.ones(1) for _ in range(unboxed.MIN_ARRAYS))
+    assert _divide(many, 2.0) == 0.5
+    call = bind(_divide, many, 0.0)
+    assert call.unboxed
+    with pytest.raises(ZeroDivisionError):
+        call()
+
+
+def test_few_arrays_or_reference_counts_keep_numbas_entry_point():
+    few = tuple(np.ones(1) for _ in range(unboxed.MIN_ARRAYS - 1))
+    _mean(few)
+    assert not hasattr(bind(_mean, few), "unboxed")
+    many = tuple(np.ones(1) for _ in range(unboxed.MIN_ARRAYS))
+    _counted(many)      # a kernel with reference counts takes them through its entry point
+    assert not hasattr(bind(_counted, many), "unboxed") and bind(_counted, many)() == unboxed.MIN_ARRAYS
+
+
+def test_rattles_stage_is_unboxed_in_a_jointed_scene():
+    """The call the path is for: RATTLE's stage takes 258 arrays a call on the pendulum."""
+    from pathlib import Path
+
+    from physics.constraints import rattle
+    from physics.pipeline.simulation import Simulation
+    sim = Simulation.from_file(Path(__file__).parents[1] / "assets" / "scenes" / "pendulum.toml")
+    before = sim.state_hash()
+    made = []
+    original = unboxed.call
+
+    def spy(function, overload, args):
+        made.append((function, original(function, overload, args)))
+        return made[-1][1]
+    try:
+        unboxed.call = spy
+        sim.step(3)
+    finally:
+        unboxed.call = original
+    stages = [call for function, call in made if function is rattle.joint_stage]
+    assert stages and all(call is not None for call in stages)
+    assert sim.state_hash() != before
