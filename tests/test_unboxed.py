@@ -61,6 +61,20 @@ def _counted(many):
     return len(many)
 
 
+@kernel(refcounts=False)
+def _twice(x):
+    return 2.0 * x
+
+
+@kernel(nogil=True, refcounts=False)
+def _logistic(x, repeats, out):
+    """The logistic map x ← 3.9 x (1 − x), `repeats` times, into out[0]: each step needs the last,
+    so the work takes as long as it is asked to."""
+    for _ in range(repeats):
+        x = 3.9 * x * (1.0 - x)
+    out[0] = x
+
+
 def _arguments(seed):
     rng = np.random.default_rng(seed)
     wide = rng.normal(size=(8, 4))
@@ -107,13 +121,47 @@ def test_a_kernel_that_raises_raises_through_an_unboxed_call_as_through_numba():
         call()
 
 
-def test_few_arrays_or_reference_counts_keep_numbas_entry_point():
-    few = tuple(np.ones(1) for _ in range(unboxed.MIN_ARRAYS - 1))
-    _mean(few)
-    assert not hasattr(bind(_mean, few), "unboxed")
+def test_no_arrays_or_reference_counts_keep_numbas_entry_point():
+    assert _twice(2.0) == 4.0
+    assert not hasattr(bind(_twice, 2.0), "unboxed") and bind(_twice, 2.0)() == 4.0
     many = tuple(np.ones(1) for _ in range(unboxed.MIN_ARRAYS))
     _counted(many)      # a kernel with reference counts takes them through its entry point
     assert not hasattr(bind(_counted, many), "unboxed") and bind(_counted, many)() == unboxed.MIN_ARRAYS
+
+
+def test_a_nogil_kernel_runs_unboxed_with_the_gil_released():
+    """While a nogil kernel's unboxed call works for some 0.3 s, a Python thread counts. Holding
+    the GIL, the call would let it run one switch interval (5 ms) at most; released, it counts
+    through the call: at least a third of what it counts in as long a sleep (two cores; a busy
+    machine lowers both)."""
+    import threading
+    import time
+    out = np.zeros(1)
+    _logistic(0.3, 10, out)
+    assert bind(_logistic, 0.3, 10, out).unboxed
+    start = time.perf_counter()
+    _logistic(0.3, 10**6, out)
+    repeats = int(10**6 * 0.3 / max(time.perf_counter() - start, 1e-6))
+    call = bind(_logistic, 0.3, repeats, out)
+    count, running = [0], [True]
+
+    def counting():
+        while running[0]:
+            count[0] += 1
+    thread = threading.Thread(target=counting)
+    thread.start()
+    try:
+        time.sleep(0.05)
+        before, start = count[0], time.perf_counter()
+        time.sleep(0.3)
+        rate = (count[0] - before) / (time.perf_counter() - start)
+        before, start = count[0], time.perf_counter()
+        call()
+        during, took = count[0] - before, time.perf_counter() - start
+    finally:
+        running[0] = False
+        thread.join()
+    assert took > 0.1 and during > rate * took / 3, (during, rate, took)
 
 
 def test_rattles_stage_is_unboxed_in_a_jointed_scene():

@@ -1,8 +1,8 @@
 """Bound calls whose arguments are unboxed once, when they are bound, not at every call.
 
 numba's entry point to a compiled kernel (its C wrapper) converts every argument of every call
-from Python: an array costs it `numba_adapt_ndarray` and `PyArray_MultiplyList` and a few tuple
-look-ups, some 12 ns hot and more once the step has moved the array's header out of the cache. A
+from Python: an array costs it `numba_adapt_ndarray`, `PyArray_MultiplyList` and a few tuple
+look-ups, some 10 ns hot and more once the step has moved the array's header out of the cache. A
 bound call (`physics.core.compiled.bind`) passes the same arrays every time, and RATTLE's stage
 passes 258 of them (its bundles share many), the start of the joints' sub-step 140: sampled with
 perf over the pendulum's steps, the conversion was a fifth of the step, more than the physics
@@ -10,26 +10,36 @@ compiled below it.
 
 The compiled function itself (numba's native function, `CompileResult.fndesc.llvm_func_name`)
 takes each argument flattened by its data model (`BaseContext.get_arg_packer`): an array is its
-meminfo, parent, nitems, itemsize, data, shape and strides; a tuple its members in order; a
-number itself. `call` flattens the arguments once into an image of 8-byte slots, and calls the
-native function through a trampoline that loads every slot and passes it on (llvmlite, without
-optimization: its code is loads and one call, and a trampoline of 2,169 arguments then compiles in
-about 20 ms where LLVM's optimization took a second). One trampoline serves every call of the
-same flattened types; the native function's address is its argument, so it is made once a
-process and kept.
+meminfo, parent, nitems, itemsize, data, shape and strides; a tuple its members in order; a number
+itself. `call` flattens the arguments once into an image of 8-byte slots (the native function's
+address first), and returns a builtin function (`PyCFunction_NewEx`, METH_NOARGS) whose self is
+(image, fallback) and whose code is a trampoline: it loads every slot, calls the native function,
+and boxes what it returns as numba's entry point does (a float, an int, a bool, a tuple of them,
+None). A call then costs what a builtin's does: 60 ns with one array, 110 with 16, 310 with 64,
+where numba's entry point takes 80, 200 and 1,180 (one process, in turn). The trampoline is
+compiled by llvmlite without optimization (its code is loads and one call; a trampoline of 2,169
+arguments compiles in about 20 ms, where LLVM's optimization took a second), once a process for
+every call of the same flattened types: a scene's first step makes 11 to 21 of them, 0.26 to 0.38
+s in all.
 
-Only for kernels without reference counts (`kernel(refcounts=False)`, physics.core.compiled,
-6): they take no reference to an array, so the image's meminfo is null, and their caller holds
-every array they read for as long as the call is bound. numba's status codes (`callconv`):
-0 returned a value, −2 returned None, anything else raised. The exception is then raised again
-through numba's own entry point with the same arguments, which raises it as numba would; the
-kernel has by then done part of its work twice, as an exception stops a step in any case.
+Only for kernels without reference counts (`kernel(refcounts=False)`, physics.core.compiled, 6):
+they take no reference to an array, so the image's meminfo is null, and the fallback, numba's
+entry point bound to the same arguments, holds every array the image points into for as long as
+the call lives. A nogil kernel's trampoline releases the GIL around the native call, as numba's
+entry point does. numba's status codes (`callconv`): 0 returned a value, −2 returned None,
+anything else raised; the trampoline then returns what the fallback returns, which raises the
+kernel's exception as numba would (the kernel has by then done part of its work twice, as an
+exception stops a step in any case).
 
 The image holds data addresses: a bound call's arrays are never resized while it is kept
-(`bind`'s own contract: arrays that live as long as a topology, written in place). The same bits
-as numba's entry point: the same compiled code, with the same values (tests/test_unboxed.py).
+(`bind`'s own contract: arrays that live as long as a topology, written in place). The trampoline
+reads self's items and the image's data where CPython's tuple and numpy's array keep them,
+checked at import (`OFFSETS`; elsewhere every call keeps numba's entry point). The same bits as
+numba's entry point: the same compiled code, with the same values (tests/test_unboxed.py, the
+golden hashes).
 """
 import ctypes
+import functools
 import threading
 
 import llvmlite.binding as llvm
@@ -37,22 +47,53 @@ import numpy as np
 from llvmlite import ir
 from numba.core import types
 
-# Arrays from which a call is unboxed once: a ctypes call costs some 0.3 µs more than numba's
-# entry point, which converts a dozen arrays in about that time
-MIN_ARRAYS = 16
-
-# numba's ArrayModel members, in the order its native functions take them flattened
+# Arrays from which a call is unboxed once (with none, numba's entry point converts only numbers)
+MIN_ARRAYS = 1
 ARRAY_MEMBERS = ("meminfo", "parent", "nitems", "itemsize", "data", "shape", "strides")
 STATUS_OK, STATUS_NONE = 0, -2      # numba.core.callconv's RETCODE_OK and RETCODE_NONE
+HEAD = 1            # the image's slots before the arguments': the native function's address
 
 _I64 = ir.IntType(64)
+_I32 = ir.IntType(32)
+_I8P = ir.IntType(8).as_pointer()
 _lock = threading.Lock()
-_engines = []           # the MCJIT engines holding the trampolines' code, kept for the process
-_trampolines = {}       # (argument types, return type) as text -> (address, return slots)
+_engines = []       # the MCJIT engines holding the trampolines' code, kept for the process
+_trampolines = {}   # (function type as text, return kinds, nogil) -> the trampoline's PyMethodDef
+_PYTHON = ("Py_IncRef", "PyFloat_FromDouble", "PyLong_FromLongLong", "PyBool_FromLong", "PyTuple_New",
+           "PyTuple_SetItem", "PyObject_CallNoArgs", "PyEval_SaveThread", "PyEval_RestoreThread")
 
 
 class Unsupported(TypeError):
     """An argument or return type this module does not flatten: the call keeps numba's entry point."""
+
+
+class _MethodDef(ctypes.Structure):
+    """CPython's PyMethodDef."""
+    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p), ("ml_flags", ctypes.c_int),
+                ("ml_doc", ctypes.c_char_p)]
+
+
+METH_NOARGS = 0x0004
+_new_function = ctypes.pythonapi.PyCFunction_NewEx
+_new_function.argtypes = (ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p)
+_new_function.restype = ctypes.py_object
+
+
+def _offsets():
+    """(a tuple's first item, an array's data) as byte offsets into their objects, where this
+    interpreter and numpy lay them out as the trampoline reads them, else None."""
+    probe = np.zeros(1, np.int64)
+    pair = (probe, None)
+    item = ctypes.sizeof(ctypes.c_ssize_t) * 3        # PyVarObject's head
+    data = ctypes.sizeof(ctypes.c_ssize_t) * 2        # PyObject's head
+    if ctypes.c_void_p.from_address(id(pair) + item).value != id(probe):
+        return None
+    if ctypes.c_void_p.from_address(id(probe) + data).value != probe.ctypes.data:
+        return None
+    return item, data
+
+
+OFFSETS = _offsets()        # checked once: CPython's PyTupleObject and numpy's PyArrayObject
 
 
 def count_arrays(argtypes):
@@ -68,7 +109,7 @@ def count_arrays(argtypes):
 
 def flatten(t, value, out):
     """Append (kind, value) for each slot of `value` of numba type `t`, in the native function's
-    order: kind 'p' a pointer, 'i' an integer, 'f' a double, 'n' none's slot."""
+    order: kind 'p' a pointer, 'i' an integer, 'f' a double, 'n' none's slot (never read)."""
     if isinstance(t, types.Array):
         if not isinstance(value, np.ndarray):
             raise Unsupported(f"{t} given {type(value).__name__}")
@@ -102,153 +143,151 @@ def _fits(kind, llvm_type):
         return isinstance(llvm_type, ir.IntType)
     if kind == "f":
         return isinstance(llvm_type, ir.DoubleType)
-    return True     # none's slot: whatever its model is, never read
+    return True
 
 
-def _return_slots(restype):
-    """The converters of a return value's scalars, one per out slot: ('f' | 'i' | 'b', ...)."""
+def _return_kinds(restype):
+    """How to box a return value of numba type `restype`: None (none), a kind ('f' float, 'i'
+    signed, 'u' unsigned, 'b' bool), or a tuple of kinds (a tuple of scalars)."""
     if isinstance(restype, types.NoneType):
-        return ()
+        return None
     members = restype.types if isinstance(restype, types.BaseTuple) else (restype,)
-    slots = []
+    kinds = []
     for t in members:
         if isinstance(t, types.Boolean):
-            slots.append("b")
-        elif isinstance(t, types.Integer):
-            slots.append("i")
+            kinds.append("b")
+        elif isinstance(t, types.Integer) and t.bitwidth <= 64:
+            kinds.append("u" if not t.signed else "i")
         elif isinstance(t, types.Float):
-            slots.append("f")
+            kinds.append("f")
         else:
             raise Unsupported(f"returns {restype}")
-    return tuple(slots)
+    return tuple(kinds) if isinstance(restype, types.BaseTuple) else kinds[0]
 
 
-def _build(fnty, slots):
-    """The trampoline's module text: i32 trampoline(i64* image, i8* function, i64* out) loads each
-    of the native function's arguments from its slot, calls it, and stores the return value's
-    scalars in `out`, one a slot (a double by its bits, an integer widened)."""
+def _build(fnty, returns, nogil):
+    """The trampoline's module text: PyObject *trampoline(PyObject *self, PyObject *unused), self
+    (image, fallback) (module docstring); `nogil`: the GIL released around the native call."""
     module = ir.Module(name="unboxed")
-    i8p = ir.IntType(8).as_pointer()
-    function = ir.Function(module, ir.FunctionType(ir.IntType(32), [_I64.as_pointer(), i8p, _I64.as_pointer()]),
-                           name="trampoline")
+    obj = _I8P
+    declare = lambda name, ret, *args: ir.Function(module, ir.FunctionType(ret, list(args)), name=name)
+    incref = declare("Py_IncRef", ir.VoidType(), obj)
+    from_double = declare("PyFloat_FromDouble", obj, ir.DoubleType())
+    from_long = declare("PyLong_FromLongLong", obj, _I64)
+    from_bool = declare("PyBool_FromLong", obj, _I64)
+    tuple_new = declare("PyTuple_New", obj, _I64)
+    tuple_set = declare("PyTuple_SetItem", _I32, obj, _I64, obj)
+    call_no_args = declare("PyObject_CallNoArgs", obj, obj)
+    save_thread = declare("PyEval_SaveThread", obj)
+    restore_thread = declare("PyEval_RestoreThread", ir.VoidType(), obj)
+    function = ir.Function(module, ir.FunctionType(obj, [obj, obj]), name="trampoline")
     builder = ir.IRBuilder(function.append_basic_block())
-    image, address, out = function.args
+    self = function.args[0]
+    item, data = OFFSETS
+    at = lambda base, offset: builder.gep(base, [ir.Constant(_I64, offset)])
+    load_pointer = lambda base, offset: builder.load(builder.bitcast(at(base, offset), _I8P.as_pointer()))
+    image_object = load_pointer(self, item)
+    fallback = load_pointer(self, item + ctypes.sizeof(ctypes.c_void_p))
+    image = builder.bitcast(load_pointer(image_object, data), _I64.as_pointer())
     returned = builder.alloca(fnty.args[0].pointee)
     builder.store(ir.Constant(fnty.args[0].pointee, None), returned)
     excinfo = builder.alloca(fnty.args[1].pointee)
     builder.store(ir.Constant(fnty.args[1].pointee, None), excinfo)
     values = []
     for n, argument in enumerate(fnty.args[2:]):
-        at = builder.gep(image, [ir.Constant(_I64, n)])
+        slot = builder.gep(image, [ir.Constant(_I64, HEAD + n)])
         if isinstance(argument, ir.PointerType):
-            values.append(builder.inttoptr(builder.load(at), argument))
+            values.append(builder.inttoptr(builder.load(slot), argument))
         else:
-            values.append(builder.load(builder.bitcast(at, argument.as_pointer())))
-    status = builder.call(builder.bitcast(address, fnty.as_pointer()), [returned, excinfo] + values)
-    if slots:
+            values.append(builder.load(builder.bitcast(slot, argument.as_pointer())))
+    native = builder.inttoptr(builder.load(image), fnty.as_pointer())
+    state = builder.call(save_thread, []) if nogil else None
+    status = builder.call(native, [returned, excinfo] + values)
+    if nogil:
+        builder.call(restore_thread, [state])
+    ok = builder.icmp_signed("==", status, ir.Constant(status.type, STATUS_OK))
+    if returns is None:
+        ok = builder.or_(ok, builder.icmp_signed("==", status, ir.Constant(status.type, STATUS_NONE)))
+    with builder.if_then(builder.not_(ok), likely=False):
+        builder.ret(builder.call(call_no_args, [fallback]))
+
+    def box(value, kind):
+        if kind == "f":
+            return builder.call(from_double, [value])
+        wide = builder.zext(value, _I64) if value.type.width < 64 and kind != "i" else (
+            builder.sext(value, _I64) if value.type.width < 64 else value)
+        return builder.call(from_bool if kind == "b" else from_long, [wide])
+    if returns is None:
+        none = ir.Constant(_I64, id(None)).inttoptr(obj)
+        builder.call(incref, [none])
+        builder.ret(none)
+    elif isinstance(returns, tuple):
         value = builder.load(returned)
-        scalars = [builder.extract_value(value, k) for k in range(len(slots))] if len(slots) > 1 or isinstance(
-            value.type, ir.LiteralStructType) else [value]
-        for k, scalar in enumerate(scalars):
-            if isinstance(scalar.type, ir.DoubleType):
-                scalar = builder.bitcast(scalar, _I64)
-            elif scalar.type.width < 64:
-                scalar = builder.zext(scalar, _I64)
-            builder.store(scalar, builder.gep(out, [ir.Constant(_I64, k)]))
-    builder.ret(status)
+        result = builder.call(tuple_new, [ir.Constant(_I64, len(returns))])
+        for k, kind in enumerate(returns):
+            builder.call(tuple_set, [result, ir.Constant(_I64, k), box(builder.extract_value(value, k), kind)])
+        builder.ret(result)
+    else:
+        builder.ret(box(builder.load(returned), returns))
     return str(module)
 
 
-def _trampoline(fnty, slots):
-    """The address of the trampoline for native functions of type `fnty` (compiled once a process)."""
-    key = (str(fnty), slots)
+def _trampoline(fnty, returns, nogil):
+    """The PyMethodDef of the trampoline for native functions of type `fnty` (compiled once a process)."""
+    key = (str(fnty), returns, nogil)
     with _lock:
         found = _trampolines.get(key)
         if found is None:
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
-            module = llvm.parse_assembly(_build(fnty, slots))
+            for name in _PYTHON:
+                llvm.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
+            module = llvm.parse_assembly(_build(fnty, returns, nogil))
             module.verify()
             machine = llvm.Target.from_default_triple().create_target_machine(opt=0, codemodel="jitdefault")
             engine = llvm.create_mcjit_compiler(module, machine)
             engine.finalize_object()
             _engines.append(engine)
-            found = _trampolines[key] = engine.get_function_address("trampoline")
+            definition = _MethodDef(b"unboxed", engine.get_function_address("trampoline"), METH_NOARGS, None)
+            found = _trampolines[key] = definition
         return found
 
 
 def call(kernel, overload, args):
-    """`overload` (a compiled version of `kernel`, a numba dispatcher) called with `args` as a call
+    """`overload` (a compiled version of `kernel`, a numba dispatcher) called with `args`, as a call
     of no arguments whose arguments are unboxed once (module docstring), or None where that does
     not apply: a kernel with reference counts, fewer than MIN_ARRAYS arrays, or a type this module
     does not flatten."""
-    if kernel.targetoptions.get("_nrt", True):
+    if OFFSETS is None or kernel.targetoptions.get("_nrt", True):
         return None
     signature = overload.signature
     if count_arrays(signature.args) < MIN_ARRAYS:
         return None
     context = overload.target_context
     try:
-        model = context.data_model_manager[types.float64[:]]
-        if tuple(model._fields) != ARRAY_MEMBERS:
+        if tuple(context.data_model_manager[types.float64[:]]._fields) != ARRAY_MEMBERS:
             return None
         flat = []
         for t, value in zip(signature.args, args):
             flatten(t, value, flat)
-        slots = _return_slots(signature.return_type)
+        returns = _return_kinds(signature.return_type)
     except Unsupported:
         return None
     argument_types = context.get_arg_packer(signature.args).argument_types
     if len(flat) != len(argument_types) or not all(_fits(k, t) for (k, _), t in zip(flat, argument_types)):
         return None
     fnty = context.call_conv.get_function_type(signature.return_type, signature.args)
-    image = np.zeros(len(flat), np.int64)
+    image = np.zeros(HEAD + len(flat), np.int64)
     floats = image.view(np.float64)
+    image[0] = overload.library.get_pointer_to_function(overload.fndesc.llvm_func_name)
     for n, (kind, value) in enumerate(flat):
         if kind == "f":
-            floats[n] = value
+            floats[HEAD + n] = value
         else:
-            image[n] = value
-    out = np.zeros(max(1, len(slots)), np.int64)
-    native = overload.library.get_pointer_to_function(overload.fndesc.llvm_func_name)
-    # PYFUNCTYPE keeps the GIL, as numba's entry point does unless the kernel is nogil
-    prototype = ctypes.CFUNCTYPE if kernel.targetoptions.get("nogil") else ctypes.PYFUNCTYPE
-    trampoline = prototype(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(
-        _trampoline(fnty, slots))
-    pointers = (ctypes.c_void_p(image.ctypes.data), ctypes.c_void_p(native), ctypes.c_void_p(out.ctypes.data))
-    entry = overload.entry_point
-    ints, out_floats = memoryview(out), memoryview(out.view(np.float64))
-    keep = (args, image, out, trampoline)     # alive as long as the call: the image points into args
-
-    def failed(status):
-        # numba's entry point raises the kernel's exception as numba would (module docstring)
-        entry(*args)
-        raise RuntimeError(f"{kernel.__name__}: its compiled code returned status {status}, and numba's "
-                           "entry point returned without raising")
-
-    image_pointer, native_pointer, out_pointer = pointers
-    if not slots:
-        def bound():
-            status = trampoline(image_pointer, native_pointer, out_pointer)
-            if status != STATUS_OK and status != STATUS_NONE:
-                failed(status)
-            return None
-    elif slots == ("f",):
-        def bound():
-            status = trampoline(image_pointer, native_pointer, out_pointer)
-            if status != STATUS_OK:
-                failed(status)
-            return out_floats[0]
-    else:
-        convert = tuple(float if s == "f" else bool if s == "b" else int for s in slots)
-        single = len(slots) == 1 and not isinstance(signature.return_type, types.BaseTuple)
-
-        def bound():
-            status = trampoline(image_pointer, native_pointer, out_pointer)
-            if status != STATUS_OK:
-                failed(status)
-            values = tuple(c(out_floats[k] if c is float else ints[k]) for k, c in enumerate(convert))
-            return values[0] if single else values
-    # as functools.partial's: what is called, with what (`entry` is numba's own way in)
-    bound.func, bound.args, bound.keep, bound.unboxed = entry, args, keep, True
+            image[HEAD + n] = value
+    fallback = functools.partial(overload.entry_point, *args)
+    definition = _trampoline(fnty, returns, bool(kernel.targetoptions.get("nogil")))
+    # a partial, as `bind`'s other calls are (its `func` the builtin; `unboxed` tells them apart)
+    bound = functools.partial(_new_function(ctypes.addressof(definition), (image, fallback), None))
+    bound.unboxed = True
     return bound
