@@ -107,32 +107,45 @@ def count_arrays(argtypes):
     return total
 
 
-def flatten(t, value, out):
-    """Append (kind, value) for each slot of `value` of numba type `t`, in the native function's
-    order: kind 'p' a pointer, 'i' an integer, 'f' a double, 'n' none's slot (never read)."""
+def layout(t, value, out):
+    """Append, for each slot of an argument of numba type `t`, (kind, expression): kind 'p' a
+    pointer, 'i' an integer, 'f' a double, 'n' none's slot (never read), in the native function's
+    order; the expression (Python source) its value for the argument named `value`."""
     if isinstance(t, types.Array):
-        if not isinstance(value, np.ndarray):
-            raise Unsupported(f"{t} given {type(value).__name__}")
-        out += [("p", 0), ("p", id(value)), ("i", value.size), ("i", value.itemsize),
-                ("p", value.__array_interface__["data"][0])]
-        out += [("i", n) for n in value.shape]
-        out += [("i", n) for n in value.strides]
+        _, data = OFFSETS
+        out += [("p", "0"), ("p", f"id({value})"), ("i", f"{value}.size"), ("i", f"{value}.itemsize"),
+                ("p", f"_address(id({value}) + {data}).value")]
+        out += [("i", f"{value}.shape[{d}]") for d in range(t.ndim)]
+        out += [("i", f"{value}.strides[{d}]") for d in range(t.ndim)]
     elif isinstance(t, types.BaseTuple):
-        if len(t.types) != len(value):
-            raise Unsupported(f"{t} given {len(value)} items")
-        for member, item in zip(t.types, value):
-            flatten(member, item, out)
+        for k, member in enumerate(t.types):
+            layout(member, f"{value}[{k}]", out)
     elif isinstance(t, types.Boolean):
-        out.append(("i", int(bool(value))))
+        out.append(("i", f"(1 if {value} else 0)"))
     elif isinstance(t, types.Integer):
-        out.append(("i", int(value)))
+        out.append(("i", f"int({value})"))
     elif isinstance(t, types.Float):
-        out.append(("f", float(value)))
+        out.append(("f", f"float({value})"))
     elif isinstance(t, types.NoneType):
-        out.append(("n", 0))
+        out.append(("n", "0"))
     else:
         raise Unsupported(str(t))
     return out
+
+
+def _flattener(argtypes, slots):
+    """flat(args) -> (the integer and pointer slots' values, the doubles'), for arguments of these
+    numba types laid out as `slots` (`layout`): Python made once a signature, so that a bind
+    (a new count's views, on a contact-rich scene several a step) reads each array's fields
+    without walking the types again."""
+    names = [f"a{k}" for k in range(len(argtypes))]
+    ints = ", ".join(expression for kind, expression in slots if kind != "f")
+    floats = ", ".join(expression for kind, expression in slots if kind == "f")
+    source = (f"def flat(args):\n    {''.join(n + ', ' for n in names)}= args\n"
+              f"    return [{ints}], [{floats}]\n")
+    scope = {"_address": ctypes.c_void_p.from_address}
+    exec(compile(source, "<physics.core.unboxed>", "exec"), scope)
+    return scope["flat"]
 
 
 def _fits(kind, llvm_type):
@@ -253,6 +266,46 @@ def _trampoline(fnty, returns, nogil):
         return found
 
 
+class _Plan:
+    """What every call of one compiled version takes: its flattener, where its doubles go in the
+    image, its native function's address and its trampoline."""
+
+    def __init__(self, kernel, overload):
+        signature, context = overload.signature, overload.target_context
+        if tuple(context.data_model_manager[types.float64[:]]._fields) != ARRAY_MEMBERS:
+            raise Unsupported("numba's array model has other members")
+        slots = []
+        for k, t in enumerate(signature.args):
+            layout(t, f"a{k}", slots)
+        returns = _return_kinds(signature.return_type)
+        argument_types = context.get_arg_packer(signature.args).argument_types
+        if len(slots) != len(argument_types) or not all(_fits(k, t) for (k, _), t in zip(slots, argument_types)):
+            raise Unsupported("the native function takes other arguments")
+        self.flat = _flattener(signature.args, slots)
+        self.size = HEAD + len(slots)
+        kinds = np.array([kind for kind, _ in slots])
+        self.ints = HEAD + np.flatnonzero(kinds != "f")
+        self.floats = HEAD + np.flatnonzero(kinds == "f")
+        self.native = overload.library.get_pointer_to_function(overload.fndesc.llvm_func_name)
+        fnty = context.call_conv.get_function_type(signature.return_type, signature.args)
+        self.definition = _trampoline(fnty, returns, bool(kernel.targetoptions.get("nogil")))
+
+
+_plans = {}     # id(overload) -> (overload, its _Plan, or None where it has none)
+
+
+def _plan(kernel, overload):
+    """The `_Plan` of `overload`, made once (None: not supported)."""
+    found = _plans.get(id(overload))
+    if found is None or found[0] is not overload:
+        try:
+            plan = _Plan(kernel, overload)
+        except Unsupported:
+            plan = None
+        found = _plans[id(overload)] = (overload, plan)
+    return found[1]
+
+
 def call(kernel, overload, args):
     """`overload` (a compiled version of `kernel`, a numba dispatcher) called with `args`, as a call
     of no arguments whose arguments are unboxed once (module docstring), or None where that does
@@ -260,34 +313,18 @@ def call(kernel, overload, args):
     does not flatten."""
     if OFFSETS is None or kernel.targetoptions.get("_nrt", True):
         return None
-    signature = overload.signature
-    if count_arrays(signature.args) < MIN_ARRAYS:
+    if count_arrays(overload.signature.args) < MIN_ARRAYS:
         return None
-    context = overload.target_context
-    try:
-        if tuple(context.data_model_manager[types.float64[:]]._fields) != ARRAY_MEMBERS:
-            return None
-        flat = []
-        for t, value in zip(signature.args, args):
-            flatten(t, value, flat)
-        returns = _return_kinds(signature.return_type)
-    except Unsupported:
+    plan = _plan(kernel, overload)
+    if plan is None:
         return None
-    argument_types = context.get_arg_packer(signature.args).argument_types
-    if len(flat) != len(argument_types) or not all(_fits(k, t) for (k, _), t in zip(flat, argument_types)):
-        return None
-    fnty = context.call_conv.get_function_type(signature.return_type, signature.args)
-    image = np.zeros(HEAD + len(flat), np.int64)
-    floats = image.view(np.float64)
-    image[0] = overload.library.get_pointer_to_function(overload.fndesc.llvm_func_name)
-    for n, (kind, value) in enumerate(flat):
-        if kind == "f":
-            floats[HEAD + n] = value
-        else:
-            image[HEAD + n] = value
+    ints, floats = plan.flat(args)
+    image = np.empty(plan.size, np.int64)
+    image[0] = plan.native
+    image[plan.ints] = ints
+    image.view(np.float64)[plan.floats] = floats
     fallback = functools.partial(overload.entry_point, *args)
-    definition = _trampoline(fnty, returns, bool(kernel.targetoptions.get("nogil")))
     # a partial, as `bind`'s other calls are (its `func` the builtin; `unboxed` tells them apart)
-    bound = functools.partial(_new_function(ctypes.addressof(definition), (image, fallback), None))
+    bound = functools.partial(_new_function(ctypes.addressof(plan.definition), (image, fallback), None))
     bound.unboxed = True
     return bound
