@@ -53,7 +53,15 @@ def _fill(many, value):
 
 @kernel(refcounts=False)
 def _divide(many, d):
+    many[1][0] += 1.0           # a side effect before the raise: it must happen once
     return many[0][0] / d       # error_model "python": ZeroDivisionError at d == 0
+
+
+@kernel(refcounts=False)
+def _check(many, limit):
+    if many[0][0] > limit:
+        raise ValueError("past the limit", 7)     # (static: a runtime value in it needs numba's runtime)
+    return limit
 
 
 @kernel
@@ -113,12 +121,20 @@ def test_float_and_none_returns_and_arrays_written_in_place():
 
 
 def test_a_kernel_that_raises_raises_through_an_unboxed_call_as_through_numba():
-    many = tuple(np.ones(1) for _ in range(unboxed.MIN_ARRAYS))
+    many = tuple(np.ones(1) for _ in range(max(2, unboxed.MIN_ARRAYS)))
     assert _divide(many, 2.0) == 0.5
     call = bind(_divide, many, 0.0)
     assert call.unboxed
+    many[1][0] = 0.0
     with pytest.raises(ZeroDivisionError):
         call()
+    assert many[1][0] == 1.0, "the kernel ran once: its exception is raised, not found by a second run"
+    assert _check(many, 2.0) == 2.0
+    check = bind(_check, many, 0.5)
+    assert check.unboxed
+    with pytest.raises(ValueError) as raised:
+        check()
+    assert raised.value.args == ("past the limit", 7)
 
 
 def test_no_arrays_or_reference_counts_keep_numbas_entry_point():

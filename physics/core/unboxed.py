@@ -13,7 +13,7 @@ takes each argument flattened by its data model (`BaseContext.get_arg_packer`): 
 meminfo, parent, nitems, itemsize, data, shape and strides; a tuple its members in order; a number
 itself. `call` flattens the arguments once into an image of 8-byte slots (the native function's
 address first), and returns a builtin function (`PyCFunction_NewEx`, METH_NOARGS) whose self is
-(image, fallback) and whose code is a trampoline: it loads every slot, calls the native function,
+(image, arguments) and whose code is a trampoline: it loads every slot, calls the native function,
 and boxes what it returns as numba's entry point does (a float, an int, a bool, a tuple of them,
 None). A call then costs what a builtin's does: 60 ns with one array, 110 with 16, 310 with 64,
 where numba's entry point takes 80, 200 and 1,180 (one process, in turn). The trampoline is
@@ -26,13 +26,13 @@ the arrays' fields alone: some 50 µs for the pile's contact rows (bound again f
 of rows, 0.9 times a step), 0.3 ms for RATTLE's stage.
 
 Only for kernels without reference counts (`kernel(refcounts=False)`, physics.core.compiled, 6):
-they take no reference to an array, so the image's meminfo is null, and the fallback, numba's
-entry point bound to the same arguments, holds every array the image points into for as long as
-the call lives. A nogil kernel's trampoline releases the GIL around the native call, as numba's
-entry point does. numba's status codes (`callconv`): 0 returned a value, −2 returned None,
-anything else raised; the trampoline then returns what the fallback returns, which raises the
-kernel's exception as numba would (the kernel has by then done part of its work twice, as an
-exception stops a step in any case).
+they take no reference to an array, so the image's meminfo is null, and the builtin's self holds
+the arguments, every array the image points into, for as long as the call lives. A nogil kernel's
+trampoline releases the GIL around the native call, as numba's entry point does. A status other
+than a return (numba's `callconv`: 0 a value, −2 None) is raised by the code numba's own entry
+point raises it with (`call_conv.raise_error`: the kernel's exception unpickled; without numba's
+runtime an exception's arguments are constants), so a kernel that raises does so once, as it would
+through numba.
 
 The image holds data addresses: a bound call's arrays are never resized while it is kept
 (`bind`'s own contract: arrays that live as long as a topology, written in place). The trampoline
@@ -53,7 +53,6 @@ from numba.core import types
 # Arrays from which a call is unboxed once (with none, numba's entry point converts only numbers)
 MIN_ARRAYS = 1
 ARRAY_MEMBERS = ("meminfo", "parent", "nitems", "itemsize", "data", "shape", "strides")
-STATUS_OK, STATUS_NONE = 0, -2      # numba.core.callconv's RETCODE_OK and RETCODE_NONE
 HEAD = 1            # the image's slots before the arguments': the native function's address
 
 _I64 = ir.IntType(64)
@@ -63,7 +62,7 @@ _lock = threading.Lock()
 _engines = []       # the MCJIT engines holding the trampolines' code, kept for the process
 _trampolines = {}   # (function type as text, return kinds, nogil) -> the trampoline's PyMethodDef
 _PYTHON = ("Py_IncRef", "PyFloat_FromDouble", "PyLong_FromLongLong", "PyBool_FromLong", "PyTuple_New",
-           "PyTuple_SetItem", "PyObject_CallNoArgs", "PyEval_SaveThread", "PyEval_RestoreThread")
+           "PyTuple_SetItem", "PyEval_SaveThread", "PyEval_RestoreThread")
 
 
 class Unsupported(TypeError):
@@ -181,9 +180,11 @@ def _return_kinds(restype):
     return tuple(kinds) if isinstance(restype, types.BaseTuple) else kinds[0]
 
 
-def _build(fnty, returns, nogil):
+def _build(context, fnty, returns, nogil):
     """The trampoline's module text: PyObject *trampoline(PyObject *self, PyObject *unused), self
-    (image, fallback) (module docstring); `nogil`: the GIL released around the native call."""
+    (image, arguments) (module docstring); `nogil`: the GIL released around the native call. A
+    status other than a return raises as numba's entry point does (`context.call_conv.raise_error`:
+    the kernel's own exception, unpickled)."""
     module = ir.Module(name="unboxed")
     obj = _I8P
     declare = lambda name, ret, *args: ir.Function(module, ir.FunctionType(ret, list(args)), name=name)
@@ -193,7 +194,6 @@ def _build(fnty, returns, nogil):
     from_bool = declare("PyBool_FromLong", obj, _I64)
     tuple_new = declare("PyTuple_New", obj, _I64)
     tuple_set = declare("PyTuple_SetItem", _I32, obj, _I64, obj)
-    call_no_args = declare("PyObject_CallNoArgs", obj, obj)
     save_thread = declare("PyEval_SaveThread", obj)
     restore_thread = declare("PyEval_RestoreThread", ir.VoidType(), obj)
     function = ir.Function(module, ir.FunctionType(obj, [obj, obj]), name="trampoline")
@@ -203,7 +203,6 @@ def _build(fnty, returns, nogil):
     at = lambda base, offset: builder.gep(base, [ir.Constant(_I64, offset)])
     load_pointer = lambda base, offset: builder.load(builder.bitcast(at(base, offset), _I8P.as_pointer()))
     image_object = load_pointer(self, item)
-    fallback = load_pointer(self, item + ctypes.sizeof(ctypes.c_void_p))
     image = builder.bitcast(load_pointer(image_object, data), _I64.as_pointer())
     returned = builder.alloca(fnty.args[0].pointee)
     builder.store(ir.Constant(fnty.args[0].pointee, None), returned)
@@ -218,14 +217,13 @@ def _build(fnty, returns, nogil):
             values.append(builder.load(builder.bitcast(slot, argument.as_pointer())))
     native = builder.inttoptr(builder.load(image), fnty.as_pointer())
     state = builder.call(save_thread, []) if nogil else None
-    status = builder.call(native, [returned, excinfo] + values)
+    code = builder.call(native, [returned, excinfo] + values)
     if nogil:
         builder.call(restore_thread, [state])
-    ok = builder.icmp_signed("==", status, ir.Constant(status.type, STATUS_OK))
-    if returns is None:
-        ok = builder.or_(ok, builder.icmp_signed("==", status, ir.Constant(status.type, STATUS_NONE)))
-    with builder.if_then(builder.not_(ok), likely=False):
-        builder.ret(builder.call(call_no_args, [fallback]))
+    status = context.call_conv._get_return_status(builder, code, builder.load(excinfo))
+    with builder.if_then(builder.not_(status.is_ok), likely=False):
+        context.call_conv.raise_error(builder, context.get_python_api(builder), status)
+        builder.ret(ir.Constant(obj, None))
 
     def box(value, kind):
         if kind == "f":
@@ -248,7 +246,7 @@ def _build(fnty, returns, nogil):
     return str(module)
 
 
-def _trampoline(fnty, returns, nogil):
+def _trampoline(context, fnty, returns, nogil):
     """The PyMethodDef of the trampoline for native functions of type `fnty` (compiled once a process)."""
     key = (str(fnty), returns, nogil)
     with _lock:
@@ -256,9 +254,9 @@ def _trampoline(fnty, returns, nogil):
         if found is None:
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
-            for name in _PYTHON:
+            for name in _PYTHON:      # (numba's own helpers its error code calls are known to LLVM already)
                 llvm.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
-            module = llvm.parse_assembly(_build(fnty, returns, nogil))
+            module = llvm.parse_assembly(_build(context, fnty, returns, nogil))
             module.verify()
             machine = llvm.Target.from_default_triple().create_target_machine(opt=0, codemodel="jitdefault")
             engine = llvm.create_mcjit_compiler(module, machine)
@@ -291,7 +289,7 @@ class _Plan:
         self.floats = HEAD + np.flatnonzero(kinds == "f")
         self.native = overload.library.get_pointer_to_function(overload.fndesc.llvm_func_name)
         fnty = context.call_conv.get_function_type(signature.return_type, signature.args)
-        self.definition = _trampoline(fnty, returns, bool(kernel.targetoptions.get("nogil")))
+        self.definition = _trampoline(context, fnty, returns, bool(kernel.targetoptions.get("nogil")))
 
 
 _plans = {}     # id(overload) -> (overload, its _Plan, or None where it has none)
@@ -326,8 +324,8 @@ def call(kernel, overload, args):
     image[0] = plan.native
     image[plan.ints] = ints
     image.view(np.float64)[plan.floats] = floats
-    fallback = functools.partial(overload.entry_point, *args)
-    # a partial, as `bind`'s other calls are (its `func` the builtin; `unboxed` tells them apart)
-    bound = functools.partial(_new_function(ctypes.addressof(plan.definition), (image, fallback), None))
+    # a partial, as `bind`'s other calls are (its `func` the builtin; `unboxed` tells them apart);
+    # the builtin's self holds the arguments, whose arrays the image points into
+    bound = functools.partial(_new_function(ctypes.addressof(plan.definition), (image, args), None))
     bound.unboxed = True
     return bound
