@@ -1,6 +1,6 @@
 """Bound calls unboxed once (physics.core.unboxed): the same results as numba's entry point, the
-same exceptions, and the path taken where it applies (a kernel without reference counts, with
-many arrays). Exact comparisons: the same compiled code runs on the same values."""
+same exceptions, and the path taken where it applies (a kernel without reference counts, given
+arrays). Exact comparisons: the same compiled code runs on the same values."""
 from typing import NamedTuple
 
 import numpy as np
@@ -135,6 +135,32 @@ def test_a_kernel_that_raises_raises_through_an_unboxed_call_as_through_numba():
     with pytest.raises(ValueError) as raised:
         check()
     assert raised.value.args == ("past the limit", 7)
+
+
+@kernel(refcounts=False)
+def _wide(many, big, small):
+    """An unsigned 64-bit argument and return past 2**63 − 1, and a float32 return."""
+    many[0][0] = 1.0
+    return big + np.uint64(1), np.float32(small) * np.float32(2.0)
+
+
+@kernel(refcounts=False)
+def _complex(many):
+    many[0][0] = 2.0
+    return complex(many[0][0], 1.0)
+
+
+def test_unsigned_and_single_precision_returns_and_a_type_it_cannot_box():
+    """Boxed as numba boxes them: a uint64 past 2**63 − 1 as the same bits, a float32 widened; a
+    return this module does not box (a complex number) keeps numba's entry point."""
+    many = (np.zeros(1),)
+    big = np.uint64(2**63 + 5)
+    expected = _wide(many, big, 1.25)
+    call = bind(_wide, many, big, 1.25)
+    assert call.unboxed and call() == expected == (2**63 + 6, 2.5)
+    assert _complex(many) == complex(2.0, 1.0)
+    call = bind(_complex, many)
+    assert not hasattr(call, "unboxed") and call() == complex(2.0, 1.0)
 
 
 def test_no_arrays_or_reference_counts_keep_numbas_entry_point():

@@ -547,14 +547,16 @@ def generation():
 
 def bind(function, *args):
     """`function(*args)` as a call of no arguments (module docstring, 7): straight to the compiled
-    version for these arguments' types where the kernel has one (its entry point, which converts
-    the arguments but does not type them), else through the kernel (or the plain function) as
-    usual. Only for arguments whose numba types cannot change while the call is kept: arrays
-    (dtype, dimensions, layout, writeability) and bundles of them, and numbers."""
+    version for these arguments' types where the kernel has one, else through the kernel (or the
+    plain function) as usual. A kernel without reference counts gets its arguments unboxed once,
+    here (module docstring, 10: `physics.core.unboxed`); another goes through its entry point, which
+    converts the arguments at each call but does not type them. Only for arguments whose numba
+    types cannot change while the call is kept: arrays (dtype, dimensions, layout, writeability)
+    and bundles of them, and numbers; and an array's shape, strides and data stay as they were
+    bound (written in place, never reshaped in place or resized: the unboxed call keeps them)."""
     if isinstance(function, Kernel):
         overload = function.overloads.get(tuple(function.typeof_pyval(a) for a in args))
         if overload is not None:
-            # many arrays: unboxed once, here (physics.core.unboxed), not by the entry point at each call
             return unboxed.call(function, overload, args) or functools.partial(overload.entry_point, *args)
     return functools.partial(function, *args)
 

@@ -15,7 +15,7 @@ itself. `call` flattens the arguments once into an image of 8-byte slots (the na
 address first), and returns a builtin function (`PyCFunction_NewEx`, METH_NOARGS) whose self is
 (image, arguments) and whose code is a trampoline: it loads every slot, calls the native function,
 and boxes what it returns as numba's entry point does (a float, an int, a bool, a tuple of them,
-None). A call then costs what a builtin's does: 60 ns with one array, 110 with 16, 310 with 64,
+None; a call whose return is another type keeps numba's entry point). A call then costs what a builtin's does: 60 ns with one array, 110 with 16, 310 with 64,
 where numba's entry point takes 80, 200 and 1,180 (one process, in turn). The trampoline is
 compiled by llvmlite without optimization (its code is loads and one call; a trampoline of 2,169
 arguments compiles in about 20 ms, where LLVM's optimization took a second), once a process for
@@ -49,6 +49,7 @@ import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 from numba.core import types
+from numba.core.compiler_lock import global_compiler_lock
 
 # Arrays from which a call is unboxed once (with none, numba's entry point converts only numbers)
 MIN_ARRAYS = 1
@@ -61,8 +62,8 @@ _I8P = ir.IntType(8).as_pointer()
 _lock = threading.Lock()
 _engines = []       # the MCJIT engines holding the trampolines' code, kept for the process
 _trampolines = {}   # (function type as text, return kinds, nogil) -> the trampoline's PyMethodDef
-_PYTHON = ("Py_IncRef", "PyFloat_FromDouble", "PyLong_FromLongLong", "PyBool_FromLong", "PyTuple_New",
-           "PyTuple_SetItem", "PyEval_SaveThread", "PyEval_RestoreThread")
+_PYTHON = ("Py_IncRef", "PyFloat_FromDouble", "PyLong_FromLongLong", "PyLong_FromUnsignedLongLong", "PyBool_FromLong",
+           "PyTuple_New", "PyTuple_SetItem", "PyEval_SaveThread", "PyEval_RestoreThread")
 
 
 class Unsupported(TypeError):
@@ -125,7 +126,8 @@ def layout(t, value, out):
     elif isinstance(t, types.Boolean):
         out.append(("i", f"(1 if {value} else 0)"))
     elif isinstance(t, types.Integer):
-        out.append(("i", f"int({value})"))
+        # (an unsigned value past 2**63 − 1 goes into its slot as the same 64 bits)
+        out.append(("i", f"int({value})" if t.signed else f"((int({value}) + 2**63) % 2**64 - 2**63)"))
     elif isinstance(t, types.Float):
         out.append(("f", f"float({value})"))
     elif isinstance(t, types.NoneType):
@@ -191,6 +193,7 @@ def _build(context, fnty, returns, nogil):
     incref = declare("Py_IncRef", ir.VoidType(), obj)
     from_double = declare("PyFloat_FromDouble", obj, ir.DoubleType())
     from_long = declare("PyLong_FromLongLong", obj, _I64)
+    from_unsigned = declare("PyLong_FromUnsignedLongLong", obj, _I64)
     from_bool = declare("PyBool_FromLong", obj, _I64)
     tuple_new = declare("PyTuple_New", obj, _I64)
     tuple_set = declare("PyTuple_SetItem", _I32, obj, _I64, obj)
@@ -226,11 +229,12 @@ def _build(context, fnty, returns, nogil):
         builder.ret(ir.Constant(obj, None))
 
     def box(value, kind):
-        if kind == "f":
-            return builder.call(from_double, [value])
+        if kind == "f":     # (a float32 widened, as numba boxes it)
+            double = value if isinstance(value.type, ir.DoubleType) else builder.fpext(value, ir.DoubleType())
+            return builder.call(from_double, [double])
         wide = builder.zext(value, _I64) if value.type.width < 64 and kind != "i" else (
             builder.sext(value, _I64) if value.type.width < 64 else value)
-        return builder.call(from_bool if kind == "b" else from_long, [wide])
+        return builder.call({"b": from_bool, "u": from_unsigned}.get(kind, from_long), [wide])
     if returns is None:
         none = ir.Constant(_I64, id(None)).inttoptr(obj)
         builder.call(incref, [none])
@@ -249,7 +253,9 @@ def _build(context, fnty, returns, nogil):
 def _trampoline(context, fnty, returns, nogil):
     """The PyMethodDef of the trampoline for native functions of type `fnty` (compiled once a process)."""
     key = (str(fnty), returns, nogil)
-    with _lock:
+    # under numba's compiler lock: LLVM's context is the process's, and numba may be compiling
+    # beside this on another thread (the app's kernel loader)
+    with global_compiler_lock, _lock:
         found = _trampolines.get(key)
         if found is None:
             llvm.initialize_native_target()
@@ -288,6 +294,8 @@ class _Plan:
         self.ints = HEAD + np.flatnonzero(kinds != "f")
         self.floats = HEAD + np.flatnonzero(kinds == "f")
         self.native = overload.library.get_pointer_to_function(overload.fndesc.llvm_func_name)
+        if not self.native:
+            raise Unsupported("no native function found")
         fnty = context.call_conv.get_function_type(signature.return_type, signature.args)
         self.definition = _trampoline(context, fnty, returns, bool(kernel.targetoptions.get("nogil")))
 
@@ -301,7 +309,7 @@ def _plan(kernel, overload):
     if found is None or found[0] is not overload:
         try:
             plan = _Plan(kernel, overload)
-        except Unsupported:
+        except Exception:       # anything this module cannot build keeps numba's entry point
             plan = None
         found = _plans[id(overload)] = (overload, plan)
     return found[1]
