@@ -49,7 +49,6 @@ import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 from numba.core import types
-from numba.core.compiler_lock import global_compiler_lock
 
 # Arrays from which a call is unboxed once (with none, numba's entry point converts only numbers)
 MIN_ARRAYS = 1
@@ -60,7 +59,7 @@ _I64 = ir.IntType(64)
 _I32 = ir.IntType(32)
 _I8P = ir.IntType(8).as_pointer()
 _lock = threading.Lock()
-_engines = []       # the MCJIT engines holding the trampolines' code, kept for the process
+_engines = []       # the trampolines' LLVM context, then the MCJIT engines holding their code, kept for the process
 _trampolines = {}   # (function type as text, return kinds, nogil) -> the trampoline's PyMethodDef
 _PYTHON = ("Py_IncRef", "PyFloat_FromDouble", "PyLong_FromLongLong", "PyLong_FromUnsignedLongLong", "PyBool_FromLong",
            "PyTuple_New", "PyTuple_SetItem", "PyEval_SaveThread", "PyEval_RestoreThread")
@@ -253,16 +252,19 @@ def _build(context, fnty, returns, nogil):
 def _trampoline(context, fnty, returns, nogil):
     """The PyMethodDef of the trampoline for native functions of type `fnty` (compiled once a process)."""
     key = (str(fnty), returns, nogil)
-    # under numba's compiler lock: LLVM's context is the process's, and numba may be compiling
-    # beside this on another thread (the app's kernel loader)
-    with global_compiler_lock, _lock:
+    with _lock:
         found = _trampolines.get(key)
         if found is None:
-            llvm.initialize_native_target()
-            llvm.initialize_native_asmprinter()
-            for name in _PYTHON:      # (numba's own helpers its error code calls are known to LLVM already)
-                llvm.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
-            module = llvm.parse_assembly(_build(context, fnty, returns, nogil))
+            if not _engines:
+                llvm.initialize_native_target()
+                llvm.initialize_native_asmprinter()
+                for name in _PYTHON:    # (numba's own helpers its error code calls are known to LLVM already)
+                    llvm.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
+                # an LLVM context of the trampolines' own: numba compiles in the global one, perhaps
+                # beside this on another thread (the app's kernel loader), which a bind then neither
+                # disturbs nor waits for (numba's compiler lock is held for a kernel's whole compile)
+                _engines.append(llvm.create_context())
+            module = llvm.parse_assembly(_build(context, fnty, returns, nogil), context=_engines[0])
             module.verify()
             machine = llvm.Target.from_default_triple().create_target_machine(opt=0, codemodel="jitdefault")
             engine = llvm.create_mcjit_compiler(module, machine)
