@@ -8,22 +8,23 @@ passes 258 of them (its bundles share many), the start of the joints' sub-step 1
 perf over the pendulum's steps, the conversion was a fifth of the step, more than the physics
 compiled below it.
 
-The compiled function itself (numba's native function, `CompileResult.fndesc.llvm_func_name`)
-takes each argument flattened by its data model (`BaseContext.get_arg_packer`): an array is its
-meminfo, parent, nitems, itemsize, data, shape and strides; a tuple its members in order; a number
-itself. `call` flattens the arguments once into an image of 8-byte slots (the native function's
-address first), and returns a builtin function (`PyCFunction_NewEx`, METH_NOARGS) whose self is
-(image, arguments) and whose code is a trampoline: it loads every slot, calls the native function,
-and boxes what it returns as numba's entry point does (a float, an int, a bool, a tuple of them,
-None; a call whose return is another type keeps numba's entry point). A call then costs what a builtin's does: 60 ns with one array, 110 with 16, 310 with 64,
-where numba's entry point takes 80, 200 and 1,180 (one process, in turn). The trampoline is
-compiled by llvmlite without optimization (its code is loads and one call; a trampoline of 2,169
-arguments compiles in about 20 ms, where LLVM's optimization took a second), once a process for
-every call of the same flattened types: a scene's first step makes 11 to 21 of them, 0.26 to 0.38
-s in all. What every bind of one compiled version needs is made once for it (`_Plan`: a flattener
-written as Python source for its types, its native address, its trampoline), so that a bind reads
-the arrays' fields alone: some 50 µs for the pile's contact rows (bound again for each new count
-of rows, 0.9 times a step), 0.3 ms for RATTLE's stage.
+The compiled function itself (numba's native function, `CompileResult.fndesc.llvm_func_name`) takes
+each argument flattened by its data model (`BaseContext.get_arg_packer`): an array is its meminfo,
+parent, nitems, itemsize, data, shape and strides; a tuple its members in order; a number itself.
+`call` flattens the arguments once into an image of 8-byte slots (the native function's address
+first), and returns a builtin function (`PyCFunction_NewEx`, METH_NOARGS) whose self is (image,
+arguments) and whose code is a trampoline: it loads every slot, calls the native function, and boxes
+what it returns as numba's entry point does (a float, an int, a bool, a tuple of them, None; a call
+whose return is another type keeps numba's entry point). A call then costs what a builtin's does: 60
+ns with one array, 110 with 16, 310 with 64, where numba's entry point takes 80, 200 and 1,180 (one
+process, in turn). The trampoline is compiled by llvmlite without optimization (its code is loads
+and one call; a trampoline of 2,169 arguments compiles in about 20 ms, where LLVM's optimization
+took a second), in an LLVM context of the trampolines' own (numba may be compiling in its own beside
+it), once a process for every call of the same flattened types: a scene's first step makes 11 to 21
+of them, 0.26 to 0.38 s in all. What every bind of one compiled version needs is made once for it
+(`_Plan`: a flattener written as Python source for its types, its native address, its trampoline),
+so that a bind reads the arrays' fields alone: some 50 µs for the pile's contact rows (bound again
+for each new count of rows, 0.9 times a step), 0.3 ms for RATTLE's stage.
 
 Only for kernels without reference counts (`kernel(refcounts=False)`, physics.core.compiled, 6):
 they take no reference to an array, so the image's meminfo is null, and the builtin's self holds
