@@ -60,7 +60,8 @@ _I64 = ir.IntType(64)
 _I32 = ir.IntType(32)
 _I8P = ir.IntType(8).as_pointer()
 _lock = threading.Lock()
-_engines = []       # the trampolines' LLVM context, then the MCJIT engines holding their code, kept for the process
+_context = None     # the trampolines' own LLVM context (`_trampoline`), made with the first
+_engines = []       # the MCJIT engines holding the trampolines' code, kept for the process
 _trampolines = {}   # (function type as text, return kinds, nogil) -> the trampoline's PyMethodDef
 _PYTHON = ("Py_IncRef", "PyFloat_FromDouble", "PyLong_FromLongLong", "PyLong_FromUnsignedLongLong", "PyBool_FromLong",
            "PyTuple_New", "PyTuple_SetItem", "PyEval_SaveThread", "PyEval_RestoreThread")
@@ -252,11 +253,12 @@ def _build(context, fnty, returns, nogil):
 
 def _trampoline(context, fnty, returns, nogil):
     """The PyMethodDef of the trampoline for native functions of type `fnty` (compiled once a process)."""
+    global _context
     key = (str(fnty), returns, nogil)
     with _lock:
         found = _trampolines.get(key)
         if found is None:
-            if not _engines:
+            if _context is None:
                 llvm.initialize_native_target()
                 llvm.initialize_native_asmprinter()
                 for name in _PYTHON:    # (numba's own helpers its error code calls are known to LLVM already)
@@ -264,8 +266,8 @@ def _trampoline(context, fnty, returns, nogil):
                 # an LLVM context of the trampolines' own: numba compiles in the global one, perhaps
                 # beside this on another thread (the app's kernel loader), which a bind then neither
                 # disturbs nor waits for (numba's compiler lock is held for a kernel's whole compile)
-                _engines.append(llvm.create_context())
-            module = llvm.parse_assembly(_build(context, fnty, returns, nogil), context=_engines[0])
+                _context = llvm.create_context()
+            module = llvm.parse_assembly(_build(context, fnty, returns, nogil), context=_context)
             module.verify()
             machine = llvm.Target.from_default_triple().create_target_machine(opt=0, codemodel="jitdefault")
             engine = llvm.create_mcjit_compiler(module, machine)
@@ -282,6 +284,8 @@ class _Plan:
 
     def __init__(self, kernel, overload):
         signature, context = overload.signature, overload.target_context
+        if count_arrays(signature.args) < MIN_ARRAYS:
+            raise Unsupported("too few arrays to gain")
         if tuple(context.data_model_manager[types.float64[:]]._fields) != ARRAY_MEMBERS:
             raise Unsupported("numba's array model has other members")
         slots = []
@@ -324,8 +328,6 @@ def call(kernel, overload, args):
     not apply: a kernel with reference counts, fewer than MIN_ARRAYS arrays, or a type this module
     does not flatten."""
     if OFFSETS is None or kernel.targetoptions.get("_nrt", True):
-        return None
-    if count_arrays(overload.signature.args) < MIN_ARRAYS:
         return None
     plan = _plan(kernel, overload)
     if plan is None:
