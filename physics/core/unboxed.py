@@ -21,10 +21,11 @@ process, in turn). The trampoline is compiled by llvmlite without optimization (
 and one call; a trampoline of 2,169 arguments compiles in about 20 ms, where LLVM's optimization
 took a second), in an LLVM context of the trampolines' own (numba may be compiling in its own beside
 it), once a process for every call of the same flattened types: a scene's first step makes 11 to 21
-of them, 0.26 to 0.38 s in all. What every bind of one compiled version needs is made once for it
-(`_Plan`: a flattener written as Python source for its types, its native address, its trampoline),
-so that a bind reads the arrays' fields alone: some 50 µs for the pile's contact rows (bound again
-for each new count of rows, 0.9 times a step), 0.3 ms for RATTLE's stage.
+of them, 0.26 to 0.38 s in all, held in one engine (the ant's 13 take some 17 MiB). What every bind
+of one compiled version needs is made once for it (`_Plan`: a flattener written as Python source for
+its types, its native address, its trampoline), so that a bind reads the arrays' fields alone: some
+50 µs for the pile's contact rows (bound again for each new count of rows, 0.9 times a step), 0.3 ms
+for RATTLE's stage.
 
 Only for kernels without reference counts (`kernel(refcounts=False)`, physics.core.compiled, 6):
 they take no reference to an array, so the image's meminfo is null, and the builtin's self holds
@@ -60,8 +61,8 @@ _I64 = ir.IntType(64)
 _I32 = ir.IntType(32)
 _I8P = ir.IntType(8).as_pointer()
 _lock = threading.Lock()
-_context = None     # the trampolines' own LLVM context (`_trampoline`), made with the first
-_engines = []       # the MCJIT engines holding the trampolines' code, kept for the process
+_context = None     # the trampolines' own LLVM context (`_trampoline`), made with the first …
+_engine = None      # … and the MCJIT engine holding their code, kept for the process
 _trampolines = {}   # (function type as text, return kinds, nogil) -> the trampoline's PyMethodDef
 _PYTHON = ("Py_IncRef", "PyFloat_FromDouble", "PyLong_FromLongLong", "PyLong_FromUnsignedLongLong", "PyBool_FromLong",
            "PyTuple_New", "PyTuple_SetItem", "PyEval_SaveThread", "PyEval_RestoreThread")
@@ -183,9 +184,9 @@ def _return_kinds(restype):
     return tuple(kinds) if isinstance(restype, types.BaseTuple) else kinds[0]
 
 
-def _build(context, fnty, returns, nogil):
+def _build(context, fnty, returns, nogil, name):
     """The trampoline's module text: PyObject *trampoline(PyObject *self, PyObject *unused), self
-    (image, arguments) (module docstring); `nogil`: the GIL released around the native call. A
+    (image, arguments) (module docstring), named `name`; `nogil`: the GIL released around the native call. A
     status other than a return raises as numba's entry point does (`context.call_conv.raise_error`:
     the kernel's own exception, unpickled)."""
     module = ir.Module(name="unboxed")
@@ -200,7 +201,7 @@ def _build(context, fnty, returns, nogil):
     tuple_set = declare("PyTuple_SetItem", _I32, obj, _I64, obj)
     save_thread = declare("PyEval_SaveThread", obj)
     restore_thread = declare("PyEval_RestoreThread", ir.VoidType(), obj)
-    function = ir.Function(module, ir.FunctionType(obj, [obj, obj]), name="trampoline")
+    function = ir.Function(module, ir.FunctionType(obj, [obj, obj]), name=name)
     builder = ir.IRBuilder(function.append_basic_block())
     self = function.args[0]
     item, data = OFFSETS
@@ -252,13 +253,14 @@ def _build(context, fnty, returns, nogil):
 
 
 def _trampoline(context, fnty, returns, nogil):
-    """The PyMethodDef of the trampoline for native functions of type `fnty` (compiled once a process)."""
-    global _context
+    """The PyMethodDef of the trampoline for native functions of type `fnty` (compiled once a
+    process, into the one engine the trampolines share: an engine of its own took some 1.7 MiB)."""
+    global _context, _engine
     key = (str(fnty), returns, nogil)
     with _lock:
         found = _trampolines.get(key)
         if found is None:
-            if _context is None:
+            if _engine is None:
                 llvm.initialize_native_target()
                 llvm.initialize_native_asmprinter()
                 for name in _PYTHON:    # (numba's own helpers its error code calls are known to LLVM already)
@@ -267,13 +269,14 @@ def _trampoline(context, fnty, returns, nogil):
                 # beside this on another thread (the app's kernel loader), which a bind then neither
                 # disturbs nor waits for (numba's compiler lock is held for a kernel's whole compile)
                 _context = llvm.create_context()
-            module = llvm.parse_assembly(_build(context, fnty, returns, nogil), context=_context)
+                machine = llvm.Target.from_default_triple().create_target_machine(opt=0, codemodel="jitdefault")
+                _engine = llvm.create_mcjit_compiler(llvm.parse_assembly("", context=_context), machine)
+            name = f"trampoline_{len(_trampolines)}"
+            module = llvm.parse_assembly(_build(context, fnty, returns, nogil, name), context=_context)
             module.verify()
-            machine = llvm.Target.from_default_triple().create_target_machine(opt=0, codemodel="jitdefault")
-            engine = llvm.create_mcjit_compiler(module, machine)
-            engine.finalize_object()
-            _engines.append(engine)
-            definition = _MethodDef(b"unboxed", engine.get_function_address("trampoline"), METH_NOARGS, None)
+            _engine.add_module(module)
+            _engine.finalize_object()
+            definition = _MethodDef(b"unboxed", _engine.get_function_address(name), METH_NOARGS, None)
             found = _trampolines[key] = definition
         return found
 
