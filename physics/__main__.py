@@ -61,7 +61,7 @@ from physics.pipeline.recording import add_parser as add_replay_parser, write_re
 from physics.pipeline.timeline import Timeline
 from physics.tools.trajectory import FORMATS, Recording, recording_bytes, write
 from physics.io.scene import SceneError
-from physics.tools.signals import raising_on_signals
+from physics.tools.signals import raised, raising_on_signals
 from physics.core.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES
 from physics.core.choices import ORDER_NOTE
 from physics.tools.sweep import add_parser as add_sweep_parser
@@ -257,36 +257,53 @@ class InternalError(Exception):
 def _interruption(error):
     """The Interrupted behind `error`, if one is: a signal whose handler raised while the main thread
     was inside a compiled kernel's call comes out of numba's dispatcher as "SystemError: Kernel(…)
-    returned a result with an exception set", with the Interrupted as its cause."""
+    returned a result with an exception set", with the Interrupted as its cause. And one that no
+    chain shows: numpy replaces an error raised inside a structured arrays' comparison with a
+    TypeError of its own (`np.unique(..., axis=0)` compares rows so, calling Python to promote
+    their dtypes: the convex hulls' planes at load), so any exception after the block's stop was
+    raised is taken for that stop (physics.tools.signals.raised)."""
     seen = set()
     while error is not None and id(error) not in seen:
         if isinstance(error, Interrupted):
             return error
         seen.add(id(error))
         error = error.__cause__ or error.__context__
-    return None
+    return _swallowed()
+
+
+def _swallowed():
+    """The Interrupted the signal handler raised, if one was (physics.tools.signals.raised)."""
+    stop = raised()
+    return stop if isinstance(stop, Interrupted) else None
 
 
 @contextmanager
 def _stage(what, expected=(), written=False):
     """Name what the block does (`what`: text, or a function giving it at the moment of failure)
     in an Interrupted or unexpected exception leaving it; exceptions of the `expected` types are
-    known outcomes (bad input, a diverged run) and leave unchanged. The innermost stage wins."""
+    known outcomes (bad input, a diverged run) and leave unchanged. The innermost stage wins.
+    Any exception after a stop, and a block that ends after one, is that stop: code that caught it
+    went on (`_interruption`)."""
+    def named(interrupt):
+        if interrupt.stage is None:
+            interrupt.stage, interrupt.written = what() if callable(what) else what, written
+        return interrupt
+
     try:
         yield
     except Interrupted as interrupt:
-        if interrupt.stage is None:
-            interrupt.stage, interrupt.written = what() if callable(what) else what, written
-        raise
-    except (InternalError, *expected):
+        named(interrupt)
         raise
     except Exception as error:
         interrupt = _interruption(error)
         if interrupt is not None:
-            if interrupt.stage is None:
-                interrupt.stage, interrupt.written = what() if callable(what) else what, written
-            raise interrupt from None
+            raise named(interrupt) from None
+        if isinstance(error, (InternalError, *expected)):
+            raise
         raise InternalError(what() if callable(what) else what, error, written) from error
+    interrupt = _swallowed()
+    if interrupt is not None:
+        raise named(interrupt)
 
 
 def run(args):
@@ -392,6 +409,9 @@ def _simulate(args, sim, steps, recording, start=None, schedule=None):
                     advance(chunk)
                     done += chunk
                 since_row += chunk
+                interrupt = _swallowed()
+                if interrupt is not None:       # a stop that something in the steps caught and went on from
+                    raise interrupt
                 if since_row == args.record_every:
                     since_row = 0
                     if recording is not None:
@@ -477,28 +497,33 @@ def main(argv=None):
             return args.handler(args)
         except Interrupted as interrupt:
             return _report(interrupt)
-        except BrokenPipeError:
-            # stdout closed early (`| head`): nothing left to say there, and nothing to flush at exit
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return 1
-        except InternalError as error:
-            full = _disk_full(error)
-            if full is not None:     # the machine's state, not ours: said as such, exit 2 as for bad input
-                where = f" ({full.filename})" if full.filename else ""
-                print(f"error: {error.stage}: the disk is full{where}" + ("" if error.written else "; no output written"),
-                      file=sys.stderr)
-                return 2
-            print(f"error: internal error {error}" + ("" if error.written else "; no output written"), file=sys.stderr)
-            return 1
-        except (SceneError, ValueError) as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
         except Exception as error:
             interrupt = _interruption(error)
-            if interrupt is not None:
-                return _report(interrupt)
-            print(f"error: internal error: {type(error).__name__}: {error}; no output written", file=sys.stderr)
-            return 1
+            if interrupt is None:
+                return _failed(error)
+            return _report(interrupt)
+
+
+def _failed(error):
+    """The one line of a command that failed with `error` -> its exit code (the module docstring)."""
+    if isinstance(error, BrokenPipeError):
+        # stdout closed early (`| head`): nothing left to say there, and nothing to flush at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    if isinstance(error, InternalError):
+        full = _disk_full(error)
+        if full is not None:     # the machine's state, not ours: said as such, exit 2 as for bad input
+            where = f" ({full.filename})" if full.filename else ""
+            print(f"error: {error.stage}: the disk is full{where}" + ("" if error.written else "; no output written"),
+                  file=sys.stderr)
+            return 2
+        print(f"error: internal error {error}" + ("" if error.written else "; no output written"), file=sys.stderr)
+        return 1
+    if isinstance(error, (SceneError, ValueError)):
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"error: internal error: {type(error).__name__}: {error}; no output written", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

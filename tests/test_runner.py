@@ -615,6 +615,57 @@ def test_a_signal_inside_a_compiled_call_is_the_interruption_not_an_internal_err
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_signal_numpy_turns_into_a_type_error_at_load_is_the_interruption(tmp_path, capsys):
+    """SIGINT whose handler runs inside numpy's promotion of two structured dtypes (Python code numpy
+    calls while `np.unique(..., axis=0)` compares the rows of the convex hulls' planes, at load):
+    numpy replaces the stop with "TypeError: Cannot compare structured arrays unless they have a
+    common dtype", no chain left to the stop. Found by the fuzzer's signal kind on the iiwa scene,
+    which then said "internal error" and exited 1. The signal is sent as the promotion starts (a
+    trace function), so the stop is raised inside it; the runner exits 130 with its one line."""
+    sent = []
+
+    def trace(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "_promote_fields" and not sent:
+            sent.append(frame.f_code.co_filename)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+    iiwa = ROOT / "assets" / "scenes" / "iiwa.toml"
+    sys.settrace(trace)
+    try:
+        code = main(["run", str(iiwa), "--steps", "3", "--out", str(tmp_path / "x.npz"), "--quiet"])
+    finally:
+        sys.settrace(None)
+    assert sent, "numpy promoted no structured dtypes while the scene loaded: the case this test is for is gone"
+    assert code == 130
+    assert capsys.readouterr().err == "interrupted while loading the scene; no output written\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("then", ["raises its own error", "goes on"])
+def test_a_stop_swallowed_by_code_that_catches_everything_still_stops_the_run(tmp_path, capsys, monkeypatch, then):
+    """Code that catches every exception (trimesh's STL reader has `except BaseException`) swallows
+    the stop raised inside it: whether it then raises an error of its own (a ValueError, which would
+    read as bad input) or goes on as if nothing happened, the run stops at once with 130 and its one
+    line, and writes nothing; the user's Ctrl+C is not lost (the handler ignores later signals)."""
+    loaded = Simulation.from_file
+
+    def catching_everything(cls, path):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(10**6):      # bytecodes for the handler to run in
+                pass
+        except BaseException:
+            if then == "raises its own error":
+                raise ValueError("not a mesh") from None
+        return loaded(path)
+
+    monkeypatch.setattr(Simulation, "from_file", classmethod(catching_everything))
+    assert main(["run", str(TANK), "--steps", "3", "--out", str(tmp_path / "x.npz"), "--quiet"]) == 130
+    assert capsys.readouterr().err == "interrupted while loading the scene; no output written\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("where", ["just after the trajectory's rename", "inside the recording's write"])
 def test_a_signal_after_a_file_is_in_place_takes_back_every_output(tmp_path, capsys, monkeypatch, where):
     """All or nothing, to the last moment: SIGTERM landing just after `--out`'s rename (the fuzzer's

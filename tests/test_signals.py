@@ -142,3 +142,26 @@ def test_a_stop_held_back_while_numba_compiled_is_not_delivered_after_the_block(
         signal.signal(signal.SIGINT, previous)
     assert after == []
     assert stopped or signals.late_stops == [signal.SIGINT], (stopped, signals.late_stops)
+
+
+def test_an_error_raised_in_place_of_a_swallowed_stop_leaves_the_block_as_the_stop():
+    """Code that catches the stop and raises an error of its own instead (numpy does, inside a
+    structured arrays' comparison) would end a sweep with that error's traceback: the error leaves
+    the block as the stop, the error its cause, and `raised()` gives the stop to the block's code
+    meanwhile. Outside any block, `raised()` is None."""
+    from physics.tools import signals
+
+    seen = []
+    with pytest.raises(Stop, match="SIGINT") as stopped:
+        with raising_on_signals(Stop):
+            assert signals.raised() is None
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(10**6):      # bytecodes for the handler to run in
+                    pass
+            except BaseException:
+                seen.append(signals.raised())
+                raise TypeError("Cannot compare structured arrays unless they have a common dtype") from None
+    assert isinstance(stopped.value.__cause__, TypeError)
+    assert seen == [stopped.value]
+    assert signals.raised() is None

@@ -20,10 +20,16 @@ Python for them). An exception raised there leaves the dispatcher's tables half-
 process that went on, later calls failed to type ("Unknown attribute 'shape' of type array") or
 crashed (a double free, a segmentation fault; the fuzzer's signal kind found both). The stop comes
 at the next line of our own code, once the kernel is compiled (seconds at most, on a cold cache).
-A stop raised inside C code that clears any error it meets is lost outright, and the handler
-ignores the signals after it: numpy does that in places (its issue 20596), iterating an array of
-strings among them, so a block's long loops iterate Python objects, never such an array (the
-runner's CSV writer, `physics.tools.trajectory`).
+Code that catches every exception swallows a stop raised inside it, and the handler ignores the
+signals after it. C code that clears any error it meets does: numpy in places (its issue 20596),
+iterating an array of strings among them, so a block's long loops iterate Python objects, never
+such an array (the runner's CSV writer, `physics.tools.trajectory`); and numpy replaces an error
+met inside a structured arrays' comparison with a TypeError of its own. So does Python code:
+trimesh's binary STL reader wraps its header's parsing in `except BaseException` and raises its
+own error, or none. So the block remembers the stop it raised: `raised()` gives it to the block's
+own code, which takes an exception it did not expect, or its work going on, after a stop for that
+stop (the runner's stages, physics.__main__); and an exception other than the stop that leaves
+the block after it leaves as the stop, with the exception as its cause (the sweep).
 
 A stop still held back when the block ends (its work finished meanwhile) stops nothing and is
 kept in `late_stops`; none is delivered into whatever the process does next.
@@ -42,6 +48,15 @@ REDELIVERY_S = 0.01     # a signal deferred out of a callback is delivered again
 late_stops = []
 
 STOPPING = (signal.SIGINT, signal.SIGTERM)
+_open_blocks = []       # per open block, innermost last: the stops its handler raised
+
+
+def raised():
+    """The stop the innermost open block's handler raised, or None: where the block's own code runs
+    on after it, something swallowed it (module docstring)."""
+    if threading.current_thread() is not threading.main_thread() or not _open_blocks or not _open_blocks[-1]:
+        return None
+    return _open_blocks[-1][0]
 
 
 @contextmanager
@@ -52,6 +67,7 @@ def raising_on_signals(make):
         return
 
     received, open_, lock, pending = [], [True], threading.RLock(), []   # (re-entered by a handler in the block's end)
+    thrown = []
     del late_stops[:]
 
     def stop(signum, frame):
@@ -64,7 +80,9 @@ def raising_on_signals(make):
         for number in STOPPING:
             signal.signal(number, signal.SIG_IGN)
         received.append(signum)
-        raise make(signum)
+        stop = make(signum)
+        thrown.append(stop)
+        raise stop
 
     def later(signum):
         """Deliver `signum` again in REDELIVERY_S, from another thread, while the block is open."""
@@ -88,14 +106,20 @@ def raising_on_signals(make):
 
     previous = {number: signal.getsignal(number) for number in STOPPING}
     hook = sys.unraisablehook
+    _open_blocks.append(thrown)
     try:
         sys.unraisablehook = dropped
         for number, handler in previous.items():
             if handler is not signal.SIG_IGN:
                 signal.signal(number, stop)
         yield
+    except Exception as error:
+        if thrown:      # the stop, swallowed on the way by code that raised this instead
+            raise thrown[0] from error
+        raise
     finally:
         open_[0] = False        # first: a stop handled from here on is late, never raised in here
+        del _open_blocks[[id(block) for block in _open_blocks].index(id(thrown))]
         try:
             with lock:      # what is still to be delivered again stops nothing now: kept, never delivered
                 for timer, signum in pending:
