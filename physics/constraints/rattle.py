@@ -1033,8 +1033,7 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     R, Y, D = scratch.R, scratch.y, scratch.D
     taken = scratch.taken
     taken[:] = False
-    W = scratch.W
-    W[:] = 0.0
+    W = scratch.W       # (written for each taken row before it is read, `_weigh`; the others never read)
     mu, kick = scratch.mu, scratch.kick
     trial_x, trial_A = scratch.trial_x, scratch.trial_A
     # g(q₀): the rows at the start-of-step poses (the moving frames where they end the step, as at q)
@@ -1288,8 +1287,7 @@ def project_velocities_kernel(model, index, graph, geometry, arena, centre, rota
     carried[0] = 0.0        # (the factors are rewritten below, or left as they are with no row)
     taken, mu, W = scratch.taken, scratch.mu, scratch.W
     taken[:] = False
-    mu[:] = 0.0
-    W[:] = 0.0
+    mu[:] = 0.0         # (W: written for each taken row before it is read, `_weigh_row`; the others never read)
     K = 0
     # the joint terms' last kick at q₁ (module docstring, "Joint terms"): (h/2) τ(q₁) along J₁, and
     # without an armature the damper's −(D/2)(q₁ − q₀); the rows then see the kicked velocity
