@@ -228,3 +228,66 @@ def test_rattles_stage_is_unboxed_in_a_jointed_scene():
     stages = [call for function, call in made if function is rattle.joint_stage]
     assert stages and all(call is not None for call in stages)
     assert sim.state_hash() != before
+
+
+_CACHED = r'''
+import sys
+import numpy as np
+from physics.core import unboxed
+from physics.core.compiled import bind, kernel
+
+@kernel(refcounts=False)
+def halve(many, out):
+    out[0] = many[0][0] / 2.0
+
+@kernel(refcounts=False)
+def total(many):
+    return many[0].sum() + many[1].sum()
+
+built = []
+build = unboxed._build
+unboxed._build = lambda *a: built.append(a[-1]) or build(*a)
+many, out = (np.arange(4.0), np.ones(3)), np.zeros(1)
+halve(many, out), total(many)       # (compiled: a bind goes straight to a compiled version)
+calls = bind(halve, many, out), bind(total, many)
+assert all(getattr(call, "unboxed", False) for call in calls)
+assert calls[0]() is None and out[0] == 0.0 and calls[1]() == 9.0
+many[0][0] = 5.0            # read again at each call
+calls[0]()
+print(len(built), out[0], calls[1]())
+'''
+
+
+def _cached_run(tmp_path):
+    """(trampolines built, results) of a process binding two kernels, its cache in tmp_path."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-c", _CACHED], capture_output=True, text=True, env=env, timeout=300,
+                          cwd=Path(__file__).parents[1])
+    assert done.returncode == 0, done.stderr[-3000:]
+    built, *results = done.stdout.split()
+    return int(built), [float(r) for r in results]
+
+
+def test_a_trampoline_made_in_one_process_is_read_by_the_next(tmp_path):
+    """The first process builds its two trampolines (a None return, a float one) and leaves their
+    object code in the cache; the next builds none and gets the same results, None included (the
+    object reaches None by its symbol, not an address of the first process). An entry whose bytes
+    changed (its hash no longer matches) or a directory in its place is built anew, never loaded;
+    the calls still give the same results."""
+    assert _cached_run(tmp_path) == (2, [2.5, 14.0])
+    entries = sorted((tmp_path / "cache" / "trampolines").glob("trampoline_*.o"))
+    assert len(entries) == 2
+    assert _cached_run(tmp_path) == (0, [2.5, 14.0])
+    data = bytearray(entries[0].read_bytes())
+    data[-1] ^= 0xFF
+    entries[0].write_bytes(bytes(data))
+    assert _cached_run(tmp_path) == (1, [2.5, 14.0])
+    assert _cached_run(tmp_path) == (0, [2.5, 14.0])      # (written again, whole)
+    entries[1].unlink()
+    entries[1].mkdir()
+    assert _cached_run(tmp_path) == (1, [2.5, 14.0])
+    assert _cached_run(tmp_path) == (1, [2.5, 14.0])      # (a directory stays: built each time, no error)

@@ -120,7 +120,8 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    step. `bind` hands a kernel without reference counts to `physics.core.unboxed`, which
    flattens the arguments once into an image of the native function's arguments and returns a
    builtin whose code loads them and calls it: the pendulum's step took a fifth less time, the
-   ant's a sixth, the same bits.
+   ant's a sixth, the same bits. Those builtins' code is compiled once a machine and kept beside
+   the kernels (`cache_root()`/trampolines).
 
 The cache can be filled ahead of need, on both cores, with `python -m physics warmup`
 (physics.tools.warmup).

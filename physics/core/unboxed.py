@@ -16,12 +16,15 @@ first), and returns a builtin function (`PyCFunction_NewEx`, METH_NOARGS) whose 
 arguments) and whose code is a trampoline: it loads every slot, calls the native function, and boxes
 what it returns as numba's entry point does (a float, an int, a bool, a tuple of them, None; a call
 whose return is another type keeps numba's entry point). A call then costs what a builtin's does: 60
-ns with one array, 110 with 16, 310 with 64, where numba's entry point takes 80, 200 and 1,180 (one
-process, in turn). The trampoline is compiled by llvmlite without optimization (its code is loads
-and one call; a trampoline of 2,169 arguments compiles in about 20 ms, where LLVM's optimization
-took a second), in an LLVM context of the trampolines' own (numba may be compiling in its own beside
-it), once a process for every call of the same flattened types: a scene's first step makes 11 to 21
-of them, 0.26 to 0.38 s in all, held in one engine (the ant's 13 take some 17 MiB). What every bind
+ns with one array, 75 with 16, 145 with 64, where numba's entry point takes 80, 160 and 510 (one
+process, in turn). The trampoline's module is built with llvmlite's IR builder and compiled by LLVM's
+code generator at CODEGEN_OPT, with no IR passes (its code is loads and one call), in an LLVM context
+of the trampolines' own (numba may be compiling in its own beside it), once for every call of the
+same flattened types, and its object code is kept on disk (`_ObjectCache`). LLVM's code without
+optimization took 170 ns a call with 16 arrays and 220 with 64: optimized, the pendulum's and the
+chain's steps take a tenth less time, the ant's a twentieth. A scene's first step makes 11 to 21
+trampolines, about 1 s in all the first time on a machine, and reads their objects in 5 to 20 ms
+after that; the engine holds them in some 3 MiB (the ant's 15). What every bind
 of one compiled version needs is made once for it (`_Plan`: a flattener written as Python source for
 its types, its native address, its trampoline), so that a bind reads the arrays' fields alone: some
 50 µs for the pile's contact rows (bound again for each new count of rows, 0.9 times a step), 0.3 ms
@@ -45,6 +48,7 @@ golden hashes).
 """
 import ctypes
 import functools
+import hashlib
 import threading
 
 import llvmlite.binding as llvm
@@ -62,10 +66,15 @@ _I32 = ir.IntType(32)
 _I8P = ir.IntType(8).as_pointer()
 _lock = threading.Lock()
 _context = None     # the trampolines' own LLVM context (`_trampoline`), made with the first …
-_engine = None      # … and the MCJIT engine holding their code, kept for the process
+_machine = None     # … LLVM's code generator for them …
+_engine = None      # … and the MCJIT engine holding their code, kept for the process …
+_cache = None       # … and the object code on disk (`_ObjectCache`)
 _trampolines = {}   # (function type as text, return kinds, nogil) -> the trampoline's PyMethodDef
 _PYTHON = ("Py_IncRef", "PyFloat_FromDouble", "PyLong_FromLongLong", "PyLong_FromUnsignedLongLong", "PyBool_FromLong",
            "PyTuple_New", "PyTuple_SetItem", "PyEval_SaveThread", "PyEval_RestoreThread")
+CODEGEN_OPT = 2         # LLVM's code generation level for the trampolines (no IR passes run: loads and a call)
+CACHE_FORMAT = b"physics.core.unboxed trampoline 1\n"     # a cached object's first line …
+OBJECT_BYTES_MAX = 2**24    # … and the most bytes a cached object file may have (the largest are some 100 KB)
 
 
 class Unsupported(TypeError):
@@ -237,8 +246,8 @@ def _build(context, fnty, returns, nogil, name):
         wide = builder.zext(value, _I64) if value.type.width < 64 and kind != "i" else (
             builder.sext(value, _I64) if value.type.width < 64 else value)
         return builder.call({"b": from_bool, "u": from_unsigned}.get(kind, from_long), [wide])
-    if returns is None:
-        none = ir.Constant(_I64, id(None)).inttoptr(obj)
+    if returns is None:     # (None by its symbol, not its address: the object code is kept on disk)
+        none = builder.bitcast(ir.GlobalVariable(module, ir.IntType(8), "_Py_NoneStruct"), obj)
         builder.call(incref, [none])
         builder.ret(none)
     elif isinstance(returns, tuple):
@@ -253,9 +262,10 @@ def _build(context, fnty, returns, nogil, name):
 
 
 def _trampoline(context, fnty, returns, nogil):
-    """The PyMethodDef of the trampoline for native functions of type `fnty` (compiled once a
-    process, into the one engine the trampolines share: an engine of its own took some 1.7 MiB)."""
-    global _context, _engine
+    """The PyMethodDef of the trampoline for native functions of type `fnty` (made once a process,
+    into the one engine the trampolines share: an engine of its own took some 1.7 MiB), its object
+    code read from the cache where an earlier process left it (`_ObjectCache`)."""
+    global _context, _machine, _engine, _cache
     key = (str(fnty), returns, nogil)
     with _lock:
         found = _trampolines.get(key)
@@ -265,20 +275,86 @@ def _trampoline(context, fnty, returns, nogil):
                 llvm.initialize_native_asmprinter()
                 for name in _PYTHON:    # (numba's own helpers its error code calls are known to LLVM already)
                     llvm.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
+                llvm.add_symbol("_Py_NoneStruct", id(None))
                 # an LLVM context of the trampolines' own: numba compiles in the global one, perhaps
                 # beside this on another thread (the app's kernel loader), which a bind then neither
                 # disturbs nor waits for (numba's compiler lock is held for a kernel's whole compile)
                 _context = llvm.create_context()
-                machine = llvm.Target.from_default_triple().create_target_machine(opt=0, codemodel="jitdefault")
-                _engine = llvm.create_mcjit_compiler(llvm.parse_assembly("", context=_context), machine)
-            name = f"trampoline_{len(_trampolines)}"
-            module = llvm.parse_assembly(_build(context, fnty, returns, nogil, name), context=_context)
-            module.verify()
-            _engine.add_module(module)
+                _machine = llvm.Target.from_default_triple().create_target_machine(opt=CODEGEN_OPT,
+                                                                                   codemodel="jitdefault")
+                _engine = llvm.create_mcjit_compiler(llvm.parse_assembly("", context=_context), _machine)
+                _cache = _ObjectCache(_machine)
+            name = _cache.name(key)
+            code = _cache.load(name)
+            if code is None:
+                module = llvm.parse_assembly(_build(context, fnty, returns, nogil, name), context=_context)
+                module.verify()
+                code = _machine.emit_object(module)
+                _cache.keep(name, code)
+            _engine.add_object_file(llvm.ObjectFileRef.from_data(code))
             _engine.finalize_object()
             definition = _MethodDef(b"unboxed", _engine.get_function_address(name), METH_NOARGS, None)
             found = _trampolines[key] = definition
         return found
+
+
+class _ObjectCache:
+    """The trampolines' object code kept on disk, beside the compiled kernels
+    (physics.core.compiled.cache_root()/trampolines). Making one costs a scene's first step: the
+    module's text, built in Python (llvmlite's IR builder: 0.06 s for RATTLE's stage's 2,169
+    arguments), and LLVM's code generation at CODEGEN_OPT (0.5 s for it; the pendulum's eleven
+    take 0.2 and 0.8 s), whose code calls the pendulum's native functions a tenth of its step
+    faster than LLVM's code without optimization. A later process reads the objects instead. An entry is named for all its code depends on (`name`:
+    the function type, the return, the GIL, this module's source, the interpreter's and numpy's
+    layouts, numba's, llvmlite's and LLVM's versions, this processor), written atomically with its
+    object's SHA-256, and read within OBJECT_BYTES_MAX from a regular file; one missing, unreadable,
+    of another format or whose hash does not match is made anew and written again; one that cannot
+    be written leaves the next process to make it."""
+
+    def __init__(self, machine):
+        import numba
+        import sys
+        with open(__file__, "rb") as source:
+            own = source.read()
+        self.common = "\n".join(str(part) for part in (
+            CACHE_FORMAT, hashlib.sha256(own).hexdigest(), OFFSETS, HEAD, sys.version, numba.__version__,
+            llvm.llvm_version_info, machine.triple, llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten(),
+            CODEGEN_OPT))
+
+    def name(self, key):
+        """The trampoline's function name (its cache entry's too) for `key` (`_trampoline`'s)."""
+        return "trampoline_" + hashlib.sha256(f"{self.common}\n{key}".encode()).hexdigest()[:40]
+
+    def _path(self, name):
+        from physics.core.compiled import cache_root      # (here: compiled imports this module)
+        root = cache_root()
+        return None if root is None else root / "trampolines" / f"{name}.o"
+
+    def load(self, name):
+        """The object code of trampoline `name` from the cache, or None."""
+        from physics.core.files import read_regular
+        try:
+            path = self._path(name)
+            data = read_regular(path, OBJECT_BYTES_MAX) if path is not None else b""
+        except (OSError, ValueError):
+            return None
+        head, digest = len(CACHE_FORMAT), len(CACHE_FORMAT) + 64
+        if data[:head] != CACHE_FORMAT or data[head:digest] != hashlib.sha256(data[digest:]).hexdigest().encode():
+            return None
+        return data[digest:]
+
+    def keep(self, name, code):
+        """Write the object code `code` of trampoline `name` to the cache (nothing where it cannot)."""
+        from physics.core.files import write_atomically
+        try:
+            path = self._path(name)
+            if path is None:
+                return
+            path.parent.mkdir(parents=True, exist_ok=True)
+            entry = CACHE_FORMAT + hashlib.sha256(code).hexdigest().encode() + code
+            write_atomically(path, lambda out: out.write(entry))
+        except (OSError, ValueError):
+            pass
 
 
 class _Plan:
