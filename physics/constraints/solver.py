@@ -22,7 +22,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from physics.core.compiled import Memo, bind, generation, kernel
+from physics.core.compiled import Memo, bind, generation, kernel, same
 
 from physics.core import profile
 from physics.collision.broadphase import TooManyPairs, brute_force, candidate_pairs, collision_filter, grid_capacity, \
@@ -1209,8 +1209,7 @@ class SceneSolver:
         storage = getattr(live, "storage", None)
         key = (world, storage) if storage is not None else \
             (world, *(_buffer_of(a) for a in (live.translation, live.rotation, live.scale)))
-        if made is None or made[1] != generation() or len(made[0]) != len(key) \
-                or any(a is not b for a, b in zip(made[0], key)):
+        if made is None or made[1] != generation() or not same(made[0], key):
             made = self._placing = (key, generation(), placing(self.shapes, world))
         if made[2] is None:
             return place(self.shapes, world)
@@ -1243,7 +1242,7 @@ class SceneSolver:
         if self._placing is not None and self._placing[2] is not None and placed is self._placing[2][1]:
             key = (placed, world, centre, velocity)
             if self._reaching is None or self._reaching[0][1] != generation() \
-                    or any(a is not b for a, b in zip(self._reaching[0][0], key)):
+                    or not same(self._reaching[0][0], key):
                 self._reaching = ((key, generation()),) + self._reaching_call(lo, hi, world, centre, velocity)
             self._step_length[0] = h
             while True:
@@ -1596,7 +1595,7 @@ class SceneSolver:
         """The last position projection's figures (`physics.constraints.rattle.JointBodies.stats`): whether
         no root of g = 0 was found along J₀ (the projection left RATTLE's directions), its errors,
         whether it was abandoned."""
-        stats = self._joint_bodies.stats
+        stats = self._joint_bodies.stats.tolist()       # (once: numpy's items one by one cost more)
         self.joint_left_start_rows = bool(stats[1]) and stats[4] > 0.0     # (not one abandoned at its start)
         self.joint_left_error = stats[4]
         self.joint_curvature_error, self.joint_start_error = stats[3], stats[5]

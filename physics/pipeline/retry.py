@@ -14,7 +14,7 @@ timed as a "retry" span while a profile recorder is on (physics.core.profile).
 import numpy as np
 
 from physics.core import profile
-from physics.core.compiled import bind, generation, kernel
+from physics.core.compiled import bind, generation, kernel, same
 from physics.core.choices import INTEGRATOR_TRAITS
 from physics.dynamics.integrators import TRIPLE_JUMP
 from physics.dynamics.sleeping import island_of
@@ -299,7 +299,7 @@ class Undo:
             room = work.undo_rooms.get(halvings)
             sources = _whole_sources(model, data, work)
             again = room._again if room is not None else None
-            if again is not None and again[1] == generation() and _same(again[0], sources):
+            if again is not None and again[1] == generation() and same(again[0], sources):
                 again[2]()        # (the copies a new Undo would make, into the same arrays)
                 room.cache = solver.cache.held()
                 room.time, room.next_event = data.time, data.next_event
@@ -418,11 +418,6 @@ def _whole_sources(model, data, work):
     local = work.local_arrays       # (the Workspace's views, made once a topology)
     return (local.translation, local.rotation, local.velocity, data.omega_body, data.constraint_acceleration,
             joints.impulse, data.rattle_hint)
-
-
-def _same(kept, sources):
-    """Whether `sources` are the arrays `kept` (by identity)."""
-    return len(kept) == len(sources) and all(a is b for a, b in zip(kept, sources))
 
 
 @kernel(refcounts=False)
