@@ -244,14 +244,27 @@ def halve(many, out):
 def total(many):
     return many[0].sum() + many[1].sum()
 
+@kernel(refcounts=False)
+def checked(many, limit):
+    many[1][0] += 1.0           # a side effect before the raise: once a call
+    if many[0][0] > limit:
+        raise ValueError("past the limit", 7)
+    return limit
+
 built = []
 build = unboxed._build
 unboxed._build = lambda *a: built.append(a[-1]) or build(*a)
 many, out = (np.arange(4.0), np.ones(3)), np.zeros(1)
-halve(many, out), total(many)       # (compiled: a bind goes straight to a compiled version)
-calls = bind(halve, many, out), bind(total, many)
+halve(many, out), total(many), checked(many, 9.0)       # (compiled: a bind goes straight to a compiled version)
+many[1][0] = 1.0
+calls = bind(halve, many, out), bind(total, many), bind(checked, many, -1.0)
 assert all(getattr(call, "unboxed", False) for call in calls)
 assert calls[0]() is None and out[0] == 0.0 and calls[1]() == 9.0
+try:
+    calls[2]()
+    raise AssertionError("no raise")
+except ValueError as error:
+    assert error.args == ("past the limit", 7) and many[1][0] == 2.0
 many[0][0] = 5.0            # read again at each call
 calls[0]()
 print(len(built), out[0], calls[1]())
@@ -273,21 +286,24 @@ def _cached_run(tmp_path):
 
 
 def test_a_trampoline_made_in_one_process_is_read_by_the_next(tmp_path):
-    """The first process builds its two trampolines (a None return, a float one) and leaves their
-    object code in the cache; the next builds none and gets the same results, None included (the
-    object reaches None by its symbol, not an address of the first process). An entry whose bytes
-    changed (its hash no longer matches) or a directory in its place is built anew, never loaded;
-    the calls still give the same results."""
-    assert _cached_run(tmp_path) == (2, [2.5, 14.0])
+    """The first process builds its three trampolines (a None return, a float one, one whose kernel
+    raises) and leaves their object code in the cache; the next builds none and gets the same
+    results: None (reached by its symbol, not an address of the first process) and the kernel's
+    exception with its arguments, raised once. An entry whose bytes changed (its hash no longer
+    matches), another entry's whole file in its place (another trampoline's name), or a directory
+    in its place is built anew, never loaded; the calls still give the same results."""
+    assert _cached_run(tmp_path) == (3, [2.5, 15.0])
     entries = sorted((tmp_path / "cache" / "trampolines").glob("trampoline_*.o"))
-    assert len(entries) == 2
-    assert _cached_run(tmp_path) == (0, [2.5, 14.0])
+    assert len(entries) == 3
+    assert _cached_run(tmp_path) == (0, [2.5, 15.0])
     data = bytearray(entries[0].read_bytes())
     data[-1] ^= 0xFF
     entries[0].write_bytes(bytes(data))
-    assert _cached_run(tmp_path) == (1, [2.5, 14.0])
-    assert _cached_run(tmp_path) == (0, [2.5, 14.0])      # (written again, whole)
+    assert _cached_run(tmp_path) == (1, [2.5, 15.0])
+    assert _cached_run(tmp_path) == (0, [2.5, 15.0])      # (written again, whole)
+    entries[2].write_bytes(entries[1].read_bytes())
+    assert _cached_run(tmp_path) == (1, [2.5, 15.0])
     entries[1].unlink()
     entries[1].mkdir()
-    assert _cached_run(tmp_path) == (1, [2.5, 14.0])
-    assert _cached_run(tmp_path) == (1, [2.5, 14.0])      # (a directory stays: built each time, no error)
+    assert _cached_run(tmp_path) == (1, [2.5, 15.0])
+    assert _cached_run(tmp_path) == (1, [2.5, 15.0])      # (a directory stays: built each time, no error)

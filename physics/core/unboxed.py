@@ -73,7 +73,7 @@ _trampolines = {}   # (function type as text, return kinds, nogil) -> the trampo
 _PYTHON = ("Py_IncRef", "PyFloat_FromDouble", "PyLong_FromLongLong", "PyLong_FromUnsignedLongLong", "PyBool_FromLong",
            "PyTuple_New", "PyTuple_SetItem", "PyEval_SaveThread", "PyEval_RestoreThread")
 CODEGEN_OPT = 2         # LLVM's code generation level for the trampolines (no IR passes run: loads and a call)
-CACHE_FORMAT = b"physics.core.unboxed trampoline 1\n"     # a cached object's first line …
+CACHE_FORMAT = b"physics.core.unboxed trampoline 2\n"     # a cached object's first line …
 OBJECT_BYTES_MAX = 2**24    # … and the most bytes a cached object file may have (the largest are some 100 KB)
 
 
@@ -266,7 +266,7 @@ def _trampoline(context, fnty, returns, nogil):
     into the one engine the trampolines share: an engine of its own took some 1.7 MiB), its object
     code read from the cache where an earlier process left it (`_ObjectCache`)."""
     global _context, _machine, _engine, _cache
-    key = (str(fnty), returns, nogil)
+    key = (str(fnty), returns, nogil, context.enable_nrt)
     with _lock:
         found = _trampolines.get(key)
         if found is None:
@@ -279,23 +279,49 @@ def _trampoline(context, fnty, returns, nogil):
                 # an LLVM context of the trampolines' own: numba compiles in the global one, perhaps
                 # beside this on another thread (the app's kernel loader), which a bind then neither
                 # disturbs nor waits for (numba's compiler lock is held for a kernel's whole compile)
-                _context = llvm.create_context()
-                _machine = llvm.Target.from_default_triple().create_target_machine(opt=CODEGEN_OPT,
-                                                                                   codemodel="jitdefault")
-                _engine = llvm.create_mcjit_compiler(llvm.parse_assembly("", context=_context), _machine)
-                _cache = _ObjectCache(_machine)
+                context_, machine = llvm.create_context(), llvm.Target.from_default_triple().create_target_machine(
+                    opt=CODEGEN_OPT, codemodel="jitdefault")
+                cache = _ObjectCache(machine)
+                _engine = llvm.create_mcjit_compiler(llvm.parse_assembly("", context=context_), machine)
+                _context, _machine, _cache = context_, machine, cache
             name = _cache.name(key)
             code = _cache.load(name)
-            if code is None:
+            address = _linked(code, name) if code is not None else 0
+            if not address:
                 module = llvm.parse_assembly(_build(context, fnty, returns, nogil, name), context=_context)
                 module.verify()
                 code = _machine.emit_object(module)
+                address = _linked(code, name)
+                if not address:
+                    raise Unsupported("the trampoline's object did not link")
                 _cache.keep(name, code)
-            _engine.add_object_file(llvm.ObjectFileRef.from_data(code))
-            _engine.finalize_object()
-            definition = _MethodDef(b"unboxed", _engine.get_function_address(name), METH_NOARGS, None)
-            found = _trampolines[key] = definition
+            found = _trampolines[key] = _MethodDef(b"unboxed", address, METH_NOARGS, None)
         return found
+
+
+def _linked(code, name):
+    """The address of function `name` once the object code `code` is linked into the engine, or 0
+    where the bytes are no object file of this platform's kinds or do not define it."""
+    if not code.startswith(_OBJECT_MAGIC):      # (llvmlite would hand LLVM a null object: a crash)
+        return 0
+    _engine.add_object_file(llvm.ObjectFileRef.from_data(code))
+    _engine.finalize_object()
+    return _engine.get_function_address(name)
+
+
+_OBJECT_MAGIC = (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\x64\x86")     # ELF, 64-bit Mach-O, x86-64 COFF
+
+
+def _source_digest():
+    """SHA-256 of this module's source as imported (the code `_build` runs), or None (no cache)."""
+    try:
+        with open(__file__, "rb") as source:
+            return hashlib.sha256(source.read()).hexdigest()
+    except (OSError, NameError):
+        return None
+
+
+_SOURCE = _source_digest()
 
 
 class _ObjectCache:
@@ -304,31 +330,40 @@ class _ObjectCache:
     module's text, built in Python (llvmlite's IR builder: 0.06 s for RATTLE's stage's 2,169
     arguments), and LLVM's code generation at CODEGEN_OPT (0.5 s for it; the pendulum's eleven
     take 0.2 and 0.8 s), whose code calls the pendulum's native functions a tenth of its step
-    faster than LLVM's code without optimization. A later process reads the objects instead. An entry is named for all its code depends on (`name`:
-    the function type, the return, the GIL, this module's source, the interpreter's and numpy's
-    layouts, numba's, llvmlite's and LLVM's versions, this processor), written atomically with its
-    object's SHA-256, and read within OBJECT_BYTES_MAX from a regular file; one missing, unreadable,
-    of another format or whose hash does not match is made anew and written again; one that cannot
-    be written leaves the next process to make it."""
+    faster than LLVM's code without optimization. A later process reads the objects instead.
+
+    An entry is named for what its code is made from (`name`): the function type, the return, the
+    GIL, numba's runtime on or off, this module's source as imported, the interpreter's and numpy's
+    layouts, numba's, llvmlite's and LLVM's versions, the target and CODEGEN_OPT (the code is for
+    the target's generic processor: the machine is made without a CPU's name or features). It
+    holds that name and its object's SHA-256, is written atomically once its object linked, and is
+    read within OBJECT_BYTES_MAX from a regular file; one missing, unreadable, of another format or
+    name, whose hash does not match, that is no object file or that defines no such function is
+    made anew and written again; one that cannot be written leaves the next process to make it;
+    without this module's source (`_SOURCE`) or a cache directory nothing is kept."""
 
     def __init__(self, machine):
-        import numba
         import sys
-        with open(__file__, "rb") as source:
-            own = source.read()
-        self.common = "\n".join(str(part) for part in (
-            CACHE_FORMAT, hashlib.sha256(own).hexdigest(), OFFSETS, HEAD, sys.version, numba.__version__,
-            llvm.llvm_version_info, machine.triple, llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten(),
-            CODEGEN_OPT))
+
+        import llvmlite
+        import numba
+        self.common = None if _SOURCE is None else "\n".join(str(part) for part in (
+            CACHE_FORMAT, _SOURCE, OFFSETS, HEAD, sys.version, numba.__version__, llvmlite.__version__,
+            llvm.llvm_version_info, machine.triple, CODEGEN_OPT))
 
     def name(self, key):
         """The trampoline's function name (its cache entry's too) for `key` (`_trampoline`'s)."""
         return "trampoline_" + hashlib.sha256(f"{self.common}\n{key}".encode()).hexdigest()[:40]
 
     def _path(self, name):
+        if self.common is None:
+            return None
         from physics.core.compiled import cache_root      # (here: compiled imports this module)
         root = cache_root()
         return None if root is None else root / "trampolines" / f"{name}.o"
+
+    def _head(self, name, code):
+        return CACHE_FORMAT + name.encode() + b"\n" + hashlib.sha256(code).hexdigest().encode() + b"\n"
 
     def load(self, name):
         """The object code of trampoline `name` from the cache, or None."""
@@ -338,10 +373,9 @@ class _ObjectCache:
             data = read_regular(path, OBJECT_BYTES_MAX) if path is not None else b""
         except (OSError, ValueError):
             return None
-        head, digest = len(CACHE_FORMAT), len(CACHE_FORMAT) + 64
-        if data[:head] != CACHE_FORMAT or data[head:digest] != hashlib.sha256(data[digest:]).hexdigest().encode():
-            return None
-        return data[digest:]
+        size = len(self._head(name, b""))
+        code = data[size:]
+        return code if len(data) > size and data[:size] == self._head(name, code) else None
 
     def keep(self, name, code):
         """Write the object code `code` of trampoline `name` to the cache (nothing where it cannot)."""
@@ -351,7 +385,7 @@ class _ObjectCache:
             if path is None:
                 return
             path.parent.mkdir(parents=True, exist_ok=True)
-            entry = CACHE_FORMAT + hashlib.sha256(code).hexdigest().encode() + code
+            entry = self._head(name, code) + code
             write_atomically(path, lambda out: out.write(entry))
         except (OSError, ValueError):
             pass
