@@ -69,12 +69,13 @@ _context = None     # the trampolines' own LLVM context (`_trampoline`), made wi
 _machine = None     # … LLVM's code generator for them …
 _engine = None      # … and the MCJIT engine holding their code, kept for the process …
 _cache = None       # … and the object code on disk (`_ObjectCache`)
-_trampolines = {}   # (function type as text, return kinds, nogil) -> the trampoline's PyMethodDef
+_trampolines = {}   # (function type as text, return kinds, nogil, numba runtime) -> the trampoline's PyMethodDef
 _PYTHON = ("Py_IncRef", "PyFloat_FromDouble", "PyLong_FromLongLong", "PyLong_FromUnsignedLongLong", "PyBool_FromLong",
            "PyTuple_New", "PyTuple_SetItem", "PyEval_SaveThread", "PyEval_RestoreThread")
 CODEGEN_OPT = 2         # LLVM's code generation level for the trampolines (no IR passes run: loads and a call)
 CACHE_FORMAT = b"physics.core.unboxed trampoline 2\n"     # a cached object's first line …
 OBJECT_BYTES_MAX = 2**24    # … and the most bytes a cached object file may have (the largest are some 100 KB)
+_OBJECT_MAGIC = (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\x64\x86")     # ELF, 64-bit Mach-O, x86-64 COFF
 
 
 class Unsupported(TypeError):
@@ -307,9 +308,6 @@ def _linked(code, name):
     _engine.add_object_file(llvm.ObjectFileRef.from_data(code))
     _engine.finalize_object()
     return _engine.get_function_address(name)
-
-
-_OBJECT_MAGIC = (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\x64\x86")     # ELF, 64-bit Mach-O, x86-64 COFF
 
 
 def _source_digest():
