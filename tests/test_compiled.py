@@ -510,6 +510,23 @@ def test_a_memo_finds_what_it_made_last_for_the_same_objects_and_values_and_noth
     assert calls.find((a,), "rows", 1.0) is None and len(calls) == 0
 
 
+def test_same_compares_by_identity_alone():
+    """`same` (the memos' and the broad phase's keys): the same objects in the same order, never
+    their values: equal arrays that are other objects differ, a prefix differs (`map` would stop at
+    the shorter), and no object's `__eq__` is asked (an array's is elementwise)."""
+    from physics.core.compiled import same
+
+    class Unequal:
+        def __eq__(self, other):
+            raise AssertionError("compared by value")
+
+    a, b, c = np.zeros(2), np.zeros(2), Unequal()
+    assert same((a, c), (a, c)) and same((), ())
+    assert not same((a, c), (b, c))
+    assert not same((a, c), (a,)) and not same((a,), (a, c))
+    assert not same((a, c), (c, a))
+
+
 def test_the_steps_kernel_calls_over_the_workspace_are_bound_to_their_compiled_versions():
     """Once the Workspace's calls have run (the tank: contacts, kinematic and carried bodies, and
     its cargo asleep from about 1 s on), each call whose kernel has a compiled version is bound to
