@@ -624,20 +624,14 @@ def test_no_step_takes_more_than_its_budget(name, steps, monkeypatch):
                                                             (64, 112, 70, 5000, 784 + 56, 252)])
 def test_the_projections_scratch_is_cut_from_its_arena_without_overlap_or_gap(n, J, B, values, x_size, panel):
     """`rattle.Arena` sized by `_arena_sizes` is cut (`_position_scratch`, which cuts
-    `_velocity_scratch` and the `Factors` first; run as Python) into views that end exactly where
-    the sizes end, with the shapes their fields name, and no two fields share an element: each
-    filled with its own number reads it back whole, in the order the fields were filled."""
+    `_velocity_scratch` and the `Factors` first) into views that end exactly where the sizes end,
+    with the shapes their fields name, and no two fields share an element: each filled with its
+    own number reads it back whole, in the order the fields were filled."""
     from physics.constraints import rattle
-    from physics.core.compiled import interpreting
     sizes = rattle._arena_sizes(n, J, B, values, x_size, panel)
     arena = rattle.Arena(np.empty(sizes[0]), np.zeros(sizes[1], bool), np.empty(sizes[2], np.int64))
-    with interpreting(), pytest.MonkeyPatch.context() as patch:
-        # the cuts each other calls as Python too: a compiled cut (one this process compiled for a
-        # projection) counts no references, and may not hand its views to Python
-        for name in ("_arena_factors", "_velocity_scratch"):
-            patch.setattr(rattle, name, getattr(rattle, name).py_func)
-        position, end_floats, end_flags = rattle._position_scratch.py_func(arena, n, J, B, values, x_size, panel)
-        velocity = rattle._velocity_scratch(arena, J, B, values, x_size, panel)[0]
+    position, end_floats, end_flags = rattle._position_scratch(arena, n, J, B, values, x_size, panel)
+    velocity = rattle._velocity_scratch(arena, J, B, values, x_size, panel)[0]
     assert (end_floats, end_flags) == sizes[:2]
     fields = ([(name, getattr(position, name)) for name in rattle.PositionScratch._fields if name != "factors"]
               + [(name, getattr(velocity, name)) for name in rattle.VelocityScratch._fields if name != "factors"]

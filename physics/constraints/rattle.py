@@ -193,15 +193,14 @@ class VelocityScratch(NamedTuple):
 
 class Arena(NamedTuple):
     """The projections' working memory, made once per topology (`JointBodies`) so that a projection
-    allocates nothing: three flat arrays, cut inside the kernels into the named views of
+    allocates nothing: three flat arrays, cut once, in Python, into the named views of
     `PositionScratch`, `VelocityScratch` and their shared `Factors` (`_position_scratch`,
-    `_velocity_scratch`). A call unboxes these three, not thirty arrays: numba types and unboxes
-    every array of a call's arguments, about 1 µs each, and the iiwa's position projection took
-    65 µs a call with its scratch passed as arrays, 31 µs with it allocated inside. The cuts are
-    kernels of their own, not inlined: inlined, they cost the position kernel's cold compile 8 s.
-    Like the projections, they count no references (physics.core.compiled, `refcounts=False`): call
-    them from those kernels only (their views, handed to Python, would not hold the arena alive;
-    tests run them as Python, `py_func`)."""
+    `_velocity_scratch`), which the projections take as arguments (`RattleStart`). Their calls are
+    bound (`JointBodies.positions`, `velocities`, `stage`), whose arguments are unboxed once
+    (`physics.core.unboxed`: some 2 ns an array a call), so thirty views cost less than cutting
+    them inside each call did (about 35 reshapes a sub-step, 4 % of the pendulum's step, through
+    numba's `numba_attempt_nocopy_reshape`). An unbound call types each view (about 0.1 µs an
+    array): the projection functions' own (`project_positions`, `project_velocities`), for tests."""
     floats: np.ndarray          # (F,) float64
     flags: np.ndarray           # (Fb,) bool
     ints: np.ndarray            # (Fi,) int64
@@ -312,13 +311,11 @@ def _assemble_halves(graph, jacobian, weighted, taken, storage):
         assemble_terms(graph, jacobian, weighted, taken, storage, graph.term_halves[t], graph.term_halves[t + 1])
 
 
-@kernel(inline=True)
 def _cut(buffer, at, count):
     """The view buffer[at:at + count] and the offset after it."""
     return buffer[at:at + count], at + count
 
 
-@kernel(refcounts=False)
 def _arena_factors(arena, J, values, x_size, panel):
     """The `Factors` at the start of the arena's buffers, and the offsets after them (floats, flags)."""
     R = ROWS_PER_JOINT
@@ -328,7 +325,6 @@ def _arena_factors(arena, J, values, x_size, panel):
     return Factors(storage, arena.ints[:J * R].reshape((J, R)), x, scratch), o, 0
 
 
-@kernel(refcounts=False)
 def _velocity_scratch(arena, J, B, values, x_size, panel):
     """`VelocityScratch` cut from the arena (`_arena_sizes`); -> (it, the offsets after it)."""
     R = ROWS_PER_JOINT
@@ -341,7 +337,6 @@ def _velocity_scratch(arena, J, B, values, x_size, panel):
                            velocity.reshape((B, 6)), factors), o, b
 
 
-@kernel(refcounts=False)
 def _position_scratch(arena, n, J, B, values, x_size, panel):
     """`PositionScratch` cut from the arena, after `VelocityScratch`; -> (it, the offsets after it)."""
     R = ROWS_PER_JOINT
@@ -401,6 +396,9 @@ class JointBodies:
         sizes = _arena_sizes(len(self.body), len(joints), bodies, self.graph.values, self.graph.x_size,
                              self.graph.panel)
         self.arena = Arena(np.empty(sizes[0]), np.empty(sizes[1], np.bool_), np.empty(sizes[2], np.int64))
+        cut = (self.arena, len(joints), bodies, self.graph.values, self.graph.x_size, self.graph.panel)
+        self.velocity_scratch = _velocity_scratch(*cut)[0]                 # the projections' views of it
+        self.position_scratch = _position_scratch(self.arena, len(self.body), *cut[1:])[0]
         # 1 where the arena's factors are the last velocity projection's J M⁻¹ Jᵀ, at the poses the next
         # position projection starts from, which takes them for its first chord and clears this
         self.carried = np.zeros(1)
@@ -565,7 +563,7 @@ class JointBodies:
                               limited, termed, h):
         """`project_velocities_kernel`'s arguments for `velocities`."""
         return (joints.model(self.limit_slack if limited else None), self.index, self.graph, self.velocity_rows,
-                self.arena, centre, rotation, velocity, inverse_mass, inverse_inertia, dv,
+                self.velocity_scratch, centre, rotation, velocity, inverse_mass, inverse_inertia, dv,
                 self.terms if termed else no_terms(len(joints)), float(h), work, self.carried, self.graph.split)
 
     def stage(self, joints, passes, masses, limited, termed, work, h, final=False, abandon=NEVER):
@@ -666,7 +664,8 @@ class RattleStart(NamedTuple):
     jacobian: np.ndarray        # (J, ROWS_PER_JOINT, 2, 6) J₀: every (joint, slot) row at the start-of-step poses
     geometry: JointGeometry     # scratch: the rows at the pose being evaluated
     graph: JointGraph           # the joints' elimination structure
-    arena: Arena                # the projection's working arrays (`PositionScratch`)
+    scratch: PositionScratch    # the projection's working arrays (`JointBodies.position_scratch`) …
+    last: VelocityScratch       # … and the velocity projection's, whose factors it shares
     terms: JointTerms           # the joints' springs, dampers, armatures and exact actuators
     frame_speed: np.ndarray     # (J, ROWS_PER_JOINT) each row's J_a v_a of a moving frame at the start (0 elsewhere)
     carried: np.ndarray         # (1,) 1 where the arena's factors are the last velocity projection's, at
@@ -686,7 +685,7 @@ def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit
     own = (lambda a: np.ascontiguousarray(a, float).copy()) if copy else (lambda a: np.ascontiguousarray(a, float))
     return RattleStart(joints.model(limit_slack), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
                        own(inverse_inertia), own(centre), own(rotation), J0, bodies.position_rows, bodies.graph,
-                       bodies.arena, no_terms(J) if terms is None else terms,
+                       bodies.position_scratch, bodies.velocity_scratch, no_terms(J) if terms is None else terms,
                        _zero_frame_speed(J) if frame_speed is None else frame_speed, bodies.carried)
 
 
@@ -1001,12 +1000,10 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     that numba prunes the branch it does not take (`_split_factor_and_solve`)."""
     n = len(system.column)
     J = len(system.model.kind)
-    scratch = _position_scratch(system.arena, n, J, centre.shape[0], system.graph.values, system.graph.x_size,
-                                  system.graph.panel)[0]
+    scratch = system.scratch
     # the last velocity projection's factors, J M⁻¹ Jᵀ at the poses this step starts from (where it
     # left them: `RattleStart.carried`): J₀ M₀⁻¹ J₀ᵀ, SHAKE's matrix, the first chord's
-    last = _velocity_scratch(system.arena, J, centre.shape[0], system.graph.values, system.graph.x_size,
-                                  system.graph.panel)[0]
+    last = system.last
     carried = system.carried[0] == 1.0
     system.carried[0] = 0.0
     dx[:] = 0.0         # (an unjointed body's rows stay 0)
@@ -1274,16 +1271,15 @@ def _weigh_row(body, inverse_mass, inverse_inertia, jac, j, W_row):
 
 
 @kernel(refcounts=False)
-def project_velocities_kernel(model, index, graph, geometry, arena, centre, rotation, velocity, inverse_mass,
+def project_velocities_kernel(model, index, graph, geometry, scratch, centre, rotation, velocity, inverse_mass,
                               inverse_inertia, dv, terms, h, work, carried, split):
-    """`project_velocities` compiled, `arena` holding its `VelocityScratch`; adds each joint's moving
+    """`project_velocities` compiled, in `scratch` (`VelocityScratch`, `JointBodies.velocity_scratch`); adds each joint's moving
     frame's work through its impulses to `work` (J,); carried (1,) is set to 1 where the arena's
     factors are left as this projection's J M⁻¹ Jᵀ (`JointBodies.carried`), else 0. `split` as
     `project_positions_kernel`'s."""
     dv[:] = 0.0
     joint_geometry(model, centre, rotation, geometry)
     J = len(model.kind)
-    scratch = _velocity_scratch(arena, J, centre.shape[0], graph.values, graph.x_size, graph.panel)[0]
     carried[0] = 0.0        # (the factors are rewritten below, or left as they are with no row)
     taken, mu, W = scratch.taken, scratch.mu, scratch.W
     taken[:] = False
@@ -1393,7 +1389,7 @@ def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass,
     if len(joints):
         c = lambda a: np.ascontiguousarray(a, float)
         project_velocities_kernel(joints.model(limit_slack), bodies.index, bodies.graph, bodies.velocity_rows,
-                                  bodies.arena, c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv,
+                                  bodies.velocity_scratch, c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv,
                                   no_terms(len(joints)) if terms is None else terms, float(h),
                                   np.zeros(len(joints)) if work is None else work, bodies.carried, bodies.graph.split)
     return dv
