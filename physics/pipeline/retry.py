@@ -19,7 +19,7 @@ from physics.core.choices import INTEGRATOR_TRAITS
 from physics.dynamics.integrators import TRIPLE_JUMP
 from physics.dynamics.sleeping import island_of
 from physics.pipeline import stages
-from physics.pipeline.stages import STALE, OutsideIsland, solver_state, step_context
+from physics.pipeline.stages import STALE, OutsideIsland, StepContext, solver_state, step_context
 
 # A RATTLE sub-step is taken again as two halves, down to 2^-RATTLE_HALVINGS of it
 # (`rattle_substep`), where its position projection finds no root along the start-of-step rows (a
@@ -43,6 +43,8 @@ RATTLE_STEP_ERROR = 0.016
 # in 5 s, against 8.5 % with every stall halved). The chain's cracks do not leave J₀.
 RATTLE_CRACK_ERROR = 1e-3
 RATTLE_LEFT_ERROR = 1e-6
+# an attempt certain to be taken again as halves past these stops (`StepContext.abandon`)
+ABANDON = (RATTLE_CRACK_ERROR, RATTLE_LEFT_ERROR, RATTLE_STEP_ERROR)
 # A step takes at most STEP_BUDGET times the passes it asked for: a retry (or a halving ahead)
 # that would leave too few for the passes still owed is refused, and the attempt's result stands,
 # as at the last halving (but see STANDING_ERROR). A timed impulse is an input, the exception the
@@ -136,8 +138,8 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     events = data.next_event
     if not halvings:
         counts.taken += 1       # before the pass: one a half stops (it reached outside the island) counts too
-        stages.substep(model, data, settings, work, context._replace(final=True))
-        data.rattle_hint[:] = _start_error(solver, data.next_event != events, False), h
+        stages.substep(model, data, settings, work, _judged(context, True, context.abandon))
+        _hint(data, _start_error(solver, data.next_event != events, False), h)
         return
 
     def halves(active, whole=whole, struck=struck):     # each half's context built as it starts; the second is owed while the first runs
@@ -164,13 +166,13 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     counts.taken += 1
     final = not counts.room(2)      # (no room for a retry's halves: the attempt stands, within STANDING_ERROR)
     if final:
-        attempt_context = context._replace(final=True)
+        attempt_context = _judged(context, True, context.abandon)
     elif context.active is None and work.all_jointed:
         # the island is every body (`Undo.take`), so an attempt whose projection starts past
         # RATTLE_STEP_ERROR or leaves J₀ as `left` below says is certain to be taken again as halves,
         # its result never standing: the projection stops there (one stopped at its start counts
         # among the start error's retries, whether or not it would have left J₀)
-        attempt_context = context._replace(abandon=(RATTLE_CRACK_ERROR, RATTLE_LEFT_ERROR, RATTLE_STEP_ERROR))
+        attempt_context = _judged(context, context.final, ABANDON)
     else:
         attempt_context = context
     stages.substep(model, data, settings, work, attempt_context,
@@ -178,7 +180,7 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     struck = struck or data.next_event != events
     counts.struck |= struck
     start_error = _start_error(solver, struck, whole)
-    data.rattle_hint[:] = _start_error(solver, struck, False), h
+    _hint(data, _start_error(solver, struck, False), h)
     left = (solver.joint_left_start_rows and solver.joint_left_error > RATTLE_LEFT_ERROR
             and start_error > RATTLE_CRACK_ERROR)
     if not left and start_error <= RATTLE_STEP_ERROR:
@@ -210,6 +212,21 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
         if after is not None:
             after.put_back(model, data, work, stands)
         profile.lap("retry", started)
+
+
+def _judged(context, final, abandon):
+    """`context` with these `final` and `abandon` (`StepContext._replace`'s result, built by position:
+    a third of its time, at every sub-step)."""
+    return StepContext(context.h, context.integrator, context.position_fraction, context.surface_lead,
+                       context.rattle, context.sleeping, context.active, context.composed, final, abandon)
+
+
+def _hint(data, start_error, h):
+    """The RATTLE hint (`Data.rattle_hint`) set to this sub-step's start error and h (item by item:
+    a slice assignment from a tuple costs a microsecond)."""
+    hint = data.rattle_hint
+    hint[0] = start_error
+    hint[1] = h
 
 
 def _start_error(solver, struck, whole):
