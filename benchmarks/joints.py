@@ -362,7 +362,8 @@ def main(quick=False):
     windows = (WORST_FIRST_SECONDS,) if quick else (WORST_SECONDS, WORST_FIRST_SECONDS)
     rows, robot_rows, scale_rows, curves, notes = [], [], [], {}, []
     for name in SHIPPED:
-        ours, theirs, per_nominal, joints, left_out = _measure(SCENES / f"{name}.toml", steps, blocks, windows=windows)
+        ours, theirs, per_nominal, joints, left_out = _measure(SCENES / f"{name}.toml", steps, blocks,
+                                                               windows=windows)
         rows.append(_row(name, joints, ours, theirs, per_nominal))
         if left_out:
             notes.append(_left_out(name, left_out))
@@ -376,7 +377,8 @@ def main(quick=False):
         scenes += [("net", size, None) for size in (NETS[:2] if quick else NETS)] + [("net", STRAIGHT_NET, 0.0)]
         for kind, size, slack in scenes:
             path = _generated(kind, size, folder, slack)
-            ours, theirs, per_nominal, joints, left_out = _measure(path, max(2, steps // 6), blocks, scale=True, windows=windows)
+            ours, theirs, per_nominal, joints, left_out = _measure(path, max(2, steps // 6), blocks, scale=True,
+                                                                   windows=windows)
             label = f"{kind} of {size}" if kind == "chain" else f"net {size} × {size}"
             label += ", straight edge" if slack == 0.0 else ""
             scale_rows.append(_row(label, joints, ours, theirs, per_nominal))

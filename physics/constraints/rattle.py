@@ -397,8 +397,10 @@ class JointBodies:
                              self.graph.panel)
         self.arena = Arena(np.empty(sizes[0]), np.empty(sizes[1], np.bool_), np.empty(sizes[2], np.int64))
         cut = (self.arena, len(joints), bodies, self.graph.values, self.graph.x_size, self.graph.panel)
-        self.velocity_scratch = _velocity_scratch(*cut)[0]                 # the projections' views of it
-        self.position_scratch = _position_scratch(self.arena, len(self.body), *cut[1:])[0]
+        # the projections' views of it, one `Factors` between them
+        self.velocity_scratch = _velocity_scratch(*cut)[0]
+        self.position_scratch = _position_scratch(self.arena, len(self.body), *cut[1:])[0]._replace(
+            factors=self.velocity_scratch.factors)
         # 1 where the arena's factors are the last velocity projection's J M⁻¹ Jᵀ, at the poses the next
         # position projection starts from, which takes them for its first chord and clears this
         self.carried = np.zeros(1)
@@ -1273,10 +1275,10 @@ def _weigh_row(body, inverse_mass, inverse_inertia, jac, j, W_row):
 @kernel(refcounts=False)
 def project_velocities_kernel(model, index, graph, geometry, scratch, centre, rotation, velocity, inverse_mass,
                               inverse_inertia, dv, terms, h, work, carried, split):
-    """`project_velocities` compiled, in `scratch` (`VelocityScratch`, `JointBodies.velocity_scratch`); adds each joint's moving
-    frame's work through its impulses to `work` (J,); carried (1,) is set to 1 where the arena's
-    factors are left as this projection's J M⁻¹ Jᵀ (`JointBodies.carried`), else 0. `split` as
-    `project_positions_kernel`'s."""
+    """`project_velocities` compiled, in `scratch` (`JointBodies.velocity_scratch`); adds each joint's
+    moving frame's work through its impulses to `work` (J,); carried (1,) is set to 1 where the
+    scratch's factors are left as this projection's J M⁻¹ Jᵀ (`JointBodies.carried`), else 0. `split`
+    as `project_positions_kernel`'s."""
     dv[:] = 0.0
     joint_geometry(model, centre, rotation, geometry)
     J = len(model.kind)
