@@ -58,18 +58,14 @@ def test_a_robot_resting_exactly_on_the_ground_keeps_its_warm_starts():
 
 
 def test_an_ankle_at_its_limit_is_met_within_the_step_budget():
-    """gymnasium's ant lands with an ankle at its limit (2.3e-6 rad inside it, at its 193rd step):
-    RATTLE's first Newton system leaves the limit row out, and its full step crosses the limit so
-    far that Σ g² grows thousands of times; a small fraction of it (1/2048 there) descends, and
-    with the row taken Newton then converges quadratically. The line search gives such a step
-    (`rattle.CROSSED`) `LINE_SEARCH_CROSSED` trials: with 8 the projection found no descent, stood
-    at 2.8e-4 m and the sub-step was halved past the step's budget (5 times its nominal passes).
-    Over 250 steps no step takes more than twice its passes, and after every step each hinge's
-    anchors are within `retry.STANDING_ERROR` (10 µm) of each other (`Simulation.joint_separation`,
-    the world distance of the two anchors: an independent reading of the poses)."""
-    from physics.constraints import rattle
+    """gymnasium's ant lands with an ankle at its limit (2.3e-6 rad inside it, at its 193rd step),
+    and its legs then rest with their hips within microradians of theirs. A limit row taken where
+    violated whose Newton solve asks it to pull is let go and the other rows solved without it
+    (RATTLE's active set, `physics.constraints.rattle`): the projection converges along J₀. Over 250
+    steps no step takes more than twice its passes, and after every step each hinge's anchors are
+    within `retry.STANDING_ERROR` (10 µm) of each other (`Simulation.joint_separation`, the world
+    distance of the two anchors: an independent reading of the poses)."""
     from physics.pipeline import retry
-    assert rattle.LINE_SEARCH_CROSSED > rattle.LINE_SEARCH
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)
         sim = physics.Simulation(physics.load_mjcf(GYMNASIUM / "ant.xml"))

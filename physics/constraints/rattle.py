@@ -42,12 +42,14 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   SHAKE's own iteration keeps the start-of-step matrix J₀ M₀⁻¹ J₀ᵀ and, in a whip crack where the
   links turn far within a step, stops converging; the current Jacobian converges quadratically.
   Each Newton step is halved until it lowers Σ g² (a line search: a full step may raise max |g|
-  on its way to the root), tried at most LINE_SEARCH times. A step whose system leaves out an
-  inequality row at its bound may cross that row far (an ant's ankle at its limit: Σ g² grew
-  4-million-fold), and a small fraction of it still descends, after which the row is taken: a full
-  step that raised Σ g² more than CROSSED-fold gets LINE_SEARCH_CROSSED trials. (A straight-edged
-  net's failing steps raise it 20-fold in the median: more trials there were evaluations spent on
-  nothing.) Where no root is reached along J₀ (Σ g² stalls at a minimum that is no
+  on its way to the root), tried at most LINE_SEARCH times. The inequalities (limits, ropes) form
+  an active set: a row is taken where violated or still pushing (`_taken_rows`), and one violated
+  with no impulse yet whose solve asks it to pull is let go and the other rows solved again
+  without it, within the iteration. (Clamping its impulse to 0 in place left a step that was no
+  Newton step of the others: gymnasium's ant, a hip 1.4e-6 rad past its limit, whose armature's
+  rotor row pulled on the hip unopposed, raised Σ g² 100,000-fold, 1/2048 of the step descended,
+  and the projection left J₀, where the step without the row converges at once.) Where no root
+  is reached along J₀ (Σ g² stalls at a minimum that is no
   root: J(q_k) M₀⁻¹ J₀ᵀ singular, the links turned too far in the step) the rest of the error is
   projected along the current rows instead (Gauss–Newton, J_k M₀⁻¹ J_kᵀ is symmetric positive
   definite), which always converges but is not RATTLE's step (it cost the chain 17 J of 98 in one
@@ -139,16 +141,14 @@ STUCK = 0.7                 # a Newton iteration that leaves more than this of t
 LEFT_STALLS = 2             # … and so many in a row along J₀ send the projection to the current rows
 ACCEPTED_ERROR = 1e-6       # of a lever (m / m, rad): a stalled projection's error that stands
 CHORD = 1.0 / 16.0         # a chord step (Newton's last factors kept) must shrink the error this much, or refactor
-LINE_SEARCH = 8             # trials of a Newton step at most, each half the last …
-LINE_SEARCH_CROSSED = 16    # … or this many where the full step raised Σ g² more than CROSSED-fold: gymnasium's ant
-CROSSED = 100               # with an ankle at its limit (the row out of the system) descends at 1/2048 of it
+LINE_SEARCH = 8             # trials of a Newton step at most, each half the last
 CURRENT_ROWS = 3            # the current rows' iterations, in J₀'s (`iterations`): the whipping 32 × 32 net's need 25 …
 FINAL_ROWS = 2              # … and this many times as many where the budget holds no retry (StepContext.final)
 CURRENT_STANDING = 1e-6     # m (rad): … and stop within this (a tenth of `physics.pipeline.retry.STANDING_ERROR`) …
 CURRENT_WINDOW = 8          # … where the error fell less than 1/CURRENT_FALL-fold over the last CURRENT_WINDOW of them
 CURRENT_FALL = 0.1
 NEVER = (math.inf, math.inf, math.inf)     # `project_positions_kernel`'s abandon that never stops one
-POSITION_STATS = 9          # `project_positions_kernel`'s stats
+POSITION_STATS = 10         # `project_positions_kernel`'s stats
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
 
 
@@ -989,8 +989,8 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     iterations taken, whether the current-row fallback fired, the largest |impulse| component, the
     drift's departure from the rows' tangent relative to the joints' levers (`_curvature_error`),
     the relative error when it left J₀ and the one the drift started from (`_relative_error`), the
-    factorizations among the iterations (the others chord steps), the iterations along J₀ and the
-    factorizations along the current rows;
+    factorizations among the iterations (the others chord steps), the iterations along J₀, the
+    factorizations along the current rows and the inequalities let go (the active set's);
     `work` (J,) gets each joint's
     frame's work (`_frame_work`). At most `iterations` along J₀ and `current` along the current rows.
     `abandon` (start, left, step): a projection whose sub-step is certain to be taken again as halves
@@ -1103,42 +1103,58 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         stats[0] += 1.0
         if along_current:
             stats[1] = 1.0
-        for j in range(J):
-            for s in range(ROWS_PER_JOINT):
-                mu[j, s] = -system.geometry.C[j, s] if taken[j, s] else 0.0
-                if taken[j, s] != factored_taken[j, s]:
-                    factored = False        # (an inequality taken or let go: another matrix)
-        chord = factored
-        if chord:       # (`split` alone in its conditions: numba prunes only such branches)
-            if split is None:
-                solved = solve_factored(system.graph, scratch.factors, mu)
-            else:
-                solved = _split_solve_factored(system.graph, scratch.factors, mu)
-        else:
-            _weigh(system, taken, along_current, inertia, Y, h, D, W)
-            if split is None:
-                assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage)
-            else:
-                _split_assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage)
+        # a violated inequality with no impulse yet whose solve asks it to pull is let go, and the
+        # rest solved again without it (an active set): clamped to 0 in place, its step was no
+        # Newton step of the other rows (gymnasium's ant, a hip 1.4e-6 past its limit: Σ g² rose
+        # 100,000-fold, and 1/2048 of the step descended, where the step without the row converges)
+        while True:
             for j in range(J):
-                m = _rotor_mass(exact[j], armature[j], damping[j], h)
-                if m != 0.0:    # the rotor's own give: ∂g/∂Λ = J W + 1/m
-                    _add_diagonal(system.graph, scratch.factors.storage, j, SPRING, 1.0 / m)
-            if split is None:
-                solved = factor_and_solve(system.graph, scratch.factors, mu)
+                for s in range(ROWS_PER_JOINT):
+                    mu[j, s] = -system.geometry.C[j, s] if taken[j, s] else 0.0
+                    if taken[j, s] != factored_taken[j, s]:
+                        factored = False        # (an inequality taken or let go: another matrix)
+            chord = factored
+            if chord:       # (`split` alone in its conditions: numba prunes only such branches)
+                if split is None:
+                    solved = solve_factored(system.graph, scratch.factors, mu)
+                else:
+                    solved = _split_solve_factored(system.graph, scratch.factors, mu)
             else:
-                solved = _split_factor_and_solve(system.graph, scratch.factors, mu)
-            factored = solved
-            _copy(factored_taken, taken)
-            stats[6] += 1.0
-            if along_current:   # a chord along the current rows keeps the taken ones (module docstring)
-                stats[8] += 1.0
+                _weigh(system, taken, along_current, inertia, Y, h, D, W)
+                if split is None:
+                    assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage)
+                else:
+                    _split_assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage)
                 for j in range(J):
-                    for s in range(ROWS_PER_JOINT):
-                        if taken[j, s]:
-                            for side in range(2):
-                                for i in range(6):
-                                    scratch.factored_jacobian[j, s, side, i] = system.geometry.jacobian[j, s, side, i]
+                    m = _rotor_mass(exact[j], armature[j], damping[j], h)
+                    if m != 0.0:    # the rotor's own give: ∂g/∂Λ = J W + 1/m
+                        _add_diagonal(system.graph, scratch.factors.storage, j, SPRING, 1.0 / m)
+                if split is None:
+                    solved = factor_and_solve(system.graph, scratch.factors, mu)
+                else:
+                    solved = _split_factor_and_solve(system.graph, scratch.factors, mu)
+                factored = solved
+                _copy(factored_taken, taken)
+                stats[6] += 1.0
+                if along_current:   # a chord along the current rows keeps the taken ones (module docstring)
+                    stats[8] += 1.0
+                    for j in range(J):
+                        for s in range(ROWS_PER_JOINT):
+                            if taken[j, s]:
+                                for side in range(2):
+                                    for i in range(6):
+                                        scratch.factored_jacobian[j, s, side, i] = system.geometry.jacobian[j, s, side, i]
+            if not solved:
+                break
+            released = False
+            for j in range(J):
+                for s in range(ROWS_PER_JOINT):
+                    if taken[j, s] and system.geometry.inequality[j, s] and total[j, s] <= 0.0 and mu[j, s] < 0.0:
+                        taken[j, s] = False
+                        released = True
+                        stats[9] += 1.0
+            if not released:
+                break
         if solved:      # an inequality's impulse so far may fall to 0, never below: past that it lets go
             for j in range(J):
                 for s in range(ROWS_PER_JOINT):
@@ -1185,8 +1201,6 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                 if trial_merit < merit:
                     descent = True
                     break
-                if fraction == 1.0 and trial_merit > CROSSED * merit:
-                    tries = LINE_SEARCH_CROSSED
                 tries -= 1
                 if tries == 0:
                     break
@@ -1244,7 +1258,8 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     the rows' tangent relative to the joints' levers (`_curvature_error`), the relative error it
     left J₀ with (`_relative_error`, 0 if it did not), the one the drift started from, how
     many of the iterations factored their matrix (the rest were chord steps), how many of them
-    went along J₀, and how many factored along the current rows.
+    went along J₀, how many factored along the current rows, and how many times an inequality was let
+    go (a violated row whose solve asked it to pull).
     work, if given, a (J,) array: each joint's moving frame's work through these impulses is added
     (`_frame_work`, along J₀: at the start). `iterations` along J₀ at most, and `current` along the
     current rows (None: CURRENT_ROWS × iterations)."""
