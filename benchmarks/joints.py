@@ -305,8 +305,8 @@ def _measure(path, steps, blocks, scale=False, windows=(WORST_SECONDS, WORST_FIR
     per_nominal = (counts["taken"] - first["taken"]) / (counts["nominal"] - first["nominal"])
     kib = _transient_kib(sim, min(ALLOCATION_STEPS, steps))
     # the worst step over the first two minutes (gymnasium's ant, left standing, slips after half a
-    # minute and then shivers, its sub-steps retried), or the first second where those would take too
-    # long (a net's edges whip after half a second of its fall)
+    # minute and rests with its limits microradians past their bounds), or the first second where
+    # those would take too long (a net's edges whip after half a second of its fall)
     for seconds in windows:
         left = max(0, round((seconds - sim.time) / sim.settings.dt))
         if left * min(ours) / 1e3 <= WORST_BUDGET_S:

@@ -69,7 +69,8 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   of what a retry lets stand, an error that fell less than tenfold over the last CURRENT_WINDOW
   iterations (CURRENT_FALL) stands, where more iterations would be factorizations spent on nothing.
 - `project_velocities`: μ from [J₁ M₁⁻¹ J₁ᵀ] μ = −J₁ v at the end pose, Δv = M₁⁻¹ J₁ᵀ μ (RATTLE's
-  last kick; the M-orthogonal projection onto the constraint's tangent).
+  last kick; the M-orthogonal projection onto the constraint's tangent), an inequality taken where
+  at its bound and approaching it, and let go where its μ would pull (the same active set).
 
 Rows taken: the equalities (ball, hinge, slider, fixed, distance), and an inequality (rope, joint
 limit) where it is violated; motor rows are velocity targets, not constraints, and stay with the
@@ -149,6 +150,8 @@ CURRENT_WINDOW = 8          # … where the error fell less than 1/CURRENT_FALL-
 CURRENT_FALL = 0.1
 NEVER = (math.inf, math.inf, math.inf)     # `project_positions_kernel`'s abandon that never stops one
 POSITION_STATS = 10         # `project_positions_kernel`'s stats
+ACTIVE_SET_FLIPS = 4        # the velocity projection's active set changes sides at most this many times a row at its bound …
+ACTIVE_SET_SLACK = 1e-12    # m/s (rad/s): … where a row left out approaches faster than this (round-off)
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
 
 
@@ -184,10 +187,13 @@ class PositionScratch(NamedTuple):
 
 class VelocityScratch(NamedTuple):
     """`project_velocities_kernel`'s working arrays (as `PositionScratch`)."""
-    taken: np.ndarray           # (J, R) bool the rows at their bound or equalities
-    mu: np.ndarray              # (J, R) their multipliers
+    taken: np.ndarray           # (J, R) bool the rows solved: the equalities and the inequalities in the active set …
+    bound: np.ndarray           # (J, R) bool … which are among these, the inequalities at their bound
+    mu: np.ndarray              # (J, R) the multipliers
+    rhs: np.ndarray             # (J, R) the right-hand sides −J v, kept for each solve of the active set
     W: np.ndarray               # (J, R, 2, 6) M⁻¹ Jᵀ per row and side
     velocity: np.ndarray        # (B, 6) the velocities the joint terms' last kick leaves
+    change: np.ndarray          # (B, 6) an active set's Δv
     factors: Factors            # J M⁻¹ Jᵀ's factors
 
 
@@ -215,8 +221,8 @@ def _arena_sizes(n, J, B, values, x_size, panel):
     R = ROWS_PER_JOINT
     factors = values + x_size + panel
     position = B * 12 + n * (9 + 3 + 6 + 3 + 6 + 9 + 3 + 9 + 6 + 6) + 2 * J + J * R * (4 + 24) + CURRENT_WINDOW + 1
-    velocity = J * R * 13 + B * 6
-    return factors + position + velocity, 3 * J * R, J * R
+    velocity = J * R * 14 + B * 12
+    return factors + position + velocity, 4 * J * R, J * R
 
 
 @kernel(refcounts=False)
@@ -330,11 +336,14 @@ def _velocity_scratch(arena, J, B, values, x_size, panel):
     R = ROWS_PER_JOINT
     factors, o, b = _arena_factors(arena, J, values, x_size, panel)
     taken, b = _cut(arena.flags, b, J * R)
+    bound, b = _cut(arena.flags, b, J * R)
     mu, o = _cut(arena.floats, o, J * R)
+    rhs, o = _cut(arena.floats, o, J * R)
     W, o = _cut(arena.floats, o, J * R * 12)
     velocity, o = _cut(arena.floats, o, B * 6)
-    return VelocityScratch(taken.reshape((J, R)), mu.reshape((J, R)), W.reshape((J, R, 2, 6)),
-                           velocity.reshape((B, 6)), factors), o, b
+    change, o = _cut(arena.floats, o, B * 6)
+    return VelocityScratch(taken.reshape((J, R)), bound.reshape((J, R)), mu.reshape((J, R)), rhs.reshape((J, R)),
+                           W.reshape((J, R, 2, 6)), velocity.reshape((B, 6)), change.reshape((B, 6)), factors), o, b
 
 
 def _position_scratch(arena, n, J, B, values, x_size, panel):
@@ -1288,6 +1297,46 @@ def _weigh_row(body, inverse_mass, inverse_inertia, jac, j, W_row):
 
 
 @kernel(refcounts=False)
+def _flip_first(model, geometry, scratch):
+    """Murty's least-index step (`project_velocities_kernel`): the first inequality at its bound
+    (`scratch.bound`) that breaks complementarity, taken with μ < 0 or left out while its J v₁ =
+    J v + J Δv < −ACTIVE_SET_SLACK (Δv = M⁻¹ Jᵀ μ of the rows taken), changes sides in
+    `scratch.taken`; returns whether one did."""
+    taken, bound, mu, W, change = scratch.taken, scratch.bound, scratch.mu, scratch.W, scratch.change
+    moved = False       # (Δv made once, where a row left out is first judged)
+    for j in range(len(model.kind)):
+        for s in range(ROWS_PER_JOINT):
+            if not bound[j, s]:
+                continue
+            if taken[j, s]:
+                if mu[j, s] < 0.0:
+                    taken[j, s] = False
+                    return True
+                continue
+            if not moved:
+                change[:] = 0.0
+                for k in range(len(model.kind)):
+                    for r in range(ROWS_PER_JOINT):
+                        if taken[k, r]:
+                            for side in range(2):
+                                b = model.body[k, side]
+                                if b >= 0:
+                                    for i in range(6):
+                                        change[b, i] += W[k, r, side, i] * mu[k, r]
+                moved = True
+            w = -scratch.rhs[j, s]
+            for side in range(2):
+                b = model.body[j, side]
+                if b >= 0:
+                    for i in range(6):
+                        w += geometry.jacobian[j, s, side, i] * change[b, i]
+            if w < -ACTIVE_SET_SLACK:
+                taken[j, s] = True
+                return True
+    return False
+
+
+@kernel(refcounts=False)
 def project_velocities_kernel(model, index, graph, geometry, scratch, centre, rotation, velocity, inverse_mass,
                               inverse_inertia, dv, terms, h, work, carried, split):
     """`project_velocities` compiled, in `scratch` (`JointBodies.velocity_scratch`); adds each joint's
@@ -1298,9 +1347,10 @@ def project_velocities_kernel(model, index, graph, geometry, scratch, centre, ro
     joint_geometry(model, centre, rotation, geometry)
     J = len(model.kind)
     carried[0] = 0.0        # (the factors are rewritten below, or left as they are with no row)
-    taken, mu, W = scratch.taken, scratch.mu, scratch.W
+    taken, bound, mu, rhs, W = scratch.taken, scratch.bound, scratch.mu, scratch.rhs, scratch.W
     taken[:] = False
-    mu[:] = 0.0         # (W: written for each taken row before it is read, `_weigh_row`; the others never read)
+    bound[:] = False
+    mu[:] = 0.0         # (W: written for each row taken or at its bound before it is read, `_weigh_row`)
     K = 0
     # the joint terms' last kick at q₁ (module docstring, "Joint terms"): (h/2) τ(q₁) along J₁, and
     # without an armature the damper's −(D/2)(q₁ − q₀); the rows then see the kicked velocity
@@ -1347,30 +1397,53 @@ def project_velocities_kernel(model, index, graph, geometry, scratch, centre, ro
                 if b >= 0:
                     for i in range(6):
                         v += jac[side, i] * velocity[b, i]
-            # a limit that started the step violated (soft: `Joints.limit_slack`) holds its velocity
-            # at 0 either way, so that its easing in leaves no velocity
-            eased = s == LIMIT and model.limit_slack[j] > 0.0
-            if geometry.inequality[j, s] and (geometry.C[j, s] > 1e-9 or (v >= 0.0 and not eased)):
+            if geometry.inequality[j, s] and geometry.C[j, s] > 1e-9:
+                continue
+            # an inequality at its bound is in the active set where it approaches (below); a limit that
+            # started the step violated (soft: `Joints.limit_slack`) holds its velocity at 0 either
+            # way, so that its easing in leaves no velocity
+            bound[j, s] = geometry.inequality[j, s] and not (s == LIMIT and model.limit_slack[j] > 0.0)
+            mu[j, s] = -v
+            _weigh_row(model.body, inverse_mass, inverse_inertia, jac, j, W[j, s])
+            if bound[j, s] and v >= 0.0:
                 continue
             taken[j, s] = True
-            mu[j, s] = -v
             K += 1
-            _weigh_row(model.body, inverse_mass, inverse_inertia, jac, j, W[j, s])
     if K == 0:
         return
-    if split is None:
-        assemble(graph, geometry.jacobian, W, taken, scratch.factors.storage)
-    else:
-        _split_assemble(graph, geometry.jacobian, W, taken, scratch.factors.storage)
+    # the inequalities at their bound as a linear complementarity problem, μ ≥ 0, J v₁ ≥ 0, μ·J v₁ = 0
+    # (a limit or a rope pushes, never holds), solved by Murty's least-index principal pivoting
+    # (Murty, "Linear Complementarity, Linear and Nonlinear Programming", 1988, 4.2): the first row
+    # that breaks it, taken with μ < 0 or left out while J v₁ < 0, changes sides and the rows are
+    # solved again; finite for J M⁻¹ Jᵀ positive definite, and bounded here at ACTIVE_SET_FLIPS
+    # changes a row at its bound (round-off). The approaching rows start it: most solves end at once.
+    _copy(rhs, mu)
+    flips, most = 0, 0
     for j in range(J):
-        if taken[j, SPRING]:
-            _add_diagonal(graph, scratch.factors.storage, j, SPRING, 1.0 / terms.armature[j])
-    if split is None:
-        solved = factor_and_solve(graph, scratch.factors, mu)
-    else:
-        solved = _split_factor_and_solve(graph, scratch.factors, mu)
-    if not solved:
-        return
+        for s in range(ROWS_PER_JOINT):
+            most += ACTIVE_SET_FLIPS if bound[j, s] else 0
+            if not taken[j, s]:
+                mu[j, s] = 0.0
+    while True:
+        if split is None:
+            assemble(graph, geometry.jacobian, W, taken, scratch.factors.storage)
+        else:
+            _split_assemble(graph, geometry.jacobian, W, taken, scratch.factors.storage)
+        for j in range(J):
+            if taken[j, SPRING]:
+                _add_diagonal(graph, scratch.factors.storage, j, SPRING, 1.0 / terms.armature[j])
+        if split is None:
+            solved = factor_and_solve(graph, scratch.factors, mu)
+        else:
+            solved = _split_factor_and_solve(graph, scratch.factors, mu)
+        if not solved:
+            return
+        if flips == most or not _flip_first(model, geometry, scratch):
+            break
+        flips += 1
+        for j in range(J):
+            for s in range(ROWS_PER_JOINT):
+                mu[j, s] = rhs[j, s] if taken[j, s] else 0.0
     # (a rotor's row weighs its armature here, 1/A, and its damper too in the positions' 1/(A + h D/2):
     # its factors are left to this projection; measured, a chord through them missed an armature's
     # spin by 8e-11 of 0.2 rad/s)
@@ -1396,7 +1469,8 @@ def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass,
     rotation (B, 3, 3)), M-orthogonally: Δv = M⁻¹ Jᵀ μ with (J M⁻¹ Jᵀ) μ = −J v, solved over the
     joint graph (`physics.constraints.joint_graph`);
     inverse_mass (B,), inverse_inertia (B, 3, 3) world at q. An inequality row takes part where it
-    is at its bound (|C| ≤ 1e-9 or violated) and its velocity would violate it further (J v < 0);
+    is at its bound (|C| ≤ 1e-9 or violated) and its velocity would violate it further (J v < 0),
+    and stays where it pushes (μ ≥ 0: one the solve asks to pull is let go and the rest solved again);
     a limit easing in (`limit_slack` > 0: `physics.constraints.joints.Joints.limit_slack`) at its bound either way.
     `terms` the joints' `JointTerms` of this step h (none taken without): their last kick, and an
     armature's row (module docstring, "Joint terms"); `work` (J,), if given, gets each joint's moving
