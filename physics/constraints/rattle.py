@@ -44,13 +44,14 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   Each Newton step is halved until it lowers Σ g² (a line search: a full step may raise max |g|
   on its way to the root), tried at most LINE_SEARCH times. The inequalities (limits, ropes) form
   an active set: a row is taken where violated or still pushing (`_taken_rows`), and one violated
-  with no impulse yet whose solve asks it to pull is let go and the other rows solved again
-  without it, within the iteration. (Clamping its impulse to 0 in place left a step that was no
-  Newton step of the others: gymnasium's ant, a hip 1.4e-6 rad past its limit, whose armature's
-  rotor row pulled on the hip unopposed, raised Σ g² 100,000-fold, 1/2048 of the step descended,
-  and the projection left J₀, where the step without the row converges at once.) Where no root
-  is reached along J₀ (Σ g² stalls at a minimum that is no
-  root: J(q_k) M₀⁻¹ J₀ᵀ singular, the links turned too far in the step) the rest of the error is
+  with no impulse yet whose solve gives it μ < 0 (holding its bound shut) is let go, one at a
+  time, and the other rows solved again without it, within the iteration (`_release_first`).
+  (Clamping its impulse to 0 in place left a step that was no Newton step of the others:
+  gymnasium's ant, a hip 1.4e-6 rad past its limit, whose armature's rotor row then turned the hip
+  unopposed, raised Σ g² 100,000-fold, 1/2048 of the step descended, and the projection left J₀,
+  where the step without the row converges at once.) Where no root is reached along J₀ (Σ g²
+  stalls at a minimum that is no root: J(q_k) M₀⁻¹ J₀ᵀ singular, the links turned too far in the
+  step) the rest of the error is
   projected along the current rows instead (Gauss–Newton, J_k M₀⁻¹ J_kᵀ is symmetric positive
   definite), which always converges but is not RATTLE's step (it cost the chain 17 J of 98 in one
   crack): the joints' island then takes the sub-step again as two halves (`RATTLE_HALVINGS`,
@@ -69,8 +70,9 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   of what a retry lets stand, an error that fell less than tenfold over the last CURRENT_WINDOW
   iterations (CURRENT_FALL) stands, where more iterations would be factorizations spent on nothing.
 - `project_velocities`: μ from [J₁ M₁⁻¹ J₁ᵀ] μ = −J₁ v at the end pose, Δv = M₁⁻¹ J₁ᵀ μ (RATTLE's
-  last kick; the M-orthogonal projection onto the constraint's tangent), an inequality taken where
-  at its bound and approaching it, and let go where its μ would pull (the same active set).
+  last kick; the M-orthogonal projection onto the constraint's tangent), the inequalities at their
+  bound as a linear complementarity problem (μ ≥ 0, J v₁ ≥ 0, μ J v₁ = 0: a limit or a rope never
+  holds its bound shut), solved by Murty's least-index principal pivoting (`_flip_first`).
 
 Rows taken: the equalities (ball, hinge, slider, fixed, distance), and an inequality (rope, joint
 limit) where it is violated; motor rows are velocity targets, not constraints, and stay with the
@@ -150,7 +152,7 @@ CURRENT_WINDOW = 8          # … where the error fell less than 1/CURRENT_FALL-
 CURRENT_FALL = 0.1
 NEVER = (math.inf, math.inf, math.inf)     # `project_positions_kernel`'s abandon that never stops one
 POSITION_STATS = 10         # `project_positions_kernel`'s stats
-ACTIVE_SET_FLIPS = 4        # the velocity projection's active set changes sides at most this many times a row at its bound …
+ACTIVE_SET_FLIPS = 8        # the velocity projection's rows change sides at most this many times a row at its bound …
 ACTIVE_SET_SLACK = 1e-12    # m/s (rad/s): … where a row left out approaches faster than this (round-off)
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
 
@@ -187,10 +189,10 @@ class PositionScratch(NamedTuple):
 
 class VelocityScratch(NamedTuple):
     """`project_velocities_kernel`'s working arrays (as `PositionScratch`)."""
-    taken: np.ndarray           # (J, R) bool the rows solved: the equalities and the inequalities in the active set …
-    bound: np.ndarray           # (J, R) bool … which are among these, the inequalities at their bound
+    taken: np.ndarray           # (J, R) bool the rows solved: the equalities and the inequalities in the active set
+    bound: np.ndarray           # (J, R) bool the inequalities at their bound, taken or not (the complementarity problem's)
     mu: np.ndarray              # (J, R) the multipliers
-    rhs: np.ndarray             # (J, R) the right-hand sides −J v, kept for each solve of the active set
+    rhs: np.ndarray             # (J, R) the right-hand sides (−J v; a rotor row's, its target), kept for each solve
     W: np.ndarray               # (J, R, 2, 6) M⁻¹ Jᵀ per row and side
     velocity: np.ndarray        # (B, 6) the velocities the joint terms' last kick leaves
     change: np.ndarray          # (B, 6) an active set's Δv
@@ -980,6 +982,22 @@ def _weigh(system, taken, along_current, inertia, Y, h, D, W):
 
 
 @kernel(inline=True)
+def _release_first(geometry, taken, total, mu):
+    """Let go the first taken inequality with no impulse so far (`total` ≤ 0) whose Newton
+    multiplier μ is negative (it would hold its bound shut); returns whether one was. One at a
+    time: with the others' rows kept, the linear model leaves a row let go at g = −s μ > 0 (s its
+    Schur complement in the Newton matrix, positive where that is near J M⁻¹ Jᵀ), beyond its bound
+    as an inequality should be; several let go at once may leave one of them violated, taken
+    again at the next pose and let go again."""
+    for j in range(taken.shape[0]):
+        for s in range(ROWS_PER_JOINT):
+            if taken[j, s] and geometry.inequality[j, s] and total[j, s] <= 0.0 and mu[j, s] < 0.0:
+                taken[j, s] = False
+                return True
+    return False
+
+
+@kernel(inline=True)
 def _abandoned(stats, abandon):
     """Whether a projection leaving J₀ now stops (`project_positions_kernel`'s `abandon`): it left
     with more than abandon[1] of a lever to project (stats[4]), from a start more than abandon[0]
@@ -998,8 +1016,9 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     iterations taken, whether the current-row fallback fired, the largest |impulse| component, the
     drift's departure from the rows' tangent relative to the joints' levers (`_curvature_error`),
     the relative error when it left J₀ and the one the drift started from (`_relative_error`), the
-    factorizations among the iterations (the others chord steps), the iterations along J₀, the
-    factorizations along the current rows and the inequalities let go (the active set's);
+    factorizations (an iteration that lets an inequality go factors again; an iteration that
+    factors none is a chord step), the iterations along J₀, the factorizations along the current
+    rows and the inequalities let go (`_release_first`);
     `work` (J,) gets each joint's
     frame's work (`_frame_work`). At most `iterations` along J₀ and `current` along the current rows.
     `abandon` (start, left, step): a projection whose sub-step is certain to be taken again as halves
@@ -1112,10 +1131,11 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
         stats[0] += 1.0
         if along_current:
             stats[1] = 1.0
-        # a violated inequality with no impulse yet whose solve asks it to pull is let go, and the
-        # rest solved again without it (an active set): clamped to 0 in place, its step was no
-        # Newton step of the other rows (gymnasium's ant, a hip 1.4e-6 past its limit: Σ g² rose
-        # 100,000-fold, and 1/2048 of the step descended, where the step without the row converges)
+        # a violated inequality with no impulse yet whose solve gives it μ < 0 (holding its bound
+        # shut) is let go, one at a time, and the rest solved again without it (an active set,
+        # `_release_first`): clamped to 0 in place, its step was no Newton step of the other rows
+        # (gymnasium's ant, a hip 1.4e-6 rad past its limit: Σ g² rose 100,000-fold, and 1/2048 of
+        # the step descended, where the step without the row converges)
         while True:
             for j in range(J):
                 for s in range(ROWS_PER_JOINT):
@@ -1155,15 +1175,9 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
                                         scratch.factored_jacobian[j, s, side, i] = system.geometry.jacobian[j, s, side, i]
             if not solved:
                 break
-            released = False
-            for j in range(J):
-                for s in range(ROWS_PER_JOINT):
-                    if taken[j, s] and system.geometry.inequality[j, s] and total[j, s] <= 0.0 and mu[j, s] < 0.0:
-                        taken[j, s] = False
-                        released = True
-                        stats[9] += 1.0
-            if not released:
+            if not _release_first(system.geometry, taken, total, mu):
                 break
+            stats[9] += 1.0
         if solved:      # an inequality's impulse so far may fall to 0, never below: past that it lets go
             for j in range(J):
                 for s in range(ROWS_PER_JOINT):
@@ -1266,9 +1280,9 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     J₀ for the current rows (else 0), the largest |impulse| component, the drift's departure from
     the rows' tangent relative to the joints' levers (`_curvature_error`), the relative error it
     left J₀ with (`_relative_error`, 0 if it did not), the one the drift started from, how
-    many of the iterations factored their matrix (the rest were chord steps), how many of them
-    went along J₀, how many factored along the current rows, and how many times an inequality was let
-    go (a violated row whose solve asked it to pull).
+    factorizations there were (an iteration that lets an inequality go factors again), how many of
+    the iterations went along J₀, how many factorizations along the current rows, and how many
+    times an inequality was let go (a violated row whose solve gave it μ < 0).
     work, if given, a (J,) array: each joint's moving frame's work through these impulses is added
     (`_frame_work`, along J₀: at the start). `iterations` along J₀ at most, and `current` along the
     current rows (None: CURRENT_ROWS × iterations)."""
@@ -1412,11 +1426,13 @@ def project_velocities_kernel(model, index, graph, geometry, scratch, centre, ro
     if K == 0:
         return
     # the inequalities at their bound as a linear complementarity problem, μ ≥ 0, J v₁ ≥ 0, μ·J v₁ = 0
-    # (a limit or a rope pushes, never holds), solved by Murty's least-index principal pivoting
-    # (Murty, "Linear Complementarity, Linear and Nonlinear Programming", 1988, 4.2): the first row
-    # that breaks it, taken with μ < 0 or left out while J v₁ < 0, changes sides and the rows are
-    # solved again; finite for J M⁻¹ Jᵀ positive definite, and bounded here at ACTIVE_SET_FLIPS
-    # changes a row at its bound (round-off). The approaching rows start it: most solves end at once.
+    # (a limit or a rope never holds its bound shut), solved by Murty's least-index principal
+    # pivoting (K. G. Murty, "Note on a Bard-type scheme for solving the complementarity problem",
+    # Opsearch 11, 1974): the first row that breaks it, taken with μ < 0 or left out while
+    # J v₁ < 0, changes sides and the rows are solved again. Finite for J M⁻¹ Jᵀ positive definite,
+    # but up to 2ⁿ − 1 changes for n rows on contrived matrices (and round-off may cycle), so bounded
+    # here at ACTIVE_SET_FLIPS changes a row at its bound, past which the last solve stands. The
+    # approaching rows start it: most solves end at once.
     _copy(rhs, mu)
     flips, most = 0, 0
     for j in range(J):
@@ -1469,8 +1485,9 @@ def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass,
     rotation (B, 3, 3)), M-orthogonally: Δv = M⁻¹ Jᵀ μ with (J M⁻¹ Jᵀ) μ = −J v, solved over the
     joint graph (`physics.constraints.joint_graph`);
     inverse_mass (B,), inverse_inertia (B, 3, 3) world at q. An inequality row takes part where it
-    is at its bound (|C| ≤ 1e-9 or violated) and its velocity would violate it further (J v < 0),
-    and stays where it pushes (μ ≥ 0: one the solve asks to pull is let go and the rest solved again);
+    is at its bound (|C| ≤ 1e-9 or violated), as a linear complementarity problem (μ ≥ 0, J v₁ ≥ 0,
+    μ J v₁ = 0; the module docstring): taken where its velocity would violate it further, let go
+    where the solve gives it μ < 0, taken again where the others' solve makes it approach;
     a limit easing in (`limit_slack` > 0: `physics.constraints.joints.Joints.limit_slack`) at its bound either way.
     `terms` the joints' `JointTerms` of this step h (none taken without): their last kick, and an
     armature's row (module docstring, "Joint terms"); `work` (J,), if given, gets each joint's moving
