@@ -455,8 +455,8 @@ def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, be
     stored: `StoredImpulses`; params: `ContactParams`; before: `RowArrays` of the rows that come
     first (the joints', J of them; none: empty), copied to the front of the rows returned, so that the
     sub-step's rows are made in one piece, in `room` (`RowArrays` with room for J + 3 kept rows or
-    more: the solver's, kept). Returns (kept, how many may bounce, the rows (`RowArrays`, J + 3 kept,
-    views of room's; none where no point is kept), their `PointBounce` (kept,), e (kept,), whether
+    more: the solver's, kept). Returns (kept, how many may bounce, how many rows it wrote (J + 3 kept;
+    none where no point is kept), their `PointBounce` (kept,), e (kept,), whether
     the step is a cold start: warm
     starting on and more than half the touching points (depth > −slop) new, with nothing stored
     to start from (a point stored with an impulse of 0, a wheel resting on the ground under no load,
@@ -499,7 +499,9 @@ def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, be
         if c.depth[m] > -params.slop:
             touching += 1
             cold += not found[m]
-    return kept, bounces, rows, out, e, params.warm and 2 * cold > touching, deep
+    # (the rows' count, not their views: boxing ten arrays and their bundle on the way out took more
+    # than the call's arithmetic on the ant's four feet; the caller keeps views of the room by count)
+    return kept, bounces, n, out, e, params.warm and 2 * cold > touching, deep
 
 
 @kernel(refcounts=False)
@@ -1112,7 +1114,7 @@ class SceneSolver:
         rows = len(first.target) + 3 * len(c)     # (at most: the points kept are found in the call)
         if len(self._rows_room.target) < rows:     # (room for twice as many)
             self._rows_room = empty_row_arrays(2 * rows)
-        kept, bounces, arrays, bounce, e, cold_start, deep = _reachable_contact_stage(
+        kept, bounces, count, bounce, e, cold_start, deep = _reachable_contact_stage(
             points, bodies, self._node_motion(world), self._materials, self.cache.stored(), params, first,
             self._rows_room)
         if kept < len(c):
@@ -1125,7 +1127,7 @@ class SceneSolver:
             may = np.flatnonzero(np.isfinite(bounce.approach))
             offset = len(first.target)
             may_bounce = (offset + 3 * may + 2, bounce.approach[may], bounce.static_normal[may], -c.depth[may], e[may])
-        return self._contact_row_views(len(arrays.target)), may_bounce, cold_start, deep
+        return self._contact_row_views(count), may_bounce, cold_start, deep
 
     def _contact_row_views(self, n):
         """The `Rows` of the first n rows of the contact rows' room (`_contact_stage` wrote them),
