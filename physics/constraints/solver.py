@@ -231,6 +231,29 @@ class ContactPoints(NamedTuple):
     feature: np.ndarray     # (M,) int64 feature id (warm-start key)
 
 
+class PointRoom(NamedTuple):
+    """The contact stage's per-point arrays (P,) for P points or more, kept by the solver from one
+    sub-step to the next (`point_room`), so that the stage allocates nothing per point: on a chain
+    of 100 links lying on its floor (some 150 points) they were most of what a step allocated."""
+
+    pair_nodes: np.ndarray      # (P, 2) int64 each point's two nodes (`_reach`)
+    body: np.ndarray            # (P, 2) int64 its solver bodies, −1 static
+    surface: np.ndarray         # (P, 2, 3) its sides' surface velocities
+    keep: np.ndarray            # (P,) bool whether it can touch this step
+    mu: np.ndarray              # (P,) its friction …
+    e: np.ndarray               # (P,) … and restitution
+    warm: np.ndarray            # (P, 3) its stored impulse (warm start)
+    approach: np.ndarray        # (P,) `PointBounce`'s, for the restitution stage …
+    static_normal: np.ndarray   # (P,) …
+
+
+def point_room(points):
+    """A `PointRoom` for `points` points."""
+    return PointRoom(np.empty((points, 2), np.int64), np.empty((points, 2), np.int64), np.empty((points, 2, 3)),
+                     np.empty(points, np.bool_), np.empty(points), np.empty(points), np.empty((points, 3)),
+                     np.empty(points), np.empty(points))
+
+
 class SolverBodies(NamedTuple):
     """The solver bodies (B,) at the start of the step, and which one each node (N,) moves with."""
 
@@ -441,7 +464,7 @@ def _solve_changes(velocity, solved, relaxed, final, h, fraction, push_speed, jo
 
 
 @kernel
-def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, before, room):
+def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, before, room, scratch):
     """The contact points' rows in one compiled call (`SceneSolver.prepare`), of the points that can
     touch within this step, `kept` of them moved to the front of c with their solver bodies `body`
     and surface velocities `surface` (`_keep_reachable`, called first: the narrow phase keeps every point the two
@@ -455,13 +478,15 @@ def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, be
     stored: `StoredImpulses`; params: `ContactParams`; before: `RowArrays` of the rows that come
     first (the joints', J of them; none: empty), copied to the front of the rows returned, so that the
     sub-step's rows are made in one piece, in `room` (`RowArrays` with room for J + 3 kept rows or
-    more: the solver's, kept). Returns (kept, how many may bounce, how many rows it wrote (J + 3 kept;
-    none where no point is kept), their `PointBounce` (kept,), e (kept,), whether
+    more: the solver's, kept); each point's friction, restitution, warm impulse and bounce data in
+    `scratch` (`PointRoom`, kept too). Returns (kept, how many may bounce, how many rows it wrote
+    (J + 3 kept; none where no point is kept), whether
     the step is a cold start: warm
     starting on and more than half the touching points (depth > −slop) new, with nothing stored
     to start from (a point stored with an impulse of 0, a wheel resting on the ground under no load,
     is not new), `COLD_START_SWEEPS`; whether a point is deeper than DEEP_OVERLAP)."""
-    mu, e, warm = np.empty(kept), np.empty(kept), np.zeros((kept, 3))
+    mu, e, warm = scratch.mu[:kept], scratch.e[:kept], scratch.warm[:kept]
+    warm[:] = 0.0
     for m in range(kept):
         a, b = c.node_a[m], c.node_b[m]
         mu[m] = np.sqrt(materials.friction[a] * materials.friction[b])
@@ -474,7 +499,7 @@ def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, be
     n = J + 3 * kept
     rows = RowArrays(room.body[:n], room.jacobian[:n], room.target[:n], room.relax[:n], room.lower[:n], room.upper[:n],
                      room.softness[:n], room.mu[:n], room.impulse[:n], room.block[:n])
-    out = PointBounce(np.empty(kept), np.empty(kept))
+    out = PointBounce(scratch.approach[:kept], scratch.static_normal[:kept])
     for k in range(J):
         for side in range(2):
             rows.body[k, side] = before.body[k, side]
@@ -501,7 +526,7 @@ def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, be
             cold += not found[m]
     # (the rows' count, not their views: boxing ten arrays and their bundle on the way out took more
     # than the call's arithmetic on the ant's four feet; the caller keeps views of the room by count)
-    return kept, bounces, n, out, e, params.warm and 2 * cold > touching, deep
+    return kept, bounces, n, params.warm and 2 * cold > touching, deep
 
 
 @kernel(refcounts=False)
@@ -517,17 +542,17 @@ def _add_row_changes(slot, minv_jt, impulse, rows, out):
 
 
 @kernel
-def _keep_reachable(c, bodies, nodes, params):
+def _keep_reachable(c, bodies, nodes, params, scratch):
     """Each point's solver bodies (M, 2) and surface velocities (M, 2, 3) (`_reach`), then the
     points that can touch this step moved to the front of every array of the `ContactPoints` c, in
-    order (its arrays are this step's, fresh from the narrow phase); returns (how many were kept,
-    body, surface)."""
+    order (its arrays are this step's, fresh from the narrow phase); `scratch` a `PointRoom` for M
+    points or more; returns (how many were kept, body, surface: views of it)."""
     M = c.depth.size
-    pair_nodes, body = np.empty((M, 2), np.int64), np.empty((M, 2), np.int64)
+    pair_nodes, body = scratch.pair_nodes[:M], scratch.body[:M]
     for m in range(M):
         pair_nodes[m, 0], pair_nodes[m, 1] = c.node_a[m], c.node_b[m]
         body[m, 0], body[m, 1] = bodies.body_of_node[c.node_a[m]], bodies.body_of_node[c.node_b[m]]
-    surface, keep = np.empty((M, 2, 3)), np.empty(M, np.bool_)
+    surface, keep = scratch.surface[:M], scratch.keep[:M]
     _reach(c, pair_nodes, body, bodies, nodes, params, surface, keep)
     shape_a, shape_b, node_a, node_b, point, normal, depth, feature = c
     kept = 0
@@ -543,14 +568,15 @@ def _keep_reachable(c, bodies, nodes, params):
 
 
 @kernel
-def _reachable_contact_stage(c, bodies, nodes, materials, stored, params, before, room):
+def _reachable_contact_stage(c, bodies, nodes, materials, stored, params, before, room, scratch):
     """`_keep_reachable`, then `_contact_stage` of the points kept, in one compiled call (each
     bundle typed once: numba types every argument of a call from Python, and the two calls apart
     typed the points, the bodies and the constants twice, about 10 µs a sub-step of the ant on the
-    floor); room (`RowArrays`) has room for the rows `before` and 3 rows a point of c. Returns
-    `_contact_stage`'s results, (0, 0, and its others for no point) where no point is kept."""
-    kept, body, surface = _keep_reachable(c, bodies, nodes, params)
-    return _contact_stage(c, kept, body, surface, bodies, materials, stored, params, before, room)
+    floor); room (`RowArrays`) has room for the rows `before` and 3 rows a point of c, scratch
+    (`PointRoom`) for every point of c. Returns `_contact_stage`'s results, (0, 0, and its others
+    for no point) where no point is kept."""
+    kept, body, surface = _keep_reachable(c, bodies, nodes, params, scratch)
+    return _contact_stage(c, kept, body, surface, bodies, materials, stored, params, before, room, scratch)
 
 
 _NO_ROWS = RowArrays(np.zeros((0, 2), np.int64), np.zeros((0, 2, 6)), *(np.zeros(0) for _ in range(7)),
@@ -872,7 +898,8 @@ class SceneSolver:
         self._prepared = PreparedBuffers()     # the room of the sub-step's `Prepared` (`self.step`'s, until the next prepare)
         self._solved = SolveBuffers()       # the room of the sub-step's solve (its `Solution`, until the next solve)
         self._halves_room = None        # `halves`' arrays for B bodies (its side is the sub-step's, `PreparedStep.side`)
-        self._rows_room = empty_row_arrays(0)   # the room of the sub-step's rows with contacts (`_contact_stage`)
+        self._rows_room = empty_row_arrays(0)   # the room of the sub-step's rows with contacts (`_contact_stage`) …
+        self._point_room = point_room(0)         # … and of its points' own arrays
         self._contact_views = Memo(VIEWS_KEPT)  # its rows' views by count (`_contact_row_views`)
         self._no_rows = Rows.empty()            # a sub-step's rows where it has none (one object: `_contact_row_views`)
         self._limit_easing = 0.0                # the last prepare's largest soft-limit slack (`limit_easing`)
@@ -1114,9 +1141,12 @@ class SceneSolver:
         rows = len(first.target) + 3 * len(c)     # (at most: the points kept are found in the call)
         if len(self._rows_room.target) < rows:     # (room for twice as many)
             self._rows_room = empty_row_arrays(2 * rows)
-        kept, bounces, count, bounce, e, cold_start, deep = _reachable_contact_stage(
+        if len(self._point_room.keep) < len(c):
+            self._point_room = point_room(2 * len(c))
+        scratch = self._point_room
+        kept, bounces, count, cold_start, deep = _reachable_contact_stage(
             points, bodies, self._node_motion(world), self._materials, self.cache.stored(), params, first,
-            self._rows_room)
+            self._rows_room, scratch)
         if kept < len(c):
             c = c.take(slice(kept))
         self.contacts = c
@@ -1124,9 +1154,10 @@ class SceneSolver:
             return None, None, False, False
         may_bounce = None
         if bounces:     # points approaching faster than BOUNCE_THRESHOLD with e > 0 (rare)
-            may = np.flatnonzero(np.isfinite(bounce.approach))
+            may = np.flatnonzero(np.isfinite(scratch.approach[:kept]))
             offset = len(first.target)
-            may_bounce = (offset + 3 * may + 2, bounce.approach[may], bounce.static_normal[may], -c.depth[may], e[may])
+            may_bounce = (offset + 3 * may + 2, scratch.approach[may], scratch.static_normal[may], -c.depth[may],
+                          scratch.e[may])
         return self._contact_row_views(count), may_bounce, cold_start, deep
 
     def _contact_row_views(self, n):
