@@ -41,8 +41,8 @@ def test_the_contact_stage_allocates_next_to_nothing_per_point(monkeypatch):
     feet: the difference, per point more, stays under 24 bytes. What a call still allocates is
     numba's record of each array argument (some 50 bytes each, whatever the count) and the warm
     start's lookup (a key, a flag and a taken flag a point: 10 bytes); the points' bodies, reach,
-    friction, restitution, warm impulses and bounce data, about 150 bytes a point, were allocated
-    at each call before they were given room."""
+    friction, restitution, warm impulses and bounce data, made at each call, would be about 150
+    bytes a point more."""
     few, few_points = _stage_call("ant.toml", 60, monkeypatch)
     many, many_points = _stage_call("pyramid.toml", 30, monkeypatch)
     assert few_points <= 8 and many_points >= 200

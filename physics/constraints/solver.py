@@ -233,8 +233,8 @@ class ContactPoints(NamedTuple):
 
 class PointRoom(NamedTuple):
     """The contact stage's per-point arrays (P,) for P points or more, kept by the solver from one
-    sub-step to the next (`point_room`), so that the stage allocates nothing per point: on a chain
-    of 100 links lying on its floor (some 150 points) they were most of what a step allocated."""
+    sub-step to the next (`point_room`), so that the stage allocates nothing per point (made at each
+    call, about 150 bytes a point: on a chain of 100 links lying on its floor, most of a step's)."""
 
     pair_nodes: np.ndarray      # (P, 2) int64 each point's two nodes (`_reach`)
     body: np.ndarray            # (P, 2) int64 its solver bodies, −1 static
