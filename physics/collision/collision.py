@@ -421,7 +421,7 @@ def _persistent(ka, kb):
 
 @kernel
 def _narrow(kind, node, centre, rotation, params, hull, hulls, pairs, margin, start, row, old, n_old, new, g, ints, vec,
-            out_d, work):
+            out_d, work, scratch):
     """The contacts of pairs start.. written compactly from output row `row` on, until the outputs
     have room for fewer than 4 more points (a pair's maximum) or a GJK/EPA pair finds no free row
     in the `new` manifold arrays. Returns (the first pair not done, rows written, manifolds kept);
@@ -440,9 +440,10 @@ def _narrow(kind, node, centre, rotation, params, hull, hulls, pairs, margin, st
     out_p, out_n, out_f = vec[0], vec[1], ints[4]
     new_keys, new_la, new_lb, new_feats, new_counts, new_next = new
     old_keys, old_la, old_lb, old_feats, old_counts, old_next = old
-    fs, it = np.empty((36, 3)), np.empty((5, 8), dtype=np.int64)  # scratch, layout at _RAB..
-    tmp_p, tmp_n, tmp_d, tmp_f = np.empty((4, 3)), np.empty((4, 3)), np.empty(4), np.empty(4, dtype=np.int64)
-    no_a, no_b, no_f = np.zeros((4, 3)), np.zeros((4, 3)), np.zeros(4, dtype=np.int64)  # pairs that keep no manifold
+    fs, it, tmp_p, tmp_n, tmp_d, tmp_f, no_a, no_b, no_f = scratch     # (`narrow_scratch`)
+    no_a[:] = 0.0       # the manifold of a pair that keeps none starts empty at each call
+    no_b[:] = 0.0
+    no_f[:] = 0
     capacity = out_d.shape[0]
     for k in range(start, pairs.shape[0]):
         a, b = pairs[k, 0], pairs[k, 1]
@@ -525,6 +526,10 @@ class Contacts:
         """The points `rows` (indices or a mask) as Contacts of their own."""
         return Contacts(*(array[rows] for array in vars(self).values()))     # (the fields, in order)
 
+    def copy(self):
+        """These points in arrays of their own (`contacts`' are its cache's room)."""
+        return Contacts(*(array.copy() for array in vars(self).values()))
+
     @classmethod
     def joined(cls, *parts):
         """The points of `parts` (Contacts) in one, in order."""
@@ -536,6 +541,8 @@ class Contacts:
         contact_keys(self.shape_a, self.shape_b, self.feature_id, n_shapes, keys)
         return keys
 
+
+OUTPUT_VIEWS_KEPT = 8       # `Contacts` views of an output set kept by count (`_output_room`)
 
 # No contact: one empty `Contacts`, shared (no point to write into; made once, not at each sub-step)
 _NO_CONTACTS = Contacts(*(np.zeros(0, np.int64) for _ in range(4)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0),
@@ -557,7 +564,8 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None):
     `world`: the nodes' world poses (see `physics.model.shapes.world_shapes`). `cache`: a `ContactCache`
     holding the GJK/EPA pairs' persistent manifolds (updated in place); without one those pairs get
     only this step's point. Points with depth >= -margin are returned. `placed`: the shapes at
-    these poses, if the caller has them (`physics.model.shapes.place`). Returns `Contacts`.
+    these poses, if the caller has them (`physics.model.shapes.place`). Returns `Contacts`; with a
+    cache, views of its room (`_output_room`), as they are until the second call after with it.
     """
     if cache is not None and type(pairs) is np.ndarray and pairs.shape == (0, 2) \
             and isinstance(margin, float) and 0.0 <= margin < math.inf:
@@ -577,24 +585,58 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None):
     cache.n_shapes = n_shapes = len(shapes)
     centre, rotation, params = world_shapes(shapes, world) if placed is None else placed[:3]
     hulls = world_hulls(shapes, world)
-    # outputs sized from the last call's count (fresh pages cost more than the kernel's work per
-    # point), grown and resumed when a step needs more; likewise the manifold rows
-    ints, vec, depth = _outputs(cache.capacity)
+    # outputs in the cache's room (`_output_room`), grown and resumed when a step needs more;
+    # likewise the manifold rows
+    ints, vec, depth, views = _output_room(cache)
+    if cache.scratch is None:
+        cache.scratch = narrow_scratch()
+    scratch = cache.scratch
     new = cache.spare
     done, m, g = _narrow(shapes.kind, shapes.node, centre, rotation, params, shapes.hull, hulls, pairs, margin, 0, 0,
-                         cache.manifolds, cache.n_manifolds, new, 0, ints, vec, depth, cache.work)
+                         cache.manifolds, cache.n_manifolds, new, 0, ints, vec, depth, cache.work, scratch)
     if done < 0:
         raise ValueError(f"pairs: got indices in [{pairs.min()}, {pairs.max()}]; expected [0, {n_shapes})")
     while done < len(pairs):
         if m + 4 > len(depth):
             ints, vec, depth = _outputs(2 * len(depth) + 4 * min(len(pairs) - done, 1024), (ints, vec, depth), m)
+            views = {}
+            cache.outputs[0] = (ints, vec, depth, views)
         if g >= len(new[0]):
             new = tuple(np.concatenate([x, np.zeros_like(x)]) for x in new)
         done, m, g = _narrow(shapes.kind, shapes.node, centre, rotation, params, shapes.hull, hulls, pairs, margin, done, m,
-                             cache.manifolds, cache.n_manifolds, new, g, ints, vec, depth, cache.work)
+                             cache.manifolds, cache.n_manifolds, new, g, ints, vec, depth, cache.work, scratch)
     cache.capacity = m + m // 4 + 64
     cache.spare, cache.manifolds, cache.n_manifolds = cache.manifolds, new, g
-    return Contacts(ints[0, :m], ints[1, :m], ints[2, :m], ints[3, :m], vec[0, :m], vec[1, :m], depth[:m], ints[4, :m])
+    cache.outputs.reverse()     # (the next call writes the other set: these points stay as they are until the one after)
+    found = views.get(m)        # the same `Contacts` while the count stays
+    if found is None:
+        if len(views) >= OUTPUT_VIEWS_KEPT:
+            views.clear()
+        found = views[m] = Contacts(ints[0, :m], ints[1, :m], ints[2, :m], ints[3, :m], vec[0, :m], vec[1, :m],
+                                    depth[:m], ints[4, :m])
+    return found
+
+
+def narrow_scratch():
+    """`_narrow`'s scratch, kept by its cache (`ContactCache.scratch`): a box's corners and box–box's
+    work (36, 3), box–box's layout (5, 8) int, a pair's points, normals, depths and features (4, 3),
+    (4, 3), (4,), (4,) int, and the empty manifold of a pair that keeps none (4, 3), (4, 3), (4,) int."""
+    return (np.empty((36, 3)), np.empty((5, 8), dtype=np.int64), np.empty((4, 3)), np.empty((4, 3)), np.empty(4),
+            np.empty(4, dtype=np.int64), np.zeros((4, 3)), np.zeros((4, 3)), np.zeros(4, dtype=np.int64))
+
+
+def _output_room(cache):
+    """The set of `contacts`' outputs this call writes (`ContactCache.outputs`' first): (ints, vec,
+    depth as `_outputs` makes them, {count: the `Contacts` of their first count points}), made with
+    room for twice the points the cache expects (`ContactCache.capacity`: the last call's count and a
+    quarter) where it has less. Two sets written in turn, so that a call's points stay as they are
+    through the next call (a sub-step's narrow phase, with the last one's points still held), and a
+    step of a scene whose count of points stays allocates no output: fresh arrays of 64 points and
+    more were most of what a robot's step on its floor allocated."""
+    room = cache.outputs[0]
+    if room is None or len(room[2]) < cache.capacity:
+        room = cache.outputs[0] = _outputs(2 * cache.capacity) + ({},)
+    return room
 
 
 def _outputs(capacity, old=None, m=0):

@@ -348,7 +348,9 @@ class ContactCache:
     The narrow phase (`physics.collision.collision.contacts`) reads and swaps its working state: `manifolds`
     (last step's, `MANIFOLD_FIELDS`) and their count `n_manifolds`, `spare` (the buffers this step's
     are written into), `work` (GJK/EPA's scratch, `epa_workspace`), `n_shapes` (what the keys were
-    made with) and `capacity` (output rows for the next call: the last count plus a quarter)."""
+    made with), `capacity` (output rows for the next call: the last count plus a quarter),
+    `outputs` (its two sets of output arrays, written in turn, the next one first:
+    `physics.collision.collision._output_room`) and `scratch` (its pairs' own)."""
 
     def __init__(self):
         self._impulse_keys = np.zeros(0, dtype=np.int64)
@@ -361,6 +363,8 @@ class ContactCache:
         self.work = epa_workspace()
         self.n_shapes = 0
         self.capacity = 64  # output rows for the next `contacts` call: the last count plus a quarter
+        self.outputs = [None, None]     # the narrow phase's output sets, the next one first
+        self.scratch = None             # its scratch (`physics.collision.collision.narrow_scratch`), made at its first call
 
     def stored(self):
         """The stored impulses (`StoredImpulses`, the cache's own arrays: read, do not write)."""

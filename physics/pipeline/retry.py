@@ -308,7 +308,8 @@ class Undo:
         within the bodies the sub-step steps (`context.active`). A sub-step `halvings` from the last
         level (`rattle_substep`) is done with the last Undo taken at its level, whose arrays this
         one's copies then go into (`Workspace.undo_rooms`): the whole world's, a scene where every body
-        is in a joint, is then copied without an allocation (None: in arrays of its own)."""
+        is in a joint, is then copied without an allocation, and an island's where it has as many
+        bodies as the last one (None: in arrays of its own)."""
         solver = work.solver
         if context.active is None and work.all_jointed:     # every body in a joint: the island is all
             if halvings is None:
@@ -333,7 +334,14 @@ class Undo:
         active = island_of(pairs, model.dyn.size, np.ascontiguousarray(solver.joints.body.reshape(-1)))
         if context.active is not None:
             active &= context.active
-        return cls(model, data, work, None if active.all() else active)
+        if halvings is None:
+            return cls(model, data, work, None if active.all() else active)
+        # an island's copies likewise go into the last island Undo's arrays at this level, where
+        # the island has as many bodies (a rope bridge's planks with its ropes: the same island)
+        key = (halvings, "island")
+        undo = work.undo_rooms[key] = cls(model, data, work, None if active.all() else active,
+                                          work.undo_rooms.get(key))
+        return undo
 
     _again = None   # a whole-world Undo's copies as one call: (its sources, `generation()`, the call), `take`
 
@@ -401,8 +409,10 @@ class After:
         solver = work.solver
         self.kinematic = tuple(a.copy() for a in data.kinematic)
         self.cache = solver.cache.part(inside, touching=False)
-        # (the residual a copy: it is a view of the solve's room, which the halves' solves write again)
-        self.inside, self.contacts, self.residual = inside, solver.contacts, solver.residual.copy()
+        # (copies: the residual is a view of the solve's room and the contacts of the narrow phase's,
+        # which the halves' solves and narrow phases write again)
+        contacts = None if solver.contacts is None else solver.contacts.copy()
+        self.inside, self.contacts, self.residual = inside, contacts, solver.residual.copy()
 
     def put_back(self, model, data, work, attempt_stands=False):
         for array, rows in zip(data.kinematic, self.kinematic):
