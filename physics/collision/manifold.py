@@ -231,19 +231,20 @@ def _warm(impulses, normals, j, normal, i, out):
     out[i, 2] = fx * u2[0] + fy * u2[1] + fz * u2[2]
 
 
-@kernel
-def lookup_impulses(stored, shape_a, shape_b, feature_id, point, normal, out):
+@kernel(refcounts=False)
+def lookup_impulses(stored, shape_a, shape_b, feature_id, point, normal, out, mine, taken, found):
     """Each contact's stored impulse into out (M, 3) (normal, t1, t2), 0 where none: by key (binary
     search in the sorted keys), then, for the points left, by position (`WARM_MATCH_DISTANCE`): the
     nearest stored point of the same pair, normal within 0.1 rad (`WARM_MATCH_COS`), that no point
     took; re-expressed in this step's tangents (`_warm`). `stored`: `StoredImpulses`; point, normal
-    (M, 3): this step's, world. Returns (M,) bool: which points found a stored one (a point resting
-    with no load has a stored impulse of 0, and is no new point for that)."""
+    (M, 3): this step's, world. Into found (M,) bool: which points found a stored one (a point
+    resting with no load has a stored impulse of 0, and is no new point for that). Its scratch, the
+    caller's (it allocates nothing): mine (M,) int64 the points' keys, taken (K,) bool or longer,
+    which stored points were taken."""
     keys, impulses, points, normals = stored.keys, stored.impulses, stored.points, stored.normals
-    mine = np.empty(out.shape[0], dtype=np.int64)
     contact_keys(shape_a, shape_b, feature_id, stored.n_shapes, mine)
-    taken = np.zeros(keys.shape[0], dtype=np.bool_)
-    found = np.zeros(mine.shape[0], dtype=np.bool_)
+    taken[:keys.shape[0]] = False
+    found[:] = False
     at = 0
     for i in range(mine.shape[0]):
         # this step's points come pair by pair in key order, nearly: the search starts at the last
@@ -275,7 +276,6 @@ def lookup_impulses(stored, shape_a, shape_b, feature_id, point, normal, out):
             _warm(impulses, normals, best, normal, i, out)
             taken[best] = True
             found[i] = True
-    return found
 
 
 @kernel
@@ -375,7 +375,8 @@ class ContactCache:
         """(M, 3) the impulses stored for these contact points last step; 0 for new points."""
         out = np.empty((len(c), 3))
         lookup_impulses(self.stored(), c.shape_a, c.shape_b, c.feature_id, np.ascontiguousarray(c.point_world, dtype=np.float64),
-                        np.ascontiguousarray(c.normal_world, dtype=np.float64), out)
+                        np.ascontiguousarray(c.normal_world, dtype=np.float64), out, np.empty(len(c), np.int64),
+                        np.empty(len(self._impulse_keys), np.bool_), np.empty(len(c), np.bool_))
         return out
 
     def store(self, c, impulse):

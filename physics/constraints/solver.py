@@ -233,8 +233,9 @@ class ContactPoints(NamedTuple):
 
 class PointRoom(NamedTuple):
     """The contact stage's per-point arrays (P,) for P points or more, kept by the solver from one
-    sub-step to the next (`point_room`), so that the stage allocates nothing per point (made at each
-    call, about 150 bytes a point: on a chain of 100 links lying on its floor, most of a step's)."""
+    sub-step to the next (`point_room`), so that the stage allocates nothing (made at each call,
+    about 160 bytes a point: on a chain of 100 links lying on its floor, most of a step's), and is
+    compiled without reference counts (`_reachable_contact_stage`)."""
 
     pair_nodes: np.ndarray      # (P, 2) int64 each point's two nodes (`_reach`)
     body: np.ndarray            # (P, 2) int64 its solver bodies, −1 static
@@ -245,13 +246,17 @@ class PointRoom(NamedTuple):
     warm: np.ndarray            # (P, 3) its stored impulse (warm start)
     approach: np.ndarray        # (P,) `PointBounce`'s, for the restitution stage …
     static_normal: np.ndarray   # (P,) …
+    key: np.ndarray             # (P,) int64 its warm start's key …
+    found: np.ndarray           # (P,) bool … whether it found a stored impulse …
+    taken: np.ndarray           # (P,) bool … and which stored ones were taken (P of them or more are stored)
 
 
 def point_room(points):
     """A `PointRoom` for `points` points."""
     return PointRoom(np.empty((points, 2), np.int64), np.empty((points, 2), np.int64), np.empty((points, 2, 3)),
                      np.empty(points, np.bool_), np.empty(points), np.empty(points), np.empty((points, 3)),
-                     np.empty(points), np.empty(points))
+                     np.empty(points), np.empty(points), np.empty(points, np.int64), np.empty(points, np.bool_),
+                     np.empty(points, np.bool_))
 
 
 class SolverBodies(NamedTuple):
@@ -463,7 +468,7 @@ def _solve_changes(velocity, solved, relaxed, final, h, fraction, push_speed, jo
                                   + inverse_inertia[k, i, 1] * w[1])
 
 
-@kernel
+@kernel(refcounts=False)
 def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, before, room, scratch):
     """The contact points' rows in one compiled call (`SceneSolver.prepare`), of the points that can
     touch within this step, `kept` of them moved to the front of c with their solver bodies `body`
@@ -491,10 +496,11 @@ def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, be
         a, b = c.node_a[m], c.node_b[m]
         mu[m] = np.sqrt(materials.friction[a] * materials.friction[b])
         e[m] = max(materials.restitution[a], materials.restitution[b])
-    found = np.zeros(kept, np.bool_)
+    found = scratch.found[:kept]
+    found[:] = False
     if params.warm:
-        found = lookup_impulses(stored, c.shape_a[:kept], c.shape_b[:kept], c.feature[:kept], c.point[:kept],
-                                c.normal[:kept], warm)
+        lookup_impulses(stored, c.shape_a[:kept], c.shape_b[:kept], c.feature[:kept], c.point[:kept], c.normal[:kept],
+                        warm, scratch.key[:kept], scratch.taken, found)
     J = before.body.shape[0] if kept else 0     # (no point kept: no rows, the joints' not copied either)
     n = J + 3 * kept
     rows = RowArrays(room.body[:n], room.jacobian[:n], room.target[:n], room.relax[:n], room.lower[:n], room.upper[:n],
@@ -541,7 +547,7 @@ def _add_row_changes(slot, minv_jt, impulse, rows, out):
                 out[b, i] += minv_jt[k, side, i] * impulse[k]
 
 
-@kernel
+@kernel(refcounts=False)
 def _keep_reachable(c, bodies, nodes, params, scratch):
     """Each point's solver bodies (M, 2) and surface velocities (M, 2, 3) (`_reach`), then the
     points that can touch this step moved to the front of every array of the `ContactPoints` c, in
@@ -562,12 +568,15 @@ def _keep_reachable(c, bodies, nodes, params, scratch):
         if kept != m:
             shape_a[kept], shape_b[kept], node_a[kept], node_b[kept] = shape_a[m], shape_b[m], node_a[m], node_b[m]
             depth[kept], feature[kept] = depth[m], feature[m]
-            point[kept], normal[kept], body[kept], surface[kept] = point[m], normal[m], body[m], surface[m]
+            for i in range(3):      # (element by element: a row's copy allocates a temporary)
+                point[kept, i], normal[kept, i] = point[m, i], normal[m, i]
+                surface[kept, 0, i], surface[kept, 1, i] = surface[m, 0, i], surface[m, 1, i]
+            body[kept, 0], body[kept, 1] = body[m, 0], body[m, 1]
         kept += 1
     return kept, body, surface
 
 
-@kernel
+@kernel(refcounts=False)
 def _reachable_contact_stage(c, bodies, nodes, materials, stored, params, before, room, scratch):
     """`_keep_reachable`, then `_contact_stage` of the points kept, in one compiled call (each
     bundle typed once: numba types every argument of a call from Python, and the two calls apart
@@ -1141,12 +1150,12 @@ class SceneSolver:
         rows = len(first.target) + 3 * len(c)     # (at most: the points kept are found in the call)
         if len(self._rows_room.target) < rows:     # (room for twice as many)
             self._rows_room = empty_row_arrays(2 * rows)
-        if len(self._point_room.keep) < len(c):
-            self._point_room = point_room(2 * len(c))
+        stored = self.cache.stored()
+        if len(self._point_room.keep) < max(len(c), len(stored.keys)):     # (the stored points: the warm start's)
+            self._point_room = point_room(2 * max(len(c), len(stored.keys)))
         scratch = self._point_room
         kept, bounces, count, cold_start, deep = _reachable_contact_stage(
-            points, bodies, self._node_motion(world), self._materials, self.cache.stored(), params, first,
-            self._rows_room, scratch)
+            points, bodies, self._node_motion(world), self._materials, stored, params, first, self._rows_room, scratch)
         if kept < len(c):
             c = c.take(slice(kept))
         self.contacts = c
