@@ -535,3 +535,29 @@ def test_lower_bound_near_is_the_binary_search_from_any_hint(values, key, hint, 
     keys = np.sort(np.asarray(values, np.int64))
     n = min(cut, len(keys))
     assert lower_bound_near(keys, n, key, hint) == np.searchsorted(keys[:n], key, "left")
+
+
+def test_stored_impulses_alternate_between_two_sets_and_a_held_cache_survives_one_store():
+    """`ContactCache.store` writes the other of two sets of arrays each time: a store of as many
+    points as two stores before reuses that one's arrays (no allocation a step), and what `held`
+    took before a store is untouched by it, so a RATTLE retry's `put_held` gives back exactly the
+    impulses it held (exact: copies). `columns` reads an impulse's normal, t1, t2 where they are
+    (the solver's rows are t1, t2, n)."""
+    cache = ContactCache()
+    cache.n_shapes = 2
+    point = _one_point(7, [0.0, 0.0, 0.0], UP)
+    cache.store(point, np.array([[1.5, 0.2, -0.1]]))
+    first = cache.stored()
+    held = cache.held()
+    cache.store(point, np.array([[0.7, -0.3, 0.4]]), columns=np.array([2, 0, 1]))
+    np.testing.assert_array_equal(cache.stored().impulses, [[0.4, 0.7, -0.3]])
+    np.testing.assert_array_equal(first.impulses, [[1.5, 0.2, -0.1]])     # (held through one store)
+    cache.put_held(held)
+    np.testing.assert_array_equal(cache.lookup(point), [[1.5, 0.2, -0.1]])
+    cache.store(point, np.array([[2.0, 0.0, 0.0]]))
+    cache.store(point, np.array([[3.0, 0.0, 0.0]]))
+    again = cache.stored()
+    cache.store(point, np.array([[4.0, 0.0, 0.0]]))
+    cache.store(point, np.array([[5.0, 0.0, 0.0]]))
+    assert cache.stored().impulses is again.impulses and cache.stored().keys is again.keys
+    np.testing.assert_array_equal(cache.lookup(point), [[5.0, 0.0, 0.0]])

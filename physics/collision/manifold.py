@@ -278,20 +278,22 @@ def lookup_impulses(stored, shape_a, shape_b, feature_id, point, normal, out, mi
             found[i] = True
 
 
-@kernel
-def _store(shape_a, shape_b, feature_id, n_shapes, impulse, point, normal, sorted_keys, sorted_impulse, sorted_point,
-           sorted_normal):
-    """The contacts' keys sorted, and their impulses, points and normals (M, 3) in that order, into
-    the last four arrays; True, or False when the contacts were too far out of order for insertion
-    sort (then nothing is written: the caller sorts with numpy's stable argsort, `_store_in_order`)."""
-    keys = np.empty(sorted_keys.shape[0], dtype=np.int64)
+@kernel(refcounts=False)
+def _store(shape_a, shape_b, feature_id, n_shapes, impulse, columns, point, normal, keys, order, sorted_keys,
+           sorted_impulse, sorted_point, sorted_normal):
+    """The contacts' keys sorted, and their impulses (columns `columns` of impulse (M, 3): normal,
+    t1, t2), points and normals (M, 3) in that order, into the last four arrays; True, or False
+    when the contacts were too far out of order for insertion sort (then nothing is written: the
+    caller sorts with numpy's stable argsort, `_store_in_order`). keys, order (M,) int64: scratch,
+    left holding the keys unsorted."""
     contact_keys(shape_a, shape_b, feature_id, n_shapes, keys)
     # contacts come pair by pair with pairs sorted, so only each pair's <= 4 points are out of order:
     # insertion sort is O(M) then (mergesort costs ~1.4x numpy's radix sort at 24k points); it gives
     # way to a stable argsort once it has shifted more than 4 M elements (pairs given in any order),
     # numpy's, in the caller: numba's mergesort would compile on every first step for a case that
     # shipped scenes never meet (a stable sort's order is the same whichever sorts)
-    order = np.arange(keys.shape[0])
+    for i in range(keys.shape[0]):
+        order[i] = i
     shifts = 0
     for i in range(1, keys.shape[0]):
         o = order[i]
@@ -303,20 +305,26 @@ def _store(shape_a, shape_b, feature_id, n_shapes, impulse, point, normal, sorte
         shifts += i - j
         if shifts > 4 * keys.shape[0]:
             return False
-    _store_in_order(keys, order, impulse, point, normal, sorted_keys, sorted_impulse, sorted_point, sorted_normal)
+    _store_in_order(keys, order, impulse, columns, point, normal, sorted_keys, sorted_impulse, sorted_point,
+                    sorted_normal)
     return True
 
 
-@kernel
-def _store_in_order(keys, order, impulse, point, normal, sorted_keys, sorted_impulse, sorted_point, sorted_normal):
-    """keys (M,), impulses, points and normals (M, 3) gathered in `order` into the last four arrays."""
+@kernel(refcounts=False)
+def _store_in_order(keys, order, impulse, columns, point, normal, sorted_keys, sorted_impulse, sorted_point,
+                    sorted_normal):
+    """keys (M,), impulses (columns `columns` of impulse), points and normals (M, 3) gathered in
+    `order` into the last four arrays."""
     for i in range(keys.shape[0]):
         sorted_keys[i] = keys[order[i]]
         for c in range(3):
-            sorted_impulse[i, c] = impulse[order[i], c]
+            sorted_impulse[i, c] = impulse[order[i], columns[c]]
             sorted_point[i, c] = point[order[i], c]
             sorted_normal[i, c] = normal[order[i], c]
 
+
+NORMAL_T1_T2 = np.array([0, 1, 2], np.int64)   # `ContactCache.store`'s columns of an impulse given (normal, t1, t2)
+STORED_VIEWS_KEPT = 8       # views of a set of the stored impulses kept by count (`ContactCache._impulse_room`)
 
 MANIFOLD_FIELDS = ("keys", "local_a", "local_b", "feats", "counts", "next_ids")
 
@@ -363,8 +371,10 @@ class ContactCache:
         self.work = epa_workspace()
         self.n_shapes = 0
         self.capacity = 64  # output rows for the next `contacts` call: the last count plus a quarter
+        self._impulse_sets = [None, None]   # the stored impulses' two sets of arrays (`_impulse_room`) …
+        self._impulse_set = 0               # … and the one they are views of (the next store writes the other)
         self.outputs = [None, None]     # the narrow phase's output sets, the next one first
-        self.scratch = None             # its scratch (`physics.collision.collision.narrow_scratch`), made at its first call
+        self.scratch = None     # its scratch (`physics.collision.collision.narrow_scratch`), made by its first call
 
     def stored(self):
         """The stored impulses (`StoredImpulses`, the cache's own arrays: read, do not write)."""
@@ -379,24 +389,44 @@ class ContactCache:
                         np.empty(len(self._impulse_keys), np.bool_), np.empty(len(c), np.bool_))
         return out
 
-    def store(self, c, impulse):
-        """Remember the solver's impulses (M, 3) for the contacts `c` (replaces the previous ones)."""
+    def store(self, c, impulse, columns=NORMAL_T1_T2):
+        """Remember the solver's impulses (M, 3) for the contacts `c` (replaces the previous ones):
+        `columns` (3,) int64, where in a row of `impulse` its normal, t1 and t2 parts are. They go
+        into the other of two sets of arrays the cache writes in turn (`_impulse_room`), so that a
+        step whose count of points stays allocates nothing here, and the impulses stored before
+        stay as they are through one more store (`held`)."""
         impulse = np.asarray(impulse, dtype=np.float64)
         if impulse.shape != (len(c), 3):
             raise ValueError(f"impulse: got shape {impulse.shape}; expected ({len(c)}, 3)")
         if not len(c) and not len(self._impulse_keys):
             return      # none to remember and none remembered: the empty arrays stand (a robot in the air's sub-steps)
-        keys, impulses = np.empty(len(c), dtype=np.int64), np.empty((len(c), 3))
-        points, normals = np.empty((len(c), 3)), np.empty((len(c), 3))
+        keys, order, stored = self._impulse_room(len(c))
         point = np.ascontiguousarray(c.point_world, dtype=np.float64)
         normal = np.ascontiguousarray(c.normal_world, dtype=np.float64)
-        if not _store(c.shape_a, c.shape_b, c.feature_id, self.n_shapes, impulse, point, normal, keys, impulses,
-                      points, normals):
-            unsorted = c.keys(self.n_shapes)
-            _store_in_order(unsorted, np.argsort(unsorted, kind="stable"), impulse, point, normal, keys, impulses,
-                            points, normals)
-        self._impulse_keys, self._impulses = keys, impulses
-        self._impulse_points, self._impulse_normals = points, normals
+        if not _store(c.shape_a, c.shape_b, c.feature_id, self.n_shapes, impulse, columns, point, normal, keys, order,
+                      *stored):
+            _store_in_order(keys, np.argsort(keys, kind="stable"), impulse, columns, point, normal, *stored)
+        self._impulse_keys, self._impulses, self._impulse_points, self._impulse_normals = stored
+        self._impulse_set = 1 - self._impulse_set
+
+    def _impulse_room(self, n):
+        """The set of stored impulses' arrays the next store writes (the one the stored impulses are
+        not views of), made with room for 2n points where it has less: its scratch keys and order
+        (n,) int64 and its views (keys, impulses, points, normals) of n points, the same views while
+        the count stays."""
+        spare = 1 - self._impulse_set
+        room = self._impulse_sets[spare]
+        if room is None or len(room[0]) < n:
+            room = self._impulse_sets[spare] = (np.empty(2 * n, np.int64), np.empty(2 * n, np.int64),
+                                                np.empty(2 * n, np.int64), np.empty((2 * n, 3)),
+                                                np.empty((2 * n, 3)), np.empty((2 * n, 3)), {})
+        views = room[6]
+        found = views.get(n)
+        if found is None:
+            if len(views) >= STORED_VIEWS_KEPT:
+                views.clear()
+            found = views[n] = (room[0][:n], room[1][:n], tuple(a[:n] for a in room[2:6]))
+        return found
 
     def state(self):
         """What the next step reads (`physics.pipeline.snapshot`): the stored impulses and the live
@@ -412,15 +442,16 @@ class ContactCache:
     def held(self):
         """The cache as it stands, by reference, for `put_held` (a RATTLE retry's `Undo`): valid
         until the next narrow phase, which writes this step's manifolds into the other set of
-        buffers (`spare`) and swaps, and until `store`, which replaces the impulses' arrays:
-        nothing writes the arrays held in place, so a retry puts back the references."""
-        return (self._impulse_keys, self._impulses, self._impulse_points, self._impulse_normals, self.n_shapes,
-                self.manifolds, self.n_manifolds)
+        buffers (`spare`) and swaps, and through one `store`, which writes the other set of the
+        impulses' arrays: nothing writes the arrays held in place before then, so a retry puts
+        back the references."""
+        return (self._impulse_keys, self._impulses, self._impulse_points, self._impulse_normals, self._impulse_set,
+                self.n_shapes, self.manifolds, self.n_manifolds)
 
     def put_held(self, held):
-        """The cache as `held` found it, taken before the next narrow phase."""
-        (self._impulse_keys, self._impulses, self._impulse_points, self._impulse_normals, self.n_shapes,
-         self.manifolds, self.n_manifolds) = held
+        """The cache as `held` found it, taken before the next narrow phase and at most one store."""
+        (self._impulse_keys, self._impulses, self._impulse_points, self._impulse_normals, self._impulse_set,
+         self.n_shapes, self.manifolds, self.n_manifolds) = held
 
     def part(self, shapes, touching=True):
         """This cache's entries (impulses and manifolds, as `state()` names them) of the shape pairs

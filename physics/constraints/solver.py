@@ -1481,8 +1481,8 @@ class SceneSolver:
             self.joints.impulse.reshape(-1)[step.joints.slots] = impulse[:len(step.joints.slots)]
         if self.contacts is not None:
             c = self.contacts
-            stored = impulse[len(impulse) - 3 * len(c):].reshape(-1, 3)[:, _NORMAL_FIRST]   # (n, t1, t2)
-            self.cache.store(c, stored)
+            # (a point's rows are (t1, t2, n); the cache stores (n, t1, t2))
+            self.cache.store(c, impulse[len(impulse) - 3 * len(c):].reshape(-1, 3), _NORMAL_FIRST)
         self.residual = solution.residual
         return solution
 

@@ -275,7 +275,7 @@ class Workspace:
         self.bodies = WorldBodies.empty(dyn.size)
         self.moving = np.ones(dyn.size, bool)   # the bodies `apply_world_changes` moves: all, or a retry's island
         self.all_jointed = _all_jointed(model)     # a RATTLE retry's island is every body (`Undo.take`)
-        self.undo_rooms = {}        # the last `Undo` taken at each halving level (whole-world, island), done with at the next
+        self.undo_rooms = {}        # the last `Undo` at each halving level (whole-world, island), done with at the next
         # `apply_world_changes`' inputs, Δv and Δx [Δx, Δθ] (D, 6): a stage writes them here, or they are copied here
         self.changes = (np.empty((dyn.size, 6)), np.empty((dyn.size, 6)))
         self.carry_target = np.empty((dyn.size, 3))     # the carried velocities' (`apply_world_changes`)
