@@ -941,6 +941,14 @@ class SolveBuffers:
         objects = (kernel, system, targets, stages, padded, side, room)
         return self._calls.find(objects) or self._calls.get(lambda: bind(*objects), objects)
 
+    def solution(self, bodies, swept):
+        """The `Solution` of a solve of `bodies` bodies that took `swept` solve sweeps in this room
+        (`_solve_stages`): its views, the same object while the counts and the room stay."""
+        room, views = self.arrays, self._views
+        return views.find((room,), "solution", bodies, swept) or views.get(
+            lambda: Solution(room.velocity_solve[:bodies], room.velocity_relax[:bodies], room.residual[:swept],
+                             room.padded[:bodies]), (room,), "solution", bodies, swept)
+
 
 def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, relax_iterations=None,
           restitution=None, most=None, tolerance=0.0, side=None, fresh=False, buffers=None):
@@ -988,27 +996,29 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
             and prepared.system() is prepared._system:
         # (the same call, its arguments kept where they are the rows' own arrays: `stages_call`)
         call = buffers.stages_call(stages_kernel, prepared, stages, B, None if side is None else _as(side, np.int64))
-        residual, velocity_solve, velocity_relax = call()
-        return Solution(velocity_solve, velocity_relax, residual, padded[:-1])
+        return buffers.solution(B, call())
     side = room.side[:B] if side is None else _as(side, np.int64)
-    residual, velocity_solve, velocity_relax = stages_kernel(prepared.system(), targets, stages, padded, side, room)
-    return Solution(velocity_solve, velocity_relax, residual, padded[:-1])
+    swept = stages_kernel(prepared.system(), targets, stages, padded, side, room)
+    return Solution(room.velocity_solve[:B], room.velocity_relax[:B], room.residual[:swept], padded[:-1])
 
 
 _NO_RESTITUTION = np.zeros(0)
 
 
-@kernel
+@kernel(refcounts=False)
 def _solve_stages(s, targets, stages, velocity, side, room):
     """`solve`'s stages in one compiled call on the `RowSystem` s, in place on velocity (B + 1, 6)
-    (the last row the static dummy body) and s.impulse; returns the residual of every solve sweep
-    and the velocities (B, 6) after the solve and after the relax stage (views of `room`, a
-    `SolveRoom`, whose arrays the stages work in). `targets`: `Targets`, `stages`: `Stages`; `side`
-    (B,): the bodies' halves (`partition_elements`). Sweeps on the calling thread (`_pgs`); `_solve_stages_parallel` is the same with the two-thread sweep."""
+    (the last row the static dummy body) and s.impulse, in `room` (a `SolveRoom`): the residual of
+    every solve sweep into room.residual, the velocities (B, 6) after the solve and after the relax
+    stage into room.velocity_solve and room.velocity_relax; returns how many solve sweeps it took.
+    `targets`: `Targets`, `stages`: `Stages`; `side` (B,): the bodies' halves
+    (`partition_elements`). Sweeps on the calling thread (`_pgs`); `_solve_stages_parallel` is the
+    same with the two-thread sweep. Compiled without reference counts: it allocates nothing and
+    returns no array (its room's views are the caller's, `SolveBuffers.solution`)."""
     return _stages(s, targets, stages, velocity, side, _pgs, room)
 
 
-@kernel
+@kernel(refcounts=False)
 def _solve_stages_parallel(s, targets, stages, velocity, side, room):
     """`_solve_stages` with the sweep that solves the two halves on two threads (`_pgs_parallel`),
     for a solver that splits halves (`physics.constraints.solver`: PARALLEL_MIN rows or more)."""
@@ -1019,6 +1029,15 @@ def parallel_stages_loaded():
     """Whether this process holds a version of the two-thread stages (`_solve_stages_parallel`,
     compiled or loaded from the cache): a heap's warm-up steps until it does (physics.tools.warmup)."""
     return bool(_solve_stages_parallel.overloads)
+
+
+@kernel(inline=True)
+def _copy6(into, rows):
+    """into[i, :] = rows[i, :] for each row i of `into` (N, 6), `rows` (N or more, 6): element by
+    element, as a kernel without reference counts copies (an array's copy may allocate)."""
+    for i in range(into.shape[0]):
+        for c in range(6):
+            into[i, c] = rows[i, c]
 
 
 @kernel(inline=True)
@@ -1035,7 +1054,7 @@ def _stages(s, targets, stages, velocity, side, pgs, room):
         impulse[:] = 0.0
     free = room.free[:B + 1]
     if stages.fresh:
-        free[:] = velocity
+        _copy6(free, velocity)
     _apply_impulses(s.body, s.minv_jt, impulse, velocity)
     order = room.order[:R]
     for i in range(R):
@@ -1052,16 +1071,16 @@ def _stages(s, targets, stages, velocity, side, pgs, room):
                 room.sweep)
             swept += 1
     residual = residual[:swept]
-    velocity_solve[:] = velocity[:B]
+    _copy6(velocity_solve, velocity)
     if R and stages.relax and stages.fresh:
-        velocity[:] = free
+        _copy6(velocity, free)
         impulse[:] = 0.0
         pgs(s, elements, offsets, targets.relax, velocity, max(iterations, relax_iterations), 1.0, True,
             room.spare[:max(iterations, relax_iterations)], room.sweep)
     elif R and stages.relax and relax_iterations:
         pgs(s, elements, offsets, targets.relax, velocity, relax_iterations, 1.0, True, room.spare[:relax_iterations],
             room.sweep)
-    velocity_relax[:] = velocity[:B]
+    _copy6(velocity_relax, velocity)
     # Box2D v3: only points that took an impulse bounce (a speculative point that never touched does not).
     bounce = 0
     for i in range(restitution.size):
@@ -1079,4 +1098,4 @@ def _stages(s, targets, stages, velocity, side, pgs, room):
                     k += 1
         elements = partition.elements[:_partition(order, s.block, s.body, side, False, partition)]
         pgs(s, elements, offsets, bounce_target, velocity, iterations, 1.0, False, room.spare[:iterations], room.sweep)
-    return residual, velocity_solve, velocity_relax
+    return swept
