@@ -373,13 +373,20 @@ class ContactCache:
         self.capacity = 64  # output rows for the next `contacts` call: the last count plus a quarter
         self._impulse_sets = [None, None]   # the stored impulses' two sets of arrays (`_impulse_room`) …
         self._impulse_set = 0               # … and the one they are views of (the next store writes the other)
+        self._stored = [None, None]         # `stored()`'s bundle of them, for each set
         self.outputs = [None, None]     # the narrow phase's output sets, the next one first
         self.scratch = None     # its scratch (`physics.collision.collision.narrow_scratch`), made by its first call
 
     def stored(self):
-        """The stored impulses (`StoredImpulses`, the cache's own arrays: read, do not write)."""
-        return StoredImpulses(self._impulse_keys, self._impulses, self.n_shapes, self._impulse_points,
-                              self._impulse_normals)
+        """The stored impulses (`StoredImpulses`, the cache's own arrays: read, do not write), the
+        same object while they stay (a caller's bound call finds it again)."""
+        kept = self._stored[self._impulse_set]     # (one for each set of arrays: they are used in turn)
+        if kept is None or kept.keys is not self._impulse_keys or kept.impulses is not self._impulses \
+                or kept.points is not self._impulse_points or kept.normals is not self._impulse_normals \
+                or kept.n_shapes != self.n_shapes:
+            kept = self._stored[self._impulse_set] = StoredImpulses(self._impulse_keys, self._impulses, self.n_shapes,
+                                                                    self._impulse_points, self._impulse_normals)
+        return kept
 
     def lookup(self, c):
         """(M, 3) the impulses stored for these contact points last step; 0 for new points."""

@@ -79,6 +79,7 @@ GAIN_TOLERANCE = 1e-6       # relative
 # deeper in one another than this are counted; touching surfaces written with rounded decimals meet
 # well within it (the shipped scenes' deepest start overlap is 1e-9 m).
 OVERLAP_TOLERANCE = 1e-3    # m
+CONTACT_CALLS = 32          # the contact stage's bundles and bound calls kept at most (`SceneSolver._contact_call`)
 # More pairs than this overlapping at load refuse the scene (physics.pipeline.simulation.OverlapError): 630
 # coincident boxes (198,135 pairs) took 31 s a step; a scene built with care has none, and the
 # heaviest shipped heap (the 1,000-box pile) has about 6,000 candidate pairs, none overlapping.
@@ -910,6 +911,8 @@ class SceneSolver:
         self._rows_room = empty_row_arrays(0)   # the room of the sub-step's rows with contacts (`_contact_stage`) …
         self._point_room = point_room(0)         # … and of its points' own arrays
         self._contact_views = Memo(VIEWS_KEPT)  # its rows' views by count (`_contact_row_views`)
+        self._contact_calls = Memo(CONTACT_CALLS)   # the contact stage's bundles and bound calls (`_contact_call`) …
+        self._contact_seen = Memo(CONTACT_CALLS)    # … and the arguments it met once, bound when met again
         self._no_rows = Rows.empty()            # a sub-step's rows where it has none (one object: `_contact_row_views`)
         self._limit_easing = 0.0                # the last prepare's largest soft-limit slack (`limit_easing`)
         self._row_arrays = None                 # (the joints' Rows, their RowArrays): `_row_arrays_of`
@@ -1140,9 +1143,12 @@ class SceneSolver:
         from the first). The points kept become `contacts`. -> (the `Rows`, or None where no point is
         kept; the rows that may bounce, or None; whether the step is a cold start; whether a point is
         deep)."""
-        points = ContactPoints(c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
-                               c.feature_id)
-        bodies = SolverBodies(self.body_of_node, centre, velocity)
+        memo = self._contact_calls      # (by each points' id too: the narrow phase's two sets are used in turn)
+        points = memo.find((c,), "points", id(c)) or memo.get(lambda: ContactPoints(
+            c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth, c.feature_id), (c,),
+            "points", id(c))
+        bodies = memo.find((centre, velocity), "bodies") or memo.get(
+            lambda: SolverBodies(self.body_of_node, centre, velocity), (centre, velocity), "bodies")
         g = math.hypot(*np.asarray(settings.gravity, float).tolist())     # (Python floats: numpy's scalars cost more)
         params = ContactParams(h, lead, SPECULATIVE + g * h * h, bool(settings.warm_start), beta, SLOP, BOUNCE_THRESHOLD,
                                softness, settings.max_contact_push_speed)
@@ -1154,8 +1160,8 @@ class SceneSolver:
         if len(self._point_room.keep) < max(len(c), len(stored.keys)):     # (the stored points: the warm start's)
             self._point_room = point_room(2 * max(len(c), len(stored.keys)))
         scratch = self._point_room
-        kept, bounces, count, cold_start, deep = _reachable_contact_stage(
-            points, bodies, self._node_motion(world), self._materials, stored, params, first, self._rows_room, scratch)
+        kept, bounces, count, cold_start, deep = self._contact_call(
+            (points, bodies, self._node_motion(world), self._materials, stored, first, self._rows_room, scratch), params)
         if kept < len(c):
             c = c.take(slice(kept))
         self.contacts = c
@@ -1168,6 +1174,25 @@ class SceneSolver:
             may_bounce = (offset + 3 * may + 2, scratch.approach[may], scratch.static_normal[may], -c.depth[may],
                           scratch.e[may])
         return self._contact_row_views(count), may_bounce, cold_start, deep
+
+    def _contact_call(self, objects, params):
+        """`_reachable_contact_stage` of these arguments (points, bodies, nodes, materials, stored,
+        before, room, scratch) and `params` (`ContactParams`): a bound call where the same objects and
+        values met it before (`Memo`: the narrow phase's points and the cache's stored impulses are
+        views of two sets of room used in turn, the same objects while their counts stay), so that
+        a sub-step like the last but one types no argument (the eight bundles' typing took more than
+        the call's work on the ant's four feet); the first time, numba's entry point, so that
+        points whose count changes at every sub-step (a heap's) never pay for a bind."""
+        memo = self._contact_calls
+        values = (id(objects[0]), id(objects[4])) + params     # (the points' and stored impulses' sets: each its last)
+        call = memo.find(objects, *values)
+        if call is None:
+            met = self._contact_seen.get(lambda: [0], objects, *values)
+            met[0] += 1
+            if met[0] < 2:
+                return _reachable_contact_stage(*objects[:5], params, *objects[5:])
+            call = memo.get(lambda: bind(_reachable_contact_stage, *objects[:5], params, *objects[5:]), objects, *values)
+        return call()
 
     def _contact_row_views(self, n):
         """The `Rows` of the first n rows of the contact rows' room (`_contact_stage` wrote them),
