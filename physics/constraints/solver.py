@@ -79,7 +79,8 @@ GAIN_TOLERANCE = 1e-6       # relative
 # deeper in one another than this are counted; touching surfaces written with rounded decimals meet
 # well within it (the shipped scenes' deepest start overlap is 1e-9 m).
 OVERLAP_TOLERANCE = 1e-3    # m
-CONTACT_CALLS = 32          # the contact stage's bundles and bound calls kept at most (`SceneSolver._contact_call`)
+CONTACT_CALLS = 32          # the contact stage's bundles and bound calls kept at most (`SceneSolver._contact_call`) …
+CONTACT_BIND_PAYBACK = 40   # … and the calls found bound for each bind past the first two
 # More pairs than this overlapping at load refuse the scene (physics.pipeline.simulation.OverlapError): 630
 # coincident boxes (198,135 pairs) took 31 s a step; a scene built with care has none, and the
 # heaviest shipped heap (the 1,000-box pile) has about 6,000 candidate pairs, none overlapping.
@@ -911,8 +912,10 @@ class SceneSolver:
         self._rows_room = empty_row_arrays(0)   # the room of the sub-step's rows with contacts (`_contact_stage`) …
         self._point_room = point_room(0)         # … and of its points' own arrays
         self._contact_views = Memo(VIEWS_KEPT)  # its rows' views by count (`_contact_row_views`)
-        self._contact_calls = Memo(CONTACT_CALLS)   # the contact stage's bundles and bound calls (`_contact_call`) …
-        self._contact_seen = Memo(CONTACT_CALLS)    # … and the arguments it met once, bound when met again
+        self._contact_bundles = Memo(CONTACT_CALLS)     # the contact stage's bundles (`_contact_rows`) …
+        self._contact_calls = Memo(CONTACT_CALLS)       # … its bound calls (`_contact_call`) …
+        self._contact_last = [None, None]               # … its last two calls' arguments, the older first …
+        self._contact_binds = [0, 0]                    # … and its binds and calls found bound
         self._no_rows = Rows.empty()            # a sub-step's rows where it has none (one object: `_contact_row_views`)
         self._limit_easing = 0.0                # the last prepare's largest soft-limit slack (`limit_easing`)
         self._row_arrays = None                 # (the joints' Rows, their RowArrays): `_row_arrays_of`
@@ -1143,7 +1146,7 @@ class SceneSolver:
         from the first). The points kept become `contacts`. -> (the `Rows`, or None where no point is
         kept; the rows that may bounce, or None; whether the step is a cold start; whether a point is
         deep)."""
-        memo = self._contact_calls      # (by each points' id too: the narrow phase's two sets are used in turn)
+        memo = self._contact_bundles    # (by each points' id too: the narrow phase's two sets are used in turn)
         points = memo.find((c,), "points", id(c)) or memo.get(lambda: ContactPoints(
             c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth, c.feature_id), (c,),
             "points", id(c))
@@ -1177,22 +1180,27 @@ class SceneSolver:
 
     def _contact_call(self, objects, params):
         """`_reachable_contact_stage` of these arguments (points, bodies, nodes, materials, stored,
-        before, room, scratch) and `params` (`ContactParams`): a bound call where the same objects and
-        values met it before (`Memo`: the narrow phase's points and the cache's stored impulses are
-        views of two sets of room used in turn, the same objects while their counts stay), so that
-        a sub-step like the last but one types no argument (the eight bundles' typing took more than
-        the call's work on the ant's four feet); the first time, numba's entry point, so that
-        points whose count changes at every sub-step (a heap's) never pay for a bind."""
-        memo = self._contact_calls
+        before, room, scratch) and `params` (`ContactParams`): a bound call (`Memo`) where this call's
+        objects and values are the last but one's (the narrow phase's points and the cache's stored
+        impulses are views of two sets of room used in turn, the same objects while their counts
+        stay), so that a steady sub-step types no argument (the eight bundles' typing took more
+        than the call's work on the ant's four feet); elsewhere numba's entry point. A bind costs
+        what some twenty typed calls do, so past the first two a bind is made only where the calls
+        found bound since the start number CONTACT_BIND_PAYBACK for each: points whose count keeps
+        changing (a heap's, a rope bridge's planks) stay typed."""
+        memo, binds = self._contact_calls, self._contact_binds
         values = (id(objects[0]), id(objects[4])) + params     # (the points' and stored impulses' sets: each its last)
         call = memo.find(objects, *values)
-        if call is None:
-            met = self._contact_seen.get(lambda: [0], objects, *values)
-            met[0] += 1
-            if met[0] < 2:
-                return _reachable_contact_stage(*objects[:5], params, *objects[5:])
-            call = memo.get(lambda: bind(_reachable_contact_stage, *objects[:5], params, *objects[5:]), objects, *values)
-        return call()
+        if call is not None:
+            binds[1] += 1
+            return call()
+        last = self._contact_last
+        steady = last[0] is not None and last[0][1] == values and same(last[0][0], objects)
+        last[0], last[1] = last[1], (objects, values)
+        if not steady or binds[1] < CONTACT_BIND_PAYBACK * (binds[0] - 1):
+            return _reachable_contact_stage(*objects[:5], params, *objects[5:])
+        binds[0] += 1
+        return memo.get(lambda: bind(_reachable_contact_stage, *objects[:5], params, *objects[5:]), objects, *values)()
 
     def _contact_row_views(self, n):
         """The `Rows` of the first n rows of the contact rows' room (`_contact_stage` wrote them),
