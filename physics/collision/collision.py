@@ -299,16 +299,19 @@ def _box_capsule(ca, Ra, ha, cb, Rb, pb, margin, out_p, out_n, out_d, out_f, wor
 
 
 # ----------------------------------------------------------------------------- the dispatch kernel
-@kernel(inline=True)
+@kernel
 def _pair(kind, centre, rotation, params, hull, hulls, a, b, margin, points, local_a, local_b, feats, count, next_id,
           out_p, out_n, out_d, out_f, work):
     """Contacts of shapes a, b with kind[a] <= kind[b] into rows 0..3 of the out_* arrays;
     returns (count, stored manifold count, next id). Box–box and box–plane are `_narrow`'s own.
     `work`: the cache's `epa_workspace()`.
-    `points` (8, 3): scratch rows for the plane pairs' candidate points. Inlined into `_narrow`, its
-    one call site, as are the pair functions only it calls (`_box_capsule`, `_capsule_capsule`,
-    `merge_into_manifold`): a kernel of its own is a library that every caller links in and optimizes and
-    compiles to machine code again (physics.core.compiled)."""
+    `points` (8, 3): scratch rows for the plane pairs' candidate points. A kernel of its own, with
+    numba's reference counts: its pair functions make small arrays (GJK/EPA's workspace aside), which
+    it frees before it returns, while `_narrow`, which calls it, keeps none (the arrays a call from
+    Python gives a kernel with them each take a record tracemalloc counts: some 2 KiB a call of the
+    narrow phase's 40). The pair functions only it calls are inlined into it (`_box_capsule`,
+    `_capsule_capsule`, `merge_into_manifold`): a kernel of its own is a library that every caller
+    links in and optimizes and compiles to machine code again (physics.core.compiled)."""
     ka, kb = kind[a], kind[b]
     ca, Ra, cb, Rb = centre[a], rotation[a], centre[b], rotation[b]
     # a hull's parameters are its row of `hulls` (vertices and planes, `physics.model.shapes.hull_row`)
@@ -419,7 +422,7 @@ def _persistent(ka, kb):
     return (ka == CYLINDER and (kb == BOX or kb == CAPSULE or kb == CYLINDER)) or (kb == CYLINDER and (ka == BOX or ka == CAPSULE)) \
         or ((ka == HULL or kb == HULL) and ka != PLANE and kb != PLANE)
 
-@kernel
+@kernel(refcounts=False)
 def _narrow(kind, node, centre, rotation, params, hull, hulls, pairs, margin, start, row, old, n_old, new, g, ints, vec,
             out_d, work, scratch):
     """The contacts of pairs start.. written compactly from output row `row` on, until the outputs
@@ -431,7 +434,9 @@ def _narrow(kind, node, centre, rotation, params, hull, hulls, pairs, margin, st
     normal; out_d (C,) depth. Manifolds: `old`, `new` are (keys (G,), local_a (G,4,3), local_b,
     feats (G,4), counts (G,), next_ids (G,)); the pair (a, b) of S shapes has key a S + b; `old[0][:n_old]`
     is sorted; the pairs that keep points are written to `new` rows g.., sorted by key once all are done.
-    Box–box and box–plane (a pile's every pair) run here on indices alone; the rest via `_pair`."""
+    Box–box and box–plane (a pile's every pair) run here on indices alone; the rest via `_pair`.
+    Compiled without numba's reference counts (physics.core.compiled, 6): it allocates nothing, and
+    a call from Python leaves no record of its arrays."""
     n_shapes = kind.shape[0]
     if start == 0:
         for k in range(pairs.shape[0]):
@@ -461,15 +466,18 @@ def _narrow(kind, node, centre, rotation, params, hull, hulls, pairs, margin, st
             _box_corners(centre, rotation, params, a, fs, POLY)
             m = _points_plane(fs, POLY, 8, 0.0, params, b, margin, out_p, out_n, out_d, out_f, row, 4)
         else:
-            # one call of `_pair` (it is inlined here: a second call site would be a second copy)
+            # one call of `_pair` (a second call site would link its library in a second time)
             local_a, local_b, feats, count, next_id, key = no_a, no_b, no_f, 0, 0, 0
             if keeps:
                 # manifold row g: last step's points of this pair if it had any; the row is only
                 # claimed (g advances) when points are kept, else the next pair overwrites it
                 key = pairs[k, 0] * n_shapes + pairs[k, 1]
                 was = find_key(old_keys, n_old, key)
-                if was >= 0:
-                    new_la[g], new_lb[g], new_feats[g] = old_la[was], old_lb[was], old_feats[was]
+                if was >= 0:      # (element by element: an array's copy may allocate, here none may)
+                    for q in range(4):
+                        for c in range(3):
+                            new_la[g, q, c], new_lb[g, q, c] = old_la[was, q, c], old_lb[was, q, c]
+                        new_feats[g, q] = old_feats[was, q]
                     count, next_id = old_counts[was], old_next[was]
                 local_a, local_b, feats = new_la[g], new_lb[g], new_feats[g]
             m, stored, next_id = _pair(kind, centre, rotation, params, hull, hulls, a, b, margin, fs[POLY:POLY + 8], local_a,
