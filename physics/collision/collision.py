@@ -37,7 +37,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from physics.core.compiled import kernel
+from physics.core.compiled import SteadyCall, kernel
 from physics.math.rotation_kernels import cross
 from physics.model.shapes import BOX, CAPSULE, CYLINDER, HULL, PLANE, SPHERE, world_hulls, world_shapes
 from physics.collision.box_box import CULL_DEPTH_TOLERANCE, POLY, box_box
@@ -47,6 +47,9 @@ from physics.collision.gjk_epa import gjk_epa
 from physics.collision.manifold import ContactCache, bounding_radius, contact_keys, find_key, merge_into_manifold
 
 __all__ = ["Contacts", "contacts"]
+
+NARROW_CALLS = 8            # the narrow phase's bound calls a cache keeps at most (`ContactCache.narrow_calls`) …
+NARROW_BIND_PAYBACK = 40    # … and the calls found bound for each bind past the first two (`SteadyCall`)
 
 
 @kernel
@@ -423,12 +426,14 @@ def _persistent(ka, kb):
         or ((ka == HULL or kb == HULL) and ka != PLANE and kb != PLANE)
 
 @kernel(refcounts=False)
-def _narrow(kind, node, centre, rotation, params, hull, hulls, pairs, margin, start, row, old, n_old, new, g, ints, vec,
-            out_d, work, scratch):
+def _narrow(kind, node, centre, rotation, params, hull, hulls, pairs, counts, reach, old, new, ints, vec, out_d, work,
+            scratch):
     """The contacts of pairs start.. written compactly from output row `row` on, until the outputs
     have room for fewer than 4 more points (a pair's maximum) or a GJK/EPA pair finds no free row
     in the `new` manifold arrays. Returns (the first pair not done, rows written, manifolds kept);
-    (-1, 0, 0) when a pair index is out of range.
+    (-1, 0, 0) when a pair index is out of range. `counts` (5,) int: the pairs (the first rows of
+    `pairs`), start, row, the old manifolds n_old and the first new one g; `reach` (1,): the margin
+    (in arrays, so that a call bound to them, `contacts`, serves every sub-step).
 
     Outputs: ints (5, C) rows shape_a, shape_b, body_a, body_b, feature_id; vec (2, C, 3) point and
     normal; out_d (C,) depth. Manifolds: `old`, `new` are (keys (G,), local_a (G,4,3), local_b,
@@ -437,9 +442,11 @@ def _narrow(kind, node, centre, rotation, params, hull, hulls, pairs, margin, st
     Box–box and box–plane (a pile's every pair) run here on indices alone; the rest via `_pair`.
     Compiled without numba's reference counts (physics.core.compiled, 6): it allocates nothing, and
     a call from Python leaves no record of its arrays."""
+    n_pairs, start, row, n_old, g = counts[0], counts[1], counts[2], counts[3], counts[4]
+    margin = reach[0]
     n_shapes = kind.shape[0]
     if start == 0:
-        for k in range(pairs.shape[0]):
+        for k in range(n_pairs):
             if min(pairs[k, 0], pairs[k, 1]) < 0 or max(pairs[k, 0], pairs[k, 1]) >= n_shapes:
                 return -1, 0, 0
     out_p, out_n, out_f = vec[0], vec[1], ints[4]
@@ -450,7 +457,7 @@ def _narrow(kind, node, centre, rotation, params, hull, hulls, pairs, margin, st
     no_b[:] = 0.0
     no_f[:] = 0
     capacity = out_d.shape[0]
-    for k in range(start, pairs.shape[0]):
+    for k in range(start, n_pairs):
         a, b = pairs[k, 0], pairs[k, 1]
         keeps = _persistent(kind[a], kind[b])
         if row + 4 > capacity or (keeps and g >= new_keys.shape[0]):
@@ -510,7 +517,7 @@ def _narrow(kind, node, centre, rotation, params, hull, hulls, pairs, margin, st
             for q in range(4):
                 new_feats[j - 1, q], new_feats[j, q] = new_feats[j, q], new_feats[j - 1, q]
             j -= 1
-    return pairs.shape[0], row, g
+    return n_pairs, row, g
 
 
 # ----------------------------------------------------------------------------- public interface
@@ -566,14 +573,17 @@ def _no_pairs(cache, n_shapes):
     return _NO_CONTACTS
 
 
-def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None):
+def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None, pair_room=None):
     """Contact points of the candidate `pairs (K, 2)` (from `physics.collision.broadphase.candidate_pairs`).
 
     `world`: the nodes' world poses (see `physics.model.shapes.world_shapes`). `cache`: a `ContactCache`
     holding the GJK/EPA pairs' persistent manifolds (updated in place); without one those pairs get
     only this step's point. Points with depth >= -margin are returned. `placed`: the shapes at
-    these poses, if the caller has them (`physics.model.shapes.place`). Returns `Contacts`; with a
-    cache, views of its room (`_output_room`), as they are until the second call after with it.
+    these poses, if the caller has them (`physics.model.shapes.place`). `pair_room`: the (P, 2)
+    int64 buffer whose first K rows `pairs` is, kept from call to call (the broad phase's): the
+    kernel's call is then bound to it, and to the cache's room, where they are the call's before
+    last (`ContactCache.narrow_calls`, `physics.core.compiled.SteadyCall`). Returns `Contacts`; with
+    a cache, views of its room (`_output_room`), as they are until the second call after with it.
     """
     if cache is not None and type(pairs) is np.ndarray and pairs.shape == (0, 2) \
             and isinstance(margin, float) and 0.0 <= margin < math.inf:
@@ -598,10 +608,19 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None):
     ints, vec, depth, views = _output_room(cache)
     if cache.scratch is None:
         cache.scratch = narrow_scratch()
-    scratch = cache.scratch
+    scratch, counts, reach = cache.scratch
     new = cache.spare
-    done, m, g = _narrow(shapes.kind, shapes.node, centre, rotation, params, shapes.hull, hulls, pairs, margin, 0, 0,
-                         cache.manifolds, cache.n_manifolds, new, 0, ints, vec, depth, cache.work, scratch)
+    counts[0], counts[1], counts[2], counts[3], counts[4] = len(pairs), 0, 0, cache.n_manifolds, 0
+    reach[0] = margin
+    if pair_room is None or len(pair_room) < len(pairs):
+        done, m, g = _narrow(shapes.kind, shapes.node, centre, rotation, params, shapes.hull, hulls, pairs, counts, reach,
+                             cache.manifolds, new, ints, vec, depth, cache.work, scratch)
+    else:
+        if cache.narrow_calls is None:
+            cache.narrow_calls = SteadyCall(_narrow, NARROW_CALLS, NARROW_BIND_PAYBACK)
+        objects = (shapes.kind, shapes.node, centre, rotation, params, shapes.hull, hulls, pair_room, counts, reach,
+                   cache.manifolds, new, ints, vec, depth, cache.work, scratch)
+        done, m, g = cache.narrow_calls(objects, (id(ints), id(new)), objects)
     if done < 0:
         raise ValueError(f"pairs: got indices in [{pairs.min()}, {pairs.max()}]; expected [0, {n_shapes})")
     while done < len(pairs):
@@ -611,8 +630,9 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None):
             cache.outputs[0] = (ints, vec, depth, views)
         if g >= len(new[0]):
             new = tuple(np.concatenate([x, np.zeros_like(x)]) for x in new)
-        done, m, g = _narrow(shapes.kind, shapes.node, centre, rotation, params, shapes.hull, hulls, pairs, margin, done, m,
-                             cache.manifolds, cache.n_manifolds, new, g, ints, vec, depth, cache.work, scratch)
+        counts[1], counts[2], counts[4] = done, m, g
+        done, m, g = _narrow(shapes.kind, shapes.node, centre, rotation, params, shapes.hull, hulls, pairs, counts, reach,
+                             cache.manifolds, new, ints, vec, depth, cache.work, scratch)
     cache.capacity = m + m // 4 + 64
     cache.spare, cache.manifolds, cache.n_manifolds = cache.manifolds, new, g
     cache.outputs.reverse()     # (the next call writes the other set: these points stay as they are until the one after)
@@ -626,11 +646,13 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None):
 
 
 def narrow_scratch():
-    """`_narrow`'s scratch, kept by its cache (`ContactCache.scratch`): a box's corners and box–box's
-    work (36, 3), box–box's layout (5, 8) int, a pair's points, normals, depths and features (4, 3),
-    (4, 3), (4,), (4,) int, and the empty manifold of a pair that keeps none (4, 3), (4, 3), (4,) int."""
-    return (np.empty((36, 3)), np.empty((5, 8), dtype=np.int64), np.empty((4, 3)), np.empty((4, 3)), np.empty(4),
-            np.empty(4, dtype=np.int64), np.zeros((4, 3)), np.zeros((4, 3)), np.zeros(4, dtype=np.int64))
+    """`_narrow`'s scratch, kept by its cache (`ContactCache.scratch`): (its scratch: a box's corners
+    and box–box's work (36, 3), box–box's layout (5, 8) int, a pair's points, normals, depths and
+    features (4, 3), (4, 3), (4,), (4,) int, and the empty manifold of a pair that keeps none (4, 3),
+    (4, 3), (4,) int; its counts (5,) int; its reach (1,))."""
+    return ((np.empty((36, 3)), np.empty((5, 8), dtype=np.int64), np.empty((4, 3)), np.empty((4, 3)), np.empty(4),
+             np.empty(4, dtype=np.int64), np.zeros((4, 3)), np.zeros((4, 3)), np.zeros(4, dtype=np.int64)),
+            np.zeros(5, np.int64), np.zeros(1))
 
 
 def _output_room(cache):

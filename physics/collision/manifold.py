@@ -358,7 +358,8 @@ class ContactCache:
     are written into), `work` (GJK/EPA's scratch, `epa_workspace`), `n_shapes` (what the keys were
     made with), `capacity` (output rows for the next call: the last count plus a quarter),
     `outputs` (its two sets of output arrays, written in turn, the next one first:
-    `physics.collision.collision._output_room`) and `scratch` (its pairs' own)."""
+    `physics.collision.collision._output_room`), `scratch` (its pairs' own) and `narrow_calls` (its
+    kernel's calls, bound where the broad phase's buffer and this room are the call's before last)."""
 
     def __init__(self):
         self._impulse_keys = np.zeros(0, dtype=np.int64)
@@ -375,7 +376,8 @@ class ContactCache:
         self._impulse_set = 0               # … and the one they are views of (the next store writes the other)
         self._stored = [None, None]         # `stored()`'s bundle of them, for each set
         self.outputs = [None, None]     # the narrow phase's output sets, the next one first
-        self.scratch = None     # its scratch (`physics.collision.collision.narrow_scratch`), made by its first call
+        self.scratch = None     # its scratch (`physics.collision.collision.narrow_scratch`), made by its first call …
+        self.narrow_calls = None    # … and its kernel's calls (`physics.core.compiled.SteadyCall`), where bound
 
     def stored(self):
         """The stored impulses (`StoredImpulses`, the cache's own arrays: read, do not write), the

@@ -22,7 +22,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from physics.core.compiled import Memo, bind, generation, kernel, same
+from physics.core.compiled import Memo, SteadyCall, bind, generation, kernel, same
 
 from physics.core import profile
 from physics.collision.broadphase import TooManyPairs, brute_force, candidate_pairs, collision_filter, grid_capacity, \
@@ -80,7 +80,7 @@ GAIN_TOLERANCE = 1e-6       # relative
 # well within it (the shipped scenes' deepest start overlap is 1e-9 m).
 OVERLAP_TOLERANCE = 1e-3    # m
 CONTACT_CALLS = 32          # the contact stage's bundles and bound calls kept at most (`SceneSolver._contact_call`) …
-CONTACT_BIND_PAYBACK = 40   # … and the calls found bound for each bind past the first two
+CONTACT_BIND_PAYBACK = 40   # … and the calls found bound for each bind past the first two (`SteadyCall`)
 # More pairs than this overlapping at load refuse the scene (physics.pipeline.simulation.OverlapError): 630
 # coincident boxes (198,135 pairs) took 31 s a step; a scene built with care has none, and the
 # heaviest shipped heap (the 1,000-box pile) has about 6,000 candidate pairs, none overlapping.
@@ -913,9 +913,8 @@ class SceneSolver:
         self._point_room = point_room(0)         # … and of its points' own arrays
         self._contact_views = Memo(VIEWS_KEPT)  # its rows' views by count (`_contact_row_views`)
         self._contact_bundles = Memo(CONTACT_CALLS)     # the contact stage's bundles (`_contact_rows`) …
-        self._contact_calls = Memo(CONTACT_CALLS)       # … its bound calls (`_contact_call`) …
-        self._contact_last = [None, None]               # … its last two calls' arguments, the older first …
-        self._contact_binds = [0, 0]                    # … and its binds and calls found bound
+        # … and its calls (`_contact_call`)
+        self.contact_calls = SteadyCall(_reachable_contact_stage, CONTACT_CALLS, CONTACT_BIND_PAYBACK)
         self._no_rows = Rows.empty()            # a sub-step's rows where it has none (one object: `_contact_row_views`)
         self._limit_easing = 0.0                # the last prepare's largest soft-limit slack (`limit_easing`)
         self._row_arrays = None                 # (the joints' Rows, their RowArrays): `_row_arrays_of`
@@ -1099,7 +1098,10 @@ class SceneSolver:
                 self.outside_pairs = int(np.count_nonzero(mine.any(axis=1) & (moving & ~mine).any(axis=1)))
                 pairs = pairs[(mine | ~moving).all(axis=1) & mine.any(axis=1)]
             if awake is None:
-                c = contacts(self.shapes, world, pairs, self.cache, margin=margin, placed=placed)
+                # the broad phase's pairs are the first rows of its buffer (`_candidates`), unless
+                # filtered here: the narrow phase's call is then bound to it
+                room = None if self._reaching is None or pairs.base is not self._reaching[2] else self._reaching[2]
+                c = contacts(self.shapes, world, pairs, self.cache, margin=margin, placed=placed, pair_room=room)
             else:
                 pairs, c = self._awake_contacts(pairs, world, placed, margin, awake)
             t = profile.lap("prepare/narrow phase", t)
@@ -1180,27 +1182,14 @@ class SceneSolver:
 
     def _contact_call(self, objects, params):
         """`_reachable_contact_stage` of these arguments (points, bodies, nodes, materials, stored,
-        before, room, scratch) and `params` (`ContactParams`): a bound call (`Memo`) where this call's
-        objects and values are the last but one's (the narrow phase's points and the cache's stored
-        impulses are views of two sets of room used in turn, the same objects while their counts
-        stay), so that a steady sub-step types no argument (the eight bundles' typing took more
-        than the call's work on the ant's four feet); elsewhere numba's entry point. A bind costs
-        what some twenty typed calls do, so past the first two a bind is made only where the calls
-        found bound since the start number CONTACT_BIND_PAYBACK for each: points whose count keeps
-        changing (a heap's, a rope bridge's planks) stay typed."""
-        memo, binds = self._contact_calls, self._contact_binds
+        before, room, scratch) and `params` (`ContactParams`), bound where they are the call's
+        before last (`physics.core.compiled.SteadyCall`: the narrow phase's points and the cache's
+        stored impulses are views of two sets of room used in turn, the same objects while their
+        counts stay), so that a steady sub-step types no argument (the eight bundles' typing took
+        more than the call's work on the ant's four feet); points whose count keeps changing (a
+        heap's, a rope bridge's planks) stay typed."""
         values = (id(objects[0]), id(objects[4])) + params     # (the points' and stored impulses' sets: each its last)
-        call = memo.find(objects, *values)
-        if call is not None:
-            binds[1] += 1
-            return call()
-        last = self._contact_last
-        steady = last[0] is not None and last[0][1] == values and same(last[0][0], objects)
-        last[0], last[1] = last[1], (objects, values)
-        if not steady or binds[1] < CONTACT_BIND_PAYBACK * (binds[0] - 1):
-            return _reachable_contact_stage(*objects[:5], params, *objects[5:])
-        binds[0] += 1
-        return memo.get(lambda: bind(_reachable_contact_stage, *objects[:5], params, *objects[5:]), objects, *values)()
+        return self.contact_calls(objects, values, objects[:5] + (params,) + objects[5:])
 
     def _contact_row_views(self, n):
         """The `Rows` of the first n rows of the contact rows' room (`_contact_stage` wrote them),
@@ -1333,7 +1322,8 @@ class SceneSolver:
                 if k >= 0:
                     # a view of the buffer the next prepare's broad phase writes again: the pairs
                     # are read until then only (`pair_bodies`, within the sub-step), so no copy
-                    # (a copy is 150 KiB a sub-step on the 32 × 32 net)
+                    # (a copy is 150 KiB a sub-step on the 32 × 32 net); its first k rows (`prepare`
+                    # binds the narrow phase to the buffer)
                     return out[:k], SPECULATIVE + 2.0 * most
                 # the grid's pairs had no room: room for a quarter more, bound again
                 self._reaching = self._reaching[:1] + self._reaching_call(lo, hi, world, centre, velocity,

@@ -82,7 +82,9 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    Where the arguments are views cut to a sub-step's size from room kept between sub-steps, their
    owner keeps the views by count and the calls by what they are made from (`Memo`: the
    joints' `physics.constraints.rattle.JointBodies`, the solver's `PreparedBuffers` and
-   `SolveBuffers`), so that a sub-step whose counts are the last one's finds its calls again.
+   `SolveBuffers`), so that a sub-step whose counts are the last one's finds its calls again;
+   where they are two sets of room written in turn, the call is bound once its arguments are the
+   call's before last (`SteadyCall`: the narrow phase, the contact stage).
 
 8. **Parallel regions only where Python calls them.** A kernel that calls a `parallel=True` kernel
    of another module links that kernel's region into its own code, and a caller compiled in a
@@ -612,6 +614,48 @@ class Memo:
         if last is not None and same(last[1], objects):
             return last[0]
         return None
+
+
+class SteadyCall:
+    """A kernel's calls, bound (`bind`) where a caller passes the same objects and values as in its
+    call before last, typed through numba's entry point elsewhere: for an owner whose arguments are
+    views of two sets of room written in turn (the narrow phase's points, the contact cache's
+    stored impulses, the manifolds), the same objects every other call while their counts stay, so
+    that a steady sub-step types no argument. A bind costs what some twenty typed calls do, so past
+    the first two a bind is made only where the calls found bound since the first number `payback`
+    for each, or where the calls since the last bind number `payback` times 2^k for the k-th bind
+    past the first two: arguments whose counts keep changing (a heap's points) stay typed, and
+    ones that settle after binds spent on a changing start (the first steps' growing room) are
+    bound again, at a cost that falls geometrically. `counts`: [typed calls, binds, calls found
+    bound, calls since the last bind]."""
+
+    def __init__(self, function, limit, payback):
+        self.function, self.payback = function, payback
+        self._calls = Memo(limit)
+        self._last = [None, None]       # the last two calls' (objects, values), the older first
+        self.counts = [0, 0, 0, 0]
+
+    def __call__(self, objects, values, arguments):
+        """`function(*arguments)`, whose arguments are `objects` (a tuple, by identity) and
+        `values` (hashable, by value: the numbers among them, and the ids that tell the two sets
+        of room apart, so that each set's call is found as the last for its values)."""
+        counts = self.counts
+        counts[3] += 1
+        call = self._calls.find(objects, *values)
+        if call is not None:
+            counts[2] += 1
+            return call()
+        last = self._last
+        steady = last[0] is not None and last[0][1] == values and same(last[0][0], objects)
+        last[0], last[1] = last[1], (objects, values)
+        binds = counts[1]
+        if not steady or (counts[2] < self.payback * (binds - 1)
+                          and counts[3] < self.payback * 2 ** max(binds - 2, 0)):
+            counts[0] += 1
+            return self.function(*arguments)
+        counts[1] += 1
+        counts[3] = 0
+        return self._calls.get(lambda: bind(self.function, *arguments), objects, *values)()
 
 
 class Kernel(CPUDispatcher):
