@@ -714,3 +714,36 @@ def test_a_projection_reaches_the_split_graphs_regions_only_where_numba_prunes_t
             visit(function, False, {a.arg for a in function.args.args})
     assert calls, "no call of a split graph's kernel found: the check reads nothing"
     assert all(pruned for _, _, pruned in calls), [c for c in calls if not c[2]]
+
+
+def test_a_steady_call_binds_what_comes_back_and_types_the_rest():
+    """`SteadyCall` (counts: typed, binds, found): arguments new at every call (a heap's counts)
+    are typed and never bound; arguments met again are bound at their second call and found
+    after; two sets used in turn are bound once each; past the first two binds a third set waits
+    until the calls found bound pay for it (`payback` each) or `payback` calls have passed. Every
+    call's result is the function's, bound or not."""
+    steady = compiled.SteadyCall(limit=8, payback=4)
+
+    def add(a, b):
+        return a[0] + b[0]
+
+    def call(a, b):
+        assert steady(add, (a, b), (), (a, b)) == a[0] + b[0]
+        return list(steady.counts[:3])
+
+    for k in range(10):
+        call(np.full(1, k), np.ones(1))
+    assert call(np.ones(1), np.ones(1)) == [11, 0, 0]
+    x, y = np.full(1, 2.0), np.full(1, 3.0)
+    call(x, y)
+    assert call(x, y) == [12, 1, 0]       # met again: bound
+    assert call(x, y) == [12, 1, 1]       # then found
+    call(y, x)
+    call(x, y)
+    assert call(y, x) == [13, 2, 2]       # the other set, met again: bound
+    z = np.full(1, 5.0)
+    call(z, y)
+    assert call(z, y) == [15, 2, 2]       # a third, met again: 2 found pay for no bind past two (4 each) ...
+    for _ in range(2):
+        call(x, y)
+    assert call(z, y) == [15, 3, 4]       # ... 4 do

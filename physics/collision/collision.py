@@ -617,10 +617,10 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None, pair_roo
                              cache.manifolds, new, ints, vec, depth, cache.work, scratch)
     else:
         if cache.narrow_calls is None:
-            cache.narrow_calls = SteadyCall(_narrow, NARROW_CALLS, NARROW_BIND_PAYBACK)
+            cache.narrow_calls = SteadyCall(NARROW_CALLS, NARROW_BIND_PAYBACK)
         objects = (shapes.kind, shapes.node, centre, rotation, params, shapes.hull, hulls, pair_room, counts, reach,
                    cache.manifolds, new, ints, vec, depth, cache.work, scratch)
-        done, m, g = cache.narrow_calls(objects, (id(ints), id(new)), objects)
+        done, m, g = cache.narrow_calls(_narrow, objects, (id(ints), id(new)), objects)
     if done < 0:
         raise ValueError(f"pairs: got indices in [{pairs.min()}, {pairs.max()}]; expected [0, {n_shapes})")
     while done < len(pairs):

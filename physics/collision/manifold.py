@@ -359,7 +359,7 @@ class ContactCache:
     made with), `capacity` (output rows for the next call: the last count plus a quarter),
     `outputs` (its two sets of output arrays, written in turn, the next one first:
     `physics.collision.collision._output_room`), `scratch` (its pairs' own) and `narrow_calls` (its
-    kernel's calls, bound where the broad phase's buffer and this room are the call's before last)."""
+    kernel's calls, bound where the broad phase's buffer and this room come back)."""
 
     def __init__(self):
         self._impulse_keys = np.zeros(0, dtype=np.int64)

@@ -43,7 +43,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 from numba import prange
-from physics.core.compiled import Memo, bind, kernel
+from physics.core.compiled import Memo, SteadyCall, kernel
 from physics.containers.stable_order import stable_order
 
 from physics.constraints.constraints import IN_BLOCK, MANIFOLD, TRIPLE, Rows
@@ -337,6 +337,7 @@ def _as(a, dtype):
 # objects and counts they last met, at most: a sub-step's counts change with its contact points,
 # and a scene whose count wanders makes new ones, until these are cleared.
 VIEWS_KEPT = 32
+BIND_PAYBACK = 40       # their calls found bound for each bind past the first two (`SteadyCall`)
 
 # A sweep of fewer elements than this runs on the calling thread in the rows' own order (`halves`):
 # two threads would cost more than such a sweep's rows (every shipped scene but the heaps).
@@ -749,7 +750,7 @@ class PreparedBuffers:
     def __init__(self):
         self.arrays = prepared_arrays(0, 0)
         self._views = Memo(VIEWS_KEPT)      # a `Prepared` by rows, counts and room (`prepared`)
-        self.calls = Memo(VIEWS_KEPT)       # `_prepare_rows`' bound calls (`_fill_prepared`)
+        self.calls = SteadyCall(VIEWS_KEPT, BIND_PAYBACK)   # `_prepare_rows`' calls (`_fill_prepared`)
 
     def prepared(self, rows, R, used):
         """The `Prepared` of `rows` (R rows, `used` manifolds) over these arrays, made once for each
@@ -783,13 +784,12 @@ def prepare(rows, inverse_mass, inverse_inertia_world, buffers=None):
 
 def _fill_prepared(arguments, out, buffers):
     """`_prepare_rows(*arguments, out)`, through a call `buffers` keeps bound to these arrays where
-    there are buffers (`PreparedBuffers.calls`: the rows' views kept by count make the same
-    arguments each sub-step)."""
+    there are buffers and they are steady (`PreparedBuffers.calls`, `physics.core.compiled.SteadyCall`:
+    the rows' views kept by count make the same arguments each sub-step while the count stays)."""
     if buffers is None:
         return _prepare_rows(*arguments, out)
-    arguments = arguments + (out,)      # (a copy made for a call is another object each time: bound anew)
-    call = buffers.calls.find(arguments) or buffers.calls.get(lambda: bind(_prepare_rows, *arguments), arguments)
-    return call()
+    arguments = arguments + (out,)      # (a copy made for a call is another object each time: never bound)
+    return buffers.calls(_prepare_rows, arguments, (), arguments)
 
 
 def _prepared_views(rows, out, R, used):
@@ -902,7 +902,7 @@ class SolveBuffers:
     def __init__(self):
         self.arrays = solve_room(0, 0)
         self._views = Memo(VIEWS_KEPT)      # the solve's targets, stages and views (`stages_call`) …
-        self._calls = Memo(VIEWS_KEPT)      # … and its calls bound to them
+        self._calls = SteadyCall(VIEWS_KEPT, BIND_PAYBACK)     # … and its calls, bound to them where steady
 
     def room(self, bodies, rows, sweeps=0):
         """The kept room, grown first where it holds fewer than `bodies` bodies, `rows` rows or
@@ -915,12 +915,14 @@ class SolveBuffers:
 
     def stages_call(self, kernel, prepared, stages, bodies, side):
         """`kernel(prepared.system(), targets, stages, padded, side, room)` (`_solve_stages` or its
-        two-thread twin) as a bound call (physics.core.compiled.Memo) in this room, for a
-        solve without restitution targets: the targets of `prepared`'s rows, the padded velocities
-        of `bodies` bodies, and `side` (B,) int64 or None (this room's zeros) are made once for
-        each rows object, count and room, and `stages` (`Stages`) once for its values, so that a
-        sub-step whose rows and counts are the last one's types no argument (the bundles' typing
-        cost the ant's solve about 17 µs a sub-step). For rows whose targets and blocks are their
+        two-thread twin) as a call of no arguments in this room, for a solve without restitution
+        targets: the targets of `prepared`'s rows, the padded velocities of `bodies` bodies, and
+        `side` (B,) int64 or None (this room's zeros) are made once for each rows object, count
+        and room, and `stages` (`Stages`) once for its values (physics.core.compiled.Memo), and
+        the call is bound to them where one of the last two sub-steps passed the same
+        (`physics.core.compiled.SteadyCall`), so that a sub-step whose rows and counts are the last
+        one's types no argument (the bundles' typing cost the ant's solve about 17 µs a sub-step),
+        and one whose counts keep changing (a heap's) binds none. For rows whose targets and blocks are their
         own C-contiguous arrays (`solve` checks: a copy would not follow them)."""
         room = self.arrays
         rows = prepared.rows
@@ -938,8 +940,8 @@ class SolveBuffers:
             side = views.find((room,), "side", bodies)
             if side is None:
                 side = views.get(lambda: room.side[:bodies], (room,), "side", bodies)
-        objects = (kernel, system, targets, stages, padded, side, room)
-        return self._calls.find(objects) or self._calls.get(lambda: bind(*objects), objects)
+        objects = (system, targets, stages, padded, side, room)
+        return self._calls.get(kernel, objects, (), objects)
 
     def solution(self, bodies, swept):
         """The `Solution` of a solve of `bodies` bodies that took `swept` solve sweeps in this room

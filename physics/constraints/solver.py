@@ -914,7 +914,7 @@ class SceneSolver:
         self._contact_views = Memo(VIEWS_KEPT)  # its rows' views by count (`_contact_row_views`)
         self._contact_bundles = Memo(CONTACT_CALLS)     # the contact stage's bundles (`_contact_rows`) …
         # … and its calls (`_contact_call`)
-        self.contact_calls = SteadyCall(_reachable_contact_stage, CONTACT_CALLS, CONTACT_BIND_PAYBACK)
+        self.contact_calls = SteadyCall(CONTACT_CALLS, CONTACT_BIND_PAYBACK)
         self._no_rows = Rows.empty()            # a sub-step's rows where it has none (one object: `_contact_row_views`)
         self._limit_easing = 0.0                # the last prepare's largest soft-limit slack (`limit_easing`)
         self._row_arrays = None                 # (the joints' Rows, their RowArrays): `_row_arrays_of`
@@ -1182,14 +1182,14 @@ class SceneSolver:
 
     def _contact_call(self, objects, params):
         """`_reachable_contact_stage` of these arguments (points, bodies, nodes, materials, stored,
-        before, room, scratch) and `params` (`ContactParams`), bound where they are the call's
-        before last (`physics.core.compiled.SteadyCall`: the narrow phase's points and the cache's
-        stored impulses are views of two sets of room used in turn, the same objects while their
-        counts stay), so that a steady sub-step types no argument (the eight bundles' typing took
+        before, room, scratch) and `params` (`ContactParams`), bound where they come back
+        (`physics.core.compiled.SteadyCall`: the narrow phase's points and the cache's stored
+        impulses are views of two sets of room used in turn, the same objects while their counts
+        stay), so that a steady sub-step types no argument (the eight bundles' typing took
         more than the call's work on the ant's four feet); points whose count keeps changing (a
         heap's, a rope bridge's planks) stay typed."""
         values = (id(objects[0]), id(objects[4])) + params     # (the points' and stored impulses' sets: each its last)
-        return self.contact_calls(objects, values, objects[:5] + (params,) + objects[5:])
+        return self.contact_calls(_reachable_contact_stage, objects, values, objects[:5] + (params,) + objects[5:])
 
     def _contact_row_views(self, n):
         """The `Rows` of the first n rows of the contact rows' room (`_contact_stage` wrote them),

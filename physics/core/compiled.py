@@ -81,10 +81,11 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    compiled then) until it is bound again, which its owner does when `generation()` changes.
    Where the arguments are views cut to a sub-step's size from room kept between sub-steps, their
    owner keeps the views by count and the calls by what they are made from (`Memo`: the
-   joints' `physics.constraints.rattle.JointBodies`, the solver's `PreparedBuffers` and
-   `SolveBuffers`), so that a sub-step whose counts are the last one's finds its calls again;
-   where they are two sets of room written in turn, the call is bound once its arguments are the
-   call's before last (`SteadyCall`: the narrow phase, the contact stage).
+   joints' `physics.constraints.rattle.JointBodies`), so that a sub-step whose counts are the
+   last one's finds its calls again; where the counts follow the contact points, or the arguments
+   are two sets of room written in turn, a call is bound once its arguments come back
+   (`SteadyCall`: the narrow phase, the contact stage, the rows' effective masses and the velocity
+   solve), and a heap whose counts keep changing types its calls rather than bind every one.
 
 8. **Parallel regions only where Python calls them.** A kernel that calls a `parallel=True` kernel
    of another module links that kernel's region into its own code, and a caller compiled in a
@@ -602,6 +603,17 @@ class Memo:
         self._last[values] = made
         return made[0]
 
+    def lookup(self, objects, *values):
+        """What `get` made for these `objects` and `values`, or None (made none: nothing is made
+        here); found, it is the last for these values."""
+        if self._generation != _generation or len(self._made) > self.limit:
+            self._made, self._generation, self._last = {}, _generation, {}
+        made = self._made.get(tuple(map(id, objects)) + values)
+        if made is None:
+            return None
+        self._last[values] = made
+        return made[0]
+
     def find(self, objects, *values):
         """What `get` made last for these values, where it was made for these `objects`, or None: a
         caller on its hot path asks here first and makes its `make` (a closure, an allocation of its
@@ -617,45 +629,65 @@ class Memo:
 
 
 class SteadyCall:
-    """A kernel's calls, bound (`bind`) where a caller passes the same objects and values as in its
-    call before last, typed through numba's entry point elsewhere: for an owner whose arguments are
-    views of two sets of room written in turn (the narrow phase's points, the contact cache's
-    stored impulses, the manifolds), the same objects every other call while their counts stay, so
-    that a steady sub-step types no argument. A bind costs what some twenty typed calls do, so past
-    the first two a bind is made only where the calls found bound since the first number `payback`
-    for each, or where the calls since the last bind number `payback` times 2^k for the k-th bind
-    past the first two: arguments whose counts keep changing (a heap's points) stay typed, and
-    ones that settle after binds spent on a changing start (the first steps' growing room) are
-    bound again, at a cost that falls geometrically. `counts`: [typed calls, binds, calls found
-    bound, calls since the last bind]."""
+    """Kernels' calls, bound (`bind`) where a caller passes the same function, objects and values as
+    in one of its last `limit` typed calls, typed through numba's entry point elsewhere: for an
+    owner whose arguments are views cut by count from room it keeps (the solve's rows and stages),
+    or views of two sets of room written in turn (the narrow phase's points, the contact cache's
+    stored impulses, the manifolds), the same objects at every call, every other one or every few
+    while their counts stay or come back, so that a steady sub-step types no argument, and one
+    whose counts keep changing binds nothing (a heap's: the pile's solve took 0.5 ms a step binding
+    a call for every new count, which its next sub-step did not use). A bind costs what some twenty
+    typed calls do, so past the first two a bind is made only where the calls found bound since the
+    first number `payback` for each, or where the calls since the last bind number `payback` times
+    2^k for the k-th bind past the first two: arguments that come back once and change (a rope
+    bridge's planks) stay typed, and ones that settle after binds spent on a changing start (the
+    first steps' growing room) are bound again, at a cost that falls geometrically. `counts`:
+    [typed calls, binds, calls found bound, calls since the last bind]."""
 
-    def __init__(self, function, limit, payback):
-        self.function, self.payback = function, payback
+    def __init__(self, limit, payback):
+        self.limit, self.payback = limit, payback
         self._calls = Memo(limit)
-        self._last = [None, None]       # the last two calls' (objects, values), the older first
+        self._seen = {}     # the typed calls' (ids of the objects, function, values) -> objects (held: no id reused)
         self.counts = [0, 0, 0, 0]
 
-    def __call__(self, objects, values, arguments):
-        """`function(*arguments)`, whose arguments are `objects` (a tuple, by identity) and
-        `values` (hashable, by value: the numbers among them, and the ids that tell the two sets
-        of room apart, so that each set's call is found as the last for its values)."""
+    def __call__(self, function, objects, values, arguments):
+        """`function(*arguments)`, whose arguments are `objects` (a tuple, by identity) and `values`
+        (a tuple, hashable, by value: the numbers among them, and the ids that tell two sets of
+        room apart, so that each set's call is found as the last for its values)."""
+        call = self._bound(function, objects, values, arguments)
+        return function(*arguments) if call is None else call()
+
+    def get(self, function, objects, values, arguments):
+        """`function(*arguments)` as a call of no arguments (`__call__`'s): bound where found or
+        steady, else through the kernel's entry point."""
+        call = self._bound(function, objects, values, arguments)
+        return functools.partial(function, *arguments) if call is None else call
+
+    def _bound(self, function, objects, values, arguments):
+        """The bound call found or made for these arguments, or None (typed: counted so)."""
         counts = self.counts
         counts[3] += 1
-        call = self._calls.find(objects, *values)
+        values = (function,) + values
+        calls = self._calls
+        call = calls.find(objects, *values) or calls.lookup(objects, *values)
         if call is not None:
             counts[2] += 1
-            return call()
-        last = self._last
-        steady = last[0] is not None and last[0][1] == values and same(last[0][0], objects)
-        last[0], last[1] = last[1], (objects, values)
+            return call
+        seen = self._seen
+        key = tuple(map(id, objects)) + values
+        steady = seen.get(key) is not None
+        if not steady:
+            if len(seen) >= self.limit:
+                seen.clear()
+            seen[key] = objects
         binds = counts[1]
         if not steady or (counts[2] < self.payback * (binds - 1)
                           and counts[3] < self.payback * 2 ** max(binds - 2, 0)):
             counts[0] += 1
-            return self.function(*arguments)
+            return None
         counts[1] += 1
         counts[3] = 0
-        return self._calls.get(lambda: bind(self.function, *arguments), objects, *values)()
+        return calls.get(lambda: bind(function, *arguments), objects, *values)
 
 
 class Kernel(CPUDispatcher):

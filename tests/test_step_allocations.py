@@ -1,0 +1,75 @@
+"""What a steady step allocates, by tracemalloc, over 100 steps of the chain, the ant and a net: the
+step's arrays live in room kept from one sub-step to the next (RATTLE's arena, the rows', the
+solve's, the contact points', the narrow phase's and the cache's two sets written in turn), and its
+calls are bound to them, so that what is left is Python's few objects between the calls, whatever
+the scene's size. docs/benchmarks.md ("Joints") gives the same measure for every jointed scene."""
+import statistics
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from physics.pipeline.simulation import Simulation
+
+SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
+STEPS = 100
+WARM = 160      # steps first: the calls typed and bound, a first retry's kernels loaded from the cache
+# Measured: 0.3 to 1.4 KiB a sub-step in the median step (Python's contexts, bundles and views
+# between the calls, and where its contact points' count keeps changing, as a long chain's on its
+# floor does, what numba's entry point makes as it types the calls and the views made for the new
+# count, which the solver keeps by count); fresh arrays for a step's rows, points or solve would
+# be tens to hundreds of KiB, and grow with the scene.
+MEDIAN_KIB = 2.5
+# Held more after the ant's steps than before: none of a step's is kept (measured: 0.1 KiB; a
+# leak of 100 bytes a step would be 10)
+HELD_GROWTH_KIB = 4.0
+
+
+def _made(tmp_path, *recipe):
+    path = tmp_path / f"{'_'.join(recipe)}.toml"
+    subprocess.run([sys.executable, str(SCENES / "make_scenes.py"), *recipe, "--out", str(path)], check=True,
+                   capture_output=True)
+    return path
+
+
+def _allocations(path, warm=WARM):
+    """(each step's peak above what was held as it began over the sub-steps it took, KiB; what was
+    held more after the steps, KiB) over STEPS steps of the scene at `path`, after `warm` steps."""
+    sim = Simulation.from_file(path)
+    sim.step(warm)
+    tracemalloc.start()
+    try:
+        sim.step(3)     # (tracemalloc's own first records)
+        before = tracemalloc.get_traced_memory()[0]
+        peaks = []
+        for _ in range(STEPS):
+            held, taken = tracemalloc.get_traced_memory()[0], sim.substep_counts()["taken"]
+            tracemalloc.reset_peak()
+            sim.step()
+            peaks.append((tracemalloc.get_traced_memory()[1] - held) / 1024 / (sim.substep_counts()["taken"] - taken))
+        return peaks, (tracemalloc.get_traced_memory()[0] - before) / 1024
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("scene", ["chain", "ant", "net", "long chain"])
+def test_a_steady_step_allocates_a_few_kib_whatever_the_scene(scene, tmp_path):
+    """The shipped chain (20 capsules on ball joints, RATTLE alone), the ant on its floor (joints,
+    contacts, the velocity solve), make_scenes.py's 8 × 8 net (114 ball joints, loops: the joint
+    graph's factorization) and its chain of 200 links, which lies on its floor (contacts whose
+    count keeps changing): over 100 steps the median step allocates at most MEDIAN_KIB a sub-step
+    and frees it again, however many its joints and points."""
+    path = {"net": lambda: _made(tmp_path, "net", "--side", "8"),
+            "long chain": lambda: _made(tmp_path, "chain", "--links", "200")}.get(scene, lambda: SCENES / f"{scene}.toml")()
+    peaks, _ = _allocations(path)
+    assert statistics.median(peaks) <= MEDIAN_KIB, (statistics.median(peaks), max(peaks))
+
+
+def test_the_ant_keeps_nothing_of_its_steps():
+    """The ant standing on its floor, no retry: over 100 steps the memory held grows by at most
+    HELD_GROWTH_KIB (a scene that retries binds calls again for its halves' sub-step lengths, which
+    `physics.core.compiled.Memo` keeps up to its limit)."""
+    _, growth = _allocations(SCENES / "ant.toml")
+    assert growth <= HELD_GROWTH_KIB, growth
