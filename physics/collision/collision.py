@@ -581,8 +581,8 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None, pair_roo
     only this step's point. Points with depth >= -margin are returned. `placed`: the shapes at
     these poses, if the caller has them (`physics.model.shapes.place`). `pair_room`: the (P, 2)
     int64 buffer whose first K rows `pairs` is, kept from call to call (the broad phase's): the
-    kernel's call is then bound to it, and to the cache's room, where they are the call's before
-    last (`ContactCache.narrow_calls`, `physics.core.compiled.SteadyCall`). Returns `Contacts`; with
+    kernel's call is then bound to it, and to the cache's room, where they come back
+    (`ContactCache.narrow_calls`, `physics.core.compiled.SteadyCall`). Returns `Contacts`; with
     a cache, views of its room (`_output_room`), as they are until the second call after with it.
     """
     if cache is not None and type(pairs) is np.ndarray and pairs.shape == (0, 2) \
