@@ -48,8 +48,7 @@ from physics.collision.manifold import ContactCache, bounding_radius, contact_ke
 
 __all__ = ["Contacts", "contacts"]
 
-NARROW_CALLS = 8            # the narrow phase's bound calls a cache keeps at most (`ContactCache.narrow_calls`) …
-NARROW_BIND_PAYBACK = 40    # … and the calls found bound for each bind past the first two (`SteadyCall`)
+NARROW_CALLS = 8            # the narrow phase's bound calls a cache keeps at most (`ContactCache.narrow_calls`)
 
 
 @kernel
@@ -617,7 +616,7 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None, pair_roo
                              cache.manifolds, new, ints, vec, depth, cache.work, scratch)
     else:
         if cache.narrow_calls is None:
-            cache.narrow_calls = SteadyCall(NARROW_CALLS, NARROW_BIND_PAYBACK)
+            cache.narrow_calls = SteadyCall(NARROW_CALLS)
         objects = (shapes.kind, shapes.node, centre, rotation, params, shapes.hull, hulls, pair_room, counts, reach,
                    cache.manifolds, new, ints, vec, depth, cache.work, scratch)
         done, m, g = cache.narrow_calls(_narrow, objects, (id(ints), id(new)), objects)

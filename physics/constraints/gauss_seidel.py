@@ -337,7 +337,6 @@ def _as(a, dtype):
 # objects and counts they last met, at most: a sub-step's counts change with its contact points,
 # and a scene whose count wanders makes new ones, until these are cleared.
 VIEWS_KEPT = 32
-BIND_PAYBACK = 40       # their calls found bound for each bind past the first two (`SteadyCall`)
 
 # A sweep of fewer elements than this runs on the calling thread in the rows' own order (`halves`):
 # two threads would cost more than such a sweep's rows (every shipped scene but the heaps).
@@ -750,7 +749,7 @@ class PreparedBuffers:
     def __init__(self):
         self.arrays = prepared_arrays(0, 0)
         self._views = Memo(VIEWS_KEPT)      # a `Prepared` by rows, counts and room (`prepared`)
-        self.calls = SteadyCall(VIEWS_KEPT, BIND_PAYBACK)   # `_prepare_rows`' calls (`_fill_prepared`)
+        self.calls = SteadyCall(VIEWS_KEPT)   # `_prepare_rows`' calls (`_fill_prepared`)
 
     def prepared(self, rows, R, used):
         """The `Prepared` of `rows` (R rows, `used` manifolds) over these arrays, made once for each
@@ -902,7 +901,7 @@ class SolveBuffers:
     def __init__(self):
         self.arrays = solve_room(0, 0)
         self._views = Memo(VIEWS_KEPT)      # the solve's targets, stages and views (`stages_call`) …
-        self._calls = SteadyCall(VIEWS_KEPT, BIND_PAYBACK)     # … and its calls, bound to them where steady
+        self._calls = SteadyCall(VIEWS_KEPT)     # … and its calls, bound to them where steady
 
     def room(self, bodies, rows, sweeps=0):
         """The kept room, grown first where it holds fewer than `bodies` bodies, `rows` rows or
@@ -919,8 +918,7 @@ class SolveBuffers:
         targets: the targets of `prepared`'s rows, the padded velocities of `bodies` bodies, and
         `side` (B,) int64 or None (this room's zeros) are made once for each rows object, count
         and room, and `stages` (`Stages`) once for its values (physics.core.compiled.Memo), and
-        the call is bound to them where one of the last two sub-steps passed the same
-        (`physics.core.compiled.SteadyCall`), so that a sub-step whose rows and counts are the last
+        the call is bound to them where they come back (`physics.core.compiled.SteadyCall`), so that a sub-step whose rows and counts are the last
         one's types no argument (the bundles' typing cost the ant's solve about 17 µs a sub-step),
         and one whose counts keep changing (a heap's) binds none. For rows whose targets and blocks are their
         own C-contiguous arrays (`solve` checks: a copy would not follow them)."""

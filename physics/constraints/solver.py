@@ -79,8 +79,7 @@ GAIN_TOLERANCE = 1e-6       # relative
 # deeper in one another than this are counted; touching surfaces written with rounded decimals meet
 # well within it (the shipped scenes' deepest start overlap is 1e-9 m).
 OVERLAP_TOLERANCE = 1e-3    # m
-CONTACT_CALLS = 32          # the contact stage's bundles and bound calls kept at most (`SceneSolver._contact_call`) …
-CONTACT_BIND_PAYBACK = 40   # … and the calls found bound for each bind past the first two (`SteadyCall`)
+CONTACT_CALLS = 32          # the contact stage's bundles and bound calls kept at most (`SceneSolver._contact_call`)
 # More pairs than this overlapping at load refuse the scene (physics.pipeline.simulation.OverlapError): 630
 # coincident boxes (198,135 pairs) took 31 s a step; a scene built with care has none, and the
 # heaviest shipped heap (the 1,000-box pile) has about 6,000 candidate pairs, none overlapping.
@@ -914,7 +913,7 @@ class SceneSolver:
         self._contact_views = Memo(VIEWS_KEPT)  # its rows' views by count (`_contact_row_views`)
         self._contact_bundles = Memo(CONTACT_CALLS)     # the contact stage's bundles (`_contact_rows`) …
         # … and its calls (`_contact_call`)
-        self.contact_calls = SteadyCall(CONTACT_CALLS, CONTACT_BIND_PAYBACK)
+        self.contact_calls = SteadyCall(CONTACT_CALLS)
         self._no_rows = Rows.empty()            # a sub-step's rows where it has none (one object: `_contact_row_views`)
         self._limit_easing = 0.0                # the last prepare's largest soft-limit slack (`limit_easing`)
         self._row_arrays = None                 # (the joints' Rows, their RowArrays): `_row_arrays_of`

@@ -628,6 +628,9 @@ class Memo:
         return None
 
 
+BIND_PAYBACK = 40   # a `SteadyCall`'s calls found bound for each bind past its first two
+
+
 class SteadyCall:
     """Kernels' calls, bound (`bind`) where a caller passes the same function, objects and values as
     in one of its last `limit` typed calls, typed through numba's entry point elsewhere: for an
@@ -638,13 +641,13 @@ class SteadyCall:
     whose counts keep changing binds nothing (a heap's: the pile's solve took 0.5 ms a step binding
     a call for every new count, which its next sub-step did not use). A bind costs what some twenty
     typed calls do, so past the first two a bind is made only where the calls found bound since the
-    first number `payback` for each, or where the calls since the last bind number `payback` times
+    first number `payback` (BIND_PAYBACK) for each, or where the calls since the last bind number `payback` times
     2^k for the k-th bind past the first two: arguments that come back once and change (a rope
     bridge's planks) stay typed, and ones that settle after binds spent on a changing start (the
     first steps' growing room) are bound again, at a cost that falls geometrically. `counts`:
     [typed calls, binds, calls found bound, calls since the last bind]."""
 
-    def __init__(self, limit, payback):
+    def __init__(self, limit, payback=BIND_PAYBACK):
         self.limit, self.payback = limit, payback
         self._calls = Memo(limit)
         self._seen = {}     # the typed calls' (ids of the objects, function, values) -> objects (held: no id reused)
