@@ -157,6 +157,10 @@ CURRENT_STANDING = 1e-6     # m (rad): … and stop within this (a tenth of `phy
 CURRENT_WINDOW = 8          # … where the error fell less than 1/CURRENT_FALL-fold over the last CURRENT_WINDOW of them
 CURRENT_FALL = 0.1
 NEVER = (math.inf, math.inf, math.inf)     # `project_positions_kernel`'s abandon that never stops one
+# `project_positions_kernel`'s `step` (STEP_VALUES,): h, the current rows' iterations, and `abandon`'s
+# (start, left, step); the velocity projection and RATTLE's stage read its h. Numbers a sub-step
+# writes in place, so that a call bound to its arrays serves every h, budget and retry
+STEP_H, STEP_CURRENT, STEP_ABANDON, STEP_VALUES = 0, 1, 2, 5
 POSITION_STATS = 10         # `project_positions_kernel`'s stats
 ACTIVE_SET_FLIPS = 8        # the velocity projection's rows change sides at most this many times a row at its bound …
 ACTIVE_SET_SLACK = 1e-12    # m/s (rad/s): … where a row left out approaches faster than this (round-off)
@@ -434,6 +438,7 @@ class JointBodies:
         # … and the projections' outputs where a caller gives none (`positions`, `velocities`)
         self.dx, self.dtheta, self.impulse = np.empty((bodies, 3)), np.empty((bodies, 3)), np.empty((bodies, 6))
         self.dv, self.stats = np.empty((bodies, 6)), np.zeros(POSITION_STATS)
+        self.step = np.zeros(STEP_VALUES)     # the projections' h, iterations and abandon (`set_step`)
         self._calls = Memo(BOUND_CALLS)
         # a split graph's halves are factored on one thread or two, whichever is faster now
         # (`_split_factor_and_solve`; the same bits on both), judged apart for each projection by its time a
@@ -537,8 +542,8 @@ class JointBodies:
         (`project_positions_kernel`: its sub-step is certain to be taken again as halves)."""
         dx, dtheta, impulse = (self.dx, self.dtheta, self.impulse) if out is None else out
         objects = (joints, inverse_mass, inverse_inertia, work, centre, rotation, momentum, dx, dtheta, impulse)
-        values = ("positions", limited, termed, framed, float(h), bool(final),
-                  (float(abandon[0]), float(abandon[1]), float(abandon[2])))
+        values = ("positions", limited, termed, framed)
+        self.set_step(h, final, abandon)
         call = self.found(objects, *values)
         if call is None:
             call = self.bound(lambda: bind(project_positions_kernel, *self._positions_arguments(*objects, *values[1:])),
@@ -554,11 +559,12 @@ class JointBodies:
         J = len(joints)
         dv = self.dv if out is None else out
         objects, values = (joints, inverse_mass, work, centre, rotation, velocity, inverse_inertia, dv), \
-            ("velocities", limited, termed, float(h))
+            ("velocities", limited, termed)
+        self.step[STEP_H] = h
         call = self.found(objects, *values)
         if call is None:
             call = self.bound(lambda: bind(project_velocities_kernel, *self._velocities_arguments(
-                joints, inverse_mass, work, centre, rotation, velocity, inverse_inertia, dv, limited, termed, h)),
+                joints, inverse_mass, work, centre, rotation, velocity, inverse_inertia, dv, limited, termed)),
                 objects, *values)
         if self.threads is not None:
             self.threads[1].run(J, call)
@@ -568,22 +574,31 @@ class JointBodies:
             dv.fill(0.0)
         return dv
 
+    def set_step(self, h, final, abandon):
+        """`step` for a position projection of a sub-step of length h (`positions`' `final` and
+        `abandon`), written in place for the calls bound to it."""
+        step = self.step
+        step[STEP_H] = h
+        step[STEP_CURRENT] = CURRENT_ROWS * NEWTON_ITERATIONS * (FINAL_ROWS if final else 1)
+        step[STEP_ABANDON] = abandon[0]
+        step[STEP_ABANDON + 1] = abandon[1]
+        step[STEP_ABANDON + 2] = abandon[2]
+
     def _positions_arguments(self, joints, inverse_mass, inverse_inertia, work, centre, rotation, momentum, dx, dtheta,
-                             impulse, limited, termed, framed, h, final, abandon):
+                             impulse, limited, termed, framed):
         """`project_positions_kernel`'s arguments for `positions` (its arguments, in its order)."""
         system = start(joints, self, self.start_centre, self.start_rotation, inverse_mass, inverse_inertia,
                        self.limit_slack if limited else None, self.start_rows.jacobian,
                        self.terms if termed else None, self.frame_speed if framed else None, copy=False)
-        current = CURRENT_ROWS * NEWTON_ITERATIONS * (FINAL_ROWS if final else 1)
-        return (system, centre, rotation, momentum, float(h), NEWTON_ITERATIONS, current, abandon, TOLERANCE, dx,
-                dtheta, impulse, self.stats, work, self.graph.split)
+        return (system, centre, rotation, momentum, self.step, NEWTON_ITERATIONS, TOLERANCE, dx, dtheta, impulse,
+                self.stats, work, self.graph.split)
 
     def _velocities_arguments(self, joints, inverse_mass, work, centre, rotation, velocity, inverse_inertia, dv,
-                              limited, termed, h):
+                              limited, termed):
         """`project_velocities_kernel`'s arguments for `velocities`."""
         return (joints.model(self.limit_slack if limited else None), self.index, self.graph, self.velocity_rows,
                 self.velocity_scratch, centre, rotation, velocity, inverse_mass, inverse_inertia, dv,
-                self.terms if termed else no_terms(len(joints)), float(h), work, self.carried, self.graph.split)
+                self.terms if termed else no_terms(len(joints)), self.step, work, self.carried, self.graph.split)
 
     def stage(self, joints, passes, masses, limited, termed, work, h, final=False, abandon=NEVER):
         """RATTLE's stage of a sub-step as one compiled call (`joint_stage`), where the projections run
@@ -596,18 +611,17 @@ class JointBodies:
         bodies, (dv, moved) = passes.bodies, passes.changes
         dx, dtheta, impulse = passes.projected
         objects = (joints, passes, *masses, work)
-        values = ("stage", limited, termed, float(h), bool(final),
-                  (float(abandon[0]), float(abandon[1]), float(abandon[2])))
+        values = ("stage", limited, termed)
+        self.set_step(h, final, abandon)
         call = self.found(objects, *values)
         if call is None:
             def make():
                 positions = self._positions_arguments(joints, *masses, work, bodies.centre, bodies.rotation,
-                                                      passes.momentum[1], dx, dtheta, impulse, limited, termed, False,
-                                                      *values[3:])
+                                                      passes.momentum[1], dx, dtheta, impulse, limited, termed, False)
                 velocities = self._velocities_arguments(joints, masses[0], work, bodies.centre, bodies.rotation,
-                                                        bodies.velocity, bodies.inverse_inertia, dv, limited, termed, h)
+                                                        bodies.velocity, bodies.inverse_inertia, dv, limited, termed)
                 return bind(joint_stage, passes.stale, passes.spin, passes.gather, passes.momentum, positions,
-                            passes.kick, passes.apply, velocities, passes.acceleration, float(h))
+                            passes.kick, passes.apply, velocities, passes.acceleration, self.step)
             call = self.bound(make, objects, *values)
         return call()
 
@@ -628,14 +642,16 @@ class BodyPasses(NamedTuple):
 
 
 @kernel(refcounts=False)
-def joint_stage(stale, spin, gather, momentum, positions, kick, apply, velocities, acceleration, h):
+def joint_stage(stale, spin, gather, momentum, positions, kick, apply, velocities, acceleration, step):
     """RATTLE's stage of a sub-step in one call, the calls `physics.pipeline.stages.stage_joints` makes
     one by one, in its order: the world state where it is stale and the solver's bodies
     (`solver_bodies`), their angular momentum, the position projection (`project_positions_kernel`),
     its kick (`impulse_changes`) applied to the bodies (`apply_changes`); the world state again,
     the solver's bodies at the end-of-step poses, the velocity projection (`project_velocities_kernel`,
     left out where the position projection was abandoned: Δv = 0) and its Δv applied with no move;
-    the constraint acceleration over h. Returns the position projection's largest |g| left."""
+    the constraint acceleration over h. `step` (STEP_VALUES,): h first, the projections' too
+    (`JointBodies.set_step`). Returns the position projection's largest |g| left."""
+    h = step[STEP_H]
     if stale[0]:
         world_from_local(*spin)
     solver_bodies(*gather)
@@ -647,7 +663,7 @@ def joint_stage(stale, spin, gather, momentum, positions, kick, apply, velocitie
     apply_changes(*apply)
     world_from_local(*spin)
     solver_bodies(*gather)
-    stats = positions[12]
+    stats = positions[10]
     if stats[1] == 2.0 or velocities[0].kind.shape[0] == 0:
         dv[:] = 0.0
     else:
@@ -1016,8 +1032,8 @@ def _abandoned(stats, abandon):
 
 
 @kernel(refcounts=False)
-def project_positions_kernel(system, centre, rotation, momentum, h, iterations, current, abandon, tolerance, dx, dtheta,
-                             impulse, stats, work, split):
+def project_positions_kernel(system, centre, rotation, momentum, step, iterations, tolerance, dx, dtheta, impulse, stats,
+                             work, split):
     """`project_positions` compiled; returns the largest |g| left. stats (POSITION_STATS,): Newton
     iterations taken, whether the current-row fallback fired, the largest |impulse| component, the
     drift's departure from the rows' tangent relative to the joints' levers (`_curvature_error`),
@@ -1026,8 +1042,9 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     factors none is a chord step), the iterations along J₀, the factorizations along the current
     rows and the inequalities let go (`_release_first`);
     `work` (J,) gets each joint's
-    frame's work (`_frame_work`). At most `iterations` along J₀ and `current` along the current rows.
-    `abandon` (start, left, step): a projection whose sub-step is certain to be taken again as halves
+    frame's work (`_frame_work`). `step` (STEP_VALUES,): h, `current` and `abandon` (numbers the caller
+    writes in place: `JointBodies.set_step`). At most `iterations` along J₀ and `current` along the
+    current rows. `abandon` (start, left, step): a projection whose sub-step is certain to be taken again as halves
     (the caller's retry, `physics.pipeline.retry`) stops, where its iterations would be
     factorizations spent on nothing (stats[1] = 2): one whose drift starts more than `step` of a
     lever off (its curvature and its whole start error alike) before any, one that leaves J₀ with
@@ -1036,6 +1053,8 @@ def project_positions_kernel(system, centre, rotation, momentum, h, iterations, 
     that numba prunes the branch it does not take (`_split_factor_and_solve`)."""
     n = len(system.column)
     J = len(system.model.kind)
+    h, current = step[STEP_H], int(step[STEP_CURRENT])
+    abandon = (step[STEP_ABANDON], step[STEP_ABANDON + 1], step[STEP_ABANDON + 2])
     scratch = system.scratch
     # the last velocity projection's factors, J M⁻¹ Jᵀ at the poses this step starts from (where it
     # left them: `RattleStart.carried`): J₀ M₀⁻¹ J₀ᵀ, SHAKE's matrix, the first chord's
@@ -1297,8 +1316,9 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     B = len(centre)
     dx, dtheta, impulse = np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 6))
     current = CURRENT_ROWS * iterations if current is None else current
+    step = np.array([h, current, *NEVER], float)
     error = project_positions_kernel(system, np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
-                                     np.ascontiguousarray(momentum, float), float(h), iterations, current, NEVER, tolerance,
+                                     np.ascontiguousarray(momentum, float), step, iterations, tolerance,
                                      dx, dtheta, impulse, np.zeros(POSITION_STATS) if stats is None else stats,
                                      np.zeros(len(system.model.kind)) if work is None else work, system.graph.split)
     return dx, dtheta, impulse, error
@@ -1360,12 +1380,14 @@ def _flip_first(model, geometry, scratch):
 
 @kernel(refcounts=False)
 def project_velocities_kernel(model, index, graph, geometry, scratch, centre, rotation, velocity, inverse_mass,
-                              inverse_inertia, dv, terms, h, work, carried, split):
-    """`project_velocities` compiled, in `scratch` (`JointBodies.velocity_scratch`); adds each joint's
+                              inverse_inertia, dv, terms, step, work, carried, split):
+    """`project_velocities` compiled, in `scratch` (`JointBodies.velocity_scratch`), for a step of
+    h = step[STEP_H] (`project_positions_kernel`'s `step`: the caller's numbers); adds each joint's
     moving frame's work through its impulses to `work` (J,); carried (1,) is set to 1 where the
     scratch's factors are left as this projection's J M⁻¹ Jᵀ (`JointBodies.carried`), else 0. `split`
     as `project_positions_kernel`'s."""
     dv[:] = 0.0
+    h = step[STEP_H]
     joint_geometry(model, centre, rotation, geometry)
     J = len(model.kind)
     carried[0] = 0.0        # (the factors are rewritten below, or left as they are with no row)
@@ -1506,6 +1528,6 @@ def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass,
         c = lambda a: np.ascontiguousarray(a, float)
         project_velocities_kernel(joints.model(limit_slack), bodies.index, bodies.graph, bodies.velocity_rows,
                                   bodies.velocity_scratch, c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv,
-                                  no_terms(len(joints)) if terms is None else terms, float(h),
+                                  no_terms(len(joints)) if terms is None else terms, np.array([float(h)]),
                                   np.zeros(len(joints)) if work is None else work, bodies.carried, bodies.graph.split)
     return dv
