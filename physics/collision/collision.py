@@ -600,8 +600,10 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None, pair_roo
     if not len(pairs):
         return _no_pairs(cache, len(shapes))
     cache.n_shapes = n_shapes = len(shapes)
-    centre, rotation, params = world_shapes(shapes, world) if placed is None else placed[:3]
-    hulls = world_hulls(shapes, world)
+    if placed is None:
+        (centre, rotation, params), hulls = world_shapes(shapes, world), world_hulls(shapes, world)
+    else:
+        centre, rotation, params, hulls = placed.centre, placed.rotation, placed.params, placed.hulls
     # outputs in the cache's room (`_output_room`), grown and resumed when a step needs more;
     # likewise the manifold rows
     ints, vec, depth, views = _output_room(cache)

@@ -185,30 +185,38 @@ def hull_row(hull):
 
 def world_hulls(shapes, world):
     """The hull rows (H, HULL_ROW) at the world scale of their nodes (`hull_row`: radius, vertices
-    and plane offsets times the scale s, stored in column 3); the rows of a scene without hulls
-    are returned as they are (empty). Not to be written (writeable only as the narrow phase's kernel
-    is compiled for it): the rows of the last scales are kept and returned again while they stay."""
+    and plane offsets times the scale s, stored in column 3; `_scale_hulls`), a new array; the rows
+    of a scene without hulls are returned as they are (empty). A placement keeps its own, rewritten
+    only where a scale changed (`Placed.hulls`)."""
     if not len(shapes.hull_rows):
         return shapes.hull_rows
     _, _, s = _checked_poses(shapes, world)
-    # each hull row's shape's node, found once (the narrow phase asks at every sub-step); the rows
-    # of the last scales, kept: a node's world scale seldom changes, and a step reads them only
-    made = shapes.__dict__.get("_world_hulls")
-    if made is None:
-        which = np.flatnonzero(shapes.hull >= 0)
-        made = shapes.__dict__["_world_hulls"] = [shapes.hull[which], shapes.node[which], None, None]
-    rows, nodes, last, out = made
-    scale = np.empty(len(shapes.hull_rows))
-    scale[rows] = s[nodes]
-    if last is not None and np.array_equal(last, scale):
-        return out
-    out = shapes.hull_rows.copy()
-    out[:, 0] *= scale
-    out[:, 3] = scale
-    out[:, 4:HULL_PLANES] *= scale[:, None]
-    out[:, HULL_PLANES + 3::4] *= scale[:, None]
-    made[2:] = scale, out
+    out = np.full_like(shapes.hull_rows, np.nan)
+    _scale_hulls(shapes.hull, shapes.node, s, shapes.hull_rows, out)
     return out
+
+
+@kernel(inline=True)
+def _scale_hulls(hull, node, scale, rows, out):
+    """out[h] ← hull row h (`rows`) at the world scale s of the node of a shape that has it: its
+    radius (column 0), vertices (4 to HULL_PLANES) and plane offsets (each plane's fourth) times s,
+    s in column 3; a row whose column 3 holds s already is left as it is (a scale seldom changes:
+    the narrow phase reads these rows at every sub-step)."""
+    for k in range(hull.shape[0]):
+        h = hull[k]
+        if h < 0:
+            continue
+        s = scale[node[k]]
+        if out[h, 3] == s:
+            continue
+        for c in range(rows.shape[1]):
+            out[h, c] = rows[h, c]
+        out[h, 0] = rows[h, 0] * s
+        out[h, 3] = s
+        for c in range(4, HULL_PLANES):
+            out[h, c] = rows[h, c] * s
+        for c in range(HULL_PLANES + 3, rows.shape[1], 4):
+            out[h, c] = rows[h, c] * s
 
 
 def _flag(i, shape):
@@ -273,23 +281,30 @@ def aabbs(shapes, world):
 
 
 class Placed(NamedTuple):
-    """The shapes in the world (`place`): `world_shapes`' three arrays and `aabbs`' two."""
+    """The shapes in the world (`place`): `world_shapes`' three arrays, `aabbs`' two and
+    `world_hulls`' rows."""
 
     centre: np.ndarray      # (S, 3)
     rotation: np.ndarray    # (S, 3, 3)
     params: np.ndarray      # (S, 4)
     lo: np.ndarray          # (S, 3)
     hi: np.ndarray          # (S, 3)
+    hulls: np.ndarray       # (H, HULL_ROW)
 
 
 def place(shapes, world):
     """`world_shapes` and `aabbs` in one compiled pass (a `Placed`): a step's broad phase and
     narrow phase read the same placement."""
-    n_shapes = len(shapes)
-    out = Placed(np.empty((n_shapes, 3)), np.empty((n_shapes, 3, 3)), np.empty((n_shapes, 4)),
-                 np.empty((n_shapes, 3)), np.empty((n_shapes, 3)))
-    _place(shapes.kind, shapes.node, shapes.params, *_checked_poses(shapes, world), *out)
+    out = _placed(shapes)
+    _place(shapes.kind, shapes.node, shapes.params, shapes.hull, shapes.hull_rows, *_checked_poses(shapes, world), *out)
     return out
+
+
+def _placed(shapes):
+    """An empty `Placed` for `shapes` (its hull rows NaN: `_scale_hulls` writes each at once)."""
+    n_shapes = len(shapes)
+    return Placed(np.empty((n_shapes, 3)), np.empty((n_shapes, 3, 3)), np.empty((n_shapes, 4)),
+                  np.empty((n_shapes, 3)), np.empty((n_shapes, 3)), np.full_like(shapes.hull_rows, np.nan))
 
 
 def placing(shapes, world):
@@ -304,10 +319,8 @@ def placing(shapes, world):
     for array, own in ((t, live.translation), (r, live.rotation), (s, live.scale)):
         if not isinstance(own, np.ndarray) or array.ctypes.data != own.ctypes.data or array.shape != own.shape:
             return None
-    n_shapes = len(shapes)
-    out = Placed(np.empty((n_shapes, 3)), np.empty((n_shapes, 3, 3)), np.empty((n_shapes, 4)),
-                 np.empty((n_shapes, 3)), np.empty((n_shapes, 3)))
-    return bind(_place, shapes.kind, shapes.node, shapes.params, t, r, s, *out), out
+    out = _placed(shapes)
+    return bind(_place, shapes.kind, shapes.node, shapes.params, shapes.hull, shapes.hull_rows, t, r, s, *out), out
 
 
 # One compiled pass over the shapes each: a step calls these for every shape, and for small scenes
@@ -339,10 +352,12 @@ def _world_shapes(kind, node, params, translation, rotation, scale, centre_world
 
 
 @kernel(refcounts=False)
-def _place(kind, node, params, translation, rotation, scale, centre, rot, prm, lo, hi):
+def _place(kind, node, params, hull, hull_rows, translation, rotation, scale, centre, rot, prm, lo, hi, hulls):
     """The formulas of `world_shapes` into centre, rot, prm, then those of `aabbs` from them into
-    lo and hi, one loop each over the shapes."""
+    lo and hi, one loop each over the shapes, and the hull rows `hull_rows` (H, HULL_ROW) of the
+    shapes' `hull` (S,) at their world scale into `hulls` (`_scale_hulls`: where a scale changed)."""
     _world_shapes(kind, node, params, translation, rotation, scale, centre, rot, prm)
+    _scale_hulls(hull, node, scale, hull_rows, hulls)
     for s in range(kind.shape[0]):
         k = kind[s]
         if k == PLANE:
