@@ -66,11 +66,11 @@ def test_an_ankle_at_its_limit_is_met_within_the_step_budget(monkeypatch):
     projections, none leaves J₀ for the current rows, no step takes more than twice its passes,
     and after every step each hinge's anchors are within `retry.STANDING_ERROR` (10 µm) of each
     other (`Simulation.joint_separation`, the world distance of the two anchors: an independent
-    reading of the poses). Several rows let go in one projection go together, at the cost of one
-    factorization and the retake of any the new step would leave violated (`_retake`): where a
-    projection lets two or more go, it factors at most 0.6 times as often as letting them go one at
-    a time would (once at the start and once for each row; measured 1.9 against 4.5 on average
-    over the projections that let any go)."""
+    reading of the poses). Rows let go in one Newton pass go together, at the cost of one
+    factorization and the retake of any the new step would leave violated (`_retake`): over the
+    projections that let two or more rows go (stats[9], which counts any taken back too), their
+    factorizations sum to at most 0.6 of what letting each go alone would take (one at the start
+    and one for each row; measured 0.4)."""
     from physics.constraints.solver import SceneSolver
     from physics.pipeline import retry
     projections = []

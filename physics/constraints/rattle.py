@@ -49,7 +49,8 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   evaluations spent on nothing). The inequalities (limits, ropes) form
   an active set: a row is taken where violated or still pushing (`_taken_rows`), and one violated
   with no impulse yet whose solve gives it μ < 0 (holding its bound shut) is let go, all such
-  rows at once, and the other rows solved again without them, within the iteration (`_release`).
+  rows at once, then those the new step would leave violated taken back (`_retake`), then one at
+  a time, the other rows solved again each time, within the iteration (`_release`).
   (Clamping its impulse to 0 in place left a step that was no Newton step of the others:
   gymnasium's ant, a hip 1.4e-6 rad past its limit, whose armature's rotor row then turned the hip
   unopposed, raised Σ g² 100,000-fold, 1/2048 of the step descended, and the projection left J₀,
@@ -190,7 +191,7 @@ class PositionScratch(NamedTuple):
     W: np.ndarray               # (J, R, 2, 6) M₀⁻¹ J_dᵀ per row and side
     factored_jacobian: np.ndarray   # (J, R, 2, 6) the current rows the kept factors were made with
     mu: np.ndarray              # (J, R) a Newton step's multipliers
-    kick: np.ndarray            # (n, 6) J_dᵀ μ per column
+    kick: np.ndarray            # (n, 6) J_dᵀ μ per column (`_retake`'s scratch before it is made)
     fallen: np.ndarray          # (CURRENT_WINDOW + 1,) the error as each recent current-row iteration began
     start_C: np.ndarray         # (J, R) g(q₀)
     moved: np.ndarray           # (n, 6) the drift since the start, per column (`_curvature_error`)
@@ -576,7 +577,8 @@ class JointBodies:
 
     def set_step(self, h, final, abandon):
         """`step` for a position projection of a sub-step of length h (`positions`' `final` and
-        `abandon`), written in place for the calls bound to it."""
+        `abandon`), written in place for the calls bound to it: [h, CURRENT_ROWS × NEWTON_ITERATIONS
+        (× FINAL_ROWS where `final`), abandon's three]."""
         step = self.step
         step[STEP_H] = h
         step[STEP_CURRENT] = CURRENT_ROWS * NEWTON_ITERATIONS * (FINAL_ROWS if final else 1)
@@ -657,8 +659,8 @@ def joint_stage(stale, spin, gather, momentum, positions, kick, apply, velocitie
     solver_bodies(*gather)
     angular_momentum(*momentum)
     error = project_positions_kernel(*positions)
-    step, dv, moved = kick[5], kick[6], kick[7]
-    step[0] = h
+    kick_step, dv, moved = kick[5], kick[6], kick[7]
+    kick_step[0] = h
     impulse_changes(*kick)
     apply_changes(*apply)
     world_from_local(*spin)
@@ -1078,7 +1080,7 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
     the relative error when it left J₀ and the one the drift started from (`_relative_error`), the
     factorizations (an iteration that lets an inequality go factors again; an iteration that
     factors none is a chord step), the iterations along J₀, the factorizations along the current
-    rows and the inequalities let go (`_release`);
+    rows and the inequality rows let go (`_release`; any `_retake` takes back counted too);
     `work` (J,) gets each joint's
     frame's work (`_frame_work`). `step` (STEP_VALUES,): h, `current` and `abandon` (numbers the caller
     writes in place: `JointBodies.set_step`). At most `iterations` along J₀ and `current` along the
@@ -1359,7 +1361,7 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     left J₀ with (`_relative_error`, 0 if it did not), the one the drift started from, how
     factorizations there were (an iteration that lets an inequality go factors again), how many of
     the iterations went along J₀, how many factorizations along the current rows, and how many
-    times an inequality was let go (a violated row whose solve gave it μ < 0).
+    inequality rows were let go (a violated row whose solve gave it μ < 0; any taken back counted too).
     work, if given, a (J,) array: each joint's moving frame's work through these impulses is added
     (`_frame_work`, along J₀: at the start). `iterations` along J₀ at most, and `current` along the
     current rows (None: CURRENT_ROWS × iterations)."""
