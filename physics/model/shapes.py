@@ -293,8 +293,8 @@ class Placed(NamedTuple):
 
 
 def place(shapes, world):
-    """`world_shapes` and `aabbs` in one compiled pass (a `Placed`): a step's broad phase and
-    narrow phase read the same placement."""
+    """`world_shapes`, `aabbs` and `world_hulls` in one compiled pass (a `Placed`): a step's broad
+    phase and narrow phase read the same placement."""
     out = _placed(shapes)
     _place(shapes.kind, shapes.node, shapes.params, shapes.hull, shapes.hull_rows, *_checked_poses(shapes, world), *out)
     return out
