@@ -26,8 +26,8 @@ from app import frames, history, overlays, plots
 from app.session import scene_files
 from app.settings import MAX_BUDGET_MB, MIN_BUDGET_MB, MIN_PANEL_WIDTH, OVERLAYS
 from app.tree import Tree
-from physics.core.choices import EXPONENTIAL, GYROSCOPIC, INTEGRATOR, ORDER_NOTE, ROTATION_UPDATE
-from physics.core.settings import EXPONENTIALS, GYROSCOPIC as GYROSCOPIC_MODES, ROTATION_UPDATES, Settings, \
+from physics.core.choices import EXPONENTIAL, GYROSCOPIC, INTEGRATOR, JOINT_SOLVE, ORDER_NOTE, ROTATION_UPDATE
+from physics.core.settings import EXPONENTIALS, GYROSCOPIC as GYROSCOPIC_MODES, JOINT_SOLVES, ROTATION_UPDATES, Settings, \
     integrator_names
 from physics.dynamics.driving import describe, describe_letters
 
@@ -42,17 +42,17 @@ FLOAT_FORMAT = "%.6g"  # float settings: six significant digits, so erp = 0.9999
 MAX_NAMES = 200  # labels drawn by the names overlay, nearest first
 
 
-CHOICES = ("gyroscopic", "integrator", "rotation_update", "exponential")  # the settings `_choices` lists
+CHOICES = ("gyroscopic", "integrator", "rotation_update", "exponential", "joint_solve")  # the settings `_choices` lists
 
 
 def _choices():
     return {"gyroscopic": GYROSCOPIC_MODES, "integrator": integrator_names(),
-            "rotation_update": ROTATION_UPDATES, "exponential": EXPONENTIALS}
+            "rotation_update": ROTATION_UPDATES, "exponential": EXPONENTIALS, "joint_solve": JOINT_SOLVES}
 
 
 def _meanings():
     """{setting: {choice: its one-line explanation}} (physics.core.choices): each shown over its item."""
-    return {choice.key: choice.meanings for choice in (GYROSCOPIC, INTEGRATOR, ROTATION_UPDATE, EXPONENTIAL)}
+    return {choice.key: choice.meanings for choice in (GYROSCOPIC, INTEGRATOR, ROTATION_UPDATE, EXPONENTIAL, JOINT_SOLVE)}
 
 
 def _vec(v):
@@ -674,6 +674,9 @@ class Panel:
                       (("spring", "springs"), ("armature", "armatures"), ("frame_work", "frames' work")) if key in energy]
             if joints:
                 self.text("  joints: " + "  ".join(joints) + " J")
+            gap = v.session.sim.joint_separation()     # (what soft joints give, projected ones hold at ~0)
+            if len(gap):
+                self.text(f"joints' largest gap {1e3 * float(gap.max()):.3g} mm ({v.session.sim.settings.joint_solve})")
         except Exception:  # noqa: BLE001 - optional display
             pass
         v.timing.draw(self.item_rects, self.whole)  # every stage of a step, every part of a frame (app.stats)

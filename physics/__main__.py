@@ -62,7 +62,7 @@ from physics.pipeline.timeline import Timeline
 from physics.tools.trajectory import FORMATS, Recording, recording_bytes, write
 from physics.io.scene import SceneError
 from physics.tools.signals import raised, raising_on_signals
-from physics.core.settings import EXPONENTIALS, GYROSCOPIC, ROTATION_UPDATES
+from physics.core.settings import EXPONENTIALS, GYROSCOPIC, JOINT_SOLVES, ROTATION_UPDATES
 from physics.core.choices import ORDER_NOTE
 from physics.tools.sweep import add_parser as add_sweep_parser
 from physics.tools.warmup import add_parser as add_warmup_parser
@@ -118,6 +118,8 @@ def add_run_parser(commands):
     solver.add_argument("--warm-start", choices=("on", "off"), help="start from last step's impulses")
     solver.add_argument("--relax", choices=("on", "off"), help="relax stage: position correction adds no energy")
     solver.add_argument("--shake", choices=("on", "off"), help="joint projection also corrects velocities (SHAKE)")
+    solver.add_argument("--joint-solve", choices=JOINT_SOLVES,
+                        help="joints projected onto their constraints (exact) or soft (the solve alone: linear in the joints)")
     solver.add_argument("--sleep", choices=("on", "off"), help="bodies at rest on their parent sleep until woken")
     options.add_control_arguments(run_parser)
     run_parser.add_argument("--record-every", type=int, default=1, metavar="K", help="record one row every K steps (default 1)")
@@ -143,7 +145,8 @@ def _overrides(args):
         "exponential": args.exponential, "counteract": args.counteract,
         "iterations": args.iterations, "sor": args.sor, "erp": args.erp, "cfm": args.cfm,
         "max_contact_push_speed": args.max_contact_push_speed,
-        "warm_start": args.warm_start, "relax": args.relax, "shake": args.shake, "sleep": args.sleep,
+        "warm_start": args.warm_start, "relax": args.relax, "shake": args.shake, "joint_solve": args.joint_solve,
+        "sleep": args.sleep,
     }
     return {name: value for name, value in values.items() if value is not None}
 

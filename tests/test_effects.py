@@ -40,3 +40,9 @@ def test_counteraction_is_said_where_a_body_carries_another():
 def test_the_integrator_sentence_is_its_plain_meaning_and_the_plot_to_watch():
     said = sentence(opened("pendulum"), "integrator", "rk4")
     assert said.startswith("integrator rk4: classical Runge-Kutta, 4th order") and "energy plot" in said
+
+
+def test_the_joint_solve_sentence_names_the_gap_to_watch_or_that_no_joint_is_here():
+    said = sentence(opened("chain"), "joint_solve", "soft")
+    assert said.startswith("joint_solve soft: held by the velocity solve alone") and "largest gap" in said
+    assert "no joint here" in sentence(opened("t_handle"), "joint_solve", "soft")

@@ -191,7 +191,7 @@ def _sagging_row(links, pitch, slack):
             [r * (math.cos(p) - math.cos(angle / 2)) for p in phi])
 
 
-def net(side=8, out=None, slack=None, tree=False):
+def net(side=8, out=None, slack=None, tree=False, soft=False):
     """A square net of side × side spheres, each joined to its neighbours by ball joints and hung
     from the world by two corners: a joint graph full of loops. With `tree`, the same spheres where
     they lie joined as a tree, a comb (each row a chain, the rows joined at their first sphere, hung
@@ -200,8 +200,10 @@ def net(side=8, out=None, slack=None, tree=False):
     `slack` 0 it is straight between its two hooks (None: 0.1, or 0 for a net of fewer than 3 on
     a side, whose edge cannot sag), where no finite tension holds the net's weight
     (the joint rows' Jacobian is singular there, and a Newton projection onto exact joints
-    converges only linearly). `out` a path to write (default net.toml beside this file; no net is
-    shipped)."""
+    converges only linearly). With `soft`, its joints are held by the velocity solve alone
+    (`joint_solve = "soft"`, with semi-implicit Euler, Box2D's soft step): linear in the joints, they
+    give a little where pulled hard. `out` a path to write (default net.toml beside this file; no
+    net is shipped)."""
     radius, pitch = 0.08, 0.3
     slack = (0.1 if side >= 3 else 0.0) if slack is None else slack
     digits = max(2, len(str(side - 1)))
@@ -229,14 +231,20 @@ def net(side=8, out=None, slack=None, tree=False):
               "trough (timed beside the joint benchmark's nets: what their loops cost)" if tree else
               f"each joined to its neighbours by ball joints ({len(joints)} joints: every square of four is a closed "
               "loop), hung from the world by two corners, released as a trough: the joint benchmark's nets")
+    held = (" Its joints are soft (joint_solve): held by the velocity solve alone, with semi-implicit Euler, "
+            "Box2D's soft step." if soft else "")
     about = textwrap.fill(f"A {'comb' if tree else 'net'} of {side} x {side} spheres (0.1 kg, 0.3 m apart), {joined}. "
-                          f"The first row's ends are {100 * slack:g} % closer together than the row is long.", 100)
+                          f"The first row's ends are {100 * slack:g} % closer together than the row is long.{held}", 100)
+    world = {"dt": 1 / 60, "integrator": "semi-implicit-euler" if soft else "lie-midpoint", "iterations": 20,
+             "substeps": 4}
+    if soft:
+        world["joint_solve"] = "soft"
     write(out or ("comb" if tree else "net"), about + """ Other sizes:
-python assets/scenes/make_scenes.py net --side N [--tree] --out FILE.toml""",
+python assets/scenes/make_scenes.py net --side N [--tree] [--soft] --out FILE.toml""",
           f"{'Comb' if tree else 'Net'} of {side} x {side}",
           f"{side * side} spheres on ball joints in a square "
           f"{'comb, hung by a corner' if tree else 'net, hung by two corners'}.",
-          {"dt": 1 / 60, "integrator": "lie-midpoint", "iterations": 20, "substeps": 4}, nodes, joints)
+          world, nodes, joints)
 
 
 def rope_bridge():
@@ -409,6 +417,9 @@ if __name__ == "__main__":
                              "from 0 (straight: a singular configuration) to 0.5 (default 0.1; 0 below 3 on a side)")
     parser.add_argument("--tree", action="store_true",
                         help="net: the same spheres joined as a tree, a comb hung by one corner (the net without its loops)")
+    parser.add_argument("--soft", action="store_true",
+                        help="net: soft joints, held by the velocity solve alone (joint_solve = soft, semi-implicit "
+                             "Euler): linear in the joints, a few millimetres of give")
     parser.add_argument("--out", help="the .toml file to write (default: assets/scenes/SCENE.toml)")
     args = parser.parse_args()
     size = {"pile": args.side or 10, "net": args.side or 8, "chain": args.links}.get(args.scene)
@@ -420,9 +431,9 @@ if __name__ == "__main__":
     elif args.slack is not None and (not 0.0 <= args.slack <= 0.5 or (args.scene == "net" and size < 3 and args.slack > 0.0)):
         parser.error(f"--slack: got {args.slack} for --side {size}; expected a fraction from 0 to 0.5 "
                      "(and 0 for a net of fewer than 3 on a side: one link cannot sag)")
-    elif args.tree and args.scene != "net":
-        parser.error(f"--tree: got it for {args.scene}; it is a net's option")
+    elif (args.tree or args.soft) and args.scene != "net":
+        parser.error(f"--{'tree' if args.tree else 'soft'}: got it for {args.scene}; it is a net's option")
     elif args.scene == "net":
-        net(size, args.out, args.slack, args.tree)
+        net(size, args.out, args.slack, args.tree, args.soft)
     else:
         {"pile": pile, "chain": chain}[args.scene](size, args.out)

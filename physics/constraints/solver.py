@@ -1045,8 +1045,10 @@ class SceneSolver:
                 self.joints = self._build_joints(world, centre, rotation)
             self.follow_frames(world)
             # With post-stabilization the joints' position error is projected out after the step
-            # (`post_stabilize`), so the velocity solve carries no Baumgarte bias into the energy.
-            joint_beta = 0.0 if POST_STABILIZATION else beta
+            # (`post_stabilize`), so the velocity solve carries no Baumgarte bias into the energy;
+            # soft joints (settings.joint_solve) are held by that bias alone, the contacts' ERP and
+            # CFM, their correction a split impulse like a contact's (`solve_changes`)
+            joint_beta = 0.0 if POST_STABILIZATION and settings.joint_solve == "projected" else beta
             if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
                 self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
             bodies = self._joint_bodies

@@ -64,6 +64,22 @@ INTEGRATOR = _choice("integrator", {
 })
 
 
+# How the joints are held (physics.pipeline.stages `step_context`, `stage_joints`). "projected":
+# after the velocity solve their bodies are projected onto the constraints (RATTLE under the
+# integrators whose traits say so, SHAKE or post-stabilization under the others): exact to the
+# projection's tolerance, at the cost of a Newton system over every joint row, which a net's loops
+# fill. "soft": the velocity solve alone holds them, each row's error fed back at the ERP rate with
+# the CFM's give (ERP/CFM, "The Mathematics of Havok's Solver" §3.3.2; Box2D v3's soft step): a
+# sweep's work linear in the rows, never a retry, and the joints give a little where they are
+# pulled hard (docs/fidelity.md, "Soft joints").
+JOINT_SOLVE = _choice("joint_solve", {
+    "projected": "after the solve, projected onto their constraints (RATTLE, SHAKE): exact, a Newton "
+                 "system over every joint row, which a net's loops fill",
+    "soft": "held by the velocity solve alone, their error fed back at the ERP rate, the bodies stepped by "
+            "semi-implicit Euler whatever the integrator (Box2D's soft step): linear in the joints, never retried; "
+            "they give a few millimetres where pulled hard and drain some energy",
+})
+
 
 class IntegratorTraits(NamedTuple):
     """What the rest of the step needs to know of an integrator (the contact and joint stages,
@@ -110,10 +126,20 @@ assert tuple(INTEGRATOR_TRAITS) == INTEGRATOR.names
 JOINTED_SCHEME = {"rk4": "lie-midpoint-4"}
 
 
-def stepped_integrator(integrator, jointed):
+# Soft joints (JOINT_SOLVE "soft") are Box2D's soft step, a kick and a drift: their bodies step by
+# semi-implicit Euler whatever the integrator, whose positions see all of the solve's change. Under
+# the midpoint schemes the positions see half of it, and the bias's feedback pumped energy into a
+# soft pendulum's small swing (a fifth more swing energy in five periods at 10°, h = 1/240).
+SOFT_SCHEME = "semi-implicit-euler"
+
+
+def stepped_integrator(integrator, jointed, soft=False):
     """The scheme the step runs for the chosen `integrator` in a topology with joints (`jointed`)
-    or without: JOINTED_SCHEME's, else the integrator itself."""
-    return JOINTED_SCHEME.get(integrator, integrator) if jointed else integrator
+    or without: SOFT_SCHEME where the joints are `soft`, else JOINTED_SCHEME's, else the
+    integrator itself."""
+    if not jointed:
+        return integrator
+    return SOFT_SCHEME if soft else JOINTED_SCHEME.get(integrator, integrator)
 
 # Which integrators keep their order in which gyroscopic mode (docs/fidelity.md): said by the
 # command lines' help, the sweep's summary and the panel's tooltip.

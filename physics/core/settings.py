@@ -16,6 +16,7 @@ GYROSCOPIC = choices.GYROSCOPIC.names
 ROTATION_UPDATES = choices.ROTATION_UPDATE.names
 EXPONENTIALS = choices.EXPONENTIAL.names
 INTEGRATOR_NAMES = choices.INTEGRATOR.names
+JOINT_SOLVES = choices.JOINT_SOLVE.names
 
 
 def integrator_names():
@@ -62,6 +63,11 @@ def _boolean(name, value):
     raise _refuse(name, value, "expected true/false (or 'on'/'off')")
 
 
+# Fields added after snapshots were first written, with the value a snapshot without them implies
+# (what every run had before the field existed): `Settings.recorded`, `Settings.restored`.
+IMPLIED = {"joint_solve": "projected"}
+
+
 @dataclass
 class Settings:
     """Physics settings; change them with `set` so that every value is validated."""
@@ -93,6 +99,9 @@ class Settings:
     # a pendulum's energy then oscillates without drift (±0.6 %, h = 1/240) instead of losing
     # 2–5 % per period; off by default because a 10-link chain at h = 1/60 gains energy with it.
     shake: bool = False
+    # How joints are held (physics.core.choices.JOINT_SOLVE): projected onto their constraints after
+    # the solve (RATTLE, SHAKE), or soft, by the velocity solve's ERP/CFM alone (linear in the joints).
+    joint_solve: str = "projected"
     # Sleeping (physics.dynamics.sleeping.SLEEP_TIME): bodies at rest on their parent, with all they touch,
     # ride it rigidly until an impulse, a setting, an awake body or a change of their field wakes them.
     sleep: bool = False
@@ -115,6 +124,7 @@ class Settings:
         "warm_start": _boolean,
         "relax": _boolean,
         "shake": _boolean,
+        "joint_solve": _choice(choices.JOINT_SOLVE),
         "sleep": _boolean,
     }
 
@@ -148,6 +158,21 @@ class Settings:
     @classmethod
     def names(cls):
         return tuple(f.name for f in fields(cls))
+
+    def recorded(self):
+        """The settings a snapshot holds (physics.pipeline.snapshot), name -> value (gravity a copy):
+        every field, less those of IMPLIED at the value every snapshot without them implies, so that
+        a run that never sets a newer field hashes as it did before the field existed (a recording
+        made then still verifies) and `restored` reads such a snapshot back as that value."""
+        values = {name: getattr(self, name) for name in self.names()
+                  if name not in IMPLIED or getattr(self, name) != IMPLIED[name]}
+        values["gravity"] = values["gravity"].copy()
+        return values
+
+    @staticmethod
+    def restored(values):
+        """A snapshot's settings (`recorded`) with the IMPLIED values of the fields it left out."""
+        return {**IMPLIED, **values}
 
     def copy(self):
         other = Settings()

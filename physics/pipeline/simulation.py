@@ -714,9 +714,7 @@ class Simulation:
         fingerprint, name = self._scene_identity()
         arrays = self.data.save()
         arrays["topology.parent"] = self.parent.copy()
-        settings = {f: getattr(self.settings, f) for f in self.settings.names()}
-        settings["gravity"] = settings["gravity"].copy()
-        return Snapshot(fingerprint, name, self.data.step_count, settings, arrays)
+        return Snapshot(fingerprint, name, self.data.step_count, self.settings.recorded(), arrays)
 
     def check_restorable(self, snapshot):
         """Refuse (ValueError naming the field and the value) a snapshot of this scene that no run of
@@ -740,7 +738,7 @@ class Simulation:
                                 " (nodes, masses, shapes, joints, events or [world] values; a recording's "
                                 "scene digests say which)"))
         self.check_restorable(snapshot)
-        self.settings.update(snapshot.settings)
+        self.settings.update(Settings.restored(snapshot.settings))
         parent = snapshot.arrays["topology.parent"]
         if not np.array_equal(parent, self.parent):
             self._set_topology(parent)

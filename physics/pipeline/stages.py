@@ -617,9 +617,11 @@ def apply_impulse(model, data, settings, work, i, impulse, point_world=None):
 def step_context(model, data, settings, work, h, integrator, active=None, composed=False):
     """The `StepContext` of a sub-step h with `integrator`, stepping the bodies `active` (all: None);
     `composed`: one of the triple jump's sub-steps of RATTLE's step."""
-    # semi-implicit Euler with settings.shake: its joints by SHAKE (`INTEGRATOR_TRAITS`' rattle)
+    # semi-implicit Euler with settings.shake: its joints by SHAKE (`INTEGRATOR_TRAITS`' rattle);
+    # soft joints (settings.joint_solve) by the velocity solve alone
     traits = INTEGRATOR_TRAITS[integrator]
     rattle = (traits.rattle and not (integrator == "semi-implicit-euler" and settings.shake)
+              and settings.joint_solve == "projected"
               and work.solver is not None and bool(len(work.solver.joint_specs)) and not work.solver.armature_left)
     return StepContext(h, integrator, traits.position_fraction, h * traits.surface_lead,
                        rattle, bool(settings.sleep and np.count_nonzero(data.sleep.asleep)), active, composed)
@@ -630,7 +632,8 @@ def choose_joint_terms(model, data, settings, work, integrator):
     armatures and actuators RATTLE's step takes, from the state now
     (`physics.constraints.solver.SceneSolver.choose_joint_terms`); nothing to choose without them."""
     solver = work.solver
-    if solver is None or not solver.joints_termed or not INTEGRATOR_TRAITS[integrator].rattle:
+    if solver is None or not solver.joints_termed or not INTEGRATOR_TRAITS[integrator].rattle \
+            or settings.joint_solve != "projected":
         return
     world, centre, rotation, _, inverse_inertia = solver_state(model, data, settings, work)
     solver.choose_joint_terms(world, centre, rotation, model.inverse_mass, inverse_inertia, settings,
@@ -884,7 +887,8 @@ def stage_solve(model, data, settings, work, context):
 
 def stage_joints(model, data, settings, work, context):
     """The joints after the solve: RATTLE's projections (`physics.constraints.rattle`), positions
-    then velocities, or else the post-stabilization (SHAKE with settings.shake); then the
+    then velocities, or else the post-stabilization (SHAKE with settings.shake), or nothing where
+    they are soft (settings.joint_solve: the solve's ERP bias held them); then the
     sub-step's constraint accelerations, the velocity changes of the solve and of the joints over h.
     RATTLE's calls and the accelerations are one compiled call where the solver can make them so
     (`SceneSolver.joint_stage_fused`) and the sub-step steps every body (a retry's island moves
@@ -923,7 +927,7 @@ def stage_joints(model, data, settings, work, context):
         solver.project_joint_velocities(world, centre, rotation, velocity, inverse_inertia, dv)
         moved.fill(0.0)
         apply_world_changes(model, data, settings, work, dv, moved, context.active)
-    elif joints:
+    elif joints and settings.joint_solve == "projected":
         # post-stabilization: project the joints' position error out along the start-of-step
         # directions; with settings.shake the velocities take the same change over the step (SHAKE)
         world, centre, rotation, _, _ = solver_state(model, data, settings, work)

@@ -24,8 +24,9 @@ def step(model, data, settings, work, first):
     counts.step_begun()
     if work.solver is not None:     # a step's bits depend on its start state alone (a restore's too)
         work.solver.forget_factors()
-    # rk4 with joints runs lie-midpoint-4 (physics.core.choices.JOINTED_SCHEME)
-    integrator = stepped_integrator(settings.integrator, work.solver is not None and bool(len(work.solver.joint_specs)))
+    # rk4 with joints runs lie-midpoint-4, soft joints semi-implicit Euler (physics.core.choices)
+    integrator = stepped_integrator(settings.integrator, work.solver is not None and bool(len(work.solver.joint_specs)),
+                                    settings.joint_solve == "soft")
     try:
         for i in range(settings.substeps):
             stages.choose_joint_terms(model, data, settings, work, integrator)

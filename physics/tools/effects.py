@@ -78,4 +78,9 @@ def sentence(sim, name, value):
                     "flies on in a crash); see the Compare plot")
         return (f"counteraction off: what {held[0]} carries takes its impulses with it (the cargo stops with the "
                 "car); see the Compare plot")
+    if name == "joint_solve":
+        if not len(getattr(sim.scene, "joints", ())):
+            return f"joint_solve {shown}: no joint here, so nothing changes to see (try the chain)"
+        return (f"joint_solve {shown}: {choices.JOINT_SOLVE.meanings[value]}; watch the joints' largest gap and "
+                "the energy in Stats")
     return f"{name}: {shown}"

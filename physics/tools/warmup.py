@@ -63,6 +63,7 @@ def _variants():
             yield {"rotation_update": update, "exponential": exponential}
     yield {"counteract": False}
     yield {"shake": True}
+    yield {"joint_solve": "soft"}
     yield {"sleep": True}
     yield {"warm_start": False, "relax": False, "sor": 1.3}
     yield {"substeps": 2}
