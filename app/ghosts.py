@@ -306,7 +306,8 @@ class Ghosts:
 
     def add_reference(self):
         from physics.tools.compare import REFERENCE, REFERENCE_DT_DIVISOR, REFERENCE_INTEGRATOR  # here: the ghosts' engine loads with the first ghost
-        settings = {"integrator": REFERENCE_INTEGRATOR, "dt": self.viewer.session.sim.settings.dt / REFERENCE_DT_DIVISOR}
+        settings = {"integrator": REFERENCE_INTEGRATOR, "joint_solve": "projected",      # (compare.add_reference's)
+                    "dt": self.viewer.session.sim.settings.dt / REFERENCE_DT_DIVISOR}
         return self._add(Ghost(REFERENCE, REFERENCE_COLOR, settings=settings))
 
     def add_mujoco(self, integrator):

@@ -42,6 +42,7 @@ FLOAT_FORMAT = "%.6g"  # float settings: six significant digits, so erp = 0.9999
 MAX_NAMES = 200  # labels drawn by the names overlay, nearest first
 
 
+PINNED_JOINTS = ("ball", "hinge", "fixed")  # joints whose anchors coincide: the Stats' largest gap
 CHOICES = ("gyroscopic", "integrator", "rotation_update", "exponential", "joint_solve")  # the settings `_choices` lists
 
 
@@ -674,12 +675,22 @@ class Panel:
                       (("spring", "springs"), ("armature", "armatures"), ("frame_work", "frames' work")) if key in energy]
             if joints:
                 self.text("  joints: " + "  ".join(joints) + " J")
-            gap = v.session.sim.joint_separation()     # (what soft joints give, projected ones hold at ~0)
-            if len(gap):
+            pinned = self._pinned_joints(v.session.sim)
+            if len(pinned):     # (what soft joints give, projected ones hold at ~0)
+                gap = v.session.sim.joint_separation()[pinned]
                 self.text(f"joints' largest gap {1e3 * float(gap.max()):.3g} mm ({v.session.sim.settings.joint_solve})")
         except Exception:  # noqa: BLE001 - optional display
             pass
         v.timing.draw(self.item_rects, self.whole)  # every stage of a step, every part of a frame (app.stats)
+
+    def _pinned_joints(self, sim):
+        """The joints of `sim`'s scene whose two anchors coincide (ball, hinge, fixed: their
+        anchors' distance, `Simulation.joint_separation`, is their error; a distance joint's or a
+        rope's is its length, a slider's its travel), indices made once a scene."""
+        if getattr(self, "_pinned", (None,))[0] is not sim.scene:
+            self._pinned = (sim.scene, np.array([k for k, joint in enumerate(getattr(sim.scene, "joints", ()))
+                                                 if joint.get("type") in PINNED_JOINTS], np.int64))
+        return self._pinned[1]
 
     def numbers(self):
         """The numbers at a glance, top right over the scene (O toggles it), as MuJoCo's simulate

@@ -237,10 +237,11 @@ class Session:
         preparation = self.preparation
         if preparation is None:
             return
-        if preparation.returncode is not None and is_interpreting():
-            # the warm-up child has ended: a kernel version it did not compile (a scene file of the
-            # user's own, such as a generated net, needs some no shipped scene does) compiles where
-            # it is first called, as on a warm start, instead of running as Python from then on
+        if preparation.returncode == 0 and not preparation.busy and is_interpreting():
+            # the warm-up child has ended and the loader is idle: a kernel version the warm-up did
+            # not compile (a scene file of the user's own, such as a generated net, needs some no
+            # shipped scene does) compiles where it is first called, as on a warm start, instead of
+            # running as Python from then on (while the loader works, a frame would wait on it)
             interpret(False)
         task = self._task_of(self.pending) if self.pending is not None else None
         if self.pending is not None and (preparation.built(task) or (task is None and preparation.ready(None))

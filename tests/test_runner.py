@@ -329,7 +329,8 @@ anchor_b = [1.0, 2.0, 0.0]
 """
 SOLVER_FLAGS = {"--iterations": ("iterations", "3", 3), "--sor": ("sor", "1.4", 1.4), "--erp": ("erp", "0.5", 0.5),
                 "--cfm": ("cfm", "1e-4", 1e-4), "--warm-start": ("warm_start", "off", False),
-                "--relax": ("relax", "off", False), "--shake": ("shake", "on", True), "--substeps": ("substeps", "2", 2)}
+                "--relax": ("relax", "off", False), "--shake": ("shake", "on", True), "--substeps": ("substeps", "2", 2),
+                "--joint-solve": ("joint_solve", "soft", "soft")}
 
 
 def test_solver_flags_reach_the_simulation(tmp_path):

@@ -127,3 +127,24 @@ def test_a_snapshot_keeps_the_joint_solve_and_older_hashes_stay():
     again.restore(soft)
     again.step(5)
     assert again.state_hash() == sim.state_hash()       # soft runs are deterministic as any other
+
+
+@pytest.mark.parametrize("world", [{"integrator": "lie-midpoint"}, {"integrator": "rk4"}, {"integrator": "explicit-euler"},
+                                   {"integrator": "semi-implicit-euler", "shake": True}],
+                         ids=["lie-midpoint", "rk4", "explicit-euler", "shake"])
+def test_soft_joints_are_never_projected(world, monkeypatch):
+    """Under any integrator, with or without `shake`, soft joints take no projection (RATTLE's,
+    SHAKE's, the post-stabilization) and no joint-term choice (RATTLE's), and step as
+    semi-implicit Euler does: the same bits."""
+    from physics.constraints.solver import SceneSolver
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a soft joint was projected")
+    reference = pendulum(np.radians(40.0), 1 / 240, joint_solve="soft")
+    reference.step(30)
+    for name in ("post_stabilize", "project_joint_positions", "project_joint_velocities", "project_joints",
+                 "choose_joint_terms"):
+        monkeypatch.setattr(SceneSolver, name, refused)
+    sim = pendulum(np.radians(40.0), 1 / 240, joint_solve="soft", **world)
+    sim.step(30)
+    assert sim.world().transform.translation.tobytes() == reference.world().transform.translation.tobytes()

@@ -303,10 +303,11 @@ def test_the_progress_line_names_the_kernels_only_when_some_were_written():
 
 
 def test_the_app_compiles_what_the_warm_up_left_once_it_has_ended():
-    """While the warm-up child compiles, the window runs kernels as Python; once it has ended
-    (returncode set), a kernel version it did not compile (a scene file of the user's own, such as
-    a generated net) must compile where it is first called, as on a warm start: interpreted, the
-    soft 32 × 32 net took 9.6 s a step in the app, for the rest of its session."""
+    """While the warm-up child compiles or the loader loads (or after a failed warm-up), the window
+    runs kernels as Python; once the child has ended well and the loader is idle, a kernel version
+    the warm-up did not compile (a scene file of the user's own, such as a generated net) must
+    compile where it is first called, as on a warm start: interpreted, the soft 32 × 32 net took
+    9.6 s a step in the app, for the rest of its session."""
     from types import SimpleNamespace
 
     from app.session import Session
@@ -314,10 +315,12 @@ def test_the_app_compiles_what_the_warm_up_left_once_it_has_ended():
     session = Session(store=False, scene="pendulum")
     before = interpret(True)
     try:
-        session.preparation = SimpleNamespace(returncode=None)      # still compiling: Python meanwhile
-        session.poll_preparation()
-        assert is_interpreting()
-        session.preparation = SimpleNamespace(returncode=0)         # done
+        for returncode, busy in ((None, True), (0, True), (-1, False)):
+            # still compiling, or the loader still loading, or the warm-up failed: Python meanwhile
+            session.preparation = SimpleNamespace(returncode=returncode, busy=busy, status=lambda: "the warm-up failed")
+            session.poll_preparation()
+            assert is_interpreting()
+        session.preparation = SimpleNamespace(returncode=0, busy=False)      # done
         session.poll_preparation()
         assert not is_interpreting()
     finally:

@@ -419,7 +419,7 @@ if __name__ == "__main__":
                         help="net: the same spheres joined as a tree, a comb hung by one corner (the net without its loops)")
     parser.add_argument("--soft", action="store_true",
                         help="net: soft joints, held by the velocity solve alone (joint_solve = soft, semi-implicit "
-                             "Euler): linear in the joints, a few millimetres of give")
+                             "Euler): linear in the joints; they give millimetres, centimetres where pulled hard")
     parser.add_argument("--out", help="the .toml file to write (default: assets/scenes/SCENE.toml)")
     args = parser.parse_args()
     size = {"pile": args.side or 10, "net": args.side or 8, "chain": args.links}.get(args.scene)

@@ -77,7 +77,7 @@ JOINT_SOLVE = _choice("joint_solve", {
                  "system over every joint row, which a net's loops fill",
     "soft": "held by the velocity solve alone, their error fed back at the ERP rate, the bodies stepped by "
             "semi-implicit Euler whatever the integrator (Box2D's soft step): linear in the joints, never retried; "
-            "they give a few millimetres where pulled hard and drain some energy",
+            "they give millimetres, centimetres where pulled hard (more on a large net's hooks), and drain energy",
 })
 
 

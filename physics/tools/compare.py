@@ -274,9 +274,10 @@ class Comparison:
 
     def add_reference(self, settings=None):
         """Add (or replace) the reference run; settings None: REFERENCE_INTEGRATOR at the main
-        run's dt / REFERENCE_DT_DIVISOR (ground truth for the main run and the variants)."""
+        run's dt / REFERENCE_DT_DIVISOR, joints projected (ground truth for the main run and the variants)."""
         if settings is None:
-            settings = {"integrator": REFERENCE_INTEGRATOR,
+            # (projected joints: soft ones would step the reference by semi-implicit Euler)
+            settings = {"integrator": REFERENCE_INTEGRATOR, "joint_solve": "projected",
                         "dt": self._runs[MAIN].sim.settings.dt / REFERENCE_DT_DIVISOR}
         self._add(REFERENCE, settings)
 
