@@ -46,3 +46,6 @@ def test_the_joint_solve_sentence_names_the_gap_to_watch_or_that_no_joint_is_her
     said = sentence(opened("chain"), "joint_solve", "soft")
     assert said.startswith("joint_solve soft: held by the velocity solve alone") and "largest gap" in said
     assert "no joint here" in sentence(opened("t_handle"), "joint_solve", "soft")
+    soft = opened("chain")
+    soft.set("joint_solve", "soft")
+    assert "steps by semi-implicit-euler whatever the integrator" in sentence(soft, "integrator", "rk4")

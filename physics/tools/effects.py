@@ -67,6 +67,9 @@ def sentence(sim, name, value):
         return (f"gyroscopic {shown}: {body} feels w x Iw again and precesses or flips "
                 f"({choices.GYROSCOPIC.meanings[value]}); watch w in the inspector")
     if name == "integrator":
+        if sim.settings.joint_solve == "soft" and len(getattr(sim.scene, "joints", ())):
+            return (f"integrator {shown}: this scene's joints are soft, so it steps by {choices.SOFT_SCHEME} "
+                    "whatever the integrator (joint_solve = projected to see it)")
         return f"integrator {shown}: {choices.INTEGRATOR.meanings[value]}; watch the energy plot (Plots)"
     if name == "counteract":
         held = carriers(sim)
