@@ -306,8 +306,8 @@ def test_the_app_compiles_what_the_warm_up_left_once_it_has_ended():
     """While the warm-up child compiles or the loader loads (or after a failed warm-up), the window
     runs kernels as Python; once the child has ended well and the loader is idle, a kernel version
     the warm-up did not compile (a scene file of the user's own, such as a generated net) must
-    compile where it is first called, as on a warm start: interpreted, the soft 32 × 32 net took
-    9.6 s a step in the app, for the rest of its session."""
+    compile where it is first called, as on a warm start (interpreted, the soft 32 × 32 net takes
+    seconds a step)."""
     from types import SimpleNamespace
 
     from app.session import Session
