@@ -125,6 +125,7 @@ with partial pivoting inside each joint's block (`physics.constraints.joint_grap
 Conventions: B solver bodies, world frame, velocities (B, 6) [v, ω]; static sides (−1) drop out.
 """
 import math
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -409,20 +410,12 @@ class JointBodies:
         self.body = np.unique(used).astype(np.int64)                 # (n,) solver bodies, sorted
         self.index = np.full(bodies + 1, -1, np.int64)              # solver body → column; [−1] = static
         self.index[self.body] = np.arange(len(self.body))
-        self.graph = structure(joints)
+        self._joints, self._bodies = joints, bodies     # (the projections' room, made on first use: `graph`)
         self.start_rows = joint_geometry_arrays(len(joints))        # the sub-step's start (J₀: `SceneSolver.prepare`) …
         self.start_centre = np.empty((bodies, 3))                   # … and its poses (x₀, R₀)
         self.start_rotation = np.empty((bodies, 3, 3))
         self.position_rows = joint_geometry_arrays(len(joints))     # `project_positions`' Newton evaluations
         self.velocity_rows = joint_geometry_arrays(len(joints))     # `project_velocities`' end-of-step rows
-        sizes = _arena_sizes(len(self.body), len(joints), bodies, self.graph.values, self.graph.x_size,
-                             self.graph.panel)
-        self.arena = Arena(np.empty(sizes[0]), np.empty(sizes[1], np.bool_), np.empty(sizes[2], np.int64))
-        cut = (self.arena, len(joints), bodies, self.graph.values, self.graph.x_size, self.graph.panel)
-        # the projections' views of it, one `Factors` between them
-        self.velocity_scratch = _velocity_scratch(*cut)[0]
-        self.position_scratch = _position_scratch(self.arena, len(self.body), *cut[1:])[0]._replace(
-            factors=self.velocity_scratch.factors)
         # 1 where the arena's factors are the last velocity projection's J M⁻¹ Jᵀ, at the poses the next
         # position projection starts from, which takes them for its first chord and clears this
         self.carried = np.zeros(1)
@@ -441,11 +434,47 @@ class JointBodies:
         self.dv, self.stats = np.empty((bodies, 6)), np.zeros(POSITION_STATS)
         self.step = np.zeros(STEP_VALUES)     # the projections' h, iterations and abandon (`set_step`)
         self._calls = Memo(BOUND_CALLS)
-        # a split graph's halves are factored on one thread or two, whichever is faster now
-        # (`_split_factor_and_solve`; the same bits on both), judged apart for each projection by its time a
-        # factorization (a position projection's also evaluates the rows, and solves by chords; one that
-        # factored nothing is not counted)
-        self.threads = None if self.graph.split is None else (ThreadChoice(), ThreadChoice())
+
+    # The projections' room: the elimination structure, its arena and the scratch cut from it, made
+    # on the first projection. Soft joints (settings.joint_solve) are never projected, and the
+    # structure's symbolic analysis is what a large net's first step waited on (17 s on the soft
+    # 100 × 100 net, for a solve of 0.1 s a step).
+    @cached_property
+    def graph(self):
+        """The joints' elimination structure (`physics.constraints.joint_graph.structure`)."""
+        return structure(self._joints)
+
+    @cached_property
+    def _room(self):
+        graph, J, B = self.graph, len(self._joints), self._bodies
+        sizes = _arena_sizes(len(self.body), J, B, graph.values, graph.x_size, graph.panel)
+        arena = Arena(np.empty(sizes[0]), np.empty(sizes[1], np.bool_), np.empty(sizes[2], np.int64))
+        cut = (arena, J, B, graph.values, graph.x_size, graph.panel)
+        # the projections' views of it, one `Factors` between them
+        velocity = _velocity_scratch(*cut)[0]
+        position = _position_scratch(arena, len(self.body), *cut[1:])[0]._replace(factors=velocity.factors)
+        return arena, velocity, position
+
+    @property
+    def arena(self):
+        """The projections' working arrays (`Arena`): a projection allocates nothing."""
+        return self._room[0]
+
+    @property
+    def velocity_scratch(self):
+        return self._room[1]
+
+    @property
+    def position_scratch(self):
+        return self._room[2]
+
+    @cached_property
+    def threads(self):
+        """A split graph's halves are factored on one thread or two, whichever is faster now
+        (`_split_factor_and_solve`; the same bits on both), judged apart for each projection by its
+        time a factorization (a position projection's also evaluates the rows, and solves by chords;
+        one that factored nothing is not counted); None where the graph is not split."""
+        return None if self.graph.split is None else (ThreadChoice(), ThreadChoice())
 
     def __len__(self):
         return len(self.body)
