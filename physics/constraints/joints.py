@@ -319,6 +319,74 @@ def axes_coordinates(model, centre, rotation, q, point, axis):
             axis[j, c] = e[c]
 
 
+@kernel(inline=True)
+def _inverse3(m):
+    """m⁻¹ of a 3 × 3 tuple matrix, by its columns m⁻¹ e_i (`solve3`)."""
+    c0, c1, c2 = solve3(m, (1.0, 0.0, 0.0)), solve3(m, (0.0, 1.0, 0.0)), solve3(m, (0.0, 0.0, 1.0))
+    return ((c0[0], c1[0], c2[0]), (c0[1], c1[1], c2[1]), (c0[2], c1[2], c2[2]))
+
+
+@kernel(refcounts=False)
+def stability_inertia(model, impulse, h, inverse_inertia, load):
+    """Soft joints' added rotational inertia (settings.joint_solve "soft", `SceneSolver.prepare`), in
+    place on the bodies' world inverse inertia (B, 3, 3) that the sub-step's solve takes; `load`
+    (B,) scratch. Returns how many bodies took some.
+
+    A joint's force f acting at the lever r turns with its body: the torque r × f changes with the
+    body's rotation θ at the rate ‖∂(r × f)/∂θ‖ ≤ |f| |r|, the geometric stiffness (a torque τ of an
+    angular row: ≤ |τ|). A body of inertia I so loaded has a rotational mode of frequency
+    ω ≈ √(K/I), K = Σ |f| |r| + Σ |τ| over its joints. The soft solve takes each sub-step's rows at
+    its start; where ω h passes 1 the body turns by more than a radian a sub-step, the rows it was
+    solved along no longer hold it, and its joints come apart as it spins: a net's hook corner, a
+    0.1 kg sphere carrying half a tonne on 0.15 m levers (ω some 2,000 rad/s against 240 sub-steps a
+    second), spun at 200 rad/s and opened by 1.5 m. Each such body takes the inertia k that brings
+    its mode to ω h = 1, isotropic,
+
+        k = max(0, h² K − I_min),   I⁻¹ ← (I + k 1)⁻¹,
+
+    with f = λ/h from the last sub-step's impulses (the warm start's, `Joints.impulse`), so
+    h² K = h Σ (|λ_point| |r| + |λ_angular|), and I_min ≥ 1 / (the largest absolute row sum of I⁻¹).
+    Geometric stiffness in the solve (Andrews, Teichmann & Kry, "Geometric Stiffness for Real-time
+    Constrained Multibody Dynamics", 2017) adds h² K in full, which damps every loaded body; this
+    adds only the shortfall, so a body whose mode its sub-step resolves keeps its inertia bit for bit
+    (a 1 m pendulum's bob: h² K = 7e-4 kg m² against I = 4e-3). The statics are untouched (they
+    hold no inertia); a loaded body's spin answers its joints more slowly, which is the cost.
+    Rows 6-8 (limit, drive, spring) act along the joint's axis: a force at side b's lever for a
+    slider or a six-axis joint's slide, a torque about a hinge."""
+    load[:] = 0.0
+    for j in range(len(model.kind)):
+        force = np.sqrt(impulse[j, 0] ** 2 + impulse[j, 1] ** 2 + impulse[j, 2] ** 2)
+        torque = np.sqrt(impulse[j, 3] ** 2 + impulse[j, 4] ** 2 + impulse[j, 5] ** 2)
+        kind = model.kind[j]
+        linear = kind == SLIDER or (kind == AXIS and model.member[j] < model.axis_count[j, 0])
+        axial = abs(impulse[j, LIMIT]) + abs(impulse[j, DRIVE]) + abs(impulse[j, SPRING])
+        for side in range(2):
+            b = model.body[j, side]
+            if b < 0:
+                continue
+            lever = np.sqrt(model.anchor[j, side, 0] ** 2 + model.anchor[j, side, 1] ** 2 + model.anchor[j, side, 2] ** 2)
+            load[b] += h * (force * lever + torque + (axial * lever if linear else axial))
+    count = 0
+    for b in range(load.shape[0]):
+        if load[b] <= 0.0:
+            continue
+        widest = 0.0
+        for i in range(3):
+            widest = max(widest, abs(inverse_inertia[b, i, 0]) + abs(inverse_inertia[b, i, 1]) + abs(inverse_inertia[b, i, 2]))
+        k = load[b] - 1.0 / widest if widest > 0.0 else 0.0
+        if not k > 0.0:
+            continue
+        inertia = _inverse3(load33(inverse_inertia, b))
+        added = _inverse3(((inertia[0][0] + k, inertia[0][1], inertia[0][2]),
+                           (inertia[1][0], inertia[1][1] + k, inertia[1][2]),
+                           (inertia[2][0], inertia[2][1], inertia[2][2] + k)))
+        for i in range(3):
+            for c in range(3):
+                inverse_inertia[b, i, c] = added[i][c]
+        count += 1
+    return count
+
+
 @kernel(refcounts=False)
 def joint_geometry(model, centre, rotation, out):
     """The rows of every joint at the bodies' poses (centre (B, 3), rotation (B, 3, 3)) into `out`

@@ -32,7 +32,8 @@ from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     RowArrays, beta_from_erp, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.constraints.joints import ACTUATED, DRIVE, LIMIT, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints, \
-    coordinate_inverse_inertia, coordinate_rates, fill_joint_rows, fill_joint_terms, fill_limit_slack, joint_geometry
+    coordinate_inverse_inertia, coordinate_rates, fill_joint_rows, fill_joint_terms, fill_limit_slack, joint_geometry, \
+    stability_inertia
 from physics.constraints.gauss_seidel import PARALLEL_MIN, VIEWS_KEPT, Prepared, PreparedBuffers, SolveBuffers, \
     element_count, halves, prepare, solve, sweep
 from physics.core.threads import ThreadChoice
@@ -905,6 +906,7 @@ class SceneSolver:
         self.joint_abandoned = False          # it stopped, at its start or on leaving J₀: its sub-step is certain to be taken again
         self._joint_bodies = None
         self._start_inverse_inertia = None     # (B, 3, 3) M₀⁻¹ as the last prepare found it (`PreparedStep.masses`)
+        self._load_room = None                  # (B,) soft joints' load on each body (`stability_inertia`)
         self._prepared = PreparedBuffers()     # the room of the sub-step's `Prepared` (`self.step`'s, until the next prepare)
         self._solved = SolveBuffers()       # the room of the sub-step's solve (its `Solution`, until the next solve)
         self._halves_room = None        # `halves`' arrays for B bodies (its side is the sub-step's, `PreparedStep.side`)
@@ -1137,6 +1139,13 @@ class SceneSolver:
             start_inertia = self._start_inverse_inertia = np.empty(np.shape(inverse_inertia))
         np.copyto(start_inertia, inverse_inertia)
         inverse_inertia = start_inertia
+        if self.joints is not None and len(self.joints) and settings.joint_solve == "soft":
+            # a soft joint's body whose rotational mode under its joints' load is faster than the
+            # sub-step turns more than its rows can hold: it takes the inertia that slows it to one
+            # radian a sub-step (`physics.constraints.joints.stability_inertia`)
+            if self._load_room is None or len(self._load_room) != len(inverse_mass):
+                self._load_room = np.empty(len(inverse_mass))
+            stability_inertia(self.joints.model(), self.joints.impulse, float(abs(h)), start_inertia, self._load_room)
         # (where the solve is left out, so are its rows' effective masses: `keep_solve` makes them)
         system = None if alone else prepare(rows, inverse_mass, inverse_inertia, self._prepared)
         self.step = PreparedStep(h, system, (inverse_mass, inverse_inertia), side, cold_start, deep, bounce,
