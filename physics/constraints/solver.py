@@ -1145,7 +1145,10 @@ class SceneSolver:
             # radian a sub-step (`physics.constraints.joints.stability_inertia`)
             if self._load_room is None or len(self._load_room) != len(inverse_mass):
                 self._load_room = np.empty(len(inverse_mass))
-            stability_inertia(self.joints.model(), self.joints.impulse, float(abs(h)), start_inertia, self._load_room)
+            joints, bodies, room = self.joints, self._joint_bodies, self._load_room
+            objects, values = (joints, joints.impulse, start_inertia, room), ("stability", float(abs(h)))
+            (bodies.found(objects, *values) or bodies.bound(lambda: bind(
+                stability_inertia, joints.model(), joints.impulse, float(abs(h)), start_inertia, room), objects, *values))()
         # (where the solve is left out, so are its rows' effective masses: `keep_solve` makes them)
         system = None if alone else prepare(rows, inverse_mass, inverse_inertia, self._prepared)
         self.step = PreparedStep(h, system, (inverse_mass, inverse_inertia), side, cold_start, deep, bounce,
