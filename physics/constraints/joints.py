@@ -399,16 +399,20 @@ def joint_geometry(model, centre, rotation, out):
         framed = a < 0 and model.framed[j]
         R_a, R_b, r_a, r_b, d = _sides(model, j, centre, rotation)
         sa, sb = a < 0 and not framed, b < 0       # (a frame's side is zeroed below, once its share is taken)
+        if kind == BALL and not framed:
+            # its three rows alone, written whole (a net's thousands: no axis to turn); its other
+            # slots are never written, so they stay as allocated (`joint_geometry_arrays`: zero,
+            # inactive): a joint's kind never changes. Clearing them was two thirds of what the
+            # 100 × 100 net's geometry wrote a sub-step (17 MB of Jacobians, past every cache)
+            for i in range(3):
+                _store_row(out, j, i, d[i], eye[i], r_a, r_b, True, sa, sb)
+            continue
         out.active[j, :] = False
         out.inequality[j, :] = False
         out.motor[j, :] = False
         out.C[j, :] = 0.0
         out.frame_speed[j, :] = 0.0
         out.jacobian[j] = 0.0
-        if kind == BALL and not framed:     # its three rows alone (a net's thousands: no axis to turn)
-            for i in range(3):
-                _store_row(out, j, i, d[i], eye[i], r_a, r_b, True, sa, sb)
-            continue
         n_a = matvec(R_a, (model.axis[j, 0, 0], model.axis[j, 0, 1], model.axis[j, 0, 2]))
         n_b = matvec(R_b, (model.axis[j, 1, 0], model.axis[j, 1, 1], model.axis[j, 1, 2]))
         ref_a = matvec(R_a, (model.reference[j, 0, 0], model.reference[j, 0, 1], model.reference[j, 0, 2]))
@@ -1035,7 +1039,7 @@ def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta
         point = kind == BALL or kind == HINGE or kind == FIXED or (six and model.axis_count[j, 0] == 0)
         locked = kind == FIXED or kind == SLIDER or (six and model.axis_count[j, 1] == 0)
         rate = 0.0
-        if velocity.shape[0]:
+        if velocity.shape[0] and active[j, SPRING] and _sprung(drives, j):    # (read where its slot takes it)
             for side in range(2):
                 b = model.body[j, side]
                 along = 0.0
