@@ -339,8 +339,8 @@ def stability_inertia(model, impulse, h, inverse_inertia, load):
     its start; where ω h passes 1 the body turns by more than a radian a sub-step, the rows it was
     solved along no longer hold it, and its joints come apart as it spins: a net's hook corner, a
     0.1 kg sphere carrying half a tonne on 0.15 m levers (ω some 2,000 rad/s against 240 sub-steps a
-    second), spun at 200 rad/s and opened by 1.5 m. Each such body takes the inertia k that brings
-    its mode to ω h = 1, isotropic,
+    second), spins at 200 rad/s without it and opens by 1.5 m. Each such body takes the inertia k
+    that brings its mode to ω h = 1, isotropic,
 
         k = max(0, h² K − I_min),   I⁻¹ ← (I + k 1)⁻¹,
 
@@ -402,8 +402,8 @@ def joint_geometry(model, centre, rotation, out):
         if kind == BALL and not framed:
             # its three rows alone, written whole (a net's thousands: no axis to turn); its other
             # slots are never written, so they stay as allocated (`joint_geometry_arrays`: zero,
-            # inactive): a joint's kind never changes. Clearing them was two thirds of what the
-            # 100 × 100 net's geometry wrote a sub-step (17 MB of Jacobians, past every cache)
+            # inactive): a joint's kind never changes. Clearing them each call would triple what a
+            # ball joint writes (the 100 × 100 net's Jacobians: 17 MB a sub-step, past every cache)
             for i in range(3):
                 _store_row(out, j, i, d[i], eye[i], r_a, r_b, True, sa, sb)
             continue

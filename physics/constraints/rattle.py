@@ -437,8 +437,8 @@ class JointBodies:
 
     # The projections' room: the elimination structure, its arena and the scratch cut from it, made
     # on the first projection. Soft joints (settings.joint_solve) are never projected, and the
-    # structure's symbolic analysis is what a large net's first step waited on (17 s on the soft
-    # 100 × 100 net, for a solve of 0.1 s a step).
+    # structure's symbolic analysis of a large net takes longer than many of their steps (17 s on
+    # the 100 × 100 net, whose soft step takes 0.1 s).
     @cached_property
     def graph(self):
         """The joints' elimination structure (`physics.constraints.joint_graph.structure`)."""
