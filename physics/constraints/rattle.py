@@ -130,7 +130,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import prange
-from physics.core.compiled import Memo, bind, kernel
+from physics.core.compiled import Memo, bind, generation, kernel
 from physics.core.threads import ThreadChoice
 from physics.dynamics.body_passes import angular_momentum, apply_changes, impulse_changes, solver_bodies
 from physics.model.hierarchy import world_from_local
@@ -434,6 +434,7 @@ class JointBodies:
         self.dv, self.stats = np.empty((bodies, 6)), np.zeros(POSITION_STATS)
         self.step = np.zeros(STEP_VALUES)     # the projections' h, iterations and abandon (`set_step`)
         self._calls = Memo(BOUND_CALLS)
+        self._last_stage = None     # (`stage`'s arguments and values, the kernels' generation, its bound call)
 
     # The projections' room: the elimination structure, its arena and the scratch cut from it, made
     # on the first projection. Soft joints (settings.joint_solve) are never projected, and the
@@ -639,11 +640,16 @@ class JointBodies:
         poses and velocities the projections read and `changes` the (Δv, Δx) they leave for the
         bodies; masses (M⁻¹ (B,), M₀⁻¹ (B, 3, 3)) the start's. -> the largest |g| the position
         projection left; `stats` holds its figures (`positions`)."""
+        self.set_step(h, final, abandon)
+        last = self._last_stage     # (the last stage's call, where its arguments are these: most sub-steps')
+        if last is not None and last[0] is joints and last[1] is passes and last[2] is masses[0] \
+                and last[3] is masses[1] and last[4] is work and last[5] == limited and last[6] == termed \
+                and last[7] == generation():
+            return last[8]()
         bodies, (dv, moved) = passes.bodies, passes.changes
         dx, dtheta, impulse = passes.projected
         objects = (joints, passes, *masses, work)
         values = ("stage", limited, termed)
-        self.set_step(h, final, abandon)
         call = self.found(objects, *values)
         if call is None:
             def make():
@@ -654,6 +660,7 @@ class JointBodies:
                 return bind(joint_stage, passes.stale, passes.spin, passes.gather, passes.momentum, positions,
                             passes.kick, passes.apply, velocities, passes.acceleration, self.step)
             call = self.bound(make, objects, *values)
+        self._last_stage = (joints, passes, *masses, work, limited, termed, generation(), call)
         return call()
 
 

@@ -787,6 +787,21 @@ class ChordRows(NamedTuple):
     relax: np.ndarray           # (K,) and their relax stage's targets
 
 
+class _Again(NamedTuple):
+    """A prepare to make again (`SceneSolver._keep_again`): the objects its arguments were (by
+    identity) and the values (by value), its joints' start call and the rows it found, the shapes'
+    placement and broad phase as they were bound, its pairs (none), contacts (none) and step."""
+    key: tuple
+    values: tuple
+    start: object
+    count: int
+    placing: tuple
+    reaching: tuple
+    pairs: np.ndarray
+    contacts: object
+    step: "PreparedStep"
+
+
 class PreparedStep(NamedTuple):
     """What `SceneSolver.prepare` hands to the solve and the joints' stages of the same sub-step (as
     Box2D's step context carries the prepared constraints to its solver stages): made whole by each
@@ -928,6 +943,7 @@ class SceneSolver:
         self.step = None        # what the last prepare hands to this sub-step's other stages (`PreparedStep`)
         self._joints_forest = None      # (the joints, whether they join the bodies and the world as a forest): `leave_out_solve`
         self._start_todo = np.zeros(5, np.bool_)     # `_joint_start`'s flags, written before each call
+        self._again = None      # the last prepare of joints alone and no pair within reach, to make again (`_Again`)
         self.residual = np.zeros(0)     # the last solve's residual per sweep (a view of its room: until the next solve)
         self.contacts = None
         self._pairs = np.zeros((0, 2), np.int64)     # the last prepare's candidate shape pairs (`pair_bodies`)
@@ -953,6 +969,7 @@ class SceneSolver:
         """Drop what the last `prepare` built (its rows and the joints' start): the carried state
         was put back (a restore), so the next step prepares afresh."""
         self.step = None
+        self._again = None
         self.frame_work[:] = 0.0
         self.forget_factors()
 
@@ -1035,6 +1052,9 @@ class SceneSolver:
         contact cache keeps only the active pairs' entries. `rattle`: the joints are stepped by
         RATTLE, which then takes their springs, dampers, armatures and actuators (`_joint_terms`)."""
 
+        if self._again is not None and awake is None and active is None and rattle \
+                and self._prepare_again(world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings):
+            return
         t = profile.mark()              # laps: rows (joints), broad phase, narrow phase, rows (contacts)
         # |h|: the triple jump's middle sub-step runs backwards in time (`Simulation.step`)
         beta = beta_from_erp(settings.erp, abs(h))
@@ -1138,7 +1158,7 @@ class SceneSolver:
         if start_inertia is None or start_inertia.shape != getattr(inverse_inertia, "shape", None):
             start_inertia = self._start_inverse_inertia = np.empty(np.shape(inverse_inertia))
         np.copyto(start_inertia, inverse_inertia)
-        inverse_inertia = start_inertia
+        given_inertia, inverse_inertia = inverse_inertia, start_inertia
         if self.joints is not None and len(self.joints) and settings.joint_solve == "soft":
             # a soft joint's body whose rotational mode under its joints' load is faster than the
             # sub-step turns more than its rows can hold: it takes the inertia that slows it to one
@@ -1153,7 +1173,71 @@ class SceneSolver:
         system = None if alone else prepare(rows, inverse_mass, inverse_inertia, self._prepared)
         self.step = PreparedStep(h, system, (inverse_mass, inverse_inertia), side, cold_start, deep, bounce,
                                  joint_start, bool(alone))
+        self._again = None
+        if alone and rattle and awake is None and active is None and self.contacts is not None \
+                and not len(self._pairs) and side is None and settings.joint_solve == "projected" \
+                and not settings.sleep and not self._any_framed and joint_start.chord is None:
+            self._keep_again(world, centre, rotation, velocity, inverse_mass, given_inertia, h, settings, count,
+                             call, objects, values)
         profile.lap("prepare/rows", t)
+
+    def _keep_again(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings, count,
+                    start, start_objects, start_values):
+        """After a prepare of joints alone (RATTLE's projections hold the rows by themselves) with no
+        pair of shapes within reach: what the next one makes again at once where its arguments are
+        these and its joints' start finds the same rows (`_prepare_again`), where the shapes' placement
+        and broad phase are this solver's bound calls."""
+        placing, reaching = self._placing, self._reaching
+        storage = getattr(getattr(world, "transform", world), "storage", None)
+        if storage is None or placing is None or placing[2] is None or reaching is None \
+                or reaching[0][0][0] is not placing[2][1]:
+            return
+        self._again = _Again((world, centre, rotation, velocity, inverse_mass, inverse_inertia, storage, self.joints,
+                              self._joint_bodies, self.carried.control) + start_objects,
+                             (h, settings.erp, settings.cfm, generation()) + start_values, start, count,
+                             placing, reaching, self._pairs, self.contacts, self.step)
+
+    def _prepare_again(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings):
+        """`prepare` made again as the last one (`_keep_again`), where its arguments and settings are
+        those it kept, the joints' choice of terms asks for no chord rows, the joints' start finds
+        as many rows and holds them alone, and the broad phase finds no pair: its bound calls alone,
+        the same bits as `prepare`'s whole path. -> whether it did (else nothing it did matters:
+        `prepare` makes the same calls again)."""
+        again = self._again
+        termed = self._exact is not None
+        exact = self._exact if termed else self._joint_bodies.terms.exact
+        key = again.key
+        if not (key[0] is world and key[1] is centre and key[2] is rotation and key[3] is velocity
+                and key[4] is inverse_mass and key[5] is inverse_inertia and key[6] is getattr(getattr(world, "transform", world), "storage", None)
+                and key[7] is self.joints and key[8] is self._joint_bodies and key[9] is self.carried.control
+                and key[15] is exact and again.values[0] == h and again.values[1] == settings.erp
+                and again.values[2] == settings.cfm and again.values[3] == generation() and again.values[8] == termed
+                and self._placing is again.placing and self._reaching is again.reaching and not settings.sleep
+                and not (self.joints_termed and self._chord_wanted)):
+            return False
+        t = profile.mark()
+        bodies = self._joint_bodies
+        self._start_todo[0] = not bodies.start_taken(self.joints, centre, rotation)
+        count, easing, alone = again.start()
+        if count != again.count or not alone:
+            return False
+        if self.joints_limited:
+            self._limit_easing = easing
+        t = profile.lap("prepare/rows", t)
+        again.placing[2][0]()
+        self._step_length[0] = h
+        found, k, _ = again.reaching[1]()
+        if found or k:      # (k: −2 where the grid's entries want room: `_candidates` sees to it)
+            return False
+        t = profile.lap("prepare/broad phase", t)
+        self.outside_pairs = 0
+        self._pairs = again.pairs
+        self.contacts = contacts(self.shapes, world, again.pairs, self.cache, margin=0.0)
+        t = profile.lap("prepare/narrow phase", t)
+        np.copyto(again.step.masses[1], inverse_inertia)
+        self.step = again.step
+        profile.lap("prepare/rows", t)
+        return True
 
     def _contact_rows(self, c, centre, velocity, world, h, lead, beta, softness, settings, before):
         """The sub-step's rows (`_contact_stage`) where a contact point is kept: `before` (the joints'

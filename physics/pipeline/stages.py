@@ -320,6 +320,7 @@ class Workspace:
                 bind(impulse_changes, *passes.kick))
         self._calls = calls
         self._any_parented = model.any_parented
+        self._kinematic = bool(model.kin.size)
         self._advancing = {}    # (h, integrator, gyroscopic) -> the integrator's bound pass (`advancing`)
         self._bound = -1       # physics.core.compiled.generation() when `calls` were bound
         self.calls = None
@@ -343,6 +344,9 @@ class Workspace:
         gained a compiled version since they were (the interpreted tier's kernels, compiled or
         loaded meanwhile)."""
         self.gravity[:] = settings.gravity
+        # the stages with work to do in this step's sub-steps: without sleep, none wakes, holds or
+        # falls asleep; without kinematic nodes, none is moved
+        self.stages = _STAGE_FUNCTIONS if settings.sleep or self._kinematic else _AWAKE_STAGES
         if self._bound != generation():
             self._bound = generation()
             self.calls = self._calls()
@@ -676,7 +680,7 @@ def substep(model, data, settings, work, context, after_prepare=None):
     within the joints' reach (a RATTLE retry takes its island's `Undo` there: physics.pipeline.retry)."""
     if profile.recording():
         started = profile.mark()
-        for name, stage in _STAGE_FUNCTIONS:
+        for name, stage in work.stages:
             lap = profile.mark()
             stage(model, data, settings, work, context)
             profile.lap(name, lap)
@@ -684,7 +688,7 @@ def substep(model, data, settings, work, context, after_prepare=None):
                 after_prepare()
         profile.lap("substep", started)
         return
-    for name, stage in _STAGE_FUNCTIONS:
+    for name, stage in work.stages:
         stage(model, data, settings, work, context)
         if after_prepare is not None and name == "prepare":
             after_prepare()
@@ -978,8 +982,11 @@ def stage_check(model, data, settings, work, context):
     check_divergence(model, data, work)
 
 
-# (name, stage function) in the order of STAGES, for `substep`
+# (name, stage function) in the order of STAGES, for `substep` (`Workspace.stages`), and those of a
+# sub-step with no sleep and no kinematic node: wake, kinematic and sleep have nothing to do there
+# (hold still marks the world state stale)
 _STAGE_FUNCTIONS = tuple((name, globals()["stage_" + name]) for name in STAGES)
+_AWAKE_STAGES = tuple((name, f) for name, f in _STAGE_FUNCTIONS if name not in ("wake", "kinematic", "sleep"))
 
 
 # ---------------------------------------------------------------------- the solver's changes, applied
