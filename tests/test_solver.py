@@ -582,6 +582,32 @@ def test_a_solve_whose_rows_and_counts_stay_is_one_call_bound_to_them():
         assert isinstance(other.func, Dispatcher)       # met once: typed, not bound
 
 
+def test_a_bound_solve_is_made_again_with_the_bits_of_a_whole_one():
+    """A solve given what the last bound one was given (the same rows, free velocities, options and
+    room) is that call made again (`SolveBuffers.again`), with the bits of a whole solve in arrays of
+    its own: from the same impulses, after new velocities written into the same array, and with
+    another option (sor), which the whole solve takes (nothing kept is made again for it)."""
+    from physics.constraints.gauss_seidel import SolveBuffers
+    buffers = SolveBuffers()
+    kept, velocity = _stack_rows(4)
+    own, _ = _stack_rows(4)
+    for _ in range(3):      # (typed, then bound once steady: `stages_call`)
+        solve(kept, velocity, 10, 1.3, buffers=buffers)
+    made = []
+    original = buffers.again
+    buffers.again = lambda *args: made.append(original(*args)) or made[-1]
+    rng = np.random.default_rng(3)
+    for sor in (1.3, 1.3, 1.0):
+        velocity[:] = velocity + 0.01 * rng.standard_normal(velocity.shape)     # (in place: the same array)
+        own.rows.impulse[:] = kept.rows.impulse
+        a = solve(own, velocity, 10, sor)
+        b = solve(kept, velocity, 10, sor, buffers=buffers)
+        for name in ("velocity_solve", "velocity_relax", "residual", "velocity_final"):
+            assert np.array_equal(getattr(a, name), getattr(b, name)), (sor, name)
+        assert np.array_equal(own.rows.impulse, kept.rows.impulse)
+    assert [m is not None for m in made] == [True, True, False]
+
+
 @given(st.integers(0, 2 ** 32 - 1), st.integers(0, 300), st.booleans())
 @settings(max_examples=60, deadline=None)
 def test_halves_is_the_stable_sort_it_stands_for(seed, n, on_grid):

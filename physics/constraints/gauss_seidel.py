@@ -43,7 +43,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 from numba import prange
-from physics.core.compiled import Memo, SteadyCall, kernel
+from physics.core.compiled import Memo, SteadyCall, generation, kernel, typed
 from physics.containers.stable_order import stable_order
 
 from physics.constraints.constraints import IN_BLOCK, MANIFOLD, TRIPLE, Rows
@@ -902,6 +902,27 @@ class SolveBuffers:
         self.arrays = solve_room(0, 0)
         self._views = Memo(VIEWS_KEPT)      # the solve's targets, stages and views (`stages_call`) …
         self._calls = SteadyCall(VIEWS_KEPT)     # … and its calls, bound to them where steady
+        self._last = None       # the last bound solve, to make again (`again`, `keep`)
+
+    def again(self, prepared, velocity, values):
+        """The `Solution` of `solve` made again as the last bound one (`keep`), where its rows
+        (`prepared`), free velocities and options (`values`) are the last one's, in the same room and
+        kernels' generation: the velocities padded, the bound call, its views; else None."""
+        last = self._last
+        if last is None or last[0] is not prepared or last[1] is not velocity or last[2] != values \
+                or last[3] is not self.arrays or last[4] != generation():
+            return None
+        padded = last[5]
+        padded[:-1] = velocity
+        padded[-1] = 0.0
+        swept = last[6]()
+        return last[8] if swept == last[7] else self.solution(len(velocity), swept)
+
+    def keep(self, prepared, velocity, values, padded, call, swept, solution):
+        """Keep this solve's bound `call` (over `padded`, the velocities' room) for `again`: not one
+        typed through the kernel, which `stages_call` binds once it is steady."""
+        self._last = None if typed(call) else (prepared, velocity, values, self.arrays, generation(), padded, call,
+                                                 swept, solution)
 
     def room(self, bodies, rows, sweeps=0):
         """The kept room, grown first where it holds fewer than `bodies` bodies, `rows` rows or
@@ -971,11 +992,17 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
     impulse after relax bounce. The rows' `impulse` ends holding λ (to store for the next warm start).
     `buffers`: a `SolveBuffers` whose room the solve works in (the `Solution`'s velocities are its
     views until its next solve), or None: arrays of its own."""
+    # the last bound solve made again where everything it was given is the same (`SolveBuffers.again`)
+    values = (iterations, sor, warm, relax, relax_iterations, most, tolerance, fresh)
+    if buffers is not None and restitution is None and side is None:
+        solution = buffers.again(prepared, velocity, values)
+        if solution is not None:
+            return solution
     if not isinstance(iterations, (int, np.integer)) or iterations < 0:
         raise ValueError(f"iterations: got {iterations!r}; expected an integer >= 0")
     if not 0.0 < sor < 2.0:
         raise ValueError(f"sor: got {sor!r}; expected 0 < sor < 2 (over-relaxation diverges at 2)")
-    velocity = np.asarray(velocity, dtype=float)
+    given, velocity = velocity, np.asarray(velocity, dtype=float)
     rows, B = prepared.rows, len(velocity)
     most = iterations if most is None else max(int(most), int(iterations))
     sweeps = max(most, int(iterations if relax_iterations is None else relax_iterations))
@@ -996,7 +1023,11 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
             and prepared.system() is prepared._system:
         # (the same call, its arguments kept where they are the rows' own arrays: `stages_call`)
         call = buffers.stages_call(stages_kernel, prepared, stages, B, None if side is None else _as(side, np.int64))
-        return buffers.solution(B, call())
+        swept = call()
+        solution = buffers.solution(B, swept)
+        if side is None and velocity is given:
+            buffers.keep(prepared, velocity, values, padded, call, swept, solution)
+        return solution
     side = room.side[:B] if side is None else _as(side, np.int64)
     swept = stages_kernel(prepared.system(), targets, stages, padded, side, room)
     return Solution(room.velocity_solve[:B], room.velocity_relax[:B], room.residual[:swept], padded[:-1])

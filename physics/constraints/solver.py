@@ -1575,16 +1575,6 @@ class SceneSolver:
             rows = prepared.rows
             _chord_targets(rows.body, rows.jacobian, chord, 1.0 - fraction, velocity, rows.target, rows.relax)
 
-        def run(fresh):
-            arguments = (prepared, velocity, settings.iterations, settings.sor, settings.warm_start, settings.relax)
-            options = dict(relax_iterations=min(settings.iterations, RELAX_ITERATIONS), restitution=restitution,
-                           most=COLD_START_SWEEPS if step.cold_start else None, tolerance=COLD_START_TOLERANCE,
-                           side=step.side, fresh=fresh, buffers=self._solved)
-            if step.side is None:      # a sweep too small to split: one thread whatever the count
-                return solve(*arguments, **options)
-            # the halves on one thread or two, whichever is faster now (the same bits either way)
-            return self._threads.run(len(prepared.rows), solve, *arguments, **options)
-
         warm = None
         if step.deep and settings.relax:    # the warm start, kept in room of the solver's (grown, never shrunk)
             R = len(prepared.rows.impulse)
@@ -1592,10 +1582,10 @@ class SceneSolver:
                 self._warm_room = np.empty(2 * R)
             warm = self._warm_room[:R]
             np.copyto(warm, prepared.rows.impulse)
-        solution = run(False)
+        solution = self._solve_stages(prepared, velocity, settings, restitution, False)
         if warm is not None and kinetic_energy(solution.velocity_relax, *step.masses) > kinetic_energy(velocity, *step.masses) * (1.0 + GAIN_TOLERANCE):
             prepared.rows.impulse[:] = warm     # DEEP_OVERLAP: the relax stage kept the push; solve again, relaxing afresh
-            solution = run(True)
+            solution = self._solve_stages(prepared, velocity, settings, restitution, True)
         impulse = prepared.rows.impulse
         if step.joints is not None:
             self.joints.impulse.reshape(-1)[step.joints.slots] = impulse[:len(step.joints.slots)]
@@ -1605,6 +1595,21 @@ class SceneSolver:
             self.cache.store(c, impulse[len(impulse) - 3 * len(c):].reshape(-1, 3), _NORMAL_FIRST)
         self.residual = solution.residual
         return solution
+
+    def _solve_stages(self, prepared, velocity, settings, restitution, fresh):
+        """`physics.constraints.gauss_seidel.solve` of this sub-step's rows `prepared` on the free
+        velocities, in this solver's room, with `settings`' sweeps and the step's options (`solve`)."""
+        step = self.step
+        most = COLD_START_SWEEPS if step.cold_start else None
+        relax_iterations = min(settings.iterations, RELAX_ITERATIONS)
+        if step.side is None:      # a sweep too small to split: one thread whatever the count
+            return solve(prepared, velocity, settings.iterations, settings.sor, settings.warm_start, settings.relax,
+                         relax_iterations, restitution, most, COLD_START_TOLERANCE, None, fresh, self._solved)
+        # the halves on one thread or two, whichever is faster now (the same bits either way)
+        return self._threads.run(len(prepared.rows), solve, prepared, velocity, settings.iterations, settings.sor,
+                                 settings.warm_start, settings.relax, relax_iterations=relax_iterations,
+                                 restitution=restitution, most=most, tolerance=COLD_START_TOLERANCE, side=step.side,
+                                 fresh=fresh, buffers=self._solved)
 
     @property
     def limit_easing(self):

@@ -565,6 +565,12 @@ def bind(function, *args):
     return functools.partial(function, *args)
 
 
+def typed(call):
+    """Whether `call` (made by `bind` or `SteadyCall.get`) goes through a kernel's dispatcher, which types
+    its arguments at every call, rather than straight to a compiled version."""
+    return isinstance(call, functools.partial) and isinstance(call.func, Kernel)
+
+
 _is = operator.is_
 
 
