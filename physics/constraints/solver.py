@@ -22,7 +22,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from physics.core.compiled import Memo, SteadyCall, bind, generation, kernel, same
+from physics.core.compiled import Memo, SteadyCall, bind, generation, kernel, same, typed
 
 from physics.core import profile
 from physics.collision.broadphase import TooManyPairs, brute_force, candidate_pairs, collision_filter, grid_capacity, \
@@ -911,6 +911,7 @@ class SceneSolver:
         # this sub-step's choice of the joint terms RATTLE takes (`choose_joint_terms`: None before one)
         self._exact, self.joints_stiff, self.armature_left, self._chord_wanted = None, False, False, True
         self._coordinate_s, self._choice_step = None, np.zeros(2)      # `choose_joint_terms`' scratch and [h, ring]
+        self._last_choice = None    # (its arguments, the kernels' generation, its bound call): `choose_joint_terms`
         self._up = None     # (gravity, the unit vector against it) of the last `sunk`
         self.joints_limited = any(spec.get("lower") is not None or spec.get("upper") is not None
                                   for spec in self.joint_specs)
@@ -1698,6 +1699,17 @@ class SceneSolver:
         Where a joint with an armature is left out, no joint is RATTLE's this sub-step
         (`armature_left`, `physics.pipeline.stages.step_context`): RATTLE's projections weigh
         impulses by the bodies' masses alone."""
+        last = self._last_choice    # (the last choice's calls, where their arguments are these: most sub-steps')
+        if last is not None and last[0] is centre and last[1] is rotation and last[2] is inverse_mass \
+                and last[3] is inverse_inertia and last[4] is self.joints and last[5] is self._joint_bodies \
+                and last[6] == generation():
+            step = self._choice_step
+            step[0] = (TRIPLE_JUMP_REACH if composing else 1.0) * settings.dt / settings.substeps
+            step[1] = 0.25 if composing else 1.0
+            self._joint_bodies.take_start(self.joints, centre, rotation)
+            self.joints_stiff, self.armature_left, self._chord_wanted = last[7]()
+            return
+        self._last_choice = None
         joints = self.joints_at(world, centre, rotation, keep=True)
         bodies = self._joint_bodies     # (its start rows are the prepare's to take: `take_start`)
         ready = bodies is not None and joints is self.joints and len(bodies.index) == len(inverse_mass) + 1
@@ -1706,16 +1718,19 @@ class SceneSolver:
         step = self._choice_step
         step[0] = (TRIPLE_JUMP_REACH if composing else 1.0) * settings.dt / settings.substeps
         step[1] = 0.25 if composing else 1.0      # the largest a kept
-        inverse_inertia = np.ascontiguousarray(inverse_inertia, float)
+        given_inertia, inverse_inertia = inverse_inertia, np.ascontiguousarray(inverse_inertia, float)
         if ready:       # (the Workspace's arrays: one call bound to them)
             # the start's rows, which the sub-step's prepare then takes at the same poses (not where a
             # joint rides a moving frame: prepare follows the frames again)
             geometry = bodies.geometry(joints, centre, rotation, bodies.velocity_rows) if self._any_framed \
                 else bodies.take_start(joints, centre, rotation)
             objects = (joints, geometry, inverse_mass, inverse_inertia, self._exact)
-            choice = (bodies.found(objects, "choose") or bodies.bound(lambda: bind(
+            call = bodies.found(objects, "choose") or bodies.bound(lambda: bind(
                 _choose_exact_terms, *self._choice_arguments(joints, geometry, inverse_mass, inverse_inertia)),
-                objects, "choose"))()
+                objects, "choose")
+            choice = call()
+            if not self._any_framed and inverse_inertia is given_inertia and not typed(call):
+                self._last_choice = (centre, rotation, inverse_mass, inverse_inertia, joints, bodies, generation(), call)
         else:
             geometry = joints.geometry(centre, rotation)
             choice = _choose_exact_terms(*self._choice_arguments(joints, geometry, inverse_mass, inverse_inertia))
