@@ -788,17 +788,12 @@ class ChordRows(NamedTuple):
 
 
 class _Again(NamedTuple):
-    """A prepare to make again (`SceneSolver._keep_again`): the objects its arguments were (by
-    identity) and the values (by value), its joints' start call and the rows it found, the shapes'
-    placement and broad phase as they were bound, its pairs (none), contacts (none) and step."""
+    """A prepare to make again (`SceneSolver._keep_again`): the objects it was given (by identity),
+    the shapes' placement and broad phase as they were bound, its pairs (none) and its step."""
     key: tuple
-    values: tuple
-    start: object
-    count: int
     placing: tuple
     reaching: tuple
     pairs: np.ndarray
-    contacts: object
     step: "PreparedStep"
 
 
@@ -945,6 +940,7 @@ class SceneSolver:
         self._joints_forest = None      # (the joints, whether they join the bodies and the world as a forest): `leave_out_solve`
         self._start_todo = np.zeros(5, np.bool_)     # `_joint_start`'s flags, written before each call
         self._again = None      # the last prepare of joints alone and no pair within reach, to make again (`_Again`)
+        self._last_start = None     # the joints' last start: what it was given, its bound call (`_start_joints`)
         self.residual = np.zeros(0)     # the last solve's residual per sweep (a view of its room: until the next solve)
         self.contacts = None
         self._pairs = np.zeros((0, 2), np.int64)     # the last prepare's candidate shape pairs (`pair_bodies`)
@@ -1064,50 +1060,8 @@ class SceneSolver:
         rows, joint_rows, joint_start, bounce, cold_start, deep = None, None, None, None, False, False
         alone = False
         if self.joint_specs:
-            if self.joints is None:
-                self.joints = self._build_joints(world, centre, rotation)
-            self.follow_frames(world)
-            # With post-stabilization the joints' position error is projected out after the step
-            # (`post_stabilize`), so the velocity solve carries no Baumgarte bias into the energy;
-            # soft joints (settings.joint_solve) are held by that bias alone, the contacts' ERP and
-            # CFM, their correction a split impulse like a contact's (`solve_changes`)
-            joint_beta = 0.0 if POST_STABILIZATION and settings.joint_solve == "projected" else beta
-            if self._joint_bodies is None or len(self._joint_bodies.index) != len(inverse_mass) + 1:
-                self._joint_bodies = JointBodies(self.joints, len(inverse_mass))
-            bodies = self._joint_bodies
-            if self._joints_forest is None or self._joints_forest[0] is not self.joints:
-                self._joints_forest = (self.joints, forest(self.joints.body))
-            # The start of the sub-step, one compiled call (`_joint_start`): J₀'s geometry (RATTLE's
-            # first-kick directions, `project_joint_positions`; SHAKE's, `post_stabilize`), the joint
-            # terms RATTLE takes, the rows, the poses x₀, R₀ copied, the soft limits for the
-            # projections (a joint past its limit eases back at the ERP rate), a moving frame's speeds,
-            # and whether the projections hold the rows by themselves. It is bound to the arrays its
-            # arguments are made from and to the flags in `todo`, written before each call.
-            termed = bool(rattle and self._exact is not None)
-            todo = self._start_todo
-            todo[0] = not bodies.start_taken(self.joints, centre, rotation)
-            todo[1] = termed
-            todo[2] = self.joints_limited
-            todo[3] = self._any_framed
-            todo[4] = bool(rattle and self._joints_forest[1])
-            # (the terms' call is left out where not termed: any (J,) bool stands for its choice then)
-            exact = self._exact if termed else bodies.terms.exact
-            objects = (self.joints, centre, rotation, self.carried.control, velocity, exact, todo)
-            values = ("start", float(h), float(joint_beta), float(softness), termed)
-            call = bodies.found(objects, *values) or bodies.bound(lambda: bind(
-                _joint_start, todo, *bodies.start_arguments(self.joints, centre, rotation, float(h), float(joint_beta),
-                                                            float(softness), self.carried.control, velocity, exact,
-                                                            termed), velocity, float(h)), objects, *values)
-            count, easing, alone = call()
-            joint_rows, slots = bodies.row_views(count)
-            geometry = bodies.start_rows
-            if self.joints_limited:
-                self._limit_easing = easing
-            joint_start = JointStart(slots, joint_rows, bodies.start_centre, bodies.start_rotation, geometry.jacobian,
-                                     bodies.limit_slack if self.joints_limited else None,
-                                     bodies.terms if termed else None,
-                                     bodies.frame_speed if self._any_framed else None,
-                                     self._chord_rows(joint_rows, slots, geometry, velocity) if rattle else None)
+            joint_rows, joint_start, alone = self._start_joints(world, centre, rotation, velocity, len(inverse_mass), h,
+                                                                settings, beta, softness, rattle)
         self.contacts = None
         if len(self.shapes):
             t = profile.lap("prepare/rows", t)
@@ -1176,54 +1130,115 @@ class SceneSolver:
                                  joint_start, bool(alone))
         self._again = None
         if alone and rattle and awake is None and active is None and self.contacts is not None \
-                and not len(self._pairs) and side is None and settings.joint_solve == "projected" \
-                and not settings.sleep and not self._any_framed and joint_start.chord is None:
-            self._keep_again(world, centre, rotation, velocity, inverse_mass, given_inertia, h, settings, count,
-                             call, objects, values)
+                and not len(self._pairs) and side is None and self._last_start is not None \
+                and self._last_start[14] is joint_start and not settings.sleep:
+            self._keep_again(world, velocity, inverse_mass, given_inertia)
         profile.lap("prepare/rows", t)
 
-    def _keep_again(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings, count,
-                    start, start_objects, start_values):
+    def _start_joints(self, world, centre, rotation, velocity, B, h, settings, beta, softness, rattle):
+        """The joints' start of a sub-step (`prepare`'s): (their rows, the `JointStart`, whether RATTLE's
+        projections hold the rows alone). The last start's call is made again at once where it is
+        given what it was (`_last_start`: most sub-steps), its rows' views and `JointStart` kept
+        while their count stays and no chord rows are asked for."""
+        last = self._last_start
+        termed = bool(rattle and self._exact is not None)
+        bodies = self._joint_bodies
+        if last is not None and last[0] is centre and last[1] is rotation and last[2] is velocity \
+                and last[3] is self.joints and last[4] is bodies and last[5] is self.carried.control \
+                and last[6] is (self._exact if termed else bodies.terms.exact) and last[7] == h and last[8] == beta \
+                and last[9] == softness and last[10] == termed and last[11] == rattle and last[12] == generation() \
+                and last[15] == settings.joint_solve:
+            self._start_todo[0] = not bodies.start_taken(self.joints, centre, rotation)
+            count, easing, alone = last[13]()
+            if self.joints_limited:
+                self._limit_easing = easing
+            joint_start = last[14]
+            if count != len(joint_start.slots) or joint_start.chord is not None \
+                    or (rattle and self.joints_termed and self._chord_wanted):
+                joint_start = last[14] = self._joint_start_of(*bodies.row_views(count), velocity, termed, rattle)
+            return joint_start.rows, joint_start, alone
+        self._last_start = None
+        if self.joints is None:
+            self.joints = self._build_joints(world, centre, rotation)
+        self.follow_frames(world)
+        # With post-stabilization the joints' position error is projected out after the step
+        # (`post_stabilize`), so the velocity solve carries no Baumgarte bias into the energy;
+        # soft joints (settings.joint_solve) are held by that bias alone, the contacts' ERP and
+        # CFM, their correction a split impulse like a contact's (`solve_changes`)
+        joint_beta = 0.0 if POST_STABILIZATION and settings.joint_solve == "projected" else beta
+        if self._joint_bodies is None or len(self._joint_bodies.index) != B + 1:
+            self._joint_bodies = JointBodies(self.joints, B)
+        bodies = self._joint_bodies
+        if self._joints_forest is None or self._joints_forest[0] is not self.joints:
+            self._joints_forest = (self.joints, forest(self.joints.body))
+        # The start of the sub-step, one compiled call (`_joint_start`): J₀'s geometry (RATTLE's
+        # first-kick directions, `project_joint_positions`; SHAKE's, `post_stabilize`), the joint
+        # terms RATTLE takes, the rows, the poses x₀, R₀ copied, the soft limits for the
+        # projections (a joint past its limit eases back at the ERP rate), a moving frame's speeds,
+        # and whether the projections hold the rows by themselves. It is bound to the arrays its
+        # arguments are made from and to the flags in `todo`, written before each call.
+        termed = bool(rattle and self._exact is not None)
+        todo = self._start_todo
+        todo[0] = not bodies.start_taken(self.joints, centre, rotation)
+        todo[1] = termed
+        todo[2] = self.joints_limited
+        todo[3] = self._any_framed
+        todo[4] = bool(rattle and self._joints_forest[1])
+        # (the terms' call is left out where not termed: any (J,) bool stands for its choice then)
+        exact = self._exact if termed else bodies.terms.exact
+        objects = (self.joints, centre, rotation, self.carried.control, velocity, exact, todo)
+        values = ("start", float(h), float(joint_beta), float(softness), termed)
+        call = bodies.found(objects, *values) or bodies.bound(lambda: bind(
+            _joint_start, todo, *bodies.start_arguments(self.joints, centre, rotation, float(h), float(joint_beta),
+                                                        float(softness), self.carried.control, velocity, exact,
+                                                        termed), velocity, float(h)), objects, *values)
+        count, easing, alone = call()
+        if self.joints_limited:
+            self._limit_easing = easing
+        joint_start = self._joint_start_of(*bodies.row_views(count), velocity, termed, rattle)
+        if not self._any_framed and not typed(call):     # (a moving frame is followed before each start)
+            self._last_start = [centre, rotation, velocity, self.joints, bodies, self.carried.control, exact, h, beta,
+                                softness, termed, rattle, generation(), call, joint_start, settings.joint_solve]
+        return joint_start.rows, joint_start, alone
+
+    def _joint_start_of(self, joint_rows, slots, velocity, termed, rattle):
+        """The `JointStart` of the joint rows `joint_rows` (of `slots`) the last start wrote."""
+        bodies = self._joint_bodies
+        geometry = bodies.start_rows
+        return JointStart(slots, joint_rows, bodies.start_centre, bodies.start_rotation, geometry.jacobian,
+                          bodies.limit_slack if self.joints_limited else None, bodies.terms if termed else None,
+                          bodies.frame_speed if self._any_framed else None,
+                          self._chord_rows(joint_rows, slots, geometry, velocity) if rattle else None)
+
+    def _keep_again(self, world, velocity, inverse_mass, inverse_inertia):
         """After a prepare of joints alone (RATTLE's projections hold the rows by themselves) with no
-        pair of shapes within reach: what the next one makes again at once where its arguments are
-        these and its joints' start finds the same rows (`_prepare_again`), where the shapes' placement
-        and broad phase are this solver's bound calls."""
+        pair of shapes within reach: what the next one makes again at once where it is given what
+        this one was (`_prepare_again`), where the shapes' placement and broad phase are this
+        solver's bound calls."""
         placing, reaching = self._placing, self._reaching
         storage = getattr(getattr(world, "transform", world), "storage", None)
         if storage is None or placing is None or placing[2] is None or reaching is None \
                 or reaching[0][0][0] is not placing[2][1]:
             return
-        self._again = _Again((world, centre, rotation, velocity, inverse_mass, inverse_inertia, storage, self.joints,
-                              self._joint_bodies, self.carried.control) + start_objects,
-                             (h, settings.erp, settings.cfm, generation()) + start_values, start, count,
-                             placing, reaching, self._pairs, self.contacts, self.step)
+        self._again = _Again((world, storage, velocity, inverse_mass, inverse_inertia), placing, reaching, self._pairs,
+                             self.step)
 
     def _prepare_again(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings):
-        """`prepare` made again as the last one (`_keep_again`), where its arguments and settings are
-        those it kept, the joints' choice of terms asks for no chord rows, the joints' start finds
-        as many rows and holds them alone, and the broad phase finds no pair: its bound calls alone,
-        the same bits as `prepare`'s whole path. -> whether it did (else nothing it did matters:
-        `prepare` makes the same calls again)."""
+        """`prepare` made again as the last one (`_keep_again`) where it is given what that one was and
+        its joints' start (`_start_joints`) finds the same rows and holds them alone, and the broad
+        phase no pair: its bound calls alone, the same bits as `prepare`'s whole path. -> whether it
+        did (else what it did is made again by `prepare`, to the same bits)."""
         again = self._again
-        termed = self._exact is not None
-        exact = self._exact if termed else self._joint_bodies.terms.exact
-        key = again.key
-        if not (key[0] is world and key[1] is centre and key[2] is rotation and key[3] is velocity
-                and key[4] is inverse_mass and key[5] is inverse_inertia and key[6] is getattr(getattr(world, "transform", world), "storage", None)
-                and key[7] is self.joints and key[8] is self._joint_bodies and key[9] is self.carried.control
-                and key[15] is exact and again.values[0] == h and again.values[1] == settings.erp
-                and again.values[2] == settings.cfm and again.values[3] == generation() and again.values[8] == termed
-                and self._placing is again.placing and self._reaching is again.reaching and not settings.sleep
-                and not (self.joints_termed and self._chord_wanted)):
+        key, step = again.key, again.step
+        if not (key[0] is world and key[2] is velocity and key[3] is inverse_mass and key[4] is inverse_inertia
+                and key[1] is getattr(getattr(world, "transform", world), "storage", None) and step.h == h
+                and self._placing is again.placing and self._reaching is again.reaching and not settings.sleep):
             return False
         t = profile.mark()
-        bodies = self._joint_bodies
-        self._start_todo[0] = not bodies.start_taken(self.joints, centre, rotation)
-        count, easing, alone = again.start()
-        if count != again.count or not alone:
+        _, joint_start, alone = self._start_joints(world, centre, rotation, velocity, len(inverse_mass), h, settings,
+                                                   beta_from_erp(settings.erp, abs(h)), settings.cfm / abs(h), True)
+        if joint_start is not step.joints or not alone:
             return False
-        if self.joints_limited:
-            self._limit_easing = easing
         t = profile.lap("prepare/rows", t)
         again.placing[2][0]()
         self._step_length[0] = h
@@ -1235,8 +1250,8 @@ class SceneSolver:
         self._pairs = again.pairs
         self.contacts = contacts(self.shapes, world, again.pairs, self.cache, margin=0.0)
         t = profile.lap("prepare/narrow phase", t)
-        np.copyto(again.step.masses[1], inverse_inertia)
-        self.step = again.step
+        np.copyto(step.masses[1], inverse_inertia)
+        self.step = step
         profile.lap("prepare/rows", t)
         return True
 
