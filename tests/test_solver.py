@@ -78,6 +78,37 @@ def test_prepared_buffers_give_the_same_arrays_and_grow_only_when_full():
         assert (buffers.arrays is before) == (boxes == 2)
 
 
+def test_a_prepare_in_kept_buffers_made_again_is_made_anew_bit_for_bit(monkeypatch):
+    """The same rows prepared again in the same buffers, with new values written into the same
+    arrays (the solver's rows kept by count, its bodies' masses), are the bound call made again
+    (`prepare`'s `PreparedBuffers.last`), with the values a prepare in its own arrays gives; new
+    masses' arrays are prepared whole (`_fill_prepared`)."""
+    from physics.constraints import gauss_seidel
+    from physics.constraints.gauss_seidel import PreparedBuffers
+    whole = []
+    fill = gauss_seidel._fill_prepared
+    monkeypatch.setattr(gauss_seidel, "_fill_prepared", lambda *args: whole.append(1) or fill(*args))
+    buffers = PreparedBuffers()
+    fields = ("slot", "minv_jt", "inv_k", "manifold", "manifold_k", "manifold_l", "manifold_set")
+    own, _ = _stack_rows(4)
+    rows = own.rows
+    inverse_mass = np.ones(4)
+    inverse_inertia = np.full(4, 1.0 / (0.5 ** 2 / 6))[:, None, None] * np.eye(3)
+    kept = [prepare(rows, inverse_mass, inverse_inertia, buffers) for _ in range(3)]     # (bound once steady)
+    assert buffers.last is not None and kept[-1] is kept[-2]
+    rng = np.random.default_rng(5)
+    for fresh_masses in (False, False, True):
+        rows.jacobian[:] += 0.01 * rng.standard_normal(rows.jacobian.shape)       # (in place: the same arrays)
+        inverse_mass[:] = rng.uniform(0.5, 2.0, 4)
+        masses = (inverse_mass.copy(), inverse_inertia.copy()) if fresh_masses else (inverse_mass, inverse_inertia)
+        whole.clear()
+        made = prepare(rows, *masses, buffers)
+        assert bool(whole) == fresh_masses
+        anew = prepare(rows, inverse_mass, inverse_inertia)
+        for name in fields:
+            assert np.array_equal(getattr(made, name), getattr(anew, name)), name
+
+
 def test_residual_falls_with_iterations_and_faster_with_sor():
     results = {}
     for sor in (1.0, 1.3):

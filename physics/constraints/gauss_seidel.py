@@ -750,6 +750,7 @@ class PreparedBuffers:
         self.arrays = prepared_arrays(0, 0)
         self._views = Memo(VIEWS_KEPT)      # a `Prepared` by rows, counts and room (`prepared`)
         self.calls = SteadyCall(VIEWS_KEPT)   # `_prepare_rows`' calls (`_fill_prepared`)
+        self.last = None    # the last bound call, what it was given and made (`prepare`: made again at once)
 
     def prepared(self, rows, R, used):
         """The `Prepared` of `rows` (R rows, `used` manifolds) over these arrays, made once for each
@@ -765,6 +766,11 @@ def prepare(rows, inverse_mass, inverse_inertia_world, buffers=None):
     """Effective masses of `rows` for bodies with inverse mass (B,) and inverse world inertia
     (B, 3, 3), I⁻¹_world = R diag(1/I) Rᵀ at the start of the step (one compiled pass): a `Prepared`
     whose arrays are views of `buffers` (`PreparedBuffers`, valid until its next prepare), or its own."""
+    if buffers is not None:     # the last bound call made again where it is given what it was
+        last = buffers.last
+        if last is not None and last[0] is rows and last[1] is inverse_mass and last[2] is inverse_inertia_world \
+                and last[3] is buffers.arrays and last[4] == generation() and last[5]() == last[6]:
+            return last[7]
     R = len(rows)
     arguments = (_as(rows.body, np.int64), _as(rows.jacobian, float), _as(rows.block, np.int64),
                  _as(rows.softness, float), _as(inverse_mass, float), _as(inverse_inertia_world, float))
@@ -776,9 +782,13 @@ def prepare(rows, inverse_mass, inverse_inertia_world, buffers=None):
             buffers.arrays = out
         count = _fill_prepared(arguments, out, buffers)
     used = max(count, 1)
-    if buffers is not None:
-        return buffers.prepared(rows, R, used)
-    return _prepared_views(rows, out, R, used)
+    if buffers is None:
+        return _prepared_views(rows, out, R, used)
+    prepared = buffers.prepared(rows, R, used)
+    call = buffers.calls.found(_prepare_rows, arguments + (out,), ())
+    buffers.last = None if call is None else (rows, inverse_mass, inverse_inertia_world, out, generation(), call, count,
+                                              prepared)
+    return prepared
 
 
 def _fill_prepared(arguments, out, buffers):

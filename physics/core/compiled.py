@@ -672,6 +672,12 @@ class SteadyCall:
         call = self._bound(function, objects, values, arguments)
         return functools.partial(function, *arguments) if call is None else call
 
+    def found(self, function, objects, values):
+        """The call bound for these arguments (`get`'s, where it went straight to a compiled version),
+        or None: nothing is counted or bound here."""
+        values = (function,) + values
+        return self._calls.find(objects, *values) or self._calls.lookup(objects, *values)
+
     def _bound(self, function, objects, values, arguments):
         """The bound call found or made for these arguments, or None (typed: counted so)."""
         counts = self.counts
