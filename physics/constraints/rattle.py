@@ -435,6 +435,7 @@ class JointBodies:
         self.step = np.zeros(STEP_VALUES)     # the projections' h, iterations and abandon (`set_step`)
         self._calls = Memo(BOUND_CALLS)
         self._last_stage = None     # (`stage`'s arguments and values, the kernels' generation, its bound call)
+        self._step_set = None       # (h, final, abandon) as `set_step` last wrote them into `step`
 
     # The projections' room: the elimination structure, its arena and the scratch cut from it, made
     # on the first projection. Soft joints (settings.joint_solve) are never projected, and the
@@ -592,6 +593,7 @@ class JointBodies:
         objects, values = (joints, inverse_mass, work, centre, rotation, velocity, inverse_inertia, dv), \
             ("velocities", limited, termed)
         self.step[STEP_H] = h
+        self._step_set = None
         call = self.found(objects, *values)
         if call is None:
             call = self.bound(lambda: bind(project_velocities_kernel, *self._velocities_arguments(
@@ -608,7 +610,11 @@ class JointBodies:
     def set_step(self, h, final, abandon):
         """`step` for a position projection of a sub-step of length h (`positions`' `final` and
         `abandon`), written in place for the calls bound to it: [h, CURRENT_ROWS × NEWTON_ITERATIONS
-        (× FINAL_ROWS where `final`), abandon's three]."""
+        (× FINAL_ROWS where `final`), abandon's three]; left as it is where it holds these already."""
+        written = self._step_set
+        if written is not None and written[0] == h and written[1] == final and written[2] is abandon:
+            return
+        self._step_set = (h, final, abandon)
         step = self.step
         step[STEP_H] = h
         step[STEP_CURRENT] = CURRENT_ROWS * NEWTON_ITERATIONS * (FINAL_ROWS if final else 1)

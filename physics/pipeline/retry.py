@@ -438,9 +438,8 @@ def _whole_sources(model, data, work):
     or frame rows are copied too (the sub-step's sleep can change, kinematic nodes move, a moving
     frame's work is counted)."""
     joints = work.solver.joints
-    # (np.count_nonzero: a small array's .any() costs three times as much, at every sub-step)
-    if model.kin.size or joints is None or data.frame_work is not None or model.may_sleep \
-            or np.count_nonzero(data.sleep.asleep):
+    # (no body sleeps where none may: the sleep stage and a restore put only those that may to sleep)
+    if model.kin.size or joints is None or data.frame_work is not None or model.may_sleep:
         return (None,)
     local = work.local_arrays       # (the Workspace's views, made once a topology)
     return (local.translation, local.rotation, local.velocity, data.omega_body, data.constraint_acceleration,
