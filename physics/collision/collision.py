@@ -563,9 +563,9 @@ _NO_CONTACTS = Contacts(*(np.zeros(0, np.int64) for _ in range(4)), np.zeros((0,
                         np.zeros(0, np.int64))
 
 
-def _no_pairs(cache, n_shapes):
-    """`contacts` of no pair: the state the narrow phase leaves `cache` in after none (no manifold
-    kept), and no point."""
+def no_pairs(cache, n_shapes):
+    """`contacts` of no pair among `n_shapes` shapes: the state the narrow phase leaves `cache` in
+    after none (no manifold kept), and no point (for a caller that knows its broad phase found none)."""
     cache.n_shapes = n_shapes
     cache.capacity = 64
     cache.spare, cache.manifolds, cache.n_manifolds = cache.manifolds, cache.spare, 0
@@ -586,7 +586,7 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None, pair_roo
     """
     if cache is not None and type(pairs) is np.ndarray and pairs.shape == (0, 2) \
             and isinstance(margin, float) and 0.0 <= margin < math.inf:
-        return _no_pairs(cache, len(shapes))     # (the common sub-step of a robot clear of the floor)
+        return no_pairs(cache, len(shapes))     # (the common sub-step of a robot clear of the floor)
     pairs = np.asarray(pairs)
     if pairs.dtype != np.int64 or pairs.ndim != 2 or not pairs.flags.c_contiguous:
         pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2) if pairs.size else np.zeros((0, 2), np.int64)
@@ -598,7 +598,7 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None, pair_roo
     if cache is None:
         cache = ContactCache()
     if not len(pairs):
-        return _no_pairs(cache, len(shapes))
+        return no_pairs(cache, len(shapes))
     cache.n_shapes = n_shapes = len(shapes)
     if placed is None:
         (centre, rotation, params), hulls = world_shapes(shapes, world), world_hulls(shapes, world)

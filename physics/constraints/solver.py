@@ -27,7 +27,7 @@ from physics.core.compiled import Memo, SteadyCall, bind, generation, kernel, sa
 from physics.core import profile
 from physics.collision.broadphase import TooManyPairs, brute_force, candidate_pairs, collision_filter, grid_capacity, \
     grid_entries, grid_pairs, grid_scratch, overlapping
-from physics.collision.collision import contacts
+from physics.collision.collision import contacts, no_pairs
 from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     RowArrays, beta_from_erp, empty_row_arrays, fill_contact_rows, restitution_targets
@@ -1248,7 +1248,7 @@ class SceneSolver:
         t = profile.lap("prepare/broad phase", t)
         self.outside_pairs = 0
         self._pairs = again.pairs
-        self.contacts = contacts(self.shapes, world, again.pairs, self.cache, margin=0.0)
+        self.contacts = no_pairs(self.cache, len(self.shapes))
         t = profile.lap("prepare/narrow phase", t)
         np.copyto(step.masses[1], inverse_inertia)
         self.step = step
