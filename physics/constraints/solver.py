@@ -787,6 +787,17 @@ class ChordRows(NamedTuple):
     relax: np.ndarray           # (K,) and their relax stage's targets
 
 
+class _StartCall:
+    """The joints' last start (`SceneSolver._start_joints`): what it was given (its arrays by identity,
+    its numbers by value), the kernels' generation it was bound in, its bound call and the
+    `JointStart` it made (made again where the rows' count changes)."""
+    __slots__ = ("arrays", "values", "generation", "call", "joint_start")
+
+    def __init__(self, arrays, values, generation, call, joint_start):
+        self.arrays, self.values, self.generation, self.call, self.joint_start = \
+            arrays, values, generation, call, joint_start
+
+
 class _Again(NamedTuple):
     """A prepare to make again (`SceneSolver._keep_again`): the objects it was given (by identity),
     the shapes' placement and broad phase as they were bound, its pairs (none) and its step."""
@@ -1131,7 +1142,7 @@ class SceneSolver:
         self._again = None
         if alone and rattle and awake is None and active is None and self.contacts is not None \
                 and not len(self._pairs) and side is None and self._last_start is not None \
-                and self._last_start[14] is joint_start and not settings.sleep:
+                and self._last_start.joint_start is joint_start and not settings.sleep:
             self._keep_again(world, velocity, inverse_mass, given_inertia)
         profile.lap("prepare/rows", t)
 
@@ -1143,20 +1154,20 @@ class SceneSolver:
         last = self._last_start
         termed = bool(rattle and self._exact is not None)
         bodies = self._joint_bodies
-        if last is not None and last[0] is centre and last[1] is rotation and last[2] is velocity \
-                and last[3] is self.joints and last[4] is bodies and last[5] is self.carried.control \
-                and last[6] is (self._exact if termed else bodies.terms.exact) and last[7] == h and last[8] == beta \
-                and last[9] == softness and last[10] == termed and last[11] == rattle and last[12] == generation() \
-                and last[15] == settings.joint_solve:
-            self._start_todo[0] = not bodies.start_taken(self.joints, centre, rotation)
-            count, easing, alone = last[13]()
-            if self.joints_limited:
-                self._limit_easing = easing
-            joint_start = last[14]
-            if count != len(joint_start.slots) or joint_start.chord is not None \
-                    or (rattle and self.joints_termed and self._chord_wanted):
-                joint_start = last[14] = self._joint_start_of(*bodies.row_views(count), velocity, termed, rattle)
-            return joint_start.rows, joint_start, alone
+        if last is not None and last.generation == generation():
+            kept = last.arrays
+            if kept[0] is centre and kept[1] is rotation and kept[2] is velocity and kept[3] is self.joints \
+                    and kept[4] is bodies and kept[5] is self.carried.control \
+                    and kept[6] is (self._exact if termed else bodies.terms.exact) \
+                    and last.values == (h, beta, softness, termed, rattle, settings.joint_solve):
+                self._start_todo[0] = not bodies.start_taken(self.joints, centre, rotation)
+                count, easing, alone = last.call()
+                if self.joints_limited:
+                    self._limit_easing = easing
+                if count != len(last.joint_start.slots) or last.joint_start.chord is not None \
+                        or (rattle and self.joints_termed and self._chord_wanted):
+                    last.joint_start = self._joint_start_of(*bodies.row_views(count), velocity, termed, rattle)
+                return last.joint_start.rows, last.joint_start, alone
         self._last_start = None
         if self.joints is None:
             self.joints = self._build_joints(world, centre, rotation)
@@ -1197,8 +1208,9 @@ class SceneSolver:
             self._limit_easing = easing
         joint_start = self._joint_start_of(*bodies.row_views(count), velocity, termed, rattle)
         if not self._any_framed and not typed(call):     # (a moving frame is followed before each start)
-            self._last_start = [centre, rotation, velocity, self.joints, bodies, self.carried.control, exact, h, beta,
-                                softness, termed, rattle, generation(), call, joint_start, settings.joint_solve]
+            self._last_start = _StartCall((centre, rotation, velocity, self.joints, bodies, self.carried.control, exact),
+                                          (h, beta, softness, termed, rattle, settings.joint_solve), generation(),
+                                          call, joint_start)
         return joint_start.rows, joint_start, alone
 
     def _joint_start_of(self, joint_rows, slots, velocity, termed, rattle):
