@@ -1345,16 +1345,16 @@ class SceneSolver:
         worst = int(np.argmax(np.where(deep, c.depth, -np.inf)))
         return Overlaps(count, int(c.body_a[worst]), int(c.body_b[worst]), float(c.depth[worst]))
 
-    def sunk(self, scale, inverse_mass, gravity):
+    def sunk(self, world, inverse_mass, gravity):
         """The last `prepare`'s worst dynamic shape deeper inside a static or kinematic shape than
-        SINK_SIZES times its own size (`bounding_diameters` × its node's world `scale` (N,)), or
-        SINK_SIZES_PRESSED times under a body more than MASS_RATIO_HELD times heavier (`inverse_mass`
-        (B,) per solver body; above it: against `gravity`), as a `Sunk`, or None: the contact points
-        are those at the start-of-step poses."""
+        SINK_SIZES times its own size (`bounding_diameters` × its node's scale in the world state
+        `world`), or SINK_SIZES_PRESSED times under a body more than MASS_RATIO_HELD times heavier
+        (`inverse_mass` (B,) per solver body; above it: against `gravity`), as a `Sunk`, or None: the
+        contact points are those at the start-of-step poses."""
         c = self.contacts
         if c is None or not len(c.depth) or self._least_size == np.inf:    # (no shape of finite size: none sinks)
             return None
-        scale = np.asarray(scale, float)
+        scale = np.asarray(world.scale, float)
         key = tuple(np.asarray(gravity, float).tolist())     # (Python floats: a cheap key)
         if self._up is None or self._up[0] != key:      # (made again only where gravity changed)
             g = np.asarray(key)

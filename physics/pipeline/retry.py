@@ -19,7 +19,7 @@ from physics.core.choices import INTEGRATOR_TRAITS
 from physics.dynamics.integrators import TRIPLE_JUMP
 from physics.dynamics.sleeping import island_of
 from physics.pipeline import stages
-from physics.pipeline.stages import STALE, OutsideIsland, StepContext, solver_state, step_context
+from physics.pipeline.stages import STALE, OutsideIsland, judged, solver_state, step_context
 
 # A RATTLE sub-step is taken again as two halves, down to 2^-RATTLE_HALVINGS of it
 # (`rattle_substep`), where its position projection finds no root along the start-of-step rows (a
@@ -138,45 +138,31 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     events = data.next_event
     if not halvings:
         counts.taken += 1       # before the pass: one a half stops (it reached outside the island) counts too
-        stages.substep(model, data, settings, work, _judged(context, True, context.abandon))
+        stages.substep(model, data, settings, work, judged(work, context, True, context.abandon))
         _hint(data, _start_error(solver, data.next_event != events, False), h)
         return
-
-    def halves(active, whole=whole, struck=struck):     # each half's context built as it starts; the second is owed while the first runs
-        # the first half factors its own first matrix, after an attempt put back or not (the hint's
-        # halves): a retried sub-step is the halves taken at once, bit for bit
-        solver.forget_factors()
-        for owed in (1, 0):
-            counts.owed += owed
-            try:
-                half = step_context(model, data, settings, work, 0.5 * h, context.integrator, active, context.composed)
-                rattle_substep(model, data, settings, work, half, halvings - 1, whole, struck)
-            finally:
-                counts.owed -= owed
 
     # the start error grows as h²: where the last sub-step's predicts one past the bound, the
     # halves are taken at once instead of after a failed attempt
     if data.rattle_hint[0] * (h / data.rattle_hint[1]) ** 2 > RATTLE_STEP_ERROR:
         if counts.room(2):
             counts.halved_ahead += 1
-            halves(context.active)
+            _halves(model, data, settings, work, context, halvings, context.active, whole, struck)
             return
         counts.refused += 1
-    undo = []
     counts.taken += 1
     final = not counts.room(2)      # (no room for a retry's halves: the attempt stands, within STANDING_ERROR)
     if final:
-        attempt_context = _judged(context, True, context.abandon)
+        attempt_context = judged(work, context, True, context.abandon)
     elif context.active is None and work.all_jointed:
         # the island is every body (`Undo.take`), so an attempt whose projection starts past
         # RATTLE_STEP_ERROR or leaves J₀ as `left` below says is certain to be taken again as halves,
         # its result never standing: the projection stops there (one stopped at its start counts
         # among the start error's retries, whether or not it would have left J₀)
-        attempt_context = _judged(context, context.final, ABANDON)
+        attempt_context = judged(work, context, context.final, ABANDON)
     else:
         attempt_context = context
-    stages.substep(model, data, settings, work, attempt_context,
-                   after_prepare=lambda: undo.append(Undo.take(model, data, work, context, halvings)))
+    undo = stages.substep(model, data, settings, work, attempt_context, after_prepare=Undo.take, halvings=halvings)
     struck = struck or data.next_event != events
     counts.struck |= struck
     start_error = _start_error(solver, struck, whole)
@@ -195,14 +181,13 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     else:
         counts.retried_start_error += 1
     started = profile.mark()
-    undo, = undo
     # the island as the attempt left it, the result that stands where a half reaches outside it
     attempt = None if undo.active is None else Undo(model, data, work, undo.active)
     after = None if undo.active is None else After(data, work, undo.shapes(model, work))
     undo.put_back(model, data, work)
     stands = False
     try:
-        halves(undo.active, whole, struck)
+        _halves(model, data, settings, work, context, halvings, undo.active, whole, struck)
     except OutsideIsland:
         if attempt is None:
             raise
@@ -214,11 +199,21 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
         profile.lap("retry", started)
 
 
-def _judged(context, final, abandon):
-    """`context` with these `final` and `abandon` (`StepContext._replace`'s result, built by position:
-    a third of its time, at every sub-step)."""
-    return StepContext(context.h, context.integrator, context.position_fraction, context.surface_lead,
-                       context.rattle, context.sleeping, context.active, context.composed, final, abandon)
+def _halves(model, data, settings, work, context, halvings, active, whole, struck):
+    """The sub-step `context` taken again as two halves by the bodies `active` (all: None), one
+    halving nearer the last (`rattle_substep`): each half's context built as it starts, the second
+    owed while the first runs. The first half factors its own first matrix, after an attempt put
+    back or not (the hint's halves): a retried sub-step is the halves taken at once, bit for bit."""
+    counts = work.substeps
+    work.solver.forget_factors()
+    for owed in (1, 0):
+        counts.owed += owed
+        try:
+            half = step_context(model, data, settings, work, 0.5 * context.h, context.integrator, active,
+                                context.composed)
+            rattle_substep(model, data, settings, work, half, halvings - 1, whole, struck)
+        finally:
+            counts.owed -= owed
 
 
 def _hint(data, start_error, h):

@@ -321,6 +321,7 @@ class Workspace:
         self._calls = calls
         self._any_parented = model.any_parented
         self._kinematic = bool(model.kin.size)
+        self.contexts = {}      # the sub-steps' `StepContext`s, made once (`step_context`, `judged`)
         self._advancing = {}    # (h, integrator, gyroscopic) -> the integrator's bound pass (`advancing`)
         self._bound = -1       # physics.core.compiled.generation() when `calls` were bound
         self.calls = None
@@ -618,6 +619,9 @@ def apply_impulse(model, data, settings, work, i, impulse, point_world=None):
 
 
 # ---------------------------------------------------------------------- the step
+CONTEXTS_KEPT = 64      # `Workspace.contexts`: sub-step lengths, integrators and judgements in use
+
+
 def step_context(model, data, settings, work, h, integrator, active=None, composed=False):
     """The `StepContext` of a sub-step h with `integrator`, stepping the bodies `active` (all: None);
     `composed`: one of the triple jump's sub-steps of RATTLE's step."""
@@ -627,8 +631,33 @@ def step_context(model, data, settings, work, h, integrator, active=None, compos
     rattle = (traits.rattle and not (integrator == "semi-implicit-euler" and settings.shake)
               and settings.joint_solve == "projected"
               and work.solver is not None and bool(len(work.solver.joint_specs)) and not work.solver.armature_left)
-    return StepContext(h, integrator, traits.position_fraction, h * traits.surface_lead,
-                       rattle, bool(settings.sleep and np.count_nonzero(data.sleep.asleep)), active, composed)
+    sleeping = bool(settings.sleep and np.count_nonzero(data.sleep.asleep))
+    if active is not None:      # (a retry's island: its own)
+        return StepContext(h, integrator, traits.position_fraction, h * traits.surface_lead, rattle, sleeping, active,
+                           composed)
+    # one for each sub-step alike, made once (`Workspace.contexts`)
+    key = (h, integrator, rattle, sleeping, composed)
+    made = work.contexts.get(key)
+    if made is None:
+        if len(work.contexts) >= CONTEXTS_KEPT:
+            work.contexts.clear()
+        made = work.contexts[key] = StepContext(h, integrator, traits.position_fraction, h * traits.surface_lead,
+                                                rattle, sleeping, None, composed)
+    return made
+
+
+def judged(work, context, final, abandon):
+    """`context` with these `final` and `abandon` (physics.pipeline.retry's judgement of an attempt),
+    made once for each context and pair (`Workspace.contexts`)."""
+    key = (id(context), final, id(abandon))
+    made = work.contexts.get(key)
+    if made is None or made[0] is not context or made[1] is not abandon:
+        if len(work.contexts) >= CONTEXTS_KEPT:
+            work.contexts.clear()
+        made = work.contexts[key] = (context, abandon, StepContext(
+            context.h, context.integrator, context.position_fraction, context.surface_lead, context.rattle,
+            context.sleeping, context.active, context.composed, final, abandon))
+    return made[2]
 
 
 def choose_joint_terms(model, data, settings, work, integrator):
@@ -674,10 +703,12 @@ STAGES = (
 FREE_STAGES = ("dynamic", "clock", "events", "check")
 
 
-def substep(model, data, settings, work, context, after_prepare=None):
+def substep(model, data, settings, work, context, after_prepare=None, halvings=None):
     """One sub-step: the STAGES in order, each timed under its own name while a profile recorder
-    is on (physics.core.profile). `after_prepare()`: called once the prepare stage has found what is
-    within the joints' reach (a RATTLE retry takes its island's `Undo` there: physics.pipeline.retry)."""
+    is on (physics.core.profile). `after_prepare(model, data, work, context, halvings)`: called once
+    the prepare stage has found what is within the joints' reach (a RATTLE retry takes its island's
+    `Undo` there: physics.pipeline.retry); returns what it returned (None without it)."""
+    taken = None
     if profile.recording():
         started = profile.mark()
         for name, stage in work.stages:
@@ -685,13 +716,14 @@ def substep(model, data, settings, work, context, after_prepare=None):
             stage(model, data, settings, work, context)
             profile.lap(name, lap)
             if after_prepare is not None and name == "prepare":
-                after_prepare()
+                taken = after_prepare(model, data, work, context, halvings)
         profile.lap("substep", started)
-        return
+        return taken
     for name, stage in work.stages:
         stage(model, data, settings, work, context)
         if after_prepare is not None and name == "prepare":
-            after_prepare()
+            taken = after_prepare(model, data, work, context, halvings)
+    return taken
 
 
 def free_substep(model, data, settings, work, context, first):
@@ -764,7 +796,7 @@ def stage_prepare(model, data, settings, work, context):
         woken = data.sleep.asleep & awake
         data.sleep.asleep[woken] = False
         data.sleep.still[woken] = 0.0
-    sunk = work.solver.sunk(world.scale, model.inverse_mass, settings.gravity)
+    sunk = work.solver.sunk(world, model.inverse_mass, settings.gravity)
     if sunk is not None:    # a body passed through a surface by the last sub-step: stop here
         heavier = work.solver.heaviest_touching(sunk.node, model.inverse_mass)
         raise PenetrationError(model.names[sunk.node], model.names[sunk.surface], data.step_count + 1, data.time,
