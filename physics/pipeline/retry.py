@@ -11,6 +11,8 @@ told to step (`StepContext.active`) and `OutsideIsland`, which a half raises whe
 Each pass of the stage list and each retry is counted (`SubstepCount`), and a retry's halves are
 timed as a "retry" span while a profile recorder is on (physics.core.profile).
 """
+import math
+
 import numpy as np
 
 from physics.core import profile
@@ -143,8 +145,11 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
         return
 
     # the start error grows as h²: where the last sub-step's predicts one past the bound, the
-    # halves are taken at once instead of after a failed attempt
-    if data.rattle_hint[0] * (h / data.rattle_hint[1]) ** 2 > RATTLE_STEP_ERROR:
+    # halves are taken at once instead of after a failed attempt (in Python's floats, numpy's scalars
+    # cost more; a hint at h = 0, as a snapshot may hold one, predicts the bound passed wherever it
+    # holds an error, as numpy's infinity did)
+    hinted, at = data.rattle_hint.tolist()
+    if (hinted * (h / at) * (h / at) if at else hinted * math.inf) > RATTLE_STEP_ERROR:
         if counts.room(2):
             counts.halved_ahead += 1
             _halves(model, data, settings, work, context, halvings, context.active, whole, struck)
