@@ -652,7 +652,7 @@ class JointBodies:
                 and last[3] is masses[1] and last[4] is work and last[5] == limited and last[6] == termed \
                 and last[7] == generation():
             return last[8]()
-        bodies, (dv, moved) = passes.bodies, passes.changes
+        bodies, dv = passes.bodies, passes.changes[0]
         dx, dtheta, impulse = passes.projected
         objects = (joints, passes, *masses, work)
         values = ("stage", limited, termed)
