@@ -806,6 +806,7 @@ class _Again(NamedTuple):
     reaching: tuple
     pairs: np.ndarray
     step: "PreparedStep"
+    surface: tuple              # (settings.erp, settings.cfm) it was given, and β and the softness it made of them
 
 
 class PreparedStep(NamedTuple):
@@ -1143,7 +1144,7 @@ class SceneSolver:
         if alone and rattle and awake is None and active is None and self.contacts is not None \
                 and not len(self._pairs) and side is None and self._last_start is not None \
                 and self._last_start.joint_start is joint_start and not settings.sleep:
-            self._keep_again(world, velocity, inverse_mass, given_inertia)
+            self._keep_again(world, velocity, inverse_mass, given_inertia, (settings.erp, settings.cfm, beta, softness))
         profile.lap("prepare/rows", t)
 
     def _start_joints(self, world, centre, rotation, velocity, B, h, settings, beta, softness, rattle):
@@ -1222,18 +1223,18 @@ class SceneSolver:
                           bodies.frame_speed if self._any_framed else None,
                           self._chord_rows(joint_rows, slots, geometry, velocity) if rattle else None)
 
-    def _keep_again(self, world, velocity, inverse_mass, inverse_inertia):
+    def _keep_again(self, world, velocity, inverse_mass, inverse_inertia, surface):
         """After a prepare of joints alone (RATTLE's projections hold the rows by themselves) with no
         pair of shapes within reach: what the next one makes again at once where it is given what
         this one was (`_prepare_again`), where the shapes' placement and broad phase are this
-        solver's bound calls."""
+        solver's bound calls. `surface`: (ERP, CFM, β, softness) of this prepare."""
         placing, reaching = self._placing, self._reaching
         storage = getattr(getattr(world, "transform", world), "storage", None)
         if storage is None or placing is None or placing[2] is None or reaching is None \
                 or reaching[0][0][0] is not placing[2][1]:
             return
         self._again = _Again((world, storage, velocity, inverse_mass, inverse_inertia), placing, reaching, self._pairs,
-                             self.step)
+                             self.step, surface)
 
     def _prepare_again(self, world, centre, rotation, velocity, inverse_mass, inverse_inertia, h, settings):
         """`prepare` made again as the last one (`_keep_again`) where it is given what that one was and
@@ -1246,25 +1247,32 @@ class SceneSolver:
                 and key[1] is getattr(getattr(world, "transform", world), "storage", None) and step.h == h
                 and self._placing is again.placing and self._reaching is again.reaching and not settings.sleep):
             return False
-        t = profile.mark()
+        t = profile.mark()      # (0 with no recorder on: its laps are then left out)
+        erp, cfm, beta, softness = again.surface
+        if settings.erp != erp or settings.cfm != cfm:
+            beta, softness = beta_from_erp(settings.erp, abs(h)), settings.cfm / abs(h)
         _, joint_start, alone = self._start_joints(world, centre, rotation, velocity, len(inverse_mass), h, settings,
-                                                   beta_from_erp(settings.erp, abs(h)), settings.cfm / abs(h), True)
+                                                   beta, softness, True)
         if joint_start is not step.joints or not alone:
             return False
-        t = profile.lap("prepare/rows", t)
+        if t:
+            t = profile.lap("prepare/rows", t)
         again.placing[2][0]()
         self._step_length[0] = h
         found, k, _ = again.reaching[1]()
         if found or k:      # (k: −2 where the grid's entries want room: `_candidates` sees to it)
             return False
-        t = profile.lap("prepare/broad phase", t)
+        if t:
+            t = profile.lap("prepare/broad phase", t)
         self.outside_pairs = 0
         self._pairs = again.pairs
         self.contacts = no_pairs(self.cache, len(self.shapes))
-        t = profile.lap("prepare/narrow phase", t)
+        if t:
+            t = profile.lap("prepare/narrow phase", t)
         np.copyto(step.masses[1], inverse_inertia)
         self.step = step
-        profile.lap("prepare/rows", t)
+        if t:
+            profile.lap("prepare/rows", t)
         return True
 
     def _contact_rows(self, c, centre, velocity, world, h, lead, beta, softness, settings, before):

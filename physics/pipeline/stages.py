@@ -325,7 +325,7 @@ class Workspace:
         self._advancing = {}    # (h, integrator, gyroscopic) -> the integrator's bound pass (`advancing`)
         self._bound = -1       # physics.core.compiled.generation() when `calls` were bound
         self.calls = None
-        self.refresh(settings)
+        self.refresh(settings, data)
 
     def advancing(self, h, integrator, gyroscopic):
         """The dynamic stage's integrator pass over every body (`stage_dynamic`'s arrays) for this
@@ -340,14 +340,14 @@ class Workspace:
                                                     self.frames if self._any_parented else None)
         return call
 
-    def refresh(self, settings):
-        """Before a step: `gravity` as `settings` has it now, and `calls` bound again if a kernel
-        gained a compiled version since they were (the interpreted tier's kernels, compiled or
-        loaded meanwhile)."""
+    def refresh(self, settings, data):
+        """Before a step: `gravity` as `settings` has it now, the stages with work to do in its
+        sub-steps, and `calls` bound again if a kernel gained a compiled version since they were (the
+        interpreted tier's kernels, compiled or loaded meanwhile)."""
         self.gravity[:] = settings.gravity
-        # the stages with work to do in this step's sub-steps: without sleep, none wakes, holds or
-        # falls asleep; without kinematic nodes, none is moved
-        self.stages = _STAGE_FUNCTIONS if settings.sleep or self._kinematic else _AWAKE_STAGES
+        # without sleep, none wakes, holds or falls asleep; without kinematic nodes, none is moved;
+        # with every timed impulse struck (the scene's, in time order), none is due
+        self.stages = _STAGE_LISTS[bool(settings.sleep or self._kinematic), data.next_event < len(self.events)]
         if self._bound != generation():
             self._bound = generation()
             self.calls = self._calls()
@@ -929,11 +929,11 @@ def stage_joints(model, data, settings, work, context):
     RATTLE's calls and the accelerations are one compiled call where the solver can make them so
     (`SceneSolver.joint_stage_fused`) and the sub-step steps every body (a retry's island moves
     only its own: its halves make the calls one by one)."""
-    island = slice(None) if context.active is None else context.active
     solver, h = work.solver, context.h
     if solver is None or solver.step is None:
         return
-    joints = solver.joints is not None and len(solver.joints)
+    joints = solver.joints
+    joints = joints is not None and len(joints.kind)
     rattle = joints and context.rattle
     one_call = rattle and context.active is None and solver.joint_stage_fused()
     if one_call:
@@ -975,7 +975,7 @@ def stage_joints(model, data, settings, work, context):
     elif context.active is None:      # (in place: the indexed form copies the array onto itself)
         np.divide(data.constraint_acceleration, h, out=data.constraint_acceleration)
     else:
-        data.constraint_acceleration[island] /= h
+        data.constraint_acceleration[context.active] /= h
     if data.frame_work is not None:
         solver.take_frame_work(data.frame_work)
     easing = solver.limit_easing
@@ -1014,11 +1014,14 @@ def stage_check(model, data, settings, work, context):
     check_divergence(model, data, work)
 
 
-# (name, stage function) in the order of STAGES, for `substep` (`Workspace.stages`), and those of a
-# sub-step with no sleep and no kinematic node: wake, kinematic and sleep have nothing to do there
-# (hold still marks the world state stale)
+# (name, stage function) in the order of STAGES, for `substep` (`Workspace.stages`), and the lists
+# that leave out the stages with nothing to do: wake, kinematic and sleep in a sub-step with no sleep
+# and no kinematic node (hold still marks the world state stale), events once the scene's timed
+# impulses are all struck. (sleep or kinematic nodes, an impulse still to come) -> the list
 _STAGE_FUNCTIONS = tuple((name, globals()["stage_" + name]) for name in STAGES)
-_AWAKE_STAGES = tuple((name, f) for name, f in _STAGE_FUNCTIONS if name not in ("wake", "kinematic", "sleep"))
+_STAGE_LISTS = {(asleep, due): tuple((name, f) for name, f in _STAGE_FUNCTIONS
+                                     if (asleep or name not in ("wake", "kinematic", "sleep")) and (due or name != "events"))
+                for asleep in (False, True) for due in (False, True)}
 
 
 # ---------------------------------------------------------------------- the solver's changes, applied

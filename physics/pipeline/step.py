@@ -18,7 +18,7 @@ def step(model, data, settings, work, first):
     state it starts from too (`free_substep`); returns whether the next one still must."""
     h = settings.dt / settings.substeps
     free = fused(model, settings, work)
-    work.refresh(settings)
+    work.refresh(settings, data)
     counts = work.substeps
     nominal, taken = counts.nominal, counts.taken
     counts.step_begun()
