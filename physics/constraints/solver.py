@@ -1126,7 +1126,7 @@ class SceneSolver:
             start_inertia = self._start_inverse_inertia = np.empty(np.shape(inverse_inertia))
         np.copyto(start_inertia, inverse_inertia)
         given_inertia, inverse_inertia = inverse_inertia, start_inertia
-        if self.joints is not None and len(self.joints) and settings.joint_solve == "soft":
+        if settings.joint_solve == "soft" and self.joints is not None and len(self.joints):
             # a soft joint's body whose rotational mode under its joints' load is faster than the
             # sub-step turns more than its rows can hold: it takes the inertia that slows it to one
             # radian a sub-step (`physics.constraints.joints.stability_inertia`)

@@ -903,7 +903,8 @@ def stage_solve(model, data, settings, work, context):
     # among a hundred coincident ones took 57 m/s of bias from its 99 contacts, each within the
     # limit, and leapt a metre in one step)
     final, moved = work.changes
-    joints = solver.joints is not None and len(solver.joints)
+    joints = solver.joints
+    joints = joints is not None and len(joints.kind)
     # RATTLE's joints (`physics.constraints.solver.SceneSolver.solve_changes`): the joint rows' impulse is
     # RATTLE's first kick (`physics.constraints.rattle`): it acts before the drift, so the positions see
     # all of it, whatever the integrator's fraction. In a sub-step of the composed RATTLE step
