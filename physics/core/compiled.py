@@ -586,8 +586,8 @@ class Memo:
     calls (`bind`) and the views of kept room they are bound to. `get(make, objects, *values)` is
     `make()` made once for these objects (by identity, held with what was made, so that no id in
     a key is reused while it is kept) and values (by value); all are made again once a kernel
-    gained a compiled version (`generation`: a bound call then goes straight to it) or more than
-    `limit` are kept (a caller passing fresh objects each time)."""
+    gained a compiled version (`generation`: a bound call then goes straight to it) or `limit` are
+    kept when another is made (a caller passing fresh objects each time)."""
 
     def __init__(self, limit):
         self.limit = limit
@@ -605,6 +605,8 @@ class Memo:
         key = tuple(map(id, objects)) + values
         made = self._made.get(key)
         if made is None:
+            if len(self._made) >= self.limit:       # (only here do they grow: `find` and `lookup` need not ask)
+                self._made, self._last = {}, {}
             made = self._made[key] = (make(), objects)
         self._last[values] = made
         return made[0]
@@ -612,7 +614,7 @@ class Memo:
     def lookup(self, objects, *values):
         """What `get` made for these `objects` and `values`, or None (made none: nothing is made
         here); found, it is the last for these values."""
-        if self._generation != _generation or len(self._made) > self.limit:
+        if self._generation != _generation:
             self._made, self._generation, self._last = {}, _generation, {}
         made = self._made.get(tuple(map(id, objects)) + values)
         if made is None:
@@ -624,7 +626,7 @@ class Memo:
         """What `get` made last for these values, where it was made for these `objects`, or None: a
         caller on its hot path asks here first and makes its `make` (a closure, an allocation of its
         own at each call) only where nothing is found."""
-        if self._generation != _generation or len(self._made) > self.limit:
+        if self._generation != _generation:
             self._made, self._generation, self._last = {}, _generation, {}
         # the last call made for these values, where its objects are these (an owner asks for the
         # same few again and again: cheaper than the key of every object's id)
