@@ -396,11 +396,16 @@ class Hierarchy:
         buffers to new arrays or change their length."""
         return bind(world_from_local, *self.world_pass_arguments(body_slot, omega_body))
 
-    def world_pass_arguments(self, body_slot=_NO_BODIES, omega_body=_NO_SPIN):
+    def world_pass_arguments(self, body_slot=_NO_BODIES, omega_body=_NO_SPIN, through=None):
         """`world_pass`'s arguments as one tuple, for a kernel that runs the pass itself between
-        passes of its own (`world_from_local(*arguments)`); valid as long as `world_pass`."""
-        return (self._order[: self._order_len], self._parent, body_slot, omega_body, *self.local._arrays(),
-                *self.world_state._arrays())
+        passes of its own (`world_from_local(*arguments)`); valid as long as `world_pass`. `through`
+        (N,) bool, or None (every node): the pass over those nodes alone, in this order, for passes
+        whose readers need no other node's world state before the next whole pass (the moving bodies
+        and their ancestors: every parent of one of them is then among them)."""
+        order = self._order[: self._order_len]
+        if through is not None:
+            order = np.ascontiguousarray(order[(order >= 0) & np.asarray(through, bool)[np.maximum(order, 0)]])
+        return (order, self._parent, body_slot, omega_body, *self.local._arrays(), *self.world_state._arrays())
 
     def world(self):
         """The world `physics.DynamicTransform` of every node, batch shape (N,), after `update_world`.

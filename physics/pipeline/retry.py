@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from physics.core import profile
-from physics.core.compiled import bind, generation, kernel, same
+from physics.core.compiled import bind, generation, kernel
 from physics.core.choices import INTEGRATOR_TRAITS
 from physics.dynamics.integrators import TRIPLE_JUMP
 from physics.dynamics.sleeping import island_of
@@ -315,16 +315,19 @@ class Undo:
             if halvings is None:
                 return cls(model, data, work, None)
             room = work.undo_rooms.get(halvings)
-            sources = _whole_sources(model, data, work)
             again = room._again if room is not None else None
-            if again is not None and again[1] == generation() and same(again[0], sources):
+            # the same sources (`_whole_sources`): the model's and the Workspace's are its topology's,
+            # the Data's arrays are written in place (`Data.load`), frame rows are not copied by one
+            # call, and the joints' impulses are the carried joints' (a restore may build others)
+            if again is not None and again[1] == generation() and data.frame_work is None \
+                    and again[0][3] is data.omega_body and again[0][5] is getattr(solver.joints, "impulse", None):
                 again[2]()        # (the copies a new Undo would make, into the same arrays)
                 room.cache = solver.cache.held()
                 room.time, room.next_event = data.time, data.next_event
                 room.runaway = work.runaway.reference, work.runaway.due
                 return room
             undo = work.undo_rooms[halvings] = cls(model, data, work, None, room)
-            undo._again = undo._copy_again(model, sources)
+            undo._again = undo._copy_again(model, _whole_sources(model, data, work))
             return undo
         edges = [solver.pair_bodies, solver.joints.body]
         if model.any_parented:      # a tree is stepped whole: parents first, at every stage

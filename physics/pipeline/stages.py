@@ -42,6 +42,7 @@ from physics.dynamics.kinematics import advance_kinematic
 from physics.math.rotation import cross
 from physics.core.settings import Settings
 from physics.dynamics.sleeping import Bodies, LocalMotion, hold, island_of, parent_motion, sleep_islands, wake_on_field
+from physics.model.hierarchy import world_from_local
 from physics.core.choices import INTEGRATOR_TRAITS
 from physics.core.validation import LENGTH_MAX, SPEED_MAX
 
@@ -212,6 +213,7 @@ class Calls(NamedTuple):
 
     world: Callable             # the hierarchy's world pass, the local state as it is
     world_spin: Callable        # the same, each dynamic body's local ω from omega_body on the way (`sync`)
+    bodies_spin: Callable       # `world_spin` over the dynamic bodies and their ancestors alone (`Workspace.body_passes`)
     divergent: Callable         # first_divergent over the moving nodes -> (node, quantity, value)
     solver_bodies: Callable     # the solver's bodies into `Workspace.bodies`
     inputs: Callable            # dynamic_inputs into `Workspace.inputs`
@@ -290,22 +292,29 @@ class Workspace:
         self.apply_flags = np.zeros(3, np.int64)
         # what `carry_pass` takes besides the arrays `apply_changes` has already
         carry = (self.carry_target, model.dyn_slot)
+        # The world passes between a sub-step's whole ones (the dynamic stage's between generations,
+        # each move's, RATTLE's stage's) feed the bodies' own passes alone, and each is followed by
+        # a stale world (`work.world`, so that the next reader syncs it whole): they go over the
+        # dynamic bodies and their ancestors, not the shapes and other nodes they carry (the ant's
+        # 38 nodes, 20 of them such)
+        through = _bodies_and_ancestors(model)
         # the bodies' passes of RATTLE's stage, as their arguments: bound one by one (`calls`) or run
         # together by the stage's one call (`stage_joints`)
         self.body_passes = BodyPasses(
-            np.zeros(1, np.int64), hierarchy.world_pass_arguments(model.dyn_slot, data.omega_body),
+            np.zeros(1, np.int64), hierarchy.world_pass_arguments(model.dyn_slot, data.omega_body, through),
             (self.dynamic, self.world_arrays, data.omega_body, self.bodies), self.bodies, (self.bodies, self.momentum),
             self.projected, (model.inverse_mass, self.bodies, *self.projected, self.step_length, *self.changes),
             self.changes,
             (self.apply_flags, self.dynamic, *self.changes, self.world_arrays, local, self.moved_total,
-             self.moved_before, self.moving, data.constraint_acceleration, hierarchy.world_pass_arguments(),
-             data.omega_body, carry),
+             self.moved_before, self.moving, data.constraint_acceleration,
+             hierarchy.world_pass_arguments(through=through), data.omega_body, carry),
             data.constraint_acceleration)
         passes = self.body_passes
 
         def calls():
             return Calls(
                 hierarchy.world_pass(), hierarchy.world_pass(model.dyn_slot, data.omega_body),
+                bind(world_from_local, *passes.spin),
                 bind(first_divergent, model.moving, model.dyn_slot, local, data.omega_body, DIVERGENCE_LENGTH,
                      DIVERGENCE_SPEED),
                 bind(solver_bodies, *passes.gather),
@@ -355,6 +364,17 @@ class Workspace:
 
 
 # ---------------------------------------------------------------------- the world state, derived
+def _bodies_and_ancestors(model):
+    """(N,) bool: the dynamic bodies' nodes and every ancestor of one (`Workspace`'s passes between
+    whole ones)."""
+    through = np.zeros(len(model.parent), bool)
+    for node in model.dyn.tolist():
+        while node >= 0 and not through[node]:      # (stops at an ancestor marked already: O(N) in all)
+            through[node] = True
+            node = int(model.parent[node])
+    return through
+
+
 def frame(model, work, slots):
     """The parents' world motion (an integrators.Frame) for the dynamic bodies `slots`; bodies
     parented to the world get the identity frame."""
@@ -834,8 +854,8 @@ def stage_dynamic(model, data, settings, work, context):
                           work.world_arrays, work.local_arrays) for g in model.generations]
     # the trees, parents first: a carried generation is placed in its parents' end-of-step frame
     for g, place in enumerate(places):
-        if g:
-            work.calls.world_spin()
+        if g:       # (the parents' world state: the bodies' own passes need no other node's)
+            work.calls.bodies_spin()
         place()
 
 
