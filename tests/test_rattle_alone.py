@@ -35,6 +35,7 @@ def _run(scene, monkeypatch=None):
     """(world translations, world velocities, the last prepare's `alone`) after STEPS steps."""
     sim = Simulation.from_file(SCENES / f"{scene}.toml")
     sim.step(STEPS)
+    sim.world()     # (synced whole: a step's last passes go over the bodies alone)
     world = sim._work.hierarchy.world_state
     return world.translation.copy(), world.velocity.copy(), sim._work.solver.step.alone, sim
 
@@ -171,6 +172,7 @@ def _stepped(path, steps, solved=False, monkeypatch=None, dt=None):
         sim.set("dt", dt)
     sim.step(steps)
     monkeypatch.undo()
+    sim.world()     # (synced whole: a step's last passes go over the bodies alone)
     world = sim._work.hierarchy.world_state
     return (world.translation.copy(), world.velocity.copy(), sim._work.solver.joints.impulse.copy(),
             counts["left out"], counts["solved"], sim)
