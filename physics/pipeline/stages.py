@@ -729,6 +729,8 @@ def substep(model, data, settings, work, context, after_prepare=None, halvings=N
     the prepare stage has found what is within the joints' reach (a RATTLE retry takes its island's
     `Undo` there: physics.pipeline.retry); returns what it returned (None without it)."""
     taken = None
+    if context.rattle and context.active is None and work.stages is _PLAIN_STAGES and not profile.recording():
+        return rattle_substep_stages(model, data, settings, work, context, after_prepare, halvings)
     if profile.recording():
         started = profile.mark()
         for name, stage in work.stages:
@@ -743,6 +745,76 @@ def substep(model, data, settings, work, context, after_prepare=None, halvings=N
         stage(model, data, settings, work, context)
         if after_prepare is not None and name == "prepare":
             taken = after_prepare(model, data, work, context, halvings)
+    return taken
+
+
+def rattle_substep_stages(model, data, settings, work, context, after_prepare=None, halvings=None):
+    """The STAGES of a RATTLE sub-step of every body in a scene with no sleep, no kinematic node and
+    no timed impulse due (`substep`'s form for it: the plain list, `_PLAIN_STAGES`), as one
+    function: each stage's branch for that case written out in the list's order, bit for bit the
+    list's (tests/test_stage_forms.py). What it leaves out is Python between the compiled calls: the
+    stage functions and the list's loop, the solver state's gather through `solver_state` and
+    `sync`, and the solve and joints stages' tests of the cases a retry's island or a sleeping
+    body would take; the pendulum's step takes a sixth less time. The solve and joints stages are
+    the list's own where the sub-step keeps its velocity solve or RATTLE's stage is not one call."""
+    calls, solver, h = work.calls, work.solver, context.h
+    # world: every node's world pose and velocity (`sync` to MOVING)
+    if work.world == STALE:
+        calls.world_spin()
+        work.world = MOVING
+    # prepare (`stage_prepare`: nothing sleeps, so none wakes; the whole world steps, so no pair
+    # reaches outside it)
+    taken = None
+    if solver is not None:
+        calls.solver_bodies()
+        centre, rotation, velocity, inverse_inertia = work.bodies
+        world = work.hierarchy.world_state
+        solver.prepare(world, centre, rotation, velocity, model.inverse_mass, inverse_inertia, h, settings,
+                       context.surface_lead, None, None, True)
+        sunk = solver.sunk(world, model.inverse_mass, settings.gravity)
+        if sunk is not None:
+            _raise_sunk(model, data, settings, work, sunk)
+    if after_prepare is not None:
+        taken = after_prepare(model, data, work, context, halvings)
+    # dynamic (`stage_dynamic`, every body)
+    if model.dyn.size:
+        calls.inputs()
+        work.advancing(h, context.integrator, settings.gyroscopic)()
+        for g, place in enumerate(calls.place):
+            if g:
+                calls.bodies_spin()
+            place()
+    # hold (none sleeps), clock
+    work.world = STALE
+    data.time += h
+    node, quantity, value = calls.divergent()
+    if node >= 0:
+        raise Diverged(node, quantity, value)
+    # solve: left out where RATTLE's projections hold the rows alone (`stage_solve`)
+    step = solver.step if solver is not None else None
+    if step is not None and step.alone:
+        data.constraint_acceleration.fill(0.0)
+        solver.leave_out_solve()
+    else:
+        stage_solve(model, data, settings, work, context)
+    # joints: RATTLE's stage as one compiled call where it can be (`stage_joints`)
+    if step is not None and solver.joints is not None and len(solver.joints.kind) and data.frame_work is None \
+            and solver.joint_stage_fused():
+        passes = work.body_passes
+        passes.stale[0] = work.world == STALE
+        work.world = STALE
+        _set_apply_flags(model, settings, work, True)
+        solver.project_joints(passes, context.final, context.abandon)
+        easing = solver.limit_easing
+        if EASING_INPUT < easing < work.runaway.easing:     # (`stage_joints`' reason)
+            work.runaway.input()
+        work.runaway.easing = easing
+    else:
+        stage_joints(model, data, settings, work, context)
+    # check
+    node, quantity, value = calls.divergent()
+    if node >= 0:
+        raise Diverged(node, quantity, value)
     return taken
 
 
@@ -817,11 +889,16 @@ def stage_prepare(model, data, settings, work, context):
         data.sleep.asleep[woken] = False
         data.sleep.still[woken] = 0.0
     sunk = work.solver.sunk(world, model.inverse_mass, settings.gravity)
-    if sunk is not None:    # a body passed through a surface by the last sub-step: stop here
-        heavier = work.solver.heaviest_touching(sunk.node, model.inverse_mass)
-        raise PenetrationError(model.names[sunk.node], model.names[sunk.surface], data.step_count + 1, data.time,
-                               sunk.depth, sunk.size, contact_cause(settings, heavier and (model.names[heavier[0]],
-                                                                                            heavier[1])), sunk.bound)
+    if sunk is not None:
+        _raise_sunk(model, data, settings, work, sunk)
+
+
+def _raise_sunk(model, data, settings, work, sunk):
+    """A body passed through a surface by the last sub-step (`SceneSolver.sunk`): stop here."""
+    heavier = work.solver.heaviest_touching(sunk.node, model.inverse_mass)
+    raise PenetrationError(model.names[sunk.node], model.names[sunk.surface], data.step_count + 1, data.time,
+                           sunk.depth, sunk.size, contact_cause(settings, heavier and (model.names[heavier[0]],
+                                                                                        heavier[1])), sunk.bound)
 
 
 def stage_kinematic(model, data, settings, work, context):
@@ -1043,6 +1120,7 @@ _STAGE_FUNCTIONS = tuple((name, globals()["stage_" + name]) for name in STAGES)
 _STAGE_LISTS = {(asleep, due): tuple((name, f) for name, f in _STAGE_FUNCTIONS
                                      if (asleep or name not in ("wake", "kinematic", "sleep")) and (due or name != "events"))
                 for asleep in (False, True) for due in (False, True)}
+_PLAIN_STAGES = _STAGE_LISTS[False, False]      # (`rattle_substep_stages`' case)
 
 
 # ---------------------------------------------------------------------- the solver's changes, applied
