@@ -171,7 +171,7 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     struck = struck or data.next_event != events
     counts.struck |= struck
     start_error = _start_error(solver, struck, whole)
-    _hint(data, _start_error(solver, struck, False), h)
+    _hint(data, _start_error(solver, struck, False) if whole and not struck else start_error, h)
     left = (solver.joint_left_start_rows and solver.joint_left_error > RATTLE_LEFT_ERROR
             and start_error > RATTLE_CRACK_ERROR)
     if not left and start_error <= RATTLE_STEP_ERROR:

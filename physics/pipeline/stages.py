@@ -771,7 +771,9 @@ def rattle_substep_stages(model, data, settings, work, context, after_prepare=No
         world = work.hierarchy.world_state
         solver.prepare(world, centre, rotation, velocity, model.inverse_mass, inverse_inertia, h, settings,
                        context.surface_lead, None, None, True)
-        sunk = solver.sunk(world, model.inverse_mass, settings.gravity)
+        contacts = solver.contacts
+        sunk = solver.sunk(world, model.inverse_mass, settings.gravity) \
+            if contacts is not None and len(contacts.depth) else None     # (no point: none sank)
         if sunk is not None:
             _raise_sunk(model, data, settings, work, sunk)
     if after_prepare is not None:
