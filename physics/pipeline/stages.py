@@ -755,13 +755,10 @@ def rattle_substep_stages(model, data, settings, work, context, after_prepare=No
     list's (tests/test_stage_forms.py). What it leaves out is Python between the compiled calls: the
     stage functions and the list's loop, the solver state's gather through `solver_state` and
     `sync`, and the solve and joints stages' tests of the cases a retry's island or a sleeping
-    body would take; the pendulum's step takes a sixth less time. The solve and joints stages are
+    body would take; the pendulum's step takes a tenth less time. The solve and joints stages are
     the list's own where the sub-step keeps its velocity solve or RATTLE's stage is not one call."""
     calls, solver, h = work.calls, work.solver, context.h
-    # world: every node's world pose and velocity (`sync` to MOVING)
-    if work.world == STALE:
-        calls.world_spin()
-        work.world = MOVING
+    sync(model, data, settings, work, MOVING)     # world
     # prepare (`stage_prepare`: nothing sleeps, so none wakes; the whole world steps, so no pair
     # reaches outside it)
     taken = None
@@ -771,9 +768,7 @@ def rattle_substep_stages(model, data, settings, work, context, after_prepare=No
         world = work.hierarchy.world_state
         solver.prepare(world, centre, rotation, velocity, model.inverse_mass, inverse_inertia, h, settings,
                        context.surface_lead, None, None, True)
-        contacts = solver.contacts
-        sunk = solver.sunk(world, model.inverse_mass, settings.gravity) \
-            if contacts is not None and len(contacts.depth) else None     # (no point: none sank)
+        sunk = solver.sunk(world, model.inverse_mass, settings.gravity)
         if sunk is not None:
             _raise_sunk(model, data, settings, work, sunk)
     if after_prepare is not None:
@@ -782,16 +777,11 @@ def rattle_substep_stages(model, data, settings, work, context, after_prepare=No
     if model.dyn.size:
         calls.inputs()
         work.advancing(h, context.integrator, settings.gyroscopic)()
-        for g, place in enumerate(calls.place):
-            if g:
-                calls.bodies_spin()
-            place()
+        _place_generations(work, calls.place)
     # hold (none sleeps), clock
     work.world = STALE
     data.time += h
-    node, quantity, value = calls.divergent()
-    if node >= 0:
-        raise Diverged(node, quantity, value)
+    check_divergence(model, data, work)
     # solve: left out where RATTLE's projections hold the rows alone (`stage_solve`)
     step = solver.step if solver is not None else None
     if step is not None and step.alone:
@@ -802,21 +792,11 @@ def rattle_substep_stages(model, data, settings, work, context, after_prepare=No
     # joints: RATTLE's stage as one compiled call where it can be (`stage_joints`)
     if step is not None and solver.joints is not None and len(solver.joints.kind) and data.frame_work is None \
             and solver.joint_stage_fused():
-        passes = work.body_passes
-        passes.stale[0] = work.world == STALE
-        work.world = STALE
-        _set_apply_flags(model, settings, work, True)
-        solver.project_joints(passes, context.final, context.abandon)
-        easing = solver.limit_easing
-        if EASING_INPUT < easing < work.runaway.easing:     # (`stage_joints`' reason)
-            work.runaway.input()
-        work.runaway.easing = easing
+        _joint_stage_call(model, settings, work, context)
+        _limit_easing(work, solver)
     else:
         stage_joints(model, data, settings, work, context)
-    # check
-    node, quantity, value = calls.divergent()
-    if node >= 0:
-        raise Diverged(node, quantity, value)
+    check_divergence(model, data, work)
     return taken
 
 
@@ -931,7 +911,12 @@ def stage_dynamic(model, data, settings, work, context):
             array[slots] = rows
         places = [partial(place_bodies, work.dynamic, np.intersect1d(g, slots), work.dynamic_motion,
                           work.world_arrays, work.local_arrays) for g in model.generations]
-    # the trees, parents first: a carried generation is placed in its parents' end-of-step frame
+    _place_generations(work, places)
+
+
+def _place_generations(work, places):
+    """The trees, parents first: a carried generation is placed in its parents' end-of-step frame
+    (`places`: a call for each generation)."""
     for g, place in enumerate(places):
         if g:       # (the parents' world state: the bodies' own passes need no other node's)
             work.calls.bodies_spin()
@@ -1037,14 +1022,7 @@ def stage_joints(model, data, settings, work, context):
     rattle = joints and context.rattle
     one_call = rattle and context.active is None and solver.joint_stage_fused()
     if one_call:
-        # RATTLE's stage as one compiled call: the calls below and the acceleration over h, in
-        # their order (the same bits; made one by one, the Python between them is a tenth of the
-        # pendulum's sub-step)
-        passes = work.body_passes
-        passes.stale[0] = work.world == STALE
-        work.world = STALE
-        _set_apply_flags(model, settings, work, True)
-        solver.project_joints(passes, context.final, context.abandon)
+        _joint_stage_call(model, settings, work, context)
     elif rattle:
         # RATTLE: positions onto the joints' constraint along the start-of-step rows (the
         # rotation by the lie-midpoint drift with the kicked momentum), the velocities by the
@@ -1078,13 +1056,28 @@ def stage_joints(model, data, settings, work, context):
         data.constraint_acceleration[context.active] /= h
     if data.frame_work is not None:
         solver.take_frame_work(data.frame_work)
+    _limit_easing(work, solver)
+
+
+def _joint_stage_call(model, settings, work, context):
+    """RATTLE's stage as one compiled call (`SceneSolver.project_joints`): `stage_joints`' calls and
+    the acceleration over h, in their order (the same bits; made one by one, the Python between them
+    is a tenth of the pendulum's sub-step)."""
+    passes = work.body_passes
+    passes.stale[0] = work.world == STALE
+    work.world = STALE
+    _set_apply_flags(model, settings, work, True)
+    work.solver.project_joints(passes, context.final, context.abandon)
+
+
+def _limit_easing(work, solver):
+    """A joint loaded outside its range eases in by its positions alone, lifting what it carries:
+    the energy it gives is the start's, as MuJoCo's soft limit gives back what its violated spring
+    held, so an input to the runaway check (a lever 1.5 rad out, 2.8 m long, gains 32 J against an
+    allowance of 26 J). Only while it shrinks: a limit the projection fails to close stays under the
+    check."""
     easing = solver.limit_easing
     if EASING_INPUT < easing < work.runaway.easing:
-        # a joint loaded outside its range eases in by its positions alone, lifting what it
-        # carries: the energy it gives is the start's, as MuJoCo's soft limit gives back what its
-        # violated spring held, so an input to the runaway check (a lever 1.5 rad out, 2.8 m
-        # long, gains 32 J against an allowance of 26 J). Only while it shrinks: a limit the
-        # projection fails to close stays under the check.
         work.runaway.input()
     work.runaway.easing = easing
 
