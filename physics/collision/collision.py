@@ -33,6 +33,7 @@ The small vector helpers and the closest points of shape cores the pair function
 `physics.collision.closest_points`.
 """
 import math
+import operator
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -538,7 +539,8 @@ class Contacts:
 
     def take(self, rows):
         """The points `rows` (indices or a mask) as Contacts of their own."""
-        return Contacts(*(array[rows] for array in vars(self).values()))     # (the fields, in order)
+        # (the fields, in order; `map`, not a comprehension, which would close over `rows`)
+        return Contacts(*map(operator.itemgetter(rows), vars(self).values()))
 
     def copy(self):
         """These points in arrays of their own (`contacts`' are its cache's room)."""

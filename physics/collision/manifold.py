@@ -434,7 +434,7 @@ class ContactCache:
         if found is None:
             if len(views) >= STORED_VIEWS_KEPT:
                 views.clear()
-            found = views[n] = (room[0][:n], room[1][:n], tuple(a[:n] for a in room[2:6]))
+            found = views[n] = (room[0][:n], room[1][:n], (room[2][:n], room[3][:n], room[4][:n], room[5][:n]))
         return found
 
     def state(self):

@@ -38,6 +38,7 @@ the rows as one `RowSystem` bundle. In a sweep the velocity array has one more r
 dummy body B (zero velocity), which `RowSystem.slot` maps static sides to.
 """
 from dataclasses import dataclass, field
+from functools import partial
 from typing import NamedTuple
 
 import numba
@@ -758,8 +759,18 @@ class PreparedBuffers:
         gets the same `Prepared` and `RowSystem` each sub-step, and a call bound to them
         (`SolveBuffers.stages_call`) types nothing. At most VIEWS_KEPT are kept."""
         out = self.arrays
-        return self._views.find((rows, out), R, used) or self._views.get(lambda: _prepared_views(rows, out, R, used),
+        return self._views.find((rows, out), R, used) or self._views.get(partial(_prepared_views, rows, out, R, used),
                                                                           (rows, out), R, used)
+
+
+def _given(value):
+    """`value` itself (a `Memo` make of what is already made)."""
+    return value
+
+
+def _first(array, n):
+    """The view of `array`'s first n rows."""
+    return array[:n]
 
 
 def prepare(rows, inverse_mass, inverse_inertia_world, buffers=None):
@@ -957,18 +968,19 @@ class SolveBuffers:
         rows = prepared.rows
         system = prepared.system()
         views = self._views
-        # (each `find` first: a closure is an allocation of its own, made only where nothing is found)
+        # (each `find` first, and each `make` a partial made only where nothing is found: a lambda
+        # would be an allocation of its own, and its closure's cells made at every call)
         objects = (rows, rows.target, rows.relax)
         targets = views.find(objects, "targets") or views.get(
-            lambda: Targets(rows.target, rows.relax, _NO_RESTITUTION), objects, "targets")
-        stages = views.find((), "stages", stages) or views.get(lambda: stages, (), "stages", stages)
+            partial(Targets, rows.target, rows.relax, _NO_RESTITUTION), objects, "targets")
+        stages = views.find((), "stages", stages) or views.get(partial(_given, stages), (), "stages", stages)
         padded = views.find((room,), "padded", bodies)
         if padded is None:
-            padded = views.get(lambda: room.padded[:bodies + 1], (room,), "padded", bodies)
+            padded = views.get(partial(_first, room.padded, bodies + 1), (room,), "padded", bodies)
         if side is None:
             side = views.find((room,), "side", bodies)
             if side is None:
-                side = views.get(lambda: room.side[:bodies], (room,), "side", bodies)
+                side = views.get(partial(_first, room.side, bodies), (room,), "side", bodies)
         objects = (system, targets, stages, padded, side, room)
         return self._calls.get(kernel, objects, (), objects)
 
@@ -977,8 +989,8 @@ class SolveBuffers:
         (`_solve_stages`): its views, the same object while the counts and the room stay."""
         room, views = self.arrays, self._views
         return views.find((room,), "solution", bodies, swept) or views.get(
-            lambda: Solution(room.velocity_solve[:bodies], room.velocity_relax[:bodies], room.residual[:swept],
-                             room.padded[:bodies]), (room,), "solution", bodies, swept)
+            partial(Solution, room.velocity_solve[:bodies], room.velocity_relax[:bodies], room.residual[:swept],
+                    room.padded[:bodies]), (room,), "solution", bodies, swept)
 
 
 def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, relax_iterations=None,

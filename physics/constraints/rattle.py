@@ -125,12 +125,12 @@ with partial pivoting inside each joint's block (`physics.constraints.joint_grap
 Conventions: B solver bodies, world frame, velocities (B, 6) [v, ω]; static sides (−1) drop out.
 """
 import math
-from functools import cached_property
+from functools import cached_property, partial
 from typing import NamedTuple
 
 import numpy as np
 from numba import prange
-from physics.core.compiled import Memo, bind, generation, kernel
+from physics.core.compiled import Memo, bind, binding, generation, kernel
 from physics.core.threads import ThreadChoice
 from physics.dynamics.body_passes import angular_momentum, apply_changes, impulse_changes, solver_bodies
 from physics.model.hierarchy import world_from_local
@@ -510,7 +510,7 @@ class JointBodies:
         (`start_rows`; `velocity_rows` as scratch between projections), through a bound call."""
         objects = (joints, centre, rotation, rows)
         call = self.found(objects, "geometry") or self.bound(
-            lambda: bind(joint_geometry, joints.model(), centre, rotation, rows), objects, "geometry")
+            binding(joint_geometry, joints.model(), centre, rotation, rows), objects, "geometry")
         call()
         return rows
 
@@ -553,7 +553,7 @@ class JointBodies:
         """(`Rows`, slots) of the first `count` rows of the row arrays (`fill_joint_rows` writes them:
         `start_arguments`), views made once for each count: prepare's rows live for its sub-step."""
         views = self._row_views
-        return views.find((self.row_arrays,), count) or views.get(lambda: rows_of(*self.row_arrays, count),
+        return views.find((self.row_arrays,), count) or views.get(partial(rows_of, *self.row_arrays, count),
                                                                   (self.row_arrays,), count)
 
     def positions(self, joints, inverse_mass, inverse_inertia, limited, termed, framed, centre, rotation, momentum, h,
@@ -578,11 +578,15 @@ class JointBodies:
         self.set_step(h, final, abandon)
         call = self.found(objects, *values)
         if call is None:
-            call = self.bound(lambda: bind(project_positions_kernel, *self._positions_arguments(*objects, *values[1:])),
+            call = self.bound(binding(project_positions_kernel, *self._positions_arguments(*objects, *values[1:])),
                               objects, *values)
         if self.threads is None:
             return dx, dtheta, impulse, call()
-        return dx, dtheta, impulse, self.threads[0].run(lambda: self.stats[6] * len(joints), call)
+        return dx, dtheta, impulse, self.threads[0].run(partial(self._position_work, len(joints)), call)
+
+    def _position_work(self, J):
+        """The work of the last position projection of J joints, for the halves' threads' choice."""
+        return self.stats[6] * J
 
     def velocities(self, joints, inverse_mass, limited, termed, centre, rotation, velocity, inverse_inertia, h, work,
                    out=None):
@@ -596,7 +600,7 @@ class JointBodies:
         self._step_set = None
         call = self.found(objects, *values)
         if call is None:
-            call = self.bound(lambda: bind(project_velocities_kernel, *self._velocities_arguments(
+            call = self.bound(binding(project_velocities_kernel, *self._velocities_arguments(
                 joints, inverse_mass, work, centre, rotation, velocity, inverse_inertia, dv, limited, termed)),
                 objects, *values)
         if self.threads is not None:
@@ -652,6 +656,12 @@ class JointBodies:
                 and last[3] is masses[1] and last[4] is work and last[5] == limited and last[6] == termed \
                 and last[7] == generation():
             return last[8]()
+        return self._stage_call(joints, passes, masses, limited, termed, work)()
+
+    def _stage_call(self, joints, passes, masses, limited, termed, work):
+        """`stage`'s call for these arguments, found or bound, kept as the last (a method of its own:
+        its `make` closes over these arguments, and `stage` then would make their cells at every
+        sub-step)."""
         bodies, dv = passes.bodies, passes.changes[0]
         dx, dtheta, impulse = passes.projected
         objects = (joints, passes, *masses, work)
@@ -667,7 +677,7 @@ class JointBodies:
                             passes.kick, passes.apply, velocities, passes.acceleration, self.step)
             call = self.bound(make, objects, *values)
         self._last_stage = (joints, passes, *masses, work, limited, termed, generation(), call)
-        return call()
+        return call
 
 
 class BodyPasses(NamedTuple):

@@ -19,10 +19,12 @@ slots), velocities (B, 6) [v, ω] world frame; the compiled contact kernels take
 (`ContactPoints`, `SolverBodies`, `NodeMotion`, ...).
 """
 import math
+import operator
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
-from physics.core.compiled import Memo, SteadyCall, bind, generation, kernel, same, typed
+from physics.core.compiled import Memo, SteadyCall, bind, binding, generation, kernel, same, typed
 
 from physics.core import profile
 from physics.collision.broadphase import TooManyPairs, brute_force, candidate_pairs, collision_filter, grid_capacity, \
@@ -592,6 +594,14 @@ def _reachable_contact_stage(c, bodies, nodes, materials, stored, params, before
 
 _NO_ROWS = RowArrays(np.zeros((0, 2), np.int64), np.zeros((0, 2, 6)), *(np.zeros(0) for _ in range(7)),
                      np.zeros(0, np.int64))    # `_contact_stage`'s rows before the contacts' where no joint has any
+_row_fields = operator.attrgetter(*RowArrays._fields)     # a `Rows`' RowArrays fields, in order (`_row_arrays_of`)
+
+
+def _first_rows(room, n):
+    """The `Rows` of the first n rows of the arrays `room` (views)."""
+    return Rows(*[a[:n] for a in room])
+
+
 _NORMAL_FIRST = np.array([2, 0, 1])     # a point's rows (t1, t2, n) as the cache stores them (n, t1, t2)
 
 
@@ -1134,7 +1144,7 @@ class SceneSolver:
                 self._load_room = np.empty(len(inverse_mass))
             joints, bodies, room = self.joints, self._joint_bodies, self._load_room
             objects, values = (joints, joints.impulse, start_inertia, room), ("stability", float(abs(h)))
-            (bodies.found(objects, *values) or bodies.bound(lambda: bind(
+            (bodies.found(objects, *values) or bodies.bound(binding(
                 stability_inertia, joints.model(), joints.impulse, float(abs(h)), start_inertia, room), objects, *values))()
         # (where the solve is left out, so are its rows' effective masses: `keep_solve` makes them)
         system = None if alone else prepare(rows, inverse_mass, inverse_inertia, self._prepared)
@@ -1200,7 +1210,7 @@ class SceneSolver:
         exact = self._exact if termed else bodies.terms.exact
         objects = (self.joints, centre, rotation, self.carried.control, velocity, exact, todo)
         values = ("start", float(h), float(joint_beta), float(softness), termed)
-        call = bodies.found(objects, *values) or bodies.bound(lambda: bind(
+        call = bodies.found(objects, *values) or bodies.bound(binding(
             _joint_start, todo, *bodies.start_arguments(self.joints, centre, rotation, float(h), float(joint_beta),
                                                         float(softness), self.carried.control, velocity, exact,
                                                         termed), velocity, float(h)), objects, *values)
@@ -1282,11 +1292,12 @@ class SceneSolver:
         kept; the rows that may bounce, or None; whether the step is a cold start; whether a point is
         deep)."""
         memo = self._contact_bundles    # (by each points' id too: the narrow phase's two sets are used in turn)
-        points = memo.find((c,), "points", id(c)) or memo.get(lambda: ContactPoints(
-            c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth, c.feature_id), (c,),
-            "points", id(c))
+        # (partials, not lambdas: closures' cells would be made at every call)
+        points = memo.find((c,), "points", id(c)) or memo.get(partial(
+            ContactPoints, c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
+            c.feature_id), (c,), "points", id(c))
         bodies = memo.find((centre, velocity), "bodies") or memo.get(
-            lambda: SolverBodies(self.body_of_node, centre, velocity), (centre, velocity), "bodies")
+            partial(SolverBodies, self.body_of_node, centre, velocity), (centre, velocity), "bodies")
         g = math.hypot(*np.asarray(settings.gravity, float).tolist())     # (Python floats: numpy's scalars cost more)
         params = ContactParams(h, lead, SPECULATIVE + g * h * h, bool(settings.warm_start), beta, SLOP, BOUNCE_THRESHOLD,
                                softness, settings.max_contact_push_speed)
@@ -1300,8 +1311,8 @@ class SceneSolver:
         scratch = self._point_room
         kept, bounces, count, cold_start, deep = self._contact_call(
             (points, bodies, self._node_motion(world), self._materials, stored, first, self._rows_room, scratch), params)
-        if kept < len(c):
-            c = c.take(slice(kept))
+        if kept < len(c):   # (the first `kept` points' views, made once for each points and count)
+            c = memo.find((c,), "kept", kept) or memo.get(partial(c.take, slice(kept)), (c,), "kept", kept)
         self.contacts = c
         if not kept:    # (none within reach: no rows)
             return None, None, False, False
@@ -1331,7 +1342,7 @@ class SceneSolver:
         again. At most VIEWS_KEPT counts are kept."""
         room = self._rows_room
         views = self._contact_views.find((room,), n)       # (`Rows` of no row is falsy: None, not `or`)
-        return views if views is not None else self._contact_views.get(lambda: Rows(*(a[:n] for a in room)), (room,), n)
+        return views if views is not None else self._contact_views.get(partial(_first_rows, room, n), (room,), n)
 
     def overlaps(self, world):
         """The shape pairs that may collide and overlap by more than OVERLAP_TOLERANCE at the poses
@@ -1418,7 +1429,7 @@ class SceneSolver:
         """`RowArrays` of the joints' `Rows` (views the joint bodies keep by count: the same object
         while the count stays), made once for each."""
         if self._row_arrays is None or self._row_arrays[0] is not rows:
-            self._row_arrays = (rows, RowArrays(*(getattr(rows, name) for name in RowArrays._fields)))
+            self._row_arrays = (rows, RowArrays(*_row_fields(rows)))
         return self._row_arrays[1]
 
     def _node_motion(self, world):
@@ -1760,7 +1771,7 @@ class SceneSolver:
             geometry = bodies.geometry(joints, centre, rotation, bodies.velocity_rows) if self._any_framed \
                 else bodies.take_start(joints, centre, rotation)
             objects = (joints, geometry, inverse_mass, inverse_inertia, self._exact)
-            call = bodies.found(objects, "choose") or bodies.bound(lambda: bind(
+            call = bodies.found(objects, "choose") or bodies.bound(binding(
                 _choose_exact_terms, *self._choice_arguments(joints, geometry, inverse_mass, inverse_inertia)),
                 objects, "choose")
             choice = call()

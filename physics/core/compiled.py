@@ -148,7 +148,6 @@ import copy
 import functools
 import hashlib
 import json
-import operator
 import os
 import pickle
 import sys
@@ -565,20 +564,35 @@ def bind(function, *args):
     return functools.partial(function, *args)
 
 
+def binding(function, *args):
+    """`bind(function, *args)` as a `make` for `Memo.get` (made only where nothing is found): a partial,
+    not a lambda, so that the hot method asking for it makes no closure cells at each of its calls
+    (CPython makes a cell for each of a function's locals a nested function reads, as the function
+    starts, whether or not the nested one is ever made: RATTLE's stage made twelve a sub-step)."""
+    return functools.partial(bind, function, *args)
+
+
 def typed(call):
     """Whether `call` (made by `bind` or `SteadyCall.get`) goes through a kernel's dispatcher, which types
     its arguments at every call, rather than straight to a compiled version."""
     return isinstance(call, functools.partial) and isinstance(call.func, Kernel)
 
 
-_is = operator.is_
-
-
 def same(kept, objects):
     """Whether the sequences `kept` and `objects` hold the same objects in the same order (by
-    identity: arrays never compared by value). In C through `map`: the hot paths ask it some ten
-    times a sub-step, and a generator over `zip` took twice as long."""
-    return len(kept) == len(objects) and all(map(_is, kept, objects))
+    identity: arrays never compared by value). The hot paths ask it some ten times a sub-step, of
+    one to eight objects: an index loop allocates nothing, where `all(map(...))` allocated its map
+    object at every call (tracemalloc counted it in the step) and took 1.1–2× as long (at 12
+    objects it takes 1.1× map's; a generator over `zip` took twice map's)."""
+    n = len(kept)
+    if n != len(objects):
+        return False
+    i = 0
+    while i < n:
+        if kept[i] is not objects[i]:
+            return False
+        i += 1
+    return True
 
 
 class Memo:
@@ -704,7 +718,7 @@ class SteadyCall:
             return None
         counts[1] += 1
         counts[3] = 0
-        return calls.get(lambda: bind(function, *arguments), objects, *values)
+        return calls.get(binding(function, *arguments), objects, *values)
 
 
 class Kernel(CPUDispatcher):
