@@ -979,9 +979,11 @@ class SceneSolver:
         islands (physics.dynamics.sleeping's, a RATTLE retry's, `physics.pipeline.retry.Undo`). Made when asked."""
         return self._rest.body[self._pairs]
 
-    # the carried state's parts, by the names the stages use
-    cache = property(lambda self: self.carried.cache, doc="the contact cache (warm starts, manifolds)")
-    joints = property(lambda self: self.carried.joints, lambda self, joints: setattr(self.carried, "joints", joints),
+    # the carried state's parts, by the names the stages use (read by attrgetters: no Python frame,
+    # and a sub-step reads them some twenty times)
+    cache = property(operator.attrgetter("carried.cache"), doc="the contact cache (warm starts, manifolds)")
+    joints = property(operator.attrgetter("carried.joints"),
+                      lambda self, joints: setattr(self.carried, "joints", joints),
                       doc="the joints once built (the first step's poses), else None")
 
     def forget(self):
@@ -1823,11 +1825,12 @@ class SceneSolver:
         """The last position projection's figures (`physics.constraints.rattle.JointBodies.stats`): whether
         no root of g = 0 was found along J₀ (the projection left RATTLE's directions), its errors,
         whether it was abandoned."""
-        stats = self._joint_bodies.stats.tolist()       # (once: numpy's items one by one cost more)
-        self.joint_left_start_rows = bool(stats[1]) and stats[4] > 0.0     # (not one abandoned at its start)
-        self.joint_left_error = stats[4]
-        self.joint_curvature_error, self.joint_start_error = stats[3], stats[5]
-        self.joint_abandoned = stats[1] == 2.0
+        stats = self._joint_bodies.stats      # (`item`: Python floats, with no list allocated as `tolist` does)
+        left, left_error = stats.item(1), stats.item(4)
+        self.joint_left_start_rows = bool(left) and left_error > 0.0     # (not one abandoned at its start)
+        self.joint_left_error = left_error
+        self.joint_curvature_error, self.joint_start_error = stats.item(3), stats.item(5)
+        self.joint_abandoned = left == 2.0
 
     def joint_stage_fused(self):
         """Whether RATTLE's stage of this sub-step can be one compiled call (`project_joints`): its

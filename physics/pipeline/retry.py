@@ -147,8 +147,9 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
     # the start error grows as h²: where the last sub-step's predicts one past the bound, the
     # halves are taken at once instead of after a failed attempt (in Python's floats, numpy's scalars
     # cost more; a hint at h = 0, as a snapshot may hold one, predicts the bound passed wherever it
-    # holds an error: numpy's infinity, the same answer)
-    hinted, at = data.rattle_hint.tolist()
+    # holds an error: numpy's infinity, the same answer; `item`, not `tolist`: no list to allocate)
+    hint = data.rattle_hint
+    hinted, at = hint.item(0), hint.item(1)
     if (hinted * (h / at) * (h / at) if at else hinted * math.inf) > RATTLE_STEP_ERROR:
         if counts.room(2):
             counts.halved_ahead += 1

@@ -331,6 +331,7 @@ class Workspace:
         self._any_parented = model.any_parented
         self._kinematic = bool(model.kin.size)
         self.contexts = {}      # the sub-steps' `StepContext`s, made once (`step_context`, `judged`)
+        self.last_judged = (None, None, None, None)     # `judged`'s last: (context, final, abandon, judged)
         self._advancing = {}    # (h, integrator, gyroscopic) -> the integrator's bound pass (`advancing`)
         self._bound = -1       # physics.core.compiled.generation() when `calls` were bound
         self.calls = None
@@ -353,7 +354,7 @@ class Workspace:
         """Before a step: `gravity` as `settings` has it now, the stages with work to do in its
         sub-steps, and `calls` bound again if a kernel gained a compiled version since they were (the
         interpreted tier's kernels, compiled or loaded meanwhile)."""
-        self.gravity[:] = settings.gravity
+        self.gravity[...] = settings.gravity      # (`[...]`: `[:]` makes a view to assign through, an allocation)
         # without sleep, none wakes, holds or falls asleep; without kinematic nodes, none is moved;
         # with every timed impulse struck (the scene's, in time order), none is due
         self.stages = _STAGE_LISTS[bool(settings.sleep or self._kinematic), data.next_event < len(self.events)]
@@ -668,7 +669,11 @@ def step_context(model, data, settings, work, h, integrator, active=None, compos
 
 def judged(work, context, final, abandon):
     """`context` with these `final` and `abandon` (physics.pipeline.retry's judgement of an attempt),
-    made once for each context and pair (`Workspace.contexts`)."""
+    made once for each context and pair (`Workspace.contexts`); the last one first, by identity (a
+    key of ids makes two ints a call)."""
+    last = work.last_judged
+    if last[0] is context and last[1] == final and last[2] is abandon:
+        return last[3]
     key = (id(context), final, id(abandon))
     made = work.contexts.get(key)
     if made is None or made[0] is not context or made[1] is not abandon:
@@ -677,6 +682,7 @@ def judged(work, context, final, abandon):
         made = work.contexts[key] = (context, abandon, StepContext(
             context.h, context.integrator, context.position_fraction, context.surface_lead, context.rattle,
             context.sleeping, context.active, context.composed, final, abandon))
+    work.last_judged = (context, final, abandon, made[2])
     return made[2]
 
 
