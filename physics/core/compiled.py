@@ -558,7 +558,7 @@ def bind(function, *args):
     and bundles of them, and numbers; and an array's shape, strides and data stay as they were
     bound (written in place, never reshaped in place or resized: the unboxed call keeps them)."""
     if isinstance(function, Kernel):
-        overload = function.overloads.get(tuple(function.typeof_pyval(a) for a in args))
+        overload = function.overloads.get(tuple(map(function.typeof_pyval, args)))
         if overload is not None:
             return unboxed.call(function, overload, args) or functools.partial(overload.entry_point, *args)
     return functools.partial(function, *args)

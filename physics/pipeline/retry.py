@@ -279,29 +279,23 @@ class Undo:
         local = work.hierarchy.local
         nodes = model.dyn[self.slots]
         # the copies go into `room`'s arrays (an Undo done with: `take`) where they fit, else new ones
-        def kept(name, count=None):
-            arrays = getattr(room, name) if room is not None else None
-            return arrays if arrays is None or count is None or len(arrays) == count else None
-
-        self.local = tuple(_taken(a, nodes, into) for a, into in
-                           zip((local.translation, local.rotation, local.velocity), kept("local", 3) or (None,) * 3))
-        self.omega_body = _copied(data.omega_body[self.slots], kept("omega_body"))
-        self.constraint_acceleration = _copied(data.constraint_acceleration[self.slots], kept("constraint_acceleration"))
+        into = _kept(room, "local", 3) or (None,) * 3
+        self.local = (_taken(local.translation, nodes, into[0]), _taken(local.rotation, nodes, into[1]),
+                      _taken(local.velocity, nodes, into[2]))
+        self.omega_body = _copied(data.omega_body[self.slots], _kept(room, "omega_body"))
+        self.constraint_acceleration = _copied(data.constraint_acceleration[self.slots],
+                                               _kept(room, "constraint_acceleration"))
         # the whole world's halves wake, hold and count still time again (a retry's island's do not),
         # where any of it can change: a body asleep at the start, or one that may fall asleep
         sleep_changes = active is None and (model.may_sleep or np.count_nonzero(data.sleep.asleep) > 0)
-        self.sleep = tuple(_copied(a, into) for a, into in
-                           zip(data.sleep, kept("sleep", len(data.sleep)) or (None,) * len(data.sleep))) \
-            if sleep_changes else None
-        self.kinematic = tuple(_copied(a, into) for a, into in
-                               zip(data.kinematic, kept("kinematic", len(data.kinematic)) or (None,) * len(data.kinematic))) \
-            if model.kin.size else ()
+        self.sleep = _copies(data.sleep, _kept(room, "sleep", len(data.sleep))) if sleep_changes else None
+        self.kinematic = _copies(data.kinematic, _kept(room, "kinematic", len(data.kinematic))) if model.kin.size else ()
         joints = work.solver.joints
-        self.impulse = _copied(joints.impulse, kept("impulse")) if joints is not None else None
+        self.impulse = _copied(joints.impulse, _kept(room, "impulse")) if joints is not None else None
         self.time, self.next_event = data.time, data.next_event
         self.runaway = work.runaway.reference, work.runaway.due
-        self.hint = _copied(data.rattle_hint, kept("hint"))
-        self.frame_work = None if data.frame_work is None else _copied(data.frame_work, kept("frame_work"))
+        self.hint = _copied(data.rattle_hint, _kept(room, "hint"))
+        self.frame_work = None if data.frame_work is None else _copied(data.frame_work, _kept(room, "frame_work"))
 
     @classmethod
     def take(cls, model, data, work, context, halvings=None):
@@ -463,6 +457,19 @@ def _copy_rows(nodes, rows, taken, arrays, copies):
         source, target = arrays[i], copies[i]
         for e in range(source.shape[0]):
             target[e] = source[e]
+
+
+def _kept(room, name, count=None):
+    """An Undo's copies `name` that `room` (an Undo done with, or None) holds, where it holds `count`
+    of them (any count: None), else None (new ones are made)."""
+    arrays = getattr(room, name) if room is not None else None
+    return arrays if arrays is None or count is None or len(arrays) == count else None
+
+
+def _copies(arrays, into):
+    """Each of `arrays` copied (`_copied`) into the matching one of `into` (None: new arrays)."""
+    into = into or (None,) * len(arrays)
+    return tuple(map(_copied, arrays, into))
 
 
 def _copied(values, into):
