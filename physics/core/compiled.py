@@ -638,8 +638,8 @@ class Memo:
 
     def find(self, objects, *values):
         """What `get` made last for these values, where it was made for these `objects`, or None: a
-        caller on its hot path asks here first and makes its `make` (a closure, an allocation of its
-        own at each call) only where nothing is found."""
+        caller on its hot path asks here first and makes its `make` (a partial, an allocation of its
+        own at each call: `binding`) only where nothing is found."""
         if self._generation != _generation:
             self._made, self._generation, self._last = {}, _generation, {}
         # the last call made for these values, where its objects are these (an owner asks for the
