@@ -946,6 +946,7 @@ class SceneSolver:
         self._rows_room = empty_row_arrays(0)   # the room of the sub-step's rows with contacts (`_contact_stage`) …
         self._point_room = point_room(0)         # … and of its points' own arrays
         self._contact_views = Memo(VIEWS_KEPT)  # its rows' views by count (`_contact_row_views`)
+        self._kept_points = Memo(VIEWS_KEPT)    # the points within reach, by points and count (`_contact_rows`)
         self._contact_bundles = Memo(CONTACT_CALLS)     # the contact stage's bundles (`_contact_rows`) …
         # … and its calls (`_contact_call`)
         self.contact_calls = SteadyCall(CONTACT_CALLS)
@@ -1314,7 +1315,8 @@ class SceneSolver:
         kept, bounces, count, cold_start, deep = self._contact_call(
             (points, bodies, self._node_motion(world), self._materials, stored, first, self._rows_room, scratch), params)
         if kept < len(c):   # (the first `kept` points' views, made once for each points and count)
-            c = memo.find((c,), "kept", kept) or memo.get(partial(c.take, slice(kept)), (c,), "kept", kept)
+            kept_points = self._kept_points
+            c = kept_points.find((c,), id(c), kept) or kept_points.get(partial(c.take, slice(kept)), (c,), id(c), kept)
         self.contacts = c
         if not kept:    # (none within reach: no rows)
             return None, None, False, False
