@@ -97,3 +97,44 @@ def test_an_ankle_at_its_limit_is_met_within_the_step_budget(monkeypatch):
         (factorizations[together].sum(), (1 + let_go[together]).sum())
     assert sim.substep_counts()["worst_step"] <= 2.0, sim.substep_counts()
     assert apart <= retry.STANDING_ERROR, apart
+
+
+def test_a_driven_ant_lets_its_limits_go_by_newton_steps_within_the_step_budget(monkeypatch):
+    """gymnasium's ant driven as a learner drives it: every actuator a random control within its
+    range, drawn anew every fifth step (seeded). Its legs swing hard onto their limits and off
+    again, and a limit row still pushing (an impulse so far) is let go where a Newton step would
+    turn its impulse: the row's impulse ends at 0 and the other rows' step stays Newton's
+    (`physics.constraints.rattle._let_go`, stats[10]). Clamped in place instead, the step was no
+    Newton step: at the 185th step a projection with no retry left (`StepContext.final`) found no
+    descent along the current rows 1.9 mm off, and the sub-step was halved past the budget, three
+    times the step's passes. Over 300 steps: rows are let go so, no projection leaves J₀ for the
+    current rows, no step takes more than twice its passes (`retry.STEP_BUDGET`), and after every
+    step each hinge's anchors are within `retry.STANDING_ERROR` (10 µm) of each other
+    (`Simulation.joint_separation`, an independent reading of the poses)."""
+    from physics.constraints.solver import SceneSolver
+    from physics.pipeline import retry
+    projections = []
+    take = SceneSolver._take_position_stats
+
+    def counted(solver):
+        take(solver)
+        stats = solver._joint_bodies.stats
+        projections.append((stats[1], stats[10]))
+
+    monkeypatch.setattr(SceneSolver, "_take_position_stats", counted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        sim = physics.Simulation(physics.load_mjcf(GYMNASIUM / "ant.xml"))
+    controls = [(name, spec["ctrl_range"]) for name, _, spec in sim.actuators()]
+    rng = np.random.default_rng(0)
+    apart = 0.0
+    for i in range(300):
+        if i % 5 == 0:
+            for name, (low, high) in controls:
+                sim.set_control(name, float(rng.uniform(low, high)))
+        sim.step()
+        apart = max(apart, float(sim.joint_separation().max()))
+    left, turned = np.array(projections).T
+    assert (turned > 0).any() and not left.any(), ((turned > 0).sum(), left.sum())
+    assert sim.substep_counts()["worst_step"] <= 2.0, sim.substep_counts()
+    assert apart <= retry.STANDING_ERROR, apart

@@ -50,7 +50,9 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   an active set: a row is taken where violated or still pushing (`_taken_rows`), and one violated
   with no impulse yet whose solve gives it μ < 0 (holding its bound shut) is let go, all such
   rows at once, then those the new step would leave violated taken back (`_retake`), then one at
-  a time, the other rows solved again each time, within the iteration (`_release`).
+  a time, the other rows solved again each time, within the iteration (`_release`). One still
+  pushing whose step would turn its impulse ends the step at none, the other rows' step kept
+  Newton's by a substitution with the same factors (`_let_go`).
   (Clamping its impulse to 0 in place left a step that was no Newton step of the others:
   gymnasium's ant, a hip 1.4e-6 rad past its limit, whose armature's rotor row then turned the hip
   unopposed, raised Σ g² 100,000-fold, 1/2048 of the step descended, and the projection left J₀,
@@ -163,7 +165,8 @@ NEVER = (math.inf, math.inf, math.inf)     # `project_positions_kernel`'s abando
 # (start, left, step); the velocity projection and RATTLE's stage read its h. Numbers a sub-step
 # writes in place, so that a call bound to its arrays serves every h, budget and retry
 STEP_H, STEP_CURRENT, STEP_ABANDON, STEP_VALUES = 0, 1, 2, 5
-POSITION_STATS = 10         # `project_positions_kernel`'s stats
+POSITION_STATS = 11         # `project_positions_kernel`'s stats
+LET_GO_PASSES = 4           # `_let_go`'s passes over the inequalities a Newton step lets go, at most
 ACTIVE_SET_FLIPS = 8        # the velocity projection's rows change sides at most this many times a row at its bound …
 ACTIVE_SET_SLACK = 1e-12    # m/s (rad/s): … where a row left out approaches faster than this (round-off)
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
@@ -1111,6 +1114,46 @@ def _retake(system, taken, total, mu, W, dq, tolerance):
     return again
 
 
+@kernel(refcounts=False)
+def _let_go(system, factors, taken, total, mu, z, split):
+    """The taken inequalities whose impulse so far `total` > 0 the Newton step μ would turn (total +
+    μ < 0: a limit or a rope letting go) end the step at 0 impulse, μ_r = −total_r, while the other
+    rows' step stays Newton's (Γ μ = −g on each of them): μ ← μ + t Γ⁻¹ e_r, t = (−total_r − μ_r) /
+    (Γ⁻¹)_rr, one substitution with the step's factors a row, which leaves every other row's
+    equation as it was (the capacitance method for a row whose unknown is fixed). A row corrected
+    earlier in a pass moves again, so the passes repeat, LET_GO_PASSES at most, and a row still
+    turning after them is clamped by the caller. Clamped alone, in place, the step was no Newton step
+    of the others: gymnasium's ant driven by random controls, a hip limit's impulse turning, found
+    no descent along the current rows 1.9 mm off and was halved past its step's budget. `z` (J,
+    ROWS_PER_JOINT) scratch; `split` as `project_positions_kernel`'s. Returns the rows corrected."""
+    inequality = system.geometry.inequality
+    corrected = 0
+    for _ in range(LET_GO_PASSES):
+        found = False
+        for j in range(taken.shape[0]):
+            for s in range(ROWS_PER_JOINT):
+                if not (taken[j, s] and inequality[j, s] and total[j, s] > 0.0 and total[j, s] + mu[j, s] < 0.0):
+                    continue
+                z[:] = 0.0
+                z[j, s] = 1.0
+                if split is None:
+                    solve_factored(system.graph, factors, z)
+                else:
+                    _split_solve_factored(system.graph, factors, z)
+                if not z[j, s] > 0.0:       # (Γ⁻¹)_rr: positive where Γ is near J M⁻¹ Jᵀ; else the clamp
+                    return corrected
+                t = (-total[j, s] - mu[j, s]) / z[j, s]
+                for a in range(taken.shape[0]):
+                    for b in range(ROWS_PER_JOINT):
+                        mu[a, b] += t * z[a, b]     # (an untaken slot's z is 0: `solve_factored`)
+                mu[j, s] = -total[j, s]
+                corrected += 1
+                found = True
+        if not found:
+            break
+    return corrected
+
+
 @kernel(inline=True)
 def _abandoned(stats, abandon):
     """Whether a projection leaving J₀ now stops (`project_positions_kernel`'s `abandon`): it left
@@ -1132,7 +1175,8 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
     the relative error when it left J₀ and the one the drift started from (`_relative_error`), the
     factorizations (an iteration that lets an inequality go factors again; an iteration that
     factors none is a chord step), the iterations along J₀, the factorizations along the current
-    rows and the inequality rows let go (`_release`; any `_retake` takes back counted too);
+    rows, the inequality rows let go (`_release`; any `_retake` takes back counted too) and the
+    rows with an impulse so far whose Newton step let them go (`_let_go`'s corrections);
     `work` (J,) gets each joint's
     frame's work (`_frame_work`). `step` (STEP_VALUES,): h, `current` and `abandon` (numbers the caller
     writes in place: `JointBodies.set_step`). At most `iterations` along J₀ and `current` along the
@@ -1308,6 +1352,7 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
             stats[9] += released
             pivots = max(pivots, 1)
         if solved:      # an inequality's impulse so far may fall to 0, never below: past that it lets go
+            stats[10] += _let_go(system, scratch.factors, taken, total, mu, trial_total, split)
             for j in range(J):
                 for s in range(ROWS_PER_JOINT):
                     if taken[j, s] and system.geometry.inequality[j, s] and total[j, s] + mu[j, s] < 0.0:
@@ -1413,7 +1458,8 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     left J₀ with (`_relative_error`, 0 if it did not), the one the drift started from, how
     factorizations there were (an iteration that lets an inequality go factors again), how many of
     the iterations went along J₀, how many factorizations along the current rows, and how many
-    inequality rows were let go (a violated row whose solve gave it μ < 0; any taken back counted too).
+    inequality rows were let go (a violated row whose solve gave it μ < 0; any taken back counted too),
+    and how many rows with an impulse so far a Newton step let go (`_let_go`).
     work, if given, a (J,) array: each joint's moving frame's work through these impulses is added
     (`_frame_work`, along J₀: at the start). `iterations` along J₀ at most, and `current` along the
     current rows (None: CURRENT_ROWS × iterations)."""
