@@ -144,6 +144,7 @@ class JointTerms(NamedTuple):
     armature: np.ndarray        # (J,) A
     coordinate: np.ndarray      # (J,) q₀ at the start of the step
     rate: np.ndarray            # (J,) q̇₀ = J₀ v₀ at the start of the step
+    share: np.ndarray           # (J,) the links' share of the first kick, 1 / (1 + A s); the rest is the rotor's
 
 
 _NO_TERMS = {}      # J → `JointTerms` with none taken (read only, made once)
@@ -154,7 +155,7 @@ def no_terms(J):
     terms = _NO_TERMS.get(J)
     if terms is None:
         z = np.zeros(J)
-        terms = _NO_TERMS[J] = JointTerms(np.zeros(J, np.bool_), np.zeros(J, np.bool_), z, z, z, z, z, z)
+        terms = _NO_TERMS[J] = JointTerms(np.zeros(J, np.bool_), np.zeros(J, np.bool_), z, z, z, z, z, z, np.ones(J))
     return terms
 
 
@@ -548,13 +549,21 @@ def coordinate_inverse_inertia(geometry, body, inverse_mass, inverse_inertia, s)
 
 
 @kernel(refcounts=False)
-def fill_joint_terms(fixed, control_gain, control, exact, geometry, body, velocity, out):
+def fill_joint_terms(fixed, control_gain, control, exact, s, geometry, body, velocity, out):
     """`Joints.terms` at `control` (J,) with the joints `exact` (J,) bool RATTLE's step takes and
     the coordinates q₀ and rates q̇₀ = J v of `geometry` (the rows at the start of the step, the
     spring slot's; velocity (B, 6) [v, ω] world, body (J, 2) the solver bodies, −1 static) into
     `out` (`JointTerms`): fixed the terms without control (`Joints.term_parts`), F₀ + gain × control,
-    each rate `_coordinate_rate`'s."""
+    each rate `_coordinate_rate`'s, and the links' share of the first kick, 1 / (1 + A s) with s (J,)
+    the coordinate's inverse inertia (`coordinate_inverse_inertia`, as the choice of the terms
+    made it): what the kick gives a coordinate of inertia 1/s held to a rotor of inertia A. The
+    rotor takes the rest (`physics.constraints.rattle`, "Joint terms"); given to the links alone,
+    a kick sized for the coordinate with its armature turned a light link far in the drift
+    (gymnasium's reacher under its motors, links of 4e-5 kg m² on armatures of 1: radians a
+    sub-step, every one halved)."""
     for j in range(body.shape[0]):
+        A = fixed.armature[j]
+        out.share[j] = 1.0 / (1.0 + A * s[j]) if exact[j] and A > 0.0 else 1.0
         out.exact[j] = exact[j]
         out.actuator[j] = fixed.actuator[j]
         out.force[j] = fixed.force[j] + control_gain[j] * control[j]
@@ -873,7 +882,7 @@ class Joints:
             made = self.__dict__["_terms"] = (
                 JointTerms(termed, actuator, self.stiffness * self.spring_reference + G * self.bias[:, 0],
                            self.stiffness - G * G * self.bias[:, 1], self.damping - G * G * self.bias[:, 2],
-                           self.armature.astype(float), zero, zero), G * self.gain)
+                           self.armature.astype(float), zero, zero, np.ones(len(self))), G * self.gain)
         return made
 
     def rotor_slots(self):
@@ -1018,8 +1027,8 @@ def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta
     speed, bounded by ± its force × h. The drive slot of an actuated joint and the spring slot
     take their soft rows (`_soft_terms`), the spring's with the
     armature's rate J v when `velocity` has rows; where RATTLE's step takes the joint's terms
-    (`terms.exact`, `_emitted`), the spring slot is instead the fixed impulse (h/2) τ(q₀) of its
-    first kick. A row whose side a is a moving frame aims side b
+    (`terms.exact`, `_emitted`), the spring slot is instead the links' share of the fixed impulse
+    (h/2) τ(q₀) of its first kick (`JointTerms.share`). A row whose side a is a moving frame aims side b
     at its target less the frame's share, J_b v_b = target − J_a v_a (`JointGeometry.frame_speed`;
     with `frames_move`)."""
     J = len(model.kind)
@@ -1073,8 +1082,8 @@ def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta
                                             _nan_min(low, high), _nan_max(low, high), 0.0, 0.0)
                 r = t
             elif s == SPRING and exact[j]:     # RATTLE's first kick, (h/2) τ(q₀)
-                t = r = so = 0.0
-                lo = hi = 0.5 * h * (terms.force[j] - terms.stiffness[j] * q)
+                t = r = so = 0.0      # (the links' share: the rotor's is its row's, `JointTerms.share`)
+                lo = hi = 0.5 * h * (terms.force[j] - terms.stiffness[j] * q) * terms.share[j]
             elif s == SPRING:
                 K = drives.stiffness[j]
                 t, so, lo, hi = _soft_terms(K * drives.spring_reference[j], K, drives.damping[j], q, ha, -np.inf,

@@ -101,7 +101,13 @@ integrators take, are first order):
 
 - the force part F₀ − K q enters both kicks, (h/2) τ(q₀) along J₀ (the velocity solve's fixed
   impulse on the spring slot: an impulse at the start of the step, which the positions see whole)
-  and (h/2) τ(q₁) along J₁ before the velocity projection;
+  and (h/2) τ(q₁) along J₁ before the velocity projection; with an armature the first is shared
+  with the rotor, the links taking 1/(1 + A s) of it, what a coordinate of inertia 1/s held to
+  the rotor would take (`physics.constraints.joints.fill_joint_terms`, s the coordinate's inverse
+  inertia), the rotor the rest: its rate as the drift starts is φ̇₀ plus its share over A. Any
+  share is RATTLE's step (the rotor's is a multiple of its row, which Λ takes up); this one
+  starts the drift near the constraint, where the links alone turned far and its curvature was
+  halved (gymnasium's reacher under its motors: every sub-step);
 - the damper takes the coordinate's chord for q̇ in both kicks, −(D/2)(q₁ − q₀) each: the step
   for q̈ = f(q, q̇) that is symmetric (v½ implicit in the first kick, explicit in the second),
   stable for h > 0 (it scales q̇ by (1 − a)/(1 + a), a = h D s / 2, s the coordinate's inverse
@@ -109,7 +115,8 @@ integrators take, are first order):
 - the armature is a rotor, a coordinate φ of mass A held to φ = q(x) by one more row (the spring
   slot's), with no state of its own: φ₀ = q₀, φ̇₀ = J₀ v₀ at the start, and the row holds it to q at
   the end. Its impulse Λ (× h) moves φ by −Λ/A; with the damper on it, φ₁ − φ₀ = (A h φ̇₀ − Λ)/m,
-  m = A + h D/2, so the position row is g = (q(x) − q₀) − (A h φ̇₀ − Λ)/m with ∂g/∂Λ = J W + 1/m
+  m = A + h D/2 (φ̇₀ with the rotor's share of the first kick), so the position row is
+  g = (q(x) − q₀) − (A h φ̇₀ − Λ)/m with ∂g/∂Λ = J W + 1/m
   (a diagonal term in the joint graph's block), and the velocity row J₁ v₁ = φ̇₁ =
   (q₁ − q₀)(1/h − D/2A) − μ/A. Without an armature the same row (m = h D/2) is the damper's
   first kick; its second is then a fixed impulse.
@@ -428,7 +435,7 @@ class JointBodies:
         # the rest of the start, as prepare writes it in place (`SceneSolver.prepare`) …
         J = len(joints)
         self.limit_slack = np.zeros(J)
-        self.terms = JointTerms(np.zeros(J, np.bool_), np.zeros(J, np.bool_), *(np.zeros(J) for _ in range(6)))
+        self.terms = JointTerms(np.zeros(J, np.bool_), np.zeros(J, np.bool_), *(np.zeros(J) for _ in range(6)), np.ones(J))
         self.frame_speed = np.zeros((J, ROWS_PER_JOINT))
         self.row_arrays = joint_row_arrays(J)       # the start's rows and their slots (`start_arguments`) …
         self._row_views = Memo(BOUND_CALLS)         # … and their views by count
@@ -534,18 +541,19 @@ class JointBodies:
         taken, self.start_at = self.start_at, None
         return taken is not None and taken[0] is joints and taken[1] is centre and taken[2] is rotation
 
-    def start_arguments(self, joints, centre, rotation, h, beta, softness, control, velocity, exact, termed):
+    def start_arguments(self, joints, centre, rotation, h, beta, softness, control, velocity, exact, s, termed):
         """The arguments of the start's calls, each its kernel's in its order, for the prepare that
         makes them in one compiled call bound to these arrays (`physics.constraints.solver.SceneSolver.prepare`):
         `joint_geometry`'s at the poses centre (B, 3), rotation (B, 3, 3) into `start_rows`;
-        `fill_joint_terms`' at `control` (J,) with the joints `exact` (J,) bool and the bodies'
+        `fill_joint_terms`' at `control` (J,) with the joints `exact` (J,) bool, their coordinates'
+        inverse inertias `s` (J,) and the bodies'
         `velocity` (B, 6) into `terms`; `fill_joint_rows`' into the row arrays (`row_views` cuts
         them), with `terms` where `termed`; the poses and `start_centre`, `start_rotation` they are
         copied into; `fill_limit_slack`'s for a step of length h into `limit_slack`; the start rows'
         frame speeds and `frame_speed` they are copied into."""
         fixed, gain = joints.term_parts()
         return ((joints.model(), centre, rotation, self.start_rows),
-                (fixed, gain, control, exact, self.start_rows, joints.model().body, velocity, self.terms),
+                (fixed, gain, control, exact, s, self.start_rows, joints.model().body, velocity, self.terms),
                 joints.row_arguments(self.start_rows, h, beta, 0.0, softness, control, velocity, True,
                                      self.terms if termed else None, self.row_arrays),
                 (centre, rotation, self.start_centre, self.start_rotation),
@@ -906,8 +914,11 @@ def _taken_rows(system, h, lam, total, taken):
     for j in range(geometry.C.shape[0]):
         m = _rotor_mass(exact[j], armature[j], damping[j], h)
         if m != 0.0:
+            kept = armature[j] * h * terms.rate[j]      # the rotor's momentum × h as the drift starts …
+            if terms.share[j] != 1.0:                   # … with its share of the first kick (`fill_joint_terms`)
+                kept += h * 0.5 * h * (terms.force[j] - terms.stiffness[j] * terms.coordinate[j]) * (1.0 - terms.share[j])
             geometry.C[j, SPRING] = _travel(model.kind[j], model.member[j], model.axis_count[j, 0], geometry.coordinate[j],
-                                            terms.coordinate[j]) - (armature[j] * h * terms.rate[j] - lam[j]) / m
+                                            terms.coordinate[j]) - (kept - lam[j]) / m
         for s in range(ROWS_PER_JOINT):
             taken[j, s] = False
             rotor = s == SPRING and m != 0.0
@@ -1254,7 +1265,10 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
         factored_taken[:] = False
     fallen = scratch.fallen     # the error as each of the last current-row iterations began
     for _ in range(iterations + current if started else 0):
-        if error <= tolerance:
+        # a start within the tolerance still takes one step (unless exact): what a drift leaves
+        # there is systematic (the Cayley map's turn against the rotor's, (hω)³/12 a sub-step, the same
+        # sign each time), where Newton's remainder after a step is its square
+        if error <= tolerance and (stats[0] > 0.0 or error == 0.0):
             break
         # factors are kept only after a step that shrank the error CHORD-fold: a chord step that
         # did less, or a Newton step in its linear regime (a nearly singular system), is followed

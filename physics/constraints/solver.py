@@ -701,9 +701,8 @@ def _projections_alone(slots, body, jacobian, lower, upper, geometry, velocity, 
       (`physics.constraints.rattle`);
     - an exact joint term's fixed impulse (the spring slot's lower = upper: RATTLE's first kick,
       (h/2) τ(q₀)) where it is 0: a spring at its reference, an actuator at rest. A fixed impulse
-      that is not 0 keeps the solve: the solve spreads it over the joints' island, where without
-      it the kick turns the links alone, sized for the coordinate's inertia with its armature (25
-      times a link's own in tests/test_drives.py's driven arm), and under lie-midpoint-4 the drift's
+      that is not 0 keeps the solve: the solve spreads the links' share of it over the joints'
+      island, where without it the kick turns one link alone, and under lie-midpoint-4 the drift's
       curvature took the triple jump's long sub-steps again as halves, and its fourth order with
       them.
     velocity (B, 6) [v, ω] world at the start; geometry the start's `JointGeometry`."""
@@ -1211,11 +1210,12 @@ class SceneSolver:
         todo[4] = bool(rattle and self._joints_forest[1])
         # (the terms' call is left out where not termed: any (J,) bool stands for its choice then)
         exact = self._exact if termed else bodies.terms.exact
+        s = self._coordinate_s if termed else bodies.terms.share       # (made with `_exact`)
         objects = (self.joints, centre, rotation, self.carried.control, velocity, exact, todo)
         values = ("start", float(h), float(joint_beta), float(softness), termed)
         call = bodies.found(objects, *values) or bodies.bound(binding(
             _joint_start, todo, *bodies.start_arguments(self.joints, centre, rotation, float(h), float(joint_beta),
-                                                        float(softness), self.carried.control, velocity, exact,
+                                                        float(softness), self.carried.control, velocity, exact, s,
                                                         termed), velocity, float(h)), objects, *values)
         count, easing, alone = call()
         if self.joints_limited:

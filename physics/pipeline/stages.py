@@ -55,9 +55,10 @@ DIVERGENCE_LENGTH = 10 * LENGTH_MAX     # m
 DIVERGENCE_SPEED = 10 * SPEED_MAX       # m/s and rad/s
 QUANTITIES = ("translation", "rotation", "velocity", "angular velocity")
 # Runaway (`RunawayError`): a scene with no driver (no moving kinematic node, no applied force or
-# torque) can gain energy only through inputs (settings, impulses, reparenting). Once a simulated
-# second the total energy is compared with its value after the last input, taken before the next
-# step starts (the reference is never re-taken within a run otherwise: the reach policy's hand-off
+# torque, no joint actuator pushing: `actuators_push`) can gain energy only through inputs
+# (settings, impulses, reparenting, controls). Once a simulated second the total energy is compared
+# with its value after the last input, taken before the next step starts (the reference is never
+# re-taken within a run otherwise, save while an actuator pushes: the reach policy's hand-off
 # keeps every body's world motion, so it is no input, and a reference taken in the middle of a
 # blow-up would let it grow on); growth beyond what would double the kinetic energy, lift every
 # body by the scene's size and set it moving at RUNAWAY_SPEED stops the run. Drift of an integrator
@@ -537,7 +538,9 @@ def check_runaway(model, data, settings, work):
     work.runaway.due = data.time + RUNAWAY_EVERY
     if model.dyn.size == 0:
         return
-    if work.runaway.reference is None:     # an input within this step (a timed impulse)
+    if work.runaway.reference is None or actuators_push(data, work):
+        # an input within this step (a timed impulse), or a driver: an actuator pushing since its
+        # control was last set (an input) does work on the run that no energy here counts
         take_runaway_reference(model, data, settings, work)
         return
     total = energy_balance(energy(model, data, settings, work))     # (a spring let go, a turntable's work: no runaway)
@@ -548,6 +551,23 @@ def check_runaway(model, data, settings, work):
             "bi,bi->b", model.inertia_dyn * data.omega_body, data.omega_body)
         raise RunawayError(model.names[model.dyn[int(np.argmax(kinetic))]], data.step_count, data.time,
                            total - reference, allowance)
+
+
+def actuators_push(data, work):
+    """Whether a joint's actuator does work on the run at its control now: a force G (g ctrl + b₀)
+    ≠ 0 (a motor with a control, a velocity servo with a target speed, a bias force) or a position
+    servo's pull toward its target (b₁ ≠ 0: a spring whose energy the run's balance leaves out,
+    `SceneSolver.joint_energy`); a velocity servo at rest (b₂ alone) only damps. Such an actuator
+    is a driver, as a moving kinematic node or an applied force is (`Model.driven`), for as long as
+    its control holds: gymnasium's reacher driven by random controls held five steps each gained
+    4 J against an allowance of 0.8 within a second and was stopped as a runaway."""
+    solver = work.solver
+    joints = None if solver is None else solver.joints
+    if joints is None or data.solver is None or not joints.actuated.any():
+        return False
+    acting = joints.actuated != 0
+    force = joints.gear * (joints.gain * data.solver.control + joints.bias[:, 0])
+    return bool(np.any(acting & ((force != 0.0) | (joints.bias[:, 1] != 0.0))))
 
 
 def divergence_error(model, data, settings, work, found):
