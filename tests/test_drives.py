@@ -28,6 +28,7 @@ import pytest
 import physics
 from physics.io.articulated import ModelWarning
 from physics.io.scene import SceneError, scene_from_dict
+from physics.pipeline import stages
 from physics.pipeline.timeline import Timeline
 from robots import Z_UP
 
@@ -651,3 +652,24 @@ def test_levers_loaded_far_past_their_limits_ease_in_without_being_flung():
             kinetic = sim.energy()["kinetic"]
             assert kinetic <= 9.81 * (highest - height) + 0.01 * 9.81 * length, (case, integrator, kinetic)
         assert abs(sim.joint_coordinates()["j"]) <= 0.3 + 1e-3, (case, integrator, sim.joint_coordinates())
+
+
+def test_a_motor_held_at_its_control_is_a_driver_not_a_runaway():
+    """A motor's 1 N m held on the bar (I = 0.1, A = 0.4, no gravity) for 5 s spins it to
+    τ t / (I + A) = 10 rad/s, 25 J that no energy of the run counts (an actuator's work is an
+    input): the runaway check, whose allowance here is 0.5 J, waits while it pushes
+    (`stages.actuators_push`) and stopped the run as a runaway before. An actuator pushes at a
+    control that gives a force, or as a position servo at any control; a motor or a velocity
+    servo at 0 does not."""
+    sim = bar({"armature": 0.4}, {"name": "m", "joint": "hinge", "type": "motor"})
+    sim.set_control("m", 1.0)
+    assert stages.actuators_push(sim.data, sim._work)
+    sim.step(5000)
+    assert abs(spin(sim) - 1.0 / 0.5 * 5.0) <= 1e-9
+    sim.set_control("m", 0.0)
+    assert not stages.actuators_push(sim.data, sim._work)
+    sim.step(2000)      # (spinning freely: the check compares again, and the energy holds)
+    for actuator, pushes in (({"type": "position", "kp": 5.0}, True), ({"type": "velocity", "kv": 5.0}, False)):
+        servo = bar({}, {"name": "s", "joint": "hinge", **actuator})
+        servo.step()
+        assert stages.actuators_push(servo.data, servo._work) == pushes, actuator

@@ -20,7 +20,7 @@ slots), velocities (B, 6) [v, ω] world frame; the compiled contact kernels take
 """
 import math
 import operator
-from functools import partial
+from functools import cached_property, partial
 from typing import NamedTuple
 
 import numpy as np
@@ -1693,6 +1693,16 @@ class SceneSolver:
         if bodies is None:
             return np.ones(len(self.joint_specs), bool)
         return bodies[[self.body_of_node[spec["b"]] for spec in self.joint_specs]]
+
+    @cached_property
+    def actuation(self):
+        """(joint (K,) int, gear G, gain g, b₀, b₁ (K,) each) of the joints' actuators, from their
+        specs (the joints themselves are built at the first step): an actuator's force at control c
+        is G (g c + b₀), a position servo's pull b₁ (`physics.pipeline.stages.actuators_push`)."""
+        specs = [(j, spec["actuator"]) for j, spec in enumerate(self.joint_specs) if "actuator" in spec]
+        return (np.array([j for j, _ in specs], np.int64), np.array([a["gear"] for _, a in specs], float),
+                np.array([a["gain"] for _, a in specs], float), np.array([a["bias"][0] for _, a in specs], float),
+                np.array([a["bias"][1] for _, a in specs], float))
 
     def joint_energy(self, world, centre, rotation, velocity, bodies=None):
         """dict spring, armature (J): Σ ½ K (q − q_rest)² of the joints' springs and Σ ½ A q̇² of their

@@ -473,10 +473,14 @@ class Simulation:
     # ------------------------------------------------------------------ actuators
     def _actuators(self):
         """{name: (where, index, its actuator table)} of the scene's actuators (docs/scene-format.md):
-        where "joint" (index: the joint's) or "node" (index: the actuator's among those on nodes)."""
-        out = {spec["actuator"]["name"]: ("joint", j, spec["actuator"]) for j, spec in enumerate(self.scene.joints)
-               if "actuator" in spec}
-        out.update({spec["name"]: ("node", a, spec) for a, spec in enumerate(self.scene.drives)})
+        where "joint" (index: the joint's) or "node" (index: the actuator's among those on nodes).
+        Made once: a scene's actuators are fixed (a learner sets controls every step)."""
+        out = self.__dict__.get("_actuator_table")
+        if out is None:
+            out = {spec["actuator"]["name"]: ("joint", j, spec["actuator"]) for j, spec in enumerate(self.scene.joints)
+                   if "actuator" in spec}
+            out.update({spec["name"]: ("node", a, spec) for a, spec in enumerate(self.scene.drives)})
+            self._actuator_table = out
         return out
 
     def _control_array(self, where):

@@ -64,6 +64,7 @@ QUANTITIES = ("translation", "rotation", "velocity", "angular velocity")
 # body by the scene's size and set it moving at RUNAWAY_SPEED stops the run. Drift of an integrator
 # or a joint (a few per cent) stays far below that.
 RUNAWAY_EVERY = 1.0         # s of simulated time
+DRIVEN = "driven"           # the runaway reference while an actuator pushes: nothing to compare
 RUNAWAY_SPEED = 1.0         # m/s
 _NO_PAIRS = np.zeros((0, 2), np.int64)     # the sleep stage's candidate pairs where nothing can touch
 # How far the hierarchy's world state is current with the Data (`sync`): not at all; every node's
@@ -190,7 +191,8 @@ class StepContext(NamedTuple):
 @dataclass
 class Runaway:
     """The runaway check's reference (RUNAWAY_EVERY): the total energy after the last input and the
-    allowance past it (None: to be taken before the next step), and when the next check is due (s).
+    allowance past it (None: to be taken before the next step; DRIVEN: an actuator pushes), and when
+    the next check is due (s).
     Not state of the run: a restore takes it afresh (`take_runaway_reference`, `check_runaway`)."""
 
     reference: tuple | None = None
@@ -520,8 +522,13 @@ def energy_balance(energy):
 
 def take_runaway_reference(model, data, settings, work):
     """The runaway check's reference (RUNAWAY_EVERY): the total energy now, and the allowance of
-    growth past it, from the kinetic energy, the scene's size and RUNAWAY_SPEED."""
+    growth past it, from the kinetic energy, the scene's size and RUNAWAY_SPEED; DRIVEN where a
+    joint's actuator pushes (`actuators_push`), which it does until the next input (a control set:
+    a learner setting its controls every step pays for this test, not for the energy)."""
     if model.dyn.size == 0:
+        return
+    if actuators_push(data, work):
+        work.runaway.reference = DRIVEN
         return
     now = energy(model, data, settings, work)
     translation = work.hierarchy.world_state.translation
@@ -538,10 +545,10 @@ def check_runaway(model, data, settings, work):
     work.runaway.due = data.time + RUNAWAY_EVERY
     if model.dyn.size == 0:
         return
-    if work.runaway.reference is None or actuators_push(data, work):
-        # an input within this step (a timed impulse), or a driver: an actuator pushing since its
-        # control was last set (an input) does work on the run that no energy here counts
+    if work.runaway.reference is None:     # an input within this step (a timed impulse)
         take_runaway_reference(model, data, settings, work)
+        return
+    if work.runaway.reference is DRIVEN:   # an actuator's work since the last input, which no energy counts
         return
     total = energy_balance(energy(model, data, settings, work))     # (a spring let go, a turntable's work: no runaway)
     reference, allowance = work.runaway.reference
@@ -561,13 +568,13 @@ def actuators_push(data, work):
     is a driver, as a moving kinematic node or an applied force is (`Model.driven`), for as long as
     its control holds: gymnasium's reacher driven by random controls held five steps each gained
     4 J against an allowance of 0.8 within a second and was stopped as a runaway."""
-    solver = work.solver
-    joints = None if solver is None else solver.joints
-    if joints is None or data.solver is None or not joints.actuated.any():
+    if work.solver is None or data.solver is None:
         return False
-    acting = joints.actuated != 0
-    force = joints.gear * (joints.gain * data.solver.control + joints.bias[:, 0])
-    return bool(np.any(acting & ((force != 0.0) | (joints.bias[:, 1] != 0.0))))
+    joint, gear, gain, b0, b1 = work.solver.actuation
+    if not len(joint):
+        return False
+    force = gear * (gain * data.solver.control[joint] + b0)
+    return bool(np.any((force != 0.0) | (b1 != 0.0)))
 
 
 def divergence_error(model, data, settings, work, found):
@@ -587,7 +594,7 @@ def _energy_grew(model, data, settings, work):
     """Whether the total energy now exceeds the runaway reference by more than its allowance (or is
     not finite): what tells a blow-up from a body that merely went far. The state may be mid-step:
     the world pass is redone from the local state."""
-    if model.dyn.size == 0 or work.runaway.reference is None:
+    if model.dyn.size == 0 or work.runaway.reference is None or work.runaway.reference is DRIVEN:
         return False
     work.world = STALE
     total = energy_balance(energy(model, data, settings, work))
