@@ -11,7 +11,9 @@ no retry; the worst step is the largest such ratio of a single step over the fir
 robot left standing may settle, slip and shiver after half a minute), or the first second where two
 minutes would take too long to step (the goal: at most 2).
 What a step allocates is measured too: the most memory it takes and gives back (`_transient_kib`,
-tracemalloc; the goal is a step that allocates nothing in steady state).
+tracemalloc; the goal is a step that allocates nothing in steady state). gymnasium's models are also
+driven as a learner drives them: random controls within each actuator's range, held DRIVE_HOLD steps,
+the same in both engines (`_Drive`).
 """
 import os
 import re
@@ -35,6 +37,7 @@ PYBULLET_MODELS = ("kuka_iiwa/model.urdf", "franka_panda/panda.urdf", "r2d2.urdf
                    "a1/a1.urdf", "laikago/laikago.urdf", "cartpole.urdf", "racecar/racecar.urdf",
                    "humanoid/humanoid.urdf")
 CHAINS, NETS = (10, 100, 400, 1000, 10000), (4, 8, 16, 32, 64, 100)
+DRIVE_HOLD = 5              # steps a driven model's random controls are held (gymnasium's frame_skip for most)
 STRAIGHT_NET = 8            # also hung with its hooked edge straight (--slack 0): the singular case
 SOFT_NETS = (8, 16, 32, 64, 100)   # also with soft joints (--soft: joint_solve = "soft") …
 SOFT_SHIPPED = ("pendulum", "double_pendulum", "iiwa", "ant", "humanoid", "chain")   # … and these shipped scenes
@@ -51,8 +54,9 @@ WORST_BUDGET_S = 90.0                       # … whichever stepping on to fits 
 ROBOTS_PROSE = (
     "A robot's sub-step is a dozen stages of Python around compiled calls. Where a forest's rows are all "
     "ones RATTLE's projections hold by themselves (joints' equalities, limits far from their bounds, "
-    "dampers, armatures and springs or actuators that do not push: the pendulums and the chains here, and "
-    "the robot models clear of the floor, gymnasium's reacher, inverted pendulums and swimmer, "
+    "dampers and armatures, whose rotors take their joints' kicks, and springs or actuators without "
+    "them that do not push: the pendulums and the chains here, and "
+    "the robot models clear of the floor, gymnasium's reacher, inverted pendulums and swimmer, driven or not, "
     "pybullet_data's iiwa), the sub-step has no "
     "velocity solve (`SceneSolver.leave_out_solve`): a third less time for the pendulums, a quarter for "
     "those robots. A robot on the floor, or with a joint near its limit (the panda's fingers), keeps it. "
@@ -215,6 +219,20 @@ ROBOTS_PROSE = (
     "bodies' passes are compiled without numba's reference counts (`physics.core.compiled`, "
     "`refcounts=False`): a view a loop takes of an array costs no atomic operations there."
 )
+DRIVEN_PROSE = (
+    "Driven, a motor's torque is RATTLE's first kick on its joint, and a joint with an armature (a "
+    "motor's rotor seen through its gear: gymnasium's models give most joints one, the reacher's and "
+    "the ant's 1 kg m² on links of 4e-5 to 0.01) shares that kick with its rotor, the links taking "
+    "1/(1 + A s) of it, s the coordinate's inverse inertia (`physics.constraints.joints.fill_joint_terms`). "
+    "Given to the links alone, any split being RATTLE's same step once projected, the kick turned a "
+    "light link by radians in the drift, the drift's curvature took the sub-step again as halves, and "
+    "the reacher took 1.96 sub-steps a nominal one, the pusher 1.60 and the ant 1.24 (its worst step "
+    "three times its passes, where a limit let go in a final attempt found no descent: "
+    "`physics.constraints.rattle._let_go` now lets it go by a Newton step). A control set is an input "
+    "to the runaway check, whose reference the next step took as the run's energy; while an actuator "
+    "pushes there is nothing to compare (its work is no energy of the run), so none is taken: the ant "
+    "with every control set every step took a sixth more time before."
+)
 NETS_PROSE = (
     "A net's time is its joint graph's factorization (`physics.constraints.joint_graph`). A tree of joints "
     "is eliminated leaves first, with no fill. A net's loops fill its graph; the order that fills it least "
@@ -323,6 +341,38 @@ def _robot_models():
             + [(f"pybullet_data {name}", bullet / name) for name in PYBULLET_MODELS])
 
 
+class _Drive:
+    """A learner's controls for both engines: every actuator's drawn uniformly within its
+    ctrl_range (seeded), new every DRIVE_HOLD steps of ours, set by name in ours (`set_control`) and
+    in MuJoCo's copy (`data.ctrl`, its actuators named as ours by `physics.to_mjcf`)."""
+
+    def __init__(self, sim, model, seed=0):
+        self.names = [name for name, _, _ in sim.actuators()]
+        ranges = np.array([spec.get("ctrl_range", (-1.0, 1.0)) for _, _, spec in sim.actuators()], float)
+        self.low, self.high = ranges.T if len(ranges) else (np.zeros(0), np.zeros(0))
+        self.ids = None if model is None else np.array([model.actuator(name).id for name in self.names], int)
+        self.rng = np.random.default_rng(seed)
+
+    def draws(self, steps):
+        """The controls for the next `steps` steps: one row a DRIVE_HOLD steps."""
+        return self.rng.uniform(self.low, self.high, size=(-(-steps // DRIVE_HOLD), len(self.names)))
+
+    def ours(self, sim, draws, steps):
+        for i in range(steps):
+            if i % DRIVE_HOLD == 0:
+                for name, value in zip(self.names, draws[i // DRIVE_HOLD].tolist()):
+                    sim.set_control(name, value)
+            sim.step()
+
+    def theirs(self, model, data, draws, steps, substeps):
+        import mujoco
+        for i in range(steps):
+            if i % DRIVE_HOLD == 0:
+                data.ctrl[self.ids] = draws[i // DRIVE_HOLD]
+            for _ in range(substeps):
+                mujoco.mj_step(model, data)
+
+
 def _generated(kind, size, folder, slack=None, soft=False):
     path = Path(folder) / f"{kind}_{size}{'' if slack is None else f'_slack_{slack:g}'}{'_soft' if soft else ''}.toml"
     option = "--links" if kind == "chain" else "--side"
@@ -352,14 +402,15 @@ def _transient_kib(sim, steps=ALLOCATION_STEPS):
 
 
 def _measure(path, steps, blocks, scale=False, windows=(WORST_SECONDS, WORST_FIRST_SECONDS), gaps=False,
-             settings=None):
+             settings=None, driven=False):
     """(ours ms, MuJoCo ms or None, (sub-steps taken per nominal one, the worst step's over the first
     of `windows` (s) whose stepping fits WORST_BUDGET_S, else over what was stepped, KiB a step
     allocates, the simulated time the worst step was judged over, and with `gaps` the largest joint
     gap (m) at the end of any step of that window, else None), joints, what MJCF left out).
     `scale`: a scale scene, whose blocks take fewer steps where its first two fill more than a
     block's share of `BUDGET_S`. `settings`: {name: value} set after loading (the MuJoCo copy is
-    the file's)."""
+    the file's). `driven`: both engines driven by the same random controls (`_Drive`), set within
+    the timed steps."""
     import warnings
 
     import mujoco
@@ -378,6 +429,7 @@ def _measure(path, steps, blocks, scale=False, windows=(WORST_SECONDS, WORST_FIR
         model, left_out = None, [f"the whole scene: MuJoCo refuses it ({str(error).splitlines()[-1].strip()})"]
     data = mujoco.MjData(model) if model is not None else None
     substeps = sim.settings.substeps
+    drive = _Drive(sim, model) if driven else None
     started = time.perf_counter()
     sim.step(2)         # compile, fill caches
     if scale:
@@ -387,14 +439,21 @@ def _measure(path, steps, blocks, scale=False, windows=(WORST_SECONDS, WORST_FIR
     ours, theirs, spent = [], [], 0.0
     first = sim.substep_counts()
     for _ in range(blocks):
+        draws = drive.draws(steps) if drive is not None else None
         start = time.perf_counter()
-        sim.step(steps)
+        if drive is None:
+            sim.step(steps)
+        else:
+            drive.ours(sim, draws, steps)
         ours.append((time.perf_counter() - start) / steps * 1e3)
         spent += ours[-1] * steps / 1e3
         if model is not None:
             start = time.perf_counter()
-            for _ in range(steps * substeps):
-                mujoco.mj_step(model, data)
+            if drive is None:
+                for _ in range(steps * substeps):
+                    mujoco.mj_step(model, data)
+            else:
+                drive.theirs(model, data, draws, steps, substeps)
             theirs.append((time.perf_counter() - start) / steps * 1e3)
         if spent > BUDGET_S:
             break
@@ -410,7 +469,9 @@ def _measure(path, steps, blocks, scale=False, windows=(WORST_SECONDS, WORST_FIR
         left = max(0, round((seconds - sim.time) / sim.settings.dt))
         if left * min(ours) / 1e3 <= WORST_BUDGET_S:
             gap = 0.0 if gaps and left else None
-            if not gaps:
+            if drive is not None:
+                drive.ours(sim, drive.draws(left), left)
+            elif not gaps:
                 sim.step(left)
             for _ in range(left if gaps else 0):      # (step by step: the gap at the end of each)
                 sim.step()
@@ -475,7 +536,7 @@ def _plot(curves):
 def main(quick=False):
     steps, blocks = (10, 2) if quick else (60, 5)
     windows = (WORST_FIRST_SECONDS,) if quick else (WORST_SECONDS, WORST_FIRST_SECONDS)
-    rows, robot_rows, scale_rows, soft_rows, curves, notes = [], [], [], [], {}, []
+    rows, robot_rows, driven_rows, scale_rows, soft_rows, curves, notes = [], [], [], [], [], {}, []
     for name in SHIPPED:
         ours, theirs, per_nominal, joints, left_out = _measure(SCENES / f"{name}.toml", steps, blocks,
                                                                windows=windows)
@@ -487,6 +548,9 @@ def main(quick=False):
         robot_rows.append(_row(label, joints, ours, theirs, per_nominal))
         if left_out:
             notes.append(_left_out(label, left_out))
+    for label, path in _robot_models()[:2] if quick else _robot_models()[:len(GYMNASIUM_MODELS)]:
+        ours, theirs, per_nominal, joints, _ = _measure(path, steps, blocks, windows=windows, driven=True)
+        driven_rows.append(_row(f"{label}, driven", joints, ours, theirs, per_nominal))
     with tempfile.TemporaryDirectory() as folder:
         scenes = [("chain", size, None) for size in (CHAINS[:2] if quick else CHAINS)]
         scenes += [("net", size, None) for size in (NETS[:2] if quick else NETS)] + [("net", STRAIGHT_NET, 0.0)]
@@ -539,6 +603,14 @@ def main(quick=False):
         *header, *robot_rows,
         "",
         ROBOTS_PROSE,
+        "",
+        f"gymnasium's models driven as a learner drives them: every actuator given a random control "
+        f"within its ctrl_range, held {DRIVE_HOLD} steps (gymnasium's frame_skip for most), the same "
+        "controls in both engines, set within the timed steps (`set_control`; MuJoCo's `data.ctrl`):",
+        "",
+        *header, *driven_rows,
+        "",
+        DRIVEN_PROSE,
         "",
         "Scale: chains of capsules on ball joints hooked at one end, and square nets of spheres on ball "
         "joints hung by two corners (every square of four a loop), from make_scenes.py: the hooks 10 % "

@@ -86,8 +86,8 @@ limit) where it is violated; motor rows are velocity targets, not constraints, a
 velocity solver (`physics.constraints.gauss_seidel`). Redundant rows (a closed loop of joints) make the
 matrices singular: a relative 1e-12 on the diagonal picks the least-impulse solution. Where a
 forest's rows are all ones these projections hold by themselves (the equalities, limits far from
-their bounds, the exact terms below where their first kick is 0; no contact, motor, drive or soft
-spring; no loop), the velocity solve is left out
+their bounds, the exact terms below where their first kick is 0 or a rotor row takes it whole; no
+contact, motor, drive or soft spring; no loop), the velocity solve is left out
 (`physics.constraints.solver.SceneSolver.leave_out_solve`): its impulses along J₀ would only be the
 position Newton's first guess, whose root is the same whatever the guess, and a far limit's
 speculative row would take none.
@@ -915,8 +915,9 @@ def _taken_rows(system, h, lam, total, taken):
         m = _rotor_mass(exact[j], armature[j], damping[j], h)
         if m != 0.0:
             kept = armature[j] * h * terms.rate[j]      # the rotor's momentum × h as the drift starts …
-            if terms.share[j] != 1.0:                   # … with its share of the first kick (`fill_joint_terms`)
-                kept += h * 0.5 * h * (terms.force[j] - terms.stiffness[j] * terms.coordinate[j]) * (1.0 - terms.share[j])
+            kick = 0.5 * h * (terms.force[j] - terms.stiffness[j] * terms.coordinate[j])
+            if kick != 0.0 and terms.share[j] != 1.0:   # … with its share of the first kick (`JointTerms.share`)
+                kept += h * kick * (1.0 - terms.share[j])
             geometry.C[j, SPRING] = _travel(model.kind[j], model.member[j], model.axis_count[j, 0], geometry.coordinate[j],
                                             terms.coordinate[j]) - (kept - lam[j]) / m
         for s in range(ROWS_PER_JOINT):

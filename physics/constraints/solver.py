@@ -687,8 +687,26 @@ def _chord_rows_kernel(slots, exact, actuated, armature, inequality, motor, body
     return index, weight, rate, kept_target, kept_relax
 
 
+@kernel(inline=True)
+def _rotor_row(terms, j):
+    """Whether joint j's spring slot is a row of RATTLE's projections, a rotor (an armature or a
+    damper its terms take: `physics.constraints.rattle`, "Joint terms")."""
+    return terms.exact[j] and (terms.armature[j] > 0.0 or terms.damping[j] != 0.0)
+
+
 @kernel(refcounts=False)
-def _projections_alone(slots, body, jacobian, lower, upper, geometry, velocity, h):
+def _rotor_takes_kicks(terms):
+    """Where the solve is left out (`SceneSolver.leave_out_solve`, `_projections_alone`), each rotor
+    takes its joint's first kick whole (`JointTerms.share` 0): no solve gives the links theirs."""
+    if terms is None:
+        return
+    for j in range(terms.share.shape[0]):
+        if _rotor_row(terms, j):
+            terms.share[j] = 0.0
+
+
+@kernel(refcounts=False)
+def _projections_alone(slots, body, jacobian, lower, upper, geometry, velocity, h, terms):
     """Whether the joint rows `slots` (K,) (joint × ROWS_PER_JOINT + slot; body (K, 2), jacobian
     (K, 2, 6), lower, upper (K,) the `Rows` they start, in order) are all rows RATTLE's
     projections hold by themselves, and there is one (`PreparedStep.alone`):
@@ -700,11 +718,14 @@ def _projections_alone(slots, body, jacobian, lower, upper, geometry, velocity, 
       anyway is an inequality of RATTLE's projections, taken where it is violated
       (`physics.constraints.rattle`);
     - an exact joint term's fixed impulse (the spring slot's lower = upper: RATTLE's first kick,
-      (h/2) τ(q₀)) where it is 0: a spring at its reference, an actuator at rest. A fixed impulse
-      that is not 0 keeps the solve: the solve spreads the links' share of it over the joints'
-      island, where without it the kick turns one link alone, and under lie-midpoint-4 the drift's
-      curvature took the triple jump's long sub-steps again as halves, and its fourth order with
-      them.
+      (h/2) τ(q₀)) where it is 0 (a spring at its reference, an actuator at rest), or where the
+      joint has a rotor row (an armature or a damper), which then takes the kick whole
+      (`_rotor_takes_kicks`): any share of it is RATTLE's same step once projected, and the links'
+      drift starts free of it (gymnasium's reacher driven by its motors). A fixed impulse on a
+      joint without one keeps the solve: the solve spreads it over the joints' island, where
+      without it the kick turns one link alone, and under lie-midpoint-4 the drift's curvature
+      took the triple jump's long sub-steps again as halves, and its fourth order with them.
+    `terms` the `JointTerms` the rows were filled with, or None.
     velocity (B, 6) [v, ω] world at the start; geometry the start's `JointGeometry`."""
     for k in range(len(slots)):
         j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
@@ -715,8 +736,13 @@ def _projections_alone(slots, body, jacobian, lower, upper, geometry, velocity, 
             rate = geometry.frame_speed[j, s] + _row_rate(body, jacobian, velocity, k)
             if not geometry.C[j, s] > LIMIT_REACH * abs(h) * abs(rate) + LIMIT_ACCELERATION * h * h:
                 return False
-        elif s != SPRING or lower[k] != 0.0 or upper[k] != 0.0:
+        elif s != SPRING:
             return False
+        elif lower[k] != 0.0 or upper[k] != 0.0:
+            if terms is None:
+                return False
+            if not _rotor_row(terms, j):
+                return False
     return len(slots) > 0
 
 
@@ -754,7 +780,7 @@ def _joint_start(todo, geometry, terms, rows, poses, slack, frames, velocity, h)
     if todo[4]:
         out, slots = rows[12], rows[13]
         alone = _projections_alone(slots[:count], out.body[:count], out.jacobian[:count], out.lower[:count],
-                                   out.upper[:count], geometry[3], velocity, h)
+                                   out.upper[:count], geometry[3], velocity, h, rows[11])
     return count, easing, alone
 
 
@@ -960,6 +986,7 @@ class SceneSolver:
         self._step_length = np.zeros(1)     # the sub-step's h, for the calls bound above
         self.step = None        # what the last prepare hands to this sub-step's other stages (`PreparedStep`)
         self._joints_forest = None      # (the joints, whether they join the bodies and the world as a forest): `leave_out_solve`
+        self._rotor_kicks = None    # (terms, `_rotor_takes_kicks` bound to them): `leave_out_solve`
         self._start_todo = np.zeros(5, np.bool_)     # `_joint_start`'s flags, written before each call
         self._again = None      # the last prepare of joints alone and no pair within reach, to make again (`_Again`)
         self._last_start = None     # the joints' last start: what it was given, its bound call (`_start_joints`)
@@ -1601,6 +1628,12 @@ class SceneSolver:
         residual."""
         self.joints.impulse.fill(0.0)
         self.residual = _NO_RESIDUAL
+        terms = self.step.joints.terms if self.step is not None and self.step.joints is not None else None
+        if terms is not None:       # (bound to the start's terms, which a topology keeps)
+            kicks = self._rotor_kicks
+            if kicks is None or kicks[0] is not terms:
+                kicks = self._rotor_kicks = (terms, bind(_rotor_takes_kicks, terms))
+            kicks[1]()
 
     def solve(self, velocity, settings, fraction=1.0):
         """Warm start, solve, relax, restitution on the free velocities (B, 6); store the impulses.
