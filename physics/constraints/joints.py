@@ -144,7 +144,8 @@ class JointTerms(NamedTuple):
     armature: np.ndarray        # (J,) A
     coordinate: np.ndarray      # (J,) q₀ at the start of the step
     rate: np.ndarray            # (J,) q̇₀ = J₀ v₀ at the start of the step
-    share: np.ndarray           # (J,) the links' share of the first kick, 1 / (1 + A s); the rest is the rotor's
+    share: np.ndarray           # (J,) the links' share of the first kick: 1 / (1 + A s) with an armature, else 1;
+                                # 0 where the solve is left out (the rotor takes it whole)
 
 
 _NO_TERMS = {}      # J → `JointTerms` with none taken (read only, made once)

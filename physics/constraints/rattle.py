@@ -905,7 +905,8 @@ def _taken_rows(system, h, lam, total, taken):
     equalities, the inequalities where violated (C < 0) or still pushing (their impulse so far
     `total` > 0: a rope the projection pulled taut stays held at C = 0 until its impulse would turn,
     so the set of rows does not flip between iterations) and the rotor rows (module docstring,
-    "Joint terms": g = (q − q₀) − (A h q̇₀ − Λ)/m of a joint with an armature or a damper, Λ = `lam`
+    "Joint terms": g = (q − q₀) − (A h q̇₀ + h k (1 − share) − Λ)/m of a joint with an armature or
+    a damper, k = (h/2) τ(q₀) its first kick and share the links' (`JointTerms.share`), Λ = `lam`
     (J,) its impulse × h so far, written into the geometry's C), never motors; returns their count,
     the largest |C| and Σ C² (the line search's merit)."""
     geometry, terms, model = system.geometry, system.terms, system.model
@@ -963,7 +964,7 @@ def _row_scale(row, lever):
 def _relative_error(system, taken):
     """max |C| / scale over the taken rows (`_row_scale`: the lever for a row in metres, 1 for an
     angular one); rows whose joint has no lever are left out, and so are the rotor rows (whose g
-    starts at h q̇ (1 − A/m): no drift)."""
+    starts at the rotor's own motion over the step: no drift)."""
     model, worst = system.model, 0.0
     for j in range(len(model.kind)):
         lever = _lever(model, j)
@@ -1136,8 +1137,11 @@ def _let_go(system, factors, taken, total, mu, z, split):
     earlier in a pass moves again, so the passes repeat, LET_GO_PASSES at most, and a row still
     turning after them is clamped by the caller. Clamped alone, in place, the step was no Newton step
     of the others: gymnasium's ant driven by random controls, a hip limit's impulse turning, found
-    no descent along the current rows 1.9 mm off and was halved past its step's budget. `z` (J,
-    ROWS_PER_JOINT) scratch; `split` as `project_positions_kernel`'s. Returns the rows corrected."""
+    no descent along the current rows 1.9 mm off and was halved past its step's budget. One row
+    let go is exact; where several are, a later correction may lift an earlier one off −total,
+    which then stands where it is (neither at 0 nor on its own equation). `z` (J, ROWS_PER_JOINT)
+    scratch; `split` as `project_positions_kernel`'s. Returns the corrections made (a row corrected
+    in two passes counts twice)."""
     inequality = system.geometry.inequality
     corrected = 0
     for _ in range(LET_GO_PASSES):

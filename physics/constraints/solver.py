@@ -1608,8 +1608,9 @@ class SceneSolver:
     def leave_out_solve(self):
         """The solve stage of a sub-step whose rows RATTLE's projections hold by themselves
         (`PreparedStep.alone`, `_projections_alone`: the joints' equalities, limits far from their
-        bounds and exact terms' fixed impulses of 0; no contact, motor, drive, soft spring row or
-        fixed impulse that acts) on a forest of joints (no loop, none through the world:
+        bounds and exact terms' fixed impulses of 0, or taken whole by their joints' rotors
+        (`_rotor_takes_kicks`, here); no contact, motor, drive, soft spring row or other fixed
+        impulse that acts) on a forest of joints (no loop, none through the world:
         `physics.constraints.joint_graph.forest`), left out. RATTLE's projections hold the
         equalities exactly, and the velocity solve's impulses along them would be only the position
         projection's first guess: the guess moves the bodies along the start-of-step rows'

@@ -57,8 +57,8 @@ QUANTITIES = ("translation", "rotation", "velocity", "angular velocity")
 # Runaway (`RunawayError`): a scene with no driver (no moving kinematic node, no applied force or
 # torque, no joint actuator pushing: `actuators_push`) can gain energy only through inputs
 # (settings, impulses, reparenting, controls). Once a simulated second the total energy is compared
-# with its value after the last input, taken before the next step starts (the reference is never
-# re-taken within a run otherwise, save while an actuator pushes: the reach policy's hand-off
+# with its value after the last input, taken before the next step starts (none while an actuator
+# pushes, until the next input; never re-taken within a run otherwise: the reach policy's hand-off
 # keeps every body's world motion, so it is no input, and a reference taken in the middle of a
 # blow-up would let it grow on); growth beyond what would double the kinetic energy, lift every
 # body by the scene's size and set it moving at RUNAWAY_SPEED stops the run. Drift of an integrator
@@ -195,7 +195,7 @@ class Runaway:
     the next check is due (s).
     Not state of the run: a restore takes it afresh (`take_runaway_reference`, `check_runaway`)."""
 
-    reference: tuple | None = None
+    reference: tuple | str | None = None
     due: float = 0.0
     easing: float = math.inf    # the last sub-step's `SceneSolver.limit_easing` (`stage_joints`)
 
@@ -592,7 +592,8 @@ def divergence_error(model, data, settings, work, found):
 
 def _energy_grew(model, data, settings, work):
     """Whether the total energy now exceeds the runaway reference by more than its allowance (or is
-    not finite): what tells a blow-up from a body that merely went far. The state may be mid-step:
+    not finite; never without a reference, or while an actuator pushes: DRIVEN): what tells a
+    blow-up from a body that merely went far. The state may be mid-step:
     the world pass is redone from the local state."""
     if model.dyn.size == 0 or work.runaway.reference is None or work.runaway.reference is DRIVEN:
         return False
