@@ -146,17 +146,24 @@ def test_driven_robots_with_armatures_keep_their_sub_steps():
     (as above), they take their nominal sub-steps (measured 1.000 and 1.006 taken a nominal one,
     where a kick on the links alone took 1.96 and 1.60), and the reacher, whose motors do work on
     it that no energy of the run counts, is no runaway (`physics.pipeline.stages.actuators_push`:
-    it was stopped as one within 500 steps)."""
+    it was stopped as one within 500 steps). Their position projections converge as Newton's do:
+    at most 1.2 factorizations a projection (measured 1.00 and 1.05; the pusher's near-massless goal
+    and object once damped every arm row's Newton step through a regularization relative to the
+    largest diagonal, `physics.constraints.joint_graph`, and it took 11.5 for an error that fell by
+    a tenth an iteration)."""
     for name, limit in (("reacher", 1.02), ("pusher", 1.05)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ModelWarning)
             sim = physics.Simulation(physics.load_mjcf(GYMNASIUM / f"{name}.xml"))
         controls = [(actuator, spec["ctrl_range"]) for actuator, _, spec in sim.actuators()]
         rng = np.random.default_rng(1)
+        factorizations = []
         for i in range(600):
             if i % 5 == 0:
                 for actuator, (low, high) in controls:
                     sim.set_control(actuator, float(rng.uniform(low, high)))
             sim.step()
+            factorizations.append(sim._work.solver._joint_bodies.stats[6])
+        assert np.mean(factorizations) <= 1.2, (name, np.mean(factorizations))
         counts = sim.substep_counts()
         assert counts["per_nominal"] <= limit and counts["worst_step"] <= 2.0, (name, counts)

@@ -67,7 +67,7 @@ import numpy as np
 from physics.core.compiled import kernel
 from physics.constraints.joints import ROWS_PER_JOINT, SPRING, joint_geometry, joint_geometry_arrays
 
-REGULARIZATION = 1e-12     # relative, on the taken diagonal (redundant rows: a closed loop of joints)
+REGULARIZATION = 1e-12     # relative to each taken row's own diagonal (redundant rows: a closed loop of joints)
 PANEL_FLOATS = 18           # a later neighbour's floats in `Factors.panel`: its 3 × 3 block of row k and of the update
 
 
@@ -526,7 +526,8 @@ def _fronts(runs, front_blocks, J):
 def assemble(graph, jacobian, weighted, taken, storage):
     """Γ = J M⁻¹ J_dᵀ into `storage` over the taken rows: jacobian J (J, ROWS_PER_JOINT, 2, 6) the
     rows, weighted (same shape) M⁻¹ J_dᵀ per row and side; identity rows for the untaken slots of a
-    block and a relative REGULARIZATION on the taken diagonal. Returns the taken diagonal's scale.
+    block and a REGULARIZATION relative to each taken row's diagonal. Returns the taken diagonal's
+    scale.
     The terms' groups one after the other (`physics.constraints.rattle` runs a split graph's first
     two at once: `assemble_terms`, the same bits)."""
     storage[:] = 0.0
@@ -573,21 +574,27 @@ def _assemble_terms(graph, jacobian, weighted, taken, storage, start, stop):
 
 @kernel(inline=True)
 def _assemble_diagonal(graph, taken, storage):
-    """The relative REGULARIZATION on the taken diagonal, identity rows for the untaken slots.
-    Returns the taken diagonal's scale."""
+    """Γ_rr += REGULARIZATION max(|Γ_rr|, REGULARIZATION s) on each taken row r, s the largest
+    taken |Γ_rr| (a row with no diagonal of its own keeps a pivot); identity rows for the untaken
+    slots. Returns s. Each row's own: relative to the largest diagonal, the regularization of a
+    scene with a nearly massless body swamps the others' rows (gymnasium's pusher: its goal and
+    object of density 1e-5, Γ_rr to 1e11, added about 1 to the arm's rows of 0.1 to 10, and each
+    Newton step took a tenth of the arm's error)."""
     scale = 0.0
     for j in range(len(graph.size)):
         m = graph.size[j]
         for r in range(m):
             if taken[j, graph.slots[j, r]]:
                 scale = max(scale, abs(storage[graph.diagonal[j] + r * m + r]))
+    floor = REGULARIZATION * scale
     for j in range(len(graph.size)):
         m = graph.size[j]
         for r in range(m):
+            at = graph.diagonal[j] + r * m + r
             if taken[j, graph.slots[j, r]]:
-                storage[graph.diagonal[j] + r * m + r] += REGULARIZATION * scale
+                storage[at] += REGULARIZATION * max(abs(storage[at]), floor)
             else:
-                storage[graph.diagonal[j] + r * m + r] = 1.0
+                storage[at] = 1.0
     return scale
 
 
