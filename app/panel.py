@@ -672,7 +672,8 @@ class Panel:
             energy = v.session.sim.energy()
             self.text(f"energy: kinetic {energy['kinetic']:.6g}  potential {energy['potential']:.6g} J")
             joints = [f"{label} {energy[key]:.6g}" for key, label in
-                      (("spring", "springs"), ("armature", "armatures"), ("frame_work", "frames' work")) if key in energy]
+                      (("spring", "springs"), ("armature", "armatures"), ("servo", "servos"),
+                       ("frame_work", "frames' work")) if key in energy]
             if joints:
                 self.text("  joints: " + "  ".join(joints) + " J")
             pinned = self._pinned_joints(v.session.sim)

@@ -659,8 +659,9 @@ def test_a_motor_held_at_its_control_is_a_driver_not_a_runaway():
     τ t / (I + A) = 10 rad/s, 25 J that no energy of the run counts (an actuator's work is an
     input): the runaway check, whose allowance here is 0.5 J, waits while it pushes
     (`stages.actuators_push`) and stopped the run as a runaway before. An actuator pushes at a
-    control that gives a force, or as a position servo at any control; a motor or a velocity
-    servo at 0 does not."""
+    control that gives a force, or as a position servo with a force range (which clamps its
+    spring); a motor or a velocity servo at 0 does not, nor does a position servo without a force
+    range (a spring whose energy the balance counts: the next test)."""
     sim = bar({"armature": 0.4}, {"name": "m", "joint": "hinge", "type": "motor"})
     sim.set_control("m", 1.0)
     assert stages.actuators_push(sim.data, sim._work)
@@ -669,7 +670,34 @@ def test_a_motor_held_at_its_control_is_a_driver_not_a_runaway():
     sim.set_control("m", 0.0)
     assert not stages.actuators_push(sim.data, sim._work)
     sim.step(2000)      # (spinning freely: the check compares again, and the energy holds)
-    for actuator, pushes in (({"type": "position", "kp": 5.0}, True), ({"type": "velocity", "kv": 5.0}, False)):
+    for actuator, pushes in (({"type": "position", "kp": 5.0}, False), ({"type": "velocity", "kv": 5.0}, False),
+                             ({"type": "position", "kp": 5.0, "force_range": [-1.0, 1.0]}, True)):
         servo = bar({}, {"name": "s", "joint": "hinge", **actuator})
         servo.step()
         assert stages.actuators_push(servo.data, servo._work) == pushes, actuator
+
+
+def test_a_position_servo_held_at_its_control_keeps_its_energy_and_the_runaway_check():
+    """A position servo of kp = 5 N m/rad on the bar (armature 0.1, no damping, no gravity), held at
+    1 rad from rest at 0: a spring toward its target, so kinetic + armature + servo ½ kp (q − 1)²
+    (`Simulation.energy`) stays at the 2.5 J it starts with, to 1e-5 of it over 3 s (RATTLE's
+    spring terms conserve a nearby energy: measured 6e-7), and the runaway check compares with it
+    (its reference is no `DRIVEN`: before, a position servo turned the check off for good). A new
+    control is an input: the reference is taken again with the new target's energy."""
+    sim = bar({"armature": 0.1}, {"name": "s", "joint": "hinge", "type": "position", "kp": 5.0})
+    sim.set_control("s", 1.0)
+    sim.step()
+    assert sim._work.runaway.reference is not stages.DRIVEN
+    start = stages.energy_balance(sim.energy())
+    assert abs(start - 0.5 * 5.0 * 1.0 ** 2) <= 1e-3      # (a step's worth of motion from the target's pull)
+    worst, lowest = 0.0, 0.0
+    for _ in range(3000):
+        sim.step()
+        worst = max(worst, abs(stages.energy_balance(sim.energy()) - start))
+        lowest = min(lowest, angle(sim))
+    assert worst <= 1e-5 * start, worst
+    assert lowest >= -1e-3      # (it swings between 0 and 2 rad about its target)
+    sim.set_control("s", -1.0)
+    sim.step()
+    reference, _ = sim._work.runaway.reference
+    assert abs(reference - stages.energy_balance(sim.energy())) <= 0.1 * reference, (reference, sim.energy())

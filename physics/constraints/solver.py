@@ -844,6 +844,18 @@ class _Again(NamedTuple):
     surface: tuple              # (settings.erp, settings.cfm) it was given, and β and the softness it made of them
 
 
+class Actuation(NamedTuple):
+    """The joints' actuators (`SceneSolver.actuation`), K of them: at control c an actuator's force
+    on its joint is G (g c + b₀) + G² b₁ q + G² b₂ q̇ (MuJoCo's gain and bias, G the gear)."""
+    joint: np.ndarray       # (K,) int64 the actuated joint
+    gear: np.ndarray        # (K,) G
+    gain: np.ndarray        # (K,) g
+    b0: np.ndarray          # (K,) b₀
+    b1: np.ndarray          # (K,) b₁
+    servo: np.ndarray       # (K,) k = −G² b₁ of a position servo (b₁ < 0) with no force range, a spring toward
+    #                         its target whose energy `SceneSolver.joint_energy` counts; 0 for the others
+
+
 class PreparedStep(NamedTuple):
     """What `SceneSolver.prepare` hands to the solve and the joints' stages of the same sub-step (as
     Box2D's step context carries the prepared constraints to its solver stages): made whole by each
@@ -1730,27 +1742,42 @@ class SceneSolver:
 
     @cached_property
     def actuation(self):
-        """(joint (K,) int, gear G, gain g, b₀, b₁ (K,) each) of the joints' actuators, from their
-        specs (the joints themselves are built at the first step): an actuator's force at control c
-        is G (g c + b₀), a position servo's pull b₁ (`physics.pipeline.stages.actuators_push`)."""
+        """`Actuation` of the joints' actuators, from their specs (the joints themselves are built at
+        the first step; `physics.pipeline.stages.actuators_push`)."""
         specs = [(j, spec["actuator"]) for j, spec in enumerate(self.joint_specs) if "actuator" in spec]
-        return (np.array([j for j, _ in specs], np.int64), np.array([a["gear"] for _, a in specs], float),
-                np.array([a["gain"] for _, a in specs], float), np.array([a["bias"][0] for _, a in specs], float),
-                np.array([a["bias"][1] for _, a in specs], float))
+        gear = np.array([a["gear"] for _, a in specs], float)
+        b1 = np.array([a["bias"][1] for _, a in specs], float)
+        ranged = np.array([bool(np.isfinite(a.get("force_range", (-np.inf, np.inf))).any()) for _, a in specs], bool)
+        return Actuation(np.array([j for j, _ in specs], np.int64), gear,
+                         np.array([a["gain"] for _, a in specs], float),
+                         np.array([a["bias"][0] for _, a in specs], float), b1,
+                         np.where((b1 < 0.0) & ~ranged, -gear * gear * b1, 0.0))
 
-    def joint_energy(self, world, centre, rotation, velocity, bodies=None):
+    def joint_energy(self, world, centre, rotation, velocity, bodies=None, control=None):
         """dict spring, armature (J): Σ ½ K (q − q_rest)² of the joints' springs and Σ ½ A q̇² of their
         armatures (MuJoCo's), q̇ = J v along the spring slot's row, at the solver bodies' poses centre
         (B, 3), rotation (B, 3, 3) and velocity (B, 6) [v, ω]; of the joints whose side b is in `bodies`
-        (B,) bool, or of all (None). An actuator's servo is an input, not the joint's: left out."""
+        (B,) bool, or of all (None). Where position servos are springs (`Actuation.servo`) and the
+        actuators' `control` (J,) is given, also servo: Σ ½ k (q − q_c)² of each toward its target
+        q_c = G (g c + b₀) / k, the force G (g c + b₀) − k q of its pull. The energy a servo stores is
+        the joint's at a held control; a new control is an input (the runaway check's reference is
+        taken again), as a motor's force is."""
         joints = self.joints_at(world, centre, rotation)
         geometry = joints.geometry(centre, rotation)
         rate = np.empty(len(joints))
         coordinate_rates(geometry, joints.model().body, np.ascontiguousarray(velocity, float), rate)
         mine = self.joints_of(bodies)
         stretch = geometry.coordinate - joints.spring_reference
-        return {"spring": float(0.5 * np.sum((joints.stiffness * stretch * stretch)[mine])),
-                "armature": float(0.5 * np.sum((joints.armature * rate * rate)[mine]))}
+        out = {"spring": float(0.5 * np.sum((joints.stiffness * stretch * stretch)[mine])),
+               "armature": float(0.5 * np.sum((joints.armature * rate * rate)[mine]))}
+        actuation = self.actuation
+        spring = actuation.servo > 0.0
+        if control is not None and spring.any():
+            joint, k = actuation.joint[spring], actuation.servo[spring]
+            target = actuation.gear[spring] * (actuation.gain[spring] * control[joint] + actuation.b0[spring]) / k
+            pull = geometry.coordinate[joint] - target
+            out["servo"] = float(0.5 * np.sum((k * pull * pull)[mine[joint]]))
+        return out
 
     def take_frame_work(self, into):
         """Add `frame_work` since the last take to `into` (J,), and start again from 0."""

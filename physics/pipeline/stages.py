@@ -493,7 +493,8 @@ def check_divergence(model, data, work):
 
 def energy(model, data, settings, work, slots=slice(None), inside=None):
     """dict kinetic, potential (J) of the dynamic bodies `slots`: ½ m v² + ½ ω_bᵀ I ω_b, −m g · x;
-    where joints have springs or armatures, spring and armature (`SceneSolver.joint_energy`), and
+    where joints have springs or armatures, spring and armature, and where actuators are position
+    servos, servo (`SceneSolver.joint_energy`, at the controls now), and
     where a joint hangs from a moving frame, frame_work (`Data.frame_work`), of the joints whose
     side b is `inside` (D,) bool (all: None)."""
     sync(model, data, settings, work, MOVING)
@@ -507,17 +508,18 @@ def energy(model, data, settings, work, slots=slice(None), inside=None):
     solver = work.solver
     if solver is not None and solver.joints_termed:
         world, centre, rotation, velocity, _ = solver_state(model, data, settings, work)
-        out.update(solver.joint_energy(world, centre, rotation, velocity, inside))
+        out.update(solver.joint_energy(world, centre, rotation, velocity, inside,
+                                       None if data.solver is None else data.solver.control))
     if data.frame_work is not None:
         out["frame_work"] = float(data.frame_work[solver.joints_of(inside)].sum())
     return out
 
 
 def energy_balance(energy):
-    """The energy a run keeps, of an `energy` dict: kinetic + potential + the joints' spring and
-    armature − the moving frames' work, the last three where the scene has them."""
+    """The energy a run keeps, of an `energy` dict: kinetic + potential + the joints' spring,
+    armature and servo − the moving frames' work, the last four where the scene has them."""
     return (energy["kinetic"] + energy["potential"] + energy.get("spring", 0.0) + energy.get("armature", 0.0)
-            - energy.get("frame_work", 0.0))
+            + energy.get("servo", 0.0) - energy.get("frame_work", 0.0))
 
 
 def take_runaway_reference(model, data, settings, work):
@@ -562,19 +564,22 @@ def check_runaway(model, data, settings, work):
 
 def actuators_push(data, work):
     """Whether a joint's actuator does work on the run at its control now: a force G (g ctrl + b₀)
-    ≠ 0 (a motor with a control, a velocity servo with a target speed, a bias force) or a position
-    servo's pull toward its target (b₁ ≠ 0: a spring whose energy the run's balance leaves out,
-    `SceneSolver.joint_energy`); a velocity servo at rest (b₂ alone) only damps. Such an actuator
-    is a driver, as a moving kinematic node or an applied force is (`Model.driven`), for as long as
-    its control holds: gymnasium's reacher driven by random controls held five steps each gained
-    4 J against an allowance of 0.8 within a second and was stopped as a runaway."""
+    ≠ 0 (a motor with a control, a velocity servo with a target speed, a bias force) where it is no
+    spring, or a pull b₁ ≠ 0 that is no spring the balance counts (b₁ > 0, or a force range that
+    clamps it). A position servo with no force range is a spring toward its target at a held
+    control, whose energy the balance counts (`SceneSolver.joint_energy`'s servo): no driver; a
+    velocity servo at rest (b₂ alone) only damps. An actuator that pushes is a driver, as a moving
+    kinematic node or an applied force is (`Model.driven`), for as long as its control holds:
+    gymnasium's reacher driven by random controls held five steps each gained 4 J against an
+    allowance of 0.8 within a second and was stopped as a runaway."""
     if work.solver is None or data.solver is None:
         return False
-    joint, gear, gain, b0, b1 = work.solver.actuation
-    if not len(joint):
+    actuation = work.solver.actuation
+    if not len(actuation.joint):
         return False
-    force = gear * (gain * data.solver.control[joint] + b0)
-    return bool(np.any((force != 0.0) | (b1 != 0.0)))
+    force = actuation.gear * (actuation.gain * data.solver.control[actuation.joint] + actuation.b0)
+    spring = actuation.servo > 0.0
+    return bool(np.any(~spring & ((force != 0.0) | (actuation.b1 != 0.0))))
 
 
 def divergence_error(model, data, settings, work, found):
