@@ -7,6 +7,8 @@ about one slot in ten untaken, and solves Γ μ = r both ways.
 """
 import numpy as np
 import pytest
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from physics.constraints.joint_graph import (assemble, dissection_order, empty_factors, factor_and_solve, filled,
                                             load_layout, minimum_degree_order, solve_factored, structure, tree_order)
@@ -41,10 +43,24 @@ def grid_edges(side):
             + [(at(i, k), at(i + 1, k)) for i in range(side - 1) for k in range(side)])
 
 
-def regularization(diagonal):
-    """The kernel's (`_assemble_diagonal`): 1e-12 of each taken row's own |Γ_rr|, floored at 1e-24
-    of the largest."""
-    return 1e-12 * np.maximum(np.abs(diagonal), 1e-12 * np.abs(diagonal).max())
+def regularization(diagonal, component):
+    """The kernel's (`_assemble_diagonal`): 1e-12 of the largest taken |Γ_rr| of each row's
+    component (`component`: each row's, by scipy's connected components of the joints that share a
+    moving body: `joint_components`)."""
+    scale = np.zeros(component.max() + 1)
+    np.maximum.at(scale, component, np.abs(diagonal))
+    return 1e-12 * scale[component]
+
+
+def joint_components(joints):
+    """(J,) each joint's connected component of the joint graph, by scipy: joints joined where they
+    share a moving body."""
+    J = len(joints)
+    pairs = [(j, l) for j in range(J) for l in range(J) if j != l
+             and set(joints.body[j][joints.body[j] >= 0]) & set(joints.body[l][joints.body[l] >= 0])]
+    a = np.array([p[0] for p in pairs], int)
+    b = np.array([p[1] for p in pairs], int)
+    return connected_components(coo_matrix((np.ones(len(pairs)), (a, b)), shape=(J, J)), directed=False)[1]
 
 
 def solve_both(joints, again=False):
@@ -70,7 +86,7 @@ def solve_both(joints, again=False):
                 for sl in range(2):
                     if joints.body[j, sj] >= 0 and joints.body[j, sj] == joints.body[l, sl]:
                         dense[a, b] += jacobian[j, s, sj] @ weighted[l, t, sl]
-    dense[np.diag_indices(len(rows))] += regularization(np.diag(dense))
+    dense[np.diag_indices(len(rows))] += regularization(np.diag(dense), joint_components(joints)[[j for j, _ in rows]])
     r = RNG.normal(size=len(rows))
     rhs = np.zeros((J, ROWS_PER_JOINT))
     rhs[tuple(np.array(rows).T)] = r
@@ -126,9 +142,10 @@ def test_a_nearly_massless_body_leaves_the_other_rows_as_they_solve_alone():
     pusher: a goal and an object of density 1e-5 beside an arm): the first chain's multipliers are
     the ones its rows give solved alone, within 1e-10 of the largest (round-off, the chain's Γ
     being well conditioned; the same operations on the same entries give the same bits, but the
-    test does not ask for them). With the regularization relative to the largest diagonal, 1e-12 of
-    the light chain's was added to every diagonal of the first: its multipliers were 70 % off, and
-    the pusher's arm's Newton steps each took a tenth of its error."""
+    test does not ask for them): each component of the graph is regularized relative to its own
+    diagonal. With the regularization relative to the whole graph's largest diagonal, 1e-12 of the
+    light chain's was added to every diagonal of the first: its multipliers were 70 % off, and the
+    pusher's arm's Newton steps each took a tenth of its error."""
     edges = chain_edges(10) + [(-1, 10)] + [(10 + i, 11 + i) for i in range(9)]
     rng = np.random.default_rng(3)
 
@@ -154,6 +171,20 @@ def test_a_nearly_massless_body_leaves_the_other_rows_as_they_solve_alone():
     both, alone = solved(edges, jacobian, weighted, r), solved(edges[:10], jacobian, weighted, r)
     first = both[:len(alone)]
     assert np.abs(first - alone).max() <= 1e-10 * np.abs(alone).max(), np.abs(first - alone).max()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_graph_s_components_are_scipy_s(seed):
+    """`JointGraph.component_start`/`component_joint` (`components`): a random forest's joints with
+    a few more to the world, split into components exactly as scipy's connected components of the
+    joints that share a moving body split them (the same sets; each component's ascending)."""
+    rng = np.random.default_rng(seed)
+    edges = [(int(rng.integers(-1, i)) if i else -1, i) for i in range(30)] + [(-1, int(b)) for b in rng.integers(0, 30, 4)]
+    joints = random_joints(30, edges, (BALL, HINGE))
+    graph = structure(joints)
+    ours = {tuple(graph.component_joint[a:b]) for a, b in zip(graph.component_start[:-1], graph.component_start[1:])}
+    labels = joint_components(joints)
+    assert ours == {tuple(np.flatnonzero(labels == c)) for c in np.unique(labels)}
 
 
 @pytest.mark.parametrize("case, bodies, edges, kinds", [    # (no random tree: the module's RNG picks the others)

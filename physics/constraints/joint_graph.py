@@ -67,7 +67,7 @@ import numpy as np
 from physics.core.compiled import kernel
 from physics.constraints.joints import ROWS_PER_JOINT, SPRING, joint_geometry, joint_geometry_arrays
 
-REGULARIZATION = 1e-12     # relative to each taken row's own diagonal (redundant rows: a closed loop of joints)
+REGULARIZATION = 1e-12     # relative, on the taken diagonal of each component (redundant rows: a closed loop of joints)
 PANEL_FLOATS = 18           # a later neighbour's floats in `Factors.panel`: its 3 × 3 block of row k and of the update
 
 
@@ -102,6 +102,9 @@ class JointGraph(NamedTuple):
     #                             other branch: `physics.constraints.rattle.project_positions_kernel`'s `split`)
     merge: np.ndarray           # (M, 2) int64 storage[real] += storage[buffer] per (buffer, real) after the halves …
     merge_x: np.ndarray         # (Mx, 2) int64 … and x[real] += x[buffer]
+    component_start: np.ndarray  # (C + 1,) int64 the graph's connected components (joints that share no moving body,
+    component_joint: np.ndarray  # (J,) int64    directly or through others, share no block): component c's joints
+    #                             component_joint[component_start[c]:component_start[c + 1]]
     values: int                 # floats in the block storage
     x_size: int                 # floats of `Factors.x`: J × ROWS_PER_JOINT and the separator's buffer
     panel: int                  # floats of `Factors.panel`: 18 × the most later neighbours a joint has, or a
@@ -434,11 +437,32 @@ def structure(joints):
     fronts = _fronts(runs, front_blocks, J)
     halves = np.array([0, a, b], np.int64)
     panel = max(PANEL_FLOATS * max((len(l) for l in later), default=0), fronts.floats)
+    component_start, component_joint = components(neighbours)
     return JointGraph(slots, size, np.array(order, np.int64), diagonal, later_start, flat_later, block_jl, block_lj,
                       update_start, update, term, term_halves, fronts.front, fronts.start, fronts.joint,
                       fronts.eliminated, fronts.block_start, fronts.block, later_x, front_x, halves,
-                      halves if a < b else None, merge, merge_x, offset, J * R + len(separator) * R,
-                      2 * panel + 2 if a < b else panel)
+                      halves if a < b else None, merge, merge_x, component_start, component_joint, offset,
+                      J * R + len(separator) * R, 2 * panel + 2 if a < b else panel)
+
+
+def components(neighbours):
+    """The connected components of a graph (`neighbours`: a list of sets), as (start (C + 1,),
+    members (N,)) int64: component c's nodes members[start[c]:start[c + 1]], ascending, the
+    components in the order of their least node."""
+    seen, start, members = [False] * len(neighbours), [0], []
+    for first in range(len(neighbours)):
+        if seen[first]:
+            continue
+        seen[first], found, stack = True, [first], [first]
+        while stack:
+            for n in neighbours[stack.pop()]:
+                if not seen[n]:
+                    seen[n] = True
+                    found.append(n)
+                    stack.append(n)
+        members += sorted(found)
+        start.append(len(members))
+    return np.array(start, np.int64), np.array(members, np.int64)
 
 
 def _terms(on_body, block, half, split):
@@ -526,8 +550,8 @@ def _fronts(runs, front_blocks, J):
 def assemble(graph, jacobian, weighted, taken, storage):
     """Γ = J M⁻¹ J_dᵀ into `storage` over the taken rows: jacobian J (J, ROWS_PER_JOINT, 2, 6) the
     rows, weighted (same shape) M⁻¹ J_dᵀ per row and side; identity rows for the untaken slots of a
-    block and a REGULARIZATION relative to each taken row's diagonal. Returns the taken diagonal's
-    scale.
+    block and a REGULARIZATION relative to the taken diagonal of each component (`_assemble_diagonal`).
+    Returns the largest component's scale.
     The terms' groups one after the other (`physics.constraints.rattle` runs a split graph's first
     two at once: `assemble_terms`, the same bits)."""
     storage[:] = 0.0
@@ -574,28 +598,35 @@ def _assemble_terms(graph, jacobian, weighted, taken, storage, start, stop):
 
 @kernel(inline=True)
 def _assemble_diagonal(graph, taken, storage):
-    """Γ_rr += REGULARIZATION max(|Γ_rr|, REGULARIZATION s) on each taken row r, s the largest
-    taken |Γ_rr| (a row with no diagonal of its own keeps a pivot); identity rows for the untaken
-    slots. Returns s. Each row's own: relative to the largest diagonal, the regularization of a
-    scene with a nearly massless body swamps the others' rows (gymnasium's pusher: its goal and
-    object of density 1e-5, Γ_rr to 1e11, added about 1 to the arm's rows of 0.1 to 10, and each
-    Newton step took a tenth of the arm's error)."""
-    scale = 0.0
-    for j in range(len(graph.size)):
-        m = graph.size[j]
-        for r in range(m):
-            if taken[j, graph.slots[j, r]]:
-                scale = max(scale, abs(storage[graph.diagonal[j] + r * m + r]))
-    floor = REGULARIZATION * scale
-    for j in range(len(graph.size)):
-        m = graph.size[j]
-        for r in range(m):
-            at = graph.diagonal[j] + r * m + r
-            if taken[j, graph.slots[j, r]]:
-                storage[at] += REGULARIZATION * max(abs(storage[at]), floor)
-            else:
-                storage[at] = 1.0
-    return scale
+    """Γ_rr += REGULARIZATION s_c on each taken row r of each component c of the graph
+    (`JointGraph.component_start`), s_c the largest taken |Γ_rr| of its own; identity rows for the
+    untaken slots. Returns the largest s_c. A component's own scale: the components share no block
+    (Γ is theirs side by side), and relative to the whole graph's largest diagonal, the
+    regularization of a scene with a nearly massless body swamps the others' rows (gymnasium's
+    pusher: its goal and object of density 1e-5, on joints of their own, Γ_rr to 1e11, added
+    about 1 to the arm's rows of 0.1 to 10, and each Newton step took a tenth of the arm's error).
+    Within a component, one scale: a net's loops make its Γ nearly singular, where the
+    regularization of the weaker rows holds the step (relative to each row's own diagonal, the
+    64 × 64 net's knots were driven through the ground in its fall)."""
+    largest = 0.0
+    for c in range(len(graph.component_start) - 1):
+        scale = 0.0
+        for k in range(graph.component_start[c], graph.component_start[c + 1]):
+            j = graph.component_joint[k]
+            m = graph.size[j]
+            for r in range(m):
+                if taken[j, graph.slots[j, r]]:
+                    scale = max(scale, abs(storage[graph.diagonal[j] + r * m + r]))
+        for k in range(graph.component_start[c], graph.component_start[c + 1]):
+            j = graph.component_joint[k]
+            m = graph.size[j]
+            for r in range(m):
+                if taken[j, graph.slots[j, r]]:
+                    storage[graph.diagonal[j] + r * m + r] += REGULARIZATION * scale
+                else:
+                    storage[graph.diagonal[j] + r * m + r] = 1.0
+        largest = max(largest, scale)
+    return largest
 
 
 @kernel(inline=True)
