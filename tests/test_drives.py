@@ -660,8 +660,10 @@ def test_a_motor_held_at_its_control_is_a_driver_not_a_runaway():
     input): the runaway check, whose allowance here is 0.5 J, waits while it pushes
     (`stages.actuators_push`) and stopped the run as a runaway before. An actuator pushes at a
     control that gives a force, or as a position servo with a force range (which clamps its
-    spring); a motor or a velocity servo at 0 does not, nor does a position servo without a force
-    range (a spring whose energy the balance counts: the next test)."""
+    spring) or on a hinge that may turn over (unlimited: its angle, measured within π of the load,
+    jumps by 2π there and the servo's pull turns); a motor or a velocity servo at 0 does not, nor
+    does a position servo without a force range on a hinge whose limits lie within π of its load
+    (a spring whose energy the balance counts: the next test)."""
     sim = bar({"armature": 0.4}, {"name": "m", "joint": "hinge", "type": "motor"})
     sim.set_control("m", 1.0)
     assert stages.actuators_push(sim.data, sim._work)
@@ -670,21 +672,26 @@ def test_a_motor_held_at_its_control_is_a_driver_not_a_runaway():
     sim.set_control("m", 0.0)
     assert not stages.actuators_push(sim.data, sim._work)
     sim.step(2000)      # (spinning freely: the check compares again, and the energy holds)
-    for actuator, pushes in (({"type": "position", "kp": 5.0}, False), ({"type": "velocity", "kv": 5.0}, False),
-                             ({"type": "position", "kp": 5.0, "force_range": [-1.0, 1.0]}, True)):
-        servo = bar({}, {"name": "s", "joint": "hinge", **actuator})
+    limited = {"lower": -3.0, "upper": 3.0}
+    for joint, actuator, pushes in ((limited, {"type": "position", "kp": 5.0}, False),
+                                    ({}, {"type": "position", "kp": 5.0}, True),
+                                    ({}, {"type": "velocity", "kv": 5.0}, False),
+                                    (limited, {"type": "position", "kp": 5.0, "force_range": [-1.0, 1.0]}, True)):
+        servo = bar(joint, {"name": "s", "joint": "hinge", **actuator})
         servo.step()
         assert stages.actuators_push(servo.data, servo._work) == pushes, actuator
 
 
 def test_a_position_servo_held_at_its_control_keeps_its_energy_and_the_runaway_check():
-    """A position servo of kp = 5 N m/rad on the bar (armature 0.1, no damping, no gravity), held at
-    1 rad from rest at 0: a spring toward its target, so kinetic + armature + servo ½ kp (q − 1)²
+    """A position servo of kp = 5 N m/rad on the bar (armature 0.1, no damping, no gravity, limits
+    at ±2.5 rad that it never reaches), held at 1 rad from rest at 0: a spring toward its target,
+    so kinetic + armature + servo ½ kp (q − 1)²
     (`Simulation.energy`) stays at the 2.5 J it starts with, to 1e-5 of it over 3 s (RATTLE's
     spring terms conserve a nearby energy: measured 6e-7), and the runaway check compares with it
     (its reference is no `DRIVEN`: before, a position servo turned the check off for good). A new
     control is an input: the reference is taken again with the new target's energy."""
-    sim = bar({"armature": 0.1}, {"name": "s", "joint": "hinge", "type": "position", "kp": 5.0})
+    sim = bar({"armature": 0.1, "lower": -2.5, "upper": 2.5}, {"name": "s", "joint": "hinge", "type": "position",
+                                                                "kp": 5.0})
     sim.set_control("s", 1.0)
     sim.step()
     assert sim._work.runaway.reference is not stages.DRIVEN
@@ -697,7 +704,7 @@ def test_a_position_servo_held_at_its_control_keeps_its_energy_and_the_runaway_c
         lowest = min(lowest, angle(sim))
     assert worst <= 1e-5 * start, worst
     assert lowest >= -1e-3      # (it swings between 0 and 2 rad about its target)
-    sim.set_control("s", -1.0)
+    sim.set_control("s", -0.5)
     sim.step()
     reference, _ = sim._work.runaway.reference
     assert abs(reference - stages.energy_balance(sim.energy())) <= 0.1 * reference, (reference, sim.energy())

@@ -852,8 +852,21 @@ class Actuation(NamedTuple):
     gain: np.ndarray        # (K,) g
     b0: np.ndarray          # (K,) b₀
     b1: np.ndarray          # (K,) b₁
-    servo: np.ndarray       # (K,) k = −G² b₁ of a position servo (b₁ < 0) with no force range, a spring toward
-    #                         its target whose energy `SceneSolver.joint_energy` counts; 0 for the others
+    servo: np.ndarray       # (K,) k = −G² b₁ of a position servo (b₁ < 0) with no force range on a joint that
+    #                         cannot turn over (`_may_turn_over`), a spring toward its target whose energy
+    #                         `SceneSolver.joint_energy` counts; 0 for the others
+
+
+def _may_turn_over(spec):
+    """Whether a joint's coordinate may wrap: a hinge's angle is measured within π of its coordinate
+    at load (`Joints.coordinates`), so one that turns past it jumps by 2π, and a spring or servo on
+    it pulls the other way (its energy then no conserved quantity); its limits, where both lie
+    within π of the load, keep it from turning so far."""
+    if spec.get("type") != "hinge":
+        return False
+    load = spec.get("coordinate") or 0.0
+    lower, upper = spec.get("lower"), spec.get("upper")
+    return not (lower is not None and upper is not None and load - math.pi < lower <= upper < load + math.pi)
 
 
 class PreparedStep(NamedTuple):
@@ -1748,10 +1761,11 @@ class SceneSolver:
         gear = np.array([a["gear"] for _, a in specs], float)
         b1 = np.array([a["bias"][1] for _, a in specs], float)
         ranged = np.array([bool(np.isfinite(a.get("force_range", (-np.inf, np.inf))).any()) for _, a in specs], bool)
+        turns = np.array([_may_turn_over(self.joint_specs[j]) for j, _ in specs], bool)
         return Actuation(np.array([j for j, _ in specs], np.int64), gear,
                          np.array([a["gain"] for _, a in specs], float),
                          np.array([a["bias"][0] for _, a in specs], float), b1,
-                         np.where((b1 < 0.0) & ~ranged, -gear * gear * b1, 0.0))
+                         np.where((b1 < 0.0) & ~ranged & ~turns, -gear * gear * b1, 0.0))
 
     def joint_energy(self, world, centre, rotation, velocity, bodies=None, control=None):
         """dict spring, armature (J): Σ ½ K (q − q_rest)² of the joints' springs and Σ ½ A q̇² of their

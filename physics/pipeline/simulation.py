@@ -817,7 +817,7 @@ class Simulation:
         and its descendants, e.g. the car and its cargo): ½ m v² + ½ ω_bᵀ I ω_b, −m g · x. Where
         joints have springs or armatures, also spring: Σ ½ K (q − q_rest)² and armature: Σ ½ A q̇²
         (of the joints whose side b is in the subtree); where actuators are position servos with no
-        force range, servo: Σ ½ k (q − q_c)² toward each one's target at its control now; where a
+        force range on joints that cannot turn over (`SceneSolver.actuation`), servo: Σ ½ k (q − q_c)² toward each one's target at its control now; where a
         joint hangs from a moving frame (a kinematic node), frame_work: the work the frames have done
         on the bodies through those joints since the load. Without dampers, contacts, applied forces
         or actuators other than such servos at held controls, kinetic + potential + spring + armature

@@ -526,7 +526,8 @@ def take_runaway_reference(model, data, settings, work):
     """The runaway check's reference (RUNAWAY_EVERY): the total energy now, and the allowance of
     growth past it, from the kinetic energy, the scene's size and RUNAWAY_SPEED; DRIVEN where a
     joint's actuator pushes (`actuators_push`), which it does until the next input (a control set:
-    a learner setting its controls every step pays for this test, not for the energy)."""
+    a learner setting a motor's control every step pays for this test, not for the energy; one
+    setting only position servos' pays for the energy, whose servo term the reference needs)."""
     if model.dyn.size == 0:
         return
     if actuators_push(data, work):
@@ -565,9 +566,10 @@ def check_runaway(model, data, settings, work):
 def actuators_push(data, work):
     """Whether a joint's actuator does work on the run at its control now: a force G (g ctrl + b₀)
     ≠ 0 (a motor with a control, a velocity servo with a target speed, a bias force) where it is no
-    spring, or a pull b₁ ≠ 0 that is no spring the balance counts (b₁ > 0, or a force range that
-    clamps it). A position servo with no force range is a spring toward its target at a held
-    control, whose energy the balance counts (`SceneSolver.joint_energy`'s servo): no driver; a
+    spring, or a pull b₁ ≠ 0 that is no spring the balance counts (b₁ > 0, a force range that
+    clamps it, a hinge that may turn over). A position servo with no force range on a joint that
+    cannot turn over is a spring toward its target at a held control, whose energy the balance
+    counts (`SceneSolver.joint_energy`'s servo, `Actuation.servo`): no driver; a
     velocity servo at rest (b₂ alone) only damps. An actuator that pushes is a driver, as a moving
     kinematic node or an applied force is (`Model.driven`), for as long as its control holds:
     gymnasium's reacher driven by random controls held five steps each gained 4 J against an
