@@ -7,8 +7,6 @@ about one slot in ten untaken, and solves Γ μ = r both ways.
 """
 import numpy as np
 import pytest
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from physics.constraints.joint_graph import (assemble, dissection_order, empty_factors, factor_and_solve, filled,
                                             load_layout, minimum_degree_order, solve_factored, structure, tree_order)
@@ -45,22 +43,30 @@ def grid_edges(side):
 
 def regularization(diagonal, component):
     """The kernel's (`_assemble_diagonal`): 1e-12 of the largest taken |Γ_rr| of each row's
-    component (`component`: each row's, by scipy's connected components of the joints that share a
-    moving body: `joint_components`)."""
+    component (`component`: each row's, `joint_components`)."""
     scale = np.zeros(component.max() + 1)
     np.maximum.at(scale, component, np.abs(diagonal))
     return 1e-12 * scale[component]
 
 
 def joint_components(joints):
-    """(J,) each joint's connected component of the joint graph, by scipy: joints joined where they
-    share a moving body."""
+    """(J,) each joint's connected component of the joint graph, joints joined where they share a
+    moving body: a union-find of its own (the kernel's are scipy's, `components`)."""
     J = len(joints)
-    pairs = [(j, l) for j in range(J) for l in range(J) if j != l
-             and set(joints.body[j][joints.body[j] >= 0]) & set(joints.body[l][joints.body[l] >= 0])]
-    a = np.array([p[0] for p in pairs], int)
-    b = np.array([p[1] for p in pairs], int)
-    return connected_components(coo_matrix((np.ones(len(pairs)), (a, b)), shape=(J, J)), directed=False)[1]
+    parent = list(range(J))
+
+    def root(j):
+        while parent[j] != j:
+            j = parent[j]
+        return j
+
+    first = {}      # moving body → the first joint on it
+    for j in range(J):
+        for b in joints.body[j].tolist():
+            if b >= 0:
+                parent[root(j)] = root(first.setdefault(b, j))
+    roots = [root(j) for j in range(J)]
+    return np.unique(roots, return_inverse=True)[1]
 
 
 def solve_both(joints, again=False):
@@ -174,10 +180,10 @@ def test_a_nearly_massless_body_leaves_the_other_rows_as_they_solve_alone():
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_the_graph_s_components_are_scipy_s(seed):
+def test_the_graph_s_components_are_the_joints_that_share_bodies(seed):
     """`JointGraph.component_start`/`component_joint` (`components`): a random forest's joints with
-    a few more to the world, split into components exactly as scipy's connected components of the
-    joints that share a moving body split them (the same sets; each component's ascending)."""
+    a few more to the world, split into components exactly as a union-find of the joints that share
+    a moving body splits them (the same sets; each component's ascending)."""
     rng = np.random.default_rng(seed)
     edges = [(int(rng.integers(-1, i)) if i else -1, i) for i in range(30)] + [(-1, int(b)) for b in rng.integers(0, 30, 4)]
     joints = random_joints(30, edges, (BALL, HINGE))

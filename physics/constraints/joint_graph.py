@@ -63,6 +63,8 @@ import heapq
 from typing import NamedTuple
 
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from physics.core.compiled import kernel
 from physics.constraints.joints import ROWS_PER_JOINT, SPRING, joint_geometry, joint_geometry_arrays
@@ -446,23 +448,15 @@ def structure(joints):
 
 
 def components(neighbours):
-    """The connected components of a graph (`neighbours`: a list of sets), as (start (C + 1,),
-    members (N,)) int64: component c's nodes members[start[c]:start[c + 1]], ascending, the
-    components in the order of their least node."""
-    seen, start, members = [False] * len(neighbours), [0], []
-    for first in range(len(neighbours)):
-        if seen[first]:
-            continue
-        seen[first], found, stack = True, [first], [first]
-        while stack:
-            for n in neighbours[stack.pop()]:
-                if not seen[n]:
-                    seen[n] = True
-                    found.append(n)
-                    stack.append(n)
-        members += sorted(found)
-        start.append(len(members))
-    return np.array(start, np.int64), np.array(members, np.int64)
+    """The connected components of a graph (`neighbours`: a list of sets), by scipy's
+    `connected_components`, as (start (C + 1,), members (N,)) int64: component c's nodes
+    members[start[c]:start[c + 1]], ascending."""
+    pairs = np.array([(a, b) for a, near in enumerate(neighbours) for b in near], np.int64).reshape(-1, 2)
+    count, label = connected_components(coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])),
+                                                   shape=(len(neighbours),) * 2), directed=False)
+    start = np.zeros(count + 1, np.int64)
+    start[1:] = np.cumsum(np.bincount(label, minlength=count))
+    return start, np.argsort(label, kind="stable").astype(np.int64)
 
 
 def _terms(on_body, block, half, split):
