@@ -152,10 +152,13 @@ def test_a_joint_on_a_moving_frame_computes_its_start_in_the_prepare(monkeypatch
 def _one_by_one(todo, geometry, terms, rows, poses, slack, frames, velocity, h):
     """`_joint_start`'s calls made one by one from Python, each kernel on its own (the prepare as
     it made them before they were one call), with numpy's copies."""
-    from physics.constraints.joints import fill_joint_rows, fill_joint_terms, fill_limit_slack, joint_geometry
+    from physics.constraints.joints import fill_joint_rows, fill_joint_terms, fill_limit_slack, follow_turns, \
+        joint_geometry
     from physics.constraints.solver import _projections_alone
     if todo[0]:
         joint_geometry(*geometry)
+    if todo[5]:
+        follow_turns(geometry[0], geometry[3])
     if todo[1]:
         fill_joint_terms(*terms)
     count = fill_joint_rows(*rows)
@@ -181,7 +184,7 @@ def _start_run(scene, one_by_one=False, steps=60, **settings):
     chosen = loaded.settings()
     chosen.update(settings)
     sim = Simulation(loaded, chosen)
-    fused, seen = solver_module._joint_start, np.zeros(5, bool)
+    fused, seen = solver_module._joint_start, np.zeros(6, bool)
 
     def start(todo, *arguments):
         seen[:] |= todo
@@ -197,9 +200,9 @@ def _start_run(scene, one_by_one=False, steps=60, **settings):
 
 
 # Between them the scenes set every flag: the geometry computed and taken, the terms (the ant's
-# dampers, the iiwa_servo's servos), the limits (the humanoid's), a moving frame (the spun hinge),
-# the rows held by the projections alone (the pendulum's) and SHAKE's start (no RATTLE: no terms,
-# never alone).
+# dampers, the iiwa_servo's servos), the limits (the humanoid's), a moving frame and a hinge that
+# may turn over (the spun hinge), the rows held by the projections alone (the pendulum's) and
+# SHAKE's start (no RATTLE: no terms, never alone).
 START_SCENES = {"pendulum": {}, "ant": {}, "humanoid": {}, "iiwa_servo": {}, "spun hinge": {},
                 "pendulum, SHAKE": {"integrator": "semi-implicit-euler", "shake": True}}
 
@@ -213,7 +216,7 @@ def test_the_start_in_one_call_gives_the_bits_of_its_calls_one_by_one(name):
     one_hash, seen_again = _start_run(scene, one_by_one=True, **START_SCENES[name])
     assert seen == seen_again
     assert fused_hash == one_hash, name
-    expected = {"pendulum": (1, 0, 0, 0, 1), "ant": (1, 1, 1, 0, 1), "spun hinge": (1, 1, 0, 1, 1),
-                "pendulum, SHAKE": (1, 0, 0, 0, 0)}.get(name)
+    expected = {"pendulum": (1, 0, 0, 0, 1, 0), "ant": (1, 1, 1, 0, 1, 0), "spun hinge": (1, 1, 0, 1, 1, 1),
+                "pendulum, SHAKE": (1, 0, 0, 0, 0, 0)}.get(name)
     if expected is not None:
         assert seen == tuple(map(bool, expected)), (name, seen)

@@ -39,10 +39,11 @@ def mujoco_body(joints, qpos):
     return model, data
 
 
-def our_body(model, data):
+def our_body(model, data, moving=False):
     """The same body as a scene: a dynamic node at MuJoCo's centre of mass and principal axes, on a
     six_axis joint whose axes are MuJoCo's at this pose (xaxis), coordinates its qpos, refs its qpos0,
-    limits its ranges."""
+    limits its ranges; `moving`: with MuJoCo's velocity of its centre of mass and its ω at qvel
+    (`mj_objectVelocity`), else at rest."""
     body = model.body("b").id
     axes = []
     for j in range(model.njnt):
@@ -59,6 +60,11 @@ def our_body(model, data):
                           "rotation": quaternion_from_matrix(data.ximat[body].reshape(3, 3)).tolist(),
                           "mass": float(model.body_mass[body]), "inertia": model.body_inertia[body].tolist()}],
                 "joint": [{"type": "six_axis", "b": "b", "anchor": data.xanchor[model.njnt - 1].tolist(), "axes": axes}]}
+    if moving:
+        velocity = np.zeros(6)      # [ω, v] world, v of the centre of mass (xipos)
+        mujoco.mj_objectVelocity(model, data, mujoco.mjtObj.mjOBJ_BODY, body, velocity, 0)
+        document["node"][0]["angular_velocity"], document["node"][0]["velocity"] = velocity[:3].tolist(), \
+            velocity[3:].tolist()
     return Simulation(scene_from_dict(document, HERE / "six.toml"))
 
 

@@ -26,8 +26,19 @@ b = (0, −kp, −kv); a velocity servo g = kv, b = (0, 0, −kv)): F₀ = G (g 
 D = −G² b₂, its force range ×G. An armature A (MuJoCo's: an inertia on the coordinate, a motor's
 rotor seen through its gear) rides the spring slot as the impulse −A (q̇' − q̇₀) against the rate
 q̇₀ at the step's start: that row is J v = (h(F₀ − K q) + A q̇₀)/(h²K + hD + A) − λ/(h²K + hD + A).
-The coordinate q is the joint's `coordinate` at load plus the hinge angle in (−π, π] (or the
-slider's travel) from the pose as loaded.
+The coordinate q is the joint's `coordinate` at load plus the hinge angle (or the slider's travel)
+from the pose as loaded.
+
+Turns. A pose gives a hinge's angle only modulo 2π; MuJoCo's qpos, integrated, counts the turns. A
+hinge's angle here is read within π of a centre c = q_load + `turned` (the atan2 of the pose, moved
+by 2π k onto (c − π, c + π]), and the joints' start of each sub-step (`follow_turns`, at the poses
+the last sub-step left) moves the centre onto the coordinate read wherever it has strayed more
+than π/2 from it: so the coordinate is continuous while a hinge turns less than π/2 a sub-step
+(30 turns a second at the default 240 sub-steps a second), and a spring, a servo or a limit past
+±π acts on the turned angle, as MuJoCo's does. Only a hinge that may turn over is followed (its
+limits not both within π of its load: `JointModel.turning`); until it has strayed, `turned` is 0 and
+its coordinate keeps the bits of the plain reading. `turned` is state (snapshots keep it where it
+is not all 0), set by `Joints.centre_on` where a user poses a joint.
 
 Six-axis joints (Jolt's SixDOFConstraint, PhysX's D6, MuJoCo's several joints in one body): b moves
 relative to a along up to three slides s_i, then turns about up to three hinges through one anchor,
@@ -118,6 +129,9 @@ class JointModel(NamedTuple):
     axis_load: np.ndarray       # (J, 6) each axis's coordinate as loaded (the branch of its angle: `_axis_state`)
     axis_count: np.ndarray      # (J, 2) int64 (slides, hinges), each 0..AXES_MAX
     member: np.ndarray          # (J,) int64 an AXIS joint's axis: 0 .. slides + hinges − 1 (−1 elsewhere)
+    # Turns ("Turns" above): state, not model (`Joints.turned`, the array itself: the joints' start writes it)
+    turned: np.ndarray          # (J,) rad: the hinge's angle is read within π of its coordinate at load + turned
+    turning: np.ndarray         # (J,) bool: a hinge whose limits do not both lie within π of its load (it may turn over)
 
 
 class JointGeometry(NamedTuple):
@@ -203,6 +217,34 @@ def _wrapped(angle):
 
 
 @kernel(inline=True)
+def _turned_angle(angle, turned):
+    """A hinge's angle in (−π, π] from its pose at load, read within π of `turned` (module
+    docstring, "Turns"); the angle itself, its bits, where turned is 0."""
+    return angle if turned == 0.0 else turned + _wrapped(angle - turned)
+
+
+@kernel(inline=True)
+def _hinge_load(model, j):
+    """Hinge row j's coordinate at load: a hinge's `coordinate`, a six-axis joint's hinge axis's
+    `axis_load`."""
+    return model.axis_load[j, model.member[j]] if model.kind[j] == AXIS else model.coordinate[j]
+
+
+@kernel(inline=True)
+def follow_turns(model, geometry):
+    """Move each turning hinge's centre onto its coordinate where they are more than π/2 apart
+    (module docstring, "Turns"): turned_j = q_j − q_load, q_j = `geometry.coordinate` at the poses
+    of a sub-step's start. The angle is then read within π of where the hinge is, so a hinge that
+    turns less than π/2 before the next start is read on its own turn."""
+    for j in range(len(model.kind)):
+        if model.turning[j]:
+            load = _hinge_load(model, j)
+            q = geometry.coordinate[j]
+            if abs(q - (load + model.turned[j])) > 0.5 * np.pi:
+                model.turned[j] = q - load
+
+
+@kernel(inline=True)
 def _dual_rows(c0, c1, c2):
     """The rows w_i of E⁻¹, E's columns c₀, c₁, c₂: w_i · c_j = δ_ij. At a gimbal lock (E singular: the
     first and last of three hinges aligned) the coordinates' rates are undefined, as MuJoCo's are
@@ -283,8 +325,8 @@ def _axis_state(model, j, R_a, R_b, d, m):
     if m < ns:
         return model.axis_offset[j, m] + dot(dual_s[m], d_a), matvec(R_a, dual_s[m]), matvec(R_a, slides[m])
     i = m - ns
-    load = model.axis_load[j, m]
-    return load + _wrapped(model.axis_offset[j, m] + theta[i] - load), dual_e[i], e[i]
+    centre = model.axis_load[j, m] + model.turned[j]     # (turned 0: the load's own bits)
+    return centre + _wrapped(model.axis_offset[j, m] + theta[i] - centre), dual_e[i], e[i]
 
 
 @kernel(inline=True)
@@ -479,9 +521,10 @@ def joint_geometry(model, centre, rotation, out):
             if kind == AXIS:
                 coordinate, direction, _ = _axis_state(model, j, R_a, R_b, d, m)
                 out.coordinate[j] = coordinate
-            elif limited or model.driven[j] or model.sprung[j]:
+            elif limited or model.driven[j] or model.sprung[j] or model.turning[j]:
                 if kind == HINGE:
-                    coordinate = model.coordinate[j] + np.arctan2(dot(n_a, cross3(ref_a, ref_b)), dot(ref_a, ref_b))
+                    coordinate = model.coordinate[j] + _turned_angle(
+                        np.arctan2(dot(n_a, cross3(ref_a, ref_b)), dot(ref_a, ref_b)), model.turned[j])
                 else:
                     coordinate = model.coordinate[j] + dot(d, n_a)
                 out.coordinate[j] = coordinate
@@ -635,6 +678,8 @@ class Joints:
     axis_load: np.ndarray = None        # (J, 6) each axis's coordinate as loaded (0)
     axis_count: np.ndarray = None       # (J, 2) int64 (slides, hinges) (0)
     member: np.ndarray = None           # (J,) int64 an AXIS joint's axis in its six-axis joint (−1)
+    # a hinge's turns (module docstring, "Turns"): state the joints' start writes
+    turned: np.ndarray = None           # (J,) rad: its angle is read within π of its coordinate at load + this (0)
 
     DRIVE_FIELDS = ("coordinate", "stiffness", "spring_reference", "damping", "armature", "actuated", "gear", "gain", "bias",
                     "force_lower", "force_upper")
@@ -644,7 +689,7 @@ class Joints:
     def __post_init__(self):
         J = len(self.kind)
         defaults = {"gear": 1.0, "force_lower": -INF, "force_upper": INF, "member": -1}
-        for name in self.DRIVE_FIELDS + self.AXES_FIELDS:
+        for name in self.DRIVE_FIELDS + self.AXES_FIELDS + ("turned",):
             if getattr(self, name) is None:
                 dtype = np.int64 if name in ("actuated", "axis_count", "member") else float
                 setattr(self, name, np.full((J,) + self._SHAPES.get(name, ()), defaults.get(name, 0), dtype))
@@ -658,6 +703,27 @@ class Joints:
         than 0 as loaded (then its drive fields are state worth saving)."""
         return bool(self.actuated.any() or self.stiffness.any() or self.damping.any() or self.armature.any()
                     or self.coordinate.any())
+
+    def has_turned(self):
+        """Whether a hinge's angle is read about a centre other than its load (then `turned` is
+        state worth saving: a scene none of whose hinges has turned over keeps its snapshot and hash)."""
+        return bool(self.turned.any())
+
+    def turning(self):
+        """(J,) bool: the hinges that may turn over (module docstring, "Turns"): a hinge, or a
+        six-axis joint's hinge axis, whose limits do not both lie within π of its coordinate at load."""
+        hinge = (self.kind == HINGE) | ((self.kind == AXIS) & (self.member >= self.axis_count[:, 0]))
+        load = np.where(self.kind == AXIS, self.axis_load[np.arange(len(self)), np.maximum(self.member, 0)],
+                        self.coordinate)
+        held = (load - np.pi < self.lower) & (self.lower <= self.upper) & (self.upper < load + np.pi)
+        return hinge & ~held
+
+    def centre_on(self, j, q):
+        """Read hinge j's angle within π of coordinate q from now on (a user put it there:
+        `physics.pipeline.simulation.Simulation.pose_joint`); a slider's coordinate has no turns."""
+        if self.turning()[j]:
+            load = self.axis_load[j, self.member[j]] if self.kind[j] == AXIS else self.coordinate[j]
+            self.turned[j] = q - load
 
     def __len__(self):
         return len(self.kind)
@@ -698,7 +764,8 @@ class Joints:
         """The model arrays as a `JointModel` bundle (contiguous, for the compiled kernels); `limit_slack`
         (J,) how far past its limit each joint may stay (0: none; `limit_slack`). Made once: the model
         arrays do not change after the joints are built (a restore builds new `Joints`), and a
-        sub-step asks for it three or four times."""
+        sub-step asks for it three or four times; `turned`, state, is the joints' own array, which
+        the joints' start writes (`follow_turns`)."""
         model = self.__dict__.get("_model")
         if model is None:
             c = lambda a, dtype=float: np.ascontiguousarray(a, dtype)
@@ -711,7 +778,7 @@ class Joints:
                                np.zeros(len(self)), np.zeros(len(self), bool), np.zeros((len(self), 3)),
                                np.repeat(np.eye(3)[None], len(self), axis=0), np.zeros((len(self), 6)),
                                c(self.axes), c(self.axis_offset), c(self.axis_load), c(self.axis_count, np.int64),
-                               c(self.member, np.int64))
+                               c(self.member, np.int64), self.turned, c(self.turning(), bool))
             self.__dict__["_model"] = model     # not a field: snapshots and `fields(Joints)` leave it out
         return model if limit_slack is None else model._replace(limit_slack=np.ascontiguousarray(limit_slack, float))
 
@@ -807,6 +874,8 @@ class Joints:
             world(centre, rotation, 0, self.reference[:, 0], False), world(centre, rotation, 1, self.reference[:, 1], False)
         p_a, p_b = world(centre, rotation, 0, self.anchor[:, 0], True), world(centre, rotation, 1, self.anchor[:, 1], True)
         angle = np.arctan2(np.einsum("ja,ja->j", n_a, np.cross(ref_a, ref_b)), np.einsum("ja,ja->j", ref_a, ref_b))
+        turned = self.turned
+        angle = np.where(turned != 0.0, turned + np.arctan2(np.sin(angle - turned), np.cos(angle - turned)), angle)
         shift = np.einsum("ja,ja->j", p_b - p_a, n_a)
         q = np.where(self.kind == HINGE, angle, np.where(self.kind == SLIDER, shift, np.nan)) + self.coordinate
         if np.any(self.kind == AXIS):   # a six-axis joint's axis: the anchor on b and the axis now

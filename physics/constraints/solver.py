@@ -34,8 +34,8 @@ from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     RowArrays, beta_from_erp, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.constraints.joints import ACTUATED, DRIVE, LIMIT, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints, \
-    coordinate_inverse_inertia, coordinate_rates, fill_joint_rows, fill_joint_terms, fill_limit_slack, joint_geometry, \
-    stability_inertia
+    coordinate_inverse_inertia, coordinate_rates, fill_joint_rows, fill_joint_terms, fill_limit_slack, follow_turns, \
+    joint_geometry, stability_inertia
 from physics.constraints.gauss_seidel import PARALLEL_MIN, VIEWS_KEPT, Prepared, PreparedBuffers, SolveBuffers, \
     element_count, halves, prepare, solve, sweep
 from physics.core.threads import ThreadChoice
@@ -752,7 +752,8 @@ def _joint_start(todo, geometry, terms, rows, poses, slack, frames, velocity, h)
     made one by one; timed against them, the pendulum's and the ant's steps were within noise, a
     few lookups of bound calls saved; a step towards the sub-step as a few compiled calls):
     the start's geometry (`joint_geometry`) where todo[0] (not taken at these poses already:
-    `physics.constraints.rattle.JointBodies.take_start`), the joint terms RATTLE's step takes
+    `physics.constraints.rattle.JointBodies.take_start`), the turning hinges' centres moved onto
+    their coordinates where they strayed (`follow_turns`) where todo[5], the joint terms RATTLE's step takes
     (`fill_joint_terms`) where todo[1], the rows (`fill_joint_rows`), the start's poses copied, the
     soft limits (`fill_limit_slack`) where todo[2], a moving frame's speeds copied where todo[3],
     and whether RATTLE's projections hold the rows by themselves (`_projections_alone`, at the
@@ -761,6 +762,8 @@ def _joint_start(todo, geometry, terms, rows, poses, slack, frames, velocity, h)
     limit slack (0 where not filled), whether the projections hold the rows alone)."""
     if todo[0]:
         joint_geometry(*geometry)
+    if todo[5]:
+        follow_turns(geometry[0], geometry[3])
     if todo[1]:
         fill_joint_terms(*terms)
     count = fill_joint_rows(*rows)
@@ -852,21 +855,9 @@ class Actuation(NamedTuple):
     gain: np.ndarray        # (K,) g
     b0: np.ndarray          # (K,) b₀
     b1: np.ndarray          # (K,) b₁
-    servo: np.ndarray       # (K,) k = −G² b₁ of a position servo (b₁ < 0) with no force range on a joint that
-    #                         cannot turn over (`_may_turn_over`), a spring toward its target whose energy
-    #                         `SceneSolver.joint_energy` counts; 0 for the others
-
-
-def _may_turn_over(spec):
-    """Whether a joint's coordinate may wrap: a hinge's angle is measured within π of its coordinate
-    at load (`Joints.coordinates`), so one that turns past it jumps by 2π, and a spring or servo on
-    it pulls the other way (its energy then no conserved quantity); its limits, where both lie
-    within π of the load, keep it from turning so far."""
-    if spec.get("type") != "hinge":
-        return False
-    load = spec.get("coordinate") or 0.0
-    lower, upper = spec.get("lower"), spec.get("upper")
-    return not (lower is not None and upper is not None and load - math.pi < lower <= upper < load + math.pi)
+    servo: np.ndarray       # (K,) k = −G² b₁ of a position servo (b₁ < 0) with no force range, a spring toward
+    #                         its target whose energy `SceneSolver.joint_energy` counts (a hinge's angle counts
+    #                         its turns: physics.constraints.joints, "Turns"); 0 for the others
 
 
 class PreparedStep(NamedTuple):
@@ -1012,7 +1003,7 @@ class SceneSolver:
         self.step = None        # what the last prepare hands to this sub-step's other stages (`PreparedStep`)
         self._joints_forest = None      # (the joints, whether they join the bodies and the world as a forest): `leave_out_solve`
         self._rotor_kicks = None    # (terms, `_rotor_takes_kicks` bound to them): `leave_out_solve`
-        self._start_todo = np.zeros(5, np.bool_)     # `_joint_start`'s flags, written before each call
+        self._start_todo = np.zeros(6, np.bool_)     # `_joint_start`'s flags, written before each call
         self._again = None      # the last prepare of joints alone and no pair within reach, to make again (`_Again`)
         self._last_start = None     # the joints' last start: what it was given, its bound call (`_start_joints`)
         self.residual = np.zeros(0)     # the last solve's residual per sweep (a view of its room: until the next solve)
@@ -1260,6 +1251,7 @@ class SceneSolver:
         todo[2] = self.joints_limited
         todo[3] = self._any_framed
         todo[4] = bool(rattle and self._joints_forest[1])
+        todo[5] = bool(self.joints.model().turning.any())
         # (the terms' call is left out where not termed: any (J,) bool stands for its choice then)
         exact = self._exact if termed else bodies.terms.exact
         s = self._coordinate_s if termed else bodies.terms.share       # (made with `_exact`)
@@ -1761,11 +1753,10 @@ class SceneSolver:
         gear = np.array([a["gear"] for _, a in specs], float)
         b1 = np.array([a["bias"][1] for _, a in specs], float)
         ranged = np.array([bool(np.isfinite(a.get("force_range", (-np.inf, np.inf))).any()) for _, a in specs], bool)
-        turns = np.array([_may_turn_over(self.joint_specs[j]) for j, _ in specs], bool)
         return Actuation(np.array([j for j, _ in specs], np.int64), gear,
                          np.array([a["gain"] for _, a in specs], float),
                          np.array([a["bias"][0] for _, a in specs], float), b1,
-                         np.where((b1 < 0.0) & ~ranged & ~turns, -gear * gear * b1, 0.0))
+                         np.where((b1 < 0.0) & ~ranged, -gear * gear * b1, 0.0))
 
     def joint_energy(self, world, centre, rotation, velocity, bodies=None, control=None):
         """dict spring, armature (J): Σ ½ K (q − q_rest)² of the joints' springs and Σ ½ A q̇² of their

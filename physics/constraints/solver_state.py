@@ -29,11 +29,13 @@ class SolverState:
         if self.control.any():     # only once set: a scene without actuators keeps its snapshot and hash
             out["control"] = self.control.copy()
         if self.joints is not None:
-            # the drives' fields only where a joint has one: a scene without keeps its snapshot and hash
-            # and the axes' only where a joint is a six-axis joint
-            drives, axes = self.joints.has_drives(), self.joints.has_axes()
+            # the drives' fields only where a joint has one: a scene without keeps its snapshot and hash,
+            # the axes' only where a joint is a six-axis joint, and the turns only where a hinge has
+            # turned over (`Joints.has_turned`; a snapshot without them loads them as 0)
+            drives, axes, turned = self.joints.has_drives(), self.joints.has_axes(), self.joints.has_turned()
             out.update({"joints." + f.name: getattr(self.joints, f.name).copy() for f in fields(Joints)
-                        if (drives or f.name not in Joints.DRIVE_FIELDS) and (axes or f.name not in Joints.AXES_FIELDS)})
+                        if (drives or f.name not in Joints.DRIVE_FIELDS) and (axes or f.name not in Joints.AXES_FIELDS)
+                        and (turned or f.name != "turned")})
         return out
 
     def load(self, arrays):

@@ -240,7 +240,8 @@ class Restorable:
         if cache or joints:
             for key in [f"solver.cache.{k}" for k in self._CACHE_REQUIRED] + (
                     [f"solver.joints.{f.name}" for f in fields(Joints)
-                     if (drives or f.name not in Joints.DRIVE_FIELDS) and (axes or f.name not in Joints.AXES_FIELDS)]
+                     if (drives or f.name not in Joints.DRIVE_FIELDS) and (axes or f.name not in Joints.AXES_FIELDS)
+                     and f.name != "turned"]        # (written where a hinge has turned over)
                     if joints else []):
                 if key not in arrays:
                     refuse(key, "nothing", "an array (the file lacks it)")
@@ -274,6 +275,12 @@ class Restorable:
             scene_kinds = np.array([spec["kind"] for spec in self.scene.joints], np.int64)
             if not np.array_equal(kind, scene_kinds):
                 refuse("solver.joints.kind", kind[kind != scene_kinds][:3], f"the scene's kinds {scene_kinds.tolist()[:8]}")
+            if "solver.joints.turned" in arrays:        # a hinge's turns (the centre its angle is read about)
+                turned = arrays["solver.joints.turned"]
+                if turned.shape != kind.shape:
+                    refuse("solver.joints.turned", f"shape {turned.shape}", f"one per joint, {kind.shape}")
+                if not np.isfinite(turned).all():
+                    refuse("solver.joints.turned", turned[~np.isfinite(turned)][:3], "finite values")
             if "solver.joints.axis_count" in arrays:    # a six-axis joint's axes (compiled loops index with them)
                 count, member = arrays["solver.joints.axis_count"], arrays["solver.joints.member"]
                 for name in ("axes", "axis_offset", "axis_load"):

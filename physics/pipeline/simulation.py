@@ -573,6 +573,7 @@ class Simulation:
         moved = self._beyond(j)         # refused (a loop) before anything changes
         _, now, point, axis = self._coordinates(keep=True)
         delta = q - now[j]
+        self._solver.joints.centre_on(j, q)     # (a hinge put past ±π of where it was is read on its new turn)
         if spec["type"] == "hinge":
             K = hat(axis[j])        # Rodrigues, its products in a fixed order (no BLAS: this is state)
             turn = np.eye(3) + np.sin(delta) * K + 2.0 * np.sin(delta / 2.0) ** 2 * driving.matmul(K, K)
@@ -817,7 +818,7 @@ class Simulation:
         and its descendants, e.g. the car and its cargo): ½ m v² + ½ ω_bᵀ I ω_b, −m g · x. Where
         joints have springs or armatures, also spring: Σ ½ K (q − q_rest)² and armature: Σ ½ A q̇²
         (of the joints whose side b is in the subtree); where actuators are position servos with no
-        force range on joints that cannot turn over (`SceneSolver.actuation`), servo: Σ ½ k (q − q_c)² toward each one's target at its control now; where a
+        force range (`SceneSolver.actuation`), servo: Σ ½ k (q − q_c)² toward each one's target at its control now; where a
         joint hangs from a moving frame (a kinematic node), frame_work: the work the frames have done
         on the bodies through those joints since the load. Without dampers, contacts, applied forces
         or actuators other than such servos at held controls, kinetic + potential + spring + armature

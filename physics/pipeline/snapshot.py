@@ -105,6 +105,8 @@ _LAYOUT = {
     "solver.joints.axes": (_F, ("J", 6, 3)), "solver.joints.axis_offset": (_F, ("J", 6)),
     "solver.joints.axis_count": (_I, ("J", 2)), "solver.joints.member": (_I, ("J",)),
     "solver.joints.axis_load": (_F, ("J", 6)),
+    # a hinge's turns (physics.constraints.joints, "Turns"): written only where one has turned over
+    "solver.joints.turned": (_F, ("J",)),
     # the actuators on nodes (physics.dynamics.driving): written only where a scene has one
     "drive.control": (_F, ("A",)), "drive.coordinate": (_F, ("A",)),
     # the work of the moving frames through joints (physics.pipeline.data): only where a joint has one

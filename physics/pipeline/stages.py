@@ -567,9 +567,9 @@ def actuators_push(data, work):
     """Whether a joint's actuator does work on the run at its control now: a force G (g ctrl + b₀)
     ≠ 0 (a motor with a control, a velocity servo with a target speed, a bias force) where it is no
     spring, or a pull b₁ ≠ 0 that is no spring the balance counts (b₁ > 0, a force range that
-    clamps it, a hinge that may turn over). A position servo with no force range on a joint that
-    cannot turn over is a spring toward its target at a held control, whose energy the balance
-    counts (`SceneSolver.joint_energy`'s servo, `Actuation.servo`): no driver; a
+    clamps it). A position servo with no force range is a spring toward its target at a held
+    control (a hinge's angle counts its turns: physics.constraints.joints, "Turns"), whose energy
+    the balance counts (`SceneSolver.joint_energy`'s servo, `Actuation.servo`): no driver; a
     velocity servo at rest (b₂ alone) only damps. An actuator that pushes is a driver, as a moving
     kinematic node or an applied force is (`Model.driven`), for as long as its control holds:
     gymnasium's reacher driven by random controls held five steps each gained 4 J against an
