@@ -231,17 +231,37 @@ def _hinge_load(model, j):
 
 
 @kernel(inline=True)
-def follow_turns(model, geometry):
+def _hinge_coordinate(model, j, n_a, ref_a, ref_b):
+    """Hinge j's coordinate: its coordinate at load plus the angle atan2(n_a · (ref_a × ref_b),
+    ref_a · ref_b) from its pose at load (world axis n_a and references), read about its turns."""
+    return model.coordinate[j] + _turned_angle(np.arctan2(dot(n_a, cross3(ref_a, ref_b)), dot(ref_a, ref_b)),
+                                               model.turned[j])
+
+
+@kernel(inline=True)
+def follow_turns(model, centre, rotation, geometry):
     """Move each turning hinge's centre onto its coordinate where they are more than π/2 apart
-    (module docstring, "Turns"): turned_j = q_j − q_load, q_j = `geometry.coordinate` at the poses
-    of a sub-step's start. The angle is then read within π of where the hinge is, so a hinge that
-    turns less than π/2 before the next start is read on its own turn."""
+    (module docstring, "Turns"): turned_j = q_j − q_load, q_j its coordinate at the poses of a
+    sub-step's start (centre (B, 3), rotation (B, 3, 3)): `geometry.coordinate` where the geometry
+    reads it (a limit, a drive or a spring on the hinge, a six-axis joint's axis), else read here,
+    once a sub-step (a plain hinge's coordinate acts on nothing: RATTLE's Newton iterations do not
+    read it). The angle is then read within π of where the hinge is, so a hinge that turns less
+    than π/2 before the next start is read on its own turn."""
     for j in range(len(model.kind)):
-        if model.turning[j]:
-            load = _hinge_load(model, j)
-            q = geometry.coordinate[j]
-            if abs(q - (load + model.turned[j])) > 0.5 * np.pi:
-                model.turned[j] = q - load
+        if not model.turning[j]:
+            continue
+        q = geometry.coordinate[j]
+        if model.kind[j] == HINGE and not (np.isfinite(model.lower[j]) or np.isfinite(model.upper[j])
+                                           or model.driven[j] or model.sprung[j]):
+            R_a, R_b, _, _, _ = _sides(model, j, centre, rotation)
+            q = _hinge_coordinate(model, j, matvec(R_a, (model.axis[j, 0, 0], model.axis[j, 0, 1], model.axis[j, 0, 2])),
+                                  matvec(R_a, (model.reference[j, 0, 0], model.reference[j, 0, 1],
+                                               model.reference[j, 0, 2])),
+                                  matvec(R_b, (model.reference[j, 1, 0], model.reference[j, 1, 1],
+                                               model.reference[j, 1, 2])))
+        load = _hinge_load(model, j)
+        if abs(q - (load + model.turned[j])) > 0.5 * np.pi:
+            model.turned[j] = q - load
 
 
 @kernel(inline=True)
@@ -521,10 +541,9 @@ def joint_geometry(model, centre, rotation, out):
             if kind == AXIS:
                 coordinate, direction, _ = _axis_state(model, j, R_a, R_b, d, m)
                 out.coordinate[j] = coordinate
-            elif limited or model.driven[j] or model.sprung[j] or model.turning[j]:
+            elif limited or model.driven[j] or model.sprung[j]:
                 if kind == HINGE:
-                    coordinate = model.coordinate[j] + _turned_angle(
-                        np.arctan2(dot(n_a, cross3(ref_a, ref_b)), dot(ref_a, ref_b)), model.turned[j])
+                    coordinate = _hinge_coordinate(model, j, n_a, ref_a, ref_b)
                 else:
                     coordinate = model.coordinate[j] + dot(d, n_a)
                 out.coordinate[j] = coordinate

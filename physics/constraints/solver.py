@@ -763,7 +763,7 @@ def _joint_start(todo, geometry, terms, rows, poses, slack, frames, velocity, h)
     if todo[0]:
         joint_geometry(*geometry)
     if todo[5]:
-        follow_turns(geometry[0], geometry[3])
+        follow_turns(geometry[0], geometry[1], geometry[2], geometry[3])
     if todo[1]:
         fill_joint_terms(*terms)
     count = fill_joint_rows(*rows)
