@@ -130,6 +130,7 @@ class Panel:
         self.cut_rects = []  # the items' screen rectangles of `cut`, in the same order
         self.whole_shown = None  # the cut label whose tooltip shows this frame, if any
         self._cut_prefix = ""
+        self.slider_turns = {}  # unlimited hinge -> the centre of its slider's turn while it is dragged
 
     def remember(self, label, text=None, cut=False, end_x=None):
         """Record the last drawn item's screen rectangle under `label` (`item_rects`: what tests and
@@ -537,7 +538,8 @@ class Panel:
 
     def joint_sliders(self):
         """A slider per named hinge and slider joint, at its coordinate now (within its limits, else
-        ±π rad or ±1 m about it). Paused, it poses the joint (a "pose" input: the bodies beyond it
+        ±1 m about its coordinate at load, or the turn an unlimited hinge is on: ±π about its load
+        plus whole turns, its coordinate counting turns). Paused, it poses the joint (a "pose" input: the bodies beyond it
         turn rigidly, as MuJoCo's Joint panel sets qpos); running, it sets the target of the joint's
         position actuator where it has one, and poses it where it has none."""
         v = self.viewer
@@ -552,12 +554,19 @@ class Panel:
             if name not in coordinates:
                 continue
             q = coordinates[name]
-            # an unlimited joint's range about its coordinate at load: fixed, so that a held drag
-            # does not chase a range that follows the joint
+            # an unlimited joint's range about its coordinate at load, a hinge's moved by the whole
+            # turns it has made, and kept while the slider is dragged, so that a held drag does
+            # not chase a range that follows the joint
             span, centre = (np.pi if spec["type"] == "hinge" else 1.0), spec.get("coordinate", 0.0)
+            if spec["type"] == "hinge":
+                centre = self.slider_turns.get(name, centre + 2 * np.pi * np.round((q - centre) / (2 * np.pi)))
             low = spec["lower"] if spec.get("lower") is not None else centre - span
             high = spec["upper"] if spec.get("upper") is not None else centre + span
             changed, new = imgui.slider_float(f"{name}##joint", q, low, high, "%.3f")
+            if imgui.is_item_active() and spec["type"] == "hinge":
+                self.slider_turns[name] = centre
+            else:
+                self.slider_turns.pop(name, None)
             new = float(np.clip(new, low, high))      # (single precision: its ends lie past the limits)
             if changed and new != q:
                 if not v.session.paused and name in servos:

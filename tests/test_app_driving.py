@@ -176,3 +176,54 @@ def test_the_cars_cargo_shows_through_its_cabin(window):
     v.session.sim.scene.opacity[:] = opacity
     assert seen[0] > seen[2] + 30, seen           # yellow (red and green over blue): the ball
     assert hidden[2] >= hidden[0], hidden         # the cabin's pale blue
+
+
+SPINNER = """title = "spinner"
+[world]
+gravity = [0.0, 0.0, 0.0]
+[[node]]
+name = "wheel"
+motion = "dynamic"
+mass = 1.0
+inertia = [0.1, 0.1, 0.1]
+angular_velocity = [0.0, 0.0, 20.0]
+shape = { type = "box", size = [1.0, 0.2, 0.2] }
+[[joint]]
+type = "hinge"
+name = "axle"
+b = "wheel"
+anchor = [0.0, 0.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+"""
+
+
+@pytest.mark.display
+def test_an_unlimited_hinges_slider_is_on_the_turn_it_has_reached(window, tmp_path):
+    """A wheel on an unlimited hinge spun at 20 rad/s for a second has turned some three turns (its
+    coordinate counts them): paused, its slider spans ±π about the whole turns it has made, and a
+    drag past the slider's right end poses it at that turn's end, not at π about the load."""
+    require_tool("xdotool", "xdotool")
+    path = tmp_path / "spinner.toml"
+    path.write_text(SPINNER)
+    w = window(path)
+    frames(w, 60)
+    v = w.viewer
+    keys(w, "space")
+    assert v.session.paused
+    q = v.session.sim.joint_coordinates()["axle"]
+    assert q > 2 * np.pi
+    end = 2 * np.pi * np.round(q / (2 * np.pi)) + np.pi
+    click_item(w, "axle##joint")
+    frames(w, 2)
+    x0, y0, x1, y1 = v.panel.item_rects["axle##joint"]
+    y = str(int((y0 + y1) / 2))
+    xdotool(w, "mousemove", "--window", str(w._window), str(int(x0) + 20), y)
+    xdotool(w, "mousedown", "1")
+    frames(w, 2)
+    xdotool(w, "mousemove", "--window", str(w._window), str(int(x1) + 40), y)
+    frames(w, 2)
+    xdotool(w, "mouseup", "1")
+    frames(w, 3)
+    posed = v.session.sim.joint_coordinates()["axle"]
+    assert abs(posed - end) < 1e-3, (posed, end)        # (the slider's single precision at its end)
+    assert any(i.kind == "pose" and i.args[0] == "axle" for i in v.session.timeline.inputs)

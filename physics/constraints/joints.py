@@ -33,8 +33,8 @@ Turns. A pose gives a hinge's angle only modulo 2π; MuJoCo's qpos, integrated, 
 hinge's angle here is read within π of a centre c = q_load + `turned` (the atan2 of the pose, moved
 by 2π k onto (c − π, c + π]), and the joints' start of each sub-step (`follow_turns`, at the poses
 the last sub-step left) moves the centre onto the coordinate read wherever it has strayed more
-than π/2 from it: so the coordinate is continuous while a hinge turns less than π/2 a sub-step
-(30 turns a second at the default 240 sub-steps a second), and a spring, a servo or a limit past
+than π/2 from it: so the coordinate is continuous while a hinge turns less than a quarter turn a
+sub-step (45 turns a second at dt 1/60 in 3 sub-steps), and a spring, a servo or a limit past
 ±π acts on the turned angle, as MuJoCo's does. Only a hinge that may turn over is followed (its
 limits not both within π of its load: `JointModel.turning`); until it has strayed, `turned` is 0 and
 its coordinate keeps the bits of the plain reading. `turned` is state (snapshots keep it where it
@@ -63,7 +63,8 @@ cannot tell them apart, MuJoCo's qpos can; so the coordinates are MuJoCo's while
 stays within the gimbal locks about its loaded angle, π/2 for orthogonal axes), then θ₁ the angle
 about k₁ from Rot(k₂, θ₂) k₃ to M k₃ and −θ₃ the angle about k₃ from Rot(k₂, −θ₂) k₁ to Mᵀ k₁; with
 two, θ₁ from k₂ to M k₂ about k₁ and −θ₂ from k₁ to Mᵀ k₁ about k₂; with one, the angle of M about
-k₁. Each hinge's angle is read in (−π, π] about its value as loaded, as a hinge's. Its row: the coordinate's rate q̇_i = w_i · (v or ω), w_i row i
+k₁. Each hinge's angle counts its turns, as a hinge's does ("Turns" above; the middle of three
+hinges picks its root about its value as loaded still). Its row: the coordinate's rate q̇_i = w_i · (v or ω), w_i row i
 of E⁻¹, E's columns the world axes e_i (the slides, with the lever r_a + d as a slider's; the hinges
 e₁ = R_a R_rest k₁, e₂ = R_a R_rest Rot(k₁, θ₁) k₂, e₃ = R_b k₃, completed by the locked
 directions).
@@ -712,6 +713,8 @@ class Joints:
             if getattr(self, name) is None:
                 dtype = np.int64 if name in ("actuated", "axis_count", "member") else float
                 setattr(self, name, np.full((J,) + self._SHAPES.get(name, ()), defaults.get(name, 0), dtype))
+        # (the kernels write this array itself: `model`)
+        self.turned = np.ascontiguousarray(self.turned, float)
 
     def has_axes(self):
         """Whether any joint is a six-axis joint (then its axes are state worth saving)."""
@@ -738,11 +741,14 @@ class Joints:
         return hinge & ~held
 
     def centre_on(self, j, q):
-        """Read hinge j's angle within π of coordinate q from now on (a user put it there:
-        `physics.pipeline.simulation.Simulation.pose_joint`); a slider's coordinate has no turns."""
+        """Read hinge j's angle within π of coordinate q from now on where it is read more than π/2
+        from it (a user put it there: `physics.pipeline.simulation.Simulation.pose_joint`; the
+        rule of `follow_turns`, so a pose within a quarter turn of the centre keeps its bits); a
+        slider's coordinate has no turns."""
         if self.turning()[j]:
             load = self.axis_load[j, self.member[j]] if self.kind[j] == AXIS else self.coordinate[j]
-            self.turned[j] = q - load
+            if abs(q - (load + self.turned[j])) > 0.5 * np.pi:
+                self.turned[j] = q - load
 
     def __len__(self):
         return len(self.kind)

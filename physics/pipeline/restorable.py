@@ -18,6 +18,7 @@ from physics.core.validation import FORCE_MAX, LENGTH_MAX, LENGTH_MIN, SCALE_RAN
 # A restored rotation matrix's largest |RᵀR − I|: a stepped one stays within round-off of
 # orthonormal (1e-15 a step), a crafted all-zero one is 1 off.
 ROTATION_TOLERANCE = 1e-6
+TURNED_MAX = 1e12       # rad: a hinge's turns (past this an angle's float spacing is 1e-4 rad: no run's)
 
 
 class Restorable:
@@ -276,11 +277,12 @@ class Restorable:
             if not np.array_equal(kind, scene_kinds):
                 refuse("solver.joints.kind", kind[kind != scene_kinds][:3], f"the scene's kinds {scene_kinds.tolist()[:8]}")
             if "solver.joints.turned" in arrays:        # a hinge's turns (the centre its angle is read about)
-                turned = arrays["solver.joints.turned"]
-                if turned.shape != kind.shape:
-                    refuse("solver.joints.turned", f"shape {turned.shape}", f"one per joint, {kind.shape}")
-                if not np.isfinite(turned).all():
-                    refuse("solver.joints.turned", turned[~np.isfinite(turned)][:3], "finite values")
+                turned = np.asarray(arrays["solver.joints.turned"])
+                if turned.shape != kind.shape or turned.dtype != np.float64:
+                    refuse("solver.joints.turned", f"{turned.dtype} {turned.shape}", f"float64 ({len(kind)},), one per joint")
+                bad = ~(np.abs(turned) <= TURNED_MAX)
+                if bad.any():
+                    refuse("solver.joints.turned", turned[bad][:3], f"finite values within ±{TURNED_MAX:g} rad")
             if "solver.joints.axis_count" in arrays:    # a six-axis joint's axes (compiled loops index with them)
                 count, member = arrays["solver.joints.axis_count"], arrays["solver.joints.member"]
                 for name in ("axes", "axis_offset", "axis_load"):
