@@ -23,9 +23,11 @@ warmup: $(STAMP)
 
 # one pytest worker per core (pytest-xdist), the display tests together on one of them
 # (tests/conftest.py); PYTEST_ARGS="-n 0" runs everything in this process. The slowest tests are
-# listed at the end (what a faster suite shortens next: the README's test-time paragraph).
+# listed at the end (what a faster suite shortens next: the README's test-time paragraph). A worker
+# that dies is not replaced: the run fails at once and names the test it was running (replaced,
+# a lost worker's group of tests could leave the scheduler waiting on it for good).
 test: warmup
-	$(PY) -m pytest -n auto --dist loadgroup -m "not long" --durations=15 --durations-min=5 $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto --dist loadgroup --max-worker-restart=0 -m "not long" --durations=15 --durations-min=5 $(PYTEST_ARGS)
 
 # the runs too long for `make test`, each beside its bounded version there (pytest marker `long`)
 long: warmup
