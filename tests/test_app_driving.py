@@ -80,6 +80,22 @@ def test_the_control_section_sets_an_actuator(window):
     xdotool(w, "keyup", "a")        # the X server's key state back as it was
 
 
+def drag_past_end(w, label, right):
+    """A real drag (xdotool) of the panel's slider `label`, scrolled into view, from near its left
+    end to 40 px past its `right` or left end (the item's rectangle holds its label)."""
+    click_item(w, label)
+    frames(w, 2)
+    x0, y0, x1, y1 = w.viewer.panel.item_rects[label]
+    y = str(int((y0 + y1) / 2))
+    xdotool(w, "mousemove", "--window", str(w._window), str(int(x0) + 20), y)
+    xdotool(w, "mousedown", "1")
+    frames(w, 2)
+    xdotool(w, "mousemove", "--window", str(w._window), str(int(x1) + 40 if right else max(int(x0) - 40, 0)), y)
+    frames(w, 2)
+    xdotool(w, "mouseup", "1")
+    frames(w, 3)
+
+
 @pytest.mark.display
 def test_a_control_slider_reaches_both_ends_of_its_range(window):
     """The humanoid's hip motor (ctrl_range ±0.4): its slider dragged past either end sets the
@@ -90,33 +106,13 @@ def test_a_control_slider_reaches_both_ends_of_its_range(window):
     w = window("humanoid")
     frames(w, 5)
     v = w.viewer
-    click_item(w, "right_hip_y##control")       # scrolled into view
-    frames(w, 2)
-    x0, y0, x1, y1 = v.panel.item_rects["right_hip_y##control"]
-    y = str(int((y0 + y1) / 2))
-    for past, expected in ((int(x1) + 40, 0.4), (int(x0) - 40, -0.4)):     # (the item's rect holds its label)
-        xdotool(w, "mousemove", "--window", str(w._window), str(int(x0) + 20), y)
-        xdotool(w, "mousedown", "1")
-        frames(w, 2)
-        xdotool(w, "mousemove", "--window", str(w._window), str(max(past, 0)), y)
-        frames(w, 2)
-        xdotool(w, "mouseup", "1")
-        frames(w, 3)
+    for right, expected in ((True, 0.4), (False, -0.4)):
+        drag_past_end(w, "right_hip_y##control", right)
         assert v.session.sim.controls["right_hip_y"] == expected, v.session.sim.controls
     # the same for a joint's slider, whose ends are its limits (right_knee: −160° .. −2°): posed at the end
     keys(w, "space")        # paused: a joint slider poses
     frames(w, 2)
-    click_item(w, "right_knee##joint")
-    frames(w, 2)
-    x0, y0, x1, y1 = v.panel.item_rects["right_knee##joint"]
-    y = str(int((y0 + y1) / 2))
-    xdotool(w, "mousemove", "--window", str(w._window), str(int(x0) + 20), y)
-    xdotool(w, "mousedown", "1")
-    frames(w, 2)
-    xdotool(w, "mousemove", "--window", str(w._window), str(max(int(x0) - 40, 0)), y)
-    frames(w, 2)
-    xdotool(w, "mouseup", "1")
-    frames(w, 3)
+    drag_past_end(w, "right_knee##joint", False)
     lower = next(spec["lower"] for spec in v.session.sim.scene.joints if spec.get("name") == "right_knee")
     assert abs(v.session.sim.joint_coordinates()["right_knee"] - lower) < 1e-9
 
@@ -213,17 +209,7 @@ def test_an_unlimited_hinges_slider_is_on_the_turn_it_has_reached(window, tmp_pa
     q = v.session.sim.joint_coordinates()["axle"]
     assert q > 2 * np.pi
     end = 2 * np.pi * np.round(q / (2 * np.pi)) + np.pi
-    click_item(w, "axle##joint")
-    frames(w, 2)
-    x0, y0, x1, y1 = v.panel.item_rects["axle##joint"]
-    y = str(int((y0 + y1) / 2))
-    xdotool(w, "mousemove", "--window", str(w._window), str(int(x0) + 20), y)
-    xdotool(w, "mousedown", "1")
-    frames(w, 2)
-    xdotool(w, "mousemove", "--window", str(w._window), str(int(x1) + 40), y)
-    frames(w, 2)
-    xdotool(w, "mouseup", "1")
-    frames(w, 3)
+    drag_past_end(w, "axle##joint", True)
     posed = v.session.sim.joint_coordinates()["axle"]
     assert abs(posed - end) < 1e-3, (posed, end)        # (the slider's single precision at its end)
     assert any(i.kind == "pose" and i.args[0] == "axle" for i in v.session.timeline.inputs)
