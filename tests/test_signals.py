@@ -22,11 +22,14 @@ class Stop(BaseException):
 def test_a_signal_that_arrives_inside_a_gc_callback_stops_the_block_once_the_callback_is_done(capsys):
     """A gc callback that sends SIGTERM to this process and keeps running (so that the handler runs
     inside it): the stop rises in the block after the collection, within a second, and nothing is
-    printed (no "Exception ignored in gc callback"); the callback itself ran to its end."""
-    finished = []
+    printed (no "Exception ignored in gc callback"); the callback itself ran to its end. It sends
+    only once armed inside the block: a collection Python starts on its own before the block's
+    handler is in place (any allocation may start one) would send SIGTERM to a process that still
+    dies of it, and took the test's pytest worker down with it."""
+    armed, finished = [], []
 
     def callback(phase, info):
-        if phase == "start" and not finished:
+        if phase == "start" and armed and not finished:
             os.kill(os.getpid(), signal.SIGTERM)
             for _ in range(1000):       # bytecodes for the handler to run in
                 pass
@@ -36,6 +39,7 @@ def test_a_signal_that_arrives_inside_a_gc_callback_stops_the_block_once_the_cal
     try:
         with pytest.raises(Stop, match="SIGTERM"):
             with raising_on_signals(Stop):
+                armed.append(True)
                 gc.collect()
                 deadline = time.monotonic() + 1.0
                 while time.monotonic() < deadline:
