@@ -41,14 +41,6 @@ def grid_edges(side):
             + [(at(i, k), at(i + 1, k)) for i in range(side - 1) for k in range(side)])
 
 
-def regularization(diagonal, component):
-    """The kernel's (`_assemble_diagonal`): 1e-12 of the largest taken |Γ_rr| of each row's
-    component (`component`: each row's, `joint_components`)."""
-    scale = np.zeros(component.max() + 1)
-    np.maximum.at(scale, component, np.abs(diagonal))
-    return 1e-12 * scale[component]
-
-
 def joint_components(joints):
     """(J,) each joint's connected component of the joint graph, joints joined where they share a
     moving body: a union-find of its own (the kernel's are scipy's, `components`)."""
@@ -92,13 +84,12 @@ def solve_both(joints, again=False):
                 for sl in range(2):
                     if joints.body[j, sj] >= 0 and joints.body[j, sj] == joints.body[l, sl]:
                         dense[a, b] += jacobian[j, s, sj] @ weighted[l, t, sl]
-    dense[np.diag_indices(len(rows))] += regularization(np.diag(dense), joint_components(joints)[[j for j, _ in rows]])
     r = RNG.normal(size=len(rows))
     rhs = np.zeros((J, ROWS_PER_JOINT))
     rhs[tuple(np.array(rows).T)] = r
     factors = empty_factors(graph)
     storage = factors.storage
-    assemble(graph, jacobian, weighted, taken, storage)
+    assemble(graph, jacobian, weighted, taken, storage, factors.floor)
     assert factor_and_solve(graph, factors, rhs)
     assert np.all(rhs[~taken] == 0.0), "an untaken slot's multiplier is 0"
     first = rhs[tuple(np.array(rows).T)], np.linalg.solve(dense, r), np.linalg.cond(dense)
@@ -108,7 +99,7 @@ def solve_both(joints, again=False):
     kept, fresh = np.zeros((J, ROWS_PER_JOINT)), np.zeros((J, ROWS_PER_JOINT))
     kept[tuple(np.array(rows).T)] = fresh[tuple(np.array(rows).T)] = r2
     assert solve_factored(graph, factors, kept)
-    assemble(graph, jacobian, weighted, taken, storage)
+    assemble(graph, jacobian, weighted, taken, storage, factors.floor)
     assert factor_and_solve(graph, factors, fresh)
     at = tuple(np.array(rows).T)
     return (kept[at], fresh[at], np.linalg.solve(dense, r2)), first
@@ -148,10 +139,10 @@ def test_a_nearly_massless_body_leaves_the_other_rows_as_they_solve_alone():
     pusher: a goal and an object of density 1e-5 beside an arm): the first chain's multipliers are
     the ones its rows give solved alone, within 1e-10 of the largest (round-off, the chain's Γ
     being well conditioned; the same operations on the same entries give the same bits, but the
-    test does not ask for them): each component of the graph is regularized relative to its own
-    diagonal. With the regularization relative to the whole graph's largest diagonal, 1e-12 of the
-    light chain's was added to every diagonal of the first: its multipliers were 70 % off, and the
-    pusher's arm's Newton steps each took a tenth of its error."""
+    test does not ask for them): each component's pivot floor is relative to its own diagonal.
+    With a regularization relative to the whole graph's largest diagonal, 1e-12 of the light
+    chain's added to every diagonal of the first, its multipliers were 70 % off, and the pusher's
+    arm's Newton steps each took a tenth of its error."""
     edges = chain_edges(10) + [(-1, 10)] + [(10 + i, 11 + i) for i in range(9)]
     rng = np.random.default_rng(3)
 
@@ -164,7 +155,7 @@ def test_a_nearly_massless_body_leaves_the_other_rows_as_they_solve_alone():
         for j in range(J):
             taken[j, graph.slots[j, :graph.size[j]]] = True
         factors = empty_factors(graph)
-        assemble(graph, jacobian[:J], weighted[:J], taken, factors.storage)
+        assemble(graph, jacobian[:J], weighted[:J], taken, factors.storage, factors.floor)
         mu = np.where(taken, r[:J], 0.0)
         assert factor_and_solve(graph, factors, mu)
         return mu[taken]
@@ -177,6 +168,68 @@ def test_a_nearly_massless_body_leaves_the_other_rows_as_they_solve_alone():
     both, alone = solved(edges, jacobian, weighted, r), solved(edges[:10], jacobian, weighted, r)
     first = both[:len(alone)]
     assert np.abs(first - alone).max() <= 1e-10 * np.abs(alone).max(), np.abs(first - alone).max()
+
+
+def two_ball_joints(weights):
+    """A world–body 0–body 1 chain of two ball joints whose rows on body 0 are the same (one pivot
+    point: the gimbal's ring between its two hinges), body 0's weights `weights` times body 1's:
+    (graph, jacobian, weighted, taken, the dense Γ over the taken rows)."""
+    rng = np.random.default_rng(11)
+    joints = Joints.from_world(np.full(2, BALL), np.array([(-1, 0), (0, 1)]), np.zeros((2, 3)), np.eye(3)[:2],
+                               rng.normal(size=(2, 3)), np.broadcast_to(np.eye(3), (2, 3, 3)).copy())
+    graph = structure(joints)
+    jacobian = np.zeros((2, ROWS_PER_JOINT, 2, 6))
+    jacobian[0, :3, 1] = rng.normal(size=(3, 6))
+    jacobian[1, :3, 0] = -jacobian[0, :3, 1]
+    jacobian[1, :3, 1] = rng.normal(size=(3, 6))
+    weighted = jacobian.copy()
+    weighted[0, :, 1] *= weights
+    weighted[1, :, 0] *= weights
+    taken = np.zeros((2, ROWS_PER_JOINT), bool)
+    taken[:, :3] = True
+    rows = np.concatenate([jacobian[0, :3, 1], jacobian[1, :3, 0]]), np.concatenate([weighted[0, :3, 1],
+                                                                                     weighted[1, :3, 0]])
+    dense = rows[0] @ rows[1].T
+    dense[3:, 3:] += jacobian[1, :3, 1] @ weighted[1, :3, 1].T
+    return graph, jacobian, weighted, taken, dense
+
+
+def test_a_small_pivot_above_the_floor_is_factored_exactly():
+    """Body 0 of `two_ball_joints` a 1e-11 of body 1's inertia (a link an importer raised to
+    1e-9 kg, Γ's diagonal to 1e11): eliminated first, joint 1 leaves joint 0 a Schur complement of
+    body 1's own size (about 1, 1e-11 of the scale), above the pivot floor (1e-12 of it), so the
+    solve is numpy's dense solve to the round-off Γ's condition allows (the first test's bound).
+    A regularization of 1e-12 of the scale on every diagonal, as Γ once had, is 0.1 there: the
+    multipliers came out 60 % off."""
+    graph, jacobian, weighted, taken, dense = two_ball_joints(1e11)
+    factors = empty_factors(graph)
+    assert assemble(graph, jacobian, weighted, taken, factors.storage, factors.floor) > 1e10
+    r = np.random.default_rng(5).normal(size=6)
+    mu = np.zeros((2, ROWS_PER_JOINT))
+    mu[taken] = r
+    assert factor_and_solve(graph, factors, mu)
+    exact, condition = np.linalg.solve(dense, r), np.linalg.cond(dense)
+    assert np.abs(mu[taken] - exact).max() <= 1e-14 * condition * np.abs(exact).max(), condition
+
+
+def test_a_vanishing_pivot_is_raised_to_the_floor():
+    """Body 1 of `two_ball_joints` with no weight of its own (its rows on a massless body): Γ is the
+    same 3 × 3 block four times, rank 3 of 6, so joint 0's pivots vanish (to round-off) once joint 1
+    is eliminated; each is raised to the floor, 1e-12 of the largest diagonal (static pivoting), and
+    a right-hand side in Γ's range is solved to round-off: Γ μ = r within 1e-9 of |r| (the
+    null space's share of μ, the round-off over the floor, is about 1e-4 of μ and Γ takes it to
+    0), where without the floor the factorization stopped (a zero pivot)."""
+    graph, jacobian, weighted, taken, dense = two_ball_joints(1.0)
+    jacobian[1, :, 1] = weighted[1, :, 1] = 0.0
+    dense[3:, 3:] = dense[:3, :3]
+    factors = empty_factors(graph)
+    scale = assemble(graph, jacobian, weighted, taken, factors.storage, factors.floor)
+    assert np.all(factors.floor == 1e-12 * scale)
+    r = dense @ np.random.default_rng(6).normal(size=6)
+    mu = np.zeros((2, ROWS_PER_JOINT))
+    mu[taken] = r
+    assert factor_and_solve(graph, factors, mu)
+    assert np.abs(dense @ mu[taken] - r).max() <= 1e-9 * np.abs(r).max()
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -329,12 +382,12 @@ def test_a_split_nets_halves_solve_what_numpy_solves_with_the_same_bits_on_one_t
             factors, mu, chord = empty_factors(graph), rhs.copy(), other.copy()
             factors.storage[:] = np.nan             # (the assembly zeroes every block first)
             if threads is None:
-                assemble(graph, jacobian, weighted, taken, factors.storage)
+                assemble(graph, jacobian, weighted, taken, factors.storage, factors.floor)
                 assembled = factors.storage.copy()
                 assert factor_and_solve(graph, factors, mu) and solve_factored(graph, factors, chord)
             else:
                 numba.set_num_threads(threads)
-                rattle._split_assemble(graph, jacobian, weighted, taken, factors.storage)
+                rattle._split_assemble(graph, jacobian, weighted, taken, factors.storage, factors.floor)
                 assembled = factors.storage.copy()
                 assert rattle._split_factor_and_solve(graph, factors, mu)
                 assert rattle._split_solve_factored(graph, factors, chord)
@@ -380,7 +433,7 @@ def test_a_nets_fronts_eliminate_with_the_bits_of_the_blocks_one_by_one(side, sh
     solved = []
     for g in (graph, blocks):
         factors, mu = empty_factors(g), rhs.copy()
-        assemble(g, jacobian, weighted, taken, factors.storage)
+        assemble(g, jacobian, weighted, taken, factors.storage, factors.floor)
         assert factor_and_solve(g, factors, mu)
         solved.append((factors.storage, mu))
     (storage, mu), (storage_blocks, mu_blocks) = solved

@@ -515,10 +515,6 @@ def gimbal(ring_mass):
     return Simulation(scene_from_dict(doc, "gimbal.toml"))
 
 
-@pytest.mark.xfail(strict=True, reason="Γ's regularization, 1e-12 of its component's largest diagonal (the ring's "
-                   "1e11), is a fifth of the Schur complement the bob's rows leave (about 1): every Newton step "
-                   "leaves a sixth of the error, 8.9 iterations a projection. REGULARIZATION 1e-15 gives 2.9, but the "
-                   "nets then retry more; a regularization of the nearly vanishing pivots alone would serve both.")
 def test_a_near_massless_link_in_a_chain_leaves_newton_quadratic():
     """The gimbal with a 1e-9 kg ring steps as one with a 1 mg ring: RATTLE's position projections
     take at most 3.5 Newton iterations a projection over 2 s (the 1 mg ring's take 2.5), and its

@@ -672,7 +672,7 @@ def test_the_projections_scratch_is_cut_from_its_arena_without_overlap_or_gap(n,
     assert (end_floats, end_flags) == sizes[:2]
     fields = ([(name, getattr(position, name)) for name in rattle.PositionScratch._fields if name != "factors"]
               + [(name, getattr(velocity, name)) for name in rattle.VelocityScratch._fields if name != "factors"]
-              + list(zip(("storage", "pivot", "x", "panel"), position.factors)))
+              + list(zip(rattle.Factors._fields, position.factors)))
     assert position.W.shape == velocity.W.shape == (J, rattle.ROWS_PER_JOINT, 2, 6) and position.centre.shape == (B, 3)
     for number, (name, view) in enumerate(fields):
         view[...] = number if view.dtype != bool else True

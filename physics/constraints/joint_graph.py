@@ -69,7 +69,7 @@ from scipy.sparse.csgraph import connected_components
 from physics.core.compiled import kernel
 from physics.constraints.joints import ROWS_PER_JOINT, SPRING, joint_geometry, joint_geometry_arrays
 
-REGULARIZATION = 1e-12     # relative, on the taken diagonal of each component (redundant rows: a closed loop of joints)
+PIVOT_FLOOR = 1e-12         # relative to each component's largest taken diagonal: the least |pivot| (`_lu_factor`)
 PANEL_FLOATS = 18           # a later neighbour's floats in `Factors.panel`: its 3 × 3 block of row k and of the update
 
 
@@ -124,13 +124,14 @@ class Factors(NamedTuple):
     panel: np.ndarray           # (graph.panel,) a ball joint's Schur updates, gathered (`_ball_updates`), or a
     #                             front's dense matrix (`_front_updates`); a split graph's, one such a half and
     #                             the halves' two outcomes (`JointGraph.panel`)
+    floor: np.ndarray           # (J,) each joint's least |pivot|: PIVOT_FLOOR × its component's scale (`assemble`)
 
 
 def empty_factors(graph):
     """Empty `Factors` for `graph` (`JointGraph`)."""
     J = len(graph.size)
     return Factors(np.empty(graph.values), np.empty((J, ROWS_PER_JOINT), np.int64), np.empty(graph.x_size),
-                   np.empty(graph.panel))
+                   np.empty(graph.panel), np.empty(J))
 
 
 def _possible_slots(joints):
@@ -541,16 +542,16 @@ def _fronts(runs, front_blocks, J):
 
 
 @kernel(refcounts=False)
-def assemble(graph, jacobian, weighted, taken, storage):
+def assemble(graph, jacobian, weighted, taken, storage, floor):
     """Γ = J M⁻¹ J_dᵀ into `storage` over the taken rows: jacobian J (J, ROWS_PER_JOINT, 2, 6) the
     rows, weighted (same shape) M⁻¹ J_dᵀ per row and side; identity rows for the untaken slots of a
-    block and a REGULARIZATION relative to the taken diagonal of each component (`_assemble_diagonal`).
-    Returns the largest component's scale.
+    block, and each joint's least pivot into `floor` (`_assemble_diagonal`). Returns the largest
+    component's scale.
     The terms' groups one after the other (`physics.constraints.rattle` runs a split graph's first
     two at once: `assemble_terms`, the same bits)."""
     storage[:] = 0.0
     _assemble_terms(graph, jacobian, weighted, taken, storage, 0, graph.term.shape[0])
-    return _assemble_diagonal(graph, taken, storage)
+    return _assemble_diagonal(graph, taken, storage, floor)
 
 
 @kernel(refcounts=False)
@@ -561,9 +562,9 @@ def assemble_terms(graph, jacobian, weighted, taken, storage, start, stop):
 
 
 @kernel(refcounts=False)
-def assemble_diagonal(graph, taken, storage):
+def assemble_diagonal(graph, taken, storage, floor):
     """`assemble`'s last pass (`_assemble_diagonal`): a split graph's (`physics.constraints.rattle`)."""
-    return _assemble_diagonal(graph, taken, storage)
+    return _assemble_diagonal(graph, taken, storage, floor)
 
 
 @kernel(inline=True)
@@ -591,17 +592,21 @@ def _assemble_terms(graph, jacobian, weighted, taken, storage, start, stop):
 
 
 @kernel(inline=True)
-def _assemble_diagonal(graph, taken, storage):
-    """Γ_rr += REGULARIZATION s_c on each taken row r of each component c of the graph
+def _assemble_diagonal(graph, taken, storage, floor):
+    """floor_j = PIVOT_FLOOR s_c for each joint j of each component c of the graph
     (`JointGraph.component_start`), s_c the largest taken |Γ_rr| of its own; identity rows for the
-    untaken slots. Returns the largest s_c. A component's own scale: the components share no block
-    (Γ is theirs side by side), and relative to the whole graph's largest diagonal, the
-    regularization of a scene with a nearly massless body swamps the others' rows (gymnasium's
-    pusher: its goal and object of density 1e-5, on joints of their own, Γ_rr to 1e11, added
-    about 1 to the arm's rows of 0.1 to 10, and each Newton step took a tenth of the arm's error).
-    Within a component, one scale: a net's loops make its Γ nearly singular, where the
-    regularization of the weaker rows holds the step (relative to each row's own diagonal, the
-    64 × 64 net's knots were driven through the ground in its fall)."""
+    untaken slots. Returns the largest s_c.
+    Static pivoting (Li & Demmel, "Making Sparse Gaussian Elimination Scalable by Static Pivoting",
+    1998): a pivot whose magnitude falls below the floor is raised to it (`_lu_factor`), so that a
+    net's redundant rows (its loops' self-stresses, a straight edge held at both ends) factor with a
+    bounded multiplier, and every other row is factored exactly: Newton's convergence stays
+    quadratic where the rows are independent. A regularization added to every diagonal instead
+    damped every Newton step by its share of a row's Schur complement: beside a link of 1e-9 kg
+    (Γ_rr to 1e11, as an importer raises a massless link) a fifth of its neighbours' rows, each step
+    leaving a sixth of the error. A component's own scale: the components share no block (Γ is
+    theirs side by side), and relative to the whole graph's largest diagonal, a nearly massless
+    body's floor would reach the others' rows (gymnasium's pusher: its goal and object of density
+    1e-5, on joints of their own, Γ_rr to 1e11 beside the arm's rows of 0.1 to 10)."""
     largest = 0.0
     for c in range(len(graph.component_start) - 1):
         scale = 0.0
@@ -614,26 +619,29 @@ def _assemble_diagonal(graph, taken, storage):
         for k in range(graph.component_start[c], graph.component_start[c + 1]):
             j = graph.component_joint[k]
             m = graph.size[j]
+            floor[j] = PIVOT_FLOOR * scale
             for r in range(m):
-                if taken[j, graph.slots[j, r]]:
-                    storage[graph.diagonal[j] + r * m + r] += REGULARIZATION * scale
-                else:
+                if not taken[j, graph.slots[j, r]]:
                     storage[graph.diagonal[j] + r * m + r] = 1.0
         largest = max(largest, scale)
     return largest
 
 
 @kernel(inline=True)
-def _lu_factor(storage, base, m, pivot, stride):
+def _lu_factor(storage, base, m, pivot, stride, floor):
     """The m×m block at `base` (row r at base + r * stride) in place as its LU factors with partial
-    pivoting (row r swapped with pivot[r]); False if a pivot vanishes."""
+    pivoting (row r swapped with pivot[r]), a pivot of magnitude below `floor` raised to it, its
+    sign kept (`_assemble_diagonal`); False if a pivot vanishes (a floor of 0)."""
     for c in range(m):
         p = c
         for r in range(c + 1, m):
             if abs(storage[base + r * stride + c]) > abs(storage[base + p * stride + c]):
                 p = r
         pivot[c] = p
-        if storage[base + p * stride + c] == 0.0:
+        at = base + p * stride + c
+        if abs(storage[at]) < floor:
+            storage[at] = -floor if storage[at] < 0.0 else floor
+        if storage[at] == 0.0:
             return False
         if p != c:
             for k in range(m):
@@ -750,7 +758,7 @@ def _ball_updates(graph, storage, pivot, panel, x, k):
 
 
 @kernel(refcounts=False)
-def _front_updates(graph, storage, pivot, dense, x, f):
+def _front_updates(graph, storage, pivot, floor, dense, x, f):
     """The elimination of front f's joints (`_fronts`: k₁ … k_s, then the joints they reach) in one
     dense matrix, `dense` (3u × 3u, row-major): its blocks gathered from `storage`, each k_t in
     turn as `_lu_factor`, `_lu_solve` and `_ball_updates` do it (its diagonal block's LU factors,
@@ -768,14 +776,14 @@ def _front_updates(graph, storage, pivot, dense, x, f):
     t = 0
     while t < s:
         d = 3 * t
-        if not _front_pivot(graph, dense, W, pivot, x, first, u, t):
+        if not _front_pivot(graph, dense, W, pivot, floor, x, first, u, t):
             return False
         if t + 1 == s:
             _front_rank3(dense, W, d, d + 3, W, d + 3, W)
             break
         _front_rank3(dense, W, d, d + 3, d + 6, d + 3, W)       # k_t+1's rows …
         _front_rank3(dense, W, d, d + 6, W, d + 3, d + 6)       # … and columns
-        if not _front_pivot(graph, dense, W, pivot, x, first, u, t + 1):
+        if not _front_pivot(graph, dense, W, pivot, floor, x, first, u, t + 1):
             return False
         lo = d + 6
         p0, p1, p2 = (dense[d * W + lo:d * W + W], dense[(d + 1) * W + lo:(d + 1) * W + W],
@@ -815,14 +823,14 @@ def _front_copy(graph, storage, dense, f, gather):
 
 
 @kernel(inline=True)
-def _front_pivot(graph, dense, W, pivot, x, first, u, t):
+def _front_pivot(graph, dense, W, pivot, floor, x, first, u, t):
     """Front joint k_t's own step (`_front_updates`): its diagonal block's LU factors (`_lu_factor`,
     at stride W; False if a pivot vanishes), x_k solved, row k's blocks P⁻¹ Γ_kl (`_solve33`, as
     `_lu_solve`) and x_i −= Γ_ik x_k as `_ball_updates` (row k's blocks as views, as in `_front_rank3`)."""
     k = graph.front_joint[first + t]
     d = 3 * t                   # the diagonal block's first row and column
     p = pivot[k]
-    if not _lu_factor(dense, d * W + d, 3, p, W):
+    if not _lu_factor(dense, d * W + d, 3, p, W, floor[k]):
         return False
     p0, p1 = p[0], p[1]
     lo = d + 3
@@ -885,15 +893,14 @@ def factor_and_solve(graph, factors, rhs):
     in, 0 for a zero right-hand side), Γ assembled in `factors.storage` (`assemble`, overwritten by
     its factors). The module docstring's elimination: a split graph's halves one after the other
     (`physics.constraints.rattle` runs them at once: `eliminate`, `finish`, the same bits), then
-    the separator; False if a diagonal block is singular (the rows are dependent beyond the
-    regularization's reach)."""
+    the separator; False if a pivot vanishes (a component whose taken diagonal is all 0: no floor)."""
     J = len(graph.size)
-    storage, pivot, x, panel = factors.storage, factors.pivot, factors.x, factors.panel
+    storage, pivot, floor, x, panel = factors.storage, factors.pivot, factors.floor, factors.x, factors.panel
     _gathered(graph, rhs, x)
     for part in range(3):
         if part == 2:
             _merge_halves(graph, storage, x)
-        if not _eliminate_range(graph, storage, pivot, panel, x, graph.halves[part],
+        if not _eliminate_range(graph, storage, pivot, floor, panel, x, graph.halves[part],
                           graph.halves[part + 1] if part < 2 else J):
             return False
     _backward(graph, storage, x, 0, J)
@@ -902,9 +909,9 @@ def factor_and_solve(graph, factors, rhs):
 
 
 @kernel(refcounts=False)
-def eliminate(graph, storage, pivot, panel, x, start, stop):
+def eliminate(graph, storage, pivot, floor, panel, x, start, stop):
     """`_eliminate_range` of order[start:stop]: a split graph's half (`physics.constraints.rattle`)."""
-    return _eliminate_range(graph, storage, pivot, panel, x, start, stop)
+    return _eliminate_range(graph, storage, pivot, floor, panel, x, start, stop)
 
 
 @kernel(refcounts=False)
@@ -915,7 +922,8 @@ def finish(graph, factors):
     `factor_and_solve`."""
     J = len(graph.size)
     _merge_halves(graph, factors.storage, factors.x)
-    if not _eliminate_range(graph, factors.storage, factors.pivot, factors.panel, factors.x, graph.halves[2], J):
+    if not _eliminate_range(graph, factors.storage, factors.pivot, factors.floor, factors.panel, factors.x,
+                            graph.halves[2], J):
         return False
     _backward(graph, factors.storage, factors.x, graph.halves[2], J)
     return True
@@ -937,7 +945,7 @@ def _merge_x(graph, x):
 
 
 @kernel(inline=True)
-def _eliminate_range(graph, storage, pivot, panel, x, start, stop):
+def _eliminate_range(graph, storage, pivot, floor, panel, x, start, stop):
     """The elimination of the joints order[start:stop] (module docstring), x the right-hand side by
     block row (`_gathered`), `panel` this call's scratch. Each half of a split graph
     (`JointGraph.halves`) writes only its own blocks and rows, its blocks with the separator's and,
@@ -952,11 +960,11 @@ def _eliminate_range(graph, storage, pivot, panel, x, start, stop):
             continue
         front = graph.front[k]
         if front >= 0:      # a run of ball joints (a separator of a net's dissection): one dense matrix
-            if not _front_updates(graph, storage, pivot, panel, x, front):
+            if not _front_updates(graph, storage, pivot, floor, panel, x, front):
                 return False
             position += graph.front_eliminated[front] - 1
             continue
-        if not _lu_factor(storage, graph.diagonal[k], m, pivot[k], m):
+        if not _lu_factor(storage, graph.diagonal[k], m, pivot[k], m, floor[k]):
             return False
         _lu_solve(storage, graph.diagonal[k], m, pivot[k], x, k * ROWS_PER_JOINT, 1, 1)
         first, last = graph.later_start[k], graph.later_start[k + 1]

@@ -243,7 +243,7 @@ def _arena_sizes(n, J, B, values, x_size, panel):
     `_velocity_scratch` and `_position_scratch`; tests/test_rattle_retry.py checks that they end
     where these say)."""
     R = ROWS_PER_JOINT
-    factors = values + x_size + panel
+    factors = values + x_size + panel + J
     position = B * 12 + n * (9 + 3 + 6 + 3 + 6 + 9 + 3 + 9 + 6 + 6) + 2 * J + J * R * (4 + 24) + CURRENT_WINDOW + 1
     velocity = J * R * 14 + B * 12
     return factors + position + velocity, 4 * J * R, J * R
@@ -261,7 +261,7 @@ def _split_factor_and_solve(graph, factors, rhs):
     (it cost the pendulum's cold first step 4.6 s)."""
     gather(graph, rhs, factors.x)
     half = (factors.panel.size - 2) // 2
-    _halves(graph, factors.storage, factors.pivot, factors.panel, factors.x, half)
+    _halves(graph, factors.storage, factors.pivot, factors.floor, factors.panel, factors.x, half)
     if factors.panel[2 * half] == 0.0 or factors.panel[2 * half + 1] == 0.0:
         return False
     if not finish(graph, factors):
@@ -284,7 +284,7 @@ def _split_solve_factored(graph, factors, rhs):
 
 
 @kernel(refcounts=False)
-def _split_assemble(graph, jacobian, weighted, taken, storage):
+def _split_assemble(graph, jacobian, weighted, taken, storage, floor):
     """`physics.constraints.joint_graph.assemble` of a split graph: its storage zeroed and its first
     two groups of terms (`JointGraph.term_halves`) assembled at once (`_zero_halves`,
     `_assemble_halves`), then the blocks both halves' bodies reach and the diagonal: the same bits
@@ -292,7 +292,7 @@ def _split_assemble(graph, jacobian, weighted, taken, storage):
     _zero_halves(storage)
     _assemble_halves(graph, jacobian, weighted, taken, storage)
     assemble_terms(graph, jacobian, weighted, taken, storage, graph.term_halves[2], graph.term_halves[3])
-    assemble_diagonal(graph, taken, storage)
+    assemble_diagonal(graph, taken, storage, floor)
 
 
 # The parallel regions, here beside their only callers (physics.core.compiled, 8: a parallel region
@@ -303,12 +303,12 @@ def _split_assemble(graph, jacobian, weighted, taken, storage):
 # same loops run as Python found none.
 
 @kernel(parallel=True, refcounts=False)
-def _halves(graph, storage, pivot, panel, x, half):
+def _halves(graph, storage, pivot, floor, panel, x, half):
     """The two halves of a split graph's elimination (`physics.constraints.joint_graph.eliminate`)
     at once, one a thread, each with its `half` floats of the panel; panel[2 half + t] 1 where half
     t found no singular block, else 0 (`JointGraph.panel`)."""
     for t in prange(2):
-        done = eliminate(graph, storage, pivot, panel[t * half:(t + 1) * half], x, graph.halves[t],
+        done = eliminate(graph, storage, pivot, floor, panel[t * half:(t + 1) * half], x, graph.halves[t],
                          graph.halves[t + 1])
         panel[2 * half + t] = 1.0 if done else 0.0
 
@@ -352,7 +352,8 @@ def _arena_factors(arena, J, values, x_size, panel):
     storage, o = _cut(arena.floats, 0, values)
     x, o = _cut(arena.floats, o, x_size)
     scratch, o = _cut(arena.floats, o, panel)
-    return Factors(storage, arena.ints[:J * R].reshape((J, R)), x, scratch), o, 0
+    floor, o = _cut(arena.floats, o, J)
+    return Factors(storage, arena.ints[:J * R].reshape((J, R)), x, scratch, floor), o, 0
 
 
 def _velocity_scratch(arena, J, B, values, x_size, panel):
@@ -1337,9 +1338,11 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
             else:
                 _weigh(system, taken, along_current, inertia, Y, h, D, W)
                 if split is None:
-                    assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage)
+                    assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage,
+                             scratch.factors.floor)
                 else:
-                    _split_assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage)
+                    _split_assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage,
+                                    scratch.factors.floor)
                 for j in range(J):
                     m = _rotor_mass(exact[j], armature[j], damping[j], h)
                     if m != 0.0:    # the rotor's own give: ∂g/∂Λ = J W + 1/m
@@ -1641,9 +1644,9 @@ def project_velocities_kernel(model, index, graph, geometry, scratch, centre, ro
                 mu[j, s] = 0.0
     while True:
         if split is None:
-            assemble(graph, geometry.jacobian, W, taken, scratch.factors.storage)
+            assemble(graph, geometry.jacobian, W, taken, scratch.factors.storage, scratch.factors.floor)
         else:
-            _split_assemble(graph, geometry.jacobian, W, taken, scratch.factors.storage)
+            _split_assemble(graph, geometry.jacobian, W, taken, scratch.factors.storage, scratch.factors.floor)
         for j in range(J):
             if taken[j, SPRING]:
                 _add_diagonal(graph, scratch.factors.storage, j, SPRING, 1.0 / terms.armature[j])
