@@ -84,7 +84,9 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
 Rows taken: the equalities (ball, hinge, slider, fixed, distance), and an inequality (rope, joint
 limit) where it is violated; motor rows are velocity targets, not constraints, and stay with the
 velocity solver (`physics.constraints.gauss_seidel`). Redundant rows (a closed loop of joints) make the
-matrices singular: a relative 1e-12 on the diagonal picks the least-impulse solution. Where a
+matrices singular: their vanishing pivots are raised to a floor (static pivoting,
+`physics.constraints.joint_graph.PIVOT_FLOOR`), which bounds the impulses in the directions the
+rows turn into no motion. Where a
 forest's rows are all ones these projections hold by themselves (the equalities, limits far from
 their bounds, the exact terms below where their first kick is 0 or a rotor row takes it whole; no
 contact, motor, drive or soft spring; no loop), the velocity solve is left out
