@@ -8,8 +8,9 @@ about one slot in ten untaken, and solves Γ μ = r both ways.
 import numpy as np
 import pytest
 
-from physics.constraints.joint_graph import (assemble, dissection_order, empty_factors, factor_and_solve, filled,
-                                            load_layout, minimum_degree_order, solve_factored, structure, tree_order)
+from physics.constraints.joint_graph import (PIVOT_FLOOR, assemble, dissection_order, empty_factors, factor_and_solve,
+                                            filled, load_layout, minimum_degree_order, solve_factored, structure,
+                                            tree_order)
 from physics.constraints.joints import BALL, FIXED, HINGE, ROWS_PER_JOINT, Joints
 
 RNG = np.random.default_rng(7)
@@ -194,42 +195,61 @@ def two_ball_joints(weights):
     return graph, jacobian, weighted, taken, dense
 
 
-def test_a_small_pivot_above_the_floor_is_factored_exactly():
-    """Body 0 of `two_ball_joints` a 1e-11 of body 1's inertia (a link an importer raised to
-    1e-9 kg, Γ's diagonal to 1e11): eliminated first, joint 1 leaves joint 0 a Schur complement of
-    body 1's own size (about 1, 1e-11 of the scale), above the pivot floor (1e-12 of it), so the
-    solve is numpy's dense solve to the round-off Γ's condition allows (the first test's bound).
-    A regularization of 1e-12 of the scale on every diagonal, as Γ once had, is 0.1 there: the
-    multipliers came out 60 % off."""
+def factored_as(graph, fronts):
+    """`graph` as it is (`fronts`: a run of ball joints eliminated in one dense matrix,
+    `_front_updates`) or with no front, so that each joint's block goes through `_lu_factor` and
+    `_ball_updates` (the same operations: the same bits)."""
+    return graph if fronts else graph._replace(front=np.full(len(graph.size), -1))
+
+
+@pytest.mark.parametrize("fronts", [True, False], ids=["front", "no front"])
+def test_a_small_pivot_above_the_floor_is_factored_exactly(fronts):
+    """Body 0 of `two_ball_joints` 1e-11 of body 1's inertia (a link an importer raised to 1e-9
+    kg): Γ's largest diagonal is 6.8e11, so the pivot floor is 6.8e-3. Joint 0, eliminated first,
+    leaves joint 1 a Schur complement of body 1's own size (its least eigenvalue 1.06), some 150
+    times the floor, so the solve is numpy's dense solve to the round-off Γ's condition allows:
+    1e-15 × cond (3.2e12; a factor 10 for the different orders of the sums), measured 5.4e-6 of
+    the largest. A regularization of 1e-12 of the scale added to every diagonal (0.68 there)
+    leaves the multipliers some 60 % off."""
     graph, jacobian, weighted, taken, dense = two_ball_joints(1e11)
+    graph = factored_as(graph, fronts)
     factors = empty_factors(graph)
-    assert assemble(graph, jacobian, weighted, taken, factors.storage, factors.floor) > 1e10
+    assert assemble(graph, jacobian, weighted, taken, factors.storage, factors.floor) > 1e11
     r = np.random.default_rng(5).normal(size=6)
     mu = np.zeros((2, ROWS_PER_JOINT))
     mu[taken] = r
     assert factor_and_solve(graph, factors, mu)
     exact, condition = np.linalg.solve(dense, r), np.linalg.cond(dense)
-    assert np.abs(mu[taken] - exact).max() <= 1e-14 * condition * np.abs(exact).max(), condition
+    assert np.abs(mu[taken] - exact).max() <= 1e-15 * condition * np.abs(exact).max(), condition
 
 
-def test_a_vanishing_pivot_is_raised_to_the_floor():
+@pytest.mark.parametrize("fronts", [True, False], ids=["front", "no front"])
+def test_a_vanishing_pivot_is_raised_to_the_floor(fronts):
     """Body 1 of `two_ball_joints` with no weight of its own (its rows on a massless body): Γ is the
-    same 3 × 3 block four times, rank 3 of 6, so joint 0's pivots vanish (to round-off) once joint 1
-    is eliminated; each is raised to the floor, 1e-12 of the largest diagonal (static pivoting), and
-    a right-hand side in Γ's range is solved to round-off: Γ μ = r within 1e-9 of |r| (the
-    null space's share of μ, the round-off over the floor, is about 1e-4 of μ and Γ takes it to
-    0), where without the floor the factorization stopped (a zero pivot)."""
+    same 3 × 3 block four times, rank 3 of 6, so joint 1's pivots vanish (to round-off) once joint 0
+    is eliminated; each is raised to the floor (PIVOT_FLOOR of the largest diagonal: static
+    pivoting), where without one the factorization stops at a zero pivot. A right-hand side in Γ's
+    range is then solved to round-off (Γ μ = r within 1e-12 of |r|, measured 2e-16), and the
+    multipliers stay bounded: within 10 times the least-norm solution's largest (numpy's lstsq),
+    measured 2 times (the joints' split of the load is the elimination's, not the least-norm one;
+    joint 1's share along Γ's null space is the round-off over the floor, 0.02 of the load here,
+    and grew past the bound with a floor of 1e-18)."""
     graph, jacobian, weighted, taken, dense = two_ball_joints(1.0)
+    graph = factored_as(graph, fronts)
     jacobian[1, :, 1] = weighted[1, :, 1] = 0.0
     dense[3:, 3:] = dense[:3, :3]
     factors = empty_factors(graph)
     scale = assemble(graph, jacobian, weighted, taken, factors.storage, factors.floor)
-    assert np.all(factors.floor == 1e-12 * scale)
+    assert np.all(factors.floor == PIVOT_FLOOR * scale)
     r = dense @ np.random.default_rng(6).normal(size=6)
     mu = np.zeros((2, ROWS_PER_JOINT))
     mu[taken] = r
     assert factor_and_solve(graph, factors, mu)
-    assert np.abs(dense @ mu[taken] - r).max() <= 1e-9 * np.abs(r).max()
+    assert np.abs(dense @ mu[taken] - r).max() <= 1e-12 * np.abs(r).max()
+    assert np.abs(mu).max() <= 10 * np.abs(np.linalg.lstsq(dense, r, rcond=None)[0]).max()
+    factors.floor[:] = 0.0      # (the same factorization with no floor)
+    assemble(graph, jacobian, weighted, taken, factors.storage, np.empty(2))
+    assert not factor_and_solve(graph, factors, np.where(taken, 1.0, 0.0))
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -54,7 +54,7 @@ def complementary_change(rows, inequality, M_inv, v):
 def test_ropes_at_their_length_push_never_and_hold_whatever_would_stretch_them():
     """300 random velocities of the three spheres on their ropes at length: the projection's Δv is
     the complementarity problem's solution found by trying all 16 active sets (tolerance 1e-9 m/s:
-    the relative 1e-12 the joint graph adds to its diagonal). Taking the ropes that stretch at the
+    round-off through Γ's condition, with margin). Taking the ropes that stretch at the
     start alone, and solving with them whatever their μ (a rope that pulls a sphere back, or one
     that stretches once the others are held), misses it in 193 of the 300 (by up to 1.8 m/s); the
     projection's active set (Murty's least-index pivoting) meets it in all. Both of its moves are

@@ -69,7 +69,7 @@ from scipy.sparse.csgraph import connected_components
 from physics.core.compiled import kernel
 from physics.constraints.joints import ROWS_PER_JOINT, SPRING, joint_geometry, joint_geometry_arrays
 
-PIVOT_FLOOR = 1e-12         # relative to each component's largest taken diagonal: the least |pivot| (`_lu_factor`)
+PIVOT_FLOOR = 1e-14         # relative to each component's largest taken diagonal: the least |pivot| (`_lu_factor`)
 PANEL_FLOATS = 18           # a later neighbour's floats in `Factors.panel`: its 3 × 3 block of row k and of the update
 
 
@@ -601,9 +601,17 @@ def _assemble_diagonal(graph, taken, storage, floor):
     net's redundant rows (its loops' self-stresses, a straight edge held at both ends) factor with a
     bounded multiplier, and every other row is factored exactly: Newton's convergence stays
     quadratic where the rows are independent. A regularization added to every diagonal instead
-    damped every Newton step by its share of a row's Schur complement: beside a link of 1e-9 kg
+    damps every Newton step by its share of a row's Schur complement: beside a link of 1e-9 kg
     (Γ_rr to 1e11, as an importer raises a massless link) a fifth of its neighbours' rows, each step
-    leaving a sixth of the error. A component's own scale: the components share no block (Γ is
+    leaving a sixth of the error. The floor is 1e-14, a hundred times round-off: a heavy body's
+    rows beside a light link are real rows whose Schur complement is the ratio of their masses
+    smaller than the link's, held to round-off up to a ratio of 1e13 (at 1e-12 the floor took
+    those of a ratio of 1e13 and let the body fall; `physics.pipeline.simulation`'s
+    JOINT_MASS_RATIO_HELD). The raised pivot is positive whatever the sign of the one it replaces:
+    below the floor that sign is round-off, and J M⁻¹ Jᵀ is positive definite (the velocity
+    projection's active set relies on it). An untaken slot's identity row may be raised too (a
+    component's scale past 1e14): its right-hand side is 0 in every caller, and so is its multiplier.
+    A component's own scale: the components share no block (Γ is
     theirs side by side), and relative to the whole graph's largest diagonal, a nearly massless
     body's floor would reach the others' rows (gymnasium's pusher: its goal and object of density
     1e-5, on joints of their own, Γ_rr to 1e11 beside the arm's rows of 0.1 to 10)."""
@@ -630,8 +638,8 @@ def _assemble_diagonal(graph, taken, storage, floor):
 @kernel(inline=True)
 def _lu_factor(storage, base, m, pivot, stride, floor):
     """The m×m block at `base` (row r at base + r * stride) in place as its LU factors with partial
-    pivoting (row r swapped with pivot[r]), a pivot of magnitude below `floor` raised to it, its
-    sign kept (`_assemble_diagonal`); False if a pivot vanishes (a floor of 0)."""
+    pivoting (row r swapped with pivot[r]), a pivot of magnitude below `floor` raised to +floor
+    (`_assemble_diagonal`); False if a pivot vanishes (a floor of 0)."""
     for c in range(m):
         p = c
         for r in range(c + 1, m):
@@ -640,7 +648,7 @@ def _lu_factor(storage, base, m, pivot, stride, floor):
         pivot[c] = p
         at = base + p * stride + c
         if abs(storage[at]) < floor:
-            storage[at] = -floor if storage[at] < 0.0 else floor
+            storage[at] = floor
         if storage[at] == 0.0:
             return False
         if p != c:
@@ -889,8 +897,8 @@ def _block_update(storage, ik, kl, il, m, m_i, m_l):
 
 @kernel(refcounts=False)
 def factor_and_solve(graph, factors, rhs):
-    """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place, slot-indexed (untaken slots come out as they went
-    in, 0 for a zero right-hand side), Γ assembled in `factors.storage` (`assemble`, overwritten by
+    """rhs (J, ROWS_PER_JOINT) ← Γ⁻¹ rhs in place, slot-indexed (an untaken slot's comes out 0 for
+    the zero right-hand side every caller gives it), Γ assembled in `factors.storage` (`assemble`, overwritten by
     its factors). The module docstring's elimination: a split graph's halves one after the other
     (`physics.constraints.rattle` runs them at once: `eliminate`, `finish`, the same bits), then
     the separator; False if a pivot vanishes (a component whose taken diagonal is all 0: no floor)."""

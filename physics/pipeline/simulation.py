@@ -89,9 +89,11 @@ class MassRatioWarning(UserWarning):
 
 # The joint solve holds a light link between the world and a heavy body (the light body's mobility
 # is the difference of two nearly equal entries of J M⁻¹ Jᵀ, so double precision's 16 digits bound
-# it) to 4e-8 m of separation at a mass ratio of 1e11, 6e-5 m at 1e12, 1 mm at 1e13 and 2 cm at
-# 1e18 (2 s at dt 1/60; tests/test_joints.py): past 1e11 a scene is warned about at load.
-JOINT_MASS_RATIO_HELD = 1e11
+# it) to round-off up to a mass ratio of 1e13 and to 2.4e-7 m at 1e14; from 1e15 the heavy body's
+# pivot falls below the joint graph's floor (`physics.constraints.joint_graph.PIVOT_FLOOR`, 1e-14 of
+# the light body's diagonal) and the link lets it fall, metres in 2 s (2 s at dt 1/60;
+# tests/test_joints.py): past 1e13 a scene is warned about at load.
+JOINT_MASS_RATIO_HELD = 1e13
 
 
 class OverlapError(ValueError):
@@ -141,7 +143,7 @@ class Simulation:
             self._warn(MassRatioWarning(
                 f"a joint joins {self.names[a]!r} and {self.names[b]!r}, whose masses differ {ratio:.3g} times: the "
                 f"joint solve holds its joints to round-off up to {JOINT_MASS_RATIO_HELD:.0e} times, and past it they "
-                "may separate by millimetres to centimetres; give them closer masses"))
+                "may come apart, by metres from 1e+15 times; give them closer masses"))
 
     def _report_overlaps(self):
         """The shape pairs that start inside one another (physics.constraints.solver.SceneSolver.overlaps:
