@@ -605,8 +605,8 @@ def _assemble_diagonal(graph, taken, storage, floor):
     (Γ_rr to 1e11, as an importer raises a massless link) a fifth of its neighbours' rows, each step
     leaving a sixth of the error. The floor is 1e-14, a hundred times round-off: a heavy body's
     rows beside a light link are real rows whose Schur complement is the ratio of their masses
-    smaller than the link's, held to round-off up to a ratio of 1e13 (at 1e-12 the floor took
-    those of a ratio of 1e13 and let the body fall; `physics.pipeline.simulation`'s
+    smaller than the link's, held to round-off up to a ratio of 1e13 (a floor of 1e-12 takes
+    those of a ratio of 1e13 and lets the body fall; `physics.pipeline.simulation`'s
     JOINT_MASS_RATIO_HELD). The raised pivot is positive whatever the sign of the one it replaces:
     below the floor that sign is round-off, and J M⁻¹ Jᵀ is positive definite (the velocity
     projection's active set relies on it). An untaken slot's identity row may be raised too (a
