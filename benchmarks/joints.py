@@ -15,6 +15,7 @@ tracemalloc; the goal is a step that allocates nothing in steady state). gymnasi
 driven as a learner drives them: random controls within each actuator's range, held DRIVE_HOLD steps,
 the same in both engines (`_Drive`).
 """
+import math
 import os
 import re
 import subprocess
@@ -307,10 +308,12 @@ NETS_PROSE = (
     "The straight edge is the singular case: two hooks as far apart as "
     "the edge is long leave no finite tension to hold the net's weight, the rows' Jacobian loses rank "
     "across the edge, and Newton converges linearly there (its stalls stand within a millionth of a "
-    "lever): exact joints meet it in any solver, and a real net hangs with slack. Its attempts whose budget "
-    "holds no retry, even with twice the current rows' iterations (`rattle.FINAL_ROWS`), may stop just above "
-    "the retry's standing error (1.3e-5 m against 1e-5) and are halved past the budget: twice a step's "
-    "sub-steps at worst over its first second, 2.5 times over 3 s.")
+    "lever): exact joints meet it in any solver, and a real net hangs with slack. Gauss–Newton along its "
+    "current rows overshoots by the matrix's vanishing eigenvalues (its line search kept 1/128 to 1/512 of a "
+    "step, and attempts whose budget held no retry stopped above the retry's standing error and were halved "
+    "past the budget, three times a step's sub-steps); damped within 0.1 mm of the root (Levenberg–Marquardt, "
+    "`rattle._damp`), its projections take half the iterations and half the time, and no step more than twice "
+    "its sub-steps over two minutes.")
 
 
 SOFT_PROSE = (
@@ -422,6 +425,7 @@ def _measure(path, steps, blocks, scale=False, windows=(WORST_SECONDS, WORST_FIR
 
     from physics import Simulation, to_mjcf
     from physics.io.articulated import ModelWarning
+    from physics.pipeline.stages import DivergenceError
     with warnings.catch_warnings():     # (what an importer approximates: the tests and docs/fidelity.md say)
         warnings.simplefilter("ignore", ModelWarning)
         sim = Simulation.from_file(path)
@@ -441,15 +445,21 @@ def _measure(path, steps, blocks, scale=False, windows=(WORST_SECONDS, WORST_FIR
         steps = max(1, min(steps, int(BUDGET_S / blocks / ((time.perf_counter() - started) / 2))))
     for _ in range(2 * substeps if model is not None else 0):
         mujoco.mj_step(model, data)
-    ours, theirs, spent = [], [], 0.0
+    ours, theirs, spent, stopped = [], [], 0.0, None
     first = sim.substep_counts()
     for _ in range(blocks):
         draws = drive.draws(steps) if drive is not None else None
-        start = time.perf_counter()
-        if drive is None:
-            sim.step(steps)
-        else:
-            drive.ours(sim, draws, steps)
+        start, before = time.perf_counter(), sim.data.step_count
+        try:
+            if drive is None:
+                sim.step(steps)
+            else:
+                drive.ours(sim, draws, steps)
+        except DivergenceError as error:    # (a run that stops is a result: its row says where and why)
+            stopped = (sim.time, str(error))
+            if sim.data.step_count > before or not ours:
+                ours.append((time.perf_counter() - start) / max(1, sim.data.step_count - before) * 1e3)
+            break
         ours.append((time.perf_counter() - start) / steps * 1e3)
         spent += ours[-1] * steps / 1e3
         if model is not None:
@@ -465,25 +475,28 @@ def _measure(path, steps, blocks, scale=False, windows=(WORST_SECONDS, WORST_FIR
     counts = sim.substep_counts()
     # (the blocks' own ratio: the first two steps, which compile and fill caches, are left out of it)
     per_nominal = (counts["taken"] - first["taken"]) / (counts["nominal"] - first["nominal"])
-    kib = _transient_kib(sim, min(ALLOCATION_STEPS, steps))
+    kib = _transient_kib(sim, min(ALLOCATION_STEPS, steps)) if stopped is None else math.nan
     # the worst step over the first two minutes (gymnasium's ant, left standing, slips after half a
     # minute and rests with its limits microradians past their bounds), or the first second where
     # those would take too long (a net's edges whip after half a second of its fall)
     gap = None
-    for seconds in windows:
+    for seconds in () if stopped else windows:
         left = max(0, round((seconds - sim.time) / sim.settings.dt))
         if left * min(ours) / 1e3 <= WORST_BUDGET_S:
             gap = 0.0 if gaps and left else None
-            if drive is not None:
-                drive.ours(sim, drive.draws(left), left)
-            elif not gaps:
-                sim.step(left)
-            for _ in range(left if gaps else 0):      # (step by step: the gap at the end of each)
-                sim.step()
-                gap = max(gap, float(np.max(sim.joint_separation(), initial=0.0)))
+            try:
+                if drive is not None:
+                    drive.ours(sim, drive.draws(left), left)
+                elif not gaps:
+                    sim.step(left)
+                for _ in range(left if gaps else 0):      # (step by step: the gap at the end of each)
+                    sim.step()
+                    gap = max(gap, float(np.max(sim.joint_separation(), initial=0.0)))
+            except DivergenceError as error:
+                stopped = (sim.time, str(error))
             break
     counts = sim.substep_counts()
-    per_nominal = (per_nominal, counts["worst_step"], kib, sim.time, gap)
+    per_nominal = (per_nominal, counts["worst_step"], kib, sim.time, gap, stopped)
     joints = len(sim.scene.joints) if hasattr(sim.scene, "joints") else 0
     return min(ours), min(theirs) if theirs else None, per_nominal, joints, left_out
 
@@ -494,10 +507,17 @@ def _left_out(label, left_out):
     return f"{label}: MuJoCo's copy leaves out {len(left_out)} of the scene's items ({'; '.join(reasons)})"
 
 
+def _stopped(label, per_nominal):
+    """One line for a scene whose run stopped (a `DivergenceError`: where and why), or None."""
+    stopped = per_nominal[5]
+    return None if stopped is None else f"{label}: stopped at {stopped[0]:.2f} s: {stopped[1]}"
+
+
 def _row(label, joints, ours, theirs, per_nominal):
     judged = "" if per_nominal[3] >= WORST_SECONDS - 1e-9 else f" (over {per_nominal[3]:.2f} s)"
-    taken = (f"{per_nominal[0]:.2f} | {per_nominal[1]:.2f} {'✓' if per_nominal[1] <= GOAL_WORST_STEP else '✗'}{judged} | "
-             f"{per_nominal[2]:.1f}")
+    worst = (f"{per_nominal[1]:.2f} {'✓' if per_nominal[1] <= GOAL_WORST_STEP else '✗'}{judged}" if per_nominal[5] is None
+             else f"{per_nominal[1]:.2f}, stopped at {per_nominal[5][0]:.2f} s ✗")
+    taken = f"{per_nominal[0]:.2f} | {worst} | " + ("—" if math.isnan(per_nominal[2]) else f"{per_nominal[2]:.1f}")
     if theirs is None:
         return f"| {label} | {joints} | {ours:.3f} | — | — | — | {taken} |"
     goal = max(GOAL_RATIO * theirs, GOAL_FLOOR_MS)
@@ -546,16 +566,19 @@ def main(quick=False):
         ours, theirs, per_nominal, joints, left_out = _measure(SCENES / f"{name}.toml", steps, blocks,
                                                                windows=windows)
         rows.append(_row(name, joints, ours, theirs, per_nominal))
+        notes.append(_stopped(name, per_nominal))
         if left_out:
             notes.append(_left_out(name, left_out))
     for label, path in _robot_models()[:3] if quick else _robot_models():
         ours, theirs, per_nominal, joints, left_out = _measure(path, steps, blocks, windows=windows)
         robot_rows.append(_row(label, joints, ours, theirs, per_nominal))
+        notes.append(_stopped(label, per_nominal))
         if left_out:
             notes.append(_left_out(label, left_out))
     for label, path in _robot_models()[:2] if quick else _robot_models()[:len(GYMNASIUM_MODELS)]:
         ours, theirs, per_nominal, joints, _ = _measure(path, steps, blocks, windows=windows, driven=True)
         driven_rows.append(_row(f"{label}, driven", joints, ours, theirs, per_nominal))
+        notes.append(_stopped(f"{label}, driven", per_nominal))
     with tempfile.TemporaryDirectory() as folder:
         scenes = [("chain", size, None) for size in (CHAINS[:2] if quick else CHAINS)]
         scenes += [("net", size, None) for size in (NETS[:2] if quick else NETS)] + [("net", STRAIGHT_NET, 0.0)]
@@ -566,6 +589,7 @@ def main(quick=False):
             label = f"{kind} of {size}" if kind == "chain" else f"net {size} × {size}"
             label += ", straight edge" if slack == 0.0 else ""
             scale_rows.append(_row(label, joints, ours, theirs, per_nominal))
+            notes.append(_stopped(label, per_nominal))
             if slack is None:       # (the curves: the scenes as generated)
                 curves.setdefault((kind, "ours"), []).append((joints, ours))
                 if theirs is not None:
@@ -576,11 +600,13 @@ def main(quick=False):
             ours, theirs, per_nominal, joints, _ = _measure(SCENES / f"{name}.toml", steps, blocks, windows=windows,
                                                             gaps=True, settings={"joint_solve": "soft"})
             soft_rows.append(_soft_row(name, joints, ours, theirs, per_nominal))
+            notes.append(_stopped(f"{name}, soft joints", per_nominal))
         for size in SOFT_NETS[:2] if quick else SOFT_NETS:
             path = _generated("net", size, folder, soft=True)
             ours, theirs, per_nominal, joints, _ = _measure(path, max(2, steps // 6), blocks, scale=True,
                                                             windows=windows, gaps=True)
             soft_rows.append(_soft_row(f"net {size} × {size}", joints, ours, theirs, per_nominal, NET_GOALS_MS.get(size)))
+            notes.append(_stopped(f"net {size} × {size}, soft joints", per_nominal))
             curves.setdefault(("soft net", "ours"), []).append((joints, ours))
     _plot(curves)
     header = ["| scene | joints | ours, ms a step | MuJoCo | ours / MuJoCo | goal | sub-steps taken / nominal "
@@ -624,7 +650,7 @@ def main(quick=False):
         "Plot: docs/plots/joints_scale.png.",
         "",
         *header, *scale_rows,
-        *([""] + [f"- {note}" for note in notes] if notes else []),
+        *([""] + [f"- {note}" for note in notes if note] if any(notes) else []),
         "",
         NETS_PROSE,
         "",
