@@ -342,9 +342,9 @@ def test_a_flat_nets_stalls_stand_instead_of_halving(tmp_path, monkeypatch):
     singular (no finite tension holds a straight edge), so the projection leaves J₀ with
     round-off to a few µm still to project at tiny start errors. Those stalls stand (halving finds
     the same stall at any h): over 1 s the net takes at most 1.5 sub-steps per nominal one
-    (measured 1.23; 2.3 where only the stalls at round-off stand, 27 where every stall is halved),
+    (measured 1.28; 2.3 where only the stalls at round-off stand, 27 where every stall is halved),
     and its energy never rises above the start by
-    more than 1e-5 of it (measured 8e-7: the current rows' steps are not RATTLE's)."""
+    more than 1e-5 of it (measured 3e-6: the current rows' steps are not RATTLE's)."""
     import subprocess
     import sys
     path = tmp_path / "net.toml"
