@@ -440,14 +440,18 @@ def _measure(path, steps, blocks, scale=False, windows=(WORST_SECONDS, WORST_FIR
     substeps = sim.settings.substeps
     drive = _Drive(sim, model) if driven else None
     started = time.perf_counter()
-    sim.step(2)         # compile, fill caches
+    stopped = None
+    try:
+        sim.step(2)         # compile, fill caches
+    except DivergenceError as error:    # (a run that stops is a result: its row says where and why)
+        stopped = (getattr(error, "time", sim.time), str(error))
     if scale:
         steps = max(1, min(steps, int(BUDGET_S / blocks / ((time.perf_counter() - started) / 2))))
     for _ in range(2 * substeps if model is not None else 0):
         mujoco.mj_step(model, data)
-    ours, theirs, spent, stopped = [], [], 0.0, None
+    ours, theirs, spent = [], [], 0.0
     first = sim.substep_counts()
-    for _ in range(blocks):
+    for _ in range(0 if stopped else blocks):
         draws = drive.draws(steps) if drive is not None else None
         start, before = time.perf_counter(), sim.data.step_count
         try:
@@ -455,9 +459,9 @@ def _measure(path, steps, blocks, scale=False, windows=(WORST_SECONDS, WORST_FIR
                 sim.step(steps)
             else:
                 drive.ours(sim, draws, steps)
-        except DivergenceError as error:    # (a run that stops is a result: its row says where and why)
-            stopped = (sim.time, str(error))
-            if sim.data.step_count > before or not ours:
+        except DivergenceError as error:
+            stopped = (getattr(error, "time", sim.time), str(error))
+            if not ours:    # (the steps before the one that stopped, with its time: no whole block was stepped)
                 ours.append((time.perf_counter() - start) / max(1, sim.data.step_count - before) * 1e3)
             break
         ours.append((time.perf_counter() - start) / steps * 1e3)
@@ -474,8 +478,15 @@ def _measure(path, steps, blocks, scale=False, windows=(WORST_SECONDS, WORST_FIR
             break
     counts = sim.substep_counts()
     # (the blocks' own ratio: the first two steps, which compile and fill caches, are left out of it)
-    per_nominal = (counts["taken"] - first["taken"]) / (counts["nominal"] - first["nominal"])
-    kib = _transient_kib(sim, min(ALLOCATION_STEPS, steps)) if stopped is None else math.nan
+    nominal = counts["nominal"] - first["nominal"]
+    per_nominal = (counts["taken"] - first["taken"]) / nominal if nominal else math.nan
+    kib = math.nan
+    if stopped is None:
+        try:
+            kib = _transient_kib(sim, min(ALLOCATION_STEPS, steps))
+        except DivergenceError as error:
+            stopped = (getattr(error, "time", sim.time), str(error))
+    ours = ours or [math.nan]
     # the worst step over the first two minutes (gymnasium's ant, left standing, slips after half a
     # minute and rests with its limits microradians past their bounds), or the first second where
     # those would take too long (a net's edges whip after half a second of its fall)
@@ -493,7 +504,7 @@ def _measure(path, steps, blocks, scale=False, windows=(WORST_SECONDS, WORST_FIR
                     sim.step()
                     gap = max(gap, float(np.max(sim.joint_separation(), initial=0.0)))
             except DivergenceError as error:
-                stopped = (sim.time, str(error))
+                stopped = (getattr(error, "time", sim.time), str(error))
             break
     counts = sim.substep_counts()
     per_nominal = (per_nominal, counts["worst_step"], kib, sim.time, gap, stopped)

@@ -29,7 +29,7 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   rows turn into no motion, the next pose's rows turned into a kick that raised Σ g² (a whipping
   32 × 32 net's chord steps there all failed, most after every halving of the line search). Its
   matrix and its directions are then both the factored pose's, a correction old: that pose's
-  Gauss–Newton step, whose self-stresses move nothing. The 32 × 32 net's projections took 4.4
+  Gauss–Newton step (damped as it was factored, below), whose self-stresses move nothing. The 32 × 32 net's projections took 4.4
   factorizations instead of 5.6, the 64 × 64 net's 5.1 instead of 7.8.
   The first chord is the last velocity projection's factorization, where it left one at the poses
   this projection starts from (`JointBodies.carried`): J₀ M₀⁻¹ J₀ᵀ, SHAKE's matrix, which differs
@@ -44,7 +44,7 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   Each Newton step is halved until it lowers Σ g² (a line search: a full step may raise max |g|
   on its way to the root), tried at most LINE_SEARCH times, or LINE_SEARCH_CROSSED where the full
   step raised Σ g² more than CROSSED-fold: a small fraction of such a step still descends (the
-  straight-edged 8 × 8 net takes 1.13 sub-steps for each nominal one over two minutes with them,
+  straight-edged 8 × 8 net takes 1.13 sub-steps for each nominal one over its first two minutes with them,
   1.15 without; with the current rows undamped (below) its worst step took 3.0 times its
   sub-steps with them, 5.5 without; its failing steps raise Σ g² 20-fold in the median, where more
   trials would be evaluations spent on nothing). The inequalities (limits, ropes) form
@@ -83,17 +83,22 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   where the rows' second order bends them: undamped, the line search kept 1/128 to 1/512 of it, and
   the straight-edged 8 × 8 net's final attempts spent all their iterations so, Σ g² falling by a
   fifth of a percent each. ν damps only the directions of eigenvalues below it (the others take
-  Newton's own step), and follows the line search: it starts at DAMPING_START of the component's
-  scale where a step was cut, grows by 2/fraction with each cut step, falls eightfold with each
-  full one (to none), and a step that found no descent is tried again with a thousandfold ν, up to
-  DAMPING_MAX, where the error is above CURRENT_STANDING (below it, no descent is round-off). Only
+  Newton's own step), and follows the line search: from DAMPING_START of the component's scale
+  (one factor for every component) it grows by 2/fraction with each cut step, falls eightfold with
+  each full one (to none), and a step that found no descent is tried again with a thousandfold ν
+  (an iteration of the budget, as every pass is) while ν is below DAMPING_MAX and the error above
+  CURRENT_STANDING (below it, no descent is round-off); nothing else bounds ν, whose steps then
+  are gradient steps the line search still checks, within the iterations' budget. A chord step
+  and `_let_go` solve with the factors as they were damped. Only
   within DAMPING_REACH of the root: farther, a cut step is the rows' curvature over a long
   correction (a whip's), where Gauss–Newton's path is kept (a damped path ends elsewhere on the
   constraint, by up to the correction). Measured over the straight-edged 8 × 8 net's first 1.5 s,
   a projection that left J₀ takes 10.9 current-row iterations (undamped 21.4; nine in ten at most
   17, undamped 60, the whole budget) and 12.9 factorizations (undamped 21.8); its worst step over
-  10 s takes twice its sub-steps (undamped three times), and a step 0.55 of the undamped time. The
-  whipping 48 × 48 and 56 × 56 nets take 11 % and 17 % fewer factorizations over their first second.
+  10 s takes twice its sub-steps (undamped three times), and a step 0.55 of the undamped time,
+  though over those 1.5 s it takes 1.63 sub-steps a nominal one where undamped 1.58 (the 6 × 6
+  net's 1.53 where 1.47). The whipping 48 × 48 and 56 × 56 nets take 11 % and 17 % fewer
+  factorizations over their first second.
 - `project_velocities`: μ from [J₁ M₁⁻¹ J₁ᵀ] μ = −J₁ v at the end pose, Δv = M₁⁻¹ J₁ᵀ μ (RATTLE's
   last kick; the M-orthogonal projection onto the constraint's tangent), the inequalities at their
   bound as a linear complementarity problem (μ ≥ 0, J v₁ ≥ 0, μ J v₁ = 0: a limit or a rope never
@@ -187,8 +192,8 @@ FINAL_ROWS = 2              # … and this many times as many where the budget h
 CURRENT_STANDING = 1e-6     # m (rad): … and stop within this (a tenth of `physics.pipeline.retry.STANDING_ERROR`) …
 CURRENT_WINDOW = 8          # … where the error fell less than 1/CURRENT_FALL-fold over the last CURRENT_WINDOW of them
 CURRENT_FALL = 0.1
-DAMPING_START = 1e-9        # the current rows' Levenberg–Marquardt damping, of each component's scale: its first …
-DAMPING_MAX = 1e6           # … and its largest (`_damp`), …
+DAMPING_START = 1e-9        # the current rows' Levenberg–Marquardt damping, of each component's scale: its least …
+DAMPING_MAX = 1e6           # … where a step with no descent is no longer tried again with more (`_damp`), …
 DAMPING_REACH = 1e-4        # m (rad): … taken by a step that starts within this of the root (the largest |g|)
 NEVER = (math.inf, math.inf, math.inf)     # `project_positions_kernel`'s abandon that never stops one
 # `project_positions_kernel`'s `step` (STEP_VALUES,): h, the current rows' iterations, and `abandon`'s
@@ -1169,8 +1174,9 @@ def _retake(system, taken, total, mu, W, dq, tolerance):
 def _let_go(system, factors, taken, total, mu, z, split):
     """The taken inequalities whose impulse so far `total` > 0 the Newton step μ would turn (total +
     μ < 0: a limit or a rope letting go) end the step at 0 impulse, μ_r = −total_r, while the other
-    rows' step stays Newton's (Γ μ = −g on each of them): μ ← μ + t Γ⁻¹ e_r, t = (−total_r − μ_r) /
-    (Γ⁻¹)_rr, one substitution with the step's factors a row, which leaves every other row's
+    rows' step stays Newton's (Γ μ = −g on each of them, Γ as factored: damped along the current rows,
+    `_damp`): μ ← μ + t Γ⁻¹ e_r, t = (−total_r − μ_r) / (Γ⁻¹)_rr, one substitution with the step's
+    factors a row, which leaves every other row's
     equation as it was (the capacitance method for a row whose unknown is fixed). A row corrected
     earlier in a pass moves again, so the passes repeat, LET_GO_PASSES at most, and a row still
     turning after them is clamped by the caller. Clamped alone, in place, the step was no Newton step
@@ -1224,7 +1230,8 @@ def _abandoned(stats, abandon):
 def project_positions_kernel(system, centre, rotation, momentum, step, iterations, tolerance, dx, dtheta, impulse, stats,
                              work, split):
     """`project_positions` compiled; returns the largest |g| left. stats (POSITION_STATS,): Newton
-    iterations taken, whether the current-row fallback fired, the largest |impulse| component, the
+    iterations taken (a pass that tries a step again with more damping counts), whether the
+    current-row fallback fired, the largest |impulse| component, the
     drift's departure from the rows' tangent relative to the joints' levers (`_curvature_error`),
     the relative error when it left J₀ and the one the drift started from (`_relative_error`), the
     factorizations (an iteration that lets an inequality go factors again; an iteration that

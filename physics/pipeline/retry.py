@@ -62,8 +62,8 @@ STEP_BUDGET = 2.0
 # iterations along the current rows
 # (`physics.constraints.rattle.FINAL_ROWS`): the 64 × 64 net's whipping attempts stopped 1 to 3
 # times STANDING_ERROR off after the usual count and were halved past the budget, up to 4.5 times
-# a step's sub-steps; with the longer count they meet it, and no step of its first second takes
-# more than twice its sub-steps.
+# a step's sub-steps; with the longer count they meet it, and no step of its first half second
+# takes more than twice its sub-steps (at 0.5 s a knot pressed into the ground stops it: README).
 STANDING_ERROR = 1e-5
 
 
