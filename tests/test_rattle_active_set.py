@@ -31,6 +31,37 @@ def ropes_at_length():
     return Simulation(scene_from_dict(doc, "ropes.toml"))
 
 
+def dense_joint_rows(sim):
+    """After a step of `sim`, its solver prepared for RATTLE at the poses reached: (joints, joint
+    bodies, centre, rotation, inverse world inertia, M⁻¹ (6B, 6B) dense, every joint row the
+    projections take as a dense row (K, 6B), which of them are inequalities (K,), the rows'
+    geometry)."""
+    sim.step()
+    work = sim._work
+    world, centre, rotation, velocity, inverse_inertia = stages.solver_state(sim.model, sim.data, sim.settings, work)
+    solver = work.solver
+    solver.prepare(world, centre, rotation, velocity, sim.model.inverse_mass, inverse_inertia, sim.settings.dt,
+                   sim.settings, rattle=True)
+    joints, bodies = solver.joints, solver._joint_bodies
+    geometry = joints.geometry(centre, rotation)
+    B = len(centre)
+    M_inv = np.zeros((6 * B, 6 * B))
+    for b in range(B):
+        M_inv[6 * b:6 * b + 3, 6 * b:6 * b + 3] = np.eye(3) * sim.model.inverse_mass[b]
+        M_inv[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = inverse_inertia[b]
+    rows, inequality = [], []
+    for j in range(len(joints)):
+        for s in range(ROWS_PER_JOINT):
+            if geometry.active[j, s] and not geometry.motor[j, s]:
+                row = np.zeros(6 * B)
+                for side in range(2):
+                    if joints.body[j, side] >= 0:
+                        row[6 * joints.body[j, side]:6 * joints.body[j, side] + 6] += geometry.jacobian[j, s, side]
+                rows.append(row)
+                inequality.append(bool(geometry.inequality[j, s]))
+    return joints, bodies, centre, rotation, inverse_inertia, M_inv, np.array(rows), np.array(inequality), geometry
+
+
 def complementary_change(rows, inequality, M_inv, v):
     """(Δv = M⁻¹ J_Aᵀ μ, A) of the one active set A (the equalities and some inequalities, a bool
     mask) whose solution is complementary: μ ≥ 0 on A's inequalities, J v₁ ≥ 0 on the rest (J M⁻¹ Jᵀ
@@ -61,31 +92,9 @@ def test_ropes_at_their_length_push_never_and_hold_whatever_would_stretch_them()
     met among the draws: a rope that stretched at the start let go (the others' pull takes it
     slack), and one that did not taken (the others' pull stretches it)."""
     sim = ropes_at_length()
-    sim.step()
-    work = sim._work
-    world, centre, rotation, velocity, inverse_inertia = stages.solver_state(sim.model, sim.data, sim.settings, work)
-    solver = work.solver
-    solver.prepare(world, centre, rotation, velocity, sim.model.inverse_mass, inverse_inertia, sim.settings.dt,
-                   sim.settings, rattle=True)
-    joints, bodies = solver.joints, solver._joint_bodies
-    geometry = joints.geometry(centre, rotation)
+    joints, bodies, centre, rotation, inverse_inertia, M_inv, rows, inequality, geometry = dense_joint_rows(sim)
     B = len(centre)
-    M_inv = np.zeros((6 * B, 6 * B))
-    for b in range(B):
-        M_inv[6 * b:6 * b + 3, 6 * b:6 * b + 3] = np.eye(3) * sim.model.inverse_mass[b]
-        M_inv[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = inverse_inertia[b]
-    rows, inequality = [], []
-    for j in range(len(joints)):
-        for s in range(ROWS_PER_JOINT):
-            if geometry.active[j, s] and not geometry.motor[j, s]:
-                assert not geometry.inequality[j, s] or abs(geometry.C[j, s]) <= 1e-12     # at length
-                row = np.zeros(6 * B)
-                for side in range(2):
-                    if joints.body[j, side] >= 0:
-                        row[6 * joints.body[j, side]:6 * joints.body[j, side] + 6] += geometry.jacobian[j, s, side]
-                rows.append(row)
-                inequality.append(bool(geometry.inequality[j, s]))
-    rows, inequality = np.array(rows), np.array(inequality)
+    assert np.abs(geometry.C[geometry.inequality & geometry.active]).max() <= 1e-12     # at length
     assert inequality.sum() == 4 and len(rows) == 7
     rng = np.random.default_rng(1)
     missed_alone = let_go = taken_later = 0

@@ -657,16 +657,18 @@ def test_the_start_error_halving_answers_to_is_the_curvature(monkeypatch):
     assert whole / whole_half == pytest.approx(2.0, rel=0.1)
 
 
-@pytest.mark.parametrize("name, steps", [("rope_bridge", 90), ("iiwa", 80)])
-def test_no_step_takes_more_than_its_budget(name, steps, monkeypatch):
+@pytest.mark.parametrize("name, steps, refused", [("rope_bridge", 90, True), ("iiwa", 80, False)])
+def test_no_step_takes_more_than_its_budget(name, steps, refused, monkeypatch):
     """The rope bridge as its crates land (ropes turning far within a step: RATTLE's Newton finds no
-    root along the start-of-step rows) and the iiwa folding onto the floor (a velocity solve left
-    unconverged against it) asked for up to 7 and 3 times a step's passes. Within the step's
+    root along the start-of-step rows) asks for up to 7 times a step's passes. Within the step's
     budget (`retry.STEP_BUDGET`) no step takes more than twice its nominal passes: the budget
     refused retries to do so (without it the worst step passes 2), and the attempts it let stand
     had met their joints (`STANDING_ERROR`): after every step each rope is within 1e-6 m of its
     length and each hinge's anchors within 1e-6 m of each other (`Simulation.joint_separation`,
-    the world distance of the two anchors, an independent reading of the poses)."""
+    the world distance of the two anchors, an independent reading of the poses). The iiwa folding
+    onto the floor (a velocity solve left unconverged against it) asked for up to 3 times; with the
+    contacts held in RATTLE's projections (`rattle.Holds`) it asks for no more than twice, budget
+    or not."""
     worst = {}
     for budget in (retry.STEP_BUDGET, np.inf):
         with monkeypatch.context() as patch:
@@ -682,7 +684,10 @@ def test_no_step_takes_more_than_its_budget(name, steps, monkeypatch):
         assert over <= 1e-6, (budget, over)
     bounded, free = worst[retry.STEP_BUDGET], worst[np.inf]
     assert bounded["worst_step"] <= 2.0, bounded
-    assert bounded["refused"] > 0 and free["worst_step"] > 2.0, (bounded, free)
+    if refused:
+        assert bounded["refused"] > 0 and free["worst_step"] > 2.0, (bounded, free)
+    else:
+        assert free["worst_step"] <= 2.0, free
 
 
 @pytest.mark.parametrize("n, J, B, values, x_size, panel", [(1, 1, 1, 36, 7, 0), (2, 2, 3, 90, 14, 18),

@@ -104,6 +104,29 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   bound as a linear complementarity problem (μ ≥ 0, J v₁ ≥ 0, μ J v₁ = 0: a limit or a rope never
   holds its bound shut), solved by Murty's least-index principal pivoting (`_flip_first`).
 
+Contacts held (`Holds`). The projections move bodies along the joints' rows alone; contacts are the
+velocity solve's. A body a static shape pushed in this sub-step's solve (`hold_contacts`: a normal
+row with one moving side and λ > 0) may be held along that push's direction n in either
+projection: its linear part of M⁻¹ is then taken as m (I − n nᵀ) (`held`; up to three directions,
+made orthonormal), the contact's own row eliminated first, which fills nothing in the joint graph
+(a one-body row adds to the body's block alone), and exact for a sphere, whose contact normal
+passes through its centre (its turn stays free: a body's lever to its contact point is not held).
+A contact pushes, never pulls, so the holds are an active set, as the inequalities are: each
+projection starts with none held; where a Newton step's impulse from the joints would press a
+body into its shape, it is held, and where, held, that impulse would lift it off (its reaction
+would pull), it is let go, not to be held again in that projection; the rows are then solved
+again (`_hold_step`, the velocity projection's `_velocity_hold_step`: with one hold, the
+complementarity problem's solution). The velocity solve's own first kick of the joints does not
+press such a body into its shape either (`pressed_in`, `physics.constraints.solver._solve_changes`).
+Without the holds a whipping net's knot resting on the ground was pressed into it, the positions
+seeing the joints' kick whole and the contact's that balances it a fraction f, and the projections
+moving it further in, centimetres over some 50 ms, faster than the split impulse pushes out at
+`max_contact_push_speed`: the 64 × 64 net's knot fell through the ground at 0.50 s. Held both ways
+(never let go), the same net's knots spun up instead, one past 1e7 rad/s at 0.43 s. Held from the
+projection's start and let go where the joints lift them, gymnasium's ant's feet were let go in
+nearly every projection (its joints' corrections lift a foot by about its contact's impulse), a
+factorization more each; taken where the joints press them in, none is.
+
 Rows taken: the equalities (ball, hinge, slider, fixed, distance), and an inequality (rope, joint
 limit) where it is violated; motor rows are velocity targets, not constraints, and stay with the
 velocity solver (`physics.constraints.gauss_seidel`). Redundant rows (a closed loop of joints) make the
@@ -200,10 +223,12 @@ NEVER = (math.inf, math.inf, math.inf)     # `project_positions_kernel`'s abando
 # (start, left, step); the velocity projection and RATTLE's stage read its h. Numbers a sub-step
 # writes in place, so that a call bound to its arrays serves every h, budget and retry
 STEP_H, STEP_CURRENT, STEP_ABANDON, STEP_VALUES = 0, 1, 2, 5
-POSITION_STATS = 11         # `project_positions_kernel`'s stats
+POSITION_STATS = 12         # `project_positions_kernel`'s stats
 LET_GO_PASSES = 4           # `_let_go`'s passes over the inequalities a Newton step lets go, at most
 ACTIVE_SET_FLIPS = 8        # the velocity projection's rows change sides at most this many times a row at its bound …
 ACTIVE_SET_SLACK = 1e-12    # m/s (rad/s): … where a row left out approaches faster than this (round-off)
+HOLD_SPAN = 1e-3            # a contact's direction this close to those its body is held in already adds none
+HOLD_GIVE = 1e-2            # a held body's inverse mass along its contact's normal, of its own (`held`)
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1
 
 
@@ -247,6 +272,22 @@ class VelocityScratch(NamedTuple):
     velocity: np.ndarray        # (B, 6) the velocities the joint terms' last kick leaves
     change: np.ndarray          # (B, 6) an active set's Δv
     factors: Factors            # J M⁻¹ Jᵀ's factors
+
+
+class Holds(NamedTuple):
+    """The contacts RATTLE's projections hold (`hold_contacts`): per solver body, the directions its
+    centre may not move in a projection, orthonormal, those of the static shapes it rests on."""
+    count: np.ndarray           # (B,) int64 how many (0 to 3)
+    normal: np.ndarray          # (B, 3, 3) the first `count` rows: unit directions, world
+    state: np.ndarray           # (B,) int64 in the projection under way: FREE, HELD or LET_GO (`_hold_step`)
+
+
+FREE, HELD, LET_GO = 0, 1, 2    # `Holds.state`: not held (yet), held, let go (not to be held again)
+
+
+def no_holds(B):
+    """`Holds` of B bodies with none held."""
+    return Holds(np.zeros(B, np.int64), np.zeros((B, 3, 3)), np.zeros(B, np.int64))
 
 
 class Arena(NamedTuple):
@@ -458,6 +499,8 @@ class JointBodies:
         # 1 where the arena's factors are the last velocity projection's J M⁻¹ Jᵀ, at the poses the next
         # position projection starts from, which takes them for its first chord and clears this
         self.carried = np.zeros(1)
+        # the contacts the projections hold, written after each velocity solve (`hold_contacts`)
+        self.holds = no_holds(bodies)
         # (joints, centre, rotation) where `start_rows` holds the geometry at those poses already, taken
         # by the choice of the joint terms at the sub-step's start (`take_start`), for its prepare alone
         self.start_at = None
@@ -671,7 +714,8 @@ class JointBodies:
         """`project_positions_kernel`'s arguments for `positions` (its arguments, in its order)."""
         system = start(joints, self, self.start_centre, self.start_rotation, inverse_mass, inverse_inertia,
                        self.limit_slack if limited else None, self.start_rows.jacobian,
-                       self.terms if termed else None, self.frame_speed if framed else None, copy=False)
+                       self.terms if termed else None, self.frame_speed if framed else None, copy=False,
+                       holds=self.holds)
         return (system, centre, rotation, momentum, self.step, NEWTON_ITERATIONS, TOLERANCE, dx, dtheta, impulse,
                 self.stats, work, self.graph.split)
 
@@ -679,7 +723,7 @@ class JointBodies:
                               limited, termed):
         """`project_velocities_kernel`'s arguments for `velocities`."""
         return (joints.model(self.limit_slack if limited else None), self.index, self.graph, self.velocity_rows,
-                self.velocity_scratch, centre, rotation, velocity, inverse_mass, inverse_inertia, dv,
+                self.velocity_scratch, centre, rotation, velocity, inverse_mass, inverse_inertia, self.holds, dv,
                 self.terms if termed else no_terms(len(joints)), self.step, work, self.carried, self.graph.split)
 
     def stage(self, joints, passes, masses, limited, termed, work, h, final=False, abandon=NEVER):
@@ -799,23 +843,26 @@ class RattleStart(NamedTuple):
     frame_speed: np.ndarray     # (J, ROWS_PER_JOINT) each row's J_a v_a of a moving frame at the start (0 elsewhere)
     carried: np.ndarray         # (1,) 1 where the arena's factors are the last velocity projection's, at
     #                             these poses: the first chord's (`JointBodies.carried`); read and cleared
+    holds: Holds                # the contacts held (`hold_contacts`): what the bodies' centres may not do
 
 
 def start(joints, bodies, centre, rotation, inverse_mass, inverse_inertia, limit_slack=None, jacobian=None, terms=None,
-          frame_speed=None, copy=True):
+          frame_speed=None, copy=True, holds=None):
     """The start-of-step bundle: J₀ at these poses, M₀⁻¹, R₀ (copies; `copy` False: the caller's own
     contiguous arrays, which it leaves as they are while the bundle is used); `limit_slack` (J,) the soft
     limits (`physics.constraints.joints.Joints.limit_slack`: a limit row's C shifted by it, 0 without);
     `jacobian` J₀ if the caller has it (`Joints.geometry` at these poses: the slack moves C only);
     `terms` the joints' `JointTerms` (none taken without); `frame_speed` the rows' J_a v_a of the
-    moving frames at these poses (`physics.constraints.joints.JointGeometry`; none without)."""
+    moving frames at these poses (`physics.constraints.joints.JointGeometry`; none without); `holds`
+    the contacts held (`Holds`; none without)."""
     J0 = joints.geometry(centre, rotation).jacobian if jacobian is None else jacobian
     J = len(joints)
     own = (lambda a: np.ascontiguousarray(a, float).copy()) if copy else (lambda a: np.ascontiguousarray(a, float))
     return RattleStart(joints.model(limit_slack), bodies.body, bodies.index, np.ascontiguousarray(inverse_mass, float),
                        own(inverse_inertia), own(centre), own(rotation), J0, bodies.position_rows, bodies.graph,
                        bodies.position_scratch, bodies.velocity_scratch, no_terms(J) if terms is None else terms,
-                       _zero_frame_speed(J) if frame_speed is None else frame_speed, bodies.carried)
+                       _zero_frame_speed(J) if frame_speed is None else frame_speed, bodies.carried,
+                       no_holds(len(centre)) if holds is None else holds)
 
 
 @kernel(inline=True)
@@ -1091,6 +1138,140 @@ def _finite(a):
 
 
 @kernel(refcounts=False)
+def hold_contacts(body, jacobian, impulse, first, count, normal):
+    """`Holds`' count (B,) and normal (B, 3, 3) from the velocity solve's contact rows
+    (`physics.constraints.constraints`: from row `first` on, three a point, its normal row last):
+    each solver body that a static shape pushed (a normal row with one moving side and an impulse
+    λ > 0) is held along that row's direction, the directions made orthonormal in turn
+    (Gram–Schmidt; one within HOLD_SPAN of those held already adds none), at most three: the bodies
+    a projection may hold (`_hold_step`). (Arrays, not the bundle: typed calls of a kernel without
+    numba's reference counts given the tuple kept records of its arrays, 57 bytes each, some 4 KiB
+    over the ant's 100 steps with `physics.constraints.solver._solve_changes`'.)"""
+    count[:] = 0
+    for r in range(first + 2, len(impulse), 3):
+        u = _pushed(body, jacobian, impulse, r)
+        if not dot(u, u) > 0.0:
+            continue
+        b = body[r, 0] if body[r, 0] >= 0 else body[r, 1]
+        k = count[b]
+        if k == 3:
+            continue
+        u = mul(1.0 / math.sqrt(dot(u, u)), u)
+        for e in range(k):
+            along = normal[b, e, 0] * u[0] + normal[b, e, 1] * u[1] + normal[b, e, 2] * u[2]
+            u = (u[0] - along * normal[b, e, 0], u[1] - along * normal[b, e, 1],
+                 u[2] - along * normal[b, e, 2])
+        size = math.sqrt(dot(u, u))
+        if not size > HOLD_SPAN:
+            continue
+        for i in range(3):
+            normal[b, k, i] = u[i] / size
+        count[b] = k + 1
+
+
+@kernel(inline=True)
+def _pushed(body, jacobian, impulse, r):
+    """The linear impulse λ Jᵀ contact row r gave its moving side, where a static shape pushed it
+    (λ > 0, one side moving; `hold_contacts`), else 0."""
+    if not impulse[r] > 0.0 or (body[r, 0] >= 0) == (body[r, 1] >= 0):
+        return (0.0, 0.0, 0.0)
+    side = 0 if body[r, 0] >= 0 else 1
+    return (impulse[r] * jacobian[r, side, 0], impulse[r] * jacobian[r, side, 1], impulse[r] * jacobian[r, side, 2])
+
+
+@kernel(inline=True)
+def held(holds, b, v):
+    """The 3-vector v (a body b's linear impulse or motion) with its parts along the directions b is
+    held in (`Holds`, where its state is HELD) scaled by HOLD_GIVE: v itself, the same bits, where
+    b is not held."""
+    if holds.state[b] != HELD:
+        return v
+    for e in range(holds.count[b]):
+        along = (1.0 - HOLD_GIVE) * (holds.normal[b, e, 0] * v[0] + holds.normal[b, e, 1] * v[1]
+                                     + holds.normal[b, e, 2] * v[2])
+        v = (v[0] - along * holds.normal[b, e, 0], v[1] - along * holds.normal[b, e, 1], v[2] - along * holds.normal[b, e, 2])
+    return v
+
+
+@kernel(inline=True)
+def pressed_in(count, normal, b, v):
+    """The 3-vector v (a body b's linear impulse) less its parts that press b into the shapes it
+    rests on (along −n for each of its directions n, `Holds`' count and normal): v itself, the same
+    bits, where nothing does."""
+    for e in range(count[b]):
+        along = normal[b, e, 0] * v[0] + normal[b, e, 1] * v[1] + normal[b, e, 2] * v[2]
+        if along < 0.0:
+            v = (v[0] - along * normal[b, e, 0], v[1] - along * normal[b, e, 1], v[2] - along * normal[b, e, 2])
+    return v
+
+
+@kernel(inline=True)
+def _turn(holds, b, v):
+    """A contact pushes, never pulls (`_hold_step`): +1 where the impulse v (3) from the joints on
+    a free body b presses it into a shape it rests on (it is to be held), −1 where on a held body
+    it would lift it off one (its hold's reaction would pull: it is to be let go), else 0."""
+    state = holds.state[b]
+    for e in range(holds.count[b]):
+        along = holds.normal[b, e, 0] * v[0] + holds.normal[b, e, 1] * v[1] + holds.normal[b, e, 2] * v[2]
+        if state == FREE and along < 0.0:
+            return 1
+        if state == HELD and along > 0.0:
+            return -1
+    return 0
+
+
+@kernel(inline=True)
+def _hold_turns(holds, b, v):
+    """`_turn`'s change of body b's state, made; 1 where it changed."""
+    turn = _turn(holds, b, v)
+    if turn == 1:
+        holds.state[b] = HELD
+    elif turn == -1:
+        holds.state[b] = LET_GO
+    return 1 if turn != 0 else 0
+
+
+@kernel(inline=True)
+def _direction(system, along_current, chord, j, s):
+    """The row J_d (2, 6) along which a Newton step's μ of row (j, s) moves the bodies: J₀'s, or
+    along the current rows the pose's own, or a chord's the factored pose's (module docstring)."""
+    if not along_current:
+        return system.jacobian[j, s]
+    if chord:
+        return system.scratch.factored_jacobian[j, s]
+    return system.geometry.jacobian[j, s]
+
+
+@kernel(refcounts=False)
+def _hold_step(system, taken, along_current, chord, mu, kick):
+    """The contacts' active set in a position projection (`Holds`): a body a static shape pushed
+    starts FREE; where a Newton step's impulse from the joints, Σ J_dᵀ μ (`kick` (n, 6) scratch,
+    J_d as the projection's kick takes it), presses it into the shape it is HELD, and where, held,
+    that impulse would lift it off (its hold's reaction would pull) it is LET_GO, not to be held
+    again in this projection (finite, as Murty's least index). Returns how many changed: the rows
+    are then solved again."""
+    holds = system.holds
+    kick[:] = 0.0
+    for j in range(len(system.model.kind)):
+        for s in range(ROWS_PER_JOINT):
+            if not taken[j, s]:
+                continue
+            Jd = _direction(system, along_current, chord, j, s)
+            for side in range(2):
+                b = system.model.body[j, side]
+                c = system.index[b]
+                if c >= 0 and holds.count[b] > 0:
+                    for i in range(3):
+                        kick[c, i] += Jd[side, i] * mu[j, s]
+    changed = 0
+    for c in range(len(system.column)):
+        b = system.column[c]
+        if holds.count[b] > 0:
+            changed += _hold_turns(holds, b, (kick[c, 0], kick[c, 1], kick[c, 2]))
+    return changed
+
+
+@kernel(refcounts=False)
 def _weigh(system, taken, along_current, inertia, Y, h, D, W):
     """W (J, ROWS_PER_JOINT, 2, 6) = M₀⁻¹ J_dᵀ per taken row and side, J_d = J₀ (or J_k along the
     current rows), the angular part of M₀⁻¹ the drift derivative D (n, 3, 3), made here from the
@@ -1109,10 +1290,12 @@ def _weigh(system, taken, along_current, inertia, Y, h, D, W):
                 if c < 0:
                     W[j, s, side, :] = 0.0
                     continue
-                m = system.inverse_mass[model.body[j, side]]
+                b = model.body[j, side]
+                m = system.inverse_mass[b]
                 ang = matvec(load33(D, c), (Jd[side, 3], Jd[side, 4], Jd[side, 5]))
+                lin = held(system.holds, b, (m * Jd[side, 0], m * Jd[side, 1], m * Jd[side, 2]))
                 for i in range(3):
-                    W[j, s, side, i] = m * Jd[side, i]
+                    W[j, s, side, i] = lin[i]
                     W[j, s, side, 3 + i] = ang[i]
 
 
@@ -1236,8 +1419,9 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
     the relative error when it left J₀ and the one the drift started from (`_relative_error`), the
     factorizations (an iteration that lets an inequality go factors again; an iteration that
     factors none is a chord step), the iterations along J₀, the factorizations along the current
-    rows, the inequality rows let go (`_release`; any `_retake` takes back counted too) and the
-    rows with an impulse so far whose Newton step let them go (`_let_go`'s corrections);
+    rows, the inequality rows let go (`_release`; any `_retake` takes back counted too), the
+    rows with an impulse so far whose Newton step let them go (`_let_go`'s corrections) and the
+    solves the contacts' active set took again (`_hold_step`: a body held or let go);
     `work` (J,) gets each joint's
     frame's work (`_frame_work`). `step` (STEP_VALUES,): h, `current` and `abandon` (numbers the caller
     writes in place: `JointBodies.set_step`). At most `iterations` along J₀ and `current` along the
@@ -1273,6 +1457,7 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
             x[c, i] = centre[system.column[c], i]
     A = scratch.A
     A[:] = 0.0
+    system.holds.state[:] = FREE      # (the contacts' active set starts empty: `_hold_step`)
     terms = system.terms
     exact, armature, damping = terms.exact, terms.armature, terms.damping
     lam, trial_lam = scratch.lam, scratch.trial_lam         # the rotor rows' impulses × h
@@ -1417,7 +1602,13 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
                     continue
             released = _release(system.geometry, taken, total, mu, pivots == 0)
             if released == 0:
-                break
+                # the inequalities settled, the contacts' active set (`_hold_step`): a body the
+                # step presses into its shape held, one it would lift off let go, and solved again
+                if _hold_step(system, taken, along_current, chord, mu, kick) == 0:
+                    break
+                stats[11] += 1.0
+                factored = False    # (another matrix: `_weigh` weighs the bodies held or let go)
+                continue
             stats[9] += released
             pivots = max(pivots, 1)
         if solved:      # an inequality's impulse so far may fall to 0, never below: past that it lets go
@@ -1432,17 +1623,17 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
                 for s in range(ROWS_PER_JOINT):
                     if not taken[j, s]:
                         continue
-                    if not along_current:
-                        Jd = system.jacobian[j, s]
-                    elif chord:
-                        Jd = scratch.factored_jacobian[j, s]
-                    else:
-                        Jd = system.geometry.jacobian[j, s]
+                    Jd = _direction(system, along_current, chord, j, s)
                     for side in range(2):
                         c = system.index[system.model.body[j, side]]
                         if c >= 0:
                             for i in range(6):
                                 kick[c, i] += Jd[side, i] * mu[j, s]
+            for c in range(n):      # (a held body's reaction taken with it: `Holds`)
+                b = system.column[c]
+                if system.holds.state[b] == HELD:
+                    lin = held(system.holds, b, (kick[c, 0], kick[c, 1], kick[c, 2]))
+                    kick[c, 0], kick[c, 1], kick[c, 2] = lin[0], lin[1], lin[2]
             solved = _finite(kick)
         # Newton's step (along J₀ or the current rows) is a descent direction of Σ g²: halved until
         # it lowers it (a full step may raise max |g| on the way to convergence)
@@ -1538,7 +1729,8 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     factorizations there were (an iteration that lets an inequality go factors again), how many of
     the iterations went along J₀, how many factorizations along the current rows, and how many
     inequality rows were let go (a violated row whose solve gave it μ < 0; any taken back counted too),
-    and how many rows with an impulse so far a Newton step let go (`_let_go`).
+    how many rows with an impulse so far a Newton step let go (`_let_go`), and how many solves the
+    contacts' active set took again (`_hold_step`: a body held or let go).
     work, if given, a (J,) array: each joint's moving frame's work through these impulses is added
     (`_frame_work`, along J₀: at the start). `iterations` along J₀ at most, and `current` along the
     current rows (None: CURRENT_ROWS × iterations)."""
@@ -1554,16 +1746,19 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
 
 
 @kernel(inline=True)
-def _weigh_row(body, inverse_mass, inverse_inertia, jac, j, W_row):
-    """W_row (2, 6) = M⁻¹ Jᵀ of one row `jac` (2, 6) of joint j (`body` (J, 2); zero on a static side)."""
+def _weigh_row(body, inverse_mass, inverse_inertia, holds, jac, j, W_row):
+    """W_row (2, 6) = M⁻¹ Jᵀ of one row `jac` (2, 6) of joint j (`body` (J, 2); zero on a static side),
+    its linear part less what a body's `holds` take."""
     for side in range(2):
         b = body[j, side]
         if b < 0:
             W_row[side, :] = 0.0
             continue
         ang = matvec(load33(inverse_inertia, b), (jac[side, 3], jac[side, 4], jac[side, 5]))
+        m = inverse_mass[b]
+        lin = held(holds, b, (m * jac[side, 0], m * jac[side, 1], m * jac[side, 2]))
         for i in range(3):
-            W_row[side, i] = inverse_mass[b] * jac[side, i]
+            W_row[side, i] = lin[i]
             W_row[side, 3 + i] = ang[i]
 
 
@@ -1608,8 +1803,28 @@ def _flip_first(model, geometry, scratch):
 
 
 @kernel(refcounts=False)
+def _velocity_hold_step(model, holds, taken, mu, jacobian, change):
+    """`_hold_step` of the velocity projection, by the impulse Σ Jᵀ μ of the taken rows (`change`
+    (B, 6) scratch). Returns whether a body was held or let go."""
+    change[:] = 0.0
+    for j in range(len(model.kind)):
+        for s in range(ROWS_PER_JOINT):
+            if taken[j, s]:
+                for side in range(2):
+                    b = model.body[j, side]
+                    if b >= 0 and holds.count[b] > 0:
+                        for i in range(3):
+                            change[b, i] += jacobian[j, s, side, i] * mu[j, s]
+    changed = 0
+    for b in range(len(holds.count)):
+        if holds.count[b] > 0:
+            changed += _hold_turns(holds, b, (change[b, 0], change[b, 1], change[b, 2]))
+    return changed > 0
+
+
+@kernel(refcounts=False)
 def project_velocities_kernel(model, index, graph, geometry, scratch, centre, rotation, velocity, inverse_mass,
-                              inverse_inertia, dv, terms, step, work, carried, split):
+                              inverse_inertia, holds, dv, terms, step, work, carried, split):
     """`project_velocities` compiled, in `scratch` (`JointBodies.velocity_scratch`), for a step of
     h = step[STEP_H] (`project_positions_kernel`'s `step`: the caller's numbers); adds each joint's
     moving frame's work through its impulses to `work` (J,); carried (1,) is set to 1 where the
@@ -1621,6 +1836,8 @@ def project_velocities_kernel(model, index, graph, geometry, scratch, centre, ro
     J = len(model.kind)
     carried[0] = 0.0        # (the factors are rewritten below, or left as they are with no row)
     taken, bound, mu, rhs, W = scratch.taken, scratch.bound, scratch.mu, scratch.rhs, scratch.W
+    change = scratch.change
+    holds.state[:] = FREE       # (the contacts' active set starts empty: `_hold_step`)
     taken[:] = False
     bound[:] = False
     mu[:] = 0.0         # (W: written for each row taken or at its bound before it is read, `_weigh_row`)
@@ -1638,7 +1855,7 @@ def project_velocities_kernel(model, index, graph, geometry, scratch, centre, ro
         kicked = 0.5 * h * (terms.force[j] - terms.stiffness[j] * geometry.coordinate[j])
         if terms.armature[j] == 0.0:
             kicked -= 0.5 * terms.damping[j] * travel
-        _weigh_row(model.body, inverse_mass, inverse_inertia, geometry.jacobian[j, SPRING], j, W[j, SPRING])
+        _weigh_row(model.body, inverse_mass, inverse_inertia, holds, geometry.jacobian[j, SPRING], j, W[j, SPRING])
         if model.framed[j]:
             work[j] -= kicked * geometry.frame_speed[j, SPRING]
         for side in range(2):
@@ -1677,7 +1894,7 @@ def project_velocities_kernel(model, index, graph, geometry, scratch, centre, ro
             # way, so that its easing in leaves no velocity
             bound[j, s] = geometry.inequality[j, s] and not (s == LIMIT and model.limit_slack[j] > 0.0)
             mu[j, s] = -v
-            _weigh_row(model.body, inverse_mass, inverse_inertia, jac, j, W[j, s])
+            _weigh_row(model.body, inverse_mass, inverse_inertia, holds, jac, j, W[j, s])
             if bound[j, s] and v >= 0.0:
                 continue
             taken[j, s] = True
@@ -1714,8 +1931,16 @@ def project_velocities_kernel(model, index, graph, geometry, scratch, centre, ro
         if not solved:
             return
         if flips == most or not _flip_first(model, geometry, scratch):
-            break
-        flips += 1
+            # the contacts' active set (`_hold_step`): a body the joints press into a shape it
+            # rests on held, one they would lift off it let go; its rows weighed again, and solved
+            if not _velocity_hold_step(model, holds, taken, mu, geometry.jacobian, change):
+                break
+            for j in range(J):
+                for s in range(ROWS_PER_JOINT):
+                    if taken[j, s] or bound[j, s]:
+                        _weigh_row(model.body, inverse_mass, inverse_inertia, holds, geometry.jacobian[j, s], j, W[j, s])
+        else:
+            flips += 1
         for j in range(J):
             for s in range(ROWS_PER_JOINT):
                 mu[j, s] = rhs[j, s] if taken[j, s] else 0.0
@@ -1739,7 +1964,7 @@ def project_velocities_kernel(model, index, graph, geometry, scratch, centre, ro
 
 
 def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass, inverse_inertia, limit_slack=None,
-                       terms=None, h=1.0, work=None):
+                       terms=None, h=1.0, work=None, holds=None):
     """Δv (B, 6) [v, ω] that makes J(q) v = 0 for the joints' rows at the poses q (centre (B, 3),
     rotation (B, 3, 3)), M-orthogonally: Δv = M⁻¹ Jᵀ μ with (J M⁻¹ Jᵀ) μ = −J v, solved over the
     joint graph (`physics.constraints.joint_graph`);
@@ -1750,13 +1975,14 @@ def project_velocities(joints, bodies, centre, rotation, velocity, inverse_mass,
     a limit easing in (`limit_slack` > 0: `physics.constraints.joints.Joints.limit_slack`) at its bound either way.
     `terms` the joints' `JointTerms` of this step h (none taken without): their last kick, and an
     armature's row (module docstring, "Joint terms"); `work` (J,), if given, gets each joint's moving
-    frame's work through these impulses."""
+    frame's work through these impulses; `holds` (`Holds`), the contacts held (none without)."""
     B = len(centre)
     dv = np.zeros((B, 6))
     if len(joints):
         c = lambda a: np.ascontiguousarray(a, float)
         project_velocities_kernel(joints.model(limit_slack), bodies.index, bodies.graph, bodies.velocity_rows,
-                                  bodies.velocity_scratch, c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia), dv,
+                                  bodies.velocity_scratch, c(centre), c(rotation), c(velocity), c(inverse_mass), c(inverse_inertia),
+                                  no_holds(B) if holds is None else holds, dv,
                                   no_terms(len(joints)) if terms is None else terms, np.array([float(h)]),
                                   np.zeros(len(joints)) if work is None else work, bodies.carried, bodies.graph.split)
     return dv

@@ -40,7 +40,7 @@ from physics.constraints.gauss_seidel import PARALLEL_MIN, VIEWS_KEPT, Prepared,
     element_count, halves, prepare, solve, sweep
 from physics.core.threads import ThreadChoice
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost, forest
-from physics.constraints.rattle import NEVER, JointBodies
+from physics.constraints.rattle import NEVER, JointBodies, hold_contacts, no_holds, pressed_in
 from physics.math.rotation_kernels import cross, load3, load33, solve3
 from physics.model.shapes import BOX, CAPSULE, CYLINDER, SPHERE, ShapeSet, aabbs, place, placing
 from physics.dynamics.body_passes import split_impulse_changes, turn_rows
@@ -444,14 +444,18 @@ def _reaching_grid(shape_node, lo, hi, bodies, nodes, step, grid, cell_lo, cell_
 
 @kernel(refcounts=False)
 def _solve_changes(velocity, solved, relaxed, final, h, fraction, push_speed, joints, composed, slot, minv_jt, impulse,
-                   start_inertia, inverse_inertia, scratch, dv, dx):
+                   start_inertia, inverse_inertia, hold_count, hold_normal, scratch, dv, dx):
     """`SceneSolver.solve_changes` in one call: the split impulse (`split_impulse_changes`) into dv,
     dx (D, 6); where the joints are RATTLE's (`joints` rows of the system, the first), their share
     of the positions; and the angular Δv re-expressed with the bodies' inertia now. Each sum in the
     order of the numpy it stands for: `_add_row_changes` (np.add.at's), then dx + (h (1 − f)) Δv_J,
     and Iₙₒw⁻¹ (I₀⁻¹)⁻¹ Δω as `rows_times(·, solve_rows(·, ·))` (Cramer's rule, then einsum's
     0 + ((a₀ b₀ + a₂ b₂) + a₁ b₁)); with `composed`, dx = (h f)(relaxed − velocity) first (the
-    composed RATTLE step's, `physics.pipeline.stages.stage_solve`). `scratch` (D + 1, 6)."""
+    composed RATTLE step's, `physics.pipeline.stages.stage_solve`). The joints' share does not press
+    a body into a static shape that pushed it in the solve (`hold_count`, `hold_normal`:
+    `physics.constraints.rattle.hold_contacts`), as RATTLE's projections do not: the positions see
+    the joints' kick whole but the contact's that balances it only f of it, and a knot resting
+    under a net's pull sank by h (1 − f) of the pull's Δv a sub-step. `scratch` (D + 1, 6)."""
     split_impulse_changes(velocity, solved, relaxed, final, h, fraction, push_speed, dv, dx)
     if joints < 0:
         return
@@ -464,6 +468,9 @@ def _solve_changes(velocity, solved, relaxed, final, h, fraction, push_speed, jo
     _add_row_changes(slot, minv_jt, impulse, joints, scratch)
     c = h * (1.0 - fraction)
     for k in range(dx.shape[0]):
+        if hold_count[k] > 0:
+            lin = pressed_in(hold_count, hold_normal, k, (scratch[k, 0], scratch[k, 1], scratch[k, 2]))
+            scratch[k, 0], scratch[k, 1], scratch[k, 2] = lin[0], lin[1], lin[2]
         for i in range(6):
             dx[k, i] += c * scratch[k, i]
         w = solve3(load33(start_inertia, k), (dv[k, 3], dv[k, 4], dv[k, 5]))
@@ -877,6 +884,7 @@ class PreparedStep(NamedTuple):
     #                             (`physics.pipeline.stages.stage_solve`, `SceneSolver.leave_out_solve`)
 
 
+_NO_HOLDS = no_holds(0)      # (`_solve_changes`' where there are no joints: never read)
 _NO_RESIDUAL = np.zeros(0)     # the residual of a solve left out (`SceneSolver.leave_out_solve`)
 _NO_RESIDUAL.flags.writeable = False
 
@@ -979,6 +987,7 @@ class SceneSolver:
         self.joint_curvature_error = 0.0      # of which the drift's departure from the rows' tangent
         self.joint_abandoned = False          # it stopped, at its start or on leaving J₀: its sub-step is certain to be taken again
         self._joint_bodies = None
+        self._held = False      # whether a body may be held (`_hold_contacts`)
         self._start_inverse_inertia = None     # (B, 3, 3) M₀⁻¹ as the last prepare found it (`PreparedStep.masses`)
         self._load_room = None                  # (B,) soft joints' load on each body (`stability_inertia`)
         self._prepared = PreparedBuffers()     # the room of the sub-step's `Prepared` (`self.step`'s, until the next prepare)
@@ -1646,6 +1655,9 @@ class SceneSolver:
         residual."""
         self.joints.impulse.fill(0.0)
         self.residual = _NO_RESIDUAL
+        if self._held:      # (no contact row: none held)
+            self._joint_bodies.holds.count.fill(0)
+            self._held = False
         terms = self.step.joints.terms if self.step is not None and self.step.joints is not None else None
         if terms is not None:       # (bound to the start's terms, which a topology keeps)
             kicks = self._rotor_kicks
@@ -1695,8 +1707,23 @@ class SceneSolver:
             c = self.contacts
             # (a point's rows are (t1, t2, n); the cache stores (n, t1, t2))
             self.cache.store(c, impulse[len(impulse) - 3 * len(c):].reshape(-1, 3), _NORMAL_FIRST)
+        self._hold_contacts(prepared.rows, impulse)
         self.residual = solution.residual
         return solution
+
+    def _hold_contacts(self, rows, impulse):
+        """The contacts RATTLE's projections hold this sub-step (`physics.constraints.rattle.hold_contacts`):
+        each jointed body's directions along which a static shape pushed it in this solve. The
+        projections move bodies along the joints' rows alone, and a knot of a whipping net resting
+        on the ground was pressed into it by them, a millimetre a sub-step, faster than the split
+        impulse pushed it out (the 64 × 64 net's knot fell through the ground); held, a body's
+        centre moves along the ground, not into it."""
+        bodies = self._joint_bodies
+        points = 0 if self.contacts is None else len(self.contacts)
+        if bodies is None or not (points or self._held):
+            return
+        hold_contacts(rows.body, rows.jacobian, impulse, len(impulse) - 3 * points, *bodies.holds[:2])
+        self._held = points > 0
 
     def _solve_stages(self, prepared, velocity, settings, restitution, fresh):
         """`physics.constraints.gauss_seidel.solve` of this sub-step's rows `prepared` on the free
@@ -1806,7 +1833,8 @@ class SceneSolver:
         system = step.system
         _solve_changes(velocity, solution.velocity_solve, solution.velocity_relax, solution.velocity_final, h, fraction,
                        push_speed, len(step.joints.slots) if rattle else -1, bool(composed), system.slot,
-                       system.minv_jt, system.rows.impulse, step.masses[1], inverse_inertia, scratch, dv, dx)
+                       system.minv_jt, system.rows.impulse, step.masses[1], inverse_inertia,
+                       *(_NO_HOLDS if self._joint_bodies is None else self._joint_bodies.holds)[:2], scratch, dv, dx)
 
     def choose_joint_terms(self, world, centre, rotation, inverse_mass, inverse_inertia, settings, composing):
         """Which joints' terms RATTLE's step takes this sub-step (`physics.constraints.rattle`, "Joint
