@@ -36,8 +36,9 @@ def test_hold_contacts_keeps_the_directions_static_shapes_pushed_orthonormal():
         jacobian[r, side, :3] = n
         impulse[r] = lam
     holds = rattle.no_holds(B)
-    rattle.hold_contacts(body, jacobian, impulse, 0, holds.count, holds.normal)
+    rattle.hold_contacts(body, jacobian, impulse, 0, holds.count, holds.normal, holds.direction)
     assert holds.count.tolist() == [2, 0, 0]
+    assert np.abs(holds.direction[0, :2] - [[0.0, 1.0, 0.0], [s, s, 0.0]]).max() <= 1e-15    # the pushes themselves
     q, _ = np.linalg.qr(np.array([[0.0, 1.0, 0.0], [s, s, 0.0]]).T)
     held = holds.normal[0, :2]
     assert np.abs(held @ held.T - np.eye(2)).max() <= 1e-15
@@ -48,6 +49,10 @@ def test_hold_contacts_keeps_the_directions_static_shapes_pushed_orthonormal():
     got = np.array(rattle.held(holds, 0, tuple(v)))
     assert np.abs(got - (v - (1.0 - rattle.HOLD_GIVE) * q @ q.T @ v)).max() <= 1e-15
     assert rattle.held(holds, 1, tuple(v)) == tuple(v)      # not held: the same bits
+    # the part pressing into either shape goes, each push's own direction in turn; nothing else
+    w = np.array(rattle.pressed_in(holds.count, holds.direction, 0, (1.0, -2.0, 0.5)))
+    assert np.abs(w - [1.0, 0.0, 0.5]).max() <= 1e-15       # (y: pressed into the floor; then (s, s, 0) · w > 0)
+    assert rattle.pressed_in(holds.count, holds.direction, 0, (-1.0, 2.0, 0.5)) == (-1.0, 2.0, 0.5)
 
 
 def two_spheres():
@@ -91,7 +96,7 @@ def test_a_held_body_is_let_go_where_the_joints_would_lift_it():
         expected, active = found[0]
         outcomes.add(active)
         holds = rattle.no_holds(B)
-        holds.count[low], holds.normal[low, 0] = 1, (0.0, 1.0, 0.0)
+        holds.count[low], holds.normal[low, 0], holds.direction[low, 0] = 1, (0.0, 1.0, 0.0), (0.0, 1.0, 0.0)
         got = rattle.project_velocities(joints, bodies, centre, rotation, v, sim.model.inverse_mass, inverse_inertia,
                                         holds=holds)
         assert np.abs(got - expected).max() <= 1e-9, np.abs(got - expected).max()

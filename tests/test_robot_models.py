@@ -70,9 +70,8 @@ def test_an_ankle_at_its_limit_is_met_within_the_step_budget(monkeypatch):
     factorization and the retake of any the new step would leave violated (`_retake`): over the
     projections that let two or more rows go (stats[9], which counts any taken back too), their
     factorizations, less the solves the feet's contacts took (stats[11]: a foot held or let go,
-    `rattle.Holds`), average at most 2.5, where letting each go alone would take one at the start
-    and one for each row, 3 at least (measured 2.3, those projections letting 2.4 rows go on
-    average)."""
+    `rattle.Holds`), sum to at most 0.6 of what letting each go alone would take (one at the start
+    and one for each row; measured 0.48)."""
     from physics.constraints.solver import SceneSolver
     from physics.pipeline import retry
     projections = []
@@ -95,7 +94,8 @@ def test_an_ankle_at_its_limit_is_met_within_the_step_budget(monkeypatch):
     assert not left.any() and (let_go > 0).sum() >= 50, (left.sum(), (let_go > 0).sum())
     together = let_go >= 2
     assert together.sum() >= 20, together.sum()
-    assert factorizations[together].mean() <= 2.5, (factorizations[together].mean(), let_go[together].mean())
+    assert factorizations[together].sum() <= 0.6 * (1 + let_go[together]).sum(), \
+        (factorizations[together].sum(), (1 + let_go[together]).sum())
     assert sim.substep_counts()["worst_step"] <= 2.0, sim.substep_counts()
     assert apart <= retry.STANDING_ERROR, apart
 

@@ -35,7 +35,8 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   this projection starts from (`JointBodies.carried`): J₀ M₀⁻¹ J₀ᵀ, SHAKE's matrix, which differs
   from Newton's first by the drift's turn of the rows (with it the 32 × 32 net's step takes 8 % less
   time). Not where the velocities took a rotor's row (an armature's, weighed 1/A there and
-  1/(A + h D/2) here). It is forgotten at each step's start and before a retry's halves, so that
+  1/(A + h D/2) here), nor where they held a body on a contact (below: this projection starts
+  with none held). It is forgotten at each step's start and before a retry's halves, so that
   a step's bits depend on the state it starts from alone (a restored run steps as the original
   did; a retried sub-step is its halves taken at once).
   The caller adds Δv = Δq / h, so that the velocity is the chord's, (q₁ − q₀)/h.
@@ -115,10 +116,11 @@ Held rigidly (m (I − n nᵀ): the contact's row eliminated first), four wheels
 over-determine its rows, and the racecar and the minitaur diverged at 0.35 s; with the give the
 rows stay consistent, the held body moving a hundredth as far along the normal as it would.
 A contact pushes, never pulls, so the holds are an active set, as the inequalities are: each
-projection starts with none held; where a Newton step's impulse from the joints would press a
-body into its shape, it is held, and where, held, that impulse would lift it off (its reaction
-would pull), it is let go, not to be held again in that projection; the rows are then solved
-again (`_hold_step`, the velocity projection's `_velocity_hold_step`: with one hold, the
+projection starts with none held; where the joints' impulse on a body (so far, with a Newton
+step's) would press it into a shape it rests on, it is held, and where, held, that impulse would
+lift it off one (its reaction would pull), it is let go, not to be held again in that projection,
+each judged along the shapes' own push directions, a body's holds together; the rows are then
+solved again (`_hold_step`, the velocity projection's `_velocity_hold_step`: with one hold, the
 complementarity problem's solution). The velocity solve's own first kick of the joints does not
 press such a body into its shape either (`pressed_in`, `physics.constraints.solver._solve_changes`).
 Without the holds a whipping net's knot resting on the ground was pressed into it, the positions
@@ -127,10 +129,12 @@ moving it further in, centimetres over some 50 ms, faster than the split impulse
 `max_contact_push_speed`: the 64 × 64 net's knot fell through the ground at 0.50 s, and
 gymnasium's ant stood 0.4 to 0.5 mm into its floor, where it now stands within 0.02 mm (the
 contacts' slop is 0.05 mm). Held both ways (rigidly, never let go), the 64 × 64 net's knots spun up
-instead, one past 1e7 rad/s at 0.43 s. Held from each projection's start and let go where the
-joints lift them, the ant's feet were let go in nearly every projection; taken where the joints
-press them in, the standing ant's projections take 2.7 factorizations where they took 1.9, 0.45 of
-them the contacts' solves again, the rest the limits' active set as the feet now stand.
+instead, one past 1e7 rad/s at 0.43 s. Held from each projection's start and let go where a
+Newton step lifted them, the ant's feet were let go in nearly every projection (2.3 to 2.6
+factorizations a projection), and held and let go by each step's impulse alone, 2.7; judged by
+the joints' whole impulse so far with the step's (`total` + μ, as `_let_go` judges the limits),
+the standing ant's projections take 1.7 factorizations, where without holds they took 1.9 (its
+limits, the feet on the floor, are let go less often).
 
 Rows taken: the equalities (ball, hinge, slider, fixed, distance), and an inequality (rope, joint
 limit) where it is violated; motor rows are velocity targets, not constraints, and stay with the
@@ -245,7 +249,7 @@ class PositionScratch(NamedTuple):
     rotation: np.ndarray        # (B, 3, 3) … (the unjointed ones as they came)
     inertia: np.ndarray         # (n, 3, 3) world inertia at the start (M₀)
     x: np.ndarray               # (n, 3) the translations so far …
-    A: np.ndarray               # (n, 6) … and the impulse × h that moved them [linear, angular]
+    A: np.ndarray               # (n, 6) … and the impulse × h that moved them [linear, angular] (a held body's hold's with it)
     trial_x: np.ndarray         # (n, 3) a line search's trial of x …
     trial_A: np.ndarray         # (n, 6) … and of A
     lam: np.ndarray             # (J,) the rotor rows' impulses × h so far …
@@ -283,7 +287,8 @@ class Holds(NamedTuple):
     """The contacts RATTLE's projections hold (`hold_contacts`): per solver body, the directions its
     centre may not move in a projection, orthonormal, those of the static shapes it rests on."""
     count: np.ndarray           # (B,) int64 how many (0 to 3)
-    normal: np.ndarray          # (B, 3, 3) the first `count` rows: unit directions, world
+    normal: np.ndarray          # (B, 3, 3) the first `count` rows: orthonormal directions, world …
+    direction: np.ndarray       # (B, 3, 3) … and the push each came from, a unit direction (the same for the first)
     state: np.ndarray           # (B,) int64 in the projection under way: FREE, HELD or LET_GO (`_hold_step`)
 
 
@@ -292,7 +297,7 @@ FREE, HELD, LET_GO = 0, 1, 2    # `Holds.state`: not held (yet), held, let go (n
 
 def no_holds(B):
     """`Holds` of B bodies with none held."""
-    return Holds(np.zeros(B, np.int64), np.zeros((B, 3, 3)), np.zeros(B, np.int64))
+    return Holds(np.zeros(B, np.int64), np.zeros((B, 3, 3)), np.zeros((B, 3, 3)), np.zeros(B, np.int64))
 
 
 class Arena(NamedTuple):
@@ -1143,8 +1148,8 @@ def _finite(a):
 
 
 @kernel(refcounts=False)
-def hold_contacts(body, jacobian, impulse, first, count, normal):
-    """`Holds`' count (B,) and normal (B, 3, 3) from the velocity solve's contact rows
+def hold_contacts(body, jacobian, impulse, first, count, normal, direction):
+    """`Holds`' count (B,), normal and direction (B, 3, 3) from the velocity solve's contact rows
     (`physics.constraints.constraints`: from row `first` on, three a point, its normal row last):
     each solver body that a static shape pushed (a normal row with one moving side and an impulse
     λ > 0) is held along that row's direction, the directions made orthonormal in turn
@@ -1162,6 +1167,7 @@ def hold_contacts(body, jacobian, impulse, first, count, normal):
         if k == 3:
             continue
         u = mul(1.0 / math.sqrt(dot(u, u)), u)
+        pushed = u
         for e in range(k):
             along = normal[b, e, 0] * u[0] + normal[b, e, 1] * u[1] + normal[b, e, 2] * u[2]
             u = (u[0] - along * normal[b, e, 0], u[1] - along * normal[b, e, 1],
@@ -1171,6 +1177,7 @@ def hold_contacts(body, jacobian, impulse, first, count, normal):
             continue
         for i in range(3):
             normal[b, k, i] = u[i] / size
+            direction[b, k, i] = pushed[i]
         count[b] = k + 1
 
 
@@ -1199,14 +1206,15 @@ def held(holds, b, v):
 
 
 @kernel(inline=True)
-def pressed_in(count, normal, b, v):
+def pressed_in(count, direction, b, v):
     """The 3-vector v (a body b's linear impulse) less its parts that press b into the shapes it
-    rests on (along −n for each of its directions n, `Holds`' count and normal): v itself, the same
+    rests on (along −d for each push d, `Holds`' count and direction, in turn): v itself, the same
     bits, where nothing does."""
     for e in range(count[b]):
-        along = normal[b, e, 0] * v[0] + normal[b, e, 1] * v[1] + normal[b, e, 2] * v[2]
+        along = direction[b, e, 0] * v[0] + direction[b, e, 1] * v[1] + direction[b, e, 2] * v[2]
         if along < 0.0:
-            v = (v[0] - along * normal[b, e, 0], v[1] - along * normal[b, e, 1], v[2] - along * normal[b, e, 2])
+            v = (v[0] - along * direction[b, e, 0], v[1] - along * direction[b, e, 1],
+                 v[2] - along * direction[b, e, 2])
     return v
 
 
@@ -1214,10 +1222,12 @@ def pressed_in(count, normal, b, v):
 def _turn(holds, b, v):
     """A contact pushes, never pulls (`_hold_step`): +1 where the impulse v (3) from the joints on
     a free body b presses it into a shape it rests on (it is to be held), −1 where on a held body
-    it would lift it off one (its hold's reaction would pull: it is to be let go), else 0."""
+    it would lift it off one (its hold's reaction would pull: it is to be let go, off every shape
+    it rests on: a body's holds go together), else 0. By each shape's own push direction, not
+    the orthonormal ones made from them."""
     state = holds.state[b]
     for e in range(holds.count[b]):
-        along = holds.normal[b, e, 0] * v[0] + holds.normal[b, e, 1] * v[1] + holds.normal[b, e, 2] * v[2]
+        along = holds.direction[b, e, 0] * v[0] + holds.direction[b, e, 1] * v[1] + holds.direction[b, e, 2] * v[2]
         if state == FREE and along < 0.0:
             return 1
         if state == HELD and along > 0.0:
@@ -1248,13 +1258,14 @@ def _direction(system, along_current, chord, j, s):
 
 
 @kernel(refcounts=False)
-def _hold_step(system, taken, along_current, chord, mu, kick):
+def _hold_step(system, taken, along_current, chord, total, mu, kick):
     """The contacts' active set in a position projection (`Holds`): a body a static shape pushed
-    starts FREE; where a Newton step's impulse from the joints, Σ J_dᵀ μ (`kick` (n, 6) scratch,
-    J_d as the projection's kick takes it), presses it into the shape it is HELD, and where, held,
-    that impulse would lift it off (its hold's reaction would pull) it is LET_GO, not to be held
-    again in this projection (finite, as Murty's least index). Returns how many changed: the rows
-    are then solved again."""
+    starts FREE; where the joints' impulse on it with a Newton step's, Σ J_dᵀ (total + μ) (`kick`
+    (n, 6) scratch, J_d as the projection's kick takes it; `total` the rows' impulses so far, as
+    `_let_go` judges the inequalities), presses it into the shape it is HELD, and where, held, that
+    impulse would lift it off (its hold's reaction would pull) it is LET_GO, not to be held again
+    in this projection (finite, as Murty's least index). Returns how many changed: the rows are
+    then solved again."""
     holds = system.holds
     kick[:] = 0.0
     for j in range(len(system.model.kind)):
@@ -1267,7 +1278,7 @@ def _hold_step(system, taken, along_current, chord, mu, kick):
                 c = system.index[b]
                 if c >= 0 and holds.count[b] > 0:
                     for i in range(3):
-                        kick[c, i] += Jd[side, i] * mu[j, s]
+                        kick[c, i] += Jd[side, i] * (total[j, s] + mu[j, s])
     changed = 0
     for c in range(len(system.column)):
         b = system.column[c]
@@ -1609,7 +1620,7 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
             if released == 0:
                 # the inequalities settled, the contacts' active set (`_hold_step`): a body the
                 # step presses into its shape held, one it would lift off let go, and solved again
-                if _hold_step(system, taken, along_current, chord, mu, kick) == 0:
+                if _hold_step(system, taken, along_current, chord, total, mu, kick) == 0:
                     break
                 stats[11] += 1.0
                 factored = False    # (another matrix: `_weigh` weighs the bodies held or let go)
@@ -1726,7 +1737,8 @@ def project_positions(system, centre, rotation, momentum, h, iterations=NEWTON_I
     link (a whip crack, the top's spin) moves as the kick says.
     Returns (dx, dθ, impulse, error): world translation and rotation vector per body (B, 3) each
     (the body's rotation becomes exp(hat dθ) R), the impulse × h that moved them, J₀ᵀ Λ (B, 6)
-    [linear, angular] world (Δv = m⁻¹ J₀ᵀΛ / h, ΔL = (J₀ᵀΛ)_angular / h), and the largest |g| left.
+    [linear, angular] world (Δv = m⁻¹ J₀ᵀΛ / h, ΔL = (J₀ᵀΛ)_angular / h; a held body's, its hold's
+    reaction with it: `Holds`), and the largest |g| left.
     stats, if given, a (POSITION_STATS,) array: filled with the Newton iterations taken, 1 if the projection left
     J₀ for the current rows (else 0), the largest |impulse| component, the drift's departure from
     the rows' tangent relative to the joints' levers (`_curvature_error`), the relative error it
@@ -1955,6 +1967,8 @@ def project_velocities_kernel(model, index, graph, geometry, scratch, centre, ro
     rotor = False
     for j in range(J):
         rotor = rotor or taken[j, SPRING]
+    for b in range(len(holds.state)):      # (nor a held body's: the next projection starts with none held)
+        rotor = rotor or holds.state[b] == HELD
     carried[0] = 0.0 if rotor else 1.0
     _frame_work(model, geometry.frame_speed, mu, 1.0, work)     # (an untaken slot's μ is 0: `factor_and_solve`)
     for j in range(J):

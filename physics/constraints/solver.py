@@ -444,7 +444,7 @@ def _reaching_grid(shape_node, lo, hi, bodies, nodes, step, grid, cell_lo, cell_
 
 @kernel(refcounts=False)
 def _solve_changes(velocity, solved, relaxed, final, h, fraction, push_speed, joints, composed, slot, minv_jt, impulse,
-                   start_inertia, inverse_inertia, hold_count, hold_normal, scratch, dv, dx):
+                   start_inertia, inverse_inertia, hold_count, hold_direction, scratch, dv, dx):
     """`SceneSolver.solve_changes` in one call: the split impulse (`split_impulse_changes`) into dv,
     dx (D, 6); where the joints are RATTLE's (`joints` rows of the system, the first), their share
     of the positions; and the angular Δv re-expressed with the bodies' inertia now. Each sum in the
@@ -452,7 +452,7 @@ def _solve_changes(velocity, solved, relaxed, final, h, fraction, push_speed, jo
     and Iₙₒw⁻¹ (I₀⁻¹)⁻¹ Δω as `rows_times(·, solve_rows(·, ·))` (Cramer's rule, then einsum's
     0 + ((a₀ b₀ + a₂ b₂) + a₁ b₁)); with `composed`, dx = (h f)(relaxed − velocity) first (the
     composed RATTLE step's, `physics.pipeline.stages.stage_solve`). The joints' share does not press
-    a body into a static shape that pushed it in the solve (`hold_count`, `hold_normal`:
+    a body into a static shape that pushed it in the solve (`hold_count`, `hold_direction`:
     `physics.constraints.rattle.hold_contacts`), as RATTLE's projections do not: the positions see
     the joints' kick whole but the contact's that balances it only f of it, and a knot resting
     under a net's pull sank by h (1 − f) of the pull's Δv a sub-step. `scratch` (D + 1, 6)."""
@@ -469,7 +469,7 @@ def _solve_changes(velocity, solved, relaxed, final, h, fraction, push_speed, jo
     c = h * (1.0 - fraction)
     for k in range(dx.shape[0]):
         if hold_count[k] > 0:
-            lin = pressed_in(hold_count, hold_normal, k, (scratch[k, 0], scratch[k, 1], scratch[k, 2]))
+            lin = pressed_in(hold_count, hold_direction, k, (scratch[k, 0], scratch[k, 1], scratch[k, 2]))
             scratch[k, 0], scratch[k, 1], scratch[k, 2] = lin[0], lin[1], lin[2]
         for i in range(6):
             dx[k, i] += c * scratch[k, i]
@@ -1711,9 +1711,15 @@ class SceneSolver:
         self.residual = solution.residual
         return solution
 
+    def _hold_arrays(self):
+        """(count, direction) of the contacts held (`_solve_changes`'), or empty ones without joints:
+        arrays, not the bundle (`physics.constraints.rattle.hold_contacts`)."""
+        holds = _NO_HOLDS if self._joint_bodies is None else self._joint_bodies.holds
+        return holds.count, holds.direction
+
     def _hold_contacts(self, rows, impulse):
         """The contacts RATTLE's projections hold this sub-step (`physics.constraints.rattle.hold_contacts`):
-        each jointed body's directions along which a static shape pushed it in this solve. The
+        each body's directions along which a static shape pushed it in this solve. The
         projections move bodies along the joints' rows alone, and a knot of a whipping net resting
         on the ground was pressed into it by them, a millimetre a sub-step, faster than the split
         impulse pushed it out (the 64 × 64 net's knot fell through the ground); held, a body's
@@ -1722,7 +1728,9 @@ class SceneSolver:
         points = 0 if self.contacts is None else len(self.contacts)
         if bodies is None or not (points or self._held):
             return
-        hold_contacts(rows.body, rows.jacobian, impulse, len(impulse) - 3 * points, *bodies.holds[:2])
+        holds = bodies.holds
+        hold_contacts(rows.body, rows.jacobian, impulse, len(impulse) - 3 * points, holds.count, holds.normal,
+                      holds.direction)
         self._held = points > 0
 
     def _solve_stages(self, prepared, velocity, settings, restitution, fresh):
@@ -1834,7 +1842,7 @@ class SceneSolver:
         _solve_changes(velocity, solution.velocity_solve, solution.velocity_relax, solution.velocity_final, h, fraction,
                        push_speed, len(step.joints.slots) if rattle else -1, bool(composed), system.slot,
                        system.minv_jt, system.rows.impulse, step.masses[1], inverse_inertia,
-                       *(_NO_HOLDS if self._joint_bodies is None else self._joint_bodies.holds)[:2], scratch, dv, dx)
+                       *self._hold_arrays(), scratch, dv, dx)
 
     def choose_joint_terms(self, world, centre, rotation, inverse_mass, inverse_inertia, settings, composing):
         """Which joints' terms RATTLE's step takes this sub-step (`physics.constraints.rattle`, "Joint
