@@ -131,7 +131,8 @@ gymnasium's ant stood 0.4 to 0.5 mm into its floor, where it now stands within 0
 contacts' slop is 0.05 mm). Held both ways (rigidly, never let go), the 64 × 64 net's knots spun up
 instead, one past 1e7 rad/s at 0.43 s. Held from each projection's start and let go where a
 Newton step lifted them, the ant's feet were let go in nearly every projection (2.3 to 2.6
-factorizations a projection), and held and let go by each step's impulse alone, 2.7; judged by
+factorizations a projection; from the bodies the last projection ended holding, 3.2), and held
+and let go by each step's impulse alone, 2.7; judged by
 the joints' whole impulse so far with the step's (`total` + μ, as `_let_go` judges the limits),
 the standing ant's projections take 1.7 factorizations, where without holds they took 1.9 (its
 limits, the feet on the floor, are let go less often).
