@@ -30,7 +30,8 @@ The stages this module runs (`solve`; Box2D v3 `b2SolverStage`, src/solver.c), o
   restitution    normal rows that were approaching faster than the threshold: J v = the rebound
                  velocity (−e × the velocity at the moment of contact, physics.constraints.constraints.restitution_targets)
 The residual ‖r‖ (projected: zero for a row held at a bound and pushing against it) of every solve
-iteration is kept in `Solution.residual` for display. Building the rows and storing the impulses is
+iteration is kept in `Solution.residual` for display; a stage ends at the first sweep whose residual
+is CONVERGED (1e-10 m/s: the rows hold, and the sweeps left would change round-off). Building the rows and storing the impulses is
 the contact pipeline's (physics.constraints.solver.SceneSolver).
 
 Conventions: R rows, B bodies; velocities (B, 6) [v, ω] world frame; every kernel that sweeps takes
@@ -338,6 +339,12 @@ def _as(a, dtype):
 # objects and counts they last met, at most: a sub-step's counts change with its contact points,
 # and a scene whose count wanders makes new ones, until these are cleared.
 VIEWS_KEPT = 32
+# m/s (rad/s): a sweep whose residual ‖r‖ over its rows is this small ends its stage (`_pgs`): every
+# row holds within it, and the sweeps left would move the bodies by round-off. A robot or a stack at
+# rest starts there (gymnasium's pusher at 3e-13 through its 20 sweeps, pybullet_data's r2d2 at 5e-18,
+# cartpole at 2e-19, minitaur at 8e-12, the stack at 1e-15); a moving scene's sweeps end far above it
+# (the walking robots' at 1e-6 to 1e-1), where nothing changes.
+CONVERGED = 1e-10
 
 # A sweep of fewer elements than this runs on the calling thread in the rows' own order (`halves`):
 # two threads would cost more than such a sweep's rows (every shipped scene but the heaps).
@@ -486,8 +493,8 @@ def sweep_scratch(elements):
 
 
 @kernel(parallel=True)
-def _pgs_parallel(s, elements, offsets, target, velocity, iterations, sor, friction, residual, scratch):
-    """`iterations` PGS sweeps of the `RowSystem` s towards `target` (R,), in place on s.impulse (R,)
+def _pgs_parallel(s, elements, offsets, target, velocity, iterations, sor, friction, residual, scratch, stop):
+    """Up to `iterations` PGS sweeps of the `RowSystem` s towards `target` (R,), in place on s.impulse (R,)
     and velocity (B + 1, 6), whose last row is the static dummy body (zero velocity; s.slot maps side
     −1 to it and that side's M⁻¹Jᵀ is zero, so no row branches on static sides); residual[k] =
     ‖projected r‖ seen during sweep k. The elements (rows starting a row, block or manifold) come in
@@ -519,7 +526,8 @@ def _pgs_parallel(s, elements, offsets, target, velocity, iterations, sor, frict
     With `friction` False every element is one row solved on its own (the restitution stage's
     normal rows). Each element's residual² is kept apart and summed in element order, so the
     residual too is the same on any number of threads. `scratch`: a `SweepScratch` with room for the
-    elements."""
+    elements. The sweeps end after the first whose residual is `stop` or less (CONVERGED: the rows
+    hold, and the sweeps left would change round-off; −1 never); returns how many there were."""
     element_r2, pad, ipad = scratch.element_r2[:elements.size], scratch.pad, scratch.ipad
     element_r2[:] = 0.0
     both = offsets[1] > offsets[0] and offsets[2] > offsets[1]
@@ -534,10 +542,13 @@ def _pgs_parallel(s, elements, offsets, target, velocity, iterations, sor, frict
         for k in range(elements.size):
             total += element_r2[k]
         residual[it] = np.sqrt(total)
+        if residual[it] <= stop:
+            return it + 1
+    return iterations
 
 
 @kernel
-def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, residual, scratch):
+def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, residual, scratch, stop):
     """`_pgs_parallel` on the calling thread: the three parts one after the other, which is what
     the parallel sweep computes on one thread (the same bits). The sweep of every scene whose
     solver splits no halves (fewer than PARALLEL_MIN rows): numba's parallel region costs seconds
@@ -551,6 +562,9 @@ def _pgs(s, elements, offsets, target, velocity, iterations, sor, friction, resi
         for k in range(elements.size):
             total += element_r2[k]
         residual[it] = np.sqrt(total)
+        if residual[it] <= stop:
+            return it + 1
+    return iterations
 
 
 @kernel(refcounts=False)
@@ -851,7 +865,7 @@ def sweep(prepared, velocity, target, iterations, sor, order=None, friction=True
                                                np.zeros(len(velocity), np.int64), bool(friction))
         pgs = _pgs_parallel if offsets[1] > offsets[0] and offsets[2] > offsets[1] else _pgs
         pgs(prepared.system(), elements, offsets, np.ascontiguousarray(target), padded, iterations, float(sor),
-            bool(friction), residual, sweep_scratch(len(elements)))
+            bool(friction), residual, sweep_scratch(len(elements)), -1.0)
         velocity[:] = padded[:-1]
     return residual
 
@@ -1000,7 +1014,8 @@ def solve(prepared, velocity, iterations=10, sor=1.0, warm=True, relax=True, rel
     The solve stage sweeps `iterations` times, then on up to `most` sweeps (None: `iterations`)
     while its residual is above `tolerance` × its first sweep's: what a cold start needs
     (`physics.constraints.solver.COLD_START_SWEEPS`). Sweeps past `iterations` are the same sweeps, so a
-    residual below the tolerance stops the stage with the bits it would have had anyway.
+    residual below the tolerance stops the stage with the bits it would have had anyway. Each stage
+    ends sooner where a sweep's residual is CONVERGED (a scene at rest: its first sweep).
 
     `fresh`: the relax stage solves again from the free velocities with every λ at 0 (`iterations`
     sweeps) instead of going on from the solve stage's: the split impulse in full (Catto's, Bullet's),
@@ -1117,11 +1132,13 @@ def _stages(s, targets, stages, velocity, side, pgs, room):
     # (once for both stages)
     swept = 0
     if R and iterations:
-        pgs(s, elements, offsets, targets.solve, velocity, iterations, stages.sor, True, residual, room.sweep)
-        swept = iterations
-        while swept < stages.most and residual[swept - 1] > stages.tolerance * residual[0]:
+        swept = pgs(s, elements, offsets, targets.solve, velocity, iterations, stages.sor, True, residual, room.sweep,
+                    CONVERGED)
+        # (sweeps stopped short of `iterations` ended at CONVERGED, and so does a cold start's)
+        while swept < stages.most and residual[swept - 1] > stages.tolerance * residual[0] \
+                and residual[swept - 1] > CONVERGED:
             pgs(s, elements, offsets, targets.solve, velocity, 1, stages.sor, True, residual[swept:swept + 1],
-                room.sweep)
+                room.sweep, CONVERGED)
             swept += 1
     residual = residual[:swept]
     _copy6(velocity_solve, velocity)
@@ -1129,10 +1146,10 @@ def _stages(s, targets, stages, velocity, side, pgs, room):
         _copy6(velocity, free)
         impulse[:] = 0.0
         pgs(s, elements, offsets, targets.relax, velocity, max(iterations, relax_iterations), 1.0, True,
-            room.spare[:max(iterations, relax_iterations)], room.sweep)
+            room.spare[:max(iterations, relax_iterations)], room.sweep, CONVERGED)
     elif R and stages.relax and relax_iterations:
         pgs(s, elements, offsets, targets.relax, velocity, relax_iterations, 1.0, True, room.spare[:relax_iterations],
-            room.sweep)
+            room.sweep, CONVERGED)
     _copy6(velocity_relax, velocity)
     # Box2D v3: only points that took an impulse bounce (a speculative point that never touched does not).
     bounce = 0
@@ -1150,5 +1167,6 @@ def _stages(s, targets, stages, velocity, side, pgs, room):
                     order[k] = i
                     k += 1
         elements = partition.elements[:_partition(order, s.block, s.body, side, False, partition)]
-        pgs(s, elements, offsets, bounce_target, velocity, iterations, 1.0, False, room.spare[:iterations], room.sweep)
+        pgs(s, elements, offsets, bounce_target, velocity, iterations, 1.0, False, room.spare[:iterations], room.sweep,
+            CONVERGED)
     return swept
