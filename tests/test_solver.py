@@ -290,10 +290,11 @@ def test_symmetric_corners_take_equal_impulses():
 def test_shipped_stack_scene_stands_still():
     """assets/scenes/stack.toml at its own settings, the solver defaults (10 iterations, 1 sub-step),
     for 10 s from t = 0 (the goal in docs/fidelity.md: drift ≤ 0.01 mm, sink ≤ 1 mm). Measured: drift
-    3e-14 m (round-off: the aligned stack is mirror-symmetric and so is every solve); the top box
+    2.6e-11 m (the aligned stack is mirror-symmetric and so is every solve; its resting solves end at
+    the first sweep that holds every row within 1e-10 m/s, `gauss_seidel.CONVERGED`); the top box
     sinks at most 0.028 mm, in the first steps (the first step is a cold start and sweeps to
     convergence, `physics.constraints.solver.COLD_START_SWEEPS`; at 10 sweeps it sank 10.5 mm). Bounds: drift
-    1e-9 m, 10⁴ times the round-off yet 10⁴ below the goal — any ordering asymmetry or a lost
+    1e-9 m, 38 times the measured yet 10⁴ below the goal — any ordering asymmetry or a lost
     warm start (a contact's feature id changing with round-off: the stack fell) trips it; sink
     ≤ 1 mm at every step (the goal), 35 times the measured."""
     from pathlib import Path

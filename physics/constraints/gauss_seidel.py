@@ -31,7 +31,7 @@ The stages this module runs (`solve`; Box2D v3 `b2SolverStage`, src/solver.c), o
                  velocity (−e × the velocity at the moment of contact, physics.constraints.constraints.restitution_targets)
 The residual ‖r‖ (projected: zero for a row held at a bound and pushing against it) of every solve
 iteration is kept in `Solution.residual` for display; a stage ends at the first sweep whose residual
-is CONVERGED (1e-10 m/s: the rows hold, and the sweeps left would change round-off). Building the rows and storing the impulses is
+is CONVERGED (1e-10 m/s: the rows hold within it, a scene at rest from its first sweep). Building the rows and storing the impulses is
 the contact pipeline's (physics.constraints.solver.SceneSolver).
 
 Conventions: R rows, B bodies; velocities (B, 6) [v, ω] world frame; every kernel that sweeps takes
@@ -340,10 +340,13 @@ def _as(a, dtype):
 # and a scene whose count wanders makes new ones, until these are cleared.
 VIEWS_KEPT = 32
 # m/s (rad/s): a sweep whose residual ‖r‖ over its rows is this small ends its stage (`_pgs`): every
-# row holds within it, and the sweeps left would move the bodies by round-off. A robot or a stack at
-# rest starts there (gymnasium's pusher at 3e-13 through its 20 sweeps, pybullet_data's r2d2 at 5e-18,
-# cartpole at 2e-19, minitaur at 8e-12, the stack at 1e-15); a moving scene's sweeps end far above it
-# (the walking robots' at 1e-6 to 1e-1), where nothing changes.
+# row holds within it, and the sweeps left could move no body faster than that (the stack's top box
+# drifts 2.6e-11 m in 10 s, where every sweep run left 1e-14 m). A robot or a stack at rest starts
+# there and sweeps once (gymnasium's pusher at 3e-13 through its 20 sweeps, pybullet_data's r2d2 at
+# 5e-18, cartpole at 2e-19, minitaur at 8e-12, the stack at 1e-15: their steps take 0.75 to 0.87 of
+# the time); a moving scene's sweeps end far above it (the walking robots' at 1e-6 to 1e-1, a heavy
+# wheel on a light steering knuckle's at 3e-3: Gauss–Seidel's slow convergence at a mass ratio),
+# where nothing changes.
 CONVERGED = 1e-10
 
 # A sweep of fewer elements than this runs on the calling thread in the rows' own order (`halves`):
@@ -526,8 +529,8 @@ def _pgs_parallel(s, elements, offsets, target, velocity, iterations, sor, frict
     With `friction` False every element is one row solved on its own (the restitution stage's
     normal rows). Each element's residual² is kept apart and summed in element order, so the
     residual too is the same on any number of threads. `scratch`: a `SweepScratch` with room for the
-    elements. The sweeps end after the first whose residual is `stop` or less (CONVERGED: the rows
-    hold, and the sweeps left would change round-off; −1 never); returns how many there were."""
+    elements. The sweeps end after the first whose residual is `stop` or less (CONVERGED: every row
+    holds within it; −1 never); returns how many there were."""
     element_r2, pad, ipad = scratch.element_r2[:elements.size], scratch.pad, scratch.ipad
     element_r2[:] = 0.0
     both = offsets[1] > offsets[0] and offsets[2] > offsets[1]
