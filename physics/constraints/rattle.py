@@ -1855,10 +1855,11 @@ def project_velocities_kernel(model, index, graph, geometry, scratch, centre, ro
     carried[0] = 0.0        # (the factors are rewritten below, or left as they are with no row)
     taken, bound, mu, rhs, W = scratch.taken, scratch.bound, scratch.mu, scratch.rhs, scratch.W
     change = scratch.change
-    # the contacts' active set (`_hold_step`) starts as the last projection left it, where the body
-    # still rests on a shape: RATTLE's position projection of this sub-step, at nearly these poses
+    # the contacts' active set (`_hold_step`) starts with every body that rests on a shape held: a
+    # robot standing on its feet, pressing each into the floor, factors once, not twice (its start
+    # a function of this sub-step's contacts alone, so that a sub-step taken again is the same bits)
     for b in range(len(holds.state)):
-        holds.state[b] = HELD if holds.state[b] == HELD and holds.count[b] > 0 else FREE
+        holds.state[b] = HELD if holds.count[b] > 0 else FREE
     taken[:] = False
     bound[:] = False
     mu[:] = 0.0         # (W: written for each row taken or at its bound before it is read, `_weigh_row`)
