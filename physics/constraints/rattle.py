@@ -115,8 +115,11 @@ contact point (a sphere's contact normal passes through its centre; a body's tur
 Held rigidly (m (I − n nᵀ): the contact's row eliminated first), four wheels under one chassis
 over-determine its rows, and the racecar and the minitaur diverged at 0.35 s; with the give the
 rows stay consistent, the held body moving a hundredth as far along the normal as it would.
-A contact pushes, never pulls, so the holds are an active set, as the inequalities are: each
-projection starts with none held; where the joints' impulse on a body (so far, with a Newton
+A contact pushes, never pulls, so the holds are an active set, as the inequalities are: the
+position projection starts with none held, the velocity projection with every body a shape pushed
+held (a function of the sub-step's contacts, so a sub-step taken again is the same bits: a robot
+standing on its feet factors once a velocity projection, where, started with none held, each foot
+was found pressed and the joints factored again); where the joints' impulse on a body (so far, with a Newton
 step's) would press it into a shape it rests on, it is held, and where, held, that impulse would
 lift it off one (its reaction would pull), it is let go, not to be held again in that projection,
 each judged along the shapes' own push directions, a body's holds together; the rows are then
@@ -129,7 +132,7 @@ moving it further in, centimetres over some 50 ms, faster than the split impulse
 `max_contact_push_speed`: the 64 × 64 net's knot fell through the ground at 0.50 s, and
 gymnasium's ant stood 0.4 to 0.5 mm into its floor, where it now stands within 0.02 mm (the
 contacts' slop is 0.05 mm). Held both ways (rigidly, never let go), the 64 × 64 net's knots spun up
-instead, one past 1e7 rad/s at 0.43 s. Held from each projection's start and let go where a
+instead, one past 1e7 rad/s at 0.43 s. Held from each position projection's start and let go where a
 Newton step lifted them, the ant's feet were let go in nearly every projection (2.3 to 2.6
 factorizations a projection; from the bodies the last projection ended holding, 3.2), and held
 and let go by each step's impulse alone, 2.7; judged by
