@@ -31,8 +31,8 @@ The stages this module runs (`solve`; Box2D v3 `b2SolverStage`, src/solver.c), o
                  velocity (−e × the velocity at the moment of contact, physics.constraints.constraints.restitution_targets)
 The residual ‖r‖ (projected: zero for a row held at a bound and pushing against it) of every solve
 iteration is kept in `Solution.residual` for display; a stage ends at the first sweep whose residual
-is CONVERGED (1e-10 m/s: the rows hold within it, a scene at rest from its first sweep). Building the rows and storing the impulses is
-the contact pipeline's (physics.constraints.solver.SceneSolver).
+is CONVERGED (1e-10 m/s: the rows hold within it, a scene at rest from its first sweep). Building
+the rows and storing the impulses is the contact pipeline's (physics.constraints.solver.SceneSolver).
 
 Conventions: R rows, B bodies; velocities (B, 6) [v, ω] world frame; every kernel that sweeps takes
 the rows as one `RowSystem` bundle. In a sweep the velocity array has one more row, the static

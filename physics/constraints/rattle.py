@@ -119,8 +119,8 @@ A contact pushes, never pulls, so the holds are an active set, as the inequaliti
 position projection starts with none held, the velocity projection with every body a shape pushed
 held (a function of the sub-step's contacts, so a sub-step taken again is the same bits: a robot
 standing on its feet factors once a velocity projection, where, started with none held, each foot
-was found pressed and the joints factored again); where the joints' impulse on a body (so far, with a Newton
-step's) would press it into a shape it rests on, it is held, and where, held, that impulse would
+was found pressed and the joints factored again); where the joints' impulse on a body (so far,
+with a Newton step's) would press it into a shape it rests on, it is held, and where, held, that impulse would
 lift it off one (its reaction would pull), it is let go, not to be held again in that projection,
 each judged along the shapes' own push directions, a body's holds together; the rows are then
 solved again (`_hold_step`, the velocity projection's `_velocity_hold_step`: with one hold, the
