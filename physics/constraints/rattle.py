@@ -63,7 +63,9 @@ coordinates [v, ω] per body, angular positions moved on the group R ← exp(hat
   limit let go cost a factorization and the next iteration's chord another: gymnasium's walker2d's
   projections take 1.04 factorizations, where refactored they took 1.62, its humanoid's 2.33
   where 3.12, its ant's 1.24 where 1.69 (over steps 300 to 1,300 of each), and RATTLE's stage
-  takes 53 µs a call where it took 68.5 (walker2d), 219 where 230 (humanoid), 68 where 69 (ant).
+  takes 53 µs a call where it took 61 (walker2d) and 212 where 227 (humanoid), best of five blocks
+  of 1,000 steps, the two in turn; the ant's stays at 70 µs, the k columns costing about what its
+  eight hinges' factorization did.
   (Clamping its impulse to 0 in place left a step that was no Newton step of the others:
   gymnasium's ant, a hip 1.4e-6 rad past its limit, whose armature's rotor row then turned the hip
   unopposed, raised Σ g² 100,000-fold, 1/2048 of the step descended, and the projection left J₀,
@@ -1395,6 +1397,20 @@ def _retake(system, taken, total, mu, W, dq, tolerance):
 
 @kernel(refcounts=False)
 def _let_go(system, factors, taken, total, mu, z, split):
+    """`_let_go_passes` with the factors' own rows taken (no row let go since they were made): a
+    kernel of its own, small enough for LLVM to inline into the projection (with one kernel for
+    both this and `_let_go_around`, the chain's projection took 4 % longer)."""
+    return _let_go_passes(system, factors, taken, total, mu, z, False, split)
+
+
+@kernel(refcounts=False)
+def _let_go_around(system, factors, taken, total, mu, z, split):
+    """`_let_go_passes` where rows were let go since the factors were made (`_solve_kept`)."""
+    return _let_go_passes(system, factors, taken, total, mu, z, True, split)
+
+
+@kernel(inline=True)
+def _let_go_passes(system, factors, taken, total, mu, z, released, split):
     """The taken inequalities whose impulse so far `total` > 0 the Newton step μ would turn (total +
     μ < 0: a limit or a rope letting go) end the step at 0 impulse, μ_r = −total_r, while the other
     rows' step stays Newton's (Γ μ = −g on each of them, Γ as factored: damped along the current rows,
@@ -1419,7 +1435,13 @@ def _let_go(system, factors, taken, total, mu, z, split):
                     continue
                 z[:] = 0.0
                 z[j, s] = 1.0
-                if not _solve_kept(system, factors, taken, z, split) or not z[j, s] > 0.0:
+                if released:
+                    solved = _solve_kept(system, factors, taken, z, split)
+                elif split is None:
+                    solved = solve_factored(system.graph, factors, z)
+                else:
+                    solved = _split_solve_factored(system.graph, factors, z)
+                if not solved or not z[j, s] > 0.0:
                     return corrected        # (Γ⁻¹)_rr: positive where Γ is near J M⁻¹ Jᵀ; else the clamp
                 t = (-total[j, s] - mu[j, s]) / z[j, s]
                 for a in range(taken.shape[0]):
@@ -1444,7 +1466,7 @@ def _substitute(graph, factors, rhs, split):
     return solved
 
 
-@kernel(inline=True)
+@kernel(refcounts=False)     # (a call of its own: inlined, the projection's loops around it ran slower)
 def _solve_kept(system, factors, taken, rhs, split):
     """rhs (J, ROWS_PER_JOINT) ← the solution of the `taken` rows' Newton system with the kept
     factors, made for the rows `scratch.factored_taken`: those and k ≤ RELEASED_MAX more, rows let
@@ -1681,23 +1703,26 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
         pivots = 0      # 0: none let go yet; 1: a block let go, its retake due; 2: one at a time
         first = True    # (the iteration's first pass judges whether its step is a chord's)
         while True:
-            let_go = 0
+            gained, let_go = 0, 0       # (counted without a branch: the loop stays as quick as the mu it writes)
             for j in range(J):
                 for s in range(ROWS_PER_JOINT):
                     mu[j, s] = -system.geometry.C[j, s] if taken[j, s] else 0.0
-                    if taken[j, s] != factored_taken[j, s]:
-                        if taken[j, s]:
-                            factored = False        # (an inequality taken since: another matrix)
-                        else:
-                            let_go += 1
-            # rows let go since the factors were made are solved around with them (`_solve_kept`):
-            # a few, with factors this projection made (a carried one's W was never weighed here)
-            if let_go > RELEASED_MAX or (let_go and not own):
+                    gained += taken[j, s] and not factored_taken[j, s]
+                    let_go += factored_taken[j, s] and not taken[j, s]
+            # an inequality taken since is another matrix; rows let go since the factors were made
+            # are solved around with them (`_solve_kept`): a few, with factors this projection made
+            # (a carried one's W was never weighed here)
+            if gained or let_go > RELEASED_MAX or (let_go and not own):
                 factored = False
             if first or not factored:
                 chord = factored
             first = False
-            if factored:
+            if factored and let_go == 0:    # (`split` alone in its conditions: numba prunes only such branches)
+                if split is None:
+                    solved = solve_factored(system.graph, scratch.factors, mu)
+                else:
+                    solved = _split_solve_factored(system.graph, scratch.factors, mu)
+            elif factored:
                 solved = _solve_kept(system, scratch.factors, taken, mu, split)
                 if not solved:      # (a singular capacitance system: the taken rows factored instead)
                     factored = False
@@ -1751,7 +1776,10 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
             stats[9] += released
             pivots = max(pivots, 1)
         if solved:      # an inequality's impulse so far may fall to 0, never below: past that it lets go
-            stats[10] += _let_go(system, scratch.factors, taken, total, mu, trial_total, split)
+            if let_go:
+                stats[10] += _let_go_around(system, scratch.factors, taken, total, mu, trial_total, split)
+            else:
+                stats[10] += _let_go(system, scratch.factors, taken, total, mu, trial_total, split)
             for j in range(J):
                 for s in range(ROWS_PER_JOINT):
                     if taken[j, s] and system.geometry.inequality[j, s] and total[j, s] + mu[j, s] < 0.0:
