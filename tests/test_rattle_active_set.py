@@ -151,7 +151,6 @@ def test_rows_let_go_are_solved_around_the_kept_factors_as_their_own_factorizati
     definite 6 × 6, five rows a joint, so that Γ = J M⁻¹ Jᵀ is positive definite. Tolerance 1e-9
     relative: both are solves of the same system, differing in round-off only (its condition
     number is checked below 1e5); the let-go rows come out exactly 0."""
-    from types import SimpleNamespace
     from physics.constraints.joint_graph import assemble, empty_factors, factor_and_solve
     sim = Simulation.from_file(Path(__file__).resolve().parent.parent / "assets" / "scenes" / "ant.toml")
     sim.step()
@@ -195,10 +194,9 @@ def test_rows_let_go_are_solved_around_the_kept_factors_as_their_own_factorizati
         assert factor_and_solve(graph, kept, np.zeros((J, R)))
         scratch.factored_taken[:] = factored
         scratch.released[rattle.RELEASED_MAX, 1] = 0       # (new factors: no column kept)
-        system = SimpleNamespace(graph=graph, scratch=scratch)
         for _ in range(2):      # the columns made, then kept
             got = rhs.copy()
-            assert rattle._solve_kept.py_func(system, kept, taken, got, None)
+            assert rattle._solve_kept.py_func(graph, scratch._replace(factors=kept), taken, got, None)
             assert scratch.released[rattle.RELEASED_MAX, 1] == 1
         # the taken rows factored on their own
         own = empty_factors(graph)

@@ -1437,7 +1437,7 @@ def _let_go_passes(system, factors, taken, total, mu, z, released, split):
                 z[:] = 0.0
                 z[j, s] = 1.0
                 if released:
-                    solved = _solve_kept(system, factors, taken, z, split)
+                    solved = _solve_kept(system.graph, system.scratch, taken, z, split)
                 elif split is None:
                     solved = solve_factored(system.graph, factors, z)
                 else:
@@ -1468,7 +1468,7 @@ def _substitute(graph, factors, rhs, split):
 
 
 @kernel(refcounts=False)     # (a call of its own: inlined, the projection's loops around it ran slower)
-def _solve_kept(system, factors, taken, rhs, split):
+def _solve_kept(graph, scratch, taken, rhs, split):
     """rhs (J, ROWS_PER_JOINT) ← the solution of the `taken` rows' Newton system with the kept
     factors, made for the rows `scratch.factored_taken`: those and k ≤ RELEASED_MAX more, rows let
     go since (`_release`, or no longer violated at a chord's pose), whose multipliers are 0 and whose
@@ -1480,8 +1480,10 @@ def _solve_kept(system, factors, taken, rhs, split):
     (Eᵀ Γ⁻¹ E is invertible wherever Γ and the taken rows' block are: Schur's determinant
     identity.) With none let go it is the substitution alone, the same bits. rhs of a let-go row
     is any (its t absorbs it); it comes out 0. False where a substitution fails or the k × k system
-    is singular (the caller factors the taken rows instead)."""
-    scratch = system.scratch
+    is singular (the caller factors the taken rows instead). The joint graph and the position
+    scratch alone, not the whole `RattleStart`: typing and lowering that bundle was most of this
+    kernel's compile."""
+    factors = scratch.factors
     factored_rows, released, columns, S = scratch.factored_taken, scratch.released, scratch.released_columns, \
         scratch.capacitance
     # the columns Γ⁻¹ e_d are kept while the factors and the rows let go stay (a chord's steps and
@@ -1494,9 +1496,10 @@ def _solve_kept(system, factors, taken, rhs, split):
                     return False
                 if kept and (k >= released[RELEASED_MAX, 0] or released[k, 0] != j or released[k, 1] != s):
                     kept = False
+                    released[RELEASED_MAX, 1] = 0
                 released[k, 0], released[k, 1] = j, s
                 k += 1
-    if not _substitute(system.graph, factors, rhs, split):
+    if not _substitute(graph, factors, rhs, split):
         return False
     if k == 0:
         return True
@@ -1506,7 +1509,7 @@ def _solve_kept(system, factors, taken, rhs, split):
             column = columns[d]
             column[:] = 0.0
             column[released[d, 0], released[d, 1]] = 1.0
-            if not _substitute(system.graph, factors, column, split):
+            if not _substitute(graph, factors, column, split):
                 return False
         released[RELEASED_MAX, 1] = 1
     for a in range(k):
@@ -1724,7 +1727,7 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
                 else:
                     solved = _split_solve_factored(system.graph, scratch.factors, mu)
             elif factored:
-                solved = _solve_kept(system, scratch.factors, taken, mu, split)
+                solved = _solve_kept(system.graph, scratch, taken, mu, split)
                 if not solved:      # (a singular capacitance system: the taken rows factored instead)
                     factored = False
                     continue
