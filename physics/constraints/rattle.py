@@ -1027,7 +1027,7 @@ def _damp(graph, storage, floor, taken, damping):
 
 
 @kernel(refcounts=False)
-def _taken_rows(system, h, lam, total, taken):
+def _taken_rows(model, geometry, terms, h, lam, total, taken):
     """The rows the position projection takes, marked in `taken` (J, ROWS_PER_JOINT): the
     equalities, the inequalities where violated (C < 0) or still pushing (their impulse so far
     `total` > 0: a rope the projection pulled taut stays held at C = 0 until its impulse would turn,
@@ -1036,7 +1036,6 @@ def _taken_rows(system, h, lam, total, taken):
     a damper, k = (h/2) τ(q₀) its first kick and share the links' (`JointTerms.share`), Λ = `lam`
     (J,) its impulse × h so far, written into the geometry's C), never motors; returns their count,
     the largest |C| and Σ C² (the line search's merit)."""
-    geometry, terms, model = system.geometry, system.terms, system.model
     exact, armature, damping = terms.exact, terms.armature, terms.damping
     k, error, merit = 0, 0.0, 0.0
     for j in range(geometry.C.shape[0]):
@@ -1143,25 +1142,27 @@ def _curvature_error(system, start_C, x, R, taken, moved):
 
 
 @kernel(refcounts=False)
-def _evaluate(system, x, A, momentum, h, centre, rotation, inertia, R, Y, taken, lam, total):
-    """The pose of the jointed bodies for translation x (n, 3) and angular impulse × h A (n, 3):
-    R = cay(h y) R₀ with y the rotor drift of L + A/h, written into centre/rotation, y into Y (n, 3)
-    (their derivatives are `_weigh`'s, made only where a Newton matrix needs them: a line search's
-    trials and a chord's poses never do); the rows there into system.geometry, with the rotor rows
-    at their impulses × h `lam` (J,) and every row's so far `total` (J, ROWS_PER_JOINT); returns
-    (taken rows, largest |C|, Σ C²)."""
-    for c in range(len(system.column)):
-        b = system.column[c]
+def _evaluate(model, geometry, terms, column, start_rotation, x, A, momentum, h, centre, rotation, inertia, R, Y, taken,
+              lam, total):
+    """The pose of the jointed bodies (`RattleStart`'s model, geometry, terms, column and R₀
+    `start_rotation`, given apart: a kernel of its own types every bundle it is given) for
+    translation x (n, 3) and angular impulse × h A (n, 3): R = cay(h y) R₀ with y the rotor drift of
+    L + A/h, written into centre/rotation, y into Y (n, 3) (their derivatives are `_weigh`'s, made
+    only where a Newton matrix needs them: a line search's trials and a chord's poses never do); the
+    rows there into `geometry`, with the rotor rows at their impulses × h `lam` (J,) and every row's
+    so far `total` (J, ROWS_PER_JOINT); returns (taken rows, largest |C|, Σ C²)."""
+    for c in range(len(column)):
+        b = column[c]
         L = (momentum[b, 0] + A[c, 0] / h, momentum[b, 1] + A[c, 1] / h, momentum[b, 2] + A[c, 2] / h)
         I = load33(inertia, c)
         y = rotor_drift(I, L, h)
-        Rc = matmul(cayley(mul(h, y)), load33(system.rotation, b))
+        Rc = matmul(cayley(mul(h, y)), load33(start_rotation, b))
         store33(R, c, Rc)
         store33(rotation, b, Rc)
         Y[c, 0], Y[c, 1], Y[c, 2] = y[0], y[1], y[2]
         centre[b, 0], centre[b, 1], centre[b, 2] = x[c, 0], x[c, 1], x[c, 2]
-    joint_geometry(system.model, centre, rotation, system.geometry)
-    return _taken_rows(system, h, lam, total, taken)
+    joint_geometry(model, centre, rotation, geometry)
+    return _taken_rows(model, geometry, terms, h, lam, total, taken)
 
 
 @kernel(inline=True)
@@ -1397,21 +1398,21 @@ def _retake(system, taken, total, mu, W, dq, tolerance):
 
 
 @kernel(refcounts=False)
-def _let_go(system, factors, taken, total, mu, z, split):
+def _let_go(graph, scratch, inequality, factors, taken, total, mu, z, split):
     """`_let_go_passes` with the factors' own rows taken (no row let go since they were made): a
     kernel of its own, small enough for LLVM to inline into the projection (with one kernel for
     both this and `_let_go_around`, the chain's projection took 4 % longer)."""
-    return _let_go_passes(system, factors, taken, total, mu, z, False, split)
+    return _let_go_passes(graph, scratch, inequality, factors, taken, total, mu, z, False, split)
 
 
 @kernel(refcounts=False)
-def _let_go_around(system, factors, taken, total, mu, z, split):
+def _let_go_around(graph, scratch, inequality, factors, taken, total, mu, z, split):
     """`_let_go_passes` where rows were let go since the factors were made (`_solve_kept`)."""
-    return _let_go_passes(system, factors, taken, total, mu, z, True, split)
+    return _let_go_passes(graph, scratch, inequality, factors, taken, total, mu, z, True, split)
 
 
 @kernel(inline=True)
-def _let_go_passes(system, factors, taken, total, mu, z, released, split):
+def _let_go_passes(graph, scratch, inequality, factors, taken, total, mu, z, released, split):
     """The taken inequalities whose impulse so far `total` > 0 the Newton step μ would turn (total +
     μ < 0: a limit or a rope letting go) end the step at 0 impulse, μ_r = −total_r, while the other
     rows' step stays Newton's (Γ μ = −g on each of them, Γ as factored: damped along the current rows,
@@ -1426,7 +1427,6 @@ def _let_go_passes(system, factors, taken, total, mu, z, released, split):
     which then stands where it is (neither at 0 nor on its own equation). `z` (J, ROWS_PER_JOINT)
     scratch; `split` as `project_positions_kernel`'s. Returns the corrections made (a row corrected
     in two passes counts twice)."""
-    inequality = system.geometry.inequality
     corrected = 0
     for _ in range(LET_GO_PASSES):
         found = False
@@ -1437,11 +1437,11 @@ def _let_go_passes(system, factors, taken, total, mu, z, released, split):
                 z[:] = 0.0
                 z[j, s] = 1.0
                 if released:
-                    solved = _solve_kept(system.graph, system.scratch, taken, z, split)
+                    solved = _solve_kept(graph, scratch, taken, z, split)
                 elif split is None:
-                    solved = solve_factored(system.graph, factors, z)
+                    solved = solve_factored(graph, factors, z)
                 else:
-                    solved = _split_solve_factored(system.graph, factors, z)
+                    solved = _split_solve_factored(graph, factors, z)
                 if not solved or not z[j, s] > 0.0:
                     return corrected        # (Γ⁻¹)_rr: positive where Γ is near J M⁻¹ Jᵀ; else the clamp
                 t = (-total[j, s] - mu[j, s]) / z[j, s]
@@ -1587,6 +1587,9 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
     h, current = step[STEP_H], int(step[STEP_CURRENT])
     abandon = (step[STEP_ABANDON], step[STEP_ABANDON + 1], step[STEP_ABANDON + 2])
     scratch = system.scratch
+    # (`_evaluate`'s parts of the bundle)
+    model, geometry, terms, column, start_rotation = system.model, system.geometry, system.terms, system.column, \
+        system.rotation
     # the last velocity projection's factors, J M⁻¹ Jᵀ at the poses this step starts from (where it
     # left them: `RattleStart.carried`): J₀ M₀⁻¹ J₀ᵀ, SHAKE's matrix, the first chord's
     last = system.last
@@ -1629,7 +1632,8 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
     joint_geometry(system.model, work_c, work_R, system.geometry)
     start_C = scratch.start_C
     _copy(start_C, system.geometry.C)
-    K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, Y, taken, lam, total)
+    K, error, merit = _evaluate(model, geometry, terms, column, start_rotation, x, A[:, 3:], momentum, h, work_c,
+                                    work_R, inertia, R, Y, taken, lam, total)
     along_current = False
     stats[:] = 0.0
     stats[3] = _curvature_error(system, start_C, x, R, taken, scratch.moved)
@@ -1781,9 +1785,11 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
             pivots = max(pivots, 1)
         if solved:      # an inequality's impulse so far may fall to 0, never below: past that it lets go
             if let_go:
-                stats[10] += _let_go_around(system, scratch.factors, taken, total, mu, trial_total, split)
+                stats[10] += _let_go_around(system.graph, scratch, system.geometry.inequality, scratch.factors, taken, total,
+                                            mu, trial_total, split)
             else:
-                stats[10] += _let_go(system, scratch.factors, taken, total, mu, trial_total, split)
+                stats[10] += _let_go(system.graph, scratch, system.geometry.inequality, scratch.factors, taken, total, mu,
+                                     trial_total, split)
             for j in range(J):
                 for s in range(ROWS_PER_JOINT):
                     if taken[j, s] and system.geometry.inequality[j, s] and total[j, s] + mu[j, s] < 0.0:
@@ -1824,8 +1830,9 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
                     trial_lam[j] = lam[j] + fraction * mu[j, SPRING]
                     for s in range(ROWS_PER_JOINT):
                         trial_total[j, s] = total[j, s] + fraction * mu[j, s]
-                K, trial, trial_merit = _evaluate(system, trial_x, trial_A[:, 3:], momentum, h, work_c, work_R, inertia, R,
-                                                  Y, taken, trial_lam, trial_total)
+                K, trial, trial_merit = _evaluate(model, geometry, terms, column, start_rotation, trial_x, trial_A[:, 3:],
+                                                  momentum, h, work_c, work_R, inertia, R, Y, taken, trial_lam,
+                                                  trial_total)
                 if trial_merit < merit:
                     descent = True
                     break
@@ -1850,7 +1857,8 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
             _copy(total, trial_total)
             error, merit = trial, trial_merit
             continue
-        K, error, merit = _evaluate(system, x, A[:, 3:], momentum, h, work_c, work_R, inertia, R, Y, taken, lam, total)
+        K, error, merit = _evaluate(model, geometry, terms, column, start_rotation, x, A[:, 3:], momentum, h, work_c,
+                                    work_R, inertia, R, Y, taken, lam, total)
         factored = False    # (factors whose step found no descent, or gave a non-finite kick)
         if chord:           # the kept factors' step: Newton's own matrix before any verdict
             continue
