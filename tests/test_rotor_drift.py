@@ -1,6 +1,6 @@
 """RATTLE's rotor drift (`physics.constraints.rattle.rotor_drift`): the implicit midpoint of the free
-rotor, I y + (h/2) y × (I y) = L, solved by Newton until a step gives the same bits, at most
-DRIFT_ITERATIONS.
+rotor, I y + (h/2) y × (I y) = L, solved by Newton until an update is below 1e-9 |y|
+(DRIFT_CONVERGED), at most DRIFT_ITERATIONS.
 
 Checked against the same equation solved independently in extended precision (numpy's long double,
 a 64-bit mantissa on x86: eleven more bits than a float's), by Newton run to its fixed point."""
@@ -40,9 +40,9 @@ def _reference(inertia, momentum, h):
 @pytest.mark.parametrize("turn", [0.01, 0.3, 1.0])
 def test_the_drift_solves_the_implicit_midpoint_to_round_off(turn):
     """Links of three distinct principal inertias (ratios up to 30) turned at random, h|y| about
-    `turn`: y within 8 float epsilons of |y| of the long-double root (Newton is quadratic, so by its
-    last iterations what is left is round-off: the last bits of each 3 × 3 solve, which may cycle
-    between neighbouring floats instead of settling; measured within 4)."""
+    `turn`: y within 8 float epsilons of |y| of the long-double root (Newton is quadratic, so once
+    an update is below 1e-9 |y| what is left is of order 1e-18 |y|, and the rest is the round-off of
+    the last 3 × 3 solve and update; measured within 4)."""
     rng = np.random.default_rng(7)
     h = 1.0 / 480.0
     worst = 0.0
@@ -59,6 +59,6 @@ def test_the_drift_solves_the_implicit_midpoint_to_round_off(turn):
 
 
 def test_no_momentum_no_drift():
-    """L = 0: y = 0 exactly (the first step gives the same bits)."""
+    """L = 0: y = 0 exactly (the first update is zero, and stops it)."""
     y = rotor_drift(np.diag([1e-3, 2e-3, 3e-3]), (0.0, 0.0, 0.0), 1.0 / 60.0)
     assert y == (0.0, 0.0, 0.0)
