@@ -256,7 +256,7 @@ ACTIVE_SET_SLACK = 1e-12    # m/s (rad/s): … where a row left out approaches f
 HOLD_SPAN = 1e-3            # a contact's direction this close to those its body is held in already adds none
 HOLD_GIVE = 1e-2            # a held body's inverse mass along its contact's normal, of its own (`held`)
 DRIFT_ITERATIONS = 8        # Newton on the rotor's implicit midpoint: round-off by the fourth for h|y| < 1 …
-DRIFT_CONVERGED = 1e-18     # … its stop: an update d with |d|² below this × |y|² (`rotor_drift`)
+DRIFT_CONVERGED = 1e-18     # … its stop: an update d with |d|² at most this × |y|² (`rotor_drift`, as `integrators._rotor_newton`)
 
 
 class PositionScratch(NamedTuple):
@@ -943,8 +943,8 @@ def rotor_drift(inertia, momentum, h):
     I + (h/2)(hat(y) I − hat(I y)); the body turns by cay(h y) (left, world). Newton converges
     quadratically, so once an update d is below 1e-9 |y| what is left is of order 1e-18 |y|, under
     round-off: it stops there (three iterations at most sub-steps), or after DRIFT_ITERATIONS.
-    (Iterating on until a step gives the same bits runs them all: the last bit of each 3 × 3 solve
-    cycles between neighbouring floats.)"""
+    (Iterating on until a step gives the same bits ran all eight in three drifts of five: the last
+    bit of each 3 × 3 solve cycles between neighbouring floats.)"""
     y = solve3(inertia, momentum)
     for _ in range(DRIFT_ITERATIONS):
         Iy = matvec(inertia, y)
