@@ -747,3 +747,27 @@ def test_a_steady_call_binds_what_comes_back_and_types_the_rest():
     for _ in range(2):
         call(x, y)
     assert call(z, y) == [15, 3, 4]       # ... 4 do
+
+
+def test_each_checkout_caches_in_a_folder_of_its_own(monkeypatch, tmp_path):
+    """Two source trees (two clones, a worktree) cache their kernels apart under the user's cache
+    directory, each in its own folder (`_checkout_folder`, from its path): numba keeps one index per
+    kernel, so sharing one folder, checkouts of different sources overwrote each other's kernels at
+    every run. The same tree finds the same folder again; an explicit $NUMBA_CACHE_DIR is used as
+    it is."""
+    import physics.core.compiled as compiled
+    monkeypatch.setattr(compiled.config, "CACHE_DIR", "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    roots = []
+    try:
+        for tree in ("/work/one", "/work/two", "/work/one"):
+            monkeypatch.setattr(compiled, "_ROOT", Path(tree))
+            compiled.cache_root.cache_clear()
+            roots.append(compiled.cache_root())
+        assert roots[0] == roots[2] and roots[0] != roots[1], roots
+        assert all(root.parent == tmp_path / "hierarchy-sandbox" / "numba" for root in roots), roots
+        monkeypatch.setattr(compiled.config, "CACHE_DIR", str(tmp_path / "explicit"))
+        compiled.cache_root.cache_clear()
+        assert compiled.cache_root() == tmp_path / "explicit"
+    finally:
+        compiled.cache_root.cache_clear()

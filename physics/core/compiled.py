@@ -23,9 +23,10 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    all of them costs 0.8–1.2 s.
 
 3. **A cache directory that works for every install.** Editable checkouts, built wheels and
-   read-only install directories all cache into one user cache directory (`cache_root`:
-   $NUMBA_CACHE_DIR if set, else $XDG_CACHE_HOME or ~/.cache, `hierarchy-sandbox/numba`), never
-   beside the sources. Where that is not writable either, a directory under the system's temporary
+   read-only install directories all cache into the user's cache directory (`cache_root`:
+   $NUMBA_CACHE_DIR if set, else $XDG_CACHE_HOME or ~/.cache, `hierarchy-sandbox/numba`, in a
+   folder of each source tree's own, `_checkout_folder`: about 30 MB once every kernel is
+   compiled), never beside the sources. Where that is not writable either, a directory under the system's temporary
    directory is used and one line says so; where nothing is writable the kernels compile in memory
    each run (one line again), never a traceback.
 
@@ -205,9 +206,9 @@ def cache_root():
         candidates = [Path(config.CACHE_DIR)]
     else:
         base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        candidates = [Path(base) / "hierarchy-sandbox" / "numba"]
+        candidates = [Path(base) / "hierarchy-sandbox" / "numba" / _checkout_folder()]
     uid = os.getuid() if hasattr(os, "getuid") else "user"
-    fallback = Path(tempfile.gettempdir()) / f"hierarchy-sandbox-{uid}" / "numba"
+    fallback = Path(tempfile.gettempdir()) / f"hierarchy-sandbox-{uid}" / "numba" / _checkout_folder()
     for path in candidates:
         if _writable(path):
             return path
@@ -216,6 +217,17 @@ def cache_root():
         return fallback
     _notice(f"neither {candidates[0]} nor {fallback} is writable; kernels are compiled afresh each run")
     return None
+
+
+def _checkout_folder():
+    """`checkout-` and 12 hex digits of the SHA-256 of this source tree's path: its own folder in
+    the user's cache. numba keeps one index per kernel, stamped with its sources' digest, so two
+    checkouts of different sources in one folder overwrote each other's kernels at every run (each
+    process compiled what the other had written), while the warm-up's stamp (`warm-` and the
+    sources' digest, which each checkout writes) still said warm: the app then started with no
+    warm-up beside it and its loading thread compiled RATTLE's kernels itself, a minute with the
+    scene unopened (measured)."""
+    return "checkout-" + hashlib.sha256(str(_ROOT).encode()).hexdigest()[:12]
 
 
 def _module_of(path):
