@@ -771,3 +771,45 @@ def test_each_checkout_caches_in_a_folder_of_its_own(monkeypatch, tmp_path):
         assert compiled.cache_root() == tmp_path / "explicit"
     finally:
         compiled.cache_root.cache_clear()
+
+
+def test_the_warm_up_removes_the_caches_of_trees_that_are_gone(monkeypatch, tmp_path):
+    """`prune_caches` names this tree in its own folder, then removes the folders whose named tree
+    no longer holds the project (a deleted clone) and the files of the layout before the checkouts'
+    folders; it keeps a live tree's folder, a folder that names no tree, and anything under an
+    explicit $NUMBA_CACHE_DIR."""
+    import physics.core.compiled as compiled
+    monkeypatch.setattr(compiled.config, "CACHE_DIR", "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    numba_dir = tmp_path / "cache" / "hierarchy-sandbox" / "numba"
+    live, gone = tmp_path / "live", tmp_path / "gone"
+    (live / "physics" / "core").mkdir(parents=True)
+    (live / "physics" / "core" / "compiled.py").write_text("")
+    folders = {}
+    for name, tree in (("live", live), ("gone", gone)):
+        folders[name] = numba_dir / f"checkout-{name}"
+        (folders[name] / "physics").mkdir(parents=True)
+        (folders[name] / "physics" / "kernel.nbi").write_bytes(b"x")
+        (folders[name] / compiled.SOURCE_TREE).write_text(str(tree))
+    unnamed = numba_dir / "checkout-unnamed"
+    unnamed.mkdir()
+    (numba_dir / "physics" / "constraints").mkdir(parents=True)
+    (numba_dir / "imports.json").write_text("{}")
+    (numba_dir / "warm-0123").write_text("")
+    try:
+        compiled.cache_root.cache_clear()
+        mine = compiled.cache_root()
+        removed = compiled.prune_caches()
+        assert set(removed) == {folders["gone"], numba_dir / "physics", numba_dir / "imports.json",
+                                numba_dir / "warm-0123"}, removed
+        assert sorted(p.name for p in numba_dir.iterdir()) == sorted(["checkout-live", "checkout-unnamed", mine.name])
+        assert (mine / compiled.SOURCE_TREE).read_text() == str(compiled._ROOT)
+        assert compiled.prune_caches() == []            # nothing left to remove; its own folder kept
+        explicit = tmp_path / "explicit"
+        (explicit / "warm-0123").parent.mkdir()
+        (explicit / "warm-0123").write_text("")
+        monkeypatch.setattr(compiled.config, "CACHE_DIR", str(explicit))
+        compiled.cache_root.cache_clear()
+        assert compiled.prune_caches() == [] and (explicit / "warm-0123").exists()
+    finally:
+        compiled.cache_root.cache_clear()

@@ -28,7 +28,8 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    folder of each source tree's own, `_checkout_folder`: about 30 MB once every kernel is
    compiled), never beside the sources. Where that is not writable either, a directory under the system's temporary
    directory is used and one line says so; where nothing is writable the kernels compile in memory
-   each run (one line again), never a traceback.
+   each run (one line again), never a traceback. Each folder names its tree, and the warm-up removes
+   the folders of trees that are gone (`prune_caches`): a deleted clone's 30 MB do not stay.
 
 4. **Interpreted until compiled, where asked.** Between a cold start and its kernels being
    compiled, a process may run every kernel that has no compiled version yet as plain Python
@@ -228,6 +229,49 @@ def _checkout_folder():
     warm-up beside it and its loading thread compiled RATTLE's kernels itself, a minute with the
     scene unopened (measured)."""
     return "checkout-" + hashlib.sha256(str(_ROOT).encode()).hexdigest()[:12]
+
+
+SOURCE_TREE = "source-tree"     # in a checkout's cache folder: the path of the source tree it caches (`prune_caches`)
+OLD_LAYOUT = ("physics", "app", "trampolines", "imports.json")     # and `warm-*`: the cache's files before its folders
+
+
+def prune_caches():
+    """Remove from the user's cache directory what no source tree can load any more, and name this
+    tree in its own folder: each `checkout-` folder names its tree in SOURCE_TREE (written here), and
+    a folder whose tree no longer holds this module (a deleted clone or worktree) is removed, as are
+    the files of the layout before the checkouts' folders (`OLD_LAYOUT` and `warm-*` stamps directly
+    under `hierarchy-sandbox/numba`: kernels no tree reads now). A folder that names no tree (made
+    before this was written) is left, and so is an explicit $NUMBA_CACHE_DIR or the temporary
+    fallback, which are not ours to sweep. Called by the warm-up (physics.tools.warmup) once it
+    has passed. Returns the paths removed."""
+    import shutil
+    from physics.core.files import write_atomically
+    root = cache_root()
+    if root is None or config.CACHE_DIR or root.name != _checkout_folder():
+        return []
+    parent = root.parent
+    if parent.parent.name != "hierarchy-sandbox":       # the temporary fallback, or not our layout
+        return []
+    named = root / SOURCE_TREE
+    if not named.exists() or named.read_text(errors="replace") != str(_ROOT):
+        write_atomically(named, lambda out: out.write(str(_ROOT)), binary=False)
+    removed = []
+    for entry in sorted(parent.iterdir()):
+        if entry.name.startswith("checkout-"):
+            tree = entry / SOURCE_TREE
+            if entry == root or not tree.is_file():
+                continue
+            source = Path(tree.read_text(errors="replace").strip())
+            if (source / "physics" / "core" / "compiled.py").is_file():
+                continue
+        elif entry.name not in OLD_LAYOUT and not entry.name.startswith("warm-"):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed.append(entry)
+    return removed
 
 
 def _module_of(path):

@@ -15,6 +15,8 @@ compiling waits for it and then loads it (physics.core.compiled, 9): each kernel
 When every task has passed, a stamp file named for the sources, numba and the CPU (`stamp_path`)
 says the cache is warm (`is_warm`): `make test` (through `make warmup`) and the app check it and
 run the warm-up only when it is missing. A task that fails is reported and the stamp is not written.
+A warm-up that has passed also removes the cached kernels of source trees that are gone
+(physics.core.compiled.prune_caches: a deleted clone's or worktree's folder).
 The app also runs single tasks in its own process to load their kernels from the cache
 (app.preparation).
 
@@ -373,6 +375,9 @@ def run(jobs=None, first=None, plain=False, out=sys.stdout, background_after_fir
         path = stamp_path()
         if path is not None:
             path.write_text(f"{len(names)} tasks in {total:.1f} s, {kernel_files(written_since)} kernel files written\n")
+        from physics.core.compiled import prune_caches
+        for removed in prune_caches():
+            print(f"removed {removed}: cached kernels no source tree here reads any more", file=out, flush=True)
     print(f"warm-up {'done' if not failures else 'FAILED'}: {len(names) - len(failures)} of {len(names)} tasks "
           f"in {total:.1f} s on {jobs} process{'es' if jobs > 1 else ''}", file=out, flush=True)
     return failures
