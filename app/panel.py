@@ -696,10 +696,18 @@ class Panel:
     def _pinned_joints(self, sim):
         """The joints of `sim`'s scene whose two anchors coincide (ball, hinge, fixed: their
         anchors' distance, `Simulation.joint_separation`, is their error; a distance joint's or a
-        rope's is its length, a slider's its travel), indices made once a scene."""
+        rope's is its length, a slider's its travel), indices made once a scene. A joint whose two
+        bodies another kind of joint also joins is left out: an MJCF body's joints stacked on one
+        pair (gymnasium's half_cheetah: rootx and rootz sliders, rooty hinge) move the hinge's
+        anchors apart by the sliders' travel."""
         if getattr(self, "_pinned", (None,))[0] is not sim.scene:
-            self._pinned = (sim.scene, np.array([k for k, joint in enumerate(getattr(sim.scene, "joints", ()))
-                                                 if joint.get("type") in PINNED_JOINTS], np.int64))
+            joints = list(getattr(sim.scene, "joints", ()))
+            loose = {frozenset((joint.get("a"), joint.get("b"))) for joint in joints
+                     if joint.get("type") not in PINNED_JOINTS}
+            self._pinned = (sim.scene, np.array([k for k, joint in enumerate(joints)
+                                                 if joint.get("type") in PINNED_JOINTS
+                                                 and frozenset((joint.get("a"), joint.get("b"))) not in loose],
+                                                np.int64))
         return self._pinned[1]
 
     def numbers(self):

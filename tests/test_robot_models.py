@@ -181,3 +181,23 @@ def test_driven_robots_with_armatures_keep_their_sub_steps():
         assert np.mean(factorizations) <= 1.2, (name, np.mean(factorizations))
         counts = sim.substep_counts()
         assert counts["per_nominal"] <= limit and counts["worst_step"] <= 2.0, (name, counts)
+
+
+def test_the_stats_largest_gap_leaves_out_joints_stacked_with_sliders():
+    """The Stats' "joints' largest gap" (app.panel.Panel._pinned_joints) reads the anchors'
+    distance of ball, hinge and fixed joints. gymnasium's half_cheetah stacks its root's rootx and
+    rootz sliders and rooty hinge on one pair of bodies: the hinge's anchors part by the sliders'
+    travel (tenths of a metre after a second), which is no error, so it is left out; the legs'
+    hinges, projected by RATTLE to 1e-12 m (rattle.TOLERANCE, its rows' error), stay within 1e-10 m
+    (measured 2e-14 m; the rows' error bounds the anchors' gap, with a margin for the poses' round-off)."""
+    from types import SimpleNamespace
+    from app.panel import Panel
+    sim = physics.Simulation.from_file(GYMNASIUM / "half_cheetah.xml")
+    sim.step(100)
+    pinned = Panel._pinned_joints(SimpleNamespace(), sim)
+    names = [sim.scene.joints[k].get("name") for k in pinned]
+    assert names == ["bthigh", "bshin", "bfoot", "fthigh", "fshin", "ffoot"], names
+    rooty = [joint.get("name") for joint in sim.scene.joints].index("rooty")
+    separation = sim.joint_separation()
+    assert separation[rooty] > 0.05, separation[rooty]       # the sliders' travel, not an error
+    assert separation[pinned].max() < 1e-10, separation[pinned]
