@@ -110,8 +110,11 @@ def substeps_text(counts):
 
 def speed_text(rtf, paused):
     """The real-time factor as the overlay and the Stats say it: "paused" while paused (a factor
-    of 0.00 there read as a stall), else "real time x1.00"."""
-    return "paused" if paused else f"real time x{rtf:.2f}"
+    of 0.00 there read as a stall), "backwards x0.50" while played backwards (rtf < 0: simulated
+    time running back at half the wall clock's rate), else "real time x1.00"."""
+    if paused:
+        return "paused"
+    return f"backwards x{-rtf:.2f}" if rtf < 0 else f"real time x{rtf:.2f}"
 
 
 class Panel:

@@ -8,7 +8,8 @@ It owns the simulation: it asks `physics` for state and never computes physics i
 
 Time: each frame adds `frame_seconds * time_scale` to an accumulator (a real-time frame counts at
 most MAX_FRAME_SECONDS of the wall time since the last one) and takes as many `settings.dt` steps as
-fit (at most MAX_STEPS_PER_FRAME, the rest is dropped so a slow frame does not snowball), within
+fit (at most MAX_FRAME_SIMULATED of simulated time, the rest is dropped so a slow frame does not
+snowball), within
 PHYSICS_BUDGET_SECONDS of stepping (`advance`): after a stall simulated time goes on from where it
 was, never jumping to catch up (MuJoCo's `simulate` and Box2D's samples drop it too), and the Stats
 show the real-time factor. Any exception from physics, a NaN or a runaway
@@ -54,7 +55,11 @@ from physics.tools.warmup import SCENES, is_warm
 SCENES_DIR = Path(__file__).resolve().parent.parent / "assets" / "scenes"
 DEFAULT_SCENE = "tank"
 FALLBACK_SCENE = "t_handle"     # what a cancelled first wait for the default scene opens: one body, cheap as Python
-MAX_STEPS_PER_FRAME = 8
+# s of simulated time one frame may take at most: eight 1/60 s steps, or as many shorter ones as fit
+# (a count of steps would hold a scene of dt 1/240, the robot models', to a third of real time in
+# a frame of 80 ms); the rest is dropped so that a slow frame does not snowball. At 60 video frames a
+# simulated second that is app.video.JUMP_FRAMES frames, which a recording writes as they came.
+MAX_FRAME_SIMULATED = 8 / 60
 # s of real time one frame may simulate at most: a frame that took longer (a stall, a window drag, a
 # slow machine's frame) drops the rest, as MuJoCo's `simulate` and Box2D's samples do, so simulated
 # time never jumps to catch up with the wall clock
@@ -710,8 +715,9 @@ class Session:
         # step every few frames; the remainder carries over, so no time is lost or gained.
         n = int(self.accumulator / dt + 1e-6)
         self.accumulator -= n * dt
-        if n > MAX_STEPS_PER_FRAME:
-            n, self.accumulator = MAX_STEPS_PER_FRAME, 0.0
+        most = max(1, int(MAX_FRAME_SIMULATED / dt + 1e-6))
+        if n > most:
+            n, self.accumulator = most, 0.0
         if not self.backwards:
             self.step_physics(n, budget)
         elif n and self.seek(self.sim.step_count - n) <= self.timeline.origin:

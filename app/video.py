@@ -34,7 +34,7 @@ import numpy as np
 VIDEO_FPS = 60       # frames per simulated second when dt divides 1/60
 CRF = 20             # x264 constant rate factor: 0 lossless .. 51 worst; 18-23 is "visually clean"
 PRESET = "veryfast"  # x264 speed/size trade: keeps up with a 720p window on one core
-JUMP_FRAMES = 8      # more frames due after one drawn frame than it can step (MAX_STEPS_PER_FRAME): a seek
+JUMP_FRAMES = 8      # more frames due after one drawn frame than it can step (app.session.MAX_FRAME_SIMULATED): a seek
 
 
 def frame_steps(dt):

@@ -188,9 +188,11 @@ class Viewer(Listener):
         session.advance(frame_seconds, PHYSICS_BUDGET_SECONDS if real_time else None)
         sim = session.sim
         if before is not None and sim is not None and wall > 0:
-            # real-time factor: simulated over wall seconds, smoothed like the FPS (paused: 0)
-            rtf = (sim.time - before[0]) / wall if sim.step_count >= before[1] else 0.0
-            stats["rtf"] = 0.9 * stats["rtf"] + 0.1 * max(rtf, 0.0)
+            # real-time factor: simulated over wall seconds, smoothed like the FPS (paused: 0; played
+            # backwards: below 0; a seek back while running: 0, a jump and no rate)
+            moving = sim.step_count >= before[1] or session.backwards
+            rtf = (sim.time - before[0]) / wall if moving else 0.0
+            stats["rtf"] = 0.9 * stats["rtf"] + 0.1 * rtf
         if self.frame_log is not None:
             simulated = sim.time if sim is not None else float("nan")
             steps = sim.step_count - before[1] if before is not None and sim is not None else 0

@@ -81,3 +81,12 @@ def test_a_press_made_as_the_pointer_enters_the_panel_never_moves_the_camera(win
     assert (v.view.camera.yaw, v.view.camera.pitch, v.view.camera.distance) == camera
     xdotool(w, "mousemove", "--window", wid, *inside, "click", "--repeat", "3", "5")     # the wheel too
     assert v.view.camera.distance == camera[2]
+
+
+def test_the_speed_says_backwards_when_time_runs_back():
+    """The overlay's and the Stats' speed (app.panel.speed_text): played backwards (Shift+Left) the
+    real-time factor is below 0 and is said as such, where it read "real time x0.00" as a stall."""
+    from app.panel import speed_text
+    assert speed_text(-0.5, False) == "backwards x0.50"
+    assert speed_text(1.0, False) == "real time x1.00"
+    assert speed_text(-0.5, True) == speed_text(1.0, True) == "paused"

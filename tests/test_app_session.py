@@ -68,3 +68,22 @@ def test_the_session_loads_no_window_gl_or_ui_module():
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "[]", result.stdout
+
+
+def test_a_slow_frame_takes_its_simulated_time_whatever_the_step(tmp_path, monkeypatch):
+    """A frame takes the steps its wall time is due, up to MAX_FRAME_SIMULATED of simulated time
+    (eight 1/60 s steps, or as many shorter ones): a scene of dt 1/240 (the robot models') drawn
+    at 12 frames a second keeps real time, where a cap of eight steps held it at 0.4 of it; a frame
+    past the cap drops the rest and carries nothing over."""
+    from app.session import MAX_FRAME_SIMULATED
+    monkeypatch.setenv("HIERARCHY_SANDBOX_CONFIG_DIR", str(tmp_path / "config"))
+    session = Session(store=False, scene="pendulum")
+    session.start()
+    session.sim.set("dt", 1 / 240)
+    start = session.sim.step_count
+    session.advance(1 / 12)                     # an 83 ms frame: 20 steps of 1/240 s are due
+    assert session.sim.step_count - start == 20
+    start = session.sim.step_count
+    session.advance(1.0)                        # a stall: the frame takes 0.133 s of it, 32 steps
+    assert session.sim.step_count - start == round(MAX_FRAME_SIMULATED * 240) == 32
+    assert session.accumulator == 0.0
