@@ -49,14 +49,15 @@ def write(name, comment, title, description, world, nodes, joints=()):
     print(f"wrote {path} ({len(nodes)} nodes, {len(joints)} joints)")
 
 
-def rod(name, parent, start, end, radius=0.015, trim=0.1, color=(0.3, 0.3, 0.32)):
-    """A drawn (non-colliding) capsule from `start` to `end`, as a fixed child of `parent` whose
-    world rotation is the identity and centre `start`: a massless rod of a pendulum."""
+def rod(name, parent, start, end, radius=0.015, color=(0.3, 0.3, 0.32)):
+    """A drawn (non-colliding) capsule from `start` to `end`, its caps' tips on the two points, as a
+    fixed child of `parent` whose world rotation is the identity and centre `start`: a massless rod
+    of a pendulum, from its bob's centre to its pivot's (a capsule's height is its cylinder's)."""
     d = np.subtract(end, start)
     length = float(np.linalg.norm(d))
     angle = math.atan2(-d[0], d[1])      # about z, taking +y to d (d lies in the xy plane)
     return dict(name=name, parent=parent, translation=(d / 2).tolist(), rotation=about_z(angle),
-                shape={"type": "capsule", "radius": radius, "height": length - 2 * trim, **NO_CONTACT}, color=list(color))
+                shape={"type": "capsule", "radius": radius, "height": length - 2 * radius, **NO_CONTACT}, color=list(color))
 
 
 def pendulum():
