@@ -438,10 +438,11 @@ class Panel:
             self.whole(path.stem, lo.x + imgui.calc_text_size(label).x)  # a selectable spans the row: its text ends here
             if clicked:
                 v.session.open(path)
-        _, self.open_path = imgui.input_text("##path", self.open_path)
+        entered, self.open_path = imgui.input_text("##path", self.open_path,
+                                                   imgui.InputTextFlags_.enter_returns_true)
         self.remember("path")
         imgui.same_line()
-        if self.button("Open") and self.open_path.strip():
+        if (self.button("Open") or entered) and self.open_path.strip():     # Enter opens it too
             v.session.open(self.open_path.strip())
 
     def physics(self):

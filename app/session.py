@@ -32,7 +32,8 @@ saves the timeline as a recording (`physics.pipeline.recording`); `open` reads s
 Messages: `error` stays until the user dismisses it (the panel draws it where the user looks,
 in the middle of the window); `message`, a status message over the scene (a window of its own:
 no panel widget moves for it), goes at the next action or after MESSAGE_SECONDS of frames, and
-stays while the pointer is on it; `messages` logs them all for the panel's Messages section.
+stays while the pointer is on it; `messages` logs them all, errors too, for the panel's Messages
+section.
 """
 import collections
 import time
@@ -176,9 +177,9 @@ class Session:
         self.saved_recording = None  # the path of the last recording saved
         self.paused, self.accumulator, self.backwards = False, 0.0, False
         self.selected = None
+        self.messages = collections.deque(maxlen=MESSAGE_LOG)  # (sim time, text): the panel's log
         self.error, self.message = None, None
         self.clock, self.message_at = 0.0, 0.0  # s of frames drawn; when `message` was set
-        self.messages = collections.deque(maxlen=MESSAGE_LOG)  # (sim time, text): the panel's log
         self.message_hovered = False    # the pointer is on the message (app.panel.toast): it stays
         self.stats = {"fps": 0.0, "physics_ms": 0.0, "render_ms": 0.0, "nodes": 0, "steps": 0, "rtf": 0.0}
         self.contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
@@ -210,7 +211,7 @@ class Session:
         if not self._open(scene) and scene != DEFAULT_SCENE:
             error = self.error
             self.load_scene(DEFAULT_SCENE)
-            self.error = error
+            self._error = error     # back on screen, logged once already
 
     def _wait_for(self, name):
         """Have the kernels of scene `name` loaded (its other settings' next) and, for a shipped
@@ -445,6 +446,18 @@ class Session:
                 self.notify(self.last_input.sentence(speed) + "; arrows at the muzzle: white its velocity, yellow "
                             "the launcher's own, blue, red, green each part")
                 self.launched = self.last_input     # its arrows show for a while (app.view.LAUNCH_ARROWS_SECONDS)
+
+    @property
+    def error(self):
+        """The error on screen until the user dismisses it, or None."""
+        return self._error
+
+    @error.setter
+    def error(self, text):
+        # logged as it comes; the same error set again while it shows is not a new one
+        if text is not None and text != getattr(self, "_error", None):
+            self.messages.append((self.sim.time if getattr(self, "sim", None) is not None else 0.0, text))
+        self._error = text
 
     def notify(self, text):
         """Show a status message (over the scene: app.panel's toast) until the next action or

@@ -87,3 +87,19 @@ def test_a_slow_frame_takes_its_simulated_time_whatever_the_step(tmp_path, monke
     session.advance(1.0)                        # a stall: the frame takes 0.133 s of it, 32 steps
     assert session.sim.step_count - start == round(MAX_FRAME_SIMULATED * 240) == 32
     assert session.accumulator == 0.0
+
+
+def test_an_error_is_kept_in_the_messages_log(tmp_path, monkeypatch):
+    """An error box's text (a bad file opened) goes to the Messages section's log too, once, as the
+    README says the log keeps every message; the scene keeps running."""
+    monkeypatch.setenv("HIERARCHY_SANDBOX_CONFIG_DIR", str(tmp_path / "config"))
+    session = Session(store=False, scene="pendulum")
+    session.start()
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[world\n")
+    session.open(bad)
+    assert session.error is not None and str(bad) in session.error
+    assert [text for _, text in session.messages].count(session.error) == 1
+    session.error = session.error           # set again while it shows: not logged again
+    assert [text for _, text in session.messages].count(session.error) == 1
+    assert session.scene_path.stem == "pendulum" and session.sim is not None

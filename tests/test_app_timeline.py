@@ -283,6 +283,14 @@ def test_bad_recording_dropped_or_typed_shows_error_and_scene_runs(window, tmp_p
     t = v.session.sim.time
     frames(w, 3)
     assert v.session.sim.time > t
+    v.session.error = None
+    click_item(w, "path")
+    xdotool(w, "key", "Return")         # Enter in the box opens its file as Open does
+    for _ in range(100):
+        if v.session.error is not None:
+            break
+        frames(w, 1)
+    assert v.session.error is not None and "broken.rec" in v.session.error and v.session.scene_path == TANK
     good = tmp_path / "good.rec"
     assert v.session.save_recording(good) == good
     w.dispatch_event("on_file_drop", 600, 300, [str(good)])
