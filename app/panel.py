@@ -16,6 +16,7 @@ items' rectangles. The same `whole` serves every section: the tree's rows, the p
 labels and legends (`app.plots`), the Stats tables (`app.stats`), the timeline's lines and the
 help's rows.
 """
+import textwrap
 from dataclasses import fields
 from pathlib import Path
 
@@ -60,6 +61,18 @@ def _vec(v):
     return "(" + ", ".join(f"{x:+.3f}" for x in np.asarray(v, float).ravel()) + ")"
 
 
+TOOLTIP_EMS = 32        # a tooltip's lines wrap at this many font sizes: a long one stays inside the window
+
+
+def wrapped_tooltip(text):
+    """The hovered item's tooltip, `text` with its lines wrapped at TOOLTIP_EMS font sizes (ImGui's
+    runs a long line off the window). Wrapped here, in whole characters of the panel's monospaced
+    font, and set as ImGui's SetTooltip does: a later tooltip of the same item replaces it, where
+    a second BeginTooltip would append to it (`Panel.tooltip` after `Panel.whole`)."""
+    columns = max(20, int(imgui.get_font_size() * TOOLTIP_EMS / max(imgui.calc_text_size("M").x, 1.0)))
+    imgui.set_tooltip("\n".join(textwrap.fill(line, columns) for line in text.split("\n")))
+
+
 def setting_widget(name, value, id_suffix=""):
     """One physics setting's widget (a combo for a known set of choices, a checkbox, an int or float
     input, three inputs for a 3-vector), labelled `name`; `id_suffix` ("##draft") keeps a second
@@ -75,11 +88,7 @@ def setting_widget(name, value, id_suffix=""):
             for k, option in enumerate(options):
                 clicked, _ = imgui.selectable(option, k == index)
                 if meanings.get(option) and imgui.is_item_hovered():   # what the choice keeps, loses and costs
-                    imgui.begin_tooltip()
-                    imgui.push_text_wrap_pos(imgui.get_font_size() * 32)
-                    imgui.text_unformatted(meanings[option])
-                    imgui.pop_text_wrap_pos()
-                    imgui.end_tooltip()
+                    wrapped_tooltip(meanings[option])
                 if clicked and k != index:
                     index, changed = k, True
             imgui.end_combo()
@@ -180,12 +189,12 @@ class Panel:
         if imgui.is_item_hovered():
             self.whole_shown = text
             self._cut_prefix = text + "\n\n"
-            imgui.set_tooltip(text)
+            wrapped_tooltip(text)
 
     def tooltip(self, text):
         """The last item's own tooltip (after its label, when the window cut that: `whole`)."""
         if imgui.is_item_hovered():
-            imgui.set_tooltip(self._cut_prefix + text)
+            wrapped_tooltip(self._cut_prefix + text)
 
     def text(self, text, color=None):
         """A line of text (coloured `color`), whole in a tooltip when the window cuts it."""
