@@ -27,6 +27,7 @@ from physics.pipeline.stages import energy_balance
 WINDOW = 20.0     # s of simulated time shown
 CAPACITY = 2048   # samples: one per WINDOW / CAPACITY ≈ 9.8 ms, finer than a 60 Hz frame at 1x
 ENERGY_FLOOR = 1e-9  # J: a scene whose energy is 0 at the reference shows drift over 1 nJ
+MERGE_SECONDS = 1.0  # s: a marker of the same input within this of its last one updates it (`History.mark`)
 CHANNELS = ("energy", "drift", "L", "Lx", "Ly", "Lz", "speed", "angular_speed")
 
 
@@ -39,6 +40,17 @@ def format_value(value):
     if np.ndim(value) == 1:
         return "(" + ", ".join(f"{x:.3g}" for x in np.asarray(value, float)) + ")"
     return str(value)
+
+
+def _subject(text):
+    """What a marker's text sets, where it ends with a number ("servo_1 -> 0.5": "servo_1 ->"), else
+    None (a marker with no value: "branch", "pull: hull")."""
+    head, _, last = text.rpartition(" ")
+    try:
+        float(last)
+    except ValueError:
+        return None
+    return head or None
 
 
 class History:
@@ -81,8 +93,19 @@ class History:
         return self.t[self.head - 1] if self.count else -np.inf
 
     def mark(self, time, text):
-        """A setting changed at `time`: remember it and restart the drift from the next sample."""
-        self.markers.append((float(time), str(text)))
+        """A setting changed at `time`: remember it and restart the drift from the next sample. A
+        value of the same input within MERGE_SECONDS of its last marker (a held key's ramp, a
+        dragged slider: "servo_1 0.005", "servo_1 0.01", …) updates that marker's text instead of
+        adding one: a ramp is one line at its start, saying where it went."""
+        time, text = float(time), str(text)
+        if self.markers:
+            last_time, last_text = self.markers[-1]
+            subject = _subject(text)
+            if subject is not None and subject == _subject(last_text) and 0.0 <= time - last_time <= MERGE_SECONDS:
+                self.markers[-1] = (last_time, text)
+                self.reference_energy = None
+                return
+        self.markers.append((time, text))
         self.reference_energy = None
 
     def sample(self, sim, node=None, v_world=None, omega_world=None):

@@ -112,7 +112,11 @@ def _markers(history):
     """A vertical line at each setting change, labelled 'setting: value' at the plot's top."""
     if not history.markers:
         return
-    labels = marker_labels(history.markers)
+    limits = implot.get_plot_limits().x
+    # (only those in view: ImPlot clamps an annotation into the plot, so an older one sat on its left edge)
+    labels = {time: text for time, text in marker_labels(history.markers).items() if limits.min <= time <= limits.max}
+    if not labels:
+        return
     implot.plot_inf_lines("##changes", np.array(list(labels)), _spec("marker", 1.0))
     top = implot.get_plot_limits().y.max
     r, g, b = COLORS["marker"]

@@ -97,6 +97,24 @@ def test_drift_restarts_at_each_mark_and_marker_text():
     assert format_value(True) == "on" and format_value(np.array([0.0, -9.81, 0.0])) == "(0, -9.81, 0)"
 
 
+def test_a_ramp_of_one_input_is_one_marker():
+    """A held key's ramp or a dragged slider marks each value it passes ("servo_1 0.005", "servo_1
+    0.01", …): within MERGE_SECONDS of its last marker a value of the same input updates that
+    marker, which stays at the ramp's start and says where it went; another input, a marker with no
+    value, or a pause longer than MERGE_SECONDS starts a new one. Each still restarts the drift."""
+    from app.history import MERGE_SECONDS
+    history = History(capacity=16, window=1.0)
+    for k in range(30):
+        history.mark(0.1 + 0.02 * k, f"servo_1 {0.005 * (k + 1):.3g}")
+    assert history.markers == [(0.1, "servo_1 0.15")] and history.reference_energy is None
+    history.mark(0.8, "servo_2 -> 0.5")
+    history.mark(0.8, "pull: hull")
+    history.mark(0.81, "pull: hull")
+    history.mark(0.8 + MERGE_SECONDS + 0.5, "servo_2 -> 0.7")
+    assert [text for _, text in history.markers] == ["servo_1 0.15", "servo_2 -> 0.5", "pull: hull", "pull: hull",
+                                                     "servo_2 -> 0.7"]
+
+
 def test_selection_change_clears_the_speed_channels_and_time_going_back_clears_all():
     history, sim = History(capacity=8, window=1.0), FakeSim()
     history.sample(sim, 0, np.array([3.0, 4.0, 0.0]), np.array([0.0, 0.0, 2.0]))
