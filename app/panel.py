@@ -397,8 +397,9 @@ class Panel:
     def timeline(self):
         """|< < > >| (start, one back, one on, end) and Save; the scrubber over the timeline's
         start..end showing the step and time (dragging seeks and pauses); the previous branch's
-        steps; the keyframes' memory against the budget (the slider sets it). Four lines: the
-        plots below stay in view."""
+        steps ("none": the line is always there, so that a branch moves nothing below it); the
+        keyframes' memory against the budget (the slider sets it). Four lines: the plots below stay
+        in view."""
         v = self.viewer
         tl = v.session.timeline
         step = v.session.sim.step_count
@@ -421,8 +422,10 @@ class Panel:
         if changed and wanted != step:
             v.session.paused, v.session.backwards = True, False
             v.session.seek(wanted)
-        if tl.previous is not None:
-            self.text(f"previous branch: steps {tl.previous.start} to {tl.previous.head}", DIM)
+        # the line stays when there is no branch: a branch made (G, a change in the past) moves no widget
+        # below it, where a click aimed at the Plots header landed on the budget and dropped the history
+        self.text("previous branch: none" if tl.previous is None else
+                  f"previous branch: steps {tl.previous.start} to {tl.previous.head}", DIM)
         # "###budget": the label shows the memory used, the widget's ID stays the same while it changes
         changed, budget = imgui.slider_float(f"{tl.bytes / 2**20:.1f} MB kept###budget", v.session.prefs["timeline_budget_mb"],
                                              MIN_BUDGET_MB, MAX_BUDGET_MB, "budget %.0f MB", imgui.SliderFlags_.logarithmic)

@@ -326,3 +326,20 @@ def test_a_blow_up_pauses_and_left_steps_back_to_a_good_state(window, tmp_path, 
     if stopped_at > 0:
         press(w, key.RIGHT)
         assert v.session.sim.step_count == stopped_at and v.session.sim.state_hash() == v.session.timeline.hashes[stopped_at]
+
+
+@pytest.mark.display
+def test_a_branch_moves_no_widget_below_the_scrubber(window):
+    """Branching (a change in the past) fills the timeline's "previous branch" line, which is there
+    before it too ("none"): the budget slider and the Plots header stay where they were, so that a
+    click aimed at one does not land on the other (a stray click on the budget drops history)."""
+    w = window("pendulum")
+    v = w.viewer
+    frames(w, 30)
+    before = {label: v.panel.item_rects[label] for label in ("budget", "Plots")}
+    v.session.paused = True
+    v.session.seek(10)
+    assert v.session.set("integrator", "rk4")
+    frames(w, 3)
+    assert v.session.timeline.previous is not None
+    assert {label: v.panel.item_rects[label] for label in before} == before
