@@ -72,9 +72,9 @@ gymnasium's four-legged ant (MJCF), imported by physics.load_mjcf: a free torso 
 four welded leg roots, 0.33 kg with them), four thighs on hip hinges about the torso's vertical
 (±30°) and four shins on ankle hinges (30° to 70°), all capsules. It starts as gymnasium starts
 it, ankles bent 1 rad, but 0.57 m up (at 0.55 m its feet start 6 mm in the floor), and drops onto
-its legs with its eight motors at rest (gear 150, control 0). The feet's friction holds the legs
-where they land; after half a minute they slip until the ankle limits hold the body (MuJoCo's
-soft contacts let the feet creep there within seconds). The joints' armature and damping are
+its legs with its eight motors at rest (gear 150, control 0). Its feet slide outwards under
+its weight, slowly, until the ankle limits hold the body some 8 s in (MuJoCo's soft contacts
+let them creep there within seconds). The joints' armature and damping are
 the file's; its cameras and light are not modelled (the import's warning names them). Drive the
 motors from the Control section's sliders, drag the torso or a shin with the mouse, or try
 --integrator semi-implicit-euler.
