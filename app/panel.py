@@ -397,9 +397,9 @@ class Panel:
     def timeline(self):
         """|< < > >| (start, one back, one on, end) and Save; the scrubber over the timeline's
         start..end showing the step and time (dragging seeks and pauses); the previous branch's
-        steps ("none": the line is always there, so that a branch moves nothing below it); the
-        keyframes' memory against the budget (the slider sets it). Four lines: the plots below stay
-        in view."""
+        steps and whether it plays backwards, on the buttons' line, so that a branch moves nothing
+        below it; the keyframes' memory against the budget (the slider sets it). Three lines: the
+        plots below stay in view."""
         v = self.viewer
         tl = v.session.timeline
         step = v.session.sim.step_count
@@ -411,9 +411,19 @@ class Panel:
             imgui.same_line()
         if self.button("Save (Ctrl+S)"):
             v.session.save_recording()
-        if v.session.backwards:
+        # what the run is doing beside them, on their line: a branch made (G, a change in the past) adds
+        # no line that would move the widgets below (a click aimed at the Plots header landed on the
+        # budget slider and dropped most of the history)
+        said = ["backwards"] if v.session.backwards else []
+        if tl.previous is not None:
+            said.append(f"branch {tl.previous.start}-{tl.previous.head}")
+        if said:
             imgui.same_line()
-            self.text("playing backwards", DIM)
+            imgui.text_colored(DIM, ", ".join(said))
+            self.remember("run state", ", ".join(said))
+            self.tooltip("; ".join((["playing backwards, to the timeline's start"] if v.session.backwards else [])
+                                   + ([f"the previous branch (the future a change in the past cut off): steps "
+                                       f"{tl.previous.start} to {tl.previous.head}"] if tl.previous is not None else [])))
         imgui.set_next_item_width(-1)
         shown = f"step %d of {tl.origin}-{tl.head}   t = {v.session.sim.time:.3f} s"
         inside = imgui.calc_text_size(shown % step).x > imgui.calc_item_width() - 2 * imgui.get_style().frame_padding.x
@@ -422,10 +432,6 @@ class Panel:
         if changed and wanted != step:
             v.session.paused, v.session.backwards = True, False
             v.session.seek(wanted)
-        # the line stays when there is no branch: a branch made (G, a change in the past) moves no widget
-        # below it, where a click aimed at the Plots header landed on the budget and dropped the history
-        self.text("previous branch: none" if tl.previous is None else
-                  f"previous branch: steps {tl.previous.start} to {tl.previous.head}", DIM)
         # "###budget": the label shows the memory used, the widget's ID stays the same while it changes
         changed, budget = imgui.slider_float(f"{tl.bytes / 2**20:.1f} MB kept###budget", v.session.prefs["timeline_budget_mb"],
                                              MIN_BUDGET_MB, MAX_BUDGET_MB, "budget %.0f MB", imgui.SliderFlags_.logarithmic)

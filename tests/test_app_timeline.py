@@ -330,8 +330,8 @@ def test_a_blow_up_pauses_and_left_steps_back_to_a_good_state(window, tmp_path, 
 
 @pytest.mark.display
 def test_a_branch_moves_no_widget_below_the_scrubber(window):
-    """Branching (a change in the past) fills the timeline's "previous branch" line, which is there
-    before it too ("none"): the budget slider and the Plots header stay where they were, so that a
+    """Branching (a change in the past) says "previous branch A-B" on the timeline buttons' line, not
+    on a line of its own: the budget slider and the Plots header stay where they were, so that a
     click aimed at one does not land on the other (a stray click on the budget drops history)."""
     w = window("pendulum")
     v = w.viewer
@@ -343,3 +343,5 @@ def test_a_branch_moves_no_widget_below_the_scrubber(window):
     frames(w, 3)
     assert v.session.timeline.previous is not None
     assert {label: v.panel.item_rects[label] for label in before} == before
+    said, buttons = v.panel.item_rects["run state"], v.panel.item_rects["|<"]
+    assert buttons[1] <= said[1] < buttons[3] and said[0] > buttons[2]     # beside the buttons, on their line
