@@ -9,10 +9,9 @@ It owns the simulation: it asks `physics` for state and never computes physics i
 Time: each frame adds `frame_seconds * time_scale` to an accumulator (a real-time frame counts at
 most MAX_FRAME_SECONDS of the wall time since the last one) and takes as many `settings.dt` steps as
 fit (at most MAX_FRAME_SIMULATED of simulated time, the rest is dropped so a slow frame does not
-snowball), within
-PHYSICS_BUDGET_SECONDS of stepping (`advance`): after a stall simulated time goes on from where it
-was, never jumping to catch up (MuJoCo's `simulate` and Box2D's samples drop it too), and the Stats
-show the real-time factor. Any exception from physics, a NaN or a runaway
+snowball), within PHYSICS_BUDGET_SECONDS of stepping (`advance`): after a stall simulated time goes
+on from where it was, never jumping to catch up (MuJoCo's `simulate` and Box2D's samples drop it
+too), and the Stats show the real-time factor. Any exception from physics, a NaN or a runaway
 node pauses the simulation and shows the error: the app never exits on a physics or input error.
 
 Kernels (app.preparation): with `prepare` (the interactive app), numba kernels are compiled in a
