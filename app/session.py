@@ -577,9 +577,14 @@ class Session:
         return int(self.prefs["timeline_budget_mb"] * 2**20)
 
     def set_budget(self, megabytes):
-        """The timeline's keyframe memory budget (MB); past it the oldest keyframes go."""
+        """The timeline's keyframe memory budget (MB); past it the oldest keyframes go, and a message
+        says which steps went (a stray click on the slider is not a silent loss)."""
         self.prefs["timeline_budget_mb"] = float(megabytes)
+        origin = self.timeline.origin
         self.timeline.set_budget(self.budget_bytes())
+        if self.timeline.origin > origin:
+            self.notify(f"budget {float(megabytes):.0f} MB: steps {origin} to {self.timeline.origin - 1} dropped "
+                        f"(the timeline starts at {self.timeline.origin} now)")
 
     def seek(self, step):
         """Show the state at `step` of the timeline (clamped to its start..end): the state is

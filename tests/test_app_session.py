@@ -103,3 +103,19 @@ def test_an_error_is_kept_in_the_messages_log(tmp_path, monkeypatch):
     session.error = session.error           # set again while it shows: not logged again
     assert [text for _, text in session.messages].count(session.error) == 1
     assert session.scene_path.stem == "pendulum" and session.sim is not None
+
+
+def test_a_budget_that_drops_steps_says_which(tmp_path, monkeypatch):
+    """Lowering the timeline's budget below what it keeps drops its oldest keyframes, and a
+    message names the steps dropped (one click on the slider could drop most of a run unseen)."""
+    from app.settings import MIN_BUDGET_MB
+    monkeypatch.setenv("HIERARCHY_SANDBOX_CONFIG_DIR", str(tmp_path / "config"))
+    session = Session(store=False, scene="chain")
+    session.start()
+    session.step_physics(600)
+    kept = session.timeline.bytes
+    session.set_budget(MIN_BUDGET_MB)
+    origin = session.timeline.origin
+    assert session.timeline.bytes < kept and origin > 0
+    assert session.message == (f"budget {MIN_BUDGET_MB:.0f} MB: steps 0 to {origin - 1} dropped "
+                               f"(the timeline starts at {origin} now)")
