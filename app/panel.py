@@ -411,19 +411,20 @@ class Panel:
             imgui.same_line()
         if self.button("Save (Ctrl+S)"):
             v.session.save_recording()
-        # what the run is doing beside them, on their line: a branch made (G, a change in the past) adds
-        # no line that would move the widgets below (a click aimed at the Plots header landed on the
-        # budget slider and dropped most of the history)
-        said = ["backwards"] if v.session.backwards else []
+        # what the run is doing, on the buttons' line: a branch (G, a change in the past) must not add a
+        # line that moves the widgets below it, or a click aimed at the Plots header lands on the budget
+        said = []       # (on the line, in its tooltip)
+        if v.session.backwards:
+            said.append(("backwards", "playing backwards, to the timeline's start"))
         if tl.previous is not None:
-            said.append(f"branch {tl.previous.start}-{tl.previous.head}")
+            said.append((f"branch {tl.previous.start}-{tl.previous.head}", "the previous branch (the future a "
+                         f"change in the past cut off): steps {tl.previous.start} to {tl.previous.head}"))
         if said:
+            short, long = zip(*said)
             imgui.same_line()
-            imgui.text_colored(DIM, ", ".join(said))
-            self.remember("run state", ", ".join(said))
-            self.tooltip("; ".join((["playing backwards, to the timeline's start"] if v.session.backwards else [])
-                                   + ([f"the previous branch (the future a change in the past cut off): steps "
-                                       f"{tl.previous.start} to {tl.previous.head}"] if tl.previous is not None else [])))
+            imgui.text_colored(DIM, ", ".join(short))
+            self.remember("run state", ", ".join(short))
+            self.tooltip("; ".join(long))
         imgui.set_next_item_width(-1)
         shown = f"step %d of {tl.origin}-{tl.head}   t = {v.session.sim.time:.3f} s"
         inside = imgui.calc_text_size(shown % step).x > imgui.calc_item_width() - 2 * imgui.get_style().frame_padding.x
