@@ -64,8 +64,11 @@ def _reference(hierarchy, parent, nodes, generation, active, target, body_slot, 
             hierarchy.local.velocity[i] = world.rotation[q].T @ relative / world.scale[q]
 
 
+@pytest.mark.parametrize("counteract", [True, False])
 @pytest.mark.parametrize("seed", range(6))
-def test_one_pass_gives_the_targets_and_a_world_of_its_local_state(seed):
+def test_one_pass_gives_the_targets_and_a_world_of_its_local_state(seed, counteract):
+    """With counteraction off only the bodies whose motion is their own (`own`: a joint's to its
+    carrier) are solved again; the others keep their local velocity, as bodies outside `active` do."""
     rng = np.random.default_rng(seed)
     parent, local, nodes = _random_tree(rng, 40)
     nearest, generation = _nearest_body(parent, nodes)
@@ -75,24 +78,26 @@ def test_one_pass_gives_the_targets_and_a_world_of_its_local_state(seed):
     omega_body = rng.normal(size=(len(nodes), 3))
     active = rng.random(len(nodes)) < 0.8
     target = rng.normal(size=(len(nodes), 3))
+    own = np.zeros(len(nodes), bool) if counteract else rng.random(len(nodes)) < 0.5
+    solved = active & (counteract | own)
 
     reference = Hierarchy(parent, local.copy())
-    _reference(reference, parent, nodes, generation, active, target, body_slot, omega_body)
+    _reference(reference, parent, nodes, generation, solved, target, body_slot, omega_body)
 
     hierarchy = Hierarchy(parent, local.copy())
     hierarchy.update_world(body_slot, omega_body)
     before = hierarchy.local.velocity.copy()
     world = NodeArrays(*hierarchy.world_state._arrays())
-    carry_pass(nodes, nearest, active, target, world, hierarchy.local._arrays()[3],
+    carry_pass(nodes, nearest, active, counteract, own, target, world, hierarchy.local._arrays()[3],
                hierarchy.world_pass_arguments(body_slot, omega_body))
 
-    carried = (nearest >= 0) & active
+    carried = (nearest >= 0) & solved
     # the targets reached, through every frame between a body and its ancestors
     np.testing.assert_allclose(hierarchy.world_state.velocity[nodes[carried]], target[carried],
                                rtol=0, atol=TOLERANCE)
     # a body carried or not, its own generation's reference
     np.testing.assert_allclose(hierarchy.local.velocity, reference.local.velocity, rtol=0, atol=TOLERANCE)
-    # the others keep their bits: roots' bodies, bodies outside `active`, frames
+    # the others keep their bits: roots' bodies, bodies outside `active` (or not their own), frames
     kept = np.ones(len(parent), bool)
     kept[nodes[carried]] = False
     assert np.array_equal(hierarchy.local.velocity[kept], before[kept])
@@ -115,7 +120,8 @@ def test_no_carried_body_no_pass():
     world = NodeArrays(*hierarchy.world_state._arrays())
     hierarchy.world_state.velocity[:] = 7.0     # stale on purpose: a pass would overwrite it
     active = nearest < 0
-    carry_pass(nodes, nearest, active, rng.normal(size=(len(nodes), 3)), world, hierarchy.local._arrays()[3],
+    carry_pass(nodes, nearest, active, True, np.zeros(len(nodes), bool), rng.normal(size=(len(nodes), 3)), world,
+               hierarchy.local._arrays()[3],
                hierarchy.world_pass_arguments(body_slot, rng.normal(size=(len(nodes), 3))))
     assert np.all(hierarchy.world_state.velocity == 7.0)
     assert np.array_equal(hierarchy.local.velocity, local.velocity)

@@ -1177,7 +1177,7 @@ class SceneSolver:
         # around it (the tank's 105 rows in about 30 elements took a third longer that way). Counted
         # in every sub-step, not only from PARALLEL_MIN rows on: a scene's warm-up then always loads
         # the kernel, and the app never takes it inside a frame where the scene first grows that
-        # many rows (the humanoid falling apart with counteraction off)
+        # many rows (a heap whose contacts multiply as it falls)
         elements = element_count(rows.block)
         if elements >= PARALLEL_MIN:
             B = len(centre)

@@ -43,6 +43,7 @@ class DynamicBodies(NamedTuple):
     mass: np.ndarray                # (D,) kg
     inertia: np.ndarray             # (D, 3) principal moments, body axes
     force_applied: np.ndarray       # (D, 3) N, world frame
+    own_motion: np.ndarray          # (D,) bool: its world motion its own whatever the counteraction (`Model`)
 
 
 class DynamicInputs(NamedTuple):
@@ -160,17 +161,20 @@ def move_bodies(bodies, counteract, dv, dx, world, local, total, before, active)
     turn, leaves −½ Δθ_A × (Δθ_A × (x3 − x_A)) + Δθ_A × (Δx3 − Δx_A) of position and
     ½ Δθ_A × (Δθ3 − Δθ_A) of rotation: of order h⁴ for RATTLE's projections, whose Δθ is of
     order h², a local error that left a nested arm's fourth-order composed step third order.)
-    Its velocity keeps the first-order form: `physics.pipeline.stages.apply_world_changes` solves it again."""
+    Its velocity keeps the first-order form: `physics.pipeline.stages.apply_world_changes` solves it again.
+    A body of `bodies.own_motion` (a joint's to its carrier: `physics.model.model.Model._own_motion`)
+    is counteracted whatever `counteract` says."""
     nodes, parent, nearest, generation_order = bodies.node, bodies.parent, bodies.nearest_slot, bodies.generation_order
     world_translation, world_rotation, world_scale = world.translation, world.rotation, world.scale
     velocity, translation, rotation = local.velocity, local.translation, local.rotation
     for k in range(nodes.size):
         for c in range(6):
             total[k, c] = dv[k, c]
+    own = bodies.own_motion
     if not counteract:      # a child inherits its ancestors' change (ancestors first)
         for k in generation_order:
             a = nearest[k]
-            if a >= 0:
+            if a >= 0 and not own[k]:
                 arm = sub(load3(world_translation, nodes[k]), load3(world_translation, nodes[a]))
                 moved = add(_get3(total, a, 0), cross3(_get3(total, a, 3), arm))
                 _put3(total, k, 0, add(_get3(total, k, 0), moved))
@@ -180,14 +184,15 @@ def move_bodies(bodies, counteract, dv, dx, world, local, total, before, active)
             continue
         i, a, q = nodes[k], nearest[k], parent[k]
         rel_v = _get3(dv, k, 0)
-        if counteract and a >= 0:   # the child's world change is its own
+        kept = counteract or own[k]
+        if kept and a >= 0:     # the child's world change is its own
             r = sub(load3(world_translation, i), load3(world_translation, nodes[a]))
             rel_v = sub(rel_v, add(_get3(dv, a, 0), cross3(_get3(dv, a, 3), r)))
         Rq = load33(world_rotation, q) if q >= 0 else _EYE
         inverse_scale = 1.0 / world_scale[q] if q >= 0 else 1.0
         store33(before, k, load33(world_rotation, i))
         store3(velocity, i, add(load3(velocity, i), mul(inverse_scale, matvec_t(Rq, rel_v))))
-        if counteract and a >= 0:
+        if kept and a >= 0:
             xa, turn = load3(world_translation, nodes[a]), exp_so3(_get3(dx, a, 3))
             xq = add(add(xa, _get3(dx, a, 0)), matvec(turn, sub(load3(world_translation, q), xa)))
             Rq = matmul(turn, Rq)
@@ -200,7 +205,7 @@ def move_bodies(bodies, counteract, dv, dx, world, local, total, before, active)
 
 
 @kernel(refcounts=False)
-def carry_pass(nodes, nearest, active, target, world, local_velocity, world_pass):
+def carry_pass(nodes, nearest, active, counteract, own, target, world, local_velocity, world_pass):
     """The local velocity of every carried body (one with a dynamic ancestor, nearest (D,) >= 0, and
     in `active` (D,) bool, a retry's island or all) that gives it the world velocity `target` (D, 3)
     under its parent's world motion, in one world pass (`physics.model.hierarchy.node_world` with
@@ -210,10 +215,12 @@ def carry_pass(nodes, nearest, active, target, world, local_velocity, world_pass
         v1 = R2ᵀ (v3 − v2 − ω2 × (x3 − x2)) / s2
     (`physics.pipeline.stages.apply_world_changes`), summed in numpy's order (its einsum starts
     from +0). `world` (`NodeArrays`) and `local_velocity` (N, 3) are the world pass's own arrays
-    under their names. No carried body: no pass."""
+    under their names. No carried body: no pass. With `counteract` False only the bodies `own` (D,)
+    bool (`DynamicBodies.own_motion`) are solved again; the others keep the local velocity they
+    have, and with it what they inherit."""
     carried = False
     for k in range(nodes.shape[0]):
-        carried = carried or (nearest[k] >= 0 and active[k])
+        carried = carried or (nearest[k] >= 0 and active[k] and (counteract or own[k]))
     if not carried:
         return
     order, parent, body_slot, omega_body, T1, R1, S1, v1, a1, w1, alpha1, T3, R3, S3, v3, a3, w3, alpha3 = world_pass
@@ -222,7 +229,7 @@ def carry_pass(nodes, nearest, active, target, world, local_velocity, world_pass
             continue
         node_world(i, parent, body_slot, omega_body, T1, R1, S1, v1, a1, w1, alpha1, T3, R3, S3, v3, a3, w3, alpha3)
         slot = body_slot[i]
-        if slot < 0 or nearest[slot] < 0 or not active[slot]:
+        if slot < 0 or nearest[slot] < 0 or not active[slot] or not (counteract or own[slot]):
             continue
         q = parent[i]
         lever = sub(load3(world.translation, i), load3(world.translation, q))
@@ -262,7 +269,7 @@ def apply_changes(flags, bodies, dv, dx, world, local, total, before, active, ac
     keep_momentum(nodes, omega_body, bodies.inertia, before, world.rotation, total, active)
     if carried:
         spin = (world_pass[0], world_pass[1], carry[1], omega_body) + world_pass[4:]
-        carry_pass(nodes, bodies.nearest_slot, active, target, world, local.velocity, spin)
+        carry_pass(nodes, bodies.nearest_slot, active, counteract, bodies.own_motion, target, world, local.velocity, spin)
 
 
 @kernel(refcounts=False)

@@ -36,7 +36,8 @@ class Model:
     generation_order their concatenation (ancestors first); solver_bodies (N,) the slot each node's
     shapes move with; moving: the kinematic and dynamic nodes, sorted; any_parented; sleepable (D,)
     and may_sleep (`physics.dynamics.sleeping`); loose: the parented bodies in no joint
-    (`physics.pipeline.simulation.REACH`).
+    (`physics.pipeline.simulation.REACH`); own_motion (D,) bool and any_own_motion: the bodies whose
+    world motion is their own whatever settings.counteract (`_own_motion`).
     """
 
     def __init__(self, scene, parent, order):
@@ -60,6 +61,7 @@ class Model:
         self.in_joint = np.zeros(len(self.names), bool)
         for joint in scene.joints:
             self.in_joint[[n for n in (joint["a"], joint["b"]) if n >= 0]] = True
+        self.joint_nodes = np.array([(joint["a"], joint["b"]) for joint in scene.joints], np.int64).reshape(-1, 2)
         # Runaway (RUNAWAY_EVERY): a scene with no driver — no kinematic node that moves, no applied
         # force or torque, no actuator on a node — gains no energy but through inputs.
         kin_moves = any(np.any(getattr(scene, f)[self.kin] != 0) for f in
@@ -98,6 +100,30 @@ class Model:
         self.may_sleep = bool(self.sleepable.any())    # else the sleep stage is skipped (stress: 10k nodes)
         # Loose bodies (REACH): parented, in no joint; handed to the world once out of reach.
         self.loose = self.dyn[self.dyn_rooted & ~self.in_joint[self.dyn]].astype(np.int64)
+        self.own_motion = self._own_motion()
+        self.any_own_motion = bool(self.own_motion.any())
+
+    def _own_motion(self):
+        """(D,) bool: the bodies joined by a joint to their nearest dynamic ancestor, which has none
+        or is such a body itself. Their world motion is their own whatever settings.counteract: the
+        joint's rows relate the two bodies' world motions, and its impulses are forces between them,
+        solved as such, so a body that also inherited its ancestor's share of them (counteraction
+        off) took that share twice, and the joint pulled it back the next sub-step, harder: a robot
+        nested link under link as its file's tree (the importers' `physics.io.articulated`) ran
+        away within a fifth of a second. What counteraction shows, a loose body carried along by
+        what it rides on (the car's cargo), stays the setting's (`physics.dynamics.body_passes.move_bodies`).
+        The ancestor's own motion is required too: under a body that inherits its carrier's moves,
+        a joined body's pose would be solved from a parent pose that ignores them."""
+        slot = self.solver_bodies[self.joint_nodes] if len(self.joint_nodes) else np.zeros((0, 2), np.int64)
+        slot = np.where(self.joint_nodes >= 0, slot, -1)
+        joined = set(map(tuple, np.sort(slot, axis=1).tolist()))
+        own = np.zeros(self.dyn.size, bool)
+        nearest = self.nearest_dynamic_slot
+        for k in self.generation_order:         # ancestors first
+            a = nearest[k]
+            if a >= 0 and (min(a, k), max(a, k)) in joined:
+                own[k] = nearest[a] < 0 or own[a]
+        return own
 
     def _dynamic_ancestry(self, order):
         """Nearest dynamic strict ancestor of every node (-1 if none) and its generation (count of

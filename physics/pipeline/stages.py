@@ -247,7 +247,7 @@ class Workspace:
         self.local_arrays = NodeArrays(*hierarchy.local.views())
         self.world_arrays = NodeArrays(*hierarchy.world_state.views())
         self.dynamic = DynamicBodies(model.dyn, model.dyn_parent, model.nearest_dynamic_slot, model.generation_order,
-                                     model.mass_dyn, model.inertia_dyn, model.force_applied)
+                                     model.mass_dyn, model.inertia_dyn, model.force_applied, model.own_motion)
         self.inputs = DynamicInputs.empty(model.dyn.size)
         self.frames = tuple(self.inputs[4:])
         # the integrator's eight arrays (`stage_dynamic`): the inputs gathered, omega_body, the masses
@@ -639,7 +639,8 @@ def apply_impulse(model, data, settings, work, i, impulse, point_world=None):
       omega_body, so its world motion is unchanged (Δa1 = 2 J_q⁻¹ ω_q Δv again follows through
       Coriolis); deeper nodes inherit the unchanged motion.
     - off: local velocities are kept, so every descendant inherits Δv3 + Δω3 × r and Δω3;
-      dynamic ones record that in omega_body.
+      dynamic ones record that in omega_body. But for a nearest dynamic descendant joined to the
+      node (`physics.model.model.Model.own_motion`): counteracted as when on, with what it carries.
     Kinematic and fixed descendants always follow the node."""
     wake(model, data, i)
     work.runaway.input()
@@ -661,13 +662,20 @@ def apply_impulse(model, data, settings, work, i, impulse, point_world=None):
     data.omega_body[slot] += np.einsum("ji,j->i", world.rotation[i], dw_world)
 
     below = model.descendants(i) & (model.motion == "dynamic")
-    if settings.counteract:
-        nearest = np.flatnonzero(below & (model.nearest_dynamic_ancestor == i))
-        if nearest.size:
-            q = model.parent[nearest]
-            inherited = dv_world + cross(dw_world, world.translation[nearest] - world.translation[i])
-            local.velocity[nearest] -= rows_transposed_times(world.rotation[q], inherited) / world.scale[q][:, None]
-    else:
+    nearest = below & (model.nearest_dynamic_ancestor == i)
+    if not settings.counteract:     # (a joint's bodies keep their own motion whatever it says)
+        own = np.zeros(len(model.names), bool)
+        own[model.dyn] = model.own_motion
+        nearest &= own
+    nearest = np.flatnonzero(nearest)
+    if nearest.size:
+        q = model.parent[nearest]
+        inherited = dv_world + cross(dw_world, world.translation[nearest] - world.translation[i])
+        local.velocity[nearest] -= rows_transposed_times(world.rotation[q], inherited) / world.scale[q][:, None]
+    if not settings.counteract:
+        below[nearest] = False
+        for n in nearest:       # what they carry inherits their unchanged motion
+            below &= ~model.descendants(n)
         deeper = np.flatnonzero(below)
         if deeper.size:
             data.omega_body[model.dyn_slot[deeper]] += rows_transposed_times(world.rotation[deeper], np.broadcast_to(dw_world, (deeper.size, 3)))
@@ -1213,7 +1221,9 @@ def apply_world_changes(model, data, settings, work, dv, dx, active=None):
 
 def _set_apply_flags(model, settings, work, given):
     """`apply_changes`' flags (`Workspace.apply_flags`): counteraction on, the carried bodies'
-    velocities solved again (counteraction on and a tree deeper than its roots), a velocity change
+    velocities solved again (a tree deeper than its roots, and counteraction on or a body whose
+    motion is its own whatever it says: `physics.model.model.Model.own_motion`), a velocity change
     `given`."""
     flags = work.apply_flags
-    flags[0], flags[1], flags[2] = settings.counteract, settings.counteract and len(model.generations) > 1, given
+    kept = settings.counteract or model.any_own_motion
+    flags[0], flags[1], flags[2] = settings.counteract, kept and len(model.generations) > 1, given

@@ -416,13 +416,14 @@ class Comparison:
 
 
 def loose_children(sim):
-    """Indices of the dynamic nodes below another dynamic node (the car's cargo): the bodies
-    counteraction acts on, riding a parent whose impulses they may keep out of."""
-    nearest = np.full(len(sim.names), -1)
-    for i, parent in enumerate(sim.parent):      # parents precede their children
-        if parent >= 0:
-            nearest[i] = parent if sim.motion[parent] == "dynamic" else nearest[parent]
-    return np.flatnonzero((np.asarray(sim.motion) == "dynamic") & (nearest >= 0)), nearest
+    """(indices, nearest): the dynamic nodes below another dynamic node that counteraction acts on
+    (the car's cargo), riding a parent whose impulses they may keep out of, and every node's nearest
+    dynamic ancestor (N,) (−1: none). A body joined to what carries it is not one: its motion is its
+    own whatever the setting (`physics.model.model.Model.own_motion`: a robot's links)."""
+    model = sim.model
+    loose = np.zeros(len(sim.names), bool)
+    loose[model.dyn] = (model.nearest_dynamic_slot >= 0) & ~model.own_motion
+    return np.flatnonzero(loose), model.nearest_dynamic_ancestor
 
 
 def impact_step(scene, snapshot, node, steps, speed_change):

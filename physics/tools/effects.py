@@ -37,18 +37,12 @@ def spinning_asymmetric(sim):
 
 
 def carriers(sim):
-    """Dynamic nodes that carry dynamic descendants (the car and its cargo): where counteraction
-    decides whether an impulse on the carrier moves what it carries."""
-    motion, parent = np.asarray(sim.motion), np.asarray(sim.parent)
-    out = set()
-    for i in np.flatnonzero(motion == "dynamic"):
-        p = parent[i]
-        while p >= 0:
-            if motion[p] == "dynamic":
-                out.add(str(sim.names[p]))
-                break
-            p = parent[p]
-    return sorted(out)
+    """Dynamic nodes that carry loose dynamic descendants (the car and its cargo): where
+    counteraction decides whether an impulse on the carrier moves what it carries
+    (`physics.tools.compare.loose_children`)."""
+    from physics.tools.compare import loose_children
+    loose, nearest = loose_children(sim)
+    return sorted({str(sim.names[nearest[i]]) for i in loose})
 
 
 def sentence(sim, name, value):
@@ -73,6 +67,9 @@ def sentence(sim, name, value):
         return f"integrator {shown}: {choices.INTEGRATOR.meanings[value]}; watch the energy plot (Plots)"
     if name == "counteract":
         held = carriers(sim)
+        if not held and sim.model.any_own_motion:
+            return (f"counteraction {shown}: every body here that another carries is joined to it, and a joint's "
+                    "bodies keep their own motion whatever the setting, so nothing changes (try the car)")
         if not held:
             return (f"counteraction {shown}: no body here carries another, so no impulse has anything to pass on "
                     "(try the car)")
