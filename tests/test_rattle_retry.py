@@ -417,8 +417,8 @@ def test_a_projection_stuck_along_j0_turns_to_the_current_rows_at_once(flat_nets
 
 
 def test_the_standing_ant_lets_its_limits_go_along_j0_and_takes_no_retry(monkeypatch):
-    """The shipped ant stands on its feet for half a minute, then its feet slip and it settles with
-    its hips and ankles at or microradians past their limits. A limit row violated by that much is
+    """The shipped ant's feet slip under its weight, and within 8 s it settles with its hips and
+    ankles at or microradians past their limits. A limit row violated by that much is
     taken, and where its Newton solve gives it μ < 0 (holding its bound shut), RATTLE lets it go and
     solves the other rows again without it (its active set, `project_positions`' stats[9]). Clamped
     in place instead, the row's impulse left the armature's rotor row turning the hip unopposed:
