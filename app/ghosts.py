@@ -16,9 +16,10 @@ it lacks (physics.io.mjcf_export).
 
 Each ghost is drawn in its colour at GHOST_ALPHA over the opaque main run (only the nodes that can
 move: the ground is the same in every run), with its label at its first moving body. Readouts per
-run (`Comparison.readouts`): largest position and rotation divergence from the main run, or from
-the reference when there is one, energy drift and world angular-momentum drift since the ghosts'
-start; the Compare section plots each over time, one line per run in its colour.
+run (`Comparison.readouts`): the largest position and rotation divergence of any body from the main
+run, or from the reference when there is one, now and its peak over the samples plotted, energy
+drift and world angular-momentum drift since the ghosts' start; the Compare section plots each
+over time, one line per run in its colour.
 
 What the timeline does to ghosts:
 - **Start.** All ghosts share one start: the main run's state when the first was added (or when
@@ -42,7 +43,7 @@ below a dynamic body, as the car's cargo) finds the carrier's impact (`physics.t
 its speed changes by IMPACT_SPEED_CHANGE in one step), puts the main run IMPACT_LEAD_SECONDS before
 it, and runs counteraction on and off from there as two ghosts: the loose children's paths are
 drawn as trails (app.trails) in each ghost's colour, and the largest difference of their world
-velocities (`Comparison.velocity_difference`) is a readout and a plot line.
+velocities (`Comparison.velocity_difference`), now and its peak, is a readout and a plot line.
 """
 from dataclasses import dataclass, fields
 from importlib.util import find_spec
@@ -141,6 +142,12 @@ class Readouts:
     def series(self, label, column):
         """(t, values) of one run's readout column (NaN before it existed)."""
         return self.t, self.values[label][:, column] if label in self.values else np.full(len(self.t), np.nan)
+
+    def peak(self, label, column):
+        """The largest of one run's readout column over the samples held (those plotted), NaN
+        without one."""
+        values = self.series(label, column)[1]
+        return float(np.nanmax(values)) if np.isfinite(values).any() else np.nan
 
 
 class Ghosts:
@@ -526,7 +533,9 @@ class Ghosts:
         panel.text(f"{len(c.variants)} of {MAX_VARIANTS} variants", imgui.ImVec4(0.75, 0.75, 0.75, 1.0))
         self._rows(panel, c, REFERENCE)
         if self.ab is not None:
-            panel.text(f"loose children: largest |v_on - v_off| {_format(self.ab_dv, 'm/s')}", imgui.ImVec4(*AB_COLOR, 1.0))
+            peak = self.history.peak(self.ab["labels"][0], len(CHANNELS))
+            panel.text("loose children: largest |v_on - v_off|", imgui.ImVec4(*AB_COLOR, 1.0))
+            panel.text(f"  {_format(self.ab_dv, 'm/s')} now, peak {_format(peak, 'm/s')}", imgui.ImVec4(*AB_COLOR, 1.0))
         self._plots(c)
 
     def _rows(self, panel, c, reference):
@@ -553,7 +562,10 @@ class Ghosts:
             if label in c.stopped:
                 panel.text(f"  stopped: {c.stopped[label]}", imgui.ImVec4(1.0, 0.35, 0.3, 1.0))
                 continue
-            panel.text(f"  dx {_format(r['max_position_error'], 'm')}  dR {_format(r['max_rotation_error'], 'rad')}")
+            # now (the largest over the bodies) and the peak over the samples plotted
+            for key, name, unit in (("max_position_error", "dx", "m"), ("max_rotation_error", "dR", "rad")):
+                column = CHANNELS.index(key)
+                panel.text(f"  {name} {_format(r[key], unit)} now, peak {_format(self.history.peak(label, column), unit)}")
             panel.text(f"  dE {_format(r['energy_drift'])}  dL {_format(r['angular_momentum_drift'])}")
 
     def _plots(self, c):

@@ -108,8 +108,24 @@ def marker_labels(markers):
     return labels
 
 
+def fitted_label(text, room, width):
+    """A marker's label in at most `room` pixels, `width(text)` a text's: the whole text where it fits;
+    else its first change and how many more ("integrator: rk4 +2"), cut with "..." where even that
+    does not (the panel's font has no "…"). Several changes at one moment made a label wider than the plot, which ImPlot then clamped
+    over the top of the data; the whole text is the marker's tooltip (`_markers`)."""
+    if width(text) <= room:
+        return text
+    changes = text.split(", ")
+    short = changes[0] if len(changes) == 1 else f"{changes[0]} +{len(changes) - 1}"
+    while len(short) > 3 and width(short) > room:
+        short = (short[:-4] if short.endswith("...") else short[:-3]) + "..."
+    return short
+
+
 def _markers(history):
-    """A vertical line at each setting change, labelled 'setting: value' at the plot's top."""
+    """A vertical line at each setting change, labelled 'setting: value' at the plot's top (as much of
+    it as fits before the plot's right edge: `fitted_label`), the whole text in a tooltip while the
+    mouse is on its line."""
     if not history.markers:
         return
     limits = implot.get_plot_limits().x
@@ -119,15 +135,24 @@ def _markers(history):
         return
     implot.plot_inf_lines("##changes", np.array(list(labels)), _spec("marker", 1.0))
     top = implot.get_plot_limits().y.max
+    right_edge = implot.plot_to_pixels(limits.max, top).x
     r, g, b = COLORS["marker"]
+    # (the plots take no input, so ImPlot reports none hovered: the mouse is tested against the plot area)
+    corner, size, mouse = implot.get_plot_pos(), implot.get_plot_size(), imgui.get_mouse_pos()
+    hovered = corner.x <= mouse.x <= corner.x + size.x and corner.y <= mouse.y <= corner.y + size.y
+    mouse_x = mouse.x
     rows = []       # each row's right edge in pixels: a label too close to the last one goes a row lower
     for time, text in sorted(labels.items()):
-        left = implot.plot_to_pixels(time, top).x + 4
-        width = imgui.calc_text_size(text).x + 8
+        at = implot.plot_to_pixels(time, top).x
+        left = at + 4
+        shown = fitted_label(text, max(right_edge - left - 12, 0.0), lambda t: imgui.calc_text_size(t).x)
+        width = imgui.calc_text_size(shown).x + 8
         row = next((k for k, right in enumerate(rows) if left > right), len(rows))
         rows[row:row + 1] = [left + width]
         implot.annotation(time, top, imgui.ImVec4(r, g, b, 0.85), imgui.ImVec2(4, 4 + row * imgui.get_text_line_height_with_spacing()),
-                          True, text.replace("%", "%%"))  # annotation's text is a printf format
+                          True, shown.replace("%", "%%"))  # annotation's text is a printf format
+        if hovered and abs(mouse_x - at) <= 6:
+            imgui.set_tooltip(text.replace(", ", "\n"))
 
 
 def _frame():

@@ -45,6 +45,7 @@ import physics
 from app import history, settings as settings_store
 from app.preparation import Preparation
 from physics.core.compiled import interpret, is_interpreting
+from physics.core.files import kind_of
 from physics.core.settings import GYROSCOPIC, integrator_names
 from physics.dynamics.driving import KeyDrive
 from physics.pipeline.recording import read_recording, write_recording
@@ -81,11 +82,18 @@ def scene_files():
 
 
 def resolve_scene(name):
-    """A scene given as a path, a file name or a bare name (`tank`) -> Path; ValueError if none."""
+    """A scene given as a path, a file name or a bare name (`tank`) -> Path; ValueError if none,
+    saying what the path is where it is something other than a file (a directory, say)."""
     path = Path(name)
     for candidate in (path, SCENES_DIR / path, SCENES_DIR / f"{name}.toml"):
         if candidate.is_file():
             return candidate
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):
+        mode = None
+    if mode is not None:
+        raise ValueError(f"{path}: is {kind_of(mode)}; expected a scene file")
     raise ValueError(f"no scene file {name!r} (looked for it as a path and in {SCENES_DIR})")
 
 
@@ -393,7 +401,8 @@ class Session:
                         raise
                     self.notify(f"ignored saved setting: {error}")
         except Exception as error:  # noqa: BLE001 - a bad file of any kind must not stop the app
-            self.error = f"could not open {name}: {error}"
+            said = str(error)  # a SceneError names the file itself
+            self.error = f"could not open {said if str(name) in said else f'{name}: {said}'}"
             return False
         self._adopt(sim, path, text)
         # an imported model names what it skipped; the load, overlaps and mass ratios it found

@@ -225,7 +225,7 @@ def _summary(arrays, steps, seconds, record_every):
     """The run's speed and the drift of energy and momentum between row 0 and the last row."""
     energy = arrays["kinetic_energy"] + arrays["potential_energy"]
     last_step = (len(arrays["time"]) - 1) * record_every
-    lines = [f"{steps} steps in {seconds:.3f} s: {steps / max(seconds, 1e-9):,.0f} steps/s"]
+    lines = [f"{steps} step{'' if steps == 1 else 's'} in {seconds:.3f} s: {steps / max(seconds, 1e-9):,.0f} steps/s"]
     if last_step != steps:
         lines.append(f"note: --record-every {record_every} does not divide {steps} steps: the last row is step "
                      f"{last_step} (t = {arrays['time'][-1]:.9g} s); the final {steps - last_step} steps are not recorded")

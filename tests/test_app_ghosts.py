@@ -191,3 +191,17 @@ def test_crash_ab_draws_two_trails(window, tmp_path):
         found = sum(bool(np.any(np.all(np.abs(image[y - 2:y + 3, x - 2:x + 3].astype(int) - target) <= 40, axis=-1)))
                     for x, y in pixel)
         assert found >= 2, f"{label}: its colour at {found} of the cargo's {len(pixel)} last trail points"
+
+
+def test_a_readouts_peak_is_the_largest_held_not_the_last():
+    """The Compare section says each divergence now and its peak: the largest sample held (those
+    plotted), whatever came after it, NaN where the run has none (exact: a maximum of the values)."""
+    readouts = ghost_module.Readouts(capacity=8, window=1.0)
+    column = ghost_module.CHANNELS.index("max_position_error")
+    for time, dx in ((0.0, 0.5), (0.2, 2.76), (0.4, 2.72)):
+        row = dict.fromkeys(ghost_module.CHANNELS, 0.0) | {"max_position_error": dx}
+        readouts.sample(time, {"ghost": row}, dv=10.0 - 10 * time)
+    assert readouts.peak("ghost", column) == 2.76
+    assert readouts.series("ghost", column)[1][-1] == 2.72
+    assert readouts.peak("ghost", len(ghost_module.CHANNELS)) == 10.0    # the A/B's |dv|
+    assert np.isnan(readouts.peak("absent", column))

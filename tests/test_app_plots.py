@@ -97,6 +97,19 @@ def test_drift_restarts_at_each_mark_and_marker_text():
     assert format_value(True) == "on" and format_value(np.array([0.0, -9.81, 0.0])) == "(0, -9.81, 0)"
 
 
+def test_a_marker_label_fits_before_the_plots_right_edge():
+    """Three changes at one moment made a label wider than the plot, which ImPlot clamped over the
+    data: a label that does not fit says its first change and how many more, cut with "..." where
+    even that does not fit; one that fits is whole (7 px a character here)."""
+    width = lambda text: 7.0 * len(text)  # noqa: E731
+    text = "integrator: semi-implicit-euler, gyroscopic: off, counteract: off"
+    assert plots.fitted_label(text, 1000.0, width) == text
+    assert plots.fitted_label(text, 300.0, width) == "integrator: semi-implicit-euler +2"
+    cut = plots.fitted_label(text, 100.0, width)
+    assert cut.endswith("...") and width(cut) <= 100.0 and cut.startswith("integrator")
+    assert plots.fitted_label("gyroscopic: off", 70.0, width) == "gyrosco..."
+
+
 def test_a_ramp_of_one_input_is_one_marker():
     """A held key's ramp or a dragged slider marks each value it passes ("servo_1 0.005", "servo_1
     0.01", …): within MERGE_SECONDS of its last marker a value of the same input updates that

@@ -119,3 +119,22 @@ def test_a_budget_that_drops_steps_says_which(tmp_path, monkeypatch):
     assert session.timeline.bytes < kept and origin > 0
     assert session.message == (f"budget {MIN_BUDGET_MB:.0f} MB: steps 0 to {origin - 1} dropped "
                                f"(the timeline starts at {origin} now)")
+
+
+def test_opening_a_directory_or_a_bad_file_says_what_and_where_once(tmp_path):
+    """The open box given a directory said "no scene file" as if nothing were there; it now says
+    what the path is, as the command line does. A scene file with a syntax error is named once in
+    the error, not twice (its SceneError names it already)."""
+    from app.session import resolve_scene
+    import pytest
+    with pytest.raises(ValueError, match=": is a directory; expected a scene file"):
+        resolve_scene(str(tmp_path))
+    with pytest.raises(ValueError, match="no scene file"):
+        resolve_scene(str(tmp_path / "missing.toml"))
+    session = Session(store=False, scene="pendulum", listener=Listener())
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[world\n")
+    assert not session.load_scene(str(bad))
+    assert session.error.startswith("could not open ") and session.error.count(str(bad)) == 1, session.error
+    assert not session.load_scene(str(tmp_path))
+    assert session.error == f"could not open {tmp_path}: is a directory; expected a scene file"
