@@ -77,7 +77,7 @@ def sentence(sim, name, value):
             return (f"counteraction on: an impulse on {held[0]} leaves what it carries moving as before (the cargo "
                     "flies on in a crash); see the Compare plot")
         return (f"counteraction off: what {held[0]} carries takes its impulses with it (the cargo stops with the "
-                "car); see the Compare plot")
+                "car), its support against gravity too (a loose body resting on it rises off it); see the Compare plot")
     if name == "joint_solve":
         if not len(getattr(sim.scene, "joints", ())):
             return f"joint_solve {shown}: no joint here, so nothing changes to see (try the chain)"
