@@ -691,7 +691,8 @@ class Panel:
     def stats(self):
         v = self.viewer
         st = v.session.stats
-        self.text(f"FPS {st['fps']:.1f}   physics {st['physics_ms']:.2f} ms   render {st['render_ms']:.2f} ms")
+        self.text(f"FPS {st['fps']:.1f}   physics {st['physics_avg_ms']:.2f} ms   "
+                  f"render {st['render_ms']:.2f} ms")
         self.text(f"nodes {st['nodes']}   steps {v.session.sim.step_count}   {speed_text(st['rtf'], v.session.paused)}")
         taken, retries = substeps_text(v.session.sim.substep_counts())
         imgui.text(taken)
@@ -744,7 +745,8 @@ class Panel:
                     | imgui.WindowFlags_.no_saved_settings)
         frame_ms = 1e3 / st["fps"] if st["fps"] > 0 else 0.0
         self.numbers_lines = (f"FPS {st['fps']:6.1f}   frame {frame_ms:6.2f} ms",
-                              f"physics {st['physics_ms']:6.2f} ms   {speed_text(st['rtf'], v.session.paused)}",
+                              f"physics {st['physics_avg_ms']:6.2f} ms   "
+                              f"{speed_text(st['rtf'], v.session.paused)}",
                               f"t = {v.session.sim.time:.3f} s   step {v.session.sim.step_count}")
         for line in self.numbers_lines:
             imgui.text(line)

@@ -188,7 +188,8 @@ class Session:
         self.error, self.message = None, None
         self.clock, self.message_at = 0.0, 0.0  # s of frames drawn; when `message` was set
         self.message_hovered = False    # the pointer is on the message (app.panel.toast): it stays
-        self.stats = {"fps": 0.0, "physics_ms": 0.0, "render_ms": 0.0, "nodes": 0, "steps": 0, "rtf": 0.0}
+        self.stats = {"fps": 0.0, "physics_ms": 0.0, "physics_avg_ms": 0.0, "render_ms": 0.0, "nodes": 0, "steps": 0,
+                      "rtf": 0.0}
         self.contacts = (np.zeros((0, 3)), np.zeros((0, 3)))
         self.dynamic = np.zeros(0, np.int64)    # the dynamic nodes' indices
         self.history = history.History()

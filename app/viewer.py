@@ -69,7 +69,7 @@ class Viewer(Listener):
         self.panel = Panel(self)
         self.show_help = False
         self.quitting = False           # Ctrl+Q: the window closes (app.window)
-        self.frame_count, self._last_frame = 0, None
+        self.frame_count, self._last_frame, self._frame_ms = 0, None, 0.0
         self.ghosts = Ghosts(self)  # variants run beside the main one; follow it (`state_changed`)
         self.hand = handles.Hand(self)  # mouse pulls and flicks
         self.view.ghosts, self.view.hand = self.ghosts, self.hand     # drawn over the scene
@@ -174,8 +174,11 @@ class Viewer(Listener):
         if real_time:
             frame_seconds = min(wall, MAX_FRAME_SECONDS)
         if self._last_frame is not None and now > self._last_frame:
-            fps = 1.0 / wall
-            stats["fps"] = fps if stats["fps"] == 0 else 0.9 * stats["fps"] + 0.1 * fps
+            # the frame's milliseconds smoothed (not its rate: a mean of rates weighs the quick
+            # frames, and a slow frame's physics then read longer than the frame), the physics' alike
+            ms = 1e3 * wall
+            self._frame_ms = ms if self._frame_ms == 0 else 0.9 * self._frame_ms + 0.1 * ms
+            stats["fps"] = 1e3 / self._frame_ms
         self._last_frame = now
         session.clock += frame_seconds
         session.expire_message()
@@ -193,6 +196,9 @@ class Viewer(Listener):
             moving = sim.step_count >= before[1] or session.backwards
             rtf = (sim.time - before[0]) / wall if moving else 0.0
             stats["rtf"] = 0.9 * stats["rtf"] + 0.1 * rtf
+        physics_ms = stats["physics_ms"]
+        stats["physics_avg_ms"] = (physics_ms if stats["physics_avg_ms"] == 0
+                                   else 0.9 * stats["physics_avg_ms"] + 0.1 * physics_ms)
         if self.frame_log is not None:
             simulated = sim.time if sim is not None else float("nan")
             steps = sim.step_count - before[1] if before is not None and sim is not None else 0
