@@ -245,3 +245,16 @@ def test_a_signal_inside_the_safe_opener_leaves_one_owner_per_descriptor(tmp_pat
     with files.open_regular(tmp_path / "b.toml") as other:
         made[0].close()             # the interrupted open's object lets go of its own descriptor only
         assert other.read() == b"second"
+
+
+def test_a_misspelt_scene_name_lists_the_shipped_ones(tmp_path, monkeypatch):
+    """A bare name is a shipped scene's (`tank`); a misspelt one ("tankk") said only "cannot read
+    the file (No such file or directory)": it now says it is neither and names those there are. A
+    missing path with a folder or a suffix is still a missing file."""
+    from physics.io.errors import SceneError
+    from physics.io.scene import load_scene
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SceneError, match=r"tankk: no such file, nor a shipped scene of that name \(they are: .*\btank\b"):
+        load_scene("tankk")
+    with pytest.raises(SceneError, match=r"cannot read the file \(No such file"):
+        load_scene("tankk.toml")

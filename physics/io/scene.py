@@ -205,7 +205,11 @@ def load_scene(path):
     try:       # a FIFO or a device is refused, never waited on; a huge file before it is read whole
         text = read_regular(path, SCENE_BYTES_MAX).decode("utf-8")
     except OSError as error:
-        raise SceneError(path, None, None, None, f"cannot read the file ({error.strerror or error})") from None
+        said = f"cannot read the file ({error.strerror or error})"
+        if not path.exists() and path.parent == Path(".") and not path.suffix:     # a name: say which there are
+            names = ", ".join(p.stem for p in sorted(SHIPPED_SCENES.glob("*.toml")))
+            said = f"no such file, nor a shipped scene of that name (they are: {names})"
+        raise SceneError(path, None, None, None, said) from None
     except UnicodeDecodeError as error:
         raise SceneError(path, None, None, None, f"not UTF-8 text ({error.reason})") from None
     except ValueError as error:     # a NUL in the name
