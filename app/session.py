@@ -74,6 +74,8 @@ RUNAWAY_SPEED = 1e4     # m/s or rad/s
 MESSAGE_SECONDS = 4.0   # a status message's life, s of frames (long enough to read a sentence)
 MESSAGE_LOG = 200       # messages the panel's log keeps
 RESAMPLED_STEPS = 600   # a seek forward steps through at most this many steps sampling the plots (10 s at 60 Hz)
+RECORDING_KEYFRAME_EVERY = 60   # steps between a saved recording's keyframes (`python -m physics run --record`'s too):
+#                                 the timeline keeps one a step, and 18 s of the car saved so took 11 MB
 
 
 def scene_files():
@@ -650,7 +652,8 @@ class Session:
         own = path is None and self.record_path is not None
         path = Path(path) if path is not None else self.record_path or Path.cwd() / time.strftime("sandbox-%Y%m%d-%H%M%S.rec")
         try:
-            size = write_recording(path, self.timeline, overwrite=own, scene_text=self.scene_text)
+            size = write_recording(path, self.timeline, overwrite=own, scene_text=self.scene_text,
+                                   keyframe_every=RECORDING_KEYFRAME_EVERY)
         except Exception as error:  # noqa: BLE001 - a failed save must not stop the app
             self.error = f"could not save the recording {path}: {type(error).__name__}: {error}"
             return None

@@ -74,13 +74,21 @@ class Recording:
     _loaded: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
-    def from_timeline(cls, timeline, scene_text, scene_path):
-        """What `timeline` holds now (its states origin..head), with its scene's text."""
+    def from_timeline(cls, timeline, scene_text, scene_path, keyframe_every=None):
+        """What `timeline` holds now (its states origin..head), with its scene's text. With
+        `keyframe_every`, only the origin's keyframe and those at multiples of it (rounded up to a
+        multiple of the timeline's own) are kept: every other state is the re-simulation of the one
+        before (bit for bit, the hashes checking it), so the file is that much smaller and a seek
+        into it steps at most that many steps (the app's timeline keeps a keyframe a step)."""
         if timeline.head not in timeline.hashes:
             raise ValueError("the timeline has no hash of its last step")
-        return cls(str(scene_path), scene_text, timeline.keyframe_every, timeline.origin, timeline.head,
+        every = timeline.keyframe_every
+        if keyframe_every is not None and keyframe_every > every:
+            every *= -(-int(keyframe_every) // every)
+        keyframes = {s: snap for s, snap in sorted(timeline.keyframes.items()) if s == timeline.origin or s % every == 0}
+        return cls(str(scene_path), scene_text, every, timeline.origin, timeline.head,
                    list(timeline.inputs), {s: timeline.hashes[s] for s in range(timeline.origin, timeline.head + 1)},
-                   dict(sorted(timeline.keyframes.items())), scene_digests=scene_digests(timeline.sim.scene))
+                   keyframes, scene_digests=scene_digests(timeline.sim.scene))
 
     # ------------------------------------------------------------------ bytes
     def to_bytes(self):
@@ -393,8 +401,9 @@ def _read(stream, size, path):
                      header.get("scene_digests"))
 
 
-def write_recording(path, timeline, overwrite=False, scene_text=None):
-    """Write `timeline` (its scene's text read from its file unless given) to `path` atomically;
+def write_recording(path, timeline, overwrite=False, scene_text=None, keyframe_every=None):
+    """Write `timeline` (its scene's text read from its file unless given) to `path` atomically,
+    its keyframes thinned to `keyframe_every` where given (`Recording.from_timeline`);
     FileExistsError if `path` exists and not `overwrite`."""
     path = Path(path)
     if path.exists() and not overwrite:
@@ -404,7 +413,7 @@ def write_recording(path, timeline, overwrite=False, scene_text=None):
         imported = timeline.sim.scene.toml_text   # a URDF or MJCF model's scene, as TOML (physics.io.articulated)
         scene_text = timeline.scene_text if timeline.scene_text is not None else \
             imported if imported is not None else Path(scene_path).read_text()
-    data = Recording.from_timeline(timeline, scene_text, scene_path).to_bytes()
+    data = Recording.from_timeline(timeline, scene_text, scene_path, keyframe_every).to_bytes()
 
     def write(out):
         out.write(data)
