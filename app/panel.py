@@ -449,6 +449,13 @@ class Panel:
             imgui.push_text_wrap_pos(0.0)
             imgui.text_colored(DIM, description)
             imgui.pop_text_wrap_pos()
+        # the open box first, with a hint: below the twenty-odd scenes it sat out of view, unlabelled
+        entered, self.open_path = imgui.input_text_with_hint("##path", "a file: .toml .urdf .xml .rec", self.open_path,
+                                                             imgui.InputTextFlags_.enter_returns_true)
+        self.remember("path")
+        imgui.same_line()
+        if (self.button("Open") or entered) and self.open_path.strip():     # Enter opens it too
+            v.session.open(self.open_path.strip())
         for i, path in enumerate(scene_files()):
             label = f"{i + 1}  {path.stem}" if i < 9 else f"   {path.stem}"
             clicked, _ = imgui.selectable(label, v.session.scene_path == path)
@@ -457,12 +464,6 @@ class Panel:
             self.whole(path.stem, lo.x + imgui.calc_text_size(label).x)  # a selectable spans the row: its text ends here
             if clicked:
                 v.session.open(path)
-        entered, self.open_path = imgui.input_text("##path", self.open_path,
-                                                   imgui.InputTextFlags_.enter_returns_true)
-        self.remember("path")
-        imgui.same_line()
-        if (self.button("Open") or entered) and self.open_path.strip():     # Enter opens it too
-            v.session.open(self.open_path.strip())
 
     def physics(self):
         """Every setting's widget; one that differs from the scene file's gets a `scene` button

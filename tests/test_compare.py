@@ -376,3 +376,12 @@ def test_crash_queries():
     comparison.add_variant("off", {"counteract": False})
     comparison.step_to((plain.step_count + 2) * sim.settings.dt)
     assert np.max(comparison.velocity_difference("on", "off", loose)) > 5.0
+
+
+def test_the_summary_names_each_run_whole(tmp_path, capsys):
+    """The summary's table cut labels at 27 characters ("integrator=rk4,gyroscopic=e"), where the
+    README says a run's label is its text as given: the column is as wide as the longest."""
+    label = "integrator=rk4,gyroscopic=explicit"
+    assert main(["compare", "t_handle", "--variant", label, "--steps", "5", "--out", str(tmp_path / "out")]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("integrator="))
+    assert row.split()[0] == label and len(row.split()) == 5

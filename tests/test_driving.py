@@ -151,6 +151,7 @@ def test_a_launch_leaves_with_the_muzzles_velocity_plus_its_speed(tmp_path):
     np.testing.assert_allclose(sum(launch.parts.values()), v_muzzle, rtol=0, atol=1e-12)
     assert set(launch.parts) == {"hull", "arm"}
     assert "30 m/s from the launcher" in launch.sentence(30.0)
+    assert "the vector sum of arm " in launch.sentence(30.0) and " and hull " in launch.sentence(30.0)
 
 
 def test_a_motor_changes_momentum_by_its_impulse(tmp_path):

@@ -225,11 +225,12 @@ class Launch:
 
     def sentence(self, speed):
         """One line: the launch speed and where it came from."""
-        parts = ", ".join(f"{name} {np.linalg.norm(v):.2f}" for name, v in self.parts.items()
-                          if np.linalg.norm(v) > 1e-9)
+        parts = [f"{name} {np.linalg.norm(v):.2f} m/s" for name, v in self.parts.items() if np.linalg.norm(v) > 1e-9]
+        # (vectors: their speeds need not add up to the muzzle's, and the sentence says so)
+        sum_of = (f", the vector sum of {', '.join(parts[:-1])} and {parts[-1]}" if len(parts) > 1
+                  else f", all of it {parts[0]}" if parts else "")
         return (f"{self.node} launched at {np.linalg.norm(self.velocity_world):.2f} m/s: {speed:g} m/s from the "
-                f"launcher plus the muzzle's {np.linalg.norm(self.muzzle_velocity_world):.2f} m/s"
-                + (f" (m/s from {parts})" if parts else ""))
+                f"launcher plus the muzzle's {np.linalg.norm(self.muzzle_velocity_world):.2f} m/s{sum_of}")
 
 
 def velocity_parts(parent, names, world, local, muzzle):

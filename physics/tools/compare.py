@@ -533,12 +533,13 @@ def _rows(comparison):
 
 def _summary(comparison, rows, out):
     """The largest readouts of each run over the recorded rows (the base's divergences are 0)."""
+    width = max(len("run"), *map(len, comparison.labels)) + 1     # each label whole, as given
     lines = [f"divergence from {comparison.base}; largest over {len(rows) // len(comparison.labels)} rows:",
-             f"{'run':<28}{'position (m)':>14}{'rotation (rad)':>16}{'|energy drift|':>16}{'L drift':>12}"]
+             f"{'run':<{width}}{'position (m)':>14}{'rotation (rad)':>16}{'|energy drift|':>16}{'L drift':>12}"]
     for label in comparison.labels:
         mine = np.array([row[2:] for row in rows if row[0] == label], float)
         worst = [np.nanmax(np.abs(column)) if np.isfinite(column).any() else math.nan for column in mine.T]
-        lines.append(f"{label[:27]:<28}{worst[0]:>14.3e}{worst[1]:>16.3e}{worst[2]:>16.3e}{worst[3]:>12.3e}")
+        lines.append(f"{label:<{width}}{worst[0]:>14.3e}{worst[1]:>16.3e}{worst[2]:>16.3e}{worst[3]:>12.3e}")
     for label, reason in comparison.stopped.items():
         lines.append(f"note: run {label!r} stopped: {reason}")
     lines.append(f"wrote {len(rows)} rows to {out / 'compare.csv'} and the plot {out / 'compare.png'}")
@@ -584,12 +585,19 @@ def plot(path, rows, labels, base=MAIN):
     axes = figure.subplots(2, 2, sharex=True).ravel()
     for ax, (column, title) in zip(axes, panels):
         index = COLUMNS.index(column)
+        values = np.abs(np.array([row[index] for row in rows], float))
+        log = np.any(values[np.isfinite(values)] > 0)
+        unseen = []     # runs that stay at 0: no point on a log axis, so the panel's legend names them
         for label in labels:
             mine = [row for row in rows if row[0] == label]
-            ax.plot([row[1] for row in mine], [abs(row[index]) for row in mine], label=label, linewidth=1.2)
-        values = np.abs(np.array([row[index] for row in rows], float))
-        if np.any(values[np.isfinite(values)] > 0):
+            y = [abs(row[index]) for row in mine]
+            line, = ax.plot([row[1] for row in mine], y, label=label, linewidth=1.2)
+            if log and label != base and all(v == 0.0 for v in y):
+                unseen.append(line)
+        if log:
             ax.set_yscale("log")
+        if unseen:
+            ax.legend(unseen, [f"{line.get_label()}: 0 throughout" for line in unseen], fontsize=8, loc="lower right")
         ax.set_title(title, fontsize=10)
         ax.grid(True, which="major", alpha=0.3)
     for ax in axes[2:]:
