@@ -15,7 +15,9 @@ installed the section says how to install it (PEERS_HINT); a scene MJCF cannot e
 it lacks (physics.io.mjcf_export).
 
 Each ghost is drawn in its colour at GHOST_ALPHA over the opaque main run (only the nodes that can
-move: the ground is the same in every run), with its label at its first moving body. Readouts per
+move, and of those only the ones not where the main run or a ghost drawn before has them: the
+ground, and the car the crash A/B's two runs share, are drawn once), with its label at its first
+moving body. Readouts per
 run (`Comparison.readouts`): the largest position and rotation divergence of any body from the main
 run, or from the reference when there is one, now and its peak over the samples plotted, energy
 drift and world angular-momentum drift since the ghosts' start; the Compare section plots each
@@ -88,6 +90,21 @@ PLOTS = (("max_position_error", "position divergence##ghosts", "max |dx|", "m"),
          ("max_rotation_error", "rotation divergence##ghosts", "max angle", "rad"),
          ("energy_drift", "energy drift##ghosts", "(E - E0)/|E0|", "1"),
          ("angular_momentum_drift", "angular momentum drift##ghosts", "|L - L0|/|L0|", "1"))
+
+
+SAME_POSE = 1e-6    # m, and rad-sized entries of R: a ghost's node this close to a run drawn before it is not drawn
+
+
+def _posed_as(translation, rotation, drawn):
+    """(N,) bool: the nodes whose pose (translation (N, 3), rotation (N, 3, 3) world) is within
+    SAME_POSE of theirs in one of the runs `drawn` [(translation, rotation)]. Two runs' coincident
+    shapes, translucent, fought for the same pixels (the crash A/B's two cars, identical but for
+    their cargo, drew striped): a ghost shows what differs."""
+    same = np.zeros(len(translation), bool)
+    for t, R in drawn:
+        same |= ((np.abs(translation - t).max(axis=1) <= SAME_POSE)
+                 & (np.abs(rotation - R).reshape(len(R), -1).max(axis=1) <= SAME_POSE))
+    return same
 
 
 def _format(value, unit=""):
@@ -452,11 +469,14 @@ class Ghosts:
         if self.comparison is None:
             return
         v = self.viewer
+        drawn = [v.session.sim.world_poses()[:2]]       # the main run's, opaque
         for label in self.visible():
             translation, rotation, scale = self.comparison.poses(label)
+            only = self.moving & ~_posed_as(translation, rotation, drawn)
+            drawn.append((translation, rotation))
             v.view.renderer.draw_shapes(translation, rotation, np.broadcast_to(scale[:, None], (len(scale), 3)),
                                    view_projection, v.view.focal_px(), eye_world=v.view.camera.eye_world,
-                                   tint=self.ghosts[label].color, alpha=GHOST_ALPHA, only=self.moving)
+                                   tint=self.ghosts[label].color, alpha=GHOST_ALPHA, only=only)
         if self.trails is not None:
             segments, colors = self.trails.segments({label: self.ghosts[label].color for label in self.visible()})
             v.view.renderer.draw_lines(segments, colors, view_projection)
