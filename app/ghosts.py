@@ -19,7 +19,7 @@ move, and of those only the ones not where the main run or a ghost drawn before 
 ground, and the car the crash A/B's two runs share, are drawn once), with its label at its first
 moving body. Readouts per
 run (`Comparison.readouts`): the largest position and rotation divergence of any body from the main
-run, or from the reference when there is one, now and its peak over the samples plotted, energy
+run, or from the reference when there is one, now (its peak over the samples plotted in a tooltip), energy
 drift and world angular-momentum drift since the ghosts' start; the Compare section plots each
 over time, one line per run in its colour.
 
@@ -553,9 +553,9 @@ class Ghosts:
         panel.text(f"{len(c.variants)} of {MAX_VARIANTS} variants", imgui.ImVec4(0.75, 0.75, 0.75, 1.0))
         self._rows(panel, c, REFERENCE)
         if self.ab is not None:
-            peak = self.history.peak(self.ab["labels"][0], len(CHANNELS))
-            panel.text("loose children: largest |v_on - v_off|", imgui.ImVec4(*AB_COLOR, 1.0))
-            panel.text(f"  {_format(self.ab_dv, 'm/s')} now, peak {_format(peak, 'm/s')}", imgui.ImVec4(*AB_COLOR, 1.0))
+            peak = np.fmax(self.history.peak(self.ab["labels"][0], len(CHANNELS)), self.ab_dv)
+            panel.text(f"loose children |v_on - v_off| {_format(self.ab_dv, 'm/s')} now, peak {_format(peak, 'm/s')}",
+                       imgui.ImVec4(*AB_COLOR, 1.0))
         self._plots(c)
 
     def _rows(self, panel, c, reference):
@@ -582,10 +582,13 @@ class Ghosts:
             if label in c.stopped:
                 panel.text(f"  stopped: {c.stopped[label]}", imgui.ImVec4(1.0, 0.35, 0.3, 1.0))
                 continue
-            # now (the largest over the bodies) and the peak over the samples plotted
-            for key, name, unit in (("max_position_error", "dx", "m"), ("max_rotation_error", "dR", "rad")):
-                column = CHANNELS.index(key)
-                panel.text(f"  {name} {_format(r[key], unit)} now, peak {_format(self.history.peak(label, column), unit)}")
+            # now (the largest over the bodies), and in its tooltip the peak over the samples plotted
+            # (at least now's: a sample too soon after the last is not held)
+            peak_dx = np.fmax(self.history.peak(label, CHANNELS.index("max_position_error")), r["max_position_error"])
+            peak_dR = np.fmax(self.history.peak(label, CHANNELS.index("max_rotation_error")), r["max_rotation_error"])
+            panel.text(f"  dx {_format(r['max_position_error'], 'm')}  dR {_format(r['max_rotation_error'], 'rad')} now")
+            panel.tooltip(f"the largest of any body now; peak over the plotted time: dx {_format(peak_dx, 'm')}, "
+                          f"dR {_format(peak_dR, 'rad')}")
             panel.text(f"  dE {_format(r['energy_drift'])}  dL {_format(r['angular_momentum_drift'])}")
 
     def _plots(self, c):
