@@ -41,7 +41,7 @@ What the timeline does to ghosts:
 - Loading another scene or recording clears the ghosts.
 
 The crash A/B ("compare counteraction", shown when the scene has loose children: dynamic bodies
-below a dynamic body, as the car's cargo) finds the carrier's impact (`physics.tools.compare.impact_step`:
+in no joint below a dynamic body, as the car's cargo) finds the carrier's impact (`physics.tools.compare.impact_step`:
 its speed changes by IMPACT_SPEED_CHANGE in one step), puts the main run IMPACT_LEAD_SECONDS before
 it, and runs counteraction on and off from there as two ghosts: the loose children's paths are
 drawn as trails (app.trails) in each ghost's colour, and the largest difference of their world

@@ -100,26 +100,30 @@ def _time_axis(t):
     implot.setup_axis_limits(implot.ImAxis_.x1, hi - WINDOW, hi, implot.Cond_.always)
 
 
+CHANGES = "; "      # between the changes one label holds (a value may hold commas: gravity's "(0, -9.81, 0)")
+
+
 def marker_labels(markers):
-    """[(time, text)] -> {time: 'a: x, b: y'}: changes made at the same moment share one label."""
+    """[(time, text)] -> {time: 'a: x; b: y'}: changes made at the same moment share one label."""
     labels = {}
     for time, text in markers:
-        labels[time] = f"{labels[time]}, {text}" if time in labels else text
+        labels[time] = f"{labels[time]}{CHANGES}{text}" if time in labels else text
     return labels
 
 
 def fitted_label(text, room, width):
     """A marker's label in at most `room` pixels, `width(text)` a text's: the whole text where it fits;
     else its first change and how many more ("integrator: rk4 +2"), cut with "..." where even that
-    does not (the panel's font has no "…"). Several changes at one moment made a label wider than the plot, which ImPlot then clamped
-    over the top of the data; the whole text is the marker's tooltip (`_markers`)."""
+    does not (the panel's font has no "…"). Several changes at one moment make a label wider than the
+    plot, which ImPlot would clamp over the top of the data; the whole text is the marker's tooltip
+    (`_markers`)."""
     if width(text) <= room:
         return text
-    changes = text.split(", ")
-    short = changes[0] if len(changes) == 1 else f"{changes[0]} +{len(changes) - 1}"
-    while len(short) > 3 and width(short) > room:
-        short = (short[:-4] if short.endswith("...") else short[:-3]) + "..."
-    return short
+    changes = text.split(CHANGES)
+    first, more = changes[0], "" if len(changes) == 1 else f" +{len(changes) - 1}"
+    while len(first) > 3 and width(first + more) > room:     # the first change cut, its count kept
+        first = (first[:-4] if first.endswith("...") else first[:-3]) + "..."
+    return first + more
 
 
 def _markers(history):
@@ -152,7 +156,7 @@ def _markers(history):
         implot.annotation(time, top, imgui.ImVec4(r, g, b, 0.85), imgui.ImVec2(4, 4 + row * imgui.get_text_line_height_with_spacing()),
                           True, shown.replace("%", "%%"))  # annotation's text is a printf format
         if hovered and abs(mouse_x - at) <= 6:
-            imgui.set_tooltip(text.replace(", ", "\n"))
+            imgui.set_tooltip(text.replace(CHANGES, "\n"))
 
 
 def _frame():

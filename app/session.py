@@ -46,6 +46,7 @@ from app import history, settings as settings_store
 from app.preparation import Preparation
 from physics.core.compiled import interpret, is_interpreting
 from physics.core.files import kind_of
+from physics.io.errors import SceneError
 from physics.core.settings import GYROSCOPIC, integrator_names
 from physics.dynamics.driving import KeyDrive
 from physics.pipeline.recording import read_recording, write_recording
@@ -75,7 +76,7 @@ MESSAGE_SECONDS = 4.0   # a status message's life, s of frames (long enough to r
 MESSAGE_LOG = 200       # messages the panel's log keeps
 RESAMPLED_STEPS = 600   # a seek forward steps through at most this many steps sampling the plots (10 s at 60 Hz)
 RECORDING_KEYFRAME_EVERY = 60   # steps between a saved recording's keyframes (`python -m physics run --record`'s too):
-#                                 the timeline keeps one a step, and 18 s of the car saved so took 11 MB
+#                                 the timeline keeps them closer (the car's: one a step, 11 MB for 18 s saved so)
 
 
 def scene_files():
@@ -404,8 +405,9 @@ class Session:
                         raise
                     self.notify(f"ignored saved setting: {error}")
         except Exception as error:  # noqa: BLE001 - a bad file of any kind must not stop the app
-            said = str(error)  # a SceneError names the file itself
-            self.error = f"could not open {said if str(name) in said else f'{name}: {said}'}"
+            said = str(error)  # a SceneError names the file first, as resolve_scene's own errors do
+            named = isinstance(error, SceneError) or said.startswith(f"{Path(name)}:")
+            self.error = f"could not open {said if named else f'{name}: {said}'}"
             return False
         self._adopt(sim, path, text)
         # an imported model names what it skipped; the load, overlaps and mass ratios it found

@@ -93,7 +93,7 @@ def test_drift_restarts_at_each_mark_and_marker_text():
     sim.time, sim.E = 0.3, (2.0, 1.0)
     history.sample(sim)
     assert history.channel("drift")[1][-1] == pytest.approx(-0.5, rel=1e-15)  # (3 - 6) / 6
-    assert plots.marker_labels(history.markers) == {0.1: "integrator: rk4, gyroscopic: off"}
+    assert plots.marker_labels(history.markers) == {0.1: "integrator: rk4; gyroscopic: off"}
     assert format_value(True) == "on" and format_value(np.array([0.0, -9.81, 0.0])) == "(0, -9.81, 0)"
 
 
@@ -102,11 +102,12 @@ def test_a_marker_label_fits_before_the_plots_right_edge():
     data: a label that does not fit says its first change and how many more, cut with "..." where
     even that does not fit; one that fits is whole (7 px a character here)."""
     width = lambda text: 7.0 * len(text)  # noqa: E731
-    text = "integrator: semi-implicit-euler, gyroscopic: off, counteract: off"
+    text = "integrator: semi-implicit-euler; gravity: (0, -4.9, 0); counteract: off"
     assert plots.fitted_label(text, 1000.0, width) == text
     assert plots.fitted_label(text, 300.0, width) == "integrator: semi-implicit-euler +2"
     cut = plots.fitted_label(text, 100.0, width)
-    assert cut.endswith("...") and width(cut) <= 100.0 and cut.startswith("integrator")
+    assert cut.endswith("... +2") and width(cut) <= 100.0 and cut.startswith("integ")
+    assert plots.fitted_label("gravity: (0, -4.9, 0)", 1000.0, width) == "gravity: (0, -4.9, 0)"
     assert plots.fitted_label("gyroscopic: off", 70.0, width) == "gyrosco..."
 
 

@@ -121,7 +121,7 @@ def test_a_budget_that_drops_steps_says_which(tmp_path, monkeypatch):
                                f"(the timeline starts at {origin} now)")
 
 
-def test_opening_a_directory_or_a_bad_file_says_what_and_where_once(tmp_path):
+def test_opening_a_directory_or_a_bad_file_says_what_and_where_once(tmp_path, monkeypatch):
     """The open box given a directory said "no scene file" as if nothing were there; it now says
     what the path is, as the command line does. A scene file with a syntax error is named once in
     the error, not twice (its SceneError names it already)."""
@@ -136,5 +136,10 @@ def test_opening_a_directory_or_a_bad_file_says_what_and_where_once(tmp_path):
     bad.write_text("[world\n")
     assert not session.load_scene(str(bad))
     assert session.error.startswith("could not open ") and session.error.count(str(bad)) == 1, session.error
+    monkeypatch.chdir(tmp_path)     # a relative path to a bad file: named once, as the reader names it
+    assert not session.load_scene("./bad.toml")
+    assert session.error.startswith("could not open bad.toml: ") and session.error.count("bad.toml") == 1, session.error
+    assert not session.load_scene("nosuchscene")        # a name the message quotes, with what it is not
+    assert session.error.startswith("could not open nosuchscene: no scene file 'nosuchscene'"), session.error
     assert not session.load_scene(str(tmp_path))
     assert session.error == f"could not open {tmp_path}: is a directory; expected a scene file"

@@ -78,7 +78,7 @@ def test_one_pass_gives_the_targets_and_a_world_of_its_local_state(seed, counter
     omega_body = rng.normal(size=(len(nodes), 3))
     active = rng.random(len(nodes)) < 0.8
     target = rng.normal(size=(len(nodes), 3))
-    own = np.zeros(len(nodes), bool) if counteract else rng.random(len(nodes)) < 0.5
+    own = rng.random(len(nodes)) < 0.5      # (ignored with counteraction on)
     solved = active & (counteract | own)
 
     reference = Hierarchy(parent, local.copy())

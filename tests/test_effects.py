@@ -29,17 +29,17 @@ def test_the_gyroscopic_term_is_said_where_a_body_spins_off_its_axes():
 def test_counteraction_is_said_where_a_body_carries_another():
     """The car carries its cargo (dynamic children of a dynamic body): the sentence names the car
     and the Compare plot; the T-handle and the tank (its cargo rides a kinematic drive) carry
-    nothing that an impulse reaches, and the ant's links are joined to what carries them."""
+    nothing that an impulse reaches, and the ant's links are in joints."""
     car = opened("car")
     assert carriers(car) == ["car"]
     assert "car" in sentence(car, "counteract", False) and "Compare" in sentence(car, "counteract", True)
     for scene in ("t_handle", "tank"):
         assert "no body here carries another" in sentence(opened(scene), "counteract", True)
-    # the ant's links are nested under the torso, each joined to its carrier: the setting changes
+    # the ant's links are nested under the torso, each in a joint: the setting changes
     # nothing there (tests/test_counteraction.py), and the sentence says why
     ant = opened("ant")
     assert carriers(ant) == []
-    assert "joined" in sentence(ant, "counteract", False)
+    assert "in a joint" in sentence(ant, "counteract", False)
 
 
 def test_the_integrator_sentence_is_its_plain_meaning_and_the_plot_to_watch():

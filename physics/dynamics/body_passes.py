@@ -144,6 +144,28 @@ def _put3(a, i, c, v):
     a[i, c], a[i, c + 1], a[i, c + 2] = v[0], v[1], v[2]
 
 
+@kernel(inline=True)
+def _moved_pose(k, nearest, own, counteract, nodes, world_translation, dx):
+    """(x', T): where `move_bodies` leaves body k's centre and how it turns it: by its own change
+    (x + Δx, exp(Δθ)) where its motion is its own (counteraction on, a root, `own`), else composed
+    down from its first such ancestor C through the inheriting ones, x_c' = x_p' + T_p (x_c − x_p +
+    Δx_c), T_c = T_p exp(Δθ_c) (the local pose each keeps, moved by its own change, as the world
+    pass reads it). Without arrays: each step down finds the next body by climbing from k."""
+    top = k
+    while not counteract and nearest[top] >= 0 and not own[top]:
+        top = nearest[top]
+    x, T = add(load3(world_translation, nodes[top]), _get3(dx, top, 0)), exp_so3(_get3(dx, top, 3))
+    at = top
+    while at != k:
+        c = k
+        while nearest[c] != at:
+            c = nearest[c]
+        lever = add(sub(load3(world_translation, nodes[c]), load3(world_translation, nodes[at])), _get3(dx, c, 0))
+        x, T = add(x, matvec(T, lever)), matmul(T, exp_so3(_get3(dx, c, 3)))
+        at = c
+    return x, T
+
+
 @kernel(refcounts=False)
 def move_bodies(bodies, counteract, dv, dx, world, local, total, before, active):
     """`physics.pipeline.stages.apply_world_changes` up to the world update, in place on the `local` arrays
@@ -162,8 +184,12 @@ def move_bodies(bodies, counteract, dv, dx, world, local, total, before, active)
     ½ Δθ_A × (Δθ3 − Δθ_A) of rotation: of order h⁴ for RATTLE's projections, whose Δθ is of
     order h², a local error that left a nested arm's fourth-order composed step third order.)
     Its velocity keeps the first-order form: `physics.pipeline.stages.apply_world_changes` solves it again.
-    A body of `bodies.own_motion` (a joint's to its carrier: `physics.model.model.Model._own_motion`)
-    is counteracted whatever `counteract` says."""
+    A body of `bodies.own_motion` (one in a joint: `physics.model.model.Model._own_motion`) is
+    counteracted whatever `counteract` says. Without counteraction its carrier A may be a body that
+    inherits: A then ends where its carrier's move takes it, x_A' = x_C' + T_C (x_A − x_C + Δx_A),
+    turned by T_A = T_C exp(Δθ_A) (C its nearest dynamic ancestor, moved to x_C' and turned by
+    T_C: the local pose A keeps, moved by its own change, as the world pass reads it), and the
+    body's pose is solved from that, its velocity counteracting A's whole world change."""
     nodes, parent, nearest, generation_order = bodies.node, bodies.parent, bodies.nearest_slot, bodies.generation_order
     world_translation, world_rotation, world_scale = world.translation, world.rotation, world.scale
     velocity, translation, rotation = local.velocity, local.translation, local.rotation
@@ -185,16 +211,17 @@ def move_bodies(bodies, counteract, dv, dx, world, local, total, before, active)
         i, a, q = nodes[k], nearest[k], parent[k]
         rel_v = _get3(dv, k, 0)
         kept = counteract or own[k]
-        if kept and a >= 0:     # the child's world change is its own
+        if kept and a >= 0:     # the child's world change is its own (its carrier's whole change counteracted)
             r = sub(load3(world_translation, i), load3(world_translation, nodes[a]))
-            rel_v = sub(rel_v, add(_get3(dv, a, 0), cross3(_get3(dv, a, 3), r)))
+            rel_v = sub(rel_v, add(_get3(total, a, 0), cross3(_get3(total, a, 3), r)))
         Rq = load33(world_rotation, q) if q >= 0 else _EYE
         inverse_scale = 1.0 / world_scale[q] if q >= 0 else 1.0
         store33(before, k, load33(world_rotation, i))
         store3(velocity, i, add(load3(velocity, i), mul(inverse_scale, matvec_t(Rq, rel_v))))
         if kept and a >= 0:
-            xa, turn = load3(world_translation, nodes[a]), exp_so3(_get3(dx, a, 3))
-            xq = add(add(xa, _get3(dx, a, 0)), matvec(turn, sub(load3(world_translation, q), xa)))
+            xa = load3(world_translation, nodes[a])
+            xa_moved, turn = _moved_pose(a, nearest, own, counteract, nodes, world_translation, dx)
+            xq = add(xa_moved, matvec(turn, sub(load3(world_translation, q), xa)))
             Rq = matmul(turn, Rq)
             x3 = add(load3(world_translation, i), _get3(dx, k, 0))
             store3(translation, i, mul(inverse_scale, matvec_t(Rq, sub(x3, xq))))

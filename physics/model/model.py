@@ -61,7 +61,6 @@ class Model:
         self.in_joint = np.zeros(len(self.names), bool)
         for joint in scene.joints:
             self.in_joint[[n for n in (joint["a"], joint["b"]) if n >= 0]] = True
-        self.joint_nodes = np.array([(joint["a"], joint["b"]) for joint in scene.joints], np.int64).reshape(-1, 2)
         # Runaway (RUNAWAY_EVERY): a scene with no driver — no kinematic node that moves, no applied
         # force or torque, no actuator on a node — gains no energy but through inputs.
         kin_moves = any(np.any(getattr(scene, f)[self.kin] != 0) for f in
@@ -101,29 +100,20 @@ class Model:
         # Loose bodies (REACH): parented, in no joint; handed to the world once out of reach.
         self.loose = self.dyn[self.dyn_rooted & ~self.in_joint[self.dyn]].astype(np.int64)
         self.own_motion = self._own_motion()
-        self.any_own_motion = bool(self.own_motion.any())
+        self.any_own_motion = bool((self.own_motion & (self.nearest_dynamic_slot >= 0)).any())
 
     def _own_motion(self):
-        """(D,) bool: the bodies joined by a joint to their nearest dynamic ancestor, which has none
-        or is such a body itself. Their world motion is their own whatever settings.counteract: the
-        joint's rows relate the two bodies' world motions, and its impulses are forces between them,
-        solved as such, so a body that also inherited its ancestor's share of them (counteraction
-        off) took that share twice, and the joint pulled it back the next sub-step, harder: a robot
-        nested link under link as its file's tree (the importers' `physics.io.articulated`) ran
-        away within a fifth of a second. What counteraction shows, a loose body carried along by
-        what it rides on (the car's cargo), stays the setting's (`physics.dynamics.body_passes.move_bodies`).
-        The ancestor's own motion is required too: under a body that inherits its carrier's moves,
-        a joined body's pose would be solved from a parent pose that ignores them."""
-        slot = self.solver_bodies[self.joint_nodes] if len(self.joint_nodes) else np.zeros((0, 2), np.int64)
-        slot = np.where(self.joint_nodes >= 0, slot, -1)
-        joined = set(map(tuple, np.sort(slot, axis=1).tolist()))
-        own = np.zeros(self.dyn.size, bool)
-        nearest = self.nearest_dynamic_slot
-        for k in self.generation_order:         # ancestors first
-            a = nearest[k]
-            if a >= 0 and (min(a, k), max(a, k)) in joined:
-                own[k] = nearest[a] < 0 or own[a]
-        return own
+        """(D,) bool: the bodies in a joint. Their world motion is their own whatever
+        settings.counteract: a joint's rows are solved for its two bodies' world motions and its
+        impulses are forces between them, so a body that also inherited its carrier's share of them
+        (counteraction off) took that share twice, the joint pulled it back the next sub-step harder,
+        and a robot nested link under link as its file's tree (the importers'
+        `physics.io.articulated`) ran away within a fifth of a second; so did a joint's body carried
+        by an inheriting one. What counteraction shows, a loose body carried along by what it rides
+        on (the car's cargo: `loose`), stays the setting's, and a body of its own under a loose one
+        keeps its own motion too (`physics.dynamics.body_passes.move_bodies` solves its pose from
+        its carrier's as it moved)."""
+        return self.in_joint[self.dyn].copy()
 
     def _dynamic_ancestry(self, order):
         """Nearest dynamic strict ancestor of every node (-1 if none) and its generation (count of

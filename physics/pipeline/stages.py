@@ -639,8 +639,9 @@ def apply_impulse(model, data, settings, work, i, impulse, point_world=None):
       omega_body, so its world motion is unchanged (Δa1 = 2 J_q⁻¹ ω_q Δv again follows through
       Coriolis); deeper nodes inherit the unchanged motion.
     - off: local velocities are kept, so every descendant inherits Δv3 + Δω3 × r and Δω3;
-      dynamic ones record that in omega_body. But for a nearest dynamic descendant joined to the
-      node (`physics.model.model.Model.own_motion`): counteracted as when on, with what it carries.
+      dynamic ones record that in omega_body. But for a body in a joint
+      (`physics.model.model.Model.own_motion`), the first below the node on its branch:
+      counteracted as when on, and what it carries with it.
     Kinematic and fixed descendants always follow the node."""
     wake(model, data, i)
     work.runaway.input()
@@ -662,11 +663,18 @@ def apply_impulse(model, data, settings, work, i, impulse, point_world=None):
     data.omega_body[slot] += np.einsum("ji,j->i", world.rotation[i], dw_world)
 
     below = model.descendants(i) & (model.motion == "dynamic")
-    nearest = below & (model.nearest_dynamic_ancestor == i)
-    if not settings.counteract:     # (a joint's bodies keep their own motion whatever it says)
+    if settings.counteract:
+        nearest = below & (model.nearest_dynamic_ancestor == i)
+    else:   # a body in a joint keeps its own motion whatever it says: the first such below the node, on
+        #     each branch, is counteracted (what it carries then inherits nothing), the rest inherit
         own = np.zeros(len(model.names), bool)
         own[model.dyn] = model.own_motion
-        nearest &= own
+        nearest = np.zeros(len(model.names), bool)
+        for n in np.flatnonzero(below & own):
+            a = model.nearest_dynamic_ancestor[n]
+            while a != i and not own[a]:
+                a = model.nearest_dynamic_ancestor[a]
+            nearest[n] = a == i
     nearest = np.flatnonzero(nearest)
     if nearest.size:
         q = model.parent[nearest]
@@ -1179,6 +1187,8 @@ def apply_world_changes(model, data, settings, work, dv, dx, active=None):
     J_q = R_q S_q the parent's world Jacobian,
       counteract on:  Δv1 = J_q⁻¹ (Δv_i − Δv_P − Δω_P × r)   (the child's world change is its own)
       counteract off: Δv1 = J_q⁻¹ Δv_i                        (it inherits its ancestors' changes)
+    but for a body in a joint (`physics.model.model.Model.own_motion`), counteracted either way
+    against P's whole world change;
     and the same for positions (Δx, Δθ); the local rotation turns by R_qᵀ(Δθ_i − [on] Δθ_P).
 
     Angular velocity: Δω is the solver's angular impulse I_world Δω (I_world at the current

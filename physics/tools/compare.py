@@ -418,8 +418,8 @@ class Comparison:
 def loose_children(sim):
     """(indices, nearest): the dynamic nodes below another dynamic node that counteraction acts on
     (the car's cargo), riding a parent whose impulses they may keep out of, and every node's nearest
-    dynamic ancestor (N,) (−1: none). A body joined to what carries it is not one: its motion is its
-    own whatever the setting (`physics.model.model.Model.own_motion`: a robot's links)."""
+    dynamic ancestor (N,) (−1: none). A body in a joint is not one: its motion is its own whatever
+    the setting (`physics.model.model.Model.own_motion`: a robot's links)."""
     model = sim.model
     loose = np.zeros(len(sim.names), bool)
     loose[model.dyn] = (model.nearest_dynamic_slot >= 0) & ~model.own_motion

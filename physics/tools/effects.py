@@ -68,7 +68,7 @@ def sentence(sim, name, value):
     if name == "counteract":
         held = carriers(sim)
         if not held and sim.model.any_own_motion:
-            return (f"counteraction {shown}: every body here that another carries is joined to it, and a joint's "
+            return (f"counteraction {shown}: every body here that another carries is in a joint, and a joint's "
                     "bodies keep their own motion whatever the setting, so nothing changes (try the car)")
         if not held:
             return (f"counteraction {shown}: no body here carries another, so no impulse has anything to pass on "

@@ -315,7 +315,7 @@ class MujocoSimulation:
         """Δqvel = M⁻¹ Jᵀ J_imp: the impulse at the point (the body's centre if None) through MuJoCo's
         mass matrix, so a jointed body takes it as the whole tree does. Bodies below it in our
         hierarchy are their own MuJoCo bodies and keep their world motion: counteraction on (the
-        scene's default; with it off ours would hand them the change)."""
+        scene's default; with it off ours would hand the change to those in no joint)."""
         mj, m, d = self._mj, self.model, self.data
         bid = self._resolve(node)
         point = d.xpos[bid] if point_world is None else np.asarray(point_world, float)
