@@ -214,7 +214,8 @@ class Viewer(Listener):
         self.build_ui(frame_seconds)
         self.timing.lap("panel")
         self.draw(screen)
-        stats["render_ms"] = 1e3 * (time.perf_counter() - start)
+        render_ms = 1e3 * (time.perf_counter() - start)     # (smoothed as the frame's and the physics' are)
+        stats["render_ms"] = render_ms if stats["render_ms"] == 0 else 0.9 * stats["render_ms"] + 0.1 * render_ms
         self.timing.lap("render")
         self.frame_count += 1
         self.video.after_frame()
