@@ -46,21 +46,26 @@ def test_a_recording_reads_back_what_was_written(saved):
 
 
 def test_a_recording_saved_with_fewer_keyframes_replays_and_seeks_the_same(tmp_path):
-    """The app saves its timeline (a keyframe a step) with a keyframe every RECORDING_KEYFRAME_EVERY
-    steps: the origin's and those at multiples of the spacing asked (rounded up to a multiple of the
-    timeline's own, 16 → 32 here), the rest re-simulated on reading. Every step's hash still
-    verifies, and a seek between keyframes reaches the state the run had there (its hash)."""
+    """The app saves its timeline (a keyframe every step or few) with one every
+    RECORDING_KEYFRAME_EVERY steps: the origin's, then each at least that many steps after the last
+    kept (16, 32, 48 at 20: 0 and 32), the rest re-simulated on reading. Every step's hash still
+    verifies; a seek between keyframes reaches the state the run had there (its hash) and keeps the
+    states it passes as keyframes at the reopened timeline's own spacing, so a seek back among
+    them re-simulates from the nearest (the car's timeline: one a step)."""
     timeline = recorded_car()
     path = tmp_path / "thin.rec"
     write_recording(path, timeline, keyframe_every=20)
     rec = read_recording(path)
-    assert rec.keyframe_every == 32 and sorted(rec.keyframes) == [0, 32]
+    assert rec.keyframe_every == 20 and sorted(rec.keyframes) == [0, 32]
     full = len(type(rec).from_timeline(timeline, rec.scene_text, CAR).to_bytes())
     assert full - path.stat().st_size >= 2 * len(rec.keyframes[32].to_bytes())    # two keyframes fewer
     assert rec.verify() == (60, None)
     reopened = rec.timeline()
     reopened.seek(45)
     assert reopened.sim.state_hash() == timeline.hashes[45]
+    assert reopened.keyframe_every == 1 and set(range(33, 46)) <= set(reopened.keyframes)
+    reopened.seek(40)
+    assert reopened.sim.state_hash() == timeline.hashes[40]
 
 
 def test_verify_replays_every_step(saved):

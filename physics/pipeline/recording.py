@@ -76,16 +76,18 @@ class Recording:
     @classmethod
     def from_timeline(cls, timeline, scene_text, scene_path, keyframe_every=None):
         """What `timeline` holds now (its states origin..head), with its scene's text. With
-        `keyframe_every`, only the origin's keyframe and those at multiples of it (rounded up to a
-        multiple of the timeline's own) are kept: every other state is the re-simulation of the one
-        before (bit for bit, the hashes checking it), so the file is that much smaller and a seek
-        into it steps at most that many steps (the app's timeline keeps a keyframe a step)."""
+        `keyframe_every`, its keyframes thinned to about that spacing: the origin's, then each one
+        at least that many steps after the last kept (so a stretch the timeline holds sparser, a
+        reopened recording's, keeps what it has). Every other state is the re-simulation of the one
+        before (bit for bit, the hashes checking it): the file is that much smaller, and a seek into
+        it steps at most twice that many steps (the app's timeline keeps a keyframe every step or few)."""
         if timeline.head not in timeline.hashes:
             raise ValueError("the timeline has no hash of its last step")
-        every = timeline.keyframe_every
-        if keyframe_every is not None and keyframe_every > every:
-            every *= -(-int(keyframe_every) // every)
-        keyframes = {s: snap for s, snap in sorted(timeline.keyframes.items()) if s == timeline.origin or s % every == 0}
+        every = max(timeline.keyframe_every, int(keyframe_every or 0))
+        keyframes, last = {}, None
+        for s, snap in sorted(timeline.keyframes.items()):
+            if last is None or s - last >= every:
+                keyframes[s], last = snap, s
         return cls(str(scene_path), scene_text, every, timeline.origin, timeline.head,
                    list(timeline.inputs), {s: timeline.hashes[s] for s in range(timeline.origin, timeline.head + 1)},
                    keyframes, scene_digests=scene_digests(timeline.sim.scene))
@@ -177,9 +179,11 @@ class Recording:
 
     def timeline(self, budget=None):
         """A Timeline over a fresh simulation at the origin, holding every recorded state up to the
-        head (seek anywhere in it, step on, branch)."""
+        head (seek anywhere in it, step on, branch). Its own keyframes come at the spacing its
+        budget gives (`Timeline.keyframe_every` chosen), not the file's: a recording saved with one
+        every 60 steps keeps more as it is stepped and sought through, within the budget."""
         sim = self.simulation()
-        timeline = Timeline(sim, keyframe_every=self.keyframe_every, **({} if budget is None else {"budget": budget}))
+        timeline = Timeline(sim, **({} if budget is None else {"budget": budget}))
         timeline.keyframes = dict(self.keyframes)
         timeline.bytes = sum(k.nbytes for k in self.keyframes.values())
         timeline.inputs, timeline.hashes = list(self.inputs), dict(self.hashes)

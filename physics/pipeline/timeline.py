@@ -260,5 +260,17 @@ class Timeline:
             self.sim.step(1)
             for recorded in self.inputs_at(self.sim.step_count):
                 recorded.apply(self.sim)
+            self._keep_on_the_way()
         return step
+
+    def _keep_on_the_way(self):
+        """A seek's re-simulated state kept as a keyframe where one is due and missing (a reopened
+        recording's, saved with fewer) and the budget holds it without dropping any: playing such a
+        stretch backwards then re-simulates a few steps a frame, not up to the file's spacing."""
+        s = self.sim.step_count
+        if s % self.keyframe_every == 0 and s not in self.keyframes:
+            snap = self.sim.snapshot()
+            if self.bytes + snap.nbytes <= self.budget:
+                self.keyframes[s] = snap
+                self.bytes += snap.nbytes
 
