@@ -450,7 +450,7 @@ class Panel:
             imgui.text_colored(DIM, description)
             imgui.pop_text_wrap_pos()
         # the open box first, with a hint: below the twenty-odd scenes it sat out of view, unlabelled
-        entered, self.open_path = imgui.input_text_with_hint("##path", "a file: .toml .urdf .xml .rec", self.open_path,
+        entered, self.open_path = imgui.input_text_with_hint("##path", "path of a scene or .rec", self.open_path,
                                                              imgui.InputTextFlags_.enter_returns_true)
         self.remember("path")
         imgui.same_line()
