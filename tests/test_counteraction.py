@@ -367,15 +367,19 @@ def test_a_jointed_arm_riding_a_loose_mount_holds_with_counteraction_off():
 def test_a_robot_steps_alike_with_counteraction_off(scene):
     """A robot nested link under link, as its file's tree (the ant, the humanoid), ran away within a
     fifth of a second with counteraction off: each link took its carrier's share of the joints'
-    impulses besides its own. Every link is joined to its carrier, so the setting now changes
-    nothing of its motion: the same bits over a second, contacts and all (the same operations)."""
+    impulses besides its own. Every link is in a joint, so the setting changes nothing of its
+    motion: the same bits over a second, contacts and all, and an impulse on the torso halfway
+    (`apply_impulse`: the links keep their world motion either way; the same operations)."""
     from pathlib import Path
     path = Path(__file__).resolve().parent.parent / "assets" / "scenes" / f"{scene}.toml"
     runs = []
     for counteract in (True, False):
         sim = Simulation.from_file(path)
         sim.set("counteract", counteract)
-        sim.step(round(1.0 / sim.settings.dt))
+        sim.step(round(0.5 / sim.settings.dt))
+        torso = int(np.flatnonzero(np.asarray(sim.motion) == "dynamic")[0])
+        sim.apply_impulse(torso, np.array([0.3, 0.5, -0.2]))
+        sim.step(round(0.5 / sim.settings.dt))
         runs.append(np.concatenate([sim.world_poses()[0].ravel(), sim.world().velocity.ravel()]))
     assert np.isfinite(runs[0]).all()
     np.testing.assert_array_equal(runs[1], runs[0])
