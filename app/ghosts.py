@@ -99,8 +99,8 @@ SAME_POSE = 5e-3    # m, and entries of R: a ghost's node this close to a run dr
 def _posed_as(translation, rotation, drawn):
     """(N,) bool: the nodes whose pose (translation (N, 3), rotation (N, 3, 3) world) is within
     SAME_POSE of theirs in one of the runs `drawn` [(translation, rotation)]. Two runs' coincident
-    shapes, translucent, fought for the same pixels (the crash A/B's two cars, identical but for
-    their cargo, drew striped): a ghost shows what differs."""
+    shapes, translucent, fight for the same pixels (the crash A/B's two cars, identical but for
+    their cargo, would draw striped): a ghost shows what differs."""
     same = np.zeros(len(translation), bool)
     for t, R in drawn:
         same |= ((np.abs(translation - t).max(axis=1) <= SAME_POSE)

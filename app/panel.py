@@ -449,7 +449,7 @@ class Panel:
             imgui.push_text_wrap_pos(0.0)
             imgui.text_colored(DIM, description)
             imgui.pop_text_wrap_pos()
-        # the open box first, with a hint: below the twenty-odd scenes it sat out of view, unlabelled
+        # the open box first, with a hint: below the twenty-odd scenes it is out of view
         entered, self.open_path = imgui.input_text_with_hint("##path", "path of a scene or .rec", self.open_path,
                                                              imgui.InputTextFlags_.enter_returns_true)
         self.remember("path")

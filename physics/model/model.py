@@ -106,10 +106,10 @@ class Model:
         """(D,) bool: the bodies in a joint. Their world motion is their own whatever
         settings.counteract: a joint's rows are solved for its two bodies' world motions and its
         impulses are forces between them, so a body that also inherited its carrier's share of them
-        (counteraction off) took that share twice, the joint pulled it back the next sub-step harder,
-        and a robot nested link under link as its file's tree (the importers'
-        `physics.io.articulated`) ran away within a fifth of a second; so did a joint's body carried
-        by an inheriting one. What counteraction shows, a loose body carried along by what it rides
+        (counteraction off) would take that share twice and the joint pull it back the next sub-step
+        harder: a robot nested link under link as its file's tree (the importers'
+        `physics.io.articulated`) runs away so within a fifth of a second, and so does a joint's
+        body carried by an inheriting one. What counteraction shows, a loose body carried along by what it rides
         on (the car's cargo: `loose`), stays the setting's, and a body of its own under a loose one
         keeps its own motion too (`physics.dynamics.body_passes.move_bodies` solves its pose from
         its carrier's as it moved)."""
