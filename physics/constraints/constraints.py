@@ -172,11 +172,12 @@ def empty_row_arrays(R):
                      np.empty(R), np.empty(R), np.empty(R), np.empty(R), np.empty(R, np.int64))
 
 
-@kernel
+@kernel(refcounts=False)
 def fill_contact_rows(points, bodies, constants, rows, out):
     """One pass over the M contact points of `points` (`ContactInput`) writing their 3 rows each
     into `rows` (`RowArrays`, 3M) and their bounce data into `out` (`PointBounce`, M)
-    (`contact_rows`); `bodies`: `BodyMotion`, `constants`: `ContactConstants`. No temporaries."""
+    (`contact_rows`); `bodies`: `BodyMotion`, `constants`: `ContactConstants`. No temporaries: it
+    allocates nothing."""
     point, normal, depth, body = points.point, points.normal, points.depth, points.body
     static_velocity, mu, restitution, warm = points.static_velocity, points.mu, points.restitution, points.warm
     centre, velocity = bodies.centre, bodies.velocity
@@ -184,39 +185,41 @@ def fill_contact_rows(points, bodies, constants, rows, out):
     row_body, jacobian, target, relax, lower, upper, soft, row_mu, impulse, block = rows
     bounce, static_normal = out.approach, out.static_normal
     first, points_in = 0, 0
-    d = np.empty((3, 3))            # rows: t1, t2, n
-    v_rel = np.empty(3)             # relative point velocity b − a at the start of the step
-    static = np.empty(3)            # its part from static sides (moved into the targets)
+    # (each point's directions, velocities and static part in scalars and tuples, not small arrays:
+    # numba's runtime would allocate them at every call, which tracemalloc counts in the step)
     for m in range(depth.size):
         n0, n1, n2 = normal[m, 0], normal[m, 1], normal[m, 2]
         # tangent_basis (Duff et al. 2017), inlined
         sign = 1.0 if n2 >= 0.0 else -1.0
         a = -1.0 / (sign + n2)
         b = n0 * n1 * a
-        d[0, 0], d[0, 1], d[0, 2] = 1.0 + sign * n0 * n0 * a, sign * b, -sign * n0
-        d[1, 0], d[1, 1], d[1, 2] = b, sign + n1 * n1 * a, -n1
-        d[2, 0], d[2, 1], d[2, 2] = n0, n1, n2
-        v_rel[:] = 0.0
-        static[:] = 0.0
+        d0 = (1.0 + sign * n0 * n0 * a, sign * b, -sign * n0)     # rows: t1, t2, n
+        d1 = (b, sign + n1 * n1 * a, -n1)
+        d2 = (n0, n1, n2)
+        v0, v1, v2 = 0.0, 0.0, 0.0      # relative point velocity b − a at the start of the step
+        s0, s1, s2 = 0.0, 0.0, 0.0      # its part from static sides (moved into the targets)
         for side in range(2):
             k = body[m, side]
             sgn = -1.0 if side == 0 else 1.0
             if k >= 0:
                 r = (point[m, 0] - centre[k, 0], point[m, 1] - centre[k, 1], point[m, 2] - centre[k, 2])
                 w_x_r = cross3((velocity[k, 3], velocity[k, 4], velocity[k, 5]), r)
-                v_rel[0] += sgn * (velocity[k, 0] + w_x_r[0])
-                v_rel[1] += sgn * (velocity[k, 1] + w_x_r[1])
-                v_rel[2] += sgn * (velocity[k, 2] + w_x_r[2])
+                v0 += sgn * (velocity[k, 0] + w_x_r[0])
+                v1 += sgn * (velocity[k, 1] + w_x_r[1])
+                v2 += sgn * (velocity[k, 2] + w_x_r[2])
                 for row in range(3):
                     i = 3 * m + row
-                    u = (d[row, 0], d[row, 1], d[row, 2])
+                    u = d0 if row == 0 else (d1 if row == 1 else d2)
                     ru = cross3(r, u)
                     jacobian[i, side, 0], jacobian[i, side, 1], jacobian[i, side, 2] = sgn * u[0], sgn * u[1], sgn * u[2]
                     jacobian[i, side, 3], jacobian[i, side, 4], jacobian[i, side, 5] = sgn * ru[0], sgn * ru[1], sgn * ru[2]
             else:
-                for c in range(3):
-                    v_rel[c] += sgn * static_velocity[m, side, c]
-                    static[c] += sgn * static_velocity[m, side, c]
+                v0 += sgn * static_velocity[m, side, 0]
+                v1 += sgn * static_velocity[m, side, 1]
+                v2 += sgn * static_velocity[m, side, 2]
+                s0 += sgn * static_velocity[m, side, 0]
+                s1 += sgn * static_velocity[m, side, 1]
+                s2 += sgn * static_velocity[m, side, 2]
                 for row in range(3):
                     for c in range(6):
                         jacobian[3 * m + row, side, c] = 0.0
@@ -227,7 +230,8 @@ def fill_contact_rows(points, bodies, constants, rows, out):
             solve_n, relax_n = min(-beta * min(C + slop, 0.0) / h, push), 0.0
         for row in range(3):
             i = 3 * m + row
-            static_part = d[row, 0] * static[0] + d[row, 1] * static[1] + d[row, 2] * static[2]
+            u = d0 if row == 0 else (d1 if row == 1 else d2)
+            static_part = u[0] * s0 + u[1] * s1 + u[2] * s2
             row_body[i, 0], row_body[i, 1] = body[m, 0], body[m, 1]
             target[i] = (solve_n if row == 2 else 0.0) - static_part
             relax[i] = (relax_n if row == 2 else 0.0) - static_part
@@ -237,8 +241,8 @@ def fill_contact_rows(points, bodies, constants, rows, out):
             block[i] = IN_BLOCK
             row_mu[i] = mu[m]
         impulse[3 * m], impulse[3 * m + 1], impulse[3 * m + 2] = warm[m, 1], warm[m, 2], warm[m, 0]
-        vn0 = n0 * v_rel[0] + n1 * v_rel[1] + n2 * v_rel[2]
-        static_normal[m] = n0 * static[0] + n1 * static[1] + n2 * static[2]
+        vn0 = n0 * v0 + n1 * v1 + n2 * v2
+        static_normal[m] = n0 * s0 + n1 * s1 + n2 * s2
         bounce[m] = vn0 if vn0 < -threshold and restitution[m] > 0.0 else np.nan
         # Consecutive points of the same two bodies form a manifold (at most 4), marked on its first normal row.
         if m > 0 and body[m, 0] == body[m - 1, 0] and body[m, 1] == body[m - 1, 1] and points_in < 4:

@@ -668,14 +668,15 @@ def _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, m
         manifold_set[manifold[i], 0] = (1 << k) - 1 if cholesky_factor(L, k) else -1
 
 
-@kernel
+@kernel(refcounts=False)
 def _block_inverses(body, jacobian, minv_jt, softness, block, inv_block):
     """inv_block[i] = K⁻¹ for every row i starting a block of 3: K_pq = J_(i+p) M⁻¹ J_(i+q)ᵀ + s δ_pq
-    (symmetric positive definite for a joint on a dynamic body; zero if singular)."""
-    K = np.empty((3, 3))
+    (symmetric positive definite for a joint on a dynamic body; zero if singular). K is built in
+    inv_block[i] itself and inverted from there (no temporary: it allocates nothing)."""
     for i in range(body.shape[0]):
         if block[i] != TRIPLE:
             continue
+        K = inv_block[i]
         for p in range(3):
             for q in range(3):
                 k = softness[i + p] if p == q else 0.0
@@ -692,13 +693,15 @@ def _block_inverses(body, jacobian, minv_jt, softness, block, inv_block):
         if abs(det) < 1e-300:
             inv_block[i] = 0.0
             continue
+        i01 = (K[0, 2] * K[2, 1] - K[0, 1] * K[2, 2]) / det
+        i11 = (K[0, 0] * K[2, 2] - K[0, 2] * K[2, 0]) / det
+        i21 = (K[0, 1] * K[2, 0] - K[0, 0] * K[2, 1]) / det
+        i02 = (K[0, 1] * K[1, 2] - K[0, 2] * K[1, 1]) / det
+        i12 = (K[0, 2] * K[1, 0] - K[0, 0] * K[1, 2]) / det
+        i22 = (K[0, 0] * K[1, 1] - K[0, 1] * K[1, 0]) / det
         inv_block[i, 0, 0], inv_block[i, 1, 0], inv_block[i, 2, 0] = c00 / det, c01 / det, c02 / det
-        inv_block[i, 0, 1] = (K[0, 2] * K[2, 1] - K[0, 1] * K[2, 2]) / det
-        inv_block[i, 1, 1] = (K[0, 0] * K[2, 2] - K[0, 2] * K[2, 0]) / det
-        inv_block[i, 2, 1] = (K[0, 1] * K[2, 0] - K[0, 0] * K[2, 1]) / det
-        inv_block[i, 0, 2] = (K[0, 1] * K[1, 2] - K[0, 2] * K[1, 1]) / det
-        inv_block[i, 1, 2] = (K[0, 2] * K[1, 0] - K[0, 0] * K[1, 2]) / det
-        inv_block[i, 2, 2] = (K[0, 0] * K[1, 1] - K[0, 1] * K[1, 0]) / det
+        inv_block[i, 0, 1], inv_block[i, 1, 1], inv_block[i, 2, 1] = i01, i11, i21
+        inv_block[i, 0, 2], inv_block[i, 1, 2], inv_block[i, 2, 2] = i02, i12, i22
 
 
 class PreparedArrays(NamedTuple):

@@ -82,6 +82,7 @@ GAIN_TOLERANCE = 1e-6       # relative
 # deeper in one another than this are counted; touching surfaces written with rounded decimals meet
 # well within it (the shipped scenes' deepest start overlap is 1e-9 m).
 OVERLAP_TOLERANCE = 1e-3    # m
+SUNK_CALLS = 4              # `sunk`'s bound calls kept (the narrow phase's two sets of points, a retry's)
 CONTACT_CALLS = 32          # the contact stage's bundles and bound calls kept at most (`SceneSolver._contact_call`)
 # More pairs than this overlapping at load refuse the scene (physics.pipeline.simulation.OverlapError): 630
 # coincident boxes (198,135 pairs) took 31 s a step; a scene built with care has none, and the
@@ -131,17 +132,17 @@ def bounding_diameters(shapes):
     return size
 
 
-@kernel
+@kernel(refcounts=False)
 def _deepest_sunk(shape_a, shape_b, depth, normal, shape_body, shape_node, size, scale, sizes, inverse_mass, up,
-                  sizes_pressed):
+                  sizes_pressed, pressed):
     """Of the contact points whose dynamic shape is deeper than its bound inside a shape of no
     solver body (static or kinematic), the deepest relative to its size (`size` × its node's world
     `scale`), else −1. The bound is `sizes` of its size (SINK_SIZES), or `sizes_pressed`
     (SINK_SIZES_PRESSED) for a body pressed by one more than MASS_RATIO_HELD times heavier: touching
     it with that body above it (the contact `normal`, a to b, within 60° of `up`, the unit vector
-    against gravity; `inverse_mass` (B,) per solver body). A non-finite depth is never picked (the
-    divergence check names it)."""
-    pressed = np.zeros(inverse_mass.shape[0], np.bool_)
+    against gravity; `inverse_mass` (B,) per solver body; `pressed` (B,) bool, scratch). A non-finite
+    depth is never picked (the divergence check names it)."""
+    pressed[:] = False
     for k in range(depth.shape[0]):
         a, b = shape_body[shape_a[k]], shape_body[shape_b[k]]
         if a >= 0 and b >= 0 and inverse_mass[a] > 0.0 and inverse_mass[b] > 0.0:
@@ -978,7 +979,8 @@ class SceneSolver:
         self._exact, self.joints_stiff, self.armature_left, self._chord_wanted = None, False, False, True
         self._coordinate_s, self._choice_step = None, np.zeros(2)      # `choose_joint_terms`' scratch and [h, ring]
         self._last_choice = None    # (its arguments, the kernels' generation, its bound call): `choose_joint_terms`
-        self._up = None     # (gravity, the unit vector against it) of the last `sunk`
+        self._up = None     # [gravity, the unit vector against it] of the last `sunk`
+        self._sunk_calls, self._pressed_room = [], np.zeros(0, np.bool_)   # `_deepest_sunk`'s calls and scratch
         self.joints_limited = any(spec.get("lower") is not None or spec.get("upper") is not None
                                   for spec in self.joint_specs)
         self.joint_left_start_rows = False    # the last RATTLE projection left J₀ (`project_joint_positions`),
@@ -1000,6 +1002,9 @@ class SceneSolver:
         self._contact_bundles = Memo(CONTACT_CALLS)     # the contact stage's bundles (`_contact_rows`) …
         # … and its calls (`_contact_call`)
         self.contact_calls = SteadyCall(CONTACT_CALLS)
+        # the velocity solve's changes and holds (`solve_changes`, `_hold_contacts`), bound where their
+        # arrays come back (a typed call of _solve_changes' 19 arguments took some 3 µs a sub-step)
+        self.steady_calls = SteadyCall(CONTACT_CALLS)
         self._no_rows = Rows.empty()            # a sub-step's rows where it has none (one object: `_contact_row_views`)
         self._limit_easing = 0.0                # the last prepare's largest soft-limit slack (`limit_easing`)
         self._row_arrays = None                 # (the joints' Rows, their RowArrays): `_row_arrays_of`
@@ -1430,21 +1435,44 @@ class SceneSolver:
         c = self.contacts
         if c is None or not len(c.depth) or self._least_size == np.inf:    # (no shape of finite size: none sinks)
             return None
-        scale = np.asarray(world.scale, float)
-        key = tuple(np.asarray(gravity, float).tolist())     # (Python floats: a cheap key)
-        if self._up is None or self._up[0] != key:      # (made again only where gravity changed)
-            g = np.asarray(key)
-            self._up = key, (-g / np.linalg.norm(g) if np.linalg.norm(g) > 0.0 else np.zeros(3))
-        up = self._up[1]
-        k = _deepest_sunk(c.shape_a, c.shape_b, c.depth, c.normal_world, self._rest.body, self.shapes.node,
-                          self.shape_size, scale, SINK_SIZES, inverse_mass, up, SINK_SIZES_PRESSED)
+        up = self._up
+        if up is None or up[0] != gravity[0] or up[1] != gravity[1] or up[2] != gravity[2]:   # (gravity changed)
+            g = np.array(gravity, float)
+            up = self._up = np.concatenate([g, -g / np.linalg.norm(g) if np.linalg.norm(g) > 0.0 else np.zeros(3)])
+        k = self._deepest_sunk(c, world, inverse_mass)
         if k < 0:
             return None
+        scale = world.scale
         moving, other = (c.shape_a[k], c.shape_b[k]) if self._rest.body[c.shape_a[k]] >= 0 else (c.shape_b[k], c.shape_a[k])
         node = int(self.shapes.node[moving])
         size = float(self.shape_size[moving] * scale[node])
         return Sunk(node, int(self.shapes.node[other]), float(c.depth[k]), size,
                     SINK_SIZES if c.depth[k] > SINK_SIZES * size else SINK_SIZES_PRESSED)
+
+    def _deepest_sunk(self, c, world, inverse_mass):
+        """`_deepest_sunk` of the points `c`: through a call bound to them, to `world`'s buffers (its
+        `storage`) and to `inverse_mass` where these came before (the narrow phase's two sets of points
+        are used in turn), found again among the last SUNK_CALLS by identity with no key made (a
+        steady sub-step allocates nothing here); typed the first time (points whose count keeps
+        changing, a pile's, come once each: a bind would cost more than the call)."""
+        kept, storage, up, now = self._sunk_calls, world.storage, self._up, generation()
+        i = 0
+        while i < len(kept):
+            found = kept[i]
+            if found[0] is c and found[1] is storage and found[2] is inverse_mass and found[3] is up and found[4] == now:
+                if found[5] is None:
+                    kept[i] = found = found[:5] + (bind(_deepest_sunk, *self._sunk_arguments(c, world, inverse_mass)),)
+                return found[5]()
+            i += 1
+        self._sunk_calls = [*kept[max(0, len(kept) + 1 - SUNK_CALLS):], (c, storage, inverse_mass, up, now, None)]
+        return _deepest_sunk(*self._sunk_arguments(c, world, inverse_mass))
+
+    def _sunk_arguments(self, c, world, inverse_mass):
+        if len(self._pressed_room) < len(inverse_mass):
+            self._pressed_room = np.zeros(len(inverse_mass), np.bool_)
+        return (c.shape_a, c.shape_b, c.depth, c.normal_world, self._rest.body, self.shapes.node, self.shape_size,
+                world.scale, SINK_SIZES, inverse_mass, self._up[3:], SINK_SIZES_PRESSED,
+                self._pressed_room[:len(inverse_mass)])
 
     def heaviest_touching(self, node, inverse_mass):
         """(node, mass ratio) of the heaviest dynamic body touching `node`'s body in the last prepare's
@@ -1711,12 +1739,6 @@ class SceneSolver:
         self.residual = solution.residual
         return solution
 
-    def _hold_arrays(self):
-        """(count, direction) of the contacts held (`_solve_changes`'), or empty ones without joints:
-        arrays, not the bundle (`physics.constraints.rattle.hold_contacts`)."""
-        holds = _NO_HOLDS if self._joint_bodies is None else self._joint_bodies.holds
-        return holds.count, holds.direction
-
     def _hold_contacts(self, rows, impulse):
         """The contacts RATTLE's projections hold this sub-step (`physics.constraints.rattle.hold_contacts`):
         each body's directions along which a static shape pushed it in this solve. The
@@ -1729,8 +1751,10 @@ class SceneSolver:
         if bodies is None or not (points or self._held):
             return
         holds = bodies.holds
-        hold_contacts(rows.body, rows.jacobian, impulse, len(impulse) - 3 * points, holds.count, holds.normal,
-                      holds.direction)
+        self.steady_calls(hold_contacts, (rows.body, rows.jacobian, impulse, holds.count, holds.normal, holds.direction),
+                          (len(impulse) - 3 * points,),
+                          (rows.body, rows.jacobian, impulse, len(impulse) - 3 * points, holds.count, holds.normal,
+                           holds.direction))
         self._held = points > 0
 
     def _solve_stages(self, prepared, velocity, settings, restitution, fresh):
@@ -1838,11 +1862,12 @@ class SceneSolver:
         scratch = self._change_scratch
         if scratch is None or len(scratch) != len(velocity) + 1:
             scratch = self._change_scratch = np.empty((len(velocity) + 1, 6))
-        system = step.system
-        _solve_changes(velocity, solution.velocity_solve, solution.velocity_relax, solution.velocity_final, h, fraction,
-                       push_speed, len(step.joints.slots) if rattle else -1, bool(composed), system.slot,
-                       system.minv_jt, system.rows.impulse, step.masses[1], inverse_inertia,
-                       *self._hold_arrays(), scratch, dv, dx)
+        system, holds = step.system, _NO_HOLDS if self._joint_bodies is None else self._joint_bodies.holds
+        objects = (velocity, solution.velocity_solve, solution.velocity_relax, solution.velocity_final, system.slot,
+                   system.minv_jt, system.rows.impulse, step.masses[1], inverse_inertia, holds.count, holds.direction,
+                   scratch, dv, dx)
+        values = (h, fraction, push_speed, len(step.joints.slots) if rattle else -1, bool(composed))
+        self.steady_calls(_solve_changes, objects, values, objects[:4] + values + objects[4:])
 
     def choose_joint_terms(self, world, centre, rotation, inverse_mass, inverse_inertia, settings, composing):
         """Which joints' terms RATTLE's step takes this sub-step (`physics.constraints.rattle`, "Joint
