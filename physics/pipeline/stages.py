@@ -974,10 +974,12 @@ def stage_dynamic(model, data, settings, work, context):
 def _place_generations(work, places):
     """The trees, parents first: a carried generation is placed in its parents' end-of-step frame
     (`places`: a call for each generation)."""
-    for g, place in enumerate(places):
+    g = 0
+    while g < len(places):      # (an index, not `enumerate`: its iterator is an allocation every sub-step)
         if g:       # (the parents' world state: the bodies' own passes need no other node's)
             work.calls.bodies_spin()
-        place()
+        places[g]()
+        g += 1
 
 
 def stage_hold(model, data, settings, work, context):
