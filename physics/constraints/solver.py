@@ -1002,6 +1002,7 @@ class SceneSolver:
         self._contact_bundles = Memo(CONTACT_CALLS)     # the contact stage's bundles (`_contact_rows`) …
         # … and its calls (`_contact_call`)
         self.contact_calls = SteadyCall(CONTACT_CALLS)
+        self._last_params = None        # (the values, their `ContactParams`): `_contact_params`
         # the velocity solve's changes and holds (`solve_changes`, `_hold_contacts`), bound where their
         # arrays come back (typed, numba's entry point types _solve_changes' 19 arguments at every call)
         self.steady_calls = SteadyCall(CONTACT_CALLS)
@@ -1359,9 +1360,7 @@ class SceneSolver:
             c.feature_id), (c,), "points", id(c))
         bodies = memo.find((centre, velocity), "bodies") or memo.get(
             partial(SolverBodies, self.body_of_node, centre, velocity), (centre, velocity), "bodies")
-        g = math.hypot(*np.asarray(settings.gravity, float).tolist())     # (Python floats: numpy's scalars cost more)
-        params = ContactParams(h, lead, SPECULATIVE + g * h * h, bool(settings.warm_start), beta, SLOP, BOUNCE_THRESHOLD,
-                               softness, settings.max_contact_push_speed)
+        params = self._contact_params(h, lead, beta, softness, settings)
         first = _NO_ROWS if before is None else self._row_arrays_of(before)
         rows = len(first.target) + 3 * len(c)     # (at most: the points kept are found in the call)
         if len(self._rows_room.target) < rows:     # (room for twice as many)
@@ -1385,6 +1384,24 @@ class SceneSolver:
             may_bounce = (offset + 3 * may + 2, scratch.approach[may], scratch.static_normal[may], -c.depth[may],
                           scratch.e[may])
         return self._contact_row_views(count), may_bounce, cold_start, deep
+
+    def _contact_params(self, h, lead, beta, softness, settings):
+        """The contact stage's `ContactParams` for these values, the last one while they stay (the
+        same values every steady sub-step: made afresh, the bundle and the gravity's array were some
+        300 bytes a sub-step)."""
+        gravity = np.asarray(settings.gravity, float)      # (the settings' own array: no copy)
+        # (`item`: Python floats, where indexing makes numpy scalars; gravity's values, as the array
+        # may be written in place)
+        values = (h, lead, bool(settings.warm_start), beta, softness, settings.max_contact_push_speed,
+                  gravity.item(0), gravity.item(1), gravity.item(2))
+        last = self._last_params
+        if last is not None and last[0] == values:
+            return last[1]
+        g = math.hypot(values[6], values[7], values[8])
+        params = ContactParams(h, lead, SPECULATIVE + g * h * h, values[2], beta, SLOP, BOUNCE_THRESHOLD, softness,
+                               values[5])
+        self._last_params = (values, params)
+        return params
 
     def _contact_call(self, objects, params):
         """`_reachable_contact_stage` of these arguments (points, bodies, nodes, materials, stored,
