@@ -292,7 +292,9 @@ class Simulation:
                 if self._runaway.reference is None:
                     stages.take_runaway_reference(self.model, self.data, self.settings, self._work)
             timing = profile.recording()
-            for _ in range(int(n)):
+            n, k = int(n), 0
+            while k < n:        # (an index loop: a range and its iterator are objects made at every call)
+                k += 1
                 started = profile.mark() if timing else 0
                 if self._drives is not None:
                     first = self._drive()

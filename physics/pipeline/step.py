@@ -28,7 +28,10 @@ def step(model, data, settings, work, first):
     integrator = stepped_integrator(settings.integrator, work.solver is not None and bool(len(work.solver.joint_specs)),
                                     settings.joint_solve == "soft")
     try:
-        for i in range(settings.substeps):
+        # (index loops: a range's iterator, an enumerate and its tuples' iterator were objects made
+        # at every step, alive together through the sub-steps: most of a steady step's allocation)
+        i = 0
+        while i < settings.substeps:
             stages.choose_joint_terms(model, data, settings, work, integrator)
             c = step_context(model, data, settings, work, h, integrator)
             later = settings.substeps - 1 - i       # sub-steps after this one (the retry's budget)
@@ -36,10 +39,13 @@ def step(model, data, settings, work, first):
                 # lie-midpoint-4 with equality joints and no contact within reach: the whole
                 # constrained step (free motion, RATTLE) composed by the triple jump (4th order)
                 counts.nominal += len(TRIPLE_JUMP)
-                for k, fraction in enumerate(TRIPLE_JUMP):
+                k = 0
+                while k < len(TRIPLE_JUMP):
                     counts.later = len(TRIPLE_JUMP) * (later + 1) - 1 - k
-                    rattle_substep(model, data, settings, work,
-                                   step_context(model, data, settings, work, fraction * h, "lie-midpoint", composed=True))
+                    rattle_substep(model, data, settings, work, step_context(model, data, settings, work,
+                                                                             TRIPLE_JUMP[k] * h, "lie-midpoint",
+                                                                             composed=True))
+                    k += 1
             elif c.rattle:      # (its passes are counted where they run: physics.pipeline.retry)
                 counts.nominal += 1
                 counts.later = later
@@ -53,6 +59,7 @@ def step(model, data, settings, work, first):
                 counts.nominal += 1
                 counts.taken += 1
                 stages.substep(model, data, settings, work, c)
+            i += 1
     finally:        # (a step a divergence stops counts what it asked for and ran too)
         counts.step_done(counts.nominal - nominal, counts.taken - taken)
     return first
