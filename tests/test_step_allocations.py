@@ -17,15 +17,15 @@ from physics.pipeline.simulation import Simulation
 SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
 STEPS = 100
 WARM = 160      # steps first: the calls typed and bound, a first retry's kernels loaded from the cache
-# Measured in the median step, a sub-step: 0.03 KiB for the chain, 0.09 for the net and 0.22 for
-# the ant (Python's views and bundles between the calls: its compiled calls allocate nothing), and
+# Measured in the median step, a sub-step: 0.006 KiB for the chain, 0.05 for the net and 0.15 for
+# the ant (Python's views, bundles and numbers between the calls: its compiled calls allocate nothing), and
 # 1.4 for the long chain, whose contact points' count keeps changing on its floor (what numba's
 # entry point makes as it types the calls, and the views made for the new count, which the solver
 # keeps by count); fresh arrays for a step's rows, points or solve would be tens to hundreds of
 # KiB, and grow with the scene. The bounds leave a factor of about 2 to 3 for the interpreter's
 # free lists, which tracemalloc sees through.
 MEDIAN_KIB = {"long chain": 2.5}
-STEADY_MEDIAN_KIB = 0.75
+STEADY_MEDIAN_KIB = 0.4
 # Held more after the ant's steps than before: none of a step's is kept (measured: 0.7 KiB, what
 # numba's dispatchers keep of the once-a-second energy check's typed calls, up to a limit of theirs;
 # a leak of 100 bytes a step would be 10)

@@ -401,7 +401,7 @@ def _halves(centre, keys, order, spare, side):
         side[order[k]] = 1
 
 
-@kernel
+@kernel(refcounts=False)
 def element_count(block):
     """How many elements rows of `Rows.block` (R,) make: the rows not IN_BLOCK (`partition_elements`)."""
     n = 0

@@ -1184,7 +1184,7 @@ class SceneSolver:
         # in every sub-step, not only from PARALLEL_MIN rows on: a scene's warm-up then always loads
         # the kernel, and the app never takes it inside a frame where the scene first grows that
         # many rows (a heap whose contacts multiply as it falls)
-        elements = element_count(rows.block)
+        elements = self.steady_calls(element_count, (rows.block,), (), (rows.block,))     # (bound while the rows stay)
         if elements >= PARALLEL_MIN:
             B = len(centre)
             if self._halves_room is None or len(self._halves_room[0]) != B:

@@ -168,7 +168,7 @@ def rattle_substep(model, data, settings, work, context, halvings=RATTLE_HALVING
         attempt_context = judged(work, context, context.final, ABANDON)
     else:
         attempt_context = context
-    undo = stages.substep(model, data, settings, work, attempt_context, after_prepare=Undo.take, halvings=halvings)
+    undo = stages.substep(model, data, settings, work, attempt_context, after_prepare=_take_undo, halvings=halvings)
     struck = struck or data.next_event != events
     counts.struck |= struck
     start_error = _start_error(solver, struck, whole)
@@ -393,6 +393,10 @@ class Undo:
         work.runaway.reference, work.runaway.due = self.runaway
         solver.forget()
         work.world = STALE
+
+
+# `Undo.take` as one object: a classmethod read from its class is a new bound method at every read
+_take_undo = Undo.take
 
 
 class After:
