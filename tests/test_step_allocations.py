@@ -17,13 +17,13 @@ from physics.pipeline.simulation import Simulation
 SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
 STEPS = 100
 WARM = 160      # steps first: the calls typed and bound, a first retry's kernels loaded from the cache
-# Measured in the median step, a sub-step: 0.006 KiB for the chain, 0.05 for the net and 0.15 for
-# the ant (Python's views, bundles and numbers between the calls: its compiled calls allocate nothing), and
-# 1.4 for the long chain, whose contact points' count keeps changing on its floor (what numba's
-# entry point makes as it types the calls, and the views made for the new count, which the solver
-# keeps by count); fresh arrays for a step's rows, points or solve would be tens to hundreds of
-# KiB, and grow with the scene. The bounds leave a factor of about 2 to 3 for the interpreter's
-# free lists, which tracemalloc sees through.
+# Measured in the median step, a sub-step: 0.01 KiB for the chain, 0.05 for the net and 0.15 for
+# the ant (Python's views, bundles and numbers between the calls; of its compiled calls only the
+# narrow phase's round shapes allocate, some 90 bytes), and 1.4 for the long chain, whose contact
+# points' count keeps changing on its floor (what numba's entry point makes as it types the calls,
+# and the views made for the new count, which the solver keeps by count); fresh arrays for a step's
+# rows, points or solve would be tens to hundreds of KiB, and grow with the scene. The bounds leave
+# a factor of about 2 to 3 for the interpreter's free lists, which tracemalloc sees through.
 MEDIAN_KIB = {"long chain": 2.5}
 STEADY_MEDIAN_KIB = 0.4
 # Held more after the ant's steps than before: none of a step's is kept (measured: 0.7 KiB, what
@@ -48,16 +48,29 @@ def _allocations(path, warm=WARM):
     tracemalloc.start()
     try:
         sim.step(3)     # (tracemalloc's own first records)
+        # what the measure itself holds above `held` (the int that holds it, made as it is read):
+        # the same reads around nothing
+        floor, _ = _peak(sim, _nothing)
         before = tracemalloc.get_traced_memory()[0]
         for i in range(STEPS):
-            held, taken = tracemalloc.get_traced_memory()[0], sim.substep_counts()["taken"]
-            tracemalloc.reset_peak()
-            sim.step()
-            peaks[i] = (tracemalloc.get_traced_memory()[1] - held) / 1024 / (sim.substep_counts()["taken"] - taken)
+            peak, taken = _peak(sim, sim.step)
+            peaks[i] = (peak - floor) / 1024 / taken
         growth = (tracemalloc.get_traced_memory()[0] - before) / 1024     # (before the peaks' list is made)
         return peaks.tolist(), growth
     finally:
         tracemalloc.stop()
+
+
+def _nothing():
+    pass
+
+
+def _peak(sim, step):
+    """(the traced peak while `step()` ran, above what was held as it began, bytes; the sub-steps it took)."""
+    held, taken = tracemalloc.get_traced_memory()[0], sim.substep_counts()["taken"]
+    tracemalloc.reset_peak()
+    step()
+    return tracemalloc.get_traced_memory()[1] - held, sim.substep_counts()["taken"] - taken
 
 
 @pytest.mark.parametrize("scene", ["chain", "ant", "net", "long chain"])

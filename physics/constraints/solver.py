@@ -1006,6 +1006,9 @@ class SceneSolver:
         # the velocity solve's changes and holds (`solve_changes`, `_hold_contacts`), bound where their
         # arrays come back (typed, numba's entry point types _solve_changes' 19 arguments at every call)
         self.steady_calls = SteadyCall(CONTACT_CALLS)
+        # the sub-step's count of the rows' elements (`prepare`), bound while its rows stay: a
+        # SteadyCall of its own, so that its binds never take the solve's calls' payback or room
+        self._element_calls = SteadyCall(VIEWS_KEPT)
         self._no_rows = Rows.empty()            # a sub-step's rows where it has none (one object: `_contact_row_views`)
         self._limit_easing = 0.0                # the last prepare's largest soft-limit slack (`limit_easing`)
         self._row_arrays = None                 # (the joints' Rows, their RowArrays): `_row_arrays_of`
@@ -1184,7 +1187,7 @@ class SceneSolver:
         # in every sub-step, not only from PARALLEL_MIN rows on: a scene's warm-up then always loads
         # the kernel, and the app never takes it inside a frame where the scene first grows that
         # many rows (a heap whose contacts multiply as it falls)
-        elements = self.steady_calls(element_count, (rows.block,), (), (rows.block,))     # (bound while the rows stay)
+        elements = self._element_calls(element_count, (rows.block,), (), (rows.block,))
         if elements >= PARALLEL_MIN:
             B = len(centre)
             if self._halves_room is None or len(self._halves_room[0]) != B:
@@ -1387,8 +1390,8 @@ class SceneSolver:
 
     def _contact_params(self, h, lead, beta, softness, settings):
         """The contact stage's `ContactParams` for these values, the last one while they stay (the
-        same values every steady sub-step: made afresh, the bundle and the gravity's array were some
-        300 bytes a sub-step)."""
+        same values every steady sub-step: made afresh, gravity's list, its floats and the bundle
+        were some 40 bytes of the ant's median sub-step)."""
         gravity = np.asarray(settings.gravity, float)      # (the settings' own array: no copy)
         # (`item`: Python floats, where indexing makes numpy scalars; gravity's values, as the array
         # may be written in place)

@@ -28,13 +28,14 @@ def step(model, data, settings, work, first):
     integrator = stepped_integrator(settings.integrator, work.solver is not None and bool(len(work.solver.joint_specs)),
                                     settings.joint_solve == "soft")
     try:
-        # (index loops: a range's iterator, an enumerate and its tuples' iterator were objects made
-        # at every step, alive together through the sub-steps: most of a steady step's allocation)
-        i = 0
-        while i < settings.substeps:
+        # (index loops: a range's iterator at every step, and on the triple jump an enumerate and its
+        # tuples' iterator, were objects alive together through the sub-steps: about half of the
+        # chain's steady step's allocation)
+        substeps, i = settings.substeps, 0
+        while i < substeps:
             stages.choose_joint_terms(model, data, settings, work, integrator)
             c = step_context(model, data, settings, work, h, integrator)
-            later = settings.substeps - 1 - i       # sub-steps after this one (the retry's budget)
+            later = substeps - 1 - i       # sub-steps after this one (the retry's budget)
             if c.rattle and composes_rattle(model, data, settings, work, h, integrator):
                 # lie-midpoint-4 with equality joints and no contact within reach: the whole
                 # constrained step (free motion, RATTLE) composed by the triple jump (4th order)
