@@ -749,6 +749,21 @@ def test_a_steady_call_binds_what_comes_back_and_types_the_rest():
     assert call(z, y) == [15, 3, 4]       # ... 4 do
 
 
+def test_a_steady_call_without_arguments_passes_its_objects_then_its_values():
+    """`SteadyCall` with `arguments` None calls `function(*objects, *values)`, typed, bound and
+    found alike (the arguments made only where the call is not found bound)."""
+    steady = compiled.SteadyCall(limit=8, payback=4)
+
+    def shifted(a, b, k, scale):
+        return (a[0] + k) * scale - b[0]
+
+    a, b = np.full(1, 2.0), np.full(1, 0.5)
+    for expected_counts in ([1, 0, 0], [1, 1, 0], [1, 1, 1]):      # typed, then bound, then found
+        assert steady(shifted, (a, b), (3.0, 2.0)) == (2.0 + 3.0) * 2.0 - 0.5
+        assert list(steady.counts[:3]) == expected_counts
+    assert steady.get(shifted, (a, b), (3.0, 2.0))() == 9.5
+
+
 def test_each_checkout_caches_in_a_folder_of_its_own(monkeypatch, tmp_path):
     """Two source trees (two clones, a worktree) cache their kernels apart under the user's cache
     directory, each in its own folder (`_checkout_folder`, from its path): numba keeps one index per

@@ -444,8 +444,8 @@ def _reaching_grid(shape_node, lo, hi, bodies, nodes, step, grid, cell_lo, cell_
 
 
 @kernel(refcounts=False)
-def _solve_changes(velocity, solved, relaxed, final, h, fraction, push_speed, joints, composed, slot, minv_jt, impulse,
-                   start_inertia, inverse_inertia, hold_count, hold_direction, scratch, dv, dx):
+def _solve_changes(velocity, solved, relaxed, final, slot, minv_jt, impulse, start_inertia, inverse_inertia, hold_count,
+                   hold_direction, scratch, dv, dx, h, fraction, push_speed, joints, composed):
     """`SceneSolver.solve_changes` in one call: the split impulse (`split_impulse_changes`) into dv,
     dx (D, 6); where the joints are RATTLE's (`joints` rows of the system, the first), their share
     of the positions; and the angular Δv re-expressed with the bodies' inertia now. Each sum in the
@@ -1887,7 +1887,7 @@ class SceneSolver:
                    system.minv_jt, system.rows.impulse, step.masses[1], inverse_inertia, holds.count, holds.direction,
                    scratch, dv, dx)
         values = (h, fraction, push_speed, len(step.joints.slots) if rattle else -1, bool(composed))
-        self.steady_calls(_solve_changes, objects, values, objects[:4] + values + objects[4:])
+        self.steady_calls(_solve_changes, objects, values)     # (its arrays first, its numbers after them)
 
     def choose_joint_terms(self, world, centre, rotation, inverse_mass, inverse_inertia, settings, composing):
         """Which joints' terms RATTLE's step takes this sub-step (`physics.constraints.rattle`, "Joint

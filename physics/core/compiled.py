@@ -731,18 +731,25 @@ class SteadyCall:
         self._seen = {}     # the typed calls' (ids of the objects, function, values) -> objects (held: no id reused)
         self.counts = [0, 0, 0, 0]
 
-    def __call__(self, function, objects, values, arguments):
+    def __call__(self, function, objects, values, arguments=None):
         """`function(*arguments)`, whose arguments are `objects` (a tuple, by identity) and `values`
         (a tuple, hashable, by value: the numbers among them, and the ids that tell two sets of
-        room apart, so that each set's call is found as the last for its values)."""
+        room apart, so that each set's call is found as the last for its values); `arguments` None:
+        `objects + values`, made only where the call is not found bound (a kernel whose parameters
+        take its objects first and its values after them: a tuple of a dozen or more made at every
+        call, for nothing, where the call is found)."""
         call = self._bound(function, objects, values, arguments)
-        return function(*arguments) if call is None else call()
+        if call is not None:
+            return call()
+        return function(*(objects + values if arguments is None else arguments))
 
-    def get(self, function, objects, values, arguments):
-        """`function(*arguments)` as a call of no arguments (`__call__`'s): bound where found or
-        steady, else through the kernel's entry point."""
+    def get(self, function, objects, values, arguments=None):
+        """`function(*arguments)` as a call of no arguments (`__call__`'s, `arguments` None as there):
+        bound where found or steady, else through the kernel's entry point."""
         call = self._bound(function, objects, values, arguments)
-        return functools.partial(function, *arguments) if call is None else call
+        if call is not None:
+            return call
+        return functools.partial(function, *(objects + values if arguments is None else arguments))
 
     def found(self, function, objects, values):
         """The call bound for these arguments (`get`'s, where it went straight to a compiled version),
@@ -774,7 +781,8 @@ class SteadyCall:
             return None
         counts[1] += 1
         counts[3] = 0
-        return calls.get(binding(function, *arguments), objects, *values)
+        return calls.get(binding(function, *(objects + values[1:] if arguments is None else arguments)), objects,
+                         *values)
 
 
 class Kernel(CPUDispatcher):
