@@ -749,6 +749,29 @@ def test_a_steady_call_binds_what_comes_back_and_types_the_rest():
     assert call(z, y) == [15, 3, 4]       # ... 4 do
 
 
+def test_a_steady_call_binds_arguments_that_keep_coming_back_whatever_its_payback():
+    """Past a long run's binds whose calls were never found again (`counts`' binds set to 10: the
+    payback's wait grown to `payback` × 2⁸ calls), two sets of arguments used in turn (the iiwa's
+    contact points in two sets of room, at a count held for a few hundred sub-steps) are typed only
+    until each was typed more than `payback` / 2 times, then bound, then found: typed twice each,
+    bound at the third meeting, found after."""
+    steady = compiled.SteadyCall(limit=8, payback=4)
+
+    def add(a, b):
+        return a[0] + b[0]
+
+    steady.counts[1] = 10
+    u, v = np.full(1, 2.0), np.full(1, 3.0)
+    for _ in range(2):
+        for pair in ((u, v), (v, u)):
+            assert steady(add, pair, (), pair) == 5.0
+    assert steady.counts[:3] == [4, 10, 0]
+    for _ in range(3):
+        for pair in ((u, v), (v, u)):
+            assert steady(add, pair, (), pair) == 5.0
+    assert steady.counts[:3] == [4, 12, 4]
+
+
 def test_a_steady_call_without_arguments_passes_its_objects_then_its_values():
     """`SteadyCall` with `arguments` None calls `function(*objects, *values)`, typed, bound and
     found alike (the arguments made only where the call is not found bound)."""
