@@ -196,7 +196,9 @@ def test_rows_let_go_are_solved_around_the_kept_factors_as_their_own_factorizati
         scratch.released[rattle.RELEASED_MAX, 1] = 0       # (new factors: no column kept)
         for _ in range(2):      # the columns made, then kept
             got = rhs.copy()
-            assert rattle._solve_kept.py_func(graph, scratch._replace(factors=kept), taken, got, None)
+            assert rattle._solve_kept.py_func(graph, rattle.KeptFactors(kept, scratch.factored_taken, scratch.released,
+                                                                         scratch.released_columns, scratch.capacitance),
+                                              taken, got, None)
             assert scratch.released[rattle.RELEASED_MAX, 1] == 1
         # the taken rows factored on their own
         own = empty_factors(graph)

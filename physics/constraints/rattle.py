@@ -204,6 +204,13 @@ Both are compiled (numba): the rows come from `physics.constraints.joints.joint_
 evaluation; J(q_k) M₀⁻¹ J₀ᵀ is not symmetric, so both systems are factored by block elimination
 with partial pivoting inside each joint's block (`physics.constraints.joint_graph.factor_and_solve`).
 
+Compile. Every kernel numba compiles apart (one another calls without inlining it) pays for each
+array its arguments hold, bundled or not: a kernel that returns a number from a `RattleStart` (126
+arrays with its model, graph and scratch) takes 1.2 s of CPU to compile, and from one array 0.03 s.
+So the projection's own kernels take the fields they read, not the bundle: `_evaluate`,
+`_relative_error`, `_curvature_error`, `_weigh`, `_hold_step`, and `_solve_kept` with `_let_go`'s
+pair the kept factors' arrays alone (`KeptFactors`), not the position scratch.
+
 Conventions: B solver bodies, world frame, velocities (B, 6) [v, ω]; static sides (−1) drop out.
 """
 import math
@@ -291,6 +298,17 @@ class PositionScratch(NamedTuple):
     released_columns: np.ndarray  # (RELEASED_MAX, J, R) … these columns Γ⁻¹ e_d of each are the kept factors') …
     capacitance: np.ndarray     # (RELEASED_MAX, RELEASED_MAX + 1) … and their capacitance system, augmented
     factors: Factors            # the Newton matrix's factors, kept for chord steps
+
+
+class KeptFactors(NamedTuple):
+    """The position projection's kept factors and what `_solve_kept` solves around them with:
+    `PositionScratch`'s fields of that name (a bundle of their own for the kernels that read them:
+    module docstring, "Compile")."""
+    factors: Factors
+    factored_taken: np.ndarray
+    released: np.ndarray
+    released_columns: np.ndarray
+    capacitance: np.ndarray
 
 
 class VelocityScratch(NamedTuple):
@@ -1081,23 +1099,26 @@ def _row_scale(row, lever):
 
 
 @kernel(refcounts=False)
-def _relative_error(system, taken):
+def _relative_error(model, geometry, taken):
     """max |C| / scale over the taken rows (`_row_scale`: the lever for a row in metres, 1 for an
     angular one); rows whose joint has no lever are left out, and so are the rotor rows (whose g
-    starts at the rotor's own motion over the step: no drift)."""
-    model, worst = system.model, 0.0
+    starts at the rotor's own motion over the step: no drift). The rows at the pose evaluated,
+    `geometry`: the joints' model and geometry alone, not the whole `RattleStart` (module
+    docstring, "Compile")."""
+    worst = 0.0
     for j in range(len(model.kind)):
         lever = _lever(model, j)
         for s in range(ROWS_PER_JOINT):
             if taken[j, s] and s != SPRING:
-                scale = _row_scale(system.geometry.jacobian[j, s], lever)
+                scale = _row_scale(geometry.jacobian[j, s], lever)
                 if scale > 0.0:
-                    worst = max(worst, abs(system.geometry.C[j, s]) / scale)
+                    worst = max(worst, abs(geometry.C[j, s]) / scale)
     return worst
 
 
 @kernel(refcounts=False)
-def _curvature_error(system, start_C, x, R, taken, moved):
+def _curvature_error(model, geometry, column, index, start_centre, start_rotation, start_jacobian, start_C, x, R, taken,
+                     moved):
     """How far the drift left the joints beyond their tangent: max over the taken rows of
     |g(q) − g(q₀) − J₀ (q − q₀)| / scale (`_row_scale`), q − q₀ the jointed bodies' translation and
     rotation vector (of R R₀ᵀ) since the start, x (n, 3) and R (n, 3, 3) per column. A link of lever
@@ -1105,15 +1126,16 @@ def _curvature_error(system, start_C, x, R, taken, moved):
     same for a chain's short links and a pendulum's long one, and it falls as h² where the step is
     halved. What the tangent carries (a velocity solve's joint rows left unconverged after a hard
     contact, a rope snapping taut) is no curvature: RATTLE's first Newton step takes it whole, at
-    any h, so it is no reason to halve the step. `start_C` (J, ROWS_PER_JOINT) g(q₀); the rows at q
-    in `system.geometry`; `moved` (n, 6) scratch."""
-    model, geometry = system.model, system.geometry
-    n = len(system.column)
+    any h, so it is no reason to halve the step. `start_C` (J, ROWS_PER_JOINT) g(q₀) and
+    `start_jacobian` J₀ at the start-of-step poses `start_centre`, `start_rotation` (`RattleStart`'s,
+    given apart: module docstring, "Compile"); the rows at q in `geometry`; `column`, `index` the
+    jointed bodies' columns; `moved` (n, 6) scratch."""
+    n = len(column)
     for c in range(n):
-        b = system.column[c]
-        theta = rotvec_from_matrix(matmul(load33(R, c), transpose(load33(system.rotation, b))))
+        b = column[c]
+        theta = rotvec_from_matrix(matmul(load33(R, c), transpose(load33(start_rotation, b))))
         for i in range(3):
-            moved[c, i] = x[c, i] - system.centre[b, i]
+            moved[c, i] = x[c, i] - start_centre[b, i]
             moved[c, 3 + i] = theta[i]
     worst = 0.0
     for j in range(len(model.kind)):
@@ -1121,13 +1143,13 @@ def _curvature_error(system, start_C, x, R, taken, moved):
         for s in range(ROWS_PER_JOINT):
             if not taken[j, s] or s == SPRING:
                 continue
-            row = system.jacobian[j, s]
+            row = start_jacobian[j, s]
             scale = _row_scale(row, lever)
             if scale <= 0.0:
                 continue
             tangent = 0.0
             for side in range(2):
-                c = system.index[model.body[j, side]]
+                c = index[model.body[j, side]]
                 if c >= 0:
                     for i in range(6):
                         tangent += row[side, i] * moved[c, i]
@@ -1269,69 +1291,71 @@ def _hold_turns(holds, b, v):
 
 
 @kernel(inline=True)
-def _direction(system, along_current, chord, j, s):
-    """The row J_d (2, 6) along which a Newton step's μ of row (j, s) moves the bodies: J₀'s, or
-    along the current rows the pose's own, or a chord's the factored pose's (module docstring)."""
+def _direction(start_jacobian, factored_jacobian, current_jacobian, along_current, chord, j, s):
+    """The row J_d (2, 6) along which a Newton step's μ of row (j, s) moves the bodies: J₀'s
+    (`start_jacobian`), or along the current rows the pose's own (`current_jacobian`), or a chord's
+    the factored pose's (`factored_jacobian`; module docstring)."""
     if not along_current:
-        return system.jacobian[j, s]
+        return start_jacobian[j, s]
     if chord:
-        return system.scratch.factored_jacobian[j, s]
-    return system.geometry.jacobian[j, s]
+        return factored_jacobian[j, s]
+    return current_jacobian[j, s]
 
 
 @kernel(refcounts=False)
-def _hold_step(system, taken, along_current, chord, total, mu, kick):
+def _hold_step(model, holds, column, index, start_jacobian, factored_jacobian, current_jacobian, taken, along_current,
+               chord, total, mu, kick):
     """The contacts' active set in a position projection (`Holds`): a body a static shape pushed
     starts FREE; where the joints' impulse on it with a Newton step's, Σ J_dᵀ (total + μ) (`kick`
     (n, 6) scratch, J_d as the projection's kick takes it; `total` the rows' impulses so far, as
     `_let_go` judges the inequalities), presses it into the shape it is HELD, and where, held, that
     impulse would lift it off (its hold's reaction would pull) it is LET_GO, not to be held again
     in this projection (finite, as Murty's least index). Returns how many changed: the rows are
-    then solved again."""
-    holds = system.holds
+    then solved again. `RattleStart`'s fields it reads given apart (module docstring, "Compile")."""
     kick[:] = 0.0
-    for j in range(len(system.model.kind)):
+    for j in range(len(model.kind)):
         for s in range(ROWS_PER_JOINT):
             if not taken[j, s]:
                 continue
-            Jd = _direction(system, along_current, chord, j, s)
+            Jd = _direction(start_jacobian, factored_jacobian, current_jacobian, along_current, chord, j, s)
             for side in range(2):
-                b = system.model.body[j, side]
-                c = system.index[b]
+                b = model.body[j, side]
+                c = index[b]
                 if c >= 0 and holds.count[b] > 0:
                     for i in range(3):
                         kick[c, i] += Jd[side, i] * (total[j, s] + mu[j, s])
     changed = 0
-    for c in range(len(system.column)):
-        b = system.column[c]
+    for c in range(len(column)):
+        b = column[c]
         if holds.count[b] > 0:
             changed += _hold_turns(holds, b, (kick[c, 0], kick[c, 1], kick[c, 2]))
     return changed
 
 
 @kernel(refcounts=False)
-def _weigh(system, taken, along_current, inertia, Y, h, D, W):
+def _weigh(model, geometry, column, index, inverse_mass, start_jacobian, holds, taken, along_current, inertia, Y, h, D,
+           W):
     """W (J, ROWS_PER_JOINT, 2, 6) = M₀⁻¹ J_dᵀ per taken row and side, J_d = J₀ (or J_k along the
     current rows), the angular part of M₀⁻¹ the drift derivative D (n, 3, 3), made here from the
     world inertias (n, 3, 3) and the rotor drifts Y (n, 3) of the pose evaluated (`_evaluate`):
-    J_k W is the Newton matrix."""
-    geometry, model = system.geometry, system.model
-    for c in range(len(system.column)):
+    J_k W is the Newton matrix. `RattleStart`'s fields it reads (M₀⁻¹ `inverse_mass`, J₀
+    `start_jacobian`) given apart (module docstring, "Compile")."""
+    for c in range(len(column)):
         store33(D, c, drift_derivative(load33(inertia, c), (Y[c, 0], Y[c, 1], Y[c, 2]), h))
     for j in range(len(model.kind)):
         for s in range(ROWS_PER_JOINT):
             if not taken[j, s]:
                 continue
-            Jd = geometry.jacobian[j, s] if along_current else system.jacobian[j, s]
+            Jd = geometry.jacobian[j, s] if along_current else start_jacobian[j, s]
             for side in range(2):
-                c = system.index[model.body[j, side]]
+                c = index[model.body[j, side]]
                 if c < 0:
                     W[j, s, side, :] = 0.0
                     continue
                 b = model.body[j, side]
-                m = system.inverse_mass[b]
+                m = inverse_mass[b]
                 ang = matvec(load33(D, c), (Jd[side, 3], Jd[side, 4], Jd[side, 5]))
-                lin = held(system.holds, b, (m * Jd[side, 0], m * Jd[side, 1], m * Jd[side, 2]))
+                lin = held(holds, b, (m * Jd[side, 0], m * Jd[side, 1], m * Jd[side, 2]))
                 for i in range(3):
                     W[j, s, side, i] = lin[i]
                     W[j, s, side, 3 + i] = ang[i]
@@ -1392,21 +1416,21 @@ def _retake(system, taken, total, mu, W, dq, tolerance):
 
 
 @kernel(refcounts=False)
-def _let_go(graph, scratch, inequality, factors, taken, total, mu, z, split):
+def _let_go(graph, kept, inequality, factors, taken, total, mu, z, split):
     """`_let_go_passes` with the factors' own rows taken (no row let go since they were made): a
     kernel of its own, small enough for LLVM to inline into the projection (with one kernel for
     both this and `_let_go_around`, the chain's projection took 4 % longer)."""
-    return _let_go_passes(graph, scratch, inequality, factors, taken, total, mu, z, False, split)
+    return _let_go_passes(graph, kept, inequality, factors, taken, total, mu, z, False, split)
 
 
 @kernel(refcounts=False)
-def _let_go_around(graph, scratch, inequality, factors, taken, total, mu, z, split):
+def _let_go_around(graph, kept, inequality, factors, taken, total, mu, z, split):
     """`_let_go_passes` where rows were let go since the factors were made (`_solve_kept`)."""
-    return _let_go_passes(graph, scratch, inequality, factors, taken, total, mu, z, True, split)
+    return _let_go_passes(graph, kept, inequality, factors, taken, total, mu, z, True, split)
 
 
 @kernel(inline=True)
-def _let_go_passes(graph, scratch, inequality, factors, taken, total, mu, z, released, split):
+def _let_go_passes(graph, kept, inequality, factors, taken, total, mu, z, released, split):
     """The taken inequalities whose impulse so far `total` > 0 the Newton step μ would turn (total +
     μ < 0: a limit or a rope letting go) end the step at 0 impulse, μ_r = −total_r, while the other
     rows' step stays Newton's (Γ μ = −g on each of them, Γ as factored: damped along the current rows,
@@ -1418,8 +1442,9 @@ def _let_go_passes(graph, scratch, inequality, factors, taken, total, mu, z, rel
     of the others: gymnasium's ant driven by random controls, a hip limit's impulse turning, found
     no descent along the current rows 1.9 mm off and was halved past its step's budget. One row
     let go is exact; where several are, a later correction may lift an earlier one off −total,
-    which then stands where it is (neither at 0 nor on its own equation). `z` (J, ROWS_PER_JOINT)
-    scratch; `split` as `project_positions_kernel`'s. Returns the corrections made (a row corrected
+    which then stands where it is (neither at 0 nor on its own equation). `kept`: the kept factors'
+    rows and columns (`KeptFactors`, `_solve_kept`); `z` (J, ROWS_PER_JOINT) scratch; `split` as
+    `project_positions_kernel`'s. Returns the corrections made (a row corrected
     in two passes counts twice)."""
     corrected = 0
     for _ in range(LET_GO_PASSES):
@@ -1431,7 +1456,7 @@ def _let_go_passes(graph, scratch, inequality, factors, taken, total, mu, z, rel
                 z[:] = 0.0
                 z[j, s] = 1.0
                 if released:
-                    solved = _solve_kept(graph, scratch, taken, z, split)
+                    solved = _solve_kept(graph, kept, taken, z, split)
                 elif split is None:
                     solved = solve_factored(graph, factors, z)
                 else:
@@ -1462,9 +1487,9 @@ def _substitute(graph, factors, rhs, split):
 
 
 @kernel(refcounts=False)     # (a call of its own: inlined, the projection's loops around it ran slower)
-def _solve_kept(graph, scratch, taken, rhs, split):
+def _solve_kept(graph, kept, taken, rhs, split):
     """rhs (J, ROWS_PER_JOINT) ← the solution of the `taken` rows' Newton system with the kept
-    factors, made for the rows `scratch.factored_taken`: those and k ≤ RELEASED_MAX more, rows let
+    factors (`kept`, a `KeptFactors`), made for the rows `kept.factored_taken`: those and k ≤ RELEASED_MAX more, rows let
     go since (`_release`, or no longer violated at a chord's pose), whose multipliers are 0 and whose
     equations are gone. The capacitance method (Hager, "Updating the inverse of a matrix", SIAM
     Review 31, 1989), as `_let_go` fixes one row: with E the let-go rows' unit columns, the taken
@@ -1474,22 +1499,20 @@ def _solve_kept(graph, scratch, taken, rhs, split):
     (Eᵀ Γ⁻¹ E is invertible wherever Γ and the taken rows' block are: Schur's determinant
     identity.) With none let go it is the substitution alone, the same bits. rhs of a let-go row
     is any (its t absorbs it); it comes out 0. False where a substitution fails or the k × k system
-    is singular (the caller factors the taken rows instead). The joint graph and the position
-    scratch alone, not the whole `RattleStart`: typing and lowering that bundle was most of this
-    kernel's compile."""
-    factors = scratch.factors
-    factored_rows, released, columns, S = scratch.factored_taken, scratch.released, scratch.released_columns, \
-        scratch.capacitance
+    is singular (the caller factors the taken rows instead). The joint graph and the kept factors'
+    arrays alone, not the whole `RattleStart` nor the position scratch (module docstring, "Compile")."""
+    factors = kept.factors
+    factored_rows, released, columns, S = kept.factored_taken, kept.released, kept.released_columns, kept.capacitance
     # the columns Γ⁻¹ e_d are kept while the factors and the rows let go stay (a chord's steps and
     # `_let_go`'s solves reuse them): released[RELEASED_MAX] = (their count, 1 where kept)
-    k, kept = 0, released[RELEASED_MAX, 1] == 1
+    k, reused = 0, released[RELEASED_MAX, 1] == 1
     for j in range(taken.shape[0]):
         for s in range(ROWS_PER_JOINT):
             if factored_rows[j, s] and not taken[j, s]:
                 if k == RELEASED_MAX:
                     return False
-                if kept and (k >= released[RELEASED_MAX, 0] or released[k, 0] != j or released[k, 1] != s):
-                    kept = False
+                if reused and (k >= released[RELEASED_MAX, 0] or released[k, 0] != j or released[k, 1] != s):
+                    reused = False
                     released[RELEASED_MAX, 1] = 0
                 released[k, 0], released[k, 1] = j, s
                 k += 1
@@ -1497,7 +1520,7 @@ def _solve_kept(graph, scratch, taken, rhs, split):
         return False
     if k == 0:
         return True
-    if not (kept and k == released[RELEASED_MAX, 0]):
+    if not (reused and k == released[RELEASED_MAX, 0]):
         released[RELEASED_MAX, 0], released[RELEASED_MAX, 1] = k, 0
         for d in range(k):
             column = columns[d]
@@ -1581,6 +1604,8 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
     h, current = step[STEP_H], int(step[STEP_CURRENT])
     abandon = (step[STEP_ABANDON], step[STEP_ABANDON + 1], step[STEP_ABANDON + 2])
     scratch = system.scratch
+    kept = KeptFactors(scratch.factors, scratch.factored_taken, scratch.released, scratch.released_columns,
+                       scratch.capacitance)
     # (`_evaluate`'s parts of the bundle)
     model, geometry, terms, column, start_rotation = system.model, system.geometry, system.terms, system.column, \
         system.rotation
@@ -1630,8 +1655,9 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
                                     work_R, inertia, R, Y, taken, lam, total)
     along_current = False
     stats[:] = 0.0
-    stats[3] = _curvature_error(system, start_C, x, R, taken, scratch.moved)
-    stats[5] = _relative_error(system, taken)
+    stats[3] = _curvature_error(model, geometry, column, system.index, system.centre, system.rotation, system.jacobian,
+                                start_C, x, R, taken, scratch.moved)
+    stats[5] = _relative_error(model, geometry, taken)
     started = not min(stats[3], stats[5]) > abandon[2]     # (else certain to be taken again: `abandon`; NaN starts)
     if not started:
         stats[1] = 2.0
@@ -1666,7 +1692,7 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
         # nearly singular system (a net of loops near a plane: its rows nearly redundant), where
         # more iterations buy round-off. Its error, once within ACCEPTED_ERROR of the levers, stands.
         stalled = not (chord and slow) and error > STALL * previous
-        if stalled and _relative_error(system, taken) <= ACCEPTED_ERROR:
+        if stalled and _relative_error(model, geometry, taken) <= ACCEPTED_ERROR:
             break
         if not (chord and slow):
             stalls = stalls + 1 if error > STUCK * previous else 0
@@ -1676,7 +1702,7 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
             # CURRENT_ROWS times as many iterations of their own
             along_current = True
             factored = False
-            stats[4] = _relative_error(system, taken)
+            stats[4] = _relative_error(model, geometry, taken)
             if _abandoned(stats, abandon):
                 break
         if along_current and stats[0] >= along_start + current:
@@ -1725,12 +1751,13 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
                 else:
                     solved = _split_solve_factored(system.graph, scratch.factors, mu)
             elif factored:
-                solved = _solve_kept(system.graph, scratch, taken, mu, split)
+                solved = _solve_kept(system.graph, kept, taken, mu, split)
                 if not solved:      # (a singular capacitance system: the taken rows factored instead)
                     factored = False
                     continue
             else:
-                _weigh(system, taken, along_current, inertia, Y, h, D, W)
+                _weigh(model, geometry, column, system.index, system.inverse_mass, system.jacobian, system.holds, taken,
+                       along_current, inertia, Y, h, D, W)
                 if split is None:
                     assemble(system.graph, system.geometry.jacobian, W, taken, scratch.factors.storage,
                              scratch.factors.floor)
@@ -1770,7 +1797,8 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
             if released == 0:
                 # the inequalities settled, the contacts' active set (`_hold_step`): a body the
                 # step presses into its shape held, one it would lift off let go, and solved again
-                if _hold_step(system, taken, along_current, chord, total, mu, kick) == 0:
+                if _hold_step(model, system.holds, column, system.index, system.jacobian, scratch.factored_jacobian,
+                              geometry.jacobian, taken, along_current, chord, total, mu, kick) == 0:
                     break
                 stats[11] += 1.0
                 factored = False    # (another matrix: `_weigh` weighs the bodies held or let go)
@@ -1779,10 +1807,10 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
             pivots = max(pivots, 1)
         if solved:      # an inequality's impulse so far may fall to 0, never below: past that it lets go
             if let_go:
-                stats[10] += _let_go_around(system.graph, scratch, system.geometry.inequality, scratch.factors, taken, total,
+                stats[10] += _let_go_around(system.graph, kept, system.geometry.inequality, scratch.factors, taken, total,
                                             mu, trial_total, split)
             else:
-                stats[10] += _let_go(system.graph, scratch, system.geometry.inequality, scratch.factors, taken, total, mu,
+                stats[10] += _let_go(system.graph, kept, system.geometry.inequality, scratch.factors, taken, total, mu,
                                      trial_total, split)
             for j in range(J):
                 for s in range(ROWS_PER_JOINT):
@@ -1794,7 +1822,7 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
                 for s in range(ROWS_PER_JOINT):
                     if not taken[j, s]:
                         continue
-                    Jd = _direction(system, along_current, chord, j, s)
+                    Jd = _direction(system.jacobian, scratch.factored_jacobian, geometry.jacobian, along_current, chord, j, s)
                     for side in range(2):
                         c = system.index[system.model.body[j, side]]
                         if c >= 0:
@@ -1862,7 +1890,7 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
                 continue
             break       # no descent left: round-off
         along_current = True
-        stats[4] = _relative_error(system, taken)
+        stats[4] = _relative_error(model, geometry, taken)
         # (within ACCEPTED_ERROR the next pass may stop as a stall that stands, never marked as having
         # left J₀: not certain to be taken again)
         if stats[4] > ACCEPTED_ERROR and _abandoned(stats, abandon):
