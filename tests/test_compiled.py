@@ -716,6 +716,23 @@ def test_a_projection_reaches_the_split_graphs_regions_only_where_numba_prunes_t
     assert all(pruned for _, _, pruned in calls), [c for c in calls if not c[2]]
 
 
+def test_a_kernel_compiles_no_c_wrapper():
+    """`kernel` compiles no C-ABI wrapper (module docstring, 11): the library defines the native
+    function and numba's Python wrapper, not the C one; the kernel still answers typed from Python
+    and through a bound call (`bind`, which enters the native function)."""
+    @compiled.kernel(refcounts=False)
+    def scaled(a, k):
+        return a[0] * k
+
+    a = np.full(1, 3.0)
+    assert scaled(a, 2.0) == 6.0
+    overload = scaled.overloads[scaled.signatures[0]]
+    library = overload.library
+    assert library.get_pointer_to_function(overload.fndesc.llvm_func_name)
+    assert not library.get_pointer_to_function(overload.fndesc.llvm_cfunc_wrapper_name)
+    assert compiled.bind(scaled, a, 2.0)() == 6.0
+
+
 def test_a_steady_call_binds_what_comes_back_and_types_the_rest():
     """`SteadyCall` (counts: typed, binds, found): arguments new at every call (a heap's counts)
     are typed and never bound; arguments met again are bound at their second call and found

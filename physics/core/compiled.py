@@ -128,6 +128,14 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    ant's a sixth, the same bits. Those builtins' code is compiled once a machine and kept beside
    the kernels (`cache_root()`/trampolines).
 
+11. **No C wrapper.** numba compiles beside each function a C-ABI wrapper (for a kernel passed to
+   another as a first-class function value, which none here is) whose code unpacks every array of
+   every bundle it is given: a kernel that returns a number from RATTLE's stage's 342 arrays
+   compiled in 4.6 s of CPU with it and 3.8 without (0.2 without numba's Python wrapper too, which a
+   typed call from Python needs). `kernel` asks for none (numba's `no_cfunc_wrapper` target
+   option): the chain's warm-up task compiled in 85 s of CPU where it took 95 (cold, one process,
+   in turn), the same machine code for every kernel.
+
 The cache can be filled ahead of need, on both cores, with `python -m physics warmup`
 (physics.tools.warmup).
 
@@ -141,6 +149,7 @@ fails when a numba release changes it (pyproject pins numba and llvmlite; `PATCH
 | `inline_closurecall.InlineWorker` and its module's `copy`, `Scope.localvars._con`, `FunctionIdentity._unique_ids` | 5: inlining at linear cost | the tank's cold compile 65 → 56 s | `test_inlining_keeps_every_call_site_apart` |
 | `targetconfig.TargetConfig.__eq__`/`__hash__` | flag comparisons (`_cheap_config_comparisons`) | about 5 % of a cold compile | `test_compile_flags_compare_as_numba_defines_them` |
 | the `_nrt` target option | 6: no reference counts in the sweep | the heap's solve 3× faster | `test_a_kernel_without_reference_counts_runs_and_may_not_allocate` |
+| the `no_cfunc_wrapper` target option | 11: no C wrapper | the chain's warm-up compile 95 → 85 s | `test_a_kernel_compiles_no_c_wrapper` |
 | `Dispatcher.compile` (looks in the cache before it compiles, under the compiler lock), `FunctionCache._cache_path`, `_impl.filename_base` | 9: one process compiles a kernel | the cold warm-up about 120 s of CPU less | `test_a_kernel_another_process_is_compiling_is_waited_for_and_loaded` |
 | `BaseContext.get_arg_packer`, `call_conv.get_function_type` and its status codes, `CompileResult.fndesc.llvm_func_name`, `library.get_pointer_to_function`, the array model's members (`physics.core.unboxed`) | 10: arguments unboxed once | the pendulum's step a fifth less time | tests/test_unboxed.py |
 """
@@ -1040,6 +1049,9 @@ def kernel(function=None, *, inline=False, parallel=False, nogil=False, error_mo
     # before any other has with the caller's setting where the kernel states none, and one that
     # allocates then fails to compile (the order of compiles is the run's: a warm-up's, the app's)
     options["_nrt"] = bool(refcounts)
+    # no C-ABI wrapper (module docstring, 11): a bound call enters the native function itself
+    # (`physics.core.unboxed`), a typed one numba's Python wrapper
+    options["no_cfunc_wrapper"] = True
 
     def wrap(py_func):
         if config.DISABLE_JIT:
