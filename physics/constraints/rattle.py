@@ -1416,21 +1416,21 @@ def _retake(system, taken, total, mu, W, dq, tolerance):
 
 
 @kernel(refcounts=False)
-def _let_go(graph, kept, inequality, factors, taken, total, mu, z, split):
+def _let_go(graph, kept, inequality, taken, total, mu, z, split):
     """`_let_go_passes` with the factors' own rows taken (no row let go since they were made): a
     kernel of its own, small enough for LLVM to inline into the projection (with one kernel for
     both this and `_let_go_around`, the chain's projection took 4 % longer)."""
-    return _let_go_passes(graph, kept, inequality, factors, taken, total, mu, z, False, split)
+    return _let_go_passes(graph, kept, inequality, taken, total, mu, z, False, split)
 
 
 @kernel(refcounts=False)
-def _let_go_around(graph, kept, inequality, factors, taken, total, mu, z, split):
+def _let_go_around(graph, kept, inequality, taken, total, mu, z, split):
     """`_let_go_passes` where rows were let go since the factors were made (`_solve_kept`)."""
-    return _let_go_passes(graph, kept, inequality, factors, taken, total, mu, z, True, split)
+    return _let_go_passes(graph, kept, inequality, taken, total, mu, z, True, split)
 
 
 @kernel(inline=True)
-def _let_go_passes(graph, kept, inequality, factors, taken, total, mu, z, released, split):
+def _let_go_passes(graph, kept, inequality, taken, total, mu, z, released, split):
     """The taken inequalities whose impulse so far `total` > 0 the Newton step μ would turn (total +
     μ < 0: a limit or a rope letting go) end the step at 0 impulse, μ_r = −total_r, while the other
     rows' step stays Newton's (Γ μ = −g on each of them, Γ as factored: damped along the current rows,
@@ -1442,8 +1442,9 @@ def _let_go_passes(graph, kept, inequality, factors, taken, total, mu, z, releas
     of the others: gymnasium's ant driven by random controls, a hip limit's impulse turning, found
     no descent along the current rows 1.9 mm off and was halved past its step's budget. One row
     let go is exact; where several are, a later correction may lift an earlier one off −total,
-    which then stands where it is (neither at 0 nor on its own equation). `kept`: the kept factors'
-    rows and columns (`KeptFactors`, `_solve_kept`); `z` (J, ROWS_PER_JOINT) scratch; `split` as
+    which then stands where it is (neither at 0 nor on its own equation). `kept`: the step's factors
+    and, where rows were let go since they were made, the columns `_solve_kept` solves around them
+    with (`KeptFactors`); `z` (J, ROWS_PER_JOINT) scratch; `split` as
     `project_positions_kernel`'s. Returns the corrections made (a row corrected
     in two passes counts twice)."""
     corrected = 0
@@ -1458,9 +1459,9 @@ def _let_go_passes(graph, kept, inequality, factors, taken, total, mu, z, releas
                 if released:
                     solved = _solve_kept(graph, kept, taken, z, split)
                 elif split is None:
-                    solved = solve_factored(graph, factors, z)
+                    solved = solve_factored(graph, kept.factors, z)
                 else:
-                    solved = _split_solve_factored(graph, factors, z)
+                    solved = _split_solve_factored(graph, kept.factors, z)
                 if not solved or not z[j, s] > 0.0:
                     return corrected        # (Γ⁻¹)_rr: positive where Γ is near J M⁻¹ Jᵀ; else the clamp
                 t = (-total[j, s] - mu[j, s]) / z[j, s]
@@ -1489,9 +1490,9 @@ def _substitute(graph, factors, rhs, split):
 @kernel(refcounts=False)     # (a call of its own: inlined, the projection's loops around it ran slower)
 def _solve_kept(graph, kept, taken, rhs, split):
     """rhs (J, ROWS_PER_JOINT) ← the solution of the `taken` rows' Newton system with the kept
-    factors (`kept`, a `KeptFactors`), made for the rows `kept.factored_taken`: those and k ≤ RELEASED_MAX more, rows let
-    go since (`_release`, or no longer violated at a chord's pose), whose multipliers are 0 and whose
-    equations are gone. The capacitance method (Hager, "Updating the inverse of a matrix", SIAM
+    factors (`kept`, a `KeptFactors`), made for the rows `kept.factored_taken`: those and k ≤
+    RELEASED_MAX more, rows let go since (`_release`, or no longer violated at a chord's pose),
+    whose multipliers are 0 and whose equations are gone. The capacitance method (Hager, "Updating the inverse of a matrix", SIAM
     Review 31, 1989), as `_let_go` fixes one row: with E the let-go rows' unit columns, the taken
     rows' solution is μ = Γ⁻¹ rhs + Γ⁻¹E t, t from the k × k system (Eᵀ Γ⁻¹ E) t = −Eᵀ Γ⁻¹ rhs that
     sets μ_E = 0: k + 1 substitutions where a factorization of the smaller system would cost
@@ -1807,11 +1808,11 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
             pivots = max(pivots, 1)
         if solved:      # an inequality's impulse so far may fall to 0, never below: past that it lets go
             if let_go:
-                stats[10] += _let_go_around(system.graph, kept, system.geometry.inequality, scratch.factors, taken, total,
-                                            mu, trial_total, split)
+                stats[10] += _let_go_around(system.graph, kept, system.geometry.inequality, taken, total, mu,
+                                            trial_total, split)
             else:
-                stats[10] += _let_go(system.graph, kept, system.geometry.inequality, scratch.factors, taken, total, mu,
-                                     trial_total, split)
+                stats[10] += _let_go(system.graph, kept, system.geometry.inequality, taken, total, mu, trial_total,
+                                     split)
             for j in range(J):
                 for s in range(ROWS_PER_JOINT):
                     if taken[j, s] and system.geometry.inequality[j, s] and total[j, s] + mu[j, s] < 0.0:
