@@ -3,6 +3,7 @@ called with, cache stamps that follow every module a kernel imports, and a cache
 works for read-only installs, and a start that parses no module it has seen."""
 import ast
 import collections
+import inspect
 import json
 import os
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import llvmlite.binding as llvm
 import numpy as np
 import pytest
 
@@ -246,20 +248,28 @@ def doubled(x):
 """
 
 
-def _compile_race(tmp_path, holder_niceness, typing_seconds):
-    """Process B, at `holder_niceness` above the test's, compiles `doubled` (SLOW_TO_COMPILE), its
-    typing taking `typing_seconds`; process A, at the test's niceness, started once B is inside that
-    compile, needs the same version. -> (B, A's output: "42 <cache hits> <cache misses>"), B left
-    running for the caller to wait for or end."""
+def _kernel_tree(tmp_path, **modules):
+    """A source tree under tmp_path with physics.core's compile policy and the modules
+    physics.NAME = SOURCE; -> the environment a fresh process imports them in, its kernel cache
+    tmp_path/cache."""
     package = tmp_path / "tree" / "physics"
     (package / "core").mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "core" / "__init__.py").write_text("")
     for name in ("compiled.py", "files.py", "unboxed.py"):
         (package / "core" / name).write_text((ROOT / "physics" / "core" / name).read_text())
-    (package / "slow.py").write_text(SLOW_TO_COMPILE)
+    for name, source in modules.items():
+        (package / f"{name}.py").write_text(source)
+    return {**os.environ, "PYTHONPATH": str(tmp_path / "tree"), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+
+
+def _compile_race(tmp_path, holder_niceness, typing_seconds):
+    """Process B, at `holder_niceness` above the test's, compiles `doubled` (SLOW_TO_COMPILE), its
+    typing taking `typing_seconds`; process A, at the test's niceness, started once B is inside that
+    compile, needs the same version. -> (B, A's output: "42 <cache hits> <cache misses>"), B left
+    running for the caller to wait for or end."""
+    env = _kernel_tree(tmp_path, slow=SLOW_TO_COMPILE)
     marker = tmp_path / "typing"
-    env = {**os.environ, "PYTHONPATH": str(tmp_path / "tree"), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     script = ("import os, sys\nos.nice(int(sys.argv[1]))\nfrom physics.slow import doubled\n"
               "print(doubled(21), sum(doubled.stats.cache_hits.values()), sum(doubled.stats.cache_misses.values()))")
 
@@ -731,6 +741,123 @@ def test_a_kernel_compiles_no_c_wrapper():
     assert library.get_pointer_to_function(overload.fndesc.llvm_func_name)
     assert not library.get_pointer_to_function(overload.fndesc.llvm_cfunc_wrapper_name)
     assert compiled.bind(scaled, a, 2.0)() == 6.0
+
+
+_FORTY = collections.namedtuple("_FORTY", [f"a{i}" for i in range(40)])
+
+
+@kernel(refcounts=False)
+def _halved_sum(bundle, k):
+    """Σ 2⁻ⁱ bundle.a7[(k − i) % 3] over i ≤ k, from a bundle of forty arrays of which it reads one:
+    recursive, so that LLVM keeps it a function of its own in its caller (a small callee is inlined)."""
+    if k <= 0:
+        return bundle.a7[0]
+    return bundle.a7[k % 3] + 0.5 * _halved_sum(bundle, k - 1)
+
+
+@kernel(refcounts=False)
+def _two_halved_sums(bundle, k):
+    return _halved_sum(bundle, k) + _halved_sum(bundle, k + 1)
+
+
+def test_a_cached_kernels_stamp_carries_the_code_it_was_generated_as():
+    """Every cached kernel's stamp is its sources' digest and `CODEGEN` (module docstring, 12): this
+    module is left out of the digest, so code generated another way (linked callees keeping every
+    argument, or made internal under their own names) is never loaded beside today's."""
+    locator = SourceTreeLocator.from_function(_halved_sum.py_func, __file__)
+    if locator is None:     # (a test file outside the project's packages: the physics kernels' own)
+        from physics.constraints import rattle
+        locator = SourceTreeLocator.from_function(rattle.joint_stage.py_func, rattle.__file__)
+    stamp = locator.get_source_stamp()
+    assert stamp.split() == [dependency_digest(locator._module), compiled.CODEGEN]
+
+
+def test_a_call_between_kernels_passes_only_what_the_callee_reads():
+    """Module docstring, 12: a kernel that calls another given a bundle of forty arrays, of which
+    the callee reads one, passes it three machine words (the return slot, that array's data and k),
+    not the 283 of numba's signature: the callee, linked into the caller's library, is made
+    internal there and LLVM drops its dead arguments. What callers link of the caller keeps numba's
+    own signatures (`linkonce_odr`, every argument), and the result is the Python function's.
+    Compiled here (no cache: a library loaded from one holds machine code, not its module)."""
+    from numba.core.caching import NullCache
+
+    for dispatcher in (_halved_sum, _two_halved_sums):
+        dispatcher._cache = NullCache()
+    bundle = _FORTY(*[np.arange(3.0) + i for i in range(40)])
+    expected = _halved_sum.py_func(bundle, 5) + _halved_sum.py_func(bundle, 6)
+    assert _two_halved_sums(bundle, 5) == expected
+
+    library = _two_halved_sums.overloads[_two_halved_sums.signatures[0]].library
+
+    def callee(module):
+        (function,) = [f for f in module.functions if "11_halved_sumB" in f.name and not f.is_declaration]
+        return function.linkage, len(list(function.arguments)), function.name.endswith(compiled.INTERNAL_SUFFIX)
+
+    # numba's calling convention's return slot and exception record, then each array of one
+    # dimension as meminfo, parent, size, item size, data, shape and stride, then k
+    full = 2 + 40 * 7 + 1
+    assert callee(library._final_module) == (llvm.Linkage.internal, 3, True)
+    assert callee(library._get_module_for_linking()) == (llvm.Linkage.linkonce_odr, full, False)
+
+
+# the module the fresh processes import: the two kernels above, as written there, and their call
+HALVED_SUMS = "\n\n".join([
+    "import collections\n\nimport numpy as np\n\nfrom physics.core.compiled import bind, kernel",
+    '_FORTY = collections.namedtuple("_FORTY", [f"a{i}" for i in range(40)])',
+    inspect.getsource(_halved_sum.py_func), inspect.getsource(_two_halved_sums.py_func),
+    # the caller first (from the cache: its object code holds its own copy of the callee), then the
+    # callee bound (its entry point, every argument)
+    "bundle = _FORTY(*[np.arange(3.0) + i for i in range(40)])\n"
+    "print(_two_halved_sums(bundle, 5), bind(_halved_sum, bundle, 5)(), _halved_sum.py_func(bundle, 5))\n"])
+
+
+def test_a_bound_call_enters_the_callee_itself_after_a_caller_loaded_from_the_cache(tmp_path):
+    """End to end, in fresh processes: a caller compiled and cached with its callee's copy made
+    internal and its dead arguments dropped (module docstring, 12), loaded from the cache by a
+    second process, and the callee then bound from Python (`bind`, which enters its native
+    function by name with every argument): the call reaches the callee's own entry point, not the
+    caller's copy of it, and returns the Python function's value. (Kept under the callee's own name,
+    the copy in the cached object code was what the bound calls of the ant's joint geometry entered,
+    with the wrong arguments: the process crashed.)"""
+    env = _kernel_tree(tmp_path, sums=HALVED_SUMS)
+    answers = []
+    for _ in range(2):      # compiled and cached, then loaded from the cache
+        result = subprocess.run([sys.executable, "-c", "import physics.sums"], cwd=tmp_path, env=env,
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        answers.append([float(value) for value in result.stdout.split()])
+    for both, alone, python in answers:
+        assert alone == python
+    assert any((tmp_path / "cache").rglob("sums._two_halved_sums-*.nbi")), "the caller was not cached"
+
+
+
+def test_dead_arguments_are_dropped_from_the_linked_functions_alone():
+    """`drop_dead_arguments` on a module of LLVM IR: the linked-in function (`linkonce_odr`), made
+    internal under a name of its own, loses the arguments it never reads, at its definition and its
+    call; a function of the module's own
+    (external: another library or numba's wrapper may call it) keeps every one, read or not; and
+    `module_for_linking` gives callers the module as numba would, its external functions
+    `linkonce_odr`."""
+    module = llvm.parse_assembly("""
+define linkonce_odr double @linked(i64 %unread, ptr %data, i64 %also_unread) {
+  %x = load double, ptr %data
+  ret double %x
+}
+define double @own(i64 %unread, ptr %data) {
+  %x = call double @linked(i64 1, ptr %data, i64 2)
+  ret double %x
+}
+""")
+    shared = compiled.module_for_linking(module)
+    compiled.drop_dead_arguments(module, llvm.Target.from_default_triple().create_target_machine())
+    module.verify()
+    linked, own = module.get_function("linked" + compiled.INTERNAL_SUFFIX), module.get_function("own")
+    assert linked.linkage == llvm.Linkage.internal and len(list(linked.arguments)) == 1
+    assert own.linkage == llvm.Linkage.external and len(list(own.arguments)) == 2
+    assert f"call double @linked{compiled.INTERNAL_SUFFIX}(ptr %data)" in str(own)
+    assert shared.get_function("own").linkage == llvm.Linkage.linkonce_odr
+    assert len(list(shared.get_function("linked").arguments)) == 3
 
 
 def test_a_steady_call_binds_what_comes_back_and_types_the_rest():

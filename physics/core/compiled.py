@@ -136,11 +136,31 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    option): the chain's warm-up task compiles in 85 s of CPU, against 95 with the wrappers (cold,
    one process, run in turn), and the golden hashes do not move.
 
+12. **A call between kernels passes what its callee reads.** numba passes an array to a function
+   it calls as seven machine words or more (meminfo, parent, size, item size, data, shape, strides)
+   and a bundle as all its arrays', on the stack, whether the callee reads them or not: RATTLE's
+   stage called its position projection with 1,112 words and that called the evaluation of the
+   rows with 463 at each Newton step, and of the pendulum's stage's 26 KB of machine code three
+   thousand instructions were pushes. A library links its callees in as `linkonce_odr` functions,
+   which LLVM may not change; once numba has optimized the final module, they are made internal
+   and LLVM's dead-argument elimination drops every argument a callee never reads, from the
+   callee and from each of its calls (`drop_dead_arguments`); what callers link is the module
+   numba would give them, taken before (`module_for_linking`). An internal copy is renamed
+   (`INTERNAL_SUFFIX`): LLVM's JIT linker registers an object's local symbols by name too, and under
+   the callee's own name the copy in a caller's cached object code was what a bound call of the
+   callee, looked up by that name, entered with every argument (the ant's joint geometry: the
+   process crashed). Every cached kernel's stamp carries `CODEGEN`, so that no process meets code
+   cached before such a change (this module is left out of the sources' digest). The pendulum's
+   step takes a quarter less time (44 µs against 33, in turn), and a cold compile less too, the
+   calls' code being smaller: the chain's warm-up task 89 s of CPU where it took 99 (one process,
+   in turn), the whole warm-up 198 s where it took 211 (two processes). The same arithmetic: the
+   golden hashes do not move.
+
 The cache can be filled ahead of need, on both cores, with `python -m physics warmup`
 (physics.tools.warmup).
 
 **numba's internals this module leans on**, each for a gain measured here, each with the test that
-fails when a numba release changes it (pyproject pins numba and llvmlite; `PATCHED_NUMBA` gates 5):
+fails when a numba release changes it (pyproject pins numba and llvmlite; `PATCHED_NUMBA` gates 5 and 12):
 
 | internal | for | gain | its test (tests/test_compiled.py unless named) |
 |---|---|---|---|
@@ -151,6 +171,7 @@ fails when a numba release changes it (pyproject pins numba and llvmlite; `PATCH
 | the `_nrt` target option | 6: no reference counts in the sweep | the heap's solve 3× faster | `test_a_kernel_without_reference_counts_runs_and_may_not_allocate` |
 | the `no_cfunc_wrapper` target option | 11: no C wrapper | the chain's warm-up compile 95 → 85 s | `test_a_kernel_compiles_no_c_wrapper` |
 | `Dispatcher.compile` (looks in the cache before it compiles, under the compiler lock), `FunctionCache._cache_path`, `_impl.filename_base` | 9: one process compiles a kernel | the cold warm-up about 120 s of CPU less | `test_a_kernel_another_process_is_compiling_is_waited_for_and_loaded` |
+| `CPUCodeLibrary._optimize_final_module`, `_final_module`, `_shared_module` (what `_get_module_for_linking` returns), `_codegen._tm`; linked functions as `linkonce_odr` | 12: dead arguments dropped from calls between kernels | the pendulum's step a quarter less time; the chain's warm-up compile 99 → 89 s | `test_a_call_between_kernels_passes_only_what_the_callee_reads` |
 | `BaseContext.get_arg_packer`, `call_conv.get_function_type` and its status codes, `CompileResult.fndesc.llvm_func_name`, `library.get_pointer_to_function`, the array model's members (`physics.core.unboxed`) | 10: arguments unboxed once | the pendulum's step a fifth less time | tests/test_unboxed.py |
 """
 import ast
@@ -168,9 +189,11 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import llvmlite.binding as llvm
 import numba
 from numba.core import bytecode, config, inline_closurecall, ir, sigutils, targetconfig, types
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
+from numba.core.codegen import CPUCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import OmittedArg
 from numba.core.registry import CPUDispatcher
@@ -185,9 +208,16 @@ except ImportError:     # (not on Windows: there each process compiles what it l
 
 # The packages whose kernels this locator caches (top-level package directories).
 PROJECT_PACKAGES = ("physics", "app", "benchmarks")
-# The numba whose inlining and flag comparison `_inline_at_linear_cost` and `_cheap_config_comparisons`
-# patch (they read its internals); any other runs numba's own, slower, with the same result.
+# The numba whose inlining, flag comparison and final modules `_inline_at_linear_cost`,
+# `_cheap_config_comparisons` and `_dead_arguments_dropped` patch (they read its internals); any other
+# runs numba's own, slower, with the same result.
 PATCHED_NUMBA = "0.68.1"
+# What every cached kernel's stamp carries beside its sources' digest (`SourceTreeLocator`): the form
+# of the machine code this module has numba generate. This module is left out of the digest (a
+# policy change need not recompile anything), so a change that cached code must not meet changes
+# this instead: calls between kernels without their dead arguments (module docstring, 12) meeting
+# a cached caller whose copy of a callee kept the callee's name crashed the process.
+CODEGEN = "dead-arguments-2"
 _ROOT = Path(__file__).resolve().parents[2]
 _notices = set()
 
@@ -392,7 +422,8 @@ def _parsed_imports(module, source, path, root):
             continue
         found.update(name for name in names if name.split(".")[0] in PROJECT_PACKAGES and _path_of(name, root))
     # this module decides how kernels are compiled and cached, not what they compute: left out, so
-    # that changing it does not throw the whole cache away
+    # that changing it does not throw the whole cache away (a change to the code it has numba
+    # generate, which cached code must not meet, changes CODEGEN instead)
     return frozenset(found - {module, __name__})
 
 
@@ -439,7 +470,7 @@ class SourceTreeLocator(_CacheLocator):
         return str(self._path)
 
     def get_source_stamp(self):
-        return dependency_digest(self._module)
+        return f"{dependency_digest(self._module)} {CODEGEN}"
 
     def get_disambiguator(self):
         return str(self._lineno)
@@ -1022,8 +1053,62 @@ def _cheap_config_comparisons():
     config_class.__hash__, config_class.__eq__ = __hash__, __eq__
 
 
+def _dead_arguments_dropped():
+    """Module docstring, 12: each library's final module, once numba has optimized it, has the
+    functions it linked in from other libraries (`linkonce_odr`, numba's `_get_module_for_linking`)
+    made internal and their dead arguments removed (`drop_dead_arguments`); what a caller links
+    stays numba's (`module_for_linking`, taken before). Applied on PATCHED_NUMBA only: any other
+    numba passes every argument, the same code otherwise."""
+    if numba.__version__ != PATCHED_NUMBA:
+        return
+    optimize = CPUCodeLibrary._optimize_final_module
+
+    def _optimize_final_module(self):
+        optimize(self)
+        self._shared_module = module_for_linking(self._final_module)
+        drop_dead_arguments(self._final_module, self._codegen._tm)
+
+    CPUCodeLibrary._optimize_final_module = _optimize_final_module
+
+
+INTERNAL_SUFFIX = ".internal"     # a linked callee's name once `drop_dead_arguments` made it internal
+
+
+def module_for_linking(module):
+    """What numba's `CPUCodeLibrary._get_module_for_linking` makes of a library's final `module` for
+    its callers to link: a copy whose defined external functions are `linkonce_odr` (one copy kept
+    where a caller links several libraries that hold it)."""
+    shared = module.clone()
+    for function in shared.functions:
+        if not function.is_declaration and function.linkage == llvm.Linkage.external:
+            function.linkage = llvm.Linkage.linkonce_odr
+    return shared
+
+
+def drop_dead_arguments(module, target_machine):
+    """The functions `module` linked in from other libraries (`linkonce_odr`: no caller outside it)
+    made internal, and LLVM's dead-argument elimination run on it, which removes from an internal
+    function, and from every call of it, each argument the function never reads. numba passes an
+    array as its meminfo, parent, size, item size, data, shape and strides, each a machine word,
+    and a bundle as all its arrays': a call passes them all on the stack, whichever its callee
+    reads. Only the arguments go: the code that computes is the same."""
+    internal = False
+    for function in module.functions:
+        if not function.is_declaration and function.linkage == llvm.Linkage.linkonce_odr:
+            function.linkage = llvm.Linkage.internal
+            # renamed: the library's object code (cached) then holds no second symbol under the
+            # name of the callee's own entry point, whose bound calls pass every argument
+            function.name = function.name + INTERNAL_SUFFIX
+            internal = True
+    if internal:
+        passes = llvm.create_new_module_pass_manager()
+        passes.add_dead_arg_elimination_pass()
+        passes.run(module, llvm.create_pass_builder(target_machine, llvm.create_pipeline_tuning_options()))
+
+
 _inline_at_linear_cost()
 _cheap_config_comparisons()
+_dead_arguments_dropped()
 
 
 def kernel(function=None, *, inline=False, parallel=False, nogil=False, error_model="python", refcounts=True):
