@@ -151,10 +151,10 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    callee, looked up by that name, entered with every argument (the ant's joint geometry: the
    process crashed). Every cached kernel's stamp carries `CODEGEN`, so that no process meets code
    cached before such a change (this module is left out of the sources' digest). The pendulum's
-   step takes a quarter less time (44 µs against 33, in turn), and a cold compile less too, the
-   calls' code being smaller: the chain's warm-up task 89 s of CPU where it took 99 (one process,
-   in turn), the whole warm-up 198 s where it took 211 (two processes). The same arithmetic: the
-   golden hashes do not move.
+   step takes a quarter less time (33 µs against 44, in turn; beside MuJoCo in one process, 7.7
+   times its time where it took 9.6), and a cold compile less too, the calls' code being smaller:
+   the chain's warm-up task 89 s of CPU where it took 99 (one process, in turn), the whole warm-up
+   198 s where it took 211 (two processes). The same arithmetic: the golden hashes do not move.
 
 The cache can be filled ahead of need, on both cores, with `python -m physics warmup`
 (physics.tools.warmup).
