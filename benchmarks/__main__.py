@@ -1,5 +1,7 @@
 """Run benchmarks and refresh docs/benchmarks.md: `python -m benchmarks [--quick] [NAME ...]`."""
 import argparse
+import os
+import shutil
 import importlib
 import pkgutil
 import re
@@ -56,6 +58,12 @@ def main(argv=None):
     unknown = sorted(set(names) - set(available()))
     if unknown:
         parser.error(f"unknown benchmark(s) {unknown}; available: {available()}")
+    # a benchmark that opens windows needs a display or Xvfb: refused before any runs, not after the
+    # others' minutes (the start-up benchmark reaches its app launches some fifteen minutes in)
+    windowed = [name for name in names if getattr(importlib.import_module(f"benchmarks.{name}"), "NEEDS_DISPLAY", False)]
+    if windowed and not os.environ.get("DISPLAY") and shutil.which("Xvfb") is None:
+        parser.error(f"{', '.join(windowed)} open windows: no DISPLAY is set and Xvfb is not on PATH "
+                     f"(Debian's xvfb; .ci/run installs it)")
     text = DOC.read_text() if DOC.exists() else HEADER
     for name in names:
         section = importlib.import_module(f"benchmarks.{name}").main(quick=args.quick)

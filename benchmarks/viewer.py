@@ -23,6 +23,7 @@ import numpy as np
 
 SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
 STRESS, TANK = SCENES / "stress.toml", SCENES / "tank.toml"
+NEEDS_DISPLAY = True    # its windows (Xvfb where no DISPLAY is set: `python -m benchmarks` checks)
 
 
 def target_fps(nodes):
@@ -50,6 +51,9 @@ def _xvfb():
     deadline = time.monotonic() + 15
     while not Path(f"/tmp/.X11-unix/X{n}").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
+    if not Path(f"/tmp/.X11-unix/X{n}").exists():
+        process.kill()
+        raise RuntimeError(f"Xvfb :{n} made no socket in 15 s (exit status {process.poll()})")
     time.sleep(0.2)
     os.environ["DISPLAY"] = f":{n}"
     return process
