@@ -59,10 +59,10 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown benchmark(s) {unknown}; available: {available()}")
     # a benchmark that opens windows needs a display or Xvfb: refused before any runs, not after the
-    # others' minutes (the start-up benchmark reaches its app launches some fifteen minutes in)
+    # others' minutes (the start-up benchmark reaches its app launches only after its compiles and warm-ups)
     windowed = [name for name in names if getattr(importlib.import_module(f"benchmarks.{name}"), "NEEDS_DISPLAY", False)]
     if windowed and not os.environ.get("DISPLAY") and shutil.which("Xvfb") is None:
-        parser.error(f"{', '.join(windowed)} open windows: no DISPLAY is set and Xvfb is not on PATH "
+        parser.error(f"{', '.join(windowed)} need a display: no DISPLAY is set and Xvfb is not on PATH "
                      f"(Debian's xvfb; .ci/run installs it)")
     text = DOC.read_text() if DOC.exists() else HEADER
     for name in names:

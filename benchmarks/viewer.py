@@ -52,8 +52,11 @@ def _xvfb():
     while not Path(f"/tmp/.X11-unix/X{n}").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     if not Path(f"/tmp/.X11-unix/X{n}").exists():
+        status = process.poll()
         process.kill()
-        raise RuntimeError(f"Xvfb :{n} made no socket in 15 s (exit status {process.poll()})")
+        process.wait(5)
+        raise RuntimeError(f"Xvfb :{n} made no socket in 15 s "
+                           f"({'still running' if status is None else f'exit status {status}'})")
     time.sleep(0.2)
     os.environ["DISPLAY"] = f":{n}"
     return process
