@@ -48,10 +48,10 @@ def _xvfb():
             break
     process = subprocess.Popen([shutil.which("Xvfb") or "Xvfb", f":{n}", "-screen", "0", "1280x720x24", "-nolisten", "tcp"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 15
-    while not Path(f"/tmp/.X11-unix/X{n}").exists() and time.monotonic() < deadline:
+    socket, deadline = Path(f"/tmp/.X11-unix/X{n}"), time.monotonic() + 15
+    while not socket.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    if not Path(f"/tmp/.X11-unix/X{n}").exists():
+    if not socket.exists():
         status = process.poll()
         process.kill()
         process.wait(5)
