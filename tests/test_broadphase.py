@@ -145,6 +145,39 @@ def test_mujoco_pair_rule_either_side_accepts():
     assert len(candidate_pairs(*overlapping(2), collision_filter(shapes, np.full(2, -1)))) == 0
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(BRUTE_FORCE_MAX + 1, 200), st.lists(st.tuples(st.integers(0, 7), st.integers(-8, 7),
+                                                                 st.integers(0, 3), st.integers(0, 3)),
+                                                       min_size=1, max_size=4), st.integers(0, 2 ** 32 - 1))
+def test_the_grid_left_out_where_no_two_finite_shapes_may_collide(n, classes, seed):
+    """Shapes in a few collision classes (group, mask, contype, conaffinity drawn at random: a
+    net's knots in one group their mask leaves out, among others), over a ground plane: where the
+    classes' bits refuse every pair of finite shapes the grid is left out (`finite_pairs`), and
+    either way the pairs are exactly those the filter's rule allows among the overlapping boxes,
+    in order (the rule applied pair by pair, `CollisionFilter.allows`, is the reference)."""
+    rng = np.random.default_rng(seed)
+    chosen = rng.integers(0, len(classes), n)
+    nodes = [{"type": "plane", "normal": [0, 1, 0], "offset": 0}]
+    for c in chosen:
+        group, mask, contype, conaffinity = classes[c]
+        nodes.append({"type": "sphere", "radius": 0.3, "group": group, "mask": mask, "contype": contype,
+                      "conaffinity": conaffinity})
+    shapes = ShapeSet.from_nodes(nodes)
+    world = SimpleNamespace(translation=np.vstack([np.zeros(3), rng.uniform(-0.2, 3.0, (n, 3))]),
+                            rotation=np.broadcast_to(np.eye(3), (n + 1, 3, 3)).copy(), scale=np.ones(n + 1))
+    lo, hi = aabbs(shapes, world)
+    f = collision_filter(shapes, np.full(n + 1, -1))
+    used = [k for k in range(len(classes)) if (chosen == k).any()]
+    bits_pair = any((classes[a][0] & classes[b][1]) and (classes[b][0] & classes[a][1])
+                    and ((classes[a][2] & classes[b][3]) | (classes[b][2] & classes[a][3]))
+                    for a in used for b in used if a != b or (chosen == a).sum() > 1)
+    assert f.grid().finite_pairs == bits_pair
+    overlap = np.all((lo[:, None] <= hi[None]) & (lo[None] <= hi[:, None]), axis=-1)
+    i, j = np.nonzero(np.triu(overlap, 1))
+    keep = f.allows(i, j)
+    np.testing.assert_array_equal(candidate_pairs(lo, hi, f), np.column_stack([i[keep], j[keep]]).reshape(-1, 2))
+
+
 @pytest.mark.parametrize("n", [12, BRUTE_FORCE_MAX + 36])
 def test_jointed_nodes_are_kept_apart(n):
     """`apart` node pairs (a joint's two nodes): every pair of their shapes is left out, in either
