@@ -420,11 +420,12 @@ def _grid(lo, hi, finite, cell_lo, cell_hi, count, planes, out, f, scratch, n_en
     return _plane_pairs(lo, hi, finite, planes, out, f, k)
 
 
-@kernel(inline=True)
+@kernel
 def _plane_pairs(lo, hi, finite, planes, out, f, k):
     """`_grid`'s last part: every plane against every finite box, the allowed overlapping pairs
     (min, max) into `out` from its row k while it has room; returns k past them (found, stored
-    or not)."""
+    or not). Called, not inlined: `grid_pairs` calls it too, and an inlined helper is compiled at
+    each call site (physics.core.compiled, 5)."""
     capacity = out.shape[0]
     for i in planes:
         for p in range(finite.shape[0]):
