@@ -527,10 +527,10 @@ def _rows_within(values, first, stop, bound):
     """Whether every entry of rows first..stop-1 of `values` (B, ...), C-contiguous, is within
     ±bound (NaN is not): one branch-free reduction over contiguous memory."""
     width = values.size // values.shape[0]
-    rows = values.reshape(values.size)[first * width:stop * width]
+    flat = values.flat      # (a reshape to one axis is a call of numba's helper at each check: `physics.constraints.rattle._copy`)
     clear = True
-    for j in range(rows.size):     # from 0: an index known >= 0 needs no wraparound, so LLVM vectorizes
-        clear &= abs(rows[j]) <= bound
+    for j in range(first * width, stop * width):
+        clear &= abs(flat[j]) <= bound
     return clear
 
 
