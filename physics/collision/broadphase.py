@@ -16,10 +16,10 @@ One entry point, `candidate_pairs(lo, hi, filter)`, chooses the method by size:
   one-axis sweep-and-prune costs O(S^(5/3)) on a cubic heap, where every slab across the sweep
   axis holds S^(2/3) boxes.
 Planes (infinite bounding boxes, see `physics.model.shapes.aabbs`) are tested against every finite box.
-Where the filter's collision bits let no two finite shapes collide (a net's or a cloth's knots in one
-group their mask leaves out: `CollisionFilter.finite_classes_pair`, tested once on the few classes of
+Where the filter's collision bits let no two finite shapes collide (a net's knots in one group
+their mask leaves out: `CollisionFilter.finite_may_pair`, tested once on the few classes of
 bits), the grid is left out and only the planes are tested: the 100 × 100 net's broad phase takes
-0.3 ms a sub-step where the grid took 1.3, with the same pairs.
+0.3 ms a sub-step (1.3 through the grid), with the same pairs.
 Both methods return the same sorted pair list, so the choice never changes a simulation's bits.
 
 Filtering (`collision_filter`): the rules are listed in docs/architecture.md ("Collision interface").
@@ -45,7 +45,7 @@ GRID_CELL = 2.0
 _GRID_BITS = 20
 # the grid's entries are ordered by counting where their cells span at most this many per entry
 COUNTING_SPAN = 8
-# `CollisionFilter.finite_classes_pair` tests every pair of the finite shapes' collision classes up
+# `CollisionFilter.finite_may_pair` tests every pair of the finite shapes' collision classes up
 # to this many classes (a scene's few groups); past it the grid runs
 CLASSES_TESTED = 64
 
@@ -89,20 +89,19 @@ class CollisionFilter:
         if self._grid is None:
             finite = np.flatnonzero(~self.per_shape.is_plane)
             self._grid = GridArrays(finite, np.flatnonzero(self.per_shape.is_plane), self.per_shape, self.apart,
-                                    self.finite_classes_pair(finite))
+                                    self.finite_may_pair(finite))
         return self._grid
 
-    def finite_classes_pair(self, finite):
+    def finite_may_pair(self, finite):
         """Whether the collision bits of the shapes `finite` let any two of them collide: some two
         of their classes (group, mask, contype, conaffinity), or one class shared by two shapes, that
-        both rules of `_allowed` accept. False for a net's or a cloth's knots in one group their mask
-        leaves out: only the planes can then touch them, and the grid has nothing to sort
+        both rules of `_allowed` accept. False for a net's knots in one group their mask leaves out: only the planes can then touch them, and the grid has nothing to sort
         (`grid_pairs`). The rules' other terms (nodes, parents, assemblies, joints) only ever refuse
         a pair, so where the bits refuse every pair no pair of finite shapes is allowed; past
         CLASSES_TESTED classes it answers True without testing."""
         f = self.per_shape
         classes, members = np.unique(np.column_stack([f.group[finite], f.mask[finite], f.contype[finite],
-                                                      f.conaffinity[finite]]).astype(np.int64).reshape(-1, 4),
+                                                      f.conaffinity[finite]]).astype(np.int64),
                                      axis=0, return_counts=True)
         if len(classes) > CLASSES_TESTED:
             return True
@@ -471,7 +470,7 @@ class GridArrays(NamedTuple):
     planes: np.ndarray          # (P,) int64 … and the planes
     per_shape: FilterArrays
     apart: np.ndarray           # the sorted keys of the node pairs a joint keeps apart (`CollisionFilter.apart`)
-    finite_pairs: bool          # whether two finite shapes may collide at all (`CollisionFilter.finite_classes_pair`)
+    finite_pairs: bool          # whether two finite shapes may collide at all (`CollisionFilter.finite_may_pair`)
 
 
 class GridScratch(NamedTuple):
@@ -495,7 +494,9 @@ def grid_scratch(filter, capacity, entries=None):
     entries (None: `grid_entries`' first guess)."""
     grid = filter.grid()
     F, S = len(grid.finite), len(filter.per_shape.node)
-    E = grid_entries(F) if entries is None else entries
+    # (no grid where no two finite shapes may collide, `grid_pairs`: no room for its entries, whose
+    # counting sort's cells are some 5 MB for the 100 × 100 net's knots)
+    E = 0 if not grid.finite_pairs else grid_entries(F) if entries is None else entries
     return GridScratch(np.empty(F), np.empty(F, np.int64), *(np.empty(E, np.int64) for _ in range(4)),
                        np.empty(COUNTING_SPAN * E + 1, np.int64), np.empty(S + 1, np.int64), np.empty(S, np.int64),
                        np.empty((capacity, 2), np.int64))
