@@ -95,10 +95,11 @@ class CollisionFilter:
     def finite_may_pair(self, finite):
         """Whether the collision bits of the shapes `finite` let any two of them collide: some two
         of their classes (group, mask, contype, conaffinity), or one class shared by two shapes, that
-        both rules of `_allowed` accept. False for a net's knots in one group their mask leaves out: only the planes can then touch them, and the grid has nothing to sort
-        (`grid_pairs`). The rules' other terms (nodes, parents, assemblies, joints) only ever refuse
-        a pair, so where the bits refuse every pair no pair of finite shapes is allowed; past
-        CLASSES_TESTED classes it answers True without testing."""
+        both rules of `_allowed` accept. False for a net's knots in one group their mask leaves out:
+        only the planes can then touch them, and the grid has nothing to sort (`grid_pairs`). The
+        rules' other terms (nodes, parents, assemblies, joints) only ever refuse a pair, so where the
+        bits refuse every pair no pair of finite shapes is allowed; past CLASSES_TESTED classes it
+        answers True without testing."""
         f = self.per_shape
         classes, members = np.unique(np.column_stack([f.group[finite], f.mask[finite], f.contype[finite],
                                                       f.conaffinity[finite]]).astype(np.int64),
