@@ -149,9 +149,11 @@ def test_a_joint_on_a_moving_frame_computes_its_start_in_the_prepare(monkeypatch
     assert abs(lever - 0.8) < 1e-9, lever
 
 
-def _one_by_one(todo, geometry, terms, rows, poses, slack, frames, velocity, h):
+def _one_by_one(todo, geometry, terms, rows, poses, slack, frames, velocity, h, halves):
     """`_joint_start`'s calls made one by one from Python, each kernel on its own (the prepare as
-    it made them before they were one call), with numpy's copies."""
+    it made them before they were one call), with numpy's copies; whole (`halves` None: these
+    scenes have fewer than SPLIT_JOINTS joints; tests/test_solver.py checks the halves)."""
+    assert halves is None
     from physics.constraints.joints import fill_joint_rows, fill_joint_terms, fill_limit_slack, follow_turns, \
         joint_geometry
     from physics.constraints.solver import _projections_alone

@@ -680,3 +680,54 @@ def test_rows_with_contacts_are_made_in_kept_room_with_the_same_bits():
         fresh.step(1)
     assert kept._work.solver._rows_room is room
     assert kept.state_hash() == fresh.state_hash()
+
+
+@pytest.mark.parametrize("scene", ["ant", "net"])
+def test_a_start_and_masses_split_in_halves_are_the_same_bits_as_whole(scene, tmp_path, monkeypatch):
+    """A large scene's joint start (`physics.constraints.solver._joint_start`: the joints' geometry and
+    rows) and its rows' effective masses (`physics.constraints.gauss_seidel._prepare_rows`) are
+    computed a half of the joints or rows a thread (`_geometry_halves`, `_rows_halves`,
+    `_masses_halves`, `_block_inverses_halves`). With the thresholds lowered so that small scenes
+    split (a soft 6 × 6 net that lands on its floor, and the ant, whose hinges have limits,
+    actuators and contacts on their floor), 60 steps give the same state hash whole, split on one
+    thread, on two and on the count chosen by measuring (each joint and row writes its own
+    entries, and the second half's rows start where the first's count ends). Exact: tolerance 0."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import numba
+
+    from physics.constraints import gauss_seidel, solver
+    from physics.core.threads import fixed_threads
+
+    scenes = Path(__file__).resolve().parent.parent / "assets" / "scenes"
+    path = scenes / "ant.toml"
+    if scene == "net":
+        path = tmp_path / "net.toml"
+        subprocess.run([sys.executable, str(scenes / "make_scenes.py"), "net", "--side", "6", "--soft", "--out",
+                        str(path)], check=True, capture_output=True)
+    # two cores as far as the split is concerned, whatever this process may run on (on one thread
+    # the halves run one after the other: what is compared)
+    monkeypatch.setattr(solver, "cores", lambda: 2)
+    monkeypatch.setattr(gauss_seidel, "cores", lambda: 2)
+
+    halves_for, split_masses = gauss_seidel.PreparedBuffers.halves_for, []
+    monkeypatch.setattr(gauss_seidel.PreparedBuffers, "halves_for",
+                        lambda self, R: split_masses.append(halves_for(self, R) is not None) or halves_for(self, R))
+
+    def run(split, threads):
+        monkeypatch.setattr(solver, "SPLIT_JOINTS", 2 if split else 1 << 62)
+        monkeypatch.setattr(gauss_seidel, "SPLIT_ROWS", 6 if split else 1 << 62)
+        split_masses.clear()
+        sim = Simulation.from_file(path)
+        with fixed_threads(threads) if threads else contextlib.nullcontext():
+            sim.step(60)
+        assert (sim._work.solver._start_halves[1] is not None) == split
+        assert split_masses and all(split_masses) == split and any(split_masses) == split
+        return sim.state_hash()
+
+    whole = run(False, None)
+    assert run(True, 1) == whole
+    assert run(True, min(2, numba.config.NUMBA_NUM_THREADS)) == whole
+    assert run(True, None) == whole

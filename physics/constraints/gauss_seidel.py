@@ -46,6 +46,7 @@ import numba
 import numpy as np
 from numba import prange
 from physics.core.compiled import Memo, SteadyCall, generation, kernel, typed
+from physics.core.threads import ThreadChoice, cores
 from physics.containers.stable_order import stable_order
 
 from physics.constraints.constraints import IN_BLOCK, MANIFOLD, TRIPLE, Rows
@@ -352,6 +353,9 @@ CONVERGED = 1e-10
 # A sweep of fewer elements than this runs on the calling thread in the rows' own order (`halves`):
 # two threads would cost more than such a sweep's rows (every shipped scene but the heaps).
 PARALLEL_MIN = 128
+# Rows from which a solve's effective masses are computed a half of them a thread (`_prepare_rows`):
+# the 100 × 100 net's 59,400 rows took 2.0 ms a sub-step on one thread
+SPLIT_ROWS = 3072
 
 
 # m: `halves` splits the bodies by their centres on this grid, not by the centres themselves
@@ -624,9 +628,10 @@ class Prepared:
 
 
 @kernel
-def _effective_masses(body, jacobian, inverse_mass, inverse_inertia, softness, minv_jt, inv_k):
-    """minv_jt[i, s] = M_s⁻¹ J_sᵀ (m⁻¹ J_lin, I⁻¹ J_ang) and inv_k[i] = 1 / (J M⁻¹ Jᵀ + s_i), per row."""
-    for i in range(body.shape[0]):
+def _effective_masses(body, jacobian, inverse_mass, inverse_inertia, softness, minv_jt, inv_k, first, last):
+    """minv_jt[i, s] = M_s⁻¹ J_sᵀ (m⁻¹ J_lin, I⁻¹ J_ang) and inv_k[i] = 1 / (J M⁻¹ Jᵀ + s_i), per row
+    i in first … last − 1 (each row writes its own: parts on threads give the same bits)."""
+    for i in range(first, last):
         k = softness[i]
         for side in range(2):
             b = body[i, side]
@@ -669,11 +674,12 @@ def _manifold_masses(block, jacobian, minv_jt, softness, manifold, manifold_k, m
 
 
 @kernel(refcounts=False)
-def _block_inverses(body, jacobian, minv_jt, softness, block, inv_block):
-    """inv_block[i] = K⁻¹ for every row i starting a block of 3: K_pq = J_(i+p) M⁻¹ J_(i+q)ᵀ + s δ_pq
-    (symmetric positive definite for a joint on a dynamic body; zero if singular). K is built in
-    inv_block[i] itself and inverted from there (no temporary: it allocates nothing)."""
-    for i in range(body.shape[0]):
+def _block_inverses(body, jacobian, minv_jt, softness, block, inv_block, first, last):
+    """inv_block[i] = K⁻¹ for every row i in first … last − 1 starting a block of 3:
+    K_pq = J_(i+p) M⁻¹ J_(i+q)ᵀ + s δ_pq (symmetric positive definite for a joint on a dynamic
+    body; zero if singular). K is built in inv_block[i] itself and inverted from there (no
+    temporary: it allocates nothing); a block's rows past `last` are read, never written."""
+    for i in range(first, last):
         if block[i] != TRIPLE:
             continue
         K = inv_block[i]
@@ -726,11 +732,15 @@ def prepared_arrays(rows, manifolds):
 
 
 @kernel(refcounts=False)
-def _prepare_rows(body, jacobian, block, softness, inverse_mass, inverse_inertia_world, out):
+def _prepare_rows(body, jacobian, block, softness, inverse_mass, inverse_inertia_world, out, halves):
     """`Prepared`'s arrays (after `rows`) into the first rows and manifolds of `out`
     (`PreparedArrays`), in one compiled call: a step's fixed cost, not arithmetic, is what a small
     scene's solver spends its time on. -> the manifolds (2–4 points each), or −1 − that count where
-    `out` has no room for the rows or for them (nothing written)."""
+    `out` has no room for the rows or for them (nothing written). `halves`: None, or (3,) int64
+    room where the rows are many (SPLIT_ROWS): the effective masses and block inverses are then
+    computed a half of the rows a thread (`_masses_halves`, `_block_inverses_halves`; the same
+    bits on any number of threads); numba prunes the branch None does not take, so a smaller
+    solve compiles no parallel region."""
     R, B = body.shape[0], inverse_mass.shape[0]
     count = 0
     for i in range(R):
@@ -738,7 +748,11 @@ def _prepare_rows(body, jacobian, block, softness, inverse_mass, inverse_inertia
     if R > out.inv_k.shape[0] or count > out.manifold_k.shape[0]:
         return -1 - count
     minv_jt, inv_k, manifold = out.minv_jt[:R], out.inv_k[:R], out.manifold[:R]
-    _effective_masses(body, jacobian, inverse_mass, inverse_inertia_world, softness, minv_jt, inv_k)
+    if halves is None:
+        _effective_masses(body, jacobian, inverse_mass, inverse_inertia_world, softness, minv_jt, inv_k, 0, R)
+    else:
+        halves[0], halves[1], halves[2] = 0, R // 2, R
+        _masses_halves(body, jacobian, inverse_mass, inverse_inertia_world, softness, minv_jt, inv_k, halves)
     blocked = False
     count = 0
     for i in range(R):
@@ -746,7 +760,10 @@ def _prepare_rows(body, jacobian, block, softness, inverse_mass, inverse_inertia
         count += block[i] > MANIFOLD
         manifold[i] = count - 1
     if blocked:     # (read at the blocks' first rows only)
-        _block_inverses(body, jacobian, minv_jt, softness, block, out.inv_block[:R])
+        if halves is None:
+            _block_inverses(body, jacobian, minv_jt, softness, block, out.inv_block, 0, R)
+        else:
+            _block_inverses_halves(body, jacobian, minv_jt, softness, block, out.inv_block, halves)
     used = max(count, 1)
     manifold_k, manifold_l, manifold_set = out.manifold_k[:used], out.manifold_l[:used], out.manifold_set[:used]
     manifold_k[:] = 0.0
@@ -762,6 +779,25 @@ def _prepare_rows(body, jacobian, block, softness, inverse_mass, inverse_inertia
     return count
 
 
+# The parallel regions of a large solve's effective masses, here beside their only caller
+# (physics.core.compiled, 8), each thread's part a call of the serial kernel's own.
+
+@kernel(parallel=True, refcounts=False)
+def _masses_halves(body, jacobian, inverse_mass, inverse_inertia, softness, minv_jt, inv_k, halves):
+    """`_effective_masses` of rows halves[0] … halves[1] − 1 and halves[1] … halves[2] − 1 at once."""
+    for t in prange(2):
+        _effective_masses(body, jacobian, inverse_mass, inverse_inertia, softness, minv_jt, inv_k, halves[t],
+                          halves[t + 1])
+
+
+@kernel(parallel=True, refcounts=False)
+def _block_inverses_halves(body, jacobian, minv_jt, softness, block, inv_block, halves):
+    """`_block_inverses` of the blocks starting in each half of the rows at once (a block's first
+    row in one half may read rows of the other, written before: `_masses_halves`)."""
+    for t in prange(2):
+        _block_inverses(body, jacobian, minv_jt, softness, block, inv_block, halves[t], halves[t + 1])
+
+
 class PreparedBuffers:
     """`PreparedArrays` kept from one `prepare` to the next (a solver's, for its sub-steps' rows),
     grown to twice what a sub-step needed where it had too little room: a sub-step that fits
@@ -772,6 +808,14 @@ class PreparedBuffers:
         self._views = Memo(VIEWS_KEPT)      # a `Prepared` by rows, counts and room (`prepared`)
         self.calls = SteadyCall(VIEWS_KEPT)   # `_prepare_rows`' calls (`_fill_prepared`)
         self.last = None    # the last bound call, what it was given and made (`prepare`: made again at once)
+        # `_prepare_rows`' halves where its rows are SPLIT_ROWS or more and the process has two cores,
+        # and the thread count their calls take (by measurement: physics.core.threads)
+        self.halves = np.zeros(3, np.int64) if cores() > 1 else None
+        self.threads = ThreadChoice()
+
+    def halves_for(self, R):
+        """`_prepare_rows`' halves for R rows: None below SPLIT_ROWS or on one core."""
+        return self.halves if R >= SPLIT_ROWS else None
 
     def prepared(self, rows, R, used):
         """The `Prepared` of `rows` (R rows, `used` manifolds) over these arrays, made once for each
@@ -816,20 +860,28 @@ def prepare(rows, inverse_mass, inverse_inertia_world, buffers=None):
     if buffers is None:
         return _prepared_views(rows, out, R, used)
     prepared = buffers.prepared(rows, R, used)
-    call = buffers.calls.found(_prepare_rows, arguments + (out,), ())
+    halves = buffers.halves_for(R)
+    call = buffers.calls.found(_prepare_rows, arguments + (out, halves), ())
+    if call is not None and halves is not None:     # (made once a bound call: nothing made at each sub-step)
+        call = partial(buffers.threads.run, R, call)
     buffers.last = None if call is None else (rows, inverse_mass, inverse_inertia_world, out, generation(), call, count,
                                               prepared)
     return prepared
 
 
 def _fill_prepared(arguments, out, buffers):
-    """`_prepare_rows(*arguments, out)`, through a call `buffers` keeps bound to these arrays where
-    there are buffers and they are steady (`PreparedBuffers.calls`, `physics.core.compiled.SteadyCall`:
-    the rows' views kept by count make the same arguments each sub-step while the count stays)."""
+    """`_prepare_rows(*arguments, out, halves)`, through a call `buffers` keeps bound to these arrays
+    where there are buffers and they are steady (`PreparedBuffers.calls`, `physics.core.compiled.SteadyCall`:
+    the rows' views kept by count make the same arguments each sub-step while the count stays), on
+    the threads `buffers` chooses where its rows are split in halves (`PreparedBuffers.halves_for`)."""
     if buffers is None:
-        return _prepare_rows(*arguments, out)
-    arguments = arguments + (out,)      # (a copy made for a call is another object each time: never bound)
-    return buffers.calls(_prepare_rows, arguments, (), arguments)
+        return _prepare_rows(*arguments, out, None)
+    R = len(arguments[0])
+    halves = buffers.halves_for(R)
+    arguments = arguments + (out, halves)      # (a copy made for a call is another object each time: never bound)
+    if halves is None:
+        return buffers.calls(_prepare_rows, arguments, (), arguments)
+    return buffers.threads.run(R, buffers.calls.get(_prepare_rows, arguments, (), arguments))
 
 
 def _prepared_views(rows, out, R, used):
@@ -1097,6 +1149,24 @@ def _solve_stages_parallel(s, targets, stages, velocity, side, room):
     """`_solve_stages` with the sweep that solves the two halves on two threads (`_pgs_parallel`),
     for a solver that splits halves (`physics.constraints.solver`: PARALLEL_MIN rows or more)."""
     return _stages(s, targets, stages, velocity, side, _pgs_parallel, room)
+
+
+def load_split_masses():
+    """Take `_prepare_rows`' version for rows split in halves (`PreparedBuffers.halves_for`, with
+    its parallel regions) into this process, compiled or from the cache, by preparing SPLIT_ROWS
+    rows of one body: a heap's rows pass SPLIT_ROWS only once it has settled, so the warm-up loads
+    it here (physics.tools.warmup), and the app never takes it inside a frame. Nothing where the
+    process runs on one core (no rows are split then)."""
+    if cores() < 2:
+        return
+    R = SPLIT_ROWS
+    body = np.zeros((R, 2), np.int64)
+    body[:, 1] = -1
+    jacobian = np.zeros((R, 2, 6))
+    jacobian[:, 0, 0] = 1.0
+    zeros = np.zeros(R)
+    prepare(Rows(body, jacobian, zeros, zeros, zeros, zeros, zeros, zeros, zeros), np.ones(1), np.eye(3)[None].copy(),
+            PreparedBuffers())
 
 
 def parallel_stages_loaded():

@@ -477,8 +477,15 @@ def joint_geometry(model, centre, rotation, out):
     """The rows of every joint at the bodies' poses (centre (B, 3), rotation (B, 3, 3)) into `out`
     (`JointGeometry`): the formulas of the module docstring, one joint at a time (`Joints.rows`
     adds the targets and bounds; `physics.constraints.rattle` evaluates them inside its Newton iteration)."""
+    joint_geometry_part(model, centre, rotation, out, 0, len(model.kind))
+
+
+@kernel(refcounts=False)
+def joint_geometry_part(model, centre, rotation, out, first, last):
+    """`joint_geometry` of the joints first … last − 1 alone: each joint writes its own rows, so
+    parts written on different threads give the same bits (`physics.constraints.solver`'s halves)."""
     eye = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
-    for j in range(len(model.kind)):
+    for j in range(first, last):
         kind = model.kind[j]
         a, b = model.body[j, 0], model.body[j, 1]
         framed = a < 0 and model.framed[j]
@@ -1144,18 +1151,35 @@ def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta
     (h/2) τ(q₀) of its first kick (`JointTerms.share`). A row whose side a is a moving frame aims side b
     at its target less the frame's share, J_b v_b = target − J_a v_a (`JointGeometry.frame_speed`;
     with `frames_move`)."""
-    J = len(model.kind)
+    return fill_joint_rows_part(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness,
+                                frames_move, terms, out, slots, 0, len(model.kind), 0)
+
+
+@kernel(refcounts=False)
+def count_joint_rows(model, drives, geometry, terms, first, last):
+    """How many rows `fill_joint_rows` writes for the joints first … last − 1."""
     exact, actuator, active = terms.exact, terms.actuator, geometry.active
     R = 0
-    for j in range(J):
+    for j in range(first, last):
         for s in range(ROWS_PER_JOINT):
             if _emitted(active[j, s], s, exact[j], actuator[j], _sprung(drives, j)):
                 R += 1
+    return R
+
+
+@kernel(refcounts=False)
+def fill_joint_rows_part(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness, frames_move,
+                         terms, out, slots, first, last, k):
+    """`fill_joint_rows` of the joints first … last − 1 alone, their rows written from row k on
+    (the rows of the joints before them: `count_joint_rows`) -> the row after their last. Parts
+    given their rows' first rows so write what the whole call writes, on any number of threads
+    (`physics.constraints.solver`'s halves)."""
+    exact, actuator, active = terms.exact, terms.actuator, geometry.active
     body, jacobian, target, relax, lower, upper = out.body, out.jacobian, out.target, out.relax, out.lower, out.upper
     soft, mu, warm, block = out.softness, out.mu, out.impulse, out.block
     ha = abs(h)
-    k = 0
-    for j in range(J):
+    k_first = k
+    for j in range(first, last):
         kind = model.kind[j]
         six = kind == SIX_AXIS
         point = kind == BALL or kind == HINGE or kind == FIXED or (six and model.axis_count[j, 0] == 0)
@@ -1219,12 +1243,12 @@ def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta
     # the Jacobians in a pass of their own: their bytes are most of what the rows write, and copied in
     # the pass above, among its eleven other arrays, they took 2.3 ms of the 100 × 100 net's 3.0 (timed
     # alone, its arrays in the cache); on their own, 1.8
-    for k in range(R):
-        j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
+    for r in range(k_first, k):
+        j, s = slots[r] // ROWS_PER_JOINT, slots[r] % ROWS_PER_JOINT
         for side in range(2):
             for i in range(6):
-                jacobian[k, side, i] = geometry.jacobian[j, s, side, i]
-    return R
+                jacobian[r, side, i] = geometry.jacobian[j, s, side, i]
+    return k
 
 
 def function_rows(C, body, centre, rotation, h, beta, softness=0.0):

@@ -24,6 +24,7 @@ from functools import cached_property, partial
 from typing import NamedTuple
 
 import numpy as np
+from numba import prange
 from physics.core.compiled import Memo, SteadyCall, bind, binding, generation, kernel, same, typed
 
 from physics.core import profile
@@ -34,11 +35,11 @@ from physics.collision.manifold import ContactCache, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     RowArrays, beta_from_erp, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.constraints.joints import ACTUATED, DRIVE, LIMIT, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints, \
-    coordinate_inverse_inertia, coordinate_rates, fill_joint_rows, fill_joint_terms, fill_limit_slack, follow_turns, \
-    joint_geometry, stability_inertia
+    coordinate_inverse_inertia, coordinate_rates, count_joint_rows, fill_joint_rows, fill_joint_rows_part, \
+    fill_joint_terms, fill_limit_slack, follow_turns, joint_geometry, joint_geometry_part, stability_inertia
 from physics.constraints.gauss_seidel import PARALLEL_MIN, VIEWS_KEPT, Prepared, PreparedBuffers, SolveBuffers, \
     element_count, halves, prepare, solve, sweep
-from physics.core.threads import ThreadChoice
+from physics.core.threads import ThreadChoice, cores
 from physics.constraints.joint_graph import JOINT_CLIQUE_COST_MAX, clique_cost, forest
 from physics.constraints.rattle import NEVER, JointBodies, hold_contacts, no_holds, pressed_in
 from physics.math.rotation_kernels import cross, load3, load33, solve3
@@ -49,6 +50,9 @@ from physics.dynamics.sleeping import ShapeRest, awake_pairs, touch_flags, wake_
 from physics.constraints.solver_state import SolverState
 
 POST_STABILIZATION = 3  # projection rounds for the joints after the step (0 = Baumgarte only)
+# Joints from which a sub-step's joint start (`_joint_start`: their geometry and rows) is written
+# a half of them a thread: the 100 × 100 net's 19,802 ball joints took 4.3 ms on one thread
+SPLIT_JOINTS = 1024
 SPECULATIVE = 0.002   # m: contacts kept this far apart beyond what can close in a step (4 slops, Box2D v3)
 # The contact budget: a step whose broad phase finds more candidate pairs than this is refused
 # (ContactBudgetError) rather than spending minutes in the narrow phase and the solver: 2,000
@@ -755,7 +759,7 @@ def _projections_alone(slots, body, jacobian, lower, upper, geometry, velocity, 
 
 
 @kernel(refcounts=False)
-def _joint_start(todo, geometry, terms, rows, poses, slack, frames, velocity, h):
+def _joint_start(todo, geometry, terms, rows, poses, slack, frames, velocity, h, halves):
     """`SceneSolver.prepare`'s joint calls in one compiled call, in its order (the same bits as
     made one by one; timed against them, the pendulum's and the ant's steps were within noise, a
     few lookups of bound calls saved; a step towards the sub-step as a few compiled calls):
@@ -767,14 +771,28 @@ def _joint_start(todo, geometry, terms, rows, poses, slack, frames, velocity, h)
     and whether RATTLE's projections hold the rows by themselves (`_projections_alone`, at the
     bodies' start `velocity` (B, 6) and step h) where todo[4]. Every other argument is its call's
     arguments in its order (`JointBodies.start_arguments`). Returns (the rows' count, the largest
-    limit slack (0 where not filled), whether the projections hold the rows alone)."""
+    limit slack (0 where not filled), whether the projections hold the rows alone). `halves`:
+    None, or (0, J / 2, J, ·, ·, ·) int64 for a scene of SPLIT_JOINTS joints or more, whose geometry
+    and rows are then written a half of its joints a thread (`_geometry_halves`, `_rows_halves`:
+    the same bits on any number of threads); numba prunes the branch that None does not take, so
+    a smaller scene compiles no parallel region."""
     if todo[0]:
-        joint_geometry(*geometry)
+        if halves is None:
+            joint_geometry(*geometry)
+        else:
+            _geometry_halves(geometry[0], geometry[1], geometry[2], geometry[3], halves)
     if todo[5]:
         follow_turns(geometry[0], geometry[1], geometry[2], geometry[3])
     if todo[1]:
         fill_joint_terms(*terms)
-    count = fill_joint_rows(*rows)
+    if halves is None:
+        count = fill_joint_rows(*rows)
+    else:
+        model, drives, geometry_rows, terms_rows = rows[0], rows[1], rows[2], rows[11]
+        halves[3] = count_joint_rows(model, drives, geometry_rows, terms_rows, halves[0], halves[1])
+        _rows_halves(model, drives, geometry_rows, rows[3], rows[4], rows[5], rows[6], rows[7], rows[8], rows[9],
+                     rows[10], terms_rows, rows[12], rows[13], halves)
+        count = halves[5]
     centre, rotation, start_centre, start_rotation = poses
     for b in range(centre.shape[0]):
         for i in range(3):
@@ -793,6 +811,30 @@ def _joint_start(todo, geometry, terms, rows, poses, slack, frames, velocity, h)
         alone = _projections_alone(slots[:count], out.body[:count], out.jacobian[:count], out.lower[:count],
                                    out.upper[:count], geometry[3], velocity, h, rows[11])
     return count, easing, alone
+
+
+# The parallel regions of a large scene's joint start, here beside their only caller (physics.core.compiled,
+# 8: a parallel region linked into a kernel of another module crashed a process that loaded it from
+# the cache); each thread's part is a call of the serial kernel's own part.
+
+@kernel(parallel=True, refcounts=False)
+def _geometry_halves(model, centre, rotation, out, halves):
+    """`joint_geometry` of joints halves[0] … halves[1] − 1 and halves[1] … halves[2] − 1 at once,
+    one half a thread (each joint writes its own rows)."""
+    for t in prange(2):
+        joint_geometry_part(model, centre, rotation, out, halves[t], halves[t + 1])
+
+
+@kernel(parallel=True, refcounts=False)
+def _rows_halves(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness, frames_move, terms,
+                 out, slots, halves):
+    """`fill_joint_rows` of the two halves of the joints at once, one a thread: the first half's
+    rows from row 0, the second's from halves[3] (the first half's count); halves[4 + t] the row
+    after half t's last, so halves[5] the rows' count."""
+    for t in prange(2):
+        halves[4 + t] = fill_joint_rows_part(model, drives, geometry, impulse, control, velocity, h, beta, slop,
+                                             softness, frames_move, terms, out, slots, halves[t], halves[t + 1],
+                                             halves[3] if t else 0)
 
 
 @kernel(refcounts=False)
@@ -1022,6 +1064,7 @@ class SceneSolver:
         self._joints_forest = None      # (the joints, whether they join the bodies and the world as a forest): `leave_out_solve`
         self._rotor_kicks = None    # (terms, `_rotor_takes_kicks` bound to them): `leave_out_solve`
         self._start_todo = np.zeros(6, np.bool_)     # `_joint_start`'s flags, written before each call
+        self._start_halves = None   # (the joints, `_joint_start`'s halves or None, their ThreadChoice): `_start_halves_of`
         self._again = None      # the last prepare of joints alone and no pair within reach, to make again (`_Again`)
         self._last_start = None     # the joints' last start: what it was given, its bound call (`_start_joints`)
         self.residual = np.zeros(0)     # the last solve's residual per sweep (a view of its room: until the next solve)
@@ -1235,7 +1278,7 @@ class SceneSolver:
                     and kept[6] is (self._exact if termed else bodies.terms.exact) \
                     and last.values == (h, beta, softness, termed, rattle, settings.joint_solve):
                 self._start_todo[0] = not bodies.start_taken(self.joints, centre, rotation)
-                count, easing, alone = last.call()
+                count, easing, alone = self._start_call(last.call)
                 if self.joints_limited:
                     self._limit_easing = easing
                 if count != len(last.joint_start.slots) or last.joint_start.chord is not None \
@@ -1275,11 +1318,12 @@ class SceneSolver:
         s = self._coordinate_s if termed else bodies.terms.share       # (made with `_exact`)
         objects = (self.joints, centre, rotation, self.carried.control, velocity, exact, todo)
         values = ("start", float(h), float(joint_beta), float(softness), termed)
+        halves = self._start_halves_of(self.joints)
         call = bodies.found(objects, *values) or bodies.bound(binding(
             _joint_start, todo, *bodies.start_arguments(self.joints, centre, rotation, float(h), float(joint_beta),
                                                         float(softness), self.carried.control, velocity, exact, s,
-                                                        termed), velocity, float(h)), objects, *values)
-        count, easing, alone = call()
+                                                        termed), velocity, float(h), halves), objects, *values)
+        count, easing, alone = self._start_call(call)
         if self.joints_limited:
             self._limit_easing = easing
         joint_start = self._joint_start_of(*bodies.row_views(count), velocity, termed, rattle)
@@ -1288,6 +1332,24 @@ class SceneSolver:
                                           (h, beta, softness, termed, rattle, settings.joint_solve), generation(),
                                           call, joint_start)
         return joint_start.rows, joint_start, alone
+
+    def _start_halves_of(self, joints):
+        """`_joint_start`'s halves for `joints`: None below SPLIT_JOINTS joints or on one core, else
+        (0, J / 2, J, ·, ·, ·) int64 (made once for these joints)."""
+        kept = self._start_halves
+        if kept is None or kept[0] is not joints:
+            J = len(joints.model().kind)
+            halves = np.array([0, J // 2, J, 0, 0, 0], np.int64) if J >= SPLIT_JOINTS and cores() > 1 else None
+            kept = self._start_halves = (joints, halves, ThreadChoice())
+        return kept[1]
+
+    def _start_call(self, call):
+        """The joint start's bound `call`, on the threads its `ThreadChoice` chooses where it is split
+        in halves (`_start_halves_of`): the same bits on one thread or two."""
+        kept = self._start_halves
+        if kept is None or kept[1] is None:
+            return call()
+        return kept[2].run(int(kept[1][2]), call)
 
     def _joint_start_of(self, joint_rows, slots, velocity, termed, rattle):
         """The `JointStart` of the joint rows `joint_rows` (of `slots`) the last start wrote."""

@@ -94,9 +94,10 @@ def warm_scene(task):
     # halves, and then on its second such solve: the thread choice tries one thread first
     # (physics.core.threads.ThreadChoice). On until they are loaded, so that the app never loads
     # them inside a frame.
-    from physics.constraints.gauss_seidel import PARALLEL_MIN, parallel_stages_loaded
+    from physics.constraints.gauss_seidel import PARALLEL_MIN, load_split_masses, parallel_stages_loaded
     from physics.core.threads import cores
     if cores() > 1 and np.count_nonzero(sim.motion == "dynamic") * 6 >= PARALLEL_MIN:
+        load_split_masses()     # (the effective masses of rows split in halves, which a settled heap reaches)
         for _ in range(int(SPLIT_SECONDS / sim.settings.dt)):
             if parallel_stages_loaded():
                 break
