@@ -899,3 +899,24 @@ def test_an_attempt_certain_to_be_retried_stops_its_projection_with_the_same_bit
     whole.step(90)
     assert whole.substep_counts()["retries"] == retries
     assert whole.state_hash() == stopping.state_hash()
+
+
+def test_a_retry_s_halves_find_their_joint_start_again(monkeypatch):
+    """The joints' start is kept for the last START_CALLS sub-step lengths (`SceneSolver._starts`):
+    once the chain has met its retries' lengths (its whip cracks retry from about step 150, halved
+    to h/2 and h/4 by step 500), a retry's halves find the start bound to their length and the
+    next full sub-step finds its own, so no start is made afresh (`SceneSolver._joint_start_of`, the
+    slow path's: views, bundles, the flags) over 300 more steps that retry again, while no kernel
+    gains a version (a new generation binds every call again). Counted exactly; the bits are the
+    golden hashes'."""
+    from physics.core.compiled import generation
+    sim = Simulation.from_file(SCENES / "chain.toml")
+    sim.step(500)
+    retried, bound_in = sim.substep_counts()["retries"], generation()
+    made = []
+    start_of = SceneSolver._joint_start_of
+    monkeypatch.setattr(SceneSolver, "_joint_start_of", lambda *args: made.append(1) or start_of(*args))
+    sim.step(300)
+    assert generation() == bound_in, "a kernel gained a version: the calls were bound again"
+    assert sim.substep_counts()["retries"] > retried, "no retry in the steps checked"
+    assert not made, f"{len(made)} starts made afresh"

@@ -53,6 +53,9 @@ POST_STABILIZATION = 3  # projection rounds for the joints after the step (0 = B
 # Joints from which a sub-step's joint start (`_joint_start`: their geometry and rows) is written
 # a half of them a thread: the 100 × 100 net's 19,802 ball joints took 4.3 ms on one thread
 SPLIT_JOINTS = 1024
+# The joints' starts kept, each bound to its sub-step's length (`SceneSolver._start_joints`): a
+# sub-step's and its retry's halves' (and theirs), so that a retry binds nothing again
+START_CALLS = 4
 SPECULATIVE = 0.002   # m: contacts kept this far apart beyond what can close in a step (4 slops, Box2D v3)
 # The contact budget: a step whose broad phase finds more candidate pairs than this is refused
 # (ContactBudgetError) rather than spending minutes in the narrow phase and the solver: 2,000
@@ -876,14 +879,15 @@ class ChordRows(NamedTuple):
 
 
 class _StartCall:
-    """The joints' last start (`SceneSolver._start_joints`): what it was given (its arrays by identity,
-    its numbers by value), the kernels' generation it was bound in, its bound call and the
-    `JointStart` it made (made again where the rows' count changes)."""
-    __slots__ = ("arrays", "values", "generation", "call", "joint_start")
+    """A start of the joints (`SceneSolver._start_joints`): what it was given (its arrays by identity,
+    its numbers by value), the kernels' generation it was bound in, its bound call, the
+    `JointStart` it made (made again where the rows' count changes) and the flags its call reads
+    after the first (`_joint_start`'s todo[1:], which depend on what it was given)."""
+    __slots__ = ("arrays", "values", "generation", "call", "joint_start", "flags")
 
-    def __init__(self, arrays, values, generation, call, joint_start):
-        self.arrays, self.values, self.generation, self.call, self.joint_start = \
-            arrays, values, generation, call, joint_start
+    def __init__(self, arrays, values, generation, call, joint_start, flags):
+        self.arrays, self.values, self.generation, self.call, self.joint_start, self.flags = \
+            arrays, values, generation, call, joint_start, flags
 
 
 class _Again(NamedTuple):
@@ -1066,7 +1070,7 @@ class SceneSolver:
         self._start_todo = np.zeros(6, np.bool_)     # `_joint_start`'s flags, written before each call
         self._start_halves = None   # (the joints, `_joint_start`'s halves or None, their ThreadChoice): `_start_halves_of`
         self._again = None      # the last prepare of joints alone and no pair within reach, to make again (`_Again`)
-        self._last_start = None     # the joints' last start: what it was given, its bound call (`_start_joints`)
+        self._starts = []           # the joints' last starts, the latest first: what each was given, its bound call (`_start_joints`)
         self.residual = np.zeros(0)     # the last solve's residual per sweep (a view of its room: until the next solve)
         self.contacts = None
         self._pairs = np.zeros((0, 2), np.int64)     # the last prepare's candidate shape pairs (`pair_bodies`)
@@ -1258,25 +1262,30 @@ class SceneSolver:
                                  joint_start, bool(alone))
         self._again = None
         if alone and rattle and awake is None and active is None and self.contacts is not None \
-                and not len(self._pairs) and side is None and self._last_start is not None \
-                and self._last_start.joint_start is joint_start and not settings.sleep:
+                and not len(self._pairs) and side is None and self._starts \
+                and self._starts[0].joint_start is joint_start and not settings.sleep:
             self._keep_again(world, velocity, inverse_mass, given_inertia, (settings.erp, settings.cfm, beta, softness))
         profile.lap("prepare/rows", t)
 
     def _start_joints(self, world, centre, rotation, velocity, B, h, settings, beta, softness, rattle):
         """The joints' start of a sub-step (`prepare`'s): (their rows, the `JointStart`, whether RATTLE's
-        projections hold the rows alone). The last start's call is made again at once where it is
-        given what it was (`_last_start`: most sub-steps), its rows' views and `JointStart` kept
-        while their count stays and no chord rows are asked for."""
-        last = self._last_start
+        projections hold the rows alone). A recent start's call is made again at once where it is
+        given what that one was (`_starts`, the latest first: most sub-steps find the latest, and a
+        retry's halves their own, START_CALLS kept), its rows' views and `JointStart` kept while
+        their count stays and no chord rows are asked for."""
         termed = bool(rattle and self._exact is not None)
         bodies = self._joint_bodies
-        if last is not None and last.generation == generation():
+        starts = self._starts
+        for i, last in enumerate(starts):
             kept = last.arrays
             if kept[0] is centre and kept[1] is rotation and kept[2] is velocity and kept[3] is self.joints \
                     and kept[4] is bodies and kept[5] is self.carried.control \
                     and kept[6] is (self._exact if termed else bodies.terms.exact) \
-                    and last.values == (h, beta, softness, termed, rattle, settings.joint_solve):
+                    and last.values == (h, beta, softness, termed, rattle, settings.joint_solve) \
+                    and last.generation == generation():
+                if i:       # (another's flags were written last: this one's again, and it is the latest now)
+                    self._start_todo[1:] = last.flags
+                    starts.insert(0, starts.pop(i))
                 self._start_todo[0] = not bodies.start_taken(self.joints, centre, rotation)
                 count, easing, alone = self._start_call(last.call)
                 if self.joints_limited:
@@ -1285,7 +1294,6 @@ class SceneSolver:
                         or (rattle and self.joints_termed and self._chord_wanted):
                     last.joint_start = self._joint_start_of(*bodies.row_views(count), velocity, termed, rattle)
                 return last.joint_start.rows, last.joint_start, alone
-        self._last_start = None
         if self.joints is None:
             self.joints = self._build_joints(world, centre, rotation)
         self.follow_frames(world)
@@ -1328,9 +1336,16 @@ class SceneSolver:
             self._limit_easing = easing
         joint_start = self._joint_start_of(*bodies.row_views(count), velocity, termed, rattle)
         if not self._any_framed and not typed(call):     # (a moving frame is followed before each start)
-            self._last_start = _StartCall((centre, rotation, velocity, self.joints, bodies, self.carried.control, exact),
-                                          (h, beta, softness, termed, rattle, settings.joint_solve), generation(),
-                                          call, joint_start)
+            current = generation()
+            for i in range(len(starts) - 1, -1, -1):    # (bound in an older generation: never found again)
+                if starts[i].generation != current:
+                    del starts[i]
+            starts.insert(0, _StartCall((centre, rotation, velocity, self.joints, bodies, self.carried.control, exact),
+                                        (h, beta, softness, termed, rattle, settings.joint_solve), current,
+                                        call, joint_start, tuple(todo[1:].tolist())))
+            del starts[START_CALLS:]
+        else:       # (what the latest start's call wrote is not what one found again would write: none is)
+            starts.clear()
         return joint_start.rows, joint_start, alone
 
     def _start_halves_of(self, joints):

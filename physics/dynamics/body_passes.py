@@ -68,6 +68,26 @@ class DynamicInputs(NamedTuple):
 
 
 @kernel(refcounts=False)
+def body_energy(nodes, mass, inertia_body, omega_body, velocity, translation, gravity, out):
+    """out[0] = Σ ½ m v² + ½ ω_bᵀ I ω_b and out[1] = Σ −m g · x over the dynamic bodies `nodes` (D,)
+    (slot s is node nodes[s]: omega_body (D, 3) by slot; mass (N,), inertia_body (N, 3) principal,
+    velocity (N, 3) world, translation (N, 3) by node): `physics.pipeline.stages.energy`'s
+    kinetic and potential energy in one pass that allocates nothing (the runaway check's, once a
+    second); summed body by body, so its last bits are not numpy's (pairwise) sums'."""
+    kinetic, potential = 0.0, 0.0
+    for s in range(nodes.shape[0]):
+        b = nodes[s]
+        linear = velocity[b, 0] * velocity[b, 0] + velocity[b, 1] * velocity[b, 1] + velocity[b, 2] * velocity[b, 2]
+        spin = 0.0
+        for i in range(3):
+            spin += inertia_body[b, i] * omega_body[s, i] * omega_body[s, i]
+        kinetic += 0.5 * (mass[b] * linear + spin)
+        potential -= mass[b] * (translation[b, 0] * gravity[0] + translation[b, 1] * gravity[1]
+                                + translation[b, 2] * gravity[2])
+    out[0], out[1] = kinetic, potential
+
+
+@kernel(refcounts=False)
 def _solve_rows_into(matrices, vectors, out):
     for k in range(vectors.shape[0]):
         store3(out, k, solve3(load33(matrices, k), load3(vectors, k)))

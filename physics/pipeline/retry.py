@@ -341,14 +341,15 @@ class Undo:
                                           work.undo_rooms.get(key))
         return undo
 
-    _again = None   # a whole-world Undo's copies as one call: (its sources, `generation()`, the call), `take`
+    _again = None   # a whole-world Undo's copies as one call: (its sources, `generation()`, the call, the
+    #                 call that puts them back), `take`, `put_back`
 
     def _copy_again(self, model, sources):
         """The copies this whole-world Undo made, `sources` (`_whole_sources`) into its own arrays, as
-        one bound call (`_copy_rows`), with the sources it holds for (by identity) and the kernels'
+        one bound call (`_copy_rows`), with the sources it holds for (by identity), the kernels'
         `generation()` it was bound in (a later one binds it again, straight to a version compiled
-        since); None where sleep, kinematic or frame rows are copied too, or where `_copy_rows`
-        cannot take the arrays as they are."""
+        since) and the bound call that copies them back (`put_back`); None where sleep,
+        kinematic or frame rows are copied too, or where `_copy_rows` cannot take the arrays as they are."""
         if sources[0] is None:
             return None
         local, flat = sources[:3], sources[3:]
@@ -356,9 +357,11 @@ class Undo:
         if not all(a.dtype == np.float64 and a.flags.c_contiguous for a in local + flat + into):
             return None
         rows = lambda arrays: tuple(a.reshape(len(a), -1) for a in arrays)
-        call = bind(_copy_rows, np.ascontiguousarray(model.dyn, np.int64), rows(local), rows(into[:3]),
-                    tuple(a.reshape(-1) for a in flat), tuple(a.reshape(-1) for a in into[3:]))
-        return sources, generation(), call
+        nodes, flat_from, flat_into = np.ascontiguousarray(model.dyn, np.int64), tuple(a.reshape(-1) for a in flat), \
+            tuple(a.reshape(-1) for a in into[3:])
+        call = bind(_copy_rows, nodes, rows(local), rows(into[:3]), flat_from, flat_into, False)
+        back = bind(_copy_rows, nodes, rows(local), rows(into[:3]), flat_from, flat_into, True)
+        return sources, generation(), call, back
 
     def shapes(self, model, work):
         """(S,) bool: the shapes of the island's bodies."""
@@ -367,7 +370,32 @@ class Undo:
         return (body >= 0) & np.append(self.active, False)[body]
 
     def put_back(self, model, data, work):
-        """The island back where this was taken."""
+        """The island back where this was taken: a whole-world Undo's copies by the call bound with
+        them (`_copy_again`: no index arrays, none of numpy's fancy assignments, which allocated 3 KiB
+        a retry of the chain), where it is given the arrays they were bound to."""
+        solver = work.solver
+        again = self._again
+        if again is not None and again[1] == generation() and again[0][3] is data.omega_body \
+                and again[0][5] is getattr(solver.joints, "impulse", None) and self.sleep is None and not self.kinematic:
+            again[3]()      # (the local state, omega_body, the constraint acceleration, impulses and hint)
+        else:
+            self._put_back_rows(model, data, work)
+        work.calls.scatter_kinematic()
+        if work.drives is not None:     # a driven node's acceleration as at this pose (physics.dynamics.driving)
+            work.drives.report(data.kinematic, work.hierarchy.local.acceleration)
+        if self.active is None:
+            solver.cache.put_held(self.cache)
+        else:
+            solver.cache.restore(self.cache)
+        data.time, data.next_event = self.time, self.next_event
+        if self.frame_work is not None:
+            data.frame_work[:] = self.frame_work
+        work.runaway.reference, work.runaway.due = self.runaway
+        solver.forget()
+        work.world = STALE
+
+    def _put_back_rows(self, model, data, work):
+        """`put_back`'s copies one by one, by the island's rows (`slots`)."""
         local, nodes = work.hierarchy.local, model.dyn[self.slots]
         local.translation[nodes], local.rotation[nodes], local.velocity[nodes] = self.local
         data.omega_body[self.slots] = self.omega_body
@@ -376,23 +404,9 @@ class Undo:
             array[:] = rows
         for array, rows in zip(data.kinematic, self.kinematic):
             array[:] = rows
-        work.calls.scatter_kinematic()
-        if work.drives is not None:     # a driven node's acceleration as at this pose (physics.dynamics.driving)
-            work.drives.report(data.kinematic, work.hierarchy.local.acceleration)
-        solver = work.solver
         if self.impulse is not None:
-            solver.joints.impulse[:] = self.impulse
-        if self.active is None:
-            solver.cache.put_held(self.cache)
-        else:
-            solver.cache.restore(self.cache)
-        data.time, data.next_event = self.time, self.next_event
+            work.solver.joints.impulse[:] = self.impulse
         data.rattle_hint[:] = self.hint
-        if self.frame_work is not None:
-            data.frame_work[:] = self.frame_work
-        work.runaway.reference, work.runaway.due = self.runaway
-        solver.forget()
-        work.world = STALE
 
 
 # `Undo.take` as one object: a classmethod read from its class is a new bound method at every read
@@ -449,18 +463,26 @@ def _whole_sources(model, data, work):
 
 
 @kernel(refcounts=False)
-def _copy_rows(nodes, rows, taken, arrays, copies):
+def _copy_rows(nodes, rows, taken, arrays, copies, back):
     """taken[i][k] = rows[i][nodes[k]] for each (N, w) array of `rows` (the local state's, by node),
-    and copies[i][:] = arrays[i][:] (flat): a whole-world `Undo`'s copies, the same bits."""
+    and copies[i][:] = arrays[i][:] (flat): a whole-world `Undo`'s copies, the same bits; `back`:
+    the other way, rows[i][nodes[k]] = taken[i][k] and arrays[i][:] = copies[i][:] (`Undo.put_back`:
+    one kernel, which every sub-step that takes an Undo has loaded before its first retry)."""
     for i in range(len(rows)):
         source, target = rows[i], taken[i]
         for k in range(nodes.shape[0]):
             for c in range(source.shape[1]):
-                target[k, c] = source[nodes[k], c]
+                if back:
+                    source[nodes[k], c] = target[k, c]
+                else:
+                    target[k, c] = source[nodes[k], c]
     for i in range(len(arrays)):
         source, target = arrays[i], copies[i]
         for e in range(source.shape[0]):
-            target[e] = source[e]
+            if back:
+                source[e] = target[e]
+            else:
+                target[e] = source[e]
 
 
 def _kept(room, name, count=None):
