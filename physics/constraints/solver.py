@@ -880,9 +880,10 @@ class ChordRows(NamedTuple):
 
 class _StartCall:
     """A start of the joints (`SceneSolver._start_joints`): what it was given (its arrays by identity,
-    its numbers by value), the kernels' generation it was bound in, its bound call, the
-    `JointStart` it made (made again where the rows' count changes) and the flags its call reads
-    after the first (`_joint_start`'s todo[1:], which depend on what it was given)."""
+    its numbers by value), the kernels' generation it was bound in, its bound call (on its threads:
+    `SceneSolver._on_threads`), the `JointStart` it made (made again where the rows' count changes)
+    and the flags its call reads after the first (`_joint_start`'s todo[1:], which depend on what
+    it was given)."""
     __slots__ = ("arrays", "values", "generation", "call", "joint_start", "flags")
 
     def __init__(self, arrays, values, generation, call, joint_start, flags):
@@ -1287,7 +1288,7 @@ class SceneSolver:
                     self._start_todo[1:] = last.flags
                     starts.insert(0, starts.pop(i))
                 self._start_todo[0] = not bodies.start_taken(self.joints, centre, rotation)
-                count, easing, alone = self._start_call(last.call)
+                count, easing, alone = last.call()
                 if self.joints_limited:
                     self._limit_easing = easing
                 if count != len(last.joint_start.slots) or last.joint_start.chord is not None \
@@ -1331,7 +1332,8 @@ class SceneSolver:
             _joint_start, todo, *bodies.start_arguments(self.joints, centre, rotation, float(h), float(joint_beta),
                                                         float(softness), self.carried.control, velocity, exact, s,
                                                         termed), velocity, float(h), halves), objects, *values)
-        count, easing, alone = self._start_call(call)
+        run = self._on_threads(call, halves)
+        count, easing, alone = run()
         if self.joints_limited:
             self._limit_easing = easing
         joint_start = self._joint_start_of(*bodies.row_views(count), velocity, termed, rattle)
@@ -1342,7 +1344,7 @@ class SceneSolver:
                     del starts[i]
             starts.insert(0, _StartCall((centre, rotation, velocity, self.joints, bodies, self.carried.control, exact),
                                         (h, beta, softness, termed, rattle, settings.joint_solve), current,
-                                        call, joint_start, tuple(todo[1:].tolist())))
+                                        run, joint_start, tuple(todo[1:].tolist())))
             del starts[START_CALLS:]
         else:       # (what the latest start's call wrote is not what one found again would write: none is)
             starts.clear()
@@ -1358,13 +1360,11 @@ class SceneSolver:
             kept = self._start_halves = (joints, halves, ThreadChoice())
         return kept[1]
 
-    def _start_call(self, call):
-        """The joint start's bound `call`, on the threads its `ThreadChoice` chooses where it is split
-        in halves (`_start_halves_of`): the same bits on one thread or two."""
-        kept = self._start_halves
-        if kept is None or kept[1] is None:
-            return call()
-        return kept[2].run(int(kept[1][2]), call)
+    def _on_threads(self, call, halves):
+        """The joint start's bound `call` as a call of no arguments: itself where it is not split in
+        `halves`, else made on the threads their `ThreadChoice` chooses (`_start_halves_of`; the same
+        bits on one thread or two), made once a bound call, so a sub-step that finds it calls it alone."""
+        return call if halves is None else partial(self._start_halves[2].run, int(halves[2]), call)
 
     def _joint_start_of(self, joint_rows, slots, velocity, termed, rattle):
         """The `JointStart` of the joint rows `joint_rows` (of `slots`) the last start wrote."""

@@ -314,8 +314,7 @@ class Undo:
             # the same sources (`_whole_sources`): the model's and the Workspace's are its topology's,
             # the Data's arrays are written in place (`Data.load`), frame rows are not copied by one
             # call, and the joints' impulses are the carried joints' (a restore may build others)
-            if again is not None and again[1] == generation() and data.frame_work is None \
-                    and again[0][3] is data.omega_body and again[0][5] is getattr(solver.joints, "impulse", None):
+            if _still_bound(again, data, solver.joints):
                 again[2]()        # (the copies a new Undo would make, into the same arrays)
                 room.cache = solver.cache.held()
                 room.time, room.next_event = data.time, data.next_event
@@ -375,8 +374,7 @@ class Undo:
         a retry of the chain), where it is given the arrays they were bound to."""
         solver = work.solver
         again = self._again
-        if again is not None and again[1] == generation() and again[0][3] is data.omega_body \
-                and again[0][5] is getattr(solver.joints, "impulse", None) and self.sleep is None and not self.kinematic:
+        if _still_bound(again, data, solver.joints) and self.sleep is None and not self.kinematic:
             again[3]()      # (the local state, omega_body, the constraint acceleration, impulses and hint)
         else:
             self._put_back_rows(model, data, work)
@@ -460,6 +458,14 @@ def _whole_sources(model, data, work):
     local = work.local_arrays       # (the Workspace's views, made once a topology)
     return (local.translation, local.rotation, local.velocity, data.omega_body, data.constraint_acceleration,
             joints.impulse, data.rattle_hint)
+
+
+def _still_bound(again, data, joints):
+    """Whether a whole-world Undo's bound copies (`Undo._copy_again`) still copy what they were bound
+    to: bound in this generation of the kernels, no moving frame's work to copy, the Data's
+    `omega_body` and the joints' impulses the arrays they were bound to (a restore may build others)."""
+    return again is not None and again[1] == generation() and data.frame_work is None \
+        and again[0][3] is data.omega_body and again[0][5] is getattr(joints, "impulse", None)
 
 
 @kernel(refcounts=False)

@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from physics.core import profile
-from physics.core.compiled import bind, generation
+from physics.core.compiled import bind, generation, same
 from physics.constraints.rattle import BodyPasses
 from physics.constraints.solver import MASS_RATIO_HELD
 from physics.dynamics.body_passes import NO_ROWS, DynamicBodies, DynamicInputs, body_energy, NodeArrays, angular_momentum, \
@@ -534,25 +534,15 @@ def runaway_energy(model, data, settings, work):
         return energy_balance(energy(model, data, settings, work))
     sync(model, data, settings, work, MOVING)
     world = work.hierarchy.world_state
+    arrays = (model.dyn, model.mass, model.inertia_body, data.omega_body, world.velocity, world.translation,
+              settings.gravity)
     kept = work.runaway.energy_call
-    if kept is None or kept[1] != generation() or not _same_arrays(kept[0], model.dyn, model.mass, model.inertia_body,
-                                                                   data.omega_body, world.velocity, world.translation,
-                                                                   settings.gravity):
-        arrays = (model.dyn, model.mass, model.inertia_body, data.omega_body, world.velocity, world.translation,
-                  settings.gravity)
+    if kept is None or kept[1] != generation() or not same(kept[0], arrays):
         out = np.zeros(2)
         kept = work.runaway.energy_call = (arrays, generation(), bind(body_energy, *arrays, out), out)
     kept[2]()
     out = kept[3]
     return out.item(0) + out.item(1)
-
-
-def _same_arrays(kept, *arrays):
-    """Whether `arrays` are the `kept` ones, one by one (by identity)."""
-    for one, other in zip(kept, arrays):
-        if one is not other:
-            return False
-    return True
 
 
 def take_runaway_reference(model, data, settings, work):
