@@ -20,7 +20,7 @@ def _stage_call(scene, steps, monkeypatch):
     sim.step(steps)
     monkeypatch.undo()
     arguments = calls[-1]
-    return arguments, len(arguments[0].depth)
+    return arguments, int(arguments[1][0])     # (the points: the first count of the narrow phase's room)
 
 
 def _peak(arguments):

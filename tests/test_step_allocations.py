@@ -17,9 +17,10 @@ from physics.pipeline.simulation import Simulation
 SCENES = Path(__file__).resolve().parent.parent / "assets" / "scenes"
 STEPS = 100
 WARM = 160      # steps first: the calls typed and bound, a first retry's kernels loaded from the cache
-# Measured in the median step, a sub-step: 0.01 KiB for the chain, 0.05 for the net and 0.15 for
+# Measured in the median step, a sub-step: 0.01 KiB for the chain, 0.05 for the net, 0.15 for
 # the ant (Python's views, bundles and numbers between the calls; of its compiled calls only the
-# narrow phase's round shapes allocate, some 90 bytes), and 1.4 for the long chain, whose contact
+# narrow phase's round shapes allocate, some 90 bytes), 0.25 for the iiwa (2.6 when its hulls'
+# points on the floor and its chord rows were arrays made at each call), and 1.4 for the long chain, whose contact
 # points' count keeps changing on its floor (what numba's entry point makes as it types the calls,
 # and the views made for the new count, which the solver keeps by count); fresh arrays for a step's
 # rows, points or solve would be tens to hundreds of KiB, and grow with the scene. The bounds leave
@@ -76,13 +77,15 @@ def _peak(sim, step):
     return tracemalloc.get_traced_memory()[1] - held, sim.substep_counts()["taken"] - taken
 
 
-@pytest.mark.parametrize("scene", ["chain", "ant", "net", "long chain"])
+@pytest.mark.parametrize("scene", ["chain", "ant", "iiwa", "net", "long chain"])
 def test_a_steady_step_allocates_a_few_kib_whatever_the_scene(scene, tmp_path):
     """The shipped chain (20 capsules on ball joints, RATTLE alone), the ant on its floor (joints,
-    contacts, the velocity solve), make_scenes.py's 8 × 8 net (114 ball joints, loops: the joint
-    graph's factorization) and its chain of 200 links, which lies on its floor (contacts whose
-    count keeps changing): over 100 steps the median step allocates at most STEADY_MEDIAN_KIB a
-    sub-step (the long chain MEDIAN_KIB) and frees it again, however many its joints and points."""
+    contacts, the velocity solve), the iiwa folded onto its floor (hulls on a plane, joints at their
+    limits, the chord rows of its joint terms), make_scenes.py's 8 × 8 net (114 ball joints, loops:
+    the joint graph's factorization) and its chain of 200 links, which lies on its floor (contacts
+    whose count keeps changing): over 100 steps the median step allocates at most
+    STEADY_MEDIAN_KIB a sub-step (the long chain MEDIAN_KIB) and frees it again, however many its
+    joints and points."""
     path = {"net": lambda: _made(tmp_path, "net", "--side", "8"),
             "long chain": lambda: _made(tmp_path, "chain", "--links", "200")}.get(scene, lambda: SCENES / f"{scene}.toml")()
     peaks, _ = _allocations(path)

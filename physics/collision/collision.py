@@ -134,7 +134,7 @@ def _cylinder_rim(c, R, r, h, direction, points):
 
 
 @kernel
-def _hull_plane(c, R, prm, params, b, margin, out_p, out_n, out_d, out_f):
+def _hull_plane(c, R, prm, params, b, margin, out_p, out_n, out_d, out_f, work):
     """A hull (centre c, rotation R, row prm) against plane b = params[b] = (n, offset): each vertex
     x_i = c + R v_i is depth_i = offset - n . x_i below the plane (normal a -> b = -n, the point
     midway x_i + depth_i n / 2, feature id i). Of the vertices with depth >= -margin at most 4 are
@@ -142,11 +142,14 @@ def _hull_plane(c, R, prm, params, b, margin, out_p, out_n, out_d, out_f):
     sortCachedPoints idea, as `cull4`): the first of those within CULL_DEPTH_TOLERANCE of the
     deepest (the same vertex while a resting face rocks by round-off), the one furthest from it,
     the one making the largest triangle with those two, then the one adding the most area outside
-    that triangle. Returns the count written to rows 0.."""
+    that triangle. Returns the count written to rows 0.. `work`: the cache's `epa_workspace()`,
+    whose support points and distances (room for 128 and more) hold the vertices and depths (at
+    most HULL_VERTICES_MAX): made at each call, they were most of what a robot's links resting on
+    the floor allocated in a sub-step (the iiwa's 2.4 KiB)."""
     nx, ny, nz, offset = params[b, 0], params[b, 1], params[b, 2], params[b, 3]
     count = int(prm[1])
-    x = np.empty((count, 3))
-    depth = np.empty(count)
+    x = work[0][:count]
+    depth = work[5][:count]
     deepest = -np.inf
     for i in range(count):
         vx, vy, vz = prm[4 + 3 * i], prm[5 + 3 * i], prm[6 + 3 * i]
@@ -156,39 +159,45 @@ def _hull_plane(c, R, prm, params, b, margin, out_p, out_n, out_d, out_f):
         deepest = max(deepest, depth[i])
     if deepest < -margin:
         return 0
-    chosen = np.full(4, -1)
+    # the chosen vertices (-1: none), as four numbers rather than an array of them
+    c0, c1, c2, c3 = -1, -1, -1, -1
     for i in range(count):
         if depth[i] >= deepest - CULL_DEPTH_TOLERANCE and depth[i] >= -margin:
-            chosen[0] = i
+            c0 = i
             break
     for slot in range(1, 4):
         best, pick = 1e-18, -1   # (m² or m⁴) a point adding no length or area adds nothing
         for i in range(count):
-            if depth[i] < -margin or i == chosen[0] or i == chosen[1] or i == chosen[2]:
+            if depth[i] < -margin or i == c0 or i == c1 or i == c2:
                 continue
-            d0 = (x[i, 0] - x[chosen[0], 0], x[i, 1] - x[chosen[0], 1], x[i, 2] - x[chosen[0], 2])
+            d0 = (x[i, 0] - x[c0, 0], x[i, 1] - x[c0, 1], x[i, 2] - x[c0, 2])
             if slot == 1:
                 score = dot(d0, d0)
             else:
-                d1 = (x[i, 0] - x[chosen[1], 0], x[i, 1] - x[chosen[1], 1], x[i, 2] - x[chosen[1], 2])
+                d1 = (x[i, 0] - x[c1, 0], x[i, 1] - x[c1, 1], x[i, 2] - x[c1, 2])
                 t = cross(d0, d1)
                 score = dot(t, t)
                 if slot == 3:  # the area outside the triangle: the three triangles on its edges
-                    d2 = (x[i, 0] - x[chosen[2], 0], x[i, 1] - x[chosen[2], 1], x[i, 2] - x[chosen[2], 2])
+                    d2 = (x[i, 0] - x[c2, 0], x[i, 1] - x[c2, 1], x[i, 2] - x[c2, 2])
                     t1, t2 = cross(d1, d2), cross(d2, d0)
                     score = np.sqrt(score) + np.sqrt(dot(t1, t1)) + np.sqrt(dot(t2, t2))
-                    e1 = (x[chosen[1], 0] - x[chosen[0], 0], x[chosen[1], 1] - x[chosen[0], 1], x[chosen[1], 2] - x[chosen[0], 2])
-                    e2 = (x[chosen[2], 0] - x[chosen[0], 0], x[chosen[2], 1] - x[chosen[0], 1], x[chosen[2], 2] - x[chosen[0], 2])
+                    e1 = (x[c1, 0] - x[c0, 0], x[c1, 1] - x[c0, 1], x[c1, 2] - x[c0, 2])
+                    e2 = (x[c2, 0] - x[c0, 0], x[c2, 1] - x[c0, 1], x[c2, 2] - x[c0, 2])
                     t3 = cross(e1, e2)
                     score = (score - np.sqrt(dot(t3, t3))) ** 2   # 0 inside the triangle (in its plane)
             if score > best:
                 best, pick = score, i
         if pick < 0:
             break
-        chosen[slot] = pick
+        if slot == 1:
+            c1 = pick
+        elif slot == 2:
+            c2 = pick
+        else:
+            c3 = pick
     m = 0
     for slot in range(4):
-        i = chosen[slot]
+        i = c0 if slot == 0 else c1 if slot == 1 else c2 if slot == 2 else c3
         if i < 0:
             break
         f = 0.5 * depth[i]
@@ -321,7 +330,7 @@ def _pair(kind, centre, rotation, params, hull, hulls, a, b, margin, points, loc
     pa = hulls[hull[a]] if ka == HULL else params[a]
     pb = hulls[hull[b]] if kb == HULL else params[b]
     if ka == HULL and kb == PLANE:
-        return _hull_plane(ca, Ra, pa, params, b, margin, out_p, out_n, out_d, out_f), 0, next_id
+        return _hull_plane(ca, Ra, pa, params, b, margin, out_p, out_n, out_d, out_f, work), 0, next_id
     if ka == SPHERE and kb != HULL:
         r = pa[0]
         if kb == SPHERE:
@@ -641,11 +650,34 @@ def contacts(shapes, world, pairs, cache=None, margin=0.0, placed=None, pair_roo
     cache.outputs.reverse()     # (the next call writes the other set: these points stay as they are until the one after)
     found = views.get(m)        # the same `Contacts` while the count stays
     if found is None:
-        if len(views) >= OUTPUT_VIEWS_KEPT:
+        if len(views) >= OUTPUT_VIEWS_KEPT:     # (the whole room's stays: `whole_room`)
+            whole = views.get(WHOLE)
             views.clear()
+            if whole is not None:
+                views[WHOLE] = whole
         found = views[m] = Contacts(ints[0, :m], ints[1, :m], ints[2, :m], ints[3, :m], vec[0, :m], vec[1, :m],
                                     depth[:m], ints[4, :m])
     return found
+
+
+def whole_room(cache, c):
+    """The `Contacts` of the whole set of output room that the points `c`, `contacts`' last result
+    with `cache`, are the first len(c) of (`_output_room`), or None where `c` is not such a result
+    (no point, or points taken from one). The same object while that set of room stays, whatever
+    the count: a caller that passes the count beside it binds one call for each set, where views
+    cut to each count made a call of their own for every count (a robot's links near the floor,
+    their candidate points changing in number every sub-step, had every contact stage's call typed)."""
+    room = cache.outputs[1]     # (the set the last call wrote: `contacts` turns them after it)
+    if room is None or not len(c) or c.depth.base is not room[2] or c.shape_a.base is not room[0]:
+        return None
+    ints, vec, depth, views = room
+    whole = views.get(WHOLE)
+    if whole is None:
+        whole = views[WHOLE] = Contacts(ints[0], ints[1], ints[2], ints[3], vec[0], vec[1], depth, ints[4])
+    return whole
+
+
+WHOLE = -1      # the key of `whole_room`'s `Contacts` among a set of room's views by count
 
 
 def narrow_scratch():

@@ -325,6 +325,7 @@ def _store_in_order(keys, order, impulse, columns, point, normal, sorted_keys, s
 
 NORMAL_T1_T2 = np.array([0, 1, 2], np.int64)   # `ContactCache.store`'s columns of an impulse given (normal, t1, t2)
 STORED_VIEWS_KEPT = 8       # views of a set of the stored impulses kept by count (`ContactCache._impulse_room`)
+WHOLE = -1                  # the key of a set's whole `StoredImpulses` among its views (`ContactCache.stored_room`)
 
 MANIFOLD_FIELDS = ("keys", "local_a", "local_b", "feats", "counts", "next_ids")
 
@@ -390,6 +391,23 @@ class ContactCache:
                                                                     self._impulse_points, self._impulse_normals)
         return kept
 
+    def stored_room(self):
+        """(`StoredImpulses` of the whole set of arrays the stored impulses are the first count of,
+        count), the same bundle whatever the count, so that a caller that passes the count beside
+        it binds one call for each set (`physics.constraints.solver`: views cut to each count made
+        a call of their own for every count); (`stored()`, its count) where they are no set's first
+        (none stored yet, or put back from a snapshot)."""
+        count = len(self._impulse_keys)
+        room = self._impulse_sets[self._impulse_set]
+        if room is None or self._impulse_keys.base is not room[2] or self._impulses.base is not room[3] \
+                or self._impulse_points.base is not room[4] or self._impulse_normals.base is not room[5]:
+            return self.stored(), count
+        views = room[6]
+        whole = views.get(WHOLE)
+        if whole is None or whole.n_shapes != self.n_shapes:
+            whole = views[WHOLE] = StoredImpulses(room[2], room[3], self.n_shapes, room[4], room[5])
+        return whole, count
+
     def lookup(self, c):
         """(M, 3) the impulses stored for these contact points last step; 0 for new points."""
         out = np.empty((len(c), 3))
@@ -432,8 +450,11 @@ class ContactCache:
         views = room[6]
         found = views.get(n)
         if found is None:
-            if len(views) >= STORED_VIEWS_KEPT:
+            if len(views) >= STORED_VIEWS_KEPT:     # (the whole set's stays: `stored_room`)
+                whole = views.get(WHOLE)
                 views.clear()
+                if whole is not None:
+                    views[WHOLE] = whole
             found = views[n] = (room[0][:n], room[1][:n], (room[2][:n], room[3][:n], room[4][:n], room[5][:n]))
         return found
 

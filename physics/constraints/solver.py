@@ -30,8 +30,8 @@ from physics.core.compiled import Memo, SteadyCall, bind, binding, generation, k
 from physics.core import profile
 from physics.collision.broadphase import TooManyPairs, brute_force, candidate_pairs, collision_filter, grid_capacity, \
     grid_entries, grid_pairs, grid_scratch, overlapping
-from physics.collision.collision import contacts, no_pairs
-from physics.collision.manifold import ContactCache, lookup_impulses
+from physics.collision.collision import contacts, no_pairs, whole_room
+from physics.collision.manifold import ContactCache, StoredImpulses, lookup_impulses
 from physics.constraints.constraints import BOUNCE_THRESHOLD, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     RowArrays, beta_from_erp, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.constraints.joints import ACTUATED, DRIVE, LIMIT, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints, \
@@ -330,15 +330,15 @@ def _reach(c, pair_nodes, body, bodies, nodes, params, surface, keep):
     where the surface moves otherwise: + lead ω × d, d the body's velocity over the surface in the
     tangent plane (a ball rolling on a turntable, tests/test_rolling.py; the contact location moves
     with the centre for a sphere, and d = 0 for a body at rest on it).
-    c: `ContactPoints`; pair_nodes, body (M, 2): each side's node and solver body; bodies:
-    `SolverBodies`; nodes: `NodeMotion`; params: `ContactParams`."""
+    c: `ContactPoints` (its first M points, M the size of `keep`); pair_nodes, body (M, 2): each
+    side's node and solver body; bodies: `SolverBodies`; nodes: `NodeMotion`; params: `ContactParams`."""
     point, normal, depth = c.point, c.normal, c.depth
     centre, velocity = bodies.centre, bodies.velocity
     h, lead, base = params.h, params.lead, params.base
     # values as tuples, not views of the arrays: numba counts a reference to an array for every
     # view it takes (physics.core.compiled, 6), six a point here, and the heap's pass took twice as long
     zero = (0.0, 0.0, 0.0)
-    for m in range(depth.size):
+    for m in range(keep.size):
         vn = 0.0
         vs, spin, moving = zero, zero, zero
         for side in range(2):
@@ -488,7 +488,7 @@ def _solve_changes(velocity, solved, relaxed, final, slot, minv_jt, impulse, sta
 
 
 @kernel(refcounts=False)
-def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, before, room, scratch):
+def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, before, before_count, room, scratch):
     """The contact points' rows in one compiled call (`SceneSolver.prepare`), of the points that can
     touch within this step, `kept` of them moved to the front of c with their solver bodies `body`
     and surface velocities `surface` (`_keep_reachable`, called first: the narrow phase keeps every point the two
@@ -499,10 +499,10 @@ def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, be
     rules: μ = √(μ_a μ_b), e = max(e_a, e_b)), last step's impulses (warm start, the cache's sorted
     keys) and their rows (`physics.constraints.constraints.contact_rows`). c: `ContactPoints`, compacted in
     place, kept points first; bodies: `SolverBodies`; materials: `Materials`;
-    stored: `StoredImpulses`; params: `ContactParams`; before: `RowArrays` of the rows that come
-    first (the joints', J of them; none: empty), copied to the front of the rows returned, so that the
-    sub-step's rows are made in one piece, in `room` (`RowArrays` with room for J + 3 kept rows or
-    more: the solver's, kept); each point's friction, restitution, warm impulse and bounce data in
+    stored: `StoredImpulses`; params: `ContactParams`; before: `RowArrays` whose first J =
+    `before_count` rows come first (the joints'; none: 0), copied to the front of the rows
+    returned, so that the sub-step's rows are made in one piece, in `room` (`RowArrays` with room
+    for J + 3 kept rows or more: the solver's, kept); each point's friction, restitution, warm impulse and bounce data in
     `scratch` (`PointRoom`, kept too). Returns (kept, how many may bounce, how many rows it wrote
     (J + 3 kept; none where no point is kept), whether
     the step is a cold start: warm
@@ -520,7 +520,7 @@ def _contact_stage(c, kept, body, surface, bodies, materials, stored, params, be
     if params.warm:
         lookup_impulses(stored, c.shape_a[:kept], c.shape_b[:kept], c.feature[:kept], c.point[:kept], c.normal[:kept],
                         warm, scratch.key[:kept], scratch.taken, found)
-    J = before.body.shape[0] if kept else 0     # (no point kept: no rows, the joints' not copied either)
+    J = before_count if kept else 0     # (no point kept: no rows, the joints' not copied either)
     n = J + 3 * kept
     rows = RowArrays(room.body[:n], room.jacobian[:n], room.target[:n], room.relax[:n], room.lower[:n], room.upper[:n],
                      room.softness[:n], room.mu[:n], room.impulse[:n], room.block[:n])
@@ -567,12 +567,13 @@ def _add_row_changes(slot, minv_jt, impulse, rows, out):
 
 
 @kernel(refcounts=False)
-def _keep_reachable(c, bodies, nodes, params, scratch):
+def _keep_reachable(c, count, bodies, nodes, params, scratch):
     """Each point's solver bodies (M, 2) and surface velocities (M, 2, 3) (`_reach`), then the
     points that can touch this step moved to the front of every array of the `ContactPoints` c, in
-    order (its arrays are this step's, fresh from the narrow phase); `scratch` a `PointRoom` for M
-    points or more; returns (how many were kept, body, surface: views of it)."""
-    M = c.depth.size
+    order (its arrays are this step's, fresh from the narrow phase; its first M = count[0] are the
+    points, the rest room); `scratch` a `PointRoom` for M points or more; returns (how many were
+    kept, body, surface: views of it)."""
+    M = count[0]
     pair_nodes, body = scratch.pair_nodes[:M], scratch.body[:M]
     for m in range(M):
         pair_nodes[m, 0], pair_nodes[m, 1] = c.node_a[m], c.node_b[m]
@@ -596,15 +597,20 @@ def _keep_reachable(c, bodies, nodes, params, scratch):
 
 
 @kernel(refcounts=False)
-def _reachable_contact_stage(c, bodies, nodes, materials, stored, params, before, room, scratch):
+def _reachable_contact_stage(c, count, bodies, nodes, materials, stored, params, before, room, scratch):
     """`_keep_reachable`, then `_contact_stage` of the points kept, in one compiled call (each
     bundle typed once: numba types every argument of a call from Python, and the two calls apart
     typed the points, the bodies and the constants twice, about 10 µs a sub-step of the ant on the
-    floor); room (`RowArrays`) has room for the rows `before` and 3 rows a point of c, scratch
-    (`PointRoom`) for every point of c. Returns `_contact_stage`'s results, (0, 0, and its others
-    for no point) where no point is kept."""
-    kept, body, surface = _keep_reachable(c, bodies, nodes, params, scratch)
-    return _contact_stage(c, kept, body, surface, bodies, materials, stored, params, before, room, scratch)
+    floor); count (3,): c's first count[0] are the points, before's first count[1] the joints'
+    rows and stored's first count[2] the impulses stored (`SceneSolver._contact_rows`: the narrow
+    phase's, the joints' and the contact cache's whole room, so that one bound call serves every
+    count); room (`RowArrays`) has room for those rows and 3 rows a point,
+    scratch (`PointRoom`) for every point. Returns `_contact_stage`'s results, (0, 0, and its
+    others for no point) where no point is kept."""
+    kept, body, surface = _keep_reachable(c, count, bodies, nodes, params, scratch)
+    n = count[2]
+    first = StoredImpulses(stored.keys[:n], stored.impulses[:n], stored.n_shapes, stored.points[:n], stored.normals[:n])
+    return _contact_stage(c, kept, body, surface, bodies, materials, first, params, before, count[1], room, scratch)
 
 
 _NO_ROWS = RowArrays(np.zeros((0, 2), np.int64), np.zeros((0, 2, 6)), *(np.zeros(0) for _ in range(7)),
@@ -667,39 +673,43 @@ def _row_rate(body, jacobian, velocity, k):
     return rate
 
 
-@kernel
+@kernel(inline=True)
+def _soft_chord_row(slot, exact, actuated, softness):
+    """Whether the joint row of `slot` (joint × ROWS_PER_JOINT + s) with this softness is a soft row
+    of joint terms (`ChordRows`): a spring slot RATTLE's step does not take, an actuator's drive."""
+    j, s = slot // ROWS_PER_JOINT, slot % ROWS_PER_JOINT
+    return ((s == SPRING and not exact[j]) or (s == DRIVE and actuated[j] != 0)) and softness > 0.0
+
+
+@kernel(refcounts=False)
 def _chord_rows_kernel(slots, exact, actuated, armature, inequality, motor, body, jacobian, softness, target, relax,
-                       velocity):
-    """`SceneSolver._chord_rows` compiled: (index, weight, start_rate, target, relax) of `ChordRows`,
-    all empty where no row is soft. slots (K,) the joint rows' (joint × ROWS_PER_JOINT + slot);
-    exact, actuated, armature (J,); inequality, motor (J, ROWS_PER_JOINT); body, jacobian,
-    softness, target, relax the rows' (`Rows`, the joints' K first); velocity (B, 6)."""
+                       velocity, out):
+    """`SceneSolver._chord_rows` compiled: the (index, weight, start_rate, target, relax) of
+    `ChordRows` into the first n of `out` (a `ChordRows` with room for every row), returning n,
+    0 where no row is soft. slots (K,) the joint rows' (joint × ROWS_PER_JOINT + slot); exact,
+    actuated, armature (J,); inequality, motor (J, ROWS_PER_JOINT); body, jacobian, softness,
+    target, relax the rows' (`Rows`, the joints' K first); velocity (B, 6). (Written into kept
+    room: the rows made at each sub-step were the iiwa's 5 KiB a step.)"""
     K = len(slots)
-    soft, kept = np.empty(K, np.bool_), np.empty(K, np.bool_)
-    count, any_soft = 0, False
+    any_soft = False
+    for k in range(K):
+        any_soft = any_soft or _soft_chord_row(slots[k], exact, actuated, softness[k])
+    if not any_soft:
+        return 0
+    n = 0
     for k in range(K):
         j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
-        soft[k] = ((s == SPRING and not exact[j]) or (s == DRIVE and actuated[j] != 0)) and softness[k] > 0.0
-        any_soft = any_soft or soft[k]
-        kept[k] = soft[k] or not (inequality[j, s] or motor[j, s])
-        count += kept[k]
-    if not any_soft:
-        count = 0
-    index, weight = np.empty(count, np.int64), np.empty(count)
-    rate, kept_target, kept_relax = np.empty(count), np.empty(count), np.empty(count)
-    n = 0
-    for k in range(K if count else 0):
-        if not kept[k]:
+        soft = _soft_chord_row(slots[k], exact, actuated, softness[k])
+        if not (soft or not (inequality[j, s] or motor[j, s])):
             continue
-        j, s = slots[k] // ROWS_PER_JOINT, slots[k] % ROWS_PER_JOINT
         # a soft row's softness is 1/(h (h K + D) + A): its armature's share resists q̇' − q̇₀, not the chord
-        share = armature[j] if soft[k] and s == SPRING else 0.0
-        index[n] = k
-        weight[n] = 1.0 - share * (softness[k] if soft[k] else 0.0)
-        rate[n] = _row_rate(body, jacobian, velocity, k)
-        kept_target[n], kept_relax[n] = target[k], relax[k]
+        share = armature[j] if soft and s == SPRING else 0.0
+        out.index[n] = k
+        out.weight[n] = 1.0 - share * (softness[k] if soft else 0.0)
+        out.start_rate[n] = _row_rate(body, jacobian, velocity, k)
+        out.target[n], out.relax[n] = target[k], relax[k]
         n += 1
-    return index, weight, rate, kept_target, kept_relax
+    return n
 
 
 @kernel(inline=True)
@@ -878,6 +888,11 @@ class ChordRows(NamedTuple):
     relax: np.ndarray           # (K,) and their relax stage's targets
 
 
+def _first_chord_rows(room, n):
+    """The `ChordRows` of the first n rows of `room` (views)."""
+    return ChordRows(*[a[:n] for a in room])
+
+
 class _StartCall:
     """A start of the joints (`SceneSolver._start_joints`): what it was given (its arrays by identity,
     its numbers by value), the kernels' generation it was bound in, its bound call (on its threads:
@@ -1046,6 +1061,10 @@ class SceneSolver:
         self._point_room = point_room(0)         # … and of its points' own arrays
         self._contact_views = Memo(VIEWS_KEPT)  # its rows' views by count (`_contact_row_views`)
         self._kept_points = Memo(VIEWS_KEPT)    # the points within reach, by points and count (`_contact_rows`)
+        self._chord_room, self._chord_views = None, None    # the chord rows' room and views by count (`_chord_rows`) …
+        self._chord_calls = Memo(VIEWS_KEPT)    # … their kernel's calls, bound to their arguments (one a count)
+        self._no_exact = None                   # (J,) bool, none exact: the chord rows' before a choice
+        self._point_count = np.zeros(3, np.int64)   # the counts of points, joint rows, stored impulses (`_contact_rows`)
         self._contact_bundles = Memo(CONTACT_CALLS)     # the contact stage's bundles (`_contact_rows`) …
         # … and its calls (`_contact_call`)
         self.contact_calls = SteadyCall(CONTACT_CALLS)
@@ -1293,7 +1312,11 @@ class SceneSolver:
                     self._limit_easing = easing
                 if count != len(last.joint_start.slots) or last.joint_start.chord is not None \
                         or (rattle and self.joints_termed and self._chord_wanted):
-                    last.joint_start = self._joint_start_of(*bodies.row_views(count), velocity, termed, rattle)
+                    # (the chord rows written again; the `JointStart` kept while they are the same views)
+                    joint_rows, slots = bodies.row_views(count)
+                    chord = self._chord_rows(joint_rows, slots, bodies.start_rows, velocity) if rattle else None
+                    if count != len(last.joint_start.slots) or chord is not last.joint_start.chord:
+                        last.joint_start = self._joint_start_of(joint_rows, slots, termed, chord)
                 return last.joint_start.rows, last.joint_start, alone
         if self.joints is None:
             self.joints = self._build_joints(world, centre, rotation)
@@ -1336,7 +1359,9 @@ class SceneSolver:
         count, easing, alone = run()
         if self.joints_limited:
             self._limit_easing = easing
-        joint_start = self._joint_start_of(*bodies.row_views(count), velocity, termed, rattle)
+        joint_rows, slots = bodies.row_views(count)
+        joint_start = self._joint_start_of(joint_rows, slots, termed, self._chord_rows(
+            joint_rows, slots, bodies.start_rows, velocity) if rattle else None)
         if not self._any_framed and not typed(call):     # (a moving frame is followed before each start)
             current = generation()
             for i in range(len(starts) - 1, -1, -1):    # (bound in an older generation: never found again)
@@ -1366,14 +1391,13 @@ class SceneSolver:
         bits on one thread or two), made once a bound call, so a sub-step that finds it calls it alone."""
         return call if halves is None else partial(self._start_halves[2].run, int(halves[2]), call)
 
-    def _joint_start_of(self, joint_rows, slots, velocity, termed, rattle):
-        """The `JointStart` of the joint rows `joint_rows` (of `slots`) the last start wrote."""
+    def _joint_start_of(self, joint_rows, slots, termed, chord):
+        """The `JointStart` of the joint rows `joint_rows` (of `slots`) the last start wrote, with their
+        `chord` rows (`_chord_rows`, or None)."""
         bodies = self._joint_bodies
-        geometry = bodies.start_rows
-        return JointStart(slots, joint_rows, bodies.start_centre, bodies.start_rotation, geometry.jacobian,
+        return JointStart(slots, joint_rows, bodies.start_centre, bodies.start_rotation, bodies.start_rows.jacobian,
                           bodies.limit_slack if self.joints_limited else None, bodies.terms if termed else None,
-                          bodies.frame_speed if self._any_framed else None,
-                          self._chord_rows(joint_rows, slots, geometry, velocity) if rattle else None)
+                          bodies.frame_speed if self._any_framed else None, chord)
 
     def _keep_again(self, world, velocity, inverse_mass, inverse_inertia, surface):
         """After a prepare of joints alone (RATTLE's projections hold the rows by themselves) with no
@@ -1434,33 +1458,42 @@ class SceneSolver:
         kept; the rows that may bounce, or None; whether the step is a cold start; whether a point is
         deep)."""
         memo = self._contact_bundles    # (by each points' id too: the narrow phase's two sets are used in turn)
+        # The narrow phase's whole set of room, its first len(c) the points (`whole_room`): one
+        # bundle and one bound call for each set, whatever the count (points taken from a set's,
+        # a sleeping scene's awake ones, are their own)
+        whole = whole_room(self.cache, c)
+        source = c if whole is None else whole
+        first, J = self._rows_before(before)
+        point_count = self._point_count
+        point_count[0], point_count[1] = len(c), J
         # (partials, not lambdas: closures' cells would be made at every call)
-        points = memo.find((c,), "points", id(c)) or memo.get(partial(
-            ContactPoints, c.shape_a, c.shape_b, c.body_a, c.body_b, c.point_world, c.normal_world, c.depth,
-            c.feature_id), (c,), "points", id(c))
+        points = memo.find((source,), "points", id(source)) or memo.get(partial(
+            ContactPoints, source.shape_a, source.shape_b, source.body_a, source.body_b, source.point_world,
+            source.normal_world, source.depth, source.feature_id), (source,), "points", id(source))
         bodies = memo.find((centre, velocity), "bodies") or memo.get(
             partial(SolverBodies, self.body_of_node, centre, velocity), (centre, velocity), "bodies")
         params = self._contact_params(h, lead, beta, softness, settings)
-        first = _NO_ROWS if before is None else self._row_arrays_of(before)
-        rows = len(first.target) + 3 * len(c)     # (at most: the points kept are found in the call)
+        rows = J + 3 * len(c)     # (at most: the points kept are found in the call)
         if len(self._rows_room.target) < rows:     # (room for twice as many)
             self._rows_room = empty_row_arrays(2 * rows)
-        stored = self.cache.stored()
-        if len(self._point_room.keep) < max(len(c), len(stored.keys)):     # (the stored points: the warm start's)
-            self._point_room = point_room(2 * max(len(c), len(stored.keys)))
+        stored, point_count[2] = self.cache.stored_room()      # (the first count of them: the cache's whole set)
+        if len(self._point_room.keep) < max(len(c), point_count[2]):     # (the stored points: the warm start's)
+            self._point_room = point_room(2 * max(len(c), int(point_count[2])))
         scratch = self._point_room
         kept, bounces, count, cold_start, deep = self._contact_call(
-            (points, bodies, self._node_motion(world), self._materials, stored, first, self._rows_room, scratch), params)
-        if kept < len(c):   # (the first `kept` points' views, made once for each points and count)
+            (points, point_count, bodies, self._node_motion(world), self._materials, stored, first, self._rows_room,
+             scratch), params)
+        if kept < len(c):   # (the first `kept` points' views, made once for each room and count)
             kept_points = self._kept_points
-            c = kept_points.find((c,), id(c), kept) or kept_points.get(partial(c.take, slice(kept)), (c,), id(c), kept)
+            c = kept_points.find((source,), id(source), kept) or kept_points.get(
+                partial(source.take, slice(kept)), (source,), id(source), kept)
         self.contacts = c
         if not kept:    # (none within reach: no rows)
             return None, None, False, False
         may_bounce = None
         if bounces:     # points approaching faster than BOUNCE_THRESHOLD with e > 0 (rare)
             may = np.flatnonzero(np.isfinite(scratch.approach[:kept]))
-            offset = len(first.target)
+            offset = J
             may_bounce = (offset + 3 * may + 2, scratch.approach[may], scratch.static_normal[may], -c.depth[may],
                           scratch.e[may])
         return self._contact_row_views(count), may_bounce, cold_start, deep
@@ -1484,15 +1517,16 @@ class SceneSolver:
         return params
 
     def _contact_call(self, objects, params):
-        """`_reachable_contact_stage` of these arguments (points, bodies, nodes, materials, stored,
-        before, room, scratch) and `params` (`ContactParams`), bound where they come back
-        (`physics.core.compiled.SteadyCall`: the narrow phase's points and the cache's stored
-        impulses are views of two sets of room used in turn, the same objects while their counts
-        stay), so that a steady sub-step types no argument (the eight bundles' typing took
-        more than the call's work on the ant's four feet); points whose count keeps changing (a
-        heap's, a rope bridge's planks) stay typed."""
-        values = (id(objects[0]), id(objects[4])) + params     # (the points' and stored impulses' sets: each its last)
-        return self.contact_calls(_reachable_contact_stage, objects, values, objects[:5] + (params,) + objects[5:])
+        """`_reachable_contact_stage` of these arguments (points, their count, bodies, nodes,
+        materials, stored, before, room, scratch) and `params` (`ContactParams`), bound where they
+        come back (`physics.core.compiled.SteadyCall`: the narrow phase's points, the cache's
+        stored impulses and the joints' rows are each the whole of a set of room, two sets used in
+        turn for the first two, their counts in `count`), so that a sub-step types no argument
+        whatever its counts (the eight bundles' typing took more than the call's work on the ant's
+        four feet) once they have come back often enough to pay for a bind; room that grows (a
+        heap's first steps) is bound again."""
+        values = (id(objects[0]), id(objects[5])) + params     # (the points' and stored impulses' sets: each its last)
+        return self.contact_calls(_reachable_contact_stage, objects, values, objects[:6] + (params,) + objects[6:])
 
     def _contact_row_views(self, n):
         """The `Rows` of the first n rows of the contact rows' room (`_contact_stage` wrote them),
@@ -1606,6 +1640,19 @@ class SceneSolver:
         call, placed = made[2]
         call()
         return placed
+
+    def _rows_before(self, rows):
+        """(`RowArrays`, count) of the joints' `Rows` that come before the contacts' (None: none):
+        the whole of the joint bodies' row room they are the first rows of (`JointBodies.row_views`),
+        the same object whatever their count (a limit that engages or lets go changes it), else
+        their own (`_row_arrays_of`)."""
+        if rows is None:
+            return _NO_ROWS, 0
+        bodies = self._joint_bodies
+        whole = bodies.row_arrays[0] if bodies is not None else None
+        if whole is not None and rows.target.base is whole.target and rows.body.base is whole.body:
+            return whole, len(rows.target)
+        return self._row_arrays_of(rows), len(rows.target)
 
     def _row_arrays_of(self, rows):
         """`RowArrays` of the joints' `Rows` (views the joint bodies keep by count: the same object
@@ -1734,17 +1781,31 @@ class SceneSolver:
     def _chord_rows(self, rows, slots, geometry, velocity):
         """`ChordRows` of the joint rows `slots` (prepare's, in row order): the equality rows and the
         soft rows of joint terms (the spring slot of a joint RATTLE's step does not take, an
-        actuator's drive slot); None if there are none of the soft ones (nothing then sees the chord)."""
+        actuator's drive slot); None if there are none of the soft ones (nothing then sees the chord).
+        Written into room kept for every row of the joints, through a call bound to it, and
+        returned as views of it made once for each count (`_chord_views`)."""
         if not (self.joints_termed and self._chord_wanted):     # every term RATTLE's (or none): no soft term row
             return None
         joints = self.joints
+        K = len(joints) * ROWS_PER_JOINT
+        room = self._chord_room
+        if room is None or len(room.index) != K:
+            room = self._chord_room = ChordRows(np.empty(K, np.int64), *(np.empty(K) for _ in range(4)))
+            self._chord_views = Memo(VIEWS_KEPT)
         # (no choice yet, or a choice made for other joints, as a restore may bring: none exact)
         chosen = self._exact is not None and len(self._exact) == len(joints)
-        exact = self._exact if chosen else np.zeros(len(joints), bool)
-        chord = ChordRows(*_chord_rows_kernel(slots, exact, joints.actuated, joints.armature, geometry.inequality,
-                                              geometry.motor, rows.body, rows.jacobian, rows.softness, rows.target,
-                                              rows.relax, velocity))
-        return chord if len(chord.index) else None
+        if not chosen and (self._no_exact is None or len(self._no_exact) != len(joints)):
+            self._no_exact = np.zeros(len(joints), bool)
+        exact = self._exact if chosen else self._no_exact
+        objects = (slots, exact, joints.actuated, joints.armature, geometry.inequality, geometry.motor, rows.body,
+                   rows.jacobian, rows.softness, rows.target, rows.relax, velocity, room)
+        call = self._chord_calls.find(objects, "chord") or self._chord_calls.get(
+            binding(_chord_rows_kernel, *objects), objects, "chord")
+        n = call()
+        if not n:
+            return None
+        views = self._chord_views
+        return views.find((room,), n) or views.get(partial(_first_chord_rows, room, n), (room,), n)
 
     def keep_solve(self):
         """The sub-step prepared last solves its rows after all, though RATTLE's projections hold
@@ -1810,9 +1871,11 @@ class SceneSolver:
         prepared = step.system
         restitution = self._restitution_targets(velocity, fraction)
         chord = step.joints.chord if step.joints is not None else None
-        if chord is not None:
+        if chord is not None:       # (bound where its arguments come back: the chord's and rows' views by count)
             rows = prepared.rows
-            _chord_targets(rows.body, rows.jacobian, chord, 1.0 - fraction, velocity, rows.target, rows.relax)
+            self.steady_calls(_chord_targets, (rows.body, rows.jacobian, chord, velocity, rows.target, rows.relax),
+                              (1.0 - fraction,),
+                              (rows.body, rows.jacobian, chord, 1.0 - fraction, velocity, rows.target, rows.relax))
 
         warm = None
         if step.deep and settings.relax:    # the warm start, kept in room of the solver's (grown, never shrunk)

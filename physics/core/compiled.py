@@ -63,8 +63,8 @@ Every compiled loop in `physics` (and the viewer's few) is decorated with `kerne
    without reference counts too, so that no view is released that was not taken), the joint graph's
    factorization and the bodies' passes are compiled so as well: the pendulum's and the tank's steps
    took 15 % less time, the chain's and the rope bridge's a fifth to a quarter less, the same bits.
-   numba refuses to compile such a kernel if it allocates (`physics.constraints.solver`'s
-   `_chord_rows_kernel`, which makes its rows, keeps its counts); a kernel without them returns no
+   numba refuses to compile such a kernel if it allocates (`physics.collision.gjk_epa`'s
+   `epa_workspace`, which makes its arrays, keeps its counts); a kernel without them returns no
    array to a caller that counts. A kernel with them also allocates a record of some 50 bytes for
    each array a call from Python gives it, which tracemalloc counts: the bound calls of a sub-step
    (the integrators' passes, the joints' rows, RATTLE's stage, the rows' effective masses, the
