@@ -139,7 +139,8 @@ def _possible_slots(joints):
     a limit's slot, never a motor's): `joint_geometry`'s active rows, which do not depend on the pose."""
     geometry = joint_geometry_arrays(len(joints))
     B = int(joints.body.max(initial=-1)) + 1
-    joint_geometry(joints.model(), np.zeros((B, 3)), np.broadcast_to(np.eye(3), (B, 3, 3)).copy(), geometry)
+    joint_geometry(joints.model(), np.zeros((B, 3)), np.broadcast_to(np.eye(3), (B, 3, 3)).copy(), geometry, 0,
+                   len(joints))
     possible = geometry.active & ~geometry.motor
     possible[:, SPRING] |= joints.rotor_slots()     # an armature's or a damper's row (`physics.constraints.rattle`)
     return possible

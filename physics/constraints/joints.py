@@ -473,17 +473,14 @@ def _point_rows(out, j, d, r_a, r_b, static_a, static_b):
 
 
 @kernel(refcounts=False)
-def joint_geometry(model, centre, rotation, out):
-    """The rows of every joint at the bodies' poses (centre (B, 3), rotation (B, 3, 3)) into `out`
-    (`JointGeometry`): the formulas of the module docstring, one joint at a time (`Joints.rows`
-    adds the targets and bounds; `physics.constraints.rattle` evaluates them inside its Newton iteration)."""
-    joint_geometry_part(model, centre, rotation, out, 0, len(model.kind))
-
-
-@kernel(refcounts=False)
-def joint_geometry_part(model, centre, rotation, out, first, last):
-    """`joint_geometry` of the joints first … last − 1 alone: each joint writes its own rows, so
-    parts written on different threads give the same bits (`physics.constraints.solver`'s halves)."""
+def joint_geometry(model, centre, rotation, out, first, last):
+    """The rows of the joints first … last − 1 (every joint: 0, J) at the bodies' poses (centre
+    (B, 3), rotation (B, 3, 3)) into `out` (`JointGeometry`): the formulas of the module docstring,
+    one joint at a time (`Joints.rows` adds the targets and bounds; `physics.constraints.rattle`
+    evaluates them inside its Newton iteration). Each joint writes its own rows, so parts written
+    on different threads give the same bits (`physics.constraints.solver`'s halves). One kernel
+    for the whole and its parts: a whole that called its part was a library of its own, which
+    compiled the part's code again (some 5 s of the warm-up's CPU)."""
     eye = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
     for j in range(first, last):
         kind = model.kind[j]
@@ -952,7 +949,7 @@ class Joints:
         """Every (joint, slot) row's C, Jacobian and kind at the poses (`joint_geometry`)."""
         out = joint_geometry_arrays(len(self)) if out is None else out
         joint_geometry(self.model(limit_slack), np.ascontiguousarray(centre, float), np.ascontiguousarray(rotation, float),
-                       out)
+                       out, 0, len(self))
         return out
 
     def _any_armature(self):
@@ -1028,21 +1025,21 @@ class Joints:
         if geometry is None:
             geometry = self.geometry(centre, rotation, limit_slack=limit_slack)
         arguments = self.row_arguments(geometry, h, beta, slop, softness, control, velocity, frames_move, terms)
-        return rows_of(arguments[-2], arguments[-1], fill_joint_rows(*arguments))
+        return rows_of(arguments[12], arguments[13], fill_joint_rows(*arguments))
 
     def row_arguments(self, geometry, h, beta, slop=0.0, softness=0.0, control=None, velocity=None, frames_move=True,
                       terms=None, out=None):
         """`fill_joint_rows`' arguments for `rows`' (`geometry` the rows' at the poses), into `out`
         ((`RowArrays`, slots) of capacity J × ROWS_PER_JOINT, `joint_row_arrays`; new ones by
-        default): also for a caller that binds the call to arrays of its own
-        (physics.constraints.rattle.JointBodies.rows)."""
+        default), every joint's from row 0: also for a caller that binds the call to arrays of its
+        own (physics.constraints.rattle.JointBodies.rows)."""
         J = len(self)
         rate = velocity is not None and self._any_armature()    # q̇₀ = J v along the spring slot's row
         return (self.model(), self.drives(), geometry, self.impulse,
                 self._zero() if control is None else np.ascontiguousarray(control, float),
                 np.ascontiguousarray(velocity, float) if rate else _NO_VELOCITY, float(h), float(beta), float(slop),
                 float(softness), bool(frames_move), no_terms(J) if terms is None else terms,
-                *(joint_row_arrays(J) if out is None else out))
+                *(joint_row_arrays(J) if out is None else out), 0, J, 0)
 
 
 def joint_row_arrays(J):
@@ -1138,24 +1135,6 @@ def _sprung(drives, j):
 
 
 @kernel(refcounts=False)
-def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness, frames_move, terms, out,
-                    slots):
-    """`Joints.rows` compiled: the active (joint, slot) rows in row-major order into the first R
-    rows of `out` (`RowArrays`) and their slots j × ROWS_PER_JOINT + s into `slots`; returns R.
-    Targets (`physics.constraints.constraints`' docstring): an equality −β C / h; an inequality
-    −C / h while separated (relax the same), else −β min(C + slop, 0) / h (relax 0); a motor its
-    speed, bounded by ± its force × h. The drive slot of an actuated joint and the spring slot
-    take their soft rows (`_soft_terms`), the spring's with the
-    armature's rate J v when `velocity` has rows; where RATTLE's step takes the joint's terms
-    (`terms.exact`, `_emitted`), the spring slot is instead the links' share of the fixed impulse
-    (h/2) τ(q₀) of its first kick (`JointTerms.share`). A row whose side a is a moving frame aims side b
-    at its target less the frame's share, J_b v_b = target − J_a v_a (`JointGeometry.frame_speed`;
-    with `frames_move`)."""
-    return fill_joint_rows_part(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness,
-                                frames_move, terms, out, slots, 0, len(model.kind), 0)
-
-
-@kernel(refcounts=False)
 def count_joint_rows(model, drives, geometry, terms, first, last):
     """How many rows `fill_joint_rows` writes for the joints first … last − 1."""
     exact, actuator, active = terms.exact, terms.actuator, geometry.active
@@ -1168,12 +1147,24 @@ def count_joint_rows(model, drives, geometry, terms, first, last):
 
 
 @kernel(refcounts=False)
-def fill_joint_rows_part(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness, frames_move,
-                         terms, out, slots, first, last, k):
-    """`fill_joint_rows` of the joints first … last − 1 alone, their rows written from row k on
-    (the rows of the joints before them: `count_joint_rows`) -> the row after their last. Parts
-    given their rows' first rows so write what the whole call writes, on any number of threads
-    (`physics.constraints.solver`'s halves)."""
+def fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness, frames_move, terms, out,
+                    slots, first, last, k):
+    """`Joints.rows` compiled: the active (joint, slot) rows of the joints first … last − 1 (every
+    joint: 0, J, from row k = 0) in row-major order into `out` (`RowArrays`) from row k on, and
+    their slots j × ROWS_PER_JOINT + s into `slots`; returns the row after their last (from row 0,
+    their count R). A part given its first row (the rows of the joints before it:
+    `count_joint_rows`) writes what the whole call writes, on any number of threads
+    (`physics.constraints.solver`'s halves); one kernel for the whole and its parts, as
+    `joint_geometry`.
+    Targets (`physics.constraints.constraints`' docstring): an equality −β C / h; an inequality
+    −C / h while separated (relax the same), else −β min(C + slop, 0) / h (relax 0); a motor its
+    speed, bounded by ± its force × h. The drive slot of an actuated joint and the spring slot
+    take their soft rows (`_soft_terms`), the spring's with the
+    armature's rate J v when `velocity` has rows; where RATTLE's step takes the joint's terms
+    (`terms.exact`, `_emitted`), the spring slot is instead the links' share of the fixed impulse
+    (h/2) τ(q₀) of its first kick (`JointTerms.share`). A row whose side a is a moving frame aims side b
+    at its target less the frame's share, J_b v_b = target − J_a v_a (`JointGeometry.frame_speed`;
+    with `frames_move`)."""
     exact, actuator, active = terms.exact, terms.actuator, geometry.active
     body, jacobian, target, relax, lower, upper = out.body, out.jacobian, out.target, out.relax, out.lower, out.upper
     soft, mu, warm, block = out.softness, out.mu, out.impulse, out.block

@@ -648,7 +648,7 @@ class JointBodies:
         (`start_rows`; `velocity_rows` as scratch between projections), through a bound call."""
         objects = (joints, centre, rotation, rows)
         call = self.found(objects, "geometry") or self.bound(
-            binding(joint_geometry, joints.model(), centre, rotation, rows), objects, "geometry")
+            binding(joint_geometry, joints.model(), centre, rotation, rows, 0, len(joints)), objects, "geometry")
         call()
         return rows
 
@@ -680,7 +680,7 @@ class JointBodies:
         copied into; `fill_limit_slack`'s for a step of length h into `limit_slack`; the start rows'
         frame speeds and `frame_speed` they are copied into."""
         fixed, gain = joints.term_parts()
-        return ((joints.model(), centre, rotation, self.start_rows),
+        return ((joints.model(), centre, rotation, self.start_rows, 0, len(joints)),
                 (fixed, gain, control, exact, s, self.start_rows, joints.model().body, velocity, self.terms),
                 joints.row_arguments(self.start_rows, h, beta, 0.0, softness, control, velocity, True,
                                      self.terms if termed else None, self.row_arrays),
@@ -1180,7 +1180,7 @@ def _evaluate(model, geometry, terms, column, start_rotation, x, A, momentum, h,
         store33(rotation, b, Rc)
         Y[c, 0], Y[c, 1], Y[c, 2] = y[0], y[1], y[2]
         centre[b, 0], centre[b, 1], centre[b, 2] = x[c, 0], x[c, 1], x[c, 2]
-    joint_geometry(model, centre, rotation, geometry)
+    joint_geometry(model, centre, rotation, geometry, 0, len(model.kind))
     return _taken_rows(model, geometry, terms, h, lam, total, taken)
 
 
@@ -1652,7 +1652,7 @@ def project_positions_kernel(system, centre, rotation, momentum, step, iteration
         for i in range(3):
             work_c[b, i] = system.centre[b, i]
         store33(work_R, b, load33(system.rotation, b))
-    joint_geometry(system.model, work_c, work_R, system.geometry)
+    joint_geometry(system.model, work_c, work_R, system.geometry, 0, len(system.model.kind))
     start_C = scratch.start_C
     _copy(start_C, system.geometry.C)
     K, error, merit = _evaluate(model, geometry, terms, column, start_rotation, x, A[:, 3:], momentum, h, work_c,
@@ -2038,7 +2038,7 @@ def project_velocities_kernel(model, index, graph, geometry, scratch, centre, ro
     as `project_positions_kernel`'s."""
     dv[:] = 0.0
     h = step[STEP_H]
-    joint_geometry(model, centre, rotation, geometry)
+    joint_geometry(model, centre, rotation, geometry, 0, len(model.kind))
     J = len(model.kind)
     carried[0] = 0.0        # (the factors are rewritten below, or left as they are with no row)
     taken, bound, mu, rhs, W = scratch.taken, scratch.bound, scratch.mu, scratch.rhs, scratch.W

@@ -35,8 +35,8 @@ from physics.collision.manifold import ContactCache, StoredImpulses, lookup_impu
 from physics.constraints.constraints import BOUNCE_THRESHOLD, SLOP, BodyMotion, ContactConstants, ContactInput, PointBounce, Rows, \
     RowArrays, beta_from_erp, empty_row_arrays, fill_contact_rows, restitution_targets
 from physics.constraints.joints import ACTUATED, DRIVE, LIMIT, ROPE, ROWS_PER_JOINT, SIX_AXIS, SPRING, Joints, \
-    coordinate_inverse_inertia, coordinate_rates, count_joint_rows, fill_joint_rows, fill_joint_rows_part, \
-    fill_joint_terms, fill_limit_slack, follow_turns, joint_geometry, joint_geometry_part, stability_inertia
+    coordinate_inverse_inertia, coordinate_rates, count_joint_rows, fill_joint_rows, fill_joint_terms, fill_limit_slack, \
+    follow_turns, joint_geometry, stability_inertia
 from physics.constraints.gauss_seidel import PARALLEL_MIN, VIEWS_KEPT, Prepared, PreparedBuffers, SolveBuffers, \
     element_count, halves, prepare, solve, sweep
 from physics.core.threads import ThreadChoice, cores
@@ -828,14 +828,14 @@ def _joint_start(todo, geometry, terms, rows, poses, slack, frames, velocity, h,
 
 # The parallel regions of a large scene's joint start, here beside their only caller (physics.core.compiled,
 # 8: a parallel region linked into a kernel of another module crashed a process that loaded it from
-# the cache); each thread's part is a call of the serial kernel's own part.
+# the cache); each thread's part is a call of the serial kernel on its range of joints.
 
 @kernel(parallel=True, refcounts=False)
 def _geometry_halves(model, centre, rotation, out, halves):
     """`joint_geometry` of joints halves[0] … halves[1] − 1 and halves[1] … halves[2] − 1 at once,
     one half a thread (each joint writes its own rows)."""
     for t in prange(2):
-        joint_geometry_part(model, centre, rotation, out, halves[t], halves[t + 1])
+        joint_geometry(model, centre, rotation, out, halves[t], halves[t + 1])
 
 
 @kernel(parallel=True, refcounts=False)
@@ -845,9 +845,8 @@ def _rows_halves(model, drives, geometry, impulse, control, velocity, h, beta, s
     rows from row 0, the second's from halves[3] (the first half's count); halves[4 + t] the row
     after half t's last, so halves[5] the rows' count."""
     for t in prange(2):
-        halves[4 + t] = fill_joint_rows_part(model, drives, geometry, impulse, control, velocity, h, beta, slop,
-                                             softness, frames_move, terms, out, slots, halves[t], halves[t + 1],
-                                             halves[3] if t else 0)
+        halves[4 + t] = fill_joint_rows(model, drives, geometry, impulse, control, velocity, h, beta, slop, softness,
+                                        frames_move, terms, out, slots, halves[t], halves[t + 1], halves[3] if t else 0)
 
 
 @kernel(refcounts=False)
